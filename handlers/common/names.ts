@@ -1,0 +1,93 @@
+// The strict shapes of every user-given value that ends up in a command on the VM. Both the synth-time
+// config and the handlers' event checks use these, so a value the stack accepts is one the handler
+// accepts. Quoting still happens at the shell (see shell-quote.ts): these rules are the first line.
+
+import { string, Validator } from "./validate";
+
+/** Debian policy: lowercase letters, digits, + - . ; at least two characters, starting alphanumeric. */
+export const DEBIAN_PACKAGE = /^[a-z0-9][a-z0-9+.-]+$/;
+/** Debian version: [epoch:]upstream[-revision]; digits first, then alphanumerics and . + ~ : - */
+export const DEBIAN_VERSION = /^([0-9]+:)?[0-9][A-Za-z0-9.+~-]*$/;
+/** PostgreSQL identifiers kept to the unquoted, lowercase form (so psql, pg_hba and URLs agree). */
+export const PG_IDENTIFIER = /^[a-z_][a-z0-9_]{0,62}$/;
+/** A PostgreSQL major version, 10 or later. */
+export const PG_MAJOR = /^(1[0-9]|[2-9][0-9])$/;
+/** A Unix login name as useradd accepts it by default. */
+export const UNIX_USER = /^[a-z_][a-z0-9_-]{0,31}$/;
+/** An OpenSSH host key fingerprint: "SHA256:" then 43 base64 characters (no padding). */
+export const HOST_KEY_SHA256 = /^SHA256:[A-Za-z0-9+/]{43}$/;
+/** An apt repository base URL: http(s), host, optional port and path; no query, no spaces, no quotes. */
+export const REPO_URL = /^https?:\/\/[A-Za-z0-9.-]+(:[0-9]{1,5})?(\/[A-Za-z0-9._~%+\/-]*)?$/;
+
+const IPV4 = /^(25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])(\.(25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])){3}$/;
+const IPV6 = /^[0-9A-Fa-f:]+$/;
+const HOSTNAME = /^(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
+
+export function isIpv4(value: string): boolean {
+  return IPV4.test(value);
+}
+
+export function isIpv6(value: string): boolean {
+  return IPV6.test(value) && value.includes(":") && value.split("::").length <= 2 && value.split(":").length <= 8;
+}
+
+/** An address to reach a host at: IPv4, IPv6 or a DNS name. */
+export function isHostAddress(value: string): boolean {
+  return isIpv4(value) || isIpv6(value) || HOSTNAME.test(value);
+}
+
+/** An IPv4 or IPv6 network in CIDR form, e.g. 10.0.0.0/8 or ::1/128. */
+export function isCidr(value: string): boolean {
+  const [address, bits, extra] = value.split("/");
+  if (extra !== undefined || bits === undefined || !/^[0-9]{1,3}$/.test(bits)) return false;
+  if (isIpv4(address)) return Number(bits) <= 32;
+  return isIpv6(address) && Number(bits) <= 128;
+}
+
+/** postgresql.conf listen_addresses: "*", or a comma-separated list of host names and addresses. */
+export function isListenAddresses(value: string): boolean {
+  if (value === "*") return true;
+  return value.split(",").every((item) => {
+    const part = item.trim();
+    return part === "*" || isHostAddress(part);
+  });
+}
+
+/** `name` or `name=version`, as apt-get install takes it. */
+export function parsePackageSpec(spec: string): { name: string; version?: string } | undefined {
+  const eq = spec.indexOf("=");
+  const name = eq < 0 ? spec : spec.slice(0, eq);
+  const version = eq < 0 ? undefined : spec.slice(eq + 1);
+  if (!DEBIAN_PACKAGE.test(name)) return undefined;
+  if (version !== undefined && !DEBIAN_VERSION.test(version)) return undefined;
+  return { name, version };
+}
+
+export const packageSpec: Validator<string> = string({
+  allowed: "a Debian package name (lowercase letters, digits, + - .; at least 2 characters), optionally =version",
+  check: (v) => (parsePackageSpec(v) ? undefined : "is not a Debian package name with an optional =version"),
+});
+
+export const pgIdentifier: Validator<string> = string({
+  pattern: PG_IDENTIFIER,
+  allowed: "a PostgreSQL name: lowercase letter or _, then lowercase letters, digits or _, at most 63",
+  check: (v) =>
+    v === "postgres" || v.startsWith("pg_") ? "is reserved by PostgreSQL; choose another name" : undefined,
+});
+
+export const pgMajor: Validator<string> = string({ pattern: PG_MAJOR, allowed: 'a PostgreSQL major version such as "15"' });
+export const unixUser: Validator<string> = string({ pattern: UNIX_USER, allowed: "a Unix user name (lowercase, digits, _ -; at most 32)" });
+export const hostKeySha256: Validator<string> = string({ pattern: HOST_KEY_SHA256, allowed: 'an OpenSSH fingerprint "SHA256:" + 43 base64 characters' });
+export const repoUrl: Validator<string> = string({ pattern: REPO_URL, allowed: "an http(s) URL without query, quotes or spaces" });
+export const cidr: Validator<string> = string({
+  allowed: "an IPv4 or IPv6 network in CIDR form such as 10.0.0.0/8",
+  check: (v) => (isCidr(v) ? undefined : "is not a network in CIDR form (address/bits)"),
+});
+export const listenAddresses: Validator<string> = string({
+  allowed: '"*" or a comma-separated list of addresses and host names',
+  check: (v) => (isListenAddresses(v) ? undefined : 'is not "*" or a comma-separated list of addresses'),
+});
+export const hostAddress: Validator<string> = string({
+  allowed: "an IPv4 or IPv6 address or a DNS name",
+  check: (v) => (isHostAddress(v) ? undefined : "is not an IP address or host name"),
+});

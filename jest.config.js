@@ -1,0 +1,10 @@
+/** @type {import('jest').Config} */
+module.exports = {
+  testEnvironment: "node",
+  roots: ["<rootDir>/__tests__"],
+  testMatch: ["**/*.test.ts"],
+  // Types are checked once by `tsc --noEmit` (npm test runs it first); per-file type-checking here
+  // would only repeat that work.
+  transform: { "^.+\\.ts$": ["ts-jest", { isolatedModules: true, diagnostics: false }] },
+  testTimeout: 120000,
+};
