@@ -1,0 +1,167 @@
+// The first script of a job process, playing the platform's runtime: read the invocation from stdin,
+// load <cwd>/<module>.js, call the export once and report the outcome on fd 3.
+//
+// Plain JavaScript on purpose: it runs in a bare `node` with no loader, in the job directory, with the
+// job's environment only.
+//
+// Protocol (kept in step with run-job.ts):
+//   argv[2]  the entrypoint "module.function" (not secret; already validated by the runner)
+//   stdin    one JSON document {"nonce": "...", "event": <event>}: the event can hold a password, so it
+//            never goes on the command line or in the environment, where `ps` and /proc would show it
+//   fd 3     one line of JSON {"nonce", "phase", "message"}: a pipe of its own, so nothing the handler
+//            prints on stdout/stderr can pass for the result; the nonce (which only this script has
+//            seen) rules out a stray write to fd 3 by handler code too
+"use strict";
+
+// Taken before any handler code runs: a handler that replaces these cannot tamper with the report.
+const fs = require("fs");
+const path = require("path");
+const Module = require("module");
+const stringify = JSON.stringify;
+const exit = process.exit.bind(process);
+const writeSync = fs.writeSync;
+
+const RESULT_FD = 3;
+const MAX_FRAMES = 8;
+
+let nonce = "";
+let reported = false;
+
+function report(phase, message) {
+  if (reported) return;
+  reported = true;
+  const buf = Buffer.from(stringify({ nonce, phase, message }) + "\n", "utf8");
+  let off = 0;
+  while (off < buf.length) {
+    try {
+      off += writeSync(RESULT_FD, buf, off, buf.length - off);
+    } catch (err) {
+      // A large result can fill the pipe; the runner is reading, so waiting a moment is enough.
+      if (err && err.code === "EAGAIN") continue;
+      throw err;
+    }
+  }
+}
+
+/** The error's message first, then a few frames of its stack that point into the job's code. */
+function describeError(err) {
+  if (!(err instanceof Error) && !(err && typeof err === "object" && typeof err.message === "string")) {
+    let text;
+    try {
+      text = typeof err === "string" ? err : stringify(err);
+    } catch {
+      text = undefined;
+    }
+    return `handler threw a non-Error value: ${text === undefined ? String(err) : text}`;
+  }
+  const name = typeof err.name === "string" && err.name && err.name !== "Error" ? `${err.name}: ` : "";
+  let out = name + (err.message || "(error with an empty message)");
+  const frames = String(err.stack || "")
+    .split("\n")
+    .filter((l) => /^\s+at /.test(l))
+    .filter((l) => !l.includes("node:internal") && !l.includes(__filename))
+    .slice(0, MAX_FRAMES)
+    .map((l) => "  " + l.trim());
+  if (frames.length) out += "\n" + frames.join("\n");
+  if (err.cause !== undefined) out += "\ncaused by: " + describeError(err.cause);
+  return out;
+}
+
+function finish(phase, message) {
+  report(phase, message);
+  // Exit at once, as the platform ends the job when the handler returns: a socket or timer the handler
+  // left open must not keep the job alive until the timeout. stdout/stderr are pipes, which Node writes
+  // synchronously on Linux, so nothing printed is lost.
+  exit(0);
+}
+
+function fail(message) {
+  finish("Failed", message);
+}
+
+function readStdin() {
+  return new Promise((resolve, reject) => {
+    const chunks = [];
+    process.stdin.on("data", (c) => chunks.push(c));
+    process.stdin.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
+    process.stdin.on("error", reject);
+  });
+}
+
+/**
+ * On the platform the handler file sits alone in its directory, with no node_modules above it. Limit
+ * module lookup to the job directory so a bundle that still needs a package from this checkout fails
+ * here too, instead of passing locally and failing on the platform.
+ */
+function confineModuleLookup(dir) {
+  const original = Module._nodeModulePaths;
+  const inside = dir + path.sep;
+  Module._nodeModulePaths = function nodeModulePaths(from) {
+    return original.call(this, from).filter((p) => p.startsWith(inside));
+  };
+  Module.globalPaths.length = 0;
+}
+
+async function main() {
+  const entrypoint = process.argv[2] || "";
+  const dot = entrypoint.lastIndexOf(".");
+  const moduleName = entrypoint.slice(0, dot);
+  const exportName = entrypoint.slice(dot + 1);
+  if (dot <= 0 || !/^[A-Za-z0-9_-]+$/.test(moduleName) || !/^[A-Za-z_$][A-Za-z0-9_$]*$/.test(exportName)) {
+    return fail(`bootstrap: invalid entrypoint ${stringify(entrypoint)}; expected "module.function"`);
+  }
+
+  let invocation;
+  try {
+    invocation = JSON.parse(await readStdin());
+  } catch (err) {
+    return fail(`bootstrap: could not read the invocation from stdin: ${err && err.message}`);
+  }
+  nonce = String(invocation && invocation.nonce);
+  const event = invocation ? invocation.event : undefined;
+
+  process.on("uncaughtException", (err) => fail("uncaught exception in handler: " + describeError(err)));
+  process.on("unhandledRejection", (err) => fail("unhandled promise rejection in handler: " + describeError(err)));
+
+  const dir = process.cwd();
+  const file = path.join(dir, moduleName + ".js");
+  if (!fs.existsSync(file)) {
+    const present = fs.readdirSync(dir).join(", ") || "nothing";
+    return fail(`entrypoint ${entrypoint}: ${file} does not exist (the directory holds ${present}); the job directory must be a bundle made by bundleHandler`);
+  }
+  confineModuleLookup(dir);
+
+  let mod;
+  try {
+    mod = require(file);
+  } catch (err) {
+    return fail(`loading ${moduleName}.js failed: ${describeError(err)}`);
+  }
+  const fn = mod ? mod[exportName] : undefined;
+  if (typeof fn !== "function") {
+    const exported = mod && typeof mod === "object" ? Object.keys(mod).join(", ") || "nothing" : typeof mod;
+    return fail(`entrypoint ${entrypoint}: ${moduleName}.js does not export a function "${exportName}" (it exports ${exported})`);
+  }
+
+  let result;
+  try {
+    result = await fn(event);
+  } catch (err) {
+    return fail(describeError(err));
+  }
+  let message;
+  try {
+    message = stringify(result === undefined ? null : result);
+  } catch (err) {
+    return fail(`handler returned a value that is not JSON-serialisable: ${err && err.message}`);
+  }
+  finish("Succeeded", message);
+}
+
+main().catch((err) => {
+  try {
+    fail("bootstrap: " + describeError(err));
+  } catch {
+    exit(70);
+  }
+});

@@ -1,0 +1,18 @@
+// cdktf app: cdktf.json context -> validated config -> VmInstallStack.
+import { App } from "./lib/cdktf";
+import { CONTEXT_KEY, parseConfig } from "./lib/config/parse";
+import { ValidationError } from "./handlers/common/validate";
+import { VmInstallStack } from "./lib/stack";
+
+const app = new App();
+try {
+  const config = parseConfig(app.node.tryGetContext(CONTEXT_KEY));
+  new VmInstallStack(app, config.stackName, { config });
+} catch (err) {
+  if (err instanceof ValidationError) {
+    console.error(`vm-install: invalid configuration in ${err.message}`);
+    process.exit(1);
+  }
+  throw err;
+}
+app.synth();
