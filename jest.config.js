@@ -5,6 +5,6 @@ module.exports = {
   testMatch: ["**/*.test.ts"],
   // Types are checked once by `tsc --noEmit` (npm test runs it first); per-file type-checking here
   // would only repeat that work.
-  transform: { "^.+\\.ts$": ["ts-jest", { isolatedModules: true, diagnostics: false }] },
+  transform: { "^.+\\.ts$": ["ts-jest", { diagnostics: false }] },
   testTimeout: 120000,
 };

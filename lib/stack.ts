@@ -59,7 +59,7 @@ export class VmInstallStack extends TerraformStack {
   private secretVariable(name: string, description: string): TerraformVariable {
     let variable = this.secrets.get(name);
     if (!variable) {
-      variable = new TerraformVariable(this, name, { type: "string", sensitive: true, nullable: false, description });
+      variable = new TerraformVariable(this, name, { type: "string", sensitive: true, description });
       variable.overrideLogicalId(name);
       this.secrets.set(name, variable);
     }

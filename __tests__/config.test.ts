@@ -1,0 +1,123 @@
+import { parseConfig } from "../lib/config/parse";
+import { ValidationError } from "../handlers/common/validate";
+import { context } from "./support/synth";
+
+function problems(ctx: unknown): string[] {
+  try {
+    parseConfig(ctx);
+  } catch (err) {
+    if (err instanceof ValidationError) return err.problems;
+    throw err;
+  }
+  throw new Error("expected the configuration to be rejected");
+}
+
+describe("configuration defaults", () => {
+  test("a minimal context gets every documented default", () => {
+    const cfg = parseConfig(context());
+    expect(cfg.stackName).toBe("vm-install");
+    expect(cfg.runId).toBe(1);
+    expect(cfg.nubes).toMatchObject({ providerSource: "terra.k8c.ru/nubes/nubes", providerVersion: "2.0.0", deleteMode: "delete", resumeIfExists: true, vappName: "vm-install" });
+    expect(cfg.sless).toEqual({ endpoint: "https://sless.kube5s.ru", providerSource: "sless.kube5s.ru/sless/sless", providerVersion: "", runtime: "nodejs20" });
+    const vm = cfg.vms[0];
+    expect(vm).toMatchObject({ name: "vm1", vappName: "vm-install-vm1", cpu: 2, ram: 2, disk: 20, image: "Ubuntu_22-20G", user: "ubuntu", accessPorts: ["22"], sshPort: 22, addressKey: "externalConnect", zabbix: false });
+    expect(vm.installers.packages).toEqual({ enabled: true, waitTimeoutSec: 600, packages: ["git", "curl", "htop", "jq", "unzip"], update: true });
+    expect(vm.installers.docker).toMatchObject({ enabled: false, waitTimeoutSec: 900, channel: "official", compose: true, verify: "hello-world" });
+    expect(vm.installers.postgres).toMatchObject({ enabled: false, waitTimeoutSec: 900, dbName: "myapp", dbUser: "app_user", listenAddresses: "localhost", allowRemote: false, allowedCidrs: ["0.0.0.0/0"] });
+  });
+
+  test("a VM's installers override the top level key by key", () => {
+    const cfg = parseConfig(context({
+      installers: { packages: { packages: ["git"], update: false }, docker: { enabled: true } },
+      vms: [{ name: "a" }, { name: "b", installers: { packages: { packages: ["jq"] }, docker: { enabled: false } } }],
+    }));
+    expect(cfg.vms[0].installers.packages).toMatchObject({ packages: ["git"], update: false });
+    expect(cfg.vms[0].installers.docker.enabled).toBe(true);
+    expect(cfg.vms[1].installers.packages).toMatchObject({ packages: ["jq"], update: false });
+    expect(cfg.vms[1].installers.docker.enabled).toBe(false);
+  });
+});
+
+describe("each class of bad configuration fails with a message naming the key path and what is allowed", () => {
+  test("no vmInstall context at all", () => {
+    expect(problems(undefined)).toEqual([expect.stringMatching(/vmInstall: missing; add a "vmInstall" object under "context" in cdktf.json/)]);
+  });
+
+  test("an unknown key, at the top and nested", () => {
+    const p = problems(context({ colour: "blue", vms: [{ name: "vm1", cpus: 4 }] }));
+    expect(p).toContainEqual(expect.stringMatching(/^colour: unknown key; allowed here: stackName, runId, nubes, sless, installers, vms$/));
+    expect(p).toContainEqual(expect.stringMatching(/^vms\[0\]\.cpus: unknown key; allowed here: name, vappName, cpu, ram/));
+  });
+
+  test("a wrong type", () => {
+    const p = problems(context({ runId: "2", vms: [{ name: "vm1", cpu: "two", zabbix: "yes", accessPorts: "22" }] }));
+    expect(p).toContainEqual('runId: expected a whole number from 1 to 1000000000, got "2"');
+    expect(p).toContainEqual('vms[0].cpu: expected a whole number from 1 to 64, got "two"');
+    expect(p).toContainEqual('vms[0].zabbix: expected true or false, got "yes"');
+    expect(p).toContainEqual('vms[0].accessPorts: expected a list, got "22"');
+  });
+
+  test("a value outside its choices or range", () => {
+    const p = problems(context({ nubes: { vdcUid: "v", nsxtUid: "n", deleteMode: "destroy" }, vms: [{ name: "vm1", ram: 0, addressKey: "publicIp" }] }));
+    expect(p).toContainEqual('nubes.deleteMode: expected one of "delete", "suspend", "state_only", got "destroy"');
+    expect(p).toContainEqual("vms[0].ram: expected a whole number from 1 to 512, got number 0");
+    expect(p).toContainEqual('vms[0].addressKey: expected one of "externalConnect", "internalConnect", got "publicIp"');
+  });
+
+  test("a missing required key", () => {
+    const p = problems({ nubes: { vdcUid: "v" } });
+    expect(p).toContainEqual("nubes.nsxtUid: required key is missing");
+    expect(p).toContainEqual("vms: required key is missing");
+  });
+
+  test("an invalid package name", () => {
+    const p = problems(context({ installers: { packages: { packages: ["git", "git;touch /tmp/pwned", "Curl", "x", "jq=not a version"] } } }));
+    expect(p).toEqual([
+      expect.stringMatching(/^installers\.packages\.packages\[1\]: "git;touch \/tmp\/pwned" is not a Debian package name/),
+      expect.stringMatching(/^installers\.packages\.packages\[2\]: "Curl" is not a Debian package name/),
+      expect.stringMatching(/^installers\.packages\.packages\[3\]: "x" is not a Debian package name/),
+      expect.stringMatching(/^installers\.packages\.packages\[4\]: "jq=not a version" is not a Debian package name/),
+    ]);
+    expect(problems(context({ installers: { packages: { packages: [] } } }))).toEqual(["installers.packages.packages: expected at least 1 item, got 0"]);
+  });
+
+  test("an invalid identifier (database, role, user, VM name) or network value", () => {
+    const p = problems(context({
+      installers: { postgres: { dbName: "my-app", dbUser: "x'; DROP ROLE postgres; --", allowedCidrs: ["10.0.0.0/33"], listenAddresses: "localhost; rm" }, docker: { users: ["Root User"], repoUrl: "https://x.example/$(id)" } },
+      vms: [{ name: "VM_1", address: "1.2.3.4 && id", hostKeySha256: "md5:ab" }],
+    }));
+    expect(p).toContainEqual(expect.stringMatching(/^installers\.postgres\.dbName: "my-app" is not allowed; expected a PostgreSQL name/));
+    expect(p).toContainEqual(expect.stringMatching(/^installers\.postgres\.dbUser: .* is not allowed; expected a PostgreSQL name/));
+    expect(p).toContainEqual(expect.stringMatching(/^installers\.postgres\.allowedCidrs\[0\]: "10\.0\.0\.0\/33" is not a network in CIDR form/));
+    expect(p).toContainEqual(expect.stringMatching(/^installers\.postgres\.listenAddresses: .* is not "\*" or a comma-separated list/));
+    expect(p).toContainEqual(expect.stringMatching(/^installers\.docker\.users\[0\]: "Root User" is not allowed; expected a Unix user name/));
+    expect(p).toContainEqual(expect.stringMatching(/^installers\.docker\.repoUrl: .* is not allowed; expected an http\(s\) URL/));
+    expect(p).toContainEqual(expect.stringMatching(/^vms\[0\]\.name: "VM_1" is not allowed; expected a lowercase letter/));
+    expect(p).toContainEqual(expect.stringMatching(/^vms\[0\]\.address: "1\.2\.3\.4 && id" is not an IP address or host name/));
+    expect(p).toContainEqual(expect.stringMatching(/^vms\[0\]\.hostKeySha256: "md5:ab" is not allowed; expected an OpenSSH fingerprint/));
+    expect(problems(context({ installers: { postgres: { dbUser: "postgres" } } }))).toEqual([expect.stringMatching(/dbUser: "postgres" is reserved by PostgreSQL/)]);
+  });
+
+  test("postgres enabled with no password variable", () => {
+    const p = problems(context({ vms: [{ name: "vm1", installers: { postgres: { enabled: true } } }] }));
+    expect(p).toEqual([expect.stringMatching(/^vms\[0\]\.installers\.postgres\.passwordVariable: required when postgres is enabled; name a Terraform variable .* TF_VAR_pg_password/)]);
+  });
+
+  test("remote access asked for while listening on localhost only", () => {
+    const p = problems(context({ installers: { postgres: { enabled: true, passwordVariable: "pg_password", allowRemote: true } } }));
+    expect(p).toEqual([expect.stringMatching(/^vms\[0\]\.installers\.postgres\.listenAddresses: "localhost" with allowRemote true admits no remote client/)]);
+  });
+
+  test("two VMs with one name", () => {
+    expect(problems(context({ vms: [{ name: "a" }, { name: "a" }] }))).toEqual(['vms[1].name: "a" is already used by vms[0]; VM names must be unique']);
+  });
+
+  test("every problem is reported at once, and the error says where", () => {
+    try {
+      parseConfig(context({ runId: 0, vms: [{ name: "vm1", cpu: 0 }] }));
+      throw new Error("not rejected");
+    } catch (err) {
+      expect((err as Error).message).toMatch(/^cdktf\.json context\.vmInstall: 2 problems:\n  - runId: .*\n  - vms\[0\]\.cpu: /);
+    }
+  });
+});

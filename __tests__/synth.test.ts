@@ -1,0 +1,256 @@
+import * as fs from "fs";
+import * as path from "path";
+import { context, filesUnder, synth, synthApp, tempDir, TfJson } from "./support/synth";
+
+const nubesSchema = require("../providers/schemas/nubes.json").provider_schemas["terra.k8c.ru/nubes/nubes"];
+const slessSchema = require("../providers/schemas/sless.json").provider_schemas["sless.kube5s.ru/sless/sless"];
+
+const allOn = { packages: { enabled: true }, docker: { enabled: true }, postgres: { enabled: true, passwordVariable: "pg_password" } };
+const jobsOf = (tf: TfJson) => tf.resource.sless_job ?? {};
+
+describe("installers toggled", () => {
+  test("default: packages only; docker and postgres outputs say skipped", () => {
+    const { tf } = synth(context());
+    expect(Object.keys(tf.resource).sort()).toEqual(["nubes_vapp", "nubes_vc_vm_v3", "sless_job"]);
+    expect(Object.keys(jobsOf(tf))).toEqual(["vm1_packages"]);
+    expect(tf.output.vm1_packages_result.value).toBe("${sless_job.vm1_packages.message}");
+    expect(tf.output.vm1_docker_result.value).toBe("skipped");
+    expect(tf.output.vm1_postgres_result.value).toBe("skipped");
+  });
+
+  test("all off: no job, every output skipped", () => {
+    const { tf } = synth(context({ installers: { packages: { enabled: false } } }));
+    expect(tf.resource.sless_job).toBeUndefined();
+    for (const k of ["packages", "docker", "postgres"]) expect(tf.output[`vm1_${k}_result`].value).toBe("skipped");
+  });
+
+  test("all on: one job each, chained packages -> docker -> postgres after the VM", () => {
+    const { tf } = synth(context({ installers: allOn }));
+    const jobs = jobsOf(tf);
+    expect(Object.keys(jobs).sort()).toEqual(["vm1_docker", "vm1_packages", "vm1_postgres"]);
+    expect(jobs.vm1_packages.depends_on).toEqual(["nubes_vc_vm_v3.vm1_vm"]);
+    expect(jobs.vm1_docker.depends_on).toEqual(["nubes_vc_vm_v3.vm1_vm", "sless_job.vm1_packages"]);
+    expect(jobs.vm1_postgres.depends_on).toEqual(["nubes_vc_vm_v3.vm1_vm", "sless_job.vm1_docker"]);
+    expect(jobs.vm1_docker.wait_timeout_sec).toBe(900);
+    expect(jobs.vm1_postgres.wait_timeout_sec).toBe(900);
+    expect(jobs.vm1_packages.wait_timeout_sec).toBe(600);
+  });
+
+  test("docker off, postgres on: postgres follows packages directly", () => {
+    const { tf } = synth(context({ installers: { ...allOn, docker: { enabled: false } } }));
+    expect(jobsOf(tf).vm1_postgres.depends_on).toEqual(["nubes_vc_vm_v3.vm1_vm", "sless_job.vm1_packages"]);
+  });
+});
+
+describe("job contents", () => {
+  const { tf } = synth(context({
+    runId: 7,
+    sless: { runtime: "nodejs22" },
+    installers: { ...allOn, docker: { enabled: true, channel: "distro", verify: "daemon" } },
+    vms: [{ name: "vm1", user: "admin", sshPort: 2222, hostKeySha256: "SHA256:" + "A".repeat(43), privateKeyPath: "keys/id_vm1" }],
+  }));
+  const jobs = jobsOf(tf);
+
+  test("the platform contract: name, runtime, entrypoint, source_dir, run_id", () => {
+    for (const [key, job] of Object.entries<any>(jobs)) {
+      expect(job.name).toBe(`vm1-install-${key.replace("vm1_", "")}`);
+      expect(job.runtime).toBe("nodejs22");
+      expect(job.entrypoint).toBe("handler.install");
+      expect(job.source_dir).toMatch(/^assets\//);
+      expect(job.run_id).toBe(7);
+    }
+  });
+
+  test("env_vars: address from state_out_flat, user, port, pin, and the key read by file() at apply time", () => {
+    expect(jobs.vm1_packages.env_vars).toEqual({
+      VM_IP: '${nubes_vc_vm_v3.vm1_vm.state_out_flat["externalConnect"]}',
+      SSH_USER: "admin",
+      SSH_PORT: "2222",
+      SSH_HOST_KEY_SHA256: "SHA256:" + "A".repeat(43),
+      SSH_KEY: `\${sensitive(file("${path.resolve(__dirname, "..", "keys/id_vm1")}"))}`,
+    });
+  });
+
+  test("event_json carries each installer's settings; the password only as var.pg_password in postgres", () => {
+    expect(JSON.parse(jobs.vm1_packages.event_json)).toEqual({ packages: ["git", "curl", "htop", "jq", "unzip"], update: true });
+    expect(JSON.parse(jobs.vm1_docker.event_json)).toEqual({ compose: true, channel: "distro", repo_url: "https://download.docker.com/linux", users: ["admin"], verify: "daemon" });
+    const pg = jobs.vm1_postgres.event_json as string;
+    expect(pg).toMatch(/^\$\{jsonencode\(\{/);
+    expect(pg).toContain('"db_password" = var.pg_password');
+    for (const kv of ['"db_name" = "myapp"', '"db_user" = "app_user"', '"listen_addresses" = "localhost"', '"allow_remote" = false', '"allowed_cidrs" = ["0.0.0.0/0"]']) expect(pg).toContain(kv);
+    expect(jobs.vm1_packages.event_json).not.toContain("password");
+    expect(jobs.vm1_docker.event_json).not.toContain("password");
+    expect(tf.variable.pg_password).toEqual({ description: "PostgreSQL password (TF_VAR_pg_password)", sensitive: true, type: "string" });
+  });
+
+  test("tokens are sensitive variables wired into the providers", () => {
+    expect(tf.provider.nubes[0].api_token).toBe("${var.nubes_api_token}");
+    expect(tf.provider.sless[0].token).toBe("${var.sless_token}");
+    expect(tf.variable.nubes_api_token.sensitive).toBe(true);
+    expect(tf.variable.sless_token.sensitive).toBe(true);
+  });
+
+  test("provider sources and versions come from settings", () => {
+    const { tf: custom } = synth(context({ nubes: { vdcUid: "v", nsxtUid: "n", providerSource: "example.org/x/nubes", providerVersion: "~> 2.1" }, sless: { providerSource: "example.org/x/sless", providerVersion: "0.1.62" } }));
+    expect(custom.terraform.required_providers).toEqual({ nubes: { source: "example.org/x/nubes", version: "~> 2.1" }, sless: { source: "example.org/x/sless", version: "0.1.62" } });
+  });
+
+  test("a fixed address or internalConnect replaces externalConnect", () => {
+    const { tf: fixed } = synth(context({ vms: [{ name: "a", address: "203.0.113.5" }, { name: "b", addressKey: "internalConnect" }] }));
+    expect(jobsOf(fixed).a_packages.env_vars.VM_IP).toBe("203.0.113.5");
+    expect(jobsOf(fixed).b_packages.env_vars.VM_IP).toBe('${nubes_vc_vm_v3.b_vm.state_out_flat["internalConnect"]}');
+    expect(fixed.output.a_address.value).toBe("203.0.113.5");
+  });
+
+  test("vApp and VM: sizing, ports, explicit delete_mode", () => {
+    expect(tf.resource.nubes_vapp.vm1_vapp).toMatchObject({ vapp_name: "vm-install-vm1", vdc_uid: "vdc-1", nsxt_uid: "nsxt-1", delete_mode: "delete", resume_if_exists: true });
+    expect(tf.resource.nubes_vc_vm_v3.vm1_vm).toMatchObject({ vapp_uid: "${nubes_vapp.vm1_vapp.id}", vm_cpu: 2, vm_ram: 2, vm_disk: 20, image_vm: "Ubuntu_22-20G", user_login: "admin", access_port_list: '["22"]', need_add_zabbix_template: false, delete_mode: "delete" });
+  });
+});
+
+describe("two VMs", () => {
+  const { tf } = synth(context({
+    installers: allOn,
+    vms: [{ name: "web" }, { name: "db", installers: { docker: { enabled: false } } }],
+  }));
+
+  test("each VM has its own vApp, VM, jobs and outputs; job names unique per VM", () => {
+    expect(Object.keys(tf.resource.nubes_vapp).sort()).toEqual(["db_vapp", "web_vapp"]);
+    expect(Object.keys(tf.resource.nubes_vc_vm_v3).sort()).toEqual(["db_vm", "web_vm"]);
+    expect(Object.keys(jobsOf(tf)).sort()).toEqual(["db_packages", "db_postgres", "web_docker", "web_packages", "web_postgres"]);
+    const names = Object.values<any>(jobsOf(tf)).map((j) => j.name);
+    expect(new Set(names).size).toBe(names.length);
+    expect(tf.output.db_docker_result.value).toBe("skipped");
+    expect(tf.output.web_docker_result.value).toBe("${sless_job.web_docker.message}");
+  });
+
+  test("jobs of different VMs are independent: no chain crosses VMs", () => {
+    for (const [key, job] of Object.entries<any>(jobsOf(tf))) {
+      const vm = key.split("_")[0];
+      for (const dep of job.depends_on) expect(dep).toMatch(new RegExp(`\\.${vm}_`));
+    }
+    expect(jobsOf(tf).db_postgres.depends_on).toEqual(["nubes_vc_vm_v3.db_vm", "sless_job.db_packages"]);
+  });
+
+  test("one password variable shared by both VMs", () => {
+    expect(Object.keys(tf.variable).sort()).toEqual(["nubes_api_token", "pg_password", "sless_token"]);
+  });
+});
+
+describe("every synthesized resource conforms to the provider schema JSON", () => {
+  const typeOk = (type: unknown, value: unknown): boolean => {
+    if (typeof value === "string" && value.startsWith("${")) return true; // an expression: typed by Terraform
+    if (type === "string") return typeof value === "string";
+    if (type === "number") return typeof value === "number";
+    if (type === "bool") return typeof value === "boolean";
+    if (Array.isArray(type) && type[0] === "map") return typeof value === "object" && value !== null && Object.values(value).every((v) => typeOk(type[1], v));
+    return false;
+  };
+  const check = (block: any, body: Record<string, unknown>, where: string): string[] => {
+    const problems: string[] = [];
+    const attrs = block.attributes as Record<string, any>;
+    for (const [name, value] of Object.entries(body)) {
+      if (["//", "depends_on", "provider", "count", "for_each", "lifecycle"].includes(name)) continue;
+      const attr = attrs[name];
+      if (!attr) problems.push(`${where}.${name}: not in the schema`);
+      else if (attr.computed && !attr.optional && !attr.required) problems.push(`${where}.${name}: computed only, must not be set`);
+      else if (!typeOk(attr.type, value)) problems.push(`${where}.${name}: ${JSON.stringify(value)} is not ${JSON.stringify(attr.type)}`);
+    }
+    for (const [name, attr] of Object.entries(attrs)) if (attr.required && !(name in body)) problems.push(`${where}.${name}: required, missing`);
+    return problems;
+  };
+
+  test.each([
+    ["defaults", context()],
+    ["everything on, two VMs, every optional setting", context({ installers: allOn, nubes: { vdcUid: "v", nsxtUid: "n", endpoint: "https://api.nubes.example" }, vms: [{ name: "a", hostKeySha256: "SHA256:" + "B".repeat(43) }, { name: "b", address: "10.1.2.3" }] })],
+  ])("%s", (_label, ctx) => {
+    const { tf } = synth(ctx);
+    const problems: string[] = [];
+    const schemas: Record<string, any> = { ...nubesSchema.resource_schemas, ...slessSchema.resource_schemas };
+    let count = 0;
+    for (const [type, resources] of Object.entries<any>(tf.resource)) {
+      expect(schemas[type]).toBeDefined();
+      for (const [name, body] of Object.entries<any>(resources)) {
+        problems.push(...check(schemas[type].block, body, `${type}.${name}`));
+        count++;
+      }
+    }
+    problems.push(...check(nubesSchema.provider.block, tf.provider.nubes[0], "provider.nubes"));
+    problems.push(...check(slessSchema.provider.block, tf.provider.sless[0], "provider.sless"));
+    expect(problems).toEqual([]);
+    expect(count).toBeGreaterThanOrEqual(3);
+  });
+
+  test("the checker itself catches an unknown, a missing and a mistyped attribute", () => {
+    const block = slessSchema.resource_schemas.sless_job.block;
+    expect(check(block, { name: "x", runtime: 1, entrypoint: "e", colour: "red" }, "j")).toEqual([
+      'j.runtime: 1 is not "string"',
+      "j.colour: not in the schema",
+      "j.source_dir: required, missing",
+    ]);
+  });
+});
+
+describe("through main.ts, as cdktf runs it", () => {
+  test("no secret value appears in any file under cdktf.out", () => {
+    const dir = tempDir("secrets");
+    const keyText = "-----BEGIN OPENSSH PRIVATE KEY-----\nSENTINEL-PRIVATE-KEY-0c1f\n-----END OPENSSH PRIVATE KEY-----\n";
+    fs.writeFileSync(path.join(dir, "vm_key"), keyText, { mode: 0o600 });
+    fs.writeFileSync(path.join(dir, "vm_key.pub"), "ssh-ed25519 AAAA test\n");
+    const secrets = { TF_VAR_nubes_api_token: "SENTINEL-NUBES-7a1", TF_VAR_sless_token: "SENTINEL-SLESS-9b2", TF_VAR_pg_password: "SENTINEL-PG-'$\\ 3c3" };
+    const { outdir } = synthApp(
+      context({ installers: allOn, vms: [{ name: "vm1", privateKeyPath: path.join(dir, "vm_key"), publicKeyPath: path.join(dir, "vm_key.pub") }] }),
+      { env: { ...secrets, NUBES_API_TOKEN: "SENTINEL-NUBES-ENV-4d4" } },
+    );
+    const files = filesUnder(outdir);
+    expect(files.length).toBeGreaterThan(3);
+    const needles = [...Object.values(secrets), "SENTINEL-NUBES-ENV-4d4", "SENTINEL-PRIVATE-KEY-0c1f"];
+    for (const file of files) {
+      const text = fs.readFileSync(file, "utf8");
+      for (const needle of needles) expect({ file, found: text.includes(needle) }).toEqual({ file, found: false });
+    }
+    // ...while the references to them are there.
+    const tf = fs.readFileSync(path.join(outdir, "stacks", "vm-install", "cdk.tf.json"), "utf8");
+    expect(tf).toContain("var.pg_password");
+    expect(tf).toContain(`file(\\"${path.join(dir, "vm_key")}\\")`);
+  });
+
+  test("synth --hcl shows every attribute of every block", () => {
+    const ctx = context({ installers: allOn, vms: [{ name: "vm1", hostKeySha256: "SHA256:" + "C".repeat(43) }] });
+    const { outdir } = synthApp(ctx, { hcl: true });
+    const hcl = fs.readFileSync(path.join(outdir, "stacks", "vm-install", "cdk.tf"), "utf8");
+    const { tf } = synth(ctx);
+    let checked = 0;
+    for (const [type, resources] of Object.entries<any>(tf.resource)) {
+      for (const [name, body] of Object.entries<any>(resources)) {
+        const start = hcl.indexOf(`resource "${type}" "${name}" {`);
+        expect(start).toBeGreaterThanOrEqual(0);
+        // Up to the next top-level block (the app writes HCL unformatted: nested braces close at column 0 too).
+        const rest = hcl.slice(start + 1).search(/\n(resource|output|variable|provider|terraform|data) /);
+        const block = hcl.slice(start, rest < 0 ? undefined : start + 1 + rest);
+        for (const attr of Object.keys(body).filter((a) => a !== "//")) {
+          expect({ block: `${type}.${name}`, attr, present: new RegExp(`\\n\\s*${attr}\\s*=`).test(block) }).toEqual({ block: `${type}.${name}`, attr, present: true });
+          checked++;
+        }
+        for (const [envName] of Object.entries(body.env_vars ?? {})) expect(block).toMatch(new RegExp(`\\n\\s*${envName}\\s*=`));
+      }
+    }
+    for (const name of Object.keys(tf.output)) expect(hcl).toContain(`output "${name}" {`);
+    for (const name of Object.keys(tf.variable)) expect(hcl).toMatch(new RegExp(`variable "${name}" \\{[^}]*sensitive\\s*= true`));
+    expect(hcl).toMatch(/provider "nubes" \{\n\s*api_token\s*= "\$\{var\.nubes_api_token\}"/);
+    expect(hcl).toMatch(/provider "sless" \{\n\s*endpoint\s*= "https:\/\/sless\.kube5s\.ru"\n\s*token\s*= "\$\{var\.sless_token\}"/);
+    expect(checked).toBeGreaterThan(40);
+  });
+
+  test("a bad configuration fails the app with one message per problem", () => {
+    let stderr = "";
+    try {
+      synthApp(context({ vms: [{ name: "vm1", cpu: 0, installers: { packages: { packages: ["git;id"] } } }] }));
+    } catch (err) {
+      stderr = String((err as { stderr?: string }).stderr);
+    }
+    expect(stderr).toContain("vm-install: invalid configuration in cdktf.json context.vmInstall: 2 problems:");
+    expect(stderr).toContain("  - vms[0].cpu: expected a whole number from 1 to 64, got number 0");
+    expect(stderr).toMatch(/ {2}- vms\[0\]\.installers\.packages\.packages\[0\]: "git;id" is not a Debian package name/);
+  });
+});

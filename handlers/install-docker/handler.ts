@@ -1,0 +1,4 @@
+// Placeholder until the install-docker/install-postgres issue lands: proves bundling and the job contract.
+export async function install(event: Record<string, unknown>): Promise<unknown> {
+  throw new Error("install-docker is not implemented yet (event keys: " + Object.keys(event).join(", ") + ")");
+}
