@@ -23,9 +23,13 @@ export interface RunJobOptions {
   readonly event: unknown;
   /** Kill the job after this many seconds. @default 900 (the seed's longest wait_timeout_sec) */
   readonly timeoutSec?: number;
-  /** Each line the handler prints, as it prints it, secrets already scrubbed. */
+  /**
+   * Each line the handler prints, as it prints it, secrets already scrubbed. Order holds within a stream;
+   * stdout and stderr are separate pipes, so a stderr line may come before a stdout line printed first.
+   * Every line has been delivered by the time the promise settles.
+   */
   readonly onOutput?: (line: string, stream: OutputStream) => void;
-  /** Known secret values (an SSH key, a password): replaced by *** in streamed lines and in the message. */
+  /** Known secret values (an SSH key, a password): replaced by [redacted] in streamed lines and the message. */
   readonly secrets?: readonly string[];
   /** Cancels the job: the process group is killed and the phase is Failed. */
   readonly signal?: AbortSignal;
@@ -56,6 +60,7 @@ const TAIL_LINES = 20;
 const TAIL_CHARS = 4000;
 /** Shorter values would scrub ordinary words out of every line; see makeScrubber. */
 const MIN_SECRET_CHARS = 4;
+const REDACTED = "[redacted]";
 const MIN_SECRET_LINE_CHARS = 8;
 
 /** Splits and checks "module.function"; throws an error naming what is wrong. */
@@ -71,11 +76,13 @@ export function parseEntrypoint(entrypoint: string): { module: string; fn: strin
 }
 
 /**
- * Returns a function that replaces every known secret value with ***. Besides each value as given it
- * matches the value trimmed (a key file's trailing newline), its JSON-escaped form (how it looks inside a
- * JSON message) and, for multi-line values such as a PEM key, each of its lines: output is scrubbed line
- * by line, so a whole key never appears in one piece. Values under 4 characters (lines under 8) are left
- * alone: scrubbing them would mangle ordinary output, and they are no secret worth the name.
+ * Returns a function that replaces every known secret value with [redacted] (the marker the handlers'
+ * own scrubbing uses, so both layers read alike). Besides each value as given it matches the value
+ * trimmed (a key file's trailing newline), its JSON-escaped form (how it looks inside a JSON message)
+ * and, for multi-line values such as a PEM key, each of its lines but the public armour lines: output is
+ * scrubbed line by line, so a whole key never appears in one piece. Values under 4 characters (lines
+ * under 8) are left alone: scrubbing them would mangle ordinary output, and they are no secret worth
+ * the name.
  */
 export function makeScrubber(secrets: readonly string[] = []): (text: string) => string {
   const needles = new Set<string>();
@@ -86,7 +93,7 @@ export function makeScrubber(secrets: readonly string[] = []): (text: string) =>
     }
     for (const line of secret.split(/\r?\n/)) {
       const t = line.trim();
-      if (t.length >= MIN_SECRET_LINE_CHARS) needles.add(t);
+      if (t.length >= MIN_SECRET_LINE_CHARS && !t.startsWith("-----")) needles.add(t);
     }
   }
   // Longest first, so a whole value is replaced before one of its lines could split it.
@@ -94,7 +101,7 @@ export function makeScrubber(secrets: readonly string[] = []): (text: string) =>
   if (ordered.length === 0) return (text) => text;
   return (text) => {
     let out = text;
-    for (const n of ordered) if (out.includes(n)) out = out.split(n).join("***");
+    for (const n of ordered) if (out.includes(n)) out = out.split(n).join(REDACTED);
     return out;
   };
 }

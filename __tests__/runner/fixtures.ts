@@ -1,0 +1,44 @@
+// Fixture job directories for the runner tests: plain-JS handler.js files in temp dirs, the shape
+// bundleHandler produces, so the runner is tested without depending on the real installers.
+import * as fs from "fs";
+import * as os from "os";
+import * as path from "path";
+
+const roots: string[] = [];
+
+/** A fresh temp directory, removed by cleanupFixtures(). */
+export function tempDir(prefix = "runner-"): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  roots.push(dir);
+  return dir;
+}
+
+/** A job directory holding one file, `<module>.js` (default handler.js), with the given source. */
+export function jobDir(source: string, module = "handler"): string {
+  const dir = tempDir("runner-job-");
+  fs.writeFileSync(path.join(dir, `${module}.js`), source);
+  return dir;
+}
+
+export function cleanupFixtures(): void {
+  for (const dir of roots.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
+}
+
+/** True once `pid` is gone (or a zombie nobody has reaped yet: it runs nothing). */
+export function processGone(pid: number): boolean {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2).startsWith("Z");
+  } catch {
+    return true;
+  }
+}
+
+export async function waitFor(check: () => boolean, ms: number): Promise<boolean> {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    if (check()) return true;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return check();
+}
