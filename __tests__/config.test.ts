@@ -16,6 +16,8 @@ describe("configuration defaults", () => {
   test("a minimal context gets every documented default", () => {
     const cfg = parseConfig(context());
     expect(cfg.stackName).toBe("vm-install");
+    expect(cfg.jobTarget).toBe("sless");
+    expect(cfg.vms[0].kind).toBe("nubes");
     expect(cfg.runId).toBe(1);
     expect(cfg.nubes).toMatchObject({ providerSource: "terra.k8c.ru/nubes/nubes", providerVersion: "2.0.0", deleteMode: "delete", resumeIfExists: true, vappName: "vm-install" });
     expect(cfg.sless).toEqual({ endpoint: "https://sless.kube5s.ru", providerSource: "sless.kube5s.ru/sless/sless", providerVersion: "", runtime: "nodejs20" });
@@ -45,8 +47,8 @@ describe("each class of bad configuration fails with a message naming the key pa
 
   test("an unknown key, at the top and nested", () => {
     const p = problems(context({ colour: "blue", vms: [{ name: "vm1", cpus: 4 }] }));
-    expect(p).toContainEqual(expect.stringMatching(/^colour: unknown key; allowed here: stackName, runId, nubes, sless, installers, vms$/));
-    expect(p).toContainEqual(expect.stringMatching(/^vms\[0\]\.cpus: unknown key; allowed here: name, vappName, cpu, ram/));
+    expect(p).toContainEqual(expect.stringMatching(/^colour: unknown key; allowed here: stackName, runId, jobTarget, nubes, sless, installers, vms$/));
+    expect(p).toContainEqual(expect.stringMatching(/^vms\[0\]\.cpus: unknown key; allowed here: name, kind, vappName, cpu, ram/));
   });
 
   test("a wrong type", () => {
@@ -68,6 +70,24 @@ describe("each class of bad configuration fails with a message naming the key pa
     const p = problems({ nubes: { vdcUid: "v" } });
     expect(p).toContainEqual("nubes.nsxtUid: required key is missing");
     expect(p).toContainEqual("vms: required key is missing");
+    expect(problems({ vms: [{ name: "vm1" }] })).toEqual([expect.stringMatching(/^nubes: required when a VM is of kind "nubes" \(the default\)/)]);
+  });
+
+  test("an existing host: address required, Nubes-only keys refused, no nubes section needed", () => {
+    const p = problems({ vms: [{ name: "h1", kind: "existing", cpu: 4, image: "x" }] });
+    expect(p).toEqual([
+      'vms[0].address: required for kind "existing": the host\'s IP address or name',
+      'vms[0].cpu: only for kind "nubes" (a VM this stack creates); remove it from an existing host',
+      'vms[0].image: only for kind "nubes" (a VM this stack creates); remove it from an existing host',
+    ]);
+    const cfg = parseConfig({ jobTarget: "local", vms: [{ name: "h1", kind: "existing", address: "10.0.0.5", sshPort: 2222, user: "deploy", privateKeyPath: "/keys/h1", hostKeySha256: "SHA256:" + "D".repeat(43) }] });
+    expect(cfg.nubes).toBeUndefined();
+    expect(cfg.jobTarget).toBe("local");
+    expect(cfg.vms[0]).toMatchObject({ kind: "existing", address: "10.0.0.5", sshPort: 2222, user: "deploy", privateKeyPath: "/keys/h1" });
+    expect(problems({ jobTarget: "lambda", vms: [{ name: "h1", kind: "server", address: "h" }] })).toEqual([
+      'jobTarget: expected one of "sless", "local", got "lambda"',
+      'vms[0].kind: expected one of "nubes", "existing", got "server"',
+    ]);
   });
 
   test("an invalid package name", () => {

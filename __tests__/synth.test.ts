@@ -229,7 +229,7 @@ describe("through main.ts, as cdktf runs it", () => {
         const rest = hcl.slice(start + 1).search(/\n(resource|output|variable|provider|terraform|data) /);
         const block = hcl.slice(start, rest < 0 ? undefined : start + 1 + rest);
         for (const attr of Object.keys(body).filter((a) => a !== "//")) {
-          expect({ block: `${type}.${name}`, attr, present: new RegExp(`\\n\\s*${attr}\\s*=`).test(block) }).toEqual({ block: `${type}.${name}`, attr, present: true });
+          expect({ block: `${type}.${name}`, attr, present: new RegExp(`\\n\\s*${attr}\\s*(=|\\{)`).test(block) }).toEqual({ block: `${type}.${name}`, attr, present: true });
           checked++;
         }
         for (const [envName] of Object.entries(body.env_vars ?? {})) expect(block).toMatch(new RegExp(`\\n\\s*${envName}\\s*=`));

@@ -1,16 +1,20 @@
-// The whole deployment: the two providers, the secrets as sensitive variables, and one VmInstallation
-// per configured VM.
+// The whole deployment: the providers it needs, the secrets as sensitive variables, and one
+// VmInstallation per configured VM, its jobs on the configured target.
+import * as path from "path";
 import { Construct } from "constructs";
 import { NubesProvider } from "../providers/generated/nubes/provider";
 import { SlessProvider } from "../providers/generated/sless/provider";
 import type { VmInstallConfig } from "./config/types";
 import { TerraformStack, TerraformVariable } from "./cdktf";
+import type { JobTargetFactory } from "./jobs/job-spec";
+import { localJobTarget } from "./jobs/local-job";
+import { slessJobTarget } from "./jobs/sless-job";
 import { VmInstallation } from "./vm-installation";
 
 export interface VmInstallStackProps {
   /** The validated configuration (lib/config parseConfig). */
   readonly config: VmInstallConfig;
-  /** Folder that relative key paths are resolved from. @default process.cwd() */
+  /** Folder that relative key paths and the local target's results are resolved from. @default process.cwd() */
   readonly baseDir?: string;
 }
 
@@ -21,38 +25,48 @@ export class VmInstallStack extends TerraformStack {
   constructor(scope: Construct, id: string, props: VmInstallStackProps) {
     super(scope, id);
     const { config } = props;
+    const baseDir = props.baseDir ?? process.cwd();
 
-    // Provider addresses are settings (the sless provider is not public; Nubes may move): they replace
-    // the source baked into the generated bindings.
-    this.addOverride("terraform.required_providers.nubes", {
-      source: config.nubes.providerSource,
-      version: config.nubes.providerVersion,
-    });
-    this.addOverride("terraform.required_providers.sless", {
-      source: config.sless.providerSource,
-      ...(config.sless.providerVersion ? { version: config.sless.providerVersion } : {}),
-    });
-
-    new NubesProvider(this, "nubes", {
-      apiEndpoint: config.nubes.endpoint,
-      apiToken: this.secretVariable("nubes_api_token", "Nubes API token (TF_VAR_nubes_api_token)").value,
-    });
-    new SlessProvider(this, "sless", {
-      endpoint: config.sless.endpoint,
-      token: this.secretVariable("sless_token", "sless API token, a JWT (TF_VAR_sless_token)").value,
-    });
+    // Each provider only when something uses it: a local-target stack of existing hosts has none, so it
+    // validates and deploys offline.
+    if (config.vms.some((vm) => vm.kind === "nubes")) this.nubesProvider(config);
+    const jobTarget: JobTargetFactory = config.jobTarget === "sless"
+      ? (this.slessProvider(config), slessJobTarget({ runtime: config.sless.runtime }))
+      : localJobTarget({ resultsDir: path.join(baseDir, ".vm-install", config.stackName) });
 
     this.installations = config.vms.map(
       (vm) =>
         new VmInstallation(this, vm.name, {
           vm,
           nubes: config.nubes,
-          sless: config.sless,
           runId: config.runId,
-          baseDir: props.baseDir,
+          jobTarget,
+          baseDir,
           secretVariable: (name) => this.secretVariable(name, `PostgreSQL password (TF_VAR_${name})`),
         }),
     );
+  }
+
+  // Provider addresses are settings (the sless provider is not public; Nubes may move): they replace the
+  // source baked into the generated bindings.
+  private nubesProvider(config: VmInstallConfig): void {
+    const nubes = config.nubes!;
+    this.addOverride("terraform.required_providers.nubes", { source: nubes.providerSource, version: nubes.providerVersion });
+    new NubesProvider(this, "nubes", {
+      apiEndpoint: nubes.endpoint,
+      apiToken: this.secretVariable("nubes_api_token", "Nubes API token (TF_VAR_nubes_api_token)").value,
+    });
+  }
+
+  private slessProvider(config: VmInstallConfig): void {
+    this.addOverride("terraform.required_providers.sless", {
+      source: config.sless.providerSource,
+      ...(config.sless.providerVersion ? { version: config.sless.providerVersion } : {}),
+    });
+    new SlessProvider(this, "sless", {
+      endpoint: config.sless.endpoint,
+      token: this.secretVariable("sless_token", "sless API token, a JWT (TF_VAR_sless_token)").value,
+    });
   }
 
   /** One sensitive string variable per name, set through TF_VAR_<name>; never given a default. */

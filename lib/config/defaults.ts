@@ -18,7 +18,10 @@ export const SLESS_DEFAULTS = {
   runtime: "nodejs20",
 } as const;
 
+export const DEFAULT_JOB_TARGET = "sless";
+
 export const VM_DEFAULTS = {
+  kind: "nubes",
   cpu: 2,
   ram: 2,
   disk: 20,

@@ -6,7 +6,7 @@ import {
 import {
   cidr, hostAddress, hostKeySha256, listenAddresses, packageSpec, pgIdentifier, pgMajor, repoUrl, unixUser,
 } from "../../handlers/common/names";
-import { DEFAULT_STACK_NAME, DOCKER_DEFAULTS, NUBES_DEFAULTS, PACKAGES_DEFAULTS, POSTGRES_DEFAULTS, SLESS_DEFAULTS, VM_DEFAULTS } from "./defaults";
+import { DEFAULT_JOB_TARGET, DEFAULT_STACK_NAME, DOCKER_DEFAULTS, NUBES_DEFAULTS, PACKAGES_DEFAULTS, POSTGRES_DEFAULTS, SLESS_DEFAULTS, VM_DEFAULTS } from "./defaults";
 import type { DockerConfig, InstallersConfig, NubesConfig, PackagesConfig, PostgresConfig, SlessConfig, VmConfig, VmInstallConfig } from "./types";
 
 /** The cdktf.json context key that holds the whole configuration. */
@@ -65,6 +65,7 @@ const installersFields = object<RawInstallers>({
 type RawVm = Omit<Partial_<VmConfig>, "installers" | "name"> & { name: string; installers?: RawInstallers };
 const vmFields = object<RawVm>({
   name: required(string({ pattern: NAME, allowed: "a lowercase letter, then lowercase letters, digits or -, at most 31" })),
+  kind: optional(oneOf(["nubes", "existing"] as const)),
   vappName: optional(nonEmpty),
   cpu: optional(integer(1, 64)),
   ram: optional(integer(1, 512)),
@@ -85,7 +86,8 @@ const vmFields = object<RawVm>({
 type RawConfig = {
   stackName?: string;
   runId?: number;
-  nubes: Partial_<NubesConfig>;
+  jobTarget?: "sless" | "local";
+  nubes?: Partial_<NubesConfig>;
   sless?: Partial_<SlessConfig>;
   installers?: RawInstallers;
   vms: RawVm[];
@@ -93,7 +95,8 @@ type RawConfig = {
 const configFields: Validator<RawConfig> = object<RawConfig>({
   stackName: optional(string({ pattern: NAME, allowed: "a lowercase letter, then lowercase letters, digits or -" })),
   runId: optional(integer(1, 1_000_000_000)),
-  nubes: required(object<Partial_<NubesConfig>>({
+  jobTarget: optional(oneOf(["sless", "local"] as const)),
+  nubes: optional(object<Partial_<NubesConfig>>({
     endpoint: optional(url),
     providerSource: optional(nonEmpty),
     providerVersion: optional(nonEmpty),
@@ -122,9 +125,12 @@ export function parseConfig(raw: unknown): VmInstallConfig {
   const given = validate(configFields, raw, where);
   const problems: string[] = [];
 
-  const nubes: NubesConfig = { ...NUBES_DEFAULTS, ...given.nubes } as NubesConfig;
+  const nubes = given.nubes ? ({ ...NUBES_DEFAULTS, ...given.nubes } as NubesConfig) : undefined;
   const sless: SlessConfig = { ...SLESS_DEFAULTS, ...given.sless };
   const vms = given.vms.map((vm, i) => resolveVm(vm, given.installers ?? {}, nubes, `vms[${i}]`, problems));
+  if (!nubes && vms.some((vm) => vm.kind === "nubes")) {
+    problems.push(`nubes: required when a VM is of kind "nubes" (the default); give nubes.vdcUid and nubes.nsxtUid, or make every VM kind "existing"`);
+  }
 
   const seen = new Map<string, number>();
   vms.forEach((vm, i) => {
@@ -133,10 +139,19 @@ export function parseConfig(raw: unknown): VmInstallConfig {
   });
   if (problems.length > 0) throw new ValidationError(where, problems);
 
-  return { stackName: given.stackName ?? DEFAULT_STACK_NAME, runId: given.runId ?? 1, nubes, sless, vms };
+  return { stackName: given.stackName ?? DEFAULT_STACK_NAME, runId: given.runId ?? 1, jobTarget: given.jobTarget ?? DEFAULT_JOB_TARGET, nubes, sless, vms };
 }
 
-function resolveVm(raw: RawVm, top: RawInstallers, nubes: NubesConfig, path: string, problems: string[]): VmConfig {
+/** Keys that describe a Nubes VM to create; meaningless for a host that already exists. */
+const NUBES_ONLY_KEYS = ["vappName", "cpu", "ram", "disk", "image", "publicKeyPath", "accessPorts", "addressKey", "zabbix"] as const;
+
+function resolveVm(raw: RawVm, top: RawInstallers, nubes: NubesConfig | undefined, path: string, problems: string[]): VmConfig {
+  if (raw.kind === "existing") {
+    if (raw.address === undefined) problems.push(`${path}.address: required for kind "existing": the host's IP address or name`);
+    for (const key of NUBES_ONLY_KEYS) {
+      if (raw[key] !== undefined) problems.push(`${path}.${key}: only for kind "nubes" (a VM this stack creates); remove it from an existing host`);
+    }
+  }
   const own = raw.installers ?? {};
   const installers: InstallersConfig = {
     packages: { ...PACKAGES_DEFAULTS, ...top.packages, ...own.packages },
@@ -154,7 +169,7 @@ function resolveVm(raw: RawVm, top: RawInstallers, nubes: NubesConfig, path: str
   return {
     ...VM_DEFAULTS,
     accessPorts: [...VM_DEFAULTS.accessPorts],
-    vappName: `${nubes.vappName}-${raw.name}`,
+    vappName: `${nubes?.vappName ?? NUBES_DEFAULTS.vappName}-${raw.name}`,
     ...fields,
     installers,
   } as VmConfig;

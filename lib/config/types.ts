@@ -5,14 +5,18 @@ export type DeleteMode = "delete" | "suspend" | "state_only";
 export type AddressKey = "externalConnect" | "internalConnect";
 export type DockerChannel = "official" | "distro";
 export type DockerVerify = "hello-world" | "daemon";
+export type VmKind = "nubes" | "existing";
+export type JobTarget = "sless" | "local";
 
 export interface VmInstallConfig {
   /** Terraform stack name (folder under cdktf.out/stacks). @default "vm-install" */
   readonly stackName: string;
   /** Raise to rerun every installer job (sless_job run_id). @default 1 */
   readonly runId: number;
-  /** The Nubes provider and where VMs go. */
-  readonly nubes: NubesConfig;
+  /** Where the jobs run: "sless" (sless_job on the platform) or "local" (terraform_data + local-exec running the same bundle through the job runner on the deploying machine). @default "sless" */
+  readonly jobTarget: JobTarget;
+  /** The Nubes provider and where VMs go. Required when any VM is of kind "nubes". */
+  readonly nubes?: NubesConfig;
   /** The sless provider and job runtime. */
   readonly sless: SlessConfig;
   /** The VMs, each with its own installers. At least one. */
@@ -52,6 +56,8 @@ export interface SlessConfig {
 export interface VmConfig {
   /** VM name: resource names, job names and output names derive from it. Lowercase, digits, "-". Required. */
   readonly name: string;
+  /** "nubes": a vApp and VM are created; "existing": a host that is already there, reached at `address` (no Nubes resources; the sizing keys do not apply). @default "nubes" */
+  readonly kind: VmKind;
   /** vApp name for this VM. @default "<nubes.vappName>-<name>" */
   readonly vappName: string;
   /** vCPUs. @default 2 */
@@ -74,7 +80,7 @@ export interface VmConfig {
   readonly sshPort: number;
   /** Key of state_out_flat holding the address the jobs reach: "externalConnect" (public IP) or "internalConnect" (once the cluster and the VDC are peered). @default "externalConnect" */
   readonly addressKey: AddressKey;
-  /** A fixed address for the jobs instead of state_out_flat. @default none */
+  /** A fixed address for the jobs instead of state_out_flat. Required for kind "existing". @default none */
   readonly address?: string;
   /** Pin the VM's SSH host key ("SHA256:..." as ssh-keygen -l prints it); a mismatch fails the job. @default none (any key accepted and reported) */
   readonly hostKeySha256?: string;

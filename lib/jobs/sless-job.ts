@@ -1,46 +1,43 @@
 // One installer run as a sless_job: the handler's bundle as source_dir, the connection in env_vars, the
 // business input in event_json. The platform reports the handler's JSON result in `message`.
-import { Construct } from "constructs";
+import type { Construct } from "constructs";
 import { Job } from "../../providers/generated/sless/job";
-import type { ITerraformDependable } from "../cdktf";
+import { Fn } from "../cdktf";
+import { InstallerJob, JobSpec, resourceAddress } from "./job-spec";
 
-export interface InstallerJobProps {
-  /** Job name on the platform; unique per VM. */
-  readonly name: string;
-  /** sless runtime, e.g. "nodejs20". */
+export interface SlessJobProps {
+  /** sless runtime name, e.g. "nodejs20". */
   readonly runtime: string;
-  /** The bundled handler directory (asset path). */
-  readonly sourceDir: string;
-  /** VM_IP, SSH_USER, SSH_KEY (a sensitive file() reference), SSH_PORT, optional SSH_HOST_KEY_SHA256. */
-  readonly env: Record<string, string>;
-  /** event_json: a JSON string, or a Terraform jsonencode() expression when it holds a secret. */
-  readonly eventJson: string;
-  /** Raise to rerun. */
-  readonly runId: number;
-  /** wait_timeout_sec. */
-  readonly waitTimeoutSec: number;
-  /** What must finish first: the VM and the previous installer on the same VM. */
-  readonly dependsOn: ITerraformDependable[];
 }
 
-/** What a VM's construct needs from a job, whatever runs it. */
-export interface InstallerJob extends ITerraformDependable {
-  /** The handler's JSON result (or the error text), as a Terraform expression. */
-  readonly message: string;
-}
-
-export function createSlessJob(scope: Construct, id: string, props: InstallerJobProps): InstallerJob {
-  const job = new Job(scope, id, {
-    name: props.name,
-    runtime: props.runtime,
-    entrypoint: "handler.install",
-    sourceDir: props.sourceDir,
-    envVars: props.env,
-    eventJson: props.eventJson,
-    runId: props.runId,
-    waitTimeoutSec: props.waitTimeoutSec,
-    dependsOn: props.dependsOn,
-  });
-  job.overrideLogicalId(id);
-  return job;
+export function slessJobTarget(props: SlessJobProps) {
+  return (scope: Construct, id: string, spec: JobSpec): InstallerJob => {
+    const c = spec.connection;
+    const secrets = Object.entries(spec.secretEvent);
+    const job = new Job(scope, id, {
+      name: spec.name,
+      runtime: props.runtime,
+      entrypoint: "handler.install",
+      sourceDir: spec.asset.path,
+      envVars: {
+        VM_IP: c.address,
+        SSH_USER: c.user,
+        // Read by Terraform at apply time and marked sensitive: the key is never in cdktf.out or a plan.
+        SSH_KEY: Fn.sensitive(Fn.file(c.privateKeyPath)),
+        SSH_PORT: String(c.port),
+        ...(c.hostKeySha256 ? { SSH_HOST_KEY_SHA256: c.hostKeySha256 } : {}),
+      },
+      // A secret joins the event only as a Terraform reference, so cdktf.out holds var.<name>, not the value.
+      eventJson: secrets.length > 0
+        ? Fn.jsonencode({ ...spec.event, ...Object.fromEntries(secrets.map(([field, variable]) => [field, variable.value])) })
+        : JSON.stringify(spec.event),
+      runId: spec.runId,
+      waitTimeoutSec: spec.waitTimeoutSec,
+      dependsOn: spec.previous ? [...spec.dependsOn, spec.previous] : spec.dependsOn,
+    });
+    job.overrideLogicalId(id);
+    // A rerun of the previous installer reruns this one too (its result may depend on what that changed).
+    if (spec.previous) job.addOverride("lifecycle.replace_triggered_by", [spec.previous.address]);
+    return Object.assign(job, { address: resourceAddress(job, id) });
+  };
 }

@@ -1,0 +1,49 @@
+// What one installer run needs, whatever runs it (sless_job on the platform, or terraform_data +
+// local-exec here). The VM construct builds these; a job target turns one into Terraform resources.
+import type { Construct } from "constructs";
+import type { ITerraformDependable, TerraformVariable } from "../cdktf";
+import type { HandlerAsset } from "./handler-asset";
+
+export interface JobConnection {
+  /** Address the handler connects to (a Terraform expression for a Nubes VM). */
+  readonly address: string;
+  readonly user: string;
+  readonly port: number;
+  /** Absolute path of the private key; read at apply time, never at synth. */
+  readonly privateKeyPath: string;
+  readonly hostKeySha256?: string;
+}
+
+export interface JobSpec {
+  /** Job name, unique per VM ("<vm>-<handler>"). */
+  readonly name: string;
+  /** The bundled handler. */
+  readonly asset: HandlerAsset;
+  readonly connection: JobConnection;
+  /** The event without secrets. */
+  readonly event: Record<string, unknown>;
+  /** Event fields whose values are secrets, each from a sensitive Terraform variable (TF_VAR_<name>). */
+  readonly secretEvent: Record<string, TerraformVariable>;
+  readonly runId: number;
+  readonly waitTimeoutSec: number;
+  /** What must be in place first: the VM (when this stack creates it). */
+  readonly dependsOn: ITerraformDependable[];
+  /** The previous installer on the same VM: this job runs after it, and reruns whenever it does. */
+  readonly previous?: InstallerJob;
+}
+
+/** What the VM construct needs back from a job, whatever runs it. */
+export interface InstallerJob extends ITerraformDependable {
+  /** The handler's JSON result (or the error text), as a Terraform expression: the output's value. */
+  readonly message: string;
+  /** "type.name", for meta-arguments that take a bare resource address (replace_triggered_by, depends_on in an override). */
+  readonly address: string;
+}
+
+/** The bare address of a resource whose logical id was overridden to `id`. */
+export function resourceAddress(resource: { terraformResourceType: string }, id: string): string {
+  return `${resource.terraformResourceType}.${id}`;
+}
+
+/** Turns a JobSpec into the resources of one job target. */
+export type JobTargetFactory = (scope: Construct, id: string, spec: JobSpec) => InstallerJob;
