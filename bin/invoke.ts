@@ -27,6 +27,11 @@ const USAGE = `usage: npm run invoke -- <installer> [options]
   --timeout SEC         kill the job after SEC seconds (default ${DEFAULT_TIMEOUT_SEC})
   --ssh-key-file PATH   read SSH_KEY from PATH instead of the environment
   --result-file PATH    also write the final {"phase","message"} object to PATH (atomically)
+  --result-tfstate PATH also write it as the outputs of a Terraform state file (for terraform_remote_state)
+  --event-env NAME      read the event (JSON) from environment variable NAME
+  --secret-env F=VAR    set event field F from environment variable VAR (e.g. db_password=TF_VAR_pg_password),
+                        so a secret is on no command line and in no file; repeatable
+  --name NAME           the job's name, shown in progress and in a failure
   --entrypoint M.F      module.function to call (default ${DEFAULT_ENTRYPOINT})
   --handlers-dir DIR    where <installer> folders are (default handlers/ of this project)
   -h, --help            this text
@@ -47,6 +52,8 @@ interface Invocation {
   readonly secrets: string[];
   readonly timeoutSec: number;
   readonly resultFile?: string;
+  readonly resultTfstate?: string;
+  readonly name?: string;
 }
 
 async function readStdin(): Promise<string> {
@@ -105,6 +112,10 @@ async function parseInvocation(argv: string[]): Promise<Invocation | "help"> {
         timeout: { type: "string" },
         "ssh-key-file": { type: "string" },
         "result-file": { type: "string" },
+        "result-tfstate": { type: "string" },
+        "event-env": { type: "string" },
+        "secret-env": { type: "string", multiple: true },
+        name: { type: "string" },
         entrypoint: { type: "string" },
         "handlers-dir": { type: "string" },
         help: { type: "boolean", short: "h" },
@@ -143,10 +154,17 @@ async function parseInvocation(argv: string[]): Promise<Invocation | "help"> {
     throw new UsageError(`--entrypoint: ${(err as Error).message}`);
   }
 
-  if (o.event !== undefined && o["event-file"] !== undefined) throw new UsageError("give --event or --event-file, not both");
+  if ([o.event, o["event-file"], o["event-env"]].filter((v) => v !== undefined).length > 1) {
+    throw new UsageError("give one of --event, --event-file, --event-env");
+  }
   let event: Record<string, unknown> = {};
   if (o.event !== undefined) {
     event = parseEvent(o.event, "--event");
+  } else if (o["event-env"] !== undefined) {
+    const name = o["event-env"];
+    const text = process.env[name];
+    if (text === undefined) throw new UsageError(`--event-env ${name}: the variable is not set`);
+    event = parseEvent(text, `--event-env ${name}`);
   } else if (o["event-file"] !== undefined) {
     const file = o["event-file"];
     let text: string;
@@ -189,8 +207,21 @@ async function parseInvocation(argv: string[]): Promise<Invocation | "help"> {
   }
 
   const secrets = eventSecrets(event);
+  for (const spec of o["secret-env"] ?? []) {
+    const m = /^([A-Za-z_][A-Za-z0-9_]*)=([A-Za-z_][A-Za-z0-9_]*)$/.exec(spec);
+    if (!m) throw new UsageError(`--secret-env ${spec}: expected FIELD=VARIABLE, e.g. db_password=TF_VAR_pg_password`);
+    const value = process.env[m[2]];
+    if (value === undefined || value === "") {
+      throw new UsageError(`--secret-env ${spec}: ${m[2]} is not set; export ${m[2]}=... before running (it holds the event's ${m[1]})`);
+    }
+    event[m[1]] = value;
+    secrets.push(value);
+  }
   if (env.SSH_KEY) secrets.push(env.SSH_KEY);
-  return { dir, installer, handlersDir, entrypoint, event, env, secrets, timeoutSec, resultFile };
+  const resultTfstate = o["result-tfstate"] === undefined ? undefined : path.resolve(o["result-tfstate"]);
+  if (resultTfstate) fs.mkdirSync(path.dirname(resultTfstate), { recursive: true });
+  if (o.name !== undefined && !/^[A-Za-z0-9._-]{1,100}$/.test(o.name)) throw new UsageError(`--name ${o.name}: letters, digits, . _ - only`);
+  return { dir, installer, handlersDir, entrypoint, event, env, secrets, timeoutSec, resultFile, resultTfstate, name: o.name };
 }
 
 /** Writes beside the target, then renames: a reader never sees a half-written file. */
@@ -203,6 +234,22 @@ function writeResultFile(file: string, json: string): void {
     fs.rmSync(tmp, { force: true });
     throw err;
   }
+}
+
+/**
+ * The outcome as a Terraform state holding only outputs `phase` and `message`: what a
+ * terraform_remote_state data source reads, so a local job's result reaches `cdktf output` in the same
+ * shape as a sless_job's message.
+ */
+export function resultAsTfstate(result: Pick<JobResult, "phase" | "message">, name: string): string {
+  return JSON.stringify({
+    version: 4,
+    terraform_version: "1.0.0",
+    serial: 1,
+    lineage: `vm-install-${name}`,
+    outputs: { phase: { value: result.phase, type: "string" }, message: { value: result.message, type: "string" } },
+    resources: [],
+  }, null, 2);
 }
 
 /** Bundles (for an installer name) and runs the job; anything that goes wrong on the way is a Failed result. */
@@ -251,18 +298,27 @@ export async function main(argv: string[]): Promise<number> {
     return EXIT_SUCCEEDED;
   }
 
+  const label = inv.name ?? inv.installer ?? path.basename(inv.dir ?? "job");
+  if (inv.name) process.stdout.write(`[${label}] starting\n`);
   const result = await invoke(inv);
   const json = JSON.stringify({ phase: result.phase, message: result.message });
   let code = result.phase === "Succeeded" ? EXIT_SUCCEEDED : EXIT_FAILED;
-  if (inv.resultFile) {
+  const outputs: [string | undefined, string, string][] = [
+    [inv.resultFile, json, "--result-file"],
+    [inv.resultTfstate, resultAsTfstate(result, label), "--result-tfstate"],
+  ];
+  for (const [file, text, option] of outputs) {
+    if (!file) continue;
     try {
-      writeResultFile(inv.resultFile, json);
+      writeResultFile(file, text);
     } catch (err) {
-      process.stderr.write(`invoke: could not write --result-file ${inv.resultFile}: ${(err as Error).message}\n`);
+      process.stderr.write(`invoke: could not write ${option} ${file}: ${(err as Error).message}\n`);
       code = EXIT_FAILED;
     }
   }
   process.stdout.write(json + "\n");
+  // Terraform reports only "exit status 1" for a failed local-exec: say which job and why on stderr too.
+  if (result.phase === "Failed" && inv.name) process.stderr.write(`[${label}] Failed: ${result.message}\n`);
   return code;
 }
 

@@ -120,6 +120,38 @@ describe("bin/invoke.ts", () => {
     expect(fs.readdirSync(out)).toEqual(["result.json"]);
   });
 
+  test("--event-env reads the event from a variable; --secret-env adds a field from another, scrubbed", async () => {
+    const r = await cli(
+      ["--dir", jobDir(`exports.install = async (e) => { console.log("pw " + e.db_password); return { keys: Object.keys(e).sort(), pw: e.db_password }; };`),
+        "--event-env", "JOB_EVENT", "--secret-env", "db_password=TF_VAR_pg_pw", "--name", "h1-install-postgres"],
+      { env: { JOB_EVENT: '{"db_name":"myapp"}', TF_VAR_pg_pw: "s3cr3t 'q' $x" } },
+    );
+    expect(r.code).toBe(0);
+    expect(r.lines[0]).toBe("[h1-install-postgres] starting");
+    expect(r.lines).toContain("pw [redacted]");
+    expect(JSON.parse(r.last.message)).toEqual({ keys: ["db_name", "db_password"], pw: "[redacted]" });
+    expect(r.stdout).not.toContain("s3cr3t");
+  });
+
+  test("--secret-env naming an unset variable is a usage error that says what to export", async () => {
+    const r = await cli(["--dir", jobDir(ECHO), "--secret-env", "db_password=TF_VAR_missing_pw"]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("TF_VAR_missing_pw is not set; export TF_VAR_missing_pw=... before running (it holds the event's db_password)");
+  });
+
+  test("--result-tfstate writes the outcome as state outputs phase and message; a failure also says which job on stderr", async () => {
+    const out = tempDir();
+    const file = path.join(out, "nested", "job.tfstate");
+    const ok = await cli(["--dir", jobDir(ECHO), "--event", '{"a":1}', "--result-tfstate", file]);
+    expect(ok.code).toBe(0);
+    const state = JSON.parse(fs.readFileSync(file, "utf8"));
+    expect(state).toMatchObject({ version: 4, outputs: { phase: { value: "Succeeded", type: "string" }, message: { value: ok.last.message, type: "string" } }, resources: [] });
+    const bad = await cli(["--dir", jobDir(`exports.install = async () => { throw new Error("no candidate for nosuchpkg"); };`), "--result-tfstate", file, "--name", "h1-install-packages"]);
+    expect(bad.code).toBe(1);
+    expect(JSON.parse(fs.readFileSync(file, "utf8")).outputs.phase.value).toBe("Failed");
+    expect(bad.stderr).toContain("[h1-install-packages] Failed: no candidate for nosuchpkg");
+  });
+
   test("an installer name is bundled from the handlers folder and run", async () => {
     const handlersDir = tempDir("runner-handlers-");
     const name = `runner-fixture-${process.pid}`;
@@ -160,7 +192,7 @@ describe("bin/invoke.ts", () => {
     [["install-packages", "--dir", "/tmp"], /not both/],
     [["--dir", "/tmp", "--event", "{not json"], /--event is not valid JSON .*pass one JSON object/],
     [["--dir", "/tmp", "--event", "[1]"], /--event must be a JSON object \(got an array\)/],
-    [["--dir", "/tmp", "--event", "{}", "--event-file", "x"], /--event or --event-file, not both/],
+    [["--dir", "/tmp", "--event", "{}", "--event-file", "x"], /give one of --event, --event-file, --event-env/],
     [["--dir", "/tmp", "--event-file", "/nonexistent/event.json"], /--event-file \/nonexistent\/event.json: cannot read it/],
     [["--dir", "/tmp", "--timeout", "soon"], /--timeout soon: expected a positive number/],
     [["--dir", "/tmp", "--ssh-key-file", "/nonexistent/key"], /--ssh-key-file \/nonexistent\/key: cannot read it/],
