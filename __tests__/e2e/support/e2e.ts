@@ -1,0 +1,94 @@
+// Shared by the end-to-end suites: gating on the sandbox's prerequisites, running an installer exactly as
+// a job runs (bundled by the stack's bundler, started by the job runner), and checking the target over a
+// separate SSH session.
+import { execFile } from "child_process";
+import { bundleHandler } from "../../../lib/bundling/bundle";
+import { runJob } from "../../../lib/runner/run-job";
+import { Sandbox, sandboxSupportProblems } from "../../../sandbox";
+
+/**
+ * `describe` when a sandbox can run here, else `describe.skip` with the reason printed. Under CI=true a
+ * missing prerequisite is a failure, never a skip: the suite gets one failing test that names it.
+ */
+export function describeE2E(name: string, body: () => void): void {
+  const problems = sandboxSupportProblems();
+  if (problems.length === 0) {
+    describe(name, body);
+  } else if (process.env.CI === "true") {
+    describe(name, () => {
+      test("prerequisites for the sandbox VM are present", () => {
+        throw new Error(`end-to-end tests cannot run: ${problems.join("; ")} (run bin/setup as root)`);
+      });
+    });
+  } else {
+    console.warn(`skipping end-to-end suite "${name}": ${problems.join("; ")}`);
+    describe.skip(name, body);
+  }
+}
+
+export interface InstallerRun {
+  phase: "Succeeded" | "Failed";
+  message: string;
+  /** The parsed result when Succeeded. */
+  result: any;
+  /** Every line the handler printed, in order. */
+  lines: string[];
+  durationMs: number;
+}
+
+/** The job env for a sandbox, as the stack would give it. */
+export function jobEnv(sb: Sandbox, extra: Record<string, string> = {}): Record<string, string> {
+  const fs = require("fs") as typeof import("fs");
+  return {
+    VM_IP: sb.address,
+    SSH_USER: sb.user,
+    SSH_PORT: String(sb.port),
+    SSH_KEY: fs.readFileSync(sb.privateKeyPath, "utf8"),
+    ...extra,
+  };
+}
+
+/** Bundles handlers/<handler> as the stack does and runs it through the job runner against `sb`. */
+export async function runInstaller(
+  sb: Sandbox,
+  handler: string,
+  event: unknown,
+  opts: { env?: Record<string, string>; timeoutSec?: number; secrets?: string[] } = {},
+): Promise<InstallerRun> {
+  const bundle = bundleHandler({ handler });
+  const lines: string[] = [];
+  const env = opts.env ?? jobEnv(sb);
+  const out = await runJob({
+    dir: bundle.dir,
+    env,
+    event,
+    timeoutSec: opts.timeoutSec ?? 900,
+    secrets: [env.SSH_KEY, ...(opts.secrets ?? [])].filter(Boolean),
+    onOutput: (line) => lines.push(line),
+  });
+  return { ...out, result: out.phase === "Succeeded" ? JSON.parse(out.message) : undefined, lines };
+}
+
+/** Runs `command` on the target as the SSH user over a separate session (the `ssh` client, pinned key). */
+export function sshUser(sb: Sandbox, command: string, timeoutMs = 60000): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(
+      "ssh",
+      ["-i", sb.privateKeyPath, "-p", String(sb.port), "-o", `UserKnownHostsFile=${sb.knownHostsPath}`, "-o", "StrictHostKeyChecking=yes",
+        "-o", "BatchMode=yes", "-o", "ConnectTimeout=10", "-o", "LogLevel=ERROR", `${sb.user}@${sb.address}`, command],
+      { timeout: timeoutMs, encoding: "utf8", maxBuffer: 64 * 1024 * 1024 },
+      (err, stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 255) : 0, stdout, stderr }),
+    );
+  });
+}
+
+/** dpkg's view of packages on the target: name -> status line ("install ok installed"). */
+export async function dpkgStatus(sb: Sandbox, names: string[]): Promise<Record<string, string>> {
+  const r = await sb.rootExec(`dpkg-query -W -f='\${Package} \${Status}\\n' ${names.join(" ")} 2>/dev/null; true`);
+  const out: Record<string, string> = {};
+  for (const line of r.stdout.split("\n")) {
+    const [name, ...status] = line.trim().split(" ");
+    if (name) out[name] = status.join(" ");
+  }
+  return out;
+}

@@ -1,0 +1,120 @@
+// The no-cloud demo: boots a sandbox VM, deploys the stack with all three installers against it through
+// real `cdktf deploy` (local job target, existing host: only Terraform built-ins), prints the outputs.
+//   npm run demo            up: sandbox + deploy + outputs (rerun: deploys again, changes nothing)
+//   npm run demo -- down    destroy the stack, remove the sandbox and the demo folder
+// The demo's own cdktf project lives in .demo/ (gitignored); its app is this checkout's main.ts.
+import { spawnSync } from "child_process";
+import { randomBytes } from "crypto";
+import * as fs from "fs";
+import * as path from "path";
+import { PROJECT_ROOT } from "../lib/bundling/bundle";
+import { getSandbox, listSandboxes, sandboxSupportProblems, startSandbox, stopSandbox } from "../sandbox";
+
+export const DEMO_DIR = path.join(PROJECT_ROOT, ".demo");
+const SANDBOX_NAME = "vm-install-demo";
+const PASSWORD_FILE = path.join(DEMO_DIR, "pg_password");
+
+const say = (line: string) => process.stderr.write(`demo: ${line}\n`);
+
+/** The demo's cdktf.json context: one existing host (the sandbox), every installer, jobs run locally. */
+export function demoContext(sb: { address: string; port: number; user: string; privateKeyPath: string; hostKeySha256: string }) {
+  return {
+    stackName: "vm-install-demo",
+    jobTarget: "local",
+    installers: {
+      packages: { enabled: true, packages: ["git", "curl", "jq", "htop", "unzip"] },
+      // The sandbox reaches Debian's mirror only: the distribution's Docker, verified without a registry.
+      docker: { enabled: true, channel: "distro", verify: "daemon" },
+      postgres: { enabled: true, passwordVariable: "pg_password", dbName: "demo", dbUser: "demo_user" },
+    },
+    vms: [{ name: "demo", kind: "existing", address: sb.address, sshPort: sb.port, user: sb.user, privateKeyPath: sb.privateKeyPath, hostKeySha256: sb.hostKeySha256 }],
+  };
+}
+
+function writeProject(context: unknown): void {
+  fs.mkdirSync(DEMO_DIR, { recursive: true });
+  const cdktf = {
+    language: "typescript",
+    app: `node -r ${path.join(PROJECT_ROOT, "bin", "ts-register.js")} ${path.join(PROJECT_ROOT, "main.ts")}`,
+    projectId: "vm-install-demo",
+    sendCrashReports: "false",
+    terraformProviders: [],
+    terraformModules: [],
+    context: { vmInstall: context },
+  };
+  fs.writeFileSync(path.join(DEMO_DIR, "cdktf.json"), JSON.stringify(cdktf, null, 2) + "\n");
+}
+
+/** The demo's PostgreSQL password: made once (quotes, $ and spaces on purpose), kept 0600 in .demo/. */
+function password(): string {
+  if (process.env.TF_VAR_pg_password) return process.env.TF_VAR_pg_password;
+  if (!fs.existsSync(PASSWORD_FILE)) {
+    fs.mkdirSync(DEMO_DIR, { recursive: true });
+    fs.writeFileSync(PASSWORD_FILE, `demo '${randomBytes(9).toString("base64")}' $x\\y`, { mode: 0o600 });
+  }
+  return fs.readFileSync(PASSWORD_FILE, "utf8");
+}
+
+function cdktf(args: string[], extraEnv: Record<string, string> = {}): number {
+  const r = spawnSync("bash", [path.join(PROJECT_ROOT, "bin", "cdktf"), ...args], {
+    cwd: DEMO_DIR,
+    stdio: "inherit",
+    env: { ...process.env, ...extraEnv },
+  });
+  return r.status ?? 1;
+}
+
+async function up(): Promise<number> {
+  const problems = sandboxSupportProblems();
+  if (problems.length) {
+    say(`cannot run here: ${problems.join("; ")}`);
+    return 2;
+  }
+  const existing = listSandboxes().find((s) => s.name === SANDBOX_NAME);
+  let sb;
+  if (existing && existing.alive && existing.status === "running") {
+    sb = getSandbox(SANDBOX_NAME);
+    say(`reusing sandbox ${SANDBOX_NAME} at ${sb.address}`);
+  } else {
+    if (existing) await stopSandbox(SANDBOX_NAME);
+    say("booting the sandbox VM (the first run builds the Debian base image, about a minute)");
+    sb = await startSandbox({ name: SANDBOX_NAME, persistent: true, log: (l) => say(l) });
+    say(`sandbox ${sb.name} up at ${sb.address}:${sb.port}, host key ${sb.hostKeySha256}`);
+  }
+  writeProject(demoContext(sb));
+  say("cdktf deploy (packages -> docker -> postgres, each job's progress below)");
+  const code = cdktf(["deploy", "--auto-approve"], { TF_VAR_pg_password: password() });
+  if (code !== 0) {
+    say(`deploy failed (exit ${code}); fix what the job said above and run \`npm run demo\` again, or \`npm run demo -- down\``);
+    return code;
+  }
+  cdktf(["output"]);
+  say(`done. ssh: ssh -i ${sb.privateKeyPath} -p ${sb.port} ${sb.user}@${sb.address}; remove everything: npm run demo -- down`);
+  return 0;
+}
+
+async function down(): Promise<number> {
+  let code = 0;
+  if (fs.existsSync(path.join(DEMO_DIR, "cdktf.json"))) {
+    say("cdktf destroy");
+    code = cdktf(["destroy", "--auto-approve"], { TF_VAR_pg_password: fs.existsSync(PASSWORD_FILE) ? password() : "unused" });
+  }
+  await stopSandbox(SANDBOX_NAME);
+  say(`sandbox ${SANDBOX_NAME} removed`);
+  if (code === 0) fs.rmSync(DEMO_DIR, { recursive: true, force: true });
+  else say(`destroy failed (exit ${code}); ${DEMO_DIR} kept for a look`);
+  return code;
+}
+
+if (require.main === module) {
+  const command = process.argv[2] ?? "up";
+  const run = command === "up" ? up : command === "down" ? down : undefined;
+  if (!run) {
+    say(`unknown command ${JSON.stringify(command)}; usage: npm run demo [-- up|down]`);
+    process.exit(2);
+  }
+  run().then((code) => process.exit(code), (err) => {
+    say(`failed: ${(err as Error).message}`);
+    process.exit(1);
+  });
+}
