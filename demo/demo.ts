@@ -3,11 +3,11 @@
 //   npm run demo            up: sandbox + deploy + outputs (rerun: deploys again, changes nothing)
 //   npm run demo -- down    destroy the stack, remove the sandbox and the demo folder
 // The demo's own cdktf project lives in .demo/ (gitignored); its app is this checkout's main.ts.
-import { spawnSync } from "child_process";
 import { randomBytes } from "crypto";
 import * as fs from "fs";
 import * as path from "path";
 import { PROJECT_ROOT } from "../lib/bundling/bundle";
+import { runCdktf, writeCdktfProject } from "./project";
 import { getSandbox, listSandboxes, sandboxSupportProblems, startSandbox, stopSandbox } from "../sandbox";
 
 export const DEMO_DIR = path.join(PROJECT_ROOT, ".demo");
@@ -31,20 +31,6 @@ export function demoContext(sb: { address: string; port: number; user: string; p
   };
 }
 
-function writeProject(context: unknown): void {
-  fs.mkdirSync(DEMO_DIR, { recursive: true });
-  const cdktf = {
-    language: "typescript",
-    app: `node -r ${path.join(PROJECT_ROOT, "bin", "ts-register.js")} ${path.join(PROJECT_ROOT, "main.ts")}`,
-    projectId: "vm-install-demo",
-    sendCrashReports: "false",
-    terraformProviders: [],
-    terraformModules: [],
-    context: { vmInstall: context },
-  };
-  fs.writeFileSync(path.join(DEMO_DIR, "cdktf.json"), JSON.stringify(cdktf, null, 2) + "\n");
-}
-
 /** The demo's PostgreSQL password: made once (quotes, $ and spaces on purpose), kept 0600 in .demo/. */
 function password(): string {
   if (process.env.TF_VAR_pg_password) return process.env.TF_VAR_pg_password;
@@ -55,13 +41,8 @@ function password(): string {
   return fs.readFileSync(PASSWORD_FILE, "utf8");
 }
 
-function cdktf(args: string[], extraEnv: Record<string, string> = {}): number {
-  const r = spawnSync("bash", [path.join(PROJECT_ROOT, "bin", "cdktf"), ...args], {
-    cwd: DEMO_DIR,
-    stdio: "inherit",
-    env: { ...process.env, ...extraEnv },
-  });
-  return r.status ?? 1;
+async function cdktf(args: string[], env: Record<string, string> = {}): Promise<number> {
+  return (await runCdktf(DEMO_DIR, args, { env, echo: true })).code;
 }
 
 async function up(): Promise<number> {
@@ -81,14 +62,14 @@ async function up(): Promise<number> {
     sb = await startSandbox({ name: SANDBOX_NAME, persistent: true, log: (l) => say(l) });
     say(`sandbox ${sb.name} up at ${sb.address}:${sb.port}, host key ${sb.hostKeySha256}`);
   }
-  writeProject(demoContext(sb));
+  writeCdktfProject(DEMO_DIR, demoContext(sb));
   say("cdktf deploy (packages -> docker -> postgres, each job's progress below)");
-  const code = cdktf(["deploy", "--auto-approve"], { TF_VAR_pg_password: password() });
+  const code = await cdktf(["deploy", "--auto-approve"], { TF_VAR_pg_password: password() });
   if (code !== 0) {
     say(`deploy failed (exit ${code}); fix what the job said above and run \`npm run demo\` again, or \`npm run demo -- down\``);
     return code;
   }
-  cdktf(["output"]);
+  await cdktf(["output"]);
   say(`done. ssh: ssh -i ${sb.privateKeyPath} -p ${sb.port} ${sb.user}@${sb.address}; remove everything: npm run demo -- down`);
   return 0;
 }
@@ -97,7 +78,7 @@ async function down(): Promise<number> {
   let code = 0;
   if (fs.existsSync(path.join(DEMO_DIR, "cdktf.json"))) {
     say("cdktf destroy");
-    code = cdktf(["destroy", "--auto-approve"], { TF_VAR_pg_password: fs.existsSync(PASSWORD_FILE) ? password() : "unused" });
+    code = await cdktf(["destroy", "--auto-approve"], { TF_VAR_pg_password: fs.existsSync(PASSWORD_FILE) ? password() : "unused" });
   }
   await stopSandbox(SANDBOX_NAME);
   say(`sandbox ${SANDBOX_NAME} removed`);

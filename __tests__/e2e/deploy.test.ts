@@ -1,0 +1,203 @@
+// `cdktf deploy` end to end with the local job target: real Terraform, real jobs through the runner,
+// real software on sandbox VMs given as existing hosts.
+import * as fs from "fs";
+import * as path from "path";
+import { readOutputs, runCdktf, writeCdktfProject, CdktfRun } from "../../demo/project";
+import { Sandbox, startSandbox } from "../../sandbox";
+import { describeE2E, dpkgStatus, sshUser } from "./support/e2e";
+import { tempDir } from "../support/synth";
+
+const PASSWORD = `pw with 'single' "double" $dollar \\back spaces`;
+const env = { TF_VAR_pg_password: PASSWORD };
+
+function host(name: string, sb: Sandbox) {
+  return { name, kind: "existing", address: sb.address, sshPort: sb.port, user: sb.user, privateKeyPath: sb.privateKeyPath, hostKeySha256: sb.hostKeySha256 };
+}
+
+/** Jobs whose terraform_data was (re)created in this run, by logical id. */
+function jobsRun(run: CdktfRun): string[] {
+  return [...new Set([...run.output.matchAll(/terraform_data\.([a-z0-9_]+)(?: \([^)]*\))?: Creating\.\.\./g)].map((m) => m[1]))].sort();
+}
+
+function indexOf(run: CdktfRun, pattern: RegExp): number {
+  const m = pattern.exec(run.output);
+  if (!m) throw new Error(`not in the deploy output: ${pattern}\n${run.output.slice(-3000)}`);
+  return m.index;
+}
+
+async function deploy(dir: string, stack: string, ctx: unknown): Promise<CdktfRun & { outputs: Record<string, string> }> {
+  writeCdktfProject(dir, ctx);
+  const run = await runCdktf(dir, ["deploy", "--auto-approve", "--outputs-file", path.join(dir, "outputs.json")], { env });
+  return { ...run, outputs: run.code === 0 ? readOutputs(dir, stack) : {} };
+}
+
+describeE2E("cdktf deploy, local target, one VM with all three installers", () => {
+  let sb: Sandbox;
+  let dir: string;
+  const ctx = (patch: { runId?: number; packages?: string[] } = {}) => ({
+    stackName: "e2e-one",
+    runId: patch.runId ?? 1,
+    jobTarget: "local",
+    installers: {
+      packages: { packages: patch.packages ?? ["git", "jq"] },
+      docker: { enabled: true, channel: "distro", verify: "daemon" },
+      postgres: { enabled: true, passwordVariable: "pg_password" },
+    },
+    vms: [host("one", sb)],
+  });
+
+  beforeAll(async () => {
+    sb = await startSandbox();
+    dir = tempDir("deploy-one");
+  }, 300000);
+  afterAll(async () => {
+    await sb?.stop();
+  }, 120000);
+
+  test("deploy: every job runs in order, progress shows, outputs carry each handler's result", async () => {
+    const run = await deploy(dir, "e2e-one", ctx());
+    expect(run.code).toBe(0);
+    expect(jobsRun(run)).toEqual(["one_docker", "one_packages", "one_postgres"]);
+    // One VM's jobs strictly one after another.
+    expect(indexOf(run, /one_docker(?: \([^)]*\))?: Creating/)).toBeGreaterThan(indexOf(run, /one_packages(?: \([^)]*\))?: Creation complete/));
+    expect(indexOf(run, /one_postgres(?: \([^)]*\))?: Creating/)).toBeGreaterThan(indexOf(run, /one_docker(?: \([^)]*\))?: Creation complete/));
+    // The handlers' own progress reaches the deploy output (no sensitive value hides it).
+    expect(run.output).toMatch(/one_packages.*\(local-exec\):.*\[one-install-packages\] starting/);
+    expect(run.output).not.toContain("output suppressed due to sensitive value");
+    expect(run.output).not.toContain(PASSWORD);
+
+    const pkgs = JSON.parse(run.outputs.one_packages_result);
+    expect(pkgs.status).toBe("ok");
+    expect([...pkgs.installed, ...pkgs.already_installed].sort()).toEqual(["git", "jq"]);
+    const docker = JSON.parse(run.outputs.one_docker_result);
+    expect(docker).toMatchObject({ status: "ok", channel: "distro" });
+    const pg = JSON.parse(run.outputs.one_postgres_result);
+    expect(pg).toMatchObject({ status: "ok", db_name: "myapp", db_user: "app_user" });
+    expect(pg.pg_version).toMatch(/^15\./);
+    expect(JSON.stringify(run.outputs)).not.toContain(PASSWORD);
+
+    expect(await dpkgStatus(sb, ["git", "jq", "docker.io", "postgresql"])).toEqual({
+      git: "install ok installed", jq: "install ok installed", "docker.io": "install ok installed", postgresql: "install ok installed",
+    });
+    expect((await sshUser(sb, "systemctl is-active docker postgresql")).stdout.trim().split("\n")).toEqual(["active", "active"]);
+    // Nothing secret in what Terraform wrote.
+    for (const file of ["cdktf.out/stacks/e2e-one/cdk.tf.json", "terraform.e2e-one.tfstate"]) {
+      expect(fs.readFileSync(path.join(dir, file), "utf8")).not.toContain("pw with");
+    }
+  }, 600000);
+
+  test("deploy again unchanged: no job runs, outputs stay", async () => {
+    const before = JSON.parse(fs.readFileSync(path.join(dir, "outputs.json"), "utf8"));
+    const run = await deploy(dir, "e2e-one", ctx());
+    expect(run.code).toBe(0);
+    expect(jobsRun(run)).toEqual([]);
+    expect(run.output).toContain("No changes.");
+    expect({ "e2e-one": run.outputs }).toEqual(before);
+  }, 300000);
+
+  test("raise run_id: every job reruns and reports already installed", async () => {
+    const run = await deploy(dir, "e2e-one", ctx({ runId: 2 }));
+    expect(run.code).toBe(0);
+    expect(jobsRun(run)).toEqual(["one_docker", "one_packages", "one_postgres"]);
+    const pkgs = JSON.parse(run.outputs.one_packages_result);
+    expect(pkgs.installed).toEqual([]);
+    expect(pkgs.already_installed.sort()).toEqual(["git", "jq"]);
+    expect(JSON.parse(run.outputs.one_docker_result).status).toBe("already_installed");
+    const pg = JSON.parse(run.outputs.one_postgres_result);
+    expect(pg.changed).toEqual([]);
+    expect(pg.restarted).toBe(false);
+  }, 600000);
+
+  test("change the package list: that job and the ones after it rerun", async () => {
+    const run = await deploy(dir, "e2e-one", ctx({ runId: 2, packages: ["git", "jq", "unzip"] }));
+    expect(run.code).toBe(0);
+    expect(jobsRun(run)).toEqual(["one_docker", "one_packages", "one_postgres"]);
+    expect(JSON.parse(run.outputs.one_packages_result).installed).toEqual(["unzip"]);
+    expect((await dpkgStatus(sb, ["unzip"])).unzip).toBe("install ok installed");
+  }, 600000);
+
+  test("destroy: clean, no state or result left, then the sandbox goes", async () => {
+    const run = await runCdktf(dir, ["destroy", "--auto-approve"], { env });
+    expect(run.code).toBe(0);
+    expect(run.output).toMatch(/Destroy complete! Resources: 3 destroyed/);
+    const state = JSON.parse(fs.readFileSync(path.join(dir, "terraform.e2e-one.tfstate"), "utf8"));
+    expect(state.resources).toEqual([]);
+    expect(fs.readdirSync(path.join(dir, ".vm-install", "e2e-one"))).toEqual([]);
+    const { runDir, netns } = sb;
+    await sb.stop();
+    expect(fs.existsSync(runDir)).toBe(false);
+    expect(fs.existsSync(`/run/netns/${netns}`)).toBe(false);
+  }, 300000);
+});
+
+describeE2E("cdktf deploy, local target, a failing installer", () => {
+  let sb: Sandbox;
+  beforeAll(async () => {
+    sb = await startSandbox();
+  }, 300000);
+  afterAll(async () => {
+    await sb?.stop();
+  }, 120000);
+
+  test("an unknown-only package list fails the deploy with the handler's message; fixed, the next deploy succeeds", async () => {
+    const dir = tempDir("deploy-fail");
+    const ctx = (packages: string[]) => ({ stackName: "e2e-fail", jobTarget: "local", installers: { packages: { packages } }, vms: [host("f", sb)] });
+    const bad = await deploy(dir, "e2e-fail", ctx(["no-such-package-xyz"]));
+    expect(bad.code).not.toBe(0);
+    expect(bad.output).toContain("[f-install-packages] Failed:");
+    expect(bad.output).toMatch(/no-such-package-xyz/);
+    expect(bad.output).toContain("local-exec provisioner error");
+
+    const good = await deploy(dir, "e2e-fail", ctx(["jq"]));
+    expect(good.code).toBe(0);
+    expect(jobsRun(good)).toEqual(["f_packages"]);
+    expect(JSON.parse(good.outputs.f_packages_result).status).toBe("ok");
+    // No broken state: a third deploy has nothing to do.
+    const again = await deploy(dir, "e2e-fail", ctx(["jq"]));
+    expect(again.code).toBe(0);
+    expect(jobsRun(again)).toEqual([]);
+    expect((await runCdktf(dir, ["destroy", "--auto-approve"], { env })).code).toBe(0);
+  }, 600000);
+});
+
+describeE2E("cdktf deploy, local target, two VMs", () => {
+  let a: Sandbox;
+  let b: Sandbox;
+  beforeAll(async () => {
+    [a, b] = await Promise.all([startSandbox(), startSandbox()]);
+  }, 300000);
+  afterAll(async () => {
+    await Promise.all([a?.stop(), b?.stop()]);
+  }, 120000);
+
+  test("both get their software; different VMs' jobs run in parallel, one VM's in order; a change on one VM reruns only its jobs", async () => {
+    const dir = tempDir("deploy-two");
+    const ctx = (aPackages: string[]) => ({
+      stackName: "e2e-two",
+      jobTarget: "local",
+      installers: { packages: { packages: ["jq"] }, postgres: { enabled: true, passwordVariable: "pg_password" } },
+      vms: [{ ...host("a", a), installers: { packages: { packages: aPackages } } }, host("b", b)],
+    });
+    const run = await deploy(dir, "e2e-two", ctx(["jq"]));
+    expect(run.code).toBe(0);
+    expect(jobsRun(run)).toEqual(["a_packages", "a_postgres", "b_packages", "b_postgres"]);
+    for (const vm of ["a", "b"]) {
+      expect(JSON.parse(run.outputs[`${vm}_packages_result`]).status).toBe("ok");
+      expect(JSON.parse(run.outputs[`${vm}_postgres_result`]).status).toBe("ok");
+      // In order on one VM.
+      expect(indexOf(run, new RegExp(`${vm}_postgres(?: \\([^)]*\\))?: Creating`))).toBeGreaterThan(indexOf(run, new RegExp(`${vm}_packages(?: \\([^)]*\\))?: Creation complete`)));
+    }
+    // In parallel across VMs: both first jobs start before either finishes.
+    const firstDone = Math.min(indexOf(run, /a_packages(?: \([^)]*\))?: Creation complete/), indexOf(run, /b_packages(?: \([^)]*\))?: Creation complete/));
+    expect(indexOf(run, /a_packages(?: \([^)]*\))?: Creating/)).toBeLessThan(firstDone);
+    expect(indexOf(run, /b_packages(?: \([^)]*\))?: Creating/)).toBeLessThan(firstDone);
+    for (const sb of [a, b]) expect(await dpkgStatus(sb, ["jq", "postgresql"])).toEqual({ jq: "install ok installed", postgresql: "install ok installed" });
+
+    const changed = await deploy(dir, "e2e-two", ctx(["jq", "unzip"]));
+    expect(changed.code).toBe(0);
+    expect(jobsRun(changed)).toEqual(["a_packages", "a_postgres"]);
+    expect((await dpkgStatus(a, ["unzip"])).unzip).toBe("install ok installed");
+    expect(await dpkgStatus(b, ["unzip"])).toEqual({});
+    expect((await runCdktf(dir, ["destroy", "--auto-approve"], { env })).code).toBe(0);
+  }, 900000);
+});

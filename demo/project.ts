@@ -1,0 +1,56 @@
+// A cdktf project folder of its own (cdktf.json + this checkout's main.ts as the app) for a given
+// vmInstall context: the demo deploys one, and the deploy tests deploy several side by side.
+import { spawn } from "child_process";
+import * as fs from "fs";
+import * as path from "path";
+import { PROJECT_ROOT } from "../lib/bundling/bundle";
+
+/** Writes `<dir>/cdktf.json` whose app is this checkout's main.ts and whose context is `vmInstall`. */
+export function writeCdktfProject(dir: string, vmInstall: unknown): void {
+  fs.mkdirSync(dir, { recursive: true });
+  const cdktf = {
+    language: "typescript",
+    app: `node -r ${path.join(PROJECT_ROOT, "bin", "ts-register.js")} ${path.join(PROJECT_ROOT, "main.ts")}`,
+    projectId: path.basename(dir),
+    sendCrashReports: "false",
+    terraformProviders: [],
+    terraformModules: [],
+    context: { vmInstall },
+  };
+  fs.writeFileSync(path.join(dir, "cdktf.json"), JSON.stringify(cdktf, null, 2) + "\n");
+}
+
+export interface CdktfRun {
+  code: number;
+  /** stdout and stderr together, in order (ANSI colours removed). */
+  output: string;
+}
+
+/**
+ * Runs `cdktf <args>` in `dir` through bin/cdktf. `echo` streams the output to this process's stderr
+ * as it comes (a person watching a deploy); it is captured either way.
+ */
+export function runCdktf(dir: string, args: string[], opts: { env?: Record<string, string>; echo?: boolean } = {}): Promise<CdktfRun> {
+  return new Promise((resolve) => {
+    const child = spawn("bash", [path.join(PROJECT_ROOT, "bin", "cdktf"), ...args], {
+      cwd: dir,
+      env: { ...process.env, ...opts.env, FORCE_COLOR: "0", NO_COLOR: "1" },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let output = "";
+    const take = (chunk: Buffer) => {
+      const text = chunk.toString("utf8");
+      output += text;
+      if (opts.echo) process.stderr.write(text);
+    };
+    child.stdout.on("data", take);
+    child.stderr.on("data", take);
+    child.on("close", (code) => resolve({ code: code ?? 1, output: output.replace(/\x1b\[[0-9;]*[A-Za-z]/g, "") }));
+  });
+}
+
+/** The stack's outputs after a deploy with `--outputs-file <dir>/outputs.json`. */
+export function readOutputs(dir: string, stack: string): Record<string, string> {
+  const all = JSON.parse(fs.readFileSync(path.join(dir, "outputs.json"), "utf8"));
+  return all[stack] ?? {};
+}
