@@ -31,6 +31,10 @@ describe("installers toggled", () => {
     expect(jobs.vm1_packages.depends_on).toEqual(["nubes_vc_vm_v3.vm1_vm"]);
     expect(jobs.vm1_docker.depends_on).toEqual(["nubes_vc_vm_v3.vm1_vm", "sless_job.vm1_packages"]);
     expect(jobs.vm1_postgres.depends_on).toEqual(["nubes_vc_vm_v3.vm1_vm", "sless_job.vm1_docker"]);
+    // A rerun of one installer reruns the ones after it on that VM.
+    expect(jobs.vm1_packages.lifecycle).toBeUndefined();
+    expect(jobs.vm1_docker.lifecycle.replace_triggered_by).toEqual(["sless_job.vm1_packages"]);
+    expect(jobs.vm1_postgres.lifecycle.replace_triggered_by).toEqual(["sless_job.vm1_docker"]);
     expect(jobs.vm1_docker.wait_timeout_sec).toBe(900);
     expect(jobs.vm1_postgres.wait_timeout_sec).toBe(900);
     expect(jobs.vm1_packages.wait_timeout_sec).toBe(600);

@@ -1,0 +1,173 @@
+// Fault injection for the end-to-end suites: the things that go wrong on a real VM (sshd not up yet, a
+// second apt holding the dpkg lock, the wrong key or host key) made to happen on a sandbox on purpose,
+// plus the probes that tell whether the handler touched the target at all.
+//
+// Everything here acts from outside the SSH path the handler uses (nft in the target's netns, nsenter
+// via rootExec/rootSpawn, ssh-keygen on the host), so a fault never depends on the thing it breaks.
+import { execFile } from "child_process";
+import { randomBytes } from "crypto";
+import * as fs from "fs";
+import * as os from "os";
+import * as path from "path";
+import { Sandbox } from "../../../sandbox";
+
+function run(cmd: string, args: string[], input?: string): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = execFile(cmd, args, { encoding: "utf8", timeout: 30_000 }, (err, stdout, stderr) =>
+      resolve({ code: err ? (typeof (err as { code?: unknown }).code === "number" ? Number((err as { code?: number }).code) : 1) : 0, stdout, stderr }),
+    );
+    child.stdin?.end(input ?? "");
+  });
+}
+
+async function mustRun(cmd: string, args: string[], input?: string): Promise<string> {
+  const r = await run(cmd, args, input);
+  if (r.code !== 0) throw new Error(`${cmd} ${args.join(" ")} failed (exit ${r.code}): ${r.stderr.trim() || r.stdout.trim()}`);
+  return r.stdout;
+}
+
+async function mustRoot(sb: Sandbox, command: string, input?: string): Promise<string> {
+  const r = await sb.rootExec(command, { timeoutMs: 30_000, input });
+  if (r.code !== 0) throw new Error(`in sandbox ${sb.name}: \`${command}\` failed (exit ${r.code}): ${r.stderr.trim() || r.stdout.trim()}`);
+  return r.stdout;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// sshd unreachable.
+
+export interface SshBlock {
+  /** Date.now() when the block took effect. */
+  readonly blockedAt: number;
+  /** Removes the block (idempotent); resolves with Date.now() once packets flow again. */
+  restore(): Promise<number>;
+}
+
+/**
+ * Makes the target's SSH port refuse connections: an nft table of our own in the target's network
+ * namespace rejects TCP to the port with a reset, so a client sees ECONNREFUSED exactly as while a VM
+ * is still booting and sshd is not listening yet. sshd itself keeps running, so restoring is instant
+ * and leaves no doubt about whether sshd came back.
+ */
+export async function blockSsh(sb: Sandbox): Promise<SshBlock> {
+  const table = `vmi_fault_${randomBytes(3).toString("hex")}`;
+  const rules = [
+    `table inet ${table} {`,
+    `  chain input {`,
+    `    type filter hook input priority -10; policy accept;`,
+    `    tcp dport ${sb.port} reject with tcp reset`,
+    `  }`,
+    `}`,
+  ].join("\n");
+  await mustRun("ip", ["netns", "exec", sb.netns, "nft", "-f", "-"], rules + "\n");
+  const blockedAt = Date.now();
+  let restored: Promise<number> | undefined;
+  return {
+    blockedAt,
+    restore: () =>
+      (restored ??= mustRun("ip", ["netns", "exec", sb.netns, "nft", "delete", "table", "inet", table]).then(() => Date.now())),
+  };
+}
+
+/** blockSsh, restored by a timer after `ms`; `restored` settles when the timer has run. */
+export async function blockSshFor(sb: Sandbox, ms: number): Promise<SshBlock & { restored: Promise<number> }> {
+  const block = await blockSsh(sb);
+  const restored = new Promise<number>((resolve, reject) => {
+    setTimeout(() => block.restore().then(resolve, reject), Math.max(0, block.blockedAt + ms - Date.now()));
+  });
+  return { ...block, restored };
+}
+
+// ---------------------------------------------------------------------------------------------------
+// The dpkg lock.
+
+/** What apt itself would hold while it works. apt uses fcntl (POSIX) locks: flock(1) would not conflict. */
+const DPKG_LOCKS = ["/var/lib/dpkg/lock-frontend", "/var/lib/dpkg/lock"];
+const HOLDER_SCRIPT = "/root/hold-dpkg-lock.py";
+const HOLDER_SOURCE = `# Holds apt's dpkg locks the way apt does (fcntl), as a concurrent apt-get or unattended-upgrades would.
+import fcntl, os, sys, time
+seconds, marker, locks = float(sys.argv[1]), sys.argv[2], sys.argv[3:]
+fds = []
+for path in locks:
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o640)
+    fcntl.lockf(fd, fcntl.LOCK_EX)
+    fds.append(fd)
+with open(marker + ".tmp", "w") as f:
+    f.write(str(os.getpid()))
+os.rename(marker + ".tmp", marker)
+time.sleep(seconds)
+`;
+
+export interface LockHold {
+  /** The holder's pid inside the target (what /proc/locks there shows). */
+  readonly pid: number;
+  /** The holder's command line, as the target's /proc/<pid>/cmdline gives it (NULs as spaces). */
+  readonly command: string;
+  /** Date.now() once both locks were held. */
+  readonly heldAt: number;
+  /** Settles when the holder has exited (after `seconds`, or release()). */
+  readonly done: Promise<unknown>;
+  /** Ends the holder now. */
+  release(): void;
+}
+
+/**
+ * Holds /var/lib/dpkg/lock-frontend and /var/lib/dpkg/lock in the target for `seconds` with python3's
+ * fcntl.lockf, from a root process started through nsenter (not over SSH). Resolves once both locks
+ * are really held, so the job that follows is certain to meet them.
+ */
+export async function holdDpkgLock(sb: Sandbox, seconds: number): Promise<LockHold> {
+  await mustRoot(sb, `cat > ${HOLDER_SCRIPT}`, HOLDER_SOURCE);
+  const marker = `/run/hold-dpkg-lock-${randomBytes(3).toString("hex")}.pid`;
+  const command = `python3 ${HOLDER_SCRIPT} ${seconds} ${marker} ${DPKG_LOCKS.join(" ")}`;
+  // exec: python3 is then the process nsenter started, so release() reaches it.
+  const spawned = sb.rootSpawn(`exec ${command}`);
+  let exited = false;
+  const done = spawned.done.finally(() => (exited = true));
+  done.catch(() => undefined);
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    const r = await sb.rootExec(`cat ${marker} 2>/dev/null`, { timeoutMs: 10_000 });
+    const pid = Number(r.stdout.trim());
+    if (r.code === 0 && pid > 0) return { pid, command, heldAt: Date.now(), done, release: () => spawned.kill() };
+    if (exited) throw new Error(`the dpkg lock holder exited before taking the locks: ${JSON.stringify(await done)}`);
+    if (Date.now() > deadline) {
+      spawned.kill();
+      throw new Error(`the dpkg lock holder did not take the locks within 15 s (marker ${marker} never appeared)`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Keys.
+
+export interface GeneratedKey {
+  privateKeyPath: string;
+  privateKey: string;
+  /** Its public key's OpenSSH fingerprint, "SHA256:...". */
+  fingerprint: string;
+}
+
+/** A fresh ed25519 key pair in a temp directory: not in any authorized_keys, not any host's key. */
+export async function freshEd25519Key(): Promise<GeneratedKey> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "vmi-fault-key-"));
+  const privateKeyPath = path.join(dir, "id_ed25519");
+  await mustRun("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-C", "vm-install fault key", "-f", privateKeyPath]);
+  const line = await mustRun("ssh-keygen", ["-l", "-E", "sha256", "-f", `${privateKeyPath}.pub`]);
+  const fingerprint = /SHA256:[A-Za-z0-9+/]{43}/.exec(line)?.[0];
+  if (!fingerprint) throw new Error(`could not read a fingerprint from ssh-keygen -l: ${line}`);
+  return { privateKeyPath, privateKey: fs.readFileSync(privateKeyPath, "utf8"), fingerprint };
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Did anything reach the target?
+
+/**
+ * How many SSH logins sshd on the target has accepted since boot ("Accepted publickey" in its journal).
+ * Read through nsenter, so reading it opens no session of its own. `journalctl --sync` first, so a
+ * login logged just before the call is counted.
+ */
+export async function acceptedLogins(sb: Sandbox): Promise<number> {
+  const out = await mustRoot(sb, "journalctl --sync 2>/dev/null; journalctl -t sshd --no-pager -o cat | grep -c 'Accepted publickey' || true");
+  return Number(out.trim());
+}

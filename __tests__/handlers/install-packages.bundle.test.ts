@@ -1,0 +1,115 @@
+// The bundled handler.js, copied alone into an empty directory and run the way a job runs it
+// (`node -e 'require("<dir>/handler.js").install(event)'`, connection in env), against an in-process
+// SSH server that plays a small Debian VM: real SSH, real sudo wrapping on the wire, real parsing.
+
+import { execFile } from "child_process";
+import * as fs from "fs";
+import * as os from "os";
+import * as path from "path";
+import { utils } from "ssh2";
+import { bundleHandler } from "../../lib/bundling/bundle";
+import { DEBIAN_12, dpkgLine, policyBlock } from "./support/fixtures";
+import { ExecReply, startServer, TestServer } from "./support/ssh-server";
+
+/** A pretend Debian VM: a repository, an installed set, and the few commands the installer sends. */
+class FakeVm {
+  readonly repo: Record<string, string> = { git: "1:2.39.2-1.1", curl: "7.88.1-10+deb12u5", jq: "1.6-2.1", htop: "3.2.2-2" };
+  readonly installed = new Map<string, string>([["curl", "7.88.1-10+deb12u5"]]);
+  readonly log: string[] = [];
+
+  exec = (line: string): ExecReply => {
+    this.log.push(line);
+    const sudo = /^sudo -n sh -c '(.*)'$/s.exec(line);
+    const cmd = (sudo ? sudo[1].replace(/'\\''/g, "'") : line).replace(/^(export [A-Z_]+=\S*; )+/, "");
+    const words = (s: string) => s.trim().split(/\s+/);
+    let m: RegExpExecArray | null;
+    if (/^cat \/etc\/os-release/.test(cmd)) return { stdout: DEBIAN_12 };
+    if ((m = /^dpkg-query -W -f='[^']*' (.*)$/.exec(cmd))) {
+      const names = words(m[1]);
+      return { code: names.every((n) => this.installed.has(n)) ? 0 : 1, stdout: names.map((n) => (this.installed.has(n) ? dpkgLine(n, this.installed.get(n)) : "")).join("") };
+    }
+    if (!sudo && /apt-get/.test(cmd)) return { code: 1, stderr: "E: Could not open lock file - open (13: Permission denied)\n" };
+    if (/^apt-get update -q && mkdir -p \/var\/lib\/apt\/periodic && touch /.test(cmd)) return { stdout: "Reading package lists...\n" };
+    if ((m = /^apt-cache policy (.*)$/.exec(cmd))) return { stdout: words(m[1]).filter((n) => this.repo[n]).map((n) => policyBlock(n, this.repo[n])).join("") };
+    if ((m = /^apt-get install -y -q (?:-o \S+ )+(.*)$/.exec(cmd))) {
+      for (const n of words(m[1])) this.installed.set(n, this.repo[n]);
+      return { stdout: "Setting up ...\n" };
+    }
+    return { code: 127, stderr: `fake vm: unknown command: ${cmd}\n` };
+  };
+}
+
+function runJob(dir: string, env: Record<string, string>, event: unknown): Promise<{ code: number; stdout: string; stderr: string }> {
+  const script = `require(${JSON.stringify(path.join(dir, "handler.js"))}).install(JSON.parse(process.env.EVENT)).then(
+    (r) => console.log("RESULT " + JSON.stringify(r)),
+    (e) => { console.log("ERROR " + e.message); process.exitCode = 1; })`;
+  return new Promise((resolve) => {
+    execFile(process.execPath, ["-e", script], { cwd: dir, env: { PATH: process.env.PATH ?? "", EVENT: JSON.stringify(event), ...env }, timeout: 60_000 }, (err, stdout, stderr) =>
+      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    );
+  });
+}
+
+describe("bundled install-packages handler over real SSH", () => {
+  const key = utils.generateKeyPairSync("ed25519");
+  const vm = new FakeVm();
+  let server: TestServer;
+  let dir: string;
+  let env: Record<string, string>;
+
+  beforeAll(async () => {
+    const cacheDir = fs.mkdtempSync(path.join(os.tmpdir(), "bundle-cache-"));
+    const bundle = bundleHandler({ handler: "install-packages", cacheDir });
+    // An empty directory far from node_modules: the bundle must need nothing beside it.
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), "job-"));
+    fs.copyFileSync(path.join(bundle.dir, "handler.js"), path.join(dir, "handler.js"));
+    fs.rmSync(cacheDir, { recursive: true, force: true });
+    server = await startServer({ authorizedKey: key.public, onExec: vm.exec });
+    env = { VM_IP: "127.0.0.1", SSH_PORT: String(server.port), SSH_USER: "ubuntu", SSH_KEY: key.private };
+  });
+
+  afterAll(async () => {
+    await server?.close();
+    if (dir) fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("installs what is missing, with progress on stdout and a full result", async () => {
+    const job = await runJob(dir, { ...env, SSH_HOST_KEY_SHA256: server.hostKeySha256 }, { packages: ["git", "curl", "jq", "no-such-pkg"] });
+    const resultLine = job.stdout.split("\n").find((l) => l.startsWith("RESULT "));
+    expect(resultLine).toBeDefined();
+    const result = JSON.parse(resultLine!.slice(7));
+    expect(result).toMatchObject({
+      status: "partial",
+      changed: true,
+      installed: ["git", "jq"],
+      already_installed: ["curl"],
+      failed: [{ name: "no-such-pkg", reason: expect.stringMatching(/^unknown package/) }],
+      versions: { git: "1:2.39.2-1.1", curl: "7.88.1-10+deb12u5", jq: "1.6-2.1" },
+      os: { id: "debian", codename: "bookworm", version_id: "12" },
+      host_key_sha256: server.hostKeySha256,
+    });
+    expect(Object.keys(result.timings_ms)).toEqual(expect.arrayContaining(["connect", "os", "check", "apt_update", "apt_install", "verify", "total"]));
+    expect(job.stdout).toMatch(/\[install-packages\] apt-get update \.\.\. \d+\.\ds/);
+    expect(job.stdout).not.toContain(key.private.split("\n")[1]);
+    // What went over the wire: privileged work as one sudo sh -c, queries unprivileged.
+    expect(vm.log.filter((l) => l.includes("apt-get install")).every((l) => l.startsWith("sudo -n sh -c 'export DEBIAN_FRONTEND=noninteractive;"))).toBe(true);
+    expect(vm.log.filter((l) => l.includes("dpkg-query")).every((l) => !l.startsWith("sudo"))).toBe(true);
+  });
+
+  it("a rerun changes nothing and runs no apt-get", async () => {
+    const before = vm.log.length;
+    const job = await runJob(dir, env, { packages: ["git", "curl", "jq"] });
+    const result = JSON.parse(job.stdout.split("\n").find((l) => l.startsWith("RESULT "))!.slice(7));
+    expect(result).toMatchObject({ status: "ok", changed: false, installed: [], already_installed: ["git", "curl", "jq"] });
+    expect(vm.log.slice(before).some((l) => l.includes("apt-get"))).toBe(false);
+    expect(job.stdout).toContain("[install-packages] nothing to do: all 3 packages are already installed");
+  });
+
+  it("rejects a bad event before connecting", async () => {
+    const before = server.authAttempts;
+    const job = await runJob(dir, env, { packages: ["git;touch /tmp/pwned"] });
+    expect(job.code).not.toBe(0);
+    expect(job.stdout).toMatch(/ERROR install-packages: invalid input, nothing was done on the VM: .*\n\s+- event packages\[0\]: "git;touch \/tmp\/pwned"/);
+    expect(server.authAttempts).toBe(before);
+  });
+});

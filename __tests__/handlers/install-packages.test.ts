@@ -1,0 +1,278 @@
+import { runInstaller, InstallerDeps } from "../../handlers/common/handler-kit";
+import { SecretScrubber } from "../../handlers/common/secrets";
+import { installer } from "../../handlers/install-packages/handler";
+import { DEBIAN_12, dpkgLine, FEDORA_39, LOCK_STAT, LOCK_STDERR, policyBlock, PROC_LOCKS, UBUNTU_2204 } from "./support/fixtures";
+import { ScriptedRemote, Step } from "./support/scripted-remote";
+
+const KEY = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW\n-----END OPENSSH PRIVATE KEY-----\n";
+const ENV = { VM_IP: "192.0.2.10", SSH_USER: "ubuntu", SSH_KEY: KEY };
+
+/** Runs the installer against `script`; returns the result or error, the output lines and the double. */
+async function run(event: unknown, script: Step[], deps: Partial<InstallerDeps> = {}) {
+  const remote = new ScriptedRemote(script);
+  const lines: string[] = [];
+  let connects = 0;
+  const outcome = await runInstaller(installer, event, {
+    env: ENV,
+    connect: async () => {
+      connects++;
+      return remote;
+    },
+    write: (l) => lines.push(l),
+    secrets: new SecretScrubber(),
+    ...deps,
+  }).then((result) => ({ result, error: undefined }), (error: Error) => ({ result: undefined, error }));
+  return { ...outcome, remote, lines, connects };
+}
+
+const os = (text = DEBIAN_12): Step => ({ match: "cat /etc/os-release", sudo: false, stdout: text });
+const dpkg = (stdout: string): Step => ({ match: /^dpkg-query -W /, sudo: false, code: 1, stdout });
+const update: Step = { match: /^apt-get update /, sudo: true };
+const policy = (stdout: string, names?: string): Step => ({ match: names ? `apt-cache policy ${names}` : "apt-cache policy", sudo: false, stdout });
+const install = (specs: string, extra: Partial<Step> = {}): Step => ({ match: new RegExp(`^apt-get install -y .*--force-confold ${specs.replace(/[.+]/g, "\\$&")}$`), sudo: true, ...extra });
+
+describe("install-packages: event validation (before any SSH)", () => {
+  const invalid: [string, unknown, RegExp][] = [
+    ["shell syntax in a name", { packages: ["git;touch /tmp/pwned"] }, /event packages\[0\]: "git;touch \/tmp\/pwned" is not a Debian package name/],
+    ["command substitution", { packages: ["$(reboot)"] }, /event packages\[0\]: "\$\(reboot\)"/],
+    ["an option smuggled in", { packages: ["-oAPT::Foo=1"] }, /event packages\[0\]/],
+    ["uppercase", { packages: ["Git"] }, /event packages\[0\]/],
+    ["a bad version", { packages: ["git=1.0;id"] }, /event packages\[0\]: "git=1.0;id"/],
+    ["missing packages", {}, /event packages: required key is missing/],
+    ["empty list", { packages: [] }, /event packages: expected at least 1 item, got 0/],
+    ["not a list", { packages: "git curl" }, /event packages: expected a list/],
+    ["a non-string item", { packages: [42] }, /event packages\[0\]: expected a string/],
+    ["the same package twice", { packages: ["git", "curl", "git=1:2.39.2-1.1"] }, /event packages\[2\]: package "git" is already listed at packages\[0\]/],
+    ["update not a boolean", { packages: ["git"], update: "yes" }, /event update: expected true or false, got "yes"/],
+    ["cache_valid_sec negative", { packages: ["git"], cache_valid_sec: -5 }, /event cache_valid_sec: expected a whole number from 0/],
+    ["an unknown key", { packages: ["git"], packgaes: ["x"] }, /event packgaes: unknown key; allowed here: packages, update, cache_valid_sec, apt, ssh/],
+    ["bad ssh settings", { packages: ["git"], ssh: { attempts: 0, delay: 5 } }, /event ssh.delay: unknown key[\s\S]*event ssh.attempts: expected a whole number from 1 to 20/],
+    ["bad apt settings", { packages: ["git"], apt: { lock_attempts: "5" } }, /event apt.lock_attempts: expected a whole number/],
+    ["not an object", ["git"], /event \(top level\): expected an object/],
+    ["event_json that is not JSON", "{packages:", /not valid JSON/],
+  ];
+
+  it.each(invalid)("rejects %s with no connection made", async (_what, event, message) => {
+    const { error, connects, remote } = await run(event, []);
+    expect(error?.message).toMatch(/^install-packages: invalid input, nothing was done on the VM: /);
+    expect(error?.message).toMatch(message);
+    expect(connects).toBe(0);
+    expect(remote.calls).toHaveLength(0);
+  });
+
+  it("lists event and env problems together", async () => {
+    const { error, connects } = await run({ packages: ["bad name"] }, [], { env: { VM_IP: "192.0.2.10" } });
+    expect(error?.message).toMatch(/event packages\[0\]/);
+    expect(error?.message).toMatch(/env SSH_USER: required/);
+    expect(error?.message).toMatch(/env SSH_KEY: required/);
+    expect(connects).toBe(0);
+  });
+
+  it("accepts event_json's string form", async () => {
+    const { result } = await run(JSON.stringify({ packages: ["git"] }), [os(), dpkg(dpkgLine("git", "1:2.39.2-1.1"))]);
+    expect(result?.status).toBe("ok");
+  });
+});
+
+describe("install-packages: flow", () => {
+  it("installs what is missing, verifies it, and reports per package", async () => {
+    const { result, remote, lines } = await run({ packages: ["git", "curl", "jq"] }, [
+      os(UBUNTU_2204),
+      dpkg(dpkgLine("curl", "7.81.0-1ubuntu1.15")),
+      update,
+      policy(policyBlock("git", "1:2.34.1-1ubuntu1.10") + policyBlock("jq", "1.6-2.1ubuntu3"), "git jq"),
+      install("git jq", { check: (_c, opts) => expect(opts.env?.DEBIAN_FRONTEND).toBe("noninteractive") }),
+      dpkg(dpkgLine("git", "1:2.34.1-1ubuntu1.10") + dpkgLine("jq", "1.6-2.1ubuntu3")),
+    ]);
+    expect(remote.done).toBe(true);
+    expect(remote.closed).toBe(true);
+    expect(result).toMatchObject({
+      status: "ok",
+      changed: true,
+      installed: ["git", "jq"],
+      already_installed: ["curl"],
+      failed: [],
+      versions: { curl: "7.81.0-1ubuntu1.15", git: "1:2.34.1-1ubuntu1.10", jq: "1.6-2.1ubuntu3" },
+      apt_update: { ran: true },
+      os: { id: "ubuntu", family: "ubuntu", version_id: "22.04", codename: "jammy" },
+      host_key_sha256: "SHA256:" + "A".repeat(43),
+      summary: "installed 2, already installed 1, failed 0",
+    });
+    expect(Object.keys(result!.timings_ms)).toEqual(["validate", "connect", "os", "check", "apt_update", "candidates", "apt_install", "verify", "total"]);
+    expect(lines).toContain("[install-packages] to install: git jq; already installed: curl");
+    expect(lines.some((l) => /^\[install-packages\] apt-get update \.\.\. \d+\.\ds$/.test(l))).toBe(true);
+  });
+
+  it("is idempotent: a rerun runs no apt-get at all and says so", async () => {
+    const { result, remote, lines } = await run({ packages: ["git", "curl"] }, [
+      os(),
+      dpkg(dpkgLine("git", "1:2.39.2-1.1") + dpkgLine("curl", "7.88.1-10+deb12u5")),
+    ]);
+    expect(remote.done).toBe(true);
+    expect(remote.calls.some((c) => /apt-get/.test(c.command))).toBe(false);
+    expect(result).toMatchObject({
+      status: "ok", changed: false, installed: [], already_installed: ["git", "curl"], failed: [],
+      apt_update: { ran: false, reason: "nothing to install" },
+      summary: "nothing to do: all 2 packages are already installed",
+    });
+    expect(lines).toContain("[install-packages] nothing to do: all 2 packages are already installed (git, curl)");
+  });
+
+  it("one unknown package does not stop the good ones: partial", async () => {
+    const { result, remote } = await run({ packages: ["git", "no-such-pkg", "htop"] }, [
+      os(),
+      dpkg(""),
+      update,
+      policy(policyBlock("git", "1:2.39.2-1.1") + policyBlock("htop", "3.2.2-2")),
+      install("git htop"),
+      dpkg(dpkgLine("git", "1:2.39.2-1.1") + dpkgLine("htop", "3.2.2-2")),
+    ]);
+    expect(remote.done).toBe(true);
+    expect(result).toMatchObject({ status: "partial", installed: ["git", "htop"], already_installed: [] });
+    expect(result!.failed).toEqual([{ name: "no-such-pkg", reason: expect.stringMatching(/^unknown package/) }]);
+  });
+
+  it("a package without a candidate fails alone with that reason", async () => {
+    const { result } = await run({ packages: ["awk", "git"] }, [
+      os(), dpkg(""), update,
+      policy("awk:\n  Installed: (none)\n  Candidate: (none)\n  Version table:\n" + policyBlock("git", "1:2.39.2-1.1")),
+      install("git"),
+      dpkg(dpkgLine("git", "1:2.39.2-1.1")),
+    ]);
+    expect(result?.failed).toEqual([{ name: "awk", reason: expect.stringMatching(/^no installation candidate/) }]);
+  });
+
+  it("all failed: throws a readable error listing each reason, and installs nothing", async () => {
+    const { error, remote } = await run({ packages: ["nope-one", "nope-two"] }, [os(), dpkg(""), update, policy("")]);
+    expect(remote.done).toBe(true);
+    expect(error?.message).toBe(
+      "install-packages failed while installing: none of the 2 packages could be installed:\n" +
+        "  - nope-one: unknown package: apt on the VM knows no package of that name (check the spelling, or whether its repository is configured)\n" +
+        "  - nope-two: unknown package: apt on the VM knows no package of that name (check the spelling, or whether its repository is configured)",
+    );
+  });
+
+  it("a pinned version that differs from the installed one is installed (downgrade allowed)", async () => {
+    const { result } = await run({ packages: ["git=1:2.39.2-1.1", "curl"] }, [
+      os(),
+      dpkg(dpkgLine("git", "1:2.39.5-0+deb12u3") + dpkgLine("curl", "7.88.1-10+deb12u5")),
+      update,
+      policy(policyBlock("git", "1:2.39.5-0+deb12u3", ["1:2.39.5-0+deb12u3", "1:2.39.2-1.1"], "1:2.39.5-0+deb12u3"), "git"),
+      { match: /--allow-downgrades git=1:2\.39\.2-1\.1$/, sudo: true },
+      dpkg(dpkgLine("git", "1:2.39.2-1.1")),
+    ]);
+    expect(result).toMatchObject({ status: "ok", installed: ["git"], already_installed: ["curl"], versions: { git: "1:2.39.2-1.1" } });
+  });
+
+  it("a pinned version that is not available fails with the versions there are", async () => {
+    const { result } = await run({ packages: ["git=2.39.2-1.1", "curl"] }, [
+      os(), dpkg(""), update,
+      policy(policyBlock("git", "1:2.39.2-1.1") + policyBlock("curl", "7.88.1-10+deb12u5")),
+      install("curl"),
+      dpkg(dpkgLine("curl", "7.88.1-10+deb12u5")),
+    ]);
+    expect(result?.failed).toEqual([{ name: "git", reason: "version 2.39.2-1.1 is not available (did you mean 1:2.39.2-1.1?); available: 1:2.39.2-1.1" }]);
+  });
+
+  it("when the batch install fails, retries one by one so each package gets its own reason", async () => {
+    const broken = { code: 100, stdout: "The following packages have unmet dependencies:\n broken : Depends: libgone but it is not installable\n", stderr: "E: Unable to correct problems, you have held broken packages.\n" };
+    const { result, remote } = await run({ packages: ["git", "broken"] }, [
+      os(), dpkg(""), update,
+      policy(policyBlock("git", "1:2.39.2-1.1") + policyBlock("broken", "1.0-1")),
+      install("git broken", broken),
+      install("git"),
+      install("broken", broken),
+      dpkg(dpkgLine("git", "1:2.39.2-1.1")),
+    ]);
+    expect(remote.done).toBe(true);
+    expect(result).toMatchObject({ status: "partial", installed: ["git"] });
+    expect(result!.failed).toEqual([{ name: "broken", reason: "broken : Depends: libgone but it is not installable; E: Unable to correct problems, you have held broken packages." }]);
+  });
+
+  it("a lost connection during install fails the job instead of retrying package by package", async () => {
+    const { error, remote } = await run({ packages: ["git", "jq"] }, [
+      os(), dpkg(""), update, policy(policyBlock("git", "1:2.39.2-1.1") + policyBlock("jq", "1.6-2.1")),
+      install("git jq", { code: null }),
+    ]);
+    expect(remote.done).toBe(true);
+    expect(error?.message).toMatch(/^install-packages failed while installing: apt-get install git jq on ubuntu@192\.0\.2\.10:22 did not finish/);
+  });
+
+  it("apt saying yes is not enough: dpkg's verdict decides", async () => {
+    const { result } = await run({ packages: ["git", "jq"] }, [
+      os(), dpkg(""), update, policy(policyBlock("git", "1:2.39.2-1.1") + policyBlock("jq", "1.6-2.1")),
+      install("git jq"),
+      dpkg(dpkgLine("git", "1:2.39.2-1.1") + "jq\tinstall ok half-configured\t1.6-2.1\n"),
+    ]);
+    expect(result?.failed).toEqual([{ name: "jq", reason: "apt-get reported success but dpkg shows status half-configured (an interrupted install: `sudo dpkg --configure -a` on the VM finishes it)" }]);
+  });
+
+  it("update: false skips apt-get update", async () => {
+    const { result, remote } = await run({ packages: ["git"], update: false }, [
+      os(), dpkg(""), policy(policyBlock("git", "1:2.39.2-1.1")), install("git"), dpkg(dpkgLine("git", "1:2.39.2-1.1")),
+    ]);
+    expect(remote.done).toBe(true);
+    expect(result?.apt_update).toEqual({ ran: false, reason: "update: false" });
+  });
+
+  it("cache_valid_sec skips a recent update", async () => {
+    const { result, lines } = await run({ packages: ["git"], cache_valid_sec: 3600 }, [
+      os(), dpkg(""), { match: "/var/lib/apt/lists", stdout: "1700000600 1700000000\n" },
+      policy(policyBlock("git", "1:2.39.2-1.1")), install("git"), dpkg(dpkgLine("git", "1:2.39.2-1.1")),
+    ]);
+    expect(result?.apt_update).toEqual({ ran: false, reason: "package lists are 600s old, younger than cache_valid_sec 3600" });
+    expect(lines).toContain("[install-packages] apt-get update skipped: package lists are 600s old, younger than cache_valid_sec 3600");
+  });
+
+  it("retries a busy dpkg lock and goes on", async () => {
+    const { result, remote, lines } = await run({ packages: ["git"], apt: { lock_retry_delay_sec: 0 } }, [
+      os(), dpkg(""), update, policy(policyBlock("git", "1:2.39.2-1.1")),
+      install("git", { code: 100, stderr: LOCK_STDERR }),
+      { match: "/proc/locks", stdout: `${LOCK_STAT}--- /proc/locks\n${PROC_LOCKS}` },
+      { match: "/proc/$p/cmdline", stdout: "4242\t/usr/bin/python3 /usr/bin/unattended-upgrade \n" },
+      install("git"),
+      dpkg(dpkgLine("git", "1:2.39.2-1.1")),
+    ]);
+    expect(remote.done).toBe(true);
+    expect(result?.status).toBe("ok");
+    expect(lines.some((l) => l.includes("lock busy: /var/lib/dpkg/lock-frontend is held by pid 4242"))).toBe(true);
+  });
+
+  it("a lock that never frees fails the job naming the holder", async () => {
+    const busy: Step[] = [
+      install("git", { code: 100, stderr: LOCK_STDERR }),
+      { match: "/proc/locks", stdout: `${LOCK_STAT}--- /proc/locks\n${PROC_LOCKS}` },
+      { match: "/proc/$p/cmdline", stdout: "4242\t/usr/bin/python3 /usr/bin/unattended-upgrade \n" },
+    ];
+    const { error, remote } = await run({ packages: ["git"], apt: { lock_attempts: 2, lock_retry_delay_sec: 0 } }, [
+      os(), dpkg(""), update, policy(policyBlock("git", "1:2.39.2-1.1")), ...busy, ...busy,
+    ]);
+    expect(remote.done).toBe(true);
+    expect(error?.message).toMatch(/^install-packages failed while installing: apt-get install: the apt\/dpkg lock stayed busy through 2 attempts/);
+    expect(error?.message).toContain("held by pid 4242 (/usr/bin/python3 /usr/bin/unattended-upgrade)");
+  });
+
+  it("refuses an unsupported OS before touching apt", async () => {
+    const { error, remote } = await run({ packages: ["git"] }, [os(FEDORA_39)]);
+    expect(remote.done).toBe(true);
+    expect(error?.message).toMatch(/^install-packages failed while detecting the OS: unsupported OS on the VM: \/etc\/os-release says ID=fedora/);
+    expect(remote.closed).toBe(true);
+  });
+
+  it("scrubs the SSH key from errors even when the VM echoes it", async () => {
+    const keyLine = KEY.split("\n")[1];
+    const { error } = await run({ packages: ["git"] }, [os(), { match: "dpkg-query", code: 2, stderr: `weird: ${keyLine}\n` }]);
+    expect(error?.message).toMatch(/dpkg-query failed on the VM \(exit 2\)/);
+    expect(error?.message).not.toContain(keyLine);
+    expect(error?.message).toContain("[redacted:SSH_KEY]");
+  });
+
+  it("names the phase when connecting fails", async () => {
+    const { error } = await run({ packages: ["git"] }, [], {
+      connect: async () => {
+        throw new Error("SSH authentication failed for ubuntu@192.0.2.10:22: ...");
+      },
+    });
+    expect(error?.message).toMatch(/^install-packages failed while connecting over SSH: SSH authentication failed for ubuntu@192\.0\.2\.10:22/);
+  });
+});

@@ -1,0 +1,52 @@
+import { SecretScrubber } from "../../handlers/common/secrets";
+
+const KEY = [
+  "-----BEGIN OPENSSH PRIVATE KEY-----",
+  "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW",
+  "QyNTUxOQAAACDx0gXbHcFzL1i0hM9Ypj2mtz9r4T8pUzvFN8e2q6h9dQAAAJgAAAAAAAAA",
+  "-----END OPENSSH PRIVATE KEY-----",
+  "",
+].join("\n");
+
+describe("SecretScrubber", () => {
+  it("replaces a registered value with its label", () => {
+    const s = new SecretScrubber();
+    s.add("hunter2-long", "db_password");
+    expect(s.scrub("psql: password hunter2-long rejected")).toBe("psql: password [redacted:db_password] rejected");
+  });
+
+  it("hides each line of a key, not only the whole key", () => {
+    const s = new SecretScrubber();
+    s.add(KEY, "SSH_KEY");
+    expect(s.scrub(`whole:\n${KEY}`)).not.toContain("b3BlbnNzaC1rZXkt");
+    const oneLine = KEY.split("\n")[2];
+    expect(s.scrub(`tool printed ${oneLine} here`)).toBe("tool printed [redacted:SSH_KEY] here");
+    // The armour is public and stays readable.
+    expect(s.scrub("-----BEGIN OPENSSH PRIVATE KEY-----")).toBe("-----BEGIN OPENSSH PRIVATE KEY-----");
+  });
+
+  it("hides the JSON-escaped form too", () => {
+    const s = new SecretScrubber();
+    s.add('pa"ss\\word', "pw");
+    expect(s.scrub(JSON.stringify({ password: 'pa"ss\\word' }))).toBe('{"password":"[redacted:pw]"}');
+  });
+
+  it("ignores empty values and leaves text alone when nothing is registered", () => {
+    const s = new SecretScrubber();
+    s.add("", "x");
+    s.add(undefined, "y");
+    expect(s.size).toBe(0);
+    expect(s.scrub("anything")).toBe("anything");
+  });
+
+  it("scrubs message and stack of an error, leaving the original as it was", () => {
+    const s = new SecretScrubber();
+    s.add("s3cr3t-value", "token");
+    const original = new TypeError("bad token s3cr3t-value");
+    const clean = s.scrubError(original);
+    expect(clean.message).toBe("bad token [redacted:token]");
+    expect(clean.name).toBe("TypeError");
+    expect(clean.stack).not.toContain("s3cr3t-value");
+    expect(original.message).toContain("s3cr3t-value");
+  });
+});

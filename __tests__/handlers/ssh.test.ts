@@ -1,0 +1,233 @@
+import { execFileSync } from "child_process";
+import * as crypto from "crypto";
+import * as fs from "fs";
+import * as net from "net";
+import * as os from "os";
+import * as path from "path";
+import { utils } from "ssh2";
+import { ConnectionEnv } from "../../handlers/common/connection-env";
+import { CommandError } from "../../handlers/common/exec";
+import { Progress } from "../../handlers/common/progress";
+import { SecretScrubber } from "../../handlers/common/secrets";
+import {
+  connect, DEFAULT_SSH_RETRY, fingerprintSha256, keyBlobType, parsePrivateKey, resolveSshRetry, retryWaitMs, SshConnectError, SshKeyError, SshSession,
+} from "../../handlers/common/ssh";
+import { freePort, startServer, TestServer } from "./support/ssh-server";
+
+const clientKey = utils.generateKeyPairSync("ed25519");
+const pem = (type: "rsa" | "ec" | "ed25519", encoding: "pkcs1" | "sec1" | "pkcs8") =>
+  (crypto.generateKeyPairSync(type as "rsa", {
+    modulusLength: 2048,
+    namedCurve: "prime256v1",
+    privateKeyEncoding: { type: encoding, format: "pem" },
+    publicKeyEncoding: { type: "spki", format: "pem" },
+  } as never) as unknown as { privateKey: string }).privateKey;
+
+function target(port: number, extra: Partial<ConnectionEnv> = {}): ConnectionEnv {
+  return { host: "127.0.0.1", port, user: "ubuntu", privateKey: clientKey.private, ...extra };
+}
+
+const quick = (over: Partial<typeof DEFAULT_SSH_RETRY> = {}) => ({ ...DEFAULT_SSH_RETRY, ...over });
+const silent = () => new Progress("test", { write: () => undefined, secrets: new SecretScrubber() });
+
+describe("keys", () => {
+  it.each([
+    ["OpenSSH ed25519", utils.generateKeyPairSync("ed25519").private, "ssh-ed25519"],
+    ["OpenSSH RSA", utils.generateKeyPairSync("rsa", { bits: 2048 }).private, "ssh-rsa"],
+    ["OpenSSH ECDSA", utils.generateKeyPairSync("ecdsa", { bits: 256 }).private, "ecdsa-sha2-nistp256"],
+    ["PEM RSA (PKCS#1)", pem("rsa", "pkcs1"), "ssh-rsa"],
+    ["PEM EC (SEC1)", pem("ec", "sec1"), "ecdsa-sha2-nistp256"],
+    ["PKCS#8 RSA", pem("rsa", "pkcs8"), "ssh-rsa"],
+    ["PKCS#8 EC", pem("ec", "pkcs8"), "ecdsa-sha2-nistp256"],
+    ["PKCS#8 ed25519", pem("ed25519", "pkcs8"), "ssh-ed25519"],
+  ])("reads %s", (_what, text, type) => {
+    expect(parsePrivateKey(text).type).toBe(type);
+  });
+
+  it("says clearly when a key cannot be read, without echoing it", () => {
+    const junk = "-----BEGIN OPENSSH PRIVATE KEY-----\nc2VjcmV0LWxvb2tpbmctYnV0LWJyb2tlbg==\n-----END OPENSSH PRIVATE KEY-----\n";
+    const err = (() => {
+      try {
+        parsePrivateKey(junk);
+      } catch (e) {
+        return e as Error;
+      }
+      throw new Error("no error");
+    })();
+    expect(err).toBeInstanceOf(SshKeyError);
+    expect(err.message).toMatch(/^SSH_KEY could not be read as a private key/);
+    expect(err.message).not.toContain("c2VjcmV0");
+  });
+
+  it("refuses an encrypted key with what to do about it", () => {
+    const encrypted = utils.generateKeyPairSync("ed25519", { passphrase: "pw", cipher: "aes256-ctr", rounds: 1 } as never).private;
+    expect(() => parsePrivateKey(encrypted)).toThrow(/encrypted with a passphrase.*ssh-keygen -p/);
+  });
+
+  it("computes the fingerprint exactly as ssh-keygen -l prints it", () => {
+    const pub = utils.parseKey(clientKey.public) as unknown as { getPublicSSH(): Buffer; type: string };
+    const blob = pub.getPublicSSH();
+    expect(keyBlobType(blob)).toBe("ssh-ed25519");
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "fp-"));
+    fs.writeFileSync(path.join(dir, "k.pub"), clientKey.public + "\n");
+    let keygen: string | undefined;
+    try {
+      keygen = execFileSync("ssh-keygen", ["-lf", path.join(dir, "k.pub")], { encoding: "utf8" });
+    } catch {
+      // no ssh-keygen here: the independent hash below still checks the form
+    }
+    fs.rmSync(dir, { recursive: true, force: true });
+    const fp = fingerprintSha256(blob);
+    expect(fp).toMatch(/^SHA256:[A-Za-z0-9+/]{43}$/);
+    if (keygen) expect(keygen.split(" ")[1]).toBe(fp);
+  });
+});
+
+describe("retry settings", () => {
+  it("defaults to the plan's 3 attempts 10 s apart, inside a budget", () => {
+    expect(resolveSshRetry()).toEqual({ attempts: 3, delaySec: 10, budgetSec: 120, timeoutSec: 20 });
+    expect(resolveSshRetry({ attempts: 5, delay_sec: 2 })).toEqual({ attempts: 5, delaySec: 2, budgetSec: 120, timeoutSec: 20 });
+  });
+
+  it("doubles the wait each time, at most 60 s", () => {
+    const r = resolveSshRetry({ attempts: 8 });
+    expect([2, 3, 4, 5, 6].map((n) => retryWaitMs(r, n))).toEqual([10_000, 20_000, 40_000, 60_000, 60_000]);
+  });
+});
+
+describe("connect over real SSH (in-process ssh2 server on 127.0.0.1)", () => {
+  let server: TestServer | undefined;
+  let session: SshSession | undefined;
+  afterEach(async () => {
+    await session?.close();
+    await server?.close();
+    session = undefined;
+    server = undefined;
+  });
+
+  it("connects, reports the host key fingerprint the server has, and runs commands", async () => {
+    server = await startServer({
+      authorizedKey: clientKey.public,
+      onExec: (cmd, stdin) => (cmd.startsWith("cat") ? { stdout: stdin.toString(), code: 0 } : { stdout: "out\n", stderr: "err\n", code: 3 }),
+    });
+    session = await connect(target(server.port), { retry: quick(), secrets: new SecretScrubber() });
+    expect(session.hostKeySha256).toBe(server.hostKeySha256);
+    expect(session.hostKeyType).toBe("ssh-ed25519");
+    expect(session.attempts).toBe(1);
+    expect(session.target).toBe(`ubuntu@127.0.0.1:${server.port}`);
+
+    await expect(session.run("cat", { stdin: "via stdin" })).resolves.toMatchObject({ code: 0, stdout: "via stdin" });
+    await expect(session.run("fails", { check: false })).resolves.toMatchObject({ code: 3, stdout: "out\n", stderr: "err\n" });
+    await expect(session.run("fails")).rejects.toThrow(`fails failed on ubuntu@127.0.0.1:${server.port} (exit 3):\nerr`);
+    await session.run("cat && id", { sudo: true, check: false });
+    expect(server.commands.at(-1)).toBe("sudo -n sh -c 'cat && id'");
+  });
+
+  it("accepts a matching host-key pin", async () => {
+    server = await startServer({ authorizedKey: clientKey.public });
+    session = await connect(target(server.port, { hostKeySha256: server.hostKeySha256 }), { retry: quick(), secrets: new SecretScrubber() });
+    expect(session.hostKeySha256).toBe(server.hostKeySha256);
+  });
+
+  it("refuses a host key that does not match the pin, saying expected and seen, without retrying", async () => {
+    server = await startServer({ authorizedKey: clientKey.public });
+    const pin = "SHA256:" + "B".repeat(43);
+    const started = Date.now();
+    const err = await connect(target(server.port, { hostKeySha256: pin }), { retry: quick({ delaySec: 10 }), secrets: new SecretScrubber() }).catch((e) => e);
+    expect(Date.now() - started).toBeLessThan(5000);
+    expect(err).toBeInstanceOf(SshConnectError);
+    expect(err.retryable).toBe(false);
+    expect(err.message).toBe(
+      `host key mismatch for 127.0.0.1:${server.port}: expected ${pin} (SSH_HOST_KEY_SHA256) but the server presented ${server.hostKeySha256} (ssh-ed25519); refusing to connect. If the VM was re-created its host key changed: update SSH_HOST_KEY_SHA256. Otherwise something else answers at this address.`,
+    );
+    expect(server.authAttempts).toBe(0); // refused before sending any credentials
+  });
+
+  it("fails fast (no retry) when authentication fails", async () => {
+    const otherKey = utils.generateKeyPairSync("ed25519");
+    server = await startServer({ authorizedKey: otherKey.public });
+    const started = Date.now();
+    const err = await connect(target(server.port), { retry: quick({ delaySec: 10 }), secrets: new SecretScrubber() }).catch((e) => e);
+    expect(Date.now() - started).toBeLessThan(5000);
+    expect(err.retryable).toBe(false);
+    expect(err.message).toMatch(new RegExp(`^SSH authentication failed for ubuntu@127\\.0\\.0\\.1:${server.port}: the server accepted no method with the ssh-ed25519 key in SSH_KEY`));
+  });
+
+  it("retries a refused connection until the server appears", async () => {
+    const port = await freePort();
+    const lines: string[] = [];
+    const progress = new Progress("test", { write: (l) => lines.push(l), secrets: new SecretScrubber() });
+    const late = new Promise<TestServer>((resolve) => setTimeout(() => resolve(startServer({ authorizedKey: clientKey.public, port })), 400));
+    session = await connect(target(port), { retry: quick({ attempts: 4, delaySec: 1 }), progress, secrets: new SecretScrubber() });
+    server = await late;
+    expect(session.attempts).toBe(2);
+    expect(session.hostKeySha256).toBe(server.hostKeySha256);
+    expect(lines[0]).toMatch(new RegExp(`^\\[test\\] ssh ubuntu@127\\.0\\.0\\.1:${port}: ECONNREFUSED .*; attempt 2/4 in 1\\.0s$`));
+  });
+
+  it("gives up after the attempts, naming the last error", async () => {
+    const port = await freePort();
+    const err = await connect(target(port), { retry: quick({ attempts: 2, delaySec: 0 }), progress: silent(), secrets: new SecretScrubber() }).catch((e) => e);
+    expect(err.message).toMatch(new RegExp(`^SSH to ubuntu@127\\.0\\.0\\.1:${port} failed after 2 attempts in \\d+\\.\\ds: ECONNREFUSED`));
+    expect(err.message).toMatch(/access_port_list/);
+  });
+
+  it("stops when the next wait would pass the budget", async () => {
+    const port = await freePort();
+    const started = Date.now();
+    const err = await connect(target(port), { retry: quick({ attempts: 10, delaySec: 1, budgetSec: 2 }), progress: silent(), secrets: new SecretScrubber() }).catch((e) => e);
+    expect(Date.now() - started).toBeLessThan(3500);
+    expect(err.message).toMatch(/gave up after 2 attempts in .* because the next one would pass the 2s budget \(ssh\.budget_sec\)/);
+  });
+
+  it("retries a handshake that never comes (timeout)", async () => {
+    const open = new Set<net.Socket>();
+    const mute = net.createServer((sock) => void open.add(sock)); // accepts TCP, never speaks SSH
+    await new Promise<void>((resolve) => mute.listen(0, "127.0.0.1", resolve));
+    const port = (mute.address() as net.AddressInfo).port;
+    const err = await connect(target(port), { retry: quick({ attempts: 2, delaySec: 0, timeoutSec: 1 }), progress: silent(), secrets: new SecretScrubber() }).catch((e) => e);
+    for (const sock of open) sock.destroy();
+    await new Promise<void>((resolve) => mute.close(() => resolve()));
+    expect(err.message).toMatch(/failed after 2 attempts .*: no SSH handshake within 1\.0s/);
+  });
+
+  it("a connection lost mid-command rejects that command instead of hanging", async () => {
+    server = await startServer({ authorizedKey: clientKey.public, onExec: () => ({ drop: true }) });
+    session = await connect(target(server.port), { retry: quick(), secrets: new SecretScrubber() });
+    const err = await session.run("apt-get install -y git", { label: "apt-get install git" }).catch((e) => e);
+    expect(err).toBeInstanceOf(CommandError);
+    expect(err.message).toMatch(/^apt-get install git on ubuntu@127\.0\.0\.1:\d+: the SSH connection was lost/);
+    await expect(session.run("true")).rejects.toThrow(/the SSH connection is gone/);
+  });
+
+  it("an exit without a status is a failure, not success", async () => {
+    server = await startServer({ authorizedKey: clientKey.public, onExec: () => ({ code: null, stdout: "half" }) });
+    session = await connect(target(server.port), { retry: quick(), secrets: new SecretScrubber() });
+    await expect(session.run("thing", { check: false })).rejects.toThrow(/thing on .* did not finish: the SSH channel closed without an exit status/);
+  });
+
+  it("a command that takes too long times out and closes its channel", async () => {
+    server = await startServer({ authorizedKey: clientKey.public, onExec: (cmd) => (cmd === "slow" ? { hang: true } : { stdout: "ok" }) });
+    session = await connect(target(server.port), { retry: quick(), secrets: new SecretScrubber() });
+    await expect(session.run("slow", { timeoutMs: 300 })).rejects.toThrow(/slow on .*: timed out after 0\.3s/);
+    await expect(session.run("fast")).resolves.toMatchObject({ stdout: "ok" }); // the connection is still good
+  });
+
+  it("authenticates with a PKCS#8 ed25519 key (converted for ssh2)", async () => {
+    const pkcs8 = pem("ed25519", "pkcs8");
+    const pub = crypto.createPublicKey(pkcs8).export({ format: "jwk" }).x!;
+    const line = `ssh-ed25519 ${Buffer.concat([Buffer.from([0, 0, 0, 11]), Buffer.from("ssh-ed25519"), Buffer.from([0, 0, 0, 32]), Buffer.from(pub, "base64url")]).toString("base64")}`;
+    server = await startServer({ authorizedKey: line });
+    session = await connect(target(server.port, { privateKey: pkcs8 }), { retry: quick(), secrets: new SecretScrubber() });
+    expect(session.attempts).toBe(1);
+  });
+
+  it("registers the key as a secret, so nothing it touches can print it", async () => {
+    server = await startServer({ authorizedKey: clientKey.public, onExec: () => ({ stdout: clientKey.private }) });
+    const secrets = new SecretScrubber();
+    session = await connect(target(server.port), { retry: quick(), secrets });
+    const out = (await session.run("cat ~/.ssh/id")).stdout;
+    expect(out).not.toContain(clientKey.private.split("\n")[1]);
+    expect(out).toContain("[redacted:SSH_KEY]");
+  });
+});

@@ -1,0 +1,69 @@
+// A scripted double of the VM for handler tests: an ordered list of expected commands, each with the
+// output it gets. A command that is not the next expected one fails the test (and the handler), so a
+// test also proves nothing else ran. Results go through the real ExecRemote, so exit checks,
+// CommandError wording and scrubbing are the production ones.
+
+import { ExecRemote, RunOptions, RunResult } from "../../../handlers/common/exec";
+import { Connection } from "../../../handlers/common/handler-kit";
+import { SecretScrubber } from "../../../handlers/common/secrets";
+
+export interface Step {
+  /** The command as given to run() (before sudo wrapping): a substring or a pattern. */
+  match: string | RegExp;
+  /** When set, the call's sudo flag must be exactly this. */
+  sudo?: boolean;
+  code?: number | null;
+  stdout?: string;
+  stderr?: string;
+  /** Extra assertions on the call. */
+  check?: (command: string, opts: RunOptions) => void;
+}
+
+export interface Call {
+  command: string;
+  opts: RunOptions;
+}
+
+export class ScriptedRemote implements Connection {
+  readonly calls: Call[] = [];
+  closed = false;
+  private next = 0;
+
+  constructor(
+    private readonly script: Step[],
+    readonly hostKeySha256 = "SHA256:" + "A".repeat(43),
+    readonly target = "ubuntu@192.0.2.10:22",
+    private readonly secrets = new SecretScrubber(),
+  ) {}
+
+  async run(command: string, opts: RunOptions = {}): Promise<RunResult> {
+    this.calls.push({ command, opts });
+    const step = this.script[this.next];
+    const matches = step && (typeof step.match === "string" ? command.includes(step.match) : step.match.test(command));
+    if (!step || !matches || (step.sudo !== undefined && step.sudo !== !!opts.sudo)) {
+      const expected = step ? `${String(step.match)}${step.sudo !== undefined ? ` (sudo ${step.sudo})` : ""}` : "no more commands";
+      throw new Error(`ScriptedRemote: unexpected command #${this.next + 1} ${JSON.stringify(command)} (sudo ${!!opts.sudo}); expected ${expected}`);
+    }
+    this.next++;
+    step.check?.(command, opts);
+    const exec = new ExecRemote(
+      async () => ({ code: step.code === undefined ? 0 : step.code, stdout: Buffer.from(step.stdout ?? ""), stderr: Buffer.from(step.stderr ?? "") }),
+      { target: this.target, user: "ubuntu", secrets: this.secrets },
+    );
+    return exec.run(command, opts);
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+  }
+
+  /** Every scripted step was used. */
+  get done(): boolean {
+    return this.next === this.script.length;
+  }
+
+  /** What is left, for a failing assertion's message. */
+  get remaining(): string[] {
+    return this.script.slice(this.next).map((s) => String(s.match));
+  }
+}
