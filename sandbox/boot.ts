@@ -1,0 +1,274 @@
+// Booting the target: an overlay over the shared base rootfs, real systemd as PID 1 under systemd-nspawn,
+// all inside `unshare --pid --mount --kill-child` so that killing one recorded pid takes down the whole
+// tree (nspawn alone, SIGKILLed, would leave postgres and dockerd running as orphans).
+import { spawn } from "child_process";
+import { createHash } from "crypto";
+import * as fs from "fs";
+import * as net from "net";
+import * as path from "path";
+import { IMAGE_UID } from "./image";
+import { childEnv, descendantsOf, nsPids, procAlive, procComm, ProcRef, procRef, runOk, shQuote, sleep, tail } from "./util";
+
+export const SSH_PORT = 22;
+
+export interface BootPaths {
+  runDir: string;
+  upper: string;
+  work: string;
+  merged: string;
+  docker: string;
+  privateKey: string;
+  publicKey: string;
+  hostPub: string;
+  knownHosts: string;
+  bootScript: string;
+  consoleLog: string;
+}
+
+export function bootPaths(runDir: string): BootPaths {
+  return {
+    runDir,
+    upper: path.join(runDir, "upper"),
+    work: path.join(runDir, "work"),
+    merged: path.join(runDir, "merged"),
+    docker: path.join(runDir, "docker"),
+    privateKey: path.join(runDir, "id_ed25519"),
+    publicKey: path.join(runDir, "id_ed25519.pub"),
+    hostPub: path.join(runDir, "ssh_host_ed25519_key.pub"),
+    knownHosts: path.join(runDir, "known_hosts"),
+    bootScript: path.join(runDir, "boot.sh"),
+    consoleLog: path.join(runDir, "console.log"),
+  };
+}
+
+/** The client key for this sandbox only: nothing of the host's own keys is ever authorised inside. */
+export async function makeClientKey(p: BootPaths, name: string): Promise<void> {
+  await runOk("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-C", `vm-install-sandbox-${name}`, "-f", p.privateKey], { env: childEnv() });
+}
+
+/** OpenSSH's "SHA256:..." fingerprint of a public key line ("ssh-ed25519 AAAA... comment"). */
+export function sha256Fingerprint(pubLine: string): string {
+  const blob = pubLine.trim().split(/\s+/)[1];
+  if (!blob) throw new Error(`not an OpenSSH public key line: ${JSON.stringify(pubLine.slice(0, 80))}`);
+  return "SHA256:" + createHash("sha256").update(Buffer.from(blob, "base64")).digest("base64").replace(/=+$/, "");
+}
+
+interface BootScriptInput {
+  name: string;
+  lowerDir: string;
+  netns: string;
+  paths: BootPaths;
+}
+
+/** Runs as PID 1's parent inside the new mount + pid namespaces; everything it mounts dies with them. */
+function bootScript(i: BootScriptInput): string {
+  const p = i.paths;
+  const q = shQuote;
+  const m = p.merged;
+  const hosts = `127.0.0.1\tlocalhost\n127.0.1.1\t${i.name}\n::1\t\tlocalhost ip6-localhost ip6-loopback\nff02::1\t\tip6-allnodes\nff02::2\t\tip6-allrouters\n`;
+  return `#!/bin/sh
+# vm-install sandbox ${i.name}: run by unshare in private mount + pid namespaces (see sandbox/boot.ts).
+set -eu
+mount -t overlay overlay -o ${q(`lowerdir=${i.lowerDir},upperdir=${p.upper},workdir=${p.work}`)} ${q(m)}
+# This namespace inherited the host's mounts of other sandboxes' network namespaces; holding them would
+# keep those namespaces alive after their own teardown.
+for ns in /run/netns/*; do
+  [ "$ns" = ${q(`/run/netns/${i.netns}`)} ] || umount -l "$ns" 2>/dev/null || true
+done
+install -d -m 700 -o ${IMAGE_UID} -g ${IMAGE_UID} ${q(`${m}/home/ubuntu/.ssh`)}
+install -m 600 -o ${IMAGE_UID} -g ${IMAGE_UID} ${q(p.publicKey)} ${q(`${m}/home/ubuntu/.ssh/authorized_keys`)}
+rm -f ${q(m)}/etc/ssh/ssh_host_*
+chroot ${q(m)} ssh-keygen -A >/dev/null
+printf '%s\\n' ${q(i.name)} > ${q(`${m}/etc/hostname`)}
+printf '%s' ${q(hosts)} > ${q(`${m}/etc/hosts`)}
+cp ${q(`${m}/etc/ssh/ssh_host_ed25519_key.pub`)} ${q(`${p.hostPub}.tmp`)}
+mv ${q(`${p.hostPub}.tmp`)} ${q(p.hostPub)}
+echo "vm-install sandbox: booting ${i.name}"
+# --register=no --keep-unit: the host may have no systemd to register with. --capability=all and the bpf
+# and keyring syscalls: dockerd (iptables, cgroups) and containerd inside. The docker bind: overlay2
+# cannot sit on the overlayfs root.
+SYSTEMD_NSPAWN_API_VFS_WRITABLE=1 exec systemd-nspawn --quiet --register=no --keep-unit --boot \\
+  --directory=${q(m)} --machine=${q(i.name)} --hostname=${q(i.name)} \\
+  --network-namespace-path=${q(`/run/netns/${i.netns}`)} --resolv-conf=copy-host \\
+  --capability=all --system-call-filter='@keyring bpf' \\
+  --bind=${q(`${p.docker}:/var/lib/docker`)} --console=pipe
+`;
+}
+
+export function prepareRunDir(p: BootPaths): void {
+  for (const d of [p.upper, p.work, p.merged, p.docker]) fs.mkdirSync(d, { recursive: true, mode: 0o755 });
+  // The run dir holds the private key: only root reads it (the key file itself is 0600 too).
+  fs.chmodSync(p.runDir, 0o700);
+}
+
+/** Starts the detached namespace tree and returns its top process (unshare) as soon as it exists. */
+export function spawnTree(i: BootScriptInput): ProcRef {
+  fs.writeFileSync(i.paths.bootScript, bootScript(i), { mode: 0o755 });
+  const logFd = fs.openSync(i.paths.consoleLog, "a");
+  try {
+    const child = spawn(
+      "unshare",
+      ["--mount", "--propagation", "private", "--pid", "--fork", "--kill-child=SIGKILL", "--mount-proc", "/bin/sh", i.paths.bootScript],
+      // Its own session: the tree survives the CLI that started it, and a terminal's ^C does not reach it.
+      { detached: true, stdio: ["ignore", logFd, logFd], env: childEnv() },
+    );
+    child.on("error", () => undefined); // reported below through the missing pid
+    child.unref();
+    const ref = child.pid ? procRef(child.pid) : undefined;
+    if (!ref) throw new Error(`could not start unshare for sandbox ${i.name}: see ${i.paths.consoleLog}`);
+    return ref;
+  } finally {
+    fs.closeSync(logFd);
+  }
+}
+
+function consoleTail(p: BootPaths): string {
+  try {
+    return tail(fs.readFileSync(p.consoleLog, "utf8"), 15);
+  } catch {
+    return "(no console output)";
+  }
+}
+
+/** The container's init (systemd), seen from the host: the descendant that is PID 1 of the innermost
+ * of the two pid namespaces below ours (unshare's, then nspawn's). */
+export function findInit(top: ProcRef): number | undefined {
+  if (!procAlive(top)) return undefined;
+  const depth = nsPids(process.pid).length;
+  for (const pid of descendantsOf(top.pid)) {
+    const ns = nsPids(pid);
+    if (ns.length === depth + 2 && ns[ns.length - 1] === 1) return pid;
+  }
+  return undefined;
+}
+
+export function findNspawn(top: ProcRef): number | undefined {
+  if (!procAlive(top)) return undefined;
+  return descendantsOf(top.pid).find((p) => procComm(p) === "systemd-nspawn");
+}
+
+function sshBanner(address: string, port: number, timeoutMs: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const sock = net.connect({ host: address, port });
+    let buf = "";
+    const done = (ok: boolean) => {
+      clearTimeout(timer);
+      sock.destroy();
+      resolve(ok);
+    };
+    const timer = setTimeout(() => done(false), timeoutMs);
+    sock.setEncoding("utf8");
+    sock.on("data", (d: string) => {
+      buf += d;
+      if (buf.includes("\n")) done(buf.startsWith("SSH-"));
+    });
+    sock.on("error", () => done(false));
+    sock.on("close", () => done(false));
+  });
+}
+
+export interface ReadyInfo {
+  hostPublicKey: string;
+  hostKeySha256: string;
+  init: number;
+}
+
+/**
+ * Waits until sshd answers with its banner and logins are allowed (systemd-user-sessions has removed
+ * /run/nologin; before that sshd refuses every non-root user with "System is booting up").
+ */
+export async function waitUntilReady(
+  name: string,
+  top: ProcRef,
+  p: BootPaths,
+  address: string,
+  timeoutMs: number,
+  exec: (cmd: string) => Promise<{ code: number; stdout: string }>,
+): Promise<ReadyInfo> {
+  const deadline = Date.now() + timeoutMs;
+  const fail = (what: string) =>
+    new Error(`sandbox ${name}: ${what}. Console (${p.consoleLog}): ${consoleTail(p)}`);
+  let hostPublicKey = "";
+  let init: number | undefined;
+  let stage = "the host key to be generated";
+  for (;;) {
+    if (!procAlive(top)) throw fail(`the boot process (unshare pid ${top.pid}) exited while waiting for ${stage}`);
+    if (Date.now() > deadline) throw fail(`not ready after ${Math.round(timeoutMs / 1000)} s, still waiting for ${stage}`);
+    if (!hostPublicKey) {
+      // Type and key only: ssh-keygen -A in the chroot commented it with the host's name, which is noise.
+      if (fs.existsSync(p.hostPub)) hostPublicKey = fs.readFileSync(p.hostPub, "utf8").trim().split(/\s+/).slice(0, 2).join(" ");
+      else {
+        await sleep(50);
+        continue;
+      }
+      stage = "systemd to start in the container";
+    }
+    if (!init) {
+      init = findInit(top);
+      if (!init) {
+        await sleep(50);
+        continue;
+      }
+      stage = `sshd to answer on ${address}:${SSH_PORT}`;
+    }
+    if (stage.startsWith("sshd")) {
+      if (!(await sshBanner(address, SSH_PORT, 1000))) {
+        await sleep(100);
+        continue;
+      }
+      stage = "logins to be allowed (systemd-user-sessions)";
+    }
+    const r = await exec("systemctl is-active --quiet systemd-user-sessions.service && ! test -e /run/nologin");
+    if (r.code === 0) break;
+    await sleep(100);
+  }
+  return { hostPublicKey, hostKeySha256: sha256Fingerprint(hostPublicKey), init };
+}
+
+/**
+ * Stops the tree: SIGTERM to nspawn is an orderly poweroff of the container (well under a second when
+ * idle); if that does not finish in time, SIGKILL to unshare kills every process of its pid namespace.
+ */
+export async function killTree(top: ProcRef | undefined, graceMs = 10_000): Promise<void> {
+  if (!top || !procAlive(top)) return;
+  const nspawn = findNspawn(top);
+  if (nspawn) {
+    try {
+      process.kill(nspawn, "SIGTERM");
+    } catch {
+      /* gone already */
+    }
+    const deadline = Date.now() + graceMs;
+    while (procAlive(top) && Date.now() < deadline) await sleep(50);
+  }
+  if (procAlive(top)) {
+    try {
+      process.kill(top.pid, "SIGKILL");
+    } catch {
+      /* gone */
+    }
+    const deadline = Date.now() + 5000;
+    while (procAlive(top) && Date.now() < deadline) await sleep(50);
+    if (procAlive(top)) throw new Error(`unshare pid ${top.pid} survived SIGKILL for 5 s (stuck in the kernel?)`);
+  }
+}
+
+/** Processes whose command line names the run directory: catches a tree whose top pid was never
+ * recorded (the starting process was killed between spawn and writing state). */
+export function processesMentioning(dir: string): number[] {
+  const out: number[] = [];
+  for (const e of fs.readdirSync("/proc")) {
+    if (!/^\d+$/.test(e)) continue;
+    const pid = Number(e);
+    if (pid === process.pid) continue;
+    try {
+      const cmd = fs.readFileSync(`/proc/${pid}/cmdline`, "utf8");
+      if (cmd.split("\0").some((a) => a === dir || a.includes(`${dir}/`) || a.includes(`${dir}:`))) {
+        out.push(pid);
+      }
+    } catch {
+      /* exited */
+    }
+  }
+  return out;
+}

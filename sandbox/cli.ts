@@ -1,0 +1,144 @@
+// `npm run sandbox [up|down|list|image] ...`: a sandbox VM for the no-cloud demo and for poking at by
+// hand. Progress goes to stderr, so `up --json` prints exactly one JSON line on stdout.
+import * as fs from "fs";
+import { ensureBaseRootfs } from "./image";
+import { runDirOf } from "./state";
+import { listSandboxes, newSandboxName, sandboxSupportProblems, startSandbox, stopSandbox } from "./index";
+
+const USAGE = `usage: npm run sandbox -- [command] [options]
+  up [name] [--json]   boot a sandbox VM (default command); it keeps running after this exits
+  down [name]          remove one sandbox, or every sandbox when no name is given
+  list                 show sandboxes: name, status, address
+  image [--rebuild]    build (or rebuild) the cached base image`;
+
+const err = (l: string) => process.stderr.write(`${l}\n`);
+
+/** The one-line message and exit code 2 the brief promises for a machine that cannot run sandboxes. */
+function requireSupport(): void {
+  const problems = sandboxSupportProblems();
+  if (problems.length) {
+    err(`sandbox: cannot run here: ${problems.join("; ")}`);
+    process.exit(2);
+  }
+}
+
+async function up(args: string[]): Promise<void> {
+  const json = args.includes("--json");
+  const rest = args.filter((a) => a !== "--json");
+  const unknown = rest.filter((a) => a.startsWith("-"));
+  if (unknown.length || rest.length > 1) throw new UsageError(`up: unexpected ${[...unknown, ...rest.slice(1)].join(" ")}`);
+  requireSupport();
+  const name = rest[0] ?? newSandboxName();
+  // ^C during the boot leaves nothing half-made; once `up` has returned, only `down` removes it.
+  const abort = (sig: NodeJS.Signals) => {
+    err(`sandbox: ${sig} while starting ${name}: removing it`);
+    stopSandbox(name).finally(() => process.exit(130));
+  };
+  process.once("SIGINT", abort);
+  process.once("SIGTERM", abort);
+  const sb = await startSandbox({ name, persistent: true, log: (l) => err(`sandbox: ${l}`) });
+  process.removeListener("SIGINT", abort);
+  process.removeListener("SIGTERM", abort);
+  if (json) {
+    const { address, port, user, privateKeyPath, hostKeySha256, name } = sb;
+    process.stdout.write(JSON.stringify({ address, port, user, privateKeyPath, hostKeySha256, name }) + "\n");
+    return;
+  }
+  const t = sb.timings;
+  process.stdout.write(
+    [
+      `sandbox ${sb.name} is up (boot to SSH ${(t.bootToSsh / 1000).toFixed(1)} s, total ${(t.total / 1000).toFixed(1)} s)`,
+      `  address          ${sb.address}`,
+      `  port             ${sb.port}`,
+      `  user             ${sb.user}`,
+      `  private key      ${sb.privateKeyPath}`,
+      `  host key         ${sb.hostKeySha256}`,
+      `  host side        ${sb.hostAddress} (the target reaches the host here)`,
+      `  ssh              ssh -i ${sb.privateKeyPath} -o UserKnownHostsFile=${sb.knownHostsPath} -o StrictHostKeyChecking=yes ${sb.user}@${sb.address}`,
+      `  remove           npm run sandbox down ${sb.name}`,
+      "",
+    ].join("\n"),
+  );
+}
+
+async function down(args: string[]): Promise<void> {
+  if (args.length > 1 || args.some((a) => a.startsWith("-"))) throw new UsageError(`down: expected at most one name, got ${args.join(" ")}`);
+  requireSupport();
+  const names = args.length ? args : listSandboxes().map((s) => s.name);
+  if (!names.length) {
+    err("sandbox: nothing to remove");
+    return;
+  }
+  for (const name of names) {
+    const t = Date.now();
+    if (!fs.existsSync(runDirOf(name))) {
+      // Still swept: a claim or namespace by that name may outlive its run directory after a crash.
+      await stopSandbox(name);
+      err(`sandbox: no sandbox named ${name} (no ${runDirOf(name)}): nothing to remove`);
+      continue;
+    }
+    await stopSandbox(name);
+    err(`sandbox: removed ${name} (${((Date.now() - t) / 1000).toFixed(1)} s)`);
+  }
+}
+
+function list(): void {
+  const all = listSandboxes();
+  if (!all.length) {
+    err("sandbox: none running");
+    return;
+  }
+  const rows = all.map((s) => [
+    s.name,
+    s.alive ? s.status : `${s.status} (dead)`,
+    s.address ?? "-",
+    s.persistent ? "cli" : "test",
+    s.pid ? String(s.pid) : "-",
+    s.createdAt ?? "-",
+  ]);
+  const head = ["NAME", "STATUS", "ADDRESS", "OWNER", "PID", "CREATED"];
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
+  for (const r of [head, ...rows]) process.stdout.write(r.map((c, i) => c.padEnd(widths[i])).join("  ").trimEnd() + "\n");
+}
+
+async function image(args: string[]): Promise<void> {
+  const rebuild = args.includes("--rebuild");
+  if (args.some((a) => a !== "--rebuild")) throw new UsageError(`image: unexpected ${args.join(" ")}`);
+  requireSupport();
+  const t = Date.now();
+  const img = await ensureBaseRootfs((l) => err(`sandbox: ${l}`), { rebuild });
+  process.stdout.write(`${img.tarball}\n`);
+  err(`sandbox: base image ready in ${((Date.now() - t) / 1000).toFixed(1)} s (rootfs ${img.rootfs})`);
+}
+
+class UsageError extends Error {}
+
+async function main(argv: string[]): Promise<void> {
+  const [first, ...rest] = argv;
+  // `npm run sandbox` alone, or `npm run sandbox -- --json` / `-- myname`, mean `up`.
+  const commands = ["up", "down", "list", "image", "help"];
+  const cmd = first && commands.includes(first) ? first : first === "-h" || first === "--help" ? "help" : "up";
+  const args = cmd === "up" && first !== "up" ? argv : rest;
+  switch (cmd) {
+    case "up":
+      return up(args);
+    case "down":
+      return down(args);
+    case "list":
+      return list();
+    case "image":
+      return image(args);
+    default:
+      process.stdout.write(USAGE + "\n");
+  }
+}
+
+main(process.argv.slice(2)).catch((e: Error) => {
+  if (e instanceof UsageError) {
+    err(`sandbox: ${e.message}\n${USAGE}`);
+    process.exit(64);
+  }
+  err(`sandbox: ${e.message}`);
+  process.exit(1);
+});
+
