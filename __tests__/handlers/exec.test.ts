@@ -30,6 +30,11 @@ describe("wrapCommand", () => {
     expect(wrapCommand("locale", { env: { LANGUAGE: "" } })).toBe("export LANGUAGE=''; locale");
   });
 
+  it("runs as another user through sudo -u, checking the name", () => {
+    expect(wrapCommand("psql -f -", { user: "postgres" })).toBe("sudo -n -u postgres sh -c 'psql -f -'");
+    expect(() => wrapCommand("x", { user: "root; id" })).toThrow(/not a Unix user name/);
+  });
+
   it("leaves an unprivileged command as it is", () => {
     expect(wrapCommand("cat /etc/os-release")).toBe("cat /etc/os-release");
   });

@@ -157,11 +157,16 @@ describe("connect over real SSH (in-process ssh2 server on 127.0.0.1)", () => {
     const port = await freePort();
     const lines: string[] = [];
     const progress = new Progress("test", { write: (l) => lines.push(l), secrets: new SecretScrubber() });
-    const late = new Promise<TestServer>((resolve) => setTimeout(() => resolve(startServer({ authorizedKey: clientKey.public, port })), 400));
-    session = await connect(target(port), { retry: quick({ attempts: 4, delaySec: 1 }), progress, secrets: new SecretScrubber() });
-    server = await late;
+    // The server comes up while connect waits between attempts: deterministic however busy the machine.
+    const waits: number[] = [];
+    const sleep = async (ms: number) => {
+      waits.push(ms);
+      server ??= await startServer({ authorizedKey: clientKey.public, port });
+    };
+    session = await connect(target(port), { retry: quick({ attempts: 4, delaySec: 1 }), progress, secrets: new SecretScrubber(), sleep });
     expect(session.attempts).toBe(2);
-    expect(session.hostKeySha256).toBe(server.hostKeySha256);
+    expect(waits).toEqual([1000]);
+    expect(session.hostKeySha256).toBe(server!.hostKeySha256);
     expect(lines[0]).toMatch(new RegExp(`^\\[test\\] ssh ubuntu@127\\.0\\.0\\.1:${port}: ECONNREFUSED .*; attempt 2/4 in 1\\.0s$`));
   });
 

@@ -125,7 +125,8 @@ export function optional<T>(validator: Validator<T>, defaultValue?: T): Field<T>
   return { validator, fallback: { value: defaultValue } };
 }
 
-type FieldsOf<T> = { [K in keyof T]-?: Field<T[K]> };
+/** The fields map `object` takes: one Field per key of T. */
+export type FieldsOf<T> = { [K in keyof T]-?: Field<T[K]> };
 
 /** An object whose keys are exactly `fields` (an unknown key is a problem); defaults filled in. */
 export function object<T>(fields: FieldsOf<T>): Validator<T> {

@@ -1,0 +1,62 @@
+// Known secret values (the SSH private key, a database password, ...) are replaced in everything the
+// handlers let out: captured command output, error messages, progress lines. Output from the VM is not
+// under our control (a failing psql may echo a statement, a shell may print an environment), so rather
+// than trust every call site, one registry scrubs at the boundaries.
+
+/** A registry of secret values and the labels they are replaced with. */
+export class SecretScrubber {
+  private readonly values = new Map<string, string>();
+
+  /**
+   * Registers `value` (ignored when empty) so that `scrub` replaces it by `[redacted:<label>]`.
+   * Also registers the forms the value takes when it is JSON-escaped and, for multi-line values such
+   * as a PEM key, each substantial line on its own (a tool may print one line of it).
+   */
+  add(value: string | undefined, label: string): void {
+    if (!value) return;
+    const marker = `[redacted:${label}]`;
+    const forms = new Set<string>([value, value.trim(), JSON.stringify(value).slice(1, -1)]);
+    if (value.includes("\n")) {
+      for (const line of value.split(/\r?\n/)) {
+        const body = line.trim();
+        // Armour lines ("-----BEGIN ... KEY-----") are public knowledge; the base64 body is not.
+        if (body.length >= 16 && !body.startsWith("-----")) forms.add(body);
+      }
+    }
+    for (const form of forms) if (form.length > 0) this.values.set(form, marker);
+  }
+
+  /** `text` with every registered value replaced; longest values first so a part never masks a whole. */
+  scrub(text: string): string {
+    if (this.values.size === 0 || !text) return text;
+    let out = text;
+    const forms = [...this.values.keys()].sort((a, b) => b.length - a.length);
+    for (const form of forms) out = out.split(form).join(this.values.get(form)!);
+    return out;
+  }
+
+  /** An Error with a scrubbed message and stack (the original is not changed). */
+  scrubError(err: unknown): Error {
+    const source = err instanceof Error ? err : new Error(String(err));
+    const clean = new Error(this.scrub(source.message));
+    clean.name = source.name;
+    if (source.stack) clean.stack = this.scrub(source.stack);
+    return clean;
+  }
+
+  /** How many distinct forms are registered (for tests and diagnostics; never the values). */
+  get size(): number {
+    return this.values.size;
+  }
+
+  /** Forgets every value: for tests, and for a warm runtime that reuses the process for another job. */
+  clear(): void {
+    this.values.clear();
+  }
+}
+
+/**
+ * The process-wide registry. Handlers register into it (handler-kit registers SSH_KEY), and progress,
+ * exec and handler-kit scrub with it by default, so a value registered anywhere is hidden everywhere.
+ */
+export const secrets = new SecretScrubber();
