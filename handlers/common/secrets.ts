@@ -8,22 +8,30 @@ export class SecretScrubber {
   private readonly values = new Map<string, string>();
 
   /**
-   * Registers `value` (ignored when empty) so that `scrub` replaces it by `[redacted:<label>]`.
-   * Also registers the forms the value takes when it is JSON-escaped and, for multi-line values such
-   * as a PEM key, each substantial line on its own (a tool may print one line of it).
+   * @param minChars values shorter than this are not registered. @default 1 (every value: a handler
+   *   knows its secrets). The job runner, which guesses secrets from field names, uses 4 so that a
+   *   short value cannot mangle ordinary output.
    */
-  add(value: string | undefined, label: string): void {
-    if (!value) return;
-    const marker = `[redacted:${label}]`;
-    const forms = new Set<string>([value, value.trim(), JSON.stringify(value).slice(1, -1)]);
+  constructor(private readonly minChars = 1) {}
+
+  /**
+   * Registers `value` (ignored when empty) so that `scrub` replaces it by `[redacted:<label>]`
+   * (`[redacted]` without a label). Also registers the forms the value takes when it is JSON-escaped
+   * and, for multi-line values such as a PEM key, each substantial line on its own (a tool may print
+   * one line of it).
+   */
+  add(value: string | undefined, label?: string): void {
+    if (!value || value.length < this.minChars) return;
+    const marker = label ? `[redacted:${label}]` : "[redacted]";
+    const forms = new Set<string>([value, value.trim(), JSON.stringify(value).slice(1, -1), JSON.stringify(value.trim()).slice(1, -1)]);
     if (value.includes("\n")) {
       for (const line of value.split(/\r?\n/)) {
         const body = line.trim();
         // Armour lines ("-----BEGIN ... KEY-----") are public knowledge; the base64 body is not.
-        if (body.length >= 16 && !body.startsWith("-----")) forms.add(body);
+        if (body.length >= 8 && !body.startsWith("-----")) forms.add(body);
       }
     }
-    for (const form of forms) if (form.length > 0) this.values.set(form, marker);
+    for (const form of forms) if (form.length >= this.minChars) this.values.set(form, marker);
   }
 
   /** `text` with every registered value replaced; longest values first so a part never masks a whole. */

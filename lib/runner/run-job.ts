@@ -8,6 +8,7 @@ import * as fs from "fs";
 import * as path from "path";
 import { Readable } from "stream";
 import { StringDecoder } from "string_decoder";
+import { SecretScrubber } from "../../handlers/common/secrets";
 
 export type JobPhase = "Succeeded" | "Failed";
 export type OutputStream = "stdout" | "stderr";
@@ -60,8 +61,6 @@ const TAIL_LINES = 20;
 const TAIL_CHARS = 4000;
 /** Shorter values would scrub ordinary words out of every line; see makeScrubber. */
 const MIN_SECRET_CHARS = 4;
-const REDACTED = "[redacted]";
-const MIN_SECRET_LINE_CHARS = 8;
 
 /** Splits and checks "module.function"; throws an error naming what is wrong. */
 export function parseEntrypoint(entrypoint: string): { module: string; fn: string } {
@@ -76,34 +75,15 @@ export function parseEntrypoint(entrypoint: string): { module: string; fn: strin
 }
 
 /**
- * Returns a function that replaces every known secret value with [redacted] (the marker the handlers'
- * own scrubbing uses, so both layers read alike). Besides each value as given it matches the value
- * trimmed (a key file's trailing newline), its JSON-escaped form (how it looks inside a JSON message)
- * and, for multi-line values such as a PEM key, each of its lines but the public armour lines: output is
- * scrubbed line by line, so a whole key never appears in one piece. Values under 4 characters (lines
- * under 8) are left alone: scrubbing them would mangle ordinary output, and they are no secret worth
- * the name.
+ * Returns a function that replaces every known secret value with [redacted], through the handlers' own
+ * SecretScrubber (so both layers match the same forms: as given, trimmed, JSON-escaped, and each line of
+ * a PEM key). Values under 4 characters are left alone: the runner is handed guesses (fields named like
+ * passwords), and scrubbing a short one would mangle ordinary output.
  */
 export function makeScrubber(secrets: readonly string[] = []): (text: string) => string {
-  const needles = new Set<string>();
-  for (const secret of secrets) {
-    if (typeof secret !== "string") continue;
-    for (const form of [secret, secret.trim(), JSON.stringify(secret).slice(1, -1), JSON.stringify(secret.trim()).slice(1, -1)]) {
-      if (form.length >= MIN_SECRET_CHARS) needles.add(form);
-    }
-    for (const line of secret.split(/\r?\n/)) {
-      const t = line.trim();
-      if (t.length >= MIN_SECRET_LINE_CHARS && !t.startsWith("-----")) needles.add(t);
-    }
-  }
-  // Longest first, so a whole value is replaced before one of its lines could split it.
-  const ordered = [...needles].sort((a, b) => b.length - a.length);
-  if (ordered.length === 0) return (text) => text;
-  return (text) => {
-    let out = text;
-    for (const n of ordered) if (out.includes(n)) out = out.split(n).join(REDACTED);
-    return out;
-  };
+  const scrubber = new SecretScrubber(MIN_SECRET_CHARS);
+  for (const secret of secrets) if (typeof secret === "string") scrubber.add(secret);
+  return (text) => scrubber.scrub(text);
 }
 
 /** The child's environment: the basics from this process (job values win), then the job's env_vars. */
