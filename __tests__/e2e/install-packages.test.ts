@@ -36,9 +36,19 @@ async function aptLogState(sb: Sandbox): Promise<string> {
   return r.stdout;
 }
 
-/** Asserts phase Succeeded; on failure the job's own message is what jest prints. */
+/** A Failed message without the stack frames the runner appends (they only clutter a test failure). */
+const withoutFrames = (message: string) => message.split("\n").filter((l) => !/^\s+at /.test(l)).join("\n");
+
+/** Asserts phase Succeeded; on failure the job's own message (and its last lines) is what jest prints. */
 function expectSucceeded(run: InstallerRun): void {
-  expect({ phase: run.phase, message: run.phase === "Succeeded" ? "" : run.message }).toEqual({ phase: "Succeeded", message: "" });
+  const failure = run.phase === "Succeeded" ? "" : `${withoutFrames(run.message)}\n--- last lines:\n${run.lines.slice(-15).join("\n")}`;
+  expect({ phase: run.phase, failure }).toEqual({ phase: "Succeeded", failure: "" });
+}
+
+/** Asserts phase Failed and returns its message without the stack frames. */
+function expectFailed(run: InstallerRun): string {
+  expect(run.phase === "Failed" ? "Failed" : `Succeeded: ${run.message}`).toBe("Failed");
+  return withoutFrames(run.message);
 }
 
 /** Lines the handler printed that mention `text`. */
@@ -113,10 +123,10 @@ describeE2E("install-packages on a sandbox VM, through the bundle and the job ru
 
     test("only unknown packages: phase Failed, the message names each of them and why", async () => {
       const run = await runInstaller(sb, "install-packages", { packages: ["no-such-package-a", "no-such-package-b"], update: true });
-      expect(run.phase).toBe("Failed");
-      expect(run.message).toMatch(/none of the 2 packages could be installed/);
-      expect(run.message).toMatch(/no-such-package-a: unknown package/);
-      expect(run.message).toMatch(/no-such-package-b: unknown package/);
+      const message = expectFailed(run);
+      expect(message).toMatch(/none of the 2 packages could be installed/);
+      expect(message).toMatch(/no-such-package-a: unknown package/);
+      expect(message).toMatch(/no-such-package-b: unknown package/);
     }, T);
   });
 
@@ -155,24 +165,25 @@ describeE2E("install-packages on a sandbox VM, through the bundle and the job ru
 
     test("a key that is not in authorized_keys: Failed within 5 s, message says authentication failed (no retries)", async () => {
       const key = await freshEd25519Key();
-      const run = await runInstaller(sb, "install-packages", event, { env: jobEnv(sb, { SSH_KEY: key.privateKey }) });
-      expect(run.phase).toBe("Failed");
-      expect(run.message).toMatch(/authentication failed/);
-      expect(run.message).toContain(`${sb.user}@${sb.address}:${sb.port}`);
+      const run = await runInstaller(sb, "install-packages", event, { env: jobEnv(sb, { SSH_KEY: key.privateKey }) }).finally(() => key.dispose());
+      const message = expectFailed(run);
+      expect(message).toMatch(/authentication failed/);
+      expect(message).toContain(`${sb.user}@${sb.address}:${sb.port}`);
       expect(run.durationMs).toBeLessThan(5_000);
       expect(linesWith(run.lines, /attempt \d+\/\d+ in/)).toEqual([]);
     }, T);
 
     test("a host-key pin of another key: Failed, refuses, and names the expected and the presented fingerprint", async () => {
       const other = await freshEd25519Key();
+      other.dispose(); // only its fingerprint is needed
       expect(other.fingerprint).not.toBe(sb.hostKeySha256);
       const before = await acceptedLogins(sb);
       const run = await runInstaller(sb, "install-packages", event, { env: jobEnv(sb, { SSH_HOST_KEY_SHA256: other.fingerprint }) });
-      expect(run.phase).toBe("Failed");
-      expect(run.message).toMatch(/host key mismatch/);
-      expect(run.message).toMatch(/refusing to connect/);
-      expect(run.message).toContain(`expected ${other.fingerprint}`);
-      expect(run.message).toContain(`presented ${sb.hostKeySha256}`);
+      const message = expectFailed(run);
+      expect(message).toMatch(/host key mismatch/);
+      expect(message).toMatch(/refusing to connect/);
+      expect(message).toContain(`expected ${other.fingerprint}`);
+      expect(message).toContain(`presented ${sb.hostKeySha256}`);
       // Refused before authenticating: sshd logged no login for it.
       expect(await acceptedLogins(sb)).toBe(before);
     }, T);
@@ -224,9 +235,9 @@ describeE2E("install-packages on a sandbox VM, through the bundle and the job ru
       } finally {
         hold.release();
       }
-      expect(run.phase).toBe("Failed");
-      expect(run.message).toMatch(/lock stayed busy through 2 attempts/);
-      expect(run.message).toContain(`/var/lib/dpkg/lock-frontend is held by pid ${hold.pid} (${hold.command})`);
+      const message = expectFailed(run);
+      expect(message).toMatch(/lock stayed busy through 2 attempts/);
+      expect(message).toContain(`/var/lib/dpkg/lock-frontend is held by pid ${hold.pid} (${hold.command})`);
       expect(linesWith(run.lines, /lock busy: .*attempt 2\/2/)).toHaveLength(1);
       expect((await dpkgStatus(sb, ["unzip"])).unzip).toBeUndefined();
     }, T);
@@ -249,10 +260,11 @@ describeE2E("install-packages on a sandbox VM, through the bundle and the job ru
     ])("package %j: Failed with a validation message, no SSH session opened, nothing ran on the target", async (bad, marker) => {
       const loginsBefore = await acceptedLogins(sb);
       const run = await runInstaller(sb, "install-packages", { packages: ["jq", bad], update: true });
-      expect(run.phase).toBe("Failed");
-      expect(run.message).toMatch(/^install-packages: invalid input, nothing was done on the VM/);
-      expect(run.message).toContain("packages[1]");
-      expect(run.message).toContain("is not a Debian package name");
+      const message = expectFailed(run);
+      // The runner prefixes the error's class name (InstallerError: ...) and appends stack frames.
+      expect(message).toMatch(/^(InstallerError: )?install-packages: invalid input, nothing was done on the VM/);
+      expect(message).toContain("packages[1]");
+      expect(message).toContain("is not a Debian package name");
       expect(linesWith(run.lines, /ssh /)).toEqual([]);
 
       const files = await sb.rootExec(`ls -d ${marker} /tmp/pwned* 2>/dev/null; true`);

@@ -146,6 +146,8 @@ export interface GeneratedKey {
   privateKey: string;
   /** Its public key's OpenSSH fingerprint, "SHA256:...". */
   fingerprint: string;
+  /** Deletes the key files. */
+  dispose(): void;
 }
 
 /** A fresh ed25519 key pair in a temp directory: not in any authorized_keys, not any host's key. */
@@ -156,7 +158,7 @@ export async function freshEd25519Key(): Promise<GeneratedKey> {
   const line = await mustRun("ssh-keygen", ["-l", "-E", "sha256", "-f", `${privateKeyPath}.pub`]);
   const fingerprint = /SHA256:[A-Za-z0-9+/]{43}/.exec(line)?.[0];
   if (!fingerprint) throw new Error(`could not read a fingerprint from ssh-keygen -l: ${line}`);
-  return { privateKeyPath, privateKey: fs.readFileSync(privateKeyPath, "utf8"), fingerprint };
+  return { privateKeyPath, privateKey: fs.readFileSync(privateKeyPath, "utf8"), fingerprint, dispose: () => fs.rmSync(dir, { recursive: true, force: true }) };
 }
 
 // ---------------------------------------------------------------------------------------------------
