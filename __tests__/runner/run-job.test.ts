@@ -35,10 +35,18 @@ describe("runJob: outcome", () => {
     expect(r).toMatchObject({ phase: "Succeeded", message: "null" });
   });
 
-  test("a thrown error is Failed with its message first and a trimmed stack", async () => {
+  test("a handler's own error (Error or a subclass) is Failed with exactly its message: no frames of bundle code", async () => {
     const r = await run(`exports.install = async () => { throw new Error("apt-get failed on 10.0.0.5: dpkg lock held by pid 812 (unattended-upgr)"); };`).promise;
+    expect(r).toMatchObject({ phase: "Failed", message: "apt-get failed on 10.0.0.5: dpkg lock held by pid 812 (unattended-upgr)" });
+    const sub = await run(`class InstallerError extends Error { constructor(m) { super(m); this.name = "InstallerError"; } }
+      exports.install = async () => { throw new InstallerError("install-packages failed while connecting over SSH: refused"); };`).promise;
+    expect(sub.message).toBe("install-packages failed while connecting over SSH: refused");
+  });
+
+  test("a built-in error (a bug) keeps its type and a trimmed stack", async () => {
+    const r = await run(`exports.install = async () => { null.x; };`).promise;
     expect(r.phase).toBe("Failed");
-    expect(r.message.split("\n")[0]).toBe("apt-get failed on 10.0.0.5: dpkg lock held by pid 812 (unattended-upgr)");
+    expect(r.message.split("\n")[0]).toMatch(/^TypeError: Cannot read properties of null/);
     expect(r.message).toMatch(/handler\.js:\d+/);
     expect(r.message).not.toMatch(/bootstrap\.js|node:internal/);
     expect(r.message.split("\n").length).toBeLessThanOrEqual(1 + 8);

@@ -44,6 +44,8 @@ function report(phase, message) {
 }
 
 /** The error's message first, then a few frames of its stack that point into the job's code. */
+const BUILTIN_ERRORS = new Set(["TypeError", "ReferenceError", "RangeError", "SyntaxError", "EvalError", "URIError", "AggregateError"]);
+
 function describeError(err) {
   if (!(err instanceof Error) && !(err && typeof err === "object" && typeof err.message === "string")) {
     let text;
@@ -53,6 +55,13 @@ function describeError(err) {
       text = undefined;
     }
     return `handler threw a non-Error value: ${text === undefined ? String(err) : text}`;
+  }
+  // A handler's own error (an Error or a subclass it defined) is worded for a person: the message is the
+  // whole story, and frames of minified bundle code in a Terraform output are only noise. A built-in
+  // error type (TypeError, ...) is a bug: keep its type and where it happened.
+  const builtin = BUILTIN_ERRORS.has(err.name);
+  if (!builtin && err.message) {
+    return err.message + (err.cause !== undefined ? "\ncaused by: " + describeError(err.cause) : "");
   }
   const name = typeof err.name === "string" && err.name && err.name !== "Error" ? `${err.name}: ` : "";
   let out = name + (err.message || "(error with an empty message)");
