@@ -1,0 +1,615 @@
+import { Call } from "./support/scripted-remote";
+import { runInstaller, InstallerDeps } from "../../handlers/common/handler-kit";
+import { SecretScrubber } from "../../handlers/common/secrets";
+import { installer } from "../../handlers/install-postgres/handler";
+import {
+  dropInContent, hbaFields, HBA_MARKER, listenOverride, normalizeListen, parseClusters, parseServerPackages, pgpassField, planHba,
+  psqlMetaQuote, ServerState, verifyHost,
+} from "../../handlers/install-postgres/pg";
+import { pgdgKeyUrl, PGDG_KEY_FINGERPRINT } from "../../handlers/install-postgres/pgdg";
+import { parseScramSecret, prepareApproximately, scramSecret, storedPasswordState } from "../../handlers/install-postgres/scram";
+import { DEBIAN_12, UBUNTU_2204 } from "./support/fixtures";
+import { ScriptedRemote, Step } from "./support/scripted-remote";
+
+const KEY = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW\n-----END OPENSSH PRIVATE KEY-----\n";
+const ENV = { VM_IP: "192.0.2.10", SSH_USER: "ubuntu", SSH_KEY: KEY };
+/** Quotes of both kinds, $, backslashes (one and two) and runs of spaces: everything a shell or SQL would trip on. */
+const PW = `it's "q" $HOME \\back\\\\slash  two  spaces`;
+/** Fragments of PW that must not show up in any command line, whatever quoting was applied to them. */
+const PW_FRAGMENTS = [PW, `"q" $HOME`, "back\\", "two  spaces", "it''s", "it'\\''s"];
+
+async function run(event: unknown, script: Step[], deps: Partial<InstallerDeps> = {}) {
+  const remote = new ScriptedRemote(script);
+  const lines: string[] = [];
+  let connects = 0;
+  const outcome = await runInstaller(installer, event, {
+    env: ENV,
+    connect: async () => {
+      connects++;
+      return remote;
+    },
+    write: (l) => lines.push(l),
+    secrets: new SecretScrubber(),
+    ...deps,
+  }).then((result) => ({ result, error: undefined }), (error: Error) => ({ result: undefined, error }));
+  return { ...outcome, remote, lines, connects };
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Fixtures: what the tools print on Ubuntu 22.04 and Debian 12.
+
+const STOCK_HBA = `# PostgreSQL Client Authentication Configuration File
+# ===================================================
+# TYPE  DATABASE        USER            ADDRESS                 METHOD
+local   all             postgres                                peer
+# "local" is for Unix domain socket connections only
+local   all             all                                     peer
+# IPv4 local connections:
+host    all             all             127.0.0.1/32            scram-sha-256
+# IPv6 local connections:
+host    all             all             ::1/128                 scram-sha-256
+local   replication     all                                     peer
+host    replication     all             127.0.0.1/32            scram-sha-256
+host    replication     all             ::1/128                 scram-sha-256
+`;
+
+const PG14_PKG = "postgresql-14\tinstall ok installed\t14.11-0ubuntu0.22.04.1\npostgresql-9.1\tunknown ok not-installed\t\n";
+const PG14_CLUSTER = "14  main    5432 online postgres /var/lib/postgresql/14/main /var/log/postgresql/postgresql-14-main.log\n";
+
+function serverState(over: Partial<ServerState> = {}): ServerState {
+  return {
+    server_version: "14.11 (Ubuntu 14.11-0ubuntu0.22.04.1)",
+    hba_file: "/etc/postgresql/14/main/pg_hba.conf",
+    config_file: "/etc/postgresql/14/main/postgresql.conf",
+    listen_addresses: "localhost",
+    pending_restart: [],
+    role: null,
+    database: null,
+    hba_text: STOCK_HBA,
+    dropin_text: null,
+    ...over,
+  };
+}
+
+const DROPIN = "/etc/postgresql/14/main/conf.d/90-vm-install.conf";
+const BASE = { db_name: "myapp", db_user: "app_user", db_password: PW };
+
+const osStep = (text = UBUNTU_2204): Step => ({ match: "cat /etc/os-release", sudo: false, stdout: text });
+/** inspectInstallation: dpkg-query of the server packages, then clusters and their units when there are any. */
+const inspectStep = (pkgs = "", clusters?: string, units?: string): Step => ({
+  match: /^dpkg-query -W -f='\$\{Package\}\\t\$\{Status\}\\t\$\{Version\}\\n' 'postgresql-\[0-9\]\*' .*pg_lsclusters -h/,
+  sudo: false,
+  stdout: pkgs + "--- clusters\n" + (clusters !== undefined ? clusters + "--- units\n" + (units ?? "") : ""),
+});
+const installed14 = (unit = "active") => inspectStep(PG14_PKG, PG14_CLUSTER, `postgresql@14-main ${unit}\n`);
+const PSQL = "cd / && psql -X -q -A -t -v ON_ERROR_STOP=1 -p 5432 -d postgres -f -";
+/** A psql run as postgres with SQL on stdin; `sql` must appear in that stdin. */
+const psqlStep = (sql: string | RegExp, stdout: unknown = "", extra: Partial<Step> = {}): Step => ({
+  match: PSQL,
+  sudo: false,
+  stdout: typeof stdout === "string" ? stdout : JSON.stringify(stdout) + "\n",
+  ...extra,
+  check: (c, o) => {
+    expect(o.user).toBe("postgres");
+    expect(String(o.stdin)).toMatch(sql);
+    extra.check?.(c, o);
+  },
+});
+const inspectSqlStep = (state: ServerState) => psqlStep(/SELECT json_build_object\(\n  'server_version'/, state);
+const configCheckStep = (over: object = {}) =>
+  psqlStep(/FROM pg_hba_file_rules WHERE error IS NOT NULL/, { listen: [{ file: DROPIN, line: 2, setting: "*", error: null }], config_errors: [], hba_errors: [], ...over });
+const settledStep = (listen = "*", pending: string[] = []) => psqlStep(/'pending_restart'/, { listen_addresses: listen, pending_restart: pending });
+const writeStep = (path: string, check?: (stdin: string) => void): Step => ({
+  match: `t=$(mktemp ${path}.XXXXXX)`,
+  sudo: false,
+  check: (_c, o) => {
+    expect(o.user).toBe("postgres");
+    check?.(String(o.stdin));
+  },
+});
+const WHO = { user: "app_user", database: "myapp", server_version: "14.11 (Ubuntu 14.11-0ubuntu0.22.04.1)" };
+const loginStep = (host = "127.0.0.1", extra: Partial<Step> = {}): Step => ({
+  match: `psql -X -w -q -A -t -h ${host} -p 5432 -U app_user -d myapp -c`,
+  sudo: false,
+  stdout: JSON.stringify(WHO) + "\n",
+  ...extra,
+});
+
+/** No command line and no exported variable of any call carries the password in any form. */
+function expectNoPasswordOnCommandLines(calls: Call[], pw = PW, fragments = PW_FRAGMENTS) {
+  expect(calls.length).toBeGreaterThan(0);
+  for (const call of calls) {
+    for (const f of [pw, ...fragments]) {
+      expect(call.command).not.toContain(f);
+      for (const v of Object.values(call.opts.env ?? {})) expect(v).not.toContain(f);
+      if (call.opts.label) expect(call.opts.label).not.toContain(f);
+    }
+  }
+}
+
+/** The SCRAM secret sent in an apply script (`\set pw '...'`). */
+function sentSecret(calls: Call[]): string | undefined {
+  for (const c of calls) {
+    const m = /\\set pw '(SCRAM-SHA-256\$[^']+)'/.exec(String(c.opts.stdin ?? ""));
+    if (m) return m[1];
+  }
+  return undefined;
+}
+
+// ---------------------------------------------------------------------------------------------------
+
+describe("install-postgres: event validation (before any SSH)", () => {
+  const invalid: [string, unknown, RegExp][] = [
+    ["shell syntax in db_name", { ...BASE, db_name: "myapp; rm -rf /" }, /event db_name: "myapp; rm -rf \/" is not allowed/],
+    ["command substitution in db_user", { ...BASE, db_user: "$(reboot)" }, /event db_user: "\$\(reboot\)" is not allowed/],
+    ["SQL syntax in db_name", { ...BASE, db_name: `x"; DROP ROLE postgres; --` }, /event db_name: .* is not allowed; expected a PostgreSQL name/],
+    ["SQL quote in db_user", { ...BASE, db_user: "o'brien" }, /event db_user: "o'brien" is not allowed/],
+    ["uppercase name", { ...BASE, db_name: "MyApp" }, /event db_name: "MyApp" is not allowed/],
+    ["a name longer than 63", { ...BASE, db_user: "a".repeat(64) }, /event db_user: .* is not allowed/],
+    ["the postgres role", { ...BASE, db_user: "postgres" }, /event db_user: "postgres" is reserved by PostgreSQL/],
+    ["a pg_ role", { ...BASE, db_user: "pg_monitor" }, /event db_user: "pg_monitor" is reserved/],
+    ["pg_hba keyword as database", { ...BASE, db_name: "all" }, /event db_name: "all" is a reserved word for a database/],
+    ["public as role", { ...BASE, db_user: "public" }, /event db_user: "public" is a reserved word for a role/],
+    ["template1 as database", { ...BASE, db_name: "template1" }, /event db_name: "template1" is a reserved word/],
+    ["missing password", { db_name: "myapp", db_user: "app_user" }, /event db_password: required key is missing/],
+    ["empty password", { ...BASE, db_password: "" }, /event db_password: is empty/],
+    ["password not a string", { ...BASE, db_password: 12345678 }, /event db_password: expected a string \(the role's password\), got number/],
+    ["missing db_name", { db_user: "app_user", db_password: PW }, /event db_name: required key is missing/],
+    ["bad CIDR (bits)", { ...BASE, allow_remote: true, allowed_cidrs: ["10.0.0.0/33"] }, /event allowed_cidrs\[0\]: "10.0.0.0\/33" is not a network in CIDR form/],
+    ["bad CIDR (no bits)", { ...BASE, allowed_cidrs: ["10.0.0.1"] }, /event allowed_cidrs\[0\]: "10.0.0.1" is not a network in CIDR form/],
+    ["shell in a CIDR", { ...BASE, allowed_cidrs: ["0.0.0.0/0; id"] }, /event allowed_cidrs\[0\]/],
+    ["empty CIDR list", { ...BASE, allowed_cidrs: [] }, /event allowed_cidrs: expected at least 1 item/],
+    ["the same CIDR twice", { ...BASE, allowed_cidrs: ["10.0.0.0/8", "10.0.0.0/8"] }, /event allowed_cidrs\[1\]: "10.0.0.0\/8" appears twice/],
+    ["bad listen_addresses", { ...BASE, listen_addresses: "*'; x" }, /event listen_addresses: .* is not "\*" or a comma-separated list/],
+    ["pg_version with a minor", { ...BASE, pg_version: "15.4" }, /event pg_version: "15.4" is not allowed; expected a PostgreSQL major/],
+    ["pg_version as a number", { ...BASE, pg_version: 15 }, /event pg_version: expected a string/],
+    ["repo_url with a quote", { ...BASE, repo_url: "https://mirror.example/pg'x" }, /event repo_url: .* is not allowed; expected an http\(s\) URL/],
+    ["repo_key_fingerprint malformed", { ...BASE, repo_key_fingerprint: "ACCC4CF8" }, /event repo_key_fingerprint: "ACCC4CF8" is not allowed/],
+    ["allow_remote not a boolean", { ...BASE, allow_remote: "yes" }, /event allow_remote: expected true or false/],
+    ["an unknown key", { ...BASE, db_pasword: "x" }, /event db_pasword: unknown key; allowed here: pg_version, db_name, db_user, db_password, listen_addresses, allow_remote, allowed_cidrs, repo_url, repo_key_url, repo_key_fingerprint, apt, ssh/],
+  ];
+
+  it.each(invalid)("rejects %s with no command run", async (_what, event, message) => {
+    const { error, connects, remote } = await run(event, []);
+    expect(error?.message).toMatch(/^install-postgres: invalid input, nothing was done on the VM: /);
+    expect(error?.message).toMatch(message);
+    expect(connects).toBe(0);
+    expect(remote.calls).toHaveLength(0);
+  });
+
+  it("a password with a newline is rejected without being quoted back", async () => {
+    const secret = "first line\nsecond line s3cr3t";
+    const { error, connects } = await run({ ...BASE, db_password: secret }, []);
+    expect(error?.message).toMatch(/event db_password: contains a control character/);
+    expect(error?.message).not.toContain("s3cr3t");
+    expect(error?.message).not.toContain("first line");
+    expect(connects).toBe(0);
+  });
+
+  it("lists every problem at once", async () => {
+    const { error } = await run({ db_name: "bad name", db_user: "x;y", allowed_cidrs: ["nope"] }, []);
+    expect(error?.message).toMatch(/db_name/);
+    expect(error?.message).toMatch(/db_user/);
+    expect(error?.message).toMatch(/db_password: required key is missing/);
+    expect(error?.message).toMatch(/allowed_cidrs\[0\]/);
+  });
+});
+
+describe("install-postgres: Ubuntu 22.04, PostgreSQL 14 from the distribution", () => {
+  it("installs, creates role and database, configures, restarts, verifies over TCP: exact commands", async () => {
+    const { result, error, remote, lines } = await run({ ...BASE, listen_addresses: "*", allow_remote: true, allowed_cidrs: ["10.0.0.0/8", "192.168.1.0/24"] }, [
+      osStep(),
+      inspectStep(),
+      // ensurePackages(["postgresql"]): look, update, candidates, install, verify.
+      { match: /^dpkg-query -W -f=\S+ postgresql$/, sudo: false, code: 1 },
+      { match: /^apt-get update /, sudo: true },
+      { match: "apt-cache policy postgresql", sudo: false, stdout: "postgresql:\n  Installed: (none)\n  Candidate: 14+238\n  Version table:\n     14+238 500\n" },
+      { match: /^apt-get install -y -q .*--force-confold postgresql$/, sudo: true, check: (_c, o) => expect(o.env?.DEBIAN_FRONTEND).toBe("noninteractive") },
+      { match: /^dpkg-query -W -f=\S+ postgresql$/, sudo: false, stdout: "postgresql\tinstall ok installed\t14+238\n" },
+      installed14(),
+      inspectSqlStep(serverState()),
+      psqlStep(/CREATE ROLE %I LOGIN/, "", {
+        check: (_c, o) => {
+          const sql = String(o.stdin);
+          expect(sql).toMatch(/^DO \$quiet\$/); // logging off before anything else
+          expect(sql).toContain("('log_statement', 'none'), ('log_min_error_statement', 'panic')");
+          expect(sql).toContain("\\set db_user 'app_user'\n");
+          expect(sql).toContain("SELECT format('CREATE ROLE %I LOGIN', :'db_user') WHERE NOT EXISTS (SELECT FROM pg_roles WHERE rolname = :'db_user') \\gexec");
+          expect(sql).toMatch(/\\set pw 'SCRAM-SHA-256\$4096:[A-Za-z0-9+/=]+\$[A-Za-z0-9+/=]+:[A-Za-z0-9+/=]+'\nALTER ROLE :"db_user" PASSWORD :'pw';/);
+          expect(sql).toContain("SELECT format('CREATE DATABASE %I OWNER %I', :'db_name', :'db_user') WHERE NOT EXISTS (SELECT FROM pg_database WHERE datname = :'db_name') \\gexec");
+          expect(sql.indexOf("CREATE ROLE")).toBeLessThan(sql.indexOf("CREATE DATABASE"));
+        },
+      }),
+      writeStep(DROPIN, (stdin) => expect(stdin).toBe(dropInContent("*"))),
+      writeStep("/etc/postgresql/14/main/pg_hba.conf", (stdin) => {
+        expect(stdin.startsWith(STOCK_HBA)).toBe(true);
+        expect(stdin.slice(STOCK_HBA.length)).toBe(
+          `host    myapp    app_user    10.0.0.0/8    scram-sha-256    ${HBA_MARKER}\nhost    myapp    app_user    192.168.1.0/24    scram-sha-256    ${HBA_MARKER}\n`,
+        );
+      }),
+      configCheckStep(),
+      { match: "systemctl restart postgresql@14-main", sudo: true },
+      settledStep("*"),
+      loginStep(),
+    ]);
+    expect(error).toBeUndefined();
+    expect(remote.done).toBe(true);
+    expect(remote.closed).toBe(true);
+    expect(result).toMatchObject({
+      status: "ok",
+      pg_version: "14.11",
+      pg_major: "14",
+      installed_from: "distribution",
+      cluster: "14/main",
+      port: 5432,
+      db_name: "myapp",
+      db_user: "app_user",
+      listen_addresses: "*",
+      allow_remote: true,
+      allowed_cidrs: ["10.0.0.0/8", "192.168.1.0/24"],
+      restarted: true,
+      reloaded: false,
+      verified: { host: "127.0.0.1", port: 5432, user: "app_user", database: "myapp" },
+      warnings: [],
+      os: { id: "ubuntu", codename: "jammy" },
+    });
+    expect(result!.changed).toEqual([
+      "installed postgresql-14 14.11-0ubuntu0.22.04.1",
+      "role app_user created (LOGIN, password set)",
+      "database myapp created (owner app_user)",
+      `listen_addresses 'localhost' -> '*' (${DROPIN})`,
+      "pg_hba.conf: host myapp app_user 10.0.0.0/8 scram-sha-256 added",
+      "pg_hba.conf: host myapp app_user 192.168.1.0/24 scram-sha-256 added",
+    ]);
+    expect(Object.keys(result!.timings_ms)).toEqual(expect.arrayContaining(["connect", "inspect", "apt_install", "inspect_sql", "role_db", "restart", "verify_login", "total"]));
+
+    // The secret sent is SCRAM-SHA-256 of exactly PW; PW itself travels only to the TCP check, on stdin.
+    const calls = remote.calls;
+    expect(storedPasswordState(sentSecret(calls), PW, "app_user")).toBe("same");
+    expectNoPasswordOnCommandLines(calls);
+    const withPw = calls.filter((c) => String(c.opts.stdin ?? "").includes(pgpassField(PW)));
+    expect(withPw).toHaveLength(1);
+    expect(withPw[0].command).toMatch(/^umask 077; d=\$\(mktemp -d\).*trap 'rm -rf "\$d"' EXIT; cat > "\$d\/pgpass".*PGPASSFILE="\$d\/pgpass"/);
+    expect(String(withPw[0].opts.stdin)).toBe(`127.0.0.1:5432:myapp:app_user:${pgpassField(PW)}\n`);
+    for (const c of calls) if (c !== withPw[0]) expect(String(c.opts.stdin ?? "")).not.toContain(PW);
+    // And nothing the job reports carries it.
+    expect(JSON.stringify(result)).not.toContain("two  spaces");
+    expect(JSON.stringify(result)).not.toContain("SCRAM-SHA-256$");
+    for (const l of lines) expect(l).not.toContain("two  spaces");
+  });
+
+  it("another major comes from PGDG: <repo_url> jammy-pgdg main, signed by the key in /etc/apt/keyrings", async () => {
+    const armoured = Buffer.from("-----BEGIN PGP PUBLIC KEY BLOCK-----\n\nmQINBE6XR8IBEACVdDKT2HEH1IyHzXkb4nIWAY7echjRxo7MTcj4vbXAyBKOfjja\n-----END PGP PUBLIC KEY BLOCK-----\n");
+    const state16 = serverState({ server_version: "16.3 (Ubuntu 16.3-1.pgdg22.04+1)", hba_file: "/etc/postgresql/16/main/pg_hba.conf", config_file: "/etc/postgresql/16/main/postgresql.conf" });
+    const { result, error, remote } = await run({ ...BASE, pg_version: "16" }, [
+      osStep(),
+      inspectStep(),
+      { match: "command -v curl || true; command -v gpg || true", sudo: false, stdout: "/usr/bin/curl\n/usr/bin/gpg\n" },
+      {
+        match: "curl -fsSL --proto '=http,https' --retry 3 --connect-timeout 20 --max-time 120 -o \"$t\" https://www.postgresql.org/media/keys/ACCC4CF8.asc",
+        sudo: false,
+        stdout: `amd64\n${armoured.toString("base64")}`,
+      },
+      {
+        match: "printf '%s\\n' 'deb [arch=amd64 signed-by=/etc/apt/keyrings/pgdg.asc] https://apt.postgresql.org/pub/repos/apt jammy-pgdg main'",
+        sudo: true,
+        stdout: "changed:wrote /etc/apt/keyrings/pgdg.asc (new key)\nchanged:wrote /etc/apt/sources.list.d/pgdg.list (new source)\n",
+        check: (_c, o) => expect(Buffer.from(o.stdin as Buffer).equals(armoured)).toBe(true),
+      },
+      { match: "--show-keys --with-colons /etc/apt/keyrings/pgdg.asc", sudo: false, stdout: `pub:-:4096:1:7FCC7D46ACCC4CF8:1318537154:::-:::scESC::::::23::0:\nfpr:::::::::${PGDG_KEY_FINGERPRINT}:\n` },
+      { match: /^for f in \/etc\/apt\/sources.list /, sudo: true, stdout: "@@@file /etc/apt/sources.list.d/pgdg.list\ndeb [arch=amd64 signed-by=/etc/apt/keyrings/pgdg.asc] https://apt.postgresql.org/pub/repos/apt jammy-pgdg main\n\n@@@end\n" },
+      { match: /^dpkg-query -W -f=\S+ postgresql-16$/, sudo: false, code: 1 },
+      { match: /^apt-get update /, sudo: true },
+      { match: "apt-cache policy postgresql-16", sudo: false, stdout: "postgresql-16:\n  Installed: (none)\n  Candidate: 16.3-1.pgdg22.04+1\n  Version table:\n     16.3-1.pgdg22.04+1 500\n" },
+      { match: /^apt-get install -y -q .*--force-confold postgresql-16$/, sudo: true },
+      { match: /^dpkg-query -W -f=\S+ postgresql-16$/, sudo: false, stdout: "postgresql-16\tinstall ok installed\t16.3-1.pgdg22.04+1\n" },
+      inspectStep("postgresql-16\tinstall ok installed\t16.3-1.pgdg22.04+1\n", "16 main 5432 online postgres /var/lib/postgresql/16/main /var/log/postgresql/postgresql-16-main.log\n", "postgresql@16-main active\n"),
+      inspectSqlStep(state16),
+      psqlStep(/CREATE ROLE/),
+      loginStep("127.0.0.1", { stdout: JSON.stringify({ ...WHO, server_version: state16.server_version }) + "\n" }),
+    ]);
+    expect(error).toBeUndefined();
+    expect(remote.done).toBe(true);
+    expect(result).toMatchObject({ pg_version: "16.3", pg_major: "16", installed_from: "pgdg", cluster: "16/main", restarted: false, reloaded: false, listen_addresses: "localhost", allowed_cidrs: [] });
+    expect(result!.changed).toEqual([
+      "PGDG repository: wrote /etc/apt/keyrings/pgdg.asc (new key)",
+      "PGDG repository: wrote /etc/apt/sources.list.d/pgdg.list (new source)",
+      "installed postgresql-16 16.3-1.pgdg22.04+1",
+      "role app_user created (LOGIN, password set)",
+      "database myapp created (owner app_user)",
+    ]);
+    expectNoPasswordOnCommandLines(remote.calls);
+  });
+
+  it("a mirror's key is taken from the mirror unless repo_key_url says otherwise", () => {
+    expect(pgdgKeyUrl("https://apt.postgresql.org/pub/repos/apt")).toBe("https://www.postgresql.org/media/keys/ACCC4CF8.asc");
+    expect(pgdgKeyUrl("https://apt.postgresql.org/pub/repos/apt/")).toBe("https://www.postgresql.org/media/keys/ACCC4CF8.asc");
+    expect(pgdgKeyUrl("https://mirror.example.org/postgresql/repos/apt")).toBe("https://mirror.example.org/postgresql/repos/apt/ACCC4CF8.asc");
+    expect(pgdgKeyUrl("https://mirror.example.org/pg", "https://keys.example.org/pgdg.asc")).toBe("https://keys.example.org/pgdg.asc");
+  });
+
+  it("a key with the wrong fingerprint is removed again and the job fails before any install", async () => {
+    const armoured = Buffer.from("-----BEGIN PGP PUBLIC KEY BLOCK-----\n\nmQINBFakeKey\n-----END PGP PUBLIC KEY BLOCK-----\n");
+    const { error, remote } = await run({ ...BASE, pg_version: "16", repo_url: "https://mirror.example.org/pg" }, [
+      osStep(),
+      inspectStep(),
+      { match: "command -v curl", stdout: "/usr/bin/curl\n/usr/bin/gpg\n" },
+      { match: "https://mirror.example.org/pg/ACCC4CF8.asc", stdout: `amd64\n${armoured.toString("base64")}` },
+      { match: "https://mirror.example.org/pg jammy-pgdg main", sudo: true, stdout: "changed:wrote /etc/apt/keyrings/pgdg.asc (new key)\n" },
+      { match: "--show-keys", stdout: "fpr:::::::::0123456789ABCDEF0123456789ABCDEF01234567:\n" },
+      { match: "rm -f /etc/apt/keyrings/pgdg.asc /etc/apt/sources.list.d/pgdg.list", sudo: true },
+    ]);
+    expect(remote.done).toBe(true);
+    expect(error?.message).toMatch(/the key served at https:\/\/mirror.example.org\/pg\/ACCC4CF8.asc is 0123456789ABCDEF0123456789ABCDEF01234567, not the PGDG key B97B0AFC/);
+    expect(error?.message).toMatch(/repo_key_fingerprint/);
+  });
+
+  it("pg_version omitted on an unknown release: a clear error, nothing installed", async () => {
+    const { error, remote } = await run(BASE, [osStep(UBUNTU_2204.replace(/jammy/g, "zesty")), inspectStep()]);
+    expect(remote.done).toBe(true);
+    expect(error?.message).toMatch(/pg_version is not set and this installer does not know which PostgreSQL Ubuntu 22.04.4 LTS ships .*; set pg_version/);
+  });
+});
+
+describe("install-postgres: idempotence and updates", () => {
+  const secret = scramSecret(PW);
+  const done = (over: Partial<ServerState> = {}) =>
+    serverState({
+      listen_addresses: "*",
+      role: { login: true, superuser: false, secret },
+      database: { owner: "app_user" },
+      hba_text: STOCK_HBA + `host    myapp    app_user    10.0.0.0/8    scram-sha-256    ${HBA_MARKER}\n`,
+      dropin_text: dropInContent("*"),
+      ...over,
+    });
+  const event = { ...BASE, listen_addresses: "*", allow_remote: true, allowed_cidrs: ["10.0.0.0/8"] };
+
+  it("a rerun creates nothing, appends nothing, restarts nothing: four commands and the TCP check", async () => {
+    const { result, error, remote, lines } = await run(event, [osStep(), installed14(), inspectSqlStep(done()), loginStep()]);
+    expect(error).toBeUndefined();
+    expect(remote.done).toBe(true);
+    expect(remote.calls.some((c) => /CREATE|ALTER/.test(String(c.opts.stdin ?? "")))).toBe(false);
+    expect(remote.calls.some((c) => /systemctl (restart|reload|start)|mktemp .*pg_hba|apt-get/.test(c.command))).toBe(false);
+    expect(result).toMatchObject({ changed: [], restarted: false, reloaded: false, installed_from: "already installed" });
+    expect(result!.summary).toBe("nothing to do: PostgreSQL 14.11 (14/main, port 5432), role app_user and database myapp are as wanted");
+    expect(lines).toContain("[install-postgres] role app_user (password unchanged) and database myapp (owner app_user) are as wanted");
+  });
+
+  it("a new password: ALTER ROLE only, no CREATE, no restart", async () => {
+    const NEW = "n3w 'pass' \"word\" $PATH \\x";
+    const { result, error, remote } = await run({ ...event, db_password: NEW }, [
+      osStep(),
+      installed14(),
+      inspectSqlStep(done()),
+      psqlStep(/ALTER ROLE :"db_user" PASSWORD :'pw';/, "", {
+        check: (_c, o) => {
+          expect(String(o.stdin)).not.toMatch(/CREATE (ROLE|DATABASE)/);
+          expect(String(o.stdin)).not.toContain(NEW);
+        },
+      }),
+      loginStep(),
+    ]);
+    expect(error).toBeUndefined();
+    expect(remote.done).toBe(true);
+    expect(result).toMatchObject({ changed: ["password of app_user updated"], restarted: false, reloaded: false });
+    expect(storedPasswordState(sentSecret(remote.calls), NEW, "app_user")).toBe("same");
+    expectNoPasswordOnCommandLines(remote.calls, NEW, ["'pass'", "$PATH \\x"]);
+  });
+
+  it("an md5 password (which scram-sha-256 in pg_hba.conf cannot use) is re-hashed", async () => {
+    const md5 = "md5" + require("crypto").createHash("md5").update(PW + "app_user").digest("hex");
+    const { result, remote } = await run(event, [osStep(), installed14(), inspectSqlStep(done({ role: { login: true, superuser: false, secret: md5 } })), psqlStep(/ALTER ROLE :"db_user" PASSWORD/), loginStep()]);
+    expect(remote.done).toBe(true);
+    expect(result?.changed).toEqual(["password of app_user re-hashed as SCRAM-SHA-256 (was md5)"]);
+  });
+
+  it("a role that may not log in gets LOGIN; a database of another owner is handed over", async () => {
+    const { result, remote } = await run(event, [
+      osStep(), installed14(),
+      inspectSqlStep(done({ role: { login: false, superuser: false, secret }, database: { owner: "olduser" } })),
+      psqlStep(/ALTER ROLE :"db_user" LOGIN;\nALTER DATABASE :"db_name" OWNER TO :"db_user";\n$/),
+      loginStep(),
+    ]);
+    expect(remote.done).toBe(true);
+    expect(result?.changed).toEqual(["role app_user may log in now (LOGIN)", "database myapp owner changed from olduser to app_user"]);
+  });
+
+  it("an hba line the admin wrote with the same fields is not appended again", async () => {
+    const adminLine = "host myapp app_user 10.0.0.0/8 scram-sha-256\n";
+    const { result, remote } = await run(event, [osStep(), installed14(), inspectSqlStep(done({ hba_text: STOCK_HBA + adminLine })), loginStep()]);
+    expect(remote.done).toBe(true);
+    expect(result?.changed).toEqual([]);
+  });
+
+  it("narrowing allowed_cidrs: our old line goes, the new one comes, reload (no restart)", async () => {
+    const { result, remote } = await run({ ...event, allowed_cidrs: ["10.1.2.3/32"] }, [
+      osStep(), installed14(), inspectSqlStep(done()),
+      writeStep("/etc/postgresql/14/main/pg_hba.conf", (stdin) => {
+        expect(stdin).not.toContain("10.0.0.0/8");
+        expect(stdin.endsWith(`host    myapp    app_user    10.1.2.3/32    scram-sha-256    ${HBA_MARKER}\n`)).toBe(true);
+      }),
+      configCheckStep(),
+      { match: "systemctl reload postgresql@14-main", sudo: true },
+      settledStep("*"),
+      loginStep(),
+    ]);
+    expect(remote.done).toBe(true);
+    expect(result).toMatchObject({ restarted: false, reloaded: true });
+    expect(result!.changed).toEqual(["pg_hba.conf: host myapp app_user 10.1.2.3/32 scram-sha-256 added", "pg_hba.conf: host myapp app_user 10.0.0.0/8 scram-sha-256 removed"]);
+  });
+
+  it("a cluster that is down is started", async () => {
+    const { result, remote } = await run(event, [osStep(), installed14("inactive"), { match: "systemctl start postgresql@14-main", sudo: true }, { match: "systemctl is-active postgresql@14-main", stdout: "active\n" }, inspectSqlStep(done()), loginStep()]);
+    expect(remote.done).toBe(true);
+    expect(result).toMatchObject({ changed: ["cluster 14/main started (was inactive)"], restarted: false });
+  });
+
+  it("a listen_addresses change that is still waiting for a restart is applied", async () => {
+    const { result, remote } = await run(event, [
+      osStep(), installed14(), inspectSqlStep(done({ listen_addresses: "localhost", pending_restart: ["listen_addresses"] })),
+      configCheckStep(), { match: "systemctl restart postgresql@14-main", sudo: true }, settledStep("*"), loginStep(),
+    ]);
+    expect(remote.done).toBe(true);
+    expect(result).toMatchObject({ restarted: true, changed: [`listen_addresses 'localhost' -> '*' (${DROPIN})`] });
+  });
+
+  it("settings someone else left pending are reported, not restarted", async () => {
+    const { result, remote } = await run({ ...event, allowed_cidrs: ["10.0.0.0/8", "10.9.0.0/16"] }, [
+      osStep(), installed14(), inspectSqlStep(done()),
+      writeStep("/etc/postgresql/14/main/pg_hba.conf"), configCheckStep(),
+      { match: "systemctl reload postgresql@14-main", sudo: true },
+      settledStep("*", ["shared_buffers"]),
+      loginStep(),
+    ]);
+    expect(remote.done).toBe(true);
+    expect(result?.restarted).toBe(false);
+    expect(result?.warnings).toEqual(["settings changed by someone else wait for a restart of postgresql@14-main: shared_buffers (not restarted by this job)"]);
+  });
+
+  it("allow_remote with a localhost-only listen_addresses works but warns that remote clients cannot connect", async () => {
+    const { result, remote } = await run({ ...event, listen_addresses: "localhost" }, [
+      osStep(), installed14(), inspectSqlStep(done({ listen_addresses: "localhost", dropin_text: null })), loginStep(),
+    ]);
+    expect(remote.done).toBe(true);
+    expect(result?.changed).toEqual([]);
+    expect(result?.warnings).toEqual([`allow_remote is true but listen_addresses 'localhost' accepts local connections only: set listen_addresses to "*" (or the VM's address) for remote clients`]);
+  });
+
+  it("a non-ASCII password is hashed by the server, in the quiet session, never on a command line", async () => {
+    const UNI = "пароль «ü» 'q' \\ $x";
+    const { result, remote } = await run({ ...event, db_password: UNI }, [
+      osStep(), installed14(), inspectSqlStep(done()),
+      psqlStep(/ALTER ROLE :"db_user" PASSWORD :'pw'/, "", {
+        check: (_c, o) => {
+          const sql = String(o.stdin);
+          expect(sql.indexOf("DO $quiet$")).toBe(0);
+          expect(sql).toContain(`\\set pw ${psqlMetaQuote(UNI)}\n`);
+          expect(psqlMetaQuote(UNI)).toBe("'пароль «ü» ''q'' \\\\ $x'");
+          expect(sql).not.toContain("SCRAM-SHA-256$");
+        },
+      }),
+      loginStep(),
+    ]);
+    expect(remote.done).toBe(true);
+    expect(result?.changed).toEqual(["password of app_user updated"]);
+    expectNoPasswordOnCommandLines(remote.calls, UNI, ["пароль"]);
+  });
+
+  it("another major already installed and pg_version omitted: it is kept, nothing installed", async () => {
+    const { result, remote } = await run(BASE, [
+      osStep(DEBIAN_12),
+      inspectStep("postgresql-16\tinstall ok installed\t16.3-1.pgdg120+1\n", "16 main 5432 online postgres /var/lib/postgresql/16/main /var/log/postgresql/postgresql-16-main.log\n", "postgresql@16-main active\n"),
+      inspectSqlStep(done({ listen_addresses: "localhost", hba_text: STOCK_HBA, dropin_text: null, hba_file: "/etc/postgresql/16/main/pg_hba.conf", config_file: "/etc/postgresql/16/main/postgresql.conf" })),
+      loginStep("127.0.0.1", { stdout: JSON.stringify({ ...WHO, server_version: "16.3" }) + "\n" }),
+    ]);
+    expect(remote.done).toBe(true);
+    expect(result).toMatchObject({ pg_major: "16", installed_from: "already installed", changed: [], cluster: "16/main" });
+  });
+});
+
+describe("install-postgres: failures say what, where and what to do", () => {
+  const event = { ...BASE, allow_remote: true, allowed_cidrs: ["10.0.0.0/8"] };
+
+  it("a pg_hba.conf the server would reject is put back and nothing is reloaded", async () => {
+    const { error, remote } = await run(event, [
+      osStep(), installed14(), inspectSqlStep(serverState({ role: { login: true, superuser: false, secret: scramSecret(PW) }, database: { owner: "app_user" } })),
+      writeStep("/etc/postgresql/14/main/pg_hba.conf"),
+      configCheckStep({ hba_errors: [{ line: 98, error: "invalid IP mask \"255.0.0.x\"" }] }),
+      writeStep("/etc/postgresql/14/main/pg_hba.conf", (stdin) => expect(stdin).toBe(STOCK_HBA)),
+    ]);
+    expect(remote.done).toBe(true);
+    expect(error?.message).toMatch(/^install-postgres failed while installing: the server would not accept its configuration files: \/etc\/postgresql\/14\/main\/pg_hba.conf line 98: invalid IP mask/);
+    expect(error?.message).toMatch(/nothing was reloaded, and \/etc\/postgresql\/14\/main\/pg_hba.conf was put back as it was/);
+  });
+
+  it("listen_addresses overridden by postgresql.auto.conf: named, with the fix", async () => {
+    const { error, remote } = await run({ ...BASE, listen_addresses: "*" }, [
+      osStep(), installed14(), inspectSqlStep(serverState({ role: { login: true, superuser: false, secret: scramSecret(PW) }, database: { owner: "app_user" } })),
+      writeStep(DROPIN),
+      configCheckStep({ listen: [{ file: DROPIN, line: 2, setting: "*", error: null }, { file: "/var/lib/postgresql/14/main/postgresql.auto.conf", line: 3, setting: "localhost", error: null }] }),
+    ]);
+    expect(remote.done).toBe(true);
+    expect(error?.message).toMatch(/listen_addresses is also set in \/var\/lib\/postgresql\/14\/main\/postgresql.auto.conf line 3 \('localhost'\), which is read after .*90-vm-install.conf and wins: remove it there \(ALTER SYSTEM RESET listen_addresses\)/);
+  });
+
+  it("a failed TCP login names the host, the reason and a hint, never the password", async () => {
+    const { error, remote } = await run(BASE, [
+      osStep(), installed14(), inspectSqlStep(serverState({ role: { login: true, superuser: false, secret: scramSecret(PW) }, database: { owner: "app_user" } })),
+      loginStep("127.0.0.1", { code: 2, stdout: "", stderr: `psql: error: connection to server at "127.0.0.1", port 5432 failed: FATAL:  password authentication failed for user "app_user"\n` }),
+    ]);
+    expect(remote.done).toBe(true);
+    expect(error?.message).toMatch(/app_user could not log in to myapp over TCP at 127.0.0.1:5432: .*password authentication failed .*\(the password stored for the role does not match/);
+    expect(error?.message).not.toContain("two  spaces");
+  });
+
+  it("psql errors are scrubbed of the password even when the VM echoes it", async () => {
+    const { error } = await run({ ...BASE, db_password: "UniqueSecret-9f2c" }, [
+      osStep(), installed14(),
+      psqlStep(/json_build_object/, "", { code: 3, stderr: "psql:<stdin>:9: ERROR:  oops near 'UniqueSecret-9f2c'\n" }),
+    ]);
+    expect(error?.message).toMatch(/psql \(reading the role, the database and the settings\) failed on ubuntu@192.0.2.10:22 \(exit 3\)/);
+    expect(error?.message).not.toContain("UniqueSecret-9f2c");
+    expect(error?.message).toContain("[redacted:db_password]");
+  });
+});
+
+describe("install-postgres: pure parts", () => {
+  it("SCRAM-SHA-256 secrets match what PostgreSQL 15 stored for the same passwords", () => {
+    // Read back from pg_authid after CREATE ROLE ... PASSWORD on the sandbox (Debian 12, PostgreSQL 15.20).
+    const pencil = "SCRAM-SHA-256$4096:xLT7FwwkS3/LQ3ZnHrdwFA==$Z6a80ul5T2+bLHSXhHsnFE+UcWIuIz3A4E7fJJhH+dg=:8BP6quHfW3OxDUtEK1sYUXdRQFQGPCqye6rioI6LUQc=";
+    expect(scramSecret("pencil", Buffer.from("xLT7FwwkS3/LQ3ZnHrdwFA==", "base64"))).toBe(pencil);
+    expect(storedPasswordState(pencil, "pencil", "vec1")).toBe("same");
+    expect(storedPasswordState(pencil, "pencil ", "vec1")).toBe("different");
+    const quoted = "SCRAM-SHA-256$4096:kEa+cMwCTh/Lk4ZqXE3Seg==$wjeh1/7LJJpw9ljnxbGfrPACRa6ZclQxeUpbtni0u70=:IbHbDsnSelZjtYEhtDT2mypLGdj+Bqwykw8uVU9VdDw=";
+    expect(storedPasswordState(quoted, `it's "q" \\ $x`, "vec2")).toBe("same");
+    // Non-ASCII: NBSP -> space, the fi ligature -> "fi" (NFKC), soft hyphen dropped, as the server's SASLprep did.
+    const cyrillic = "SCRAM-SHA-256$4096:y607y+be9RAcU1+FWhF55A==$qcfvVIX9kfbrIBNrIlrGT1RK8i6LB9SJ4QtSxdl7Um0=:9vOb9DK7AJUBpg6/vkUWhZyv0xjTpULqmgJRmVgX9Gk=";
+    expect(prepareApproximately("пароль\u00a0\ufb01\u00adü")).toBe("пароль fiü");
+    expect(storedPasswordState(cyrillic, "пароль\u00a0\ufb01\u00adü", "vec4")).toBe("same");
+    expect(storedPasswordState("md535ff36c156bd993074a924c264a32f68", "pencil", "vec3")).toBe("md5");
+    expect(storedPasswordState("md535ff36c156bd993074a924c264a32f68", "other", "vec3")).toBe("unset-or-other");
+    expect(storedPasswordState(null, "pencil", "x")).toBe("unset-or-other");
+    const fresh = parseScramSecret(scramSecret("x"));
+    expect(fresh?.iterations).toBe(4096);
+    expect(fresh?.salt).toHaveLength(16);
+  });
+
+  it("dpkg and pg_lsclusters output", () => {
+    expect(parseServerPackages(PG14_PKG + "postgresql-14-postgis-3\tinstall ok installed\t3.2\npostgresql-16\tdeinstall ok config-files\t16.1\n")).toEqual([{ major: "14", version: "14.11-0ubuntu0.22.04.1" }]);
+    expect(parseClusters("15 main 5432 down postgres /var/lib/postgresql/15/main /var/log/postgresql/postgresql-15-main.log\n16 other 5433 online postgres /srv/pg <unknown>\n")).toEqual([
+      { major: "15", name: "main", port: 5432, status: "down", owner: "postgres", dataDir: "/var/lib/postgresql/15/main", logFile: "/var/log/postgresql/postgresql-15-main.log" },
+      { major: "16", name: "other", port: 5433, status: "online", owner: "postgres", dataDir: "/srv/pg" },
+    ]);
+  });
+
+  it("pg_hba.conf planning: add, keep, remove only our own lines", () => {
+    const ours = (c: string) => `host    myapp    app_user    ${c}    scram-sha-256    ${HBA_MARKER}`;
+    const p1 = planHba(STOCK_HBA, "myapp", "app_user", ["10.0.0.0/8"]);
+    expect(p1).toEqual({ content: STOCK_HBA + ours("10.0.0.0/8") + "\n", added: ["10.0.0.0/8"], removed: [] });
+    expect(planHba(p1.content, "myapp", "app_user", ["10.0.0.0/8"])).toEqual({ content: p1.content, added: [], removed: [] });
+    // allow_remote off: our line goes, the admin's identical-looking line without the marker stays.
+    const mixed = p1.content + "host myapp app_user 172.16.0.0/12 scram-sha-256\n";
+    expect(planHba(mixed, "myapp", "app_user", [])).toEqual({ content: STOCK_HBA + "host myapp app_user 172.16.0.0/12 scram-sha-256\n", added: [], removed: ["10.0.0.0/8"] });
+    // A second copy of our own line is dropped; other databases' lines are untouched.
+    const twice = STOCK_HBA + ours("10.0.0.0/8") + "\n" + ours("10.0.0.0/8") + "\nhost other app_user 10.0.0.0/8 scram-sha-256 " + HBA_MARKER + "\n";
+    expect(planHba(twice, "myapp", "app_user", ["10.0.0.0/8"]).content).toBe(STOCK_HBA + ours("10.0.0.0/8") + "\nhost other app_user 10.0.0.0/8 scram-sha-256 " + HBA_MARKER + "\n");
+    // A file without a final newline gets one.
+    expect(planHba("local all all peer", "db", "u", ["::1/128"]).content).toBe(`local all all peer\nhost    db    u    ::1/128    scram-sha-256    ${HBA_MARKER}\n`);
+    expect(hbaFields(`host "my db" all 10.0.0.0/8 md5 # x`)).toEqual(["host", `"my db"`, "all", "10.0.0.0/8", "md5"]);
+  });
+
+  it("listen_addresses: comparison, override detection, where to verify", () => {
+    expect(normalizeListen(" localhost , 10.0.0.5,")).toBe("localhost,10.0.0.5");
+    expect(listenOverride([{ file: "/a/postgresql.conf", line: 60, setting: "localhost", error: null }, { file: "/a/conf.d/90-vm-install.conf", line: 2, setting: "*", error: "setting could not be applied" }], "/a/conf.d/90-vm-install.conf")).toBeUndefined();
+    expect(listenOverride([{ file: "/a/conf.d/90-vm-install.conf", line: 2, setting: "*", error: null }, { file: "/d/postgresql.auto.conf", line: 3, setting: "x", error: null }], "/a/conf.d/90-vm-install.conf")?.file).toBe("/d/postgresql.auto.conf");
+    expect(verifyHost("*")).toBe("127.0.0.1");
+    expect(verifyHost("localhost,10.0.0.5")).toBe("127.0.0.1");
+    expect(verifyHost("::1")).toBe("::1");
+    expect(verifyHost("10.0.0.5, 10.0.0.6")).toBe("10.0.0.5");
+  });
+
+  it("quoting for psql variables and pgpass", () => {
+    expect(psqlMetaQuote(`a'b\\c`)).toBe(`'a''b\\\\c'`);
+    expect(pgpassField(`p:a\\ss`)).toBe(`p\\:a\\\\ss`);
+  });
+});

@@ -1,0 +1,123 @@
+// Benchmark: install-postgres through the job runner against the same work done by hand, on identical
+// fresh sandbox VMs (Debian 12, PostgreSQL 15 from Debian), median of N (3), run one after the other and
+// interleaved (job, raw, job, raw, ...) so drift in machine or mirror speed hits both alike.
+//   job:  the bundled handler in a fresh Node process (lib/runner), as the platform runs it: SSH connect,
+//         inspection, apt-get update + install, role + database, conf.d drop-in + pg_hba line, restart,
+//         TCP login check. The bundle is built once beforehand (the stack builds it at synth time).
+//   raw:  one `ssh` running one shell script with the same steps and no checks (apt-get update, apt-get
+//         install postgresql, CREATE ROLE/DATABASE, the two config edits, restart, a TCP psql).
+//   rerun: the job again on the job's VM, where everything is already as wanted.
+// Sandbox boot and teardown are outside every measurement.
+//   node -r ./bin/ts-register.js bench/install-postgres.ts [N]
+import { execFile } from "child_process";
+import * as fs from "fs";
+import { bundleHandler } from "../lib/bundling/bundle";
+import { runJob } from "../lib/runner/run-job";
+import { Sandbox, startSandbox } from "../sandbox";
+
+const runs = Number(process.argv[2] ?? 3);
+const PASSWORD = "bench 'pw' \"with\" $quotes \\ and spaces";
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const secs = (ms: number) => (ms / 1000).toFixed(2);
+const log = (l: string) => process.stderr.write(`[bench] ${l}\n`);
+
+function env(sb: Sandbox): Record<string, string> {
+  return { VM_IP: sb.address, SSH_USER: sb.user, SSH_PORT: String(sb.port), SSH_KEY: fs.readFileSync(sb.privateKeyPath, "utf8"), SSH_HOST_KEY_SHA256: sb.hostKeySha256 };
+}
+
+function event(sb: Sandbox) {
+  return { db_name: "shop", db_user: "shop_app", db_password: PASSWORD, listen_addresses: "*", allow_remote: true, allowed_cidrs: [`${sb.hostAddress}/32`] };
+}
+
+async function timeJob(dir: string, sb: Sandbox): Promise<{ ms: number; result: any }> {
+  const start = process.hrtime.bigint();
+  const out = await runJob({ dir, env: env(sb), event: event(sb), timeoutSec: 900, secrets: [PASSWORD] });
+  const ms = Number(process.hrtime.bigint() - start) / 1e6;
+  if (out.phase !== "Succeeded") throw new Error(`install-postgres failed on ${sb.name}: ${out.message}`);
+  return { ms, result: JSON.parse(out.message) };
+}
+
+/** The same steps as one plain shell script over one ssh session (the password is a test value). */
+function rawScript(sb: Sandbox): string {
+  const sqlPw = PASSWORD.replace(/'/g, "''");
+  return [
+    "set -e",
+    "export DEBIAN_FRONTEND=noninteractive",
+    "apt-get update -q >/dev/null",
+    "apt-get install -y -q postgresql >/dev/null",
+    "cd /",
+    "runuser -u postgres -- psql -X -q -v ON_ERROR_STOP=1 <<'SQL'",
+    `CREATE ROLE shop_app LOGIN PASSWORD '${sqlPw}';`,
+    "CREATE DATABASE shop OWNER shop_app;",
+    "SQL",
+    "echo \"listen_addresses = '*'\" > /etc/postgresql/15/main/conf.d/90-bench.conf",
+    `echo "host shop shop_app ${sb.hostAddress}/32 scram-sha-256" >> /etc/postgresql/15/main/pg_hba.conf`,
+    "systemctl restart postgresql@15-main",
+    "printf '%s\\n' '127.0.0.1:5432:shop:shop_app:" + PASSWORD.replace(/\\/g, "\\\\").replace(/:/g, "\\:").replace(/'/g, "'\\''") + "' > /root/.pgpass && chmod 600 /root/.pgpass",
+    "PGPASSFILE=/root/.pgpass psql -X -w -At -h 127.0.0.1 -U shop_app -d shop -c 'SELECT 1'",
+  ].join("\n") + "\n";
+}
+
+function timeRaw(sb: Sandbox): Promise<number> {
+  const start = process.hrtime.bigint();
+  return new Promise((resolve, reject) => {
+    const child = execFile(
+      "ssh",
+      ["-F", "/dev/null", "-i", sb.privateKeyPath, "-p", String(sb.port), "-o", `UserKnownHostsFile=${sb.knownHostsPath}`, "-o", "StrictHostKeyChecking=yes",
+        "-o", "BatchMode=yes", "-o", "LogLevel=ERROR", `${sb.user}@${sb.address}`, "sudo -n sh -s"],
+      { timeout: 900_000, maxBuffer: 64 << 20, encoding: "utf8" },
+      (err, stdout, stderr) => {
+        const ms = Number(process.hrtime.bigint() - start) / 1e6;
+        if (err || stdout.trim() !== "1") reject(new Error(`raw sequence failed on ${sb.name}: ${err?.message ?? ""} ${stderr.slice(-800)} (stdout ${JSON.stringify(stdout.slice(-200))})`));
+        else resolve(ms);
+      },
+    );
+    child.stdin!.end(rawScript(sb));
+  });
+}
+
+async function withSandbox<T>(fn: (sb: Sandbox) => Promise<T>): Promise<T> {
+  const sb = await startSandbox();
+  try {
+    return await fn(sb);
+  } finally {
+    await sb.stop();
+  }
+}
+
+async function main(): Promise<void> {
+  const bundle = bundleHandler({ handler: "install-postgres" });
+  log(`bundle ${bundle.dir} (${(bundle.bytes / 1024).toFixed(0)} KB); ${runs} rounds`);
+  const job: number[] = [];
+  const raw: number[] = [];
+  const rerun: number[] = [];
+  let phases: Record<string, number> = {};
+  for (let i = 1; i <= runs; i++) {
+    await withSandbox(async (sb) => {
+      const first = await timeJob(bundle.dir, sb);
+      job.push(first.ms);
+      phases = first.result.timings_ms;
+      const again = await timeJob(bundle.dir, sb);
+      if (again.result.changed.length !== 0 || again.result.restarted) throw new Error(`rerun was not a no-op: ${JSON.stringify(again.result.changed)}`);
+      rerun.push(again.ms);
+      log(`round ${i}: job ${secs(first.ms)} s, rerun ${secs(again.ms)} s (${sb.name})`);
+    });
+    await withSandbox(async (sb) => {
+      const ms = await timeRaw(sb);
+      raw.push(ms);
+      log(`round ${i}: raw ${secs(ms)} s (${sb.name})`);
+    });
+  }
+  const ratio = median(job) / median(raw);
+  const list = (xs: number[]) => xs.map(secs).join(", ");
+  console.log(`install-postgres via the job runner: median ${secs(median(job))} s  (${list(job)})`);
+  console.log(`raw command sequence over one ssh:  median ${secs(median(raw))} s  (${list(raw)})`);
+  console.log(`ratio ${ratio.toFixed(3)} (target <= 1.10)`);
+  console.log(`rerun (nothing to do):              median ${secs(median(rerun))} s  (${list(rerun)}) (target <= 2 s)`);
+  console.log(`last job's phases (ms): ${Object.entries(phases).map(([k, v]) => `${k} ${v}`).join(", ")}`);
+}
+
+main().catch((err) => {
+  console.error(err instanceof Error ? err.message : err);
+  process.exit(1);
+});

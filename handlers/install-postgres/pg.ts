@@ -1,0 +1,251 @@
+// The pure half of install-postgres: parsers for what the VM reports (dpkg, pg_lsclusters, psql's JSON,
+// pg_hba.conf) and planners that turn "what is there" + "what is wanted" into the few changes needed.
+// No I/O here, so the unit tests feed it real tool output and check the decisions directly.
+
+import type { OsInfo } from "../common/os-release";
+
+// ---------------------------------------------------------------------------------------------------
+// Versions and packages.
+
+/**
+ * The PostgreSQL major each release ships as its own `postgresql` (what "the distribution's own" means
+ * when pg_version is left out). Releases not listed need pg_version set explicitly.
+ */
+export const DISTRIBUTION_MAJOR: Record<string, Record<string, string>> = {
+  ubuntu: { focal: "12", jammy: "14", noble: "16" },
+  debian: { buster: "11", bullseye: "13", bookworm: "15", trixie: "17" },
+};
+
+export function distributionMajor(os: OsInfo): string | undefined {
+  return DISTRIBUTION_MAJOR[os.family]?.[os.codename];
+}
+
+/** One server package line of `dpkg-query -W -f='${Package}\t${Status}\t${Version}\n' 'postgresql-[0-9]*'`. */
+export interface ServerPackage {
+  major: string;
+  version: string;
+}
+
+/** Installed server packages (postgresql-<major>) from dpkg-query; extensions and "not-installed" skipped. */
+export function parseServerPackages(stdout: string): ServerPackage[] {
+  const out: ServerPackage[] = [];
+  for (const line of stdout.split("\n")) {
+    const [pkg, status, version] = line.split("\t");
+    const m = /^postgresql-([0-9]{2,})(:[a-z0-9]+)?$/.exec(pkg ?? "");
+    if (!m || !status || status.trim().split(/\s+/)[2] !== "installed") continue;
+    out.push({ major: m[1], version: (version ?? "").trim() });
+  }
+  return out.sort((a, b) => Number(a.major) - Number(b.major));
+}
+
+/** A cluster as `pg_lsclusters -h` lists it. */
+export interface Cluster {
+  major: string;
+  name: string;
+  port: number;
+  /** "online", "down", "online,recovery", ... */
+  status: string;
+  owner: string;
+  dataDir: string;
+  logFile?: string;
+}
+
+/** `pg_lsclusters -h`: Ver Cluster Port Status Owner Data-directory Log-file, blank-separated. */
+export function parseClusters(stdout: string): Cluster[] {
+  const out: Cluster[] = [];
+  for (const line of stdout.split("\n")) {
+    const f = line.trim().split(/\s+/);
+    if (f.length < 6 || !/^[0-9]+(\.[0-9]+)?$/.test(f[0]) || !/^[0-9]+$/.test(f[2])) continue;
+    const cluster: Cluster = { major: f[0], name: f[1], port: Number(f[2]), status: f[3], owner: f[4], dataDir: f[5] };
+    if (f[6] && f[6] !== "<unknown>") cluster.logFile = f.slice(6).join(" ");
+    out.push(cluster);
+  }
+  return out;
+}
+
+/** "postgresql@15-main active" lines -> { "postgresql@15-main": "active" }. */
+export function parseUnits(stdout: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const line of stdout.split("\n")) {
+    const m = /^(postgresql@\S+) (\S*)$/.exec(line.trim());
+    if (m) out[m[1]] = m[2] || "unknown";
+  }
+  return out;
+}
+
+/** The cluster this installer manages for `major`: "main" when there is one, else the first. */
+export function pickCluster(clusters: Cluster[], major: string): Cluster | undefined {
+  const ofMajor = clusters.filter((c) => c.major === major);
+  return ofMajor.find((c) => c.name === "main") ?? ofMajor[0];
+}
+
+/** The systemd unit of a Debian/Ubuntu cluster (postgresql@15-main). */
+export function clusterUnit(c: Pick<Cluster, "major" | "name">): string {
+  return `postgresql@${c.major}-${c.name}`;
+}
+
+/** "15.20" from server_version "15.20 (Debian 15.20-0+deb12u1)". */
+export function shortServerVersion(serverVersion: string): string {
+  return /^[0-9]+(\.[0-9]+)?/.exec(serverVersion.trim())?.[0] ?? serverVersion.trim();
+}
+
+// ---------------------------------------------------------------------------------------------------
+// What psql reports.
+
+/** The state query's answer (one JSON object; see sql.ts inspectSql). */
+export interface ServerState {
+  server_version: string;
+  hba_file: string;
+  config_file: string;
+  listen_addresses: string;
+  pending_restart: string[];
+  role: { login: boolean; superuser: boolean; secret: string | null } | null;
+  database: { owner: string } | null;
+  /** pg_hba.conf as the server would read it now. */
+  hba_text: string;
+  /** Our conf.d drop-in, or null when there is none. */
+  dropin_text: string | null;
+}
+
+/** The last line of psql's output that parses as a JSON object (psql -At prints it alone). */
+export function parsePsqlJson<T>(stdout: string, what: string): T {
+  const lines = stdout.split("\n").map((l) => l.trim()).filter((l) => l.startsWith("{"));
+  const last = lines[lines.length - 1];
+  if (last !== undefined) {
+    try {
+      return JSON.parse(last) as T;
+    } catch {
+      /* fall through */
+    }
+  }
+  throw new Error(`${what}: psql printed no JSON object (got ${JSON.stringify(stdout.slice(0, 200))})`);
+}
+
+// ---------------------------------------------------------------------------------------------------
+// listen_addresses.
+
+/** listen_addresses compared as the server reads it: items trimmed, empty items dropped. */
+export function normalizeListen(value: string): string {
+  return value.split(",").map((s) => s.trim()).filter(Boolean).join(",");
+}
+
+/** Our conf.d drop-in, under the cluster's config directory (Debian's postgresql.conf includes conf.d). */
+export const DROPIN_NAME = "90-vm-install.conf";
+
+export function dropInPath(configFile: string): string {
+  return `${configFile.replace(/\/[^/]*$/, "")}/conf.d/${DROPIN_NAME}`;
+}
+
+export function dropInContent(listen: string): string {
+  // postgresql.conf string syntax: single quotes, a quote doubled (the validator allows none anyway).
+  return (
+    "# Written by vm-install (install-postgres) from its job's listen_addresses; a rerun rewrites it.\n" +
+    `listen_addresses = '${listen.replace(/'/g, "''")}'\n`
+  );
+}
+
+/** One row of pg_file_settings for listen_addresses, in the order the server reads them. */
+export interface FileSetting {
+  file: string | null;
+  line: number | null;
+  setting: string | null;
+  error: string | null;
+}
+
+/**
+ * When another file read after our drop-in also sets listen_addresses, ours does not count: name it,
+ * so the error can say where to look. Rows that failed to parse are skipped (the server skips them too).
+ */
+export function listenOverride(rows: FileSetting[], ourFile: string): FileSetting | undefined {
+  const usable = rows.filter((r) => r.error === null || /could not be applied/.test(r.error));
+  const last = usable[usable.length - 1];
+  return last && last.file !== ourFile ? last : undefined;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// pg_hba.conf.
+
+/** The trailing comment on lines this installer adds, so a later run can tell them from the admin's. */
+export const HBA_MARKER = "# vm-install:install-postgres";
+
+export function hbaLine(db: string, user: string, cidr: string): string {
+  return `host    ${db}    ${user}    ${cidr}    scram-sha-256    ${HBA_MARKER}`;
+}
+
+/** The fields of one pg_hba.conf line without its comment (quotes kept, as the server would read them). */
+export function hbaFields(line: string): string[] {
+  const fields: string[] = [];
+  let current = "";
+  let quoted = false;
+  for (const ch of line) {
+    if (ch === '"') quoted = !quoted;
+    if (ch === "#" && !quoted) break;
+    if (/\s/.test(ch) && !quoted) {
+      if (current) fields.push(current);
+      current = "";
+    } else current += ch;
+  }
+  if (current) fields.push(current);
+  return fields;
+}
+
+export interface HbaPlan {
+  /** The file's new text; equal to the old when nothing changes. */
+  content: string;
+  /** CIDRs whose line was appended. */
+  added: string[];
+  /** CIDRs of our own earlier lines dropped: no longer wanted, or a second copy of a wanted one. */
+  removed: string[];
+}
+
+/**
+ * Ensures exactly `cidrs` (empty: none) have a `host <db> <user> <cidr> scram-sha-256` line. A line the
+ * admin wrote with the same fields counts as present (never duplicated, never removed); lines this
+ * installer added earlier (with HBA_MARKER) for the same database and role are removed when their CIDR
+ * is no longer wanted, so narrowing allowed_cidrs or turning allow_remote off takes effect.
+ * New lines go at the end: the stock file has no broader `host` rule for remote addresses.
+ */
+export function planHba(content: string, db: string, user: string, cidrs: string[]): HbaPlan {
+  const lines = content.split("\n");
+  if (lines[lines.length - 1] === "") lines.pop();
+  const present = new Set<string>();
+  const removed: string[] = [];
+  const kept = lines.filter((line) => {
+    const f = hbaFields(line);
+    const same = f.length === 5 && f[0].toLowerCase() === "host" && f[1] === db && f[2] === user && f[4].toLowerCase() === "scram-sha-256";
+    if (!same) return true;
+    const wanted = cidrs.includes(f[3]) && !present.has(f[3]);
+    if (wanted) present.add(f[3]);
+    if (wanted || !line.includes(HBA_MARKER)) return true;
+    removed.push(f[3]);
+    return false;
+  });
+  const added = cidrs.filter((c) => !present.has(c));
+  if (added.length === 0 && removed.length === 0) return { content, added, removed };
+  const out = [...kept, ...added.map((cidr) => hbaLine(db, user, cidr))];
+  return { content: out.join("\n") + "\n", added, removed };
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Quoting for the two places a value is written into text the VM parses.
+
+/**
+ * A psql meta-command argument (`\set name '<value>'`): single-quoted, where psql turns `''` into `'`
+ * and `\\` into `\`. Newlines cannot be expressed; the validator rejects control characters.
+ */
+export function psqlMetaQuote(value: string): string {
+  return "'" + value.replace(/\\/g, "\\\\").replace(/'/g, "''") + "'";
+}
+
+/** One ~/.pgpass-format field: `:` and `\` escaped with a backslash. */
+export function pgpassField(value: string): string {
+  return value.replace(/\\/g, "\\\\").replace(/:/g, "\\:");
+}
+
+/** The host the TCP check connects to: loopback when the server listens there, else its first address. */
+export function verifyHost(listen: string): string {
+  const items = normalizeListen(listen).split(",");
+  if (items.some((i) => i === "*" || i === "localhost" || i === "127.0.0.1" || i === "0.0.0.0")) return "127.0.0.1";
+  if (items.some((i) => i === "::" || i === "::1")) return "::1";
+  return items[0];
+}

@@ -1,0 +1,127 @@
+// The SQL install-postgres sends, always on psql's stdin (`psql -X -v ON_ERROR_STOP=1 -f -` as the
+// postgres user): names and the password secret are set as psql variables and interpolated by psql
+// itself (:"name" as an identifier, :'name' as a literal, via libpq's PQescapeIdentifier/Literal), or
+// quoted by the server with format('%I', ...). Nothing user-given is pasted into SQL text by the handler.
+
+import { psqlMetaQuote } from "./pg";
+
+/** `\set name 'value'` lines for psql; values are psql-quoted (see psqlMetaQuote). */
+function setVars(vars: Record<string, string>): string {
+  return Object.entries(vars).map(([name, value]) => `\\set ${name} ${psqlMetaQuote(value)}\n`).join("");
+}
+
+/**
+ * One JSON object describing the server, the role, the database, and the two files the handler may
+ * edit (read by the server itself with pg_read_file: one round trip instead of three on a rerun).
+ * The 4-argument pg_read_file (missing_ok) is there in every supported major.
+ */
+export function inspectSql(db: string, user: string, dropInName: string): string {
+  return (
+    setVars({ db_name: db, db_user: user, dropin: dropInName }) +
+    `SELECT json_build_object(
+  'server_version', current_setting('server_version'),
+  'hba_file', current_setting('hba_file'),
+  'config_file', current_setting('config_file'),
+  'listen_addresses', current_setting('listen_addresses'),
+  'pending_restart', coalesce((SELECT json_agg(name ORDER BY name) FROM pg_settings WHERE pending_restart), '[]'::json),
+  'role', (SELECT json_build_object('login', rolcanlogin, 'superuser', rolsuper, 'secret', rolpassword) FROM pg_authid WHERE rolname = :'db_user'),
+  'database', (SELECT json_build_object('owner', pg_get_userbyid(datdba)) FROM pg_database WHERE datname = :'db_name'),
+  'hba_text', pg_read_file(current_setting('hba_file'), 0, 67108864, false),
+  'dropin_text', pg_read_file(regexp_replace(current_setting('config_file'), '[^/]*$', '') || 'conf.d/' || :'dropin', 0, 67108864, true)
+);
+`
+  );
+}
+
+/** What the role/database step has to do; built by the handler from ServerState. */
+export interface RoleDbPlan {
+  createRole: boolean;
+  /** The role exists but may not log in. */
+  grantLogin: boolean;
+  /** The value for ALTER ROLE ... PASSWORD: a SCRAM secret (preferred) or, for non-ASCII, the password. */
+  password?: string;
+  createDatabase: boolean;
+  /** The database exists with another owner. */
+  changeOwner: boolean;
+}
+
+export function planIsEmpty(p: RoleDbPlan): boolean {
+  return !p.createRole && !p.grantLogin && p.password === undefined && !p.createDatabase && !p.changeOwner;
+}
+
+/**
+ * The session settings that keep this session's statements out of the server log, out of sampled
+ * statement logs, out of pg_stat_statements and out of pg_stat_activity, whatever the server is
+ * configured with (log_statement = 'all' included; log_min_error_statement = panic keeps a failing
+ * statement's text out too). Only settings this server knows are touched, so one script fits 10 to 17.
+ */
+const QUIET_SESSION = `DO $quiet$
+DECLARE s record;
+BEGIN
+  FOR s IN SELECT v.name, v.value FROM (VALUES
+      ('log_statement', 'none'), ('log_min_error_statement', 'panic'), ('log_min_duration_statement', '-1'),
+      ('log_min_duration_sample', '-1'), ('log_transaction_sample_rate', '0'), ('track_activities', 'off'),
+      ('pg_stat_statements.track_utility', 'off'), ('password_encryption', 'scram-sha-256')
+    ) AS v(name, value) JOIN pg_settings p ON p.name = v.name
+  LOOP
+    PERFORM set_config(s.name, s.value, false);
+  END LOOP;
+END
+$quiet$;
+`;
+
+/**
+ * The statements for `plan`, each also guarded on the server (CREATE only when still missing), so a
+ * role or database created by someone else in between is not an error. CREATE DATABASE cannot run in
+ * a DO block or a transaction: it goes through \gexec as a statement of its own.
+ */
+export function applySql(plan: RoleDbPlan, db: string, user: string): string {
+  let sql = QUIET_SESSION + setVars({ db_name: db, db_user: user });
+  if (plan.createRole) {
+    sql += `SELECT format('CREATE ROLE %I LOGIN', :'db_user') WHERE NOT EXISTS (SELECT FROM pg_roles WHERE rolname = :'db_user') \\gexec\n`;
+  }
+  if (plan.grantLogin) sql += `ALTER ROLE :"db_user" LOGIN;\n`;
+  if (plan.password !== undefined) {
+    sql += setVars({ pw: plan.password }) + `ALTER ROLE :"db_user" PASSWORD :'pw';\n\\unset pw\n`;
+  }
+  if (plan.createDatabase) {
+    sql += `SELECT format('CREATE DATABASE %I OWNER %I', :'db_name', :'db_user') WHERE NOT EXISTS (SELECT FROM pg_database WHERE datname = :'db_name') \\gexec\n`;
+  }
+  if (plan.changeOwner) sql += `ALTER DATABASE :"db_name" OWNER TO :"db_user";\n`;
+  return sql;
+}
+
+/**
+ * After writing the drop-in and pg_hba.conf, before any reload: what the server would read from the
+ * files now (pg_file_settings and pg_hba_file_rules parse them on the spot).
+ */
+export const CONFIG_CHECK_SQL = `SELECT json_build_object(
+  'listen', coalesce((SELECT json_agg(json_build_object('file', sourcefile, 'line', sourceline, 'setting', setting, 'error', error) ORDER BY seqno)
+                      FROM pg_file_settings WHERE name = 'listen_addresses'), '[]'::json),
+  'config_errors', coalesce((SELECT json_agg(json_build_object('file', sourcefile, 'line', sourceline, 'error', error))
+                      FROM pg_file_settings WHERE name IS NULL AND error IS NOT NULL), '[]'::json),
+  'hba_errors', coalesce((SELECT json_agg(json_build_object('line', line_number, 'error', error) ORDER BY line_number)
+                      FROM pg_hba_file_rules WHERE error IS NOT NULL), '[]'::json)
+);
+`;
+
+export interface ConfigCheck {
+  listen: { file: string | null; line: number | null; setting: string | null; error: string | null }[];
+  config_errors: { file: string | null; line: number | null; error: string }[];
+  hba_errors: { line: number; error: string }[];
+}
+
+/** After a restart or reload: the live value and anything still waiting for a restart. */
+export const SETTLED_SQL = `SELECT json_build_object(
+  'listen_addresses', current_setting('listen_addresses'),
+  'pending_restart', coalesce((SELECT json_agg(name ORDER BY name) FROM pg_settings WHERE pending_restart), '[]'::json)
+);
+`;
+
+export interface Settled {
+  listen_addresses: string;
+  pending_restart: string[];
+}
+
+/** What the TCP login check selects: who we are, where, and the exact server version. */
+export const WHOAMI_SQL = "SELECT json_build_object('user', current_user, 'database', current_database(), 'server_version', current_setting('server_version'))";
