@@ -12,31 +12,17 @@
 // Sandbox boot and teardown are outside every measurement. Prints each run, the medians, the ratio
 // a/b (target <= 1.10) and the rerun median (target <= 1500 ms), and for (a) the handler's own
 // timings_ms per phase, which say where the time goes.
-import { execFile } from "child_process";
-import * as fs from "fs";
 import { bundleHandler } from "../lib/bundling/bundle";
-import { runJob } from "../lib/runner/run-job";
-import { Sandbox, startSandbox } from "../sandbox";
+import { Sandbox, sshRun } from "../sandbox";
+import { fmtMs as fmt, median, roundsArg, runMain, timeJob, withSandbox } from "./support";
 
-const rounds = Number(process.argv[2] ?? 3);
-if (!Number.isInteger(rounds) || rounds < 1) {
-  process.stderr.write("usage: node -r ./bin/ts-register.js bench/install-packages.ts [rounds >= 1]\n");
-  process.exit(2);
-}
+const rounds = roundsArg("install-packages.ts");
 const PACKAGES = ["git", "curl", "jq", "htop", "unzip"];
 const RAW = `sudo apt-get update && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y ${PACKAGES.join(" ")}`;
 
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-};
 const log = (line: string) => process.stdout.write(line + "\n");
 
 const bundle = bundleHandler({ handler: "install-packages" });
-
-function env(sb: Sandbox): Record<string, string> {
-  return { VM_IP: sb.address, SSH_USER: sb.user, SSH_PORT: String(sb.port), SSH_KEY: fs.readFileSync(sb.privateKeyPath, "utf8") };
-}
 
 interface JobRun {
   ms: number;
@@ -46,30 +32,15 @@ interface JobRun {
 
 /** One job through the runner; wall time from spawn to outcome (what a platform job would take). */
 async function viaRunner(sb: Sandbox): Promise<JobRun> {
-  const e = env(sb);
-  const started = performance.now();
-  const out = await runJob({ dir: bundle.dir, env: e, event: { packages: PACKAGES, update: true }, secrets: [e.SSH_KEY], timeoutSec: 900 });
-  const ms = performance.now() - started;
-  if (out.phase !== "Succeeded") throw new Error(`install-packages failed on ${sb.name}: ${out.message}`);
-  const result = JSON.parse(out.message);
+  const { ms, result } = await timeJob(sb, "install-packages", { packages: PACKAGES, update: true });
   return { ms, timings: result.timings_ms, result };
 }
 
 /** The same work by hand: one `ssh` command; wall time from spawn to exit. */
-function viaRawSsh(sb: Sandbox): Promise<number> {
-  const args = [
-    "-F", "/dev/null", "-i", sb.privateKeyPath, "-p", String(sb.port),
-    "-o", `UserKnownHostsFile=${sb.knownHostsPath}`, "-o", "StrictHostKeyChecking=yes", "-o", "BatchMode=yes",
-    "-o", "IdentitiesOnly=yes", "-o", "LogLevel=ERROR", `${sb.user}@${sb.address}`, RAW,
-  ];
-  const started = performance.now();
-  return new Promise((resolve, reject) => {
-    execFile("ssh", args, { maxBuffer: 64 << 20, timeout: 900_000 }, (err, _stdout, stderr) => {
-      const ms = performance.now() - started;
-      if (err) reject(new Error(`raw ssh apt-get failed on ${sb.name}: ${err.message}\n${String(stderr).slice(-2000)}`));
-      else resolve(ms);
-    });
-  });
+async function viaRawSsh(sb: Sandbox): Promise<number> {
+  const r = await sshRun(sb, RAW);
+  if (r.code !== 0) throw new Error(`raw ssh apt-get failed on ${sb.name}: exit ${r.code}\n${r.stderr.slice(-2000)}`);
+  return r.ms;
 }
 
 /** Both paths must leave the same packages installed, or the comparison is of different work. */
@@ -79,24 +50,6 @@ async function checkInstalled(sb: Sandbox): Promise<void> {
   if (ok !== PACKAGES.length) throw new Error(`${sb.name}: expected ${PACKAGES.length} packages installed, dpkg says:\n${r.stdout}`);
 }
 
-const live = new Set<Sandbox>();
-async function withSandbox<T>(fn: (sb: Sandbox) => Promise<T>): Promise<T> {
-  const sb = await startSandbox();
-  live.add(sb);
-  try {
-    return await fn(sb);
-  } finally {
-    live.delete(sb);
-    await sb.stop();
-  }
-}
-for (const sig of ["SIGINT", "SIGTERM"] as const) {
-  process.once(sig, () => {
-    Promise.allSettled([...live].map((sb) => sb.stop())).finally(() => process.exit(130));
-  });
-}
-
-const fmt = (ms: number) => `${Math.round(ms)} ms`;
 const phases = (t: Record<string, number>) => Object.entries(t).map(([k, v]) => `${k} ${v}`).join(", ");
 
 async function main(): Promise<void> {
@@ -153,11 +106,4 @@ async function main(): Promise<void> {
   log(`rerun median ${Math.round(mc)} ms (target <= 1500)`);
 }
 
-main().then(
-  () => process.exit(0),
-  async (err) => {
-    process.stderr.write(`bench failed: ${(err as Error).stack ?? err}\n`);
-    await Promise.allSettled([...live].map((sb) => sb.stop()));
-    process.exit(1);
-  },
-);
+runMain(main);

@@ -9,32 +9,21 @@
 //   rerun: the job again on the job's VM, where everything is already as wanted.
 // Sandbox boot and teardown are outside every measurement.
 //   node -r ./bin/ts-register.js bench/install-postgres.ts [N]
-import { execFile } from "child_process";
-import * as fs from "fs";
 import { bundleHandler } from "../lib/bundling/bundle";
-import { runJob } from "../lib/runner/run-job";
-import { Sandbox, startSandbox } from "../sandbox";
+import { Sandbox, sshRun } from "../sandbox";
+import { median, roundsArg, runMain, timeJob as timeInstaller, withSandbox } from "./support";
 
-const runs = Number(process.argv[2] ?? 3);
+const runs = roundsArg("install-postgres.ts");
 const PASSWORD = "bench 'pw' \"with\" $quotes \\ and spaces";
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const secs = (ms: number) => (ms / 1000).toFixed(2);
 const log = (l: string) => process.stderr.write(`[bench] ${l}\n`);
-
-function env(sb: Sandbox): Record<string, string> {
-  return { VM_IP: sb.address, SSH_USER: sb.user, SSH_PORT: String(sb.port), SSH_KEY: fs.readFileSync(sb.privateKeyPath, "utf8"), SSH_HOST_KEY_SHA256: sb.hostKeySha256 };
-}
 
 function event(sb: Sandbox) {
   return { db_name: "shop", db_user: "shop_app", db_password: PASSWORD, listen_addresses: "*", allow_remote: true, allowed_cidrs: [`${sb.hostAddress}/32`] };
 }
 
-async function timeJob(dir: string, sb: Sandbox): Promise<{ ms: number; result: any }> {
-  const start = process.hrtime.bigint();
-  const out = await runJob({ dir, env: env(sb), event: event(sb), timeoutSec: 900, secrets: [PASSWORD] });
-  const ms = Number(process.hrtime.bigint() - start) / 1e6;
-  if (out.phase !== "Succeeded") throw new Error(`install-postgres failed on ${sb.name}: ${out.message}`);
-  return { ms, result: JSON.parse(out.message) };
+function timeJob(sb: Sandbox) {
+  return timeInstaller(sb, "install-postgres", event(sb), [PASSWORD], { SSH_HOST_KEY_SHA256: sb.hostKeySha256 });
 }
 
 /** The same steps as one plain shell script over one ssh session (the password is a test value). */
@@ -58,31 +47,12 @@ function rawScript(sb: Sandbox): string {
   ].join("\n") + "\n";
 }
 
-function timeRaw(sb: Sandbox): Promise<number> {
-  const start = process.hrtime.bigint();
-  return new Promise((resolve, reject) => {
-    const child = execFile(
-      "ssh",
-      ["-F", "/dev/null", "-i", sb.privateKeyPath, "-p", String(sb.port), "-o", `UserKnownHostsFile=${sb.knownHostsPath}`, "-o", "StrictHostKeyChecking=yes",
-        "-o", "BatchMode=yes", "-o", "LogLevel=ERROR", `${sb.user}@${sb.address}`, "sudo -n sh -s"],
-      { timeout: 900_000, maxBuffer: 64 << 20, encoding: "utf8" },
-      (err, stdout, stderr) => {
-        const ms = Number(process.hrtime.bigint() - start) / 1e6;
-        if (err || stdout.trim() !== "1") reject(new Error(`raw sequence failed on ${sb.name}: ${err?.message ?? ""} ${stderr.slice(-800)} (stdout ${JSON.stringify(stdout.slice(-200))})`));
-        else resolve(ms);
-      },
-    );
-    child.stdin!.end(rawScript(sb));
-  });
-}
-
-async function withSandbox<T>(fn: (sb: Sandbox) => Promise<T>): Promise<T> {
-  const sb = await startSandbox();
-  try {
-    return await fn(sb);
-  } finally {
-    await sb.stop();
+async function timeRaw(sb: Sandbox): Promise<number> {
+  const r = await sshRun(sb, "sudo -n sh -s", { stdin: rawScript(sb) });
+  if (r.code !== 0 || r.stdout.trim() !== "1") {
+    throw new Error(`raw sequence failed on ${sb.name}: exit ${r.code} ${r.stderr.slice(-800)} (stdout ${JSON.stringify(r.stdout.slice(-200))})`);
   }
+  return r.ms;
 }
 
 async function main(): Promise<void> {
@@ -94,10 +64,10 @@ async function main(): Promise<void> {
   let phases: Record<string, number> = {};
   for (let i = 1; i <= runs; i++) {
     await withSandbox(async (sb) => {
-      const first = await timeJob(bundle.dir, sb);
+      const first = await timeJob(sb);
       job.push(first.ms);
       phases = first.result.timings_ms;
-      const again = await timeJob(bundle.dir, sb);
+      const again = await timeJob(sb);
       if (again.result.changed.length !== 0 || again.result.restarted) throw new Error(`rerun was not a no-op: ${JSON.stringify(again.result.changed)}`);
       rerun.push(again.ms);
       log(`round ${i}: job ${secs(first.ms)} s, rerun ${secs(again.ms)} s (${sb.name})`);
@@ -117,7 +87,4 @@ async function main(): Promise<void> {
   console.log(`last job's phases (ms): ${Object.entries(phases).map(([k, v]) => `${k} ${v}`).join(", ")}`);
 }
 
-main().catch((err) => {
-  console.error(err instanceof Error ? err.message : err);
-  process.exit(1);
-});
+runMain(main);

@@ -22,6 +22,8 @@ export { checkSandboxSupport, sandboxSupportProblems, SandboxUnsupportedError } 
 export { ensureBaseImage };
 export type { RootExecResult, RootExecOptions };
 export { RUN_ROOT, CACHE_DIR } from "./state";
+export { jobEnvFor, sshRun } from "./client";
+export type { SshRun } from "./client";
 
 export interface SandboxInfo {
   name: string;

@@ -1,10 +1,9 @@
 // Shared by the end-to-end suites: gating on the sandbox's prerequisites, running an installer exactly as
 // a job runs (bundled by the stack's bundler, started by the job runner), and checking the target over a
 // separate SSH session.
-import { execFile } from "child_process";
 import { bundleHandler } from "../../../lib/bundling/bundle";
 import { runJob } from "../../../lib/runner/run-job";
-import { Sandbox, sandboxSupportProblems } from "../../../sandbox";
+import { jobEnvFor, Sandbox, sandboxSupportProblems, sshRun } from "../../../sandbox";
 
 /**
  * `describe` when a sandbox can run here, else `describe.skip` with the reason printed. Under CI=true a
@@ -37,16 +36,7 @@ export interface InstallerRun {
 }
 
 /** The job env for a sandbox, as the stack would give it. */
-export function jobEnv(sb: Sandbox, extra: Record<string, string> = {}): Record<string, string> {
-  const fs = require("fs") as typeof import("fs");
-  return {
-    VM_IP: sb.address,
-    SSH_USER: sb.user,
-    SSH_PORT: String(sb.port),
-    SSH_KEY: fs.readFileSync(sb.privateKeyPath, "utf8"),
-    ...extra,
-  };
-}
+export const jobEnv = jobEnvFor;
 
 /** Bundles handlers/<handler> as the stack does and runs it through the job runner against `sb`. */
 export async function runInstaller(
@@ -70,16 +60,9 @@ export async function runInstaller(
 }
 
 /** Runs `command` on the target as the SSH user over a separate session (the `ssh` client, pinned key). */
-export function sshUser(sb: Sandbox, command: string, timeoutMs = 60000): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(
-      "ssh",
-      ["-i", sb.privateKeyPath, "-p", String(sb.port), "-o", `UserKnownHostsFile=${sb.knownHostsPath}`, "-o", "StrictHostKeyChecking=yes",
-        "-o", "BatchMode=yes", "-o", "ConnectTimeout=10", "-o", "LogLevel=ERROR", `${sb.user}@${sb.address}`, command],
-      { timeout: timeoutMs, encoding: "utf8", maxBuffer: 64 * 1024 * 1024 },
-      (err, stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 255) : 0, stdout, stderr }),
-    );
-  });
+export async function sshUser(sb: Sandbox, command: string, timeoutMs = 60000): Promise<{ code: number; stdout: string; stderr: string }> {
+  const { code, stdout, stderr } = await sshRun(sb, command, { timeoutMs });
+  return { code, stdout, stderr };
 }
 
 /** dpkg's view of packages on the target: name -> status line ("install ok installed"). */
