@@ -10,7 +10,8 @@
 // Sandbox boot and teardown are outside every measurement.
 //   node -r ./bin/ts-register.js bench/install-postgres.ts [N]
 import { bundleHandler } from "../lib/bundling/bundle";
-import { Sandbox, sshRun } from "../sandbox";
+import type { Sandbox } from "../sandbox";
+import { rawPostgres, timeRawScript } from "./raw-sequences";
 import { median, roundsArg, runMain, timeJob as timeInstaller, withSandbox } from "./support";
 
 const runs = roundsArg("install-postgres.ts");
@@ -27,32 +28,8 @@ function timeJob(sb: Sandbox) {
 }
 
 /** The same steps as one plain shell script over one ssh session (the password is a test value). */
-function rawScript(sb: Sandbox): string {
-  const sqlPw = PASSWORD.replace(/'/g, "''");
-  return [
-    "set -e",
-    "export DEBIAN_FRONTEND=noninteractive",
-    "apt-get update -q >/dev/null",
-    "apt-get install -y -q postgresql >/dev/null",
-    "cd /",
-    "runuser -u postgres -- psql -X -q -v ON_ERROR_STOP=1 <<'SQL'",
-    `CREATE ROLE shop_app LOGIN PASSWORD '${sqlPw}';`,
-    "CREATE DATABASE shop OWNER shop_app;",
-    "SQL",
-    "echo \"listen_addresses = '*'\" > /etc/postgresql/15/main/conf.d/90-bench.conf",
-    `echo "host shop shop_app ${sb.hostAddress}/32 scram-sha-256" >> /etc/postgresql/15/main/pg_hba.conf`,
-    "systemctl restart postgresql@15-main",
-    "printf '%s\\n' '127.0.0.1:5432:shop:shop_app:" + PASSWORD.replace(/\\/g, "\\\\").replace(/:/g, "\\:").replace(/'/g, "'\\''") + "' > /root/.pgpass && chmod 600 /root/.pgpass",
-    "PGPASSFILE=/root/.pgpass psql -X -w -At -h 127.0.0.1 -U shop_app -d shop -c 'SELECT 1'",
-  ].join("\n") + "\n";
-}
-
 async function timeRaw(sb: Sandbox): Promise<number> {
-  const r = await sshRun(sb, "sudo -n sh -s", { stdin: rawScript(sb) });
-  if (r.code !== 0 || r.stdout.trim() !== "1") {
-    throw new Error(`raw sequence failed on ${sb.name}: exit ${r.code} ${r.stderr.slice(-800)} (stdout ${JSON.stringify(r.stdout.slice(-200))})`);
-  }
-  return r.ms;
+  return timeRawScript(sb, rawPostgres({ db: "shop", user: "shop_app", password: PASSWORD, remoteCidr: `${sb.hostAddress}/32` }), "postgres sequence");
 }
 
 async function main(): Promise<void> {

@@ -24,7 +24,8 @@ export function demoContext(sb: { address: string; port: number; user: string; p
     installers: {
       packages: { enabled: true, packages: ["git", "curl", "jq", "htop", "unzip"] },
       // The sandbox reaches Debian's mirror only: the distribution's Docker, verified without a registry.
-      docker: { enabled: true, channel: "distro", verify: "daemon" },
+      // Debian 12's own compose is v1 (Python, ~40 more packages): left out here; channel "official" brings v2.
+      docker: { enabled: true, channel: "distro", verify: "daemon", compose: false },
       postgres: { enabled: true, passwordVariable: "pg_password", dbName: "demo", dbUser: "demo_user" },
     },
     vms: [{ name: "demo", kind: "existing", address: sb.address, sshPort: sb.port, user: sb.user, privateKeyPath: sb.privateKeyPath, hostKeySha256: sb.hostKeySha256 }],
