@@ -1,0 +1,393 @@
+// Third-party apt repositories (Docker, PGDG) set up the way Docker's install docs do it, Ansible-like:
+// look first, change only what differs, say what changed.
+//
+//   const repo = await ensureAptRepository(remote, {
+//     name: "docker",                                        // /etc/apt/keyrings/docker.asc + sources.list.d/docker.list
+//     keyUrl: "https://download.docker.com/linux/ubuntu/gpg",
+//     uri: "https://download.docker.com/linux/ubuntu",
+//     suite: os.codename,                                    // "jammy"
+//     components: ["stable"],
+//   }, progress);
+//   // -> deb [arch=amd64 signed-by=/etc/apt/keyrings/docker.asc] https://download.docker.com/linux/ubuntu jammy stable
+//   await removeStaleRepositories(remote, {
+//     uris: [repo.uri], keep: { sources: [repo.sourceFile], keyrings: [repo.keyring] },
+//     keyrings: ["/usr/share/keyrings/docker-archive-keyring.gpg"], trustedFingerprints: [DOCKER_KEY_FPR],
+//   }, progress);
+//   if (repo.changed) ... apt-get update
+//
+// The source is a one-line `.list` file, not deb822 `.sources`: it is the form both upstreams document
+// for apt on every release these installers meet (Docker's docs for years, PGDG's still), it has the
+// same name (docker.list, pgdg.list) as the file existing VMs already have, so an old entry is rewritten
+// in place rather than duplicated, and one line is what a person greps for. Any other file pointing at
+// the same repository (deb822 included) is stale and removeStaleRepositories takes it away: two entries
+// for one URI with different signed-by keyrings make every `apt-get update` fail ("Conflicting values
+// set for option Signed-By").
+//
+// Keys go to /etc/apt/keyrings (created 0755), world-readable (apt reads them as the _apt user). The key
+// is fetched by the login user (curl needs no root) and written by root from stdin; an ASCII-armoured key
+// is kept as <name>.asc, a binary one as <name>.gpg (apt only accepts armour in a file named .asc).
+
+import { Remote } from "./exec";
+import { REPO_URL } from "./names";
+import { Progress } from "./progress";
+import { quote } from "./shell-quote";
+
+/** File stems for keyrings and source files: no slashes, nothing a shell or apt treats specially. */
+const REPO_NAME = /^[a-z0-9][a-z0-9_.-]{0,63}$/;
+/** Suites ("jammy", "bookworm-pgdg") and components ("stable", "main"). */
+const SUITE = /^[a-z0-9][a-z0-9_.-]{0,63}$/;
+/** dpkg architecture names ("amd64", "arm64", "armhf", "ppc64el", "s390x", "i386"). */
+const ARCH = /^[a-z0-9][a-z0-9-]{0,31}$/;
+
+export const KEYRINGS_DIR = "/etc/apt/keyrings";
+export const SOURCES_DIR = "/etc/apt/sources.list.d";
+
+export interface AptRepositorySpec {
+  /** File stem: /etc/apt/keyrings/<name>.asc and /etc/apt/sources.list.d/<name>.list. */
+  name: string;
+  /** Where the repository's signing key is published (http/https). */
+  keyUrl: string;
+  /** The repository's base URI, e.g. https://download.docker.com/linux/ubuntu (no trailing slash needed). */
+  uri: string;
+  /** The suite, usually the release codename ("jammy", "bookworm"). */
+  suite: string;
+  components: string[];
+  /** @default [the VM's own architecture, `dpkg --print-architecture`] */
+  architectures?: string[];
+}
+
+export interface AptRepositoryOutcome {
+  /** True when this call changed a file (the caller should run apt-get update). */
+  changed: boolean;
+  /** What changed, one line each ("wrote /etc/apt/keyrings/docker.asc (new key)", ...). */
+  changes: string[];
+  /** The keyring file the source is signed by. */
+  keyring: string;
+  /** The source file written. */
+  sourceFile: string;
+  /** The source line, as written. */
+  line: string;
+  uri: string;
+  architectures: string[];
+}
+
+/** The source line for `spec` with its keyring: `deb [arch=amd64 signed-by=K] URI suite comps`. */
+export function sourceLine(spec: { uri: string; suite: string; components: string[] }, architectures: string[], keyring: string): string {
+  return `deb [arch=${architectures.join(",")} signed-by=${keyring}] ${trimSlash(spec.uri)} ${spec.suite} ${spec.components.join(" ")}`;
+}
+
+function trimSlash(uri: string): string {
+  return uri.replace(/\/+$/, "");
+}
+
+/** Throws (a programming error: callers validate their events) when `spec` holds anything unsafe. */
+function checkSpec(spec: AptRepositorySpec): void {
+  const problems: string[] = [];
+  if (!REPO_NAME.test(spec.name)) problems.push(`name ${JSON.stringify(spec.name)} is not a plain file stem`);
+  if (!REPO_URL.test(spec.keyUrl)) problems.push(`keyUrl ${JSON.stringify(spec.keyUrl)} is not an http(s) URL without quotes or spaces`);
+  if (!REPO_URL.test(spec.uri)) problems.push(`uri ${JSON.stringify(spec.uri)} is not an http(s) URL without quotes or spaces`);
+  if (!SUITE.test(spec.suite)) problems.push(`suite ${JSON.stringify(spec.suite)} is not a suite name`);
+  if (spec.components.length === 0 || !spec.components.every((c) => SUITE.test(c))) problems.push(`components ${JSON.stringify(spec.components)} are not component names`);
+  if (spec.architectures && (spec.architectures.length === 0 || !spec.architectures.every((a) => ARCH.test(a)))) {
+    problems.push(`architectures ${JSON.stringify(spec.architectures)} are not dpkg architectures`);
+  }
+  if (problems.length) throw new Error(`apt repository ${spec.name}: ${problems.join("; ")}`);
+}
+
+/** "asc" for an ASCII-armoured OpenPGP public key, "gpg" for a binary one, undefined for anything else. */
+export function keyFormat(key: Buffer): "asc" | "gpg" | undefined {
+  const head = key.subarray(0, 64).toString("latin1").trimStart();
+  if (head.startsWith("-----BEGIN PGP PUBLIC KEY BLOCK-----")) return "asc";
+  const tag = key[0];
+  // A binary key starts with a public-key packet: old format 10xx01xx (tag 6), or new format 0xc6.
+  if (tag !== undefined && ((tag & 0xc0) === 0x80 && ((tag & 0x3c) >> 2) === 6 || tag === 0xc6)) return "gpg";
+  return undefined;
+}
+
+/** A short, printable description of what came back instead of a key (an HTML error page, say). */
+function describeNonKey(key: Buffer): string {
+  if (key.length === 0) return "an empty response";
+  const text = key.subarray(0, 60).toString("latin1").replace(/[^\x20-\x7e]+/g, " ").trim();
+  return `${key.length} bytes starting ${JSON.stringify(text)}`;
+}
+
+const step = <T>(progress: Progress | undefined, label: string, timing: string, fn: () => Promise<T>) =>
+  progress ? progress.step(label, fn, timing) : fn();
+
+/**
+ * Makes sure the VM has `spec`'s signing key in /etc/apt/keyrings and a signed-by source line for it.
+ * Two commands when nothing differs (fetch + compare), and the compare command is also the one that
+ * writes, so files are only replaced when their bytes differ. Throws with what to check when the key
+ * cannot be fetched or is not a key.
+ */
+export async function ensureAptRepository(remote: Remote, spec: AptRepositorySpec, progress?: Progress): Promise<AptRepositoryOutcome> {
+  checkSpec(spec);
+  return step(progress, `apt repository ${spec.name}: ${trimSlash(spec.uri)} ${spec.suite}`, "apt_repository", async () => {
+    // 1. The VM's architecture and the key as the VM sees it (it, not this job, must reach the URL).
+    //    base64 so a binary key survives the text channel; curl's own message on failure.
+    const fetched = await remote.run(
+      `dpkg --print-architecture && t=$(mktemp) && trap 'rm -f "$t"' EXIT && ` +
+        `curl -fsSL --proto '=http,https' --retry 3 --connect-timeout 20 --max-time 120 -o "$t" ${quote(spec.keyUrl)} && base64 -w0 "$t"`,
+      { check: false, label: `fetching ${spec.keyUrl}`, timeoutMs: 180_000 },
+    );
+    if (fetched.code !== 0) {
+      const why = fetched.code === 127 || /curl: (command )?not found/.test(fetched.stderr)
+        ? "curl is not installed on the VM (install curl and ca-certificates first)"
+        : fetched.stderr.trim().split("\n").slice(-2).join("; ") || `exit ${fetched.code}`;
+      throw new Error(
+        `could not fetch the signing key of apt repository ${spec.name} from ${spec.keyUrl} on the VM: ${why}. ` +
+          `Check the repository URL (a mirror must serve the key at that path) and that the VM reaches it (proxy, firewall, DNS).`,
+      );
+    }
+    const [archLine = "", b64 = ""] = fetched.stdout.split("\n");
+    const vmArch = archLine.trim();
+    if (!ARCH.test(vmArch)) throw new Error(`dpkg --print-architecture on the VM printed ${JSON.stringify(vmArch.slice(0, 40))}, not an architecture`);
+    const key = Buffer.from(b64.trim(), "base64");
+    const format = keyFormat(key);
+    if (!format) {
+      throw new Error(
+        `${spec.keyUrl} did not return an OpenPGP public key but ${describeNonKey(key)}: check the repository URL ` +
+          `(it must serve the key the repository is signed with at that path)`,
+      );
+    }
+    const architectures = spec.architectures ?? [vmArch];
+    const keyring = `${KEYRINGS_DIR}/${spec.name}.${format}`;
+    const sourceFile = `${SOURCES_DIR}/${spec.name}.list`;
+    const line = sourceLine(spec, architectures, keyring);
+
+    // 2. Compare on the VM and replace only what differs; each replacement prints one "changed:" line.
+    //    New files go in through a temporary name + mv, so apt never reads half a file.
+    const k = quote(keyring);
+    const s = quote(sourceFile);
+    const script = [
+      "set -e",
+      `if [ ! -d ${KEYRINGS_DIR} ]; then install -m 0755 -d ${KEYRINGS_DIR}; echo "changed:created ${KEYRINGS_DIR}"; fi`,
+      `t=$(mktemp); trap 'rm -f "$t"' EXIT; cat > "$t"`,
+      `if ! cmp -s "$t" ${k}; then`,
+      `  if [ -e ${k} ]; then why="key differed"; else why="new key"; fi`,
+      `  install -m 0644 "$t" ${k}.tmp && mv -f ${k}.tmp ${k}; echo "changed:wrote ${keyring} ($why)"`,
+      `elif [ -z "$(find ${k} -perm -0444)" ]; then chmod a+r ${k}; echo "changed:made ${keyring} readable by all (apt reads it as _apt)"; fi`,
+      `if ! printf '%s\\n' ${quote(line)} | cmp -s - ${s}; then`,
+      `  if [ -e ${s} ]; then why="line differed"; else why="new source"; fi`,
+      `  printf '%s\\n' ${quote(line)} > ${s}.tmp && chmod 0644 ${s}.tmp && mv -f ${s}.tmp ${s}; echo "changed:wrote ${sourceFile} ($why)"`,
+      "fi",
+    ].join("\n");
+    const result = await remote.run(script, { sudo: true, stdin: key, label: `writing ${keyring} and ${sourceFile}`, timeoutMs: 60_000 });
+    const changes = result.stdout.split("\n").filter((l) => l.startsWith("changed:")).map((l) => l.slice("changed:".length));
+    for (const change of changes) progress?.info(change);
+    if (changes.length === 0) progress?.info(`${sourceFile} and ${keyring} are up to date`);
+    return { changed: changes.length > 0, changes, keyring, sourceFile, line, uri: trimSlash(spec.uri), architectures };
+  });
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Stale entries of the same repository.
+
+export interface StaleRepositoryOptions {
+  /** The repository's URIs (the scheme is ignored: an old http:// entry is the same repository). */
+  uris: string[];
+  /** What ensureAptRepository wrote: never touched. */
+  keep: { sources: string[]; keyrings: string[] };
+  /** Keyring files of older set-ups of this repository, removed when nothing left uses them. */
+  keyrings?: string[];
+  /** Key fingerprints that older set-ups (`apt-key add`) put into /etc/apt/trusted.gpg, removed from it. */
+  trustedFingerprints?: string[];
+}
+
+export interface StaleRepositoryOutcome {
+  changed: boolean;
+  /** One line per change ("removed /etc/apt/sources.list.d/docker-ce.list", ...). */
+  changes: string[];
+}
+
+/** A source file as read from the VM. */
+export interface SourceFile {
+  path: string;
+  text: string;
+}
+
+/** What to do about the stale entries, worked out from the files (pure, for the tests). */
+export interface StalePlan {
+  /** Files with nothing but stale entries. */
+  remove: string[];
+  /** Files with stale and other entries: their new text (stale one-line entries commented out, stale deb822 stanzas dropped). */
+  rewrite: { path: string; text: string }[];
+  /** Keyrings the stale entries used (plus the legacy ones), not used by anything that stays. */
+  keyrings: string[];
+}
+
+/** "host/path" in lower case without scheme and trailing slashes, for comparing repository URIs. */
+export function normalizeUri(uri: string): string {
+  return uri.trim().replace(/^[a-z][a-z0-9+.-]*:\/\//i, "").replace(/\/+$/, "").toLowerCase();
+}
+
+const ONE_LINE = /^\s*(deb|deb-src)\s+(?:\[([^\]]*)\]\s+)?(\S+)\s+\S+/;
+
+/** The signed-by keyring paths of a one-line entry's option list ("arch=amd64 signed-by=/k.asc"). */
+function signedByOf(options: string | undefined): string[] {
+  if (!options) return [];
+  const m = /(?:^|\s)signed-by=(\S+)/.exec(options);
+  return m ? m[1].split(",").filter((v) => v.startsWith("/")) : [];
+}
+
+interface Entry {
+  stale: boolean;
+  keyrings: string[];
+}
+
+/** deb822 stanzas: blocks separated by blank lines; continuation lines start with a space. */
+function stanzas(text: string): string[] {
+  return text.split(/\n\s*\n/).map((s) => s.replace(/^\n+|\n+$/g, "")).filter((s) => s.trim() !== "");
+}
+
+function deb822Field(stanza: string, field: string): string | undefined {
+  const lines = stanza.split("\n");
+  const i = lines.findIndex((l) => l.toLowerCase().startsWith(field.toLowerCase() + ":"));
+  if (i < 0) return undefined;
+  let value = lines[i].slice(field.length + 1);
+  for (let j = i + 1; j < lines.length && /^[ \t]/.test(lines[j]); j++) value += "\n" + lines[j];
+  return value.trim();
+}
+
+function isEntryStanza(stanza: string): boolean {
+  return stanza.split("\n").some((l) => /^[A-Za-z-]+:/.test(l));
+}
+
+/**
+ * Finds every entry for `uris` outside `keep.sources` and decides, per file, whether it goes entirely
+ * (only stale entries in it) or is rewritten without them. /etc/apt/sources.list is never removed:
+ * its stale lines are commented out, so the user sees where they went.
+ */
+export function planStaleRemoval(files: SourceFile[], opts: StaleRepositoryOptions): StalePlan {
+  const wanted = new Set(opts.uris.map(normalizeUri));
+  const keepSources = new Set(opts.keep.sources);
+  const plan: StalePlan = { remove: [], rewrite: [], keyrings: [] };
+  const staleKeyrings = new Set<string>(opts.keyrings ?? []);
+  const usedKeyrings = new Set<string>(opts.keep.keyrings);
+
+  for (const file of files) {
+    const kept = keepSources.has(file.path);
+    if (file.path.endsWith(".sources")) {
+      const blocks = stanzas(file.text);
+      const entries = blocks.map((b): Entry & { block: string } => {
+        const uris = (deb822Field(b, "URIs") ?? "").split(/\s+/).filter(Boolean);
+        const keyrings = (deb822Field(b, "Signed-By") ?? "").split(/\s+/).filter((v) => v.startsWith("/"));
+        return { block: b, keyrings, stale: !kept && isEntryStanza(b) && uris.some((u) => wanted.has(normalizeUri(u))) };
+      });
+      for (const e of entries) for (const k of e.keyrings) (e.stale ? staleKeyrings : usedKeyrings).add(k);
+      if (!entries.some((e) => e.stale)) continue;
+      const rest = entries.filter((e) => !e.stale && isEntryStanza(e.block));
+      if (rest.length === 0) plan.remove.push(file.path);
+      else plan.rewrite.push({ path: file.path, text: entries.filter((e) => !e.stale).map((e) => e.block).join("\n\n") + "\n" });
+      continue;
+    }
+    const lines = file.text.split("\n");
+    let stale = 0;
+    let others = 0;
+    const out = lines.map((line) => {
+      const m = ONE_LINE.exec(line);
+      if (!m) return line;
+      const keyrings = signedByOf(m[2]);
+      const isStale = !kept && wanted.has(normalizeUri(m[3]));
+      for (const k of keyrings) (isStale ? staleKeyrings : usedKeyrings).add(k);
+      if (!isStale) {
+        others++;
+        return line;
+      }
+      stale++;
+      return `# disabled by vm-install (superseded by ${opts.keep.sources.join(", ")}): ${line.trim()}`;
+    });
+    if (stale === 0) continue;
+    if (others === 0 && file.path.startsWith(SOURCES_DIR + "/")) plan.remove.push(file.path);
+    else plan.rewrite.push({ path: file.path, text: out.join("\n").replace(/\n*$/, "\n") });
+  }
+  // Only keyrings in apt's own places, and never one that something staying still uses.
+  const places = [KEYRINGS_DIR + "/", "/usr/share/keyrings/", "/etc/apt/trusted.gpg.d/"];
+  plan.keyrings = [...staleKeyrings].filter((k) => !usedKeyrings.has(k) && places.some((p) => k.startsWith(p)) && !k.includes(".."));
+  return plan;
+}
+
+/** Splits the inspect command's output into source files, legacy keyrings present, fingerprints in trusted.gpg. */
+function parseInspect(stdout: string): { files: SourceFile[]; trusted: string[]; keyrings: string[] } {
+  const files: SourceFile[] = [];
+  const trusted: string[] = [];
+  const keyrings: string[] = [];
+  let current: string[] | undefined;
+  let inTrusted = false;
+  for (const line of stdout.split("\n")) {
+    const file = /^@@@file (.+)$/.exec(line);
+    if (file) {
+      current = [];
+      files.push({ path: file[1], text: "" });
+      continue;
+    }
+    const keyring = current ? null : /^@@@keyring (\/.+)$/.exec(line);
+    if (keyring) {
+      keyrings.push(keyring[1]);
+      continue;
+    }
+    if (line === "@@@end" && current) {
+      // The printf before @@@end added one line break: joining the lines between restores the bytes.
+      files[files.length - 1].text = current.join("\n");
+      current = undefined;
+    } else if (line === "@@@trusted") {
+      inTrusted = true;
+    } else if (current) {
+      current.push(line);
+    } else if (inTrusted) {
+      const fpr = /^fpr:+([0-9A-F]{16,}):/.exec(line);
+      if (fpr) trusted.push(fpr[1]);
+    }
+  }
+  return { files, trusted, keyrings };
+}
+
+/**
+ * Takes away what older set-ups of the same repository left: other source files for the same URIs
+ * (docker-ce.list, a deb822 docker.sources, a line in /etc/apt/sources.list), the keyrings only they
+ * used (e.g. /usr/share/keyrings/docker-archive-keyring.gpg; a keyring a dpkg package owns stays), and
+ * the repository's key in apt-key's /etc/apt/trusted.gpg. One command to look, one to act when needed.
+ */
+export async function removeStaleRepositories(remote: Remote, opts: StaleRepositoryOptions, progress?: Progress): Promise<StaleRepositoryOutcome> {
+  for (const u of opts.uris) if (!REPO_URL.test(u)) throw new Error(`stale repository check: ${JSON.stringify(u)} is not an http(s) URL without quotes or spaces`);
+  for (const f of opts.trustedFingerprints ?? []) if (!/^[0-9A-F]{40}$/.test(f)) throw new Error(`stale repository check: ${JSON.stringify(f)} is not a 40-digit key fingerprint`);
+  return step(progress, "looking for stale sources and keys of the same repository", "apt_repository", async () => {
+    const inspect = [
+      `for f in /etc/apt/sources.list ${SOURCES_DIR}/*.list ${SOURCES_DIR}/*.sources; do [ -f "$f" ] || continue; printf '@@@file %s\\n' "$f"; cat "$f"; printf '\\n@@@end\\n'; done`,
+      // Legacy keyrings that exist and no package owns (dpkg -S reads every file list: only for files there).
+      ...(opts.keyrings ?? []).map((k) => `if [ -e ${quote(k)} ] && ! dpkg -S ${quote(k)} >/dev/null 2>&1; then printf '@@@keyring %s\\n' ${quote(k)}; fi`),
+      // apt-key's keyring: read with a throwaway gpg home so nothing is created for root.
+      (opts.trustedFingerprints ?? []).length
+        ? `if [ -s /etc/apt/trusted.gpg ] && command -v gpg >/dev/null; then echo '@@@trusted'; h=$(mktemp -d); ` +
+          `gpg --homedir "$h" --no-default-keyring --keyring /etc/apt/trusted.gpg --with-colons --list-keys 2>/dev/null; rm -rf "$h"; fi`
+        : "",
+      "true",
+    ].filter(Boolean).join("\n");
+    const found = await remote.run(inspect, { sudo: true, label: "reading apt sources", timeoutMs: 60_000 });
+    const { files, trusted, keyrings } = parseInspect(found.stdout);
+    const plan = planStaleRemoval(files, { ...opts, keyrings });
+    const fingerprints = (opts.trustedFingerprints ?? []).filter((f) => trusted.includes(f));
+
+    const actions: string[] = [];
+    for (const path of plan.remove) actions.push(`rm -f ${quote(path)} && echo ${quote(`changed:removed ${path}`)}`);
+    for (const { path, text } of plan.rewrite) {
+      const b64 = Buffer.from(text, "utf8").toString("base64");
+      actions.push(`printf '%s' ${quote(b64)} | base64 -d > ${quote(path + ".tmp")} && chmod 0644 ${quote(path + ".tmp")} && mv -f ${quote(path + ".tmp")} ${quote(path)} && echo ${quote(`changed:removed this repository's entries from ${path}`)}`);
+    }
+    for (const k of plan.keyrings) {
+      // A keyring a package ships (dpkg -S knows it) is that package's business, not ours.
+      actions.push(`if [ -e ${quote(k)} ] && ! dpkg -S ${quote(k)} >/dev/null 2>&1; then rm -f ${quote(k)} && echo ${quote(`changed:removed ${k}`)}; fi`);
+    }
+    if (fingerprints.length) {
+      actions.push(
+        `h=$(mktemp -d) && gpg --homedir "$h" --batch --yes --no-default-keyring --keyring /etc/apt/trusted.gpg --delete-keys ${fingerprints.join(" ")} && rm -rf "$h" && ` +
+          `echo ${quote(`changed:removed key ${fingerprints.join(", ")} from /etc/apt/trusted.gpg (apt-key)`)}`,
+      );
+    }
+    if (actions.length === 0) return { changed: false, changes: [] };
+    const result = await remote.run(["set -e", ...actions].join("\n"), { sudo: true, label: "removing stale apt sources and keys", timeoutMs: 60_000 });
+    const changes = result.stdout.split("\n").filter((l) => l.startsWith("changed:")).map((l) => l.slice("changed:".length));
+    for (const change of changes) progress?.info(change);
+    return { changed: changes.length > 0, changes };
+  });
+}
