@@ -1,29 +1,12 @@
-import { InstallerDeps, runInstaller } from "../../handlers/common/handler-kit";
-import { SecretScrubber } from "../../handlers/common/secrets";
+import { InstallerDeps } from "../../handlers/common/handler-kit";
 import { installer, parseInspect, unmetNeeds, versionIn } from "../../handlers/install-docker/handler";
 import { DEBIAN_12, dpkgLine, policyBlock, UBUNTU_2204 } from "./support/fixtures";
-import { ScriptedRemote, Step } from "./support/scripted-remote";
+import { Step } from "./support/scripted-remote";
+import { runScripted } from "./support/run-scripted";
 
-const KEY = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW\n-----END OPENSSH PRIVATE KEY-----\n";
-const ENV = { VM_IP: "192.0.2.10", SSH_USER: "ubuntu", SSH_KEY: KEY };
 const ARMORED = "-----BEGIN PGP PUBLIC KEY BLOCK-----\n\nmQINBFit2ioBEADhWpZ8/wvZ6hUTiXOwQHXMAlaFHcPH9hAtr4F1y2+OYdbtMuth\n-----END PGP PUBLIC KEY BLOCK-----\n";
 
-async function run(event: unknown, script: Step[], deps: Partial<InstallerDeps> = {}) {
-  const remote = new ScriptedRemote(script);
-  const lines: string[] = [];
-  let connects = 0;
-  const outcome = await runInstaller(installer, event, {
-    env: ENV,
-    connect: async () => {
-      connects++;
-      return remote;
-    },
-    write: (l) => lines.push(l),
-    secrets: new SecretScrubber(),
-    ...deps,
-  }).then((result) => ({ result, error: undefined }), (error: Error) => ({ result: undefined, error }));
-  return { ...outcome, remote, lines, connects };
-}
+const run = (event: unknown, script: Step[], deps: Partial<InstallerDeps> = {}) => runScripted(installer, event, script, deps);
 
 /** What the inspect command prints for a VM in a given state. */
 interface VmState {

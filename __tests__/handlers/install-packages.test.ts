@@ -1,29 +1,13 @@
-import { runInstaller, InstallerDeps } from "../../handlers/common/handler-kit";
-import { SecretScrubber } from "../../handlers/common/secrets";
+import { InstallerDeps } from "../../handlers/common/handler-kit";
 import { installer } from "../../handlers/install-packages/handler";
 import { DEBIAN_12, dpkgLine, FEDORA_39, LOCK_STAT, LOCK_STDERR, policyBlock, PROC_LOCKS, UBUNTU_2204 } from "./support/fixtures";
-import { ScriptedRemote, Step } from "./support/scripted-remote";
+import { Step } from "./support/scripted-remote";
+import { runScripted, TEST_KEY } from "./support/run-scripted";
 
-const KEY = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW\n-----END OPENSSH PRIVATE KEY-----\n";
-const ENV = { VM_IP: "192.0.2.10", SSH_USER: "ubuntu", SSH_KEY: KEY };
+const KEY = TEST_KEY;
 
 /** Runs the installer against `script`; returns the result or error, the output lines and the double. */
-async function run(event: unknown, script: Step[], deps: Partial<InstallerDeps> = {}) {
-  const remote = new ScriptedRemote(script);
-  const lines: string[] = [];
-  let connects = 0;
-  const outcome = await runInstaller(installer, event, {
-    env: ENV,
-    connect: async () => {
-      connects++;
-      return remote;
-    },
-    write: (l) => lines.push(l),
-    secrets: new SecretScrubber(),
-    ...deps,
-  }).then((result) => ({ result, error: undefined }), (error: Error) => ({ result: undefined, error }));
-  return { ...outcome, remote, lines, connects };
-}
+const run = (event: unknown, script: Step[], deps: Partial<InstallerDeps> = {}) => runScripted(installer, event, script, deps);
 
 const os = (text = DEBIAN_12): Step => ({ match: "cat /etc/os-release", sudo: false, stdout: text });
 const dpkg = (stdout: string): Step => ({ match: /^dpkg-query -W /, sudo: false, code: 1, stdout });

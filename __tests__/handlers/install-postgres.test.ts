@@ -1,6 +1,5 @@
 import { Call } from "./support/scripted-remote";
-import { runInstaller, InstallerDeps } from "../../handlers/common/handler-kit";
-import { SecretScrubber } from "../../handlers/common/secrets";
+import { InstallerDeps } from "../../handlers/common/handler-kit";
 import { installer } from "../../handlers/install-postgres/handler";
 import {
   dropInContent, hbaFields, HBA_MARKER, listenOverride, normalizeListen, parseClusters, parseServerPackages, pgpassField, planHba,
@@ -9,31 +8,15 @@ import {
 import { pgdgKeyUrl, PGDG_KEY_FINGERPRINT } from "../../handlers/install-postgres/pgdg";
 import { parseScramSecret, prepareApproximately, scramSecret, storedPasswordState } from "../../handlers/install-postgres/scram";
 import { DEBIAN_12, UBUNTU_2204 } from "./support/fixtures";
-import { ScriptedRemote, Step } from "./support/scripted-remote";
+import { Step } from "./support/scripted-remote";
+import { runScripted } from "./support/run-scripted";
 
-const KEY = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW\n-----END OPENSSH PRIVATE KEY-----\n";
-const ENV = { VM_IP: "192.0.2.10", SSH_USER: "ubuntu", SSH_KEY: KEY };
 /** Quotes of both kinds, $, backslashes (one and two) and runs of spaces: everything a shell or SQL would trip on. */
 const PW = `it's "q" $HOME \\back\\\\slash  two  spaces`;
 /** Fragments of PW that must not show up in any command line, whatever quoting was applied to them. */
 const PW_FRAGMENTS = [PW, `"q" $HOME`, "back\\", "two  spaces", "it''s", "it'\\''s"];
 
-async function run(event: unknown, script: Step[], deps: Partial<InstallerDeps> = {}) {
-  const remote = new ScriptedRemote(script);
-  const lines: string[] = [];
-  let connects = 0;
-  const outcome = await runInstaller(installer, event, {
-    env: ENV,
-    connect: async () => {
-      connects++;
-      return remote;
-    },
-    write: (l) => lines.push(l),
-    secrets: new SecretScrubber(),
-    ...deps,
-  }).then((result) => ({ result, error: undefined }), (error: Error) => ({ result: undefined, error }));
-  return { ...outcome, remote, lines, connects };
-}
+const run = (event: unknown, script: Step[], deps: Partial<InstallerDeps> = {}) => runScripted(installer, event, script, deps);
 
 // ---------------------------------------------------------------------------------------------------
 // Fixtures: what the tools print on Ubuntu 22.04 and Debian 12.

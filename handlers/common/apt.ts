@@ -303,6 +303,20 @@ export class Apt {
     );
   }
 
+  /**
+   * `apt-get remove -y` of `names` (not purge: configuration and data stay), with the lock retry.
+   * Returns every package apt actually removed, which includes what depended on them.
+   */
+  async remove(names: string[]): Promise<string[]> {
+    const result = await this.withLock("apt-get remove", () =>
+      this.remote.run(command("apt-get", "remove", "-y", "-q", "-o", `DPkg::Lock::Timeout=${this.settings.lockTimeoutSec}`, ...names), {
+        sudo: true, env: INSTALL_ENV, label: `apt-get remove ${names.join(" ")}`, timeoutMs: this.settings.installTimeoutSec * 1000,
+      }),
+    );
+    const removed = [...result.stdout.matchAll(/^Removing (\S+?)(?::\S+)? \(/gm)].map((m) => m[1]);
+    return removed.length ? [...new Set(removed)] : names;
+  }
+
   /** Who holds apt's locks right now (via /proc/locks: needs neither fuser nor lsof on the VM). */
   async lockHolders(): Promise<LockHolder[]> {
     const files = APT_LOCK_FILES.map(quote).join(" ");

@@ -55,6 +55,8 @@ export interface InstallerContext<E> {
   secrets: SecretScrubber;
   /** "user@host:port". */
   target: string;
+  /** The SSH login user (SSH_USER): e.g. the default member of a group the installer sets up. */
+  user: string;
 }
 
 export interface InstallerSpec<E, R> {
@@ -148,7 +150,7 @@ export async function runInstaller<E, R>(spec: InstallerSpec<E, R>, rawEvent: un
     progress.info(`os: ${os.pretty_name ?? os.id}, treated as ${os.family} ${os.codename}`);
 
     phase = "installing";
-    const result = await spec.run({ event, remote: connection, os, progress, secrets, target: connection.target });
+    const result = await spec.run({ event, remote: connection, os, progress, secrets, target: connection.target, user: target.user });
 
     progress.timings.total = now() - started;
     return { ...result, host_key_sha256: connection.hostKeySha256, os, timings_ms: { ...progress.timings } };

@@ -23,7 +23,7 @@ import { Apt, aptEventSettings, AptEventSettings, aptFailureReason, AptUpdateOut
 import { ensureAptRepository, removeStaleRepositories } from "../common/apt-repository";
 import { CommandError, Remote, tail } from "../common/exec";
 import { CommonResult, defineInstaller, runInstaller } from "../common/handler-kit";
-import { repoUrl, UNIX_USER, unixUser } from "../common/names";
+import { repoUrl, unixUser } from "../common/names";
 import { OsInfo } from "../common/os-release";
 import { Progress } from "../common/progress";
 import { command, quote } from "../common/shell-quote";
@@ -223,20 +223,6 @@ export function unmetNeeds(state: DockerState, event: Pick<InstallDockerEvent, "
 // ---------------------------------------------------------------------------------------------------
 // Acting.
 
-const INSTALL_ENV = { DEBIAN_FRONTEND: "noninteractive", LC_MESSAGES: "C", LANGUAGE: "" };
-
-/** `apt-get remove -y` (not purge: configuration and /var/lib/docker stay, as Docker's docs do it). */
-async function removePackages(apt: Apt, names: string[]): Promise<string[]> {
-  const result = await apt.withLock("apt-get remove", () =>
-    apt.remote.run(command("apt-get", "remove", "-y", "-q", "-o", `DPkg::Lock::Timeout=${apt.settings.lockTimeoutSec}`, ...names), {
-      sudo: true, env: INSTALL_ENV, label: `apt-get remove ${names.join(" ")}`, timeoutMs: apt.settings.installTimeoutSec * 1000,
-    }),
-  );
-  // apt removes what depends on them as well: report every package it actually removed.
-  const removed = [...result.stdout.matchAll(/^Removing (\S+?)(?::\S+)? \(/gm)].map((m) => m[1]);
-  return removed.length ? [...new Set(removed)] : names;
-}
-
 /** Makes docker.service enabled and running; returns what it changed. Names the journal on failure. */
 async function ensureService(remote: Remote, state: DockerState, progress: Progress): Promise<string[]> {
   const changes: string[] = [];
@@ -342,7 +328,7 @@ async function installOfficial(apt: Apt, os: OsInfo, event: InstallDockerEvent, 
   const conflicting = CONFLICTING_PACKAGES.filter((p) => installed(state, p));
   if (conflicting.length) {
     progress.info(`removing packages that conflict with Docker's: ${conflicting.join(" ")}`);
-    out.removed = await progress.step(`apt-get remove ${conflicting.join(" ")}`, () => removePackages(apt, conflicting), "apt_remove");
+    out.removed = await progress.step(`apt-get remove ${conflicting.join(" ")}`, () => apt.remove(conflicting), "apt_remove");
     out.changed.push(`removed ${out.removed.join(" ")}`);
   }
 
@@ -431,11 +417,6 @@ async function installDistro(apt: Apt, event: InstallDockerEvent, state: DockerS
 // ---------------------------------------------------------------------------------------------------
 
 /** The login user from the kit's "user@host:port". */
-function loginUser(target: string): string {
-  const user = target.slice(0, target.indexOf("@"));
-  if (!UNIX_USER.test(user)) throw new Error(`cannot tell the SSH user from ${JSON.stringify(target)}: give users explicitly`);
-  return user;
-}
 
 function packageVersions(state: DockerState): Record<string, string> {
   const out: Record<string, string> = {};
@@ -464,8 +445,8 @@ export const installer = defineInstaller<InstallDockerEvent, InstallDockerResult
     cache_valid_sec: optional(integer(0, 30 * 24 * 3600)),
     apt: optional(aptEventSettings),
   },
-  async run({ event, remote, os, progress, target }) {
-    const users = event.users ?? [loginUser(target)];
+  async run({ event, remote, os, progress, user }) {
+    const users = event.users ?? [user];
 
     // 1. Look (read-only).
     const before = await progress.step("checking Docker on the VM", () => inspect(remote, users), "check");
