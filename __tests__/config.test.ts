@@ -66,6 +66,14 @@ describe("each class of bad configuration fails with a message naming the key pa
     expect(p).toContainEqual('vms[0].addressKey: expected one of "externalConnect", "internalConnect", got "publicIp"');
   });
 
+  test("SSH retry settings out of range, and reserved PostgreSQL names the handler would refuse", () => {
+    const p = problems(context({ installers: { postgres: { dbName: "template1", dbUser: "public" } }, vms: [{ name: "vm1", sshRetry: { attempts: 0, budget_sec: 5 } }] }));
+    expect(p).toContainEqual("vms[0].sshRetry.attempts: expected a whole number from 1 to 20, got number 0");
+    expect(p).toContainEqual(expect.stringMatching(/^vms\[0\]\.sshRetry\.budget_sec: unknown key; allowed here: attempts, delaySec, budgetSec, timeoutSec$/));
+    expect(p).toContainEqual(expect.stringMatching(/^installers\.postgres\.dbName: "template1" is a reserved word for a database/));
+    expect(p).toContainEqual(expect.stringMatching(/^installers\.postgres\.dbUser: "public" is a reserved word for a role/));
+  });
+
   test("a missing required key", () => {
     const p = problems({ nubes: { vdcUid: "v" } });
     expect(p).toContainEqual("nubes.nsxtUid: required key is missing");

@@ -87,6 +87,12 @@ describe("job contents", () => {
     expect(tf.variable.pg_password).toEqual({ description: "PostgreSQL password (TF_VAR_pg_password)", sensitive: true, type: "string" });
   });
 
+  test("a VM's sshRetry reaches every job's event as the handlers' ssh key", () => {
+    const { tf: withRetry } = synth(context({ vms: [{ name: "vm1", sshRetry: { attempts: 6, delaySec: 5, budgetSec: 300 } }] }));
+    expect(JSON.parse(jobsOf(withRetry).vm1_packages.event_json).ssh).toEqual({ attempts: 6, delay_sec: 5, budget_sec: 300 });
+    expect(JSON.parse(jobs.vm1_packages.event_json).ssh).toBeUndefined();
+  });
+
   test("tokens are sensitive variables wired into the providers", () => {
     expect(tf.provider.nubes[0].api_token).toBe("${var.nubes_api_token}");
     expect(tf.provider.sless[0].token).toBe("${var.sless_token}");

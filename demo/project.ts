@@ -49,8 +49,19 @@ export function runCdktf(dir: string, args: string[], opts: { env?: Record<strin
   });
 }
 
-/** The stack's outputs after a deploy with `--outputs-file <dir>/outputs.json`. */
+/**
+ * The stack's outputs after a deploy with `--outputs-file <dir>/outputs.json`, by output name. cdktf
+ * nests them by construct path (stack -> VM -> output); names are unique, so one level is enough.
+ */
 export function readOutputs(dir: string, stack: string): Record<string, string> {
   const all = JSON.parse(fs.readFileSync(path.join(dir, "outputs.json"), "utf8"));
-  return all[stack] ?? {};
+  const flat: Record<string, string> = {};
+  const walk = (node: Record<string, unknown>) => {
+    for (const [key, value] of Object.entries(node)) {
+      if (value !== null && typeof value === "object") walk(value as Record<string, unknown>);
+      else flat[key] = String(value);
+    }
+  };
+  walk(all[stack] ?? {});
+  return flat;
 }

@@ -26,6 +26,14 @@ export interface VmInstallationProps {
   readonly secretVariable: (name: string) => TerraformVariable;
 }
 
+/** The VM's SSH retry settings as the handlers' `ssh` event key (snake_case), when it has any. */
+function sshEvent(vm: VmConfig): { ssh?: Record<string, number> } {
+  const r = vm.sshRetry;
+  if (!r) return {};
+  const ssh = { attempts: r.attempts, delay_sec: r.delaySec, budget_sec: r.budgetSec, timeout_sec: r.timeoutSec };
+  return { ssh: Object.fromEntries(Object.entries(ssh).filter(([, v]) => v !== undefined)) as Record<string, number> };
+}
+
 export class VmInstallation extends Construct {
   /** The address the jobs connect to, as a Terraform expression. */
   readonly address: string;
@@ -61,7 +69,7 @@ export class VmInstallation extends Construct {
         name: `${vm.name}-${spec.handler}`,
         asset: new HandlerAsset(this, `${spec.handler}-bundle`, { handler: spec.handler }),
         connection,
-        event: spec.event(settings as never, vm),
+        event: { ...spec.event(settings as never, vm), ...sshEvent(vm) },
         secretEvent: passwordVariable ? { db_password: props.secretVariable(passwordVariable) } : {},
         runId: props.runId,
         waitTimeoutSec: settings.waitTimeoutSec,

@@ -75,6 +75,25 @@ export const pgIdentifier: Validator<string> = string({
     v === "postgres" || v.startsWith("pg_") ? "is reserved by PostgreSQL; choose another name" : undefined,
 });
 
+/** Words pg_hba.conf or PostgreSQL give a meaning of their own: never a database or role of ours. */
+const RESERVED_DB = ["all", "sameuser", "samerole", "samegroup", "replication", "template0", "template1"];
+const RESERVED_ROLE = ["all", "public", "none", "current_user", "current_role", "session_user", "samerole", "sameuser", "replication"];
+
+function pgName(reserved: string[], what: string): Validator<string> {
+  return (value, path, problems) => {
+    const name = pgIdentifier(value, path, problems);
+    if (typeof value === "string" && reserved.includes(value)) {
+      problems.push(`${path}: ${JSON.stringify(value)} is a reserved word for a ${what} (in PostgreSQL or pg_hba.conf); choose another name`);
+    }
+    return name;
+  };
+}
+
+/** A database name we create: a PostgreSQL name that is not a reserved word. */
+export const pgDatabaseName: Validator<string> = pgName(RESERVED_DB, "database");
+/** A role name we create: a PostgreSQL name that is not a reserved word. */
+export const pgRoleName: Validator<string> = pgName(RESERVED_ROLE, "role");
+
 export const pgMajor: Validator<string> = string({ pattern: PG_MAJOR, allowed: 'a PostgreSQL major version such as "15"' });
 export const unixUser: Validator<string> = string({ pattern: UNIX_USER, allowed: "a Unix user name (lowercase, digits, _ -; at most 32)" });
 export const hostKeySha256: Validator<string> = string({ pattern: HOST_KEY_SHA256, allowed: 'an OpenSSH fingerprint "SHA256:" + 43 base64 characters' });

@@ -31,7 +31,7 @@
 import { Apt, aptEventSettings, AptEventSettings, ensurePackages, resolveAptSettings } from "../common/apt";
 import { Remote } from "../common/exec";
 import { CommonResult, defineInstaller, runInstaller } from "../common/handler-kit";
-import { cidr, listenAddresses, pgIdentifier, pgMajor, repoUrl } from "../common/names";
+import { cidr, listenAddresses, pgDatabaseName, pgMajor, pgRoleName, repoUrl } from "../common/names";
 import { OsInfo } from "../common/os-release";
 import { SecretScrubber } from "../common/secrets";
 import { command, quote } from "../common/shell-quote";
@@ -92,18 +92,6 @@ export interface InstallPostgresResult {
 // Event validation: everything checked before any SSH command.
 
 /** Names pg_hba.conf reads as keywords (all, sameuser, ...) or PostgreSQL keeps for itself. */
-const RESERVED_DB = ["all", "sameuser", "samerole", "samegroup", "replication", "template0", "template1"];
-const RESERVED_ROLE = ["all", "public", "none", "current_user", "current_role", "session_user", "samerole", "sameuser", "replication"];
-
-function pgName(reserved: string[], what: string): Validator<string> {
-  return (value, path, problems) => {
-    const name = pgIdentifier(value, path, problems);
-    if (typeof value === "string" && reserved.includes(value)) {
-      problems.push(`${path}: ${JSON.stringify(value)} is a reserved word for a ${what} (in PostgreSQL or pg_hba.conf); choose another name`);
-    }
-    return name;
-  };
-}
 
 /**
  * The password: any printable text up to 1024 characters. Control characters (a newline above all)
@@ -249,8 +237,8 @@ export const installer = defineInstaller<InstallPostgresEvent, InstallPostgresRe
   name: "install-postgres",
   fields: {
     pg_version: optional(pgMajor),
-    db_name: required(pgName(RESERVED_DB, "database")),
-    db_user: required(pgName(RESERVED_ROLE, "role")),
+    db_name: required(pgDatabaseName),
+    db_user: required(pgRoleName),
     db_password: required(password),
     listen_addresses: optional(listenAddresses, "localhost"),
     allow_remote: optional(boolean(), false),

@@ -4,10 +4,10 @@ import {
   boolean, integer, list, object, oneOf, optional, required, string, validate, ValidationError, Validator,
 } from "../../handlers/common/validate";
 import {
-  cidr, hostAddress, hostKeySha256, listenAddresses, packageSpec, pgIdentifier, pgMajor, repoUrl, unixUser,
+  cidr, hostAddress, hostKeySha256, listenAddresses, packageSpec, pgDatabaseName, pgMajor, pgRoleName, repoUrl, unixUser,
 } from "../../handlers/common/names";
 import { DEFAULT_JOB_TARGET, DEFAULT_STACK_NAME, DOCKER_DEFAULTS, NUBES_DEFAULTS, PACKAGES_DEFAULTS, POSTGRES_DEFAULTS, SLESS_DEFAULTS, VM_DEFAULTS } from "./defaults";
-import type { DockerConfig, InstallersConfig, NubesConfig, PackagesConfig, PostgresConfig, SlessConfig, VmConfig, VmInstallConfig } from "./types";
+import type { DockerConfig, InstallersConfig, NubesConfig, PackagesConfig, PostgresConfig, SlessConfig, SshRetryConfig, VmConfig, VmInstallConfig } from "./types";
 
 /** The cdktf.json context key that holds the whole configuration. */
 export const CONTEXT_KEY = "vmInstall";
@@ -46,8 +46,8 @@ const postgresFields = object<Partial_<PostgresConfig>>({
   enabled: optional(boolean()),
   waitTimeoutSec: optional(timeout),
   version: optional(pgMajor),
-  dbName: optional(pgIdentifier),
-  dbUser: optional(pgIdentifier),
+  dbName: optional(pgDatabaseName),
+  dbUser: optional(pgRoleName),
   passwordVariable: optional(string({ pattern: TF_IDENTIFIER, allowed: 'a Terraform variable name (lowercase, digits, _), e.g. "pg_password", set as TF_VAR_pg_password' })),
   listenAddresses: optional(listenAddresses),
   allowRemote: optional(boolean()),
@@ -80,6 +80,13 @@ const vmFields = object<RawVm>({
   address: optional(hostAddress),
   hostKeySha256: optional(hostKeySha256),
   zabbix: optional(boolean()),
+  // The same ranges as the handlers' own `ssh` event check (handlers/common/ssh.ts).
+  sshRetry: optional(object<SshRetryConfig>({
+    attempts: optional(integer(1, 20)),
+    delaySec: optional(integer(0, 300)),
+    budgetSec: optional(integer(1, 3600)),
+    timeoutSec: optional(integer(1, 300)),
+  })),
   installers: optional(installersFields),
 });
 

@@ -84,10 +84,23 @@ export interface VmConfig {
   readonly address?: string;
   /** Pin the VM's SSH host key ("SHA256:..." as ssh-keygen -l prints it); a mismatch fails the job. @default none (any key accepted and reported) */
   readonly hostKeySha256?: string;
+  /** How the jobs retry an SSH connection that can heal (refused, unreachable, timeout): the event's `ssh`. @default 3 attempts, 10 s first wait (doubling), 120 s budget, 20 s per attempt */
+  readonly sshRetry?: SshRetryConfig;
   /** need_add_zabbix_template. @default false */
   readonly zabbix: boolean;
   /** Installers for this VM: the top-level `installers` merged with this VM's own, key by key. */
   readonly installers: InstallersConfig;
+}
+
+export interface SshRetryConfig {
+  /** Connection attempts in all. */
+  readonly attempts?: number;
+  /** Wait before the second attempt, in seconds; it doubles after each (at most 60 s). */
+  readonly delaySec?: number;
+  /** Give up once this many seconds have passed since the first attempt. */
+  readonly budgetSec?: number;
+  /** Each attempt's own time limit (TCP + handshake), in seconds. */
+  readonly timeoutSec?: number;
 }
 
 export interface InstallersConfig {
