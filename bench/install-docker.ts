@@ -6,52 +6,17 @@
 //   node -r ./bin/ts-register.js bench/install-docker.ts [N]
 // Root and the sandbox prerequisites are needed (bin/setup). The order of the two alternates per round,
 // so neither always gets the mirror's warmer cache.
-import { execFile } from "child_process";
-import * as fs from "fs";
-import { bundleHandler } from "../lib/bundling/bundle";
-import { runJob } from "../lib/runner/run-job";
-import { Sandbox, startSandbox } from "../sandbox";
+import { rawDockerDistro, timeRawScript } from "./raw-sequences";
+import { median, roundsArg, runMain, timeJob, withSandbox } from "./support";
 
-const rounds = Number(process.argv[2] ?? 3);
+const rounds = roundsArg("install-docker.ts");
 const EVENT = { channel: "distro", verify: "daemon", compose: false };
-
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const sec = (ms: number) => `${(ms / 1000).toFixed(2)}s`;
 
-function rawCommand(user: string): string {
-  // What the handler does, minus its checks: one root shell, the same packages and service/group steps.
-  const script = "apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q docker.io && " +
-    `systemctl enable --now docker.service && usermod -aG docker ${user} && docker info --format '{{.ServerVersion}}'`;
-  return `sudo -n sh -c "${script}"`;
-}
-
-function ssh(sb: Sandbox, command: string): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile("ssh", ["-F", "/dev/null", "-i", sb.privateKeyPath, "-p", String(sb.port), "-o", `UserKnownHostsFile=${sb.knownHostsPath}`,
-      "-o", "StrictHostKeyChecking=yes", "-o", "BatchMode=yes", "-o", "IdentitiesOnly=yes", "-o", "LogLevel=ERROR", `${sb.user}@${sb.address}`, command],
-    { encoding: "utf8", maxBuffer: 64 << 20, timeout: 900_000 },
-    (err, stdout, stderr) => resolve({ code: err ? Number((err as { code?: number }).code ?? 255) : 0, stdout, stderr }));
-  });
-}
-
-async function withSandbox<T>(fn: (sb: Sandbox) => Promise<T>): Promise<T> {
-  const sb = await startSandbox();
-  try {
-    return await fn(sb);
-  } finally {
-    await sb.stop();
-  }
-}
-
-async function handlerRound(dir: string): Promise<{ install: number; rerun: number; steps: Record<string, number> }> {
+async function handlerRound(): Promise<{ install: number; rerun: number; steps: Record<string, number> }> {
   return withSandbox(async (sb) => {
-    const env = { VM_IP: sb.address, SSH_USER: sb.user, SSH_PORT: String(sb.port), SSH_KEY: fs.readFileSync(sb.privateKeyPath, "utf8") };
     const job = async (expected: string) => {
-      const t = Date.now();
-      const out = await runJob({ dir, env, event: EVENT, secrets: [env.SSH_KEY], timeoutSec: 900 });
-      const ms = Date.now() - t;
-      if (out.phase !== "Succeeded") throw new Error(`install-docker failed: ${out.message}`);
-      const result = JSON.parse(out.message);
+      const { ms, result } = await timeJob(sb, "install-docker", EVENT);
       if (result.status !== expected) throw new Error(`install-docker: status ${result.status}, expected ${expected}`);
       return { ms, result };
     };
@@ -61,24 +26,18 @@ async function handlerRound(dir: string): Promise<{ install: number; rerun: numb
   });
 }
 
-async function rawRound(): Promise<number> {
-  return withSandbox(async (sb) => {
-    const t = Date.now();
-    const r = await ssh(sb, rawCommand(sb.user));
-    const ms = Date.now() - t;
-    if (r.code !== 0 || !/^[0-9]/.test(r.stdout.trim().split("\n").pop() ?? "")) throw new Error(`raw ssh sequence failed (exit ${r.code}): ${r.stderr.slice(-2000)}`);
-    return ms;
-  });
+/** What the handler does, minus its checks: one root shell, the same packages and service/group steps. */
+function rawRound(): Promise<number> {
+  return withSandbox((sb) => timeRawScript(sb, rawDockerDistro(sb.user), "docker sequence"));
 }
 
 async function main(): Promise<void> {
-  const bundle = bundleHandler({ handler: "install-docker" }); // deploy-time work: not measured
   const handler: number[] = [];
   const rerun: number[] = [];
   const raw: number[] = [];
   for (let i = 0; i < rounds; i++) {
     const doHandler = async () => {
-      const h = await handlerRound(bundle.dir);
+      const h = await handlerRound();
       handler.push(h.install);
       rerun.push(h.rerun);
       process.stdout.write(`round ${i + 1}: handler ${sec(h.install)} (steps: ${Object.entries(h.steps).map(([k, v]) => `${k} ${sec(v)}`).join(", ")}), rerun ${sec(h.rerun)}\n`);
@@ -106,7 +65,4 @@ async function main(): Promise<void> {
   );
 }
 
-main().catch((err) => {
-  process.stderr.write(`bench/install-docker: ${err instanceof Error ? err.message : String(err)}\n`);
-  process.exit(1);
-});
+runMain(main);
