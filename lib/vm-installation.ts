@@ -26,6 +26,13 @@ export interface VmInstallationProps {
   readonly secretVariable: (name: string) => TerraformVariable;
 }
 
+/**
+ * The installer before this one on the VM has just refreshed apt's lists (when it had anything to
+ * install): a later installer takes lists younger than this as fresh instead of updating them again
+ * (2-3 s each). A repository an installer adds is read regardless (the handlers force that update).
+ */
+export const FRESH_LISTS_SEC = 900;
+
 /** The VM's SSH retry settings as the handlers' `ssh` event key (snake_case), when it has any. */
 function sshEvent(vm: VmConfig): { ssh?: Record<string, number> } {
   const r = vm.sshRetry;
@@ -69,7 +76,7 @@ export class VmInstallation extends Construct {
         name: `${vm.name}-${spec.handler}`,
         asset: new HandlerAsset(this, `${spec.handler}-bundle`, { handler: spec.handler }),
         connection,
-        event: { ...spec.event(settings as never, vm), ...sshEvent(vm) },
+        event: { ...(previous ? { cache_valid_sec: FRESH_LISTS_SEC } : {}), ...spec.event(settings as never, vm), ...sshEvent(vm) },
         secretEvent: passwordVariable ? { db_password: props.secretVariable(passwordVariable) } : {},
         runId: props.runId,
         waitTimeoutSec: settings.waitTimeoutSec,

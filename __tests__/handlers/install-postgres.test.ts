@@ -149,7 +149,7 @@ describe("install-postgres: event validation (before any SSH)", () => {
     ["repo_url with a quote", { ...BASE, repo_url: "https://mirror.example/pg'x" }, /event repo_url: .* is not allowed; expected an http\(s\) URL/],
     ["repo_key_fingerprint malformed", { ...BASE, repo_key_fingerprint: "ACCC4CF8" }, /event repo_key_fingerprint: "ACCC4CF8" is not allowed/],
     ["allow_remote not a boolean", { ...BASE, allow_remote: "yes" }, /event allow_remote: expected true or false/],
-    ["an unknown key", { ...BASE, db_pasword: "x" }, /event db_pasword: unknown key; allowed here: pg_version, db_name, db_user, db_password, listen_addresses, allow_remote, allowed_cidrs, repo_url, repo_key_url, repo_key_fingerprint, apt, ssh/],
+    ["an unknown key", { ...BASE, db_pasword: "x" }, /event db_pasword: unknown key; allowed here: pg_version, db_name, db_user, db_password, listen_addresses, allow_remote, allowed_cidrs, repo_url, repo_key_url, repo_key_fingerprint, update, cache_valid_sec, apt, ssh/],
   ];
 
   it.each(invalid)("rejects %s with no command run", async (_what, event, message) => {
@@ -331,6 +331,24 @@ describe("install-postgres: Ubuntu 22.04, PostgreSQL 14 from the distribution", 
     const { error, remote } = await run(BASE, [osStep(UBUNTU_2204.replace(/jammy/g, "zesty")), inspectStep()]);
     expect(remote.done).toBe(true);
     expect(error?.message).toMatch(/pg_version is not set and this installer does not know which PostgreSQL Ubuntu 22.04.4 LTS ships .*; set pg_version/);
+  });
+});
+
+describe("install-postgres: apt lists freshness", () => {
+  it("cache_valid_sec with lists younger than that: the lists are looked at, not refreshed, before installing", async () => {
+    // The script stops after the install: what comes next is covered above; here only the apt steps matter.
+    const { remote } = await run({ ...BASE, cache_valid_sec: 900 }, [
+      osStep(),
+      inspectStep(),
+      { match: /^dpkg-query -W -f=\S+ postgresql$/, sudo: false, code: 1 },
+      { match: /apt\/lists/, sudo: false, stdout: "1700000300 1700000000\n" },
+      { match: "apt-cache policy postgresql", sudo: false, stdout: "postgresql:\n  Installed: (none)\n  Candidate: 14+238\n  Version table:\n     14+238 500\n" },
+      { match: /^apt-get install -y -q .*postgresql$/, sudo: true },
+    ]);
+    const commands = remote.calls.map((c) => c.command);
+    expect(commands.filter((c) => /apt\/lists/.test(c))).toHaveLength(1);
+    expect(commands.filter((c) => /^apt-get update/.test(c))).toEqual([]);
+    expect(commands.filter((c) => /^apt-get install/.test(c))).toHaveLength(1);
   });
 });
 

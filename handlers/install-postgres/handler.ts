@@ -35,7 +35,7 @@ import { cidr, listenAddresses, pgDatabaseName, pgMajor, pgRoleName, repoUrl } f
 import { OsInfo } from "../common/os-release";
 import { SecretScrubber } from "../common/secrets";
 import { command, quote } from "../common/shell-quote";
-import { boolean, list, optional, required, string, Validator } from "../common/validate";
+import { boolean, integer, list, optional, required, string, Validator } from "../common/validate";
 import {
   Cluster, clusterUnit, DISTRIBUTION_MAJOR, DROPIN_NAME, parseUnits, distributionMajor, dropInContent, dropInPath, listenOverride, normalizeListen, parseClusters,
   parsePsqlJson, parseServerPackages, pgpassField, pickCluster, planHba, psqlMetaQuote, ServerPackage, ServerState,
@@ -56,6 +56,10 @@ export interface InstallPostgresEvent {
   repo_url: string;
   repo_key_url?: string;
   repo_key_fingerprint?: string;
+  /** apt-get update before installing. @default true */
+  update: boolean;
+  /** Skip that update when the lists are younger than this many seconds. @default none */
+  cache_valid_sec?: number;
   apt?: AptEventSettings;
 }
 
@@ -246,6 +250,8 @@ export const installer = defineInstaller<InstallPostgresEvent, InstallPostgresRe
     repo_url: optional(repoUrl, DEFAULT_PGDG_URL),
     repo_key_url: optional(repoUrl),
     repo_key_fingerprint: optional(fingerprint),
+    update: optional(boolean(), true),
+    cache_valid_sec: optional(integer(0, 30 * 24 * 3600)),
     apt: optional(aptEventSettings),
   },
   secrets: (event) => ({ db_password: event.db_password }),
@@ -264,16 +270,20 @@ export const installer = defineInstaller<InstallPostgresEvent, InstallPostgresRe
     if (!found.packages.some((p) => p.major === major)) {
       const own = major === distributionMajor(os);
       progress.info(`PostgreSQL ${major} is not installed; installing it from ${own ? `${os.id} ${os.codename} (postgresql)` : `PGDG (${event.repo_url})`}`);
+      // As install-packages: refresh the lists first unless told not to or they are fresh enough; a
+      // repository just added is read whatever the policy says.
+      let aptPolicy = { update: event.update, cacheValidSec: event.cache_valid_sec };
       if (!own) {
         const repo = await progress.step(`PGDG repository ${os.codename}-pgdg`, () =>
           ensurePgdgRepository(remote, os, {
             repoUrl: event.repo_url,
             keyUrl: pgdgKeyUrl(event.repo_url, event.repo_key_url),
             fingerprint: event.repo_key_fingerprint ?? PGDG_KEY_FINGERPRINT,
-          }, { progress, ensureCurl: () => installPackages(apt, ["curl", "ca-certificates"], "curl for the PGDG key") }), "pgdg");
+          }, { progress, ensureCurl: () => installPackages(apt, ["curl", "ca-certificates"], "curl for the PGDG key", aptPolicy) }), "pgdg");
         changed.push(...repo.changes.map((c) => `PGDG repository: ${c}`));
+        if (repo.changes.length > 0) aptPolicy = { update: true, cacheValidSec: undefined };
       }
-      await installPackages(apt, [own ? "postgresql" : `postgresql-${major}`], own ? `PostgreSQL ${major} from ${os.id} ${os.codename}` : `PostgreSQL ${major} from ${event.repo_url} ${os.codename}-pgdg`);
+      await installPackages(apt, [own ? "postgresql" : `postgresql-${major}`], own ? `PostgreSQL ${major} from ${os.id} ${os.codename}` : `PostgreSQL ${major} from ${event.repo_url} ${os.codename}-pgdg`, aptPolicy);
       found = await inspectInstallation(remote);
       const pkg = found.packages.find((p) => p.major === major);
       if (!pkg) {
@@ -436,8 +446,8 @@ export const installer = defineInstaller<InstallPostgresEvent, InstallPostgresRe
 });
 
 /** apt-get install through the shared Apt helper; throws when any of `specs` could not be installed. */
-async function installPackages(apt: Apt, specs: string[], what: string): Promise<void> {
-  const outcome = await ensurePackages(apt, specs, { update: true });
+async function installPackages(apt: Apt, specs: string[], what: string, policy: { update: boolean; cacheValidSec?: number }): Promise<void> {
+  const outcome = await ensurePackages(apt, specs, policy);
   if (outcome.failed.length) {
     throw new Error(`could not install ${what}: ${outcome.failed.map((f) => `${f.name}: ${f.reason}`).join("; ")}`);
   }
