@@ -107,6 +107,9 @@ describe("each class of bad configuration fails with a message naming the key pa
       expect.stringMatching(/^installers\.packages\.packages\[4\]: "jq=not a version" is not a Debian package name/),
     ]);
     expect(problems(context({ installers: { packages: { packages: [] } } }))).toEqual(["installers.packages.packages: expected at least 1 item, got 0"]);
+    expect(problems(context({ installers: { packages: { packages: ["git", "jq", "git=1:2.39.5-0+deb12u3"] } } }))).toEqual([
+      'installers.packages.packages[2]: package "git" is already listed at installers.packages.packages[0]; list each package once',
+    ]);
   });
 
   test("an invalid identifier (database, role, user, VM name) or network value", () => {

@@ -2,7 +2,7 @@
 // config and the handlers' event checks use these, so a value the stack accepts is one the handler
 // accepts. Quoting still happens at the shell (see shell-quote.ts): these rules are the first line.
 
-import { string, Validator } from "./validate";
+import { list, string, Validator } from "./validate";
 
 /** Debian policy: lowercase letters, digits, + - . ; at least two characters, starting alphanumeric. */
 export const DEBIAN_PACKAGE = /^[a-z0-9][a-z0-9+.-]+$/;
@@ -67,6 +67,19 @@ export const packageSpec: Validator<string> = string({
   allowed: "a Debian package name (lowercase letters, digits, + - .; at least 2 characters), optionally =version",
   check: (v) => (parsePackageSpec(v) ? undefined : "is not a Debian package name with an optional =version"),
 });
+
+/** Package specs: at least one, and each package named once (git and git=1:2.39 together is ambiguous). */
+export const packageList: Validator<string[]> = (value, path, problems) => {
+  const specs = list(packageSpec, { minItems: 1 })(value, path, problems);
+  const seen = new Map<string, number>();
+  specs.forEach((spec, i) => {
+    const name = parsePackageSpec(spec)?.name;
+    if (name === undefined) return;
+    if (seen.has(name)) problems.push(`${path}[${i}]: package ${JSON.stringify(name)} is already listed at ${path}[${seen.get(name)}]; list each package once`);
+    else seen.set(name, i);
+  });
+  return specs;
+};
 
 export const pgIdentifier: Validator<string> = string({
   pattern: PG_IDENTIFIER,

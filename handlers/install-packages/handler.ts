@@ -10,8 +10,8 @@
 
 import { Apt, aptEventSettings, AptEventSettings, ensurePackages, resolveAptSettings } from "../common/apt";
 import { CommonResult, defineInstaller, runInstaller } from "../common/handler-kit";
-import { packageSpec, parsePackageSpec } from "../common/names";
-import { boolean, integer, list, optional, required, Validator } from "../common/validate";
+import { packageList } from "../common/names";
+import { boolean, integer, optional, required } from "../common/validate";
 
 export interface InstallPackagesEvent {
   packages: string[];
@@ -32,19 +32,6 @@ export interface InstallPackagesResult {
   /** One line for people reading the Terraform output. */
   summary: string;
 }
-
-/** Package specs: at least one, and each package named once (git and git=1:2.39 together is ambiguous). */
-const packageList: Validator<string[]> = (value, path, problems) => {
-  const specs = list(packageSpec, { minItems: 1 })(value, path, problems);
-  const seen = new Map<string, number>();
-  specs.forEach((spec, i) => {
-    const name = parsePackageSpec(spec)?.name;
-    if (name === undefined) return;
-    if (seen.has(name)) problems.push(`${path}[${i}]: package ${JSON.stringify(name)} is already listed at ${path}[${seen.get(name)}]; list each package once`);
-    else seen.set(name, i);
-  });
-  return specs;
-};
 
 export const installer = defineInstaller<InstallPackagesEvent, InstallPackagesResult>({
   name: "install-packages",

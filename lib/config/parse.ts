@@ -4,7 +4,7 @@ import {
   boolean, integer, list, object, oneOf, optional, required, string, validate, ValidationError, Validator,
 } from "../../handlers/common/validate";
 import {
-  cidr, hostAddress, hostKeySha256, listenAddresses, packageSpec, pgDatabaseName, pgMajor, pgRoleName, repoUrl, unixUser,
+  cidr, hostAddress, hostKeySha256, listenAddresses, packageList, pgDatabaseName, pgMajor, pgRoleName, repoUrl, unixUser,
 } from "../../handlers/common/names";
 import { DEFAULT_JOB_TARGET, DEFAULT_STACK_NAME, DOCKER_DEFAULTS, NUBES_DEFAULTS, PACKAGES_DEFAULTS, POSTGRES_DEFAULTS, SLESS_DEFAULTS, VM_DEFAULTS } from "./defaults";
 import type { DockerConfig, InstallersConfig, NubesConfig, PackagesConfig, PostgresConfig, SlessConfig, SshRetryConfig, VmConfig, VmInstallConfig } from "./types";
@@ -27,7 +27,7 @@ type Partial_<T> = { [K in keyof T]?: T[K] };
 const packagesFields = object<Partial_<PackagesConfig>>({
   enabled: optional(boolean()),
   waitTimeoutSec: optional(timeout),
-  packages: optional(list(packageSpec, { minItems: 1, unique: true })),
+  packages: optional(packageList),
   update: optional(boolean()),
   cacheValidSec: optional(integer(0, 7 * 86400)),
 });
