@@ -4,7 +4,7 @@ import * as fs from "fs";
 import * as path from "path";
 import { readOutputs, runCdktf, writeCdktfProject, CdktfRun } from "../../demo/project";
 import { Sandbox, startSandbox } from "../../sandbox";
-import { describeE2E, dpkgStatus, sshUser } from "./support/e2e";
+import { describeE2E, dpkgStatus, sandboxPerSuite, sshUser } from "./support/e2e";
 import { tempDir } from "../support/synth";
 
 const PASSWORD = `pw with 'single' "double" $dollar \\back spaces`;
@@ -46,13 +46,10 @@ describeE2E("cdktf deploy, local target, one VM with all three installers", () =
     vms: [host("one", sb)],
   });
 
-  beforeAll(async () => {
-    sb = await startSandbox();
+  sandboxPerSuite((s) => (sb = s));
+  beforeAll(() => {
     dir = tempDir("deploy-one");
-  }, 300000);
-  afterAll(async () => {
-    await sb?.stop();
-  }, 120000);
+  });
 
   test("deploy: every job runs in order, progress shows, outputs carry each handler's result", async () => {
     const run = await deploy(dir, "e2e-one", ctx());
@@ -133,12 +130,7 @@ describeE2E("cdktf deploy, local target, one VM with all three installers", () =
 
 describeE2E("cdktf deploy, local target, a failing installer", () => {
   let sb: Sandbox;
-  beforeAll(async () => {
-    sb = await startSandbox();
-  }, 300000);
-  afterAll(async () => {
-    await sb?.stop();
-  }, 120000);
+  sandboxPerSuite((s) => (sb = s));
 
   test("an unknown-only package list fails the deploy with the handler's message; fixed, the next deploy succeeds", async () => {
     const dir = tempDir("deploy-fail");

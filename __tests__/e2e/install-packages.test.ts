@@ -8,8 +8,8 @@
 // missing prerequisite fails the suite (describeE2E).
 import { spawn } from "child_process";
 import * as path from "path";
-import { Sandbox, startSandbox } from "../../sandbox";
-import { describeE2E, dpkgStatus, InstallerRun, jobEnv, runInstaller, sshUser } from "./support/e2e";
+import { Sandbox } from "../../sandbox";
+import { describeE2E, dpkgStatus, InstallerRun, jobEnv, runInstaller, sandboxPerSuite, sshUser } from "./support/e2e";
 import { acceptedLogins, blockSshFor, freshEd25519Key, holdDpkgLock } from "./support/faults";
 
 const ROOT = path.resolve(__dirname, "../..");
@@ -57,12 +57,7 @@ describeE2E("install-packages on a sandbox VM, through the bundle and the job ru
   // -------------------------------------------------------------------------------------------------
   describe("installing on a fresh VM", () => {
     let sb: Sandbox;
-    beforeAll(async () => {
-      sb = await startSandbox();
-    }, T);
-    afterAll(async () => {
-      await sb?.stop();
-    }, T);
+    sandboxPerSuite((s) => (sb = s), T);
 
     test("git curl jq htop unzip end up installed (dpkg over a separate session agrees with the result's versions)", async () => {
       const run = await runInstaller(sb, "install-packages", { packages: FIVE, update: true });
@@ -134,12 +129,7 @@ describeE2E("install-packages on a sandbox VM, through the bundle and the job ru
     let sb: Sandbox;
     // curl is in the image: these runs need SSH to work, not apt, so they stay short.
     const event = { packages: ["curl"], update: true };
-    beforeAll(async () => {
-      sb = await startSandbox();
-    }, T);
-    afterAll(async () => {
-      await sb?.stop();
-    }, T);
+    sandboxPerSuite((s) => (sb = s), T);
 
     test("sshd refusing connections for the first 15 s: the job retries and succeeds once it answers", async () => {
       // Attempts at about 0, 3, 9 and 21 s (waits 3, 6, 12 s): the first three meet the block, the
@@ -198,12 +188,7 @@ describeE2E("install-packages on a sandbox VM, through the bundle and the job ru
   // -------------------------------------------------------------------------------------------------
   describe("the dpkg lock held by another process", () => {
     let sb: Sandbox;
-    beforeAll(async () => {
-      sb = await startSandbox();
-    }, T);
-    afterAll(async () => {
-      await sb?.stop();
-    }, T);
+    sandboxPerSuite((s) => (sb = s), T);
 
     test("held for 20 s: the job waits for it and then installs (duration >= 15 s, status ok)", async () => {
       const hold = await holdDpkgLock(sb, 20);
@@ -245,12 +230,7 @@ describeE2E("install-packages on a sandbox VM, through the bundle and the job ru
   // -------------------------------------------------------------------------------------------------
   describe("input validation, and the CLI", () => {
     let sb: Sandbox;
-    beforeAll(async () => {
-      sb = await startSandbox();
-    }, T);
-    afterAll(async () => {
-      await sb?.stop();
-    }, T);
+    sandboxPerSuite((s) => (sb = s), T);
 
     test.each([
       ["git;touch /tmp/pwned", "/tmp/pwned"],

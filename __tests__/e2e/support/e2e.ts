@@ -3,7 +3,7 @@
 // separate SSH session.
 import { bundleHandler } from "../../../lib/bundling/bundle";
 import { runJob } from "../../../lib/runner/run-job";
-import { jobEnvFor, Sandbox, sandboxSupportProblems, sshRun } from "../../../sandbox";
+import { jobEnvFor, Sandbox, sandboxSupportProblems, sshRun, startSandbox } from "../../../sandbox";
 
 /**
  * `describe` when a sandbox can run here, else `describe.skip` with the reason printed. Under CI=true a
@@ -23,6 +23,21 @@ export function describeE2E(name: string, body: () => void): void {
     console.warn(`skipping end-to-end suite "${name}": ${problems.join("; ")}`);
     describe.skip(name, body);
   }
+}
+
+/**
+ * A fresh sandbox for the enclosing describe block: booted before its first test and handed to `use`,
+ * stopped after its last (also when a test failed).
+ */
+export function sandboxPerSuite(use: (sb: Sandbox) => void, timeoutMs = 300_000): void {
+  let sb: Sandbox | undefined;
+  beforeAll(async () => {
+    sb = await startSandbox();
+    use(sb);
+  }, timeoutMs);
+  afterAll(async () => {
+    await sb?.stop();
+  }, timeoutMs);
 }
 
 export interface InstallerRun {
