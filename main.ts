@@ -1,7 +1,7 @@
 // cdktf app: cdktf.json context -> validated config -> VmInstallStack.
 import { App } from "./lib/cdktf";
 import { CONTEXT_KEY, parseConfig } from "./lib/config/parse";
-import { ValidationError } from "./handlers/common/validate";
+import { ValidationError } from "./shared/validate";
 import { VmInstallStack } from "./lib/stack";
 
 const app = new App();

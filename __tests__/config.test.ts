@@ -1,5 +1,5 @@
 import { parseConfig } from "../lib/config/parse";
-import { ValidationError } from "../handlers/common/validate";
+import { ValidationError } from "../shared/validate";
 import { context } from "./support/synth";
 
 function problems(ctx: unknown): string[] {

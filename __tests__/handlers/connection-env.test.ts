@@ -1,5 +1,5 @@
 import { normalizeKeyText, readConnectionEnv } from "../../handlers/common/connection-env";
-import { ValidationError } from "../../handlers/common/validate";
+import { ValidationError } from "../../shared/validate";
 
 const KEY = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ\n-----END OPENSSH PRIVATE KEY-----\n";
 const base = { VM_IP: "192.0.2.10", SSH_USER: "ubuntu", SSH_KEY: KEY };

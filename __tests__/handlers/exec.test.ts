@@ -3,7 +3,7 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { CommandError, ExecRemote, RawExec, RawExecResult, tail, wrapCommand } from "../../handlers/common/exec";
-import { SecretScrubber } from "../../handlers/common/secrets";
+import { SecretScrubber } from "../../shared/secrets";
 
 /** A RawExec that records the line sent and answers with `result`. */
 function recorder(result: Partial<RawExecResult> | Error) {

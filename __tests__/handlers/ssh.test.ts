@@ -8,7 +8,7 @@ import { utils } from "ssh2";
 import { ConnectionEnv } from "../../handlers/common/connection-env";
 import { CommandError } from "../../handlers/common/exec";
 import { Progress } from "../../handlers/common/progress";
-import { SecretScrubber } from "../../handlers/common/secrets";
+import { SecretScrubber } from "../../shared/secrets";
 import {
   connect, DEFAULT_SSH_RETRY, fingerprintSha256, keyBlobType, parsePrivateKey, resolveSshRetry, retryWaitMs, SshConnectError, SshKeyError, SshSession,
 } from "../../handlers/common/ssh";

@@ -28,9 +28,9 @@
 // is kept as <name>.asc, a binary one as <name>.gpg (apt only accepts armour in a file named .asc).
 
 import { Remote } from "./exec";
-import { REPO_URL } from "./names";
+import { REPO_URL } from "../../shared/names";
 import { Progress } from "./progress";
-import { quote } from "./shell-quote";
+import { quote } from "../../shared/shell-quote";
 
 /** File stems for keyrings and source files: no slashes, nothing a shell or apt treats specially. */
 const REPO_NAME = /^[a-z0-9][a-z0-9_.-]{0,63}$/;

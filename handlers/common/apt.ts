@@ -7,10 +7,10 @@
 //   const outcome = await ensurePackages(apt, ["git", "curl=7.88.1-10"], { update: true, cacheValidSec: 3600 });
 
 import { CommandError, Remote, RunResult, tail } from "./exec";
-import { parsePackageSpec } from "./names";
+import { parsePackageSpec } from "../../shared/names";
 import { formatDuration, Progress } from "./progress";
-import { command, quote } from "./shell-quote";
-import { integer, object, optional, Validator } from "./validate";
+import { command, quote } from "../../shared/shell-quote";
+import { integer, object, optional, Validator } from "../../shared/validate";
 
 // ---------------------------------------------------------------------------------------------------
 // Settings: the event's optional `apt` object.

@@ -2,8 +2,8 @@
 // carries what to do there. Read and checked before any socket opens, with every problem named by its
 // variable. SSH_KEY is never echoed in an error, not even a prefix of it.
 
-import { ValidationError } from "./validate";
-import { HOST_KEY_SHA256, isHostAddress, UNIX_USER } from "./names";
+import { ValidationError } from "../../shared/validate";
+import { HOST_KEY_SHA256, isHostAddress, UNIX_USER } from "../../shared/names";
 
 export interface ConnectionEnv {
   /** VM_IP: an IPv4/IPv6 address or a DNS name. */

@@ -6,9 +6,9 @@
 //   - an exit without a status (channel died, signal) is a failure, never "exit 0";
 //   - every known secret is scrubbed from captured output and from error text.
 
-import { UNIX_USER } from "./names";
-import { quote } from "./shell-quote";
-import { SecretScrubber, secrets as defaultSecrets } from "./secrets";
+import { UNIX_USER } from "../../shared/names";
+import { quote } from "../../shared/shell-quote";
+import { SecretScrubber, secrets as defaultSecrets } from "../../shared/secrets";
 import { formatDuration } from "./progress";
 
 export interface RunOptions {

@@ -18,8 +18,8 @@ import { ConnectionEnv, readConnectionEnv } from "./connection-env";
 import { Remote } from "./exec";
 import { detectOs, OsInfo } from "./os-release";
 import { Progress } from "./progress";
-import { SecretScrubber, secrets as defaultSecrets } from "./secrets";
-import { FieldsOf, object, optional, validate, ValidationError } from "./validate";
+import { SecretScrubber, secrets as defaultSecrets } from "../../shared/secrets";
+import { FieldsOf, object, optional, validate, ValidationError } from "../../shared/validate";
 
 /** What the kit adds to every result. */
 export interface CommonResult {

@@ -3,7 +3,7 @@
 // goes through the secret scrubber. Steps also record their duration, which the result reports as
 // `timings_ms`.
 
-import { SecretScrubber, secrets as defaultSecrets } from "./secrets";
+import { SecretScrubber, secrets as defaultSecrets } from "../../shared/secrets";
 
 export interface ProgressOptions {
   /** Where lines go. @default process.stdout */

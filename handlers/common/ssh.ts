@@ -13,8 +13,8 @@ import { Client, ClientChannel, ConnectConfig, utils } from "ssh2";
 import { ConnectionEnv } from "./connection-env";
 import { ExecRemote, RawExec, RawExecResult, Remote, RunOptions, RunResult } from "./exec";
 import { formatDuration, Progress } from "./progress";
-import { SecretScrubber, secrets as defaultSecrets } from "./secrets";
-import { integer, object, optional, Validator } from "./validate";
+import { SecretScrubber, secrets as defaultSecrets } from "../../shared/secrets";
+import { integer, object, optional, Validator } from "../../shared/validate";
 
 // ---------------------------------------------------------------------------------------------------
 // Retry settings: the event's optional `ssh` object.

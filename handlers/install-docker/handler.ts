@@ -23,11 +23,11 @@ import { Apt, aptEventSettings, AptEventSettings, aptFailureReason, AptUpdateOut
 import { ensureAptRepository, removeStaleRepositories } from "../common/apt-repository";
 import { CommandError, Remote, tail } from "../common/exec";
 import { CommonResult, defineInstaller, runInstaller } from "../common/handler-kit";
-import { repoUrl, unixUser } from "../common/names";
+import { repoUrl, unixUser } from "../../shared/names";
 import { OsInfo } from "../common/os-release";
 import { Progress } from "../common/progress";
-import { command, quote } from "../common/shell-quote";
-import { boolean, integer, list, oneOf, optional } from "../common/validate";
+import { command, quote } from "../../shared/shell-quote";
+import { boolean, integer, list, oneOf, optional } from "../../shared/validate";
 
 export type DockerChannel = "official" | "distro";
 export type DockerVerify = "hello-world" | "daemon";

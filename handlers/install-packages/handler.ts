@@ -10,8 +10,8 @@
 
 import { Apt, aptEventSettings, AptEventSettings, ensurePackages, resolveAptSettings } from "../common/apt";
 import { CommonResult, defineInstaller, runInstaller } from "../common/handler-kit";
-import { packageList } from "../common/names";
-import { boolean, integer, optional, required } from "../common/validate";
+import { packageList } from "../../shared/names";
+import { boolean, integer, optional, required } from "../../shared/validate";
 
 export interface InstallPackagesEvent {
   packages: string[];

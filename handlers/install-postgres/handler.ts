@@ -31,11 +31,11 @@
 import { Apt, aptEventSettings, AptEventSettings, ensurePackages, resolveAptSettings } from "../common/apt";
 import { Remote } from "../common/exec";
 import { CommonResult, defineInstaller, runInstaller } from "../common/handler-kit";
-import { cidr, listenAddresses, pgDatabaseName, pgMajor, pgRoleName, repoUrl } from "../common/names";
+import { cidr, listenAddresses, pgDatabaseName, pgMajor, pgRoleName, repoUrl } from "../../shared/names";
 import { OsInfo } from "../common/os-release";
-import { SecretScrubber } from "../common/secrets";
-import { command, quote } from "../common/shell-quote";
-import { boolean, integer, list, optional, required, string, Validator } from "../common/validate";
+import { SecretScrubber } from "../../shared/secrets";
+import { command, quote } from "../../shared/shell-quote";
+import { boolean, integer, list, optional, required, string, Validator } from "../../shared/validate";
 import {
   Cluster, clusterUnit, DISTRIBUTION_MAJOR, DROPIN_NAME, parseUnits, distributionMajor, dropInContent, dropInPath, listenOverride, normalizeListen, parseClusters,
   parsePsqlJson, parseServerPackages, pgpassField, pickCluster, planHba, psqlMetaQuote, ServerPackage, ServerState,

@@ -7,7 +7,7 @@ import { ensureAptRepository, removeStaleRepositories } from "../common/apt-repo
 import { Remote } from "../common/exec";
 import { OsInfo } from "../common/os-release";
 import { Progress } from "../common/progress";
-import { quote } from "../common/shell-quote";
+import { quote } from "../../shared/shell-quote";
 
 export const DEFAULT_PGDG_URL = "https://apt.postgresql.org/pub/repos/apt";
 /** Where postgresql.org publishes the key of its own repository. */

@@ -2,10 +2,10 @@
 // naming its key path (e.g. "vms[1].installers.postgres.dbName") and what is allowed.
 import {
   boolean, integer, list, object, oneOf, optional, required, string, validate, ValidationError, Validator,
-} from "../../handlers/common/validate";
+} from "../../shared/validate";
 import {
   cidr, hostAddress, hostKeySha256, listenAddresses, packageList, pgDatabaseName, pgMajor, pgRoleName, repoUrl, unixUser,
-} from "../../handlers/common/names";
+} from "../../shared/names";
 import { DEFAULT_JOB_TARGET, DEFAULT_STACK_NAME, DOCKER_DEFAULTS, NUBES_DEFAULTS, PACKAGES_DEFAULTS, POSTGRES_DEFAULTS, SLESS_DEFAULTS, VM_DEFAULTS } from "./defaults";
 import type { DockerConfig, InstallersConfig, NubesConfig, PackagesConfig, PostgresConfig, SlessConfig, SshRetryConfig, VmConfig, VmInstallConfig } from "./types";
 

@@ -8,7 +8,7 @@ import * as fs from "fs";
 import * as path from "path";
 import { Readable } from "stream";
 import { StringDecoder } from "string_decoder";
-import { SecretScrubber } from "../../handlers/common/secrets";
+import { SecretScrubber } from "../../shared/secrets";
 
 export type JobPhase = "Succeeded" | "Failed";
 export type OutputStream = "stdout" | "stderr";

@@ -1,6 +1,6 @@
 // Runs an installer through the real handler kit with a scripted double in place of the SSH connection.
 import { InstallerDeps, InstallerSpec, runInstaller } from "../../../handlers/common/handler-kit";
-import { SecretScrubber } from "../../../handlers/common/secrets";
+import { SecretScrubber } from "../../../shared/secrets";
 import { ScriptedRemote, Step } from "./scripted-remote";
 
 export const TEST_KEY = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW\n-----END OPENSSH PRIVATE KEY-----\n";

@@ -5,7 +5,7 @@
 
 import { ExecRemote, RunOptions, RunResult } from "../../../handlers/common/exec";
 import { Connection } from "../../../handlers/common/handler-kit";
-import { SecretScrubber } from "../../../handlers/common/secrets";
+import { SecretScrubber } from "../../../shared/secrets";
 
 export interface Step {
   /** The command as given to run() (before sudo wrapping): a substring or a pattern. */

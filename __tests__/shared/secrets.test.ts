@@ -1,4 +1,4 @@
-import { SecretScrubber } from "../../handlers/common/secrets";
+import { SecretScrubber } from "../../shared/secrets";
 
 const KEY = [
   "-----BEGIN OPENSSH PRIVATE KEY-----",
