@@ -12,7 +12,7 @@ import { tempDir } from "../__tests__/support/synth";
 import { rawDockerDistro, rawPackages, rawPostgres, timeRawScript } from "./raw-sequences";
 import { fmtS, median, roundsArg, runMain, withSandbox } from "./support";
 
-const rounds = roundsArg("deploy.ts", 1);
+const rounds = roundsArg("deploy.ts");
 const PASSWORD = "bench 'pw' $x";
 const log = (line: string) => process.stdout.write(line + "\n");
 

@@ -1,26 +1,14 @@
-// What every benchmark here shares: medians, a fresh sandbox per measured run (stopped even on ^C), and
-// one installer job timed through the job runner exactly as the platform would run it.
+// What every benchmark here shares: a fresh sandbox per measured run (stopped even on ^C), one installer
+// job timed through the job runner exactly as the platform would run it, and writing the results file.
+// Rounds, rotation and medians: rounds.ts; the results file: results.ts.
 import { bundleHandler } from "../lib/bundling/bundle";
 import { runJob } from "../lib/runner/run-job";
 import { jobEnvFor, Sandbox, startSandbox } from "../sandbox";
+import { timeRawScript } from "./raw-sequences";
+import { BenchResult, summaryLines, writeResult } from "./results";
+import { median, RoundRecord, SideSpec } from "./rounds";
 
-export function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-}
-
-export const fmtMs = (ms: number) => `${Math.round(ms)} ms`;
-export const fmtS = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
-
-/** Rounds from argv[2] (default `fallback`), or exit 2 with the usage line. */
-export function roundsArg(script: string, fallback = 3): number {
-  const n = Number(process.argv[2] ?? fallback);
-  if (!Number.isInteger(n) || n < 1) {
-    process.stderr.write(`usage: node -r ./bin/ts-register.js bench/${script} [rounds >= 1]\n`);
-    process.exit(2);
-  }
-  return n;
-}
+export { fmtMs, fmtS, median, MIN_ROUNDS, roundsArg } from "./rounds";
 
 const live = new Set<Sandbox>();
 for (const sig of ["SIGINT", "SIGTERM"] as const) {
@@ -68,4 +56,80 @@ export function runMain(main: () => Promise<void>): void {
       process.exit(1);
     },
   );
+}
+
+/** Prints the summary, writes bench/results/<bench>.json and says where. */
+export function report(result: BenchResult, fmt: (ms: number) => string): void {
+  process.stdout.write("\n" + summaryLines(result, fmt).join("\n") + "\n");
+  const file = writeResult(result);
+  process.stdout.write(`results: ${file}\n`);
+}
+
+export interface InstallerBenchOptions {
+  /** handlers/<handler>/handler.ts */
+  handler: string;
+  handlerLabel: string;
+  event: (sb: Sandbox) => unknown;
+  /** Secret values the runner scrubs (besides the key). */
+  secrets?: string[];
+  env?: (sb: Sandbox) => Record<string, string>;
+  /** Checks the first run's result and the VM after it; throws when the work was not done. */
+  check?: (sb: Sandbox, result: any) => Promise<void>;
+  /** Checks the rerun's result (nothing to do); throws otherwise. */
+  checkRerun?: (result: any) => void;
+  rawLabel: string;
+  /** The baseline: one plain root shell script sent over one `ssh` session. */
+  rawScript: (sb: Sandbox) => string;
+  /** Checks the VM after the raw script (the same end state as the handler's). */
+  rawCheck?: (sb: Sandbox) => Promise<void>;
+}
+
+/**
+ * The two sides of an installer benchmark, each on its own fresh sandbox: "handler" (the bundled job
+ * through the runner, then its rerun on the same VM, kept in `extra.rerun_ms`) and "raw" (the same work
+ * as one root script over one ssh session). The handler's timings_ms and the time outside the handler
+ * (process start, bundle load, exit: wall time minus timings_ms.total) go into each run's `extra`.
+ */
+export function installerSides(o: InstallerBenchOptions): SideSpec[] {
+  return [
+    {
+      name: "handler",
+      label: o.handlerLabel,
+      run: () =>
+        withSandbox(async (sb) => {
+          const first = await timeJob(sb, o.handler, o.event(sb), o.secrets ?? [], o.env?.(sb) ?? {});
+          await o.check?.(sb, first.result);
+          const again = await timeJob(sb, o.handler, o.event(sb), o.secrets ?? [], o.env?.(sb) ?? {});
+          o.checkRerun?.(again.result);
+          const t = first.result.timings_ms as Record<string, number>;
+          return {
+            ms: first.ms,
+            extra: { timings_ms: t, outside_handler_ms: Math.round(first.ms - (t.total ?? 0)), rerun_ms: Math.round(again.ms), rerun_timings_ms: again.result.timings_ms },
+          };
+        }),
+    },
+    {
+      name: "raw",
+      label: o.rawLabel,
+      run: () =>
+        withSandbox(async (sb) => {
+          const ms = await timeRawScript(sb, o.rawScript(sb), `${o.handler} baseline`);
+          await o.rawCheck?.(sb);
+          return { ms };
+        }),
+    },
+  ];
+}
+
+/** Lines saying where the handler's time goes: the median of each phase, and what is outside them. */
+export function phaseLines(records: RoundRecord[]): string[] {
+  const med = median;
+  const runs = records.filter((r) => r.side === "handler" && r.extra?.timings_ms);
+  if (runs.length === 0) return [];
+  const t = runs.map((r) => r.extra!.timings_ms as Record<string, number>);
+  const keys = [...new Set(t.flatMap((x) => Object.keys(x)))];
+  return [
+    `handler phases, median ms (timings_ms): ${keys.map((k) => `${k} ${Math.round(med(t.map((x) => x[k] ?? 0)))}`).join(", ")}`,
+    `outside the handler (process start, bundle load, exit), median: ${Math.round(med(runs.map((r) => r.extra!.outside_handler_ms as number)))} ms`,
+  ];
 }
