@@ -1,10 +1,19 @@
-// The local job target and existing hosts, at synth time: what Terraform gets, and that it validates
-// offline (only built-ins).
+// The local job target and existing hosts, at synth time: what Terraform gets, that it validates offline
+// (only built-ins), that its command line is the runner's protocol, and that real Terraform reads the
+// result state the runner writes.
 import { execFileSync } from "child_process";
 import * as fs from "fs";
 import * as path from "path";
 import { PROJECT_ROOT } from "../lib/bundling/bundle";
+import { invokeProgram, parseInvokeArgs, RESULT_STATE_DEFAULTS, resultAsTfstate, writeResultFile } from "../lib/runner/invoke-protocol";
+import { shellWords } from "./runner/fixtures";
 import { synth, tempDir } from "./support/synth";
+
+const tfEnv = (): NodeJS.ProcessEnv => {
+  const rc = path.join(tempDir("tfrc"), "terraformrc");
+  fs.writeFileSync(rc, "");
+  return { ...process.env, TF_CLI_CONFIG_FILE: rc, CHECKPOINT_DISABLE: "1", TF_IN_AUTOMATION: "1" };
+};
 
 const pin = "SHA256:" + "E".repeat(43);
 const ctx = {
@@ -32,11 +41,20 @@ describe("local job target with existing hosts", () => {
   test("each job runs the bundled directory through the runner, with the job env and no secret in its config", () => {
     const job = jobs.h1_postgres;
     const [run, cleanup] = job.provisioner.map((p: any) => p["local-exec"]);
-    expect(run.command).toContain(`'${path.join(PROJECT_ROOT, "bin", "invoke.ts")}'`);
-    expect(run.command).toContain(`--dir "\${path.module}/${job.triggers_replace.source_dir}"`);
-    expect(run.command).toContain("--ssh-key-file '/keys/h1'");
-    expect(run.command).toContain("--secret-env 'db_password=TF_VAR_pg_password'");
-    expect(run.command).toContain("--timeout 900");
+    // The round trip: the shell's words of the line local-job built parse back, through the runner's own
+    // parser, to exactly the options the job was built from.
+    const words = shellWords(run.command);
+    expect(words.slice(0, 4)).toEqual(invokeProgram(PROJECT_ROOT));
+    expect(parseInvokeArgs(words.slice(4))).toEqual({
+      name: "h1-install-postgres",
+      // Terraform fills this in before the shell runs; single quotes kept it literal here.
+      dir: `\${path.module}/${job.triggers_replace.source_dir}`,
+      eventEnv: "VM_INSTALL_EVENT",
+      sshKeyFile: "/keys/h1",
+      timeoutSec: 900,
+      resultTfstate: job.input.result_file,
+      secretEnv: [{ field: "db_password", variable: "TF_VAR_pg_password" }],
+    });
     expect(run.environment).toEqual({
       VM_IP: "192.0.2.10", SSH_USER: "deploy", SSH_PORT: "2201", SSH_HOST_KEY_SHA256: pin,
       VM_INSTALL_EVENT: expect.any(String),
@@ -65,13 +83,40 @@ describe("local job target with existing hosts", () => {
     const state = tf.data.terraform_remote_state.h1_packages_state;
     expect(state.depends_on).toEqual(["terraform_data.h1_packages"]);
     expect(state.config.path).toBe(jobs.h1_packages.input.result_file);
-    expect(jobs.h1_packages.provisioner[0]["local-exec"].command).toContain(`--result-tfstate '${jobs.h1_packages.input.result_file}'`);
+    const args = parseInvokeArgs(shellWords(jobs.h1_packages.provisioner[0]["local-exec"].command).slice(4));
+    expect(args).toMatchObject({ resultTfstate: jobs.h1_packages.input.result_file });
   });
 
+  test("Terraform reads the state file the runner writes, in the synthesized data source's shape", () => {
+    // The synthesized data source and output, pointed at a file of this test's, run by real Terraform.
+    const dir = tempDir("result-state");
+    const file = path.join(dir, "results", "h1-install-packages.tfstate");
+    const { depends_on: _, ...state } = tf.data.terraform_remote_state.h1_packages_state;
+    fs.writeFileSync(path.join(dir, "main.tf.json"), JSON.stringify({
+      data: { terraform_remote_state: { h1_packages_state: { ...state, config: { path: file } } } },
+      output: { h1_packages_result: tf.output.h1_packages_result, phase: { value: "${data.terraform_remote_state.h1_packages_state.outputs.phase}" } },
+    }));
+    const env = tfEnv();
+    const terraform = (...args: string[]) => execFileSync("terraform", args, { cwd: dir, env, encoding: "utf8", stdio: "pipe" });
+    const outputs = () => {
+      terraform("apply", "-auto-approve", "-input=false", "-no-color");
+      const o = JSON.parse(terraform("output", "-json"));
+      return { phase: o.phase.value, message: o.h1_packages_result.value };
+    };
+    terraform("init", "-input=false");
+    // No file at all is an error, not the defaults (the README's troubleshooting entry names it).
+    expect(outputs).toThrow(/No stored state was found/);
+    // A state without the outputs gives the defaults: their names are the ones the runner writes.
+    fs.mkdirSync(path.dirname(file));
+    writeResultFile(file, JSON.stringify({ version: 4, terraform_version: "1.0.0", serial: 1, lineage: "empty", outputs: {}, resources: [] }));
+    expect(outputs()).toEqual(RESULT_STATE_DEFAULTS);
+    const message = JSON.stringify({ status: "ok", note: "it's \"quoted\" $HOME ${x}" });
+    writeResultFile(file, resultAsTfstate({ phase: "Succeeded", message }, "h1-install-packages"));
+    expect(outputs()).toEqual({ phase: "Succeeded", message });
+  }, 60000);
+
   test("terraform validate passes on it, offline", () => {
-    const rc = path.join(tempDir("tfrc"), "terraformrc");
-    fs.writeFileSync(rc, "");
-    const env = { ...process.env, TF_CLI_CONFIG_FILE: rc, CHECKPOINT_DISABLE: "1", TF_IN_AUTOMATION: "1" };
+    const env = tfEnv();
     execFileSync("terraform", ["init", "-input=false", "-backend=false"], { cwd: stackDir, env, stdio: "pipe" });
     const out = execFileSync("terraform", ["validate", "-json"], { cwd: stackDir, env, encoding: "utf8" });
     const result = JSON.parse(out);

@@ -1,5 +1,6 @@
 // Fixture job directories for the runner tests: plain-JS handler.js files in temp dirs, the shape
 // bundleHandler produces, so the runner is tested without depending on the real installers.
+import { execFileSync } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
@@ -41,4 +42,10 @@ export async function waitFor(check: () => boolean, ms: number): Promise<boolean
     await new Promise((r) => setTimeout(r, 50));
   }
   return check();
+}
+
+/** The words /bin/sh makes of a command line, as a provisioner's shell will: what the program's argv is. */
+export function shellWords(commandLine: string): string[] {
+  const out = execFileSync("/bin/sh", ["-c", `printf '%s\\0' ${commandLine}`], { encoding: "utf8" });
+  return out.split("\0").slice(0, -1);
 }

@@ -3,6 +3,7 @@ import { spawn } from "child_process";
 import * as fs from "fs";
 import * as path from "path";
 import { PROJECT_ROOT } from "../../lib/bundling/bundle";
+import { JOB_ENV_VARS } from "../../lib/runner/invoke-protocol";
 import { cleanupFixtures, jobDir, tempDir } from "./fixtures";
 
 afterAll(cleanupFixtures);
@@ -18,7 +19,7 @@ interface CliRun {
 function cli(args: string[], opts: { env?: Record<string, string | undefined>; stdin?: string } = {}): Promise<CliRun> {
   return new Promise((resolve, reject) => {
     const env: NodeJS.ProcessEnv = { ...process.env };
-    for (const name of ["VM_IP", "SSH_USER", "SSH_KEY", "SSH_PORT", "SSH_HOST_KEY_SHA256"]) delete env[name];
+    for (const name of JOB_ENV_VARS) delete env[name];
     Object.assign(env, opts.env);
     const child = spawn(process.execPath, ["-r", "./bin/ts-register.js", "bin/invoke.ts", ...args], { cwd: PROJECT_ROOT, env });
     let stdout = "";

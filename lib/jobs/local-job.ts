@@ -1,6 +1,8 @@
 // One installer run on the deploying machine: a built-in terraform_data whose local-exec runs the same
 // bundled directory through the job runner (bin/invoke.ts), with the same env and event contract as a
-// sless_job. Only built-ins, so `cdktf deploy` works with no provider to download.
+// sless_job. The command line, the env var names and the result state's outputs are the runner's
+// protocol (lib/runner/invoke-protocol.ts), built here from typed options, never spelt out. Only
+// built-ins, so `cdktf deploy` works with no provider to download.
 //
 // Terraform hides a provisioner's output when its config holds a sensitive value, and the job's progress
 // must stay visible: so nothing sensitive goes into the provisioner. The key stays a file path the runner
@@ -12,6 +14,7 @@ import * as path from "path";
 import type { Construct } from "constructs";
 import { PROJECT_ROOT } from "../bundling/bundle";
 import { DataResource, DataTerraformRemoteStateLocal } from "../cdktf";
+import { invokeCommandLine, JobEnvVar, RESULT_STATE_DEFAULTS, ResultOutput } from "../runner/invoke-protocol";
 import { InstallerJob, JobSpec, resourceAddress } from "./job-spec";
 
 export interface LocalJobProps {
@@ -21,10 +24,9 @@ export interface LocalJobProps {
   readonly projectRoot?: string;
 }
 
-/** POSIX single-quoting for the provisioner's /bin/sh command line. */
-function q(value: string): string {
-  return `'${value.replace(/'/g, `'\\''`)}'`;
-}
+/** The provisioner env var the event travels in: not a command line, so `ps` never shows it. */
+const EVENT_ENV = "VM_INSTALL_EVENT";
+const MESSAGE_OUTPUT: ResultOutput = "message";
 
 class LocalJob implements InstallerJob {
   constructor(readonly resource: DataResource, readonly address: string, readonly message: string) {}
@@ -38,17 +40,25 @@ export function localJobTarget(props: LocalJobProps) {
   return (scope: Construct, id: string, spec: JobSpec): InstallerJob => {
     const c = spec.connection;
     const resultFile = path.join(props.resultsDir, `${spec.name}.tfstate`);
-    const secretArgs = Object.entries(spec.secretEvent).map(([field, variable]) => `--secret-env ${q(`${field}=TF_VAR_${variable.friendlyUniqueId}`)}`);
-    const command = [
-      q(process.execPath), "-r", q(path.join(root, "bin", "ts-register.js")), q(path.join(root, "bin", "invoke.ts")),
-      "--name", q(spec.name),
-      "--dir", `"\${path.module}/${spec.asset.path}"`,
-      "--event-env", "VM_INSTALL_EVENT",
-      "--ssh-key-file", q(c.privateKeyPath),
-      "--timeout", String(spec.waitTimeoutSec),
-      "--result-tfstate", q(resultFile),
-      ...secretArgs,
-    ].join(" ");
+    const command = invokeCommandLine(
+      {
+        name: spec.name,
+        // Terraform fills in path.module before /bin/sh sees the line; single quotes keep it one word.
+        dir: `\${path.module}/${spec.asset.path}`,
+        eventEnv: EVENT_ENV,
+        sshKeyFile: c.privateKeyPath,
+        timeoutSec: spec.waitTimeoutSec,
+        resultTfstate: resultFile,
+        secretEnv: Object.entries(spec.secretEvent).map(([field, variable]) => ({ field, variable: `TF_VAR_${variable.friendlyUniqueId}` })),
+      },
+      root,
+    );
+    const jobEnv: Partial<Record<JobEnvVar, string>> = {
+      VM_IP: c.address,
+      SSH_USER: c.user,
+      SSH_PORT: String(c.port),
+      ...(c.hostKeySha256 ? { SSH_HOST_KEY_SHA256: c.hostKeySha256 } : {}),
+    };
     const event = JSON.stringify(spec.event);
 
     const data = new DataResource(scope, id, {
@@ -66,13 +76,7 @@ export function localJobTarget(props: LocalJobProps) {
         {
           type: "local-exec",
           command,
-          environment: {
-            VM_IP: c.address,
-            SSH_USER: c.user,
-            SSH_PORT: String(c.port),
-            ...(c.hostKeySha256 ? { SSH_HOST_KEY_SHA256: c.hostKeySha256 } : {}),
-            VM_INSTALL_EVENT: event,
-          },
+          environment: { ...jobEnv, [EVENT_ENV]: event },
         },
         // Destroy forgets the result with the job, so a later deploy cannot show a stale one.
         { type: "local-exec", when: "destroy", command: 'rm -f "${self.input.result_file}"' },
@@ -83,9 +87,9 @@ export function localJobTarget(props: LocalJobProps) {
     if (spec.previous) data.addOverride("lifecycle.replace_triggered_by", [spec.previous.address]);
 
     // Read after the job has run (depends_on defers it to apply whenever the job changes).
-    const result = new DataTerraformRemoteStateLocal(scope, `${id}_state`, { path: resultFile, defaults: { phase: "NotRun", message: "not run" } });
+    const result = new DataTerraformRemoteStateLocal(scope, `${id}_state`, { path: resultFile, defaults: { ...RESULT_STATE_DEFAULTS } });
     result.overrideLogicalId(`${id}_state`);
     result.addOverride("depends_on", [address]);
-    return new LocalJob(data, address, result.getString("message"));
+    return new LocalJob(data, address, result.getString(MESSAGE_OUTPUT));
   };
 }
