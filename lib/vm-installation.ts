@@ -74,7 +74,7 @@ export class VmInstallation extends Construct {
       const passwordVariable = spec.key === "postgres" ? vm.installers.postgres.passwordVariable : undefined;
       const job = props.jobTarget(this, `${prefix}_${spec.key}`, {
         name: `${vm.name}-${spec.handler}`,
-        asset: new HandlerAsset(this, `${spec.handler}-bundle`, { handler: spec.handler }),
+        asset: HandlerAsset.forHandler(this, spec.handler),
         connection,
         event: { ...(previous ? { cache_valid_sec: FRESH_LISTS_SEC } : {}), ...spec.event(settings as never, vm), ...sshEvent(vm) },
         secretEvent: passwordVariable ? { db_password: props.secretVariable(passwordVariable) } : {},

@@ -5,7 +5,8 @@
 import * as crypto from "crypto";
 import * as fs from "fs";
 import * as path from "path";
-import { buildSync, BuildOptions } from "esbuild";
+import { MessageChannel, MessagePort, receiveMessageOnPort, Worker } from "worker_threads";
+import type { BuildOptions, Metafile } from "esbuild";
 
 /** The project root: handlers/ and node_modules/ are found from here whatever the cwd. */
 export const PROJECT_ROOT = path.resolve(__dirname, "..", "..");
@@ -15,7 +16,7 @@ export interface BundleProps {
   readonly handler: string;
   /** Where content-addressed bundle directories go. @default "<project>/.cache/bundles" */
   readonly cacheDir?: string;
-  /** Minify the output. @default true (about 330 KB instead of 1 MB with ssh2) */
+  /** Minify the output. @default true (about 320 KB instead of 1 MB) */
   readonly minify?: boolean;
   /** Handlers folder, for tests that bundle a fixture handler. @default "<project>/handlers" */
   readonly handlersDir?: string;
@@ -29,6 +30,21 @@ export interface Bundle {
   /** Size of handler.js in bytes. */
   readonly bytes: number;
 }
+
+/**
+ * Files that handler bundles load from a smaller stand-in (project-relative paths), each shown unused by
+ * handlers in its stand-in's header. Handlers only run commands as an SSH client with an unencrypted key:
+ * ssh2's index would add its server, key generator and HTTP agents, its client loads SFTP eagerly, and
+ * its key parser loads bcrypt-pbkdf (with tweetnacl) for passphrases; together about 120 KB of a bundle
+ * the size test caps at 350 KB. __tests__/bundle.test.ts runs every bundle, and
+ * __tests__/handlers/install-packages.bundle.test.ts runs one against a real SSH server, so a stand-in
+ * that breaks the client fails there.
+ */
+export const SSH2_REPLACEMENTS: Readonly<Record<string, string>> = {
+  "node_modules/ssh2/lib/index.js": "lib/bundling/stubs/ssh2-index.js",
+  "node_modules/ssh2/lib/protocol/SFTP.js": "lib/bundling/stubs/ssh2-sftp.js",
+  "node_modules/bcrypt-pbkdf/index.js": "lib/bundling/stubs/bcrypt-pbkdf.js",
+};
 
 /**
  * esbuild options for a handler. Fixed target and format, paths relative to the project root and no
@@ -53,24 +69,54 @@ export function bundleOptions(entry: string, minify: boolean): BuildOptions {
   };
 }
 
+interface Built {
+  readonly bundle: Bundle;
+  /** Every file the build read (absolute path -> sha256): the bundle is reused while all are unchanged. */
+  readonly inputs: ReadonlyMap<string, string>;
+}
+
+// One build per handler per process: a stack of 20 VMs asks for the same three bundles 60 times, and each
+// esbuild run costs about 150 ms. Keyed by what the call names, checked against the content of what the
+// build read, so a handler edited between two calls in one process (tests do) is bundled again.
+const built = new Map<string, Built>();
+let runs = 0;
+
+/** How many times this process has run esbuild for a handler (memoised calls do not count). */
+export function esbuildRunCount(): number {
+  return runs;
+}
+
+const sha256Of = (data: Buffer | Uint8Array): string => crypto.createHash("sha256").update(data).digest("hex");
+
+function unchanged(inputs: ReadonlyMap<string, string>): boolean {
+  for (const [file, hash] of inputs) {
+    let data: Buffer;
+    try {
+      data = fs.readFileSync(file);
+    } catch {
+      return false;
+    }
+    if (sha256Of(data) !== hash) return false;
+  }
+  return true;
+}
+
 /** Bundles `handlers/<handler>/handler.ts` and returns its content-addressed directory. */
 export function bundleHandler(props: BundleProps): Bundle {
-  const handlersDir = props.handlersDir ?? path.join(PROJECT_ROOT, "handlers");
+  const handlersDir = path.resolve(props.handlersDir ?? path.join(PROJECT_ROOT, "handlers"));
   const entry = path.join(handlersDir, props.handler, "handler.ts");
+  const minify = props.minify ?? true;
+  const cacheDir = path.resolve(props.cacheDir ?? path.join(PROJECT_ROOT, ".cache", "bundles"));
+  const key = JSON.stringify([entry, minify, cacheDir]);
+  const previous = built.get(key);
+  if (previous && fs.existsSync(path.join(previous.bundle.dir, "handler.js")) && unchanged(previous.inputs)) return previous.bundle;
+
   if (!fs.existsSync(entry)) {
     throw new Error(`bundling ${props.handler}: ${entry} does not exist; every installer needs handlers/<name>/handler.ts exporting install(event)`);
   }
-  let result;
-  try {
-    result = buildSync(bundleOptions(entry, props.minify ?? true));
-  } catch (err) {
-    const errors = (err as { errors?: { text: string; location?: { file: string; line: number } }[] }).errors ?? [];
-    const detail = errors.map((e) => `${e.location ? `${e.location.file}:${e.location.line}: ` : ""}${e.text}`).join("\n  ");
-    throw new Error(`bundling ${props.handler} with esbuild failed:\n  ${detail || (err as Error).message}`);
-  }
-  const code = result.outputFiles![0].contents;
-  const sha256 = crypto.createHash("sha256").update(code).digest("hex");
-  const cacheDir = props.cacheDir ?? path.join(PROJECT_ROOT, ".cache", "bundles");
+  const { code, metafile } = runEsbuild(props.handler, bundleOptions(entry, minify));
+  runs++;
+  const sha256 = sha256Of(code);
   const dir = path.join(cacheDir, `${props.handler}-${sha256.slice(0, 16)}`);
   if (!fs.existsSync(path.join(dir, "handler.js"))) {
     // Write beside, then rename: parallel synths (jest workers) never see a half-written bundle.
@@ -83,5 +129,78 @@ export function bundleHandler(props: BundleProps): Bundle {
       fs.rmSync(staging, { recursive: true, force: true }); // another process won the race: same bytes
     }
   }
-  return { dir, sha256, bytes: code.length };
+  const bundle = { dir, sha256, bytes: code.length };
+  const read = [...Object.keys(metafile.inputs).map((f) => path.resolve(PROJECT_ROOT, f)), ...Object.values(SSH2_REPLACEMENTS).map((f) => path.resolve(PROJECT_ROOT, f))];
+  built.set(key, { bundle, inputs: new Map(read.map((f) => [f, sha256Of(fs.readFileSync(f))])) });
+  return bundle;
+}
+
+interface EsbuildMessage {
+  text: string;
+  location?: { file: string; line: number };
+}
+
+interface WorkerReply {
+  id: number;
+  code?: Uint8Array;
+  metafile?: Metafile;
+  /** Absolute paths of the files the plugin loaded from a stand-in. */
+  replaced?: string[];
+  errors?: EsbuildMessage[];
+}
+
+/** A build that has not answered in this long is stuck, not slow: a handler bundles in well under a second. */
+const BUILD_TIMEOUT_MS = 120_000;
+
+let worker: { thread: Worker; port: MessagePort } | undefined;
+let nextId = 0;
+
+function esbuildWorker(): { thread: Worker; port: MessagePort } {
+  if (worker) return worker;
+  const { port1, port2 } = new MessageChannel();
+  // execArgv [] keeps preloads such as bin/ts-register.js out of the worker, as esbuild does for its own.
+  const thread = new Worker(path.join(__dirname, "esbuild-worker.js"), { workerData: { workerPort: port2 }, transferList: [port2], execArgv: [] });
+  // Idle, neither holds the process open: a synth exits as soon as its work is done.
+  thread.unref();
+  port1.unref();
+  worker = { thread, port: port1 };
+  return worker;
+}
+
+function runEsbuild(handler: string, options: BuildOptions): { code: Buffer; metafile: Metafile } {
+  const { thread, port } = esbuildWorker();
+  const signal = new Int32Array(new SharedArrayBuffer(4));
+  const id = nextId++;
+  thread.postMessage({ id, signal: signal.buffer, options, replacements: SSH2_REPLACEMENTS });
+  const waited = Atomics.wait(signal, 0, 0, BUILD_TIMEOUT_MS);
+  const reply = receiveMessageOnPort(port)?.message as WorkerReply | undefined;
+  if (!reply || reply.id !== id) {
+    worker = undefined;
+    void thread.terminate();
+    throw new Error(`bundling ${handler}: the esbuild worker (lib/bundling/esbuild-worker.js) ${waited === "timed-out" ? `gave no answer within ${BUILD_TIMEOUT_MS / 1000} s` : "answered out of turn"}; rerun, and if it persists run node -e 'require("esbuild")' to check the esbuild install`);
+  }
+  if (reply.errors) {
+    const detail = reply.errors.map((e) => `${e.location ? `${e.location.file}:${e.location.line}: ` : ""}${e.text}${/node_modules\/ssh2\/lib\/index\.js/.test(e.text) ? ` (handler bundles load ${SSH2_REPLACEMENTS["node_modules/ssh2/lib/index.js"]} in its place: export the name there)` : ""}`).join("\n  ");
+    throw new Error(`bundling ${handler} with esbuild failed:\n  ${detail}`);
+  }
+  const metafile = reply.metafile!;
+  // A stand-in that silently stops applying (a moved file, a new ssh2 layout) would only show as a
+  // bigger bundle; say which one instead.
+  const replaced = new Set(reply.replaced!.map(realPath));
+  for (const from of Object.keys(SSH2_REPLACEMENTS)) {
+    const file = realPath(path.resolve(PROJECT_ROOT, from));
+    const bundled = Object.keys(metafile.inputs).some((input) => realPath(path.resolve(PROJECT_ROOT, input)) === file);
+    if (bundled && !replaced.has(file)) {
+      throw new Error(`bundling ${handler}: ${from} went into the bundle as is, not replaced by ${SSH2_REPLACEMENTS[from]}; check the replace-files plugin in lib/bundling/esbuild-worker.js`);
+    }
+  }
+  return { code: Buffer.from(reply.code!), metafile };
+}
+
+function realPath(file: string): string {
+  try {
+    return fs.realpathSync(file);
+  } catch {
+    return file;
+  }
 }

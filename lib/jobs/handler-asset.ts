@@ -2,7 +2,7 @@
 // is part of the asset path, so a code change changes source_dir and reruns the job.
 import { Construct } from "constructs";
 import { bundleHandler, Bundle } from "../bundling/bundle";
-import { AssetType, TerraformAsset } from "../cdktf";
+import { AssetType, TerraformAsset, TerraformStack } from "../cdktf";
 
 export interface HandlerAssetProps {
   /** Folder under handlers/. */
@@ -10,6 +10,19 @@ export interface HandlerAssetProps {
 }
 
 export class HandlerAsset extends Construct {
+  /**
+   * The one asset of `handler` in the stack that holds `scope`, created on first use. Every job of that
+   * handler shares it: one bundle and one copy in cdktf.out, however many VMs the stack has.
+   */
+  static forHandler(scope: Construct, handler: string): HandlerAsset {
+    const stack = TerraformStack.of(scope);
+    const id = `handler-${handler}`;
+    const existing = stack.node.tryFindChild(id);
+    if (existing === undefined) return new HandlerAsset(stack, id, { handler });
+    if (existing instanceof HandlerAsset) return existing;
+    throw new Error(`HandlerAsset.forHandler(${handler}): stack ${stack.node.path} already has a child "${id}" that is not a HandlerAsset; rename that construct`);
+  }
+
   /** source_dir for the job: the asset's path relative to the stack's folder in cdktf.out. */
   readonly path: string;
   /** Content hash of the bundle directory. */
