@@ -1,31 +1,44 @@
 // Benchmark: the whole no-cloud demo deploy (`cdktf deploy`: synth, init, plan, three jobs through the
 // runner) against its floor, the sum of the raw command sequences it performs (apt-get update + the
 // packages, docker.io + service + group, PostgreSQL + role + database + TCP login, each as one plain
-// ssh script), measured in the same run on identical fresh sandboxes; and the same deploy to two VMs
-// against one (jobs of different VMs run in parallel, so two should cost little more than one).
-//   node -r ./bin/ts-register.js bench/deploy.ts [rounds]      (default 1; each round ~3 minutes)
+// ssh script), and the same deploy to two VMs against one (jobs of different VMs run in parallel, so two
+// should cost little more than one). Three sides, each on fresh sandboxes, N rounds (>= 5) with the
+// side that runs first rotating every round (floor/one/two, one/two/floor, two/floor/one, ...).
+// Targets: deploy / floor <= 1.3; two VMs / one <= 1.3. Writes bench/results/deploy.json.
+//   npm run bench:deploy [-- N]      (each round ~3 minutes)
+//
+// Not exercised here: the demo's installers, not the defaults (docker: channel "distro" + verify
+// "daemon" + no compose, since download.docker.com and Docker Hub are unreachable; postgres: the
+// distribution's 15, since PGDG is unreachable); jobs run on the local target, not on sless.
 import * as path from "path";
 import { demoContext } from "../demo/demo";
 import { runCdktf, writeCdktfProject } from "../demo/project";
 import type { Sandbox } from "../sandbox";
 import { tempDir } from "../__tests__/support/synth";
 import { rawDockerDistro, rawPackages, rawPostgres, timeRawScript } from "./raw-sequences";
-import { fmtS, median, roundsArg, runMain, withSandbox } from "./support";
+import { buildResult, commitInfo } from "./results";
+import { fmtS, runRounds } from "./rounds";
+import { report, roundsArg, runMain, withSandbox } from "./support";
 
 const rounds = roundsArg("deploy.ts");
 const PASSWORD = "bench 'pw' $x";
 const log = (line: string) => process.stdout.write(line + "\n");
+const NOT_EXERCISED = [
+  'deploy: the demo\'s installers (docker channel "distro", verify "daemon", compose false; postgres the distribution\'s 15), not the defaults, which need download.docker.com, Docker Hub and apt.postgresql.org',
+  "deploy: jobTarget \"local\" (the runner on this machine) with kind \"existing\" VMs; the sless platform and Nubes VMs are not reachable here",
+];
 
 /** The floor: what the deploy does on the VM, by hand, one ssh session per installer. */
-async function floor(sb: Sandbox): Promise<{ total: number; parts: number[] }> {
+async function floor(sb: Sandbox): Promise<{ total: number; parts: Record<string, number> }> {
   const ctx = demoContext(sb);
-  const parts = [
-    await timeRawScript(sb, rawPackages(ctx.installers.packages.packages), "packages"),
-    // The lists are fresh from the first script; the installers skip updating them too.
-    await timeRawScript(sb, rawDockerDistro(sb.user, { update: false }), "docker"),
-    await timeRawScript(sb, rawPostgres({ db: ctx.installers.postgres.dbName, user: ctx.installers.postgres.dbUser, password: PASSWORD, update: false }), "postgres"),
-  ];
-  return { total: parts.reduce((a, b) => a + b, 0), parts };
+  const parts = {
+    packages: await timeRawScript(sb, rawPackages(ctx.installers.packages.packages), "packages"),
+    // The lists are fresh from the first script; the installers skip updating them too (cache_valid_sec).
+    docker: await timeRawScript(sb, rawDockerDistro(sb.user, { update: false }), "docker"),
+    postgres: await timeRawScript(sb, rawPostgres({ db: ctx.installers.postgres.dbName, user: ctx.installers.postgres.dbUser, password: PASSWORD, update: false }), "postgres"),
+  };
+  const rounded = Object.fromEntries(Object.entries(parts).map(([k, v]) => [k, Math.round(v)]));
+  return { total: Object.values(parts).reduce((a, b) => a + b, 0), parts: rounded };
 }
 
 async function deploy(sbs: Sandbox[], label: string): Promise<number> {
@@ -38,30 +51,48 @@ async function deploy(sbs: Sandbox[], label: string): Promise<number> {
   const ms = performance.now() - started;
   if (run.code !== 0) throw new Error(`deploy (${label}) failed:\n${run.output.slice(-3000)}`);
   await runCdktf(dir, ["destroy", "--auto-approve"], { env: { TF_VAR_pg_password: PASSWORD } });
-  log(`  deploy ${label}: ${fmtS(ms)}  (${path.basename(dir)})`);
+  log(`    (${path.basename(dir)})`);
   return ms;
 }
 
 async function main(): Promise<void> {
-  const floors: number[] = [];
-  const ones: number[] = [];
-  const twos: number[] = [];
-  for (let i = 0; i < rounds; i++) {
-    log(`round ${i + 1}/${rounds}`);
-    await withSandbox(async (sb) => {
-      const f = await floor(sb);
-      floors.push(f.total);
-      log(`  floor: ${fmtS(f.total)} (packages ${fmtS(f.parts[0])}, docker ${fmtS(f.parts[1])}, postgres ${fmtS(f.parts[2])})`);
-    });
-    await withSandbox(async (sb) => ones.push(await deploy([sb], "one-vm")));
-    await withSandbox((a) => withSandbox(async (b) => twos.push(await deploy([a, b], "two-vms"))));
-  }
-  log("");
-  log(`floor (raw sequences, summed): median ${fmtS(median(floors))}`);
-  log(`demo deploy, one VM:           median ${fmtS(median(ones))}`);
-  log(`same deploy, two VMs:          median ${fmtS(median(twos))}`);
-  log(`ratio deploy/floor ${(median(ones) / median(floors)).toFixed(2)} (target <= 1.3)`);
-  log(`ratio two VMs/one ${(median(twos) / median(ones)).toFixed(2)} (target <= 1.3)`);
+  const commit = commitInfo();
+  log(`deploy benchmark: ${rounds} rounds, rotating`);
+  for (const n of NOT_EXERCISED) log(`not exercised here: ${n}`);
+  const outcome = await runRounds(
+    rounds,
+    [
+      {
+        name: "floor",
+        label: "raw sequences, summed (one VM)",
+        run: () =>
+          withSandbox(async (sb) => {
+            const f = await floor(sb);
+            log(`    floor parts: ${Object.entries(f.parts).map(([k, v]) => `${k} ${fmtS(v)}`).join(", ")}`);
+            return { ms: f.total, extra: { parts_ms: f.parts } };
+          }),
+      },
+      { name: "one_vm", label: "demo deploy, one VM", run: () => withSandbox((sb) => deploy([sb], "one-vm")) },
+      { name: "two_vms", label: "same deploy, two VMs", run: () => withSandbox((a) => withSandbox((b) => deploy([a, b], "two-vms"))) },
+    ],
+    log,
+  );
+  const result = buildResult({
+    bench: "deploy",
+    command: `npm run bench:deploy -- ${rounds}`,
+    description:
+      "one_vm: cdktf deploy of the demo stack (packages -> docker distro -> postgres, local job target, existing host) to a fresh sandbox; " +
+      "two_vms: the same stack with two VMs, each a fresh sandbox; floor: the three raw sequences (bench/raw-sequences.ts) one after another over ssh on a fresh sandbox",
+    outcome,
+    sideLabels: { floor: "raw sequences, summed", one_vm: "demo deploy, one VM", two_vms: "same deploy, two VMs" },
+    comparisons: [
+      { label: "demo deploy vs raw floor", project: "one_vm", baseline: "floor", target: 1.3 },
+      { label: "deploy: two VMs vs one", project: "two_vms", baseline: "one_vm", target: 1.3 },
+    ],
+    notExercised: NOT_EXERCISED,
+    commit,
+  });
+  report(result, fmtS);
 }
 
 runMain(main);

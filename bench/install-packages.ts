@@ -1,47 +1,26 @@
 // Benchmark: what the install-packages job costs over doing the same by hand.
-//   node -r ./bin/ts-register.js bench/install-packages.ts [N]     (N rounds, default 3; root, sandbox prerequisites)
+//   npm run bench:packages [-- N]     (N rounds, >= 5, default 5; root, sandbox prerequisites)
 //
-// Each round boots identical fresh sandboxes (a new one per measured run, so every run starts from the
-// same image with no package lists and nothing installed) and measures:
-//   (a) install-packages {packages: git curl jq htop unzip, update: true}, bundled as the stack bundles
-//       it and run by the job runner (a fresh Node process, as the platform starts a job);
-//   (b) the same work as ONE raw command over the `ssh` client:
-//       sudo apt-get update && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y git curl jq htop unzip
-//   (c) install-packages again on (a)'s sandbox, where everything is installed now.
-// a and b alternate (a b, b a, a b, ...) so load on the machine and the mirror's mood hit both alike.
-// Sandbox boot and teardown are outside every measurement. Prints each run, the medians, the ratio
-// a/b (target <= 1.10) and the rerun median (target <= 1500 ms), and for (a) the handler's own
-// timings_ms per phase, which say where the time goes.
+// Every measured run gets its own fresh sandbox (same image: no package lists, nothing installed), and
+// the side that runs first rotates every round:
+//   handler: install-packages {packages: git curl jq htop unzip, update: true}, bundled as the stack
+//            bundles it and run by the job runner (a fresh Node process, as the platform starts a job);
+//            then again on the same VM, where everything is installed now (the rerun);
+//   raw:     the same work as one root script over one `ssh` session: the same `apt-get update -q` and
+//            `apt-get install -y -q git curl jq htop unzip` (bench/raw-sequences.ts).
+// Both must leave the same packages installed. Sandbox boot and teardown are outside every measurement.
+// Prints every run, medians with min and max, the ratio handler/raw (target <= 1.10), the rerun
+// (target <= 1500 ms) and the handler's timings_ms per phase; writes bench/results/install-packages.json.
 import { bundleHandler } from "../lib/bundling/bundle";
-import { Sandbox, sshRun } from "../sandbox";
-import { fmtMs as fmt, median, roundsArg, runMain, timeJob, withSandbox } from "./support";
+import type { Sandbox } from "../sandbox";
+import { rawPackages } from "./raw-sequences";
+import { buildResult, commitInfo } from "./results";
+import { fmtMs, runRounds } from "./rounds";
+import { installerSides, phaseLines, report, roundsArg, runMain } from "./support";
 
 const rounds = roundsArg("install-packages.ts");
 const PACKAGES = ["git", "curl", "jq", "htop", "unzip"];
-const RAW = `sudo apt-get update && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y ${PACKAGES.join(" ")}`;
-
 const log = (line: string) => process.stdout.write(line + "\n");
-
-const bundle = bundleHandler({ handler: "install-packages" });
-
-interface JobRun {
-  ms: number;
-  timings: Record<string, number>;
-  result: Record<string, unknown>;
-}
-
-/** One job through the runner; wall time from spawn to outcome (what a platform job would take). */
-async function viaRunner(sb: Sandbox): Promise<JobRun> {
-  const { ms, result } = await timeJob(sb, "install-packages", { packages: PACKAGES, update: true });
-  return { ms, timings: result.timings_ms, result };
-}
-
-/** The same work by hand: one `ssh` command; wall time from spawn to exit. */
-async function viaRawSsh(sb: Sandbox): Promise<number> {
-  const r = await sshRun(sb, RAW);
-  if (r.code !== 0) throw new Error(`raw ssh apt-get failed on ${sb.name}: exit ${r.code}\n${r.stderr.slice(-2000)}`);
-  return r.ms;
-}
 
 /** Both paths must leave the same packages installed, or the comparison is of different work. */
 async function checkInstalled(sb: Sandbox): Promise<void> {
@@ -50,60 +29,40 @@ async function checkInstalled(sb: Sandbox): Promise<void> {
   if (ok !== PACKAGES.length) throw new Error(`${sb.name}: expected ${PACKAGES.length} packages installed, dpkg says:\n${r.stdout}`);
 }
 
-const phases = (t: Record<string, number>) => Object.entries(t).map(([k, v]) => `${k} ${v}`).join(", ");
-
 async function main(): Promise<void> {
-  log(`install-packages benchmark: ${rounds} rounds, packages ${PACKAGES.join(" ")}; bundle ${bundle.dir} (${bundle.bytes} bytes)`);
-  const a: JobRun[] = [];
-  const b: number[] = [];
-  const c: JobRun[] = [];
-  const runA = () =>
-    withSandbox(async (sb) => {
-      const run = await viaRunner(sb);
+  const commit = commitInfo();
+  const bundle = bundleHandler({ handler: "install-packages" });
+  log(`install-packages benchmark: ${rounds} rounds, rotating; packages ${PACKAGES.join(" ")}; bundle ${bundle.dir} (${bundle.bytes} bytes)`);
+  const sides = installerSides({
+    handler: "install-packages",
+    handlerLabel: "install-packages via the runner",
+    event: () => ({ packages: PACKAGES, update: true }),
+    check: async (sb, r) => {
+      if ((r.installed as string[]).length !== PACKAGES.length) throw new Error(`install-packages installed ${JSON.stringify(r.installed)}`);
       await checkInstalled(sb);
-      a.push(run);
-      log(`  (a) runner   ${fmt(run.ms).padStart(8)}   timings_ms: ${phases(run.timings)}`);
-      // (c) on the same VM, now that everything is there.
-      const again = await viaRunner(sb);
-      if (again.result.changed !== false || (again.result.installed as string[]).length !== 0) {
-        throw new Error(`the rerun changed something: ${JSON.stringify(again.result)}`);
-      }
-      c.push(again);
-      log(`  (c) rerun    ${fmt(again.ms).padStart(8)}   timings_ms: ${phases(again.timings)}`);
-    });
-  const runB = () =>
-    withSandbox(async (sb) => {
-      const ms = await viaRawSsh(sb);
-      await checkInstalled(sb);
-      b.push(ms);
-      log(`  (b) raw ssh  ${fmt(ms).padStart(8)}`);
-    });
-
-  for (let i = 0; i < rounds; i++) {
-    log(`round ${i + 1}/${rounds}`);
-    if (i % 2 === 0) {
-      await runA();
-      await runB();
-    } else {
-      await runB();
-      await runA();
-    }
-  }
-
-  const ma = median(a.map((r) => r.ms));
-  const mb = median(b);
-  const mc = median(c.map((r) => r.ms));
-  log("");
-  log(`(a) install-packages via the runner: ${a.map((r) => fmt(r.ms)).join(", ")}; median ${fmt(ma)}`);
-  log(`(b) one raw ssh apt-get command:     ${b.map(fmt).join(", ")}; median ${fmt(mb)}`);
-  log(`(c) rerun, all installed:            ${c.map((r) => fmt(r.ms)).join(", ")}; median ${fmt(mc)}`);
-  // Where (a)'s time goes: the median of each phase the handler reports, and what is outside them
-  // (Node start, loading the bundle, the process's exit: runner wall time minus the handler's total).
-  const keys = [...new Set(a.flatMap((r) => Object.keys(r.timings)))];
-  log(`(a) median per phase (timings_ms): ${keys.map((k) => `${k} ${median(a.map((r) => r.timings[k] ?? 0))}`).join(", ")}`);
-  log(`(a) outside the handler (process start, bundle load, exit): median ${fmt(median(a.map((r) => r.ms - (r.timings.total ?? 0))))}`);
-  log(`ratio ${(ma / mb).toFixed(2)} (target <= 1.10)`);
-  log(`rerun median ${Math.round(mc)} ms (target <= 1500)`);
+    },
+    checkRerun: (r) => {
+      if (r.changed !== false || (r.installed as string[]).length !== 0) throw new Error(`the rerun changed something: ${JSON.stringify(r)}`);
+    },
+    rawLabel: "raw apt-get update + install over one ssh",
+    rawScript: () => rawPackages(PACKAGES),
+    rawCheck: checkInstalled,
+  });
+  const outcome = await runRounds(rounds, sides, log);
+  for (const l of phaseLines(outcome.records)) log(l);
+  const result = buildResult({
+    bench: "install-packages",
+    command: `npm run bench:packages -- ${rounds}`,
+    description:
+      `handler: install-packages {packages: ${PACKAGES.join(" ")}, update: true} through the job runner on a fresh sandbox; ` +
+      "raw: apt-get update -q + apt-get install -y -q of the same packages as one root script over one ssh, on another fresh sandbox",
+    outcome,
+    sideLabels: { handler: "install-packages via the runner", raw: "raw apt-get over one ssh" },
+    comparisons: [{ label: "install-packages (5 packages)", project: "handler", baseline: "raw", target: 1.1, rerun: "rerun" }],
+    series: { rerun: { label: "rerun on the same VM (all installed)", ms: outcome.records.filter((r) => r.side === "handler").map((r) => r.extra!.rerun_ms as number), target_ms: 1500 } },
+    commit,
+  });
+  report(result, fmtMs);
 }
 
 runMain(main);

@@ -1,19 +1,28 @@
-// Benchmark: wall time of `npx cdktf synth` for this project against a trivial one-resource cdktf app
-// (plain JavaScript, no loader, no bundling), both measured here in the same run; median of N (5).
+// Benchmark: wall time of `cdktf synth`, four sides measured in the same run, N rounds (>= 5) with the
+// side that runs first rotating every round:
+//   trivial:      a trivial one-resource cdktf app (plain JavaScript, no loader, no bundling);
+//   project:      this project as checked in (cdktf.json: one Nubes VM, install-packages);
+//   one_vm_all:   1 VM with all three installers (kind "existing", jobTarget "local");
+//   twenty_vms:   20 VMs with all three installers (kind "existing", addresses 10.0.0.1-20, jobTarget "local").
+// Targets: project / trivial <= 1.2 (what the project adds to cdktf's own cost); 20 VMs / 1 VM <= 1.3
+// (a VM more costs constructs, not bundling: each handler is bundled once per synth). Each side runs once
+// unmeasured first (file cache, esbuild binary). Writes bench/results/synth.json.
 //   npm run bench:synth [-- N]
 import { execFileSync } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { PROJECT_ROOT } from "../lib/bundling/bundle";
+import { writeCdktfProject } from "../demo/project";
+import { buildResult, commitInfo } from "./results";
+import { fmtMs, runRounds } from "./rounds";
+import { report, roundsArg, runMain } from "./support";
 
-const runs = Number(process.argv[2] ?? 5);
+const rounds = roundsArg("synth.ts");
 const env = { ...process.env, CHECKPOINT_DISABLE: "1", TF_CLI_CONFIG_FILE: path.join(PROJECT_ROOT, ".cache", "terraformrc") };
-fs.mkdirSync(path.join(PROJECT_ROOT, ".cache"), { recursive: true });
-fs.writeFileSync(env.TF_CLI_CONFIG_FILE, "");
+const log = (line: string) => process.stdout.write(line + "\n");
 
-function trivialApp(): string {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "vm-install-trivial-"));
+function trivialApp(dir: string): void {
   fs.symlinkSync(path.join(PROJECT_ROOT, "node_modules"), path.join(dir, "node_modules"));
   fs.writeFileSync(path.join(dir, "cdktf.json"), JSON.stringify({ language: "typescript", app: "node main.js", terraformProviders: [], sendCrashReports: "false" }));
   fs.writeFileSync(path.join(dir, "main.js"), [
@@ -24,7 +33,20 @@ function trivialApp(): string {
     'new DataResource(stack, "one", { input: "x" });',
     "app.synth();",
   ].join("\n"));
-  return dir;
+}
+
+/** `count` existing VMs (10.0.0.1...) with all three installers, jobs on the local target. */
+export function allInstallersContext(count: number) {
+  return {
+    stackName: `bench-synth-${count}`,
+    jobTarget: "local",
+    installers: {
+      packages: { enabled: true, packages: ["git", "curl", "jq", "htop", "unzip"] },
+      docker: { enabled: true, channel: "distro", verify: "daemon", compose: false },
+      postgres: { enabled: true, passwordVariable: "pg_password" },
+    },
+    vms: Array.from({ length: count }, (_, i) => ({ name: `vm${i + 1}`, kind: "existing", address: `10.0.0.${i + 1}` })),
+  };
 }
 
 function time(cwd: string): number {
@@ -33,20 +55,47 @@ function time(cwd: string): number {
   return Number(process.hrtime.bigint() - start) / 1e6;
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-
-const trivial = trivialApp();
-time(trivial); // warm both (file cache, esbuild binary) before measuring
-time(PROJECT_ROOT);
-const base: number[] = [];
-const project: number[] = [];
-for (let i = 0; i < runs; i++) {
-  // Interleaved, so drift in machine load hits both alike.
-  base.push(time(trivial));
-  project.push(time(PROJECT_ROOT));
+async function main(): Promise<void> {
+  const commit = commitInfo();
+  fs.mkdirSync(path.join(PROJECT_ROOT, ".cache"), { recursive: true });
+  if (!fs.existsSync(env.TF_CLI_CONFIG_FILE)) fs.writeFileSync(env.TF_CLI_CONFIG_FILE, "");
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "vm-install-bench-synth-"));
+  const dirs = { trivial: path.join(tmp, "trivial"), one: path.join(tmp, "one-vm"), twenty: path.join(tmp, "twenty-vms") };
+  fs.mkdirSync(dirs.trivial);
+  trivialApp(dirs.trivial);
+  writeCdktfProject(dirs.one, allInstallersContext(1));
+  writeCdktfProject(dirs.twenty, allInstallersContext(20));
+  try {
+    log(`synth benchmark: ${rounds} rounds, rotating; warming each side once`);
+    for (const d of [dirs.trivial, PROJECT_ROOT, dirs.one, dirs.twenty]) time(d);
+    const outcome = await runRounds(
+      rounds,
+      [
+        { name: "trivial", label: "trivial one-resource app", run: async () => time(dirs.trivial) },
+        { name: "project", label: "vm-install (cdktf.json)", run: async () => time(PROJECT_ROOT) },
+        { name: "one_vm_all", label: "1 VM, all three installers", run: async () => time(dirs.one) },
+        { name: "twenty_vms_all", label: "20 VMs, all three installers", run: async () => time(dirs.twenty) },
+      ],
+      log,
+    );
+    const result = buildResult({
+      bench: "synth",
+      command: `npm run bench:synth -- ${rounds}`,
+      description:
+        "cdktf synth wall time. trivial: a one-resource plain-JS cdktf app; project: this checkout's cdktf.json; " +
+        'one_vm_all / twenty_vms_all: 1 or 20 VMs of kind "existing" (10.0.0.N), jobTarget "local", packages + docker (distro) + postgres',
+      outcome,
+      sideLabels: { trivial: "trivial one-resource app", project: "vm-install (cdktf.json)", one_vm_all: "1 VM, all three installers", twenty_vms_all: "20 VMs, all three installers" },
+      comparisons: [
+        { label: "synth: project vs trivial app", project: "project", baseline: "trivial", target: 1.2 },
+        { label: "synth: 20 VMs vs 1 VM (all installers)", project: "twenty_vms_all", baseline: "one_vm_all", target: 1.3 },
+      ],
+      commit,
+    });
+    report(result, fmtMs);
+  } finally {
+    fs.rmSync(tmp, { recursive: true, force: true });
+  }
 }
-fs.rmSync(trivial, { recursive: true, force: true });
-const ratio = median(project) / median(base);
-console.log(`trivial one-resource app: median ${median(base).toFixed(0)} ms  (${base.map((t) => t.toFixed(0)).join(", ")})`);
-console.log(`vm-install project:       median ${median(project).toFixed(0)} ms  (${project.map((t) => t.toFixed(0)).join(", ")})`);
-console.log(`ratio ${ratio.toFixed(3)} (target <= 1.2)`);
+
+runMain(main);
