@@ -78,7 +78,7 @@ describe("job contents", () => {
   test("event_json carries each installer's settings; the password only as var.pg_password in postgres", () => {
     expect(JSON.parse(jobs.vm1_packages.event_json)).toEqual({ packages: ["git", "curl", "htop", "jq", "unzip"], update: true });
     // Later installers on a VM take the lists the one before refreshed as fresh.
-    expect(JSON.parse(jobs.vm1_docker.event_json)).toEqual({ cache_valid_sec: 900, compose: true, channel: "distro", repo_url: "https://download.docker.com/linux", users: ["admin"], verify: "daemon" });
+    expect(JSON.parse(jobs.vm1_docker.event_json)).toEqual({ cache_valid_sec: 900, compose: true, channel: "distro", repo_url: "https://download.docker.com/linux", verify: "daemon", update: true });
     expect(JSON.parse(jobs.vm1_packages.event_json).cache_valid_sec).toBeUndefined();
     const pg = jobs.vm1_postgres.event_json as string;
     expect(pg).toMatch(/^\$\{jsonencode\(\{/);

@@ -6,6 +6,7 @@ import { NubesProvider } from "../providers/generated/nubes/provider";
 import { SlessProvider } from "../providers/generated/sless/provider";
 import type { VmInstallConfig } from "./config/types";
 import { TerraformStack, TerraformVariable } from "./cdktf";
+import type { CatalogEntry } from "./installers/catalog";
 import type { JobTargetFactory } from "./jobs/job-spec";
 import { localJobTarget } from "./jobs/local-job";
 import { slessJobTarget } from "./jobs/sless-job";
@@ -16,6 +17,8 @@ export interface VmInstallStackProps {
   readonly config: VmInstallConfig;
   /** Folder that relative key paths and the local target's results are resolved from. @default process.cwd() */
   readonly baseDir?: string;
+  /** The installers, in run order; the config must have been parsed with the same list. @default the catalog */
+  readonly installers?: readonly CatalogEntry[];
 }
 
 export class VmInstallStack extends TerraformStack {
@@ -42,6 +45,7 @@ export class VmInstallStack extends TerraformStack {
           runId: config.runId,
           jobTarget,
           baseDir,
+          installers: props.installers,
           secretVariable: (name) => this.secretVariable(name, `PostgreSQL password (TF_VAR_${name})`),
         }),
     );

@@ -7,7 +7,9 @@ import { Vapp } from "../providers/generated/nubes/vapp";
 import { VcVmV3 } from "../providers/generated/nubes/vc-vm-v3";
 import type { NubesConfig, VmConfig } from "./config/types";
 import { Fn, ITerraformDependable, TerraformOutput, TerraformVariable } from "./cdktf";
-import { INSTALLERS } from "./installers/catalog";
+import { toEvent } from "../shared/settings";
+import { SSH_RETRY_SETTINGS } from "../shared/ssh-retry";
+import { CatalogEntry, INSTALLERS } from "./installers/catalog";
 import { HandlerAsset } from "./jobs/handler-asset";
 import type { InstallerJob, JobTargetFactory } from "./jobs/job-spec";
 
@@ -24,6 +26,8 @@ export interface VmInstallationProps {
   readonly baseDir?: string;
   /** Returns the sensitive Terraform variable with this name (shared by VMs that name the same one). */
   readonly secretVariable: (name: string) => TerraformVariable;
+  /** The installers, in run order. @default the catalog (lib/installers/catalog.ts) */
+  readonly installers?: readonly CatalogEntry[];
 }
 
 /**
@@ -33,12 +37,14 @@ export interface VmInstallationProps {
  */
 export const FRESH_LISTS_SEC = 900;
 
-/** The VM's SSH retry settings as the handlers' `ssh` event key (snake_case), when it has any. */
-function sshEvent(vm: VmConfig): { ssh?: Record<string, number> } {
-  const r = vm.sshRetry;
-  if (!r) return {};
-  const ssh = { attempts: r.attempts, delay_sec: r.delaySec, budget_sec: r.budgetSec, timeout_sec: r.timeoutSec };
-  return { ssh: Object.fromEntries(Object.entries(ssh).filter(([, v]) => v !== undefined)) as Record<string, number> };
+/** The VM's SSH retry settings as the handlers' `ssh` event key, when it has any. */
+function sshEvent(vm: VmConfig): { ssh?: Record<string, unknown> } {
+  return vm.sshRetry ? { ssh: toEvent(SSH_RETRY_SETTINGS, vm.sshRetry) } : {};
+}
+
+/** An installer's secret event fields, each from the sensitive variable its setting names. */
+function secretEvent(def: CatalogEntry, settings: Record<string, unknown>, variable: (name: string) => TerraformVariable): Record<string, TerraformVariable> {
+  return Object.fromEntries(Object.entries(def.secrets ?? {}).map(([field, key]) => [field, variable(String(settings[key]))]));
 }
 
 export class VmInstallation extends Construct {
@@ -64,28 +70,27 @@ export class VmInstallation extends Construct {
     };
 
     let previous: InstallerJob | undefined;
-    for (const spec of INSTALLERS) {
-      const settings = vm.installers[spec.key];
-      const outputName = `${prefix}_${spec.key}_result`;
+    for (const def of props.installers ?? INSTALLERS) {
+      const settings = vm.installers[def.key];
+      const outputName = `${prefix}_${def.key}_result`;
       if (!settings.enabled) {
-        new TerraformOutput(this, outputName, { value: "skipped", description: `${vm.name}: ${spec.handler} (disabled)` }).overrideLogicalId(outputName);
+        new TerraformOutput(this, outputName, { value: "skipped", description: `${vm.name}: ${def.handler} (disabled)` }).overrideLogicalId(outputName);
         continue;
       }
-      const passwordVariable = spec.key === "postgres" ? vm.installers.postgres.passwordVariable : undefined;
-      const job = props.jobTarget(this, `${prefix}_${spec.key}`, {
-        name: `${vm.name}-${spec.handler}`,
-        asset: HandlerAsset.forHandler(this, spec.handler),
+      const job = props.jobTarget(this, `${prefix}_${def.key}`, {
+        name: `${vm.name}-${def.handler}`,
+        asset: HandlerAsset.forHandler(this, def.handler),
         connection,
-        event: { ...(previous ? { cache_valid_sec: FRESH_LISTS_SEC } : {}), ...spec.event(settings as never, vm), ...sshEvent(vm) },
-        secretEvent: passwordVariable ? { db_password: props.secretVariable(passwordVariable) } : {},
+        event: { ...(previous ? { cache_valid_sec: FRESH_LISTS_SEC } : {}), ...toEvent(def.settings, settings), ...sshEvent(vm) },
+        secretEvent: secretEvent(def, settings, props.secretVariable),
         runId: props.runId,
         waitTimeoutSec: settings.waitTimeoutSec,
         dependsOn: machine ? [machine as ITerraformDependable] : [],
         previous,
       });
-      this.jobs.push({ key: spec.key, job });
+      this.jobs.push({ key: def.key, job });
       previous = job;
-      new TerraformOutput(this, outputName, { value: job.message, description: `${vm.name}: ${spec.handler} result (JSON)` }).overrideLogicalId(outputName);
+      new TerraformOutput(this, outputName, { value: job.message, description: `${vm.name}: ${def.handler} result (JSON)` }).overrideLogicalId(outputName);
     }
     new TerraformOutput(this, `${prefix}_address`, { value: this.address, description: `${vm.name}: address the jobs connect to` }).overrideLogicalId(`${prefix}_address`);
   }

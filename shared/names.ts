@@ -2,7 +2,7 @@
 // config and the handlers' event checks use these, so a value the stack accepts is one the handler
 // accepts. Quoting still happens at the shell (see shell-quote.ts): these rules are the first line.
 
-import { list, string, Validator } from "./validate";
+import { list, refine, string, Validator, withSchema } from "./validate";
 
 /** Debian policy: lowercase letters, digits, + - . ; at least two characters, starting alphanumeric. */
 export const DEBIAN_PACKAGE = /^[a-z0-9][a-z0-9+.-]+$/;
@@ -69,8 +69,7 @@ export const packageSpec: Validator<string> = string({
 });
 
 /** Package specs: at least one, and each package named once (git and git=1:2.39 together is ambiguous). */
-export const packageList: Validator<string[]> = (value, path, problems) => {
-  const specs = list(packageSpec, { minItems: 1 })(value, path, problems);
+export const packageList: Validator<string[]> = refine(list(packageSpec, { minItems: 1 }), (specs, path, problems) => {
   const seen = new Map<string, number>();
   specs.forEach((spec, i) => {
     const name = parsePackageSpec(spec)?.name;
@@ -78,8 +77,7 @@ export const packageList: Validator<string[]> = (value, path, problems) => {
     if (seen.has(name)) problems.push(`${path}[${i}]: package ${JSON.stringify(name)} is already listed at ${path}[${seen.get(name)}]; list each package once`);
     else seen.set(name, i);
   });
-  return specs;
-};
+});
 
 export const pgIdentifier: Validator<string> = string({
   pattern: PG_IDENTIFIER,
@@ -93,13 +91,12 @@ const RESERVED_DB = ["all", "sameuser", "samerole", "samegroup", "replication", 
 const RESERVED_ROLE = ["all", "public", "none", "current_user", "current_role", "session_user", "samerole", "sameuser", "replication"];
 
 function pgName(reserved: string[], what: string): Validator<string> {
-  return (value, path, problems) => {
-    const name = pgIdentifier(value, path, problems);
-    if (typeof value === "string" && reserved.includes(value)) {
-      problems.push(`${path}: ${JSON.stringify(value)} is a reserved word for a ${what} (in PostgreSQL or pg_hba.conf); choose another name`);
-    }
-    return name;
-  };
+  const base = pgIdentifier;
+  const schema = { ...base.schema, not: { enum: reserved } };
+  const check = refine(base, (name, path, problems) => {
+    if (reserved.includes(name)) problems.push(`${path}: ${JSON.stringify(name)} is a reserved word for a ${what} (in PostgreSQL or pg_hba.conf); choose another name`);
+  });
+  return withSchema(check, schema);
 }
 
 /** A database name we create: a PostgreSQL name that is not a reserved word. */

@@ -1,9 +1,37 @@
 // A small validator used twice over the same rules: by lib/config at synth time (cdktf.json context) and
 // by each handler on its event before any SSH command runs. Every problem names its key path and what is
-// allowed; all problems are collected so one run shows every mistake.
+// allowed; all problems are collected so one run shows every mistake. Each validator also carries the
+// JSON Schema of what it accepts, so an editor checks cdktf.json with the very rules synth applies (a
+// `check` function has no JSON Schema form: the editor sees the pattern, synth sees both).
+//
+// Why not a schema library (TypeBox, Valibot): these messages name the key path and what is allowed in
+// words, tests and the README quote them, and every byte here is bundled into each job; the combinators
+// below are about 200 lines and give the JSON Schema too.
+
+/** A JSON Schema (draft 2020-12 subset: type, enum, pattern, minimum/maximum, items, properties). */
+export type JsonSchema = Record<string, unknown>;
 
 /** Checks `value` found at `path`; pushes one message per problem and returns the (defaulted) value. */
-export type Validator<T> = (value: unknown, path: string, problems: string[]) => T;
+export interface Validator<T> {
+  (value: unknown, path: string, problems: string[]): T;
+  /** What it accepts, as JSON Schema. */
+  readonly schema: JsonSchema;
+}
+
+/** Gives a checking function its JSON Schema. */
+export function withSchema<T>(check: (value: unknown, path: string, problems: string[]) => T, schema: JsonSchema): Validator<T> {
+  return Object.assign(check, { schema });
+}
+
+/** `base`, then `extra` on values `base` accepted; the schema stays `base`'s (plus `description`, if given). */
+export function refine<T>(base: Validator<T>, extra: (value: T, path: string, problems: string[]) => void, description?: string): Validator<T> {
+  return withSchema((value, path, problems) => {
+    const before = problems.length;
+    const result = base(value, path, problems);
+    if (problems.length === before) extra(result, path, problems);
+    return result;
+  }, description ? { ...base.schema, description } : base.schema);
+}
 
 /** Thrown with every problem found; `message` lists them one per line. */
 export class ValidationError extends Error {
@@ -43,7 +71,8 @@ export interface StringRule {
 }
 
 export function string(rule: StringRule = {}): Validator<string> {
-  return (value, path, problems) => {
+  const schema: JsonSchema = { type: "string", ...(rule.pattern ? { pattern: rule.pattern.source } : {}), ...(rule.allowed ? { description: rule.allowed } : {}) };
+  return withSchema((value, path, problems) => {
     if (typeof value !== "string") {
       problems.push(`${at(path)}: expected a string${rule.allowed ? ` (${rule.allowed})` : ""}, got ${describe(value)}`);
       return "";
@@ -55,41 +84,42 @@ export function string(rule: StringRule = {}): Validator<string> {
     const reason = rule.check?.(value);
     if (reason) problems.push(`${at(path)}: ${describe(value)} ${reason}`);
     return value;
-  };
+  }, schema);
 }
 
 export function integer(min: number, max: number): Validator<number> {
-  return (value, path, problems) => {
+  return withSchema((value, path, problems) => {
     if (typeof value !== "number" || !Number.isInteger(value) || value < min || value > max) {
       problems.push(`${at(path)}: expected a whole number from ${min} to ${max}, got ${describe(value)}`);
       return min;
     }
     return value;
-  };
+  }, { type: "integer", minimum: min, maximum: max });
 }
 
 export function boolean(): Validator<boolean> {
-  return (value, path, problems) => {
+  return withSchema((value, path, problems) => {
     if (typeof value !== "boolean") {
       problems.push(`${at(path)}: expected true or false, got ${describe(value)}`);
       return false;
     }
     return value;
-  };
+  }, { type: "boolean" });
 }
 
 export function oneOf<T extends string>(choices: readonly T[]): Validator<T> {
-  return (value, path, problems) => {
+  return withSchema((value, path, problems) => {
     if (typeof value !== "string" || !(choices as readonly string[]).includes(value)) {
       problems.push(`${at(path)}: expected one of ${choices.map((c) => JSON.stringify(c)).join(", ")}, got ${describe(value)}`);
       return choices[0];
     }
     return value as T;
-  };
+  }, { enum: [...choices] });
 }
 
 export function list<T>(item: Validator<T>, opts: { minItems?: number; unique?: boolean } = {}): Validator<T[]> {
-  return (value, path, problems) => {
+  const schema: JsonSchema = { type: "array", items: item.schema, ...(opts.minItems ? { minItems: opts.minItems } : {}), ...(opts.unique ? { uniqueItems: true } : {}) };
+  return withSchema((value, path, problems) => {
     if (!Array.isArray(value)) {
       problems.push(`${at(path)}: expected a list, got ${describe(value)}`);
       return [];
@@ -107,7 +137,7 @@ export function list<T>(item: Validator<T>, opts: { minItems?: number; unique?: 
       });
     }
     return items;
-  };
+  }, schema);
 }
 
 /** A field of an object: its validator and, when it may be left out, its default. */
@@ -115,14 +145,27 @@ export interface Field<T> {
   validator: Validator<T>;
   /** Present when the key may be omitted; undefined-valued means "optional, no default". */
   fallback?: { value: T | undefined };
+  /** One line for the JSON Schema's description. */
+  doc?: string;
 }
 
-export function required<T>(validator: Validator<T>): Field<T> {
-  return { validator };
+export function required<T>(validator: Validator<T>, doc?: string): Field<T> {
+  return { validator, doc };
 }
 
-export function optional<T>(validator: Validator<T>, defaultValue?: T): Field<T> {
-  return { validator, fallback: { value: defaultValue } };
+export function optional<T>(validator: Validator<T>, defaultValue?: T, doc?: string): Field<T> {
+  return { validator, fallback: { value: defaultValue }, doc };
+}
+
+/** The JSON Schema of an object with exactly these fields. */
+export function objectSchema(fields: Record<string, Field<unknown>>): JsonSchema {
+  const properties: Record<string, JsonSchema> = {};
+  for (const [key, field] of Object.entries(fields)) {
+    const extra = { ...(field.doc ? { description: field.doc } : {}), ...(field.fallback?.value !== undefined ? { default: field.fallback.value } : {}) };
+    properties[key] = { ...field.validator.schema, ...extra };
+  }
+  const required = Object.entries(fields).filter(([, f]) => !f.fallback).map(([k]) => k);
+  return { type: "object", properties, ...(required.length ? { required } : {}), additionalProperties: false };
 }
 
 /** The fields map `object` takes: one Field per key of T. */
@@ -130,7 +173,7 @@ export type FieldsOf<T> = { [K in keyof T]-?: Field<T[K]> };
 
 /** An object whose keys are exactly `fields` (an unknown key is a problem); defaults filled in. */
 export function object<T>(fields: FieldsOf<T>): Validator<T> {
-  return (value, path, problems) => {
+  return withSchema((value, path, problems) => {
     const out: Record<string, unknown> = {};
     const prefix = path === "" ? "" : `${path}.`;
     if (typeof value !== "object" || value === null || Array.isArray(value)) {
@@ -153,5 +196,5 @@ export function object<T>(fields: FieldsOf<T>): Validator<T> {
       out[key] = field.validator(given[key], `${prefix}${key}`, problems);
     }
     return out as T;
-  };
+  }, objectSchema(fields as Record<string, Field<unknown>>));
 }

@@ -1,12 +1,13 @@
 import { InstallerDeps } from "../../handlers/common/handler-kit";
-import { installer, parseInspect, unmetNeeds, versionIn } from "../../handlers/install-docker/handler";
+import { handler } from "../../handlers/install-docker/handler";
+import { parseDockerState, unmetNeeds, versionIn } from "../../handlers/install-docker/docker-state";
 import { DEBIAN_12, dpkgLine, policyBlock, UBUNTU_2204 } from "./support/fixtures";
 import { Step } from "./support/scripted-remote";
 import { runScripted } from "./support/run-scripted";
 
 const ARMORED = "-----BEGIN PGP PUBLIC KEY BLOCK-----\n\nmQINBFit2ioBEADhWpZ8/wvZ6hUTiXOwQHXMAlaFHcPH9hAtr4F1y2+OYdbtMuth\n-----END PGP PUBLIC KEY BLOCK-----\n";
 
-const run = (event: unknown, script: Step[], deps: Partial<InstallerDeps> = {}) => runScripted(installer, event, script, deps);
+const run = (event: unknown, script: Step[], deps: Partial<InstallerDeps> = {}) => runScripted(handler, event, script, deps);
 
 /** What the inspect command prints for a VM in a given state. */
 interface VmState {
@@ -134,7 +135,7 @@ describe("install-docker: official channel", () => {
       channel: "official",
       users_added: ["ubuntu"],
       removed: [],
-      changed: [
+      changed: true, changes: [
         "wrote /etc/apt/keyrings/docker.asc (new key)",
         "wrote /etc/apt/sources.list.d/docker.list (new source)",
         `installed ${OFFICIAL_ALL}`,
@@ -200,7 +201,7 @@ describe("install-docker: official channel", () => {
     expect(error).toBeUndefined();
     expect(remote.done).toBe(true);
     expect(result!.removed).toEqual(["docker.io", "containerd", "runc", "pigz"]);
-    expect(result!.changed).toEqual([
+    expect(result!.changes).toEqual([
       "removed docker.io containerd runc pigz",
       "wrote /etc/apt/keyrings/docker.asc (new key)",
       "wrote /etc/apt/sources.list.d/docker.list (new source)",
@@ -225,7 +226,7 @@ describe("install-docker: official channel", () => {
       info(),
     ]);
     expect(ok.error).toBeUndefined();
-    expect(ok.result!.notes).toEqual(["docker-buildx-plugin is not offered by https://download.docker.com/linux/ubuntu; skipped"]);
+    expect(ok.result!.warnings).toEqual(["docker-buildx-plugin is not offered by https://download.docker.com/linux/ubuntu; skipped"]);
     expect(ok.result!.apt_update).toEqual({ ran: true, reason: "update requested" });
 
     const bad = await run({}, [os(), look({}), keyFetch("ubuntu"), keyWrite(line), staleLook(), update, policy(OFFICIAL_ALL, "")]);
@@ -250,7 +251,7 @@ describe("install-docker: official channel", () => {
     ]);
     expect(error).toBeUndefined();
     expect(remote.done).toBe(true);
-    expect(result!.changed[0]).toBe("installed curl");
+    expect(result!.changes[0]).toBe("installed curl");
   });
 
   it("apt-get update failing on the new source says which line and what repo_url must serve", async () => {
@@ -276,7 +277,7 @@ describe("install-docker: already installed", () => {
     expect(remote.done).toBe(true);
     expect(remote.calls.map((c) => !!c.opts.sudo)).toEqual([false, false]);
     expect(result).toMatchObject({
-      status: "already_installed", changed: [], docker_version: "27.0.3", compose: true, compose_version: "2.29.1", users_added: [],
+      status: "ok", changed: false, changes: [], docker_version: "27.0.3", compose: true, compose_version: "2.29.1", users_added: [],
       apt_update: { ran: false, reason: "nothing to install" }, verify: { mode: "skipped" },
     });
     expect(lines).toContain("[install-docker] Docker 27.0.3 already installed; nothing changed");
@@ -289,14 +290,14 @@ describe("install-docker: already installed", () => {
       usermod(["deploy"]),
     ]);
     expect(remote.done).toBe(true);
-    expect(result).toMatchObject({ status: "already_installed", changed: ["added deploy to group docker"], users_added: ["deploy"] });
+    expect(result).toMatchObject({ status: "ok", changed: true, changes: ["added deploy to group docker"], users_added: ["deploy"] });
   });
 
   it("distro channel: docker.io with compose v1 counts; official channel does not accept docker.io", async () => {
     const v1 = { cli: "20.10.24+dfsg1", composeV1: "1.29.2", active: "active", enabled: "enabled", packages: { "docker.io": "20.10.24+dfsg1-1+b3", "docker-compose": "1.29.2-3" }, group: ["ubuntu"], users: { ubuntu: ["docker"] } };
     const distro = await run({ channel: "distro" }, [os(DEBIAN_12), look(v1)]);
-    expect(distro.result).toMatchObject({ status: "already_installed", compose: true, compose_version: "1.29.2", compose_command: "docker-compose", channel: "distro" });
-    expect(unmetNeeds(parseInspect(inspectOut(v1), ["ubuntu"]), { channel: "official", compose: true })).toEqual([
+    expect(distro.result).toMatchObject({ status: "ok", compose: true, compose_version: "1.29.2", compose_command: "docker-compose", channel: "distro" });
+    expect(unmetNeeds(parseDockerState(inspectOut(v1), ["ubuntu"]), { channel: "official", compose: true })).toEqual([
       "docker-ce from Docker's repository is not installed (docker.io from the distribution is, and is replaced)",
       "the compose plugin (docker compose) is not installed",
     ]);
@@ -311,7 +312,7 @@ describe("install-docker: already installed", () => {
     ]);
     expect(error).toBeUndefined();
     expect(remote.done).toBe(true);
-    expect(result).toMatchObject({ status: "ok", changed: ["enabled docker.service", "started docker.service"], apt_update: { ran: false } });
+    expect(result).toMatchObject({ status: "ok", changed: true, changes: ["enabled docker.service", "started docker.service"], apt_update: { ran: false } });
     expect(result!.summary).toBe("Docker 27.0.3 (server 27.0.3) was installed; its service was not running and now is, compose 2.29.1");
   });
 
@@ -340,8 +341,8 @@ describe("install-docker: distro channel", () => {
     expect(remote.done).toBe(true);
     expect(result).toMatchObject({
       status: "ok", channel: "distro", docker_version: "20.10.24+dfsg1", compose_command: "docker-compose", compose_version: "1.29.2",
-      changed: ["installed docker.io docker-compose", "added ubuntu to group docker"],
-      notes: ["the distribution's compose is docker-compose 1.29.2-3: compose v1 (Python), called as docker-compose; channel \"official\" has v2"],
+      changed: true, changes: ["installed docker.io docker-compose", "added ubuntu to group docker"],
+      warnings: ["the distribution's compose is docker-compose 1.29.2-3: compose v1 (Python), called as docker-compose; channel \"official\" has v2"],
     });
     expect(result!.repository).toBeUndefined();
   });
@@ -355,7 +356,7 @@ describe("install-docker: distro channel", () => {
       info("24.0.7"),
     ]);
     expect(error).toBeUndefined();
-    expect(result).toMatchObject({ compose_command: "docker compose", notes: [] });
+    expect(result).toMatchObject({ compose_command: "docker compose", warnings: [] });
   });
 
   it("no docker.io candidate: says where it lives on Ubuntu", async () => {
@@ -408,7 +409,7 @@ describe("install-docker: parsing", () => {
   });
 
   it("takes an error text from systemctl as no state", () => {
-    const state = parseInspect("@@@active 1\nSystem has not been booted with systemd as init system (PID 1). Can't operate.\n@@@enabled 1\nFailed to get unit file state for docker.service: No such file or directory\n", []);
+    const state = parseDockerState("@@@active 1\nSystem has not been booted with systemd as init system (PID 1). Can't operate.\n@@@enabled 1\nFailed to get unit file state for docker.service: No such file or directory\n", []);
     expect(state.active).toBe("");
     expect(state.enabled).toBe("");
   });

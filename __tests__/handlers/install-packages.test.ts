@@ -1,5 +1,5 @@
 import { InstallerDeps } from "../../handlers/common/handler-kit";
-import { installer } from "../../handlers/install-packages/handler";
+import { handler } from "../../handlers/install-packages/handler";
 import { DEBIAN_12, dpkgLine, FEDORA_39, LOCK_STAT, LOCK_STDERR, policyBlock, PROC_LOCKS, UBUNTU_2204 } from "./support/fixtures";
 import { Step } from "./support/scripted-remote";
 import { runScripted, TEST_KEY } from "./support/run-scripted";
@@ -7,7 +7,7 @@ import { runScripted, TEST_KEY } from "./support/run-scripted";
 const KEY = TEST_KEY;
 
 /** Runs the installer against `script`; returns the result or error, the output lines and the double. */
-const run = (event: unknown, script: Step[], deps: Partial<InstallerDeps> = {}) => runScripted(installer, event, script, deps);
+const run = (event: unknown, script: Step[], deps: Partial<InstallerDeps> = {}) => runScripted(handler, event, script, deps);
 
 const os = (text = DEBIAN_12): Step => ({ match: "cat /etc/os-release", sudo: false, stdout: text });
 const dpkg = (stdout: string): Step => ({ match: /^dpkg-query -W /, sudo: false, code: 1, stdout });

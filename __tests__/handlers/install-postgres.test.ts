@@ -1,6 +1,6 @@
 import { Call } from "./support/scripted-remote";
 import { InstallerDeps } from "../../handlers/common/handler-kit";
-import { installer } from "../../handlers/install-postgres/handler";
+import { handler } from "../../handlers/install-postgres/handler";
 import {
   dropInContent, hbaFields, HBA_MARKER, listenOverride, normalizeListen, parseClusters, parseServerPackages, pgpassField, planHba,
   psqlMetaQuote, ServerState, verifyHost,
@@ -16,7 +16,7 @@ const PW = `it's "q" $HOME \\back\\\\slash  two  spaces`;
 /** Fragments of PW that must not show up in any command line, whatever quoting was applied to them. */
 const PW_FRAGMENTS = [PW, `"q" $HOME`, "back\\", "two  spaces", "it''s", "it'\\''s"];
 
-const run = (event: unknown, script: Step[], deps: Partial<InstallerDeps> = {}) => runScripted(installer, event, script, deps);
+const run = (event: unknown, script: Step[], deps: Partial<InstallerDeps> = {}) => runScripted(handler, event, script, deps);
 
 // ---------------------------------------------------------------------------------------------------
 // Fixtures: what the tools print on Ubuntu 22.04 and Debian 12.
@@ -236,7 +236,7 @@ describe("install-postgres: Ubuntu 22.04, PostgreSQL 14 from the distribution", 
       warnings: [],
       os: { id: "ubuntu", codename: "jammy" },
     });
-    expect(result!.changed).toEqual([
+    expect(result!.changes).toEqual([
       "installed postgresql-14 14.11-0ubuntu0.22.04.1",
       "role app_user created (LOGIN, password set)",
       "database myapp created (owner app_user)",
@@ -294,7 +294,7 @@ describe("install-postgres: Ubuntu 22.04, PostgreSQL 14 from the distribution", 
     expect(error).toBeUndefined();
     expect(remote.done).toBe(true);
     expect(result).toMatchObject({ pg_version: "16.3", pg_major: "16", installed_from: "pgdg", cluster: "16/main", restarted: false, reloaded: false, listen_addresses: "localhost", allowed_cidrs: [] });
-    expect(result!.changed).toEqual([
+    expect(result!.changes).toEqual([
       "PGDG repository: wrote /etc/apt/keyrings/pgdg.asc (new key)",
       "PGDG repository: wrote /etc/apt/sources.list.d/pgdg.list (new source)",
       "installed postgresql-16 16.3-1.pgdg22.04+1",
@@ -371,7 +371,7 @@ describe("install-postgres: idempotence and updates", () => {
     expect(remote.done).toBe(true);
     expect(remote.calls.some((c) => /CREATE|ALTER/.test(String(c.opts.stdin ?? "")))).toBe(false);
     expect(remote.calls.some((c) => /systemctl (restart|reload|start)|mktemp .*pg_hba|apt-get/.test(c.command))).toBe(false);
-    expect(result).toMatchObject({ changed: [], restarted: false, reloaded: false, installed_from: "already installed" });
+    expect(result).toMatchObject({ changed: false, changes: [], restarted: false, reloaded: false, installed_from: "already installed" });
     expect(result!.summary).toBe("nothing to do: PostgreSQL 14.11 (14/main, port 5432), role app_user and database myapp are as wanted");
     expect(lines).toContain("[install-postgres] role app_user (password unchanged) and database myapp (owner app_user) are as wanted");
   });
@@ -392,7 +392,7 @@ describe("install-postgres: idempotence and updates", () => {
     ]);
     expect(error).toBeUndefined();
     expect(remote.done).toBe(true);
-    expect(result).toMatchObject({ changed: ["password of app_user updated"], restarted: false, reloaded: false });
+    expect(result).toMatchObject({ changed: true, changes: ["password of app_user updated"], restarted: false, reloaded: false });
     expect(storedPasswordState(sentSecret(remote.calls), NEW, "app_user")).toBe("same");
     expectNoPasswordOnCommandLines(remote.calls, NEW, ["'pass'", "$PATH \\x"]);
   });
@@ -401,7 +401,7 @@ describe("install-postgres: idempotence and updates", () => {
     const md5 = "md5" + require("crypto").createHash("md5").update(PW + "app_user").digest("hex");
     const { result, remote } = await run(event, [osStep(), installed14(), inspectSqlStep(done({ role: { login: true, superuser: false, secret: md5 } })), psqlStep(/ALTER ROLE :"db_user" PASSWORD/), loginStep()]);
     expect(remote.done).toBe(true);
-    expect(result?.changed).toEqual(["password of app_user re-hashed as SCRAM-SHA-256 (was md5)"]);
+    expect(result?.changes).toEqual(["password of app_user re-hashed as SCRAM-SHA-256 (was md5)"]);
   });
 
   it("a role that may not log in gets LOGIN; a database of another owner is handed over", async () => {
@@ -412,14 +412,14 @@ describe("install-postgres: idempotence and updates", () => {
       loginStep(),
     ]);
     expect(remote.done).toBe(true);
-    expect(result?.changed).toEqual(["role app_user may log in now (LOGIN)", "database myapp owner changed from olduser to app_user"]);
+    expect(result?.changes).toEqual(["role app_user may log in now (LOGIN)", "database myapp owner changed from olduser to app_user"]);
   });
 
   it("an hba line the admin wrote with the same fields is not appended again", async () => {
     const adminLine = "host myapp app_user 10.0.0.0/8 scram-sha-256\n";
     const { result, remote } = await run(event, [osStep(), installed14(), inspectSqlStep(done({ hba_text: STOCK_HBA + adminLine })), loginStep()]);
     expect(remote.done).toBe(true);
-    expect(result?.changed).toEqual([]);
+    expect(result?.changes).toEqual([]);
   });
 
   it("narrowing allowed_cidrs: our old line goes, the new one comes, reload (no restart)", async () => {
@@ -436,13 +436,13 @@ describe("install-postgres: idempotence and updates", () => {
     ]);
     expect(remote.done).toBe(true);
     expect(result).toMatchObject({ restarted: false, reloaded: true });
-    expect(result!.changed).toEqual(["pg_hba.conf: host myapp app_user 10.1.2.3/32 scram-sha-256 added", "pg_hba.conf: host myapp app_user 10.0.0.0/8 scram-sha-256 removed"]);
+    expect(result!.changes).toEqual(["pg_hba.conf: host myapp app_user 10.1.2.3/32 scram-sha-256 added", "pg_hba.conf: host myapp app_user 10.0.0.0/8 scram-sha-256 removed"]);
   });
 
   it("a cluster that is down is started", async () => {
     const { result, remote } = await run(event, [osStep(), installed14("inactive"), { match: "systemctl start postgresql@14-main", sudo: true }, { match: "systemctl is-active postgresql@14-main", stdout: "active\n" }, inspectSqlStep(done()), loginStep()]);
     expect(remote.done).toBe(true);
-    expect(result).toMatchObject({ changed: ["cluster 14/main started (was inactive)"], restarted: false });
+    expect(result).toMatchObject({ changed: true, changes: ["cluster 14/main started (was inactive)"], restarted: false });
   });
 
   it("a listen_addresses change that is still waiting for a restart is applied", async () => {
@@ -451,7 +451,7 @@ describe("install-postgres: idempotence and updates", () => {
       configCheckStep(), { match: "systemctl restart postgresql@14-main", sudo: true }, settledStep("*"), loginStep(),
     ]);
     expect(remote.done).toBe(true);
-    expect(result).toMatchObject({ restarted: true, changed: [`listen_addresses 'localhost' -> '*' (${DROPIN})`] });
+    expect(result).toMatchObject({ restarted: true, changed: true, changes: [`listen_addresses 'localhost' -> '*' (${DROPIN})`] });
   });
 
   it("settings someone else left pending are reported, not restarted", async () => {
@@ -472,7 +472,7 @@ describe("install-postgres: idempotence and updates", () => {
       osStep(), installed14(), inspectSqlStep(done({ listen_addresses: "localhost", dropin_text: null })), loginStep(),
     ]);
     expect(remote.done).toBe(true);
-    expect(result?.changed).toEqual([]);
+    expect(result?.changes).toEqual([]);
     expect(result?.warnings).toEqual([`allow_remote is true but listen_addresses 'localhost' accepts local connections only: set listen_addresses to "*" (or the VM's address) for remote clients`]);
   });
 
@@ -492,7 +492,7 @@ describe("install-postgres: idempotence and updates", () => {
       loginStep(),
     ]);
     expect(remote.done).toBe(true);
-    expect(result?.changed).toEqual(["password of app_user updated"]);
+    expect(result?.changes).toEqual(["password of app_user updated"]);
     expectNoPasswordOnCommandLines(remote.calls, UNI, ["пароль"]);
   });
 
@@ -504,7 +504,7 @@ describe("install-postgres: idempotence and updates", () => {
       loginStep("127.0.0.1", { stdout: JSON.stringify({ ...WHO, server_version: "16.3" }) + "\n" }),
     ]);
     expect(remote.done).toBe(true);
-    expect(result).toMatchObject({ pg_major: "16", installed_from: "already installed", changed: [], cluster: "16/main" });
+    expect(result).toMatchObject({ pg_major: "16", installed_from: "already installed", changed: false, changes: [], cluster: "16/main" });
   });
 });
 

@@ -10,22 +10,22 @@ import { CommandError, Remote, RunResult, tail } from "./exec";
 import { parsePackageSpec } from "../../shared/names";
 import { formatDuration, Progress } from "./progress";
 import { command, quote } from "../../shared/shell-quote";
-import { integer, object, optional, Validator } from "../../shared/validate";
+import { EventOf, eventFields, setting } from "../../shared/settings";
+import { integer, object, Validator } from "../../shared/validate";
 
 // ---------------------------------------------------------------------------------------------------
 // Settings: the event's optional `apt` object.
 
-/** The event's `apt` key, as a user writes it (all optional). */
-export interface AptEventSettings {
-  /** How long one apt-get waits for the dpkg lock itself (DPkg::Lock::Timeout). @default 30 */
-  lock_timeout_sec?: number;
-  /** apt-get runs in all while the lock stays busy. @default 5 */
-  lock_attempts?: number;
-  /** Wait between those runs. @default 15 */
-  lock_retry_delay_sec?: number;
-  /** Limit for one apt-get install (downloads included). @default 600 */
-  install_timeout_sec?: number;
-}
+/** The event's `apt` key: how apt-get waits for the dpkg lock and for an install. Event only. */
+export const APT_LOCK_SETTINGS = {
+  lockTimeoutSec: setting(integer(0, 3600), { event: "lock_timeout_sec", eventOnly: true, default: 30, doc: "How long one apt-get waits for the dpkg lock itself (-o DPkg::Lock::Timeout)." }),
+  lockAttempts: setting(integer(1, 50), { event: "lock_attempts", eventOnly: true, default: 5, doc: "apt-get runs in all while the lock stays busy; then the error names the holder's pid and command." }),
+  lockRetryDelaySec: setting(integer(0, 600), { event: "lock_retry_delay_sec", eventOnly: true, default: 15, doc: "Seconds between those runs." }),
+  installTimeoutSec: setting(integer(10, 7200), { event: "install_timeout_sec", eventOnly: true, default: 600, doc: "Limit in seconds for one apt-get install, downloads included." }),
+} as const;
+
+/** The event's `apt` key once checked: every field filled in. */
+export type AptEventSettings = EventOf<typeof APT_LOCK_SETTINGS>;
 
 export interface AptSettings {
   lockTimeoutSec: number;
@@ -34,18 +34,19 @@ export interface AptSettings {
   installTimeoutSec: number;
 }
 
-/** The seed plan's lock policy (5 tries, 15 s apart), each apt-get also waiting 30 s on its own. */
-export const DEFAULT_APT: AptSettings = { lockTimeoutSec: 30, lockAttempts: 5, lockRetryDelaySec: 15, installTimeoutSec: 600 };
+/** 5 tries 15 s apart outlast an unattended-upgrades run; each apt-get also waits 30 s on its own. */
+export const DEFAULT_APT: AptSettings = {
+  lockTimeoutSec: APT_LOCK_SETTINGS.lockTimeoutSec.default,
+  lockAttempts: APT_LOCK_SETTINGS.lockAttempts.default,
+  lockRetryDelaySec: APT_LOCK_SETTINGS.lockRetryDelaySec.default,
+  installTimeoutSec: APT_LOCK_SETTINGS.installTimeoutSec.default,
+};
 
-/** Validator for the event's `apt` key; use as `apt: optional(aptEventSettings)`. */
-export const aptEventSettings: Validator<AptEventSettings> = object<AptEventSettings>({
-  lock_timeout_sec: optional(integer(0, 3600)),
-  lock_attempts: optional(integer(1, 50)),
-  lock_retry_delay_sec: optional(integer(0, 600)),
-  install_timeout_sec: optional(integer(10, 7200)),
-});
+/** Validator for the event's `apt` key; defaults filled in. */
+export const aptEventSettings: Validator<AptEventSettings> = object(eventFields(APT_LOCK_SETTINGS));
 
-export function resolveAptSettings(settings: AptEventSettings = {}): AptSettings {
+/** The event's `apt` key as `Apt` takes it; what it leaves out gets the declared default. */
+export function resolveAptSettings(settings: Partial<AptEventSettings> = {}): AptSettings {
   return {
     lockTimeoutSec: settings.lock_timeout_sec ?? DEFAULT_APT.lockTimeoutSec,
     lockAttempts: settings.lock_attempts ?? DEFAULT_APT.lockAttempts,

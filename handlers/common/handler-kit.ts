@@ -2,18 +2,20 @@
 //   validate the event and the env (nothing touches the network before both pass)
 //   -> connect (retry policy from the event's `ssh` key) -> detect the OS
 //   -> the installer's own work (inspect, act only where needed, verify)
-//   -> its result, plus host_key_sha256, os and timings_ms, which every result carries.
+//   -> the one result shape every installer reports (see InstallerResult).
 // Any error leaves as one Error whose message names the installer and the phase, scrubbed of secrets.
 //
-//   export const installer = defineInstaller({
-//     name: "install-docker",
-//     fields: { compose: optional(boolean(), true), apt: optional(aptEventSettings) },
-//     secrets: (event) => ({}),
-//     run: async ({ event, remote, os, progress }) => ({ status: "ok", ... }),
+//   export const handler = defineHandler({
+//     definition: dockerDefinition,            // its settings: the event's keys, rules and defaults
+//     run: async ({ event, remote, apt, os, progress }) => ({ status: "ok", changes: [], summary: "...", ... }),
 //   });
-//   export const install = (event: unknown) => runInstaller(installer, event);
+//   export const install = (event: unknown) => runHandler(handler, event);
 
-import { connect, ConnectOptions, resolveSshRetry, sshEventSettings, SshEventSettings } from "./ssh";
+import { InstallerDefinition } from "../../shared/installer-definition";
+import { EventOf, eventFields, Settings } from "../../shared/settings";
+import { SshEventSettings } from "../../shared/ssh-retry";
+import { Apt, aptEventSettings, AptEventSettings, resolveAptSettings } from "./apt";
+import { connect, ConnectOptions, resolveSshRetry, sshEventSettings } from "./ssh";
 import { ConnectionEnv, readConnectionEnv } from "./connection-env";
 import { Remote } from "./exec";
 import { detectOs, OsInfo } from "./os-release";
@@ -21,14 +23,34 @@ import { Progress } from "./progress";
 import { SecretScrubber, secrets as defaultSecrets } from "../../shared/secrets";
 import { FieldsOf, object, optional, validate, ValidationError } from "../../shared/validate";
 
-/** What the kit adds to every result. */
+/** What an installer's `run` reports; the kit turns it into an InstallerResult. */
+export interface InstallerReport {
+  /** "ok": everything asked for is in place; "partial": some of it could not be done (see warnings). */
+  status: "ok" | "partial";
+  /** What this run did on the VM, one line each in words; empty when it changed nothing. */
+  changes: string[];
+  /** One line for people reading the Terraform output. */
+  summary: string;
+  /** What a person should read though the job succeeded. @default [] */
+  warnings?: string[];
+}
+
+/** The result every installer returns, in this key order, followed by the installer's own fields. */
 export interface CommonResult {
+  status: InstallerReport["status"];
+  /** True when this run changed anything on the VM (as Ansible reports it): `changes` is not empty. */
+  changed: boolean;
+  changes: string[];
+  summary: string;
+  warnings: string[];
   /** The host key fingerprint seen, "SHA256:..." (pin it with SSH_HOST_KEY_SHA256). */
   host_key_sha256: string;
   os: OsInfo;
   /** Milliseconds per phase (validate, connect, os, the installer's own steps, total). */
   timings_ms: Record<string, number>;
 }
+
+export type InstallerResult<R> = CommonResult & Omit<R, keyof InstallerReport>;
 
 /** An open connection as the kit needs it; SshSession is one, tests give a scripted double. */
 export interface Connection extends Remote {
@@ -39,8 +61,10 @@ export interface Connection extends Remote {
 
 /** The event keys every installer accepts besides its own. */
 export interface CommonEvent {
-  /** SSH retry policy (see ssh.ts). */
+  /** SSH retry policy (shared/ssh-retry.ts). */
   ssh?: SshEventSettings;
+  /** How apt-get waits for the dpkg lock and for an install (common/apt.ts). */
+  apt?: AptEventSettings;
 }
 
 export interface InstallerContext<E> {
@@ -48,10 +72,12 @@ export interface InstallerContext<E> {
   event: E & CommonEvent;
   /** The VM. */
   remote: Remote;
+  /** apt on the VM, with the event's `apt` settings. */
+  apt: Apt;
   os: OsInfo;
   /** Progress lines and timings: `progress.step(label, fn, timingKey)` lands in timings_ms. */
   progress: Progress;
-  /** Register more secret values here (the kit has already registered SSH_KEY and spec.secrets). */
+  /** Register more secret values here (the kit has already registered SSH_KEY and the definition's secrets). */
   secrets: SecretScrubber;
   /** "user@host:port". */
   target: string;
@@ -59,23 +85,20 @@ export interface InstallerContext<E> {
   user: string;
 }
 
-export interface InstallerSpec<E, R> {
-  /** The installer's name: progress tag and error prefix, e.g. "install-packages". */
-  name: string;
-  /** The event's own keys; the kit adds `ssh`. Unknown keys are rejected. */
-  fields: FieldsOf<E>;
-  /** Secret values in the event (label -> value), registered before anything can print them. */
-  secrets?: (event: E) => Record<string, string | undefined>;
+/** An installer's handler: its definition (name, event keys and rules, secrets) and its work. */
+export interface HandlerSpec<S extends Settings, R extends InstallerReport> {
+  /** handlers/<handler>/definition.ts: the event's keys come from its settings; unknown keys are rejected. */
+  definition: InstallerDefinition<S>;
   /** The installer's work, on a connected VM of a supported OS. */
-  run(ctx: InstallerContext<E>): Promise<R>;
+  run(ctx: InstallerContext<EventOf<S>>): Promise<R>;
 }
 
 /** Identity helper that gives `spec` its types. */
-export function defineInstaller<E, R>(spec: InstallerSpec<E, R>): InstallerSpec<E, R> {
+export function defineHandler<S extends Settings, R extends InstallerReport>(spec: HandlerSpec<S, R>): HandlerSpec<S, R> {
   return spec;
 }
 
-/** What runInstaller uses from the outside world; tests replace any of it. */
+/** What runHandler uses from the outside world; tests replace any of it. */
 export interface InstallerDeps {
   /** @default process.env */
   env?: NodeJS.ProcessEnv;
@@ -106,17 +129,26 @@ function eventObject(event: unknown): unknown {
   }
 }
 
+/** The one result shape: common keys first, in a fixed order, then the installer's own. */
+function result<R extends InstallerReport>(report: R, connection: Connection, os: OsInfo, timings: Record<string, number>): InstallerResult<R> {
+  const { status, changes, summary, warnings = [], ...own } = report;
+  const common: CommonResult = { status, changed: changes.length > 0, changes, summary, warnings, host_key_sha256: connection.hostKeySha256, os, timings_ms: timings };
+  return { ...common, ...own } as InstallerResult<R>;
+}
+
 /** Runs one installer end to end; see the file comment for the phases. */
-export async function runInstaller<E, R>(spec: InstallerSpec<E, R>, rawEvent: unknown, deps: InstallerDeps = {}): Promise<R & CommonResult> {
+export async function runHandler<S extends Settings, R extends InstallerReport>(spec: HandlerSpec<S, R>, rawEvent: unknown, deps: InstallerDeps = {}): Promise<InstallerResult<R>> {
+  type E = EventOf<S>;
+  const name = spec.definition.handler;
   const secrets = deps.secrets ?? defaultSecrets;
   const now = deps.now ?? Date.now;
-  const progress = new Progress(spec.name, { write: deps.write, secrets, now });
+  const progress = new Progress(name, { write: deps.write, secrets, now });
   const started = now();
   let phase = "validating the event and the environment";
   let connection: Connection | undefined;
   try {
     // Validate both halves of the input before anything else, and report every problem of both at once.
-    const validator = object<E & CommonEvent>({ ...spec.fields, ssh: optional(sshEventSettings) } as FieldsOf<E & CommonEvent>);
+    const validator = object<E & CommonEvent>({ ...eventFields(spec.definition.settings), apt: optional(aptEventSettings), ssh: optional(sshEventSettings) } as FieldsOf<E & CommonEvent>);
     const problems: string[] = [];
     let event: (E & CommonEvent) | undefined;
     let target: ConnectionEnv | undefined;
@@ -135,7 +167,7 @@ export async function runInstaller<E, R>(spec: InstallerSpec<E, R>, rawEvent: un
     if (problems.length > 0 || !event || !target) throw new ValidationError("invalid input, nothing was done on the VM", problems);
     secrets.add(target.privateKey, "SSH_KEY");
     secrets.add((deps.env ?? process.env).SSH_KEY, "SSH_KEY");
-    for (const [label, value] of Object.entries(spec.secrets?.(event) ?? {})) secrets.add(value, label);
+    for (const field of Object.keys(spec.definition.secrets ?? {})) secrets.add((event as Record<string, unknown>)[field] as string | undefined, field);
     progress.timings.validate = now() - started;
 
     phase = "connecting over SSH";
@@ -150,13 +182,14 @@ export async function runInstaller<E, R>(spec: InstallerSpec<E, R>, rawEvent: un
     progress.info(`os: ${os.pretty_name ?? os.id}, treated as ${os.family} ${os.codename}`);
 
     phase = "installing";
-    const result = await spec.run({ event, remote: connection, os, progress, secrets, target: connection.target, user: target.user });
+    const apt = new Apt(connection, resolveAptSettings(event.apt), { progress });
+    const report = await spec.run({ event, remote: connection, apt, os, progress, secrets, target: connection.target, user: target.user });
 
     progress.timings.total = now() - started;
-    return { ...result, host_key_sha256: connection.hostKeySha256, os, timings_ms: { ...progress.timings } };
+    return result(report, connection, os, { ...progress.timings });
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
-    const worded = err instanceof ValidationError ? `${spec.name}: ${message}` : `${spec.name} failed while ${phase}: ${message}`;
+    const worded = err instanceof ValidationError ? `${name}: ${message}` : `${name} failed while ${phase}: ${message}`;
     const clean = new InstallerError(secrets.scrub(worded), phase);
     progress.info(`failed after ${((now() - started) / 1000).toFixed(1)}s`);
     throw clean;

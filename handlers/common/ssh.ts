@@ -14,22 +14,12 @@ import { ConnectionEnv } from "./connection-env";
 import { ExecRemote, RawExec, RawExecResult, Remote, RunOptions, RunResult } from "./exec";
 import { formatDuration, Progress } from "./progress";
 import { SecretScrubber, secrets as defaultSecrets } from "../../shared/secrets";
-import { integer, object, optional, Validator } from "../../shared/validate";
+import { eventFields } from "../../shared/settings";
+import { SSH_RETRY_SETTINGS, SshEventSettings } from "../../shared/ssh-retry";
+import { object, Validator } from "../../shared/validate";
 
 // ---------------------------------------------------------------------------------------------------
 // Retry settings: the event's optional `ssh` object.
-
-/** The event's `ssh` key, as a user writes it (all optional). */
-export interface SshEventSettings {
-  /** Connection attempts in all. @default 3 */
-  attempts?: number;
-  /** Wait before the second attempt; each later wait doubles (at most 60 s). @default 10 */
-  delay_sec?: number;
-  /** Total time for all attempts and waits; no attempt starts after it. @default 120 */
-  budget_sec?: number;
-  /** One attempt's limit for TCP connect + SSH handshake + authentication. @default 20 */
-  timeout_sec?: number;
-}
 
 /** The resolved form used by `connect`. */
 export interface SshRetry {
@@ -39,21 +29,21 @@ export interface SshRetry {
   timeoutSec: number;
 }
 
-/** The seed plan's policy (3 attempts, 10 s apart) with a budget that bounds the whole. */
-export const DEFAULT_SSH_RETRY: SshRetry = { attempts: 3, delaySec: 10, budgetSec: 120, timeoutSec: 20 };
+/** 3 attempts 10 s apart ride out a VM that is still booting sshd; the budget bounds the whole. */
+export const DEFAULT_SSH_RETRY: SshRetry = {
+  attempts: SSH_RETRY_SETTINGS.attempts.default,
+  delaySec: SSH_RETRY_SETTINGS.delaySec.default,
+  budgetSec: SSH_RETRY_SETTINGS.budgetSec.default,
+  timeoutSec: SSH_RETRY_SETTINGS.timeoutSec.default,
+};
 /** A single wait never exceeds this, however many attempts are asked for. */
 export const MAX_RETRY_WAIT_SEC = 60;
 
-/** Validator for the event's `ssh` key; use as `ssh: optional(sshEventSettings)`. */
-export const sshEventSettings: Validator<SshEventSettings> = object<SshEventSettings>({
-  attempts: optional(integer(1, 20)),
-  delay_sec: optional(integer(0, 300)),
-  budget_sec: optional(integer(1, 3600)),
-  timeout_sec: optional(integer(1, 300)),
-});
+/** Validator for the event's `ssh` key (shared/ssh-retry.ts declares it); defaults filled in. */
+export const sshEventSettings: Validator<SshEventSettings> = object(eventFields(SSH_RETRY_SETTINGS));
 
-/** Defaults filled in for whatever the event left out. */
-export function resolveSshRetry(settings: SshEventSettings = {}): SshRetry {
+/** The event's `ssh` key as `connect` takes it; what it leaves out gets the declared default. */
+export function resolveSshRetry(settings: Partial<SshEventSettings> = {}): SshRetry {
   return {
     attempts: settings.attempts ?? DEFAULT_SSH_RETRY.attempts,
     delaySec: settings.delay_sec ?? DEFAULT_SSH_RETRY.delaySec,

@@ -8,12 +8,12 @@ import { Remote } from "../common/exec";
 import { OsInfo } from "../common/os-release";
 import { Progress } from "../common/progress";
 import { quote } from "../../shared/shell-quote";
+import { DEFAULT_PGDG_URL, PGDG_KEY_FINGERPRINT } from "./definition";
 
-export const DEFAULT_PGDG_URL = "https://apt.postgresql.org/pub/repos/apt";
+export { DEFAULT_PGDG_URL, PGDG_KEY_FINGERPRINT };
+
 /** Where postgresql.org publishes the key of its own repository. */
 export const DEFAULT_PGDG_KEY_URL = "https://www.postgresql.org/media/keys/ACCC4CF8.asc";
-/** The PostgreSQL Debian Repository signing key (ACCC4CF8). */
-export const PGDG_KEY_FINGERPRINT = "B97B0AFCAA1A47F044F244A07FCC7D46ACCC4CF8";
 
 /**
  * The key's URL for a repository URL: postgresql.org's own address for the official repository, and

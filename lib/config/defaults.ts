@@ -1,5 +1,5 @@
-// Every default in one place; types.ts documents them and parse.ts fills them in.
-import type { DockerConfig, PackagesConfig, PostgresConfig } from "./types";
+// The stack's own defaults in one place; types.ts documents them and parse.ts fills them in. Installer
+// defaults are declared with their settings (handlers/<handler>/definition.ts).
 
 export const DEFAULT_STACK_NAME = "vm-install";
 
@@ -34,30 +34,3 @@ export const VM_DEFAULTS = {
   addressKey: "externalConnect",
   zabbix: false,
 } as const;
-
-export const PACKAGES_DEFAULTS: PackagesConfig = {
-  enabled: true,
-  waitTimeoutSec: 600,
-  packages: ["git", "curl", "htop", "jq", "unzip"],
-  update: true,
-};
-
-export const DOCKER_DEFAULTS: DockerConfig = {
-  enabled: false,
-  waitTimeoutSec: 900,
-  compose: true,
-  channel: "official",
-  repoUrl: "https://download.docker.com/linux",
-  verify: "hello-world",
-};
-
-export const POSTGRES_DEFAULTS: PostgresConfig = {
-  enabled: false,
-  waitTimeoutSec: 900,
-  dbName: "myapp",
-  dbUser: "app_user",
-  listenAddresses: "localhost",
-  allowRemote: false,
-  allowedCidrs: ["0.0.0.0/0"],
-  repoUrl: "https://apt.postgresql.org/pub/repos/apt",
-};

@@ -1,69 +1,34 @@
 // cdktf.json context -> a complete, validated VmInstallConfig. Every problem is reported at once, each
 // naming its key path (e.g. "vms[1].installers.postgres.dbName") and what is allowed.
-import {
-  boolean, integer, list, object, oneOf, optional, required, string, validate, ValidationError, Validator,
-} from "../../shared/validate";
-import {
-  cidr, hostAddress, hostKeySha256, listenAddresses, packageList, pgDatabaseName, pgMajor, pgRoleName, repoUrl, unixUser,
-} from "../../shared/names";
-import { DEFAULT_JOB_TARGET, DEFAULT_STACK_NAME, DOCKER_DEFAULTS, NUBES_DEFAULTS, PACKAGES_DEFAULTS, POSTGRES_DEFAULTS, SLESS_DEFAULTS, VM_DEFAULTS } from "./defaults";
-import type { DockerConfig, InstallersConfig, NubesConfig, PackagesConfig, PostgresConfig, SlessConfig, SshRetryConfig, VmConfig, VmInstallConfig } from "./types";
+import { allSettings } from "../../shared/installer-definition";
+import { hostAddress, hostKeySha256, unixUser } from "../../shared/names";
+import { configDefaults, configFields } from "../../shared/settings";
+import { SSH_RETRY_SETTINGS } from "../../shared/ssh-retry";
+import { boolean, Field, FieldsOf, integer, list, object, oneOf, optional, required, string, validate, ValidationError, Validator } from "../../shared/validate";
+import { CatalogEntry, INSTALLERS } from "../installers/catalog";
+import { DEFAULT_JOB_TARGET, DEFAULT_STACK_NAME, NUBES_DEFAULTS, SLESS_DEFAULTS, VM_DEFAULTS } from "./defaults";
+import type { InstallersConfig, NubesConfig, SlessConfig, SshRetryConfig, VmConfig, VmInstallConfig } from "./types";
 
 /** The cdktf.json context key that holds the whole configuration. */
 export const CONTEXT_KEY = "vmInstall";
 
 const NAME = /^[a-z][a-z0-9-]{0,30}$/;
-const TF_IDENTIFIER = /^[a-z][a-z0-9_]{0,63}$/;
 const nonEmpty = string({ pattern: /\S/, allowed: "a non-empty string" });
 const url = string({ pattern: /^https?:\/\/[^\s"'`$\\]+$/, allowed: "an http(s) URL" });
 const port = string({ pattern: /^[0-9]{1,5}$/, allowed: 'a port number as a string, e.g. "22"', check: (v) => (Number(v) >= 1 && Number(v) <= 65535 ? undefined : "is not a port from 1 to 65535") });
 const filePath = string({ pattern: /^[^\0\n"]+$/, allowed: "a file path" });
-const timeout = integer(30, 86400);
-
-type Partial_<T> = { [K in keyof T]?: T[K] };
 
 // Installer settings are validated as given (no defaults) at both levels, then merged key by key:
 // VM over top level over defaults. That way a mistake is reported where it was written.
-const packagesFields = object<Partial_<PackagesConfig>>({
-  enabled: optional(boolean()),
-  waitTimeoutSec: optional(timeout),
-  packages: optional(packageList),
-  update: optional(boolean()),
-  cacheValidSec: optional(integer(0, 7 * 86400)),
-});
+type RawInstallers = Record<string, Record<string, unknown> | undefined>;
+function installersFields(catalog: readonly CatalogEntry[]): Validator<RawInstallers> {
+  const fields: Record<string, Field<unknown>> = {};
+  for (const def of catalog) fields[def.key] = optional(object(configFields(allSettings(def))), undefined, def.doc);
+  return object<RawInstallers>(fields as FieldsOf<RawInstallers>);
+}
 
-const dockerFields = object<Partial_<DockerConfig>>({
-  enabled: optional(boolean()),
-  waitTimeoutSec: optional(timeout),
-  compose: optional(boolean()),
-  channel: optional(oneOf(["official", "distro"] as const)),
-  repoUrl: optional(repoUrl),
-  users: optional(list(unixUser, { unique: true })),
-  verify: optional(oneOf(["hello-world", "daemon"] as const)),
-});
-
-const postgresFields = object<Partial_<PostgresConfig>>({
-  enabled: optional(boolean()),
-  waitTimeoutSec: optional(timeout),
-  version: optional(pgMajor),
-  dbName: optional(pgDatabaseName),
-  dbUser: optional(pgRoleName),
-  passwordVariable: optional(string({ pattern: TF_IDENTIFIER, allowed: 'a Terraform variable name (lowercase, digits, _), e.g. "pg_password", set as TF_VAR_pg_password' })),
-  listenAddresses: optional(listenAddresses),
-  allowRemote: optional(boolean()),
-  allowedCidrs: optional(list(cidr, { minItems: 1, unique: true })),
-  repoUrl: optional(repoUrl),
-});
-
-type RawInstallers = { packages?: Partial_<PackagesConfig>; docker?: Partial_<DockerConfig>; postgres?: Partial_<PostgresConfig> };
-const installersFields = object<RawInstallers>({
-  packages: optional(packagesFields),
-  docker: optional(dockerFields),
-  postgres: optional(postgresFields),
-});
-
-type RawVm = Omit<Partial_<VmConfig>, "installers" | "name"> & { name: string; installers?: RawInstallers };
-const vmFields = object<RawVm>({
+type RawVm = Omit<Partial<VmConfig>, "installers" | "name"> & { name: string; installers?: RawInstallers };
+const vmFields = (installers: Validator<RawInstallers>) => object<RawVm>({
   name: required(string({ pattern: NAME, allowed: "a lowercase letter, then lowercase letters, digits or -, at most 31" })),
   kind: optional(oneOf(["nubes", "existing"] as const)),
   vappName: optional(nonEmpty),
@@ -80,30 +45,26 @@ const vmFields = object<RawVm>({
   address: optional(hostAddress),
   hostKeySha256: optional(hostKeySha256),
   zabbix: optional(boolean()),
-  // The same ranges as the handlers' own `ssh` event check (handlers/common/ssh.ts).
-  sshRetry: optional(object<SshRetryConfig>({
-    attempts: optional(integer(1, 20)),
-    delaySec: optional(integer(0, 300)),
-    budgetSec: optional(integer(1, 3600)),
-    timeoutSec: optional(integer(1, 300)),
-  })),
-  installers: optional(installersFields),
+  sshRetry: optional(object<SshRetryConfig>(configFields(SSH_RETRY_SETTINGS) as never)),
+  installers: optional(installers),
 });
 
 type RawConfig = {
   stackName?: string;
   runId?: number;
   jobTarget?: "sless" | "local";
-  nubes?: Partial_<NubesConfig>;
-  sless?: Partial_<SlessConfig>;
+  nubes?: Partial<NubesConfig>;
+  sless?: Partial<SlessConfig>;
   installers?: RawInstallers;
   vms: RawVm[];
 };
-const configFields: Validator<RawConfig> = object<RawConfig>({
+const contextFields = (catalog: readonly CatalogEntry[]): Validator<RawConfig> => {
+  const installers = installersFields(catalog);
+  return object<RawConfig>({
   stackName: optional(string({ pattern: NAME, allowed: "a lowercase letter, then lowercase letters, digits or -" })),
   runId: optional(integer(1, 1_000_000_000)),
   jobTarget: optional(oneOf(["sless", "local"] as const)),
-  nubes: optional(object<Partial_<NubesConfig>>({
+  nubes: optional(object<Partial<NubesConfig>>({
     endpoint: optional(url),
     providerSource: optional(nonEmpty),
     providerVersion: optional(nonEmpty),
@@ -113,28 +74,34 @@ const configFields: Validator<RawConfig> = object<RawConfig>({
     deleteMode: optional(oneOf(["delete", "suspend", "state_only"] as const)),
     resumeIfExists: optional(boolean()),
   })),
-  sless: optional(object<Partial_<SlessConfig>>({
+  sless: optional(object<Partial<SlessConfig>>({
     endpoint: optional(url),
     providerSource: optional(nonEmpty),
     providerVersion: optional(string()),
     runtime: optional(string({ pattern: /^[a-z][a-z0-9.]*$/, allowed: 'a runtime name such as "nodejs20"' })),
   })),
-  installers: optional(installersFields),
-  vms: required(list(vmFields, { minItems: 1 })),
-});
+  installers: optional(installers),
+  vms: required(list(vmFields(installers), { minItems: 1 })),
+  });
+};
+
+/** The JSON Schema of `context.vmInstall` (what an editor checks cdktf.json against). */
+export function configSchema(catalog: readonly CatalogEntry[] = INSTALLERS) {
+  return contextFields(catalog).schema;
+}
 
 /** Parses the `vmInstall` context object; throws ValidationError listing every problem. */
-export function parseConfig(raw: unknown): VmInstallConfig {
+export function parseConfig(raw: unknown, catalog: readonly CatalogEntry[] = INSTALLERS): VmInstallConfig {
   if (raw === undefined) {
     throw new ValidationError(`cdktf.json context.${CONTEXT_KEY}`, [`${CONTEXT_KEY}: missing; add a "${CONTEXT_KEY}" object under "context" in cdktf.json (see README, Configuration)`]);
   }
   const where = `cdktf.json context.${CONTEXT_KEY}`;
-  const given = validate(configFields, raw, where);
+  const given = validate(contextFields(catalog), raw, where);
   const problems: string[] = [];
 
   const nubes = given.nubes ? ({ ...NUBES_DEFAULTS, ...given.nubes } as NubesConfig) : undefined;
   const sless: SlessConfig = { ...SLESS_DEFAULTS, ...given.sless };
-  const vms = given.vms.map((vm, i) => resolveVm(vm, given.installers ?? {}, nubes, `vms[${i}]`, problems));
+  const vms = given.vms.map((vm, i) => resolveVm(vm, given.installers ?? {}, nubes, catalog, `vms[${i}]`, problems));
   if (!nubes && vms.some((vm) => vm.kind === "nubes")) {
     problems.push(`nubes: required when a VM is of kind "nubes" (the default); give nubes.vdcUid and nubes.nsxtUid, or make every VM kind "existing"`);
   }
@@ -152,7 +119,7 @@ export function parseConfig(raw: unknown): VmInstallConfig {
 /** Keys that describe a Nubes VM to create; meaningless for a host that already exists. */
 const NUBES_ONLY_KEYS = ["vappName", "cpu", "ram", "disk", "image", "publicKeyPath", "accessPorts", "addressKey", "zabbix"] as const;
 
-function resolveVm(raw: RawVm, top: RawInstallers, nubes: NubesConfig | undefined, path: string, problems: string[]): VmConfig {
+function resolveVm(raw: RawVm, top: RawInstallers, nubes: NubesConfig | undefined, catalog: readonly CatalogEntry[], path: string, problems: string[]): VmConfig {
   if (raw.kind === "existing") {
     if (raw.address === undefined) problems.push(`${path}.address: required for kind "existing": the host's IP address or name`);
     for (const key of NUBES_ONLY_KEYS) {
@@ -160,17 +127,11 @@ function resolveVm(raw: RawVm, top: RawInstallers, nubes: NubesConfig | undefine
     }
   }
   const own = raw.installers ?? {};
-  const installers: InstallersConfig = {
-    packages: { ...PACKAGES_DEFAULTS, ...top.packages, ...own.packages },
-    docker: { ...DOCKER_DEFAULTS, ...top.docker, ...own.docker },
-    postgres: { ...POSTGRES_DEFAULTS, ...top.postgres, ...own.postgres },
-  };
-  const pg = installers.postgres;
-  if (pg.enabled && !pg.passwordVariable) {
-    problems.push(`${path}.installers.postgres.passwordVariable: required when postgres is enabled; name a Terraform variable (e.g. "pg_password") and set TF_VAR_pg_password`);
-  }
-  if (pg.enabled && pg.allowRemote && pg.listenAddresses === "localhost") {
-    problems.push(`${path}.installers.postgres.listenAddresses: "localhost" with allowRemote true admits no remote client; set listenAddresses to "*" or the VM's address`);
+  const installers: Record<string, Record<string, unknown>> = {};
+  for (const def of catalog) {
+    const settings = { ...configDefaults(allSettings(def)), ...top[def.key], ...own[def.key] };
+    if (settings.enabled) problems.push(...(def.check?.(settings) ?? []).map((p) => `${path}.installers.${def.key}.${p}`));
+    installers[def.key] = settings;
   }
   const { installers: _ignored, ...fields } = raw;
   return {
@@ -178,6 +139,6 @@ function resolveVm(raw: RawVm, top: RawInstallers, nubes: NubesConfig | undefine
     accessPorts: [...VM_DEFAULTS.accessPorts],
     vappName: `${nubes?.vappName ?? NUBES_DEFAULTS.vappName}-${raw.name}`,
     ...fields,
-    installers,
+    installers: installers as InstallersConfig,
   } as VmConfig;
 }

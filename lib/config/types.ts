@@ -1,10 +1,15 @@
-// The settings vm-install reads from cdktf.json `context.vmInstall`, with their defaults. Each field's
-// doc comment is the configuration reference (the README's table follows it).
+// The settings vm-install reads from cdktf.json `context.vmInstall`, with their defaults. The stack's own
+// settings are documented here; each installer's settings are declared once in its
+// handlers/<handler>/definition.ts and their types derive from that.
+import type { dockerDefinition } from "../../handlers/install-docker/definition";
+import type { packagesDefinition } from "../../handlers/install-packages/definition";
+import type { postgresDefinition } from "../../handlers/install-postgres/definition";
+import type { InstallerDefinition } from "../../shared/installer-definition";
+import type { ConfigOf, Settings } from "../../shared/settings";
+import type { SSH_RETRY_SETTINGS } from "../../shared/ssh-retry";
 
 export type DeleteMode = "delete" | "suspend" | "state_only";
 export type AddressKey = "externalConnect" | "internalConnect";
-export type DockerChannel = "official" | "distro";
-export type DockerVerify = "hello-world" | "daemon";
 export type VmKind = "nubes" | "existing";
 export type JobTarget = "sless" | "local";
 
@@ -92,69 +97,26 @@ export interface VmConfig {
   readonly installers: InstallersConfig;
 }
 
-export interface SshRetryConfig {
-  /** Connection attempts in all. */
-  readonly attempts?: number;
-  /** Wait before the second attempt, in seconds; it doubles after each (at most 60 s). */
-  readonly delaySec?: number;
-  /** Give up once this many seconds have passed since the first attempt. */
-  readonly budgetSec?: number;
-  /** Each attempt's own time limit (TCP + handshake), in seconds. */
-  readonly timeoutSec?: number;
-}
+/** `vms[].sshRetry`: only what is given goes into the event's `ssh`; the handler defaults the rest. */
+export type SshRetryConfig = Partial<ConfigOf<typeof SSH_RETRY_SETTINGS>>;
 
-export interface InstallersConfig {
-  readonly packages: PackagesConfig;
-  readonly docker: DockerConfig;
-  readonly postgres: PostgresConfig;
-}
-
-interface InstallerCommon {
+/** What every installer's settings hold besides its own. */
+export interface InstallerCommonConfig {
   /** Run this installer. */
   readonly enabled: boolean;
-  /** sless_job wait_timeout_sec. */
+  /** The job's wait_timeout_sec. */
   readonly waitTimeoutSec: number;
 }
 
-export interface PackagesConfig extends InstallerCommon {
-  /** Debian package names, each optionally "=version". @default ["git","curl","htop","jq","unzip"] */
-  readonly packages: string[];
-  /** Run apt-get update first. @default true */
-  readonly update: boolean;
-  /** Skip apt-get update when the package lists are younger than this many seconds. @default none (always update) */
-  readonly cacheValidSec?: number;
-}
+/** An installer's resolved settings: the common ones and its own. */
+export type InstallerConfig<S extends Settings = Settings> = InstallerCommonConfig & ConfigOf<S>;
+type ConfigOfDefinition<D> = D extends InstallerDefinition<infer S> ? InstallerConfig<S> : never;
 
-export interface DockerConfig extends InstallerCommon {
-  /** Install the compose plugin. @default true */
-  readonly compose: boolean;
-  /** "official": Docker's apt repository; "distro": the OS's docker.io. @default "official" */
-  readonly channel: DockerChannel;
-  /** Docker repository base (a mirror of download.docker.com/linux). @default "https://download.docker.com/linux" */
-  readonly repoUrl: string;
-  /** Users added to the docker group. @default [the VM's login user] */
-  readonly users?: string[];
-  /** "hello-world" runs the plan's container; "daemon" checks docker info only (no registry needed). @default "hello-world" */
-  readonly verify: DockerVerify;
-}
+export type PackagesConfig = ConfigOfDefinition<typeof packagesDefinition>;
+export type DockerConfig = ConfigOfDefinition<typeof dockerDefinition>;
+export type PostgresConfig = ConfigOfDefinition<typeof postgresDefinition>;
 
-export interface PostgresConfig extends InstallerCommon {
-  /** PostgreSQL major; other than the distribution's own, it comes from PGDG. @default the distribution's (14 on Ubuntu 22.04, 15 on Debian 12) */
-  readonly version?: string;
-  /** Database to create. @default "myapp" */
-  readonly dbName: string;
-  /** Role to create, owner of the database. @default "app_user" */
-  readonly dbUser: string;
-  /** Terraform variable holding the role's password, set as TF_VAR_<name>. Required when enabled. */
-  readonly passwordVariable?: string;
-  /** postgresql.conf listen_addresses. @default "localhost" */
-  readonly listenAddresses: string;
-  /** Add a pg_hba entry for remote clients of this database and role. @default false */
-  readonly allowRemote: boolean;
-  /** Networks the pg_hba entry admits (scram-sha-256). @default ["0.0.0.0/0"] */
-  readonly allowedCidrs: string[];
-  /** PGDG repository base (a mirror of apt.postgresql.org). @default "https://apt.postgresql.org/pub/repos/apt" */
-  readonly repoUrl: string;
-}
-
-export type InstallerKey = keyof InstallersConfig;
+/** Each installer's settings by its key: the built-in ones typed, any other (a plugged-in installer) generic. */
+export type InstallersConfig = { readonly packages: PackagesConfig; readonly docker: DockerConfig; readonly postgres: PostgresConfig } & {
+  readonly [key: string]: InstallerCommonConfig & Record<string, unknown>;
+};

@@ -1,5 +1,6 @@
 // Runs an installer through the real handler kit with a scripted double in place of the SSH connection.
-import { InstallerDeps, InstallerSpec, runInstaller } from "../../../handlers/common/handler-kit";
+import { HandlerSpec, InstallerDeps, InstallerReport, runHandler } from "../../../handlers/common/handler-kit";
+import { Settings } from "../../../shared/settings";
 import { SecretScrubber } from "../../../shared/secrets";
 import { ScriptedRemote, Step } from "./scripted-remote";
 
@@ -8,14 +9,14 @@ export const TEST_KEY = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdj
 export const TEST_ENV = { VM_IP: "192.0.2.10", SSH_USER: "ubuntu", SSH_KEY: TEST_KEY };
 
 /**
- * Runs `installer` on `event` against `script`: the result or the error, every progress line, the
+ * Runs `handler` on `event` against `script`: the result or the error, every progress line, the
  * double (its calls) and how many times the kit connected (0 when validation stopped it).
  */
-export async function runScripted<E, R>(installer: InstallerSpec<E, R>, event: unknown, script: Step[], deps: Partial<InstallerDeps> = {}) {
+export async function runScripted<S extends Settings, R extends InstallerReport>(handler: HandlerSpec<S, R>, event: unknown, script: Step[], deps: Partial<InstallerDeps> = {}) {
   const remote = new ScriptedRemote(script);
   const lines: string[] = [];
   let connects = 0;
-  const outcome = await runInstaller(installer, event, {
+  const outcome = await runHandler(handler, event, {
     env: TEST_ENV,
     connect: async () => {
       connects++;

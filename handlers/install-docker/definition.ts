@@ -1,0 +1,44 @@
+// install-docker as both sides see it: its cdktf.json settings, their event keys, defaults and rules.
+import { APT_LIST_SETTINGS, defineInstallerDefinition } from "../../shared/installer-definition";
+import { repoUrl, unixUser } from "../../shared/names";
+import { setting } from "../../shared/settings";
+import { boolean, list, oneOf } from "../../shared/validate";
+
+/** Docker's upstream repository base; also what stale-entry clean-up recognises when repoUrl is a mirror. */
+export const DOCKER_UPSTREAM = "https://download.docker.com/linux";
+export const DOCKER_CHANNELS = ["official", "distro"] as const;
+export const DOCKER_VERIFY_MODES = ["hello-world", "daemon"] as const;
+export type DockerChannel = (typeof DOCKER_CHANNELS)[number];
+export type DockerVerify = (typeof DOCKER_VERIFY_MODES)[number];
+
+export const dockerDefinition = defineInstallerDefinition({
+  key: "docker",
+  handler: "install-docker",
+  doc: "Docker Engine from Docker's repository (or the distribution's docker.io), compose, users in the docker group, verified with hello-world or docker info",
+  enabledByDefault: false,
+  waitTimeoutSec: 900,
+  settings: {
+    compose: setting(boolean(), { event: "compose", default: true, doc: "Install compose as well (the v2 plugin; the distribution's compose on channel \"distro\")." }),
+    channel: setting(oneOf(DOCKER_CHANNELS), { event: "channel", default: "official", doc: "\"official\": Docker's apt repository; \"distro\": the distribution's docker.io." }),
+    repoUrl: setting(repoUrl, { event: "repo_url", default: DOCKER_UPSTREAM, doc: "Docker's repository base or a mirror of it (/debian or /ubuntu is added)." }),
+    users: setting(list(unixUser, { unique: true }), { event: "users", defaultDoc: "the VM's login user (SSH_USER)", doc: "Users added to the docker group (root-equivalent: list only who should be)." }),
+    verify: setting(oneOf(DOCKER_VERIFY_MODES), {
+      event: "verify",
+      default: "hello-world",
+      doc: "\"hello-world\" runs docker run --rm hello-world (needs a registry); \"daemon\" checks docker info only.",
+    }),
+    ...APT_LIST_SETTINGS,
+  },
+  result: {
+    docker_version: "the docker CLI's version",
+    server_version: "the daemon's version, from the verification",
+    compose: "whether compose works; compose_version and compose_command (\"docker compose\" or \"docker-compose\") with it",
+    channel: "the channel asked for",
+    packages: "installed version of each Docker package present",
+    users_added: "users this run added to the docker group",
+    removed: "conflicting packages this run removed (channel official)",
+    repository: "Docker's repository as configured: {uri, suite, line, keyring, source_file} (channel official)",
+    apt_update: "{ran, reason}",
+    verify: "{mode, detail}: how the installation was checked and what it said",
+  },
+});

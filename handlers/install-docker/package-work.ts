@@ -1,0 +1,164 @@
+// Installing Docker's packages, by channel: Docker's own repository ("official", as Docker's docs
+// "Install using the apt repository" do it) or the distribution's docker.io ("distro").
+import { Apt, aptFailureReason, AptUpdateOutcome } from "../common/apt";
+import { ensureAptRepository, removeStaleRepositories } from "../common/apt-repository";
+import { CommandError } from "../common/exec";
+import { OsInfo } from "../common/os-release";
+import { Progress } from "../common/progress";
+import { EventOf } from "../../shared/settings";
+import { DOCKER_UPSTREAM, dockerDefinition } from "./definition";
+import {
+  COMPOSE_PLUGIN, CONFLICTING_PACKAGES, DISTRO_COMPOSE_CHOICES, DOCKER_KEY_FINGERPRINT, LEGACY_DOCKER_KEYRINGS, OFFICIAL_PACKAGES, OPTIONAL_OFFICIAL_PACKAGES, PREREQUISITES,
+} from "./docker-packages";
+import { DockerState, installed } from "./docker-state";
+
+export type DockerEvent = EventOf<typeof dockerDefinition.settings>;
+
+/** Docker's repository as configured (official channel). */
+export interface DockerRepository {
+  uri: string;
+  suite: string;
+  line: string;
+  keyring: string;
+  source_file: string;
+}
+
+/** What installing the packages did. */
+export interface PackageWork {
+  changes: string[];
+  /** Conflicting packages removed (official channel). */
+  removed: string[];
+  warnings: string[];
+  apt_update: AptUpdateOutcome;
+  repository?: DockerRepository;
+}
+
+export function noPackageWork(): PackageWork {
+  return { changes: [], removed: [], warnings: [], apt_update: { ran: false, reason: "nothing to install" } };
+}
+
+/** apt-get update with the event's policy; `force` (a source just changed) ignores update/cache_valid_sec. */
+async function updateLists(apt: Apt, progress: Progress, event: DockerEvent, force: boolean): Promise<AptUpdateOutcome> {
+  if (!force && !event.update) return { ran: false, reason: "update: false" };
+  const outcome = await progress.step("apt-get update", () => apt.update({ cacheValidSec: force ? undefined : event.cache_valid_sec }), "apt_update");
+  if (force) outcome.reason = "an apt source changed";
+  if (!outcome.ran) progress.info(`apt-get update skipped: ${outcome.reason}`);
+  return outcome;
+}
+
+/** Docker's own repository and packages, as in "Install using the apt repository". */
+export async function installOfficial(apt: Apt, os: OsInfo, event: DockerEvent, state: DockerState, progress: Progress): Promise<PackageWork> {
+  const out = noPackageWork();
+  out.apt_update = { ran: false, reason: "" };
+  const base = `${event.repo_url.replace(/\/+$/, "")}/${os.family}`;
+  await clearTheWay(apt, event, state, progress, out);
+  const { changed: force, architectures } = await configureRepository(apt, os, base, progress, out);
+  // A changed source must be read whatever update/cache_valid_sec say; otherwise the event's policy,
+  // unless the update for ca-certificates/curl just ran.
+  try {
+    if (force || !out.apt_update.ran) out.apt_update = await updateLists(apt, progress, event, force);
+  } catch (err) {
+    throw new Error(
+      `apt-get update failed with Docker's repository configured (${out.repository!.source_file}: ${out.repository!.line}): ${err instanceof CommandError ? aptFailureReason(err) : (err as Error).message}. ` +
+        `Check repo_url: ${base} must serve dists/${os.codename}/ signed by ${base}/gpg (Docker publishes only supported releases).`,
+    );
+  }
+  await installOfficialPackages(apt, { os, base, architectures }, event, state, progress, out);
+  return out;
+}
+
+/** Docker's docs, steps 0 and 1: what fetching the key needs, and the packages that conflict away. */
+async function clearTheWay(apt: Apt, event: DockerEvent, state: DockerState, progress: Progress, out: PackageWork): Promise<void> {
+  const prereq = PREREQUISITES.filter((p) => !installed(state, p) || (p === "curl" && !state.curl));
+  if (prereq.length) {
+    out.apt_update = await updateLists(apt, progress, event, false);
+    await progress.step(`apt-get install ${prereq.join(" ")}`, () => apt.install(prereq), "apt_install");
+    out.changes.push(`installed ${prereq.join(" ")}`);
+  }
+  const conflicting = CONFLICTING_PACKAGES.filter((p) => installed(state, p));
+  if (conflicting.length) {
+    progress.info(`removing packages that conflict with Docker's: ${conflicting.join(" ")}`);
+    out.removed = await progress.step(`apt-get remove ${conflicting.join(" ")}`, () => apt.remove(conflicting), "apt_remove");
+    out.changes.push(`removed ${out.removed.join(" ")}`);
+  }
+}
+
+/** Docker's key and source in place, older ones away: whether any apt source changed, and for which architectures. */
+async function configureRepository(apt: Apt, os: OsInfo, base: string, progress: Progress, out: PackageWork): Promise<{ changed: boolean; architectures: string[] }> {
+  // The new source first, then the old ones away: a key that cannot be fetched leaves the VM as it was,
+  // and the clean-up knows exactly which file and keyring are the ones to keep.
+  const repo = await ensureAptRepository(apt.remote, { name: "docker", keyUrl: `${base}/gpg`, uri: base, suite: os.codename, components: ["stable"] }, progress);
+  const stale = await removeStaleRepositories(apt.remote, {
+    uris: [...new Set([base, `${DOCKER_UPSTREAM}/${os.family}`])],
+    keep: { sources: [repo.sourceFile], keyrings: [repo.keyring] },
+    keyrings: LEGACY_DOCKER_KEYRINGS,
+    trustedFingerprints: [DOCKER_KEY_FINGERPRINT],
+  }, progress);
+  out.changes.push(...repo.changes, ...stale.changes);
+  out.repository = { uri: repo.uri, suite: os.codename, line: repo.line, keyring: repo.keyring, source_file: repo.sourceFile };
+  return { changed: repo.changed || stale.changed, architectures: repo.architectures };
+}
+
+/** Docker's packages from its repository; an optional one the repository lacks is skipped with a warning. */
+async function installOfficialPackages(
+  apt: Apt, repo: { os: OsInfo; base: string; architectures: string[] }, event: DockerEvent, state: DockerState, progress: Progress, out: PackageWork,
+): Promise<void> {
+  const { os, base } = repo;
+  const arch = repo.architectures.join(",");
+  const wanted = [...OFFICIAL_PACKAGES, ...OPTIONAL_OFFICIAL_PACKAGES, ...(event.compose ? [COMPOSE_PLUGIN] : [])];
+  const offers = await progress.step("apt-cache policy", () => apt.candidates(wanted), "candidates");
+  const unavailable = wanted.filter((p) => !offers.get(p)?.candidate);
+  const missingRequired = unavailable.filter((p) => !OPTIONAL_OFFICIAL_PACKAGES.includes(p));
+  if (missingRequired.length) {
+    throw new Error(
+      `Docker's repository ${base} (${os.codename}, ${arch}) offers no ${missingRequired.join(", ")}: ` +
+        `check repo_url (a mirror must carry ${os.family}/dists/${os.codename}/stable) and that Docker supports ${os.pretty_name ?? os.codename} on ${arch}.`,
+    );
+  }
+  for (const p of unavailable) {
+    out.warnings.push(`${p} is not offered by ${base}; skipped`);
+    progress.info(`${p} is not offered by ${base}; skipped`);
+  }
+  const toInstall = wanted.filter((p) => !unavailable.includes(p) && !installed(state, p));
+  if (toInstall.length) {
+    await progress.step(`apt-get install ${toInstall.join(" ")}`, () => apt.install(toInstall), "apt_install");
+    out.changes.push(`installed ${toInstall.join(" ")}`);
+  }
+}
+
+/** The distribution's docker.io, and its compose when asked: whichever package apt offers. */
+export async function installDistro(apt: Apt, event: DockerEvent, state: DockerState, progress: Progress): Promise<PackageWork> {
+  const out = noPackageWork();
+  // A docker-ce already there is Docker too: installing docker.io would only make apt remove it.
+  const needEngine = !installed(state, "docker.io") && !installed(state, "docker-ce");
+  const needCompose = event.compose && state.composeV2 === undefined && state.composeV1 === undefined && !DISTRO_COMPOSE_CHOICES.some((p) => installed(state, p));
+  if (!needEngine && !needCompose) return out;
+
+  out.apt_update = await updateLists(apt, progress, event, false);
+  const names = [...(needEngine ? ["docker.io"] : []), ...(needCompose ? DISTRO_COMPOSE_CHOICES : [])];
+  const offers = await progress.step("apt-cache policy", () => apt.candidates(names), "candidates");
+  const toInstall: string[] = [];
+  if (needEngine) {
+    if (!offers.get("docker.io")?.candidate) {
+      throw new Error(
+        "the distribution's repositories offer no docker.io on the VM" +
+          (event.update ? "" : " (update is false: the package lists may be missing)") +
+          '; on Ubuntu it is in "universe" (add-apt-repository universe), or use channel "official"',
+      );
+    }
+    toInstall.push("docker.io");
+  }
+  if (needCompose) {
+    const pick = DISTRO_COMPOSE_CHOICES.find((p) => offers.get(p)?.candidate);
+    if (!pick) throw new Error(`the distribution offers none of ${DISTRO_COMPOSE_CHOICES.join(", ")}: set compose to false, or use channel "official" for Docker's compose plugin`);
+    const version = offers.get(pick)!.candidate!;
+    if (pick === "docker-compose" && /^(\d+:)?1\./.test(version)) {
+      out.warnings.push(`the distribution's compose is ${pick} ${version}: compose v1 (Python), called as docker-compose; channel "official" has v2`);
+    }
+    toInstall.push(pick);
+  }
+  await progress.step(`apt-get install ${toInstall.join(" ")}`, () => apt.install(toInstall), "apt_install");
+  out.changes.push(`installed ${toInstall.join(" ")}`);
+  return out;
+}
+

@@ -1,0 +1,88 @@
+// Talking to the VM about PostgreSQL: psql as the superuser (SQL on stdin), the package/cluster
+// inventory, atomic file writes as postgres, the TCP login check, packages and the cluster's unit.
+import { Apt, ensurePackages } from "../common/apt";
+import { Remote } from "../common/exec";
+import { command, quote } from "../../shared/shell-quote";
+import { Cluster, parseClusters, parsePsqlJson, parseServerPackages, parseUnits, pgpassField, ServerPackage } from "./pg";
+import { WHOAMI_SQL } from "./sql";
+
+/** psql as the postgres superuser over the local socket, SQL on stdin, stopping at the first error. */
+export function psql(remote: Remote, port: number, sql: string, label: string): Promise<{ stdout: string }> {
+  // `cd /`: the login user's home may be closed to postgres, and psql would complain about it.
+  return remote.run(`cd / && psql -X -q -A -t -v ON_ERROR_STOP=1 -p ${port} -d postgres -f -`, {
+    user: "postgres", stdin: sql, env: { PGCLIENTENCODING: "UTF8", LC_MESSAGES: "C" }, label, timeoutMs: 120_000,
+  });
+}
+
+export async function psqlJson<T>(remote: Remote, port: number, sql: string, label: string): Promise<T> {
+  return parsePsqlJson<T>((await psql(remote, port, sql, label)).stdout, label);
+}
+
+/** The server packages and clusters on the VM. */
+export interface ServerInventory {
+  packages: ServerPackage[];
+  clusters: Cluster[];
+  /** `systemctl is-active` of each cluster's unit, by unit name. */
+  units: Record<string, string>;
+}
+
+/**
+ * Server packages (dpkg), clusters (pg_lsclusters, absent before postgresql-common is installed) and
+ * whether systemd runs each cluster's unit: one command, as a rerun's first look should be cheap.
+ */
+export async function inspectInstallation(remote: Remote): Promise<ServerInventory> {
+  const r = await remote.run(
+    `dpkg-query -W -f='\${Package}\\t\${Status}\\t\${Version}\\n' 'postgresql-[0-9]*' 2>/dev/null; echo '--- clusters'; ` +
+      `if command -v pg_lsclusters >/dev/null 2>&1; then pg_lsclusters -h; echo '--- units'; ` +
+      `pg_lsclusters -h | while read -r v n _; do echo "postgresql@$v-$n $(systemctl is-active "postgresql@$v-$n")"; done; fi; true`,
+    { env: { LC_ALL: "C" }, label: "dpkg-query + pg_lsclusters", timeoutMs: 60_000 },
+  );
+  const [pkgs, rest = ""] = r.stdout.split("--- clusters\n");
+  const [clusters, units = ""] = rest.split("--- units\n");
+  return { packages: parseServerPackages(pkgs), clusters: parseClusters(clusters), units: parseUnits(units) };
+}
+
+/** Replaces a file as postgres, atomically (temporary file in the same directory + mv), keeping its mode. */
+export async function writeFile(remote: Remote, path: string, content: string, newMode: string): Promise<void> {
+  const f = quote(path);
+  await remote.run(
+    `t=$(mktemp ${quote(path + ".XXXXXX")}) || exit 1; ` +
+      `if [ -e ${f} ]; then chmod --reference=${f} "$t"; else chmod ${newMode} "$t"; fi && cat > "$t" && mv -f "$t" ${f} || { rm -f "$t"; exit 1; }`,
+    { user: "postgres", stdin: content, label: `writing ${path}`, timeoutMs: 30_000 },
+  );
+}
+
+/**
+ * Logs in as the role over TCP, the password in a pgpass file only the login user can read, in a
+ * private directory removed when the shell exits whatever happens. Returns psql's result or stderr.
+ */
+export async function tcpLogin(remote: Remote, t: { host: string; port: number; db: string; user: string; password: string }) {
+  const pgpass = [t.host, String(t.port), t.db, t.user, t.password].map(pgpassField).join(":") + "\n";
+  const psqlCmd = command("psql", "-X", "-w", "-q", "-A", "-t", "-h", t.host, "-p", String(t.port), "-U", t.user, "-d", t.db, "-c", WHOAMI_SQL);
+  return remote.run(
+    `umask 077; d=$(mktemp -d) || exit 1; trap 'rm -rf "$d"' EXIT; cat > "$d/pgpass" || exit 1; ` +
+      `PGPASSFILE="$d/pgpass" PGCONNECT_TIMEOUT=10 ${psqlCmd}`,
+    { stdin: pgpass, check: false, env: { LC_MESSAGES: "C" }, label: `psql -h ${t.host} -p ${t.port} -U ${t.user} -d ${t.db}`, timeoutMs: 60_000 },
+  );
+}
+
+/** apt-get install through the shared Apt helper; throws when any of `specs` could not be installed. */
+export async function installPackages(apt: Apt, specs: string[], what: string, policy: { update: boolean; cacheValidSec?: number }): Promise<void> {
+  const outcome = await ensurePackages(apt, specs, policy);
+  if (outcome.failed.length) {
+    throw new Error(`could not install ${what}: ${outcome.failed.map((f) => `${f.name}: ${f.reason}`).join("; ")}`);
+  }
+}
+
+/** systemctl start; on failure the message points at the unit's journal and the cluster's log. */
+export async function startOrExplain(remote: Remote, unit: string, cluster: Cluster): Promise<void> {
+  try {
+    await remote.run(`systemctl start ${unit}`, { sudo: true, label: `systemctl start ${unit}`, timeoutMs: 300_000 });
+  } catch (err) {
+    throw new Error(`${(err as Error).message}\nsee \`journalctl -u ${unit}\` and ${cluster.logFile ?? "the cluster's log"} on the VM`);
+  }
+  const again = await remote.run(`systemctl is-active ${unit}`, { check: false, label: `systemctl is-active ${unit}`, timeoutMs: 30_000 });
+  if (again.stdout.trim() !== "active") {
+    throw new Error(`${unit} is ${again.stdout.trim()} right after systemctl start: see \`journalctl -u ${unit}\` and ${cluster.logFile ?? "the cluster's log"} on the VM`);
+  }
+}
