@@ -1,24 +1,40 @@
 // The hand-made baselines: each installer's work as one plain root shell script with no checks, sent over
-// one `ssh` session. The benchmarks compare the installers (and whole deploys) against these.
+// one `ssh` session. The benchmarks compare the installers (and whole deploys) against these, so they do
+// the same work: the same packages, the same `apt-get update`, the same service, group and SQL steps.
+// Each step prints a marker with a timestamp on stderr, so a bench can set the raw steps' times beside
+// the handler's timings_ms (the markers cost one `date` per step).
 import type { Sandbox } from "../sandbox";
 import { sshRun } from "../sandbox";
 
-/** apt-get update, then install `packages`. */
-export function rawPackages(packages: string[]): string {
-  return ["set -e", "export DEBIAN_FRONTEND=noninteractive", "apt-get update -q >/dev/null", `apt-get install -y -q ${packages.join(" ")} >/dev/null`].join("\n") + "\n";
+type Step = [name: string, ...lines: string[]];
+
+const MARK = "@@bench-step";
+
+/** A `set -e` script of named steps, each preceded by a timestamp marker on stderr, and one at the end. */
+function script(steps: Step[]): string {
+  const lines = ["set -e", "export DEBIAN_FRONTEND=noninteractive"];
+  for (const [name, ...body] of steps) lines.push(`echo "${MARK} ${name} $(date +%s%N)" >&2`, ...body);
+  lines.push(`echo "${MARK} end $(date +%s%N)" >&2`);
+  return lines.join("\n") + "\n";
+}
+
+/** apt-get update (as the handlers run it: -q), then install `packages` (-y -q). */
+export function rawPackages(packages: string[], opts: { update?: boolean } = {}): string {
+  return script([
+    ...(opts.update === false ? [] : [["apt_update", "apt-get update -q >/dev/null"] as Step]),
+    ["apt_install", `apt-get install -y -q ${packages.join(" ")} >/dev/null`],
+  ]);
 }
 
 /** The distribution's docker.io, started, `user` in the docker group, the daemon asked for its version. */
 export function rawDockerDistro(user: string, opts: { update?: boolean } = {}): string {
-  return [
-    "set -e",
-    "export DEBIAN_FRONTEND=noninteractive",
-    ...(opts.update === false ? [] : ["apt-get update -q >/dev/null"]),
-    "apt-get install -y -q docker.io >/dev/null",
-    "systemctl enable --now docker.service",
-    `usermod -aG docker ${user}`,
-    "docker info --format '{{.ServerVersion}}' >/dev/null",
-  ].join("\n") + "\n";
+  return script([
+    ...(opts.update === false ? [] : [["apt_update", "apt-get update -q >/dev/null"] as Step]),
+    ["apt_install", "apt-get install -y -q docker.io >/dev/null"],
+    ["service", "systemctl enable --now docker.service"],
+    ["users", `usermod -aG docker ${user}`],
+    ["verify", "docker info --format '{{.ServerVersion}}' >/dev/null"],
+  ]);
 }
 
 export interface RawPostgres {
@@ -35,31 +51,60 @@ export interface RawPostgres {
 export function rawPostgres(o: RawPostgres): string {
   const sqlPw = o.password.replace(/'/g, "''");
   const pgpass = `127.0.0.1:5432:${o.db}:${o.user}:${o.password.replace(/\\/g, "\\\\").replace(/:/g, "\\:")}`;
-  return [
-    "set -e",
-    "export DEBIAN_FRONTEND=noninteractive",
-    ...(o.update === false ? [] : ["apt-get update -q >/dev/null"]),
-    "apt-get install -y -q postgresql >/dev/null",
-    "cd /",
-    "runuser -u postgres -- psql -X -q -v ON_ERROR_STOP=1 <<'SQL'",
-    `CREATE ROLE ${o.user} LOGIN PASSWORD '${sqlPw}';`,
-    `CREATE DATABASE ${o.db} OWNER ${o.user};`,
-    "SQL",
+  return script([
+    ...(o.update === false ? [] : [["apt_update", "apt-get update -q >/dev/null"] as Step]),
+    ["apt_install", "apt-get install -y -q postgresql >/dev/null"],
+    [
+      "role_db",
+      "cd /",
+      "runuser -u postgres -- psql -X -q -v ON_ERROR_STOP=1 <<'SQL'",
+      `CREATE ROLE ${o.user} LOGIN PASSWORD '${sqlPw}';`,
+      `CREATE DATABASE ${o.db} OWNER ${o.user};`,
+      "SQL",
+    ],
     ...(o.remoteCidr
       ? [
-          "echo \"listen_addresses = '*'\" > /etc/postgresql/15/main/conf.d/90-bench.conf",
-          `echo "host ${o.db} ${o.user} ${o.remoteCidr} scram-sha-256" >> /etc/postgresql/15/main/pg_hba.conf`,
-          "systemctl restart postgresql@15-main",
+          [
+            "restart",
+            "echo \"listen_addresses = '*'\" > /etc/postgresql/15/main/conf.d/90-bench.conf",
+            `echo "host ${o.db} ${o.user} ${o.remoteCidr} scram-sha-256" >> /etc/postgresql/15/main/pg_hba.conf`,
+            "systemctl restart postgresql@15-main",
+          ] as Step,
         ]
       : []),
-    `printf '%s\\n' '${pgpass.replace(/'/g, "'\\''")}' > /root/.pgpass && chmod 600 /root/.pgpass`,
-    `PGPASSFILE=/root/.pgpass psql -X -w -At -h 127.0.0.1 -U ${o.user} -d ${o.db} -c 'SELECT 1'`,
-  ].join("\n") + "\n";
+    [
+      "verify",
+      `printf '%s\\n' '${pgpass.replace(/'/g, "'\\''")}' > /root/.pgpass && chmod 600 /root/.pgpass`,
+      `PGPASSFILE=/root/.pgpass psql -X -w -At -h 127.0.0.1 -U ${o.user} -d ${o.db} -c 'SELECT 1'`,
+    ],
+  ]);
+}
+
+/** Milliseconds per step, from the markers a script printed on stderr. */
+export function stepTimes(stderr: string): Record<string, number> {
+  const marks = [...stderr.matchAll(new RegExp(`^${MARK} (\\S+) (\\d+)$`, "gm"))].map((m) => ({ name: m[1], ns: BigInt(m[2]) }));
+  const out: Record<string, number> = {};
+  for (let i = 0; i + 1 < marks.length; i++) out[marks[i].name] = Number((marks[i + 1].ns - marks[i].ns) / 1_000_000n);
+  return out;
+}
+
+export interface RawTiming {
+  /** Wall time of the `ssh` process, spawn to exit. */
+  ms: number;
+  /** Each step's time on the VM; `outside` is the rest (ssh process, connect, auth, sudo, exit). */
+  steps: Record<string, number>;
+}
+
+/** Runs `script` as root over one ssh session; its wall time and step times. Throws with stderr when it fails. */
+export async function timeRawSteps(sb: Sandbox, script: string, what: string): Promise<RawTiming> {
+  const r = await sshRun(sb, "sudo -n sh -s", { stdin: script });
+  if (r.code !== 0) throw new Error(`raw ${what} failed on ${sb.name}: exit ${r.code}\n${r.stderr.slice(-1500)}`);
+  const steps = stepTimes(r.stderr);
+  const inside = Object.values(steps).reduce((a, b) => a + b, 0);
+  return { ms: r.ms, steps: { ...steps, outside: Math.round(r.ms - inside) } };
 }
 
 /** Runs `script` as root over one ssh session; its wall time. Throws with stderr when it fails. */
 export async function timeRawScript(sb: Sandbox, script: string, what: string): Promise<number> {
-  const r = await sshRun(sb, "sudo -n sh -s", { stdin: script });
-  if (r.code !== 0) throw new Error(`raw ${what} failed on ${sb.name}: exit ${r.code}\n${r.stderr.slice(-1500)}`);
-  return r.ms;
+  return (await timeRawSteps(sb, script, what)).ms;
 }

@@ -4,7 +4,7 @@
 import { bundleHandler } from "../lib/bundling/bundle";
 import { runJob } from "../lib/runner/run-job";
 import { jobEnvFor, Sandbox, startSandbox } from "../sandbox";
-import { timeRawScript } from "./raw-sequences";
+import { timeRawSteps } from "./raw-sequences";
 import { BenchResult, summaryLines, writeResult } from "./results";
 import { median, RoundRecord, SideSpec } from "./rounds";
 
@@ -113,23 +113,28 @@ export function installerSides(o: InstallerBenchOptions): SideSpec[] {
       label: o.rawLabel,
       run: () =>
         withSandbox(async (sb) => {
-          const ms = await timeRawScript(sb, o.rawScript(sb), `${o.handler} baseline`);
+          const raw = await timeRawSteps(sb, o.rawScript(sb), `${o.handler} baseline`);
           await o.rawCheck?.(sb);
-          return { ms };
+          return { ms: raw.ms, extra: { steps_ms: raw.steps } };
         }),
     },
   ];
 }
 
-/** Lines saying where the handler's time goes: the median of each phase, and what is outside them. */
+/** Lines saying where the time goes: the handler's phases (median), what is outside them, and the raw steps. */
 export function phaseLines(records: RoundRecord[]): string[] {
-  const med = median;
-  const runs = records.filter((r) => r.side === "handler" && r.extra?.timings_ms);
-  if (runs.length === 0) return [];
-  const t = runs.map((r) => r.extra!.timings_ms as Record<string, number>);
-  const keys = [...new Set(t.flatMap((x) => Object.keys(x)))];
-  return [
-    `handler phases, median ms (timings_ms): ${keys.map((k) => `${k} ${Math.round(med(t.map((x) => x[k] ?? 0)))}`).join(", ")}`,
-    `outside the handler (process start, bundle load, exit), median: ${Math.round(med(runs.map((r) => r.extra!.outside_handler_ms as number)))} ms`,
-  ];
+  const medianOf = (runs: RoundRecord[], key: string) => {
+    const t = runs.map((r) => r.extra![key] as Record<string, number>);
+    const keys = [...new Set(t.flatMap((x) => Object.keys(x)))];
+    return keys.map((k) => `${k} ${Math.round(median(t.map((x) => x[k] ?? 0)))}`).join(", ");
+  };
+  const handler = records.filter((r) => r.side === "handler" && r.extra?.timings_ms);
+  const raw = records.filter((r) => r.side === "raw" && r.extra?.steps_ms);
+  const lines: string[] = [];
+  if (handler.length) {
+    lines.push(`handler phases, median ms (timings_ms): ${medianOf(handler, "timings_ms")}`);
+    lines.push(`handler: outside timings_ms (process start, bundle load, exit), median ${Math.round(median(handler.map((r) => r.extra!.outside_handler_ms as number)))} ms`);
+  }
+  if (raw.length) lines.push(`raw steps, median ms (outside = ssh spawn, connect, auth, sudo, exit): ${medianOf(raw, "steps_ms")}`);
+  return lines;
 }
