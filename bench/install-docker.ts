@@ -38,7 +38,8 @@ async function main(): Promise<void> {
       if (r.status !== "ok") throw new Error(`install-docker: status ${r.status}, expected ok`);
     },
     checkRerun: (r) => {
-      if (r.status !== "already_installed") throw new Error(`install-docker rerun: status ${r.status}, expected already_installed`);
+      const changed = Array.isArray(r.changed) ? r.changed.length > 0 : r.changed !== false;
+      if (r.status !== "already_installed" && changed) throw new Error(`install-docker rerun changed something: ${JSON.stringify({ status: r.status, changes: r.changes ?? r.changed })}`);
     },
     rawLabel: "raw docker.io sequence over one ssh",
     rawScript: (sb) => rawDockerDistro(sb.user),
