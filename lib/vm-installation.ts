@@ -79,7 +79,7 @@ export class VmInstallation extends Construct {
       }
       const job = props.jobTarget(this, `${prefix}_${def.key}`, {
         name: `${vm.name}-${def.handler}`,
-        asset: HandlerAsset.forHandler(this, def.handler),
+        asset: HandlerAsset.forHandler(this, def.handler, def.handlersDir),
         connection,
         event: { ...(previous ? { cache_valid_sec: FRESH_LISTS_SEC } : {}), ...toEvent(def.settings, settings), ...sshEvent(vm) },
         secretEvent: secretEvent(def, settings, props.secretVariable),

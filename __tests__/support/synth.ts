@@ -6,6 +6,7 @@ import * as os from "os";
 import * as path from "path";
 import { App } from "../../lib/cdktf";
 import { parseConfig } from "../../lib/config/parse";
+import type { CatalogEntry } from "../../lib/installers/catalog";
 import { VmInstallStack } from "../../lib/stack";
 import { PROJECT_ROOT } from "../../lib/bundling/bundle";
 
@@ -24,10 +25,10 @@ export function tempDir(prefix: string): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), `vm-install-${prefix}-`));
 }
 
-export function synth(ctx: Record<string, unknown>, outdir = tempDir("synth")): { tf: TfJson; outdir: string; stackDir: string } {
-  const config = parseConfig(ctx);
+export function synth(ctx: Record<string, unknown>, outdir = tempDir("synth"), installers?: readonly CatalogEntry[]): { tf: TfJson; outdir: string; stackDir: string } {
+  const config = parseConfig(ctx, installers);
   const app = new App({ outdir });
-  new VmInstallStack(app, config.stackName, { config, baseDir: PROJECT_ROOT });
+  new VmInstallStack(app, config.stackName, { config, baseDir: PROJECT_ROOT, installers });
   app.synth();
   const stackDir = path.join(outdir, "stacks", config.stackName);
   return { tf: JSON.parse(fs.readFileSync(path.join(stackDir, "cdk.tf.json"), "utf8")), outdir, stackDir };

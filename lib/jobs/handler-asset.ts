@@ -5,8 +5,10 @@ import { bundleHandler, Bundle } from "../bundling/bundle";
 import { AssetType, TerraformAsset, TerraformStack } from "../cdktf";
 
 export interface HandlerAssetProps {
-  /** Folder under handlers/. */
+  /** Folder under handlersDir holding handler.ts. */
   readonly handler: string;
+  /** Where that folder is. @default the project's handlers/ */
+  readonly handlersDir?: string;
 }
 
 export class HandlerAsset extends Construct {
@@ -14,11 +16,11 @@ export class HandlerAsset extends Construct {
    * The one asset of `handler` in the stack that holds `scope`, created on first use. Every job of that
    * handler shares it: one bundle and one copy in cdktf.out, however many VMs the stack has.
    */
-  static forHandler(scope: Construct, handler: string): HandlerAsset {
+  static forHandler(scope: Construct, handler: string, handlersDir?: string): HandlerAsset {
     const stack = TerraformStack.of(scope);
     const id = `handler-${handler}`;
     const existing = stack.node.tryFindChild(id);
-    if (existing === undefined) return new HandlerAsset(stack, id, { handler });
+    if (existing === undefined) return new HandlerAsset(stack, id, { handler, handlersDir });
     if (existing instanceof HandlerAsset) return existing;
     throw new Error(`HandlerAsset.forHandler(${handler}): stack ${stack.node.path} already has a child "${id}" that is not a HandlerAsset; rename that construct`);
   }
@@ -31,7 +33,7 @@ export class HandlerAsset extends Construct {
 
   constructor(scope: Construct, id: string, props: HandlerAssetProps) {
     super(scope, id);
-    this.bundle = bundleHandler({ handler: props.handler });
+    this.bundle = bundleHandler({ handler: props.handler, handlersDir: props.handlersDir });
     const asset = new TerraformAsset(this, "asset", { path: this.bundle.dir, type: AssetType.DIRECTORY });
     this.path = asset.path;
     this.assetHash = asset.assetHash;

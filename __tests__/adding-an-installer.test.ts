@@ -1,0 +1,72 @@
+// "Adding an installer is one folder plus one catalog line": a fixture installer (its definition.ts and
+// handler.ts in __tests__/fixtures/installers/install-hello) goes in through the same path the built-in
+// ones take. Its settings are checked at synth, its job is synthesized after the others, and its bundle
+// runs through the job runner against an in-process SSH server.
+import * as fs from "fs";
+import * as path from "path";
+import { bundleHandler } from "../lib/bundling/bundle";
+import { parseConfig } from "../lib/config/parse";
+import { CatalogEntry, INSTALLERS } from "../lib/installers/catalog";
+import { runJob } from "../lib/runner/run-job";
+import { helloDefinition } from "./fixtures/installers/install-hello/definition";
+import { startServer } from "./handlers/support/ssh-server";
+import { testKey } from "./handlers/support/test-keys";
+import { context, synth, tempDir } from "./support/synth";
+
+const HANDLERS_DIR = path.join(__dirname, "fixtures", "installers");
+const CATALOG: CatalogEntry[] = [...INSTALLERS, { ...helloDefinition, handlersDir: HANDLERS_DIR }];
+
+describe("a fixture installer plugged in through the catalog", () => {
+  it("is configured from cdktf.json like the others: defaults, overrides, and its own rules", () => {
+    const cfg = parseConfig(context({ installers: { hello: { enabled: true, times: 2 } } }), CATALOG);
+    expect(cfg.vms[0].installers.hello).toEqual({ enabled: true, waitTimeoutSec: 60, greeting: "hello", times: 2 });
+    expect(() => parseConfig(context({ installers: { hello: { times: 9 } } }), CATALOG)).toThrow(
+      /installers\.hello\.times: expected a whole number from 1 to 3, got number 9/,
+    );
+    // Without the catalog line, the key is unknown.
+    expect(() => parseConfig(context({ installers: { hello: {} } }))).toThrow(/installers\.hello: unknown key; allowed here: packages, docker, postgres/);
+  });
+
+  it("synthesizes its job after the built-in ones, with its event from its settings", () => {
+    const { tf, stackDir } = synth(context({ jobTarget: "local", vms: [{ name: "vm1", kind: "existing", address: "10.0.0.5" }], installers: { hello: { enabled: true, greeting: "hi there" } } }), tempDir("hello"), CATALOG);
+    const job = tf.resource.terraform_data.vm1_hello;
+    expect(job).toBeDefined();
+    expect(JSON.parse(job.triggers_replace.event)).toEqual({ cache_valid_sec: 900, greeting: "hi there", times: 1 });
+    expect(job.lifecycle.replace_triggered_by).toEqual(["terraform_data.vm1_packages"]);
+    expect(tf.output.vm1_hello_result).toBeDefined();
+    const bundleDir = path.join(stackDir, job.triggers_replace.source_dir);
+    expect(fs.readFileSync(path.join(bundleDir, "handler.js"), "utf8")).toContain("/tmp/hello");
+  });
+
+  it("runs its bundle through the job runner over real SSH and reports the common result shape", async () => {
+    const key = testKey("client_ed25519");
+    const seen: string[] = [];
+    const server = await startServer({
+      authorizedKey: key.public,
+      onExec: (line) => {
+        seen.push(line);
+        return /os-release/.test(line) ? { stdout: 'ID=debian\nVERSION_CODENAME=bookworm\nPRETTY_NAME="Debian GNU/Linux 12 (bookworm)"\n' } : { stdout: "" };
+      },
+    });
+    try {
+      const bundle = bundleHandler({ handler: "install-hello", handlersDir: HANDLERS_DIR, cacheDir: tempDir("hello-bundle") });
+      const job = await runJob({
+        dir: bundle.dir,
+        env: { VM_IP: "127.0.0.1", SSH_PORT: String(server.port), SSH_USER: "ubuntu", SSH_KEY: key.private },
+        event: { greeting: "hi", times: 2 },
+        timeoutSec: 60,
+      });
+      expect(job.phase).toBe("Succeeded");
+      const result = JSON.parse(job.message);
+      expect(Object.keys(result).slice(0, 8)).toEqual(["status", "changed", "changes", "summary", "warnings", "host_key_sha256", "os", "timings_ms"]);
+      expect(result).toMatchObject({ status: "ok", changed: true, changes: ["wrote /tmp/hello"], warnings: [], host_key_sha256: server.hostKeySha256, written: ["hi", "hi"] });
+      expect(seen.filter((l) => l.includes("/tmp/hello"))).toEqual(["printf '%s\\n' hi hi > /tmp/hello"]);
+
+      const refused = await runJob({ dir: bundle.dir, env: { VM_IP: "127.0.0.1", SSH_PORT: String(server.port), SSH_USER: "ubuntu", SSH_KEY: key.private }, event: { greeting: "Hi!" }, timeoutSec: 60 });
+      expect(refused.phase).toBe("Failed");
+      expect(refused.message).toMatch(/event greeting: "Hi!" is not allowed; expected lowercase words/);
+    } finally {
+      await server.close();
+    }
+  });
+});
