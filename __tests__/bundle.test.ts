@@ -1,12 +1,22 @@
 import { execFileSync } from "child_process";
 import * as fs from "fs";
 import * as path from "path";
-import { bundleHandler, PROJECT_ROOT } from "../lib/bundling/bundle";
+import { bundleHandler, esbuildRunCount, PROJECT_ROOT } from "../lib/bundling/bundle";
 import { INSTALLERS } from "../lib/installers/catalog";
+import { ENCRYPTED_KEY_PASSPHRASE, testKey } from "./handlers/support/test-keys";
 import { context, synth, tempDir } from "./support/synth";
+
+/** What a job's zip may hold, with room under the platform's limit for the code still to come. */
+const MAX_BUNDLE_BYTES = 350 * 1024;
 
 describe.each(INSTALLERS.map((i) => i.handler))("bundle of %s", (handler) => {
   const bundle = bundleHandler({ handler, cacheDir: tempDir("bundles") });
+
+  test(`is at most ${MAX_BUNDLE_BYTES / 1024} KB`, () => {
+    expect(fs.statSync(path.join(bundle.dir, "handler.js")).size).toBe(bundle.bytes);
+    // Over the limit: run esbuild with metafile: true on handlers/<name>/handler.ts to see what grew.
+    expect(bundle.bytes).toBeLessThanOrEqual(MAX_BUNDLE_BYTES);
+  });
 
   test("is one self-contained CommonJS handler.js exporting install, runnable from an empty directory", () => {
     expect(fs.readdirSync(bundle.dir)).toEqual(["handler.js"]);
@@ -78,5 +88,99 @@ describe("asset hash", () => {
   test("bundles do not depend on the checkout folder", () => {
     const code = fs.readFileSync(path.join(bundleHandler({ handler: "install-packages" }).dir, "handler.js"), "utf8");
     expect(code).not.toContain(PROJECT_ROOT);
+  });
+});
+
+describe("bundling once", () => {
+  const allInstallers = {
+    installers: { packages: { enabled: true }, docker: { enabled: true }, postgres: { enabled: true, passwordVariable: "pg_password" } },
+    vms: ["vm1", "vm2", "vm3", "vm4"].map((name, i) => ({ name, kind: "existing", address: `10.0.0.${i + 1}` })),
+  };
+
+  test("a synth of several VMs runs esbuild once per handler and writes one asset per handler", () => {
+    // A fresh module registry: this file's earlier tests have already bundled in this one.
+    jest.isolateModules(() => {
+      const bundling = require("../lib/bundling/bundle") as typeof import("../lib/bundling/bundle");
+      const { synth: isolatedSynth } = require("./support/synth") as typeof import("./support/synth");
+      const { tf, stackDir } = isolatedSynth(context(allInstallers));
+      const jobs = Object.values<any>(tf.resource.sless_job);
+      expect(jobs).toHaveLength(4 * INSTALLERS.length);
+      expect(bundling.esbuildRunCount()).toBe(INSTALLERS.length);
+      expect(fs.readdirSync(path.join(stackDir, "assets"))).toHaveLength(INSTALLERS.length);
+      expect(new Set(jobs.map((j) => j.source_dir)).size).toBe(INSTALLERS.length);
+    });
+  });
+
+  test("a second call with the same sources reuses the bundle; an edit bundles again", () => {
+    const handlers = tempDir("handlers");
+    const cacheDir = tempDir("bundles");
+    fs.mkdirSync(path.join(handlers, "probe"));
+    const write = (body: string) => fs.writeFileSync(path.join(handlers, "probe", "handler.ts"), `export async function install() { return ${body}; }\n`);
+    write('"one"');
+    const before = esbuildRunCount();
+    const one = bundleHandler({ handler: "probe", handlersDir: handlers, cacheDir });
+    expect(bundleHandler({ handler: "probe", handlersDir: handlers, cacheDir })).toEqual(one);
+    expect(esbuildRunCount()).toBe(before + 1);
+    write('"two"');
+    const two = bundleHandler({ handler: "probe", handlersDir: handlers, cacheDir });
+    expect(esbuildRunCount()).toBe(before + 2);
+    expect(two.sha256).not.toBe(one.sha256);
+  });
+});
+
+describe("ssh2 stand-ins", () => {
+  // Inside the project, so that "ssh2" resolves from node_modules as it does for handlers/.
+  const fixtureHandlers = () => fs.mkdtempSync(path.join(PROJECT_ROOT, ".cache", "test-handlers-"));
+  let created: string[] = [];
+  const handlersWith = (name: string, source: string): string => {
+    fs.mkdirSync(path.join(PROJECT_ROOT, ".cache"), { recursive: true });
+    const dir = fixtureHandlers();
+    created.push(dir);
+    fs.mkdirSync(path.join(dir, name));
+    fs.writeFileSync(path.join(dir, name, "handler.ts"), source);
+    return dir;
+  };
+  afterEach(() => {
+    for (const dir of created) fs.rmSync(dir, { recursive: true, force: true });
+    created = [];
+  });
+
+  const run = (dir: string): string =>
+    execFileSync(process.execPath, ["-e", 'require("./handler.js").install().then((r) => console.log(JSON.stringify(r)), (e) => console.log("threw: " + e.message))'], {
+      cwd: dir,
+      env: { PATH: process.env.PATH ?? "" },
+      encoding: "utf8",
+    }).trim();
+
+  test("a handler importing a part of ssh2 left out fails to bundle, naming the stand-in", () => {
+    const handlers = handlersWith("server", 'import { Server } from "ssh2";\nexport async function install() { return typeof Server; }\n');
+    expect(() => bundleHandler({ handler: "server", handlersDir: handlers, cacheDir: tempDir("bundles") })).toThrow(/No matching export .*"Server".*lib\/bundling\/stubs\/ssh2-index\.js/);
+  });
+
+  test("the client and parseKey are there; other utils, SFTP and key decryption fail by name", () => {
+    const handlers = handlersWith(
+      "probe",
+      [
+        'import { Client, utils } from "ssh2";',
+        "const attempt = (f: () => unknown) => { try { return String(f()); } catch (e) { return (e as Error).message; } };",
+        "export async function install() {",
+        "  return {",
+        "    client: typeof Client,",
+        '    parsed: attempt(() => (utils.parseKey("not a key") as Error).message),',
+        "    keygen: attempt(() => (utils as any).generateKeyPairSync(\"ed25519\")),",
+        "    sftp: attempt(() => new Client().sftp(() => undefined)),",
+        `    encrypted: attempt(() => (utils.parseKey(ENCRYPTED_KEY, ${JSON.stringify(ENCRYPTED_KEY_PASSPHRASE)}) as Error).message),`,
+        "  };",
+        "}",
+        `const ENCRYPTED_KEY = ${JSON.stringify(testKey("encrypted_ed25519").private)};`,
+      ].join("\n"),
+    );
+    const bundle = bundleHandler({ handler: "probe", handlersDir: handlers, cacheDir: tempDir("bundles") });
+    const result = JSON.parse(run(bundle.dir));
+    expect(result.client).toBe("function");
+    expect(result.parsed).toMatch(/Unsupported key format/);
+    expect(result.keygen).toMatch(/ssh2 utils\.generateKeyPairSync is not in the handler bundle: lib\/bundling\/stubs\/ssh2-index\.js/);
+    expect(result.sftp).toMatch(/SFTP is left out of handler bundles/);
+    expect(result.encrypted).toMatch(/passphrase-protected SSH key is left out of handler bundles/);
   });
 });

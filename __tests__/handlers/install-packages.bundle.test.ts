@@ -6,10 +6,10 @@ import { execFile } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import { utils } from "ssh2";
 import { bundleHandler } from "../../lib/bundling/bundle";
 import { DEBIAN_12, dpkgLine, policyBlock } from "./support/fixtures";
 import { ExecReply, startServer, TestServer } from "./support/ssh-server";
+import { testKey } from "./support/test-keys";
 
 /** A pretend Debian VM: a repository, an installed set, and the few commands the installer sends. */
 class FakeVm {
@@ -51,7 +51,7 @@ function runJob(dir: string, env: Record<string, string>, event: unknown): Promi
 }
 
 describe("bundled install-packages handler over real SSH", () => {
-  const key = utils.generateKeyPairSync("ed25519");
+  const key = testKey("client_ed25519");
   const vm = new FakeVm();
   let server: TestServer;
   let dir: string;

@@ -13,8 +13,9 @@ import {
   connect, DEFAULT_SSH_RETRY, fingerprintSha256, keyBlobType, parsePrivateKey, resolveSshRetry, retryWaitMs, SshConnectError, SshKeyError, SshSession,
 } from "../../handlers/common/ssh";
 import { freePort, startServer, TestServer } from "./support/ssh-server";
+import { ENCRYPTED_KEY_PASSPHRASE, TEST_KEY_NAMES, testKey } from "./support/test-keys";
 
-const clientKey = utils.generateKeyPairSync("ed25519");
+const clientKey = testKey("client_ed25519");
 const pem = (type: "rsa" | "ec" | "ed25519", encoding: "pkcs1" | "sec1" | "pkcs8") =>
   (crypto.generateKeyPairSync(type as "rsa", {
     modulusLength: 2048,
@@ -32,9 +33,9 @@ const silent = () => new Progress("test", { write: () => undefined, secrets: new
 
 describe("keys", () => {
   it.each([
-    ["OpenSSH ed25519", utils.generateKeyPairSync("ed25519").private, "ssh-ed25519"],
-    ["OpenSSH RSA", utils.generateKeyPairSync("rsa", { bits: 2048 }).private, "ssh-rsa"],
-    ["OpenSSH ECDSA", utils.generateKeyPairSync("ecdsa", { bits: 256 }).private, "ecdsa-sha2-nistp256"],
+    ["OpenSSH ed25519", testKey("client_ed25519").private, "ssh-ed25519"],
+    ["OpenSSH RSA", testKey("rsa").private, "ssh-rsa"],
+    ["OpenSSH ECDSA", testKey("ecdsa").private, "ecdsa-sha2-nistp256"],
     ["PEM RSA (PKCS#1)", pem("rsa", "pkcs1"), "ssh-rsa"],
     ["PEM EC (SEC1)", pem("ec", "sec1"), "ecdsa-sha2-nistp256"],
     ["PKCS#8 RSA", pem("rsa", "pkcs8"), "ssh-rsa"],
@@ -42,6 +43,12 @@ describe("keys", () => {
     ["PKCS#8 ed25519", pem("ed25519", "pkcs8"), "ssh-ed25519"],
   ])("reads %s", (_what, text, type) => {
     expect(parsePrivateKey(text).type).toBe(type);
+  });
+
+  it.each(TEST_KEY_NAMES)("fixture key %s is the one test-keys.ts records", (name) => {
+    const key = testKey(name);
+    const pub = utils.parseKey(key.public) as unknown as { getPublicSSH(): Buffer };
+    expect(fingerprintSha256(pub.getPublicSSH())).toBe(key.sha256);
   });
 
   it("says clearly when a key cannot be read, without echoing it", () => {
@@ -60,7 +67,9 @@ describe("keys", () => {
   });
 
   it("refuses an encrypted key with what to do about it", () => {
-    const encrypted = utils.generateKeyPairSync("ed25519", { passphrase: "pw", cipher: "aes256-ctr", rounds: 1 } as never).private;
+    const encrypted = testKey("encrypted_ed25519").private;
+    // The fixture really is a good key under its passphrase: the refusal is about encryption alone.
+    expect(utils.parseKey(encrypted, ENCRYPTED_KEY_PASSPHRASE)).not.toBeInstanceOf(Error);
     expect(() => parsePrivateKey(encrypted)).toThrow(/encrypted with a passphrase.*ssh-keygen -p/);
   });
 
@@ -78,7 +87,7 @@ describe("keys", () => {
     }
     fs.rmSync(dir, { recursive: true, force: true });
     const fp = fingerprintSha256(blob);
-    expect(fp).toMatch(/^SHA256:[A-Za-z0-9+/]{43}$/);
+    expect(fp).toBe(clientKey.sha256); // recorded from ssh-keygen -lf when the fixture was made
     if (keygen) expect(keygen.split(" ")[1]).toBe(fp);
   });
 });
@@ -144,7 +153,7 @@ describe("connect over real SSH (in-process ssh2 server on 127.0.0.1)", () => {
   });
 
   it("fails fast (no retry) when authentication fails", async () => {
-    const otherKey = utils.generateKeyPairSync("ed25519");
+    const otherKey = testKey("other_ed25519");
     server = await startServer({ authorizedKey: otherKey.public });
     const started = Date.now();
     const err = await connect(target(server.port), { retry: quick({ delaySec: 10 }), secrets: new SecretScrubber() }).catch((e) => e);

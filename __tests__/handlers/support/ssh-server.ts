@@ -4,6 +4,7 @@
 import * as crypto from "crypto";
 import * as net from "net";
 import { Connection, ParsedKey, Server, utils } from "ssh2";
+import { testKey } from "./test-keys";
 
 export interface ExecReply {
   stdout?: string;
@@ -17,7 +18,7 @@ export interface ExecReply {
 }
 
 export interface TestServerOptions {
-  /** Host private key text. @default a fresh ed25519 key */
+  /** Host private key text. @default the fixed test host key (test-keys.ts host_ed25519) */
   hostKey?: string;
   /** The one client public key accepted (OpenSSH public text or private text). */
   authorizedKey: string;
@@ -56,7 +57,7 @@ export async function freePort(): Promise<number> {
 }
 
 export async function startServer(opts: TestServerOptions): Promise<TestServer> {
-  const hostKey = opts.hostKey ?? utils.generateKeyPairSync("ed25519").private;
+  const hostKey = opts.hostKey ?? testKey("host_ed25519").private;
   const hostPub = parsed(hostKey).getPublicSSH();
   const allowed = parsed(opts.authorizedKey);
   const allowedPub = allowed.getPublicSSH();
