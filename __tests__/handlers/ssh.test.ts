@@ -141,9 +141,9 @@ describe("connect over real SSH (in-process ssh2 server on 127.0.0.1)", () => {
   it("refuses a host key that does not match the pin, saying expected and seen, without retrying", async () => {
     server = await startServer({ authorizedKey: clientKey.public });
     const pin = "SHA256:" + "B".repeat(43);
-    const started = Date.now();
-    const err = await connect(target(server.port, { hostKeySha256: pin }), { retry: quick({ delaySec: 10 }), secrets: new SecretScrubber() }).catch((e) => e);
-    expect(Date.now() - started).toBeLessThan(5000);
+    const waits: number[] = [];
+    const err = await connect(target(server.port, { hostKeySha256: pin }), { retry: quick(), secrets: new SecretScrubber(), sleep: async (ms) => void waits.push(ms) }).catch((e) => e);
+    expect(waits).toEqual([]); // a retry would have waited first
     expect(err).toBeInstanceOf(SshConnectError);
     expect(err.retryable).toBe(false);
     expect(err.message).toBe(
@@ -155,9 +155,9 @@ describe("connect over real SSH (in-process ssh2 server on 127.0.0.1)", () => {
   it("fails fast (no retry) when authentication fails", async () => {
     const otherKey = testKey("other_ed25519");
     server = await startServer({ authorizedKey: otherKey.public });
-    const started = Date.now();
-    const err = await connect(target(server.port), { retry: quick({ delaySec: 10 }), secrets: new SecretScrubber() }).catch((e) => e);
-    expect(Date.now() - started).toBeLessThan(5000);
+    const waits: number[] = [];
+    const err = await connect(target(server.port), { retry: quick(), secrets: new SecretScrubber(), sleep: async (ms) => void waits.push(ms) }).catch((e) => e);
+    expect(waits).toEqual([]);
     expect(err.retryable).toBe(false);
     expect(err.message).toMatch(new RegExp(`^SSH authentication failed for ubuntu@127\\.0\\.0\\.1:${server.port}: the server accepted no method with the ssh-ed25519 key in SSH_KEY`));
   });
@@ -188,10 +188,16 @@ describe("connect over real SSH (in-process ssh2 server on 127.0.0.1)", () => {
 
   it("stops when the next wait would pass the budget", async () => {
     const port = await freePort();
-    const started = Date.now();
-    const err = await connect(target(port), { retry: quick({ attempts: 10, delaySec: 1, budgetSec: 2 }), progress: silent(), secrets: new SecretScrubber() }).catch((e) => e);
-    expect(Date.now() - started).toBeLessThan(3500);
-    expect(err.message).toMatch(/gave up after 2 attempts in .* because the next one would pass the 2s budget \(ssh\.budget_sec\)/);
+    // A clock that only the waits move: the budget arithmetic is checked, not the machine's speed.
+    let clock = 0;
+    const waits: number[] = [];
+    const sleep = async (ms: number) => {
+      waits.push(ms);
+      clock += ms;
+    };
+    const err = await connect(target(port), { retry: quick({ attempts: 10, delaySec: 1, budgetSec: 2 }), progress: silent(), secrets: new SecretScrubber(), sleep, now: () => clock }).catch((e) => e);
+    expect(waits).toEqual([1000]); // the second wait (2 s) would end at 3 s, past the 2 s budget
+    expect(err.message).toMatch(/gave up after 2 attempts in 1\.0s because the next one would pass the 2s budget \(ssh\.budget_sec\)/);
   });
 
   it("retries a handshake that never comes (timeout)", async () => {

@@ -26,7 +26,7 @@ const FINGERPRINTS = {
   rsa: "SHA256:Tqn2Hguf0PFavWLUcgXbVBRgGxZiF2y6TS5k1GesL/o",
   ecdsa: "SHA256:c2HwhlDS/LtWtKtfsRA3QtiT8R4p1oy1599Kdk2lGWA",
   /** Encrypted with the passphrase ENCRYPTED_KEY_PASSPHRASE. */
-  encrypted_ed25519: "SHA256:sLc/gyDE7jwSm/QVetF7VXvur/HhaEB/sBqzFHwl8R8",
+  encrypted_ed25519: "SHA256:Q8s37WdxW0WeDb45sbxMQ4lMncYtdDCX1iA8SmWyEGk",
 } as const;
 
 export type TestKeyName = keyof typeof FINGERPRINTS;
