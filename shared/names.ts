@@ -63,9 +63,14 @@ export function parsePackageSpec(spec: string): { name: string; version?: string
   return { name, version };
 }
 
-export const packageSpec: Validator<string> = string({
+const packageSpecCheck = string({
   allowed: "a Debian package name (lowercase letters, digits, + - .; at least 2 characters), optionally =version",
   check: (v) => (parsePackageSpec(v) ? undefined : "is not a Debian package name with an optional =version"),
+});
+/** The same rule, with the pattern the JSON Schema gives an editor (the check keeps its own message). */
+export const packageSpec: Validator<string> = withSchema(packageSpecCheck, {
+  ...packageSpecCheck.schema,
+  pattern: `^${DEBIAN_PACKAGE.source.slice(1, -1)}(=${DEBIAN_VERSION.source.slice(1, -1)})?$`,
 });
 
 /** Package specs: at least one, and each package named once (git and git=1:2.39 together is ambiguous). */

@@ -1,0 +1,60 @@
+// What is generated from the installers' definitions is committed as generated: the README's installer
+// tables and vm-install.schema.json (npm run docs). And the JSON Schema an editor applies to cdktf.json
+// agrees with synth's own check on the project's config and on typical mistakes.
+import Ajv2020 from "ajv/dist/2020";
+import * as fs from "fs";
+import * as path from "path";
+import { schemaText, withReference, SCHEMA_FILE } from "../bin/docs";
+import { PROJECT_ROOT } from "../lib/bundling/bundle";
+import { parseConfig } from "../lib/config/parse";
+import { INSTALLERS } from "../lib/installers/catalog";
+import { context } from "./support/synth";
+
+const read = (file: string) => fs.readFileSync(path.join(PROJECT_ROOT, file), "utf8");
+
+describe("generated reference", () => {
+  it("README.md's installer tables are what the definitions generate (run npm run docs)", () => {
+    const readme = read("README.md");
+    expect(withReference(readme)).toBe(readme);
+  });
+
+  it(`${SCHEMA_FILE} is what the definitions generate (run npm run docs), and cdktf.json points at it`, () => {
+    expect(read(SCHEMA_FILE)).toBe(schemaText());
+    expect(JSON.parse(read("cdktf.json")).$schema).toBe(`./${SCHEMA_FILE}`);
+  });
+
+  it("lists every setting of every installer, with its event key", () => {
+    const readme = read("README.md");
+    for (const def of INSTALLERS) {
+      for (const [key, s] of Object.entries(def.settings)) {
+        if (!s.eventOnly) expect(readme).toContain(`| \`${key}\` | `);
+        if (s.event) expect(readme).toContain(`\`${s.event}\``);
+      }
+    }
+  });
+});
+
+describe("the JSON Schema an editor checks cdktf.json with", () => {
+  const validate = new Ajv2020({ allErrors: true, strict: false }).compile(JSON.parse(read(SCHEMA_FILE)));
+  const asCdktfJson = (vmInstall: unknown) => ({ language: "typescript", app: "x", context: { vmInstall } });
+
+  it("accepts the project's cdktf.json, as synth does", () => {
+    const cdktf = JSON.parse(read("cdktf.json"));
+    expect(() => parseConfig(cdktf.context.vmInstall)).not.toThrow();
+    expect(validate(cdktf)).toBe(true);
+  });
+
+  it.each([
+    ["a misspelt installer setting", { installers: { packages: { pakages: ["git"] } } }],
+    ["a package name with shell syntax", { installers: { packages: { packages: ["git;id"] } } }],
+    ["a cache_valid_sec beyond a month", { installers: { docker: { cacheValidSec: 31 * 86400 } } }],
+    ["an unknown Docker channel", { vms: [{ name: "vm1", installers: { docker: { channel: "edge" } } }] }],
+    ["a reserved database name", { installers: { postgres: { dbName: "template1" } } }],
+    ["an sshRetry out of range", { vms: [{ name: "vm1", sshRetry: { attempts: 0 } }] }],
+    ["a VM without a name", { vms: [{}] }],
+  ])("refuses %s, as synth does", (_what, patch) => {
+    const ctx = context(patch);
+    expect(() => parseConfig(ctx)).toThrow();
+    expect(validate(asCdktfJson(ctx))).toBe(false);
+  });
+});

@@ -1,0 +1,44 @@
+// `npm run docs`: writes what is generated from the installers' definitions (lib/reference): the
+// README's installer tables (between the generated:installers markers) and vm-install.schema.json,
+// the JSON Schema cdktf.json points its editor at. `--check` writes nothing and exits 1 on a difference.
+import * as fs from "fs";
+import * as path from "path";
+import { PROJECT_ROOT } from "../lib/bundling/bundle";
+import { cdktfJsonSchema, installersReference } from "../lib/reference/settings-reference";
+
+export const BEGIN = "<!-- generated:installers (npm run docs) -->";
+export const END = "<!-- /generated:installers -->";
+export const SCHEMA_FILE = "vm-install.schema.json";
+
+/** `readme` with the generated section put in; throws when the markers are missing. */
+export function withReference(readme: string): string {
+  const start = readme.indexOf(BEGIN);
+  const end = readme.indexOf(END);
+  if (start < 0 || end < start) throw new Error(`README.md has no "${BEGIN}" ... "${END}" section; put the two markers where the installer tables go`);
+  return `${readme.slice(0, start + BEGIN.length)}\n${installersReference()}\n${readme.slice(end)}`;
+}
+
+export function schemaText(): string {
+  return JSON.stringify(cdktfJsonSchema(), null, 2) + "\n";
+}
+
+function main(argv: string[]): number {
+  const check = argv.includes("--check");
+  const files: [string, (old: string) => string][] = [
+    [path.join(PROJECT_ROOT, "README.md"), withReference],
+    [path.join(PROJECT_ROOT, SCHEMA_FILE), () => schemaText()],
+  ];
+  let stale = 0;
+  for (const [file, generate] of files) {
+    const old = fs.existsSync(file) ? fs.readFileSync(file, "utf8") : "";
+    const next = generate(old);
+    if (next === old) continue;
+    stale++;
+    if (check) process.stderr.write(`docs: ${path.relative(PROJECT_ROOT, file)} is not what the definitions generate; run npm run docs\n`);
+    else fs.writeFileSync(file, next);
+  }
+  if (!check) process.stdout.write(`docs: ${stale ? `updated ${stale} file(s)` : "up to date"}\n`);
+  return check && stale ? 1 : 0;
+}
+
+if (require.main === module) process.exitCode = main(process.argv.slice(2));
