@@ -59,7 +59,7 @@ describe("parsers", () => {
     expect(aptFailureReason({ stdout, stderr })).toBe("foo : Depends: libbar (>= 2) but it is not installable; E: Unable to correct problems, you have held broken packages.");
   });
 
-  it("fills apt setting defaults from the plan (5 x 15 s)", () => {
+  it("fills apt setting defaults (5 x 15 s)", () => {
     expect(resolveAptSettings()).toEqual(DEFAULT_APT);
     expect(resolveAptSettings({ lock_attempts: 2 })).toMatchObject({ lockAttempts: 2, lockRetryDelaySec: 15, lockTimeoutSec: 30 });
   });

@@ -93,7 +93,7 @@ describe("keys", () => {
 });
 
 describe("retry settings", () => {
-  it("defaults to the plan's 3 attempts 10 s apart, inside a budget", () => {
+  it("defaults to 3 attempts 10 s apart, inside a budget", () => {
     expect(resolveSshRetry()).toEqual({ attempts: 3, delaySec: 10, budgetSec: 120, timeoutSec: 20 });
     expect(resolveSshRetry({ attempts: 5, delay_sec: 2 })).toEqual({ attempts: 5, delaySec: 2, budgetSec: 120, timeoutSec: 20 });
   });

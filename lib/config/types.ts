@@ -48,7 +48,7 @@ export interface NubesConfig {
 }
 
 export interface SlessConfig {
-  /** sless API endpoint. @default "https://sless.kube5s.ru" (the plan's) */
+  /** sless API endpoint. @default "https://sless.kube5s.ru" (the platform's public API) */
   readonly endpoint: string;
   /** Provider source address (unverified: the provider is not public). @default "sless.kube5s.ru/sless/sless" */
   readonly providerSource: string;

@@ -22,7 +22,7 @@ export interface RunJobOptions {
   readonly env: Record<string, string>;
   /** The parsed event_json; must be JSON-serialisable. */
   readonly event: unknown;
-  /** Kill the job after this many seconds. @default 900 (the seed's longest wait_timeout_sec) */
+  /** Kill the job after this many seconds. @default 900 (the longest wait_timeout_sec an installer has by default) */
   readonly timeoutSec?: number;
   /**
    * Each line the handler prints, as it prints it, secrets already scrubbed. Order holds within a stream;
