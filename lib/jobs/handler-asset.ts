@@ -21,7 +21,10 @@ export class HandlerAsset extends Construct {
     const id = `handler-${handler}`;
     const existing = stack.node.tryFindChild(id);
     if (existing === undefined) return new HandlerAsset(stack, id, { handler, handlersDir });
-    if (existing instanceof HandlerAsset) return existing;
+    if (existing instanceof HandlerAsset) {
+      if (existing.handlersDir === handlersDir) return existing;
+      throw new Error(`HandlerAsset.forHandler(${handler}): stack ${stack.node.path} already bundles a handler named "${handler}" from ${existing.handlersDir ?? "handlers/"}, not ${handlersDir ?? "handlers/"}; give one of them another name`);
+    }
     throw new Error(`HandlerAsset.forHandler(${handler}): stack ${stack.node.path} already has a child "${id}" that is not a HandlerAsset; rename that construct`);
   }
 
@@ -30,9 +33,12 @@ export class HandlerAsset extends Construct {
   /** Content hash of the bundle directory. */
   readonly assetHash: string;
   readonly bundle: Bundle;
+  /** The handlers folder it was bundled from, as given (undefined: the project's handlers/). */
+  readonly handlersDir?: string;
 
   constructor(scope: Construct, id: string, props: HandlerAssetProps) {
     super(scope, id);
+    this.handlersDir = props.handlersDir;
     this.bundle = bundleHandler({ handler: props.handler, handlersDir: props.handlersDir });
     const asset = new TerraformAsset(this, "asset", { path: this.bundle.dir, type: AssetType.DIRECTORY });
     this.path = asset.path;
