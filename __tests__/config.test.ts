@@ -139,6 +139,14 @@ describe("each class of bad configuration fails with a message naming the key pa
     expect(p).toEqual([expect.stringMatching(/^vms\[0\]\.installers\.postgres\.listenAddresses: "localhost" with allowRemote true admits no remote client/)]);
   });
 
+  test("a key path Terraform would read as a template", () => {
+    const p = problems(context({ vms: [{ name: "vm1", privateKeyPath: "keys/${var.x}", publicKeyPath: "keys/%{if true}k" }] }));
+    expect(p).toEqual([
+      expect.stringMatching(/^vms\[0\]\.publicKeyPath: .* is not allowed; expected a file path \(no quotes, newlines, or \$\{ and %\{, which Terraform reads as template syntax\)$/),
+      expect.stringMatching(/^vms\[0\]\.privateKeyPath: .* is not allowed; expected a file path/),
+    ]);
+  });
+
   test("two VMs with one name", () => {
     expect(problems(context({ vms: [{ name: "a" }, { name: "a" }] }))).toEqual(['vms[1].name: "a" is already used by vms[0]; VM names must be unique']);
   });

@@ -7,7 +7,8 @@ import * as fs from "fs";
 import * as net from "net";
 import * as path from "path";
 import { IMAGE_UID } from "./image";
-import { childEnv, descendantsOf, nsPids, procAlive, procComm, ProcRef, procRef, runOk, shQuote, sleep, tail } from "./util";
+import { quote } from "../shared/shell-quote";
+import { childEnv, descendantsOf, nsPids, procAlive, procComm, ProcRef, procRef, runOk, sleep, tail } from "./util";
 
 export const SSH_PORT = 22;
 
@@ -63,7 +64,7 @@ interface BootScriptInput {
 /** Runs as PID 1's parent inside the new mount + pid namespaces; everything it mounts dies with them. */
 function bootScript(i: BootScriptInput): string {
   const p = i.paths;
-  const q = shQuote;
+  const q = quote;
   const m = p.merged;
   const hosts = `127.0.0.1\tlocalhost\n127.0.1.1\t${i.name}\n::1\t\tlocalhost ip6-localhost ip6-loopback\nff02::1\t\tip6-allnodes\nff02::2\t\tip6-allrouters\n`;
   return `#!/bin/sh

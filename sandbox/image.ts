@@ -8,7 +8,8 @@ import * as path from "path";
 import { lock } from "./lock";
 import { imageAptConfig, SUITE } from "./hostapt";
 import { CACHE_DIR, listRunDirs, readState } from "./state";
-import { childEnv, run, shQuote, tail } from "./util";
+import { quote } from "../shared/shell-quote";
+import { childEnv, run, tail } from "./util";
 
 /** Bumped by hand only for changes the script text does not show (none so far). */
 const RECIPE_VERSION = "1";
@@ -42,7 +43,7 @@ const b64 = (s: string | Buffer) => Buffer.from(s).toString("base64");
 
 /** Writes a file into the rootfs from base64, so arbitrary content survives shell quoting unchanged. */
 function putFile(dest: string, content: string | Buffer, mode = "0644"): string {
-  return `install -D -m ${mode} /dev/null "$ROOT${dest}" && printf '%s' ${shQuote(b64(content))} | base64 -d > "$ROOT${dest}"`;
+  return `install -D -m ${mode} /dev/null "$ROOT${dest}" && printf '%s' ${quote(b64(content))} | base64 -d > "$ROOT${dest}"`;
 }
 
 const CGROUP_UNIT = `[Unit]
@@ -78,8 +79,8 @@ export function buildScript(): string {
   const steps = [
     `# vm-install sandbox base image, recipe ${RECIPE_VERSION}`,
     "set -euo pipefail",
-    `debootstrap --variant=minbase --components=main ${apt.keyring ? `--keyring=${shQuote(apt.keyring)} ` : ""}` +
-      `--include=${IMAGE_PACKAGES.join(",")} ${SUITE} "$ROOT" ${shQuote(apt.mirror)}`,
+    `debootstrap --variant=minbase --components=main ${apt.keyring ? `--keyring=${quote(apt.keyring)} ` : ""}` +
+      `--include=${IMAGE_PACKAGES.join(",")} ${SUITE} "$ROOT" ${quote(apt.mirror)}`,
     "# apt: the host's mirror and the fetch options it needs",
     `rm -f "$ROOT/etc/apt/sources.list"`,
     putFile("/etc/apt/sources.list.d/debian.sources", apt.sourcesFile),

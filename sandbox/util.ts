@@ -247,9 +247,3 @@ export function writeFileAtomic(file: string, data: string, mode = 0o644): void 
   fs.writeFileSync(tmp, data, { mode });
   fs.renameSync(tmp, file);
 }
-
-/**
- * The project's one POSIX quoting function (shared/shell-quote.ts), under the name boot.ts and image.ts
- * import; a second implementation here could drift from the one the handlers' quoting tests cover.
- */
-export { quote as shQuote } from "../shared/shell-quote";

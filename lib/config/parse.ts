@@ -16,7 +16,8 @@ const NAME = /^[a-z][a-z0-9-]{0,30}$/;
 const nonEmpty = string({ pattern: /\S/, allowed: "a non-empty string" });
 const url = string({ pattern: /^https?:\/\/[^\s"'`$\\]+$/, allowed: "an http(s) URL" });
 const port = string({ pattern: /^[0-9]{1,5}$/, allowed: 'a port number as a string, e.g. "22"', check: (v) => (Number(v) >= 1 && Number(v) <= 65535 ? undefined : "is not a port from 1 to 65535") });
-const filePath = string({ pattern: /^[^\0\n"]+$/, allowed: "a file path" });
+// `${` and `%{` would be read by Terraform as template syntax where the path lands (file(), local-exec).
+const filePath = string({ pattern: /^(?!.*[$%]\{)[^\0\n"]+$/, allowed: "a file path (no quotes, newlines, or ${ and %{, which Terraform reads as template syntax)" });
 
 // Installer settings are validated as given (no defaults) at both levels, then merged key by key:
 // VM over top level over defaults. That way a mistake is reported where it was written.
