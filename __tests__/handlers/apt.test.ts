@@ -1,7 +1,7 @@
+import { Apt, DEFAULT_APT, resolveAptSettings } from "../../handlers/common/apt";
 import {
-  Apt, AptLockError, aptFailureReason, candidateProblem, DEFAULT_APT, isLockError, parseAptCachePolicy,
-  parseAptHolderNote, parseDpkgQuery, parseLockTable, resolveAptSettings,
-} from "../../handlers/common/apt";
+  AptLockError, aptFailureReason, candidateProblem, isLockError, parseAptCachePolicy, parseAptHolderNote, parseDpkgQuery, parseLockTable,
+} from "../../handlers/common/apt-output";
 import { CommandError } from "../../handlers/common/exec";
 import { dpkgLine, LOCK_STAT, LOCK_STDERR, policyBlock, PROC_LOCKS } from "./support/fixtures";
 import { ScriptedRemote } from "./support/scripted-remote";

@@ -1,6 +1,6 @@
 // Docker as the VM has it: one read-only command that probes everything at once, its parser, and what
 // the event asks for that the state lacks. Pure apart from inspectDocker, so tests feed real output.
-import { PackageState, parseDpkgQuery } from "../common/apt";
+import { PackageState, parseDpkgQuery } from "../common/apt-output";
 import { Remote } from "../common/exec";
 import { quote } from "../../shared/shell-quote";
 import { DockerChannel } from "./definition";

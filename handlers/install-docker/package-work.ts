@@ -1,6 +1,7 @@
 // Installing Docker's packages, by channel: Docker's own repository ("official", as Docker's docs
 // "Install using the apt repository" do it) or the distribution's docker.io ("distro").
-import { Apt, aptFailureReason, AptUpdateOutcome } from "../common/apt";
+import { Apt, AptUpdateOutcome } from "../common/apt";
+import { aptFailureReason } from "../common/apt-output";
 import { ensureAptRepository, removeStaleRepositories } from "../common/apt-repository";
 import { CommandError } from "../common/exec";
 import { OsInfo } from "../common/os-release";

@@ -3,7 +3,7 @@
 // per-package lists. When nothing could be installed the job fails with every reason in the message; a
 // rerun changes nothing and runs no apt-get at all.
 
-import { ensurePackages, EnsureOutcome } from "../common/apt";
+import { ensurePackages, EnsureOutcome } from "../common/ensure-packages";
 import { defineHandler, InstallerReport, InstallerResult, runHandler } from "../common/handler-kit";
 import { packagesDefinition } from "./definition";
 

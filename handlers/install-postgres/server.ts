@@ -1,6 +1,7 @@
 // Talking to the VM about PostgreSQL: psql as the superuser (SQL on stdin), the package/cluster
 // inventory, atomic file writes as postgres, the TCP login check, packages and the cluster's unit.
-import { Apt, ensurePackages } from "../common/apt";
+import { Apt } from "../common/apt";
+import { ensurePackages } from "../common/ensure-packages";
 import { Remote } from "../common/exec";
 import { command, quote } from "../../shared/shell-quote";
 import { Cluster, parseClusters, parsePsqlJson, parseServerPackages, parseUnits, pgpassField, ServerPackage } from "./pg";

@@ -1,0 +1,144 @@
+// What apt and dpkg print, parsed: package states, candidates, lock holders, failure reasons. Pure, so
+// the tests feed them real tool output.
+import { tail } from "./exec";
+
+/** One package as dpkg sees it. */
+export interface PackageState {
+  name: string;
+  /** True when dpkg's status is "installed" (fully configured). */
+  installed: boolean;
+  /** dpkg's state word: installed, not-installed, config-files, half-configured, unpacked, ... */
+  status: string;
+  /** Installed version, when there is one. */
+  version?: string;
+}
+
+/**
+ * Output of `dpkg-query -W -f='${Package}\t${Status}\t${Version}\n' NAMES...`. Names dpkg has never
+ * heard of get no line; they come back as not-installed. With several architectures of one package
+ * the installed one wins.
+ */
+export function parseDpkgQuery(stdout: string, names: string[]): Map<string, PackageState> {
+  const states = new Map<string, PackageState>(names.map((name) => [name, { name, installed: false, status: "not-installed" }]));
+  for (const line of stdout.split("\n")) {
+    const [pkg, status, version] = line.split("\t");
+    if (!pkg || status === undefined) continue;
+    const name = pkg.split(":")[0];
+    if (!states.has(name)) continue;
+    const word = status.trim().split(/\s+/)[2] ?? "not-installed"; // "install ok installed" -> installed
+    const state: PackageState = { name, installed: word === "installed", status: word };
+    if (version && version.trim() && word !== "not-installed" && word !== "config-files") state.version = version.trim();
+    if (!states.get(name)!.installed) states.set(name, state);
+  }
+  return states;
+}
+
+/** What the configured repositories offer for one package. */
+export interface Candidate {
+  name: string;
+  /** The version apt would install; undefined for "(none)". */
+  candidate?: string;
+  /** Installed version; undefined for "(none)". */
+  installed?: string;
+  /** Every version in the version table (installable with name=version). */
+  versions: string[];
+}
+
+/** Output of `apt-cache policy NAMES...` (LC_ALL=C). A name apt does not know has no block at all. */
+export function parseAptCachePolicy(stdout: string): Map<string, Candidate> {
+  const out = new Map<string, Candidate>();
+  let current: Candidate | undefined;
+  let inTable = false;
+  const none = (v: string) => (v === "(none)" ? undefined : v);
+  for (const line of stdout.split("\n")) {
+    const header = /^(\S+):$/.exec(line);
+    if (header) {
+      current = { name: header[1], versions: [] };
+      out.set(current.name, current);
+      inTable = false;
+      continue;
+    }
+    if (!current) continue;
+    let m: RegExpExecArray | null;
+    if ((m = /^\s+Installed: (.*)$/.exec(line))) current.installed = none(m[1].trim());
+    else if ((m = /^\s+Candidate: (.*)$/.exec(line))) current.candidate = none(m[1].trim());
+    else if (/^\s+Version table:/.test(line)) inTable = true;
+    else if (inTable && (m = /^\s+(?:\*\*\*\s+)?(\S+)\s+(-?\d+)$/.exec(line))) current.versions.push(m[1]);
+  }
+  return out;
+}
+
+/** Why `name[=version]` cannot be installed given what apt offers; undefined when it can. */
+export function candidateProblem(spec: { name: string; version?: string }, offer: Candidate | undefined): string | undefined {
+  if (!offer) return "unknown package: apt on the VM knows no package of that name (check the spelling, or whether its repository is configured)";
+  if (spec.version === undefined) {
+    return offer.candidate ? undefined : "no installation candidate: apt knows the name but nothing installs it (a virtual or obsolete package? `apt-cache showpkg` on the VM lists what provides it)";
+  }
+  if (offer.versions.includes(spec.version)) return undefined;
+  const close = offer.versions.find((v) => v.replace(/^[0-9]+:/, "") === spec.version);
+  const available = offer.versions.length ? offer.versions.slice(0, 8).join(", ") : "none";
+  return `version ${spec.version} is not available` + (close ? ` (did you mean ${close}?)` : "") + `; available: ${available}`;
+}
+
+/** True when apt or dpkg output says the lock is taken by someone else. */
+export function isLockError(text: string): boolean {
+  return /Could not get lock|Unable to acquire the dpkg frontend lock|Unable to lock (the )?(directory|administration directory)|(is )?locked by another process/.test(text);
+}
+
+/** The lines of an apt failure that explain it: errors and unmet dependencies, at most a few. */
+export function aptFailureReason(result: { stdout: string; stderr: string }): string {
+  const lines = `${result.stdout}\n${result.stderr}`.split("\n").map((l) => l.trim());
+  const picked = lines.filter((l) => /^E: /.test(l) || /: (Pre-)?Depends: |: Breaks: |: Conflicts: /.test(l));
+  return picked.length ? [...new Set(picked)].slice(0, 6).join("; ") : tail(result.stderr || result.stdout, 4).replace(/\n/g, "; ");
+}
+
+/** A process holding one of apt's locks. */
+export interface LockHolder {
+  lock: string;
+  pid: number;
+  command: string;
+}
+
+/** The files apt and dpkg lock, in the order they are taken. */
+export const APT_LOCK_FILES = ["/var/lib/dpkg/lock-frontend", "/var/lib/dpkg/lock", "/var/lib/apt/lists/lock", "/var/cache/apt/archives/lock"];
+
+/**
+ * Pairs `stat -c '%n %i'` lines for the lock files with /proc/locks (whose 6th field is
+ * maj:min:inode) to find which pids hold them. Blocked waiters ("->" lines) are not holders.
+ * Matching is by inode only: the lock files all live on the root filesystem.
+ */
+export function parseLockTable(statOut: string, procLocks: string): { lock: string; pid: number }[] {
+  const byInode = new Map<string, string>();
+  for (const line of statOut.split("\n")) {
+    const m = /^(\S+) ([0-9]+)$/.exec(line.trim());
+    if (m) byInode.set(m[2], m[1]);
+  }
+  const found: { lock: string; pid: number }[] = [];
+  for (const line of procLocks.split("\n")) {
+    const fields = line.trim().split(/\s+/);
+    if (fields.length < 6 || fields[1] === "->") continue;
+    const pid = Number(fields[4]);
+    const inode = fields[5].split(":")[2];
+    const lock = inode !== undefined ? byInode.get(inode) : undefined;
+    if (lock && pid > 0 && !found.some((f) => f.lock === lock && f.pid === pid)) found.push({ lock, pid });
+  }
+  return found;
+}
+
+/** apt's own "It is held by process 1234 (apt-get)" note, used when /proc/locks shows nothing. */
+export function parseAptHolderNote(text: string): LockHolder | undefined {
+  const m = /Could not get lock (\S+?)\.? It is held by process ([0-9]+) \(([^)]*)\)/.exec(text);
+  return m ? { lock: m[1], pid: Number(m[2]), command: m[3] } : undefined;
+}
+
+export function describeHolders(holders: LockHolder[]): string {
+  return holders.map((h) => `${h.lock} is held by pid ${h.pid} (${h.command || "command unknown"})`).join("; ");
+}
+
+/** The dpkg/apt lock stayed busy through every attempt. */
+export class AptLockError extends Error {
+  constructor(message: string, readonly holders: LockHolder[]) {
+    super(message);
+    this.name = "AptLockError";
+  }
+}

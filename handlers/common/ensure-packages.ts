@@ -1,0 +1,157 @@
+// The Ansible-apt whole: make sure these packages are installed, reporting per package.
+import { parsePackageSpec } from "../../shared/names";
+import { Apt, AptUpdateOutcome } from "./apt";
+import { aptFailureReason, candidateProblem, PackageState } from "./apt-output";
+import { CommandError } from "./exec";
+
+export interface EnsureOptions {
+  /** Run apt-get update before installing (only when something is to be installed). */
+  update: boolean;
+  /** With update: skip it when the lists are younger than this many seconds. */
+  cacheValidSec?: number;
+}
+
+export interface EnsureOutcome {
+  /** Installed (or moved to the pinned version) by this run, and verified. */
+  installed: string[];
+  /** Already there at the wanted version: not touched. */
+  already_installed: string[];
+  failed: { name: string; reason: string }[];
+  /** Installed version of every package in installed and already_installed. */
+  versions: Record<string, string>;
+  /** True when this run changed the VM. */
+  changed: boolean;
+  /** apt-get update: whether it ran and why. */
+  update: AptUpdateOutcome;
+}
+
+/** A package asked for: the spec as given, and its parts. */
+interface Wanted {
+  spec: string;
+  name: string;
+  version?: string;
+}
+
+/** The progress step when the Apt has a Progress, else just the work. */
+function stepper(apt: Apt) {
+  return <T>(label: string, timing: string, fn: () => Promise<T>) => (apt.progress ? apt.progress.step(label, fn, timing) : fn());
+}
+
+function plural(n: number, one: string, many: string): string {
+  return `${n} ${n === 1 ? one : many}`;
+}
+
+/**
+ * Check state -> update if needed -> check candidates -> install what is missing -> verify each.
+ * One bad package does not stop the others: unknown names and missing versions fail alone, and when
+ * the batch install fails the packages are retried one by one so each gets its own reason.
+ * Lock trouble (AptLockError) and failures of apt-get update are not per-package: they throw.
+ */
+export async function ensurePackages(apt: Apt, specs: string[], opts: EnsureOptions): Promise<EnsureOutcome> {
+  const wanted = specs.map((spec): Wanted => {
+    const parsed = parsePackageSpec(spec);
+    if (!parsed) throw new Error(`ensurePackages: ${JSON.stringify(spec)} is not a package spec (validate the event first)`);
+    return { spec, ...parsed };
+  });
+  const outcome: EnsureOutcome = { installed: [], already_installed: [], failed: [], versions: {}, changed: false, update: { ran: false, reason: "" } };
+  const before = await stepper(apt)(`checking ${plural(wanted.length, "package", "packages")} with dpkg-query`, "check", () => apt.query(wanted.map((w) => w.name)));
+  const needed = wanted.filter((w) => !alreadyThere(w, before.get(w.name)!, outcome));
+  if (needed.length === 0) {
+    outcome.update = { ran: false, reason: "nothing to install" };
+    apt.progress?.info(`nothing to do: all ${plural(wanted.length, "package is", "packages are")} already installed (${wanted.map((w) => w.name).join(", ")})`);
+    return outcome;
+  }
+  apt.progress?.info(`to install: ${needed.map((w) => w.spec).join(" ")}${outcome.already_installed.length ? `; already installed: ${outcome.already_installed.join(" ")}` : ""}`);
+
+  outcome.update = await refreshLists(apt, opts);
+  const installable = await installableOf(apt, needed, opts, outcome);
+  const installErrors = installable.length ? await install(apt, installable, before) : new Map<string, string>();
+  await verify(apt, installable, installErrors, outcome);
+  outcome.changed = outcome.installed.length > 0;
+  // Report in the order asked, whatever order the steps found them in.
+  const order = new Map(wanted.map((w, i) => [w.name, i]));
+  outcome.failed.sort((a, b) => order.get(a.name)! - order.get(b.name)!);
+  return outcome;
+}
+
+/** Already installed at the wanted version: noted as such in `outcome`. */
+function alreadyThere(w: Wanted, state: PackageState, outcome: EnsureOutcome): boolean {
+  const ok = state.installed && (w.version === undefined || state.version === w.version);
+  if (ok) {
+    outcome.already_installed.push(w.name);
+    outcome.versions[w.name] = state.version ?? "";
+  }
+  return ok;
+}
+
+/** Fresh package lists, unless asked not to or they are fresh enough. */
+async function refreshLists(apt: Apt, opts: EnsureOptions): Promise<AptUpdateOutcome> {
+  if (!opts.update) return { ran: false, reason: "update: false" };
+  const label = opts.cacheValidSec === undefined ? "apt-get update" : `apt-get update unless the lists are younger than ${opts.cacheValidSec}s`;
+  const update = await stepper(apt)(label, "apt_update", () => apt.update({ cacheValidSec: opts.cacheValidSec }));
+  if (!update.ran) apt.progress?.info(`apt-get update skipped: ${update.reason}`);
+  return update;
+}
+
+/** Which of `needed` apt can install at all; the others go to `outcome.failed` with the reason. */
+async function installableOf(apt: Apt, needed: Wanted[], opts: EnsureOptions, outcome: EnsureOutcome): Promise<Wanted[]> {
+  const offers = await stepper(apt)("apt-cache policy", "candidates", () => apt.candidates(needed.map((w) => w.name)));
+  const installable = needed.filter((w) => {
+    const problem = candidateProblem(w, offers.get(w.name));
+    if (problem) outcome.failed.push({ name: w.name, reason: problem });
+    return !problem;
+  });
+  if (outcome.failed.length > 0 && !opts.update && (await apt.listsAgeSec()) === undefined) {
+    for (const f of outcome.failed) f.reason += " (update is false and the VM has no package lists: set update to true)";
+  }
+  return installable;
+}
+
+/** One transaction, or one by one when it fails, so each failure has its own reason: name -> reason. */
+async function install(apt: Apt, installable: Wanted[], before: Map<string, PackageState>): Promise<Map<string, string>> {
+  const errors = new Map<string, string>();
+  const downgrade = (w: Wanted) => w.version !== undefined && before.get(w.name)!.installed;
+  const batch = installable.map((w) => w.spec);
+  await stepper(apt)(`apt-get install ${batch.join(" ")}`, "apt_install", async () => {
+    try {
+      await apt.install(batch, { allowDowngrades: installable.some(downgrade) });
+    } catch (err) {
+      // Only an apt that ran and said no is a per-package matter; a timeout or a lost connection
+      // (no exit code) would only repeat for each package.
+      if (!(err instanceof CommandError) || err.code === null) throw err;
+      if (installable.length === 1) {
+        errors.set(installable[0].name, aptFailureReason(err));
+        return;
+      }
+      apt.progress?.info(`apt-get install of all ${installable.length} failed (${aptFailureReason(err)}); installing one by one`);
+      for (const w of installable) {
+        try {
+          await apt.install([w.spec], { allowDowngrades: downgrade(w) });
+        } catch (one) {
+          if (!(one instanceof CommandError) || one.code === null) throw one;
+          errors.set(w.name, aptFailureReason(one));
+        }
+      }
+    }
+  });
+  return errors;
+}
+
+/** dpkg's word on what apt said it did: each package to `installed` or `failed`. */
+async function verify(apt: Apt, installable: Wanted[], installErrors: Map<string, string>, outcome: EnsureOutcome): Promise<void> {
+  if (installable.length === 0) return;
+  const after = await stepper(apt)("verifying with dpkg-query", "verify", () => apt.query(installable.map((w) => w.name)));
+  for (const w of installable) {
+    const state = after.get(w.name)!;
+    if (state.installed && (w.version === undefined || state.version === w.version)) {
+      outcome.installed.push(w.name);
+      outcome.versions[w.name] = state.version ?? "";
+      continue;
+    }
+    const broken = ["half-configured", "half-installed", "unpacked", "triggers-awaited", "triggers-pending"].includes(state.status);
+    const seen = state.installed
+      ? `version ${state.version}, not ${w.version}`
+      : `status ${state.status}` + (broken ? " (an interrupted install: `sudo dpkg --configure -a` on the VM finishes it)" : "");
+    outcome.failed.push({ name: w.name, reason: installErrors.get(w.name) ?? `apt-get reported success but dpkg shows ${seen}` });
+  }
+}
