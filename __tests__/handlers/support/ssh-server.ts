@@ -105,7 +105,12 @@ export async function startServer(opts: TestServerOptions): Promise<TestServer> 
       });
     });
   });
-  await new Promise<void>((resolve) => server.listen(opts.port ?? 0, "127.0.0.1", resolve));
+  // A port taken in the meantime (a test that asked freePort() first) fails the test by name instead of
+  // leaving it waiting for a listen that never comes.
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", (err: Error) => reject(new Error(`test SSH server: cannot listen on 127.0.0.1:${opts.port ?? 0}: ${err.message}`)));
+    server.listen(opts.port ?? 0, "127.0.0.1", resolve);
+  });
   return {
     port: (server.address() as net.AddressInfo).port,
     hostKeySha256: "SHA256:" + crypto.createHash("sha256").update(hostPub).digest("base64").replace(/=+$/, ""),
