@@ -9,9 +9,9 @@ import { ConnectionEnv } from "../../handlers/common/connection-env";
 import { CommandError } from "../../handlers/common/exec";
 import { Progress } from "../../handlers/common/progress";
 import { SecretScrubber } from "../../shared/secrets";
-import {
-  connect, DEFAULT_SSH_RETRY, fingerprintSha256, keyBlobType, parsePrivateKey, resolveSshRetry, retryWaitMs, SshConnectError, SshKeyError, SshSession,
-} from "../../handlers/common/ssh";
+import { connect, DEFAULT_SSH_RETRY, resolveSshRetry, retryWaitMs, SshConnectError } from "../../handlers/common/ssh";
+import { fingerprintSha256, keyBlobType, parsePrivateKey, SshKeyError } from "../../handlers/common/ssh-keys";
+import { SshSession } from "../../handlers/common/ssh-session";
 import { freePort, startServer, TestServer } from "./support/ssh-server";
 import { ENCRYPTED_KEY_PASSPHRASE, TEST_KEY_NAMES, testKey } from "./support/test-keys";
 

@@ -1,0 +1,129 @@
+// A connected VM as a Remote: every command one exec channel, and a connection lost after `ready`
+// rejects every command still running (it would otherwise wait forever for an exit status).
+import { Client, ClientChannel } from "ssh2";
+import { SecretScrubber } from "../../shared/secrets";
+import { ExecRemote, RawExec, RawExecResult, Remote, RunOptions, RunResult } from "./exec";
+import { formatDuration } from "./progress";
+
+/** A connected VM: a Remote plus what was learnt while connecting. Close it when done. */
+export class SshSession implements Remote {
+  private readonly remote: ExecRemote;
+  private readonly pending = new Set<(err: Error) => void>();
+  private deadReason: string | undefined;
+
+  constructor(
+    private readonly client: Client,
+    /** "user@host:port", as messages name the VM. */
+    readonly target: string,
+    /** The host key's fingerprint as OpenSSH prints it. */
+    readonly hostKeySha256: string,
+    /** The host key's algorithm, e.g. "ssh-ed25519". */
+    readonly hostKeyType: string,
+    /** How many attempts connecting took. */
+    readonly attempts: number,
+    user: string,
+    secrets: SecretScrubber,
+    now: () => number,
+  ) {
+    this.remote = new ExecRemote(this.rawExec, { target, user, secrets, now });
+    const lost = (why: string) => {
+      if (this.deadReason) return;
+      this.deadReason = why;
+      const err = new Error(`the SSH connection was lost (${why})`);
+      for (const reject of [...this.pending]) reject(err);
+      this.pending.clear();
+    };
+    // These stay for the connection's whole life: an 'error' event without a listener would crash the
+    // process, and a command waiting on a dead channel would never settle.
+    client.on("error", (err: Error) => lost(err.message));
+    client.on("end", () => lost("the server ended the connection"));
+    client.on("close", () => lost("connection closed"));
+  }
+
+  run(command: string, opts?: RunOptions): Promise<RunResult> {
+    return this.remote.run(command, opts);
+  }
+
+  private readonly rawExec: RawExec = (commandLine, { stdin, timeoutMs }) =>
+    new Promise<RawExecResult>((resolve, reject) => {
+      if (this.deadReason) {
+        reject(new Error(`the SSH connection is gone (${this.deadReason})`));
+        return;
+      }
+      let settled = false;
+      let channel: ClientChannel | undefined;
+      const settle = (fn: () => void) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        this.pending.delete(onLost);
+        fn();
+      };
+      const onLost = (err: Error) => settle(() => reject(err));
+      this.pending.add(onLost);
+      const timer = setTimeout(() => {
+        settle(() => reject(new Error(`timed out after ${formatDuration(timeoutMs)}; the channel was closed (the command may still be running on the VM)`)));
+        try {
+          channel?.signal("KILL");
+          channel?.close();
+        } catch {
+          // the channel is already gone
+        }
+      }, timeoutMs);
+
+      this.client.exec(commandLine, (err, stream) => {
+        if (err) {
+          settle(() => reject(new Error(`could not start the command: ${err.message}`)));
+          return;
+        }
+        channel = stream;
+        const out = new Collector();
+        const errOut = new Collector();
+        let code: number | null = null;
+        let signal: string | undefined;
+        stream.on("data", (chunk: Buffer) => out.push(chunk));
+        stream.stderr.on("data", (chunk: Buffer) => errOut.push(chunk));
+        stream.on("exit", (exitCode: number | null, signalName?: string) => {
+          code = typeof exitCode === "number" ? exitCode : null;
+          signal = signalName ?? undefined;
+        });
+        stream.on("close", () => settle(() => resolve({ code, signal, stdout: out.buffer(), stderr: errOut.buffer() })));
+        stream.on("error", (streamErr: Error) => settle(() => reject(streamErr)));
+        stream.end(stdin);
+      });
+    });
+
+  /** Ends the connection; resolves once it is closed (or after 2 s, whichever is first). */
+  close(): Promise<void> {
+    if (this.deadReason) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, 2000);
+      this.client.once("close", () => {
+        clearTimeout(timer);
+        resolve();
+      });
+      this.deadReason = "closed by the handler";
+      this.client.end();
+    });
+  }
+}
+
+/** Keeps at most `limit` bytes of output, dropping the oldest: the end of a log is what explains it. */
+class Collector {
+  private chunks: Buffer[] = [];
+  private bytes = 0;
+  private dropped = false;
+  constructor(private readonly limit = 8 * 1024 * 1024) {}
+  push(chunk: Buffer): void {
+    this.chunks.push(chunk);
+    this.bytes += chunk.length;
+    while (this.bytes > this.limit && this.chunks.length > 1) {
+      this.bytes -= this.chunks.shift()!.length;
+      this.dropped = true;
+    }
+  }
+  buffer(): Buffer {
+    const data = Buffer.concat(this.chunks);
+    return this.dropped ? Buffer.concat([Buffer.from("[earlier output dropped]\n"), data]) : data;
+  }
+}
