@@ -1,12 +1,5 @@
-import {
-  ensureAptRepository,
-  keyFormat,
-  normalizeUri,
-  planStaleRemoval,
-  removeStaleRepositories,
-  sourceLine,
-  StaleRepositoryOptions,
-} from "../../handlers/common/apt-repository";
+import { ensureAptRepository, keyFormat, sourceLine } from "../../handlers/common/apt-repository";
+import { normalizeUri, planStaleRemoval, removeStaleRepositories, StaleRepositoryOptions } from "../../handlers/common/stale-repositories";
 import { ScriptedRemote } from "./support/scripted-remote";
 
 const ARMORED = "-----BEGIN PGP PUBLIC KEY BLOCK-----\n\nmQINBFit2ioBEADhWpZ8/wvZ6hUTiXOwQHXMAlaFHcPH9hAtr4F1y2+OYdbtMuth\n-----END PGP PUBLIC KEY BLOCK-----\n";

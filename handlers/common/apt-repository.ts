@@ -29,7 +29,7 @@
 
 import { Remote } from "./exec";
 import { REPO_URL } from "../../shared/names";
-import { Progress } from "./progress";
+import { Progress, stepIf } from "./progress";
 import { quote } from "../../shared/shell-quote";
 
 /** File stems for keyrings and source files: no slashes, nothing a shell or apt treats specially. */
@@ -111,8 +111,6 @@ function describeNonKey(key: Buffer): string {
   return `${key.length} bytes starting ${JSON.stringify(text)}`;
 }
 
-const step = <T>(progress: Progress | undefined, label: string, timing: string, fn: () => Promise<T>) =>
-  progress ? progress.step(label, fn, timing) : fn();
 
 /**
  * Makes sure the VM has `spec`'s signing key in /etc/apt/keyrings and a signed-by source line for it.
@@ -122,7 +120,7 @@ const step = <T>(progress: Progress | undefined, label: string, timing: string, 
  */
 export async function ensureAptRepository(remote: Remote, spec: AptRepositorySpec, progress?: Progress): Promise<AptRepositoryOutcome> {
   checkSpec(spec);
-  return step(progress, `apt repository ${spec.name}: ${trimSlash(spec.uri)} ${spec.suite}`, "apt_repository", async () => {
+  return stepIf(progress, `apt repository ${spec.name}: ${trimSlash(spec.uri)} ${spec.suite}`, async () => {
     // 1. The VM's architecture and the key as the VM sees it (it, not this job, must reach the URL).
     //    base64 so a binary key survives the text channel; curl's own message on failure.
     const fetched = await remote.run(
@@ -177,217 +175,5 @@ export async function ensureAptRepository(remote: Remote, spec: AptRepositorySpe
     for (const change of changes) progress?.info(change);
     if (changes.length === 0) progress?.info(`${sourceFile} and ${keyring} are up to date`);
     return { changed: changes.length > 0, changes, keyring, sourceFile, line, uri: trimSlash(spec.uri), architectures };
-  });
-}
-
-// ---------------------------------------------------------------------------------------------------
-// Stale entries of the same repository.
-
-export interface StaleRepositoryOptions {
-  /** The repository's URIs (the scheme is ignored: an old http:// entry is the same repository). */
-  uris: string[];
-  /** What ensureAptRepository wrote: never touched. */
-  keep: { sources: string[]; keyrings: string[] };
-  /** Keyring files of older set-ups of this repository, removed when nothing left uses them. */
-  keyrings?: string[];
-  /** Key fingerprints that older set-ups (`apt-key add`) put into /etc/apt/trusted.gpg, removed from it. */
-  trustedFingerprints?: string[];
-}
-
-export interface StaleRepositoryOutcome {
-  changed: boolean;
-  /** One line per change ("removed /etc/apt/sources.list.d/docker-ce.list", ...). */
-  changes: string[];
-}
-
-/** A source file as read from the VM. */
-export interface SourceFile {
-  path: string;
-  text: string;
-}
-
-/** What to do about the stale entries, worked out from the files (pure, for the tests). */
-export interface StalePlan {
-  /** Files with nothing but stale entries. */
-  remove: string[];
-  /** Files with stale and other entries: their new text (stale one-line entries commented out, stale deb822 stanzas dropped). */
-  rewrite: { path: string; text: string }[];
-  /** Keyrings the stale entries used (plus the legacy ones), not used by anything that stays. */
-  keyrings: string[];
-}
-
-/** "host/path" in lower case without scheme and trailing slashes, for comparing repository URIs. */
-export function normalizeUri(uri: string): string {
-  return uri.trim().replace(/^[a-z][a-z0-9+.-]*:\/\//i, "").replace(/\/+$/, "").toLowerCase();
-}
-
-const ONE_LINE = /^\s*(deb|deb-src)\s+(?:\[([^\]]*)\]\s+)?(\S+)\s+\S+/;
-
-/** The signed-by keyring paths of a one-line entry's option list ("arch=amd64 signed-by=/k.asc"). */
-function signedByOf(options: string | undefined): string[] {
-  if (!options) return [];
-  const m = /(?:^|\s)signed-by=(\S+)/.exec(options);
-  return m ? m[1].split(",").filter((v) => v.startsWith("/")) : [];
-}
-
-interface Entry {
-  stale: boolean;
-  keyrings: string[];
-}
-
-/** deb822 stanzas: blocks separated by blank lines; continuation lines start with a space. */
-function stanzas(text: string): string[] {
-  return text.split(/\n\s*\n/).map((s) => s.replace(/^\n+|\n+$/g, "")).filter((s) => s.trim() !== "");
-}
-
-function deb822Field(stanza: string, field: string): string | undefined {
-  const lines = stanza.split("\n");
-  const i = lines.findIndex((l) => l.toLowerCase().startsWith(field.toLowerCase() + ":"));
-  if (i < 0) return undefined;
-  let value = lines[i].slice(field.length + 1);
-  for (let j = i + 1; j < lines.length && /^[ \t]/.test(lines[j]); j++) value += "\n" + lines[j];
-  return value.trim();
-}
-
-function isEntryStanza(stanza: string): boolean {
-  return stanza.split("\n").some((l) => /^[A-Za-z-]+:/.test(l));
-}
-
-/**
- * Finds every entry for `uris` outside `keep.sources` and decides, per file, whether it goes entirely
- * (only stale entries in it) or is rewritten without them. /etc/apt/sources.list is never removed:
- * its stale lines are commented out, so the user sees where they went.
- */
-export function planStaleRemoval(files: SourceFile[], opts: StaleRepositoryOptions): StalePlan {
-  const wanted = new Set(opts.uris.map(normalizeUri));
-  const keepSources = new Set(opts.keep.sources);
-  const plan: StalePlan = { remove: [], rewrite: [], keyrings: [] };
-  const staleKeyrings = new Set<string>(opts.keyrings ?? []);
-  const usedKeyrings = new Set<string>(opts.keep.keyrings);
-
-  for (const file of files) {
-    const kept = keepSources.has(file.path);
-    if (file.path.endsWith(".sources")) {
-      const blocks = stanzas(file.text);
-      const entries = blocks.map((b): Entry & { block: string } => {
-        const uris = (deb822Field(b, "URIs") ?? "").split(/\s+/).filter(Boolean);
-        const keyrings = (deb822Field(b, "Signed-By") ?? "").split(/\s+/).filter((v) => v.startsWith("/"));
-        return { block: b, keyrings, stale: !kept && isEntryStanza(b) && uris.some((u) => wanted.has(normalizeUri(u))) };
-      });
-      for (const e of entries) for (const k of e.keyrings) (e.stale ? staleKeyrings : usedKeyrings).add(k);
-      if (!entries.some((e) => e.stale)) continue;
-      const rest = entries.filter((e) => !e.stale && isEntryStanza(e.block));
-      if (rest.length === 0) plan.remove.push(file.path);
-      else plan.rewrite.push({ path: file.path, text: entries.filter((e) => !e.stale).map((e) => e.block).join("\n\n") + "\n" });
-      continue;
-    }
-    const lines = file.text.split("\n");
-    let stale = 0;
-    let others = 0;
-    const out = lines.map((line) => {
-      const m = ONE_LINE.exec(line);
-      if (!m) return line;
-      const keyrings = signedByOf(m[2]);
-      const isStale = !kept && wanted.has(normalizeUri(m[3]));
-      for (const k of keyrings) (isStale ? staleKeyrings : usedKeyrings).add(k);
-      if (!isStale) {
-        others++;
-        return line;
-      }
-      stale++;
-      return `# disabled by vm-install (superseded by ${opts.keep.sources.join(", ")}): ${line.trim()}`;
-    });
-    if (stale === 0) continue;
-    if (others === 0 && file.path.startsWith(SOURCES_DIR + "/")) plan.remove.push(file.path);
-    else plan.rewrite.push({ path: file.path, text: out.join("\n").replace(/\n*$/, "\n") });
-  }
-  // Only keyrings in apt's own places, and never one that something staying still uses.
-  const places = [KEYRINGS_DIR + "/", "/usr/share/keyrings/", "/etc/apt/trusted.gpg.d/"];
-  plan.keyrings = [...staleKeyrings].filter((k) => !usedKeyrings.has(k) && places.some((p) => k.startsWith(p)) && !k.includes(".."));
-  return plan;
-}
-
-/** Splits the inspect command's output into source files, legacy keyrings present, fingerprints in trusted.gpg. */
-function parseInspect(stdout: string): { files: SourceFile[]; trusted: string[]; keyrings: string[] } {
-  const files: SourceFile[] = [];
-  const trusted: string[] = [];
-  const keyrings: string[] = [];
-  let current: string[] | undefined;
-  let inTrusted = false;
-  for (const line of stdout.split("\n")) {
-    const file = /^@@@file (.+)$/.exec(line);
-    if (file) {
-      current = [];
-      files.push({ path: file[1], text: "" });
-      continue;
-    }
-    const keyring = current ? null : /^@@@keyring (\/.+)$/.exec(line);
-    if (keyring) {
-      keyrings.push(keyring[1]);
-      continue;
-    }
-    if (line === "@@@end" && current) {
-      // The printf before @@@end added one line break: joining the lines between restores the bytes.
-      files[files.length - 1].text = current.join("\n");
-      current = undefined;
-    } else if (line === "@@@trusted") {
-      inTrusted = true;
-    } else if (current) {
-      current.push(line);
-    } else if (inTrusted) {
-      const fpr = /^fpr:+([0-9A-F]{16,}):/.exec(line);
-      if (fpr) trusted.push(fpr[1]);
-    }
-  }
-  return { files, trusted, keyrings };
-}
-
-/**
- * Takes away what older set-ups of the same repository left: other source files for the same URIs
- * (docker-ce.list, a deb822 docker.sources, a line in /etc/apt/sources.list), the keyrings only they
- * used (e.g. /usr/share/keyrings/docker-archive-keyring.gpg; a keyring a dpkg package owns stays), and
- * the repository's key in apt-key's /etc/apt/trusted.gpg. One command to look, one to act when needed.
- */
-export async function removeStaleRepositories(remote: Remote, opts: StaleRepositoryOptions, progress?: Progress): Promise<StaleRepositoryOutcome> {
-  for (const u of opts.uris) if (!REPO_URL.test(u)) throw new Error(`stale repository check: ${JSON.stringify(u)} is not an http(s) URL without quotes or spaces`);
-  for (const f of opts.trustedFingerprints ?? []) if (!/^[0-9A-F]{40}$/.test(f)) throw new Error(`stale repository check: ${JSON.stringify(f)} is not a 40-digit key fingerprint`);
-  return step(progress, "looking for stale sources and keys of the same repository", "apt_repository", async () => {
-    const inspect = [
-      `for f in /etc/apt/sources.list ${SOURCES_DIR}/*.list ${SOURCES_DIR}/*.sources; do [ -f "$f" ] || continue; printf '@@@file %s\\n' "$f"; cat "$f"; printf '\\n@@@end\\n'; done`,
-      // Legacy keyrings that exist and no package owns (dpkg -S reads every file list: only for files there).
-      ...(opts.keyrings ?? []).map((k) => `if [ -e ${quote(k)} ] && ! dpkg -S ${quote(k)} >/dev/null 2>&1; then printf '@@@keyring %s\\n' ${quote(k)}; fi`),
-      // apt-key's keyring: read with a throwaway gpg home so nothing is created for root.
-      (opts.trustedFingerprints ?? []).length
-        ? `if [ -s /etc/apt/trusted.gpg ] && command -v gpg >/dev/null; then echo '@@@trusted'; h=$(mktemp -d); ` +
-          `gpg --homedir "$h" --no-default-keyring --keyring /etc/apt/trusted.gpg --with-colons --list-keys 2>/dev/null; rm -rf "$h"; fi`
-        : "",
-      "true",
-    ].filter(Boolean).join("\n");
-    const found = await remote.run(inspect, { sudo: true, label: "reading apt sources", timeoutMs: 60_000 });
-    const { files, trusted, keyrings } = parseInspect(found.stdout);
-    const plan = planStaleRemoval(files, { ...opts, keyrings });
-    const fingerprints = (opts.trustedFingerprints ?? []).filter((f) => trusted.includes(f));
-
-    const actions: string[] = [];
-    for (const path of plan.remove) actions.push(`rm -f ${quote(path)} && echo ${quote(`changed:removed ${path}`)}`);
-    for (const { path, text } of plan.rewrite) {
-      const b64 = Buffer.from(text, "utf8").toString("base64");
-      actions.push(`printf '%s' ${quote(b64)} | base64 -d > ${quote(path + ".tmp")} && chmod 0644 ${quote(path + ".tmp")} && mv -f ${quote(path + ".tmp")} ${quote(path)} && echo ${quote(`changed:removed this repository's entries from ${path}`)}`);
-    }
-    for (const k of plan.keyrings) {
-      // A keyring a package ships (dpkg -S knows it) is that package's business, not ours.
-      actions.push(`if [ -e ${quote(k)} ] && ! dpkg -S ${quote(k)} >/dev/null 2>&1; then rm -f ${quote(k)} && echo ${quote(`changed:removed ${k}`)}; fi`);
-    }
-    if (fingerprints.length) {
-      actions.push(
-        `h=$(mktemp -d) && gpg --homedir "$h" --batch --yes --no-default-keyring --keyring /etc/apt/trusted.gpg --delete-keys ${fingerprints.join(" ")} && rm -rf "$h" && ` +
-          `echo ${quote(`changed:removed key ${fingerprints.join(", ")} from /etc/apt/trusted.gpg (apt-key)`)}`,
-      );
-    }
-    if (actions.length === 0) return { changed: false, changes: [] };
-    const result = await remote.run(["set -e", ...actions].join("\n"), { sudo: true, label: "removing stale apt sources and keys", timeoutMs: 60_000 });
-    const changes = result.stdout.split("\n").filter((l) => l.startsWith("changed:")).map((l) => l.slice("changed:".length));
-    for (const change of changes) progress?.info(change);
-    return { changed: changes.length > 0, changes };
-  });
+  }, "apt_repository");
 }

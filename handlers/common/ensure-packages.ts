@@ -3,6 +3,7 @@ import { parsePackageSpec } from "../../shared/names";
 import { Apt, AptUpdateOutcome } from "./apt";
 import { aptFailureReason, candidateProblem, PackageState } from "./apt-output";
 import { CommandError } from "./exec";
+import { stepIf } from "./progress";
 
 export interface EnsureOptions {
   /** Run apt-get update before installing (only when something is to be installed). */
@@ -32,9 +33,9 @@ interface Wanted {
   version?: string;
 }
 
-/** The progress step when the Apt has a Progress, else just the work. */
+/** A progress step when the Apt has a Progress, else just the work. */
 function stepper(apt: Apt) {
-  return <T>(label: string, timing: string, fn: () => Promise<T>) => (apt.progress ? apt.progress.step(label, fn, timing) : fn());
+  return <T>(label: string, timing: string, fn: () => Promise<T>) => stepIf(apt.progress, label, fn, timing);
 }
 
 function plural(n: number, one: string, many: string): string {

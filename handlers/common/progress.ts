@@ -62,3 +62,8 @@ export class Progress {
     }
   }
 }
+
+/** `progress.step(...)` when there is a Progress, else just the work: for helpers usable without one. */
+export function stepIf<T>(progress: Progress | undefined, label: string, fn: () => Promise<T>, timing?: string): Promise<T> {
+  return progress ? progress.step(label, fn, timing) : fn();
+}

@@ -2,7 +2,8 @@
 // "Install using the apt repository" do it) or the distribution's docker.io ("distro").
 import { Apt, AptUpdateOutcome } from "../common/apt";
 import { aptFailureReason } from "../common/apt-output";
-import { ensureAptRepository, removeStaleRepositories } from "../common/apt-repository";
+import { ensureAptRepository } from "../common/apt-repository";
+import { removeStaleRepositories } from "../common/stale-repositories";
 import { CommandError } from "../common/exec";
 import { OsInfo } from "../common/os-release";
 import { Progress } from "../common/progress";

@@ -3,7 +3,8 @@
 // PGDG-specific lives here: where the key is for a given repository URL, its fingerprint, the
 // `<codename>-pgdg main` suite, and the older set-ups of the same repository to clear away.
 
-import { ensureAptRepository, removeStaleRepositories } from "../common/apt-repository";
+import { ensureAptRepository } from "../common/apt-repository";
+import { removeStaleRepositories } from "../common/stale-repositories";
 import { Remote } from "../common/exec";
 import { OsInfo } from "../common/os-release";
 import { Progress } from "../common/progress";
