@@ -57,8 +57,8 @@ describeE2E("install-docker on sandbox VMs, through the bundle and the job runne
     // Debian 12 offers only compose v1 (Python): picked by candidate, called as docker-compose, noted.
     expect(r.compose_command).toBe("docker-compose");
     expect(r.compose_version).toMatch(/^1\./);
-    expect(r.notes.join("\n")).toMatch(/compose v1/);
-    expect(r.changed).toEqual(expect.arrayContaining(["installed docker.io docker-compose", `added ${sb.user} to group docker`]));
+    expect(r.warnings.join("\n")).toMatch(/compose v1/);
+    expect(r.changes).toEqual(expect.arrayContaining(["installed docker.io docker-compose", `added ${sb.user} to group docker`]));
 
     const status = await dpkgStatus(sb, ["docker.io", "docker-compose"]);
     expect(status).toEqual({ "docker.io": "install ok installed", "docker-compose": "install ok installed" });
@@ -84,7 +84,7 @@ describeE2E("install-docker on sandbox VMs, through the bundle and the job runne
     const before = await packageState(sb);
     const again = await runInstaller(sb, "install-docker", { channel: "distro", verify: "daemon" });
     expectSucceeded(again);
-    expect(again.result).toMatchObject({ status: "already_installed", changed: [], users_added: [], docker_version: r.docker_version, compose: true });
+    expect(again.result).toMatchObject({ status: "ok", changed: false, changes: [], users_added: [], docker_version: r.docker_version, compose: true });
     expect(again.lines.filter((l) => /apt-get|apt-cache/.test(l))).toEqual([]);
     expect(await packageState(sb)).toBe(before);
   }, T);
@@ -106,9 +106,9 @@ describeE2E("install-docker on sandbox VMs, through the bundle and the job runne
       apt_update: { ran: true, reason: "an apt source changed" },
       packages: { "docker-ce": repo.versions["docker-ce"], "docker-ce-cli": repo.versions["docker-ce-cli"], "containerd.io": repo.versions["containerd.io"], "docker-compose-plugin": repo.versions["docker-compose-plugin"] },
     });
-    expect(r.notes).toEqual([`docker-buildx-plugin is not offered by ${repo.url}/debian; skipped`]);
+    expect(r.warnings).toEqual([`docker-buildx-plugin is not offered by ${repo.url}/debian; skipped`]);
     // (/etc/apt/keyrings ships with apt on Debian 12, so it is not created.)
-    expect(r.changed).toEqual([
+    expect(r.changes).toEqual([
       "wrote /etc/apt/keyrings/docker.asc (new key)",
       "wrote /etc/apt/sources.list.d/docker.list (new source)",
       "removed /etc/apt/sources.list.d/docker-ce.list",
@@ -139,7 +139,7 @@ describeE2E("install-docker on sandbox VMs, through the bundle and the job runne
     const before = await packageState(sb);
     const again = await runInstaller(sb, "install-docker", { repo_url: repo.url, verify: "daemon" });
     expectSucceeded(again);
-    expect(again.result).toMatchObject({ status: "already_installed", changed: [], docker_version: FAKE_DOCKER_VERSION });
+    expect(again.result).toMatchObject({ status: "ok", changed: false, changes: [], docker_version: FAKE_DOCKER_VERSION });
     expect(repo.requests.length).toBe(served);
     expect(await packageState(sb)).toBe(before);
   }, T);
@@ -155,7 +155,7 @@ describeE2E("install-docker on sandbox VMs, through the bundle and the job runne
     const r = run.result;
     expect(r.status).toBe("ok");
     expect(r.removed).toEqual(expect.arrayContaining(["docker.io", "containerd", "runc"]));
-    expect(r.changed[0]).toBe(`removed ${r.removed.join(" ")}`);
+    expect(r.changes[0]).toBe(`removed ${r.removed.join(" ")}`);
     expect(run.lines).toContain("[install-docker] removing packages that conflict with Docker's: docker.io containerd runc");
     expect(r.docker_version).toBe(FAKE_DOCKER_VERSION);
 

@@ -134,7 +134,7 @@ describeE2E("install-postgres on a sandbox VM, through the bundle and the job ru
       verified: { host: "127.0.0.1", port: 5432, user: "shop_app", database: "shop" },
     });
     expect(r.pg_version).toMatch(/^15\.\d+$/);
-    expect(r.changed).toEqual([
+    expect(r.changes).toEqual([
       expect.stringMatching(/^installed postgresql-15 15\.\d+/),
       "role shop_app created (LOGIN, password set)",
       "database shop created (owner shop_app)",
@@ -152,10 +152,10 @@ describeE2E("install-postgres on a sandbox VM, through the bundle and the job ru
     expect((await hostPsql(sb, "shop_app", "shop", PW1 + "x")).stderr).toMatch(/password authentication failed for user "shop_app"/);
   }, T);
 
-  test("a rerun changes nothing: changed empty, no restart, no reload", async () => {
+  test("a rerun changes nothing: changed false, no restart, no reload", async () => {
     const { value: run, hits } = await job(event());
     expectSucceeded(run);
-    expect(run.result).toMatchObject({ changed: [], restarted: false, reloaded: false, installed_from: "already installed" });
+    expect(run.result).toMatchObject({ changed: false, changes: [], restarted: false, reloaded: false, installed_from: "already installed" });
     expect(run.result.summary).toMatch(/^nothing to do: PostgreSQL 15\.\d+ \(15\/main, port 5432\)/);
     expect(run.result.timings_ms).not.toHaveProperty("apt_install");
     expectNoSecretsOut(run);
@@ -167,7 +167,7 @@ describeE2E("install-postgres on a sandbox VM, through the bundle and the job ru
     await asPostgres(sb, "ALTER SYSTEM SET log_statement = 'all';\nSELECT pg_reload_conf();\n");
     const { value: run, hits } = await job(event({ db_password: PW2 }));
     expectSucceeded(run);
-    expect(run.result).toMatchObject({ changed: ["password of shop_app updated"], restarted: false, reloaded: false });
+    expect(run.result).toMatchObject({ changed: true, changes: ["password of shop_app updated"], restarted: false, reloaded: false });
     expectNoSecretsOut(run);
     expect(hits).toEqual([]);
 
@@ -189,7 +189,7 @@ describeE2E("install-postgres on a sandbox VM, through the bundle and the job ru
     const { value: run } = await job(event({ db_password: PW2, allowed_cidrs: ["192.0.2.0/24"] }));
     expectSucceeded(run);
     expect(run.result).toMatchObject({ restarted: false, reloaded: true, allowed_cidrs: ["192.0.2.0/24"] });
-    expect(run.result.changed).toEqual([
+    expect(run.result.changes).toEqual([
       "pg_hba.conf: host shop shop_app 192.0.2.0/24 scram-sha-256 added",
       `pg_hba.conf: host shop shop_app ${hostCidr} scram-sha-256 removed`,
     ]);
@@ -201,7 +201,7 @@ describeE2E("install-postgres on a sandbox VM, through the bundle and the job ru
   test("a non-ASCII password (hashed by the server, logging off for the session): works from the host, a rerun changes nothing, not in any log", async () => {
     const first = await job(event({ db_password: PW3 }));
     expectSucceeded(first.value);
-    expect(first.value.result.changed).toEqual([
+    expect(first.value.result.changes).toEqual([
       "password of shop_app updated",
       `pg_hba.conf: host shop shop_app ${hostCidr} scram-sha-256 added`,
       "pg_hba.conf: host shop shop_app 192.0.2.0/24 scram-sha-256 removed",
@@ -212,7 +212,7 @@ describeE2E("install-postgres on a sandbox VM, through the bundle and the job ru
 
     const again = await job(event({ db_password: PW3 }));
     expectSucceeded(again.value);
-    expect(again.value.result).toMatchObject({ changed: [], restarted: false, reloaded: false });
+    expect(again.value.result).toMatchObject({ changed: false, changes: [], restarted: false, reloaded: false });
 
     const logs = await targetLogs(sb);
     for (const t of [...TOKENS, PW3, "пароль"]) expect(logs).not.toContain(t);
