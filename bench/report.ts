@@ -61,7 +61,7 @@ export function renderTable(results: BenchResult[]): string {
   lines.push("");
   for (const r of results) {
     const dirty = r.dirty ? `, with ${r.dirty_files.length} uncommitted file${r.dirty_files.length === 1 ? "" : "s"} in the tree (listed in the file)` : "";
-    lines.push(`- \`bench/results/${r.bench}.json\`: \`${r.command}\`, commit ${r.commit.slice(0, 12)}${dirty}, ${r.date.slice(0, 10)}, ${r.machine.cpus} cores`);
+    lines.push(`- \`bench/results/${r.bench}.json\`: \`${r.command}\`, commit ${r.commit.slice(0, 12)}${dirty}, ${r.date.slice(0, 10)}, ${r.machine.cpus} cores` + (r.machine.load1_at_start !== undefined ? `, load average ${r.machine.load1_at_start} at the start and ${r.machine.load1_at_end} at the end` : ""));
   }
   const notes = [...new Set(results.flatMap((r) => r.not_exercised))];
   if (notes.length) {

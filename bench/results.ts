@@ -8,6 +8,8 @@ import * as path from "path";
 import { pairedRatio, ratio, RoundRecord, RoundsOutcome, Stats } from "./rounds";
 
 export const RESULTS_DIR = path.join(__dirname, "results");
+/** The 1-minute load average when the bench started (this module loads with it): how busy the shared machine was. */
+const LOAD_AT_START = Math.round(os.loadavg()[0] * 100) / 100;
 
 export interface SideResult extends Stats {
   label: string;
@@ -56,7 +58,8 @@ export interface BenchResult {
   runs: RoundRecord[];
   /** Defaults this bench cannot exercise here, and the nearest path it measures instead. */
   not_exercised: string[];
-  machine: { cpus: number; loadavg_at_end: number[] };
+  /** 1-minute load averages: the machine is shared, and a busy one stretches every side. */
+  machine: { cpus: number; load1_at_start: number; load1_at_end: number };
 }
 
 function git(args: string[]): string {
@@ -116,7 +119,7 @@ export function buildResult(o: BuildOptions, now = new Date()): BenchResult {
     series,
     runs: o.outcome.records,
     not_exercised: o.notExercised ?? [],
-    machine: { cpus: os.cpus().length, loadavg_at_end: os.loadavg().map((x) => Math.round(x * 100) / 100) },
+    machine: { cpus: os.cpus().length, load1_at_start: LOAD_AT_START, load1_at_end: Math.round(os.loadavg()[0] * 100) / 100 },
   };
 }
 
