@@ -4,7 +4,7 @@
 // Plain JavaScript on purpose: it runs in a bare `node` with no loader, in the job directory, with the
 // job's environment only.
 //
-// Protocol (kept in step with run-job.ts):
+// Protocol (kept in step with run-job.ts, and job-output.ts for fd 3):
 //   argv[2]  the entrypoint "module.function" (not secret; already validated by the runner)
 //   stdin    one JSON document {"nonce": "...", "event": <event>}: the event can hold a password, so it
 //            never goes on the command line or in the environment, where `ps` and /proc would show it

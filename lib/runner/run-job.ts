@@ -7,11 +7,12 @@ import * as crypto from "crypto";
 import * as fs from "fs";
 import * as path from "path";
 import { Readable } from "stream";
-import { StringDecoder } from "string_decoder";
 import { SecretScrubber } from "../../shared/secrets";
+import { JobOutput, OutputStream, Report, streamOutput, tailText, watchForReport } from "./job-output";
+import { killGroup, track, untrack } from "./process-group";
 
 export type JobPhase = "Succeeded" | "Failed";
-export type OutputStream = "stdout" | "stderr";
+export type { OutputStream } from "./job-output";
 
 export interface RunJobOptions {
   /** The bundled job directory (the job's source_dir); becomes the process's cwd. */
@@ -54,11 +55,6 @@ const FALLBACK_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/
 const KILL_GRACE_MS = 2000;
 /** How long to wait for output pipes after the process exits (a daemon that escaped the group may hold them). */
 const PIPE_GRACE_MS = 1000;
-/** A line longer than this is passed on in pieces, so a handler printing without newlines can't exhaust memory. */
-const MAX_LINE_CHARS = 64 * 1024;
-const MAX_RESULT_BYTES = 64 * 1024 * 1024;
-const TAIL_LINES = 20;
-const TAIL_CHARS = 4000;
 /** Shorter values would scrub ordinary words out of every line; see makeScrubber. */
 const MIN_SECRET_CHARS = 4;
 
@@ -107,92 +103,18 @@ function jobEnvironment(env: Record<string, string>): Record<string, string> {
   return out;
 }
 
-/** Turns a byte stream into lines (without the newline), passing long lines on in pieces. */
-function lineReader(stream: Readable, onLine: (line: string) => void): { flush(): void } {
-  const decoder = new StringDecoder("utf8");
-  let buf = "";
-  const emit = (line: string) => onLine(line.endsWith("\r") ? line.slice(0, -1) : line);
-  stream.on("data", (chunk: Buffer) => {
-    buf += decoder.write(chunk);
-    let nl: number;
-    while ((nl = buf.indexOf("\n")) >= 0) {
-      emit(buf.slice(0, nl));
-      buf = buf.slice(nl + 1);
-    }
-    while (buf.length > MAX_LINE_CHARS) {
-      emit(buf.slice(0, MAX_LINE_CHARS));
-      buf = buf.slice(MAX_LINE_CHARS);
-    }
-  });
-  // Errors on a pipe whose process has died carry no information the exit status doesn't.
-  stream.on("error", () => undefined);
-  return {
-    flush() {
-      buf += decoder.end();
-      if (buf.length > 0) emit(buf);
-      buf = "";
-    },
-  };
+/** A job checked and ready to start: everything runJob can refuse is refused before anything runs. */
+interface PreparedJob {
+  readonly dir: string;
+  readonly entrypoint: string;
+  readonly timeoutSec: number;
+  readonly env: Record<string, string>;
+  readonly nonce: string;
+  /** The job's stdin: the event, and the nonce its report must carry. */
+  readonly invocation: string;
 }
 
-/**
- * Reads the result channel: newline-separated JSON reports. Unlike output lines these are never split,
- * since a result of some hundred KB is legitimate; past MAX_RESULT_BYTES the channel is ignored.
- */
-function readReports(stream: Readable, onReport: (line: string) => void): void {
-  let chunks: Buffer[] = [];
-  let total = 0;
-  stream.on("data", (chunk: Buffer) => {
-    total += chunk.length;
-    if (total > MAX_RESULT_BYTES) return;
-    let start = 0;
-    let nl: number;
-    while ((nl = chunk.indexOf(0x0a, start)) >= 0) {
-      chunks.push(chunk.subarray(start, nl));
-      onReport(Buffer.concat(chunks).toString("utf8"));
-      chunks = [];
-      start = nl + 1;
-    }
-    if (start < chunk.length) chunks.push(chunk.subarray(start));
-  });
-  stream.on("error", () => undefined);
-}
-
-// Job processes are group leaders of their own; if this process exits while some still run (a test
-// runner torn down mid-job), take them along rather than leave orphans holding SSH sessions.
-const live = new Set<number>();
-let exitHookInstalled = false;
-function track(pid: number): void {
-  live.add(pid);
-  if (!exitHookInstalled) {
-    exitHookInstalled = true;
-    process.once("exit", () => {
-      for (const p of live) killGroup(p, "SIGKILL");
-    });
-  }
-}
-
-function killGroup(pid: number, sig: NodeJS.Signals): void {
-  try {
-    process.kill(-pid, sig);
-  } catch {
-    // ESRCH: the group is already gone.
-  }
-}
-
-function tailText(lines: string[]): string {
-  let text = lines.slice(-TAIL_LINES).join("\n");
-  if (text.length > TAIL_CHARS) text = "..." + text.slice(-TAIL_CHARS);
-  return text;
-}
-
-/**
- * Runs `<dir>/<module>.js`'s exported function once in a fresh Node process and reports its outcome.
- * Rejects only on invalid options (entrypoint, dir, env, timeout, an event that is not serialisable);
- * whatever happens once the job runs (a throw, a crash, a timeout) is a Failed result.
- */
-export async function runJob(opts: RunJobOptions): Promise<JobResult> {
-  const started = performance.now();
+function prepareJob(opts: RunJobOptions): PreparedJob {
   const entrypoint = opts.entrypoint ?? DEFAULT_ENTRYPOINT;
   parseEntrypoint(entrypoint);
   const dir = path.resolve(opts.dir);
@@ -211,134 +133,128 @@ export async function runJob(opts: RunJobOptions): Promise<JobResult> {
   } catch (err) {
     throw new Error(`runJob: the event is not JSON-serialisable: ${(err as Error).message}`);
   }
-  const scrub = makeScrubber(opts.secrets);
+  return { dir, entrypoint, timeoutSec, env, nonce, invocation };
+}
 
-  return new Promise<JobResult>((resolve, reject) => {
-    const stderrTail: string[] = [];
-    const outputTail: string[] = [];
-    let callbackError: unknown;
-    let result: { phase: JobPhase; message: string } | undefined;
-    let stopReason: string | undefined;
-    let exitInfo: { code: number | null; signal: NodeJS.Signals | null } | undefined;
-    let spawnError: Error | undefined;
-    let finished = false;
+function couldNotStart(dir: string, err: Error): string {
+  return `could not start the job process (${process.execPath} in ${dir}): ${err.message}`;
+}
+
+/** Throws when the process cannot be created at all; a later failure to start arrives as its "error" event. */
+function startJob(job: PreparedJob): ChildProcess {
+  const child = spawn(process.execPath, [BOOTSTRAP, job.entrypoint], {
+    cwd: job.dir,
+    env: job.env,
+    stdio: ["pipe", "pipe", "pipe", "pipe"],
+    // Its own process group, so a timeout can kill whatever the handler started too.
+    detached: true,
+  });
+  if (child.pid !== undefined) track(child.pid);
+  return child;
+}
+
+function sendEvent(child: ChildProcess, invocation: string): void {
+  child.stdin!.on("error", () => undefined); // EPIPE when the process dies before reading the event
+  child.stdin!.end(invocation);
+}
+
+/** How the process ended, as far as the outcome depends on it. */
+interface Ending {
+  /** Why the runner stopped the job (timed out, cancelled), when it did. */
+  readonly stopReason?: string;
+  readonly exit?: { readonly code: number | null; readonly signal: NodeJS.Signals | null };
+  readonly spawnError?: Error;
+}
+
+/**
+ * Settles once the process has ended and its pipes are drained. On timeout or abort the job's group gets
+ * SIGTERM and, after a grace period, SIGKILL, as a pod is stopped.
+ */
+function waitForEnd(child: ChildProcess, timeoutSec: number, signal?: AbortSignal): Promise<Ending> {
+  return new Promise((resolve) => {
+    const ending: { -readonly [K in keyof Ending]: Ending[K] } = {};
     const timers: NodeJS.Timeout[] = [];
-
-    let child: ChildProcess;
-    try {
-      child = spawn(process.execPath, [BOOTSTRAP, entrypoint], {
-        cwd: dir,
-        env,
-        stdio: ["pipe", "pipe", "pipe", "pipe"],
-        // Its own process group, so a timeout can kill whatever the handler started too.
-        detached: true,
-      });
-    } catch (err) {
-      const message = `could not start the job process (${process.execPath} in ${dir}): ${(err as Error).message}`;
-      resolve({ phase: "Failed", message: scrub(message), durationMs: Math.round(performance.now() - started) });
-      return;
-    }
-    if (child.pid !== undefined) track(child.pid);
-
-    const deliver = (stream: OutputStream) => (raw: string) => {
-      const line = scrub(raw);
-      outputTail.push(line);
-      if (outputTail.length > TAIL_LINES) outputTail.shift();
-      if (stream === "stderr") {
-        stderrTail.push(line);
-        if (stderrTail.length > TAIL_LINES) stderrTail.shift();
-      }
-      if (!opts.onOutput || callbackError !== undefined) return;
-      try {
-        opts.onOutput(line, stream);
-      } catch (err) {
-        callbackError = err;
-      }
-    };
-    const out = lineReader(child.stdout!, deliver("stdout"));
-    const errOut = lineReader(child.stderr!, deliver("stderr"));
-    const channel = child.stdio[3] as Readable;
-    readReports(channel, (line) => {
-      if (result) return;
-      try {
-        const r = JSON.parse(line) as { nonce?: unknown; phase?: unknown; message?: unknown };
-        if (r.nonce === nonce && (r.phase === "Succeeded" || r.phase === "Failed") && typeof r.message === "string") {
-          result = { phase: r.phase, message: r.message };
-        }
-      } catch {
-        // Not the bootstrap's report: ignore it, the report is still to come.
-      }
-    });
-
-    child.stdin!.on("error", () => undefined); // EPIPE when the process dies before reading the event
-    child.stdin!.end(invocation);
-
+    let settled = false;
     const stop = (reason: string) => {
-      if (stopReason !== undefined || exitInfo) return;
-      stopReason = reason;
+      if (ending.stopReason !== undefined || ending.exit) return;
+      ending.stopReason = reason;
       if (child.pid === undefined) return;
       killGroup(child.pid, "SIGTERM");
       timers.push(setTimeout(() => killGroup(child.pid!, "SIGKILL"), KILL_GRACE_MS));
     };
-    timers.push(setTimeout(() => stop(`timed out after ${timeoutSec} s`), timeoutSec * 1000));
     const onAbort = () => stop("cancelled before it finished");
-    if (opts.signal?.aborted) onAbort();
-    else opts.signal?.addEventListener("abort", onAbort, { once: true });
+    const settle = () => {
+      if (settled) return;
+      settled = true;
+      for (const t of timers) clearTimeout(t);
+      signal?.removeEventListener("abort", onAbort);
+      resolve({ ...ending });
+    };
+    timers.push(setTimeout(() => stop(`timed out after ${timeoutSec} s`), timeoutSec * 1000));
+    if (signal?.aborted) onAbort();
+    else signal?.addEventListener("abort", onAbort, { once: true });
 
     child.on("error", (err) => {
-      spawnError ??= err;
-      if (child.pid === undefined) finalize();
+      ending.spawnError ??= err;
+      if (child.pid === undefined) settle();
     });
-    child.on("exit", (code, signal) => {
-      exitInfo = { code, signal };
+    child.on("exit", (code, exitSignal) => {
+      ending.exit = { code, signal: exitSignal };
       // The platform discards the job's container when the handler returns: whatever the handler left
       // running in the background goes with it.
       if (child.pid !== undefined) {
         killGroup(child.pid, "SIGKILL");
-        live.delete(child.pid);
+        untrack(child.pid);
       }
       timers.push(
         setTimeout(() => {
-          for (const s of [child.stdout, child.stderr, channel]) s?.destroy();
-          finalize();
+          for (const s of [child.stdout, child.stderr, child.stdio[3]]) s?.destroy();
+          settle();
         }, PIPE_GRACE_MS),
       );
     });
-    child.on("close", () => finalize());
-
-    function finalize(): void {
-      if (finished) return;
-      out.flush();
-      errOut.flush();
-      finishWith(outcome());
-    }
-
-    function outcome(): { phase: JobPhase; message: string } {
-      if (result) return result;
-      if (stopReason !== undefined) {
-        const tail = tailText(outputTail);
-        return { phase: "Failed", message: stopReason + (tail ? `; last output:\n${tail}` : "; the handler printed nothing") };
-      }
-      if (spawnError && !exitInfo) {
-        return { phase: "Failed", message: `could not start the job process (${process.execPath} in ${dir}): ${spawnError.message}` };
-      }
-      const how = exitInfo?.signal ? `was killed by signal ${exitInfo.signal}` : `exited with code ${exitInfo?.code}`;
-      const tail = tailText(stderrTail);
-      return {
-        phase: "Failed",
-        message: `the job process ${how} before reporting a result (did the handler call process.exit?)` + (tail ? `; last stderr lines:\n${tail}` : "; stderr was empty"),
-      };
-    }
-
-    function finishWith(r: { phase: JobPhase; message: string }): void {
-      finished = true;
-      for (const t of timers) clearTimeout(t);
-      opts.signal?.removeEventListener("abort", onAbort);
-      if (callbackError !== undefined) {
-        reject(callbackError);
-        return;
-      }
-      resolve({ phase: r.phase, message: scrub(r.message), durationMs: Math.round(performance.now() - started) });
-    }
+    child.on("close", settle);
   });
+}
+
+/** The handler's report when it made one; otherwise a Failed outcome saying why there is none. */
+function outcome(report: Report | undefined, ending: Ending, output: JobOutput, dir: string): Report {
+  if (report) return report;
+  if (ending.stopReason !== undefined) {
+    const tail = tailText(output.outputTail);
+    return { phase: "Failed", message: ending.stopReason + (tail ? `; last output:\n${tail}` : "; the handler printed nothing") };
+  }
+  if (ending.spawnError && !ending.exit) return { phase: "Failed", message: couldNotStart(dir, ending.spawnError) };
+  const how = ending.exit?.signal ? `was killed by signal ${ending.exit.signal}` : `exited with code ${ending.exit?.code}`;
+  const tail = tailText(output.stderrTail);
+  return {
+    phase: "Failed",
+    message: `the job process ${how} before reporting a result (did the handler call process.exit?)` + (tail ? `; last stderr lines:\n${tail}` : "; stderr was empty"),
+  };
+}
+
+/**
+ * Runs `<dir>/<module>.js`'s exported function once in a fresh Node process and reports its outcome.
+ * Rejects only on invalid options (entrypoint, dir, env, timeout, an event that is not serialisable) and
+ * with whatever onOutput throws; whatever happens once the job runs (a throw, a crash, a timeout) is a
+ * Failed result.
+ */
+export async function runJob(opts: RunJobOptions): Promise<JobResult> {
+  const started = performance.now();
+  const job = prepareJob(opts);
+  const scrub = makeScrubber(opts.secrets);
+  const result = (r: Report): JobResult => ({ phase: r.phase, message: scrub(r.message), durationMs: Math.round(performance.now() - started) });
+  let child: ChildProcess;
+  try {
+    child = startJob(job);
+  } catch (err) {
+    return result({ phase: "Failed", message: couldNotStart(job.dir, err as Error) });
+  }
+  const output = streamOutput({ stdout: child.stdout!, stderr: child.stderr! }, scrub, opts.onOutput);
+  const channel = watchForReport(child.stdio[3] as Readable, job.nonce);
+  sendEvent(child, job.invocation);
+  const ending = await waitForEnd(child, job.timeoutSec, opts.signal);
+  output.flush();
+  if (output.callbackError !== undefined) throw output.callbackError;
+  return result(outcome(channel.report(), ending, output, job.dir));
 }
