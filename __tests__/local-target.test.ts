@@ -7,7 +7,7 @@ import * as path from "path";
 import { PROJECT_ROOT } from "../lib/bundling/bundle";
 import { invokeProgram, parseInvokeArgs, RESULT_STATE_DEFAULTS, resultAsTfstate, writeResultFile } from "../lib/runner/invoke-protocol";
 import { shellWords } from "./runner/fixtures";
-import { synth, tempDir } from "./support/synth";
+import { synth, synthApp, tempDir } from "./support/synth";
 
 const tfEnv = (): NodeJS.ProcessEnv => {
   const rc = path.join(tempDir("tfrc"), "terraformrc");
@@ -30,6 +30,18 @@ const ctx = {
 describe("local job target with existing hosts", () => {
   const { tf, stackDir } = synth(ctx);
   const jobs = tf.resource.terraform_data;
+
+  test("the Terraform version check runs once per synth, not once per job", () => {
+    // A `terraform` first on PATH that logs each call: cdktf's own DataResource ran it once per job.
+    const bin = tempDir("fake-terraform");
+    const log = path.join(bin, "calls.log");
+    fs.writeFileSync(path.join(bin, "terraform"), `#!/bin/sh\necho "$*" >> ${JSON.stringify(log)}\necho "Terraform v1.11.0"\n`, { mode: 0o755 });
+    const many = { ...ctx, vms: Array.from({ length: 6 }, (_, i) => ({ name: `h${i}`, kind: "existing", address: `192.0.2.${i + 1}` })) };
+    const { outdir } = synthApp(many, { env: { PATH: `${bin}:${process.env.PATH}` } });
+    const many6 = JSON.parse(fs.readFileSync(path.join(outdir, "stacks", "local", "cdk.tf.json"), "utf8"));
+    expect(Object.keys(many6.resource.terraform_data)).toHaveLength(18);
+    expect(fs.readFileSync(log, "utf8").trim().split("\n")).toEqual(["version"]);
+  });
 
   test("only built-ins: no provider, no Nubes resource, no sless job", () => {
     expect(tf.provider).toBeUndefined();

@@ -13,9 +13,10 @@
 import * as path from "path";
 import type { Construct } from "constructs";
 import { PROJECT_ROOT } from "../bundling/bundle";
-import { DataResource, DataTerraformRemoteStateLocal } from "../cdktf";
+import { DataTerraformRemoteStateLocal } from "../cdktf";
 import { invokeCommandLine, JobEnvVar, RESULT_STATE_DEFAULTS, ResultOutput } from "../runner/invoke-protocol";
 import { InstallerJob, JobSpec, resourceAddress } from "./job-spec";
+import { TerraformData } from "./terraform-data";
 
 export interface LocalJobProps {
   /** Folder for the jobs' result files (outside cdktf.out, which each synth rewrites). */
@@ -29,7 +30,7 @@ const EVENT_ENV = "VM_INSTALL_EVENT";
 const MESSAGE_OUTPUT: ResultOutput = "message";
 
 class LocalJob implements InstallerJob {
-  constructor(readonly resource: DataResource, readonly address: string, readonly message: string) {}
+  constructor(readonly resource: TerraformData, readonly address: string, readonly message: string) {}
   get fqn(): string {
     return this.resource.fqn;
   }
@@ -61,7 +62,7 @@ export function localJobTarget(props: LocalJobProps) {
     };
     const event = JSON.stringify(spec.event);
 
-    const data = new DataResource(scope, id, {
+    const data = new TerraformData(scope, id, {
       // What makes a job run again: a new run_id, a changed bundle (its hash is in the path), a changed
       // event or connection. The previous installer's rerun is added below.
       triggersReplace: {
