@@ -126,19 +126,22 @@ describe("runJob: output", () => {
   });
 
   test("lines are streamed while the job is still running", async () => {
+    // The job finishes only once the test, having seen its first line, creates `go`: no timing involved.
+    const go = path.join(tempDir("go"), "go");
     const seenBeforeEnd: string[] = [];
     let done = false;
     const promise = runJob({
-      dir: jobDir(`exports.install = async () => { console.log("started"); await new Promise((r) => setTimeout(r, 1500)); return 1; };`),
+      dir: jobDir(`exports.install = async (e) => { console.log("started"); while (!require("fs").existsSync(e.go)) await new Promise((r) => setTimeout(r, 10)); return 1; };`),
       env: {},
-      event: {},
+      event: { go },
       onOutput: (line) => {
         if (!done) seenBeforeEnd.push(line);
       },
     });
-    await waitFor(() => seenBeforeEnd.length > 0, 5000);
+    await waitFor(() => seenBeforeEnd.length > 0, 30000);
     expect(seenBeforeEnd).toEqual(["started"]);
     done = true;
+    fs.writeFileSync(go, "");
     expect((await promise).phase).toBe("Succeeded");
   });
 
@@ -164,13 +167,14 @@ describe("runJob: process", () => {
         console.log("grandchild " + child.pid);
         await new Promise(() => {});
       };`,
-      { timeoutSec: 1 },
+      // Long enough for node to start and print the pid even on a loaded machine.
+      { timeoutSec: 5 },
     );
     const r = await promise;
     expect(r.phase).toBe("Failed");
-    expect(r.message).toMatch(/^timed out after 1 s/);
+    expect(r.message).toMatch(/^timed out after 5 s/);
     expect(r.message).toContain("grandchild ");
-    expect(r.durationMs).toBeLessThan(6000);
+    expect(r.durationMs).toBeLessThan(15000);
     const pid = Number(lines.find((l) => l.line.startsWith("grandchild "))!.line.split(" ")[1]);
     expect(await waitFor(() => processGone(pid), 3000)).toBe(true);
   });
@@ -200,8 +204,11 @@ describe("runJob: process", () => {
 
   test("an abort signal stops the job", async () => {
     const ac = new AbortController();
-    const { promise } = run(`exports.install = () => new Promise(() => setInterval(() => {}, 1000));`, { signal: ac.signal });
-    setTimeout(() => ac.abort(), 300);
+    // Aborted once the job is surely running (its first line arrived), not after a guessed delay.
+    const { promise } = run(`exports.install = () => { console.log("running"); return new Promise(() => setInterval(() => {}, 1000)); };`, {
+      signal: ac.signal,
+      onOutput: () => ac.abort(),
+    });
     const r = await promise;
     expect(r.phase).toBe("Failed");
     expect(r.message).toMatch(/^cancelled before it finished/);
