@@ -8,6 +8,11 @@ import { sshRun } from "../sandbox";
 
 type Step = [name: string, ...lines: string[]];
 
+/** The handlers' own apt-get command lines (handlers/common/apt.ts), output discarded: the same apt work. */
+const UPDATE = "LC_ALL=C apt-get update -q >/dev/null && mkdir -p /var/lib/apt/periodic && touch /var/lib/apt/periodic/update-success-stamp";
+const install = (pkgs: string) =>
+  `LC_MESSAGES=C LANGUAGE= apt-get install -y -q -o DPkg::Lock::Timeout=30 -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold ${pkgs} >/dev/null`;
+
 const MARK = "@@bench-step";
 
 /** A `set -e` script of named steps, each preceded by a timestamp marker on stderr, and one at the end. */
@@ -18,19 +23,19 @@ function script(steps: Step[]): string {
   return lines.join("\n") + "\n";
 }
 
-/** apt-get update (as the handlers run it: -q), then install `packages` (-y -q). */
+/** apt-get update, then install `packages`, with the handlers' options. */
 export function rawPackages(packages: string[], opts: { update?: boolean } = {}): string {
   return script([
-    ...(opts.update === false ? [] : [["apt_update", "apt-get update -q >/dev/null"] as Step]),
-    ["apt_install", `apt-get install -y -q ${packages.join(" ")} >/dev/null`],
+    ...(opts.update === false ? [] : [["apt_update", UPDATE] as Step]),
+    ["apt_install", install(packages.join(" "))],
   ]);
 }
 
 /** The distribution's docker.io, started, `user` in the docker group, the daemon asked for its version. */
 export function rawDockerDistro(user: string, opts: { update?: boolean } = {}): string {
   return script([
-    ...(opts.update === false ? [] : [["apt_update", "apt-get update -q >/dev/null"] as Step]),
-    ["apt_install", "apt-get install -y -q docker.io >/dev/null"],
+    ...(opts.update === false ? [] : [["apt_update", UPDATE] as Step]),
+    ["apt_install", install("docker.io")],
     ["service", "systemctl enable --now docker.service"],
     ["users", `usermod -aG docker ${user}`],
     ["verify", "docker info --format '{{.ServerVersion}}' >/dev/null"],
@@ -52,8 +57,8 @@ export function rawPostgres(o: RawPostgres): string {
   const sqlPw = o.password.replace(/'/g, "''");
   const pgpass = `127.0.0.1:5432:${o.db}:${o.user}:${o.password.replace(/\\/g, "\\\\").replace(/:/g, "\\:")}`;
   return script([
-    ...(o.update === false ? [] : [["apt_update", "apt-get update -q >/dev/null"] as Step]),
-    ["apt_install", "apt-get install -y -q postgresql >/dev/null"],
+    ...(o.update === false ? [] : [["apt_update", UPDATE] as Step]),
+    ["apt_install", install("postgresql")],
     [
       "role_db",
       "cd /",
