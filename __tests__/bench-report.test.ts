@@ -1,0 +1,39 @@
+// The README's benchmark table is generated from the committed results files (bench/results/*.json) by
+// `npm run bench:report`; this fails when someone edits one without the other. Files only: no benchmark
+// runs here.
+import * as fs from "fs";
+import { applyTable, currentTable, loadResults, README, renderTable } from "../bench/report";
+import { rotation } from "../bench/rounds";
+
+describe("README benchmark table", () => {
+  const readme = fs.readFileSync(README, "utf8");
+  const results = loadResults();
+
+  it("is exactly what `npm run bench:report` makes of bench/results/*.json", () => {
+    expect(currentTable(readme)).toBe(renderTable(results));
+  });
+
+  it("has a results file for every benchmark, each with >= 5 rounds of every side and a commit", () => {
+    expect(results.map((r) => r.bench).sort()).toEqual(["deploy", "install-docker", "install-packages", "install-postgres", "synth"]);
+    for (const r of results) {
+      expect(r.rounds).toBeGreaterThanOrEqual(5);
+      expect(r.commit).toMatch(/^[0-9a-f]{40}$/);
+      for (const name of Object.keys(r.sides)) expect(r.runs.filter((x) => x.side === name)).toHaveLength(r.rounds);
+      // The side that runs first rotates: every side ran first in some round.
+      for (const name of Object.keys(r.sides)) expect(r.runs.some((x) => x.side === name && x.order === 1)).toBe(true);
+    }
+  });
+
+  it("has no hand-typed figures left in the Benchmarks section outside the generated block", () => {
+    const section = readme.slice(readme.indexOf("## Benchmarks"), readme.indexOf("\n## ", readme.indexOf("## Benchmarks") + 1));
+    const outside = applyTable(section, "");
+    expect(outside).not.toMatch(/\b\d+(\.\d+)?\s?(ms|s)\b/);
+  });
+});
+
+describe("rotation", () => {
+  it("changes which side runs first every round", () => {
+    expect([1, 2, 3, 4].map((r) => rotation(["a", "b"], r).join(""))).toEqual(["ab", "ba", "ab", "ba"]);
+    expect([1, 2, 3, 4].map((r) => rotation(["a", "b", "c"], r).join(""))).toEqual(["abc", "bca", "cab", "abc"]);
+  });
+});
