@@ -1,8 +1,8 @@
 // cdktf app: cdktf.json context -> validated config -> VmInstallStack.
 import { App } from "./lib/cdktf";
 import { CONTEXT_KEY, parseConfig } from "./lib/config/parse";
-import { ValidationError } from "./shared/validate";
 import { VmInstallStack } from "./lib/stack";
+import { ValidationError } from "./shared/validate";
 
 const app = new App();
 try {

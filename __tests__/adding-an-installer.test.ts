@@ -2,11 +2,11 @@
 // handler.ts in __tests__/fixtures/installers/install-hello) goes in through the same path the built-in
 // ones take. Its settings are checked at synth, its job is synthesized after the others, and its bundle
 // runs through the job runner against an in-process SSH server.
-import * as fs from "fs";
-import * as path from "path";
+import * as fs from "node:fs";
+import * as path from "node:path";
 import { bundleHandler } from "../lib/bundling/bundle";
 import { parseConfig } from "../lib/config/parse";
-import { CatalogEntry, INSTALLERS } from "../lib/installers/catalog";
+import { type CatalogEntry, INSTALLERS } from "../lib/installers/catalog";
 import { runJob } from "../lib/runner/run-job";
 import { helloDefinition } from "./fixtures/installers/install-hello/definition";
 import { startServer } from "./handlers/support/ssh-server";
@@ -28,7 +28,15 @@ describe("a fixture installer plugged in through the catalog", () => {
   });
 
   it("synthesizes its job after the built-in ones, with its event from its settings", () => {
-    const { tf, stackDir } = synth(context({ jobTarget: "local", vms: [{ name: "vm1", kind: "existing", address: "10.0.0.5" }], installers: { hello: { enabled: true, greeting: "hi there" } } }), tempDir("hello"), CATALOG);
+    const { tf, stackDir } = synth(
+      context({
+        jobTarget: "local",
+        vms: [{ name: "vm1", kind: "existing", address: "10.0.0.5" }],
+        installers: { hello: { enabled: true, greeting: "hi there" } },
+      }),
+      tempDir("hello"),
+      CATALOG,
+    );
     const job = tf.resource.terraform_data.vm1_hello;
     expect(job).toBeDefined();
     expect(JSON.parse(job.triggers_replace.event)).toEqual({ cache_valid_sec: 900, greeting: "hi there", times: 1 });
@@ -59,10 +67,22 @@ describe("a fixture installer plugged in through the catalog", () => {
       expect(job.phase).toBe("Succeeded");
       const result = JSON.parse(job.message);
       expect(Object.keys(result).slice(0, 8)).toEqual(["status", "changed", "changes", "summary", "warnings", "host_key_sha256", "os", "timings_ms"]);
-      expect(result).toMatchObject({ status: "ok", changed: true, changes: ["wrote /tmp/hello"], warnings: [], host_key_sha256: server.hostKeySha256, written: ["hi", "hi"] });
+      expect(result).toMatchObject({
+        status: "ok",
+        changed: true,
+        changes: ["wrote /tmp/hello"],
+        warnings: [],
+        host_key_sha256: server.hostKeySha256,
+        written: ["hi", "hi"],
+      });
       expect(seen.filter((l) => l.includes("/tmp/hello"))).toEqual(["printf '%s\\n' hi hi > /tmp/hello"]);
 
-      const refused = await runJob({ dir: bundle.dir, env: { VM_IP: "127.0.0.1", SSH_PORT: String(server.port), SSH_USER: "ubuntu", SSH_KEY: key.private }, event: { greeting: "Hi!" }, timeoutSec: 60 });
+      const refused = await runJob({
+        dir: bundle.dir,
+        env: { VM_IP: "127.0.0.1", SSH_PORT: String(server.port), SSH_USER: "ubuntu", SSH_KEY: key.private },
+        event: { greeting: "Hi!" },
+        timeoutSec: 60,
+      });
       expect(refused.phase).toBe("Failed");
       expect(refused.message).toMatch(/event greeting: "Hi!" is not allowed; expected lowercase words/);
     } finally {

@@ -1,6 +1,6 @@
-import { execFileSync } from "child_process";
-import * as fs from "fs";
-import * as path from "path";
+import { execFileSync } from "node:child_process";
+import * as fs from "node:fs";
+import * as path from "node:path";
 import { bundleHandler, esbuildRunCount, PROJECT_ROOT } from "../lib/bundling/bundle";
 import { INSTALLERS } from "../lib/installers/catalog";
 import { ENCRYPTED_KEY_PASSPHRASE, testKey } from "./handlers/support/test-keys";
@@ -82,7 +82,9 @@ describe("asset hash", () => {
     expect(() => bundleHandler({ handler: "nope", handlersDir: handlers })).toThrow(/bundling nope: .*nope\/handler\.ts does not exist/);
     fs.mkdirSync(path.join(handlers, "broken"));
     fs.writeFileSync(path.join(handlers, "broken", "handler.ts"), "export async function install( {\n");
-    expect(() => bundleHandler({ handler: "broken", handlersDir: handlers, cacheDir: tempDir("bundles") })).toThrow(/bundling broken with esbuild failed:\n .*broken\/handler\.ts:\d+: /);
+    expect(() => bundleHandler({ handler: "broken", handlersDir: handlers, cacheDir: tempDir("bundles") })).toThrow(
+      /bundling broken with esbuild failed:\n .*broken\/handler\.ts:\d+: /,
+    );
   });
 
   test("bundles do not depend on the checkout folder", () => {
@@ -146,15 +148,21 @@ describe("ssh2 stand-ins", () => {
   });
 
   const run = (dir: string): string =>
-    execFileSync(process.execPath, ["-e", 'require("./handler.js").install().then((r) => console.log(JSON.stringify(r)), (e) => console.log("threw: " + e.message))'], {
-      cwd: dir,
-      env: { PATH: process.env.PATH ?? "" },
-      encoding: "utf8",
-    }).trim();
+    execFileSync(
+      process.execPath,
+      ["-e", 'require("./handler.js").install().then((r) => console.log(JSON.stringify(r)), (e) => console.log("threw: " + e.message))'],
+      {
+        cwd: dir,
+        env: { PATH: process.env.PATH ?? "" },
+        encoding: "utf8",
+      },
+    ).trim();
 
   test("a handler importing a part of ssh2 left out fails to bundle, naming the stand-in", () => {
     const handlers = handlersWith("server", 'import { Server } from "ssh2";\nexport async function install() { return typeof Server; }\n');
-    expect(() => bundleHandler({ handler: "server", handlersDir: handlers, cacheDir: tempDir("bundles") })).toThrow(/No matching export .*"Server".*lib\/bundling\/stubs\/ssh2-index\.js/);
+    expect(() => bundleHandler({ handler: "server", handlersDir: handlers, cacheDir: tempDir("bundles") })).toThrow(
+      /No matching export .*"Server".*lib\/bundling\/stubs\/ssh2-index\.js/,
+    );
   });
 
   test("the client and parseKey are there; other utils, SFTP and key decryption fail by name", () => {
@@ -167,7 +175,7 @@ describe("ssh2 stand-ins", () => {
         "  return {",
         "    client: typeof Client,",
         '    parsed: attempt(() => (utils.parseKey("not a key") as Error).message),',
-        "    keygen: attempt(() => (utils as any).generateKeyPairSync(\"ed25519\")),",
+        '    keygen: attempt(() => (utils as any).generateKeyPairSync("ed25519")),',
         "    sftp: attempt(() => new Client().sftp(() => undefined)),",
         `    encrypted: attempt(() => (utils.parseKey(ENCRYPTED_KEY, ${JSON.stringify(ENCRYPTED_KEY_PASSPHRASE)}) as Error).message),`,
         "  };",

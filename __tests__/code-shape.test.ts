@@ -2,8 +2,8 @@
 // function in handlers/, shared/ or lib/ over 60 lines, no file there over 350 (generated provider
 // bindings aside). Measured with TypeScript's own parser: a function is any declaration, method,
 // arrow or function expression, from its first line to its last.
-import * as fs from "fs";
-import * as path from "path";
+import * as fs from "node:fs";
+import * as path from "node:path";
 import * as ts from "typescript";
 import { PROJECT_ROOT } from "../lib/bundling/bundle";
 
@@ -13,7 +13,8 @@ const FOLDERS = ["handlers", "shared", "lib"];
 
 function sourceFiles(): string[] {
   return FOLDERS.flatMap((folder) =>
-    fs.readdirSync(path.join(PROJECT_ROOT, folder), { recursive: true, encoding: "utf8" })
+    fs
+      .readdirSync(path.join(PROJECT_ROOT, folder), { recursive: true, encoding: "utf8" })
       .filter((f) => /\.(ts|js)$/.test(f))
       .map((f) => path.join(folder, f)),
   ).sort();

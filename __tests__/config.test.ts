@@ -19,20 +19,48 @@ describe("configuration defaults", () => {
     expect(cfg.jobTarget).toBe("sless");
     expect(cfg.vms[0].kind).toBe("nubes");
     expect(cfg.runId).toBe(1);
-    expect(cfg.nubes).toMatchObject({ providerSource: "terra.k8c.ru/nubes/nubes", providerVersion: "2.0.0", deleteMode: "delete", resumeIfExists: true, vappName: "vm-install" });
+    expect(cfg.nubes).toMatchObject({
+      providerSource: "terra.k8c.ru/nubes/nubes",
+      providerVersion: "2.0.0",
+      deleteMode: "delete",
+      resumeIfExists: true,
+      vappName: "vm-install",
+    });
     expect(cfg.sless).toEqual({ endpoint: "https://sless.kube5s.ru", providerSource: "sless.kube5s.ru/sless/sless", providerVersion: "", runtime: "nodejs20" });
     const vm = cfg.vms[0];
-    expect(vm).toMatchObject({ name: "vm1", vappName: "vm-install-vm1", cpu: 2, ram: 2, disk: 20, image: "Ubuntu_22-20G", user: "ubuntu", accessPorts: ["22"], sshPort: 22, addressKey: "externalConnect", zabbix: false });
+    expect(vm).toMatchObject({
+      name: "vm1",
+      vappName: "vm-install-vm1",
+      cpu: 2,
+      ram: 2,
+      disk: 20,
+      image: "Ubuntu_22-20G",
+      user: "ubuntu",
+      accessPorts: ["22"],
+      sshPort: 22,
+      addressKey: "externalConnect",
+      zabbix: false,
+    });
     expect(vm.installers.packages).toEqual({ enabled: true, waitTimeoutSec: 600, packages: ["git", "curl", "htop", "jq", "unzip"], update: true });
     expect(vm.installers.docker).toMatchObject({ enabled: false, waitTimeoutSec: 900, channel: "official", compose: true, verify: "hello-world" });
-    expect(vm.installers.postgres).toMatchObject({ enabled: false, waitTimeoutSec: 900, dbName: "myapp", dbUser: "app_user", listenAddresses: "localhost", allowRemote: false, allowedCidrs: ["0.0.0.0/0"] });
+    expect(vm.installers.postgres).toMatchObject({
+      enabled: false,
+      waitTimeoutSec: 900,
+      dbName: "myapp",
+      dbUser: "app_user",
+      listenAddresses: "localhost",
+      allowRemote: false,
+      allowedCidrs: ["0.0.0.0/0"],
+    });
   });
 
   test("a VM's installers override the top level key by key", () => {
-    const cfg = parseConfig(context({
-      installers: { packages: { packages: ["git"], update: false }, docker: { enabled: true } },
-      vms: [{ name: "a" }, { name: "b", installers: { packages: { packages: ["jq"] }, docker: { enabled: false } } }],
-    }));
+    const cfg = parseConfig(
+      context({
+        installers: { packages: { packages: ["git"], update: false }, docker: { enabled: true } },
+        vms: [{ name: "a" }, { name: "b", installers: { packages: { packages: ["jq"] }, docker: { enabled: false } } }],
+      }),
+    );
     expect(cfg.vms[0].installers.packages).toMatchObject({ packages: ["git"], update: false });
     expect(cfg.vms[0].installers.docker.enabled).toBe(true);
     expect(cfg.vms[1].installers.packages).toMatchObject({ packages: ["jq"], update: false });
@@ -67,7 +95,9 @@ describe("each class of bad configuration fails with a message naming the key pa
   });
 
   test("SSH retry settings out of range, and reserved PostgreSQL names the handler would refuse", () => {
-    const p = problems(context({ installers: { postgres: { dbName: "template1", dbUser: "public" } }, vms: [{ name: "vm1", sshRetry: { attempts: 0, budget_sec: 5 } }] }));
+    const p = problems(
+      context({ installers: { postgres: { dbName: "template1", dbUser: "public" } }, vms: [{ name: "vm1", sshRetry: { attempts: 0, budget_sec: 5 } }] }),
+    );
     expect(p).toContainEqual("vms[0].sshRetry.attempts: expected a whole number from 1 to 20, got number 0");
     expect(p).toContainEqual(expect.stringMatching(/^vms\[0\]\.sshRetry\.budget_sec: unknown key; allowed here: attempts, delaySec, budgetSec, timeoutSec$/));
     expect(p).toContainEqual(expect.stringMatching(/^installers\.postgres\.dbName: "template1" is a reserved word for a database/));
@@ -88,7 +118,20 @@ describe("each class of bad configuration fails with a message naming the key pa
       'vms[0].cpu: only for kind "nubes" (a VM this stack creates); remove it from an existing host',
       'vms[0].image: only for kind "nubes" (a VM this stack creates); remove it from an existing host',
     ]);
-    const cfg = parseConfig({ jobTarget: "local", vms: [{ name: "h1", kind: "existing", address: "10.0.0.5", sshPort: 2222, user: "deploy", privateKeyPath: "/keys/h1", hostKeySha256: "SHA256:" + "D".repeat(43) }] });
+    const cfg = parseConfig({
+      jobTarget: "local",
+      vms: [
+        {
+          name: "h1",
+          kind: "existing",
+          address: "10.0.0.5",
+          sshPort: 2222,
+          user: "deploy",
+          privateKeyPath: "/keys/h1",
+          hostKeySha256: `SHA256:${"D".repeat(43)}`,
+        },
+      ],
+    });
     expect(cfg.nubes).toBeUndefined();
     expect(cfg.jobTarget).toBe("local");
     expect(cfg.vms[0]).toMatchObject({ kind: "existing", address: "10.0.0.5", sshPort: 2222, user: "deploy", privateKeyPath: "/keys/h1" });
@@ -113,10 +156,15 @@ describe("each class of bad configuration fails with a message naming the key pa
   });
 
   test("an invalid identifier (database, role, user, VM name) or network value", () => {
-    const p = problems(context({
-      installers: { postgres: { dbName: "my-app", dbUser: "x'; DROP ROLE postgres; --", allowedCidrs: ["10.0.0.0/33"], listenAddresses: "localhost; rm" }, docker: { users: ["Root User"], repoUrl: "https://x.example/$(id)" } },
-      vms: [{ name: "VM_1", address: "1.2.3.4 && id", hostKeySha256: "md5:ab" }],
-    }));
+    const p = problems(
+      context({
+        installers: {
+          postgres: { dbName: "my-app", dbUser: "x'; DROP ROLE postgres; --", allowedCidrs: ["10.0.0.0/33"], listenAddresses: "localhost; rm" },
+          docker: { users: ["Root User"], repoUrl: "https://x.example/$(id)" },
+        },
+        vms: [{ name: "VM_1", address: "1.2.3.4 && id", hostKeySha256: "md5:ab" }],
+      }),
+    );
     expect(p).toContainEqual(expect.stringMatching(/^installers\.postgres\.dbName: "my-app" is not allowed; expected a PostgreSQL name/));
     expect(p).toContainEqual(expect.stringMatching(/^installers\.postgres\.dbUser: .* is not allowed; expected a PostgreSQL name/));
     expect(p).toContainEqual(expect.stringMatching(/^installers\.postgres\.allowedCidrs\[0\]: "10\.0\.0\.0\/33" is not a network in CIDR form/));
@@ -126,12 +174,18 @@ describe("each class of bad configuration fails with a message naming the key pa
     expect(p).toContainEqual(expect.stringMatching(/^vms\[0\]\.name: "VM_1" is not allowed; expected a lowercase letter/));
     expect(p).toContainEqual(expect.stringMatching(/^vms\[0\]\.address: "1\.2\.3\.4 && id" is not an IP address or host name/));
     expect(p).toContainEqual(expect.stringMatching(/^vms\[0\]\.hostKeySha256: "md5:ab" is not allowed; expected an OpenSSH fingerprint/));
-    expect(problems(context({ installers: { postgres: { dbUser: "postgres" } } }))).toEqual([expect.stringMatching(/dbUser: "postgres" is reserved by PostgreSQL/)]);
+    expect(problems(context({ installers: { postgres: { dbUser: "postgres" } } }))).toEqual([
+      expect.stringMatching(/dbUser: "postgres" is reserved by PostgreSQL/),
+    ]);
   });
 
   test("postgres enabled with no password variable", () => {
     const p = problems(context({ vms: [{ name: "vm1", installers: { postgres: { enabled: true } } }] }));
-    expect(p).toEqual([expect.stringMatching(/^vms\[0\]\.installers\.postgres\.passwordVariable: required when postgres is enabled; name a Terraform variable .* TF_VAR_pg_password/)]);
+    expect(p).toEqual([
+      expect.stringMatching(
+        /^vms\[0\]\.installers\.postgres\.passwordVariable: required when postgres is enabled; name a Terraform variable .* TF_VAR_pg_password/,
+      ),
+    ]);
   });
 
   test("remote access asked for while listening on localhost only", () => {
@@ -142,7 +196,9 @@ describe("each class of bad configuration fails with a message naming the key pa
   test("a key path Terraform would read as a template", () => {
     const p = problems(context({ vms: [{ name: "vm1", privateKeyPath: "keys/${var.x}", publicKeyPath: "keys/%{if true}k" }] }));
     expect(p).toEqual([
-      expect.stringMatching(/^vms\[0\]\.publicKeyPath: .* is not allowed; expected a file path \(no quotes, newlines, or \$\{ and %\{, which Terraform reads as template syntax\)$/),
+      expect.stringMatching(
+        /^vms\[0\]\.publicKeyPath: .* is not allowed; expected a file path \(no quotes, newlines, or \$\{ and %\{, which Terraform reads as template syntax\)$/,
+      ),
       expect.stringMatching(/^vms\[0\]\.privateKeyPath: .* is not allowed; expected a file path/),
     ]);
   });
@@ -156,7 +212,7 @@ describe("each class of bad configuration fails with a message naming the key pa
       parseConfig(context({ runId: 0, vms: [{ name: "vm1", cpu: 0 }] }));
       throw new Error("not rejected");
     } catch (err) {
-      expect((err as Error).message).toMatch(/^cdktf\.json context\.vmInstall: 2 problems:\n  - runId: .*\n  - vms\[0\]\.cpu: /);
+      expect((err as Error).message).toMatch(/^cdktf\.json context\.vmInstall: 2 problems:\n {2}- runId: .*\n {2}- vms\[0\]\.cpu: /);
     }
   });
 });

@@ -1,9 +1,9 @@
 // The local job target and existing hosts, at synth time: what Terraform gets, that it validates offline
 // (only built-ins), that its command line is the runner's protocol, and that real Terraform reads the
 // result state the runner writes.
-import { execFileSync } from "child_process";
-import * as fs from "fs";
-import * as path from "path";
+import { execFileSync } from "node:child_process";
+import * as fs from "node:fs";
+import * as path from "node:path";
 import { PROJECT_ROOT } from "../lib/bundling/bundle";
 import { invokeProgram, parseInvokeArgs, RESULT_STATE_DEFAULTS, resultAsTfstate, writeResultFile } from "../lib/runner/invoke-protocol";
 import { shellWords } from "./runner/fixtures";
@@ -15,7 +15,7 @@ const tfEnv = (): NodeJS.ProcessEnv => {
   return { ...process.env, TF_CLI_CONFIG_FILE: rc, CHECKPOINT_DISABLE: "1", TF_IN_AUTOMATION: "1" };
 };
 
-const pin = "SHA256:" + "E".repeat(43);
+const pin = `SHA256:${"E".repeat(43)}`;
 const ctx = {
   stackName: "local",
   jobTarget: "local",
@@ -68,7 +68,10 @@ describe("local job target with existing hosts", () => {
       secretEnv: [{ field: "db_password", variable: "TF_VAR_pg_password" }],
     });
     expect(run.environment).toEqual({
-      VM_IP: "192.0.2.10", SSH_USER: "deploy", SSH_PORT: "2201", SSH_HOST_KEY_SHA256: pin,
+      VM_IP: "192.0.2.10",
+      SSH_USER: "deploy",
+      SSH_PORT: "2201",
+      SSH_HOST_KEY_SHA256: pin,
       VM_INSTALL_EVENT: expect.any(String),
     });
     const event = JSON.parse(run.environment.VM_INSTALL_EVENT);
@@ -80,7 +83,11 @@ describe("local job target with existing hosts", () => {
   });
 
   test("reruns: run_id, bundle, event and connection trigger a job; the previous job's rerun triggers the next", () => {
-    expect(jobs.h1_packages.triggers_replace).toMatchObject({ run_id: "3", source_dir: expect.stringMatching(/^assets\//), event: expect.stringContaining('"packages"') });
+    expect(jobs.h1_packages.triggers_replace).toMatchObject({
+      run_id: "3",
+      source_dir: expect.stringMatching(/^assets\//),
+      event: expect.stringContaining('"packages"'),
+    });
     expect(jobs.h1_packages.lifecycle).toBeUndefined();
     expect(jobs.h1_docker.lifecycle.replace_triggered_by).toEqual(["terraform_data.h1_packages"]);
     expect(jobs.h1_postgres.lifecycle.replace_triggered_by).toEqual(["terraform_data.h1_docker"]);
@@ -104,10 +111,13 @@ describe("local job target with existing hosts", () => {
     const dir = tempDir("result-state");
     const file = path.join(dir, "results", "h1-install-packages.tfstate");
     const { depends_on: _, ...state } = tf.data.terraform_remote_state.h1_packages_state;
-    fs.writeFileSync(path.join(dir, "main.tf.json"), JSON.stringify({
-      data: { terraform_remote_state: { h1_packages_state: { ...state, config: { path: file } } } },
-      output: { h1_packages_result: tf.output.h1_packages_result, phase: { value: "${data.terraform_remote_state.h1_packages_state.outputs.phase}" } },
-    }));
+    fs.writeFileSync(
+      path.join(dir, "main.tf.json"),
+      JSON.stringify({
+        data: { terraform_remote_state: { h1_packages_state: { ...state, config: { path: file } } } },
+        output: { h1_packages_result: tf.output.h1_packages_result, phase: { value: "${data.terraform_remote_state.h1_packages_state.outputs.phase}" } },
+      }),
+    );
     const env = tfEnv();
     const terraform = (...args: string[]) => execFileSync("terraform", args, { cwd: dir, env, encoding: "utf8", stdio: "pipe" });
     const outputs = () => {
@@ -122,7 +132,7 @@ describe("local job target with existing hosts", () => {
     fs.mkdirSync(path.dirname(file));
     writeResultFile(file, JSON.stringify({ version: 4, terraform_version: "1.0.0", serial: 1, lineage: "empty", outputs: {}, resources: [] }));
     expect(outputs()).toEqual(RESULT_STATE_DEFAULTS);
-    const message = JSON.stringify({ status: "ok", note: "it's \"quoted\" $HOME ${x}" });
+    const message = JSON.stringify({ status: "ok", note: 'it\'s "quoted" $HOME ${x}' });
     writeResultFile(file, resultAsTfstate({ phase: "Succeeded", message }, "h1-install-packages"));
     expect(outputs()).toEqual({ phase: "Succeeded", message });
   }, 60000);

@@ -1,12 +1,15 @@
-import * as fs from "fs";
-import * as path from "path";
-import { generateBindings, GENERATED_DIR } from "../providers/generate";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { GENERATED_DIR, generateBindings } from "../providers/generate";
 import { filesUnder, tempDir } from "./support/synth";
 
 test("the committed bindings are exactly what the schemas generate", async () => {
   const out = tempDir("providers");
   expect(await generateBindings(out)).toEqual(["nubes", "sless"]);
-  const rel = (root: string) => filesUnder(root).map((f) => path.relative(root, f)).sort();
+  const rel = (root: string) =>
+    filesUnder(root)
+      .map((f) => path.relative(root, f))
+      .sort();
   expect(rel(GENERATED_DIR)).toEqual(rel(out));
   for (const file of rel(out)) {
     const same = fs.readFileSync(path.join(out, file), "utf8") === fs.readFileSync(path.join(GENERATED_DIR, file), "utf8");

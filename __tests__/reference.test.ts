@@ -1,10 +1,11 @@
 // What is generated from the installers' definitions is committed as generated: the README's installer
 // tables and vm-install.schema.json (npm run docs). And the JSON Schema an editor applies to cdktf.json
 // agrees with synth's own check on the project's config and on typical mistakes.
+
+import * as fs from "node:fs";
+import * as path from "node:path";
 import Ajv2020 from "ajv/dist/2020";
-import * as fs from "fs";
-import * as path from "path";
-import { schemaText, withReference, SCHEMA_FILE } from "../bin/docs";
+import { SCHEMA_FILE, schemaText, withReference } from "../bin/docs";
 import { PROJECT_ROOT } from "../lib/bundling/bundle";
 import { parseConfig } from "../lib/config/parse";
 import { INSTALLERS } from "../lib/installers/catalog";

@@ -1,26 +1,90 @@
 // Config and handler accept and refuse exactly the same values, for every setting that has both a
 // cdktf.json key and an event key: each probe value goes through parseConfig (synth) and through the
 // handler's own event check (runHandler, stopped before it would connect).
+
+import { type HandlerSpec, type InstallerReport, runHandler } from "../handlers/common/handler-kit";
 import { handler as dockerHandler } from "../handlers/install-docker/handler";
 import { handler as packagesHandler } from "../handlers/install-packages/handler";
 import { handler as postgresHandler } from "../handlers/install-postgres/handler";
-import { HandlerSpec, InstallerReport, runHandler } from "../handlers/common/handler-kit";
 import { parseConfig } from "../lib/config/parse";
 import { INSTALLERS } from "../lib/installers/catalog";
 import { SecretScrubber } from "../shared/secrets";
-import { Setting, Settings } from "../shared/settings";
+import type { Setting, Settings } from "../shared/settings";
 import { SSH_RETRY_SETTINGS } from "../shared/ssh-retry";
 import { TEST_ENV } from "./handlers/support/run-scripted";
 import { context } from "./support/synth";
 
 const PROBES: unknown[] = [
-  true, false, null, 0, -1, 1, 1.5, 3, 29, 30, 300, 301, 3600, 86400, 7 * 86400 + 1, 30 * 86400, 30 * 86400 + 1,
-  "", " ", "x", "ab", "git", "git=1:2.39.2-1", "git;id", "Git", "*", "localhost", "localhost,10.0.0.1", "10.0.0.1", "10.0.0.0/8", "::1/128", "10.0.0.0/33",
-  "official", "distro", "hello-world", "daemon", "15", "9", "100", "myapp", "app_user", "postgres", "all", "public", "pg_x", "a-b",
-  "https://download.docker.com/linux", "http://mirror.local:8080/pg", "ftp://x", "https://x/?q=1", "https://x/a b",
-  "B97B0AFCAA1A47F044F244A07FCC7D46ACCC4CF8", "b97b0afcaa1a47f044f244a07fcc7d46accc4cf8", "pg_password", "Pg", "ubuntu", "root",
-  [], ["git"], ["git", "git"], ["git", "git=1"], ["git;id"], ["10.0.0.0/8"], ["10.0.0.0/8", "10.0.0.0/8"], ["bad"], ["ubuntu"], ["ubuntu", "ubuntu"], ["Bad User"],
-  {}, { a: 1 },
+  true,
+  false,
+  null,
+  0,
+  -1,
+  1,
+  1.5,
+  3,
+  29,
+  30,
+  300,
+  301,
+  3600,
+  86400,
+  7 * 86400 + 1,
+  30 * 86400,
+  30 * 86400 + 1,
+  "",
+  " ",
+  "x",
+  "ab",
+  "git",
+  "git=1:2.39.2-1",
+  "git;id",
+  "Git",
+  "*",
+  "localhost",
+  "localhost,10.0.0.1",
+  "10.0.0.1",
+  "10.0.0.0/8",
+  "::1/128",
+  "10.0.0.0/33",
+  "official",
+  "distro",
+  "hello-world",
+  "daemon",
+  "15",
+  "9",
+  "100",
+  "myapp",
+  "app_user",
+  "postgres",
+  "all",
+  "public",
+  "pg_x",
+  "a-b",
+  "https://download.docker.com/linux",
+  "http://mirror.local:8080/pg",
+  "ftp://x",
+  "https://x/?q=1",
+  "https://x/a b",
+  "B97B0AFCAA1A47F044F244A07FCC7D46ACCC4CF8",
+  "b97b0afcaa1a47f044f244a07fcc7d46accc4cf8",
+  "pg_password",
+  "Pg",
+  "ubuntu",
+  "root",
+  [],
+  ["git"],
+  ["git", "git"],
+  ["git", "git=1"],
+  ["git;id"],
+  ["10.0.0.0/8"],
+  ["10.0.0.0/8", "10.0.0.0/8"],
+  ["bad"],
+  ["ubuntu"],
+  ["ubuntu", "ubuntu"],
+  ["Bad User"],
+  {},
+  { a: 1 },
 ];
 
 const HANDLERS: Record<string, HandlerSpec<Settings, InstallerReport>> = {
@@ -59,7 +123,8 @@ async function handlerAccepts(handler: string, event: Record<string, unknown>): 
   return outcome.message.includes(stop.message);
 }
 
-const both = (settings: Settings) => Object.entries(settings).filter((entry): entry is [string, Setting & { event: string }] => !!entry[1].event && !entry[1].eventOnly);
+const both = (settings: Settings) =>
+  Object.entries(settings).filter((entry): entry is [string, Setting & { event: string }] => !!entry[1].event && !entry[1].eventOnly);
 
 describe.each(INSTALLERS.map((def) => [def.handler, def] as const))("%s: config and handler agree on every value", (handler, def) => {
   it.each(both(def.settings).map(([key, s]) => [key, s.event] as const))("%s (event %s)", async (key, eventKey) => {
@@ -69,7 +134,8 @@ describe.each(INSTALLERS.map((def) => [def.handler, def] as const))("%s: config 
       if (value === undefined) continue;
       const atSynth = configAccepts({ installers: { [def.key]: { enabled: false, [key]: value } } });
       const inHandler = await handlerAccepts(handler, { ...BASE_EVENT[handler], [eventKey]: value });
-      if (atSynth !== inHandler) verdicts.push(`${JSON.stringify(value)}: synth ${atSynth ? "accepts" : "refuses"}, handler ${inHandler ? "accepts" : "refuses"}`);
+      if (atSynth !== inHandler)
+        verdicts.push(`${JSON.stringify(value)}: synth ${atSynth ? "accepts" : "refuses"}, handler ${inHandler ? "accepts" : "refuses"}`);
       if (atSynth) accepted++;
     }
     expect(verdicts).toEqual([]);
@@ -85,7 +151,8 @@ describe("sshRetry (cdktf.json) and ssh (every event) agree on every value", () 
     for (const value of PROBES) {
       const atSynth = configAccepts({ vms: [{ name: "vm1", sshRetry: { [key]: value } }] });
       const inHandler = await handlerAccepts("install-docker", { ssh: { [eventKey]: value } });
-      if (atSynth !== inHandler) verdicts.push(`${JSON.stringify(value)}: synth ${atSynth ? "accepts" : "refuses"}, handler ${inHandler ? "accepts" : "refuses"}`);
+      if (atSynth !== inHandler)
+        verdicts.push(`${JSON.stringify(value)}: synth ${atSynth ? "accepts" : "refuses"}, handler ${inHandler ? "accepts" : "refuses"}`);
     }
     expect(verdicts).toEqual([]);
   });

@@ -1,6 +1,6 @@
-import * as fs from "fs";
-import * as path from "path";
-import { context, filesUnder, synth, synthApp, tempDir, TfJson } from "./support/synth";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { context, filesUnder, synth, synthApp, type TfJson, tempDir } from "./support/synth";
 
 const nubesSchema = require("../providers/schemas/nubes.json").provider_schemas["terra.k8c.ru/nubes/nubes"];
 const slessSchema = require("../providers/schemas/sless.json").provider_schemas["sless.kube5s.ru/sless/sless"];
@@ -47,12 +47,14 @@ describe("installers toggled", () => {
 });
 
 describe("job contents", () => {
-  const { tf } = synth(context({
-    runId: 7,
-    sless: { runtime: "nodejs22" },
-    installers: { ...allOn, docker: { enabled: true, channel: "distro", verify: "daemon" } },
-    vms: [{ name: "vm1", user: "admin", sshPort: 2222, hostKeySha256: "SHA256:" + "A".repeat(43), privateKeyPath: "keys/id_vm1" }],
-  }));
+  const { tf } = synth(
+    context({
+      runId: 7,
+      sless: { runtime: "nodejs22" },
+      installers: { ...allOn, docker: { enabled: true, channel: "distro", verify: "daemon" } },
+      vms: [{ name: "vm1", user: "admin", sshPort: 2222, hostKeySha256: `SHA256:${"A".repeat(43)}`, privateKeyPath: "keys/id_vm1" }],
+    }),
+  );
   const jobs = jobsOf(tf);
 
   test("the platform contract: name, runtime, entrypoint, source_dir, run_id", () => {
@@ -70,7 +72,7 @@ describe("job contents", () => {
       VM_IP: '${nubes_vc_vm_v3.vm1_vm.state_out_flat["externalConnect"]}',
       SSH_USER: "admin",
       SSH_PORT: "2222",
-      SSH_HOST_KEY_SHA256: "SHA256:" + "A".repeat(43),
+      SSH_HOST_KEY_SHA256: `SHA256:${"A".repeat(43)}`,
       SSH_KEY: `\${sensitive(file("${path.resolve(__dirname, "..", "keys/id_vm1")}"))}`,
     });
   });
@@ -78,13 +80,27 @@ describe("job contents", () => {
   test("event_json carries each installer's settings; the password only as var.pg_password in postgres", () => {
     expect(JSON.parse(jobs.vm1_packages.event_json)).toEqual({ packages: ["git", "curl", "htop", "jq", "unzip"], update: true });
     // Later installers on a VM take the lists the one before refreshed as fresh.
-    expect(JSON.parse(jobs.vm1_docker.event_json)).toEqual({ cache_valid_sec: 900, compose: true, channel: "distro", repo_url: "https://download.docker.com/linux", verify: "daemon", update: true });
+    expect(JSON.parse(jobs.vm1_docker.event_json)).toEqual({
+      cache_valid_sec: 900,
+      compose: true,
+      channel: "distro",
+      repo_url: "https://download.docker.com/linux",
+      verify: "daemon",
+      update: true,
+    });
     expect(JSON.parse(jobs.vm1_packages.event_json).cache_valid_sec).toBeUndefined();
     const pg = jobs.vm1_postgres.event_json as string;
     expect(pg).toMatch(/^\$\{jsonencode\(\{/);
     expect(pg).toContain('"cache_valid_sec" = 900');
     expect(pg).toContain('"db_password" = var.pg_password');
-    for (const kv of ['"db_name" = "myapp"', '"db_user" = "app_user"', '"listen_addresses" = "localhost"', '"allow_remote" = false', '"allowed_cidrs" = ["0.0.0.0/0"]']) expect(pg).toContain(kv);
+    for (const kv of [
+      '"db_name" = "myapp"',
+      '"db_user" = "app_user"',
+      '"listen_addresses" = "localhost"',
+      '"allow_remote" = false',
+      '"allowed_cidrs" = ["0.0.0.0/0"]',
+    ])
+      expect(pg).toContain(kv);
     expect(jobs.vm1_packages.event_json).not.toContain("password");
     expect(jobs.vm1_docker.event_json).not.toContain("password");
     expect(tf.variable.pg_password).toEqual({ description: "PostgreSQL password (TF_VAR_pg_password)", sensitive: true, type: "string" });
@@ -104,28 +120,61 @@ describe("job contents", () => {
   });
 
   test("provider sources and versions come from settings", () => {
-    const { tf: custom } = synth(context({ nubes: { vdcUid: "v", nsxtUid: "n", providerSource: "example.org/x/nubes", providerVersion: "~> 2.1" }, sless: { providerSource: "example.org/x/sless", providerVersion: "0.1.62" } }));
-    expect(custom.terraform.required_providers).toEqual({ nubes: { source: "example.org/x/nubes", version: "~> 2.1" }, sless: { source: "example.org/x/sless", version: "0.1.62" } });
+    const { tf: custom } = synth(
+      context({
+        nubes: { vdcUid: "v", nsxtUid: "n", providerSource: "example.org/x/nubes", providerVersion: "~> 2.1" },
+        sless: { providerSource: "example.org/x/sless", providerVersion: "0.1.62" },
+      }),
+    );
+    expect(custom.terraform.required_providers).toEqual({
+      nubes: { source: "example.org/x/nubes", version: "~> 2.1" },
+      sless: { source: "example.org/x/sless", version: "0.1.62" },
+    });
   });
 
   test("a fixed address or internalConnect replaces externalConnect", () => {
-    const { tf: fixed } = synth(context({ vms: [{ name: "a", address: "203.0.113.5" }, { name: "b", addressKey: "internalConnect" }] }));
+    const { tf: fixed } = synth(
+      context({
+        vms: [
+          { name: "a", address: "203.0.113.5" },
+          { name: "b", addressKey: "internalConnect" },
+        ],
+      }),
+    );
     expect(jobsOf(fixed).a_packages.env_vars.VM_IP).toBe("203.0.113.5");
     expect(jobsOf(fixed).b_packages.env_vars.VM_IP).toBe('${nubes_vc_vm_v3.b_vm.state_out_flat["internalConnect"]}');
     expect(fixed.output.a_address.value).toBe("203.0.113.5");
   });
 
   test("vApp and VM: sizing, ports, explicit delete_mode", () => {
-    expect(tf.resource.nubes_vapp.vm1_vapp).toMatchObject({ vapp_name: "vm-install-vm1", vdc_uid: "vdc-1", nsxt_uid: "nsxt-1", delete_mode: "delete", resume_if_exists: true });
-    expect(tf.resource.nubes_vc_vm_v3.vm1_vm).toMatchObject({ vapp_uid: "${nubes_vapp.vm1_vapp.id}", vm_cpu: 2, vm_ram: 2, vm_disk: 20, image_vm: "Ubuntu_22-20G", user_login: "admin", access_port_list: '["22"]', need_add_zabbix_template: false, delete_mode: "delete" });
+    expect(tf.resource.nubes_vapp.vm1_vapp).toMatchObject({
+      vapp_name: "vm-install-vm1",
+      vdc_uid: "vdc-1",
+      nsxt_uid: "nsxt-1",
+      delete_mode: "delete",
+      resume_if_exists: true,
+    });
+    expect(tf.resource.nubes_vc_vm_v3.vm1_vm).toMatchObject({
+      vapp_uid: "${nubes_vapp.vm1_vapp.id}",
+      vm_cpu: 2,
+      vm_ram: 2,
+      vm_disk: 20,
+      image_vm: "Ubuntu_22-20G",
+      user_login: "admin",
+      access_port_list: '["22"]',
+      need_add_zabbix_template: false,
+      delete_mode: "delete",
+    });
   });
 });
 
 describe("two VMs", () => {
-  const { tf } = synth(context({
-    installers: allOn,
-    vms: [{ name: "web" }, { name: "db", installers: { docker: { enabled: false } } }],
-  }));
+  const { tf } = synth(
+    context({
+      installers: allOn,
+      vms: [{ name: "web" }, { name: "db", installers: { docker: { enabled: false } } }],
+    }),
+  );
 
   test("each VM has its own vApp, VM, jobs and outputs; job names unique per VM", () => {
     expect(Object.keys(tf.resource.nubes_vapp).sort()).toEqual(["db_vapp", "web_vapp"]);
@@ -175,7 +224,17 @@ describe("every synthesized resource conforms to the provider schema JSON", () =
 
   test.each([
     ["defaults", context()],
-    ["everything on, two VMs, every optional setting", context({ installers: allOn, nubes: { vdcUid: "v", nsxtUid: "n", endpoint: "https://api.nubes.example" }, vms: [{ name: "a", hostKeySha256: "SHA256:" + "B".repeat(43) }, { name: "b", address: "10.1.2.3" }] })],
+    [
+      "everything on, two VMs, every optional setting",
+      context({
+        installers: allOn,
+        nubes: { vdcUid: "v", nsxtUid: "n", endpoint: "https://api.nubes.example" },
+        vms: [
+          { name: "a", hostKeySha256: `SHA256:${"B".repeat(43)}` },
+          { name: "b", address: "10.1.2.3" },
+        ],
+      }),
+    ],
   ])("%s", (_label, ctx) => {
     const { tf } = synth(ctx);
     const problems: string[] = [];
@@ -229,7 +288,7 @@ describe("through main.ts, as cdktf runs it", () => {
   });
 
   test("synth --hcl shows every attribute of every block", () => {
-    const ctx = context({ installers: allOn, vms: [{ name: "vm1", hostKeySha256: "SHA256:" + "C".repeat(43) }] });
+    const ctx = context({ installers: allOn, vms: [{ name: "vm1", hostKeySha256: `SHA256:${"C".repeat(43)}` }] });
     const { outdir } = synthApp(ctx, { hcl: true });
     const hcl = fs.readFileSync(path.join(outdir, "stacks", "vm-install", "cdk.tf"), "utf8");
     const { tf } = synth(ctx);
@@ -242,7 +301,11 @@ describe("through main.ts, as cdktf runs it", () => {
         const rest = hcl.slice(start + 1).search(/\n(resource|output|variable|provider|terraform|data) /);
         const block = hcl.slice(start, rest < 0 ? undefined : start + 1 + rest);
         for (const attr of Object.keys(body).filter((a) => a !== "//")) {
-          expect({ block: `${type}.${name}`, attr, present: new RegExp(`\\n\\s*${attr}\\s*(=|\\{)`).test(block) }).toEqual({ block: `${type}.${name}`, attr, present: true });
+          expect({ block: `${type}.${name}`, attr, present: new RegExp(`\\n\\s*${attr}\\s*(=|\\{)`).test(block) }).toEqual({
+            block: `${type}.${name}`,
+            attr,
+            present: true,
+          });
           checked++;
         }
         for (const [envName] of Object.entries(body.env_vars ?? {})) expect(block).toMatch(new RegExp(`\\n\\s*${envName}\\s*=`));

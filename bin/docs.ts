@@ -1,8 +1,8 @@
 // `npm run docs`: writes what is generated from the installers' definitions (lib/reference): the
 // README's installer tables (between the generated:installers markers) and vm-install.schema.json,
 // the JSON Schema cdktf.json points its editor at. `--check` writes nothing and exits 1 on a difference.
-import * as fs from "fs";
-import * as path from "path";
+import * as fs from "node:fs";
+import * as path from "node:path";
 import { PROJECT_ROOT } from "../lib/bundling/bundle";
 import { cdktfJsonSchema, installersReference } from "../lib/reference/settings-reference";
 
@@ -19,7 +19,7 @@ export function withReference(readme: string): string {
 }
 
 export function schemaText(): string {
-  return JSON.stringify(cdktfJsonSchema(), null, 2) + "\n";
+  return `${JSON.stringify(cdktfJsonSchema(), null, 2)}\n`;
 }
 
 function main(argv: string[]): number {

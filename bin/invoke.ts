@@ -3,10 +3,10 @@
 // Progress goes to stdout as it comes; the last stdout line is the job's outcome as one JSON object, so
 // scripts read one line and people read the rest. The options, their parsing and the result files are the
 // protocol the local job target shares with this CLI: lib/runner/invoke-protocol.ts.
-import * as path from "path";
+import * as path from "node:path";
 import { bundleHandler } from "../lib/bundling/bundle";
 import {
-  Invocation,
+  type Invocation,
   parseInvokeArgs,
   resolveInvocation,
   resultAsTfstate,
@@ -15,7 +15,7 @@ import {
   UsageError,
   writeResultFile,
 } from "../lib/runner/invoke-protocol";
-import { JobResult, runJob } from "../lib/runner/run-job";
+import { type JobResult, runJob } from "../lib/runner/run-job";
 
 const EXIT_SUCCEEDED = 0;
 const EXIT_FAILED = 1;
@@ -43,7 +43,7 @@ async function invoke(inv: Invocation): Promise<Pick<JobResult, "phase" | "messa
       timeoutSec: inv.timeoutSec,
       secrets: inv.secrets,
       signal: abort.signal,
-      onOutput: (line) => process.stdout.write(line + "\n"),
+      onOutput: (line) => process.stdout.write(`${line}\n`),
     });
   } catch (err) {
     return { phase: "Failed", message: `running ${dir}: ${(err as Error).message}` };
@@ -58,7 +58,7 @@ export async function main(argv: string[]): Promise<number> {
   try {
     const args = parseInvokeArgs(argv);
     if (args === "help") {
-      process.stdout.write(USAGE + "\n");
+      process.stdout.write(`${USAGE}\n`);
       return EXIT_SUCCEEDED;
     }
     inv = await resolveInvocation(args);
@@ -86,7 +86,7 @@ export async function main(argv: string[]): Promise<number> {
       code = EXIT_FAILED;
     }
   }
-  process.stdout.write(json + "\n");
+  process.stdout.write(`${json}\n`);
   // Terraform reports only "exit status 1" for a failed local-exec: say which job and why on stderr too.
   if (result.phase === "Failed" && inv.name) process.stderr.write(`[${label}] Failed: ${result.message}\n`);
   return code;

@@ -2,8 +2,8 @@
 // cdktf runs the app on every synth; type-checking there (ts-node) costs seconds, so types are checked
 // by `npm run typecheck` and the tests instead, and this hook only strips them with esbuild (a dependency
 // already, for bundling the handlers).
-"use strict";
-const fs = require("fs");
+
+const fs = require("node:fs");
 const esbuild = require("esbuild");
 
 require.extensions[".ts"] = function compileTs(module, filename) {

@@ -3,12 +3,12 @@
 //   npm run demo            up: sandbox + deploy + outputs (rerun: deploys again, changes nothing)
 //   npm run demo -- down    destroy the stack, remove the sandbox and the demo folder
 // The demo's own cdktf project lives in .demo/ (gitignored); its app is this checkout's main.ts.
-import { randomBytes } from "crypto";
-import * as fs from "fs";
-import * as path from "path";
+import { randomBytes } from "node:crypto";
+import * as fs from "node:fs";
+import * as path from "node:path";
 import { PROJECT_ROOT } from "../lib/bundling/bundle";
+import { getSandbox, listSandboxes, type Sandbox, sandboxSupportProblems, startSandbox, stopSandbox } from "../sandbox";
 import { runCdktf, writeCdktfProject } from "./project";
-import { getSandbox, listSandboxes, sandboxSupportProblems, startSandbox, stopSandbox } from "../sandbox";
 
 export const DEMO_DIR = path.join(PROJECT_ROOT, ".demo");
 const SANDBOX_NAME = "vm-install-demo";
@@ -28,7 +28,17 @@ export function demoContext(sb: { address: string; port: number; user: string; p
       docker: { enabled: true, channel: "distro", verify: "daemon", compose: false },
       postgres: { enabled: true, passwordVariable: "pg_password", dbName: "demo", dbUser: "demo_user" },
     },
-    vms: [{ name: "demo", kind: "existing", address: sb.address, sshPort: sb.port, user: sb.user, privateKeyPath: sb.privateKeyPath, hostKeySha256: sb.hostKeySha256 }],
+    vms: [
+      {
+        name: "demo",
+        kind: "existing",
+        address: sb.address,
+        sshPort: sb.port,
+        user: sb.user,
+        privateKeyPath: sb.privateKeyPath,
+        hostKeySha256: sb.hostKeySha256,
+      },
+    ],
   };
 }
 
@@ -53,8 +63,8 @@ async function up(): Promise<number> {
     return 2;
   }
   const existing = listSandboxes().find((s) => s.name === SANDBOX_NAME);
-  let sb;
-  if (existing && existing.alive && existing.status === "running") {
+  let sb: Sandbox;
+  if (existing?.alive && existing.status === "running") {
     sb = getSandbox(SANDBOX_NAME);
     say(`reusing sandbox ${SANDBOX_NAME} at ${sb.address}`);
   } else {
@@ -95,8 +105,11 @@ if (require.main === module) {
     say(`unknown command ${JSON.stringify(command)}; usage: npm run demo [-- up|down]`);
     process.exit(2);
   }
-  run().then((code) => process.exit(code), (err) => {
-    say(`failed: ${(err as Error).message}`);
-    process.exit(1);
-  });
+  run().then(
+    (code) => process.exit(code),
+    (err) => {
+      say(`failed: ${(err as Error).message}`);
+      process.exit(1);
+    },
+  );
 }

@@ -1,8 +1,8 @@
 // A cdktf project folder of its own (cdktf.json + this checkout's main.ts as the app) for a given
 // vmInstall context: the demo deploys one, and the deploy tests deploy several side by side.
-import { spawn } from "child_process";
-import * as fs from "fs";
-import * as path from "path";
+import { spawn } from "node:child_process";
+import * as fs from "node:fs";
+import * as path from "node:path";
 import { PROJECT_ROOT } from "../lib/bundling/bundle";
 
 /** Writes `<dir>/cdktf.json` whose app is this checkout's main.ts and whose context is `vmInstall`. */
@@ -17,7 +17,7 @@ export function writeCdktfProject(dir: string, vmInstall: unknown): void {
     terraformModules: [],
     context: { vmInstall },
   };
-  fs.writeFileSync(path.join(dir, "cdktf.json"), JSON.stringify(cdktf, null, 2) + "\n");
+  fs.writeFileSync(path.join(dir, "cdktf.json"), `${JSON.stringify(cdktf, null, 2)}\n`);
 }
 
 export interface CdktfRun {
@@ -45,6 +45,7 @@ export function runCdktf(dir: string, args: string[], opts: { env?: Record<strin
     };
     child.stdout.on("data", take);
     child.stderr.on("data", take);
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: ESC starts the terminal colour codes removed here.
     child.on("close", (code) => resolve({ code: code ?? 1, output: output.replace(/\x1b\[[0-9;]*[A-Za-z]/g, "") }));
   });
 }

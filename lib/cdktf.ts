@@ -1,8 +1,21 @@
 // The one place the construct library imports cdktf (the generated bindings in providers/generated do too,
 // and are regenerated on a switch). cdktf is deprecated upstream; its drop-in fork cdktn needs only this
 // line and a regeneration changed.
-export {
-  App, AssetType, anyToHclTerraform, anyToTerraform, DataTerraformRemoteStateLocal, Fn, hashMapper, hashMapperHcl, TerraformAsset, TerraformOutput, TerraformResource,
-  TerraformStack, TerraformVariable, Token,
-} from "cdktf";
+
 export type { ITerraformDependable, TerraformMetaArguments } from "cdktf";
+export {
+  App,
+  AssetType,
+  anyToHclTerraform,
+  anyToTerraform,
+  DataTerraformRemoteStateLocal,
+  Fn,
+  hashMapper,
+  hashMapperHcl,
+  TerraformAsset,
+  TerraformOutput,
+  TerraformResource,
+  TerraformStack,
+  TerraformVariable,
+  Token,
+} from "cdktf";

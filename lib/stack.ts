@@ -1,11 +1,12 @@
 // The whole deployment: the providers it needs, the secrets as sensitive variables, and one
 // VmInstallation per configured VM, its jobs on the configured target.
-import * as path from "path";
-import { Construct } from "constructs";
+
+import * as path from "node:path";
+import type { Construct } from "constructs";
 import { NubesProvider } from "../providers/generated/nubes/provider";
 import { SlessProvider } from "../providers/generated/sless/provider";
-import type { VmInstallConfig } from "./config/types";
 import { TerraformStack, TerraformVariable } from "./cdktf";
+import type { VmInstallConfig } from "./config/types";
 import type { CatalogEntry } from "./installers/catalog";
 import type { JobTargetFactory } from "./jobs/job-spec";
 import { localJobTarget } from "./jobs/local-job";
@@ -33,9 +34,11 @@ export class VmInstallStack extends TerraformStack {
     // Each provider only when something uses it: a local-target stack of existing hosts has none, so it
     // validates and deploys offline.
     if (config.vms.some((vm) => vm.kind === "nubes")) this.nubesProvider(config);
-    const jobTarget: JobTargetFactory = config.jobTarget === "sless"
-      ? (this.slessProvider(config), slessJobTarget({ runtime: config.sless.runtime }))
-      : localJobTarget({ resultsDir: path.join(baseDir, ".vm-install", config.stackName) });
+    if (config.jobTarget === "sless") this.slessProvider(config);
+    const jobTarget: JobTargetFactory =
+      config.jobTarget === "sless"
+        ? slessJobTarget({ runtime: config.sless.runtime })
+        : localJobTarget({ resultsDir: path.join(baseDir, ".vm-install", config.stackName) });
 
     this.installations = config.vms.map(
       (vm) =>

@@ -1,15 +1,16 @@
 // One VM and its installers: a vApp and the VM (or a host that already exists), then one job per enabled
 // installer, chained in catalog order so a VM sees one apt run at a time. Jobs of different VMs share
 // nothing and run in parallel.
-import * as path from "path";
+
+import * as path from "node:path";
 import { Construct } from "constructs";
 import { Vapp } from "../providers/generated/nubes/vapp";
 import { VcVmV3 } from "../providers/generated/nubes/vc-vm-v3";
-import type { NubesConfig, VmConfig } from "./config/types";
-import { Fn, ITerraformDependable, TerraformOutput, TerraformVariable } from "./cdktf";
 import { toEvent } from "../shared/settings";
 import { SSH_RETRY_SETTINGS } from "../shared/ssh-retry";
-import { CatalogEntry, INSTALLERS } from "./installers/catalog";
+import { Fn, type ITerraformDependable, TerraformOutput, type TerraformVariable } from "./cdktf";
+import type { NubesConfig, VmConfig } from "./config/types";
+import { type CatalogEntry, INSTALLERS } from "./installers/catalog";
 import { HandlerAsset } from "./jobs/handler-asset";
 import type { InstallerJob, JobTargetFactory } from "./jobs/job-spec";
 
@@ -92,7 +93,9 @@ export class VmInstallation extends Construct {
       previous = job;
       new TerraformOutput(this, outputName, { value: job.message, description: `${vm.name}: ${def.handler} result (JSON)` }).overrideLogicalId(outputName);
     }
-    new TerraformOutput(this, `${prefix}_address`, { value: this.address, description: `${vm.name}: address the jobs connect to` }).overrideLogicalId(`${prefix}_address`);
+    new TerraformOutput(this, `${prefix}_address`, { value: this.address, description: `${vm.name}: address the jobs connect to` }).overrideLogicalId(
+      `${prefix}_address`,
+    );
   }
 
   private createVm(vm: VmConfig, nubes: NubesConfig, baseDir: string, prefix: string): VcVmV3 {

@@ -3,9 +3,10 @@
 // provider can be downloaded here, and sless is not public at all.
 //   npm run providers              -> rewrites providers/generated/
 //   npm run providers -- <outDir>  -> writes elsewhere (the drift test compares the two)
-import * as fs from "fs";
-import * as os from "os";
-import * as path from "path";
+
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
 import { generateProviderBindingsFromSchema } from "@cdktf/provider-generator";
 
 export const SCHEMAS_DIR = path.join(__dirname, "schemas");
@@ -13,7 +14,10 @@ export const GENERATED_DIR = path.join(__dirname, "generated");
 
 /** Writes one folder per schema file (nubes/, sless/) under `outDir`, replacing what was there. */
 export async function generateBindings(outDir: string): Promise<string[]> {
-  const names = fs.readdirSync(SCHEMAS_DIR).filter((f) => f.endsWith(".json")).sort();
+  const names = fs
+    .readdirSync(SCHEMAS_DIR)
+    .filter((f) => f.endsWith(".json"))
+    .sort();
   const work = fs.mkdtempSync(path.join(os.tmpdir(), "vm-install-providers-"));
   try {
     for (const file of names) {

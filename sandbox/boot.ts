@@ -1,14 +1,14 @@
 // Booting the target: an overlay over the shared base rootfs, real systemd as PID 1 under systemd-nspawn,
 // all inside `unshare --pid --mount --kill-child` so that killing one recorded pid takes down the whole
 // tree (nspawn alone, SIGKILLed, would leave postgres and dockerd running as orphans).
-import { spawn } from "child_process";
-import { createHash } from "crypto";
-import * as fs from "fs";
-import * as net from "net";
-import * as path from "path";
-import { IMAGE_UID } from "./image";
+import { spawn } from "node:child_process";
+import { createHash } from "node:crypto";
+import * as fs from "node:fs";
+import * as net from "node:net";
+import * as path from "node:path";
 import { quote } from "../shared/shell-quote";
-import { childEnv, descendantsOf, nsPids, procAlive, procComm, ProcRef, procRef, runOk, sleep, tail } from "./util";
+import { IMAGE_UID } from "./image";
+import { childEnv, descendantsOf, nsPids, type ProcRef, procAlive, procComm, procRef, runOk, sleep, tail } from "./util";
 
 export const SSH_PORT = 22;
 
@@ -51,7 +51,7 @@ export async function makeClientKey(p: BootPaths, name: string): Promise<void> {
 export function sha256Fingerprint(pubLine: string): string {
   const blob = pubLine.trim().split(/\s+/)[1];
   if (!blob) throw new Error(`not an OpenSSH public key line: ${JSON.stringify(pubLine.slice(0, 80))}`);
-  return "SHA256:" + createHash("sha256").update(Buffer.from(blob, "base64")).digest("base64").replace(/=+$/, "");
+  return `SHA256:${createHash("sha256").update(Buffer.from(blob, "base64")).digest("base64").replace(/=+$/, "")}`;
 }
 
 interface BootScriptInput {
@@ -187,8 +187,7 @@ export async function waitUntilReady(
   exec: (cmd: string) => Promise<{ code: number; stdout: string }>,
 ): Promise<ReadyInfo> {
   const deadline = Date.now() + timeoutMs;
-  const fail = (what: string) =>
-    new Error(`sandbox ${name}: ${what}. Console (${p.consoleLog}): ${consoleTail(p)}`);
+  const fail = (what: string) => new Error(`sandbox ${name}: ${what}. Console (${p.consoleLog}): ${consoleTail(p)}`);
   let hostPublicKey = "";
   let init: number | undefined;
   let stage = "the host key to be generated";

@@ -1,9 +1,9 @@
 // `npm run sandbox [up|down|list|image] ...`: a sandbox VM for the no-cloud demo and for poking at by
 // hand. Progress goes to stderr, so `up --json` prints exactly one JSON line on stdout.
-import * as fs from "fs";
+import * as fs from "node:fs";
 import { ensureBaseRootfs } from "./image";
-import { runDirOf } from "./state";
 import { listSandboxes, newSandboxName, sandboxSupportProblems, startSandbox, stopSandbox } from "./index";
+import { runDirOf } from "./state";
 
 const USAGE = `usage: npm run sandbox -- [command] [options]
   up [name] [--json]   boot a sandbox VM (default command); it keeps running after this exits
@@ -41,7 +41,7 @@ async function up(args: string[]): Promise<void> {
   process.removeListener("SIGTERM", abort);
   if (json) {
     const { address, port, user, privateKeyPath, hostKeySha256, name } = sb;
-    process.stdout.write(JSON.stringify({ address, port, user, privateKeyPath, hostKeySha256, name }) + "\n");
+    process.stdout.write(`${JSON.stringify({ address, port, user, privateKeyPath, hostKeySha256, name })}\n`);
     return;
   }
   const t = sb.timings;
@@ -98,7 +98,13 @@ function list(): void {
   ]);
   const head = ["NAME", "STATUS", "ADDRESS", "OWNER", "PID", "CREATED"];
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
-  for (const r of [head, ...rows]) process.stdout.write(r.map((c, i) => c.padEnd(widths[i])).join("  ").trimEnd() + "\n");
+  for (const r of [head, ...rows])
+    process.stdout.write(
+      `${r
+        .map((c, i) => c.padEnd(widths[i]))
+        .join("  ")
+        .trimEnd()}\n`,
+    );
 }
 
 async function image(args: string[]): Promise<void> {
@@ -129,7 +135,7 @@ async function main(argv: string[]): Promise<void> {
     case "image":
       return image(args);
     default:
-      process.stdout.write(USAGE + "\n");
+      process.stdout.write(`${USAGE}\n`);
   }
 }
 
@@ -141,4 +147,3 @@ main(process.argv.slice(2)).catch((e: Error) => {
   err(`sandbox: ${e.message}`);
   process.exit(1);
 });
-

@@ -1,7 +1,7 @@
 // How the outside reaches a sandbox as a job would: the job env_vars for it, and the plain `ssh` client
 // with its host key pinned (for checks in a separate session, and for raw baselines in benchmarks).
-import { execFile } from "child_process";
-import * as fs from "fs";
+import { execFile } from "node:child_process";
+import * as fs from "node:fs";
 import type { SandboxInfo } from "./index";
 
 /** The job env_vars (VM_IP, SSH_USER, SSH_PORT, SSH_KEY) that reach `sb`, as the stack would give them. */
@@ -27,15 +27,28 @@ export interface SshRun {
  * Runs `command` on `sb` as its user with the `ssh` client: key and known_hosts of the sandbox only
  * (no ~/.ssh config), strict host key checking, no prompts. `stdin` is fed to the remote command.
  */
-export function sshRun(
-  sb: SandboxInfo & { knownHostsPath: string },
-  command: string,
-  opts: { stdin?: string; timeoutMs?: number } = {},
-): Promise<SshRun> {
+export function sshRun(sb: SandboxInfo & { knownHostsPath: string }, command: string, opts: { stdin?: string; timeoutMs?: number } = {}): Promise<SshRun> {
   const args = [
-    "-F", "/dev/null", "-i", sb.privateKeyPath, "-p", String(sb.port),
-    "-o", `UserKnownHostsFile=${sb.knownHostsPath}`, "-o", "StrictHostKeyChecking=yes", "-o", "BatchMode=yes",
-    "-o", "IdentitiesOnly=yes", "-o", "ConnectTimeout=10", "-o", "LogLevel=ERROR", `${sb.user}@${sb.address}`, command,
+    "-F",
+    "/dev/null",
+    "-i",
+    sb.privateKeyPath,
+    "-p",
+    String(sb.port),
+    "-o",
+    `UserKnownHostsFile=${sb.knownHostsPath}`,
+    "-o",
+    "StrictHostKeyChecking=yes",
+    "-o",
+    "BatchMode=yes",
+    "-o",
+    "IdentitiesOnly=yes",
+    "-o",
+    "ConnectTimeout=10",
+    "-o",
+    "LogLevel=ERROR",
+    `${sb.user}@${sb.address}`,
+    command,
   ];
   const started = performance.now();
   return new Promise((resolve) => {

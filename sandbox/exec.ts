@@ -1,7 +1,7 @@
 // Root commands inside the target without SSH: nsenter into the namespaces of the container's systemd.
 // Tests use this for set-up and fault injection (stop sshd, fill the dpkg lock, kill postgres), so it
 // must work exactly when SSH does not.
-import { spawn } from "child_process";
+import { spawn } from "node:child_process";
 import { childEnv, killGroup } from "./util";
 
 export interface RootExecResult {
@@ -17,14 +17,33 @@ export interface RootExecOptions {
 }
 
 /** A clean root login environment, not the test runner's (its PATH, HOME, npm_* variables). */
-const TARGET_ENV = ["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME=/root", "LANG=C.UTF-8", "TERM=dumb", "USER=root", "LOGNAME=root"];
+const TARGET_ENV = [
+  "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+  "HOME=/root",
+  "LANG=C.UTF-8",
+  "TERM=dumb",
+  "USER=root",
+  "LOGNAME=root",
+];
 
 function nsenterArgs(initPid: number, command: string): string[] {
   return [
-    "--target", String(initPid),
-    "--mount", "--uts", "--ipc", "--net", "--pid",
-    "--root", "--wd",
-    "--", "/usr/bin/env", "-i", ...TARGET_ENV, "/bin/sh", "-c", command,
+    "--target",
+    String(initPid),
+    "--mount",
+    "--uts",
+    "--ipc",
+    "--net",
+    "--pid",
+    "--root",
+    "--wd",
+    "--",
+    "/usr/bin/env",
+    "-i",
+    ...TARGET_ENV,
+    "/bin/sh",
+    "-c",
+    command,
   ];
 }
 
@@ -77,7 +96,7 @@ export function spawnInTarget(initPid: () => number, command: string, opts: Root
         return;
       }
       // A signal death is reported like a shell does (128 + n), never as success.
-      const sigNo = signal ? ((require("os") as typeof import("os")).constants.signals[signal] ?? 0) : 0;
+      const sigNo = signal ? ((require("node:os") as typeof import("os")).constants.signals[signal] ?? 0) : 0;
       resolve({ code: code ?? 128 + sigNo, stdout, stderr });
     });
     child.stdin.on("error", () => undefined);

@@ -1,8 +1,8 @@
 // The host's apt configuration, read so the sandbox image uses the very same mirror: machines like this
 // one reach only a mirror (often a dated snapshot) that the host is already configured for, and no
 // mirror host name may be baked into the project.
-import * as fs from "fs";
-import * as path from "path";
+import * as fs from "node:fs";
+import * as path from "node:path";
 
 export const SUITE = "bookworm";
 /** The suites the image's sources list carries, as a fresh Debian 12 install has them. */
@@ -25,7 +25,7 @@ function parseDeb822(file: string, text: string): AptSource[] {
     for (const line of stanza.split("\n")) {
       if (/^\s*#/.test(line) || line.trim() === "") continue;
       if (/^\s/.test(line) && fields.length) {
-        fields[fields.length - 1][1] += "\n" + line; // continuation (e.g. an inline Signed-By key)
+        fields[fields.length - 1][1] += `\n${line}`; // continuation (e.g. an inline Signed-By key)
         continue;
       }
       const m = /^([A-Za-z0-9-]+):\s*(.*)$/.exec(line);

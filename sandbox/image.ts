@@ -2,13 +2,13 @@
 // CACHE_DIR keyed by a hash of the exact build script (which embeds the host's mirror and apt options),
 // so a machine builds it once (~1 min) and any change to the recipe or the host's mirror rebuilds it.
 // Sandboxes boot from one shared unpacked copy of it as the read-only lower layer of their overlays.
-import { createHash } from "crypto";
-import * as fs from "fs";
-import * as path from "path";
-import { lock } from "./lock";
-import { imageAptConfig, SUITE } from "./hostapt";
-import { CACHE_DIR, listRunDirs, readState } from "./state";
+import { createHash } from "node:crypto";
+import * as fs from "node:fs";
+import * as path from "node:path";
 import { quote } from "../shared/shell-quote";
+import { imageAptConfig, SUITE } from "./hostapt";
+import { lock } from "./lock";
+import { CACHE_DIR, listRunDirs, readState } from "./state";
 import { childEnv, run, tail } from "./util";
 
 /** Bumped by hand only for changes the script text does not show (none so far). */
@@ -105,7 +105,7 @@ export function buildScript(): string {
     "# pack",
     `tar --numeric-owner --xattrs --xattrs-include='*' -C "$ROOT" -cf - . | zstd -q -3 -T0 -o "$OUT"`,
   ];
-  return steps.join("\n") + "\n";
+  return `${steps.join("\n")}\n`;
 }
 
 export interface BaseImage {
@@ -171,9 +171,7 @@ async function unpack(img: BaseImage, log: (l: string) => void): Promise<void> {
   );
   if (r.code !== 0) {
     fs.rmSync(tmp, { recursive: true, force: true });
-    throw new Error(
-      `unpacking the sandbox base image ${img.tarball} failed: ${tail(r.stderr)}; delete it and rerun \`npm run sandbox image\``,
-    );
+    throw new Error(`unpacking the sandbox base image ${img.tarball} failed: ${tail(r.stderr)}; delete it and rerun \`npm run sandbox image\``);
   }
   // The rename is what makes the rootfs visible: a half-unpacked tree is never used as a lower layer.
   fs.renameSync(tmp, img.rootfs);
@@ -182,7 +180,11 @@ async function unpack(img: BaseImage, log: (l: string) => void): Promise<void> {
 
 /** Drops images of other recipes, except rootfs trees that a live sandbox still uses as its lower layer. */
 function pruneOld(keep: string, log: (l: string) => void): void {
-  const inUse = new Set(listRunDirs().map((n) => readState(n)?.lowerDir).filter(Boolean));
+  const inUse = new Set(
+    listRunDirs()
+      .map((n) => readState(n)?.lowerDir)
+      .filter(Boolean),
+  );
   for (const n of fs.readdirSync(CACHE_DIR)) {
     const m = /^sandbox-(base|rootfs)-([0-9a-f]{16})(\.tar\.zst)?$/.exec(n);
     if (!m || m[2] === keep) continue;

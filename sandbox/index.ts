@@ -8,22 +8,23 @@
 //   boot.ts     overlay, unshare + nspawn tree, keys, waiting for sshd
 //   exec.ts     root commands inside the target through nsenter
 //   state.ts    run directories (/run/vm-install-sandbox/<name>) that let any process find a sandbox
-import * as fs from "fs";
-import { randomBytes } from "crypto";
-import { bootPaths, findInit, killTree, makeClientKey, prepareRunDir, processesMentioning, spawnTree, SSH_PORT, waitUntilReady } from "./boot";
-import { RootExecOptions, RootExecResult, spawnInTarget } from "./exec";
+
+import { randomBytes } from "node:crypto";
+import * as fs from "node:fs";
+import { bootPaths, findInit, killTree, makeClientKey, prepareRunDir, processesMentioning, SSH_PORT, spawnTree, waitUntilReady } from "./boot";
+import { type RootExecOptions, type RootExecResult, spawnInTarget } from "./exec";
 import { ensureBaseImage, ensureBaseRootfs, IMAGE_USER } from "./image";
 import { claimSubnet, listClaims, netPlan, releaseSubnet, setupNetwork, teardownNetwork } from "./network";
-import { listRunDirs, readState, RUN_ROOT, runDirOf, SandboxState, validateName, writeState } from "./state";
+import { listRunDirs, RUN_ROOT, readState, runDirOf, type SandboxState, validateName, writeState } from "./state";
 import { checkSandboxSupport } from "./support";
-import { procAlive, procRef, ProcRef, sleep, writeFileAtomic } from "./util";
+import { type ProcRef, procAlive, procRef, sleep, writeFileAtomic } from "./util";
 
-export { checkSandboxSupport, sandboxSupportProblems, SandboxUnsupportedError } from "./support";
-export { ensureBaseImage };
-export type { RootExecResult, RootExecOptions };
-export { RUN_ROOT, CACHE_DIR } from "./state";
-export { jobEnvFor, sshRun } from "./client";
 export type { SshRun } from "./client";
+export { jobEnvFor, sshRun } from "./client";
+export { CACHE_DIR, RUN_ROOT } from "./state";
+export { checkSandboxSupport, SandboxUnsupportedError, sandboxSupportProblems } from "./support";
+export type { RootExecOptions, RootExecResult };
+export { ensureBaseImage };
 
 export interface SandboxInfo {
   name: string;
@@ -241,10 +242,10 @@ function unmountUnder(dir: string): void {
   const points = info
     .split("\n")
     .map((l) => l.split(" ")[4])
-    .filter((m): m is string => !!m && (m === dir || m.startsWith(dir + "/")))
+    .filter((m): m is string => !!m && (m === dir || m.startsWith(`${dir}/`)))
     .sort((a, b) => b.length - a.length);
   for (const m of points) {
-    require("child_process").spawnSync("umount", ["-l", m]);
+    require("node:child_process").spawnSync("umount", ["-l", m]);
   }
 }
 

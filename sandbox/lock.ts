@@ -1,8 +1,8 @@
 // Cross-process locks as directories: mkdir is atomic on every local filesystem, needs no native module,
 // and the owner's pid + start time inside lets a later process take over a lock whose holder was killed.
-import * as fs from "fs";
-import * as path from "path";
-import { procAlive, procRef, ProcRef, sleep } from "./util";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { type ProcRef, procAlive, procRef, sleep } from "./util";
 
 export interface DirLock {
   dir: string;

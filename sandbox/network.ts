@@ -1,9 +1,9 @@
 // The sandbox's network: a namespace of its own joined to the host by a veth pair on 10.200.N.0/24,
 // with NAT out of the host's default-route interface so apt inside reaches the host's mirror. N is
 // claimed by an atomic mkdir, so concurrent sandboxes (in one process or many) never share a subnet.
-import * as fs from "fs";
-import * as path from "path";
-import { SandboxState, SUBNET_DIR, runDirOf } from "./state";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { runDirOf, type SandboxState, SUBNET_DIR } from "./state";
 import { childEnv, run, runOk, waitFor } from "./util";
 
 const SUBNET_PREFIX = "10.200";
@@ -62,7 +62,8 @@ export function listClaims(): Array<{ subnet: number; name: string | undefined }
 export async function claimSubnet(name: string): Promise<number> {
   fs.mkdirSync(SUBNET_DIR, { recursive: true, mode: 0o755 });
   // Addresses something else on the host already uses (another tool, a leftover veth) are skipped.
-  const routes = (await run("ip", ["-4", "-o", "addr", "show"], { env: childEnv() })).stdout +
+  const routes =
+    (await run("ip", ["-4", "-o", "addr", "show"], { env: childEnv() })).stdout +
     (await run("ip", ["-4", "route", "show", "table", "all"], { env: childEnv() })).stdout;
   for (let n = MIN_N; n <= MAX_N; n++) {
     const dir = claimPath(n);
@@ -92,7 +93,7 @@ export async function claimSubnet(name: string): Promise<number> {
       fs.rmSync(dir, { recursive: true, force: true });
       continue;
     }
-    fs.writeFileSync(path.join(dir, "name"), name + "\n");
+    fs.writeFileSync(path.join(dir, "name"), `${name}\n`);
     return n;
   }
   throw new Error(

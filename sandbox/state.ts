@@ -1,9 +1,9 @@
 // Where sandboxes keep their state. Everything about a running sandbox is in its run directory, so that a
 // different process (the CLI's `down`, a later test run cleaning up after a killed one) can find and
 // remove it knowing only the name.
-import * as fs from "fs";
-import * as path from "path";
-import { ProcRef, writeFileAtomic } from "./util";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { type ProcRef, writeFileAtomic } from "./util";
 
 /** /run is cleared on reboot, which is exactly the lifetime of these directories. */
 export const RUN_ROOT = process.env.VM_INSTALL_SANDBOX_RUN_DIR || "/run/vm-install-sandbox";
@@ -17,10 +17,7 @@ const NAME_RE = /^[a-z0-9]([a-z0-9-]{0,30}[a-z0-9])?$/;
 
 export function validateName(name: string): void {
   if (!NAME_RE.test(name)) {
-    throw new Error(
-      `invalid sandbox name ${JSON.stringify(name)}: use 1-32 characters a-z, 0-9 and '-', ` +
-        `starting and ending with a letter or digit`,
-    );
+    throw new Error(`invalid sandbox name ${JSON.stringify(name)}: use 1-32 characters a-z, 0-9 and '-', starting and ending with a letter or digit`);
   }
 }
 
@@ -71,7 +68,7 @@ export function readState(name: string): SandboxState | undefined {
 }
 
 export function writeState(state: SandboxState): void {
-  writeFileAtomic(statePath(state.name), JSON.stringify(state, null, 2) + "\n");
+  writeFileAtomic(statePath(state.name), `${JSON.stringify(state, null, 2)}\n`);
 }
 
 /** Names of every run directory, including half-created or half-removed ones. */

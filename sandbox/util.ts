@@ -1,8 +1,8 @@
 // Small process and file helpers shared by the sandbox modules. Node built-ins only: the sandbox must work
 // from a bare checkout with nothing but the lockfile's dependencies.
-import { spawn, SpawnOptions } from "child_process";
-import * as fs from "fs";
-import * as path from "path";
+import { type SpawnOptions, spawn } from "node:child_process";
+import * as fs from "node:fs";
+import * as path from "node:path";
 
 export interface RunResult {
   code: number;
@@ -63,10 +63,7 @@ export function run(cmd: string, args: string[], opts: RunOptions = {}): Promise
       if (timer) clearTimeout(timer);
       if (timedOut) {
         reject(
-          new Error(
-            `${cmd} ${args.join(" ").slice(0, 200)} timed out after ${opts.timeoutMs} ms and was killed` +
-              (stderr ? `; stderr: ${tail(stderr)}` : ""),
-          ),
+          new Error(`${cmd} ${args.join(" ").slice(0, 200)} timed out after ${opts.timeoutMs} ms and was killed${stderr ? `; stderr: ${tail(stderr)}` : ""}`),
         );
         return;
       }
@@ -106,7 +103,7 @@ export function killGroup(pid: number | undefined, signal: NodeJS.Signals = "SIG
 }
 
 function signalNumber(signal: NodeJS.Signals): number | undefined {
-  const n = (require("os") as typeof import("os")).constants.signals[signal];
+  const n = (require("node:os") as typeof import("os")).constants.signals[signal];
   return typeof n === "number" ? n : undefined;
 }
 
@@ -227,12 +224,7 @@ export function nsPids(pid: number): number[] {
   }
 }
 
-export async function waitFor(
-  what: string,
-  check: () => boolean | Promise<boolean>,
-  timeoutMs: number,
-  intervalMs = 50,
-): Promise<void> {
+export async function waitFor(what: string, check: () => boolean | Promise<boolean>, timeoutMs: number, intervalMs = 50): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     if (await check()) return;

@@ -2,7 +2,7 @@
 // (shared/settings.ts) and what the stack needs beyond them (secrets, checks across settings). Each
 // installer declares one of these in handlers/<handler>/definition.ts; lib/installers/catalog.ts lists
 // them in run order.
-import { setting, Settings } from "./settings";
+import { type Settings, setting } from "./settings";
 import { boolean, integer } from "./validate";
 
 export interface InstallerDefinition<S extends Settings = Settings> {
@@ -56,4 +56,3 @@ export const APT_LIST_SETTINGS = {
     doc: "Skip that update when apt's lists are younger than this many seconds.",
   }),
 } as const;
-

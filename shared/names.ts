@@ -2,7 +2,7 @@
 // config and the handlers' event checks use these, so a value the stack accepts is one the handler
 // accepts. Quoting still happens at the shell (see shell-quote.ts): these rules are the first line.
 
-import { list, refine, string, Validator, withSchema } from "./validate";
+import { list, refine, string, type Validator, withSchema } from "./validate";
 
 /** Debian policy: lowercase letters, digits, + - . ; at least two characters, starting alphanumeric. */
 export const DEBIAN_PACKAGE = /^[a-z0-9][a-z0-9+.-]+$/;
@@ -17,7 +17,7 @@ export const UNIX_USER = /^[a-z_][a-z0-9_-]{0,31}$/;
 /** An OpenSSH host key fingerprint: "SHA256:" then 43 base64 characters (no padding). */
 export const HOST_KEY_SHA256 = /^SHA256:[A-Za-z0-9+/]{43}$/;
 /** An apt repository base URL: http(s), host, optional port and path; no query, no spaces, no quotes. */
-export const REPO_URL = /^https?:\/\/[A-Za-z0-9.-]+(:[0-9]{1,5})?(\/[A-Za-z0-9._~%+\/-]*)?$/;
+export const REPO_URL = /^https?:\/\/[A-Za-z0-9.-]+(:[0-9]{1,5})?(\/[A-Za-z0-9._~%+/-]*)?$/;
 
 const IPV4 = /^(25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])(\.(25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])){3}$/;
 const IPV6 = /^[0-9A-Fa-f:]+$/;
@@ -87,8 +87,7 @@ export const packageList: Validator<string[]> = refine(list(packageSpec, { minIt
 export const pgIdentifier: Validator<string> = string({
   pattern: PG_IDENTIFIER,
   allowed: "a PostgreSQL name: lowercase letter or _, then lowercase letters, digits or _, at most 63",
-  check: (v) =>
-    v === "postgres" || v.startsWith("pg_") ? "is reserved by PostgreSQL; choose another name" : undefined,
+  check: (v) => (v === "postgres" || v.startsWith("pg_") ? "is reserved by PostgreSQL; choose another name" : undefined),
 });
 
 /** Words pg_hba.conf or PostgreSQL give a meaning of their own: never a database or role of ours. */
@@ -99,7 +98,8 @@ function pgName(reserved: string[], what: string): Validator<string> {
   const base = pgIdentifier;
   const schema = { ...base.schema, not: { enum: reserved } };
   const check = refine(base, (name, path, problems) => {
-    if (reserved.includes(name)) problems.push(`${path}: ${JSON.stringify(name)} is a reserved word for a ${what} (in PostgreSQL or pg_hba.conf); choose another name`);
+    if (reserved.includes(name))
+      problems.push(`${path}: ${JSON.stringify(name)} is a reserved word for a ${what} (in PostgreSQL or pg_hba.conf); choose another name`);
   });
   return withSchema(check, schema);
 }

@@ -2,7 +2,7 @@
 // at synth), the settings -> event mapping, the handler's event check (snake_case keys, before any SSH),
 // the JSON Schema an editor checks cdktf.json with, and the README's tables. A setting added here shows
 // up in all of them; one rule object checks both sides, so they cannot accept different values.
-import { Field, FieldsOf, JsonSchema, optional, required, Validator } from "./validate";
+import { type Field, type FieldsOf, type JsonSchema, optional, required, type Validator } from "./validate";
 
 /** One setting. The key it is declared under is its cdktf.json key. */
 export interface Setting<T = unknown> {
@@ -23,7 +23,7 @@ export interface Setting<T = unknown> {
 }
 
 /** A group of settings under their cdktf.json keys. */
-export type Settings = Record<string, Setting<any>>;
+export type Settings = Record<string, Setting<unknown>>;
 
 /** Declares a setting, keeping its literal keys so the config and event types derive from it. */
 export function setting<T, const O extends Omit<Setting<T>, "rule">>(rule: Validator<T>, options: O): O & { rule: Validator<T> } {

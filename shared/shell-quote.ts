@@ -9,7 +9,7 @@
  */
 export function quote(arg: string): string {
   if (arg !== "" && /^[A-Za-z0-9_@%+=:,./-]+$/.test(arg)) return arg;
-  return "'" + arg.replace(/'/g, "'\\''") + "'";
+  return `'${arg.replace(/'/g, "'\\''")}'`;
 }
 
 /** A command line from separate arguments, each quoted: `command("apt-get", "install", "-y", pkg)`. */

@@ -25,18 +25,24 @@ export function withSchema<T>(check: (value: unknown, path: string, problems: st
 
 /** `base`, then `extra` on values `base` accepted; the schema stays `base`'s (plus `description`, if given). */
 export function refine<T>(base: Validator<T>, extra: (value: T, path: string, problems: string[]) => void, description?: string): Validator<T> {
-  return withSchema((value, path, problems) => {
-    const before = problems.length;
-    const result = base(value, path, problems);
-    if (problems.length === before) extra(result, path, problems);
-    return result;
-  }, description ? { ...base.schema, description } : base.schema);
+  return withSchema(
+    (value, path, problems) => {
+      const before = problems.length;
+      const result = base(value, path, problems);
+      if (problems.length === before) extra(result, path, problems);
+      return result;
+    },
+    description ? { ...base.schema, description } : base.schema,
+  );
 }
 
 /** Thrown with every problem found; `message` lists them one per line. */
 export class ValidationError extends Error {
-  constructor(readonly where: string, readonly problems: string[]) {
-    super(`${where}: ${problems.length} problem${problems.length === 1 ? "" : "s"}:\n` + problems.map((p) => `  - ${p}`).join("\n"));
+  constructor(
+    readonly where: string,
+    readonly problems: string[],
+  ) {
+    super(`${where}: ${problems.length} problem${problems.length === 1 ? "" : "s"}:\n${problems.map((p) => `  - ${p}`).join("\n")}`);
     this.name = "ValidationError";
   }
 }
@@ -52,7 +58,7 @@ export function validate<T>(validator: Validator<T>, value: unknown, where: stri
 function describe(value: unknown): string {
   if (value === null) return "null";
   if (Array.isArray(value)) return "a list";
-  if (typeof value === "string") return JSON.stringify(value.length > 60 ? value.slice(0, 60) + "..." : value);
+  if (typeof value === "string") return JSON.stringify(value.length > 60 ? `${value.slice(0, 60)}...` : value);
   if (typeof value === "object") return "an object";
   return `${typeof value} ${String(value)}`;
 }
@@ -71,7 +77,11 @@ export interface StringRule {
 }
 
 export function string(rule: StringRule = {}): Validator<string> {
-  const schema: JsonSchema = { type: "string", ...(rule.pattern ? { pattern: rule.pattern.source } : {}), ...(rule.allowed ? { description: rule.allowed } : {}) };
+  const schema: JsonSchema = {
+    type: "string",
+    ...(rule.pattern ? { pattern: rule.pattern.source } : {}),
+    ...(rule.allowed ? { description: rule.allowed } : {}),
+  };
   return withSchema((value, path, problems) => {
     if (typeof value !== "string") {
       problems.push(`${at(path)}: expected a string${rule.allowed ? ` (${rule.allowed})` : ""}, got ${describe(value)}`);
@@ -88,37 +98,51 @@ export function string(rule: StringRule = {}): Validator<string> {
 }
 
 export function integer(min: number, max: number): Validator<number> {
-  return withSchema((value, path, problems) => {
-    if (typeof value !== "number" || !Number.isInteger(value) || value < min || value > max) {
-      problems.push(`${at(path)}: expected a whole number from ${min} to ${max}, got ${describe(value)}`);
-      return min;
-    }
-    return value;
-  }, { type: "integer", minimum: min, maximum: max });
+  return withSchema(
+    (value, path, problems) => {
+      if (typeof value !== "number" || !Number.isInteger(value) || value < min || value > max) {
+        problems.push(`${at(path)}: expected a whole number from ${min} to ${max}, got ${describe(value)}`);
+        return min;
+      }
+      return value;
+    },
+    { type: "integer", minimum: min, maximum: max },
+  );
 }
 
 export function boolean(): Validator<boolean> {
-  return withSchema((value, path, problems) => {
-    if (typeof value !== "boolean") {
-      problems.push(`${at(path)}: expected true or false, got ${describe(value)}`);
-      return false;
-    }
-    return value;
-  }, { type: "boolean" });
+  return withSchema(
+    (value, path, problems) => {
+      if (typeof value !== "boolean") {
+        problems.push(`${at(path)}: expected true or false, got ${describe(value)}`);
+        return false;
+      }
+      return value;
+    },
+    { type: "boolean" },
+  );
 }
 
 export function oneOf<T extends string>(choices: readonly T[]): Validator<T> {
-  return withSchema((value, path, problems) => {
-    if (typeof value !== "string" || !(choices as readonly string[]).includes(value)) {
-      problems.push(`${at(path)}: expected one of ${choices.map((c) => JSON.stringify(c)).join(", ")}, got ${describe(value)}`);
-      return choices[0];
-    }
-    return value as T;
-  }, { enum: [...choices] });
+  return withSchema(
+    (value, path, problems) => {
+      if (typeof value !== "string" || !(choices as readonly string[]).includes(value)) {
+        problems.push(`${at(path)}: expected one of ${choices.map((c) => JSON.stringify(c)).join(", ")}, got ${describe(value)}`);
+        return choices[0];
+      }
+      return value as T;
+    },
+    { enum: [...choices] },
+  );
 }
 
 export function list<T>(item: Validator<T>, opts: { minItems?: number; unique?: boolean } = {}): Validator<T[]> {
-  const schema: JsonSchema = { type: "array", items: item.schema, ...(opts.minItems ? { minItems: opts.minItems } : {}), ...(opts.unique ? { uniqueItems: true } : {}) };
+  const schema: JsonSchema = {
+    type: "array",
+    items: item.schema,
+    ...(opts.minItems ? { minItems: opts.minItems } : {}),
+    ...(opts.unique ? { uniqueItems: true } : {}),
+  };
   return withSchema((value, path, problems) => {
     if (!Array.isArray(value)) {
       problems.push(`${at(path)}: expected a list, got ${describe(value)}`);
@@ -164,7 +188,9 @@ export function objectSchema(fields: Record<string, Field<unknown>>): JsonSchema
     const extra = { ...(field.doc ? { description: field.doc } : {}), ...(field.fallback?.value !== undefined ? { default: field.fallback.value } : {}) };
     properties[key] = { ...field.validator.schema, ...extra };
   }
-  const required = Object.entries(fields).filter(([, f]) => !f.fallback).map(([k]) => k);
+  const required = Object.entries(fields)
+    .filter(([, f]) => !f.fallback)
+    .map(([k]) => k);
   return { type: "object", properties, ...(required.length ? { required } : {}), additionalProperties: false };
 }
 
@@ -173,28 +199,31 @@ export type FieldsOf<T> = { [K in keyof T]-?: Field<T[K]> };
 
 /** An object whose keys are exactly `fields` (an unknown key is a problem); defaults filled in. */
 export function object<T>(fields: FieldsOf<T>): Validator<T> {
-  return withSchema((value, path, problems) => {
-    const out: Record<string, unknown> = {};
-    const prefix = path === "" ? "" : `${path}.`;
-    if (typeof value !== "object" || value === null || Array.isArray(value)) {
-      problems.push(`${at(path)}: expected an object with keys ${Object.keys(fields).join(", ")}, got ${describe(value)}`);
-      return out as T;
-    }
-    const given = value as Record<string, unknown>;
-    for (const key of Object.keys(given)) {
-      if (!(key in fields)) problems.push(`${prefix}${key}: unknown key; allowed here: ${Object.keys(fields).join(", ")}`);
-    }
-    for (const [key, field] of Object.entries(fields) as [string, Field<unknown>][]) {
-      if (given[key] === undefined) {
-        if (field.fallback) {
-          if (field.fallback.value !== undefined) out[key] = structuredClone(field.fallback.value);
-        } else {
-          problems.push(`${prefix}${key}: required key is missing`);
-        }
-        continue;
+  return withSchema(
+    (value, path, problems) => {
+      const out: Record<string, unknown> = {};
+      const prefix = path === "" ? "" : `${path}.`;
+      if (typeof value !== "object" || value === null || Array.isArray(value)) {
+        problems.push(`${at(path)}: expected an object with keys ${Object.keys(fields).join(", ")}, got ${describe(value)}`);
+        return out as T;
       }
-      out[key] = field.validator(given[key], `${prefix}${key}`, problems);
-    }
-    return out as T;
-  }, objectSchema(fields as Record<string, Field<unknown>>));
+      const given = value as Record<string, unknown>;
+      for (const key of Object.keys(given)) {
+        if (!(key in fields)) problems.push(`${prefix}${key}: unknown key; allowed here: ${Object.keys(fields).join(", ")}`);
+      }
+      for (const [key, field] of Object.entries(fields) as [string, Field<unknown>][]) {
+        if (given[key] === undefined) {
+          if (field.fallback) {
+            if (field.fallback.value !== undefined) out[key] = structuredClone(field.fallback.value);
+          } else {
+            problems.push(`${prefix}${key}: required key is missing`);
+          }
+          continue;
+        }
+        out[key] = field.validator(given[key], `${prefix}${key}`, problems);
+      }
+      return out as T;
+    },
+    objectSchema(fields as Record<string, Field<unknown>>),
+  );
 }

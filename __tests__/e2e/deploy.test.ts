@@ -1,11 +1,11 @@
 // `cdktf deploy` end to end with the local job target: real Terraform, real jobs through the runner,
 // real software on sandbox VMs given as existing hosts.
-import * as fs from "fs";
-import * as path from "path";
-import { readOutputs, runCdktf, writeCdktfProject, CdktfRun } from "../../demo/project";
-import { Sandbox, startSandbox } from "../../sandbox";
-import { describeE2E, dpkgStatus, sandboxPerSuite, sshUser } from "./support/e2e";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { type CdktfRun, readOutputs, runCdktf, writeCdktfProject } from "../../demo/project";
+import { type Sandbox, startSandbox } from "../../sandbox";
 import { tempDir } from "../support/synth";
+import { describeE2E, dpkgStatus, sandboxPerSuite, sshUser } from "./support/e2e";
 
 const PASSWORD = `pw with 'single' "double" $dollar \\back spaces`;
 const env = { TF_VAR_pg_password: PASSWORD };
@@ -74,7 +74,10 @@ describeE2E("cdktf deploy, local target, one VM with all three installers", () =
     expect(JSON.stringify(run.outputs)).not.toContain(PASSWORD);
 
     expect(await dpkgStatus(sb, ["git", "jq", "docker.io", "postgresql"])).toEqual({
-      git: "install ok installed", jq: "install ok installed", "docker.io": "install ok installed", postgresql: "install ok installed",
+      git: "install ok installed",
+      jq: "install ok installed",
+      "docker.io": "install ok installed",
+      postgresql: "install ok installed",
     });
     expect((await sshUser(sb, "systemctl is-active docker postgresql")).stdout.trim().split("\n")).toEqual(["active", "active"]);
     // Nothing secret in what Terraform wrote.
@@ -178,7 +181,9 @@ describeE2E("cdktf deploy, local target, two VMs", () => {
       expect(JSON.parse(run.outputs[`${vm}_packages_result`]).status).toBe("ok");
       expect(JSON.parse(run.outputs[`${vm}_postgres_result`]).status).toBe("ok");
       // In order on one VM.
-      expect(indexOf(run, new RegExp(`${vm}_postgres(?: \\([^)]*\\))?: Creating`))).toBeGreaterThan(indexOf(run, new RegExp(`${vm}_packages(?: \\([^)]*\\))?: Creation complete`)));
+      expect(indexOf(run, new RegExp(`${vm}_postgres(?: \\([^)]*\\))?: Creating`))).toBeGreaterThan(
+        indexOf(run, new RegExp(`${vm}_packages(?: \\([^)]*\\))?: Creation complete`)),
+      );
     }
     // In parallel across VMs: both first jobs start before either finishes.
     const firstDone = Math.min(indexOf(run, /a_packages(?: \([^)]*\))?: Creation complete/), indexOf(run, /b_packages(?: \([^)]*\))?: Creation complete/));

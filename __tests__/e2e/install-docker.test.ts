@@ -9,13 +9,17 @@
 //                     packages with Docker's names), so the key, the signed-by source, the stale-source
 //                     clean-up and the conflict removal run for real against apt.
 // Under CI=true a missing prerequisite fails the suite (describeE2E).
-import { Sandbox, startSandbox } from "../../sandbox";
-import { FAKE_COMPOSE_VERSION, FAKE_DOCKER_VERSION, FakeDockerRepo, startFakeDockerRepo } from "./fixtures/docker-repo";
-import { describeE2E, dpkgStatus, InstallerRun, runInstaller, sshUser } from "./support/e2e";
+import { type Sandbox, startSandbox } from "../../sandbox";
+import { FAKE_COMPOSE_VERSION, FAKE_DOCKER_VERSION, type FakeDockerRepo, startFakeDockerRepo } from "./fixtures/docker-repo";
+import { describeE2E, dpkgStatus, type InstallerRun, runInstaller, sshUser } from "./support/e2e";
 
 const T = 900_000;
 
-const withoutFrames = (message: string) => message.split("\n").filter((l) => !/^\s+at /.test(l)).join("\n");
+const withoutFrames = (message: string) =>
+  message
+    .split("\n")
+    .filter((l) => !/^\s+at /.test(l))
+    .join("\n");
 
 /** Asserts phase Succeeded; on failure the job's own message (and its last lines) is what jest prints. */
 function expectSucceeded(run: InstallerRun): void {
@@ -32,9 +36,11 @@ async function root(sb: Sandbox, command: string, timeoutMs = 120_000): Promise<
 
 /** Size, mtime and hash of what any apt/dpkg run would touch: unchanged means no package work happened. */
 async function packageState(sb: Sandbox): Promise<string> {
-  return root(sb,
+  return root(
+    sb,
     "for f in /var/lib/dpkg/status /var/log/dpkg.log /var/log/apt/history.log /var/lib/apt/periodic/update-success-stamp /etc/apt/sources.list.d/docker.list /etc/apt/keyrings/docker.asc; do " +
-      'if [ -e "$f" ]; then echo "$f $(stat -c "%s %Y" "$f") $(sha256sum < "$f" | cut -c1-16)"; else echo "$f -"; fi; done');
+      'if [ -e "$f" ]; then echo "$f $(stat -c "%s %Y" "$f") $(sha256sum < "$f" | cut -c1-16)"; else echo "$f -"; fi; done',
+  );
 }
 
 describeE2E("install-docker on sandbox VMs, through the bundle and the job runner", () => {
@@ -47,128 +53,161 @@ describeE2E("install-docker on sandbox VMs, through the bundle and the job runne
     sb = undefined;
   }, T);
 
-  test("distro channel: docker.io runs, an imported image runs a container, the user has docker in a new session; rerun changes nothing", async () => {
-    sb = await startSandbox();
-    const run = await runInstaller(sb, "install-docker", { channel: "distro", verify: "daemon" });
-    expectSucceeded(run);
-    const r = run.result;
-    expect(r).toMatchObject({ status: "ok", channel: "distro", users_added: [sb.user], compose: true, verify: { mode: "daemon" } });
-    expect(r.docker_version).toMatch(/^20\.10\./); // Debian 12's docker.io
-    // Debian 12 offers only compose v1 (Python): picked by candidate, called as docker-compose, noted.
-    expect(r.compose_command).toBe("docker-compose");
-    expect(r.compose_version).toMatch(/^1\./);
-    expect(r.warnings.join("\n")).toMatch(/compose v1/);
-    expect(r.changes).toEqual(expect.arrayContaining(["installed docker.io docker-compose", `added ${sb.user} to group docker`]));
+  test(
+    "distro channel: docker.io runs, an imported image runs a container, the user has docker in a new session; rerun changes nothing",
+    async () => {
+      sb = await startSandbox();
+      const run = await runInstaller(sb, "install-docker", { channel: "distro", verify: "daemon" });
+      expectSucceeded(run);
+      const r = run.result;
+      expect(r).toMatchObject({ status: "ok", channel: "distro", users_added: [sb.user], compose: true, verify: { mode: "daemon" } });
+      expect(r.docker_version).toMatch(/^20\.10\./); // Debian 12's docker.io
+      // Debian 12 offers only compose v1 (Python): picked by candidate, called as docker-compose, noted.
+      expect(r.compose_command).toBe("docker-compose");
+      expect(r.compose_version).toMatch(/^1\./);
+      expect(r.warnings.join("\n")).toMatch(/compose v1/);
+      expect(r.changes).toEqual(expect.arrayContaining(["installed docker.io docker-compose", `added ${sb.user} to group docker`]));
 
-    const status = await dpkgStatus(sb, ["docker.io", "docker-compose"]);
-    expect(status).toEqual({ "docker.io": "install ok installed", "docker-compose": "install ok installed" });
-    expect((await root(sb, "systemctl is-active docker")).trim()).toBe("active");
-    expect((await root(sb, "systemctl is-enabled docker")).trim()).toBe("enabled");
-    expect((await root(sb, "docker info --format '{{.ServerVersion}}'")).trim()).toBe(r.server_version);
+      const status = await dpkgStatus(sb, ["docker.io", "docker-compose"]);
+      expect(status).toEqual({ "docker.io": "install ok installed", "docker-compose": "install ok installed" });
+      expect((await root(sb, "systemctl is-active docker")).trim()).toBe("active");
+      expect((await root(sb, "systemctl is-enabled docker")).trim()).toBe("enabled");
+      expect((await root(sb, "docker info --format '{{.ServerVersion}}'")).trim()).toBe(r.server_version);
 
-    // A NEW session as the user: the group applies, no sudo. The image is the target's own dash and the
-    // libraries ldd names, tarred and imported: nothing comes from a registry.
-    const ps = await sshUser(sb, "id -nG; docker ps");
-    expect(ps.code).toBe(0);
-    expect(ps.stdout.split("\n")[0].split(" ")).toContain("docker");
-    expect(ps.stdout).toMatch(/CONTAINER ID\s+IMAGE/);
-    const container = await sshUser(sb,
-      "set -e; cd /tmp; files=$(ldd /usr/bin/dash | grep -o '/[^ ]*' | sed 's#^/##'); " +
-        "tar -C / -chf mini.tar usr/bin/dash $files; docker import mini.tar vm-install/mini:e2e >/dev/null; " +
-        "docker run --rm vm-install/mini:e2e /usr/bin/dash -c 'echo hello from an imported image'", 180_000);
-    expect({ code: container.code, stderr: container.code ? container.stderr : "" }).toEqual({ code: 0, stderr: "" });
-    expect(container.stdout.trim()).toBe("hello from an imported image");
-    expect((await sshUser(sb, "docker-compose --version")).stdout).toMatch(/docker-compose version 1\./);
+      // A NEW session as the user: the group applies, no sudo. The image is the target's own dash and the
+      // libraries ldd names, tarred and imported: nothing comes from a registry.
+      const ps = await sshUser(sb, "id -nG; docker ps");
+      expect(ps.code).toBe(0);
+      expect(ps.stdout.split("\n")[0].split(" ")).toContain("docker");
+      expect(ps.stdout).toMatch(/CONTAINER ID\s+IMAGE/);
+      const container = await sshUser(
+        sb,
+        "set -e; cd /tmp; files=$(ldd /usr/bin/dash | grep -o '/[^ ]*' | sed 's#^/##'); " +
+          "tar -C / -chf mini.tar usr/bin/dash $files; docker import mini.tar vm-install/mini:e2e >/dev/null; " +
+          "docker run --rm vm-install/mini:e2e /usr/bin/dash -c 'echo hello from an imported image'",
+        180_000,
+      );
+      expect({ code: container.code, stderr: container.code ? container.stderr : "" }).toEqual({ code: 0, stderr: "" });
+      expect(container.stdout.trim()).toBe("hello from an imported image");
+      expect((await sshUser(sb, "docker-compose --version")).stdout).toMatch(/docker-compose version 1\./);
 
-    // Rerun: already installed, no package work at all, nothing changed on the target.
-    const before = await packageState(sb);
-    const again = await runInstaller(sb, "install-docker", { channel: "distro", verify: "daemon" });
-    expectSucceeded(again);
-    expect(again.result).toMatchObject({ status: "ok", changed: false, changes: [], users_added: [], docker_version: r.docker_version, compose: true });
-    expect(again.lines.filter((l) => /apt-get|apt-cache/.test(l))).toEqual([]);
-    expect(await packageState(sb)).toBe(before);
-  }, T);
+      // Rerun: already installed, no package work at all, nothing changed on the target.
+      const before = await packageState(sb);
+      const again = await runInstaller(sb, "install-docker", { channel: "distro", verify: "daemon" });
+      expectSucceeded(again);
+      expect(again.result).toMatchObject({ status: "ok", changed: false, changes: [], users_added: [], docker_version: r.docker_version, compose: true });
+      expect(again.lines.filter((l) => /apt-get|apt-cache/.test(l))).toEqual([]);
+      expect(await packageState(sb)).toBe(before);
+    },
+    T,
+  );
 
-  test("official channel: Docker's layout from repo_url, keyring + signed-by source, packages from that repo, daemon verified; rerun touches nothing", async () => {
-    sb = await startSandbox();
-    repo = await startFakeDockerRepo({ host: sb.hostAddress, suite: "bookworm" });
-    // An apt-key era leftover for the same repository: must go, or apt would see two entries for one URI.
-    await root(sb, `echo 'deb [arch=amd64] ${repo.url}/debian bookworm stable' > /etc/apt/sources.list.d/docker-ce.list`);
+  test(
+    "official channel: Docker's layout from repo_url, keyring + signed-by source, packages from that repo, daemon verified; rerun touches nothing",
+    async () => {
+      sb = await startSandbox();
+      repo = await startFakeDockerRepo({ host: sb.hostAddress, suite: "bookworm" });
+      // An apt-key era leftover for the same repository: must go, or apt would see two entries for one URI.
+      await root(sb, `echo 'deb [arch=amd64] ${repo.url}/debian bookworm stable' > /etc/apt/sources.list.d/docker-ce.list`);
 
-    const run = await runInstaller(sb, "install-docker", { repo_url: repo.url, verify: "daemon" });
-    expectSucceeded(run);
-    const r = run.result;
-    const line = `deb [arch=amd64 signed-by=/etc/apt/keyrings/docker.asc] ${repo.url}/debian bookworm stable`;
-    expect(r).toMatchObject({
-      status: "ok", channel: "official", docker_version: FAKE_DOCKER_VERSION, server_version: FAKE_DOCKER_VERSION,
-      compose: true, compose_version: FAKE_COMPOSE_VERSION, compose_command: "docker compose", users_added: [sb.user], removed: [],
-      repository: { uri: `${repo.url}/debian`, suite: "bookworm", line, keyring: "/etc/apt/keyrings/docker.asc", source_file: "/etc/apt/sources.list.d/docker.list" },
-      apt_update: { ran: true, reason: "an apt source changed" },
-      packages: { "docker-ce": repo.versions["docker-ce"], "docker-ce-cli": repo.versions["docker-ce-cli"], "containerd.io": repo.versions["containerd.io"], "docker-compose-plugin": repo.versions["docker-compose-plugin"] },
-    });
-    expect(r.warnings).toEqual([`docker-buildx-plugin is not offered by ${repo.url}/debian; skipped`]);
-    // (/etc/apt/keyrings ships with apt on Debian 12, so it is not created.)
-    expect(r.changes).toEqual([
-      "wrote /etc/apt/keyrings/docker.asc (new key)",
-      "wrote /etc/apt/sources.list.d/docker.list (new source)",
-      "removed /etc/apt/sources.list.d/docker-ce.list",
-      "installed docker-ce docker-ce-cli containerd.io docker-compose-plugin",
-      "enabled docker.service",
-      "started docker.service",
-      `added ${sb.user} to group docker`,
-    ]);
+      const run = await runInstaller(sb, "install-docker", { repo_url: repo.url, verify: "daemon" });
+      expectSucceeded(run);
+      const r = run.result;
+      const line = `deb [arch=amd64 signed-by=/etc/apt/keyrings/docker.asc] ${repo.url}/debian bookworm stable`;
+      expect(r).toMatchObject({
+        status: "ok",
+        channel: "official",
+        docker_version: FAKE_DOCKER_VERSION,
+        server_version: FAKE_DOCKER_VERSION,
+        compose: true,
+        compose_version: FAKE_COMPOSE_VERSION,
+        compose_command: "docker compose",
+        users_added: [sb.user],
+        removed: [],
+        repository: {
+          uri: `${repo.url}/debian`,
+          suite: "bookworm",
+          line,
+          keyring: "/etc/apt/keyrings/docker.asc",
+          source_file: "/etc/apt/sources.list.d/docker.list",
+        },
+        apt_update: { ran: true, reason: "an apt source changed" },
+        packages: {
+          "docker-ce": repo.versions["docker-ce"],
+          "docker-ce-cli": repo.versions["docker-ce-cli"],
+          "containerd.io": repo.versions["containerd.io"],
+          "docker-compose-plugin": repo.versions["docker-compose-plugin"],
+        },
+      });
+      expect(r.warnings).toEqual([`docker-buildx-plugin is not offered by ${repo.url}/debian; skipped`]);
+      // (/etc/apt/keyrings ships with apt on Debian 12, so it is not created.)
+      expect(r.changes).toEqual([
+        "wrote /etc/apt/keyrings/docker.asc (new key)",
+        "wrote /etc/apt/sources.list.d/docker.list (new source)",
+        "removed /etc/apt/sources.list.d/docker-ce.list",
+        "installed docker-ce docker-ce-cli containerd.io docker-compose-plugin",
+        "enabled docker.service",
+        "started docker.service",
+        `added ${sb.user} to group docker`,
+      ]);
 
-    // On the target: the keyring is the served key, world-readable; the one source line; the packages
-    // come from that repository.
-    expect(await root(sb, "cat /etc/apt/keyrings/docker.asc")).toBe(repo.publicKey);
-    expect((await root(sb, "stat -c '%a %U' /etc/apt/keyrings /etc/apt/keyrings/docker.asc")).trim().split("\n")).toEqual(["755 root", "644 root"]);
-    expect(await root(sb, "cat /etc/apt/sources.list.d/docker.list")).toBe(line + "\n");
-    expect(await root(sb, "grep -rl docker /etc/apt/sources.list.d /etc/apt/sources.list 2>/dev/null || true")).toBe("/etc/apt/sources.list.d/docker.list\n");
-    const policy = await root(sb, "LC_ALL=C apt-cache policy docker-ce");
-    expect(policy).toContain(`Installed: ${repo.versions["docker-ce"]}`);
-    expect(policy).toContain(`500 ${repo.url}/debian bookworm/stable amd64 Packages`);
-    expect((await root(sb, "systemctl is-active docker")).trim()).toBe("active");
+      // On the target: the keyring is the served key, world-readable; the one source line; the packages
+      // come from that repository.
+      expect(await root(sb, "cat /etc/apt/keyrings/docker.asc")).toBe(repo.publicKey);
+      expect((await root(sb, "stat -c '%a %U' /etc/apt/keyrings /etc/apt/keyrings/docker.asc")).trim().split("\n")).toEqual(["755 root", "644 root"]);
+      expect(await root(sb, "cat /etc/apt/sources.list.d/docker.list")).toBe(`${line}\n`);
+      expect(await root(sb, "grep -rl docker /etc/apt/sources.list.d /etc/apt/sources.list 2>/dev/null || true")).toBe("/etc/apt/sources.list.d/docker.list\n");
+      const policy = await root(sb, "LC_ALL=C apt-cache policy docker-ce");
+      expect(policy).toContain(`Installed: ${repo.versions["docker-ce"]}`);
+      expect(policy).toContain(`500 ${repo.url}/debian bookworm/stable amd64 Packages`);
+      expect((await root(sb, "systemctl is-active docker")).trim()).toBe("active");
 
-    // The group is real: the socket is root:docker 0660, so a new session of the user gets through.
-    const ps = await sshUser(sb, "docker ps && docker compose version");
-    expect({ code: ps.code, stderr: ps.stderr }).toEqual({ code: 0, stderr: "" });
-    expect(ps.stdout).toContain(`Docker Compose version v${FAKE_COMPOSE_VERSION}`);
+      // The group is real: the socket is root:docker 0660, so a new session of the user gets through.
+      const ps = await sshUser(sb, "docker ps && docker compose version");
+      expect({ code: ps.code, stderr: ps.stderr }).toEqual({ code: 0, stderr: "" });
+      expect(ps.stdout).toContain(`Docker Compose version v${FAKE_COMPOSE_VERSION}`);
 
-    // Rerun: already installed; not even the repository is asked for anything.
-    const served = repo.requests.length;
-    const before = await packageState(sb);
-    const again = await runInstaller(sb, "install-docker", { repo_url: repo.url, verify: "daemon" });
-    expectSucceeded(again);
-    expect(again.result).toMatchObject({ status: "ok", changed: false, changes: [], docker_version: FAKE_DOCKER_VERSION });
-    expect(repo.requests.length).toBe(served);
-    expect(await packageState(sb)).toBe(before);
-  }, T);
+      // Rerun: already installed; not even the repository is asked for anything.
+      const served = repo.requests.length;
+      const before = await packageState(sb);
+      const again = await runInstaller(sb, "install-docker", { repo_url: repo.url, verify: "daemon" });
+      expectSucceeded(again);
+      expect(again.result).toMatchObject({ status: "ok", changed: false, changes: [], docker_version: FAKE_DOCKER_VERSION });
+      expect(repo.requests.length).toBe(served);
+      expect(await packageState(sb)).toBe(before);
+    },
+    T,
+  );
 
-  test("official channel over docker.io: the conflicting distribution packages are removed, Docker's installed from the test repository", async () => {
-    sb = await startSandbox();
-    await root(sb, "apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q docker.io", 600_000);
-    expect((await root(sb, "systemctl is-active docker")).trim()).toBe("active");
-    repo = await startFakeDockerRepo({ host: sb.hostAddress, suite: "bookworm" });
+  test(
+    "official channel over docker.io: the conflicting distribution packages are removed, Docker's installed from the test repository",
+    async () => {
+      sb = await startSandbox();
+      await root(sb, "apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q docker.io", 600_000);
+      expect((await root(sb, "systemctl is-active docker")).trim()).toBe("active");
+      repo = await startFakeDockerRepo({ host: sb.hostAddress, suite: "bookworm" });
 
-    const run = await runInstaller(sb, "install-docker", { repo_url: repo.url, verify: "daemon", compose: false });
-    expectSucceeded(run);
-    const r = run.result;
-    expect(r.status).toBe("ok");
-    expect(r.removed).toEqual(expect.arrayContaining(["docker.io", "containerd", "runc"]));
-    expect(r.changes[0]).toBe(`removed ${r.removed.join(" ")}`);
-    expect(run.lines).toContain("[install-docker] removing packages that conflict with Docker's: docker.io containerd runc");
-    expect(r.docker_version).toBe(FAKE_DOCKER_VERSION);
+      const run = await runInstaller(sb, "install-docker", { repo_url: repo.url, verify: "daemon", compose: false });
+      expectSucceeded(run);
+      const r = run.result;
+      expect(r.status).toBe("ok");
+      expect(r.removed).toEqual(expect.arrayContaining(["docker.io", "containerd", "runc"]));
+      expect(r.changes[0]).toBe(`removed ${r.removed.join(" ")}`);
+      expect(run.lines).toContain("[install-docker] removing packages that conflict with Docker's: docker.io containerd runc");
+      expect(r.docker_version).toBe(FAKE_DOCKER_VERSION);
 
-    const status = await dpkgStatus(sb, ["docker.io", "containerd", "runc", "docker-ce", "docker-ce-cli", "containerd.io", "docker-compose-plugin"]);
-    expect(status["docker.io"]).not.toBe("install ok installed");
-    expect(status.containerd).not.toBe("install ok installed");
-    expect(status.runc).not.toBe("install ok installed");
-    expect(status["docker-ce"]).toBe("install ok installed");
-    expect(status["containerd.io"]).toBe("install ok installed");
-    expect(status["docker-compose-plugin"]).toBeUndefined(); // compose: false
-    expect((await root(sb, "LC_ALL=C apt-cache policy docker-ce"))).toContain(`500 ${repo.url}/debian bookworm/stable amd64 Packages`);
-    expect((await root(sb, "systemctl is-active docker")).trim()).toBe("active");
-    expect((await root(sb, "docker --version")).trim()).toBe(`Docker version ${FAKE_DOCKER_VERSION}, build fake000`);
-    expect((await sshUser(sb, "docker info --format '{{.ServerVersion}}'")).stdout.trim()).toBe(FAKE_DOCKER_VERSION);
-  }, T);
+      const status = await dpkgStatus(sb, ["docker.io", "containerd", "runc", "docker-ce", "docker-ce-cli", "containerd.io", "docker-compose-plugin"]);
+      expect(status["docker.io"]).not.toBe("install ok installed");
+      expect(status.containerd).not.toBe("install ok installed");
+      expect(status.runc).not.toBe("install ok installed");
+      expect(status["docker-ce"]).toBe("install ok installed");
+      expect(status["containerd.io"]).toBe("install ok installed");
+      expect(status["docker-compose-plugin"]).toBeUndefined(); // compose: false
+      expect(await root(sb, "LC_ALL=C apt-cache policy docker-ce")).toContain(`500 ${repo.url}/debian bookworm/stable amd64 Packages`);
+      expect((await root(sb, "systemctl is-active docker")).trim()).toBe("active");
+      expect((await root(sb, "docker --version")).trim()).toBe(`Docker version ${FAKE_DOCKER_VERSION}, build fake000`);
+      expect((await sshUser(sb, "docker info --format '{{.ServerVersion}}'")).stdout.trim()).toBe(FAKE_DOCKER_VERSION);
+    },
+    T,
+  );
 });

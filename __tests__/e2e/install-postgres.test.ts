@@ -6,9 +6,9 @@
 //
 // Host prerequisite: psql (Debian's postgresql-client, 15 here). Under CI=true a sandbox that cannot run
 // fails the suite (describeE2E); elsewhere it is skipped with the reason.
-import { execFile, execFileSync } from "child_process";
-import { Sandbox, startSandbox } from "../../sandbox";
-import { describeE2E, dpkgStatus, InstallerRun, runInstaller } from "./support/e2e";
+import { execFile, execFileSync } from "node:child_process";
+import { type Sandbox, startSandbox } from "../../sandbox";
+import { describeE2E, dpkgStatus, type InstallerRun, runInstaller } from "./support/e2e";
 
 const T = 15 * 60_000;
 
@@ -33,13 +33,24 @@ function expectNoSecretsOut(run: InstallerRun): void {
 }
 
 /** The host's psql (PostgreSQL 15 client) against the sandbox, the password in this child's env only. */
-function hostPsql(sb: Sandbox, user: string, db: string, password: string, sql = "SELECT current_user || '|' || host(inet_client_addr())"): Promise<{ code: number; stdout: string; stderr: string }> {
+function hostPsql(
+  sb: Sandbox,
+  user: string,
+  db: string,
+  password: string,
+  sql = "SELECT current_user || '|' || host(inet_client_addr())",
+): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile("psql", ["-X", "-w", "-At", "-h", sb.address, "-p", "5432", "-U", user, "-d", db, "-c", sql], {
-      env: { PATH: process.env.PATH ?? "/usr/bin:/bin", PGPASSWORD: password, PGCONNECT_TIMEOUT: "10", PGSSLMODE: "disable", LC_ALL: "C" },
-      timeout: 30_000,
-      encoding: "utf8",
-    }, (err, stdout, stderr) => resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout: stdout.trim(), stderr }));
+    execFile(
+      "psql",
+      ["-X", "-w", "-At", "-h", sb.address, "-p", "5432", "-U", user, "-d", db, "-c", sql],
+      {
+        env: { PATH: process.env.PATH ?? "/usr/bin:/bin", PGPASSWORD: password, PGCONNECT_TIMEOUT: "10", PGSSLMODE: "disable", LC_ALL: "C" },
+        timeout: 30_000,
+        encoding: "utf8",
+      },
+      (err, stdout, stderr) => resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout: stdout.trim(), stderr }),
+    );
   });
 }
 
@@ -71,7 +82,9 @@ async function watchProcesses<T>(sb: Sandbox, needles: string[], fn: () => Promi
 
 /** Everything the server and the system logged, as root on the target. */
 async function targetLogs(sb: Sandbox): Promise<string> {
-  const r = await sb.rootExec("cat /var/log/postgresql/*.log; echo '--- journal'; journalctl --no-pager -o cat 2>/dev/null | tail -n 5000", { timeoutMs: 60_000 });
+  const r = await sb.rootExec("cat /var/log/postgresql/*.log; echo '--- journal'; journalctl --no-pager -o cat 2>/dev/null | tail -n 5000", {
+    timeoutMs: 60_000,
+  });
   return r.stdout;
 }
 
@@ -111,118 +124,158 @@ describeE2E("install-postgres on a sandbox VM, through the bundle and the job ru
     await sb?.stop();
   }, T);
 
-  test("control: the process watch sees a secret planted in a command line and in an environment", async () => {
-    const { hits, polls } = await watchProcesses(sb, ["Pg9tok"], async () => {
-      const planted = sb.rootSpawn("sh -c 'sleep 1.5' Pg9tok-args & env PLANTED=Pg9tok-env sleep 1.5; wait");
-      await planted.done;
-    });
-    expect(polls).toBeGreaterThan(3);
-    expect(hits.some((l) => l.includes("Pg9tok-args"))).toBe(true);
-    expect(hits.some((l) => l.includes("PLANTED=Pg9tok-env"))).toBe(true);
-  }, T);
+  test(
+    "control: the process watch sees a secret planted in a command line and in an environment",
+    async () => {
+      const { hits, polls } = await watchProcesses(sb, ["Pg9tok"], async () => {
+        const planted = sb.rootSpawn("sh -c 'sleep 1.5' Pg9tok-args & env PLANTED=Pg9tok-env sleep 1.5; wait");
+        await planted.done;
+      });
+      expect(polls).toBeGreaterThan(3);
+      expect(hits.some((l) => l.includes("Pg9tok-args"))).toBe(true);
+      expect(hits.some((l) => l.includes("PLANTED=Pg9tok-env"))).toBe(true);
+    },
+    T,
+  );
 
-  test("fresh VM: PostgreSQL 15 from Debian, role, database, remote access for the host; nothing secret in ps", async () => {
-    const { value: run, hits, polls } = await job(event());
-    expectSucceeded(run);
-    const r = run.result;
-    expect(r).toMatchObject({
-      status: "ok", pg_major: "15", installed_from: "distribution", cluster: "15/main", port: 5432,
-      db_name: "shop", db_user: "shop_app", listen_addresses: "*", allow_remote: true, allowed_cidrs: [hostCidr],
-      restarted: true, reloaded: false, warnings: [],
-      os: { id: "debian", codename: "bookworm", version_id: "12" },
-      host_key_sha256: sb.hostKeySha256,
-      verified: { host: "127.0.0.1", port: 5432, user: "shop_app", database: "shop" },
-    });
-    expect(r.pg_version).toMatch(/^15\.\d+$/);
-    expect(r.changes).toEqual([
-      expect.stringMatching(/^installed postgresql-15 15\.\d+/),
-      "role shop_app created (LOGIN, password set)",
-      "database shop created (owner shop_app)",
-      "listen_addresses 'localhost' -> '*' (/etc/postgresql/15/main/conf.d/90-vm-install.conf)",
-      `pg_hba.conf: host shop shop_app ${hostCidr} scram-sha-256 added`,
-    ]);
-    expect((await dpkgStatus(sb, ["postgresql-15"]))["postgresql-15"]).toBe("install ok installed");
-    expectNoSecretsOut(run);
-    expect(polls).toBeGreaterThan(20); // the install takes seconds: the process list was really watched
-    expect(hits).toEqual([]);
+  test(
+    "fresh VM: PostgreSQL 15 from Debian, role, database, remote access for the host; nothing secret in ps",
+    async () => {
+      const { value: run, hits, polls } = await job(event());
+      expectSucceeded(run);
+      const r = run.result;
+      expect(r).toMatchObject({
+        status: "ok",
+        pg_major: "15",
+        installed_from: "distribution",
+        cluster: "15/main",
+        port: 5432,
+        db_name: "shop",
+        db_user: "shop_app",
+        listen_addresses: "*",
+        allow_remote: true,
+        allowed_cidrs: [hostCidr],
+        restarted: true,
+        reloaded: false,
+        warnings: [],
+        os: { id: "debian", codename: "bookworm", version_id: "12" },
+        host_key_sha256: sb.hostKeySha256,
+        verified: { host: "127.0.0.1", port: 5432, user: "shop_app", database: "shop" },
+      });
+      expect(r.pg_version).toMatch(/^15\.\d+$/);
+      expect(r.changes).toEqual([
+        expect.stringMatching(/^installed postgresql-15 15\.\d+/),
+        "role shop_app created (LOGIN, password set)",
+        "database shop created (owner shop_app)",
+        "listen_addresses 'localhost' -> '*' (/etc/postgresql/15/main/conf.d/90-vm-install.conf)",
+        `pg_hba.conf: host shop shop_app ${hostCidr} scram-sha-256 added`,
+      ]);
+      expect((await dpkgStatus(sb, ["postgresql-15"]))["postgresql-15"]).toBe("install ok installed");
+      expectNoSecretsOut(run);
+      expect(polls).toBeGreaterThan(20); // the install takes seconds: the process list was really watched
+      expect(hits).toEqual([]);
 
-    // From the host, over the sandbox network: the role logs in with the password, from the host's address.
-    const ok = await hostPsql(sb, "shop_app", "shop", PW1);
-    expect(ok).toEqual({ code: 0, stdout: `shop_app|${sb.hostAddress}`, stderr: "" });
-    expect((await hostPsql(sb, "shop_app", "shop", PW1 + "x")).stderr).toMatch(/password authentication failed for user "shop_app"/);
-  }, T);
+      // From the host, over the sandbox network: the role logs in with the password, from the host's address.
+      const ok = await hostPsql(sb, "shop_app", "shop", PW1);
+      expect(ok).toEqual({ code: 0, stdout: `shop_app|${sb.hostAddress}`, stderr: "" });
+      expect((await hostPsql(sb, "shop_app", "shop", `${PW1}x`)).stderr).toMatch(/password authentication failed for user "shop_app"/);
+    },
+    T,
+  );
 
-  test("a rerun changes nothing: changed false, no restart, no reload", async () => {
-    const { value: run, hits } = await job(event());
-    expectSucceeded(run);
-    expect(run.result).toMatchObject({ changed: false, changes: [], restarted: false, reloaded: false, installed_from: "already installed" });
-    expect(run.result.summary).toMatch(/^nothing to do: PostgreSQL 15\.\d+ \(15\/main, port 5432\)/);
-    expect(run.result.timings_ms).not.toHaveProperty("apt_install");
-    expectNoSecretsOut(run);
-    expect(hits).toEqual([]);
-  }, T);
+  test(
+    "a rerun changes nothing: changed false, no restart, no reload",
+    async () => {
+      const { value: run, hits } = await job(event());
+      expectSucceeded(run);
+      expect(run.result).toMatchObject({ changed: false, changes: [], restarted: false, reloaded: false, installed_from: "already installed" });
+      expect(run.result.summary).toMatch(/^nothing to do: PostgreSQL 15\.\d+ \(15\/main, port 5432\)/);
+      expect(run.result.timings_ms).not.toHaveProperty("apt_install");
+      expectNoSecretsOut(run);
+      expect(hits).toEqual([]);
+    },
+    T,
+  );
 
-  test("a new password with quotes, $(...), backticks and backslashes: the old one stops working, the new one works; neither is in ps or any log", async () => {
-    // Make the server log every statement, so "not in the log" means the job kept it out.
-    await asPostgres(sb, "ALTER SYSTEM SET log_statement = 'all';\nSELECT pg_reload_conf();\n");
-    const { value: run, hits } = await job(event({ db_password: PW2 }));
-    expectSucceeded(run);
-    expect(run.result).toMatchObject({ changed: true, changes: ["password of shop_app updated"], restarted: false, reloaded: false });
-    expectNoSecretsOut(run);
-    expect(hits).toEqual([]);
+  test(
+    "a new password with quotes, $(...), backticks and backslashes: the old one stops working, the new one works; neither is in ps or any log",
+    async () => {
+      // Make the server log every statement, so "not in the log" means the job kept it out.
+      await asPostgres(sb, "ALTER SYSTEM SET log_statement = 'all';\nSELECT pg_reload_conf();\n");
+      const { value: run, hits } = await job(event({ db_password: PW2 }));
+      expectSucceeded(run);
+      expect(run.result).toMatchObject({ changed: true, changes: ["password of shop_app updated"], restarted: false, reloaded: false });
+      expectNoSecretsOut(run);
+      expect(hits).toEqual([]);
 
-    expect((await hostPsql(sb, "shop_app", "shop", PW1)).stderr).toMatch(/password authentication failed/);
-    expect((await hostPsql(sb, "shop_app", "shop", PW2)).stdout).toBe(`shop_app|${sb.hostAddress}`);
+      expect((await hostPsql(sb, "shop_app", "shop", PW1)).stderr).toMatch(/password authentication failed/);
+      expect((await hostPsql(sb, "shop_app", "shop", PW2)).stdout).toBe(`shop_app|${sb.hostAddress}`);
 
-    const logs = await targetLogs(sb);
-    expect(logs).toMatch(/LOG: {2}statement: SELECT json_build_object/); // logging was really on for the job's session
-    for (const t of [...TOKENS, PW1, PW2]) expect(logs).not.toContain(t);
-    expect(logs).not.toContain("SCRAM-SHA-256$");
-    expect(logs).not.toMatch(/ALTER ROLE/);
+      const logs = await targetLogs(sb);
+      expect(logs).toMatch(/LOG: {2}statement: SELECT json_build_object/); // logging was really on for the job's session
+      for (const t of [...TOKENS, PW1, PW2]) expect(logs).not.toContain(t);
+      expect(logs).not.toContain("SCRAM-SHA-256$");
+      expect(logs).not.toMatch(/ALTER ROLE/);
 
-    // The pgpass file of the TCP check is gone, and no file anywhere in the temp dirs holds the password.
-    const left = await sb.rootExec("grep -rlF -f /dev/stdin /tmp /var/tmp /home /root 2>/dev/null; true", { input: "Pg2tok\n", timeoutMs: 60_000 });
-    expect(left.stdout.trim()).toBe("");
-  }, T);
+      // The pgpass file of the TCP check is gone, and no file anywhere in the temp dirs holds the password.
+      const left = await sb.rootExec("grep -rlF -f /dev/stdin /tmp /var/tmp /home /root 2>/dev/null; true", { input: "Pg2tok\n", timeoutMs: 60_000 });
+      expect(left.stdout.trim()).toBe("");
+    },
+    T,
+  );
 
-  test("allowed_cidrs not covering the host: its line is replaced, a reload, and the host is refused (no pg_hba.conf entry)", async () => {
-    const { value: run } = await job(event({ db_password: PW2, allowed_cidrs: ["192.0.2.0/24"] }));
-    expectSucceeded(run);
-    expect(run.result).toMatchObject({ restarted: false, reloaded: true, allowed_cidrs: ["192.0.2.0/24"] });
-    expect(run.result.changes).toEqual([
-      "pg_hba.conf: host shop shop_app 192.0.2.0/24 scram-sha-256 added",
-      `pg_hba.conf: host shop shop_app ${hostCidr} scram-sha-256 removed`,
-    ]);
-    const refused = await hostPsql(sb, "shop_app", "shop", PW2);
-    expect(refused.code).not.toBe(0);
-    expect(refused.stderr).toMatch(new RegExp(`no pg_hba\\.conf entry for host "${sb.hostAddress.replace(/\./g, "\\.")}", user "shop_app", database "shop"`));
-  }, T);
+  test(
+    "allowed_cidrs not covering the host: its line is replaced, a reload, and the host is refused (no pg_hba.conf entry)",
+    async () => {
+      const { value: run } = await job(event({ db_password: PW2, allowed_cidrs: ["192.0.2.0/24"] }));
+      expectSucceeded(run);
+      expect(run.result).toMatchObject({ restarted: false, reloaded: true, allowed_cidrs: ["192.0.2.0/24"] });
+      expect(run.result.changes).toEqual([
+        "pg_hba.conf: host shop shop_app 192.0.2.0/24 scram-sha-256 added",
+        `pg_hba.conf: host shop shop_app ${hostCidr} scram-sha-256 removed`,
+      ]);
+      const refused = await hostPsql(sb, "shop_app", "shop", PW2);
+      expect(refused.code).not.toBe(0);
+      expect(refused.stderr).toMatch(new RegExp(`no pg_hba\\.conf entry for host "${sb.hostAddress.replace(/\./g, "\\.")}", user "shop_app", database "shop"`));
+    },
+    T,
+  );
 
-  test("a non-ASCII password (hashed by the server, logging off for the session): works from the host, a rerun changes nothing, not in any log", async () => {
-    const first = await job(event({ db_password: PW3 }));
-    expectSucceeded(first.value);
-    expect(first.value.result.changes).toEqual([
-      "password of shop_app updated",
-      `pg_hba.conf: host shop shop_app ${hostCidr} scram-sha-256 added`,
-      "pg_hba.conf: host shop shop_app 192.0.2.0/24 scram-sha-256 removed",
-    ]);
-    expect(first.hits).toEqual([]);
-    expectNoSecretsOut(first.value);
-    expect((await hostPsql(sb, "shop_app", "shop", PW3)).stdout).toBe(`shop_app|${sb.hostAddress}`);
+  test(
+    "a non-ASCII password (hashed by the server, logging off for the session): works from the host, a rerun changes nothing, not in any log",
+    async () => {
+      const first = await job(event({ db_password: PW3 }));
+      expectSucceeded(first.value);
+      expect(first.value.result.changes).toEqual([
+        "password of shop_app updated",
+        `pg_hba.conf: host shop shop_app ${hostCidr} scram-sha-256 added`,
+        "pg_hba.conf: host shop shop_app 192.0.2.0/24 scram-sha-256 removed",
+      ]);
+      expect(first.hits).toEqual([]);
+      expectNoSecretsOut(first.value);
+      expect((await hostPsql(sb, "shop_app", "shop", PW3)).stdout).toBe(`shop_app|${sb.hostAddress}`);
 
-    const again = await job(event({ db_password: PW3 }));
-    expectSucceeded(again.value);
-    expect(again.value.result).toMatchObject({ changed: false, changes: [], restarted: false, reloaded: false });
+      const again = await job(event({ db_password: PW3 }));
+      expectSucceeded(again.value);
+      expect(again.value.result).toMatchObject({ changed: false, changes: [], restarted: false, reloaded: false });
 
-    const logs = await targetLogs(sb);
-    for (const t of [...TOKENS, PW3, "пароль"]) expect(logs).not.toContain(t);
-  }, T);
+      const logs = await targetLogs(sb);
+      for (const t of [...TOKENS, PW3, "пароль"]) expect(logs).not.toContain(t);
+    },
+    T,
+  );
 
-  test("an invalid event (SQL in db_name) fails before any SSH command, naming the key", async () => {
-    const run = await runInstaller(sb, "install-postgres", event({ db_name: `shop"; DROP DATABASE shop; --` }), { secrets: [PW1] });
-    expect(run.phase).toBe("Failed");
-    expect(run.message).toMatch(/install-postgres: invalid input, nothing was done on the VM: [\s\S]*event db_name: .* is not allowed; expected a PostgreSQL name/);
-    expect(run.lines.some((l) => /ssh ubuntu@/.test(l))).toBe(false);
-    expect((await asPostgres(sb, "SELECT count(*) FROM pg_database WHERE datname = 'shop';\n")).trim()).toBe("1");
-  }, T);
+  test(
+    "an invalid event (SQL in db_name) fails before any SSH command, naming the key",
+    async () => {
+      const run = await runInstaller(sb, "install-postgres", event({ db_name: `shop"; DROP DATABASE shop; --` }), { secrets: [PW1] });
+      expect(run.phase).toBe("Failed");
+      expect(run.message).toMatch(
+        /install-postgres: invalid input, nothing was done on the VM: [\s\S]*event db_name: .* is not allowed; expected a PostgreSQL name/,
+      );
+      expect(run.lines.some((l) => /ssh ubuntu@/.test(l))).toBe(false);
+      expect((await asPostgres(sb, "SELECT count(*) FROM pg_database WHERE datname = 'shop';\n")).trim()).toBe("1");
+    },
+    T,
+  );
 });

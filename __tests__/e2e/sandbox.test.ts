@@ -4,18 +4,11 @@
 // sandboxes do not collide, and `down` leaves nothing behind.
 //
 // Under CI=true a host that cannot run sandboxes fails this suite; elsewhere it is skipped with the reason.
-import { execFile, ExecFileOptions } from "child_process";
-import * as fs from "fs";
-import * as os from "os";
-import * as path from "path";
-import {
-  checkSandboxSupport,
-  ensureBaseImage,
-  getSandbox,
-  Sandbox,
-  sandboxSupportProblems,
-  startSandbox,
-} from "../../sandbox";
+import { type ExecFileOptions, execFile } from "node:child_process";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { checkSandboxSupport, ensureBaseImage, getSandbox, type Sandbox, sandboxSupportProblems, startSandbox } from "../../sandbox";
 
 const ROOT = path.resolve(__dirname, "../..");
 const CI = /^(1|true|yes)$/i.test(process.env.CI ?? "");
@@ -54,20 +47,37 @@ function knownHosts(address: string, pubLine: string, file: string): string {
 }
 
 /** The plain `ssh` client, strict: no user config, no agent, only the given key and known_hosts. */
-function ssh(t: { address: string; port: number; user: string; privateKeyPath: string }, knownHostsFile: string, command: string, extra: string[] = []): Promise<Out> {
+function ssh(
+  t: { address: string; port: number; user: string; privateKeyPath: string },
+  knownHostsFile: string,
+  command: string,
+  extra: string[] = [],
+): Promise<Out> {
   return exec("ssh", [
-    "-F", "/dev/null",
-    "-o", "BatchMode=yes",
-    "-o", "StrictHostKeyChecking=yes",
-    "-o", `UserKnownHostsFile=${knownHostsFile}`,
-    "-o", "GlobalKnownHostsFile=/dev/null",
-    "-o", "HostKeyAlgorithms=ssh-ed25519",
-    "-o", "IdentitiesOnly=yes",
-    "-o", "IdentityAgent=none",
-    "-o", "ConnectTimeout=10",
-    "-o", "LogLevel=ERROR",
-    "-i", t.privateKeyPath,
-    "-p", String(t.port),
+    "-F",
+    "/dev/null",
+    "-o",
+    "BatchMode=yes",
+    "-o",
+    "StrictHostKeyChecking=yes",
+    "-o",
+    `UserKnownHostsFile=${knownHostsFile}`,
+    "-o",
+    "GlobalKnownHostsFile=/dev/null",
+    "-o",
+    "HostKeyAlgorithms=ssh-ed25519",
+    "-o",
+    "IdentitiesOnly=yes",
+    "-o",
+    "IdentityAgent=none",
+    "-o",
+    "ConnectTimeout=10",
+    "-o",
+    "LogLevel=ERROR",
+    "-i",
+    t.privateKeyPath,
+    "-p",
+    String(t.port),
     ...extra,
     `${t.user}@${t.address}`,
     command,
@@ -227,7 +237,7 @@ suite("sandbox VM (systemd-nspawn target over real SSH)", () => {
     // Killed processes are reaped by the target's systemd a moment later; until then they are zombies.
     let left = "";
     for (let i = 0; i < 50; i++) {
-      left = (await sb!.rootExec("ps -eo stat=,pid=,args= | awk '$1 !~ /^Z/ && $3 == \"sleep\" && $4 == \"600\"'")).stdout.trim();
+      left = (await sb!.rootExec('ps -eo stat=,pid=,args= | awk \'$1 !~ /^Z/ && $3 == "sleep" && $4 == "600"\'')).stdout.trim();
       if (!left) break;
       await new Promise((r) => setTimeout(r, 100));
     }

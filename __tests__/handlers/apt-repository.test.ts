@@ -1,15 +1,23 @@
 import { ensureAptRepository, keyFormat, sourceLine } from "../../handlers/common/apt-repository";
-import { normalizeUri, planStaleRemoval, removeStaleRepositories, StaleRepositoryOptions } from "../../handlers/common/stale-repositories";
+import { normalizeUri, planStaleRemoval, removeStaleRepositories, type StaleRepositoryOptions } from "../../handlers/common/stale-repositories";
 import { ScriptedRemote } from "./support/scripted-remote";
 
-const ARMORED = "-----BEGIN PGP PUBLIC KEY BLOCK-----\n\nmQINBFit2ioBEADhWpZ8/wvZ6hUTiXOwQHXMAlaFHcPH9hAtr4F1y2+OYdbtMuth\n-----END PGP PUBLIC KEY BLOCK-----\n";
+const ARMORED =
+  "-----BEGIN PGP PUBLIC KEY BLOCK-----\n\nmQINBFit2ioBEADhWpZ8/wvZ6hUTiXOwQHXMAlaFHcPH9hAtr4F1y2+OYdbtMuth\n-----END PGP PUBLIC KEY BLOCK-----\n";
 const b64 = (s: string | Buffer) => Buffer.from(s).toString("base64");
-const DOCKER = { name: "docker", keyUrl: "https://download.docker.com/linux/ubuntu/gpg", uri: "https://download.docker.com/linux/ubuntu", suite: "jammy", components: ["stable"] };
+const DOCKER = {
+  name: "docker",
+  keyUrl: "https://download.docker.com/linux/ubuntu/gpg",
+  uri: "https://download.docker.com/linux/ubuntu",
+  suite: "jammy",
+  components: ["stable"],
+};
 
 describe("apt-repository: pieces", () => {
   it("builds the one-line signed-by source Docker's docs use", () => {
-    expect(sourceLine({ uri: "https://download.docker.com/linux/ubuntu/", suite: "jammy", components: ["stable"] }, ["amd64"], "/etc/apt/keyrings/docker.asc"))
-      .toBe("deb [arch=amd64 signed-by=/etc/apt/keyrings/docker.asc] https://download.docker.com/linux/ubuntu jammy stable");
+    expect(
+      sourceLine({ uri: "https://download.docker.com/linux/ubuntu/", suite: "jammy", components: ["stable"] }, ["amd64"], "/etc/apt/keyrings/docker.asc"),
+    ).toBe("deb [arch=amd64 signed-by=/etc/apt/keyrings/docker.asc] https://download.docker.com/linux/ubuntu jammy stable");
   });
 
   it("tells armoured from binary keys from anything else", () => {
@@ -38,11 +46,13 @@ describe("apt-repository: ensureAptRepository", () => {
         },
       }),
       {
-        match: 'cat > "$t"', sudo: true,
-        stdout: "changed:created /etc/apt/keyrings\nchanged:wrote /etc/apt/keyrings/docker.asc (new key)\nchanged:wrote /etc/apt/sources.list.d/docker.list (new source)\n",
+        match: 'cat > "$t"',
+        sudo: true,
+        stdout:
+          "changed:created /etc/apt/keyrings\nchanged:wrote /etc/apt/keyrings/docker.asc (new key)\nchanged:wrote /etc/apt/sources.list.d/docker.list (new source)\n",
         check: (c, opts) => {
           expect(c).toContain("install -m 0755 -d /etc/apt/keyrings");
-          expect(c).toContain("install -m 0644 \"$t\" /etc/apt/keyrings/docker.asc.tmp && mv -f /etc/apt/keyrings/docker.asc.tmp /etc/apt/keyrings/docker.asc");
+          expect(c).toContain('install -m 0644 "$t" /etc/apt/keyrings/docker.asc.tmp && mv -f /etc/apt/keyrings/docker.asc.tmp /etc/apt/keyrings/docker.asc');
           expect(c).toContain("'deb [arch=amd64 signed-by=/etc/apt/keyrings/docker.asc] https://download.docker.com/linux/ubuntu jammy stable'");
           expect(c).toContain("> /etc/apt/sources.list.d/docker.list.tmp");
           expect(c).toContain("chmod a+r /etc/apt/keyrings/docker.asc");
@@ -72,7 +82,13 @@ describe("apt-repository: ensureAptRepository", () => {
 
   it("keeps a binary key as .gpg (apt reads armour only from .asc)", async () => {
     const remote = new ScriptedRemote([fetch(`amd64\n${b64(Buffer.from([0x99, 1, 2, 3]))}`), { match: "/etc/apt/keyrings/pgdg.gpg", sudo: true }]);
-    const out = await ensureAptRepository(remote, { name: "pgdg", keyUrl: "https://apt.postgresql.org/pub/repos/apt/ACCC4CF8.asc", uri: "https://apt.postgresql.org/pub/repos/apt", suite: "jammy-pgdg", components: ["main"] });
+    const out = await ensureAptRepository(remote, {
+      name: "pgdg",
+      keyUrl: "https://apt.postgresql.org/pub/repos/apt/ACCC4CF8.asc",
+      uri: "https://apt.postgresql.org/pub/repos/apt",
+      suite: "jammy-pgdg",
+      components: ["main"],
+    });
     expect(out.keyring).toBe("/etc/apt/keyrings/pgdg.gpg");
     expect(out.line).toBe("deb [arch=amd64 signed-by=/etc/apt/keyrings/pgdg.gpg] https://apt.postgresql.org/pub/repos/apt jammy-pgdg main");
   });
@@ -95,7 +111,9 @@ describe("apt-repository: ensureAptRepository", () => {
   it("an HTML page instead of a key is refused before anything is written", async () => {
     const remote = new ScriptedRemote([fetch(`amd64\n${b64("<!DOCTYPE html><html><head><title>Blocked</title>")}`)]);
     const err = await ensureAptRepository(remote, DOCKER).catch((e) => e);
-    expect(err.message).toMatch(/^https:\/\/download\.docker\.com\/linux\/ubuntu\/gpg did not return an OpenPGP public key but 49 bytes starting "<!DOCTYPE html>/);
+    expect(err.message).toMatch(
+      /^https:\/\/download\.docker\.com\/linux\/ubuntu\/gpg did not return an OpenPGP public key but 49 bytes starting "<!DOCTYPE html>/,
+    );
     expect(remote.calls).toHaveLength(1);
   });
 
@@ -115,35 +133,66 @@ describe("apt-repository: stale entries", () => {
     keyrings: ["/usr/share/keyrings/docker-archive-keyring.gpg", "/etc/apt/keyrings/docker.gpg"],
     trustedFingerprints: ["9DC858229FC7DD38854AE2D88D81803C0EBFCD88"],
   };
-  const ours = { path: "/etc/apt/sources.list.d/docker.list", text: "deb [arch=amd64 signed-by=/etc/apt/keyrings/docker.asc] https://download.docker.com/linux/ubuntu jammy stable\n" };
+  const ours = {
+    path: "/etc/apt/sources.list.d/docker.list",
+    text: "deb [arch=amd64 signed-by=/etc/apt/keyrings/docker.asc] https://download.docker.com/linux/ubuntu jammy stable\n",
+  };
 
   it("removes other files for the same URI, comments out lines in sources.list, keeps ours and others' entries", () => {
-    const plan = planStaleRemoval([
-      ours,
-      { path: "/etc/apt/sources.list", text: "deb http://archive.ubuntu.com/ubuntu jammy main\n# deb https://download.docker.com/linux/ubuntu bionic stable\ndeb [arch=amd64] http://download.docker.com/linux/ubuntu jammy stable\n" },
-      { path: "/etc/apt/sources.list.d/docker-ce.list", text: "# added by hand\ndeb [arch=amd64 signed-by=/usr/share/keyrings/docker-archive-keyring.gpg] https://download.docker.com/linux/ubuntu/ jammy stable\n" },
-      { path: "/etc/apt/sources.list.d/docker.sources", text: "Types: deb\nURIs: https://download.docker.com/linux/ubuntu\nSuites: jammy\nComponents: stable\nSigned-By: /etc/apt/keyrings/docker.gpg\n" },
-      { path: "/etc/apt/sources.list.d/mixed.sources", text: "Types: deb\nURIs: https://download.docker.com/linux/ubuntu\nSuites: jammy\nComponents: stable\n\nTypes: deb\nURIs: https://packages.example.com/apt\nSuites: stable\nComponents: main\nSigned-By: /usr/share/keyrings/example.gpg\n" },
-      { path: "/etc/apt/sources.list.d/pgdg.list", text: "deb [signed-by=/etc/apt/keyrings/pgdg.asc] https://apt.postgresql.org/pub/repos/apt jammy-pgdg main\n" },
-    ], opts);
+    const plan = planStaleRemoval(
+      [
+        ours,
+        {
+          path: "/etc/apt/sources.list",
+          text: "deb http://archive.ubuntu.com/ubuntu jammy main\n# deb https://download.docker.com/linux/ubuntu bionic stable\ndeb [arch=amd64] http://download.docker.com/linux/ubuntu jammy stable\n",
+        },
+        {
+          path: "/etc/apt/sources.list.d/docker-ce.list",
+          text: "# added by hand\ndeb [arch=amd64 signed-by=/usr/share/keyrings/docker-archive-keyring.gpg] https://download.docker.com/linux/ubuntu/ jammy stable\n",
+        },
+        {
+          path: "/etc/apt/sources.list.d/docker.sources",
+          text: "Types: deb\nURIs: https://download.docker.com/linux/ubuntu\nSuites: jammy\nComponents: stable\nSigned-By: /etc/apt/keyrings/docker.gpg\n",
+        },
+        {
+          path: "/etc/apt/sources.list.d/mixed.sources",
+          text: "Types: deb\nURIs: https://download.docker.com/linux/ubuntu\nSuites: jammy\nComponents: stable\n\nTypes: deb\nURIs: https://packages.example.com/apt\nSuites: stable\nComponents: main\nSigned-By: /usr/share/keyrings/example.gpg\n",
+        },
+        {
+          path: "/etc/apt/sources.list.d/pgdg.list",
+          text: "deb [signed-by=/etc/apt/keyrings/pgdg.asc] https://apt.postgresql.org/pub/repos/apt jammy-pgdg main\n",
+        },
+      ],
+      opts,
+    );
     expect(plan.remove).toEqual(["/etc/apt/sources.list.d/docker-ce.list", "/etc/apt/sources.list.d/docker.sources"]);
     expect(plan.rewrite).toEqual([
       {
         path: "/etc/apt/sources.list",
-        text: "deb http://archive.ubuntu.com/ubuntu jammy main\n# deb https://download.docker.com/linux/ubuntu bionic stable\n" +
+        text:
+          "deb http://archive.ubuntu.com/ubuntu jammy main\n# deb https://download.docker.com/linux/ubuntu bionic stable\n" +
           "# disabled by vm-install (superseded by /etc/apt/sources.list.d/docker.list): deb [arch=amd64] http://download.docker.com/linux/ubuntu jammy stable\n",
       },
-      { path: "/etc/apt/sources.list.d/mixed.sources", text: "Types: deb\nURIs: https://packages.example.com/apt\nSuites: stable\nComponents: main\nSigned-By: /usr/share/keyrings/example.gpg\n" },
+      {
+        path: "/etc/apt/sources.list.d/mixed.sources",
+        text: "Types: deb\nURIs: https://packages.example.com/apt\nSuites: stable\nComponents: main\nSigned-By: /usr/share/keyrings/example.gpg\n",
+      },
     ]);
     expect(plan.keyrings.sort()).toEqual(["/etc/apt/keyrings/docker.gpg", "/usr/share/keyrings/docker-archive-keyring.gpg"]);
   });
 
   it("never removes a keyring that an entry staying behind still uses", () => {
-    const plan = planStaleRemoval([
-      ours,
-      { path: "/etc/apt/sources.list.d/docker-old.list", text: "deb [signed-by=/usr/share/keyrings/shared.gpg] https://download.docker.com/linux/ubuntu jammy stable\n" },
-      { path: "/etc/apt/sources.list.d/other.list", text: "deb [signed-by=/usr/share/keyrings/shared.gpg] https://other.example.com/apt stable main\n" },
-    ], { ...opts, keyrings: [] });
+    const plan = planStaleRemoval(
+      [
+        ours,
+        {
+          path: "/etc/apt/sources.list.d/docker-old.list",
+          text: "deb [signed-by=/usr/share/keyrings/shared.gpg] https://download.docker.com/linux/ubuntu jammy stable\n",
+        },
+        { path: "/etc/apt/sources.list.d/other.list", text: "deb [signed-by=/usr/share/keyrings/shared.gpg] https://other.example.com/apt stable main\n" },
+      ],
+      { ...opts, keyrings: [] },
+    );
     expect(plan.remove).toEqual(["/etc/apt/sources.list.d/docker-old.list"]);
     expect(plan.keyrings).toEqual([]);
   });
@@ -158,17 +207,23 @@ describe("apt-repository: stale entries", () => {
     const old = "deb [arch=amd64 signed-by=/usr/share/keyrings/docker-archive-keyring.gpg] https://download.docker.com/linux/ubuntu jammy stable";
     const remote = new ScriptedRemote([
       {
-        match: "@@@file", sudo: true,
-        stdout: `@@@file ${ours.path}\n${ours.text}\n@@@end\n@@@file /etc/apt/sources.list.d/docker-ce.list\n${old}\n\n@@@end\n@@@keyring /etc/apt/keyrings/docker.gpg\n@@@trusted\n` +
+        match: "@@@file",
+        sudo: true,
+        stdout:
+          `@@@file ${ours.path}\n${ours.text}\n@@@end\n@@@file /etc/apt/sources.list.d/docker-ce.list\n${old}\n\n@@@end\n@@@keyring /etc/apt/keyrings/docker.gpg\n@@@trusted\n` +
           "pub:-:4096:1:8D81803C0EBFCD88:1487788586:::-:::scESA::::::23::0:\nfpr:::::::::9DC858229FC7DD38854AE2D88D81803C0EBFCD88:\n",
         check: (c) => {
           expect(c).toContain("--keyring /etc/apt/trusted.gpg --with-colons --list-keys");
-          expect(c).toContain("if [ -e /usr/share/keyrings/docker-archive-keyring.gpg ] && ! dpkg -S /usr/share/keyrings/docker-archive-keyring.gpg >/dev/null 2>&1; then printf '@@@keyring %s\\n'");
+          expect(c).toContain(
+            "if [ -e /usr/share/keyrings/docker-archive-keyring.gpg ] && ! dpkg -S /usr/share/keyrings/docker-archive-keyring.gpg >/dev/null 2>&1; then printf '@@@keyring %s\\n'",
+          );
         },
       },
       {
-        match: "rm -f /etc/apt/sources.list.d/docker-ce.list", sudo: true,
-        stdout: "changed:removed /etc/apt/sources.list.d/docker-ce.list\nchanged:removed /usr/share/keyrings/docker-archive-keyring.gpg\nchanged:removed key 9DC858229FC7DD38854AE2D88D81803C0EBFCD88 from /etc/apt/trusted.gpg (apt-key)\n",
+        match: "rm -f /etc/apt/sources.list.d/docker-ce.list",
+        sudo: true,
+        stdout:
+          "changed:removed /etc/apt/sources.list.d/docker-ce.list\nchanged:removed /usr/share/keyrings/docker-archive-keyring.gpg\nchanged:removed key 9DC858229FC7DD38854AE2D88D81803C0EBFCD88 from /etc/apt/trusted.gpg (apt-key)\n",
         check: (c) => {
           expect(c).toContain("if [ -e /usr/share/keyrings/docker-archive-keyring.gpg ] && ! dpkg -S /usr/share/keyrings/docker-archive-keyring.gpg");
           expect(c).toContain("rm -f /etc/apt/keyrings/docker.gpg");

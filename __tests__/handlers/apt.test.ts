@@ -1,16 +1,23 @@
 import { Apt, DEFAULT_APT, resolveAptSettings } from "../../handlers/common/apt";
 import {
-  AptLockError, aptFailureReason, candidateProblem, isLockError, parseAptCachePolicy, parseAptHolderNote, parseDpkgQuery, parseLockTable,
+  AptLockError,
+  aptFailureReason,
+  candidateProblem,
+  isLockError,
+  parseAptCachePolicy,
+  parseAptHolderNote,
+  parseDpkgQuery,
+  parseLockTable,
 } from "../../handlers/common/apt-output";
 import { CommandError } from "../../handlers/common/exec";
-import { dpkgLine, LOCK_STAT, LOCK_STDERR, policyBlock, PROC_LOCKS } from "./support/fixtures";
+import { dpkgLine, LOCK_STAT, LOCK_STDERR, PROC_LOCKS, policyBlock } from "./support/fixtures";
 import { ScriptedRemote } from "./support/scripted-remote";
 
 const noSleep = { sleep: async () => undefined };
 
 describe("parsers", () => {
   it("dpkg-query: installed, not installed, config-files, unknown to dpkg", () => {
-    const out = dpkgLine("git", "1:2.39.2-1.1") + "htop\tdeinstall ok config-files\t3.2.2-2\n" + dpkgLine("jq") + "vim\tinstall ok half-configured\t2:9.0\n";
+    const out = `${dpkgLine("git", "1:2.39.2-1.1")}htop\tdeinstall ok config-files\t3.2.2-2\n${dpkgLine("jq")}vim\tinstall ok half-configured\t2:9.0\n`;
     const states = parseDpkgQuery(out, ["git", "htop", "jq", "vim", "nope"]);
     expect(states.get("git")).toEqual({ name: "git", installed: true, status: "installed", version: "1:2.39.2-1.1" });
     expect(states.get("htop")).toEqual({ name: "htop", installed: false, status: "config-files" });
@@ -21,7 +28,9 @@ describe("parsers", () => {
 
   it("apt-cache policy: candidates, version tables, (none), unknown names", () => {
     // The real shape, as apt 2.6 prints it (an installed version marked ***, a virtual package).
-    const out = policyBlock("bash", "5.2.15-2+b13", ["5.2.15-2+b13", "5.2.15-2+b8"], "5.2.15-2+b8") + "awk:\n  Installed: (none)\n  Candidate: (none)\n  Version table:\n";
+    const out =
+      policyBlock("bash", "5.2.15-2+b13", ["5.2.15-2+b13", "5.2.15-2+b8"], "5.2.15-2+b8") +
+      "awk:\n  Installed: (none)\n  Candidate: (none)\n  Version table:\n";
     const offers = parseAptCachePolicy(out);
     expect(offers.get("bash")).toEqual({ name: "bash", installed: "5.2.15-2+b8", candidate: "5.2.15-2+b13", versions: ["5.2.15-2+b13", "5.2.15-2+b8"] });
     expect(offers.get("awk")).toEqual({ name: "awk", versions: [] });
@@ -32,7 +41,9 @@ describe("parsers", () => {
     const git = { name: "git", candidate: "1:2.39.2-1.1", versions: ["1:2.39.2-1.1"] };
     expect(candidateProblem({ name: "nope" }, undefined)).toMatch(/^unknown package/);
     expect(candidateProblem({ name: "awk" }, { name: "awk", versions: [] })).toMatch(/^no installation candidate/);
-    expect(candidateProblem({ name: "git", version: "2.39.2-1.1" }, git)).toBe("version 2.39.2-1.1 is not available (did you mean 1:2.39.2-1.1?); available: 1:2.39.2-1.1");
+    expect(candidateProblem({ name: "git", version: "2.39.2-1.1" }, git)).toBe(
+      "version 2.39.2-1.1 is not available (did you mean 1:2.39.2-1.1?); available: 1:2.39.2-1.1",
+    );
     expect(candidateProblem({ name: "git", version: "1:2.39.2-1.1" }, git)).toBeUndefined();
     expect(candidateProblem({ name: "git" }, git)).toBeUndefined();
   });
@@ -54,9 +65,12 @@ describe("parsers", () => {
   });
 
   it("picks the lines that explain an apt failure", () => {
-    const stdout = "Some packages could not be installed.\nThe following packages have unmet dependencies:\n foo : Depends: libbar (>= 2) but it is not installable\n";
+    const stdout =
+      "Some packages could not be installed.\nThe following packages have unmet dependencies:\n foo : Depends: libbar (>= 2) but it is not installable\n";
     const stderr = "E: Unable to correct problems, you have held broken packages.\n";
-    expect(aptFailureReason({ stdout, stderr })).toBe("foo : Depends: libbar (>= 2) but it is not installable; E: Unable to correct problems, you have held broken packages.");
+    expect(aptFailureReason({ stdout, stderr })).toBe(
+      "foo : Depends: libbar (>= 2) but it is not installable; E: Unable to correct problems, you have held broken packages.",
+    );
   });
 
   it("fills apt setting defaults (5 x 15 s)", () => {
@@ -91,7 +105,9 @@ describe("Apt on a scripted VM", () => {
     await new Apt(remote, DEFAULT_APT, { progress, sleep: async (ms) => void sleeps.push(ms) }).install(["git"]);
     expect(remote.done).toBe(true);
     expect(sleeps).toEqual([15_000]);
-    expect(lines[0]).toBe("apt-get install: lock busy: /var/lib/dpkg/lock-frontend is held by pid 4242 (/usr/bin/python3 /usr/bin/unattended-upgrade); /var/lib/dpkg/lock is held by pid 4242 (/usr/bin/python3 /usr/bin/unattended-upgrade); attempt 2/5 in 15.0s");
+    expect(lines[0]).toBe(
+      "apt-get install: lock busy: /var/lib/dpkg/lock-frontend is held by pid 4242 (/usr/bin/python3 /usr/bin/unattended-upgrade); /var/lib/dpkg/lock is held by pid 4242 (/usr/bin/python3 /usr/bin/unattended-upgrade); attempt 2/5 in 15.0s",
+    );
   });
 
   it("gives up after lock_attempts and names the holder's pid and command", async () => {
@@ -104,7 +120,9 @@ describe("Apt on a scripted VM", () => {
     const settings = resolveAptSettings({ lock_attempts: 2, lock_retry_delay_sec: 1 });
     const err = await new Apt(remote, settings, noSleep).install(["git"]).catch((e) => e);
     expect(err).toBeInstanceOf(AptLockError);
-    expect(err.message).toMatch(/^apt-get install: the apt\/dpkg lock stayed busy through 2 attempts \(each waiting 30s, 1s apart\): \/var\/lib\/dpkg\/lock-frontend is held by pid 4242 \(\/usr\/bin\/python3 \/usr\/bin\/unattended-upgrade\)/);
+    expect(err.message).toMatch(
+      /^apt-get install: the apt\/dpkg lock stayed busy through 2 attempts \(each waiting 30s, 1s apart\): \/var\/lib\/dpkg\/lock-frontend is held by pid 4242 \(\/usr\/bin\/python3 \/usr\/bin\/unattended-upgrade\)/,
+    );
     expect(err.message).toMatch(/systemctl stop unattended-upgrades/);
     expect(err.holders[0]).toEqual({ lock: "/var/lib/dpkg/lock-frontend", pid: 4242, command: "/usr/bin/python3 /usr/bin/unattended-upgrade" });
     expect(remote.done).toBe(true);
@@ -128,7 +146,10 @@ describe("Apt on a scripted VM", () => {
 
   it("skips apt-get update while the lists are younger than cache_valid_sec", async () => {
     const remote = new ScriptedRemote([{ match: "/var/lib/apt/lists", sudo: false, stdout: "1700000100 1700000000\n" }]);
-    await expect(new Apt(remote).update({ cacheValidSec: 3600 })).resolves.toEqual({ ran: false, reason: "package lists are 100s old, younger than cache_valid_sec 3600" });
+    await expect(new Apt(remote).update({ cacheValidSec: 3600 })).resolves.toEqual({
+      ran: false,
+      reason: "package lists are 100s old, younger than cache_valid_sec 3600",
+    });
     expect(remote.done).toBe(true);
   });
 
@@ -146,7 +167,14 @@ describe("Apt on a scripted VM", () => {
   });
 
   it("queries dpkg for all names in one command and tolerates exit 1 (some not found)", async () => {
-    const remote = new ScriptedRemote([{ match: "dpkg-query -W -f='${Package}\\t${Status}\\t${Version}\\n' git jq", code: 1, stdout: dpkgLine("git", "1:2.39.2-1.1"), stderr: "dpkg-query: no packages found matching jq\n" }]);
+    const remote = new ScriptedRemote([
+      {
+        match: "dpkg-query -W -f='${Package}\\t${Status}\\t${Version}\\n' git jq",
+        code: 1,
+        stdout: dpkgLine("git", "1:2.39.2-1.1"),
+        stderr: "dpkg-query: no packages found matching jq\n",
+      },
+    ]);
     const states = await new Apt(remote).query(["git", "jq"]);
     expect(states.get("git")?.installed).toBe(true);
     expect(states.get("jq")?.installed).toBe(false);

@@ -20,8 +20,12 @@ describe("readConnectionEnv", () => {
   });
 
   it("reads the optional port and pin, and accepts host names and IPv6", () => {
-    const pin = "SHA256:" + "a".repeat(43);
-    expect(readConnectionEnv({ ...base, VM_IP: "vm1.example.com", SSH_PORT: "2222", SSH_HOST_KEY_SHA256: pin })).toMatchObject({ host: "vm1.example.com", port: 2222, hostKeySha256: pin });
+    const pin = `SHA256:${"a".repeat(43)}`;
+    expect(readConnectionEnv({ ...base, VM_IP: "vm1.example.com", SSH_PORT: "2222", SSH_HOST_KEY_SHA256: pin })).toMatchObject({
+      host: "vm1.example.com",
+      port: 2222,
+      hostKeySha256: pin,
+    });
     expect(readConnectionEnv({ ...base, VM_IP: "2001:db8::1" }).host).toBe("2001:db8::1");
   });
 

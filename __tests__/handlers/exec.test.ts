@@ -1,8 +1,8 @@
-import { execFileSync } from "child_process";
-import * as fs from "fs";
-import * as os from "os";
-import * as path from "path";
-import { CommandError, ExecRemote, RawExec, RawExecResult, tail, wrapCommand } from "../../handlers/common/exec";
+import { execFileSync } from "node:child_process";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { CommandError, ExecRemote, type RawExec, type RawExecResult, tail, wrapCommand } from "../../handlers/common/exec";
 import { SecretScrubber } from "../../shared/secrets";
 
 /** A RawExec that records the line sent and answers with `result`. */
@@ -25,8 +25,9 @@ describe("wrapCommand", () => {
   });
 
   it("exports env variables inside the sudo shell (sudo would reset them outside)", () => {
-    expect(wrapCommand("apt-get install -y git", { sudo: true, env: { DEBIAN_FRONTEND: "noninteractive" } }))
-      .toBe("sudo -n sh -c 'export DEBIAN_FRONTEND=noninteractive; apt-get install -y git'");
+    expect(wrapCommand("apt-get install -y git", { sudo: true, env: { DEBIAN_FRONTEND: "noninteractive" } })).toBe(
+      "sudo -n sh -c 'export DEBIAN_FRONTEND=noninteractive; apt-get install -y git'",
+    );
     expect(wrapCommand("locale", { env: { LANGUAGE: "" } })).toBe("export LANGUAGE=''; locale");
   });
 
@@ -68,7 +69,9 @@ describe("ExecRemote", () => {
 
   it("throws CommandError on a non-zero exit, naming the command, the VM, the exit and stderr", async () => {
     const { exec } = recorder({ code: 100, stderr: Buffer.from("E: Unable to locate package nope\n") });
-    const err = await remote(exec).run("apt-get install -y nope", { sudo: true }).catch((e) => e);
+    const err = await remote(exec)
+      .run("apt-get install -y nope", { sudo: true })
+      .catch((e) => e);
     expect(err).toBeInstanceOf(CommandError);
     expect(err.message).toBe("apt-get install -y nope failed on ubuntu@192.0.2.10:22 (exit 100):\nE: Unable to locate package nope");
     expect(err.code).toBe(100);
@@ -83,12 +86,16 @@ describe("ExecRemote", () => {
     const { exec } = recorder({ code: null });
     await expect(remote(exec).run("sleep 100", { check: false })).rejects.toThrow(/did not finish: the SSH channel closed without an exit status/);
     const killed = recorder({ code: null, signal: "KILL" });
-    await expect(remote(killed.exec).run("sleep 100", { label: "sleeping" })).rejects.toThrow(/sleeping on ubuntu@192.0.2.10:22 did not finish: it was killed by signal KILL/);
+    await expect(remote(killed.exec).run("sleep 100", { label: "sleeping" })).rejects.toThrow(
+      /sleeping on ubuntu@192.0.2.10:22 did not finish: it was killed by signal KILL/,
+    );
   });
 
   it("turns a transport failure (lost connection, timeout) into a CommandError with no exit code", async () => {
     const { exec } = recorder(new Error("the SSH connection was lost (Keepalive timeout)"));
-    const err = await remote(exec).run("apt-get update", { label: "apt-get update" }).catch((e) => e);
+    const err = await remote(exec)
+      .run("apt-get update", { label: "apt-get update" })
+      .catch((e) => e);
     expect(err).toBeInstanceOf(CommandError);
     expect(err.code).toBeNull();
     expect(err.message).toBe("apt-get update on ubuntu@192.0.2.10:22: the SSH connection was lost (Keepalive timeout)");
@@ -100,7 +107,9 @@ describe("ExecRemote", () => {
     const ok = recorder({ stdout: Buffer.from("ALTER ROLE app PASSWORD 'Sup3r-Secret!'") });
     expect((await remote(ok.exec, secrets).run("psql")).stdout).toBe("ALTER ROLE app PASSWORD '[redacted:db_password]'");
     const bad = recorder({ code: 1, stderr: Buffer.from("ERROR near Sup3r-Secret!") });
-    const err = await remote(bad.exec, secrets).run("psql").catch((e) => e);
+    const err = await remote(bad.exec, secrets)
+      .run("psql")
+      .catch((e) => e);
     expect(err.message).not.toContain("Sup3r-Secret!");
     expect(err.stderr).toBe("ERROR near [redacted:db_password]");
   });

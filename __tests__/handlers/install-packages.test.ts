@@ -1,8 +1,8 @@
-import { InstallerDeps } from "../../handlers/common/handler-kit";
+import type { InstallerDeps } from "../../handlers/common/handler-kit";
 import { handler } from "../../handlers/install-packages/handler";
-import { DEBIAN_12, dpkgLine, FEDORA_39, LOCK_STAT, LOCK_STDERR, policyBlock, PROC_LOCKS, UBUNTU_2204 } from "./support/fixtures";
-import { Step } from "./support/scripted-remote";
+import { DEBIAN_12, dpkgLine, FEDORA_39, LOCK_STAT, LOCK_STDERR, PROC_LOCKS, policyBlock, UBUNTU_2204 } from "./support/fixtures";
 import { runScripted, TEST_KEY } from "./support/run-scripted";
+import type { Step } from "./support/scripted-remote";
 
 const KEY = TEST_KEY;
 
@@ -13,7 +13,11 @@ const os = (text = DEBIAN_12): Step => ({ match: "cat /etc/os-release", sudo: fa
 const dpkg = (stdout: string): Step => ({ match: /^dpkg-query -W /, sudo: false, code: 1, stdout });
 const update: Step = { match: /^apt-get update /, sudo: true };
 const policy = (stdout: string, names?: string): Step => ({ match: names ? `apt-cache policy ${names}` : "apt-cache policy", sudo: false, stdout });
-const install = (specs: string, extra: Partial<Step> = {}): Step => ({ match: new RegExp(`^apt-get install -y .*--force-confold ${specs.replace(/[.+]/g, "\\$&")}$`), sudo: true, ...extra });
+const install = (specs: string, extra: Partial<Step> = {}): Step => ({
+  match: new RegExp(`^apt-get install -y .*--force-confold ${specs.replace(/[.+]/g, "\\$&")}$`),
+  sudo: true,
+  ...extra,
+});
 
 describe("install-packages: event validation (before any SSH)", () => {
   const invalid: [string, unknown, RegExp][] = [
@@ -30,7 +34,11 @@ describe("install-packages: event validation (before any SSH)", () => {
     ["update not a boolean", { packages: ["git"], update: "yes" }, /event update: expected true or false, got "yes"/],
     ["cache_valid_sec negative", { packages: ["git"], cache_valid_sec: -5 }, /event cache_valid_sec: expected a whole number from 0/],
     ["an unknown key", { packages: ["git"], packgaes: ["x"] }, /event packgaes: unknown key; allowed here: packages, update, cache_valid_sec, apt, ssh/],
-    ["bad ssh settings", { packages: ["git"], ssh: { attempts: 0, delay: 5 } }, /event ssh.delay: unknown key[\s\S]*event ssh.attempts: expected a whole number from 1 to 20/],
+    [
+      "bad ssh settings",
+      { packages: ["git"], ssh: { attempts: 0, delay: 5 } },
+      /event ssh.delay: unknown key[\s\S]*event ssh.attempts: expected a whole number from 1 to 20/,
+    ],
     ["bad apt settings", { packages: ["git"], apt: { lock_attempts: "5" } }, /event apt.lock_attempts: expected a whole number/],
     ["not an object", ["git"], /event \(top level\): expected an object/],
     ["event_json that is not JSON", "{packages:", /not valid JSON/],
@@ -79,7 +87,7 @@ describe("install-packages: flow", () => {
       versions: { curl: "7.81.0-1ubuntu1.15", git: "1:2.34.1-1ubuntu1.10", jq: "1.6-2.1ubuntu3" },
       apt_update: { ran: true },
       os: { id: "ubuntu", family: "ubuntu", version_id: "22.04", codename: "jammy" },
-      host_key_sha256: "SHA256:" + "A".repeat(43),
+      host_key_sha256: `SHA256:${"A".repeat(43)}`,
       summary: "installed 2, already installed 1, failed 0",
     });
     expect(Object.keys(result!.timings_ms)).toEqual(["validate", "connect", "os", "check", "apt_update", "candidates", "apt_install", "verify", "total"]);
@@ -95,7 +103,11 @@ describe("install-packages: flow", () => {
     expect(remote.done).toBe(true);
     expect(remote.calls.some((c) => /apt-get/.test(c.command))).toBe(false);
     expect(result).toMatchObject({
-      status: "ok", changed: false, installed: [], already_installed: ["git", "curl"], failed: [],
+      status: "ok",
+      changed: false,
+      installed: [],
+      already_installed: ["git", "curl"],
+      failed: [],
       apt_update: { ran: false, reason: "nothing to install" },
       summary: "nothing to do: all 2 packages are already installed",
     });
@@ -118,8 +130,10 @@ describe("install-packages: flow", () => {
 
   it("a package without a candidate fails alone with that reason", async () => {
     const { result } = await run({ packages: ["awk", "git"] }, [
-      os(), dpkg(""), update,
-      policy("awk:\n  Installed: (none)\n  Candidate: (none)\n  Version table:\n" + policyBlock("git", "1:2.39.2-1.1")),
+      os(),
+      dpkg(""),
+      update,
+      policy(`awk:\n  Installed: (none)\n  Candidate: (none)\n  Version table:\n${policyBlock("git", "1:2.39.2-1.1")}`),
       install("git"),
       dpkg(dpkgLine("git", "1:2.39.2-1.1")),
     ]);
@@ -150,7 +164,9 @@ describe("install-packages: flow", () => {
 
   it("a pinned version that is not available fails with the versions there are", async () => {
     const { result } = await run({ packages: ["git=2.39.2-1.1", "curl"] }, [
-      os(), dpkg(""), update,
+      os(),
+      dpkg(""),
+      update,
       policy(policyBlock("git", "1:2.39.2-1.1") + policyBlock("curl", "7.88.1-10+deb12u5")),
       install("curl"),
       dpkg(dpkgLine("curl", "7.88.1-10+deb12u5")),
@@ -159,9 +175,15 @@ describe("install-packages: flow", () => {
   });
 
   it("when the batch install fails, retries one by one so each package gets its own reason", async () => {
-    const broken = { code: 100, stdout: "The following packages have unmet dependencies:\n broken : Depends: libgone but it is not installable\n", stderr: "E: Unable to correct problems, you have held broken packages.\n" };
+    const broken = {
+      code: 100,
+      stdout: "The following packages have unmet dependencies:\n broken : Depends: libgone but it is not installable\n",
+      stderr: "E: Unable to correct problems, you have held broken packages.\n",
+    };
     const { result, remote } = await run({ packages: ["git", "broken"] }, [
-      os(), dpkg(""), update,
+      os(),
+      dpkg(""),
+      update,
       policy(policyBlock("git", "1:2.39.2-1.1") + policyBlock("broken", "1.0-1")),
       install("git broken", broken),
       install("git"),
@@ -170,12 +192,17 @@ describe("install-packages: flow", () => {
     ]);
     expect(remote.done).toBe(true);
     expect(result).toMatchObject({ status: "partial", installed: ["git"] });
-    expect(result!.failed).toEqual([{ name: "broken", reason: "broken : Depends: libgone but it is not installable; E: Unable to correct problems, you have held broken packages." }]);
+    expect(result!.failed).toEqual([
+      { name: "broken", reason: "broken : Depends: libgone but it is not installable; E: Unable to correct problems, you have held broken packages." },
+    ]);
   });
 
   it("a lost connection during install fails the job instead of retrying package by package", async () => {
     const { error, remote } = await run({ packages: ["git", "jq"] }, [
-      os(), dpkg(""), update, policy(policyBlock("git", "1:2.39.2-1.1") + policyBlock("jq", "1.6-2.1")),
+      os(),
+      dpkg(""),
+      update,
+      policy(policyBlock("git", "1:2.39.2-1.1") + policyBlock("jq", "1.6-2.1")),
       install("git jq", { code: null }),
     ]);
     expect(remote.done).toBe(true);
@@ -184,16 +211,28 @@ describe("install-packages: flow", () => {
 
   it("apt saying yes is not enough: dpkg's verdict decides", async () => {
     const { result } = await run({ packages: ["git", "jq"] }, [
-      os(), dpkg(""), update, policy(policyBlock("git", "1:2.39.2-1.1") + policyBlock("jq", "1.6-2.1")),
+      os(),
+      dpkg(""),
+      update,
+      policy(policyBlock("git", "1:2.39.2-1.1") + policyBlock("jq", "1.6-2.1")),
       install("git jq"),
-      dpkg(dpkgLine("git", "1:2.39.2-1.1") + "jq\tinstall ok half-configured\t1.6-2.1\n"),
+      dpkg(`${dpkgLine("git", "1:2.39.2-1.1")}jq\tinstall ok half-configured\t1.6-2.1\n`),
     ]);
-    expect(result?.failed).toEqual([{ name: "jq", reason: "apt-get reported success but dpkg shows status half-configured (an interrupted install: `sudo dpkg --configure -a` on the VM finishes it)" }]);
+    expect(result?.failed).toEqual([
+      {
+        name: "jq",
+        reason: "apt-get reported success but dpkg shows status half-configured (an interrupted install: `sudo dpkg --configure -a` on the VM finishes it)",
+      },
+    ]);
   });
 
   it("update: false skips apt-get update", async () => {
     const { result, remote } = await run({ packages: ["git"], update: false }, [
-      os(), dpkg(""), policy(policyBlock("git", "1:2.39.2-1.1")), install("git"), dpkg(dpkgLine("git", "1:2.39.2-1.1")),
+      os(),
+      dpkg(""),
+      policy(policyBlock("git", "1:2.39.2-1.1")),
+      install("git"),
+      dpkg(dpkgLine("git", "1:2.39.2-1.1")),
     ]);
     expect(remote.done).toBe(true);
     expect(result?.apt_update).toEqual({ ran: false, reason: "update: false" });
@@ -201,8 +240,12 @@ describe("install-packages: flow", () => {
 
   it("cache_valid_sec skips a recent update", async () => {
     const { result, lines } = await run({ packages: ["git"], cache_valid_sec: 3600 }, [
-      os(), dpkg(""), { match: "/var/lib/apt/lists", stdout: "1700000600 1700000000\n" },
-      policy(policyBlock("git", "1:2.39.2-1.1")), install("git"), dpkg(dpkgLine("git", "1:2.39.2-1.1")),
+      os(),
+      dpkg(""),
+      { match: "/var/lib/apt/lists", stdout: "1700000600 1700000000\n" },
+      policy(policyBlock("git", "1:2.39.2-1.1")),
+      install("git"),
+      dpkg(dpkgLine("git", "1:2.39.2-1.1")),
     ]);
     expect(result?.apt_update).toEqual({ ran: false, reason: "package lists are 600s old, younger than cache_valid_sec 3600" });
     expect(lines).toContain("[install-packages] apt-get update skipped: package lists are 600s old, younger than cache_valid_sec 3600");
@@ -210,7 +253,10 @@ describe("install-packages: flow", () => {
 
   it("retries a busy dpkg lock and goes on", async () => {
     const { result, remote, lines } = await run({ packages: ["git"], apt: { lock_retry_delay_sec: 0 } }, [
-      os(), dpkg(""), update, policy(policyBlock("git", "1:2.39.2-1.1")),
+      os(),
+      dpkg(""),
+      update,
+      policy(policyBlock("git", "1:2.39.2-1.1")),
       install("git", { code: 100, stderr: LOCK_STDERR }),
       { match: "/proc/locks", stdout: `${LOCK_STAT}--- /proc/locks\n${PROC_LOCKS}` },
       { match: "/proc/$p/cmdline", stdout: "4242\t/usr/bin/python3 /usr/bin/unattended-upgrade \n" },
@@ -229,7 +275,12 @@ describe("install-packages: flow", () => {
       { match: "/proc/$p/cmdline", stdout: "4242\t/usr/bin/python3 /usr/bin/unattended-upgrade \n" },
     ];
     const { error, remote } = await run({ packages: ["git"], apt: { lock_attempts: 2, lock_retry_delay_sec: 0 } }, [
-      os(), dpkg(""), update, policy(policyBlock("git", "1:2.39.2-1.1")), ...busy, ...busy,
+      os(),
+      dpkg(""),
+      update,
+      policy(policyBlock("git", "1:2.39.2-1.1")),
+      ...busy,
+      ...busy,
     ]);
     expect(remote.done).toBe(true);
     expect(error?.message).toMatch(/^install-packages failed while installing: apt-get install: the apt\/dpkg lock stayed busy through 2 attempts/);

@@ -1,15 +1,24 @@
-import { Call } from "./support/scripted-remote";
-import { InstallerDeps } from "../../handlers/common/handler-kit";
+import type { InstallerDeps } from "../../handlers/common/handler-kit";
 import { handler } from "../../handlers/install-postgres/handler";
 import {
-  dropInContent, hbaFields, HBA_MARKER, listenOverride, normalizeListen, parseClusters, parseServerPackages, pgpassField, planHba,
-  psqlMetaQuote, ServerState, verifyHost,
+  dropInContent,
+  HBA_MARKER,
+  hbaFields,
+  listenOverride,
+  normalizeListen,
+  parseClusters,
+  parseServerPackages,
+  pgpassField,
+  planHba,
+  psqlMetaQuote,
+  type ServerState,
+  verifyHost,
 } from "../../handlers/install-postgres/pg";
-import { pgdgKeyUrl, PGDG_KEY_FINGERPRINT } from "../../handlers/install-postgres/pgdg";
+import { PGDG_KEY_FINGERPRINT, pgdgKeyUrl } from "../../handlers/install-postgres/pgdg";
 import { parseScramSecret, prepareApproximately, scramSecret, storedPasswordState } from "../../handlers/install-postgres/scram";
 import { DEBIAN_12, UBUNTU_2204 } from "./support/fixtures";
-import { Step } from "./support/scripted-remote";
 import { runScripted } from "./support/run-scripted";
+import type { Call, Step } from "./support/scripted-remote";
 
 /** Quotes of both kinds, $, backslashes (one and two) and runs of spaces: everything a shell or SQL would trip on. */
 const PW = `it's "q" $HOME \\back\\\\slash  two  spaces`;
@@ -62,7 +71,7 @@ const osStep = (text = UBUNTU_2204): Step => ({ match: "cat /etc/os-release", su
 const inspectStep = (pkgs = "", clusters?: string, units?: string): Step => ({
   match: /^dpkg-query -W -f='\$\{Package\}\\t\$\{Status\}\\t\$\{Version\}\\n' 'postgresql-\[0-9\]\*' .*pg_lsclusters -h/,
   sudo: false,
-  stdout: pkgs + "--- clusters\n" + (clusters !== undefined ? clusters + "--- units\n" + (units ?? "") : ""),
+  stdout: `${pkgs}--- clusters\n${clusters !== undefined ? `${clusters}--- units\n${units ?? ""}` : ""}`,
 });
 const installed14 = (unit = "active") => inspectStep(PG14_PKG, PG14_CLUSTER, `postgresql@14-main ${unit}\n`);
 const PSQL = "cd / && psql -X -q -A -t -v ON_ERROR_STOP=1 -p 5432 -d postgres -f -";
@@ -70,7 +79,7 @@ const PSQL = "cd / && psql -X -q -A -t -v ON_ERROR_STOP=1 -p 5432 -d postgres -f
 const psqlStep = (sql: string | RegExp, stdout: unknown = "", extra: Partial<Step> = {}): Step => ({
   match: PSQL,
   sudo: false,
-  stdout: typeof stdout === "string" ? stdout : JSON.stringify(stdout) + "\n",
+  stdout: typeof stdout === "string" ? stdout : `${JSON.stringify(stdout)}\n`,
   ...extra,
   check: (c, o) => {
     expect(o.user).toBe("postgres");
@@ -78,9 +87,14 @@ const psqlStep = (sql: string | RegExp, stdout: unknown = "", extra: Partial<Ste
     extra.check?.(c, o);
   },
 });
-const inspectSqlStep = (state: ServerState) => psqlStep(/SELECT json_build_object\(\n  'server_version'/, state);
+const inspectSqlStep = (state: ServerState) => psqlStep(/SELECT json_build_object\(\n {2}'server_version'/, state);
 const configCheckStep = (over: object = {}) =>
-  psqlStep(/FROM pg_hba_file_rules WHERE error IS NOT NULL/, { listen: [{ file: DROPIN, line: 2, setting: "*", error: null }], config_errors: [], hba_errors: [], ...over });
+  psqlStep(/FROM pg_hba_file_rules WHERE error IS NOT NULL/, {
+    listen: [{ file: DROPIN, line: 2, setting: "*", error: null }],
+    config_errors: [],
+    hba_errors: [],
+    ...over,
+  });
 const settledStep = (listen = "*", pending: string[] = []) => psqlStep(/'pending_restart'/, { listen_addresses: listen, pending_restart: pending });
 const writeStep = (path: string, check?: (stdin: string) => void): Step => ({
   match: `t=$(mktemp ${path}.XXXXXX)`,
@@ -94,7 +108,7 @@ const WHO = { user: "app_user", database: "myapp", server_version: "14.11 (Ubunt
 const loginStep = (host = "127.0.0.1", extra: Partial<Step> = {}): Step => ({
   match: `psql -X -w -q -A -t -h ${host} -p 5432 -U app_user -d myapp -c`,
   sudo: false,
-  stdout: JSON.stringify(WHO) + "\n",
+  stdout: `${JSON.stringify(WHO)}\n`,
   ...extra,
 });
 
@@ -138,7 +152,11 @@ describe("install-postgres: event validation (before any SSH)", () => {
     ["empty password", { ...BASE, db_password: "" }, /event db_password: is empty/],
     ["password not a string", { ...BASE, db_password: 12345678 }, /event db_password: expected a string \(the role's password\), got number/],
     ["missing db_name", { db_user: "app_user", db_password: PW }, /event db_name: required key is missing/],
-    ["bad CIDR (bits)", { ...BASE, allow_remote: true, allowed_cidrs: ["10.0.0.0/33"] }, /event allowed_cidrs\[0\]: "10.0.0.0\/33" is not a network in CIDR form/],
+    [
+      "bad CIDR (bits)",
+      { ...BASE, allow_remote: true, allowed_cidrs: ["10.0.0.0/33"] },
+      /event allowed_cidrs\[0\]: "10.0.0.0\/33" is not a network in CIDR form/,
+    ],
     ["bad CIDR (no bits)", { ...BASE, allowed_cidrs: ["10.0.0.1"] }, /event allowed_cidrs\[0\]: "10.0.0.1" is not a network in CIDR form/],
     ["shell in a CIDR", { ...BASE, allowed_cidrs: ["0.0.0.0/0; id"] }, /event allowed_cidrs\[0\]/],
     ["empty CIDR list", { ...BASE, allowed_cidrs: [] }, /event allowed_cidrs: expected at least 1 item/],
@@ -149,7 +167,11 @@ describe("install-postgres: event validation (before any SSH)", () => {
     ["repo_url with a quote", { ...BASE, repo_url: "https://mirror.example/pg'x" }, /event repo_url: .* is not allowed; expected an http\(s\) URL/],
     ["repo_key_fingerprint malformed", { ...BASE, repo_key_fingerprint: "ACCC4CF8" }, /event repo_key_fingerprint: "ACCC4CF8" is not allowed/],
     ["allow_remote not a boolean", { ...BASE, allow_remote: "yes" }, /event allow_remote: expected true or false/],
-    ["an unknown key", { ...BASE, db_pasword: "x" }, /event db_pasword: unknown key; allowed here: pg_version, db_name, db_user, db_password, listen_addresses, allow_remote, allowed_cidrs, repo_url, repo_key_url, repo_key_fingerprint, update, cache_valid_sec, apt, ssh/],
+    [
+      "an unknown key",
+      { ...BASE, db_pasword: "x" },
+      /event db_pasword: unknown key; allowed here: pg_version, db_name, db_user, db_password, listen_addresses, allow_remote, allowed_cidrs, repo_url, repo_key_url, repo_key_fingerprint, update, cache_valid_sec, apt, ssh/,
+    ],
   ];
 
   it.each(invalid)("rejects %s with no command run", async (_what, event, message) => {
@@ -180,41 +202,52 @@ describe("install-postgres: event validation (before any SSH)", () => {
 
 describe("install-postgres: Ubuntu 22.04, PostgreSQL 14 from the distribution", () => {
   it("installs, creates role and database, configures, restarts, verifies over TCP: exact commands", async () => {
-    const { result, error, remote, lines } = await run({ ...BASE, listen_addresses: "*", allow_remote: true, allowed_cidrs: ["10.0.0.0/8", "192.168.1.0/24"] }, [
-      osStep(),
-      inspectStep(),
-      // ensurePackages(["postgresql"]): look, update, candidates, install, verify.
-      { match: /^dpkg-query -W -f=\S+ postgresql$/, sudo: false, code: 1 },
-      { match: /^apt-get update /, sudo: true },
-      { match: "apt-cache policy postgresql", sudo: false, stdout: "postgresql:\n  Installed: (none)\n  Candidate: 14+238\n  Version table:\n     14+238 500\n" },
-      { match: /^apt-get install -y -q .*--force-confold postgresql$/, sudo: true, check: (_c, o) => expect(o.env?.DEBIAN_FRONTEND).toBe("noninteractive") },
-      { match: /^dpkg-query -W -f=\S+ postgresql$/, sudo: false, stdout: "postgresql\tinstall ok installed\t14+238\n" },
-      installed14(),
-      inspectSqlStep(serverState()),
-      psqlStep(/CREATE ROLE %I LOGIN/, "", {
-        check: (_c, o) => {
-          const sql = String(o.stdin);
-          expect(sql).toMatch(/^DO \$quiet\$/); // logging off before anything else
-          expect(sql).toContain("('log_statement', 'none'), ('log_min_error_statement', 'panic')");
-          expect(sql).toContain("\\set db_user 'app_user'\n");
-          expect(sql).toContain("SELECT format('CREATE ROLE %I LOGIN', :'db_user') WHERE NOT EXISTS (SELECT FROM pg_roles WHERE rolname = :'db_user') \\gexec");
-          expect(sql).toMatch(/\\set pw 'SCRAM-SHA-256\$4096:[A-Za-z0-9+/=]+\$[A-Za-z0-9+/=]+:[A-Za-z0-9+/=]+'\nALTER ROLE :"db_user" PASSWORD :'pw';/);
-          expect(sql).toContain("SELECT format('CREATE DATABASE %I OWNER %I', :'db_name', :'db_user') WHERE NOT EXISTS (SELECT FROM pg_database WHERE datname = :'db_name') \\gexec");
-          expect(sql.indexOf("CREATE ROLE")).toBeLessThan(sql.indexOf("CREATE DATABASE"));
+    const { result, error, remote, lines } = await run(
+      { ...BASE, listen_addresses: "*", allow_remote: true, allowed_cidrs: ["10.0.0.0/8", "192.168.1.0/24"] },
+      [
+        osStep(),
+        inspectStep(),
+        // ensurePackages(["postgresql"]): look, update, candidates, install, verify.
+        { match: /^dpkg-query -W -f=\S+ postgresql$/, sudo: false, code: 1 },
+        { match: /^apt-get update /, sudo: true },
+        {
+          match: "apt-cache policy postgresql",
+          sudo: false,
+          stdout: "postgresql:\n  Installed: (none)\n  Candidate: 14+238\n  Version table:\n     14+238 500\n",
         },
-      }),
-      writeStep(DROPIN, (stdin) => expect(stdin).toBe(dropInContent("*"))),
-      writeStep("/etc/postgresql/14/main/pg_hba.conf", (stdin) => {
-        expect(stdin.startsWith(STOCK_HBA)).toBe(true);
-        expect(stdin.slice(STOCK_HBA.length)).toBe(
-          `host    myapp    app_user    10.0.0.0/8    scram-sha-256    ${HBA_MARKER}\nhost    myapp    app_user    192.168.1.0/24    scram-sha-256    ${HBA_MARKER}\n`,
-        );
-      }),
-      configCheckStep(),
-      { match: "systemctl restart postgresql@14-main", sudo: true },
-      settledStep("*"),
-      loginStep(),
-    ]);
+        { match: /^apt-get install -y -q .*--force-confold postgresql$/, sudo: true, check: (_c, o) => expect(o.env?.DEBIAN_FRONTEND).toBe("noninteractive") },
+        { match: /^dpkg-query -W -f=\S+ postgresql$/, sudo: false, stdout: "postgresql\tinstall ok installed\t14+238\n" },
+        installed14(),
+        inspectSqlStep(serverState()),
+        psqlStep(/CREATE ROLE %I LOGIN/, "", {
+          check: (_c, o) => {
+            const sql = String(o.stdin);
+            expect(sql).toMatch(/^DO \$quiet\$/); // logging off before anything else
+            expect(sql).toContain("('log_statement', 'none'), ('log_min_error_statement', 'panic')");
+            expect(sql).toContain("\\set db_user 'app_user'\n");
+            expect(sql).toContain(
+              "SELECT format('CREATE ROLE %I LOGIN', :'db_user') WHERE NOT EXISTS (SELECT FROM pg_roles WHERE rolname = :'db_user') \\gexec",
+            );
+            expect(sql).toMatch(/\\set pw 'SCRAM-SHA-256\$4096:[A-Za-z0-9+/=]+\$[A-Za-z0-9+/=]+:[A-Za-z0-9+/=]+'\nALTER ROLE :"db_user" PASSWORD :'pw';/);
+            expect(sql).toContain(
+              "SELECT format('CREATE DATABASE %I OWNER %I', :'db_name', :'db_user') WHERE NOT EXISTS (SELECT FROM pg_database WHERE datname = :'db_name') \\gexec",
+            );
+            expect(sql.indexOf("CREATE ROLE")).toBeLessThan(sql.indexOf("CREATE DATABASE"));
+          },
+        }),
+        writeStep(DROPIN, (stdin) => expect(stdin).toBe(dropInContent("*"))),
+        writeStep("/etc/postgresql/14/main/pg_hba.conf", (stdin) => {
+          expect(stdin.startsWith(STOCK_HBA)).toBe(true);
+          expect(stdin.slice(STOCK_HBA.length)).toBe(
+            `host    myapp    app_user    10.0.0.0/8    scram-sha-256    ${HBA_MARKER}\nhost    myapp    app_user    192.168.1.0/24    scram-sha-256    ${HBA_MARKER}\n`,
+          );
+        }),
+        configCheckStep(),
+        { match: "systemctl restart postgresql@14-main", sudo: true },
+        settledStep("*"),
+        loginStep(),
+      ],
+    );
     expect(error).toBeUndefined();
     expect(remote.done).toBe(true);
     expect(remote.closed).toBe(true);
@@ -244,7 +277,9 @@ describe("install-postgres: Ubuntu 22.04, PostgreSQL 14 from the distribution", 
       "pg_hba.conf: host myapp app_user 10.0.0.0/8 scram-sha-256 added",
       "pg_hba.conf: host myapp app_user 192.168.1.0/24 scram-sha-256 added",
     ]);
-    expect(Object.keys(result!.timings_ms)).toEqual(expect.arrayContaining(["connect", "inspect", "apt_install", "inspect_sql", "role_db", "restart", "verify_login", "total"]));
+    expect(Object.keys(result!.timings_ms)).toEqual(
+      expect.arrayContaining(["connect", "inspect", "apt_install", "inspect_sql", "role_db", "restart", "verify_login", "total"]),
+    );
 
     // The secret sent is SCRAM-SHA-256 of exactly PW; PW itself travels only to the TCP check, on stdin.
     const calls = remote.calls;
@@ -262,8 +297,14 @@ describe("install-postgres: Ubuntu 22.04, PostgreSQL 14 from the distribution", 
   });
 
   it("another major comes from PGDG: <repo_url> jammy-pgdg main, signed by the key in /etc/apt/keyrings", async () => {
-    const armoured = Buffer.from("-----BEGIN PGP PUBLIC KEY BLOCK-----\n\nmQINBE6XR8IBEACVdDKT2HEH1IyHzXkb4nIWAY7echjRxo7MTcj4vbXAyBKOfjja\n-----END PGP PUBLIC KEY BLOCK-----\n");
-    const state16 = serverState({ server_version: "16.3 (Ubuntu 16.3-1.pgdg22.04+1)", hba_file: "/etc/postgresql/16/main/pg_hba.conf", config_file: "/etc/postgresql/16/main/postgresql.conf" });
+    const armoured = Buffer.from(
+      "-----BEGIN PGP PUBLIC KEY BLOCK-----\n\nmQINBE6XR8IBEACVdDKT2HEH1IyHzXkb4nIWAY7echjRxo7MTcj4vbXAyBKOfjja\n-----END PGP PUBLIC KEY BLOCK-----\n",
+    );
+    const state16 = serverState({
+      server_version: "16.3 (Ubuntu 16.3-1.pgdg22.04+1)",
+      hba_file: "/etc/postgresql/16/main/pg_hba.conf",
+      config_file: "/etc/postgresql/16/main/postgresql.conf",
+    });
     const { result, error, remote } = await run({ ...BASE, pg_version: "16" }, [
       osStep(),
       inspectStep(),
@@ -279,21 +320,47 @@ describe("install-postgres: Ubuntu 22.04, PostgreSQL 14 from the distribution", 
         stdout: "changed:wrote /etc/apt/keyrings/pgdg.asc (new key)\nchanged:wrote /etc/apt/sources.list.d/pgdg.list (new source)\n",
         check: (_c, o) => expect(Buffer.from(o.stdin as Buffer).equals(armoured)).toBe(true),
       },
-      { match: "--show-keys --with-colons /etc/apt/keyrings/pgdg.asc", sudo: false, stdout: `pub:-:4096:1:7FCC7D46ACCC4CF8:1318537154:::-:::scESC::::::23::0:\nfpr:::::::::${PGDG_KEY_FINGERPRINT}:\n` },
-      { match: /^for f in \/etc\/apt\/sources.list /, sudo: true, stdout: "@@@file /etc/apt/sources.list.d/pgdg.list\ndeb [arch=amd64 signed-by=/etc/apt/keyrings/pgdg.asc] https://apt.postgresql.org/pub/repos/apt jammy-pgdg main\n\n@@@end\n" },
+      {
+        match: "--show-keys --with-colons /etc/apt/keyrings/pgdg.asc",
+        sudo: false,
+        stdout: `pub:-:4096:1:7FCC7D46ACCC4CF8:1318537154:::-:::scESC::::::23::0:\nfpr:::::::::${PGDG_KEY_FINGERPRINT}:\n`,
+      },
+      {
+        match: /^for f in \/etc\/apt\/sources.list /,
+        sudo: true,
+        stdout:
+          "@@@file /etc/apt/sources.list.d/pgdg.list\ndeb [arch=amd64 signed-by=/etc/apt/keyrings/pgdg.asc] https://apt.postgresql.org/pub/repos/apt jammy-pgdg main\n\n@@@end\n",
+      },
       { match: /^dpkg-query -W -f=\S+ postgresql-16$/, sudo: false, code: 1 },
       { match: /^apt-get update /, sudo: true },
-      { match: "apt-cache policy postgresql-16", sudo: false, stdout: "postgresql-16:\n  Installed: (none)\n  Candidate: 16.3-1.pgdg22.04+1\n  Version table:\n     16.3-1.pgdg22.04+1 500\n" },
+      {
+        match: "apt-cache policy postgresql-16",
+        sudo: false,
+        stdout: "postgresql-16:\n  Installed: (none)\n  Candidate: 16.3-1.pgdg22.04+1\n  Version table:\n     16.3-1.pgdg22.04+1 500\n",
+      },
       { match: /^apt-get install -y -q .*--force-confold postgresql-16$/, sudo: true },
       { match: /^dpkg-query -W -f=\S+ postgresql-16$/, sudo: false, stdout: "postgresql-16\tinstall ok installed\t16.3-1.pgdg22.04+1\n" },
-      inspectStep("postgresql-16\tinstall ok installed\t16.3-1.pgdg22.04+1\n", "16 main 5432 online postgres /var/lib/postgresql/16/main /var/log/postgresql/postgresql-16-main.log\n", "postgresql@16-main active\n"),
+      inspectStep(
+        "postgresql-16\tinstall ok installed\t16.3-1.pgdg22.04+1\n",
+        "16 main 5432 online postgres /var/lib/postgresql/16/main /var/log/postgresql/postgresql-16-main.log\n",
+        "postgresql@16-main active\n",
+      ),
       inspectSqlStep(state16),
       psqlStep(/CREATE ROLE/),
-      loginStep("127.0.0.1", { stdout: JSON.stringify({ ...WHO, server_version: state16.server_version }) + "\n" }),
+      loginStep("127.0.0.1", { stdout: `${JSON.stringify({ ...WHO, server_version: state16.server_version })}\n` }),
     ]);
     expect(error).toBeUndefined();
     expect(remote.done).toBe(true);
-    expect(result).toMatchObject({ pg_version: "16.3", pg_major: "16", installed_from: "pgdg", cluster: "16/main", restarted: false, reloaded: false, listen_addresses: "localhost", allowed_cidrs: [] });
+    expect(result).toMatchObject({
+      pg_version: "16.3",
+      pg_major: "16",
+      installed_from: "pgdg",
+      cluster: "16/main",
+      restarted: false,
+      reloaded: false,
+      listen_addresses: "localhost",
+      allowed_cidrs: [],
+    });
     expect(result!.changes).toEqual([
       "PGDG repository: wrote /etc/apt/keyrings/pgdg.asc (new key)",
       "PGDG repository: wrote /etc/apt/sources.list.d/pgdg.list (new source)",
@@ -323,7 +390,9 @@ describe("install-postgres: Ubuntu 22.04, PostgreSQL 14 from the distribution", 
       { match: "rm -f /etc/apt/keyrings/pgdg.asc /etc/apt/sources.list.d/pgdg.list", sudo: true },
     ]);
     expect(remote.done).toBe(true);
-    expect(error?.message).toMatch(/the key served at https:\/\/mirror.example.org\/pg\/ACCC4CF8.asc is 0123456789ABCDEF0123456789ABCDEF01234567, not the PGDG key B97B0AFC/);
+    expect(error?.message).toMatch(
+      /the key served at https:\/\/mirror.example.org\/pg\/ACCC4CF8.asc is 0123456789ABCDEF0123456789ABCDEF01234567, not the PGDG key B97B0AFC/,
+    );
     expect(error?.message).toMatch(/repo_key_fingerprint/);
   });
 
@@ -342,7 +411,11 @@ describe("install-postgres: apt lists freshness", () => {
       inspectStep(),
       { match: /^dpkg-query -W -f=\S+ postgresql$/, sudo: false, code: 1 },
       { match: /apt\/lists/, sudo: false, stdout: "1700000300 1700000000\n" },
-      { match: "apt-cache policy postgresql", sudo: false, stdout: "postgresql:\n  Installed: (none)\n  Candidate: 14+238\n  Version table:\n     14+238 500\n" },
+      {
+        match: "apt-cache policy postgresql",
+        sudo: false,
+        stdout: "postgresql:\n  Installed: (none)\n  Candidate: 14+238\n  Version table:\n     14+238 500\n",
+      },
       { match: /^apt-get install -y -q .*postgresql$/, sudo: true },
     ]);
     const commands = remote.calls.map((c) => c.command);
@@ -359,7 +432,7 @@ describe("install-postgres: idempotence and updates", () => {
       listen_addresses: "*",
       role: { login: true, superuser: false, secret },
       database: { owner: "app_user" },
-      hba_text: STOCK_HBA + `host    myapp    app_user    10.0.0.0/8    scram-sha-256    ${HBA_MARKER}\n`,
+      hba_text: `${STOCK_HBA}host    myapp    app_user    10.0.0.0/8    scram-sha-256    ${HBA_MARKER}\n`,
       dropin_text: dropInContent("*"),
       ...over,
     });
@@ -398,15 +471,22 @@ describe("install-postgres: idempotence and updates", () => {
   });
 
   it("an md5 password (which scram-sha-256 in pg_hba.conf cannot use) is re-hashed", async () => {
-    const md5 = "md5" + require("crypto").createHash("md5").update(PW + "app_user").digest("hex");
-    const { result, remote } = await run(event, [osStep(), installed14(), inspectSqlStep(done({ role: { login: true, superuser: false, secret: md5 } })), psqlStep(/ALTER ROLE :"db_user" PASSWORD/), loginStep()]);
+    const md5 = `md5${require("node:crypto").createHash("md5").update(`${PW}app_user`).digest("hex")}`;
+    const { result, remote } = await run(event, [
+      osStep(),
+      installed14(),
+      inspectSqlStep(done({ role: { login: true, superuser: false, secret: md5 } })),
+      psqlStep(/ALTER ROLE :"db_user" PASSWORD/),
+      loginStep(),
+    ]);
     expect(remote.done).toBe(true);
     expect(result?.changes).toEqual(["password of app_user re-hashed as SCRAM-SHA-256 (was md5)"]);
   });
 
   it("a role that may not log in gets LOGIN; a database of another owner is handed over", async () => {
     const { result, remote } = await run(event, [
-      osStep(), installed14(),
+      osStep(),
+      installed14(),
       inspectSqlStep(done({ role: { login: false, superuser: false, secret }, database: { owner: "olduser" } })),
       psqlStep(/ALTER ROLE :"db_user" LOGIN;\nALTER DATABASE :"db_name" OWNER TO :"db_user";\n$/),
       loginStep(),
@@ -424,7 +504,9 @@ describe("install-postgres: idempotence and updates", () => {
 
   it("narrowing allowed_cidrs: our old line goes, the new one comes, reload (no restart)", async () => {
     const { result, remote } = await run({ ...event, allowed_cidrs: ["10.1.2.3/32"] }, [
-      osStep(), installed14(), inspectSqlStep(done()),
+      osStep(),
+      installed14(),
+      inspectSqlStep(done()),
       writeStep("/etc/postgresql/14/main/pg_hba.conf", (stdin) => {
         expect(stdin).not.toContain("10.0.0.0/8");
         expect(stdin.endsWith(`host    myapp    app_user    10.1.2.3/32    scram-sha-256    ${HBA_MARKER}\n`)).toBe(true);
@@ -436,19 +518,34 @@ describe("install-postgres: idempotence and updates", () => {
     ]);
     expect(remote.done).toBe(true);
     expect(result).toMatchObject({ restarted: false, reloaded: true });
-    expect(result!.changes).toEqual(["pg_hba.conf: host myapp app_user 10.1.2.3/32 scram-sha-256 added", "pg_hba.conf: host myapp app_user 10.0.0.0/8 scram-sha-256 removed"]);
+    expect(result!.changes).toEqual([
+      "pg_hba.conf: host myapp app_user 10.1.2.3/32 scram-sha-256 added",
+      "pg_hba.conf: host myapp app_user 10.0.0.0/8 scram-sha-256 removed",
+    ]);
   });
 
   it("a cluster that is down is started", async () => {
-    const { result, remote } = await run(event, [osStep(), installed14("inactive"), { match: "systemctl start postgresql@14-main", sudo: true }, { match: "systemctl is-active postgresql@14-main", stdout: "active\n" }, inspectSqlStep(done()), loginStep()]);
+    const { result, remote } = await run(event, [
+      osStep(),
+      installed14("inactive"),
+      { match: "systemctl start postgresql@14-main", sudo: true },
+      { match: "systemctl is-active postgresql@14-main", stdout: "active\n" },
+      inspectSqlStep(done()),
+      loginStep(),
+    ]);
     expect(remote.done).toBe(true);
     expect(result).toMatchObject({ changed: true, changes: ["cluster 14/main started (was inactive)"], restarted: false });
   });
 
   it("a listen_addresses change that is still waiting for a restart is applied", async () => {
     const { result, remote } = await run(event, [
-      osStep(), installed14(), inspectSqlStep(done({ listen_addresses: "localhost", pending_restart: ["listen_addresses"] })),
-      configCheckStep(), { match: "systemctl restart postgresql@14-main", sudo: true }, settledStep("*"), loginStep(),
+      osStep(),
+      installed14(),
+      inspectSqlStep(done({ listen_addresses: "localhost", pending_restart: ["listen_addresses"] })),
+      configCheckStep(),
+      { match: "systemctl restart postgresql@14-main", sudo: true },
+      settledStep("*"),
+      loginStep(),
     ]);
     expect(remote.done).toBe(true);
     expect(result).toMatchObject({ restarted: true, changed: true, changes: [`listen_addresses 'localhost' -> '*' (${DROPIN})`] });
@@ -456,8 +553,11 @@ describe("install-postgres: idempotence and updates", () => {
 
   it("settings someone else left pending are reported, not restarted", async () => {
     const { result, remote } = await run({ ...event, allowed_cidrs: ["10.0.0.0/8", "10.9.0.0/16"] }, [
-      osStep(), installed14(), inspectSqlStep(done()),
-      writeStep("/etc/postgresql/14/main/pg_hba.conf"), configCheckStep(),
+      osStep(),
+      installed14(),
+      inspectSqlStep(done()),
+      writeStep("/etc/postgresql/14/main/pg_hba.conf"),
+      configCheckStep(),
       { match: "systemctl reload postgresql@14-main", sudo: true },
       settledStep("*", ["shared_buffers"]),
       loginStep(),
@@ -469,17 +569,24 @@ describe("install-postgres: idempotence and updates", () => {
 
   it("allow_remote with a localhost-only listen_addresses works but warns that remote clients cannot connect", async () => {
     const { result, remote } = await run({ ...event, listen_addresses: "localhost" }, [
-      osStep(), installed14(), inspectSqlStep(done({ listen_addresses: "localhost", dropin_text: null })), loginStep(),
+      osStep(),
+      installed14(),
+      inspectSqlStep(done({ listen_addresses: "localhost", dropin_text: null })),
+      loginStep(),
     ]);
     expect(remote.done).toBe(true);
     expect(result?.changes).toEqual([]);
-    expect(result?.warnings).toEqual([`allow_remote is true but listen_addresses 'localhost' accepts local connections only: set listen_addresses to "*" (or the VM's address) for remote clients`]);
+    expect(result?.warnings).toEqual([
+      `allow_remote is true but listen_addresses 'localhost' accepts local connections only: set listen_addresses to "*" (or the VM's address) for remote clients`,
+    ]);
   });
 
   it("a non-ASCII password is hashed by the server, in the quiet session, never on a command line", async () => {
     const UNI = "пароль «ü» 'q' \\ $x";
     const { result, remote } = await run({ ...event, db_password: UNI }, [
-      osStep(), installed14(), inspectSqlStep(done()),
+      osStep(),
+      installed14(),
+      inspectSqlStep(done()),
       psqlStep(/ALTER ROLE :"db_user" PASSWORD :'pw'/, "", {
         check: (_c, o) => {
           const sql = String(o.stdin);
@@ -499,9 +606,21 @@ describe("install-postgres: idempotence and updates", () => {
   it("another major already installed and pg_version omitted: it is kept, nothing installed", async () => {
     const { result, remote } = await run(BASE, [
       osStep(DEBIAN_12),
-      inspectStep("postgresql-16\tinstall ok installed\t16.3-1.pgdg120+1\n", "16 main 5432 online postgres /var/lib/postgresql/16/main /var/log/postgresql/postgresql-16-main.log\n", "postgresql@16-main active\n"),
-      inspectSqlStep(done({ listen_addresses: "localhost", hba_text: STOCK_HBA, dropin_text: null, hba_file: "/etc/postgresql/16/main/pg_hba.conf", config_file: "/etc/postgresql/16/main/postgresql.conf" })),
-      loginStep("127.0.0.1", { stdout: JSON.stringify({ ...WHO, server_version: "16.3" }) + "\n" }),
+      inspectStep(
+        "postgresql-16\tinstall ok installed\t16.3-1.pgdg120+1\n",
+        "16 main 5432 online postgres /var/lib/postgresql/16/main /var/log/postgresql/postgresql-16-main.log\n",
+        "postgresql@16-main active\n",
+      ),
+      inspectSqlStep(
+        done({
+          listen_addresses: "localhost",
+          hba_text: STOCK_HBA,
+          dropin_text: null,
+          hba_file: "/etc/postgresql/16/main/pg_hba.conf",
+          config_file: "/etc/postgresql/16/main/postgresql.conf",
+        }),
+      ),
+      loginStep("127.0.0.1", { stdout: `${JSON.stringify({ ...WHO, server_version: "16.3" })}\n` }),
     ]);
     expect(remote.done).toBe(true);
     expect(result).toMatchObject({ pg_major: "16", installed_from: "already installed", changed: false, changes: [], cluster: "16/main" });
@@ -513,39 +632,61 @@ describe("install-postgres: failures say what, where and what to do", () => {
 
   it("a pg_hba.conf the server would reject is put back and nothing is reloaded", async () => {
     const { error, remote } = await run(event, [
-      osStep(), installed14(), inspectSqlStep(serverState({ role: { login: true, superuser: false, secret: scramSecret(PW) }, database: { owner: "app_user" } })),
+      osStep(),
+      installed14(),
+      inspectSqlStep(serverState({ role: { login: true, superuser: false, secret: scramSecret(PW) }, database: { owner: "app_user" } })),
       writeStep("/etc/postgresql/14/main/pg_hba.conf"),
-      configCheckStep({ hba_errors: [{ line: 98, error: "invalid IP mask \"255.0.0.x\"" }] }),
+      configCheckStep({ hba_errors: [{ line: 98, error: 'invalid IP mask "255.0.0.x"' }] }),
       writeStep("/etc/postgresql/14/main/pg_hba.conf", (stdin) => expect(stdin).toBe(STOCK_HBA)),
     ]);
     expect(remote.done).toBe(true);
-    expect(error?.message).toMatch(/^install-postgres failed while installing: the server would not accept its configuration files: \/etc\/postgresql\/14\/main\/pg_hba.conf line 98: invalid IP mask/);
+    expect(error?.message).toMatch(
+      /^install-postgres failed while installing: the server would not accept its configuration files: \/etc\/postgresql\/14\/main\/pg_hba.conf line 98: invalid IP mask/,
+    );
     expect(error?.message).toMatch(/nothing was reloaded, and \/etc\/postgresql\/14\/main\/pg_hba.conf was put back as it was/);
   });
 
   it("listen_addresses overridden by postgresql.auto.conf: named, with the fix", async () => {
     const { error, remote } = await run({ ...BASE, listen_addresses: "*" }, [
-      osStep(), installed14(), inspectSqlStep(serverState({ role: { login: true, superuser: false, secret: scramSecret(PW) }, database: { owner: "app_user" } })),
+      osStep(),
+      installed14(),
+      inspectSqlStep(serverState({ role: { login: true, superuser: false, secret: scramSecret(PW) }, database: { owner: "app_user" } })),
       writeStep(DROPIN),
-      configCheckStep({ listen: [{ file: DROPIN, line: 2, setting: "*", error: null }, { file: "/var/lib/postgresql/14/main/postgresql.auto.conf", line: 3, setting: "localhost", error: null }] }),
+      configCheckStep({
+        listen: [
+          { file: DROPIN, line: 2, setting: "*", error: null },
+          { file: "/var/lib/postgresql/14/main/postgresql.auto.conf", line: 3, setting: "localhost", error: null },
+        ],
+      }),
     ]);
     expect(remote.done).toBe(true);
-    expect(error?.message).toMatch(/listen_addresses is also set in \/var\/lib\/postgresql\/14\/main\/postgresql.auto.conf line 3 \('localhost'\), which is read after .*90-vm-install.conf and wins: remove it there \(ALTER SYSTEM RESET listen_addresses\)/);
+    expect(error?.message).toMatch(
+      /listen_addresses is also set in \/var\/lib\/postgresql\/14\/main\/postgresql.auto.conf line 3 \('localhost'\), which is read after .*90-vm-install.conf and wins: remove it there \(ALTER SYSTEM RESET listen_addresses\)/,
+    );
   });
 
   it("a failed TCP login names the host, the reason and a hint, never the password", async () => {
     const { error, remote } = await run(BASE, [
-      osStep(), installed14(), inspectSqlStep(serverState({ role: { login: true, superuser: false, secret: scramSecret(PW) }, database: { owner: "app_user" } })),
-      loginStep("127.0.0.1", { code: 2, stdout: "", stderr: `psql: error: connection to server at "127.0.0.1", port 5432 failed: FATAL:  password authentication failed for user "app_user"\n` }),
+      osStep(),
+      installed14(),
+      inspectSqlStep(serverState({ role: { login: true, superuser: false, secret: scramSecret(PW) }, database: { owner: "app_user" } })),
+      loginStep("127.0.0.1", {
+        code: 2,
+        stdout: "",
+        stderr: `psql: error: connection to server at "127.0.0.1", port 5432 failed: FATAL:  password authentication failed for user "app_user"\n`,
+      }),
     ]);
     expect(remote.done).toBe(true);
-    expect(error?.message).toMatch(/app_user could not log in to myapp over TCP at 127.0.0.1:5432: .*password authentication failed .*\(the password stored for the role does not match/);
+    expect(error?.message).toMatch(
+      /app_user could not log in to myapp over TCP at 127.0.0.1:5432: .*password authentication failed .*\(the password stored for the role does not match/,
+    );
     expect(error?.message).not.toContain("two  spaces");
   });
 
   it("psql errors are scrubbed of the password even when the VM echoes it", async () => {
     const { error } = await run({ ...BASE, db_password: "UniqueSecret-9f2c" }, [
-      osStep(), installed14(),
+      osStep(),
+      installed14(),
       psqlStep(/json_build_object/, "", { code: 3, stderr: "psql:<stdin>:9: ERROR:  oops near 'UniqueSecret-9f2c'\n" }),
     ]);
     expect(error?.message).toMatch(/psql \(reading the role, the database and the settings\) failed on ubuntu@192.0.2.10:22 \(exit 3\)/);
@@ -576,9 +717,23 @@ describe("install-postgres: pure parts", () => {
   });
 
   it("dpkg and pg_lsclusters output", () => {
-    expect(parseServerPackages(PG14_PKG + "postgresql-14-postgis-3\tinstall ok installed\t3.2\npostgresql-16\tdeinstall ok config-files\t16.1\n")).toEqual([{ major: "14", version: "14.11-0ubuntu0.22.04.1" }]);
-    expect(parseClusters("15 main 5432 down postgres /var/lib/postgresql/15/main /var/log/postgresql/postgresql-15-main.log\n16 other 5433 online postgres /srv/pg <unknown>\n")).toEqual([
-      { major: "15", name: "main", port: 5432, status: "down", owner: "postgres", dataDir: "/var/lib/postgresql/15/main", logFile: "/var/log/postgresql/postgresql-15-main.log" },
+    expect(parseServerPackages(`${PG14_PKG}postgresql-14-postgis-3\tinstall ok installed\t3.2\npostgresql-16\tdeinstall ok config-files\t16.1\n`)).toEqual([
+      { major: "14", version: "14.11-0ubuntu0.22.04.1" },
+    ]);
+    expect(
+      parseClusters(
+        "15 main 5432 down postgres /var/lib/postgresql/15/main /var/log/postgresql/postgresql-15-main.log\n16 other 5433 online postgres /srv/pg <unknown>\n",
+      ),
+    ).toEqual([
+      {
+        major: "15",
+        name: "main",
+        port: 5432,
+        status: "down",
+        owner: "postgres",
+        dataDir: "/var/lib/postgresql/15/main",
+        logFile: "/var/log/postgresql/postgresql-15-main.log",
+      },
       { major: "16", name: "other", port: 5433, status: "online", owner: "postgres", dataDir: "/srv/pg" },
     ]);
   });
@@ -586,23 +741,47 @@ describe("install-postgres: pure parts", () => {
   it("pg_hba.conf planning: add, keep, remove only our own lines", () => {
     const ours = (c: string) => `host    myapp    app_user    ${c}    scram-sha-256    ${HBA_MARKER}`;
     const p1 = planHba(STOCK_HBA, "myapp", "app_user", ["10.0.0.0/8"]);
-    expect(p1).toEqual({ content: STOCK_HBA + ours("10.0.0.0/8") + "\n", added: ["10.0.0.0/8"], removed: [] });
+    expect(p1).toEqual({ content: `${STOCK_HBA + ours("10.0.0.0/8")}\n`, added: ["10.0.0.0/8"], removed: [] });
     expect(planHba(p1.content, "myapp", "app_user", ["10.0.0.0/8"])).toEqual({ content: p1.content, added: [], removed: [] });
     // allow_remote off: our line goes, the admin's identical-looking line without the marker stays.
-    const mixed = p1.content + "host myapp app_user 172.16.0.0/12 scram-sha-256\n";
-    expect(planHba(mixed, "myapp", "app_user", [])).toEqual({ content: STOCK_HBA + "host myapp app_user 172.16.0.0/12 scram-sha-256\n", added: [], removed: ["10.0.0.0/8"] });
+    const mixed = `${p1.content}host myapp app_user 172.16.0.0/12 scram-sha-256\n`;
+    expect(planHba(mixed, "myapp", "app_user", [])).toEqual({
+      content: `${STOCK_HBA}host myapp app_user 172.16.0.0/12 scram-sha-256\n`,
+      added: [],
+      removed: ["10.0.0.0/8"],
+    });
     // A second copy of our own line is dropped; other databases' lines are untouched.
-    const twice = STOCK_HBA + ours("10.0.0.0/8") + "\n" + ours("10.0.0.0/8") + "\nhost other app_user 10.0.0.0/8 scram-sha-256 " + HBA_MARKER + "\n";
-    expect(planHba(twice, "myapp", "app_user", ["10.0.0.0/8"]).content).toBe(STOCK_HBA + ours("10.0.0.0/8") + "\nhost other app_user 10.0.0.0/8 scram-sha-256 " + HBA_MARKER + "\n");
+    const twice = `${STOCK_HBA + ours("10.0.0.0/8")}\n${ours("10.0.0.0/8")}\nhost other app_user 10.0.0.0/8 scram-sha-256 ${HBA_MARKER}\n`;
+    expect(planHba(twice, "myapp", "app_user", ["10.0.0.0/8"]).content).toBe(
+      `${STOCK_HBA + ours("10.0.0.0/8")}\nhost other app_user 10.0.0.0/8 scram-sha-256 ${HBA_MARKER}\n`,
+    );
     // A file without a final newline gets one.
-    expect(planHba("local all all peer", "db", "u", ["::1/128"]).content).toBe(`local all all peer\nhost    db    u    ::1/128    scram-sha-256    ${HBA_MARKER}\n`);
+    expect(planHba("local all all peer", "db", "u", ["::1/128"]).content).toBe(
+      `local all all peer\nhost    db    u    ::1/128    scram-sha-256    ${HBA_MARKER}\n`,
+    );
     expect(hbaFields(`host "my db" all 10.0.0.0/8 md5 # x`)).toEqual(["host", `"my db"`, "all", "10.0.0.0/8", "md5"]);
   });
 
   it("listen_addresses: comparison, override detection, where to verify", () => {
     expect(normalizeListen(" localhost , 10.0.0.5,")).toBe("localhost,10.0.0.5");
-    expect(listenOverride([{ file: "/a/postgresql.conf", line: 60, setting: "localhost", error: null }, { file: "/a/conf.d/90-vm-install.conf", line: 2, setting: "*", error: "setting could not be applied" }], "/a/conf.d/90-vm-install.conf")).toBeUndefined();
-    expect(listenOverride([{ file: "/a/conf.d/90-vm-install.conf", line: 2, setting: "*", error: null }, { file: "/d/postgresql.auto.conf", line: 3, setting: "x", error: null }], "/a/conf.d/90-vm-install.conf")?.file).toBe("/d/postgresql.auto.conf");
+    expect(
+      listenOverride(
+        [
+          { file: "/a/postgresql.conf", line: 60, setting: "localhost", error: null },
+          { file: "/a/conf.d/90-vm-install.conf", line: 2, setting: "*", error: "setting could not be applied" },
+        ],
+        "/a/conf.d/90-vm-install.conf",
+      ),
+    ).toBeUndefined();
+    expect(
+      listenOverride(
+        [
+          { file: "/a/conf.d/90-vm-install.conf", line: 2, setting: "*", error: null },
+          { file: "/d/postgresql.auto.conf", line: 3, setting: "x", error: null },
+        ],
+        "/a/conf.d/90-vm-install.conf",
+      )?.file,
+    ).toBe("/d/postgresql.auto.conf");
     expect(verifyHost("*")).toBe("127.0.0.1");
     expect(verifyHost("localhost,10.0.0.5")).toBe("127.0.0.1");
     expect(verifyHost("::1")).toBe("::1");

@@ -8,7 +8,13 @@ describe("os-release", () => {
   });
 
   it("reads Debian 12 as debian bookworm (VERSION_CODENAME)", () => {
-    expect(osFromRelease(DEBIAN_12)).toEqual({ id: "debian", family: "debian", version_id: "12", codename: "bookworm", pretty_name: "Debian GNU/Linux 12 (bookworm)" });
+    expect(osFromRelease(DEBIAN_12)).toEqual({
+      id: "debian",
+      family: "debian",
+      version_id: "12",
+      codename: "bookworm",
+      pretty_name: "Debian GNU/Linux 12 (bookworm)",
+    });
   });
 
   it("takes a derivative by ID_LIKE, with the upstream codename from UBUNTU_CODENAME", () => {
@@ -17,7 +23,9 @@ describe("os-release", () => {
 
   it("refuses another distribution, saying what it found", () => {
     expect(() => osFromRelease(FEDORA_39)).toThrow(UnsupportedOsError);
-    expect(() => osFromRelease(FEDORA_39)).toThrow('unsupported OS on the VM: /etc/os-release says ID=fedora (Fedora Linux 39 (Container Image)); these installers support Ubuntu and Debian');
+    expect(() => osFromRelease(FEDORA_39)).toThrow(
+      "unsupported OS on the VM: /etc/os-release says ID=fedora (Fedora Linux 39 (Container Image)); these installers support Ubuntu and Debian",
+    );
     expect(() => osFromRelease("")).toThrow(/says ID=\(none\)/);
   });
 

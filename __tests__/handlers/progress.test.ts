@@ -6,9 +6,13 @@ describe("Progress", () => {
     const lines: string[] = [];
     let t = 1000;
     const p = new Progress("install-packages", { write: (l) => lines.push(l), now: () => t, secrets: new SecretScrubber() });
-    await p.step("apt-get update", async () => {
-      t += 1400;
-    }, "apt_update");
+    await p.step(
+      "apt-get update",
+      async () => {
+        t += 1400;
+      },
+      "apt_update",
+    );
     expect(lines).toEqual(["[install-packages] apt-get update ...", "[install-packages] apt-get update ... 1.4s"]);
     expect(p.timings).toEqual({ apt_update: 1400 });
   });
@@ -17,10 +21,12 @@ describe("Progress", () => {
     const lines: string[] = [];
     let t = 0;
     const p = new Progress("x", { write: (l) => lines.push(l), now: () => t, secrets: new SecretScrubber() });
-    await expect(p.step("boom", async () => {
-      t += 200;
-      throw new Error("no");
-    })).rejects.toThrow("no");
+    await expect(
+      p.step("boom", async () => {
+        t += 200;
+        throw new Error("no");
+      }),
+    ).rejects.toThrow("no");
     expect(lines[1]).toBe("[x] boom ... failed after 0.2s");
     expect(p.timings.boom).toBe(200);
   });

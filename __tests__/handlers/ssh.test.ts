@@ -1,28 +1,33 @@
-import { execFileSync } from "child_process";
-import * as crypto from "crypto";
-import * as fs from "fs";
-import * as net from "net";
-import * as os from "os";
-import * as path from "path";
+import { execFileSync } from "node:child_process";
+import * as crypto from "node:crypto";
+import * as fs from "node:fs";
+import * as net from "node:net";
+import * as os from "node:os";
+import * as path from "node:path";
 import { utils } from "ssh2";
-import { ConnectionEnv } from "../../handlers/common/connection-env";
+import type { ConnectionEnv } from "../../handlers/common/connection-env";
 import { CommandError } from "../../handlers/common/exec";
 import { Progress } from "../../handlers/common/progress";
-import { SecretScrubber } from "../../shared/secrets";
 import { connect, DEFAULT_SSH_RETRY, resolveSshRetry, retryWaitMs, SshConnectError } from "../../handlers/common/ssh";
 import { fingerprintSha256, keyBlobType, parsePrivateKey, SshKeyError } from "../../handlers/common/ssh-keys";
-import { SshSession } from "../../handlers/common/ssh-session";
-import { freePort, startServer, TestServer } from "./support/ssh-server";
+import type { SshSession } from "../../handlers/common/ssh-session";
+import { SecretScrubber } from "../../shared/secrets";
+import { freePort, startServer, type TestServer } from "./support/ssh-server";
 import { ENCRYPTED_KEY_PASSPHRASE, TEST_KEY_NAMES, testKey } from "./support/test-keys";
 
 const clientKey = testKey("client_ed25519");
 const pem = (type: "rsa" | "ec" | "ed25519", encoding: "pkcs1" | "sec1" | "pkcs8") =>
-  (crypto.generateKeyPairSync(type as "rsa", {
-    modulusLength: 2048,
-    namedCurve: "prime256v1",
-    privateKeyEncoding: { type: encoding, format: "pem" },
-    publicKeyEncoding: { type: "spki", format: "pem" },
-  } as never) as unknown as { privateKey: string }).privateKey;
+  (
+    crypto.generateKeyPairSync(
+      type as "rsa",
+      {
+        modulusLength: 2048,
+        namedCurve: "prime256v1",
+        privateKeyEncoding: { type: encoding, format: "pem" },
+        publicKeyEncoding: { type: "spki", format: "pem" },
+      } as never,
+    ) as unknown as { privateKey: string }
+  ).privateKey;
 
 function target(port: number, extra: Partial<ConnectionEnv> = {}): ConnectionEnv {
   return { host: "127.0.0.1", port, user: "ubuntu", privateKey: clientKey.private, ...extra };
@@ -78,7 +83,7 @@ describe("keys", () => {
     const blob = pub.getPublicSSH();
     expect(keyBlobType(blob)).toBe("ssh-ed25519");
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "fp-"));
-    fs.writeFileSync(path.join(dir, "k.pub"), clientKey.public + "\n");
+    fs.writeFileSync(path.join(dir, "k.pub"), `${clientKey.public}\n`);
     let keygen: string | undefined;
     try {
       keygen = execFileSync("ssh-keygen", ["-lf", path.join(dir, "k.pub")], { encoding: "utf8" });
@@ -140,9 +145,13 @@ describe("connect over real SSH (in-process ssh2 server on 127.0.0.1)", () => {
 
   it("refuses a host key that does not match the pin, saying expected and seen, without retrying", async () => {
     server = await startServer({ authorizedKey: clientKey.public });
-    const pin = "SHA256:" + "B".repeat(43);
+    const pin = `SHA256:${"B".repeat(43)}`;
     const waits: number[] = [];
-    const err = await connect(target(server.port, { hostKeySha256: pin }), { retry: quick(), secrets: new SecretScrubber(), sleep: async (ms) => void waits.push(ms) }).catch((e) => e);
+    const err = await connect(target(server.port, { hostKeySha256: pin }), {
+      retry: quick(),
+      secrets: new SecretScrubber(),
+      sleep: async (ms) => void waits.push(ms),
+    }).catch((e) => e);
     expect(waits).toEqual([]); // a retry would have waited first
     expect(err).toBeInstanceOf(SshConnectError);
     expect(err.retryable).toBe(false);
@@ -159,7 +168,9 @@ describe("connect over real SSH (in-process ssh2 server on 127.0.0.1)", () => {
     const err = await connect(target(server.port), { retry: quick(), secrets: new SecretScrubber(), sleep: async (ms) => void waits.push(ms) }).catch((e) => e);
     expect(waits).toEqual([]);
     expect(err.retryable).toBe(false);
-    expect(err.message).toMatch(new RegExp(`^SSH authentication failed for ubuntu@127\\.0\\.0\\.1:${server.port}: the server accepted no method with the ssh-ed25519 key in SSH_KEY`));
+    expect(err.message).toMatch(
+      new RegExp(`^SSH authentication failed for ubuntu@127\\.0\\.0\\.1:${server.port}: the server accepted no method with the ssh-ed25519 key in SSH_KEY`),
+    );
   });
 
   it("retries a refused connection until the server appears", async () => {
@@ -195,7 +206,13 @@ describe("connect over real SSH (in-process ssh2 server on 127.0.0.1)", () => {
       waits.push(ms);
       clock += ms;
     };
-    const err = await connect(target(port), { retry: quick({ attempts: 10, delaySec: 1, budgetSec: 2 }), progress: silent(), secrets: new SecretScrubber(), sleep, now: () => clock }).catch((e) => e);
+    const err = await connect(target(port), {
+      retry: quick({ attempts: 10, delaySec: 1, budgetSec: 2 }),
+      progress: silent(),
+      secrets: new SecretScrubber(),
+      sleep,
+      now: () => clock,
+    }).catch((e) => e);
     expect(waits).toEqual([1000]); // the second wait (2 s) would end at 3 s, past the 2 s budget
     expect(err.message).toMatch(/gave up after 2 attempts in 1\.0s because the next one would pass the 2s budget \(ssh\.budget_sec\)/);
   });
@@ -205,7 +222,11 @@ describe("connect over real SSH (in-process ssh2 server on 127.0.0.1)", () => {
     const mute = net.createServer((sock) => void open.add(sock)); // accepts TCP, never speaks SSH
     await new Promise<void>((resolve) => mute.listen(0, "127.0.0.1", resolve));
     const port = (mute.address() as net.AddressInfo).port;
-    const err = await connect(target(port), { retry: quick({ attempts: 2, delaySec: 0, timeoutSec: 1 }), progress: silent(), secrets: new SecretScrubber() }).catch((e) => e);
+    const err = await connect(target(port), {
+      retry: quick({ attempts: 2, delaySec: 0, timeoutSec: 1 }),
+      progress: silent(),
+      secrets: new SecretScrubber(),
+    }).catch((e) => e);
     for (const sock of open) sock.destroy();
     await new Promise<void>((resolve) => mute.close(() => resolve()));
     expect(err.message).toMatch(/failed after 2 attempts .*: no SSH handshake within 1\.0s/);

@@ -1,9 +1,9 @@
 // Fixture job directories for the runner tests: plain-JS handler.js files in temp dirs, the shape
 // bundleHandler produces, so the runner is tested without depending on the real installers.
-import { execFileSync } from "child_process";
-import * as fs from "fs";
-import * as os from "os";
-import * as path from "path";
+import { execFileSync } from "node:child_process";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
 
 const roots: string[] = [];
 

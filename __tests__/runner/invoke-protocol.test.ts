@@ -1,18 +1,18 @@
 // The runner's protocol on its own: command lines built from typed options parse back to those options
 // (through a real /bin/sh), the usage text is the CLI's documented one, the result state's outputs are
 // the defaults' names. The CLI as a process is invoke.test.ts; Terraform reading the state, local-target.test.ts.
-import * as fs from "fs";
-import * as path from "path";
-import { Readable } from "stream";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { Readable } from "node:stream";
 import {
-  InvokeArgs,
+  type InvokeArgs,
   invokeArgv,
   invokeCommandLine,
   invokeProgram,
   JOB_ENV_VARS,
   parseInvokeArgs,
-  resolveInvocation,
   RESULT_STATE_DEFAULTS,
+  resolveInvocation,
   resultAsTfstate,
   USAGE,
   UsageError,
@@ -42,7 +42,17 @@ describe("command line round trip", () => {
 
   test.each<[string, InvokeArgs]>([
     ["every option, hostile values", full],
-    ["the local target's shape", { name: "h1-install-packages", dir: "${path.module}/assets/x/ABC", eventEnv: "VM_INSTALL_EVENT", sshKeyFile: "/keys/h1", timeoutSec: 600, resultTfstate: "/p/.vm-install/local/h1-install-packages.tfstate" }],
+    [
+      "the local target's shape",
+      {
+        name: "h1-install-packages",
+        dir: "${path.module}/assets/x/ABC",
+        eventEnv: "VM_INSTALL_EVENT",
+        sshKeyFile: "/keys/h1",
+        timeoutSec: 600,
+        resultTfstate: "/p/.vm-install/local/h1-install-packages.tfstate",
+      },
+    ],
     ["an event file from stdin", { dir: "/jobs/a b", eventFile: "-" }],
     ["values that look like options", { dir: "--help", sshKeyFile: "-", resultFile: "--", name: "-x", secretEnv: [{ field: "_", variable: "_" }] }],
     ["nothing but a directory", { dir: "/jobs/x" }],
@@ -64,7 +74,11 @@ describe("command line round trip", () => {
 
   test.each<[string, InvokeArgs, RegExp]>([
     ["a name the CLI refuses", { dir: "/d", name: "h1 packages" }, /--name h1 packages: letters, digits, \. _ - only/],
-    ["a secret variable that is no env name", { dir: "/d", secretEnv: [{ field: "db_password", variable: "TF-VAR" }] }, /--secret-env db_password=TF-VAR: expected FIELD=VARIABLE/],
+    [
+      "a secret variable that is no env name",
+      { dir: "/d", secretEnv: [{ field: "db_password", variable: "TF-VAR" }] },
+      /--secret-env db_password=TF-VAR: expected FIELD=VARIABLE/,
+    ],
     ["a timeout past setTimeout's range", { dir: "/d", timeoutSec: 1e9 }, /--timeout 1000000000: expected a positive number/],
     ["an installer and a directory", { installer: "install-docker", dir: "/d" }, /give an installer name or --dir, not both/],
     ["two event sources", { dir: "/d", event: {}, eventEnv: "E" }, /give one of --event, --event-file, --event-env/],
@@ -121,7 +135,14 @@ Exit code: 0 Succeeded, 1 Failed, 2 bad usage.`);
     const flags = [...USAGE.matchAll(/^ {2}(?:-h, )?(--[a-z-]+)/gm)].map((m) => m[1]);
     expect(flags).toHaveLength(13);
     for (const flag of flags) {
-      const argv = flag === "--help" ? [flag] : flag === "--secret-env" ? ["--dir", "/d", flag, "a=B"] : flag === "--dir" ? [flag, "/d"] : ["--dir", "/d", flag, flag === "--event" ? "{}" : flag === "--timeout" ? "5" : flag === "--entrypoint" ? "a.b" : "x"];
+      const argv =
+        flag === "--help"
+          ? [flag]
+          : flag === "--secret-env"
+            ? ["--dir", "/d", flag, "a=B"]
+            : flag === "--dir"
+              ? [flag, "/d"]
+              : ["--dir", "/d", flag, flag === "--event" ? "{}" : flag === "--timeout" ? "5" : flag === "--entrypoint" ? "a.b" : "x"];
       expect(() => parseInvokeArgs(argv)).not.toThrow();
     }
   });
@@ -133,7 +154,11 @@ describe("resolveInvocation", () => {
     const keyFile = path.join(dir, "key");
     fs.writeFileSync(keyFile, "KEY-MATERIAL");
     const args = parseInvokeArgs(["--dir", dir, "--event-env", "EV", "--ssh-key-file", keyFile, "--secret-env", "db_password=PW"]) as InvokeArgs;
-    const inv = await resolveInvocation(args, { VM_IP: "10.0.0.9", SSH_USER: "u", SSH_PORT: "", OTHER: "no", EV: '{"a":1}', PW: "hunter22" }, Readable.from([]));
+    const inv = await resolveInvocation(
+      args,
+      { VM_IP: "10.0.0.9", SSH_USER: "u", SSH_PORT: "", OTHER: "no", EV: '{"a":1}', PW: "hunter22" },
+      Readable.from([]),
+    );
     expect(inv.env).toEqual({ VM_IP: "10.0.0.9", SSH_USER: "u", SSH_KEY: "KEY-MATERIAL" });
     expect(Object.keys(inv.env).every((k) => (JOB_ENV_VARS as readonly string[]).includes(k))).toBe(true);
     expect(inv.event).toEqual({ a: 1, db_password: "hunter22" });
@@ -146,7 +171,11 @@ describe("resolveInvocation", () => {
     const inv = await resolveInvocation(args, { T: "t0k3n-value" });
     expect(inv.event).toEqual({ x: 1, token: "t0k3n-value" });
     expect(args.event).toEqual({ x: 1 });
-    const fromStdin = await resolveInvocation(parseInvokeArgs(["--dir", tempDir(), "--event-file", "-"]) as InvokeArgs, {}, Readable.from([Buffer.from('{"from":"stdin"}')]));
+    const fromStdin = await resolveInvocation(
+      parseInvokeArgs(["--dir", tempDir(), "--event-file", "-"]) as InvokeArgs,
+      {},
+      Readable.from([Buffer.from('{"from":"stdin"}')]),
+    );
     expect(fromStdin.event).toEqual({ from: "stdin" });
   });
 });

@@ -1,7 +1,7 @@
 // The CLI as a user runs it: a separate process, with the transpile-only loader, from the project root.
-import { spawn } from "child_process";
-import * as fs from "fs";
-import * as path from "path";
+import { spawn } from "node:child_process";
+import * as fs from "node:fs";
+import * as path from "node:path";
 import { PROJECT_ROOT } from "../../lib/bundling/bundle";
 import { JOB_ENV_VARS } from "../../lib/runner/invoke-protocol";
 import { cleanupFixtures, jobDir, tempDir } from "./fixtures";
@@ -13,6 +13,7 @@ interface CliRun {
   stdout: string;
   stderr: string;
   lines: string[];
+  /** The last stdout line as JSON; absent when it is not JSON. */
   last: { phase: string; message: string };
 }
 
@@ -29,11 +30,11 @@ function cli(args: string[], opts: { env?: Record<string, string | undefined>; s
     child.on("error", reject);
     child.on("close", (code) => {
       const lines = stdout.split("\n").filter((l, i, all) => l !== "" || i < all.length - 1);
-      let last;
+      let last: CliRun["last"];
       try {
         last = JSON.parse(lines[lines.length - 1] ?? "");
       } catch {
-        last = undefined;
+        last = undefined as never; // a test reading it then fails on the missing field, naming it
       }
       resolve({ code, stdout, stderr, lines, last });
     });
@@ -63,7 +64,10 @@ describe("bin/invoke.ts", () => {
   });
 
   test("a failing job prints phase Failed last and exits 1", async () => {
-    const r = await cli(["--dir", jobDir(`exports.install = async () => { console.log("{\\"phase\\":\\"Succeeded\\"}"); throw new Error("no route to 10.0.0.5"); };`)]);
+    const r = await cli([
+      "--dir",
+      jobDir(`exports.install = async () => { console.log("{\\"phase\\":\\"Succeeded\\"}"); throw new Error("no route to 10.0.0.5"); };`),
+    ]);
     expect(r.code).toBe(1);
     expect(r.last.phase).toBe("Failed");
     expect(r.last.message).toMatch(/^no route to 10\.0\.0\.5/);
@@ -90,7 +94,8 @@ describe("bin/invoke.ts", () => {
   });
 
   test("--ssh-key-file puts the key in SSH_KEY, over the environment's, and scrubs it from output", async () => {
-    const key = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW\n-----END OPENSSH PRIVATE KEY-----\n";
+    const key =
+      "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW\n-----END OPENSSH PRIVATE KEY-----\n";
     const keyFile = path.join(tempDir(), "vm_key");
     fs.writeFileSync(keyFile, key, { mode: 0o600 });
     const dir = jobDir(`exports.install = async () => {
@@ -100,13 +105,18 @@ describe("bin/invoke.ts", () => {
     const r = await cli(["--dir", dir, "--ssh-key-file", keyFile], { env: { SSH_KEY: "from-the-environment" } });
     expect(r.code).toBe(0);
     const result = JSON.parse(r.last.message);
-    expect(result.sha256).toBe(require("crypto").createHash("sha256").update(key).digest("hex"));
+    expect(result.sha256).toBe(require("node:crypto").createHash("sha256").update(key).digest("hex"));
     expect(result.key).toBe("[redacted]");
     expect(r.stdout).not.toContain("b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW");
   });
 
   test("password-like event fields are scrubbed from output", async () => {
-    const r = await cli(["--dir", jobDir(`exports.install = async (e) => { console.log("password is " + e.db.db_password); return e; };`), "--event", '{"db":{"db_password":"Tr0ub4dor&3"}}']);
+    const r = await cli([
+      "--dir",
+      jobDir(`exports.install = async (e) => { console.log("password is " + e.db.db_password); return e; };`),
+      "--event",
+      '{"db":{"db_password":"Tr0ub4dor&3"}}',
+    ]);
     expect(r.code).toBe(0);
     expect(r.stdout).not.toContain("Tr0ub4dor&3");
     expect(r.lines[0]).toBe("password is [redacted]");
@@ -123,8 +133,16 @@ describe("bin/invoke.ts", () => {
 
   test("--event-env reads the event from a variable; --secret-env adds a field from another, scrubbed", async () => {
     const r = await cli(
-      ["--dir", jobDir(`exports.install = async (e) => { console.log("pw " + e.db_password); return { keys: Object.keys(e).sort(), pw: e.db_password }; };`),
-        "--event-env", "JOB_EVENT", "--secret-env", "db_password=TF_VAR_pg_pw", "--name", "h1-install-postgres"],
+      [
+        "--dir",
+        jobDir(`exports.install = async (e) => { console.log("pw " + e.db_password); return { keys: Object.keys(e).sort(), pw: e.db_password }; };`),
+        "--event-env",
+        "JOB_EVENT",
+        "--secret-env",
+        "db_password=TF_VAR_pg_pw",
+        "--name",
+        "h1-install-postgres",
+      ],
       { env: { JOB_EVENT: '{"db_name":"myapp"}', TF_VAR_pg_pw: "s3cr3t 'q' $x" } },
     );
     expect(r.code).toBe(0);
@@ -146,8 +164,19 @@ describe("bin/invoke.ts", () => {
     const ok = await cli(["--dir", jobDir(ECHO), "--event", '{"a":1}', "--result-tfstate", file]);
     expect(ok.code).toBe(0);
     const state = JSON.parse(fs.readFileSync(file, "utf8"));
-    expect(state).toMatchObject({ version: 4, outputs: { phase: { value: "Succeeded", type: "string" }, message: { value: ok.last.message, type: "string" } }, resources: [] });
-    const bad = await cli(["--dir", jobDir(`exports.install = async () => { throw new Error("no candidate for nosuchpkg"); };`), "--result-tfstate", file, "--name", "h1-install-packages"]);
+    expect(state).toMatchObject({
+      version: 4,
+      outputs: { phase: { value: "Succeeded", type: "string" }, message: { value: ok.last.message, type: "string" } },
+      resources: [],
+    });
+    const bad = await cli([
+      "--dir",
+      jobDir(`exports.install = async () => { throw new Error("no candidate for nosuchpkg"); };`),
+      "--result-tfstate",
+      file,
+      "--name",
+      "h1-install-packages",
+    ]);
     expect(bad.code).toBe(1);
     expect(JSON.parse(fs.readFileSync(file, "utf8")).outputs.phase.value).toBe("Failed");
     expect(bad.stderr).toContain("[h1-install-packages] Failed: no candidate for nosuchpkg");

@@ -1,7 +1,7 @@
-import * as fs from "fs";
-import * as path from "path";
+import * as fs from "node:fs";
+import * as path from "node:path";
 import { bundleHandler, PROJECT_ROOT } from "../../lib/bundling/bundle";
-import { makeScrubber, parseEntrypoint, runJob, RunJobOptions } from "../../lib/runner/run-job";
+import { makeScrubber, parseEntrypoint, type RunJobOptions, runJob } from "../../lib/runner/run-job";
 import { cleanupFixtures, jobDir, processGone, tempDir, waitFor } from "./fixtures";
 
 afterAll(cleanupFixtures);
@@ -36,7 +36,8 @@ describe("runJob: outcome", () => {
   });
 
   test("a handler's own error (Error or a subclass) is Failed with exactly its message: no frames of bundle code", async () => {
-    const r = await run(`exports.install = async () => { throw new Error("apt-get failed on 10.0.0.5: dpkg lock held by pid 812 (unattended-upgr)"); };`).promise;
+    const r = await run(`exports.install = async () => { throw new Error("apt-get failed on 10.0.0.5: dpkg lock held by pid 812 (unattended-upgr)"); };`)
+      .promise;
     expect(r).toMatchObject({ phase: "Failed", message: "apt-get failed on 10.0.0.5: dpkg lock held by pid 812 (unattended-upgr)" });
     const sub = await run(`class InstallerError extends Error { constructor(m) { super(m); this.name = "InstallerError"; } }
       exports.install = async () => { throw new InstallerError("install-packages failed while connecting over SSH: refused"); };`).promise;
@@ -131,7 +132,9 @@ describe("runJob: output", () => {
     const seenBeforeEnd: string[] = [];
     let done = false;
     const promise = runJob({
-      dir: jobDir(`exports.install = async (e) => { console.log("started"); while (!require("fs").existsSync(e.go)) await new Promise((r) => setTimeout(r, 10)); return 1; };`),
+      dir: jobDir(
+        `exports.install = async (e) => { console.log("started"); while (!require("fs").existsSync(e.go)) await new Promise((r) => setTimeout(r, 10)); return 1; };`,
+      ),
       env: {},
       event: { go },
       onOutput: (line) => {
@@ -180,9 +183,12 @@ describe("runJob: process", () => {
   });
 
   test("a handler that ignores SIGTERM is killed after the grace period", async () => {
-    const r = await run(`exports.install = async () => { process.on("SIGTERM", () => console.log("ignoring SIGTERM")); await new Promise(() => setInterval(() => {}, 1000)); };`, {
-      timeoutSec: 0.5,
-    }).promise;
+    const r = await run(
+      `exports.install = async () => { process.on("SIGTERM", () => console.log("ignoring SIGTERM")); await new Promise(() => setInterval(() => {}, 1000)); };`,
+      {
+        timeoutSec: 0.5,
+      },
+    ).promise;
     expect(r.phase).toBe("Failed");
     expect(r.message).toMatch(/^timed out after 0\.5 s/);
     expect(r.durationMs).toBeLessThan(8000);
@@ -252,7 +258,8 @@ describe("runJob: process", () => {
   });
 
   test("secrets are scrubbed from streamed lines, the error message and the result", async () => {
-    const key = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW\nQyNTUxOQAAACDmF2kR3pQyZ5B0lJq1rVv3zYb0nQm7bJq1m2cVbE3aLwAAAJg=\n-----END OPENSSH PRIVATE KEY-----\n";
+    const key =
+      "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW\nQyNTUxOQAAACDmF2kR3pQyZ5B0lJq1rVv3zYb0nQm7bJq1m2cVbE3aLwAAAJg=\n-----END OPENSSH PRIVATE KEY-----\n";
     const password = 's3cr"et\\pass';
     const { promise, lines } = run(
       `exports.install = async () => {

@@ -1,4 +1,4 @@
-import { execFileSync } from "child_process";
+import { execFileSync } from "node:child_process";
 import { command, quote } from "../../shared/shell-quote";
 
 /** What /bin/sh makes of `line`: its arguments, one per line. */
@@ -21,20 +21,12 @@ describe("quote", () => {
     expect(quote("git;touch /tmp/pwned")).toBe("'git;touch /tmp/pwned'");
   });
 
-  it.each([
-    "git;touch /tmp/pwned",
-    "$(id)",
-    "`id`",
-    "a'b\"c",
-    "'; rm -rf / #",
-    "back\\slash",
-    "new\nline",
-    "*",
-    "${HOME}",
-    "",
-  ])("survives a real sh unchanged: %j", (nasty) => {
-    expect(shellWords(quote(nasty))).toEqual([nasty]);
-  });
+  it.each(["git;touch /tmp/pwned", "$(id)", "`id`", "a'b\"c", "'; rm -rf / #", "back\\slash", "new\nline", "*", "${HOME}", ""])(
+    "survives a real sh unchanged: %j",
+    (nasty) => {
+      expect(shellWords(quote(nasty))).toEqual([nasty]);
+    },
+  );
 
   it("command() quotes each argument", () => {
     expect(command("apt-cache", "policy", "git", "x y")).toBe("apt-cache policy git 'x y'");

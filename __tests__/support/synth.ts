@@ -1,14 +1,14 @@
 // Synthesizes VmInstallStack from a context object, in-process (fast) or through main.ts in a fresh Node
 // process exactly as `cdktf synth` runs it (for what only the real app path shows).
-import { execFileSync } from "child_process";
-import * as fs from "fs";
-import * as os from "os";
-import * as path from "path";
+import { execFileSync } from "node:child_process";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { PROJECT_ROOT } from "../../lib/bundling/bundle";
 import { App } from "../../lib/cdktf";
 import { parseConfig } from "../../lib/config/parse";
 import type { CatalogEntry } from "../../lib/installers/catalog";
 import { VmInstallStack } from "../../lib/stack";
-import { PROJECT_ROOT } from "../../lib/bundling/bundle";
 
 export type TfJson = Record<string, any>;
 
@@ -25,7 +25,11 @@ export function tempDir(prefix: string): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), `vm-install-${prefix}-`));
 }
 
-export function synth(ctx: Record<string, unknown>, outdir = tempDir("synth"), installers?: readonly CatalogEntry[]): { tf: TfJson; outdir: string; stackDir: string } {
+export function synth(
+  ctx: Record<string, unknown>,
+  outdir = tempDir("synth"),
+  installers?: readonly CatalogEntry[],
+): { tf: TfJson; outdir: string; stackDir: string } {
   const config = parseConfig(ctx, installers);
   const app = new App({ outdir });
   new VmInstallStack(app, config.stackName, { config, baseDir: PROJECT_ROOT, installers });
@@ -35,7 +39,10 @@ export function synth(ctx: Record<string, unknown>, outdir = tempDir("synth"), i
 }
 
 /** Runs main.ts in a fresh process as cdktf would (context and outdir through its environment). */
-export function synthApp(ctx: Record<string, unknown>, opts: { outdir?: string; env?: Record<string, string>; hcl?: boolean } = {}): { outdir: string; stdout: string } {
+export function synthApp(
+  ctx: Record<string, unknown>,
+  opts: { outdir?: string; env?: Record<string, string>; hcl?: boolean } = {},
+): { outdir: string; stdout: string } {
   const outdir = opts.outdir ?? tempDir("app");
   const stdout = execFileSync(process.execPath, ["-r", "./bin/ts-register.js", "main.ts"], {
     cwd: PROJECT_ROOT,
@@ -54,7 +61,8 @@ export function synthApp(ctx: Record<string, unknown>, opts: { outdir?: string; 
 
 /** Every file under `dir`, recursively. */
 export function filesUnder(dir: string): string[] {
-  return fs.readdirSync(dir, { withFileTypes: true, recursive: true })
+  return fs
+    .readdirSync(dir, { withFileTypes: true, recursive: true })
     .filter((e) => e.isFile())
     .map((e) => path.join(e.parentPath ?? (e as any).path, e.name));
 }

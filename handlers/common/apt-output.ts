@@ -27,7 +27,7 @@ export function parseDpkgQuery(stdout: string, names: string[]): Map<string, Pac
     if (!states.has(name)) continue;
     const word = status.trim().split(/\s+/)[2] ?? "not-installed"; // "install ok installed" -> installed
     const state: PackageState = { name, installed: word === "installed", status: word };
-    if (version && version.trim() && word !== "not-installed" && word !== "config-files") state.version = version.trim();
+    if (version?.trim() && word !== "not-installed" && word !== "config-files") state.version = version.trim();
     if (!states.get(name)!.installed) states.set(name, state);
   }
   return states;
@@ -72,17 +72,21 @@ export function parseAptCachePolicy(stdout: string): Map<string, Candidate> {
 export function candidateProblem(spec: { name: string; version?: string }, offer: Candidate | undefined): string | undefined {
   if (!offer) return "unknown package: apt on the VM knows no package of that name (check the spelling, or whether its repository is configured)";
   if (spec.version === undefined) {
-    return offer.candidate ? undefined : "no installation candidate: apt knows the name but nothing installs it (a virtual or obsolete package? `apt-cache showpkg` on the VM lists what provides it)";
+    return offer.candidate
+      ? undefined
+      : "no installation candidate: apt knows the name but nothing installs it (a virtual or obsolete package? `apt-cache showpkg` on the VM lists what provides it)";
   }
   if (offer.versions.includes(spec.version)) return undefined;
   const close = offer.versions.find((v) => v.replace(/^[0-9]+:/, "") === spec.version);
   const available = offer.versions.length ? offer.versions.slice(0, 8).join(", ") : "none";
-  return `version ${spec.version} is not available` + (close ? ` (did you mean ${close}?)` : "") + `; available: ${available}`;
+  return `version ${spec.version} is not available${close ? ` (did you mean ${close}?)` : ""}; available: ${available}`;
 }
 
 /** True when apt or dpkg output says the lock is taken by someone else. */
 export function isLockError(text: string): boolean {
-  return /Could not get lock|Unable to acquire the dpkg frontend lock|Unable to lock (the )?(directory|administration directory)|(is )?locked by another process/.test(text);
+  return /Could not get lock|Unable to acquire the dpkg frontend lock|Unable to lock (the )?(directory|administration directory)|(is )?locked by another process/.test(
+    text,
+  );
 }
 
 /** The lines of an apt failure that explain it: errors and unmet dependencies, at most a few. */
@@ -137,7 +141,10 @@ export function describeHolders(holders: LockHolder[]): string {
 
 /** The dpkg/apt lock stayed busy through every attempt. */
 export class AptLockError extends Error {
-  constructor(message: string, readonly holders: LockHolder[]) {
+  constructor(
+    message: string,
+    readonly holders: LockHolder[],
+  ) {
     super(message);
     this.name = "AptLockError";
   }

@@ -27,10 +27,10 @@
 // is fetched by the login user (curl needs no root) and written by root from stdin; an ASCII-armoured key
 // is kept as <name>.asc, a binary one as <name>.gpg (apt only accepts armour in a file named .asc).
 
-import { Remote } from "./exec";
 import { REPO_URL } from "../../shared/names";
-import { Progress, stepIf } from "./progress";
 import { quote } from "../../shared/shell-quote";
+import type { Remote } from "./exec";
+import { type Progress, stepIf } from "./progress";
 
 /** File stems for keyrings and source files: no slashes, nothing a shell or apt treats specially. */
 const REPO_NAME = /^[a-z0-9][a-z0-9_.-]{0,63}$/;
@@ -87,7 +87,8 @@ function checkSpec(spec: AptRepositorySpec): void {
   if (!REPO_URL.test(spec.keyUrl)) problems.push(`keyUrl ${JSON.stringify(spec.keyUrl)} is not an http(s) URL without quotes or spaces`);
   if (!REPO_URL.test(spec.uri)) problems.push(`uri ${JSON.stringify(spec.uri)} is not an http(s) URL without quotes or spaces`);
   if (!SUITE.test(spec.suite)) problems.push(`suite ${JSON.stringify(spec.suite)} is not a suite name`);
-  if (spec.components.length === 0 || !spec.components.every((c) => SUITE.test(c))) problems.push(`components ${JSON.stringify(spec.components)} are not component names`);
+  if (spec.components.length === 0 || !spec.components.every((c) => SUITE.test(c)))
+    problems.push(`components ${JSON.stringify(spec.components)} are not component names`);
   if (spec.architectures && (spec.architectures.length === 0 || !spec.architectures.every((a) => ARCH.test(a)))) {
     problems.push(`architectures ${JSON.stringify(spec.architectures)} are not dpkg architectures`);
   }
@@ -100,17 +101,20 @@ export function keyFormat(key: Buffer): "asc" | "gpg" | undefined {
   if (head.startsWith("-----BEGIN PGP PUBLIC KEY BLOCK-----")) return "asc";
   const tag = key[0];
   // A binary key starts with a public-key packet: old format 10xx01xx (tag 6), or new format 0xc6.
-  if (tag !== undefined && ((tag & 0xc0) === 0x80 && ((tag & 0x3c) >> 2) === 6 || tag === 0xc6)) return "gpg";
+  if (tag !== undefined && (((tag & 0xc0) === 0x80 && (tag & 0x3c) >> 2 === 6) || tag === 0xc6)) return "gpg";
   return undefined;
 }
 
 /** A short, printable description of what came back instead of a key (an HTML error page, say). */
 function describeNonKey(key: Buffer): string {
   if (key.length === 0) return "an empty response";
-  const text = key.subarray(0, 60).toString("latin1").replace(/[^\x20-\x7e]+/g, " ").trim();
+  const text = key
+    .subarray(0, 60)
+    .toString("latin1")
+    .replace(/[^\x20-\x7e]+/g, " ")
+    .trim();
   return `${key.length} bytes starting ${JSON.stringify(text)}`;
 }
-
 
 /**
  * Makes sure the VM has `spec`'s signing key in /etc/apt/keyrings and a signed-by source line for it.
@@ -120,60 +124,81 @@ function describeNonKey(key: Buffer): string {
  */
 export async function ensureAptRepository(remote: Remote, spec: AptRepositorySpec, progress?: Progress): Promise<AptRepositoryOutcome> {
   checkSpec(spec);
-  return stepIf(progress, `apt repository ${spec.name}: ${trimSlash(spec.uri)} ${spec.suite}`, async () => {
-    // 1. The VM's architecture and the key as the VM sees it (it, not this job, must reach the URL).
-    //    base64 so a binary key survives the text channel; curl's own message on failure.
-    const fetched = await remote.run(
-      `dpkg --print-architecture && t=$(mktemp) && trap 'rm -f "$t"' EXIT && ` +
-        `curl -fsSL --proto '=http,https' --retry 3 --connect-timeout 20 --max-time 120 -o "$t" ${quote(spec.keyUrl)} && base64 -w0 "$t"`,
-      { check: false, label: `fetching ${spec.keyUrl}`, timeoutMs: 180_000 },
-    );
-    if (fetched.code !== 0) {
-      const why = fetched.code === 127 || /curl: (command )?not found/.test(fetched.stderr)
+  return stepIf(
+    progress,
+    `apt repository ${spec.name}: ${trimSlash(spec.uri)} ${spec.suite}`,
+    async () => {
+      const { vmArch, key, format } = await fetchKey(remote, spec);
+      const architectures = spec.architectures ?? [vmArch];
+      const keyring = `${KEYRINGS_DIR}/${spec.name}.${format}`;
+      const sourceFile = `${SOURCES_DIR}/${spec.name}.list`;
+      const line = sourceLine(spec, architectures, keyring);
+      const changes = await writeKeyAndSource(remote, key, keyring, sourceFile, line);
+      for (const change of changes) progress?.info(change);
+      if (changes.length === 0) progress?.info(`${sourceFile} and ${keyring} are up to date`);
+      return { changed: changes.length > 0, changes, keyring, sourceFile, line, uri: trimSlash(spec.uri), architectures };
+    },
+    "apt_repository",
+  );
+}
+
+/**
+ * The VM's architecture and the key as the VM sees it (it, not this job, must reach the URL). base64 so
+ * a binary key survives the text channel; curl's own message on failure.
+ */
+async function fetchKey(remote: Remote, spec: AptRepositorySpec): Promise<{ vmArch: string; key: Buffer; format: "asc" | "gpg" }> {
+  const fetched = await remote.run(
+    `dpkg --print-architecture && t=$(mktemp) && trap 'rm -f "$t"' EXIT && ` +
+      `curl -fsSL --proto '=http,https' --retry 3 --connect-timeout 20 --max-time 120 -o "$t" ${quote(spec.keyUrl)} && base64 -w0 "$t"`,
+    { check: false, label: `fetching ${spec.keyUrl}`, timeoutMs: 180_000 },
+  );
+  if (fetched.code !== 0) {
+    const why =
+      fetched.code === 127 || /curl: (command )?not found/.test(fetched.stderr)
         ? "curl is not installed on the VM (install curl and ca-certificates first)"
         : fetched.stderr.trim().split("\n").slice(-2).join("; ") || `exit ${fetched.code}`;
-      throw new Error(
-        `could not fetch the signing key of apt repository ${spec.name} from ${spec.keyUrl} on the VM: ${why}. ` +
-          `Check the repository URL (a mirror must serve the key at that path) and that the VM reaches it (proxy, firewall, DNS).`,
-      );
-    }
-    const [archLine = "", b64 = ""] = fetched.stdout.split("\n");
-    const vmArch = archLine.trim();
-    if (!ARCH.test(vmArch)) throw new Error(`dpkg --print-architecture on the VM printed ${JSON.stringify(vmArch.slice(0, 40))}, not an architecture`);
-    const key = Buffer.from(b64.trim(), "base64");
-    const format = keyFormat(key);
-    if (!format) {
-      throw new Error(
-        `${spec.keyUrl} did not return an OpenPGP public key but ${describeNonKey(key)}: check the repository URL ` +
-          `(it must serve the key the repository is signed with at that path)`,
-      );
-    }
-    const architectures = spec.architectures ?? [vmArch];
-    const keyring = `${KEYRINGS_DIR}/${spec.name}.${format}`;
-    const sourceFile = `${SOURCES_DIR}/${spec.name}.list`;
-    const line = sourceLine(spec, architectures, keyring);
+    throw new Error(
+      `could not fetch the signing key of apt repository ${spec.name} from ${spec.keyUrl} on the VM: ${why}. ` +
+        `Check the repository URL (a mirror must serve the key at that path) and that the VM reaches it (proxy, firewall, DNS).`,
+    );
+  }
+  const [archLine = "", b64 = ""] = fetched.stdout.split("\n");
+  const vmArch = archLine.trim();
+  if (!ARCH.test(vmArch)) throw new Error(`dpkg --print-architecture on the VM printed ${JSON.stringify(vmArch.slice(0, 40))}, not an architecture`);
+  const key = Buffer.from(b64.trim(), "base64");
+  const format = keyFormat(key);
+  if (!format) {
+    throw new Error(
+      `${spec.keyUrl} did not return an OpenPGP public key but ${describeNonKey(key)}: check the repository URL ` +
+        `(it must serve the key the repository is signed with at that path)`,
+    );
+  }
+  return { vmArch, key, format };
+}
 
-    // 2. Compare on the VM and replace only what differs; each replacement prints one "changed:" line.
-    //    New files go in through a temporary name + mv, so apt never reads half a file.
-    const k = quote(keyring);
-    const s = quote(sourceFile);
-    const script = [
-      "set -e",
-      `if [ ! -d ${KEYRINGS_DIR} ]; then install -m 0755 -d ${KEYRINGS_DIR}; echo "changed:created ${KEYRINGS_DIR}"; fi`,
-      `t=$(mktemp); trap 'rm -f "$t"' EXIT; cat > "$t"`,
-      `if ! cmp -s "$t" ${k}; then`,
-      `  if [ -e ${k} ]; then why="key differed"; else why="new key"; fi`,
-      `  install -m 0644 "$t" ${k}.tmp && mv -f ${k}.tmp ${k}; echo "changed:wrote ${keyring} ($why)"`,
-      `elif [ -z "$(find ${k} -perm -0444)" ]; then chmod a+r ${k}; echo "changed:made ${keyring} readable by all (apt reads it as _apt)"; fi`,
-      `if ! printf '%s\\n' ${quote(line)} | cmp -s - ${s}; then`,
-      `  if [ -e ${s} ]; then why="line differed"; else why="new source"; fi`,
-      `  printf '%s\\n' ${quote(line)} > ${s}.tmp && chmod 0644 ${s}.tmp && mv -f ${s}.tmp ${s}; echo "changed:wrote ${sourceFile} ($why)"`,
-      "fi",
-    ].join("\n");
-    const result = await remote.run(script, { sudo: true, stdin: key, label: `writing ${keyring} and ${sourceFile}`, timeoutMs: 60_000 });
-    const changes = result.stdout.split("\n").filter((l) => l.startsWith("changed:")).map((l) => l.slice("changed:".length));
-    for (const change of changes) progress?.info(change);
-    if (changes.length === 0) progress?.info(`${sourceFile} and ${keyring} are up to date`);
-    return { changed: changes.length > 0, changes, keyring, sourceFile, line, uri: trimSlash(spec.uri), architectures };
-  }, "apt_repository");
+/**
+ * Compares on the VM and replaces only what differs; each replacement prints one "changed:" line, which
+ * is returned. New files go in through a temporary name + mv, so apt never reads half a file.
+ */
+async function writeKeyAndSource(remote: Remote, key: Buffer, keyring: string, sourceFile: string, line: string): Promise<string[]> {
+  const k = quote(keyring);
+  const s = quote(sourceFile);
+  const script = [
+    "set -e",
+    `if [ ! -d ${KEYRINGS_DIR} ]; then install -m 0755 -d ${KEYRINGS_DIR}; echo "changed:created ${KEYRINGS_DIR}"; fi`,
+    `t=$(mktemp); trap 'rm -f "$t"' EXIT; cat > "$t"`,
+    `if ! cmp -s "$t" ${k}; then`,
+    `  if [ -e ${k} ]; then why="key differed"; else why="new key"; fi`,
+    `  install -m 0644 "$t" ${k}.tmp && mv -f ${k}.tmp ${k}; echo "changed:wrote ${keyring} ($why)"`,
+    `elif [ -z "$(find ${k} -perm -0444)" ]; then chmod a+r ${k}; echo "changed:made ${keyring} readable by all (apt reads it as _apt)"; fi`,
+    `if ! printf '%s\\n' ${quote(line)} | cmp -s - ${s}; then`,
+    `  if [ -e ${s} ]; then why="line differed"; else why="new source"; fi`,
+    `  printf '%s\\n' ${quote(line)} > ${s}.tmp && chmod 0644 ${s}.tmp && mv -f ${s}.tmp ${s}; echo "changed:wrote ${sourceFile} ($why)"`,
+    "fi",
+  ].join("\n");
+  const result = await remote.run(script, { sudo: true, stdin: key, label: `writing ${keyring} and ${sourceFile}`, timeoutMs: 60_000 });
+  return result.stdout
+    .split("\n")
+    .filter((l) => l.startsWith("changed:"))
+    .map((l) => l.slice("changed:".length));
 }

@@ -5,22 +5,49 @@
 // The handler kit gives every installer a ready `apt` (with the event's `apt` settings); the
 // per-package whole is ensure-packages.ts, the parsers are apt-output.ts.
 
-import { APT_LOCK_FILES, AptLockError, Candidate, describeHolders, isLockError, LockHolder, PackageState, parseAptCachePolicy, parseAptHolderNote, parseDpkgQuery, parseLockTable } from "./apt-output";
-import { CommandError, Remote, RunResult, tail } from "./exec";
-import { formatDuration, Progress } from "./progress";
+import { type EventOf, eventFields, setting } from "../../shared/settings";
 import { command, quote } from "../../shared/shell-quote";
-import { EventOf, eventFields, setting } from "../../shared/settings";
-import { integer, object, Validator } from "../../shared/validate";
+import { integer, object, type Validator } from "../../shared/validate";
+import {
+  APT_LOCK_FILES,
+  AptLockError,
+  type Candidate,
+  describeHolders,
+  isLockError,
+  type LockHolder,
+  type PackageState,
+  parseAptCachePolicy,
+  parseAptHolderNote,
+  parseDpkgQuery,
+  parseLockTable,
+} from "./apt-output";
+import { CommandError, type Remote, type RunResult, tail } from "./exec";
+import { formatDuration, type Progress } from "./progress";
 
 // ---------------------------------------------------------------------------------------------------
 // Settings: the event's optional `apt` object.
 
 /** The event's `apt` key: how apt-get waits for the dpkg lock and for an install. Event only. */
 export const APT_LOCK_SETTINGS = {
-  lockTimeoutSec: setting(integer(0, 3600), { event: "lock_timeout_sec", eventOnly: true, default: 30, doc: "How long one apt-get waits for the dpkg lock itself (-o DPkg::Lock::Timeout)." }),
-  lockAttempts: setting(integer(1, 50), { event: "lock_attempts", eventOnly: true, default: 5, doc: "apt-get runs in all while the lock stays busy; then the error names the holder's pid and command." }),
+  lockTimeoutSec: setting(integer(0, 3600), {
+    event: "lock_timeout_sec",
+    eventOnly: true,
+    default: 30,
+    doc: "How long one apt-get waits for the dpkg lock itself (-o DPkg::Lock::Timeout).",
+  }),
+  lockAttempts: setting(integer(1, 50), {
+    event: "lock_attempts",
+    eventOnly: true,
+    default: 5,
+    doc: "apt-get runs in all while the lock stays busy; then the error names the holder's pid and command.",
+  }),
   lockRetryDelaySec: setting(integer(0, 600), { event: "lock_retry_delay_sec", eventOnly: true, default: 15, doc: "Seconds between those runs." }),
-  installTimeoutSec: setting(integer(10, 7200), { event: "install_timeout_sec", eventOnly: true, default: 600, doc: "Limit in seconds for one apt-get install, downloads included." }),
+  installTimeoutSec: setting(integer(10, 7200), {
+    event: "install_timeout_sec",
+    eventOnly: true,
+    default: 600,
+    doc: "Limit in seconds for one apt-get install, downloads included.",
+  }),
 } as const;
 
 /** The event's `apt` key once checked: every field filled in. */
@@ -54,7 +81,6 @@ export function resolveAptSettings(settings: Partial<AptEventSettings> = {}): Ap
   };
 }
 
-
 // ---------------------------------------------------------------------------------------------------
 // Talking to apt on the VM.
 
@@ -79,7 +105,11 @@ const STAMP = "/var/lib/apt/periodic/update-success-stamp";
 export class Apt {
   private readonly sleep: (ms: number) => Promise<void>;
 
-  constructor(readonly remote: Remote, readonly settings: AptSettings = DEFAULT_APT, private readonly opts: AptOptions = {}) {
+  constructor(
+    readonly remote: Remote,
+    readonly settings: AptSettings = DEFAULT_APT,
+    private readonly opts: AptOptions = {},
+  ) {
     this.sleep = opts.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
   }
 
@@ -93,7 +123,10 @@ export class Apt {
     if (names.length === 0) return new Map();
     // Exit 1 only means "some name not found": that is an answer, not a failure.
     const result = await this.remote.run(`dpkg-query -W -f='\${Package}\\t\${Status}\\t\${Version}\\n' ${names.map(quote).join(" ")}`, {
-      check: false, env: QUERY_ENV, label: "dpkg-query", timeoutMs: 60_000,
+      check: false,
+      env: QUERY_ENV,
+      label: "dpkg-query",
+      timeoutMs: 60_000,
     });
     if (result.code > 1) throw new Error(`dpkg-query failed on the VM (exit ${result.code}): ${tail(result.stderr, 5)}`);
     return parseDpkgQuery(result.stdout, names);
@@ -125,7 +158,10 @@ export class Apt {
     }
     await this.withLock("apt-get update", () =>
       this.remote.run(`apt-get update -q && mkdir -p ${STAMP.replace(/\/[^/]+$/, "")} && touch ${STAMP}`, {
-        sudo: true, env: QUERY_ENV, label: "apt-get update", timeoutMs: 300_000,
+        sudo: true,
+        env: QUERY_ENV,
+        label: "apt-get update",
+        timeoutMs: 300_000,
       }),
     );
     return { ran: true, reason: opts.cacheValidSec === undefined ? "update requested" : "package lists older than cache_valid_sec or missing" };
@@ -141,11 +177,17 @@ export class Apt {
   /** The apt-get install command line for `specs` (name or name=version). */
   installCommand(specs: string[], opts: { allowDowngrades?: boolean } = {}): string {
     return command(
-      "apt-get", "install", "-y", "-q",
-      "-o", `DPkg::Lock::Timeout=${this.settings.lockTimeoutSec}`,
+      "apt-get",
+      "install",
+      "-y",
+      "-q",
+      "-o",
+      `DPkg::Lock::Timeout=${this.settings.lockTimeoutSec}`,
       // Keep the VM's changed config files and take the package's default otherwise: never a prompt.
-      "-o", "Dpkg::Options::=--force-confdef",
-      "-o", "Dpkg::Options::=--force-confold",
+      "-o",
+      "Dpkg::Options::=--force-confdef",
+      "-o",
+      "Dpkg::Options::=--force-confold",
       ...(opts.allowDowngrades ? ["--allow-downgrades"] : []),
       ...specs,
     );
@@ -155,7 +197,10 @@ export class Apt {
   async install(specs: string[], opts: { allowDowngrades?: boolean } = {}): Promise<RunResult> {
     return this.withLock("apt-get install", () =>
       this.remote.run(this.installCommand(specs, opts), {
-        sudo: true, env: INSTALL_ENV, label: `apt-get install ${specs.join(" ")}`, timeoutMs: this.settings.installTimeoutSec * 1000,
+        sudo: true,
+        env: INSTALL_ENV,
+        label: `apt-get install ${specs.join(" ")}`,
+        timeoutMs: this.settings.installTimeoutSec * 1000,
       }),
     );
   }
@@ -167,7 +212,10 @@ export class Apt {
   async remove(names: string[]): Promise<string[]> {
     const result = await this.withLock("apt-get remove", () =>
       this.remote.run(command("apt-get", "remove", "-y", "-q", "-o", `DPkg::Lock::Timeout=${this.settings.lockTimeoutSec}`, ...names), {
-        sudo: true, env: INSTALL_ENV, label: `apt-get remove ${names.join(" ")}`, timeoutMs: this.settings.installTimeoutSec * 1000,
+        sudo: true,
+        env: INSTALL_ENV,
+        label: `apt-get remove ${names.join(" ")}`,
+        timeoutMs: this.settings.installTimeoutSec * 1000,
       }),
     );
     const removed = [...result.stdout.matchAll(/^Removing (\S+?)(?::\S+)? \(/gm)].map((m) => m[1]);
@@ -178,16 +226,22 @@ export class Apt {
   async lockHolders(): Promise<LockHolder[]> {
     const files = APT_LOCK_FILES.map(quote).join(" ");
     const table = await this.remote.run(`for f in ${files}; do [ -e "$f" ] && stat -c '%n %i' "$f"; done; echo '--- /proc/locks'; cat /proc/locks`, {
-      sudo: true, check: false, env: QUERY_ENV, label: "finding the apt lock holder", timeoutMs: 30_000,
+      sudo: true,
+      check: false,
+      env: QUERY_ENV,
+      label: "finding the apt lock holder",
+      timeoutMs: 30_000,
     });
     const [statOut, procLocks = ""] = table.stdout.split("--- /proc/locks\n");
     const held = parseLockTable(statOut, procLocks);
     if (held.length === 0) return [];
     const pids = [...new Set(held.map((h) => h.pid))];
-    const names = await this.remote.run(
-      `for p in ${pids.join(" ")}; do printf '%s\\t' "$p"; tr '\\000' ' ' < /proc/$p/cmdline 2>/dev/null; echo; done`,
-      { sudo: true, check: false, label: "reading the lock holder's command", timeoutMs: 30_000 },
-    );
+    const names = await this.remote.run(`for p in ${pids.join(" ")}; do printf '%s\\t' "$p"; tr '\\000' ' ' < /proc/$p/cmdline 2>/dev/null; echo; done`, {
+      sudo: true,
+      check: false,
+      label: "reading the lock holder's command",
+      timeoutMs: 30_000,
+    });
     const cmdline = new Map<number, string>();
     for (const line of names.stdout.split("\n")) {
       const [pid, cmd] = line.split("\t");

@@ -2,8 +2,8 @@
 // carries what to do there. Read and checked before any socket opens, with every problem named by its
 // variable. SSH_KEY is never echoed in an error, not even a prefix of it.
 
-import { ValidationError } from "../../shared/validate";
 import { HOST_KEY_SHA256, isHostAddress, UNIX_USER } from "../../shared/names";
+import { ValidationError } from "../../shared/validate";
 
 export interface ConnectionEnv {
   /** VM_IP: an IPv4/IPv6 address or a DNS name. */
@@ -28,7 +28,7 @@ export const CONNECTION_ENV_WHERE = "job environment (env_vars VM_IP, SSH_USER, 
 export function normalizeKeyText(text: string): string {
   let key = text;
   if (!key.includes("\n") && key.includes("\\n")) key = key.replace(/\\n/g, "\n");
-  return key.replace(/\r\n?/g, "\n").trim() + "\n";
+  return `${key.replace(/\r\n?/g, "\n").trim()}\n`;
 }
 
 /** What is wrong with SSH_KEY's shape, in words that never quote the value; undefined when fine. */
@@ -57,7 +57,8 @@ export function readConnectionEnv(env: NodeJS.ProcessEnv = process.env): Connect
 
   const user = get("SSH_USER");
   if (user === undefined) problems.push('SSH_USER: required, the login on the VM (e.g. "ubuntu"), is not set');
-  else if (!UNIX_USER.test(user)) problems.push(`SSH_USER: ${JSON.stringify(user.slice(0, 40))} is not a Unix user name (lowercase letters, digits, _ -; at most 32)`);
+  else if (!UNIX_USER.test(user))
+    problems.push(`SSH_USER: ${JSON.stringify(user.slice(0, 40))} is not a Unix user name (lowercase letters, digits, _ -; at most 32)`);
 
   const rawKey = get("SSH_KEY");
   let privateKey = "";

@@ -1,7 +1,7 @@
 // The Ansible-apt whole: make sure these packages are installed, reporting per package.
 import { parsePackageSpec } from "../../shared/names";
-import { Apt, AptUpdateOutcome } from "./apt";
-import { aptFailureReason, candidateProblem, PackageState } from "./apt-output";
+import type { Apt, AptUpdateOutcome } from "./apt";
+import { aptFailureReason, candidateProblem, type PackageState } from "./apt-output";
 import { CommandError } from "./exec";
 import { stepIf } from "./progress";
 
@@ -55,14 +55,18 @@ export async function ensurePackages(apt: Apt, specs: string[], opts: EnsureOpti
     return { spec, ...parsed };
   });
   const outcome: EnsureOutcome = { installed: [], already_installed: [], failed: [], versions: {}, changed: false, update: { ran: false, reason: "" } };
-  const before = await stepper(apt)(`checking ${plural(wanted.length, "package", "packages")} with dpkg-query`, "check", () => apt.query(wanted.map((w) => w.name)));
+  const before = await stepper(apt)(`checking ${plural(wanted.length, "package", "packages")} with dpkg-query`, "check", () =>
+    apt.query(wanted.map((w) => w.name)),
+  );
   const needed = wanted.filter((w) => !alreadyThere(w, before.get(w.name)!, outcome));
   if (needed.length === 0) {
     outcome.update = { ran: false, reason: "nothing to install" };
     apt.progress?.info(`nothing to do: all ${plural(wanted.length, "package is", "packages are")} already installed (${wanted.map((w) => w.name).join(", ")})`);
     return outcome;
   }
-  apt.progress?.info(`to install: ${needed.map((w) => w.spec).join(" ")}${outcome.already_installed.length ? `; already installed: ${outcome.already_installed.join(" ")}` : ""}`);
+  apt.progress?.info(
+    `to install: ${needed.map((w) => w.spec).join(" ")}${outcome.already_installed.length ? `; already installed: ${outcome.already_installed.join(" ")}` : ""}`,
+  );
 
   outcome.update = await refreshLists(apt, opts);
   const installable = await installableOf(apt, needed, opts, outcome);
@@ -152,7 +156,7 @@ async function verify(apt: Apt, installable: Wanted[], installErrors: Map<string
     const broken = ["half-configured", "half-installed", "unpacked", "triggers-awaited", "triggers-pending"].includes(state.status);
     const seen = state.installed
       ? `version ${state.version}, not ${w.version}`
-      : `status ${state.status}` + (broken ? " (an interrupted install: `sudo dpkg --configure -a` on the VM finishes it)" : "");
+      : `status ${state.status}${broken ? " (an interrupted install: `sudo dpkg --configure -a` on the VM finishes it)" : ""}`;
     outcome.failed.push({ name: w.name, reason: installErrors.get(w.name) ?? `apt-get reported success but dpkg shows ${seen}` });
   }
 }

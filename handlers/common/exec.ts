@@ -7,8 +7,8 @@
 //   - every known secret is scrubbed from captured output and from error text.
 
 import { UNIX_USER } from "../../shared/names";
+import { secrets as defaultSecrets, type SecretScrubber } from "../../shared/secrets";
 import { quote } from "../../shared/shell-quote";
-import { SecretScrubber, secrets as defaultSecrets } from "../../shared/secrets";
 import { formatDuration } from "./progress";
 
 export interface RunOptions {
@@ -76,13 +76,16 @@ export function wrapCommand(command: string, opts: { sudo?: boolean; user?: stri
 
 /** The last `n` non-empty lines of `text`: what a person needs from a long apt log. */
 export function tail(text: string, n = 15): string {
-  const lines = text.split("\n").map((l) => l.trimEnd()).filter((l) => l !== "");
+  const lines = text
+    .split("\n")
+    .map((l) => l.trimEnd())
+    .filter((l) => l !== "");
   return (lines.length > n ? ["...", ...lines.slice(-n)] : lines).join("\n");
 }
 
 function shorten(command: string, max = 120): string {
   const one = command.replace(/\s+/g, " ").trim();
-  return one.length > max ? one.slice(0, max - 3) + "..." : one;
+  return one.length > max ? `${one.slice(0, max - 3)}...` : one;
 }
 
 /** A command that failed: non-zero exit (with check), no exit status, a timeout or a lost channel. */
@@ -128,7 +131,10 @@ export class ExecRemote implements Remote {
   private readonly secrets: SecretScrubber;
   private readonly now: () => number;
 
-  constructor(private readonly exec: RawExec, private readonly opts: ExecRemoteOptions) {
+  constructor(
+    private readonly exec: RawExec,
+    private readonly opts: ExecRemoteOptions,
+  ) {
     this.secrets = opts.secrets ?? defaultSecrets;
     this.now = opts.now ?? Date.now;
   }
@@ -156,16 +162,24 @@ export class ExecRemote implements Remote {
     if (raw.code === null) {
       const why = raw.signal ? `it was killed by signal ${raw.signal}` : "the SSH channel closed without an exit status";
       throw new CommandError(
-        `${label} on ${where} did not finish: ${why} after ${formatDuration(durationMs)}` + (stderr.trim() ? `\n${tail(stderr)}` : ""),
-        scrub(command), null, stdout, stderr, durationMs,
+        `${label} on ${where} did not finish: ${why} after ${formatDuration(durationMs)}${stderr.trim() ? `\n${tail(stderr)}` : ""}`,
+        scrub(command),
+        null,
+        stdout,
+        stderr,
+        durationMs,
       );
     }
     if (raw.code !== 0 && opts.check !== false) {
       const hint = opts.sudo || opts.user !== undefined ? sudoHint(stderr, this.opts.user ?? "the SSH user") : undefined;
       const output = tail(stderr.trim() ? stderr : stdout);
       throw new CommandError(
-        `${label} failed on ${where} (exit ${raw.code})` + (hint ? `: ${hint}` : "") + (output ? `:\n${output}` : ""),
-        scrub(command), raw.code, stdout, stderr, durationMs,
+        `${label} failed on ${where} (exit ${raw.code})${hint ? `: ${hint}` : ""}${output ? `:\n${output}` : ""}`,
+        scrub(command),
+        raw.code,
+        stdout,
+        stderr,
+        durationMs,
       );
     }
     return { code: raw.code, stdout, stderr, durationMs };

@@ -11,17 +11,17 @@
 //   });
 //   export const install = (event: unknown) => runHandler(handler, event);
 
-import { InstallerDefinition } from "../../shared/installer-definition";
-import { EventOf, eventFields, Settings } from "../../shared/settings";
-import { SshEventSettings } from "../../shared/ssh-retry";
-import { Apt, aptEventSettings, AptEventSettings, resolveAptSettings } from "./apt";
-import { connect, ConnectOptions, resolveSshRetry, sshEventSettings } from "./ssh";
-import { ConnectionEnv, readConnectionEnv } from "./connection-env";
-import { Remote } from "./exec";
-import { detectOs, OsInfo } from "./os-release";
+import type { InstallerDefinition } from "../../shared/installer-definition";
+import { secrets as defaultSecrets, type SecretScrubber } from "../../shared/secrets";
+import { type EventOf, eventFields, type Settings } from "../../shared/settings";
+import type { SshEventSettings } from "../../shared/ssh-retry";
+import { type FieldsOf, object, optional, ValidationError, validate } from "../../shared/validate";
+import { Apt, type AptEventSettings, aptEventSettings, resolveAptSettings } from "./apt";
+import { type ConnectionEnv, readConnectionEnv } from "./connection-env";
+import type { Remote } from "./exec";
+import { detectOs, type OsInfo } from "./os-release";
 import { Progress } from "./progress";
-import { SecretScrubber, secrets as defaultSecrets } from "../../shared/secrets";
-import { FieldsOf, object, optional, validate, ValidationError } from "../../shared/validate";
+import { type ConnectOptions, connect, resolveSshRetry, sshEventSettings } from "./ssh";
 
 /** What an installer's `run` reports; the kit turns it into an InstallerResult. */
 export interface InstallerReport {
@@ -113,7 +113,10 @@ export interface InstallerDeps {
 
 /** An error the kit has already worded (prefix, phase, scrubbed). */
 export class InstallerError extends Error {
-  constructor(message: string, readonly phase: string) {
+  constructor(
+    message: string,
+    readonly phase: string,
+  ) {
     super(message);
     this.name = "InstallerError";
   }
@@ -132,13 +135,52 @@ function eventObject(event: unknown): unknown {
 /** The one result shape: common keys first, in a fixed order, then the installer's own. */
 function result<R extends InstallerReport>(report: R, connection: Connection, os: OsInfo, timings: Record<string, number>): InstallerResult<R> {
   const { status, changes, summary, warnings = [], ...own } = report;
-  const common: CommonResult = { status, changed: changes.length > 0, changes, summary, warnings, host_key_sha256: connection.hostKeySha256, os, timings_ms: timings };
+  const common: CommonResult = {
+    status,
+    changed: changes.length > 0,
+    changes,
+    summary,
+    warnings,
+    host_key_sha256: connection.hostKeySha256,
+    os,
+    timings_ms: timings,
+  };
   return { ...common, ...own } as InstallerResult<R>;
 }
 
+/** Both halves of the input, checked before anything else; every problem of both is reported at once. */
+function validateInput<S extends Settings>(
+  spec: HandlerSpec<S, InstallerReport>,
+  rawEvent: unknown,
+  env: NodeJS.ProcessEnv,
+): { event: EventOf<S> & CommonEvent; target: ConnectionEnv } {
+  type E = EventOf<S> & CommonEvent;
+  const validator = object<E>({ ...eventFields(spec.definition.settings), apt: optional(aptEventSettings), ssh: optional(sshEventSettings) } as FieldsOf<E>);
+  const problems: string[] = [];
+  let event: E | undefined;
+  let target: ConnectionEnv | undefined;
+  try {
+    event = validate(validator, eventObject(rawEvent), "event");
+  } catch (err) {
+    if (!(err instanceof ValidationError)) throw err;
+    problems.push(...err.problems.map((p) => `event ${p}`));
+  }
+  try {
+    target = readConnectionEnv(env);
+  } catch (err) {
+    if (!(err instanceof ValidationError)) throw err;
+    problems.push(...err.problems.map((p) => `env ${p}`));
+  }
+  if (problems.length > 0 || !event || !target) throw new ValidationError("invalid input, nothing was done on the VM", problems);
+  return { event, target };
+}
+
 /** Runs one installer end to end; see the file comment for the phases. */
-export async function runHandler<S extends Settings, R extends InstallerReport>(spec: HandlerSpec<S, R>, rawEvent: unknown, deps: InstallerDeps = {}): Promise<InstallerResult<R>> {
-  type E = EventOf<S>;
+export async function runHandler<S extends Settings, R extends InstallerReport>(
+  spec: HandlerSpec<S, R>,
+  rawEvent: unknown,
+  deps: InstallerDeps = {},
+): Promise<InstallerResult<R>> {
   const name = spec.definition.handler;
   const secrets = deps.secrets ?? defaultSecrets;
   const now = deps.now ?? Date.now;
@@ -147,24 +189,7 @@ export async function runHandler<S extends Settings, R extends InstallerReport>(
   let phase = "validating the event and the environment";
   let connection: Connection | undefined;
   try {
-    // Validate both halves of the input before anything else, and report every problem of both at once.
-    const validator = object<E & CommonEvent>({ ...eventFields(spec.definition.settings), apt: optional(aptEventSettings), ssh: optional(sshEventSettings) } as FieldsOf<E & CommonEvent>);
-    const problems: string[] = [];
-    let event: (E & CommonEvent) | undefined;
-    let target: ConnectionEnv | undefined;
-    try {
-      event = validate(validator, eventObject(rawEvent), "event");
-    } catch (err) {
-      if (!(err instanceof ValidationError)) throw err;
-      problems.push(...err.problems.map((p) => `event ${p}`));
-    }
-    try {
-      target = readConnectionEnv(deps.env ?? process.env);
-    } catch (err) {
-      if (!(err instanceof ValidationError)) throw err;
-      problems.push(...err.problems.map((p) => `env ${p}`));
-    }
-    if (problems.length > 0 || !event || !target) throw new ValidationError("invalid input, nothing was done on the VM", problems);
+    const { event, target } = validateInput(spec, rawEvent, deps.env ?? process.env);
     secrets.add(target.privateKey, "SSH_KEY");
     secrets.add((deps.env ?? process.env).SSH_KEY, "SSH_KEY");
     for (const field of Object.keys(spec.definition.secrets ?? {})) secrets.add((event as Record<string, unknown>)[field] as string | undefined, field);
@@ -175,7 +200,9 @@ export async function runHandler<S extends Settings, R extends InstallerReport>(
     const options: ConnectOptions = { retry: resolveSshRetry(event.ssh), progress, secrets, now };
     const where = `${target.user}@${target.host}:${target.port}`;
     connection = await progress.step(`ssh ${where}`, () => connectTo(target!, options), "connect");
-    progress.info(`host key ${connection.hostKeySha256}${target.hostKeySha256 ? " (matches SSH_HOST_KEY_SHA256)" : " (not pinned: set SSH_HOST_KEY_SHA256 to this to pin it)"}`);
+    progress.info(
+      `host key ${connection.hostKeySha256}${target.hostKeySha256 ? " (matches SSH_HOST_KEY_SHA256)" : " (not pinned: set SSH_HOST_KEY_SHA256 to this to pin it)"}`,
+    );
 
     phase = "detecting the OS";
     const os = await progress.step("reading /etc/os-release", () => detectOs(connection!), "os");

@@ -2,7 +2,7 @@
 // local sandbox Debian 12, and repository lines (Docker, PGDG) need the right distribution and codename.
 // Derivatives count when they declare ID_LIKE=ubuntu or debian (Linux Mint: UBUNTU_CODENAME=jammy).
 
-import { Remote } from "./exec";
+import type { Remote } from "./exec";
 
 export type OsFamily = "ubuntu" | "debian";
 
@@ -51,9 +51,11 @@ export function osFromRelease(text: string): OsInfo {
   const id = (f.ID ?? "").toLowerCase();
   const like = (f.ID_LIKE ?? "").toLowerCase().split(/\s+/).filter(Boolean);
   const found = `ID=${id || "(none)"}${like.length ? ` ID_LIKE="${like.join(" ")}"` : ""}${f.PRETTY_NAME ? ` (${f.PRETTY_NAME})` : ""}`;
-  const family = ([id, ...like].find((x) => x === "ubuntu" || x === "debian") as OsFamily | undefined);
+  const family = [id, ...like].find((x) => x === "ubuntu" || x === "debian") as OsFamily | undefined;
   if (!family) {
-    throw new UnsupportedOsError(`unsupported OS on the VM: /etc/os-release says ${found}; these installers support Ubuntu and Debian (and derivatives with ID_LIKE ubuntu or debian)`);
+    throw new UnsupportedOsError(
+      `unsupported OS on the VM: /etc/os-release says ${found}; these installers support Ubuntu and Debian (and derivatives with ID_LIKE ubuntu or debian)`,
+    );
   }
   const codename = f.UBUNTU_CODENAME || f.VERSION_CODENAME;
   if (!codename) {

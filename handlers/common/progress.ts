@@ -3,7 +3,7 @@
 // goes through the secret scrubber. Steps also record their duration, which the result reports as
 // `timings_ms`.
 
-import { SecretScrubber, secrets as defaultSecrets } from "../../shared/secrets";
+import { secrets as defaultSecrets, type SecretScrubber } from "../../shared/secrets";
 
 export interface ProgressOptions {
   /** Where lines go. @default process.stdout */
@@ -27,8 +27,11 @@ export class Progress {
   readonly now: () => number;
 
   /** `tag` prefixes every line, e.g. "install-packages" gives "[install-packages] ...". */
-  constructor(readonly tag: string, opts: ProgressOptions = {}) {
-    this.write = opts.write ?? ((line) => process.stdout.write(line + "\n"));
+  constructor(
+    readonly tag: string,
+    opts: ProgressOptions = {},
+  ) {
+    this.write = opts.write ?? ((line) => process.stdout.write(`${line}\n`));
     this.secrets = opts.secrets ?? defaultSecrets;
     this.now = opts.now ?? Date.now;
   }

@@ -1,6 +1,6 @@
 // The job's private key (OpenSSH, PEM or PKCS#8 forms, converted to what ssh2 reads) and host key
 // fingerprints in OpenSSH's own "SHA256:<base64, no padding>" form.
-import * as crypto from "crypto";
+import * as crypto from "node:crypto";
 import { utils } from "ssh2";
 
 /** A private key ssh2 accepts, and its type for messages ("ssh-ed25519", "ssh-rsa", ...). */
@@ -34,7 +34,9 @@ function openSshEd25519(seed: Buffer, pub: Buffer): string {
   section = Buffer.concat([section, Buffer.from(Array.from({ length: pad }, (_, i) => i + 1))]);
   const body = Buffer.concat([
     Buffer.from("openssh-key-v1\0"),
-    sshString("none"), sshString("none"), sshString(""),
+    sshString("none"),
+    sshString("none"),
+    sshString(""),
     Buffer.from([0, 0, 0, 1]),
     sshString(publicBlob),
     sshString(section),
@@ -73,7 +75,9 @@ function fromPkcs8(text: string): string | undefined {
  */
 export function parsePrivateKey(text: string): PrivateKey {
   const encrypted = () =>
-    new SshKeyError("SSH_KEY is encrypted with a passphrase, and a job cannot type one: give an unencrypted key (ssh-keygen -p -N '' -f <keyfile> removes the passphrase from a copy)");
+    new SshKeyError(
+      "SSH_KEY is encrypted with a passphrase, and a job cannot type one: give an unencrypted key (ssh-keygen -p -N '' -f <keyfile> removes the passphrase from a copy)",
+    );
   if (/BEGIN ENCRYPTED PRIVATE KEY|Proc-Type: 4,ENCRYPTED/.test(text)) throw encrypted();
   const candidates = [text];
   if (/-----BEGIN PRIVATE KEY-----/.test(text)) {
@@ -101,7 +105,7 @@ export function parsePrivateKey(text: string): PrivateKey {
 
 /** OpenSSH's fingerprint of a host key blob: "SHA256:" + base64(sha256(blob)) without "=" padding. */
 export function fingerprintSha256(keyBlob: Buffer): string {
-  return "SHA256:" + crypto.createHash("sha256").update(keyBlob).digest("base64").replace(/=+$/, "");
+  return `SHA256:${crypto.createHash("sha256").update(keyBlob).digest("base64").replace(/=+$/, "")}`;
 }
 
 /** The algorithm name at the start of a key blob, e.g. "ssh-ed25519". */

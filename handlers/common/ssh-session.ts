@@ -1,8 +1,8 @@
 // A connected VM as a Remote: every command one exec channel, and a connection lost after `ready`
 // rejects every command still running (it would otherwise wait forever for an exit status).
-import { Client, ClientChannel } from "ssh2";
-import { SecretScrubber } from "../../shared/secrets";
-import { ExecRemote, RawExec, RawExecResult, Remote, RunOptions, RunResult } from "./exec";
+import type { Client, ClientChannel } from "ssh2";
+import type { SecretScrubber } from "../../shared/secrets";
+import { ExecRemote, type RawExec, type RawExecResult, type Remote, type RunOptions, type RunResult } from "./exec";
 import { formatDuration } from "./progress";
 
 /** A connected VM: a Remote plus what was learnt while connecting. Close it when done. */

@@ -8,15 +8,15 @@
 //   - after `ready`, the session (ssh-session.ts) rejects every command still running when the
 //     connection is lost. Keys and fingerprints: ssh-keys.ts.
 
-import { Client, ConnectConfig } from "ssh2";
-import { ConnectionEnv } from "./connection-env";
-import { formatDuration, Progress } from "./progress";
-import { fingerprintSha256, keyBlobType, parsePrivateKey, PrivateKey } from "./ssh-keys";
-import { SshSession } from "./ssh-session";
-import { SecretScrubber, secrets as defaultSecrets } from "../../shared/secrets";
+import { Client, type ConnectConfig } from "ssh2";
+import { secrets as defaultSecrets, type SecretScrubber } from "../../shared/secrets";
 import { eventFields } from "../../shared/settings";
-import { SSH_RETRY_SETTINGS, SshEventSettings } from "../../shared/ssh-retry";
-import { object, Validator } from "../../shared/validate";
+import { SSH_RETRY_SETTINGS, type SshEventSettings } from "../../shared/ssh-retry";
+import { object, type Validator } from "../../shared/validate";
+import type { ConnectionEnv } from "./connection-env";
+import { formatDuration, type Progress } from "./progress";
+import { fingerprintSha256, keyBlobType, type PrivateKey, parsePrivateKey } from "./ssh-keys";
+import { SshSession } from "./ssh-session";
 
 // ---------------------------------------------------------------------------------------------------
 // Retry settings: the event's optional `ssh` object.
@@ -65,7 +65,11 @@ export const RETRYABLE_CODES = ["ECONNREFUSED", "EHOSTUNREACH", "ENETUNREACH", "
 
 /** Thrown when connecting fails; `retryable` says whether another attempt could have helped. */
 export class SshConnectError extends Error {
-  constructor(message: string, readonly retryable: boolean, readonly code?: string) {
+  constructor(
+    message: string,
+    readonly retryable: boolean,
+    readonly code?: string,
+  ) {
     super(message);
     this.name = "SshConnectError";
   }
@@ -118,16 +122,22 @@ export async function connect(target: ConnectionEnv, opts: ConnectOptions = {}):
     const wait = retryWaitMs(retry, attempt + 1);
     if (now() + wait >= deadline) {
       throw new SshConnectError(
-        secrets.scrub(`SSH to ${where} failed: ${last.message}; gave up after ${attempt} attempt${attempt === 1 ? "" : "s"} in ${formatDuration(now() - started)} because the next one would pass the ${retry.budgetSec}s budget (ssh.budget_sec). ${reachHint(target)}`),
-        true, last.code,
+        secrets.scrub(
+          `SSH to ${where} failed: ${last.message}; gave up after ${attempt} attempt${attempt === 1 ? "" : "s"} in ${formatDuration(now() - started)} because the next one would pass the ${retry.budgetSec}s budget (ssh.budget_sec). ${reachHint(target)}`,
+        ),
+        true,
+        last.code,
       );
     }
     opts.progress?.info(`ssh ${where}: ${secrets.scrub(last.message)}; attempt ${attempt + 1}/${retry.attempts} in ${formatDuration(wait)}`);
     await sleep(wait);
   }
   throw new SshConnectError(
-    secrets.scrub(`SSH to ${where} failed after ${retry.attempts} attempt${retry.attempts === 1 ? "" : "s"} in ${formatDuration(now() - started)}: ${last!.message}. ${reachHint(target)}`),
-    true, last!.code,
+    secrets.scrub(
+      `SSH to ${where} failed after ${retry.attempts} attempt${retry.attempts === 1 ? "" : "s"} in ${formatDuration(now() - started)}: ${last!.message}. ${reachHint(target)}`,
+    ),
+    true,
+    last!.code,
   );
 }
 
@@ -144,7 +154,13 @@ interface HostKeySeen {
 }
 
 /** ssh2's error of one attempt as an SshConnectError: retryable or not, in words a person can act on. */
-function classify(err: Error & { level?: string; code?: string }, target: ConnectionEnv, key: PrivateKey, readyTimeout: number, host: HostKeySeen): SshConnectError {
+function classify(
+  err: Error & { level?: string; code?: string },
+  target: ConnectionEnv,
+  key: PrivateKey,
+  readyTimeout: number,
+  host: HostKeySeen,
+): SshConnectError {
   const where = `${target.user}@${target.host}:${target.port}`;
   if (host.mismatch) {
     return new SshConnectError(
@@ -160,7 +176,8 @@ function classify(err: Error & { level?: string; code?: string }, target: Connec
   }
   if (err.code && RETRYABLE_CODES.includes(err.code)) return new SshConnectError(`${err.code} (${err.message})`, true, err.code);
   if (err.level === "client-timeout") return new SshConnectError(`no SSH handshake within ${formatDuration(readyTimeout)} (${err.message})`, true, "ETIMEDOUT");
-  if (/Connection lost before handshake/.test(err.message)) return new SshConnectError("the server closed the connection before the SSH handshake (sshd still starting?)", true, "ECONNRESET");
+  if (/Connection lost before handshake/.test(err.message))
+    return new SshConnectError("the server closed the connection before the SSH handshake (sshd still starting?)", true, "ECONNRESET");
   if (err.level === "client-dns") return new SshConnectError(`SSH to ${where}: the host name does not resolve (${err.message}); check VM_IP`, false, err.code);
   return new SshConnectError(`SSH to ${where} failed: ${err.message}`, false, err.code);
 }
@@ -186,7 +203,12 @@ function clientConfig(target: ConnectionEnv, key: PrivateKey, readyTimeout: numb
 }
 
 /** One attempt: resolves on `ready`, rejects with a classified SshConnectError. */
-function connectOnce(target: ConnectionEnv, key: PrivateKey, readyTimeout: number, opts: ConnectOptions): Promise<{ client: Client; hostKeySha256: string; hostKeyType: string }> {
+function connectOnce(
+  target: ConnectionEnv,
+  key: PrivateKey,
+  readyTimeout: number,
+  opts: ConnectOptions,
+): Promise<{ client: Client; hostKeySha256: string; hostKeyType: string }> {
   return new Promise((resolve, reject) => {
     const client = new Client();
     const host: HostKeySeen = { type: "unknown", mismatch: false };

@@ -4,8 +4,8 @@
 import { REPO_URL } from "../../shared/names";
 import { quote } from "../../shared/shell-quote";
 import { KEYRINGS_DIR, SOURCES_DIR } from "./apt-repository";
-import { Remote } from "./exec";
-import { Progress, stepIf } from "./progress";
+import type { Remote } from "./exec";
+import { type Progress, stepIf } from "./progress";
 
 export interface StaleRepositoryOptions {
   /** The repository's URIs (the scheme is ignored: an old http:// entry is the same repository). */
@@ -42,7 +42,11 @@ export interface StalePlan {
 
 /** "host/path" in lower case without scheme and trailing slashes, for comparing repository URIs. */
 export function normalizeUri(uri: string): string {
-  return uri.trim().replace(/^[a-z][a-z0-9+.-]*:\/\//i, "").replace(/\/+$/, "").toLowerCase();
+  return uri
+    .trim()
+    .replace(/^[a-z][a-z0-9+.-]*:\/\//i, "")
+    .replace(/\/+$/, "")
+    .toLowerCase();
 }
 
 const ONE_LINE = /^\s*(deb|deb-src)\s+(?:\[([^\]]*)\]\s+)?(\S+)\s+\S+/;
@@ -61,15 +65,18 @@ interface Entry {
 
 /** deb822 stanzas: blocks separated by blank lines; continuation lines start with a space. */
 function stanzas(text: string): string[] {
-  return text.split(/\n\s*\n/).map((s) => s.replace(/^\n+|\n+$/g, "")).filter((s) => s.trim() !== "");
+  return text
+    .split(/\n\s*\n/)
+    .map((s) => s.replace(/^\n+|\n+$/g, ""))
+    .filter((s) => s.trim() !== "");
 }
 
 function deb822Field(stanza: string, field: string): string | undefined {
   const lines = stanza.split("\n");
-  const i = lines.findIndex((l) => l.toLowerCase().startsWith(field.toLowerCase() + ":"));
+  const i = lines.findIndex((l) => l.toLowerCase().startsWith(`${field.toLowerCase()}:`));
   if (i < 0) return undefined;
   let value = lines[i].slice(field.length + 1);
-  for (let j = i + 1; j < lines.length && /^[ \t]/.test(lines[j]); j++) value += "\n" + lines[j];
+  for (let j = i + 1; j < lines.length && /^[ \t]/.test(lines[j]); j++) value += `\n${lines[j]}`;
   return value.trim();
 }
 
@@ -102,7 +109,14 @@ export function planStaleRemoval(files: SourceFile[], opts: StaleRepositoryOptio
       if (!entries.some((e) => e.stale)) continue;
       const rest = entries.filter((e) => !e.stale && isEntryStanza(e.block));
       if (rest.length === 0) plan.remove.push(file.path);
-      else plan.rewrite.push({ path: file.path, text: entries.filter((e) => !e.stale).map((e) => e.block).join("\n\n") + "\n" });
+      else
+        plan.rewrite.push({
+          path: file.path,
+          text: `${entries
+            .filter((e) => !e.stale)
+            .map((e) => e.block)
+            .join("\n\n")}\n`,
+        });
       continue;
     }
     const lines = file.text.split("\n");
@@ -122,11 +136,11 @@ export function planStaleRemoval(files: SourceFile[], opts: StaleRepositoryOptio
       return `# disabled by vm-install (superseded by ${opts.keep.sources.join(", ")}): ${line.trim()}`;
     });
     if (stale === 0) continue;
-    if (others === 0 && file.path.startsWith(SOURCES_DIR + "/")) plan.remove.push(file.path);
+    if (others === 0 && file.path.startsWith(`${SOURCES_DIR}/`)) plan.remove.push(file.path);
     else plan.rewrite.push({ path: file.path, text: out.join("\n").replace(/\n*$/, "\n") });
   }
   // Only keyrings in apt's own places, and never one that something staying still uses.
-  const places = [KEYRINGS_DIR + "/", "/usr/share/keyrings/", "/etc/apt/trusted.gpg.d/"];
+  const places = [`${KEYRINGS_DIR}/`, "/usr/share/keyrings/", "/etc/apt/trusted.gpg.d/"];
   plan.keyrings = [...staleKeyrings].filter((k) => !usedKeyrings.has(k) && places.some((p) => k.startsWith(p)) && !k.includes(".."));
   return plan;
 }
@@ -173,45 +187,59 @@ function parseSourcesListing(stdout: string): { files: SourceFile[]; trusted: st
  * the repository's key in apt-key's /etc/apt/trusted.gpg. One command to look, one to act when needed.
  */
 export async function removeStaleRepositories(remote: Remote, opts: StaleRepositoryOptions, progress?: Progress): Promise<StaleRepositoryOutcome> {
-  for (const u of opts.uris) if (!REPO_URL.test(u)) throw new Error(`stale repository check: ${JSON.stringify(u)} is not an http(s) URL without quotes or spaces`);
-  for (const f of opts.trustedFingerprints ?? []) if (!/^[0-9A-F]{40}$/.test(f)) throw new Error(`stale repository check: ${JSON.stringify(f)} is not a 40-digit key fingerprint`);
-  return stepIf(progress, "looking for stale sources and keys of the same repository", async () => {
-    const inspect = [
-      `for f in /etc/apt/sources.list ${SOURCES_DIR}/*.list ${SOURCES_DIR}/*.sources; do [ -f "$f" ] || continue; printf '@@@file %s\\n' "$f"; cat "$f"; printf '\\n@@@end\\n'; done`,
-      // Legacy keyrings that exist and no package owns (dpkg -S reads every file list: only for files there).
-      ...(opts.keyrings ?? []).map((k) => `if [ -e ${quote(k)} ] && ! dpkg -S ${quote(k)} >/dev/null 2>&1; then printf '@@@keyring %s\\n' ${quote(k)}; fi`),
-      // apt-key's keyring: read with a throwaway gpg home so nothing is created for root.
-      (opts.trustedFingerprints ?? []).length
-        ? `if [ -s /etc/apt/trusted.gpg ] && command -v gpg >/dev/null; then echo '@@@trusted'; h=$(mktemp -d); ` +
-          `gpg --homedir "$h" --no-default-keyring --keyring /etc/apt/trusted.gpg --with-colons --list-keys 2>/dev/null; rm -rf "$h"; fi`
-        : "",
-      "true",
-    ].filter(Boolean).join("\n");
-    const found = await remote.run(inspect, { sudo: true, label: "reading apt sources", timeoutMs: 60_000 });
-    const { files, trusted, keyrings } = parseSourcesListing(found.stdout);
-    const plan = planStaleRemoval(files, { ...opts, keyrings });
-    const fingerprints = (opts.trustedFingerprints ?? []).filter((f) => trusted.includes(f));
+  for (const u of opts.uris)
+    if (!REPO_URL.test(u)) throw new Error(`stale repository check: ${JSON.stringify(u)} is not an http(s) URL without quotes or spaces`);
+  for (const f of opts.trustedFingerprints ?? [])
+    if (!/^[0-9A-F]{40}$/.test(f)) throw new Error(`stale repository check: ${JSON.stringify(f)} is not a 40-digit key fingerprint`);
+  return stepIf(
+    progress,
+    "looking for stale sources and keys of the same repository",
+    async () => {
+      const inspect = [
+        `for f in /etc/apt/sources.list ${SOURCES_DIR}/*.list ${SOURCES_DIR}/*.sources; do [ -f "$f" ] || continue; printf '@@@file %s\\n' "$f"; cat "$f"; printf '\\n@@@end\\n'; done`,
+        // Legacy keyrings that exist and no package owns (dpkg -S reads every file list: only for files there).
+        ...(opts.keyrings ?? []).map((k) => `if [ -e ${quote(k)} ] && ! dpkg -S ${quote(k)} >/dev/null 2>&1; then printf '@@@keyring %s\\n' ${quote(k)}; fi`),
+        // apt-key's keyring: read with a throwaway gpg home so nothing is created for root.
+        (opts.trustedFingerprints ?? []).length
+          ? `if [ -s /etc/apt/trusted.gpg ] && command -v gpg >/dev/null; then echo '@@@trusted'; h=$(mktemp -d); ` +
+            `gpg --homedir "$h" --no-default-keyring --keyring /etc/apt/trusted.gpg --with-colons --list-keys 2>/dev/null; rm -rf "$h"; fi`
+          : "",
+        "true",
+      ]
+        .filter(Boolean)
+        .join("\n");
+      const found = await remote.run(inspect, { sudo: true, label: "reading apt sources", timeoutMs: 60_000 });
+      const { files, trusted, keyrings } = parseSourcesListing(found.stdout);
+      const plan = planStaleRemoval(files, { ...opts, keyrings });
+      const fingerprints = (opts.trustedFingerprints ?? []).filter((f) => trusted.includes(f));
 
-    const actions: string[] = [];
-    for (const path of plan.remove) actions.push(`rm -f ${quote(path)} && echo ${quote(`changed:removed ${path}`)}`);
-    for (const { path, text } of plan.rewrite) {
-      const b64 = Buffer.from(text, "utf8").toString("base64");
-      actions.push(`printf '%s' ${quote(b64)} | base64 -d > ${quote(path + ".tmp")} && chmod 0644 ${quote(path + ".tmp")} && mv -f ${quote(path + ".tmp")} ${quote(path)} && echo ${quote(`changed:removed this repository's entries from ${path}`)}`);
-    }
-    for (const k of plan.keyrings) {
-      // A keyring a package ships (dpkg -S knows it) is that package's business, not ours.
-      actions.push(`if [ -e ${quote(k)} ] && ! dpkg -S ${quote(k)} >/dev/null 2>&1; then rm -f ${quote(k)} && echo ${quote(`changed:removed ${k}`)}; fi`);
-    }
-    if (fingerprints.length) {
-      actions.push(
-        `h=$(mktemp -d) && gpg --homedir "$h" --batch --yes --no-default-keyring --keyring /etc/apt/trusted.gpg --delete-keys ${fingerprints.join(" ")} && rm -rf "$h" && ` +
-          `echo ${quote(`changed:removed key ${fingerprints.join(", ")} from /etc/apt/trusted.gpg (apt-key)`)}`,
-      );
-    }
-    if (actions.length === 0) return { changed: false, changes: [] };
-    const result = await remote.run(["set -e", ...actions].join("\n"), { sudo: true, label: "removing stale apt sources and keys", timeoutMs: 60_000 });
-    const changes = result.stdout.split("\n").filter((l) => l.startsWith("changed:")).map((l) => l.slice("changed:".length));
-    for (const change of changes) progress?.info(change);
-    return { changed: changes.length > 0, changes };
-  }, "apt_repository");
+      const actions: string[] = [];
+      for (const path of plan.remove) actions.push(`rm -f ${quote(path)} && echo ${quote(`changed:removed ${path}`)}`);
+      for (const { path, text } of plan.rewrite) {
+        const b64 = Buffer.from(text, "utf8").toString("base64");
+        actions.push(
+          `printf '%s' ${quote(b64)} | base64 -d > ${quote(`${path}.tmp`)} && chmod 0644 ${quote(`${path}.tmp`)} && mv -f ${quote(`${path}.tmp`)} ${quote(path)} && echo ${quote(`changed:removed this repository's entries from ${path}`)}`,
+        );
+      }
+      for (const k of plan.keyrings) {
+        // A keyring a package ships (dpkg -S knows it) is that package's business, not ours.
+        actions.push(`if [ -e ${quote(k)} ] && ! dpkg -S ${quote(k)} >/dev/null 2>&1; then rm -f ${quote(k)} && echo ${quote(`changed:removed ${k}`)}; fi`);
+      }
+      if (fingerprints.length) {
+        actions.push(
+          `h=$(mktemp -d) && gpg --homedir "$h" --batch --yes --no-default-keyring --keyring /etc/apt/trusted.gpg --delete-keys ${fingerprints.join(" ")} && rm -rf "$h" && ` +
+            `echo ${quote(`changed:removed key ${fingerprints.join(", ")} from /etc/apt/trusted.gpg (apt-key)`)}`,
+        );
+      }
+      if (actions.length === 0) return { changed: false, changes: [] };
+      const result = await remote.run(["set -e", ...actions].join("\n"), { sudo: true, label: "removing stale apt sources and keys", timeoutMs: 60_000 });
+      const changes = result.stdout
+        .split("\n")
+        .filter((l) => l.startsWith("changed:"))
+        .map((l) => l.slice("changed:".length));
+      for (const change of changes) progress?.info(change);
+      return { changed: changes.length > 0, changes };
+    },
+    "apt_repository",
+  );
 }

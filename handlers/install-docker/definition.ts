@@ -18,21 +18,37 @@ export const dockerDefinition = defineInstallerDefinition({
   enabledByDefault: false,
   waitTimeoutSec: 900,
   settings: {
-    compose: setting(boolean(), { event: "compose", default: true, doc: "Install compose as well (the v2 plugin; the distribution's compose on channel \"distro\")." }),
-    channel: setting(oneOf(DOCKER_CHANNELS), { event: "channel", default: "official", doc: "\"official\": Docker's apt repository; \"distro\": the distribution's docker.io." }),
-    repoUrl: setting(repoUrl, { event: "repo_url", default: DOCKER_UPSTREAM, doc: "Docker's repository base or a mirror of it (/debian or /ubuntu is added)." }),
-    users: setting(list(unixUser, { unique: true }), { event: "users", defaultDoc: "the VM's login user (SSH_USER)", doc: "Users added to the docker group (root-equivalent: list only who should be)." }),
+    compose: setting(boolean(), {
+      event: "compose",
+      default: true,
+      doc: 'Install compose as well (the v2 plugin; the distribution\'s compose on channel "distro").',
+    }),
+    channel: setting(oneOf(DOCKER_CHANNELS), {
+      event: "channel",
+      default: "official",
+      doc: '"official": Docker\'s apt repository; "distro": the distribution\'s docker.io.',
+    }),
+    repoUrl: setting(repoUrl, {
+      event: "repo_url",
+      default: DOCKER_UPSTREAM,
+      doc: "Docker's repository base or a mirror of it (/debian or /ubuntu is added).",
+    }),
+    users: setting(list(unixUser, { unique: true }), {
+      event: "users",
+      defaultDoc: "the VM's login user (SSH_USER)",
+      doc: "Users added to the docker group (root-equivalent: list only who should be).",
+    }),
     verify: setting(oneOf(DOCKER_VERIFY_MODES), {
       event: "verify",
       default: "hello-world",
-      doc: "\"hello-world\" runs docker run --rm hello-world (needs a registry); \"daemon\" checks docker info only.",
+      doc: '"hello-world" runs docker run --rm hello-world (needs a registry); "daemon" checks docker info only.',
     }),
     ...APT_LIST_SETTINGS,
   },
   result: {
     docker_version: "the docker CLI's version",
     server_version: "the daemon's version, from the verification",
-    compose: "whether compose works; compose_version and compose_command (\"docker compose\" or \"docker-compose\") with it",
+    compose: 'whether compose works; compose_version and compose_command ("docker compose" or "docker-compose") with it',
     channel: "the channel asked for",
     packages: "installed version of each Docker package present",
     users_added: "users this run added to the docker group",

@@ -1,9 +1,10 @@
 // Docker as the VM has it: one read-only command that probes everything at once, its parser, and what
 // the event asks for that the state lacks. Pure apart from inspectDocker, so tests feed real output.
-import { PackageState, parseDpkgQuery } from "../common/apt-output";
-import { Remote } from "../common/exec";
+
 import { quote } from "../../shared/shell-quote";
-import { DockerChannel } from "./definition";
+import { type PackageState, parseDpkgQuery } from "../common/apt-output";
+import type { Remote } from "../common/exec";
+import type { DockerChannel } from "./definition";
 import { DOCKER_PACKAGES, WATCHED } from "./docker-packages";
 
 /** Docker as the VM has it right now. */
@@ -84,9 +85,9 @@ export function parseDockerState(stdout: string, users: string[]): DockerState {
     userMap.set(u, r && r.code === 0 ? r.out.split(/\s+/).filter(Boolean) : undefined);
   }
   return {
-    cli: cliOut ? versionIn(cliOut) ?? cliOut : undefined,
-    composeV2: v2 ? versionIn(v2) ?? v2 : undefined,
-    composeV1: v1 ? versionIn(v1) ?? v1 : undefined,
+    cli: cliOut ? (versionIn(cliOut) ?? cliOut) : undefined,
+    composeV2: v2 ? (versionIn(v2) ?? v2) : undefined,
+    composeV1: v1 ? (versionIn(v1) ?? v1) : undefined,
     // "active", "inactive", "failed", ...; an error text (no systemd, no bus) counts as "".
     active: /^[a-z-]+$/.test(firstLine("active")) ? firstLine("active") : "",
     // "enabled", "disabled", "masked", "static", "not-found", ...; an error text (no unit) counts as "".

@@ -10,12 +10,12 @@
 // -> service enabled and running, users in the docker group (service-and-group.ts) -> verify (verify.ts)
 // -> report what changed.
 
-import { Remote } from "../common/exec";
-import { defineHandler, InstallerReport, InstallerResult, runHandler } from "../common/handler-kit";
-import { Progress } from "../common/progress";
-import { DockerChannel, dockerDefinition, DockerVerify } from "./definition";
-import { ComposeReport, composeReport, DockerState, inspectDocker, packageVersions, unmetNeeds } from "./docker-state";
-import { DockerEvent, DockerRepository, installDistro, installOfficial, noPackageWork, PackageWork } from "./package-work";
+import type { Remote } from "../common/exec";
+import { defineHandler, type InstallerReport, type InstallerResult, runHandler } from "../common/handler-kit";
+import type { Progress } from "../common/progress";
+import { type DockerChannel, type DockerVerify, dockerDefinition } from "./definition";
+import { type ComposeReport, composeReport, type DockerState, inspectDocker, packageVersions, unmetNeeds } from "./docker-state";
+import { type DockerEvent, type DockerRepository, installDistro, installOfficial, noPackageWork, type PackageWork } from "./package-work";
 import { ensureGroup, ensureService } from "./service-and-group";
 import { verifyDocker } from "./verify";
 
@@ -58,15 +58,24 @@ async function serviceAndGroup(remote: Remote, state: DockerState, users: string
 
 /** Docker found as asked: no package work, only the service and the group. */
 async function alreadyThere(remote: Remote, event: DockerEvent, before: DockerState, users: string[], progress: Progress): Promise<InstallDockerReport> {
-  progress.info(`Docker ${before.cli} is installed and running${before.composeV2 || before.composeV1 ? `, compose ${before.composeV2 ?? before.composeV1}` : ""}: no package work`);
+  progress.info(
+    `Docker ${before.cli} is installed and running${before.composeV2 || before.composeV1 ? `, compose ${before.composeV2 ?? before.composeV1}` : ""}: no package work`,
+  );
   const fixed = await serviceAndGroup(remote, before, users, progress);
   const summary = `Docker ${before.cli} already installed; ${fixed.changes.length ? fixed.changes.join("; ") : "nothing changed"}`;
   progress.info(summary);
   return {
-    status: "ok", changes: fixed.changes, summary,
-    docker_version: before.cli!, ...composeReport(before), channel: event.channel, packages: packageVersions(before),
-    users_added: fixed.added, removed: [], apt_update: { ran: false, reason: "nothing to install" },
-    verify: { mode: "skipped", detail: "already installed: docker --version, docker.service active" + (event.compose ? ", compose present" : "") },
+    status: "ok",
+    changes: fixed.changes,
+    summary,
+    docker_version: before.cli!,
+    ...composeReport(before),
+    channel: event.channel,
+    packages: packageVersions(before),
+    users_added: fixed.added,
+    removed: [],
+    apt_update: { ran: false, reason: "nothing to install" },
+    verify: { mode: "skipped", detail: `already installed: docker --version, docker.service active${event.compose ? ", compose present" : ""}` },
   };
 }
 
@@ -90,22 +99,37 @@ export const handler = defineHandler({
 
     // A fresh look: packages start and create things themselves.
     const after = packageWork ? await progress.step("checking Docker after installing", () => inspectDocker(remote, users), "check") : before;
-    if (!after.cli) throw new Error(`the packages are installed (${Object.keys(packageVersions(after)).join(", ") || "none"}) but \`docker --version\` still fails on the VM`);
+    if (!after.cli)
+      throw new Error(
+        `the packages are installed (${Object.keys(packageVersions(after)).join(", ") || "none"}) but \`docker --version\` still fails on the VM`,
+      );
     const fixed = await serviceAndGroup(remote, after, users, progress);
 
     const verified = await progress.step(`verify (${event.verify})`, () => verifyDocker(remote, event.verify), "verify");
     const compose = composeReport(after);
-    if (event.compose && !compose.compose) throw new Error("compose was installed but neither `docker compose version` nor `docker-compose --version` works on the VM");
+    if (event.compose && !compose.compose)
+      throw new Error("compose was installed but neither `docker compose version` nor `docker-compose --version` works on the VM");
     const source = done.repository ? done.repository.uri : "the distribution";
-    const summary = `Docker ${after.cli} (server ${verified.server}) ${packageWork ? `installed from ${source}` : "was installed; its service was not running and now is"}` +
-      (compose.compose ? `, compose ${compose.compose_version}` : "") + (fixed.added.length ? `; added ${fixed.added.join(", ")} to group docker` : "");
+    const summary =
+      `Docker ${after.cli} (server ${verified.server}) ${packageWork ? `installed from ${source}` : "was installed; its service was not running and now is"}` +
+      (compose.compose ? `, compose ${compose.compose_version}` : "") +
+      (fixed.added.length ? `; added ${fixed.added.join(", ")} to group docker` : "");
     progress.info(summary);
     return {
-      status: "ok", changes: [...done.changes, ...fixed.changes], summary, warnings: done.warnings,
-      docker_version: after.cli, server_version: verified.server, ...compose, channel: event.channel,
-      packages: packageVersions(after), users_added: fixed.added, removed: done.removed,
+      status: "ok",
+      changes: [...done.changes, ...fixed.changes],
+      summary,
+      warnings: done.warnings,
+      docker_version: after.cli,
+      server_version: verified.server,
+      ...compose,
+      channel: event.channel,
+      packages: packageVersions(after),
+      users_added: fixed.added,
+      removed: done.removed,
       ...(done.repository ? { repository: done.repository } : {}),
-      apt_update: done.apt_update, verify: { mode: event.verify, detail: verified.detail },
+      apt_update: done.apt_update,
+      verify: { mode: event.verify, detail: verified.detail },
     };
   },
 });

@@ -1,18 +1,26 @@
 // Installing Docker's packages, by channel: Docker's own repository ("official", as Docker's docs
 // "Install using the apt repository" do it) or the distribution's docker.io ("distro").
-import { Apt, AptUpdateOutcome } from "../common/apt";
+
+import type { EventOf } from "../../shared/settings";
+import type { Apt, AptUpdateOutcome } from "../common/apt";
 import { aptFailureReason } from "../common/apt-output";
 import { ensureAptRepository } from "../common/apt-repository";
-import { removeStaleRepositories } from "../common/stale-repositories";
 import { CommandError } from "../common/exec";
-import { OsInfo } from "../common/os-release";
-import { Progress } from "../common/progress";
-import { EventOf } from "../../shared/settings";
-import { DOCKER_UPSTREAM, dockerDefinition } from "./definition";
+import type { OsInfo } from "../common/os-release";
+import type { Progress } from "../common/progress";
+import { removeStaleRepositories } from "../common/stale-repositories";
+import { DOCKER_UPSTREAM, type dockerDefinition } from "./definition";
 import {
-  COMPOSE_PLUGIN, CONFLICTING_PACKAGES, DISTRO_COMPOSE_CHOICES, DOCKER_KEY_FINGERPRINT, LEGACY_DOCKER_KEYRINGS, OFFICIAL_PACKAGES, OPTIONAL_OFFICIAL_PACKAGES, PREREQUISITES,
+  COMPOSE_PLUGIN,
+  CONFLICTING_PACKAGES,
+  DISTRO_COMPOSE_CHOICES,
+  DOCKER_KEY_FINGERPRINT,
+  LEGACY_DOCKER_KEYRINGS,
+  OFFICIAL_PACKAGES,
+  OPTIONAL_OFFICIAL_PACKAGES,
+  PREREQUISITES,
 } from "./docker-packages";
-import { DockerState, installed } from "./docker-state";
+import { type DockerState, installed } from "./docker-state";
 
 export type DockerEvent = EventOf<typeof dockerDefinition.settings>;
 
@@ -86,16 +94,30 @@ async function clearTheWay(apt: Apt, event: DockerEvent, state: DockerState, pro
 }
 
 /** Docker's key and source in place, older ones away: whether any apt source changed, and for which architectures. */
-async function configureRepository(apt: Apt, os: OsInfo, base: string, progress: Progress, out: PackageWork): Promise<{ changed: boolean; architectures: string[] }> {
+async function configureRepository(
+  apt: Apt,
+  os: OsInfo,
+  base: string,
+  progress: Progress,
+  out: PackageWork,
+): Promise<{ changed: boolean; architectures: string[] }> {
   // The new source first, then the old ones away: a key that cannot be fetched leaves the VM as it was,
   // and the clean-up knows exactly which file and keyring are the ones to keep.
-  const repo = await ensureAptRepository(apt.remote, { name: "docker", keyUrl: `${base}/gpg`, uri: base, suite: os.codename, components: ["stable"] }, progress);
-  const stale = await removeStaleRepositories(apt.remote, {
-    uris: [...new Set([base, `${DOCKER_UPSTREAM}/${os.family}`])],
-    keep: { sources: [repo.sourceFile], keyrings: [repo.keyring] },
-    keyrings: LEGACY_DOCKER_KEYRINGS,
-    trustedFingerprints: [DOCKER_KEY_FINGERPRINT],
-  }, progress);
+  const repo = await ensureAptRepository(
+    apt.remote,
+    { name: "docker", keyUrl: `${base}/gpg`, uri: base, suite: os.codename, components: ["stable"] },
+    progress,
+  );
+  const stale = await removeStaleRepositories(
+    apt.remote,
+    {
+      uris: [...new Set([base, `${DOCKER_UPSTREAM}/${os.family}`])],
+      keep: { sources: [repo.sourceFile], keyrings: [repo.keyring] },
+      keyrings: LEGACY_DOCKER_KEYRINGS,
+      trustedFingerprints: [DOCKER_KEY_FINGERPRINT],
+    },
+    progress,
+  );
   out.changes.push(...repo.changes, ...stale.changes);
   out.repository = { uri: repo.uri, suite: os.codename, line: repo.line, keyring: repo.keyring, source_file: repo.sourceFile };
   return { changed: repo.changed || stale.changed, architectures: repo.architectures };
@@ -103,7 +125,12 @@ async function configureRepository(apt: Apt, os: OsInfo, base: string, progress:
 
 /** Docker's packages from its repository; an optional one the repository lacks is skipped with a warning. */
 async function installOfficialPackages(
-  apt: Apt, repo: { os: OsInfo; base: string; architectures: string[] }, event: DockerEvent, state: DockerState, progress: Progress, out: PackageWork,
+  apt: Apt,
+  repo: { os: OsInfo; base: string; architectures: string[] },
+  event: DockerEvent,
+  state: DockerState,
+  progress: Progress,
+  out: PackageWork,
 ): Promise<void> {
   const { os, base } = repo;
   const arch = repo.architectures.join(",");
@@ -133,7 +160,8 @@ export async function installDistro(apt: Apt, event: DockerEvent, state: DockerS
   const out = noPackageWork();
   // A docker-ce already there is Docker too: installing docker.io would only make apt remove it.
   const needEngine = !installed(state, "docker.io") && !installed(state, "docker-ce");
-  const needCompose = event.compose && state.composeV2 === undefined && state.composeV1 === undefined && !DISTRO_COMPOSE_CHOICES.some((p) => installed(state, p));
+  const needCompose =
+    event.compose && state.composeV2 === undefined && state.composeV1 === undefined && !DISTRO_COMPOSE_CHOICES.some((p) => installed(state, p));
   if (!needEngine && !needCompose) return out;
 
   out.apt_update = await updateLists(apt, progress, event, false);
@@ -152,7 +180,10 @@ export async function installDistro(apt: Apt, event: DockerEvent, state: DockerS
   }
   if (needCompose) {
     const pick = DISTRO_COMPOSE_CHOICES.find((p) => offers.get(p)?.candidate);
-    if (!pick) throw new Error(`the distribution offers none of ${DISTRO_COMPOSE_CHOICES.join(", ")}: set compose to false, or use channel "official" for Docker's compose plugin`);
+    if (!pick)
+      throw new Error(
+        `the distribution offers none of ${DISTRO_COMPOSE_CHOICES.join(", ")}: set compose to false, or use channel "official" for Docker's compose plugin`,
+      );
     const version = offers.get(pick)!.candidate!;
     if (pick === "docker-compose" && /^(\d+:)?1\./.test(version)) {
       out.warnings.push(`the distribution's compose is ${pick} ${version}: compose v1 (Python), called as docker-compose; channel "official" has v2`);
@@ -163,4 +194,3 @@ export async function installDistro(apt: Apt, event: DockerEvent, state: DockerS
   out.changes.push(`installed ${toInstall.join(" ")}`);
   return out;
 }
-

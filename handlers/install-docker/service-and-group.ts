@@ -1,9 +1,10 @@
 // The daemon's unit and the docker group: put right whatever channel installed Docker, and on a rerun
 // that found the packages already there.
-import { CommandError, Remote, tail } from "../common/exec";
-import { Progress } from "../common/progress";
+
 import { command } from "../../shared/shell-quote";
-import { DockerState } from "./docker-state";
+import { CommandError, type Remote, tail } from "../common/exec";
+import type { Progress } from "../common/progress";
+import type { DockerState } from "./docker-state";
 
 /** Makes docker.service enabled and running; returns what it changed. Names the journal on failure. */
 export async function ensureService(remote: Remote, state: DockerState, progress: Progress): Promise<string[]> {
@@ -28,7 +29,10 @@ export async function ensureService(remote: Remote, state: DockerState, progress
     if (!(err instanceof CommandError)) throw err;
     const journal = await remote
       .run("journalctl -u docker.service -n 15 --no-pager -o cat", { sudo: true, check: false, label: "journalctl -u docker.service", timeoutMs: 30_000 })
-      .then((r) => tail(r.stdout, 15), () => "");
+      .then(
+        (r) => tail(r.stdout, 15),
+        () => "",
+      );
     throw new Error(
       `docker.service did not start (${cmds.join(" && ")}): ${tail(err.stderr || err.stdout, 5)}` +
         (journal ? `\nlast lines of \`journalctl -u docker.service\` on the VM:\n${journal}` : "") +

@@ -1,7 +1,7 @@
 // The proof Docker works, run on every install: the daemon answers, and (verify "hello-world") a
 // container runs from the registry.
-import { Remote, tail } from "../common/exec";
-import { DockerVerify } from "./definition";
+import { type Remote, tail } from "../common/exec";
+import type { DockerVerify } from "./definition";
 
 /** Both verification modes run as root: the users' new group only applies to new sessions. */
 export async function verifyDocker(remote: Remote, mode: DockerVerify): Promise<{ server: string; detail: string }> {

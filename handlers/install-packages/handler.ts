@@ -3,8 +3,8 @@
 // per-package lists. When nothing could be installed the job fails with every reason in the message; a
 // rerun changes nothing and runs no apt-get at all.
 
-import { ensurePackages, EnsureOutcome } from "../common/ensure-packages";
-import { defineHandler, InstallerReport, InstallerResult, runHandler } from "../common/handler-kit";
+import { type EnsureOutcome, ensurePackages } from "../common/ensure-packages";
+import { defineHandler, type InstallerReport, type InstallerResult, runHandler } from "../common/handler-kit";
 import { packagesDefinition } from "./definition";
 
 export interface InstallPackagesReport extends InstallerReport {
@@ -23,9 +23,10 @@ function plural(n: number, one: string, many: string): string {
 export function report(outcome: EnsureOutcome, total: number): InstallPackagesReport {
   const changes = outcome.installed.length ? [`installed ${outcome.installed.join(" ")}`] : [];
   const warnings = outcome.failed.map((f) => `${f.name} was not installed: ${f.reason}`);
-  const summary = outcome.installed.length || outcome.failed.length
-    ? `installed ${outcome.installed.length}, already installed ${outcome.already_installed.length}, failed ${outcome.failed.length}`
-    : `nothing to do: all ${plural(total, "package is", "packages are")} already installed`;
+  const summary =
+    outcome.installed.length || outcome.failed.length
+      ? `installed ${outcome.installed.length}, already installed ${outcome.already_installed.length}, failed ${outcome.failed.length}`
+      : `nothing to do: all ${plural(total, "package is", "packages are")} already installed`;
   return {
     status: outcome.failed.length ? "partial" : "ok",
     changes,
@@ -45,7 +46,9 @@ export const handler = defineHandler({
     const outcome = await ensurePackages(apt, event.packages, { update: event.update, cacheValidSec: event.cache_valid_sec });
     const total = event.packages.length;
     if (outcome.failed.length === total) {
-      throw new Error(`none of the ${plural(total, "package", "packages")} could be installed:\n` + outcome.failed.map((f) => `  - ${f.name}: ${f.reason}`).join("\n"));
+      throw new Error(
+        `none of the ${plural(total, "package", "packages")} could be installed:\n${outcome.failed.map((f) => `  - ${f.name}: ${f.reason}`).join("\n")}`,
+      );
     }
     const result = report(outcome, total);
     if (outcome.installed.length || outcome.failed.length) progress.info(result.summary); // "nothing to do" is already said

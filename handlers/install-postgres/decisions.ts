@@ -1,12 +1,13 @@
 // What a run decides from what it found: which major, which role/database changes, which password forms
 // to scrub. Pure, so the tests drive them directly.
-import { OsInfo } from "../common/os-release";
-import { SecretScrubber } from "../../shared/secrets";
-import { EventOf } from "../../shared/settings";
-import { postgresDefinition } from "./definition";
-import { DISTRIBUTION_MAJOR, distributionMajor, pgpassField, psqlMetaQuote, ServerPackage, ServerState } from "./pg";
+
+import type { SecretScrubber } from "../../shared/secrets";
+import type { EventOf } from "../../shared/settings";
+import type { OsInfo } from "../common/os-release";
+import type { postgresDefinition } from "./definition";
+import { DISTRIBUTION_MAJOR, distributionMajor, pgpassField, psqlMetaQuote, type ServerPackage, type ServerState } from "./pg";
 import { isAscii, storedPasswordState } from "./scram";
-import { RoleDbPlan } from "./sql";
+import type { RoleDbPlan } from "./sql";
 
 export type PostgresEvent = EventOf<typeof postgresDefinition.settings>;
 
@@ -18,12 +19,18 @@ export function chooseMajor(event: Pick<PostgresEvent, "pg_version">, os: OsInfo
   if (installed.length > 0) return installed[installed.length - 1].major;
   throw new Error(
     `pg_version is not set and this installer does not know which PostgreSQL ${os.pretty_name ?? `${os.id} ${os.codename}`} ships ` +
-      `(known: ${Object.entries(DISTRIBUTION_MAJOR).map(([family, releases]) => `${family} ${Object.keys(releases).join("/")}`).join(", ")}); set pg_version, e.g. "16"`,
+      `(known: ${Object.entries(DISTRIBUTION_MAJOR)
+        .map(([family, releases]) => `${family} ${Object.keys(releases).join("/")}`)
+        .join(", ")}); set pg_version, e.g. "16"`,
   );
 }
 
 /** The role/database changes `state` calls for, and one line per change for the result. */
-export function planRoleAndDatabase(state: ServerState, event: Pick<PostgresEvent, "db_user" | "db_name" | "db_password">, secretFor: (password: string) => string): { plan: RoleDbPlan; changes: string[] } {
+export function planRoleAndDatabase(
+  state: ServerState,
+  event: Pick<PostgresEvent, "db_user" | "db_name" | "db_password">,
+  secretFor: (password: string) => string,
+): { plan: RoleDbPlan; changes: string[] } {
   const user = event.db_user;
   const db = event.db_name;
   const plan: RoleDbPlan = { createRole: false, grantLogin: false, createDatabase: false, changeOwner: false };
@@ -43,8 +50,11 @@ export function planRoleAndDatabase(state: ServerState, event: Pick<PostgresEven
     if (now !== "same") {
       plan.password = value();
       changes.push(
-        now === "md5" ? `password of ${user} re-hashed as SCRAM-SHA-256 (was md5)`
-          : state.role.secret ? `password of ${user} updated` : `password of ${user} set`,
+        now === "md5"
+          ? `password of ${user} re-hashed as SCRAM-SHA-256 (was md5)`
+          : state.role.secret
+            ? `password of ${user} updated`
+            : `password of ${user} set`,
       );
     }
   }

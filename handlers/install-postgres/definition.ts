@@ -2,7 +2,7 @@
 import { APT_LIST_SETTINGS, defineInstallerDefinition } from "../../shared/installer-definition";
 import { cidr, listenAddresses, pgDatabaseName, pgMajor, pgRoleName, repoUrl } from "../../shared/names";
 import { setting } from "../../shared/settings";
-import { boolean, list, string, Validator, withSchema } from "../../shared/validate";
+import { boolean, list, string, type Validator, withSchema } from "../../shared/validate";
 
 export const DEFAULT_PGDG_URL = "https://apt.postgresql.org/pub/repos/apt";
 /** The PostgreSQL Debian Repository signing key (ACCC4CF8). */
@@ -21,6 +21,7 @@ const password: Validator<string> = withSchema(
     }
     if (value.length === 0) problems.push(`${path}: is empty; give the role a password`);
     if (value.length > 1024) problems.push(`${path}: is ${value.length} characters long; at most 1024 are allowed`);
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are exactly what is refused here.
     if (/[\x00-\x1f\x7f]/.test(value)) problems.push(`${path}: contains a control character (newline, tab, ...); use printable characters only`);
     return value;
   },
@@ -37,25 +38,73 @@ export const postgresDefinition = defineInstallerDefinition({
   enabledByDefault: false,
   waitTimeoutSec: 900,
   settings: {
-    version: setting(pgMajor, { event: "pg_version", defaultDoc: "the distribution's (14 on Ubuntu 22.04, 15 on Debian 12)", doc: "PostgreSQL major; another than the distribution's comes from PGDG." }),
-    dbName: setting(pgDatabaseName, { event: "db_name", eventRequired: true, default: "myapp", doc: "Database to create (lowercase, digits, _; postgres, pg_* and pg_hba keywords are refused)." }),
-    dbUser: setting(pgRoleName, { event: "db_user", eventRequired: true, default: "app_user", doc: "Role to create, owner of the database (same rules as dbName)." }),
-    passwordVariable: setting(string({ pattern: TF_IDENTIFIER, allowed: 'a Terraform variable name (lowercase, digits, _), e.g. "pg_password", set as TF_VAR_pg_password' }), {
-      defaultDoc: "none; required when enabled",
-      doc: "Terraform variable holding the role's password, set as TF_VAR_<name>; the job gets it as db_password.",
+    version: setting(pgMajor, {
+      event: "pg_version",
+      defaultDoc: "the distribution's (14 on Ubuntu 22.04, 15 on Debian 12)",
+      doc: "PostgreSQL major; another than the distribution's comes from PGDG.",
     }),
-    dbPassword: setting(password, { event: "db_password", eventOnly: true, eventRequired: true, doc: "The role's password (from passwordVariable): printable, at most 1024 characters." }),
-    listenAddresses: setting(listenAddresses, { event: "listen_addresses", default: "localhost", doc: "postgresql.conf listen_addresses: \"*\" or a comma-separated list of addresses." }),
-    allowRemote: setting(boolean(), { event: "allow_remote", default: false, doc: "Add pg_hba.conf entries admitting remote clients of this database and role." }),
-    allowedCidrs: setting(list(cidr, { minItems: 1, unique: true }), { event: "allowed_cidrs", default: ["0.0.0.0/0"], doc: "Networks those entries admit (scram-sha-256), one entry each." }),
-    repoUrl: setting(repoUrl, { event: "repo_url", default: DEFAULT_PGDG_URL, doc: "PGDG repository base or a mirror of it (used only for a major the distribution lacks)." }),
-    repoKeyUrl: setting(repoUrl, { event: "repo_key_url", defaultDoc: "postgresql.org's key for PGDG, <repoUrl>/ACCC4CF8.asc for a mirror", doc: "Where the PGDG key is fetched from." }),
-    repoKeyFingerprint: setting(fingerprint, { event: "repo_key_fingerprint", defaultDoc: PGDG_KEY_FINGERPRINT, doc: "The only key apt may trust for PGDG (40 hex digits)." }),
+    dbName: setting(pgDatabaseName, {
+      event: "db_name",
+      eventRequired: true,
+      default: "myapp",
+      doc: "Database to create (lowercase, digits, _; postgres, pg_* and pg_hba keywords are refused).",
+    }),
+    dbUser: setting(pgRoleName, {
+      event: "db_user",
+      eventRequired: true,
+      default: "app_user",
+      doc: "Role to create, owner of the database (same rules as dbName).",
+    }),
+    passwordVariable: setting(
+      string({ pattern: TF_IDENTIFIER, allowed: 'a Terraform variable name (lowercase, digits, _), e.g. "pg_password", set as TF_VAR_pg_password' }),
+      {
+        defaultDoc: "none; required when enabled",
+        doc: "Terraform variable holding the role's password, set as TF_VAR_<name>; the job gets it as db_password.",
+      },
+    ),
+    dbPassword: setting(password, {
+      event: "db_password",
+      eventOnly: true,
+      eventRequired: true,
+      doc: "The role's password (from passwordVariable): printable, at most 1024 characters.",
+    }),
+    listenAddresses: setting(listenAddresses, {
+      event: "listen_addresses",
+      default: "localhost",
+      doc: 'postgresql.conf listen_addresses: "*" or a comma-separated list of addresses.',
+    }),
+    allowRemote: setting(boolean(), {
+      event: "allow_remote",
+      default: false,
+      doc: "Add pg_hba.conf entries admitting remote clients of this database and role.",
+    }),
+    allowedCidrs: setting(list(cidr, { minItems: 1, unique: true }), {
+      event: "allowed_cidrs",
+      default: ["0.0.0.0/0"],
+      doc: "Networks those entries admit (scram-sha-256), one entry each.",
+    }),
+    repoUrl: setting(repoUrl, {
+      event: "repo_url",
+      default: DEFAULT_PGDG_URL,
+      doc: "PGDG repository base or a mirror of it (used only for a major the distribution lacks).",
+    }),
+    repoKeyUrl: setting(repoUrl, {
+      event: "repo_key_url",
+      defaultDoc: "postgresql.org's key for PGDG, <repoUrl>/ACCC4CF8.asc for a mirror",
+      doc: "Where the PGDG key is fetched from.",
+    }),
+    repoKeyFingerprint: setting(fingerprint, {
+      event: "repo_key_fingerprint",
+      defaultDoc: PGDG_KEY_FINGERPRINT,
+      doc: "The only key apt may trust for PGDG (40 hex digits).",
+    }),
     ...APT_LIST_SETTINGS,
   },
   secrets: { db_password: "passwordVariable" },
   check: (c) => [
-    ...(c.passwordVariable ? [] : ['passwordVariable: required when postgres is enabled; name a Terraform variable (e.g. "pg_password") and set TF_VAR_pg_password']),
+    ...(c.passwordVariable
+      ? []
+      : ['passwordVariable: required when postgres is enabled; name a Terraform variable (e.g. "pg_password") and set TF_VAR_pg_password']),
     ...(c.allowRemote && c.listenAddresses === "localhost"
       ? ['listenAddresses: "localhost" with allowRemote true admits no remote client; set listenAddresses to "*" or the VM\'s address']
       : []),

@@ -22,22 +22,16 @@
 // the server itself (pg_file_settings, pg_hba_file_rules) before it is restarted or reloaded, so a
 // broken file is put back instead of leaving a server that will not start.
 
-import { Apt } from "../common/apt";
-import { Remote } from "../common/exec";
-import { defineHandler, InstallerReport, InstallerResult, runHandler } from "../common/handler-kit";
-import { OsInfo } from "../common/os-release";
-import { Progress } from "../common/progress";
-import { SecretScrubber } from "../../shared/secrets";
-import { chooseMajor, planRoleAndDatabase, PostgresEvent, registerPasswordForms } from "./decisions";
+import { defineHandler, type InstallerReport, type InstallerResult, runHandler } from "../common/handler-kit";
+import { applyConfiguration, writeConfiguration } from "./configuration";
+import { chooseMajor, planRoleAndDatabase, registerPasswordForms } from "./decisions";
 import { postgresDefinition } from "./definition";
-import {
-  Cluster, clusterUnit, distributionMajor, DROPIN_NAME, dropInContent, dropInPath, listenOverride, normalizeListen, parsePsqlJson, pickCluster, planHba, ServerState,
-  shortServerVersion, verifyHost,
-} from "./pg";
+import { type Cluster, clusterUnit, DROPIN_NAME, distributionMajor, parsePsqlJson, pickCluster, type ServerState, shortServerVersion, verifyHost } from "./pg";
 import { ensurePgdgRepository, PGDG_KEY_FINGERPRINT, pgdgKeyUrl } from "./pgdg";
+import type { Run } from "./run";
 import { scramSecret } from "./scram";
-import { inspectInstallation, installPackages, psql, psqlJson, ServerInventory, startOrExplain, tcpLogin, writeFile } from "./server";
-import { applySql, CONFIG_CHECK_SQL, ConfigCheck, inspectSql, planIsEmpty, Settled, SETTLED_SQL } from "./sql";
+import { inspectInstallation, installPackages, psql, psqlJson, type ServerInventory, startOrExplain, tcpLogin } from "./server";
+import { applySql, inspectSql, planIsEmpty } from "./sql";
 
 export { chooseMajor, planRoleAndDatabase };
 
@@ -64,18 +58,6 @@ export interface InstallPostgresReport extends InstallerReport {
   verified: { host: string; port: number; user: string; database: string };
 }
 
-/** What every phase works with. */
-interface Run {
-  event: PostgresEvent;
-  remote: Remote;
-  apt: Apt;
-  os: OsInfo;
-  progress: Progress;
-  secrets: SecretScrubber;
-  changes: string[];
-  warnings: string[];
-}
-
 // ---------------------------------------------------------------------------------------------------
 // 1. The server package: look, install only when missing.
 
@@ -92,7 +74,12 @@ async function ensureServer(run: Run): Promise<{ found: ServerInventory; major: 
   let policy = { update: event.update, cacheValidSec: event.cache_valid_sec };
   if (!own && (await ensurePgdg(run, policy))) policy = { update: true, cacheValidSec: undefined };
   const name = own ? "postgresql" : `postgresql-${major}`;
-  await installPackages(run.apt, [name], own ? `PostgreSQL ${major} from ${os.id} ${os.codename}` : `PostgreSQL ${major} from ${event.repo_url} ${os.codename}-pgdg`, policy);
+  await installPackages(
+    run.apt,
+    [name],
+    own ? `PostgreSQL ${major} from ${os.id} ${os.codename}` : `PostgreSQL ${major} from ${event.repo_url} ${os.codename}-pgdg`,
+    policy,
+  );
   const after = await inspectInstallation(remote);
   const pkg = after.packages.find((p) => p.major === major);
   if (!pkg) {
@@ -108,12 +95,21 @@ async function ensureServer(run: Run): Promise<{ found: ServerInventory; major: 
 /** PGDG's key and source in place; true when that changed an apt source. */
 async function ensurePgdg(run: Run, policy: { update: boolean; cacheValidSec?: number }): Promise<boolean> {
   const { event, remote, os, progress } = run;
-  const repo = await progress.step(`PGDG repository ${os.codename}-pgdg`, () =>
-    ensurePgdgRepository(remote, os, {
-      repoUrl: event.repo_url,
-      keyUrl: pgdgKeyUrl(event.repo_url, event.repo_key_url),
-      fingerprint: event.repo_key_fingerprint ?? PGDG_KEY_FINGERPRINT,
-    }, { progress, ensureCurl: () => installPackages(run.apt, ["curl", "ca-certificates"], "curl for the PGDG key", policy) }), "pgdg");
+  const repo = await progress.step(
+    `PGDG repository ${os.codename}-pgdg`,
+    () =>
+      ensurePgdgRepository(
+        remote,
+        os,
+        {
+          repoUrl: event.repo_url,
+          keyUrl: pgdgKeyUrl(event.repo_url, event.repo_key_url),
+          fingerprint: event.repo_key_fingerprint ?? PGDG_KEY_FINGERPRINT,
+        },
+        { progress, ensureCurl: () => installPackages(run.apt, ["curl", "ca-certificates"], "curl for the PGDG key", policy) },
+      ),
+    "pgdg",
+  );
   run.changes.push(...repo.changes.map((c) => `PGDG repository: ${c}`));
   return repo.changes.length > 0;
 }
@@ -127,7 +123,11 @@ async function ensureCluster(run: Run, found: ServerInventory, major: string): P
   let units = found.units;
   if (!cluster) {
     // The package creates "main" unless createcluster.conf says otherwise, or it was dropped since.
-    await progress.step(`creating cluster ${major}/main`, () => remote.run(`pg_createcluster ${major} main`, { sudo: true, label: `pg_createcluster ${major} main`, timeoutMs: 300_000 }), "cluster");
+    await progress.step(
+      `creating cluster ${major}/main`,
+      () => remote.run(`pg_createcluster ${major} main`, { sudo: true, label: `pg_createcluster ${major} main`, timeoutMs: 300_000 }),
+      "cluster",
+    );
     run.changes.push(`cluster ${major}/main created`);
     const again = await inspectInstallation(remote);
     cluster = pickCluster(again.clusters, major);
@@ -152,8 +152,11 @@ async function ensureRoleAndDatabase(run: Run, port: number): Promise<ServerStat
   const { event, remote, progress, secrets } = run;
   const db = event.db_name;
   const user = event.db_user;
-  const state = await progress.step("reading the role, the database and the settings", () =>
-    psqlJson<ServerState>(remote, port, inspectSql(db, user, DROPIN_NAME), "psql (reading the role, the database and the settings)"), "inspect_sql");
+  const state = await progress.step(
+    "reading the role, the database and the settings",
+    () => psqlJson<ServerState>(remote, port, inspectSql(db, user, DROPIN_NAME), "psql (reading the role, the database and the settings)"),
+    "inspect_sql",
+  );
   const { plan, changes } = planRoleAndDatabase(state, event, (pw) => {
     const secret = scramSecret(pw);
     secrets.add(secret, "db_password_scram");
@@ -169,92 +172,6 @@ async function ensureRoleAndDatabase(run: Run, port: number): Promise<ServerStat
 }
 
 // ---------------------------------------------------------------------------------------------------
-// 4. Configuration files: listen_addresses (drop-in, needs a restart), pg_hba.conf (needs a reload).
-
-interface ConfigChange {
-  listen: string;
-  listenChanged: boolean;
-  hbaChanged: boolean;
-}
-
-async function writeConfiguration(run: Run, state: ServerState, port: number): Promise<ConfigChange> {
-  const { event, remote } = run;
-  const listen = normalizeListen(event.listen_addresses);
-  const dropIn = dropInPath(state.config_file);
-  const listenChanged = normalizeListen(state.listen_addresses) !== listen || state.pending_restart.includes("listen_addresses");
-  if (listenChanged && (state.dropin_text ?? "") !== dropInContent(listen)) await writeFile(remote, dropIn, dropInContent(listen), "0644");
-  const hba = planHba(state.hba_text, event.db_name, event.db_user, event.allow_remote ? event.allowed_cidrs : []);
-  const hbaChanged = hba.content !== state.hba_text;
-  if (hbaChanged) await writeFile(remote, state.hba_file, hba.content, "0640");
-  if (!listenChanged && !hbaChanged) return { listen, listenChanged, hbaChanged };
-
-  await checkConfiguration(run, state, port, { listen, listenChanged, hbaChanged });
-  if (listenChanged) {
-    run.changes.push(normalizeListen(state.listen_addresses) === listen
-      ? `listen_addresses '${listen}' applied (it was waiting for a restart)`
-      : `listen_addresses '${state.listen_addresses}' -> '${listen}' (${dropIn})`);
-  }
-  for (const c of hba.added) run.changes.push(`pg_hba.conf: host ${event.db_name} ${event.db_user} ${c} scram-sha-256 added`);
-  for (const c of hba.removed) run.changes.push(`pg_hba.conf: host ${event.db_name} ${event.db_user} ${c} scram-sha-256 removed`);
-  return { listen, listenChanged, hbaChanged };
-}
-
-/** The server's own reading of the files; a broken pg_hba.conf is put back before failing. */
-async function checkConfiguration(run: Run, state: ServerState, port: number, change: ConfigChange): Promise<void> {
-  const dropIn = dropInPath(state.config_file);
-  const check = await psqlJson<ConfigCheck>(run.remote, port, CONFIG_CHECK_SQL, "psql (checking the configuration files)");
-  const problems = [
-    ...check.config_errors.map((e) => `${e.file ?? "?"} line ${e.line ?? "?"}: ${e.error}`),
-    ...check.hba_errors.map((e) => `${state.hba_file} line ${e.line}: ${e.error}`),
-  ];
-  const override = change.listenChanged ? listenOverride(check.listen, dropIn) : undefined;
-  if (!problems.length && !override) return;
-  if (change.hbaChanged) await writeFile(run.remote, state.hba_file, state.hba_text, "0640");
-  throw new Error(
-    (problems.length ? `the server would not accept its configuration files: ${problems.join("; ")}; ` : "") +
-      (override
-        ? `listen_addresses is also set in ${override.file} line ${override.line} ('${override.setting}'), which is read after ${dropIn} and wins: ` +
-          `remove it there${override.file?.endsWith("postgresql.auto.conf") ? " (ALTER SYSTEM RESET listen_addresses)" : ""}; `
-        : "") +
-      `nothing was reloaded${change.hbaChanged ? `, and ${state.hba_file} was put back as it was` : ""}. Fix the files on the VM and run the job again`,
-  );
-}
-
-// ---------------------------------------------------------------------------------------------------
-// 5. Restart (listen_addresses is read only when the postmaster starts) or reload, then check.
-
-async function applyConfiguration(run: Run, cluster: Cluster, state: ServerState, change: ConfigChange): Promise<{ restarted: boolean; reloaded: boolean }> {
-  const { remote, progress } = run;
-  const unit = clusterUnit(cluster);
-  const restarted = change.listenChanged;
-  const reloaded = !restarted && change.hbaChanged;
-  if (restarted) {
-    await progress.step(`systemctl restart ${unit} (listen_addresses)`, () => remote.run(`systemctl restart ${unit}`, { sudo: true, label: `systemctl restart ${unit}`, timeoutMs: 300_000 }), "restart");
-  } else if (reloaded) {
-    await progress.step(`systemctl reload ${unit} (pg_hba.conf)`, () => remote.run(`systemctl reload ${unit}`, { sudo: true, label: `systemctl reload ${unit}`, timeoutMs: 120_000 }), "reload");
-  }
-  const settled = restarted || reloaded ? await psqlJson<Settled>(remote, cluster.port, SETTLED_SQL, "psql (checking the running settings)") : state;
-  const log = cluster.logFile ?? "the cluster's log";
-  if (normalizeListen(settled.listen_addresses) !== change.listen) {
-    throw new Error(`after the restart the server listens on '${settled.listen_addresses}', not '${change.listen}': see ${log} and pg_file_settings on the VM`);
-  }
-  if (settled.pending_restart.length) {
-    const names = settled.pending_restart.join(", ");
-    if (restarted) throw new Error(`settings still wait for a restart right after one: ${names}; see ${log} on the VM`);
-    warn(run, `settings changed by someone else wait for a restart of ${unit}: ${names} (not restarted by this job)`);
-  }
-  if (run.event.allow_remote && change.listen.split(",").every((a) => a === "localhost" || a === "127.0.0.1" || a === "::1")) {
-    warn(run, `allow_remote is true but listen_addresses '${change.listen}' accepts local connections only: set listen_addresses to "*" (or the VM's address) for remote clients`);
-  }
-  return { restarted, reloaded };
-}
-
-function warn(run: Run, line: string): void {
-  run.warnings.push(line);
-  run.progress.info(line);
-}
-
-// ---------------------------------------------------------------------------------------------------
 // 6. Proof: the role logs in over TCP with the password.
 
 async function verifyLogin(run: Run, port: number, listen: string, hbaFile: string, reloaded: boolean): Promise<{ host: string; serverVersion: string }> {
@@ -262,13 +179,17 @@ async function verifyLogin(run: Run, port: number, listen: string, hbaFile: stri
   const { db_name: db, db_user: user } = event;
   const host = verifyHost(listen);
   const target = { host, port, db, user, password: event.db_password };
-  const login = await progress.step(`logging in as ${user} to ${db} over TCP (${host}:${port})`, async () => {
-    const first = await tcpLogin(remote, target);
-    // A reload is a signal the postmaster handles a moment later: allow it that moment once.
-    if (first.code === 0 || !reloaded) return first;
-    await new Promise((res) => setTimeout(res, 1000));
-    return tcpLogin(remote, target);
-  }, "verify_login");
+  const login = await progress.step(
+    `logging in as ${user} to ${db} over TCP (${host}:${port})`,
+    async () => {
+      const first = await tcpLogin(remote, target);
+      // A reload is a signal the postmaster handles a moment later: allow it that moment once.
+      if (first.code === 0 || !reloaded) return first;
+      await new Promise((res) => setTimeout(res, 1000));
+      return tcpLogin(remote, target);
+    },
+    "verify_login",
+  );
   if (login.code !== 0) {
     const why = login.stderr.trim().split("\n").slice(-3).join(" ") || `psql exit ${login.code}`;
     throw new Error(`${user} could not log in to ${db} over TCP at ${host}:${port}: ${why} (${loginHint(why, host, port, hbaFile)})`);
@@ -313,10 +234,22 @@ export const handler = defineHandler({
       : `nothing to do: PostgreSQL ${serverVersion} (${name}, port ${port}), role ${event.db_user} and database ${event.db_name} are as wanted`;
     progress.info(summary);
     return {
-      status: "ok", changes: run.changes, summary, warnings: run.warnings,
-      pg_version: serverVersion, pg_major: major, installed_from: installedFrom, cluster: name, port,
-      db_name: event.db_name, db_user: event.db_user, listen_addresses: change.listen, allow_remote: event.allow_remote,
-      allowed_cidrs: event.allow_remote ? event.allowed_cidrs : [], restarted, reloaded,
+      status: "ok",
+      changes: run.changes,
+      summary,
+      warnings: run.warnings,
+      pg_version: serverVersion,
+      pg_major: major,
+      installed_from: installedFrom,
+      cluster: name,
+      port,
+      db_name: event.db_name,
+      db_user: event.db_user,
+      listen_addresses: change.listen,
+      allow_remote: event.allow_remote,
+      allowed_cidrs: event.allow_remote ? event.allowed_cidrs : [],
+      restarted,
+      reloaded,
       verified: { host, port, user: event.db_user, database: event.db_name },
     };
   },

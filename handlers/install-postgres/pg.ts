@@ -109,7 +109,10 @@ export interface ServerState {
 
 /** The last line of psql's output that parses as a JSON object (psql -At prints it alone). */
 export function parsePsqlJson<T>(stdout: string, what: string): T {
-  const lines = stdout.split("\n").map((l) => l.trim()).filter((l) => l.startsWith("{"));
+  const lines = stdout
+    .split("\n")
+    .map((l) => l.trim())
+    .filter((l) => l.startsWith("{"));
   const last = lines[lines.length - 1];
   if (last !== undefined) {
     try {
@@ -126,7 +129,11 @@ export function parsePsqlJson<T>(stdout: string, what: string): T {
 
 /** listen_addresses compared as the server reads it: items trimmed, empty items dropped. */
 export function normalizeListen(value: string): string {
-  return value.split(",").map((s) => s.trim()).filter(Boolean).join(",");
+  return value
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean)
+    .join(",");
 }
 
 /** Our conf.d drop-in, under the cluster's config directory (Debian's postgresql.conf includes conf.d). */
@@ -223,7 +230,7 @@ export function planHba(content: string, db: string, user: string, cidrs: string
   const added = cidrs.filter((c) => !present.has(c));
   if (added.length === 0 && removed.length === 0) return { content, added, removed };
   const out = [...kept, ...added.map((cidr) => hbaLine(db, user, cidr))];
-  return { content: out.join("\n") + "\n", added, removed };
+  return { content: `${out.join("\n")}\n`, added, removed };
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -234,7 +241,7 @@ export function planHba(content: string, db: string, user: string, cidrs: string
  * and `\\` into `\`. Newlines cannot be expressed; the validator rejects control characters.
  */
 export function psqlMetaQuote(value: string): string {
-  return "'" + value.replace(/\\/g, "\\\\").replace(/'/g, "''") + "'";
+  return `'${value.replace(/\\/g, "\\\\").replace(/'/g, "''")}'`;
 }
 
 /** One ~/.pgpass-format field: `:` and `\` escaped with a backslash. */

@@ -3,12 +3,12 @@
 // PGDG-specific lives here: where the key is for a given repository URL, its fingerprint, the
 // `<codename>-pgdg main` suite, and the older set-ups of the same repository to clear away.
 
-import { ensureAptRepository } from "../common/apt-repository";
-import { removeStaleRepositories } from "../common/stale-repositories";
-import { Remote } from "../common/exec";
-import { OsInfo } from "../common/os-release";
-import { Progress } from "../common/progress";
 import { quote } from "../../shared/shell-quote";
+import { ensureAptRepository } from "../common/apt-repository";
+import type { Remote } from "../common/exec";
+import type { OsInfo } from "../common/os-release";
+import type { Progress } from "../common/progress";
+import { removeStaleRepositories } from "../common/stale-repositories";
 import { DEFAULT_PGDG_URL, PGDG_KEY_FINGERPRINT } from "./definition";
 
 export { DEFAULT_PGDG_URL, PGDG_KEY_FINGERPRINT };
@@ -55,15 +55,25 @@ export async function ensurePgdgRepository(
   const tools = await remote.run("command -v curl || true; command -v gpg || true", { label: "looking for curl and gpg", timeoutMs: 30_000 });
   if (!/\/curl$/m.test(tools.stdout)) await opts.ensureCurl();
 
-  const repo = await ensureAptRepository(remote, { name: "pgdg", keyUrl: s.keyUrl, uri: s.repoUrl, suite: `${os.codename}-pgdg`, components: ["main"] }, opts.progress);
+  const repo = await ensureAptRepository(
+    remote,
+    { name: "pgdg", keyUrl: s.keyUrl, uri: s.repoUrl, suite: `${os.codename}-pgdg`, components: ["main"] },
+    opts.progress,
+  );
 
   if (/\/gpg$/m.test(tools.stdout)) {
     const listed = await remote.run(`h=$(mktemp -d) && gpg --homedir "$h" --batch --show-keys --with-colons ${quote(repo.keyring)} 2>/dev/null; rm -rf "$h"`, {
-      check: false, label: `checking the fingerprint of ${repo.keyring}`, timeoutMs: 30_000,
+      check: false,
+      label: `checking the fingerprint of ${repo.keyring}`,
+      timeoutMs: 30_000,
     });
     const fingerprints = [...listed.stdout.matchAll(/^fpr:+([0-9A-F]{40}):/gm)].map((m) => m[1]);
     if (!fingerprints.includes(s.fingerprint)) {
-      await remote.run(`rm -f ${quote(repo.keyring)} ${quote(repo.sourceFile)}`, { sudo: true, label: "removing the untrusted PGDG key and source", timeoutMs: 30_000 });
+      await remote.run(`rm -f ${quote(repo.keyring)} ${quote(repo.sourceFile)}`, {
+        sudo: true,
+        label: "removing the untrusted PGDG key and source",
+        timeoutMs: 30_000,
+      });
       throw new Error(
         `the key served at ${s.keyUrl} is ${fingerprints.length ? fingerprints.join(", ") : "not a readable OpenPGP key"}, not the PGDG key ${s.fingerprint}; ` +
           `removed it again. Point repo_key_url at the PGDG key, or set repo_key_fingerprint when your mirror signs with its own key`,
@@ -73,10 +83,14 @@ export async function ensurePgdgRepository(
     opts.progress.info(`gpg is not on the VM: the fingerprint of ${repo.keyring} was not checked (apt still checks every signature against it)`);
   }
 
-  const stale = await removeStaleRepositories(remote, {
-    uris: [s.repoUrl],
-    keep: { sources: [repo.sourceFile], keyrings: [repo.keyring] },
-    trustedFingerprints: [s.fingerprint],
-  }, opts.progress);
+  const stale = await removeStaleRepositories(
+    remote,
+    {
+      uris: [s.repoUrl],
+      keep: { sources: [repo.sourceFile], keyrings: [repo.keyring] },
+      trustedFingerprints: [s.fingerprint],
+    },
+    opts.progress,
+  );
   return { changes: [...repo.changes, ...stale.changes], line: repo.line };
 }

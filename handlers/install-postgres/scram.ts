@@ -11,7 +11,7 @@
 // handler lets the server hash it (see handler.ts) and uses `prepareApproximately` only to notice
 // that the stored secret already matches (a false "differs" costs one needless update, nothing more).
 
-import * as crypto from "crypto";
+import * as crypto from "node:crypto";
 
 /** PostgreSQL's default (scram_iterations in 16+, fixed before). */
 export const SCRAM_ITERATIONS = 4096;
@@ -27,11 +27,13 @@ export interface ScramSecret {
 
 /** True when every character is 7-bit ASCII: then SASLprep leaves the password exactly as it is. */
 export function isAscii(password: string): boolean {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: the whole 7-bit range is the point, controls included.
   return /^[\x00-\x7f]*$/.test(password);
 }
 
 // RFC 3454 C.1.2 (non-ASCII space characters -> U+0020) and B.1 (commonly mapped to nothing).
 const NON_ASCII_SPACE = /[\u00a0\u1680\u2000-\u200b\u202f\u205f\u3000]/g;
+// biome-ignore lint/suspicious/noMisleadingCharacterClass: RFC 3454 B.1 lists these combining code points one by one.
 const MAPPED_TO_NOTHING = /[\u00ad\u034f\u1806\u180b-\u180d\u200c\u200d\u2060\ufe00-\ufe0f\ufeff]/g;
 
 /**
@@ -84,12 +86,20 @@ export function storedPasswordState(stored: string | null | undefined, password:
   const scram = parseScramSecret(stored);
   if (scram) {
     const { storedKey, serverKey } = keys(prepareApproximately(password), scram.salt, scram.iterations);
-    const same = storedKey.length === scram.storedKey.length && crypto.timingSafeEqual(storedKey, scram.storedKey) &&
-      serverKey.length === scram.serverKey.length && crypto.timingSafeEqual(serverKey, scram.serverKey);
+    const same =
+      storedKey.length === scram.storedKey.length &&
+      crypto.timingSafeEqual(storedKey, scram.storedKey) &&
+      serverKey.length === scram.serverKey.length &&
+      crypto.timingSafeEqual(serverKey, scram.serverKey);
     return same ? "same" : "different";
   }
   if (stored && /^md5[0-9a-f]{32}$/.test(stored)) {
-    const md5 = "md5" + crypto.createHash("md5").update(password + user, "utf8").digest("hex");
+    const md5 =
+      "md5" +
+      crypto
+        .createHash("md5")
+        .update(password + user, "utf8")
+        .digest("hex");
     return md5 === stored ? "md5" : "unset-or-other";
   }
   return "unset-or-other";

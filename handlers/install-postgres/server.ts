@@ -1,17 +1,22 @@
 // Talking to the VM about PostgreSQL: psql as the superuser (SQL on stdin), the package/cluster
 // inventory, atomic file writes as postgres, the TCP login check, packages and the cluster's unit.
-import { Apt } from "../common/apt";
-import { ensurePackages } from "../common/ensure-packages";
-import { Remote } from "../common/exec";
+
 import { command, quote } from "../../shared/shell-quote";
-import { Cluster, parseClusters, parsePsqlJson, parseServerPackages, parseUnits, pgpassField, ServerPackage } from "./pg";
+import type { Apt } from "../common/apt";
+import { ensurePackages } from "../common/ensure-packages";
+import type { Remote } from "../common/exec";
+import { type Cluster, parseClusters, parsePsqlJson, parseServerPackages, parseUnits, pgpassField, type ServerPackage } from "./pg";
 import { WHOAMI_SQL } from "./sql";
 
 /** psql as the postgres superuser over the local socket, SQL on stdin, stopping at the first error. */
 export function psql(remote: Remote, port: number, sql: string, label: string): Promise<{ stdout: string }> {
   // `cd /`: the login user's home may be closed to postgres, and psql would complain about it.
   return remote.run(`cd / && psql -X -q -A -t -v ON_ERROR_STOP=1 -p ${port} -d postgres -f -`, {
-    user: "postgres", stdin: sql, env: { PGCLIENTENCODING: "UTF8", LC_MESSAGES: "C" }, label, timeoutMs: 120_000,
+    user: "postgres",
+    stdin: sql,
+    env: { PGCLIENTENCODING: "UTF8", LC_MESSAGES: "C" },
+    label,
+    timeoutMs: 120_000,
   });
 }
 
@@ -47,7 +52,7 @@ export async function inspectInstallation(remote: Remote): Promise<ServerInvento
 export async function writeFile(remote: Remote, path: string, content: string, newMode: string): Promise<void> {
   const f = quote(path);
   await remote.run(
-    `t=$(mktemp ${quote(path + ".XXXXXX")}) || exit 1; ` +
+    `t=$(mktemp ${quote(`${path}.XXXXXX`)}) || exit 1; ` +
       `if [ -e ${f} ]; then chmod --reference=${f} "$t"; else chmod ${newMode} "$t"; fi && cat > "$t" && mv -f "$t" ${f} || { rm -f "$t"; exit 1; }`,
     { user: "postgres", stdin: content, label: `writing ${path}`, timeoutMs: 30_000 },
   );
@@ -58,11 +63,10 @@ export async function writeFile(remote: Remote, path: string, content: string, n
  * private directory removed when the shell exits whatever happens. Returns psql's result or stderr.
  */
 export async function tcpLogin(remote: Remote, t: { host: string; port: number; db: string; user: string; password: string }) {
-  const pgpass = [t.host, String(t.port), t.db, t.user, t.password].map(pgpassField).join(":") + "\n";
+  const pgpass = `${[t.host, String(t.port), t.db, t.user, t.password].map(pgpassField).join(":")}\n`;
   const psqlCmd = command("psql", "-X", "-w", "-q", "-A", "-t", "-h", t.host, "-p", String(t.port), "-U", t.user, "-d", t.db, "-c", WHOAMI_SQL);
   return remote.run(
-    `umask 077; d=$(mktemp -d) || exit 1; trap 'rm -rf "$d"' EXIT; cat > "$d/pgpass" || exit 1; ` +
-      `PGPASSFILE="$d/pgpass" PGCONNECT_TIMEOUT=10 ${psqlCmd}`,
+    `umask 077; d=$(mktemp -d) || exit 1; trap 'rm -rf "$d"' EXIT; cat > "$d/pgpass" || exit 1; PGPASSFILE="$d/pgpass" PGCONNECT_TIMEOUT=10 ${psqlCmd}`,
     { stdin: pgpass, check: false, env: { LC_MESSAGES: "C" }, label: `psql -h ${t.host} -p ${t.port} -U ${t.user} -d ${t.db}`, timeoutMs: 60_000 },
   );
 }
@@ -84,6 +88,8 @@ export async function startOrExplain(remote: Remote, unit: string, cluster: Clus
   }
   const again = await remote.run(`systemctl is-active ${unit}`, { check: false, label: `systemctl is-active ${unit}`, timeoutMs: 30_000 });
   if (again.stdout.trim() !== "active") {
-    throw new Error(`${unit} is ${again.stdout.trim()} right after systemctl start: see \`journalctl -u ${unit}\` and ${cluster.logFile ?? "the cluster's log"} on the VM`);
+    throw new Error(
+      `${unit} is ${again.stdout.trim()} right after systemctl start: see \`journalctl -u ${unit}\` and ${cluster.logFile ?? "the cluster's log"} on the VM`,
+    );
   }
 }

@@ -7,7 +7,9 @@ import { psqlMetaQuote } from "./pg";
 
 /** `\set name 'value'` lines for psql; values are psql-quoted (see psqlMetaQuote). */
 function setVars(vars: Record<string, string>): string {
-  return Object.entries(vars).map(([name, value]) => `\\set ${name} ${psqlMetaQuote(value)}\n`).join("");
+  return Object.entries(vars)
+    .map(([name, value]) => `\\set ${name} ${psqlMetaQuote(value)}\n`)
+    .join("");
 }
 
 /**
@@ -82,7 +84,7 @@ export function applySql(plan: RoleDbPlan, db: string, user: string): string {
   }
   if (plan.grantLogin) sql += `ALTER ROLE :"db_user" LOGIN;\n`;
   if (plan.password !== undefined) {
-    sql += setVars({ pw: plan.password }) + `ALTER ROLE :"db_user" PASSWORD :'pw';\n\\unset pw\n`;
+    sql += `${setVars({ pw: plan.password })}ALTER ROLE :"db_user" PASSWORD :'pw';\n\\unset pw\n`;
   }
   if (plan.createDatabase) {
     sql += `SELECT format('CREATE DATABASE %I OWNER %I', :'db_name', :'db_user') WHERE NOT EXISTS (SELECT FROM pg_database WHERE datname = :'db_name') \\gexec\n`;

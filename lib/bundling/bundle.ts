@@ -2,10 +2,10 @@
 // `install`). Kept apart from the construct that uses it, as aws-lambda-nodejs keeps its Bundling class:
 // the stack, the job runner and the tests all go through this one function, so what a test runs is
 // byte for byte what a job gets.
-import * as crypto from "crypto";
-import * as fs from "fs";
-import * as path from "path";
-import { MessageChannel, MessagePort, receiveMessageOnPort, Worker } from "worker_threads";
+import * as crypto from "node:crypto";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { MessageChannel, type MessagePort, receiveMessageOnPort, Worker } from "node:worker_threads";
 import type { BuildOptions, Metafile } from "esbuild";
 
 /** The project root: handlers/ and node_modules/ are found from here whatever the cwd. */
@@ -130,7 +130,10 @@ export function bundleHandler(props: BundleProps): Bundle {
     }
   }
   const bundle = { dir, sha256, bytes: code.length };
-  const read = [...Object.keys(metafile.inputs).map((f) => path.resolve(PROJECT_ROOT, f)), ...Object.values(SSH2_REPLACEMENTS).map((f) => path.resolve(PROJECT_ROOT, f))];
+  const read = [
+    ...Object.keys(metafile.inputs).map((f) => path.resolve(PROJECT_ROOT, f)),
+    ...Object.values(SSH2_REPLACEMENTS).map((f) => path.resolve(PROJECT_ROOT, f)),
+  ];
   built.set(key, { bundle, inputs: new Map(read.map((f) => [f, sha256Of(fs.readFileSync(f))])) });
   return bundle;
 }
@@ -177,10 +180,17 @@ function runEsbuild(handler: string, options: BuildOptions): { code: Buffer; met
   if (!reply || reply.id !== id) {
     worker = undefined;
     void thread.terminate();
-    throw new Error(`bundling ${handler}: the esbuild worker (lib/bundling/esbuild-worker.js) ${waited === "timed-out" ? `gave no answer within ${BUILD_TIMEOUT_MS / 1000} s` : "answered out of turn"}; rerun, and if it persists run node -e 'require("esbuild")' to check the esbuild install`);
+    throw new Error(
+      `bundling ${handler}: the esbuild worker (lib/bundling/esbuild-worker.js) ${waited === "timed-out" ? `gave no answer within ${BUILD_TIMEOUT_MS / 1000} s` : "answered out of turn"}; rerun, and if it persists run node -e 'require("esbuild")' to check the esbuild install`,
+    );
   }
   if (reply.errors) {
-    const detail = reply.errors.map((e) => `${e.location ? `${e.location.file}:${e.location.line}: ` : ""}${e.text}${/node_modules\/ssh2\/lib\/index\.js/.test(e.text) ? ` (handler bundles load ${SSH2_REPLACEMENTS["node_modules/ssh2/lib/index.js"]} in its place: export the name there)` : ""}`).join("\n  ");
+    const detail = reply.errors
+      .map(
+        (e) =>
+          `${e.location ? `${e.location.file}:${e.location.line}: ` : ""}${e.text}${/node_modules\/ssh2\/lib\/index\.js/.test(e.text) ? ` (handler bundles load ${SSH2_REPLACEMENTS["node_modules/ssh2/lib/index.js"]} in its place: export the name there)` : ""}`,
+      )
+      .join("\n  ");
     throw new Error(`bundling ${handler} with esbuild failed:\n  ${detail}`);
   }
   const metafile = reply.metafile!;
@@ -191,7 +201,9 @@ function runEsbuild(handler: string, options: BuildOptions): { code: Buffer; met
     const file = realPath(path.resolve(PROJECT_ROOT, from));
     const bundled = Object.keys(metafile.inputs).some((input) => realPath(path.resolve(PROJECT_ROOT, input)) === file);
     if (bundled && !replaced.has(file)) {
-      throw new Error(`bundling ${handler}: ${from} went into the bundle as is, not replaced by ${SSH2_REPLACEMENTS[from]}; check the replace-files plugin in lib/bundling/esbuild-worker.js`);
+      throw new Error(
+        `bundling ${handler}: ${from} went into the bundle as is, not replaced by ${SSH2_REPLACEMENTS[from]}; check the replace-files plugin in lib/bundling/esbuild-worker.js`,
+      );
     }
   }
   return { code: Buffer.from(reply.code!), metafile };

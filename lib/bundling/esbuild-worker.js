@@ -4,10 +4,10 @@
 // synchronous because constructs are built synchronously.
 // Protocol: the main thread posts { id, signal, options, replacements } and blocks on `signal`; this
 // worker posts { id, code, metafile, replaced } or { id, errors } on workerPort, then bumps and notifies `signal`.
-"use strict";
-const fs = require("fs");
-const path = require("path");
-const { parentPort, workerData } = require("worker_threads");
+
+const fs = require("node:fs");
+const path = require("node:path");
+const { parentPort, workerData } = require("node:worker_threads");
 
 const realPath = (file) => {
   try {
@@ -48,8 +48,8 @@ async function build(esbuild, { options, replacements }) {
     const result = await esbuild.build({ ...options, metafile: true, write: false, plugins: [replaceFiles(options.absWorkingDir, replacements, replaced)] });
     return { code: result.outputFiles[0].contents, metafile: result.metafile, replaced };
   } catch (err) {
-    const errors = messages(err && err.errors);
-    return { errors: errors.length ? errors : [{ text: String((err && err.stack) || err) }] };
+    const errors = messages(err?.errors);
+    return { errors: errors.length ? errors : [{ text: String(err?.stack || err) }] };
   }
 }
 
@@ -59,7 +59,7 @@ let startError;
 try {
   esbuild = require("esbuild");
 } catch (err) {
-  startError = `lib/bundling/esbuild-worker.js could not load esbuild (run npm ci): ${err && err.message}`;
+  startError = `lib/bundling/esbuild-worker.js could not load esbuild (run npm ci): ${err?.message}`;
 }
 
 parentPort.on("message", async (msg) => {
@@ -68,7 +68,7 @@ parentPort.on("message", async (msg) => {
   try {
     reply = startError ? { errors: [{ text: startError }] } : await build(esbuild, msg);
   } catch (err) {
-    reply = { errors: [{ text: String((err && err.stack) || err) }] };
+    reply = { errors: [{ text: String(err?.stack || err) }] };
   }
   try {
     workerPort.postMessage({ id: msg.id, ...reply });

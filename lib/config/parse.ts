@@ -4,8 +4,22 @@ import { allSettings } from "../../shared/installer-definition";
 import { hostAddress, hostKeySha256, unixUser } from "../../shared/names";
 import { configDefaults, configFields } from "../../shared/settings";
 import { SSH_RETRY_SETTINGS } from "../../shared/ssh-retry";
-import { boolean, Field, FieldsOf, integer, list, object, oneOf, optional, required, string, validate, ValidationError, Validator } from "../../shared/validate";
-import { CatalogEntry, INSTALLERS } from "../installers/catalog";
+import {
+  boolean,
+  type Field,
+  type FieldsOf,
+  integer,
+  list,
+  object,
+  oneOf,
+  optional,
+  required,
+  string,
+  ValidationError,
+  type Validator,
+  validate,
+} from "../../shared/validate";
+import { type CatalogEntry, INSTALLERS } from "../installers/catalog";
 import { DEFAULT_JOB_TARGET, DEFAULT_STACK_NAME, NUBES_DEFAULTS, SLESS_DEFAULTS, VM_DEFAULTS } from "./defaults";
 import type { InstallersConfig, NubesConfig, SlessConfig, SshRetryConfig, VmConfig, VmInstallConfig } from "./types";
 
@@ -15,9 +29,16 @@ export const CONTEXT_KEY = "vmInstall";
 const NAME = /^[a-z][a-z0-9-]{0,30}$/;
 const nonEmpty = string({ pattern: /\S/, allowed: "a non-empty string" });
 const url = string({ pattern: /^https?:\/\/[^\s"'`$\\]+$/, allowed: "an http(s) URL" });
-const port = string({ pattern: /^[0-9]{1,5}$/, allowed: 'a port number as a string, e.g. "22"', check: (v) => (Number(v) >= 1 && Number(v) <= 65535 ? undefined : "is not a port from 1 to 65535") });
+const port = string({
+  pattern: /^[0-9]{1,5}$/,
+  allowed: 'a port number as a string, e.g. "22"',
+  check: (v) => (Number(v) >= 1 && Number(v) <= 65535 ? undefined : "is not a port from 1 to 65535"),
+});
 // `${` and `%{` would be read by Terraform as template syntax where the path lands (file(), local-exec).
-const filePath = string({ pattern: /^(?!.*[$%]\{)[^\0\n"]+$/, allowed: "a file path (no quotes, newlines, or ${ and %{, which Terraform reads as template syntax)" });
+const filePath = string({
+  pattern: /^(?!.*[$%]\{)[^\0\n"]+$/,
+  allowed: "a file path (no quotes, newlines, or ${ and %{, which Terraform reads as template syntax)",
+});
 
 // Installer settings are validated as given (no defaults) at both levels, then merged key by key:
 // VM over top level over defaults. That way a mistake is reported where it was written.
@@ -29,26 +50,27 @@ function installersFields(catalog: readonly CatalogEntry[]): Validator<RawInstal
 }
 
 type RawVm = Omit<Partial<VmConfig>, "installers" | "name"> & { name: string; installers?: RawInstallers };
-const vmFields = (installers: Validator<RawInstallers>) => object<RawVm>({
-  name: required(string({ pattern: NAME, allowed: "a lowercase letter, then lowercase letters, digits or -, at most 31" })),
-  kind: optional(oneOf(["nubes", "existing"] as const)),
-  vappName: optional(nonEmpty),
-  cpu: optional(integer(1, 64)),
-  ram: optional(integer(1, 512)),
-  disk: optional(integer(10, 4096)),
-  image: optional(nonEmpty),
-  user: optional(unixUser),
-  publicKeyPath: optional(filePath),
-  privateKeyPath: optional(filePath),
-  accessPorts: optional(list(port, { unique: true })),
-  sshPort: optional(integer(1, 65535)),
-  addressKey: optional(oneOf(["externalConnect", "internalConnect"] as const)),
-  address: optional(hostAddress),
-  hostKeySha256: optional(hostKeySha256),
-  zabbix: optional(boolean()),
-  sshRetry: optional(object<SshRetryConfig>(configFields(SSH_RETRY_SETTINGS) as never)),
-  installers: optional(installers),
-});
+const vmFields = (installers: Validator<RawInstallers>) =>
+  object<RawVm>({
+    name: required(string({ pattern: NAME, allowed: "a lowercase letter, then lowercase letters, digits or -, at most 31" })),
+    kind: optional(oneOf(["nubes", "existing"] as const)),
+    vappName: optional(nonEmpty),
+    cpu: optional(integer(1, 64)),
+    ram: optional(integer(1, 512)),
+    disk: optional(integer(10, 4096)),
+    image: optional(nonEmpty),
+    user: optional(unixUser),
+    publicKeyPath: optional(filePath),
+    privateKeyPath: optional(filePath),
+    accessPorts: optional(list(port, { unique: true })),
+    sshPort: optional(integer(1, 65535)),
+    addressKey: optional(oneOf(["externalConnect", "internalConnect"] as const)),
+    address: optional(hostAddress),
+    hostKeySha256: optional(hostKeySha256),
+    zabbix: optional(boolean()),
+    sshRetry: optional(object<SshRetryConfig>(configFields(SSH_RETRY_SETTINGS) as never)),
+    installers: optional(installers),
+  });
 
 type RawConfig = {
   stackName?: string;
@@ -62,27 +84,31 @@ type RawConfig = {
 const contextFields = (catalog: readonly CatalogEntry[]): Validator<RawConfig> => {
   const installers = installersFields(catalog);
   return object<RawConfig>({
-  stackName: optional(string({ pattern: NAME, allowed: "a lowercase letter, then lowercase letters, digits or -" })),
-  runId: optional(integer(1, 1_000_000_000)),
-  jobTarget: optional(oneOf(["sless", "local"] as const)),
-  nubes: optional(object<Partial<NubesConfig>>({
-    endpoint: optional(url),
-    providerSource: optional(nonEmpty),
-    providerVersion: optional(nonEmpty),
-    vdcUid: required(nonEmpty),
-    nsxtUid: required(nonEmpty),
-    vappName: optional(string({ pattern: NAME, allowed: "a lowercase letter, then lowercase letters, digits or -" })),
-    deleteMode: optional(oneOf(["delete", "suspend", "state_only"] as const)),
-    resumeIfExists: optional(boolean()),
-  })),
-  sless: optional(object<Partial<SlessConfig>>({
-    endpoint: optional(url),
-    providerSource: optional(nonEmpty),
-    providerVersion: optional(string()),
-    runtime: optional(string({ pattern: /^[a-z][a-z0-9.]*$/, allowed: 'a runtime name such as "nodejs20"' })),
-  })),
-  installers: optional(installers),
-  vms: required(list(vmFields(installers), { minItems: 1 })),
+    stackName: optional(string({ pattern: NAME, allowed: "a lowercase letter, then lowercase letters, digits or -" })),
+    runId: optional(integer(1, 1_000_000_000)),
+    jobTarget: optional(oneOf(["sless", "local"] as const)),
+    nubes: optional(
+      object<Partial<NubesConfig>>({
+        endpoint: optional(url),
+        providerSource: optional(nonEmpty),
+        providerVersion: optional(nonEmpty),
+        vdcUid: required(nonEmpty),
+        nsxtUid: required(nonEmpty),
+        vappName: optional(string({ pattern: NAME, allowed: "a lowercase letter, then lowercase letters, digits or -" })),
+        deleteMode: optional(oneOf(["delete", "suspend", "state_only"] as const)),
+        resumeIfExists: optional(boolean()),
+      }),
+    ),
+    sless: optional(
+      object<Partial<SlessConfig>>({
+        endpoint: optional(url),
+        providerSource: optional(nonEmpty),
+        providerVersion: optional(string()),
+        runtime: optional(string({ pattern: /^[a-z][a-z0-9.]*$/, allowed: 'a runtime name such as "nodejs20"' })),
+      }),
+    ),
+    installers: optional(installers),
+    vms: required(list(vmFields(installers), { minItems: 1 })),
   });
 };
 
@@ -94,7 +120,9 @@ export function configSchema(catalog: readonly CatalogEntry[] = INSTALLERS) {
 /** Parses the `vmInstall` context object; throws ValidationError listing every problem. */
 export function parseConfig(raw: unknown, catalog: readonly CatalogEntry[] = INSTALLERS): VmInstallConfig {
   if (raw === undefined) {
-    throw new ValidationError(`cdktf.json context.${CONTEXT_KEY}`, [`${CONTEXT_KEY}: missing; add a "${CONTEXT_KEY}" object under "context" in cdktf.json (see README, Configuration)`]);
+    throw new ValidationError(`cdktf.json context.${CONTEXT_KEY}`, [
+      `${CONTEXT_KEY}: missing; add a "${CONTEXT_KEY}" object under "context" in cdktf.json (see README, Configuration)`,
+    ]);
   }
   const where = `cdktf.json context.${CONTEXT_KEY}`;
   const given = validate(contextFields(catalog), raw, where);
@@ -120,7 +148,14 @@ export function parseConfig(raw: unknown, catalog: readonly CatalogEntry[] = INS
 /** Keys that describe a Nubes VM to create; meaningless for a host that already exists. */
 const NUBES_ONLY_KEYS = ["vappName", "cpu", "ram", "disk", "image", "publicKeyPath", "accessPorts", "addressKey", "zabbix"] as const;
 
-function resolveVm(raw: RawVm, top: RawInstallers, nubes: NubesConfig | undefined, catalog: readonly CatalogEntry[], path: string, problems: string[]): VmConfig {
+function resolveVm(
+  raw: RawVm,
+  top: RawInstallers,
+  nubes: NubesConfig | undefined,
+  catalog: readonly CatalogEntry[],
+  path: string,
+  problems: string[],
+): VmConfig {
   if (raw.kind === "existing") {
     if (raw.address === undefined) problems.push(`${path}.address: required for kind "existing": the host's IP address or name`);
     for (const key of NUBES_ONLY_KEYS) {

@@ -1,7 +1,7 @@
 // A bundled handler as a Terraform asset: the directory is copied into cdktf.out and its content hash
 // is part of the asset path, so a code change changes source_dir and reruns the job.
 import { Construct } from "constructs";
-import { bundleHandler, Bundle } from "../bundling/bundle";
+import { type Bundle, bundleHandler } from "../bundling/bundle";
 import { AssetType, TerraformAsset, TerraformStack } from "../cdktf";
 
 export interface HandlerAssetProps {
@@ -23,9 +23,13 @@ export class HandlerAsset extends Construct {
     if (existing === undefined) return new HandlerAsset(stack, id, { handler, handlersDir });
     if (existing instanceof HandlerAsset) {
       if (existing.handlersDir === handlersDir) return existing;
-      throw new Error(`HandlerAsset.forHandler(${handler}): stack ${stack.node.path} already bundles a handler named "${handler}" from ${existing.handlersDir ?? "handlers/"}, not ${handlersDir ?? "handlers/"}; give one of them another name`);
+      throw new Error(
+        `HandlerAsset.forHandler(${handler}): stack ${stack.node.path} already bundles a handler named "${handler}" from ${existing.handlersDir ?? "handlers/"}, not ${handlersDir ?? "handlers/"}; give one of them another name`,
+      );
     }
-    throw new Error(`HandlerAsset.forHandler(${handler}): stack ${stack.node.path} already has a child "${id}" that is not a HandlerAsset; rename that construct`);
+    throw new Error(
+      `HandlerAsset.forHandler(${handler}): stack ${stack.node.path} already has a child "${id}" that is not a HandlerAsset; rename that construct`,
+    );
   }
 
   /** source_dir for the job: the asset's path relative to the stack's folder in cdktf.out. */

@@ -10,12 +10,13 @@
 // Terraform's environment). The result comes back through a state-shaped file the runner writes and a
 // terraform_remote_state that reads it once the job has run, so `cdktf output` shows the same message a
 // sless_job reports.
-import * as path from "path";
+
+import * as path from "node:path";
 import type { Construct } from "constructs";
 import { PROJECT_ROOT } from "../bundling/bundle";
 import { DataTerraformRemoteStateLocal } from "../cdktf";
-import { invokeCommandLine, JobEnvVar, RESULT_STATE_DEFAULTS, ResultOutput } from "../runner/invoke-protocol";
-import { InstallerJob, JobSpec, resourceAddress } from "./job-spec";
+import { invokeCommandLine, type JobEnvVar, RESULT_STATE_DEFAULTS, type ResultOutput } from "../runner/invoke-protocol";
+import { type InstallerJob, type JobSpec, resourceAddress } from "./job-spec";
 import { TerraformData } from "./terraform-data";
 
 export interface LocalJobProps {
@@ -30,7 +31,11 @@ const EVENT_ENV = "VM_INSTALL_EVENT";
 const MESSAGE_OUTPUT: ResultOutput = "message";
 
 class LocalJob implements InstallerJob {
-  constructor(readonly resource: TerraformData, readonly address: string, readonly message: string) {}
+  constructor(
+    readonly resource: TerraformData,
+    readonly address: string,
+    readonly message: string,
+  ) {}
   get fqn(): string {
     return this.resource.fqn;
   }

@@ -3,7 +3,7 @@
 import type { Construct } from "constructs";
 import { Job } from "../../providers/generated/sless/job";
 import { Fn } from "../cdktf";
-import { InstallerJob, JobSpec, resourceAddress } from "./job-spec";
+import { type InstallerJob, type JobSpec, resourceAddress } from "./job-spec";
 
 export interface SlessJobProps {
   /** sless runtime name, e.g. "nodejs20". */
@@ -28,9 +28,10 @@ export function slessJobTarget(props: SlessJobProps) {
         ...(c.hostKeySha256 ? { SSH_HOST_KEY_SHA256: c.hostKeySha256 } : {}),
       },
       // A secret joins the event only as a Terraform reference, so cdktf.out holds var.<name>, not the value.
-      eventJson: secrets.length > 0
-        ? Fn.jsonencode({ ...spec.event, ...Object.fromEntries(secrets.map(([field, variable]) => [field, variable.value])) })
-        : JSON.stringify(spec.event),
+      eventJson:
+        secrets.length > 0
+          ? Fn.jsonencode({ ...spec.event, ...Object.fromEntries(secrets.map(([field, variable]) => [field, variable.value])) })
+          : JSON.stringify(spec.event),
       runId: spec.runId,
       waitTimeoutSec: spec.waitTimeoutSec,
       dependsOn: spec.previous ? [...spec.dependsOn, spec.previous] : spec.dependsOn,

@@ -3,15 +3,15 @@
 // `npm run docs` writes them; __tests__/reference.test.ts fails when the committed ones differ.
 import { APT_LOCK_SETTINGS } from "../../handlers/common/apt";
 import { allSettings } from "../../shared/installer-definition";
-import { Setting, Settings } from "../../shared/settings";
+import type { Setting, Settings } from "../../shared/settings";
 import { SSH_RETRY_SETTINGS } from "../../shared/ssh-retry";
-import { JsonSchema } from "../../shared/validate";
+import type { JsonSchema } from "../../shared/validate";
 import { configSchema } from "../config/parse";
-import { CatalogEntry, INSTALLERS } from "../installers/catalog";
+import { type CatalogEntry, INSTALLERS } from "../installers/catalog";
 
 /** A value as the README shows it. */
 function code(value: unknown): string {
-  return "`" + JSON.stringify(value).replace(/,/g, ", ") + "`";
+  return `\`${JSON.stringify(value).replace(/,/g, ", ")}\``;
 }
 
 function cell(text: string): string {
@@ -49,7 +49,9 @@ function installerTable(def: CatalogEntry): string {
     const event = secret ? `\`${secret[0]}\` (secret, from \`TF_VAR_<${key}>\`)` : eventKey;
     return `| ${configKey} | ${event} | ${cell(typeWords(s.rule.schema))} | ${cell(defaultWords(s))} | ${cell(s.doc)} |`;
   });
-  const own = Object.entries(def.result).map(([field, doc]) => `\`${field}\` (${doc})`).join("; ");
+  const own = Object.entries(def.result)
+    .map(([field, doc]) => `\`${field}\` (${doc})`)
+    .join("; ");
   return [
     `#### ${def.handler} (\`installers.${def.key}\`)`,
     "",
@@ -66,8 +68,9 @@ function installerTable(def: CatalogEntry): string {
 /** Event keys every installer takes, from `vms[].sshRetry` (ssh) or only in the event (apt). */
 function commonTable(): string {
   const rows = (group: string, settings: Settings, config?: string) =>
-    Object.entries(settings).map(([key, s]) =>
-      `| \`${group}.${s.event}\` | ${config ? `\`${config}.${key}\`` : "(event only)"} | ${cell(typeWords(s.rule.schema))} | ${cell(defaultWords(s))} | ${cell(s.doc)} |`,
+    Object.entries(settings).map(
+      ([key, s]) =>
+        `| \`${group}.${s.event}\` | ${config ? `\`${config}.${key}\`` : "(event only)"} | ${cell(typeWords(s.rule.schema))} | ${cell(defaultWords(s))} | ${cell(s.doc)} |`,
     );
   return [
     "#### Every installer",

@@ -11,12 +11,11 @@
 //   fd 3     one line of JSON {"nonce", "phase", "message"}: a pipe of its own, so nothing the handler
 //            prints on stdout/stderr can pass for the result; the nonce (which only this script has
 //            seen) rules out a stray write to fd 3 by handler code too
-"use strict";
 
 // Taken before any handler code runs: a handler that replaces these cannot tamper with the report.
-const fs = require("fs");
-const path = require("path");
-const Module = require("module");
+const fs = require("node:fs");
+const path = require("node:path");
+const Module = require("node:module");
 const stringify = JSON.stringify;
 const exit = process.exit.bind(process);
 const writeSync = fs.writeSync;
@@ -30,7 +29,7 @@ let reported = false;
 function report(phase, message) {
   if (reported) return;
   reported = true;
-  const buf = Buffer.from(stringify({ nonce, phase, message }) + "\n", "utf8");
+  const buf = Buffer.from(`${stringify({ nonce, phase, message })}\n`, "utf8");
   let off = 0;
   while (off < buf.length) {
     try {
@@ -61,7 +60,7 @@ function describeError(err) {
   // error type (TypeError, ...) is a bug: keep its type and where it happened.
   const builtin = BUILTIN_ERRORS.has(err.name);
   if (!builtin && err.message) {
-    return err.message + (err.cause !== undefined ? "\ncaused by: " + describeError(err.cause) : "");
+    return err.message + (err.cause !== undefined ? `\ncaused by: ${describeError(err.cause)}` : "");
   }
   const name = typeof err.name === "string" && err.name && err.name !== "Error" ? `${err.name}: ` : "";
   let out = name + (err.message || "(error with an empty message)");
@@ -70,9 +69,9 @@ function describeError(err) {
     .filter((l) => /^\s+at /.test(l))
     .filter((l) => !l.includes("node:internal") && !l.includes(__filename))
     .slice(0, MAX_FRAMES)
-    .map((l) => "  " + l.trim());
-  if (frames.length) out += "\n" + frames.join("\n");
-  if (err.cause !== undefined) out += "\ncaused by: " + describeError(err.cause);
+    .map((l) => `  ${l.trim()}`);
+  if (frames.length) out += `\n${frames.join("\n")}`;
+  if (err.cause !== undefined) out += `\ncaused by: ${describeError(err.cause)}`;
   return out;
 }
 
@@ -124,16 +123,16 @@ async function main() {
   try {
     invocation = JSON.parse(await readStdin());
   } catch (err) {
-    return fail(`bootstrap: could not read the invocation from stdin: ${err && err.message}`);
+    return fail(`bootstrap: could not read the invocation from stdin: ${err?.message}`);
   }
-  nonce = String(invocation && invocation.nonce);
+  nonce = String(invocation?.nonce);
   const event = invocation ? invocation.event : undefined;
 
-  process.on("uncaughtException", (err) => fail("uncaught exception in handler: " + describeError(err)));
-  process.on("unhandledRejection", (err) => fail("unhandled promise rejection in handler: " + describeError(err)));
+  process.on("uncaughtException", (err) => fail(`uncaught exception in handler: ${describeError(err)}`));
+  process.on("unhandledRejection", (err) => fail(`unhandled promise rejection in handler: ${describeError(err)}`));
 
   const dir = process.cwd();
-  const file = path.join(dir, moduleName + ".js");
+  const file = path.join(dir, `${moduleName}.js`);
   if (!fs.existsSync(file)) {
     const present = fs.readdirSync(dir).join(", ") || "nothing";
     return fail(`entrypoint ${entrypoint}: ${file} does not exist (the directory holds ${present}); the job directory must be a bundle made by bundleHandler`);
@@ -162,14 +161,14 @@ async function main() {
   try {
     message = stringify(result === undefined ? null : result);
   } catch (err) {
-    return fail(`handler returned a value that is not JSON-serialisable: ${err && err.message}`);
+    return fail(`handler returned a value that is not JSON-serialisable: ${err?.message}`);
   }
   finish("Succeeded", message);
 }
 
 main().catch((err) => {
   try {
-    fail("bootstrap: " + describeError(err));
+    fail(`bootstrap: ${describeError(err)}`);
   } catch {
     exit(70);
   }

@@ -1,10 +1,10 @@
 // Resolving a parsed command line against the environment and the disk: which job directory or installer,
 // the event from wherever it was given, the job's env and key, the result files' places, and the secrets
 // to scrub. Each step's UsageError names the option at fault, so the CLI can say what to fix.
-import * as fs from "fs";
-import * as path from "path";
+import * as fs from "node:fs";
+import * as path from "node:path";
 import { PROJECT_ROOT } from "../bundling/bundle";
-import { InvokeArgs, JOB_ENV_VARS, JobEnvVar, parseEvent, UsageError } from "./invoke-args";
+import { type InvokeArgs, JOB_ENV_VARS, type JobEnvVar, parseEvent, UsageError } from "./invoke-args";
 import { DEFAULT_ENTRYPOINT, DEFAULT_TIMEOUT_SEC } from "./run-job";
 
 /** Event fields whose string values are scrubbed from the output, besides SSH_KEY. */
@@ -68,7 +68,9 @@ function resolveSource(args: InvokeArgs, handlersDir: string): { installer?: str
   if (installer !== undefined) {
     if (!INSTALLER_NAME.test(installer) || !fs.existsSync(path.join(handlersDir, installer, "handler.ts"))) {
       const known = installersIn(handlersDir);
-      throw new UsageError(`unknown installer ${JSON.stringify(installer)}: there is no ${path.join(handlersDir, installer, "handler.ts")}; known: ${known.join(", ") || "none"}`);
+      throw new UsageError(
+        `unknown installer ${JSON.stringify(installer)}: there is no ${path.join(handlersDir, installer, "handler.ts")}; known: ${known.join(", ") || "none"}`,
+      );
     }
   }
   let dir: string | undefined;

@@ -3,8 +3,8 @@
 // CLI parses with, so a flag renamed on one side only does not compile, and a value the CLI would refuse
 // fails at synth rather than at apply. The CLI is user-visible (`npm run invoke`, README): flags, usage
 // text and messages are its interface, not implementation details.
-import * as path from "path";
-import { parseArgs } from "util";
+import * as path from "node:path";
+import { parseArgs } from "node:util";
 import { command } from "../../shared/shell-quote";
 import { PROJECT_ROOT } from "../bundling/bundle";
 import { DEFAULT_ENTRYPOINT, DEFAULT_TIMEOUT_SEC, parseEntrypoint } from "./run-job";
@@ -36,7 +36,10 @@ const OPTIONS = {
     type: "string",
     multiple: true,
     arg: "F=VAR",
-    help: ["set event field F from environment variable VAR (e.g. db_password=TF_VAR_pg_password),", "so a secret is on no command line and in no file; repeatable"],
+    help: [
+      "set event field F from environment variable VAR (e.g. db_password=TF_VAR_pg_password),",
+      "so a secret is on no command line and in no file; repeatable",
+    ],
   },
   name: { type: "string", arg: "NAME", help: ["the job's name, shown in progress and in a failure"] },
   entrypoint: { type: "string", arg: "M.F", help: [`module.function to call (default ${DEFAULT_ENTRYPOINT})`] },
@@ -109,7 +112,9 @@ export function parseEvent(text: string, where: string): Record<string, unknown>
     throw new UsageError(`${where} is not valid JSON (${(err as Error).message}); pass one JSON object, e.g. --event '{"packages":["git"]}'`);
   }
   if (value === null || typeof value !== "object" || Array.isArray(value)) {
-    throw new UsageError(`${where} must be a JSON object (got ${Array.isArray(value) ? "an array" : JSON.stringify(value)}); e.g. --event '{"packages":["git"]}'`);
+    throw new UsageError(
+      `${where} must be a JSON object (got ${Array.isArray(value) ? "an array" : JSON.stringify(value)}); e.g. --event '{"packages":["git"]}'`,
+    );
   }
   return value as Record<string, unknown>;
 }

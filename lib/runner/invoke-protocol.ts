@@ -8,6 +8,7 @@
 //   invoke-args.ts   the flags, the usage text, parsing argv and building it (and the /bin/sh line) back
 //   invocation.ts    resolving parsed arguments against the environment and the disk
 //   result-state.ts  the result file and the result state's outputs
-export * from "./invoke-args";
+
 export * from "./invocation";
+export * from "./invoke-args";
 export * from "./result-state";

@@ -1,7 +1,7 @@
 // What a job process writes: its output lines (scrubbed, streamed to the caller, the last few kept for a
 // failure's message) and its result channel (fd 3), where the bootstrap reports the outcome.
-import { Readable } from "stream";
-import { StringDecoder } from "string_decoder";
+import type { Readable } from "node:stream";
+import { StringDecoder } from "node:string_decoder";
 import type { JobPhase } from "./run-job";
 
 export type OutputStream = "stdout" | "stderr";
@@ -66,7 +66,7 @@ function readReports(stream: Readable, onReport: (line: string) => void): void {
 /** The last lines of a stream, short enough to go into a message. */
 export function tailText(lines: readonly string[]): string {
   let text = lines.slice(-TAIL_LINES).join("\n");
-  if (text.length > TAIL_CHARS) text = "..." + text.slice(-TAIL_CHARS);
+  if (text.length > TAIL_CHARS) text = `...${text.slice(-TAIL_CHARS)}`;
   return text;
 }
 

@@ -1,9 +1,9 @@
 // Where a job's outcome is left for others to read: a JSON file, and a Terraform state whose outputs a
 // terraform_remote_state reads, so a local job's result reaches `cdktf output` in the same shape as a
 // sless_job's message. The local target reads the outputs by these names; the CLI writes them.
-import * as fs from "fs";
-import * as path from "path";
-import { JobResult } from "./run-job";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import type { JobResult } from "./run-job";
 
 /**
  * The result state's outputs, with the values terraform_remote_state gives before the runner has
@@ -29,7 +29,7 @@ export function resultAsTfstate(result: Pick<JobResult, "phase" | "message">, na
 export function writeResultFile(file: string, text: string): void {
   const tmp = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.${Date.now()}.tmp`);
   try {
-    fs.writeFileSync(tmp, text + "\n", { mode: 0o600 });
+    fs.writeFileSync(tmp, `${text}\n`, { mode: 0o600 });
     fs.renameSync(tmp, file);
   } catch (err) {
     fs.rmSync(tmp, { force: true });

@@ -2,13 +2,13 @@
 // directory, the job's env vars and nothing else, the event on stdin, one outcome (phase + message).
 // Tests, benchmarks, `npm run invoke` and the local job target all come through here, so a handler that
 // passes locally has been loaded and called exactly as it will be on the platform.
-import { ChildProcess, spawn } from "child_process";
-import * as crypto from "crypto";
-import * as fs from "fs";
-import * as path from "path";
-import { Readable } from "stream";
+import { type ChildProcess, spawn } from "node:child_process";
+import * as crypto from "node:crypto";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import type { Readable } from "node:stream";
 import { SecretScrubber } from "../../shared/secrets";
-import { JobOutput, OutputStream, Report, streamOutput, tailText, watchForReport } from "./job-output";
+import { type JobOutput, type OutputStream, type Report, streamOutput, tailText, watchForReport } from "./job-output";
 import { killGroup, track, untrack } from "./process-group";
 
 export type JobPhase = "Succeeded" | "Failed";
@@ -229,7 +229,7 @@ function outcome(report: Report | undefined, ending: Ending, output: JobOutput, 
   const tail = tailText(output.stderrTail);
   return {
     phase: "Failed",
-    message: `the job process ${how} before reporting a result (did the handler call process.exit?)` + (tail ? `; last stderr lines:\n${tail}` : "; stderr was empty"),
+    message: `the job process ${how} before reporting a result (did the handler call process.exit?)${tail ? `; last stderr lines:\n${tail}` : "; stderr was empty"}`,
   };
 }
 

@@ -3,7 +3,7 @@
 // separate SSH session.
 import { bundleHandler } from "../../../lib/bundling/bundle";
 import { runJob } from "../../../lib/runner/run-job";
-import { jobEnvFor, Sandbox, sandboxSupportProblems, sshRun, startSandbox } from "../../../sandbox";
+import { jobEnvFor, type Sandbox, sandboxSupportProblems, sshRun, startSandbox } from "../../../sandbox";
 
 /**
  * `describe` when a sandbox can run here, else `describe.skip` with the reason printed. Under CI=true a

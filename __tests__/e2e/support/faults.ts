@@ -4,12 +4,12 @@
 //
 // Everything here acts from outside the SSH path the handler uses (nft in the target's netns, nsenter
 // via rootExec/rootSpawn, ssh-keygen on the host), so a fault never depends on the thing it breaks.
-import { execFile } from "child_process";
-import { randomBytes } from "crypto";
-import * as fs from "fs";
-import * as os from "os";
-import * as path from "path";
-import { Sandbox } from "../../../sandbox";
+import { execFile } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import type { Sandbox } from "../../../sandbox";
 
 function run(cmd: string, args: string[], input?: string): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
@@ -58,13 +58,12 @@ export async function blockSsh(sb: Sandbox): Promise<SshBlock> {
     `  }`,
     `}`,
   ].join("\n");
-  await mustRun("ip", ["netns", "exec", sb.netns, "nft", "-f", "-"], rules + "\n");
+  await mustRun("ip", ["netns", "exec", sb.netns, "nft", "-f", "-"], `${rules}\n`);
   const blockedAt = Date.now();
   let restored: Promise<number> | undefined;
   return {
     blockedAt,
-    restore: () =>
-      (restored ??= mustRun("ip", ["netns", "exec", sb.netns, "nft", "delete", "table", "inet", table]).then(() => Date.now())),
+    restore: () => (restored ??= mustRun("ip", ["netns", "exec", sb.netns, "nft", "delete", "table", "inet", table]).then(() => Date.now())),
   };
 }
 

@@ -57,7 +57,7 @@ export function policyBlock(name: string, candidate: string | undefined, version
     lines.push("        500 http://deb.debian.org/debian bookworm/main amd64 Packages");
     if (v === installed) lines.push("        100 /var/lib/dpkg/status");
   }
-  return lines.join("\n") + "\n";
+  return `${lines.join("\n")}\n`;
 }
 
 export const LOCK_STDERR =

@@ -1,10 +1,11 @@
 // Runs an installer through the real handler kit with a scripted double in place of the SSH connection.
-import { HandlerSpec, InstallerDeps, InstallerReport, runHandler } from "../../../handlers/common/handler-kit";
-import { Settings } from "../../../shared/settings";
+import { type HandlerSpec, type InstallerDeps, type InstallerReport, runHandler } from "../../../handlers/common/handler-kit";
 import { SecretScrubber } from "../../../shared/secrets";
-import { ScriptedRemote, Step } from "./scripted-remote";
+import type { Settings } from "../../../shared/settings";
+import { ScriptedRemote, type Step } from "./scripted-remote";
 
-export const TEST_KEY = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW\n-----END OPENSSH PRIVATE KEY-----\n";
+export const TEST_KEY =
+  "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW\n-----END OPENSSH PRIVATE KEY-----\n";
 /** The job env the double's VM is reached with. */
 export const TEST_ENV = { VM_IP: "192.0.2.10", SSH_USER: "ubuntu", SSH_KEY: TEST_KEY };
 
@@ -12,7 +13,12 @@ export const TEST_ENV = { VM_IP: "192.0.2.10", SSH_USER: "ubuntu", SSH_KEY: TEST
  * Runs `handler` on `event` against `script`: the result or the error, every progress line, the
  * double (its calls) and how many times the kit connected (0 when validation stopped it).
  */
-export async function runScripted<S extends Settings, R extends InstallerReport>(handler: HandlerSpec<S, R>, event: unknown, script: Step[], deps: Partial<InstallerDeps> = {}) {
+export async function runScripted<S extends Settings, R extends InstallerReport>(
+  handler: HandlerSpec<S, R>,
+  event: unknown,
+  script: Step[],
+  deps: Partial<InstallerDeps> = {},
+) {
   const remote = new ScriptedRemote(script);
   const lines: string[] = [];
   let connects = 0;
@@ -25,6 +31,9 @@ export async function runScripted<S extends Settings, R extends InstallerReport>
     write: (l) => lines.push(l),
     secrets: new SecretScrubber(),
     ...deps,
-  }).then((result) => ({ result, error: undefined }), (error: Error) => ({ result: undefined, error }));
+  }).then(
+    (result) => ({ result, error: undefined }),
+    (error: Error) => ({ result: undefined, error }),
+  );
   return { ...outcome, remote, lines, connects };
 }

@@ -3,8 +3,8 @@
 // test also proves nothing else ran. Results go through the real ExecRemote, so exit checks,
 // CommandError wording and scrubbing are the production ones.
 
-import { ExecRemote, RunOptions, RunResult } from "../../../handlers/common/exec";
-import { Connection } from "../../../handlers/common/handler-kit";
+import { ExecRemote, type RunOptions, type RunResult } from "../../../handlers/common/exec";
+import type { Connection } from "../../../handlers/common/handler-kit";
 import { SecretScrubber } from "../../../shared/secrets";
 
 export interface Step {
@@ -31,7 +31,7 @@ export class ScriptedRemote implements Connection {
 
   constructor(
     private readonly script: Step[],
-    readonly hostKeySha256 = "SHA256:" + "A".repeat(43),
+    readonly hostKeySha256 = `SHA256:${"A".repeat(43)}`,
     readonly target = "ubuntu@192.0.2.10:22",
     private readonly secrets = new SecretScrubber(),
   ) {}

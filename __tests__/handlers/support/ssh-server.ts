@@ -1,9 +1,9 @@
 // An in-process SSH server (ssh2's own) on 127.0.0.1 for testing ssh.ts and the bundled handler over a
 // real SSH connection: real handshake, host key, public-key authentication, exec channels.
 
-import * as crypto from "crypto";
-import * as net from "net";
-import { Connection, ParsedKey, Server, utils } from "ssh2";
+import * as crypto from "node:crypto";
+import * as net from "node:net";
+import { type Connection, type ParsedKey, Server, utils } from "ssh2";
 import { testKey } from "./test-keys";
 
 export interface ExecReply {
@@ -113,7 +113,7 @@ export async function startServer(opts: TestServerOptions): Promise<TestServer> 
   });
   return {
     port: (server.address() as net.AddressInfo).port,
-    hostKeySha256: "SHA256:" + crypto.createHash("sha256").update(hostPub).digest("base64").replace(/=+$/, ""),
+    hostKeySha256: `SHA256:${crypto.createHash("sha256").update(hostPub).digest("base64").replace(/=+$/, "")}`,
     hostPublicLine: `${parsed(hostKey).type} ${hostPub.toString("base64")}`,
     get commands() {
       return state.commands;

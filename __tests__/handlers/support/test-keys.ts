@@ -2,8 +2,8 @@
 // why). Every test that needs a key takes it from here, never from ssh2's generator, which now and then
 // writes a key it cannot read back.
 
-import * as fs from "fs";
-import * as path from "path";
+import * as fs from "node:fs";
+import * as path from "node:path";
 
 const KEYS_DIR = path.resolve(__dirname, "..", "..", "fixtures", "keys");
 
@@ -45,7 +45,9 @@ export function testKey(name: TestKeyName): TestKey {
     try {
       key = { private: fs.readFileSync(file, "utf8"), public: fs.readFileSync(`${file}.pub`, "utf8").trim(), sha256: FINGERPRINTS[name] };
     } catch (err) {
-      throw new Error(`test key ${name}: cannot read ${file} or ${file}.pub (${(err as Error).message}); see __tests__/fixtures/keys/README.md to make it again`);
+      throw new Error(
+        `test key ${name}: cannot read ${file} or ${file}.pub (${(err as Error).message}); see __tests__/fixtures/keys/README.md to make it again`,
+      );
     }
     loaded.set(name, key);
   }

@@ -11,7 +11,9 @@ const HERE = "lib/bundling/stubs/ssh2-index.js";
 // Only after the connection is up would a missing SFTP surface, as a throw inside ssh2's packet
 // handling; failing at the call names the cause.
 Client.prototype.sftp = function sftp() {
-  throw new Error(`ssh2 SFTP is left out of handler bundles to keep them small (${HERE}); run commands over exec instead, or drop the SFTP entry from SSH2_REPLACEMENTS in lib/bundling/bundle.ts`);
+  throw new Error(
+    `ssh2 SFTP is left out of handler bundles to keep them small (${HERE}); run commands over exec instead, or drop the SFTP entry from SSH2_REPLACEMENTS in lib/bundling/bundle.ts`,
+  );
 };
 
 const utilsExported = { parseKey };
@@ -19,7 +21,9 @@ const utils = new Proxy(utilsExported, {
   get(target, prop) {
     // Symbols and the names runtimes probe (util.inspect, await) are not calls into ssh2.
     if (typeof prop !== "string" || prop in target || prop === "then" || prop === "toJSON") return target[prop];
-    throw new Error(`ssh2 utils.${prop} is not in the handler bundle: ${HERE} lists what handlers may use from ssh2; export it there and rerun __tests__/bundle.test.ts (bundle size limit)`);
+    throw new Error(
+      `ssh2 utils.${prop} is not in the handler bundle: ${HERE} lists what handlers may use from ssh2; export it there and rerun __tests__/bundle.test.ts (bundle size limit)`,
+    );
   },
 });
 

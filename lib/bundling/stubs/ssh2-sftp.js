@@ -2,7 +2,6 @@
 // ../bundle.ts): 50 KB that handlers never run, since they only exec commands. ssh2's client requires the
 // SFTP class at load time and constructs it only for an SFTP channel, which ssh2-index.js refuses to open;
 // utils.js compares a channel's constructor with it, which stays false for every exec channel.
-"use strict";
 
 class SFTP {
   constructor() {
