@@ -3,7 +3,7 @@
 // runs here.
 import * as fs from "fs";
 import { applyTable, currentTable, loadResults, README, renderTable } from "../bench/report";
-import { rotation } from "../bench/rounds";
+import { rotation, runRounds } from "../bench/rounds";
 
 describe("README benchmark table", () => {
   const readme = fs.readFileSync(README, "utf8");
@@ -35,5 +35,15 @@ describe("rotation", () => {
   it("changes which side runs first every round", () => {
     expect([1, 2, 3, 4].map((r) => rotation(["a", "b"], r).join(""))).toEqual(["ab", "ba", "ab", "ba"]);
     expect([1, 2, 3, 4].map((r) => rotation(["a", "b", "c"], r).join(""))).toEqual(["abc", "bca", "cab", "abc"]);
+  });
+
+  it("runRounds keeps every round's figure per side, in the rotated order", async () => {
+    const calls: string[] = [];
+    const side = (name: string, ms: number[]) => ({ name, label: name, run: async (round: number) => (calls.push(`${round}${name}`), ms[round - 1]) });
+    const out = await runRounds(5, [side("a", [10, 20, 30, 40, 50]), side("b", [5, 5, 6, 7, 100])], () => undefined);
+    expect(calls).toEqual(["1a", "1b", "2b", "2a", "3a", "3b", "4b", "4a", "5a", "5b"]);
+    expect(out.records.filter((r) => r.order === 1).map((r) => r.side)).toEqual(["a", "b", "a", "b", "a"]);
+    expect(out.stats.a).toEqual({ median: 30, min: 10, max: 50, ms: [10, 20, 30, 40, 50] });
+    expect(out.stats.b.median).toBe(6);
   });
 });
