@@ -2,7 +2,7 @@
 // at synth), the settings -> event mapping, the handler's event check (snake_case keys, before any SSH),
 // the JSON Schema an editor checks cdktf.json with, and the README's tables. A setting added here shows
 // up in all of them; one rule object checks both sides, so they cannot accept different values.
-import { type Field, type FieldsOf, type JsonSchema, optional, required, type Validator } from "./validate";
+import { type Field, type FieldsOf, optional, required, type Validator } from "./validate";
 
 /** One setting. The key it is declared under is its cdktf.json key. */
 export interface Setting<T = unknown> {
@@ -32,12 +32,11 @@ export function setting<T, const O extends Omit<Setting<T>, "rule">>(rule: Valid
 
 type ValueOf<S> = S extends { rule: Validator<infer T> } ? T : never;
 type HasDefault<S> = S extends { default: unknown } ? true : false;
-type OmitNever<T> = { [K in keyof T as T[K] extends never ? never : K]: T[K] };
 
 /** The settings as cdktf.json holds them once defaults are filled in. */
-export type ConfigOf<S extends Settings> = OmitNever<{
+export type ConfigOf<S extends Settings> = {
   readonly [K in keyof S as S[K] extends { eventOnly: true } ? never : HasDefault<S[K]> extends true ? K : never]: ValueOf<S[K]>;
-}> & {
+} & {
   readonly [K in keyof S as S[K] extends { eventOnly: true } ? never : HasDefault<S[K]> extends true ? never : K]?: ValueOf<S[K]>;
 };
 
@@ -95,17 +94,8 @@ export function toEvent(settings: Settings, config: Record<string, unknown>): Re
   return out;
 }
 
-/** The doc line with its default, as the JSON Schema's description. */
+/** The doc line with its default, as the JSON Schema's description (an editor shows it on hover). */
 function describeSetting(s: Setting): string {
+  if (s.default !== undefined) return `${s.doc} Default: ${JSON.stringify(s.default)}.`;
   return s.defaultDoc ? `${s.doc} Default: ${s.defaultDoc}.` : s.doc;
-}
-
-/** The JSON Schema of the cdktf.json side (no `required`: every setting may be left to its default). */
-export function configSchema(settings: Settings): JsonSchema {
-  const properties: Record<string, JsonSchema> = {};
-  for (const [key, s] of entries(settings)) {
-    if (s.eventOnly) continue;
-    properties[key] = { ...s.rule.schema, description: describeSetting(s), ...(s.default !== undefined ? { default: s.default } : {}) };
-  }
-  return { type: "object", properties, additionalProperties: false };
 }
