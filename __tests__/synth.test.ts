@@ -103,7 +103,7 @@ describe("job contents", () => {
       expect(pg).toContain(kv);
     expect(jobs.vm1_packages.event_json).not.toContain("password");
     expect(jobs.vm1_docker.event_json).not.toContain("password");
-    expect(tf.variable.pg_password).toEqual({ description: "PostgreSQL password (TF_VAR_pg_password)", sensitive: true, type: "string" });
+    expect(tf.variable.pg_password).toEqual({ description: "install-postgres's db_password (TF_VAR_pg_password)", sensitive: true, type: "string" });
   });
 
   test("a VM's sshRetry reaches every job's event as the handlers' ssh key", () => {

@@ -49,7 +49,7 @@ export class VmInstallStack extends TerraformStack {
           jobTarget,
           baseDir,
           installers: props.installers,
-          secretVariable: (name) => this.secretVariable(name, `PostgreSQL password (TF_VAR_${name})`),
+          secretVariable: (name, description) => this.secretVariable(name, description),
         }),
     );
   }

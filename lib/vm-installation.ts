@@ -26,7 +26,7 @@ export interface VmInstallationProps {
   /** Folder that relative key paths are resolved from. @default process.cwd() (where cdktf runs the app) */
   readonly baseDir?: string;
   /** Returns the sensitive Terraform variable with this name (shared by VMs that name the same one). */
-  readonly secretVariable: (name: string) => TerraformVariable;
+  readonly secretVariable: (name: string, description: string) => TerraformVariable;
   /** The installers, in run order. @default the catalog (lib/installers/catalog.ts) */
   readonly installers?: readonly CatalogEntry[];
 }
@@ -44,8 +44,17 @@ function sshEvent(vm: VmConfig): { ssh?: Record<string, unknown> } {
 }
 
 /** An installer's secret event fields, each from the sensitive variable its setting names. */
-function secretEvent(def: CatalogEntry, settings: Record<string, unknown>, variable: (name: string) => TerraformVariable): Record<string, TerraformVariable> {
-  return Object.fromEntries(Object.entries(def.secrets ?? {}).map(([field, key]) => [field, variable(String(settings[key]))]));
+function secretEvent(
+  def: CatalogEntry,
+  settings: Record<string, unknown>,
+  variable: (name: string, description: string) => TerraformVariable,
+): Record<string, TerraformVariable> {
+  return Object.fromEntries(
+    Object.entries(def.secrets ?? {}).map(([field, key]) => {
+      const name = String(settings[key]);
+      return [field, variable(name, `${def.handler}'s ${field} (TF_VAR_${name})`)];
+    }),
+  );
 }
 
 export class VmInstallation extends Construct {
