@@ -64,7 +64,8 @@ export interface BenchResult {
 
 function git(args: string[]): string {
   try {
-    return execFileSync("git", args, { cwd: path.join(__dirname, ".."), encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim();
+    // Only the end is trimmed: `git status --porcelain` lines start with a status column that may be a space.
+    return execFileSync("git", args, { cwd: path.join(__dirname, ".."), encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trimEnd();
   } catch {
     return "";
   }
