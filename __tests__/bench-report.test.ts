@@ -1,7 +1,7 @@
 // The README's benchmark table is generated from the committed results files (bench/results/*.json) by
 // `npm run bench:report`; this fails when someone edits one without the other. Files only: no benchmark
 // runs here.
-import * as fs from "fs";
+import * as fs from "node:fs";
 import { applyTable, currentTable, loadResults, README, renderTable } from "../bench/report";
 import { rotation, runRounds } from "../bench/rounds";
 
@@ -39,7 +39,14 @@ describe("rotation", () => {
 
   it("runRounds keeps every round's figure per side, in the rotated order", async () => {
     const calls: string[] = [];
-    const side = (name: string, ms: number[]) => ({ name, label: name, run: async (round: number) => (calls.push(`${round}${name}`), ms[round - 1]) });
+    const side = (name: string, ms: number[]) => ({
+      name,
+      label: name,
+      run: async (round: number) => {
+        calls.push(`${round}${name}`);
+        return ms[round - 1];
+      },
+    });
     const out = await runRounds(5, [side("a", [10, 20, 30, 40, 50]), side("b", [5, 5, 6, 7, 100])], () => undefined);
     expect(calls).toEqual(["1a", "1b", "2b", "2a", "3a", "3b", "4b", "4a", "5a", "5b"]);
     expect(out.records.filter((r) => r.order === 1).map((r) => r.side)).toEqual(["a", "b", "a", "b", "a"]);

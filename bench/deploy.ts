@@ -12,11 +12,11 @@
 // Not exercised here: the demo's installers, not the defaults (docker: channel "distro" + verify
 // "daemon" + no compose, since download.docker.com and Docker Hub are unreachable; postgres: the
 // distribution's 15, since PGDG is unreachable); jobs run on the local target, not on sless.
-import * as path from "path";
+import * as path from "node:path";
+import { tempDir } from "../__tests__/support/synth";
 import { demoContext } from "../demo/demo";
 import { runCdktf, writeCdktfProject } from "../demo/project";
 import type { Sandbox } from "../sandbox";
-import { tempDir } from "../__tests__/support/synth";
 import { rawDockerDistro, rawPackages, rawPostgres, timeRawScript } from "./raw-sequences";
 import { buildResult, commitInfo } from "./results";
 import { fmtS, runRounds } from "./rounds";
@@ -24,10 +24,10 @@ import { report, roundsArg, runMain, withSandbox } from "./support";
 
 const rounds = roundsArg("deploy.ts");
 const PASSWORD = "bench 'pw' $x";
-const log = (line: string) => process.stdout.write(line + "\n");
+const log = (line: string) => process.stdout.write(`${line}\n`);
 const NOT_EXERCISED = [
   'deploy: the demo\'s installers (docker channel "distro", verify "daemon", compose false; postgres the distribution\'s 15), not the defaults, which need download.docker.com, Docker Hub and apt.postgresql.org',
-  "deploy: jobTarget \"local\" (the runner on this machine) with kind \"existing\" VMs; the sless platform and Nubes VMs are not reachable here",
+  'deploy: jobTarget "local" (the runner on this machine) with kind "existing" VMs; the sless platform and Nubes VMs are not reachable here',
 ];
 
 /** The floor: what the deploy does on the VM, by hand, one ssh session per installer. */
@@ -37,7 +37,11 @@ async function floor(sb: Sandbox): Promise<{ total: number; parts: Record<string
     packages: await timeRawScript(sb, rawPackages(ctx.installers.packages.packages), "packages"),
     // The lists are fresh from the first script; the installers skip updating them too (cache_valid_sec).
     docker: await timeRawScript(sb, rawDockerDistro(sb.user, { update: false }), "docker"),
-    postgres: await timeRawScript(sb, rawPostgres({ db: ctx.installers.postgres.dbName, user: ctx.installers.postgres.dbUser, password: PASSWORD, update: false }), "postgres"),
+    postgres: await timeRawScript(
+      sb,
+      rawPostgres({ db: ctx.installers.postgres.dbName, user: ctx.installers.postgres.dbUser, password: PASSWORD, update: false }),
+      "postgres",
+    ),
   };
   const rounded = Object.fromEntries(Object.entries(parts).map(([k, v]) => [k, Math.round(v)]));
   return { total: Object.values(parts).reduce((a, b) => a + b, 0), parts: rounded };
@@ -70,7 +74,11 @@ async function main(): Promise<void> {
         run: () =>
           withSandbox(async (sb) => {
             const f = await floor(sb);
-            log(`    floor parts: ${Object.entries(f.parts).map(([k, v]) => `${k} ${fmtS(v)}`).join(", ")}`);
+            log(
+              `    floor parts: ${Object.entries(f.parts)
+                .map(([k, v]) => `${k} ${fmtS(v)}`)
+                .join(", ")}`,
+            );
             return { ms: f.total, extra: { parts_ms: f.parts } };
           }),
       },
@@ -104,7 +112,12 @@ async function main(): Promise<void> {
       "two_vms: the same stack with two VMs, each a fresh sandbox; floor: the three raw sequences (bench/raw-sequences.ts) one after another over ssh on a fresh sandbox; " +
       "floor_two_vms: the floor on two fresh sandboxes at once (both are containers on this one machine), wall time until both are done",
     outcome,
-    sideLabels: { floor: "raw sequences, summed", floor_two_vms: "raw sequences on two VMs at once", one_vm: "demo deploy, one VM", two_vms: "same deploy, two VMs" },
+    sideLabels: {
+      floor: "raw sequences, summed",
+      floor_two_vms: "raw sequences on two VMs at once",
+      one_vm: "demo deploy, one VM",
+      two_vms: "same deploy, two VMs",
+    },
     comparisons: [
       { label: "demo deploy vs raw floor", project: "one_vm", baseline: "floor", target: 1.3 },
       { label: "deploy: two VMs vs one", project: "two_vms", baseline: "one_vm", target: 1.3 },

@@ -23,7 +23,7 @@ const NOT_EXERCISED = [
   'install-docker: verify "hello-world" (the default) pulls from Docker Hub, unreachable here; measured: verify "daemon" (docker info)',
   "install-docker: compose (default true) on channel distro is Debian 12's Python compose v1; measured without it, as the demo deploys",
 ];
-const log = (line: string) => process.stdout.write(line + "\n");
+const log = (line: string) => process.stdout.write(`${line}\n`);
 
 async function main(): Promise<void> {
   const commit = commitInfo();
@@ -39,7 +39,8 @@ async function main(): Promise<void> {
     },
     checkRerun: (r) => {
       const changed = Array.isArray(r.changed) ? r.changed.length > 0 : r.changed !== false;
-      if (r.status !== "already_installed" && changed) throw new Error(`install-docker rerun changed something: ${JSON.stringify({ status: r.status, changes: r.changes ?? r.changed })}`);
+      if (r.status !== "already_installed" && changed)
+        throw new Error(`install-docker rerun changed something: ${JSON.stringify({ status: r.status, changes: r.changes ?? r.changed })}`);
     },
     rawLabel: "raw docker.io sequence over one ssh",
     rawScript: (sb) => rawDockerDistro(sb.user),
@@ -55,7 +56,13 @@ async function main(): Promise<void> {
     outcome,
     sideLabels: { handler: "install-docker (distro, verify daemon) via the runner", raw: "raw docker.io sequence over one ssh" },
     comparisons: [{ label: "install-docker (distro, verify daemon)", project: "handler", baseline: "raw", target: 1.1, rerun: "rerun" }],
-    series: { rerun: { label: "rerun on the same VM (already installed)", ms: outcome.records.filter((r) => r.side === "handler").map((r) => r.extra!.rerun_ms as number), target_ms: 2000 } },
+    series: {
+      rerun: {
+        label: "rerun on the same VM (already installed)",
+        ms: outcome.records.filter((r) => r.side === "handler").map((r) => r.extra!.rerun_ms as number),
+        target_ms: 2000,
+      },
+    },
     notExercised: NOT_EXERCISED,
     commit,
   });

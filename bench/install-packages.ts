@@ -20,7 +20,7 @@ import { installerSides, phaseLines, report, roundsArg, runMain } from "./suppor
 
 const rounds = roundsArg("install-packages.ts");
 const PACKAGES = ["git", "curl", "jq", "htop", "unzip"];
-const log = (line: string) => process.stdout.write(line + "\n");
+const log = (line: string) => process.stdout.write(`${line}\n`);
 
 /** Both paths must leave the same packages installed, or the comparison is of different work. */
 async function checkInstalled(sb: Sandbox): Promise<void> {
@@ -40,7 +40,8 @@ async function main(): Promise<void> {
     check: async (sb, r) => {
       // curl is in the sandbox's base image: already_installed, like on most cloud images.
       const done = [...(r.installed as string[]), ...(r.already_installed as string[])].sort();
-      if (done.join(" ") !== [...PACKAGES].sort().join(" ") || (r.failed as unknown[]).length) throw new Error(`install-packages: ${JSON.stringify({ installed: r.installed, already_installed: r.already_installed, failed: r.failed })}`);
+      if (done.join(" ") !== [...PACKAGES].sort().join(" ") || (r.failed as unknown[]).length)
+        throw new Error(`install-packages: ${JSON.stringify({ installed: r.installed, already_installed: r.already_installed, failed: r.failed })}`);
       await checkInstalled(sb);
     },
     checkRerun: (r) => {
@@ -61,7 +62,13 @@ async function main(): Promise<void> {
     outcome,
     sideLabels: { handler: "install-packages via the runner", raw: "raw apt-get over one ssh" },
     comparisons: [{ label: "install-packages (5 packages)", project: "handler", baseline: "raw", target: 1.1, rerun: "rerun" }],
-    series: { rerun: { label: "rerun on the same VM (all installed)", ms: outcome.records.filter((r) => r.side === "handler").map((r) => r.extra!.rerun_ms as number), target_ms: 1500 } },
+    series: {
+      rerun: {
+        label: "rerun on the same VM (all installed)",
+        ms: outcome.records.filter((r) => r.side === "handler").map((r) => r.extra!.rerun_ms as number),
+        target_ms: 1500,
+      },
+    },
     commit,
   });
   report(result, fmtMs);

@@ -31,7 +31,7 @@ function event(sb: Sandbox) {
 async function main(): Promise<void> {
   const commit = commitInfo();
   const bundle = bundleHandler({ handler: "install-postgres" });
-  const log = (l: string) => process.stdout.write(l + "\n");
+  const log = (l: string) => process.stdout.write(`${l}\n`);
   log(`install-postgres benchmark: ${rounds} rounds, rotating; bundle ${bundle.dir} (${(bundle.bytes / 1024).toFixed(0)} KB)`);
   for (const n of NOT_EXERCISED) log(`not exercised here: ${n}`);
   const sides = installerSides({
@@ -41,12 +41,14 @@ async function main(): Promise<void> {
     secrets: [PASSWORD],
     env: (sb) => ({ SSH_HOST_KEY_SHA256: sb.hostKeySha256 }),
     check: async (_sb, r) => {
-      if (r.status !== "ok" || !r.restarted) throw new Error(`install-postgres: unexpected first result ${JSON.stringify({ status: r.status, restarted: r.restarted })}`);
+      if (r.status !== "ok" || !r.restarted)
+        throw new Error(`install-postgres: unexpected first result ${JSON.stringify({ status: r.status, restarted: r.restarted })}`);
     },
     checkRerun: (r) => {
       // `changed` is a list of changes today and becomes a boolean (with `changes`) in the shared result shape.
       const changed = Array.isArray(r.changed) ? r.changed.length > 0 : r.changed !== false;
-      if (changed || r.restarted) throw new Error(`rerun was not a no-op: ${JSON.stringify({ changed: r.changed, changes: r.changes, restarted: r.restarted })}`);
+      if (changed || r.restarted)
+        throw new Error(`rerun was not a no-op: ${JSON.stringify({ changed: r.changed, changes: r.changes, restarted: r.restarted })}`);
     },
     rawLabel: "raw sequence over one ssh",
     rawScript: (sb) => rawPostgres({ db: "shop", user: "shop_app", password: PASSWORD, remoteCidr: `${sb.hostAddress}/32` }),
@@ -62,7 +64,13 @@ async function main(): Promise<void> {
     outcome,
     sideLabels: { handler: "install-postgres via the job runner", raw: "raw sequence over one ssh" },
     comparisons: [{ label: "install-postgres (distribution's 15)", project: "handler", baseline: "raw", target: 1.1, rerun: "rerun" }],
-    series: { rerun: { label: "rerun on the same VM (nothing to do)", ms: outcome.records.filter((r) => r.side === "handler").map((r) => r.extra!.rerun_ms as number), target_ms: 2000 } },
+    series: {
+      rerun: {
+        label: "rerun on the same VM (nothing to do)",
+        ms: outcome.records.filter((r) => r.side === "handler").map((r) => r.extra!.rerun_ms as number),
+        target_ms: 2000,
+      },
+    },
     notExercised: NOT_EXERCISED,
     commit,
   });

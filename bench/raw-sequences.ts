@@ -20,15 +20,12 @@ function script(steps: Step[]): string {
   const lines = ["set -e", "export DEBIAN_FRONTEND=noninteractive"];
   for (const [name, ...body] of steps) lines.push(`echo "${MARK} ${name} $(date +%s%N)" >&2`, ...body);
   lines.push(`echo "${MARK} end $(date +%s%N)" >&2`);
-  return lines.join("\n") + "\n";
+  return `${lines.join("\n")}\n`;
 }
 
 /** apt-get update, then install `packages`, with the handlers' options. */
 export function rawPackages(packages: string[], opts: { update?: boolean } = {}): string {
-  return script([
-    ...(opts.update === false ? [] : [["apt_update", UPDATE] as Step]),
-    ["apt_install", install(packages.join(" "))],
-  ]);
+  return script([...(opts.update === false ? [] : [["apt_update", UPDATE] as Step]), ["apt_install", install(packages.join(" "))]]);
 }
 
 /** The distribution's docker.io, started, `user` in the docker group, the daemon asked for its version. */

@@ -1,11 +1,11 @@
 // The results file every benchmark writes (bench/results/<bench>.json): every round's figure per side,
 // medians with min and max, the ratios, the commit measured and the date. `npm run bench:report` builds
 // the README's benchmark table from these files alone (bench/report.ts), so the two cannot disagree.
-import { execFileSync } from "child_process";
-import * as fs from "fs";
-import * as os from "os";
-import * as path from "path";
-import { pairedRatio, ratio, RoundRecord, RoundsOutcome, Stats } from "./rounds";
+import { execFileSync } from "node:child_process";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { pairedRatio, type RoundRecord, type RoundsOutcome, ratio, type Stats } from "./rounds";
 
 export const RESULTS_DIR = path.join(__dirname, "results");
 /** The 1-minute load average when the bench started (this module loads with it): how busy the shared machine was. */
@@ -99,14 +99,30 @@ export function buildResult(o: BuildOptions, now = new Date()): BenchResult {
   for (const [name, s] of Object.entries(o.outcome.stats)) sides[name] = { label: o.sideLabels[name] ?? name, ...s };
   const comparisons = o.comparisons.map((c) => {
     const r = ratio(o.outcome, c.project, c.baseline);
-    return { label: c.label, project: c.project, baseline: c.baseline, ratio: r, paired_ratio: pairedRatio(o.outcome, c.project, c.baseline), target: c.target, met: r <= c.target, ...(c.rerun ? { rerun: c.rerun } : {}) };
+    return {
+      label: c.label,
+      project: c.project,
+      baseline: c.baseline,
+      ratio: r,
+      paired_ratio: pairedRatio(o.outcome, c.project, c.baseline),
+      target: c.target,
+      met: r <= c.target,
+      ...(c.rerun ? { rerun: c.rerun } : {}),
+    };
   });
   const series: Record<string, SeriesResult> = {};
   for (const [name, s] of Object.entries(o.series ?? {})) {
     const xs = s.ms.map(Math.round);
     const sorted = [...xs].sort((a, b) => a - b);
     const med = sorted.length % 2 ? sorted[(sorted.length - 1) / 2] : (sorted[sorted.length / 2 - 1] + sorted[sorted.length / 2]) / 2;
-    series[name] = { label: s.label, median: med, min: sorted[0], max: sorted[sorted.length - 1], ms: xs, ...(s.target_ms !== undefined ? { target_ms: s.target_ms, met: med <= s.target_ms } : {}) };
+    series[name] = {
+      label: s.label,
+      median: med,
+      min: sorted[0],
+      max: sorted[sorted.length - 1],
+      ms: xs,
+      ...(s.target_ms !== undefined ? { target_ms: s.target_ms, met: med <= s.target_ms } : {}),
+    };
   }
   return {
     bench: o.bench,
@@ -128,7 +144,7 @@ export function buildResult(o: BuildOptions, now = new Date()): BenchResult {
 export function writeResult(result: BenchResult): string {
   fs.mkdirSync(RESULTS_DIR, { recursive: true });
   const file = path.join(RESULTS_DIR, `${result.bench}.json`);
-  fs.writeFileSync(file, JSON.stringify(result, null, 2) + "\n");
+  fs.writeFileSync(file, `${JSON.stringify(result, null, 2)}\n`);
   return file;
 }
 
@@ -137,11 +153,16 @@ export function summaryLines(result: BenchResult, fmt: (ms: number) => string): 
   const lines: string[] = [];
   const d = (s: Stats) => `median ${fmt(s.median)}  (min ${fmt(s.min)}, max ${fmt(s.max)})  [${s.ms.map(fmt).join(", ")}]`;
   for (const [name, s] of Object.entries(result.sides)) lines.push(`${s.label} (${name}): ${d(s)}`);
-  for (const [name, s] of Object.entries(result.series)) lines.push(`${s.label} (${name}): ${d(s)}` + (s.target_ms !== undefined ? `  target <= ${fmt(s.target_ms)}: ${s.met ? "met" : "NOT met"}` : ""));
+  for (const [name, s] of Object.entries(result.series))
+    lines.push(`${s.label} (${name}): ${d(s)}${s.target_ms !== undefined ? `  target <= ${fmt(s.target_ms)}: ${s.met ? "met" : "NOT met"}` : ""}`);
   for (const c of result.comparisons) {
-    lines.push(`ratio ${c.label}: ${c.project}/${c.baseline} = ${c.ratio.toFixed(3)} (paired per round ${c.paired_ratio.toFixed(3)}); target <= ${c.target}: ${c.met ? "met" : "NOT met"}`);
+    lines.push(
+      `ratio ${c.label}: ${c.project}/${c.baseline} = ${c.ratio.toFixed(3)} (paired per round ${c.paired_ratio.toFixed(3)}); target <= ${c.target}: ${c.met ? "met" : "NOT met"}`,
+    );
   }
   for (const n of result.not_exercised) lines.push(`not exercised here: ${n}`);
-  lines.push(`${result.rounds} rounds, commit ${result.commit.slice(0, 12)}${result.dirty ? ` (+ ${result.dirty_files.length} uncommitted files in the tree)` : ""}, ${result.date}`);
+  lines.push(
+    `${result.rounds} rounds, commit ${result.commit.slice(0, 12)}${result.dirty ? ` (+ ${result.dirty_files.length} uncommitted files in the tree)` : ""}, ${result.date}`,
+  );
   return lines;
 }

@@ -21,7 +21,8 @@ export function roundsArg(script: string, argv: string[] = process.argv): number
     process.stderr.write(
       `usage: node -r ./bin/ts-register.js bench/${script} [rounds]\n` +
         `  rounds: a whole number >= ${MIN_ROUNDS} (default ${MIN_ROUNDS}); the side that runs first rotates every round` +
-        (given !== undefined && given !== "--help" && given !== "-h" ? `\n  got ${JSON.stringify(given)}` : "") + "\n",
+        (given !== undefined && given !== "--help" && given !== "-h" ? `\n  got ${JSON.stringify(given)}` : "") +
+        "\n",
     );
     process.exit(2);
   }
@@ -87,7 +88,11 @@ export function rotation<T>(sides: readonly T[], round: number): T[] {
  * round's figure per side and each side's median, min and max. A failing side fails the whole run (a
  * benchmark of work that did not happen means nothing).
  */
-export async function runRounds(rounds: number, sides: SideSpec[], log: (line: string) => void = (l) => process.stdout.write(l + "\n")): Promise<RoundsOutcome> {
+export async function runRounds(
+  rounds: number,
+  sides: SideSpec[],
+  log: (line: string) => void = (l) => process.stdout.write(`${l}\n`),
+): Promise<RoundsOutcome> {
   if (sides.length < 2) throw new Error("runRounds: at least two sides (this project and its baseline)");
   if (new Set(sides.map((s) => s.name)).size !== sides.length) throw new Error("runRounds: side names must differ");
   const records: RoundRecord[] = [];

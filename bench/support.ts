@@ -3,12 +3,12 @@
 // Rounds, rotation and medians: rounds.ts; the results file: results.ts.
 import { bundleHandler } from "../lib/bundling/bundle";
 import { runJob } from "../lib/runner/run-job";
-import { jobEnvFor, Sandbox, startSandbox } from "../sandbox";
+import { jobEnvFor, type Sandbox, startSandbox } from "../sandbox";
 import { timeRawSteps } from "./raw-sequences";
-import { BenchResult, summaryLines, writeResult } from "./results";
-import { median, RoundRecord, SideSpec } from "./rounds";
+import { type BenchResult, summaryLines, writeResult } from "./results";
+import { median, type RoundRecord, type SideSpec } from "./rounds";
 
-export { fmtMs, fmtS, median, MIN_ROUNDS, roundsArg } from "./rounds";
+export { fmtMs, fmtS, MIN_ROUNDS, median, roundsArg } from "./rounds";
 
 const live = new Set<Sandbox>();
 for (const sig of ["SIGINT", "SIGTERM"] as const) {
@@ -60,7 +60,7 @@ export function runMain(main: () => Promise<void>): void {
 
 /** Prints the summary, writes bench/results/<bench>.json and says where. */
 export function report(result: BenchResult, fmt: (ms: number) => string): void {
-  process.stdout.write("\n" + summaryLines(result, fmt).join("\n") + "\n");
+  process.stdout.write(`\n${summaryLines(result, fmt).join("\n")}\n`);
   const file = writeResult(result);
   process.stdout.write(`results: ${file}\n`);
 }
@@ -104,7 +104,12 @@ export function installerSides(o: InstallerBenchOptions): SideSpec[] {
           const t = first.result.timings_ms as Record<string, number>;
           return {
             ms: first.ms,
-            extra: { timings_ms: t, outside_handler_ms: Math.round(first.ms - (t.total ?? 0)), rerun_ms: Math.round(again.ms), rerun_timings_ms: again.result.timings_ms },
+            extra: {
+              timings_ms: t,
+              outside_handler_ms: Math.round(first.ms - (t.total ?? 0)),
+              rerun_ms: Math.round(again.ms),
+              rerun_timings_ms: again.result.timings_ms,
+            },
           };
         }),
     },
@@ -133,7 +138,9 @@ export function phaseLines(records: RoundRecord[]): string[] {
   const lines: string[] = [];
   if (handler.length) {
     lines.push(`handler phases, median ms (timings_ms): ${medianOf(handler, "timings_ms")}`);
-    lines.push(`handler: outside timings_ms (process start, bundle load, exit), median ${Math.round(median(handler.map((r) => r.extra!.outside_handler_ms as number)))} ms`);
+    lines.push(
+      `handler: outside timings_ms (process start, bundle load, exit), median ${Math.round(median(handler.map((r) => r.extra!.outside_handler_ms as number)))} ms`,
+    );
   }
   if (raw.length) lines.push(`raw steps, median ms (outside = ssh spawn, connect, auth, sudo, exit): ${medianOf(raw, "steps_ms")}`);
   return lines;

@@ -8,31 +8,37 @@
 // (a VM more costs constructs, not bundling: each handler is bundled once per synth). Each side runs once
 // unmeasured first (file cache, esbuild binary). Writes bench/results/synth.json.
 //   npm run bench:synth [-- N]
-import { execFileSync } from "child_process";
-import * as fs from "fs";
-import * as os from "os";
-import * as path from "path";
-import { PROJECT_ROOT } from "../lib/bundling/bundle";
+import { execFileSync } from "node:child_process";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
 import { writeCdktfProject } from "../demo/project";
+import { PROJECT_ROOT } from "../lib/bundling/bundle";
 import { buildResult, commitInfo } from "./results";
 import { fmtMs, runRounds } from "./rounds";
 import { report, roundsArg, runMain } from "./support";
 
 const rounds = roundsArg("synth.ts");
 const env = { ...process.env, CHECKPOINT_DISABLE: "1", TF_CLI_CONFIG_FILE: path.join(PROJECT_ROOT, ".cache", "terraformrc") };
-const log = (line: string) => process.stdout.write(line + "\n");
+const log = (line: string) => process.stdout.write(`${line}\n`);
 
 function trivialApp(dir: string): void {
   fs.symlinkSync(path.join(PROJECT_ROOT, "node_modules"), path.join(dir, "node_modules"));
-  fs.writeFileSync(path.join(dir, "cdktf.json"), JSON.stringify({ language: "typescript", app: "node main.js", terraformProviders: [], sendCrashReports: "false" }));
-  fs.writeFileSync(path.join(dir, "main.js"), [
-    'const { App, TerraformStack } = require("cdktf");',
-    'const { DataResource } = require("cdktf");',
-    "const app = new App();",
-    'const stack = new TerraformStack(app, "trivial");',
-    'new DataResource(stack, "one", { input: "x" });',
-    "app.synth();",
-  ].join("\n"));
+  fs.writeFileSync(
+    path.join(dir, "cdktf.json"),
+    JSON.stringify({ language: "typescript", app: "node main.js", terraformProviders: [], sendCrashReports: "false" }),
+  );
+  fs.writeFileSync(
+    path.join(dir, "main.js"),
+    [
+      'const { App, TerraformStack } = require("cdktf");',
+      'const { DataResource } = require("cdktf");',
+      "const app = new App();",
+      'const stack = new TerraformStack(app, "trivial");',
+      'new DataResource(stack, "one", { input: "x" });',
+      "app.synth();",
+    ].join("\n"),
+  );
 }
 
 /** `count` existing VMs (10.0.0.1...) with all three installers, jobs on the local target. */
@@ -85,7 +91,12 @@ async function main(): Promise<void> {
         "cdktf synth wall time. trivial: a one-resource plain-JS cdktf app; project: this checkout's cdktf.json; " +
         'one_vm_all / twenty_vms_all: 1 or 20 VMs of kind "existing" (10.0.0.N), jobTarget "local", packages + docker (distro) + postgres',
       outcome,
-      sideLabels: { trivial: "trivial one-resource app", project: "vm-install (cdktf.json)", one_vm_all: "1 VM, all three installers", twenty_vms_all: "20 VMs, all three installers" },
+      sideLabels: {
+        trivial: "trivial one-resource app",
+        project: "vm-install (cdktf.json)",
+        one_vm_all: "1 VM, all three installers",
+        twenty_vms_all: "20 VMs, all three installers",
+      },
       comparisons: [
         { label: "synth: project vs trivial app", project: "project", baseline: "trivial", target: 1.2 },
         { label: "synth: 20 VMs vs 1 VM (all installers)", project: "twenty_vms_all", baseline: "one_vm_all", target: 1.3 },
