@@ -38,9 +38,7 @@ async function main(): Promise<void> {
       if (r.status !== "ok") throw new Error(`install-docker: status ${r.status}, expected ok`);
     },
     checkRerun: (r) => {
-      const changed = Array.isArray(r.changed) ? r.changed.length > 0 : r.changed !== false;
-      if (r.status !== "already_installed" && changed)
-        throw new Error(`install-docker rerun changed something: ${JSON.stringify({ status: r.status, changes: r.changes ?? r.changed })}`);
+      if (r.changed) throw new Error(`install-docker rerun changed something: ${JSON.stringify({ status: r.status, changes: r.changes })}`);
     },
     rawLabel: "raw docker.io sequence over one ssh",
     rawScript: (sb) => rawDockerDistro(sb.user),

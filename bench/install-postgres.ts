@@ -46,8 +46,7 @@ async function main(): Promise<void> {
     },
     checkRerun: (r) => {
       // `changed` is a list of changes today and becomes a boolean (with `changes`) in the shared result shape.
-      const changed = Array.isArray(r.changed) ? r.changed.length > 0 : r.changed !== false;
-      if (changed || r.restarted)
+      if (r.changed || r.restarted)
         throw new Error(`rerun was not a no-op: ${JSON.stringify({ changed: r.changed, changes: r.changes, restarted: r.restarted })}`);
     },
     rawLabel: "raw sequence over one ssh",

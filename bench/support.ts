@@ -1,6 +1,7 @@
 // What every benchmark here shares: a fresh sandbox per measured run (stopped even on ^C), one installer
 // job timed through the job runner exactly as the platform would run it, and writing the results file.
 // Rounds, rotation and medians: rounds.ts; the results file: results.ts.
+import type { CommonResult } from "../handlers/common/handler-kit";
 import { bundleHandler } from "../lib/bundling/bundle";
 import { runJob } from "../lib/runner/run-job";
 import { jobEnvFor, type Sandbox, startSandbox } from "../sandbox";
@@ -32,8 +33,11 @@ export async function withSandbox<T>(fn: (sb: Sandbox) => Promise<T>): Promise<T
 export interface TimedJob {
   /** Wall time from spawning the job's process to its outcome. */
   ms: number;
-  result: any;
+  result: HandlerResult;
 }
+
+/** A handler's result: the common shape, then its own fields (each bench checks those it reads). */
+export type HandlerResult = CommonResult & Record<string, unknown>;
 
 /** One installer job through the runner on `sb`; throws with the job's message unless it Succeeded. */
 export async function timeJob(sb: Sandbox, handler: string, event: unknown, secrets: string[] = [], env: Record<string, string> = {}): Promise<TimedJob> {
@@ -74,9 +78,9 @@ export interface InstallerBenchOptions {
   secrets?: string[];
   env?: (sb: Sandbox) => Record<string, string>;
   /** Checks the first run's result and the VM after it; throws when the work was not done. */
-  check?: (sb: Sandbox, result: any) => Promise<void>;
+  check?: (sb: Sandbox, result: HandlerResult) => Promise<void>;
   /** Checks the rerun's result (nothing to do); throws otherwise. */
-  checkRerun?: (result: any) => void;
+  checkRerun?: (result: HandlerResult) => void;
   rawLabel: string;
   /** The baseline: one plain root shell script sent over one `ssh` session. */
   rawScript: (sb: Sandbox) => string;
