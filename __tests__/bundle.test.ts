@@ -107,7 +107,8 @@ describe("bundling once", () => {
       const { tf, stackDir } = isolatedSynth(context(allInstallers));
       const jobs = Object.values<any>(tf.resource.sless_job);
       expect(jobs).toHaveLength(4 * INSTALLERS.length);
-      expect(bundling.esbuildRunCount()).toBe(INSTALLERS.length);
+      // At most once per handler (none when an earlier process left the same bundles), never per VM.
+      expect(bundling.esbuildRunCount()).toBeLessThanOrEqual(INSTALLERS.length);
       expect(fs.readdirSync(path.join(stackDir, "assets"))).toHaveLength(INSTALLERS.length);
       expect(new Set(jobs.map((j) => j.source_dir)).size).toBe(INSTALLERS.length);
     });
@@ -127,6 +128,28 @@ describe("bundling once", () => {
     const two = bundleHandler({ handler: "probe", handlersDir: handlers, cacheDir });
     expect(esbuildRunCount()).toBe(before + 2);
     expect(two.sha256).not.toBe(one.sha256);
+  });
+
+  test("the next process reuses the bundle while its inputs are unchanged (the manifest beside it), not after an edit", () => {
+    const handlers = tempDir("handlers");
+    const cacheDir = tempDir("bundles");
+    fs.mkdirSync(path.join(handlers, "probe"));
+    const write = (body: string) => fs.writeFileSync(path.join(handlers, "probe", "handler.ts"), `export async function install() { return ${body}; }\n`);
+    write('"one"');
+    const first = bundleHandler({ handler: "probe", handlersDir: handlers, cacheDir });
+    // A fresh module registry stands for the next process: nothing memoised in memory.
+    const fresh = () => require("../lib/bundling/bundle") as typeof import("../lib/bundling/bundle");
+    jest.isolateModules(() => {
+      const next = fresh();
+      expect(next.bundleHandler({ handler: "probe", handlersDir: handlers, cacheDir })).toEqual(first);
+      expect(next.esbuildRunCount()).toBe(0);
+    });
+    write('"two"');
+    jest.isolateModules(() => {
+      const next = fresh();
+      expect(next.bundleHandler({ handler: "probe", handlersDir: handlers, cacheDir }).sha256).not.toBe(first.sha256);
+      expect(next.esbuildRunCount()).toBe(1);
+    });
   });
 });
 

@@ -108,8 +108,12 @@ export function bundleHandler(props: BundleProps): Bundle {
   const minify = props.minify ?? true;
   const cacheDir = path.resolve(props.cacheDir ?? path.join(PROJECT_ROOT, ".cache", "bundles"));
   const key = JSON.stringify([entry, minify, cacheDir]);
-  const previous = built.get(key);
-  if (previous && fs.existsSync(path.join(previous.bundle.dir, "handler.js")) && unchanged(previous.inputs)) return previous.bundle;
+  const manifest = path.join(cacheDir, `.inputs-${sha256Of(Buffer.from(key)).slice(0, 16)}.json`);
+  const previous = built.get(key) ?? readManifest(manifest);
+  if (previous && fs.existsSync(path.join(previous.bundle.dir, "handler.js")) && unchanged(previous.inputs)) {
+    built.set(key, previous);
+    return previous.bundle;
+  }
 
   if (!fs.existsSync(entry)) {
     throw new Error(`bundling ${props.handler}: ${entry} does not exist; every installer needs handlers/<name>/handler.ts exporting install(event)`);
@@ -134,8 +138,37 @@ export function bundleHandler(props: BundleProps): Bundle {
     ...Object.keys(metafile.inputs).map((f) => path.resolve(PROJECT_ROOT, f)),
     ...Object.values(SSH2_REPLACEMENTS).map((f) => path.resolve(PROJECT_ROOT, f)),
   ];
-  built.set(key, { bundle, inputs: new Map(read.map((f) => [f, sha256Of(fs.readFileSync(f))])) });
+  const result: Built = { bundle, inputs: new Map([...read, ...BUILDER_FILES].map((f) => [f, sha256Of(fs.readFileSync(f))])) };
+  built.set(key, result);
+  writeManifest(manifest, result);
   return bundle;
+}
+
+/** What makes the bundle besides its sources: a change to any of these rebuilds it. */
+const BUILDER_FILES = [__filename, path.join(__dirname, "esbuild-worker.js"), require.resolve("esbuild/package.json")];
+
+/**
+ * The inputs of the last build of a handler, kept beside the bundles so the next process (the next
+ * synth, a local job) reuses the bundle without running esbuild while every input is byte for byte the
+ * same. A missing or unreadable manifest only means a build.
+ */
+function readManifest(file: string): Built | undefined {
+  try {
+    const { bundle, inputs } = JSON.parse(fs.readFileSync(file, "utf8")) as { bundle: Bundle; inputs: [string, string][] };
+    return { bundle, inputs: new Map(inputs) };
+  } catch {
+    return undefined;
+  }
+}
+
+function writeManifest(file: string, result: Built): void {
+  const tmp = `${file}.${process.pid}.tmp`;
+  try {
+    fs.writeFileSync(tmp, JSON.stringify({ bundle: result.bundle, inputs: [...result.inputs] }));
+    fs.renameSync(tmp, file);
+  } catch {
+    fs.rmSync(tmp, { force: true }); // no manifest: the next process builds again, nothing worse
+  }
 }
 
 interface EsbuildMessage {
