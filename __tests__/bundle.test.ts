@@ -114,12 +114,18 @@ describe("bundling once", () => {
     });
   });
 
-  test("a second call with the same sources reuses the bundle; an edit bundles again", () => {
+  /** A one-file handler "probe" returning "one", in its own handlers and cache folders; `write` edits it. */
+  const probeHandler = () => {
     const handlers = tempDir("handlers");
     const cacheDir = tempDir("bundles");
     fs.mkdirSync(path.join(handlers, "probe"));
     const write = (body: string) => fs.writeFileSync(path.join(handlers, "probe", "handler.ts"), `export async function install() { return ${body}; }\n`);
     write('"one"');
+    return { handlers, cacheDir, write };
+  };
+
+  test("a second call with the same sources reuses the bundle; an edit bundles again", () => {
+    const { handlers, cacheDir, write } = probeHandler();
     const before = esbuildRunCount();
     const one = bundleHandler({ handler: "probe", handlersDir: handlers, cacheDir });
     expect(bundleHandler({ handler: "probe", handlersDir: handlers, cacheDir })).toEqual(one);
@@ -131,11 +137,7 @@ describe("bundling once", () => {
   });
 
   test("the next process reuses the bundle while its inputs are unchanged (the manifest beside it), not after an edit", () => {
-    const handlers = tempDir("handlers");
-    const cacheDir = tempDir("bundles");
-    fs.mkdirSync(path.join(handlers, "probe"));
-    const write = (body: string) => fs.writeFileSync(path.join(handlers, "probe", "handler.ts"), `export async function install() { return ${body}; }\n`);
-    write('"one"');
+    const { handlers, cacheDir, write } = probeHandler();
     const first = bundleHandler({ handler: "probe", handlersDir: handlers, cacheDir });
     // A fresh module registry stands for the next process: nothing memoised in memory.
     const fresh = () => require("../lib/bundling/bundle") as typeof import("../lib/bundling/bundle");

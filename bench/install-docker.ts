@@ -14,7 +14,7 @@ import { bundleHandler } from "../lib/bundling/bundle";
 import { rawDockerDistro } from "./raw-sequences";
 import { buildResult, commitInfo } from "./results";
 import { fmtS, runRounds } from "./rounds";
-import { installerSides, phaseLines, report, roundsArg, runMain } from "./support";
+import { installerSides, phaseLines, report, rerunSeries, roundsArg, runMain } from "./support";
 
 const rounds = roundsArg("install-docker.ts");
 const EVENT = { channel: "distro", verify: "daemon", compose: false };
@@ -54,13 +54,7 @@ async function main(): Promise<void> {
     outcome,
     sideLabels: { handler: "install-docker (distro, verify daemon) via the runner", raw: "raw docker.io sequence over one ssh" },
     comparisons: [{ label: "install-docker (distro, verify daemon)", project: "handler", baseline: "raw", target: 1.1, rerun: "rerun" }],
-    series: {
-      rerun: {
-        label: "rerun on the same VM (already installed)",
-        ms: outcome.records.filter((r) => r.side === "handler").map((r) => r.extra!.rerun_ms as number),
-        target_ms: 2000,
-      },
-    },
+    series: rerunSeries(outcome, "rerun on the same VM (already installed)", 2000),
     notExercised: NOT_EXERCISED,
     commit,
   });

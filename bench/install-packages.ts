@@ -16,7 +16,7 @@ import type { Sandbox } from "../sandbox";
 import { rawPackages } from "./raw-sequences";
 import { buildResult, commitInfo } from "./results";
 import { fmtMs, runRounds } from "./rounds";
-import { installerSides, phaseLines, report, roundsArg, runMain } from "./support";
+import { installerSides, phaseLines, report, rerunSeries, roundsArg, runMain } from "./support";
 
 const rounds = roundsArg("install-packages.ts");
 const PACKAGES = ["git", "curl", "jq", "htop", "unzip"];
@@ -62,13 +62,7 @@ async function main(): Promise<void> {
     outcome,
     sideLabels: { handler: "install-packages via the runner", raw: "raw apt-get over one ssh" },
     comparisons: [{ label: "install-packages (5 packages)", project: "handler", baseline: "raw", target: 1.1, rerun: "rerun" }],
-    series: {
-      rerun: {
-        label: "rerun on the same VM (all installed)",
-        ms: outcome.records.filter((r) => r.side === "handler").map((r) => r.extra!.rerun_ms as number),
-        target_ms: 1500,
-      },
-    },
+    series: rerunSeries(outcome, "rerun on the same VM (all installed)", 1500),
     commit,
   });
   report(result, fmtMs);

@@ -16,7 +16,7 @@ import type { Sandbox } from "../sandbox";
 import { rawPostgres } from "./raw-sequences";
 import { buildResult, commitInfo } from "./results";
 import { fmtS, runRounds } from "./rounds";
-import { installerSides, phaseLines, report, roundsArg, runMain } from "./support";
+import { installerSides, phaseLines, report, rerunSeries, roundsArg, runMain } from "./support";
 
 const rounds = roundsArg("install-postgres.ts");
 const PASSWORD = "bench 'pw' \"with\" $quotes \\ and spaces";
@@ -63,13 +63,7 @@ async function main(): Promise<void> {
     outcome,
     sideLabels: { handler: "install-postgres via the job runner", raw: "raw sequence over one ssh" },
     comparisons: [{ label: "install-postgres (distribution's 15)", project: "handler", baseline: "raw", target: 1.1, rerun: "rerun" }],
-    series: {
-      rerun: {
-        label: "rerun on the same VM (nothing to do)",
-        ms: outcome.records.filter((r) => r.side === "handler").map((r) => r.extra!.rerun_ms as number),
-        target_ms: 2000,
-      },
-    },
+    series: rerunSeries(outcome, "rerun on the same VM (nothing to do)", 2000),
     notExercised: NOT_EXERCISED,
     commit,
   });

@@ -7,7 +7,7 @@ import { runJob } from "../lib/runner/run-job";
 import { jobEnvFor, type Sandbox, startSandbox } from "../sandbox";
 import { timeRawSteps } from "./raw-sequences";
 import { type BenchResult, summaryLines, writeResult } from "./results";
-import { median, type RoundRecord, type SideSpec } from "./rounds";
+import { median, type RoundRecord, type RoundsOutcome, type SideSpec } from "./rounds";
 
 export { fmtMs, fmtS, MIN_ROUNDS, median, roundsArg } from "./rounds";
 
@@ -148,4 +148,11 @@ export function phaseLines(records: RoundRecord[]): string[] {
   }
   if (raw.length) lines.push(`raw steps, median ms (outside = ssh spawn, connect, auth, sudo, exit): ${medianOf(raw, "steps_ms")}`);
   return lines;
+}
+
+/** The "rerun" series of an installer bench: the handler side's rerun on the same VM, from each round. */
+export function rerunSeries(outcome: RoundsOutcome, label: string, targetMs: number) {
+  return {
+    rerun: { label, ms: outcome.records.filter((r) => r.side === "handler").map((r) => r.extra!.rerun_ms as number), target_ms: targetMs },
+  };
 }
