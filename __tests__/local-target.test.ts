@@ -39,7 +39,7 @@ describe("local job target with existing hosts", () => {
     const many = { ...ctx, vms: Array.from({ length: 6 }, (_, i) => ({ name: `h${i}`, kind: "existing", address: `192.0.2.${i + 1}` })) };
     const { outdir } = synthApp(many, { env: { PATH: `${bin}:${process.env.PATH}` } });
     const many6 = JSON.parse(fs.readFileSync(path.join(outdir, "stacks", "local", "cdk.tf.json"), "utf8"));
-    expect(Object.keys(many6.resource.terraform_data)).toHaveLength(18);
+    expect(Object.keys(many6.resource.terraform_data)).toHaveLength(30); // per host: probe, record, 3 installers
     expect(fs.readFileSync(log, "utf8").trim().split("\n")).toEqual(["version"]);
   });
 
@@ -47,7 +47,8 @@ describe("local job target with existing hosts", () => {
     expect(tf.provider).toBeUndefined();
     expect(Object.keys(tf.resource)).toEqual(["terraform_data"]);
     expect(tf.terraform.required_providers).toBeUndefined();
-    expect(Object.keys(jobs).sort()).toEqual(["h1_docker", "h1_packages", "h1_postgres", "h2_packages", "h2_postgres"]);
+    // h1 is pinned: no probe and no record; h2 records its key at first contact.
+    expect(Object.keys(jobs).sort()).toEqual(["h1_docker", "h1_packages", "h1_postgres", "h2_host_key", "h2_host_key_probe", "h2_packages", "h2_postgres"]);
   });
 
   test("each job runs the bundled directory through the runner, with the job env and no secret in its config", () => {

@@ -11,28 +11,32 @@ const jobsOf = (tf: TfJson) => tf.resource.sless_job ?? {};
 describe("installers toggled", () => {
   test("default: packages only; docker and postgres outputs say skipped", () => {
     const { tf } = synth(context());
-    expect(Object.keys(tf.resource).sort()).toEqual(["nubes_vapp", "nubes_vc_vm_v3", "sless_job"]);
-    expect(Object.keys(jobsOf(tf))).toEqual(["vm1_packages"]);
+    expect(Object.keys(tf.resource).sort()).toEqual(["nubes_vapp", "nubes_vc_vm_v3", "sless_job", "terraform_data"]);
+    expect(Object.keys(jobsOf(tf))).toEqual(["vm1_host_key_probe", "vm1_packages"]);
+    expect(Object.keys(tf.resource.terraform_data)).toEqual(["vm1_host_key"]);
     expect(tf.output.vm1_packages_result.value).toBe("${sless_job.vm1_packages.message}");
     expect(tf.output.vm1_docker_result.value).toBe("skipped");
     expect(tf.output.vm1_postgres_result.value).toBe("skipped");
   });
 
-  test("all off: no job, every output skipped", () => {
+  test("all off: no job (not even the host-key probe), every output skipped", () => {
     const { tf } = synth(context({ installers: { packages: { enabled: false } } }));
     expect(tf.resource.sless_job).toBeUndefined();
+    expect(tf.resource.terraform_data).toBeUndefined();
     for (const k of ["packages", "docker", "postgres"]) expect(tf.output[`vm1_${k}_result`].value).toBe("skipped");
   });
 
   test("all on: one job each, chained packages -> docker -> postgres after the VM", () => {
     const { tf } = synth(context({ installers: allOn }));
     const jobs = jobsOf(tf);
-    expect(Object.keys(jobs).sort()).toEqual(["vm1_docker", "vm1_packages", "vm1_postgres"]);
-    expect(jobs.vm1_packages.depends_on).toEqual(["nubes_vc_vm_v3.vm1_vm"]);
+    expect(Object.keys(jobs).sort()).toEqual(["vm1_docker", "vm1_host_key_probe", "vm1_packages", "vm1_postgres"]);
+    expect(jobs.vm1_host_key_probe.depends_on).toEqual(["nubes_vc_vm_v3.vm1_vm"]);
+    expect(jobs.vm1_packages.depends_on).toEqual(["nubes_vc_vm_v3.vm1_vm", "sless_job.vm1_host_key_probe"]);
     expect(jobs.vm1_docker.depends_on).toEqual(["nubes_vc_vm_v3.vm1_vm", "sless_job.vm1_packages"]);
     expect(jobs.vm1_postgres.depends_on).toEqual(["nubes_vc_vm_v3.vm1_vm", "sless_job.vm1_docker"]);
     // A rerun of one installer reruns the ones after it on that VM.
-    expect(jobs.vm1_packages.lifecycle).toBeUndefined();
+    expect(jobs.vm1_host_key_probe.lifecycle).toBeUndefined();
+    expect(jobs.vm1_packages.lifecycle.replace_triggered_by).toEqual(["sless_job.vm1_host_key_probe"]);
     expect(jobs.vm1_docker.lifecycle.replace_triggered_by).toEqual(["sless_job.vm1_packages"]);
     expect(jobs.vm1_postgres.lifecycle.replace_triggered_by).toEqual(["sless_job.vm1_docker"]);
     expect(jobs.vm1_docker.wait_timeout_sec).toBe(900);
@@ -179,7 +183,15 @@ describe("two VMs", () => {
   test("each VM has its own vApp, VM, jobs and outputs; job names unique per VM", () => {
     expect(Object.keys(tf.resource.nubes_vapp).sort()).toEqual(["db_vapp", "web_vapp"]);
     expect(Object.keys(tf.resource.nubes_vc_vm_v3).sort()).toEqual(["db_vm", "web_vm"]);
-    expect(Object.keys(jobsOf(tf)).sort()).toEqual(["db_packages", "db_postgres", "web_docker", "web_packages", "web_postgres"]);
+    expect(Object.keys(jobsOf(tf)).sort()).toEqual([
+      "db_host_key_probe",
+      "db_packages",
+      "db_postgres",
+      "web_docker",
+      "web_host_key_probe",
+      "web_packages",
+      "web_postgres",
+    ]);
     const names = Object.values<any>(jobsOf(tf)).map((j) => j.name);
     expect(new Set(names).size).toBe(names.length);
     expect(tf.output.db_docker_result.value).toBe("skipped");
@@ -241,6 +253,7 @@ describe("every synthesized resource conforms to the provider schema JSON", () =
     const schemas: Record<string, any> = { ...nubesSchema.resource_schemas, ...slessSchema.resource_schemas };
     let count = 0;
     for (const [type, resources] of Object.entries<any>(tf.resource)) {
+      if (type === "terraform_data") continue; // Terraform's own built-in, not a provider's
       expect(schemas[type]).toBeDefined();
       for (const [name, body] of Object.entries<any>(resources)) {
         problems.push(...check(schemas[type].block, body, `${type}.${name}`));

@@ -12,7 +12,11 @@ import { Fn, type ITerraformDependable, TerraformOutput, type TerraformVariable 
 import type { NubesConfig, VmConfig } from "./config/types";
 import { type CatalogEntry, INSTALLERS } from "./installers/catalog";
 import { HandlerAsset } from "./jobs/handler-asset";
-import type { InstallerJob, JobTargetFactory } from "./jobs/job-spec";
+import { type InstallerJob, type JobTargetFactory, resourceAddress } from "./jobs/job-spec";
+import { TerraformData } from "./jobs/terraform-data";
+
+/** The handler that reads a VM's host key at first contact (handlers/host-key). */
+export const HOST_KEY_HANDLER = "host-key";
 
 export interface VmInstallationProps {
   /** The VM and its resolved installers. */
@@ -62,6 +66,8 @@ export class VmInstallation extends Construct {
   readonly address: string;
   /** Enabled installers' jobs, in run order. */
   readonly jobs: { key: string; job: InstallerJob }[] = [];
+  /** The host key recorded at first contact (absent when the VM's key is pinned). */
+  readonly hostKeyRecord?: TerraformData;
 
   constructor(scope: Construct, id: string, props: VmInstallationProps) {
     super(scope, id);
@@ -71,16 +77,19 @@ export class VmInstallation extends Construct {
 
     const machine = vm.kind === "nubes" ? this.createVm(vm, props.nubes!, baseDir, prefix) : undefined;
     this.address = vm.address ?? machine!.stateOutFlat.lookup(vm.addressKey);
+    const host = { address: this.address, user: vm.user, port: vm.sshPort };
+    const installers = props.installers ?? INSTALLERS;
+    const anyJob = installers.some((def) => vm.installers[def.key].enabled);
+    const trust = vm.hostKeySha256 === undefined && anyJob ? this.recordHostKey(props, prefix, host, machine) : undefined;
+    this.hostKeyRecord = trust?.record;
     const connection = {
-      address: this.address,
-      user: vm.user,
-      port: vm.sshPort,
+      ...host,
       privateKeyPath: path.resolve(baseDir, vm.privateKeyPath),
-      hostKeySha256: vm.hostKeySha256,
+      hostKeySha256: vm.hostKeySha256 ?? trust?.hostKeySha256,
     };
 
-    let previous: InstallerJob | undefined;
-    for (const def of props.installers ?? INSTALLERS) {
+    let previous: InstallerJob | undefined = trust?.probe;
+    for (const def of installers) {
       const settings = vm.installers[def.key];
       const outputName = `${prefix}_${def.key}_result`;
       if (!settings.enabled) {
@@ -91,7 +100,7 @@ export class VmInstallation extends Construct {
         name: `${vm.name}-${def.handler}`,
         asset: HandlerAsset.forHandler(this, def.handler, def.handlersDir),
         connection,
-        event: { ...(previous ? { cache_valid_sec: FRESH_LISTS_SEC } : {}), ...toEvent(def.settings, settings), ...sshEvent(vm) },
+        event: { ...(this.jobs.length > 0 ? { cache_valid_sec: FRESH_LISTS_SEC } : {}), ...toEvent(def.settings, settings), ...sshEvent(vm) },
         secretEvent: secretEvent(def, settings, props.secretVariable),
         runId: props.runId,
         waitTimeoutSec: settings.waitTimeoutSec,
@@ -105,6 +114,40 @@ export class VmInstallation extends Construct {
     new TerraformOutput(this, `${prefix}_address`, { value: this.address, description: `${vm.name}: address the jobs connect to` }).overrideLogicalId(
       `${prefix}_address`,
     );
+  }
+
+  /**
+   * Trust on first contact, kept in Terraform state: a probe job reads the VM's host key without
+   * authenticating, and a terraform_data records the first key it reports. `ignore_changes` keeps that
+   * record through every later deploy (the probe's later reports do not move it), so the installers
+   * require the first key until the VM is replaced (`replace_triggered_by` its id) or a person accepts a
+   * new one (`npm run trust`, which replaces this record). A host of kind "existing" keeps its record.
+   */
+  private recordHostKey(props: VmInstallationProps, prefix: string, host: { address: string; user: string; port: number }, machine?: VcVmV3) {
+    const { vm } = props;
+    const probe = props.jobTarget(this, `${prefix}_host_key_probe`, {
+      name: `${vm.name}-${HOST_KEY_HANDLER}`,
+      asset: HandlerAsset.forHandler(this, HOST_KEY_HANDLER),
+      connection: host,
+      event: sshEvent(vm),
+      secretEvent: {},
+      runId: props.runId,
+      waitTimeoutSec: (vm.sshRetry?.budgetSec ?? SSH_RETRY_SETTINGS.budgetSec.default) + 60,
+      dependsOn: machine ? [machine as ITerraformDependable] : [],
+    });
+    const id = `${prefix}_host_key`;
+    // No default in lookup: a probe result without a key fails the deploy instead of recording nothing.
+    const record = new TerraformData(this, "host_key", { input: { sha256: Fn.lookup(Fn.jsondecode(probe.message), "host_key_sha256") }, dependsOn: [probe] });
+    record.overrideLogicalId(id);
+    record.addOverride("lifecycle.ignore_changes", ["input"]);
+    if (machine) record.addOverride("lifecycle.replace_triggered_by", [`${resourceAddress(machine, `${prefix}_vm`)}.id`]);
+    record.addOverride("lifecycle.postcondition", [
+      {
+        condition: `\${can(regex("^SHA256:[A-Za-z0-9+/]{43}$", self.output.sha256))}`,
+        error_message: `${vm.name}: the host-key job reported no SHA256 host key fingerprint, so none can be recorded; see ${vm.name}-${HOST_KEY_HANDLER}'s message.`,
+      },
+    ]);
+    return { probe, record, hostKeySha256: record.getStringAttribute("output.sha256") };
   }
 
   private createVm(vm: VmConfig, nubes: NubesConfig, baseDir: string, prefix: string): VcVmV3 {

@@ -45,12 +45,44 @@ function keyShapeProblem(key: string): string | undefined {
 /** Reads and checks the connection variables; throws one ValidationError listing every problem. */
 export function readConnectionEnv(env: NodeJS.ProcessEnv = process.env): ConnectionEnv {
   const problems: string[] = [];
-  // Terraform passes an unset optional as "" as often as it leaves it out: treat both as absent.
-  const get = (name: string) => {
-    const value = env[name];
-    return value === undefined || value === "" ? undefined : value;
-  };
+  const host = hostEnv(env, problems);
+  const rawKey = presentValue(env, "SSH_KEY");
+  let privateKey = "";
+  if (rawKey === undefined) problems.push("SSH_KEY: required, the private key text, is not set");
+  else {
+    privateKey = normalizeKeyText(rawKey);
+    const problem = keyShapeProblem(privateKey);
+    if (problem) problems.push(problem);
+  }
+  if (problems.length > 0) throw new ValidationError(CONNECTION_ENV_WHERE, inVariableOrder(problems));
+  return { ...host, privateKey };
+}
 
+/** Where a job that never authenticates (the host-key probe) connects: the same variables but SSH_KEY. */
+export function readHostEnv(env: NodeJS.ProcessEnv = process.env): Omit<ConnectionEnv, "privateKey"> {
+  const problems: string[] = [];
+  const host = hostEnv(env, problems);
+  if (problems.length > 0) throw new ValidationError(CONNECTION_ENV_WHERE, problems);
+  return host;
+}
+
+const VARIABLE_ORDER = ["VM_IP", "SSH_USER", "SSH_KEY", "SSH_PORT", "SSH_HOST_KEY_SHA256"];
+
+/** Problems in the order the variables are listed everywhere else (a stable sort by their prefix). */
+function inVariableOrder(problems: string[]): string[] {
+  const rank = (p: string) => VARIABLE_ORDER.indexOf(p.slice(0, p.indexOf(":")));
+  return [...problems].sort((a, b) => rank(a) - rank(b));
+}
+
+/** Terraform passes an unset optional as "" as often as it leaves it out: treat both as absent. */
+function presentValue(env: NodeJS.ProcessEnv, name: string): string | undefined {
+  const value = env[name];
+  return value === undefined || value === "" ? undefined : value;
+}
+
+/** VM_IP, SSH_USER, SSH_PORT and SSH_HOST_KEY_SHA256, each problem added to `problems`. */
+function hostEnv(env: NodeJS.ProcessEnv, problems: string[]): Omit<ConnectionEnv, "privateKey"> {
+  const get = (name: string) => presentValue(env, name);
   const host = get("VM_IP");
   if (host === undefined) problems.push("VM_IP: required, the VM's address (IP or DNS name), is not set");
   else if (!isHostAddress(host)) problems.push(`VM_IP: ${JSON.stringify(host.slice(0, 80))} is not an IP address or host name`);
@@ -59,15 +91,6 @@ export function readConnectionEnv(env: NodeJS.ProcessEnv = process.env): Connect
   if (user === undefined) problems.push('SSH_USER: required, the login on the VM (e.g. "ubuntu"), is not set');
   else if (!UNIX_USER.test(user))
     problems.push(`SSH_USER: ${JSON.stringify(user.slice(0, 40))} is not a Unix user name (lowercase letters, digits, _ -; at most 32)`);
-
-  const rawKey = get("SSH_KEY");
-  let privateKey = "";
-  if (rawKey === undefined) problems.push("SSH_KEY: required, the private key text, is not set");
-  else {
-    privateKey = normalizeKeyText(rawKey);
-    const problem = keyShapeProblem(privateKey);
-    if (problem) problems.push(problem);
-  }
 
   let port = 22;
   const rawPort = get("SSH_PORT");
@@ -82,7 +105,5 @@ export function readConnectionEnv(env: NodeJS.ProcessEnv = process.env): Connect
       `SSH_HOST_KEY_SHA256: ${JSON.stringify(hostKeySha256.slice(0, 80))} is not an OpenSSH fingerprint; expected "SHA256:" + 43 base64 characters, as \`ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub\` prints it`,
     );
   }
-
-  if (problems.length > 0) throw new ValidationError(CONNECTION_ENV_WHERE, problems);
-  return { host: host!, port, user: user!, privateKey, hostKeySha256 };
+  return { host: host!, port, user: user!, hostKeySha256 };
 }

@@ -123,7 +123,7 @@ export class InstallerError extends Error {
 }
 
 /** The event as given: an object, or event_json's string form. */
-function eventObject(event: unknown): unknown {
+export function eventObject(event: unknown): unknown {
   if (typeof event !== "string") return event ?? {};
   try {
     return JSON.parse(event);

@@ -92,28 +92,56 @@ export interface ConnectOptions {
 
 const sleepReal = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
+/** What the retry loop needs of a target: where it is, and the pin when there is one. */
+export type HostTarget = Pick<ConnectionEnv, "host" | "port" | "user" | "hostKeySha256">;
+
 /**
  * Connects to `target` with the retry policy, then returns a session. Parses the key first, so a bad
  * key fails before any network traffic. Every thrown message is scrubbed and names user@host:port.
  */
 export async function connect(target: ConnectionEnv, opts: ConnectOptions = {}): Promise<SshSession> {
+  const secrets = opts.secrets ?? defaultSecrets;
+  const now = opts.now ?? Date.now;
+  const where = `${target.user}@${target.host}:${target.port}`;
+  const key = parsePrivateKey(target.privateKey);
+  secrets.add(target.privateKey, "SSH_KEY");
+  if (key.text !== target.privateKey) secrets.add(key.text, "SSH_KEY"); // the converted form is as secret
+  return withRetries(target, opts, async (readyTimeout, attempt) => {
+    const { client, hostKeySha256, hostKeyType } = await connectOnce(target, key, readyTimeout, opts);
+    return new SshSession(client, where, hostKeySha256, hostKeyType, attempt, target.user, secrets, now);
+  });
+}
+
+/** The host key a server presents, learnt without authenticating: no key, no password, nothing else sent. */
+export interface HostKeyProbe {
+  hostKeySha256: string;
+  hostKeyType: string;
+  attempts: number;
+}
+
+/**
+ * Reads the server's host key and stops at the end of the key exchange, before authentication: the
+ * first contact with a VM, whose key is then recorded and required by every job after it. Same retry
+ * policy as `connect`; a pin in `target` is enforced here too.
+ */
+export function probeHostKey(target: HostTarget, opts: ConnectOptions = {}): Promise<HostKeyProbe> {
+  return withRetries(target, opts, async (readyTimeout, attempt) => ({ ...(await probeOnce(target, readyTimeout)), attempts: attempt }));
+}
+
+/** Runs `once` until it succeeds, fails for good, or the attempts or the time budget run out. */
+async function withRetries<T>(target: HostTarget, opts: ConnectOptions, once: (readyTimeout: number, attempt: number) => Promise<T>): Promise<T> {
   const retry = opts.retry ?? DEFAULT_SSH_RETRY;
   const secrets = opts.secrets ?? defaultSecrets;
   const now = opts.now ?? Date.now;
   const sleep = opts.sleep ?? sleepReal;
   const where = `${target.user}@${target.host}:${target.port}`;
-  const key = parsePrivateKey(target.privateKey);
-  secrets.add(target.privateKey, "SSH_KEY");
-  if (key.text !== target.privateKey) secrets.add(key.text, "SSH_KEY"); // the converted form is as secret
-
   const started = now();
   const deadline = started + retry.budgetSec * 1000;
   let last: SshConnectError | undefined;
   for (let attempt = 1; attempt <= retry.attempts; attempt++) {
     const readyTimeout = Math.max(1000, Math.min(retry.timeoutSec * 1000, deadline - now()));
     try {
-      const { client, hostKeySha256, hostKeyType } = await connectOnce(target, key, readyTimeout, opts);
-      return new SshSession(client, where, hostKeySha256, hostKeyType, attempt, target.user, secrets, now);
+      return await once(readyTimeout, attempt);
     } catch (err) {
       last = err as SshConnectError;
       if (!last.retryable) throw new SshConnectError(secrets.scrub(last.message), false, last.code);
@@ -141,7 +169,7 @@ export async function connect(target: ConnectionEnv, opts: ConnectOptions = {}):
   );
 }
 
-function reachHint(target: ConnectionEnv): string {
+function reachHint(target: HostTarget): string {
   return `Check that the VM is running, that sshd listens on port ${target.port} and that the port is open to this job (access_port_list); raise ssh.attempts / ssh.budget_sec if the VM boots slowly.`;
 }
 
@@ -156,19 +184,14 @@ interface HostKeySeen {
 /** ssh2's error of one attempt as an SshConnectError: retryable or not, in words a person can act on. */
 function classify(
   err: Error & { level?: string; code?: string },
-  target: ConnectionEnv,
-  key: PrivateKey,
+  target: HostTarget,
+  key: PrivateKey | undefined,
   readyTimeout: number,
   host: HostKeySeen,
 ): SshConnectError {
   const where = `${target.user}@${target.host}:${target.port}`;
-  if (host.mismatch) {
-    return new SshConnectError(
-      `host key mismatch for ${target.host}:${target.port}: expected ${target.hostKeySha256} (SSH_HOST_KEY_SHA256) but the server presented ${host.seen} (${host.type}); refusing to connect. If the VM was re-created its host key changed: update SSH_HOST_KEY_SHA256. Otherwise something else answers at this address.`,
-      false,
-    );
-  }
-  if (err.level === "client-authentication") {
+  if (host.mismatch) return hostKeyMismatch(target, host);
+  if (err.level === "client-authentication" && key) {
     return new SshConnectError(
       `SSH authentication failed for ${where}: the server accepted no method with the ${key.type} key in SSH_KEY. Check SSH_USER and that the key's public half is in ~${target.user}/.ssh/authorized_keys on the VM (user_public_key).`,
       false,
@@ -180,6 +203,20 @@ function classify(
     return new SshConnectError("the server closed the connection before the SSH handshake (sshd still starting?)", true, "ECONNRESET");
   if (err.level === "client-dns") return new SshConnectError(`SSH to ${where}: the host name does not resolve (${err.message}); check VM_IP`, false, err.code);
   return new SshConnectError(`SSH to ${where} failed: ${err.message}`, false, err.code);
+}
+
+/**
+ * The one message for a host key that is not the expected one, pinned or recorded at first contact. It
+ * is raised inside the key exchange, so nothing (no key, no password) has been sent to that server.
+ */
+export function hostKeyMismatch(target: HostTarget, host: { seen?: string; type: string }): SshConnectError {
+  return new SshConnectError(
+    `host key mismatch for ${target.host}:${target.port}: expected ${target.hostKeySha256} but the server presented ${host.seen} (${host.type}); refusing to authenticate, nothing was sent to it. ` +
+      `The expected key (SSH_HOST_KEY_SHA256) is the VM's pin (vms[].hostKeySha256) or the key recorded in Terraform state at the VM's first contact. ` +
+      `If the VM was legitimately rebuilt or its keys rotated, check ${host.seen} on the VM's console (ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub), then accept it: \`npm run trust -- <vm name>\` (records the key the VM presents now) or set vms[].hostKeySha256 to it. Otherwise something else answers at this address: do not accept it.`,
+    false,
+    "HOST_KEY_MISMATCH",
+  );
 }
 
 /** ssh2's settings for one attempt; the host verifier records the key seen and enforces the pin. */
@@ -237,6 +274,48 @@ function connectOnce(
       client.setNoDelay(true);
     } catch (err) {
       fail(new SshConnectError(`SSH to ${target.user}@${target.host}:${target.port}: ${(err as Error).message}`, false));
+    }
+  });
+}
+
+/**
+ * One probe: the key exchange up to its end, where ssh2 has checked the server's signature with the key
+ * it presented (so the key is the server's own, not a copy of another's public key), then the connection
+ * is closed from the 'handshake' event, before the authentication phase begins. No credentials are
+ * configured for it either, so nothing could be sent.
+ */
+function probeOnce(target: HostTarget, readyTimeout: number): Promise<{ hostKeySha256: string; hostKeyType: string }> {
+  return new Promise((resolve, reject) => {
+    const client = new Client();
+    const host: HostKeySeen = { type: "unknown", mismatch: false };
+    let done = false;
+    const finish = (outcome: { verified: true } | { err?: Error & { level?: string; code?: string } }) => {
+      if (done) return;
+      done = true;
+      client.on("error", () => undefined);
+      client.end();
+      if ("verified" in outcome) resolve({ hostKeySha256: host.seen!, hostKeyType: host.type });
+      else reject(classify(outcome.err ?? new Error("the connection closed before the key exchange ended"), target, undefined, readyTimeout, host));
+    };
+    client.on("handshake", () => finish({ verified: true }));
+    client.on("error", (err: Error) => finish({ err }));
+    client.on("close", () => finish({}));
+    try {
+      client.connect({
+        host: target.host,
+        port: target.port,
+        username: target.user,
+        readyTimeout,
+        hostVerifier: (keyBlob: Buffer): boolean => {
+          host.seen = fingerprintSha256(keyBlob);
+          host.type = keyBlobType(keyBlob);
+          host.mismatch = !!target.hostKeySha256 && host.seen !== target.hostKeySha256;
+          return !host.mismatch;
+        },
+      });
+      client.setNoDelay(true);
+    } catch (err) {
+      finish({ err: err as Error });
     }
   });
 }

@@ -33,4 +33,5 @@ export const VM_DEFAULTS = {
   sshPort: 22,
   addressKey: "externalConnect",
   zabbix: false,
+  strictHostKeys: false,
 } as const;

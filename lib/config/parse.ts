@@ -67,6 +67,7 @@ const vmFields = (installers: Validator<RawInstallers>) =>
     addressKey: optional(oneOf(["externalConnect", "internalConnect"] as const)),
     address: optional(hostAddress),
     hostKeySha256: optional(hostKeySha256),
+    strictHostKeys: optional(boolean()),
     zabbix: optional(boolean()),
     sshRetry: optional(object<SshRetryConfig>(configFields(SSH_RETRY_SETTINGS) as never)),
     installers: optional(installers),
@@ -161,6 +162,11 @@ function resolveVm(
     for (const key of NUBES_ONLY_KEYS) {
       if (raw[key] !== undefined) problems.push(`${path}.${key}: only for kind "nubes" (a VM this stack creates); remove it from an existing host`);
     }
+  }
+  if (raw.strictHostKeys && raw.hostKeySha256 === undefined) {
+    problems.push(
+      `${path}.strictHostKeys: true refuses a first contact without a pin; set ${path}.hostKeySha256 to the VM's key (ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub on its console), or leave strictHostKeys off to record the key seen at first contact`,
+    );
   }
   const own = raw.installers ?? {};
   const installers: Record<string, Record<string, unknown>> = {};

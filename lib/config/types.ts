@@ -87,8 +87,10 @@ export interface VmConfig {
   readonly addressKey: AddressKey;
   /** A fixed address for the jobs instead of state_out_flat. Required for kind "existing". @default none */
   readonly address?: string;
-  /** Pin the VM's SSH host key ("SHA256:..." as ssh-keygen -l prints it); a mismatch fails the job. @default none (any key accepted and reported) */
+  /** Pin the VM's SSH host key ("SHA256:..." as ssh-keygen -l prints it); every job requires it from the first contact on. @default none: the key the VM presents at first contact is recorded in Terraform state and required from then on */
   readonly hostKeySha256?: string;
+  /** Refuse a first contact without a pin: hostKeySha256 is then required. @default false */
+  readonly strictHostKeys: boolean;
   /** How the jobs retry an SSH connection that can heal (refused, unreachable, timeout): the event's `ssh`. @default 3 attempts, 10 s first wait (doubling), 120 s budget, 20 s per attempt */
   readonly sshRetry?: SshRetryConfig;
   /** need_add_zabbix_template. @default false */

@@ -74,7 +74,7 @@ export function localJobTarget(props: LocalJobProps) {
         run_id: String(spec.runId),
         source_dir: spec.asset.path,
         event,
-        connection: JSON.stringify([c.address, c.user, c.port, c.privateKeyPath, c.hostKeySha256 ?? ""]),
+        connection: JSON.stringify([c.address, c.user, c.port, c.privateKeyPath ?? "", c.hostKeySha256 ?? ""]),
       },
       input: { name: spec.name, result_file: resultFile },
       dependsOn: spec.previous ? [...spec.dependsOn, spec.previous] : spec.dependsOn.length > 0 ? spec.dependsOn : undefined,

@@ -23,7 +23,7 @@ export function slessJobTarget(props: SlessJobProps) {
         VM_IP: c.address,
         SSH_USER: c.user,
         // Read by Terraform at apply time and marked sensitive: the key is never in cdktf.out or a plan.
-        SSH_KEY: Fn.sensitive(Fn.file(c.privateKeyPath)),
+        ...(c.privateKeyPath ? { SSH_KEY: Fn.sensitive(Fn.file(c.privateKeyPath)) } : {}),
         SSH_PORT: String(c.port),
         ...(c.hostKeySha256 ? { SSH_HOST_KEY_SHA256: c.hostKeySha256 } : {}),
       },
