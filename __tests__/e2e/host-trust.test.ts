@@ -1,0 +1,120 @@
+// Trust on first contact, end to end: real `cdktf deploy` (local target) to a sandbox given without a pin.
+// The first deploy records the key the VM presents in Terraform state; after the VM's host keys are
+// replaced, a deploy with a new runId fails before authentication naming both keys, every installer run
+// against the recorded key fails the same way, and sshd's own log shows no accepted authentication after
+// the change. `npm run trust` then accepts the new key and the next deploy succeeds.
+import { spawnSync } from "node:child_process";
+import * as path from "node:path";
+import { type CdktfRun, readOutputs, runCdktf, writeCdktfProject } from "../../demo/project";
+import { PROJECT_ROOT } from "../../lib/bundling/bundle";
+import type { Sandbox } from "../../sandbox";
+import { tempDir } from "../support/synth";
+import { describeE2E, jobEnv, runInstaller, sandboxPerSuite } from "./support/e2e";
+
+const STACK = "e2e-trust";
+const env = { TF_VAR_pg_password: "a password of 12+ characters" };
+
+describeE2E("host keys: trust on first contact, remembered in Terraform state", () => {
+  let sb: Sandbox;
+  let dir: string;
+  let firstKey: string;
+  let newKey: string;
+  let changedAt: string;
+
+  const ctx = (runId: number) => ({
+    stackName: STACK,
+    runId,
+    jobTarget: "local",
+    installers: {
+      packages: { packages: ["jq"] },
+      postgres: { enabled: true, passwordVariable: "pg_password" },
+    },
+    // No hostKeySha256: the stack learns the key itself.
+    vms: [{ name: "trust", kind: "existing", address: sb.address, sshPort: sb.port, user: sb.user, privateKeyPath: sb.privateKeyPath }],
+  });
+
+  async function deploy(runId: number): Promise<CdktfRun & { outputs: Record<string, string> }> {
+    writeCdktfProject(dir, ctx(runId));
+    const run = await runCdktf(dir, ["deploy", "--auto-approve", "--outputs-file", path.join(dir, "outputs.json")], { env });
+    return { ...run, outputs: run.code === 0 ? readOutputs(dir, STACK) : {} };
+  }
+
+  /** The key recorded in Terraform state for the VM, read with `terraform show -json`. */
+  function recordedKey(): string {
+    const show = spawnSync("terraform", [`-chdir=${path.join(dir, "cdktf.out", "stacks", STACK)}`, "show", "-json"], { encoding: "utf8", env: process.env });
+    const state = JSON.parse(show.stdout);
+    const record = state.values.root_module.resources.find((r: any) => r.address === "terraform_data.trust_host_key");
+    return record.values.output.sha256;
+  }
+
+  const sshdLogSince = async (since: string) => (await sb.rootExec(`journalctl -u ssh --no-pager -o cat --since ${since}`)).stdout;
+
+  sandboxPerSuite((s) => (sb = s));
+  beforeAll(() => {
+    dir = tempDir("host-trust");
+  });
+
+  test("the first deploy records the key the VM presents, and the installers ran against it", async () => {
+    const run = await deploy(1);
+    expect(run.code).toBe(0);
+    firstKey = sb.hostKeySha256;
+    expect(recordedKey()).toBe(firstKey);
+    expect(JSON.parse(run.outputs.trust_packages_result).host_key_sha256).toBe(firstKey);
+    expect(JSON.parse(run.outputs.trust_postgres_result).host_key_sha256).toBe(firstKey);
+  }, 600_000);
+
+  test("after the VM's host keys change, every job fails before authentication, naming both keys", async () => {
+    changedAt = `@${(await sb.rootExec("date +%s")).stdout.trim()}`;
+    const regen = await sb.rootExec(
+      "rm -f /etc/ssh/ssh_host_* && ssh-keygen -A >/dev/null && systemctl restart ssh && ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub",
+    );
+    expect(regen.code).toBe(0);
+    newKey = regen.stdout.split(" ")[1];
+    expect(newKey).toMatch(/^SHA256:/);
+    expect(newKey).not.toBe(firstKey);
+
+    const run = await deploy(2);
+    expect(run.code).not.toBe(0);
+    expect(run.output).toContain(`expected ${firstKey} but the server presented ${newKey}`);
+    expect(run.output).toContain("npm run trust -- <vm name>");
+    // The record did not move: the probe's new report is ignored.
+    expect(recordedKey()).toBe(firstKey);
+    // The jobs after the failed one never started (Terraform stops the chain): run each installer's
+    // bundle exactly as its job would, with the recorded key, to show each refuses on its own.
+    const events: Record<string, unknown> = {
+      "install-packages": { packages: ["jq"] },
+      "install-docker": {},
+      "install-postgres": { db_name: "myapp", db_user: "app_user", db_password: env.TF_VAR_pg_password },
+    };
+    for (const [handler, event] of Object.entries(events)) {
+      const out = await runInstaller(sb, handler, event, { env: jobEnv(sb, { SSH_HOST_KEY_SHA256: firstKey }) });
+      expect(out.phase).toBe("Failed");
+      expect(out.message).toContain(`expected ${firstKey} but the server presented ${newKey}`);
+      expect(out.message).not.toContain(env.TF_VAR_pg_password);
+    }
+    const log = await sshdLogSince(changedAt);
+    // The log is being read (the restart and the refused handshakes are in it) and shows no login at all.
+    expect(log).toMatch(/Server listening/);
+    expect(log).not.toMatch(/Accepted (publickey|password|keyboard-interactive)/);
+  }, 600_000);
+
+  test("npm run trust accepts the key the VM presents now; the next deploy succeeds and changes nothing", async () => {
+    const trust = spawnSync(
+      process.execPath,
+      ["-r", path.join(PROJECT_ROOT, "bin", "ts-register.js"), path.join(PROJECT_ROOT, "bin", "trust.ts"), "trust", "-auto-approve"],
+      {
+        cwd: dir,
+        encoding: "utf8",
+        env: { ...process.env, ...env },
+      },
+    );
+    expect(`${trust.stdout}\n${trust.stderr}`).toMatch(/Apply complete!/);
+    expect(trust.status).toBe(0);
+    expect(recordedKey()).toBe(newKey);
+    const run = await deploy(2);
+    expect(run.code).toBe(0);
+    expect(JSON.parse(run.outputs.trust_packages_result).host_key_sha256).toBe(newKey);
+    expect(run.output).not.toMatch(/terraform_data\.trust_packages[^:]*: Creating/);
+    expect(await sshdLogSince(changedAt)).toMatch(/Accepted publickey for ubuntu/);
+  }, 600_000);
+});

@@ -1,0 +1,72 @@
+// npm run trust -- <vm> [terraform apply options]: accept the host key a VM presents now, after a
+// legitimate change (the VM rebuilt outside this stack, its keys rotated). It replaces that VM's record
+// of the key seen at first contact, and the probe job with it, through one `terraform apply -replace`:
+// the plan is shown and asked for as any apply is (pass -auto-approve to skip the question), the probe
+// reads the key again, the record takes it, and that VM's installer jobs run again against it.
+// Run it in the cdktf project folder (the one with cdktf.json), with the environment a deploy has
+// (TF_VAR_... secrets).
+import { spawnSync } from "node:child_process";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { CONTEXT_KEY, parseConfig } from "../lib/config/parse";
+import { ValidationError } from "../shared/validate";
+
+const say = (line: string) => process.stderr.write(`trust: ${line}\n`);
+const USAGE = "usage: npm run trust -- <vm name> [terraform apply options, e.g. -auto-approve]";
+
+/** The Terraform addresses that hold a VM's trust on first contact: its record and its probe job. */
+export function trustAddresses(config: ReturnType<typeof parseConfig>, vmName: string): string[] {
+  const vm = config.vms.find((v) => v.name === vmName);
+  const names = config.vms.map((v) => v.name).join(", ");
+  if (!vm) throw new Error(`no VM named ${JSON.stringify(vmName)} in cdktf.json (VMs: ${names})`);
+  if (vm.hostKeySha256) {
+    throw new Error(`${vmName} is pinned (vms[].hostKeySha256 = ${vm.hostKeySha256}): nothing is recorded for it; to accept a new key, set the pin to it`);
+  }
+  const prefix = vm.name.replace(/-/g, "_");
+  const jobType = config.jobTarget === "sless" ? "sless_job" : "terraform_data";
+  return [`terraform_data.${prefix}_host_key`, `${jobType}.${prefix}_host_key_probe`];
+}
+
+function main(argv: string[]): number {
+  const [vmName, ...applyArgs] = argv;
+  if (!vmName || vmName.startsWith("-")) {
+    say(USAGE);
+    return 2;
+  }
+  const projectDir = process.cwd();
+  const cdktfJson = path.join(projectDir, "cdktf.json");
+  if (!fs.existsSync(cdktfJson)) {
+    say(`no cdktf.json in ${projectDir}: run this in the cdktf project folder`);
+    return 2;
+  }
+  let addresses: string[];
+  let stackDir: string;
+  try {
+    const config = parseConfig(JSON.parse(fs.readFileSync(cdktfJson, "utf8")).context?.[CONTEXT_KEY]);
+    addresses = trustAddresses(config, vmName);
+    stackDir = path.join(projectDir, "cdktf.out", "stacks", config.stackName);
+  } catch (err) {
+    say(err instanceof ValidationError ? err.message : (err as Error).message);
+    return 2;
+  }
+  const cdktf = path.join(__dirname, "cdktf");
+  say("synthesizing the stack (cdktf synth)");
+  const synth = spawnSync("bash", [cdktf, "synth"], { cwd: projectDir, stdio: ["ignore", "ignore", "inherit"] });
+  if (synth.status !== 0) return synth.status ?? 1;
+  say(
+    `replacing ${addresses.join(" and ")}: ${vmName}'s recorded host key is forgotten and the key it presents now is recorded. ` +
+      "Accept only a key you have checked on the VM's console (ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub); the failed job's message names it.",
+  );
+  const env: NodeJS.ProcessEnv = { ...process.env, CHECKPOINT_DISABLE: "1" };
+  if (!env.TF_CLI_CONFIG_FILE || !fs.existsSync(env.TF_CLI_CONFIG_FILE)) {
+    fs.mkdirSync(path.join(projectDir, ".cache"), { recursive: true });
+    env.TF_CLI_CONFIG_FILE = path.join(projectDir, ".cache", "terraformrc");
+    fs.writeFileSync(env.TF_CLI_CONFIG_FILE, "");
+  }
+  const tf = (args: string[]) => spawnSync("terraform", [`-chdir=${stackDir}`, ...args], { stdio: "inherit", env }).status ?? 1;
+  const init = tf(["init", "-input=false"]);
+  if (init !== 0) return init;
+  return tf(["apply", "-input=false", ...addresses.map((a) => `-replace=${a}`), ...applyArgs]);
+}
+
+if (require.main === module) process.exit(main(process.argv.slice(2)));
