@@ -11,7 +11,7 @@ import type { CatalogEntry } from "./installers/catalog";
 import type { JobTargetFactory } from "./jobs/job-spec";
 import { localJobTarget } from "./jobs/local-job";
 import { slessJobTarget } from "./jobs/sless-job";
-import { VmInstallation } from "./vm-installation";
+import { type SecretRule, VmInstallation } from "./vm-installation";
 
 export interface VmInstallStackProps {
   /** The validated configuration (lib/config parseConfig). */
@@ -25,6 +25,7 @@ export interface VmInstallStackProps {
 export class VmInstallStack extends TerraformStack {
   readonly installations: VmInstallation[];
   private readonly secrets = new Map<string, TerraformVariable>();
+  private readonly validated = new Set<string>();
 
   constructor(scope: Construct, id: string, props: VmInstallStackProps) {
     super(scope, id);
@@ -49,7 +50,7 @@ export class VmInstallStack extends TerraformStack {
           jobTarget,
           baseDir,
           installers: props.installers,
-          secretVariable: (name, description) => this.secretVariable(name, description),
+          secretVariable: (name, description, rule) => this.secretVariable(name, description, rule),
         }),
     );
   }
@@ -76,13 +77,24 @@ export class VmInstallStack extends TerraformStack {
     });
   }
 
-  /** One sensitive string variable per name, set through TF_VAR_<name>; never given a default. */
-  private secretVariable(name: string, description: string): TerraformVariable {
+  /**
+   * One sensitive string variable per name, set through TF_VAR_<name>; never given a default. A rule's
+   * minimum length is checked at plan time, before any job runs; the message names the variable, never
+   * its value (Terraform shows a sensitive value as "(sensitive value)" in its diagnostics too).
+   */
+  private secretVariable(name: string, description: string, rule?: SecretRule): TerraformVariable {
     let variable = this.secrets.get(name);
     if (!variable) {
       variable = new TerraformVariable(this, name, { type: "string", sensitive: true, description });
       variable.overrideLogicalId(name);
       this.secrets.set(name, variable);
+    }
+    if (rule?.minLength && !this.validated.has(name)) {
+      this.validated.add(name);
+      variable.addValidation({
+        condition: `\${length(var.${name}) >= ${rule.minLength}}`,
+        errorMessage: `TF_VAR_${name} (${rule.what}) is shorter than ${rule.minLength} characters; set a longer one. The value is not shown.`,
+      });
     }
     return variable;
   }

@@ -30,7 +30,7 @@ export interface VmInstallationProps {
   /** Folder that relative key paths are resolved from. @default process.cwd() (where cdktf runs the app) */
   readonly baseDir?: string;
   /** Returns the sensitive Terraform variable with this name (shared by VMs that name the same one). */
-  readonly secretVariable: (name: string, description: string) => TerraformVariable;
+  readonly secretVariable: (name: string, description: string, rule?: SecretRule) => TerraformVariable;
   /** The installers, in run order. @default the catalog (lib/installers/catalog.ts) */
   readonly installers?: readonly CatalogEntry[];
 }
@@ -47,16 +47,21 @@ function sshEvent(vm: VmConfig): { ssh?: Record<string, unknown> } {
   return vm.sshRetry ? { ssh: toEvent(SSH_RETRY_SETTINGS, vm.sshRetry) } : {};
 }
 
+/** What a secret's Terraform variable checks at plan time, from the rule of the event field it feeds. */
+export interface SecretRule {
+  readonly minLength?: number;
+  /** "install-postgres's db_password", for the message. */
+  readonly what: string;
+}
+
 /** An installer's secret event fields, each from the sensitive variable its setting names. */
-function secretEvent(
-  def: CatalogEntry,
-  settings: Record<string, unknown>,
-  variable: (name: string, description: string) => TerraformVariable,
-): Record<string, TerraformVariable> {
+function secretEvent(def: CatalogEntry, settings: Record<string, unknown>, variable: VmInstallationProps["secretVariable"]): Record<string, TerraformVariable> {
   return Object.fromEntries(
     Object.entries(def.secrets ?? {}).map(([field, key]) => {
       const name = String(settings[key]);
-      return [field, variable(name, `${def.handler}'s ${field} (TF_VAR_${name})`)];
+      const fed = Object.values(def.settings).find((s) => s.event === field);
+      const minLength = (fed?.rule.schema as { minLength?: number } | undefined)?.minLength;
+      return [field, variable(name, `${def.handler}'s ${field} (TF_VAR_${name})`, { minLength, what: `${def.handler}'s ${field}` })];
     }),
   );
 }

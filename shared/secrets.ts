@@ -3,9 +3,18 @@
 // under our control (a failing psql may echo a statement, a shell may print an environment), so rather
 // than trust every call site, one registry scrubs at the boundaries.
 
+/**
+ * Shorter values are not replaced in place: a short secret is likely to occur in ordinary text ("a",
+ * "root", "password"), and "[redacted]" everywhere it occurs would spell it out by its positions. A text
+ * that contains one is withheld whole instead. 12 is also the shortest password the installers accept.
+ */
+export const MIN_REDACTABLE_CHARS = 12;
+
 /** A registry of secret values and the labels they are replaced with. */
 export class SecretScrubber {
   private readonly values = new Map<string, string>();
+  /** Values too short to replace in place (see MIN_REDACTABLE_CHARS), with their labels. */
+  private readonly short = new Map<string, string>();
 
   /**
    * @param minChars values shorter than this are not registered. @default 1 (every value: a handler
@@ -31,12 +40,22 @@ export class SecretScrubber {
         if (body.length >= 8 && !body.startsWith("-----")) forms.add(body);
       }
     }
-    for (const form of forms) if (form.length >= this.minChars) this.values.set(form, marker);
+    for (const form of forms) {
+      if (form.length < this.minChars) continue;
+      if (form.length >= MIN_REDACTABLE_CHARS) this.values.set(form, marker);
+      else this.short.set(form, label ?? "a secret");
+    }
   }
 
-  /** `text` with every registered value replaced; longest values first so a part never masks a whole. */
+  /**
+   * `text` with every registered value replaced; longest values first so a part never masks a whole. A
+   * text holding a value too short to replace safely is withheld whole, naming only the label.
+   */
   scrub(text: string): string {
-    if (this.values.size === 0 || !text) return text;
+    if ((this.values.size === 0 && this.short.size === 0) || !text) return text;
+    for (const [form, label] of this.short) {
+      if (text.includes(form)) return `[withheld: this text contains ${label}, a secret too short to redact in place]`;
+    }
     let out = text;
     const forms = [...this.values.keys()].sort((a, b) => b.length - a.length);
     for (const form of forms) out = out.split(form).join(this.values.get(form)!);
@@ -54,12 +73,13 @@ export class SecretScrubber {
 
   /** How many distinct forms are registered (for tests and diagnostics; never the values). */
   get size(): number {
-    return this.values.size;
+    return this.values.size + this.short.size;
   }
 
   /** Forgets every value: for tests, and for a warm runtime that reuses the process for another job. */
   clear(): void {
     this.values.clear();
+    this.short.clear();
   }
 }
 

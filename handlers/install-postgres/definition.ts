@@ -8,8 +8,11 @@ export const DEFAULT_PGDG_URL = "https://apt.postgresql.org/pub/repos/apt";
 /** The PostgreSQL Debian Repository signing key (ACCC4CF8). */
 export const PGDG_KEY_FINGERPRINT = "B97B0AFCAA1A47F044F244A07FCC7D46ACCC4CF8";
 
+/** Shorter passwords are refused: at plan time by the Terraform variable's validation, and by the handler. */
+export const MIN_PASSWORD_CHARS = 12;
+
 /**
- * The password: any printable text up to 1024 characters. Control characters (a newline above all)
+ * The password: printable text of 12 to 1024 characters. Control characters (a newline above all)
  * cannot be written into pgpass or a psql variable. No message ever quotes the value.
  */
 const password: Validator<string> = withSchema(
@@ -19,13 +22,15 @@ const password: Validator<string> = withSchema(
       problems.push(`${path}: expected a string (the role's password), got ${got}`);
       return "";
     }
-    if (value.length === 0) problems.push(`${path}: is empty; give the role a password`);
+    if (value.length === 0) problems.push(`${path}: is empty; give the role a password of at least ${MIN_PASSWORD_CHARS} characters`);
+    else if (value.length < MIN_PASSWORD_CHARS)
+      problems.push(`${path}: is too short (${value.length} characters); at least ${MIN_PASSWORD_CHARS} are required (the value is not shown)`);
     if (value.length > 1024) problems.push(`${path}: is ${value.length} characters long; at most 1024 are allowed`);
     // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are exactly what is refused here.
     if (/[\x00-\x1f\x7f]/.test(value)) problems.push(`${path}: contains a control character (newline, tab, ...); use printable characters only`);
     return value;
   },
-  { type: "string", minLength: 1, maxLength: 1024 },
+  { type: "string", minLength: MIN_PASSWORD_CHARS, maxLength: 1024 },
 );
 
 const TF_IDENTIFIER = /^[a-z][a-z0-9_]{0,63}$/;
@@ -66,7 +71,7 @@ export const postgresDefinition = defineInstallerDefinition({
       event: "db_password",
       eventOnly: true,
       eventRequired: true,
-      doc: "The role's password (from passwordVariable): printable, at most 1024 characters.",
+      doc: "The role's password (from passwordVariable): printable, 12 to 1024 characters.",
     }),
     listenAddresses: setting(listenAddresses, {
       event: "listen_addresses",
