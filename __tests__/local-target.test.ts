@@ -1,7 +1,7 @@
 // The local job target and existing hosts, at synth time: what Terraform gets, that it validates offline
 // (only built-ins), that its command line is the runner's protocol, and that real Terraform reads the
 // result state the runner writes.
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { PROJECT_ROOT } from "../lib/bundling/bundle";
@@ -39,7 +39,7 @@ describe("local job target with existing hosts", () => {
     const many = { ...ctx, vms: Array.from({ length: 6 }, (_, i) => ({ name: `h${i}`, kind: "existing", address: `192.0.2.${i + 1}` })) };
     const { outdir } = synthApp(many, { env: { PATH: `${bin}:${process.env.PATH}` } });
     const many6 = JSON.parse(fs.readFileSync(path.join(outdir, "stacks", "local", "cdk.tf.json"), "utf8"));
-    expect(Object.keys(many6.resource.terraform_data)).toHaveLength(30); // per host: probe, record, 3 installers
+    expect(Object.keys(many6.resource.terraform_data)).toHaveLength(31); // per host: probe, record, 3 installers; one password check
     expect(fs.readFileSync(log, "utf8").trim().split("\n")).toEqual(["version"]);
   });
 
@@ -48,7 +48,16 @@ describe("local job target with existing hosts", () => {
     expect(Object.keys(tf.resource)).toEqual(["terraform_data"]);
     expect(tf.terraform.required_providers).toBeUndefined();
     // h1 is pinned: no probe and no record; h2 records its key at first contact.
-    expect(Object.keys(jobs).sort()).toEqual(["h1_docker", "h1_packages", "h1_postgres", "h2_host_key", "h2_host_key_probe", "h2_packages", "h2_postgres"]);
+    expect(Object.keys(jobs).sort()).toEqual([
+      "h1_docker",
+      "h1_packages",
+      "h1_postgres",
+      "h2_host_key",
+      "h2_host_key_probe",
+      "h2_packages",
+      "h2_postgres",
+      "pg_password_check",
+    ]);
   });
 
   test("each job runs the bundled directory through the runner, with the job env and no secret in its config", () => {
@@ -145,5 +154,25 @@ describe("local job target with existing hosts", () => {
     const result = JSON.parse(out);
     expect(result.diagnostics).toEqual([]);
     expect(result.valid).toBe(true);
+  }, 60000);
+
+  test("a password shorter than 12 characters stops terraform plan before any job runs, naming the variable, never the value", () => {
+    const env = tfEnv();
+    execFileSync("terraform", ["init", "-input=false", "-reconfigure"], { cwd: stackDir, env, stdio: "pipe" });
+    const plan = (password: string) =>
+      spawnSync("terraform", ["plan", "-input=false", "-no-color", "-lock=false", "-refresh=false"], {
+        cwd: stackDir,
+        env: { ...env, TF_VAR_pg_password: password },
+        encoding: "utf8",
+      });
+    const short = plan("Sh0rt-pw!");
+    expect(short.status).toBe(1);
+    // Terraform folds its messages at 80 columns.
+    expect(short.stderr.replace(/\s+/g, " ")).toContain("TF_VAR_pg_password (install-postgres's db_password) is shorter than 12 characters");
+    expect(`${short.stdout}${short.stderr}`).not.toContain("Sh0rt-pw!");
+    // Long enough: the plan goes on (the jobs are planned, not run).
+    const ok = plan("twelve+ characters");
+    expect(ok.stderr).toBe("");
+    expect(ok.status).toBe(0);
   }, 60000);
 });

@@ -108,6 +108,14 @@ describe("job contents", () => {
     expect(jobs.vm1_packages.event_json).not.toContain("password");
     expect(jobs.vm1_docker.event_json).not.toContain("password");
     expect(tf.variable.pg_password).toEqual({ description: "install-postgres's db_password (TF_VAR_pg_password)", sensitive: true, type: "string" });
+    // Its length is checked at plan time, before any job runs, by a precondition: the message names the
+    // variable, never the value (a validation block's error would print the value).
+    expect(tf.resource.terraform_data.pg_password_check.lifecycle.precondition).toEqual([
+      {
+        condition: "${length(var.pg_password) >= 12}",
+        error_message: "TF_VAR_pg_password (install-postgres's db_password) is shorter than 12 characters; set a longer one. The value is not shown.",
+      },
+    ]);
   });
 
   test("a VM's sshRetry reaches every job's event as the handlers' ssh key", () => {

@@ -11,6 +11,7 @@ import type { CatalogEntry } from "./installers/catalog";
 import type { JobTargetFactory } from "./jobs/job-spec";
 import { localJobTarget } from "./jobs/local-job";
 import { slessJobTarget } from "./jobs/sless-job";
+import { TerraformData } from "./jobs/terraform-data";
 import { type SecretRule, VmInstallation } from "./vm-installation";
 
 export interface VmInstallStackProps {
@@ -79,8 +80,9 @@ export class VmInstallStack extends TerraformStack {
 
   /**
    * One sensitive string variable per name, set through TF_VAR_<name>; never given a default. A rule's
-   * minimum length is checked at plan time, before any job runs; the message names the variable, never
-   * its value (Terraform shows a sensitive value as "(sensitive value)" in its diagnostics too).
+   * minimum length is checked at plan time, before any job runs, by a precondition of its own: a
+   * `validation` block would do it earlier, but Terraform (1.11) prints the value of every variable its
+   * condition names in the error, sensitive or not; a precondition's error shows no value.
    */
   private secretVariable(name: string, description: string, rule?: SecretRule): TerraformVariable {
     let variable = this.secrets.get(name);
@@ -91,10 +93,14 @@ export class VmInstallStack extends TerraformStack {
     }
     if (rule?.minLength && !this.validated.has(name)) {
       this.validated.add(name);
-      variable.addValidation({
-        condition: `\${length(var.${name}) >= ${rule.minLength}}`,
-        errorMessage: `TF_VAR_${name} (${rule.what}) is shorter than ${rule.minLength} characters; set a longer one. The value is not shown.`,
-      });
+      const check = new TerraformData(this, `${name}_check`, {});
+      check.overrideLogicalId(`${name}_check`);
+      check.addOverride("lifecycle.precondition", [
+        {
+          condition: `\${length(var.${name}) >= ${rule.minLength}}`,
+          error_message: `TF_VAR_${name} (${rule.what}) is shorter than ${rule.minLength} characters; set a longer one. The value is not shown.`,
+        },
+      ]);
     }
     return variable;
   }

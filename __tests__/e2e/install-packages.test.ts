@@ -195,7 +195,7 @@ describeE2E("install-packages on a sandbox VM, through the bundle and the job ru
         const run = await runInstaller(sb, "install-packages", event, { env: jobEnv(sb, { SSH_HOST_KEY_SHA256: other.fingerprint }) });
         const message = expectFailed(run);
         expect(message).toMatch(/host key mismatch/);
-        expect(message).toMatch(/refusing to connect/);
+        expect(message).toMatch(/refusing to authenticate, nothing was sent to it/);
         expect(message).toContain(`expected ${other.fingerprint}`);
         expect(message).toContain(`presented ${sb.hostKeySha256}`);
         // Refused before authenticating: sshd logged no login for it.

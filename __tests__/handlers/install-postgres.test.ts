@@ -191,6 +191,13 @@ describe("install-postgres: event validation (before any SSH)", () => {
     expect(connects).toBe(0);
   });
 
+  it("a password shorter than 12 characters is refused before connecting, and never quoted back", async () => {
+    const { error, connects } = await run({ ...BASE, db_password: "Sh0rt-pw!" }, []);
+    expect(error?.message).toMatch(/event db_password: is too short \(9 characters\); at least 12 are required \(the value is not shown\)/);
+    expect(error?.message).not.toContain("Sh0rt-pw!");
+    expect(connects).toBe(0);
+  });
+
   it("lists every problem at once", async () => {
     const { error } = await run({ db_name: "bad name", db_user: "x;y", allowed_cidrs: ["nope"] }, []);
     expect(error?.message).toMatch(/db_name/);

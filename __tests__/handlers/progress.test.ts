@@ -34,8 +34,8 @@ describe("Progress", () => {
   it("scrubs secrets from every line", () => {
     const lines: string[] = [];
     const secrets = new SecretScrubber();
-    secrets.add("topsecretpw", "db_password");
-    new Progress("x", { write: (l) => lines.push(l), secrets }).info("using topsecretpw");
+    secrets.add("topsecret-password", "db_password");
+    new Progress("x", { write: (l) => lines.push(l), secrets }).info("using topsecret-password");
     expect(lines).toEqual(["[x] using [redacted:db_password]"]);
   });
 

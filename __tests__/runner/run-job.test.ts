@@ -362,12 +362,12 @@ describe("runJob: entrypoint and directory", () => {
 
 describe("makeScrubber", () => {
   test("replaces whole values, trimmed values, JSON-escaped values and lines of multi-line values", () => {
-    const scrub = makeScrubber(["line-one-secret\nline-two-secret\n", 'p"w\\1234']);
+    const scrub = makeScrubber(["line-one-secret\nline-two-secret\n", 'p"w\\1234-long-enough']);
     expect(scrub("a line-one-secret b")).toBe("a [redacted] b");
     expect(scrub("line-one-secret\nline-two-secret")).toBe("[redacted]");
     expect(scrub(JSON.stringify({ k: "line-one-secret\nline-two-secret\n" }))).toBe('{"k":"[redacted]"}');
-    expect(scrub('pw=p"w\\1234')).toBe("pw=[redacted]");
-    expect(scrub(JSON.stringify('p"w\\1234'))).toBe('"[redacted]"');
+    expect(scrub('pw=p"w\\1234-long-enough')).toBe("pw=[redacted]");
+    expect(scrub(JSON.stringify('p"w\\1234-long-enough'))).toBe('"[redacted]"');
   });
 
   test("keeps a key's public armour lines readable while hiding its body", () => {

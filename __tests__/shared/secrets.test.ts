@@ -31,6 +31,21 @@ describe("SecretScrubber", () => {
     expect(s.scrub(JSON.stringify({ password: 'pa"ss\\word' }))).toBe('{"password":"[redacted:pw]"}');
   });
 
+  it("never spells out a short secret by where it occurs: a text holding one is withheld whole", () => {
+    const s = new SecretScrubber();
+    s.add("a", "db_password");
+    const out = s.scrub("a banana for the team");
+    // Replacing each "a" would leave "[redacted] b[redacted]n[redacted]n[redacted]...": the value by its positions.
+    expect(out).toBe("[withheld: this text contains db_password, a secret too short to redact in place]");
+    expect(s.scrub("nothing of it here: xyz")).toBe("nothing of it here: xyz");
+  });
+
+  it("replaces a value of 12 or more characters in place", () => {
+    const s = new SecretScrubber();
+    s.add("twelve-chars", "db_password");
+    expect(s.scrub("pw twelve-chars ok")).toBe("pw [redacted:db_password] ok");
+  });
+
   it("ignores empty values and leaves text alone when nothing is registered", () => {
     const s = new SecretScrubber();
     s.add("", "x");
