@@ -2,6 +2,7 @@
 // (only built-ins), that its command line is the runner's protocol, and that real Terraform reads the
 // result state the runner writes.
 import { execFileSync, spawnSync } from "node:child_process";
+import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { PROJECT_ROOT } from "../lib/bundling/bundle";
@@ -91,6 +92,43 @@ describe("local job target with existing hosts", () => {
     expect(JSON.stringify(job.provisioner)).not.toMatch(/var\.|sensitive\(|file\(/);
     expect(cleanup).toEqual({ command: 'rm -f "${self.input.result_file}"', when: "destroy" });
   });
+
+  test("a changed secret reruns its job: the trigger is a salted digest, the salt in a 0600 file outside state and cdktf.out", () => {
+    const trigger = jobs.h1_postgres.triggers_replace.secrets;
+    const salt = path.join(PROJECT_ROOT, ".vm-install", "local", "secret-salt");
+    expect(trigger).toBe(`\${nonsensitive(sha256(join("\\n", [file(${JSON.stringify(salt)}), var.pg_password])))}`);
+    expect(fs.statSync(salt).mode & 0o777).toBe(0o600);
+    expect(fs.readFileSync(salt, "utf8")).toMatch(/^[0-9a-f]{64}\n$/);
+    // The salt stays the same from one synth to the next, or every deploy would rerun the job.
+    const before = fs.readFileSync(salt, "utf8");
+    expect(synth(ctx).tf.resource.terraform_data.h1_postgres.triggers_replace.secrets).toBe(trigger);
+    expect(fs.readFileSync(salt, "utf8")).toBe(before);
+    // Jobs without a secret carry no such trigger.
+    expect(jobs.h1_packages.triggers_replace.secrets).toBeUndefined();
+  });
+
+  test("Terraform computes that digest at plan time, and it differs with the password", () => {
+    const env = tfEnv();
+    const dir = tempDir("digest");
+    const salt = path.join(dir, "salt");
+    fs.writeFileSync(salt, "0123abcd\n");
+    fs.writeFileSync(
+      path.join(dir, "main.tf.json"),
+      JSON.stringify({
+        variable: { pg_password: { type: "string", sensitive: true } },
+        output: { d: { value: jobs.h1_postgres.triggers_replace.secrets.replace(/file\("[^"]+"\)/, `file(${JSON.stringify(salt)})`) } },
+      }),
+    );
+    execFileSync("terraform", ["init", "-input=false"], { cwd: dir, env, stdio: "pipe" });
+    const digest = (password: string) => {
+      const run = { cwd: dir, env: { ...env, TF_VAR_pg_password: password }, encoding: "utf8" as const };
+      execFileSync("terraform", ["apply", "-auto-approve", "-input=false", "-no-color"], run);
+      return execFileSync("terraform", ["output", "-raw", "d"], run);
+    };
+    const sha256 = (text: string) => createHash("sha256").update(text).digest("hex");
+    expect(digest("first password, long")).toBe(sha256("0123abcd\n\nfirst password, long"));
+    expect(digest("second password, long")).toBe(sha256("0123abcd\n\nsecond password, long"));
+  }, 60000);
 
   test("reruns: run_id, bundle, event and connection trigger a job; the previous job's rerun triggers the next", () => {
     expect(jobs.h1_packages.triggers_replace).toMatchObject({

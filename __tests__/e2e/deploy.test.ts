@@ -1,5 +1,6 @@
 // `cdktf deploy` end to end with the local job target: real Terraform, real jobs through the runner,
 // real software on sandbox VMs given as existing hosts.
+import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { type CdktfRun, readOutputs, runCdktf, writeCdktfProject } from "../../demo/project";
@@ -14,9 +15,10 @@ function host(name: string, sb: Sandbox) {
   return { name, kind: "existing", address: sb.address, sshPort: sb.port, user: sb.user, privateKeyPath: sb.privateKeyPath, hostKeySha256: sb.hostKeySha256 };
 }
 
-/** Jobs whose terraform_data was (re)created in this run, by logical id. */
+/** Jobs whose terraform_data was (re)created in this run, by logical id (a secret's length check is not a job). */
 function jobsRun(run: CdktfRun): string[] {
-  return [...new Set([...run.output.matchAll(/terraform_data\.([a-z0-9_]+)(?: \([^)]*\))?: Creating\.\.\./g)].map((m) => m[1]))].sort();
+  const created = [...run.output.matchAll(/terraform_data\.([a-z0-9_]+)(?: \([^)]*\))?: Creating\.\.\./g)].map((m) => m[1]);
+  return [...new Set(created.filter((id) => !id.endsWith("_check")))].sort();
 }
 
 function indexOf(run: CdktfRun, pattern: RegExp): number {
@@ -25,9 +27,14 @@ function indexOf(run: CdktfRun, pattern: RegExp): number {
   return m.index;
 }
 
-async function deploy(dir: string, stack: string, ctx: unknown): Promise<CdktfRun & { outputs: Record<string, string> }> {
+async function deploy(
+  dir: string,
+  stack: string,
+  ctx: unknown,
+  secrets: Record<string, string> = env,
+): Promise<CdktfRun & { outputs: Record<string, string> }> {
   writeCdktfProject(dir, ctx);
-  const run = await runCdktf(dir, ["deploy", "--auto-approve", "--outputs-file", path.join(dir, "outputs.json")], { env });
+  const run = await runCdktf(dir, ["deploy", "--auto-approve", "--outputs-file", path.join(dir, "outputs.json")], { env: secrets });
   return { ...run, outputs: run.code === 0 ? readOutputs(dir, stack) : {} };
 }
 
@@ -117,13 +124,42 @@ describeE2E("cdktf deploy, local target, one VM with all three installers", () =
     expect((await dpkgStatus(sb, ["unzip"])).unzip).toBe("install ok installed");
   }, 600000);
 
+  test("change the password variable: only the postgres job reruns, the role takes the new one, neither value nor a plain hash is in state", async () => {
+    const NEW = "a new password, long enough";
+    /** Whether `password` logs in over TCP on the VM (the password on psql's stdin-fed env, not its command line). */
+    const logsIn = async (password: string) =>
+      (
+        await sb.rootExec("read -r PGPASSWORD; export PGPASSWORD; psql -X -w -At -h 127.0.0.1 -U app_user -d myapp -c 'select 1'", {
+          input: `${password}\n`,
+          timeoutMs: 30_000,
+        })
+      ).stdout.trim() === "1";
+    expect(await logsIn(PASSWORD)).toBe(true);
+    const run = await deploy(dir, "e2e-one", ctx({ runId: 2, packages: ["git", "jq", "unzip"] }), { TF_VAR_pg_password: NEW });
+    expect(run.code).toBe(0);
+    expect(jobsRun(run)).toEqual(["one_postgres"]);
+    expect(JSON.parse(run.outputs.one_postgres_result).changes.join("\n")).toMatch(/password/);
+    expect(await logsIn(NEW)).toBe(true);
+    expect(await logsIn(PASSWORD)).toBe(false);
+    const state = fs.readFileSync(path.join(dir, "terraform.e2e-one.tfstate"), "utf8");
+    const sha256 = (text: string) => createHash("sha256").update(text).digest("hex");
+    for (const secret of [NEW, PASSWORD]) {
+      expect(state).not.toContain(secret);
+      expect(state).not.toContain(sha256(secret));
+    }
+    // Unchanged again: nothing reruns.
+    const again = await deploy(dir, "e2e-one", ctx({ runId: 2, packages: ["git", "jq", "unzip"] }), { TF_VAR_pg_password: NEW });
+    expect(jobsRun(again)).toEqual([]);
+  }, 600000);
+
   test("destroy: clean, no state or result left, then the sandbox goes", async () => {
     const run = await runCdktf(dir, ["destroy", "--auto-approve"], { env });
     expect(run.code).toBe(0);
-    expect(run.output).toMatch(/Destroy complete! Resources: 3 destroyed/);
+    expect(run.output).toMatch(/Destroy complete! Resources: 4 destroyed/);
     const state = JSON.parse(fs.readFileSync(path.join(dir, "terraform.e2e-one.tfstate"), "utf8"));
     expect(state.resources).toEqual([]);
-    expect(fs.readdirSync(path.join(dir, ".vm-install", "e2e-one"))).toEqual([]);
+    // The salt of the secret digests stays for the next deploy; no result is left.
+    expect(fs.readdirSync(path.join(dir, ".vm-install", "e2e-one"))).toEqual(["secret-salt"]);
     const { runDir, netns } = sb;
     await sb.stop();
     expect(fs.existsSync(runDir)).toBe(false);

@@ -7,7 +7,11 @@
 // Host prerequisite: psql (Debian's postgresql-client, 15 here). Under CI=true a sandbox that cannot run
 // fails the suite (describeE2E); elsewhere it is skipped with the reason.
 import { execFile, execFileSync } from "node:child_process";
-import { type Sandbox, startSandbox } from "../../sandbox";
+import { readConnectionEnv } from "../../handlers/common/connection-env";
+import { connect } from "../../handlers/common/ssh";
+import { tcpLogin } from "../../handlers/install-postgres/server";
+import { jobEnvFor, type Sandbox, startSandbox } from "../../sandbox";
+import { SecretScrubber } from "../../shared/secrets";
 import { describeE2E, dpkgStatus, type InstallerRun, runInstaller } from "./support/e2e";
 
 const T = 15 * 60_000;
@@ -278,4 +282,41 @@ describeE2E("install-postgres on a sandbox VM, through the bundle and the job ru
     },
     T,
   );
+
+  test(
+    "the login check's pgpass file has no name on the VM while psql runs, and a dropped connection leaves nothing",
+    async () => {
+      // A listener that accepts and never answers: psql waits in its connect (PGCONNECT_TIMEOUT=10).
+      const mute = sb.rootSpawn(
+        `python3 -c 'import socket,time; s=socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind(("127.0.0.1", 5499)); s.listen(1); print("listening", flush=True); c, _ = s.accept(); time.sleep(30)'`,
+      );
+      const listening = async () => (await sb.rootExec("ss -Hltn 'sport = :5499'")).stdout.includes("5499");
+      await until(listening, "the mute listener");
+      const session = await connect(readConnectionEnv(jobEnvFor(sb)), { secrets: new SecretScrubber() });
+      const login = tcpLogin(session, { host: "127.0.0.1", port: 5499, db: "shop", user: "shop_app", password: PW1 }).catch((e: Error) => e);
+      const psqlPid = async () => (await sb.rootExec("pgrep -f 'psql -X -w -q -A -t -h 127.0.0.1 -p 5499' || true")).stdout.trim();
+      await until(async () => (await psqlPid()) !== "", "psql to start");
+      const pid = (await psqlPid()).split("\n")[0];
+      // psql holds the file open through its descriptor 3, and no directory names it any more.
+      expect((await sb.rootExec(`readlink /proc/${pid}/fd/3`)).stdout).toMatch(/^\/dev\/shm\/vm-install\.[A-Za-z0-9]+\/pgpass \(deleted\)$/);
+      const leftovers = "find / /tmp /dev/shm -xdev -name pgpass 2>/dev/null; ls -A /dev/shm | grep vm-install; true";
+      expect((await sb.rootExec(leftovers)).stdout.trim()).toBe("");
+      // The job's connection drops in the middle of the check.
+      await session.close();
+      await login;
+      await until(async () => (await psqlPid()) === "", "psql to end");
+      expect((await sb.rootExec(leftovers)).stdout.trim()).toBe("");
+      mute.kill();
+    },
+    T,
+  );
 });
+
+/** Polls `check` every 100 ms until it holds, for at most 20 s. */
+async function until(check: () => Promise<boolean>, what: string): Promise<void> {
+  const deadline = Date.now() + 20_000;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}

@@ -294,7 +294,10 @@ describe("install-postgres: Ubuntu 22.04, PostgreSQL 14 from the distribution", 
     expectNoPasswordOnCommandLines(calls);
     const withPw = calls.filter((c) => String(c.opts.stdin ?? "").includes(pgpassField(PW)));
     expect(withPw).toHaveLength(1);
-    expect(withPw[0].command).toMatch(/^umask 077; d=\$\(mktemp -d\).*trap 'rm -rf "\$d"' EXIT; cat > "\$d\/pgpass".*PGPASSFILE="\$d\/pgpass"/);
+    // In memory, and unlinked before psql runs: it reads the file through an open descriptor.
+    expect(withPw[0].command).toMatch(
+      /^umask 077; d=\$\(mktemp -d \/dev\/shm\/vm-install\.XXXXXX .*cat > "\$d\/pgpass" && exec 3< "\$d\/pgpass"; } ; rc=\$\?; rm -rf "\$d";.*PGPASSFILE=\/proc\/self\/fd\/3 /,
+    );
     expect(String(withPw[0].opts.stdin)).toBe(`127.0.0.1:5432:myapp:app_user:${pgpassField(PW)}\n`);
     for (const c of calls) if (c !== withPw[0]) expect(String(c.opts.stdin ?? "")).not.toContain(PW);
     // And nothing the job reports carries it.

@@ -14,8 +14,8 @@
 // The password never travels on a command line or in an environment variable, and never in clear to
 // the server when it is ASCII: the job computes the SCRAM-SHA-256 secret itself (scram.ts) and sends
 // that on psql's stdin, in a session that keeps its statements out of the log (sql.ts QUIET_SESSION).
-// The TCP login check reads it from a 0600 pgpass file in a private temporary directory, removed when
-// psql exits. The value is registered as a secret, so no output, error or progress line can carry it.
+// The TCP login check reads it from a 0600 pgpass file in memory (/dev/shm), unlinked before psql
+// starts (server.ts tcpLogin), so a dropped connection cannot leave it behind. The value is registered as a secret, so no output, error or progress line can carry it.
 //
 // Configuration: listen_addresses goes into a conf.d drop-in (Debian's postgresql.conf includes
 // conf.d last) and needs a restart; pg_hba.conf lines need only a reload. Both files are checked by

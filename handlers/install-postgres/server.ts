@@ -59,14 +59,19 @@ export async function writeFile(remote: Remote, path: string, content: string, n
 }
 
 /**
- * Logs in as the role over TCP, the password in a pgpass file only the login user can read, in a
- * private directory removed when the shell exits whatever happens. Returns psql's result or stderr.
+ * Logs in as the role over TCP. libpq takes a password from a pgpass file only when it is a regular
+ * file, so one is written, in memory (/dev/shm) where the VM has it, and unlinked before psql starts:
+ * psql reads it through the shell's open descriptor (/proc/self/fd/3), so no name of it is left on the
+ * VM even if the connection drops or the job is killed, and the kernel frees it with the last process.
+ * Returns psql's result or stderr.
  */
 export async function tcpLogin(remote: Remote, t: { host: string; port: number; db: string; user: string; password: string }) {
   const pgpass = `${[t.host, String(t.port), t.db, t.user, t.password].map(pgpassField).join(":")}\n`;
   const psqlCmd = command("psql", "-X", "-w", "-q", "-A", "-t", "-h", t.host, "-p", String(t.port), "-U", t.user, "-d", t.db, "-c", WHOAMI_SQL);
   return remote.run(
-    `umask 077; d=$(mktemp -d) || exit 1; trap 'rm -rf "$d"' EXIT; cat > "$d/pgpass" || exit 1; PGPASSFILE="$d/pgpass" PGCONNECT_TIMEOUT=10 ${psqlCmd}`,
+    `umask 077; d=$(mktemp -d /dev/shm/vm-install.XXXXXX 2>/dev/null || mktemp -d) || exit 1; ` +
+      `{ cat > "$d/pgpass" && exec 3< "$d/pgpass"; } ; rc=$?; rm -rf "$d"; [ "$rc" = 0 ] || exit 1; ` +
+      `PGPASSFILE=/proc/self/fd/3 PGCONNECT_TIMEOUT=10 ${psqlCmd}`,
     { stdin: pgpass, check: false, env: { LC_MESSAGES: "C" }, label: `psql -h ${t.host} -p ${t.port} -U ${t.user} -d ${t.db}`, timeoutMs: 60_000 },
   );
 }

@@ -10,7 +10,14 @@
 // Terraform's environment). The result comes back through a state-shaped file the runner writes and a
 // terraform_remote_state that reads it once the job has run, so `cdktf output` shows the same message a
 // sless_job reports.
+//
+// A changed secret (a new password) must rerun its job, as a changed event_json does for a sless_job,
+// yet neither the value nor a plain hash of it may reach the state (a short password falls to a
+// dictionary). The trigger is sha256(salt + value), with a random salt kept in a 0600 file beside the
+// results and read by Terraform at plan time: the state holds only that digest, useless without the salt.
 
+import { randomBytes } from "node:crypto";
+import * as fs from "node:fs";
 import * as path from "node:path";
 import type { Construct } from "constructs";
 import { PROJECT_ROOT } from "../bundling/bundle";
@@ -24,6 +31,29 @@ export interface LocalJobProps {
   readonly resultsDir: string;
   /** The project whose bin/invoke.ts runs the jobs. @default this checkout */
   readonly projectRoot?: string;
+}
+
+/** The salt file for secret digests, made once per results folder (0600, 32 random bytes as hex). */
+export function secretSaltFile(resultsDir: string): string {
+  const file = path.join(resultsDir, "secret-salt");
+  if (!fs.existsSync(file)) {
+    fs.mkdirSync(resultsDir, { recursive: true, mode: 0o700 });
+    // "wx": two synths at once keep the first salt instead of replacing it under the other.
+    try {
+      fs.writeFileSync(file, `${randomBytes(32).toString("hex")}\n`, { mode: 0o600, flag: "wx" });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+    }
+  }
+  return file;
+}
+
+/** A Terraform expression for the salted digest of a job's secrets: changes when any of them does. */
+function secretDigest(saltFile: string, secretEvent: JobSpec["secretEvent"]): string {
+  const values = Object.keys(secretEvent)
+    .sort()
+    .map((field) => `var.${secretEvent[field].friendlyUniqueId}`);
+  return `\${nonsensitive(sha256(join("\\n", [file(${JSON.stringify(saltFile)}), ${values.join(", ")}])))}`;
 }
 
 /** The provisioner env var the event travels in: not a command line, so `ps` never shows it. */
@@ -75,6 +105,7 @@ export function localJobTarget(props: LocalJobProps) {
         source_dir: spec.asset.path,
         event,
         connection: JSON.stringify([c.address, c.user, c.port, c.privateKeyPath ?? "", c.hostKeySha256 ?? ""]),
+        ...(Object.keys(spec.secretEvent).length > 0 ? { secrets: secretDigest(secretSaltFile(props.resultsDir), spec.secretEvent) } : {}),
       },
       input: { name: spec.name, result_file: resultFile },
       dependsOn: spec.previous ? [...spec.dependsOn, spec.previous] : spec.dependsOn.length > 0 ? spec.dependsOn : undefined,
