@@ -196,11 +196,24 @@ describe("each class of bad configuration fails with a message naming the key pa
   test("a key path Terraform would read as a template", () => {
     const p = problems(context({ vms: [{ name: "vm1", privateKeyPath: "keys/${var.x}", publicKeyPath: "keys/%{if true}k" }] }));
     expect(p).toEqual([
-      expect.stringMatching(
-        /^vms\[0\]\.publicKeyPath: .* is not allowed; expected a file path \(no quotes, newlines, or \$\{ and %\{, which Terraform reads as template syntax\)$/,
-      ),
-      expect.stringMatching(/^vms\[0\]\.privateKeyPath: .* is not allowed; expected a file path/),
+      'vms[0].privateKeyPath: contains "${", which Terraform reads as template syntax in the synthesized configuration; remove it (no setting needs it)',
+      'vms[0].publicKeyPath: contains "%{", which Terraform reads as template syntax in the synthesized configuration; remove it (no setting needs it)',
     ]);
+  });
+
+  test("no string anywhere may carry template syntax, whatever its own rule allows", () => {
+    const p = problems(
+      context({
+        nubes: { vdcUid: "vdc-%{ for x in [1] }x%{ endfor }", nsxtUid: "nsxt" },
+        vms: [{ name: "vm1", image: 'Ubuntu_22-${file("/etc/shadow")}', vappName: "app${var.pg_password}" }],
+        installers: { packages: { packages: ["jq", "x${1}"] } },
+      }),
+    );
+    for (const path of ["nubes.vdcUid", "vms[0].vappName", "vms[0].image", "installers.packages.packages[1]"]) {
+      expect(p).toContainEqual(
+        expect.stringMatching(new RegExp(`^${path.replace(/[[\].]/g, "\\$&")}: contains "[$%]\\{", which Terraform reads as template syntax`)),
+      );
+    }
   });
 
   test("two VMs with one name", () => {

@@ -350,4 +350,20 @@ describe("through main.ts, as cdktf runs it", () => {
     expect(stderr).toContain("  - vms[0].cpu: expected a whole number from 1 to 64, got number 0");
     expect(stderr).toMatch(/ {2}- vms\[0\]\.installers\.packages\.packages\[0\]: "git;id" is not a Debian package name/);
   });
+
+  test("a private key file others can read fails the synth with OpenSSH's refusal", () => {
+    const keyFile = path.join(tempDir("key"), "vm_key");
+    fs.writeFileSync(keyFile, "-----BEGIN OPENSSH PRIVATE KEY-----\nAAAA\n-----END OPENSSH PRIVATE KEY-----\n");
+    fs.chmodSync(keyFile, 0o640);
+    const ctx = context({ vms: [{ name: "vm1", kind: "existing", address: "192.0.2.1", privateKeyPath: keyFile }] });
+    let stderr = "";
+    try {
+      synthApp(ctx);
+    } catch (err) {
+      stderr = String((err as { stderr?: string }).stderr);
+    }
+    expect(stderr).toContain(`vm1: UNPROTECTED PRIVATE KEY FILE! Permissions 0640 for '${keyFile}' are too open.`);
+    fs.chmodSync(keyFile, 0o600);
+    expect(() => synthApp(ctx)).not.toThrow();
+  });
 });

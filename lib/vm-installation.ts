@@ -9,6 +9,7 @@ import { VcVmV3 } from "../providers/generated/nubes/vc-vm-v3";
 import { toEvent } from "../shared/settings";
 import { SSH_RETRY_SETTINGS } from "../shared/ssh-retry";
 import { Fn, type ITerraformDependable, TerraformOutput, type TerraformVariable } from "./cdktf";
+import { privateKeyPermissionProblem } from "./config/key-file";
 import type { NubesConfig, VmConfig } from "./config/types";
 import { type CatalogEntry, INSTALLERS } from "./installers/catalog";
 import { HandlerAsset } from "./jobs/handler-asset";
@@ -87,9 +88,12 @@ export class VmInstallation extends Construct {
     const anyJob = installers.some((def) => vm.installers[def.key].enabled);
     const trust = vm.hostKeySha256 === undefined && anyJob ? this.recordHostKey(props, prefix, host, machine) : undefined;
     this.hostKeyRecord = trust?.record;
+    const privateKeyPath = path.resolve(baseDir, vm.privateKeyPath);
+    // Reported by synth with every other problem; a key made after synth is checked when it is read.
+    this.node.addValidation({ validate: () => [privateKeyPermissionProblem(privateKeyPath)].filter((p): p is string => !!p).map((p) => `${vm.name}: ${p}`) });
     const connection = {
       ...host,
-      privateKeyPath: path.resolve(baseDir, vm.privateKeyPath),
+      privateKeyPath,
       hostKeySha256: vm.hostKeySha256 ?? trust?.hostKeySha256,
     };
 

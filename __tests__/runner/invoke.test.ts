@@ -93,6 +93,20 @@ describe("bin/invoke.ts", () => {
     expect(JSON.parse(none.last.message).event).toEqual({});
   });
 
+  test("--ssh-key-file readable by group or others is refused as OpenSSH refuses it, before the job starts", async () => {
+    const keyFile = path.join(tempDir(), "vm_key");
+    fs.writeFileSync(keyFile, "-----BEGIN OPENSSH PRIVATE KEY-----\nAAAA\n-----END OPENSSH PRIVATE KEY-----\n", { mode: 0o644 });
+    fs.chmodSync(keyFile, 0o644); // whatever the umask
+    const dir = jobDir(`exports.install = async () => { require("fs").writeFileSync(${JSON.stringify(path.join(tempDir(), "ran"))}, "x"); return {}; };`);
+    const r = await cli(["--dir", dir, "--ssh-key-file", keyFile]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(`UNPROTECTED PRIVATE KEY FILE! Permissions 0644 for '${keyFile}' are too open.`);
+    expect(r.stderr).toContain("This private key will be ignored.");
+    expect(r.stderr).toContain(`chmod 600 '${keyFile}'`);
+    fs.chmodSync(keyFile, 0o600);
+    expect((await cli(["--dir", dir, "--ssh-key-file", keyFile])).code).toBe(0);
+  });
+
   test("--ssh-key-file puts the key in SSH_KEY, over the environment's, and scrubs it from output", async () => {
     const key =
       "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW\n-----END OPENSSH PRIVATE KEY-----\n";

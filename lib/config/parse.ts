@@ -34,11 +34,8 @@ const port = string({
   allowed: 'a port number as a string, e.g. "22"',
   check: (v) => (Number(v) >= 1 && Number(v) <= 65535 ? undefined : "is not a port from 1 to 65535"),
 });
-// `${` and `%{` would be read by Terraform as template syntax where the path lands (file(), local-exec).
-const filePath = string({
-  pattern: /^(?!.*[$%]\{)[^\0\n"]+$/,
-  allowed: "a file path (no quotes, newlines, or ${ and %{, which Terraform reads as template syntax)",
-});
+// `${` and `%{` are refused in every string (templateSyntaxProblems), paths included.
+const filePath = string({ pattern: /^[^\0\n"]+$/, allowed: "a file path (no quotes or newlines)" });
 
 // Installer settings are validated as given (no defaults) at both levels, then merged key by key:
 // VM over top level over defaults. That way a mistake is reported where it was written.
@@ -113,6 +110,29 @@ const contextFields = (catalog: readonly CatalogEntry[]): Validator<RawConfig> =
   });
 };
 
+/**
+ * Every string of the configuration that holds `${` or `%{`, by key path. Whatever lands in the
+ * synthesized configuration (names, image, URLs, an event's text) is read by Terraform as a template,
+ * so such a string would run as an expression at plan time (file("/etc/shadow"), a variable's value).
+ * No setting needs either sequence: they are refused everywhere, whatever a setting's own rule allows.
+ */
+export function templateSyntaxProblems(value: unknown, path = ""): string[] {
+  if (typeof value === "string") {
+    const found = /[$%]\{/.exec(value);
+    return found
+      ? [`${path}: contains "${found[0]}", which Terraform reads as template syntax in the synthesized configuration; remove it (no setting needs it)`]
+      : [];
+  }
+  if (Array.isArray(value)) return value.flatMap((item, i) => templateSyntaxProblems(item, `${path}[${i}]`));
+  if (value && typeof value === "object") {
+    return Object.entries(value).flatMap(([key, item]) => [
+      ...templateSyntaxProblems(key, path ? `${path} key` : "key"),
+      ...templateSyntaxProblems(item, path ? `${path}.${key}` : key),
+    ]);
+  }
+  return [];
+}
+
 /** The JSON Schema of `context.vmInstall` (what an editor checks cdktf.json against). */
 export function configSchema(catalog: readonly CatalogEntry[] = INSTALLERS) {
   return contextFields(catalog).schema;
@@ -126,8 +146,15 @@ export function parseConfig(raw: unknown, catalog: readonly CatalogEntry[] = INS
     ]);
   }
   const where = `cdktf.json context.${CONTEXT_KEY}`;
-  const given = validate(contextFields(catalog), raw, where);
-  const problems: string[] = [];
+  const templates = templateSyntaxProblems(raw);
+  let given: RawConfig;
+  try {
+    given = validate(contextFields(catalog), raw, where);
+  } catch (err) {
+    if (err instanceof ValidationError && templates.length > 0) throw new ValidationError(where, [...templates, ...err.problems]);
+    throw err;
+  }
+  const problems: string[] = [...templates];
 
   const nubes = given.nubes ? ({ ...NUBES_DEFAULTS, ...given.nubes } as NubesConfig) : undefined;
   const sless: SlessConfig = { ...SLESS_DEFAULTS, ...given.sless };

@@ -1,9 +1,11 @@
 // Resolving a parsed command line against the environment and the disk: which job directory or installer,
 // the event from wherever it was given, the job's env and key, the result files' places, and the secrets
 // to scrub. Each step's UsageError names the option at fault, so the CLI can say what to fix.
+
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { PROJECT_ROOT } from "../bundling/bundle";
+import { privateKeyPermissionProblem } from "../config/key-file";
 import { type InvokeArgs, JOB_ENV_VARS, type JobEnvVar, parseEvent, UsageError } from "./invoke-args";
 import { DEFAULT_ENTRYPOINT, DEFAULT_TIMEOUT_SEC } from "./run-job";
 
@@ -110,6 +112,8 @@ function jobEnv(args: InvokeArgs, environment: NodeJS.ProcessEnv): Partial<Recor
     if (v !== undefined && v !== "") env[name] = v;
   }
   if (args.sshKeyFile !== undefined) {
+    const open = privateKeyPermissionProblem(args.sshKeyFile);
+    if (open) throw new UsageError(`--ssh-key-file: ${open}`);
     try {
       env.SSH_KEY = fs.readFileSync(args.sshKeyFile, "utf8");
     } catch (err) {
