@@ -66,6 +66,25 @@ describe("configuration defaults", () => {
     expect(cfg.vms[1].installers.packages).toMatchObject({ packages: ["jq"], update: false });
     expect(cfg.vms[1].installers.docker.enabled).toBe(false);
   });
+
+  test("repository key fingerprints: Docker's and PGDG's by default; gpg's spaced, lower-case form normalised; one or a list", () => {
+    const dflt = parseConfig(context()).vms[0].installers;
+    expect(dflt.docker.repoKeyFingerprint).toEqual(["9DC858229FC7DD38854AE2D88D81803C0EBFCD88"]);
+    expect(dflt.postgres.repoKeyFingerprint).toEqual(["B97B0AFCAA1A47F044F244A07FCC7D46ACCC4CF8"]);
+    const cfg = parseConfig(
+      context({
+        installers: {
+          docker: { repoKeyFingerprint: "9dc8 5822 9fc7 dd38 854a  e2d8 8d81 803c 0ebf cd88" },
+          postgres: { repoKeyFingerprint: ["B97B 0AFC AA1A 47F0 44F2  44A0 7FCC 7D46 ACCC 4CF8", "65BCE0E8CBCA4D562DB7E9CCEB56BEEFDC00166A"] },
+        },
+      }),
+    ).vms[0].installers;
+    expect(cfg.docker.repoKeyFingerprint).toEqual(["9DC858229FC7DD38854AE2D88D81803C0EBFCD88"]);
+    expect(cfg.postgres.repoKeyFingerprint).toEqual(["B97B0AFCAA1A47F044F244A07FCC7D46ACCC4CF8", "65BCE0E8CBCA4D562DB7E9CCEB56BEEFDC00166A"]);
+    expect(problems(context({ installers: { docker: { repoKeyFingerprint: "0EBFCD88" } } }))).toEqual([
+      'installers.docker.repoKeyFingerprint: "0EBFCD88" is not an OpenPGP key fingerprint (40 hex digits; a short key ID is not enough)',
+    ]);
+  });
 });
 
 describe("each class of bad configuration fails with a message naming the key path and what is allowed", () => {

@@ -89,6 +89,7 @@ describe("job contents", () => {
       compose: true,
       channel: "distro",
       repo_url: "https://download.docker.com/linux",
+      repo_key_fingerprint: ["9DC858229FC7DD38854AE2D88D81803C0EBFCD88"],
       verify: "daemon",
       update: true,
     });
@@ -103,6 +104,7 @@ describe("job contents", () => {
       '"listen_addresses" = "localhost"',
       '"allow_remote" = false',
       '"allowed_cidrs" = ["0.0.0.0/0"]',
+      '"repo_key_fingerprint" = ["B97B0AFCAA1A47F044F244A07FCC7D46ACCC4CF8"]',
     ])
       expect(pg).toContain(kv);
     expect(jobs.vm1_packages.event_json).not.toContain("password");

@@ -125,3 +125,45 @@ export const hostAddress: Validator<string> = string({
   allowed: "an IPv4 or IPv6 address or a DNS name",
   check: (v) => (isHostAddress(v) ? undefined : "is not an IP address or host name"),
 });
+
+/** An OpenPGP v4 key fingerprint as stored and compared: 40 upper-case hex digits. */
+export const KEY_FINGERPRINT = /^[0-9A-F]{40}$/;
+/** As people paste it: any case, spaces anywhere (gpg prints "9DC8 5822 ... 0EBF CD88"). */
+const KEY_FINGERPRINT_INPUT = /^ *([0-9A-Fa-f] *){40}$/;
+
+/** The stored form of a fingerprint as given, or undefined when it is not 40 hex digits. */
+export function normalizeFingerprint(value: string): string | undefined {
+  return KEY_FINGERPRINT_INPUT.test(value) ? value.replace(/ /g, "").toUpperCase() : undefined;
+}
+
+const FINGERPRINTS_ALLOWED = "one OpenPGP key fingerprint (40 hex digits, any case, spaces allowed as gpg prints them) or a list of them";
+
+/**
+ * The keys an apt repository's keyring must hold, exactly: one fingerprint or a list, normalised to a
+ * list of upper-case hex without spaces (so `"9dc8 5822 ..."` and `"9DC85822..."` are the same key).
+ */
+export const keyFingerprints: Validator<string[]> = withSchema(
+  (value, path, problems) => {
+    const given = typeof value === "string" ? [value] : value;
+    if (!Array.isArray(given) || given.length === 0) {
+      problems.push(`${path}: expected ${FINGERPRINTS_ALLOWED}, got ${Array.isArray(given) ? "an empty list" : JSON.stringify(value)}`);
+      return [];
+    }
+    const out: string[] = [];
+    given.forEach((item, i) => {
+      const where = typeof value === "string" ? path : `${path}[${i}]`;
+      const fpr = typeof item === "string" ? normalizeFingerprint(item) : undefined;
+      if (fpr === undefined) problems.push(`${where}: ${JSON.stringify(item)} is not an OpenPGP key fingerprint (40 hex digits; a short key ID is not enough)`);
+      else if (out.includes(fpr)) problems.push(`${where}: ${fpr} is listed twice`);
+      else out.push(fpr);
+    });
+    return out;
+  },
+  {
+    anyOf: [
+      { type: "string", pattern: KEY_FINGERPRINT_INPUT.source },
+      { type: "array", items: { type: "string", pattern: KEY_FINGERPRINT_INPUT.source }, minItems: 1, uniqueItems: true },
+    ],
+    description: FINGERPRINTS_ALLOWED,
+  },
+);

@@ -7,8 +7,11 @@
 //   official channel: a signed apt repository laid out like download.docker.com, served by this process
 //                     on the host's end of the sandbox's veth (fixtures/docker-repo.ts: tiny test-double
 //                     packages with Docker's names), so the key, the signed-by source, the stale-source
-//                     clean-up and the conflict removal run for real against apt.
+//                     clean-up and the conflict removal run for real against apt. Its key is a throwaway
+//                     one, so its fingerprint is given as repo_key_fingerprint; left at Docker's default,
+//                     the job must refuse the key and leave the VM as it was.
 // Under CI=true a missing prerequisite fails the suite (describeE2E).
+import { DOCKER_KEY_FINGERPRINT } from "../../handlers/install-docker/definition";
 import { type Sandbox, startSandbox } from "../../sandbox";
 import { FAKE_COMPOSE_VERSION, FAKE_DOCKER_VERSION, type FakeDockerRepo, startFakeDockerRepo } from "./fixtures/docker-repo";
 import { describeE2E, dpkgStatus, type InstallerRun, runInstaller, sshUser } from "./support/e2e";
@@ -110,7 +113,7 @@ describeE2E("install-docker on sandbox VMs, through the bundle and the job runne
       // An apt-key era leftover for the same repository: must go, or apt would see two entries for one URI.
       await root(sb, `echo 'deb [arch=amd64] ${repo.url}/debian bookworm stable' > /etc/apt/sources.list.d/docker-ce.list`);
 
-      const run = await runInstaller(sb, "install-docker", { repo_url: repo.url, verify: "daemon" });
+      const run = await runInstaller(sb, "install-docker", { repo_url: repo.url, repo_key_fingerprint: repo.fingerprint, verify: "daemon" });
       expectSucceeded(run);
       const r = run.result;
       const line = `deb [arch=amd64 signed-by=/etc/apt/keyrings/docker.asc] ${repo.url}/debian bookworm stable`;
@@ -170,7 +173,7 @@ describeE2E("install-docker on sandbox VMs, through the bundle and the job runne
       // Rerun: already installed; not even the repository is asked for anything.
       const served = repo.requests.length;
       const before = await packageState(sb);
-      const again = await runInstaller(sb, "install-docker", { repo_url: repo.url, verify: "daemon" });
+      const again = await runInstaller(sb, "install-docker", { repo_url: repo.url, repo_key_fingerprint: repo.fingerprint, verify: "daemon" });
       expectSucceeded(again);
       expect(again.result).toMatchObject({ status: "ok", changed: false, changes: [], docker_version: FAKE_DOCKER_VERSION });
       expect(repo.requests.length).toBe(served);
@@ -180,19 +183,39 @@ describeE2E("install-docker on sandbox VMs, through the bundle and the job runne
   );
 
   test(
-    "official channel over docker.io: the conflicting distribution packages are removed, Docker's installed from the test repository",
+    "official channel over docker.io: a repository whose key is not Docker's fails and leaves no trace, docker.io still runs; " +
+      "with its fingerprint given, the conflicting distribution packages are removed, Docker's installed from the test repository",
     async () => {
       sb = await startSandbox();
       await root(sb, "apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q docker.io", 600_000);
       expect((await root(sb, "systemctl is-active docker")).trim()).toBe("active");
       repo = await startFakeDockerRepo({ host: sb.hostAddress, suite: "bookworm" });
+      const hostPort = new URL(repo.url).host;
+      const keyringsBefore = await root(sb, "ls -A /etc/apt/keyrings");
 
-      const run = await runInstaller(sb, "install-docker", { repo_url: repo.url, verify: "daemon", compose: false });
+      // Default repo_key_fingerprint (Docker's): the test repository's own key must be refused.
+      const refused = await runInstaller(sb, "install-docker", { repo_url: repo.url, verify: "daemon", compose: false });
+      expect(refused.phase).toBe("Failed");
+      expect(refused.message).toContain(
+        `the key at ${repo.url}/debian/gpg for apt repository docker is not the expected key: expected ${DOCKER_KEY_FINGERPRINT}, served ${repo.fingerprint}`,
+      );
+      expect(refused.message).toContain("nothing was written to the VM");
+      // On the VM: no trace of the repository in /etc/apt, no new keyring, docker.io untouched and working.
+      expect(await root(sb, `grep -r ${hostPort} /etc/apt; echo "grep exit $?"`)).toBe("grep exit 1\n");
+      expect(await root(sb, "ls -A /etc/apt/keyrings")).toBe(keyringsBefore);
+      expect((await dpkgStatus(sb, ["docker.io"]))["docker.io"]).toBe("install ok installed");
+      expect((await root(sb, "systemctl is-active docker")).trim()).toBe("active");
+      expect((await root(sb, "docker info --format '{{.ServerVersion}}'")).trim()).toMatch(/^20\.10\./);
+      expect(repo.requests).toEqual(["/linux/debian/gpg"]); // apt never read the repository
+
+      const run = await runInstaller(sb, "install-docker", { repo_url: repo.url, repo_key_fingerprint: repo.fingerprint, verify: "daemon", compose: false });
       expectSucceeded(run);
       const r = run.result;
       expect(r.status).toBe("ok");
       expect(r.removed).toEqual(expect.arrayContaining(["docker.io", "containerd", "runc"]));
-      expect(r.changes[0]).toBe(`removed ${r.removed.join(" ")}`);
+      // The key is verified and in place before anything is removed.
+      expect(r.changes.indexOf("wrote /etc/apt/keyrings/docker.asc (new key)")).toBe(0);
+      expect(r.changes).toContain(`removed ${r.removed.join(" ")}`);
       expect(run.lines).toContain("[install-docker] removing packages that conflict with Docker's: docker.io containerd runc");
       expect(r.docker_version).toBe(FAKE_DOCKER_VERSION);
 

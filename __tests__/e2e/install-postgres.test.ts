@@ -9,9 +9,11 @@
 import { execFile, execFileSync } from "node:child_process";
 import { readConnectionEnv } from "../../handlers/common/connection-env";
 import { connect } from "../../handlers/common/ssh";
+import { PGDG_KEY_FINGERPRINT } from "../../handlers/install-postgres/definition";
 import { tcpLogin } from "../../handlers/install-postgres/server";
 import { jobEnvFor, type Sandbox, startSandbox } from "../../sandbox";
 import { SecretScrubber } from "../../shared/secrets";
+import { startFakeDockerRepo } from "./fixtures/docker-repo";
 import { describeE2E, dpkgStatus, type InstallerRun, runInstaller } from "./support/e2e";
 
 const T = 15 * 60_000;
@@ -89,6 +91,13 @@ async function targetLogs(sb: Sandbox): Promise<string> {
   const r = await sb.rootExec("cat /var/log/postgresql/*.log; echo '--- journal'; journalctl --no-pager -o cat 2>/dev/null | tail -n 5000", {
     timeoutMs: 60_000,
   });
+  return r.stdout;
+}
+
+/** A root command on the target that must succeed; its stdout. */
+async function root(sb: Sandbox, command: string): Promise<string> {
+  const r = await sb.rootExec(command, { timeoutMs: 60_000 });
+  if (r.code !== 0) throw new Error(`${command} on the target exited ${r.code}: ${r.stderr || r.stdout}`);
   return r.stdout;
 }
 
@@ -197,6 +206,35 @@ describeE2E("install-postgres on a sandbox VM, through the bundle and the job ru
       expect(run.result.timings_ms).not.toHaveProperty("apt_install");
       expectNoSecretsOut(run);
       expect(hits).toEqual([]);
+    },
+    T,
+  );
+
+  test(
+    "another major from a repository whose key is not PGDG's: fails naming both fingerprints, no trace in /etc/apt, PostgreSQL 15 keeps serving",
+    async () => {
+      // Any signed repository served from the host's side will do: the job must stop at its key.
+      const repo = await startFakeDockerRepo({ host: sb.hostAddress, suite: "bookworm" });
+      try {
+        const keyringsBefore = await root(sb, "ls -A /etc/apt/keyrings");
+        const keyUrl = `${repo.url}/debian/gpg`;
+        const { value: run } = await job(event({ pg_version: "16", repo_url: `${repo.url}/debian`, repo_key_url: keyUrl }));
+        expect(run.phase).toBe("Failed");
+        expect(run.message).toContain(
+          `the key at ${keyUrl} for apt repository pgdg is not the expected key: expected ${PGDG_KEY_FINGERPRINT}, served ${repo.fingerprint}`,
+        );
+        expect(run.message).toContain("nothing was written to the VM");
+        expectNoSecretsOut(run);
+
+        expect(await root(sb, `grep -r ${new URL(repo.url).host} /etc/apt; echo "grep exit $?"`)).toBe("grep exit 1\n");
+        expect(await root(sb, "ls -A /etc/apt/keyrings")).toBe(keyringsBefore);
+        expect(repo.requests).toEqual(["/linux/debian/gpg"]); // apt never read the repository
+        expect((await dpkgStatus(sb, ["postgresql-16"]))["postgresql-16"]).not.toBe("install ok installed");
+        expect((await root(sb, "systemctl is-active postgresql")).trim()).toBe("active");
+        expect(await hostPsql(sb, "shop_app", "shop", PW1, "SELECT 6 * 7")).toEqual({ code: 0, stdout: "42", stderr: "" });
+      } finally {
+        await repo.stop();
+      }
     },
     T,
   );

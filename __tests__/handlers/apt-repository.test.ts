@@ -1,9 +1,10 @@
 import { ensureAptRepository, keyFormat, sourceLine } from "../../handlers/common/apt-repository";
 import { normalizeUri, planStaleRemoval, removeStaleRepositories, type StaleRepositoryOptions } from "../../handlers/common/stale-repositories";
+import { ALPHA_FPR, DOCKER_FPR, pgpKey } from "./support/pgp-fixtures";
 import { ScriptedRemote } from "./support/scripted-remote";
 
-const ARMORED =
-  "-----BEGIN PGP PUBLIC KEY BLOCK-----\n\nmQINBFit2ioBEADhWpZ8/wvZ6hUTiXOwQHXMAlaFHcPH9hAtr4F1y2+OYdbtMuth\n-----END PGP PUBLIC KEY BLOCK-----\n";
+/** Docker's real release key (armoured, as download.docker.com serves it). */
+const ARMORED = pgpKey("docker-release.asc").toString("latin1");
 const b64 = (s: string | Buffer) => Buffer.from(s).toString("base64");
 const DOCKER = {
   name: "docker",
@@ -11,6 +12,7 @@ const DOCKER = {
   uri: "https://download.docker.com/linux/ubuntu",
   suite: "jammy",
   components: ["stable"],
+  fingerprints: [DOCKER_FPR],
 };
 
 describe("apt-repository: pieces", () => {
@@ -81,13 +83,14 @@ describe("apt-repository: ensureAptRepository", () => {
   });
 
   it("keeps a binary key as .gpg (apt reads armour only from .asc)", async () => {
-    const remote = new ScriptedRemote([fetch(`amd64\n${b64(Buffer.from([0x99, 1, 2, 3]))}`), { match: "/etc/apt/keyrings/pgdg.gpg", sudo: true }]);
+    const remote = new ScriptedRemote([fetch(`amd64\n${b64(pgpKey("alpha.gpg"))}`), { match: "/etc/apt/keyrings/pgdg.gpg", sudo: true }]);
     const out = await ensureAptRepository(remote, {
       name: "pgdg",
       keyUrl: "https://apt.postgresql.org/pub/repos/apt/ACCC4CF8.asc",
       uri: "https://apt.postgresql.org/pub/repos/apt",
       suite: "jammy-pgdg",
       components: ["main"],
+      fingerprints: [ALPHA_FPR],
     });
     expect(out.keyring).toBe("/etc/apt/keyrings/pgdg.gpg");
     expect(out.line).toBe("deb [arch=amd64 signed-by=/etc/apt/keyrings/pgdg.gpg] https://apt.postgresql.org/pub/repos/apt jammy-pgdg main");

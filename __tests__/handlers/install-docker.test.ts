@@ -2,11 +2,12 @@ import type { InstallerDeps } from "../../handlers/common/handler-kit";
 import { parseDockerState, unmetNeeds, versionIn } from "../../handlers/install-docker/docker-state";
 import { handler } from "../../handlers/install-docker/handler";
 import { DEBIAN_12, dpkgLine, policyBlock, UBUNTU_2204 } from "./support/fixtures";
+import { ALPHA_FPR, BETA_FPR, DOCKER_FPR, pgpKey } from "./support/pgp-fixtures";
 import { runScripted } from "./support/run-scripted";
 import type { Step } from "./support/scripted-remote";
 
-const ARMORED =
-  "-----BEGIN PGP PUBLIC KEY BLOCK-----\n\nmQINBFit2ioBEADhWpZ8/wvZ6hUTiXOwQHXMAlaFHcPH9hAtr4F1y2+OYdbtMuth\n-----END PGP PUBLIC KEY BLOCK-----\n";
+/** Docker's real release key: the default repo_key_fingerprint accepts it, and only it. */
+const ARMORED = pgpKey("docker-release.asc");
 
 const run = (event: unknown, script: Step[], deps: Partial<InstallerDeps> = {}) => runScripted(handler, event, script, deps);
 
@@ -108,6 +109,8 @@ describe("install-docker: event validation (before any SSH)", () => {
     ["a user name with shell syntax", { users: ["ubuntu; rm -rf /"] }, /event users\[0\]: "ubuntu; rm -rf \/" is not allowed; expected a Unix user name/],
     ["an uppercase user name", { users: ["Admin"] }, /event users\[0\]: "Admin"/],
     ["an option as user name", { users: ["-oProxyCommand"] }, /event users\[0\]/],
+    ["a short key ID as fingerprint", { repo_key_fingerprint: "0EBFCD88" }, /event repo_key_fingerprint: "0EBFCD88" is not an OpenPGP key fingerprint/],
+    ["no fingerprint at all", { repo_key_fingerprint: [] }, /event repo_key_fingerprint: expected one OpenPGP key fingerprint .* got an empty list/],
     ["a user listed twice", { users: ["ubuntu", "ubuntu"] }, /event users\[1\]: "ubuntu" appears twice/],
     ["users not a list", { users: "ubuntu" }, /event users: expected a list/],
     ["a bad verify mode", { verify: "ping" }, /event verify: expected one of "hello-world", "daemon"/],
@@ -115,7 +118,7 @@ describe("install-docker: event validation (before any SSH)", () => {
     [
       "an unknown key",
       { composer: true },
-      /event composer: unknown key; allowed here: compose, channel, repo_url, users, verify, update, cache_valid_sec, apt, ssh/,
+      /event composer: unknown key; allowed here: compose, channel, repo_url, repo_key_fingerprint, users, verify, update, cache_valid_sec, apt, ssh/,
     ],
     ["bad apt settings", { apt: { lock_attempts: 0 } }, /event apt\.lock_attempts: expected a whole number from 1 to 50/],
     ["bad ssh settings", { ssh: { attempts: "3" } }, /event ssh\.attempts: expected a whole number/],
@@ -232,18 +235,12 @@ describe("install-docker: official channel", () => {
     });
   });
 
-  it("removes the conflicting packages that are installed (only those), then stale sources, and unmasks the unit", async () => {
+  it("removes the conflicting packages that are installed (only those) once the repository is in place, and unmasks the unit", async () => {
     const line = "deb [arch=amd64 signed-by=/etc/apt/keyrings/docker.asc] https://download.docker.com/linux/ubuntu jammy stable";
     const distroDocker = { "docker.io": "24.0.7-0ubuntu2~22.04.1", containerd: "1.7.12-0ubuntu2~22.04.1", runc: "1.1.12-0ubuntu2~22.04.1" };
     const { result, remote, lines, error } = await run({ compose: false, verify: "daemon" }, [
       os(UBUNTU_2204),
       look({ cli: "24.0.7", active: "active", enabled: "enabled", packages: distroDocker, group: ["ubuntu"], users: { ubuntu: ["ubuntu", "docker"] } }),
-      {
-        match: /^apt-get remove -y -q -o DPkg::Lock::Timeout=30 docker\.io containerd runc$/,
-        sudo: true,
-        stdout:
-          "Removing docker.io (24.0.7-0ubuntu2~22.04.1) ...\nRemoving containerd (1.7.12-0ubuntu2~22.04.1) ...\nRemoving runc (1.1.12-0ubuntu2~22.04.1) ...\nRemoving pigz (2.6-1) ...\n",
-      },
       keyFetch("ubuntu"),
       keyWrite(line),
       staleLook(
@@ -253,6 +250,12 @@ describe("install-docker: official channel", () => {
         match: "rm -f /etc/apt/sources.list.d/archive_uri-https_download_docker_com_linux_ubuntu-jammy.list",
         sudo: true,
         stdout: "changed:removed /etc/apt/sources.list.d/archive_uri-https_download_docker_com_linux_ubuntu-jammy.list\n",
+      },
+      {
+        match: /^apt-get remove -y -q -o DPkg::Lock::Timeout=30 docker\.io containerd runc$/,
+        sudo: true,
+        stdout:
+          "Removing docker.io (24.0.7-0ubuntu2~22.04.1) ...\nRemoving containerd (1.7.12-0ubuntu2~22.04.1) ...\nRemoving runc (1.1.12-0ubuntu2~22.04.1) ...\nRemoving pigz (2.6-1) ...\n",
       },
       update,
       policy("docker-ce docker-ce-cli containerd.io docker-buildx-plugin", officialOffer().split("docker-compose-plugin:")[0]),
@@ -265,10 +268,10 @@ describe("install-docker: official channel", () => {
     expect(remote.done).toBe(true);
     expect(result!.removed).toEqual(["docker.io", "containerd", "runc", "pigz"]);
     expect(result!.changes).toEqual([
-      "removed docker.io containerd runc pigz",
       "wrote /etc/apt/keyrings/docker.asc (new key)",
       "wrote /etc/apt/sources.list.d/docker.list (new source)",
       "removed /etc/apt/sources.list.d/archive_uri-https_download_docker_com_linux_ubuntu-jammy.list",
+      "removed docker.io containerd runc pigz",
       "installed docker-ce docker-ce-cli containerd.io docker-buildx-plugin",
       "unmasked docker.service",
       "enabled docker.service",
@@ -276,6 +279,42 @@ describe("install-docker: official channel", () => {
     ]);
     expect(result!.users_added).toEqual([]);
     expect(lines).toContain("[install-docker] removing packages that conflict with Docker's: docker.io containerd runc");
+  });
+
+  it("a mirror serving another key: fails naming both fingerprints; nothing written, the installed docker.io left alone", async () => {
+    const mirror = "http://mirror.example.com/linux";
+    const distroDocker = { "docker.io": "24.0.7-0ubuntu2~22.04.1", containerd: "1.7.12-0ubuntu2~22.04.1", runc: "1.1.12-0ubuntu2~22.04.1" };
+    const served: Step = { ...keyFetch("ubuntu", mirror), stdout: `amd64\n${pgpKey("beta.asc").toString("base64")}` };
+    const { remote, error } = await run({ repo_url: mirror, verify: "daemon" }, [
+      os(UBUNTU_2204),
+      look({ cli: "24.0.7", active: "active", enabled: "enabled", packages: distroDocker, group: ["ubuntu"] }),
+      served,
+    ]);
+    expect(remote.done).toBe(true);
+    expect(remote.calls.filter((c) => c.opts.sudo)).toEqual([]);
+    expect(error?.message).toContain(
+      `the key at ${mirror}/ubuntu/gpg for apt repository docker is not the expected key: expected ${DOCKER_FPR}, served ${BETA_FPR}`,
+    );
+    expect(error?.message).toContain("nothing was written to the VM");
+    expect(error?.message).toContain("set repo_key_fingerprint when a mirror signs with a key of its own");
+  });
+
+  it("repo_key_fingerprint as gpg prints it (spaces, any case) admits a mirror's own key", async () => {
+    const mirror = "http://mirror.example.com/linux";
+    const spaced = ALPHA_FPR.toLowerCase().replace(/(.{4})/g, "$1 ");
+    const served: Step = { ...keyFetch("ubuntu", mirror), stdout: `amd64\n${pgpKey("alpha.asc").toString("base64")}` };
+    const line = `deb [arch=amd64 signed-by=/etc/apt/keyrings/docker.asc] ${mirror}/ubuntu jammy stable`;
+    const { error } = await run({ repo_url: mirror, repo_key_fingerprint: spaced, verify: "daemon" }, [
+      os(UBUNTU_2204),
+      look({}),
+      served,
+      keyWrite(line),
+      staleLook(),
+      update,
+      policy(OFFICIAL_ALL, ""),
+    ]);
+    // Past the key: it fails only later, on the (empty) offer of this pretend mirror.
+    expect(error?.message).toMatch(/offers no docker-ce/);
   });
 
   it("a repository without docker-buildx-plugin: skipped with a note; without docker-ce: a readable error", async () => {

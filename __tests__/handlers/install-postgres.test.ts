@@ -17,6 +17,7 @@ import {
 import { PGDG_KEY_FINGERPRINT, pgdgKeyUrl } from "../../handlers/install-postgres/pgdg";
 import { parseScramSecret, prepareApproximately, scramSecret, storedPasswordState } from "../../handlers/install-postgres/scram";
 import { DEBIAN_12, UBUNTU_2204 } from "./support/fixtures";
+import { ALPHA_FPR, BETA_FPR, pgpKey } from "./support/pgp-fixtures";
 import { runScripted } from "./support/run-scripted";
 import type { Call, Step } from "./support/scripted-remote";
 
@@ -165,7 +166,11 @@ describe("install-postgres: event validation (before any SSH)", () => {
     ["pg_version with a minor", { ...BASE, pg_version: "15.4" }, /event pg_version: "15.4" is not allowed; expected a PostgreSQL major/],
     ["pg_version as a number", { ...BASE, pg_version: 15 }, /event pg_version: expected a string/],
     ["repo_url with a quote", { ...BASE, repo_url: "https://mirror.example/pg'x" }, /event repo_url: .* is not allowed; expected an http\(s\) URL/],
-    ["repo_key_fingerprint malformed", { ...BASE, repo_key_fingerprint: "ACCC4CF8" }, /event repo_key_fingerprint: "ACCC4CF8" is not allowed/],
+    [
+      "repo_key_fingerprint malformed",
+      { ...BASE, repo_key_fingerprint: "ACCC4CF8" },
+      /event repo_key_fingerprint: "ACCC4CF8" is not an OpenPGP key fingerprint/,
+    ],
     ["allow_remote not a boolean", { ...BASE, allow_remote: "yes" }, /event allow_remote: expected true or false/],
     [
       "an unknown key",
@@ -307,9 +312,7 @@ describe("install-postgres: Ubuntu 22.04, PostgreSQL 14 from the distribution", 
   });
 
   it("another major comes from PGDG: <repo_url> jammy-pgdg main, signed by the key in /etc/apt/keyrings", async () => {
-    const armoured = Buffer.from(
-      "-----BEGIN PGP PUBLIC KEY BLOCK-----\n\nmQINBE6XR8IBEACVdDKT2HEH1IyHzXkb4nIWAY7echjRxo7MTcj4vbXAyBKOfjja\n-----END PGP PUBLIC KEY BLOCK-----\n",
-    );
+    const armoured = pgpKey("pgdg.asc"); // the real PGDG key: the default repo_key_fingerprint accepts it
     const state16 = serverState({
       server_version: "16.3 (Ubuntu 16.3-1.pgdg22.04+1)",
       hba_file: "/etc/postgresql/16/main/pg_hba.conf",
@@ -318,7 +321,7 @@ describe("install-postgres: Ubuntu 22.04, PostgreSQL 14 from the distribution", 
     const { result, error, remote } = await run({ ...BASE, pg_version: "16" }, [
       osStep(),
       inspectStep(),
-      { match: "command -v curl || true; command -v gpg || true", sudo: false, stdout: "/usr/bin/curl\n/usr/bin/gpg\n" },
+      { match: "command -v curl || true", sudo: false, stdout: "/usr/bin/curl\n" },
       {
         match: "curl -fsSL --proto '=http,https' --retry 3 --connect-timeout 20 --max-time 120 -o \"$t\" https://www.postgresql.org/media/keys/ACCC4CF8.asc",
         sudo: false,
@@ -329,11 +332,6 @@ describe("install-postgres: Ubuntu 22.04, PostgreSQL 14 from the distribution", 
         sudo: true,
         stdout: "changed:wrote /etc/apt/keyrings/pgdg.asc (new key)\nchanged:wrote /etc/apt/sources.list.d/pgdg.list (new source)\n",
         check: (_c, o) => expect(Buffer.from(o.stdin as Buffer).equals(armoured)).toBe(true),
-      },
-      {
-        match: "--show-keys --with-colons /etc/apt/keyrings/pgdg.asc",
-        sudo: false,
-        stdout: `pub:-:4096:1:7FCC7D46ACCC4CF8:1318537154:::-:::scESC::::::23::0:\nfpr:::::::::${PGDG_KEY_FINGERPRINT}:\n`,
       },
       {
         match: /^for f in \/etc\/apt\/sources.list /,
@@ -388,22 +386,36 @@ describe("install-postgres: Ubuntu 22.04, PostgreSQL 14 from the distribution", 
     expect(pgdgKeyUrl("https://mirror.example.org/pg", "https://keys.example.org/pgdg.asc")).toBe("https://keys.example.org/pgdg.asc");
   });
 
-  it("a key with the wrong fingerprint is removed again and the job fails before any install", async () => {
-    const armoured = Buffer.from("-----BEGIN PGP PUBLIC KEY BLOCK-----\n\nmQINBFakeKey\n-----END PGP PUBLIC KEY BLOCK-----\n");
-    const { error, remote } = await run({ ...BASE, pg_version: "16", repo_url: "https://mirror.example.org/pg" }, [
+  it("a mirror's key that is not PGDG's fails before anything is written, naming both fingerprints, with or without gpg on the VM", async () => {
+    const { error, remote } = await run({ ...BASE, pg_version: "16", repo_url: "http://mirror.example.org/pg" }, [
       osStep(),
       inspectStep(),
-      { match: "command -v curl", stdout: "/usr/bin/curl\n/usr/bin/gpg\n" },
-      { match: "https://mirror.example.org/pg/ACCC4CF8.asc", stdout: `amd64\n${armoured.toString("base64")}` },
-      { match: "https://mirror.example.org/pg jammy-pgdg main", sudo: true, stdout: "changed:wrote /etc/apt/keyrings/pgdg.asc (new key)\n" },
-      { match: "--show-keys", stdout: "fpr:::::::::0123456789ABCDEF0123456789ABCDEF01234567:\n" },
-      { match: "rm -f /etc/apt/keyrings/pgdg.asc /etc/apt/sources.list.d/pgdg.list", sudo: true },
+      { match: "command -v curl", stdout: "/usr/bin/curl\n" },
+      { match: "http://mirror.example.org/pg/ACCC4CF8.asc", stdout: `amd64\n${pgpKey("alpha.gpg").toString("base64")}` },
     ]);
     expect(remote.done).toBe(true);
-    expect(error?.message).toMatch(
-      /the key served at https:\/\/mirror.example.org\/pg\/ACCC4CF8.asc is 0123456789ABCDEF0123456789ABCDEF01234567, not the PGDG key B97B0AFC/,
+    expect(remote.calls.filter((c) => c.opts.sudo)).toEqual([]);
+    expect(error?.message).toContain(
+      `the key at http://mirror.example.org/pg/ACCC4CF8.asc for apt repository pgdg is not the expected key: expected ${PGDG_KEY_FINGERPRINT}, served ${ALPHA_FPR}`,
     );
-    expect(error?.message).toMatch(/repo_key_fingerprint/);
+    expect(error?.message).toContain("nothing was written to the VM");
+    expect(error?.message).toMatch(/point repo_key_url at the repository's own key, or set repo_key_fingerprint/);
+  });
+
+  it("repo_key_fingerprint admits a mirror's own key(s), given as a list", async () => {
+    const both = Buffer.concat([pgpKey("alpha.asc"), pgpKey("beta.asc")]);
+    const { error, remote } = await run({ ...BASE, pg_version: "16", repo_url: "http://mirror.example.org/pg", repo_key_fingerprint: [BETA_FPR, ALPHA_FPR] }, [
+      osStep(),
+      inspectStep(),
+      { match: "command -v curl", stdout: "/usr/bin/curl\n" },
+      { match: "http://mirror.example.org/pg/ACCC4CF8.asc", stdout: `amd64\n${both.toString("base64")}` },
+      { match: "http://mirror.example.org/pg jammy-pgdg main", sudo: true, stdout: "changed:wrote /etc/apt/keyrings/pgdg.asc (new key)\n" },
+      { match: /^for f in \/etc\/apt\/sources.list /, sudo: true, stdout: "" },
+      { match: /^dpkg-query -W -f=\S+ postgresql-16$/, sudo: false, code: 1 },
+      { match: /^apt-get update /, sudo: true, code: 100, stderr: "E: stop here\n" },
+    ]);
+    expect(remote.done).toBe(true);
+    expect(error?.message).not.toMatch(/not the expected key/);
   });
 
   it("pg_version omitted on an unknown release: a clear error, nothing installed", async () => {

@@ -7,6 +7,7 @@
 //     uri: "https://download.docker.com/linux/ubuntu",
 //     suite: os.codename,                                    // "jammy"
 //     components: ["stable"],
+//     fingerprints: ["9DC858229FC7DD38854AE2D88D81803C0EBFCD88"],  // exactly the keys the keyring may hold
 //   }, progress);
 //   // -> deb [arch=amd64 signed-by=/etc/apt/keyrings/docker.asc] https://download.docker.com/linux/ubuntu jammy stable
 //   await removeStaleRepositories(remote, {
@@ -23,13 +24,20 @@
 // for one URI with different signed-by keyrings make every `apt-get update` fail ("Conflicting values
 // set for option Signed-By").
 //
+// The key is trusted only once checked: the fetched bytes come back to this job, which reads them
+// (./openpgp.ts) and requires the keyring's primary keys to be exactly `fingerprints`; only then is
+// anything written to the VM, so a wrong key leaves no key and no source behind, and the check does not
+// depend on gpg being on the VM. That check is also why an http:// key or repository URL is acceptable:
+// whoever can alter the download can change the key, not make it match the fingerprint.
+//
 // Keys go to /etc/apt/keyrings (created 0755), world-readable (apt reads them as the _apt user). The key
 // is fetched by the login user (curl needs no root) and written by root from stdin; an ASCII-armoured key
 // is kept as <name>.asc, a binary one as <name>.gpg (apt only accepts armour in a file named .asc).
 
-import { REPO_URL } from "../../shared/names";
+import { KEY_FINGERPRINT, REPO_URL } from "../../shared/names";
 import { quote } from "../../shared/shell-quote";
 import type { Remote } from "./exec";
+import { OpenPgpError, readKeyring } from "./openpgp";
 import { type Progress, stepIf } from "./progress";
 
 /** File stems for keyrings and source files: no slashes, nothing a shell or apt treats specially. */
@@ -52,6 +60,10 @@ export interface AptRepositorySpec {
   /** The suite, usually the release codename ("jammy", "bookworm"). */
   suite: string;
   components: string[];
+  /** The primary keys (40 hex digits, upper case) the keyring must hold: all of them and no other. */
+  fingerprints: string[];
+  /** How the user changes the key URL and the fingerprints, for the mismatch message (setting names). */
+  settings?: { keyUrl: string; fingerprints: string };
   /** @default [the VM's own architecture, `dpkg --print-architecture`] */
   architectures?: string[];
 }
@@ -89,6 +101,9 @@ function checkSpec(spec: AptRepositorySpec): void {
   if (!SUITE.test(spec.suite)) problems.push(`suite ${JSON.stringify(spec.suite)} is not a suite name`);
   if (spec.components.length === 0 || !spec.components.every((c) => SUITE.test(c)))
     problems.push(`components ${JSON.stringify(spec.components)} are not component names`);
+  if (spec.fingerprints.length === 0) problems.push("fingerprints: at least one expected key fingerprint is required");
+  else if (!spec.fingerprints.every((f) => KEY_FINGERPRINT.test(f)))
+    problems.push(`fingerprints ${JSON.stringify(spec.fingerprints)} are not 40 upper-case hex digits each`);
   if (spec.architectures && (spec.architectures.length === 0 || !spec.architectures.every((a) => ARCH.test(a)))) {
     problems.push(`architectures ${JSON.stringify(spec.architectures)} are not dpkg architectures`);
   }
@@ -173,7 +188,38 @@ async function fetchKey(remote: Remote, spec: AptRepositorySpec): Promise<{ vmAr
         `(it must serve the key the repository is signed with at that path)`,
     );
   }
+  verifyKey(spec, key);
   return { vmArch, key, format };
+}
+
+/**
+ * Throws unless the keyring's primary keys are exactly `spec.fingerprints` (subkeys belong to their
+ * primary). Called before anything is written, hence "nothing was written" in every message.
+ */
+export function verifyKey(spec: AptRepositorySpec, key: Buffer): void {
+  const what = `the key at ${spec.keyUrl} for apt repository ${spec.name}`;
+  const hint = spec.settings
+    ? `point ${spec.settings.keyUrl} at the repository's own key, or set ${spec.settings.fingerprints} when a mirror signs with a key of its own`
+    : "point the key URL at the repository's own key, or give the fingerprint of the key a mirror signs with";
+  let seen: string[];
+  try {
+    seen = readKeyring(key).primaries;
+  } catch (err) {
+    if (!(err instanceof OpenPgpError)) throw err;
+    throw new Error(
+      `${what} is not a readable OpenPGP public key (${err.message}); expected ${spec.fingerprints.join(", ")}; nothing was written to the VM. Check the URL: ${hint}.`,
+    );
+  }
+  const unexpected = seen.filter((f) => !spec.fingerprints.includes(f));
+  const missing = spec.fingerprints.filter((f) => !seen.includes(f));
+  if (unexpected.length === 0 && missing.length === 0) return;
+  const detail = [unexpected.length ? `not expected: ${unexpected.join(", ")}` : "", missing.length ? `missing: ${missing.join(", ")}` : ""]
+    .filter(Boolean)
+    .join("; ");
+  throw new Error(
+    `${what} is not the expected key: expected ${spec.fingerprints.join(", ")}, served ${[...new Set(seen)].join(", ")} (${detail}); ` +
+      `nothing was written to the VM (no key, no source). To fix: ${hint}.`,
+  );
 }
 
 /**

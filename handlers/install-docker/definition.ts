@@ -1,11 +1,13 @@
 // install-docker as both sides see it: its cdktf.json settings, their event keys, defaults and rules.
 import { APT_LIST_SETTINGS, defineInstallerDefinition } from "../../shared/installer-definition";
-import { repoUrl, unixUser } from "../../shared/names";
+import { keyFingerprints, repoUrl, unixUser } from "../../shared/names";
 import { setting } from "../../shared/settings";
 import { boolean, list, oneOf } from "../../shared/validate";
 
 /** Docker's upstream repository base; also what stale-entry clean-up recognises when repoUrl is a mirror. */
 export const DOCKER_UPSTREAM = "https://download.docker.com/linux";
+/** Docker's release signing key (docs: "9DC8 5822 9FC7 DD38 854A E2D8 8D81 803C 0EBF CD88"). */
+export const DOCKER_KEY_FINGERPRINT = "9DC858229FC7DD38854AE2D88D81803C0EBFCD88";
 export const DOCKER_CHANNELS = ["official", "distro"] as const;
 export const DOCKER_VERIFY_MODES = ["hello-world", "daemon"] as const;
 export type DockerChannel = (typeof DOCKER_CHANNELS)[number];
@@ -31,7 +33,12 @@ export const dockerDefinition = defineInstallerDefinition({
     repoUrl: setting(repoUrl, {
       event: "repo_url",
       default: DOCKER_UPSTREAM,
-      doc: "Docker's repository base or a mirror of it (/debian or /ubuntu is added).",
+      doc: "Docker's repository base or a mirror of it (/debian or /ubuntu is added; its key is <repoUrl>/<debian|ubuntu>/gpg).",
+    }),
+    repoKeyFingerprint: setting(keyFingerprints, {
+      event: "repo_key_fingerprint",
+      default: [DOCKER_KEY_FINGERPRINT],
+      doc: "The key(s) the fetched keyring must hold, exactly, before apt may trust it (channel official); set it only for a mirror that signs with its own key.",
     }),
     users: setting(list(unixUser, { unique: true }), {
       event: "users",

@@ -1,8 +1,7 @@
 // Docker's package names and keys, as Docker's install docs give them; what the state, the channel
 // installers and the clean-up all refer to.
 
-/** Docker's release signing key (docs: "9DC8 5822 9FC7 DD38 854A E2D8 8D81 803C 0EBF CD88"), as apt-key put it in trusted.gpg. */
-export const DOCKER_KEY_FINGERPRINT = "9DC858229FC7DD38854AE2D88D81803C0EBFCD88";
+export { DOCKER_KEY_FINGERPRINT } from "./definition";
 /** Keyrings earlier versions of Docker's docs (and common guides) told people to create. */
 export const LEGACY_DOCKER_KEYRINGS = [
   "/usr/share/keyrings/docker-archive-keyring.gpg",

@@ -61,8 +61,11 @@ export async function installOfficial(apt: Apt, os: OsInfo, event: DockerEvent, 
   const out = noPackageWork();
   out.apt_update = { ran: false, reason: "" };
   const base = `${event.repo_url.replace(/\/+$/, "")}/${os.family}`;
-  await clearTheWay(apt, event, state, progress, out);
-  const { changed: force, architectures } = await configureRepository(apt, os, base, progress, out);
+  // Prerequisites, then the repository (its key verified), and only then the conflicting packages go:
+  // a wrong key or an unreachable mirror must leave an installed docker.io running as it was.
+  await installPrerequisites(apt, event, state, progress, out);
+  const { changed: force, architectures } = await configureRepository(apt, os, { base, fingerprints: event.repo_key_fingerprint }, progress, out);
+  await removeConflicting(apt, state, progress, out);
   // A changed source must be read whatever update/cache_valid_sec say; otherwise the event's policy,
   // unless the update for ca-certificates/curl just ran.
   try {
@@ -77,14 +80,18 @@ export async function installOfficial(apt: Apt, os: OsInfo, event: DockerEvent, 
   return out;
 }
 
-/** Docker's docs, steps 0 and 1: what fetching the key needs, and the packages that conflict away. */
-async function clearTheWay(apt: Apt, event: DockerEvent, state: DockerState, progress: Progress, out: PackageWork): Promise<void> {
+/** Docker's docs, step 1: what fetching the key needs. */
+async function installPrerequisites(apt: Apt, event: DockerEvent, state: DockerState, progress: Progress, out: PackageWork): Promise<void> {
   const prereq = PREREQUISITES.filter((p) => !installed(state, p) || (p === "curl" && !state.curl));
   if (prereq.length) {
     out.apt_update = await updateLists(apt, progress, event, false);
     await progress.step(`apt-get install ${prereq.join(" ")}`, () => apt.install(prereq), "apt_install");
     out.changes.push(`installed ${prereq.join(" ")}`);
   }
+}
+
+/** Docker's docs, step 0 ("Uninstall old versions"). */
+async function removeConflicting(apt: Apt, state: DockerState, progress: Progress, out: PackageWork): Promise<void> {
   const conflicting = CONFLICTING_PACKAGES.filter((p) => installed(state, p));
   if (conflicting.length) {
     progress.info(`removing packages that conflict with Docker's: ${conflicting.join(" ")}`);
@@ -97,15 +104,24 @@ async function clearTheWay(apt: Apt, event: DockerEvent, state: DockerState, pro
 async function configureRepository(
   apt: Apt,
   os: OsInfo,
-  base: string,
+  repository: { base: string; fingerprints: string[] },
   progress: Progress,
   out: PackageWork,
 ): Promise<{ changed: boolean; architectures: string[] }> {
+  const { base, fingerprints } = repository;
   // The new source first, then the old ones away: a key that cannot be fetched leaves the VM as it was,
   // and the clean-up knows exactly which file and keyring are the ones to keep.
   const repo = await ensureAptRepository(
     apt.remote,
-    { name: "docker", keyUrl: `${base}/gpg`, uri: base, suite: os.codename, components: ["stable"] },
+    {
+      name: "docker",
+      keyUrl: `${base}/gpg`,
+      uri: base,
+      suite: os.codename,
+      components: ["stable"],
+      fingerprints,
+      settings: { keyUrl: "repo_url", fingerprints: "repo_key_fingerprint" },
+    },
     progress,
   );
   const stale = await removeStaleRepositories(
@@ -114,7 +130,7 @@ async function configureRepository(
       uris: [...new Set([base, `${DOCKER_UPSTREAM}/${os.family}`])],
       keep: { sources: [repo.sourceFile], keyrings: [repo.keyring] },
       keyrings: LEGACY_DOCKER_KEYRINGS,
-      trustedFingerprints: [DOCKER_KEY_FINGERPRINT],
+      trustedFingerprints: [...new Set([DOCKER_KEY_FINGERPRINT, ...fingerprints])],
     },
     progress,
   );

@@ -1,6 +1,6 @@
 // install-postgres as both sides see it: its cdktf.json settings, their event keys, defaults and rules.
 import { APT_LIST_SETTINGS, defineInstallerDefinition } from "../../shared/installer-definition";
-import { cidr, listenAddresses, pgDatabaseName, pgMajor, pgRoleName, repoUrl } from "../../shared/names";
+import { cidr, keyFingerprints, listenAddresses, pgDatabaseName, pgMajor, pgRoleName, repoUrl } from "../../shared/names";
 import { setting } from "../../shared/settings";
 import { boolean, list, string, type Validator, withSchema } from "../../shared/validate";
 
@@ -34,7 +34,6 @@ const password: Validator<string> = withSchema(
 );
 
 const TF_IDENTIFIER = /^[a-z][a-z0-9_]{0,63}$/;
-const fingerprint = string({ pattern: /^[0-9A-F]{40}$/, allowed: "an OpenPGP key fingerprint: 40 hex digits, upper case, no spaces" });
 
 export const postgresDefinition = defineInstallerDefinition({
   key: "postgres",
@@ -98,10 +97,10 @@ export const postgresDefinition = defineInstallerDefinition({
       defaultDoc: "postgresql.org's key for PGDG, <repoUrl>/ACCC4CF8.asc for a mirror",
       doc: "Where the PGDG key is fetched from.",
     }),
-    repoKeyFingerprint: setting(fingerprint, {
+    repoKeyFingerprint: setting(keyFingerprints, {
       event: "repo_key_fingerprint",
-      defaultDoc: PGDG_KEY_FINGERPRINT,
-      doc: "The only key apt may trust for PGDG (40 hex digits).",
+      default: [PGDG_KEY_FINGERPRINT],
+      doc: "The key(s) the fetched PGDG keyring must hold, exactly, before apt may trust it; set it only for a mirror that signs with its own key.",
     }),
     ...APT_LIST_SETTINGS,
   },

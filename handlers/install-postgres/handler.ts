@@ -27,7 +27,7 @@ import { applyConfiguration, writeConfiguration } from "./configuration";
 import { chooseMajor, planRoleAndDatabase, registerPasswordForms } from "./decisions";
 import { postgresDefinition } from "./definition";
 import { type Cluster, clusterUnit, DROPIN_NAME, distributionMajor, parsePsqlJson, pickCluster, type ServerState, shortServerVersion, verifyHost } from "./pg";
-import { ensurePgdgRepository, PGDG_KEY_FINGERPRINT, pgdgKeyUrl } from "./pgdg";
+import { ensurePgdgRepository, pgdgKeyUrl } from "./pgdg";
 import type { Run } from "./run";
 import { scramSecret } from "./scram";
 import { inspectInstallation, installPackages, psql, psqlJson, type ServerInventory, startOrExplain, tcpLogin } from "./server";
@@ -104,7 +104,7 @@ async function ensurePgdg(run: Run, policy: { update: boolean; cacheValidSec?: n
         {
           repoUrl: event.repo_url,
           keyUrl: pgdgKeyUrl(event.repo_url, event.repo_key_url),
-          fingerprint: event.repo_key_fingerprint ?? PGDG_KEY_FINGERPRINT,
+          fingerprints: event.repo_key_fingerprint,
         },
         { progress, ensureCurl: () => installPackages(run.apt, ["curl", "ca-certificates"], "curl for the PGDG key", policy) },
       ),

@@ -31,7 +31,8 @@ export function typeWords(schema: JsonSchema): string {
     case "string":
       return typeof schema.description === "string" ? schema.description : "string";
     default:
-      return "value";
+      // A union (anyOf) says in its description what it takes.
+      return typeof schema.description === "string" ? schema.description : "value";
   }
 }
 
