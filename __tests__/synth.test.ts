@@ -368,4 +368,36 @@ describe("through main.ts, as cdktf runs it", () => {
     fs.chmodSync(keyFile, 0o600);
     expect(() => synthApp(ctx)).not.toThrow();
   });
+
+  test("risky but allowed settings are named at synth as warnings (cdktf annotations), safe ones are not", () => {
+    const warnings = (ctx: Record<string, unknown>) => {
+      const { outdir } = synthApp(ctx);
+      const manifest = JSON.parse(fs.readFileSync(path.join(outdir, "manifest.json"), "utf8"));
+      return Object.values<any>(manifest.stacks).flatMap((stack) => stack.annotations.filter((a: any) => a.level === "@cdktf/warn").map((a: any) => a.message));
+    };
+    const risky = warnings(
+      context({
+        nubes: { vdcUid: "vdc", nsxtUid: "nsxt", deleteMode: "state_only" },
+        installers: {
+          docker: { enabled: true, repoUrl: "http://mirror.example/docker" },
+          postgres: { enabled: true, passwordVariable: "pg_password", listenAddresses: "*", allowRemote: true, allowedCidrs: ["10.0.0.0/8", "0.0.0.0/0"] },
+        },
+      }),
+    );
+    expect(risky).toEqual([
+      expect.stringMatching(/^vms\[vm1\]: no host key pin \(hostKeySha256\) and strictHostKeys off: the first contact's key is trusted as it comes/),
+      expect.stringMatching(/^vms\[vm1\]\.installers\.postgres\.allowedCidrs: 0\.0\.0\.0\/0 admits every address to database myapp as app_user/),
+      expect.stringMatching(
+        /^vms\[vm1\]\.installers\.docker\.repoUrl: http:\/\/mirror\.example\/docker is plain http: accepted only because the repository key's fingerprint is checked/,
+      ),
+      'nubes.deleteMode: "state_only": cdktf destroy forgets vm1 and leaves it running (and billed); use "delete" or "suspend"',
+    ]);
+    const safe = warnings(
+      context({
+        vms: [{ name: "vm1", hostKeySha256: `SHA256:${"A".repeat(43)}` }],
+        installers: { postgres: { enabled: true, passwordVariable: "pg_password", listenAddresses: "*", allowRemote: true, allowedCidrs: ["10.0.0.0/8"] } },
+      }),
+    );
+    expect(safe).toEqual([]);
+  });
 });

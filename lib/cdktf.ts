@@ -4,6 +4,7 @@
 
 export type { ITerraformDependable, TerraformMetaArguments } from "cdktf";
 export {
+  Annotations,
   App,
   AssetType,
   anyToHclTerraform,

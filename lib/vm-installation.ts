@@ -15,6 +15,7 @@ import { type CatalogEntry, INSTALLERS } from "./installers/catalog";
 import { HandlerAsset } from "./jobs/handler-asset";
 import { type InstallerJob, type JobTargetFactory, resourceAddress } from "./jobs/job-spec";
 import { TerraformData } from "./jobs/terraform-data";
+import { warnRiskySettings } from "./risky-settings";
 
 /** The handler that reads a VM's host key at first contact (handlers/host-key). */
 export const HOST_KEY_HANDLER = "host-key";
@@ -81,6 +82,7 @@ export class VmInstallation extends Construct {
     const baseDir = props.baseDir ?? process.cwd();
     const prefix = vm.name.replace(/-/g, "_");
 
+    warnRiskySettings(this, vm, props.nubes);
     const machine = vm.kind === "nubes" ? this.createVm(vm, props.nubes!, baseDir, prefix) : undefined;
     this.address = vm.address ?? machine!.stateOutFlat.lookup(vm.addressKey);
     const host = { address: this.address, user: vm.user, port: vm.sshPort };

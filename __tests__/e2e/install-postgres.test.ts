@@ -332,11 +332,11 @@ describeE2E("install-postgres on a sandbox VM, through the bundle and the job ru
       await until(listening, "the mute listener");
       const session = await connect(readConnectionEnv(jobEnvFor(sb)), { secrets: new SecretScrubber() });
       const login = tcpLogin(session, { host: "127.0.0.1", port: 5499, db: "shop", user: "shop_app", password: PW1 }).catch((e: Error) => e);
-      const psqlPid = async () => (await sb.rootExec("pgrep -f 'psql -X -w -q -A -t -h 127.0.0.1 -p 5499' || true")).stdout.trim();
+      const psqlPid = async () => (await sb.rootExec("pgrep -x psql || true")).stdout.trim();
       await until(async () => (await psqlPid()) !== "", "psql to start");
       const pid = (await psqlPid()).split("\n")[0];
       // psql holds the file open through its descriptor 3, and no directory names it any more.
-      expect((await sb.rootExec(`readlink /proc/${pid}/fd/3`)).stdout).toMatch(/^\/dev\/shm\/vm-install\.[A-Za-z0-9]+\/pgpass \(deleted\)$/);
+      expect((await sb.rootExec(`readlink /proc/${pid}/fd/3`)).stdout.trim()).toMatch(/^\/dev\/shm\/vm-install\.[A-Za-z0-9]+\/pgpass \(deleted\)$/);
       const leftovers = "find / /tmp /dev/shm -xdev -name pgpass 2>/dev/null; ls -A /dev/shm | grep vm-install; true";
       expect((await sb.rootExec(leftovers)).stdout.trim()).toBe("");
       // The job's connection drops in the middle of the check.
