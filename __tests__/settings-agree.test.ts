@@ -97,7 +97,7 @@ const HANDLERS: Record<string, HandlerSpec<Settings, InstallerReport>> = {
 const BASE_EVENT: Record<string, Record<string, unknown>> = {
   "install-packages": { packages: ["git"] },
   "install-docker": {},
-  "install-postgres": { db_name: "myapp", db_user: "app_user", db_password: "pw" },
+  "install-postgres": { db_name: "myapp", db_user: "app_user", db_password: "twelve-chars-pw" },
 };
 
 function configAccepts(where: Record<string, unknown>): boolean {
