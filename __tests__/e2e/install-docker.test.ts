@@ -100,19 +100,19 @@ describeE2E("install-docker on sandbox VMs, through the bundle and the job runne
       expect(await packageState(sb)).toBe(before);
 
       // What it granted, it takes back; what it did not grant, it leaves. "byhand" joins the group before
-      // any run lists it; u1 and u2 are added by the job, then u2 (and the login user) are dropped from users.
+      // any run lists it; the first run added the login user (the default users), so a run listing only
+      // u1 and u2 takes that back; then u2 is dropped from users.
       await root(sb, "for u in u1 u2 byhand; do useradd -m $u; done; usermod -aG docker byhand");
       const vm = sb;
       const members = async () => (await root(vm, "getent group docker")).trim().split(":")[3].split(",").filter(Boolean).sort();
       const both = await runInstaller(sb, "install-docker", { channel: "distro", verify: "daemon", users: ["u1", "u2"] });
       expectSucceeded(both);
-      expect(both.result).toMatchObject({ users_added: ["u1", "u2"], revoked: [] });
-      expect(await members()).toEqual(["byhand", sb.user, "u1", "u2"].sort());
+      expect(both.result).toMatchObject({ users_added: ["u1", "u2"], revoked: [`group docker: ${sb.user}`] });
+      expect(await members()).toEqual(["byhand", "u1", "u2"]);
 
       const one = await runInstaller(sb, "install-docker", { channel: "distro", verify: "daemon", users: ["u1"] });
       expectSucceeded(one);
-      expect(one.result).toMatchObject({ changed: true, users_added: [] });
-      expect([...one.result.revoked].sort()).toEqual([`group docker: ${sb.user}`, "group docker: u2"].sort());
+      expect(one.result).toMatchObject({ changed: true, users_added: [], revoked: ["group docker: u2"] });
       expect(one.result.changes).toContain("revoked: removed u2 from group docker (added by vm-install, no longer in users)");
       expect(await members()).toEqual(["byhand", "u1"]); // byhand was never the project's to take away
       expect((await root(sb, "stat -c '%U:%G %a' /var/lib/vm-install /var/lib/vm-install/grants.json")).trim().split("\n")).toEqual([
