@@ -101,6 +101,28 @@ describeE2E("install-docker on sandbox VMs, through the bundle and the job runne
       expect(again.result).toMatchObject({ status: "ok", changed: false, changes: [], users_added: [], docker_version: r.docker_version, compose: true });
       expect(again.lines.filter((l) => /apt-get|apt-cache/.test(l))).toEqual([]);
       expect(await packageState(sb)).toBe(before);
+
+      // What it granted, it takes back; what it did not grant, it leaves. "byhand" joins the group before
+      // any run lists it; the first run added the login user (the default users), so a run listing only
+      // u1 and u2 takes that back; then u2 is dropped from users.
+      await root(sb, "for u in u1 u2 byhand; do useradd -m $u; done; usermod -aG docker byhand");
+      const vm = sb;
+      const members = async () => (await root(vm, "getent group docker")).trim().split(":")[3].split(",").filter(Boolean).sort();
+      const both = await runInstaller(sb, "install-docker", { channel: "distro", verify: "daemon", users: ["u1", "u2"] });
+      expectSucceeded(both);
+      expect(both.result).toMatchObject({ users_added: ["u1", "u2"], revoked: [`group docker: ${sb.user}`] });
+      expect(await members()).toEqual(["byhand", "u1", "u2"]);
+
+      const one = await runInstaller(sb, "install-docker", { channel: "distro", verify: "daemon", users: ["u1"] });
+      expectSucceeded(one);
+      expect(one.result).toMatchObject({ changed: true, users_added: [], revoked: ["group docker: u2"] });
+      expect(one.result.changes).toContain("revoked: removed u2 from group docker (added by vm-install, no longer in users)");
+      expect(await members()).toEqual(["byhand", "u1"]); // byhand was never the project's to take away
+      expect((await root(sb, "stat -c '%U:%G %a' /var/lib/vm-install /var/lib/vm-install/grants.json")).trim().split("\n")).toEqual([
+        "root:root 700",
+        "root:root 600",
+      ]);
+      expect(JSON.parse(await root(sb, "cat /var/lib/vm-install/grants.json")).docker).toEqual({ group_members: ["u1"] });
     },
     T,
   );

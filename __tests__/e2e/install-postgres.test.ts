@@ -45,13 +45,14 @@ function hostPsql(
   db: string,
   password: string,
   sql = "SELECT current_user || '|' || host(inet_client_addr())",
+  sslmode = "require",
 ): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     execFile(
       "psql",
       ["-X", "-w", "-At", "-h", sb.address, "-p", "5432", "-U", user, "-d", db, "-c", sql],
       {
-        env: { PATH: process.env.PATH ?? "/usr/bin:/bin", PGPASSWORD: password, PGCONNECT_TIMEOUT: "10", PGSSLMODE: "disable", LC_ALL: "C" },
+        env: { PATH: process.env.PATH ?? "/usr/bin:/bin", PGPASSWORD: password, PGCONNECT_TIMEOUT: "10", PGSSLMODE: sslmode, LC_ALL: "C" },
         timeout: 30_000,
         encoding: "utf8",
       },
@@ -181,7 +182,7 @@ describeE2E("install-postgres on a sandbox VM, through the bundle and the job ru
         "role shop_app created (LOGIN, password set)",
         "database shop created (owner shop_app)",
         "listen_addresses 'localhost' -> '*' (/etc/postgresql/15/main/conf.d/90-vm-install.conf)",
-        `pg_hba.conf: host shop shop_app ${hostCidr} scram-sha-256 added`,
+        `pg_hba.conf: hostssl shop shop_app ${hostCidr} scram-sha-256 added`,
       ]);
       expect((await dpkgStatus(sb, ["postgresql-15"]))["postgresql-15"]).toBe("install ok installed");
       expectNoSecretsOut(run);
@@ -192,6 +193,11 @@ describeE2E("install-postgres on a sandbox VM, through the bundle and the job ru
       const ok = await hostPsql(sb, "shop_app", "shop", PW1);
       expect(ok).toEqual({ code: 0, stdout: `shop_app|${sb.hostAddress}`, stderr: "" });
       expect((await hostPsql(sb, "shop_app", "shop", `${PW1}x`)).stderr).toMatch(/password authentication failed for user "shop_app"/);
+      // hostssl (remote_ssl's default): the same login without SSL finds no entry; Debian's cluster has ssl = on.
+      const plain = await hostPsql(sb, "shop_app", "shop", PW1, undefined, "disable");
+      expect(plain.code).not.toBe(0);
+      expect(plain.stderr).toMatch(/no pg_hba\.conf entry for host .*, user "shop_app", database "shop", no encryption/);
+      expect((await hostPsql(sb, "shop_app", "shop", PW1, "SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()")).stdout).toBe("t");
     },
     T,
   );
@@ -273,8 +279,8 @@ describeE2E("install-postgres on a sandbox VM, through the bundle and the job ru
       expectSucceeded(run);
       expect(run.result).toMatchObject({ restarted: false, reloaded: true, allowed_cidrs: ["192.0.2.0/24"] });
       expect(run.result.changes).toEqual([
-        "pg_hba.conf: host shop shop_app 192.0.2.0/24 scram-sha-256 added",
-        `pg_hba.conf: host shop shop_app ${hostCidr} scram-sha-256 removed`,
+        "pg_hba.conf: hostssl shop shop_app 192.0.2.0/24 scram-sha-256 added",
+        `revoked: pg_hba.conf: hostssl shop shop_app ${hostCidr} scram-sha-256 removed (written by vm-install, no longer in the settings)`,
       ]);
       const refused = await hostPsql(sb, "shop_app", "shop", PW2);
       expect(refused.code).not.toBe(0);
@@ -290,8 +296,8 @@ describeE2E("install-postgres on a sandbox VM, through the bundle and the job ru
       expectSucceeded(first.value);
       expect(first.value.result.changes).toEqual([
         "password of shop_app updated",
-        `pg_hba.conf: host shop shop_app ${hostCidr} scram-sha-256 added`,
-        "pg_hba.conf: host shop shop_app 192.0.2.0/24 scram-sha-256 removed",
+        `pg_hba.conf: hostssl shop shop_app ${hostCidr} scram-sha-256 added`,
+        "revoked: pg_hba.conf: hostssl shop shop_app 192.0.2.0/24 scram-sha-256 removed (written by vm-install, no longer in the settings)",
       ]);
       expect(first.hits).toEqual([]);
       expectNoSecretsOut(first.value);
@@ -303,6 +309,34 @@ describeE2E("install-postgres on a sandbox VM, through the bundle and the job ru
 
       const logs = await targetLogs(sb);
       for (const t of [...TOKENS, PW3, "пароль"]) expect(logs).not.toContain(t);
+    },
+    T,
+  );
+
+  test(
+    "dbUser changed: the old role's pg_hba line is gone from the VM and it cannot log in, the new role can; the inventory is root's, 0600",
+    async () => {
+      const { value: run } = await job(event({ db_password: PW3, db_user: "shop_new" }));
+      expectSucceeded(run);
+      expect([...run.result.revoked].sort()).toEqual([`pg_hba.conf: hostssl shop shop_app ${hostCidr} scram-sha-256`, "role shop_app: LOGIN"]);
+      expect(run.result.changes).toContain(
+        "revoked: role shop_app may no longer log in (NOLOGIN, its sessions ended; vm-install had created it or given it LOGIN; the role, what it owns and its data are kept)",
+      );
+      const hba = await sb.rootExec("cat /etc/postgresql/15/main/pg_hba.conf");
+      expect(hba.stdout).not.toMatch(/shop_app/);
+      expect(hba.stdout).toMatch(new RegExp(`^hostssl +shop +shop_new +${hostCidr.replace(/\./g, "\\.")} +scram-sha-256 `, "m"));
+      expect((await hostPsql(sb, "shop_app", "shop", PW3)).code).not.toBe(0);
+      expect((await hostPsql(sb, "shop_new", "shop", PW3)).stdout).toBe(`shop_new|${sb.hostAddress}`);
+      // Kept, not dropped: the old role still exists, only without LOGIN.
+      expect((await asPostgres(sb, "SELECT rolcanlogin FROM pg_roles WHERE rolname = 'shop_app';\n")).trim()).toBe("f");
+
+      const perms = await sb.rootExec("stat -c '%U:%G %a' /var/lib/vm-install /var/lib/vm-install/grants.json; cat /var/lib/vm-install/grants.json");
+      const [dir, file, ...json] = perms.stdout.split("\n");
+      expect([dir, file]).toEqual(["root:root 700", "root:root 600"]);
+      expect(JSON.parse(json.join("\n")).postgres).toEqual({
+        hba: { "/etc/postgresql/15/main/pg_hba.conf": [`hostssl shop shop_new ${hostCidr} scram-sha-256`] },
+        roles: { "15/main": ["shop_new"] },
+      });
     },
     T,
   );

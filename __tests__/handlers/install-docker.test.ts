@@ -1,6 +1,7 @@
 import type { InstallerDeps } from "../../handlers/common/handler-kit";
-import { parseDockerState, unmetNeeds, versionIn } from "../../handlers/install-docker/docker-state";
+import { groupMembers, parseDockerState, unmetNeeds, versionIn } from "../../handlers/install-docker/docker-state";
 import { handler } from "../../handlers/install-docker/handler";
+import { planGroup } from "../../handlers/install-docker/service-and-group";
 import { DEBIAN_12, dpkgLine, policyBlock, UBUNTU_2204 } from "./support/fixtures";
 import { ALPHA_FPR, BETA_FPR, DOCKER_FPR, pgpKey } from "./support/pgp-fixtures";
 import { runScripted } from "./support/run-scripted";
@@ -76,6 +77,23 @@ const install = (specs: string): Step => ({
   check: (_c, opts) => expect(opts.env?.DEBIAN_FRONTEND).toBe("noninteractive"),
 });
 const usermod = (users: string[]): Step => ({ match: users.map((u) => `usermod -aG docker ${u}`).join(" && "), sudo: true });
+const GRANTS = "/var/lib/vm-install/grants.json";
+/** The root-only inventory read; `inventory` undefined: no file yet. */
+const grantsRead = (inventory?: object): Step => ({
+  match: `if [ -e ${GRANTS} ]; then echo present; cat ${GRANTS}; else echo absent; fi`,
+  sudo: true,
+  stdout: inventory ? `present\n${JSON.stringify(inventory)}\n` : "absent\n",
+});
+/** The inventory written (atomically, 0600 in a 0700 directory); `expectWritten` sees the parsed JSON. */
+const grantsWrite = (expectWritten: (written: Record<string, unknown>) => void): Step => ({
+  match: "t=$(mktemp /var/lib/vm-install/.grants.json.XXXXXX)",
+  sudo: true,
+  check: (c, o) => {
+    expect(c).toContain("chmod 0700 /var/lib/vm-install");
+    expect(c).toContain(`chmod 0600 "$t" && mv -f "$t" ${GRANTS}`);
+    expectWritten(JSON.parse(String(o.stdin)));
+  },
+});
 const info = (version = "27.0.3"): Step => ({ match: "docker info --format '{{.ServerVersion}}'", sudo: true, stdout: `${version}\n` });
 const hello: Step = {
   match: "docker run --rm hello-world",
@@ -151,7 +169,9 @@ describe("install-docker: official channel", () => {
       policy(OFFICIAL_ALL, officialOffer()),
       install(OFFICIAL_ALL),
       look({ cli: "27.0.3", compose: "2.29.1", active: "active", enabled: "enabled", packages: CE, group: [] }),
+      grantsRead(),
       usermod(["ubuntu"]),
+      grantsWrite((w) => expect(w).toMatchObject({ version: 1, docker: { group_members: ["ubuntu"] } })),
       info(),
       hello,
     ]);
@@ -195,6 +215,7 @@ describe("install-docker: official channel", () => {
       "apt_update",
       "candidates",
       "apt_install",
+      "grants",
       "users",
       "verify",
       "total",
@@ -429,7 +450,9 @@ describe("install-docker: already installed", () => {
         group: ["ubuntu"],
         users: { ubuntu: ["docker"], deploy: ["deploy"] },
       }),
+      grantsRead(),
       usermod(["deploy"]),
+      grantsWrite((w) => expect(w.docker).toEqual({ group_members: ["deploy"] })),
     ]);
     expect(remote.done).toBe(true);
     expect(result).toMatchObject({ status: "ok", changed: true, changes: ["added deploy to group docker"], users_added: ["deploy"] });
@@ -475,6 +498,85 @@ describe("install-docker: already installed", () => {
   });
 });
 
+describe("install-docker: what it granted, it takes back (inventory in /var/lib/vm-install/grants.json)", () => {
+  const running = { cli: "27.0.3", compose: "2.29.1", active: "active", enabled: "enabled", packages: CE };
+  const members = (...names: string[]) => ({
+    ...running,
+    group: names,
+    users: Object.fromEntries(["ubuntu", "deploy"].map((u) => [u, names.includes(u) ? [u, "docker"] : [u]])),
+  });
+
+  it("a member vm-install added and users no longer lists leaves the group; the inventory forgets them, other installers' records kept", async () => {
+    const inventory = { version: 1, docker: { group_members: ["ubuntu", "deploy"] }, postgres: { roles: [{ cluster: "15/main", name: "a" }] } };
+    const { result, remote, error } = await run({ users: ["ubuntu"] }, [
+      os(),
+      look(members("ubuntu", "deploy")),
+      grantsRead(inventory),
+      { match: /^gpasswd -d deploy docker$/, sudo: true },
+      grantsWrite((w) => {
+        expect(w.docker).toEqual({ group_members: ["ubuntu"] });
+        expect(w.postgres).toEqual(inventory.postgres);
+      }),
+    ]);
+    expect(error).toBeUndefined();
+    expect(remote.done).toBe(true);
+    expect(result).toMatchObject({
+      changed: true,
+      changes: ["revoked: removed deploy from group docker (added by vm-install, no longer in users)"],
+      users_added: [],
+      revoked: ["group docker: deploy"],
+    });
+  });
+
+  it("a member vm-install did not add (not in the inventory) is never removed, whatever users says", async () => {
+    const { result, remote, error } = await run({ users: ["ubuntu"] }, [
+      os(),
+      look(members("ubuntu", "deploy")),
+      grantsRead({ version: 1, docker: { group_members: [] } }),
+    ]);
+    expect(error).toBeUndefined();
+    expect(remote.done).toBe(true);
+    expect(remote.calls.some((c) => c.command.includes("gpasswd"))).toBe(false);
+    expect(result).toMatchObject({ changed: false, changes: [], revoked: [] });
+  });
+
+  it("a user already in the group when first listed is not recorded; one it adds is", async () => {
+    const { result, remote } = await run({ users: ["ubuntu", "deploy"] }, [
+      os(),
+      look(members("ubuntu")),
+      grantsRead(),
+      usermod(["deploy"]),
+      grantsWrite((w) => expect(w).toEqual({ version: 1, about: expect.any(String), docker: { group_members: ["deploy"] } })),
+    ]);
+    expect(remote.done).toBe(true);
+    expect(result).toMatchObject({ users_added: ["deploy"], revoked: [] });
+  });
+
+  it("joining and leaving in one command; a recorded user gone from the group is simply forgotten", async () => {
+    const { result, remote } = await run({ users: ["deploy"] }, [
+      os(),
+      look(members("ubuntu")),
+      grantsRead({ version: 1, docker: { group_members: ["ubuntu", "olduser"] } }),
+      { match: /^usermod -aG docker deploy && gpasswd -d ubuntu docker$/, sudo: true },
+      grantsWrite((w) => expect(w.docker).toEqual({ group_members: ["deploy"] })),
+    ]);
+    expect(remote.done).toBe(true);
+    expect(result!.revoked).toEqual(["group docker: ubuntu"]);
+  });
+
+  it("a damaged inventory fails the run before any change, saying how to recover", async () => {
+    const { error, remote } = await run({ users: ["ubuntu"] }, [os(), look(members("ubuntu", "deploy")), { ...grantsRead(), stdout: "present\n{not json\n" }]);
+    expect(remote.done).toBe(true);
+    expect(error?.message).toMatch(/\/var\/lib\/vm-install\/grants\.json on the VM is not valid JSON .*remove it to make the project forget what it granted/);
+  });
+
+  it("the group's members come from getent", () => {
+    expect(groupMembers("docker:x:999:ubuntu,deploy")).toEqual(["ubuntu", "deploy"]);
+    expect(groupMembers("docker:x:999:")).toEqual([]);
+    expect(planGroup({ groupMembers: ["a", "b"], users: new Map([["a", ["docker"]]]) }, ["a"], ["b"])).toEqual({ add: [], revoke: ["b"], record: [] });
+  });
+});
+
 describe("install-docker: distro channel", () => {
   it("Debian 12: docker.io and, of the compose packages, the one apt offers (docker-compose v1), noted", async () => {
     const { result, remote, error } = await run({ channel: "distro", verify: "daemon" }, [
@@ -494,7 +596,9 @@ describe("install-docker: distro channel", () => {
         packages: { "docker.io": "20.10.24+dfsg1-1+b3", "docker-compose": "1.29.2-3" },
         group: [],
       }),
+      grantsRead(),
       usermod(["ubuntu"]),
+      grantsWrite((w) => expect(w.docker).toEqual({ group_members: ["ubuntu"] })),
       info("20.10.24+dfsg1"),
     ]);
     expect(error).toBeUndefined();

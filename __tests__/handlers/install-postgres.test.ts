@@ -1,9 +1,12 @@
 import type { InstallerDeps } from "../../handlers/common/handler-kit";
+import { planRoles } from "../../handlers/install-postgres/grants";
 import { handler } from "../../handlers/install-postgres/handler";
 import {
   dropInContent,
   HBA_MARKER,
+  hbaEntry,
   hbaFields,
+  hbaLine,
   listenOverride,
   normalizeListen,
   parseClusters,
@@ -60,6 +63,7 @@ function serverState(over: Partial<ServerState> = {}): ServerState {
     database: null,
     hba_text: STOCK_HBA,
     dropin_text: null,
+    ssl: "on",
     ...over,
   };
 }
@@ -104,6 +108,20 @@ const writeStep = (path: string, check?: (stdin: string) => void): Step => ({
     expect(o.user).toBe("postgres");
     check?.(String(o.stdin));
   },
+});
+const GRANTS = "/var/lib/vm-install/grants.json";
+const HBA_FILE = "/etc/postgresql/14/main/pg_hba.conf";
+/** The root-only inventory read; `inventory` undefined: no file yet. */
+const grantsRead = (inventory?: object): Step => ({
+  match: `if [ -e ${GRANTS} ]; then echo present; cat ${GRANTS}; else echo absent; fi`,
+  sudo: true,
+  stdout: inventory ? `present\n${JSON.stringify(inventory)}\n` : "absent\n",
+});
+/** The inventory written; `expectWritten` sees the parsed JSON. */
+const grantsWrite = (expectWritten: (written: Record<string, unknown>) => void): Step => ({
+  match: "t=$(mktemp /var/lib/vm-install/.grants.json.XXXXXX)",
+  sudo: true,
+  check: (_c, o) => expectWritten(JSON.parse(String(o.stdin))),
 });
 const WHO = { user: "app_user", database: "myapp", server_version: "14.11 (Ubuntu 14.11-0ubuntu0.22.04.1)" };
 const loginStep = (host = "127.0.0.1", extra: Partial<Step> = {}): Step => ({
@@ -175,7 +193,7 @@ describe("install-postgres: event validation (before any SSH)", () => {
     [
       "an unknown key",
       { ...BASE, db_pasword: "x" },
-      /event db_pasword: unknown key; allowed here: pg_version, db_name, db_user, db_password, listen_addresses, allow_remote, allowed_cidrs, repo_url, repo_key_url, repo_key_fingerprint, update, cache_valid_sec, apt, ssh/,
+      /event db_pasword: unknown key; allowed here: pg_version, db_name, db_user, db_password, listen_addresses, allow_remote, remote_ssl, allowed_cidrs, repo_url, repo_key_url, repo_key_fingerprint, update, cache_valid_sec, apt, ssh/,
     ],
   ];
 
@@ -230,6 +248,7 @@ describe("install-postgres: Ubuntu 22.04, PostgreSQL 14 from the distribution", 
         { match: /^apt-get install -y -q .*--force-confold postgresql$/, sudo: true, check: (_c, o) => expect(o.env?.DEBIAN_FRONTEND).toBe("noninteractive") },
         { match: /^dpkg-query -W -f=\S+ postgresql$/, sudo: false, stdout: "postgresql\tinstall ok installed\t14+238\n" },
         installed14(),
+        grantsRead(),
         inspectSqlStep(serverState()),
         psqlStep(/CREATE ROLE %I LOGIN/, "", {
           check: (_c, o) => {
@@ -251,12 +270,22 @@ describe("install-postgres: Ubuntu 22.04, PostgreSQL 14 from the distribution", 
         writeStep("/etc/postgresql/14/main/pg_hba.conf", (stdin) => {
           expect(stdin.startsWith(STOCK_HBA)).toBe(true);
           expect(stdin.slice(STOCK_HBA.length)).toBe(
-            `host    myapp    app_user    10.0.0.0/8    scram-sha-256    ${HBA_MARKER}\nhost    myapp    app_user    192.168.1.0/24    scram-sha-256    ${HBA_MARKER}\n`,
+            `hostssl    myapp    app_user    10.0.0.0/8    scram-sha-256    ${HBA_MARKER}\nhostssl    myapp    app_user    192.168.1.0/24    scram-sha-256    ${HBA_MARKER}\n`,
           );
         }),
         configCheckStep(),
         { match: "systemctl restart postgresql@14-main", sudo: true },
         settledStep("*"),
+        grantsWrite((w) =>
+          expect(w).toEqual({
+            version: 1,
+            about: expect.any(String),
+            postgres: {
+              hba: { [HBA_FILE]: ["hostssl myapp app_user 10.0.0.0/8 scram-sha-256", "hostssl myapp app_user 192.168.1.0/24 scram-sha-256"] },
+              roles: { "14/main": ["app_user"] },
+            },
+          }),
+        ),
         loginStep(),
       ],
     );
@@ -286,8 +315,8 @@ describe("install-postgres: Ubuntu 22.04, PostgreSQL 14 from the distribution", 
       "role app_user created (LOGIN, password set)",
       "database myapp created (owner app_user)",
       `listen_addresses 'localhost' -> '*' (${DROPIN})`,
-      "pg_hba.conf: host myapp app_user 10.0.0.0/8 scram-sha-256 added",
-      "pg_hba.conf: host myapp app_user 192.168.1.0/24 scram-sha-256 added",
+      "pg_hba.conf: hostssl myapp app_user 10.0.0.0/8 scram-sha-256 added",
+      "pg_hba.conf: hostssl myapp app_user 192.168.1.0/24 scram-sha-256 added",
     ]);
     expect(Object.keys(result!.timings_ms)).toEqual(
       expect.arrayContaining(["connect", "inspect", "apt_install", "inspect_sql", "role_db", "restart", "verify_login", "total"]),
@@ -353,8 +382,10 @@ describe("install-postgres: Ubuntu 22.04, PostgreSQL 14 from the distribution", 
         "16 main 5432 online postgres /var/lib/postgresql/16/main /var/log/postgresql/postgresql-16-main.log\n",
         "postgresql@16-main active\n",
       ),
+      grantsRead(),
       inspectSqlStep(state16),
       psqlStep(/CREATE ROLE/),
+      grantsWrite((w) => expect(w.postgres).toEqual({ hba: {}, roles: { "16/main": ["app_user"] } })),
       loginStep("127.0.0.1", { stdout: `${JSON.stringify({ ...WHO, server_version: state16.server_version })}\n` }),
     ]);
     expect(error).toBeUndefined();
@@ -454,14 +485,16 @@ describe("install-postgres: idempotence and updates", () => {
       listen_addresses: "*",
       role: { login: true, superuser: false, secret },
       database: { owner: "app_user" },
-      hba_text: `${STOCK_HBA}host    myapp    app_user    10.0.0.0/8    scram-sha-256    ${HBA_MARKER}\n`,
+      hba_text: `${STOCK_HBA}hostssl    myapp    app_user    10.0.0.0/8    scram-sha-256    ${HBA_MARKER}\n`,
       dropin_text: dropInContent("*"),
       ...over,
     });
   const event = { ...BASE, listen_addresses: "*", allow_remote: true, allowed_cidrs: ["10.0.0.0/8"] };
+  /** What the first run recorded: its line and the role it created. */
+  const RECORDED = { version: 1, postgres: { hba: { [HBA_FILE]: ["hostssl myapp app_user 10.0.0.0/8 scram-sha-256"] }, roles: { "14/main": ["app_user"] } } };
 
   it("a rerun creates nothing, appends nothing, restarts nothing: four commands and the TCP check", async () => {
-    const { result, error, remote, lines } = await run(event, [osStep(), installed14(), inspectSqlStep(done()), loginStep()]);
+    const { result, error, remote, lines } = await run(event, [osStep(), installed14(), grantsRead(RECORDED), inspectSqlStep(done()), loginStep()]);
     expect(error).toBeUndefined();
     expect(remote.done).toBe(true);
     expect(remote.calls.some((c) => /CREATE|ALTER/.test(String(c.opts.stdin ?? "")))).toBe(false);
@@ -476,6 +509,7 @@ describe("install-postgres: idempotence and updates", () => {
     const { result, error, remote } = await run({ ...event, db_password: NEW }, [
       osStep(),
       installed14(),
+      grantsRead(RECORDED),
       inspectSqlStep(done()),
       psqlStep(/ALTER ROLE :"db_user" PASSWORD :'pw';/, "", {
         check: (_c, o) => {
@@ -497,6 +531,7 @@ describe("install-postgres: idempotence and updates", () => {
     const { result, remote } = await run(event, [
       osStep(),
       installed14(),
+      grantsRead(RECORDED),
       inspectSqlStep(done({ role: { login: true, superuser: false, secret: md5 } })),
       psqlStep(/ALTER ROLE :"db_user" PASSWORD/),
       loginStep(),
@@ -509,6 +544,7 @@ describe("install-postgres: idempotence and updates", () => {
     const { result, remote } = await run(event, [
       osStep(),
       installed14(),
+      grantsRead(RECORDED),
       inspectSqlStep(done({ role: { login: false, superuser: false, secret }, database: { owner: "olduser" } })),
       psqlStep(/ALTER ROLE :"db_user" LOGIN;\nALTER DATABASE :"db_name" OWNER TO :"db_user";\n$/),
       loginStep(),
@@ -518,8 +554,15 @@ describe("install-postgres: idempotence and updates", () => {
   });
 
   it("an hba line the admin wrote with the same fields is not appended again", async () => {
-    const adminLine = "host myapp app_user 10.0.0.0/8 scram-sha-256\n";
-    const { result, remote } = await run(event, [osStep(), installed14(), inspectSqlStep(done({ hba_text: STOCK_HBA + adminLine })), loginStep()]);
+    const adminLine = "hostssl myapp app_user 10.0.0.0/8 scram-sha-256\n";
+    const roleOnly = { version: 1, postgres: { hba: {}, roles: { "14/main": ["app_user"] } } };
+    const { result, remote } = await run(event, [
+      osStep(),
+      installed14(),
+      grantsRead(roleOnly),
+      inspectSqlStep(done({ hba_text: STOCK_HBA + adminLine })),
+      loginStep(),
+    ]);
     expect(remote.done).toBe(true);
     expect(result?.changes).toEqual([]);
   });
@@ -528,21 +571,23 @@ describe("install-postgres: idempotence and updates", () => {
     const { result, remote } = await run({ ...event, allowed_cidrs: ["10.1.2.3/32"] }, [
       osStep(),
       installed14(),
+      grantsRead(RECORDED),
       inspectSqlStep(done()),
       writeStep("/etc/postgresql/14/main/pg_hba.conf", (stdin) => {
         expect(stdin).not.toContain("10.0.0.0/8");
-        expect(stdin.endsWith(`host    myapp    app_user    10.1.2.3/32    scram-sha-256    ${HBA_MARKER}\n`)).toBe(true);
+        expect(stdin.endsWith(`hostssl    myapp    app_user    10.1.2.3/32    scram-sha-256    ${HBA_MARKER}\n`)).toBe(true);
       }),
       configCheckStep(),
       { match: "systemctl reload postgresql@14-main", sudo: true },
       settledStep("*"),
+      grantsWrite((w) => expect((w.postgres as { hba: object }).hba).toEqual({ [HBA_FILE]: ["hostssl myapp app_user 10.1.2.3/32 scram-sha-256"] })),
       loginStep(),
     ]);
     expect(remote.done).toBe(true);
-    expect(result).toMatchObject({ restarted: false, reloaded: true });
+    expect(result).toMatchObject({ restarted: false, reloaded: true, revoked: ["pg_hba.conf: hostssl myapp app_user 10.0.0.0/8 scram-sha-256"] });
     expect(result!.changes).toEqual([
-      "pg_hba.conf: host myapp app_user 10.1.2.3/32 scram-sha-256 added",
-      "pg_hba.conf: host myapp app_user 10.0.0.0/8 scram-sha-256 removed",
+      "pg_hba.conf: hostssl myapp app_user 10.1.2.3/32 scram-sha-256 added",
+      "revoked: pg_hba.conf: hostssl myapp app_user 10.0.0.0/8 scram-sha-256 removed (written by vm-install, no longer in the settings)",
     ]);
   });
 
@@ -552,6 +597,7 @@ describe("install-postgres: idempotence and updates", () => {
       installed14("inactive"),
       { match: "systemctl start postgresql@14-main", sudo: true },
       { match: "systemctl is-active postgresql@14-main", stdout: "active\n" },
+      grantsRead(RECORDED),
       inspectSqlStep(done()),
       loginStep(),
     ]);
@@ -563,6 +609,7 @@ describe("install-postgres: idempotence and updates", () => {
     const { result, remote } = await run(event, [
       osStep(),
       installed14(),
+      grantsRead(RECORDED),
       inspectSqlStep(done({ listen_addresses: "localhost", pending_restart: ["listen_addresses"] })),
       configCheckStep(),
       { match: "systemctl restart postgresql@14-main", sudo: true },
@@ -577,11 +624,13 @@ describe("install-postgres: idempotence and updates", () => {
     const { result, remote } = await run({ ...event, allowed_cidrs: ["10.0.0.0/8", "10.9.0.0/16"] }, [
       osStep(),
       installed14(),
+      grantsRead(RECORDED),
       inspectSqlStep(done()),
       writeStep("/etc/postgresql/14/main/pg_hba.conf"),
       configCheckStep(),
       { match: "systemctl reload postgresql@14-main", sudo: true },
       settledStep("*", ["shared_buffers"]),
+      grantsWrite(() => undefined),
       loginStep(),
     ]);
     expect(remote.done).toBe(true);
@@ -593,6 +642,7 @@ describe("install-postgres: idempotence and updates", () => {
     const { result, remote } = await run({ ...event, listen_addresses: "localhost" }, [
       osStep(),
       installed14(),
+      grantsRead(RECORDED),
       inspectSqlStep(done({ listen_addresses: "localhost", dropin_text: null })),
       loginStep(),
     ]);
@@ -608,6 +658,7 @@ describe("install-postgres: idempotence and updates", () => {
     const { result, remote } = await run({ ...event, db_password: UNI }, [
       osStep(),
       installed14(),
+      grantsRead(RECORDED),
       inspectSqlStep(done()),
       psqlStep(/ALTER ROLE :"db_user" PASSWORD :'pw'/, "", {
         check: (_c, o) => {
@@ -633,6 +684,7 @@ describe("install-postgres: idempotence and updates", () => {
         "16 main 5432 online postgres /var/lib/postgresql/16/main /var/log/postgresql/postgresql-16-main.log\n",
         "postgresql@16-main active\n",
       ),
+      grantsRead(RECORDED),
       inspectSqlStep(
         done({
           listen_addresses: "localhost",
@@ -649,6 +701,124 @@ describe("install-postgres: idempotence and updates", () => {
   });
 });
 
+describe("install-postgres: what it granted, it takes back (inventory in /var/lib/vm-install/grants.json)", () => {
+  const secret = scramSecret(PW);
+  const event = { ...BASE, listen_addresses: "*", allow_remote: true, allowed_cidrs: ["10.0.0.0/8"] };
+  const oldLine = `hostssl    myapp    old_user    10.0.0.0/8    scram-sha-256    ${HBA_MARKER}\n`;
+  const newLine = hbaLine("hostssl", "myapp", "app_user", "10.0.0.0/8");
+  const ready = (over: Partial<ServerState> = {}) =>
+    serverState({
+      listen_addresses: "*",
+      dropin_text: dropInContent("*"),
+      role: { login: true, superuser: false, secret },
+      database: { owner: "app_user" },
+      ...over,
+    });
+
+  it("dbUser changed: the old role's line goes, the old role (created by vm-install) loses LOGIN, the new one is recorded", async () => {
+    const inventory = {
+      version: 1,
+      docker: { group_members: ["ubuntu"] },
+      postgres: { hba: { [HBA_FILE]: ["hostssl myapp old_user 10.0.0.0/8 scram-sha-256"] }, roles: { "14/main": ["old_user"] } },
+    };
+    const { result, error, remote } = await run(event, [
+      osStep(),
+      installed14(),
+      grantsRead(inventory),
+      psqlStep(/\\set recorded '\["old_user"\]'/, {
+        ...ready({ role: null, database: { owner: "old_user" }, hba_text: STOCK_HBA + oldLine }),
+        recorded_roles: { old_user: true },
+      }),
+      psqlStep(/CREATE ROLE %I LOGIN[\s\S]*ALTER DATABASE :"db_name" OWNER TO :"db_user"/),
+      psqlStep(/\\set revoke '\["old_user"\]'\nSELECT format\('ALTER ROLE %I NOLOGIN', r\)[\s\S]*pg_terminate_backend/),
+      writeStep(HBA_FILE, (stdin) => expect(stdin).toBe(`${STOCK_HBA + newLine}\n`)),
+      configCheckStep(),
+      { match: "systemctl reload postgresql@14-main", sudo: true },
+      settledStep("*"),
+      grantsWrite((w) =>
+        expect(w).toMatchObject({
+          docker: { group_members: ["ubuntu"] },
+          postgres: { hba: { [HBA_FILE]: ["hostssl myapp app_user 10.0.0.0/8 scram-sha-256"] }, roles: { "14/main": ["app_user"] } },
+        }),
+      ),
+      loginStep(),
+    ]);
+    expect(error).toBeUndefined();
+    expect(remote.done).toBe(true);
+    expect(result!.revoked).toEqual(["role old_user: LOGIN", "pg_hba.conf: hostssl myapp old_user 10.0.0.0/8 scram-sha-256"]);
+    expect(result!.changes).toEqual([
+      "role app_user created (LOGIN, password set)",
+      "database myapp owner changed from old_user to app_user",
+      "revoked: role old_user may no longer log in (NOLOGIN, its sessions ended; vm-install had created it or given it LOGIN; the role, what it owns and its data are kept)",
+      "pg_hba.conf: hostssl myapp app_user 10.0.0.0/8 scram-sha-256 added",
+      "revoked: pg_hba.conf: hostssl myapp old_user 10.0.0.0/8 scram-sha-256 removed (written by vm-install, no longer in the settings)",
+    ]);
+  });
+
+  it("what the inventory does not list is never revoked: an existing role, the admin's line, a marked line of another run", async () => {
+    const admin = "hostssl myapp old_user 10.0.0.0/8 scram-sha-256\n";
+    const inventory = { version: 1, postgres: { hba: { [HBA_FILE]: ["hostssl myapp app_user 10.0.0.0/8 scram-sha-256"] }, roles: {} } };
+    const { result, error, remote } = await run(event, [
+      osStep(),
+      installed14(),
+      grantsRead(inventory),
+      inspectSqlStep(ready({ hba_text: `${STOCK_HBA + admin + oldLine + newLine}\n` })),
+      loginStep(),
+    ]);
+    expect(error).toBeUndefined();
+    expect(remote.done).toBe(true);
+    expect(remote.calls.some((c) => /NOLOGIN/.test(String(c.opts.stdin ?? "")) || /mktemp \S*(pg_hba|grants)/.test(c.command))).toBe(false);
+    expect(result).toMatchObject({ changed: false, changes: [], revoked: [] });
+  });
+
+  it("the previous version's host line (no inventory yet) becomes hostssl; the role it had is not adopted", async () => {
+    const { result, error, remote } = await run(event, [
+      osStep(),
+      installed14(),
+      grantsRead(),
+      inspectSqlStep(ready({ hba_text: `${STOCK_HBA}host    myapp    app_user    10.0.0.0/8    scram-sha-256    ${HBA_MARKER}\n` })),
+      writeStep(HBA_FILE, (stdin) => expect(stdin).toBe(`${STOCK_HBA + newLine}\n`)),
+      configCheckStep(),
+      { match: "systemctl reload postgresql@14-main", sudo: true },
+      settledStep("*"),
+      grantsWrite((w) => expect(w.postgres).toEqual({ hba: { [HBA_FILE]: ["hostssl myapp app_user 10.0.0.0/8 scram-sha-256"] }, roles: {} })),
+      loginStep(),
+    ]);
+    expect(error).toBeUndefined();
+    expect(remote.done).toBe(true);
+    expect(result!.revoked).toEqual(["pg_hba.conf: host myapp app_user 10.0.0.0/8 scram-sha-256"]);
+  });
+
+  it("remote_ssl false writes host; a server with ssl off and remote_ssl true fails before any change", async () => {
+    const plain = await run({ ...event, remote_ssl: false }, [
+      osStep(),
+      installed14(),
+      grantsRead(),
+      inspectSqlStep(ready()),
+      writeStep(HBA_FILE, (stdin) => expect(stdin).toBe(`${STOCK_HBA}${hbaLine("host", "myapp", "app_user", "10.0.0.0/8")}\n`)),
+      configCheckStep(),
+      { match: "systemctl reload postgresql@14-main", sudo: true },
+      settledStep("*"),
+      grantsWrite(() => undefined),
+      loginStep(),
+    ]);
+    expect(plain.error).toBeUndefined();
+    expect(plain.remote.done).toBe(true);
+
+    const off = await run(event, [osStep(), installed14(), grantsRead(), inspectSqlStep(ready({ role: null, ssl: "off" }))]);
+    expect(off.remote.done).toBe(true);
+    expect(off.error?.message).toMatch(
+      /ssl is off on the server, so hostssl entries .* would admit no remote client: turn SSL on .* or set remoteSsl false.*Nothing was changed/,
+    );
+  });
+
+  it("role decisions: only recorded roles that may still log in lose LOGIN; the record follows what this run granted", () => {
+    expect(planRoles(["a", "b", "c"], "b", false, { a: true, b: true, c: false })).toEqual({ revoke: ["a"], record: ["b"] });
+    expect(planRoles([], "b", false, {})).toEqual({ revoke: [], record: [] });
+    expect(planRoles([], "b", true, {})).toEqual({ revoke: [], record: ["b"] });
+  });
+});
+
 describe("install-postgres: failures say what, where and what to do", () => {
   const event = { ...BASE, allow_remote: true, allowed_cidrs: ["10.0.0.0/8"] };
 
@@ -656,6 +826,7 @@ describe("install-postgres: failures say what, where and what to do", () => {
     const { error, remote } = await run(event, [
       osStep(),
       installed14(),
+      grantsRead(),
       inspectSqlStep(serverState({ role: { login: true, superuser: false, secret: scramSecret(PW) }, database: { owner: "app_user" } })),
       writeStep("/etc/postgresql/14/main/pg_hba.conf"),
       configCheckStep({ hba_errors: [{ line: 98, error: 'invalid IP mask "255.0.0.x"' }] }),
@@ -672,6 +843,7 @@ describe("install-postgres: failures say what, where and what to do", () => {
     const { error, remote } = await run({ ...BASE, listen_addresses: "*" }, [
       osStep(),
       installed14(),
+      grantsRead(),
       inspectSqlStep(serverState({ role: { login: true, superuser: false, secret: scramSecret(PW) }, database: { owner: "app_user" } })),
       writeStep(DROPIN),
       configCheckStep({
@@ -691,6 +863,7 @@ describe("install-postgres: failures say what, where and what to do", () => {
     const { error, remote } = await run(BASE, [
       osStep(),
       installed14(),
+      grantsRead(),
       inspectSqlStep(serverState({ role: { login: true, superuser: false, secret: scramSecret(PW) }, database: { owner: "app_user" } })),
       loginStep("127.0.0.1", {
         code: 2,
@@ -709,6 +882,7 @@ describe("install-postgres: failures say what, where and what to do", () => {
     const { error } = await run({ ...BASE, db_password: "UniqueSecret-9f2c" }, [
       osStep(),
       installed14(),
+      grantsRead(),
       psqlStep(/json_build_object/, "", { code: 3, stderr: "psql:<stdin>:9: ERROR:  oops near 'UniqueSecret-9f2c'\n" }),
     ]);
     expect(error?.message).toMatch(/psql \(reading the role, the database and the settings\) failed on ubuntu@192.0.2.10:22 \(exit 3\)/);
@@ -761,24 +935,42 @@ describe("install-postgres: pure parts", () => {
   });
 
   it("pg_hba.conf planning: add, keep, remove only our own lines", () => {
-    const ours = (c: string) => `host    myapp    app_user    ${c}    scram-sha-256    ${HBA_MARKER}`;
-    const p1 = planHba(STOCK_HBA, "myapp", "app_user", ["10.0.0.0/8"]);
-    expect(p1).toEqual({ content: `${STOCK_HBA + ours("10.0.0.0/8")}\n`, added: ["10.0.0.0/8"], removed: [] });
-    expect(planHba(p1.content, "myapp", "app_user", ["10.0.0.0/8"])).toEqual({ content: p1.content, added: [], removed: [] });
-    // allow_remote off: our line goes, the admin's identical-looking line without the marker stays.
-    const mixed = `${p1.content}host myapp app_user 172.16.0.0/12 scram-sha-256\n`;
-    expect(planHba(mixed, "myapp", "app_user", [])).toEqual({
-      content: `${STOCK_HBA}host myapp app_user 172.16.0.0/12 scram-sha-256\n`,
+    const e = (c: string, type: "host" | "hostssl" = "hostssl", db = "myapp", user = "app_user") => hbaEntry(type, db, user, c);
+    const ours = (c: string, type: "host" | "hostssl" = "hostssl") => hbaLine(type, "myapp", "app_user", c);
+    const p1 = planHba(STOCK_HBA, [e("10.0.0.0/8")], undefined);
+    expect(p1).toEqual({ content: `${STOCK_HBA + ours("10.0.0.0/8")}\n`, added: [e("10.0.0.0/8")], removed: [], duplicates: [], owned: [e("10.0.0.0/8")] });
+    expect(planHba(p1.content, [e("10.0.0.0/8")], [e("10.0.0.0/8")])).toMatchObject({ content: p1.content, added: [], removed: [], owned: [e("10.0.0.0/8")] });
+    // allow_remote off: our recorded line goes, the admin's identical-looking line without the marker stays.
+    const mixed = `${p1.content}hostssl myapp app_user 172.16.0.0/12 scram-sha-256\n`;
+    expect(planHba(mixed, [], [e("10.0.0.0/8")])).toMatchObject({
+      content: `${STOCK_HBA}hostssl myapp app_user 172.16.0.0/12 scram-sha-256\n`,
       added: [],
-      removed: ["10.0.0.0/8"],
+      removed: [e("10.0.0.0/8")],
+      owned: [],
     });
-    // A second copy of our own line is dropped; other databases' lines are untouched.
-    const twice = `${STOCK_HBA + ours("10.0.0.0/8")}\n${ours("10.0.0.0/8")}\nhost other app_user 10.0.0.0/8 scram-sha-256 ${HBA_MARKER}\n`;
-    expect(planHba(twice, "myapp", "app_user", ["10.0.0.0/8"]).content).toBe(
-      `${STOCK_HBA + ours("10.0.0.0/8")}\nhost other app_user 10.0.0.0/8 scram-sha-256 ${HBA_MARKER}\n`,
-    );
+    // The admin's line with the wanted fields counts as present and is not ours (not recorded).
+    expect(planHba(`${STOCK_HBA}hostssl myapp app_user 10.0.0.0/8 scram-sha-256\n`, [e("10.0.0.0/8")], [])).toMatchObject({ added: [], owned: [] });
+    // Another database's or role's line of ours goes once the inventory lists it (dbName or dbUser changed)...
+    const other = `${STOCK_HBA}hostssl    olddb    olduser    10.0.0.0/8    scram-sha-256    ${HBA_MARKER}\n`;
+    expect(planHba(other, [e("10.0.0.0/8")], [e("10.0.0.0/8", "hostssl", "olddb", "olduser")])).toMatchObject({
+      content: `${STOCK_HBA + ours("10.0.0.0/8")}\n`,
+      removed: [e("10.0.0.0/8", "hostssl", "olddb", "olduser")],
+    });
+    // ...but a marked line the inventory does not list is left alone once there is an inventory.
+    expect(planHba(other, [e("10.0.0.0/8")], [])).toMatchObject({ content: `${other + ours("10.0.0.0/8")}\n`, removed: [] });
+    // Before any inventory (the previous version's host lines): the marker alone makes them ours, so they
+    // are replaced by hostssl.
+    const old = `${STOCK_HBA}${ours("10.0.0.0/8", "host")}\n`;
+    expect(planHba(old, [e("10.0.0.0/8")], undefined)).toMatchObject({
+      content: `${STOCK_HBA + ours("10.0.0.0/8")}\n`,
+      added: [e("10.0.0.0/8")],
+      removed: [e("10.0.0.0/8", "host")],
+    });
+    // A second copy of our own line is dropped, not revoked.
+    const twice = `${STOCK_HBA + ours("10.0.0.0/8")}\n${ours("10.0.0.0/8")}\n`;
+    expect(planHba(twice, [e("10.0.0.0/8")], [e("10.0.0.0/8")])).toMatchObject({ content: p1.content, duplicates: [e("10.0.0.0/8")], removed: [] });
     // A file without a final newline gets one.
-    expect(planHba("local all all peer", "db", "u", ["::1/128"]).content).toBe(
+    expect(planHba("local all all peer", [hbaEntry("host", "db", "u", "::1/128")], undefined).content).toBe(
       `local all all peer\nhost    db    u    ::1/128    scram-sha-256    ${HBA_MARKER}\n`,
     );
     expect(hbaFields(`host "my db" all 10.0.0.0/8 md5 # x`)).toEqual(["host", `"my db"`, "all", "10.0.0.0/8", "md5"]);

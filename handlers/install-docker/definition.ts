@@ -43,7 +43,7 @@ export const dockerDefinition = defineInstallerDefinition({
     users: setting(list(unixUser, { unique: true }), {
       event: "users",
       defaultDoc: "the VM's login user (SSH_USER)",
-      doc: "Users added to the docker group (root-equivalent: list only who should be).",
+      doc: "Users added to the docker group (root-equivalent: list only who should be). A user vm-install added and a later run no longer lists is removed again; a member it did not add is never removed.",
     }),
     verify: setting(oneOf(DOCKER_VERIFY_MODES), {
       event: "verify",
@@ -59,6 +59,8 @@ export const dockerDefinition = defineInstallerDefinition({
     channel: "the channel asked for",
     packages: "installed version of each Docker package present",
     users_added: "users this run added to the docker group",
+    revoked:
+      'grants this run took back, e.g. "group docker: deploy" (members vm-install had added, recorded in /var/lib/vm-install/grants.json, that users no longer lists)',
     removed: "conflicting packages this run removed (channel official)",
     repository: "Docker's repository as configured: {uri, suite, line, keyring, source_file} (channel official)",
     apt_update: "{ran, reason}",

@@ -22,6 +22,8 @@ export interface DockerState {
   packages: Map<string, PackageState>;
   /** The docker group exists. */
   group: boolean;
+  /** Its supplementary members, as `getent group docker` lists them. */
+  groupMembers: string[];
   /** Per user asked about: undefined when the user does not exist, else their groups. */
   users: Map<string, string[] | undefined>;
   curl: boolean;
@@ -94,9 +96,16 @@ export function parseDockerState(stdout: string, users: string[]): DockerState {
     enabled: /^[a-z-]+$/.test(firstLine("enabled")) ? firstLine("enabled") : "",
     packages: parseDpkgQuery(s.get("dpkg")?.out ?? "", WATCHED),
     group: s.get("group")?.code === 0,
+    groupMembers: s.get("group")?.code === 0 ? groupMembers(s.get("group")!.out) : [],
     users: userMap,
     curl: s.get("curl")?.code === 0,
   };
+}
+
+/** "docker:x:999:ubuntu,deploy" -> ["ubuntu", "deploy"]. */
+export function groupMembers(getent: string): string[] {
+  const members = getent.split("\n")[0].trim().split(":")[3] ?? "";
+  return members.split(",").filter(Boolean);
 }
 
 /** One unprivileged, read-only look at Docker on the VM. */

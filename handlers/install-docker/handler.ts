@@ -29,6 +29,8 @@ export interface InstallDockerReport extends InstallerReport, ComposeReport {
   packages: Record<string, string>;
   /** Users this run added to the docker group (their next SSH session has it). */
   users_added: string[];
+  /** Grants this run took back ("group docker: <user>"): members vm-install had added that users no longer lists. */
+  revoked: string[];
   /** Conflicting packages this run removed (official channel). */
   removed: string[];
   /** Docker's repository as configured (official channel). */
@@ -50,10 +52,15 @@ function requireUsers(state: DockerState, users: string[]): void {
 }
 
 /** The service and the group put right; what that changed, and who joined the group. */
-async function serviceAndGroup(remote: Remote, state: DockerState, users: string[], progress: Progress): Promise<{ changes: string[]; added: string[] }> {
+async function serviceAndGroup(
+  remote: Remote,
+  state: DockerState,
+  users: string[],
+  progress: Progress,
+): Promise<{ changes: string[]; added: string[]; revoked: string[] }> {
   const service = await ensureService(remote, state, progress);
   const group = await ensureGroup(remote, state, users, progress);
-  return { changes: [...service, ...group.changes], added: group.added };
+  return { changes: [...service, ...group.changes], added: group.added, revoked: group.revoked };
 }
 
 /** Docker found as asked: no package work, only the service and the group. */
@@ -73,6 +80,7 @@ async function alreadyThere(remote: Remote, event: DockerEvent, before: DockerSt
     channel: event.channel,
     packages: packageVersions(before),
     users_added: fixed.added,
+    revoked: fixed.revoked,
     removed: [],
     apt_update: { ran: false, reason: "nothing to install" },
     verify: { mode: "skipped", detail: `already installed: docker --version, docker.service active${event.compose ? ", compose present" : ""}` },
@@ -113,7 +121,8 @@ export const handler = defineHandler({
     const summary =
       `Docker ${after.cli} (server ${verified.server}) ${packageWork ? `installed from ${source}` : "was installed; its service was not running and now is"}` +
       (compose.compose ? `, compose ${compose.compose_version}` : "") +
-      (fixed.added.length ? `; added ${fixed.added.join(", ")} to group docker` : "");
+      (fixed.added.length ? `; added ${fixed.added.join(", ")} to group docker` : "") +
+      (fixed.revoked.length ? `; revoked ${fixed.revoked.join(", ")}` : "");
     progress.info(summary);
     return {
       status: "ok",
@@ -126,6 +135,7 @@ export const handler = defineHandler({
       channel: event.channel,
       packages: packageVersions(after),
       users_added: fixed.added,
+      revoked: fixed.revoked,
       removed: done.removed,
       ...(done.repository ? { repository: done.repository } : {}),
       apt_update: done.apt_update,

@@ -3,6 +3,7 @@
 
 import { command } from "../../shared/shell-quote";
 import { CommandError, type Remote, tail } from "../common/exec";
+import { GRANTS_FILE, readGrants, sameSet, stringList, withSection, writeGrants } from "../common/grants";
 import type { Progress } from "../common/progress";
 import type { DockerState } from "./docker-state";
 
@@ -42,19 +43,63 @@ export async function ensureService(remote: Remote, state: DockerState, progress
   return changes;
 }
 
-/** Creates the docker group if the packages did not, and adds the users not in it yet. */
-export async function ensureGroup(remote: Remote, state: DockerState, users: string[], progress: Progress): Promise<{ changes: string[]; added: string[] }> {
-  const added = users.filter((u) => !(state.users.get(u) ?? []).includes("docker"));
+/** What the group step does: who joins, who leaves, and who the inventory lists afterwards. */
+export interface GroupPlan {
+  add: string[];
+  /** Members this project added earlier that `users` no longer lists. */
+  revoke: string[];
+  /** The inventory's docker.group_members after the step. */
+  record: string[];
+}
+
+/**
+ * Pure. Only a current member missing from `users` can need revoking, and only when the inventory
+ * says this project added them; a member who was there before (never recorded) stays whatever `users`
+ * says. Users already in the group when first listed are not recorded either: the project did not
+ * grant that membership, so it will not take it away.
+ */
+export function planGroup(state: Pick<DockerState, "groupMembers" | "users">, users: string[], recorded: string[]): GroupPlan {
+  const add = users.filter((u) => !(state.users.get(u) ?? []).includes("docker"));
+  const revoke = state.groupMembers.filter((m) => !users.includes(m) && recorded.includes(m));
+  const record = [...recorded.filter((u) => users.includes(u)), ...add.filter((u) => !recorded.includes(u))];
+  return { add, revoke, record };
+}
+
+/**
+ * Creates the docker group if the packages did not, adds the users not in it yet and removes those this
+ * project added earlier that `users` no longer lists. The root-only inventory is read only when someone
+ * joins or a member is not listed: a rerun with nothing to do stays unprivileged.
+ */
+export async function ensureGroup(
+  remote: Remote,
+  state: DockerState,
+  users: string[],
+  progress: Progress,
+): Promise<{ changes: string[]; added: string[]; revoked: string[] }> {
+  const unlisted = state.groupMembers.filter((m) => !users.includes(m));
+  const joining = users.some((u) => !(state.users.get(u) ?? []).includes("docker"));
+  const inventory = joining || unlisted.length ? await progress.step(`reading ${GRANTS_FILE}`, () => readGrants(remote), "grants") : undefined;
+  const recorded = stringList((inventory?.docker as { group_members?: unknown } | undefined)?.group_members);
+  const plan = planGroup(state, users, recorded);
   const cmds: string[] = [];
   const changes: string[] = [];
   if (!state.group) {
     cmds.push("getent group docker >/dev/null || groupadd --system docker");
     changes.push("created group docker");
   }
-  for (const u of added) cmds.push(command("usermod", "-aG", "docker", u));
-  if (cmds.length === 0) return { changes, added };
-  const label = added.length ? `adding ${added.join(", ")} to group docker` : "creating group docker";
-  await progress.step(label, () => remote.run(cmds.join(" && "), { sudo: true, label, timeoutMs: 60_000 }), "users");
-  for (const u of added) changes.push(`added ${u} to group docker`);
-  return { changes, added };
+  for (const u of plan.add) cmds.push(command("usermod", "-aG", "docker", u));
+  for (const u of plan.revoke) cmds.push(command("gpasswd", "-d", u, "docker"));
+  if (cmds.length) {
+    const label = [plan.add.length ? `adding ${plan.add.join(", ")} to` : "", plan.revoke.length ? `removing ${plan.revoke.join(", ")} from` : ""]
+      .filter(Boolean)
+      .join(" and ");
+    const what = label ? `${label} group docker` : "creating group docker";
+    await progress.step(what, () => remote.run(cmds.join(" && "), { sudo: true, label: what, timeoutMs: 60_000 }), "users");
+  }
+  for (const u of plan.add) changes.push(`added ${u} to group docker`);
+  for (const u of plan.revoke) changes.push(`revoked: removed ${u} from group docker (added by vm-install, no longer in users)`);
+  if (inventory && !sameSet(plan.record, recorded)) {
+    await progress.step(`recording in ${GRANTS_FILE}`, () => writeGrants(remote, withSection(inventory, "docker", { group_members: plan.record })), "grants");
+  }
+  return { changes, added: plan.add, revoked: plan.revoke.map((u) => `group docker: ${u}`) };
 }

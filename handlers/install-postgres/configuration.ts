@@ -3,7 +3,7 @@
 // reloaded; then the restart or reload, and a check of what the server runs with.
 
 import type { Cluster, ServerState } from "./pg";
-import { clusterUnit, dropInContent, dropInPath, listenOverride, normalizeListen, planHba } from "./pg";
+import { clusterUnit, dropInContent, dropInPath, hbaEntry, listenOverride, normalizeListen, planHba } from "./pg";
 import { type Run, warn } from "./run";
 import { psqlJson, writeFile } from "./server";
 import { CONFIG_CHECK_SQL, type ConfigCheck, SETTLED_SQL, type Settled } from "./sql";
@@ -13,20 +13,29 @@ export interface ConfigChange {
   listen: string;
   listenChanged: boolean;
   hbaChanged: boolean;
+  /** The wanted entries whose line is ours, for the inventory. */
+  owned: string[];
 }
 
-export async function writeConfiguration(run: Run, state: ServerState, port: number): Promise<ConfigChange> {
+/**
+ * `recordedHba`: the entries the inventory lists for this file (undefined: no inventory yet, so every
+ * line carrying our marker counts as ours).
+ */
+export async function writeConfiguration(run: Run, state: ServerState, port: number, recordedHba: string[] | undefined): Promise<ConfigChange> {
   const { event, remote } = run;
   const listen = normalizeListen(event.listen_addresses);
   const dropIn = dropInPath(state.config_file);
   const listenChanged = normalizeListen(state.listen_addresses) !== listen || state.pending_restart.includes("listen_addresses");
   if (listenChanged && (state.dropin_text ?? "") !== dropInContent(listen)) await writeFile(remote, dropIn, dropInContent(listen), "0644");
-  const hba = planHba(state.hba_text, event.db_name, event.db_user, event.allow_remote ? event.allowed_cidrs : []);
+  const type = event.remote_ssl ? "hostssl" : "host";
+  const wanted = event.allow_remote ? event.allowed_cidrs.map((c) => hbaEntry(type, event.db_name, event.db_user, c)) : [];
+  const hba = planHba(state.hba_text, wanted, recordedHba);
   const hbaChanged = hba.content !== state.hba_text;
   if (hbaChanged) await writeFile(remote, state.hba_file, hba.content, "0640");
-  if (!listenChanged && !hbaChanged) return { listen, listenChanged, hbaChanged };
+  const change = { listen, listenChanged, hbaChanged, owned: hba.owned };
+  if (!listenChanged && !hbaChanged) return change;
 
-  await checkConfiguration(run, state, port, { listen, listenChanged, hbaChanged });
+  await checkConfiguration(run, state, port, change);
   if (listenChanged) {
     run.changes.push(
       normalizeListen(state.listen_addresses) === listen
@@ -34,9 +43,13 @@ export async function writeConfiguration(run: Run, state: ServerState, port: num
         : `listen_addresses '${state.listen_addresses}' -> '${listen}' (${dropIn})`,
     );
   }
-  for (const c of hba.added) run.changes.push(`pg_hba.conf: host ${event.db_name} ${event.db_user} ${c} scram-sha-256 added`);
-  for (const c of hba.removed) run.changes.push(`pg_hba.conf: host ${event.db_name} ${event.db_user} ${c} scram-sha-256 removed`);
-  return { listen, listenChanged, hbaChanged };
+  for (const e of hba.added) run.changes.push(`pg_hba.conf: ${e} added`);
+  for (const e of hba.duplicates) run.changes.push(`pg_hba.conf: a second copy of ${e} removed`);
+  for (const e of hba.removed) {
+    run.changes.push(`revoked: pg_hba.conf: ${e} removed (written by vm-install, no longer in the settings)`);
+    run.revoked.push(`pg_hba.conf: ${e}`);
+  }
+  return change;
 }
 
 /** The server's own reading of the files; a broken pg_hba.conf is put back before failing. */

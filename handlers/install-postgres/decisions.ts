@@ -73,3 +73,17 @@ export function registerPasswordForms(secrets: SecretScrubber, pw: string): void
   const forms = [psqlMetaQuote(pw), psqlMetaQuote(pw).slice(1, -1), pgpassField(pw), pw.replace(/'/g, "''"), pw.replace(/\\/g, "\\\\").replace(/'/g, "''")];
   for (const form of forms) if (form !== pw) secrets.add(form, "db_password");
 }
+
+/**
+ * hostssl entries on a server with ssl off would admit nobody (the server takes them but no connection
+ * can match): fail before any change, with both ways out, rather than switch SSL on with a certificate
+ * the job would have to choose. Debian's and Ubuntu's clusters are created with ssl = on (snakeoil).
+ */
+export function requireSsl(event: Pick<PostgresEvent, "allow_remote" | "remote_ssl">, state: Pick<ServerState, "ssl" | "config_file">): void {
+  if (!event.allow_remote || !event.remote_ssl || state.ssl === "on") return;
+  throw new Error(
+    `ssl is ${state.ssl ?? "unknown"} on the server, so hostssl entries (remote_ssl true, the default) would admit no remote client: ` +
+      `turn SSL on (ssl = on with ssl_cert_file and ssl_key_file, e.g. in a file under ${state.config_file.replace(/\/[^/]*$/, "")}/conf.d/, then restart the cluster) ` +
+      "or set remoteSsl false to admit unencrypted connections. Nothing was changed.",
+  );
+}

@@ -57,7 +57,7 @@ export const postgresDefinition = defineInstallerDefinition({
       event: "db_user",
       eventRequired: true,
       default: "app_user",
-      doc: "Role to create, owner of the database (same rules as dbName).",
+      doc: "Role to create, owner of the database (same rules as dbName). A role vm-install created (or gave LOGIN) and a later run no longer names loses LOGIN (kept, not dropped).",
     }),
     passwordVariable: setting(
       string({ pattern: TF_IDENTIFIER, allowed: 'a Terraform variable name (lowercase, digits, _), e.g. "pg_password", set as TF_VAR_pg_password' }),
@@ -80,7 +80,12 @@ export const postgresDefinition = defineInstallerDefinition({
     allowRemote: setting(boolean(), {
       event: "allow_remote",
       default: false,
-      doc: "Add pg_hba.conf entries admitting remote clients of this database and role.",
+      doc: "Add pg_hba.conf entries admitting remote clients of this database and role. Entries vm-install wrote that the settings no longer ask for (another dbName, dbUser or network) are removed on the next run.",
+    }),
+    remoteSsl: setting(boolean(), {
+      event: "remote_ssl",
+      default: true,
+      doc: 'Remote entries are "hostssl" (clients must use SSL; the server must have ssl = on, as Debian and Ubuntu clusters do); false writes "host" (unencrypted connections admitted too).',
     }),
     allowedCidrs: setting(list(cidr, { minItems: 1, unique: true }), {
       event: "allowed_cidrs",
@@ -121,5 +126,7 @@ export const postgresDefinition = defineInstallerDefinition({
     listen_addresses: "as applied; allow_remote and allowed_cidrs as admitted",
     restarted: "the server was restarted (listen_addresses changed); reloaded: pg_hba.conf changed",
     verified: "{host, port, user, database}: the TCP login that proved it works",
+    revoked:
+      'grants this run took back, e.g. "pg_hba.conf: hostssl myapp old_user 0.0.0.0/0 scram-sha-256", "role old_user: LOGIN" (only what /var/lib/vm-install/grants.json records)',
   },
 });

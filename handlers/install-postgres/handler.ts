@@ -22,10 +22,12 @@
 // the server itself (pg_file_settings, pg_hba_file_rules) before it is restarted or reloaded, so a
 // broken file is put back instead of leaving a server that will not start.
 
+import { GRANTS_FILE, readGrants } from "../common/grants";
 import { defineHandler, type InstallerReport, type InstallerResult, runHandler } from "../common/handler-kit";
 import { applyConfiguration, writeConfiguration } from "./configuration";
-import { chooseMajor, planRoleAndDatabase, registerPasswordForms } from "./decisions";
+import { chooseMajor, planRoleAndDatabase, registerPasswordForms, requireSsl } from "./decisions";
 import { postgresDefinition } from "./definition";
+import { planRoles, postgresSection, revokeRoles, saveGrants, updatedSection } from "./grants";
 import { type Cluster, clusterUnit, DROPIN_NAME, distributionMajor, parsePsqlJson, pickCluster, type ServerState, shortServerVersion, verifyHost } from "./pg";
 import { ensurePgdgRepository, pgdgKeyUrl } from "./pgdg";
 import type { Run } from "./run";
@@ -56,6 +58,8 @@ export interface InstallPostgresReport extends InstallerReport {
   reloaded: boolean;
   /** The TCP login that proved it works. */
   verified: { host: string; port: number; user: string; database: string };
+  /** Grants this run took back: pg_hba.conf entries and roles' LOGIN that the inventory recorded and the settings no longer ask for. */
+  revoked: string[];
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -148,27 +152,30 @@ async function ensureCluster(run: Run, found: ServerInventory, major: string): P
 // ---------------------------------------------------------------------------------------------------
 // 3. Role, password, database.
 
-async function ensureRoleAndDatabase(run: Run, port: number): Promise<ServerState> {
+/** `recordedRoles`: the roles the inventory lists for this cluster. grantedLogin: this run gave the role LOGIN. */
+async function ensureRoleAndDatabase(run: Run, port: number, recordedRoles: string[]): Promise<{ state: ServerState; grantedLogin: boolean }> {
   const { event, remote, progress, secrets } = run;
   const db = event.db_name;
   const user = event.db_user;
   const state = await progress.step(
     "reading the role, the database and the settings",
-    () => psqlJson<ServerState>(remote, port, inspectSql(db, user, DROPIN_NAME), "psql (reading the role, the database and the settings)"),
+    () => psqlJson<ServerState>(remote, port, inspectSql(db, user, DROPIN_NAME, recordedRoles), "psql (reading the role, the database and the settings)"),
     "inspect_sql",
   );
+  requireSsl(event, state);
   const { plan, changes } = planRoleAndDatabase(state, event, (pw) => {
     const secret = scramSecret(pw);
     secrets.add(secret, "db_password_scram");
     return secret;
   });
+  const grantedLogin = plan.createRole || plan.grantLogin;
   if (planIsEmpty(plan)) {
     progress.info(`role ${user} (password unchanged) and database ${db} (owner ${user}) are as wanted`);
-    return state;
+    return { state, grantedLogin };
   }
   await progress.step(changes.join("; "), () => psql(remote, port, applySql(plan, db, user), "psql (role and database)"), "role_db");
   run.changes.push(...changes);
-  return state;
+  return { state, grantedLogin };
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -218,16 +225,21 @@ export const handler = defineHandler({
   definition: postgresDefinition,
   async run({ event, remote, apt, os, progress, secrets }): Promise<InstallPostgresReport> {
     registerPasswordForms(secrets, event.db_password);
-    const run: Run = { event, remote, apt, os, progress, secrets, changes: [], warnings: [] };
+    const run: Run = { event, remote, apt, os, progress, secrets, changes: [], warnings: [], revoked: [] };
     const { found, major, installedFrom } = await ensureServer(run);
     const cluster = await ensureCluster(run, found, major);
     const port = cluster.port;
-    const state = await ensureRoleAndDatabase(run, port);
-    const change = await writeConfiguration(run, state, port);
+    const name = `${cluster.major}/${cluster.name}`;
+    const inventory = await progress.step(`reading ${GRANTS_FILE}`, () => readGrants(remote), "grants");
+    const recorded = postgresSection(inventory);
+    const { state, grantedLogin } = await ensureRoleAndDatabase(run, port, recorded?.roles[name] ?? []);
+    const roles = planRoles(recorded?.roles[name] ?? [], event.db_user, grantedLogin, state.recorded_roles ?? {});
+    await revokeRoles(run, port, roles.revoke);
+    const change = await writeConfiguration(run, state, port, recorded ? (recorded.hba[state.hba_file] ?? []) : undefined);
     const { restarted, reloaded } = await applyConfiguration(run, cluster, state, change);
+    await saveGrants(run, inventory, recorded, updatedSection(recorded, state.hba_file, change.owned, name, roles.record));
     const { host, serverVersion } = await verifyLogin(run, port, change.listen, state.hba_file, reloaded);
 
-    const name = `${cluster.major}/${cluster.name}`;
     const n = run.changes.length;
     const summary = n
       ? `PostgreSQL ${serverVersion} (${name}, port ${port}): ${n} change${n === 1 ? "" : "s"}${restarted ? ", restarted" : reloaded ? ", reloaded" : ""}`
@@ -251,6 +263,7 @@ export const handler = defineHandler({
       restarted,
       reloaded,
       verified: { host, port, user: event.db_user, database: event.db_name },
+      revoked: run.revoked,
     };
   },
 });

@@ -105,6 +105,10 @@ export interface ServerState {
   hba_text: string;
   /** Our conf.d drop-in, or null when there is none. */
   dropin_text: string | null;
+  /** The server's `ssl` setting: "on" or "off". */
+  ssl?: string;
+  /** Roles the inventory lists for this cluster that still exist: name -> may log in. */
+  recorded_roles?: Record<string, boolean> | null;
 }
 
 /** The last line of psql's output that parses as a JSON object (psql -At prints it alone). */
@@ -175,8 +179,16 @@ export function listenOverride(rows: FileSetting[], ourFile: string): FileSettin
 /** The trailing comment on lines this installer adds, so a later run can tell them from the admin's. */
 export const HBA_MARKER = "# vm-install:install-postgres";
 
-export function hbaLine(db: string, user: string, cidr: string): string {
-  return `host    ${db}    ${user}    ${cidr}    scram-sha-256    ${HBA_MARKER}`;
+/** "hostssl" (the client must use SSL) or "host" (SSL or not), from remote_ssl. */
+export type HbaType = "hostssl" | "host";
+
+/** One of this installer's entries as the inventory names it: "hostssl myapp app_user 10.0.0.0/8 scram-sha-256". */
+export function hbaEntry(type: HbaType, db: string, user: string, cidr: string): string {
+  return `${type} ${db} ${user} ${cidr} scram-sha-256`;
+}
+
+export function hbaLine(type: HbaType, db: string, user: string, cidr: string): string {
+  return `${type}    ${db}    ${user}    ${cidr}    scram-sha-256    ${HBA_MARKER}`;
 }
 
 /** The fields of one pg_hba.conf line without its comment (quotes kept, as the server would read them). */
@@ -199,38 +211,61 @@ export function hbaFields(line: string): string[] {
 export interface HbaPlan {
   /** The file's new text; equal to the old when nothing changes. */
   content: string;
-  /** CIDRs whose line was appended. */
+  /** Entries appended (hbaEntry form). */
   added: string[];
-  /** CIDRs of our own earlier lines dropped: no longer wanted, or a second copy of a wanted one. */
+  /** This installer's entries removed because the settings no longer ask for them: revocations. */
   removed: string[];
+  /** Second copies of a wanted entry of ours, dropped (the grant itself stays). */
+  duplicates: string[];
+  /** The wanted entries whose line is this installer's (carries HBA_MARKER): what the inventory records. */
+  owned: string[];
+}
+
+/** A host/hostssl line's fields as an entry ("hostssl db user cidr method"), or undefined for any other line. */
+function entryOf(line: string): string | undefined {
+  const f = hbaFields(line);
+  if (f.length !== 5 || !/^host(ssl)?$/i.test(f[0])) return undefined;
+  return [f[0].toLowerCase(), f[1], f[2], f[3], f[4].toLowerCase()].join(" ");
 }
 
 /**
- * Ensures exactly `cidrs` (empty: none) have a `host <db> <user> <cidr> scram-sha-256` line. A line the
- * admin wrote with the same fields counts as present (never duplicated, never removed); lines this
- * installer added earlier (with HBA_MARKER) for the same database and role are removed when their CIDR
- * is no longer wanted, so narrowing allowed_cidrs or turning allow_remote off takes effect.
- * New lines go at the end: the stock file has no broader `host` rule for remote addresses.
+ * Ensures exactly `wanted` (hbaEntry form; empty: none) have a line. A line the admin wrote with the same
+ * fields counts as present and is never this installer's (not recorded, never removed). A line of ours
+ * (HBA_MARKER) that is not wanted is removed when the inventory lists it, or, with no inventory yet
+ * (`recorded` undefined: written by a version that kept none), because the marker alone says we wrote it.
+ * Lines without the marker are never touched. New lines go at the end: the stock file has no broader
+ * `host` rule for remote addresses.
  */
-export function planHba(content: string, db: string, user: string, cidrs: string[]): HbaPlan {
+export function planHba(content: string, wanted: string[], recorded: string[] | undefined): HbaPlan {
   const lines = content.split("\n");
   if (lines[lines.length - 1] === "") lines.pop();
   const present = new Set<string>();
-  const removed: string[] = [];
+  const plan: HbaPlan = { content, added: [], removed: [], duplicates: [], owned: [] };
   const kept = lines.filter((line) => {
-    const f = hbaFields(line);
-    const same = f.length === 5 && f[0].toLowerCase() === "host" && f[1] === db && f[2] === user && f[4].toLowerCase() === "scram-sha-256";
-    if (!same) return true;
-    const wanted = cidrs.includes(f[3]) && !present.has(f[3]);
-    if (wanted) present.add(f[3]);
-    if (wanted || !line.includes(HBA_MARKER)) return true;
-    removed.push(f[3]);
+    const entry = entryOf(line);
+    if (entry === undefined) return true;
+    const ours = line.includes(HBA_MARKER);
+    if (wanted.includes(entry) && !present.has(entry)) {
+      present.add(entry);
+      if (ours) plan.owned.push(entry);
+      return true;
+    }
+    if (!ours) return true;
+    if (wanted.includes(entry)) plan.duplicates.push(entry);
+    else if (recorded === undefined || recorded.includes(entry)) plan.removed.push(entry);
+    else return true;
     return false;
   });
-  const added = cidrs.filter((c) => !present.has(c));
-  if (added.length === 0 && removed.length === 0) return { content, added, removed };
-  const out = [...kept, ...added.map((cidr) => hbaLine(db, user, cidr))];
-  return { content: `${out.join("\n")}\n`, added, removed };
+  plan.added = wanted.filter((e) => !present.has(e));
+  plan.owned.push(...plan.added);
+  if (plan.added.length + plan.removed.length + plan.duplicates.length === 0) return plan;
+  const out = [...kept, ...plan.added.map((e) => hbaLineOf(e))];
+  return { ...plan, content: `${out.join("\n")}\n` };
+}
+
+function hbaLineOf(entry: string): string {
+  const [type, db, user, cidr] = entry.split(" ");
+  return hbaLine(type as HbaType, db, user, cidr);
 }
 
 // ---------------------------------------------------------------------------------------------------

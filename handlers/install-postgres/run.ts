@@ -17,6 +17,8 @@ export interface Run {
   /** What the run did, one line each (the result's `changes`). */
   changes: string[];
   warnings: string[];
+  /** Grants this run took back, one line each (the result's `revoked`). */
+  revoked: string[];
 }
 
 /** A warning for the result, said in the progress too. */

@@ -17,9 +17,9 @@ function setVars(vars: Record<string, string>): string {
  * edit (read by the server itself with pg_read_file: one round trip instead of three on a rerun).
  * The 4-argument pg_read_file (missing_ok) is there in every supported major.
  */
-export function inspectSql(db: string, user: string, dropInName: string): string {
+export function inspectSql(db: string, user: string, dropInName: string, recordedRoles: string[] = []): string {
   return (
-    setVars({ db_name: db, db_user: user, dropin: dropInName }) +
+    setVars({ db_name: db, db_user: user, dropin: dropInName, recorded: JSON.stringify(recordedRoles) }) +
     `SELECT json_build_object(
   'server_version', current_setting('server_version'),
   'hba_file', current_setting('hba_file'),
@@ -29,7 +29,9 @@ export function inspectSql(db: string, user: string, dropInName: string): string
   'role', (SELECT json_build_object('login', rolcanlogin, 'superuser', rolsuper, 'secret', rolpassword) FROM pg_authid WHERE rolname = :'db_user'),
   'database', (SELECT json_build_object('owner', pg_get_userbyid(datdba)) FROM pg_database WHERE datname = :'db_name'),
   'hba_text', pg_read_file(current_setting('hba_file'), 0, 67108864, false),
-  'dropin_text', pg_read_file(regexp_replace(current_setting('config_file'), '[^/]*$', '') || 'conf.d/' || :'dropin', 0, 67108864, true)
+  'dropin_text', pg_read_file(regexp_replace(current_setting('config_file'), '[^/]*$', '') || 'conf.d/' || :'dropin', 0, 67108864, true),
+  'ssl', current_setting('ssl'),
+  'recorded_roles', (SELECT json_object_agg(rolname, rolcanlogin) FROM pg_roles WHERE rolname IN (SELECT json_array_elements_text(:'recorded'::json)))
 );
 `
   );
@@ -91,6 +93,21 @@ export function applySql(plan: RoleDbPlan, db: string, user: string): string {
   }
   if (plan.changeOwner) sql += `ALTER DATABASE :"db_name" OWNER TO :"db_user";\n`;
   return sql;
+}
+
+/**
+ * Takes LOGIN back from roles this project had given it (never DROP: the role keeps what it owns, and
+ * its data stays), and ends their open sessions, so access is gone now and not at their next login.
+ * Roles that no longer exist or already may not log in are skipped on the server.
+ */
+export function revokeLoginSql(roles: string[]): string {
+  return (
+    QUIET_SESSION +
+    setVars({ revoke: JSON.stringify(roles) }) +
+    `SELECT format('ALTER ROLE %I NOLOGIN', r) FROM json_array_elements_text(:'revoke'::json) AS t(r) WHERE EXISTS (SELECT FROM pg_roles WHERE rolname = r AND rolcanlogin) \\gexec
+SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE usename IN (SELECT json_array_elements_text(:'revoke'::json));
+`
+  );
 }
 
 /**

@@ -1,0 +1,79 @@
+// The inventory of what vm-install granted on a VM (pg_hba.conf lines, roles given LOGIN, docker group
+// members), one root-only JSON file keyed by installer. It exists so that a rerun with narrower settings
+// can take back what it gave, and only that: a grant found in place before the project made it is never
+// written here, so it is never revoked. Each installer owns its own key and reads the others' as opaque.
+//
+// Written after the changes it describes, in one atomic write: a run that dies in between leaves a grant
+// unrecorded (kept forever, the safe side) rather than a record of something someone else made.
+
+import type { Remote } from "./exec";
+
+export const GRANTS_DIR = "/var/lib/vm-install";
+export const GRANTS_FILE = `${GRANTS_DIR}/grants.json`;
+const ABOUT = "What vm-install granted on this VM; a rerun revokes what its settings no longer grant, and only what is listed here.";
+
+/** The whole file: `version`, `about`, then one key per installer ("postgres", "docker"). */
+export interface Inventory {
+  version: 1;
+  [installer: string]: unknown;
+}
+
+export function emptyInventory(): Inventory {
+  return { version: 1 };
+}
+
+/** The file's text as read (undefined: no file yet) as an Inventory; a damaged file fails with what to do. */
+export function parseInventory(text: string | undefined): Inventory {
+  if (text === undefined || text.trim() === "") return emptyInventory();
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    throw new Error(
+      `${GRANTS_FILE} on the VM is not valid JSON (${(err as Error).message}): repair it, or remove it to make the project forget ` +
+        "what it granted (nothing is revoked then), and run the job again",
+    );
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value) || (value as { version?: unknown }).version !== 1) {
+    throw new Error(`${GRANTS_FILE} on the VM is not a version 1 inventory: repair or remove it, and run the job again`);
+  }
+  return value as Inventory;
+}
+
+/** A list of strings from an installer's section, whatever the file holds (a hand edit must not crash a run). */
+export function stringList(value: unknown): string[] {
+  return Array.isArray(value) ? value.filter((v): v is string => typeof v === "string") : [];
+}
+
+/** Reads the inventory (root-only, so through sudo). Missing file: an empty inventory. */
+export async function readGrants(remote: Remote): Promise<Inventory> {
+  const r = await remote.run(`if [ -e ${GRANTS_FILE} ]; then echo present; cat ${GRANTS_FILE}; else echo absent; fi`, {
+    sudo: true,
+    label: `reading ${GRANTS_FILE}`,
+    timeoutMs: 30_000,
+  });
+  const [first, ...rest] = r.stdout.split("\n");
+  return parseInventory(first.trim() === "present" ? rest.join("\n") : undefined);
+}
+
+/** The inventory with `installer`'s section replaced; other installers' sections are kept as they were. */
+export function withSection(inventory: Inventory, installer: string, section: unknown): Inventory {
+  return { ...inventory, version: 1, about: ABOUT, [installer]: section };
+}
+
+/**
+ * Writes the inventory atomically: directory 0700 and file 0600, both root's; the content goes on
+ * stdin (it names users and networks, nothing secret, but nothing user-given is put on a command line).
+ */
+export async function writeGrants(remote: Remote, inventory: Inventory): Promise<void> {
+  await remote.run(
+    `umask 077 && mkdir -p ${GRANTS_DIR} && chown root:root ${GRANTS_DIR} && chmod 0700 ${GRANTS_DIR} && ` +
+      `t=$(mktemp ${GRANTS_DIR}/.grants.json.XXXXXX) && { cat > "$t" && chmod 0600 "$t" && mv -f "$t" ${GRANTS_FILE} || { rm -f "$t"; exit 1; }; }`,
+    { sudo: true, stdin: `${JSON.stringify(inventory, null, 2)}\n`, label: `writing ${GRANTS_FILE}`, timeoutMs: 30_000 },
+  );
+}
+
+/** Same members, in any order. */
+export function sameSet(a: string[], b: string[]): boolean {
+  return a.length === b.length && a.every((x) => b.includes(x));
+}
