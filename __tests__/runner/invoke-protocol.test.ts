@@ -152,7 +152,7 @@ describe("resolveInvocation", () => {
   test("the job env is JOB_ENV_VARS from the given environment and nothing else; secret fields join the event", async () => {
     const dir = tempDir();
     const keyFile = path.join(dir, "key");
-    fs.writeFileSync(keyFile, "KEY-MATERIAL");
+    fs.writeFileSync(keyFile, "KEY-MATERIAL", { mode: 0o600 });
     const args = parseInvokeArgs(["--dir", dir, "--event-env", "EV", "--ssh-key-file", keyFile, "--secret-env", "db_password=PW"]) as InvokeArgs;
     const inv = await resolveInvocation(
       args,
