@@ -1,5 +1,8 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { App } from "../lib/cdktf";
+import { parseConfig } from "../lib/config/parse";
+import { VmInstallStack } from "../lib/stack";
 import { context, filesUnder, synth, synthApp, type TfJson, tempDir } from "./support/synth";
 
 const nubesSchema = require("../providers/schemas/nubes.json").provider_schemas["terra.k8c.ru/nubes/nubes"];
@@ -283,6 +286,19 @@ describe("every synthesized resource conforms to the provider schema JSON", () =
       "j.colour: not in the schema",
       "j.source_dir: required, missing",
     ]);
+  });
+});
+
+describe("template syntax", () => {
+  test("a project folder whose path holds ${ or %{ is refused: its paths land in the configuration", () => {
+    for (const name of ['proj-${file("x")}', "proj-%{if true}"]) {
+      const dir = path.join(tempDir("tpl"), name);
+      fs.mkdirSync(dir);
+      const config = parseConfig(context({ vms: [{ name: "vm1", kind: "existing", address: "192.0.2.1" }] }));
+      expect(() => new VmInstallStack(new App({ outdir: tempDir("out") }), "s", { config, baseDir: dir })).toThrow(
+        /the project folder .* contains "\$\{" or "%\{", which Terraform would read as template syntax/,
+      );
+    }
   });
 });
 

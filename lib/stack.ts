@@ -32,6 +32,13 @@ export class VmInstallStack extends TerraformStack {
     super(scope, id);
     const { config } = props;
     const baseDir = props.baseDir ?? process.cwd();
+    // Key files, results and the salt are written into the configuration as absolute paths under it, and
+    // Terraform reads every string there as a template: the settings cannot carry `${`, nor may this.
+    if (/[$%]\{/.test(baseDir)) {
+      throw new Error(
+        `the project folder ${baseDir} contains "\${" or "%{", which Terraform would read as template syntax in the paths under it; move or rename it`,
+      );
+    }
 
     // Each provider only when something uses it: a local-target stack of existing hosts has none, so it
     // validates and deploys offline.
