@@ -3,6 +3,7 @@ import { groupMembers, parseDockerState, unmetNeeds, versionIn } from "../../han
 import { handler } from "../../handlers/install-docker/handler";
 import { planGroup } from "../../handlers/install-docker/service-and-group";
 import { DEBIAN_12, dpkgLine, policyBlock, UBUNTU_2204 } from "./support/fixtures";
+import { grantsRead, grantsWrite } from "./support/grants-steps";
 import { ALPHA_FPR, BETA_FPR, DOCKER_FPR, pgpKey } from "./support/pgp-fixtures";
 import { runScripted } from "./support/run-scripted";
 import type { Step } from "./support/scripted-remote";
@@ -77,23 +78,6 @@ const install = (specs: string): Step => ({
   check: (_c, opts) => expect(opts.env?.DEBIAN_FRONTEND).toBe("noninteractive"),
 });
 const usermod = (users: string[]): Step => ({ match: users.map((u) => `usermod -aG docker ${u}`).join(" && "), sudo: true });
-const GRANTS = "/var/lib/vm-install/grants.json";
-/** The root-only inventory read; `inventory` undefined: no file yet. */
-const grantsRead = (inventory?: object): Step => ({
-  match: `if [ -e ${GRANTS} ]; then echo present; cat ${GRANTS}; else echo absent; fi`,
-  sudo: true,
-  stdout: inventory ? `present\n${JSON.stringify(inventory)}\n` : "absent\n",
-});
-/** The inventory written (atomically, 0600 in a 0700 directory); `expectWritten` sees the parsed JSON. */
-const grantsWrite = (expectWritten: (written: Record<string, unknown>) => void): Step => ({
-  match: "t=$(mktemp /var/lib/vm-install/.grants.json.XXXXXX)",
-  sudo: true,
-  check: (c, o) => {
-    expect(c).toContain("chmod 0700 /var/lib/vm-install");
-    expect(c).toContain(`chmod 0600 "$t" && mv -f "$t" ${GRANTS}`);
-    expectWritten(JSON.parse(String(o.stdin)));
-  },
-});
 const info = (version = "27.0.3"): Step => ({ match: "docker info --format '{{.ServerVersion}}'", sudo: true, stdout: `${version}\n` });
 const hello: Step = {
   match: "docker run --rm hello-world",

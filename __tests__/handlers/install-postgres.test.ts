@@ -20,6 +20,7 @@ import {
 import { PGDG_KEY_FINGERPRINT, pgdgKeyUrl } from "../../handlers/install-postgres/pgdg";
 import { parseScramSecret, prepareApproximately, scramSecret, storedPasswordState } from "../../handlers/install-postgres/scram";
 import { DEBIAN_12, UBUNTU_2204 } from "./support/fixtures";
+import { grantsRead, grantsWrite } from "./support/grants-steps";
 import { ALPHA_FPR, BETA_FPR, pgpKey } from "./support/pgp-fixtures";
 import { runScripted } from "./support/run-scripted";
 import type { Call, Step } from "./support/scripted-remote";
@@ -109,20 +110,7 @@ const writeStep = (path: string, check?: (stdin: string) => void): Step => ({
     check?.(String(o.stdin));
   },
 });
-const GRANTS = "/var/lib/vm-install/grants.json";
 const HBA_FILE = "/etc/postgresql/14/main/pg_hba.conf";
-/** The root-only inventory read; `inventory` undefined: no file yet. */
-const grantsRead = (inventory?: object): Step => ({
-  match: `if [ -e ${GRANTS} ]; then echo present; cat ${GRANTS}; else echo absent; fi`,
-  sudo: true,
-  stdout: inventory ? `present\n${JSON.stringify(inventory)}\n` : "absent\n",
-});
-/** The inventory written; `expectWritten` sees the parsed JSON. */
-const grantsWrite = (expectWritten: (written: Record<string, unknown>) => void): Step => ({
-  match: "t=$(mktemp /var/lib/vm-install/.grants.json.XXXXXX)",
-  sudo: true,
-  check: (_c, o) => expectWritten(JSON.parse(String(o.stdin))),
-});
 const WHO = { user: "app_user", database: "myapp", server_version: "14.11 (Ubuntu 14.11-0ubuntu0.22.04.1)" };
 const loginStep = (host = "127.0.0.1", extra: Partial<Step> = {}): Step => ({
   match: `psql -X -w -q -A -t -h ${host} -p 5432 -U app_user -d myapp -c`,

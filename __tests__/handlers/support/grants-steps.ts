@@ -1,0 +1,23 @@
+// The scripted steps of the inventory of grants (handlers/common/grants.ts), shared by the installers'
+// handler tests: one read, one atomic write of the root-only file.
+import type { Step } from "./scripted-remote";
+
+export const GRANTS = "/var/lib/vm-install/grants.json";
+
+/** The root-only inventory read; `inventory` undefined: no file yet. */
+export const grantsRead = (inventory?: object): Step => ({
+  match: `if [ -e ${GRANTS} ]; then echo present; cat ${GRANTS}; else echo absent; fi`,
+  sudo: true,
+  stdout: inventory ? `present\n${JSON.stringify(inventory)}\n` : "absent\n",
+});
+
+/** The inventory written (atomically, 0600 in a 0700 directory); `expectWritten` sees the parsed JSON. */
+export const grantsWrite = (expectWritten: (written: Record<string, unknown>) => void): Step => ({
+  match: "t=$(mktemp /var/lib/vm-install/.grants.json.XXXXXX)",
+  sudo: true,
+  check: (c, o) => {
+    expect(c).toContain("chmod 0700 /var/lib/vm-install");
+    expect(c).toContain(`chmod 0600 "$t" && mv -f "$t" ${GRANTS}`);
+    expectWritten(JSON.parse(String(o.stdin)));
+  },
+});
