@@ -4,7 +4,8 @@ import { CONTEXT_KEY, parseConfig } from "./lib/config/parse";
 import { VmInstallStack } from "./lib/stack";
 import { ValidationError } from "./shared/validate";
 
-const app = new App();
+// No stack traces in cdktf.out: they name this machine's folders, and cdktf.out is meant to travel.
+const app = new App({ stackTraces: false });
 try {
   const config = parseConfig(app.node.tryGetContext(CONTEXT_KEY));
   new VmInstallStack(app, config.stackName, { config });

@@ -67,7 +67,8 @@ describe("local job target with existing hosts", () => {
     // The round trip: the shell's words of the line local-job built parse back, through the runner's own
     // parser, to exactly the options the job was built from.
     const words = shellWords(run.command);
-    expect(words.slice(0, 4)).toEqual(invokeProgram(PROJECT_ROOT));
+    // The runner named relative to the stack folder, and node from PATH: nothing of this machine's layout.
+    expect(words.slice(0, 4)).toEqual(invokeProgram(path.relative(stackDir, PROJECT_ROOT), "node"));
     expect(parseInvokeArgs(words.slice(4))).toEqual({
       name: "h1-install-postgres",
       // Terraform fills this in before the shell runs; single quotes kept it literal here.
@@ -76,6 +77,7 @@ describe("local job target with existing hosts", () => {
       sshKeyFile: "/keys/h1",
       timeoutSec: 900,
       resultTfstate: job.input.result_file,
+      logDir: path.relative(stackDir, path.join(PROJECT_ROOT, ".vm-install", "local", "logs")),
       secretEnv: [{ field: "db_password", variable: "TF_VAR_pg_password" }],
     });
     expect(run.environment).toEqual({
@@ -96,7 +98,7 @@ describe("local job target with existing hosts", () => {
   test("a changed secret reruns its job: the trigger is a salted digest, the salt in a 0600 file outside state and cdktf.out", () => {
     const trigger = jobs.h1_postgres.triggers_replace.secrets;
     const salt = path.join(PROJECT_ROOT, ".vm-install", "local", "secret-salt");
-    expect(trigger).toBe(`\${nonsensitive(sha256(join("\\n", [file(${JSON.stringify(salt)}), var.pg_password])))}`);
+    expect(trigger).toBe(`\${nonsensitive(sha256(join("\\n", [file(${JSON.stringify(path.relative(stackDir, salt))}), var.pg_password])))}`);
     expect(fs.statSync(salt).mode & 0o777).toBe(0o600);
     expect(fs.readFileSync(salt, "utf8")).toMatch(/^[0-9a-f]{64}\n$/);
     // The salt stays the same from one synth to the next, or every deploy would rerun the job.

@@ -1,5 +1,7 @@
 import * as fs from "node:fs";
+import * as os from "node:os";
 import * as path from "node:path";
+import { PROJECT_ROOT } from "../lib/bundling/bundle";
 import { App } from "../lib/cdktf";
 import { parseConfig } from "../lib/config/parse";
 import { VmInstallStack } from "../lib/stack";
@@ -54,7 +56,7 @@ describe("installers toggled", () => {
 });
 
 describe("job contents", () => {
-  const { tf } = synth(
+  const { tf, stackDir } = synth(
     context({
       runId: 7,
       sless: { runtime: "nodejs22" },
@@ -80,7 +82,8 @@ describe("job contents", () => {
       SSH_USER: "admin",
       SSH_PORT: "2222",
       SSH_HOST_KEY_SHA256: `SHA256:${"A".repeat(43)}`,
-      SSH_KEY: `\${sensitive(file("${path.resolve(__dirname, "..", "keys/id_vm1")}"))}`,
+      // Relative to the stack folder, where Terraform runs: the same file wherever the project is copied.
+      SSH_KEY: `\${sensitive(file("${path.relative(stackDir, path.resolve(__dirname, "..", "keys/id_vm1"))}"))}`,
     });
   });
 
@@ -303,6 +306,25 @@ describe("template syntax", () => {
 });
 
 describe("through main.ts, as cdktf runs it", () => {
+  test("cdktf.out names no absolute path of this machine: every path is relative to the stack folder", () => {
+    for (const jobTarget of ["sless", "local"]) {
+      const ctx = context({
+        jobTarget,
+        installers: allOn,
+        vms: [{ name: "vm1" }, { name: "h2", kind: "existing", address: "192.0.2.2" }],
+      });
+      const { outdir } = synthApp(ctx);
+      const roots = [outdir, PROJECT_ROOT, os.tmpdir(), process.execPath];
+      for (const file of filesUnder(outdir).filter((f) => !f.includes(`${path.sep}assets${path.sep}`))) {
+        const text = fs.readFileSync(file, "utf8");
+        // An absolute path starts a JSON string, a word of a command line, or a file("...") argument.
+        const absolute = [...text.matchAll(/(?:^|["'( ]|\\")(\/(?:work|tmp|usr|root|home|run|var)\/[^"' )\\]*)/g)].map((m) => m[1]);
+        expect({ file: path.relative(outdir, file), absolute }).toEqual({ file: path.relative(outdir, file), absolute: [] });
+        for (const root of roots) expect(text.includes(`"${root}`)).toBe(false);
+      }
+    }
+  });
+
   test("no secret value appears in any file under cdktf.out", () => {
     const dir = tempDir("secrets");
     const keyText = "-----BEGIN OPENSSH PRIVATE KEY-----\nSENTINEL-PRIVATE-KEY-0c1f\n-----END OPENSSH PRIVATE KEY-----\n";
@@ -323,6 +345,7 @@ describe("through main.ts, as cdktf runs it", () => {
     // ...while the references to them are there.
     const tf = fs.readFileSync(path.join(outdir, "stacks", "vm-install", "cdk.tf.json"), "utf8");
     expect(tf).toContain("var.pg_password");
+    // Given absolute in cdktf.json, so written absolute.
     expect(tf).toContain(`file(\\"${path.join(dir, "vm_key")}\\")`);
   });
 

@@ -15,6 +15,7 @@ import {
   UsageError,
   writeResultFile,
 } from "../lib/runner/invoke-protocol";
+import { JobLog } from "../lib/runner/job-log";
 import { type JobResult, runJob } from "../lib/runner/run-job";
 
 const EXIT_SUCCEEDED = 0;
@@ -22,7 +23,7 @@ const EXIT_FAILED = 1;
 const EXIT_USAGE = 2;
 
 /** Bundles (for an installer name) and runs the job; anything that goes wrong on the way is a Failed result. */
-async function invoke(inv: Invocation): Promise<Pick<JobResult, "phase" | "message">> {
+async function invoke(inv: Invocation, say: (line: string) => void): Promise<Pick<JobResult, "phase" | "message">> {
   let dir: string;
   try {
     dir = inv.dir ?? bundleHandler({ handler: inv.installer!, handlersDir: inv.handlersDir }).dir;
@@ -43,7 +44,7 @@ async function invoke(inv: Invocation): Promise<Pick<JobResult, "phase" | "messa
       timeoutSec: inv.timeoutSec,
       secrets: inv.secrets,
       signal: abort.signal,
-      onOutput: (line) => process.stdout.write(`${line}\n`),
+      onOutput: say,
     });
   } catch (err) {
     return { phase: "Failed", message: `running ${dir}: ${(err as Error).message}` };
@@ -69,9 +70,16 @@ export async function main(argv: string[]): Promise<number> {
   }
 
   const label = inv.name ?? inv.installer ?? path.basename(inv.dir ?? "job");
-  if (inv.name) process.stdout.write(`[${label}] starting\n`);
-  const result = await invoke(inv);
+  const log = inv.logDir ? new JobLog(inv.logDir, label) : undefined;
+  const say = (line: string) => {
+    process.stdout.write(`${line}\n`);
+    log?.line(line);
+  };
+  if (inv.name) say(`[${label}] starting`);
+  const result = await invoke(inv, say);
   const json = JSON.stringify({ phase: result.phase, message: result.message });
+  log?.line(json);
+  log?.close();
   let code = result.phase === "Succeeded" ? EXIT_SUCCEEDED : EXIT_FAILED;
   const outputs: [string | undefined, string, string][] = [
     [inv.resultFile, json, "--result-file"],

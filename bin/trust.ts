@@ -6,9 +6,9 @@
 // Run it in the cdktf project folder (the one with cdktf.json), with the environment a deploy has
 // (TF_VAR_... secrets).
 import { spawnSync } from "node:child_process";
-import * as fs from "node:fs";
 import * as path from "node:path";
-import { CONTEXT_KEY, parseConfig } from "../lib/config/parse";
+import type { parseConfig } from "../lib/config/parse";
+import { readProject, terraformEnv } from "../lib/terraform-cli";
 import { ValidationError } from "../shared/validate";
 
 const say = (line: string) => process.stderr.write(`trust: ${line}\n`);
@@ -34,17 +34,12 @@ function main(argv: string[]): number {
     return 2;
   }
   const projectDir = process.cwd();
-  const cdktfJson = path.join(projectDir, "cdktf.json");
-  if (!fs.existsSync(cdktfJson)) {
-    say(`no cdktf.json in ${projectDir}: run this in the cdktf project folder`);
-    return 2;
-  }
   let addresses: string[];
   let stackDir: string;
   try {
-    const config = parseConfig(JSON.parse(fs.readFileSync(cdktfJson, "utf8")).context?.[CONTEXT_KEY]);
-    addresses = trustAddresses(config, vmName);
-    stackDir = path.join(projectDir, "cdktf.out", "stacks", config.stackName);
+    const project = readProject(projectDir);
+    addresses = trustAddresses(project.config, vmName);
+    stackDir = project.stackDir;
   } catch (err) {
     say(err instanceof ValidationError ? err.message : (err as Error).message);
     return 2;
@@ -57,12 +52,7 @@ function main(argv: string[]): number {
     `replacing ${addresses.join(" and ")}: ${vmName}'s recorded host key is forgotten and the key it presents now is recorded. ` +
       "Accept only a key you have checked on the VM's console (ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub); the failed job's message names it.",
   );
-  const env: NodeJS.ProcessEnv = { ...process.env, CHECKPOINT_DISABLE: "1" };
-  if (!env.TF_CLI_CONFIG_FILE || !fs.existsSync(env.TF_CLI_CONFIG_FILE)) {
-    fs.mkdirSync(path.join(projectDir, ".cache"), { recursive: true });
-    env.TF_CLI_CONFIG_FILE = path.join(projectDir, ".cache", "terraformrc");
-    fs.writeFileSync(env.TF_CLI_CONFIG_FILE, "");
-  }
+  const env = terraformEnv(projectDir);
   const tf = (args: string[]) => spawnSync("terraform", [`-chdir=${stackDir}`, ...args], { stdio: "inherit", env }).status ?? 1;
   const init = tf(["init", "-input=false"]);
   if (init !== 0) return init;

@@ -7,6 +7,8 @@ import { randomBytes } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { PROJECT_ROOT } from "../lib/bundling/bundle";
+import { readStatus } from "../lib/status/deployed-status";
+import { renderStatusTable } from "../lib/status/status-table";
 import { getSandbox, listSandboxes, type Sandbox, sandboxSupportProblems, startSandbox, stopSandbox } from "../sandbox";
 import { runCdktf, writeCdktfProject } from "./project";
 
@@ -80,7 +82,8 @@ async function up(): Promise<number> {
     say(`deploy failed (exit ${code}); fix what the job said above and run \`npm run demo\` again, or \`npm run demo -- down\``);
     return code;
   }
-  await cdktf(["output"]);
+  // The deployed state as a table (the raw JSON: cdktf output in .demo, or npm run status -- --json there).
+  process.stdout.write(`${renderStatusTable(readStatus(DEMO_DIR), process.stdout.isTTY === true && !process.env.NO_COLOR)}\n`);
   say(`done. ssh: ssh -i ${sb.privateKeyPath} -p ${sb.port} ${sb.user}@${sb.address}; remove everything: npm run demo -- down`);
   return 0;
 }

@@ -13,6 +13,7 @@ export {
   Fn,
   hashMapper,
   hashMapperHcl,
+  LocalBackend,
   TerraformAsset,
   TerraformOutput,
   TerraformResource,

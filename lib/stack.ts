@@ -5,13 +5,14 @@ import * as path from "node:path";
 import type { Construct } from "constructs";
 import { NubesProvider } from "../providers/generated/nubes/provider";
 import { SlessProvider } from "../providers/generated/sless/provider";
-import { TerraformStack, TerraformVariable } from "./cdktf";
+import { App, LocalBackend, TerraformStack, TerraformVariable } from "./cdktf";
 import type { VmInstallConfig } from "./config/types";
 import type { CatalogEntry } from "./installers/catalog";
 import type { JobTargetFactory } from "./jobs/job-spec";
 import { localJobTarget } from "./jobs/local-job";
 import { slessJobTarget } from "./jobs/sless-job";
 import { TerraformData } from "./jobs/terraform-data";
+import { TerraformPaths } from "./terraform-paths";
 import { type SecretRule, VmInstallation } from "./vm-installation";
 
 export interface VmInstallStackProps {
@@ -44,10 +45,13 @@ export class VmInstallStack extends TerraformStack {
     // validates and deploys offline.
     if (config.vms.some((vm) => vm.kind === "nubes")) this.nubesProvider(config);
     if (config.jobTarget === "sless") this.slessProvider(config);
+    const paths = new TerraformPaths(path.join(path.resolve(App.of(this).outdir), "stacks", id), baseDir);
+    // cdktf's default local backend names the state by its absolute path; the same file, relative.
+    new LocalBackend(this, { path: paths.placed(path.join(baseDir, `terraform.${id}.tfstate`)) });
     const jobTarget: JobTargetFactory =
       config.jobTarget === "sless"
         ? slessJobTarget({ runtime: config.sless.runtime })
-        : localJobTarget({ resultsDir: path.join(baseDir, ".vm-install", config.stackName) });
+        : localJobTarget({ resultsDir: path.join(baseDir, ".vm-install", config.stackName), paths });
 
     this.installations = config.vms.map(
       (vm) =>
@@ -56,7 +60,7 @@ export class VmInstallStack extends TerraformStack {
           nubes: config.nubes,
           runId: config.runId,
           jobTarget,
-          baseDir,
+          paths,
           installers: props.installers,
           secretVariable: (name, description, rule) => this.secretVariable(name, description, rule),
         }),

@@ -2,7 +2,6 @@
 // installer, chained in catalog order so a VM sees one apt run at a time. Jobs of different VMs share
 // nothing and run in parallel.
 
-import * as path from "node:path";
 import { Construct } from "constructs";
 import { Vapp } from "../providers/generated/nubes/vapp";
 import { VcVmV3 } from "../providers/generated/nubes/vc-vm-v3";
@@ -16,6 +15,7 @@ import { HandlerAsset } from "./jobs/handler-asset";
 import { type InstallerJob, type JobTargetFactory, resourceAddress } from "./jobs/job-spec";
 import { TerraformData } from "./jobs/terraform-data";
 import { warnRiskySettings } from "./risky-settings";
+import type { TerraformPaths } from "./terraform-paths";
 
 /** The handler that reads a VM's host key at first contact (handlers/host-key). */
 export const HOST_KEY_HANDLER = "host-key";
@@ -29,8 +29,8 @@ export interface VmInstallationProps {
   readonly runId: number;
   /** Turns each installer's JobSpec into resources (sless_job, or terraform_data + local-exec). */
   readonly jobTarget: JobTargetFactory;
-  /** Folder that relative key paths are resolved from. @default process.cwd() (where cdktf runs the app) */
-  readonly baseDir?: string;
+  /** How paths are written into the configuration (relative to the stack folder) and checked at synth. */
+  readonly paths: TerraformPaths;
   /** Returns the sensitive Terraform variable with this name (shared by VMs that name the same one). */
   readonly secretVariable: (name: string, description: string, rule?: SecretRule) => TerraformVariable;
   /** The installers, in run order. @default the catalog (lib/installers/catalog.ts) */
@@ -79,23 +79,22 @@ export class VmInstallation extends Construct {
   constructor(scope: Construct, id: string, props: VmInstallationProps) {
     super(scope, id);
     const { vm } = props;
-    const baseDir = props.baseDir ?? process.cwd();
     const prefix = vm.name.replace(/-/g, "_");
 
     warnRiskySettings(this, vm, props.nubes);
-    const machine = vm.kind === "nubes" ? this.createVm(vm, props.nubes!, baseDir, prefix) : undefined;
+    const machine = vm.kind === "nubes" ? this.createVm(vm, props.nubes!, props.paths, prefix) : undefined;
     this.address = vm.address ?? machine!.stateOutFlat.lookup(vm.addressKey);
     const host = { address: this.address, user: vm.user, port: vm.sshPort };
     const installers = props.installers ?? INSTALLERS;
     const anyJob = installers.some((def) => vm.installers[def.key].enabled);
     const trust = vm.hostKeySha256 === undefined && anyJob ? this.recordHostKey(props, prefix, host, machine) : undefined;
     this.hostKeyRecord = trust?.record;
-    const privateKeyPath = path.resolve(baseDir, vm.privateKeyPath);
+    const keyOnThisMachine = props.paths.resolve(vm.privateKeyPath);
     // Reported by synth with every other problem; a key made after synth is checked when it is read.
-    this.node.addValidation({ validate: () => [privateKeyPermissionProblem(privateKeyPath)].filter((p): p is string => !!p).map((p) => `${vm.name}: ${p}`) });
+    this.node.addValidation({ validate: () => [privateKeyPermissionProblem(keyOnThisMachine)].filter((p): p is string => !!p).map((p) => `${vm.name}: ${p}`) });
     const connection = {
       ...host,
-      privateKeyPath,
+      privateKeyPath: props.paths.setting(vm.privateKeyPath),
       hostKeySha256: vm.hostKeySha256 ?? trust?.hostKeySha256,
     };
 
@@ -161,7 +160,7 @@ export class VmInstallation extends Construct {
     return { probe, record, hostKeySha256: record.getStringAttribute("output.sha256") };
   }
 
-  private createVm(vm: VmConfig, nubes: NubesConfig, baseDir: string, prefix: string): VcVmV3 {
+  private createVm(vm: VmConfig, nubes: NubesConfig, paths: TerraformPaths, prefix: string): VcVmV3 {
     const vapp = new Vapp(this, "vapp", {
       resourceName: vm.vappName,
       vappName: vm.vappName,
@@ -180,7 +179,7 @@ export class VmInstallation extends Construct {
       vmDisk: vm.disk,
       imageVm: vm.image,
       userLogin: vm.user,
-      userPublicKey: Fn.chomp(Fn.file(path.resolve(baseDir, vm.publicKeyPath))),
+      userPublicKey: Fn.chomp(Fn.file(paths.setting(vm.publicKeyPath))),
       accessPortList: JSON.stringify(vm.accessPorts),
       needAddZabbixTemplate: vm.zabbix,
       deleteMode: nubes.deleteMode,

@@ -1,9 +1,11 @@
 // `cdktf deploy` end to end with the local job target: real Terraform, real jobs through the runner,
 // real software on sandbox VMs given as existing hosts.
+import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { type CdktfRun, readOutputs, runCdktf, writeCdktfProject } from "../../demo/project";
+import { PROJECT_ROOT } from "../../lib/bundling/bundle";
 import { type Sandbox, startSandbox } from "../../sandbox";
 import { tempDir } from "../support/synth";
 import { describeE2E, dpkgStatus, sandboxPerSuite, sshUser } from "./support/e2e";
@@ -93,6 +95,31 @@ describeE2E("cdktf deploy, local target, one VM with all three installers", () =
     }
   }, 600000);
 
+  test("npm run status: a row per installer from the deployed state, the host key seen, each job's log", async () => {
+    const status = (...args: string[]) =>
+      spawnSync(process.execPath, ["-r", path.join(PROJECT_ROOT, "bin", "ts-register.js"), path.join(PROJECT_ROOT, "bin", "status.ts"), ...args], {
+        cwd: dir,
+        encoding: "utf8",
+        env: { ...process.env, FORCE_COLOR: "" },
+      });
+    const table = status();
+    expect(table.status).toBe(0);
+    const lines = table.stdout.split("\n");
+    expect(lines[0]).toMatch(/^VM +INSTALLER +STATUS +CHANGED +DURATION +LAST RUN +HOST KEY +SUMMARY$/);
+    for (const installer of ["install-packages", "install-docker", "install-postgres"]) {
+      expect(lines).toContainEqual(expect.stringMatching(new RegExp(`^one +${installer} +ok +yes +\\d+\\.\\ds +\\d{4}-\\d\\d-\\d\\d `)));
+    }
+    expect(table.stdout).not.toContain("\x1b["); // piped: plain
+    const rows = JSON.parse(status("--json").stdout);
+    expect(rows).toHaveLength(3);
+    for (const row of rows) {
+      expect(row).toMatchObject({ vm: "one", status: "ok", changed: true, hostKey: sb.hostKeySha256 });
+      const log = fs.readFileSync(path.join(dir, row.log), "utf8");
+      expect(log).toContain(`[one-${row.installer}] starting`);
+      expect(log).not.toContain(PASSWORD);
+    }
+  }, 120000);
+
   test("deploy again unchanged: no job runs, outputs stay", async () => {
     const before = readOutputs(dir, "e2e-one");
     expect(Object.keys(before).length).toBe(4);
@@ -158,8 +185,8 @@ describeE2E("cdktf deploy, local target, one VM with all three installers", () =
     expect(run.output).toMatch(/Destroy complete! Resources: 4 destroyed/);
     const state = JSON.parse(fs.readFileSync(path.join(dir, "terraform.e2e-one.tfstate"), "utf8"));
     expect(state.resources).toEqual([]);
-    // The salt of the secret digests stays for the next deploy; no result is left.
-    expect(fs.readdirSync(path.join(dir, ".vm-install", "e2e-one"))).toEqual(["secret-salt"]);
+    // No result is left; the salt of the secret digests and the jobs' logs stay for the next deploy.
+    expect(fs.readdirSync(path.join(dir, ".vm-install", "e2e-one")).sort()).toEqual(["logs", "secret-salt"]);
     const { runDir, netns } = sb;
     await sb.stop();
     expect(fs.existsSync(runDir)).toBe(false);
@@ -189,6 +216,46 @@ describeE2E("cdktf deploy, local target, a failing installer", () => {
     expect(again.code).toBe(0);
     expect(jobsRun(again)).toEqual([]);
     expect((await runCdktf(dir, ["destroy", "--auto-approve"], { env })).code).toBe(0);
+  }, 600000);
+});
+
+describeE2E("cdktf.out travels: synthesized in one folder, deployed from a copy in another", () => {
+  let sb: Sandbox;
+  sandboxPerSuite((s) => (sb = s));
+
+  test("terraform apply in the copy's stack folder runs the jobs and writes state and results there, none in the first folder", async () => {
+    const parent = tempDir("travel");
+    const first = path.join(parent, "first");
+    const copy = path.join(parent, "copy");
+    const key = path.join(parent, "keys", "vm_key");
+    fs.mkdirSync(path.dirname(key));
+    fs.copyFileSync(sb.privateKeyPath, key);
+    fs.chmodSync(key, 0o600);
+    // The key given relative to the project, as a user writes it.
+    writeCdktfProject(first, {
+      stackName: "e2e-travel",
+      jobTarget: "local",
+      installers: { packages: { packages: ["jq"] } },
+      vms: [{ ...host("t", sb), privateKeyPath: "../keys/vm_key" }],
+    });
+    const synth = await runCdktf(first, ["synth"], { env });
+    expect(synth.code).toBe(0);
+    fs.cpSync(first, copy, { recursive: true });
+    fs.rmSync(first, { recursive: true });
+    const stackDir = path.join(copy, "cdktf.out", "stacks", "e2e-travel");
+    const terraform = (...args: string[]) =>
+      spawnSync("terraform", args, { cwd: stackDir, env: { ...process.env, ...env, TF_IN_AUTOMATION: "1" }, encoding: "utf8" });
+    expect(terraform("init", "-input=false").status).toBe(0);
+    const apply = terraform("apply", "-auto-approve", "-input=false", "-no-color");
+    expect(apply.stderr).toBe("");
+    expect(apply.status).toBe(0);
+    const outputs = JSON.parse(terraform("output", "-json").stdout);
+    expect(JSON.parse(outputs.t_packages_result.value)).toMatchObject({ status: "ok" });
+    expect((await dpkgStatus(sb, ["jq"])).jq).toBe("install ok installed");
+    // State and results live in the copy; the first folder was never recreated.
+    expect(fs.existsSync(path.join(copy, "terraform.e2e-travel.tfstate"))).toBe(true);
+    expect(fs.readdirSync(path.join(copy, ".vm-install", "e2e-travel"))).toContain("t-install-packages.tfstate");
+    expect(fs.existsSync(first)).toBe(false);
   }, 600000);
 });
 

@@ -118,6 +118,8 @@ describe("usage text", () => {
   --ssh-key-file PATH   read SSH_KEY from PATH instead of the environment
   --result-file PATH    also write the final {"phase","message"} object to PATH (atomically)
   --result-tfstate PATH also write it as the outputs of a Terraform state file (for terraform_remote_state)
+  --log-dir DIR         also keep the job's progress in DIR/<name>-<UTC time>.log (0600, secrets scrubbed;
+                        the last 5 runs of each job are kept)
   --event-env NAME      read the event (JSON) from environment variable NAME
   --secret-env F=VAR    set event field F from environment variable VAR (e.g. db_password=TF_VAR_pg_password),
                         so a secret is on no command line and in no file; repeatable
@@ -133,7 +135,7 @@ Exit code: 0 Succeeded, 1 Failed, 2 bad usage.`);
 
   test("every option it lists is one the parser accepts", () => {
     const flags = [...USAGE.matchAll(/^ {2}(?:-h, )?(--[a-z-]+)/gm)].map((m) => m[1]);
-    expect(flags).toHaveLength(13);
+    expect(flags).toHaveLength(14);
     for (const flag of flags) {
       const argv =
         flag === "--help"

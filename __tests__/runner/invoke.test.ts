@@ -93,6 +93,25 @@ describe("bin/invoke.ts", () => {
     expect(JSON.parse(none.last.message).event).toEqual({});
   });
 
+  test("--log-dir keeps each run's progress and outcome in a 0600 file, secrets scrubbed, the last 5 runs per job", async () => {
+    const logs = path.join(tempDir(), "logs");
+    const dir = jobDir(`exports.install = async (e) => { console.log("step one"); console.log("pw " + e.db_password); return { ok: true }; };`);
+    const run = () => cli(["--dir", dir, "--name", "vm1-install-x", "--log-dir", logs, "--event", '{"db_password":"a-password-of-sorts"}']);
+    const first = await run();
+    expect(first.code).toBe(0);
+    const [file] = fs.readdirSync(logs);
+    expect(file).toMatch(/^vm1-install-x-\d{8}T\d{9}Z\.log$/);
+    expect(fs.statSync(path.join(logs, file)).mode & 0o777).toBe(0o600);
+    expect(fs.statSync(logs).mode & 0o777).toBe(0o700);
+    const text = fs.readFileSync(path.join(logs, file), "utf8");
+    expect(text.split("\n")).toEqual(["[vm1-install-x] starting", "step one", "pw [redacted]", first.lines.at(-1), ""]);
+    expect(text).not.toContain("a-password-of-sorts");
+    for (let i = 0; i < 6; i++) expect((await run()).code).toBe(0);
+    const kept = fs.readdirSync(logs).sort();
+    expect(kept).toHaveLength(5);
+    expect(kept).not.toContain(file); // the oldest went first
+  }, 60000);
+
   test("--ssh-key-file readable by group or others is refused as OpenSSH refuses it, before the job starts", async () => {
     const keyFile = path.join(tempDir(), "vm_key");
     fs.writeFileSync(keyFile, "-----BEGIN OPENSSH PRIVATE KEY-----\nAAAA\n-----END OPENSSH PRIVATE KEY-----\n", { mode: 0o644 });

@@ -9,7 +9,7 @@ export interface JobConnection {
   readonly address: string;
   readonly user: string;
   readonly port: number;
-  /** Absolute path of the private key; read at apply time, never at synth. Absent for a job that never authenticates (the host-key probe). */
+  /** The private key file as the configuration names it (relative to the stack folder unless given absolute); read at apply time, never at synth. Absent for a job that never authenticates (the host-key probe). */
   readonly privateKeyPath?: string;
   /** The host key the job requires: the VM's pin, or the key recorded at first contact (a Terraform expression). */
   readonly hostKeySha256?: string;

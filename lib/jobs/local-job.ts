@@ -23,12 +23,15 @@ import type { Construct } from "constructs";
 import { PROJECT_ROOT } from "../bundling/bundle";
 import { DataTerraformRemoteStateLocal } from "../cdktf";
 import { invokeCommandLine, type JobEnvVar, RESULT_STATE_DEFAULTS, type ResultOutput } from "../runner/invoke-protocol";
+import type { TerraformPaths } from "../terraform-paths";
 import { type InstallerJob, type JobSpec, resourceAddress } from "./job-spec";
 import { TerraformData } from "./terraform-data";
 
 export interface LocalJobProps {
   /** Folder for the jobs' result files (outside cdktf.out, which each synth rewrites). */
   readonly resultsDir: string;
+  /** How the result files, the salt and the runner are named in the configuration (relative to the stack folder). */
+  readonly paths: TerraformPaths;
   /** The project whose bin/invoke.ts runs the jobs. @default this checkout */
   readonly projectRoot?: string;
 }
@@ -71,24 +74,32 @@ class LocalJob implements InstallerJob {
   }
 }
 
+/** The runner's command line for `spec`; every path in it relative to the stack folder. */
+function jobCommandLine(spec: JobSpec, resultFile: string, logDir: string, runnerRoot: string): string {
+  return invokeCommandLine(
+    {
+      name: spec.name,
+      // Terraform fills in path.module before /bin/sh sees the line; single quotes keep it one word.
+      dir: `\${path.module}/${spec.asset.path}`,
+      eventEnv: EVENT_ENV,
+      sshKeyFile: spec.connection.privateKeyPath,
+      timeoutSec: spec.waitTimeoutSec,
+      resultTfstate: resultFile,
+      logDir,
+      secretEnv: Object.entries(spec.secretEvent).map(([field, variable]) => ({ field, variable: `TF_VAR_${variable.friendlyUniqueId}` })),
+    },
+    runnerRoot,
+    // node as the deploying machine's PATH finds it: cdktf itself runs on it.
+    "node",
+  );
+}
+
 export function localJobTarget(props: LocalJobProps) {
   const root = props.projectRoot ?? PROJECT_ROOT;
   return (scope: Construct, id: string, spec: JobSpec): InstallerJob => {
     const c = spec.connection;
-    const resultFile = path.join(props.resultsDir, `${spec.name}.tfstate`);
-    const command = invokeCommandLine(
-      {
-        name: spec.name,
-        // Terraform fills in path.module before /bin/sh sees the line; single quotes keep it one word.
-        dir: `\${path.module}/${spec.asset.path}`,
-        eventEnv: EVENT_ENV,
-        sshKeyFile: c.privateKeyPath,
-        timeoutSec: spec.waitTimeoutSec,
-        resultTfstate: resultFile,
-        secretEnv: Object.entries(spec.secretEvent).map(([field, variable]) => ({ field, variable: `TF_VAR_${variable.friendlyUniqueId}` })),
-      },
-      root,
-    );
+    const resultFile = props.paths.placed(path.join(props.resultsDir, `${spec.name}.tfstate`));
+    const command = jobCommandLine(spec, resultFile, props.paths.placed(path.join(props.resultsDir, "logs")), props.paths.placed(root));
     const jobEnv: Partial<Record<JobEnvVar, string>> = {
       VM_IP: c.address,
       SSH_USER: c.user,
@@ -105,7 +116,7 @@ export function localJobTarget(props: LocalJobProps) {
         source_dir: spec.asset.path,
         event,
         connection: JSON.stringify([c.address, c.user, c.port, c.privateKeyPath ?? "", c.hostKeySha256 ?? ""]),
-        ...(Object.keys(spec.secretEvent).length > 0 ? { secrets: secretDigest(secretSaltFile(props.resultsDir), spec.secretEvent) } : {}),
+        ...(Object.keys(spec.secretEvent).length > 0 ? { secrets: secretDigest(props.paths.placed(secretSaltFile(props.resultsDir)), spec.secretEvent) } : {}),
       },
       input: { name: spec.name, result_file: resultFile },
       dependsOn: spec.previous ? [...spec.dependsOn, spec.previous] : spec.dependsOn.length > 0 ? spec.dependsOn : undefined,

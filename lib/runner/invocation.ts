@@ -27,6 +27,8 @@ export interface Invocation {
   readonly timeoutSec: number;
   readonly resultFile?: string;
   readonly resultTfstate?: string;
+  /** Absolute; created (0700) when given. */
+  readonly logDir?: string;
   readonly name?: string;
 }
 
@@ -173,6 +175,8 @@ export async function resolveInvocation(
   const secrets = addSecrets(event, args, environment, env.SSH_KEY);
   // Last, so a command line refused above leaves nothing behind.
   const resultTfstate = resultTfstatePath(args);
+  const logDir = args.logDir === undefined ? undefined : path.resolve(args.logDir);
+  if (logDir) fs.mkdirSync(logDir, { recursive: true, mode: 0o700 });
   return {
     dir,
     installer,
@@ -184,6 +188,7 @@ export async function resolveInvocation(
     timeoutSec: args.timeoutSec ?? DEFAULT_TIMEOUT_SEC,
     resultFile,
     resultTfstate,
+    logDir,
     name: args.name,
   };
 }

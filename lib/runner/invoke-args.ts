@@ -7,6 +7,7 @@ import * as path from "node:path";
 import { parseArgs } from "node:util";
 import { command } from "../../shared/shell-quote";
 import { PROJECT_ROOT } from "../bundling/bundle";
+import { LOG_RUNS_KEPT } from "./job-log";
 import { DEFAULT_ENTRYPOINT, DEFAULT_TIMEOUT_SEC, parseEntrypoint } from "./run-job";
 
 /** The job env_vars of the Job contract: nothing else from the invoking environment reaches the handler. */
@@ -31,6 +32,11 @@ const OPTIONS = {
   "ssh-key-file": { type: "string", arg: "PATH", help: ["read SSH_KEY from PATH instead of the environment"] },
   "result-file": { type: "string", arg: "PATH", help: ['also write the final {"phase","message"} object to PATH (atomically)'] },
   "result-tfstate": { type: "string", arg: "PATH", help: ["also write it as the outputs of a Terraform state file (for terraform_remote_state)"] },
+  "log-dir": {
+    type: "string",
+    arg: "DIR",
+    help: ["also keep the job's progress in DIR/<name>-<UTC time>.log (0600, secrets scrubbed;", `the last ${LOG_RUNS_KEPT} runs of each job are kept)`],
+  },
   "event-env": { type: "string", arg: "NAME", help: ["read the event (JSON) from environment variable NAME"] },
   "secret-env": {
     type: "string",
@@ -97,6 +103,8 @@ export interface InvokeArgs {
   readonly sshKeyFile?: string;
   readonly resultFile?: string;
   readonly resultTfstate?: string;
+  /** Where the job's progress is kept, one file per run. */
+  readonly logDir?: string;
   readonly secretEnv?: readonly SecretEnv[];
   readonly name?: string;
   readonly entrypoint?: string;
@@ -182,6 +190,7 @@ export function parseInvokeArgs(argv: readonly string[]): InvokeArgs | "help" {
     sshKeyFile: o["ssh-key-file"],
     resultFile: o["result-file"],
     resultTfstate: o["result-tfstate"],
+    logDir: o["log-dir"],
     secretEnv,
     name: o.name,
     entrypoint: o.entrypoint,
@@ -212,6 +221,7 @@ export function invokeArgv(args: InvokeArgs): string[] {
   add("timeout", args.timeoutSec === undefined ? undefined : String(args.timeoutSec));
   add("result-file", args.resultFile);
   add("result-tfstate", args.resultTfstate);
+  add("log-dir", args.logDir);
   add("entrypoint", args.entrypoint);
   add("handlers-dir", args.handlersDir);
   for (const s of args.secretEnv ?? []) add("secret-env", `${s.field}=${s.variable}`);

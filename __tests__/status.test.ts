@@ -1,0 +1,86 @@
+// npm run status's rows and table, from plain outputs (the deployed-state side is in the deploy e2e).
+import { parseConfig } from "../lib/config/parse";
+import { INSTALLERS } from "../lib/installers/catalog";
+import { statusRow, statusRows } from "../lib/status/status-rows";
+import { renderStatusTable } from "../lib/status/status-table";
+
+const packages = INSTALLERS.find((d) => d.key === "packages")!;
+const ok = JSON.stringify({
+  status: "ok",
+  changed: true,
+  changes: ["installed jq"],
+  summary: "installed 1 package (jq)",
+  host_key_sha256: `SHA256:${"k".repeat(43)}`,
+  timings_ms: { total: 2345 },
+});
+
+describe("status rows", () => {
+  test("a result, a disabled installer, one not run, a sless failure's text, a local failure newer than the outputs", () => {
+    expect(statusRow("vm1", packages, ok)).toEqual({
+      vm: "vm1",
+      installer: "install-packages",
+      status: "ok",
+      changed: true,
+      summary: "installed 1 package (jq)",
+      durationMs: 2345,
+      hostKey: `SHA256:${"k".repeat(43)}`,
+      lastRun: undefined,
+      log: undefined,
+    });
+    expect(statusRow("vm1", packages, "skipped")).toMatchObject({ status: "skipped", summary: "disabled in cdktf.json" });
+    expect(statusRow("vm1", packages, undefined)).toMatchObject({ status: "not run", summary: "" });
+    expect(statusRow("vm1", packages, "not run")).toMatchObject({ status: "not run" });
+    expect(statusRow("vm1", packages, "install-packages failed: no-such-pkg: no installation candidate\nmore")).toMatchObject({
+      status: "failed",
+      summary: "install-packages failed: no-such-pkg: no installation candidate",
+    });
+    // The outputs still hold the previous success; the runner's record says the last run failed.
+    const local = { phase: "Failed", message: "boom", finishedAt: "2026-12-03T08:00:00.000Z", log: ".vm-install/s/logs/x.log" };
+    expect(statusRow("vm1", packages, ok, local)).toMatchObject({ status: "failed", summary: "boom", lastRun: local.finishedAt, log: local.log });
+  });
+
+  test("every VM x installer, in config and catalog order, from the outputs the stack names", () => {
+    const config = parseConfig({
+      installers: { docker: { enabled: true } },
+      vms: [
+        { name: "web-1", kind: "existing", address: "192.0.2.1" },
+        { name: "db", kind: "existing", address: "192.0.2.2" },
+      ],
+    });
+    const rows = statusRows(config, { web_1_packages_result: ok, web_1_postgres_result: "skipped", db_packages_result: ok });
+    expect(rows.map((r) => [r.vm, r.installer, r.status])).toEqual([
+      ["web-1", "install-packages", "ok"],
+      ["web-1", "install-docker", "not run"],
+      ["web-1", "install-postgres", "skipped"],
+      ["db", "install-packages", "ok"],
+      ["db", "install-docker", "not run"],
+      ["db", "install-postgres", "not run"],
+    ]);
+  });
+});
+
+describe("status table", () => {
+  const rows = [statusRow("vm1", packages, ok), statusRow("vm2", packages, "skipped")];
+
+  test("plain when piped: aligned columns, no escape codes", () => {
+    expect(renderStatusTable(rows, false).split("\n")).toEqual([
+      "VM   INSTALLER         STATUS   CHANGED  DURATION  LAST RUN  HOST KEY                SUMMARY",
+      "vm1  install-packages  ok       yes      2.3s      -         SHA256:kkkkkkkkkkkk...  installed 1 package (jq)",
+      "vm2  install-packages  skipped  -        -         -         -                       disabled in cdktf.json",
+    ]);
+  });
+
+  test("coloured on a terminal: the status by its meaning, the heading bold", () => {
+    const text = renderStatusTable(rows, true);
+    expect(text).toContain("\x1b[32mok     \x1b[0m");
+    expect(text).toContain("\x1b[1mVM \x1b[0m");
+    expect(text.replace(new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*m`, "g"), "")).toBe(renderStatusTable(rows, false));
+  });
+
+  test("logs, when the local target kept them, are listed under the table", () => {
+    const withLog = [{ ...rows[0], log: ".vm-install/s/logs/vm1-install-packages-20261203T080000000Z.log" }];
+    expect(renderStatusTable(withLog, false)).toMatch(
+      /\n\nlast run's full progress:\n {2}vm1 install-packages: \.vm-install\/s\/logs\/vm1-install-packages-20261203T080000000Z\.log$/,
+    );
+  });
+});

@@ -1,0 +1,43 @@
+// The deployed stack's status rows, read where a deploy left them: the stack's outputs through
+// `terraform output` (the outputs `cdktf output` shows) and, with the local target, each job's result
+// file and newest log under .vm-install/<stack>/. Nothing is synthesized and nothing reaches a VM.
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { jobLogs } from "../runner/job-log";
+import { readProject, terraformIn } from "../terraform-cli";
+import { type LocalJobRecord, type StatusRow, statusRows } from "./status-rows";
+
+/** The local target's record of one job: its result state file and its newest log. */
+function localRecord(resultsDir: string, job: string): LocalJobRecord | undefined {
+  const file = path.join(resultsDir, `${job}.tfstate`);
+  let state: { outputs?: Record<string, { value: string }> };
+  try {
+    state = JSON.parse(fs.readFileSync(file, "utf8"));
+  } catch {
+    return undefined;
+  }
+  const log = jobLogs(path.join(resultsDir, "logs"), job).at(-1);
+  return {
+    phase: state.outputs?.phase?.value ?? "NotRun",
+    message: state.outputs?.message?.value ?? "",
+    finishedAt: fs.statSync(file).mtime.toISOString(),
+    log: log && path.relative(process.cwd(), log),
+  };
+}
+
+/** The stack's outputs as name -> string value; throws with what to do when there is no deployed state. */
+function deployedOutputs(stackDir: string, projectDir: string): Record<string, string> {
+  if (!fs.existsSync(stackDir)) throw new Error(`${path.relative(projectDir, stackDir)} does not exist: nothing is deployed from here yet (npm run deploy)`);
+  const out = terraformIn(stackDir, projectDir, ["output", "-json"]);
+  if (out.status !== 0) throw new Error(`terraform output failed in ${stackDir}: ${out.stderr.trim().split("\n").slice(-3).join(" ")}`);
+  const outputs = JSON.parse(out.stdout || "{}") as Record<string, { value: unknown }>;
+  return Object.fromEntries(Object.entries(outputs).map(([k, v]) => [k, typeof v.value === "string" ? v.value : JSON.stringify(v.value)]));
+}
+
+/** The rows of the stack deployed from `projectDir`; throws saying what is missing (no project, nothing deployed). */
+export function readStatus(projectDir: string): StatusRow[] {
+  const { config, stackDir } = readProject(projectDir);
+  const outputs = deployedOutputs(stackDir, projectDir);
+  const resultsDir = path.join(projectDir, ".vm-install", config.stackName);
+  return statusRows(config, outputs, config.jobTarget === "local" ? (job) => localRecord(resultsDir, job) : undefined);
+}

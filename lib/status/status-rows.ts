@@ -1,0 +1,89 @@
+// What `npm run status` shows: one row per VM x installer, read from the deployed outputs (the same ones
+// `cdktf output` shows) and, with the local target, from the job's own result file and log. Pure: the
+// reading is bin/status.ts's business, so this is tested with plain objects.
+import type { VmInstallConfig } from "../config/types";
+import { type CatalogEntry, INSTALLERS } from "../installers/catalog";
+
+export type RowStatus = "ok" | "partial" | "failed" | "skipped" | "not run";
+
+export interface StatusRow {
+  vm: string;
+  installer: string;
+  status: RowStatus;
+  /** Whether the last run changed anything; undefined when it did not report. */
+  changed?: boolean;
+  summary: string;
+  durationMs?: number;
+  /** ISO time of the last run, when known. */
+  lastRun?: string;
+  hostKey?: string;
+  /** The last run's full progress (local target). */
+  log?: string;
+}
+
+/** What the local target leaves beside the state for one job: its last outcome, when and where it was logged. */
+export interface LocalJobRecord {
+  phase: string;
+  message: string;
+  finishedAt: string;
+  log?: string;
+}
+
+/** The output that holds a VM's installer result (lib/vm-installation.ts names it). */
+export function resultOutputName(vm: string, key: string): string {
+  return `${vm.replace(/-/g, "_")}_${key}_result`;
+}
+
+/** The job's name (lib/vm-installation.ts): "<vm>-<handler>". */
+export function jobName(vm: string, def: CatalogEntry): string {
+  return `${vm}-${def.handler}`;
+}
+
+/** The fields of the common result shape (handlers/common/handler-kit.ts) a row shows. */
+interface ReportedResult {
+  status?: string;
+  changed?: unknown;
+  summary?: unknown;
+  timings_ms?: { total?: unknown };
+  host_key_sha256?: unknown;
+  finished_at?: unknown;
+}
+
+/** One row from what was found; `local` wins where it is newer news (a failed run leaves outputs stale). */
+export function statusRow(vm: string, def: CatalogEntry, output: string | undefined, local?: LocalJobRecord): StatusRow {
+  const row: StatusRow = { vm, installer: def.handler, status: "not run", summary: "", log: local?.log, lastRun: local?.finishedAt };
+  if (output === "skipped") return { ...row, status: "skipped", summary: "disabled in cdktf.json" };
+  if (local?.phase === "Failed") return { ...row, status: "failed", summary: firstLine(local.message) };
+  const text = local?.phase === "Succeeded" ? local.message : output;
+  if (text === undefined || text === "" || text === "not run") return row;
+  let result: ReportedResult;
+  try {
+    result = JSON.parse(text);
+  } catch {
+    // A sless job that failed reports its error text as the message.
+    return { ...row, status: "failed", summary: firstLine(text) };
+  }
+  return {
+    ...row,
+    status: result.status === "partial" ? "partial" : "ok",
+    changed: typeof result.changed === "boolean" ? result.changed : undefined,
+    summary: String(result.summary ?? ""),
+    durationMs: typeof result.timings_ms?.total === "number" ? result.timings_ms.total : undefined,
+    hostKey: typeof result.host_key_sha256 === "string" ? result.host_key_sha256 : undefined,
+    lastRun: typeof result.finished_at === "string" ? result.finished_at : row.lastRun,
+  };
+}
+
+/** Every VM x installer of `config`, in config and catalog order. */
+export function statusRows(
+  config: VmInstallConfig,
+  outputs: Record<string, string>,
+  local: (job: string) => LocalJobRecord | undefined = () => undefined,
+  catalog: readonly CatalogEntry[] = INSTALLERS,
+): StatusRow[] {
+  return config.vms.flatMap((vm) => catalog.map((def) => statusRow(vm.name, def, outputs[resultOutputName(vm.name, def.key)], local(jobName(vm.name, def)))));
+}
+
+function firstLine(text: string): string {
+  return text.split("\n")[0].slice(0, 300);
+}
