@@ -94,7 +94,7 @@ describe("each class of bad configuration fails with a message naming the key pa
 
   test("an unknown key, at the top and nested", () => {
     const p = problems(context({ colour: "blue", vms: [{ name: "vm1", cpus: 4 }] }));
-    expect(p).toContainEqual(expect.stringMatching(/^colour: unknown key; allowed here: stackName, runId, jobTarget, nubes, sless, installers, vms$/));
+    expect(p).toContainEqual(expect.stringMatching(/^colour: unknown key; allowed here: stackName, runId, jobTarget, backend, nubes, sless, installers, vms$/));
     expect(p).toContainEqual(expect.stringMatching(/^vms\[0\]\.cpus: unknown key; allowed here: name, kind, vappName, cpu, ram/));
   });
 
@@ -233,6 +233,20 @@ describe("each class of bad configuration fails with a message naming the key pa
         expect.stringMatching(new RegExp(`^${path.replace(/[[\].]/g, "\\$&")}: contains "[$%]\\{", which Terraform reads as template syntax`)),
       );
     }
+  });
+
+  test("a backend: each type takes its own keys, requires what it needs, and never a credential", () => {
+    expect(parseConfig(context({})).backend).toEqual({ type: "local" });
+    expect(parseConfig(context({ backend: { type: "pg", schemaName: "vm_install" } })).backend).toEqual({ type: "pg", schemaName: "vm_install" });
+    expect(problems(context({ backend: { type: "s3", bucket: "tf-state" } }))).toEqual([
+      'backend.key: required for backend "s3"',
+      'backend.region: required for backend "s3"',
+    ]);
+    expect(problems(context({ backend: { type: "pg", connStr: "postgres://u:secret@db/tf" } }))).toEqual([
+      "backend.connStr: unknown key; allowed here: type, schemaName, bucket, key, region, endpoint, usePathStyle",
+    ]);
+    expect(problems(context({ backend: { type: "local", bucket: "tf-state" } }))).toEqual(['backend.bucket: not a setting of backend "local"']);
+    expect(problems(context({ backend: { type: "consul" } }))).toEqual([expect.stringMatching(/^backend\.type: .*"local", "pg" or "s3"|^backend\.type: /)]);
   });
 
   test("two VMs with one name", () => {

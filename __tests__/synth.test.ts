@@ -292,6 +292,50 @@ describe("every synthesized resource conforms to the provider schema JSON", () =
   });
 });
 
+describe("state backends", () => {
+  let stackDir = "";
+  const backendOf = (backend?: Record<string, unknown>) => {
+    const out = synth(context({ ...(backend ? { backend } : {}), vms: [{ name: "vm1", kind: "existing", address: "192.0.2.1" }] }));
+    stackDir = out.stackDir;
+    return out.tf.terraform.backend;
+  };
+
+  test("local by default: the state beside the project, named relative to the stack folder", () => {
+    expect(backendOf()).toEqual({ local: { path: path.relative(stackDir, path.join(PROJECT_ROOT, "terraform.vm-install.tfstate")) } });
+  });
+
+  test("pg: the schema only; the connection string stays in PG_CONN_STR", () => {
+    expect(backendOf({ type: "pg", schemaName: "vm_install" })).toEqual({ pg: { schema_name: "vm_install" } });
+  });
+
+  test("s3-compatible: bucket, key, region, endpoint, encrypted, locked by a lock file; no credential", () => {
+    expect(
+      backendOf({
+        type: "s3",
+        bucket: "tf-state",
+        key: "vm-install/terraform.tfstate",
+        region: "ru-1",
+        endpoint: "https://s3.example.net",
+        usePathStyle: true,
+      }),
+    ).toEqual({
+      s3: {
+        bucket: "tf-state",
+        key: "vm-install/terraform.tfstate",
+        region: "ru-1",
+        encrypt: true,
+        endpoints: { s3: "https://s3.example.net" },
+        skip_credentials_validation: true,
+        skip_region_validation: true,
+        skip_requesting_account_id: true,
+        skip_metadata_api_check: true,
+        use_path_style: true,
+        use_lockfile: true,
+      },
+    });
+  });
+});
+
 describe("template syntax", () => {
   test("a project folder whose path holds ${ or %{ is refused: its paths land in the configuration", () => {
     for (const name of ['proj-${file("x")}', "proj-%{if true}"]) {

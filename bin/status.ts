@@ -17,7 +17,7 @@ export function main(argv: string[], projectDir = process.cwd()): number {
   }
   let rows: StatusRow[];
   try {
-    rows = readStatus(projectDir);
+    rows = readStatus(projectDir, say);
   } catch (err) {
     say((err as Error).message);
     return 2;

@@ -14,6 +14,8 @@ export {
   hashMapper,
   hashMapperHcl,
   LocalBackend,
+  PgBackend,
+  S3Backend,
   TerraformAsset,
   TerraformOutput,
   TerraformResource,

@@ -5,13 +5,14 @@ import * as path from "node:path";
 import type { Construct } from "constructs";
 import { NubesProvider } from "../providers/generated/nubes/provider";
 import { SlessProvider } from "../providers/generated/sless/provider";
-import { App, LocalBackend, TerraformStack, TerraformVariable } from "./cdktf";
+import { App, TerraformStack, TerraformVariable } from "./cdktf";
 import type { VmInstallConfig } from "./config/types";
 import type { CatalogEntry } from "./installers/catalog";
 import type { JobTargetFactory } from "./jobs/job-spec";
 import { localJobTarget } from "./jobs/local-job";
 import { slessJobTarget } from "./jobs/sless-job";
 import { TerraformData } from "./jobs/terraform-data";
+import { configureBackend } from "./state-backend";
 import { TerraformPaths } from "./terraform-paths";
 import { type SecretRule, VmInstallation } from "./vm-installation";
 
@@ -46,8 +47,7 @@ export class VmInstallStack extends TerraformStack {
     if (config.vms.some((vm) => vm.kind === "nubes")) this.nubesProvider(config);
     if (config.jobTarget === "sless") this.slessProvider(config);
     const paths = new TerraformPaths(path.join(path.resolve(App.of(this).outdir), "stacks", id), baseDir);
-    // cdktf's default local backend names the state by its absolute path; the same file, relative.
-    new LocalBackend(this, { path: paths.placed(path.join(baseDir, `terraform.${id}.tfstate`)) });
+    configureBackend(this, id, config.backend, paths);
     const jobTarget: JobTargetFactory =
       config.jobTarget === "sless"
         ? slessJobTarget({ runtime: config.sless.runtime })

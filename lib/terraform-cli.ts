@@ -29,3 +29,25 @@ export function terraformEnv(projectDir: string): NodeJS.ProcessEnv {
 export function terraformIn(stackDir: string, projectDir: string, args: string[]) {
   return spawnSync("terraform", [`-chdir=${stackDir}`, ...args], { encoding: "utf8", env: terraformEnv(projectDir) });
 }
+
+/**
+ * Makes `stackDir` ready for read-only Terraform commands: synthesized (bin/cdktf synth) when a working
+ * copy has never been, and initialized (terraform init) when it has no .terraform yet, as in a colleague's
+ * fresh clone of a project whose state is shared. `say` tells the person what is happening.
+ */
+export function ensureInitialized(projectDir: string, stackDir: string, say: (line: string) => void): void {
+  if (!fs.existsSync(path.join(stackDir, "cdk.tf.json"))) {
+    say("no synthesized stack in this working copy: cdktf synth");
+    const synth = spawnSync("bash", [path.join(__dirname, "..", "bin", "cdktf"), "synth"], {
+      cwd: projectDir,
+      encoding: "utf8",
+      env: terraformEnv(projectDir),
+    });
+    if (synth.status !== 0) throw new Error(`cdktf synth failed in ${projectDir}: ${(synth.stderr || synth.stdout).trim().split("\n").slice(-3).join(" ")}`);
+  }
+  if (!fs.existsSync(path.join(stackDir, ".terraform"))) {
+    say("this working copy's stack is not initialized: terraform init");
+    const init = terraformIn(stackDir, projectDir, ["init", "-input=false", "-no-color"]);
+    if (init.status !== 0) throw new Error(`terraform init failed in ${stackDir}: ${init.stderr.trim().split("\n").slice(-3).join(" ")}`);
+  }
+}

@@ -20,6 +20,7 @@ import {
   validate,
 } from "../../shared/validate";
 import { type CatalogEntry, INSTALLERS } from "../installers/catalog";
+import { type BackendConfig, backendSetting, DEFAULT_BACKEND } from "./backend";
 import { DEFAULT_JOB_TARGET, DEFAULT_STACK_NAME, NUBES_DEFAULTS, SLESS_DEFAULTS, VM_DEFAULTS } from "./defaults";
 import type { InstallersConfig, NubesConfig, SlessConfig, SshRetryConfig, VmConfig, VmInstallConfig } from "./types";
 
@@ -74,6 +75,7 @@ type RawConfig = {
   stackName?: string;
   runId?: number;
   jobTarget?: "sless" | "local";
+  backend?: BackendConfig;
   nubes?: Partial<NubesConfig>;
   sless?: Partial<SlessConfig>;
   installers?: RawInstallers;
@@ -85,6 +87,7 @@ const contextFields = (catalog: readonly CatalogEntry[]): Validator<RawConfig> =
     stackName: optional(string({ pattern: NAME, allowed: "a lowercase letter, then lowercase letters, digits or -" })),
     runId: optional(integer(1, 1_000_000_000)),
     jobTarget: optional(oneOf(["sless", "local"] as const)),
+    backend: optional(backendSetting as Validator<BackendConfig>),
     nubes: optional(
       object<Partial<NubesConfig>>({
         endpoint: optional(url),
@@ -170,7 +173,15 @@ export function parseConfig(raw: unknown, catalog: readonly CatalogEntry[] = INS
   });
   if (problems.length > 0) throw new ValidationError(where, problems);
 
-  return { stackName: given.stackName ?? DEFAULT_STACK_NAME, runId: given.runId ?? 1, jobTarget: given.jobTarget ?? DEFAULT_JOB_TARGET, nubes, sless, vms };
+  return {
+    stackName: given.stackName ?? DEFAULT_STACK_NAME,
+    runId: given.runId ?? 1,
+    jobTarget: given.jobTarget ?? DEFAULT_JOB_TARGET,
+    backend: given.backend ?? DEFAULT_BACKEND,
+    nubes,
+    sless,
+    vms,
+  };
 }
 
 /** Keys that describe a Nubes VM to create; meaningless for a host that already exists. */

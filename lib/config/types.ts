@@ -7,6 +7,7 @@ import type { postgresDefinition } from "../../handlers/install-postgres/definit
 import type { InstallerDefinition } from "../../shared/installer-definition";
 import type { ConfigOf, Settings } from "../../shared/settings";
 import type { SSH_RETRY_SETTINGS } from "../../shared/ssh-retry";
+import type { BackendConfig } from "./backend";
 
 export type DeleteMode = "delete" | "suspend" | "state_only";
 export type AddressKey = "externalConnect" | "internalConnect";
@@ -20,6 +21,8 @@ export interface VmInstallConfig {
   readonly runId: number;
   /** Where the jobs run: "sless" (sless_job on the platform) or "local" (terraform_data + local-exec running the same bundle through the job runner on the deploying machine). @default "sless" */
   readonly jobTarget: JobTarget;
+  /** Where the Terraform state lives: local (default), or pg / s3 to share it. @default { type: "local" } */
+  readonly backend: BackendConfig;
   /** The Nubes provider and where VMs go. Required when any VM is of kind "nubes". */
   readonly nubes?: NubesConfig;
   /** The sless provider and job runtime. */

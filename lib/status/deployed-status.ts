@@ -4,7 +4,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { jobLogs } from "../runner/job-log";
-import { readProject, terraformIn } from "../terraform-cli";
+import { ensureInitialized, readProject, terraformIn } from "../terraform-cli";
 import { type LocalJobRecord, type StatusRow, statusRows } from "./status-rows";
 
 /** The local target's record of one job: its result state file and its newest log. */
@@ -34,9 +34,13 @@ function deployedOutputs(stackDir: string, projectDir: string): Record<string, s
   return Object.fromEntries(Object.entries(outputs).map(([k, v]) => [k, typeof v.value === "string" ? v.value : JSON.stringify(v.value)]));
 }
 
-/** The rows of the stack deployed from `projectDir`; throws saying what is missing (no project, nothing deployed). */
-export function readStatus(projectDir: string): StatusRow[] {
+/**
+ * The rows of the stack deployed from `projectDir` (or from another working copy sharing its state);
+ * throws saying what is missing. `say` hears about a synth or init this working copy needed first.
+ */
+export function readStatus(projectDir: string, say: (line: string) => void = () => undefined): StatusRow[] {
   const { config, stackDir } = readProject(projectDir);
+  ensureInitialized(projectDir, stackDir, say);
   const outputs = deployedOutputs(stackDir, projectDir);
   const resultsDir = path.join(projectDir, ".vm-install", config.stackName);
   return statusRows(config, outputs, config.jobTarget === "local" ? (job) => localRecord(resultsDir, job) : undefined);
