@@ -38,13 +38,25 @@ describe("installers toggled", () => {
     expect(jobs.vm1_docker.depends_on).toEqual(["nubes_vc_vm_v3.vm1_vm", "sless_job.vm1_packages"]);
     expect(jobs.vm1_postgres.depends_on).toEqual(["nubes_vc_vm_v3.vm1_vm", "sless_job.vm1_docker"]);
     // A rerun of one installer reruns the ones after it on that VM.
-    expect(jobs.vm1_host_key_probe.lifecycle).toBeUndefined();
+    expect(jobs.vm1_host_key_probe.lifecycle.replace_triggered_by).toBeUndefined();
     expect(jobs.vm1_packages.lifecycle.replace_triggered_by).toEqual(["sless_job.vm1_host_key_probe"]);
     expect(jobs.vm1_docker.lifecycle.replace_triggered_by).toEqual(["sless_job.vm1_packages"]);
     expect(jobs.vm1_postgres.lifecycle.replace_triggered_by).toEqual(["sless_job.vm1_docker"]);
     expect(jobs.vm1_docker.wait_timeout_sec).toBe(900);
     expect(jobs.vm1_postgres.wait_timeout_sec).toBe(900);
     expect(jobs.vm1_packages.wait_timeout_sec).toBe(600);
+  });
+
+  test("every sless_job, the host-key probe too, fails the deploy unless its phase is Succeeded, naming itself and its message", () => {
+    const { tf } = synth(context({ installers: allOn }));
+    for (const [id, job] of Object.entries(jobsOf(tf))) {
+      expect(job.lifecycle.postcondition).toEqual([
+        {
+          condition: '${self.phase == "Succeeded"}',
+          error_message: `sless job ${job.name} (${id}) ended in phase \${self.phase}, not Succeeded: \${self.message}`,
+        },
+      ]);
+    }
   });
 
   test("docker off, postgres on: postgres follows packages directly", () => {
