@@ -49,7 +49,7 @@ describe("installers toggled", () => {
 
   test("every sless_job, the host-key probe too, fails the deploy unless its phase is Succeeded, naming itself and its message", () => {
     const { tf } = synth(context({ installers: allOn }));
-    for (const [id, job] of Object.entries(jobsOf(tf))) {
+    for (const [id, job] of Object.entries(jobsOf(tf)) as [string, { name: string; lifecycle: Record<string, unknown> }][]) {
       expect(job.lifecycle.postcondition).toEqual([
         {
           condition: '${self.phase == "Succeeded"}',
@@ -159,6 +159,11 @@ describe("job contents", () => {
       nubes: { source: "example.org/x/nubes", version: "~> 2.1" },
       sless: { source: "example.org/x/sless", version: "0.1.62" },
     });
+  });
+
+  test("no sless.providerVersion: any version, spelled as a constraint (cdktf deploy refuses a provider without one)", () => {
+    const { tf } = synth(context({}));
+    expect(tf.terraform.required_providers.sless).toEqual({ source: "sless.kube5s.ru/sless/sless", version: ">= 0.0.0" });
   });
 
   test("a fixed address or internalConnect replaces externalConnect", () => {
