@@ -1,0 +1,88 @@
+// nubes_vc_vm_v3's lifecycle settings in the twin, through real Terraform: destroy with delete_mode
+// state_only leaves the VM running (as the real provider does), resume_if_exists adopts it on the next
+// create and false refuses it, suspend powers it off.
+import { execFileSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import * as path from "node:path";
+import { listSandboxes, stopSandbox } from "../../sandbox";
+import { removeVapp } from "../../twin/nubes/records";
+import { sandboxNameOf } from "../../twin/nubes/vm-settings";
+import { REQUIRED_PROVIDERS, TwinTerraform } from "../twin/terraform";
+import { describeE2E } from "./support/e2e";
+
+function config(vm: string, keyPath: string): string {
+  return `${REQUIRED_PROVIDERS}
+provider "nubes" {}
+variable "delete_mode" { default = "state_only" }
+variable "resume" { default = true }
+resource "nubes_vapp" "a" {
+  resource_name = "twin-life"
+  vapp_name     = "twin-life-${vm}"
+  vdc_uid       = "vdc"
+  nsxt_uid      = "nsxt"
+  delete_mode   = var.delete_mode
+}
+resource "nubes_vc_vm_v3" "vm" {
+  resource_name            = "${vm}"
+  vapp_uid                 = nubes_vapp.a.id
+  vm_name                  = "${vm}"
+  vm_cpu                   = 1
+  vm_ram                   = 1
+  image_vm                 = "Ubuntu_22-20G"
+  user_login               = "ubuntu"
+  user_public_key          = chomp(file(${JSON.stringify(`${keyPath}.pub`)}))
+  access_port_list         = jsonencode(["22"])
+  need_add_zabbix_template = false
+  delete_mode              = var.delete_mode
+  resume_if_exists         = var.resume
+}
+output "address" { value = nubes_vc_vm_v3.vm.state_out_flat["externalConnect"] }
+`;
+}
+
+describeE2E("nubes_vc_vm_v3 in the twin: delete_mode and resume_if_exists", () => {
+  const tf = new TwinTerraform();
+  const vm = `tl${randomBytes(3).toString("hex")}`;
+  const sandbox = sandboxNameOf(vm);
+  const key = path.join(tf.dir, "vm_key");
+  const listing = () => listSandboxes().find((s) => s.name === sandbox);
+  const apply = (vars: string[] = []) => tf.run(["apply", "-auto-approve", "-input=false", ...vars]);
+  const destroy = (vars: string[] = []) => tf.run(["destroy", "-auto-approve", "-input=false", ...vars]);
+  const address = () => JSON.parse(tf.ok(["output", "-json"])).address.value as string;
+
+  beforeAll(() => {
+    execFileSync("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-f", key]);
+    tf.write(config(vm, key));
+    tf.ok(["init", "-input=false"]);
+  }, 120_000);
+
+  afterAll(async () => {
+    await stopSandbox(sandbox);
+    removeVapp(`twin-life-${vm}`);
+  });
+
+  test("state_only: destroy forgets the VM and leaves it running; the next create adopts it", () => {
+    expect(apply().code).toBe(0);
+    const first = { address: address(), createdAt: listing()?.createdAt };
+    expect(listing()).toMatchObject({ alive: true, status: "running" });
+    expect(destroy().code).toBe(0);
+    expect(listing()).toMatchObject({ alive: true, status: "running", createdAt: first.createdAt });
+    expect(apply().code).toBe(0);
+    expect({ address: address(), createdAt: listing()?.createdAt }).toEqual(first);
+  }, 300_000);
+
+  test("resume_if_exists = false refuses a running VM of the same name, saying what to do", () => {
+    expect(destroy().code).toBe(0);
+    const r = apply(["-var=resume=false"]);
+    expect(r.code).not.toBe(0);
+    const said = r.output.replace(/\s+/g, " ");
+    expect(said).toContain(`Error: nubes_vc_vm_v3: a VM named ${vm} already exists (sandbox ${sandbox})`);
+    expect(said).toContain("Set resume_if_exists = true to adopt it, or choose another vm_name.");
+  }, 300_000);
+
+  test("suspend: destroy powers the VM off", () => {
+    expect(apply(["-var=delete_mode=suspend"]).code).toBe(0);
+    expect(destroy(["-var=delete_mode=suspend"]).code).toBe(0);
+    expect(listing()).toMatchObject({ alive: false });
+  }, 300_000);
+});
