@@ -1,6 +1,6 @@
 // nubes_vc_vm_v3's lifecycle settings in the twin, through real Terraform: destroy with delete_mode
 // state_only leaves the VM running (as the real provider does), resume_if_exists adopts it on the next
-// create and false refuses it, suspend powers it off.
+// create and false refuses it, suspend powers it off; a VM gone from the twin is planned anew.
 import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import * as path from "node:path";
@@ -84,5 +84,16 @@ describeE2E("nubes_vc_vm_v3 in the twin: delete_mode and resume_if_exists", () =
     expect(apply(["-var=delete_mode=suspend"]).code).toBe(0);
     expect(destroy(["-var=delete_mode=suspend"]).code).toBe(0);
     expect(listing()).toMatchObject({ alive: false });
+  }, 300_000);
+
+  test("a powered-off VM is not resumed but replaced by a new one; a VM deleted outside Terraform is planned again", async () => {
+    const before = listing()?.createdAt;
+    expect(apply(["-var=delete_mode=delete"]).code).toBe(0);
+    expect(listing()).toMatchObject({ alive: true, status: "running" });
+    expect(listing()?.createdAt).not.toBe(before);
+    await stopSandbox(sandbox);
+    const plan = tf.run(["plan", "-input=false", "-var=delete_mode=delete"]);
+    expect(plan.output).toMatch(/nubes_vc_vm_v3\.vm will be created/);
+    expect(destroy(["-var=delete_mode=delete"]).code).toBe(0);
   }, 300_000);
 });
