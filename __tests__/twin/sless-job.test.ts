@@ -91,3 +91,28 @@ describe("sless_job in the twin", () => {
     expect(r.output).toMatch(/with sless_job\.j,\s+on main\.tf line \d+, in resource "sless_job" "j":\s+\d+:\s+event_json/);
   });
 });
+
+describe("plan-time validation in the twin", () => {
+  test("a required attribute that is null is refused at plan time, naming it and where it was set", () => {
+    const tf = new TwinTerraform();
+    tf.write(`${REQUIRED_PROVIDERS}
+variable "name" { default = null }
+variable "runtime" { default = "nodejs20" }
+resource "sless_job" "j" {
+  name       = var.name
+  runtime    = var.runtime
+  entrypoint = "handler.install"
+  source_dir = "/nonexistent"
+}
+`);
+    tf.ok(["init", "-input=false"]);
+    const r = tf.run(["plan", "-input=false"]);
+    expect(r.code).not.toBe(0);
+    expect(r.output).toContain("Error: sless_job: name is required");
+    expect(r.output).toMatch(/on main\.tf line \d+, in resource "sless_job" "j":\s+\d+:\s+name\s+= var\.name/);
+    // Another runtime than Node's is refused too, before anything runs.
+    const py = tf.run(["plan", "-input=false", "-var=name=j", "-var=runtime=python3.11"]);
+    expect(py.code).not.toBe(0);
+    expect(py.output).toContain('Error: sless_job: runtime "python3.11" is not a Node runtime');
+  }, 120_000);
+});
