@@ -78,6 +78,16 @@ describe("sless_job in the twin", () => {
     expect(outputs().phase.value).toBe("Succeeded");
   });
 
+  test("secrets in the event (password-like fields) are scrubbed from the job's message, as the runner does", () => {
+    const secret = "s3cret-value-of-some-length";
+    const r = apply({ event: JSON.stringify({ db_password: secret, fail: `leaked ${secret}` }), run: 3 });
+    expect(r.code).not.toBe(0);
+    // (The plan above the error shows event_json: this test's variable is not sensitive; the stack's is.)
+    const error = r.output.slice(r.output.indexOf("Error:"));
+    expect(error).toContain("Failed: could not: leaked [redacted]");
+    expect(error).not.toContain(secret);
+  });
+
   test("wait_timeout_sec: a job past it is Failed, naming the timeout", () => {
     const r = apply({ event: '{"sleep":5}', timeout: 1 });
     expect(r.code).not.toBe(0);

@@ -4,7 +4,7 @@
 // error: the platform reports it, the stack decides (its postcondition on phase).
 import { randomBytes } from "node:crypto";
 import * as fs from "node:fs";
-import * as path from "node:path";
+import { eventSecrets } from "../../lib/runner/invocation";
 import { DEFAULT_TIMEOUT_SEC, parseEntrypoint, runJob } from "../../lib/runner/run-job";
 import type { CtyObject } from "../protocol/cty-value";
 import { type Diagnostic, errorDiagnostic, TwinError } from "../protocol/diagnostics";
@@ -12,7 +12,6 @@ import type { ResourceImplementation } from "../protocol/resource";
 
 /** Runtimes the twin runs: any Node major, on this machine's Node (the platform's runtime names are "nodejs<major>"). */
 const RUNTIME = /^nodejs\d+$/;
-const SECRET_EVENT_FIELD = /pass|secret|token|key/i;
 
 function validateJob(config: CtyObject): Diagnostic[] {
   const out: Diagnostic[] = [];
@@ -52,18 +51,10 @@ function validateJob(config: CtyObject): Diagnostic[] {
   return out;
 }
 
-/** Event string values under password-like keys: scrubbed from the job's message and output, as the runner does. */
-function eventSecrets(event: unknown, key = ""): string[] {
-  if (typeof event === "string") return SECRET_EVENT_FIELD.test(key) ? [event] : [];
-  if (Array.isArray(event)) return event.flatMap((v) => eventSecrets(v, key));
-  if (event !== null && typeof event === "object") return Object.entries(event).flatMap(([k, v]) => eventSecrets(v, k));
-  return [];
-}
-
 async function runOnce(planned: CtyObject, log: (line: string) => void): Promise<CtyObject> {
   const name = String(planned.name);
   const dir = String(planned.source_dir);
-  if (!fs.existsSync(path.join(dir)) || !fs.statSync(dir).isDirectory()) {
+  if (!fs.statSync(dir, { throwIfNoEntry: false })?.isDirectory()) {
     throw new TwinError(
       `sless_job ${name}: source_dir ${dir} is not a directory`,
       "The platform uploads source_dir; build the handler bundle first (cdktf synth does).",
