@@ -1,10 +1,12 @@
 // nubes_vc_vm_v3's lifecycle settings in the twin, through real Terraform: destroy with delete_mode
 // state_only leaves the VM running (as the real provider does), resume_if_exists adopts it on the next
-// create and false refuses it, suspend powers it off; a VM gone from the twin is planned anew.
+// create and false refuses it, suspend powers it off; a VM gone from the twin is planned anew; only the
+// access ports take connections.
 import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
+import * as net from "node:net";
 import * as path from "node:path";
-import { listSandboxes, stopSandbox } from "../../sandbox";
+import { getSandbox, listSandboxes, stopSandbox } from "../../sandbox";
 import { removeVapp } from "../../twin/nubes/records";
 import { sandboxNameOf } from "../../twin/nubes/vm-settings";
 import { REQUIRED_PROVIDERS, TwinTerraform } from "../twin/terraform";
@@ -15,6 +17,10 @@ function config(vm: string, keyPath: string): string {
 provider "nubes" {}
 variable "delete_mode" { default = "state_only" }
 variable "resume" { default = true }
+variable "ports" {
+  type    = list(string)
+  default = ["22"]
+}
 resource "nubes_vapp" "a" {
   resource_name = "twin-life"
   vapp_name     = "twin-life-${vm}"
@@ -31,13 +37,27 @@ resource "nubes_vc_vm_v3" "vm" {
   image_vm                 = "Ubuntu_22-20G"
   user_login               = "ubuntu"
   user_public_key          = chomp(file(${JSON.stringify(`${keyPath}.pub`)}))
-  access_port_list         = jsonencode(["22"])
+  access_port_list         = jsonencode(var.ports)
   need_add_zabbix_template = false
   delete_mode              = var.delete_mode
   resume_if_exists         = var.resume
 }
 output "address" { value = nubes_vc_vm_v3.vm.state_out_flat["externalConnect"] }
 `;
+}
+
+/** Whether a TCP connection to address:port opens within 2 s. */
+function connects(address: string, port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const sock = net.connect({ host: address, port, timeout: 2000 });
+    const done = (ok: boolean) => {
+      sock.destroy();
+      resolve(ok);
+    };
+    sock.on("connect", () => done(true));
+    sock.on("timeout", () => done(false));
+    sock.on("error", () => done(false));
+  });
 }
 
 describeE2E("nubes_vc_vm_v3 in the twin: delete_mode and resume_if_exists", () => {
@@ -69,6 +89,22 @@ describeE2E("nubes_vc_vm_v3 in the twin: delete_mode and resume_if_exists", () =
     expect(listing()).toMatchObject({ alive: true, status: "running", createdAt: first.createdAt });
     expect(apply().code).toBe(0);
     expect({ address: address(), createdAt: listing()?.createdAt }).toEqual(first);
+  }, 300_000);
+
+  test("access_port_list: only the listed TCP ports take connections from outside; a change is applied in place", async () => {
+    const server = getSandbox(sandbox).rootSpawn("exec python3 -m http.server 8080 --bind 0.0.0.0");
+    try {
+      const vmAddress = address();
+      expect(await connects(vmAddress, 22)).toBe(true);
+      expect(await connects(vmAddress, 8080)).toBe(false);
+      const r = apply(['-var=ports=["22","8080"]']);
+      expect(r.output).toContain("Resources: 0 added, 1 changed, 0 destroyed.");
+      expect(await connects(vmAddress, 8080)).toBe(true);
+      expect(apply().code).toBe(0);
+      expect(await connects(vmAddress, 8080)).toBe(false);
+    } finally {
+      server.kill();
+    }
   }, 300_000);
 
   test("resume_if_exists = false refuses a running VM of the same name, saying what to do", () => {

@@ -1,6 +1,7 @@
 // nubes_vc_vm_v3 in the twin: a sandbox VM (sandbox/) booted with the VM's login user and public key,
 // found again by name by every later provider process. Its address is state_out_flat.externalConnect
-// (and internalConnect: one network here). destroy honours delete_mode as the real provider does.
+// (and internalConnect: one network here); only access_port_list's TCP ports take connections from
+// outside. destroy honours delete_mode as the real provider does.
 import { randomUUID } from "node:crypto";
 import { getSandbox, listSandboxes, startSandbox, stopSandbox } from "../../sandbox";
 import { killTree } from "../../sandbox/boot";
@@ -8,6 +9,7 @@ import { readState } from "../../sandbox/state";
 import type { CtyObject } from "../protocol/cty-value";
 import { TwinError } from "../protocol/diagnostics";
 import type { ResourceImplementation } from "../protocol/resource";
+import { applyAccessPorts, parsePorts } from "./access-ports";
 import { deleteModeOf, LIFECYCLE_DEFAULTS } from "./delete-mode";
 import { sandboxNameOf, vmProblems } from "./vm-settings";
 
@@ -55,6 +57,7 @@ async function createVm(planned: CtyObject, log: (line: string) => void): Promis
     address = sb.address;
     log(`VM ${vmName}: up at ${address}, host key ${sb.hostKeySha256}`);
   }
+  applyAccessPorts(name, parsePorts(planned.access_port_list));
   return { ...planned, id: `vm-${randomUUID()}`, state_out_flat: connectInfo(address, name) };
 }
 
@@ -71,12 +74,17 @@ async function deleteVm(prior: CtyObject, log: (line: string) => void): Promise<
 
 export function nubesVm(log: (line: string) => void): ResourceImplementation {
   return {
-    // What the VM is made from and who logs in: a change needs a new VM. Sizing and ports are recorded.
+    // What the VM is made from and who logs in: a change needs a new VM.
     replaceOn: ["resource_name", "vapp_uid", "vm_name", "image_vm", "user_login", "user_public_key"],
     defaults: LIFECYCLE_DEFAULTS,
     validate: vmProblems,
     create: (planned) => createVm(planned, log),
     delete: (prior) => deleteVm(prior, log),
+    // Sizing is only recorded; the open ports are applied again.
+    async update(_prior, planned) {
+      applyAccessPorts(sandboxNameOf(String(planned.vm_name)), parsePorts(planned.access_port_list));
+      return planned;
+    },
     // A VM whose sandbox is gone was deleted outside Terraform: refresh drops it, the next plan creates it.
     async read(state) {
       const sandbox = readState(sandboxNameOf(String(state.vm_name)));
