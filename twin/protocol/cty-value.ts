@@ -27,16 +27,9 @@ export function decodeValue(bytes: Uint8Array | undefined): CtyValue {
   return decode(bytes, { extensionCodec: codec, useBigInt64: false }) as CtyValue;
 }
 
-/** Encodes `value` as `type`; an object type always carries every attribute (null when unset), as cty requires. */
+/** Encodes a value; callers pass objects with every attribute of their schema (null when unset), as cty requires. */
 export function encodeValue(value: CtyValue): Uint8Array {
   return encode(value, { extensionCodec: codec, ignoreUndefined: false });
-}
-
-export function isKnown(value: CtyValue): boolean {
-  if (value === UNKNOWN) return false;
-  if (Array.isArray(value)) return value.every(isKnown);
-  if (value !== null && typeof value === "object") return Object.values(value).every(isKnown);
-  return true;
 }
 
 /** Deep equality of two values; an unknown equals nothing (it may become anything). */
