@@ -43,4 +43,15 @@ describe("the twin providers through real Terraform", () => {
     expect(r.stdout).toBe("");
     expect(r.stderr).toMatch(/Terraform provider plugin: Terraform starts it/);
   });
+
+  test("npm run twin -- install: one command writes the mirror and the CLI configuration, and prints the line to export", () => {
+    const { spawnSync } = require("node:child_process");
+    const dir = `${tf.dir}/by-cli`;
+    const r = spawnSync(process.execPath, ["-r", "./bin/ts-register.js", "twin/install.ts", "install", "--dir", dir], { encoding: "utf8" });
+    expect(r.status).toBe(0);
+    expect(r.stdout).toBe(`export TF_CLI_CONFIG_FILE=${dir}/terraformrc\n`);
+    const rc = require("node:fs").readFileSync(`${dir}/terraformrc`, "utf8") as string;
+    expect(rc).toContain(`filesystem_mirror {\n    path    = "${dir}/mirror"`);
+    expect(rc).toContain('include = ["terra.k8c.ru/nubes/nubes", "sless.kube5s.ru/sless/sless"]');
+  });
 });
