@@ -7,7 +7,8 @@ import { slessJob } from "./sless/sless-job";
 
 const log = (line: string) => process.stderr.write(`sless-twin: ${line}\n`);
 
-servePlugin(providerService({ schema: loadProviderSchema("sless"), resources: { sless_job: slessJob(log) } }), log).catch((e: Error) => {
+const job = slessJob(log);
+servePlugin(providerService({ schema: loadProviderSchema("sless"), resources: { sless_job: job.resource }, stop: job.stop }), log).catch((e: Error) => {
   log(`cannot start: ${e.message}`);
   process.exit(1);
 });

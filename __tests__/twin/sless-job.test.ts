@@ -1,6 +1,7 @@
 // sless_job in the twin through real Terraform: a bundled directory run as the platform runs it, phase
 // and message filled, a failing handler a Failed job (the stack's postcondition stops the deploy), a
 // new run_id, source_dir or event_json a new run, bad input refused at plan time.
+import { spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { REQUIRED_PROVIDERS, TwinTerraform } from "./terraform";
@@ -93,6 +94,30 @@ describe("sless_job in the twin", () => {
     expect(r.code).not.toBe(0);
     expect(r.output).toMatch(/Failed: .*timed out after 1 s/);
   });
+
+  test("Ctrl-C during a job: Terraform's StopProvider cancels it, the job is Failed and the apply ends", async () => {
+    const child = spawn("terraform", ["apply", "-auto-approve", "-input=false", "-no-color", '-var=event={"sleep":60}', "-var=timeout=120", "-var=run=9"], {
+      cwd: tf.dir,
+      env: tf.env(),
+    });
+    let output = "";
+    let interrupted = false;
+    const started = Date.now();
+    await new Promise<void>((resolve) => {
+      const take = (chunk: Buffer) => {
+        output += chunk.toString();
+        if (output.includes("sless_job.j: Creating...") && !interrupted) {
+          interrupted = true;
+          setTimeout(() => child.kill("SIGINT"), 1000);
+        }
+      };
+      child.stdout.on("data", take);
+      child.stderr.on("data", take);
+      child.on("close", () => resolve());
+    });
+    expect(Date.now() - started).toBeLessThan(30_000);
+    expect(output.replace(/\s+/g, " ")).toContain("sless_job vm1-install-test Failed: cancelled before it finished");
+  }, 60_000);
 
   test("event_json that is not JSON is refused at plan time, naming the attribute", () => {
     const r = tf.run(["plan", "-input=false", "-var=event={not json"]);

@@ -18,10 +18,15 @@ export class TwinTerraform {
     fs.writeFileSync(path.join(this.dir, "main.tf"), mainTf);
   }
 
+  /** Terraform's environment: the twin's CLI configuration, no checkpoint calls. */
+  env(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+    return { ...process.env, ...extra, TF_CLI_CONFIG_FILE: this.twin.cliConfig, CHECKPOINT_DISABLE: "1", TF_IN_AUTOMATION: "1" };
+  }
+
   run(args: string[], env: Record<string, string> = {}): TfRun {
     const r = spawnSync("terraform", [...args, "-no-color"], {
       cwd: this.dir,
-      env: { ...process.env, ...env, TF_CLI_CONFIG_FILE: this.twin.cliConfig, CHECKPOINT_DISABLE: "1", TF_IN_AUTOMATION: "1" },
+      env: this.env(env),
       encoding: "utf8",
       timeout: 600_000,
     });

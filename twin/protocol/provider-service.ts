@@ -21,6 +21,8 @@ export interface TwinProvider {
   resources: Record<string, ResourceImplementation>;
   /** Provider configuration checks (values may be unknown). */
   validateConfig?(config: CtyObject): Diagnostic[];
+  /** Terraform was interrupted (Ctrl-C): cut short what is running, so apply can report and end. */
+  stop?(): void;
 }
 
 /** The resource type's implementation and schema block; a type Terraform should never ask for is a bug. */
@@ -63,7 +65,10 @@ function describingHandlers(twin: TwinProvider): UnaryHandlers {
         ),
       ],
     }),
-    StopProvider: async () => ({ Error: "" }),
+    StopProvider: async () => {
+      twin.stop?.();
+      return { Error: "" };
+    },
   };
 }
 

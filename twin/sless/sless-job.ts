@@ -51,7 +51,7 @@ function validateJob(config: CtyObject): Diagnostic[] {
   return out;
 }
 
-async function runOnce(planned: CtyObject, log: (line: string) => void): Promise<CtyObject> {
+async function runOnce(planned: CtyObject, log: (line: string) => void, signal: AbortSignal): Promise<CtyObject> {
   const name = String(planned.name);
   const dir = String(planned.source_dir);
   if (!fs.statSync(dir, { throwIfNoEntry: false })?.isDirectory()) {
@@ -71,21 +71,29 @@ async function runOnce(planned: CtyObject, log: (line: string) => void): Promise
     timeoutSec: typeof planned.wait_timeout_sec === "number" ? planned.wait_timeout_sec : DEFAULT_TIMEOUT_SEC,
     secrets: [...(env.SSH_KEY ? [env.SSH_KEY] : []), ...eventSecrets(event)],
     onOutput: (line) => log(`[${name}] ${line}`),
+    signal,
   });
   log(`[${name}] ${result.phase} in ${(result.durationMs / 1000).toFixed(1)} s`);
   const id = `${name}-${randomBytes(6).toString("hex")}`;
   return { ...planned, id, phase: result.phase, message: result.message };
 }
 
-export function slessJob(log: (line: string) => void): ResourceImplementation {
-  return {
+/** sless_job, and a stop that cancels every running job (Terraform's StopProvider on Ctrl-C). */
+export function slessJob(log: (line: string) => void): { resource: ResourceImplementation; stop(): void } {
+  let cancel = new AbortController();
+  const resource: ResourceImplementation = {
     // One-shot: what runs, and the run id, make a new run; the platform never reruns a job by itself.
     replaceOn: ["name", "runtime", "entrypoint", "source_dir", "event_json", "run_id"],
     validate: validateJob,
-    create: (planned) => runOnce(planned, log),
+    create: (planned) => runOnce(planned, log, cancel.signal),
     // env_vars and wait_timeout_sec apply to the next run; this one's outcome stays.
     update: async (prior, planned) => ({ ...planned, id: prior.id, phase: prior.phase, message: prior.message }),
     // A finished job has nothing to stop; destroy forgets its record.
     delete: async () => undefined,
   };
+  const stop = () => {
+    cancel.abort();
+    cancel = new AbortController();
+  };
+  return { resource, stop };
 }
