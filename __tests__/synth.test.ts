@@ -40,13 +40,25 @@ describe("installers toggled", () => {
     expect(jobs.vm1_docker.depends_on).toEqual(["nubes_vc_vm_v3.vm1_vm", "sless_job.vm1_packages"]);
     expect(jobs.vm1_postgres.depends_on).toEqual(["nubes_vc_vm_v3.vm1_vm", "sless_job.vm1_docker"]);
     // A rerun of one installer reruns the ones after it on that VM.
-    expect(jobs.vm1_host_key_probe.lifecycle).toBeUndefined();
+    expect(jobs.vm1_host_key_probe.lifecycle.replace_triggered_by).toBeUndefined();
     expect(jobs.vm1_packages.lifecycle.replace_triggered_by).toEqual(["sless_job.vm1_host_key_probe"]);
     expect(jobs.vm1_docker.lifecycle.replace_triggered_by).toEqual(["sless_job.vm1_packages"]);
     expect(jobs.vm1_postgres.lifecycle.replace_triggered_by).toEqual(["sless_job.vm1_docker"]);
     expect(jobs.vm1_docker.wait_timeout_sec).toBe(900);
     expect(jobs.vm1_postgres.wait_timeout_sec).toBe(900);
     expect(jobs.vm1_packages.wait_timeout_sec).toBe(600);
+  });
+
+  test("every sless_job, the host-key probe too, fails the deploy unless its phase is Succeeded, naming itself and its message", () => {
+    const { tf } = synth(context({ installers: allOn }));
+    for (const [id, job] of Object.entries(jobsOf(tf)) as [string, { name: string; lifecycle: Record<string, unknown> }][]) {
+      expect(job.lifecycle.postcondition).toEqual([
+        {
+          condition: '${self.phase == "Succeeded"}',
+          error_message: `sless job ${job.name} (${id}) ended in phase \${self.phase}, not Succeeded: \${self.message}`,
+        },
+      ]);
+    }
   });
 
   test("docker off, postgres on: postgres follows packages directly", () => {
@@ -150,6 +162,11 @@ describe("job contents", () => {
       nubes: { source: "example.org/x/nubes", version: "~> 2.1" },
       sless: { source: "example.org/x/sless", version: "0.1.62" },
     });
+  });
+
+  test("no sless.providerVersion: any version, spelled as a constraint (cdktf deploy refuses a provider without one)", () => {
+    const { tf } = synth(context({}));
+    expect(tf.terraform.required_providers.sless).toEqual({ source: "sless.kube5s.ru/sless/sless", version: ">= 0.0.0" });
   });
 
   test("a fixed address or internalConnect replaces externalConnect", () => {

@@ -2,19 +2,19 @@
 // real `cdktf deploy` (local job target, existing host: only Terraform built-ins), prints the outputs.
 //   npm run demo            up: sandbox + deploy + outputs (rerun: deploys again, changes nothing)
 //   npm run demo -- down    destroy the stack, remove the sandbox and the demo folder
+//   npm run demo -- --twin  the production shape (nubes VM, sless jobs) against the local twin (demo/twin-demo.ts)
 // The demo's own cdktf project lives in .demo/ (gitignored); its app is this checkout's main.ts.
-import { randomBytes } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { PROJECT_ROOT } from "../lib/bundling/bundle";
 import { readStatus } from "../lib/status/deployed-status";
 import { renderStatusTable } from "../lib/status/status-table";
 import { getSandbox, listSandboxes, type Sandbox, sandboxSupportProblems, startSandbox, stopSandbox } from "../sandbox";
-import { runCdktf, writeCdktfProject } from "./project";
+import { demoPassword, runCdktf, writeCdktfProject } from "./project";
+import { twinDown, twinUp } from "./twin-demo";
 
 export const DEMO_DIR = path.join(PROJECT_ROOT, ".demo");
 const SANDBOX_NAME = "vm-install-demo";
-const PASSWORD_FILE = path.join(DEMO_DIR, "pg_password");
 
 const say = (line: string) => process.stderr.write(`demo: ${line}\n`);
 
@@ -44,16 +44,6 @@ export function demoContext(sb: { address: string; port: number; user: string; p
   };
 }
 
-/** The demo's PostgreSQL password: made once (quotes, $ and spaces on purpose), kept 0600 in .demo/. */
-function password(): string {
-  if (process.env.TF_VAR_pg_password) return process.env.TF_VAR_pg_password;
-  if (!fs.existsSync(PASSWORD_FILE)) {
-    fs.mkdirSync(DEMO_DIR, { recursive: true });
-    fs.writeFileSync(PASSWORD_FILE, `demo '${randomBytes(9).toString("base64")}' $x\\y`, { mode: 0o600 });
-  }
-  return fs.readFileSync(PASSWORD_FILE, "utf8");
-}
-
 async function cdktf(args: string[], env: Record<string, string> = {}): Promise<number> {
   return (await runCdktf(DEMO_DIR, args, { env, echo: true })).code;
 }
@@ -77,7 +67,7 @@ async function up(): Promise<number> {
   }
   writeCdktfProject(DEMO_DIR, demoContext(sb));
   say("cdktf deploy (packages -> docker -> postgres, each job's progress below)");
-  const code = await cdktf(["deploy", "--auto-approve"], { TF_VAR_pg_password: password() });
+  const code = await cdktf(["deploy", "--auto-approve"], { TF_VAR_pg_password: demoPassword(DEMO_DIR) });
   if (code !== 0) {
     say(`deploy failed (exit ${code}); fix what the job said above and run \`npm run demo\` again, or \`npm run demo -- down\``);
     return code;
@@ -92,7 +82,7 @@ async function down(): Promise<number> {
   let code = 0;
   if (fs.existsSync(path.join(DEMO_DIR, "cdktf.json"))) {
     say("cdktf destroy");
-    code = await cdktf(["destroy", "--auto-approve"], { TF_VAR_pg_password: fs.existsSync(PASSWORD_FILE) ? password() : "unused" });
+    code = await cdktf(["destroy", "--auto-approve"], { TF_VAR_pg_password: demoPassword(DEMO_DIR) });
   }
   await stopSandbox(SANDBOX_NAME);
   say(`sandbox ${SANDBOX_NAME} removed`);
@@ -102,10 +92,13 @@ async function down(): Promise<number> {
 }
 
 if (require.main === module) {
-  const command = process.argv[2] ?? "up";
-  const run = command === "up" ? up : command === "down" ? down : undefined;
-  if (!run) {
-    say(`unknown command ${JSON.stringify(command)}; usage: npm run demo [-- up|down]`);
+  const args = process.argv.slice(2);
+  const twin = args.includes("--twin");
+  const rest = args.filter((a) => a !== "--twin");
+  const command = rest[0] ?? "up";
+  const run = command === "up" ? (twin ? twinUp : up) : command === "down" ? (twin ? twinDown : down) : undefined;
+  if (!run || rest.length > 1) {
+    say(`unknown arguments ${JSON.stringify(rest.join(" "))}; usage: npm run demo [-- up|down] [--twin]`);
     process.exit(2);
   }
   run().then(

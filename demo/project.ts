@@ -1,6 +1,7 @@
 // A cdktf project folder of its own (cdktf.json + this checkout's main.ts as the app) for a given
 // vmInstall context: the demo deploys one, and the deploy tests deploy several side by side.
 import { spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { PROJECT_ROOT } from "../lib/bundling/bundle";
@@ -65,4 +66,15 @@ export function readOutputs(dir: string, stack: string): Record<string, string> 
   };
   walk(all[stack] ?? {});
   return flat;
+}
+
+/** A demo's PostgreSQL password: made once (quotes, $ and spaces on purpose), kept 0600 in its folder. */
+export function demoPassword(dir: string): string {
+  if (process.env.TF_VAR_pg_password) return process.env.TF_VAR_pg_password;
+  const file = path.join(dir, "pg_password");
+  if (!fs.existsSync(file)) {
+    fs.mkdirSync(dir, { recursive: true });
+    fs.writeFileSync(file, `demo '${randomBytes(9).toString("base64")}' $x\\y`, { mode: 0o600 });
+  }
+  return fs.readFileSync(file, "utf8");
 }

@@ -16,6 +16,9 @@ import { configureBackend } from "./state-backend";
 import { TerraformPaths } from "./terraform-paths";
 import { type SecretRule, VmInstallation } from "./vm-installation";
 
+/** The version constraint every version meets: sless.providerVersion "" (any). */
+export const ANY_VERSION = ">= 0.0.0";
+
 export interface VmInstallStackProps {
   /** The validated configuration (lib/config parseConfig). */
   readonly config: VmInstallConfig;
@@ -79,9 +82,11 @@ export class VmInstallStack extends TerraformStack {
   }
 
   private slessProvider(config: VmInstallConfig): void {
+    // `cdktf deploy` refuses a required_providers entry without a version (its manifest schema requires
+    // one), so "any version" is spelled out as the constraint every version meets.
     this.addOverride("terraform.required_providers.sless", {
       source: config.sless.providerSource,
-      ...(config.sless.providerVersion ? { version: config.sless.providerVersion } : {}),
+      version: config.sless.providerVersion || ANY_VERSION,
     });
     new SlessProvider(this, "sless", {
       endpoint: config.sless.endpoint,

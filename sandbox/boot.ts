@@ -7,7 +7,7 @@ import * as fs from "node:fs";
 import * as net from "node:net";
 import * as path from "node:path";
 import { quote } from "../shared/shell-quote";
-import { IMAGE_UID } from "./image";
+import { IMAGE_USER } from "./image";
 import { childEnv, descendantsOf, nsPids, type ProcRef, procAlive, procComm, procRef, runOk, sleep, tail } from "./util";
 
 export const SSH_PORT = 22;
@@ -59,6 +59,20 @@ interface BootScriptInput {
   lowerDir: string;
   netns: string;
   paths: BootPaths;
+  /** Login user; the image has "ubuntu" (uid 1000), any other is created at boot like a cloud image's. */
+  user?: string;
+  /** authorized_keys of that user instead of the sandbox's own client key (a Nubes VM's user_public_key). */
+  authorizedKey?: string;
+}
+
+/** Shell lines that create a login user other than the image's, with passwordless sudo as the image's has. */
+function extraUser(m: string, user: string): string {
+  const q = quote;
+  return `chroot ${q(m)} useradd --create-home --groups sudo --shell /bin/bash ${q(user)}
+chroot ${q(m)} usermod -p '*' ${q(user)}
+printf '%s ALL=(ALL) NOPASSWD:ALL\\n' ${q(user)} > ${q(`${m}/etc/sudoers.d/91-${user}`)}
+chmod 0440 ${q(`${m}/etc/sudoers.d/91-${user}`)}
+`;
 }
 
 /** Runs as PID 1's parent inside the new mount + pid namespaces; everything it mounts dies with them. */
@@ -66,6 +80,8 @@ function bootScript(i: BootScriptInput): string {
   const p = i.paths;
   const q = quote;
   const m = p.merged;
+  const user = i.user ?? IMAGE_USER;
+  const keys = i.authorizedKey ? path.join(p.runDir, "authorized_keys") : p.publicKey;
   const hosts = `127.0.0.1\tlocalhost\n127.0.1.1\t${i.name}\n::1\t\tlocalhost ip6-localhost ip6-loopback\nff02::1\t\tip6-allnodes\nff02::2\t\tip6-allrouters\n`;
   return `#!/bin/sh
 # vm-install sandbox ${i.name}: run by unshare in private mount + pid namespaces (see sandbox/boot.ts).
@@ -76,8 +92,9 @@ mount -t overlay overlay -o ${q(`lowerdir=${i.lowerDir},upperdir=${p.upper},work
 for ns in /run/netns/*; do
   [ "$ns" = ${q(`/run/netns/${i.netns}`)} ] || umount -l "$ns" 2>/dev/null || true
 done
-install -d -m 700 -o ${IMAGE_UID} -g ${IMAGE_UID} ${q(`${m}/home/ubuntu/.ssh`)}
-install -m 600 -o ${IMAGE_UID} -g ${IMAGE_UID} ${q(p.publicKey)} ${q(`${m}/home/ubuntu/.ssh/authorized_keys`)}
+${user === IMAGE_USER ? "" : extraUser(m, user)}uid=$(chroot ${q(m)} id -u ${q(user)}); gid=$(chroot ${q(m)} id -g ${q(user)})
+install -d -m 700 -o "$uid" -g "$gid" ${q(`${m}/home/${user}/.ssh`)}
+install -m 600 -o "$uid" -g "$gid" ${q(keys)} ${q(`${m}/home/${user}/.ssh/authorized_keys`)}
 rm -f ${q(m)}/etc/ssh/ssh_host_*
 chroot ${q(m)} ssh-keygen -A >/dev/null
 printf '%s\\n' ${q(i.name)} > ${q(`${m}/etc/hostname`)}
@@ -104,6 +121,7 @@ export function prepareRunDir(p: BootPaths): void {
 
 /** Starts the detached namespace tree and returns its top process (unshare) as soon as it exists. */
 export function spawnTree(i: BootScriptInput): ProcRef {
+  if (i.authorizedKey) fs.writeFileSync(path.join(i.paths.runDir, "authorized_keys"), `${i.authorizedKey.trim()}\n`, { mode: 0o600 });
   fs.writeFileSync(i.paths.bootScript, bootScript(i), { mode: 0o755 });
   const logFd = fs.openSync(i.paths.consoleLog, "a");
   try {

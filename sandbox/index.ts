@@ -74,6 +74,10 @@ export interface StartOptions {
   log?: (line: string) => void;
   /** Boot-to-SSH budget; default 90 s. */
   bootTimeoutMs?: number;
+  /** Login user created at boot when not the image's "ubuntu" (the twin's VMs honour user_login). */
+  user?: string;
+  /** The one key the login user accepts, instead of the sandbox's own (the twin's VMs honour user_public_key). */
+  authorizedKey?: string;
 }
 
 function defaultLog(): (l: string) => void {
@@ -178,7 +182,7 @@ export async function startSandbox(opts: StartOptions = {}): Promise<Sandbox> {
     owner: procRef(process.pid) ?? null,
     persistent: !!opts.persistent,
     port: SSH_PORT,
-    user: IMAGE_USER,
+    user: opts.user ?? IMAGE_USER,
     privateKeyPath: paths.privateKey,
     lowerDir: img.rootfs,
     imageHash: img.hash,
@@ -199,7 +203,7 @@ export async function startSandbox(opts: StartOptions = {}): Promise<Sandbox> {
     await Promise.all([setupNetwork(name, plan, log), makeClientKey(paths, name)]);
     const tNet = Date.now();
 
-    state.pid = spawnTree({ name, lowerDir: img.rootfs, netns: plan.netns, paths });
+    state.pid = spawnTree({ name, lowerDir: img.rootfs, netns: plan.netns, paths, user: opts.user, authorizedKey: opts.authorizedKey });
     writeState(state);
     if (!opts.persistent) trackTree(name, state.pid);
     const top = state.pid;

@@ -5,6 +5,9 @@ import { Job } from "../../providers/generated/sless/job";
 import { Fn } from "../cdktf";
 import { type InstallerJob, type JobSpec, resourceAddress } from "./job-spec";
 
+/** The only phase a deploy goes on after. */
+export const JOB_SUCCEEDED = "Succeeded";
+
 export interface SlessJobProps {
   /** sless runtime name, e.g. "nodejs20". */
   readonly runtime: string;
@@ -37,6 +40,15 @@ export function slessJobTarget(props: SlessJobProps) {
       dependsOn: spec.previous ? [...spec.dependsOn, spec.previous] : spec.dependsOn,
     });
     job.overrideLogicalId(id);
+    // The platform reports a failed handler as phase Failed, not as an error: without this check the deploy
+    // would carry on (and print the error as a result). Whatever the platform does, a job that did not
+    // succeed stops the deploy here, naming itself and its message.
+    job.addOverride("lifecycle.postcondition", [
+      {
+        condition: `\${self.phase == "${JOB_SUCCEEDED}"}`,
+        error_message: `sless job ${spec.name} (${id}) ended in phase \${self.phase}, not ${JOB_SUCCEEDED}: \${self.message}`,
+      },
+    ]);
     // A rerun of the previous installer reruns this one too (its result may depend on what that changed).
     if (spec.previous) job.addOverride("lifecycle.replace_triggered_by", [spec.previous.address]);
     return Object.assign(job, { address: resourceAddress(job, id) });

@@ -33,7 +33,7 @@ export interface Invocation {
 }
 
 /** String values under password/secret/token-like keys, at any depth: the event's secrets. */
-function eventSecrets(value: unknown, key = "", out: string[] = []): string[] {
+export function eventSecrets(value: unknown, key = "", out: string[] = []): string[] {
   if (typeof value === "string") {
     if (SECRET_FIELD.test(key)) out.push(value);
   } else if (Array.isArray(value)) {

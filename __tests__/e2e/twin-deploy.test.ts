@@ -1,0 +1,127 @@
+// The production shape of the stack (a nubes VM, sless jobs, all three installers), unchanged, deployed
+// through real `cdktf deploy` against the local twin of Nubes and sless: deployed, deployed again,
+// rerun, failed, repaired and destroyed.
+
+import { execFileSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { type CdktfRun, readOutputs, runCdktf, writeCdktfProject } from "../../demo/project";
+import { getSandbox, listSandboxes } from "../../sandbox";
+import { TWIN_CDKTF_FLAGS, twinDeployEnv } from "../../twin/deploy-env";
+import { installTwin } from "../../twin/install";
+import { readVapp } from "../../twin/nubes/records";
+import { sandboxNameOf } from "../../twin/nubes/vm-settings";
+import { tempDir } from "../support/synth";
+import { describeE2E } from "./support/e2e";
+
+const STACK = "e2e-twin";
+
+/** sless jobs (re)created in this run, in the order their creation completed. */
+function jobsCompleted(run: CdktfRun): string[] {
+  return [...run.output.matchAll(/sless_job\.([a-z0-9_]+)(?: \([^)]*\))?: Creation complete/g)].map((m) => m[1]);
+}
+
+function indexOf(run: CdktfRun, pattern: RegExp): number {
+  const m = pattern.exec(run.output);
+  if (!m) throw new Error(`not in the deploy output: ${pattern}\n${run.output.slice(-3000)}`);
+  return m.index;
+}
+
+describeE2E("cdktf deploy of the production stack against the twin of Nubes and sless", () => {
+  const dir = tempDir("twin-deploy");
+  const vm = `tw${randomBytes(3).toString("hex")}`;
+  const sandbox = sandboxNameOf(vm);
+  const twin = installTwin(path.join(dir, ".twin"));
+  const env = { ...twinDeployEnv(twin), TF_VAR_pg_password: "a twin password, long enough" };
+  const ctx = (patch: { runId?: number; packages?: string[] } = {}) => ({
+    stackName: STACK,
+    runId: patch.runId ?? 1,
+    nubes: { vdcUid: "twin-vdc", nsxtUid: "twin-nsxt", deleteMode: "delete" },
+    installers: {
+      packages: { enabled: true, packages: patch.packages ?? ["git", "jq"] },
+      docker: { enabled: true, channel: "distro", verify: "daemon", compose: false },
+      postgres: { enabled: true, passwordVariable: "pg_password" },
+    },
+    vms: [{ name: vm, user: "deployer", publicKeyPath: path.join(dir, "vm_key.pub"), privateKeyPath: path.join(dir, "vm_key") }],
+  });
+  const cdktf = async (command: "deploy" | "destroy", context: unknown) => {
+    writeCdktfProject(dir, context);
+    const run = await runCdktf(dir, [command, "--auto-approve", ...TWIN_CDKTF_FLAGS, "--outputs-file", path.join(dir, "outputs.json")], { env });
+    return { ...run, outputs: run.code === 0 && command === "deploy" ? readOutputs(dir, STACK) : {} };
+  };
+
+  beforeAll(() => {
+    execFileSync("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-C", "twin-e2e", "-f", path.join(dir, "vm_key")]);
+  });
+
+  afterAll(async () => {
+    // A failed test may leave the VM: remove it as `destroy` would.
+    if (listSandboxes().some((s) => s.name === sandbox)) await getSandbox(sandbox).stop();
+  });
+
+  test("deploy: vApp, a VM booted with the configured user and key, the host-key probe and three jobs in order, outputs", async () => {
+    const run = await cdktf("deploy", ctx());
+    expect(run.code).toBe(0);
+    expect(jobsCompleted(run)).toEqual([`${vm}_host_key_probe`, `${vm}_packages`, `${vm}_docker`, `${vm}_postgres`]);
+    expect(indexOf(run, new RegExp(`sless_job\\.${vm}_host_key_probe[^\\n]*: Creating`))).toBeGreaterThan(
+      indexOf(run, /nubes_vc_vm_v3\.[a-z0-9_]+[^\n]*: Creation complete/),
+    );
+    expect(indexOf(run, new RegExp(`sless_job\\.${vm}_docker[^\\n]*: Creating`))).toBeGreaterThan(
+      indexOf(run, new RegExp(`sless_job\\.${vm}_packages[^\\n]*: Creation complete`)),
+    );
+
+    const sb = getSandbox(sandbox);
+    expect(run.outputs[`${vm}_address`]).toBe(sb.address);
+    const pkgs = JSON.parse(run.outputs[`${vm}_packages_result`]);
+    expect(pkgs).toMatchObject({ status: "ok", installed: ["git", "jq"], host_key_sha256: sb.hostKeySha256 });
+    expect(JSON.parse(run.outputs[`${vm}_docker_result`])).toMatchObject({ status: "ok", channel: "distro", users_added: ["deployer"] });
+    expect(JSON.parse(run.outputs[`${vm}_postgres_result`])).toMatchObject({ status: "ok", db_name: "myapp" });
+    // The VM accepts exactly the configured key for the configured user.
+    const authorized = await sb.rootExec("cat /home/deployer/.ssh/authorized_keys");
+    expect(authorized.stdout.trim()).toBe(fs.readFileSync(path.join(dir, "vm_key.pub"), "utf8").trim());
+    expect(readVapp(`vm-install-${vm}`)).toMatchObject({ vdc_uid: "twin-vdc", nsxt_uid: "twin-nsxt", status: "running" });
+  }, 600_000);
+
+  test("deploy again unchanged: nothing changes", async () => {
+    const before = readOutputs(dir, STACK);
+    const run = await cdktf("deploy", ctx());
+    expect(run.code).toBe(0);
+    expect(run.output).toContain("No changes.");
+    expect(jobsCompleted(run)).toEqual([]);
+    expect(run.outputs).toEqual(before);
+  }, 300_000);
+
+  test("a raised runId reruns the jobs in order on the same VM", async () => {
+    const address = readOutputs(dir, STACK)[`${vm}_address`];
+    const run = await cdktf("deploy", ctx({ runId: 2 }));
+    expect(run.code).toBe(0);
+    expect(jobsCompleted(run)).toEqual([`${vm}_host_key_probe`, `${vm}_packages`, `${vm}_docker`, `${vm}_postgres`]);
+    expect(run.output).not.toMatch(/nubes_vc_vm_v3[^\n]*: Creating/);
+    expect(run.outputs[`${vm}_address`]).toBe(address);
+    expect(JSON.parse(run.outputs[`${vm}_packages_result`])).toMatchObject({ installed: [], already_installed: ["git", "jq"] });
+  }, 600_000);
+
+  test("a failing job (only unknown packages): phase Failed in the twin, the deploy fails naming the job and its message; the fix deploys", async () => {
+    const failed = await cdktf("deploy", ctx({ runId: 2, packages: ["zz-no-such-package"] }));
+    expect(failed.code).not.toBe(0);
+    // Terraform wraps the error message to the terminal's width.
+    const said = failed.output.replace(/\s+/g, " ");
+    expect(said).toContain(`sless job ${vm}-install-packages (${vm}_packages) ended in phase Failed, not Succeeded: install-packages failed`);
+    expect(said).toMatch(/zz-no-such-package: unknown package/);
+    // The jobs after it did not run.
+    expect(failed.output).not.toMatch(new RegExp(`sless_job\\.${vm}_docker[^\\n]*: Creating`));
+
+    const fixed = await cdktf("deploy", ctx({ runId: 2, packages: ["git", "jq", "unzip"] }));
+    expect(fixed.code).toBe(0);
+    expect(JSON.parse(fixed.outputs[`${vm}_packages_result`])).toMatchObject({ status: "ok", installed: ["unzip"] });
+    expect(jobsCompleted(fixed)).toEqual([`${vm}_packages`, `${vm}_docker`, `${vm}_postgres`]);
+  }, 600_000);
+
+  test("destroy with delete_mode delete removes the sandbox and the vApp", async () => {
+    const run = await cdktf("destroy", ctx({ runId: 2, packages: ["git", "jq", "unzip"] }));
+    expect(run.code).toBe(0);
+    expect(listSandboxes().map((s) => s.name)).not.toContain(sandbox);
+    expect(readVapp(`vm-install-${vm}`)).toBeUndefined();
+  }, 300_000);
+});
