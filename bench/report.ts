@@ -13,7 +13,7 @@ export const README = path.join(ROOT, "README.md");
 export const BEGIN = "<!-- bench:table -->";
 export const END = "<!-- /bench:table -->";
 /** Table rows in this order of benches; others after them, by name. */
-const ORDER = ["synth", "install-packages", "install-docker", "install-postgres", "deploy"];
+const ORDER = ["synth", "install-packages", "install-docker", "install-postgres", "deploy", "status"];
 
 /** Every bench/results/*.json, in table order. */
 export function loadResults(dir = RESULTS_DIR): BenchResult[] {

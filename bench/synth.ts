@@ -14,6 +14,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { writeCdktfProject } from "../demo/project";
 import { PROJECT_ROOT } from "../lib/bundling/bundle";
+import { allInstallersContext } from "./contexts";
 import { buildResult, commitInfo } from "./results";
 import { fmtMs, runRounds } from "./rounds";
 import { report, roundsArg, runMain } from "./support";
@@ -39,20 +40,6 @@ function trivialApp(dir: string): void {
       "app.synth();",
     ].join("\n"),
   );
-}
-
-/** `count` existing VMs (10.0.0.1...) with all three installers, jobs on the local target. */
-export function allInstallersContext(count: number) {
-  return {
-    stackName: `bench-synth-${count}`,
-    jobTarget: "local",
-    installers: {
-      packages: { enabled: true, packages: ["git", "curl", "jq", "htop", "unzip"] },
-      docker: { enabled: true, channel: "distro", verify: "daemon", compose: false },
-      postgres: { enabled: true, passwordVariable: "pg_password" },
-    },
-    vms: Array.from({ length: count }, (_, i) => ({ name: `vm${i + 1}`, kind: "existing", address: `10.0.0.${i + 1}` })),
-  };
 }
 
 function time(cwd: string): number {
