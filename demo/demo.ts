@@ -10,7 +10,7 @@ import { PROJECT_ROOT } from "../lib/bundling/bundle";
 import { readStatus } from "../lib/status/deployed-status";
 import { renderStatusTable } from "../lib/status/status-table";
 import { getSandbox, listSandboxes, type Sandbox, sandboxSupportProblems, startSandbox, stopSandbox } from "../sandbox";
-import { demoPassword, runCdktf, writeCdktfProject } from "./project";
+import { demoPassword, existingHost, runCdktf, writeCdktfProject } from "./project";
 import { twinDown, twinUp } from "./twin-demo";
 
 export const DEMO_DIR = path.join(PROJECT_ROOT, ".demo");
@@ -30,17 +30,7 @@ export function demoContext(sb: { address: string; port: number; user: string; p
       docker: { enabled: true, channel: "distro", verify: "daemon", compose: false },
       postgres: { enabled: true, passwordVariable: "pg_password", dbName: "demo", dbUser: "demo_user" },
     },
-    vms: [
-      {
-        name: "demo",
-        kind: "existing",
-        address: sb.address,
-        sshPort: sb.port,
-        user: sb.user,
-        privateKeyPath: sb.privateKeyPath,
-        hostKeySha256: sb.hostKeySha256,
-      },
-    ],
+    vms: [existingHost("demo", sb)],
   };
 }
 

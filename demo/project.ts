@@ -7,6 +7,11 @@ import * as path from "node:path";
 import { PROJECT_ROOT } from "../lib/bundling/bundle";
 
 /** Writes `<dir>/cdktf.json` whose app is this checkout's main.ts and whose context is `vmInstall`. */
+/** A sandbox as a VM of kind "existing" in cdktf.json, its host key pinned. */
+export function existingHost(name: string, sb: { address: string; port: number; user: string; privateKeyPath: string; hostKeySha256: string }) {
+  return { name, kind: "existing", address: sb.address, sshPort: sb.port, user: sb.user, privateKeyPath: sb.privateKeyPath, hostKeySha256: sb.hostKeySha256 };
+}
+
 export function writeCdktfProject(dir: string, vmInstall: unknown): void {
   fs.mkdirSync(dir, { recursive: true });
   const cdktf = {

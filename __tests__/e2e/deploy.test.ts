@@ -4,7 +4,7 @@ import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { type CdktfRun, readOutputs, runCdktf, writeCdktfProject } from "../../demo/project";
+import { type CdktfRun, existingHost, readOutputs, runCdktf, writeCdktfProject } from "../../demo/project";
 import { PROJECT_ROOT } from "../../lib/bundling/bundle";
 import { type Sandbox, startSandbox } from "../../sandbox";
 import { tempDir } from "../support/synth";
@@ -13,9 +13,7 @@ import { describeE2E, dpkgStatus, sandboxPerSuite, sshUser } from "./support/e2e
 const PASSWORD = `pw with 'single' "double" $dollar \\back spaces`;
 const env = { TF_VAR_pg_password: PASSWORD };
 
-function host(name: string, sb: Sandbox) {
-  return { name, kind: "existing", address: sb.address, sshPort: sb.port, user: sb.user, privateKeyPath: sb.privateKeyPath, hostKeySha256: sb.hostKeySha256 };
-}
+const host = existingHost;
 
 /** Jobs whose terraform_data was (re)created in this run, by logical id (a secret's length check is not a job). */
 function jobsRun(run: CdktfRun): string[] {

@@ -7,7 +7,7 @@
 import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { runCdktf, writeCdktfProject } from "../../demo/project";
+import { existingHost, runCdktf, writeCdktfProject } from "../../demo/project";
 import { PROJECT_ROOT } from "../../lib/bundling/bundle";
 import type { Sandbox } from "../../sandbox";
 import { tempDir } from "../support/synth";
@@ -27,17 +27,7 @@ describeE2E("shared state in PostgreSQL: two working copies, one deployment, one
     jobTarget: "local",
     backend: { type: "pg", schemaName: "vm_install" },
     installers: { packages: { packages } },
-    vms: [
-      {
-        name: "app",
-        kind: "existing",
-        address: sb.address,
-        sshPort: sb.port,
-        user: sb.user,
-        privateKeyPath: sb.privateKeyPath,
-        hostKeySha256: sb.hostKeySha256,
-      },
-    ],
+    vms: [existingHost("app", sb)],
   });
   const deploy = (dir: string) => runCdktf(dir, ["deploy", "--auto-approve"], { env });
   const status = (dir: string) =>
