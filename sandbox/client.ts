@@ -56,6 +56,7 @@ export function sshRun(sb: SandboxInfo & { knownHostsPath: string }, command: st
       const code = err ? (typeof (err as { code?: unknown }).code === "number" ? (err as { code: number }).code : 255) : 0;
       resolve({ code, stdout, stderr, ms: performance.now() - started });
     });
+    child.stdin?.on("error", () => undefined); // it may exit before reading: EPIPE is not its outcome
     child.stdin?.end(opts.stdin ?? "");
   });
 }

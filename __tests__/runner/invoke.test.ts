@@ -38,6 +38,7 @@ function cli(args: string[], opts: { env?: Record<string, string | undefined>; s
       }
       resolve({ code, stdout, stderr, lines, last });
     });
+    child.stdin.on("error", () => undefined); // it may exit before reading: EPIPE is not its outcome
     child.stdin.end(opts.stdin ?? "");
   });
 }

@@ -16,6 +16,8 @@ function run(cmd: string, args: string[], input?: string): Promise<{ code: numbe
     const child = execFile(cmd, args, { encoding: "utf8", timeout: 30_000 }, (err, stdout, stderr) =>
       resolve({ code: err ? (typeof (err as { code?: unknown }).code === "number" ? Number((err as { code?: number }).code) : 1) : 0, stdout, stderr }),
     );
+    // A command that never reads stdin (ssh-keygen) may exit before the write: EPIPE then, not a failure.
+    child.stdin?.on("error", () => undefined);
     child.stdin?.end(input ?? "");
   });
 }
