@@ -37,8 +37,9 @@ export class VmInstallStack extends TerraformStack {
     super(scope, id);
     const { config } = props;
     const baseDir = props.baseDir ?? process.cwd();
-    // Key files, results and the salt are written into the configuration as absolute paths under it, and
-    // Terraform reads every string there as a template: the settings cannot carry `${`, nor may this.
+    // Paths to key files, results and the salt run through this folder's name when cdktf.out is
+    // elsewhere, and Terraform reads every string of the configuration as a template: the settings
+    // cannot carry `${`, nor may this.
     if (/[$%]\{/.test(baseDir)) {
       throw new Error(
         `the project folder ${baseDir} contains "\${" or "%{", which Terraform would read as template syntax in the paths under it; move or rename it`,
