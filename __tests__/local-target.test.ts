@@ -40,7 +40,7 @@ describe("local job target with existing hosts", () => {
     const many = { ...ctx, vms: Array.from({ length: 6 }, (_, i) => ({ name: `h${i}`, kind: "existing", address: `192.0.2.${i + 1}` })) };
     const { outdir } = synthApp(many, { env: { PATH: `${bin}:${process.env.PATH}` } });
     const many6 = JSON.parse(fs.readFileSync(path.join(outdir, "stacks", "local", "cdk.tf.json"), "utf8"));
-    expect(Object.keys(many6.resource.terraform_data)).toHaveLength(31); // per host: probe, record, 3 installers; one password check
+    expect(Object.keys(many6.resource.terraform_data)).toHaveLength(55); // per host: probe, record, 3 installers, an outcome per job (4); one password check
     expect(fs.readFileSync(log, "utf8").trim().split("\n")).toEqual(["version"]);
   });
 
@@ -51,12 +51,18 @@ describe("local job target with existing hosts", () => {
     // h1 is pinned: no probe and no record; h2 records its key at first contact.
     expect(Object.keys(jobs).sort()).toEqual([
       "h1_docker",
+      "h1_docker_outcome",
       "h1_packages",
+      "h1_packages_outcome",
       "h1_postgres",
+      "h1_postgres_outcome",
       "h2_host_key",
       "h2_host_key_probe",
+      "h2_host_key_probe_outcome",
       "h2_packages",
+      "h2_packages_outcome",
       "h2_postgres",
+      "h2_postgres_outcome",
       "pg_password_check",
     ]);
   });
@@ -146,45 +152,51 @@ describe("local job target with existing hosts", () => {
     expect(jobs.h1_packages.depends_on).toBeUndefined();
   });
 
-  test("each result reaches an output of the sless shape through a state the runner writes", () => {
-    expect(tf.output.h1_packages_result.value).toBe("${data.terraform_remote_state.h1_packages_state.outputs.message}");
+  test("each result reaches an output of the sless shape through a resource kept in state, replaced with its job", () => {
+    expect(tf.output.h1_packages_result.value).toBe("${terraform_data.h1_packages_outcome.output.message}");
     expect(tf.output.h2_docker_result.value).toBe("skipped");
-    const state = tf.data.terraform_remote_state.h1_packages_state;
-    expect(state.depends_on).toEqual(["terraform_data.h1_packages"]);
-    expect(state.config.path).toBe(jobs.h1_packages.input.result_file);
+    const result = tf.resource.terraform_data.h1_packages_outcome;
+    expect(result.triggers_replace).toEqual({ job: "${terraform_data.h1_packages.id}" });
+    expect(result.lifecycle.ignore_changes).toEqual(["input"]);
+    const file = jobs.h1_packages.input.result_file;
+    expect(result.input.message).toBe(
+      `\${terraform_data.h1_packages.id == "" || !fileexists(${JSON.stringify(file)}) ? "not run" : jsondecode(file(${JSON.stringify(file)})).outputs.message.value}`,
+    );
     const args = parseInvokeArgs(shellWords(jobs.h1_packages.provisioner[0]["local-exec"].command).slice(4));
-    expect(args).toMatchObject({ resultTfstate: jobs.h1_packages.input.result_file });
+    expect(args).toMatchObject({ resultTfstate: file });
   });
 
-  test("Terraform reads the state file the runner writes, in the synthesized data source's shape", () => {
-    // The synthesized data source and output, pointed at a file of this test's, run by real Terraform.
+  test("Terraform keeps the runner's result in state: read once the job ran, kept without the file, renewed with the job", () => {
+    // The synthesized job (without its provisioners) and result resource, pointed at a file of this test's.
     const dir = tempDir("result-state");
-    const file = path.join(dir, "results", "h1-install-packages.tfstate");
-    const { depends_on: _, ...state } = tf.data.terraform_remote_state.h1_packages_state;
+    const file = path.join(dir, "h1-install-packages.tfstate");
+    const job = { triggers_replace: { run: "${var.run}" } };
+    const result = JSON.parse(JSON.stringify(tf.resource.terraform_data.h1_packages_outcome).split(jobs.h1_packages.input.result_file).join(file));
     fs.writeFileSync(
       path.join(dir, "main.tf.json"),
       JSON.stringify({
-        data: { terraform_remote_state: { h1_packages_state: { ...state, config: { path: file } } } },
-        output: { h1_packages_result: tf.output.h1_packages_result, phase: { value: "${data.terraform_remote_state.h1_packages_state.outputs.phase}" } },
+        variable: { run: { type: "string" } },
+        resource: { terraform_data: { h1_packages: job, h1_packages_outcome: result } },
+        output: { h1_packages_result: tf.output.h1_packages_result },
       }),
     );
     const env = tfEnv();
     const terraform = (...args: string[]) => execFileSync("terraform", args, { cwd: dir, env, encoding: "utf8", stdio: "pipe" });
-    const outputs = () => {
-      terraform("apply", "-auto-approve", "-input=false", "-no-color");
-      const o = JSON.parse(terraform("output", "-json"));
-      return { phase: o.phase.value, message: o.h1_packages_result.value };
+    const apply = (run: string) => {
+      const out = terraform("apply", "-auto-approve", "-input=false", "-no-color", `-var=run=${run}`);
+      return { out, message: JSON.parse(terraform("output", "-json")).h1_packages_result.value };
     };
     terraform("init", "-input=false");
-    // No file at all is an error, not the defaults (the README's troubleshooting entry names it).
-    expect(outputs).toThrow(/No stored state was found/);
-    // A state without the outputs gives the defaults: their names are the ones the runner writes.
-    fs.mkdirSync(path.dirname(file));
-    writeResultFile(file, JSON.stringify({ version: 4, terraform_version: "1.0.0", serial: 1, lineage: "empty", outputs: {}, resources: [] }));
-    expect(outputs()).toEqual(RESULT_STATE_DEFAULTS);
+    // The job ran but wrote nothing: "not run", as a sless job that never reported.
+    expect(apply("1").message).toBe(RESULT_STATE_DEFAULTS.message);
     const message = JSON.stringify({ status: "ok", note: 'it\'s "quoted" $HOME ${x}' });
     writeResultFile(file, resultAsTfstate({ phase: "Succeeded", message }, "h1-install-packages"));
-    expect(outputs()).toEqual({ phase: "Succeeded", message });
+    expect(apply("2").message).toBe(message);
+    // Another working copy sharing the state has no result file: nothing to change, the message stays.
+    fs.rmSync(file);
+    const again = apply("2");
+    expect(again.out).toContain("No changes.");
+    expect(again.message).toBe(message);
   }, 60000);
 
   test("terraform validate passes on it, offline", () => {

@@ -9,7 +9,6 @@ export {
   AssetType,
   anyToHclTerraform,
   anyToTerraform,
-  DataTerraformRemoteStateLocal,
   Fn,
   hashMapper,
   hashMapperHcl,

@@ -7,9 +7,11 @@
 // Terraform hides a provisioner's output when its config holds a sensitive value, and the job's progress
 // must stay visible: so nothing sensitive goes into the provisioner. The key stays a file path the runner
 // reads; a secret event field names the TF_VAR_ variable the runner takes it from (local-exec inherits
-// Terraform's environment). The result comes back through a state-shaped file the runner writes and a
-// terraform_remote_state that reads it once the job has run, so `cdktf output` shows the same message a
-// sless_job reports.
+// Terraform's environment). The result comes back through a state-shaped file the runner writes, read
+// into Terraform state by a second terraform_data (<job>_outcome) that is replaced with the job: its input
+// names the job's new id, so it is only known, and the file only read, once the job has run. Kept in
+// state, the message reaches `cdktf output` in the shape a sless_job reports, and a colleague's working
+// copy sharing that state plans without the file (ignore_changes: a missing file changes nothing).
 //
 // A changed secret (a new password) must rerun its job, as a changed event_json does for a sless_job,
 // yet neither the value nor a plain hash of it may reach the state (a short password falls to a
@@ -21,7 +23,6 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import type { Construct } from "constructs";
 import { PROJECT_ROOT } from "../bundling/bundle";
-import { DataTerraformRemoteStateLocal } from "../cdktf";
 import { invokeCommandLine, type JobEnvVar, RESULT_STATE_DEFAULTS, type ResultOutput } from "../runner/invoke-protocol";
 import type { TerraformPaths } from "../terraform-paths";
 import { type InstallerJob, type JobSpec, resourceAddress } from "./job-spec";
@@ -57,6 +58,15 @@ function secretDigest(saltFile: string, secretEvent: JobSpec["secretEvent"]): st
     .sort()
     .map((field) => `var.${secretEvent[field].friendlyUniqueId}`);
   return `\${nonsensitive(sha256(join("\\n", [file(${JSON.stringify(saltFile)}), ${values.join(", ")}])))}`;
+}
+
+/**
+ * The job's message from the result file the runner wrote, "not run" when there is none. It names the
+ * job's id, so while the job is being (re)created it is unknown at plan and read after the job has run.
+ */
+function resultMessage(jobAddress: string, resultFile: string): string {
+  const file = JSON.stringify(resultFile);
+  return `\${${jobAddress}.id == "" || !fileexists(${file}) ? ${JSON.stringify(RESULT_STATE_DEFAULTS.message)} : jsondecode(file(${file})).outputs.${MESSAGE_OUTPUT}.value}`;
 }
 
 /** The provisioner env var the event travels in: not a command line, so `ps` never shows it. */
@@ -134,10 +144,12 @@ export function localJobTarget(props: LocalJobProps) {
     const address = resourceAddress(data, id);
     if (spec.previous) data.addOverride("lifecycle.replace_triggered_by", [spec.previous.address]);
 
-    // Read after the job has run (depends_on defers it to apply whenever the job changes).
-    const result = new DataTerraformRemoteStateLocal(scope, `${id}_state`, { path: resultFile, defaults: { ...RESULT_STATE_DEFAULTS } });
-    result.overrideLogicalId(`${id}_state`);
-    result.addOverride("depends_on", [address]);
-    return new LocalJob(data, address, result.getString(MESSAGE_OUTPUT));
+    const result = new TerraformData(scope, `${id}_outcome`, {
+      input: { [MESSAGE_OUTPUT]: resultMessage(address, resultFile) },
+      triggersReplace: { job: `\${${address}.id}` },
+    });
+    result.overrideLogicalId(`${id}_outcome`);
+    result.addOverride("lifecycle.ignore_changes", ["input"]);
+    return new LocalJob(data, address, result.getStringAttribute(`output.${MESSAGE_OUTPUT}`));
   };
 }
