@@ -10,7 +10,7 @@
 import { type Sandbox, startSandbox } from "../../sandbox";
 import { type FakeDockerRepo, startFakeDockerRepo } from "./fixtures/docker-repo";
 import { describeE2E, type InstallerRun, runInstaller } from "./support/e2e";
-import { cutNetworkFor, holdDpkgLock, recordFault, vmProblems, waitForProcess } from "./support/faults";
+import { cutNetworkFor, holdDpkgLock, killWhenRunning, recordFault, vmProblems, waitForProcess } from "./support/faults";
 
 const T = 10 * 60_000;
 /** A few packages whose unpacking takes seconds: long enough to strike in the middle of it. */
@@ -106,8 +106,7 @@ describeE2E("fault matrix: faults in the middle of an install, on sandbox VMs", 
   matrixCase("dpkg SIGKILLed mid-unpack", "dpkg killed (SIGKILL) mid-unpack: the next run repairs dpkg, says so, and completes", async () => {
     const vm = (sb = await startSandbox());
     const job = packagesJob(vm);
-    const pid = await waitForProcess(vm, UNPACKING);
-    await root(vm, `kill -KILL ${pid}`);
+    await killWhenRunning(vm, UNPACKING);
     const since = Date.now();
     const { outcome, runs } = await completesOrRerunCompletes(job, () => packagesJob(vm));
     // dpkg was left interrupted by the kill: whichever run finished the job repaired it first and says so.

@@ -260,3 +260,17 @@ export function recordFault(record: FaultRecord): void {
   fs.mkdirSync(path.dirname(file), { recursive: true });
   fs.appendFileSync(file, `${JSON.stringify(record)}\n`);
 }
+
+/**
+ * SIGKILLs the oldest process matching `pattern` the moment one runs (pkill, retried every 50 ms until it
+ * hits one: apt starts dpkg several times, and a pid read a moment ago may be gone). Resolves when killed.
+ */
+export async function killWhenRunning(sb: Sandbox, pattern: string, timeoutMs = 120_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const r = await sb.rootExec(`pkill -KILL -o -f ${shellQuote(pattern)}`, { timeoutMs: 10_000 });
+    if (r.code === 0) return;
+    if (Date.now() > deadline) throw new Error(`no process matching ${pattern} to kill in ${sb.name} within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
