@@ -409,7 +409,7 @@ describe("install-docker: official channel", () => {
 });
 
 describe("install-docker: already installed", () => {
-  it("runs the checks and nothing else: no apt, no sudo", async () => {
+  it("runs the checks and the verification, nothing else: no apt; only the verification as root", async () => {
     const { result, remote, lines } = await run({}, [
       os(),
       look({
@@ -421,9 +421,11 @@ describe("install-docker: already installed", () => {
         group: ["ubuntu"],
         users: { ubuntu: ["ubuntu", "sudo", "docker"] },
       }),
+      info(),
+      hello,
     ]);
     expect(remote.done).toBe(true);
-    expect(remote.calls.map((c) => !!c.opts.sudo)).toEqual([false, false]);
+    expect(remote.calls.map((c) => !!c.opts.sudo)).toEqual([false, false, true, true]);
     expect(result).toMatchObject({
       status: "ok",
       changed: false,
@@ -433,7 +435,8 @@ describe("install-docker: already installed", () => {
       compose_version: "2.29.1",
       users_added: [],
       apt_update: { ran: false, reason: "nothing to install" },
-      verify: { mode: "skipped" },
+      server_version: "27.0.3",
+      verify: { mode: "hello-world", detail: "docker run --rm hello-world: Hello from Docker!" },
     });
     expect(lines).toContain("[install-docker] Docker 27.0.3 already installed; nothing changed");
   });
@@ -453,6 +456,8 @@ describe("install-docker: already installed", () => {
       grantsRead(),
       usermod(["deploy"]),
       grantsWrite((w) => expect(w.docker).toEqual({ group_members: ["deploy"] })),
+      info(),
+      hello,
     ]);
     expect(remote.done).toBe(true);
     expect(result).toMatchObject({ status: "ok", changed: true, changes: ["added deploy to group docker"], users_added: ["deploy"] });
@@ -468,12 +473,38 @@ describe("install-docker: already installed", () => {
       group: ["ubuntu"],
       users: { ubuntu: ["docker"] },
     };
-    const distro = await run({ channel: "distro" }, [os(DEBIAN_12), look(v1)]);
+    const distro = await run({ channel: "distro" }, [os(DEBIAN_12), look(v1), info("20.10.24+dfsg1"), hello]);
     expect(distro.result).toMatchObject({ status: "ok", compose: true, compose_version: "1.29.2", compose_command: "docker-compose", channel: "distro" });
     expect(unmetNeeds(parseDockerState(inspectOut(v1), ["ubuntu"]), { channel: "official", compose: true })).toEqual([
       "docker-ce from Docker's repository is not installed (docker.io from the distribution is, and is replaced)",
       "the compose plugin (docker compose) is not installed",
     ]);
+  });
+
+  it("an installed Docker that fails its verification is restarted once and verified again; the result says so", async () => {
+    const state = { cli: "27.0.3", compose: "2.29.1", active: "active", enabled: "enabled", packages: CE, group: ["ubuntu"], users: { ubuntu: ["docker"] } };
+    const { result, remote, error } = await run({ verify: "daemon" }, [
+      os(),
+      look(state),
+      { ...info(), code: 1, stdout: "", stderr: "Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?\n" },
+      { match: /^systemctl restart docker\.service$/, sudo: true },
+      info(),
+    ]);
+    expect(error).toBeUndefined();
+    expect(remote.done).toBe(true);
+    expect(result!.changed).toBe(true);
+    expect(result!.changes).toEqual([
+      expect.stringMatching(/^restarted docker\.service: the installed Docker failed its verification \(Docker was installed but the daemon does not answer/),
+    ]);
+    expect(result!.verify).toEqual({ mode: "daemon", detail: "docker info: server version 27.0.3" });
+  });
+
+  it("an installed Docker still failing after the restart fails the job with the verification's words", async () => {
+    const state = { cli: "27.0.3", compose: "2.29.1", active: "active", enabled: "enabled", packages: CE, group: ["ubuntu"], users: { ubuntu: ["docker"] } };
+    const down = { ...info(), code: 1, stdout: "", stderr: "Cannot connect to the Docker daemon\n" };
+    const { remote, error } = await run({ verify: "daemon" }, [os(), look(state), down, { match: /^systemctl restart docker\.service$/, sudo: true }, down]);
+    expect(remote.done).toBe(true);
+    expect(error?.message).toMatch(/the daemon does not answer: `docker info` exited 1: Cannot connect to the Docker daemon/);
   });
 
   it("only the service down: started again, no apt and no network (the repository is not asked)", async () => {
@@ -517,6 +548,8 @@ describe("install-docker: what it granted, it takes back (inventory in /var/lib/
         expect(w.docker).toEqual({ group_members: ["ubuntu"] });
         expect(w.postgres).toEqual(inventory.postgres);
       }),
+      info(),
+      hello,
     ]);
     expect(error).toBeUndefined();
     expect(remote.done).toBe(true);
@@ -533,6 +566,8 @@ describe("install-docker: what it granted, it takes back (inventory in /var/lib/
       os(),
       look(members("ubuntu", "deploy")),
       grantsRead({ version: 1, docker: { group_members: [] } }),
+      info(),
+      hello,
     ]);
     expect(error).toBeUndefined();
     expect(remote.done).toBe(true);
@@ -547,6 +582,8 @@ describe("install-docker: what it granted, it takes back (inventory in /var/lib/
       grantsRead(),
       usermod(["deploy"]),
       grantsWrite((w) => expect(w).toEqual({ version: 1, about: expect.any(String), docker: { group_members: ["deploy"] } })),
+      info(),
+      hello,
     ]);
     expect(remote.done).toBe(true);
     expect(result).toMatchObject({ users_added: ["deploy"], revoked: [] });
@@ -559,6 +596,8 @@ describe("install-docker: what it granted, it takes back (inventory in /var/lib/
       grantsRead({ version: 1, docker: { group_members: ["ubuntu", "olduser"] } }),
       { match: /^usermod -aG docker deploy && gpasswd -d ubuntu docker$/, sudo: true },
       grantsWrite((w) => expect(w.docker).toEqual({ group_members: ["deploy"] })),
+      info(),
+      hello,
     ]);
     expect(remote.done).toBe(true);
     expect(result!.revoked).toEqual(["group docker: ubuntu"]);

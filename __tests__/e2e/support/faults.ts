@@ -184,12 +184,20 @@ export async function acceptedLogins(sb: Sandbox): Promise<number> {
 export async function waitForProcess(sb: Sandbox, pattern: string, timeoutMs = 120_000): Promise<number> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const r = await sb.rootExec(`pgrep -o -f ${shellQuote(pattern)} || true`, { timeoutMs: 10_000 });
+    const r = await sb.rootExec(`pgrep -o -f ${shellQuote(selfSafe(pattern))} || true`, { timeoutMs: 10_000 });
     const pid = Number(r.stdout.trim().split("\n")[0]);
     if (pid > 0) return pid;
     if (Date.now() > deadline) throw new Error(`no process matching ${pattern} appeared in ${sb.name} within ${timeoutMs} ms`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
+}
+
+/**
+ * `pattern` as pgrep/pkill get it, first character in brackets: the same regex, which no longer matches
+ * the command line of the shell that runs pgrep (it holds the pattern's text, not what it matches).
+ */
+function selfSafe(pattern: string): string {
+  return /^[A-Za-z0-9]/.test(pattern) ? `[${pattern[0]}]${pattern.slice(1)}` : pattern;
 }
 
 function shellQuote(s: string): string {
@@ -268,7 +276,7 @@ export function recordFault(record: FaultRecord): void {
 export async function killWhenRunning(sb: Sandbox, pattern: string, timeoutMs = 120_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const r = await sb.rootExec(`pkill -KILL -o -f ${shellQuote(pattern)}`, { timeoutMs: 10_000 });
+    const r = await sb.rootExec(`pkill -KILL -o -f ${shellQuote(selfSafe(pattern))}`, { timeoutMs: 10_000 });
     if (r.code === 0) return;
     if (Date.now() > deadline) throw new Error(`no process matching ${pattern} to kill in ${sb.name} within ${timeoutMs} ms`);
     await new Promise((resolve) => setTimeout(resolve, 50));
