@@ -4,6 +4,7 @@
 
 import type { Cluster, ServerState } from "./pg";
 import { clusterUnit, dropInContent, dropInPath, hbaEntry, listenOverride, normalizeListen, planHba } from "./pg";
+import { restartOrRollBack } from "./recovery";
 import { type Run, warn } from "./run";
 import { psqlJson, writeFile } from "./server";
 import { CONFIG_CHECK_SQL, type ConfigCheck, SETTLED_SQL, type Settled } from "./sql";
@@ -87,9 +88,10 @@ export async function applyConfiguration(
   const restarted = change.listenChanged;
   const reloaded = !restarted && change.hbaChanged;
   if (restarted) {
+    const previous = { text: state.dropin_text, listen: state.listen_addresses };
     await progress.step(
       `systemctl restart ${unit} (listen_addresses)`,
-      () => remote.run(`systemctl restart ${unit}`, { sudo: true, label: `systemctl restart ${unit}`, timeoutMs: 300_000 }),
+      () => restartOrRollBack(run, cluster, dropInPath(state.config_file), change.listen, previous),
       "restart",
     );
   } else if (reloaded) {
