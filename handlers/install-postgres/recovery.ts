@@ -32,7 +32,7 @@ export async function serverError(remote: Remote, cluster: Cluster): Promise<str
   });
   const lines = r.stdout.split("\n").filter((l) => /FATAL|could not (bind|create)|PANIC|invalid value/.test(l));
   const picked = [...new Set(lines.map((l) => l.replace(/^.*?(LOG|FATAL|WARNING|PANIC|ERROR):\s+/, "$1: ").trim()))].slice(-4);
-  return picked.length ? picked.join("; ") : "no FATAL line in its log (see journalctl -u " + unit + ")";
+  return picked.length ? picked.join("; ") : `no FATAL line in its log (see journalctl -u ${unit})`;
 }
 
 /** Our drop-in under the cluster's Debian config directory, without asking the (stopped) server. */
