@@ -256,7 +256,7 @@ describe("install-docker: official channel", () => {
     });
   });
 
-  it("removes the conflicting packages that are installed (only those) once the repository is in place, and unmasks the unit", async () => {
+  it("removes the conflicting packages that are installed (only those) once the repository is in place and its index offers Docker, and unmasks the unit", async () => {
     const line = "deb [arch=amd64 signed-by=/etc/apt/keyrings/docker.asc] https://download.docker.com/linux/ubuntu jammy stable";
     const distroDocker = { "docker.io": "24.0.7-0ubuntu2~22.04.1", containerd: "1.7.12-0ubuntu2~22.04.1", runc: "1.1.12-0ubuntu2~22.04.1" };
     const { result, remote, lines, error } = await run({ compose: false, verify: "daemon" }, [
@@ -272,14 +272,14 @@ describe("install-docker: official channel", () => {
         sudo: true,
         stdout: "changed:removed /etc/apt/sources.list.d/archive_uri-https_download_docker_com_linux_ubuntu-jammy.list\n",
       },
+      update,
+      policy("docker-ce docker-ce-cli containerd.io docker-buildx-plugin", officialOffer().split("docker-compose-plugin:")[0]),
       {
         match: /^apt-get remove -y -q -o DPkg::Lock::Timeout=30 docker\.io containerd runc$/,
         sudo: true,
         stdout:
           "Removing docker.io (24.0.7-0ubuntu2~22.04.1) ...\nRemoving containerd (1.7.12-0ubuntu2~22.04.1) ...\nRemoving runc (1.1.12-0ubuntu2~22.04.1) ...\nRemoving pigz (2.6-1) ...\n",
       },
-      update,
-      policy("docker-ce docker-ce-cli containerd.io docker-buildx-plugin", officialOffer().split("docker-compose-plugin:")[0]),
       install("docker-ce docker-ce-cli containerd.io docker-buildx-plugin"),
       look({ cli: "27.0.3", active: "inactive", enabled: "masked", packages: CE, group: ["ubuntu"], users: { ubuntu: ["ubuntu", "docker"] } }),
       { match: "systemctl unmask docker.service && systemctl enable --now docker.service", sudo: true },
@@ -333,6 +333,7 @@ describe("install-docker: official channel", () => {
       staleLook(),
       update,
       policy(OFFICIAL_ALL, ""),
+      { match: "rm -f /etc/apt/sources.list.d/docker.list /etc/apt/keyrings/docker.asc", sudo: true },
     ]);
     // Past the key: it fails only later, on the (empty) offer of this pretend mirror.
     expect(error?.message).toMatch(/offers no docker-ce/);
@@ -357,10 +358,20 @@ describe("install-docker: official channel", () => {
     expect(ok.result!.warnings).toEqual(["docker-buildx-plugin is not offered by https://download.docker.com/linux/ubuntu; skipped"]);
     expect(ok.result!.apt_update).toEqual({ ran: true, reason: "update requested" });
 
-    const bad = await run({}, [os(), look({}), keyFetch("ubuntu"), keyWrite(line), staleLook(), update, policy(OFFICIAL_ALL, "")]);
+    const bad = await run({}, [
+      os(),
+      look({}),
+      keyFetch("ubuntu"),
+      keyWrite(line),
+      staleLook(),
+      update,
+      policy(OFFICIAL_ALL, ""),
+      { match: "rm -f /etc/apt/sources.list.d/docker.list /etc/apt/keyrings/docker.asc", sudo: true },
+    ]);
     expect(bad.error?.message).toBe(
       "install-docker failed while installing: Docker's repository https://download.docker.com/linux/ubuntu (jammy, amd64) offers no docker-ce, docker-ce-cli, containerd.io, docker-compose-plugin: " +
-        "check repo_url (a mirror must carry ubuntu/dists/jammy/stable) and that Docker supports Ubuntu 22.04.4 LTS on amd64.",
+        "check repo_url (a mirror must carry ubuntu/dists/jammy/stable) and that Docker supports Ubuntu 22.04.4 LTS on amd64. " +
+        "The source and key this run wrote were removed again (/etc/apt/sources.list.d/docker.list, /etc/apt/keyrings/docker.asc).",
     );
   });
 
@@ -399,12 +410,36 @@ describe("install-docker: official channel", () => {
         code: 100,
         stderr: "E: The repository 'https://mirror.example.com/linux/ubuntu jammy Release' does not have a Release file.\n",
       },
+      { match: "rm -f /etc/apt/sources.list.d/docker.list /etc/apt/keyrings/docker.asc", sudo: true },
     ]);
     expect(error?.message).toBe(
       `install-docker failed while installing: apt-get update failed with Docker's repository configured (/etc/apt/sources.list.d/docker.list: ${line}): ` +
         "E: The repository 'https://mirror.example.com/linux/ubuntu jammy Release' does not have a Release file.. " +
-        "Check repo_url: https://mirror.example.com/linux/ubuntu must serve dists/jammy/ signed by https://mirror.example.com/linux/ubuntu/gpg (Docker publishes only supported releases).",
+        "Check repo_url: https://mirror.example.com/linux/ubuntu must serve dists/jammy/ signed by https://mirror.example.com/linux/ubuntu/gpg (Docker publishes only supported releases). " +
+        "The source and key this run wrote were removed again (/etc/apt/sources.list.d/docker.list, /etc/apt/keyrings/docker.asc).",
     );
+  });
+
+  it("a repository that fails over an installed docker.io: docker.io, containerd and runc are not removed (removal comes after the index is read)", async () => {
+    const line = "deb [arch=amd64 signed-by=/etc/apt/keyrings/docker.asc] https://mirror.example.com/linux/ubuntu jammy stable";
+    const distroDocker = { "docker.io": "24.0.7-0ubuntu2~22.04.1", containerd: "1.7.12-0ubuntu2~22.04.1", runc: "1.1.12-0ubuntu2~22.04.1" };
+    const { error, remote } = await run({ repo_url: "https://mirror.example.com/linux", verify: "daemon" }, [
+      os(),
+      look({ cli: "24.0.7", active: "active", enabled: "enabled", packages: distroDocker, group: ["ubuntu"], users: { ubuntu: ["docker"] } }),
+      keyFetch("ubuntu", "https://mirror.example.com/linux"),
+      keyWrite(line),
+      staleLook(),
+      {
+        match: /^apt-get update /,
+        sudo: true,
+        code: 100,
+        stderr: "E: The repository 'https://mirror.example.com/linux/ubuntu jammy Release' does not have a Release file.\n",
+      },
+      { match: "rm -f /etc/apt/sources.list.d/docker.list /etc/apt/keyrings/docker.asc", sudo: true },
+    ]);
+    expect(remote.done).toBe(true);
+    expect(remote.calls.some((c) => c.command.startsWith("apt-get remove"))).toBe(false);
+    expect(error?.message).toMatch(/removed again .*\. The installed docker\.io, containerd, runc were not touched\.$/);
   });
 });
 
