@@ -15,7 +15,8 @@ import { cutNetworkFor, holdDpkgLock, killWhenRunning, recordFault, vmProblems, 
 const T = 10 * 60_000;
 /** A few packages whose unpacking takes seconds: long enough to strike in the middle of it. */
 const PACKAGES = ["gcc", "make"];
-const UNPACKING = "dpkg --status-fd .* --unpack";
+/** dpkg unpacking what apt fetched (apt puts its -o Dpkg::Options before --status-fd). */
+const UNPACKING = "dpkg .*--no-triggers --unpack";
 const PASSWORD = "Faults-matrix-pw-1";
 
 const withoutFrames = (m: string) =>

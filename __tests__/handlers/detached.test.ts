@@ -31,6 +31,15 @@ describe("detached steps", () => {
     expect(stepId("Install Docker!", "x")).toMatch(/^install-docker--[0-9a-f]{12}$/);
   });
 
+  it("escapes the runner for systemd, which turns $$ into $ and expands $VAR in a unit's command line", () => {
+    const script = detachedScript("job-z", "true", "start");
+    const unitLine = script.split("\n").find((l) => l.includes("systemd-run"))!;
+    expect(unitLine).toContain(`sh -c 'echo $$$$ > "$$1/pid.tmp"`);
+    expect(unitLine).toContain("echo $$? >");
+    const setsidLine = script.split("\n").find((l) => l.includes("setsid"))!;
+    expect(setsidLine).toContain(`sh -c 'echo $$ > "$1/pid.tmp"`);
+  });
+
   it("gives the step's stdout, stderr and exit status; follow reads a finished step again without re-running it", async () => {
     const count = path.join(dir, "count");
     const script = `echo run >> ${count}; echo 'it said '"'"'hi'"'"; echo oops >&2; exit 3`;

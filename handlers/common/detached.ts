@@ -49,7 +49,8 @@ export function detachedScript(id: string, script: string, mode: DetachMode, dir
   const start = [
     `rm -rf "$s" && mkdir -m 700 "$s" && printf '%s\\n' ${quote(script)} > "$s/cmd" || exit ${STEP_NOT_STARTED}`,
     `if command -v systemd-run >/dev/null 2>&1 && [ -d /run/systemd/system ]; then`,
-    `  systemd-run --quiet --collect --unit="vm-install-${id}-$(date +%s%N)" --description="vm-install step ${id}" sh -c ${quote(RUNNER)} vmi "$s" || exit ${STEP_NOT_STARTED}`,
+    // systemd expands $VAR and turns $$ into $ in a unit's command line: every $ of the runner doubled.
+    `  systemd-run --quiet --collect --unit="vm-install-${id}-$(date +%s%N)" --description="vm-install step ${id}" sh -c ${quote(RUNNER.replace(/\$/g, "$$$$"))} vmi "$s" || exit ${STEP_NOT_STARTED}`,
     `else setsid sh -c ${quote(RUNNER)} vmi "$s" < /dev/null > /dev/null 2>&1 & fi`,
   ];
   return [
