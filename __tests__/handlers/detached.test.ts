@@ -33,10 +33,10 @@ describe("detached steps", () => {
 
   it("escapes the runner for systemd, which turns $$ into $ and expands $VAR in a unit's command line", () => {
     const script = detachedScript("job-z", "true", "start");
-    const unitLine = script.split("\n").find((l) => l.includes("systemd-run"))!;
+    const unitLine = script.split("\n").find((l) => l.includes("systemd-run --quiet"))!;
     expect(unitLine).toContain(`sh -c 'echo $$$$ > "$$1/pid.tmp"`);
     expect(unitLine).toContain("echo $$? >");
-    const setsidLine = script.split("\n").find((l) => l.includes("setsid"))!;
+    const setsidLine = script.split("\n").find((l) => l.includes("else setsid"))!;
     expect(setsidLine).toContain(`sh -c 'echo $$ > "$1/pid.tmp"`);
   });
 
