@@ -2,6 +2,7 @@
 // reload) written only where they differ and checked by the server itself before it is restarted or
 // reloaded; then the restart or reload, and a check of what the server runs with.
 
+import { runLong } from "../common/exec";
 import type { Cluster, ServerState } from "./pg";
 import { clusterUnit, dropInContent, dropInPath, hbaEntry, listenOverride, normalizeListen, planHba } from "./pg";
 import { restartOrRollBack } from "./recovery";
@@ -97,7 +98,7 @@ export async function applyConfiguration(
   } else if (reloaded) {
     await progress.step(
       `systemctl reload ${unit} (pg_hba.conf)`,
-      () => remote.run(`systemctl reload ${unit}`, { sudo: true, label: `systemctl reload ${unit}`, timeoutMs: 120_000 }),
+      () => runLong(remote, `systemctl reload ${unit}`, { label: `systemctl reload ${unit}`, timeoutMs: 120_000 }),
       "reload",
     );
   }

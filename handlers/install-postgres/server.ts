@@ -4,7 +4,7 @@
 import { command, quote } from "../../shared/shell-quote";
 import type { Apt } from "../common/apt";
 import { ensurePackages } from "../common/ensure-packages";
-import type { Remote } from "../common/exec";
+import { type Remote, runLong } from "../common/exec";
 import { type Cluster, parseClusters, parsePsqlJson, parseServerPackages, parseUnits, pgpassField, type ServerPackage } from "./pg";
 import { WHOAMI_SQL } from "./sql";
 
@@ -87,7 +87,7 @@ export async function installPackages(apt: Apt, specs: string[], what: string, p
 /** systemctl start; on failure the message points at the unit's journal and the cluster's log. */
 export async function startOrExplain(remote: Remote, unit: string, cluster: Cluster): Promise<void> {
   try {
-    await remote.run(`systemctl start ${unit}`, { sudo: true, label: `systemctl start ${unit}`, timeoutMs: 300_000 });
+    await runLong(remote, `systemctl start ${unit}`, { label: `systemctl start ${unit}`, timeoutMs: 300_000 });
   } catch (err) {
     throw new Error(`${(err as Error).message}\nsee \`journalctl -u ${unit}\` and ${cluster.logFile ?? "the cluster's log"} on the VM`);
   }
