@@ -111,7 +111,11 @@ describeE2E("fault matrix: faults in the middle of an install, on sandbox VMs", 
     const since = Date.now();
     const { outcome, runs } = await completesOrRerunCompletes(job, () => packagesJob(vm));
     // dpkg was left interrupted by the kill: whichever run finished the job repaired it first and says so.
-    expect(runs.flatMap((r) => r.result?.changes ?? []).join("\n")).toMatch(/dpkg --configure -a/);
+    const said = runs.flatMap((r) => r.result?.changes ?? []).join("\n");
+    if (!/dpkg --configure -a/.test(said))
+      throw new Error(
+        `no run said it repaired dpkg: ${said}\n--- lines:\n${runs.flatMap((r) => [...r.lines, `=> ${r.phase}: ${r.message.slice(0, 400)}`]).join("\n")}`,
+      );
     expect(runs[runs.length - 1].result.status).toBe("ok");
     expect(await vmProblems(vm, PACKAGES)).toEqual([]);
     return { outcome, since };

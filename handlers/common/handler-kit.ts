@@ -150,8 +150,8 @@ function result<R extends InstallerReport>(
   timings: Record<string, number>,
   repairs: string[] = [],
 ): InstallerResult<R> {
-  const { status, summary, warnings = [], ...own } = report;
-  const changes = [...repairs, ...report.changes];
+  const { status, changes: reported, summary, warnings = [], ...own } = report;
+  const changes = [...repairs, ...reported];
   const common: CommonResult = {
     status,
     changed: changes.length > 0,
