@@ -43,10 +43,10 @@ describe("install-postgres: a listen_addresses the server cannot bind", () => {
   it("restart fails: the drop-in is put back, the cluster restarted on it, the error names the value and the server's error", async () => {
     const previous = "# Written by vm-install\nlisten_addresses = 'localhost'\n";
     const { run, remote } = runOn([
-      { match: /^systemctl restart postgresql@15-main$/, sudo: true, code: 1, stderr: "Job for postgresql@15-main.service failed.\n" },
+      { match: "systemctl restart postgresql@15-main || exit $?", sudo: true, code: 1, stderr: "Job for postgresql@15-main.service failed.\n" },
       { match: "tail -n 40 /var/log/postgresql/postgresql-15-main.log", sudo: true, stdout: LOG },
       { match: `cat > "$t"`, check: (_c, o) => expect([o.user, o.stdin]).toEqual(["postgres", previous]) },
-      { match: /^systemctl start postgresql@15-main$/, sudo: true },
+      { match: "systemctl start postgresql@15-main || exit $?", sudo: true },
     ]);
     const err = await restartOrRollBack(run, CLUSTER, DROPIN, "192.0.2.77", { text: previous, listen: "localhost" }).catch((e) => e);
     expect(remote.done).toBe(true);
@@ -58,12 +58,29 @@ describe("install-postgres: a listen_addresses the server cannot bind", () => {
     );
   });
 
+  it("a server that comes up without one of the addresses (it only logs that): rolled back as well, naming what it logged", async () => {
+    const { run, remote } = runOn([
+      {
+        match: "systemctl restart postgresql@15-main || exit $?; tail -c +$((s+1)) /var/log/postgresql/postgresql-15-main.log",
+        sudo: true,
+        stdout: LOG.split("\n").slice(0, 2).join("\n"),
+      },
+      { match: `rm -f ${DROPIN}` },
+      { match: "systemctl restart postgresql@15-main", sudo: true },
+    ]);
+    const err = await restartOrRollBack(run, CLUSTER, DROPIN, "localhost,192.0.2.77", { text: null, listen: "localhost" }).catch((e) => e);
+    expect(remote.done).toBe(true);
+    expect(err.message).toContain("listen_addresses 'localhost,192.0.2.77' could not be bound by PostgreSQL 15/main (it started without those addresses)");
+    expect(err.message).toContain('could not bind IPv4 address "192.0.2.77": Cannot assign requested address');
+    expect(err.message).toContain("Rolled back");
+  });
+
   it("no drop-in before: it is removed again", async () => {
     const { run, remote } = runOn([
-      { match: /^systemctl restart /, code: 1 },
+      { match: "systemctl restart ", code: 1 },
       { match: "journalctl", stdout: LOG },
       { match: `rm -f ${DROPIN}`, check: (_c, o) => expect(o.user).toBe("postgres") },
-      { match: /^systemctl start /, sudo: true },
+      { match: "systemctl start ", sudo: true },
     ]);
     const err = await restartOrRollBack(run, CLUSTER, DROPIN, "192.0.2.77", { text: null, listen: "localhost" }).catch((e) => e);
     expect(remote.done).toBe(true);
@@ -71,7 +88,7 @@ describe("install-postgres: a listen_addresses the server cannot bind", () => {
   });
 
   it("a restart that comes back: nothing else runs", async () => {
-    const { run, remote } = runOn([{ match: /^systemctl restart postgresql@15-main$/, sudo: true }]);
+    const { run, remote } = runOn([{ match: "systemctl restart postgresql@15-main", sudo: true }]);
     await restartOrRollBack(run, CLUSTER, DROPIN, "*", { text: null, listen: "localhost" });
     expect(remote.done).toBe(true);
   });

@@ -11,13 +11,24 @@ import { type Cluster, clusterUnit, DROPIN_NAME, dropInContent, normalizeListen 
 import type { Run } from "./run";
 import { startOrExplain, writeFile } from "./server";
 
+/** What the postmaster logs for an address of listen_addresses it could not listen on (it then goes on without it). */
+const BIND_FAILURE = "could not (bind|create listen socket)";
+
 /**
- * Restarts (or starts) the cluster's unit, detached; pg_ctlcluster makes systemctl fail when the
- * postmaster does not come up, so the exit status says whether it runs.
+ * Restarts (or starts) the cluster's unit, detached. pg_ctlcluster makes systemctl fail when the
+ * postmaster does not come up; one that came up without some address of listen_addresses (it only logs
+ * that) does not count as up either: the lines it logged since the restart are the error.
  */
-async function restartAndCheck(remote: Remote, unit: string, verb: "restart" | "start"): Promise<{ ok: boolean; error?: string }> {
-  const r = await runLong(remote, `systemctl ${verb} ${unit}`, { label: `systemctl ${verb} ${unit}`, timeoutMs: 300_000, check: false });
-  return r.code === 0 ? { ok: true } : { ok: false, error: tail(r.stderr || r.stdout, 3) };
+async function restartAndCheck(remote: Remote, cluster: Cluster, verb: "restart" | "start"): Promise<{ ok: boolean; stopped: boolean; error?: string }> {
+  const unit = clusterUnit(cluster);
+  const log = cluster.logFile ? quote(cluster.logFile) : undefined;
+  const cmd = log
+    ? `s=$(stat -c %s ${log} 2>/dev/null || echo 0); systemctl ${verb} ${unit} || exit $?; tail -c +$((s+1)) ${log} 2>/dev/null | grep -E '${BIND_FAILURE}'; exit 0`
+    : `systemctl ${verb} ${unit}`;
+  const r = await runLong(remote, cmd, { label: `systemctl ${verb} ${unit}`, timeoutMs: 300_000, check: false });
+  if (r.code !== 0) return { ok: false, stopped: true, error: tail(r.stderr || r.stdout, 3) };
+  const unbound = r.stdout.split("\n").filter((l) => new RegExp(BIND_FAILURE).test(l));
+  return unbound.length ? { ok: false, stopped: false, error: unbound.join("; ") } : { ok: true, stopped: false };
 }
 
 /** The server's own words on why it stopped: FATAL/could-not lines of its log, else the unit's journal. */
@@ -54,15 +65,16 @@ export async function restartOrRollBack(
 ): Promise<void> {
   const { remote, progress } = run;
   const unit = clusterUnit(cluster);
-  const first = await restartAndCheck(remote, unit, "restart");
+  const first = await restartAndCheck(remote, cluster, "restart");
   if (first.ok) return;
-  const why = await serverError(remote, cluster);
-  progress.info(`${unit} did not come back with listen_addresses '${listen}' (${why}); rolling back to '${previous.listen}'`);
+  const why = first.stopped ? await serverError(remote, cluster) : (first.error ?? "");
+  progress.info(`${unit} did not come back as asked with listen_addresses '${listen}' (${why}); rolling back to '${previous.listen}'`);
   if (previous.text === null) await remote.run(`rm -f ${quote(dropIn)}`, { user: "postgres", label: `removing ${dropIn}`, timeoutMs: 30_000 });
   else await writeFile(remote, dropIn, previous.text, "0644");
-  const back = await restartAndCheck(remote, unit, "start");
+  const back = await restartAndCheck(remote, cluster, first.stopped ? "start" : "restart");
+  const where = `PostgreSQL ${cluster.major}/${cluster.name}`;
   throw new Error(
-    `listen_addresses '${listen}' stopped PostgreSQL ${cluster.major}/${cluster.name}: the server said: ${why}. ` +
+    `listen_addresses '${listen}' ${first.stopped ? `stopped ${where}` : `could not be bound by ${where} (it started without those addresses)`}: the server said: ${why}. ` +
       (back.ok
         ? `Rolled back: ${dropIn} ${previous.text === null ? "removed" : "put back as it was"} and the cluster restarted on its previous settings (listen_addresses '${previous.listen}'), serving again. `
         : `Rolled back ${dropIn}, but the cluster still does not start: ${back.error ?? ""}; see journalctl -u ${unit}. `) +
