@@ -196,9 +196,23 @@ describeE2E("fault matrix: faults in the middle of an install, on sandbox VMs", 
       expect((await root(vm, "cd / && sudo -u postgres psql -XAtc 'SHOW listen_addresses'")).trim()).toBe("localhost");
       expect(await root(vm, "cat /etc/postgresql/15/main/conf.d/90-vm-install.conf 2>/dev/null || true")).not.toContain("192.0.2.77");
 
+      // The address alone: the postmaster cannot listen anywhere and the cluster stops; rolled back too.
+      const stopped = expectFailed(await runInstaller(vm, "install-postgres", { ...event, listen_addresses: "192.0.2.78" }, { secrets: [PASSWORD] }));
+      expect(stopped).toMatch(/listen_addresses '192\.0\.2\.78' stopped PostgreSQL 15\/main/);
+      expect(stopped).toMatch(/could not create any TCP\/IP sockets|could not bind/);
+      expect((await root(vm, "systemctl is-active postgresql@15-main")).trim()).toBe("active");
+      expect((await root(vm, "cd / && sudo -u postgres psql -XAtc 'SHOW listen_addresses'")).trim()).toBe("localhost");
+      // What an older version left behind: its drop-in with such a value and the cluster stopped by it.
+      await root(
+        vm,
+        "printf \"listen_addresses = '192.0.2.79'\\n\" > /etc/postgresql/15/main/conf.d/90-vm-install.conf && chown postgres: /etc/postgresql/15/main/conf.d/90-vm-install.conf && (systemctl restart postgresql@15-main || true)",
+      );
+      expect((await vm.rootExec("systemctl is-active postgresql@15-main")).stdout.trim()).not.toBe("active");
+
       const fixed = await runInstaller(vm, "install-postgres", { ...event, listen_addresses: `localhost,${vm.address}` }, { secrets: [PASSWORD] });
       expectSucceeded(fixed);
       expect(fixed.result.listen_addresses).toBe(`localhost,${vm.address}`);
+      expect(fixed.result.changes.join("\n")).toMatch(/would not start with listen_addresses '192\.0\.2\.79'/);
       expect((await root(vm, "cd / && sudo -u postgres psql -XAtc 'SHOW listen_addresses'")).trim()).toBe(`localhost,${vm.address}`);
       expect(await vmProblems(vm, ["postgresql-15"])).toEqual([]);
       return { outcome: "job failed naming the value, rolled back; fixed rerun completed", since };
