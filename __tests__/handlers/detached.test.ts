@@ -34,10 +34,11 @@ describe("detached steps", () => {
   it("escapes the runner for systemd, which turns $$ into $ and expands $VAR in a unit's command line", () => {
     const script = detachedScript("job-z", "true", "start");
     const unitLine = script.split("\n").find((l) => l.includes("systemd-run --quiet"))!;
-    expect(unitLine).toContain(`sh -c 'echo $$$$ > "$$1/pid.tmp"`);
+    expect(unitLine).toContain(`exec 9> "$$1/lock"`);
+    expect(unitLine).toContain(`echo $$$$ > "$$1/pid.tmp"`);
     expect(unitLine).toContain("echo $$? >");
     const setsidLine = script.split("\n").find((l) => l.includes("else setsid"))!;
-    expect(setsidLine).toContain(`sh -c 'echo $$ > "$1/pid.tmp"`);
+    expect(setsidLine).toContain(`echo $$ > "$1/pid.tmp"`);
   });
 
   it("gives the step's stdout, stderr and exit status; follow reads a finished step again without re-running it", async () => {
@@ -70,6 +71,15 @@ describe("detached steps", () => {
     expect(later.stderr).toContain("waiting for step job-c");
     await earlier;
     expect(fs.readFileSync(order, "utf8")).toBe("earlier\nlater\n");
+  });
+
+  it("the follower waits on the step's lock, not on what the step leaves running in the background", async () => {
+    const started = Date.now();
+    const bg = path.join(dir, "bg.pid");
+    const r = await sh(detachedScript("job-g", `sleep 30 > /dev/null 2>&1 & echo $! > ${bg}; echo started`, "start", dir));
+    expect(r).toMatchObject({ code: 0, stdout: "started\n" });
+    expect(Date.now() - started).toBeLessThan(5_000);
+    process.kill(Number(fs.readFileSync(bg, "utf8")), "SIGKILL"); // the one process this test left behind
   });
 
   it("follow never starts a step; a step killed under its follower is reported, not taken for success", async () => {

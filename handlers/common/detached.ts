@@ -32,8 +32,15 @@ export function stepId(job: string, command: string): string {
   return `${prefix}-${createHash("sha256").update(command).digest("hex").slice(0, 12)}`;
 }
 
-/** What the step's own shell runs inside the unit: record the pid, run, record the exit status. */
-const RUNNER = `echo $$ > "$1/pid.tmp" && mv "$1/pid.tmp" "$1/pid"; sh "$1/cmd" > "$1/out" 2> "$1/err" < /dev/null; echo $? > "$1/rc.tmp"; mv "$1/rc.tmp" "$1/rc"`;
+/**
+ * What the step's own shell runs inside the unit: hold `lock` for its whole life (flock, where the VM
+ * has it: util-linux, on every Debian and Ubuntu), record the pid, run the step (which does not inherit
+ * the lock's descriptor, so nothing it leaves running holds it), record the exit status. A follower
+ * blocks on that lock instead of polling while the step runs.
+ */
+const RUNNER =
+  `exec 9> "$1/lock"; command -v flock > /dev/null 2>&1 && flock 9; echo $$ > "$1/pid.tmp" && mv "$1/pid.tmp" "$1/pid"; ` +
+  `sh "$1/cmd" 9>&- > "$1/out" 2> "$1/err" < /dev/null; echo $? > "$1/rc.tmp"; mv "$1/rc.tmp" "$1/rc"`;
 
 /** Exit statuses of the follower itself (not of the step): the step died without one, or never started. */
 export const STEP_DIED = 250;
@@ -67,6 +74,9 @@ export function detachedScript(id: string, script: string, mode: DetachMode, dir
           `fi`,
         ]
       : [`[ -d "$s" ] || { echo "vm-install: step ${id} is not on the VM" >&2; exit ${STEP_NOT_STARTED}; }`]),
+    // The pid file appears once the runner holds its lock; from then on, wait on the lock, not a timer.
+    `n=0; while [ ! -s "$s/pid" ] && [ ! -e "$s/rc" ] && [ $n -lt 200 ]; do n=$((n+1)); sleep 0.01; done`,
+    `[ -s "$s/pid" ] && command -v flock > /dev/null 2>&1 && flock "$s/lock" true`,
     `n=0; while [ ! -e "$s/rc" ]; do`,
     `  if [ -s "$s/pid" ]; then kill -0 "$(cat "$s/pid")" 2>/dev/null || [ -e "$s/rc" ] || { cat "$s/out"; cat "$s/err" >&2; echo "vm-install: step ${id} ended without an exit status (killed?)" >&2; exit ${STEP_DIED}; }`,
     `  else n=$((n+1)); [ $n -gt 400 ] && { echo "vm-install: step ${id} did not start within 20 s" >&2; exit ${STEP_NOT_STARTED}; }; fi`,
