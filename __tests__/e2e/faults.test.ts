@@ -41,7 +41,8 @@ function expectFailed(run: InstallerRun): string {
  */
 async function completesOrRerunCompletes(first: Promise<InstallerRun>, rerun: () => Promise<InstallerRun>): Promise<{ outcome: string; runs: InstallerRun[] }> {
   const one = await first;
-  if (one.phase === "Succeeded") return { outcome: "job completed", runs: [one] };
+  const followed = one.lines.some((l) => /reconnecting to follow it/.test(l)) ? " (lost the connection, reconnected and followed the step)" : "";
+  if (one.phase === "Succeeded") return { outcome: `job completed${followed}`, runs: [one] };
   const two = await rerun();
   expectSucceeded(two);
   return { outcome: `job failed (${withoutFrames(one.message).split("\n")[0].slice(0, 90)}), rerun completed`, runs: [one, two] };
@@ -148,7 +149,13 @@ describeE2E("fault matrix: faults in the middle of an install, on sandbox VMs", 
       expectSucceeded(rerun);
       expect(rerun.result.status).toBe("ok");
       expect(await vmProblems(vm, PACKAGES)).toEqual([]);
-      return { outcome: "job killed; rerun completed", since };
+      // The killed job's apt-get went on detached; the rerun found it still running (and waited for or
+      // attached to it) or already finished: never a second apt beside it.
+      const met = rerun.lines.find((l) => /(waiting for|attached to) step/.test(l));
+      return {
+        outcome: `job killed; rerun completed${met ? ` (${met.includes("attached") ? "attached to" : "waited for"} the killed job's apt step)` : " (the killed job's apt step had finished)"}`,
+        since,
+      };
     },
   );
 

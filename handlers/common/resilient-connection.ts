@@ -117,14 +117,23 @@ export class ResilientConnection implements Connection {
     let mode: DetachMode = "start";
     for (;;) {
       try {
-        return await this.runLimited(detachedScript(id, script, mode), { ...opts, env: undefined, sudo: true, label }, id);
+        const result = await this.runLimited(detachedScript(id, script, mode), { ...opts, env: undefined, sudo: true, label }, id);
+        this.sayWhatTheFollowerDid(label, result.stderr);
+        return result;
       } catch (err) {
+        if (err instanceof CommandError) this.sayWhatTheFollowerDid(label, err.stderr);
         if (!isConnectionLoss(err) || this.remainingMs() <= 0) throw err;
         this.opts.progress?.info(`${label}: the connection was lost while it ran; it goes on on the VM as step ${id}: reconnecting to follow it`);
         await this.replace(`to follow ${id}`);
         mode = "follow";
       }
     }
+  }
+
+  /** The follower's own notes (it waited for or attached to an earlier run's step), as progress lines. */
+  private sayWhatTheFollowerDid(label: string, stderr: string): void {
+    for (const line of stderr.split("\n"))
+      if (/^vm-install: (waiting for|attached to) step/.test(line)) this.opts.progress?.info(`${label}: ${line.slice(12)}`);
   }
 
   close(): Promise<void> {
