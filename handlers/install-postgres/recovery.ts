@@ -9,7 +9,7 @@ import { quote } from "../../shared/shell-quote";
 import { type Remote, runLong, tail } from "../common/exec";
 import { type Cluster, clusterUnit, DROPIN_NAME, dropInContent, normalizeListen } from "./pg";
 import type { Run } from "./run";
-import { startOrExplain, writeFile } from "./server";
+import { clusterServiceCommand, startOrExplain, writeFile } from "./server";
 
 /** What the postmaster logs for an address of listen_addresses it could not listen on (it then goes on without it). */
 const BIND_FAILURE = "could not (bind|create listen socket)";
@@ -22,9 +22,10 @@ const BIND_FAILURE = "could not (bind|create listen socket)";
 async function restartAndCheck(remote: Remote, cluster: Cluster, verb: "restart" | "start"): Promise<{ ok: boolean; stopped: boolean; error?: string }> {
   const unit = clusterUnit(cluster);
   const log = cluster.logFile ? quote(cluster.logFile) : undefined;
+  const action = clusterServiceCommand(verb, unit);
   const cmd = log
-    ? `s=$(stat -c %s ${log} 2>/dev/null || echo 0); systemctl ${verb} ${unit} || exit $?; tail -c +$((s+1)) ${log} 2>/dev/null | grep -E '${BIND_FAILURE}'; exit 0`
-    : `systemctl ${verb} ${unit}`;
+    ? `s=$(stat -c %s ${log} 2>/dev/null || echo 0); ${action} || exit $?; tail -c +$((s+1)) ${log} 2>/dev/null | grep -E '${BIND_FAILURE}'; exit 0`
+    : action;
   const r = await runLong(remote, cmd, { label: `systemctl ${verb} ${unit}`, timeoutMs: 300_000, check: false });
   if (r.code !== 0) return { ok: false, stopped: true, error: tail(r.stderr || r.stdout, 3) };
   const unbound = r.stdout.split("\n").filter((l) => new RegExp(BIND_FAILURE).test(l));
