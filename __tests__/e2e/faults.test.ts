@@ -209,10 +209,11 @@ describeE2E("fault matrix: faults in the middle of an install, on sandbox VMs", 
       expect(stopped).toMatch(/could not create any TCP\/IP sockets|could not bind/);
       expect((await root(vm, "systemctl is-active postgresql@15-main")).trim()).toBe("active");
       expect((await root(vm, "cd / && sudo -u postgres psql -XAtc 'SHOW listen_addresses'")).trim()).toBe("localhost");
-      // What an older version left behind: its drop-in with such a value and the cluster stopped by it.
+      // What an older version left behind: its drop-in with such a value, and the cluster down (its failed
+      // restart; stopped here, as a restart with that value can leave the unit activating for good).
       await root(
         vm,
-        "printf \"listen_addresses = '192.0.2.79'\\n\" > /etc/postgresql/15/main/conf.d/90-vm-install.conf && chown postgres: /etc/postgresql/15/main/conf.d/90-vm-install.conf && (systemctl restart postgresql@15-main || true)",
+        "printf \"listen_addresses = '192.0.2.79'\\n\" > /etc/postgresql/15/main/conf.d/90-vm-install.conf && chown postgres: /etc/postgresql/15/main/conf.d/90-vm-install.conf && systemctl stop postgresql@15-main",
       );
       expect((await vm.rootExec("systemctl is-active postgresql@15-main")).stdout.trim()).not.toBe("active");
 
