@@ -119,7 +119,7 @@ describeE2E("fault matrix: faults in the middle of an install, on sandbox VMs", 
       );
     expect(runs[runs.length - 1].result.status).toBe("ok");
     expect(await vmProblems(vm, PACKAGES)).toEqual([]);
-    return { outcome, since };
+    return { outcome: `${outcome}; dpkg repaired first (dpkg --configure -a, apt-get -f install), said in changes`, since };
   });
 
   matrixCase("sshd restarted mid-job", "sshd restarted mid-job: the job completes", async () => {

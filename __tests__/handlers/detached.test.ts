@@ -18,6 +18,17 @@ function sh(script: string): Promise<{ code: number; stdout: string; stderr: str
   });
 }
 
+/** Resolves with the step's pid once its runner has written it (the step is running from then on). */
+async function runningStep(stepDir: string): Promise<number> {
+  const pidFile = path.join(stepDir, "pid");
+  const deadline = Date.now() + 10_000;
+  while (!(fs.existsSync(pidFile) && fs.readFileSync(pidFile, "utf8").trim())) {
+    if (Date.now() > deadline) throw new Error(`${pidFile} did not appear within 10 s`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  return Number(fs.readFileSync(pidFile, "utf8"));
+}
+
 describe("detached steps", () => {
   let dir: string;
   beforeEach(() => {
@@ -55,7 +66,7 @@ describe("detached steps", () => {
     const count = path.join(dir, "count");
     const script = `echo run >> ${count}; sleep 1; echo done`;
     const one = sh(detachedScript("job-b", script, "start", dir));
-    await new Promise((r) => setTimeout(r, 300));
+    await runningStep(path.join(dir, "job-b"));
     const two = await sh(detachedScript("job-b", script, "start", dir));
     expect(two.stdout).toBe("done\n");
     expect(two.stderr).toContain("attached to step job-b");
@@ -66,7 +77,7 @@ describe("detached steps", () => {
   it("another step still running from an earlier run is waited for before this one starts", async () => {
     const order = path.join(dir, "order");
     const earlier = sh(detachedScript("job-c", `sleep 1; echo earlier >> ${order}`, "start", dir));
-    await new Promise((r) => setTimeout(r, 300));
+    await runningStep(path.join(dir, "job-c"));
     const later = await sh(detachedScript("job-d", `echo later >> ${order}`, "start", dir));
     expect(later.stderr).toContain("waiting for step job-c");
     await earlier;
@@ -85,9 +96,7 @@ describe("detached steps", () => {
   it("follow never starts a step; a step killed under its follower is reported, not taken for success", async () => {
     expect((await sh(detachedScript("job-e", "echo x", "follow", dir))).code).toBe(STEP_NOT_STARTED);
     const run = sh(detachedScript("job-f", "sleep 5", "start", dir));
-    const pidFile = path.join(dir, "job-f", "pid");
-    for (let i = 0; i < 100 && !fs.existsSync(pidFile); i++) await new Promise((r) => setTimeout(r, 50));
-    process.kill(Number(fs.readFileSync(pidFile, "utf8")), "SIGKILL");
+    process.kill(await runningStep(path.join(dir, "job-f")), "SIGKILL");
     const r = await run;
     expect(r.code).toBe(STEP_DIED);
     expect(r.stderr).toContain("ended without an exit status");
