@@ -186,6 +186,37 @@ describeE2E("fault matrix: faults in the middle of an install, on sandbox VMs", 
   );
 
   matrixCase(
+    "job time budget runs out mid-step",
+    "the job's time budget runs out while apt-get install waits: a timeout naming the step; apt is not killed, it finishes on the VM, the rerun completes",
+    async () => {
+      const vm = (sb = await startSandbox());
+      const hold = await holdDpkgLock(vm, 600);
+      let run: InstallerRun;
+      try {
+        // apt-get install waits up to 60 s for the lock by itself; the job may take 15 s in all.
+        run = await runInstaller(vm, "install-packages", {
+          packages: ["jq"],
+          update: true,
+          time_budget_sec: 15,
+          apt: { lock_timeout_sec: 60, lock_attempts: 1 },
+        });
+      } finally {
+        hold.release();
+        await hold.done;
+      }
+      const since = Date.now();
+      const message = expectFailed(run);
+      expect(message).toMatch(/timed out during "apt-get install jq": the job's time budget \(time_budget_sec 15s/);
+      expect(message).toMatch(/the step itself was not stopped: it goes on on the VM/);
+      expect(run.durationMs).toBeLessThan(30_000);
+      const rerun = await runInstaller(vm, "install-packages", { packages: ["jq"], update: true });
+      expectSucceeded(rerun);
+      expect(await vmProblems(vm, ["jq"])).toEqual([]);
+      return { outcome: "job failed as a timeout naming the step; apt went on on the VM; rerun completed", since };
+    },
+  );
+
+  matrixCase(
     "unbindable listen_addresses",
     "an unbindable listen_addresses: the job fails naming the value and the server's error, PostgreSQL serves on its old settings, the fixed rerun succeeds",
     async () => {
