@@ -39,7 +39,7 @@ describe("a fixture installer plugged in through the catalog", () => {
     );
     const job = tf.resource.terraform_data.vm1_hello;
     expect(job).toBeDefined();
-    expect(JSON.parse(job.triggers_replace.event)).toEqual({ cache_valid_sec: 900, greeting: "hi there", times: 1 });
+    expect(JSON.parse(job.triggers_replace.event)).toEqual({ cache_valid_sec: 900, greeting: "hi there", times: 1, time_budget_sec: 45 });
     expect(job.lifecycle.replace_triggered_by).toEqual(["terraform_data.vm1_packages"]);
     expect(tf.output.vm1_hello_result).toBeDefined();
     const bundleDir = path.join(stackDir, job.triggers_replace.source_dir);

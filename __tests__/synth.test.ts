@@ -100,7 +100,9 @@ describe("job contents", () => {
   });
 
   test("event_json carries each installer's settings; the password only as var.pg_password in postgres", () => {
-    expect(JSON.parse(jobs.vm1_packages.event_json)).toEqual({ packages: ["git", "curl", "htop", "jq", "unzip"], update: true });
+    // time_budget_sec: the job's wait_timeout_sec less the runner's margin; every inner limit is cut to it.
+    expect(JSON.parse(jobs.vm1_packages.event_json)).toEqual({ packages: ["git", "curl", "htop", "jq", "unzip"], update: true, time_budget_sec: 585 });
+    expect(jobs.vm1_packages.wait_timeout_sec).toBe(600);
     // Later installers on a VM take the lists the one before refreshed as fresh.
     expect(JSON.parse(jobs.vm1_docker.event_json)).toEqual({
       cache_valid_sec: 900,
@@ -110,6 +112,7 @@ describe("job contents", () => {
       repo_key_fingerprint: ["9DC858229FC7DD38854AE2D88D81803C0EBFCD88"],
       verify: "daemon",
       update: true,
+      time_budget_sec: 885,
     });
     expect(JSON.parse(jobs.vm1_packages.event_json).cache_valid_sec).toBeUndefined();
     const pg = jobs.vm1_postgres.event_json as string;

@@ -44,6 +44,12 @@ export interface VmInstallationProps {
  */
 export const FRESH_LISTS_SEC = 900;
 
+/**
+ * What a job's wait_timeout_sec keeps back from the handler's own budget (time_budget_sec): starting the
+ * job, loading the bundle, reporting the result. Every inner limit of the handler is cut to the rest.
+ */
+export const JOB_MARGIN_SEC = 15;
+
 /** The VM's SSH retry settings as the handlers' `ssh` event key, when it has any. */
 function sshEvent(vm: VmConfig): { ssh?: Record<string, unknown> } {
   return vm.sshRetry ? { ssh: toEvent(SSH_RETRY_SETTINGS, vm.sshRetry) } : {};
@@ -110,7 +116,12 @@ export class VmInstallation extends Construct {
         name: `${vm.name}-${def.handler}`,
         asset: HandlerAsset.forHandler(this, def.handler, def.handlersDir),
         connection,
-        event: { ...(this.jobs.length > 0 ? { cache_valid_sec: FRESH_LISTS_SEC } : {}), ...toEvent(def.settings, settings), ...sshEvent(vm) },
+        event: {
+          ...(this.jobs.length > 0 ? { cache_valid_sec: FRESH_LISTS_SEC } : {}),
+          ...toEvent(def.settings, settings),
+          ...sshEvent(vm),
+          time_budget_sec: settings.waitTimeoutSec - JOB_MARGIN_SEC,
+        },
         secretEvent: secretEvent(def, settings, props.secretVariable),
         runId: props.runId,
         waitTimeoutSec: settings.waitTimeoutSec,

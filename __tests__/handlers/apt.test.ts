@@ -9,6 +9,7 @@ import {
   parseDpkgQuery,
   parseLockTable,
 } from "../../handlers/common/apt-output";
+import { DPKG_HEALTH_PROBE } from "../../handlers/common/dpkg-repair";
 import { CommandError } from "../../handlers/common/exec";
 import { dpkgLine, LOCK_STAT, LOCK_STDERR, PROC_LOCKS, policyBlock } from "./support/fixtures";
 import { ScriptedRemote } from "./support/scripted-remote";
@@ -178,5 +179,52 @@ describe("Apt on a scripted VM", () => {
     const states = await new Apt(remote).query(["git", "jq"]);
     expect(states.get("git")?.installed).toBe(true);
     expect(states.get("jq")?.installed).toBe(false);
+  });
+});
+
+describe("dpkg repairs itself before apt work", () => {
+  const INTERRUPTED =
+    "tmp.i\n0001\n--- audit\nThe following packages are only half configured, probably due to problems\nconfiguring them the first time.  The configuration should be retried using\ndpkg --configure <package> or the configure menu option in dselect:\n gcc-12    GNU C compiler\n";
+  const repair = { match: /^dpkg --force-confdef --force-confold --configure -a && apt-get -f install -y -q -o DPkg::Lock::Timeout=30 /, sudo: true };
+
+  it("an interrupted dpkg: dpkg --configure -a and apt-get -f install as root, once, before the install; said in repairs", async () => {
+    const remote = new ScriptedRemote([
+      { match: DPKG_HEALTH_PROBE, sudo: false, stdout: INTERRUPTED },
+      repair,
+      { match: DPKG_HEALTH_PROBE, stdout: "--- audit\n" },
+      { match: "apt-get install", sudo: true },
+      { match: "apt-get install", sudo: true },
+    ]);
+    const apt = new Apt(remote, DEFAULT_APT, noSleep);
+    await apt.install(["gcc"]);
+    await apt.install(["make"]);
+    expect(remote.done).toBe(true);
+    expect(apt.repairs).toEqual(["repaired dpkg (an interrupted dpkg run; half-done packages: gcc-12): dpkg --configure -a and apt-get -f install"]);
+  });
+
+  it("still not clean after the repair: fails naming what dpkg reports, installs nothing", async () => {
+    const remote = new ScriptedRemote([
+      { match: DPKG_HEALTH_PROBE, stdout: INTERRUPTED },
+      repair,
+      { match: DPKG_HEALTH_PROBE, stdout: "--- audit\n gcc-12    GNU C compiler\n" },
+    ]);
+    await expect(new Apt(remote, DEFAULT_APT, noSleep).update()).rejects.toThrow(
+      /dpkg is still not clean after dpkg --configure -a and apt-get -f install: gcc-12/,
+    );
+    expect(remote.done).toBe(true);
+  });
+
+  it("dpkg killed under an install: repaired, and the install runs once more", async () => {
+    const remote = new ScriptedRemote([
+      { match: "apt-get install", code: 100, stderr: "E: Sub-process /usr/bin/dpkg received signal 9.\n" },
+      { match: DPKG_HEALTH_PROBE, stdout: INTERRUPTED },
+      repair,
+      { match: DPKG_HEALTH_PROBE, stdout: "--- audit\n" },
+      { match: "apt-get install", sudo: true },
+    ]);
+    const apt = new Apt(remote, DEFAULT_APT, noSleep);
+    await apt.install(["gcc"]);
+    expect(remote.done).toBe(true);
+    expect(apt.repairs).toHaveLength(1);
   });
 });

@@ -240,7 +240,7 @@ describe("install-docker: official channel", () => {
     });
   });
 
-  it("removes the conflicting packages that are installed (only those) once the repository is in place, and unmasks the unit", async () => {
+  it("removes the conflicting packages that are installed (only those) once the repository is in place and its index offers Docker, and unmasks the unit", async () => {
     const line = "deb [arch=amd64 signed-by=/etc/apt/keyrings/docker.asc] https://download.docker.com/linux/ubuntu jammy stable";
     const distroDocker = { "docker.io": "24.0.7-0ubuntu2~22.04.1", containerd: "1.7.12-0ubuntu2~22.04.1", runc: "1.1.12-0ubuntu2~22.04.1" };
     const { result, remote, lines, error } = await run({ compose: false, verify: "daemon" }, [
@@ -256,14 +256,14 @@ describe("install-docker: official channel", () => {
         sudo: true,
         stdout: "changed:removed /etc/apt/sources.list.d/archive_uri-https_download_docker_com_linux_ubuntu-jammy.list\n",
       },
+      update,
+      policy("docker-ce docker-ce-cli containerd.io docker-buildx-plugin", officialOffer().split("docker-compose-plugin:")[0]),
       {
         match: /^apt-get remove -y -q -o DPkg::Lock::Timeout=30 docker\.io containerd runc$/,
         sudo: true,
         stdout:
           "Removing docker.io (24.0.7-0ubuntu2~22.04.1) ...\nRemoving containerd (1.7.12-0ubuntu2~22.04.1) ...\nRemoving runc (1.1.12-0ubuntu2~22.04.1) ...\nRemoving pigz (2.6-1) ...\n",
       },
-      update,
-      policy("docker-ce docker-ce-cli containerd.io docker-buildx-plugin", officialOffer().split("docker-compose-plugin:")[0]),
       install("docker-ce docker-ce-cli containerd.io docker-buildx-plugin"),
       look({ cli: "27.0.3", active: "inactive", enabled: "masked", packages: CE, group: ["ubuntu"], users: { ubuntu: ["ubuntu", "docker"] } }),
       { match: "systemctl unmask docker.service && systemctl enable --now docker.service", sudo: true },
@@ -317,6 +317,7 @@ describe("install-docker: official channel", () => {
       staleLook(),
       update,
       policy(OFFICIAL_ALL, ""),
+      { match: "rm -f /etc/apt/sources.list.d/docker.list /etc/apt/keyrings/docker.asc", sudo: true },
     ]);
     // Past the key: it fails only later, on the (empty) offer of this pretend mirror.
     expect(error?.message).toMatch(/offers no docker-ce/);
@@ -341,10 +342,20 @@ describe("install-docker: official channel", () => {
     expect(ok.result!.warnings).toEqual(["docker-buildx-plugin is not offered by https://download.docker.com/linux/ubuntu; skipped"]);
     expect(ok.result!.apt_update).toEqual({ ran: true, reason: "update requested" });
 
-    const bad = await run({}, [os(), look({}), keyFetch("ubuntu"), keyWrite(line), staleLook(), update, policy(OFFICIAL_ALL, "")]);
+    const bad = await run({}, [
+      os(),
+      look({}),
+      keyFetch("ubuntu"),
+      keyWrite(line),
+      staleLook(),
+      update,
+      policy(OFFICIAL_ALL, ""),
+      { match: "rm -f /etc/apt/sources.list.d/docker.list /etc/apt/keyrings/docker.asc", sudo: true },
+    ]);
     expect(bad.error?.message).toBe(
       "install-docker failed while installing: Docker's repository https://download.docker.com/linux/ubuntu (jammy, amd64) offers no docker-ce, docker-ce-cli, containerd.io, docker-compose-plugin: " +
-        "check repo_url (a mirror must carry ubuntu/dists/jammy/stable) and that Docker supports Ubuntu 22.04.4 LTS on amd64.",
+        "check repo_url (a mirror must carry ubuntu/dists/jammy/stable) and that Docker supports Ubuntu 22.04.4 LTS on amd64. " +
+        "The source and key this run wrote were removed again (/etc/apt/sources.list.d/docker.list, /etc/apt/keyrings/docker.asc).",
     );
   });
 
@@ -383,17 +394,41 @@ describe("install-docker: official channel", () => {
         code: 100,
         stderr: "E: The repository 'https://mirror.example.com/linux/ubuntu jammy Release' does not have a Release file.\n",
       },
+      { match: "rm -f /etc/apt/sources.list.d/docker.list /etc/apt/keyrings/docker.asc", sudo: true },
     ]);
     expect(error?.message).toBe(
       `install-docker failed while installing: apt-get update failed with Docker's repository configured (/etc/apt/sources.list.d/docker.list: ${line}): ` +
         "E: The repository 'https://mirror.example.com/linux/ubuntu jammy Release' does not have a Release file.. " +
-        "Check repo_url: https://mirror.example.com/linux/ubuntu must serve dists/jammy/ signed by https://mirror.example.com/linux/ubuntu/gpg (Docker publishes only supported releases).",
+        "Check repo_url: https://mirror.example.com/linux/ubuntu must serve dists/jammy/ signed by https://mirror.example.com/linux/ubuntu/gpg (Docker publishes only supported releases). " +
+        "The source and key this run wrote were removed again (/etc/apt/sources.list.d/docker.list, /etc/apt/keyrings/docker.asc).",
     );
+  });
+
+  it("a repository that fails over an installed docker.io: docker.io, containerd and runc are not removed (removal comes after the index is read)", async () => {
+    const line = "deb [arch=amd64 signed-by=/etc/apt/keyrings/docker.asc] https://mirror.example.com/linux/ubuntu jammy stable";
+    const distroDocker = { "docker.io": "24.0.7-0ubuntu2~22.04.1", containerd: "1.7.12-0ubuntu2~22.04.1", runc: "1.1.12-0ubuntu2~22.04.1" };
+    const { error, remote } = await run({ repo_url: "https://mirror.example.com/linux", verify: "daemon" }, [
+      os(),
+      look({ cli: "24.0.7", active: "active", enabled: "enabled", packages: distroDocker, group: ["ubuntu"], users: { ubuntu: ["docker"] } }),
+      keyFetch("ubuntu", "https://mirror.example.com/linux"),
+      keyWrite(line),
+      staleLook(),
+      {
+        match: /^apt-get update /,
+        sudo: true,
+        code: 100,
+        stderr: "E: The repository 'https://mirror.example.com/linux/ubuntu jammy Release' does not have a Release file.\n",
+      },
+      { match: "rm -f /etc/apt/sources.list.d/docker.list /etc/apt/keyrings/docker.asc", sudo: true },
+    ]);
+    expect(remote.done).toBe(true);
+    expect(remote.calls.some((c) => c.command.startsWith("apt-get remove"))).toBe(false);
+    expect(error?.message).toMatch(/removed again .*\. The installed docker\.io, containerd, runc were not touched\.$/);
   });
 });
 
 describe("install-docker: already installed", () => {
-  it("runs the checks and nothing else: no apt, no sudo", async () => {
+  it("runs the checks and the verification, nothing else: no apt; only the verification as root", async () => {
     const { result, remote, lines } = await run({}, [
       os(),
       look({
@@ -405,9 +440,11 @@ describe("install-docker: already installed", () => {
         group: ["ubuntu"],
         users: { ubuntu: ["ubuntu", "sudo", "docker"] },
       }),
+      info(),
+      hello,
     ]);
     expect(remote.done).toBe(true);
-    expect(remote.calls.map((c) => !!c.opts.sudo)).toEqual([false, false]);
+    expect(remote.calls.map((c) => !!c.opts.sudo)).toEqual([false, false, true, true]);
     expect(result).toMatchObject({
       status: "ok",
       changed: false,
@@ -417,7 +454,8 @@ describe("install-docker: already installed", () => {
       compose_version: "2.29.1",
       users_added: [],
       apt_update: { ran: false, reason: "nothing to install" },
-      verify: { mode: "skipped" },
+      server_version: "27.0.3",
+      verify: { mode: "hello-world", detail: "docker run --rm hello-world: Hello from Docker!" },
     });
     expect(lines).toContain("[install-docker] Docker 27.0.3 already installed; nothing changed");
   });
@@ -437,6 +475,8 @@ describe("install-docker: already installed", () => {
       grantsRead(),
       usermod(["deploy"]),
       grantsWrite((w) => expect(w.docker).toEqual({ group_members: ["deploy"] })),
+      info(),
+      hello,
     ]);
     expect(remote.done).toBe(true);
     expect(result).toMatchObject({ status: "ok", changed: true, changes: ["added deploy to group docker"], users_added: ["deploy"] });
@@ -452,12 +492,38 @@ describe("install-docker: already installed", () => {
       group: ["ubuntu"],
       users: { ubuntu: ["docker"] },
     };
-    const distro = await run({ channel: "distro" }, [os(DEBIAN_12), look(v1)]);
+    const distro = await run({ channel: "distro" }, [os(DEBIAN_12), look(v1), info("20.10.24+dfsg1"), hello]);
     expect(distro.result).toMatchObject({ status: "ok", compose: true, compose_version: "1.29.2", compose_command: "docker-compose", channel: "distro" });
     expect(unmetNeeds(parseDockerState(inspectOut(v1), ["ubuntu"]), { channel: "official", compose: true })).toEqual([
       "docker-ce from Docker's repository is not installed (docker.io from the distribution is, and is replaced)",
       "the compose plugin (docker compose) is not installed",
     ]);
+  });
+
+  it("an installed Docker that fails its verification is restarted once and verified again; the result says so", async () => {
+    const state = { cli: "27.0.3", compose: "2.29.1", active: "active", enabled: "enabled", packages: CE, group: ["ubuntu"], users: { ubuntu: ["docker"] } };
+    const { result, remote, error } = await run({ verify: "daemon" }, [
+      os(),
+      look(state),
+      { ...info(), code: 1, stdout: "", stderr: "Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?\n" },
+      { match: /^systemctl restart docker\.service$/, sudo: true },
+      info(),
+    ]);
+    expect(error).toBeUndefined();
+    expect(remote.done).toBe(true);
+    expect(result!.changed).toBe(true);
+    expect(result!.changes).toEqual([
+      expect.stringMatching(/^restarted docker\.service: the installed Docker failed its verification \(Docker was installed but the daemon does not answer/),
+    ]);
+    expect(result!.verify).toEqual({ mode: "daemon", detail: "docker info: server version 27.0.3" });
+  });
+
+  it("an installed Docker still failing after the restart fails the job with the verification's words", async () => {
+    const state = { cli: "27.0.3", compose: "2.29.1", active: "active", enabled: "enabled", packages: CE, group: ["ubuntu"], users: { ubuntu: ["docker"] } };
+    const down = { ...info(), code: 1, stdout: "", stderr: "Cannot connect to the Docker daemon\n" };
+    const { remote, error } = await run({ verify: "daemon" }, [os(), look(state), down, { match: /^systemctl restart docker\.service$/, sudo: true }, down]);
+    expect(remote.done).toBe(true);
+    expect(error?.message).toMatch(/the daemon does not answer: `docker info` exited 1: Cannot connect to the Docker daemon/);
   });
 
   it("only the service down: started again, no apt and no network (the repository is not asked)", async () => {
@@ -501,6 +567,8 @@ describe("install-docker: what it granted, it takes back (inventory in /var/lib/
         expect(w.docker).toEqual({ group_members: ["ubuntu"] });
         expect(w.postgres).toEqual(inventory.postgres);
       }),
+      info(),
+      hello,
     ]);
     expect(error).toBeUndefined();
     expect(remote.done).toBe(true);
@@ -517,6 +585,8 @@ describe("install-docker: what it granted, it takes back (inventory in /var/lib/
       os(),
       look(members("ubuntu", "deploy")),
       grantsRead({ version: 1, docker: { group_members: [] } }),
+      info(),
+      hello,
     ]);
     expect(error).toBeUndefined();
     expect(remote.done).toBe(true);
@@ -531,6 +601,8 @@ describe("install-docker: what it granted, it takes back (inventory in /var/lib/
       grantsRead(),
       usermod(["deploy"]),
       grantsWrite((w) => expect(w).toEqual({ version: 1, about: expect.any(String), docker: { group_members: ["deploy"] } })),
+      info(),
+      hello,
     ]);
     expect(remote.done).toBe(true);
     expect(result).toMatchObject({ users_added: ["deploy"], revoked: [] });
@@ -543,6 +615,8 @@ describe("install-docker: what it granted, it takes back (inventory in /var/lib/
       grantsRead({ version: 1, docker: { group_members: ["ubuntu", "olduser"] } }),
       { match: /^usermod -aG docker deploy && gpasswd -d ubuntu docker$/, sudo: true },
       grantsWrite((w) => expect(w.docker).toEqual({ group_members: ["deploy"] })),
+      info(),
+      hello,
     ]);
     expect(remote.done).toBe(true);
     expect(result!.revoked).toEqual(["group docker: ubuntu"]);

@@ -1,3 +1,4 @@
+import { DPKG_HEALTH_PROBE } from "../../handlers/common/dpkg-repair";
 import type { InstallerDeps } from "../../handlers/common/handler-kit";
 import { handler } from "../../handlers/install-packages/handler";
 import { DEBIAN_12, dpkgLine, FEDORA_39, LOCK_STAT, LOCK_STDERR, PROC_LOCKS, policyBlock, UBUNTU_2204 } from "./support/fixtures";
@@ -93,6 +94,30 @@ describe("install-packages: flow", () => {
     expect(Object.keys(result!.timings_ms)).toEqual(["validate", "connect", "os", "check", "apt_update", "candidates", "apt_install", "verify", "total"]);
     expect(lines).toContain("[install-packages] to install: git jq; already installed: curl");
     expect(lines.some((l) => /^\[install-packages\] apt-get update \.\.\. \d+\.\ds$/.test(l))).toBe(true);
+  });
+
+  it("an interrupted dpkg is repaired before apt-get update, and the result's changes say so first", async () => {
+    const { result, remote } = await run({ packages: ["jq"] }, [
+      os(UBUNTU_2204),
+      dpkg(dpkgLine("jq", "1.6-2.1ubuntu3", "install reinstreq half-installed")),
+      {
+        match: DPKG_HEALTH_PROBE,
+        stdout:
+          "0001\n--- audit\nThe following packages are in a mess due to serious problems during\ninstallation.  They must be reinstalled for them (and any dependencies) to\nfunction properly:\n jq                   lightweight and flexible command-line JSON processor\n",
+      },
+      { match: /^dpkg --force-confdef --force-confold --configure -a && apt-get -f install /, sudo: true },
+      { match: DPKG_HEALTH_PROBE, stdout: "--- audit\n" },
+      update,
+      policy(policyBlock("jq", "1.6-2.1ubuntu3"), "jq"),
+      install("jq"),
+      dpkg(dpkgLine("jq", "1.6-2.1ubuntu3")),
+    ]);
+    expect(remote.done).toBe(true);
+    expect(result!.changes).toEqual([
+      "repaired dpkg (an interrupted dpkg run; half-done packages: jq): dpkg --configure -a and apt-get -f install",
+      "installed jq",
+    ]);
+    expect(result!.changed).toBe(true);
   });
 
   it("is idempotent: a rerun runs no apt-get at all and says so", async () => {

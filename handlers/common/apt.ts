@@ -21,7 +21,8 @@ import {
   parseDpkgQuery,
   parseLockTable,
 } from "./apt-output";
-import { CommandError, type Remote, type RunResult, tail } from "./exec";
+import { DPKG_HEALTH_PROBE, describeDamage, needsRepair, parseDpkgHealth, repairCommand } from "./dpkg-repair";
+import { CommandError, type Remote, type RunResult, runLong, tail } from "./exec";
 import { formatDuration, type Progress } from "./progress";
 
 // ---------------------------------------------------------------------------------------------------
@@ -101,9 +102,14 @@ export interface AptUpdateOutcome {
 const QUERY_ENV = { LC_ALL: "C" };
 const INSTALL_ENV = { DEBIAN_FRONTEND: "noninteractive", LC_MESSAGES: "C", LANGUAGE: "" };
 const STAMP = "/var/lib/apt/periodic/update-success-stamp";
+/** apt's words when dpkg itself was interrupted under it. */
+const DPKG_DIED = /dpkg was interrupted|Sub-process \/usr\/bin\/dpkg (received signal|exited unexpectedly)/;
 
 export class Apt {
   private readonly sleep: (ms: number) => Promise<void>;
+  private health?: Promise<void>;
+  /** What this run repaired before its apt work ("repaired dpkg: ..."), for the result's `changes`. */
+  readonly repairs: string[] = [];
 
   constructor(
     readonly remote: Remote,
@@ -156,9 +162,9 @@ export class Apt {
         return { ran: false, reason: `package lists are ${age}s old, younger than cache_valid_sec ${opts.cacheValidSec}` };
       }
     }
+    await this.ensureDpkgHealthy();
     await this.withLock("apt-get update", () =>
-      this.remote.run(`apt-get update -q && mkdir -p ${STAMP.replace(/\/[^/]+$/, "")} && touch ${STAMP}`, {
-        sudo: true,
+      runLong(this.remote, `apt-get update -q && mkdir -p ${STAMP.replace(/\/[^/]+$/, "")} && touch ${STAMP}`, {
         env: QUERY_ENV,
         label: "apt-get update",
         timeoutMs: 300_000,
@@ -195,14 +201,24 @@ export class Apt {
 
   /** `apt-get install -y` of `specs`, noninteractive, with the lock retry. Throws CommandError on failure. */
   async install(specs: string[], opts: { allowDowngrades?: boolean } = {}): Promise<RunResult> {
-    return this.withLock("apt-get install", () =>
-      this.remote.run(this.installCommand(specs, opts), {
-        sudo: true,
-        env: INSTALL_ENV,
-        label: `apt-get install ${specs.join(" ")}`,
-        timeoutMs: this.settings.installTimeoutSec * 1000,
-      }),
-    );
+    await this.ensureDpkgHealthy();
+    const once = () =>
+      this.withLock("apt-get install", () =>
+        runLong(this.remote, this.installCommand(specs, opts), {
+          env: INSTALL_ENV,
+          label: `apt-get install ${specs.join(" ")}`,
+          timeoutMs: this.settings.installTimeoutSec * 1000,
+        }),
+      );
+    try {
+      return await once();
+    } catch (err) {
+      // dpkg died under this very install (killed, out of memory): repair what it left, then once more.
+      if (!(err instanceof CommandError) || err.code === null || !DPKG_DIED.test(`${err.stderr}\n${err.stdout}`)) throw err;
+      this.health = undefined;
+      await this.ensureDpkgHealthy();
+      return once();
+    }
   }
 
   /**
@@ -210,9 +226,9 @@ export class Apt {
    * Returns every package apt actually removed, which includes what depended on them.
    */
   async remove(names: string[]): Promise<string[]> {
+    await this.ensureDpkgHealthy();
     const result = await this.withLock("apt-get remove", () =>
-      this.remote.run(command("apt-get", "remove", "-y", "-q", "-o", `DPkg::Lock::Timeout=${this.settings.lockTimeoutSec}`, ...names), {
-        sudo: true,
+      runLong(this.remote, command("apt-get", "remove", "-y", "-q", "-o", `DPkg::Lock::Timeout=${this.settings.lockTimeoutSec}`, ...names), {
         env: INSTALL_ENV,
         label: `apt-get remove ${names.join(" ")}`,
         timeoutMs: this.settings.installTimeoutSec * 1000,
@@ -220,6 +236,38 @@ export class Apt {
     );
     const removed = [...result.stdout.matchAll(/^Removing (\S+?)(?::\S+)? \(/gm)].map((m) => m[1]);
     return removed.length ? [...new Set(removed)] : names;
+  }
+
+  /**
+   * Before the first apt work of a run: when dpkg was interrupted or left packages half-done, finish
+   * that (`dpkg --configure -a`, then `apt-get -f install`) and record it in `repairs`; fail naming
+   * what dpkg still reports when that does not clean it. Looked at once per run.
+   */
+  ensureDpkgHealthy(): Promise<void> {
+    this.health ??= this.repairDpkg();
+    return this.health;
+  }
+
+  private async repairDpkg(): Promise<void> {
+    const probe = await this.remote.run(DPKG_HEALTH_PROBE, { env: QUERY_ENV, label: "dpkg --audit", timeoutMs: 60_000 });
+    const before = parseDpkgHealth(probe.stdout);
+    if (!needsRepair(before)) return;
+    const damage = describeDamage(before);
+    this.opts.progress?.info(`dpkg needs repair (${damage}): running dpkg --configure -a and apt-get -f install`);
+    await this.withLock("dpkg --configure -a", () =>
+      runLong(this.remote, repairCommand(this.settings.lockTimeoutSec), {
+        env: INSTALL_ENV,
+        label: "dpkg --configure -a && apt-get -f install",
+        timeoutMs: this.settings.installTimeoutSec * 1000,
+      }),
+    );
+    const after = parseDpkgHealth((await this.remote.run(DPKG_HEALTH_PROBE, { env: QUERY_ENV, label: "dpkg --audit", timeoutMs: 60_000 })).stdout);
+    if (needsRepair(after)) {
+      throw new Error(
+        `dpkg is still not clean after dpkg --configure -a and apt-get -f install: ${tail(after.audit || "updates still pending in /var/lib/dpkg/updates", 8)}`,
+      );
+    }
+    this.repairs.push(`repaired dpkg (${damage}): dpkg --configure -a and apt-get -f install`);
   }
 
   /** Who holds apt's locks right now (via /proc/locks: needs neither fuser nor lsof on the VM). */

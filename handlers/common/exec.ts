@@ -40,6 +40,16 @@ export interface RunResult {
 /** What installers need from a VM: run one command and get its result. */
 export interface Remote {
   run(command: string, opts?: RunOptions): Promise<RunResult>;
+  /**
+   * A long step (apt-get, dpkg repair, a service restart), run as root detached on the VM and followed
+   * to its end across lost connections (resilient-connection.ts). Absent: run it with sudo in the channel.
+   */
+  runDetached?(command: string, opts?: RunOptions): Promise<RunResult>;
+}
+
+/** `remote.runDetached` where the remote has it, else `run` with sudo: the same result either way. */
+export function runLong(remote: Remote, command: string, opts: RunOptions = {}): Promise<RunResult> {
+  return remote.runDetached ? remote.runDetached(command, opts) : remote.run(command, { ...opts, sudo: true });
 }
 
 /** What a transport (ssh.ts, or a test) gives back for one command, before any interpretation. */

@@ -15,13 +15,15 @@ import type { InstallerDefinition } from "../../shared/installer-definition";
 import { secrets as defaultSecrets, type SecretScrubber } from "../../shared/secrets";
 import { type EventOf, eventFields, type Settings } from "../../shared/settings";
 import type { SshEventSettings } from "../../shared/ssh-retry";
-import { type FieldsOf, object, optional, ValidationError, validate } from "../../shared/validate";
+import { type FieldsOf, integer, object, optional, ValidationError, validate } from "../../shared/validate";
 import { Apt, type AptEventSettings, aptEventSettings, resolveAptSettings } from "./apt";
 import { type ConnectionEnv, readConnectionEnv } from "./connection-env";
 import type { Remote } from "./exec";
 import { detectOs, type OsInfo } from "./os-release";
 import { Progress } from "./progress";
-import { type ConnectOptions, connect, resolveSshRetry, sshEventSettings } from "./ssh";
+import { ResilientConnection } from "./resilient-connection";
+import { type ConnectOptions, connect, resolveSshRetry, type SshRetry, sshEventSettings } from "./ssh";
+import { SshSession } from "./ssh-session";
 
 /** What an installer's `run` reports; the kit turns it into an InstallerResult. */
 export interface InstallerReport {
@@ -65,7 +67,15 @@ export interface CommonEvent {
   ssh?: SshEventSettings;
   /** How apt-get waits for the dpkg lock and for an install (common/apt.ts). */
   apt?: AptEventSettings;
+  /**
+   * Seconds the whole job may take (the stack sets it from wait_timeout_sec, less a margin): every inner
+   * limit (connect, lock waits, update, install) is cut to what is left of it. Absent: no overall limit.
+   */
+  time_budget_sec?: number;
 }
+
+/** The rule for the event's time_budget_sec. */
+export const TIME_BUDGET_RULE = integer(10, 86400);
 
 export interface InstallerContext<E> {
   /** The validated event, defaults filled in. */
@@ -133,8 +143,15 @@ export function eventObject(event: unknown): unknown {
 }
 
 /** The one result shape: common keys first, in a fixed order, then the installer's own. */
-function result<R extends InstallerReport>(report: R, connection: Connection, os: OsInfo, timings: Record<string, number>): InstallerResult<R> {
-  const { status, changes, summary, warnings = [], ...own } = report;
+function result<R extends InstallerReport>(
+  report: R,
+  connection: Connection,
+  os: OsInfo,
+  timings: Record<string, number>,
+  repairs: string[] = [],
+): InstallerResult<R> {
+  const { status, changes: reported, summary, warnings = [], ...own } = report;
+  const changes = [...repairs, ...reported];
   const common: CommonResult = {
     status,
     changed: changes.length > 0,
@@ -155,7 +172,12 @@ function validateInput<S extends Settings>(
   env: NodeJS.ProcessEnv,
 ): { event: EventOf<S> & CommonEvent; target: ConnectionEnv } {
   type E = EventOf<S> & CommonEvent;
-  const validator = object<E>({ ...eventFields(spec.definition.settings), apt: optional(aptEventSettings), ssh: optional(sshEventSettings) } as FieldsOf<E>);
+  const validator = object<E>({
+    ...eventFields(spec.definition.settings),
+    apt: optional(aptEventSettings),
+    ssh: optional(sshEventSettings),
+    time_budget_sec: optional(TIME_BUDGET_RULE),
+  } as FieldsOf<E>);
   const problems: string[] = [];
   let event: E | undefined;
   let target: ConnectionEnv | undefined;
@@ -173,6 +195,13 @@ function validateInput<S extends Settings>(
   }
   if (problems.length > 0 || !event || !target) throw new ValidationError("invalid input, nothing was done on the VM", problems);
   return { event, target };
+}
+
+/** The SSH retry budget, cut to what is left of the job's (never below one attempt's worth). */
+function withinBudget(retry: SshRetry, budget: { started: number; budgetSec?: number; now: () => number }): SshRetry {
+  if (budget.budgetSec === undefined) return retry;
+  const leftSec = Math.floor((budget.started + budget.budgetSec * 1000 - budget.now()) / 1000);
+  return { ...retry, budgetSec: Math.max(1, Math.min(retry.budgetSec, leftSec)) };
 }
 
 /** Runs one installer end to end; see the file comment for the phases. */
@@ -197,9 +226,13 @@ export async function runHandler<S extends Settings, R extends InstallerReport>(
 
     phase = "connecting over SSH";
     const connectTo = deps.connect ?? connect;
-    const options: ConnectOptions = { retry: resolveSshRetry(event.ssh), progress, secrets, now };
+    const budget = { started, budgetSec: event.time_budget_sec, now };
+    const options = (): ConnectOptions => ({ retry: withinBudget(resolveSshRetry(event.ssh), budget), progress, secrets, now });
     const where = `${target.user}@${target.host}:${target.port}`;
-    connection = await progress.step(`ssh ${where}`, () => connectTo(target!, options), "connect");
+    const first = await progress.step(`ssh ${where}`, () => connectTo(target!, options()), "connect");
+    // Every later session must present the key this one did.
+    const again = () => connectTo({ ...target!, hostKeySha256: first.hostKeySha256 }, options());
+    connection = new ResilientConnection(first, again, { job: name, progress, budget, detach: first instanceof SshSession });
     progress.info(
       `host key ${connection.hostKeySha256}${target.hostKeySha256 ? " (matches SSH_HOST_KEY_SHA256)" : " (not pinned: set SSH_HOST_KEY_SHA256 to this to pin it)"}`,
     );
@@ -213,7 +246,7 @@ export async function runHandler<S extends Settings, R extends InstallerReport>(
     const report = await spec.run({ event, remote: connection, apt, os, progress, secrets, target: connection.target, user: target.user });
 
     progress.timings.total = now() - started;
-    return result(report, connection, os, { ...progress.timings });
+    return result(report, connection, os, { ...progress.timings }, apt.repairs);
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
     const worded = err instanceof ValidationError ? `${name}: ${message}` : `${name} failed while ${phase}: ${message}`;

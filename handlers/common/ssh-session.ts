@@ -40,6 +40,11 @@ export class SshSession implements Remote {
     client.on("close", () => lost("connection closed"));
   }
 
+  /** True once the connection is gone (lost or closed): a new one is needed for anything more. */
+  get lost(): boolean {
+    return this.deadReason !== undefined;
+  }
+
   run(command: string, opts?: RunOptions): Promise<RunResult> {
     return this.remote.run(command, opts);
   }

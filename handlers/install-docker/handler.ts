@@ -17,7 +17,7 @@ import { type DockerChannel, type DockerVerify, dockerDefinition } from "./defin
 import { type ComposeReport, composeReport, type DockerState, inspectDocker, packageVersions, unmetNeeds } from "./docker-state";
 import { type DockerEvent, type DockerRepository, installDistro, installOfficial, noPackageWork, type PackageWork } from "./package-work";
 import { ensureGroup, ensureService } from "./service-and-group";
-import { verifyDocker } from "./verify";
+import { verifyDocker, verifyOrRestart } from "./verify";
 
 export interface InstallDockerReport extends InstallerReport, ComposeReport {
   /** The docker CLI's version ("27.0.3", "20.10.24+dfsg1"). */
@@ -36,8 +36,8 @@ export interface InstallDockerReport extends InstallerReport, ComposeReport {
   /** Docker's repository as configured (official channel). */
   repository?: DockerRepository;
   apt_update: PackageWork["apt_update"];
-  /** How the installation was checked and what it said. */
-  verify: { mode: DockerVerify | "skipped"; detail: string };
+  /** How the installation was checked and what it said (on every run, installed now or before). */
+  verify: { mode: DockerVerify; detail: string };
 }
 
 /** Fails before any change when a user to add to the group does not exist. */
@@ -69,6 +69,9 @@ async function alreadyThere(remote: Remote, event: DockerEvent, before: DockerSt
     `Docker ${before.cli} is installed and running${before.composeV2 || before.composeV1 ? `, compose ${before.composeV2 ?? before.composeV1}` : ""}: no package work`,
   );
   const fixed = await serviceAndGroup(remote, before, users, progress);
+  // Verified on every run: an installed Docker that does not answer is restarted once, and said so.
+  const verified = await progress.step(`verify (${event.verify})`, () => verifyOrRestart(remote, event.verify, progress), "verify");
+  fixed.changes.push(...verified.changes);
   const summary = `Docker ${before.cli} already installed; ${fixed.changes.length ? fixed.changes.join("; ") : "nothing changed"}`;
   progress.info(summary);
   return {
@@ -83,7 +86,8 @@ async function alreadyThere(remote: Remote, event: DockerEvent, before: DockerSt
     revoked: fixed.revoked,
     removed: [],
     apt_update: { ran: false, reason: "nothing to install" },
-    verify: { mode: "skipped", detail: `already installed: docker --version, docker.service active${event.compose ? ", compose present" : ""}` },
+    server_version: verified.server,
+    verify: { mode: event.verify, detail: verified.detail },
   };
 }
 

@@ -2,6 +2,7 @@
 // "Install using the apt repository" do it) or the distribution's docker.io ("distro").
 
 import type { EventOf } from "../../shared/settings";
+import { quote } from "../../shared/shell-quote";
 import type { Apt, AptUpdateOutcome } from "../common/apt";
 import { aptFailureReason } from "../common/apt-output";
 import { ensureAptRepository } from "../common/apt-repository";
@@ -61,23 +62,54 @@ export async function installOfficial(apt: Apt, os: OsInfo, event: DockerEvent, 
   const out = noPackageWork();
   out.apt_update = { ran: false, reason: "" };
   const base = `${event.repo_url.replace(/\/+$/, "")}/${os.family}`;
-  // Prerequisites, then the repository (its key verified), and only then the conflicting packages go:
-  // a wrong key or an unreachable mirror must leave an installed docker.io running as it was.
+  // Prerequisites, then the repository (its key verified), then its package index read and the packages
+  // found in it; only then do the conflicting packages go. A wrong key, an unreachable mirror or one
+  // without this release must leave an installed docker.io running as it was.
   await installPrerequisites(apt, event, state, progress, out);
+  const written = out.changes.length;
   const { changed: force, architectures } = await configureRepository(apt, os, { base, fingerprints: event.repo_key_fingerprint }, progress, out);
-  await removeConflicting(apt, state, progress, out);
-  // A changed source must be read whatever update/cache_valid_sec say; otherwise the event's policy,
-  // unless the update for ca-certificates/curl just ran.
+  const repo = { os, base, architectures };
+  let toInstall: string[];
   try {
-    if (force || !out.apt_update.ran) out.apt_update = await updateLists(apt, progress, event, force);
+    // A changed source must be read whatever update/cache_valid_sec say; otherwise the event's policy,
+    // unless the update for ca-certificates/curl just ran.
+    try {
+      if (force || !out.apt_update.ran) out.apt_update = await updateLists(apt, progress, event, force);
+    } catch (err) {
+      throw new Error(
+        `apt-get update failed with Docker's repository configured (${out.repository!.source_file}: ${out.repository!.line}): ${err instanceof CommandError ? aptFailureReason(err) : (err as Error).message}. ` +
+          `Check repo_url: ${base} must serve dists/${os.codename}/ signed by ${base}/gpg (Docker publishes only supported releases).`,
+      );
+    }
+    toInstall = await officialPackagesToInstall(apt, repo, event, state, progress, out);
   } catch (err) {
-    throw new Error(
-      `apt-get update failed with Docker's repository configured (${out.repository!.source_file}: ${out.repository!.line}): ${err instanceof CommandError ? aptFailureReason(err) : (err as Error).message}. ` +
-        `Check repo_url: ${base} must serve dists/${os.codename}/ signed by ${base}/gpg (Docker publishes only supported releases).`,
-    );
+    const undone = await forgetNewRepository(apt, out, out.changes.slice(written), progress);
+    const kept = CONFLICTING_PACKAGES.filter((p) => installed(state, p));
+    throw new Error(`${(err as Error).message}${undone}${kept.length ? ` The installed ${kept.join(", ")} were not touched.` : ""}`);
   }
-  await installOfficialPackages(apt, { os, base, architectures }, event, state, progress, out);
+  await removeConflicting(apt, state, progress, out);
+  if (toInstall.length) {
+    await progress.step(`apt-get install ${toInstall.join(" ")}`, () => apt.install(toInstall), "apt_install");
+    out.changes.push(`installed ${toInstall.join(" ")}`);
+  }
   return out;
+}
+
+/**
+ * Removes the source and keyring this run wrote new for a repository that then failed, so it does not
+ * break every later apt-get update; a file that was there before and rewritten is left (and said so).
+ */
+async function forgetNewRepository(apt: Apt, out: PackageWork, changes: string[], progress: Progress): Promise<string> {
+  const repo = out.repository;
+  if (!repo) return "";
+  const files = [
+    changes.some((c) => c.startsWith(`wrote ${repo.source_file} (new source)`)) ? repo.source_file : "",
+    changes.some((c) => c.startsWith(`wrote ${repo.keyring} (new key)`)) ? repo.keyring : "",
+  ].filter(Boolean);
+  if (files.length === 0) return ` ${repo.source_file} was there before this run and is left as it is now.`;
+  progress.info(`removing what this run wrote for the failed repository: ${files.join(" ")}`);
+  await apt.remote.run(`rm -f ${files.map((f) => quote(f)).join(" ")}`, { sudo: true, label: `removing ${files.join(" ")}`, timeoutMs: 30_000 });
+  return ` The source and key this run wrote were removed again (${files.join(", ")}).`;
 }
 
 /** Docker's docs, step 1: what fetching the key needs. */
@@ -139,15 +171,15 @@ async function configureRepository(
   return { changed: repo.changed || stale.changed, architectures: repo.architectures };
 }
 
-/** Docker's packages from its repository; an optional one the repository lacks is skipped with a warning. */
-async function installOfficialPackages(
+/** Docker's packages its repository offers and the VM lacks; an optional one it lacks is skipped with a warning. */
+async function officialPackagesToInstall(
   apt: Apt,
   repo: { os: OsInfo; base: string; architectures: string[] },
   event: DockerEvent,
   state: DockerState,
   progress: Progress,
   out: PackageWork,
-): Promise<void> {
+): Promise<string[]> {
   const { os, base } = repo;
   const arch = repo.architectures.join(",");
   const wanted = [...OFFICIAL_PACKAGES, ...OPTIONAL_OFFICIAL_PACKAGES, ...(event.compose ? [COMPOSE_PLUGIN] : [])];
@@ -164,11 +196,7 @@ async function installOfficialPackages(
     out.warnings.push(`${p} is not offered by ${base}; skipped`);
     progress.info(`${p} is not offered by ${base}; skipped`);
   }
-  const toInstall = wanted.filter((p) => !unavailable.includes(p) && !installed(state, p));
-  if (toInstall.length) {
-    await progress.step(`apt-get install ${toInstall.join(" ")}`, () => apt.install(toInstall), "apt_install");
-    out.changes.push(`installed ${toInstall.join(" ")}`);
-  }
+  return wanted.filter((p) => !unavailable.includes(p) && !installed(state, p));
 }
 
 /** The distribution's docker.io, and its compose when asked: whichever package apt offers. */

@@ -2,7 +2,7 @@
 // that found the packages already there.
 
 import { command } from "../../shared/shell-quote";
-import { CommandError, type Remote, tail } from "../common/exec";
+import { CommandError, type Remote, runLong, tail } from "../common/exec";
 import { GRANTS_FILE, readGrants, sameSet, stringList, withSection, writeGrants } from "../common/grants";
 import type { Progress } from "../common/progress";
 import type { DockerState } from "./docker-state";
@@ -25,7 +25,7 @@ export async function ensureService(remote: Remote, state: DockerState, progress
   if (start) changes.push("started docker.service");
   if (cmds.length === 0) return changes;
   try {
-    await progress.step(cmds.join(" && "), () => remote.run(cmds.join(" && "), { sudo: true, label: cmds.join(" && "), timeoutMs: 180_000 }), "service");
+    await progress.step(cmds.join(" && "), () => runLong(remote, cmds.join(" && "), { label: cmds.join(" && "), timeoutMs: 180_000 }), "service");
   } catch (err) {
     if (!(err instanceof CommandError)) throw err;
     const journal = await remote

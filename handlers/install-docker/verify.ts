@@ -1,6 +1,7 @@
 // The proof Docker works, run on every install: the daemon answers, and (verify "hello-world") a
 // container runs from the registry.
-import { type Remote, tail } from "../common/exec";
+import { type Remote, runLong, tail } from "../common/exec";
+import type { Progress } from "../common/progress";
 import type { DockerVerify } from "./definition";
 
 /** Both verification modes run as root: the users' new group only applies to new sessions. */
@@ -23,4 +24,21 @@ export async function verifyDocker(remote: Remote, mode: DockerVerify): Promise<
     );
   }
   return { server, detail: "docker run --rm hello-world: Hello from Docker!" };
+}
+
+/**
+ * The verification of a Docker found installed: when it fails, the daemon is restarted once (detached,
+ * as any long step) and verified again; what that changed is returned for the result. A second failure
+ * fails the job with the verification's own words.
+ */
+export async function verifyOrRestart(remote: Remote, mode: DockerVerify, progress: Progress): Promise<{ server: string; detail: string; changes: string[] }> {
+  try {
+    return { ...(await verifyDocker(remote, mode)), changes: [] };
+  } catch (err) {
+    const why = (err as Error).message.split("\n")[0];
+    progress.info(`the installed Docker fails its verification; restarting docker.service once (${why})`);
+    await runLong(remote, "systemctl restart docker.service", { label: "systemctl restart docker.service", timeoutMs: 180_000 });
+    const again = await verifyDocker(remote, mode);
+    return { ...again, changes: [`restarted docker.service: the installed Docker failed its verification (${why.slice(0, 200)}) and passes it now`] };
+  }
 }

@@ -2,8 +2,10 @@
 // reload) written only where they differ and checked by the server itself before it is restarted or
 // reloaded; then the restart or reload, and a check of what the server runs with.
 
+import { runLong } from "../common/exec";
 import type { Cluster, ServerState } from "./pg";
 import { clusterUnit, dropInContent, dropInPath, hbaEntry, listenOverride, normalizeListen, planHba } from "./pg";
+import { restartOrRollBack } from "./recovery";
 import { type Run, warn } from "./run";
 import { psqlJson, writeFile } from "./server";
 import { CONFIG_CHECK_SQL, type ConfigCheck, SETTLED_SQL, type Settled } from "./sql";
@@ -87,15 +89,16 @@ export async function applyConfiguration(
   const restarted = change.listenChanged;
   const reloaded = !restarted && change.hbaChanged;
   if (restarted) {
+    const previous = { text: state.dropin_text, listen: state.listen_addresses };
     await progress.step(
       `systemctl restart ${unit} (listen_addresses)`,
-      () => remote.run(`systemctl restart ${unit}`, { sudo: true, label: `systemctl restart ${unit}`, timeoutMs: 300_000 }),
+      () => restartOrRollBack(run, cluster, dropInPath(state.config_file), change.listen, previous),
       "restart",
     );
   } else if (reloaded) {
     await progress.step(
       `systemctl reload ${unit} (pg_hba.conf)`,
-      () => remote.run(`systemctl reload ${unit}`, { sudo: true, label: `systemctl reload ${unit}`, timeoutMs: 120_000 }),
+      () => runLong(remote, `systemctl reload ${unit}`, { label: `systemctl reload ${unit}`, timeoutMs: 120_000 }),
       "reload",
     );
   }

@@ -30,9 +30,10 @@ import { postgresDefinition } from "./definition";
 import { planRoles, postgresSection, revokeRoles, saveGrants, updatedSection } from "./grants";
 import { type Cluster, clusterUnit, DROPIN_NAME, distributionMajor, parsePsqlJson, pickCluster, type ServerState, shortServerVersion, verifyHost } from "./pg";
 import { ensurePgdgRepository, pgdgKeyUrl } from "./pgdg";
+import { startFixingDropIn } from "./recovery";
 import type { Run } from "./run";
 import { scramSecret } from "./scram";
-import { inspectInstallation, installPackages, psql, psqlJson, type ServerInventory, startOrExplain, tcpLogin } from "./server";
+import { inspectInstallation, installPackages, psql, psqlJson, type ServerInventory, tcpLogin } from "./server";
 import { applySql, inspectSql, planIsEmpty } from "./sql";
 
 export { chooseMajor, planRoleAndDatabase };
@@ -143,7 +144,7 @@ async function ensureCluster(run: Run, found: ServerInventory, major: string): P
   if (active !== "active") {
     progress.info(`${unit} is ${active}; starting it`);
     const c = cluster;
-    await progress.step(`systemctl start ${unit}`, () => startOrExplain(remote, unit, c), "start");
+    await progress.step(`systemctl start ${unit}`, () => startFixingDropIn(run, c), "start");
     run.changes.push(`cluster ${cluster.major}/${cluster.name} started (was ${active})`);
   }
   return cluster;

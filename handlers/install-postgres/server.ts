@@ -4,7 +4,7 @@
 import { command, quote } from "../../shared/shell-quote";
 import type { Apt } from "../common/apt";
 import { ensurePackages } from "../common/ensure-packages";
-import type { Remote } from "../common/exec";
+import { type Remote, runLong } from "../common/exec";
 import { type Cluster, parseClusters, parsePsqlJson, parseServerPackages, parseUnits, pgpassField, type ServerPackage } from "./pg";
 import { WHOAMI_SQL } from "./sql";
 
@@ -84,10 +84,26 @@ export async function installPackages(apt: Apt, specs: string[], what: string, p
   }
 }
 
+/**
+ * `systemctl <verb> <unit>` for a cluster, as a shell command that cannot hang on a server that did not
+ * come up: the unit (Type=forking, no start timeout on Debian) can stay "activating", waiting for a pid
+ * file, after pg_ctlcluster has already failed. While systemctl waits, its state is watched; activating
+ * with no start command running for 2 s means the server is not coming: the unit is stopped (which ends
+ * the wait) and the command fails.
+ */
+export function clusterServiceCommand(verb: "start" | "restart", unit: string): string {
+  return (
+    `(systemctl ${verb} ${unit} & p=$!; z=0; while kill -0 $p 2>/dev/null; do ` +
+    `if [ "$(systemctl is-active ${unit})" = activating ] && [ "$(systemctl show -p ControlPID --value ${unit})" = 0 ]; then z=$((z+1)); else z=0; fi; ` +
+    `if [ $z -ge 20 ]; then systemctl stop ${unit}; wait $p; echo "${unit}: the server did not come up (its start command ended, the unit stayed activating)" >&2; exit 3; fi; ` +
+    `sleep 0.1; done; wait $p)`
+  );
+}
+
 /** systemctl start; on failure the message points at the unit's journal and the cluster's log. */
 export async function startOrExplain(remote: Remote, unit: string, cluster: Cluster): Promise<void> {
   try {
-    await remote.run(`systemctl start ${unit}`, { sudo: true, label: `systemctl start ${unit}`, timeoutMs: 300_000 });
+    await runLong(remote, clusterServiceCommand("start", unit), { label: `systemctl start ${unit}`, timeoutMs: 300_000 });
   } catch (err) {
     throw new Error(`${(err as Error).message}\nsee \`journalctl -u ${unit}\` and ${cluster.logFile ?? "the cluster's log"} on the VM`);
   }

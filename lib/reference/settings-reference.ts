@@ -8,6 +8,7 @@ import { SSH_RETRY_SETTINGS } from "../../shared/ssh-retry";
 import type { JsonSchema } from "../../shared/validate";
 import { configSchema } from "../config/parse";
 import { type CatalogEntry, INSTALLERS } from "../installers/catalog";
+import { JOB_MARGIN_SEC } from "../vm-installation";
 
 /** A value as the README shows it. */
 function code(value: unknown): string {
@@ -80,6 +81,7 @@ function commonTable(): string {
     "| --- | --- | --- | --- | --- |",
     ...rows("ssh", SSH_RETRY_SETTINGS, "vms[].sshRetry"),
     ...rows("apt", APT_LOCK_SETTINGS),
+    `| \`time_budget_sec\` | (from \`waitTimeoutSec\`) | integer 10-86400 | the job's wait_timeout_sec less ${JOB_MARGIN_SEC} s | ${cell("Seconds the whole job may take; every inner limit (connect, lock waits, update, install) is cut to what is left of it, and running out fails the job as a timeout naming the step it hit (a detached step goes on on the VM; the next run waits for it).")} |`,
   ].join("\n");
 }
 

@@ -58,7 +58,7 @@ export async function runInstaller(
   sb: Sandbox,
   handler: string,
   event: unknown,
-  opts: { env?: Record<string, string>; timeoutSec?: number; secrets?: string[] } = {},
+  opts: { env?: Record<string, string>; timeoutSec?: number; secrets?: string[]; signal?: AbortSignal } = {},
 ): Promise<InstallerRun> {
   const bundle = bundleHandler({ handler });
   const lines: string[] = [];
@@ -70,6 +70,7 @@ export async function runInstaller(
     timeoutSec: opts.timeoutSec ?? 900,
     secrets: [env.SSH_KEY, ...(opts.secrets ?? [])].filter(Boolean),
     onOutput: (line) => lines.push(line),
+    signal: opts.signal,
   });
   return { ...out, result: out.phase === "Succeeded" ? JSON.parse(out.message) : undefined, lines };
 }

@@ -174,3 +174,113 @@ export async function acceptedLogins(sb: Sandbox): Promise<number> {
   const out = await mustRoot(sb, "journalctl --sync 2>/dev/null; journalctl -t sshd --no-pager -o cat | grep -c 'Accepted publickey' || true");
   return Number(out.trim());
 }
+
+// ---------------------------------------------------------------------------------------------------
+// Mid-job faults: wait for a moment inside a job, then break something.
+
+/**
+ * Polls (every 100 ms, through nsenter) until a process whose command line matches `pattern` (pgrep -f,
+ * an extended regex) runs in the target; resolves with its pid. Used to strike in the middle of a step
+ * (dpkg unpacking, apt-get install) rather than after a guessed delay.
+ */
+export async function waitForProcess(sb: Sandbox, pattern: string, timeoutMs = 120_000): Promise<number> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const r = await sb.rootExec(`pgrep -o -f ${shellQuote(selfSafe(pattern))} || true`, { timeoutMs: 10_000 });
+    const pid = Number(r.stdout.trim().split("\n")[0]);
+    if (pid > 0) return pid;
+    if (Date.now() > deadline) throw new Error(`no process matching ${pattern} appeared in ${sb.name} within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/**
+ * `pattern` as pgrep/pkill get it, first character in brackets: the same regex, which no longer matches
+ * the command line of the shell that runs pgrep (it holds the pattern's text, not what it matches).
+ */
+function selfSafe(pattern: string): string {
+  return /^[A-Za-z0-9]/.test(pattern) ? `[${pattern[0]}]${pattern.slice(1)}` : pattern;
+}
+
+function shellQuote(s: string): string {
+  return `'${s.replace(/'/g, `'\\''`)}'`;
+}
+
+/**
+ * Cuts the target off the network for `ms`: the host's end of its veth goes down (the target sees its
+ * link lose carrier, every packet to or from it is lost), then comes back up. Resolves once it is up.
+ */
+export async function cutNetworkFor(sb: Sandbox, ms: number): Promise<{ downAt: number; upAt: number }> {
+  await mustRun("ip", ["link", "set", sb.hostVeth, "down"]);
+  const downAt = Date.now();
+  try {
+    await new Promise((resolve) => setTimeout(resolve, ms));
+  } finally {
+    await mustRun("ip", ["link", "set", sb.hostVeth, "up"]);
+  }
+  return { downAt, upAt: Date.now() };
+}
+
+/** What a healthy VM looks like after a fault: one line per problem, empty when there is none. */
+export async function vmProblems(sb: Sandbox, packages: string[]): Promise<string[]> {
+  const problems: string[] = [];
+  const status = await sb.rootExec(`dpkg-query -W -f='\${Package} \${Status}\\n' ${packages.join(" ")} 2>&1; true`);
+  for (const name of packages) {
+    const line = status.stdout.split("\n").find((l) => l.startsWith(`${name} `));
+    if (!line?.endsWith("install ok installed")) problems.push(`${name}: ${line ?? "not known to dpkg"}`);
+  }
+  const audit = await sb.rootExec("dpkg --audit 2>&1; ls -A /var/lib/dpkg/updates");
+  if (audit.stdout.trim()) problems.push(`dpkg --audit / updates: ${audit.stdout.trim()}`);
+  // apt's locks are fcntl locks: try them without waiting, as apt would.
+  const locks = await sb.rootExec(
+    `python3 -c 'import fcntl,os,sys
+busy=[]
+for p in sys.argv[1:]:
+    fd=os.open(p,os.O_RDWR|os.O_CREAT,0o640)
+    try: fcntl.lockf(fd,fcntl.LOCK_EX|fcntl.LOCK_NB)
+    except OSError: busy.append(p)
+print(" ".join(busy))' ${DPKG_LOCKS.join(" ")} /var/lib/apt/lists/lock /var/cache/apt/archives/lock`,
+  );
+  if (locks.stdout.trim()) problems.push(`locked: ${locks.stdout.trim()}`);
+  const running = await sb.rootExec("pgrep -a -x 'apt-get|dpkg' || true");
+  if (running.stdout.trim()) problems.push(`still running: ${running.stdout.trim()}`);
+  return problems;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// The matrix: each fault case records its outcome; `npm run faults` prints and publishes them.
+
+export interface FaultRecord {
+  case: string;
+  /** What happened, in a few words: "job completed", "failed, rerun completed", ... */
+  outcome: string;
+  /** From the fault to a VM with everything in place, in ms. */
+  recoverMs: number;
+  ok: boolean;
+}
+
+/** Where the records go: FAULTS_REPORT, else .cache/faults.json under the project. */
+export function faultReportPath(): string {
+  return process.env.FAULTS_REPORT ?? path.resolve(__dirname, "../../../.cache/faults.json");
+}
+
+/** Appends one case's record (the file holds one JSON object per line). */
+export function recordFault(record: FaultRecord): void {
+  const file = faultReportPath();
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  fs.appendFileSync(file, `${JSON.stringify(record)}\n`);
+}
+
+/**
+ * SIGKILLs the oldest process matching `pattern` the moment one runs (pkill, retried every 50 ms until it
+ * hits one: apt starts dpkg several times, and a pid read a moment ago may be gone). Resolves when killed.
+ */
+export async function killWhenRunning(sb: Sandbox, pattern: string, timeoutMs = 120_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const r = await sb.rootExec(`pkill -KILL -o -f ${shellQuote(selfSafe(pattern))}`, { timeoutMs: 10_000 });
+    if (r.code === 0) return;
+    if (Date.now() > deadline) throw new Error(`no process matching ${pattern} to kill in ${sb.name} within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}

@@ -1,0 +1,108 @@
+// When a setting keeps the server from running: listen_addresses that passed validation but cannot be
+// bound (an address the VM does not have) stops the cluster on restart. The restart is checked; a
+// cluster that did not come back gets its previous drop-in back and is restarted on its previous
+// settings, and the job fails naming the value and the server's own error. A cluster found stopped
+// because of our drop-in (left by an older version, or by hand) is started with the wanted value instead,
+// so a rerun with a good value needs no manual step.
+
+import { quote } from "../../shared/shell-quote";
+import { type Remote, runLong, tail } from "../common/exec";
+import { type Cluster, clusterUnit, DROPIN_NAME, dropInContent, normalizeListen } from "./pg";
+import type { Run } from "./run";
+import { clusterServiceCommand, startOrExplain, writeFile } from "./server";
+
+/** What the postmaster logs for an address of listen_addresses it could not listen on (it then goes on without it). */
+const BIND_FAILURE = "could not (bind|create listen socket)";
+
+/**
+ * Restarts (or starts) the cluster's unit, detached. pg_ctlcluster makes systemctl fail when the
+ * postmaster does not come up; one that came up without some address of listen_addresses (it only logs
+ * that) does not count as up either: the lines it logged since the restart are the error.
+ */
+async function restartAndCheck(remote: Remote, cluster: Cluster, verb: "restart" | "start"): Promise<{ ok: boolean; stopped: boolean; error?: string }> {
+  const unit = clusterUnit(cluster);
+  const log = cluster.logFile ? quote(cluster.logFile) : undefined;
+  const action = clusterServiceCommand(verb, unit);
+  const cmd = log
+    ? `s=$(stat -c %s ${log} 2>/dev/null || echo 0); ${action} || exit $?; tail -c +$((s+1)) ${log} 2>/dev/null | grep -E '${BIND_FAILURE}'; exit 0`
+    : action;
+  const r = await runLong(remote, cmd, { label: `systemctl ${verb} ${unit}`, timeoutMs: 300_000, check: false });
+  if (r.code !== 0) return { ok: false, stopped: true, error: tail(r.stderr || r.stdout, 3) };
+  const unbound = r.stdout.split("\n").filter((l) => new RegExp(BIND_FAILURE).test(l));
+  return unbound.length ? { ok: false, stopped: false, error: unbound.join("; ") } : { ok: true, stopped: false };
+}
+
+/** The server's own words on why it stopped: FATAL/could-not lines of its log, else the unit's journal. */
+export async function serverError(remote: Remote, cluster: Cluster): Promise<string> {
+  const unit = clusterUnit(cluster);
+  const log = cluster.logFile ? `tail -n 40 ${quote(cluster.logFile)} 2>/dev/null; ` : "";
+  const r = await remote.run(`${log}journalctl -u ${unit} -n 20 --no-pager -o cat 2>/dev/null; true`, {
+    sudo: true,
+    check: false,
+    label: "reading the server's log",
+    timeoutMs: 30_000,
+  });
+  const lines = r.stdout.split("\n").filter((l) => /FATAL|could not (bind|create)|PANIC|invalid value/.test(l));
+  const picked = [...new Set(lines.map((l) => l.replace(/^.*?(LOG|FATAL|WARNING|PANIC|ERROR):\s+/, "$1: ").trim()))].slice(-4);
+  return picked.length ? picked.join("; ") : `no FATAL line in its log (see journalctl -u ${unit})`;
+}
+
+/** Our drop-in under the cluster's Debian config directory, without asking the (stopped) server. */
+export function clusterDropIn(cluster: Pick<Cluster, "major" | "name">): string {
+  return `/etc/postgresql/${cluster.major}/${cluster.name}/conf.d/${DROPIN_NAME}`;
+}
+
+/**
+ * Restarts the cluster for a new listen_addresses; when it does not come back, puts `previous` back
+ * (the drop-in's text before, or null: there was none), restarts it on that, and throws naming the
+ * value and the server's error.
+ */
+export async function restartOrRollBack(
+  run: Run,
+  cluster: Cluster,
+  dropIn: string,
+  listen: string,
+  previous: { text: string | null; listen: string },
+): Promise<void> {
+  const { remote, progress } = run;
+  const unit = clusterUnit(cluster);
+  const first = await restartAndCheck(remote, cluster, "restart");
+  if (first.ok) return;
+  const why = first.stopped ? await serverError(remote, cluster) : (first.error ?? "");
+  progress.info(`${unit} did not come back as asked with listen_addresses '${listen}' (${why}); rolling back to '${previous.listen}'`);
+  if (previous.text === null) await remote.run(`rm -f ${quote(dropIn)}`, { user: "postgres", label: `removing ${dropIn}`, timeoutMs: 30_000 });
+  else await writeFile(remote, dropIn, previous.text, "0644");
+  const back = await restartAndCheck(remote, cluster, first.stopped ? "start" : "restart");
+  const where = `PostgreSQL ${cluster.major}/${cluster.name}`;
+  throw new Error(
+    `listen_addresses '${listen}' ${first.stopped ? `stopped ${where}` : `could not be bound by ${where} (it started without those addresses)`}: the server said: ${why}. ` +
+      (back.ok
+        ? `Rolled back: ${dropIn} ${previous.text === null ? "removed" : "put back as it was"} and the cluster restarted on its previous settings (listen_addresses '${previous.listen}'), serving again. `
+        : `Rolled back ${dropIn}, but the cluster still does not start: ${back.error ?? ""}; see journalctl -u ${unit}. `) +
+      'Set listen_addresses to addresses the VM has (or "*" / "localhost") and run the job again.',
+  );
+}
+
+/**
+ * Starts a stopped cluster. When it does not start and our drop-in holds another listen_addresses than
+ * the one wanted, that value is the likely cause: it is rewritten with the wanted one and the start
+ * tried again (said in changes). Otherwise the start's own error stands.
+ */
+export async function startFixingDropIn(run: Run, cluster: Cluster): Promise<void> {
+  const { remote, event } = run;
+  const unit = clusterUnit(cluster);
+  try {
+    await startOrExplain(remote, unit, cluster);
+    return;
+  } catch (err) {
+    const dropIn = clusterDropIn(cluster);
+    const found = await remote.run(`cat ${quote(dropIn)} 2>/dev/null; true`, { sudo: true, label: `reading ${dropIn}`, timeoutMs: 30_000 });
+    const m = /^\s*listen_addresses\s*=\s*'([^']*)'/m.exec(found.stdout);
+    const wanted = normalizeListen(event.listen_addresses);
+    if (!m || normalizeListen(m[1]) === wanted) throw err;
+    const why = await serverError(remote, cluster);
+    await writeFile(remote, dropIn, dropInContent(wanted), "0644");
+    await startOrExplain(remote, unit, cluster);
+    run.changes.push(`${unit} would not start with listen_addresses '${m[1]}' in ${dropIn} (${why}): rewritten to '${wanted}', started`);
+  }
+}
