@@ -380,6 +380,17 @@ describe("install-docker: official channel", () => {
     expect(result!.changes[0]).toBe("installed curl");
   });
 
+  /** apt-get update failing on a mirror that has no Release file for jammy, then the run taking back the source and key it wrote. */
+  const mirrorWithoutRelease: Step[] = [
+    {
+      match: /^apt-get update /,
+      sudo: true,
+      code: 100,
+      stderr: "E: The repository 'https://mirror.example.com/linux/ubuntu jammy Release' does not have a Release file.\n",
+    },
+    { match: "rm -f /etc/apt/sources.list.d/docker.list /etc/apt/keyrings/docker.asc", sudo: true },
+  ];
+
   it("apt-get update failing on the new source says which line and what repo_url must serve", async () => {
     const line = "deb [arch=amd64 signed-by=/etc/apt/keyrings/docker.asc] https://mirror.example.com/linux/ubuntu jammy stable";
     const { error } = await run({ repo_url: "https://mirror.example.com/linux" }, [
@@ -388,13 +399,7 @@ describe("install-docker: official channel", () => {
       keyFetch("ubuntu", "https://mirror.example.com/linux"),
       keyWrite(line),
       staleLook(),
-      {
-        match: /^apt-get update /,
-        sudo: true,
-        code: 100,
-        stderr: "E: The repository 'https://mirror.example.com/linux/ubuntu jammy Release' does not have a Release file.\n",
-      },
-      { match: "rm -f /etc/apt/sources.list.d/docker.list /etc/apt/keyrings/docker.asc", sudo: true },
+      ...mirrorWithoutRelease,
     ]);
     expect(error?.message).toBe(
       `install-docker failed while installing: apt-get update failed with Docker's repository configured (/etc/apt/sources.list.d/docker.list: ${line}): ` +
@@ -413,13 +418,7 @@ describe("install-docker: official channel", () => {
       keyFetch("ubuntu", "https://mirror.example.com/linux"),
       keyWrite(line),
       staleLook(),
-      {
-        match: /^apt-get update /,
-        sudo: true,
-        code: 100,
-        stderr: "E: The repository 'https://mirror.example.com/linux/ubuntu jammy Release' does not have a Release file.\n",
-      },
-      { match: "rm -f /etc/apt/sources.list.d/docker.list /etc/apt/keyrings/docker.asc", sudo: true },
+      ...mirrorWithoutRelease,
     ]);
     expect(remote.done).toBe(true);
     expect(remote.calls.some((c) => c.command.startsWith("apt-get remove"))).toBe(false);
