@@ -1,50 +1,68 @@
 // What running a step detached costs (issue 10's budget: about 0.3 s per step at most).
-//   npm run bench:detach [-- N]   (N pairs, default 20; root, sandbox prerequisites)
-// On one fresh sandbox, over one SSH session, the same short root step (`true`, then `apt-cache policy
-// jq` as a stand-in with output) run N times each way, alternating: in the SSH channel with sudo (the
-// old path) and detached through a transient systemd unit and followed (common/detached.ts). Prints
-// both medians and the difference per step; the step's own time is the same on both sides.
+//   npm run bench:detach [-- N]   (N rounds, default and minimum 5; root, sandbox prerequisites)
+// On one fresh sandbox, over one SSH session, the same short root step run both ways, the side that
+// runs first rotating every round: in the SSH channel with sudo (the old path) and detached through a
+// transient systemd unit and followed (common/detached.ts). Two steps: `true` (the bare cost) and
+// `apt-cache policy jq` (a step with output). Each side of a round runs its step 5 times and counts the
+// median, so one scheduling hiccup does not make a round. The step's own time is the same on both
+// sides: the difference of the medians is what detaching adds per step. Writes bench/results/detach.json.
 import { readConnectionEnv } from "../handlers/common/connection-env";
 import { ResilientConnection } from "../handlers/common/resilient-connection";
 import { connect } from "../handlers/common/ssh";
-import { jobEnvFor, startSandbox } from "../sandbox";
+import { jobEnvFor } from "../sandbox";
+import { buildResult, commitInfo } from "./results";
+import { fmtMs, median, runRounds } from "./rounds";
+import { report, roundsArg, runMain, withSandbox } from "./support";
 
-const n = Math.max(5, Number(process.argv[2] ?? 20) || 20);
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const rounds = roundsArg("detach-overhead.ts");
+const STEPS = { true: "true", policy: "apt-cache policy jq" } as const;
+const PER_ROUND = 5;
+/** Issue 10: detaching must not cost more than about 0.3 s per step. */
+const TARGET_ADDED_MS = 300;
 
 async function main(): Promise<void> {
-  const sb = await startSandbox();
-  try {
+  const commit = commitInfo();
+  await withSandbox(async (sb) => {
     const target = readConnectionEnv(jobEnvFor(sb));
     const session = await connect(target);
     const conn = new ResilientConnection(session, () => connect(target), { job: "bench", budget: { started: Date.now(), now: Date.now }, detach: true });
-    for (const step of ["true", "apt-cache policy jq"]) {
-      const plain: number[] = [];
-      const detached: number[] = [];
-      for (let i = 0; i < n; i++) {
-        for (const side of i % 2 ? ["detached", "plain"] : ["plain", "detached"]) {
-          const t = performance.now();
-          if (side === "plain") await conn.run(step, { sudo: true });
-          else await conn.runDetached(step);
-          (side === "plain" ? plain : detached).push(performance.now() - t);
-        }
+    const timeSide = (step: string, detached: boolean) => async () => {
+      const ms: number[] = [];
+      for (let i = 0; i < PER_ROUND; i++) {
+        const t = performance.now();
+        if (detached) await conn.runDetached(step);
+        else await conn.run(step, { sudo: true });
+        ms.push(performance.now() - t);
       }
-      const p = median(plain);
-      const d = median(detached);
-      process.stdout.write(
-        `${step}: in the channel ${p.toFixed(0)} ms, detached ${d.toFixed(0)} ms (median of ${n} each, alternating): +${(d - p).toFixed(0)} ms per step; target <= 300 ms: ${d - p <= 300 ? "met" : "NOT met"}\n`,
-      );
+      return median(ms);
+    };
+    try {
+      const sides = Object.entries(STEPS).flatMap(([key, step]) => [
+        { name: `channel_${key}`, label: `${step} in the SSH channel`, run: timeSide(step, false) },
+        { name: `detached_${key}`, label: `${step} detached and followed`, run: timeSide(step, true) },
+      ]);
+      const outcome = await runRounds(rounds, sides);
+      const result = buildResult({
+        bench: "detach",
+        command: `npm run bench:detach -- ${rounds}`,
+        description: `one root step over one SSH session to a sandbox: in the channel with sudo vs detached (transient systemd unit, followed); each side of a round is the median of ${PER_ROUND} runs`,
+        outcome,
+        sideLabels: Object.fromEntries(sides.map((s) => [s.name, s.label])),
+        comparisons: Object.entries(STEPS).map(([key, step]) => ({
+          label: `detached step (${step}) vs the same in the SSH channel`,
+          project: `detached_${key}`,
+          baseline: `channel_${key}`,
+          // Not a ratio: the target is the time added (target_added_ms); 0 marks the ratio unused.
+          target: 0,
+          targetAddedMs: TARGET_ADDED_MS,
+        })),
+        commit,
+      });
+      report(result, fmtMs);
+    } finally {
+      await conn.close();
     }
-    await conn.close();
-  } finally {
-    await sb.stop();
-  }
+  });
 }
 
-main().then(
-  () => process.exit(0),
-  (err) => {
-    process.stderr.write(`${(err as Error).stack}\n`);
-    process.exit(1);
-  },
-);
+runMain(main);

@@ -24,8 +24,10 @@ export interface ComparisonResult {
   ratio: number;
   /** Median over rounds of project/baseline within one round. */
   paired_ratio: number;
-  /** ratio must be at most this. */
+  /** ratio must be at most this (unless target_added_ms is given). */
   target: number;
+  /** Instead of a ratio: the project side may add at most this many ms to the baseline (medians). */
+  target_added_ms?: number;
   met: boolean;
   /** A series measured alongside the project side (e.g. the rerun) shown in the same row. */
   rerun?: string;
@@ -87,7 +89,7 @@ export interface BuildOptions {
   description: string;
   outcome: RoundsOutcome;
   sideLabels: Record<string, string>;
-  comparisons: { label: string; project: string; baseline: string; target: number; rerun?: string }[];
+  comparisons: { label: string; project: string; baseline: string; target: number; targetAddedMs?: number; rerun?: string }[];
   series?: Record<string, { label: string; ms: number[]; target_ms?: number } & Partial<Stats>>;
   notExercised?: string[];
   /** Taken before measuring, so files written during the run do not count. */
@@ -106,7 +108,8 @@ export function buildResult(o: BuildOptions, now = new Date()): BenchResult {
       ratio: r,
       paired_ratio: pairedRatio(o.outcome, c.project, c.baseline),
       target: c.target,
-      met: r <= c.target,
+      ...(c.targetAddedMs !== undefined ? { target_added_ms: c.targetAddedMs } : {}),
+      met: c.targetAddedMs !== undefined ? o.outcome.stats[c.project].median - o.outcome.stats[c.baseline].median <= c.targetAddedMs : r <= c.target,
       ...(c.rerun ? { rerun: c.rerun } : {}),
     };
   });
@@ -148,6 +151,13 @@ export function writeResult(result: BenchResult): string {
   return file;
 }
 
+/** A comparison's target in words: "target <= 1.1", or "+34 ms, target <= +300 ms" for an added-time target. */
+export function targetText(result: BenchResult, c: ComparisonResult): string {
+  if (c.target_added_ms === undefined) return `target <= ${c.target}`;
+  const added = result.sides[c.project].median - result.sides[c.baseline].median;
+  return `+${Math.round(added)} ms, target <= +${c.target_added_ms} ms`;
+}
+
 /** The comparisons and series as lines for the bench's own output. */
 export function summaryLines(result: BenchResult, fmt: (ms: number) => string): string[] {
   const lines: string[] = [];
@@ -157,7 +167,7 @@ export function summaryLines(result: BenchResult, fmt: (ms: number) => string): 
     lines.push(`${s.label} (${name}): ${d(s)}${s.target_ms !== undefined ? `  target <= ${fmt(s.target_ms)}: ${s.met ? "met" : "NOT met"}` : ""}`);
   for (const c of result.comparisons) {
     lines.push(
-      `ratio ${c.label}: ${c.project}/${c.baseline} = ${c.ratio.toFixed(3)} (paired per round ${c.paired_ratio.toFixed(3)}); target <= ${c.target}: ${c.met ? "met" : "NOT met"}`,
+      `ratio ${c.label}: ${c.project}/${c.baseline} = ${c.ratio.toFixed(3)} (paired per round ${c.paired_ratio.toFixed(3)}); ${targetText(result, c)}: ${c.met ? "met" : "NOT met"}`,
     );
   }
   for (const n of result.not_exercised) lines.push(`not exercised here: ${n}`);
