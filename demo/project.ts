@@ -57,6 +57,15 @@ export function runCdktf(dir: string, args: string[], opts: { env?: Record<strin
 }
 
 /**
+ * A run's output as one line of words, for matching a message Terraform wrapped: cdktf's "<stack>"
+ * prefix at the start of a line (it lands mid-sentence where a message was wrapped) removed, whitespace
+ * collapsed.
+ */
+export function outputWords(run: CdktfRun, stack: string): string {
+  return run.output.replace(new RegExp(`^${stack.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}(?=\\s)`, "gm"), "").replace(/\s+/g, " ");
+}
+
+/**
  * The stack's outputs after a deploy with `--outputs-file <dir>/outputs.json`, by output name. cdktf
  * nests them by construct path (stack -> VM -> output); names are unique, so one level is enough.
  */

@@ -6,7 +6,7 @@ import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { type CdktfRun, readOutputs, runCdktf, writeCdktfProject } from "../../demo/project";
+import { type CdktfRun, outputWords, readOutputs, runCdktf, writeCdktfProject } from "../../demo/project";
 import { getSandbox, listSandboxes } from "../../sandbox";
 import { TWIN_CDKTF_FLAGS, twinDeployEnv } from "../../twin/deploy-env";
 import { installTwin } from "../../twin/install";
@@ -105,8 +105,8 @@ describeE2E("cdktf deploy of the production stack against the twin of Nubes and 
   test("a failing job (only unknown packages): phase Failed in the twin, the deploy fails naming the job and its message; the fix deploys", async () => {
     const failed = await cdktf("deploy", ctx({ runId: 2, packages: ["zz-no-such-package"] }));
     expect(failed.code).not.toBe(0);
-    // Terraform wraps the error message to the terminal's width.
-    const said = failed.output.replace(/\s+/g, " ");
+    // Terraform wraps the error message to the terminal's width, and cdktf prefixes the wrapped lines.
+    const said = outputWords(failed, STACK);
     expect(said).toContain(`sless job ${vm}-install-packages (${vm}_packages) ended in phase Failed, not Succeeded: install-packages failed`);
     expect(said).toMatch(/zz-no-such-package: unknown package/);
     // The jobs after it did not run.
