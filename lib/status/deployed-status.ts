@@ -1,6 +1,7 @@
 // The deployed stack's status rows, read where a deploy left them: the stack's outputs through
 // `terraform output` (the outputs `cdktf output` shows) and, with the local target, each job's result
-// file and newest log under .vm-install/<stack>/. Nothing is synthesized and nothing reaches a VM.
+// file and newest log under .vm-install/<stack>/. Nothing reaches a VM; a working copy that has never
+// synthesized or initialized the stack is made ready first (terraform-cli.ts ensureInitialized).
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { jobLogs } from "../runner/job-log";
