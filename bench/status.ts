@@ -12,6 +12,7 @@ import * as path from "node:path";
 import { writeCdktfProject } from "../demo/project";
 import { PROJECT_ROOT } from "../lib/bundling/bundle";
 import { INSTALLERS } from "../lib/installers/catalog";
+import { jobName, resultOutputName } from "../lib/resource-names";
 import { resultAsTfstate } from "../lib/runner/result-state";
 import { allInstallersContext } from "./contexts";
 import { buildResult, commitInfo } from "./results";
@@ -48,8 +49,8 @@ function deployedProject(dir: string): string {
   fs.mkdirSync(path.join(results, "logs"), { recursive: true });
   for (const vm of ctx.vms) {
     for (const def of INSTALLERS) {
-      outputs[`${vm.name}_${def.key}_result`] = { value: result(vm.name), type: "string" };
-      const job = `${vm.name}-${def.handler}`;
+      outputs[resultOutputName(vm.name, def.key)] = { value: result(vm.name), type: "string" };
+      const job = jobName(vm.name, def.handler);
       fs.writeFileSync(path.join(results, `${job}.tfstate`), resultAsTfstate({ phase: "Succeeded", message: result(vm.name) }, job));
       fs.writeFileSync(path.join(results, "logs", `${job}-20261203T080000000Z.log`), "bench\n");
     }

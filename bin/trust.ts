@@ -8,6 +8,7 @@
 import { spawnSync } from "node:child_process";
 import * as path from "node:path";
 import type { parseConfig } from "../lib/config/parse";
+import { hostKeyIds } from "../lib/resource-names";
 import { readProject, terraformEnv } from "../lib/terraform-cli";
 import { ValidationError } from "../shared/validate";
 
@@ -22,9 +23,9 @@ export function trustAddresses(config: ReturnType<typeof parseConfig>, vmName: s
   if (vm.hostKeySha256) {
     throw new Error(`${vmName} is pinned (vms[].hostKeySha256 = ${vm.hostKeySha256}): nothing is recorded for it; to accept a new key, set the pin to it`);
   }
-  const prefix = vm.name.replace(/-/g, "_");
+  const ids = hostKeyIds(vm.name);
   const jobType = config.jobTarget === "sless" ? "sless_job" : "terraform_data";
-  return [`terraform_data.${prefix}_host_key`, `${jobType}.${prefix}_host_key_probe`];
+  return [`terraform_data.${ids.record}`, `${jobType}.${ids.probe}`];
 }
 
 function main(argv: string[]): number {

@@ -14,6 +14,7 @@ import { type CatalogEntry, INSTALLERS } from "./installers/catalog";
 import { HandlerAsset } from "./jobs/handler-asset";
 import { type InstallerJob, type JobTargetFactory, resourceAddress } from "./jobs/job-spec";
 import { TerraformData } from "./jobs/terraform-data";
+import { hostKeyIds, jobName, resourcePrefix, resultOutputName } from "./resource-names";
 import { warnRiskySettings } from "./risky-settings";
 import type { TerraformPaths } from "./terraform-paths";
 
@@ -85,7 +86,7 @@ export class VmInstallation extends Construct {
   constructor(scope: Construct, id: string, props: VmInstallationProps) {
     super(scope, id);
     const { vm } = props;
-    const prefix = vm.name.replace(/-/g, "_");
+    const prefix = resourcePrefix(vm.name);
 
     warnRiskySettings(this, vm, props.nubes);
     const machine = vm.kind === "nubes" ? this.createVm(vm, props.nubes!, props.paths, prefix) : undefined;
@@ -107,13 +108,13 @@ export class VmInstallation extends Construct {
     let previous: InstallerJob | undefined = trust?.probe;
     for (const def of installers) {
       const settings = vm.installers[def.key];
-      const outputName = `${prefix}_${def.key}_result`;
+      const outputName = resultOutputName(vm.name, def.key);
       if (!settings.enabled) {
         new TerraformOutput(this, outputName, { value: "skipped", description: `${vm.name}: ${def.handler} (disabled)` }).overrideLogicalId(outputName);
         continue;
       }
       const job = props.jobTarget(this, `${prefix}_${def.key}`, {
-        name: `${vm.name}-${def.handler}`,
+        name: jobName(vm.name, def.handler),
         asset: HandlerAsset.forHandler(this, def.handler, def.handlersDir),
         connection,
         event: {
@@ -146,8 +147,9 @@ export class VmInstallation extends Construct {
    */
   private recordHostKey(props: VmInstallationProps, prefix: string, host: { address: string; user: string; port: number }, machine?: VcVmV3) {
     const { vm } = props;
-    const probe = props.jobTarget(this, `${prefix}_host_key_probe`, {
-      name: `${vm.name}-${HOST_KEY_HANDLER}`,
+    const ids = hostKeyIds(vm.name);
+    const probe = props.jobTarget(this, ids.probe, {
+      name: jobName(vm.name, HOST_KEY_HANDLER),
       asset: HandlerAsset.forHandler(this, HOST_KEY_HANDLER),
       connection: host,
       event: sshEvent(vm),
@@ -156,7 +158,7 @@ export class VmInstallation extends Construct {
       waitTimeoutSec: (vm.sshRetry?.budgetSec ?? SSH_RETRY_SETTINGS.budgetSec.default) + 60,
       dependsOn: machine ? [machine as ITerraformDependable] : [],
     });
-    const id = `${prefix}_host_key`;
+    const id = ids.record;
     // No default in lookup: a probe result without a key fails the deploy instead of recording nothing.
     const record = new TerraformData(this, "host_key", { input: { sha256: Fn.lookup(Fn.jsondecode(probe.message), "host_key_sha256") }, dependsOn: [probe] });
     record.overrideLogicalId(id);

@@ -3,6 +3,7 @@
 // reading is bin/status.ts's business, so this is tested with plain objects.
 import type { VmInstallConfig } from "../config/types";
 import { type CatalogEntry, INSTALLERS } from "../installers/catalog";
+import { jobName, resultOutputName } from "../resource-names";
 
 export type RowStatus = "ok" | "partial" | "failed" | "skipped" | "not run";
 
@@ -27,16 +28,6 @@ export interface LocalJobRecord {
   message: string;
   finishedAt: string;
   log?: string;
-}
-
-/** The output that holds a VM's installer result (lib/vm-installation.ts names it). */
-export function resultOutputName(vm: string, key: string): string {
-  return `${vm.replace(/-/g, "_")}_${key}_result`;
-}
-
-/** The job's name (lib/vm-installation.ts): "<vm>-<handler>". */
-export function jobName(vm: string, def: CatalogEntry): string {
-  return `${vm}-${def.handler}`;
 }
 
 /** The fields of the common result shape (handlers/common/handler-kit.ts) a row shows. */
@@ -81,7 +72,9 @@ export function statusRows(
   local: (job: string) => LocalJobRecord | undefined = () => undefined,
   catalog: readonly CatalogEntry[] = INSTALLERS,
 ): StatusRow[] {
-  return config.vms.flatMap((vm) => catalog.map((def) => statusRow(vm.name, def, outputs[resultOutputName(vm.name, def.key)], local(jobName(vm.name, def)))));
+  return config.vms.flatMap((vm) =>
+    catalog.map((def) => statusRow(vm.name, def, outputs[resultOutputName(vm.name, def.key)], local(jobName(vm.name, def.handler)))),
+  );
 }
 
 function firstLine(text: string): string {
