@@ -336,3 +336,76 @@ describe("install-packages: flow", () => {
     expect(error?.message).toMatch(/^install-packages failed while connecting over SSH: SSH authentication failed for ubuntu@192\.0\.2\.10:22/);
   });
 });
+
+describe("install-packages: check mode (check: true)", () => {
+  const damaged = {
+    match: DPKG_HEALTH_PROBE,
+    stdout: "0001\n--- audit\nThe following packages are only half configured:\n jq                   lightweight and flexible command-line JSON processor\n",
+  };
+
+  it("reports what it would install as would_change, in a real run's words, and runs no apt-get update or install", async () => {
+    const { result, remote, lines } = await run({ packages: ["git", "curl", "jq=1.6-2.1ubuntu3"], check: true }, [
+      os(UBUNTU_2204),
+      dpkg(dpkgLine("curl", "7.81.0-1ubuntu1.15")),
+      policy(policyBlock("git", "1:2.34.1-1ubuntu1.10") + policyBlock("jq", "1.6-2.1ubuntu3"), "git jq"),
+    ]);
+    expect(remote.done).toBe(true);
+    expect(remote.calls.some((c) => /apt-get|dpkg --configure/.test(c.command))).toBe(false);
+    expect(remote.calls.every((c) => !c.opts.sudo)).toBe(true);
+    expect(result).toMatchObject({
+      status: "ok",
+      changed: false,
+      changes: [],
+      would_change: ["installed git jq"],
+      summary: "check: 1 change would be made: installed git jq",
+      installed: [],
+      already_installed: ["curl"],
+      apt_update: { ran: false, reason: "check mode: the package lists are read as they are, not refreshed" },
+    });
+    expect(lines).toContain("[install-packages] check mode: looking only; what would change is reported in would_change, nothing on the VM is changed");
+  });
+
+  it("says nothing would change when everything is installed; would_change is empty", async () => {
+    const { result } = await run({ packages: ["git"], check: true }, [os(), dpkg(dpkgLine("git", "1:2.39.2-1.1"))]);
+    expect(result).toMatchObject({
+      changed: false,
+      changes: [],
+      would_change: [],
+      summary: "check: nothing would change; nothing to do: all 1 package is already installed",
+    });
+  });
+
+  it("a dpkg that needs repair is a foreseen change, listed first, and is not repaired", async () => {
+    const { result, remote } = await run({ packages: ["jq"], check: true }, [
+      os(UBUNTU_2204),
+      dpkg(dpkgLine("jq", "1.6-2.1ubuntu3", "install ok half-configured")),
+      damaged,
+      policy(policyBlock("jq", "1.6-2.1ubuntu3"), "jq"),
+    ]);
+    expect(remote.done).toBe(true);
+    expect(result!.would_change).toEqual([
+      "repaired dpkg (an interrupted dpkg run; half-done packages: jq): dpkg --configure -a and apt-get -f install",
+      "installed jq",
+    ]);
+    expect(result!.changes).toEqual([]);
+  });
+
+  it("a package the current lists do not offer is a warning, not a failure: a real run refreshes the lists first", async () => {
+    const { result, error } = await run({ packages: ["nosuchpkg"], check: true }, [os(), dpkg(""), policy("", "nosuchpkg")]);
+    expect(error).toBeUndefined();
+    expect(result).toMatchObject({ status: "ok", would_change: ["installed nosuchpkg"], failed: [] });
+    expect(result!.warnings[0]).toMatch(/^nosuchpkg may fail to install: .*in the VM's current package lists \(a real run refreshes them first\)$/);
+  });
+
+  it("the same event without check is a real run: the check key is not sent by deploys", async () => {
+    const { result } = await run({ packages: ["git"], check: false }, [os(), dpkg(dpkgLine("git", "1:2.39.2-1.1"))]);
+    expect(result).not.toHaveProperty("would_change");
+    expect(result!.summary).toBe("nothing to do: all 1 package is already installed");
+  });
+
+  it("rejects a check that is not a boolean before connecting", async () => {
+    const { error, connects } = await run({ packages: ["git"], check: "yes" }, []);
+    expect(error?.message).toMatch(/event check: expected true or false, got "yes"/);
+    expect(connects).toBe(0);
+  });
+});

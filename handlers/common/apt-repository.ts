@@ -242,7 +242,7 @@ async function writeKeyAndSource(remote: Remote, key: Buffer, keyring: string, s
     `  printf '%s\\n' ${quote(line)} > ${s}.tmp && chmod 0644 ${s}.tmp && mv -f ${s}.tmp ${s}; echo "changed:wrote ${sourceFile} ($why)"`,
     "fi",
   ].join("\n");
-  const result = await remote.run(script, { sudo: true, stdin: key, label: `writing ${keyring} and ${sourceFile}`, timeoutMs: 60_000 });
+  const result = await remote.run(script, { sudo: true, stdin: key, label: `writing ${keyring} and ${sourceFile}`, timeoutMs: 60_000, mutates: true });
   return result.stdout
     .split("\n")
     .filter((l) => l.startsWith("changed:"))

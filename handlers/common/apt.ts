@@ -90,6 +90,11 @@ export interface AptOptions {
   progress?: Progress;
   /** Replaceable in tests. */
   sleep?: (ms: number) => Promise<void>;
+  /**
+   * Check mode (check-mode.ts): update() runs no apt-get update, a dpkg needing repair is only recorded
+   * in `repairs`, and install() / remove() are refused. @default false
+   */
+  check?: boolean;
 }
 
 export interface AptUpdateOutcome {
@@ -154,8 +159,12 @@ export class Apt {
     return Math.max(0, Number(m[1]) - Number(m[2]));
   }
 
-  /** `apt-get update`, unless `cacheValidSec` is given and the lists are younger than that. */
+  /** `apt-get update`, unless `cacheValidSec` is given and the lists are younger than that (or in check mode). */
   async update(opts: { cacheValidSec?: number } = {}): Promise<AptUpdateOutcome> {
+    if (this.opts.check) {
+      await this.ensureDpkgHealthy();
+      return { ran: false, reason: "check mode: the package lists are read as they are, not refreshed" };
+    }
     if (opts.cacheValidSec !== undefined) {
       const age = await this.listsAgeSec();
       if (age !== undefined && age < opts.cacheValidSec) {
@@ -253,6 +262,11 @@ export class Apt {
     const before = parseDpkgHealth(probe.stdout);
     if (!needsRepair(before)) return;
     const damage = describeDamage(before);
+    const line = `repaired dpkg (${damage}): dpkg --configure -a and apt-get -f install`;
+    if (this.opts.check) {
+      this.repairs.push(line);
+      return;
+    }
     this.opts.progress?.info(`dpkg needs repair (${damage}): running dpkg --configure -a and apt-get -f install`);
     await this.withLock("dpkg --configure -a", () =>
       runLong(this.remote, repairCommand(this.settings.lockTimeoutSec), {
@@ -267,7 +281,7 @@ export class Apt {
         `dpkg is still not clean after dpkg --configure -a and apt-get -f install: ${tail(after.audit || "updates still pending in /var/lib/dpkg/updates", 8)}`,
       );
     }
-    this.repairs.push(`repaired dpkg (${damage}): dpkg --configure -a and apt-get -f install`);
+    this.repairs.push(line);
   }
 
   /** Who holds apt's locks right now (via /proc/locks: needs neither fuser nor lsof on the VM). */

@@ -10,6 +10,8 @@ export interface EnsureOptions {
   update: boolean;
   /** With update: skip it when the lists are younger than this many seconds. */
   cacheValidSec?: number;
+  /** Check mode: stop after deciding; what would be installed is in `wouldInstall`. @default false */
+  check?: boolean;
 }
 
 export interface EnsureOutcome {
@@ -24,6 +26,8 @@ export interface EnsureOutcome {
   changed: boolean;
   /** apt-get update: whether it ran and why. */
   update: AptUpdateOutcome;
+  /** Check mode: the specs a real run would install (in the order asked). */
+  wouldInstall: string[];
 }
 
 /** A package asked for: the spec as given, and its parts. */
@@ -54,7 +58,15 @@ export async function ensurePackages(apt: Apt, specs: string[], opts: EnsureOpti
     if (!parsed) throw new Error(`ensurePackages: ${JSON.stringify(spec)} is not a package spec (validate the event first)`);
     return { spec, ...parsed };
   });
-  const outcome: EnsureOutcome = { installed: [], already_installed: [], failed: [], versions: {}, changed: false, update: { ran: false, reason: "" } };
+  const outcome: EnsureOutcome = {
+    installed: [],
+    already_installed: [],
+    failed: [],
+    versions: {},
+    changed: false,
+    update: { ran: false, reason: "" },
+    wouldInstall: [],
+  };
   const before = await stepper(apt)(`checking ${plural(wanted.length, "package", "packages")} with dpkg-query`, "check", () =>
     apt.query(wanted.map((w) => w.name)),
   );
@@ -67,6 +79,7 @@ export async function ensurePackages(apt: Apt, specs: string[], opts: EnsureOpti
   apt.progress?.info(
     `to install: ${needed.map((w) => w.spec).join(" ")}${outcome.already_installed.length ? `; already installed: ${outcome.already_installed.join(" ")}` : ""}`,
   );
+  if (opts.check) return predictInstall(apt, needed, outcome);
 
   outcome.update = await refreshLists(apt, opts);
   const installable = await installableOf(apt, needed, opts, outcome);
@@ -76,6 +89,21 @@ export async function ensurePackages(apt: Apt, specs: string[], opts: EnsureOpti
   // Report in the order asked, whatever order the steps found them in.
   const order = new Map(wanted.map((w, i) => [w.name, i]));
   outcome.failed.sort((a, b) => order.get(a.name)! - order.get(b.name)!);
+  return outcome;
+}
+
+/**
+ * Check mode: what a real run would install, and (as warnings, in `failed`) what the VM's current lists
+ * cannot offer; a real run refreshes the lists first, so those may still install. dpkg is only looked at.
+ */
+async function predictInstall(apt: Apt, needed: Wanted[], outcome: EnsureOutcome): Promise<EnsureOutcome> {
+  outcome.update = await apt.update(); // in check mode: dpkg's health looked at, nothing run
+  const offers = await stepper(apt)("apt-cache policy (the lists as they are)", "candidates", () => apt.candidates(needed.map((w) => w.name)));
+  for (const w of needed) {
+    const problem = candidateProblem(w, offers.get(w.name));
+    if (problem) outcome.failed.push({ name: w.name, reason: `${problem} in the VM's current package lists (a real run refreshes them first)` });
+  }
+  outcome.wouldInstall = needed.map((w) => w.spec);
   return outcome;
 }
 

@@ -26,6 +26,8 @@ export interface RunOptions {
   env?: Record<string, string>;
   /** How errors and progress name the command. @default the command itself, shortened */
   label?: string;
+  /** The command changes the VM: check mode refuses it (check-mode.ts). Long steps (runLong) always are. @default false */
+  mutates?: boolean;
 }
 
 export interface RunResult {
@@ -49,7 +51,8 @@ export interface Remote {
 
 /** `remote.runDetached` where the remote has it, else `run` with sudo: the same result either way. */
 export function runLong(remote: Remote, command: string, opts: RunOptions = {}): Promise<RunResult> {
-  return remote.runDetached ? remote.runDetached(command, opts) : remote.run(command, { ...opts, sudo: true });
+  const marked = { ...opts, mutates: true };
+  return remote.runDetached ? remote.runDetached(command, marked) : remote.run(command, { ...marked, sudo: true });
 }
 
 /** What a transport (ssh.ts, or a test) gives back for one command, before any interpretation. */

@@ -69,7 +69,7 @@ export async function writeGrants(remote: Remote, inventory: Inventory): Promise
   await remote.run(
     `umask 077 && mkdir -p ${GRANTS_DIR} && chown root:root ${GRANTS_DIR} && chmod 0700 ${GRANTS_DIR} && ` +
       `t=$(mktemp ${GRANTS_DIR}/.grants.json.XXXXXX) && { cat > "$t" && chmod 0600 "$t" && mv -f "$t" ${GRANTS_FILE} || { rm -f "$t"; exit 1; }; }`,
-    { sudo: true, stdin: `${JSON.stringify(inventory, null, 2)}\n`, label: `writing ${GRANTS_FILE}`, timeoutMs: 30_000 },
+    { sudo: true, stdin: `${JSON.stringify(inventory, null, 2)}\n`, label: `writing ${GRANTS_FILE}`, timeoutMs: 30_000, mutates: true },
   );
 }
 

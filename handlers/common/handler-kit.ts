@@ -3,6 +3,8 @@
 //   -> connect (retry policy from the event's `ssh` key) -> detect the OS
 //   -> the installer's own work (inspect, act only where needed, verify)
 //   -> the one result shape every installer reports (see InstallerResult).
+// With the event's `check: true` the same phases run but nothing on the VM changes: the installer reports
+// what it would change and the kit turns that into `would_change` (check-mode.ts).
 // Any error leaves as one Error whose message names the installer and the phase, scrubbed of secrets.
 //
 //   export const handler = defineHandler({
@@ -15,8 +17,9 @@ import type { InstallerDefinition } from "../../shared/installer-definition";
 import { secrets as defaultSecrets, type SecretScrubber } from "../../shared/secrets";
 import { type EventOf, eventFields, type Settings } from "../../shared/settings";
 import type { SshEventSettings } from "../../shared/ssh-retry";
-import { type FieldsOf, integer, object, optional, ValidationError, validate } from "../../shared/validate";
+import { boolean, type FieldsOf, integer, object, optional, ValidationError, validate } from "../../shared/validate";
 import { Apt, type AptEventSettings, aptEventSettings, resolveAptSettings } from "./apt";
+import { checkSummary, lookOnly } from "./check-mode";
 import { type ConnectionEnv, readConnectionEnv } from "./connection-env";
 import type { Remote } from "./exec";
 import { detectOs, type OsInfo } from "./os-release";
@@ -29,7 +32,10 @@ import { SshSession } from "./ssh-session";
 export interface InstallerReport {
   /** "ok": everything asked for is in place; "partial": some of it could not be done (see warnings). */
   status: "ok" | "partial";
-  /** What this run did on the VM, one line each in words; empty when it changed nothing. */
+  /**
+   * What this run did on the VM, one line each in words; empty when it changed nothing. In check mode:
+   * what it would have done, in the same words a real run would use (the kit reports it as would_change).
+   */
   changes: string[];
   /** One line for people reading the Terraform output. */
   summary: string;
@@ -43,6 +49,8 @@ export interface CommonResult {
   /** True when this run changed anything on the VM (as Ansible reports it): `changes` is not empty. */
   changed: boolean;
   changes: string[];
+  /** Check mode only (the event's `check: true`): what a real run would change, one line each; `changes` is empty. */
+  would_change?: string[];
   summary: string;
   warnings: string[];
   /** The host key fingerprint seen, "SHA256:..." (pin it with SSH_HOST_KEY_SHA256). */
@@ -72,6 +80,8 @@ export interface CommonEvent {
    * limit (connect, lock waits, update, install) is cut to what is left of it. Absent: no overall limit.
    */
   time_budget_sec?: number;
+  /** Check mode: inspect and report what would change (would_change), change nothing on the VM. @default false */
+  check?: boolean;
 }
 
 /** The rule for the event's time_budget_sec. */
@@ -80,6 +90,8 @@ export const TIME_BUDGET_RULE = integer(10, 86400);
 export interface InstallerContext<E> {
   /** The validated event, defaults filled in. */
   event: E & CommonEvent;
+  /** Check mode: decide, report the changes as usual, make none (`remote` refuses commands marked `mutates`). */
+  check: boolean;
   /** The VM. */
   remote: Remote;
   /** apt on the VM, with the event's `apt` settings. */
@@ -149,14 +161,16 @@ function result<R extends InstallerReport>(
   os: OsInfo,
   timings: Record<string, number>,
   repairs: string[] = [],
+  check = false,
 ): InstallerResult<R> {
   const { status, changes: reported, summary, warnings = [], ...own } = report;
   const changes = [...repairs, ...reported];
   const common: CommonResult = {
     status,
-    changed: changes.length > 0,
-    changes,
-    summary,
+    changed: !check && changes.length > 0,
+    changes: check ? [] : changes,
+    ...(check ? { would_change: changes } : {}),
+    summary: check ? checkSummary(changes, summary) : summary,
     warnings,
     host_key_sha256: connection.hostKeySha256,
     os,
@@ -177,6 +191,7 @@ function validateInput<S extends Settings>(
     apt: optional(aptEventSettings),
     ssh: optional(sshEventSettings),
     time_budget_sec: optional(TIME_BUDGET_RULE),
+    check: optional(boolean()),
   } as FieldsOf<E>);
   const problems: string[] = [];
   let event: E | undefined;
@@ -241,12 +256,15 @@ export async function runHandler<S extends Settings, R extends InstallerReport>(
     const os = await progress.step("reading /etc/os-release", () => detectOs(connection!), "os");
     progress.info(`os: ${os.pretty_name ?? os.id}, treated as ${os.family} ${os.codename}`);
 
-    phase = "installing";
-    const apt = new Apt(connection, resolveAptSettings(event.apt), { progress });
-    const report = await spec.run({ event, remote: connection, apt, os, progress, secrets, target: connection.target, user: target.user });
+    const check = event.check === true;
+    phase = check ? "checking (check mode: nothing is changed)" : "installing";
+    if (check) progress.info("check mode: looking only; what would change is reported in would_change, nothing on the VM is changed");
+    const remote = check ? lookOnly(connection) : connection;
+    const apt = new Apt(remote, resolveAptSettings(event.apt), { progress, check });
+    const report = await spec.run({ event, check, remote, apt, os, progress, secrets, target: connection.target, user: target.user });
 
     progress.timings.total = now() - started;
-    return result(report, connection, os, { ...progress.timings }, apt.repairs);
+    return result(report, connection, os, { ...progress.timings }, apt.repairs, check);
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
     const worded = err instanceof ValidationError ? `${name}: ${message}` : `${name} failed while ${phase}: ${message}`;

@@ -108,7 +108,7 @@ async function forgetNewRepository(apt: Apt, out: PackageWork, changes: string[]
   ].filter(Boolean);
   if (files.length === 0) return ` ${repo.source_file} was there before this run and is left as it is now.`;
   progress.info(`removing what this run wrote for the failed repository: ${files.join(" ")}`);
-  await apt.remote.run(`rm -f ${files.map((f) => quote(f)).join(" ")}`, { sudo: true, label: `removing ${files.join(" ")}`, timeoutMs: 30_000 });
+  await apt.remote.run(`rm -f ${files.map((f) => quote(f)).join(" ")}`, { sudo: true, label: `removing ${files.join(" ")}`, timeoutMs: 30_000, mutates: true });
   return ` The source and key this run wrote were removed again (${files.join(", ")}).`;
 }
 

@@ -94,7 +94,7 @@ export async function ensureGroup(
       .filter(Boolean)
       .join(" and ");
     const what = label ? `${label} group docker` : "creating group docker";
-    await progress.step(what, () => remote.run(cmds.join(" && "), { sudo: true, label: what, timeoutMs: 60_000 }), "users");
+    await progress.step(what, () => remote.run(cmds.join(" && "), { sudo: true, label: what, timeoutMs: 60_000, mutates: true }), "users");
   }
   for (const u of plan.add) changes.push(`added ${u} to group docker`);
   for (const u of plan.revoke) changes.push(`revoked: removed ${u} from group docker (added by vm-install, no longer in users)`);

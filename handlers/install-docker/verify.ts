@@ -15,7 +15,13 @@ export async function verifyDocker(remote: Remote, mode: DockerVerify): Promise<
     );
   }
   if (mode === "daemon") return { server, detail: `docker info: server version ${server}` };
-  const run = await remote.run("docker run --rm hello-world", { sudo: true, check: false, label: "docker run --rm hello-world", timeoutMs: 300_000 });
+  const run = await remote.run("docker run --rm hello-world", {
+    sudo: true,
+    check: false,
+    label: "docker run --rm hello-world",
+    timeoutMs: 300_000,
+    mutates: true,
+  });
   if (run.code !== 0 || !/Hello from Docker!/.test(run.stdout)) {
     throw new Error(
       `Docker is installed and its daemon runs (server ${server}), but \`docker run --rm hello-world\` failed (exit ${run.code}): ` +

@@ -19,22 +19,26 @@ function plural(n: number, one: string, many: string): string {
   return `${n} ${n === 1 ? one : many}`;
 }
 
-/** The outcome in words: one line per kind of change, a warning per package that failed. */
-export function report(outcome: EnsureOutcome, total: number): InstallPackagesReport {
-  const changes = outcome.installed.length ? [`installed ${outcome.installed.join(" ")}`] : [];
-  const warnings = outcome.failed.map((f) => `${f.name} was not installed: ${f.reason}`);
+/**
+ * The outcome in words: one line per kind of change, a warning per package that failed. In check mode the
+ * change is the one a real run would report, and a failure is only foreseen (a warning, status ok).
+ */
+export function report(outcome: EnsureOutcome, total: number, check = false): InstallPackagesReport {
+  const done = check ? outcome.wouldInstall.map((spec) => spec.split("=")[0]) : outcome.installed;
+  const changes = done.length ? [`installed ${done.join(" ")}`] : [];
+  const warnings = outcome.failed.map((f) => `${f.name} ${check ? "may fail to install" : "was not installed"}: ${f.reason}`);
   const summary =
     outcome.installed.length || outcome.failed.length
       ? `installed ${outcome.installed.length}, already installed ${outcome.already_installed.length}, failed ${outcome.failed.length}`
       : `nothing to do: all ${plural(total, "package is", "packages are")} already installed`;
   return {
-    status: outcome.failed.length ? "partial" : "ok",
+    status: outcome.failed.length && !check ? "partial" : "ok",
     changes,
     summary,
     warnings,
     installed: outcome.installed,
     already_installed: outcome.already_installed,
-    failed: outcome.failed,
+    failed: check ? [] : outcome.failed,
     versions: outcome.versions,
     apt_update: outcome.update,
   };
@@ -42,9 +46,10 @@ export function report(outcome: EnsureOutcome, total: number): InstallPackagesRe
 
 export const handler = defineHandler({
   definition: packagesDefinition,
-  async run({ event, apt, progress }) {
-    const outcome = await ensurePackages(apt, event.packages, { update: event.update, cacheValidSec: event.cache_valid_sec });
+  async run({ event, check, apt, progress }) {
+    const outcome = await ensurePackages(apt, event.packages, { update: event.update, cacheValidSec: event.cache_valid_sec, check });
     const total = event.packages.length;
+    if (check) return report(outcome, total, true);
     if (outcome.failed.length === total) {
       throw new Error(
         `none of the ${plural(total, "package", "packages")} could be installed:\n${outcome.failed.map((f) => `  - ${f.name}: ${f.reason}`).join("\n")}`,

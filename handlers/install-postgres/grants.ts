@@ -40,7 +40,11 @@ export function planRoles(recorded: string[], user: string, grantedNow: boolean,
 /** ALTER ROLE ... NOLOGIN for `roles` (see revokeLoginSql), said in changes and revoked. */
 export async function revokeRoles(run: Run, port: number, roles: string[]): Promise<void> {
   if (!roles.length) return;
-  await run.progress.step(`revoking LOGIN from ${roles.join(", ")}`, () => psql(run.remote, port, revokeLoginSql(roles), "psql (revoking LOGIN)"), "revoke");
+  await run.progress.step(
+    `revoking LOGIN from ${roles.join(", ")}`,
+    () => psql(run.remote, port, revokeLoginSql(roles), "psql (revoking LOGIN)", { mutates: true }),
+    "revoke",
+  );
   for (const r of roles) {
     run.changes.push(
       `revoked: role ${r} may no longer log in (NOLOGIN, its sessions ended; vm-install had created it or given it LOGIN; the role, what it owns and its data are kept)`,

@@ -130,7 +130,7 @@ async function ensureCluster(run: Run, found: ServerInventory, major: string): P
     // The package creates "main" unless createcluster.conf says otherwise, or it was dropped since.
     await progress.step(
       `creating cluster ${major}/main`,
-      () => remote.run(`pg_createcluster ${major} main`, { sudo: true, label: `pg_createcluster ${major} main`, timeoutMs: 300_000 }),
+      () => remote.run(`pg_createcluster ${major} main`, { sudo: true, label: `pg_createcluster ${major} main`, timeoutMs: 300_000, mutates: true }),
       "cluster",
     );
     run.changes.push(`cluster ${major}/main created`);
@@ -174,7 +174,7 @@ async function ensureRoleAndDatabase(run: Run, port: number, recordedRoles: stri
     progress.info(`role ${user} (password unchanged) and database ${db} (owner ${user}) are as wanted`);
     return { state, grantedLogin };
   }
-  await progress.step(changes.join("; "), () => psql(remote, port, applySql(plan, db, user), "psql (role and database)"), "role_db");
+  await progress.step(changes.join("; "), () => psql(remote, port, applySql(plan, db, user), "psql (role and database)", { mutates: true }), "role_db");
   run.changes.push(...changes);
   return { state, grantedLogin };
 }

@@ -70,7 +70,7 @@ export async function restartOrRollBack(
   if (first.ok) return;
   const why = first.stopped ? await serverError(remote, cluster) : (first.error ?? "");
   progress.info(`${unit} did not come back as asked with listen_addresses '${listen}' (${why}); rolling back to '${previous.listen}'`);
-  if (previous.text === null) await remote.run(`rm -f ${quote(dropIn)}`, { user: "postgres", label: `removing ${dropIn}`, timeoutMs: 30_000 });
+  if (previous.text === null) await remote.run(`rm -f ${quote(dropIn)}`, { user: "postgres", label: `removing ${dropIn}`, timeoutMs: 30_000, mutates: true });
   else await writeFile(remote, dropIn, previous.text, "0644");
   const back = await restartAndCheck(remote, cluster, first.stopped ? "start" : "restart");
   const where = `PostgreSQL ${cluster.major}/${cluster.name}`;

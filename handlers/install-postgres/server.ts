@@ -9,7 +9,7 @@ import { type Cluster, parseClusters, parsePsqlJson, parseServerPackages, parseU
 import { WHOAMI_SQL } from "./sql";
 
 /** psql as the postgres superuser over the local socket, SQL on stdin, stopping at the first error. */
-export function psql(remote: Remote, port: number, sql: string, label: string): Promise<{ stdout: string }> {
+export function psql(remote: Remote, port: number, sql: string, label: string, opts: { mutates?: boolean } = {}): Promise<{ stdout: string }> {
   // `cd /`: the login user's home may be closed to postgres, and psql would complain about it.
   return remote.run(`cd / && psql -X -q -A -t -v ON_ERROR_STOP=1 -p ${port} -d postgres -f -`, {
     user: "postgres",
@@ -17,6 +17,7 @@ export function psql(remote: Remote, port: number, sql: string, label: string): 
     env: { PGCLIENTENCODING: "UTF8", LC_MESSAGES: "C" },
     label,
     timeoutMs: 120_000,
+    mutates: opts.mutates,
   });
 }
 
@@ -54,7 +55,7 @@ export async function writeFile(remote: Remote, path: string, content: string, n
   await remote.run(
     `t=$(mktemp ${quote(`${path}.XXXXXX`)}) || exit 1; ` +
       `if [ -e ${f} ]; then chmod --reference=${f} "$t"; else chmod ${newMode} "$t"; fi && cat > "$t" && mv -f "$t" ${f} || { rm -f "$t"; exit 1; }`,
-    { user: "postgres", stdin: content, label: `writing ${path}`, timeoutMs: 30_000 },
+    { user: "postgres", stdin: content, label: `writing ${path}`, timeoutMs: 30_000, mutates: true },
   );
 }
 

@@ -82,6 +82,7 @@ function commonTable(): string {
     ...rows("ssh", SSH_RETRY_SETTINGS, "vms[].sshRetry"),
     ...rows("apt", APT_LOCK_SETTINGS),
     `| \`time_budget_sec\` | (from \`waitTimeoutSec\`) | integer 10-86400 | the job's wait_timeout_sec less ${JOB_MARGIN_SEC} s | ${cell("Seconds the whole job may take; every inner limit (connect, lock waits, update, install) is cut to what is left of it, and running out fails the job as a timeout naming the step it hit (a detached step goes on on the VM; the next run waits for it).")} |`,
+    `| \`check\` | (event only: \`npm run check\` sets it) | boolean | \`false\` | ${cell("Check mode: inspect as usual, change nothing on the VM (not even apt's lists), and report what a real run would change in would_change (changed stays false).")} |`,
   ].join("\n");
 }
 
