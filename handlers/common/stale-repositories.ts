@@ -232,12 +232,8 @@ export async function removeStaleRepositories(remote: Remote, opts: StaleReposit
         );
       }
       if (actions.length === 0) return { changed: false, changes: [] };
-      const result = await remote.run(["set -e", ...actions].join("\n"), {
-        sudo: true,
-        label: "removing stale apt sources and keys",
-        timeoutMs: 60_000,
-        mutates: true,
-      });
+      const removal = { sudo: true, label: "removing stale apt sources and keys", timeoutMs: 60_000, mutates: true };
+      const result = await remote.run(["set -e", ...actions].join("\n"), removal);
       const changes = result.stdout
         .split("\n")
         .filter((l) => l.startsWith("changed:"))
