@@ -16,7 +16,16 @@ export function resultOutputName(vm: string, installerKey: string): string {
   return `${resourcePrefix(vm)}_${installerKey}_result`;
 }
 
-/** The logical ids of a VM's trust on first contact: the probe job and the terraform_data recording its key. */
-export function hostKeyIds(vm: string): { probe: string; record: string } {
-  return { probe: `${resourcePrefix(vm)}_host_key_probe`, record: `${resourcePrefix(vm)}_host_key` };
+/**
+ * The logical ids of a VM's trust on first contact: the probe job, the terraform_data recording its key,
+ * and the output that shows the key the jobs require (the pin, or that record).
+ */
+export function hostKeyIds(vm: string): { probe: string; record: string; output: string } {
+  const prefix = resourcePrefix(vm);
+  return { probe: `${prefix}_host_key_probe`, record: `${prefix}_host_key`, output: `${prefix}_host_key_sha256` };
+}
+
+/** The output that holds the address a VM's jobs connect to. */
+export function addressOutputName(vm: string): string {
+  return `${resourcePrefix(vm)}_address`;
 }

@@ -5,16 +5,16 @@
 import { Construct } from "constructs";
 import { Vapp } from "../providers/generated/nubes/vapp";
 import { VcVmV3 } from "../providers/generated/nubes/vc-vm-v3";
-import { toEvent } from "../shared/settings";
 import { SSH_RETRY_SETTINGS } from "../shared/ssh-retry";
 import { Fn, type ITerraformDependable, TerraformOutput, type TerraformVariable } from "./cdktf";
 import { privateKeyPermissionProblem } from "./config/key-file";
 import type { NubesConfig, VmConfig } from "./config/types";
 import { type CatalogEntry, INSTALLERS } from "./installers/catalog";
+import { installerEvent, secretVariableNames, sshEvent } from "./installers/installer-event";
 import { HandlerAsset } from "./jobs/handler-asset";
 import { type InstallerJob, type JobTargetFactory, resourceAddress } from "./jobs/job-spec";
 import { TerraformData } from "./jobs/terraform-data";
-import { hostKeyIds, jobName, resourcePrefix, resultOutputName } from "./resource-names";
+import { addressOutputName, hostKeyIds, jobName, resourcePrefix, resultOutputName } from "./resource-names";
 import { warnRiskySettings } from "./risky-settings";
 import type { TerraformPaths } from "./terraform-paths";
 
@@ -38,24 +38,6 @@ export interface VmInstallationProps {
   readonly installers?: readonly CatalogEntry[];
 }
 
-/**
- * The installer before this one on the VM has just refreshed apt's lists (when it had anything to
- * install): a later installer takes lists younger than this as fresh instead of updating them again
- * (2-3 s each). A repository an installer adds is read regardless (the handlers force that update).
- */
-export const FRESH_LISTS_SEC = 900;
-
-/**
- * What a job's wait_timeout_sec keeps back from the handler's own budget (time_budget_sec): starting the
- * job, loading the bundle, reporting the result. Every inner limit of the handler is cut to the rest.
- */
-export const JOB_MARGIN_SEC = 15;
-
-/** The VM's SSH retry settings as the handlers' `ssh` event key, when it has any. */
-function sshEvent(vm: VmConfig): { ssh?: Record<string, unknown> } {
-  return vm.sshRetry ? { ssh: toEvent(SSH_RETRY_SETTINGS, vm.sshRetry) } : {};
-}
-
 /** What a secret's Terraform variable checks at plan time, from the rule of the event field it feeds. */
 export interface SecretRule {
   readonly minLength?: number;
@@ -64,10 +46,9 @@ export interface SecretRule {
 }
 
 /** An installer's secret event fields, each from the sensitive variable its setting names. */
-function secretEvent(def: CatalogEntry, settings: Record<string, unknown>, variable: VmInstallationProps["secretVariable"]): Record<string, TerraformVariable> {
+function secretEvent(vm: VmConfig, def: CatalogEntry, variable: VmInstallationProps["secretVariable"]): Record<string, TerraformVariable> {
   return Object.fromEntries(
-    Object.entries(def.secrets ?? {}).map(([field, key]) => {
-      const name = String(settings[key]);
+    Object.entries(secretVariableNames(vm, def)).map(([field, name]) => {
       const fed = Object.values(def.settings).find((s) => s.event === field);
       const minLength = (fed?.rule.schema as { minLength?: number } | undefined)?.minLength;
       return [field, variable(name, `${def.handler}'s ${field} (TF_VAR_${name})`, { minLength, what: `${def.handler}'s ${field}` })];
@@ -117,13 +98,8 @@ export class VmInstallation extends Construct {
         name: jobName(vm.name, def.handler),
         asset: HandlerAsset.forHandler(this, def.handler, def.handlersDir),
         connection,
-        event: {
-          ...(this.jobs.length > 0 ? { cache_valid_sec: FRESH_LISTS_SEC } : {}),
-          ...toEvent(def.settings, settings),
-          ...sshEvent(vm),
-          time_budget_sec: settings.waitTimeoutSec - JOB_MARGIN_SEC,
-        },
-        secretEvent: secretEvent(def, settings, props.secretVariable),
+        event: installerEvent(vm, def, this.jobs.length > 0),
+        secretEvent: secretEvent(vm, def, props.secretVariable),
         runId: props.runId,
         waitTimeoutSec: settings.waitTimeoutSec,
         dependsOn: machine ? [machine as ITerraformDependable] : [],
@@ -133,9 +109,15 @@ export class VmInstallation extends Construct {
       previous = job;
       new TerraformOutput(this, outputName, { value: job.message, description: `${vm.name}: ${def.handler} result (JSON)` }).overrideLogicalId(outputName);
     }
-    new TerraformOutput(this, `${prefix}_address`, { value: this.address, description: `${vm.name}: address the jobs connect to` }).overrideLogicalId(
-      `${prefix}_address`,
-    );
+    const addressOutput = addressOutputName(vm.name);
+    new TerraformOutput(this, addressOutput, { value: this.address, description: `${vm.name}: address the jobs connect to` }).overrideLogicalId(addressOutput);
+    if (connection.hostKeySha256 !== undefined) {
+      // What `npm run check` requires of the VM when it connects from this machine, as the jobs do.
+      const keyOutput = hostKeyIds(vm.name).output;
+      new TerraformOutput(this, keyOutput, { value: connection.hostKeySha256, description: `${vm.name}: the host key the jobs require` }).overrideLogicalId(
+        keyOutput,
+      );
+    }
   }
 
   /**

@@ -8,7 +8,7 @@ import { SSH_RETRY_SETTINGS } from "../../shared/ssh-retry";
 import type { JsonSchema } from "../../shared/validate";
 import { configSchema } from "../config/parse";
 import { type CatalogEntry, INSTALLERS } from "../installers/catalog";
-import { JOB_MARGIN_SEC } from "../vm-installation";
+import { JOB_MARGIN_SEC } from "../installers/installer-event";
 
 /** A value as the README shows it. */
 function code(value: unknown): string {
