@@ -15,6 +15,23 @@ const env = { TF_VAR_pg_password: PASSWORD };
 
 const host = existingHost;
 
+/**
+ * What a check must leave exactly as it was: dpkg's database, users and groups, apt's sources, keys and
+ * lists, the configuration of PostgreSQL and Docker, the grants inventory, the services' start times, and
+ * PostgreSQL's databases and roles.
+ */
+async function vmFingerprint(sb: Sandbox): Promise<string> {
+  const script = [
+    "sha256sum /var/lib/dpkg/status /etc/group /etc/passwd /etc/shadow",
+    "find /etc/apt /etc/postgresql /etc/docker /var/lib/vm-install -type f -print0 2>/dev/null | sort -z | xargs -0 sha256sum",
+    "ls -la --time-style=full-iso /var/lib/apt/lists",
+    "systemctl show -p ActiveEnterTimestamp postgresql@15-main docker.service",
+    `sudo -u postgres psql -XAt -c 'select datname, datdba from pg_database order by 1' -c 'select rolname, rolcanlogin, rolpassword from pg_authid order by 1'`,
+  ].join("; ");
+  const out = await sb.rootExec(script, { timeoutMs: 60_000 });
+  return out.stdout;
+}
+
 /** Jobs whose terraform_data was (re)created in this run, by logical id (a job's outcome record or a secret's length check is not a job). */
 function jobsRun(run: CdktfRun): string[] {
   const created = [...run.output.matchAll(/terraform_data\.([a-z0-9_]+)(?: \([^)]*\))?: Creating\.\.\./g)].map((m) => m[1]);
@@ -176,6 +193,44 @@ describeE2E("cdktf deploy, local target, one VM with all three installers", () =
     const again = await deploy(dir, "e2e-one", ctx({ runId: 2, packages: ["git", "jq", "unzip"] }), { TF_VAR_pg_password: NEW });
     expect(jobsRun(again)).toEqual([]);
   }, 600000);
+
+  test("npm run check: in sync exits 0; a package removed and the database dropped by hand exit 2 naming both and change nothing; a deploy with a raised runId repairs; then 0", async () => {
+    const secrets = { TF_VAR_pg_password: "a new password, long enough" };
+    const settled = ctx({ runId: 2, packages: ["git", "jq", "unzip"] });
+    const check = () => {
+      const out = spawnSync(process.execPath, ["-r", path.join(PROJECT_ROOT, "bin", "ts-register.js"), path.join(PROJECT_ROOT, "bin", "check.ts"), "--json"], {
+        cwd: dir,
+        env: { ...process.env, ...secrets },
+        encoding: "utf8",
+        timeout: 300_000,
+      });
+      return { code: out.status, rows: JSON.parse(out.stdout || "[]") as { installer: string; state: string; wouldChange: string[] }[], stderr: out.stderr };
+    };
+    const inSync = check();
+    expect({ code: inSync.code, states: inSync.rows.map((r) => r.state) }).toEqual({ code: 0, states: ["in sync", "in sync", "in sync"] });
+
+    await sb.rootExec("apt-get remove -y -q jq && sudo -u postgres dropdb myapp", { timeoutMs: 120_000 });
+    const before = await vmFingerprint(sb);
+    const drift = check();
+    expect(drift.code).toBe(2);
+    const byInstaller = Object.fromEntries(drift.rows.map((r) => [r.installer, r]));
+    expect(byInstaller["install-packages"]).toMatchObject({ state: "drift", wouldChange: ["installed jq"] });
+    expect(byInstaller["install-docker"]).toMatchObject({ state: "in sync", wouldChange: [] });
+    expect(byInstaller["install-postgres"].state).toBe("drift");
+    expect(byInstaller["install-postgres"].wouldChange).toContain("database myapp created (owner app_user)");
+    expect(await vmFingerprint(sb)).toEqual(before);
+
+    const repair = await deploy(dir, "e2e-one", { ...settled, runId: 3 }, secrets);
+    expect(repair.code).toBe(0);
+    expect(JSON.parse(repair.outputs.one_packages_result).changes).toEqual(byInstaller["install-packages"].wouldChange);
+    expect(JSON.parse(repair.outputs.one_postgres_result).changes).toEqual(byInstaller["install-postgres"].wouldChange);
+    const after = check();
+    expect({ code: after.code, states: after.rows.map((r) => r.state), stderr: after.code === 0 ? "" : after.stderr }).toEqual({
+      code: 0,
+      states: ["in sync", "in sync", "in sync"],
+      stderr: "",
+    });
+  }, 900000);
 
   test("destroy: clean, no state or result left, then the sandbox goes", async () => {
     const run = await runCdktf(dir, ["destroy", "--auto-approve"], { env });

@@ -16,6 +16,12 @@ describe("the twin demo's configuration", () => {
   test("synthesizes the real resource types and outputs", () => {
     const { tf } = synth(twinDemoContext());
     expect(Object.keys(tf.resource).sort()).toEqual(["nubes_vapp", "nubes_vc_vm_v3", "sless_job", "terraform_data"]);
-    expect(Object.keys(tf.output).sort()).toEqual(["demo_address", "demo_docker_result", "demo_host_key_sha256", "demo_packages_result", "demo_postgres_result"]);
+    expect(Object.keys(tf.output).sort()).toEqual([
+      "demo_address",
+      "demo_docker_result",
+      "demo_host_key_sha256",
+      "demo_packages_result",
+      "demo_postgres_result",
+    ]);
   });
 });

@@ -208,6 +208,11 @@ function validateInput<S extends Settings>(
     if (!(err instanceof ValidationError)) throw err;
     problems.push(...err.problems.map((p) => `env ${p}`));
   }
+  if (event?.check && !spec.definition.supportsCheckMode) {
+    problems.push(
+      `event check: ${spec.definition.handler} does not support check mode (its definition does not declare supportsCheckMode), so it cannot be trusted to only look`,
+    );
+  }
   if (problems.length > 0 || !event || !target) throw new ValidationError("invalid input, nothing was done on the VM", problems);
   return { event, target };
 }

@@ -9,6 +9,7 @@ export const packagesDefinition = defineInstallerDefinition({
   doc: "`apt-get update` (skippable), installs the listed packages, reports per package installed / already installed / failed with a reason",
   enabledByDefault: true,
   waitTimeoutSec: 600,
+  supportsCheckMode: true,
   settings: {
     packages: setting(packageList, {
       event: "packages",

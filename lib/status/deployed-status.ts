@@ -1,9 +1,10 @@
-// The deployed stack's status rows, read where a deploy left them: the stack's outputs through
+// The deployed stack's outputs, and its status rows, read where a deploy left them: the stack's outputs through
 // `terraform output` (the outputs `cdktf output` shows) and, with the local target, each job's result
 // file and newest log under .vm-install/<stack>/. Nothing reaches a VM; a working copy that has never
 // synthesized or initialized the stack is made ready first (terraform-cli.ts ensureInitialized).
 import * as fs from "node:fs";
 import * as path from "node:path";
+import type { VmInstallConfig } from "../config/types";
 import { jobLogs } from "../runner/job-log";
 import { ensureInitialized, readProject, terraformIn } from "../terraform-cli";
 import { type LocalJobRecord, type StatusRow, statusRows } from "./status-rows";
@@ -36,13 +37,19 @@ function deployedOutputs(stackDir: string, projectDir: string): Record<string, s
 }
 
 /**
- * The rows of the stack deployed from `projectDir` (or from another working copy sharing its state);
- * throws saying what is missing. `say` hears about a synth or init this working copy needed first.
+ * The configuration and the deployed outputs of the stack deployed from `projectDir` (or from another
+ * working copy sharing its state); throws saying what is missing. `say` hears about a synth or init this
+ * working copy needed first.
  */
-export function readStatus(projectDir: string, say: (line: string) => void = () => undefined): StatusRow[] {
+export function readDeployed(projectDir: string, say: (line: string) => void = () => undefined): { config: VmInstallConfig; outputs: Record<string, string> } {
   const { config, stackDir } = readProject(projectDir);
   ensureInitialized(projectDir, stackDir, say);
-  const outputs = deployedOutputs(stackDir, projectDir);
+  return { config, outputs: deployedOutputs(stackDir, projectDir) };
+}
+
+/** The status rows of the deployed stack (see readDeployed). */
+export function readStatus(projectDir: string, say: (line: string) => void = () => undefined): StatusRow[] {
+  const { config, outputs } = readDeployed(projectDir, say);
   const resultsDir = path.join(projectDir, ".vm-install", config.stackName);
   return statusRows(config, outputs, config.jobTarget === "local" ? (job) => localRecord(resultsDir, job) : undefined);
 }

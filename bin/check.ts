@@ -1,0 +1,47 @@
+// npm run check [-- --json]: runs every enabled installer of every deployed VM in check mode from this
+// machine (lib/check) and prints what a deploy would change on each: the drift table. Nothing on any VM
+// changes. The address and the host key the jobs require come from the deployed state, the user, port,
+// key file and the installers' settings from cdktf.json, secrets from their TF_VAR_ variables.
+// Exit code (as terraform plan -detailed-exitcode): 0 nothing would change, 2 something would, 1 error.
+import * as path from "node:path";
+import { checkTargets } from "../lib/check/check-targets";
+import { renderDriftTable } from "../lib/check/drift-table";
+import { exitCode, runChecks } from "../lib/check/run-checks";
+import { readDeployed } from "../lib/status/deployed-status";
+
+const say = (line: string) => process.stderr.write(`check: ${line}\n`);
+
+export async function main(argv: string[], projectDir = process.cwd()): Promise<number> {
+  const json = argv.includes("--json");
+  const unknown = argv.filter((a) => a !== "--json");
+  if (unknown.length) {
+    say(`unknown argument ${unknown[0]}; usage: npm run check [-- --json]`);
+    return 1;
+  }
+  let targets: ReturnType<typeof checkTargets>;
+  let logDir: string;
+  try {
+    const { config, outputs } = readDeployed(projectDir, say);
+    targets = checkTargets(config, outputs, (setting) => path.resolve(projectDir, setting));
+    logDir = path.join(projectDir, ".vm-install", config.stackName, "logs");
+  } catch (err) {
+    say((err as Error).message);
+    return 1;
+  }
+  const rows = await runChecks(targets, { logDir, projectDir, say });
+  const colour = !json && process.stdout.isTTY === true && !process.env.NO_COLOR;
+  process.stdout.write(`${json ? JSON.stringify(rows, null, 2) : renderDriftTable(rows, colour)}\n`);
+  return exitCode(rows);
+}
+
+if (require.main === module) {
+  main(process.argv.slice(2)).then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (err) => {
+      say(`internal error: ${(err as Error).stack ?? err}`);
+      process.exitCode = 1;
+    },
+  );
+}
