@@ -22,7 +22,10 @@ export interface DriftRow {
   /** The check's summary, or the error's first line. */
   summary: string;
   warnings: string[];
+  /** The job's wall time here: starting its process, the handler, reporting. */
   durationMs?: number;
+  /** The handler's own time (its timings_ms.total): connecting and the commands on the VM. */
+  handlerMs?: number;
   /** The job's full progress, relative to the project folder. */
   log?: string;
 }
@@ -51,7 +54,7 @@ function oneLine(message: string): string {
 /** The job's message as a row: a result that lists would_change, or the error it failed with. */
 function rowOf(job: CheckJob, phase: string, message: string, extra: Partial<DriftRow>): DriftRow {
   if (phase !== "Succeeded") return row(job, "error", oneLine(message), extra);
-  let result: { would_change?: unknown; summary?: unknown; warnings?: unknown };
+  let result: { would_change?: unknown; summary?: unknown; warnings?: unknown; timings_ms?: { total?: unknown } };
   try {
     result = JSON.parse(message);
   } catch {
@@ -60,7 +63,8 @@ function rowOf(job: CheckJob, phase: string, message: string, extra: Partial<Dri
   if (!Array.isArray(result.would_change)) return row(job, "error", "the job's result has no would_change: was it bundled from an older version?", extra);
   const wouldChange = result.would_change.map(String);
   const warnings = Array.isArray(result.warnings) ? result.warnings.map(String) : [];
-  return row(job, wouldChange.length ? "drift" : "in sync", String(result.summary ?? ""), { ...extra, wouldChange, warnings });
+  const handlerMs = typeof result.timings_ms?.total === "number" ? result.timings_ms.total : undefined;
+  return row(job, wouldChange.length ? "drift" : "in sync", String(result.summary ?? ""), { ...extra, wouldChange, warnings, handlerMs });
 }
 
 async function runOne(target: CheckTarget, job: CheckJob, opts: RunChecksOptions): Promise<DriftRow> {
