@@ -43,6 +43,8 @@ export async function foreseeDocker(ctx: CheckContext, before: DockerState, user
   const packages = packageWork
     ? await foreseePackages(ctx, before)
     : { changes: [], warnings: [], apt_update: { ran: false, reason: "nothing to install" }, installsEngine: false };
+  // On the current state: a real run looks again after installing, and whether a package's own scripts
+  // enable and start the unit (Debian's do, unless policy-rc.d forbids it) is only known then.
   const service = planService(before).changes;
   const group = await planGroupStep(ctx.remote, before, users, progress);
   // docker.io's and docker-ce's maintainer scripts create the group: a run installing them does not.
