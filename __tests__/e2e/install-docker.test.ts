@@ -46,6 +46,19 @@ async function packageState(sb: Sandbox): Promise<string> {
   );
 }
 
+/**
+ * What a check must leave exactly as it was: the service's state, the group, dpkg's database, /etc/group,
+ * every file under /etc/apt and /var/lib/vm-install (the inventory), and when apt's lists were last written.
+ */
+async function vmSnapshot(sb: Sandbox): Promise<string> {
+  const r = await sb.rootExec(
+    "systemctl is-active docker.service docker.socket; getent group docker; sha256sum /var/lib/dpkg/status /etc/group; " +
+      "find /etc/apt /var/lib/vm-install -type f | sort | xargs sha256sum; find /var/lib/vm-install | sort | xargs stat -c '%n %a %U %Y'; " +
+      "stat -c '%n %Y' /var/lib/apt/lists",
+  );
+  return r.stdout;
+}
+
 describeE2E("install-docker on sandbox VMs, through the bundle and the job runner", () => {
   let sb: Sandbox | undefined;
   let repo: FakeDockerRepo | undefined;
@@ -101,6 +114,30 @@ describeE2E("install-docker on sandbox VMs, through the bundle and the job runne
       expect(again.result).toMatchObject({ status: "ok", changed: false, changes: [], users_added: [], docker_version: r.docker_version, compose: true });
       expect(again.lines.filter((l) => /apt-get|apt-cache/.test(l))).toEqual([]);
       expect(await packageState(sb)).toBe(before);
+
+      // Check mode: the service stopped and the user taken out of the group by hand. The check names both
+      // and changes nothing on the VM; a real run then puts both right, and a second check finds nothing.
+      await root(sb, `systemctl stop docker.service docker.socket && gpasswd -d ${sb.user} docker`);
+      const unchecked = await vmSnapshot(sb);
+      expect(unchecked).toMatch(/^inactive\ninactive\n/);
+      const check = await runInstaller(sb, "install-docker", { channel: "distro", verify: "daemon", check: true });
+      expectSucceeded(check);
+      expect(check.result).toMatchObject({
+        status: "ok",
+        changed: false,
+        changes: [],
+        would_change: ["started docker.service", `added ${sb.user} to group docker`],
+        users_added: [],
+        docker_version: r.docker_version,
+      });
+      expect(check.result.summary).toMatch(/^check: 2 changes would be made: started docker\.service; added /);
+      expect(await vmSnapshot(sb)).toBe(unchecked);
+      const fixed = await runInstaller(sb, "install-docker", { channel: "distro", verify: "daemon" });
+      expectSucceeded(fixed);
+      expect(fixed.result.changes).toEqual(["started docker.service", `added ${sb.user} to group docker`]);
+      const clean = await runInstaller(sb, "install-docker", { channel: "distro", verify: "daemon", check: true });
+      expectSucceeded(clean);
+      expect(clean.result).toMatchObject({ changed: false, would_change: [], server_version: r.server_version });
 
       // What it granted, it takes back; what it did not grant, it leaves. "byhand" joins the group before
       // any run lists it; the first run added the login user (the default users), so a run listing only

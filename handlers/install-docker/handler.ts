@@ -9,20 +9,27 @@
 //     "distro" = docker.io [+ the distribution's compose]
 // -> service enabled and running, users in the docker group (service-and-group.ts) -> verify (verify.ts)
 // -> report what changed.
+// Check mode (the event's `check: true`) shares the look, then only foresees the rest (check.ts).
 
 import type { Remote } from "../common/exec";
 import { defineHandler, type InstallerReport, type InstallerResult, runHandler } from "../common/handler-kit";
 import type { Progress } from "../common/progress";
+import { foreseeDocker } from "./check";
 import { type DockerChannel, type DockerVerify, dockerDefinition } from "./definition";
 import { type ComposeReport, composeReport, type DockerState, inspectDocker, packageVersions, unmetNeeds } from "./docker-state";
 import { type DockerEvent, type DockerRepository, installDistro, installOfficial, noPackageWork, type PackageWork } from "./package-work";
 import { ensureGroup, ensureService } from "./service-and-group";
 import { verifyDocker, verifyOrRestart } from "./verify";
 
+/**
+ * In check mode every field tells the VM as it is now (docker_version, packages, compose: from the look;
+ * server_version: from `docker info` when the daemon answers). users_added, revoked and removed stay
+ * empty there, since the check did none of it: what a real run would do is in would_change.
+ */
 export interface InstallDockerReport extends InstallerReport, ComposeReport {
-  /** The docker CLI's version ("27.0.3", "20.10.24+dfsg1"). */
-  docker_version: string;
-  /** The daemon's version, from the verification (absent when nothing was installed). */
+  /** The docker CLI's version ("27.0.3", "20.10.24+dfsg1"); absent only in a check of a VM without Docker. */
+  docker_version?: string;
+  /** The daemon's version, from the verification (absent when the daemon was not asked, in check mode). */
   server_version?: string;
   channel: DockerChannel;
   /** Installed version of each Docker package present (docker-ce, containerd.io, docker.io, ...). */
@@ -93,11 +100,12 @@ async function alreadyThere(remote: Remote, event: DockerEvent, before: DockerSt
 
 export const handler = defineHandler({
   definition: dockerDefinition,
-  async run({ event, remote, apt, os, progress, user }) {
+  async run({ event, check, remote, apt, os, progress, user }) {
     const users = event.users ?? [user];
     const before = await progress.step("checking Docker on the VM", () => inspectDocker(remote, users), "check");
     requireUsers(before, users);
     const needs = unmetNeeds(before, event);
+    if (check) return foreseeDocker({ remote, apt, os, event, progress }, before, users, needs);
     if (needs.length === 0) return alreadyThere(remote, event, before, users, progress);
     progress.info(`to do (channel ${event.channel}): ${needs.join("; ")}`);
 

@@ -4,7 +4,7 @@
 import type { EventOf } from "../../shared/settings";
 import { quote } from "../../shared/shell-quote";
 import type { Apt, AptUpdateOutcome } from "../common/apt";
-import { aptFailureReason } from "../common/apt-output";
+import { aptFailureReason, type Candidate } from "../common/apt-output";
 import { ensureAptRepository } from "../common/apt-repository";
 import { CommandError } from "../common/exec";
 import type { OsInfo } from "../common/os-release";
@@ -84,7 +84,7 @@ export async function installOfficial(apt: Apt, os: OsInfo, event: DockerEvent, 
     toInstall = await officialPackagesToInstall(apt, repo, event, state, progress, out);
   } catch (err) {
     const undone = await forgetNewRepository(apt, out, out.changes.slice(written), progress);
-    const kept = CONFLICTING_PACKAGES.filter((p) => installed(state, p));
+    const kept = conflictingInstalled(state);
     throw new Error(`${(err as Error).message}${undone}${kept.length ? ` The installed ${kept.join(", ")} were not touched.` : ""}`);
   }
   await removeConflicting(apt, state, progress, out);
@@ -112,9 +112,24 @@ async function forgetNewRepository(apt: Apt, out: PackageWork, changes: string[]
   return ` The source and key this run wrote were removed again (${files.join(", ")}).`;
 }
 
+/** What fetching Docker's key needs and the VM lacks. */
+export function missingPrerequisites(state: DockerState): string[] {
+  return PREREQUISITES.filter((p) => !installed(state, p) || (p === "curl" && !state.curl));
+}
+
+/** The packages Docker's docs remove first ("Uninstall old versions") that the VM has. */
+export function conflictingInstalled(state: DockerState): string[] {
+  return CONFLICTING_PACKAGES.filter((p) => installed(state, p));
+}
+
+/** Docker's packages the official channel installs, before the repository's offer is read. */
+export function officialWanted(event: DockerEvent): string[] {
+  return [...OFFICIAL_PACKAGES, ...OPTIONAL_OFFICIAL_PACKAGES, ...(event.compose ? [COMPOSE_PLUGIN] : [])];
+}
+
 /** Docker's docs, step 1: what fetching the key needs. */
 async function installPrerequisites(apt: Apt, event: DockerEvent, state: DockerState, progress: Progress, out: PackageWork): Promise<void> {
-  const prereq = PREREQUISITES.filter((p) => !installed(state, p) || (p === "curl" && !state.curl));
+  const prereq = missingPrerequisites(state);
   if (prereq.length) {
     out.apt_update = await updateLists(apt, progress, event, false);
     await progress.step(`apt-get install ${prereq.join(" ")}`, () => apt.install(prereq), "apt_install");
@@ -124,7 +139,7 @@ async function installPrerequisites(apt: Apt, event: DockerEvent, state: DockerS
 
 /** Docker's docs, step 0 ("Uninstall old versions"). */
 async function removeConflicting(apt: Apt, state: DockerState, progress: Progress, out: PackageWork): Promise<void> {
-  const conflicting = CONFLICTING_PACKAGES.filter((p) => installed(state, p));
+  const conflicting = conflictingInstalled(state);
   if (conflicting.length) {
     progress.info(`removing packages that conflict with Docker's: ${conflicting.join(" ")}`);
     out.removed = await progress.step(`apt-get remove ${conflicting.join(" ")}`, () => apt.remove(conflicting), "apt_remove");
@@ -182,7 +197,7 @@ async function officialPackagesToInstall(
 ): Promise<string[]> {
   const { os, base } = repo;
   const arch = repo.architectures.join(",");
-  const wanted = [...OFFICIAL_PACKAGES, ...OPTIONAL_OFFICIAL_PACKAGES, ...(event.compose ? [COMPOSE_PLUGIN] : [])];
+  const wanted = officialWanted(event);
   const offers = await progress.step("apt-cache policy", () => apt.candidates(wanted), "candidates");
   const unavailable = wanted.filter((p) => !offers.get(p)?.candidate);
   const missingRequired = unavailable.filter((p) => !OPTIONAL_OFFICIAL_PACKAGES.includes(p));
@@ -199,13 +214,31 @@ async function officialPackagesToInstall(
   return wanted.filter((p) => !unavailable.includes(p) && !installed(state, p));
 }
 
-/** The distribution's docker.io, and its compose when asked: whichever package apt offers. */
-export async function installDistro(apt: Apt, event: DockerEvent, state: DockerState, progress: Progress): Promise<PackageWork> {
-  const out = noPackageWork();
+/** What the distro channel installs: the engine, compose, or both (or neither). */
+export function distroNeeds(event: DockerEvent, state: DockerState): { needEngine: boolean; needCompose: boolean } {
   // A docker-ce already there is Docker too: installing docker.io would only make apt remove it.
   const needEngine = !installed(state, "docker.io") && !installed(state, "docker-ce");
   const needCompose =
     event.compose && state.composeV2 === undefined && state.composeV1 === undefined && !DISTRO_COMPOSE_CHOICES.some((p) => installed(state, p));
+  return { needEngine, needCompose };
+}
+
+/** The distribution's compose apt offers, best first, and a note when it is v1. */
+export function pickDistroCompose(offers: Map<string, Candidate>): { pick?: string; warning?: string } {
+  const pick = DISTRO_COMPOSE_CHOICES.find((p) => offers.get(p)?.candidate);
+  if (!pick) return {};
+  const version = offers.get(pick)!.candidate!;
+  const v1 = pick === "docker-compose" && /^(\d+:)?1\./.test(version);
+  return {
+    pick,
+    warning: v1 ? `the distribution's compose is ${pick} ${version}: compose v1 (Python), called as docker-compose; channel "official" has v2` : undefined,
+  };
+}
+
+/** The distribution's docker.io, and its compose when asked: whichever package apt offers. */
+export async function installDistro(apt: Apt, event: DockerEvent, state: DockerState, progress: Progress): Promise<PackageWork> {
+  const out = noPackageWork();
+  const { needEngine, needCompose } = distroNeeds(event, state);
   if (!needEngine && !needCompose) return out;
 
   out.apt_update = await updateLists(apt, progress, event, false);
@@ -223,15 +256,12 @@ export async function installDistro(apt: Apt, event: DockerEvent, state: DockerS
     toInstall.push("docker.io");
   }
   if (needCompose) {
-    const pick = DISTRO_COMPOSE_CHOICES.find((p) => offers.get(p)?.candidate);
+    const { pick, warning } = pickDistroCompose(offers);
     if (!pick)
       throw new Error(
         `the distribution offers none of ${DISTRO_COMPOSE_CHOICES.join(", ")}: set compose to false, or use channel "official" for Docker's compose plugin`,
       );
-    const version = offers.get(pick)!.candidate!;
-    if (pick === "docker-compose" && /^(\d+:)?1\./.test(version)) {
-      out.warnings.push(`the distribution's compose is ${pick} ${version}: compose v1 (Python), called as docker-compose; channel "official" has v2`);
-    }
+    if (warning) out.warnings.push(warning);
     toInstall.push(pick);
   }
   await progress.step(`apt-get install ${toInstall.join(" ")}`, () => apt.install(toInstall), "apt_install");

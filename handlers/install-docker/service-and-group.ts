@@ -3,12 +3,12 @@
 
 import { command } from "../../shared/shell-quote";
 import { CommandError, type Remote, runLong, tail } from "../common/exec";
-import { GRANTS_FILE, readGrants, sameSet, stringList, withSection, writeGrants } from "../common/grants";
+import { GRANTS_FILE, type Inventory, readGrants, sameSet, stringList, withSection, writeGrants } from "../common/grants";
 import type { Progress } from "../common/progress";
 import type { DockerState } from "./docker-state";
 
-/** Makes docker.service enabled and running; returns what it changed. Names the journal on failure. */
-export async function ensureService(remote: Remote, state: DockerState, progress: Progress): Promise<string[]> {
+/** What docker.service needs to be enabled and running: the systemctl commands and their change lines. Pure. */
+export function planService(state: Pick<DockerState, "active" | "enabled">): { cmds: string[]; changes: string[] } {
   const changes: string[] = [];
   const cmds: string[] = [];
   if (state.enabled === "masked") {
@@ -23,6 +23,12 @@ export async function ensureService(remote: Remote, state: DockerState, progress
   else if (start) cmds.push("systemctl start docker.service");
   if (enable) changes.push("enabled docker.service");
   if (start) changes.push("started docker.service");
+  return { cmds, changes };
+}
+
+/** Makes docker.service enabled and running; returns what it changed. Names the journal on failure. */
+export async function ensureService(remote: Remote, state: DockerState, progress: Progress): Promise<string[]> {
+  const { cmds, changes } = planService(state);
   if (cmds.length === 0) return changes;
   try {
     await progress.step(cmds.join(" && "), () => runLong(remote, cmds.join(" && "), { label: cmds.join(" && "), timeoutMs: 180_000 }), "service");
@@ -65,17 +71,21 @@ export function planGroup(state: Pick<DockerState, "groupMembers" | "users">, us
   return { add, revoke, record };
 }
 
+/** The group step decided: its plan, the commands and change lines, and the inventory as read (if it was). */
+export interface GroupStep {
+  plan: GroupPlan;
+  cmds: string[];
+  changes: string[];
+  /** Read only when someone joins or a member is not listed; undefined otherwise. */
+  inventory?: Inventory;
+  recorded: string[];
+}
+
 /**
- * Creates the docker group if the packages did not, adds the users not in it yet and removes those this
- * project added earlier that `users` no longer lists. The root-only inventory is read only when someone
- * joins or a member is not listed: a rerun with nothing to do stays unprivileged.
+ * Decides the group step; changes nothing (check mode stops here). The root-only inventory is read only
+ * when someone joins or a member is not listed: a rerun with nothing to do stays unprivileged.
  */
-export async function ensureGroup(
-  remote: Remote,
-  state: DockerState,
-  users: string[],
-  progress: Progress,
-): Promise<{ changes: string[]; added: string[]; revoked: string[] }> {
+export async function planGroupStep(remote: Remote, state: DockerState, users: string[], progress: Progress): Promise<GroupStep> {
   const unlisted = state.groupMembers.filter((m) => !users.includes(m));
   const joining = users.some((u) => !(state.users.get(u) ?? []).includes("docker"));
   const inventory = joining || unlisted.length ? await progress.step(`reading ${GRANTS_FILE}`, () => readGrants(remote), "grants") : undefined;
@@ -89,6 +99,22 @@ export async function ensureGroup(
   }
   for (const u of plan.add) cmds.push(command("usermod", "-aG", "docker", u));
   for (const u of plan.revoke) cmds.push(command("gpasswd", "-d", u, "docker"));
+  for (const u of plan.add) changes.push(`added ${u} to group docker`);
+  for (const u of plan.revoke) changes.push(`revoked: removed ${u} from group docker (added by vm-install, no longer in users)`);
+  return { plan, cmds, changes, inventory, recorded };
+}
+
+/**
+ * Creates the docker group if the packages did not, adds the users not in it yet and removes those this
+ * project added earlier that `users` no longer lists; the inventory records who it added.
+ */
+export async function ensureGroup(
+  remote: Remote,
+  state: DockerState,
+  users: string[],
+  progress: Progress,
+): Promise<{ changes: string[]; added: string[]; revoked: string[] }> {
+  const { plan, cmds, changes, inventory, recorded } = await planGroupStep(remote, state, users, progress);
   if (cmds.length) {
     const label = [plan.add.length ? `adding ${plan.add.join(", ")} to` : "", plan.revoke.length ? `removing ${plan.revoke.join(", ")} from` : ""]
       .filter(Boolean)
@@ -96,8 +122,6 @@ export async function ensureGroup(
     const what = label ? `${label} group docker` : "creating group docker";
     await progress.step(what, () => remote.run(cmds.join(" && "), { sudo: true, label: what, timeoutMs: 60_000, mutates: true }), "users");
   }
-  for (const u of plan.add) changes.push(`added ${u} to group docker`);
-  for (const u of plan.revoke) changes.push(`revoked: removed ${u} from group docker (added by vm-install, no longer in users)`);
   if (inventory && !sameSet(plan.record, recorded)) {
     await progress.step(`recording in ${GRANTS_FILE}`, () => writeGrants(remote, withSection(inventory, "docker", { group_members: plan.record })), "grants");
   }

@@ -41,10 +41,23 @@ export async function verifyOrRestart(remote: Remote, mode: DockerVerify, progre
   try {
     return { ...(await verifyDocker(remote, mode)), changes: [] };
   } catch (err) {
-    const why = (err as Error).message.split("\n")[0];
+    const why = failureOf(err);
     progress.info(`the installed Docker fails its verification; restarting docker.service once (${why})`);
     await runLong(remote, "systemctl restart docker.service", { label: "systemctl restart docker.service", timeoutMs: 180_000 });
     const again = await verifyDocker(remote, mode);
-    return { ...again, changes: [`restarted docker.service: the installed Docker failed its verification (${why.slice(0, 200)}) and passes it now`] };
+    return { ...again, changes: [restartLine(why, true)] };
   }
+}
+
+/** Why the installed Docker fails its verification: the first line of verifyDocker's error. */
+export function failureOf(err: unknown): string {
+  return (err instanceof Error ? err.message : String(err)).split("\n")[0];
+}
+
+/**
+ * The change line of verifyOrRestart's restart. A check foresees the restart but cannot know whether
+ * Docker then passes (`passes` false): the line stops before saying so.
+ */
+export function restartLine(why: string, passes: boolean): string {
+  return `restarted docker.service: the installed Docker failed its verification (${why.slice(0, 200)})${passes ? " and passes it now" : ""}`;
 }
