@@ -121,7 +121,8 @@ async function predictServerPackage(run: Run, major: string): Promise<"distribut
       );
     }
   } else {
-    // PGDG's packages are not in the lists before its source is added, so they are not looked for there.
+    // PGDG's packages are not in the lists before its source is added, so they are not looked for there;
+    // a check's Apt runs no update, it only looks at dpkg's health (a repair is a foreseen change).
     await apt.update();
     run.changes.push(
       `PGDG repository: ${event.repo_url} ${os.codename}-pgdg main set up where it differs (its key from ${pgdgKeyUrl(event.repo_url, event.repo_key_url)}, ` +
