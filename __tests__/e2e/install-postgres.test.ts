@@ -109,6 +109,25 @@ async function asPostgres(sb: Sandbox, sql: string): Promise<string> {
   return r.stdout;
 }
 
+/**
+ * What a check must leave as it found it: the databases and roles (with their passwords' secrets), the
+ * configuration files, the inventory, dpkg's state, the directories a write would leave a temporary
+ * file in, and the server's start time (no restart).
+ */
+async function vmState(sb: Sandbox): Promise<Record<string, string>> {
+  const dirs = "/etc/postgresql/15/main /etc/postgresql/15/main/conf.d /var/lib/vm-install /etc/apt/sources.list.d /etc/apt/keyrings";
+  return {
+    databases: await asPostgres(sb, "SELECT datname, datdba FROM pg_database ORDER BY 1;\n"),
+    roles: await asPostgres(sb, "SELECT rolname, rolcanlogin, rolpassword FROM pg_authid ORDER BY 1;\n"),
+    files: await root(
+      sb,
+      "sha256sum /etc/postgresql/15/main/pg_hba.conf /etc/postgresql/15/main/conf.d/* /var/lib/dpkg/status /var/lib/vm-install/grants.json",
+    ),
+    listings: await root(sb, `ls -lA --time-style=full-iso ${dirs}`),
+    started: await root(sb, "systemctl show -p ActiveEnterTimestamp -p MainPID postgresql@15-main"),
+  };
+}
+
 describeE2E("install-postgres on a sandbox VM, through the bundle and the job runner", () => {
   let sb: Sandbox;
   let hostCidr: string;
@@ -212,6 +231,39 @@ describeE2E("install-postgres on a sandbox VM, through the bundle and the job ru
       expect(run.result.timings_ms).not.toHaveProperty("apt_install");
       expectNoSecretsOut(run);
       expect(hits).toEqual([]);
+    },
+    T,
+  );
+
+  test(
+    "check mode after hand edits (database dropped, our pg_hba.conf line removed): would_change names them, the VM is byte-for-byte unchanged; a run repairs, a check then finds nothing",
+    async () => {
+      const hba = "/etc/postgresql/15/main/pg_hba.conf";
+      await root(sb, "cd / && runuser -u postgres -- dropdb shop");
+      // Rewritten in place (same inode, owner and mode), as an admin's editor would leave it.
+      await root(sb, `grep -v 'vm-install:install-postgres' ${hba} > /root/hba.edit; cat /root/hba.edit > ${hba}; rm /root/hba.edit`);
+      const before = await vmState(sb);
+
+      const { value: check, hits } = await job(event({ check: true }));
+      expectSucceeded(check);
+      const missing = ["database shop created (owner shop_app)", `pg_hba.conf: hostssl shop shop_app ${hostCidr} scram-sha-256 added`];
+      expect(check.result).toMatchObject({ changed: false, changes: [], would_change: missing, restarted: false, reloaded: false, verified: null });
+      expect(check.result.summary).toBe(`check: 2 changes would be made: ${missing.join("; ")}`);
+      expectNoSecretsOut(check);
+      expect(hits).toEqual([]);
+      expect(await vmState(sb)).toEqual(before);
+
+      // A real run makes exactly the changes the check foresaw, in the same words.
+      const { value: repair } = await job(event());
+      expectSucceeded(repair);
+      expect(repair.result).toMatchObject({ changes: missing, reloaded: true, restarted: false });
+      // Control: the snapshot does see such changes.
+      const repaired = await vmState(sb);
+      expect([repaired.databases === before.databases, repaired.files === before.files, repaired.started === before.started]).toEqual([false, false, true]);
+      const { value: again } = await job(event({ check: true }));
+      expectSucceeded(again);
+      expect(again.result).toMatchObject({ would_change: [], verified: { host: "127.0.0.1", port: 5432, user: "shop_app", database: "shop" } });
+      expect(again.result.summary).toMatch(/^check: nothing would change; nothing to do: PostgreSQL 15\.\d+ \(15\/main, port 5432\)/);
     },
     T,
   );

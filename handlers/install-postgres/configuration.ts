@@ -3,59 +3,86 @@
 // reloaded; then the restart or reload, and a check of what the server runs with.
 
 import { runLong } from "../common/exec";
+import type { PostgresEvent } from "./decisions";
 import type { Cluster, ServerState } from "./pg";
-import { clusterUnit, dropInContent, dropInPath, hbaEntry, listenOverride, normalizeListen, planHba } from "./pg";
+import { clusterUnit, dropInContent, dropInPath, type HbaPlan, hbaEntry, listenOverride, normalizeListen, planHba } from "./pg";
 import { restartOrRollBack } from "./recovery";
 import { type Run, warn } from "./run";
 import { psqlJson, writeFile } from "./server";
 import { CONFIG_CHECK_SQL, type ConfigCheck, SETTLED_SQL, type Settled } from "./sql";
 
-/** What the configuration phase changed; the restart/reload phase acts on it. */
-export interface ConfigChange {
+/**
+ * What the configuration phase changes, decided from the server's state alone (no I/O): a real run
+ * writes and reports it (writeConfiguration), a check only reports it. The restart/reload phase acts on it.
+ */
+export interface ConfigPlan {
   listen: string;
+  /** Our conf.d drop-in. */
+  dropIn: string;
+  /** listen_addresses must change (or a change of it still waits for a restart): a restart. */
   listenChanged: boolean;
+  hba: HbaPlan;
+  /** pg_hba.conf must be rewritten: a reload. */
   hbaChanged: boolean;
   /** The wanted entries whose line is ours, for the inventory. */
   owned: string[];
+  /** One line per change, in the words the result's `changes` uses. */
+  lines: string[];
+  /** The grants it takes back, one line each (the result's `revoked`). */
+  revoked: string[];
 }
 
 /**
  * `recordedHba`: the entries the inventory lists for this file (undefined: no inventory yet, so every
  * line carrying our marker counts as ours).
  */
-export async function writeConfiguration(run: Run, state: ServerState, port: number, recordedHba: string[] | undefined): Promise<ConfigChange> {
-  const { event, remote } = run;
+export function planConfiguration(
+  event: Pick<PostgresEvent, "listen_addresses" | "remote_ssl" | "allow_remote" | "allowed_cidrs" | "db_name" | "db_user">,
+  state: ServerState,
+  recordedHba: string[] | undefined,
+): ConfigPlan {
   const listen = normalizeListen(event.listen_addresses);
   const dropIn = dropInPath(state.config_file);
   const listenChanged = normalizeListen(state.listen_addresses) !== listen || state.pending_restart.includes("listen_addresses");
-  if (listenChanged && (state.dropin_text ?? "") !== dropInContent(listen)) await writeFile(remote, dropIn, dropInContent(listen), "0644");
   const type = event.remote_ssl ? "hostssl" : "host";
   const wanted = event.allow_remote ? event.allowed_cidrs.map((c) => hbaEntry(type, event.db_name, event.db_user, c)) : [];
   const hba = planHba(state.hba_text, wanted, recordedHba);
-  const hbaChanged = hba.content !== state.hba_text;
-  if (hbaChanged) await writeFile(remote, state.hba_file, hba.content, "0640");
-  const change = { listen, listenChanged, hbaChanged, owned: hba.owned };
-  if (!listenChanged && !hbaChanged) return change;
-
-  await checkConfiguration(run, state, port, change);
+  const lines: string[] = [];
   if (listenChanged) {
-    run.changes.push(
+    lines.push(
       normalizeListen(state.listen_addresses) === listen
         ? `listen_addresses '${listen}' applied (it was waiting for a restart)`
         : `listen_addresses '${state.listen_addresses}' -> '${listen}' (${dropIn})`,
     );
   }
-  for (const e of hba.added) run.changes.push(`pg_hba.conf: ${e} added`);
-  for (const e of hba.duplicates) run.changes.push(`pg_hba.conf: a second copy of ${e} removed`);
-  for (const e of hba.removed) {
-    run.changes.push(`revoked: pg_hba.conf: ${e} removed (written by vm-install, no longer in the settings)`);
-    run.revoked.push(`pg_hba.conf: ${e}`);
-  }
-  return change;
+  for (const e of hba.added) lines.push(`pg_hba.conf: ${e} added`);
+  for (const e of hba.duplicates) lines.push(`pg_hba.conf: a second copy of ${e} removed`);
+  for (const e of hba.removed) lines.push(`revoked: pg_hba.conf: ${e} removed (written by vm-install, no longer in the settings)`);
+  const revoked = hba.removed.map((e) => `pg_hba.conf: ${e}`);
+  return { listen, dropIn, listenChanged, hba, hbaChanged: hba.content !== state.hba_text, owned: hba.owned, lines, revoked };
+}
+
+/** The plan's lines said in the result, as made (or, in a check, as a real run would make them). */
+export function reportConfiguration(run: Run, plan: ConfigPlan): void {
+  run.changes.push(...plan.lines);
+  run.revoked.push(...plan.revoked);
+}
+
+/** The files written where they differ and checked by the server; nothing is restarted or reloaded yet. */
+export async function writeConfiguration(run: Run, state: ServerState, port: number, recordedHba: string[] | undefined): Promise<ConfigPlan> {
+  const { event, remote } = run;
+  const plan = planConfiguration(event, state, recordedHba);
+  // A change still waiting for a restart may already be in the drop-in.
+  if (plan.listenChanged && (state.dropin_text ?? "") !== dropInContent(plan.listen)) await writeFile(remote, plan.dropIn, dropInContent(plan.listen), "0644");
+  if (plan.hbaChanged) await writeFile(remote, state.hba_file, plan.hba.content, "0640");
+  if (!plan.listenChanged && !plan.hbaChanged) return plan;
+  await checkConfiguration(run, state, port, plan);
+  reportConfiguration(run, plan);
+  return plan;
 }
 
 /** The server's own reading of the files; a broken pg_hba.conf is put back before failing. */
-async function checkConfiguration(run: Run, state: ServerState, port: number, change: ConfigChange): Promise<void> {
+async function checkConfiguration(run: Run, state: ServerState, port: number, change: ConfigPlan): Promise<void> {
   const dropIn = dropInPath(state.config_file);
   const check = await psqlJson<ConfigCheck>(run.remote, port, CONFIG_CHECK_SQL, "psql (checking the configuration files)");
   const problems = [
@@ -82,7 +109,7 @@ export async function applyConfiguration(
   run: Run,
   cluster: Cluster,
   state: ServerState,
-  change: ConfigChange,
+  change: ConfigPlan,
 ): Promise<{ restarted: boolean; reloaded: boolean }> {
   const { remote, progress } = run;
   const unit = clusterUnit(cluster);
@@ -107,16 +134,25 @@ export async function applyConfiguration(
   if (normalizeListen(settled.listen_addresses) !== change.listen) {
     throw new Error(`after the restart the server listens on '${settled.listen_addresses}', not '${change.listen}': see ${log} and pg_file_settings on the VM`);
   }
-  if (settled.pending_restart.length) {
-    const names = settled.pending_restart.join(", ");
-    if (restarted) throw new Error(`settings still wait for a restart right after one: ${names}; see ${log} on the VM`);
-    warn(run, `settings changed by someone else wait for a restart of ${unit}: ${names} (not restarted by this job)`);
+  if (settled.pending_restart.length && restarted) {
+    throw new Error(`settings still wait for a restart right after one: ${settled.pending_restart.join(", ")}; see ${log} on the VM`);
   }
-  if (run.event.allow_remote && change.listen.split(",").every((a) => a === "localhost" || a === "127.0.0.1" || a === "::1")) {
+  warnUnapplied(run, unit, settled.pending_restart, change.listen);
+  return { restarted, reloaded };
+}
+
+/**
+ * What works as asked but not as meant: settings someone else changed that wait for a restart this job
+ * does not make, and remote access with a server listening only locally.
+ */
+export function warnUnapplied(run: Run, unit: string, pendingRestart: string[], listen: string): void {
+  if (pendingRestart.length) {
+    warn(run, `settings changed by someone else wait for a restart of ${unit}: ${pendingRestart.join(", ")} (not restarted by this job)`);
+  }
+  if (run.event.allow_remote && listen.split(",").every((a) => a === "localhost" || a === "127.0.0.1" || a === "::1")) {
     warn(
       run,
-      `allow_remote is true but listen_addresses '${change.listen}' accepts local connections only: set listen_addresses to "*" (or the VM's address) for remote clients`,
+      `allow_remote is true but listen_addresses '${listen}' accepts local connections only: set listen_addresses to "*" (or the VM's address) for remote clients`,
     );
   }
-  return { restarted, reloaded };
 }

@@ -25,6 +25,17 @@ export function chooseMajor(event: Pick<PostgresEvent, "pg_version">, os: OsInfo
   );
 }
 
+/** Where the server package comes from: the distribution's `postgresql` for its own major, else PGDG. */
+export function serverSource(os: OsInfo, major: string): { own: boolean; name: string } {
+  const own = major === distributionMajor(os);
+  return { own, name: own ? "postgresql" : `postgresql-${major}` };
+}
+
+// The result's lines for the server's phases, shared by a real run and a check (which knows no version).
+export const installedLine = (major: string, version?: string): string => `installed postgresql-${major}${version ? ` ${version}` : ""}`;
+export const clusterCreatedLine = (major: string): string => `cluster ${major}/main created`;
+export const clusterStartedLine = (cluster: string, was: string): string => `cluster ${cluster} started (was ${was})`;
+
 /** The role/database changes `state` calls for, and one line per change for the result. */
 export function planRoleAndDatabase(
   state: ServerState,

@@ -45,6 +45,11 @@ export async function revokeRoles(run: Run, port: number, roles: string[]): Prom
     () => psql(run.remote, port, revokeLoginSql(roles), "psql (revoking LOGIN)", { mutates: true }),
     "revoke",
   );
+  reportRevokedRoles(run, roles);
+}
+
+/** The revocations said in the result, as made (or, in a check, as a real run would make them). */
+export function reportRevokedRoles(run: Pick<Run, "changes" | "revoked">, roles: string[]): void {
   for (const r of roles) {
     run.changes.push(
       `revoked: role ${r} may no longer log in (NOLOGIN, its sessions ended; vm-install had created it or given it LOGIN; the role, what it owns and its data are kept)`,

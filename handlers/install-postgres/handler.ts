@@ -2,8 +2,10 @@
 // postgresql_user/postgresql_db style: look at the state first, change only what differs, report what
 // changed, and prove the result by logging in as the role over TCP.
 // The event's keys, rules and defaults are in definition.ts; the result is the common shape
-// (handler-kit.ts) plus the server's own fields. Phases, each a function below: server package ->
-// cluster running -> role and database -> configuration files -> restart or reload -> TCP login.
+// (handler-kit.ts) plus the server's own fields (report.ts). Phases: server package -> cluster running
+// (below) -> role and database (role-database.ts) -> configuration files -> restart or reload
+// (configuration.ts) -> TCP login (verify.ts). In check mode (the event's check: true) check.ts runs
+// the same inspections and decisions and reports what these phases would change, changing nothing.
 //
 // Which major: pg_version when given. Without it, the distribution's own (14 on Ubuntu 22.04, 15 on
 // Debian 12) when that is installed or nothing is; a VM that already runs only another major keeps it
@@ -23,45 +25,23 @@
 // broken file is put back instead of leaving a server that will not start.
 
 import { GRANTS_FILE, readGrants } from "../common/grants";
-import { defineHandler, type InstallerReport, type InstallerResult, runHandler } from "../common/handler-kit";
+import { defineHandler, type InstallerResult, runHandler } from "../common/handler-kit";
+import { checkInstallation } from "./check";
 import { applyConfiguration, writeConfiguration } from "./configuration";
-import { chooseMajor, planRoleAndDatabase, registerPasswordForms, requireSsl } from "./decisions";
+import { chooseMajor, clusterCreatedLine, clusterStartedLine, installedLine, planRoleAndDatabase, registerPasswordForms, serverSource } from "./decisions";
 import { postgresDefinition } from "./definition";
 import { planRoles, postgresSection, revokeRoles, saveGrants, updatedSection } from "./grants";
-import { type Cluster, clusterUnit, DROPIN_NAME, distributionMajor, parsePsqlJson, pickCluster, type ServerState, shortServerVersion, verifyHost } from "./pg";
+import { type Cluster, clusterUnit, pickCluster } from "./pg";
 import { ensurePgdgRepository, pgdgKeyUrl } from "./pgdg";
 import { startFixingDropIn } from "./recovery";
+import { type InstallPostgresReport, postgresReport } from "./report";
+import { ensureRoleAndDatabase } from "./role-database";
 import type { Run } from "./run";
-import { scramSecret } from "./scram";
-import { inspectInstallation, installPackages, psql, psqlJson, type ServerInventory, tcpLogin } from "./server";
-import { applySql, inspectSql, planIsEmpty } from "./sql";
+import { inspectInstallation, installPackages, type ServerInventory } from "./server";
+import { verifyLogin } from "./verify";
 
+export type { InstallPostgresReport };
 export { chooseMajor, planRoleAndDatabase };
-
-export interface InstallPostgresReport extends InstallerReport {
-  /** The running server's version, e.g. "15.20". */
-  pg_version: string;
-  pg_major: string;
-  /** Where the server package came from in this run. */
-  installed_from: "already installed" | "distribution" | "pgdg";
-  /** "15/main" */
-  cluster: string;
-  port: number;
-  db_name: string;
-  db_user: string;
-  listen_addresses: string;
-  allow_remote: boolean;
-  /** The networks pg_hba.conf admits for the role (empty without allow_remote). */
-  allowed_cidrs: string[];
-  /** The server was restarted (listen_addresses changed). */
-  restarted: boolean;
-  /** The configuration was reloaded (pg_hba.conf changed, no restart needed). */
-  reloaded: boolean;
-  /** The TCP login that proved it works. */
-  verified: { host: string; port: number; user: string; database: string };
-  /** Grants this run took back: pg_hba.conf entries and roles' LOGIN that the inventory recorded and the settings no longer ask for. */
-  revoked: string[];
-}
 
 // ---------------------------------------------------------------------------------------------------
 // 1. The server package: look, install only when missing.
@@ -72,13 +52,12 @@ async function ensureServer(run: Run): Promise<{ found: ServerInventory; major: 
   const major = chooseMajor(event, os, found.packages);
   if (found.packages.some((p) => p.major === major)) return { found, major, installedFrom: "already installed" };
 
-  const own = major === distributionMajor(os);
+  const { own, name } = serverSource(os, major);
   progress.info(`PostgreSQL ${major} is not installed; installing it from ${own ? `${os.id} ${os.codename} (postgresql)` : `PGDG (${event.repo_url})`}`);
   // As install-packages: refresh the lists first unless told not to or they are fresh enough; a
   // repository just added is read whatever the policy says.
   let policy = { update: event.update, cacheValidSec: event.cache_valid_sec };
   if (!own && (await ensurePgdg(run, policy))) policy = { update: true, cacheValidSec: undefined };
-  const name = own ? "postgresql" : `postgresql-${major}`;
   await installPackages(
     run.apt,
     [name],
@@ -93,7 +72,7 @@ async function ensureServer(run: Run): Promise<{ found: ServerInventory; major: 
         (own ? `another repository on the VM (PGDG?) provides a newer "postgresql": set pg_version to the major you want` : "check the repository on the VM"),
     );
   }
-  run.changes.push(`installed postgresql-${major} ${pkg.version}`);
+  run.changes.push(installedLine(major, pkg.version));
   return { found: after, major, installedFrom: own ? "distribution" : "pgdg" };
 }
 
@@ -133,7 +112,7 @@ async function ensureCluster(run: Run, found: ServerInventory, major: string): P
       () => remote.run(`pg_createcluster ${major} main`, { sudo: true, label: `pg_createcluster ${major} main`, timeoutMs: 300_000, mutates: true }),
       "cluster",
     );
-    run.changes.push(`cluster ${major}/main created`);
+    run.changes.push(clusterCreatedLine(major));
     const again = await inspectInstallation(remote);
     cluster = pickCluster(again.clusters, major);
     units = again.units;
@@ -145,78 +124,9 @@ async function ensureCluster(run: Run, found: ServerInventory, major: string): P
     progress.info(`${unit} is ${active}; starting it`);
     const c = cluster;
     await progress.step(`systemctl start ${unit}`, () => startFixingDropIn(run, c), "start");
-    run.changes.push(`cluster ${cluster.major}/${cluster.name} started (was ${active})`);
+    run.changes.push(clusterStartedLine(`${cluster.major}/${cluster.name}`, active));
   }
   return cluster;
-}
-
-// ---------------------------------------------------------------------------------------------------
-// 3. Role, password, database.
-
-/** `recordedRoles`: the roles the inventory lists for this cluster. grantedLogin: this run gave the role LOGIN. */
-async function ensureRoleAndDatabase(run: Run, port: number, recordedRoles: string[]): Promise<{ state: ServerState; grantedLogin: boolean }> {
-  const { event, remote, progress, secrets } = run;
-  const db = event.db_name;
-  const user = event.db_user;
-  const state = await progress.step(
-    "reading the role, the database and the settings",
-    () => psqlJson<ServerState>(remote, port, inspectSql(db, user, DROPIN_NAME, recordedRoles), "psql (reading the role, the database and the settings)"),
-    "inspect_sql",
-  );
-  requireSsl(event, state);
-  const { plan, changes } = planRoleAndDatabase(state, event, (pw) => {
-    const secret = scramSecret(pw);
-    secrets.add(secret, "db_password_scram");
-    return secret;
-  });
-  const grantedLogin = plan.createRole || plan.grantLogin;
-  if (planIsEmpty(plan)) {
-    progress.info(`role ${user} (password unchanged) and database ${db} (owner ${user}) are as wanted`);
-    return { state, grantedLogin };
-  }
-  await progress.step(changes.join("; "), () => psql(remote, port, applySql(plan, db, user), "psql (role and database)", { mutates: true }), "role_db");
-  run.changes.push(...changes);
-  return { state, grantedLogin };
-}
-
-// ---------------------------------------------------------------------------------------------------
-// 6. Proof: the role logs in over TCP with the password.
-
-async function verifyLogin(run: Run, port: number, listen: string, hbaFile: string, reloaded: boolean): Promise<{ host: string; serverVersion: string }> {
-  const { event, remote, progress } = run;
-  const { db_name: db, db_user: user } = event;
-  const host = verifyHost(listen);
-  const target = { host, port, db, user, password: event.db_password };
-  const login = await progress.step(
-    `logging in as ${user} to ${db} over TCP (${host}:${port})`,
-    async () => {
-      const first = await tcpLogin(remote, target);
-      // A reload is a signal the postmaster handles a moment later: allow it that moment once.
-      if (first.code === 0 || !reloaded) return first;
-      await new Promise((res) => setTimeout(res, 1000));
-      return tcpLogin(remote, target);
-    },
-    "verify_login",
-  );
-  if (login.code !== 0) {
-    const why = login.stderr.trim().split("\n").slice(-3).join(" ") || `psql exit ${login.code}`;
-    throw new Error(`${user} could not log in to ${db} over TCP at ${host}:${port}: ${why} (${loginHint(why, host, port, hbaFile)})`);
-  }
-  const who = parsePsqlJson<{ user: string; database: string; server_version: string }>(login.stdout, "the TCP login check");
-  if (who.user !== user || who.database !== db) throw new Error(`the TCP login check ran as ${who.user} in ${who.database}, not ${user} in ${db}`);
-  return { host, serverVersion: shortServerVersion(who.server_version) };
-}
-
-/** What to look at when the login check fails, from psql's own words. */
-function loginHint(why: string, host: string, port: number, hbaFile: string): string {
-  const loopback = host === "127.0.0.1" || host === "::1";
-  if (/no pg_hba\.conf entry/.test(why)) {
-    return loopback
-      ? `pg_hba.conf (${hbaFile}) has no host rule for ${host}: the stock rules for 127.0.0.1/32 and ::1/128 were removed? Put one back`
-      : `pg_hba.conf (${hbaFile}) has no host rule for ${host}: add a network covering it to allowed_cidrs (with allow_remote), or add localhost to listen_addresses`;
-  }
-  if (/password authentication failed/.test(why)) return "the password stored for the role does not match (was it changed while the job ran?)";
-  return `is the server listening on ${host}:${port}?`;
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -224,9 +134,10 @@ function loginHint(why: string, host: string, port: number, hbaFile: string): st
 
 export const handler = defineHandler({
   definition: postgresDefinition,
-  async run({ event, remote, apt, os, progress, secrets }): Promise<InstallPostgresReport> {
+  async run({ event, check, remote, apt, os, progress, secrets }): Promise<InstallPostgresReport> {
     registerPasswordForms(secrets, event.db_password);
     const run: Run = { event, remote, apt, os, progress, secrets, changes: [], warnings: [], revoked: [] };
+    if (check) return checkInstallation(run);
     const { found, major, installedFrom } = await ensureServer(run);
     const cluster = await ensureCluster(run, found, major);
     const port = cluster.port;
@@ -241,31 +152,10 @@ export const handler = defineHandler({
     await saveGrants(run, inventory, recorded, updatedSection(recorded, state.hba_file, change.owned, name, roles.record));
     const { host, serverVersion } = await verifyLogin(run, port, change.listen, state.hba_file, reloaded);
 
-    const n = run.changes.length;
-    const summary = n
-      ? `PostgreSQL ${serverVersion} (${name}, port ${port}): ${n} change${n === 1 ? "" : "s"}${restarted ? ", restarted" : reloaded ? ", reloaded" : ""}`
-      : `nothing to do: PostgreSQL ${serverVersion} (${name}, port ${port}), role ${event.db_user} and database ${event.db_name} are as wanted`;
-    progress.info(summary);
-    return {
-      status: "ok",
-      changes: run.changes,
-      summary,
-      warnings: run.warnings,
-      pg_version: serverVersion,
-      pg_major: major,
-      installed_from: installedFrom,
-      cluster: name,
-      port,
-      db_name: event.db_name,
-      db_user: event.db_user,
-      listen_addresses: change.listen,
-      allow_remote: event.allow_remote,
-      allowed_cidrs: event.allow_remote ? event.allowed_cidrs : [],
-      restarted,
-      reloaded,
-      verified: { host, port, user: event.db_user, database: event.db_name },
-      revoked: run.revoked,
-    };
+    const facts = { serverVersion, major, installedFrom, cluster: name, port, listen: change.listen, restarted, reloaded, verifiedHost: host };
+    const report = postgresReport(run, facts);
+    progress.info(report.summary);
+    return report;
   },
 });
 
