@@ -120,13 +120,13 @@ export const postgresDefinition = defineInstallerDefinition({
       : []),
   ],
   result: {
-    pg_version: 'the running server\'s version, e.g. "15.10"; pg_major with it',
-    installed_from: '"already installed", "distribution" or "pgdg"',
+    pg_version: 'the running server\'s version, e.g. "15.10" ("" in check mode when no server runs); pg_major with it',
+    installed_from: '"already installed", "distribution" or "pgdg" (in check mode: where a real run would install from)',
     cluster: 'the cluster, e.g. "15/main", and its port',
     db_name: "the database; db_user the role",
     listen_addresses: "as applied; allow_remote and allowed_cidrs as admitted",
     restarted: "the server was restarted (listen_addresses changed); reloaded: pg_hba.conf changed",
-    verified: "{host, port, user, database}: the TCP login that proved it works",
+    verified: "{host, port, user, database}: the TCP login that proved it works (null in check mode when a change would come first)",
     revoked:
       'grants this run took back, e.g. "pg_hba.conf: hostssl myapp old_user 0.0.0.0/0 scram-sha-256", "role old_user: LOGIN" (only what /var/lib/vm-install/grants.json records)',
   },
