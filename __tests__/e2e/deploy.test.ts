@@ -137,7 +137,7 @@ describeE2E("cdktf deploy, local target, one VM with all three installers", () =
 
   test("deploy again unchanged: no job runs, outputs stay", async () => {
     const before = readOutputs(dir, "e2e-one");
-    expect(Object.keys(before).length).toBe(4);
+    expect(Object.keys(before).length).toBe(5);
     const run = await deploy(dir, "e2e-one", ctx());
     expect(run.code).toBe(0);
     expect(jobsRun(run)).toEqual([]);
