@@ -15,6 +15,9 @@ import { existingHost, writeCdktfProject } from "../demo/project";
 import { PROJECT_ROOT } from "../lib/bundling/bundle";
 import { checkTargets } from "../lib/check/check-targets";
 import { type DriftRow, runChecks } from "../lib/check/run-checks";
+import { parseConfig } from "../lib/config/parse";
+import { INSTALLERS } from "../lib/installers/catalog";
+import { installerEvent, secretVariableNames } from "../lib/installers/installer-event";
 import { readProject } from "../lib/terraform-cli";
 import type { Sandbox } from "../sandbox";
 import { allInstallersContext } from "./contexts";
@@ -41,13 +44,14 @@ function requireInSync(rows: DriftRow[], side: string): void {
   if (off.length || rows.length !== VMS * 3) throw new Error(`${side}: expected ${VMS * 3} rows in sync, got ${JSON.stringify(off)}`);
 }
 
-/** Every installer's software on the sandbox, as the bench's context asks for it. */
-async function install(sb: Sandbox, ctx: ReturnType<typeof allInstallersContext>): Promise<void> {
-  const { installers } = ctx;
-  await timeJob(sb, "install-packages", { packages: installers.packages.packages });
-  const { enabled: _d, ...docker } = installers.docker;
-  await timeJob(sb, "install-docker", docker);
-  await timeJob(sb, "install-postgres", { db_password: PASSWORD }, [PASSWORD]);
+/** Every installer's software on the sandbox: each job's own event, as the deploy would send it. */
+async function install(sb: Sandbox, ctx: unknown): Promise<void> {
+  const vm = parseConfig(ctx).vms[0];
+  const enabled = INSTALLERS.filter((def) => vm.installers[def.key].enabled);
+  for (const [i, def] of enabled.entries()) {
+    const secrets = Object.fromEntries(Object.keys(secretVariableNames(vm, def)).map((field) => [field, PASSWORD]));
+    await timeJob(sb, def.handler, { ...installerEvent(vm, def, i > 0), ...secrets }, [PASSWORD]);
+  }
 }
 
 /** The project with a state as a deploy to the three names leaves it: the addresses and the pinned key. */
