@@ -119,7 +119,9 @@ async function main(): Promise<void> {
           description: `npm run check on a ${VMS}-VM local-target deployment (one sandbox under three names, all three installers, everything in place) vs the same 9 check jobs run in-process through runChecks; issue 11's target: check under 2 s beyond its SSH work`,
           outcome,
           sideLabels: { check: `npm run check (${VMS} VMs x 3 installers)`, jobs: "the same 9 check jobs through runChecks in-process" },
-          comparisons: [{ label: `check (${VMS} VMs) vs its jobs alone`, project: "check", baseline: "jobs", target: 0, targetAddedMs: TARGET_MS }],
+          comparisons: [
+            { label: `check (${VMS} VMs) vs its jobs alone`, project: "check", baseline: "jobs", target: 0, targetAddedMs: TARGET_MS, rerun: "beyond_ssh" },
+          ],
           series: { beyond_ssh: { label: "npm run check's wall time less its SSH work (slowest VM's handler time)", ms: beyond, target_ms: TARGET_MS } },
           commit,
         }),
