@@ -8,6 +8,7 @@ import { renderDriftTable } from "../lib/check/drift-table";
 import { type DriftRow, exitCode, runChecks } from "../lib/check/run-checks";
 import { parseConfig } from "../lib/config/parse";
 import { type CatalogEntry, INSTALLERS } from "../lib/installers/catalog";
+import { projectFolder } from "../lib/terraform-cli";
 import { helloDefinition } from "./fixtures/installers/install-hello/definition";
 import { startServer } from "./handlers/support/ssh-server";
 import { testKey } from "./handlers/support/test-keys";
@@ -161,5 +162,16 @@ describe("the drift table and the exit code", () => {
     expect(errors).toContain("\x1b[31merror");
     expect(errors).toContain("  demo install-docker: boom (log: .vm-install/s/logs/x.log)");
     expect(errors.split("\n").at(-1)).toBe("1 of 1 checks failed; 0 found drift");
+  });
+});
+
+describe("the project folder status, check and trust work on", () => {
+  test("where npm was started (INIT_CWD) when it holds a cdktf.json, else the current folder", () => {
+    const project = tempDir("project-folder");
+    fs.writeFileSync(path.join(project, "cdktf.json"), "{}");
+    const elsewhere = tempDir("no-project");
+    expect(projectFolder({ INIT_CWD: project }, "/repo")).toBe(project);
+    expect(projectFolder({ INIT_CWD: elsewhere }, "/repo")).toBe("/repo");
+    expect(projectFolder({}, "/repo")).toBe("/repo");
   });
 });

@@ -8,10 +8,11 @@ import { checkTargets } from "../lib/check/check-targets";
 import { renderDriftTable } from "../lib/check/drift-table";
 import { exitCode, runChecks } from "../lib/check/run-checks";
 import { readDeployed } from "../lib/status/deployed-status";
+import { projectFolder } from "../lib/terraform-cli";
 
 const say = (line: string) => process.stderr.write(`check: ${line}\n`);
 
-export async function main(argv: string[], projectDir = process.cwd()): Promise<number> {
+export async function main(argv: string[], projectDir = projectFolder()): Promise<number> {
   const json = argv.includes("--json");
   const unknown = argv.filter((a) => a !== "--json");
   if (unknown.length) {

@@ -5,10 +5,11 @@
 import { readStatus } from "../lib/status/deployed-status";
 import type { StatusRow } from "../lib/status/status-rows";
 import { renderStatusTable } from "../lib/status/status-table";
+import { projectFolder } from "../lib/terraform-cli";
 
 const say = (line: string) => process.stderr.write(`status: ${line}\n`);
 
-export function main(argv: string[], projectDir = process.cwd()): number {
+export function main(argv: string[], projectDir = projectFolder()): number {
   const json = argv.includes("--json");
   const unknown = argv.filter((a) => a !== "--json");
   if (unknown.length) {

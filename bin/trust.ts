@@ -9,7 +9,7 @@ import { spawnSync } from "node:child_process";
 import * as path from "node:path";
 import type { parseConfig } from "../lib/config/parse";
 import { hostKeyIds } from "../lib/resource-names";
-import { readProject, terraformEnv } from "../lib/terraform-cli";
+import { projectFolder, readProject, terraformEnv } from "../lib/terraform-cli";
 import { ValidationError } from "../shared/validate";
 
 const say = (line: string) => process.stderr.write(`trust: ${line}\n`);
@@ -34,7 +34,7 @@ function main(argv: string[]): number {
     say(USAGE);
     return 2;
   }
-  const projectDir = process.cwd();
+  const projectDir = projectFolder();
   let addresses: string[];
   let stackDir: string;
   try {

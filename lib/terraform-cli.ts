@@ -7,6 +7,16 @@ import * as path from "node:path";
 import { CONTEXT_KEY, parseConfig } from "./config/parse";
 import type { VmInstallConfig } from "./config/types";
 
+/**
+ * The project folder a command (status, check, trust) works on: the folder npm was started in (INIT_CWD)
+ * when it holds a cdktf.json, as `cd .demo && npm run check` means; else the current folder (npm runs a
+ * script in the package's root, the project of a checkout used as is).
+ */
+export function projectFolder(env: NodeJS.ProcessEnv = process.env, cwd: string = process.cwd()): string {
+  const started = env.INIT_CWD;
+  return started && fs.existsSync(path.join(started, "cdktf.json")) ? started : cwd;
+}
+
 /** The project in `projectDir`: its parsed configuration and its stack folder. Throws naming what is missing. */
 export function readProject(projectDir: string): { config: VmInstallConfig; stackDir: string } {
   const cdktfJson = path.join(projectDir, "cdktf.json");
