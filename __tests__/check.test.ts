@@ -113,6 +113,29 @@ describe("running the checks through the job runner", () => {
       expect(said).toContain("vm1 install-packages: checking");
       expect(said.some((l) => /^vm1 install-packages: drift, 1 would change \(\d+\.\ds\)$/.test(l))).toBe(true);
       expect(exitCode(rows)).toBe(1);
+
+      // A secret the deploy took from TF_VAR_ must be there for the check too: said before any connection.
+      const pgCatalog = [INSTALLERS[2]];
+      const pgConfig = config(
+        [{ name: "vm1", kind: "existing", address: "127.0.0.1", sshPort: server.port }],
+        { postgres: { enabled: true, passwordVariable: "pg_password" } },
+        pgCatalog,
+      );
+      const before = server.commands.length;
+      const [pg] = await runChecks(
+        checkTargets(pgConfig, outputs, () => keyFile, pgCatalog),
+        {
+          logDir: path.join(dir, "logs"),
+          projectDir: dir,
+          say: () => undefined,
+          environment: {},
+        },
+      );
+      expect(pg).toMatchObject({
+        state: "error",
+        summary: "TF_VAR_pg_password is not set: export it with the value the deploy used (install-postgres's db_password)",
+      });
+      expect(server.commands.length).toBe(before);
     } finally {
       await server.close();
     }

@@ -67,7 +67,16 @@ function rowOf(job: CheckJob, phase: string, message: string, extra: Partial<Dri
   return row(job, wouldChange.length ? "drift" : "in sync", String(result.summary ?? ""), { ...extra, wouldChange, warnings, handlerMs });
 }
 
+/** Secrets the job needs and the environment lacks, in words; undefined when all are there. */
+function missingSecrets(job: CheckJob, environment: NodeJS.ProcessEnv): string | undefined {
+  const missing = job.secretEnv.filter((s) => !environment[s.variable]);
+  if (!missing.length) return undefined;
+  return missing.map((s) => `${s.variable} is not set: export it with the value the deploy used (${job.installer}'s ${s.field})`).join("; ");
+}
+
 async function runOne(target: CheckTarget, job: CheckJob, opts: RunChecksOptions): Promise<DriftRow> {
+  const missing = missingSecrets(job, opts.environment ?? process.env);
+  if (missing) return row(job, "error", missing);
   const log = new JobLog(opts.logDir, job.name);
   const relLog = path.relative(opts.projectDir, log.file);
   const started = Date.now();
