@@ -189,12 +189,14 @@ describe("the drift table and the exit code", () => {
 });
 
 describe("the project folder status, check and trust work on", () => {
-  test("where npm was started (INIT_CWD) when it holds a cdktf.json, else the current folder", () => {
+  test("where npm was started (INIT_CWD) when npm started this script and that folder holds a cdktf.json, else the current folder", () => {
     const project = tempDir("project-folder");
     fs.writeFileSync(path.join(project, "cdktf.json"), "{}");
     const elsewhere = tempDir("no-project");
-    expect(projectFolder({ INIT_CWD: project }, "/repo")).toBe(project);
-    expect(projectFolder({ INIT_CWD: elsewhere }, "/repo")).toBe("/repo");
-    expect(projectFolder({}, "/repo")).toBe("/repo");
+    expect(projectFolder("check", { INIT_CWD: project, npm_lifecycle_event: "check" }, "/repo")).toBe(project);
+    expect(projectFolder("check", { INIT_CWD: elsewhere, npm_lifecycle_event: "check" }, "/repo")).toBe("/repo");
+    expect(projectFolder("check", {}, "/repo")).toBe("/repo");
+    // Inherited from an outer npm script (npm test running a test that runs the command): not ours.
+    expect(projectFolder("check", { INIT_CWD: project, npm_lifecycle_event: "test" }, "/repo")).toBe("/repo");
   });
 });

@@ -12,7 +12,7 @@ import { projectFolder } from "../lib/terraform-cli";
 
 const say = (line: string) => process.stderr.write(`check: ${line}\n`);
 
-export async function main(argv: string[], projectDir = projectFolder()): Promise<number> {
+export async function main(argv: string[], projectDir = projectFolder("check")): Promise<number> {
   const json = argv.includes("--json");
   const unknown = argv.filter((a) => a !== "--json");
   if (unknown.length) {

@@ -9,7 +9,7 @@ import { projectFolder } from "../lib/terraform-cli";
 
 const say = (line: string) => process.stderr.write(`status: ${line}\n`);
 
-export function main(argv: string[], projectDir = projectFolder()): number {
+export function main(argv: string[], projectDir = projectFolder("status")): number {
   const json = argv.includes("--json");
   const unknown = argv.filter((a) => a !== "--json");
   if (unknown.length) {

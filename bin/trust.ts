@@ -34,7 +34,7 @@ function main(argv: string[]): number {
     say(USAGE);
     return 2;
   }
-  const projectDir = projectFolder();
+  const projectDir = projectFolder("trust");
   let addresses: string[];
   let stackDir: string;
   try {

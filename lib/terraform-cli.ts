@@ -9,12 +9,15 @@ import type { VmInstallConfig } from "./config/types";
 
 /**
  * The project folder a command (status, check, trust) works on: the folder npm was started in (INIT_CWD)
- * when it holds a cdktf.json, as `cd .demo && npm run check` means; else the current folder (npm runs a
- * script in the package's root, the project of a checkout used as is).
+ * when npm started this very script (`npm_lifecycle_event` is its name: `cd .demo && npm run check`) and
+ * that folder holds a cdktf.json; else the current folder. Both variables are inherited by every child of
+ * an npm script, so INIT_CWD alone would send a command run from a test (under `npm test`) to the wrong
+ * project.
  */
-export function projectFolder(env: NodeJS.ProcessEnv = process.env, cwd: string = process.cwd()): string {
+export function projectFolder(script: string, env: NodeJS.ProcessEnv = process.env, cwd: string = process.cwd()): string {
   const started = env.INIT_CWD;
-  return started && fs.existsSync(path.join(started, "cdktf.json")) ? started : cwd;
+  const ours = env.npm_lifecycle_event === script;
+  return ours && started && fs.existsSync(path.join(started, "cdktf.json")) ? started : cwd;
 }
 
 /** The project in `projectDir`: its parsed configuration and its stack folder. Throws naming what is missing. */
