@@ -8,29 +8,12 @@ import { type CdktfRun, existingHost, readOutputs, runCdktf, writeCdktfProject }
 import { PROJECT_ROOT } from "../../lib/bundling/bundle";
 import { type Sandbox, startSandbox } from "../../sandbox";
 import { tempDir } from "../support/synth";
-import { describeE2E, dpkgStatus, sandboxPerSuite, sshUser } from "./support/e2e";
+import { describeE2E, dpkgStatus, sandboxPerSuite, sshUser, vmFingerprint } from "./support/e2e";
 
 const PASSWORD = `pw with 'single' "double" $dollar \\back spaces`;
 const env = { TF_VAR_pg_password: PASSWORD };
 
 const host = existingHost;
-
-/**
- * What a check must leave exactly as it was: dpkg's database, users and groups, apt's sources, keys and
- * lists, the configuration of PostgreSQL and Docker, the grants inventory, the services' start times, and
- * PostgreSQL's databases and roles.
- */
-async function vmFingerprint(sb: Sandbox): Promise<string> {
-  const script = [
-    "sha256sum /var/lib/dpkg/status /etc/group /etc/passwd /etc/shadow",
-    "find /etc/apt /etc/postgresql /etc/docker /var/lib/vm-install -type f -print0 2>/dev/null | sort -z | xargs -0 sha256sum",
-    "ls -la --time-style=full-iso /var/lib/apt/lists",
-    "systemctl show -p ActiveEnterTimestamp postgresql@15-main docker.service",
-    `sudo -u postgres psql -XAt -c 'select datname, datdba from pg_database order by 1' -c 'select rolname, rolcanlogin, rolpassword from pg_authid order by 1'`,
-  ].join("; ");
-  const out = await sb.rootExec(script, { timeoutMs: 60_000 });
-  return out.stdout;
-}
 
 /** Jobs whose terraform_data was (re)created in this run, by logical id (a job's outcome record or a secret's length check is not a job). */
 function jobsRun(run: CdktfRun): string[] {

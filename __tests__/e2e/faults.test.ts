@@ -7,9 +7,8 @@
 // Each case records (case, outcome, time to recover) in .cache/faults.json (FAULTS_REPORT); `npm run
 // faults` runs this file and prints the matrix. Strikes wait for the condition (a dpkg --unpack process
 // on the target), never for a guessed delay. Under CI=true every case runs (describeE2E).
-import { type Sandbox, startSandbox } from "../../sandbox";
-import { type FakeDockerRepo, startFakeDockerRepo } from "./fixtures/docker-repo";
-import { describeE2E, type InstallerRun, runInstaller } from "./support/e2e";
+import type { Sandbox } from "../../sandbox";
+import { describeE2E, type InstallerRun, perTest, runInstaller } from "./support/e2e";
 import { cutNetworkFor, holdDpkgLock, killWhenRunning, recordFault, vmProblems, waitForProcess } from "./support/faults";
 
 const T = 10 * 60_000;
@@ -80,14 +79,7 @@ async function root(sb: Sandbox, command: string): Promise<string> {
 }
 
 describeE2E("fault matrix: faults in the middle of an install, on sandbox VMs", () => {
-  let sb: Sandbox | undefined;
-  let repo: FakeDockerRepo | undefined;
-  afterEach(async () => {
-    await repo?.stop();
-    repo = undefined;
-    await sb?.stop();
-    sb = undefined;
-  }, T);
+  const started = perTest(T);
 
   const packagesJob = (vm: Sandbox, opts: { signal?: AbortSignal } = {}) => runInstaller(vm, "install-packages", { packages: PACKAGES, update: true }, opts);
 
@@ -95,7 +87,7 @@ describeE2E("fault matrix: faults in the middle of an install, on sandbox VMs", 
     "network cut 20 s mid apt-get install",
     "the network to the VM cut for 20 s in the middle of apt-get install: the job completes, or the next run does",
     async () => {
-      const vm = (sb = await startSandbox());
+      const vm = await started.sandbox();
       const job = packagesJob(vm);
       await waitForProcess(vm, UNPACKING);
       const { downAt } = await cutNetworkFor(vm, 20_000);
@@ -106,7 +98,7 @@ describeE2E("fault matrix: faults in the middle of an install, on sandbox VMs", 
   );
 
   matrixCase("dpkg SIGKILLed mid-unpack", "dpkg killed (SIGKILL) mid-unpack: the next run repairs dpkg, says so, and completes", async () => {
-    const vm = (sb = await startSandbox());
+    const vm = await started.sandbox();
     const job = packagesJob(vm);
     await killWhenRunning(vm, UNPACKING);
     const since = Date.now();
@@ -123,7 +115,7 @@ describeE2E("fault matrix: faults in the middle of an install, on sandbox VMs", 
   });
 
   matrixCase("sshd restarted mid-job", "sshd restarted mid-job: the job completes", async () => {
-    const vm = (sb = await startSandbox());
+    const vm = await started.sandbox();
     const job = packagesJob(vm);
     await waitForProcess(vm, UNPACKING);
     await root(vm, "systemctl restart ssh");
@@ -138,7 +130,7 @@ describeE2E("fault matrix: faults in the middle of an install, on sandbox VMs", 
     "job process killed mid-install",
     "the job's own process killed mid-install (the runner gives up): the next run attaches to or repairs what is left and completes",
     async () => {
-      const vm = (sb = await startSandbox());
+      const vm = await started.sandbox();
       const abort = new AbortController();
       const job = packagesJob(vm, { signal: abort.signal });
       await waitForProcess(vm, UNPACKING);
@@ -163,7 +155,7 @@ describeE2E("fault matrix: faults in the middle of an install, on sandbox VMs", 
     "dpkg lock held past the lock budget",
     "the dpkg lock held longer than the lock budget: the job fails naming pid and command; the next run after it frees succeeds",
     async () => {
-      const vm = (sb = await startSandbox());
+      const vm = await started.sandbox();
       const hold = await holdDpkgLock(vm, 600);
       let failed: InstallerRun;
       try {
@@ -189,7 +181,7 @@ describeE2E("fault matrix: faults in the middle of an install, on sandbox VMs", 
     "job time budget runs out mid-step",
     "the job's time budget runs out while apt-get install waits: a timeout naming the step; apt is not killed, it finishes on the VM, the rerun completes",
     async () => {
-      const vm = (sb = await startSandbox());
+      const vm = await started.sandbox();
       const hold = await holdDpkgLock(vm, 600);
       let run: InstallerRun;
       try {
@@ -220,7 +212,7 @@ describeE2E("fault matrix: faults in the middle of an install, on sandbox VMs", 
     "unbindable listen_addresses",
     "an unbindable listen_addresses: the job fails naming the value and the server's error, PostgreSQL serves on its old settings, the fixed rerun succeeds",
     async () => {
-      const vm = (sb = await startSandbox());
+      const vm = await started.sandbox();
       const event = { db_name: "faults", db_user: "faults_user", db_password: PASSWORD };
       expectSucceeded(await runInstaller(vm, "install-postgres", event, { secrets: [PASSWORD] }));
       const bad = await runInstaller(vm, "install-postgres", { ...event, listen_addresses: "localhost,192.0.2.77" }, { secrets: [PASSWORD] });
@@ -262,10 +254,10 @@ describeE2E("fault matrix: faults in the middle of an install, on sandbox VMs", 
     "wrong Docker repoUrl over docker.io",
     "a wrong Docker repoUrl (key served, no index for the release) over an installed docker.io: the job fails, docker still works",
     async () => {
-      const vm = (sb = await startSandbox());
+      const vm = await started.sandbox();
       expectSucceeded(await runInstaller(vm, "install-docker", { channel: "distro", verify: "daemon", compose: false }));
       // A repository that serves a good key but only another release's index: apt-get update fails on it.
-      repo = await startFakeDockerRepo({ host: vm.hostAddress, suite: "trixie" });
+      const repo = await started.dockerRepo({ host: vm.hostAddress, suite: "trixie" });
       const bad = await runInstaller(vm, "install-docker", { repo_url: repo.url, repo_key_fingerprint: repo.fingerprint, verify: "daemon", compose: false });
       const since = Date.now();
       expect(expectFailed(bad)).toMatch(/repo_url/);

@@ -12,9 +12,9 @@
 //                     the job must refuse the key and leave the VM as it was.
 // Under CI=true a missing prerequisite fails the suite (describeE2E).
 import { DOCKER_KEY_FINGERPRINT } from "../../handlers/install-docker/definition";
-import { type Sandbox, startSandbox } from "../../sandbox";
-import { FAKE_COMPOSE_VERSION, FAKE_DOCKER_VERSION, type FakeDockerRepo, startFakeDockerRepo } from "./fixtures/docker-repo";
-import { describeE2E, dpkgStatus, type InstallerRun, runInstaller, sshUser } from "./support/e2e";
+import type { Sandbox } from "../../sandbox";
+import { FAKE_COMPOSE_VERSION, FAKE_DOCKER_VERSION } from "./fixtures/docker-repo";
+import { describeE2E, dpkgStatus, type InstallerRun, perTest, runInstaller, sshUser, vmFingerprint } from "./support/e2e";
 
 const T = 900_000;
 
@@ -46,33 +46,14 @@ async function packageState(sb: Sandbox): Promise<string> {
   );
 }
 
-/**
- * What a check must leave exactly as it was: the service's state, the group, dpkg's database, /etc/group,
- * every file under /etc/apt and /var/lib/vm-install (the inventory), and when apt's lists were last written.
- */
-async function vmSnapshot(sb: Sandbox): Promise<string> {
-  const r = await sb.rootExec(
-    "systemctl is-active docker.service docker.socket; getent group docker; sha256sum /var/lib/dpkg/status /etc/group; " +
-      "find /etc/apt /var/lib/vm-install -type f | sort | xargs sha256sum; find /var/lib/vm-install | sort | xargs stat -c '%n %a %U %Y'; " +
-      "stat -c '%n %Y' /var/lib/apt/lists",
-  );
-  return r.stdout;
-}
-
 describeE2E("install-docker on sandbox VMs, through the bundle and the job runner", () => {
   let sb: Sandbox | undefined;
-  let repo: FakeDockerRepo | undefined;
-  afterEach(async () => {
-    await repo?.stop();
-    repo = undefined;
-    await sb?.stop();
-    sb = undefined;
-  }, T);
+  const started = perTest(T);
 
   test(
     "distro channel: docker.io runs, an imported image runs a container, the user has docker in a new session; rerun changes nothing",
     async () => {
-      sb = await startSandbox();
+      sb = await started.sandbox();
       const run = await runInstaller(sb, "install-docker", { channel: "distro", verify: "daemon" });
       expectSucceeded(run);
       const r = run.result;
@@ -118,8 +99,14 @@ describeE2E("install-docker on sandbox VMs, through the bundle and the job runne
       // Check mode: the service stopped and the user taken out of the group by hand. The check names both
       // and changes nothing on the VM; a real run then puts both right, and a second check finds nothing.
       await root(sb, `systemctl stop docker.service docker.socket && gpasswd -d ${sb.user} docker`);
-      const unchecked = await vmSnapshot(sb);
-      expect(unchecked).toMatch(/^inactive\ninactive\n/);
+      const unchecked = await vmFingerprint(sb);
+      // docker.service, then docker.socket (systemctl show prints one block per unit, in the order asked).
+      expect(
+        unchecked.started
+          .split("\n\n")
+          .slice(0, 2)
+          .map((unit) => /ActiveState=(\S+)/.exec(unit)?.[1]),
+      ).toEqual(["inactive", "inactive"]);
       const check = await runInstaller(sb, "install-docker", { channel: "distro", verify: "daemon", check: true });
       expectSucceeded(check);
       expect(check.result).toMatchObject({
@@ -131,7 +118,7 @@ describeE2E("install-docker on sandbox VMs, through the bundle and the job runne
         docker_version: r.docker_version,
       });
       expect(check.result.summary).toMatch(/^check: 2 changes would be made: started docker\.service; added /);
-      expect(await vmSnapshot(sb)).toBe(unchecked);
+      expect(await vmFingerprint(sb)).toEqual(unchecked);
       const fixed = await runInstaller(sb, "install-docker", { channel: "distro", verify: "daemon" });
       expectSucceeded(fixed);
       expect(fixed.result.changes).toEqual(["started docker.service", `added ${sb.user} to group docker`]);
@@ -167,8 +154,8 @@ describeE2E("install-docker on sandbox VMs, through the bundle and the job runne
   test(
     "official channel: Docker's layout from repo_url, keyring + signed-by source, packages from that repo, daemon verified; rerun touches nothing",
     async () => {
-      sb = await startSandbox();
-      repo = await startFakeDockerRepo({ host: sb.hostAddress, suite: "bookworm" });
+      sb = await started.sandbox();
+      const repo = await started.dockerRepo({ host: sb.hostAddress, suite: "bookworm" });
       // An apt-key era leftover for the same repository: must go, or apt would see two entries for one URI.
       await root(sb, `echo 'deb [arch=amd64] ${repo.url}/debian bookworm stable' > /etc/apt/sources.list.d/docker-ce.list`);
 
@@ -245,10 +232,10 @@ describeE2E("install-docker on sandbox VMs, through the bundle and the job runne
     "official channel over docker.io: a repository whose key is not Docker's fails and leaves no trace, docker.io still runs; " +
       "with its fingerprint given, the conflicting distribution packages are removed, Docker's installed from the test repository",
     async () => {
-      sb = await startSandbox();
+      sb = await started.sandbox();
       await root(sb, "apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q docker.io", 600_000);
       expect((await root(sb, "systemctl is-active docker")).trim()).toBe("active");
-      repo = await startFakeDockerRepo({ host: sb.hostAddress, suite: "bookworm" });
+      const repo = await started.dockerRepo({ host: sb.hostAddress, suite: "bookworm" });
       const hostPort = new URL(repo.url).host;
       const keyringsBefore = await root(sb, "ls -A /etc/apt/keyrings");
 

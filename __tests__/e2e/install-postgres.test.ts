@@ -14,7 +14,7 @@ import { tcpLogin } from "../../handlers/install-postgres/server";
 import { jobEnvFor, type Sandbox, startSandbox } from "../../sandbox";
 import { SecretScrubber } from "../../shared/secrets";
 import { startFakeDockerRepo } from "./fixtures/docker-repo";
-import { describeE2E, dpkgStatus, type InstallerRun, runInstaller } from "./support/e2e";
+import { describeE2E, dpkgStatus, type InstallerRun, runInstaller, vmFingerprint } from "./support/e2e";
 
 const T = 15 * 60_000;
 
@@ -107,25 +107,6 @@ async function asPostgres(sb: Sandbox, sql: string): Promise<string> {
   const r = await sb.rootExec("cd / && runuser -u postgres -- psql -X -q -At -v ON_ERROR_STOP=1 -f -", { input: sql, timeoutMs: 60_000 });
   if (r.code !== 0) throw new Error(`psql on the target failed: ${r.stderr}`);
   return r.stdout;
-}
-
-/**
- * What a check must leave as it found it: the databases and roles (with their passwords' secrets), the
- * configuration files, the inventory, dpkg's state, the directories a write would leave a temporary
- * file in, and the server's start time (no restart).
- */
-async function vmState(sb: Sandbox): Promise<Record<string, string>> {
-  const dirs = "/etc/postgresql/15/main /etc/postgresql/15/main/conf.d /var/lib/vm-install /etc/apt/sources.list.d /etc/apt/keyrings";
-  return {
-    databases: await asPostgres(sb, "SELECT datname, datdba FROM pg_database ORDER BY 1;\n"),
-    roles: await asPostgres(sb, "SELECT rolname, rolcanlogin, rolpassword FROM pg_authid ORDER BY 1;\n"),
-    files: await root(
-      sb,
-      "sha256sum /etc/postgresql/15/main/pg_hba.conf /etc/postgresql/15/main/conf.d/* /var/lib/dpkg/status /var/lib/vm-install/grants.json",
-    ),
-    listings: await root(sb, `ls -lA --time-style=full-iso ${dirs}`),
-    started: await root(sb, "systemctl show -p ActiveEnterTimestamp -p MainPID postgresql@15-main"),
-  };
 }
 
 describeE2E("install-postgres on a sandbox VM, through the bundle and the job runner", () => {
@@ -242,7 +223,7 @@ describeE2E("install-postgres on a sandbox VM, through the bundle and the job ru
       await root(sb, "cd / && runuser -u postgres -- dropdb shop");
       // Rewritten in place (same inode, owner and mode), as an admin's editor would leave it.
       await root(sb, `grep -v 'vm-install:install-postgres' ${hba} > /root/hba.edit; cat /root/hba.edit > ${hba}; rm /root/hba.edit`);
-      const before = await vmState(sb);
+      const before = await vmFingerprint(sb);
 
       const { value: check, hits } = await job(event({ check: true }));
       expectSucceeded(check);
@@ -251,14 +232,14 @@ describeE2E("install-postgres on a sandbox VM, through the bundle and the job ru
       expect(check.result.summary).toBe(`check: 2 changes would be made: ${missing.join("; ")}`);
       expectNoSecretsOut(check);
       expect(hits).toEqual([]);
-      expect(await vmState(sb)).toEqual(before);
+      expect(await vmFingerprint(sb)).toEqual(before);
 
       // A real run makes exactly the changes the check foresaw, in the same words.
       const { value: repair } = await job(event());
       expectSucceeded(repair);
       expect(repair.result).toMatchObject({ changes: missing, reloaded: true, restarted: false });
       // Control: the snapshot does see such changes.
-      const repaired = await vmState(sb);
+      const repaired = await vmFingerprint(sb);
       expect([repaired.databases === before.databases, repaired.files === before.files, repaired.started === before.started]).toEqual([false, false, true]);
       const { value: again } = await job(event({ check: true }));
       expectSucceeded(again);

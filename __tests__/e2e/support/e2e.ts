@@ -4,6 +4,7 @@
 import { bundleHandler } from "../../../lib/bundling/bundle";
 import { runJob } from "../../../lib/runner/run-job";
 import { jobEnvFor, type Sandbox, sandboxSupportProblems, sshRun, startSandbox } from "../../../sandbox";
+import { type FakeDockerRepo, type FakeDockerRepoOptions, startFakeDockerRepo } from "../fixtures/docker-repo";
 
 /**
  * `describe` when a sandbox can run here, else `describe.skip` with the reason printed. Under CI=true a
@@ -38,6 +39,54 @@ export function sandboxPerSuite(use: (sb: Sandbox) => void, timeoutMs = 300_000)
   afterAll(async () => {
     await sb?.stop();
   }, timeoutMs);
+}
+
+/**
+ * Sandboxes and fake Docker repositories a test starts for itself, stopped after it whatever the outcome:
+ * the repository first (the sandbox's network carries it), then the sandbox.
+ */
+export function perTest(timeoutMs: number): { sandbox(): Promise<Sandbox>; dockerRepo(opts: FakeDockerRepoOptions): Promise<FakeDockerRepo> } {
+  const live: { sb?: Sandbox; repo?: FakeDockerRepo } = {};
+  afterEach(async () => {
+    await live.repo?.stop();
+    live.repo = undefined;
+    await live.sb?.stop();
+    live.sb = undefined;
+  }, timeoutMs);
+  return {
+    sandbox: async () => (live.sb = await startSandbox()),
+    dockerRepo: async (opts) => (live.repo = await startFakeDockerRepo(opts)),
+  };
+}
+
+/** Where the installers write: apt's sources and keys, PostgreSQL's and Docker's configuration, the grants inventory. */
+const WRITTEN_DIRS = ["/etc/apt", "/etc/postgresql", "/etc/docker", "/var/lib/vm-install"];
+
+/**
+ * What a check must leave exactly as it was, by part, for `toEqual` to name the part that moved: dpkg's
+ * database, users and groups (`system`); every file and directory the installers write, with mode, owner,
+ * mtime, size and content hash, so a temporary file left behind shows too (`files`); apt's lists and their
+ * times (`lists`); the services' state, start time and main pid (`started`: no start, restart or reload
+ * that forks); PostgreSQL's databases and roles with their passwords' secrets, where it is installed.
+ */
+export async function vmFingerprint(sb: Sandbox): Promise<Record<string, string>> {
+  const sh = async (command: string) => {
+    const r = await sb.rootExec(command, { timeoutMs: 60_000 });
+    if (r.code !== 0) throw new Error(`${command} on the target exited ${r.code}: ${r.stderr || r.stdout}`);
+    return r.stdout;
+  };
+  const psql = (sql: string) => `if command -v psql >/dev/null; then cd / && runuser -u postgres -- psql -X -At -c '${sql}'; fi`;
+  return {
+    system: await sh("sha256sum /var/lib/dpkg/status /etc/group /etc/passwd /etc/shadow; getent group docker; true"),
+    files: await sh(
+      `for d in ${WRITTEN_DIRS.join(" ")}; do [ -e "$d" ] && find "$d"; done | sort | ` +
+        `while read -r f; do stat -c '%n %a %U %Y %s' "$f"; if [ -f "$f" ]; then sha256sum "$f"; fi; done`,
+    ),
+    lists: await sh("ls -lA --time-style=full-iso /var/lib/apt/lists"),
+    started: await sh("systemctl show -p ActiveState -p ActiveEnterTimestamp -p MainPID docker.service docker.socket postgresql@15-main"),
+    databases: await sh(psql("SELECT datname, datdba FROM pg_database ORDER BY 1")),
+    roles: await sh(psql("SELECT rolname, rolcanlogin, rolpassword FROM pg_authid ORDER BY 1")),
+  };
 }
 
 export interface InstallerRun {
