@@ -8,7 +8,7 @@
 // faults` runs this file and prints the matrix. Strikes wait for the condition (a dpkg --unpack process
 // on the target), never for a guessed delay. Under CI=true every case runs (describeE2E).
 import type { Sandbox } from "../../sandbox";
-import { describeE2E, type InstallerRun, perTest, runInstaller } from "./support/e2e";
+import { describeE2E, expectSucceeded, type InstallerRun, perTest, root, runInstaller, withoutFrames } from "./support/e2e";
 import { cutNetworkFor, holdDpkgLock, killWhenRunning, recordFault, vmProblems, waitForProcess } from "./support/faults";
 
 const T = 10 * 60_000;
@@ -17,17 +17,6 @@ const PACKAGES = ["gcc", "make"];
 /** dpkg unpacking what apt fetched (apt puts its -o Dpkg::Options before --status-fd). */
 const UNPACKING = "dpkg .*--no-triggers --unpack";
 const PASSWORD = "Faults-matrix-pw-1";
-
-const withoutFrames = (m: string) =>
-  m
-    .split("\n")
-    .filter((l) => !/^\s+at /.test(l))
-    .join("\n");
-
-function expectSucceeded(run: InstallerRun): void {
-  const failure = run.phase === "Succeeded" ? "" : `${withoutFrames(run.message)}\n--- last lines:\n${run.lines.slice(-20).join("\n")}`;
-  expect({ phase: run.phase, failure }).toEqual({ phase: "Succeeded", failure: "" });
-}
 
 function expectFailed(run: InstallerRun): string {
   expect(run.phase === "Failed" ? "Failed" : `Succeeded: ${run.message}`).toBe("Failed");
@@ -70,12 +59,6 @@ function matrixCase(name: string, title: string, body: () => Promise<{ outcome: 
     },
     T,
   );
-}
-
-async function root(sb: Sandbox, command: string): Promise<string> {
-  const r = await sb.rootExec(command, { timeoutMs: 120_000 });
-  if (r.code !== 0) throw new Error(`${command} on the target exited ${r.code}: ${r.stderr || r.stdout}`);
-  return r.stdout;
 }
 
 describeE2E("fault matrix: faults in the middle of an install, on sandbox VMs", () => {

@@ -14,28 +14,9 @@
 import { DOCKER_KEY_FINGERPRINT } from "../../handlers/install-docker/definition";
 import type { Sandbox } from "../../sandbox";
 import { FAKE_COMPOSE_VERSION, FAKE_DOCKER_VERSION } from "./fixtures/docker-repo";
-import { describeE2E, dpkgStatus, type InstallerRun, perTest, runInstaller, sshUser, vmFingerprint } from "./support/e2e";
+import { describeE2E, dpkgStatus, expectSucceeded, perTest, root, runInstaller, sshUser, vmFingerprint } from "./support/e2e";
 
 const T = 900_000;
-
-const withoutFrames = (message: string) =>
-  message
-    .split("\n")
-    .filter((l) => !/^\s+at /.test(l))
-    .join("\n");
-
-/** Asserts phase Succeeded; on failure the job's own message (and its last lines) is what jest prints. */
-function expectSucceeded(run: InstallerRun): void {
-  const failure = run.phase === "Succeeded" ? "" : `${withoutFrames(run.message)}\n--- last lines:\n${run.lines.slice(-20).join("\n")}`;
-  expect({ phase: run.phase, failure }).toEqual({ phase: "Succeeded", failure: "" });
-}
-
-/** Root command on the target that must succeed; returns stdout. */
-async function root(sb: Sandbox, command: string, timeoutMs = 120_000): Promise<string> {
-  const r = await sb.rootExec(command, { timeoutMs });
-  if (r.code !== 0) throw new Error(`${command} on the target exited ${r.code}: ${r.stderr || r.stdout}`);
-  return r.stdout;
-}
 
 /** Size, mtime and hash of what any apt/dpkg run would touch: unchanged means no package work happened. */
 async function packageState(sb: Sandbox): Promise<string> {

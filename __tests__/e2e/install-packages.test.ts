@@ -9,7 +9,7 @@
 import { spawn } from "node:child_process";
 import * as path from "node:path";
 import type { Sandbox } from "../../sandbox";
-import { describeE2E, dpkgStatus, type InstallerRun, jobEnv, runInstaller, sandboxPerSuite, sshUser } from "./support/e2e";
+import { describeE2E, dpkgStatus, expectSucceeded, type InstallerRun, jobEnv, runInstaller, sandboxPerSuite, sshUser } from "./support/e2e";
 import { acceptedLogins, blockSshFor, freshEd25519Key, holdDpkgLock } from "./support/faults";
 
 const ROOT = path.resolve(__dirname, "../..");
@@ -34,12 +34,6 @@ async function aptLogState(sb: Sandbox): Promise<string> {
       'if [ -e "$f" ]; then echo "$f $(stat -c "%s %Y" "$f") $(sha256sum < "$f" | cut -c1-16)"; else echo "$f -"; fi; done',
   );
   return r.stdout;
-}
-
-/** Asserts phase Succeeded; on failure the job's own message (and its last lines) is what jest prints. */
-function expectSucceeded(run: InstallerRun): void {
-  const failure = run.phase === "Succeeded" ? "" : `${run.message}\n--- last lines:\n${run.lines.slice(-15).join("\n")}`;
-  expect({ phase: run.phase, failure }).toEqual({ phase: "Succeeded", failure: "" });
 }
 
 /** Asserts phase Failed and returns its message: the handler's words alone, no stack frames. */

@@ -14,7 +14,7 @@ import { tcpLogin } from "../../handlers/install-postgres/server";
 import { jobEnvFor, type Sandbox, startSandbox } from "../../sandbox";
 import { SecretScrubber } from "../../shared/secrets";
 import { startFakeDockerRepo } from "./fixtures/docker-repo";
-import { describeE2E, dpkgStatus, type InstallerRun, runInstaller, vmFingerprint } from "./support/e2e";
+import { describeE2E, dpkgStatus, expectSucceeded, type InstallerRun, root, runInstaller, vmFingerprint } from "./support/e2e";
 
 const T = 15 * 60_000;
 
@@ -23,11 +23,6 @@ const PW1 = `Pg1tok 'single' "double" $HOME \\back\\\\slash  two  spaces`;
 const PW2 = `Pg2tok it's "new" $(id) \\ \`x\` end `;
 const PW3 = `Pg3tok пароль «ü» 'q' \\ $x`;
 const TOKENS = ["Pg1tok", "Pg2tok", "Pg3tok"];
-
-function expectSucceeded(run: InstallerRun): void {
-  const failure = run.phase === "Succeeded" ? "" : `${run.message}\n--- last lines:\n${run.lines.slice(-20).join("\n")}`;
-  expect({ phase: run.phase, failure }).toEqual({ phase: "Succeeded", failure: "" });
-}
 
 /** Nothing the job let out holds a password, and the runner's own last-line scrubbing had nothing to do. */
 function expectNoSecretsOut(run: InstallerRun): void {
@@ -92,13 +87,6 @@ async function targetLogs(sb: Sandbox): Promise<string> {
   const r = await sb.rootExec("cat /var/log/postgresql/*.log; echo '--- journal'; journalctl --no-pager -o cat 2>/dev/null | tail -n 5000", {
     timeoutMs: 60_000,
   });
-  return r.stdout;
-}
-
-/** A root command on the target that must succeed; its stdout. */
-async function root(sb: Sandbox, command: string): Promise<string> {
-  const r = await sb.rootExec(command, { timeoutMs: 60_000 });
-  if (r.code !== 0) throw new Error(`${command} on the target exited ${r.code}: ${r.stderr || r.stdout}`);
   return r.stdout;
 }
 

@@ -59,6 +59,27 @@ export function perTest(timeoutMs: number): { sandbox(): Promise<Sandbox>; docke
   };
 }
 
+/** A root command on the target that must succeed; its stdout. */
+export async function root(sb: Sandbox, command: string, timeoutMs = 120_000): Promise<string> {
+  const r = await sb.rootExec(command, { timeoutMs });
+  if (r.code !== 0) throw new Error(`${command} on the target exited ${r.code}: ${r.stderr || r.stdout}`);
+  return r.stdout;
+}
+
+/** A message without the stack frames ("    at ...") an Error's text may carry. */
+export function withoutFrames(message: string): string {
+  return message
+    .split("\n")
+    .filter((l) => !/^\s+at /.test(l))
+    .join("\n");
+}
+
+/** Asserts phase Succeeded; on failure jest prints the job's own message (no stack frames) and its last lines. */
+export function expectSucceeded(run: InstallerRun): void {
+  const failure = run.phase === "Succeeded" ? "" : `${withoutFrames(run.message)}\n--- last lines:\n${run.lines.slice(-20).join("\n")}`;
+  expect({ phase: run.phase, failure }).toEqual({ phase: "Succeeded", failure: "" });
+}
+
 /** Where the installers write: apt's sources and keys, PostgreSQL's and Docker's configuration, the grants inventory. */
 const WRITTEN_DIRS = ["/etc/apt", "/etc/postgresql", "/etc/docker", "/var/lib/vm-install"];
 
@@ -70,11 +91,7 @@ const WRITTEN_DIRS = ["/etc/apt", "/etc/postgresql", "/etc/docker", "/var/lib/vm
  * that forks); PostgreSQL's databases and roles with their passwords' secrets, where it is installed.
  */
 export async function vmFingerprint(sb: Sandbox): Promise<Record<string, string>> {
-  const sh = async (command: string) => {
-    const r = await sb.rootExec(command, { timeoutMs: 60_000 });
-    if (r.code !== 0) throw new Error(`${command} on the target exited ${r.code}: ${r.stderr || r.stdout}`);
-    return r.stdout;
-  };
+  const sh = (command: string) => root(sb, command, 60_000);
   const psql = (sql: string) => `if command -v psql >/dev/null; then cd / && runuser -u postgres -- psql -X -At -c '${sql}'; fi`;
   return {
     system: await sh("sha256sum /var/lib/dpkg/status /etc/group /etc/passwd /etc/shadow; getent group docker; true"),
