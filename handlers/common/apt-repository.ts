@@ -36,8 +36,8 @@
 //
 // Keys go to /etc/apt/keyrings (created 0755) as <name>.gpg, world-readable (apt reads them as the _apt
 // user). The key is fetched by the login user (curl needs no root) and written by root from stdin. Earlier
-// versions wrote an armoured key as the served bytes to <name>.asc: a rerun writes <name>.gpg, points the
-// source at it, and removeStaleRepositories removes the .asc (supersededKeyrings).
+// versions wrote an armoured key as the served bytes to <name>.asc: the next call writes <name>.gpg and
+// points the source at it, and removeStaleRepositories removes the .asc (supersededKeyrings).
 
 import { KEY_FINGERPRINT, REPO_URL } from "../../shared/names";
 import { quote } from "../../shared/shell-quote";
