@@ -10,9 +10,13 @@
 //                     clean-up and the conflict removal run for real against apt. Its key is a throwaway
 //                     one, so its fingerprint is given as repo_key_fingerprint; left at Docker's default,
 //                     the job must refuse the key and leave the VM as it was.
+//   a smuggled key:   the same repository signed by its own key, serving Docker's real key with its own
+//                     hidden beside it (another armour block): apt must never get to trust it, so no
+//                     package of that repository runs its maintainer script.
 // Under CI=true a missing prerequisite fails the suite (describeE2E).
 import { DOCKER_KEY_FINGERPRINT } from "../../handlers/install-docker/definition";
 import type { Sandbox } from "../../sandbox";
+import { armour, pgpKey } from "../handlers/support/pgp-fixtures";
 import { FAKE_COMPOSE_VERSION, FAKE_DOCKER_VERSION } from "./fixtures/docker-repo";
 import { describeE2E, dpkgStatus, expectSucceeded, perTest, root, runInstaller, sshUser, vmFingerprint } from "./support/e2e";
 
@@ -22,7 +26,7 @@ const T = 900_000;
 async function packageState(sb: Sandbox): Promise<string> {
   return root(
     sb,
-    "for f in /var/lib/dpkg/status /var/log/dpkg.log /var/log/apt/history.log /var/lib/apt/periodic/update-success-stamp /etc/apt/sources.list.d/docker.list /etc/apt/keyrings/docker.asc; do " +
+    "for f in /var/lib/dpkg/status /var/log/dpkg.log /var/log/apt/history.log /var/lib/apt/periodic/update-success-stamp /etc/apt/sources.list.d/docker.list /etc/apt/keyrings/docker.gpg /etc/apt/keyrings/docker.asc; do " +
       'if [ -e "$f" ]; then echo "$f $(stat -c "%s %Y" "$f") $(sha256sum < "$f" | cut -c1-16)"; else echo "$f -"; fi; done',
   );
 }
@@ -143,7 +147,7 @@ describeE2E("install-docker on sandbox VMs, through the bundle and the job runne
       const run = await runInstaller(sb, "install-docker", { repo_url: repo.url, repo_key_fingerprint: repo.fingerprint, verify: "daemon" });
       expectSucceeded(run);
       const r = run.result;
-      const line = `deb [arch=amd64 signed-by=/etc/apt/keyrings/docker.asc] ${repo.url}/debian bookworm stable`;
+      const line = `deb [arch=amd64 signed-by=/etc/apt/keyrings/docker.gpg] ${repo.url}/debian bookworm stable`;
       expect(r).toMatchObject({
         status: "ok",
         channel: "official",
@@ -158,7 +162,7 @@ describeE2E("install-docker on sandbox VMs, through the bundle and the job runne
           uri: `${repo.url}/debian`,
           suite: "bookworm",
           line,
-          keyring: "/etc/apt/keyrings/docker.asc",
+          keyring: "/etc/apt/keyrings/docker.gpg",
           source_file: "/etc/apt/sources.list.d/docker.list",
         },
         apt_update: { ran: true, reason: "an apt source changed" },
@@ -172,7 +176,7 @@ describeE2E("install-docker on sandbox VMs, through the bundle and the job runne
       expect(r.warnings).toEqual([`docker-buildx-plugin is not offered by ${repo.url}/debian; skipped`]);
       // (/etc/apt/keyrings ships with apt on Debian 12, so it is not created.)
       expect(r.changes).toEqual([
-        "wrote /etc/apt/keyrings/docker.asc (new key)",
+        "wrote /etc/apt/keyrings/docker.gpg (new key)",
         "wrote /etc/apt/sources.list.d/docker.list (new source)",
         "removed /etc/apt/sources.list.d/docker-ce.list",
         "installed docker-ce docker-ce-cli containerd.io docker-compose-plugin",
@@ -181,10 +185,10 @@ describeE2E("install-docker on sandbox VMs, through the bundle and the job runne
         `added ${sb.user} to group docker`,
       ]);
 
-      // On the target: the keyring is the served key, world-readable; the one source line; the packages
-      // come from that repository.
-      expect(await root(sb, "cat /etc/apt/keyrings/docker.asc")).toBe(repo.publicKey);
-      expect((await root(sb, "stat -c '%a %U' /etc/apt/keyrings /etc/apt/keyrings/docker.asc")).trim().split("\n")).toEqual(["755 root", "644 root"]);
+      // On the target: the keyring is the served key rebuilt as binary (what gpg --export writes for it),
+      // world-readable; the one source line; the packages come from that repository.
+      expect(await root(sb, "base64 -w0 /etc/apt/keyrings/docker.gpg")).toBe(repo.publicKeyBinary.toString("base64"));
+      expect((await root(sb, "stat -c '%a %U' /etc/apt/keyrings /etc/apt/keyrings/docker.gpg")).trim().split("\n")).toEqual(["755 root", "644 root"]);
       expect(await root(sb, "cat /etc/apt/sources.list.d/docker.list")).toBe(`${line}\n`);
       expect(await root(sb, "grep -rl docker /etc/apt/sources.list.d /etc/apt/sources.list 2>/dev/null || true")).toBe("/etc/apt/sources.list.d/docker.list\n");
       const policy = await root(sb, "LC_ALL=C apt-cache policy docker-ce");
@@ -205,6 +209,68 @@ describeE2E("install-docker on sandbox VMs, through the bundle and the job runne
       expect(again.result).toMatchObject({ status: "ok", changed: false, changes: [], docker_version: FAKE_DOCKER_VERSION });
       expect(repo.requests.length).toBe(served);
       expect(await packageState(sb)).toBe(before);
+
+      // A VM an earlier version set up: the served armour as docker.asc, the source signed by it. The next
+      // run that sets the repository up (here: the compose plugin went missing) moves it to the rebuilt
+      // docker.gpg and takes the .asc away; the run after that changes nothing.
+      await root(
+        sb,
+        `rm /etc/apt/keyrings/docker.gpg && echo 'deb [arch=amd64 signed-by=/etc/apt/keyrings/docker.asc] ${repo.url}/debian bookworm stable' > /etc/apt/sources.list.d/docker.list`,
+      );
+      await sb.rootExec("cat > /etc/apt/keyrings/docker.asc && chmod 644 /etc/apt/keyrings/docker.asc", { input: repo.publicKey });
+      await root(sb, "dpkg -r docker-compose-plugin");
+      const migrated = await runInstaller(sb, "install-docker", { repo_url: repo.url, repo_key_fingerprint: repo.fingerprint, verify: "daemon" });
+      expectSucceeded(migrated);
+      expect(migrated.result.changes).toEqual([
+        "wrote /etc/apt/keyrings/docker.gpg (replaces /etc/apt/keyrings/docker.asc)",
+        "wrote /etc/apt/sources.list.d/docker.list (line differed)",
+        "removed /etc/apt/keyrings/docker.asc",
+        "installed docker-compose-plugin",
+      ]);
+      expect(await root(sb, "ls -A /etc/apt/keyrings")).toBe("docker.gpg\n");
+      expect(await root(sb, "cat /etc/apt/sources.list.d/docker.list")).toBe(`${line}\n`);
+      expect(await root(sb, "base64 -w0 /etc/apt/keyrings/docker.gpg")).toBe(repo.publicKeyBinary.toString("base64"));
+      expect(await root(sb, "LC_ALL=C apt-cache policy docker-ce")).toContain(`500 ${repo.url}/debian bookworm/stable amd64 Packages`);
+      const settled = await packageState(sb);
+      const after = await runInstaller(sb, "install-docker", { repo_url: repo.url, repo_key_fingerprint: repo.fingerprint, verify: "daemon" });
+      expectSucceeded(after);
+      expect(after.result).toMatchObject({ changed: false, changes: [] });
+      expect(await packageState(sb)).toBe(settled);
+    },
+    T,
+  );
+
+  test(
+    "official channel over docker.io: Docker's real key served with a second key hidden in another armour block, the repository signed by that one: " +
+      "refused naming it, no maintainer script of the repository ran, no trace in /etc/apt, docker.io still runs",
+    async () => {
+      sb = await started.sandbox();
+      await root(sb, "apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q docker.io", 600_000);
+      const marker = "/var/lib/vm-install-e2e-smuggled-postinst";
+      const repo = await started.dockerRepo({
+        host: sb.hostAddress,
+        suite: "bookworm",
+        postinstMarker: marker,
+        servedKey: (own) => Buffer.concat([pgpKey("docker-release.asc"), armour("PGP MESSAGE", own.binary)]),
+      });
+      const keyringsBefore = await root(sb, "ls -A /etc/apt/keyrings");
+
+      // The default repo_key_fingerprint: Docker's key is there, as the check expects; the repository's own is not.
+      const run = await runInstaller(sb, "install-docker", { repo_url: repo.url, verify: "daemon", compose: false });
+      expect(run.phase).toBe("Failed");
+      expect(run.message).toContain(`holds more than the expected key ${DOCKER_KEY_FINGERPRINT}: besides it, key ${repo.fingerprint} (not expected)`);
+      expect(run.message).toContain('a second armour block, "-----BEGIN PGP MESSAGE-----"');
+      expect(run.message).toContain("Nothing was written to the VM (no key, no source)");
+
+      expect(await root(sb, `ls ${marker} 2>&1; true`)).toMatch(/No such file or directory/);
+      expect(await root(sb, `grep -r ${new URL(repo.url).host} /etc/apt; echo "grep exit $?"`)).toBe("grep exit 1\n");
+      expect(await root(sb, "ls -A /etc/apt/keyrings")).toBe(keyringsBefore);
+      expect(repo.requests).toEqual(["/linux/debian/gpg"]); // apt never read the repository
+      const status = await dpkgStatus(sb, ["docker.io", "docker-ce"]);
+      expect(status["docker.io"]).toBe("install ok installed");
+      expect(status["docker-ce"]).not.toBe("install ok installed"); // dpkg may list the name, as not installed
+      expect((await root(sb, "systemctl is-active docker")).trim()).toBe("active");
+      expect((await root(sb, "docker info --format '{{.ServerVersion}}'")).trim()).toMatch(/^20\.10\./);
     },
     T,
   );
@@ -241,7 +307,7 @@ describeE2E("install-docker on sandbox VMs, through the bundle and the job runne
       expect(r.status).toBe("ok");
       expect(r.removed).toEqual(expect.arrayContaining(["docker.io", "containerd", "runc"]));
       // The key is verified and in place before anything is removed.
-      expect(r.changes.indexOf("wrote /etc/apt/keyrings/docker.asc (new key)")).toBe(0);
+      expect(r.changes.indexOf("wrote /etc/apt/keyrings/docker.gpg (new key)")).toBe(0);
       expect(r.changes).toContain(`removed ${r.removed.join(" ")}`);
       expect(run.lines).toContain("[install-docker] removing packages that conflict with Docker's: docker.io containerd runc");
       expect(r.docker_version).toBe(FAKE_DOCKER_VERSION);

@@ -13,6 +13,7 @@ import { PGDG_KEY_FINGERPRINT } from "../../handlers/install-postgres/definition
 import { tcpLogin } from "../../handlers/install-postgres/server";
 import { jobEnvFor, type Sandbox, startSandbox } from "../../sandbox";
 import { SecretScrubber } from "../../shared/secrets";
+import { armour, pgpKey } from "../handlers/support/pgp-fixtures";
 import { startFakeDockerRepo } from "./fixtures/docker-repo";
 import { describeE2E, dpkgStatus, expectSucceeded, type InstallerRun, root, runInstaller, vmFingerprint } from "./support/e2e";
 
@@ -257,6 +258,47 @@ describeE2E("install-postgres on a sandbox VM, through the bundle and the job ru
         expect(await root(sb, "ls -A /etc/apt/keyrings")).toBe(keyringsBefore);
         expect(repo.requests).toEqual(["/linux/debian/gpg"]); // apt never read the repository
         expect((await dpkgStatus(sb, ["postgresql-16"]))["postgresql-16"]).not.toBe("install ok installed");
+        expect((await root(sb, "systemctl is-active postgresql")).trim()).toBe("active");
+        expect(await hostPsql(sb, "shop_app", "shop", PW1, "SELECT 6 * 7")).toEqual({ code: 0, stdout: "42", stderr: "" });
+      } finally {
+        await repo.stop();
+      }
+    },
+    T,
+  );
+
+  test(
+    "another major from a repository serving PGDG's real key with a second key hidden beside it (another armour block), the repository signed by that one: " +
+      "refused naming it, no maintainer script of the repository ran, no trace in /etc/apt, PostgreSQL 15 keeps serving",
+    async () => {
+      const marker = "/var/lib/vm-install-e2e-smuggled-postinst";
+      // A repository laid out like PGDG's (<repo_url>/dists/bookworm-pgdg/main), its postgresql-16 a marker.
+      const repo = await startFakeDockerRepo({
+        host: sb.hostAddress,
+        suite: "bookworm-pgdg",
+        component: "main",
+        packages: [{ name: "postgresql-16", version: "16.9-1.pgdg120+1" }],
+        postinstMarker: marker,
+        servedKey: (own) => Buffer.concat([pgpKey("pgdg.asc"), armour("PGP MESSAGE", own.binary)]),
+      });
+      try {
+        const keyringsBefore = await root(sb, "ls -A /etc/apt/keyrings");
+        const keyUrl = `${repo.url}/debian/gpg`;
+        // The default repo_key_fingerprint: PGDG's key is there, as the check expects; the repository's own is not.
+        const { value: run } = await job(event({ pg_version: "16", repo_url: `${repo.url}/debian`, repo_key_url: keyUrl }));
+        expect(run.phase).toBe("Failed");
+        expect(run.message).toContain(
+          `the key at ${keyUrl} for apt repository pgdg holds more than the expected key ${PGDG_KEY_FINGERPRINT}: besides it, key ${repo.fingerprint} (not expected)`,
+        );
+        expect(run.message).toContain('a second armour block, "-----BEGIN PGP MESSAGE-----"');
+        expect(run.message).toContain("Nothing was written to the VM (no key, no source)");
+        expectNoSecretsOut(run);
+
+        expect(await root(sb, `ls ${marker} 2>&1; true`)).toMatch(/No such file or directory/);
+        expect(await root(sb, `grep -r ${new URL(repo.url).host} /etc/apt; echo "grep exit $?"`)).toBe("grep exit 1\n");
+        expect(await root(sb, "ls -A /etc/apt/keyrings")).toBe(keyringsBefore);
+        expect(repo.requests).toEqual(["/linux/debian/gpg"]); // apt never read the repository
+        expect(await dpkgStatus(sb, ["postgresql-16"])).toEqual({});
         expect((await root(sb, "systemctl is-active postgresql")).trim()).toBe("active");
         expect(await hostPsql(sb, "shop_app", "shop", PW1, "SELECT 6 * 7")).toEqual({ code: 0, stdout: "42", stderr: "" });
       } finally {

@@ -1,4 +1,5 @@
-import { ensureAptRepository, keyFormat, sourceLine } from "../../handlers/common/apt-repository";
+import { ensureAptRepository, keyFormat, sourceLine, supersededKeyrings } from "../../handlers/common/apt-repository";
+import { dearmor } from "../../handlers/common/openpgp";
 import { normalizeUri, planStaleRemoval, removeStaleRepositories, type StaleRepositoryOptions } from "../../handlers/common/stale-repositories";
 import { ALPHA_FPR, DOCKER_FPR, pgpKey } from "./support/pgp-fixtures";
 import { ScriptedRemote } from "./support/scripted-remote";
@@ -26,6 +27,9 @@ describe("apt-repository: pieces", () => {
     expect(keyFormat(Buffer.from(ARMORED))).toBe("asc");
     expect(keyFormat(Buffer.from([0x99, 0x02, 0x0d, 0x04]))).toBe("gpg");
     expect(keyFormat(Buffer.from([0xc6, 0x33]))).toBe("gpg");
+    expect(keyFormat(Buffer.from([0xca, 0x03, 0x50, 0x47, 0x50]))).toBe("gpg"); // a marker packet first
+    expect(keyFormat(Buffer.from(`Our key:\n${ARMORED}`))).toBe("asc"); // served as armour; the reader refuses the text
+    expect(keyFormat(Buffer.from([0x88, 0x02]))).toBeUndefined(); // a signature is no key
     expect(keyFormat(Buffer.from("<html><body>404</body></html>"))).toBeUndefined();
     expect(keyFormat(Buffer.alloc(0))).toBeUndefined();
   });
@@ -51,14 +55,17 @@ describe("apt-repository: ensureAptRepository", () => {
         match: 'cat > "$t"',
         sudo: true,
         stdout:
-          "changed:created /etc/apt/keyrings\nchanged:wrote /etc/apt/keyrings/docker.asc (new key)\nchanged:wrote /etc/apt/sources.list.d/docker.list (new source)\n",
+          "changed:created /etc/apt/keyrings\nchanged:wrote /etc/apt/keyrings/docker.gpg (new key)\nchanged:wrote /etc/apt/sources.list.d/docker.list (new source)\n",
         check: (c, opts) => {
           expect(c).toContain("install -m 0755 -d /etc/apt/keyrings");
-          expect(c).toContain('install -m 0644 "$t" /etc/apt/keyrings/docker.asc.tmp && mv -f /etc/apt/keyrings/docker.asc.tmp /etc/apt/keyrings/docker.asc');
-          expect(c).toContain("'deb [arch=amd64 signed-by=/etc/apt/keyrings/docker.asc] https://download.docker.com/linux/ubuntu jammy stable'");
+          expect(c).toContain('install -m 0644 "$t" /etc/apt/keyrings/docker.gpg.tmp && mv -f /etc/apt/keyrings/docker.gpg.tmp /etc/apt/keyrings/docker.gpg');
+          expect(c).toContain("'deb [arch=amd64 signed-by=/etc/apt/keyrings/docker.gpg] https://download.docker.com/linux/ubuntu jammy stable'");
           expect(c).toContain("> /etc/apt/sources.list.d/docker.list.tmp");
-          expect(c).toContain("chmod a+r /etc/apt/keyrings/docker.asc");
-          expect(Buffer.from(opts.stdin as Buffer).toString()).toBe(ARMORED);
+          expect(c).toContain("chmod a+r /etc/apt/keyrings/docker.gpg");
+          // A VM set up by an earlier version has the served armour as docker.asc: said as a replacement, not a new key.
+          expect(c).toContain("elif [ -e /etc/apt/keyrings/docker.asc ]; then why='replaces /etc/apt/keyrings/docker.asc'; else why=\"new key\"; fi");
+          // Not the served armour: the binary keyring rebuilt from its packets.
+          expect(Buffer.from(opts.stdin as Buffer).equals(dearmor(ARMORED))).toBe(true);
         },
       },
     ]);
@@ -66,10 +73,10 @@ describe("apt-repository: ensureAptRepository", () => {
     expect(remote.done).toBe(true);
     expect(out).toEqual({
       changed: true,
-      changes: ["created /etc/apt/keyrings", "wrote /etc/apt/keyrings/docker.asc (new key)", "wrote /etc/apt/sources.list.d/docker.list (new source)"],
-      keyring: "/etc/apt/keyrings/docker.asc",
+      changes: ["created /etc/apt/keyrings", "wrote /etc/apt/keyrings/docker.gpg (new key)", "wrote /etc/apt/sources.list.d/docker.list (new source)"],
+      keyring: "/etc/apt/keyrings/docker.gpg",
       sourceFile: "/etc/apt/sources.list.d/docker.list",
-      line: "deb [arch=amd64 signed-by=/etc/apt/keyrings/docker.asc] https://download.docker.com/linux/ubuntu jammy stable",
+      line: "deb [arch=amd64 signed-by=/etc/apt/keyrings/docker.gpg] https://download.docker.com/linux/ubuntu jammy stable",
       uri: "https://download.docker.com/linux/ubuntu",
       architectures: ["amd64"],
     });
@@ -79,10 +86,10 @@ describe("apt-repository: ensureAptRepository", () => {
     const remote = new ScriptedRemote([fetch(`arm64\n${b64(ARMORED)}`), { match: 'cat > "$t"', sudo: true, stdout: "" }]);
     const out = await ensureAptRepository(remote, DOCKER);
     expect(out.changed).toBe(false);
-    expect(out.line).toBe("deb [arch=arm64 signed-by=/etc/apt/keyrings/docker.asc] https://download.docker.com/linux/ubuntu jammy stable");
+    expect(out.line).toBe("deb [arch=arm64 signed-by=/etc/apt/keyrings/docker.gpg] https://download.docker.com/linux/ubuntu jammy stable");
   });
 
-  it("keeps a binary key as .gpg (apt reads armour only from .asc)", async () => {
+  it("a binary key goes to .gpg as an armoured one does (what is written is always the rebuilt binary keyring)", async () => {
     const remote = new ScriptedRemote([fetch(`amd64\n${b64(pgpKey("alpha.gpg"))}`), { match: "/etc/apt/keyrings/pgdg.gpg", sudo: true }]);
     const out = await ensureAptRepository(remote, {
       name: "pgdg",
@@ -132,13 +139,13 @@ describe("apt-repository: ensureAptRepository", () => {
 describe("apt-repository: stale entries", () => {
   const opts: StaleRepositoryOptions = {
     uris: ["https://download.docker.com/linux/ubuntu"],
-    keep: { sources: ["/etc/apt/sources.list.d/docker.list"], keyrings: ["/etc/apt/keyrings/docker.asc"] },
-    keyrings: ["/usr/share/keyrings/docker-archive-keyring.gpg", "/etc/apt/keyrings/docker.gpg"],
+    keep: { sources: ["/etc/apt/sources.list.d/docker.list"], keyrings: ["/etc/apt/keyrings/docker.gpg"] },
+    keyrings: ["/usr/share/keyrings/docker-archive-keyring.gpg", "/etc/apt/keyrings/docker.asc"],
     trustedFingerprints: ["9DC858229FC7DD38854AE2D88D81803C0EBFCD88"],
   };
   const ours = {
     path: "/etc/apt/sources.list.d/docker.list",
-    text: "deb [arch=amd64 signed-by=/etc/apt/keyrings/docker.asc] https://download.docker.com/linux/ubuntu jammy stable\n",
+    text: "deb [arch=amd64 signed-by=/etc/apt/keyrings/docker.gpg] https://download.docker.com/linux/ubuntu jammy stable\n",
   };
 
   it("removes other files for the same URI, comments out lines in sources.list, keeps ours and others' entries", () => {
@@ -155,7 +162,7 @@ describe("apt-repository: stale entries", () => {
         },
         {
           path: "/etc/apt/sources.list.d/docker.sources",
-          text: "Types: deb\nURIs: https://download.docker.com/linux/ubuntu\nSuites: jammy\nComponents: stable\nSigned-By: /etc/apt/keyrings/docker.gpg\n",
+          text: "Types: deb\nURIs: https://download.docker.com/linux/ubuntu\nSuites: jammy\nComponents: stable\nSigned-By: /usr/share/keyrings/docker.gpg\n",
         },
         {
           path: "/etc/apt/sources.list.d/mixed.sources",
@@ -181,7 +188,7 @@ describe("apt-repository: stale entries", () => {
         text: "Types: deb\nURIs: https://packages.example.com/apt\nSuites: stable\nComponents: main\nSigned-By: /usr/share/keyrings/example.gpg\n",
       },
     ]);
-    expect(plan.keyrings.sort()).toEqual(["/etc/apt/keyrings/docker.gpg", "/usr/share/keyrings/docker-archive-keyring.gpg"]);
+    expect(plan.keyrings.sort()).toEqual(["/etc/apt/keyrings/docker.asc", "/usr/share/keyrings/docker-archive-keyring.gpg", "/usr/share/keyrings/docker.gpg"]);
   });
 
   it("never removes a keyring that an entry staying behind still uses", () => {
@@ -213,7 +220,7 @@ describe("apt-repository: stale entries", () => {
         match: "@@@file",
         sudo: true,
         stdout:
-          `@@@file ${ours.path}\n${ours.text}\n@@@end\n@@@file /etc/apt/sources.list.d/docker-ce.list\n${old}\n\n@@@end\n@@@keyring /etc/apt/keyrings/docker.gpg\n@@@trusted\n` +
+          `@@@file ${ours.path}\n${ours.text}\n@@@end\n@@@file /etc/apt/sources.list.d/docker-ce.list\n${old}\n\n@@@end\n@@@keyring /etc/apt/keyrings/docker.asc\n@@@trusted\n` +
           "pub:-:4096:1:8D81803C0EBFCD88:1487788586:::-:::scESA::::::23::0:\nfpr:::::::::9DC858229FC7DD38854AE2D88D81803C0EBFCD88:\n",
         check: (c) => {
           expect(c).toContain("--keyring /etc/apt/trusted.gpg --with-colons --list-keys");
@@ -229,7 +236,8 @@ describe("apt-repository: stale entries", () => {
           "changed:removed /etc/apt/sources.list.d/docker-ce.list\nchanged:removed /usr/share/keyrings/docker-archive-keyring.gpg\nchanged:removed key 9DC858229FC7DD38854AE2D88D81803C0EBFCD88 from /etc/apt/trusted.gpg (apt-key)\n",
         check: (c) => {
           expect(c).toContain("if [ -e /usr/share/keyrings/docker-archive-keyring.gpg ] && ! dpkg -S /usr/share/keyrings/docker-archive-keyring.gpg");
-          expect(c).toContain("rm -f /etc/apt/keyrings/docker.gpg");
+          expect(c).toContain("rm -f /etc/apt/keyrings/docker.asc");
+          expect(c).not.toContain("rm -f /etc/apt/keyrings/docker.gpg");
           expect(c).toContain("--delete-keys 9DC858229FC7DD38854AE2D88D81803C0EBFCD88");
           expect(c).not.toContain("rm -f /etc/apt/sources.list.d/docker.list ");
         },
@@ -239,5 +247,50 @@ describe("apt-repository: stale entries", () => {
     expect(remote.done).toBe(true);
     expect(out.changed).toBe(true);
     expect(out.changes).toHaveLength(3);
+  });
+});
+
+describe("apt-repository: a VM set up when the served armour was written as <name>.asc", () => {
+  it("the .asc beside a kept .gpg is what an earlier version wrote; nothing else is", () => {
+    expect(supersededKeyrings("/etc/apt/keyrings/pgdg.gpg")).toEqual(["/etc/apt/keyrings/pgdg.asc"]);
+    expect(supersededKeyrings("/etc/apt/keyrings/pgdg.asc")).toEqual([]);
+    expect(supersededKeyrings("/usr/share/keyrings/pgdg.gpg")).toEqual([]);
+  });
+
+  const pgdgList = "deb [arch=amd64 signed-by=/etc/apt/keyrings/pgdg.gpg] https://apt.postgresql.org/pub/repos/apt jammy-pgdg main\n";
+  const pgdg: StaleRepositoryOptions = {
+    uris: ["https://apt.postgresql.org/pub/repos/apt"],
+    keep: { sources: ["/etc/apt/sources.list.d/pgdg.list"], keyrings: ["/etc/apt/keyrings/pgdg.gpg"] },
+  };
+
+  it("removeStaleRepositories looks for it without being told, and removes it once the source points at the .gpg", async () => {
+    const remote = new ScriptedRemote([
+      {
+        match: "@@@file",
+        sudo: true,
+        stdout: `@@@file /etc/apt/sources.list.d/pgdg.list\n${pgdgList}\n@@@end\n@@@keyring /etc/apt/keyrings/pgdg.asc\n`,
+        check: (c) =>
+          expect(c).toContain("if [ -e /etc/apt/keyrings/pgdg.asc ] && ! dpkg -S /etc/apt/keyrings/pgdg.asc >/dev/null 2>&1; then printf '@@@keyring %s\\n'"),
+      },
+      {
+        match: "rm -f /etc/apt/keyrings/pgdg.asc",
+        sudo: true,
+        stdout: "changed:removed /etc/apt/keyrings/pgdg.asc\n",
+        check: (c) => expect(c).not.toContain("pgdg.gpg"),
+      },
+    ]);
+    expect(await removeStaleRepositories(remote, pgdg)).toEqual({ changed: true, changes: ["removed /etc/apt/keyrings/pgdg.asc"] });
+    expect(remote.done).toBe(true);
+  });
+
+  it("an .asc another source still uses stays", () => {
+    const plan = planStaleRemoval(
+      [
+        { path: "/etc/apt/sources.list.d/pgdg.list", text: pgdgList },
+        { path: "/etc/apt/sources.list.d/mine.list", text: "deb [signed-by=/etc/apt/keyrings/pgdg.asc] https://pg.example.com/apt jammy-pgdg main\n" },
+      ],
+      { ...pgdg, keyrings: supersededKeyrings("/etc/apt/keyrings/pgdg.gpg") },
+    );
+    expect(plan).toEqual({ remove: [], rewrite: [], keyrings: [] });
   });
 });

@@ -63,10 +63,10 @@ const keyFetch = (distro: string, base = "https://download.docker.com/linux"): S
 const keyWrite = (line: string, changed = true): Step => ({
   match: 'cat > "$t"',
   sudo: true,
-  stdout: changed ? "changed:wrote /etc/apt/keyrings/docker.asc (new key)\nchanged:wrote /etc/apt/sources.list.d/docker.list (new source)\n" : "",
+  stdout: changed ? "changed:wrote /etc/apt/keyrings/docker.gpg (new key)\nchanged:wrote /etc/apt/sources.list.d/docker.list (new source)\n" : "",
   check: (c) => {
     expect(c).toContain(`printf '%s\\n' '${line}' > /etc/apt/sources.list.d/docker.list.tmp`);
-    expect(c).toContain("/etc/apt/keyrings/docker.asc");
+    expect(c).toContain("/etc/apt/keyrings/docker.gpg");
   },
 });
 const staleLook = (stdout = ""): Step => ({ match: "for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list", sudo: true, stdout });
@@ -142,7 +142,7 @@ describe("install-docker: event validation (before any SSH)", () => {
 
 describe("install-docker: official channel", () => {
   it("Ubuntu 22.04 (jammy) from nothing: Docker's key, signed-by source, packages, group, hello-world", async () => {
-    const line = "deb [arch=amd64 signed-by=/etc/apt/keyrings/docker.asc] https://download.docker.com/linux/ubuntu jammy stable";
+    const line = "deb [arch=amd64 signed-by=/etc/apt/keyrings/docker.gpg] https://download.docker.com/linux/ubuntu jammy stable";
     const { result, remote, lines, error } = await run({}, [
       os(UBUNTU_2204),
       look({}),
@@ -173,7 +173,7 @@ describe("install-docker: official channel", () => {
       removed: [],
       changed: true,
       changes: [
-        "wrote /etc/apt/keyrings/docker.asc (new key)",
+        "wrote /etc/apt/keyrings/docker.gpg (new key)",
         "wrote /etc/apt/sources.list.d/docker.list (new source)",
         `installed ${OFFICIAL_ALL}`,
         "added ubuntu to group docker",
@@ -182,7 +182,7 @@ describe("install-docker: official channel", () => {
         uri: "https://download.docker.com/linux/ubuntu",
         suite: "jammy",
         line,
-        keyring: "/etc/apt/keyrings/docker.asc",
+        keyring: "/etc/apt/keyrings/docker.gpg",
         source_file: "/etc/apt/sources.list.d/docker.list",
       },
       apt_update: { ran: true, reason: "an apt source changed" },
@@ -212,7 +212,7 @@ describe("install-docker: official channel", () => {
 
   it("Debian 12 (bookworm): the debian tree of the repository and a mirror from repo_url", async () => {
     const mirror = "https://mirror.example.com/docker-ce/linux";
-    const line = `deb [arch=amd64 signed-by=/etc/apt/keyrings/docker.asc] ${mirror}/debian bookworm stable`;
+    const line = `deb [arch=amd64 signed-by=/etc/apt/keyrings/docker.gpg] ${mirror}/debian bookworm stable`;
     const { result, remote, error } = await run({ repo_url: `${mirror}/`, verify: "daemon", users: [] }, [
       os(DEBIAN_12),
       look({}, (c) => expect(c).not.toContain("id -nG")),
@@ -241,7 +241,7 @@ describe("install-docker: official channel", () => {
   });
 
   it("removes the conflicting packages that are installed (only those) once the repository is in place and its index offers Docker, and unmasks the unit", async () => {
-    const line = "deb [arch=amd64 signed-by=/etc/apt/keyrings/docker.asc] https://download.docker.com/linux/ubuntu jammy stable";
+    const line = "deb [arch=amd64 signed-by=/etc/apt/keyrings/docker.gpg] https://download.docker.com/linux/ubuntu jammy stable";
     const distroDocker = { "docker.io": "24.0.7-0ubuntu2~22.04.1", containerd: "1.7.12-0ubuntu2~22.04.1", runc: "1.1.12-0ubuntu2~22.04.1" };
     const { result, remote, lines, error } = await run({ compose: false, verify: "daemon" }, [
       os(UBUNTU_2204),
@@ -273,7 +273,7 @@ describe("install-docker: official channel", () => {
     expect(remote.done).toBe(true);
     expect(result!.removed).toEqual(["docker.io", "containerd", "runc", "pigz"]);
     expect(result!.changes).toEqual([
-      "wrote /etc/apt/keyrings/docker.asc (new key)",
+      "wrote /etc/apt/keyrings/docker.gpg (new key)",
       "wrote /etc/apt/sources.list.d/docker.list (new source)",
       "removed /etc/apt/sources.list.d/archive_uri-https_download_docker_com_linux_ubuntu-jammy.list",
       "removed docker.io containerd runc pigz",
@@ -308,7 +308,7 @@ describe("install-docker: official channel", () => {
     const mirror = "http://mirror.example.com/linux";
     const spaced = ALPHA_FPR.toLowerCase().replace(/(.{4})/g, "$1 ");
     const served: Step = { ...keyFetch("ubuntu", mirror), stdout: `amd64\n${pgpKey("alpha.asc").toString("base64")}` };
-    const line = `deb [arch=amd64 signed-by=/etc/apt/keyrings/docker.asc] ${mirror}/ubuntu jammy stable`;
+    const line = `deb [arch=amd64 signed-by=/etc/apt/keyrings/docker.gpg] ${mirror}/ubuntu jammy stable`;
     const { error } = await run({ repo_url: mirror, repo_key_fingerprint: spaced, verify: "daemon" }, [
       os(UBUNTU_2204),
       look({}),
@@ -317,14 +317,14 @@ describe("install-docker: official channel", () => {
       staleLook(),
       update,
       policy(OFFICIAL_ALL, ""),
-      { match: "rm -f /etc/apt/sources.list.d/docker.list /etc/apt/keyrings/docker.asc", sudo: true },
+      { match: "rm -f /etc/apt/sources.list.d/docker.list /etc/apt/keyrings/docker.gpg", sudo: true },
     ]);
     // Past the key: it fails only later, on the (empty) offer of this pretend mirror.
     expect(error?.message).toMatch(/offers no docker-ce/);
   });
 
   it("a repository without docker-buildx-plugin: skipped with a note; without docker-ce: a readable error", async () => {
-    const line = "deb [arch=amd64 signed-by=/etc/apt/keyrings/docker.asc] https://download.docker.com/linux/ubuntu jammy stable";
+    const line = "deb [arch=amd64 signed-by=/etc/apt/keyrings/docker.gpg] https://download.docker.com/linux/ubuntu jammy stable";
     const noBuildx = officialOffer().replace(/docker-buildx-plugin:[\s\S]*?(?=docker-compose-plugin:)/, "");
     const ok = await run({ verify: "daemon" }, [
       os(),
@@ -350,17 +350,17 @@ describe("install-docker: official channel", () => {
       staleLook(),
       update,
       policy(OFFICIAL_ALL, ""),
-      { match: "rm -f /etc/apt/sources.list.d/docker.list /etc/apt/keyrings/docker.asc", sudo: true },
+      { match: "rm -f /etc/apt/sources.list.d/docker.list /etc/apt/keyrings/docker.gpg", sudo: true },
     ]);
     expect(bad.error?.message).toBe(
       "install-docker failed while installing: Docker's repository https://download.docker.com/linux/ubuntu (jammy, amd64) offers no docker-ce, docker-ce-cli, containerd.io, docker-compose-plugin: " +
         "check repo_url (a mirror must carry ubuntu/dists/jammy/stable) and that Docker supports Ubuntu 22.04.4 LTS on amd64. " +
-        "The source and key this run wrote were removed again (/etc/apt/sources.list.d/docker.list, /etc/apt/keyrings/docker.asc).",
+        "The source and key this run wrote were removed again (/etc/apt/sources.list.d/docker.list, /etc/apt/keyrings/docker.gpg).",
     );
   });
 
   it("installs curl first when the VM lacks it (Docker's docs, step 1: ca-certificates curl)", async () => {
-    const line = "deb [arch=amd64 signed-by=/etc/apt/keyrings/docker.asc] https://download.docker.com/linux/ubuntu jammy stable";
+    const line = "deb [arch=amd64 signed-by=/etc/apt/keyrings/docker.gpg] https://download.docker.com/linux/ubuntu jammy stable";
     const { result, error, remote } = await run({ verify: "daemon", compose: false }, [
       os(),
       look({ curl: false, packages: { curl: "" } as never }),
@@ -388,11 +388,11 @@ describe("install-docker: official channel", () => {
       code: 100,
       stderr: "E: The repository 'https://mirror.example.com/linux/ubuntu jammy Release' does not have a Release file.\n",
     },
-    { match: "rm -f /etc/apt/sources.list.d/docker.list /etc/apt/keyrings/docker.asc", sudo: true },
+    { match: "rm -f /etc/apt/sources.list.d/docker.list /etc/apt/keyrings/docker.gpg", sudo: true },
   ];
 
   it("apt-get update failing on the new source says which line and what repo_url must serve", async () => {
-    const line = "deb [arch=amd64 signed-by=/etc/apt/keyrings/docker.asc] https://mirror.example.com/linux/ubuntu jammy stable";
+    const line = "deb [arch=amd64 signed-by=/etc/apt/keyrings/docker.gpg] https://mirror.example.com/linux/ubuntu jammy stable";
     const { error } = await run({ repo_url: "https://mirror.example.com/linux" }, [
       os(),
       look({}),
@@ -405,12 +405,12 @@ describe("install-docker: official channel", () => {
       `install-docker failed while installing: apt-get update failed with Docker's repository configured (/etc/apt/sources.list.d/docker.list: ${line}): ` +
         "E: The repository 'https://mirror.example.com/linux/ubuntu jammy Release' does not have a Release file.. " +
         "Check repo_url: https://mirror.example.com/linux/ubuntu must serve dists/jammy/ signed by https://mirror.example.com/linux/ubuntu/gpg (Docker publishes only supported releases). " +
-        "The source and key this run wrote were removed again (/etc/apt/sources.list.d/docker.list, /etc/apt/keyrings/docker.asc).",
+        "The source and key this run wrote were removed again (/etc/apt/sources.list.d/docker.list, /etc/apt/keyrings/docker.gpg).",
     );
   });
 
   it("a repository that fails over an installed docker.io: docker.io, containerd and runc are not removed (removal comes after the index is read)", async () => {
-    const line = "deb [arch=amd64 signed-by=/etc/apt/keyrings/docker.asc] https://mirror.example.com/linux/ubuntu jammy stable";
+    const line = "deb [arch=amd64 signed-by=/etc/apt/keyrings/docker.gpg] https://mirror.example.com/linux/ubuntu jammy stable";
     const distroDocker = { "docker.io": "24.0.7-0ubuntu2~22.04.1", containerd: "1.7.12-0ubuntu2~22.04.1", runc: "1.1.12-0ubuntu2~22.04.1" };
     const { error, remote } = await run({ repo_url: "https://mirror.example.com/linux", verify: "daemon" }, [
       os(),

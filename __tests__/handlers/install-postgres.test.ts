@@ -1,4 +1,5 @@
 import type { InstallerDeps } from "../../handlers/common/handler-kit";
+import { dearmor } from "../../handlers/common/openpgp";
 import { planRoles } from "../../handlers/install-postgres/grants";
 import { handler } from "../../handlers/install-postgres/handler";
 import {
@@ -345,16 +346,17 @@ describe("install-postgres: Ubuntu 22.04, PostgreSQL 14 from the distribution", 
         stdout: `amd64\n${armoured.toString("base64")}`,
       },
       {
-        match: "printf '%s\\n' 'deb [arch=amd64 signed-by=/etc/apt/keyrings/pgdg.asc] https://apt.postgresql.org/pub/repos/apt jammy-pgdg main'",
+        match: "printf '%s\\n' 'deb [arch=amd64 signed-by=/etc/apt/keyrings/pgdg.gpg] https://apt.postgresql.org/pub/repos/apt jammy-pgdg main'",
         sudo: true,
-        stdout: "changed:wrote /etc/apt/keyrings/pgdg.asc (new key)\nchanged:wrote /etc/apt/sources.list.d/pgdg.list (new source)\n",
-        check: (_c, o) => expect(Buffer.from(o.stdin as Buffer).equals(armoured)).toBe(true),
+        stdout: "changed:wrote /etc/apt/keyrings/pgdg.gpg (new key)\nchanged:wrote /etc/apt/sources.list.d/pgdg.list (new source)\n",
+        // The binary keyring rebuilt from the checked packets, not the served armour.
+        check: (_c, o) => expect(Buffer.from(o.stdin as Buffer).equals(dearmor(armoured))).toBe(true),
       },
       {
         match: /^for f in \/etc\/apt\/sources.list /,
         sudo: true,
         stdout:
-          "@@@file /etc/apt/sources.list.d/pgdg.list\ndeb [arch=amd64 signed-by=/etc/apt/keyrings/pgdg.asc] https://apt.postgresql.org/pub/repos/apt jammy-pgdg main\n\n@@@end\n",
+          "@@@file /etc/apt/sources.list.d/pgdg.list\ndeb [arch=amd64 signed-by=/etc/apt/keyrings/pgdg.gpg] https://apt.postgresql.org/pub/repos/apt jammy-pgdg main\n\n@@@end\n",
       },
       { match: /^dpkg-query -W -f=\S+ postgresql-16$/, sudo: false, code: 1 },
       { match: /^apt-get update /, sudo: true },
@@ -389,7 +391,7 @@ describe("install-postgres: Ubuntu 22.04, PostgreSQL 14 from the distribution", 
       allowed_cidrs: [],
     });
     expect(result!.changes).toEqual([
-      "PGDG repository: wrote /etc/apt/keyrings/pgdg.asc (new key)",
+      "PGDG repository: wrote /etc/apt/keyrings/pgdg.gpg (new key)",
       "PGDG repository: wrote /etc/apt/sources.list.d/pgdg.list (new source)",
       "installed postgresql-16 16.3-1.pgdg22.04+1",
       "role app_user created (LOGIN, password set)",
@@ -422,13 +424,13 @@ describe("install-postgres: Ubuntu 22.04, PostgreSQL 14 from the distribution", 
   });
 
   it("repo_key_fingerprint admits a mirror's own key(s), given as a list", async () => {
-    const both = Buffer.concat([pgpKey("alpha.asc"), pgpKey("beta.asc")]);
+    const both = Buffer.concat([pgpKey("alpha.gpg"), pgpKey("beta.gpg")]); // one keyring of two keys
     const { error, remote } = await run({ ...BASE, pg_version: "16", repo_url: "http://mirror.example.org/pg", repo_key_fingerprint: [BETA_FPR, ALPHA_FPR] }, [
       osStep(),
       inspectStep(),
       { match: "command -v curl", stdout: "/usr/bin/curl\n" },
       { match: "http://mirror.example.org/pg/ACCC4CF8.asc", stdout: `amd64\n${both.toString("base64")}` },
-      { match: "http://mirror.example.org/pg jammy-pgdg main", sudo: true, stdout: "changed:wrote /etc/apt/keyrings/pgdg.asc (new key)\n" },
+      { match: "http://mirror.example.org/pg jammy-pgdg main", sudo: true, stdout: "changed:wrote /etc/apt/keyrings/pgdg.gpg (new key)\n" },
       { match: /^for f in \/etc\/apt\/sources.list /, sudo: true, stdout: "" },
       { match: /^dpkg-query -W -f=\S+ postgresql-16$/, sudo: false, code: 1 },
       { match: /^apt-get update /, sudo: true, code: 100, stderr: "E: stop here\n" },

@@ -2,14 +2,14 @@
 // look first, change only what differs, say what changed.
 //
 //   const repo = await ensureAptRepository(remote, {
-//     name: "docker",                                        // /etc/apt/keyrings/docker.asc + sources.list.d/docker.list
+//     name: "docker",                                        // /etc/apt/keyrings/docker.gpg + sources.list.d/docker.list
 //     keyUrl: "https://download.docker.com/linux/ubuntu/gpg",
 //     uri: "https://download.docker.com/linux/ubuntu",
 //     suite: os.codename,                                    // "jammy"
 //     components: ["stable"],
 //     fingerprints: ["9DC858229FC7DD38854AE2D88D81803C0EBFCD88"],  // exactly the keys the keyring may hold
 //   }, progress);
-//   // -> deb [arch=amd64 signed-by=/etc/apt/keyrings/docker.asc] https://download.docker.com/linux/ubuntu jammy stable
+//   // -> deb [arch=amd64 signed-by=/etc/apt/keyrings/docker.gpg] https://download.docker.com/linux/ubuntu jammy stable
 //   await removeStaleRepositories(remote, {
 //     uris: [repo.uri], keep: { sources: [repo.sourceFile], keyrings: [repo.keyring] },
 //     keyrings: ["/usr/share/keyrings/docker-archive-keyring.gpg"], trustedFingerprints: [DOCKER_KEY_FPR],
@@ -25,19 +25,24 @@
 // set for option Signed-By").
 //
 // The key is trusted only once checked: the fetched bytes come back to this job, which reads them
-// (./openpgp.ts) and requires the keyring's primary keys to be exactly `fingerprints`; only then is
-// anything written to the VM, so a wrong key leaves no key and no source behind, and the check does not
-// depend on gpg being on the VM. That check is also why an http:// key or repository URL is acceptable:
-// whoever can alter the download can change the key, not make it match the fingerprint.
+// (./openpgp.ts), refuses a file holding anything it cannot account for (a second armour block of any
+// type, text or binary around the armour: apt would read those too), and requires the primary keys to be
+// exactly `fingerprints`; only then is anything written to the VM, so a wrong key leaves no key and no
+// source behind, and the check does not depend on gpg being on the VM. What is written is not the served
+// file but a binary keyring rebuilt from the packets that were checked, so apt can only ever trust the
+// expected primaries. That is why an http:// key URL is acceptable: whoever can alter the download can
+// change the key, not make apt trust another one; the repository's own files are then checked by apt
+// against that key.
 //
-// Keys go to /etc/apt/keyrings (created 0755), world-readable (apt reads them as the _apt user). The key
-// is fetched by the login user (curl needs no root) and written by root from stdin; an ASCII-armoured key
-// is kept as <name>.asc, a binary one as <name>.gpg (apt only accepts armour in a file named .asc).
+// Keys go to /etc/apt/keyrings (created 0755) as <name>.gpg, world-readable (apt reads them as the _apt
+// user). The key is fetched by the login user (curl needs no root) and written by root from stdin. Earlier
+// versions wrote an armoured key as the served bytes to <name>.asc: the next call writes <name>.gpg and
+// points the source at it, and removeStaleRepositories removes the .asc (supersededKeyrings).
 
 import { KEY_FINGERPRINT, REPO_URL } from "../../shared/names";
 import { quote } from "../../shared/shell-quote";
 import type { Remote } from "./exec";
-import { OpenPgpError, readKeyring } from "./openpgp";
+import { binaryKeyring, OpenPgpError, readCertificates } from "./openpgp";
 import { type Progress, stepIf } from "./progress";
 
 /** File stems for keyrings and source files: no slashes, nothing a shell or apt treats specially. */
@@ -51,7 +56,7 @@ export const KEYRINGS_DIR = "/etc/apt/keyrings";
 export const SOURCES_DIR = "/etc/apt/sources.list.d";
 
 export interface AptRepositorySpec {
-  /** File stem: /etc/apt/keyrings/<name>.asc and /etc/apt/sources.list.d/<name>.list. */
+  /** File stem: /etc/apt/keyrings/<name>.gpg and /etc/apt/sources.list.d/<name>.list. */
   name: string;
   /** Where the repository's signing key is published (http/https). */
   keyUrl: string;
@@ -71,7 +76,7 @@ export interface AptRepositorySpec {
 export interface AptRepositoryOutcome {
   /** True when this call changed a file (the caller should run apt-get update). */
   changed: boolean;
-  /** What changed, one line each ("wrote /etc/apt/keyrings/docker.asc (new key)", ...). */
+  /** What changed, one line each ("wrote /etc/apt/keyrings/docker.gpg (new key)", ...). */
   changes: string[];
   /** The keyring file the source is signed by. */
   keyring: string;
@@ -110,14 +115,18 @@ function checkSpec(spec: AptRepositorySpec): void {
   if (problems.length) throw new Error(`apt repository ${spec.name}: ${problems.join("; ")}`);
 }
 
-/** "asc" for an ASCII-armoured OpenPGP public key, "gpg" for a binary one, undefined for anything else. */
+/**
+ * "asc" for what was served as ASCII armour (a line starting "-----BEGIN PGP" anywhere: whether it is a
+ * key file and nothing else is readCertificates's to say), "gpg" for a binary key, undefined for anything
+ * else (an HTML error page, say). It names what was served; what is written is always a binary keyring.
+ */
 export function keyFormat(key: Buffer): "asc" | "gpg" | undefined {
-  const head = key.subarray(0, 64).toString("latin1").trimStart();
-  if (head.startsWith("-----BEGIN PGP PUBLIC KEY BLOCK-----")) return "asc";
-  const tag = key[0];
-  // A binary key starts with a public-key packet: old format 10xx01xx (tag 6), or new format 0xc6.
-  if (tag !== undefined && (((tag & 0xc0) === 0x80 && (tag & 0x3c) >> 2 === 6) || tag === 0xc6)) return "gpg";
-  return undefined;
+  if (/(^|\n)-----BEGIN PGP/.test(key.toString("latin1"))) return "asc";
+  const first = key[0];
+  if (first === undefined || (first & 0x80) === 0) return undefined;
+  // A binary key starts with a public-key packet (tag 6), or a marker packet (tag 10) that readers skip.
+  const tag = first & 0x40 ? first & 0x3f : (first >> 2) & 0x0f;
+  return tag === 6 || tag === 10 ? "gpg" : undefined;
 }
 
 /** A short, printable description of what came back instead of a key (an HTML error page, say). */
@@ -143,12 +152,12 @@ export async function ensureAptRepository(remote: Remote, spec: AptRepositorySpe
     progress,
     `apt repository ${spec.name}: ${trimSlash(spec.uri)} ${spec.suite}`,
     async () => {
-      const { vmArch, key, format } = await fetchKey(remote, spec);
+      const { vmArch, keyringBytes } = await fetchKey(remote, spec);
       const architectures = spec.architectures ?? [vmArch];
-      const keyring = `${KEYRINGS_DIR}/${spec.name}.${format}`;
+      const keyring = `${KEYRINGS_DIR}/${spec.name}.gpg`;
       const sourceFile = `${SOURCES_DIR}/${spec.name}.list`;
       const line = sourceLine(spec, architectures, keyring);
-      const changes = await writeKeyAndSource(remote, key, keyring, sourceFile, line);
+      const changes = await writeKeyAndSource(remote, keyringBytes, keyring, sourceFile, line);
       for (const change of changes) progress?.info(change);
       if (changes.length === 0) progress?.info(`${sourceFile} and ${keyring} are up to date`);
       return { changed: changes.length > 0, changes, keyring, sourceFile, line, uri: trimSlash(spec.uri), architectures };
@@ -157,11 +166,17 @@ export async function ensureAptRepository(remote: Remote, spec: AptRepositorySpe
   );
 }
 
+/** The keyring files earlier versions of ensureAptRepository wrote for the repository whose keyring is now `keyring`. */
+export function supersededKeyrings(keyring: string): string[] {
+  const m = /^(\/etc\/apt\/keyrings\/[a-z0-9][a-z0-9_.-]*)\.gpg$/.exec(keyring);
+  return m ? [`${m[1]}.asc`] : [];
+}
+
 /**
- * The VM's architecture and the key as the VM sees it (it, not this job, must reach the URL). base64 so
- * a binary key survives the text channel; curl's own message on failure.
+ * The VM's architecture and the keyring rebuilt from the key as the VM sees it (it, not this job, must
+ * reach the URL). base64 so a binary key survives the text channel; curl's own message on failure.
  */
-async function fetchKey(remote: Remote, spec: AptRepositorySpec): Promise<{ vmArch: string; key: Buffer; format: "asc" | "gpg" }> {
+async function fetchKey(remote: Remote, spec: AptRepositorySpec): Promise<{ vmArch: string; keyringBytes: Buffer }> {
   const fetched = await remote.run(
     `dpkg --print-architecture && t=$(mktemp) && trap 'rm -f "$t"' EXIT && ` +
       `curl -fsSL --proto '=http,https' --retry 3 --connect-timeout 20 --max-time 120 -o "$t" ${quote(spec.keyUrl)} && base64 -w0 "$t"`,
@@ -181,44 +196,54 @@ async function fetchKey(remote: Remote, spec: AptRepositorySpec): Promise<{ vmAr
   const vmArch = archLine.trim();
   if (!ARCH.test(vmArch)) throw new Error(`dpkg --print-architecture on the VM printed ${JSON.stringify(vmArch.slice(0, 40))}, not an architecture`);
   const key = Buffer.from(b64.trim(), "base64");
-  const format = keyFormat(key);
-  if (!format) {
+  if (!keyFormat(key)) {
     throw new Error(
       `${spec.keyUrl} did not return an OpenPGP public key but ${describeNonKey(key)}: check the repository URL ` +
         `(it must serve the key the repository is signed with at that path)`,
     );
   }
-  verifyKey(spec, key);
-  return { vmArch, key, format };
+  return { vmArch, keyringBytes: verifyKey(spec, key) };
 }
 
 /**
- * Throws unless the keyring's primary keys are exactly `spec.fingerprints` (subkeys belong to their
- * primary). Called before anything is written, hence "nothing was written" in every message.
+ * The binary keyring rebuilt from `key`'s packets, or an Error unless the file holds exactly
+ * `spec.fingerprints` as its primary keys and nothing unaccounted for (subkeys belong to their primary).
+ * Called before anything is written, hence "nothing was written" in every message.
  */
-export function verifyKey(spec: AptRepositorySpec, key: Buffer): void {
+export function verifyKey(spec: AptRepositorySpec, key: Buffer): Buffer {
   const what = `the key at ${spec.keyUrl} for apt repository ${spec.name}`;
   const hint = spec.settings
     ? `point ${spec.settings.keyUrl} at the repository's own key, or set ${spec.settings.fingerprints} when a mirror signs with a key of its own`
     : "point the key URL at the repository's own key, or give the fingerprint of the key a mirror signs with";
-  let seen: string[];
+  let certificates: ReturnType<typeof readCertificates>;
   try {
-    seen = readKeyring(key).primaries;
+    certificates = readCertificates(key);
   } catch (err) {
     if (!(err instanceof OpenPgpError)) throw err;
-    throw new Error(
-      `${what} is not a readable OpenPGP public key (${err.message}); expected ${spec.fingerprints.join(", ")}; nothing was written to the VM. Check the URL: ${hint}.`,
-    );
+    throw new Error(unreadable(spec, what, err, hint));
   }
+  const seen = certificates.map((c) => c.fingerprint);
   const unexpected = seen.filter((f) => !spec.fingerprints.includes(f));
   const missing = spec.fingerprints.filter((f) => !seen.includes(f));
-  if (unexpected.length === 0 && missing.length === 0) return;
+  if (unexpected.length === 0 && missing.length === 0) return binaryKeyring(certificates);
   const detail = [unexpected.length ? `not expected: ${unexpected.join(", ")}` : "", missing.length ? `missing: ${missing.join(", ")}` : ""]
     .filter(Boolean)
     .join("; ");
   throw new Error(
-    `${what} is not the expected key: expected ${spec.fingerprints.join(", ")}, served ${[...new Set(seen)].join(", ")} (${detail}); ` +
+    `${what} is not the expected key: expected ${spec.fingerprints.join(", ")}, served ${seen.join(", ")} (${detail}); ` +
       `nothing was written to the VM (no key, no source). To fix: ${hint}.`,
+  );
+}
+
+/** The message for a key file that cannot be fully read; keys found in it that were not expected come first, by fingerprint. */
+function unreadable(spec: AptRepositorySpec, what: string, err: OpenPgpError, hint: string): string {
+  const hidden = err.hiddenKeys.filter((f) => !spec.fingerprints.includes(f));
+  if (hidden.length === 0) {
+    return `${what} is not a readable OpenPGP public key (${err.message}); expected ${spec.fingerprints.join(", ")}; nothing was written to the VM (no key, no source). Check the URL: ${hint}.`;
+  }
+  return (
+    `${what} holds more than the expected key ${spec.fingerprints.join(", ")}: besides it, key ${hidden.join(", ")} (not expected), which apt would have trusted too; ` +
+    `refused: ${err.message}. Nothing was written to the VM (no key, no source). Check who serves ${spec.keyUrl} (over http:// anyone on the path can alter it): ${hint}.`
   );
 }
 
@@ -229,12 +254,14 @@ export function verifyKey(spec: AptRepositorySpec, key: Buffer): void {
 async function writeKeyAndSource(remote: Remote, key: Buffer, keyring: string, sourceFile: string, line: string): Promise<string[]> {
   const k = quote(keyring);
   const s = quote(sourceFile);
+  // Said apart from "new key": a key this run wrote new is removed again when the repository then fails, a migrated one is not.
+  const [old] = supersededKeyrings(keyring);
   const script = [
     "set -e",
     `if [ ! -d ${KEYRINGS_DIR} ]; then install -m 0755 -d ${KEYRINGS_DIR}; echo "changed:created ${KEYRINGS_DIR}"; fi`,
     `t=$(mktemp); trap 'rm -f "$t"' EXIT; cat > "$t"`,
     `if ! cmp -s "$t" ${k}; then`,
-    `  if [ -e ${k} ]; then why="key differed"; else why="new key"; fi`,
+    `  if [ -e ${k} ]; then why="key differed"; ${old ? `elif [ -e ${quote(old)} ]; then why=${quote(`replaces ${old}`)}; ` : ""}else why="new key"; fi`,
     `  install -m 0644 "$t" ${k}.tmp && mv -f ${k}.tmp ${k}; echo "changed:wrote ${keyring} ($why)"`,
     `elif [ -z "$(find ${k} -perm -0444)" ]; then chmod a+r ${k}; echo "changed:made ${keyring} readable by all (apt reads it as _apt)"; fi`,
     `if ! printf '%s\\n' ${quote(line)} | cmp -s - ${s}; then`,

@@ -3,7 +3,7 @@
 // whose URI matches are touched; a file holding other entries keeps them.
 import { REPO_URL } from "../../shared/names";
 import { quote } from "../../shared/shell-quote";
-import { KEYRINGS_DIR, SOURCES_DIR } from "./apt-repository";
+import { KEYRINGS_DIR, SOURCES_DIR, supersededKeyrings } from "./apt-repository";
 import type { Remote } from "./exec";
 import { type Progress, stepIf } from "./progress";
 
@@ -12,7 +12,10 @@ export interface StaleRepositoryOptions {
   uris: string[];
   /** What ensureAptRepository wrote: never touched. */
   keep: { sources: string[]; keyrings: string[] };
-  /** Keyring files of older set-ups of this repository, removed when nothing left uses them. */
+  /**
+   * Keyring files of older set-ups of this repository, removed when nothing left uses them. What earlier
+   * versions of ensureAptRepository wrote for a kept keyring (<name>.asc beside <name>.gpg) is added here.
+   */
   keyrings?: string[];
   /** Key fingerprints that older set-ups (`apt-key add`) put into /etc/apt/trusted.gpg, removed from it. */
   trustedFingerprints?: string[];
@@ -191,6 +194,7 @@ export async function removeStaleRepositories(remote: Remote, opts: StaleReposit
     if (!REPO_URL.test(u)) throw new Error(`stale repository check: ${JSON.stringify(u)} is not an http(s) URL without quotes or spaces`);
   for (const f of opts.trustedFingerprints ?? [])
     if (!/^[0-9A-F]{40}$/.test(f)) throw new Error(`stale repository check: ${JSON.stringify(f)} is not a 40-digit key fingerprint`);
+  const legacy = [...new Set([...(opts.keyrings ?? []), ...opts.keep.keyrings.flatMap(supersededKeyrings)])];
   return stepIf(
     progress,
     "looking for stale sources and keys of the same repository",
@@ -198,7 +202,7 @@ export async function removeStaleRepositories(remote: Remote, opts: StaleReposit
       const inspect = [
         `for f in /etc/apt/sources.list ${SOURCES_DIR}/*.list ${SOURCES_DIR}/*.sources; do [ -f "$f" ] || continue; printf '@@@file %s\\n' "$f"; cat "$f"; printf '\\n@@@end\\n'; done`,
         // Legacy keyrings that exist and no package owns (dpkg -S reads every file list: only for files there).
-        ...(opts.keyrings ?? []).map((k) => `if [ -e ${quote(k)} ] && ! dpkg -S ${quote(k)} >/dev/null 2>&1; then printf '@@@keyring %s\\n' ${quote(k)}; fi`),
+        ...legacy.map((k) => `if [ -e ${quote(k)} ] && ! dpkg -S ${quote(k)} >/dev/null 2>&1; then printf '@@@keyring %s\\n' ${quote(k)}; fi`),
         // apt-key's keyring: read with a throwaway gpg home so nothing is created for root.
         (opts.trustedFingerprints ?? []).length
           ? `if [ -s /etc/apt/trusted.gpg ] && command -v gpg >/dev/null; then echo '@@@trusted'; h=$(mktemp -d); ` +
