@@ -10,12 +10,14 @@ import { secrets as defaultSecrets, type SecretScrubber } from "../../shared/sec
  * SOS, PM and APC strings up to their terminator (BEL or `ESC \\`, or the end of the line when there is
  * none, so an unterminated one cannot swallow the lines after it), and two-byte escapes (`ESC c`, `ESC (0`).
  */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the escape sequences are exactly what is removed here.
 const ESCAPE_SEQUENCE = /\x1b\[[0-?]*[ -/]*[@-~]?|\x9b[0-?]*[ -/]*[@-~]?|\x1b[\]PX^_][^\x07\x1b\n]*(?:\x07|\x1b\\)?|\x1b[ -/]*[0-~]?/g;
 /**
  * What is left to remove character by character: C0 but newline and tab, DEL, C1, and the bidi controls
  * (marks, embeddings, overrides, isolates) that make a line display in another order than it reads, and
  * the Unicode line separators some terminals break lines at.
  */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the control characters are exactly what is removed here.
 const CONTROL = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]/g;
 
 /**
