@@ -2,7 +2,7 @@
 // sshd, sudo and apt), through the bundle and the job runner:
 //   - a dead detached step whose pid now names another, live process, and step directories long stale;
 //   - a proxy the VM's users get from /etc/environment, where the direct route to the mirror is closed;
-//   - a login shell that is not POSIX (tcsh, from the Debian mirror);
+//   - a login shell that is not POSIX (tcsh, fish: from the Debian mirror);
 //   - a hostile PRETTY_NAME: escape sequences, BEL, NUL, a bidi override.
 // Each test gets its own sandbox (perTest): the faults would leak into each other.
 import { execFile } from "node:child_process";
@@ -197,13 +197,20 @@ describeE2E("robustness on a sandbox VM, through the bundle and the job runner",
   );
 
   // -------------------------------------------------------------------------------------------------
-  test(
-    "the login user's shell is tcsh (not POSIX): an install-packages run still works",
-    async () => {
+  test.each([
+    ["tcsh", "/usr/bin/tcsh"],
+    ["fish", "/usr/bin/fish"],
+  ])(
+    "the login user's shell is %s (not POSIX): an install-packages run still works",
+    async (pkg, shell) => {
       const sb = await each.sandbox();
-      await root(sb, "apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q tcsh && usermod -s /usr/bin/tcsh ubuntu", 180_000);
-      // sshd now runs every command line with tcsh -c: a POSIX redirection like 2>/dev/null means something else there.
-      expect((await root(sb, "getent passwd ubuntu | cut -d: -f7")).trim()).toBe("/usr/bin/tcsh");
+      await root(
+        sb,
+        `apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends ${pkg} && usermod -s ${shell} ubuntu`,
+        180_000,
+      );
+      // sshd now runs every command line with `<shell> -c`: POSIX redirections, quoting and multi-line scripts mean something else there.
+      expect((await root(sb, "getent passwd ubuntu | cut -d: -f7")).trim()).toBe(shell);
 
       const run = await runInstaller(sb, "install-packages", { packages: ["jq", "tree"], update: true });
       expectSucceeded(run);
