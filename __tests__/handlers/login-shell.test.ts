@@ -74,6 +74,7 @@ describe("commandLine: what the login shell is given", () => {
     expect(commandLine("true")).toBe("sh -c true");
     expect(commandLine("apt-get update && touch /x", { sudo: true })).toBe("sudo -n sh -c 'apt-get update && touch /x'");
     expect(commandLine("psql -f -", { user: "postgres" })).toBe("sudo -n -u postgres sh -c 'psql -f -'");
+    expect(() => commandLine("x", { user: "root; id" })).toThrow(/commandLine: "root; id" is not a Unix user name/);
   });
 
   it("stdin still reaches the command when the command is carried encoded", () => {

@@ -112,7 +112,7 @@ export function commandLine(command: string, opts: { sudo?: boolean; user?: stri
   const script = wrapCommand(command, { env: opts.env });
   const word = portableWord(script) ?? `'eval "$(echo ${Buffer.from(script, "utf8").toString("base64")} | base64 -d)"'`;
   if (opts.user !== undefined) {
-    if (!UNIX_USER.test(opts.user)) throw new Error(`wrapCommand: ${JSON.stringify(opts.user)} is not a Unix user name`);
+    if (!UNIX_USER.test(opts.user)) throw new Error(`commandLine: ${JSON.stringify(opts.user)} is not a Unix user name`);
     return `sudo -n -u ${opts.user} sh -c ${word}`;
   }
   return `${opts.sudo ? "sudo -n " : ""}sh -c ${word}`;
