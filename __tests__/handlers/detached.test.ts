@@ -58,6 +58,9 @@ describe("detached steps", () => {
     expect(unitLine).toContain(`echo $$$$ > "$$d/pid.tmp"`);
     expect(unitLine).toContain(`x=$$(cat /proc/$$$$/stat)`);
     expect(unitLine).toContain("echo $$? >");
+    // The proxies go in as --setenv=NAME: the value comes from systemd-run's environment, not its command line.
+    expect(unitLine).toMatch(/--description="vm-install step job-z" "\$@" sh -c /);
+    expect(script).toContain(`set -- "$@" "--setenv=$n"`);
     const setsidLine = script.split("\n").find((l) => l.includes("else setsid"))!;
     expect(setsidLine).toContain(`echo $$ > "$d/pid.tmp"`);
   });
