@@ -75,7 +75,7 @@ describe("a fixture installer plugged in through the catalog", () => {
         host_key_sha256: server.hostKeySha256,
         written: ["hi", "hi"],
       });
-      expect(seen.filter((l) => l.includes("/tmp/hello"))).toEqual(["printf '%s\\n' hi hi > /tmp/hello"]);
+      expect(seen.filter((l) => l.includes("/tmp/hello"))).toEqual(["sh -c 'printf '\\''%s\\n'\\'' hi hi > /tmp/hello'"]);
 
       const refused = await runJob({
         dir: bundle.dir,

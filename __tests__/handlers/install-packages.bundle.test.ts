@@ -10,6 +10,7 @@ import { bundleHandler } from "../../lib/bundling/bundle";
 import { DEBIAN_12, dpkgLine, policyBlock } from "./support/fixtures";
 import { type ExecReply, startServer, type TestServer } from "./support/ssh-server";
 import { testKey } from "./support/test-keys";
+import { unwrapLine } from "./support/wire";
 
 /** A pretend Debian VM: a repository, an installed set, and the few commands the installer sends. */
 class FakeVm {
@@ -19,8 +20,8 @@ class FakeVm {
 
   exec = (line: string): ExecReply => {
     this.log.push(line);
-    const sudo = /^sudo -n sh -c '(.*)'$/s.exec(line);
-    let cmd = (sudo ? sudo[1].replace(/'\\''/g, "'") : line).replace(/^(export [A-Z_]+=\S*; )+/, "");
+    const { sudo, script } = unwrapLine(line);
+    let cmd = script.replace(/^(export [A-Z_]+=\S*; )+/, "");
     // A long step run detached (common/detached.ts): the step's own script is what the VM would run.
     const detached = /printf '%s\\n' '((?:[^']|'\\'')*)' > "\$s\/cmd"/.exec(cmd);
     if (sudo && detached) cmd = detached[1].replace(/'\\''/g, "'").replace(/^(export [A-Z_]+=\S*; )+/, "");
@@ -109,10 +110,13 @@ describe("bundled install-packages handler over real SSH", () => {
     expect(job.stdout).not.toContain(key.private.split("\n")[1]);
     // What went over the wire: privileged work as one sudo sh -c, queries unprivileged.
     // apt-get install runs detached: one sudo sh -c that writes the step (its exports first) and follows it.
-    const installs = vm.log.filter((l) => l.includes("apt-get install"));
+    const sent = vm.log.map(unwrapLine);
+    const installs = sent.filter((c) => c.script.includes("apt-get install"));
     expect(installs.length).toBeGreaterThan(0);
-    expect(installs.every((l) => l.startsWith("sudo -n sh -c 'D=/run/vm-install/steps;") && l.includes("export DEBIAN_FRONTEND=noninteractive;"))).toBe(true);
-    expect(vm.log.filter((l) => l.includes("dpkg-query")).every((l) => !l.startsWith("sudo"))).toBe(true);
+    expect(
+      installs.every((c) => c.sudo && c.script.startsWith("D=/run/vm-install/steps;") && c.script.includes("export DEBIAN_FRONTEND=noninteractive;")),
+    ).toBe(true);
+    expect(sent.filter((c) => c.script.includes("dpkg-query")).every((c) => !c.sudo)).toBe(true);
   });
 
   it("a rerun changes nothing and runs no apt-get", async () => {
@@ -125,7 +129,7 @@ describe("bundled install-packages handler over real SSH", () => {
         .slice(7),
     );
     expect(result).toMatchObject({ status: "ok", changed: false, installed: [], already_installed: ["git", "curl", "jq"] });
-    expect(vm.log.slice(before).some((l) => l.includes("apt-get"))).toBe(false);
+    expect(vm.log.slice(before).some((l) => unwrapLine(l).script.includes("apt-get"))).toBe(false);
     expect(job.stdout).toContain("[install-packages] nothing to do: all 3 packages are already installed");
   });
 

@@ -122,7 +122,7 @@ describe("connect over real SSH (in-process ssh2 server on 127.0.0.1)", () => {
   it("connects, reports the host key fingerprint the server has, and runs commands", async () => {
     server = await startServer({
       authorizedKey: clientKey.public,
-      onExec: (cmd, stdin) => (cmd.startsWith("cat") ? { stdout: stdin.toString(), code: 0 } : { stdout: "out\n", stderr: "err\n", code: 3 }),
+      onExec: (cmd, stdin) => (cmd.startsWith("sh -c cat") ? { stdout: stdin.toString(), code: 0 } : { stdout: "out\n", stderr: "err\n", code: 3 }),
     });
     session = await connect(target(server.port), { retry: quick(), secrets: new SecretScrubber() });
     expect(session.hostKeySha256).toBe(server.hostKeySha256);
@@ -251,7 +251,7 @@ describe("connect over real SSH (in-process ssh2 server on 127.0.0.1)", () => {
   });
 
   it("a command that takes too long times out and closes its channel", async () => {
-    server = await startServer({ authorizedKey: clientKey.public, onExec: (cmd) => (cmd === "slow" ? { hang: true } : { stdout: "ok" }) });
+    server = await startServer({ authorizedKey: clientKey.public, onExec: (cmd) => (cmd === "sh -c slow" ? { hang: true } : { stdout: "ok" }) });
     session = await connect(target(server.port), { retry: quick(), secrets: new SecretScrubber() });
     await expect(session.run("slow", { timeoutMs: 300 })).rejects.toThrow(/slow on .*: timed out after 0\.3s/);
     await expect(session.run("fast")).resolves.toMatchObject({ stdout: "ok" }); // the connection is still good

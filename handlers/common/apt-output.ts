@@ -89,11 +89,16 @@ export function isLockError(text: string): boolean {
   );
 }
 
-/** The lines of an apt failure that explain it: errors and unmet dependencies, at most a few. */
+/**
+ * The lines of an apt failure that explain it: errors and unmet dependencies, at most a few, and the
+ * detached step's own note on which proxy its fetches went through (detached.ts).
+ */
 export function aptFailureReason(result: { stdout: string; stderr: string }): string {
   const lines = `${result.stdout}\n${result.stderr}`.split("\n").map((l) => l.trim());
   const picked = lines.filter((l) => /^E: /.test(l) || /: (Pre-)?Depends: |: Breaks: |: Conflicts: /.test(l));
-  return picked.length ? [...new Set(picked)].slice(0, 6).join("; ") : tail(result.stderr || result.stdout, 4).replace(/\n/g, "; ");
+  const proxy = lines.filter((l) => /^vm-install: step \S+ ran (with|without) /.test(l)).slice(-1);
+  const reason = picked.length ? [...new Set(picked)].slice(0, 6).join("; ") : tail(result.stderr || result.stdout, 4).replace(/\n/g, "; ");
+  return proxy.length && !reason.includes(proxy[0]) ? `${reason}; ${proxy[0]}` : reason;
 }
 
 /** A process holding one of apt's locks. */

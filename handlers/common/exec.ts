@@ -2,6 +2,8 @@
 // them a scripted double and the rules that matter live in one place:
 //   - a privileged command runs through sudo as a whole: `sudo -n sh -c '<quoted>'`. `sudo A && B` would
 //     run B unprivileged, and a bare `sudo` could stop to ask for a password nobody will type;
+//   - every command, privileged or not, reaches sh through `sh -c` in a form any login shell passes on
+//     unchanged (sshd runs the line with the user's shell, which may be fish or csh: commandLine);
 //   - data (SQL, passwords) goes on stdin, never on a command line, where `ps` on the VM would show it;
 //   - an exit without a status (channel died, signal) is a failure, never "exit 0";
 //   - every known secret is scrubbed from captured output and from error text.
@@ -71,8 +73,9 @@ export const DEFAULT_TIMEOUT_MS = 300_000;
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /**
- * The command line actually sent: exported variables first, then, with sudo, the whole thing quoted
- * into one `sudo -n sh -c`. `-n` makes sudo fail at once instead of waiting for a password.
+ * The command as sh reads it: exported variables first, then, with sudo, the whole thing quoted into one
+ * `sudo -n sh -c`. `-n` makes sudo fail at once instead of waiting for a password. What goes over SSH is
+ * commandLine's form of it, which no login shell can misread.
  */
 export function wrapCommand(command: string, opts: { sudo?: boolean; user?: string; env?: Record<string, string> } = {}): string {
   const exports = Object.entries(opts.env ?? {}).map(([name, value]) => {
@@ -85,6 +88,34 @@ export function wrapCommand(command: string, opts: { sudo?: boolean; user?: stri
     return `sudo -n -u ${opts.user} sh -c ${quote(script)}`;
   }
   return opts.sudo ? `sudo -n sh -c ${quote(script)}` : script;
+}
+
+/**
+ * A quoted word every login shell sshd may run the line with (sh, bash, zsh, fish, csh, tcsh) reads the
+ * same: printable ASCII, no `!` (csh expands history even inside single quotes), no newline (csh refuses
+ * one inside them), and no backslash before a backslash or a quote (fish's escapes inside single quotes).
+ * quote()'s `'\''` for an embedded quote is read alike by all of them.
+ */
+function portableWord(script: string): string | undefined {
+  if (!/^[ -~]*$/.test(script) || script.includes("!") || /\\(\\|'|$)/.test(script)) return undefined;
+  return quote(script);
+}
+
+/**
+ * The line sent over SSH for `command`: wrapCommand's exports and sudo, with the script always given to
+ * `sh -c` as one word (see portableWord), so the login shell only starts sh and its own syntax never
+ * matters. A script that cannot be such a word (several lines, `!`, backslashes, non-ASCII) travels
+ * base64-encoded and sh decodes and evals it (base64 is coreutils, on every Debian and Ubuntu); stdin
+ * stays the command's.
+ */
+export function commandLine(command: string, opts: { sudo?: boolean; user?: string; env?: Record<string, string> } = {}): string {
+  const script = wrapCommand(command, { env: opts.env });
+  const word = portableWord(script) ?? `'eval "$(echo ${Buffer.from(script, "utf8").toString("base64")} | base64 -d)"'`;
+  if (opts.user !== undefined) {
+    if (!UNIX_USER.test(opts.user)) throw new Error(`commandLine: ${JSON.stringify(opts.user)} is not a Unix user name`);
+    return `sudo -n -u ${opts.user} sh -c ${word}`;
+  }
+  return `${opts.sudo ? "sudo -n " : ""}sh -c ${word}`;
 }
 
 /** The last `n` non-empty lines of `text`: what a person needs from a long apt log. */
@@ -157,7 +188,7 @@ export class ExecRemote implements Remote {
     const label = scrub(opts.label ?? shorten(command));
     const where = this.opts.target;
     const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-    const line = wrapCommand(command, { sudo: opts.sudo, user: opts.user, env: opts.env });
+    const line = commandLine(command, { sudo: opts.sudo, user: opts.user, env: opts.env });
     const stdin = opts.stdin === undefined ? undefined : Buffer.isBuffer(opts.stdin) ? opts.stdin : Buffer.from(opts.stdin, "utf8");
     const started = this.now();
 

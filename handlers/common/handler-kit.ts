@@ -6,6 +6,8 @@
 // With the event's `check: true` the same phases run but nothing on the VM changes: the installer reports
 // what it would change and the kit turns that into `would_change` (check-mode.ts).
 // Any error leaves as one Error whose message names the installer and the phase, scrubbed of secrets.
+// What leaves (result, error, progress) is also made printable (progress.ts): text from the VM goes to
+// the operator's terminal and Terraform's logs, never its escape sequences.
 //
 //   export const handler = defineHandler({
 //     definition: dockerDefinition,            // its settings: the event's keys, rules and defaults
@@ -23,7 +25,7 @@ import { checkSummary, lookOnly } from "./check-mode";
 import { type ConnectionEnv, readConnectionEnv } from "./connection-env";
 import type { Remote } from "./exec";
 import { detectOs, type OsInfo } from "./os-release";
-import { Progress } from "./progress";
+import { Progress, printable } from "./progress";
 import { ResilientConnection } from "./resilient-connection";
 import { type ConnectOptions, connect, resolveSshRetry, type SshRetry, sshEventSettings } from "./ssh";
 import { SshSession } from "./ssh-session";
@@ -154,6 +156,16 @@ export function eventObject(event: unknown): unknown {
   }
 }
 
+/** `value` with every string in it (keys too) made printable: a result carries text from the VM. */
+function printableDeep<T>(value: T): T {
+  if (typeof value === "string") return printable(value) as T;
+  if (Array.isArray(value)) return value.map(printableDeep) as T;
+  if (value !== null && typeof value === "object") {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [printable(k), printableDeep(v)])) as T;
+  }
+  return value;
+}
+
 /** The one result shape: common keys first, in a fixed order, then the installer's own. */
 function result<R extends InstallerReport>(
   report: R,
@@ -176,7 +188,7 @@ function result<R extends InstallerReport>(
     os,
     timings_ms: timings,
   };
-  return { ...common, ...own } as InstallerResult<R>;
+  return printableDeep({ ...common, ...own }) as InstallerResult<R>;
 }
 
 /** Both halves of the input, checked before anything else; every problem of both is reported at once. */
@@ -273,7 +285,7 @@ export async function runHandler<S extends Settings, R extends InstallerReport>(
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
     const worded = err instanceof ValidationError ? `${name}: ${message}` : `${name} failed while ${phase}: ${message}`;
-    const clean = new InstallerError(secrets.scrub(worded), phase);
+    const clean = new InstallerError(printable(secrets.scrub(worded)), phase);
     progress.info(`failed after ${((now() - started) / 1000).toFixed(1)}s`);
     throw clean;
   } finally {

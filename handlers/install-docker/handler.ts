@@ -14,6 +14,7 @@
 import type { Remote } from "../common/exec";
 import { defineHandler, type InstallerReport, type InstallerResult, runHandler } from "../common/handler-kit";
 import type { Progress } from "../common/progress";
+import { requireSystemd } from "../common/systemd";
 import { foreseeDocker } from "./check";
 import { type DockerChannel, type DockerVerify, dockerDefinition } from "./definition";
 import { type ComposeReport, composeReport, type DockerState, inspectDocker, packageVersions, unmetNeeds } from "./docker-state";
@@ -101,6 +102,7 @@ async function alreadyThere(remote: Remote, event: DockerEvent, before: DockerSt
 export const handler = defineHandler({
   definition: dockerDefinition,
   async run({ event, check, remote, apt, os, progress, user }) {
+    await requireSystemd(remote, "Docker");
     const users = event.users ?? [user];
     const before = await progress.step("checking Docker on the VM", () => inspectDocker(remote, users), "check");
     requireUsers(before, users);

@@ -26,6 +26,7 @@
 
 import { GRANTS_FILE, readGrants } from "../common/grants";
 import { defineHandler, type InstallerResult, runHandler } from "../common/handler-kit";
+import { requireSystemd } from "../common/systemd";
 import { checkInstallation } from "./check";
 import { applyConfiguration, writeConfiguration } from "./configuration";
 import { chooseMajor, clusterCreatedLine, clusterStartedLine, installedLine, planRoleAndDatabase, registerPasswordForms, serverSource } from "./decisions";
@@ -136,6 +137,7 @@ export const handler = defineHandler({
   definition: postgresDefinition,
   async run({ event, check, remote, apt, os, progress, secrets }): Promise<InstallPostgresReport> {
     registerPasswordForms(secrets, event.db_password);
+    await requireSystemd(remote, "PostgreSQL");
     const run: Run = { event, remote, apt, os, progress, secrets, changes: [], warnings: [], revoked: [] };
     if (check) return checkInstallation(run);
     const { found, major, installedFrom } = await ensureServer(run);

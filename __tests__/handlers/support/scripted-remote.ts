@@ -6,6 +6,7 @@
 import { DPKG_HEALTH_PROBE } from "../../../handlers/common/dpkg-repair";
 import { ExecRemote, type RunOptions, type RunResult } from "../../../handlers/common/exec";
 import type { Connection } from "../../../handlers/common/handler-kit";
+import { SYSTEMD_PROBE } from "../../../handlers/common/systemd";
 import { SecretScrubber } from "../../../shared/secrets";
 
 export interface Step {
@@ -29,6 +30,8 @@ export class ScriptedRemote implements Connection {
   readonly calls: Call[] = [];
   /** Commands answered without a step: the dpkg health look before apt work, on a healthy dpkg. */
   readonly implicit: string[] = [];
+  /** How many times the look for systemd was answered without a step (the VM runs systemd). */
+  systemdLooks = 0;
   closed = false;
   private next = 0;
 
@@ -46,6 +49,11 @@ export class ScriptedRemote implements Connection {
     if (command === DPKG_HEALTH_PROBE && !matches) {
       this.implicit.push(command);
       return { code: 0, stdout: "--- audit\n", stderr: "", durationMs: 0 };
+    }
+    // Docker and PostgreSQL look for systemd first; unless a test scripts it, the VM runs systemd.
+    if (command === SYSTEMD_PROBE && !matches) {
+      this.systemdLooks++;
+      return { code: 0, stdout: "systemd\n", stderr: "", durationMs: 0 };
     }
     this.calls.push({ command, opts });
     if (!step || !matches || (step.sudo !== undefined && step.sudo !== !!opts.sudo)) {

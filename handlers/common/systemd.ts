@@ -1,0 +1,20 @@
+// Whether the VM runs systemd, asked before an installer whose server is a systemd service (Docker,
+// PostgreSQL) changes anything. Without systemd (a container, a chroot, WSL without it) every systemctl
+// fails with "System has not been booted with systemd", and the job would fail deep inside, after apt
+// had installed packages whose services cannot start.
+
+import type { Remote } from "./exec";
+
+/** systemd's own test, sd_booted(3): /run/systemd/system exists only when systemd is PID 1. */
+export const SYSTEMD_PROBE = "if [ -d /run/systemd/system ]; then echo systemd; else echo none; fi";
+
+/** Throws, naming the service and what to do, when the VM was not booted with systemd. */
+export async function requireSystemd(remote: Remote, service: string): Promise<void> {
+  const r = await remote.run(SYSTEMD_PROBE, { label: "looking for systemd", timeoutMs: 30_000 });
+  if (r.stdout.trim() === "systemd") return;
+  throw new Error(
+    `${service} runs as a systemd service (systemctl enable, start, reload), and this VM was not booted with systemd: ` +
+      "/run/systemd/system does not exist (systemd's own test, sd_booted). A container or chroot without systemd as PID 1 cannot run it; " +
+      "use a VM (or a container started with systemd as init) and run the job again. Nothing was changed.",
+  );
+}
