@@ -210,22 +210,20 @@ describeE2E("install-docker on sandbox VMs, through the bundle and the job runne
       expect(repo.requests.length).toBe(served);
       expect(await packageState(sb)).toBe(before);
 
-      // A VM an earlier version set up: the served armour as docker.asc, the source signed by it. The next
-      // run that sets the repository up (here: the compose plugin went missing) moves it to the rebuilt
-      // docker.gpg and takes the .asc away; the run after that changes nothing.
+      // A VM an earlier version set up: the served armour as docker.asc, the source signed by it, Docker
+      // itself complete. apt trusts whatever that file holds, so the next run moves it to the rebuilt
+      // docker.gpg and takes the .asc away although no package is missing; the run after that changes nothing.
       await root(
         sb,
         `rm /etc/apt/keyrings/docker.gpg && echo 'deb [arch=amd64 signed-by=/etc/apt/keyrings/docker.asc] ${repo.url}/debian bookworm stable' > /etc/apt/sources.list.d/docker.list`,
       );
       await sb.rootExec("cat > /etc/apt/keyrings/docker.asc && chmod 644 /etc/apt/keyrings/docker.asc", { input: repo.publicKey });
-      await root(sb, "dpkg -r docker-compose-plugin");
       const migrated = await runInstaller(sb, "install-docker", { repo_url: repo.url, repo_key_fingerprint: repo.fingerprint, verify: "daemon" });
       expectSucceeded(migrated);
       expect(migrated.result.changes).toEqual([
         "wrote /etc/apt/keyrings/docker.gpg (replaces /etc/apt/keyrings/docker.asc)",
         "wrote /etc/apt/sources.list.d/docker.list (line differed)",
         "removed /etc/apt/keyrings/docker.asc",
-        "installed docker-compose-plugin",
       ]);
       expect(await root(sb, "ls -A /etc/apt/keyrings")).toBe("docker.gpg\n");
       expect(await root(sb, "cat /etc/apt/sources.list.d/docker.list")).toBe(`${line}\n`);

@@ -24,6 +24,7 @@ interface VmState {
   group?: string[];
   users?: Record<string, string[] | null>;
   curl?: boolean;
+  legacyKeyring?: boolean;
 }
 function inspectOut(s: VmState): string {
   const sec = (name: string, code: number, out: string) => `@@@${name} ${code}\n${out}\n`;
@@ -45,6 +46,7 @@ function inspectOut(s: VmState): string {
     out += sec(`user:${u}`, groups ? 0 : 1, groups ? groups.join(" ") : `id: '${u}': no such user`);
   }
   out += sec("curl", s.curl === false ? 1 : 0, s.curl === false ? "" : "/usr/bin/curl");
+  out += sec("legacy_keyring", s.legacyKeyring ? 0 : 1, "");
   return out;
 }
 
@@ -499,6 +501,17 @@ describe("install-docker: already installed", () => {
     ]);
   });
 
+  it("a docker.asc an earlier version wrote (the served bytes) is a need of the official channel even with Docker complete; not of the distro one", () => {
+    const complete = { cli: "27.0.3", compose: "2.29.1", active: "active", enabled: "enabled", packages: CE, group: ["ubuntu"], users: { ubuntu: ["docker"] } };
+    const official = { channel: "official" as const, compose: true };
+    expect(unmetNeeds(parseDockerState(inspectOut(complete), ["ubuntu"]), official)).toEqual([]);
+    const legacy = parseDockerState(inspectOut({ ...complete, legacyKeyring: true }), ["ubuntu"]);
+    expect(unmetNeeds(legacy, official)).toEqual([
+      "/etc/apt/keyrings/docker.asc is the key file an earlier version wrote as served (apt trusts every key in it): rebuilt from the verified key",
+    ]);
+    expect(unmetNeeds(legacy, { channel: "distro", compose: true })).toEqual([]);
+  });
+
   it("an installed Docker that fails its verification is restarted once and verified again; the result says so", async () => {
     const state = { cli: "27.0.3", compose: "2.29.1", active: "active", enabled: "enabled", packages: CE, group: ["ubuntu"], users: { ubuntu: ["docker"] } };
     const { result, remote, error } = await run({ verify: "daemon" }, [
@@ -911,7 +924,9 @@ describe("install-docker: check mode (check: true) foresees, changes nothing", (
     expect(error).toBeUndefined();
     expect(remote.done).toBe(true);
     expectNothingChanged(remote);
-    expect(remote.calls.some((c) => /curl -f|\/etc\/apt\/sources\.list\.d|\/etc\/apt\/keyrings/.test(c.command))).toBe(false);
+    // The look itself asks whether the legacy docker.asc exists (`test -e`); nothing else goes near apt's files.
+    const touching = remote.calls.filter((c) => /curl -f|\/etc\/apt\/sources\.list\.d|\/etc\/apt\/keyrings/.test(c.command));
+    expect(touching.map((c) => c.command.match(/test -e \S+|curl -f|\/etc\/apt\/\S+/g))).toEqual([["test -e /etc/apt/keyrings/docker.asc"]]);
     expect(result).toMatchObject({
       changed: false,
       would_change: [

@@ -7,6 +7,9 @@ import type { Remote } from "../common/exec";
 import type { DockerChannel } from "./definition";
 import { DOCKER_PACKAGES, WATCHED } from "./docker-packages";
 
+/** The keyring earlier versions wrote: the served bytes, not the verified packets (see common/apt-repository.ts). */
+const LEGACY_KEYRING = "/etc/apt/keyrings/docker.asc";
+
 /** Docker as the VM has it right now. */
 export interface DockerState {
   /** `docker --version` worked: the version it printed. */
@@ -27,6 +30,12 @@ export interface DockerState {
   /** Per user asked about: undefined when the user does not exist, else their groups. */
   users: Map<string, string[] | undefined>;
   curl: boolean;
+  /**
+   * /etc/apt/keyrings/docker.asc exists: the served key file as earlier versions wrote it. apt trusts
+   * every key that file holds, checked or not, so it is rewritten from the verified key even when
+   * Docker itself needs nothing.
+   */
+  legacyKeyring: boolean;
 }
 
 /** The inspect command for `users`. Each probe prints "@@@<name> <exit status>" and then its output. */
@@ -43,6 +52,7 @@ export function inspectCommand(users: string[]): string {
     probe("group", "getent group docker"),
     ...users.map((u) => probe(`user:${u}`, `id -nG ${quote(u)}`)),
     probe("curl", "command -v curl"),
+    probe("legacy_keyring", `test -e ${LEGACY_KEYRING}`),
   ].join("\n");
 }
 
@@ -99,6 +109,7 @@ export function parseDockerState(stdout: string, users: string[]): DockerState {
     groupMembers: s.get("group")?.code === 0 ? groupMembers(s.get("group")!.out) : [],
     users: userMap,
     curl: s.get("curl")?.code === 0,
+    legacyKeyring: s.get("legacy_keyring")?.code === 0,
   };
 }
 
@@ -124,6 +135,9 @@ export function unmetNeeds(state: DockerState, event: { channel: DockerChannel; 
   if (event.channel === "official" && !installed(state, "docker-ce")) {
     const other = installed(state, "docker.io") ? " (docker.io from the distribution is, and is replaced)" : "";
     needs.push(`docker-ce from Docker's repository is not installed${other}`);
+  }
+  if (event.channel === "official" && state.legacyKeyring) {
+    needs.push(`${LEGACY_KEYRING} is the key file an earlier version wrote as served (apt trusts every key in it): rebuilt from the verified key`);
   }
   if (state.cli && state.active !== "active") needs.push(`docker.service is ${state.active || "missing"}`);
   if (event.compose) {
