@@ -68,3 +68,64 @@ describe("strictHostKeys", () => {
     expect(tf.resource.terraform_data).toBeUndefined();
   });
 });
+
+// A replaced VM is a new machine with a new host key and nothing installed, whatever replaced it (a changed
+// image, `terraform apply -replace`, a VM deleted outside Terraform: each gives the VM a new id). What
+// Terraform then does is proven against the twin in __tests__/e2e/twin-nubes-lifecycle.test.ts.
+describe("a replaced VM is learned anew: every job and the record are replaced with the VM's id", () => {
+  const VM_ID = "nubes_vc_vm_v3.vm1_vm.id";
+  type Resources = Record<string, Record<string, any>>;
+  const resourceAt = (resources: Resources, address: string) => {
+    const [type, name] = address.split(".");
+    return resources[type]?.[name];
+  };
+  /** Whether a change of `reference` replaces the resource at `address`, directly or through what replaces it. */
+  const replacedBy = (resources: Resources, address: string, reference: string, seen = new Set<string>()): boolean => {
+    if (seen.has(address)) return false;
+    seen.add(address);
+    const triggers: string[] = resourceAt(resources, address)?.lifecycle?.replace_triggered_by ?? [];
+    return triggers.some((t) => t === reference || (t.split(".").length === 2 && replacedBy(resources, t, reference, seen)));
+  };
+  const shapes = {
+    "sless, state_out_flat": context({ installers: { docker: { enabled: true } } }),
+    "sless, fixed address": context({ vms: [{ name: "vm1", address: "192.0.2.10" }] }),
+    "sless, pinned": context({ vms: [{ name: "vm1", hostKeySha256: pin }] }),
+    "local, state_out_flat": context({ jobTarget: "local", installers: { docker: { enabled: true } } }),
+    "local, fixed address": context({ jobTarget: "local", vms: [{ name: "vm1", address: "192.0.2.10" }] }),
+    "local, pinned, fixed address": context({ jobTarget: "local", vms: [{ name: "vm1", address: "192.0.2.10", hostKeySha256: pin }] }),
+  };
+
+  test.each(Object.entries(shapes))("%s: every job (the probe first) is replaced when the VM's id changes", (_shape, ctx) => {
+    const { tf } = synth(ctx);
+    const jobType = tf.resource.sless_job ? "sless_job" : "terraform_data";
+    const jobs = Object.keys(tf.resource[jobType]).filter((id) => /^vm1_(host_key_probe|packages|docker|postgres)$/.test(id));
+    expect(jobs.length).toBeGreaterThan(0);
+    expect(jobs.filter((id) => !replacedBy(tf.resource, `${jobType}.${id}`, VM_ID))).toEqual([]);
+    if (tf.resource[jobType].vm1_host_key_probe) {
+      expect(tf.resource[jobType].vm1_host_key_probe.lifecycle.replace_triggered_by).toEqual([VM_ID]);
+      expect(tf.resource.terraform_data.vm1_host_key.lifecycle.replace_triggered_by).toEqual([VM_ID]);
+    }
+  });
+
+  test("the record takes the report of the probe that ran on the new VM, and the installers require the new record", () => {
+    for (const jobTarget of ["sless", "local"]) {
+      const { tf } = synth(context({ jobTarget, vms: [{ name: "vm1", address: "192.0.2.10" }] }));
+      const probeMessage = jobTarget === "sless" ? "sless_job.vm1_host_key_probe.message" : "terraform_data.vm1_host_key_probe_outcome.output.message";
+      const record = tf.resource.terraform_data.vm1_host_key;
+      expect(record.input.sha256).toContain(`jsondecode(${probeMessage}).host_key_sha256`);
+      // The record is replaced with the VM, and its input then names the probe's new message: unknown until
+      // the probe has run again on the new VM, so the record is made after it, from its report.
+      expect(record.depends_on).toEqual([`${jobTarget === "sless" ? "sless_job" : "terraform_data"}.vm1_host_key_probe`]);
+      const first = (tf.resource.sless_job ?? tf.resource.terraform_data).vm1_packages;
+      expect(first.lifecycle.replace_triggered_by).toEqual(["terraform_data.vm1_host_key"]);
+      expect(first.depends_on).toContain("terraform_data.vm1_host_key");
+    }
+  });
+
+  test("an existing host: nothing names a VM id, and accepting a new key (a new record) reruns its installers", () => {
+    const { tf } = synth(context({ jobTarget: "local", vms: [{ name: "vm1", kind: "existing", address: "192.0.2.7" }] }));
+    expect(JSON.stringify(tf.resource)).not.toContain("nubes_vc_vm_v3");
+    expect(tf.resource.terraform_data.vm1_host_key_probe.lifecycle?.replace_triggered_by).toBeUndefined();
+    expect(tf.resource.terraform_data.vm1_packages.lifecycle.replace_triggered_by).toEqual(["terraform_data.vm1_host_key"]);
+  });
+});
