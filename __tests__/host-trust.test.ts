@@ -24,7 +24,7 @@ describe("trust on first contact: the record in Terraform state", () => {
   test("the record keeps the probe's first report: later reports are ignored, a new VM resets it", () => {
     expect(record.input).toEqual({ sha256: "${jsondecode(sless_job.vm1_host_key_probe.message).host_key_sha256}" });
     expect(record.lifecycle.ignore_changes).toEqual(["input"]);
-    expect(record.lifecycle.replace_triggered_by).toEqual(["nubes_vc_vm_v3.vm1_vm.id"]);
+    expect(record.lifecycle.replace_triggered_by).toEqual(["terraform_data.vm1_vm_generation"]);
     // Fails closed: a report without a fingerprint stops the deploy rather than recording nothing (which
     // the handlers would read as "no pin").
     expect(record.lifecycle.postcondition[0].condition).toBe('${can(regex("^SHA256:[A-Za-z0-9+/]{43}$", self.output.sha256))}');
@@ -39,7 +39,7 @@ describe("trust on first contact: the record in Terraform state", () => {
   test("a pin replaces the probe and the record: every job requires the pin from the first contact on", () => {
     const pinned = synth(context({ vms: [{ name: "vm1", hostKeySha256: pin }] })).tf;
     expect(Object.keys(pinned.resource.sless_job)).toEqual(["vm1_packages"]);
-    expect(pinned.resource.terraform_data).toBeUndefined();
+    expect(Object.keys(pinned.resource.terraform_data)).toEqual(["vm1_vm_generation"]); // no record: only what a new VM replaces
     expect(pinned.resource.sless_job.vm1_packages.env_vars.SSH_HOST_KEY_SHA256).toBe(pin);
   });
 
@@ -65,26 +65,34 @@ describe("strictHostKeys", () => {
   test("with a pin it synthesizes, and the pin is all the jobs trust", () => {
     const { tf } = synth(context({ vms: [{ name: "vm1", strictHostKeys: true, hostKeySha256: pin }] }));
     expect(tf.resource.sless_job.vm1_packages.env_vars.SSH_HOST_KEY_SHA256).toBe(pin);
-    expect(tf.resource.terraform_data).toBeUndefined();
+    expect(Object.keys(tf.resource.terraform_data)).toEqual(["vm1_vm_generation"]);
   });
 });
 
 // A replaced VM is a new machine with a new host key and nothing installed, whatever replaced it (a changed
-// image, `terraform apply -replace`, a VM deleted outside Terraform: each gives the VM a new id). What
-// Terraform then does is proven against the twin in __tests__/e2e/twin-nubes-lifecycle.test.ts.
+// image, `terraform apply -replace`, a VM deleted outside Terraform: each gives the VM a new id, unknown
+// at plan). What Terraform then does is proven against the twin in __tests__/e2e/twin-nubes-lifecycle.test.ts.
 describe("a replaced VM is learned anew: every job and the record are replaced with the VM's id", () => {
-  const VM_ID = "nubes_vc_vm_v3.vm1_vm.id";
+  const VM_ID = "${nubes_vc_vm_v3.vm1_vm.id}";
+  const GENERATION = "terraform_data.vm1_vm_generation";
   type Resources = Record<string, Record<string, any>>;
   const resourceAt = (resources: Resources, address: string) => {
     const [type, name] = address.split(".");
     return resources[type]?.[name];
   };
-  /** Whether a change of `reference` replaces the resource at `address`, directly or through what replaces it. */
-  const replacedBy = (resources: Resources, address: string, reference: string, seen = new Set<string>()): boolean => {
+  /**
+   * Whether a new VM id replaces the resource at `address`: its own triggers_replace holds the id, or a
+   * resource its replace_triggered_by names is so replaced. replace_triggered_by naming the id itself does
+   * not count: Terraform does not trigger on a resource being created, and a VM deleted outside Terraform
+   * is planned as one.
+   */
+  const replacedByNewVm = (resources: Resources, address: string, seen = new Set<string>()): boolean => {
     if (seen.has(address)) return false;
     seen.add(address);
-    const triggers: string[] = resourceAt(resources, address)?.lifecycle?.replace_triggered_by ?? [];
-    return triggers.some((t) => t === reference || (t.split(".").length === 2 && replacedBy(resources, t, reference, seen)));
+    const resource = resourceAt(resources, address);
+    if (Object.values(resource?.triggers_replace ?? {}).includes(VM_ID)) return true;
+    const triggers: string[] = resource?.lifecycle?.replace_triggered_by ?? [];
+    return triggers.some((t) => t.split(".").length === 2 && replacedByNewVm(resources, t, seen));
   };
   const shapes = {
     "sless, state_out_flat": context({ installers: { docker: { enabled: true } } }),
@@ -100,10 +108,12 @@ describe("a replaced VM is learned anew: every job and the record are replaced w
     const jobType = tf.resource.sless_job ? "sless_job" : "terraform_data";
     const jobs = Object.keys(tf.resource[jobType]).filter((id) => /^vm1_(host_key_probe|packages|docker|postgres)$/.test(id));
     expect(jobs.length).toBeGreaterThan(0);
-    expect(jobs.filter((id) => !replacedBy(tf.resource, `${jobType}.${id}`, VM_ID))).toEqual([]);
+    expect(jobs.filter((id) => !replacedByNewVm(tf.resource, `${jobType}.${id}`))).toEqual([]);
+    expect(tf.resource.terraform_data.vm1_vm_generation.triggers_replace).toEqual({ vm_id: VM_ID });
     if (tf.resource[jobType].vm1_host_key_probe) {
-      expect(tf.resource[jobType].vm1_host_key_probe.lifecycle.replace_triggered_by).toEqual([VM_ID]);
-      expect(tf.resource.terraform_data.vm1_host_key.lifecycle.replace_triggered_by).toEqual([VM_ID]);
+      expect(tf.resource[jobType].vm1_host_key_probe.lifecycle.replace_triggered_by).toEqual([GENERATION]);
+      expect(tf.resource.terraform_data.vm1_host_key.lifecycle.replace_triggered_by).toEqual([GENERATION]);
+      expect(replacedByNewVm(tf.resource, "terraform_data.vm1_host_key")).toBe(true);
     }
   });
 

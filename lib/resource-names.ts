@@ -11,6 +11,21 @@ export function jobName(vm: string, handler: string): string {
   return `${vm}-${handler}`;
 }
 
+/** The logical id of the nubes_vc_vm_v3 a VM of kind "nubes" is. */
+export function vmResourceId(vm: string): string {
+  return `${resourcePrefix(vm)}_vm`;
+}
+
+/** The logical id of the terraform_data replaced with every new VM of kind "nubes" (its trigger is the VM's id). */
+export function vmGenerationId(vm: string): string {
+  return `${resourcePrefix(vm)}_vm_generation`;
+}
+
+/** The logical id of a VM's installer job. */
+export function installerJobId(vm: string, installerKey: string): string {
+  return `${resourcePrefix(vm)}_${installerKey}`;
+}
+
 /** The output that holds a VM's installer result. */
 export function resultOutputName(vm: string, installerKey: string): string {
   return `${resourcePrefix(vm)}_${installerKey}_result`;
