@@ -168,13 +168,13 @@ function fixedAddress(sandboxName: string): Promise<{ port: number; close(): voi
 }
 
 /** `npm run status -- --json` in the project folder, as an operator runs it. */
-function statusRows(dir: string, env: Record<string, string>): StatusRow[] {
+function statusRows(dir: string, env: Record<string, string>, exitCode = 0): StatusRow[] {
   const r = spawnSync(process.execPath, ["-r", path.join(PROJECT_ROOT, "bin", "ts-register.js"), path.join(PROJECT_ROOT, "bin", "status.ts"), "--json"], {
     cwd: dir,
     env: { ...process.env, ...env },
     encoding: "utf8",
   });
-  if (r.status !== 0) throw new Error(`npm run status exited ${r.status}: ${r.stderr}\n${r.stdout}`);
+  if (r.status !== exitCode) throw new Error(`npm run status exited ${r.status}: ${r.stderr}\n${r.stdout}`);
   return JSON.parse(r.stdout);
 }
 
@@ -289,9 +289,23 @@ for (const jobTarget of ["sless", "local"] as const) {
 
     test("each VM deleted outside Terraform: the next deploy creates, learns and installs new ones", async () => {
       for (const vm of [flat, fixed]) await stopSandbox(sandboxNameOf(vm));
+      // Refreshed, the state has no VM, while the outputs (Terraform re-evaluates them only where it
+      // applies) still hold the old VM's results: status goes by the state and shows none of them.
+      const refresh = await terraformApply(["-refresh-only", "-auto-approve", "-input=false"]);
+      expect({ code: refresh.code, tail: refresh.code === 0 ? "" : refresh.output.slice(-3000) }).toEqual({ code: 0, tail: "" });
+      const rows = statusRows(dir, env, 1);
+      for (const vm of [flat, fixed]) {
+        expect(rows.find((r) => r.vm === vm && r.installer === "install-packages")).toMatchObject({
+          status: "not run",
+          summary: expect.stringContaining(`${vm} is not in the Terraform state`),
+        });
+      }
       const run = await deploy("Ubuntu_24-20G");
       expect({ code: run.code, tail: run.code === 0 ? "" : run.output.slice(-3000) }).toEqual({ code: 0, tail: "" });
       await expectLearnedAnew();
+      // And the VM that stays is left alone: nothing reruns.
+      const again = await deploy("Ubuntu_24-20G");
+      expect(again.output).toContain("No changes.");
     }, 900_000);
   });
 }
