@@ -244,7 +244,7 @@ describe("two VMs", () => {
   });
 
   test("one password variable shared by both VMs", () => {
-    expect(Object.keys(tf.variable).sort()).toEqual(["nubes_api_token", "pg_password", "sless_token"]);
+    expect(Object.keys(tf.variable).sort()).toEqual(["accepted_host_keys", "nubes_api_token", "pg_password", "sless_token"]); // accepted_host_keys: npm run trust;
   });
 });
 

@@ -40,6 +40,9 @@ export function hostKeyIds(vm: string): { probe: string; record: string; output:
   return { probe: `${prefix}_host_key_probe`, record: `${prefix}_host_key`, output: `${prefix}_host_key_sha256` };
 }
 
+/** The stack's variable through which `npm run trust` gives the host key an operator accepted (VM name -> "SHA256:..."). */
+export const ACCEPTED_HOST_KEYS_VARIABLE = "accepted_host_keys";
+
 /** The output that holds the address a VM's jobs connect to. */
 export function addressOutputName(vm: string): string {
   return `${resourcePrefix(vm)}_address`;

@@ -6,7 +6,7 @@ import { Construct } from "constructs";
 import { Vapp } from "../providers/generated/nubes/vapp";
 import { VcVmV3 } from "../providers/generated/nubes/vc-vm-v3";
 import { SSH_RETRY_SETTINGS } from "../shared/ssh-retry";
-import { Fn, type ITerraformDependable, TerraformOutput, type TerraformVariable } from "./cdktf";
+import { Fn, type ITerraformDependable, TerraformOutput, TerraformStack, TerraformVariable } from "./cdktf";
 import { privateKeyPermissionProblem } from "./config/key-file";
 import type { NubesConfig, VmConfig } from "./config/types";
 import { type CatalogEntry, INSTALLERS } from "./installers/catalog";
@@ -14,7 +14,17 @@ import { installerEvent, secretVariableNames, sshEvent } from "./installers/inst
 import { HandlerAsset } from "./jobs/handler-asset";
 import { type InstallerJob, type JobTargetFactory, resourceAddress } from "./jobs/job-spec";
 import { TerraformData } from "./jobs/terraform-data";
-import { addressOutputName, hostKeyIds, installerJobId, jobName, resourcePrefix, resultOutputName, vmGenerationId, vmResourceId } from "./resource-names";
+import {
+  ACCEPTED_HOST_KEYS_VARIABLE,
+  addressOutputName,
+  hostKeyIds,
+  installerJobId,
+  jobName,
+  resourcePrefix,
+  resultOutputName,
+  vmGenerationId,
+  vmResourceId,
+} from "./resource-names";
 import { warnRiskySettings } from "./risky-settings";
 import type { TerraformPaths } from "./terraform-paths";
 
@@ -54,6 +64,23 @@ function secretEvent(vm: VmConfig, def: CatalogEntry, variable: VmInstallationPr
       return [field, variable(name, `${def.handler}'s ${field} (TF_VAR_${name})`, { minLength, what: `${def.handler}'s ${field}` })];
     }),
   );
+}
+
+/**
+ * The stack's one variable of host keys an operator accepted, by VM name: empty on every deploy, set only
+ * by `npm run trust` for the apply that replaces that VM's record.
+ */
+function acceptedHostKeys(scope: Construct): TerraformVariable {
+  const stack = TerraformStack.of(scope);
+  const existing = stack.node.tryFindChild(ACCEPTED_HOST_KEYS_VARIABLE) as TerraformVariable | undefined;
+  if (existing) return existing;
+  const variable = new TerraformVariable(stack, ACCEPTED_HOST_KEYS_VARIABLE, {
+    type: "map(string)",
+    default: {},
+    description: "Set by npm run trust only: VM name -> the SHA256 host key fingerprint the operator accepted for it (checked on the VM's console)",
+  });
+  variable.overrideLogicalId(ACCEPTED_HOST_KEYS_VARIABLE);
+  return variable;
 }
 
 /** A step in a VM's chain of jobs as the next job takes it (JobSpec.previous): it runs after `resource` and is replaced with it. */
@@ -153,8 +180,12 @@ export class VmInstallation extends Construct {
       previous: newVm,
     });
     const id = ids.record;
-    // No default in lookup: a probe result without a key fails the deploy instead of recording nothing.
-    const record = new TerraformData(this, "host_key", { input: { sha256: Fn.lookup(Fn.jsondecode(probe.message), "host_key_sha256") }, dependsOn: [probe] });
+    // No default in the inner lookup: a probe result without a key fails the deploy instead of recording
+    // nothing. The key an operator accepted (npm run trust, which gives it for this one apply) comes first:
+    // then exactly that key is recorded, whatever answers while the apply runs.
+    const seen = Fn.lookup(Fn.jsondecode(probe.message), "host_key_sha256");
+    const sha256 = Fn.lookup(acceptedHostKeys(this).value, vm.name, seen);
+    const record = new TerraformData(this, "host_key", { input: { sha256 }, dependsOn: [probe] });
     record.overrideLogicalId(id);
     record.addOverride("lifecycle.ignore_changes", ["input"]);
     if (newVm) record.addOverride("lifecycle.replace_triggered_by", [newVm.address]);
