@@ -110,7 +110,17 @@ describeE2E("host keys: trust on first contact, remembered in Terraform state", 
     return { code: r.status, said: `${r.stdout}\n${r.stderr}` };
   }
 
-  test("npm run trust without a fingerprint and without a terminal shows the key and records nothing; a wrong fingerprint is refused and no installer runs", async () => {
+  /** The same at a terminal: script(1) runs it on a pseudo-terminal and types `input`. */
+  function atTerminal(args: string[], input: string): { code: number | null; said: string } {
+    const quote = (word: string) => `'${word.replace(/'/g, "'\\''")}'`;
+    const command = [process.execPath, "-r", path.join(PROJECT_ROOT, "bin", "ts-register.js"), path.join(PROJECT_ROOT, "bin", "trust.ts"), ...args]
+      .map(quote)
+      .join(" ");
+    const r = spawnSync("script", ["-qec", command, "/dev/null"], { cwd: dir, encoding: "utf8", input, env: { ...process.env, ...env } });
+    return { code: r.status, said: `${r.stdout}\n${r.stderr}` };
+  }
+
+  test("npm run trust without a fingerprint shows the key and records nothing (no terminal, or not confirmed at one); a wrong fingerprint is refused and no installer runs", async () => {
     // A marker an installer run would undo: install-packages would put jq back.
     expect((await sb.rootExec("apt-get remove -y jq >/dev/null 2>&1 && ! dpkg -s jq >/dev/null 2>&1")).code).toBe(0);
     const blind = trust(["trust", "-auto-approve"]);
@@ -118,6 +128,12 @@ describeE2E("host keys: trust on first contact, remembered in Terraform state", 
     expect(blind.said).toContain(`trust at ${sb.address}:${sb.port} presents ${newKey} (ssh-ed25519); nothing was authenticated`);
     expect(blind.said).toContain(`not recorded: no terminal to confirm ${newKey} on`);
     expect(blind.said).toContain(`npm run trust -- trust ${newKey}`);
+
+    // At a terminal (script(1) gives it one) it asks; anything but yes records nothing.
+    const declined = atTerminal(["trust"], "n\n");
+    expect(declined.code).toBe(1);
+    expect(declined.said).toContain(`Is ${newKey} what ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub prints on trust's console?`);
+    expect(declined.said).toContain(`not recorded: ${newKey} was not confirmed`);
 
     const wrong = `SHA256:${"W".repeat(43)}`;
     const refused = trust(["trust", wrong, "-auto-approve"]);
