@@ -93,6 +93,15 @@ describe("status rows never show an old VM's results for a new VM", () => {
     expect(rows[0].summary).toMatch(/web-1 is not in the Terraform state/);
   });
 
+  test("nothing deployed yet (an empty state): plain not run, no talk of an earlier VM", () => {
+    const rows = statusRows(nubes, {}, { state: new Set() });
+    expect(rows.map((r) => [r.status, r.summary])).toEqual([
+      ["not run", ""],
+      ["not run", ""],
+      ["not run", ""],
+    ]);
+  });
+
   test("local target: the job's own result file does not speak for a job that is not in the state", () => {
     const local = parseConfig({ jobTarget: "local", nubes: { vdcUid: "v", nsxtUid: "n" }, vms: [{ name: "web-1" }] });
     const record = { phase: "Succeeded", message: ok, finishedAt: "2026-12-03T08:00:00.000Z" };

@@ -39,6 +39,8 @@ function deployedOutputs(stackDir: string, projectDir: string): Record<string, s
 /** The resource addresses in the deployed state: which VM and which jobs exist now. */
 function deployedResources(stackDir: string, projectDir: string): Set<string> {
   const out = terraformIn(stackDir, projectDir, ["state", "list"]);
+  // Never deployed: no state at all, so nothing in it.
+  if (out.status !== 0 && /No state file was found/.test(out.stderr)) return new Set();
   if (out.status !== 0) throw new Error(`terraform state list failed in ${stackDir}: ${out.stderr.trim().split("\n").slice(-3).join(" ")}`);
   return new Set(
     out.stdout

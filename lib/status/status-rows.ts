@@ -97,9 +97,12 @@ export function statusRows(config: VmInstallConfig, outputs: Record<string, stri
   return config.vms.flatMap((vm) =>
     catalog.map((def) => {
       const output = outputs[resultOutputName(vm.name, def.key)];
-      const stale = output !== "skipped" && state ? notOfThisVm(config, vm, def, state) : undefined;
+      const record = local(jobName(vm.name, def.handler));
+      // Only a result is checked: a row without one says "not run" (or "skipped") as it is.
+      const result = record !== undefined || (output !== undefined && !["", "skipped", "not run"].includes(output));
+      const stale = result && state ? notOfThisVm(config, vm, def, state) : undefined;
       if (stale) return { vm: vm.name, installer: def.handler, status: "not run" as const, summary: stale };
-      return statusRow(vm.name, def, output, local(jobName(vm.name, def.handler)));
+      return statusRow(vm.name, def, output, record);
     }),
   );
 }
