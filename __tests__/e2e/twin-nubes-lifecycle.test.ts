@@ -4,6 +4,7 @@
 // access ports take connections.
 import { execFile, execFileSync, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
+import * as fs from "node:fs";
 import * as net from "node:net";
 import * as path from "node:path";
 import { runCdktf, writeCdktfProject } from "../../demo/project";
@@ -191,7 +192,10 @@ for (const jobTarget of ["sless", "local"] as const) {
     const flat = `rf${tag}${jobTarget[0]}`;
     const fixed = `rx${tag}${jobTarget[0]}`;
     const twin = installTwin(path.join(dir, ".twin"));
-    const env = { ...twinDeployEnv(twin), CHECKPOINT_DISABLE: "1" };
+    // This machine's plugin cache holds another checkout's twin of the same providers (cdktf turns the
+    // cache on by default, and each checkout's launcher differs): the deploys must not take it.
+    const foreignCache = path.join(dir, "foreign-plugin-cache");
+    const env = { TF_PLUGIN_CACHE_DIR: foreignCache, ...twinDeployEnv(twin), CHECKPOINT_DISABLE: "1" };
     let forwarder: { port: number; close(): void };
     const seen: Record<string, { hostKey: string; createdAt?: string }> = {};
 
@@ -234,6 +238,20 @@ for (const jobTarget of ["sless", "local"] as const) {
 
     /** Each VM is a new one, its key recorded, jq installed on it, and outputs and status show its results. */
     async function expectLearnedAnew(): Promise<void> {
+      // The stack's providers come straight from this test's own mirror, never through a plugin cache:
+      // cdktf turns one on by default, shared by the machine, and each init from another checkout re-points
+      // its entry to that checkout's twin (measured: `terraform output` after a deploy then failed with
+      // "the cached package ... does not match any of the checksums recorded in the dependency lock file").
+      const providers = path.join(dir, "cdktf.out", "stacks", stack, ".terraform", "providers");
+      for (const [source, version] of Object.entries(twin.providers)) {
+        const installed = path.join(providers, source, version);
+        if (!fs.existsSync(installed)) continue; // the local target uses no sless
+        for (const platform of fs.readdirSync(installed)) {
+          const entry = path.join(installed, platform);
+          const from = fs.lstatSync(entry).isSymbolicLink() ? path.resolve(installed, fs.readlinkSync(entry)) : entry;
+          expect({ source, from }).toEqual({ source, from: expect.stringMatching(new RegExp(`^(${twin.mirror}|${providers})/`)) });
+        }
+      }
       const out = outputs();
       const rows = statusRows(dir, env);
       for (const vm of [flat, fixed]) {
@@ -257,6 +275,12 @@ for (const jobTarget of ["sless", "local"] as const) {
     }
 
     beforeAll(async () => {
+      for (const [source, version] of Object.entries(twin.providers)) {
+        const pkg = path.join(foreignCache, source, version, "linux_amd64");
+        fs.mkdirSync(pkg, { recursive: true });
+        const name = source.split("/").at(-1);
+        fs.writeFileSync(path.join(pkg, `terraform-provider-${name}_v${version}`), "#!/bin/sh\necho another checkout's twin >&2\nexit 1\n", { mode: 0o755 });
+      }
       forwarder = await fixedAddress(sandboxNameOf(fixed));
       execFileSync("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-f", path.join(dir, "vm_key")]);
     });
