@@ -59,6 +59,59 @@ describe("status rows", () => {
   });
 });
 
+// Terraform keeps an output's last value when an apply fails before the output is evaluated again: after a
+// VM is replaced (or deleted outside Terraform, which refresh notices) and the deploy stops before a job
+// has run on the new VM, the outputs still hold the old VM's results. The state says which VM and which
+// jobs exist now; a result is shown only when its job is there, for a VM that is there.
+describe("status rows never show an old VM's results for a new VM", () => {
+  const nubes = parseConfig({ nubes: { vdcUid: "v", nsxtUid: "n" }, vms: [{ name: "web-1" }] });
+  const outputs = { web_1_packages_result: ok, web_1_docker_result: "skipped", web_1_postgres_result: "skipped" };
+  const deployed = [
+    "nubes_vapp.web_1_vapp",
+    "nubes_vc_vm_v3.web_1_vm",
+    "terraform_data.web_1_host_key",
+    "sless_job.web_1_host_key_probe",
+    "sless_job.web_1_packages",
+  ];
+
+  test("the VM and its job in the state: the result is shown", () => {
+    expect(statusRows(nubes, outputs, { state: new Set(deployed) })[0]).toMatchObject({ status: "ok", hostKey: `SHA256:${"k".repeat(43)}` });
+  });
+
+  test("the job is not in the state (destroyed with the old VM, not run on the new one): not run, whatever the outputs say", () => {
+    const rows = statusRows(nubes, outputs, { state: new Set(deployed.filter((a) => a !== "sless_job.web_1_packages")) });
+    expect(rows[0].status).toBe("not run");
+    expect(rows[0].hostKey).toBeUndefined();
+    expect(rows[0].summary).toMatch(/has not run on the current VM/);
+    expect(rows.slice(1).map((r) => r.status)).toEqual(["skipped", "skipped"]);
+  });
+
+  test("the VM is not in the state (deleted outside Terraform, or its re-creation failed): not run", () => {
+    const rows = statusRows(nubes, outputs, { state: new Set(deployed.filter((a) => !a.startsWith("nubes_vc_vm_v3."))) });
+    expect(rows[0].status).toBe("not run");
+    expect(rows[0].hostKey).toBeUndefined();
+    expect(rows[0].summary).toMatch(/web-1 is not in the Terraform state/);
+  });
+
+  test("nothing deployed yet (an empty state): plain not run, no talk of an earlier VM", () => {
+    const rows = statusRows(nubes, {}, { state: new Set() });
+    expect(rows.map((r) => [r.status, r.summary])).toEqual([
+      ["not run", ""],
+      ["not run", ""],
+      ["not run", ""],
+    ]);
+  });
+
+  test("local target: the job's own result file does not speak for a job that is not in the state", () => {
+    const local = parseConfig({ jobTarget: "local", nubes: { vdcUid: "v", nsxtUid: "n" }, vms: [{ name: "web-1" }] });
+    const record = { phase: "Succeeded", message: ok, finishedAt: "2026-12-03T08:00:00.000Z" };
+    const state = new Set(["nubes_vc_vm_v3.web_1_vm", "terraform_data.web_1_packages"]);
+    expect(statusRows(local, outputs, { state, local: () => record })[0]).toMatchObject({ status: "ok" });
+    state.delete("terraform_data.web_1_packages");
+    expect(statusRows(local, outputs, { state, local: () => record })[0]).toMatchObject({ status: "not run" });
+  });
+});
+
 describe("status table", () => {
   const rows = [statusRow("vm1", packages, ok), statusRow("vm2", packages, "skipped")];
 

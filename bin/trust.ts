@@ -1,63 +1,168 @@
-// npm run trust -- <vm> [terraform apply options]: accept the host key a VM presents now, after a
-// legitimate change (the VM rebuilt outside this stack, its keys rotated). It replaces that VM's record
-// of the key seen at first contact, and the probe job with it, through one `terraform apply -replace`:
-// the plan is shown and asked for as any apply is (pass -auto-approve to skip the question), the probe
-// reads the key again, the record takes it, and that VM's installer jobs run again against it.
+// npm run trust -- <vm> [SHA256:...] [terraform apply options]: accept the host key a VM presents, after
+// a legitimate change (the VM rebuilt outside this stack, its keys rotated), without trusting whatever
+// answers. It reads the key the VM presents now the way the host-key job does (the key exchange only,
+// nothing authenticated, nothing sent), and goes on only with a key the operator accepted: the one given
+// on the command line (checked out of band, on the VM's console), which must be the one presented, or,
+// without one, the one presented, confirmed at a terminal prompt. A run with no terminal and no
+// fingerprint refuses. Then one `terraform apply` replaces the VM's record with exactly the accepted key
+// (the stack's accepted_host_keys variable, for this apply only) and the VM's installers run again,
+// requiring it: if something else answers by then, they fail before authenticating, and nothing (key,
+// password) is sent to it. The apply shows its plan and asks as any apply does (-auto-approve skips that).
 // Run it in the cdktf project folder (the one with cdktf.json), with the environment a deploy has
 // (TF_VAR_... secrets).
 import { spawnSync } from "node:child_process";
 import * as path from "node:path";
-import type { parseConfig } from "../lib/config/parse";
-import { hostKeyIds } from "../lib/resource-names";
+import * as readline from "node:readline/promises";
+import { type ConnectOptions, type HostKeyProbe, type HostTarget, probeHostKey, resolveSshRetry } from "../handlers/common/ssh";
+import type { VmConfig, VmInstallConfig } from "../lib/config/types";
+import { sshEvent } from "../lib/installers/installer-event";
+import { ACCEPTED_HOST_KEYS_VARIABLE, addressOutputName, hostKeyIds } from "../lib/resource-names";
+import { readDeployed } from "../lib/status/deployed-status";
 import { projectFolder, readProject, terraformEnv } from "../lib/terraform-cli";
-import { ValidationError } from "../shared/validate";
+import { HOST_KEY_SHA256 } from "../shared/names";
 
 const say = (line: string) => process.stderr.write(`trust: ${line}\n`);
-const USAGE = "usage: npm run trust -- <vm name> [terraform apply options, e.g. -auto-approve]";
+export const USAGE = "usage: npm run trust -- <vm name> [SHA256:<fingerprint>] [terraform apply options, e.g. -auto-approve]";
 
-/** The Terraform addresses that hold a VM's trust on first contact: its record and its probe job. */
-export function trustAddresses(config: ReturnType<typeof parseConfig>, vmName: string): string[] {
-  const vm = config.vms.find((v) => v.name === vmName);
-  const names = config.vms.map((v) => v.name).join(", ");
-  if (!vm) throw new Error(`no VM named ${JSON.stringify(vmName)} in cdktf.json (VMs: ${names})`);
-  if (vm.hostKeySha256) {
-    throw new Error(`${vmName} is pinned (vms[].hostKeySha256 = ${vm.hostKeySha256}): nothing is recorded for it; to accept a new key, set the pin to it`);
+/** Why trust stopped before recording anything, and the exit code: 2 bad usage or no terminal to ask on, 1 refused. */
+export class TrustRefused extends Error {
+  constructor(
+    message: string,
+    readonly exitCode: 1 | 2,
+  ) {
+    super(message);
   }
-  const ids = hostKeyIds(vm.name);
-  const jobType = config.jobTarget === "sless" ? "sless_job" : "terraform_data";
-  return [`terraform_data.${ids.record}`, `${jobType}.${ids.probe}`];
 }
 
-function main(argv: string[]): number {
-  const [vmName, ...applyArgs] = argv;
-  if (!vmName || vmName.startsWith("-")) {
-    say(USAGE);
-    return 2;
+export interface TrustRequest {
+  vmName: string;
+  /** The fingerprint the operator checked out of band; absent: ask at the terminal. */
+  fingerprint?: string;
+  applyArgs: string[];
+}
+
+/** The command line: the VM, an optional fingerprint in exactly ssh-keygen's form, then terraform apply options. */
+export function parseTrustArgs(argv: string[]): TrustRequest {
+  const [vmName, second, ...rest] = argv;
+  if (!vmName || vmName.startsWith("-")) throw new TrustRefused(USAGE, 2);
+  if (second === undefined) return { vmName, applyArgs: [] };
+  if (second.startsWith("-")) return { vmName, applyArgs: [second, ...rest] };
+  if (!HOST_KEY_SHA256.test(second)) {
+    throw new TrustRefused(
+      `${JSON.stringify(second)} is not an SSH host key fingerprint: give it as \`ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub\` prints it on the VM's console, "SHA256:" and 43 base64 characters without "=". ${USAGE}`,
+      2,
+    );
   }
-  const projectDir = projectFolder("trust");
-  let addresses: string[];
-  let stackDir: string;
+  return { vmName, fingerprint: second, applyArgs: rest };
+}
+
+/** The VM to trust and where its SSH server answers: its fixed address, or the one the deployed stack reports. */
+export function trustTarget(config: VmInstallConfig, vmName: string, outputs: Record<string, string>): { vm: VmConfig; target: HostTarget; record: string } {
+  const vm = config.vms.find((v) => v.name === vmName);
+  const names = config.vms.map((v) => v.name).join(", ");
+  if (!vm) throw new TrustRefused(`no VM named ${JSON.stringify(vmName)} in cdktf.json (VMs: ${names})`, 2);
+  if (vm.hostKeySha256) {
+    throw new TrustRefused(
+      `${vmName} is pinned (vms[].hostKeySha256 = ${vm.hostKeySha256}): nothing is recorded for it; to accept a new key, set the pin to it`,
+      2,
+    );
+  }
+  const address = vm.address ?? outputs[addressOutputName(vm.name)];
+  if (!address)
+    throw new TrustRefused(`${vmName} has no address in the deployed state (output ${addressOutputName(vm.name)}): deploy it first (npm run deploy)`, 2);
+  return { vm, target: { host: address, port: vm.sshPort, user: vm.user }, record: `terraform_data.${hostKeyIds(vm.name).record}` };
+}
+
+/** Where OpenSSH keeps a host key of this type, for the command the operator runs on the VM's console. */
+function keyFile(type: string): string {
+  const kind = type.includes("ed25519") ? "ed25519" : type.startsWith("ecdsa") ? "ecdsa" : type.includes("rsa") ? "rsa" : "ed25519";
+  return `/etc/ssh/ssh_host_${kind}_key.pub`;
+}
+
+export interface TrustDeps {
+  /** Reads the key the server presents, without authenticating (the host-key job's probe). */
+  probe: (target: HostTarget, opts: ConnectOptions) => Promise<HostKeyProbe>;
+  /** Whether a person is at a terminal to answer. */
+  interactive: boolean;
+  ask: (question: string) => Promise<string>;
+  say: (line: string) => void;
+  retry?: ConnectOptions["retry"];
+}
+
+/** The key the operator accepts for `vmName` at `target`; throws TrustRefused for any other outcome. */
+export async function acceptedKey(vmName: string, target: HostTarget, fingerprint: string | undefined, deps: TrustDeps): Promise<string> {
+  const where = `${target.host}:${target.port}`;
+  let seen: HostKeyProbe;
   try {
-    const project = readProject(projectDir);
-    addresses = trustAddresses(project.config, vmName);
-    stackDir = project.stackDir;
+    seen = await deps.probe(target, { retry: deps.retry });
   } catch (err) {
-    say(err instanceof ValidationError ? err.message : (err as Error).message);
-    return 2;
+    throw new TrustRefused(`could not read ${vmName}'s host key at ${where}: ${(err as Error).message}; nothing was recorded`, 1);
   }
-  const cdktf = path.join(__dirname, "cdktf");
-  say("synthesizing the stack (cdktf synth)");
-  const synth = spawnSync("bash", [cdktf, "synth"], { cwd: projectDir, stdio: ["ignore", "ignore", "inherit"] });
-  if (synth.status !== 0) return synth.status ?? 1;
-  say(
-    `replacing ${addresses.join(" and ")}: ${vmName}'s recorded host key is forgotten and the key it presents now is recorded. ` +
-      "Accept only a key you have checked on the VM's console (ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub); the failed job's message names it.",
+  const check = `ssh-keygen -lf ${keyFile(seen.hostKeyType)}`;
+  deps.say(`${vmName} at ${where} presents ${seen.hostKeySha256} (${seen.hostKeyType}); nothing was authenticated`);
+  if (fingerprint !== undefined) {
+    if (seen.hostKeySha256 === fingerprint) return fingerprint;
+    throw new TrustRefused(
+      `${vmName} at ${where} presents ${seen.hostKeySha256} (${seen.hostKeyType}), not the ${fingerprint} you gave: nothing was recorded and no installer ran. ` +
+        `Either the fingerprint was copied wrong (check it again on the VM's console: ${check}), or something other than that VM answers at ${where}: then do not accept it.`,
+      1,
+    );
+  }
+  if (!deps.interactive) {
+    throw new TrustRefused(
+      `not recorded: no terminal to confirm ${seen.hostKeySha256} on. Check it on ${vmName}'s console (${check}), then pass it: npm run trust -- ${vmName} ${seen.hostKeySha256}`,
+      2,
+    );
+  }
+  const answer = await deps.ask(
+    `Is ${seen.hostKeySha256} what ${check} prints on ${vmName}'s console? Only then record it and run ${vmName}'s installers against it [y/N] `,
   );
+  if (/^\s*y(es)?\s*$/i.test(answer)) return seen.hostKeySha256;
+  throw new TrustRefused(`not recorded: ${seen.hostKeySha256} was not confirmed; ${vmName}'s record and installers are unchanged`, 1);
+}
+
+async function askAtTerminal(question: string): Promise<string> {
+  const rl = readline.createInterface({ input: process.stdin, output: process.stderr });
+  try {
+    return await rl.question(question);
+  } finally {
+    rl.close();
+  }
+}
+
+/** Synthesizes the stack, then replaces the VM's record with `key` in one terraform apply; its exit code. */
+function recordKey(projectDir: string, stackDir: string, vmName: string, record: string, key: string, applyArgs: string[]): number {
+  say("synthesizing the stack (cdktf synth)");
+  const synth = spawnSync("bash", [path.join(__dirname, "cdktf"), "synth"], { cwd: projectDir, stdio: ["ignore", "ignore", "inherit"] });
+  if (synth.status !== 0) return synth.status ?? 1;
+  say(`replacing ${record} with ${key}; ${vmName}'s installers then run again, requiring it`);
   const env = terraformEnv(projectDir);
   const tf = (args: string[]) => spawnSync("terraform", [`-chdir=${stackDir}`, ...args], { stdio: "inherit", env }).status ?? 1;
   const init = tf(["init", "-input=false"]);
   if (init !== 0) return init;
-  return tf(["apply", "-input=false", ...addresses.map((a) => `-replace=${a}`), ...applyArgs]);
+  // Both strings are checked (a VM name, a fingerprint): nothing else reaches the variable.
+  const accepted = `${ACCEPTED_HOST_KEYS_VARIABLE}={${JSON.stringify(vmName)} = ${JSON.stringify(key)}}`;
+  return tf(["apply", "-input=false", `-replace=${record}`, `-var=${accepted}`, ...applyArgs]);
 }
 
-if (require.main === module) process.exit(main(process.argv.slice(2)));
+export async function main(argv: string[], projectDir = projectFolder("trust")): Promise<number> {
+  try {
+    const request = parseTrustArgs(argv);
+    const { stackDir } = readProject(projectDir);
+    const { config, outputs } = readDeployed(projectDir, say);
+    const { vm, target, record } = trustTarget(config, request.vmName, outputs);
+    const key = await acceptedKey(vm.name, target, request.fingerprint, {
+      probe: probeHostKey,
+      interactive: process.stdin.isTTY === true,
+      ask: askAtTerminal,
+      say,
+      retry: resolveSshRetry(sshEvent(vm).ssh),
+    });
+    return recordKey(projectDir, stackDir, vm.name, record, key, request.applyArgs);
+  } catch (err) {
+    say((err as Error).message);
+    return err instanceof TrustRefused ? err.exitCode : 2;
+  }
+}
+
+if (require.main === module) main(process.argv.slice(2)).then((code) => process.exit(code));

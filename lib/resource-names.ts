@@ -11,6 +11,21 @@ export function jobName(vm: string, handler: string): string {
   return `${vm}-${handler}`;
 }
 
+/** The logical id of the nubes_vc_vm_v3 a VM of kind "nubes" is. */
+export function vmResourceId(vm: string): string {
+  return `${resourcePrefix(vm)}_vm`;
+}
+
+/** The logical id of the terraform_data replaced with every new VM of kind "nubes" (its trigger is the VM's id). */
+export function vmGenerationId(vm: string): string {
+  return `${resourcePrefix(vm)}_vm_generation`;
+}
+
+/** The logical id of a VM's installer job. */
+export function installerJobId(vm: string, installerKey: string): string {
+  return `${resourcePrefix(vm)}_${installerKey}`;
+}
+
 /** The output that holds a VM's installer result. */
 export function resultOutputName(vm: string, installerKey: string): string {
   return `${resourcePrefix(vm)}_${installerKey}_result`;
@@ -24,6 +39,9 @@ export function hostKeyIds(vm: string): { probe: string; record: string; output:
   const prefix = resourcePrefix(vm);
   return { probe: `${prefix}_host_key_probe`, record: `${prefix}_host_key`, output: `${prefix}_host_key_sha256` };
 }
+
+/** The stack's variable through which `npm run trust` gives the host key an operator accepted (VM name -> "SHA256:..."). */
+export const ACCEPTED_HOST_KEYS_VARIABLE = "accepted_host_keys";
 
 /** The output that holds the address a VM's jobs connect to. */
 export function addressOutputName(vm: string): string {

@@ -6,7 +6,7 @@ import { Construct } from "constructs";
 import { Vapp } from "../providers/generated/nubes/vapp";
 import { VcVmV3 } from "../providers/generated/nubes/vc-vm-v3";
 import { SSH_RETRY_SETTINGS } from "../shared/ssh-retry";
-import { Fn, type ITerraformDependable, TerraformOutput, type TerraformVariable } from "./cdktf";
+import { Fn, type ITerraformDependable, TerraformOutput, TerraformStack, TerraformVariable } from "./cdktf";
 import { privateKeyPermissionProblem } from "./config/key-file";
 import type { NubesConfig, VmConfig } from "./config/types";
 import { type CatalogEntry, INSTALLERS } from "./installers/catalog";
@@ -14,7 +14,17 @@ import { installerEvent, secretVariableNames, sshEvent } from "./installers/inst
 import { HandlerAsset } from "./jobs/handler-asset";
 import { type InstallerJob, type JobTargetFactory, resourceAddress } from "./jobs/job-spec";
 import { TerraformData } from "./jobs/terraform-data";
-import { addressOutputName, hostKeyIds, jobName, resourcePrefix, resultOutputName } from "./resource-names";
+import {
+  ACCEPTED_HOST_KEYS_VARIABLE,
+  addressOutputName,
+  hostKeyIds,
+  installerJobId,
+  jobName,
+  resourcePrefix,
+  resultOutputName,
+  vmGenerationId,
+  vmResourceId,
+} from "./resource-names";
 import { warnRiskySettings } from "./risky-settings";
 import type { TerraformPaths } from "./terraform-paths";
 
@@ -56,6 +66,28 @@ function secretEvent(vm: VmConfig, def: CatalogEntry, variable: VmInstallationPr
   );
 }
 
+/**
+ * The stack's one variable of host keys an operator accepted, by VM name: empty on every deploy, set only
+ * by `npm run trust` for the apply that replaces that VM's record.
+ */
+function acceptedHostKeys(scope: Construct): TerraformVariable {
+  const stack = TerraformStack.of(scope);
+  const existing = stack.node.tryFindChild(ACCEPTED_HOST_KEYS_VARIABLE) as TerraformVariable | undefined;
+  if (existing) return existing;
+  const variable = new TerraformVariable(stack, ACCEPTED_HOST_KEYS_VARIABLE, {
+    type: "map(string)",
+    default: {},
+    description: "Set by npm run trust only: VM name -> the SHA256 host key fingerprint the operator accepted for it (checked on the VM's console)",
+  });
+  variable.overrideLogicalId(ACCEPTED_HOST_KEYS_VARIABLE);
+  return variable;
+}
+
+/** A step in a VM's chain of jobs as the next job takes it (JobSpec.previous): it runs after `resource` and is replaced with it. */
+function chainLink(resource: TerraformData, id: string): InstallerJob {
+  return { fqn: resource.fqn, address: resourceAddress(resource, id), message: "" };
+}
+
 export class VmInstallation extends Construct {
   /** The address the jobs connect to, as a Terraform expression. */
   readonly address: string;
@@ -75,7 +107,8 @@ export class VmInstallation extends Construct {
     const host = { address: this.address, user: vm.user, port: vm.sshPort };
     const installers = props.installers ?? INSTALLERS;
     const anyJob = installers.some((def) => vm.installers[def.key].enabled);
-    const trust = vm.hostKeySha256 === undefined && anyJob ? this.recordHostKey(props, prefix, host, machine) : undefined;
+    const newVm = machine && anyJob ? this.vmGeneration(vm, machine) : undefined;
+    const trust = vm.hostKeySha256 === undefined && anyJob ? this.recordHostKey(props, host, machine, newVm) : undefined;
     this.hostKeyRecord = trust?.record;
     const keyOnThisMachine = props.paths.resolve(vm.privateKeyPath);
     // Reported by synth with every other problem; a key made after synth is checked when it is read.
@@ -86,7 +119,10 @@ export class VmInstallation extends Construct {
       hostKeySha256: vm.hostKeySha256 ?? trust?.hostKeySha256,
     };
 
-    let previous: InstallerJob | undefined = trust?.probe;
+    // Each job runs after the step before it on this VM and is replaced with it: a new VM, then the record
+    // of its key (a new record, for a new VM or a key accepted by `npm run trust`, reruns every installer
+    // against it), then each installer in turn.
+    let previous: InstallerJob | undefined = trust ? chainLink(trust.record, hostKeyIds(vm.name).record) : newVm;
     for (const def of installers) {
       const settings = vm.installers[def.key];
       const outputName = resultOutputName(vm.name, def.key);
@@ -94,7 +130,7 @@ export class VmInstallation extends Construct {
         new TerraformOutput(this, outputName, { value: "skipped", description: `${vm.name}: ${def.handler} (disabled)` }).overrideLogicalId(outputName);
         continue;
       }
-      const job = props.jobTarget(this, `${prefix}_${def.key}`, {
+      const job = props.jobTarget(this, installerJobId(vm.name, def.key), {
         name: jobName(vm.name, def.handler),
         asset: HandlerAsset.forHandler(this, def.handler, def.handlersDir),
         connection,
@@ -124,10 +160,12 @@ export class VmInstallation extends Construct {
    * Trust on first contact, kept in Terraform state: a probe job reads the VM's host key without
    * authenticating, and a terraform_data records the first key it reports. `ignore_changes` keeps that
    * record through every later deploy (the probe's later reports do not move it), so the installers
-   * require the first key until the VM is replaced (`replace_triggered_by` its id) or a person accepts a
-   * new one (`npm run trust`, which replaces this record). A host of kind "existing" keeps its record.
+   * require the first key until the VM is replaced or a person accepts a new one (`npm run trust`, which
+   * replaces this record). A new VM (a new id, whatever the cause) replaces the probe and the record
+   * with it: the probe's message is then unknown until it has run on the new VM, so the new record is
+   * made after that run, from its report, never from the old VM's. A host of kind "existing" keeps its record.
    */
-  private recordHostKey(props: VmInstallationProps, prefix: string, host: { address: string; user: string; port: number }, machine?: VcVmV3) {
+  private recordHostKey(props: VmInstallationProps, host: { address: string; user: string; port: number }, machine?: VcVmV3, newVm?: InstallerJob) {
     const { vm } = props;
     const ids = hostKeyIds(vm.name);
     const probe = props.jobTarget(this, ids.probe, {
@@ -139,13 +177,18 @@ export class VmInstallation extends Construct {
       runId: props.runId,
       waitTimeoutSec: (vm.sshRetry?.budgetSec ?? SSH_RETRY_SETTINGS.budgetSec.default) + 60,
       dependsOn: machine ? [machine as ITerraformDependable] : [],
+      previous: newVm,
     });
     const id = ids.record;
-    // No default in lookup: a probe result without a key fails the deploy instead of recording nothing.
-    const record = new TerraformData(this, "host_key", { input: { sha256: Fn.lookup(Fn.jsondecode(probe.message), "host_key_sha256") }, dependsOn: [probe] });
+    // No default in the inner lookup: a probe result without a key fails the deploy instead of recording
+    // nothing. The key an operator accepted (npm run trust, which gives it for this one apply) comes first:
+    // then exactly that key is recorded, whatever answers while the apply runs.
+    const seen = Fn.lookup(Fn.jsondecode(probe.message), "host_key_sha256");
+    const sha256 = Fn.lookup(acceptedHostKeys(this).value, vm.name, seen);
+    const record = new TerraformData(this, "host_key", { input: { sha256 }, dependsOn: [probe] });
     record.overrideLogicalId(id);
     record.addOverride("lifecycle.ignore_changes", ["input"]);
-    if (machine) record.addOverride("lifecycle.replace_triggered_by", [`${resourceAddress(machine, `${prefix}_vm`)}.id`]);
+    if (newVm) record.addOverride("lifecycle.replace_triggered_by", [newVm.address]);
     record.addOverride("lifecycle.postcondition", [
       {
         condition: `\${can(regex("^SHA256:[A-Za-z0-9+/]{43}$", self.output.sha256))}`,
@@ -153,6 +196,20 @@ export class VmInstallation extends Construct {
       },
     ]);
     return { probe, record, hostKeySha256: record.getStringAttribute("output.sha256") };
+  }
+
+  /**
+   * A terraform_data replaced with every new VM, for every cause: its trigger is the VM's id, unknown
+   * whenever the VM is (re)created, and a VM replaced in place and one deleted outside Terraform (which
+   * refresh drops, so it is planned as a create) both are. What must start again on a new VM names this
+   * in replace_triggered_by: naming the VM's id there would miss the second cause, as Terraform does not
+   * trigger on a resource being created.
+   */
+  private vmGeneration(vm: VmConfig, machine: VcVmV3): InstallerJob {
+    const id = vmGenerationId(vm.name);
+    const generation = new TerraformData(this, "vm_generation", { triggersReplace: { vm_id: machine.id } });
+    generation.overrideLogicalId(id);
+    return chainLink(generation, id);
   }
 
   private createVm(vm: VmConfig, nubes: NubesConfig, paths: TerraformPaths, prefix: string): VcVmV3 {
@@ -180,7 +237,7 @@ export class VmInstallation extends Construct {
       deleteMode: nubes.deleteMode,
       resumeIfExists: nubes.resumeIfExists,
     });
-    machine.overrideLogicalId(`${prefix}_vm`);
+    machine.overrideLogicalId(vmResourceId(vm.name));
     return machine;
   }
 }

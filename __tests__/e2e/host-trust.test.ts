@@ -2,7 +2,9 @@
 // The first deploy records the key the VM presents in Terraform state; after the VM's host keys are
 // replaced, a deploy with a new runId fails before authentication naming both keys, every installer run
 // against the recorded key fails the same way, and sshd's own log shows no accepted authentication after
-// the change. `npm run trust` then accepts the new key and the next deploy succeeds.
+// the change. `npm run trust` records nothing blind (no terminal, no fingerprint) and refuses a fingerprint
+// the VM does not present, running no installer; given the right one, it records exactly that key and the
+// installers run against it.
 import { spawnSync } from "node:child_process";
 import * as path from "node:path";
 import { type CdktfRun, readOutputs, runCdktf, writeCdktfProject } from "../../demo/project";
@@ -98,23 +100,64 @@ describeE2E("host keys: trust on first contact, remembered in Terraform state", 
     expect(log).not.toMatch(/Accepted (publickey|password|keyboard-interactive)/);
   }, 600_000);
 
-  test("npm run trust accepts the key the VM presents now; the next deploy succeeds and changes nothing", async () => {
-    const trust = spawnSync(
-      process.execPath,
-      ["-r", path.join(PROJECT_ROOT, "bin", "ts-register.js"), path.join(PROJECT_ROOT, "bin", "trust.ts"), "trust", "-auto-approve"],
-      {
-        cwd: dir,
-        encoding: "utf8",
-        env: { ...process.env, ...env },
-      },
-    );
-    expect(`${trust.stdout}\n${trust.stderr}`).toMatch(/Apply complete!/);
-    expect(trust.status).toBe(0);
+  /** `npm run trust -- <args>` in the project folder, with no terminal (stdin is not a TTY). */
+  function trust(args: string[]): { code: number | null; said: string } {
+    const r = spawnSync(process.execPath, ["-r", path.join(PROJECT_ROOT, "bin", "ts-register.js"), path.join(PROJECT_ROOT, "bin", "trust.ts"), ...args], {
+      cwd: dir,
+      encoding: "utf8",
+      env: { ...process.env, ...env },
+    });
+    return { code: r.status, said: `${r.stdout}\n${r.stderr}` };
+  }
+
+  /** The same at a terminal: script(1) runs it on a pseudo-terminal and types `input`. */
+  function atTerminal(args: string[], input: string): { code: number | null; said: string } {
+    const quote = (word: string) => `'${word.replace(/'/g, "'\\''")}'`;
+    const command = [process.execPath, "-r", path.join(PROJECT_ROOT, "bin", "ts-register.js"), path.join(PROJECT_ROOT, "bin", "trust.ts"), ...args]
+      .map(quote)
+      .join(" ");
+    const r = spawnSync("script", ["-qec", command, "/dev/null"], { cwd: dir, encoding: "utf8", input, env: { ...process.env, ...env } });
+    return { code: r.status, said: `${r.stdout}\n${r.stderr}` };
+  }
+
+  test("npm run trust without a fingerprint shows the key and records nothing (no terminal, or not confirmed at one); a wrong fingerprint is refused and no installer runs", async () => {
+    // A marker an installer run would undo: install-packages would put jq back.
+    expect((await sb.rootExec("apt-get remove -y jq >/dev/null 2>&1 && ! dpkg -s jq >/dev/null 2>&1")).code).toBe(0);
+    const blind = trust(["trust", "-auto-approve"]);
+    expect(blind.code).toBe(2);
+    expect(blind.said).toContain(`trust at ${sb.address}:${sb.port} presents ${newKey} (ssh-ed25519); nothing was authenticated`);
+    expect(blind.said).toContain(`not recorded: no terminal to confirm ${newKey} on`);
+    expect(blind.said).toContain(`npm run trust -- trust ${newKey}`);
+
+    // At a terminal (script(1) gives it one) it asks; anything but yes records nothing.
+    const declined = atTerminal(["trust"], "n\n");
+    expect(declined.code).toBe(1);
+    expect(declined.said).toContain(`Is ${newKey} what ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub prints on trust's console?`);
+    expect(declined.said).toContain(`not recorded: ${newKey} was not confirmed`);
+
+    const wrong = `SHA256:${"W".repeat(43)}`;
+    const refused = trust(["trust", wrong, "-auto-approve"]);
+    expect(refused.code).toBe(1);
+    expect(refused.said).toContain(`presents ${newKey} (ssh-ed25519), not the ${wrong} you gave: nothing was recorded and no installer ran`);
+    expect(`${blind.said}${refused.said}`).not.toMatch(/terraform_data\.trust_\w+: (Creating|Destroying)/);
+
+    expect(recordedKey()).toBe(firstKey);
+    expect((await sb.rootExec("dpkg -s jq >/dev/null 2>&1")).code).not.toBe(0);
+    expect(await sshdLogSince(changedAt)).not.toMatch(/Accepted (publickey|password|keyboard-interactive)/);
+  }, 600_000);
+
+  test("npm run trust with the fingerprint checked on the console records exactly it and reruns the installers against it; the next deploy changes nothing", async () => {
+    const accepted = trust(["trust", newKey, "-auto-approve"]);
+    expect(accepted.said).toMatch(/Apply complete!/);
+    expect(accepted.code).toBe(0);
+    expect(accepted.said).toMatch(/terraform_data\.trust_packages: Creation complete/);
     expect(recordedKey()).toBe(newKey);
+    expect((await sb.rootExec("dpkg -s jq >/dev/null 2>&1")).code).toBe(0);
+    expect(await sshdLogSince(changedAt)).toMatch(/Accepted publickey for ubuntu/);
     const run = await deploy(2);
     expect(run.code).toBe(0);
-    expect(JSON.parse(run.outputs.trust_packages_result).host_key_sha256).toBe(newKey);
+    expect(JSON.parse(run.outputs.trust_packages_result)).toMatchObject({ host_key_sha256: newKey, installed: ["jq"] });
+    expect(JSON.parse(run.outputs.trust_postgres_result).host_key_sha256).toBe(newKey);
     expect(run.output).not.toMatch(/terraform_data\.trust_packages[^:]*: Creating/);
-    expect(await sshdLogSince(changedAt)).toMatch(/Accepted publickey for ubuntu/);
   }, 600_000);
 });

@@ -213,7 +213,7 @@ export function hostKeyMismatch(target: HostTarget, host: { seen?: string; type:
   return new SshConnectError(
     `host key mismatch for ${target.host}:${target.port}: expected ${target.hostKeySha256} but the server presented ${host.seen} (${host.type}); refusing to authenticate, nothing was sent to it. ` +
       `The expected key (SSH_HOST_KEY_SHA256) is the VM's pin (vms[].hostKeySha256) or the key recorded in Terraform state at the VM's first contact. ` +
-      `If the VM was legitimately rebuilt or its keys rotated, check ${host.seen} on the VM's console (ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub), then accept it: \`npm run trust -- <vm name>\` (records the key the VM presents now) or set vms[].hostKeySha256 to it. Otherwise something else answers at this address: do not accept it.`,
+      `If the VM was legitimately rebuilt or its keys rotated, check ${host.seen} on the VM's console (ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub), then accept exactly it: \`npm run trust -- <vm name> ${host.seen}\` (refused unless the VM presents it) or set vms[].hostKeySha256 to it. Otherwise something else answers at this address: do not accept it.`,
     false,
     "HOST_KEY_MISMATCH",
   );

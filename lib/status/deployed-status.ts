@@ -36,6 +36,20 @@ function deployedOutputs(stackDir: string, projectDir: string): Record<string, s
   return Object.fromEntries(Object.entries(outputs).map(([k, v]) => [k, typeof v.value === "string" ? v.value : JSON.stringify(v.value)]));
 }
 
+/** The resource addresses in the deployed state: which VM and which jobs exist now. */
+function deployedResources(stackDir: string, projectDir: string): Set<string> {
+  const out = terraformIn(stackDir, projectDir, ["state", "list"]);
+  // Never deployed: no state at all, so nothing in it.
+  if (out.status !== 0 && /No state file was found/.test(out.stderr)) return new Set();
+  if (out.status !== 0) throw new Error(`terraform state list failed in ${stackDir}: ${out.stderr.trim().split("\n").slice(-3).join(" ")}`);
+  return new Set(
+    out.stdout
+      .split("\n")
+      .map((l) => l.trim())
+      .filter(Boolean),
+  );
+}
+
 /**
  * The configuration and the deployed outputs of the stack deployed from `projectDir` (or from another
  * working copy sharing its state); throws saying what is missing. `say` hears about a synth or init this
@@ -49,7 +63,11 @@ export function readDeployed(projectDir: string, say: (line: string) => void = (
 
 /** The status rows of the deployed stack (see readDeployed). */
 export function readStatus(projectDir: string, say: (line: string) => void = () => undefined): StatusRow[] {
-  const { config, outputs } = readDeployed(projectDir, say);
+  const { config, stackDir } = readProject(projectDir);
+  const { outputs } = readDeployed(projectDir, say);
   const resultsDir = path.join(projectDir, ".vm-install", config.stackName);
-  return statusRows(config, outputs, config.jobTarget === "local" ? (job) => localRecord(resultsDir, job) : undefined);
+  return statusRows(config, outputs, {
+    local: config.jobTarget === "local" ? (job) => localRecord(resultsDir, job) : undefined,
+    state: deployedResources(stackDir, projectDir),
+  });
 }

@@ -1,9 +1,9 @@
 // What `npm run status` shows: one row per VM x installer, read from the deployed outputs (the same ones
 // `cdktf output` shows) and, with the local target, from the job's own result file and log. Pure: the
 // reading is bin/status.ts's business, so this is tested with plain objects.
-import type { VmInstallConfig } from "../config/types";
+import type { VmConfig, VmInstallConfig } from "../config/types";
 import { type CatalogEntry, INSTALLERS } from "../installers/catalog";
-import { jobName, resultOutputName } from "../resource-names";
+import { installerJobId, jobName, resultOutputName, vmResourceId } from "../resource-names";
 
 export type RowStatus = "ok" | "partial" | "failed" | "skipped" | "not run";
 
@@ -65,15 +65,45 @@ export function statusRow(vm: string, def: CatalogEntry, output: string | undefi
   };
 }
 
+/** Where the rows come from besides the outputs. */
+export interface StatusSources {
+  /** The local target's record of a job, by job name. */
+  local?: (job: string) => LocalJobRecord | undefined;
+  /** The resource addresses in the deployed state (`terraform state list`); unchecked when absent. */
+  state?: ReadonlySet<string>;
+  catalog?: readonly CatalogEntry[];
+}
+
+/**
+ * Why a result must not be shown, when it belongs to another VM than the one deployed now. Terraform
+ * keeps an output's last value when an apply stops before evaluating it again, so after a VM is replaced
+ * (or deleted outside Terraform, which refresh notices) the outputs may still hold the old VM's results;
+ * the state does not: a job's old instance is destroyed before the new VM's one runs.
+ */
+function notOfThisVm(config: VmInstallConfig, vm: VmConfig, def: CatalogEntry, state: ReadonlySet<string>): string | undefined {
+  if (vm.kind === "nubes" && !state.has(`nubes_vc_vm_v3.${vmResourceId(vm.name)}`)) {
+    return `${vm.name} is not in the Terraform state (deleted outside Terraform, or its creation failed): no result of an earlier VM is shown; npm run deploy creates it and runs its installers`;
+  }
+  const jobType = config.jobTarget === "sless" ? "sless_job" : "terraform_data";
+  if (!state.has(`${jobType}.${installerJobId(vm.name, def.key)}`)) {
+    return `${def.handler} has not run on the current VM (its job is not in the Terraform state: the VM was replaced, or the last deploy stopped before this job); npm run deploy runs it`;
+  }
+  return undefined;
+}
+
 /** Every VM x installer of `config`, in config and catalog order. */
-export function statusRows(
-  config: VmInstallConfig,
-  outputs: Record<string, string>,
-  local: (job: string) => LocalJobRecord | undefined = () => undefined,
-  catalog: readonly CatalogEntry[] = INSTALLERS,
-): StatusRow[] {
+export function statusRows(config: VmInstallConfig, outputs: Record<string, string>, sources: StatusSources = {}): StatusRow[] {
+  const { local = () => undefined, state, catalog = INSTALLERS } = sources;
   return config.vms.flatMap((vm) =>
-    catalog.map((def) => statusRow(vm.name, def, outputs[resultOutputName(vm.name, def.key)], local(jobName(vm.name, def.handler)))),
+    catalog.map((def) => {
+      const output = outputs[resultOutputName(vm.name, def.key)];
+      const record = local(jobName(vm.name, def.handler));
+      // Only a result is checked: a row without one says "not run" (or "skipped") as it is.
+      const result = record !== undefined || (output !== undefined && !["", "skipped", "not run"].includes(output));
+      const stale = result && state ? notOfThisVm(config, vm, def, state) : undefined;
+      if (stale) return { vm: vm.name, installer: def.handler, status: "not run" as const, summary: stale };
+      return statusRow(vm.name, def, output, record);
+    }),
   );
 }
 
