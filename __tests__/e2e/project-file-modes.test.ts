@@ -46,9 +46,12 @@ describeE2E("a deploy leaves what it writes in the project folder to its owner, 
 
   sandboxPerSuite((s) => (sb = s));
 
-  test.each([0o022, 0o000])(
-    "umask %o: state, .backup, plan, .terraform, results, logs and triggers are 0600, their folders 0700",
-    async (mask) => {
+  test.each([
+    ["022", 0o022],
+    ["000", 0o000],
+  ])(
+    "umask %s: state, .backup, plan, .terraform, results, logs and triggers are 0600, their folders 0700",
+    async (_, mask) => {
       const stack = `modes-${mask.toString(8)}`;
       const dir = tempDir(stack);
       writeCdktfProject(dir, ctx(stack));
