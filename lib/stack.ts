@@ -12,6 +12,7 @@ import type { JobTargetFactory } from "./jobs/job-spec";
 import { localJobTarget } from "./jobs/local-job";
 import { slessJobTarget } from "./jobs/sless-job";
 import { TerraformData } from "./jobs/terraform-data";
+import { warnLocalStateSecrets } from "./risky-settings";
 import { configureBackend } from "./state-backend";
 import { TerraformPaths } from "./terraform-paths";
 import { type SecretRule, VmInstallation } from "./vm-installation";
@@ -52,6 +53,7 @@ export class VmInstallStack extends TerraformStack {
     if (config.jobTarget === "sless") this.slessProvider(config);
     const paths = new TerraformPaths(path.join(path.resolve(App.of(this).outdir), "stacks", id), baseDir);
     configureBackend(this, id, config.backend, paths);
+    warnLocalStateSecrets(this, config, props.installers);
     const jobTarget: JobTargetFactory =
       config.jobTarget === "sless"
         ? slessJobTarget({ runtime: config.sless.runtime })
