@@ -2,19 +2,49 @@
 // (only built-ins), that its command line is the runner's protocol, and that real Terraform reads the
 // result state the runner writes.
 import { execFileSync, spawnSync } from "node:child_process";
-import { createHash } from "node:crypto";
+import { createHash, scryptSync } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { PROJECT_ROOT } from "../lib/bundling/bundle";
+import { App } from "../lib/cdktf";
+import { parseConfig } from "../lib/config/parse";
 import { invokeProgram, parseInvokeArgs, RESULT_STATE_DEFAULTS, resultAsTfstate, writeResultFile } from "../lib/runner/invoke-protocol";
+import { VmInstallStack } from "../lib/stack";
 import { shellWords } from "./runner/fixtures";
-import { synth, synthApp, tempDir } from "./support/synth";
+import { filesUnder, synth, synthApp, type TfJson, tempDir } from "./support/synth";
 
 const tfEnv = (): NodeJS.ProcessEnv => {
   const rc = path.join(tempDir("tfrc"), "terraformrc");
   fs.writeFileSync(rc, "");
   return { ...process.env, TF_CLI_CONFIG_FILE: rc, CHECKPOINT_DISABLE: "1", TF_IN_AUTOMATION: "1" };
 };
+
+/** Synthesizes `context` as a working copy in `dir` would (its own cdktf.out and .vm-install). */
+function synthIn(dir: string, context: Record<string, unknown>): { tf: TfJson; outdir: string } {
+  const config = parseConfig(context);
+  const outdir = path.join(dir, "cdktf.out");
+  const app = new App({ outdir });
+  new VmInstallStack(app, config.stackName, { config, baseDir: dir });
+  app.synth();
+  return { tf: JSON.parse(fs.readFileSync(path.join(outdir, "stacks", config.stackName, "cdk.tf.json"), "utf8")), outdir };
+}
+
+/** Runs `body` with `vars` set in (undefined: removed from) this process's environment, then restores it. */
+function withEnv<T>(vars: Record<string, string | undefined>, body: () => T): T {
+  const saved = Object.fromEntries(Object.keys(vars).map((k) => [k, process.env[k]]));
+  const set = (values: Record<string, string | undefined>) => {
+    for (const [k, v] of Object.entries(values)) {
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
+  };
+  set(vars);
+  try {
+    return body();
+  } finally {
+    set(saved);
+  }
+}
 
 const pin = `SHA256:${"E".repeat(43)}`;
 const ctx = {
@@ -101,41 +131,71 @@ describe("local job target with existing hosts", () => {
     expect(cleanup).toEqual({ command: 'rm -f "${self.input.result_file}"', when: "destroy" });
   });
 
-  test("a changed secret reruns its job: the trigger is a salted digest, the salt in a 0600 file outside state and cdktf.out", () => {
-    const trigger = jobs.h1_postgres.triggers_replace.secrets;
-    const salt = path.join(PROJECT_ROOT, ".vm-install", "local", "secret-salt");
-    expect(trigger).toBe(`\${nonsensitive(sha256(join("\\n", [file(${JSON.stringify(path.relative(stackDir, salt))}), var.pg_password])))}`);
-    expect(fs.statSync(salt).mode & 0o777).toBe(0o600);
-    expect(fs.readFileSync(salt, "utf8")).toMatch(/^[0-9a-f]{64}\n$/);
-    // The salt stays the same from one synth to the next, or every deploy would rerun the job.
-    const before = fs.readFileSync(salt, "utf8");
-    expect(synth(ctx).tf.resource.terraform_data.h1_postgres.triggers_replace.secrets).toBe(trigger);
-    expect(fs.readFileSync(salt, "utf8")).toBe(before);
+  test("a changed secret reruns its job from any working copy: the trigger is scrypt over the value, salted by the configuration, in an owner-only file outside cdktf.out", () => {
+    const copies = [tempDir("copy-a"), tempDir("copy-b")];
+    const trigger = (dir: string, job: string) => fs.readFileSync(path.join(dir, ".vm-install", "local", `${job}.secret-trigger`), "utf8");
+    const first = withEnv({ TF_VAR_pg_password: "first password, long" }, () => copies.map((dir) => synthIn(dir, ctx)));
+    // Terraform reads the file at plan time; the expression names it relative to the stack folder and
+    // holds no variable: nothing secret in cdktf.out, the same configuration in both copies.
+    const file = path.join("..", "..", "..", ".vm-install", "local", "h1-install-postgres.secret-trigger");
+    const expression = `\${fileexists(${JSON.stringify(file)}) ? trimspace(file(${JSON.stringify(file)})) : "none: synthesized without TF_VAR_pg_password"}`;
+    for (const { tf, outdir } of first) {
+      expect(tf.resource.terraform_data.h1_postgres.triggers_replace.secrets).toBe(expression);
+      for (const f of filesUnder(outdir)) expect(fs.readFileSync(f, "utf8")).not.toContain("first password, long");
+    }
+    // scrypt (N=2^17, r=8, p=1) over the values, salted by stack, backend, job and address: the same in
+    // every working copy of this deployment, so a colleague's deploy does not rerun the job, and a guess
+    // against the state costs a full scrypt.
+    const salt = (job: string, address: string) =>
+      createHash("sha256")
+        .update(JSON.stringify(["vm-install secret trigger v1", JSON.stringify(["local", { type: "local" }]), job, address]))
+        .digest("hex");
+    const computed = new Map<string, string>();
+    const scrypt = (password: string, job: string, address: string) => {
+      const key = JSON.stringify([password, job, address]);
+      if (!computed.has(key)) {
+        const derived = scryptSync(JSON.stringify([password]), salt(job, address), 32, { N: 2 ** 17, r: 8, p: 1, maxmem: 2 ** 28 });
+        computed.set(key, `scrypt-N131072-r8-p1:${derived.toString("hex")}`);
+      }
+      return computed.get(key);
+    };
+    for (const dir of copies) {
+      expect(trigger(dir, "h1-install-postgres")).toBe(`${scrypt("first password, long", "h1-install-postgres", "192.0.2.10")}\n`);
+      expect(trigger(dir, "h2-install-postgres")).toBe(`${scrypt("first password, long", "h2-install-postgres", "192.0.2.11")}\n`);
+      expect(fs.statSync(path.join(dir, ".vm-install", "local", "h1-install-postgres.secret-trigger")).mode & 0o777).toBe(0o600);
+      expect(fs.statSync(path.join(dir, ".vm-install", "local")).mode & 0o777).toBe(0o700);
+      // No per-copy salt any more: that is what made a colleague's deploy rerun the job.
+      expect(fs.existsSync(path.join(dir, ".vm-install", "local", "secret-salt"))).toBe(false);
+    }
+    // Another password, in either copy: another trigger. A synth without the variable (cdktf synth, npm
+    // run status) leaves the last one.
+    withEnv({ TF_VAR_pg_password: "second password, long" }, () => synthIn(copies[1], ctx));
+    expect(trigger(copies[1], "h1-install-postgres")).toBe(`${scrypt("second password, long", "h1-install-postgres", "192.0.2.10")}\n`);
+    withEnv({ TF_VAR_pg_password: undefined }, () => synthIn(copies[1], ctx));
+    expect(trigger(copies[1], "h1-install-postgres")).toBe(`${scrypt("second password, long", "h1-install-postgres", "192.0.2.10")}\n`);
+    // Another deployment (stack name, backend) salts differently.
+    withEnv({ TF_VAR_pg_password: "first password, long" }, () => synthIn(copies[0], { ...ctx, backend: { type: "pg" } }));
+    expect(trigger(copies[0], "h1-install-postgres")).not.toBe(`${scrypt("first password, long", "h1-install-postgres", "192.0.2.10")}\n`);
     // Jobs without a secret carry no such trigger.
     expect(jobs.h1_packages.triggers_replace.secrets).toBeUndefined();
   });
 
-  test("Terraform computes that digest at plan time, and it differs with the password", () => {
+  test("Terraform reads that trigger at plan time; without the file it is a word no trigger equals, so the job reruns rather than miss a change", () => {
     const env = tfEnv();
-    const dir = tempDir("digest");
-    const salt = path.join(dir, "salt");
-    fs.writeFileSync(salt, "0123abcd\n");
-    fs.writeFileSync(
-      path.join(dir, "main.tf.json"),
-      JSON.stringify({
-        variable: { pg_password: { type: "string", sensitive: true } },
-        output: { d: { value: jobs.h1_postgres.triggers_replace.secrets.replace(/file\("[^"]+"\)/, `file(${JSON.stringify(salt)})`) } },
-      }),
-    );
+    const dir = tempDir("trigger");
+    const file = path.join(dir, "h1-install-postgres.secret-trigger");
+    const expression = jobs.h1_postgres.triggers_replace.secrets
+      .split(jobs.h1_postgres.triggers_replace.secrets.match(/fileexists\(("[^"]+")\)/)[1])
+      .join(JSON.stringify(file));
+    fs.writeFileSync(path.join(dir, "main.tf.json"), JSON.stringify({ output: { d: { value: expression } } }));
     execFileSync("terraform", ["init", "-input=false"], { cwd: dir, env, stdio: "pipe" });
-    const digest = (password: string) => {
-      const run = { cwd: dir, env: { ...env, TF_VAR_pg_password: password }, encoding: "utf8" as const };
-      execFileSync("terraform", ["apply", "-auto-approve", "-input=false", "-no-color"], run);
-      return execFileSync("terraform", ["output", "-raw", "d"], run);
+    const read = () => {
+      execFileSync("terraform", ["apply", "-auto-approve", "-input=false", "-no-color"], { cwd: dir, env, stdio: "pipe" });
+      return execFileSync("terraform", ["output", "-raw", "d"], { cwd: dir, env, encoding: "utf8" });
     };
-    const sha256 = (text: string) => createHash("sha256").update(text).digest("hex");
-    expect(digest("first password, long")).toBe(sha256("0123abcd\n\nfirst password, long"));
-    expect(digest("second password, long")).toBe(sha256("0123abcd\n\nsecond password, long"));
+    expect(read()).toBe("none: synthesized without TF_VAR_pg_password");
+    fs.writeFileSync(file, "scrypt-N131072-r8-p1:00ff\n");
+    expect(read()).toBe("scrypt-N131072-r8-p1:00ff");
   }, 60000);
 
   test("reruns: run_id, bundle, event and connection trigger a job; the previous job's rerun triggers the next", () => {

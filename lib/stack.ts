@@ -57,7 +57,11 @@ export class VmInstallStack extends TerraformStack {
     const jobTarget: JobTargetFactory =
       config.jobTarget === "sless"
         ? slessJobTarget({ runtime: config.sless.runtime })
-        : localJobTarget({ resultsDir: path.join(baseDir, ".vm-install", config.stackName), paths });
+        : localJobTarget({
+            resultsDir: path.join(baseDir, ".vm-install", config.stackName),
+            paths,
+            deployment: JSON.stringify([config.stackName, config.backend]),
+          });
 
     this.installations = config.vms.map(
       (vm) =>
