@@ -5,9 +5,11 @@ import { execFileSync, spawnSync } from "node:child_process";
 import { createHash, scryptSync } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { writeCdktfProject } from "../demo/project";
 import { PROJECT_ROOT } from "../lib/bundling/bundle";
 import { App } from "../lib/cdktf";
 import { parseConfig } from "../lib/config/parse";
+import { secretTrigger, secretTriggerJobs, secretTriggerSalt, writeSecretTriggers } from "../lib/jobs/secret-trigger";
 import { invokeProgram, parseInvokeArgs, RESULT_STATE_DEFAULTS, resultAsTfstate, writeResultFile } from "../lib/runner/invoke-protocol";
 import { VmInstallStack } from "../lib/stack";
 import { shellWords } from "./runner/fixtures";
@@ -27,23 +29,6 @@ function synthIn(dir: string, context: Record<string, unknown>): { tf: TfJson; o
   new VmInstallStack(app, config.stackName, { config, baseDir: dir });
   app.synth();
   return { tf: JSON.parse(fs.readFileSync(path.join(outdir, "stacks", config.stackName, "cdk.tf.json"), "utf8")), outdir };
-}
-
-/** Runs `body` with `vars` set in (undefined: removed from) this process's environment, then restores it. */
-function withEnv<T>(vars: Record<string, string | undefined>, body: () => T): T {
-  const saved = Object.fromEntries(Object.keys(vars).map((k) => [k, process.env[k]]));
-  const set = (values: Record<string, string | undefined>) => {
-    for (const [k, v] of Object.entries(values)) {
-      if (v === undefined) delete process.env[k];
-      else process.env[k] = v;
-    }
-  };
-  set(vars);
-  try {
-    return body();
-  } finally {
-    set(saved);
-  }
 }
 
 const pin = `SHA256:${"E".repeat(43)}`;
@@ -133,52 +118,89 @@ describe("local job target with existing hosts", () => {
 
   test("a changed secret reruns its job from any working copy: the trigger is scrypt over the value, salted by the configuration, in an owner-only file outside cdktf.out", () => {
     const copies = [tempDir("copy-a"), tempDir("copy-b")];
-    const trigger = (dir: string, job: string) => fs.readFileSync(path.join(dir, ".vm-install", "local", `${job}.secret-trigger`), "utf8");
-    const first = withEnv({ TF_VAR_pg_password: "first password, long" }, () => copies.map((dir) => synthIn(dir, ctx)));
-    // Terraform reads the file at plan time; the expression names it relative to the stack folder and
-    // holds no variable: nothing secret in cdktf.out, the same configuration in both copies.
+    const config = parseConfig(ctx);
+    const triggerOf = (dir: string, job: string) => fs.readFileSync(path.join(dir, ".vm-install", "local", `${job}.secret-trigger`), "utf8");
+    // What Terraform reads at plan time: the file, named relative to the stack folder, and no variable,
+    // so nothing secret in cdktf.out; the same configuration in both copies.
+    const synthesized = copies.map((dir) => synthIn(dir, ctx));
     const file = path.join("..", "..", "..", ".vm-install", "local", "h1-install-postgres.secret-trigger");
-    const expression = `\${fileexists(${JSON.stringify(file)}) ? trimspace(file(${JSON.stringify(file)})) : "none: synthesized without TF_VAR_pg_password"}`;
-    for (const { tf, outdir } of first) {
-      expect(tf.resource.terraform_data.h1_postgres.triggers_replace.secrets).toBe(expression);
-      for (const f of filesUnder(outdir)) expect(fs.readFileSync(f, "utf8")).not.toContain("first password, long");
+    for (const { tf } of synthesized) {
+      expect(tf.resource.terraform_data.h1_postgres.triggers_replace.secrets).toBe(
+        `\${fileexists(${JSON.stringify(file)}) ? trimspace(file(${JSON.stringify(file)})) : "none: deployed without TF_VAR_pg_password"}`,
+      );
     }
-    // scrypt (N=2^17, r=8, p=1) over the values, salted by stack, backend, job and address: the same in
-    // every working copy of this deployment, so a colleague's deploy does not rerun the job, and a guess
-    // against the state costs a full scrypt.
-    const salt = (job: string, address: string) =>
-      createHash("sha256")
-        .update(JSON.stringify(["vm-install secret trigger v1", JSON.stringify(["local", { type: "local" }]), job, address]))
-        .digest("hex");
+    // The class: the files bin/cdktf writes are exactly the files the jobs' triggers read.
+    const written = copies.map((dir) => writeSecretTriggers(dir, config, { TF_VAR_pg_password: "first password, long" }));
+    copies.forEach((dir, i) => {
+      const read = Object.values<any>(synthesized[i].tf.resource.terraform_data)
+        .map((r) => r.triggers_replace?.secrets?.match(/fileexists\("([^"]+)"\)/)?.[1])
+        .filter(Boolean)
+        .map((rel: string) => path.resolve(dir, "cdktf.out", "stacks", "local", rel));
+      expect(read.sort()).toEqual(written[i].sort());
+      expect(read).toHaveLength(2);
+    });
+    // scrypt (N=2^17, r=8, p=1) over the values, salted by stack, backend and job: the same in every
+    // working copy of this deployment, so a colleague's deploy does not rerun the job, and a guess against
+    // the state costs a full scrypt.
     const computed = new Map<string, string>();
-    const scrypt = (password: string, job: string, address: string) => {
-      const key = JSON.stringify([password, job, address]);
+    const scrypt = (password: string, job: string, backend: unknown = { type: "local" }) => {
+      const key = JSON.stringify([password, job, backend]);
       if (!computed.has(key)) {
-        const derived = scryptSync(JSON.stringify([password]), salt(job, address), 32, { N: 2 ** 17, r: 8, p: 1, maxmem: 2 ** 28 });
-        computed.set(key, `scrypt-N131072-r8-p1:${derived.toString("hex")}`);
+        const salt = createHash("sha256")
+          .update(JSON.stringify(["vm-install secret trigger v1", "local", backend, job]))
+          .digest("hex");
+        computed.set(
+          key,
+          `scrypt-N131072-r8-p1:${scryptSync(JSON.stringify([password]), salt, 32, { N: 2 ** 17, r: 8, p: 1, maxmem: 2 ** 28 }).toString("hex")}\n`,
+        );
       }
       return computed.get(key);
     };
     for (const dir of copies) {
-      expect(trigger(dir, "h1-install-postgres")).toBe(`${scrypt("first password, long", "h1-install-postgres", "192.0.2.10")}\n`);
-      expect(trigger(dir, "h2-install-postgres")).toBe(`${scrypt("first password, long", "h2-install-postgres", "192.0.2.11")}\n`);
+      expect(triggerOf(dir, "h1-install-postgres")).toBe(scrypt("first password, long", "h1-install-postgres"));
+      expect(triggerOf(dir, "h2-install-postgres")).toBe(scrypt("first password, long", "h2-install-postgres"));
       expect(fs.statSync(path.join(dir, ".vm-install", "local", "h1-install-postgres.secret-trigger")).mode & 0o777).toBe(0o600);
       expect(fs.statSync(path.join(dir, ".vm-install", "local")).mode & 0o777).toBe(0o700);
       // No per-copy salt any more: that is what made a colleague's deploy rerun the job.
       expect(fs.existsSync(path.join(dir, ".vm-install", "local", "secret-salt"))).toBe(false);
     }
-    // Another password, in either copy: another trigger. A synth without the variable (cdktf synth, npm
-    // run status) leaves the last one.
-    withEnv({ TF_VAR_pg_password: "second password, long" }, () => synthIn(copies[1], ctx));
-    expect(trigger(copies[1], "h1-install-postgres")).toBe(`${scrypt("second password, long", "h1-install-postgres", "192.0.2.10")}\n`);
-    withEnv({ TF_VAR_pg_password: undefined }, () => synthIn(copies[1], ctx));
-    expect(trigger(copies[1], "h1-install-postgres")).toBe(`${scrypt("second password, long", "h1-install-postgres", "192.0.2.10")}\n`);
-    // Another deployment (stack name, backend) salts differently.
-    withEnv({ TF_VAR_pg_password: "first password, long" }, () => synthIn(copies[0], { ...ctx, backend: { type: "pg" } }));
-    expect(trigger(copies[0], "h1-install-postgres")).not.toBe(`${scrypt("first password, long", "h1-install-postgres", "192.0.2.10")}\n`);
-    // Jobs without a secret carry no such trigger.
+    // Unchanged: not rewritten. Another password, in either copy: another trigger. Without the variable
+    // (cdktf synth in a shell without it) the last one stays.
+    expect(writeSecretTriggers(copies[0], config, { TF_VAR_pg_password: "first password, long" })).toEqual([]);
+    writeSecretTriggers(copies[1], config, { TF_VAR_pg_password: "second password, long" });
+    expect(triggerOf(copies[1], "h1-install-postgres")).toBe(scrypt("second password, long", "h1-install-postgres"));
+    expect(writeSecretTriggers(copies[1], config, {})).toEqual([]);
+    expect(triggerOf(copies[1], "h1-install-postgres")).toBe(scrypt("second password, long", "h1-install-postgres"));
+    // Another deployment (here: another backend) salts differently.
+    writeSecretTriggers(copies[0], parseConfig({ ...ctx, backend: { type: "pg" } }), { TF_VAR_pg_password: "first password, long" });
+    expect(triggerOf(copies[0], "h1-install-postgres")).toBe(scrypt("first password, long", "h1-install-postgres", { type: "pg" }));
+    expect(scrypt("first password, long", "h1-install-postgres", { type: "pg" })).not.toBe(scrypt("first password, long", "h1-install-postgres"));
+    // Jobs without a secret carry no such trigger; the sless target none at all (its event_json is the trigger).
     expect(jobs.h1_packages.triggers_replace.secrets).toBeUndefined();
+    expect(secretTriggerJobs(parseConfig({ ...ctx, jobTarget: "sless", vms: [{ name: "h1" }], nubes: { vdcUid: "v", nsxtUid: "n" } }))).toEqual([]);
   });
+
+  test("bin/cdktf writes the triggers from its environment before cdktf runs (cdktf passes no TF_VAR_ to synth)", () => {
+    const dir = tempDir("wrapper-trigger");
+    const project = {
+      stackName: "wrapped",
+      jobTarget: "local",
+      installers: { postgres: { enabled: true, passwordVariable: "app_pw" } },
+      vms: [{ name: "db", kind: "existing", address: "192.0.2.1" }],
+    };
+    writeCdktfProject(dir, project);
+    const run = spawnSync("bash", [path.join(PROJECT_ROOT, "bin", "cdktf"), "synth"], {
+      cwd: dir,
+      env: { ...tfEnv(), TF_VAR_app_pw: "wrapped password, long" },
+      encoding: "utf8",
+    });
+    expect(run.status).toBe(0);
+    const salt = secretTriggerSalt(parseConfig(project), "db-install-postgres");
+    expect(fs.readFileSync(path.join(dir, ".vm-install", "wrapped", "db-install-postgres.secret-trigger"), "utf8")).toBe(
+      `${secretTrigger(["wrapped password, long"], salt)}\n`,
+    );
+    for (const f of filesUnder(path.join(dir, "cdktf.out"))) expect(fs.readFileSync(f, "utf8")).not.toContain("wrapped password, long");
+  }, 60000);
 
   test("Terraform reads that trigger at plan time; without the file it is a word no trigger equals, so the job reruns rather than miss a change", () => {
     const env = tfEnv();
@@ -193,7 +215,7 @@ describe("local job target with existing hosts", () => {
       execFileSync("terraform", ["apply", "-auto-approve", "-input=false", "-no-color"], { cwd: dir, env, stdio: "pipe" });
       return execFileSync("terraform", ["output", "-raw", "d"], { cwd: dir, env, encoding: "utf8" });
     };
-    expect(read()).toBe("none: synthesized without TF_VAR_pg_password");
+    expect(read()).toBe("none: deployed without TF_VAR_pg_password");
     fs.writeFileSync(file, "scrypt-N131072-r8-p1:00ff\n");
     expect(read()).toBe("scrypt-N131072-r8-p1:00ff");
   }, 60000);

@@ -10,6 +10,7 @@ import type { VmInstallConfig } from "./config/types";
 import type { CatalogEntry } from "./installers/catalog";
 import type { JobTargetFactory } from "./jobs/job-spec";
 import { localJobTarget } from "./jobs/local-job";
+import { resultsFolder } from "./jobs/secret-trigger";
 import { slessJobTarget } from "./jobs/sless-job";
 import { TerraformData } from "./jobs/terraform-data";
 import { warnLocalStateSecrets } from "./risky-settings";
@@ -57,11 +58,7 @@ export class VmInstallStack extends TerraformStack {
     const jobTarget: JobTargetFactory =
       config.jobTarget === "sless"
         ? slessJobTarget({ runtime: config.sless.runtime })
-        : localJobTarget({
-            resultsDir: path.join(baseDir, ".vm-install", config.stackName),
-            paths,
-            deployment: JSON.stringify([config.stackName, config.backend]),
-          });
+        : localJobTarget({ resultsDir: resultsFolder(baseDir, config.stackName), paths });
 
     this.installations = config.vms.map(
       (vm) =>
