@@ -39,7 +39,7 @@ export class VmInstallStack extends TerraformStack {
     super(scope, id);
     const { config } = props;
     const baseDir = props.baseDir ?? process.cwd();
-    // Paths to key files, results and the salt run through this folder's name when cdktf.out is
+    // Paths to key files, results and the secret triggers run through this folder's name when cdktf.out is
     // elsewhere, and Terraform reads every string of the configuration as a template: the settings
     // cannot carry `${`, nor may this.
     if (/[$%]\{/.test(baseDir)) {
