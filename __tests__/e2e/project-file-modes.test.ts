@@ -74,6 +74,7 @@ describeE2E("a deploy leaves what it writes in the project folder to its owner, 
           `terraform.${stack}.tfstate.backup`,
           path.join(stackDir, ".terraform", "terraform.tfstate"),
           path.join(".vm-install", stack, "m-install-postgres.tfstate"),
+          path.join(".vm-install", stack, "m-install-postgres.secret-trigger"),
         ]),
       );
       expect(written.some((f) => f.startsWith(path.join(".vm-install", stack, "logs", "m-install-postgres-")))).toBe(true);
