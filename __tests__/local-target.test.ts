@@ -2,19 +2,34 @@
 // (only built-ins), that its command line is the runner's protocol, and that real Terraform reads the
 // result state the runner writes.
 import { execFileSync, spawnSync } from "node:child_process";
-import { createHash } from "node:crypto";
+import { createHash, scryptSync } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { writeCdktfProject } from "../demo/project";
 import { PROJECT_ROOT } from "../lib/bundling/bundle";
+import { App } from "../lib/cdktf";
+import { parseConfig } from "../lib/config/parse";
+import { secretTrigger, secretTriggerJobs, secretTriggerSalt, writeSecretTriggers } from "../lib/jobs/secret-trigger";
 import { invokeProgram, parseInvokeArgs, RESULT_STATE_DEFAULTS, resultAsTfstate, writeResultFile } from "../lib/runner/invoke-protocol";
+import { VmInstallStack } from "../lib/stack";
 import { shellWords } from "./runner/fixtures";
-import { synth, synthApp, tempDir } from "./support/synth";
+import { filesUnder, synth, synthApp, type TfJson, tempDir } from "./support/synth";
 
 const tfEnv = (): NodeJS.ProcessEnv => {
   const rc = path.join(tempDir("tfrc"), "terraformrc");
   fs.writeFileSync(rc, "");
   return { ...process.env, TF_CLI_CONFIG_FILE: rc, CHECKPOINT_DISABLE: "1", TF_IN_AUTOMATION: "1" };
 };
+
+/** Synthesizes `context` as a working copy in `dir` would (its own cdktf.out and .vm-install). */
+function synthIn(dir: string, context: Record<string, unknown>): { tf: TfJson; outdir: string } {
+  const config = parseConfig(context);
+  const outdir = path.join(dir, "cdktf.out");
+  const app = new App({ outdir });
+  new VmInstallStack(app, config.stackName, { config, baseDir: dir });
+  app.synth();
+  return { tf: JSON.parse(fs.readFileSync(path.join(outdir, "stacks", config.stackName, "cdk.tf.json"), "utf8")), outdir };
+}
 
 const pin = `SHA256:${"E".repeat(43)}`;
 const ctx = {
@@ -101,41 +116,108 @@ describe("local job target with existing hosts", () => {
     expect(cleanup).toEqual({ command: 'rm -f "${self.input.result_file}"', when: "destroy" });
   });
 
-  test("a changed secret reruns its job: the trigger is a salted digest, the salt in a 0600 file outside state and cdktf.out", () => {
-    const trigger = jobs.h1_postgres.triggers_replace.secrets;
-    const salt = path.join(PROJECT_ROOT, ".vm-install", "local", "secret-salt");
-    expect(trigger).toBe(`\${nonsensitive(sha256(join("\\n", [file(${JSON.stringify(path.relative(stackDir, salt))}), var.pg_password])))}`);
-    expect(fs.statSync(salt).mode & 0o777).toBe(0o600);
-    expect(fs.readFileSync(salt, "utf8")).toMatch(/^[0-9a-f]{64}\n$/);
-    // The salt stays the same from one synth to the next, or every deploy would rerun the job.
-    const before = fs.readFileSync(salt, "utf8");
-    expect(synth(ctx).tf.resource.terraform_data.h1_postgres.triggers_replace.secrets).toBe(trigger);
-    expect(fs.readFileSync(salt, "utf8")).toBe(before);
-    // Jobs without a secret carry no such trigger.
+  test("a changed secret reruns its job from any working copy: the trigger is scrypt over the value, salted by the configuration, in an owner-only file outside cdktf.out", () => {
+    const copies = [tempDir("copy-a"), tempDir("copy-b")];
+    const config = parseConfig(ctx);
+    const triggerOf = (dir: string, job: string) => fs.readFileSync(path.join(dir, ".vm-install", "local", `${job}.secret-trigger`), "utf8");
+    // What Terraform reads at plan time: the file, named relative to the stack folder, and no variable,
+    // so nothing secret in cdktf.out; the same configuration in both copies.
+    const synthesized = copies.map((dir) => synthIn(dir, ctx));
+    const file = path.join("..", "..", "..", ".vm-install", "local", "h1-install-postgres.secret-trigger");
+    for (const { tf } of synthesized) {
+      expect(tf.resource.terraform_data.h1_postgres.triggers_replace.secrets).toBe(
+        `\${fileexists(${JSON.stringify(file)}) ? trimspace(file(${JSON.stringify(file)})) : "none: deployed without TF_VAR_pg_password"}`,
+      );
+    }
+    // The class: the files bin/cdktf writes are exactly the files the jobs' triggers read.
+    const written = copies.map((dir) => writeSecretTriggers(dir, config, { TF_VAR_pg_password: "first password, long" }));
+    copies.forEach((dir, i) => {
+      const read = Object.values<any>(synthesized[i].tf.resource.terraform_data)
+        .map((r) => r.triggers_replace?.secrets?.match(/fileexists\("([^"]+)"\)/)?.[1])
+        .filter(Boolean)
+        .map((rel: string) => path.resolve(dir, "cdktf.out", "stacks", "local", rel));
+      expect(read.sort()).toEqual(written[i].sort());
+      expect(read).toHaveLength(2);
+    });
+    // scrypt (N=2^17, r=8, p=1) over the values, salted by stack, backend and job: the same in every
+    // working copy of this deployment, so a colleague's deploy does not rerun the job, and a guess against
+    // the state costs a full scrypt.
+    const computed = new Map<string, string>();
+    const scrypt = (password: string, job: string, backend: unknown = { type: "local" }) => {
+      const key = JSON.stringify([password, job, backend]);
+      if (!computed.has(key)) {
+        const salt = createHash("sha256")
+          .update(JSON.stringify(["vm-install secret trigger v1", "local", backend, job]))
+          .digest("hex");
+        computed.set(
+          key,
+          `scrypt-N131072-r8-p1:${scryptSync(JSON.stringify([password]), salt, 32, { N: 2 ** 17, r: 8, p: 1, maxmem: 2 ** 28 }).toString("hex")}\n`,
+        );
+      }
+      return computed.get(key);
+    };
+    for (const dir of copies) {
+      expect(triggerOf(dir, "h1-install-postgres")).toBe(scrypt("first password, long", "h1-install-postgres"));
+      expect(triggerOf(dir, "h2-install-postgres")).toBe(scrypt("first password, long", "h2-install-postgres"));
+      expect(fs.statSync(path.join(dir, ".vm-install", "local", "h1-install-postgres.secret-trigger")).mode & 0o777).toBe(0o600);
+      expect(fs.statSync(path.join(dir, ".vm-install", "local")).mode & 0o777).toBe(0o700);
+      // No per-copy salt any more: that is what made a colleague's deploy rerun the job.
+      expect(fs.existsSync(path.join(dir, ".vm-install", "local", "secret-salt"))).toBe(false);
+    }
+    // Unchanged: not rewritten. Another password, in either copy: another trigger. Without the variable
+    // (cdktf synth in a shell without it) the last one stays.
+    expect(writeSecretTriggers(copies[0], config, { TF_VAR_pg_password: "first password, long" })).toEqual([]);
+    writeSecretTriggers(copies[1], config, { TF_VAR_pg_password: "second password, long" });
+    expect(triggerOf(copies[1], "h1-install-postgres")).toBe(scrypt("second password, long", "h1-install-postgres"));
+    expect(writeSecretTriggers(copies[1], config, {})).toEqual([]);
+    expect(triggerOf(copies[1], "h1-install-postgres")).toBe(scrypt("second password, long", "h1-install-postgres"));
+    // Another deployment (here: another backend) salts differently.
+    writeSecretTriggers(copies[0], parseConfig({ ...ctx, backend: { type: "pg" } }), { TF_VAR_pg_password: "first password, long" });
+    expect(triggerOf(copies[0], "h1-install-postgres")).toBe(scrypt("first password, long", "h1-install-postgres", { type: "pg" }));
+    expect(scrypt("first password, long", "h1-install-postgres", { type: "pg" })).not.toBe(scrypt("first password, long", "h1-install-postgres"));
+    // Jobs without a secret carry no such trigger; the sless target none at all (its event_json is the trigger).
     expect(jobs.h1_packages.triggers_replace.secrets).toBeUndefined();
+    expect(secretTriggerJobs(parseConfig({ ...ctx, jobTarget: "sless", vms: [{ name: "h1" }], nubes: { vdcUid: "v", nsxtUid: "n" } }))).toEqual([]);
   });
 
-  test("Terraform computes that digest at plan time, and it differs with the password", () => {
-    const env = tfEnv();
-    const dir = tempDir("digest");
-    const salt = path.join(dir, "salt");
-    fs.writeFileSync(salt, "0123abcd\n");
-    fs.writeFileSync(
-      path.join(dir, "main.tf.json"),
-      JSON.stringify({
-        variable: { pg_password: { type: "string", sensitive: true } },
-        output: { d: { value: jobs.h1_postgres.triggers_replace.secrets.replace(/file\("[^"]+"\)/, `file(${JSON.stringify(salt)})`) } },
-      }),
-    );
-    execFileSync("terraform", ["init", "-input=false"], { cwd: dir, env, stdio: "pipe" });
-    const digest = (password: string) => {
-      const run = { cwd: dir, env: { ...env, TF_VAR_pg_password: password }, encoding: "utf8" as const };
-      execFileSync("terraform", ["apply", "-auto-approve", "-input=false", "-no-color"], run);
-      return execFileSync("terraform", ["output", "-raw", "d"], run);
+  test("bin/cdktf writes the triggers from its environment before cdktf runs (cdktf passes no TF_VAR_ to synth)", () => {
+    const dir = tempDir("wrapper-trigger");
+    const project = {
+      stackName: "wrapped",
+      jobTarget: "local",
+      installers: { postgres: { enabled: true, passwordVariable: "app_pw" } },
+      vms: [{ name: "db", kind: "existing", address: "192.0.2.1" }],
     };
-    const sha256 = (text: string) => createHash("sha256").update(text).digest("hex");
-    expect(digest("first password, long")).toBe(sha256("0123abcd\n\nfirst password, long"));
-    expect(digest("second password, long")).toBe(sha256("0123abcd\n\nsecond password, long"));
+    writeCdktfProject(dir, project);
+    const run = spawnSync("bash", [path.join(PROJECT_ROOT, "bin", "cdktf"), "synth"], {
+      cwd: dir,
+      env: { ...tfEnv(), TF_VAR_app_pw: "wrapped password, long" },
+      encoding: "utf8",
+    });
+    expect(run.status).toBe(0);
+    const salt = secretTriggerSalt(parseConfig(project), "db-install-postgres");
+    expect(fs.readFileSync(path.join(dir, ".vm-install", "wrapped", "db-install-postgres.secret-trigger"), "utf8")).toBe(
+      `${secretTrigger(["wrapped password, long"], salt)}\n`,
+    );
+    for (const f of filesUnder(path.join(dir, "cdktf.out"))) expect(fs.readFileSync(f, "utf8")).not.toContain("wrapped password, long");
+  }, 60000);
+
+  test("Terraform reads that trigger at plan time; without the file it is a word no trigger equals, so the job reruns rather than miss a change", () => {
+    const env = tfEnv();
+    const dir = tempDir("trigger");
+    const file = path.join(dir, "h1-install-postgres.secret-trigger");
+    const expression = jobs.h1_postgres.triggers_replace.secrets
+      .split(jobs.h1_postgres.triggers_replace.secrets.match(/fileexists\(("[^"]+")\)/)[1])
+      .join(JSON.stringify(file));
+    fs.writeFileSync(path.join(dir, "main.tf.json"), JSON.stringify({ output: { d: { value: expression } } }));
+    execFileSync("terraform", ["init", "-input=false"], { cwd: dir, env, stdio: "pipe" });
+    const read = () => {
+      execFileSync("terraform", ["apply", "-auto-approve", "-input=false", "-no-color"], { cwd: dir, env, stdio: "pipe" });
+      return execFileSync("terraform", ["output", "-raw", "d"], { cwd: dir, env, encoding: "utf8" });
+    };
+    expect(read()).toBe("none: deployed without TF_VAR_pg_password");
+    fs.writeFileSync(file, "scrypt-N131072-r8-p1:00ff\n");
+    expect(read()).toBe("scrypt-N131072-r8-p1:00ff");
   }, 60000);
 
   test("reruns: run_id, bundle, event and connection trigger a job; the previous job's rerun triggers the next", () => {

@@ -4,6 +4,7 @@ import * as path from "node:path";
 import { PROJECT_ROOT } from "../lib/bundling/bundle";
 import { App } from "../lib/cdktf";
 import { parseConfig } from "../lib/config/parse";
+import { localStateSecretsWarning, secretsInState } from "../lib/risky-settings";
 import { VmInstallStack } from "../lib/stack";
 import { context, filesUnder, synth, synthApp, type TfJson, tempDir } from "./support/synth";
 
@@ -489,6 +490,9 @@ describe("through main.ts, as cdktf runs it", () => {
       }),
     );
     expect(risky).toEqual([
+      expect.stringMatching(
+        /^backend "local" with jobTarget "sless": terraform\.vm-install\.tfstate and its \.backup, beside cdktf\.json, will hold in clear text/,
+      ),
       expect.stringMatching(/^vms\[vm1\]: no host key pin \(hostKeySha256\) and strictHostKeys off: the first contact's key is trusted as it comes/),
       expect.stringMatching(/^vms\[vm1\]\.installers\.postgres\.allowedCidrs: 0\.0\.0\.0\/0 admits every address to database myapp as app_user/),
       expect.stringMatching(
@@ -498,10 +502,48 @@ describe("through main.ts, as cdktf runs it", () => {
     ]);
     const safe = warnings(
       context({
+        backend: { type: "pg" },
         vms: [{ name: "vm1", hostKeySha256: `SHA256:${"A".repeat(43)}` }],
         installers: { postgres: { enabled: true, passwordVariable: "pg_password", listenAddresses: "*", allowRemote: true, allowedCidrs: ["10.0.0.0/8"] } },
       }),
     );
     expect(safe).toEqual([]);
+  });
+
+  test("sless with the local backend: the warning names, per VM, each secret the state file will hold in clear text, and where to keep it instead", () => {
+    const ctx = (patch: Record<string, unknown>) =>
+      parseConfig(
+        context({
+          installers: { postgres: { enabled: true, passwordVariable: "pg_password" } },
+          vms: [
+            { name: "vm1" },
+            { name: "db2", privateKeyPath: "keys/db2", installers: { postgres: { passwordVariable: "db2_password" } } },
+            { name: "bare", installers: { packages: { enabled: false }, postgres: { enabled: false } } },
+          ],
+          ...patch,
+        }),
+      );
+    // Derived from the configuration: each VM's key file and its installers' secret fields with their
+    // variables; a VM that runs no job (only the key-less host-key probe, if that) holds nothing.
+    expect(secretsInState(ctx({}))).toEqual([
+      "vms[vm1]: the SSH private key vm_key, install-postgres's db_password (TF_VAR_pg_password)",
+      "vms[db2]: the SSH private key keys/db2, install-postgres's db_password (TF_VAR_db2_password)",
+    ]);
+    expect(localStateSecretsWarning(ctx({}))).toBe(
+      'backend "local" with jobTarget "sless": terraform.vm-install.tfstate and its .backup, beside cdktf.json, will hold in clear text ' +
+        "vms[vm1]: the SSH private key vm_key, install-postgres's db_password (TF_VAR_pg_password); " +
+        "vms[db2]: the SSH private key keys/db2, install-postgres's db_password (TF_VAR_db2_password). " +
+        "bin/cdktf keeps them owner-only (0600), but whoever reads the file or a copy of it (a backup, a shared folder, git) has those secrets; " +
+        'keep the state in an encrypted, access-controlled backend: "backend": {"type": "s3", ...} (encrypted at rest) or {"type": "pg"} over TLS, ' +
+        'or use "jobTarget": "local", which keeps them out of state (README, Secrets)',
+    );
+    // Without a postgres job, the key alone.
+    expect(localStateSecretsWarning(ctx({ installers: {}, vms: [{ name: "vm1" }] }))).toContain(
+      "in clear text vms[vm1]: the SSH private key vm_key. bin/cdktf",
+    );
+    // Shared backends and the local target: no warning.
+    expect(localStateSecretsWarning(ctx({ backend: { type: "pg" } }))).toBeUndefined();
+    expect(localStateSecretsWarning(ctx({ backend: { type: "s3", bucket: "states", key: "vm-install/tfstate", region: "eu-1" } }))).toBeUndefined();
+    expect(localStateSecretsWarning(ctx({ jobTarget: "local" }))).toBeUndefined();
   });
 });

@@ -3,7 +3,9 @@
 // learns what they accepted. Each warning says what to set instead.
 import type { Construct } from "constructs";
 import { Annotations } from "./cdktf";
-import type { NubesConfig, VmConfig } from "./config/types";
+import type { NubesConfig, VmConfig, VmInstallConfig } from "./config/types";
+import { type CatalogEntry, INSTALLERS } from "./installers/catalog";
+import { secretVariableNames } from "./installers/installer-event";
 
 /** Networks that admit every address. */
 const EVERYWHERE = ["0.0.0.0/0", "::/0"];
@@ -45,4 +47,40 @@ export function riskySettings(vm: VmConfig, nubes?: NubesConfig): string[] {
 /** Adds each of `vm`'s warnings to `scope`; cdktf prints them when the app is synthesized. */
 export function warnRiskySettings(scope: Construct, vm: VmConfig, nubes?: NubesConfig): void {
   for (const warning of riskySettings(vm, nubes)) Annotations.of(scope).addWarning(warning);
+}
+
+/**
+ * What a sless stack's state holds in clear text, by VM: a sless_job keeps its inputs in state, the SSH
+ * private key (env_vars.SSH_KEY, every job but the host-key probe) and each secret event field of its
+ * installer (event_json), as the definitions declare them. Provider tokens are provider configuration,
+ * never state. Empty with the local target, which keeps both out of state.
+ */
+export function secretsInState(config: VmInstallConfig, installers: readonly CatalogEntry[] = INSTALLERS): string[] {
+  if (config.jobTarget !== "sless") return [];
+  return config.vms.flatMap((vm) => {
+    const enabled = installers.filter((def) => vm.installers[def.key]?.enabled);
+    if (enabled.length === 0) return [];
+    const fields = enabled.flatMap((def) =>
+      Object.entries(secretVariableNames(vm, def)).map(([field, variable]) => `${def.handler}'s ${field} (TF_VAR_${variable})`),
+    );
+    return [`vms[${vm.name}]: the SSH private key ${vm.privateKeyPath}${fields.map((f) => `, ${f}`).join("")}`];
+  });
+}
+
+/** The warning for secrets in clear text in a state file beside the project (sless target, local backend). */
+export function localStateSecretsWarning(config: VmInstallConfig, installers?: readonly CatalogEntry[]): string | undefined {
+  if (config.backend.type !== "local") return undefined;
+  const held = secretsInState(config, installers);
+  if (held.length === 0) return undefined;
+  return (
+    `backend "local" with jobTarget "sless": terraform.${config.stackName}.tfstate and its .backup, beside cdktf.json, will hold in clear text ${held.join("; ")}. ` +
+    "bin/cdktf keeps them owner-only (0600), but whoever reads the file or a copy of it (a backup, a shared folder, git) has those secrets; " +
+    'keep the state in an encrypted, access-controlled backend: "backend": {"type": "s3", ...} (encrypted at rest) or {"type": "pg"} over TLS, or use "jobTarget": "local", which keeps them out of state (README, Secrets)'
+  );
+}
+
+/** Adds the stack's warning about secrets in a local state file, if any, to `scope`. */
+export function warnLocalStateSecrets(scope: Construct, config: VmInstallConfig, installers?: readonly CatalogEntry[]): void {
+  const warning = localStateSecretsWarning(config, installers);
+  if (warning) Annotations.of(scope).addWarning(warning);
 }

@@ -10,8 +10,10 @@ import type { VmInstallConfig } from "./config/types";
 import type { CatalogEntry } from "./installers/catalog";
 import type { JobTargetFactory } from "./jobs/job-spec";
 import { localJobTarget } from "./jobs/local-job";
+import { resultsFolder } from "./jobs/secret-trigger";
 import { slessJobTarget } from "./jobs/sless-job";
 import { TerraformData } from "./jobs/terraform-data";
+import { warnLocalStateSecrets } from "./risky-settings";
 import { configureBackend } from "./state-backend";
 import { TerraformPaths } from "./terraform-paths";
 import { type SecretRule, VmInstallation } from "./vm-installation";
@@ -37,7 +39,7 @@ export class VmInstallStack extends TerraformStack {
     super(scope, id);
     const { config } = props;
     const baseDir = props.baseDir ?? process.cwd();
-    // Paths to key files, results and the salt run through this folder's name when cdktf.out is
+    // Paths to key files, results and the secret triggers run through this folder's name when cdktf.out is
     // elsewhere, and Terraform reads every string of the configuration as a template: the settings
     // cannot carry `${`, nor may this.
     if (/[$%]\{/.test(baseDir)) {
@@ -52,10 +54,11 @@ export class VmInstallStack extends TerraformStack {
     if (config.jobTarget === "sless") this.slessProvider(config);
     const paths = new TerraformPaths(path.join(path.resolve(App.of(this).outdir), "stacks", id), baseDir);
     configureBackend(this, id, config.backend, paths);
+    warnLocalStateSecrets(this, config, props.installers);
     const jobTarget: JobTargetFactory =
       config.jobTarget === "sless"
         ? slessJobTarget({ runtime: config.sless.runtime })
-        : localJobTarget({ resultsDir: path.join(baseDir, ".vm-install", config.stackName), paths });
+        : localJobTarget({ resultsDir: resultsFolder(baseDir, config.stackName), paths });
 
     this.installations = config.vms.map(
       (vm) =>

@@ -86,6 +86,8 @@ function bootScript(i: BootScriptInput): string {
   return `#!/bin/sh
 # vm-install sandbox ${i.name}: run by unshare in private mount + pid namespaces (see sandbox/boot.ts).
 set -eu
+# The files written into the VM below get a machine's usual modes, whatever umask started the sandbox.
+umask 022
 mount -t overlay overlay -o ${q(`lowerdir=${i.lowerDir},upperdir=${p.upper},workdir=${p.work}`)} ${q(m)}
 # This namespace inherited the host's mounts of other sandboxes' network namespaces; holding them would
 # keep those namespaces alive after their own teardown.
@@ -114,7 +116,12 @@ SYSTEMD_NSPAWN_API_VFS_WRITABLE=1 exec systemd-nspawn --quiet --register=no --ke
 }
 
 export function prepareRunDir(p: BootPaths): void {
-  for (const d of [p.upper, p.work, p.merged, p.docker]) fs.mkdirSync(d, { recursive: true, mode: 0o755 });
+  // Whatever the caller's umask (bin/cdktf runs Terraform, and so the twin, under 077): the upper layer's
+  // root is the VM's /, which every user must traverse.
+  for (const d of [p.upper, p.work, p.merged, p.docker]) {
+    fs.mkdirSync(d, { recursive: true });
+    fs.chmodSync(d, 0o755);
+  }
   // The run dir holds the private key: only root reads it (the key file itself is 0600 too).
   fs.chmodSync(p.runDir, 0o700);
 }

@@ -222,8 +222,8 @@ describeE2E("cdktf deploy, local target, one VM with all three installers", () =
     // results in the plan), so the end state is read from the state file, not from its last line.
     const state = JSON.parse(fs.readFileSync(path.join(dir, "terraform.e2e-one.tfstate"), "utf8"));
     expect(state.resources).toEqual([]);
-    // No result is left; the salt of the secret digests and the jobs' logs stay for the next deploy.
-    expect(fs.readdirSync(path.join(dir, ".vm-install", "e2e-one")).sort()).toEqual(["logs", "secret-salt"]);
+    // No result is left; the postgres job's secret trigger and the jobs' logs stay for the next deploy.
+    expect(fs.readdirSync(path.join(dir, ".vm-install", "e2e-one")).sort()).toEqual(["logs", "one-install-postgres.secret-trigger"]);
     const { runDir, netns } = sb;
     await sb.stop();
     expect(fs.existsSync(runDir)).toBe(false);

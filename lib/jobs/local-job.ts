@@ -14,50 +14,25 @@
 // copy sharing that state plans without the file (ignore_changes: a missing file changes nothing).
 //
 // A changed secret (a new password) must rerun its job, as a changed event_json does for a sless_job,
-// yet neither the value nor a plain hash of it may reach the state (a short password falls to a
-// dictionary). The trigger is sha256(salt + value), with a random salt kept in a 0600 file beside the
-// results and read by Terraform at plan time: the state holds only that digest, useless without the salt.
+// from any working copy, without the state holding the value or a digest cheap to test guesses against:
+// triggers_replace reads the job's scrypt trigger from the file bin/cdktf writes (./secret-trigger.ts).
 
-import { randomBytes } from "node:crypto";
-import * as fs from "node:fs";
 import * as path from "node:path";
 import type { Construct } from "constructs";
 import { PROJECT_ROOT } from "../bundling/bundle";
 import { invokeCommandLine, type JobEnvVar, RESULT_STATE_DEFAULTS, type ResultOutput } from "../runner/invoke-protocol";
 import type { TerraformPaths } from "../terraform-paths";
 import { type InstallerJob, type JobSpec, resourceAddress } from "./job-spec";
+import { secretTriggerExpression, secretTriggerFile } from "./secret-trigger";
 import { TerraformData } from "./terraform-data";
 
 export interface LocalJobProps {
   /** Folder for the jobs' result files (outside cdktf.out, which each synth rewrites). */
   readonly resultsDir: string;
-  /** How the result files, the salt and the runner are named in the configuration (relative to the stack folder). */
+  /** How the result files, the secret triggers and the runner are named in the configuration (relative to the stack folder). */
   readonly paths: TerraformPaths;
   /** The project whose bin/invoke.ts runs the jobs. @default this checkout */
   readonly projectRoot?: string;
-}
-
-/** The salt file for secret digests, made once per results folder (0600, 32 random bytes as hex). */
-export function secretSaltFile(resultsDir: string): string {
-  const file = path.join(resultsDir, "secret-salt");
-  if (!fs.existsSync(file)) {
-    fs.mkdirSync(resultsDir, { recursive: true, mode: 0o700 });
-    // "wx": two synths at once keep the first salt instead of replacing it under the other.
-    try {
-      fs.writeFileSync(file, `${randomBytes(32).toString("hex")}\n`, { mode: 0o600, flag: "wx" });
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
-    }
-  }
-  return file;
-}
-
-/** A Terraform expression for the salted digest of a job's secrets: changes when any of them does. */
-function secretDigest(saltFile: string, secretEvent: JobSpec["secretEvent"]): string {
-  const values = Object.keys(secretEvent)
-    .sort()
-    .map((field) => `var.${secretEvent[field].friendlyUniqueId}`);
-  return `\${nonsensitive(sha256(join("\\n", [file(${JSON.stringify(saltFile)}), ${values.join(", ")}])))}`;
 }
 
 /**
@@ -117,6 +92,9 @@ export function localJobTarget(props: LocalJobProps) {
       ...(c.hostKeySha256 ? { SSH_HOST_KEY_SHA256: c.hostKeySha256 } : {}),
     };
     const event = JSON.stringify(spec.event);
+    const secretVariables = Object.keys(spec.secretEvent)
+      .sort()
+      .map((field) => spec.secretEvent[field].friendlyUniqueId);
 
     const data = new TerraformData(scope, id, {
       // What makes a job run again: a new run_id, a changed bundle (its hash is in the path), a changed
@@ -126,7 +104,9 @@ export function localJobTarget(props: LocalJobProps) {
         source_dir: spec.asset.path,
         event,
         connection: JSON.stringify([c.address, c.user, c.port, c.privateKeyPath ?? "", c.hostKeySha256 ?? ""]),
-        ...(Object.keys(spec.secretEvent).length > 0 ? { secrets: secretDigest(props.paths.placed(secretSaltFile(props.resultsDir)), spec.secretEvent) } : {}),
+        ...(secretVariables.length > 0
+          ? { secrets: secretTriggerExpression(props.paths.placed(secretTriggerFile(props.resultsDir, spec.name)), secretVariables) }
+          : {}),
       },
       input: { name: spec.name, result_file: resultFile },
       dependsOn: spec.previous ? [...spec.dependsOn, spec.previous] : spec.dependsOn.length > 0 ? spec.dependsOn : undefined,

@@ -151,10 +151,13 @@ function addSecrets(event: Record<string, unknown>, args: InvokeArgs, environmen
   return secrets;
 }
 
-/** Unlike --result-file's, the folder is made: the local target names one per stack (.vm-install/<stack>/) and synth creates none. */
+/**
+ * Unlike --result-file's, the folder is made: the local target names one per stack (.vm-install/<stack>/)
+ * and synth may have created none. Owner-only, as the results and logs in it (whatever the umask).
+ */
 function resultTfstatePath(args: InvokeArgs): string | undefined {
   const resultTfstate = args.resultTfstate === undefined ? undefined : path.resolve(args.resultTfstate);
-  if (resultTfstate) fs.mkdirSync(path.dirname(resultTfstate), { recursive: true });
+  if (resultTfstate) fs.mkdirSync(path.dirname(resultTfstate), { recursive: true, mode: 0o700 });
   return resultTfstate;
 }
 
