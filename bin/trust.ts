@@ -18,7 +18,7 @@ import type { VmConfig, VmInstallConfig } from "../lib/config/types";
 import { sshEvent } from "../lib/installers/installer-event";
 import { ACCEPTED_HOST_KEYS_VARIABLE, addressOutputName, hostKeyIds } from "../lib/resource-names";
 import { readDeployed } from "../lib/status/deployed-status";
-import { projectFolder, readProject, terraformEnv } from "../lib/terraform-cli";
+import { projectFolder, readProject, terraformCommand, terraformEnv } from "../lib/terraform-cli";
 import { HOST_KEY_SHA256 } from "../shared/names";
 
 const say = (line: string) => process.stderr.write(`trust: ${line}\n`);
@@ -137,7 +137,7 @@ function recordKey(projectDir: string, stackDir: string, vmName: string, record:
   if (synth.status !== 0) return synth.status ?? 1;
   say(`replacing ${record} with ${key}; ${vmName}'s installers then run again, requiring it`);
   const env = terraformEnv(projectDir);
-  const tf = (args: string[]) => spawnSync("terraform", [`-chdir=${stackDir}`, ...args], { stdio: "inherit", env }).status ?? 1;
+  const tf = (args: string[]) => spawnSync(...terraformCommand([`-chdir=${stackDir}`, ...args]), { stdio: "inherit", env }).status ?? 1;
   const init = tf(["init", "-input=false"]);
   if (init !== 0) return init;
   // Both strings are checked (a VM name, a fingerprint): nothing else reaches the variable.

@@ -38,9 +38,18 @@ export function terraformEnv(projectDir: string): NodeJS.ProcessEnv {
   return env;
 }
 
+/**
+ * `terraform <args>` as spawnSync's command and arguments, under umask 077: Terraform creates state,
+ * .backup and lock files with 0666 & ~umask, and what it writes can hold secrets (bin/cdktf does the same
+ * for every deploy).
+ */
+export function terraformCommand(args: string[]): [string, string[]] {
+  return ["sh", ["-c", 'umask 077 && exec terraform "$@"', "terraform", ...args]];
+}
+
 /** `terraform <args>` in the stack folder; output captured. */
 export function terraformIn(stackDir: string, projectDir: string, args: string[]) {
-  return spawnSync("terraform", [`-chdir=${stackDir}`, ...args], { encoding: "utf8", env: terraformEnv(projectDir) });
+  return spawnSync(...terraformCommand([`-chdir=${stackDir}`, ...args]), { encoding: "utf8", env: terraformEnv(projectDir) });
 }
 
 /**
