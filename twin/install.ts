@@ -4,8 +4,10 @@
 // `init`s, checks version constraints and records the lock file as it would for the real providers;
 // the production stack is not changed in any way (only TF_CLI_CONFIG_FILE points elsewhere).
 //   npm run twin -- install [--dir DIR]     prints the TF_CLI_CONFIG_FILE line to export
+
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { twinDeployEnv } from "./deploy-env";
 import { loadProviderSchema } from "./protocol/schema";
 
 const PROJECT_ROOT = path.resolve(__dirname, "..");
@@ -89,5 +91,9 @@ if (require.main === module) {
   const done = installTwin(dirAt >= 0 ? path.resolve(args[dirAt + 1]) : undefined);
   for (const [source, version] of Object.entries(done.providers)) process.stderr.write(`twin: ${source} ${version} -> ${done.mirror}\n`);
   process.stderr.write("twin: use it with:\n");
-  process.stdout.write(`export TF_CLI_CONFIG_FILE=${done.cliConfig}\n`);
+  // The deploy environment without the placeholder tokens (the README's by-hand lines set those).
+  const { TF_CLI_CONFIG_FILE, CDKTF_DISABLE_PLUGIN_CACHE_ENV, TF_PLUGIN_CACHE_DIR } = twinDeployEnv(done);
+  process.stdout.write(
+    `export TF_CLI_CONFIG_FILE=${TF_CLI_CONFIG_FILE} CDKTF_DISABLE_PLUGIN_CACHE_ENV=${CDKTF_DISABLE_PLUGIN_CACHE_ENV} TF_PLUGIN_CACHE_DIR=${TF_PLUGIN_CACHE_DIR}\n`,
+  );
 }

@@ -49,7 +49,7 @@ describe("the twin providers through real Terraform", () => {
     const dir = `${tf.dir}/by-cli`;
     const r = spawnSync(process.execPath, ["-r", "./bin/ts-register.js", "twin/install.ts", "install", "--dir", dir], { encoding: "utf8" });
     expect(r.status).toBe(0);
-    expect(r.stdout).toBe(`export TF_CLI_CONFIG_FILE=${dir}/terraformrc\n`);
+    expect(r.stdout).toBe(`export TF_CLI_CONFIG_FILE=${dir}/terraformrc CDKTF_DISABLE_PLUGIN_CACHE_ENV=true TF_PLUGIN_CACHE_DIR=\n`);
     const rc = require("node:fs").readFileSync(`${dir}/terraformrc`, "utf8") as string;
     expect(rc).toContain(`filesystem_mirror {\n    path    = "${dir}/mirror"`);
     expect(rc).toContain('include = ["terra.k8c.ru/nubes/nubes", "sless.kube5s.ru/sless/sless"]');
