@@ -2,6 +2,7 @@
 // pg_hba.conf) and planners that turn "what is there" + "what is wanted" into the few changes needed.
 // No I/O here, so the unit tests feed it real tool output and check the decisions directly.
 
+import { isIpv4, isIpv6, isPgClusterName, isSafeAbsolutePath, PG_CLUSTER_VERSION, UNIX_USER } from "../../shared/names";
 import type { OsInfo } from "../common/os-release";
 
 // ---------------------------------------------------------------------------------------------------
@@ -50,15 +51,68 @@ export interface Cluster {
   logFile?: string;
 }
 
-/** `pg_lsclusters -h`: Ver Cluster Port Status Owner Data-directory Log-file, blank-separated. */
-export function parseClusters(stdout: string): Cluster[] {
-  const out: Cluster[] = [];
+/** A pg_lsclusters line that is not used, and why (said in the refusal or the warning). */
+export interface RefusedCluster {
+  /** The line as printed (JSON-quoted where it is shown). */
+  line: string;
+  /** Its version when the line still reads as columns; undefined when it does not. */
+  major?: string;
+  /** The cluster's name when the line reads as columns. */
+  name?: string;
+  reason: string;
+}
+
+/** What pg_lsclusters listed: the clusters whose every field passed its rule, and the lines refused. */
+export interface ClusterListing {
+  clusters: Cluster[];
+  refused: RefusedCluster[];
+}
+
+/**
+ * The log column names the file root reads when the server will not start (recovery.ts). It is only used
+ * when it is a plain path under /var/log/postgresql (Debian's place for it): the column can also be
+ * "<unknown>", "syslog", a path relative to the data directory (logging_collector) or, from a cluster's
+ * configuration the database superuser controls, any file root can read.
+ */
+export function isClusterLog(logFile: string): boolean {
+  return isSafeAbsolutePath(logFile) && logFile.startsWith("/var/log/postgresql/");
+}
+
+/**
+ * `pg_lsclusters -h`: Ver Cluster Port Status Owner Data-directory Log-file, blank-separated. Every value
+ * here comes from the VM, and cluster names from directories the postgres user owns (/etc/postgresql/<major>/
+ * <name>): a database superuser can rename one to `x$(...)`, to a name with blanks or with a newline (which
+ * then forges lines of its own). So each field is checked against its own rule (shared/names.ts: a name as
+ * pg_createcluster accepts it, a version, a port 1-65535, absolute paths of plain characters) and a line
+ * that fails any of them is refused, never used; a line that does not read as the seven columns at all is
+ * refused without a version, as nothing in it can be told apart.
+ */
+export function parseClusters(stdout: string): ClusterListing {
+  const out: ClusterListing = { clusters: [], refused: [] };
   for (const line of stdout.split("\n")) {
-    const f = line.trim().split(/\s+/);
-    if (f.length < 6 || !/^[0-9]+(\.[0-9]+)?$/.test(f[0]) || !/^[0-9]+$/.test(f[2])) continue;
-    const cluster: Cluster = { major: f[0], name: f[1], port: Number(f[2]), status: f[3], owner: f[4], dataDir: f[5] };
-    if (f[6] && f[6] !== "<unknown>") cluster.logFile = f.slice(6).join(" ");
-    out.push(cluster);
+    if (line.trim() === "") continue;
+    const f = line.trim().split(/[ \t]+/);
+    if (f.length !== 7) {
+      out.refused.push({ line, reason: `not the 7 columns pg_lsclusters prints (${f.length} blank-separated fields)` });
+      continue;
+    }
+    const [major, name, port, status, owner, dataDir, logFile] = f;
+    const problems = [
+      PG_CLUSTER_VERSION.test(major) ? "" : `version ${JSON.stringify(major)} is not a PostgreSQL version`,
+      isPgClusterName(name) ? "" : `name ${JSON.stringify(name)} is not one pg_createcluster accepts (letters, digits, _ . - only)`,
+      /^[1-9][0-9]{0,4}$/.test(port) && Number(port) <= 65535 ? "" : `port ${JSON.stringify(port)} is not a TCP port`,
+      /^[a-z]+(,[a-z]+)*$/.test(status) ? "" : `status ${JSON.stringify(status)} is not one pg_lsclusters prints`,
+      owner === "<unknown>" || UNIX_USER.test(owner) ? "" : `owner ${JSON.stringify(owner)} is not a user name`,
+      dataDir === "<unknown>" || isSafeAbsolutePath(dataDir) ? "" : `data directory ${JSON.stringify(dataDir)} is not a plain absolute path`,
+    ].filter(Boolean);
+    if (problems.length) {
+      const known = PG_CLUSTER_VERSION.test(major) ? { major } : {};
+      out.refused.push({ line, ...known, name, reason: problems.join("; ") });
+      continue;
+    }
+    const cluster: Cluster = { major, name, port: Number(port), status, owner, dataDir };
+    if (isClusterLog(logFile)) cluster.logFile = logFile;
+    out.clusters.push(cluster);
   }
   return out;
 }
@@ -79,8 +133,16 @@ export function pickCluster(clusters: Cluster[], major: string): Cluster | undef
   return ofMajor.find((c) => c.name === "main") ?? ofMajor[0];
 }
 
-/** The systemd unit of a Debian/Ubuntu cluster (postgresql@15-main). */
+/**
+ * The systemd unit of a Debian/Ubuntu cluster (postgresql@15-main). Refuses a version or name that is not
+ * one postgresql-common creates, whatever path it came by (the commands quote the unit as well).
+ */
 export function clusterUnit(c: Pick<Cluster, "major" | "name">): string {
+  if (!PG_CLUSTER_VERSION.test(c.major) || !isPgClusterName(c.name)) {
+    throw new Error(
+      `refusing cluster ${JSON.stringify(`${c.major}/${c.name}`)}: not a version and name postgresql-common creates (letters, digits, _ . - only)`,
+    );
+  }
   return `postgresql@${c.major}-${c.name}`;
 }
 
@@ -107,8 +169,20 @@ export interface ServerState {
   dropin_text: string | null;
   /** The server's `ssl` setting: "on" or "off". */
   ssl?: string;
-  /** Roles the inventory lists for this cluster that still exist: name -> may log in. */
-  recorded_roles?: Record<string, boolean> | null;
+  /** The server's scram_iterations (PostgreSQL 16+; null before): the cap on a stored verifier's count (scram.ts iterationCap). */
+  scram_iterations?: string | null;
+  /** Roles the inventory lists for this cluster that still exist, with what decides whether LOGIN may be taken back (grants.ts planRoles). */
+  recorded_roles?: Record<string, RecordedRole> | null;
+}
+
+/** A role the inventory lists, as the server has it. */
+export interface RecordedRole {
+  login: boolean;
+  superuser: boolean;
+  /** The bootstrap superuser (oid 10, the role initdb made: "postgres" on Debian and Ubuntu). */
+  bootstrap: boolean;
+  /** Carries the comment vm-install writes when it creates a role or gives one LOGIN (sql.ts ROLE_MARK). */
+  marked: boolean;
 }
 
 /** The last line of psql's output that parses as a JSON object (psql -At prints it alone). */
@@ -284,10 +358,19 @@ export function pgpassField(value: string): string {
   return value.replace(/\\/g, "\\\\").replace(/:/g, "\\:");
 }
 
-/** The host the TCP check connects to: loopback when the server listens there, else its first address. */
-export function verifyHost(listen: string): string {
+/**
+ * The host the TCP check connects to: loopback when the server listens there, else its first address. A
+ * host name is never connected to by name: `resolved` holds the addresses the VM gave for it, all checked
+ * to be the VM's own (addresses.ts), and the first of them is used (IPv4 first).
+ */
+export function verifyHost(listen: string, resolved: Record<string, string[]> = {}): string {
   const items = normalizeListen(listen).split(",");
   if (items.some((i) => i === "*" || i === "localhost" || i === "127.0.0.1" || i === "0.0.0.0")) return "127.0.0.1";
   if (items.some((i) => i === "::" || i === "::1")) return "::1";
-  return items[0];
+  const first = items[0];
+  if (isIpv4(first) || isIpv6(first)) return first;
+  const addresses = resolved[first] ?? [];
+  const chosen = addresses.find((a) => isIpv4(a)) ?? addresses[0];
+  if (chosen !== undefined) return chosen;
+  throw new Error(`listen_addresses: ${first} was not resolved on the VM before the TCP login check; nothing is sent to it`);
 }
