@@ -128,6 +128,17 @@ describe("install-postgres: cluster names read from the VM", () => {
     for (const c of remote.calls.slice(2)) expect(c.command).not.toContain(name);
   });
 
+  it("a cluster directory pg_lsclusters does not list (a line break in its name) is still found: the run is refused, no cluster created beside it", async () => {
+    for (const clusters of ["", MAIN]) {
+      const { error, remote } = await run(BASE, [osStep(), inspectStep(clusters, `${clusters ? unitLine("main") : ""}--- hidden\nhidden\n`)]);
+      expect(remote.calls).toHaveLength(2);
+      expect(remote.calls[1].command).toContain(
+        `echo '--- hidden'; for f in /etc/postgresql/*/*/postgresql.conf; do [ -e "$f" ] || [ -L "$f" ] || continue; n=\${f%/postgresql.conf}; n=\${n##*/}; case "$n" in *[[:space:][:cntrl:]]*) echo hidden;; esac; done`,
+      );
+      expect(error?.message).toMatch(/a cluster directory under \/etc\/postgresql\/<version>\/ has a name with blanks, tabs or line breaks, .*no cluster is created beside it.*Nothing was changed/);
+    }
+  });
+
   it("check mode refuses and skips the same way", async () => {
     const name = "x$(id)";
     const refused = await run({ ...BASE, check: true }, [osStep(), inspectStep(line(name), unitLine(name))]);

@@ -50,13 +50,24 @@ export function serverSource(os: OsInfo, major: string): { own: boolean; name: s
  * - a refused cluster of this major with no usable one beside it is refused too (creating a "main" next to
  *   the cluster that is really there would be worse than stopping);
  * - otherwise a refused cluster is skipped, with a warning naming it.
+ * - a cluster directory whose name has blanks or line breaks (`hidden`, counted apart from the listing, as
+ *   pg_lsclusters skips a name with a newline) refuses the run as well.
  * Refusals and warnings say which directory to rename; nothing has been changed when they are thrown.
  */
-export function chooseCluster(listing: ClusterListing, major: string): { cluster?: Cluster; warnings: string[] } {
+export function chooseCluster(listing: ClusterListing & { hidden?: number }, major: string): { cluster?: Cluster; warnings: string[] } {
   const shown = (line: string) => JSON.stringify(line.length > 200 ? `${line.slice(0, 200)}...` : line);
   const fix =
     "Clusters are named as pg_createcluster accepts (letters, digits, _ . - only): as root, rename the directory under /etc/postgresql/<version>/ " +
     "back to such a name (or remove it if it is not a cluster), then run the job again. Nothing was changed";
+  if (listing.hidden) {
+    // postgresql-common itself skips a name with a line break (PgCommon's /^(.*)$/ does not match it), so
+    // pg_lsclusters may show nothing of it: only the directory look in inspectInstallation finds it.
+    throw new Error(
+      `${listing.hidden === 1 ? "a cluster directory" : `${listing.hidden} cluster directories`} under /etc/postgresql/<version>/ ` +
+        `${listing.hidden === 1 ? "has a name" : "have names"} with blanks, tabs or line breaks, which pg_lsclusters cannot list as one cluster ` +
+        `(or at all), so its listing cannot be trusted and no cluster is created beside ${listing.hidden === 1 ? "it" : "them"}. ${fix}`,
+    );
+  }
   const unreadable = listing.refused.filter((r) => r.major === undefined);
   if (unreadable.length) {
     throw new Error(

@@ -34,6 +34,8 @@ export interface ServerInventory {
   refused: RefusedCluster[];
   /** `systemctl is-active` of each cluster's unit, by unit name. */
   units: Record<string, string>;
+  /** Cluster directories (/etc/postgresql/<major>/<name>/postgresql.conf) whose name has blanks or control characters. */
+  hidden?: number;
 }
 
 /**
@@ -44,12 +46,22 @@ export async function inspectInstallation(remote: Remote): Promise<ServerInvento
   const r = await remote.run(
     `dpkg-query -W -f='\${Package}\\t\${Status}\\t\${Version}\\n' 'postgresql-[0-9]*' 2>/dev/null; echo '--- clusters'; ` +
       `if command -v pg_lsclusters >/dev/null 2>&1; then pg_lsclusters -h; echo '--- units'; ` +
-      `pg_lsclusters -h | while read -r v n _; do echo "postgresql@$v-$n $(systemctl is-active "postgresql@$v-$n")"; done; fi; true`,
+      `pg_lsclusters -h | while read -r v n _; do echo "postgresql@$v-$n $(systemctl is-active "postgresql@$v-$n")"; done; ` +
+      // Names with blanks or line breaks, which pg_lsclusters lists as lines no one can read, or not at
+      // all (a newline): only counted, never printed.
+      `echo '--- hidden'; for f in /etc/postgresql/*/*/postgresql.conf; do [ -e "$f" ] || [ -L "$f" ] || continue; ` +
+      `n=\${f%/postgresql.conf}; n=\${n##*/}; case "$n" in *[[:space:][:cntrl:]]*) echo hidden;; esac; done; fi; true`,
     { env: { LC_ALL: "C" }, label: "dpkg-query + pg_lsclusters", timeoutMs: 60_000 },
   );
   const [pkgs, rest = ""] = r.stdout.split("--- clusters\n");
-  const [clusters, units = ""] = rest.split("--- units\n");
-  return { packages: parseServerPackages(pkgs), ...parseClusters(clusters), units: parseUnits(units) };
+  const [clusters, unitsAndHidden = ""] = rest.split("--- units\n");
+  const [units, hidden = ""] = unitsAndHidden.split("--- hidden\n");
+  return {
+    packages: parseServerPackages(pkgs),
+    ...parseClusters(clusters),
+    units: parseUnits(units),
+    hidden: hidden.split("\n").filter((l) => l.trim() === "hidden").length,
+  };
 }
 
 /** Replaces a file as postgres, atomically (temporary file in the same directory + mv), keeping its mode. */
