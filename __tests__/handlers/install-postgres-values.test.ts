@@ -135,7 +135,9 @@ describe("install-postgres: cluster names read from the VM", () => {
       expect(remote.calls[1].command).toContain(
         `echo '--- hidden'; for f in /etc/postgresql/*/*/postgresql.conf; do [ -e "$f" ] || [ -L "$f" ] || continue; n=\${f%/postgresql.conf}; n=\${n##*/}; case "$n" in *[[:space:][:cntrl:]]*) echo hidden;; esac; done`,
       );
-      expect(error?.message).toMatch(/a cluster directory under \/etc\/postgresql\/<version>\/ has a name with blanks, tabs or line breaks, .*no cluster is created beside it.*Nothing was changed/);
+      expect(error?.message).toMatch(
+        /a cluster directory under \/etc\/postgresql\/<version>\/ has a name with blanks, tabs or line breaks, .*no cluster is created beside it.*Nothing was changed/,
+      );
     }
   });
 
