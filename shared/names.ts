@@ -20,20 +20,48 @@ export const HOST_KEY_SHA256 = /^SHA256:[A-Za-z0-9+/]{43}$/;
 export const REPO_URL = /^https?:\/\/[A-Za-z0-9.-]+(:[0-9]{1,5})?(\/[A-Za-z0-9._~%+/-]*)?$/;
 
 const IPV4 = /^(25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])(\.(25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])){3}$/;
-const IPV6 = /^[0-9A-Fa-f:]+$/;
+const H16 = /^[0-9A-Fa-f]{1,4}$/;
 const HOSTNAME = /^(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
 
+/** A dotted quad: four decimal numbers 0-255, no leading zeros (inet_aton's octal, hex and short forms are not IPv4 here). */
 export function isIpv4(value: string): boolean {
   return IPV4.test(value);
 }
 
+/**
+ * IPv6 in one of RFC 4291's text forms (section 2.2): eight groups of 1-4 hex digits, one "::" standing for
+ * one or more zero groups, optionally a dotted quad as the last 32 bits. No zone id ("%eth0"), no prefix.
+ */
 export function isIpv6(value: string): boolean {
-  return IPV6.test(value) && value.includes(":") && value.split("::").length <= 2 && value.split(":").length <= 8;
+  if (value.length > 45) return false;
+  const halves = value.split("::");
+  if (halves.length > 2) return false;
+  const groups = (s: string) => (s === "" ? [] : s.split(":"));
+  const head = groups(halves[0]);
+  const tail = halves.length === 2 ? groups(halves[1]) : [];
+  const all = [...head, ...tail];
+  // The dotted quad may only end the address ("1.2.3.4::" is not one).
+  const endsWithV4 = all.length > 0 && isIpv4(all[all.length - 1]) && (halves.length === 1 || tail.length > 0);
+  const hex = endsWithV4 ? all.slice(0, -1) : all;
+  if (!hex.every((g) => H16.test(g))) return false;
+  const count = hex.length + (endsWithV4 ? 2 : 0);
+  return halves.length === 2 ? count <= 7 : count === 8;
+}
+
+/**
+ * A DNS host name (RFC 1123 labels) whose last label starts with a letter: names like "0", "2130706433",
+ * "0x7f000001" or "0177.0.0.1" are read by getaddrinfo (inet_aton) as IPv4 addresses in other forms, so they
+ * are not names (RFC 3696 section 2: a top-level label is never all-numeric).
+ */
+export function isHostName(value: string): boolean {
+  if (!HOSTNAME.test(value)) return false;
+  const last = value.slice(value.lastIndexOf(".") + 1);
+  return /^[A-Za-z]/.test(last);
 }
 
 /** An address to reach a host at: IPv4, IPv6 or a DNS name. */
 export function isHostAddress(value: string): boolean {
-  return isIpv4(value) || isIpv6(value) || HOSTNAME.test(value);
+  return isIpv4(value) || isIpv6(value) || isHostName(value);
 }
 
 /** An IPv4 or IPv6 network in CIDR form, e.g. 10.0.0.0/8 or ::1/128. */
@@ -44,13 +72,67 @@ export function isCidr(value: string): boolean {
   return isIpv6(address) && Number(bits) <= 128;
 }
 
-/** postgresql.conf listen_addresses: "*", or a comma-separated list of host names and addresses. */
+/** Why one item of listen_addresses is not an address to listen on, or undefined when it is one. */
+function listenItemProblem(item: string): string | undefined {
+  if (item === "") return "an empty item (two commas, or one at an end)";
+  if (item === "*" || isIpv4(item) || isIpv6(item) || isHostName(item)) return undefined;
+  const shown = JSON.stringify(item.slice(0, 60));
+  if (item.includes("/")) return `${shown} is a network (CIDR), not an address to listen on: give the address itself, or "*"`;
+  if (item.includes("%")) return `${shown} has a zone id: give an address without it (link-local addresses are not supported)`;
+  if (/^(0[xX][0-9A-Fa-f]*|[0-9]+)(\.(0[xX][0-9A-Fa-f]*|[0-9]+))*$/.test(item)) {
+    return `${shown} is not a dotted-quad IPv4 address (four decimal numbers 0-255, no leading zeros): the system would read it as another address (a number, octal, hex or a short form)`;
+  }
+  if (item.includes(":")) return `${shown} is not an IPv6 address (RFC 4291: eight groups of 1-4 hex digits, one "::" at most)`;
+  return `${shown} is not an IP address or a host name`;
+}
+
+/**
+ * postgresql.conf listen_addresses: "*", or a comma-separated list of IP literals (strict, see isIpv4 and
+ * isIpv6) and host names. A name other than "localhost" must also resolve, on the VM, to addresses of
+ * the VM itself: the installer checks that there before the TCP login sends the password (see
+ * handlers/install-postgres/addresses.ts).
+ */
+export function listenAddressesProblem(value: string): string | undefined {
+  const problems = value.split(",").map((i) => listenItemProblem(i.trim()));
+  const found = problems.filter((p): p is string => p !== undefined);
+  return found.length ? found.join("; ") : undefined;
+}
+
 export function isListenAddresses(value: string): boolean {
-  if (value === "*") return true;
-  return value.split(",").every((item) => {
-    const part = item.trim();
-    return part === "*" || isHostAddress(part);
-  });
+  return listenAddressesProblem(value) === undefined;
+}
+
+/** The items of listen_addresses that are host names to resolve on the VM ("localhost" is the loopback, never resolved). */
+export function listenHostNames(value: string): string[] {
+  const items = value.split(",").map((i) => i.trim());
+  return [...new Set(items.filter((i) => i !== "localhost" && !isIpv4(i) && !isIpv6(i) && isHostName(i)))];
+}
+
+/**
+ * A PostgreSQL cluster name as pg_createcluster accepts it (`^([-.\w]+)$`, ASCII): letters, digits, _ . -,
+ * neither "." nor ".." (postgresql-common skips those). Cluster names are read from the VM (pg_lsclusters
+ * lists every directory under /etc/postgresql/<major>/, and those directories belong to postgres): anything
+ * else is refused before it can reach a command.
+ */
+export const PG_CLUSTER_NAME = /^[A-Za-z0-9_.-]{1,255}$/;
+export function isPgClusterName(value: string): boolean {
+  return PG_CLUSTER_NAME.test(value) && value !== "." && value !== "..";
+}
+
+/** A cluster's version as postgresql-common lists it: a major of 10 and later, or 9.x and older. */
+export const PG_CLUSTER_VERSION = /^([1-9][0-9]|[6-9]\.[0-9])$/;
+
+/**
+ * An absolute path read from the VM that a command may name: characters a shell, sed and the tools read
+ * literally, no "." or ".." component, at most 4096 bytes. It is quoted as well; the rule keeps a path
+ * a database superuser or a hand edit chose from meaning anything but itself.
+ */
+export function isSafeAbsolutePath(value: string): boolean {
+  if (value.length > 4096 || !/^\/[A-Za-z0-9_.,+@%=:/-]*$/.test(value)) return false;
+  return value
+    .split("/")
+    .slice(1)
+    .every((part, i, parts) => part !== "." && part !== ".." && (part !== "" || i === parts.length - 1));
 }
 
 /** `name` or `name=version`, as apt-get install takes it. */
@@ -118,8 +200,11 @@ export const cidr: Validator<string> = string({
   check: (v) => (isCidr(v) ? undefined : "is not a network in CIDR form (address/bits)"),
 });
 export const listenAddresses: Validator<string> = string({
-  allowed: '"*" or a comma-separated list of addresses and host names',
-  check: (v) => (isListenAddresses(v) ? undefined : 'is not "*" or a comma-separated list of addresses'),
+  allowed: '"*" or a comma-separated list of IP addresses and host names (a name must resolve, on the VM, to its own addresses)',
+  check: (v) => {
+    const problem = listenAddressesProblem(v);
+    return problem ? `is not "*" or a comma-separated list of IP addresses and host names: ${problem}` : undefined;
+  },
 });
 export const hostAddress: Validator<string> = string({
   allowed: "an IPv4 or IPv6 address or a DNS name",

@@ -319,7 +319,7 @@ describe("install-postgres: Ubuntu 22.04, PostgreSQL 14 from the distribution", 
     expect(withPw).toHaveLength(1);
     // In memory, and unlinked before psql runs: it reads the file through an open descriptor.
     expect(withPw[0].command).toMatch(
-      /^umask 077; d=\$\(mktemp -d \/dev\/shm\/vm-install\.XXXXXX .*cat > "\$d\/pgpass" && exec 3< "\$d\/pgpass"; } ; rc=\$\?; rm -rf "\$d";.*PGPASSFILE=\/proc\/self\/fd\/3 /,
+      /^umask 077; case .*; esac; d=\$\(mktemp -d \/dev\/shm\/vm-install\.XXXXXX\) \|\| exit 1; .*cat > "\$d\/pgpass" && exec 3< "\$d\/pgpass"; } ; rc=\$\?; rm -rf "\$d";.*PGPASSFILE=\/proc\/self\/fd\/3 /,
     );
     expect(String(withPw[0].opts.stdin)).toBe(`127.0.0.1:5432:myapp:app_user:${pgpassField(PW)}\n`);
     for (const c of calls) if (c !== withPw[0]) expect(String(c.opts.stdin ?? "")).not.toContain(PW);
@@ -536,7 +536,9 @@ describe("install-postgres: idempotence and updates", () => {
       installed14(),
       grantsRead(RECORDED),
       inspectSqlStep(done({ role: { login: false, superuser: false, secret }, database: { owner: "olduser" } })),
-      psqlStep(/ALTER ROLE :"db_user" LOGIN;\nALTER DATABASE :"db_name" OWNER TO :"db_user";\n$/),
+      psqlStep(
+        /ALTER ROLE :"db_user" LOGIN;\n\\set mark 'vm-install: LOGIN given by install-postgres[^\n]*\n[^\n]*COMMENT ON ROLE[^\n]*\nALTER DATABASE :"db_name" OWNER TO :"db_user";\n$/,
+      ),
       loginStep(),
     ]);
     expect(remote.done).toBe(true);
@@ -717,7 +719,7 @@ describe("install-postgres: what it granted, it takes back (inventory in /var/li
       grantsRead(inventory),
       psqlStep(/\\set recorded '\["old_user"\]'/, {
         ...ready({ role: null, database: { owner: "old_user" }, hba_text: STOCK_HBA + oldLine }),
-        recorded_roles: { old_user: true },
+        recorded_roles: { old_user: { login: true, superuser: false, bootstrap: false, marked: true } },
       }),
       psqlStep(/CREATE ROLE %I LOGIN[\s\S]*ALTER DATABASE :"db_name" OWNER TO :"db_user"/),
       psqlStep(/\\set revoke '\["old_user"\]'\nSELECT format\('ALTER ROLE %I NOLOGIN', r\)[\s\S]*pg_terminate_backend/),
@@ -803,9 +805,10 @@ describe("install-postgres: what it granted, it takes back (inventory in /var/li
   });
 
   it("role decisions: only recorded roles that may still log in lose LOGIN; the record follows what this run granted", () => {
-    expect(planRoles(["a", "b", "c"], "b", false, { a: true, b: true, c: false })).toEqual({ revoke: ["a"], record: ["b"] });
-    expect(planRoles([], "b", false, {})).toEqual({ revoke: [], record: [] });
-    expect(planRoles([], "b", true, {})).toEqual({ revoke: [], record: ["b"] });
+    const may = (login: boolean) => ({ login, superuser: false, bootstrap: false, marked: true });
+    expect(planRoles(["a", "b", "c"], "b", false, { a: may(true), b: may(true), c: may(false) })).toEqual({ revoke: ["a"], record: ["b"], skipped: [] });
+    expect(planRoles([], "b", false, {})).toEqual({ revoke: [], record: [], skipped: [] });
+    expect(planRoles([], "b", true, {})).toEqual({ revoke: [], record: ["b"], skipped: [] });
   });
 });
 
@@ -909,7 +912,7 @@ describe("install-postgres: pure parts", () => {
     expect(
       parseClusters(
         "15 main 5432 down postgres /var/lib/postgresql/15/main /var/log/postgresql/postgresql-15-main.log\n16 other 5433 online postgres /srv/pg <unknown>\n",
-      ),
+      ).clusters,
     ).toEqual([
       {
         major: "15",
@@ -1093,7 +1096,13 @@ describe("install-postgres: check mode (check: true) looks, reports would_change
       osStep(),
       installed14(),
       grantsRead(inventory),
-      psqlStep(/\\set recorded '\["old_user","app_user"\]'/, { ...asWanted({ hba_text: STOCK_HBA }), recorded_roles: { old_user: true, app_user: true } }),
+      psqlStep(/\\set recorded '\["old_user","app_user"\]'/, {
+        ...asWanted({ hba_text: STOCK_HBA }),
+        recorded_roles: {
+          old_user: { login: true, superuser: false, bootstrap: false, marked: true },
+          app_user: { login: true, superuser: false, bootstrap: false, marked: true },
+        },
+      }),
     ]);
     expect(error).toBeUndefined();
     expect(remote.done).toBe(true);

@@ -16,9 +16,9 @@ import { checkSummary } from "../common/check-mode";
 import { ensurePackages } from "../common/ensure-packages";
 import { GRANTS_FILE, readGrants } from "../common/grants";
 import { type ConfigPlan, planConfiguration, reportConfiguration, warnUnapplied } from "./configuration";
-import { chooseMajor, clusterCreatedLine, clusterStartedLine, installedLine, serverSource } from "./decisions";
-import { planRoles, postgresSection, reportRevokedRoles } from "./grants";
-import { type Cluster, clusterUnit, normalizeListen, pickCluster, type ServerState, shortServerVersion } from "./pg";
+import { chooseCluster, chooseMajor, clusterCreatedLine, clusterStartedLine, installedLine, serverSource } from "./decisions";
+import { planRoles, postgresSection, reportRevokedRoles, reportSkippedRoles } from "./grants";
+import { type Cluster, clusterUnit, normalizeListen, type ServerState, shortServerVersion } from "./pg";
 import { pgdgKeyUrl } from "./pgdg";
 import { type InstallPostgresReport, postgresReport, type ServerFacts } from "./report";
 import { planRoleDatabase, readServerState } from "./role-database";
@@ -36,7 +36,9 @@ export async function checkInstallation(run: Run): Promise<InstallPostgresReport
     // The package creates the cluster "main" (postgresql-common's default), so a real run creates none.
     return finish(run, predictNewCluster(run, major, installedFrom, found.clusters));
   }
-  const cluster = pickCluster(found.clusters, major);
+  const chosen = chooseCluster(found, major);
+  for (const w of chosen.warnings) warn(run, w);
+  const cluster = chosen.cluster;
   if (!cluster) {
     run.changes.push(clusterCreatedLine(major));
     return finish(run, predictNewCluster(run, major, "already installed", found.clusters));
@@ -95,6 +97,7 @@ function predictChanges(run: Run, state: ServerState, unit: string, recordedRole
   const { changes, grantedLogin } = planRoleDatabase(run, state);
   run.changes.push(...changes);
   const roles = planRoles(recordedRoles, run.event.db_user, grantedLogin, state.recorded_roles ?? {});
+  reportSkippedRoles(run, roles.skipped);
   reportRevokedRoles(run, roles.revoke);
   const config = planConfiguration(run.event, state, recordedHba);
   reportConfiguration(run, config);

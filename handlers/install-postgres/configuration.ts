@@ -2,6 +2,7 @@
 // reload) written only where they differ and checked by the server itself before it is restarted or
 // reloaded; then the restart or reload, and a check of what the server runs with.
 
+import { quote } from "../../shared/shell-quote";
 import { runLong } from "../common/exec";
 import type { PostgresEvent } from "./decisions";
 import type { Cluster, ServerState } from "./pg";
@@ -125,7 +126,7 @@ export async function applyConfiguration(
   } else if (reloaded) {
     await progress.step(
       `systemctl reload ${unit} (pg_hba.conf)`,
-      () => runLong(remote, `systemctl reload ${unit}`, { label: `systemctl reload ${unit}`, timeoutMs: 120_000 }),
+      () => runLong(remote, `systemctl reload ${quote(unit)}`, { label: `systemctl reload ${unit}`, timeoutMs: 120_000 }),
       "reload",
     );
   }

@@ -58,7 +58,7 @@ export const postgresDefinition = defineInstallerDefinition({
       event: "db_user",
       eventRequired: true,
       default: "app_user",
-      doc: "Role to create, owner of the database (same rules as dbName). A role vm-install created (or gave LOGIN) and a later run no longer names loses LOGIN (kept, not dropped).",
+      doc: "Role to create, owner of the database (same rules as dbName; an existing superuser is refused). A role vm-install created (or gave LOGIN), marked so by a comment on the role, loses LOGIN when a later run no longer names it (kept, not dropped); a role without that mark, a superuser or the bootstrap superuser never does, whatever the inventory says.",
     }),
     passwordVariable: setting(
       string({ pattern: TF_IDENTIFIER, allowed: 'a Terraform variable name (lowercase, digits, _), e.g. "pg_password", set as TF_VAR_pg_password' }),
@@ -76,7 +76,7 @@ export const postgresDefinition = defineInstallerDefinition({
     listenAddresses: setting(listenAddresses, {
       event: "listen_addresses",
       default: "localhost",
-      doc: 'postgresql.conf listen_addresses: "*" or a comma-separated list of addresses.',
+      doc: 'postgresql.conf listen_addresses: "*", "localhost", IP literals (dotted-quad IPv4, RFC 4291 IPv6; no numbers, octal, hex, short forms, CIDR or zone ids) or host names; a name must resolve on the VM to the VM\'s own addresses (checked before any change, and the login check connects to the address found).',
     }),
     allowRemote: setting(boolean(), {
       event: "allow_remote",

@@ -2,8 +2,10 @@
 // per file, and the roles it created or gave LOGIN, per cluster. A role that had LOGIN before the first
 // run, or a line the admin wrote, is never listed, so a later run never takes it away.
 
+import { pgRoleName } from "../../shared/names";
 import { GRANTS_FILE, type Inventory, stringList, withSection, writeGrants } from "../common/grants";
-import type { Run } from "./run";
+import type { RecordedRole } from "./pg";
+import { type Run, warn } from "./run";
 import { psql } from "./server";
 import { revokeLoginSql } from "./sql";
 
@@ -28,13 +30,51 @@ export function postgresSection(inventory: Inventory): PostgresGrants | undefine
   return { hba: listMap(raw.hba), roles: listMap(raw.roles) };
 }
 
+/** The inventory's role names that are names vm-install could have created (pgRoleName); the others are reported by planRoles. */
+export function validRoleNames(recorded: string[]): string[] {
+  return [...new Set(recorded)].filter((r) => {
+    const problems: string[] = [];
+    pgRoleName(r, "role", problems);
+    return problems.length === 0;
+  });
+}
+
 /**
- * Pure. Recorded roles other than `user` that may still log in lose LOGIN; the record keeps `user` when
- * it was recorded already or this run gave it LOGIN (created it, or LOGIN was missing).
+ * Pure. The inventory is root's file, but a hand edit can put any name in it, so it is not taken on its
+ * word: a recorded role other than `user` that may still log in loses LOGIN only when its name is one
+ * vm-install creates, it is not a superuser (the bootstrap superuser above all) and the server shows the
+ * mark vm-install left on it (sql.ts ROLE_MARK). Every other name is skipped, with the reason, and is
+ * not recorded again. The record keeps `user` when it was recorded already or this run gave it LOGIN.
  */
-export function planRoles(recorded: string[], user: string, grantedNow: boolean, canLogin: Record<string, boolean>): { revoke: string[]; record: string[] } {
-  const revoke = recorded.filter((r) => r !== user && canLogin[r] === true);
-  return { revoke, record: recorded.includes(user) || grantedNow ? [user] : [] };
+export function planRoles(
+  recorded: string[],
+  user: string,
+  grantedNow: boolean,
+  facts: Record<string, RecordedRole>,
+): { revoke: string[]; record: string[]; skipped: string[] } {
+  const valid = validRoleNames(recorded);
+  const revoke: string[] = [];
+  const skipped: string[] = [];
+  const skip = (r: string, why: string) =>
+    skipped.push(`LOGIN of role ${JSON.stringify(r)} not taken back although ${GRANTS_FILE} lists it: ${why}; its entry is dropped from the inventory`);
+  for (const r of [...new Set(recorded)]) {
+    if (r === user) continue;
+    const f = facts[r];
+    if (!valid.includes(r)) skip(r, "not a role name vm-install creates (lowercase letters, digits, _; not postgres, pg_* or a reserved word)");
+    else if (!f?.login)
+      continue; // gone, or already may not log in: nothing to take back
+    else if (f.bootstrap) skip(r, "it is the bootstrap superuser, never revoked");
+    else if (f.superuser) skip(r, "it is a superuser, never revoked");
+    else if (!f.marked)
+      skip(r, "it carries no vm-install mark, so vm-install did not create it or give it LOGIN (an entry written by hand, or by a version that left no mark)");
+    else revoke.push(r);
+  }
+  return { revoke, record: recorded.includes(user) || grantedNow ? [user] : [], skipped };
+}
+
+/** Why recorded roles kept LOGIN, as warnings (a real run and a check say the same). */
+export function reportSkippedRoles(run: Run, skipped: string[]): void {
+  for (const line of skipped) warn(run, line);
 }
 
 /** ALTER ROLE ... NOLOGIN for `roles` (see revokeLoginSql), said in changes and revoked. */

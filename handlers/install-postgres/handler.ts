@@ -24,20 +24,31 @@
 // the server itself (pg_file_settings, pg_hba_file_rules) before it is restarted or reloaded, so a
 // broken file is put back instead of leaving a server that will not start.
 
+import { command } from "../../shared/shell-quote";
 import { GRANTS_FILE, readGrants } from "../common/grants";
 import { defineHandler, type InstallerResult, runHandler } from "../common/handler-kit";
 import { requireSystemd } from "../common/systemd";
+import { resolveListenNames } from "./addresses";
 import { checkInstallation } from "./check";
 import { applyConfiguration, writeConfiguration } from "./configuration";
-import { chooseMajor, clusterCreatedLine, clusterStartedLine, installedLine, planRoleAndDatabase, registerPasswordForms, serverSource } from "./decisions";
+import {
+  chooseCluster,
+  chooseMajor,
+  clusterCreatedLine,
+  clusterStartedLine,
+  installedLine,
+  planRoleAndDatabase,
+  registerPasswordForms,
+  serverSource,
+} from "./decisions";
 import { postgresDefinition } from "./definition";
-import { planRoles, postgresSection, revokeRoles, saveGrants, updatedSection } from "./grants";
-import { type Cluster, clusterUnit, pickCluster } from "./pg";
+import { planRoles, postgresSection, reportSkippedRoles, revokeRoles, saveGrants, updatedSection } from "./grants";
+import { type Cluster, clusterUnit } from "./pg";
 import { ensurePgdgRepository, pgdgKeyUrl } from "./pgdg";
 import { startFixingDropIn } from "./recovery";
 import { type InstallPostgresReport, postgresReport } from "./report";
 import { ensureRoleAndDatabase } from "./role-database";
-import type { Run } from "./run";
+import { type Run, warn } from "./run";
 import { inspectInstallation, installPackages, type ServerInventory } from "./server";
 import { verifyLogin } from "./verify";
 
@@ -104,18 +115,21 @@ async function ensurePgdg(run: Run, policy: { update: boolean; cacheValidSec?: n
 
 async function ensureCluster(run: Run, found: ServerInventory, major: string): Promise<Cluster> {
   const { remote, progress } = run;
-  let cluster = pickCluster(found.clusters, major);
+  // Only clusters whose every field passed its rule; see chooseCluster for what is refused or skipped.
+  const chosen = chooseCluster(found, major);
+  for (const w of chosen.warnings) warn(run, w);
+  let cluster = chosen.cluster;
   let units = found.units;
   if (!cluster) {
     // The package creates "main" unless createcluster.conf says otherwise, or it was dropped since.
     await progress.step(
       `creating cluster ${major}/main`,
-      () => remote.run(`pg_createcluster ${major} main`, { sudo: true, label: `pg_createcluster ${major} main`, timeoutMs: 300_000, mutates: true }),
+      () => remote.run(command("pg_createcluster", major, "main"), { sudo: true, label: `pg_createcluster ${major} main`, timeoutMs: 300_000, mutates: true }),
       "cluster",
     );
     run.changes.push(clusterCreatedLine(major));
     const again = await inspectInstallation(remote);
-    cluster = pickCluster(again.clusters, major);
+    cluster = chooseCluster(again, major).cluster;
     units = again.units;
     if (!cluster) throw new Error(`pg_createcluster ${major} main succeeded but pg_lsclusters does not list the cluster on the VM`);
   }
@@ -138,7 +152,9 @@ export const handler = defineHandler({
   async run({ event, check, remote, apt, os, progress, secrets }): Promise<InstallPostgresReport> {
     registerPasswordForms(secrets, event.db_password);
     await requireSystemd(remote, "PostgreSQL");
-    const run: Run = { event, remote, apt, os, progress, secrets, changes: [], warnings: [], revoked: [] };
+    const run: Run = { event, remote, apt, os, progress, secrets, changes: [], warnings: [], revoked: [], resolved: {} };
+    // Before anything changes, in a check too: a listen_addresses name that is not the VM's own.
+    run.resolved = await resolveListenNames(remote, event.listen_addresses);
     if (check) return checkInstallation(run);
     const { found, major, installedFrom } = await ensureServer(run);
     const cluster = await ensureCluster(run, found, major);
@@ -148,6 +164,7 @@ export const handler = defineHandler({
     const recorded = postgresSection(inventory);
     const { state, grantedLogin } = await ensureRoleAndDatabase(run, port, recorded?.roles[name] ?? []);
     const roles = planRoles(recorded?.roles[name] ?? [], event.db_user, grantedLogin, state.recorded_roles ?? {});
+    reportSkippedRoles(run, roles.skipped);
     await revokeRoles(run, port, roles.revoke);
     const change = await writeConfiguration(run, state, port, recorded ? (recorded.hba[state.hba_file] ?? []) : undefined);
     const { restarted, reloaded } = await applyConfiguration(run, cluster, state, change);

@@ -1,7 +1,8 @@
-// The pure half of install-postgres: parsers for what the VM reports (dpkg, pg_lsclusters, psql's JSON,
-// pg_hba.conf) and planners that turn "what is there" + "what is wanted" into the few changes needed.
+// The pure half of install-postgres: parsers for what the VM reports (dpkg, psql's JSON, pg_hba.conf; pg_lsclusters
+// is clusters.ts) and planners that turn "what is there" + "what is wanted" into the few changes needed.
 // No I/O here, so the unit tests feed it real tool output and check the decisions directly.
 
+import { isIpv4, isIpv6 } from "../../shared/names";
 import type { OsInfo } from "../common/os-release";
 
 // ---------------------------------------------------------------------------------------------------
@@ -38,51 +39,7 @@ export function parseServerPackages(stdout: string): ServerPackage[] {
   return out.sort((a, b) => Number(a.major) - Number(b.major));
 }
 
-/** A cluster as `pg_lsclusters -h` lists it. */
-export interface Cluster {
-  major: string;
-  name: string;
-  port: number;
-  /** "online", "down", "online,recovery", ... */
-  status: string;
-  owner: string;
-  dataDir: string;
-  logFile?: string;
-}
-
-/** `pg_lsclusters -h`: Ver Cluster Port Status Owner Data-directory Log-file, blank-separated. */
-export function parseClusters(stdout: string): Cluster[] {
-  const out: Cluster[] = [];
-  for (const line of stdout.split("\n")) {
-    const f = line.trim().split(/\s+/);
-    if (f.length < 6 || !/^[0-9]+(\.[0-9]+)?$/.test(f[0]) || !/^[0-9]+$/.test(f[2])) continue;
-    const cluster: Cluster = { major: f[0], name: f[1], port: Number(f[2]), status: f[3], owner: f[4], dataDir: f[5] };
-    if (f[6] && f[6] !== "<unknown>") cluster.logFile = f.slice(6).join(" ");
-    out.push(cluster);
-  }
-  return out;
-}
-
-/** "postgresql@15-main active" lines -> { "postgresql@15-main": "active" }. */
-export function parseUnits(stdout: string): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const line of stdout.split("\n")) {
-    const m = /^(postgresql@\S+) (\S*)$/.exec(line.trim());
-    if (m) out[m[1]] = m[2] || "unknown";
-  }
-  return out;
-}
-
-/** The cluster this installer manages for `major`: "main" when there is one, else the first. */
-export function pickCluster(clusters: Cluster[], major: string): Cluster | undefined {
-  const ofMajor = clusters.filter((c) => c.major === major);
-  return ofMajor.find((c) => c.name === "main") ?? ofMajor[0];
-}
-
-/** The systemd unit of a Debian/Ubuntu cluster (postgresql@15-main). */
-export function clusterUnit(c: Pick<Cluster, "major" | "name">): string {
-  return `postgresql@${c.major}-${c.name}`;
-}
+export { type Cluster, type ClusterListing, clusterUnit, isClusterLog, parseClusters, parseUnits, pickCluster, type RefusedCluster } from "./clusters";
 
 /** "15.20" from server_version "15.20 (Debian 15.20-0+deb12u1)". */
 export function shortServerVersion(serverVersion: string): string {
@@ -107,8 +64,20 @@ export interface ServerState {
   dropin_text: string | null;
   /** The server's `ssl` setting: "on" or "off". */
   ssl?: string;
-  /** Roles the inventory lists for this cluster that still exist: name -> may log in. */
-  recorded_roles?: Record<string, boolean> | null;
+  /** The server's scram_iterations (PostgreSQL 16+; null before): the cap on a stored verifier's count (scram.ts iterationCap). */
+  scram_iterations?: string | null;
+  /** Roles the inventory lists for this cluster that still exist, with what decides whether LOGIN may be taken back (grants.ts planRoles). */
+  recorded_roles?: Record<string, RecordedRole> | null;
+}
+
+/** A role the inventory lists, as the server has it. */
+export interface RecordedRole {
+  login: boolean;
+  superuser: boolean;
+  /** The bootstrap superuser (oid 10, the role initdb made: "postgres" on Debian and Ubuntu). */
+  bootstrap: boolean;
+  /** Carries the comment vm-install writes when it creates a role or gives one LOGIN (sql.ts ROLE_MARK). */
+  marked: boolean;
 }
 
 /** The last line of psql's output that parses as a JSON object (psql -At prints it alone). */
@@ -284,10 +253,19 @@ export function pgpassField(value: string): string {
   return value.replace(/\\/g, "\\\\").replace(/:/g, "\\:");
 }
 
-/** The host the TCP check connects to: loopback when the server listens there, else its first address. */
-export function verifyHost(listen: string): string {
+/**
+ * The host the TCP check connects to: loopback when the server listens there, else its first address. A
+ * host name is never connected to by name: `resolved` holds the addresses the VM gave for it, all checked
+ * to be the VM's own (addresses.ts), and the first of them is used (IPv4 first).
+ */
+export function verifyHost(listen: string, resolved: Record<string, string[]> = {}): string {
   const items = normalizeListen(listen).split(",");
   if (items.some((i) => i === "*" || i === "localhost" || i === "127.0.0.1" || i === "0.0.0.0")) return "127.0.0.1";
   if (items.some((i) => i === "::" || i === "::1")) return "::1";
-  return items[0];
+  const first = items[0];
+  if (isIpv4(first) || isIpv6(first)) return first;
+  const addresses = resolved[first] ?? [];
+  const chosen = addresses.find((a) => isIpv4(a)) ?? addresses[0];
+  if (chosen !== undefined) return chosen;
+  throw new Error(`listen_addresses: ${first} was not resolved on the VM before the TCP login check; nothing is sent to it`);
 }

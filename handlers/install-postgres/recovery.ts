@@ -36,7 +36,7 @@ async function restartAndCheck(remote: Remote, cluster: Cluster, verb: "restart"
 export async function serverError(remote: Remote, cluster: Cluster): Promise<string> {
   const unit = clusterUnit(cluster);
   const log = cluster.logFile ? `tail -n 40 ${quote(cluster.logFile)} 2>/dev/null; ` : "";
-  const r = await remote.run(`${log}journalctl -u ${unit} -n 20 --no-pager -o cat 2>/dev/null; true`, {
+  const r = await remote.run(`${log}journalctl -u ${quote(unit)} -n 20 --no-pager -o cat 2>/dev/null; true`, {
     sudo: true,
     check: false,
     label: "reading the server's log",
@@ -49,6 +49,7 @@ export async function serverError(remote: Remote, cluster: Cluster): Promise<str
 
 /** Our drop-in under the cluster's Debian config directory, without asking the (stopped) server. */
 export function clusterDropIn(cluster: Pick<Cluster, "major" | "name">): string {
+  clusterUnit(cluster); // refuses a version or name postgresql-common would not create
   return `/etc/postgresql/${cluster.major}/${cluster.name}/conf.d/${DROPIN_NAME}`;
 }
 

@@ -1,7 +1,8 @@
 // Role, password, database: read with the server's settings and files in one read-only query, decided
 // by planRoleAndDatabase (decisions.ts), changed in one psql session.
 
-import { planRoleAndDatabase, requireSsl } from "./decisions";
+import { planRoleAndDatabase, refuseSuperuser, requireSafePaths, requireSsl } from "./decisions";
+import { validRoleNames } from "./grants";
 import { DROPIN_NAME, type ServerState } from "./pg";
 import type { Run } from "./run";
 import { scramSecret } from "./scram";
@@ -14,10 +15,12 @@ export async function readServerState(run: Run, port: number, recordedRoles: str
   const label = "psql (reading the role, the database and the settings)";
   const state = await progress.step(
     "reading the role, the database and the settings",
-    () => psqlJson<ServerState>(remote, port, inspectSql(event.db_name, event.db_user, DROPIN_NAME, recordedRoles), label),
+    () => psqlJson<ServerState>(remote, port, inspectSql(event.db_name, event.db_user, DROPIN_NAME, validRoleNames(recordedRoles)), label),
     "inspect_sql",
   );
   // Before any change: a check fails here too, as the real run would.
+  requireSafePaths(state);
+  refuseSuperuser(event, state);
   requireSsl(event, state);
   return state;
 }

@@ -19,6 +19,8 @@ export interface Run {
   warnings: string[];
   /** Grants this run took back, one line each (the result's `revoked`). */
   revoked: string[];
+  /** The host names of listen_addresses with the addresses the VM resolved them to, all its own (addresses.ts). */
+  resolved: Record<string, string[]>;
 }
 
 /** A warning for the result, said in the progress too. */

@@ -5,7 +5,7 @@ import { command, quote } from "../../shared/shell-quote";
 import type { Apt } from "../common/apt";
 import { ensurePackages } from "../common/ensure-packages";
 import { type Remote, runLong } from "../common/exec";
-import { type Cluster, parseClusters, parsePsqlJson, parseServerPackages, parseUnits, pgpassField, type ServerPackage } from "./pg";
+import { type Cluster, parseClusters, parsePsqlJson, parseServerPackages, parseUnits, pgpassField, type RefusedCluster, type ServerPackage } from "./pg";
 import { WHOAMI_SQL } from "./sql";
 
 /** psql as the postgres superuser over the local socket, SQL on stdin, stopping at the first error. */
@@ -28,9 +28,14 @@ export async function psqlJson<T>(remote: Remote, port: number, sql: string, lab
 /** The server packages and clusters on the VM. */
 export interface ServerInventory {
   packages: ServerPackage[];
+  /** The clusters whose every field passed its rule (parseClusters); only these are ever used. */
   clusters: Cluster[];
+  /** The lines of pg_lsclusters refused, with why (see chooseCluster for what follows from them). */
+  refused: RefusedCluster[];
   /** `systemctl is-active` of each cluster's unit, by unit name. */
   units: Record<string, string>;
+  /** Cluster directories (/etc/postgresql/<major>/<name>/postgresql.conf) whose name has blanks or control characters. */
+  hidden?: number;
 }
 
 /**
@@ -41,12 +46,22 @@ export async function inspectInstallation(remote: Remote): Promise<ServerInvento
   const r = await remote.run(
     `dpkg-query -W -f='\${Package}\\t\${Status}\\t\${Version}\\n' 'postgresql-[0-9]*' 2>/dev/null; echo '--- clusters'; ` +
       `if command -v pg_lsclusters >/dev/null 2>&1; then pg_lsclusters -h; echo '--- units'; ` +
-      `pg_lsclusters -h | while read -r v n _; do echo "postgresql@$v-$n $(systemctl is-active "postgresql@$v-$n")"; done; fi; true`,
+      `pg_lsclusters -h | while read -r v n _; do echo "postgresql@$v-$n $(systemctl is-active "postgresql@$v-$n")"; done; ` +
+      // Names with blanks or line breaks, which pg_lsclusters lists as lines no one can read, or not at
+      // all (a newline): only counted, never printed.
+      `echo '--- hidden'; for f in /etc/postgresql/*/*/postgresql.conf; do [ -e "$f" ] || [ -L "$f" ] || continue; ` +
+      `n=\${f%/postgresql.conf}; n=\${n##*/}; case "$n" in *[[:space:][:cntrl:]]*) echo hidden;; esac; done; fi; true`,
     { env: { LC_ALL: "C" }, label: "dpkg-query + pg_lsclusters", timeoutMs: 60_000 },
   );
   const [pkgs, rest = ""] = r.stdout.split("--- clusters\n");
-  const [clusters, units = ""] = rest.split("--- units\n");
-  return { packages: parseServerPackages(pkgs), clusters: parseClusters(clusters), units: parseUnits(units) };
+  const [clusters, unitsAndHidden = ""] = rest.split("--- units\n");
+  const [units, hidden = ""] = unitsAndHidden.split("--- hidden\n");
+  return {
+    packages: parseServerPackages(pkgs),
+    ...parseClusters(clusters),
+    units: parseUnits(units),
+    hidden: hidden.split("\n").filter((l) => l.trim() === "hidden").length,
+  };
 }
 
 /** Replaces a file as postgres, atomically (temporary file in the same directory + mv), keeping its mode. */
@@ -59,22 +74,36 @@ export async function writeFile(remote: Remote, path: string, content: string, n
   );
 }
 
+/** Exit status and stderr line of the login check's shell when /dev/shm is not a memory file system. */
+export const NO_SHM_EXIT = 97;
+const NO_SHM_MARK = "vm-install: /dev/shm is not a tmpfs";
+
 /**
  * Logs in as the role over TCP. libpq takes a password from a pgpass file only when it is a regular
- * file, so one is written, in memory (/dev/shm) where the VM has it, and unlinked before psql starts:
- * psql reads it through the shell's open descriptor (/proc/self/fd/3), so no name of it is left on the
- * VM even if the connection drops or the job is killed, and the kernel frees it with the last process.
- * Returns psql's result or stderr.
+ * file, so one is written, in memory (/dev/shm, which must be a tmpfs: never a directory on disk, and
+ * never /tmp as a fallback), and unlinked before psql starts: psql reads it through the shell's open
+ * descriptor (/proc/self/fd/3), so no name of it is left on the VM even if the connection drops or the
+ * job is killed, and the kernel frees it with the last process. Without a tmpfs at /dev/shm nothing is
+ * written and the check fails saying so. Returns psql's result or stderr.
  */
 export async function tcpLogin(remote: Remote, t: { host: string; port: number; db: string; user: string; password: string }) {
   const pgpass = `${[t.host, String(t.port), t.db, t.user, t.password].map(pgpassField).join(":")}\n`;
   const psqlCmd = command("psql", "-X", "-w", "-q", "-A", "-t", "-h", t.host, "-p", String(t.port), "-U", t.user, "-d", t.db, "-c", WHOAMI_SQL);
-  return remote.run(
-    `umask 077; d=$(mktemp -d /dev/shm/vm-install.XXXXXX 2>/dev/null || mktemp -d) || exit 1; ` +
+  const r = await remote.run(
+    `umask 077; case "$(stat -f -c %T /dev/shm 2>/dev/null)" in tmpfs|ramfs) ;; *) echo ${quote(NO_SHM_MARK)} >&2; exit ${NO_SHM_EXIT};; esac; ` +
+      `d=$(mktemp -d /dev/shm/vm-install.XXXXXX) || exit 1; ` +
       `{ cat > "$d/pgpass" && exec 3< "$d/pgpass"; } ; rc=$?; rm -rf "$d"; [ "$rc" = 0 ] || exit 1; ` +
       `PGPASSFILE=/proc/self/fd/3 PGCONNECT_TIMEOUT=10 ${psqlCmd}`,
     { stdin: pgpass, check: false, env: { LC_MESSAGES: "C" }, label: `psql -h ${t.host} -p ${t.port} -U ${t.user} -d ${t.db}`, timeoutMs: 60_000 },
   );
+  if (r.code === NO_SHM_EXIT && r.stderr.includes(NO_SHM_MARK)) {
+    throw new Error(
+      `the TCP login check needs /dev/shm to be a memory file system (tmpfs), to hold the password file it gives psql, and on the VM it is missing or not a tmpfs: ` +
+        "the password was not written anywhere. Mount one (systemd does at boot; by hand: mount -t tmpfs -o mode=1777,nosuid,nodev tmpfs /dev/shm) and run the job again; " +
+        "the role, the database and the configuration are already in place",
+    );
+  }
+  return r;
 }
 
 /** apt-get install through the shared Apt helper; throws when any of `specs` could not be installed. */
@@ -93,10 +122,11 @@ export async function installPackages(apt: Apt, specs: string[], what: string, p
  * the wait) and the command fails.
  */
 export function clusterServiceCommand(verb: "start" | "restart", unit: string): string {
+  const u = quote(unit);
   return (
-    `(systemctl ${verb} ${unit} & p=$!; z=0; while kill -0 $p 2>/dev/null; do ` +
-    `if [ "$(systemctl is-active ${unit})" = activating ] && [ "$(systemctl show -p ControlPID --value ${unit})" = 0 ]; then z=$((z+1)); else z=0; fi; ` +
-    `if [ $z -ge 20 ]; then systemctl stop ${unit}; wait $p; echo "${unit}: the server did not come up (its start command ended, the unit stayed activating)" >&2; exit 3; fi; ` +
+    `(systemctl ${verb} ${u} & p=$!; z=0; while kill -0 $p 2>/dev/null; do ` +
+    `if [ "$(systemctl is-active ${u})" = activating ] && [ "$(systemctl show -p ControlPID --value ${u})" = 0 ]; then z=$((z+1)); else z=0; fi; ` +
+    `if [ $z -ge 20 ]; then systemctl stop ${u}; wait $p; echo ${quote(`${unit}: the server did not come up (its start command ended, the unit stayed activating)`)} >&2; exit 3; fi; ` +
     `sleep 0.1; done; wait $p)`
   );
 }
@@ -108,7 +138,7 @@ export async function startOrExplain(remote: Remote, unit: string, cluster: Clus
   } catch (err) {
     throw new Error(`${(err as Error).message}\nsee \`journalctl -u ${unit}\` and ${cluster.logFile ?? "the cluster's log"} on the VM`);
   }
-  const again = await remote.run(`systemctl is-active ${unit}`, { check: false, label: `systemctl is-active ${unit}`, timeoutMs: 30_000 });
+  const again = await remote.run(`systemctl is-active ${quote(unit)}`, { check: false, label: `systemctl is-active ${unit}`, timeoutMs: 30_000 });
   if (again.stdout.trim() !== "active") {
     throw new Error(
       `${unit} is ${again.stdout.trim()} right after systemctl start: see \`journalctl -u ${unit}\` and ${cluster.logFile ?? "the cluster's log"} on the VM`,

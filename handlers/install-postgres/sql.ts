@@ -13,6 +13,18 @@ function setVars(vars: Record<string, string>): string {
 }
 
 /**
+ * The comment vm-install puts on a role it creates or gives LOGIN (only where the role has no comment, so
+ * an admin's is never overwritten). The inventory says which roles a later run may take LOGIN back from;
+ * the mark is the server's own proof, which a hand edit of the inventory cannot add: only a superuser or
+ * a CREATEROLE role can comment on a role. A role without it is never revoked (grants.ts planRoles).
+ */
+export const ROLE_MARK = {
+  created: "vm-install: created by install-postgres; a later run that no longer names it as db_user takes LOGIN back",
+  login: "vm-install: LOGIN given by install-postgres; a later run that no longer names it as db_user takes LOGIN back",
+};
+const MARK_PATTERN = "'vm-install: %'";
+
+/**
  * One JSON object describing the server, the role, the database, and the two files the handler may
  * edit (read by the server itself with pg_read_file: one round trip instead of three on a rerun).
  * The 4-argument pg_read_file (missing_ok) is there in every supported major.
@@ -31,7 +43,10 @@ export function inspectSql(db: string, user: string, dropInName: string, recorde
   'hba_text', pg_read_file(current_setting('hba_file'), 0, 67108864, false),
   'dropin_text', pg_read_file(regexp_replace(current_setting('config_file'), '[^/]*$', '') || 'conf.d/' || :'dropin', 0, 67108864, true),
   'ssl', current_setting('ssl'),
-  'recorded_roles', (SELECT json_object_agg(rolname, rolcanlogin) FROM pg_roles WHERE rolname IN (SELECT json_array_elements_text(:'recorded'::json)))
+  'scram_iterations', current_setting('scram_iterations', true),
+  'recorded_roles', (SELECT json_object_agg(rolname, json_build_object('login', rolcanlogin, 'superuser', rolsuper, 'bootstrap', oid = 10,
+                       'marked', coalesce(shobj_description(oid, 'pg_authid') LIKE ${MARK_PATTERN}, false)))
+                     FROM pg_roles WHERE rolname IN (SELECT json_array_elements_text(:'recorded'::json)))
 );
 `
   );
@@ -85,6 +100,11 @@ export function applySql(plan: RoleDbPlan, db: string, user: string): string {
     sql += `SELECT format('CREATE ROLE %I LOGIN', :'db_user') WHERE NOT EXISTS (SELECT FROM pg_roles WHERE rolname = :'db_user') \\gexec\n`;
   }
   if (plan.grantLogin) sql += `ALTER ROLE :"db_user" LOGIN;\n`;
+  if (plan.createRole || plan.grantLogin) {
+    sql +=
+      setVars({ mark: plan.createRole ? ROLE_MARK.created : ROLE_MARK.login }) +
+      `SELECT format('COMMENT ON ROLE %I IS %L', :'db_user', :'mark') WHERE shobj_description((SELECT oid FROM pg_roles WHERE rolname = :'db_user'), 'pg_authid') IS NULL \\gexec\n`;
+  }
   if (plan.password !== undefined) {
     sql += `${setVars({ pw: plan.password })}ALTER ROLE :"db_user" PASSWORD :'pw';\n\\unset pw\n`;
   }
@@ -98,14 +118,17 @@ export function applySql(plan: RoleDbPlan, db: string, user: string): string {
 /**
  * Takes LOGIN back from roles this project had given it (never DROP: the role keeps what it owns, and
  * its data stays), and ends their open sessions, so access is gone now and not at their next login.
- * Roles that no longer exist or already may not log in are skipped on the server.
+ * The server checks again what planRoles decided from the state read before: roles that no longer exist,
+ * already may not log in, are superusers (the bootstrap one above all) or carry no vm-install mark are
+ * skipped, and only sessions of roles that may not log in now are ended.
  */
 export function revokeLoginSql(roles: string[]): string {
+  const ours = `rolname = r AND NOT rolsuper AND oid <> 10 AND coalesce(shobj_description(oid, 'pg_authid') LIKE ${MARK_PATTERN}, false)`;
   return (
     QUIET_SESSION +
     setVars({ revoke: JSON.stringify(roles) }) +
-    `SELECT format('ALTER ROLE %I NOLOGIN', r) FROM json_array_elements_text(:'revoke'::json) AS t(r) WHERE EXISTS (SELECT FROM pg_roles WHERE rolname = r AND rolcanlogin) \\gexec
-SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE usename IN (SELECT json_array_elements_text(:'revoke'::json));
+    `SELECT format('ALTER ROLE %I NOLOGIN', r) FROM json_array_elements_text(:'revoke'::json) AS t(r) WHERE EXISTS (SELECT FROM pg_roles WHERE ${ours} AND rolcanlogin) \\gexec
+SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE usename IN (SELECT r FROM json_array_elements_text(:'revoke'::json) AS t(r) WHERE EXISTS (SELECT FROM pg_roles WHERE ${ours} AND NOT rolcanlogin));
 `
   );
 }

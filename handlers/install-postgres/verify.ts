@@ -14,7 +14,7 @@ export async function verifyLogin(
 ): Promise<{ host: string; serverVersion: string }> {
   const { event, remote, progress } = run;
   const { db_name: db, db_user: user } = event;
-  const host = verifyHost(listen);
+  const host = verifyHost(listen, run.resolved);
   const target = { host, port, db, user, password: event.db_password };
   const login = await progress.step(
     `logging in as ${user} to ${db} over TCP (${host}:${port})`,
