@@ -310,6 +310,60 @@ describeE2E("install-postgres on a sandbox VM, through the bundle and the job ru
   );
 
   test(
+    "a pgdg.asc an earlier version wrote (the served file: PGDG's key with a second one beside it) on a VM that needs nothing: " +
+      "the run rebuilds pgdg.gpg with PGDG's key alone, points pgdg.list at it, removes the .asc; a check foresaw it, a rerun changes nothing",
+    async () => {
+      // Served at repo_key_url: PGDG's real key alone, as the repository publishes it.
+      const repo = await startFakeDockerRepo({
+        host: sb.hostAddress,
+        suite: "bookworm-pgdg",
+        component: "main",
+        packages: [{ name: "postgresql-16", version: "16.9-1.pgdg120+1" }],
+        servedKey: () => pgpKey("pgdg.asc"),
+      });
+      const keyUrl = `${repo.url}/debian/gpg`;
+      const ev = event({ repo_url: `${repo.url}/debian`, repo_key_url: keyUrl });
+      try {
+        const smuggled = Buffer.concat([pgpKey("pgdg.asc"), armour("PGP MESSAGE", repo.publicKeyBinary)]);
+        await sb.rootExec("install -d -m 0755 /etc/apt/keyrings && cat > /etc/apt/keyrings/pgdg.asc && chmod 644 /etc/apt/keyrings/pgdg.asc", {
+          input: smuggled.toString("latin1"),
+        });
+        await root(sb, `echo 'deb [signed-by=/etc/apt/keyrings/pgdg.asc] ${repo.url}/debian bookworm-pgdg main' > /etc/apt/sources.list.d/pgdg.list`);
+
+        const check = await runInstaller(sb, "install-postgres", { ...ev, check: true }, { secrets: [PW1] });
+        expectSucceeded(check);
+        expect(check.result.would_change).toEqual([
+          `PGDG repository: /etc/apt/keyrings/pgdg.asc, the key file an earlier version wrote as served (apt trusts every key in it), rebuilt from the verified key of ${repo.url}/debian`,
+        ]);
+        expect(await root(sb, "ls -A /etc/apt/keyrings")).toBe("pgdg.asc\n");
+
+        const { value: run } = await job(ev);
+        expectSucceeded(run);
+        expect(run.result.changes).toEqual([
+          "PGDG repository: wrote /etc/apt/keyrings/pgdg.gpg (replaces /etc/apt/keyrings/pgdg.asc)",
+          "PGDG repository: wrote /etc/apt/sources.list.d/pgdg.list (line differed)",
+          "PGDG repository: removed /etc/apt/keyrings/pgdg.asc",
+        ]);
+        expect(await root(sb, "ls -A /etc/apt/keyrings")).toBe("pgdg.gpg\n");
+        // Only PGDG's key is left for apt to trust (gpg on the VM reads the keyring as apt's gpgv would).
+        const keys = await root(sb, "gpg --batch --with-colons --show-keys /etc/apt/keyrings/pgdg.gpg | grep '^fpr' | cut -d: -f10");
+        expect(keys.split("\n").filter(Boolean)[0]).toBe(PGDG_KEY_FINGERPRINT);
+        expect(keys).not.toContain(repo.fingerprint);
+        expect(await root(sb, "cat /etc/apt/sources.list.d/pgdg.list")).toContain("signed-by=/etc/apt/keyrings/pgdg.gpg");
+        expect(await hostPsql(sb, "shop_app", "shop", PW1, "SELECT 6 * 7")).toEqual({ code: 0, stdout: "42", stderr: "" });
+
+        const { value: again } = await job(ev);
+        expectSucceeded(again);
+        expect(again.result).toMatchObject({ changed: false, changes: [] });
+      } finally {
+        await repo.stop();
+        await root(sb, "rm -f /etc/apt/sources.list.d/pgdg.list /etc/apt/keyrings/pgdg.gpg /etc/apt/keyrings/pgdg.asc");
+      }
+    },
+    T,
+  );
+
+  test(
     "a new password with quotes, $(...), backticks and backslashes: the old one stops working, the new one works; neither is in ps or any log",
     async () => {
       // Make the server log every statement, so "not in the log" means the job kept it out.

@@ -166,6 +166,15 @@ export async function ensureAptRepository(remote: Remote, spec: AptRepositorySpe
   );
 }
 
+/**
+ * The keyring an earlier version wrote for repository `name`: the served key file itself, which apt reads
+ * whole (every key in it trusted). An installer that finds it sets its repository up again, so it is
+ * rebuilt from the verified key, even when nothing else is to be installed.
+ */
+export function legacyKeyring(name: string): string {
+  return `${KEYRINGS_DIR}/${name}.asc`;
+}
+
 /** The keyring files earlier versions of ensureAptRepository wrote for the repository whose keyring is now `keyring`. */
 export function supersededKeyrings(keyring: string): string[] {
   const m = /^(\/etc\/apt\/keyrings\/[a-z0-9][a-z0-9_.-]*)\.gpg$/.exec(keyring);

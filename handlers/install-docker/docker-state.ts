@@ -3,12 +3,12 @@
 
 import { quote } from "../../shared/shell-quote";
 import { type PackageState, parseDpkgQuery } from "../common/apt-output";
+import { legacyKeyring } from "../common/apt-repository";
 import type { Remote } from "../common/exec";
 import type { DockerChannel } from "./definition";
 import { DOCKER_PACKAGES, WATCHED } from "./docker-packages";
 
-/** The keyring earlier versions wrote: the served bytes, not the verified packets (see common/apt-repository.ts). */
-const LEGACY_KEYRING = "/etc/apt/keyrings/docker.asc";
+const LEGACY_KEYRING = legacyKeyring("docker");
 
 /** Docker as the VM has it right now. */
 export interface DockerState {
@@ -31,9 +31,8 @@ export interface DockerState {
   users: Map<string, string[] | undefined>;
   curl: boolean;
   /**
-   * /etc/apt/keyrings/docker.asc exists: the served key file as earlier versions wrote it. apt trusts
-   * every key that file holds, checked or not, so it is rewritten from the verified key even when
-   * Docker itself needs nothing.
+   * /etc/apt/keyrings/docker.asc exists: the served key file as earlier versions wrote it
+   * (common/apt-repository.ts legacyKeyring), rebuilt from the verified key even when Docker needs nothing.
    */
   legacyKeyring: boolean;
 }

@@ -19,7 +19,7 @@ import { type ConfigPlan, planConfiguration, reportConfiguration, warnUnapplied 
 import { chooseCluster, chooseMajor, clusterCreatedLine, clusterStartedLine, installedLine, serverSource } from "./decisions";
 import { planRoles, postgresSection, reportRevokedRoles, reportSkippedRoles } from "./grants";
 import { type Cluster, clusterUnit, normalizeListen, type ServerState, shortServerVersion } from "./pg";
-import { pgdgKeyUrl } from "./pgdg";
+import { LEGACY_PGDG_KEYRING, pgdgKeyUrl } from "./pgdg";
 import { type InstallPostgresReport, postgresReport, type ServerFacts } from "./report";
 import { planRoleDatabase, readServerState } from "./role-database";
 import { type Run, warn } from "./run";
@@ -36,6 +36,7 @@ export async function checkInstallation(run: Run): Promise<InstallPostgresReport
     // The package creates the cluster "main" (postgresql-common's default), so a real run creates none.
     return finish(run, predictNewCluster(run, major, installedFrom, found.clusters));
   }
+  if (found.legacyPgdgKeyring) run.changes.push(legacyPgdgLine(event.repo_url));
   const chosen = chooseCluster(found, major);
   for (const w of chosen.warnings) warn(run, w);
   const cluster = chosen.cluster;
@@ -104,6 +105,11 @@ function predictChanges(run: Run, state: ServerState, unit: string, recordedRole
   // A restart for listen_addresses would apply whatever else waits for one.
   warnUnapplied(run, unit, config.listenChanged ? [] : state.pending_restart, config.listen);
   return config;
+}
+
+/** A run sets PGDG up again when it finds the keyring an earlier version wrote: in a check's words. */
+function legacyPgdgLine(repoUrl: string): string {
+  return `PGDG repository: ${LEGACY_PGDG_KEYRING}, the key file an earlier version wrote as served (apt trusts every key in it), rebuilt from the verified key of ${repoUrl}`;
 }
 
 /**

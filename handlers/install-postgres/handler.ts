@@ -44,7 +44,7 @@ import {
 import { postgresDefinition } from "./definition";
 import { planRoles, postgresSection, reportSkippedRoles, revokeRoles, saveGrants, updatedSection } from "./grants";
 import { type Cluster, clusterUnit } from "./pg";
-import { ensurePgdgRepository, pgdgKeyUrl } from "./pgdg";
+import { ensurePgdgRepository, LEGACY_PGDG_KEYRING, pgdgKeyUrl } from "./pgdg";
 import { startFixingDropIn } from "./recovery";
 import { type InstallPostgresReport, postgresReport } from "./report";
 import { ensureRoleAndDatabase } from "./role-database";
@@ -62,7 +62,14 @@ async function ensureServer(run: Run): Promise<{ found: ServerInventory; major: 
   const { event, remote, os, progress } = run;
   const found = await progress.step("looking for PostgreSQL packages and clusters", () => inspectInstallation(remote), "inspect");
   const major = chooseMajor(event, os, found.packages);
-  if (found.packages.some((p) => p.major === major)) return { found, major, installedFrom: "already installed" };
+  if (found.packages.some((p) => p.major === major)) {
+    if (found.legacyPgdgKeyring) {
+      // apt trusts every key in the served file an earlier version kept: rebuilt now, not when PGDG is next needed.
+      progress.info(`${LEGACY_PGDG_KEYRING} is the key file an earlier version wrote as served: setting PGDG up again from the verified key`);
+      await ensurePgdg(run, { update: event.update, cacheValidSec: event.cache_valid_sec });
+    }
+    return { found, major, installedFrom: "already installed" };
+  }
 
   const { own, name } = serverSource(os, major);
   progress.info(`PostgreSQL ${major} is not installed; installing it from ${own ? `${os.id} ${os.codename} (postgresql)` : `PGDG (${event.repo_url})`}`);

@@ -3,7 +3,7 @@
 // PGDG-specific lives here: where the key is for a given repository URL, its fingerprint, the
 // `<codename>-pgdg main` suite, and the older set-ups of the same repository to clear away.
 
-import { ensureAptRepository } from "../common/apt-repository";
+import { ensureAptRepository, legacyKeyring } from "../common/apt-repository";
 import type { Remote } from "../common/exec";
 import type { OsInfo } from "../common/os-release";
 import type { Progress } from "../common/progress";
@@ -11,6 +11,9 @@ import { removeStaleRepositories } from "../common/stale-repositories";
 import { DEFAULT_PGDG_URL, PGDG_KEY_FINGERPRINT } from "./definition";
 
 export { DEFAULT_PGDG_URL, PGDG_KEY_FINGERPRINT };
+
+/** What earlier versions wrote as PGDG's keyring: the served file, rebuilt by the next run (see ensureServer). */
+export const LEGACY_PGDG_KEYRING = legacyKeyring("pgdg");
 
 /** Where postgresql.org publishes the key of its own repository. */
 export const DEFAULT_PGDG_KEY_URL = "https://www.postgresql.org/media/keys/ACCC4CF8.asc";

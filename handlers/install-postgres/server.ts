@@ -6,6 +6,7 @@ import type { Apt } from "../common/apt";
 import { ensurePackages } from "../common/ensure-packages";
 import { type Remote, runLong } from "../common/exec";
 import { type Cluster, parseClusters, parsePsqlJson, parseServerPackages, parseUnits, pgpassField, type RefusedCluster, type ServerPackage } from "./pg";
+import { LEGACY_PGDG_KEYRING } from "./pgdg";
 import { WHOAMI_SQL } from "./sql";
 
 /** psql as the postgres superuser over the local socket, SQL on stdin, stopping at the first error. */
@@ -36,6 +37,8 @@ export interface ServerInventory {
   units: Record<string, string>;
   /** Cluster directories (/etc/postgresql/<major>/<name>/postgresql.conf) whose name has blanks or control characters. */
   hidden?: number;
+  /** /etc/apt/keyrings/pgdg.asc exists: the served key file an earlier version wrote (common/apt-repository.ts legacyKeyring). */
+  legacyPgdgKeyring?: boolean;
 }
 
 /**
@@ -50,10 +53,12 @@ export async function inspectInstallation(remote: Remote): Promise<ServerInvento
       // Names with blanks or line breaks, which pg_lsclusters lists as lines no one can read, or not at
       // all (a newline): only counted, never printed.
       `echo '--- hidden'; for f in /etc/postgresql/*/*/postgresql.conf; do [ -e "$f" ] || [ -L "$f" ] || continue; ` +
-      `n=\${f%/postgresql.conf}; n=\${n##*/}; case "$n" in *[[:space:][:cntrl:]]*) echo hidden;; esac; done; fi; true`,
+      `n=\${f%/postgresql.conf}; n=\${n##*/}; case "$n" in *[[:space:][:cntrl:]]*) echo hidden;; esac; done; fi; ` +
+      `echo '--- legacy keyring'; [ -e ${LEGACY_PGDG_KEYRING} ] && echo present; true`,
     { env: { LC_ALL: "C" }, label: "dpkg-query + pg_lsclusters", timeoutMs: 60_000 },
   );
-  const [pkgs, rest = ""] = r.stdout.split("--- clusters\n");
+  const [inventory, legacy = ""] = r.stdout.split("--- legacy keyring\n");
+  const [pkgs, rest = ""] = inventory.split("--- clusters\n");
   const [clusters, unitsAndHidden = ""] = rest.split("--- units\n");
   const [units, hidden = ""] = unitsAndHidden.split("--- hidden\n");
   return {
@@ -61,6 +66,7 @@ export async function inspectInstallation(remote: Remote): Promise<ServerInvento
     ...parseClusters(clusters),
     units: parseUnits(units),
     hidden: hidden.split("\n").filter((l) => l.trim() === "hidden").length,
+    legacyPgdgKeyring: legacy.trim() === "present",
   };
 }
 
