@@ -9,7 +9,7 @@
 // on the target), never for a guessed delay. Under CI=true every case runs (describeE2E).
 import type { Sandbox } from "../../sandbox";
 import { describeE2E, expectSucceeded, type InstallerRun, perTest, root, runInstaller, withoutFrames } from "./support/e2e";
-import { cutNetworkFor, holdDpkgLock, killWhenRunning, recordFault, vmProblems, waitForProcess } from "./support/faults";
+import { armStrike, cutNetworkFor, type DpkgStrike, holdDpkgLock, killAptWhileDownloading, recordFault, vmProblems, waitForProcess } from "./support/faults";
 
 const T = 10 * 60_000;
 /** A few packages whose unpacking takes seconds: long enough to strike in the middle of it. */
@@ -79,23 +79,6 @@ describeE2E("fault matrix: faults in the middle of an install, on sandbox VMs", 
       return { outcome, since: downAt };
     },
   );
-
-  matrixCase("dpkg SIGKILLed mid-unpack", "dpkg killed (SIGKILL) mid-unpack: the next run repairs dpkg, says so, and completes", async () => {
-    const vm = await started.sandbox();
-    const job = packagesJob(vm);
-    await killWhenRunning(vm, UNPACKING);
-    const since = Date.now();
-    const { outcome, runs } = await completesOrRerunCompletes(job, () => packagesJob(vm));
-    // dpkg was left interrupted by the kill: whichever run finished the job repaired it first and says so.
-    const said = runs.flatMap((r) => r.result?.changes ?? []).join("\n");
-    if (!/dpkg --configure -a/.test(said))
-      throw new Error(
-        `no run said it repaired dpkg: ${said}\n--- lines:\n${runs.flatMap((r) => [...r.lines, `=> ${r.phase}: ${r.message.slice(0, 400)}`]).join("\n")}`,
-      );
-    expect(runs[runs.length - 1].result.status).toBe("ok");
-    expect(await vmProblems(vm, PACKAGES)).toEqual([]);
-    return { outcome: `${outcome}; dpkg repaired first (dpkg --configure -a, apt-get -f install), said in changes`, since };
-  });
 
   matrixCase("sshd restarted mid-job", "sshd restarted mid-job: the job completes", async () => {
     const vm = await started.sandbox();
@@ -254,4 +237,51 @@ describeE2E("fault matrix: faults in the middle of an install, on sandbox VMs", 
       return { outcome: "job failed, docker.io kept running; rerun completed", since };
     },
   );
+
+  // Issue 17: one install of postgresql (29 packages on Debian 12, an essential one upgraded first) cut
+  // at many moments of its own progress, each on a sandbox of its own: download, unpacks early, big and
+  // late, apt-get dying under dpkg, maintainer scripts running, triggers. Each moment is a line dpkg
+  // reports (support/faults.ts armStrike), so the kill lands there under any load.
+  const PG = ["postgresql", "postgresql-15", "postgresql-common", "perl-base"];
+  const MOMENTS: { moment: string; strike?: DpkgStrike }[] = [
+    { moment: "apt-get killed while a .deb downloads" },
+    { moment: "apt-get killed after the download, before dpkg starts", strike: { on: "^hook: pre-invoke$", kill: "apt-get" } },
+    { moment: "dpkg killed in the first unpack: perl-base upgraded over its old files", strike: { on: ": half-installed$", kill: "dpkg" } },
+    { moment: "dpkg killed in unpack 10 of 29 (postgresql-common, after its preinst)", strike: { on: ": half-installed$", nth: 10, kill: "dpkg" } },
+    { moment: "dpkg killed mid-unpack of the largest .deb (libllvm14)", strike: { on: "^status: libllvm14:amd64: half-installed$", kill: "dpkg" } },
+    { moment: "dpkg killed in the last unpack (sysstat)", strike: { on: "^status: sysstat: half-installed$", kill: "dpkg" } },
+    { moment: "apt-get killed mid-unpack (dpkg loses its status pipe)", strike: { on: ": half-installed$", nth: 15, kill: "apt-get" } },
+    { moment: "dpkg killed in configure, postgresql-common's postinst running", strike: { on: "^status: postgresql-common: half-configured$", kill: "dpkg" } },
+    {
+      moment: "dpkg killed in configure, postgresql-15's postinst creating the cluster",
+      strike: { on: "^status: postgresql-15: half-configured$", kill: "dpkg" },
+    },
+    { moment: "dpkg killed with libc-bin's trigger pending", strike: { on: "^status: libc-bin: triggers-pending$", kill: "dpkg" } },
+    { moment: "dpkg killed processing triggers (libc-bin's ldconfig)", strike: { on: "^processing: trigproc: libc-bin$", kill: "dpkg" } },
+  ];
+  for (const { moment, strike } of MOMENTS) {
+    matrixCase(`postgresql install: ${moment}`, `postgresql install, ${moment}: the job or the next run completes with nothing left to repair`, async () => {
+      const vm = await started.sandbox();
+      const event = { packages: ["postgresql"], update: true };
+      const armed = strike ? await armStrike(vm, strike) : undefined;
+      const job = runInstaller(vm, "install-packages", event);
+      if (!strike) await killAptWhileDownloading(vm);
+      const first = await job;
+      const since = Date.now();
+      const hit = armed ? await armed.fired() : "killed apt-get while downloading";
+      if (!hit || hit.startsWith("MISSED"))
+        throw new Error(`the moment never came (${hit ?? `no line matched ${strike?.on}`}); the job: ${first.phase} ${first.message.slice(0, 300)}`);
+      const { outcome, runs } = await completesOrRerunCompletes(Promise.resolve(first), () => runInstaller(vm, "install-packages", event));
+      expect(runs[runs.length - 1].result.status).toBe("ok");
+      expect(await vmProblems(vm, PG)).toEqual([]);
+      // Whatever the kill left in between, the run that finished repaired it and said so.
+      const left = /left: (.*)$/.exec(hit)?.[1] ?? "";
+      const repaired = runs.flatMap((r) => r.result?.changes ?? []).find((c: string) => c.startsWith("repaired dpkg"));
+      if (/=i[UFWtH]|R/.test(left)) expect(repaired).toBeDefined();
+      return {
+        outcome: `${hit.replace(/^killed (\S+) \d+ at: /, '$1 killed at "').replace(/; left: /, '"; left ')}; ${outcome}${repaired ? `; ${repaired}` : ""}`,
+        since,
+      };
+    });
+  }
 });

@@ -284,3 +284,122 @@ export async function killWhenRunning(sb: Sandbox, pattern: string, timeoutMs = 
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
+
+// ---------------------------------------------------------------------------------------------------
+// Strikes on dpkg's own progress: the moment is a line dpkg reports, not a time.
+
+/**
+ * Installed in the target as dpkg's status-logger (dpkg.cfg.d: every dpkg run pipes its --status-fd
+ * lines to it) and as an apt DPkg::Pre-Invoke hook (the moment between apt's download and its first
+ * dpkg). Every line goes to status.log; the armed strike (`strike`: pattern, nth, target) fires once, on
+ * the nth line matching: it SIGKILLs the nearest ancestor of that name, then records what it hit and
+ * the states dpkg was left in. dpkg writes the line before it goes on, so the kill lands at that moment
+ * or just after it, never before.
+ */
+const STRIKER = "/usr/local/sbin/vmi-fault-striker";
+export const STRIKE_DIR = "/run/vmi-fault";
+const STRIKER_SOURCE = `import os, re, signal, subprocess, sys, time
+d = ${JSON.stringify(STRIKE_DIR)}
+def ancestor(name):
+    pid = os.getppid()
+    while pid > 1:
+        try:
+            comm = open("/proc/%d/comm" % pid).read().strip()
+            ppid = int(open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()[1])
+        except OSError:
+            return None
+        if comm == name:
+            return pid
+        pid = ppid
+    return None
+def seen(line):
+    try:
+        pattern, nth, target = open(d + "/strike").read().split("\\t")
+    except (OSError, ValueError):
+        return
+    if not re.search(pattern, line):
+        return
+    with open(d + "/count", "a") as c:
+        c.write("x")
+    if os.path.getsize(d + "/count") != int(nth):
+        return
+    try:
+        os.rename(d + "/strike", d + "/struck")
+    except OSError:
+        return
+    pid = ancestor(target.strip())
+    if pid is None:
+        open(d + "/fired", "w").write("MISSED no %s above %s at: %s\\n" % (target.strip(), os.getpid(), line))
+        return
+    os.kill(pid, signal.SIGKILL)
+    for _ in range(200):
+        try:
+            if open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()[0] in "ZX":
+                break
+        except OSError:
+            break
+        time.sleep(0.01)
+    left = subprocess.run(["dpkg-query", "-W", "-f=\${Package} \${db:Status-Abbrev}\\\\n"], capture_output=True, text=True).stdout
+    odd = " ".join(l.split()[0] + "=" + l.split()[1] for l in left.splitlines() if len(l.split()) > 1 and l.split()[1] not in ("ii", "un", "rc"))
+    open(d + "/fired.tmp", "w").write("killed %s %d at: %s; left: %s\\n" % (target.strip(), pid, line, odd or "nothing in between"))
+    os.rename(d + "/fired.tmp", d + "/fired")
+log = open(d + "/status.log", "a", buffering=1)
+if sys.argv[1:2] == ["hook"]:
+    line = "hook: " + sys.argv[2]
+    log.write(line + "\\n")
+    seen(line)
+else:
+    for line in sys.stdin:
+        line = line.rstrip("\\n")
+        log.write(line + "\\n")
+        seen(line)
+`;
+
+/** A moment to strike at: the `nth` (default 1st) line of dpkg's progress matching `on`, killing `kill`. */
+export interface DpkgStrike {
+  /** A regex on dpkg's --status-fd lines ("status: pkg: half-installed", "processing: configure: pkg") or "hook: pre-invoke". */
+  on: string;
+  nth?: number;
+  /** The process to SIGKILL: the nearest ancestor of the logger with that name. */
+  kill: "dpkg" | "apt-get";
+}
+
+/** Installs the striker in the target (idempotent); every later dpkg run reports to it. */
+export async function installStriker(sb: Sandbox): Promise<void> {
+  await mustRoot(
+    sb,
+    `mkdir -p ${STRIKE_DIR} && cat > ${STRIKER} && ` +
+      `echo 'status-logger "python3 ${STRIKER} logger"' > /etc/dpkg/dpkg.cfg.d/vmi-fault && ` +
+      `echo 'DPkg::Pre-Invoke { "python3 ${STRIKER} hook pre-invoke"; };' > /etc/apt/apt.conf.d/99vmi-fault`,
+    STRIKER_SOURCE,
+  );
+}
+
+/** Arms one strike; `fired()` says what it hit ("killed dpkg 1234 at: ...; left: ..."), or undefined when the moment never came. */
+export async function armStrike(sb: Sandbox, strike: DpkgStrike): Promise<{ fired(): Promise<string | undefined> }> {
+  await installStriker(sb);
+  await mustRoot(
+    sb,
+    `rm -f ${STRIKE_DIR}/count ${STRIKE_DIR}/fired ${STRIKE_DIR}/struck && cat > ${STRIKE_DIR}/strike`,
+    `${strike.on}\t${strike.nth ?? 1}\t${strike.kill}`,
+  );
+  return {
+    fired: async () => {
+      const r = await sb.rootExec(`cat ${STRIKE_DIR}/fired 2>/dev/null`);
+      return r.code === 0 && r.stdout.trim() ? r.stdout.trim() : undefined;
+    },
+  };
+}
+
+/**
+ * SIGKILLs apt-get while it downloads: a loop in the target waits for the first .deb in apt's partial
+ * directory to hold data (apt's own progress), then kills. Resolves once killed.
+ */
+export async function killAptWhileDownloading(sb: Sandbox, timeoutMs = 120_000): Promise<void> {
+  const r = await sb.rootExec(
+    `n=0; until for f in /var/cache/apt/archives/partial/*.deb; do [ -s "$f" ] && break; f=; done; [ -n "$f" ]; do n=$((n+1)); [ $n -gt ${timeoutMs / 20} ] && exit 3; sleep 0.02; done; ` +
+      `pkill -KILL -x apt-get`,
+    { timeoutMs: timeoutMs + 10_000 },
+  );
+  if (r.code !== 0) throw new Error(`in sandbox ${sb.name}: apt-get was not caught downloading (exit ${r.code}): ${r.stderr.trim()}`);
+}
