@@ -21,7 +21,7 @@ import {
   parseDpkgQuery,
   parseLockTable,
 } from "./apt-output";
-import { DPKG_HEALTH_PROBE, describeDamage, needsRepair, parseDpkgHealth, repairCommand } from "./dpkg-repair";
+import { repairDpkg } from "./dpkg-repair-run";
 import { CommandError, type Remote, type RunResult, runLong, tail } from "./exec";
 import { formatDuration, type Progress } from "./progress";
 
@@ -248,40 +248,20 @@ export class Apt {
   }
 
   /**
-   * Before the first apt work of a run: when dpkg was interrupted or left packages half-done, finish
-   * that (`dpkg --configure -a`, then `apt-get -f install`) and record it in `repairs`; fail naming
-   * what dpkg still reports when that does not clean it. Looked at once per run.
+   * Before the first apt work of a run: when dpkg was interrupted or left packages in between states,
+   * finish that (dpkg-repair-run.ts) and record it in `repairs`; fail naming the packages, dpkg's last
+   * lines and the command a person would run when dpkg is still not clean. Looked at once per run.
    */
   ensureDpkgHealthy(): Promise<void> {
-    this.health ??= this.repairDpkg();
+    this.health ??= repairDpkg({
+      remote: this.remote,
+      settings: this.settings,
+      check: !!this.opts.check,
+      progress: this.opts.progress,
+      withLock: (what, op) => this.withLock(what, op),
+      repaired: (line) => this.repairs.push(line),
+    });
     return this.health;
-  }
-
-  private async repairDpkg(): Promise<void> {
-    const probe = await this.remote.run(DPKG_HEALTH_PROBE, { env: QUERY_ENV, label: "dpkg --audit", timeoutMs: 60_000 });
-    const before = parseDpkgHealth(probe.stdout);
-    if (!needsRepair(before)) return;
-    const damage = describeDamage(before);
-    const line = `repaired dpkg (${damage}): dpkg --configure -a and apt-get -f install`;
-    if (this.opts.check) {
-      this.repairs.push(line);
-      return;
-    }
-    this.opts.progress?.info(`dpkg needs repair (${damage}): running dpkg --configure -a and apt-get -f install`);
-    await this.withLock("dpkg --configure -a", () =>
-      runLong(this.remote, repairCommand(this.settings.lockTimeoutSec), {
-        env: INSTALL_ENV,
-        label: "dpkg --configure -a && apt-get -f install",
-        timeoutMs: this.settings.installTimeoutSec * 1000,
-      }),
-    );
-    const after = parseDpkgHealth((await this.remote.run(DPKG_HEALTH_PROBE, { env: QUERY_ENV, label: "dpkg --audit", timeoutMs: 60_000 })).stdout);
-    if (needsRepair(after)) {
-      throw new Error(
-        `dpkg is still not clean after dpkg --configure -a and apt-get -f install: ${tail(after.audit || "updates still pending in /var/lib/dpkg/updates", 8)}`,
-      );
-    }
-    this.repairs.push(line);
   }
 
   /** Who holds apt's locks right now (via /proc/locks: needs neither fuser nor lsof on the VM). */
