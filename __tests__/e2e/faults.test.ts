@@ -265,12 +265,15 @@ describeE2E("fault matrix: faults in the middle of an install, on sandbox VMs", 
       const event = { packages: ["postgresql"], update: true };
       const armed = strike ? await armStrike(vm, strike) : undefined;
       const job = runInstaller(vm, "install-packages", event);
-      if (!strike) await killAptWhileDownloading(vm);
+      const downloadKill = strike
+        ? undefined
+        : await killAptWhileDownloading(vm).then(() => ({ at: Date.now(), what: "killed apt-get while a .deb downloaded" }));
       const first = await job;
-      const since = Date.now();
-      const hit = armed ? await armed.fired() : "killed apt-get while downloading";
-      if (!hit || hit.startsWith("MISSED"))
-        throw new Error(`the moment never came (${hit ?? `no line matched ${strike?.on}`}); the job: ${first.phase} ${first.message.slice(0, 300)}`);
+      const struck = downloadKill ?? (await armed?.fired());
+      if (!struck || struck.what.startsWith("MISSED")) {
+        throw new Error(`the moment never came (${struck?.what ?? `no line matched ${strike?.on}`}); the job: ${first.phase} ${first.message.slice(0, 300)}`);
+      }
+      const hit = struck.what;
       const { outcome, runs } = await completesOrRerunCompletes(Promise.resolve(first), () => runInstaller(vm, "install-packages", event));
       expect(runs[runs.length - 1].result.status).toBe("ok");
       expect(await vmProblems(vm, PG)).toEqual([]);
@@ -280,7 +283,7 @@ describeE2E("fault matrix: faults in the middle of an install, on sandbox VMs", 
       if (/=i[UFWtH]|R/.test(left)) expect(repaired).toBeDefined();
       return {
         outcome: `${hit.replace(/^killed (\S+) \d+ at: /, '$1 killed at "').replace(/; left: /, '"; left ')}; ${outcome}${repaired ? `; ${repaired}` : ""}`,
-        since,
+        since: struck.at,
       };
     });
   }

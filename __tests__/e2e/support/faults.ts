@@ -331,6 +331,9 @@ def seen(line):
     if pid is None:
         open(d + "/fired", "w").write("MISSED no %s above %s at: %s\\n" % (target.strip(), os.getpid(), line))
         return
+    # Said before the kill: a killed apt-get ends its systemd unit, whose cgroup (this process too) goes with it.
+    said = "%d killed %s %d at: %s" % (int(time.time() * 1000), target.strip(), pid, line)
+    record(said + "; left: not seen (the striker went down with its unit)")
     os.kill(pid, signal.SIGKILL)
     for _ in range(200):
         try:
@@ -339,9 +342,11 @@ def seen(line):
         except OSError:
             break
         time.sleep(0.01)
-    left = subprocess.run(["dpkg-query", "-W", "-f=\${Package} \${db:Status-Abbrev}\\\\n"], capture_output=True, text=True).stdout
+    left = subprocess.run(["dpkg-query", "-W", "-f=\${Package} \${db:Status-Abbrev}\\n"], capture_output=True, text=True).stdout
     odd = " ".join(l.split()[0] + "=" + l.split()[1] for l in left.splitlines() if len(l.split()) > 1 and l.split()[1] not in ("ii", "un", "rc"))
-    open(d + "/fired.tmp", "w").write("killed %s %d at: %s; left: %s\\n" % (target.strip(), pid, line, odd or "nothing in between"))
+    record("%s; left: %s" % (said, odd or "nothing in between"))
+def record(text):
+    open(d + "/fired.tmp", "w").write(text + "\\n")
     os.rename(d + "/fired.tmp", d + "/fired")
 log = open(d + "/status.log", "a", buffering=1)
 if sys.argv[1:2] == ["hook"]:
@@ -375,8 +380,15 @@ export async function installStriker(sb: Sandbox): Promise<void> {
   );
 }
 
-/** Arms one strike; `fired()` says what it hit ("killed dpkg 1234 at: ...; left: ..."), or undefined when the moment never came. */
-export async function armStrike(sb: Sandbox, strike: DpkgStrike): Promise<{ fired(): Promise<string | undefined> }> {
+/** What a strike hit: when (Date.now() of the kill: the target shares the host's clock), and in words. */
+export interface Struck {
+  at: number;
+  /** "killed dpkg 1234 at: <dpkg's line>; left: <package>=<dpkg-query's abbreviated status> ..." */
+  what: string;
+}
+
+/** Arms one strike; `fired()` says what it hit, or undefined when the moment never came. */
+export async function armStrike(sb: Sandbox, strike: DpkgStrike): Promise<{ fired(): Promise<Struck | undefined> }> {
   await installStriker(sb);
   await mustRoot(
     sb,
@@ -386,7 +398,9 @@ export async function armStrike(sb: Sandbox, strike: DpkgStrike): Promise<{ fire
   return {
     fired: async () => {
       const r = await sb.rootExec(`cat ${STRIKE_DIR}/fired 2>/dev/null`);
-      return r.code === 0 && r.stdout.trim() ? r.stdout.trim() : undefined;
+      const m = /^(\d+) (.*)$/s.exec(r.stdout.trim());
+      if (r.code !== 0 || !r.stdout.trim()) return undefined;
+      return m ? { at: Number(m[1]), what: m[2] } : { at: Date.now(), what: r.stdout.trim() };
     },
   };
 }
