@@ -9,7 +9,19 @@
 // on the target), never for a guessed delay. Under CI=true every case runs (describeE2E).
 import type { Sandbox } from "../../sandbox";
 import { describeE2E, expectSucceeded, type InstallerRun, perTest, root, runInstaller, withoutFrames } from "./support/e2e";
-import { armStrike, cutNetworkFor, type DpkgStrike, holdDpkgLock, killAptWhileDownloading, recordFault, vmProblems, waitForProcess } from "./support/faults";
+import {
+  armStrike,
+  cutNetworkFor,
+  type DpkgStrike,
+  HELD_PACKAGES,
+  holdDpkgLock,
+  holdMaintainerScript,
+  installHeldPackagesRepo,
+  killAptWhileDownloading,
+  recordFault,
+  vmProblems,
+  waitForProcess,
+} from "./support/faults";
 
 const T = 10 * 60_000;
 /** A few packages whose unpacking takes seconds: long enough to strike in the middle of it. */
@@ -287,4 +299,59 @@ describeE2E("fault matrix: faults in the middle of an install, on sandbox VMs", 
       };
     });
   }
+
+  // Maintainer scripts cut mid-run, at the moment they are known to be running: local packages whose
+  // script blocks on a fifo while a marker exists (support/faults.ts holdMaintainerScript).
+  const HELD: { moment: string; tag: "postinst" | "trigger"; packages: string[]; kill: "the script" | "dpkg" }[] = [
+    { moment: "its postinst killed mid-run", tag: "postinst", packages: [HELD_PACKAGES.postinst], kill: "the script" },
+    { moment: "dpkg killed while its postinst runs", tag: "postinst", packages: [HELD_PACKAGES.postinst], kill: "dpkg" },
+    {
+      moment: "the postinst of a file trigger's package killed mid-run (dpkg processing the trigger)",
+      tag: "trigger",
+      packages: [HELD_PACKAGES.triggerFiles, HELD_PACKAGES.triggerWatch],
+      kill: "the script",
+    },
+  ];
+  for (const { moment, tag, packages, kill } of HELD) {
+    matrixCase(`local package: ${moment}`, `a local package, ${moment}: the job or the next run completes with nothing left to repair`, async () => {
+      const vm = await started.sandbox();
+      await installHeldPackagesRepo(vm);
+      // A trigger only runs for a package already configured: configuring it would cover the trigger.
+      if (tag === "trigger") expectSucceeded(await runInstaller(vm, "install-packages", { packages: [HELD_PACKAGES.triggerWatch], update: true }));
+      const held = await holdMaintainerScript(vm, tag);
+      const event = { packages: packages.slice(0, 1), update: true };
+      const job = runInstaller(vm, "install-packages", event);
+      const pid = await held.running;
+      const left = (await root(vm, "dpkg-query -W -f='${Package}=${db:Status-Abbrev}\\n' | grep -v -E '=(ii|un|rc) *$' || true")).trim().split("\n").join(" ");
+      await held.unhold();
+      await root(vm, kill === "dpkg" ? `kill -KILL $(ps -o ppid= -p ${pid})` : `kill -KILL ${pid}`);
+      const since = Date.now();
+      const { outcome, runs } = await completesOrRerunCompletes(job, () => runInstaller(vm, "install-packages", event));
+      expect(await vmProblems(vm, packages)).toEqual([]);
+      const repaired = runs.flatMap((r) => r.result?.changes ?? []).find((c: string) => c.startsWith("repaired dpkg"));
+      expect(repaired).toBeDefined();
+      return { outcome: `${kill} killed with ${left || "nothing in between"}; ${outcome}; ${repaired}`, since };
+    });
+  }
+
+  matrixCase(
+    "local package: dpkg killed with a package triggers-awaited",
+    "a local package, dpkg killed the moment a package awaits a trigger: the job or the next run completes with nothing left to repair",
+    async () => {
+      const vm = await started.sandbox();
+      await installHeldPackagesRepo(vm);
+      expectSucceeded(await runInstaller(vm, "install-packages", { packages: [HELD_PACKAGES.triggerWatch], update: true }));
+      const armed = await armStrike(vm, { on: `^status: ${HELD_PACKAGES.triggerFiles}: triggers-awaited$`, kill: "dpkg" });
+      const event = { packages: [HELD_PACKAGES.triggerFiles], update: true };
+      const first = await runInstaller(vm, "install-packages", event);
+      const struck = await armed.fired();
+      if (!struck || struck.what.startsWith("MISSED"))
+        throw new Error(`the moment never came (${struck?.what ?? "no triggers-awaited line"}); the job: ${first.phase}`);
+      const { outcome, runs } = await completesOrRerunCompletes(Promise.resolve(first), () => runInstaller(vm, "install-packages", event));
+      expect(await vmProblems(vm, [HELD_PACKAGES.triggerFiles, HELD_PACKAGES.triggerWatch])).toEqual([]);
+      const repaired = runs.flatMap((r) => r.result?.changes ?? []).find((c: string) => c.startsWith("repaired dpkg"));
+      expect(repaired).toBeDefined();
+      return { outcome: `${struck.what.replace(/^killed (\S+) \d+ at: /, "$1 killed at ")}; ${outcome}; ${repaired}`, since: struck.at };
+    },
+  );
 });

@@ -319,6 +319,42 @@ describe("dpkg repairs itself before apt work", () => {
     expect(apt.repairs[0]).toMatch(/^repaired dpkg \(.*to reinstall: perl-base.*\): reinstalled perl-base 5\.36\.0-7\+deb12u3, then dpkg --configure -a/);
   });
 
+  it("a maintainer script failed under an install and left another package half-configured: repaired once, the install runs once more", async () => {
+    const failed =
+      "dpkg: error processing package watch (--configure):\n installed watch package post-installation script subprocess was killed by signal (Killed)\nE: Sub-process /usr/bin/dpkg returned an error code (1)\n";
+    const remote = new ScriptedRemote([
+      { match: "apt-get install", code: 100, stderr: failed },
+      {
+        match: DPKG_HEALTH_PROBE,
+        stdout: probeOutput({ packages: ["watch\tall\tinstall ok half-configured\t1.0", "files\tall\tinstall ok triggers-awaited\t1.0"] }),
+      },
+      repair,
+      { match: DPKG_HEALTH_PROBE, stdout: CLEAN },
+      { match: "apt-get install", sudo: true },
+    ]);
+    const apt = new Apt(remote, DEFAULT_APT, noSleep);
+    await apt.install(["files"]);
+    expect(remote.done).toBe(true);
+    expect(apt.repairs).toEqual([
+      "repaired dpkg (half-done packages: watch (half-configured) files (triggers-awaited)): dpkg --configure -a and apt-get -f install --no-remove",
+    ]);
+  });
+
+  it("a package that fails to install with dpkg clean: apt's error stands, no repair, no second try", async () => {
+    const remote = new ScriptedRemote([
+      {
+        match: "apt-get install",
+        code: 100,
+        stderr:
+          "dpkg: error processing archive x.deb (--unpack):\n trying to overwrite '/usr/bin/x'\nE: Sub-process /usr/bin/dpkg returned an error code (1)\n",
+      },
+    ]);
+    const err = await new Apt(remote, DEFAULT_APT, noSleep).install(["x"]).catch((e: Error) => e);
+    expect(err).toBeInstanceOf(CommandError);
+    expect(remote.done).toBe(true);
+    expect(remote.implicit).toHaveLength(2);
+  });
+
   it("dpkg killed under an install: repaired, and the install runs once more", async () => {
     const remote = new ScriptedRemote([
       { match: "apt-get install", code: 100, stderr: "E: Sub-process /usr/bin/dpkg received signal 9.\n" },

@@ -1,3 +1,7 @@
+import { execFileSync } from "node:child_process";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
 import { compareDebianVersions } from "../../handlers/common/debian-version";
 import {
   DPKG_HEALTH_PROBE,
@@ -12,6 +16,7 @@ import {
   REPAIR_NO_DEB,
   repairScript,
   repairSources,
+  UNSETTLED_AWK,
   wouldRemove,
 } from "../../handlers/common/dpkg-repair";
 import { probeOutput } from "./support/dpkg-probe";
@@ -32,8 +37,28 @@ const EVERY_STATE = [
 
 describe("the dpkg health probe", () => {
   it("is one unprivileged command that reads dpkg's files, not only dpkg-query (which needs the lock while a journal is pending)", () => {
-    expect(DPKG_HEALTH_PROBE).toContain("/var/lib/dpkg/status /var/lib/dpkg/updates/[0-9]*");
+    expect(DPKG_HEALTH_PROBE).toContain('/var/lib/dpkg/status "$@"');
     expect(DPKG_HEALTH_PROBE).not.toMatch(/sudo/);
+  });
+
+  it("its awk reads the status file and the journal, the journal's entry for a package winning", () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "dpkg-probe-"));
+    const status = path.join(dir, "status");
+    const journal = path.join(dir, "0000");
+    fs.writeFileSync(
+      status,
+      "Package: perl-base\nStatus: install ok installed\nArchitecture: amd64\nVersion: 5.36.0-7+deb12u3\n\n" +
+        "Package: jq\nStatus: install ok half-configured\nArchitecture: amd64\nVersion: 1.6-2.1\n\n" +
+        "Package: gone\nStatus: deinstall ok config-files\nArchitecture: amd64\nVersion: 1\n",
+    );
+    // dpkg writes one stanza per journal file, without a blank line after it.
+    fs.writeFileSync(journal, "Package: perl-base\nStatus: install reinstreq half-installed\nArchitecture: amd64\nVersion: 5.36.0-7+deb12u3\n");
+    const out = execFileSync("awk", [UNSETTLED_AWK, status, journal], { encoding: "utf8" });
+    fs.rmSync(dir, { recursive: true, force: true });
+    expect(out.trim().split("\n").sort()).toEqual([
+      "jq\tamd64\tinstall ok half-configured\t1.6-2.1",
+      "perl-base\tamd64\tinstall reinstreq half-installed\t5.36.0-7+deb12u3",
+    ]);
   });
 
   it("a healthy dpkg, also in the short form older doubles answer: nothing to repair", () => {
@@ -69,6 +94,18 @@ describe("the dpkg health probe", () => {
     expect(h.scripts).toEqual(["4711 /bin/sh /var/lib/dpkg/info/postgresql-common.postinst configure"]);
     expect(h.cached).toEqual(["perl-base_5.36.0-7+deb12u4_amd64.deb"]);
     expect(needsRepair(h)).toBe(true);
+  });
+
+  it("dpkg --audit refused its lock (Debian 12, unprivileged): no finding, the status files decide", () => {
+    const denied = "dpkg: error: unable to check lock file for dpkg database directory /var/lib/dpkg: Permission denied";
+    expect(needsRepair(parseDpkgHealth(probeOutput({ audit: denied })))).toBe(false);
+    const h = parseDpkgHealth(probeOutput({ audit: denied, packages: ["jq\tamd64\tinstall ok half-configured\t1.6-2.1"] }));
+    expect(needsRepair(h)).toBe(true);
+    expect(describeDamage(h)).toBe("half-done packages: jq (half-configured)");
+  });
+
+  it("reads the journal only when there is one (an unexpanded glob would stop awk)", () => {
+    expect(DPKG_HEALTH_PROBE).toContain('set -- /var/lib/dpkg/updates/[0-9]*; [ -e "$1" ] || set --;');
   });
 
   it("a journal alone, or an audit alone, needs repair", () => {

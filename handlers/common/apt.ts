@@ -109,6 +109,8 @@ const INSTALL_ENV = { DEBIAN_FRONTEND: "noninteractive", LC_MESSAGES: "C", LANGU
 const STAMP = "/var/lib/apt/periodic/update-success-stamp";
 /** apt's words when dpkg itself was interrupted under it. */
 const DPKG_DIED = /dpkg was interrupted|Sub-process \/usr\/bin\/dpkg (received signal|exited unexpectedly)/;
+/** apt's words when dpkg ran to its end but failed on a package (a maintainer script, most often). */
+const DPKG_FAILED = /Sub-process \/usr\/bin\/dpkg returned an error code/;
 
 export class Apt {
   private readonly sleep: (ms: number) => Promise<void>;
@@ -223,9 +225,25 @@ export class Apt {
       return await once();
     } catch (err) {
       // dpkg died under this very install (killed, out of memory): repair what it left, then once more.
-      if (!(err instanceof CommandError) || err.code === null || !DPKG_DIED.test(`${err.stderr}\n${err.stdout}`)) throw err;
+      if (!(err instanceof CommandError) || err.code === null) throw err;
+      const said = `${err.stderr}\n${err.stdout}`;
       this.health = undefined;
-      await this.ensureDpkgHealthy();
+      if (DPKG_DIED.test(said)) {
+        await this.ensureDpkgHealthy();
+        return once();
+      }
+      if (!DPKG_FAILED.test(said)) throw err;
+      // A maintainer script failed or was killed: a package the request did not name (a trigger's, a
+      // dependency's) may be left half-configured while the named ones look installed, and no later run
+      // would look again. Repaired once; when nothing was to repair or the repair fails, apt's own error
+      // stands (per package, as before) and later installs of this run do not repeat the repair.
+      const before = this.repairs.length;
+      const repaired = await this.ensureDpkgHealthy().then(
+        () => this.repairs.length > before,
+        () => false,
+      );
+      this.health = Promise.resolve();
+      if (!repaired) throw err;
       return once();
     }
   }

@@ -417,3 +417,86 @@ export async function killAptWhileDownloading(sb: Sandbox, timeoutMs = 120_000):
   );
   if (r.code !== 0) throw new Error(`in sandbox ${sb.name}: apt-get was not caught downloading (exit ${r.code}): ${r.stderr.trim()}`);
 }
+
+// ---------------------------------------------------------------------------------------------------
+// Maintainer scripts held at a moment we choose: a local apt repository of three tiny packages.
+
+/** The packages of the local repository; `vmi-fault-trigger-files` pulls in `vmi-fault-trigger-watch`. */
+export const HELD_PACKAGES = {
+  /** Its postinst (configure) blocks while /run/vmi-fault/hold-postinst exists. */
+  postinst: "vmi-fault-postinst",
+  /** Ships a file under /usr/share/vmi-fault-trig, which vmi-fault-trigger-watch watches (interest: await). */
+  triggerFiles: "vmi-fault-trigger-files",
+  /** Its postinst, called for that trigger, blocks while /run/vmi-fault/hold-trigger exists. */
+  triggerWatch: "vmi-fault-trigger-watch",
+};
+
+const REPO_BUILDER = `import hashlib, os, subprocess
+root = "/srv/vmi-fault-repo"
+def hold(arg, tag):
+    return """#!/bin/sh
+if [ "$1" = %s ] && [ -e ${STRIKE_DIR}/hold-%s ]; then
+  echo $$ > ${STRIKE_DIR}/%s.tmp && mv ${STRIKE_DIR}/%s.tmp ${STRIKE_DIR}/%s.running
+  read x < ${STRIKE_DIR}/%s.fifo
+fi
+exit 0
+""" % (arg, tag, tag, tag, tag, tag)
+pkgs = [
+    ("${HELD_PACKAGES.postinst}", "", {"postinst": hold("configure", "postinst")}, {"usr/share/doc/${HELD_PACKAGES.postinst}/README": "held at will\\n"}),
+    ("${HELD_PACKAGES.triggerWatch}", "", {"postinst": hold("triggered", "trigger"), "triggers": "interest /usr/share/vmi-fault-trig\\n"}, {"usr/share/doc/${HELD_PACKAGES.triggerWatch}/README": "watches\\n"}),
+    ("${HELD_PACKAGES.triggerFiles}", "${HELD_PACKAGES.triggerWatch}", {}, {"usr/share/vmi-fault-trig/one": "1\\n"}),
+]
+os.makedirs(root, exist_ok=True)
+index = []
+for name, depends, scripts, files in pkgs:
+    build = "/tmp/vmi-fault-build/" + name
+    os.makedirs(build + "/DEBIAN", exist_ok=True)
+    control = "Package: %s\\nVersion: 1.0\\nArchitecture: all\\nMaintainer: vm-install tests <tests@invalid>\\n" % name
+    if depends:
+        control += "Depends: %s\\n" % depends
+    control += "Description: fault matrix fixture\\n"
+    open(build + "/DEBIAN/control", "w").write(control)
+    for script, text in scripts.items():
+        open(build + "/DEBIAN/" + script, "w").write(text)
+        os.chmod(build + "/DEBIAN/" + script, 0o755 if script != "triggers" else 0o644)
+    for path, text in files.items():
+        os.makedirs(os.path.dirname(build + "/" + path), exist_ok=True)
+        open(build + "/" + path, "w").write(text)
+    deb = "%s_1.0_all.deb" % name
+    subprocess.run(["dpkg-deb", "--root-owner-group", "--build", build, root + "/" + deb], check=True, capture_output=True)
+    data = open(root + "/" + deb, "rb").read()
+    index.append(control + "Filename: ./%s\\nSize: %d\\nSHA256: %s\\n" % (deb, len(data), hashlib.sha256(data).hexdigest()))
+packages = "\\n".join(index).encode()
+open(root + "/Packages", "wb").write(packages)
+open(root + "/Release", "w").write("Origin: vm-install tests\\nLabel: vmi-fault\\nSuite: local\\nCodename: local\\nArchitectures: all\\n"
+    "SHA256:\\n %s %d Packages\\n" % (hashlib.sha256(packages).hexdigest(), len(packages)))
+open("/etc/apt/sources.list.d/vmi-fault.list", "w").write("deb [trusted=yes] file:%s ./\\n" % root)
+`;
+
+/** Builds the local repository in the target and adds it to apt's sources (the job's apt-get update reads it). */
+export async function installHeldPackagesRepo(sb: Sandbox): Promise<void> {
+  await mustRoot(sb, `mkdir -p ${STRIKE_DIR} && python3 -`, REPO_BUILDER);
+}
+
+export interface HeldScript {
+  /** Resolves with the script's pid once it is blocked (it writes its pid first: the target's own word). */
+  running: Promise<number>;
+  /** Lets later runs of the script pass without blocking (the hold marker goes). */
+  unhold(): Promise<void>;
+}
+
+/** Makes the next run of the `tag` script ("postinst" | "trigger") block until killed or released. */
+export async function holdMaintainerScript(sb: Sandbox, tag: "postinst" | "trigger", timeoutMs = 120_000): Promise<HeldScript> {
+  const d = STRIKE_DIR;
+  await mustRoot(sb, `rm -f ${d}/${tag}.running ${d}/${tag}.fifo && mkfifo ${d}/${tag}.fifo && touch ${d}/hold-${tag}`);
+  const running = sb
+    .rootExec(`n=0; until [ -s ${d}/${tag}.running ]; do n=$((n+1)); [ $n -gt ${timeoutMs / 50} ] && exit 3; sleep 0.05; done; cat ${d}/${tag}.running`, {
+      timeoutMs: timeoutMs + 10_000,
+    })
+    .then((r) => {
+      if (r.code !== 0) throw new Error(`in sandbox ${sb.name}: the held ${tag} script never ran (exit ${r.code})`);
+      return Number(r.stdout.trim());
+    });
+  running.catch(() => undefined);
+  return { running, unhold: () => mustRoot(sb, `rm -f ${d}/hold-${tag}`).then(() => undefined) };
+}
