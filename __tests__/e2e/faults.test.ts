@@ -6,7 +6,12 @@
 //
 // Each case records (case, outcome, time to recover) in .cache/faults.json (FAULTS_REPORT); `npm run
 // faults` runs this file and prints the matrix. Strikes wait for the condition (a dpkg --unpack process
-// on the target), never for a guessed delay. Under CI=true every case runs (describeE2E).
+// on the target, a line of dpkg's own --status-fd progress, a maintainer script saying it runs), never
+// for a guessed delay. Under CI=true every case runs (describeE2E).
+//
+// Issue 17's many-moments cases each boot a sandbox of their own (about 1 s) and install postgresql
+// afresh: a kill leaves a different dpkg state at each moment, and a fresh VM is the only start that
+// makes the moment the same on every run.
 import type { Sandbox } from "../../sandbox";
 import { describeE2E, expectSucceeded, type InstallerRun, perTest, root, runInstaller, withoutFrames } from "./support/e2e";
 import {

@@ -237,7 +237,7 @@ export function repairScript(plan: RepairPlan, opts: { lockTimeoutSec: number; w
       const got = r.version ? debFileName(r.name, r.version, r.arch) : `${r.name}_*_${r.arch}.deb`;
       out.push(
         `f=""; rm -f "$A"/partial/${r.name}_*.deb; if (cd "$A/partial" && apt-get download -q -o DPkg::Lock::Timeout=${opts.lockTimeoutSec} ${quote(r.download!)} >&2); then ` +
-          `for g in "$A"/partial/${got}; do [ -s "$g" ] && mv -f "$g" "$A/" && f="$A/\${g##*/}"; done; echo "${MARK} reinstall ${r.name} from the mirror"; fi`,
+          `for g in "$A"/partial/${got}; do [ -s "$g" ] && mv -f "$g" "$A/" && f="$A/\${g##*/}"; done; [ -n "$f" ] && echo "${MARK} reinstall ${r.name} from the mirror"; fi`,
         r.fallback
           ? `if [ -z "$f" ] && [ -s "$A/${r.fallback}" ]; then f="$A/${r.fallback}"; echo "${MARK} reinstall ${r.name} from the archive cache (${versionOfFile(r.fallback)}, the version being unpacked)"; fi`
           : ":",
