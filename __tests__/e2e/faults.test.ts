@@ -24,6 +24,7 @@ import {
   installHeldPackagesRepo,
   killAptWhileDownloading,
   recordFault,
+  UPGRADE_DIR,
   vmProblems,
   waitForProcess,
 } from "./support/faults";
@@ -354,6 +355,29 @@ describeE2E("fault matrix: faults in the middle of an install, on sandbox VMs", 
         throw new Error(`the moment never came (${struck?.what ?? "no triggers-awaited line"}); the job: ${first.phase}`);
       const { outcome, runs } = await completesOrRerunCompletes(Promise.resolve(first), () => runInstaller(vm, "install-packages", event));
       expect(await vmProblems(vm, [HELD_PACKAGES.triggerFiles, HELD_PACKAGES.triggerWatch])).toEqual([]);
+      const repaired = runs.flatMap((r) => r.result?.changes ?? []).find((c: string) => c.startsWith("repaired dpkg"));
+      expect(repaired).toBeDefined();
+      return { outcome: `${struck.what.replace(/^killed (\S+) \d+ at: /, "$1 killed at ")}; ${outcome}; ${repaired}`, since: struck.at };
+    },
+  );
+
+  matrixCase(
+    "local package: dpkg killed upgrading over the old files",
+    "a local package, dpkg killed while it unpacks 2.0 over 1.0's 2000 files: the next run completes at 2.0, every file 2.0's",
+    async () => {
+      const vm = await started.sandbox();
+      await installHeldPackagesRepo(vm);
+      expectSucceeded(await runInstaller(vm, "install-packages", { packages: [`${HELD_PACKAGES.upgrade}=1.0`], update: true }));
+      const armed = await armStrike(vm, { on: `^status: ${HELD_PACKAGES.upgrade}: half-installed$`, kill: "dpkg" });
+      const event = { packages: [`${HELD_PACKAGES.upgrade}=2.0`], update: true };
+      const first = await runInstaller(vm, "install-packages", event);
+      const struck = await armed.fired();
+      if (!struck || struck.what.startsWith("MISSED"))
+        throw new Error(`the moment never came (${struck?.what ?? "no half-installed line"}); the job: ${first.phase}`);
+      const { outcome, runs } = await completesOrRerunCompletes(Promise.resolve(first), () => runInstaller(vm, "install-packages", event));
+      expect(await vmProblems(vm, [HELD_PACKAGES.upgrade])).toEqual([]);
+      expect((await root(vm, `dpkg-query -W -f='\${Version}' ${HELD_PACKAGES.upgrade}`)).trim()).toBe("2.0");
+      expect((await root(vm, `cd ${UPGRADE_DIR} && ls | wc -l; grep -L '^2.0$' f* | wc -l`)).trim().split("\n")).toEqual(["2000", "0"]);
       const repaired = runs.flatMap((r) => r.result?.changes ?? []).find((c: string) => c.startsWith("repaired dpkg"));
       expect(repaired).toBeDefined();
       return { outcome: `${struck.what.replace(/^killed (\S+) \d+ at: /, "$1 killed at ")}; ${outcome}; ${repaired}`, since: struck.at };

@@ -429,7 +429,12 @@ export const HELD_PACKAGES = {
   triggerFiles: "vmi-fault-trigger-files",
   /** Its postinst, called for that trigger, blocks while /run/vmi-fault/hold-trigger exists. */
   triggerWatch: "vmi-fault-trigger-watch",
+  /** Versions 1.0 and 2.0, 2000 files each holding the version: an upgrade whose unpack takes a while. */
+  upgrade: "vmi-fault-upgrade",
 };
+
+/** Where vmi-fault-upgrade's files are. */
+export const UPGRADE_DIR = "/usr/share/vmi-fault-upgrade";
 
 const REPO_BUILDER = `import hashlib, os, subprocess
 root = "/srv/vmi-fault-repo"
@@ -446,12 +451,16 @@ pkgs = [
     ("${HELD_PACKAGES.triggerWatch}", "", {"postinst": hold("triggered", "trigger"), "triggers": "interest /usr/share/vmi-fault-trig\\n"}, {"usr/share/doc/${HELD_PACKAGES.triggerWatch}/README": "watches\\n"}),
     ("${HELD_PACKAGES.triggerFiles}", "${HELD_PACKAGES.triggerWatch}", {}, {"usr/share/vmi-fault-trig/one": "1\\n"}),
 ]
+pkgs = [(n, "1.0", dep, sc, f) for n, dep, sc, f in pkgs] + [
+    ("${HELD_PACKAGES.upgrade}", v, "", {}, dict(("${UPGRADE_DIR.slice(1)}/f%04d" % i, v + "\\n" * 64) for i in range(2000)))
+    for v in ("1.0", "2.0")
+]
 os.makedirs(root, exist_ok=True)
 index = []
-for name, depends, scripts, files in pkgs:
-    build = "/tmp/vmi-fault-build/" + name
+for name, version, depends, scripts, files in pkgs:
+    build = "/tmp/vmi-fault-build/%s_%s" % (name, version)
     os.makedirs(build + "/DEBIAN", exist_ok=True)
-    control = "Package: %s\\nVersion: 1.0\\nArchitecture: all\\nMaintainer: vm-install tests <tests@invalid>\\n" % name
+    control = "Package: %s\\nVersion: %s\\nArchitecture: all\\nMaintainer: vm-install tests <tests@invalid>\\n" % (name, version)
     if depends:
         control += "Depends: %s\\n" % depends
     control += "Description: fault matrix fixture\\n"
@@ -462,7 +471,7 @@ for name, depends, scripts, files in pkgs:
     for path, text in files.items():
         os.makedirs(os.path.dirname(build + "/" + path), exist_ok=True)
         open(build + "/" + path, "w").write(text)
-    deb = "%s_1.0_all.deb" % name
+    deb = "%s_%s_all.deb" % (name, version)
     subprocess.run(["dpkg-deb", "--root-owner-group", "--build", build, root + "/" + deb], check=True, capture_output=True)
     data = open(root + "/" + deb, "rb").read()
     index.append(control + "Filename: ./%s\\nSize: %d\\nSHA256: %s\\n" % (deb, len(data), hashlib.sha256(data).hexdigest()))
