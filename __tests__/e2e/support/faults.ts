@@ -294,7 +294,8 @@ export async function killWhenRunning(sb: Sandbox, pattern: string, timeoutMs = 
  * dpkg). Every line goes to status.log; the armed strike (`strike`: pattern, nth, target) fires once, on
  * the nth line matching: it SIGKILLs the nearest ancestor of that name, then records what it hit and
  * the states dpkg was left in. dpkg writes the line before it goes on, so the kill lands at that moment
- * or just after it, never before.
+ * or just after it, never before; and never after dpkg's end: a post-invoke gate holds dpkg until the
+ * logger has acted on every line (a strike at dpkg's last line would otherwise depend on the load).
  */
 const STRIKER = "/usr/local/sbin/vmi-fault-striker";
 export const STRIKE_DIR = "/run/vmi-fault";
@@ -342,14 +343,52 @@ def seen(line):
         except OSError:
             break
         time.sleep(0.01)
+    record("%s; left: %s" % (said, between() or "nothing in between"))
+def between():
     left = subprocess.run(["dpkg-query", "-W", "-f=\${Package} \${db:Status-Abbrev}\\n"], capture_output=True, text=True).stdout
-    odd = " ".join(l.split()[0] + "=" + l.split()[1] for l in left.splitlines() if len(l.split()) > 1 and l.split()[1] not in ("ii", "un", "rc"))
-    record("%s; left: %s" % (said, odd or "nothing in between"))
+    return " ".join(l.split()[0] + "=" + l.split()[1] for l in left.splitlines() if len(l.split()) > 1 and l.split()[1] not in ("ii", "un", "rc"))
 def record(text):
     open(d + "/fired.tmp", "w").write(text + "\\n")
     os.rename(d + "/fired.tmp", d + "/fired")
+def gate():
+    # dpkg runs this (post-invoke) before it exits, and waits: it holds dpkg until the logger beside it has
+    # read and acted on every line dpkg wrote, so a strike late under load still lands before dpkg ends.
+    import fcntl, struct, termios
+    me = ancestor("dpkg")
+    if me is None:
+        return
+    def under_me(pid):
+        for _ in range(3):
+            pid = int(open("/proc/%s/stat" % pid).read().rsplit(")", 1)[1].split()[1])
+            if pid == me:
+                return True
+        return False
+    for _ in range(3000):
+        if not os.path.exists(d + "/strike"):
+            return
+        idle = True
+        for pid in filter(str.isdigit, os.listdir("/proc")):
+            try:
+                stat = open("/proc/%s/stat" % pid).read().rsplit(")", 1)[1].split()
+                if b"vmi-fault-striker\\0logger" not in open("/proc/%s/cmdline" % pid, "rb").read() or not under_me(pid):
+                    continue
+                fd = os.open("/proc/%s/fd/0" % pid, os.O_RDONLY | os.O_NONBLOCK)
+                unread = struct.unpack("i", fcntl.ioctl(fd, termios.FIONREAD, b"\\0" * 4))[0]
+                os.close(fd)
+                idle = idle and unread == 0 and stat[0] == "S"
+            except OSError:
+                continue
+        if idle:
+            break
+        time.sleep(0.01)
+    # The end of a dpkg run is a moment of its own, with the states it leaves: "hook: post-invoke a=iW ...".
+    line = ("hook: post-invoke " + between()).rstrip()
+    log.write(line + "\\n")
+    seen(line)
 log = open(d + "/status.log", "a", buffering=1)
-if sys.argv[1:2] == ["hook"]:
+if sys.argv[1:2] == ["gate"]:
+    gate()
+elif sys.argv[1:2] == ["hook"]:
     line = "hook: " + sys.argv[2]
     log.write(line + "\\n")
     seen(line)
@@ -374,7 +413,7 @@ export async function installStriker(sb: Sandbox): Promise<void> {
   await mustRoot(
     sb,
     `mkdir -p ${STRIKE_DIR} && cat > ${STRIKER} && ` +
-      `echo 'status-logger "python3 ${STRIKER} logger"' > /etc/dpkg/dpkg.cfg.d/vmi-fault && ` +
+      `printf '%s\\n' 'status-logger "python3 ${STRIKER} logger"' 'post-invoke "python3 ${STRIKER} gate"' > /etc/dpkg/dpkg.cfg.d/vmi-fault && ` +
       `echo 'DPkg::Pre-Invoke { "python3 ${STRIKER} hook pre-invoke"; };' > /etc/apt/apt.conf.d/99vmi-fault`,
     STRIKER_SOURCE,
   );
@@ -508,4 +547,20 @@ export async function holdMaintainerScript(sb: Sandbox, tag: "postinst" | "trigg
     });
   running.catch(() => undefined);
   return { running, unhold: () => mustRoot(sb, `rm -f ${d}/hold-${tag}`).then(() => undefined) };
+}
+
+/**
+ * A strike in a few words for the matrix: `dpkg killed at "<line>"; left <the states>`, the packages only
+ * unpacked (dpkg-query's iU, the many an interrupted install leaves) counted rather than named.
+ */
+export function describeStrike(what: string): string {
+  const m = /^killed (\S+) \d+ at: (.*?); left: (.*)$/.exec(what);
+  if (!m) return what;
+  const [, target, line, left] = m;
+  const states = left.split(" ").filter((s) => s.includes("="));
+  if (states.length === 0) return `${target} killed at "${line}"; left ${left}`;
+  const unpacked = states.filter((s) => /=iU$/.test(s));
+  const named = states.filter((s) => !/=iU$/.test(s));
+  const shown = unpacked.length > 2 ? [...named, `${unpacked.length} more unpacked (iU)`] : [...named, ...unpacked];
+  return `${target} killed at "${line}"; left ${shown.join(", ")}`;
 }
