@@ -343,7 +343,7 @@ describeE2E("fault matrix: faults in the middle of an install, on sandbox VMs", 
       expect(await vmProblems(vm, packages)).toEqual([]);
       const repaired = repairedWords(runs);
       expect(repaired).toBeDefined();
-      return { outcome: `${kill} killed with ${left || "nothing in between"}; ${outcome}; ${repaired}`, since };
+      return { outcome: `${kill} killed with ${left || "nothing in between"}; ${outcome}${repaired ? `; ${repaired}` : ""}`, since };
     });
   }
 
@@ -366,7 +366,7 @@ describeE2E("fault matrix: faults in the middle of an install, on sandbox VMs", 
       expect(await vmProblems(vm, [HELD_PACKAGES.triggerFiles, HELD_PACKAGES.triggerWatch])).toEqual([]);
       const repaired = repairedWords(runs);
       if (/left: .*(=i[UFWtH]|=\S\SR)/.test(struck.what)) expect(repaired).toBeDefined();
-      return { outcome: `${describeStrike(struck.what)}; ${outcome}; ${repaired}`, since: struck.at };
+      return { outcome: `${describeStrike(struck.what)}; ${outcome}${repaired ? `; ${repaired}` : ""}`, since: struck.at };
     },
   );
 
@@ -389,7 +389,7 @@ describeE2E("fault matrix: faults in the middle of an install, on sandbox VMs", 
       expect((await root(vm, `cd ${UPGRADE_DIR} && ls | wc -l; grep -L '^2.0$' f* | wc -l`)).trim().split("\n")).toEqual(["2000", "0"]);
       const repaired = repairedWords(runs);
       if (/left: .*(=i[UFWtH]|=\S\SR)/.test(struck.what)) expect(repaired).toBeDefined();
-      return { outcome: `${describeStrike(struck.what)}; ${outcome}; ${repaired}`, since: struck.at };
+      return { outcome: `${describeStrike(struck.what)}; ${outcome}${repaired ? `; ${repaired}` : ""}`, since: struck.at };
     },
   );
 });
