@@ -1,6 +1,7 @@
 // `npm run faults`: runs the fault matrix (__tests__/e2e/faults.test.ts, root, sandbox VMs), then prints
-// one line per case (case, outcome, time to recover) and writes that table, with the commit and the date,
-// into the README between the faults:matrix markers. Exit status: jest's (1 when any case failed).
+// one line per case (case, outcome, time to recover), the many-moments cases (one install cut at each
+// moment of its progress) as a table per install, and writes that, with the commit and the date, into the
+// README between the faults:matrix markers. Exit status: jest's (1 when any case failed).
 // `-- --print` only prints the last recorded run (.cache/faults.json) without running anything.
 import { execFileSync, spawnSync } from "node:child_process";
 import * as fs from "node:fs";
@@ -29,18 +30,47 @@ function readRecords(file: string): FaultRecord[] {
 }
 
 const cell = (s: string) => s.replace(/\|/g, "\\|").replace(/\n/g, " ");
+const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 
-/** The matrix as a Markdown table, and the line that says where it comes from. */
+/**
+ * The many-moments cases (faults.test.ts): one install cut at many moments of its own progress, recorded
+ * as "<install>: <moment>". Each group gets a table of its own, one row per moment.
+ */
+export const MOMENT_GROUPS: Record<string, string> = {
+  "postgresql install":
+    "dpkg and apt-get killed at moments of one `postgresql` install (29 packages), each struck on a line of dpkg's own --status-fd progress",
+  "local package": "maintainer scripts and triggers cut mid-run (local packages whose scripts block until released or killed)",
+};
+
+function groupOf(r: FaultRecord): string | undefined {
+  const prefix = r.case.split(": ")[0];
+  return r.case.includes(": ") && prefix in MOMENT_GROUPS ? prefix : undefined;
+}
+
+/** The matrix as Markdown tables (the single cases, then each many-moments group), and where it comes from. */
 export function matrix(records: FaultRecord[], meta: { commit: string; date: string; command: string }): string {
-  const rows = records.map((r) => `| ${cell(r.case)} | ${r.ok ? "recovered" : "**FAILED**"} | ${cell(r.outcome)} | ${(r.recoverMs / 1000).toFixed(1)} s |`);
+  const row = (name: string, r: FaultRecord) => `| ${cell(name)} | ${r.ok ? "recovered" : "**FAILED**"} | ${cell(r.outcome)} | ${seconds(r.recoverMs)} |`;
+  const single = records.filter((r) => !groupOf(r));
+  const out = ["| case | result | outcome | time to recover |", "| --- | --- | --- | --- |", ...single.map((r) => row(r.case, r))];
+  for (const [group, title] of Object.entries(MOMENT_GROUPS)) {
+    const rows = records.filter((r) => groupOf(r) === group);
+    if (rows.length === 0) continue;
+    const worst = Math.max(...rows.map((r) => r.recoverMs));
+    out.push(
+      "",
+      `**${group}**: ${title}; ${rows.filter((r) => r.ok).length} of ${rows.length} moments recovered, the slowest in ${seconds(worst)}:`,
+      "",
+      "| moment | result | what the kill left, and the recovery | time to recover |",
+      "| --- | --- | --- | --- |",
+      ...rows.map((r) => row(r.case.slice(group.length + 2), r)),
+    );
+  }
   const passed = records.filter((r) => r.ok).length;
-  return [
-    "| case | result | outcome | time to recover |",
-    "| --- | --- | --- | --- |",
-    ...rows,
+  out.push(
     "",
     `${passed} of ${records.length} cases recovered with nothing lost and no manual step; \`${meta.command}\`, commit ${meta.commit}, ${meta.date}, ${os.cpus().length} cores.`,
-  ].join("\n");
+  );
+  return out.join("\n");
 }
 
 function main(argv: string[]): number {

@@ -6,10 +6,29 @@
 //
 // Each case records (case, outcome, time to recover) in .cache/faults.json (FAULTS_REPORT); `npm run
 // faults` runs this file and prints the matrix. Strikes wait for the condition (a dpkg --unpack process
-// on the target), never for a guessed delay. Under CI=true every case runs (describeE2E).
+// on the target, a line of dpkg's own --status-fd progress, a maintainer script saying it runs), never
+// for a guessed delay. Under CI=true every case runs (describeE2E).
+//
+// Issue 17's many-moments cases each boot a sandbox of their own (about 1 s) and install postgresql
+// afresh: a kill leaves a different dpkg state at each moment, and a fresh VM is the only start that
+// makes the moment the same on every run.
 import type { Sandbox } from "../../sandbox";
 import { describeE2E, expectSucceeded, type InstallerRun, perTest, root, runInstaller, withoutFrames } from "./support/e2e";
-import { cutNetworkFor, holdDpkgLock, killWhenRunning, recordFault, vmProblems, waitForProcess } from "./support/faults";
+import {
+  armStrike,
+  cutNetworkFor,
+  type DpkgStrike,
+  describeStrike,
+  HELD_PACKAGES,
+  holdDpkgLock,
+  holdMaintainerScript,
+  installHeldPackagesRepo,
+  killAptWhileDownloading,
+  recordFault,
+  UPGRADE_DIR,
+  vmProblems,
+  waitForProcess,
+} from "./support/faults";
 
 const T = 10 * 60_000;
 /** A few packages whose unpacking takes seconds: long enough to strike in the middle of it. */
@@ -17,6 +36,12 @@ const PACKAGES = ["gcc", "make"];
 /** dpkg unpacking what apt fetched (apt puts its -o Dpkg::Options before --status-fd). */
 const UNPACKING = "dpkg .*--no-triggers --unpack";
 const PASSWORD = "Faults-matrix-pw-1";
+
+/** A run's "repaired dpkg (<what it found>): <what it did>" without the finding (the strike's words say it). */
+function repairedWords(runs: InstallerRun[]): string | undefined {
+  const line = runs.flatMap((r) => r.result?.changes ?? []).find((c: string) => c.startsWith("repaired dpkg"));
+  return line === undefined ? undefined : `repaired dpkg: ${line.slice(line.indexOf("): ") + 3)}`;
+}
 
 function expectFailed(run: InstallerRun): string {
   expect(run.phase === "Failed" ? "Failed" : `Succeeded: ${run.message}`).toBe("Failed");
@@ -79,23 +104,6 @@ describeE2E("fault matrix: faults in the middle of an install, on sandbox VMs", 
       return { outcome, since: downAt };
     },
   );
-
-  matrixCase("dpkg SIGKILLed mid-unpack", "dpkg killed (SIGKILL) mid-unpack: the next run repairs dpkg, says so, and completes", async () => {
-    const vm = await started.sandbox();
-    const job = packagesJob(vm);
-    await killWhenRunning(vm, UNPACKING);
-    const since = Date.now();
-    const { outcome, runs } = await completesOrRerunCompletes(job, () => packagesJob(vm));
-    // dpkg was left interrupted by the kill: whichever run finished the job repaired it first and says so.
-    const said = runs.flatMap((r) => r.result?.changes ?? []).join("\n");
-    if (!/dpkg --configure -a/.test(said))
-      throw new Error(
-        `no run said it repaired dpkg: ${said}\n--- lines:\n${runs.flatMap((r) => [...r.lines, `=> ${r.phase}: ${r.message.slice(0, 400)}`]).join("\n")}`,
-      );
-    expect(runs[runs.length - 1].result.status).toBe("ok");
-    expect(await vmProblems(vm, PACKAGES)).toEqual([]);
-    return { outcome: `${outcome}; dpkg repaired first (dpkg --configure -a, apt-get -f install), said in changes`, since };
-  });
 
   matrixCase("sshd restarted mid-job", "sshd restarted mid-job: the job completes", async () => {
     const vm = await started.sandbox();
@@ -252,6 +260,136 @@ describeE2E("fault matrix: faults in the middle of an install, on sandbox VMs", 
       expect((await vm.rootExec("apt-get update -q", { timeoutMs: 120_000 })).code).toBe(0);
       expectSucceeded(await runInstaller(vm, "install-docker", { channel: "distro", verify: "daemon", compose: false }));
       return { outcome: "job failed, docker.io kept running; rerun completed", since };
+    },
+  );
+
+  // Issue 17: one install of postgresql (29 packages on Debian 12, an essential one upgraded first) cut
+  // at many moments of its own progress, each on a sandbox of its own: download, unpacks early, big and
+  // late, apt-get dying under dpkg, maintainer scripts running, triggers. Each moment is a line dpkg
+  // reports (support/faults.ts armStrike), so the kill lands there under any load.
+  const PG = ["postgresql", "postgresql-15", "postgresql-common", "perl-base"];
+  const MOMENTS: { moment: string; strike?: DpkgStrike }[] = [
+    { moment: "apt-get killed while a .deb downloads" },
+    { moment: "apt-get killed after the download, before dpkg starts", strike: { on: "^hook: pre-invoke$", kill: "apt-get" } },
+    { moment: "dpkg killed in the first unpack: perl-base upgraded over its old files", strike: { on: ": half-installed$", kill: "dpkg" } },
+    { moment: "dpkg killed in unpack 10 of 29 (postgresql-common, after its preinst)", strike: { on: ": half-installed$", nth: 10, kill: "dpkg" } },
+    { moment: "dpkg killed mid-unpack of the largest .deb (libllvm14)", strike: { on: "^status: libllvm14:amd64: half-installed$", kill: "dpkg" } },
+    { moment: "dpkg killed in the last unpack (sysstat)", strike: { on: "^status: sysstat: half-installed$", kill: "dpkg" } },
+    { moment: "apt-get killed mid-unpack (dpkg loses its status pipe)", strike: { on: ": half-installed$", nth: 15, kill: "apt-get" } },
+    { moment: "dpkg killed in configure, postgresql-common's postinst running", strike: { on: "^status: postgresql-common: half-configured$", kill: "dpkg" } },
+    {
+      moment: "dpkg killed in configure, postgresql-15's postinst creating the cluster",
+      strike: { on: "^status: postgresql-15: half-configured$", kill: "dpkg" },
+    },
+    { moment: "dpkg killed with libc-bin's trigger pending", strike: { on: "^status: libc-bin: triggers-pending$", kill: "dpkg" } },
+    { moment: "dpkg killed processing triggers (libc-bin's ldconfig)", strike: { on: "^processing: trigproc: libc-bin$", kill: "dpkg" } },
+  ];
+  for (const { moment, strike } of MOMENTS) {
+    matrixCase(`postgresql install: ${moment}`, `postgresql install, ${moment}: the job or the next run completes with nothing left to repair`, async () => {
+      const vm = await started.sandbox();
+      const event = { packages: ["postgresql"], update: true };
+      const armed = strike ? await armStrike(vm, strike) : undefined;
+      const job = runInstaller(vm, "install-packages", event);
+      const downloadKill = strike
+        ? undefined
+        : await killAptWhileDownloading(vm).then(() => ({ at: Date.now(), what: "killed apt-get while a .deb downloaded" }));
+      const first = await job;
+      const struck = downloadKill ?? (await armed?.fired());
+      if (!struck || struck.what.startsWith("MISSED")) {
+        throw new Error(`the moment never came (${struck?.what ?? `no line matched ${strike?.on}`}); the job: ${first.phase} ${first.message.slice(0, 300)}`);
+      }
+      const hit = struck.what;
+      const { outcome, runs } = await completesOrRerunCompletes(Promise.resolve(first), () => runInstaller(vm, "install-packages", event));
+      expect(runs[runs.length - 1].result.status).toBe("ok");
+      expect(await vmProblems(vm, PG)).toEqual([]);
+      // Whatever the kill left in between, the run that finished repaired it and said so.
+      const left = /left: (.*)$/.exec(hit)?.[1] ?? "";
+      const repaired = repairedWords(runs);
+      if (/=i[UFWtH]|=\S\SR/.test(left)) expect(repaired).toBeDefined();
+      return {
+        outcome: `${describeStrike(hit)}; ${outcome}${repaired ? `; ${repaired}` : ""}`,
+        since: struck.at,
+      };
+    });
+  }
+
+  // Maintainer scripts cut mid-run, at the moment they are known to be running: local packages whose
+  // script blocks on a fifo while a marker exists (support/faults.ts holdMaintainerScript).
+  const HELD: { moment: string; tag: "postinst" | "trigger"; packages: string[]; kill: "the script" | "dpkg" }[] = [
+    { moment: "its postinst killed mid-run", tag: "postinst", packages: [HELD_PACKAGES.postinst], kill: "the script" },
+    { moment: "dpkg killed while its postinst runs", tag: "postinst", packages: [HELD_PACKAGES.postinst], kill: "dpkg" },
+    {
+      moment: "the postinst of a file trigger's package killed mid-run (dpkg processing the trigger)",
+      tag: "trigger",
+      packages: [HELD_PACKAGES.triggerFiles, HELD_PACKAGES.triggerWatch],
+      kill: "the script",
+    },
+  ];
+  for (const { moment, tag, packages, kill } of HELD) {
+    matrixCase(`local package: ${moment}`, `a local package, ${moment}: the job or the next run completes with nothing left to repair`, async () => {
+      const vm = await started.sandbox();
+      await installHeldPackagesRepo(vm);
+      // A trigger only runs for a package already configured: configuring it would cover the trigger.
+      if (tag === "trigger") expectSucceeded(await runInstaller(vm, "install-packages", { packages: [HELD_PACKAGES.triggerWatch], update: true }));
+      const held = await holdMaintainerScript(vm, tag);
+      const event = { packages: packages.slice(0, 1), update: true };
+      const job = runInstaller(vm, "install-packages", event);
+      const pid = await held.running;
+      const left = (await root(vm, "dpkg-query -W -f='${Package}=${db:Status-Abbrev}\\n' | grep -v -E '=(ii|un|rc) *$' || true")).trim().split("\n").join(" ");
+      await held.unhold();
+      await root(vm, kill === "dpkg" ? `kill -KILL $(ps -o ppid= -p ${pid})` : `kill -KILL ${pid}`);
+      const since = Date.now();
+      const { outcome, runs } = await completesOrRerunCompletes(job, () => runInstaller(vm, "install-packages", event));
+      expect(await vmProblems(vm, packages)).toEqual([]);
+      const repaired = repairedWords(runs);
+      expect(repaired).toBeDefined();
+      return { outcome: `${kill} killed with ${left || "nothing in between"}; ${outcome}${repaired ? `; ${repaired}` : ""}`, since };
+    });
+  }
+
+  matrixCase(
+    "local package: dpkg killed with a package triggers-awaited",
+    "a local package, dpkg killed the moment a package awaits a trigger: the job or the next run completes with nothing left to repair",
+    async () => {
+      const vm = await started.sandbox();
+      await installHeldPackagesRepo(vm);
+      expectSucceeded(await runInstaller(vm, "install-packages", { packages: [HELD_PACKAGES.triggerWatch], update: true }));
+      // The window runs from this line to dpkg processing the trigger, within one dpkg run and with no
+      // script of ours in it: a late strike finds the package installed. What it hit is recorded.
+      const armed = await armStrike(vm, { on: `^status: ${HELD_PACKAGES.triggerFiles}: triggers-awaited$`, kill: "dpkg" });
+      const event = { packages: [HELD_PACKAGES.triggerFiles], update: true };
+      const first = await runInstaller(vm, "install-packages", event);
+      const struck = await armed.fired();
+      if (!struck || struck.what.startsWith("MISSED"))
+        throw new Error(`the moment never came (${struck?.what ?? "no triggers-awaited line"}); the job: ${first.phase}`);
+      const { outcome, runs } = await completesOrRerunCompletes(Promise.resolve(first), () => runInstaller(vm, "install-packages", event));
+      expect(await vmProblems(vm, [HELD_PACKAGES.triggerFiles, HELD_PACKAGES.triggerWatch])).toEqual([]);
+      const repaired = repairedWords(runs);
+      if (/left: .*(=i[UFWtH]|=\S\SR)/.test(struck.what)) expect(repaired).toBeDefined();
+      return { outcome: `${describeStrike(struck.what)}; ${outcome}${repaired ? `; ${repaired}` : ""}`, since: struck.at };
+    },
+  );
+
+  matrixCase(
+    "local package: dpkg killed upgrading over the old files",
+    "a local package, dpkg killed while it unpacks 2.0 over 1.0's 2000 files: the next run completes at 2.0, every file 2.0's",
+    async () => {
+      const vm = await started.sandbox();
+      await installHeldPackagesRepo(vm);
+      expectSucceeded(await runInstaller(vm, "install-packages", { packages: [`${HELD_PACKAGES.upgrade}=1.0`], update: true }));
+      const armed = await armStrike(vm, { on: `^status: ${HELD_PACKAGES.upgrade}: half-installed$`, kill: "dpkg" });
+      const event = { packages: [`${HELD_PACKAGES.upgrade}=2.0`], update: true };
+      const first = await runInstaller(vm, "install-packages", event);
+      const struck = await armed.fired();
+      if (!struck || struck.what.startsWith("MISSED"))
+        throw new Error(`the moment never came (${struck?.what ?? "no half-installed line"}); the job: ${first.phase}`);
+      const { outcome, runs } = await completesOrRerunCompletes(Promise.resolve(first), () => runInstaller(vm, "install-packages", event));
+      expect(await vmProblems(vm, [HELD_PACKAGES.upgrade])).toEqual([]);
+      expect((await root(vm, `dpkg-query -W -f='\${Version}' ${HELD_PACKAGES.upgrade}`)).trim()).toBe("2.0");
+      expect((await root(vm, `cd ${UPGRADE_DIR} && ls | wc -l; grep -L '^2.0$' f* | wc -l`)).trim().split("\n")).toEqual(["2000", "0"]);
+      const repaired = repairedWords(runs);
+      if (/left: .*(=i[UFWtH]|=\S\SR)/.test(struck.what)) expect(repaired).toBeDefined();
+      return { outcome: `${describeStrike(struck.what)}; ${outcome}${repaired ? `; ${repaired}` : ""}`, since: struck.at };
     },
   );
 });

@@ -11,6 +11,7 @@ import {
 } from "../../handlers/common/apt-output";
 import { DPKG_HEALTH_PROBE } from "../../handlers/common/dpkg-repair";
 import { CommandError } from "../../handlers/common/exec";
+import { probeOutput } from "./support/dpkg-probe";
 import { dpkgLine, LOCK_STAT, LOCK_STDERR, PROC_LOCKS, policyBlock } from "./support/fixtures";
 import { ScriptedRemote } from "./support/scripted-remote";
 
@@ -185,12 +186,20 @@ describe("Apt on a scripted VM", () => {
 describe("dpkg repairs itself before apt work", () => {
   const INTERRUPTED =
     "tmp.i\n0001\n--- audit\nThe following packages are only half configured, probably due to problems\nconfiguring them the first time.  The configuration should be retried using\ndpkg --configure <package> or the configure menu option in dselect:\n gcc-12    GNU C compiler\n";
-  const repair = { match: /^dpkg --force-confdef --force-confold --configure -a && apt-get -f install -y -q -o DPkg::Lock::Timeout=30 /, sudo: true };
+  /** dpkg killed while it upgraded perl-base: reinst-required, the old version on record, the new .deb in the cache. */
+  const KILLED_UNPACK = probeOutput({
+    updates: "0000",
+    audit: " perl-base            minimal Perl system\n",
+    packages: ["perl-base\tamd64\tinstall reinstreq unpacked\t5.36.0-7+deb12u3", "postgresql-15\tamd64\tinstall ok unpacked\t15.14-0+deb12u1"],
+    cache: ["perl-base_5.36.0-7+deb12u4_amd64.deb", "perl-base_5.36.0-7+deb12u3_amd64.deb"],
+  });
+  const CLEAN = probeOutput({});
+  const repair = { match: /^A=\/var\/cache\/apt\/archives; debs=""\n/, sudo: true };
 
-  it("an interrupted dpkg: dpkg --configure -a and apt-get -f install as root, once, before the install; said in repairs", async () => {
+  it("an interrupted dpkg: configured and apt-get -f install --no-remove as root, once, before the install; said in repairs", async () => {
     const remote = new ScriptedRemote([
       { match: DPKG_HEALTH_PROBE, sudo: false, stdout: INTERRUPTED },
-      repair,
+      { ...repair, check: (c) => expect(c).toMatch(/--configure -a\napt-get -f install --no-remove -y -q -o DPkg::Lock::Timeout=30 /) },
       { match: DPKG_HEALTH_PROBE, stdout: "--- audit\n" },
       { match: "apt-get install", sudo: true },
       { match: "apt-get install", sudo: true },
@@ -199,27 +208,159 @@ describe("dpkg repairs itself before apt work", () => {
     await apt.install(["gcc"]);
     await apt.install(["make"]);
     expect(remote.done).toBe(true);
-    expect(apt.repairs).toEqual(["repaired dpkg (an interrupted dpkg run; half-done packages: gcc-12): dpkg --configure -a and apt-get -f install"]);
+    expect(apt.repairs).toEqual([
+      "repaired dpkg (an interrupted dpkg run; half-done packages: gcc-12): dpkg --configure -a and apt-get -f install --no-remove",
+    ]);
   });
 
-  it("still not clean after the repair: fails naming what dpkg reports, installs nothing", async () => {
+  it("a package dpkg must reinstall: its recorded version's .deb unpacked over it first, from the cache; said with the source", async () => {
     const remote = new ScriptedRemote([
-      { match: DPKG_HEALTH_PROBE, stdout: INTERRUPTED },
-      repair,
-      { match: DPKG_HEALTH_PROBE, stdout: "--- audit\n gcc-12    GNU C compiler\n" },
+      { match: DPKG_HEALTH_PROBE, stdout: KILLED_UNPACK },
+      {
+        ...repair,
+        stdout: "vm-install-repair: reinstall perl-base from the archive cache\n",
+        check: (c) => {
+          expect(c).toContain('f="$A/perl-base_5.36.0-7+deb12u3_amd64.deb"');
+          expect(c.indexOf("--unpack $debs")).toBeLessThan(c.indexOf("--configure -a"));
+        },
+      },
+      { match: DPKG_HEALTH_PROBE, stdout: CLEAN },
+      { match: "apt-get install", sudo: true },
     ]);
-    await expect(new Apt(remote, DEFAULT_APT, noSleep).update()).rejects.toThrow(
-      /dpkg is still not clean after dpkg --configure -a and apt-get -f install: gcc-12/,
-    );
+    const apt = new Apt(remote, DEFAULT_APT, noSleep);
+    await apt.install(["postgresql"]);
     expect(remote.done).toBe(true);
+    expect(apt.repairs).toEqual([
+      "repaired dpkg (an interrupted dpkg run; to reinstall: perl-base; half-done packages: postgresql-15 (unpacked)): " +
+        "reinstalled perl-base 5.36.0-7+deb12u3 (from the archive cache), then dpkg --configure -a and apt-get -f install --no-remove",
+    ]);
+  });
+
+  it("still not clean after the repair: fails naming the package, dpkg's last lines and the command to run; installs nothing", async () => {
+    const left = probeOutput({ packages: ["postgresql-common\tall\tinstall ok half-configured\t248+deb12u2"] });
+    const dpkgSaid = [
+      "Setting up postgresql-common (248+deb12u2) ...",
+      "dpkg: error processing package postgresql-common (--configure):",
+      " installed postgresql-common package post-installation script subprocess returned error exit status 1",
+      "Errors were encountered while processing:",
+      " postgresql-common",
+      "E: Sub-process /usr/bin/dpkg returned an error code (1)",
+    ].join("\n");
+    const remote = new ScriptedRemote([
+      { match: DPKG_HEALTH_PROBE, stdout: left },
+      { ...repair, code: 100, stderr: dpkgSaid },
+      { match: DPKG_HEALTH_PROBE, stdout: left },
+    ]);
+    const err = await new Apt(remote, DEFAULT_APT, noSleep).update().catch((e: Error) => e);
+    expect(remote.done).toBe(true);
+    expect(String((err as Error).message)).toMatch(
+      /^dpkg could not be repaired on ubuntu@192\.0\.2\.10:22 \(exit 100\): postgresql-common\. dpkg still reports: postgresql-common \(half-configured at 248\+deb12u2\)\./,
+    );
+    expect((err as Error).message).toContain("post-installation script subprocess returned error exit status 1");
+    expect((err as Error).message).toContain("On the VM, run `sudo dpkg --configure postgresql-common` and read its error");
+  });
+
+  it("no .deb of a package to reinstall, anywhere: the error names it and the reinstall to run", async () => {
+    const gone = probeOutput({ packages: ["perl-base\tamd64\tinstall reinstreq half-installed\t5.36.0-7+deb12u3"] });
+    const remote = new ScriptedRemote([
+      { match: DPKG_HEALTH_PROBE, stdout: gone },
+      {
+        ...repair,
+        code: 90,
+        stdout: "vm-install-repair: no-deb perl-base\n",
+        stderr:
+          "E: Can not find version '5.36.0-7+deb12u3' of package 'perl-base'\nno .deb of perl-base 5.36.0-7+deb12u3 in /var/cache/apt/archives, and the mirror does not offer it\n",
+      },
+      { match: DPKG_HEALTH_PROBE, stdout: gone },
+    ]);
+    const err = (await new Apt(remote, DEFAULT_APT, noSleep).update().catch((e: Error) => e)) as Error;
+    expect(err.message).toMatch(
+      /^dpkg could not be repaired on \S+ \(exit 90\): perl-base\. dpkg still reports: perl-base \(must be reinstalled, half-installed at 5\.36\.0-7\+deb12u3\)/,
+    );
+    expect(err.message).toContain("the mirror does not offer it");
+    expect(err.message).toContain("`sudo apt-get install --reinstall perl-base=5.36.0-7+deb12u3`");
+  });
+
+  it("apt-get -f install would remove packages: refused, and the error says which", async () => {
+    const broken = probeOutput({ packages: ["libfoo1\tamd64\tinstall ok unpacked\t1.0"] });
+    const remote = new ScriptedRemote([
+      { match: DPKG_HEALTH_PROBE, stdout: broken },
+      { ...repair, code: 100, stderr: "E: Packages need to be removed but remove is disabled.\n" },
+      { match: DPKG_HEALTH_PROBE, stdout: broken },
+      { match: "apt-get -s -f install", sudo: false, stdout: "NOTE: This is only a simulation!\nRemv myapp [2.0]\nConf libfoo1 (1.0 local)\n" },
+    ]);
+    const err = (await new Apt(remote, DEFAULT_APT, noSleep).update().catch((e: Error) => e)) as Error;
+    expect(remote.done).toBe(true);
+    expect(err.message).toContain("apt-get -f install would remove myapp the VM has; refused (--no-remove).");
+  });
+
+  it("the lock busy during the repair: looked at again, then repaired", async () => {
+    const remote = new ScriptedRemote([
+      { match: DPKG_HEALTH_PROBE, stdout: KILLED_UNPACK },
+      { ...repair, code: 2, stderr: "dpkg: error: dpkg frontend lock was locked by another process with pid 4242\n" },
+      { match: "stat -c", sudo: true, stdout: `${LOCK_STAT}--- /proc/locks\n${PROC_LOCKS}` },
+      { match: "/proc/$p/cmdline", stdout: "4242\tapt-get install x\n" },
+      { match: DPKG_HEALTH_PROBE, stdout: INTERRUPTED },
+      { ...repair, check: (c) => expect(c).not.toContain("--unpack") },
+      { match: DPKG_HEALTH_PROBE, stdout: CLEAN },
+    ]);
+    const apt = new Apt(remote, { ...DEFAULT_APT, lockRetryDelaySec: 0 }, noSleep);
+    await apt.ensureDpkgHealthy();
+    expect(remote.done).toBe(true);
+    expect(remote.calls.filter((c) => c.command.startsWith("A=/var/cache/apt/archives")).length).toBe(2);
+    expect(apt.repairs).toHaveLength(1);
+  });
+
+  it("check mode: the repair is only recorded, in a real run's words", async () => {
+    const remote = new ScriptedRemote([{ match: DPKG_HEALTH_PROBE, stdout: KILLED_UNPACK }]);
+    const apt = new Apt(remote, DEFAULT_APT, { ...noSleep, check: true });
+    await apt.update();
+    expect(remote.done).toBe(true);
+    expect(apt.repairs[0]).toMatch(/^repaired dpkg \(.*to reinstall: perl-base.*\): reinstalled perl-base 5\.36\.0-7\+deb12u3, then dpkg --configure -a/);
+  });
+
+  it("a maintainer script failed under an install and left another package half-configured: repaired once, the install runs once more", async () => {
+    const failed =
+      "dpkg: error processing package watch (--configure):\n installed watch package post-installation script subprocess was killed by signal (Killed)\nE: Sub-process /usr/bin/dpkg returned an error code (1)\n";
+    const remote = new ScriptedRemote([
+      { match: "apt-get install", code: 100, stderr: failed },
+      {
+        match: DPKG_HEALTH_PROBE,
+        stdout: probeOutput({ packages: ["watch\tall\tinstall ok half-configured\t1.0", "files\tall\tinstall ok triggers-awaited\t1.0"] }),
+      },
+      repair,
+      { match: DPKG_HEALTH_PROBE, stdout: CLEAN },
+      { match: "apt-get install", sudo: true },
+    ]);
+    const apt = new Apt(remote, DEFAULT_APT, noSleep);
+    await apt.install(["files"]);
+    expect(remote.done).toBe(true);
+    expect(apt.repairs).toEqual([
+      "repaired dpkg (half-done packages: watch (half-configured) files (triggers-awaited)): dpkg --configure -a and apt-get -f install --no-remove",
+    ]);
+  });
+
+  it("a package that fails to install with dpkg clean: apt's error stands, no repair, no second try", async () => {
+    const remote = new ScriptedRemote([
+      {
+        match: "apt-get install",
+        code: 100,
+        stderr:
+          "dpkg: error processing archive x.deb (--unpack):\n trying to overwrite '/usr/bin/x'\nE: Sub-process /usr/bin/dpkg returned an error code (1)\n",
+      },
+    ]);
+    const err = await new Apt(remote, DEFAULT_APT, noSleep).install(["x"]).catch((e: Error) => e);
+    expect(err).toBeInstanceOf(CommandError);
+    expect(remote.done).toBe(true);
+    expect(remote.implicit).toHaveLength(2);
   });
 
   it("dpkg killed under an install: repaired, and the install runs once more", async () => {
     const remote = new ScriptedRemote([
       { match: "apt-get install", code: 100, stderr: "E: Sub-process /usr/bin/dpkg received signal 9.\n" },
-      { match: DPKG_HEALTH_PROBE, stdout: INTERRUPTED },
+      { match: DPKG_HEALTH_PROBE, stdout: KILLED_UNPACK },
       repair,
-      { match: DPKG_HEALTH_PROBE, stdout: "--- audit\n" },
+      { match: DPKG_HEALTH_PROBE, stdout: CLEAN },
       { match: "apt-get install", sudo: true },
     ]);
     const apt = new Apt(remote, DEFAULT_APT, noSleep);

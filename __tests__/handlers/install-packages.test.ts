@@ -105,7 +105,7 @@ describe("install-packages: flow", () => {
         stdout:
           "0001\n--- audit\nThe following packages are in a mess due to serious problems during\ninstallation.  They must be reinstalled for them (and any dependencies) to\nfunction properly:\n jq                   lightweight and flexible command-line JSON processor\n",
       },
-      { match: /^dpkg --force-confdef --force-confold --configure -a && apt-get -f install /, sudo: true },
+      { match: /^A=\/var\/cache\/apt\/archives; debs=""\n/, sudo: true },
       { match: DPKG_HEALTH_PROBE, stdout: "--- audit\n" },
       update,
       policy(policyBlock("jq", "1.6-2.1ubuntu3"), "jq"),
@@ -114,7 +114,7 @@ describe("install-packages: flow", () => {
     ]);
     expect(remote.done).toBe(true);
     expect(result!.changes).toEqual([
-      "repaired dpkg (an interrupted dpkg run; half-done packages: jq): dpkg --configure -a and apt-get -f install",
+      "repaired dpkg (an interrupted dpkg run; half-done packages: jq): dpkg --configure -a and apt-get -f install --no-remove",
       "installed jq",
     ]);
     expect(result!.changed).toBe(true);
@@ -384,7 +384,7 @@ describe("install-packages: check mode (check: true)", () => {
     ]);
     expect(remote.done).toBe(true);
     expect(result!.would_change).toEqual([
-      "repaired dpkg (an interrupted dpkg run; half-done packages: jq): dpkg --configure -a and apt-get -f install",
+      "repaired dpkg (an interrupted dpkg run; half-done packages: jq): dpkg --configure -a and apt-get -f install --no-remove",
       "installed jq",
     ]);
     expect(result!.changes).toEqual([]);

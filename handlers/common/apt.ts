@@ -21,7 +21,7 @@ import {
   parseDpkgQuery,
   parseLockTable,
 } from "./apt-output";
-import { DPKG_HEALTH_PROBE, describeDamage, needsRepair, parseDpkgHealth, repairCommand } from "./dpkg-repair";
+import { repairDpkg } from "./dpkg-repair-run";
 import { CommandError, type Remote, type RunResult, runLong, tail } from "./exec";
 import { formatDuration, type Progress } from "./progress";
 
@@ -109,6 +109,8 @@ const INSTALL_ENV = { DEBIAN_FRONTEND: "noninteractive", LC_MESSAGES: "C", LANGU
 const STAMP = "/var/lib/apt/periodic/update-success-stamp";
 /** apt's words when dpkg itself was interrupted under it. */
 const DPKG_DIED = /dpkg was interrupted|Sub-process \/usr\/bin\/dpkg (received signal|exited unexpectedly)/;
+/** apt's words when dpkg ran to its end but failed on a package (a maintainer script, most often). */
+const DPKG_FAILED = /Sub-process \/usr\/bin\/dpkg returned an error code/;
 
 export class Apt {
   private readonly sleep: (ms: number) => Promise<void>;
@@ -223,9 +225,25 @@ export class Apt {
       return await once();
     } catch (err) {
       // dpkg died under this very install (killed, out of memory): repair what it left, then once more.
-      if (!(err instanceof CommandError) || err.code === null || !DPKG_DIED.test(`${err.stderr}\n${err.stdout}`)) throw err;
+      if (!(err instanceof CommandError) || err.code === null) throw err;
+      const said = `${err.stderr}\n${err.stdout}`;
       this.health = undefined;
-      await this.ensureDpkgHealthy();
+      if (DPKG_DIED.test(said)) {
+        await this.ensureDpkgHealthy();
+        return once();
+      }
+      if (!DPKG_FAILED.test(said)) throw err;
+      // A maintainer script failed or was killed: a package the request did not name (a trigger's, a
+      // dependency's) may be left half-configured while the named ones look installed, and no later run
+      // would look again. Repaired once; when nothing was to repair or the repair fails, apt's own error
+      // stands (per package, as before) and later installs of this run do not repeat the repair.
+      const before = this.repairs.length;
+      const repaired = await this.ensureDpkgHealthy().then(
+        () => this.repairs.length > before,
+        () => false,
+      );
+      this.health = Promise.resolve();
+      if (!repaired) throw err;
       return once();
     }
   }
@@ -248,40 +266,20 @@ export class Apt {
   }
 
   /**
-   * Before the first apt work of a run: when dpkg was interrupted or left packages half-done, finish
-   * that (`dpkg --configure -a`, then `apt-get -f install`) and record it in `repairs`; fail naming
-   * what dpkg still reports when that does not clean it. Looked at once per run.
+   * Before the first apt work of a run: when dpkg was interrupted or left packages in between states,
+   * finish that (dpkg-repair-run.ts) and record it in `repairs`; fail naming the packages, dpkg's last
+   * lines and the command a person would run when dpkg is still not clean. Looked at once per run.
    */
   ensureDpkgHealthy(): Promise<void> {
-    this.health ??= this.repairDpkg();
+    this.health ??= repairDpkg({
+      remote: this.remote,
+      settings: this.settings,
+      check: !!this.opts.check,
+      progress: this.opts.progress,
+      withLock: (what, op) => this.withLock(what, op),
+      repaired: (line) => this.repairs.push(line),
+    });
     return this.health;
-  }
-
-  private async repairDpkg(): Promise<void> {
-    const probe = await this.remote.run(DPKG_HEALTH_PROBE, { env: QUERY_ENV, label: "dpkg --audit", timeoutMs: 60_000 });
-    const before = parseDpkgHealth(probe.stdout);
-    if (!needsRepair(before)) return;
-    const damage = describeDamage(before);
-    const line = `repaired dpkg (${damage}): dpkg --configure -a and apt-get -f install`;
-    if (this.opts.check) {
-      this.repairs.push(line);
-      return;
-    }
-    this.opts.progress?.info(`dpkg needs repair (${damage}): running dpkg --configure -a and apt-get -f install`);
-    await this.withLock("dpkg --configure -a", () =>
-      runLong(this.remote, repairCommand(this.settings.lockTimeoutSec), {
-        env: INSTALL_ENV,
-        label: "dpkg --configure -a && apt-get -f install",
-        timeoutMs: this.settings.installTimeoutSec * 1000,
-      }),
-    );
-    const after = parseDpkgHealth((await this.remote.run(DPKG_HEALTH_PROBE, { env: QUERY_ENV, label: "dpkg --audit", timeoutMs: 60_000 })).stdout);
-    if (needsRepair(after)) {
-      throw new Error(
-        `dpkg is still not clean after dpkg --configure -a and apt-get -f install: ${tail(after.audit || "updates still pending in /var/lib/dpkg/updates", 8)}`,
-      );
-    }
-    this.repairs.push(line);
   }
 
   /** Who holds apt's locks right now (via /proc/locks: needs neither fuser nor lsof on the VM). */

@@ -284,3 +284,283 @@ export async function killWhenRunning(sb: Sandbox, pattern: string, timeoutMs = 
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
+
+// ---------------------------------------------------------------------------------------------------
+// Strikes on dpkg's own progress: the moment is a line dpkg reports, not a time.
+
+/**
+ * Installed in the target as dpkg's status-logger (dpkg.cfg.d: every dpkg run pipes its --status-fd
+ * lines to it) and as an apt DPkg::Pre-Invoke hook (the moment between apt's download and its first
+ * dpkg). Every line goes to status.log; the armed strike (`strike`: pattern, nth, target) fires once, on
+ * the nth line matching: it SIGKILLs the nearest ancestor of that name, then records what it hit and
+ * the states dpkg was left in. dpkg writes the line before it goes on, so the kill lands at that moment
+ * or just after it, never before; and never after dpkg's end: a post-invoke gate holds dpkg until the
+ * logger has acted on every line (a strike at dpkg's last line would otherwise depend on the load).
+ */
+const STRIKER = "/usr/local/sbin/vmi-fault-striker";
+export const STRIKE_DIR = "/run/vmi-fault";
+const STRIKER_SOURCE = `import os, re, signal, subprocess, sys, time
+d = ${JSON.stringify(STRIKE_DIR)}
+def ancestor(name):
+    pid = os.getppid()
+    while pid > 1:
+        try:
+            comm = open("/proc/%d/comm" % pid).read().strip()
+            ppid = int(open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()[1])
+        except OSError:
+            return None
+        if comm == name:
+            return pid
+        pid = ppid
+    return None
+def seen(line):
+    try:
+        pattern, nth, target = open(d + "/strike").read().split("\\t")
+    except (OSError, ValueError):
+        return
+    if not re.search(pattern, line):
+        return
+    with open(d + "/count", "a") as c:
+        c.write("x")
+    if os.path.getsize(d + "/count") != int(nth):
+        return
+    try:
+        os.rename(d + "/strike", d + "/struck")
+    except OSError:
+        return
+    pid = ancestor(target.strip())
+    if pid is None:
+        open(d + "/fired", "w").write("MISSED no %s above %s at: %s\\n" % (target.strip(), os.getpid(), line))
+        return
+    # Said before the kill: a killed apt-get ends its systemd unit, whose cgroup (this process too) goes with it.
+    said = "%d killed %s %d at: %s" % (int(time.time() * 1000), target.strip(), pid, line)
+    record(said + "; left: not seen (the striker went down with its unit)")
+    os.kill(pid, signal.SIGKILL)
+    for _ in range(200):
+        try:
+            if open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()[0] in "ZX":
+                break
+        except OSError:
+            break
+        time.sleep(0.01)
+    record("%s; left: %s" % (said, between() or "nothing in between"))
+def between():
+    left = subprocess.run(["dpkg-query", "-W", "-f=\${Package} \${db:Status-Abbrev}\\n"], capture_output=True, text=True).stdout
+    return " ".join(l.split()[0] + "=" + l.split()[1] for l in left.splitlines() if len(l.split()) > 1 and l.split()[1] not in ("ii", "un", "rc"))
+def record(text):
+    open(d + "/fired.tmp", "w").write(text + "\\n")
+    os.rename(d + "/fired.tmp", d + "/fired")
+def gate():
+    # dpkg runs this (post-invoke) before it exits, and waits: it holds dpkg until the logger beside it has
+    # read and acted on every line dpkg wrote, so a strike late under load still lands before dpkg ends.
+    import fcntl, struct, termios
+    me = ancestor("dpkg")
+    if me is None:
+        return
+    def under_me(pid):
+        for _ in range(3):
+            pid = int(open("/proc/%s/stat" % pid).read().rsplit(")", 1)[1].split()[1])
+            if pid == me:
+                return True
+        return False
+    for _ in range(3000):
+        if not os.path.exists(d + "/strike"):
+            return
+        idle = True
+        for pid in filter(str.isdigit, os.listdir("/proc")):
+            try:
+                stat = open("/proc/%s/stat" % pid).read().rsplit(")", 1)[1].split()
+                if b"vmi-fault-striker\\0logger" not in open("/proc/%s/cmdline" % pid, "rb").read() or not under_me(pid):
+                    continue
+                fd = os.open("/proc/%s/fd/0" % pid, os.O_RDONLY | os.O_NONBLOCK)
+                unread = struct.unpack("i", fcntl.ioctl(fd, termios.FIONREAD, b"\\0" * 4))[0]
+                os.close(fd)
+                idle = idle and unread == 0 and stat[0] == "S"
+            except OSError:
+                continue
+        if idle:
+            break
+        time.sleep(0.01)
+    # The end of a dpkg run is a moment of its own, with the states it leaves: "hook: post-invoke a=iW ...".
+    line = ("hook: post-invoke " + between()).rstrip()
+    log.write(line + "\\n")
+    seen(line)
+log = open(d + "/status.log", "a", buffering=1)
+if sys.argv[1:2] == ["gate"]:
+    gate()
+elif sys.argv[1:2] == ["hook"]:
+    line = "hook: " + sys.argv[2]
+    log.write(line + "\\n")
+    seen(line)
+else:
+    for line in sys.stdin:
+        line = line.rstrip("\\n")
+        log.write(line + "\\n")
+        seen(line)
+`;
+
+/** A moment to strike at: the `nth` (default 1st) line of dpkg's progress matching `on`, killing `kill`. */
+export interface DpkgStrike {
+  /** A regex on dpkg's --status-fd lines ("status: pkg: half-installed", "processing: configure: pkg") or "hook: pre-invoke". */
+  on: string;
+  nth?: number;
+  /** The process to SIGKILL: the nearest ancestor of the logger with that name. */
+  kill: "dpkg" | "apt-get";
+}
+
+/** Installs the striker in the target (idempotent); every later dpkg run reports to it. */
+export async function installStriker(sb: Sandbox): Promise<void> {
+  await mustRoot(
+    sb,
+    `mkdir -p ${STRIKE_DIR} && cat > ${STRIKER} && ` +
+      `printf '%s\\n' 'status-logger "python3 ${STRIKER} logger"' 'post-invoke "python3 ${STRIKER} gate"' > /etc/dpkg/dpkg.cfg.d/vmi-fault && ` +
+      `echo 'DPkg::Pre-Invoke { "python3 ${STRIKER} hook pre-invoke"; };' > /etc/apt/apt.conf.d/99vmi-fault`,
+    STRIKER_SOURCE,
+  );
+}
+
+/** What a strike hit: when (Date.now() of the kill: the target shares the host's clock), and in words. */
+export interface Struck {
+  at: number;
+  /** "killed dpkg 1234 at: <dpkg's line>; left: <package>=<dpkg-query's abbreviated status> ..." */
+  what: string;
+}
+
+/** Arms one strike; `fired()` says what it hit, or undefined when the moment never came. */
+export async function armStrike(sb: Sandbox, strike: DpkgStrike): Promise<{ fired(): Promise<Struck | undefined> }> {
+  await installStriker(sb);
+  await mustRoot(
+    sb,
+    `rm -f ${STRIKE_DIR}/count ${STRIKE_DIR}/fired ${STRIKE_DIR}/struck && cat > ${STRIKE_DIR}/strike`,
+    `${strike.on}\t${strike.nth ?? 1}\t${strike.kill}`,
+  );
+  return {
+    fired: async () => {
+      const r = await sb.rootExec(`cat ${STRIKE_DIR}/fired 2>/dev/null`);
+      const m = /^(\d+) (.*)$/s.exec(r.stdout.trim());
+      if (r.code !== 0 || !r.stdout.trim()) return undefined;
+      return m ? { at: Number(m[1]), what: m[2] } : { at: Date.now(), what: r.stdout.trim() };
+    },
+  };
+}
+
+/**
+ * SIGKILLs apt-get while it downloads: a loop in the target waits for the first .deb in apt's partial
+ * directory to hold data (apt's own progress), then kills. Resolves once killed.
+ */
+export async function killAptWhileDownloading(sb: Sandbox, timeoutMs = 120_000): Promise<void> {
+  const r = await sb.rootExec(
+    `n=0; until for f in /var/cache/apt/archives/partial/*.deb; do [ -s "$f" ] && break; f=; done; [ -n "$f" ]; do n=$((n+1)); [ $n -gt ${timeoutMs / 20} ] && exit 3; sleep 0.02; done; ` +
+      `pkill -KILL -x apt-get`,
+    { timeoutMs: timeoutMs + 10_000 },
+  );
+  if (r.code !== 0) throw new Error(`in sandbox ${sb.name}: apt-get was not caught downloading (exit ${r.code}): ${r.stderr.trim()}`);
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Maintainer scripts held at a moment we choose: a local apt repository of three tiny packages.
+
+/** The packages of the local repository; `vmi-fault-trigger-files` pulls in `vmi-fault-trigger-watch`. */
+export const HELD_PACKAGES = {
+  /** Its postinst (configure) blocks while /run/vmi-fault/hold-postinst exists. */
+  postinst: "vmi-fault-postinst",
+  /** Ships a file under /usr/share/vmi-fault-trig, which vmi-fault-trigger-watch watches (interest: await). */
+  triggerFiles: "vmi-fault-trigger-files",
+  /** Its postinst, called for that trigger, blocks while /run/vmi-fault/hold-trigger exists. */
+  triggerWatch: "vmi-fault-trigger-watch",
+  /** Versions 1.0 and 2.0, 2000 files each holding the version: an upgrade whose unpack takes a while. */
+  upgrade: "vmi-fault-upgrade",
+};
+
+/** Where vmi-fault-upgrade's files are. */
+export const UPGRADE_DIR = "/usr/share/vmi-fault-upgrade";
+
+const REPO_BUILDER = `import hashlib, os, subprocess
+root = "/srv/vmi-fault-repo"
+def hold(arg, tag):
+    return """#!/bin/sh
+if [ "$1" = %s ] && [ -e ${STRIKE_DIR}/hold-%s ]; then
+  echo $$ > ${STRIKE_DIR}/%s.tmp && mv ${STRIKE_DIR}/%s.tmp ${STRIKE_DIR}/%s.running
+  read x < ${STRIKE_DIR}/%s.fifo
+fi
+exit 0
+""" % (arg, tag, tag, tag, tag, tag)
+pkgs = [
+    ("${HELD_PACKAGES.postinst}", "", {"postinst": hold("configure", "postinst")}, {"usr/share/doc/${HELD_PACKAGES.postinst}/README": "held at will\\n"}),
+    ("${HELD_PACKAGES.triggerWatch}", "", {"postinst": hold("triggered", "trigger"), "triggers": "interest /usr/share/vmi-fault-trig\\n"}, {"usr/share/doc/${HELD_PACKAGES.triggerWatch}/README": "watches\\n"}),
+    ("${HELD_PACKAGES.triggerFiles}", "${HELD_PACKAGES.triggerWatch}", {}, {"usr/share/vmi-fault-trig/one": "1\\n"}),
+]
+pkgs = [(n, "1.0", dep, sc, f) for n, dep, sc, f in pkgs] + [
+    ("${HELD_PACKAGES.upgrade}", v, "", {}, dict(("${UPGRADE_DIR.slice(1)}/f%04d" % i, v + "\\n" * 64) for i in range(2000)))
+    for v in ("1.0", "2.0")
+]
+os.makedirs(root, exist_ok=True)
+index = []
+for name, version, depends, scripts, files in pkgs:
+    build = "/tmp/vmi-fault-build/%s_%s" % (name, version)
+    os.makedirs(build + "/DEBIAN", exist_ok=True)
+    control = "Package: %s\\nVersion: %s\\nArchitecture: all\\nMaintainer: vm-install tests <tests@invalid>\\n" % (name, version)
+    if depends:
+        control += "Depends: %s\\n" % depends
+    control += "Description: fault matrix fixture\\n"
+    open(build + "/DEBIAN/control", "w").write(control)
+    for script, text in scripts.items():
+        open(build + "/DEBIAN/" + script, "w").write(text)
+        os.chmod(build + "/DEBIAN/" + script, 0o755 if script != "triggers" else 0o644)
+    for path, text in files.items():
+        os.makedirs(os.path.dirname(build + "/" + path), exist_ok=True)
+        open(build + "/" + path, "w").write(text)
+    deb = "%s_%s_all.deb" % (name, version)
+    subprocess.run(["dpkg-deb", "--root-owner-group", "--build", build, root + "/" + deb], check=True, capture_output=True)
+    data = open(root + "/" + deb, "rb").read()
+    index.append(control + "Filename: ./%s\\nSize: %d\\nSHA256: %s\\n" % (deb, len(data), hashlib.sha256(data).hexdigest()))
+packages = "\\n".join(index).encode()
+open(root + "/Packages", "wb").write(packages)
+open(root + "/Release", "w").write("Origin: vm-install tests\\nLabel: vmi-fault\\nSuite: local\\nCodename: local\\nArchitectures: all\\n"
+    "SHA256:\\n %s %d Packages\\n" % (hashlib.sha256(packages).hexdigest(), len(packages)))
+open("/etc/apt/sources.list.d/vmi-fault.list", "w").write("deb [trusted=yes] file:%s ./\\n" % root)
+`;
+
+/** Builds the local repository in the target and adds it to apt's sources (the job's apt-get update reads it). */
+export async function installHeldPackagesRepo(sb: Sandbox): Promise<void> {
+  await mustRoot(sb, `mkdir -p ${STRIKE_DIR} && python3 -`, REPO_BUILDER);
+}
+
+export interface HeldScript {
+  /** Resolves with the script's pid once it is blocked (it writes its pid first: the target's own word). */
+  running: Promise<number>;
+  /** Lets later runs of the script pass without blocking (the hold marker goes). */
+  unhold(): Promise<void>;
+}
+
+/** Makes the next run of the `tag` script ("postinst" | "trigger") block until killed or released. */
+export async function holdMaintainerScript(sb: Sandbox, tag: "postinst" | "trigger", timeoutMs = 120_000): Promise<HeldScript> {
+  const d = STRIKE_DIR;
+  await mustRoot(sb, `rm -f ${d}/${tag}.running ${d}/${tag}.fifo && mkfifo ${d}/${tag}.fifo && touch ${d}/hold-${tag}`);
+  const running = sb
+    .rootExec(`n=0; until [ -s ${d}/${tag}.running ]; do n=$((n+1)); [ $n -gt ${timeoutMs / 50} ] && exit 3; sleep 0.05; done; cat ${d}/${tag}.running`, {
+      timeoutMs: timeoutMs + 10_000,
+    })
+    .then((r) => {
+      if (r.code !== 0) throw new Error(`in sandbox ${sb.name}: the held ${tag} script never ran (exit ${r.code})`);
+      return Number(r.stdout.trim());
+    });
+  running.catch(() => undefined);
+  return { running, unhold: () => mustRoot(sb, `rm -f ${d}/hold-${tag}`).then(() => undefined) };
+}
+
+/**
+ * A strike in a few words for the matrix: `dpkg killed at "<line>"; left <the states>`, the packages only
+ * unpacked (dpkg-query's iU, the many an interrupted install leaves) counted rather than named.
+ */
+export function describeStrike(what: string): string {
+  const m = /^killed (\S+) \d+ at: (.*?); left: (.*)$/.exec(what);
+  if (!m) return what;
+  const [, target, line, left] = m;
+  const states = left.split(" ").filter((s) => s.includes("="));
+  if (states.length === 0) return `${target} killed at "${line}"; left ${left}`;
+  const unpacked = states.filter((s) => /=iU$/.test(s));
+  const named = states.filter((s) => !/=iU$/.test(s));
+  const shown = unpacked.length > 2 ? [...named, `${unpacked.length} more unpacked (iU)`] : [...named, ...unpacked];
+  return `${target} killed at "${line}"; left ${shown.join(", ")}`;
+}
