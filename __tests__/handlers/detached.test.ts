@@ -219,7 +219,11 @@ describe("detached steps", () => {
         stdout: "http=http://10.0.0.1:3128 https=http://u:p%40ss@[fd00::1]:3128/ no=localhost,127.0.0.1,.corp,10.0.0.0/8\n",
         stderr: "",
       });
-      expect(fs.readFileSync(path.join(dir, "job-p", "proxy"), "utf8")).toMatch(/^with http_proxy=http:\/\/10\.0\.0\.1:3128 \(from the login environment\), /);
+      const said = fs.readFileSync(path.join(dir, "job-p", "proxy"), "utf8");
+      expect(said).toMatch(/^with http_proxy=http:\/\/10\.0\.0\.1:3128 \(from the login environment\), /);
+      // What a failed fetch reports goes into job messages: the proxy's credentials do not.
+      expect(said).toContain("HTTPS_PROXY=http://[credentials]@[fd00::1]:3128/ (from the login environment)");
+      expect(said).not.toContain("p%40ss");
     });
 
     it.each([

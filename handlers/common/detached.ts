@@ -96,7 +96,8 @@ const PROXIES = [
   `  [ -n "$v" ] || continue`,
   `  case "$v" in *[!]A-Za-z0-9._~:/?#@%+=,*[-]*) echo "vm-install: $n from $from left out of step \${s##*/}: not a URL or host list" >&2; continue;; esac`,
   // --setenv=NAME takes the value from systemd-run's own environment: a proxy's credentials stay off its command line.
-  `  export "$n=$v"; set -- "$@" "--setenv=$n"; said="\${said:+$said, }$n=$v (from $from)"`,
+  // The description goes into job messages: a proxy's user and password stay out of it.
+  `  export "$n=$v"; set -- "$@" "--setenv=$n"; w=$(printf '%s' "$v" | sed 's#//[^/@]*@#//[credentials]@#g'); said="\${said:+$said, }$n=$w (from $from)"`,
   `done`,
   `a=$(apt-config dump 2>/dev/null | grep -i '^Acquire::[a-z]*::Proxy ' | tr '\\n' ' ')`,
   `{ if [ -n "$said" ]; then printf 'with %s' "$said"; else printf 'without a proxy in its environment'; fi; [ -n "$a" ] && printf '; apt.conf: %s' "$a"; echo; } > "$s/proxy"`,
