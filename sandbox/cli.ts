@@ -1,6 +1,7 @@
 // `npm run sandbox [up|down|list|image] ...`: a sandbox VM for the no-cloud demo and for poking at by
 // hand. Progress goes to stderr, so `up --json` prints exactly one JSON line on stdout.
 import * as fs from "node:fs";
+import * as path from "node:path";
 import { loginUserCloudConfig, multipartUserData, userDataKind } from "./cloud-init";
 import { ensureBaseRootfs } from "./image";
 import { type CloudInitOptions, listSandboxes, newSandboxName, sandboxSupportProblems, startSandbox, stopSandbox } from "./index";
@@ -47,7 +48,7 @@ function cloudInitOf(file: string | undefined, user: string): CloudInitOptions |
     userData: (pub) =>
       multipartUserData([
         { text: loginUserCloudConfig(user, pub), filename: "sandbox-login.cfg" },
-        { text, filename: file },
+        { text, filename: path.basename(file) },
       ]),
   };
 }

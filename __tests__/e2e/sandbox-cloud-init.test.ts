@@ -3,10 +3,10 @@
 // the user-data's runcmd, and writes the host key the user-data delivers before sshd first starts, so
 // the first key exchange already presents it. A sandbox booted without user-data has cloud-init
 // disabled and is the sandbox it always was.
-import { execFileSync } from "node:child_process";
+import { execFile, execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { loginUserCloudConfig, multipartUserData, type Sandbox, sshRun, startSandbox } from "../../sandbox";
+import { getSandbox, loginUserCloudConfig, multipartUserData, type Sandbox, sshRun, startSandbox, stopSandbox } from "../../sandbox";
 import { tempDir } from "../support/synth";
 import { describeE2E, root } from "./support/e2e";
 
@@ -105,5 +105,46 @@ describeE2E("sandbox booted with cloud-init (NoCloud seed)", () => {
     expect(s.stdout.split("\n")).toEqual(["status: disabled", "marker", "inactive", ""]);
     expect(await root(plain, "id -un ubuntu")).toBe("ubuntu\n");
     expect(plain.hostPublicKey).not.toBe(delivered);
+  }, 120_000);
+});
+
+describeE2E("sandbox up --user-data FILE", () => {
+  const dir = tempDir("sandbox-cli-user-data");
+  const name = `e2e-ud-${process.pid}`;
+  const cli = (...args: string[]) =>
+    new Promise<{ code: number; stdout: string; stderr: string }>((resolve) =>
+      execFile(process.execPath, ["-r", "./bin/ts-register.js", "sandbox/cli.ts", ...args], { cwd: path.resolve(__dirname, "../..") }, (err, stdout, stderr) =>
+        resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+      ),
+    );
+
+  afterAll(async () => {
+    await stopSandbox(name);
+  }, 120_000);
+
+  test("boots with the platform's part (--user with the sandbox's key) and the file's; the printed key logs in", async () => {
+    const file = path.join(dir, "user-data.yaml");
+    fs.writeFileSync(file, "#cloud-config\nruncmd:\n  - [sh, -c, 'echo from-file > /var/tmp/cli-marker']\n");
+    const up = await cli("up", name, "--user-data", file, "--user", "opsuser", "--json");
+    expect({ code: up.code, stderr: up.code ? up.stderr : "" }).toEqual({ code: 0, stderr: "" });
+    const info = JSON.parse(up.stdout);
+    expect(info).toMatchObject({ name, user: "opsuser" });
+    const sb = getSandbox(name);
+    expect((await sb.cloudInitDone()).code).toBe(0);
+    const r = await sshRun(sb, "id -un; cat /var/tmp/cli-marker");
+    expect({ code: r.code, stdout: r.stdout }).toEqual({ code: 0, stdout: "opsuser\nfrom-file\n" });
+  }, 300_000);
+
+  test("refuses a file that is not user-data, and --user without --user-data, before booting anything", async () => {
+    const file = path.join(dir, "not-user-data.yaml");
+    fs.writeFileSync(file, "runcmd: [ls]\n");
+    const bad = await cli("up", `${name}-x`, "--user-data", file);
+    expect({ code: bad.code, said: bad.stderr.split("\n")[0] }).toEqual({
+      code: 64,
+      said: `sandbox: up: ${file} is not user-data: start it with #cloud-config, #! or MIME multipart headers`,
+    });
+    const lone = await cli("up", `${name}-y`, "--user", "opsuser");
+    expect(lone.code).toBe(64);
+    expect(lone.stderr).toContain("up: --user goes with --user-data");
   }, 120_000);
 });

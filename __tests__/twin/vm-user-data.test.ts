@@ -111,3 +111,15 @@ describe("plan-time check of cloud_init", () => {
     for (const v of [null, undefined, "", UNKNOWN]) expect(cloudInitProblems({ ...VM, cloud_init: v as never })).toEqual([]);
   });
 });
+
+describe("plan-time check of user_login", () => {
+  test.each(["operator", "users", "staff", "root", "daemon"])("user_login %s, a base-passwd name cloud-init cannot create, is refused", (login) => {
+    expect(vmProblems({ ...VM, user_login: login })).toEqual([
+      expect.objectContaining({
+        summary: `nubes_vc_vm_v3: user_login "${login}" is a system name of the image`,
+        attribute: { steps: [{ attribute_name: "user_login" }] },
+      }),
+    ]);
+    expect(vmProblems({ ...VM, user_login: "deploy" })).toEqual([]);
+  });
+});
