@@ -98,7 +98,7 @@ mv ${q(`${p.hostPub}.tmp`)} ${q(p.hostPub)}
 function cloudInitIdentity(p: BootPaths, m: string): string {
   const q = quote;
   const seed = `${m}/var/lib/cloud/seed/nocloud`;
-  return `chroot ${q(m)} userdel --remove ${IMAGE_USER} 2>/dev/null
+  return `chroot ${q(m)} userdel --remove ${IMAGE_USER}
 rm -f ${q(`${m}/etc/sudoers.d/90-${IMAGE_USER}`)} ${q(`${m}/etc/cloud/cloud-init.disabled`)} ${q(m)}/etc/ssh/ssh_host_*
 install -d -m 700 ${q(seed)}
 install -m 600 ${q(userDataPath(p))} ${q(`${seed}/user-data`)}

@@ -64,8 +64,9 @@ export interface Sandbox extends SandboxInfo {
   rootSpawn(command: string): { done: Promise<RootExecResult>; kill(): void };
   /** Removes every trace: processes, netns, veth, nft table, run directory. */
   stop(): Promise<void>;
-  /** `cloud-init status --wait --long` inside the target (exit 0 done, 1 failed, 2 done with
-   * recoverable errors; see the sandbox README); default timeout 5 min. */
+  /** `cloud-init status --wait --long` inside the target; default timeout 5 min. Bookworm's 22.4: exit 0
+   * done, 1 error, the latter as soon as any stage failed even while later ones still run (no exit 2
+   * before 23.4); see the sandbox README. */
   cloudInitDone(opts?: RootExecOptions): Promise<RootExecResult>;
 }
 

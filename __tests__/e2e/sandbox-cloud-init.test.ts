@@ -77,7 +77,7 @@ describeE2E("sandbox booted with cloud-init (NoCloud seed)", () => {
   }, 300_000);
 
   test("sshd's first key exchange presents the delivered host key: sshd started once, after cloud-init wrote it", async () => {
-    // startSandbox read the host key with ssh-keyscan right after sshd's first banner.
+    // startSandbox's ssh-keyscan, once sshd answered and logins were allowed, was sshd's first key exchange.
     expect(sb.hostPublicKey).toBe(delivered);
     expect((await root(sb, "ls /etc/ssh | grep '^ssh_host_' | sort")).split("\n").filter(Boolean)).toEqual([
       "ssh_host_ed25519_key",
