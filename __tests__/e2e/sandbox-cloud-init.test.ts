@@ -108,6 +108,41 @@ describeE2E("sandbox booted with cloud-init (NoCloud seed)", () => {
   }, 120_000);
 });
 
+// The merge rule the twin's README states for its platform part + cloud_init: cloud-init merges cloud-config
+// parts with dict(replace)+list()+str(), so a later part's `users:` replaces the platform's list, unless
+// that part asks for list(append).
+describeE2E("cloud-init merging of a platform part and a later part", () => {
+  const APPEND = "merge_how: [{name: list, settings: [append]}, {name: dict, settings: [no_replace, recurse_list]}]";
+  const later = (mergeHow: string) => `#cloud-config\nusers:\n  - name: second\n    shell: /bin/bash\n${mergeHow}\n`;
+  const boots: Sandbox[] = [];
+  afterAll(async () => {
+    await Promise.all(boots.map((b) => b.stop()));
+  }, 120_000);
+
+  test("a later part's users: replaces the platform's user; with merge_how list(append) both are made", async () => {
+    const boot = (mergeHow: string) =>
+      startSandbox({
+        user: USER,
+        cloudInit: {
+          userData: (pub) =>
+            multipartUserData([
+              { text: loginUserCloudConfig(USER, pub), filename: "platform.cfg" },
+              { text: later(mergeHow), filename: "later.cfg" },
+            ]),
+        },
+      }).then((b) => {
+        boots.push(b);
+        return b;
+      });
+    const [replaced, appended] = await Promise.all([boot(""), boot(APPEND)]);
+    const users = async (b: Sandbox) => {
+      expect((await b.cloudInitDone()).code).toBe(0);
+      return Promise.all([USER, "second"].map(async (u) => (await b.rootExec(`id -un ${u}`)).code === 0));
+    };
+    expect({ replaced: await users(replaced), appended: await users(appended) }).toEqual({ replaced: [false, true], appended: [true, true] });
+  }, 300_000);
+});
+
 describeE2E("sandbox up --user-data FILE", () => {
   const dir = tempDir("sandbox-cli-user-data");
   const name = `e2e-ud-${process.pid}`;
