@@ -2,11 +2,23 @@
 import { type CtyObject, UNKNOWN } from "../protocol/cty-value";
 import { type Diagnostic, errorDiagnostic } from "../protocol/diagnostics";
 import { deleteModeProblems } from "./delete-mode";
+import { cloudInitProblems } from "./vm-user-data";
 
 /** Sandbox names are 1-32 characters a-z 0-9 -; the twin names a VM's sandbox with this prefix. */
 export const SANDBOX_PREFIX = "nubes-";
 const SANDBOX_NAME = /^[a-z0-9]([a-z0-9-]{0,30}[a-z0-9])?$/;
 const UNIX_USER = /^[a-z_][a-z0-9_-]{0,31}$/;
+/** base-passwd's users and groups, on every Debian and Ubuntu image before cloud-init runs: cloud-init's
+ * useradd fails on a group of that name (measured: "group operator exists", exit 9, so the VM has no
+ * login user), and an existing account would only get the key. */
+const SYSTEM_NAMES = new Set(
+  (
+    "root daemon bin sys sync games man lp mail news uucp proxy www-data backup list irc _apt nobody " +
+    "adm tty disk kmem dialout fax voice cdrom floppy tape sudo audio dip operator src shadow utmp " +
+    "video sasl plugdev staff users nogroup"
+  ).split(" "),
+);
+const SYSTEM_NAME_DETAIL = "cloud-init's useradd fails on a group of that name: pick another (vms[].user).";
 const PUBLIC_KEY = /^(ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp(256|384|521)) [A-Za-z0-9+/]+=*( .*)?$/;
 
 export function sandboxNameOf(vmName: string): string {
@@ -55,6 +67,10 @@ export function vmProblems(config: CtyObject): Diagnostic[] {
       ),
     );
   }
+  if (known(user_login) && SYSTEM_NAMES.has(String(user_login))) {
+    const summary = `nubes_vc_vm_v3: user_login ${JSON.stringify(user_login)} is a system name of the image`;
+    out.push(errorDiagnostic(summary, SYSTEM_NAME_DETAIL, "user_login"));
+  }
   if (known(user_public_key) && !PUBLIC_KEY.test(String(user_public_key).trim())) {
     out.push(
       errorDiagnostic(
@@ -65,6 +81,7 @@ export function vmProblems(config: CtyObject): Diagnostic[] {
     );
   }
   if (known(access_port_list)) out.push(...portProblems(access_port_list));
+  out.push(...cloudInitProblems(config));
   for (const [name, v] of [
     ["vm_cpu", vm_cpu],
     ["vm_ram", vm_ram],
