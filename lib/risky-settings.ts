@@ -14,7 +14,7 @@ const EVERYWHERE = ["0.0.0.0/0", "::/0"];
 export function riskySettings(vm: VmConfig, nubes?: NubesConfig): string[] {
   const warnings: string[] = [];
   const at = `vms[${vm.name}]`;
-  if (vm.hostKeySha256 === undefined && !vm.strictHostKeys) {
+  if (vm.hostKeySha256 === undefined && !vm.strictHostKeys && vm.hostKeys !== "delivered") {
     warnings.push(
       `${at}: no host key pin (hostKeySha256) and strictHostKeys off: the first contact's key is trusted as it comes (then recorded and required); pin the key when the network to the VM is not trusted`,
     );
