@@ -198,7 +198,7 @@ describe("the user's cloud-init (vms[].cloudInit)", () => {
     expect(check("#cloud-config\nssh_publish_hostkeys: {enabled: true}\n").problems).toEqual([]);
   });
 
-  test("the login user stays the stack's: user:, system_info.default_user, users: that name it or drop default; extra users allowed", () => {
+  test("the login user stays the stack's: user:, system_info.default_user, users: that name it; extra users allowed", () => {
     expect(check("#cloud-config\nuser: bob\n").problems).toEqual([expect.stringMatching(/^line 2: user: the login user is vms\[\]\.user \("ubuntu"\)/)]);
     expect(check("#cloud-config\nsystem_info:\n  default_user: {name: bob}\n").problems).toEqual([
       expect.stringMatching(/^line 2: system_info\.default_user: /),
@@ -207,7 +207,7 @@ describe("the user's cloud-init (vms[].cloudInit)", () => {
       expect.stringMatching(/^line 4: users entry "ubuntu" is the login user/),
     ]);
     expect(check("#cloud-config\nusers: [default, ubuntu]\n").problems).toEqual([expect.stringMatching(/users entry "ubuntu" is the login user/)]);
-    expect(check("#cloud-config\nusers:\n  - name: alice\n").problems).toEqual([expect.stringMatching(/^line 2: users: must list "default"/)]);
+    expect(check("#cloud-config\nusers:\n  - name: alice\n").problems).toEqual([]);
     expect(check("#cloud-config\nusers: alice, bob\n").problems).toEqual([expect.stringMatching(/^line 2: users: must be a list/)]);
     expect(check("#cloud-config\nusers: [default, {groups: x}]\n").problems).toEqual([expect.stringMatching(/users entry: needs a name/)]);
     expect(check("#cloud-config\nusers:\n  - default\n  - name: alice\n    groups: [adm]\n  - bob\n")).toEqual({
@@ -231,6 +231,12 @@ describe("the user's cloud-init (vms[].cloudInit)", () => {
       .replace(/%\{/g, "%%{");
     expect(cloudInit).toBe(
       `#cloud-config\n\${yamlencode(merge(jsondecode(${user}), { ssh_keys = { ed25519_private = ${RECORD}.output.private, ed25519_public = ${RECORD}.output.public }, ssh_deletekeys = true, ssh_genkeytypes = [] }))}`,
+    );
+    // A users: list of the user's own gets the login user appended: cloud-init would let it replace the platform's.
+    fs.writeFileSync(path.join(project, "users.yaml"), "#cloud-config\nusers:\n  - name: alice\n");
+    const withUsers = synthIn(project, context({ vms: [{ name: "vm1", user: "deployer", cloudInit: "users.yaml", publicKeyPath: "k.pub" }] })).tf;
+    expect(withUsers.resource.nubes_vc_vm_v3.vm1_vm.cloud_init).toContain(
+      `ssh_genkeytypes = [], users = concat(jsondecode("[{\\"name\\":\\"alice\\"}]"), [{ name = "deployer", ssh_authorized_keys = [chomp(file("../../../k.pub"))], sudo = "ALL=(ALL) NOPASSWD:ALL", shell = "/bin/bash", lock_passwd = true }]) }))}`,
     );
     // A first-contact VM gets the user's document alone.
     const fc = synthIn(tempDir("ci-fc"), context({ vms: [{ name: "vm1", hostKeys: "first-contact", cloudInit: path.join(project, "ci.yaml") }] })).tf;

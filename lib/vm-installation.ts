@@ -28,6 +28,7 @@ import {
 } from "./resource-names";
 import { warnRiskySettings } from "./risky-settings";
 import type { TerraformPaths } from "./terraform-paths";
+import { type DeliveredKeyRecord, vmCloudInit } from "./vm-cloud-init";
 
 /** The handler that reads a VM's host key at first contact (handlers/host-key). */
 export const HOST_KEY_HANDLER = "host-key";
@@ -88,37 +89,6 @@ function acceptedHostKeys(scope: Construct): TerraformVariable {
   return variable;
 }
 
-/** A VM's delivered key: the record's address, and its attributes as Terraform expressions (bare references). */
-interface DeliveredKeyRecord {
-  readonly address: string;
-  readonly public: string;
-  readonly private: string;
-  /** As an interpolation, for the jobs' pin. */
-  readonly sha256: string;
-  readonly sha256Ref: string;
-}
-
-/**
- * A text as an HCL quoted string: Terraform reads `${` and `%{` in it as template syntax, which the
- * user's cloud-init (a shell line under runcmd, say) may hold as plain text.
- */
-function hclString(text: string): string {
-  return JSON.stringify(text).replace(/([$%])\{/g, (_, sigil: string) => `${sigil}${sigil}{`);
-}
-
-/**
- * The VM's cloud_init: the user's document merged with the stack's part, the delivered host key as the
- * only one the VM keeps (ssh_deletekeys drops the image's, ssh_genkeytypes [] makes none). Assembled by
- * Terraform, since the key is only known there; sensitive because the key is. Undefined when there is
- * neither (a first-contact VM without cloudInit has none, as before).
- */
-function cloudInit(document: Record<string, unknown> | undefined, key: DeliveredKeyRecord | undefined): string | undefined {
-  if (!document && !key) return undefined;
-  const user = document ? `jsondecode(${hclString(JSON.stringify(document))})` : "{}";
-  const stack = key ? `{ ssh_keys = { ed25519_private = ${key.private}, ed25519_public = ${key.public} }, ssh_deletekeys = true, ssh_genkeytypes = [] }` : "{}";
-  return `#cloud-config\n\${yamlencode(merge(${user}, ${stack}))}`;
-}
-
 /**
  * A VM is never created without a key to deliver: the record is empty only when the key file was
  * missing at its first plan (Terraform run without bin/cdktf). The VM is replaced with the record, as
@@ -156,7 +126,8 @@ export class VmInstallation extends Construct {
 
     warnRiskySettings(this, vm, props.nubes);
     const delivered = vm.kind === "nubes" && vm.hostKeys === "delivered" ? this.deliveredHostKey(vm, props) : undefined;
-    const machine = vm.kind === "nubes" ? this.createVm(vm, props.nubes!, props.paths, prefix, cloudInit(props.cloudInit, delivered)) : undefined;
+    const machine =
+      vm.kind === "nubes" ? this.createVm(vm, props.nubes!, props.paths, prefix, vmCloudInit(vm, props.paths, props.cloudInit, delivered)) : undefined;
     if (machine && delivered) deliveryChecks(vm, machine, delivered, props);
     this.address = vm.address ?? machine!.stateOutFlat.lookup(vm.addressKey);
     const host = { address: this.address, user: vm.user, port: vm.sshPort };

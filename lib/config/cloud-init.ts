@@ -90,27 +90,20 @@ export function checkCloudInit(text: string, loginUser: string): CloudInitRead {
 }
 
 /**
- * `users:` may add users, never redefine the login user, and must keep "default": cloud-init creates no
- * default user when the list leaves it out, and the platform's login user may be that one.
+ * `users:` may add users, never redefine the login user: the stack appends that one itself (with its
+ * key and sudo, as the platform makes it), since cloud-init would let this list replace the platform's.
  */
 function usersProblems(value: Node | null, lines: LineCounter, loginUser: string, at: string): string[] {
-  if (!isSeq(value)) {
-    return [`${at}: must be a list ("- default", then a mapping with name: for each user to add)`];
-  }
+  if (!isSeq(value)) return [`${at}: must be a list (a mapping with name: for each user to add, or "default")`];
   const problems: string[] = [];
-  let hasDefault = false;
   for (const item of value.items as Node[]) {
     const line = `line ${lineOf(lines, item)}: users entry`;
-    const name = isScalar(item) ? item.value : isMap(item) ? (item.get("name", true) as Node | undefined) : undefined;
-    const text = isScalar(name) ? String(name.value) : typeof name === "string" ? name : undefined;
-    if (text === "default") hasDefault = true;
-    else if (text === undefined || text === "") problems.push(`${line}: needs a name (a mapping with name: <user>, or "default")`);
+    const name = isScalar(item) ? item : isMap(item) ? (item.get("name", true) as Node | undefined) : undefined;
+    const text = isScalar(name) ? String(name.value) : undefined;
+    if (text === undefined || text === "") problems.push(`${line}: needs a name (a mapping with name: <user>, or "default")`);
     else if (text === loginUser) {
-      problems.push(`${line} "${text}" is the login user (vms[].user), which the platform creates with its key and sudo; leave it out of users:`);
+      problems.push(`${line} "${text}" is the login user (vms[].user), which the stack adds with its key and sudo; leave it out of users:`);
     }
-  }
-  if (!hasDefault) {
-    problems.push(`${at}: must list "default" (first): without it cloud-init creates no default user, and the login user may be that user; add "- default"`);
   }
   return problems;
 }
