@@ -527,28 +527,32 @@ describe("through main.ts, as cdktf runs it", () => {
           installers: { postgres: { enabled: true, passwordVariable: "pg_password" } },
           vms: [
             { name: "vm1" },
-            { name: "db2", privateKeyPath: "keys/db2", installers: { postgres: { passwordVariable: "db2_password" } } },
+            { name: "db2", hostKeys: "first-contact", privateKeyPath: "keys/db2", installers: { postgres: { passwordVariable: "db2_password" } } },
             { name: "bare", installers: { packages: { enabled: false }, postgres: { enabled: false } } },
+            { name: "old", hostKeys: "first-contact", installers: { packages: { enabled: false }, postgres: { enabled: false } } },
           ],
           ...patch,
         }),
       );
     // Derived from the configuration: each VM's key file and its installers' secret fields with their
-    // variables; a VM that runs no job (only the key-less host-key probe, if that) holds nothing.
+    // variables, the host key delivered to a Nubes VM (whatever its jobs); a first-contact VM that runs no
+    // job (only the key-less host-key probe, if that) holds nothing.
     expect(secretsInState(ctx({}))).toEqual([
-      "vms[vm1]: the SSH private key vm_key, install-postgres's db_password (TF_VAR_pg_password)",
+      "vms[vm1]: the SSH private key vm_key, the host private key delivered to it, install-postgres's db_password (TF_VAR_pg_password)",
       "vms[db2]: the SSH private key keys/db2, install-postgres's db_password (TF_VAR_db2_password)",
+      "vms[bare]: the host private key delivered to it",
     ]);
     expect(localStateSecretsWarning(ctx({}))).toBe(
       'backend "local" with jobTarget "sless": terraform.vm-install.tfstate and its .backup, beside cdktf.json, will hold in clear text ' +
-        "vms[vm1]: the SSH private key vm_key, install-postgres's db_password (TF_VAR_pg_password); " +
-        "vms[db2]: the SSH private key keys/db2, install-postgres's db_password (TF_VAR_db2_password). " +
+        "vms[vm1]: the SSH private key vm_key, the host private key delivered to it, install-postgres's db_password (TF_VAR_pg_password); " +
+        "vms[db2]: the SSH private key keys/db2, install-postgres's db_password (TF_VAR_db2_password); " +
+        "vms[bare]: the host private key delivered to it. " +
         "bin/cdktf keeps them owner-only (0600), but whoever reads the file or a copy of it (a backup, a shared folder, git) has those secrets; " +
         'keep the state in an encrypted, access-controlled backend: "backend": {"type": "s3", ...} (encrypted at rest) or {"type": "pg"} over TLS, ' +
-        'or use "jobTarget": "local", which keeps them out of state (README, Secrets)',
+        'or use "jobTarget": "local", which keeps the SSH key and the passwords out of state (README, Secrets)',
     );
     // Without a postgres job, the key alone.
-    expect(localStateSecretsWarning(ctx({ installers: {}, vms: [{ name: "vm1" }] }))).toContain(
+    expect(localStateSecretsWarning(ctx({ installers: {}, vms: [{ name: "vm1", hostKeys: "first-contact" }] }))).toContain(
       "in clear text vms[vm1]: the SSH private key vm_key. bin/cdktf",
     );
     // Shared backends and the local target: no warning.
