@@ -2,7 +2,7 @@
 // makes, the record that keeps the first one in state, the VM's cloud_init and the pin every job requires.
 // The user's own cloud-init (vms[].cloudInit) is checked here too. Against the twin, end to end:
 // __tests__/e2e/delivered-host-keys.test.ts.
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { utils } from "ssh2";
@@ -107,6 +107,42 @@ describe("a Nubes VM's delivered key, as synthesized", () => {
     expect(vm.lifecycle.precondition[0].condition).toBe(`\${can(regex("^SHA256:[A-Za-z0-9+/]{43}$", ${RECORD}.output.sha256))}`);
     expect(vm.lifecycle.precondition[0].error_message).toMatch(/vm1: no host key to deliver: .*vm1\.host-key\.json .*npm run deploy .*"first-contact"/);
     expect(vm.lifecycle.replace_triggered_by).toEqual([RECORD]);
+  });
+
+  test("Terraform without bin/cdktf on a first create: no VM is made from an empty record, and every plan says how to make it anew", () => {
+    const project = tempDir("nokey");
+    const ctx = context();
+    const { tf, outdir } = synthIn(project, ctx);
+    const stackDir = path.join(outdir, "stacks", "vm-install");
+    // Only built-ins here: a terraform_data stands in for the VM, with its precondition and its cloud_init.
+    const vm = tf.resource.nubes_vc_vm_v3.vm1_vm;
+    const standIn = { input: { cloud_init: vm.cloud_init }, lifecycle: { precondition: vm.lifecycle.precondition } };
+    const resources = { vm1_delivered_host_key: tf.resource.terraform_data.vm1_delivered_host_key, vm1_vm: standIn };
+    fs.writeFileSync(path.join(stackDir, "cdk.tf.json"), JSON.stringify({ resource: { terraform_data: resources } }));
+    const cliConfig = path.join(project, "terraformrc");
+    fs.writeFileSync(cliConfig, "");
+    const terraform = (...args: string[]) => {
+      const r = spawnSync("terraform", [`-chdir=${stackDir}`, ...args, ...(args[0] === "state" ? [] : ["-no-color", "-input=false"])], {
+        env: { ...process.env, TF_CLI_CONFIG_FILE: cliConfig, CHECKPOINT_DISABLE: "1" },
+        encoding: "utf8",
+      });
+      return { code: r.status, text: `${r.stdout}${r.stderr}`.replace(/[│\s]+/g, " ") };
+    };
+    const refusal = "vm1: terraform_data.vm1_delivered_host_key holds no host key to deliver: it was made while";
+    expect(terraform("init").code).toBe(0);
+    const first = terraform("apply", "-auto-approve");
+    expect(first.code).not.toBe(0);
+    expect(first.text).toContain(refusal);
+    expect(terraform("state", "list").text.trim()).toBe("terraform_data.vm1_delivered_host_key"); // no VM
+    // bin/cdktf makes the file, but the record keeps what it was made with: the plan still says what to do.
+    writeHostKeys(project, parseConfig(ctx));
+    const again = terraform("plan");
+    expect(again.code).not.toBe(0);
+    expect(again.text).toContain("then terraform apply -replace=terraform_data.vm1_delivered_host_key in the stack folder");
+    expect(terraform("apply", "-auto-approve", "-replace=terraform_data.vm1_delivered_host_key").code).toBe(0);
+    const key = readHostKeyFile(hostKeyFile(resultsFolder(project, "vm-install"), "vm1"))!;
+    expect(terraform("state", "show", "terraform_data.vm1_delivered_host_key").text).toContain(key.sha256);
+    expect(terraform("state", "list").text).toContain("terraform_data.vm1_vm");
   });
 
   test("cdktf.out holds no private key material, with the key file in place", () => {

@@ -91,7 +91,7 @@ function acceptedHostKeys(scope: Construct): TerraformVariable {
 
 /**
  * A VM is never created without a key to deliver: the record is empty only when the key file was
- * missing at its first plan (Terraform run without bin/cdktf). The VM is replaced with the record, as
+ * missing when it was made (Terraform run without bin/cdktf). The VM is replaced with the record, as
  * cloud-init reads the key at first boot only: replacing the record (`terraform apply -replace`) is how a
  * delivered key is rotated; nothing else replaces it.
  */
@@ -246,8 +246,9 @@ export class VmInstallation extends Construct {
    * it was created, the private half sensitive. `ignore_changes` keeps that first key through every later
    * plan, whatever this working copy's file holds (another key, or none): the VM's cloud_init and the
    * pin both read this record, so neither a new synth nor another copy sharing the state changes the VM.
-   * A file that is missing or not JSON gives empty strings, which the VM's precondition refuses on a
-   * first create (nothing to deliver) and which change nothing once the state holds a key.
+   * A file that is missing or not JSON gives empty strings: they change nothing once the state holds a
+   * key; on a first create (Terraform without bin/cdktf) the record's postcondition fails, so the VM,
+   * which needs the record, is not created.
    */
   private deliveredHostKey(vm: VmConfig, props: VmInstallationProps): DeliveredKeyRecord {
     const file = JSON.stringify(props.paths.placed(props.hostKeyFile!));
@@ -258,6 +259,14 @@ export class VmInstallation extends Construct {
     });
     record.overrideLogicalId(id);
     record.addOverride("lifecycle.ignore_changes", ["input"]);
+    // Created without a key (Terraform run without bin/cdktf while the file was missing), it would keep
+    // none for good: every plan after that says so and how to make it anew.
+    record.addOverride("lifecycle.postcondition", [
+      {
+        condition: `\${can(regex("^SHA256:[A-Za-z0-9+/]{43}$", self.output.sha256))}`,
+        error_message: `${vm.name}: terraform_data.${id} holds no host key to deliver: it was made while ${props.paths.placed(props.hostKeyFile!)} (relative to the stack folder) was missing, by a Terraform run without bin/cdktf. Run npm run synth (bin/cdktf makes the file), then terraform apply -replace=terraform_data.${id} in the stack folder; no VM was created with it.`,
+      },
+    ]);
     const output = (name: string) => `terraform_data.${id}.output.${name}`;
     return {
       address: `terraform_data.${id}`,

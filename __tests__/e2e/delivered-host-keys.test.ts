@@ -174,5 +174,13 @@ describeE2E("a Nubes VM's host key delivered through cloud_init, against the twi
       expect(plan.stdout).toContain("No changes.");
     }
     expect(JSON.parse(terraform(["output", "-json"]).stdout)[`${vm}_host_key_sha256`].value).toBe(first.sha256);
+
+    // Only replacing the record takes a new key, and the VM is replaced with it (cloud-init reads keys at
+    // first boot only). A plan: nothing is changed here.
+    const replace = `-replace=terraform_data.${vm}_delivered_host_key`;
+    fs.writeFileSync(keyFile, JSON.stringify(generateHostKey("a rotated key")), { mode: 0o600 });
+    const rotate = terraform(["plan", "-input=false", replace]);
+    expect(rotate.status).toBe(0);
+    expect(rotate.stdout).toContain(`nubes_vc_vm_v3.${vm}_vm will be replaced due to changes in replace_triggered_by`);
   }, 300_000);
 });
