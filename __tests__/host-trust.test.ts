@@ -1,4 +1,4 @@
-// Trust on first contact, as synthesized: a probe job that reads the host key without authenticating, a
+// Trust on first contact (vms[].hostKeys "first-contact", and every existing host), as synthesized: a probe job that reads the host key without authenticating, a
 // terraform_data that records its first report and ignores later ones, and installers that require the
 // recorded key (or the pin, which replaces both). What Terraform then does with it is proven end to end in
 // __tests__/e2e/host-trust.test.ts.
@@ -10,7 +10,7 @@ const pin = `SHA256:${"A".repeat(43)}`;
 const RECORDED = "${terraform_data.vm1_host_key.output.sha256}";
 
 describe("trust on first contact: the record in Terraform state", () => {
-  const { tf } = synth(context({ installers: { docker: { enabled: true } } }));
+  const { tf } = synth(context({ vms: [{ name: "vm1", hostKeys: "first-contact" }], installers: { docker: { enabled: true } } }));
   const jobs = tf.resource.sless_job;
   const record = tf.resource.terraform_data.vm1_host_key;
 
@@ -42,14 +42,14 @@ describe("trust on first contact: the record in Terraform state", () => {
   });
 
   test("a pin replaces the probe and the record: every job requires the pin from the first contact on", () => {
-    const pinned = synth(context({ vms: [{ name: "vm1", hostKeySha256: pin }] })).tf;
+    const pinned = synth(context({ vms: [{ name: "vm1", hostKeys: "first-contact", hostKeySha256: pin }] })).tf;
     expect(Object.keys(pinned.resource.sless_job)).toEqual(["vm1_packages"]);
     expect(Object.keys(pinned.resource.terraform_data)).toEqual(["vm1_vm_generation"]); // no record: only what a new VM replaces
     expect(pinned.resource.sless_job.vm1_packages.env_vars.SSH_HOST_KEY_SHA256).toBe(pin);
   });
 
   test("an existing host keeps its record (nothing in the stack replaces it)", () => {
-    const existing = synth(context({ jobTarget: "local", vms: [{ name: "vm1", kind: "existing", address: "192.0.2.7" }] })).tf;
+    const existing = synth(context({ jobTarget: "local", vms: [{ name: "vm1", hostKeys: "first-contact", kind: "existing", address: "192.0.2.7" }] })).tf;
     const rec = existing.resource.terraform_data.vm1_host_key;
     expect(rec.lifecycle.ignore_changes).toEqual(["input"]);
     expect(rec.lifecycle.replace_triggered_by).toBeUndefined();
@@ -62,13 +62,13 @@ describe("trust on first contact: the record in Terraform state", () => {
 
 describe("strictHostKeys", () => {
   test("refuses a first contact without a pin, at synth", () => {
-    expect(() => parseConfig(context({ vms: [{ name: "vm1", strictHostKeys: true }] }))).toThrow(
+    expect(() => parseConfig(context({ vms: [{ name: "vm1", hostKeys: "first-contact", strictHostKeys: true }] }))).toThrow(
       /vms\[0\]\.strictHostKeys: true refuses a first contact without a pin; set vms\[0\]\.hostKeySha256/,
     );
   });
 
   test("with a pin it synthesizes, and the pin is all the jobs trust", () => {
-    const { tf } = synth(context({ vms: [{ name: "vm1", strictHostKeys: true, hostKeySha256: pin }] }));
+    const { tf } = synth(context({ vms: [{ name: "vm1", hostKeys: "first-contact", strictHostKeys: true, hostKeySha256: pin }] }));
     expect(tf.resource.sless_job.vm1_packages.env_vars.SSH_HOST_KEY_SHA256).toBe(pin);
     expect(Object.keys(tf.resource.terraform_data)).toEqual(["vm1_vm_generation"]);
   });
@@ -100,12 +100,15 @@ describe("a replaced VM is learned anew: every job and the record are replaced w
     return triggers.some((t) => t.split(".").length === 2 && replacedByNewVm(resources, t, seen));
   };
   const shapes = {
-    "sless, state_out_flat": context({ installers: { docker: { enabled: true } } }),
-    "sless, fixed address": context({ vms: [{ name: "vm1", address: "192.0.2.10" }] }),
-    "sless, pinned": context({ vms: [{ name: "vm1", hostKeySha256: pin }] }),
-    "local, state_out_flat": context({ jobTarget: "local", installers: { docker: { enabled: true } } }),
-    "local, fixed address": context({ jobTarget: "local", vms: [{ name: "vm1", address: "192.0.2.10" }] }),
-    "local, pinned, fixed address": context({ jobTarget: "local", vms: [{ name: "vm1", address: "192.0.2.10", hostKeySha256: pin }] }),
+    "sless, state_out_flat": context({ vms: [{ name: "vm1", hostKeys: "first-contact" }], installers: { docker: { enabled: true } } }),
+    "sless, fixed address": context({ vms: [{ name: "vm1", hostKeys: "first-contact", address: "192.0.2.10" }] }),
+    "sless, pinned": context({ vms: [{ name: "vm1", hostKeys: "first-contact", hostKeySha256: pin }] }),
+    "local, state_out_flat": context({ jobTarget: "local", vms: [{ name: "vm1", hostKeys: "first-contact" }], installers: { docker: { enabled: true } } }),
+    "local, fixed address": context({ jobTarget: "local", vms: [{ name: "vm1", hostKeys: "first-contact", address: "192.0.2.10" }] }),
+    "local, pinned, fixed address": context({
+      jobTarget: "local",
+      vms: [{ name: "vm1", hostKeys: "first-contact", address: "192.0.2.10", hostKeySha256: pin }],
+    }),
   };
 
   test.each(Object.entries(shapes))("%s: every job (the probe first) is replaced when the VM's id changes", (_shape, ctx) => {
@@ -124,7 +127,7 @@ describe("a replaced VM is learned anew: every job and the record are replaced w
 
   test("the record takes the report of the probe that ran on the new VM, and the installers require the new record", () => {
     for (const jobTarget of ["sless", "local"]) {
-      const { tf } = synth(context({ jobTarget, vms: [{ name: "vm1", address: "192.0.2.10" }] }));
+      const { tf } = synth(context({ jobTarget, vms: [{ name: "vm1", hostKeys: "first-contact", address: "192.0.2.10" }] }));
       const probeMessage = jobTarget === "sless" ? "sless_job.vm1_host_key_probe.message" : "terraform_data.vm1_host_key_probe_outcome.output.message";
       const record = tf.resource.terraform_data.vm1_host_key;
       expect(record.input.sha256).toContain(`jsondecode(${probeMessage}).host_key_sha256`);
@@ -138,7 +141,7 @@ describe("a replaced VM is learned anew: every job and the record are replaced w
   });
 
   test("an existing host: nothing names a VM id, and accepting a new key (a new record) reruns its installers", () => {
-    const { tf } = synth(context({ jobTarget: "local", vms: [{ name: "vm1", kind: "existing", address: "192.0.2.7" }] }));
+    const { tf } = synth(context({ jobTarget: "local", vms: [{ name: "vm1", hostKeys: "first-contact", kind: "existing", address: "192.0.2.7" }] }));
     expect(JSON.stringify(tf.resource)).not.toContain("nubes_vc_vm_v3");
     expect(tf.resource.terraform_data.vm1_host_key_probe.lifecycle?.replace_triggered_by).toBeUndefined();
     expect(tf.resource.terraform_data.vm1_packages.lifecycle.replace_triggered_by).toEqual(["terraform_data.vm1_host_key"]);
@@ -237,7 +240,11 @@ describe("npm run trust: the key an operator accepts", () => {
   test("the VM: its fixed address or the deployed one; a pinned or unknown VM is refused", () => {
     const config = parseConfig(
       context({
-        vms: [{ name: "web" }, { name: "db", kind: "existing", address: "192.0.2.9", sshPort: 2222 }, { name: "pinned", hostKeySha256: pin }],
+        vms: [
+          { name: "web", hostKeys: "first-contact" },
+          { name: "db", kind: "existing", address: "192.0.2.9", sshPort: 2222 },
+          { name: "pinned", hostKeys: "first-contact", hostKeySha256: pin },
+        ],
       }),
     );
     expect(trustTarget(config, "web", { web_address: "10.0.0.5" })).toMatchObject({

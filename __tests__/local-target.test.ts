@@ -106,6 +106,7 @@ describe("local job target with existing hosts", () => {
       SSH_USER: "deploy",
       SSH_PORT: "2201",
       SSH_HOST_KEY_SHA256: pin,
+      SSH_HOST_KEY_SOURCE: "pin",
       VM_INSTALL_EVENT: expect.any(String),
     });
     const event = JSON.parse(run.environment.VM_INSTALL_EVENT);

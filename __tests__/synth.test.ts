@@ -18,22 +18,27 @@ describe("installers toggled", () => {
   test("default: packages only; docker and postgres outputs say skipped", () => {
     const { tf } = synth(context());
     expect(Object.keys(tf.resource).sort()).toEqual(["nubes_vapp", "nubes_vc_vm_v3", "sless_job", "terraform_data"]);
-    expect(Object.keys(jobsOf(tf))).toEqual(["vm1_host_key_probe", "vm1_packages"]);
-    expect(Object.keys(tf.resource.terraform_data)).toEqual(["vm1_host_key", "vm1_vm_generation"]);
+    // The VM's host key is delivered (__tests__/delivered-host-keys.test.ts): no probe, no record.
+    expect(Object.keys(jobsOf(tf))).toEqual(["vm1_packages"]);
+    expect(Object.keys(tf.resource.terraform_data)).toEqual(["vm1_delivered_host_key", "vm1_vm_generation"]);
     expect(tf.output.vm1_packages_result.value).toBe("${sless_job.vm1_packages.message}");
     expect(tf.output.vm1_docker_result.value).toBe("skipped");
     expect(tf.output.vm1_postgres_result.value).toBe("skipped");
   });
 
   test("all off: no job (not even the host-key probe), every output skipped", () => {
-    const { tf } = synth(context({ installers: { packages: { enabled: false } } }));
+    const { tf } = synth(context({ vms: [{ name: "vm1", hostKeys: "first-contact" }], installers: { packages: { enabled: false } } }));
     expect(tf.resource.sless_job).toBeUndefined();
     expect(tf.resource.terraform_data).toBeUndefined();
+    // A VM that gets a delivered key keeps only that record.
+    const delivered = synth(context({ installers: { packages: { enabled: false } } })).tf;
+    expect(delivered.resource.sless_job).toBeUndefined();
+    expect(Object.keys(delivered.resource.terraform_data)).toEqual(["vm1_delivered_host_key"]);
     for (const k of ["packages", "docker", "postgres"]) expect(tf.output[`vm1_${k}_result`].value).toBe("skipped");
   });
 
   test("all on: one job each, chained packages -> docker -> postgres after the VM", () => {
-    const { tf } = synth(context({ installers: allOn }));
+    const { tf } = synth(context({ vms: [{ name: "vm1", hostKeys: "first-contact" }], installers: allOn }));
     const jobs = jobsOf(tf);
     expect(Object.keys(jobs).sort()).toEqual(["vm1_docker", "vm1_host_key_probe", "vm1_packages", "vm1_postgres"]);
     expect(jobs.vm1_host_key_probe.depends_on).toEqual(["nubes_vc_vm_v3.vm1_vm", "terraform_data.vm1_vm_generation"]);
@@ -96,6 +101,7 @@ describe("job contents", () => {
       SSH_USER: "admin",
       SSH_PORT: "2222",
       SSH_HOST_KEY_SHA256: `SHA256:${"A".repeat(43)}`,
+      SSH_HOST_KEY_SOURCE: "pin",
       // Relative to the stack folder, where Terraform runs: the same file wherever the project is copied.
       SSH_KEY: `\${sensitive(file("${path.relative(stackDir, path.resolve(__dirname, "..", "keys/id_vm1"))}"))}`,
     });
@@ -214,7 +220,10 @@ describe("two VMs", () => {
   const { tf } = synth(
     context({
       installers: allOn,
-      vms: [{ name: "web" }, { name: "db", installers: { docker: { enabled: false } } }],
+      vms: [
+        { name: "web", hostKeys: "first-contact" },
+        { name: "db", hostKeys: "first-contact", installers: { docker: { enabled: false } } },
+      ],
     }),
   );
 
@@ -483,6 +492,7 @@ describe("through main.ts, as cdktf runs it", () => {
     const risky = warnings(
       context({
         nubes: { vdcUid: "vdc", nsxtUid: "nsxt", deleteMode: "state_only" },
+        vms: [{ name: "vm1", hostKeys: "first-contact" }],
         installers: {
           docker: { enabled: true, repoUrl: "http://mirror.example/docker" },
           postgres: { enabled: true, passwordVariable: "pg_password", listenAddresses: "*", allowRemote: true, allowedCidrs: ["10.0.0.0/8", "0.0.0.0/0"] },
@@ -517,28 +527,32 @@ describe("through main.ts, as cdktf runs it", () => {
           installers: { postgres: { enabled: true, passwordVariable: "pg_password" } },
           vms: [
             { name: "vm1" },
-            { name: "db2", privateKeyPath: "keys/db2", installers: { postgres: { passwordVariable: "db2_password" } } },
+            { name: "db2", hostKeys: "first-contact", privateKeyPath: "keys/db2", installers: { postgres: { passwordVariable: "db2_password" } } },
             { name: "bare", installers: { packages: { enabled: false }, postgres: { enabled: false } } },
+            { name: "old", hostKeys: "first-contact", installers: { packages: { enabled: false }, postgres: { enabled: false } } },
           ],
           ...patch,
         }),
       );
     // Derived from the configuration: each VM's key file and its installers' secret fields with their
-    // variables; a VM that runs no job (only the key-less host-key probe, if that) holds nothing.
+    // variables, the host key delivered to a Nubes VM (whatever its jobs); a first-contact VM that runs no
+    // job (only the key-less host-key probe, if that) holds nothing.
     expect(secretsInState(ctx({}))).toEqual([
-      "vms[vm1]: the SSH private key vm_key, install-postgres's db_password (TF_VAR_pg_password)",
+      "vms[vm1]: the SSH private key vm_key, the host private key delivered to it, install-postgres's db_password (TF_VAR_pg_password)",
       "vms[db2]: the SSH private key keys/db2, install-postgres's db_password (TF_VAR_db2_password)",
+      "vms[bare]: the host private key delivered to it",
     ]);
     expect(localStateSecretsWarning(ctx({}))).toBe(
       'backend "local" with jobTarget "sless": terraform.vm-install.tfstate and its .backup, beside cdktf.json, will hold in clear text ' +
-        "vms[vm1]: the SSH private key vm_key, install-postgres's db_password (TF_VAR_pg_password); " +
-        "vms[db2]: the SSH private key keys/db2, install-postgres's db_password (TF_VAR_db2_password). " +
+        "vms[vm1]: the SSH private key vm_key, the host private key delivered to it, install-postgres's db_password (TF_VAR_pg_password); " +
+        "vms[db2]: the SSH private key keys/db2, install-postgres's db_password (TF_VAR_db2_password); " +
+        "vms[bare]: the host private key delivered to it. " +
         "bin/cdktf keeps them owner-only (0600), but whoever reads the file or a copy of it (a backup, a shared folder, git) has those secrets; " +
         'keep the state in an encrypted, access-controlled backend: "backend": {"type": "s3", ...} (encrypted at rest) or {"type": "pg"} over TLS, ' +
-        'or use "jobTarget": "local", which keeps them out of state (README, Secrets)',
+        'or use "jobTarget": "local", which keeps the SSH key and the passwords out of state (README, Secrets)',
     );
     // Without a postgres job, the key alone.
-    expect(localStateSecretsWarning(ctx({ installers: {}, vms: [{ name: "vm1" }] }))).toContain(
+    expect(localStateSecretsWarning(ctx({ installers: {}, vms: [{ name: "vm1", hostKeys: "first-contact" }] }))).toContain(
       "in clear text vms[vm1]: the SSH private key vm_key. bin/cdktf",
     );
     // Shared backends and the local target: no warning.

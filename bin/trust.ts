@@ -67,6 +67,13 @@ export function trustTarget(config: VmInstallConfig, vmName: string, outputs: Re
       2,
     );
   }
+  if (vm.kind === "nubes" && vm.hostKeys === "delivered") {
+    throw new TrustRefused(
+      `${vmName}'s host key is the one this stack delivered through its cloud_init (vms[].hostKeys "delivered", the default for kind "nubes"): every job requires that key, and nothing was recorded at first contact, so there is nothing to accept. ` +
+        `If the VM presents another key because its image ignored the delivered one (no cloud-init), set vms[].hostKeys to "first-contact" for it and deploy: its key is then recorded at first contact, and trust can accept a later one. Otherwise something else answers at its address: do not trust it.`,
+      2,
+    );
+  }
   const address = vm.address ?? outputs[addressOutputName(vm.name)];
   if (!address)
     throw new TrustRefused(`${vmName} has no address in the deployed state (output ${addressOutputName(vm.name)}): deploy it first (npm run deploy)`, 2);

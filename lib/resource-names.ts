@@ -32,12 +32,18 @@ export function resultOutputName(vm: string, installerKey: string): string {
 }
 
 /**
- * The logical ids of a VM's trust on first contact: the probe job, the terraform_data recording its key,
- * and the output that shows the key the jobs require (the pin, or that record).
+ * The logical ids of a VM's host key: the first-contact probe job and the terraform_data recording its
+ * key, the output that shows the key the jobs require (the pin, the delivered key or that record), and
+ * the terraform_data holding the key delivered to a Nubes VM (hostKeys "delivered").
  */
-export function hostKeyIds(vm: string): { probe: string; record: string; output: string } {
+export function hostKeyIds(vm: string): { probe: string; record: string; output: string; delivered: string } {
   const prefix = resourcePrefix(vm);
-  return { probe: `${prefix}_host_key_probe`, record: `${prefix}_host_key`, output: `${prefix}_host_key_sha256` };
+  return {
+    probe: `${prefix}_host_key_probe`,
+    record: `${prefix}_host_key`,
+    output: `${prefix}_host_key_sha256`,
+    delivered: `${prefix}_delivered_host_key`,
+  };
 }
 
 /** The stack's variable through which `npm run trust` gives the host key an operator accepted (VM name -> "SHA256:..."). */

@@ -14,7 +14,7 @@ const EVERYWHERE = ["0.0.0.0/0", "::/0"];
 export function riskySettings(vm: VmConfig, nubes?: NubesConfig): string[] {
   const warnings: string[] = [];
   const at = `vms[${vm.name}]`;
-  if (vm.hostKeySha256 === undefined && !vm.strictHostKeys) {
+  if (vm.hostKeySha256 === undefined && !vm.strictHostKeys && vm.hostKeys !== "delivered") {
     warnings.push(
       `${at}: no host key pin (hostKeySha256) and strictHostKeys off: the first contact's key is trusted as it comes (then recorded and required); pin the key when the network to the VM is not trusted`,
     );
@@ -52,18 +52,23 @@ export function warnRiskySettings(scope: Construct, vm: VmConfig, nubes?: NubesC
 /**
  * What a sless stack's state holds in clear text, by VM: a sless_job keeps its inputs in state, the SSH
  * private key (env_vars.SSH_KEY, every job but the host-key probe) and each secret event field of its
- * installer (event_json), as the definitions declare them. Provider tokens are provider configuration,
- * never state. Empty with the local target, which keeps both out of state.
+ * installer (event_json), as the definitions declare them, and a Nubes VM's delivered host key (which any
+ * target's state holds: README, Secrets). Provider tokens are provider configuration, never state. Empty
+ * with the local target, which keeps the SSH key and the passwords out of state.
  */
 export function secretsInState(config: VmInstallConfig, installers: readonly CatalogEntry[] = INSTALLERS): string[] {
   if (config.jobTarget !== "sless") return [];
   return config.vms.flatMap((vm) => {
     const enabled = installers.filter((def) => vm.installers[def.key]?.enabled);
-    if (enabled.length === 0) return [];
     const fields = enabled.flatMap((def) =>
       Object.entries(secretVariableNames(vm, def)).map(([field, variable]) => `${def.handler}'s ${field} (TF_VAR_${variable})`),
     );
-    return [`vms[${vm.name}]: the SSH private key ${vm.privateKeyPath}${fields.map((f) => `, ${f}`).join("")}`];
+    const held = [
+      ...(enabled.length > 0 ? [`the SSH private key ${vm.privateKeyPath}`] : []),
+      ...(vm.kind === "nubes" && vm.hostKeys === "delivered" ? ["the host private key delivered to it"] : []),
+      ...fields,
+    ];
+    return held.length > 0 ? [`vms[${vm.name}]: ${held.join(", ")}`] : [];
   });
 }
 
@@ -75,7 +80,7 @@ export function localStateSecretsWarning(config: VmInstallConfig, installers?: r
   return (
     `backend "local" with jobTarget "sless": terraform.${config.stackName}.tfstate and its .backup, beside cdktf.json, will hold in clear text ${held.join("; ")}. ` +
     "bin/cdktf keeps them owner-only (0600), but whoever reads the file or a copy of it (a backup, a shared folder, git) has those secrets; " +
-    'keep the state in an encrypted, access-controlled backend: "backend": {"type": "s3", ...} (encrypted at rest) or {"type": "pg"} over TLS, or use "jobTarget": "local", which keeps them out of state (README, Secrets)'
+    'keep the state in an encrypted, access-controlled backend: "backend": {"type": "s3", ...} (encrypted at rest) or {"type": "pg"} over TLS, or use "jobTarget": "local", which keeps the SSH key and the passwords out of state (README, Secrets)'
   );
 }
 

@@ -5,8 +5,12 @@ import * as path from "node:path";
 import type { Construct } from "constructs";
 import { NubesProvider } from "../providers/generated/nubes/provider";
 import { SlessProvider } from "../providers/generated/sless/provider";
+import { ValidationError } from "../shared/validate";
 import { App, TerraformStack, TerraformVariable } from "./cdktf";
+import { readCloudInit } from "./config/cloud-init";
+import { CONTEXT_KEY } from "./config/parse";
 import type { VmInstallConfig } from "./config/types";
+import { hostKeyFile } from "./delivered-host-keys";
 import type { CatalogEntry } from "./installers/catalog";
 import type { JobTargetFactory } from "./jobs/job-spec";
 import { localJobTarget } from "./jobs/local-job";
@@ -17,6 +21,22 @@ import { warnLocalStateSecrets } from "./risky-settings";
 import { configureBackend } from "./state-backend";
 import { TerraformPaths } from "./terraform-paths";
 import { type SecretRule, VmInstallation } from "./vm-installation";
+
+/**
+ * Each VM's own cloud-init document (vms[].cloudInit), read and checked at synth; every problem of every
+ * VM in one ValidationError, as the configuration's own are reported.
+ */
+function readCloudInits(config: VmInstallConfig, paths: TerraformPaths): (Record<string, unknown> | undefined)[] {
+  const problems: string[] = [];
+  const documents = config.vms.map((vm, i) => {
+    if (vm.cloudInit === undefined) return undefined;
+    const read = readCloudInit(paths.resolve(vm.cloudInit), vm.user);
+    problems.push(...read.problems.map((p) => `vms[${i}].cloudInit (${vm.cloudInit}): ${p}`));
+    return read.document;
+  });
+  if (problems.length > 0) throw new ValidationError(`cdktf.json context.${CONTEXT_KEY}`, problems);
+  return documents;
+}
 
 /** The version constraint every version meets: sless.providerVersion "" (any). */
 export const ANY_VERSION = ">= 0.0.0";
@@ -60,10 +80,14 @@ export class VmInstallStack extends TerraformStack {
         ? slessJobTarget({ runtime: config.sless.runtime })
         : localJobTarget({ resultsDir: resultsFolder(baseDir, config.stackName), paths });
 
+    const cloudInits = readCloudInits(config, paths);
+    const keysDir = resultsFolder(baseDir, config.stackName);
     this.installations = config.vms.map(
-      (vm) =>
+      (vm, i) =>
         new VmInstallation(this, vm.name, {
           vm,
+          cloudInit: cloudInits[i],
+          hostKeyFile: hostKeyFile(keysDir, vm.name),
           nubes: config.nubes,
           runId: config.runId,
           jobTarget,

@@ -9,6 +9,7 @@ import { SSH_RETRY_SETTINGS } from "../shared/ssh-retry";
 import { Fn, type ITerraformDependable, TerraformOutput, TerraformStack, TerraformVariable } from "./cdktf";
 import { privateKeyPermissionProblem } from "./config/key-file";
 import type { NubesConfig, VmConfig } from "./config/types";
+import { hostKeySource } from "./delivered-host-keys";
 import { type CatalogEntry, INSTALLERS } from "./installers/catalog";
 import { installerEvent, secretVariableNames, sshEvent } from "./installers/installer-event";
 import { HandlerAsset } from "./jobs/handler-asset";
@@ -27,6 +28,7 @@ import {
 } from "./resource-names";
 import { warnRiskySettings } from "./risky-settings";
 import type { TerraformPaths } from "./terraform-paths";
+import { type DeliveredKeyRecord, vmCloudInit } from "./vm-cloud-init";
 
 /** The handler that reads a VM's host key at first contact (handlers/host-key). */
 export const HOST_KEY_HANDLER = "host-key";
@@ -46,6 +48,10 @@ export interface VmInstallationProps {
   readonly secretVariable: (name: string, description: string, rule?: SecretRule) => TerraformVariable;
   /** The installers, in run order. @default the catalog (lib/installers/catalog.ts) */
   readonly installers?: readonly CatalogEntry[];
+  /** The user's cloud-init document (vms[].cloudInit, read and checked by the stack). */
+  readonly cloudInit?: Record<string, unknown>;
+  /** The file bin/cdktf keeps this VM's delivered host key in (absolute); read by Terraform at plan time. */
+  readonly hostKeyFile?: string;
 }
 
 /** What a secret's Terraform variable checks at plan time, from the rule of the event field it feeds. */
@@ -83,6 +89,23 @@ function acceptedHostKeys(scope: Construct): TerraformVariable {
   return variable;
 }
 
+/**
+ * A VM is never created without a key to deliver: the record is empty only when the key file was
+ * missing when it was made (Terraform run without bin/cdktf). The VM is replaced with the record, as
+ * cloud-init reads the key at first boot only: replacing the record (`terraform apply -replace`) is how a
+ * delivered key is rotated; nothing else replaces it.
+ */
+function deliveryChecks(vm: VmConfig, machine: VcVmV3, key: DeliveredKeyRecord, props: VmInstallationProps): void {
+  const file = props.paths.placed(props.hostKeyFile!);
+  machine.addOverride("lifecycle.precondition", [
+    {
+      condition: `\${can(regex("^SHA256:[A-Za-z0-9+/]{43}$", ${key.sha256Ref}))}`,
+      error_message: `${vm.name}: no host key to deliver: the state holds none for it yet and ${file} (relative to the stack folder) is missing or not a key. Deploy through npm run deploy or bin/cdktf, which makes it, or set vms[].hostKeys to "first-contact" for an image without cloud-init.`,
+    },
+  ]);
+  machine.addOverride("lifecycle.replace_triggered_by", [key.address]);
+}
+
 /** A step in a VM's chain of jobs as the next job takes it (JobSpec.previous): it runs after `resource` and is replaced with it. */
 function chainLink(resource: TerraformData, id: string): InstallerJob {
   return { fqn: resource.fqn, address: resourceAddress(resource, id), message: "" };
@@ -102,13 +125,17 @@ export class VmInstallation extends Construct {
     const prefix = resourcePrefix(vm.name);
 
     warnRiskySettings(this, vm, props.nubes);
-    const machine = vm.kind === "nubes" ? this.createVm(vm, props.nubes!, props.paths, prefix) : undefined;
+    const delivered = vm.kind === "nubes" && vm.hostKeys === "delivered" ? this.deliveredHostKey(vm, props) : undefined;
+    const machine =
+      vm.kind === "nubes" ? this.createVm(vm, props.nubes!, props.paths, prefix, vmCloudInit(vm, props.paths, props.cloudInit, delivered)) : undefined;
+    if (machine && delivered) deliveryChecks(vm, machine, delivered, props);
     this.address = vm.address ?? machine!.stateOutFlat.lookup(vm.addressKey);
     const host = { address: this.address, user: vm.user, port: vm.sshPort };
     const installers = props.installers ?? INSTALLERS;
     const anyJob = installers.some((def) => vm.installers[def.key].enabled);
     const newVm = machine && anyJob ? this.vmGeneration(vm, machine) : undefined;
-    const trust = vm.hostKeySha256 === undefined && anyJob ? this.recordHostKey(props, host, machine, newVm) : undefined;
+    const pinned = vm.hostKeySha256 !== undefined || delivered !== undefined;
+    const trust = !pinned && anyJob ? this.recordHostKey(props, host, machine, newVm) : undefined;
     this.hostKeyRecord = trust?.record;
     const keyOnThisMachine = props.paths.resolve(vm.privateKeyPath);
     // Reported by synth with every other problem; a key made after synth is checked when it is read.
@@ -116,7 +143,8 @@ export class VmInstallation extends Construct {
     const connection = {
       ...host,
       privateKeyPath: props.paths.setting(vm.privateKeyPath),
-      hostKeySha256: vm.hostKeySha256 ?? trust?.hostKeySha256,
+      hostKeySha256: vm.hostKeySha256 ?? delivered?.sha256 ?? trust?.hostKeySha256,
+      hostKeySource: hostKeySource(vm),
     };
 
     // Each job runs after the step before it on this VM and is replaced with it: a new VM, then the record
@@ -145,15 +173,16 @@ export class VmInstallation extends Construct {
       previous = job;
       new TerraformOutput(this, outputName, { value: job.message, description: `${vm.name}: ${def.handler} result (JSON)` }).overrideLogicalId(outputName);
     }
+    this.connectionOutputs(vm, connection.hostKeySha256);
+  }
+
+  /** The address the jobs connect to and, when there is one, the host key they require (what `npm run check` requires too). */
+  private connectionOutputs(vm: VmConfig, hostKeySha256: string | undefined): void {
     const addressOutput = addressOutputName(vm.name);
     new TerraformOutput(this, addressOutput, { value: this.address, description: `${vm.name}: address the jobs connect to` }).overrideLogicalId(addressOutput);
-    if (connection.hostKeySha256 !== undefined) {
-      // What `npm run check` requires of the VM when it connects from this machine, as the jobs do.
-      const keyOutput = hostKeyIds(vm.name).output;
-      new TerraformOutput(this, keyOutput, { value: connection.hostKeySha256, description: `${vm.name}: the host key the jobs require` }).overrideLogicalId(
-        keyOutput,
-      );
-    }
+    if (hostKeySha256 === undefined) return;
+    const keyOutput = hostKeyIds(vm.name).output;
+    new TerraformOutput(this, keyOutput, { value: hostKeySha256, description: `${vm.name}: the host key the jobs require` }).overrideLogicalId(keyOutput);
   }
 
   /**
@@ -212,7 +241,43 @@ export class VmInstallation extends Construct {
     return chainLink(generation, id);
   }
 
-  private createVm(vm: VmConfig, nubes: NubesConfig, paths: TerraformPaths, prefix: string): VcVmV3 {
+  /**
+   * The delivered host key as Terraform keeps it: a terraform_data holding what the key file held when
+   * it was created, the private half sensitive. `ignore_changes` keeps that first key through every later
+   * plan, whatever this working copy's file holds (another key, or none): the VM's cloud_init and the
+   * pin both read this record, so neither a new synth nor another copy sharing the state changes the VM.
+   * A file that is missing or not JSON gives empty strings: they change nothing once the state holds a
+   * key; on a first create (Terraform without bin/cdktf) the record's postcondition fails, so the VM,
+   * which needs the record, is not created.
+   */
+  private deliveredHostKey(vm: VmConfig, props: VmInstallationProps): DeliveredKeyRecord {
+    const file = JSON.stringify(props.paths.placed(props.hostKeyFile!));
+    const field = (name: string) => `try(jsondecode(file(${file})).${name}, "")`;
+    const id = hostKeyIds(vm.name).delivered;
+    const record = new TerraformData(this, "delivered_host_key", {
+      input: { public: `\${${field("public")}}`, private: `\${sensitive(${field("private")})}`, sha256: `\${${field("sha256")}}` },
+    });
+    record.overrideLogicalId(id);
+    record.addOverride("lifecycle.ignore_changes", ["input"]);
+    // Created without a key (Terraform run without bin/cdktf while the file was missing), it would keep
+    // none for good: every plan after that says so and how to make it anew.
+    record.addOverride("lifecycle.postcondition", [
+      {
+        condition: `\${can(regex("^SHA256:[A-Za-z0-9+/]{43}$", self.output.sha256))}`,
+        error_message: `${vm.name}: terraform_data.${id} holds no host key to deliver: it was made while ${props.paths.placed(props.hostKeyFile!)} (relative to the stack folder) was missing, by a Terraform run without bin/cdktf. Run npm run synth (bin/cdktf makes the file), then terraform apply -replace=terraform_data.${id} in the stack folder; no VM was created with it.`,
+      },
+    ]);
+    const output = (name: string) => `terraform_data.${id}.output.${name}`;
+    return {
+      address: `terraform_data.${id}`,
+      public: output("public"),
+      private: output("private"),
+      sha256: `\${${output("sha256")}}`,
+      sha256Ref: output("sha256"),
+    };
+  }
+
+  private createVm(vm: VmConfig, nubes: NubesConfig, paths: TerraformPaths, prefix: string, cloudInit?: string): VcVmV3 {
     const vapp = new Vapp(this, "vapp", {
       resourceName: vm.vappName,
       vappName: vm.vappName,
@@ -234,6 +299,7 @@ export class VmInstallation extends Construct {
       userPublicKey: Fn.chomp(Fn.file(paths.setting(vm.publicKeyPath))),
       accessPortList: JSON.stringify(vm.accessPorts),
       needAddZabbixTemplate: vm.zabbix,
+      cloudInit,
       deleteMode: nubes.deleteMode,
       resumeIfExists: nubes.resumeIfExists,
     });

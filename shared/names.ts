@@ -16,6 +16,12 @@ export const PG_MAJOR = /^(1[0-9]|[2-9][0-9])$/;
 export const UNIX_USER = /^[a-z_][a-z0-9_-]{0,31}$/;
 /** An OpenSSH host key fingerprint: "SHA256:" then 43 base64 characters (no padding). */
 export const HOST_KEY_SHA256 = /^SHA256:[A-Za-z0-9+/]{43}$/;
+/**
+ * SSH_HOST_KEY_SOURCE: where the key in SSH_HOST_KEY_SHA256 comes from, so a mismatch can say what to
+ * do: the VM's pin, the key the stack delivered through cloud-init, or the key recorded at first contact.
+ */
+export const HOST_KEY_SOURCES = ["pin", "delivered", "first-contact"] as const;
+export type HostKeySource = (typeof HOST_KEY_SOURCES)[number];
 /** An apt repository base URL: http(s), host, optional port and path; no query, no spaces, no quotes. */
 export const REPO_URL = /^https?:\/\/[A-Za-z0-9.-]+(:[0-9]{1,5})?(\/[A-Za-z0-9._~%+/-]*)?$/;
 

@@ -77,7 +77,8 @@ describeE2E("host keys: trust on first contact, remembered in Terraform state", 
 
     const run = await deploy(2);
     expect(run.code).not.toBe(0);
-    expect(run.output).toContain(`expected ${firstKey} but the server presented ${newKey}`);
+    // The job knows where its key came from (SSH_HOST_KEY_SOURCE first-contact) and says so.
+    expect(run.output).toContain(`expected ${firstKey}, the key recorded in Terraform state at the VM's first contact, but the server presented ${newKey}`);
     expect(run.output).toContain("npm run trust -- <vm name>");
     // The record did not move: the probe's new report is ignored.
     expect(recordedKey()).toBe(firstKey);

@@ -7,6 +7,8 @@ import { randomBytes } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { type CdktfRun, outputWords, readOutputs, runCdktf, writeCdktfProject } from "../../demo/project";
+import { hostKeyFile, readHostKeyFile } from "../../lib/delivered-host-keys";
+import { resultsFolder } from "../../lib/jobs/secret-trigger";
 import { getSandbox, listSandboxes } from "../../sandbox";
 import { TWIN_CDKTF_FLAGS, twinDeployEnv } from "../../twin/deploy-env";
 import { installTwin } from "../../twin/install";
@@ -60,11 +62,12 @@ describeE2E("cdktf deploy of the production stack against the twin of Nubes and 
     if (listSandboxes().some((s) => s.name === sandbox)) await getSandbox(sandbox).stop();
   });
 
-  test("deploy: vApp, a VM booted with the configured user and key, the host-key probe and three jobs in order, outputs", async () => {
+  test("deploy: vApp, a VM booted with the configured user and key and the delivered host key, three jobs in order, outputs", async () => {
     const run = await cdktf("deploy", ctx());
     expect(run.code).toBe(0);
-    expect(jobsCompleted(run)).toEqual([`${vm}_host_key_probe`, `${vm}_packages`, `${vm}_docker`, `${vm}_postgres`]);
-    expect(indexOf(run, new RegExp(`sless_job\\.${vm}_host_key_probe[^\\n]*: Creating`))).toBeGreaterThan(
+    // No probe: the first job already requires the key the stack delivered through cloud_init.
+    expect(jobsCompleted(run)).toEqual([`${vm}_packages`, `${vm}_docker`, `${vm}_postgres`]);
+    expect(indexOf(run, new RegExp(`sless_job\\.${vm}_packages[^\\n]*: Creating`))).toBeGreaterThan(
       indexOf(run, /nubes_vc_vm_v3\.[a-z0-9_]+[^\n]*: Creation complete/),
     );
     expect(indexOf(run, new RegExp(`sless_job\\.${vm}_docker[^\\n]*: Creating`))).toBeGreaterThan(
@@ -74,7 +77,9 @@ describeE2E("cdktf deploy of the production stack against the twin of Nubes and 
     const sb = getSandbox(sandbox);
     expect(run.outputs[`${vm}_address`]).toBe(sb.address);
     const pkgs = JSON.parse(run.outputs[`${vm}_packages_result`]);
-    expect(pkgs).toMatchObject({ status: "ok", installed: ["git", "jq"], host_key_sha256: sb.hostKeySha256 });
+    const delivered = readHostKeyFile(hostKeyFile(resultsFolder(dir, STACK), vm))!.sha256;
+    expect(pkgs).toMatchObject({ status: "ok", installed: ["git", "jq"], host_key_sha256: delivered });
+    expect(sb.hostKeySha256).toBe(delivered);
     expect(JSON.parse(run.outputs[`${vm}_docker_result`])).toMatchObject({ status: "ok", channel: "distro", users_added: ["deployer"] });
     expect(JSON.parse(run.outputs[`${vm}_postgres_result`])).toMatchObject({ status: "ok", db_name: "myapp" });
     // The VM accepts exactly the configured key for the configured user.
@@ -96,7 +101,7 @@ describeE2E("cdktf deploy of the production stack against the twin of Nubes and 
     const address = readOutputs(dir, STACK)[`${vm}_address`];
     const run = await cdktf("deploy", ctx({ runId: 2 }));
     expect(run.code).toBe(0);
-    expect(jobsCompleted(run)).toEqual([`${vm}_host_key_probe`, `${vm}_packages`, `${vm}_docker`, `${vm}_postgres`]);
+    expect(jobsCompleted(run)).toEqual([`${vm}_packages`, `${vm}_docker`, `${vm}_postgres`]);
     expect(run.output).not.toMatch(/nubes_vc_vm_v3[^\n]*: Creating/);
     expect(run.outputs[`${vm}_address`]).toBe(address);
     expect(JSON.parse(run.outputs[`${vm}_packages_result`])).toMatchObject({ installed: [], already_installed: ["git", "jq"] });

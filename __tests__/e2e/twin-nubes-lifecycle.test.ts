@@ -206,6 +206,8 @@ for (const jobTarget of ["sless", "local"] as const) {
       installers: { packages: { enabled: true, packages: ["jq"] } },
       vms: [flat, fixed].map((name) => ({
         name,
+        // What a new VM does to the first-contact record (a delivered key comes from state again).
+        hostKeys: "first-contact",
         image,
         publicKeyPath: path.join(dir, "vm_key.pub"),
         privateKeyPath: path.join(dir, "vm_key"),

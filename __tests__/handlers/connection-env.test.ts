@@ -29,6 +29,14 @@ describe("readConnectionEnv", () => {
     expect(readConnectionEnv({ ...base, VM_IP: "2001:db8::1" }).host).toBe("2001:db8::1");
   });
 
+  it("reads SSH_HOST_KEY_SOURCE, one of pin, delivered, first-contact", () => {
+    for (const source of ["pin", "delivered", "first-contact"]) {
+      expect(readConnectionEnv({ ...base, SSH_HOST_KEY_SOURCE: source }).hostKeySource).toBe(source);
+    }
+    expect(readConnectionEnv(base).hostKeySource).toBeUndefined();
+    expect(problems({ ...base, SSH_HOST_KEY_SOURCE: "tofu" })).toEqual(['SSH_HOST_KEY_SOURCE: "tofu" is not one of pin, delivered, first-contact']);
+  });
+
   it("treats empty optional variables as unset (Terraform passes them that way)", () => {
     expect(readConnectionEnv({ ...base, SSH_PORT: "", SSH_HOST_KEY_SHA256: "" })).toMatchObject({ port: 22, hostKeySha256: undefined });
   });

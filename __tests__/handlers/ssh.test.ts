@@ -164,6 +164,28 @@ describe("connect over real SSH (in-process ssh2 server on 127.0.0.1)", () => {
     expect(server.authAttempts).toBe(0); // refused before sending any credentials
   });
 
+  it("names where the expected key came from and what to do about it (SSH_HOST_KEY_SOURCE)", async () => {
+    server = await startServer({ authorizedKey: clientKey.public });
+    const pin = `SHA256:${"B".repeat(43)}`;
+    const refusal = async (hostKeySource: "pin" | "delivered" | "first-contact") =>
+      (await connect(target(server!.port, { hostKeySha256: pin, hostKeySource }), { retry: quick(), secrets: new SecretScrubber() }).catch((e) => e))
+        .message as string;
+    const both = `expected ${pin}`;
+    const seen = `but the server presented ${server.hostKeySha256} (ssh-ed25519); refusing to authenticate, nothing was sent to it.`;
+    const delivered = await refusal("delivered");
+    expect(delivered).toContain(`${both}, the host key this stack generated for the VM and delivered in its cloud_init (vms[].hostKeys "delivered"`);
+    expect(delivered).toContain(seen);
+    expect(delivered).toContain('set vms[].hostKeys to "first-contact" for this VM');
+    expect(delivered).not.toContain("npm run trust"); // trust refuses a delivered key: nothing to accept
+    const pinned = await refusal("pin");
+    expect(pinned).toContain(`${both}, the VM's pin (vms[].hostKeySha256), ${seen}`);
+    expect(pinned).not.toContain("npm run trust");
+    const recorded = await refusal("first-contact");
+    expect(recorded).toContain(`${both}, the key recorded in Terraform state at the VM's first contact, ${seen}`);
+    expect(recorded).toContain(`npm run trust -- <vm name> ${server.hostKeySha256}`);
+    expect(server.authAttempts).toBe(0);
+  });
+
   it("fails fast (no retry) when authentication fails", async () => {
     const otherKey = testKey("other_ed25519");
     server = await startServer({ authorizedKey: otherKey.public });

@@ -2,7 +2,7 @@
 // carries what to do there. Read and checked before any socket opens, with every problem named by its
 // variable. SSH_KEY is never echoed in an error, not even a prefix of it.
 
-import { HOST_KEY_SHA256, isHostAddress, UNIX_USER } from "../../shared/names";
+import { HOST_KEY_SHA256, HOST_KEY_SOURCES, type HostKeySource, isHostAddress, UNIX_USER } from "../../shared/names";
 import { ValidationError } from "../../shared/validate";
 
 export interface ConnectionEnv {
@@ -16,6 +16,8 @@ export interface ConnectionEnv {
   privateKey: string;
   /** SSH_HOST_KEY_SHA256: when set, the server's host key must have this fingerprint. */
   hostKeySha256?: string;
+  /** SSH_HOST_KEY_SOURCE: where that fingerprint comes from (for the mismatch message). */
+  hostKeySource?: HostKeySource;
 }
 
 /** Where a problem came from, for ValidationError's heading. */
@@ -66,7 +68,7 @@ export function readHostEnv(env: NodeJS.ProcessEnv = process.env): Omit<Connecti
   return host;
 }
 
-const VARIABLE_ORDER = ["VM_IP", "SSH_USER", "SSH_KEY", "SSH_PORT", "SSH_HOST_KEY_SHA256"];
+const VARIABLE_ORDER = ["VM_IP", "SSH_USER", "SSH_KEY", "SSH_PORT", "SSH_HOST_KEY_SHA256", "SSH_HOST_KEY_SOURCE"];
 
 /** Problems in the order the variables are listed everywhere else (a stable sort by their prefix). */
 function inVariableOrder(problems: string[]): string[] {
@@ -80,7 +82,7 @@ function presentValue(env: NodeJS.ProcessEnv, name: string): string | undefined 
   return value === undefined || value === "" ? undefined : value;
 }
 
-/** VM_IP, SSH_USER, SSH_PORT and SSH_HOST_KEY_SHA256, each problem added to `problems`. */
+/** VM_IP, SSH_USER, SSH_PORT, SSH_HOST_KEY_SHA256 and SSH_HOST_KEY_SOURCE, each problem added to `problems`. */
 function hostEnv(env: NodeJS.ProcessEnv, problems: string[]): Omit<ConnectionEnv, "privateKey"> {
   const get = (name: string) => presentValue(env, name);
   const host = get("VM_IP");
@@ -105,5 +107,10 @@ function hostEnv(env: NodeJS.ProcessEnv, problems: string[]): Omit<ConnectionEnv
       `SSH_HOST_KEY_SHA256: ${JSON.stringify(hostKeySha256.slice(0, 80))} is not an OpenSSH fingerprint; expected "SHA256:" + 43 base64 characters, as \`ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub\` prints it`,
     );
   }
-  return { host: host!, port, user: user!, hostKeySha256 };
+  const source = get("SSH_HOST_KEY_SOURCE");
+  const known = (HOST_KEY_SOURCES as readonly string[]).includes(source ?? "");
+  if (source !== undefined && !known) {
+    problems.push(`SSH_HOST_KEY_SOURCE: ${JSON.stringify(source.slice(0, 40))} is not one of ${HOST_KEY_SOURCES.join(", ")}`);
+  }
+  return { host: host!, port, user: user!, hostKeySha256, ...(known ? { hostKeySource: source as HostKeySource } : {}) };
 }

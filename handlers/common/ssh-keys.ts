@@ -18,7 +18,7 @@ export class SshKeyError extends Error {
 }
 
 /** ssh wire-format string: uint32 length + bytes. */
-function sshString(data: Buffer | string): Buffer {
+export function sshString(data: Buffer | string): Buffer {
   const bytes = Buffer.isBuffer(data) ? data : Buffer.from(data);
   const len = Buffer.alloc(4);
   len.writeUInt32BE(bytes.length);
@@ -26,7 +26,7 @@ function sshString(data: Buffer | string): Buffer {
 }
 
 /** An ed25519 key (seed + public half) written as OpenSSH's unencrypted openssh-key-v1 text. */
-function openSshEd25519(seed: Buffer, pub: Buffer): string {
+export function openSshEd25519(seed: Buffer, pub: Buffer): string {
   const publicBlob = Buffer.concat([sshString("ssh-ed25519"), sshString(pub)]);
   const check = crypto.randomBytes(4);
   let section = Buffer.concat([check, check, sshString("ssh-ed25519"), sshString(pub), sshString(Buffer.concat([seed, pub])), sshString("")]);

@@ -9,6 +9,7 @@
 //     connection is lost. Keys and fingerprints: ssh-keys.ts.
 
 import { Client, type ConnectConfig } from "ssh2";
+import type { HostKeySource } from "../../shared/names";
 import { secrets as defaultSecrets, type SecretScrubber } from "../../shared/secrets";
 import { eventFields } from "../../shared/settings";
 import { SSH_RETRY_SETTINGS, type SshEventSettings } from "../../shared/ssh-retry";
@@ -93,7 +94,7 @@ export interface ConnectOptions {
 const sleepReal = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** What the retry loop needs of a target: where it is, and the pin when there is one. */
-export type HostTarget = Pick<ConnectionEnv, "host" | "port" | "user" | "hostKeySha256">;
+export type HostTarget = Pick<ConnectionEnv, "host" | "port" | "user" | "hostKeySha256" | "hostKeySource">;
 
 /**
  * Connects to `target` with the retry policy, then returns a session. Parses the key first, so a bad
@@ -206,17 +207,30 @@ function classify(
 }
 
 /**
- * The one message for a host key that is not the expected one, pinned or recorded at first contact. It
- * is raised inside the key exchange, so nothing (no key, no password) has been sent to that server.
+ * The one message for a host key that is not the expected one, pinned, delivered or recorded at first
+ * contact. It is raised inside the key exchange, so nothing (no key, no password) has been sent to that
+ * server. What to do depends on where the expected key came from (SSH_HOST_KEY_SOURCE).
  */
 export function hostKeyMismatch(target: HostTarget, host: { seen?: string; type: string }): SshConnectError {
-  return new SshConnectError(
-    `host key mismatch for ${target.host}:${target.port}: expected ${target.hostKeySha256} but the server presented ${host.seen} (${host.type}); refusing to authenticate, nothing was sent to it. ` +
-      `The expected key (SSH_HOST_KEY_SHA256) is the VM's pin (vms[].hostKeySha256) or the key recorded in Terraform state at the VM's first contact. ` +
-      `If the VM was legitimately rebuilt or its keys rotated, check ${host.seen} on the VM's console (ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub), then accept exactly it: \`npm run trust -- <vm name> ${host.seen}\` (refused unless the VM presents it) or set vms[].hostKeySha256 to it. Otherwise something else answers at this address: do not accept it.`,
-    false,
-    "HOST_KEY_MISMATCH",
-  );
+  const head = `host key mismatch for ${target.host}:${target.port}: expected ${target.hostKeySha256}`;
+  const refused = `but the server presented ${host.seen} (${host.type}); refusing to authenticate, nothing was sent to it.`;
+  const console = `ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub`;
+  const accept = `If the VM was legitimately rebuilt or its keys rotated, check ${host.seen} on the VM's console (${console}), then accept exactly it:`;
+  const impostor = "Otherwise something else answers at this address: do not accept it.";
+  const text: Record<HostKeySource | "unknown", string> = {
+    delivered:
+      `${head}, the host key this stack generated for the VM and delivered in its cloud_init (vms[].hostKeys "delivered", the default for kind "nubes"), ${refused} ` +
+      `Either the VM did not take the delivered key (an image without cloud-init, or one whose cloud-init skips ssh_keys: check ${console} on its console): then set vms[].hostKeys to "first-contact" for this VM and deploy again, which trusts the key it presents at first contact and records it; ` +
+      "or something other than that VM answers at this address: do not trust it.",
+    pin: `${head}, the VM's pin (vms[].hostKeySha256), ${refused} ${accept} set vms[].hostKeySha256 to it. ${impostor}`,
+    "first-contact":
+      `${head}, the key recorded in Terraform state at the VM's first contact, ${refused} ` +
+      `${accept} \`npm run trust -- <vm name> ${host.seen}\` (refused unless the VM presents it) or set vms[].hostKeySha256 to it. ${impostor}`,
+    unknown:
+      `${head} ${refused} The expected key (SSH_HOST_KEY_SHA256) is the VM's pin (vms[].hostKeySha256), the key delivered in its cloud_init, or the key recorded in Terraform state at the VM's first contact. ` +
+      `${accept} \`npm run trust -- <vm name> ${host.seen}\` (refused unless the VM presents it) or set vms[].hostKeySha256 to it. ${impostor}`,
+  };
+  return new SshConnectError(text[target.hostKeySource ?? "unknown"], false, "HOST_KEY_MISMATCH");
 }
 
 /** ssh2's settings for one attempt; the host verifier records the key seen and enforces the pin. */

@@ -1,5 +1,7 @@
-// host-key: the first job on every VM without a pin. It learns the VM's SSH host key and stops at the end
-// of the key exchange, before authentication: it is given no private key, so it has nothing to send. The
+// host-key: the first job on every first-contact VM without a pin (existing hosts, and Nubes VMs with
+// hostKeys "first-contact"; a Nubes VM's delivered key needs none). It learns the VM's SSH host key and
+// stops at the end of the key exchange, before authentication: it is given no private key, so it has
+// nothing to send. The
 // stack records what it reports in Terraform state (a terraform_data that ignores later reports) and
 // every installer job of that VM then requires that key: trust on first contact, remembered until the VM
 // itself is replaced. Its own later runs report what the VM presents now, so a changed key is visible in

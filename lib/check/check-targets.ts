@@ -3,6 +3,7 @@
 // key file, the installers' settings: the same event the deploy sent, lib/installers/installer-event.ts)
 // and the deployed state's outputs (the address, and the host key the jobs require). Pure: no VM, no disk.
 import type { VmConfig, VmInstallConfig } from "../config/types";
+import { hostKeySource } from "../delivered-host-keys";
 import { type CatalogEntry, INSTALLERS } from "../installers/catalog";
 import { installerEvent, secretVariableNames } from "../installers/installer-event";
 import { addressOutputName, hostKeyIds, jobName } from "../resource-names";
@@ -76,7 +77,7 @@ export function checkTargets(
         VM_IP: outputs[addressOutputName(vm.name)] ?? "",
         SSH_USER: vm.user,
         SSH_PORT: String(vm.sshPort),
-        ...(hostKey ? { SSH_HOST_KEY_SHA256: hostKey } : {}),
+        ...(hostKey ? { SSH_HOST_KEY_SHA256: hostKey, SSH_HOST_KEY_SOURCE: hostKeySource(vm) } : {}),
       },
       keyFile: resolveKey(vm.privateKeyPath),
       jobs,

@@ -22,7 +22,7 @@ import {
 import { type CatalogEntry, INSTALLERS } from "../installers/catalog";
 import { type BackendConfig, backendSetting, DEFAULT_BACKEND } from "./backend";
 import { DEFAULT_JOB_TARGET, DEFAULT_STACK_NAME, NUBES_DEFAULTS, SLESS_DEFAULTS, VM_DEFAULTS } from "./defaults";
-import type { InstallersConfig, NubesConfig, SlessConfig, SshRetryConfig, VmConfig, VmInstallConfig } from "./types";
+import type { HostKeysMode, InstallersConfig, NubesConfig, SlessConfig, SshRetryConfig, VmConfig, VmInstallConfig } from "./types";
 
 /** The cdktf.json context key that holds the whole configuration. */
 export const CONTEXT_KEY = "vmInstall";
@@ -66,6 +66,8 @@ const vmFields = (installers: Validator<RawInstallers>) =>
     address: optional(hostAddress),
     hostKeySha256: optional(hostKeySha256),
     strictHostKeys: optional(boolean()),
+    hostKeys: optional(oneOf(["delivered", "first-contact"] as const)),
+    cloudInit: optional(filePath),
     zabbix: optional(boolean()),
     sshRetry: optional(object<SshRetryConfig>(configFields(SSH_RETRY_SETTINGS) as never)),
     installers: optional(installers),
@@ -185,7 +187,7 @@ export function parseConfig(raw: unknown, catalog: readonly CatalogEntry[] = INS
 }
 
 /** Keys that describe a Nubes VM to create; meaningless for a host that already exists. */
-const NUBES_ONLY_KEYS = ["vappName", "cpu", "ram", "disk", "image", "publicKeyPath", "accessPorts", "addressKey", "zabbix"] as const;
+const NUBES_ONLY_KEYS = ["vappName", "cpu", "ram", "disk", "image", "publicKeyPath", "accessPorts", "addressKey", "zabbix", "cloudInit"] as const;
 
 function resolveVm(
   raw: RawVm,
@@ -201,7 +203,10 @@ function resolveVm(
       if (raw[key] !== undefined) problems.push(`${path}.${key}: only for kind "nubes" (a VM this stack creates); remove it from an existing host`);
     }
   }
-  if (raw.strictHostKeys && raw.hostKeySha256 === undefined) {
+  // A pinned VM keeps its pin: the image's own key, which it presents from the first contact on.
+  const hostKeys = raw.hostKeys ?? (raw.kind === "existing" || raw.hostKeySha256 !== undefined ? "first-contact" : "delivered");
+  problems.push(...hostKeysProblems(raw, hostKeys, path));
+  if (raw.strictHostKeys && raw.hostKeySha256 === undefined && hostKeys === "first-contact") {
     problems.push(
       `${path}.strictHostKeys: true refuses a first contact without a pin; set ${path}.hostKeySha256 to the VM's key (ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub on its console), or leave strictHostKeys off to record the key seen at first contact`,
     );
@@ -219,6 +224,23 @@ function resolveVm(
     accessPorts: [...VM_DEFAULTS.accessPorts],
     vappName: `${nubes?.vappName ?? NUBES_DEFAULTS.vappName}-${raw.name}`,
     ...fields,
+    hostKeys,
     installers: installers as InstallersConfig,
   } as VmConfig;
+}
+
+/** A delivered key is the stack's own, for a VM it creates: no host that exists already, no pin beside it. */
+function hostKeysProblems(raw: RawVm, hostKeys: HostKeysMode, path: string): string[] {
+  if (hostKeys !== "delivered") return [];
+  if (raw.kind === "existing") {
+    return [
+      `${path}.hostKeys: "delivered" is only for kind "nubes": the stack delivers a host key through cloud-init to a VM it creates; an existing host keeps its own key ("first-contact", the default, or pin it with hostKeySha256)`,
+    ];
+  }
+  if (raw.hostKeySha256 !== undefined) {
+    return [
+      `${path}.hostKeySha256: with hostKeys "delivered" the VM presents the host key the stack generates and delivers, so no other key can be pinned; remove hostKeySha256, or hostKeys (a pinned VM keeps the image's own key)`,
+    ];
+  }
+  return [];
 }

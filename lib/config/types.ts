@@ -13,6 +13,8 @@ export type DeleteMode = "delete" | "suspend" | "state_only";
 export type AddressKey = "externalConnect" | "internalConnect";
 export type VmKind = "nubes" | "existing";
 export type JobTarget = "sless" | "local";
+/** How the jobs come to know a VM's SSH host key (see README, Host keys). */
+export type HostKeysMode = "delivered" | "first-contact";
 
 export interface VmInstallConfig {
   /** Terraform stack name (folder under cdktf.out/stacks). @default "vm-install" */
@@ -92,6 +94,10 @@ export interface VmConfig {
   readonly address?: string;
   /** Pin the VM's SSH host key ("SHA256:..." as ssh-keygen -l prints it); every job requires it from the first contact on. @default none: the key the VM presents at first contact is recorded in Terraform state and required from then on */
   readonly hostKeySha256?: string;
+  /** "delivered": the stack generates the VM's ed25519 host key and delivers it through cloud_init (cloud-init's ssh_keys), and every job requires it from the first byte; "first-contact": the key the VM presents at first contact is recorded (or hostKeySha256 pins it), for images without cloud-init. @default "delivered" for kind "nubes" without hostKeySha256; "first-contact" for a pinned VM and for kind "existing" (its only one) */
+  readonly hostKeys: HostKeysMode;
+  /** A #cloud-config file (relative to the project) merged with what the stack needs (the delivered host key) into the VM's cloud_init; checked at synth. Kind "nubes" only. @default none */
+  readonly cloudInit?: string;
   /** Refuse a first contact without a pin: hostKeySha256 is then required. @default false */
   readonly strictHostKeys: boolean;
   /** How the jobs retry an SSH connection that can heal (refused, unreachable, timeout): the event's `ssh`. @default 3 attempts, 10 s first wait (doubling), 120 s budget, 20 s per attempt */

@@ -1,6 +1,7 @@
 // What one installer run needs, whatever runs it (sless_job on the platform, or terraform_data +
 // local-exec here). The VM construct builds these; a job target turns one into Terraform resources.
 import type { Construct } from "constructs";
+import type { HostKeySource } from "../../shared/names";
 import type { ITerraformDependable, TerraformVariable } from "../cdktf";
 import type { HandlerAsset } from "./handler-asset";
 
@@ -11,8 +12,10 @@ export interface JobConnection {
   readonly port: number;
   /** The private key file as the configuration names it (relative to the stack folder unless given absolute); read at apply time, never at synth. Absent for a job that never authenticates (the host-key probe). */
   readonly privateKeyPath?: string;
-  /** The host key the job requires: the VM's pin, or the key recorded at first contact (a Terraform expression). */
+  /** The host key the job requires: the VM's pin, the key delivered to it, or the key recorded at first contact (a Terraform expression). */
   readonly hostKeySha256?: string;
+  /** Where that key comes from, for the job's mismatch message (SSH_HOST_KEY_SOURCE). */
+  readonly hostKeySource?: HostKeySource;
 }
 
 export interface JobSpec {

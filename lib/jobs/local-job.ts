@@ -90,6 +90,7 @@ export function localJobTarget(props: LocalJobProps) {
       SSH_USER: c.user,
       SSH_PORT: String(c.port),
       ...(c.hostKeySha256 ? { SSH_HOST_KEY_SHA256: c.hostKeySha256 } : {}),
+      ...(c.hostKeySha256 && c.hostKeySource ? { SSH_HOST_KEY_SOURCE: c.hostKeySource } : {}),
     };
     const event = JSON.stringify(spec.event);
     const secretVariables = Object.keys(spec.secretEvent)

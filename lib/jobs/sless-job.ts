@@ -29,6 +29,7 @@ export function slessJobTarget(props: SlessJobProps) {
         ...(c.privateKeyPath ? { SSH_KEY: Fn.sensitive(Fn.file(c.privateKeyPath)) } : {}),
         SSH_PORT: String(c.port),
         ...(c.hostKeySha256 ? { SSH_HOST_KEY_SHA256: c.hostKeySha256 } : {}),
+        ...(c.hostKeySha256 && c.hostKeySource ? { SSH_HOST_KEY_SOURCE: c.hostKeySource } : {}),
       },
       // A secret joins the event only as a Terraform reference, so cdktf.out holds var.<name>, not the value.
       eventJson:

@@ -11,7 +11,7 @@ import { LOG_RUNS_KEPT } from "./job-log";
 import { DEFAULT_ENTRYPOINT, DEFAULT_TIMEOUT_SEC, parseEntrypoint } from "./run-job";
 
 /** The job env_vars of the Job contract: nothing else from the invoking environment reaches the handler. */
-export const JOB_ENV_VARS = ["VM_IP", "SSH_USER", "SSH_KEY", "SSH_PORT", "SSH_HOST_KEY_SHA256"] as const;
+export const JOB_ENV_VARS = ["VM_IP", "SSH_USER", "SSH_KEY", "SSH_PORT", "SSH_HOST_KEY_SHA256", "SSH_HOST_KEY_SOURCE"] as const;
 export type JobEnvVar = (typeof JOB_ENV_VARS)[number];
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
