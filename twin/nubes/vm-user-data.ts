@@ -5,13 +5,11 @@
 // dict(replace)+list()+str() unless a part says otherwise (its merge_how key or Merge-Type header):
 // a top-level key of cloud_init replaces the platform's, so a cloud_init with its own `users:` drops
 // user_login unless it lists it too or asks for list(append).
+
+import { parse } from "yaml";
 import { loginUserCloudConfig, mimeHeaders, multipartUserData, userDataKind } from "../../sandbox/cloud-init";
 import { type CtyObject, UNKNOWN } from "../protocol/cty-value";
 import { type Diagnostic, errorDiagnostic } from "../protocol/diagnostics";
-
-// js-yaml (YAML 1.2) stands in for cloud-init's PyYAML (1.1): they disagree on scalars like `on`/`yes`,
-// not on whether a document parses or is a mapping, which is all that is checked here.
-const yaml: { safeLoad(text: string): unknown } = require("js-yaml");
 
 export function vmUserData(planned: CtyObject): string {
   const platform = loginUserCloudConfig(String(planned.user_login), String(planned.user_public_key));
@@ -34,7 +32,8 @@ export function userDataProblem(text: string): string | undefined {
 function cloudConfigProblem(text: string): string | undefined {
   let doc: unknown;
   try {
-    doc = yaml.safeLoad(text);
+    // YAML 1.1, as cloud-init's PyYAML reads it (the stack's own check does the same: lib/config/cloud-init.ts).
+    doc = parse(text, { version: "1.1" });
   } catch (e) {
     return `it is not YAML: ${(e as Error).message.split("\n")[0]}`;
   }
