@@ -78,7 +78,8 @@ export interface StartOptions {
   persistent?: boolean;
   /** Progress lines (image build, waiting for a lock). */
   log?: (line: string) => void;
-  /** Boot-to-SSH budget; default 90 s. */
+  /** Boot-to-SSH budget; default 90 s, 180 s with cloudInit (its Python stages run before sshd and slow
+   * down most when CI boots several at once). */
   bootTimeoutMs?: number;
   /** Login user created at boot when not the image's "ubuntu" (the twin's VMs honour user_login). */
   user?: string;
@@ -236,7 +237,7 @@ export async function startSandbox(opts: StartOptions = {}): Promise<Sandbox> {
     let init: number | undefined;
     const exec = (cmd: string) => spawnInTarget(() => (init ??= findInit(top)) ?? 0, cmd, { timeoutMs: 10_000 }).done;
     const hostKeyFrom = cloudInit ? "sshd" : "file";
-    const ready = await waitUntilReady(name, top, paths, plan.address, opts.bootTimeoutMs ?? 90_000, exec, hostKeyFrom);
+    const ready = await waitUntilReady(name, top, paths, plan.address, opts.bootTimeoutMs ?? (cloudInit ? 180_000 : 90_000), exec, hostKeyFrom);
     const tReady = Date.now();
 
     state.hostPublicKey = ready.hostPublicKey;
