@@ -1,0 +1,194 @@
+// cloud-init's state on the VM, read from its own files rather than `cloud-init status` (whose exit
+// codes and words differ by version: 22.4, Debian 12's, has no exit 2 and says "error" while later stages
+// still run). cloud-init writes /run/cloud-init/status.json as each stage starts and ends (its errors,
+// and from 23.4 on recoverable_errors, per stage) and result.json once modules:final has ended; /run is
+// per boot. So: no result.json yet, or a stage named, means running; result.json with errors means it
+// failed; recoverable errors mean done with warnings. A unit that failed, or no unit left running at the
+// end of the boot without a result, means it died. A VM without cloud-init answers the first test.
+import { CommandError, type Remote, tail } from "./exec";
+import { type FirstBootClock, pollUntil } from "./first-boot";
+import type { Progress } from "./progress";
+
+const UNITS = ["cloud-init-local", "cloud-init", "cloud-init-network", "cloud-config", "cloud-final"].map((u) => `${u}.service`);
+const DISABLED = ["/etc/cloud/cloud-init.disabled", "/run/cloud-init/disabled"];
+const STAGES = ["init-local", "init", "modules-config", "modules-final"];
+
+/** One unprivileged read: nothing more than two file tests on a VM without cloud-init. */
+export const CLOUD_INIT_PROBE = [
+  "if [ ! -e /run/cloud-init ] && ! command -v cloud-init > /dev/null 2>&1; then echo 'cloud-init: none'; exit 0; fi",
+  "echo 'cloud-init: present'",
+  `for f in ${[...DISABLED, "/run/cloud-init/enabled"].join(" ")}; do [ -e "$f" ] && echo "marker $f"; done`,
+  "grep -qw 'cloud-init=disabled' /proc/cmdline 2>/dev/null && echo 'marker cloud-init=disabled on the kernel command line'",
+  'echo "system: $(systemctl is-system-running 2>/dev/null)"',
+  `echo '--- units'; systemctl show -p Id -p LoadState -p ActiveState -p Result ${UNITS.join(" ")} 2>/dev/null`,
+  "echo '--- status.json'; cat /run/cloud-init/status.json 2>/dev/null",
+  "echo '--- result.json'; cat /run/cloud-init/result.json 2>/dev/null",
+  "true",
+].join("\n");
+
+/** cloud-init's own warning and error lines of this boot, and the end of its output log (root). */
+export const CLOUD_INIT_LOG_PROBE =
+  "awk '/running .init-local. at/ { n = 0 } /\\[(WARNING|ERROR|CRITICAL)\\]/ { l[++n] = $0 } " +
+  "END { for (i = (n > 8 ? n - 7 : 1); i <= n; i++) print l[i] }' /var/log/cloud-init.log 2>/dev/null; " +
+  "echo '--- output'; tail -n 5 /var/log/cloud-init-output.log 2>/dev/null; true";
+
+type Json = Record<string, unknown>;
+
+export interface CloudInitProbe {
+  present: boolean;
+  markers: string[];
+  system: string;
+  units: { id: string; load: string; active: string; result: string }[];
+  status?: Json;
+  result?: Json;
+}
+
+export function parseCloudInitProbe(text: string): CloudInitProbe {
+  const [head, ...rest] = text.split(/^--- /m);
+  const part = (name: string) => rest.find((p) => p.startsWith(`${name}\n`))?.slice(name.length + 1) ?? "";
+  const json = (s: string): Json | undefined => {
+    try {
+      const v = JSON.parse(s);
+      return v && typeof v === "object" ? ((v as Json).v1 as Json) : undefined;
+    } catch {
+      return undefined;
+    }
+  };
+  const units = part("units")
+    .split(/\n\s*\n/)
+    .map((block) => Object.fromEntries(block.split("\n").map((l) => [l.split("=")[0], l.slice(l.indexOf("=") + 1)])))
+    .filter((u) => u.Id && u.LoadState === "loaded")
+    .map((u) => ({ id: u.Id, load: u.LoadState, active: u.ActiveState ?? "", result: u.Result ?? "" }));
+  return {
+    present: /^cloud-init: present$/m.test(head),
+    markers: [...head.matchAll(/^marker (.*)$/gm)].map((m) => m[1]),
+    system: /^system: (.*)$/m.exec(head)?.[1].trim() ?? "",
+    units,
+    status: json(part("status.json")),
+    result: json(part("result.json")),
+  };
+}
+
+export type CloudInitState =
+  | { kind: "absent" | "not-run" | "disabled"; words: string }
+  | { kind: "running"; words: string }
+  | { kind: "done"; warnings: string[] }
+  | { kind: "failed"; errors: string[]; warnings: string[]; stage?: string };
+
+const stageWords = (stage: string) => stage.replace(/^modules-/, "modules:");
+
+/** Every stage's errors (the list) and recoverable errors ("LEVEL: message", from 23.4 on). */
+function problems(probe: CloudInitProbe): { errors: string[]; warnings: string[] } {
+  const errors = new Set<string>();
+  const warnings = new Set<string>();
+  const stages = [...STAGES.map((s) => probe.status?.[s] as Json | undefined), probe.result];
+  for (const stage of stages) {
+    for (const e of (stage?.errors as unknown[] | undefined) ?? []) errors.add(String(e));
+    for (const [level, list] of Object.entries((stage?.recoverable_errors as Json | undefined) ?? {})) {
+      for (const m of Array.isArray(list) ? list : []) warnings.add(`${level}: ${String(m).replace(/\s+/g, " ")}`);
+    }
+  }
+  return { errors: [...errors], warnings: [...warnings] };
+}
+
+/** What is still running, or why it has stopped without finishing. */
+function unfinished(probe: CloudInitProbe): CloudInitState {
+  const stage = probe.status?.stage as string | null | undefined;
+  const failed = probe.units.find((u) => u.active === "failed");
+  const busy = probe.units.some((u) => u.active === "activating" || u.active === "reloading");
+  const booting = probe.system === "" || /^(initializing|starting)$/.test(probe.system);
+  if (!busy && !booting && probe.units.length > 0) {
+    const why = failed ? `its unit ${failed.id} failed (${failed.result})` : "no cloud-init unit is left running and the boot has ended";
+    const errors = [`cloud-init stopped before finishing the first boot: ${why}`, ...problems(probe).errors];
+    return { kind: "failed", stage: stage ?? undefined, errors, warnings: [] };
+  }
+  if (stage) return { kind: "running", words: `cloud-init to finish the first boot: stage ${stageWords(stage)}` };
+  const done = STAGES.filter((s) => (probe.status?.[s] as Json | undefined)?.finished);
+  return {
+    kind: "running",
+    words: `cloud-init to finish the first boot: ${done.length ? `${stageWords(done[done.length - 1])} done, next stage` : "not started yet"}`,
+  };
+}
+
+export function cloudInitState(probe: CloudInitProbe): CloudInitState {
+  if (!probe.present) return { kind: "absent", words: "no cloud-init on the VM" };
+  if (!probe.status) {
+    const disabled = probe.markers.find((m) => !m.endsWith("/enabled"));
+    if (disabled) return { kind: "disabled", words: `cloud-init is disabled on the VM (${disabled})` };
+    const starting = probe.units.some((u) => u.active === "activating") || /^(initializing|starting)$/.test(probe.system);
+    if (starting && probe.markers.some((m) => m.endsWith("/enabled")))
+      return { kind: "running", words: "cloud-init to finish the first boot: not started yet" };
+    return { kind: "not-run", words: "cloud-init is installed but did not run on this boot" };
+  }
+  if (!probe.result || probe.status.stage) return unfinished(probe);
+  const { errors, warnings } = problems(probe);
+  return errors.length ? { kind: "failed", errors, warnings } : { kind: "done", warnings };
+}
+
+/** cloud-init ended the first boot in error, or did not end it within the wait. */
+export class FirstBootError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "FirstBootError";
+  }
+}
+
+async function look(remote: Remote): Promise<CloudInitState> {
+  const r = await remote.run(CLOUD_INIT_PROBE, { env: { LC_ALL: "C" }, label: "looking at cloud-init", timeoutMs: 30_000 });
+  return cloudInitState(parseCloudInitProbe(r.stdout));
+}
+
+/** cloud-init's own lines about what failed: its log's warnings and errors, its output's last lines. */
+async function logLines(remote: Remote): Promise<string> {
+  const r = await remote.run(CLOUD_INIT_LOG_PROBE, { sudo: true, check: false, label: "reading cloud-init's log", timeoutMs: 30_000 }).catch((err) => {
+    if (err instanceof CommandError) return { stdout: "" };
+    throw err;
+  });
+  const [log, output = ""] = r.stdout.split("--- output\n");
+  const lines = [...tail(log, 8).split("\n"), ...(output.trim() ? ["cloud-init-output.log ends:", ...tail(output, 5).split("\n")] : [])];
+  return lines
+    .filter(Boolean)
+    .map((l) => (l.length > 300 ? `${l.slice(0, 297)}...` : l))
+    .join("\n");
+}
+
+const capped = (items: string[], n: number) => (items.length > n ? [...items.slice(0, n), `(${items.length - n} more: sudo cloud-init status --long)`] : items);
+
+/**
+ * Waits for cloud-init to finish the VM's first boot (when it has cloud-init at all). Returns the
+ * warnings for the result (recoverable errors); throws FirstBootError when it failed or did not finish.
+ */
+export async function waitForCloudInit(remote: Remote, clock: FirstBootClock, progress?: Progress): Promise<string[]> {
+  if (!clock.enabled) return [];
+  let last = { kind: "absent", words: "" } as CloudInitState;
+  const started = clock.now();
+  const end = await pollUntil(
+    clock,
+    async () => {
+      last = await look(remote);
+      return last.kind === "running" ? { waiting: last.words } : { done: last };
+    },
+    progress,
+  );
+  if (progress && clock.now() > started + 1000) progress.timings.first_boot = clock.now() - started;
+  if (!end) {
+    throw new FirstBootError(
+      `cloud-init had not finished the VM's first boot after ${Math.round((clock.now() - started) / 1000)} s (still waiting for ${last.kind === "running" ? last.words.replace(/^cloud-init to finish the first boot: /, "") : "it"}): ${clock.limitWords()}. The VM goes on booting; run the job again (raise run_id) once \`cloud-init status\` on it says done.`,
+    );
+  }
+  if (end.kind === "failed") {
+    const own = await logLines(remote);
+    throw new FirstBootError(
+      `cloud-init reported errors on the VM's first boot${end.stage ? ` (in stage ${stageWords(end.stage)})` : ""}, so nothing was installed on a VM half set up: ${capped(end.errors, 5).join("; ")}` +
+        `${own ? `\ncloud-init's own lines:\n${own}` : ""}\n` +
+        "Read /var/log/cloud-init.log and /var/log/cloud-init-output.log on the VM (`sudo cloud-init status --long`); fix the VM's user-data (cloud_init) and replace the VM, " +
+        "or mend what failed by hand and reboot it (cloud-init then reports that boot), then run the job again; apt.first_boot_wait_sec 0 skips this look.",
+    );
+  }
+  if (end.kind === "done") {
+    progress?.info(`cloud-init has finished the first boot${end.warnings.length ? ` with ${end.warnings.length} recoverable error(s)` : ""}`);
+    return end.warnings.length ? [`cloud-init finished the VM's first boot with recoverable errors: ${capped(end.warnings, 5).join("; ")}`] : [];
+  }
+  if (end.kind !== "absent") progress?.info(`${end.words}: not waited for`);
+  return [];
+}
