@@ -8,7 +8,7 @@ import * as net from "node:net";
 import * as path from "node:path";
 import { quote } from "../shared/shell-quote";
 import { IMAGE_USER } from "./image";
-import { childEnv, descendantsOf, nsPids, type ProcRef, procAlive, procComm, procRef, runOk, sleep, tail } from "./util";
+import { childEnv, descendantsOf, nsPids, type ProcRef, procAlive, procComm, procRef, run, runOk, sleep, tail } from "./util";
 
 export const SSH_PORT = 22;
 
@@ -63,6 +63,8 @@ interface BootScriptInput {
   user?: string;
   /** authorized_keys of that user instead of the sandbox's own client key (a Nubes VM's user_public_key). */
   authorizedKey?: string;
+  /** Boot with cloud-init: this NoCloud seed, and neither the image's user nor host keys from the host. */
+  cloudInit?: { userData: string; metaData: string };
 }
 
 /** Shell lines that create a login user other than the image's, with passwordless sudo as the image's has. */
@@ -74,6 +76,38 @@ printf '%s ALL=(ALL) NOPASSWD:ALL\\n' ${q(user)} > ${q(`${m}/etc/sudoers.d/91-${
 chmod 0440 ${q(`${m}/etc/sudoers.d/91-${user}`)}
 `;
 }
+
+/** Without cloud-init: the login user, its key and fresh host keys are put in place from the host. */
+function hostIdentity(p: BootPaths, m: string, user: string, keys: string): string {
+  const q = quote;
+  return `${user === IMAGE_USER ? "" : extraUser(m, user)}uid=$(chroot ${q(m)} id -u ${q(user)}); gid=$(chroot ${q(m)} id -g ${q(user)})
+install -d -m 700 -o "$uid" -g "$gid" ${q(`${m}/home/${user}/.ssh`)}
+install -m 600 -o "$uid" -g "$gid" ${q(keys)} ${q(`${m}/home/${user}/.ssh/authorized_keys`)}
+rm -f ${q(m)}/etc/ssh/ssh_host_*
+chroot ${q(m)} ssh-keygen -A >/dev/null
+cp ${q(`${m}/etc/ssh/ssh_host_ed25519_key.pub`)} ${q(`${p.hostPub}.tmp`)}
+mv ${q(`${p.hostPub}.tmp`)} ${q(p.hostPub)}
+`;
+}
+
+/**
+ * With cloud-init, as on a cloud: the seed goes in and everything else is cloud-init's. The image's own
+ * user goes, so only cloud-init can make the login user, and no host key exists until cloud-init's ssh
+ * module writes one (cloud-init.service is ordered before ssh.service, so sshd's first answer has it).
+ */
+function cloudInitIdentity(p: BootPaths, m: string): string {
+  const q = quote;
+  const seed = `${m}/var/lib/cloud/seed/nocloud`;
+  return `chroot ${q(m)} userdel --remove ${IMAGE_USER} 2>/dev/null
+rm -f ${q(`${m}/etc/sudoers.d/90-${IMAGE_USER}`)} ${q(`${m}/etc/cloud/cloud-init.disabled`)} ${q(m)}/etc/ssh/ssh_host_*
+install -d -m 700 ${q(seed)}
+install -m 600 ${q(userDataPath(p))} ${q(`${seed}/user-data`)}
+install -m 600 ${q(metaDataPath(p))} ${q(`${seed}/meta-data`)}
+`;
+}
+
+const userDataPath = (p: BootPaths) => path.join(p.runDir, "user-data");
+const metaDataPath = (p: BootPaths) => path.join(p.runDir, "meta-data");
 
 /** Runs as PID 1's parent inside the new mount + pid namespaces; everything it mounts dies with them. */
 function bootScript(i: BootScriptInput): string {
@@ -94,15 +128,8 @@ mount -t overlay overlay -o ${q(`lowerdir=${i.lowerDir},upperdir=${p.upper},work
 for ns in /run/netns/*; do
   [ "$ns" = ${q(`/run/netns/${i.netns}`)} ] || umount -l "$ns" 2>/dev/null || true
 done
-${user === IMAGE_USER ? "" : extraUser(m, user)}uid=$(chroot ${q(m)} id -u ${q(user)}); gid=$(chroot ${q(m)} id -g ${q(user)})
-install -d -m 700 -o "$uid" -g "$gid" ${q(`${m}/home/${user}/.ssh`)}
-install -m 600 -o "$uid" -g "$gid" ${q(keys)} ${q(`${m}/home/${user}/.ssh/authorized_keys`)}
-rm -f ${q(m)}/etc/ssh/ssh_host_*
-chroot ${q(m)} ssh-keygen -A >/dev/null
-printf '%s\\n' ${q(i.name)} > ${q(`${m}/etc/hostname`)}
+${i.cloudInit ? cloudInitIdentity(p, m) : hostIdentity(p, m, user, keys)}printf '%s\\n' ${q(i.name)} > ${q(`${m}/etc/hostname`)}
 printf '%s' ${q(hosts)} > ${q(`${m}/etc/hosts`)}
-cp ${q(`${m}/etc/ssh/ssh_host_ed25519_key.pub`)} ${q(`${p.hostPub}.tmp`)}
-mv ${q(`${p.hostPub}.tmp`)} ${q(p.hostPub)}
 echo "vm-install sandbox: booting ${i.name}"
 # --register=no --keep-unit: the host may have no systemd to register with. --capability=all and the bpf
 # and keyring syscalls: dockerd (iptables, cgroups) and containerd inside. The docker bind: overlay2
@@ -129,6 +156,10 @@ export function prepareRunDir(p: BootPaths): void {
 /** Starts the detached namespace tree and returns its top process (unshare) as soon as it exists. */
 export function spawnTree(i: BootScriptInput): ProcRef {
   if (i.authorizedKey) fs.writeFileSync(path.join(i.paths.runDir, "authorized_keys"), `${i.authorizedKey.trim()}\n`, { mode: 0o600 });
+  if (i.cloudInit) {
+    fs.writeFileSync(userDataPath(i.paths), i.cloudInit.userData, { mode: 0o600 });
+    fs.writeFileSync(metaDataPath(i.paths), i.cloudInit.metaData, { mode: 0o600 });
+  }
   fs.writeFileSync(i.paths.bootScript, bootScript(i), { mode: 0o755 });
   const logFd = fs.openSync(i.paths.consoleLog, "a");
   try {
@@ -193,6 +224,14 @@ function sshBanner(address: string, port: number, timeoutMs: number): Promise<bo
   });
 }
 
+/** The ed25519 key sshd presents ("ssh-ed25519 AAAA..."), or "" when it offers none. */
+async function scanHostKey(address: string): Promise<string> {
+  const args = ["-T", "5", "-t", "ed25519", "-p", String(SSH_PORT), address];
+  const r = await run("ssh-keyscan", args, { env: childEnv() });
+  const line = r.stdout.split("\n").find((l) => l.split(/\s+/)[1] === "ssh-ed25519");
+  return line ? line.trim().split(/\s+/).slice(1, 3).join(" ") : "";
+}
+
 export interface ReadyInfo {
   hostPublicKey: string;
   hostKeySha256: string;
@@ -210,16 +249,18 @@ export async function waitUntilReady(
   address: string,
   timeoutMs: number,
   exec: (cmd: string) => Promise<{ code: number; stdout: string }>,
+  /** "file": boot.sh generated the host key and copied it out; "sshd": cloud-init made it, ask sshd. */
+  hostKeyFrom: "file" | "sshd" = "file",
 ): Promise<ReadyInfo> {
   const deadline = Date.now() + timeoutMs;
   const fail = (what: string) => new Error(`sandbox ${name}: ${what}. Console (${p.consoleLog}): ${consoleTail(p)}`);
   let hostPublicKey = "";
   let init: number | undefined;
-  let stage = "the host key to be generated";
+  let stage = hostKeyFrom === "file" ? "the host key to be generated" : "systemd to start in the container";
   for (;;) {
     if (!procAlive(top)) throw fail(`the boot process (unshare pid ${top.pid}) exited while waiting for ${stage}`);
     if (Date.now() > deadline) throw fail(`not ready after ${Math.round(timeoutMs / 1000)} s, still waiting for ${stage}`);
-    if (!hostPublicKey) {
+    if (!hostPublicKey && hostKeyFrom === "file") {
       // Type and key only: ssh-keygen -A in the chroot commented it with the host's name, which is noise.
       if (fs.existsSync(p.hostPub)) hostPublicKey = fs.readFileSync(p.hostPub, "utf8").trim().split(/\s+/).slice(0, 2).join(" ");
       else {
@@ -246,6 +287,11 @@ export async function waitUntilReady(
     const r = await exec("systemctl is-active --quiet systemd-user-sessions.service && ! test -e /run/nologin");
     if (r.code === 0) break;
     await sleep(100);
+  }
+  if (!hostPublicKey) {
+    hostPublicKey = await scanHostKey(address);
+    const why = "did the user-data's ssh_genkeytypes or ssh_keys leave it out?";
+    if (!hostPublicKey) throw fail(`sshd answers on ${address} but offers no ed25519 host key (${why})`);
   }
   return { hostPublicKey, hostKeySha256: sha256Fingerprint(hostPublicKey), init };
 }

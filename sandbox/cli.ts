@@ -1,12 +1,16 @@
 // `npm run sandbox [up|down|list|image] ...`: a sandbox VM for the no-cloud demo and for poking at by
 // hand. Progress goes to stderr, so `up --json` prints exactly one JSON line on stdout.
 import * as fs from "node:fs";
+import { loginUserCloudConfig, multipartUserData, userDataKind } from "./cloud-init";
 import { ensureBaseRootfs } from "./image";
-import { listSandboxes, newSandboxName, sandboxSupportProblems, startSandbox, stopSandbox } from "./index";
+import { type CloudInitOptions, listSandboxes, newSandboxName, sandboxSupportProblems, startSandbox, stopSandbox } from "./index";
 import { runDirOf } from "./state";
 
 const USAGE = `usage: npm run sandbox -- [command] [options]
-  up [name] [--json]   boot a sandbox VM (default command); it keeps running after this exits
+  up [name] [--json] [--user-data FILE [--user NAME]]
+                       boot a sandbox VM (default command); it keeps running after this exits.
+                       --user-data: boot it with cloud-init, as a cloud would: NAME (default ubuntu)
+                       with the sandbox's key, then FILE (#cloud-config, #! or MIME multipart)
   down [name]          remove one sandbox, or every sandbox when no name is given
   list                 show sandboxes: name, status, address
   image [--rebuild]    build (or rebuild) the cached base image`;
@@ -22,7 +26,40 @@ function requireSupport(): void {
   }
 }
 
-async function up(args: string[]): Promise<void> {
+/** Takes `--flag VALUE` out of args. */
+function option(args: string[], flag: string): string | undefined {
+  const i = args.indexOf(flag);
+  if (i < 0) return undefined;
+  const v = args[i + 1];
+  if (v === undefined || v.startsWith("--")) throw new UsageError(`up: ${flag} needs a value`);
+  args.splice(i, 2);
+  return v;
+}
+
+/** `--user-data FILE`: the platform's part (the login user with the sandbox's key), then the file's. */
+function cloudInitOf(file: string | undefined, user: string): CloudInitOptions | undefined {
+  if (file === undefined) return undefined;
+  const text = fs.readFileSync(file, "utf8");
+  if (!userDataKind(text)) {
+    throw new UsageError(`up: ${file} is not user-data: start it with #cloud-config, #! or MIME multipart headers`);
+  }
+  return {
+    userData: (pub) =>
+      multipartUserData([
+        { text: loginUserCloudConfig(user, pub), filename: "sandbox-login.cfg" },
+        { text, filename: file },
+      ]),
+  };
+}
+
+async function up(argv: string[]): Promise<void> {
+  const args = [...argv];
+  const userData = option(args, "--user-data");
+  const user = option(args, "--user");
+  if (user && !userData) {
+    throw new UsageError("up: --user goes with --user-data (without it the login user is the image's ubuntu)");
+  }
+  const cloudInit = cloudInitOf(userData, user ?? "ubuntu");
   const json = args.includes("--json");
   const rest = args.filter((a) => a !== "--json");
   const unknown = rest.filter((a) => a.startsWith("-"));
@@ -36,7 +73,7 @@ async function up(args: string[]): Promise<void> {
   };
   process.once("SIGINT", abort);
   process.once("SIGTERM", abort);
-  const sb = await startSandbox({ name, persistent: true, log: (l) => err(`sandbox: ${l}`) });
+  const sb = await startSandbox({ name, persistent: true, log: (l) => err(`sandbox: ${l}`), user, cloudInit });
   process.removeListener("SIGINT", abort);
   process.removeListener("SIGTERM", abort);
   if (json) {

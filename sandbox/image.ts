@@ -34,6 +34,10 @@ export const IMAGE_PACKAGES = [
   "tzdata",
   "xz-utils",
   "python3",
+  // Dormant unless a sandbox is booted with user-data (see CLOUD_CFG and boot.ts). debootstrap does not
+  // resolve virtual packages: python3-cffi-backend provides the api-min/max python3-cryptography needs.
+  "cloud-init",
+  "python3-cffi-backend",
 ];
 
 export const IMAGE_USER = "ubuntu";
@@ -69,6 +73,16 @@ PasswordAuthentication no
 KbdInteractiveAuthentication no
 `;
 
+/** NoCloud only: the seed the sandbox writes into /var/lib/cloud/seed/nocloud before boot. */
+const CLOUD_CFG = `# vm-install sandbox: user-data comes from the NoCloud seed only, never from a metadata service.
+datasource_list: [NoCloud, None]
+# The host configures eth0 from outside the sandbox's network namespace; cloud-init must leave it alone.
+network: {config: disabled}
+# cloud-init's locale module sets en_US.UTF-8 by default, which a minbase image has not generated
+# (update-locale then fails the whole config stage); C.UTF-8 is built into libc.
+locale: C.UTF-8
+`;
+
 /** The whole build as one bash script: its text is the cache key, so nothing may influence the image
  * that is not written here. $ROOT is the (empty) target directory, $OUT the tarball to write. */
 export function buildScript(): string {
@@ -92,6 +106,10 @@ export function buildScript(): string {
     `chroot "$ROOT" usermod -p '*' ${IMAGE_USER}`,
     putFile(`/etc/sudoers.d/90-${IMAGE_USER}`, `${IMAGE_USER} ALL=(ALL) NOPASSWD:ALL\n`, "0440"),
     putFile("/etc/ssh/sshd_config.d/50-vm-install.conf", SSHD_CONF),
+    "# cloud-init: NoCloud only, and disabled (cloud-init-generator reads this file) unless the sandbox's",
+    "# overlay removes the marker because it was booted with user-data",
+    putFile("/etc/cloud/cloud.cfg.d/90-vm-install-sandbox.cfg", CLOUD_CFG),
+    putFile("/etc/cloud/cloud-init.disabled", "vm-install sandbox: enabled per sandbox by sandbox/boot.ts\n"),
     "# Docker inside nspawn",
     putFile("/etc/systemd/system/vm-install-cgroup-rw.service", CGROUP_UNIT),
     `ln -sf /etc/systemd/system/vm-install-cgroup-rw.service "$ROOT/etc/systemd/system/multi-user.target.wants/vm-install-cgroup-rw.service"`,

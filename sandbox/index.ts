@@ -12,6 +12,7 @@
 import { randomBytes } from "node:crypto";
 import * as fs from "node:fs";
 import { bootPaths, findInit, killTree, makeClientKey, prepareRunDir, processesMentioning, SSH_PORT, spawnTree, waitUntilReady } from "./boot";
+import { nocloudMetaData } from "./cloud-init";
 import { type RootExecOptions, type RootExecResult, spawnInTarget } from "./exec";
 import { ensureBaseImage, ensureBaseRootfs, IMAGE_USER } from "./image";
 import { claimSubnet, listClaims, netPlan, releaseSubnet, setupNetwork, teardownNetwork } from "./network";
@@ -21,6 +22,7 @@ import { type ProcRef, procAlive, procRef, sleep, writeFileAtomic } from "./util
 
 export type { SshRun } from "./client";
 export { jobEnvFor, sshRun } from "./client";
+export { loginUserCloudConfig, multipartUserData, userDataKind } from "./cloud-init";
 export { CACHE_DIR, RUN_ROOT } from "./state";
 export { checkSandboxSupport, SandboxUnsupportedError, sandboxSupportProblems } from "./support";
 export type { RootExecOptions, RootExecResult };
@@ -62,6 +64,9 @@ export interface Sandbox extends SandboxInfo {
   rootSpawn(command: string): { done: Promise<RootExecResult>; kill(): void };
   /** Removes every trace: processes, netns, veth, nft table, run directory. */
   stop(): Promise<void>;
+  /** `cloud-init status --wait --long` inside the target (exit 0 done, 1 failed, 2 done with
+   * recoverable errors; see the sandbox README); default timeout 5 min. */
+  cloudInitDone(opts?: RootExecOptions): Promise<RootExecResult>;
 }
 
 export interface StartOptions {
@@ -78,6 +83,16 @@ export interface StartOptions {
   user?: string;
   /** The one key the login user accepts, instead of the sandbox's own (the twin's VMs honour user_public_key). */
   authorizedKey?: string;
+  /** Boot with cloud-init from a NoCloud seed: cloud-init, not the sandbox, makes the login user (`user`
+   * names the one the user-data creates), its keys and the host keys; the image's `ubuntu` is removed. */
+  cloudInit?: CloudInitOptions;
+}
+
+export interface CloudInitOptions {
+  /** A function gets the sandbox's own client public key, to authorise it (privateKeyPath then logs in). */
+  userData: string | ((clientPublicKey: string) => string);
+  /** Default: a fresh instance-id and local-hostname = the sandbox's name. */
+  metaData?: string;
 }
 
 function defaultLog(): (l: string) => void {
@@ -110,6 +125,8 @@ function trackTree(name: string, top: ProcRef): void {
     }
   });
 }
+
+const CLOUD_INIT_WAIT = "cloud-init status --wait --long";
 
 function attach(state: SandboxState): Sandbox {
   const { address, hostKeySha256, netns, hostAddress, hostPublicKey, knownHostsPath, hostVeth, nftTable } = state;
@@ -149,6 +166,7 @@ function attach(state: SandboxState): Sandbox {
     rootExec: (command, opts) => spawnInTarget(initPid, command, opts).done,
     rootSpawn: (command) => spawnInTarget(initPid, command),
     stop: () => stopSandbox(state.name),
+    cloudInitDone: (opts) => spawnInTarget(initPid, CLOUD_INIT_WAIT, { timeoutMs: 300_000, ...opts }).done,
   };
 }
 
@@ -158,6 +176,10 @@ export async function startSandbox(opts: StartOptions = {}): Promise<Sandbox> {
   const log = opts.log ?? defaultLog();
   const name = opts.name ?? newSandboxName();
   validateName(name);
+  if (opts.cloudInit && opts.authorizedKey) {
+    const where = "put the key in the user-data's users[].ssh_authorized_keys";
+    throw new Error(`startSandbox: authorizedKey and cloudInit exclude each other: ${where}`);
+  }
   const t0 = Date.now();
   await pruneSandboxes(log);
   const img = await ensureBaseRootfs(log);
@@ -203,13 +225,17 @@ export async function startSandbox(opts: StartOptions = {}): Promise<Sandbox> {
     await Promise.all([setupNetwork(name, plan, log), makeClientKey(paths, name)]);
     const tNet = Date.now();
 
-    state.pid = spawnTree({ name, lowerDir: img.rootfs, netns: plan.netns, paths, user: opts.user, authorizedKey: opts.authorizedKey });
+    const cloudInit = opts.cloudInit && seedOf(opts.cloudInit, name, fs.readFileSync(paths.publicKey, "utf8").trim());
+    state.cloudInit = !!cloudInit;
+    const { user, authorizedKey } = opts;
+    state.pid = spawnTree({ name, lowerDir: img.rootfs, netns: plan.netns, paths, user, authorizedKey, cloudInit });
     writeState(state);
     if (!opts.persistent) trackTree(name, state.pid);
     const top = state.pid;
     let init: number | undefined;
     const exec = (cmd: string) => spawnInTarget(() => (init ??= findInit(top)) ?? 0, cmd, { timeoutMs: 10_000 }).done;
-    const ready = await waitUntilReady(name, top, paths, plan.address, opts.bootTimeoutMs ?? 90_000, exec);
+    const hostKeyFrom = cloudInit ? "sshd" : "file";
+    const ready = await waitUntilReady(name, top, paths, plan.address, opts.bootTimeoutMs ?? 90_000, exec, hostKeyFrom);
     const tReady = Date.now();
 
     state.hostPublicKey = ready.hostPublicKey;
@@ -224,6 +250,11 @@ export async function startSandbox(opts: StartOptions = {}): Promise<Sandbox> {
     await stopSandbox(name).catch((stopErr: Error) => log(`cleanup after the failed start of ${name} also failed: ${stopErr.message}`));
     throw e;
   }
+}
+
+function seedOf(c: CloudInitOptions, name: string, clientPublicKey: string): { userData: string; metaData: string } {
+  const userData = typeof c.userData === "function" ? c.userData(clientPublicKey) : c.userData;
+  return { userData, metaData: c.metaData ?? nocloudMetaData(name) };
 }
 
 /** A handle on a running sandbox started elsewhere (e.g. by `npm run sandbox up`). */

@@ -48,6 +48,8 @@ export interface SandboxState {
   knownHostsPath?: string;
   lowerDir?: string;
   imageHash?: string;
+  /** Booted with a NoCloud seed: cloud-init made the login user and the host keys. */
+  cloudInit?: boolean;
   timings?: Record<string, number>;
 }
 

@@ -1,5 +1,6 @@
-// nubes_vc_vm_v3 in the twin: a sandbox VM (sandbox/) booted with the VM's login user and public key,
-// found again by name by every later provider process. Its address is state_out_flat.externalConnect
+// nubes_vc_vm_v3 in the twin: a sandbox VM (sandbox/) booted with cloud-init, whose user-data makes the
+// VM's login user and public key and applies cloud_init (vm-user-data.ts); found again by name by every
+// later provider process. Its address is state_out_flat.externalConnect
 // (and internalConnect: one network here); only access_port_list's TCP ports take connections from
 // outside. destroy honours delete_mode as the real provider does.
 import { randomUUID } from "node:crypto";
@@ -12,6 +13,7 @@ import type { ResourceImplementation } from "../protocol/resource";
 import { applyAccessPorts, parsePorts } from "./access-ports";
 import { deleteModeOf, LIFECYCLE_DEFAULTS } from "./delete-mode";
 import { sandboxNameOf, vmProblems } from "./vm-settings";
+import { vmUserData } from "./vm-user-data";
 
 function connectInfo(address: string, sandbox: string): Record<string, string> {
   return { externalConnect: address, internalConnect: address, sandbox };
@@ -46,7 +48,7 @@ async function createVm(planned: CtyObject, log: (line: string) => void): Promis
       name,
       persistent: true,
       user: String(planned.user_login),
-      authorizedKey: String(planned.user_public_key),
+      cloudInit: { userData: vmUserData(planned) },
       log: (line) => log(`VM ${vmName}: ${line}`),
     }).catch((e: Error) => {
       throw new TwinError(
@@ -74,8 +76,9 @@ async function deleteVm(prior: CtyObject, log: (line: string) => void): Promise<
 
 export function nubesVm(log: (line: string) => void): ResourceImplementation {
   return {
-    // What the VM is made from and who logs in: a change needs a new VM.
-    replaceOn: ["resource_name", "vapp_uid", "vm_name", "image_vm", "user_login", "user_public_key"],
+    // What the VM is made from and who logs in: a change needs a new VM. cloud_init too: cloud-init runs
+    // it once per instance, so a changed one would never reach the running VM.
+    replaceOn: ["resource_name", "vapp_uid", "vm_name", "image_vm", "user_login", "user_public_key", "cloud_init"],
     defaults: LIFECYCLE_DEFAULTS,
     validate: vmProblems,
     create: (planned) => createVm(planned, log),

@@ -2,6 +2,7 @@
 import { type CtyObject, UNKNOWN } from "../protocol/cty-value";
 import { type Diagnostic, errorDiagnostic } from "../protocol/diagnostics";
 import { deleteModeProblems } from "./delete-mode";
+import { cloudInitProblems } from "./vm-user-data";
 
 /** Sandbox names are 1-32 characters a-z 0-9 -; the twin names a VM's sandbox with this prefix. */
 export const SANDBOX_PREFIX = "nubes-";
@@ -65,6 +66,7 @@ export function vmProblems(config: CtyObject): Diagnostic[] {
     );
   }
   if (known(access_port_list)) out.push(...portProblems(access_port_list));
+  out.push(...cloudInitProblems(config));
   for (const [name, v] of [
     ["vm_cpu", vm_cpu],
     ["vm_ram", vm_ram],
