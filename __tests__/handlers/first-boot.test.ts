@@ -49,6 +49,8 @@ const update: Step = { match: /^apt-get update /, sudo: true };
 const policy: Step = { match: "apt-cache policy", stdout: policyBlock("git", "1:2.39.2-1.1") };
 const install = (extra: Partial<Step> = {}): Step => ({ match: /^apt-get install -y /, sudo: true, ...extra });
 const installed = dpkg(dpkgLine("git", "1:2.39.2-1.1"));
+/** cloud-init's log read (22.x records its warnings there only): `log` lines, then its output log. */
+const cloudLog = (log = "", output = ""): Step => ({ match: "cloud-init-output.log", sudo: true, stdout: `${log}--- output\n${output}` });
 const run = (event: unknown, script: Step[], deps: Partial<InstallerDeps> = {}) =>
   runScripted(handler, { packages: ["git"], ...(event as object) }, script, deps);
 
@@ -65,7 +67,7 @@ describe("cloud-init's state, from its own files", () => {
   });
 
   it("22.4 and 23.4 shapes: done, done with recoverable errors, failed, running, between stages, not started", () => {
-    expect(state(DONE_22)).toEqual({ kind: "done", warnings: [] });
+    expect(state(DONE_22)).toEqual({ kind: "done", warnings: [], logOnly: true });
     expect(state(DONE_RECOVERABLE_23)).toEqual({
       kind: "done",
       warnings: [
@@ -169,7 +171,19 @@ describe("install-packages waits for cloud-init", () => {
     const { t, deps } = fakeTime();
     const { result, remote, lines } = await run(
       {},
-      [os, probe(RUNNING_FINAL_22), probe(RUNNING_FINAL_22), probe(RUNNING_FINAL_22), probe(DONE_22), dpkg(""), update, policy, install(), installed],
+      [
+        os,
+        probe(RUNNING_FINAL_22),
+        probe(RUNNING_FINAL_22),
+        probe(RUNNING_FINAL_22),
+        probe(DONE_22),
+        cloudLog(),
+        dpkg(""),
+        update,
+        policy,
+        install(),
+        installed,
+      ],
       deps,
     );
     expect(remote.done).toBe(true);
@@ -179,6 +193,33 @@ describe("install-packages waits for cloud-init", () => {
     expect(lines).toContain("[install-packages] cloud-init has finished the first boot");
     expect(t.now).toBe(3 * FIRST_BOOT_POLL_MS);
     expect(result?.timings_ms.first_boot).toBe(15_000);
+  });
+
+  it("22.4 done, with a user-data part it could not parse: its log's WARNING lines become the result's warning", async () => {
+    const log =
+      '2026-12-04 01:16:29,100 - util.py[WARNING]: Failed loading yaml blob. Invalid format at line 2 column 9: "while parsing a flow sequence"\n' +
+      "2026-12-04 01:16:29,101 - cloud_config.py[WARNING]: Failed at merging in cloud config part from case.cfg: empty cloud config\n";
+    const { result } = await run({}, [os, probe(DONE_22), cloudLog(log), dpkg(""), update, policy, install(), installed]);
+    expect(result?.status).toBe("ok");
+    expect(result?.warnings).toEqual([
+      "cloud-init finished the VM's first boot with warnings in its log (/var/log/cloud-init.log): " +
+        'util.py[WARNING]: Failed loading yaml blob. Invalid format at line 2 column 9: "while parsing a flow sequence"; ' +
+        "cloud_config.py[WARNING]: Failed at merging in cloud config part from case.cfg: empty cloud config",
+    ]);
+  });
+
+  it("while cloud-init runs, each line also names who holds apt's lock", async () => {
+    const { deps } = fakeTime();
+    const { lines } = await run(
+      {},
+      [os, probe(RUNNING_FINAL_22), locks(LOCK_TABLE), details(CLOUD_FINAL_APT), probe(DONE_22), cloudLog(), dpkg(""), update, policy, install(), installed],
+      deps,
+    );
+    expect(lines).toContain(
+      "[install-packages] waiting for cloud-init to finish the first boot: stage modules:final; apt lock: /var/lib/dpkg/lock-frontend is held by pid 4242 " +
+        "(apt-get --option=Dpkg::Options::=--force-confold --assume-yes --quiet dist-upgrade; unit cloud-final.service); /var/lib/dpkg/lock is held by pid 4242 " +
+        "(apt-get --option=Dpkg::Options::=--force-confold --assume-yes --quiet dist-upgrade; unit cloud-final.service) (0 s)",
+    );
   });
 
   it("done with recoverable errors (23.4+): a warning in the result naming them", async () => {
@@ -194,8 +235,8 @@ describe("install-packages waits for cloud-init", () => {
     const log =
       "2024-05-01 10:00:09,101 - subp.py[WARNING]: Failed running /var/lib/cloud/instance/scripts/runcmd [1]\n" +
       "2024-05-01 10:00:09,102 - util.py[WARNING]: Failed to run module scripts-user (scripts in /var/lib/cloud/instance/scripts)\x1b]0;pwned\x07\n" +
-      "--- output\n+ false\n";
-    const { error, remote } = await run({}, [os, probe(RUNCMD_FAILED_22), { match: "cloud-init-output.log", sudo: true, stdout: log }]);
+      "";
+    const { error, remote } = await run({}, [os, probe(RUNCMD_FAILED_22), cloudLog(log, "+ false\n")]);
     expect(remote.done).toBe(true);
     expect(error?.message).toMatch(
       /^install-packages failed while waiting for the VM's first boot \(cloud-init\): cloud-init reported errors on the VM's first boot/,
@@ -228,13 +269,13 @@ describe("install-packages waits for cloud-init", () => {
   it("a look lost with the SSH link is looked again", async () => {
     const { deps } = fakeTime();
     const lost: Step = { ...probe(RUNNING_FINAL_22), code: null };
-    const { result } = await run({}, [os, lost, probe(DONE_22), dpkg(""), update, policy, install(), installed], deps);
+    const { result } = await run({}, [os, lost, probe(DONE_22), cloudLog(), dpkg(""), update, policy, install(), installed], deps);
     expect(result?.status).toBe("ok");
   });
 
   it("check mode waits as well: what it reads is what a real run would see after the first boot", async () => {
     const { deps } = fakeTime();
-    const { result, remote, lines } = await run({ check: true }, [os, probe(RUNNING_FINAL_22), probe(DONE_22), dpkg(""), policy], deps);
+    const { result, remote, lines } = await run({ check: true }, [os, probe(RUNNING_FINAL_22), probe(DONE_22), cloudLog(), dpkg(""), policy], deps);
     expect(remote.done).toBe(true);
     expect(result?.would_change).toEqual(["installed git"]);
     expect(lines.some((l) => l.includes("waiting for cloud-init"))).toBe(true);

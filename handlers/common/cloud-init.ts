@@ -7,6 +7,7 @@
 // end of the boot without a result, means it died. A VM without cloud-init answers the first test.
 import { CommandError, type Remote, tail } from "./exec";
 import { type FirstBootClock, pollUntil } from "./first-boot";
+import { describeHolders, readLockHolders } from "./lock-holders";
 import type { Progress } from "./progress";
 
 const UNITS = ["cloud-init-local", "cloud-init", "cloud-init-network", "cloud-config", "cloud-final"].map((u) => `${u}.service`);
@@ -72,7 +73,8 @@ export function parseCloudInitProbe(text: string): CloudInitProbe {
 export type CloudInitState =
   | { kind: "absent" | "not-run" | "disabled"; words: string }
   | { kind: "running"; words: string }
-  | { kind: "done"; warnings: string[] }
+  /** `logOnly`: a cloud-init before 23.4, which records no recoverable errors: its log has its warnings. */
+  | { kind: "done"; warnings: string[]; logOnly?: boolean }
   | { kind: "failed"; errors: string[]; warnings: string[]; stage?: string };
 
 const stageWords = (stage: string) => stage.replace(/^modules-/, "modules:");
@@ -122,7 +124,9 @@ export function cloudInitState(probe: CloudInitProbe): CloudInitState {
   }
   if (!probe.result || probe.status.stage) return unfinished(probe);
   const { errors, warnings } = problems(probe);
-  return errors.length ? { kind: "failed", errors, warnings } : { kind: "done", warnings };
+  if (errors.length) return { kind: "failed", errors, warnings };
+  const logOnly = !STAGES.some((st) => (probe.status?.[st] as Json | undefined)?.recoverable_errors !== undefined);
+  return { kind: "done", warnings, ...(logOnly ? { logOnly } : {}) };
 }
 
 /** cloud-init ended the first boot in error, or did not end it within the wait. */
@@ -133,18 +137,34 @@ export class FirstBootError extends Error {
   }
 }
 
+/** cloud-init's state; while it runs, with whoever holds apt's locks (its package work, most often). */
 async function look(remote: Remote): Promise<CloudInitState> {
   const r = await remote.run(CLOUD_INIT_PROBE, { env: { LC_ALL: "C" }, label: "looking at cloud-init", timeoutMs: 30_000 });
-  return cloudInitState(parseCloudInitProbe(r.stdout));
+  const state = cloudInitState(parseCloudInitProbe(r.stdout));
+  if (state.kind !== "running") return state;
+  const holders = await readLockHolders(remote).catch((err) => {
+    if (err instanceof CommandError) return [];
+    throw err;
+  });
+  return holders.length ? { ...state, words: `${state.words}; apt lock: ${describeHolders(holders)}` } : state;
 }
 
-/** cloud-init's own lines about what failed: its log's warnings and errors, its output's last lines. */
-async function logLines(remote: Remote): Promise<string> {
+/** This boot's warning and error lines of /var/log/cloud-init.log (the last 8), and the end of its output log. */
+async function readLog(remote: Remote): Promise<{ log: string; output: string }> {
   const r = await remote.run(CLOUD_INIT_LOG_PROBE, { sudo: true, check: false, label: "reading cloud-init's log", timeoutMs: 30_000 }).catch((err) => {
     if (err instanceof CommandError) return { stdout: "" };
     throw err;
   });
   const [log, output = ""] = r.stdout.split("--- output\n");
+  return { log, output };
+}
+
+/** A log line without its timestamp: "util.py[WARNING]: Failed loading yaml blob. ...". */
+const logMessage = (line: string) => line.replace(/^\S+ \S+ - /, "").slice(0, 300);
+
+/** cloud-init's own lines about what failed: its log's warnings and errors, its output's last lines. */
+async function logLines(remote: Remote): Promise<string> {
+  const { log, output } = await readLog(remote);
   const lines = [...tail(log, 8).split("\n"), ...(output.trim() ? ["cloud-init-output.log ends:", ...tail(output, 5).split("\n")] : [])];
   return lines
     .filter(Boolean)
@@ -186,8 +206,17 @@ export async function waitForCloudInit(remote: Remote, clock: FirstBootClock, pr
     );
   }
   if (end.kind === "done") {
-    progress?.info(`cloud-init has finished the first boot${end.warnings.length ? ` with ${end.warnings.length} recoverable error(s)` : ""}`);
-    return end.warnings.length ? [`cloud-init finished the VM's first boot with recoverable errors: ${capped(end.warnings, 5).join("; ")}`] : [];
+    // Before 23.4 a part that did not parse, or failed its schema, leaves only a WARNING in the log.
+    const logged = end.logOnly
+      ? (await readLog(remote)).log
+          .split("\n")
+          .filter((l) => /\[WARNING\]/.test(l))
+          .map(logMessage)
+      : [];
+    const warnings = [...end.warnings, ...logged];
+    progress?.info(`cloud-init has finished the first boot${warnings.length ? ` with ${warnings.length} recoverable error(s)` : ""}`);
+    const kind = end.logOnly ? "warnings in its log (/var/log/cloud-init.log)" : "recoverable errors";
+    return warnings.length ? [`cloud-init finished the VM's first boot with ${kind}: ${capped(warnings, 5).join("; ")}`] : [];
   }
   if (end.kind !== "absent") progress?.info(`${end.words}: not waited for`);
   return [];
