@@ -4,7 +4,9 @@
 // progress, and the holder is let go only once the job's log says it waits. Named anything else it keeps
 // the bounded wait of old: the job fails within seconds naming pid, command and unit, installing nothing.
 // The event's lock settings are small, so the old bounded wait would give up within seconds in both.
-import type { Sandbox } from "../../sandbox";
+// Then real cloud-init (NoCloud): a first boot that upgrades packages after sshd answers is waited for,
+// and one whose user-data fails fails the job with cloud-init's error, not apt's.
+import { loginUserCloudConfig, multipartUserData, type Sandbox, startSandbox } from "../../sandbox";
 import { describeE2E, dpkgStatus, expectSucceeded, type InstallerRun, root, runInstaller, sandboxPerSuite } from "./support/e2e";
 import { holdDpkgLockInUnit, type UnitLockHold } from "./support/faults";
 
@@ -95,6 +97,67 @@ describeE2E("the first boot's hold on the dpkg lock, on a sandbox VM", () => {
       expect(run.lines.some((l) => l.includes("waiting for the apt lock the first boot holds"))).toBe(false);
       expect((await dpkgStatus(sb, ["unzip"])).unzip).toBeUndefined();
       expect((await vmState(sb, unit)).audit).toBe("");
+    },
+    T,
+  );
+});
+
+/** A sandbox booted the way a cloud boots: cloud-init makes the login user, then runs `part`. */
+function cloudInitSandbox(part: string): Promise<Sandbox> {
+  return startSandbox({
+    user: "deploy",
+    cloudInit: {
+      userData: (pub) =>
+        multipartUserData([
+          { text: loginUserCloudConfig("deploy", pub), filename: "platform.cfg" },
+          { text: part, filename: "case.cfg" },
+        ]),
+    },
+  });
+}
+
+describeE2E("install-packages on a sandbox VM that cloud-init is still setting up", () => {
+  let sb: Sandbox | undefined;
+  afterEach(async () => {
+    await sb?.stop();
+    sb = undefined;
+  }, T);
+
+  test(
+    "package_upgrade: true, the job started as soon as sshd answers: it waits for cloud-init, names the lock's holder, then installs",
+    async () => {
+      sb = await cloudInitSandbox("#cloud-config\npackage_upgrade: true\n");
+      const run = await runInstaller(sb, "install-packages", { packages: ["jq"], update: true, apt: SHORT_LOCKS });
+      expectSucceeded(run);
+      expect(run.result.installed).toEqual(["jq"]);
+      const waits = run.lines.filter((l) => l.includes("waiting for cloud-init to finish the first boot"));
+      expect(waits.length).toBeGreaterThanOrEqual(1);
+      // What held the lock while it waited: cloud-init's own apt, in cloud-final.service.
+      expect(waits.join("\n")).toMatch(/apt lock: .*is held by pid \d+ \(apt-get [^;)]*(upgrade|update)[^;)]*; unit cloud-final\.service\)/);
+      expect(run.lines).toContain("[install-packages] cloud-init has finished the first boot");
+      expect(run.result.timings_ms.first_boot).toBeGreaterThan(0);
+      // On the VM: cloud-init done, the upgrade and the install both complete, dpkg clean, nothing held.
+      expect(await root(sb, "cloud-init status; true")).toMatch(/^status: done$/m);
+      expect((await dpkgStatus(sb, ["jq"])).jq).toBe("install ok installed");
+      expect((await root(sb, "apt-get -s -o Debug::NoLocking=1 dist-upgrade | grep -c '^Inst ' || true")).trim()).toBe("0");
+      expect(await vmState(sb, "cloud-final.service")).toMatchObject({ audit: "", locks: expect.not.arrayContaining([expect.stringMatching(/held$/)]) });
+    },
+    T,
+  );
+
+  test(
+    "a runcmd that fails: the job fails naming cloud-init's error and its own lines, not apt's; nothing installed",
+    async () => {
+      sb = await cloudInitSandbox('#cloud-config\nruncmd:\n  - [sh, -c, "echo vmi-runcmd-broke >&2; exit 3"]\n');
+      const run = await runInstaller(sb, "install-packages", { packages: ["jq"], update: true });
+      expect(run.phase).toBe("Failed");
+      expect(run.message).toMatch(/failed while waiting for the VM's first boot \(cloud-init\): cloud-init reported errors on the VM's first boot/);
+      expect(run.message).toContain("Runparts: 1 failures (runcmd) in 1 attempted commands");
+      expect(run.message).toContain("vmi-runcmd-broke");
+      expect(run.message).toMatch(/fix the VM's user-data \(cloud_init\)/);
+      expect(run.message).not.toMatch(/dpkg|apt-get|lock/);
+      expect((await dpkgStatus(sb, ["jq"])).jq).toBeUndefined();
+      expect(await root(sb, "cloud-init status; true")).toMatch(/^status: error$/m);
     },
     T,
   );

@@ -31,7 +31,9 @@ export const CLOUD_INIT_PROBE = [
 export const CLOUD_INIT_LOG_PROBE =
   "awk '/running .init-local. at/ { n = 0 } /\\[(WARNING|ERROR|CRITICAL)\\]/ { l[++n] = $0 } " +
   "END { for (i = (n > 8 ? n - 7 : 1); i <= n; i++) print l[i] }' /var/log/cloud-init.log 2>/dev/null; " +
-  "echo '--- output'; tail -n 5 /var/log/cloud-init-output.log 2>/dev/null; true";
+  // Its output log ends with what cloud-init prints itself (host keys, fingerprints, ci-info tables): left out.
+  "echo '--- output'; awk '/^-----BEGIN SSH HOST KEY/ { skip = 1 } !skip && !/^(ci-info: |Cloud-init v[.] |#+$|<[0-9]+>)/ { print } " +
+  "/^-----END SSH HOST KEY/ { skip = 0 }' /var/log/cloud-init-output.log 2>/dev/null | tail -n 5; true";
 
 type Json = Record<string, unknown>;
 
