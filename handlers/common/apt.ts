@@ -1,6 +1,8 @@
 // apt on the VM, modelled on Ansible's apt module: look at the state first, change only what differs,
 // report per package. Also what two installers on one host need: apt waits for the dpkg lock itself
-// (DPkg::Lock::Timeout) and we retry on top of that; a lock that never frees names its holder.
+// (DPkg::Lock::Timeout) and we retry on top of that (apt-lock.ts): the first boot's hold (cloud-init,
+// apt-daily, unattended-upgrades) as long as the job may take, any other a bounded number of times; a
+// lock that never frees names its holder.
 //
 // The handler kit gives every installer a ready `apt` (with the event's `apt` settings); the
 // per-package whole is ensure-packages.ts, the parsers are apt-output.ts.

@@ -220,6 +220,6 @@ export async function waitForCloudInit(remote: Remote, clock: FirstBootClock, pr
     const kind = end.logOnly ? "warnings in its log (/var/log/cloud-init.log)" : "recoverable errors";
     return warnings.length ? [`cloud-init finished the VM's first boot with ${kind}: ${capped(warnings, 5).join("; ")}`] : [];
   }
-  if (end.kind !== "absent") progress?.info(`${end.words}: not waited for`);
+  // No cloud-init, or one that does not run on this boot: nothing to wait for, nothing to say.
   return [];
 }
