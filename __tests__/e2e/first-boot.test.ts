@@ -8,7 +8,7 @@
 // and one whose user-data fails fails the job with cloud-init's error, not apt's.
 import { loginUserCloudConfig, multipartUserData, type Sandbox, startSandbox } from "../../sandbox";
 import { describeE2E, dpkgStatus, expectSucceeded, type InstallerRun, root, runInstaller, sandboxPerSuite } from "./support/e2e";
-import { holdDpkgLockInUnit, type UnitLockHold } from "./support/faults";
+import { blockSsh, holdDpkgLockInUnit, type SshBlock, type UnitLockHold } from "./support/faults";
 
 const T = 240_000;
 const SHORT_LOCKS = { lock_timeout_sec: 1, lock_attempts: 2, lock_retry_delay_sec: 1 };
@@ -141,6 +141,39 @@ describeE2E("install-packages on a sandbox VM that cloud-init is still setting u
       expect((await dpkgStatus(sb, ["jq"])).jq).toBe("install ok installed");
       expect((await root(sb, "apt-get -s -o Debug::NoLocking=1 dist-upgrade | grep -c '^Inst ' || true")).trim()).toBe("0");
       expect(await vmState(sb, "cloud-final.service")).toMatchObject({ audit: "", locks: expect.not.arrayContaining([expect.stringMatching(/held$/)]) });
+    },
+    T,
+  );
+
+  test(
+    "the SSH link dropped while it waits for cloud-init: it reconnects and goes on waiting, then installs",
+    async () => {
+      const vm = await cloudInitSandbox("#cloud-config\npackage_upgrade: true\n");
+      sb = vm;
+      let block: SshBlock | undefined;
+      let restored: Promise<number> | undefined;
+      const run = await runInstaller(
+        vm,
+        "install-packages",
+        { packages: ["jq"], update: true, ssh: { attempts: 8, delay_sec: 2, budget_sec: 90, timeout_sec: 5 } },
+        {
+          // The link goes when the job says it waits, and comes back when it says it reconnects.
+          onLine: (line) => {
+            if (!block && line.includes("waiting for cloud-init to finish the first boot")) void blockSsh(vm).then((b) => (block = b));
+            if (block && !restored && line.includes("the SSH connection was lost; reconnecting")) restored = block.restore();
+          },
+        },
+      ).finally(() => block?.restore());
+      expectSucceeded(run);
+      expect(restored).toBeDefined();
+      expect(run.result.installed).toEqual(["jq"]);
+      // It waited on both sides of the drop: a look before it, a look after the reconnect.
+      const reconnect = run.lines.findIndex((l) => l.includes("the SSH connection was lost; reconnecting"));
+      expect(run.lines.slice(0, reconnect).some((l) => l.includes("waiting for cloud-init"))).toBe(true);
+      expect(run.lines.slice(reconnect).some((l) => l.includes("cloud-init has finished the first boot"))).toBe(true);
+      expect(run.lines).toContain("[install-packages] cloud-init has finished the first boot");
+      expect(await root(vm, "cloud-init status; true")).toMatch(/^status: done$/m);
+      expect((await dpkgStatus(vm, ["jq"])).jq).toBe("install ok installed");
     },
     T,
   );
