@@ -52,13 +52,15 @@ export async function waitForFirstBootLocks(ctx: LockWaitContext, what: string, 
       if (!first) last = await holdersNow(ctx);
       first = false;
       const busy = firstBootHolders(last);
-      return busy.length ? { waiting: `the apt lock the first boot holds (${what}): ${describeHolders(busy)}` } : { done: true };
+      if (busy.length === 0) return { done: true };
+      return { waiting: `the apt lock the first boot holds (${what}): ${describeHolders(busy)}` };
     },
     ctx.progress,
   );
   if (freed) return;
   throw new AptLockError(
-    `${what}: the apt/dpkg lock stayed held by the VM's first boot or apt's own periodic work: ${describeHolders(firstBootHolders(last))}; ` +
+    `${what}: the apt/dpkg lock stayed held by the VM's first boot or apt's own periodic work: ` +
+      `${describeHolders(firstBootHolders(last))}; ` +
       `${ctx.clock.limitWords()}. It goes on on the VM; run the job again (raise run_id) once it is over.`,
     last,
   );
@@ -86,13 +88,15 @@ export async function withLock<T>(ctx: LockWaitContext, what: string, op: () => 
         throw new AptLockError(
           `${what}: the apt/dpkg lock stayed busy through ${lockAttempts} attempt${lockAttempts === 1 ? "" : "s"} ` +
             `(each waiting ${lockTimeoutSec}s, ${lockRetryDelaySec}s apart): ${who}. ` +
-            "That is not the VM's first boot nor apt's own periodic work (those are waited for as long as the job may take): " +
-            "wait for that process to finish or stop it, then run the job again (raise run_id); apt.lock_attempts and apt.lock_timeout_sec wait longer.",
+            "That is not the VM's first boot nor apt's own periodic work (those are waited for as long as the " +
+            "job may take): wait for that process to finish or stop it, then run the job again (raise run_id); " +
+            "apt.lock_attempts and apt.lock_timeout_sec wait longer.",
           holders,
         );
       }
       attempt++;
-      ctx.progress?.info(`${what}: lock busy: ${who}; attempt ${attempt}/${lockAttempts} in ${formatDuration(lockRetryDelaySec * 1000)}`);
+      const next = `attempt ${attempt}/${lockAttempts} in ${formatDuration(lockRetryDelaySec * 1000)}`;
+      ctx.progress?.info(`${what}: lock busy: ${who}; ${next}`);
       await ctx.sleep(lockRetryDelaySec * 1000);
     }
   }

@@ -33,7 +33,7 @@ export const APT_LOCK_SETTINGS = {
     event: "lock_attempts",
     eventOnly: true,
     default: 5,
-    doc: "apt-get runs in all while the lock stays busy (held by anything but the first boot); then the error names the holder's pid, command and unit.",
+    doc: "apt-get runs in all while the lock stays busy (unless the first boot holds it); then the error names its holder.",
   }),
   lockRetryDelaySec: setting(integer(0, 600), { event: "lock_retry_delay_sec", eventOnly: true, default: 15, doc: "Seconds between those runs." }),
   installTimeoutSec: setting(integer(10, 7200), {
@@ -47,8 +47,9 @@ export const APT_LOCK_SETTINGS = {
     eventOnly: true,
     default: 1800,
     doc:
-      "Longest wait, within time_budget_sec, for the VM's first boot: cloud-init to finish, and an apt lock held by cloud-init, " +
-      "apt-daily or unattended-upgrades (0: no such wait, those holders get the bounded wait above).",
+      "Longest wait, within time_budget_sec, for the VM's first boot: cloud-init to finish, and an apt lock " +
+      "held by cloud-init, apt-daily or unattended-upgrades (0: no such wait, those holders get the bounded " +
+      "wait above).",
   }),
 } as const;
 
@@ -131,7 +132,8 @@ export class Apt {
     private readonly opts: AptOptions = {},
   ) {
     this.sleep = opts.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
-    this.clock = opts.clock ?? new FirstBootClock({ capSec: settings.firstBootWaitSec, sleep: this.sleep, progress: opts.progress });
+    const { progress } = opts;
+    this.clock = opts.clock ?? new FirstBootClock({ capSec: settings.firstBootWaitSec, sleep: this.sleep, progress });
   }
 
   /** Where steps and retry notices are reported, if anywhere. */
@@ -279,9 +281,8 @@ export class Apt {
    * lines and the command a person would run when dpkg is still not clean. Looked at once per run.
    */
   ensureDpkgHealthy(): Promise<void> {
-    // The first boot's apt (cloud-init's, apt-daily's) is waited for before dpkg is even looked at; a
-    // check takes no lock (and runs nothing as root), so it does not wait for one.
-    this.health ??= (this.opts.check ? Promise.resolve() : waitForFirstBootLocks(this.lockContext(), "before the first apt step")).then(() =>
+    // The first boot's apt (cloud-init's, apt-daily's) is waited for before dpkg is even looked at.
+    this.health ??= this.firstBootLocks().then(() =>
       repairDpkg({
         remote: this.remote,
         settings: this.settings,
@@ -300,10 +301,16 @@ export class Apt {
   }
 
   private lockContext(): LockWaitContext {
-    return { remote: this.remote, settings: this.settings, clock: this.clock, progress: this.opts.progress, sleep: this.sleep };
+    const { remote, settings, clock, sleep } = this;
+    return { remote, settings, clock, progress: this.opts.progress, sleep };
   }
 
-  /** Runs `op` (an apt command) through the lock waits of apt-lock.ts: the first boot's as long as allowed, others bounded. */
+  /** A lock the first boot holds, waited for before the first apt step (not in a check: it takes no lock). */
+  private firstBootLocks(): Promise<void> {
+    return this.opts.check ? Promise.resolve() : waitForFirstBootLocks(this.lockContext(), "before the first apt step");
+  }
+
+  /** Runs `op` (an apt command) through apt-lock.ts's waits: the first boot's as long as allowed, others bounded. */
   withLock<T>(what: string, op: () => Promise<T>): Promise<T> {
     return withLock(this.lockContext(), what, op);
   }

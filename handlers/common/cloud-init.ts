@@ -10,7 +10,9 @@ import { type FirstBootClock, pollUntil } from "./first-boot";
 import { describeHolders, readLockHolders } from "./lock-holders";
 import type { Progress } from "./progress";
 
-const UNITS = ["cloud-init-local", "cloud-init", "cloud-init-network", "cloud-config", "cloud-final"].map((u) => `${u}.service`);
+/** cloud-init's units; cloud-init.service is cloud-init-network.service from 24.3 on. */
+const UNIT_NAMES = ["cloud-init-local", "cloud-init", "cloud-init-network", "cloud-config", "cloud-final"];
+const UNITS = UNIT_NAMES.map((u) => `${u}.service`).join(" ");
 const DISABLED = ["/etc/cloud/cloud-init.disabled", "/run/cloud-init/disabled"];
 const STAGES = ["init-local", "init", "modules-config", "modules-final"];
 
@@ -19,9 +21,9 @@ export const CLOUD_INIT_PROBE = [
   "if [ ! -e /run/cloud-init ] && ! command -v cloud-init > /dev/null 2>&1; then echo 'cloud-init: none'; exit 0; fi",
   "echo 'cloud-init: present'",
   `for f in ${[...DISABLED, "/run/cloud-init/enabled"].join(" ")}; do [ -e "$f" ] && echo "marker $f"; done`,
-  "grep -qw 'cloud-init=disabled' /proc/cmdline 2>/dev/null && echo 'marker cloud-init=disabled on the kernel command line'",
+  "grep -qw 'cloud-init=disabled' /proc/cmdline 2>/dev/null && echo 'marker cloud-init=disabled (kernel)'",
   'echo "system: $(systemctl is-system-running 2>/dev/null)"',
-  `echo '--- units'; systemctl show -p Id -p LoadState -p ActiveState -p Result ${UNITS.join(" ")} 2>/dev/null`,
+  `echo '--- units'; systemctl show -p Id -p LoadState -p ActiveState -p Result ${UNITS} 2>/dev/null`,
   "echo '--- status.json'; cat /run/cloud-init/status.json 2>/dev/null",
   "echo '--- result.json'; cat /run/cloud-init/result.json 2>/dev/null",
   "true",
@@ -32,8 +34,9 @@ export const CLOUD_INIT_LOG_PROBE =
   "awk '/running .init-local. at/ { n = 0 } /\\[(WARNING|ERROR|CRITICAL)\\]/ { l[++n] = $0 } " +
   "END { for (i = (n > 8 ? n - 7 : 1); i <= n; i++) print l[i] }' /var/log/cloud-init.log 2>/dev/null; " +
   // Its output log ends with what cloud-init prints itself (host keys, fingerprints, ci-info tables): left out.
-  "echo '--- output'; awk '/^-----BEGIN SSH HOST KEY/ { skip = 1 } !skip && !/^(ci-info: |Cloud-init v[.] |#+$|<[0-9]+>)/ { print } " +
-  "/^-----END SSH HOST KEY/ { skip = 0 }' /var/log/cloud-init-output.log 2>/dev/null | tail -n 5; true";
+  "echo '--- output'; awk '/^-----BEGIN SSH HOST KEY/ { skip = 1 } " +
+  "!skip && !/^(ci-info: |Cloud-init v[.] |#+$|<[0-9]+>)/ { print } /^-----END SSH HOST KEY/ { skip = 0 }' " +
+  "/var/log/cloud-init-output.log 2>/dev/null | tail -n 5; true";
 
 type Json = Record<string, unknown>;
 
@@ -72,11 +75,13 @@ export function parseCloudInitProbe(text: string): CloudInitProbe {
   };
 }
 
+/** `logOnly`: a cloud-init before 23.4, which records no recoverable errors: its log has its warnings. */
+export type DoneState = { kind: "done"; warnings: string[]; logOnly?: boolean };
+
 export type CloudInitState =
   | { kind: "absent" | "not-run" | "disabled"; words: string }
   | { kind: "running"; words: string }
-  /** `logOnly`: a cloud-init before 23.4, which records no recoverable errors: its log has its warnings. */
-  | { kind: "done"; warnings: string[]; logOnly?: boolean }
+  | DoneState
   | { kind: "failed"; errors: string[]; warnings: string[]; stage?: string };
 
 const stageWords = (stage: string) => stage.replace(/^modules-/, "modules:");
@@ -102,16 +107,15 @@ function unfinished(probe: CloudInitProbe): CloudInitState {
   const busy = probe.units.some((u) => u.active === "activating" || u.active === "reloading");
   const booting = probe.system === "" || /^(initializing|starting)$/.test(probe.system);
   if (!busy && !booting && probe.units.length > 0) {
-    const why = failed ? `its unit ${failed.id} failed (${failed.result})` : "no cloud-init unit is left running and the boot has ended";
+    const ended = "no cloud-init unit is left running and the boot has ended";
+    const why = failed ? `its unit ${failed.id} failed (${failed.result})` : ended;
     const errors = [`cloud-init stopped before finishing the first boot: ${why}`, ...problems(probe).errors];
     return { kind: "failed", stage: stage ?? undefined, errors, warnings: [] };
   }
   if (stage) return { kind: "running", words: `cloud-init to finish the first boot: stage ${stageWords(stage)}` };
   const done = STAGES.filter((s) => (probe.status?.[s] as Json | undefined)?.finished);
-  return {
-    kind: "running",
-    words: `cloud-init to finish the first boot: ${done.length ? `${stageWords(done[done.length - 1])} done, next stage` : "not started yet"}`,
-  };
+  const where = done.length ? `${stageWords(done[done.length - 1])} done, next stage` : "not started yet";
+  return { kind: "running", words: `cloud-init to finish the first boot: ${where}` };
 }
 
 export function cloudInitState(probe: CloudInitProbe): CloudInitState {
@@ -119,7 +123,8 @@ export function cloudInitState(probe: CloudInitProbe): CloudInitState {
   if (!probe.status) {
     const disabled = probe.markers.find((m) => !m.endsWith("/enabled"));
     if (disabled) return { kind: "disabled", words: `cloud-init is disabled on the VM (${disabled})` };
-    const starting = probe.units.some((u) => u.active === "activating") || /^(initializing|starting)$/.test(probe.system);
+    const booting = /^(initializing|starting)$/.test(probe.system);
+    const starting = booting || probe.units.some((u) => u.active === "activating");
     if (starting && probe.markers.some((m) => m.endsWith("/enabled")))
       return { kind: "running", words: "cloud-init to finish the first boot: not started yet" };
     return { kind: "not-run", words: "cloud-init is installed but did not run on this boot" };
@@ -141,7 +146,8 @@ export class FirstBootError extends Error {
 
 /** cloud-init's state; while it runs, with whoever holds apt's locks (its package work, most often). */
 async function look(remote: Remote): Promise<CloudInitState> {
-  const r = await remote.run(CLOUD_INIT_PROBE, { env: { LC_ALL: "C" }, label: "looking at cloud-init", timeoutMs: 30_000 });
+  const opts = { env: { LC_ALL: "C" }, label: "looking at cloud-init", timeoutMs: 30_000 };
+  const r = await remote.run(CLOUD_INIT_PROBE, opts);
   const state = cloudInitState(parseCloudInitProbe(r.stdout));
   if (state.kind !== "running") return state;
   const holders = await readLockHolders(remote).catch((err) => {
@@ -153,7 +159,8 @@ async function look(remote: Remote): Promise<CloudInitState> {
 
 /** This boot's warning and error lines of /var/log/cloud-init.log (the last 8), and the end of its output log. */
 async function readLog(remote: Remote): Promise<{ log: string; output: string }> {
-  const r = await remote.run(CLOUD_INIT_LOG_PROBE, { sudo: true, check: false, label: "reading cloud-init's log", timeoutMs: 30_000 }).catch((err) => {
+  const opts = { sudo: true, check: false, label: "reading cloud-init's log", timeoutMs: 30_000 };
+  const r = await remote.run(CLOUD_INIT_LOG_PROBE, opts).catch((err) => {
     if (err instanceof CommandError) return { stdout: "" };
     throw err;
   });
@@ -167,14 +174,44 @@ const logMessage = (line: string) => line.replace(/^\S+ \S+ - /, "").slice(0, 30
 /** cloud-init's own lines about what failed: its log's warnings and errors, its output's last lines. */
 async function logLines(remote: Remote): Promise<string> {
   const { log, output } = await readLog(remote);
-  const lines = [...tail(log, 8).split("\n"), ...(output.trim() ? ["cloud-init-output.log ends:", ...tail(output, 5).split("\n")] : [])];
+  const out = output.trim() ? ["cloud-init-output.log ends:", ...tail(output, 5).split("\n")] : [];
+  const lines = [...tail(log, 8).split("\n"), ...out];
   return lines
     .filter(Boolean)
     .map((l) => (l.length > 300 ? `${l.slice(0, 297)}...` : l))
     .join("\n");
 }
 
-const capped = (items: string[], n: number) => (items.length > n ? [...items.slice(0, n), `(${items.length - n} more: sudo cloud-init status --long)`] : items);
+/** At most `n` of `items`, and how many more there are. */
+function capped(items: string[], n: number): string[] {
+  if (items.length <= n) return items;
+  return [...items.slice(0, n), `(${items.length - n} more: sudo cloud-init status --long)`];
+}
+
+/** The job's error when cloud-init ended the first boot in error: its errors, its lines, what to do. */
+function failureWords(end: { errors: string[]; stage?: string }, own: string): string {
+  const where = end.stage ? ` (in stage ${stageWords(end.stage)})` : "";
+  const errs = capped(end.errors, 5).join("; ");
+  return [
+    `cloud-init reported errors on the VM's first boot${where}, so nothing was installed on a half set-up VM: ${errs}`,
+    ...(own ? ["cloud-init's own lines:", own] : []),
+    "Read /var/log/cloud-init.log and /var/log/cloud-init-output.log on the VM (`sudo cloud-init status --long`); " +
+      "fix the VM's user-data (cloud_init) and replace the VM, or mend what failed by hand and reboot it " +
+      "(cloud-init then reports that boot), then run the job again; apt.first_boot_wait_sec 0 skips this look.",
+  ].join("\n");
+}
+
+/** The result's warning for a first boot done with recoverable errors (23.4+), or WARNING lines (22.x). */
+async function doneWarnings(remote: Remote, end: DoneState, progress?: Progress): Promise<string[]> {
+  // Before 23.4 a part that did not parse, or failed its schema, leaves only a WARNING in the log.
+  const logged = end.logOnly ? (await readLog(remote)).log.split("\n").filter((l) => /\[WARNING\]/.test(l)) : [];
+  const warnings = [...end.warnings, ...logged.map(logMessage)];
+  const count = warnings.length ? ` with ${warnings.length} recoverable error(s)` : "";
+  progress?.info(`cloud-init has finished the first boot${count}`);
+  if (warnings.length === 0) return [];
+  const kind = end.logOnly ? "warnings in its log (/var/log/cloud-init.log)" : "recoverable errors";
+  return [`cloud-init finished the VM's first boot with ${kind}: ${capped(warnings, 5).join("; ")}`];
+}
 
 /**
  * Waits for cloud-init to finish the VM's first boot (when it has cloud-init at all). Returns the
@@ -194,32 +231,16 @@ export async function waitForCloudInit(remote: Remote, clock: FirstBootClock, pr
   );
   if (progress && clock.now() > started + 1000) progress.timings.first_boot = clock.now() - started;
   if (!end) {
+    const still = last.kind === "running" ? last.words.replace(/^cloud-init to finish the first boot: /, "") : "it";
+    const after = Math.round((clock.now() - started) / 1000);
     throw new FirstBootError(
-      `cloud-init had not finished the VM's first boot after ${Math.round((clock.now() - started) / 1000)} s (still waiting for ${last.kind === "running" ? last.words.replace(/^cloud-init to finish the first boot: /, "") : "it"}): ${clock.limitWords()}. The VM goes on booting; run the job again (raise run_id) once \`cloud-init status\` on it says done.`,
+      `cloud-init had not finished the VM's first boot after ${after} s (still waiting for ${still}): ` +
+        `${clock.limitWords()}. ` +
+        "The VM goes on booting; run the job again (raise run_id) once `cloud-init status` on it says done.",
     );
   }
-  if (end.kind === "failed") {
-    const own = await logLines(remote);
-    throw new FirstBootError(
-      `cloud-init reported errors on the VM's first boot${end.stage ? ` (in stage ${stageWords(end.stage)})` : ""}, so nothing was installed on a VM half set up: ${capped(end.errors, 5).join("; ")}` +
-        `${own ? `\ncloud-init's own lines:\n${own}` : ""}\n` +
-        "Read /var/log/cloud-init.log and /var/log/cloud-init-output.log on the VM (`sudo cloud-init status --long`); fix the VM's user-data (cloud_init) and replace the VM, " +
-        "or mend what failed by hand and reboot it (cloud-init then reports that boot), then run the job again; apt.first_boot_wait_sec 0 skips this look.",
-    );
-  }
-  if (end.kind === "done") {
-    // Before 23.4 a part that did not parse, or failed its schema, leaves only a WARNING in the log.
-    const logged = end.logOnly
-      ? (await readLog(remote)).log
-          .split("\n")
-          .filter((l) => /\[WARNING\]/.test(l))
-          .map(logMessage)
-      : [];
-    const warnings = [...end.warnings, ...logged];
-    progress?.info(`cloud-init has finished the first boot${warnings.length ? ` with ${warnings.length} recoverable error(s)` : ""}`);
-    const kind = end.logOnly ? "warnings in its log (/var/log/cloud-init.log)" : "recoverable errors";
-    return warnings.length ? [`cloud-init finished the VM's first boot with ${kind}: ${capped(warnings, 5).join("; ")}`] : [];
-  }
+  if (end.kind === "failed") throw new FirstBootError(failureWords(end, await logLines(remote)));
+  if (end.kind === "done") return doneWarnings(remote, end, progress);
   // No cloud-init, or one that does not run on this boot: nothing to wait for, nothing to say.
   return [];
 }

@@ -47,12 +47,14 @@ export class FirstBootClock {
   /** What ended the wait, and which setting makes it longer. */
   limitWords(): string {
     const { budget, capSec } = this.opts;
-    const budgetEnd = budget?.budgetSec === undefined ? Number.POSITIVE_INFINITY : budget.started + budget.budgetSec * 1000;
+    const unlimited = budget?.budgetSec === undefined;
+    const budgetEnd = unlimited ? Number.POSITIVE_INFINITY : budget.started + (budget.budgetSec ?? 0) * 1000;
     const capEnd = (this.started ?? this.now()) + capSec * 1000;
     if (budgetEnd <= capEnd) {
-      return `the job's time budget ran out (time_budget_sec ${budget?.budgetSec}s, set from the installer's waitTimeoutSec in cdktf.json: raise that)`;
+      const from = "set from the installer's waitTimeoutSec in cdktf.json: raise that";
+      return `the job's time budget ran out (time_budget_sec ${budget?.budgetSec}s, ${from})`;
     }
-    return `apt.first_boot_wait_sec (${capSec}s, the longest a job waits for the first boot) ran out: raise it in the event`;
+    return `apt.first_boot_wait_sec (${capSec}s, the longest a job waits for the first boot) ran out: raise it`;
   }
 }
 
@@ -61,10 +63,12 @@ export class FirstBootClock {
  * the time waited so far, every FIRST_BOOT_POLL_MS. A look lost with the SSH link is simply looked again.
  * Returns undefined when the clock ran out first (the caller words the failure).
  */
-export async function pollUntil<T>(clock: FirstBootClock, look: () => Promise<{ done: T } | { waiting: string }>, progress?: Progress): Promise<T | undefined> {
+export type Look<T> = { done: T } | { waiting: string };
+
+export async function pollUntil<T>(clock: FirstBootClock, look: () => Promise<Look<T>>, progress?: Progress) {
   const since = clock.now();
   for (;;) {
-    let seen: { done: T } | { waiting: string };
+    let seen: Look<T>;
     try {
       seen = await look();
     } catch (err) {

@@ -257,9 +257,10 @@ async function afterFirstBoot(
 ): Promise<{ apt: Apt; firstBoot: string[] }> {
   const { budget, progress, check, deps } = opts;
   const settings = resolveAptSettings(event.apt);
-  const clock = new FirstBootClock({ budget, capSec: settings.firstBootWaitSec, now: deps.now, sleep: deps.sleep, progress });
+  const { now, sleep } = deps;
+  const clock = new FirstBootClock({ budget, capSec: settings.firstBootWaitSec, now, sleep, progress });
   const firstBoot = await waitForCloudInit(remote, clock, progress);
-  return { apt: new Apt(remote, settings, { progress, check, clock, sleep: deps.sleep }), firstBoot };
+  return { apt: new Apt(remote, settings, { progress, check, clock, sleep }), firstBoot };
 }
 
 /** Runs one installer end to end; see the file comment for the phases. */
@@ -305,7 +306,8 @@ export async function runHandler<S extends Settings, R extends InstallerReport>(
     const remote = check ? lookOnly(connection) : connection;
     const installPhase = phase;
     phase = FIRST_BOOT_PHASE;
-    const { apt, firstBoot } = await afterFirstBoot(remote, event, { budget, progress, check, deps: { ...deps, now } });
+    const firstBootDeps = { ...deps, now };
+    const { apt, firstBoot } = await afterFirstBoot(remote, event, { budget, progress, check, deps: firstBootDeps });
     phase = installPhase;
     const report = await spec.run({ event, check, remote, apt, os, progress, secrets, target: connection.target, user: target.user });
 

@@ -19,20 +19,28 @@ export interface LockHolder {
 }
 
 /** cloud-init's own units (22.x to 24.x names), apt's daily jobs and unattended-upgrades. */
-const FIRST_BOOT_UNITS =
-  /^(cloud-init-local|cloud-init|cloud-init-network|cloud-init-main|cloud-config|cloud-final|apt-daily|apt-daily-upgrade|unattended-upgrades)\.service$/;
+const FIRST_BOOT_UNITS = new Set(
+  ["cloud-init-local", "cloud-init", "cloud-init-network", "cloud-init-main", "cloud-config", "cloud-final"]
+    .concat(["apt-daily", "apt-daily-upgrade", "unattended-upgrades"])
+    .map((u) => `${u}.service`),
+);
 /** What started a holder, when no unit says: cloud-init itself, apt's daily script, unattended-upgrade. */
-const FIRST_BOOT_COMMAND = /^(\S*\/)?(python3?(\.[0-9]+)? (-\S+ )*)?\S*\/(cloud-init|apt\.systemd\.daily|unattended-upgrade)( |$)/;
+const INTERPRETER = "(\\S*/)?(python3?(\\.[0-9]+)?|sh|bash) (-\\S+ )*";
+const STARTER = "(cloud-init|apt\\.systemd\\.daily|unattended-upgrade)";
+const FIRST_BOOT_COMMAND = new RegExp(`^(${INTERPRETER})?\\S*/${STARTER}( |$)`);
 
 /**
  * The lock table (root): each lock file's inode, /proc/locks, and for open-file-description locks
  * (which /proc/locks shows with pid -1) the pids whose fdinfo holds one on a lock file's inode.
  */
 export const LOCK_TABLE_PROBE = [
-  `ino=" "; for f in ${APT_LOCK_FILES.map(quote).join(" ")}; do [ -e "$f" ] && stat -c '%n %i' "$f" && ino="$ino$(stat -c %i "$f") "; done`,
+  `ino=" "; for f in ${APT_LOCK_FILES.map(quote).join(" ")}; do [ -e "$f" ] || continue`,
+  `stat -c '%n %i' "$f" && ino="$ino$(stat -c %i "$f") "; done`,
   "echo '--- /proc/locks'; cat /proc/locks",
-  'echo \'--- ofd\'; for i in $(awk \'$2 == "OFDLCK" && $5 == "-1" { n = split($6, a, ":"); print a[n] }\' /proc/locks | sort -u); do ' +
-    `case "$ino" in *" $i "*) grep -l -E "^lock:.*OFDLCK.*:$i " /proc/[0-9]*/fdinfo/* 2>/dev/null | sed "s#^/proc/\\([0-9]*\\)/.*#$i \\1#";; esac; done | sort -u`,
+  "echo '--- ofd'; for i in " +
+    `$(awk '$2 == "OFDLCK" && $5 == "-1" { n = split($6, a, ":"); print a[n] }' /proc/locks | sort -u); do ` +
+    `case "$ino" in *" $i "*) grep -l -E "^lock:.*OFDLCK.*:$i " /proc/[0-9]*/fdinfo/* 2>/dev/null | ` +
+    `sed "s#^/proc/\\([0-9]*\\)/.*#$i \\1#";; esac; done | sort -u`,
 ].join("; ");
 
 /** Per holder, itself and its ancestors up to pid 1: "holder\tpid\tppid\tcgroup\tcommand" lines (root). */
@@ -41,7 +49,8 @@ export function holderDetailsProbe(pids: number[]): string {
     `for h in ${pids.join(" ")}; do p=$h; n=0; while [ -r /proc/$p/status ] && [ $n -lt 16 ]; do ` +
     `u=$(sed -n 's/^[0-9]*:name=systemd://p; s/^0:://p' /proc/$p/cgroup 2>/dev/null | head -n 1); ` +
     `pp=$(sed -n 's/^PPid:[[:space:]]*//p' /proc/$p/status); ` +
-    `printf '%s\\t%s\\t%s\\t%s\\t' "$h" "$p" "$pp" "$u"; tr '\\000\\t\\n' '   ' < /proc/$p/cmdline 2>/dev/null; echo; ` +
+    `printf '%s\\t%s\\t%s\\t%s\\t' "$h" "$p" "$pp" "$u"; ` +
+    `tr '\\000\\t\\n' '   ' < /proc/$p/cmdline 2>/dev/null; echo; ` +
     `[ "$pp" -gt 1 ] 2>/dev/null || break; p=$pp; n=$((n+1)); done; done`
   );
 }
@@ -118,7 +127,7 @@ export function parseHolderDetails(text: string): Map<number, ProcessInfo[]> {
 /** Why `chain` (a holder and its ancestors) is the first boot at work, or undefined when it is not. */
 export function firstBootReason(chain: ProcessInfo[]): string | undefined {
   const unit = chain[0]?.unit;
-  if (unit !== undefined) return FIRST_BOOT_UNITS.test(unit) ? `unit ${unit}` : undefined;
+  if (unit !== undefined) return FIRST_BOOT_UNITS.has(unit) ? `unit ${unit}` : undefined;
   const starter = chain.find((p) => FIRST_BOOT_COMMAND.test(p.command));
   if (!starter) return undefined;
   return starter === chain[0] ? `command ${starter.command}` : `started by ${starter.command} (pid ${starter.pid})`;
@@ -127,29 +136,29 @@ export function firstBootReason(chain: ProcessInfo[]): string | undefined {
 /** Who holds apt's locks now, each with its unit and whether it is the first boot (two root reads). */
 export async function readLockHolders(remote: Remote): Promise<LockHolder[]> {
   const env = { LC_ALL: "C" };
-  const table = await remote.run(LOCK_TABLE_PROBE, { sudo: true, check: false, env, label: "finding the apt lock holder", timeoutMs: 30_000 });
+  const opts = { sudo: true, check: false, env, timeoutMs: 30_000 };
+  const table = await remote.run(LOCK_TABLE_PROBE, { ...opts, label: "finding the apt lock holder" });
   const held = parseLockTable(table.stdout);
   if (held.length === 0) return [];
   const pids = [...new Set(held.map((h) => h.pid))];
-  const details = await remote.run(holderDetailsProbe(pids), {
-    sudo: true,
-    check: false,
-    env,
-    label: "reading the lock holder's command and unit",
-    timeoutMs: 30_000,
-  });
+  const label = "reading the lock holder's command and unit";
+  const details = await remote.run(holderDetailsProbe(pids), { ...opts, label });
   const chains = parseHolderDetails(details.stdout);
   return held.map((h) => {
     const chain = chains.get(h.pid) ?? [];
     const reason = firstBootReason(chain);
-    return { ...h, command: chain[0]?.command ?? "", ...(chain[0]?.unit ? { unit: chain[0].unit } : {}), ...(reason ? { firstBoot: reason } : {}) };
+    const unit = chain[0]?.unit;
+    const command = chain[0]?.command ?? "";
+    return { ...h, command, ...(unit ? { unit } : {}), ...(reason ? { firstBoot: reason } : {}) };
   });
 }
 
 /** "/var/lib/dpkg/lock-frontend is held by pid 4242 (apt-get install x; unit cloud-final.service)". */
 export function describeHolders(holders: LockHolder[]): string {
   const one = (h: LockHolder) => {
-    const about = [h.command || "command unknown", ...(h.unit ? [`unit ${h.unit}`] : []), ...(h.firstBoot && !h.unit ? [h.firstBoot] : [])];
+    const about = [h.command || "command unknown"];
+    if (h.unit) about.push(`unit ${h.unit}`);
+    else if (h.firstBoot) about.push(h.firstBoot);
     return `${h.lock} is held by pid ${h.pid} (${about.join("; ")})`;
   };
   return holders.map(one).join("; ");

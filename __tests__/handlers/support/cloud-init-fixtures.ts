@@ -32,7 +32,8 @@ export function statusJson(shape: StatusShape): string {
 }
 
 export function resultJson(errors: string[] = [], recoverable?: Record<string, string[]>): string {
-  return JSON.stringify({ v1: { datasource: DS, errors, ...(recoverable ? { recoverable_errors: recoverable } : {}) } });
+  const v1 = { datasource: DS, errors, ...(recoverable ? { recoverable_errors: recoverable } : {}) };
+  return JSON.stringify({ v1 });
 }
 
 export interface UnitShape {
@@ -41,11 +42,26 @@ export interface UnitShape {
   result?: string;
 }
 
-const ALL_DONE: UnitShape[] = ["cloud-init-local", "cloud-init", "cloud-config", "cloud-final"].map((u) => ({ id: `${u}.service`, active: "active" }));
+const UNITS = ["cloud-init-local", "cloud-init", "cloud-config", "cloud-final"];
+const ALL_DONE: UnitShape[] = UNITS.map((u) => ({ id: `${u}.service`, active: "active" }));
+
+export interface ProbeShape {
+  status?: string;
+  result?: string;
+  system?: string;
+  units?: UnitShape[];
+  markers?: string[];
+}
+
+/** `systemctl show` of one unit, as the probe asks for it. */
+function unitBlock(u: UnitShape): string {
+  const result = u.result ?? "success";
+  return `Id=${u.id}\nLoadState=loaded\nActiveState=${u.active}\nResult=${result}\n`;
+}
 
 /** The probe's answer on a VM with cloud-init. */
-export function cloudInitProbe(opts: { status?: string; result?: string; system?: string; units?: UnitShape[]; markers?: string[] }): string {
-  const units = (opts.units ?? ALL_DONE).map((u) => `Id=${u.id}\nLoadState=loaded\nActiveState=${u.active}\nResult=${u.result ?? "success"}\n`).join("\n");
+export function cloudInitProbe(opts: ProbeShape): string {
+  const units = (opts.units ?? ALL_DONE).map(unitBlock).join("\n");
   return [
     "cloud-init: present",
     ...(opts.markers ?? ["/run/cloud-init/enabled"]).map((m) => `marker ${m}`),
@@ -61,7 +77,8 @@ export function cloudInitProbe(opts: { status?: string; result?: string; system?
 }
 
 /** Units while modules:final runs. */
-export const FINAL_RUNNING: UnitShape[] = [...ALL_DONE.slice(0, 3), { id: "cloud-final.service", active: "activating" }];
+const FINAL: UnitShape = { id: "cloud-final.service", active: "activating" };
+export const FINAL_RUNNING: UnitShape[] = [...ALL_DONE.slice(0, 3), FINAL];
 
 export const RUNCMD_ERROR = "('scripts-user', RuntimeError('Runparts: 1 failures (runcmd) in 1 attempted commands'))";
 
