@@ -133,7 +133,13 @@ describe("lock holders: first boot by unit, never by a name alone", () => {
       "started by /usr/bin/python3 /usr/bin/cloud-init modules --mode=final (pid 300)",
     );
     expect(reason(noUnit("/usr/bin/python3 /usr/bin/unattended-upgrade", "/bin/sh /usr/lib/apt/apt.systemd.daily install"))).toMatch(/^command /);
+    expect(reason(noUnit("apt-get -qq update", "/bin/sh /usr/lib/apt/apt.systemd.daily update"))).toBe(
+      "started by /bin/sh /usr/lib/apt/apt.systemd.daily update (pid 300)",
+    );
     expect(reason(noUnit("apt-get install nginx", "-bash"))).toBeUndefined();
+    // Only where the packages put them (root's paths): a copy in a home directory is not cloud-init.
+    expect(reason(noUnit("apt-get install nginx", "python3 /home/eve/bin/cloud-init modules"))).toBeUndefined();
+    expect(reason(noUnit("/home/eve/unattended-upgrade", "-bash"))).toBeUndefined();
   });
 
   it("open-file-description locks (pid -1 in /proc/locks) are found through fdinfo", () => {

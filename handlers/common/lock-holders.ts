@@ -24,10 +24,13 @@ const FIRST_BOOT_UNITS = new Set(
     .concat(["apt-daily", "apt-daily-upgrade", "unattended-upgrades"])
     .map((u) => `${u}.service`),
 );
-/** What started a holder, when no unit says: cloud-init itself, apt's daily script, unattended-upgrade. */
-const INTERPRETER = "(\\S*/)?(python3?(\\.[0-9]+)?|sh|bash) (-\\S+ )*";
-const STARTER = "(cloud-init|apt\\.systemd\\.daily|unattended-upgrade)";
-const FIRST_BOOT_COMMAND = new RegExp(`^(${INTERPRETER})?\\S*/${STARTER}( |$)`);
+/**
+ * What started a holder, when no unit says: cloud-init itself, apt's daily script, unattended-upgrade, at
+ * the paths their packages install them (only root writes there), run by their interpreter.
+ */
+const INTERPRETER = "(\\S*/)?(python3?(\\.[0-9]+)?|sh|bash|dash) (-\\S+ )*";
+const STARTER = "(/usr)?/bin/(cloud-init|unattended-upgrade)|/usr/lib/apt/apt\\.systemd\\.daily";
+const FIRST_BOOT_COMMAND = new RegExp(`^(${INTERPRETER})?(${STARTER})( |$)`);
 
 /**
  * The lock table (root): each lock file's inode, /proc/locks, and for open-file-description locks
