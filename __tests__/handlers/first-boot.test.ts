@@ -6,7 +6,9 @@ import { cloudInitState, parseCloudInitProbe } from "../../handlers/common/cloud
 import { FIRST_BOOT_POLL_MS, FirstBootClock } from "../../handlers/common/first-boot";
 import type { InstallerDeps } from "../../handlers/common/handler-kit";
 import { firstBootReason, LOCK_TABLE_PROBE, parseHolderDetails, parseLockTable } from "../../handlers/common/lock-holders";
+import { handler as dockerHandler } from "../../handlers/install-docker/handler";
 import { handler } from "../../handlers/install-packages/handler";
+import { handler as postgresHandler } from "../../handlers/install-postgres/handler";
 import {
   cloudInitProbe,
   DONE_22,
@@ -285,6 +287,20 @@ describe("install-packages waits for cloud-init", () => {
     expect(remote.done).toBe(true);
     expect(result?.would_change).toEqual(["installed git"]);
     expect(lines.some((l) => l.includes("waiting for cloud-init"))).toBe(true);
+  });
+});
+
+describe("every installer waits for the first boot before its own work", () => {
+  const pg = { db_name: "myapp", db_user: "app_user", db_password: "a-long-enough-password" };
+  it.each([
+    ["install-packages", handler, { packages: ["git"] }],
+    ["install-docker", dockerHandler, {}],
+    ["install-postgres", postgresHandler, pg],
+  ] as const)("%s: a failed first boot fails it before anything of its own ran", async (name, spec, event) => {
+    const { error, remote } = await runScripted(spec as never, event, [os, probe(RUNCMD_FAILED_22), cloudLog()]);
+    expect(remote.done).toBe(true);
+    expect(error?.message).toMatch(new RegExp(`^${name} failed while waiting for the VM's first boot \\(cloud-init\\)`));
+    expect(remote.systemdLooks + remote.lockLooks).toBe(0);
   });
 });
 
