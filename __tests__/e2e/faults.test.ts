@@ -160,7 +160,7 @@ describeE2E("fault matrix: faults in the middle of an install, on sandbox VMs", 
         await hold.done;
       }
       const since = Date.now();
-      expect(expectFailed(failed)).toContain(`held by pid ${hold.pid} (${hold.command})`);
+      expect(expectFailed(failed)).toContain(`held by pid ${hold.pid} (${hold.command}`); // "; unit ..." may follow
       const rerun = await runInstaller(vm, "install-packages", { packages: ["jq"], update: true });
       expectSucceeded(rerun);
       expect(await vmProblems(vm, ["jq"])).toEqual([]);

@@ -7,12 +7,12 @@ import {
   parseAptCachePolicy,
   parseAptHolderNote,
   parseDpkgQuery,
-  parseLockTable,
 } from "../../handlers/common/apt-output";
 import { DPKG_HEALTH_PROBE } from "../../handlers/common/dpkg-repair";
 import { CommandError } from "../../handlers/common/exec";
+import { parseLockTable } from "../../handlers/common/lock-holders";
 import { probeOutput } from "./support/dpkg-probe";
-import { dpkgLine, LOCK_STAT, LOCK_STDERR, PROC_LOCKS, policyBlock } from "./support/fixtures";
+import { dpkgLine, LOCK_STAT, LOCK_STDERR, LOCK_TABLE, PROC_LOCKS, policyBlock, SESSION_APT } from "./support/fixtures";
 import { ScriptedRemote } from "./support/scripted-remote";
 
 const noSleep = { sleep: async () => undefined };
@@ -59,7 +59,7 @@ describe("parsers", () => {
   });
 
   it("finds lock holders in /proc/locks by inode, skipping blocked waiters", () => {
-    expect(parseLockTable(LOCK_STAT, PROC_LOCKS)).toEqual([
+    expect(parseLockTable(`${LOCK_STAT}--- /proc/locks\n${PROC_LOCKS}`)).toEqual([
       { lock: "/var/lib/dpkg/lock-frontend", pid: 4242 },
       { lock: "/var/lib/dpkg/lock", pid: 4242 },
     ]);
@@ -99,8 +99,8 @@ describe("Apt on a scripted VM", () => {
     const sleeps: number[] = [];
     const remote = new ScriptedRemote([
       { match: "apt-get install", code: 100, stderr: LOCK_STDERR },
-      { match: "/proc/locks", sudo: true, stdout: `${LOCK_STAT}--- /proc/locks\n${PROC_LOCKS}` },
-      { match: "/proc/$p/cmdline", stdout: "4242\t/usr/bin/python3 /usr/bin/unattended-upgrade \n" },
+      { match: "/proc/locks", sudo: true, stdout: LOCK_TABLE },
+      { match: "/proc/$p/cmdline", stdout: SESSION_APT },
       { match: "apt-get install", stdout: "Setting up git ...\n" },
     ]);
     const progress = { info: (l: string) => lines.push(l) } as never;
@@ -108,32 +108,32 @@ describe("Apt on a scripted VM", () => {
     expect(remote.done).toBe(true);
     expect(sleeps).toEqual([15_000]);
     expect(lines[0]).toBe(
-      "apt-get install: lock busy: /var/lib/dpkg/lock-frontend is held by pid 4242 (/usr/bin/python3 /usr/bin/unattended-upgrade); /var/lib/dpkg/lock is held by pid 4242 (/usr/bin/python3 /usr/bin/unattended-upgrade); attempt 2/5 in 15.0s",
+      "apt-get install: lock busy: /var/lib/dpkg/lock-frontend is held by pid 4242 (apt-get install -y nginx; unit session-3.scope); /var/lib/dpkg/lock is held by pid 4242 (apt-get install -y nginx; unit session-3.scope); attempt 2/5 in 15.0s",
     );
   });
 
-  it("gives up after lock_attempts and names the holder's pid and command", async () => {
+  it("a holder that is not the first boot: gives up after lock_attempts and names the holder's pid, command and unit", async () => {
     const busy = [
       { match: "apt-get install", code: 100, stderr: LOCK_STDERR },
-      { match: "/proc/locks", stdout: `${LOCK_STAT}--- /proc/locks\n${PROC_LOCKS}` },
-      { match: "/proc/$p/cmdline", stdout: "4242\t/usr/bin/python3 /usr/bin/unattended-upgrade \n" },
+      { match: "/proc/locks", stdout: LOCK_TABLE },
+      { match: "/proc/$p/cmdline", stdout: SESSION_APT },
     ];
     const remote = new ScriptedRemote([...busy, ...busy]);
     const settings = resolveAptSettings({ lock_attempts: 2, lock_retry_delay_sec: 1 });
     const err = await new Apt(remote, settings, noSleep).install(["git"]).catch((e) => e);
     expect(err).toBeInstanceOf(AptLockError);
     expect(err.message).toMatch(
-      /^apt-get install: the apt\/dpkg lock stayed busy through 2 attempts \(each waiting 30s, 1s apart\): \/var\/lib\/dpkg\/lock-frontend is held by pid 4242 \(\/usr\/bin\/python3 \/usr\/bin\/unattended-upgrade\)/,
+      /^apt-get install: the apt\/dpkg lock stayed busy through 2 attempts \(each waiting 30s, 1s apart\): \/var\/lib\/dpkg\/lock-frontend is held by pid 4242 \(apt-get install -y nginx; unit session-3\.scope\)/,
     );
-    expect(err.message).toMatch(/systemctl stop unattended-upgrades/);
-    expect(err.holders[0]).toEqual({ lock: "/var/lib/dpkg/lock-frontend", pid: 4242, command: "/usr/bin/python3 /usr/bin/unattended-upgrade" });
+    expect(err.message).toMatch(/not the VM's first boot/);
+    expect(err.holders[0]).toEqual({ lock: "/var/lib/dpkg/lock-frontend", pid: 4242, command: "apt-get install -y nginx", unit: "session-3.scope" });
     expect(remote.done).toBe(true);
   });
 
   it("falls back to apt's own holder note when /proc/locks shows nothing", async () => {
     const remote = new ScriptedRemote([
       { match: "apt-get update", code: 100, stderr: "E: Could not get lock /var/lib/apt/lists/lock. It is held by process 77 (apt-get)\n" },
-      { match: "/proc/locks", stdout: "--- /proc/locks\n" },
+      { match: "/proc/locks", stdout: "--- /proc/locks\n--- ofd\n" },
     ]);
     const err = await new Apt(remote, resolveAptSettings({ lock_attempts: 1 }), noSleep).update().catch((e) => e);
     expect(err.message).toContain("/var/lib/apt/lists/lock is held by pid 77 (apt-get)");
@@ -298,8 +298,8 @@ describe("dpkg repairs itself before apt work", () => {
     const remote = new ScriptedRemote([
       { match: DPKG_HEALTH_PROBE, stdout: KILLED_UNPACK },
       { ...repair, code: 2, stderr: "dpkg: error: dpkg frontend lock was locked by another process with pid 4242\n" },
-      { match: "stat -c", sudo: true, stdout: `${LOCK_STAT}--- /proc/locks\n${PROC_LOCKS}` },
-      { match: "/proc/$p/cmdline", stdout: "4242\tapt-get install x\n" },
+      { match: "stat -c", sudo: true, stdout: LOCK_TABLE },
+      { match: "/proc/$p/cmdline", stdout: SESSION_APT },
       { match: DPKG_HEALTH_PROBE, stdout: INTERRUPTED },
       { ...repair, check: (c) => expect(c).not.toContain("--unpack") },
       { match: DPKG_HEALTH_PROBE, stdout: CLEAN },

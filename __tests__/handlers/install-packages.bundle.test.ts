@@ -26,6 +26,9 @@ class FakeVm {
     const detached = /printf '%s\\n' '((?:[^']|'\\'')*)' > "\$s\/cmd"/.exec(cmd);
     if (sudo && detached) cmd = detached[1].replace(/'\\''/g, "'").replace(/^(export [A-Z_]+=\S*; )+/, "");
     if (cmd.startsWith("ls -A /var/lib/dpkg/updates")) return { stdout: "--- audit\n" };
+    // No cloud-init on this VM, and nobody holds apt's locks.
+    if (cmd.startsWith("if [ ! -e /run/cloud-init ]")) return { stdout: "cloud-init: none\n" };
+    if (sudo && cmd.startsWith('ino=" "')) return { stdout: "--- /proc/locks\n--- ofd\n" };
     const words = (s: string) => s.trim().split(/\s+/);
     let m: RegExpExecArray | null;
     if (/^cat \/etc\/os-release/.test(cmd)) return { stdout: DEBIAN_12 };

@@ -1,7 +1,7 @@
 import { DPKG_HEALTH_PROBE } from "../../handlers/common/dpkg-repair";
 import type { InstallerDeps } from "../../handlers/common/handler-kit";
 import { handler } from "../../handlers/install-packages/handler";
-import { DEBIAN_12, dpkgLine, FEDORA_39, LOCK_STAT, LOCK_STDERR, PROC_LOCKS, policyBlock, UBUNTU_2204 } from "./support/fixtures";
+import { DEBIAN_12, dpkgLine, FEDORA_39, LOCK_STDERR, LOCK_TABLE, policyBlock, SESSION_APT, UBUNTU_2204 } from "./support/fixtures";
 import { runScripted, TEST_KEY } from "./support/run-scripted";
 import type { Step } from "./support/scripted-remote";
 
@@ -283,8 +283,8 @@ describe("install-packages: flow", () => {
       update,
       policy(policyBlock("git", "1:2.39.2-1.1")),
       install("git", { code: 100, stderr: LOCK_STDERR }),
-      { match: "/proc/locks", stdout: `${LOCK_STAT}--- /proc/locks\n${PROC_LOCKS}` },
-      { match: "/proc/$p/cmdline", stdout: "4242\t/usr/bin/python3 /usr/bin/unattended-upgrade \n" },
+      { match: "/proc/locks", stdout: LOCK_TABLE },
+      { match: "/proc/$p/cmdline", stdout: SESSION_APT },
       install("git"),
       dpkg(dpkgLine("git", "1:2.39.2-1.1")),
     ]);
@@ -296,8 +296,8 @@ describe("install-packages: flow", () => {
   it("a lock that never frees fails the job naming the holder", async () => {
     const busy: Step[] = [
       install("git", { code: 100, stderr: LOCK_STDERR }),
-      { match: "/proc/locks", stdout: `${LOCK_STAT}--- /proc/locks\n${PROC_LOCKS}` },
-      { match: "/proc/$p/cmdline", stdout: "4242\t/usr/bin/python3 /usr/bin/unattended-upgrade \n" },
+      { match: "/proc/locks", stdout: LOCK_TABLE },
+      { match: "/proc/$p/cmdline", stdout: SESSION_APT },
     ];
     const { error, remote } = await run({ packages: ["git"], apt: { lock_attempts: 2, lock_retry_delay_sec: 0 } }, [
       os(),
@@ -309,7 +309,7 @@ describe("install-packages: flow", () => {
     ]);
     expect(remote.done).toBe(true);
     expect(error?.message).toMatch(/^install-packages failed while installing: apt-get install: the apt\/dpkg lock stayed busy through 2 attempts/);
-    expect(error?.message).toContain("held by pid 4242 (/usr/bin/python3 /usr/bin/unattended-upgrade)");
+    expect(error?.message).toContain("held by pid 4242 (apt-get install -y nginx; unit session-3.scope)");
   });
 
   it("refuses an unsupported OS before touching apt", async () => {

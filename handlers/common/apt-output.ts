@@ -1,6 +1,7 @@
 // What apt and dpkg print, parsed: package states, candidates, lock holders, failure reasons. Pure, so
 // the tests feed them real tool output.
 import { tail } from "./exec";
+import type { LockHolder } from "./lock-holders";
 
 /** One package as dpkg sees it. */
 export interface PackageState {
@@ -101,47 +102,13 @@ export function aptFailureReason(result: { stdout: string; stderr: string }): st
   return proxy.length && !reason.includes(proxy[0]) ? `${reason}; ${proxy[0]}` : reason;
 }
 
-/** A process holding one of apt's locks. */
-export interface LockHolder {
-  lock: string;
-  pid: number;
-  command: string;
-}
-
 /** The files apt and dpkg lock, in the order they are taken. */
 export const APT_LOCK_FILES = ["/var/lib/dpkg/lock-frontend", "/var/lib/dpkg/lock", "/var/lib/apt/lists/lock", "/var/cache/apt/archives/lock"];
-
-/**
- * Pairs `stat -c '%n %i'` lines for the lock files with /proc/locks (whose 6th field is
- * maj:min:inode) to find which pids hold them. Blocked waiters ("->" lines) are not holders.
- * Matching is by inode only: the lock files all live on the root filesystem.
- */
-export function parseLockTable(statOut: string, procLocks: string): { lock: string; pid: number }[] {
-  const byInode = new Map<string, string>();
-  for (const line of statOut.split("\n")) {
-    const m = /^(\S+) ([0-9]+)$/.exec(line.trim());
-    if (m) byInode.set(m[2], m[1]);
-  }
-  const found: { lock: string; pid: number }[] = [];
-  for (const line of procLocks.split("\n")) {
-    const fields = line.trim().split(/\s+/);
-    if (fields.length < 6 || fields[1] === "->") continue;
-    const pid = Number(fields[4]);
-    const inode = fields[5].split(":")[2];
-    const lock = inode !== undefined ? byInode.get(inode) : undefined;
-    if (lock && pid > 0 && !found.some((f) => f.lock === lock && f.pid === pid)) found.push({ lock, pid });
-  }
-  return found;
-}
 
 /** apt's own "It is held by process 1234 (apt-get)" note, used when /proc/locks shows nothing. */
 export function parseAptHolderNote(text: string): LockHolder | undefined {
   const m = /Could not get lock (\S+?)\.? It is held by process ([0-9]+) \(([^)]*)\)/.exec(text);
   return m ? { lock: m[1], pid: Number(m[2]), command: m[3] } : undefined;
-}
-
-export function describeHolders(holders: LockHolder[]): string {
-  return holders.map((h) => `${h.lock} is held by pid ${h.pid} (${h.command || "command unknown"})`).join("; ");
 }
 
 /** The dpkg/apt lock stayed busy through every attempt. */

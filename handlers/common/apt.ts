@@ -1,6 +1,8 @@
 // apt on the VM, modelled on Ansible's apt module: look at the state first, change only what differs,
 // report per package. Also what two installers on one host need: apt waits for the dpkg lock itself
-// (DPkg::Lock::Timeout) and we retry on top of that; a lock that never frees names its holder.
+// (DPkg::Lock::Timeout) and we retry on top of that (apt-lock.ts): the first boot's hold (cloud-init,
+// apt-daily, unattended-upgrades) as long as the job may take, any other a bounded number of times; a
+// lock that never frees names its holder.
 //
 // The handler kit gives every installer a ready `apt` (with the event's `apt` settings); the
 // per-package whole is ensure-packages.ts, the parsers are apt-output.ts.
@@ -8,22 +10,13 @@
 import { type EventOf, eventFields, setting } from "../../shared/settings";
 import { command, quote } from "../../shared/shell-quote";
 import { integer, object, type Validator } from "../../shared/validate";
-import {
-  APT_LOCK_FILES,
-  AptLockError,
-  type Candidate,
-  describeHolders,
-  isLockError,
-  type LockHolder,
-  type PackageState,
-  parseAptCachePolicy,
-  parseAptHolderNote,
-  parseDpkgQuery,
-  parseLockTable,
-} from "./apt-output";
+import { type LockWaitContext, waitForFirstBootLocks, withLock } from "./apt-lock";
+import { type Candidate, type PackageState, parseAptCachePolicy, parseDpkgQuery } from "./apt-output";
 import { repairDpkg } from "./dpkg-repair-run";
 import { CommandError, type Remote, type RunResult, runLong, tail } from "./exec";
-import { formatDuration, type Progress } from "./progress";
+import { FirstBootClock } from "./first-boot";
+import { type LockHolder, readLockHolders } from "./lock-holders";
+import type { Progress } from "./progress";
 
 // ---------------------------------------------------------------------------------------------------
 // Settings: the event's optional `apt` object.
@@ -40,7 +33,7 @@ export const APT_LOCK_SETTINGS = {
     event: "lock_attempts",
     eventOnly: true,
     default: 5,
-    doc: "apt-get runs in all while the lock stays busy; then the error names the holder's pid and command.",
+    doc: "apt-get runs in all while the lock stays busy (unless the first boot holds it); then the error names its holder.",
   }),
   lockRetryDelaySec: setting(integer(0, 600), { event: "lock_retry_delay_sec", eventOnly: true, default: 15, doc: "Seconds between those runs." }),
   installTimeoutSec: setting(integer(10, 7200), {
@@ -48,6 +41,15 @@ export const APT_LOCK_SETTINGS = {
     eventOnly: true,
     default: 600,
     doc: "Limit in seconds for one apt-get install, downloads included.",
+  }),
+  firstBootWaitSec: setting(integer(0, 86400), {
+    event: "first_boot_wait_sec",
+    eventOnly: true,
+    default: 1800,
+    doc:
+      "Longest wait, within time_budget_sec, for the VM's first boot: cloud-init to finish, and an apt lock " +
+      "held by cloud-init, apt-daily or unattended-upgrades (0: no such wait, those holders get the bounded " +
+      "wait above).",
   }),
 } as const;
 
@@ -59,6 +61,7 @@ export interface AptSettings {
   lockAttempts: number;
   lockRetryDelaySec: number;
   installTimeoutSec: number;
+  firstBootWaitSec: number;
 }
 
 /** 5 tries 15 s apart outlast an unattended-upgrades run; each apt-get also waits 30 s on its own. */
@@ -67,6 +70,7 @@ export const DEFAULT_APT: AptSettings = {
   lockAttempts: APT_LOCK_SETTINGS.lockAttempts.default,
   lockRetryDelaySec: APT_LOCK_SETTINGS.lockRetryDelaySec.default,
   installTimeoutSec: APT_LOCK_SETTINGS.installTimeoutSec.default,
+  firstBootWaitSec: APT_LOCK_SETTINGS.firstBootWaitSec.default,
 };
 
 /** Validator for the event's `apt` key; defaults filled in. */
@@ -79,6 +83,7 @@ export function resolveAptSettings(settings: Partial<AptEventSettings> = {}): Ap
     lockAttempts: settings.lock_attempts ?? DEFAULT_APT.lockAttempts,
     lockRetryDelaySec: settings.lock_retry_delay_sec ?? DEFAULT_APT.lockRetryDelaySec,
     installTimeoutSec: settings.install_timeout_sec ?? DEFAULT_APT.installTimeoutSec,
+    firstBootWaitSec: settings.first_boot_wait_sec ?? DEFAULT_APT.firstBootWaitSec,
   };
 }
 
@@ -95,6 +100,8 @@ export interface AptOptions {
    * in `repairs`, and install() / remove() are refused. @default false
    */
   check?: boolean;
+  /** How long the first boot is waited for (first-boot.ts); the kit gives the job's. @default the cap alone */
+  clock?: FirstBootClock;
 }
 
 export interface AptUpdateOutcome {
@@ -114,6 +121,7 @@ const DPKG_FAILED = /Sub-process \/usr\/bin\/dpkg returned an error code/;
 
 export class Apt {
   private readonly sleep: (ms: number) => Promise<void>;
+  private readonly clock: FirstBootClock;
   private health?: Promise<void>;
   /** What this run repaired before its apt work ("repaired dpkg: ..."), for the result's `changes`. */
   readonly repairs: string[] = [];
@@ -124,6 +132,8 @@ export class Apt {
     private readonly opts: AptOptions = {},
   ) {
     this.sleep = opts.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
+    const { progress } = opts;
+    this.clock = opts.clock ?? new FirstBootClock({ capSec: settings.firstBootWaitSec, sleep: this.sleep, progress });
   }
 
   /** Where steps and retry notices are reported, if anywhere. */
@@ -271,72 +281,37 @@ export class Apt {
    * lines and the command a person would run when dpkg is still not clean. Looked at once per run.
    */
   ensureDpkgHealthy(): Promise<void> {
-    this.health ??= repairDpkg({
-      remote: this.remote,
-      settings: this.settings,
-      check: !!this.opts.check,
-      progress: this.opts.progress,
-      withLock: (what, op) => this.withLock(what, op),
-      repaired: (line) => this.repairs.push(line),
-    });
+    // The first boot's apt (cloud-init's, apt-daily's) is waited for before dpkg is even looked at.
+    this.health ??= this.firstBootLocks().then(() =>
+      repairDpkg({
+        remote: this.remote,
+        settings: this.settings,
+        check: !!this.opts.check,
+        progress: this.opts.progress,
+        withLock: (what, op) => this.withLock(what, op),
+        repaired: (line) => this.repairs.push(line),
+      }),
+    );
     return this.health;
   }
 
-  /** Who holds apt's locks right now (via /proc/locks: needs neither fuser nor lsof on the VM). */
-  async lockHolders(): Promise<LockHolder[]> {
-    const files = APT_LOCK_FILES.map(quote).join(" ");
-    const table = await this.remote.run(`for f in ${files}; do [ -e "$f" ] && stat -c '%n %i' "$f"; done; echo '--- /proc/locks'; cat /proc/locks`, {
-      sudo: true,
-      check: false,
-      env: QUERY_ENV,
-      label: "finding the apt lock holder",
-      timeoutMs: 30_000,
-    });
-    const [statOut, procLocks = ""] = table.stdout.split("--- /proc/locks\n");
-    const held = parseLockTable(statOut, procLocks);
-    if (held.length === 0) return [];
-    const pids = [...new Set(held.map((h) => h.pid))];
-    const names = await this.remote.run(`for p in ${pids.join(" ")}; do printf '%s\\t' "$p"; tr '\\000' ' ' < /proc/$p/cmdline 2>/dev/null; echo; done`, {
-      sudo: true,
-      check: false,
-      label: "reading the lock holder's command",
-      timeoutMs: 30_000,
-    });
-    const cmdline = new Map<number, string>();
-    for (const line of names.stdout.split("\n")) {
-      const [pid, cmd] = line.split("\t");
-      if (pid) cmdline.set(Number(pid), (cmd ?? "").trim());
-    }
-    return held.map((h) => ({ ...h, command: cmdline.get(h.pid) ?? "" }));
+  /** Who holds apt's locks right now, with their units (lock-holders.ts; needs neither fuser nor lsof on the VM). */
+  lockHolders(): Promise<LockHolder[]> {
+    return readLockHolders(this.remote);
   }
 
-  /**
-   * Runs `op` (an apt command) and, while it fails because the lock is busy, runs it again after
-   * lockRetryDelaySec, up to lockAttempts runs. Then throws AptLockError naming who holds the lock.
-   */
-  async withLock<T>(what: string, op: () => Promise<T>): Promise<T> {
-    const { lockAttempts, lockRetryDelaySec } = this.settings;
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await op();
-      } catch (err) {
-        if (!(err instanceof CommandError) || !isLockError(`${err.stderr}\n${err.stdout}`)) throw err;
-        const holders = await this.lockHolders().catch(() => [] as LockHolder[]);
-        const note = parseAptHolderNote(`${err.stderr}\n${err.stdout}`);
-        if (holders.length === 0 && note) holders.push(note);
-        const who = holders.length ? describeHolders(holders) : "no holder found any more (it was freed just now)";
-        if (attempt >= lockAttempts) {
-          throw new AptLockError(
-            `${what}: the apt/dpkg lock stayed busy through ${lockAttempts} attempt${lockAttempts === 1 ? "" : "s"} ` +
-              `(each waiting ${this.settings.lockTimeoutSec}s, ${lockRetryDelaySec}s apart): ${who}. ` +
-              `Wait for that process to finish (often unattended-upgrades on a fresh VM; \`sudo systemctl stop unattended-upgrades\` stops it), ` +
-              `then run the job again (raise run_id); apt.lock_attempts and apt.lock_timeout_sec wait longer.`,
-            holders,
-          );
-        }
-        this.opts.progress?.info(`${what}: lock busy: ${who}; attempt ${attempt + 1}/${lockAttempts} in ${formatDuration(lockRetryDelaySec * 1000)}`);
-        await this.sleep(lockRetryDelaySec * 1000);
-      }
-    }
+  private lockContext(): LockWaitContext {
+    const { remote, settings, clock, sleep } = this;
+    return { remote, settings, clock, progress: this.opts.progress, sleep };
+  }
+
+  /** A lock the first boot holds, waited for before the first apt step (not in a check: it takes no lock). */
+  private firstBootLocks(): Promise<void> {
+    return this.opts.check ? Promise.resolve() : waitForFirstBootLocks(this.lockContext(), "before the first apt step");
+  }
+
+  /** Runs `op` (an apt command) through apt-lock.ts's waits: the first boot's as long as allowed, others bounded. */
+  withLock<T>(what: string, op: () => Promise<T>): Promise<T> {
+    return withLock(this.lockContext(), what, op);
   }
 }

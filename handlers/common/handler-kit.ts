@@ -22,11 +22,13 @@ import type { SshEventSettings } from "../../shared/ssh-retry";
 import { boolean, type FieldsOf, integer, object, optional, ValidationError, validate } from "../../shared/validate";
 import { Apt, type AptEventSettings, aptEventSettings, resolveAptSettings } from "./apt";
 import { checkSummary, lookOnly } from "./check-mode";
+import { waitForCloudInit } from "./cloud-init";
 import { type ConnectionEnv, readConnectionEnv } from "./connection-env";
 import type { Remote } from "./exec";
+import { FirstBootClock } from "./first-boot";
 import { detectOs, type OsInfo } from "./os-release";
 import { Progress, printable } from "./progress";
-import { ResilientConnection } from "./resilient-connection";
+import { type JobBudget, ResilientConnection } from "./resilient-connection";
 import { type ConnectOptions, connect, resolveSshRetry, type SshRetry, sshEventSettings } from "./ssh";
 import { SshSession } from "./ssh-session";
 
@@ -133,6 +135,8 @@ export interface InstallerDeps {
   /** @default the process-wide registry */
   secrets?: SecretScrubber;
   now?: () => number;
+  /** Waits between looks (first boot, lock retries). @default setTimeout */
+  sleep?: (ms: number) => Promise<void>;
 }
 
 /** An error the kit has already worded (prefix, phase, scrubbed). */
@@ -174,8 +178,10 @@ function result<R extends InstallerReport>(
   timings: Record<string, number>,
   repairs: string[] = [],
   check = false,
+  firstBoot: string[] = [],
 ): InstallerResult<R> {
-  const { status, changes: reported, summary, warnings = [], ...own } = report;
+  const { status, changes: reported, summary, warnings: ownWarnings = [], ...own } = report;
+  const warnings = [...firstBoot, ...ownWarnings];
   const changes = [...repairs, ...reported];
   const common: CommonResult = {
     status,
@@ -236,6 +242,27 @@ function withinBudget(retry: SshRetry, budget: { started: number; budgetSec?: nu
   return { ...retry, budgetSec: Math.max(1, Math.min(retry.budgetSec, leftSec)) };
 }
 
+/**
+ * Before the installer's own work: cloud-init finishing the VM's first boot (cloud-init.ts). A check
+ * waits too: what it reads (dpkg, apt's lists) is what a real run would see only once the first boot is
+ * over, and waiting changes nothing on the VM.
+ */
+const FIRST_BOOT_PHASE = "waiting for the VM's first boot (cloud-init)";
+
+/** Waits for the first boot, then hands out the Apt that waits for the first boot's locks. */
+async function afterFirstBoot(
+  remote: Remote,
+  event: CommonEvent,
+  opts: { budget: JobBudget; progress: Progress; check: boolean; deps: InstallerDeps },
+): Promise<{ apt: Apt; firstBoot: string[] }> {
+  const { budget, progress, check, deps } = opts;
+  const settings = resolveAptSettings(event.apt);
+  const { now, sleep } = deps;
+  const clock = new FirstBootClock({ budget, capSec: settings.firstBootWaitSec, now, sleep, progress });
+  const firstBoot = await waitForCloudInit(remote, clock, progress);
+  return { apt: new Apt(remote, settings, { progress, check, clock, sleep }), firstBoot };
+}
+
 /** Runs one installer end to end; see the file comment for the phases. */
 export async function runHandler<S extends Settings, R extends InstallerReport>(
   spec: HandlerSpec<S, R>,
@@ -257,7 +284,7 @@ export async function runHandler<S extends Settings, R extends InstallerReport>(
     progress.timings.validate = now() - started;
 
     phase = "connecting over SSH";
-    const connectTo = deps.connect ?? connect;
+    const connectTo: NonNullable<InstallerDeps["connect"]> = deps.connect ?? connect;
     const budget = { started, budgetSec: event.time_budget_sec, now };
     const options = (): ConnectOptions => ({ retry: withinBudget(resolveSshRetry(event.ssh), budget), progress, secrets, now });
     const where = `${target.user}@${target.host}:${target.port}`;
@@ -277,11 +304,15 @@ export async function runHandler<S extends Settings, R extends InstallerReport>(
     phase = check ? "checking (check mode: nothing is changed)" : "installing";
     if (check) progress.info("check mode: looking only; what would change is reported in would_change, nothing on the VM is changed");
     const remote = check ? lookOnly(connection) : connection;
-    const apt = new Apt(remote, resolveAptSettings(event.apt), { progress, check });
+    const installPhase = phase;
+    phase = FIRST_BOOT_PHASE;
+    const firstBootDeps = { ...deps, now };
+    const { apt, firstBoot } = await afterFirstBoot(remote, event, { budget, progress, check, deps: firstBootDeps });
+    phase = installPhase;
     const report = await spec.run({ event, check, remote, apt, os, progress, secrets, target: connection.target, user: target.user });
 
     progress.timings.total = now() - started;
-    return result(report, connection, os, { ...progress.timings }, apt.repairs, check);
+    return result(report, connection, os, { ...progress.timings }, apt.repairs, check, firstBoot);
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
     const worded = err instanceof ValidationError ? `${name}: ${message}` : `${name} failed while ${phase}: ${message}`;

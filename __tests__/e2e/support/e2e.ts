@@ -124,7 +124,7 @@ export async function runInstaller(
   sb: Sandbox,
   handler: string,
   event: unknown,
-  opts: { env?: Record<string, string>; timeoutSec?: number; secrets?: string[]; signal?: AbortSignal } = {},
+  opts: { env?: Record<string, string>; timeoutSec?: number; secrets?: string[]; signal?: AbortSignal; onLine?: (line: string) => void } = {},
 ): Promise<InstallerRun> {
   const bundle = bundleHandler({ handler });
   const lines: string[] = [];
@@ -135,7 +135,10 @@ export async function runInstaller(
     event,
     timeoutSec: opts.timeoutSec ?? 900,
     secrets: [env.SSH_KEY, ...(opts.secrets ?? [])].filter(Boolean),
-    onOutput: (line) => lines.push(line),
+    onOutput: (line) => {
+      lines.push(line);
+      opts.onLine?.(line);
+    },
     signal: opts.signal,
   });
   return { ...out, result: out.phase === "Succeeded" ? JSON.parse(out.message) : undefined, lines };

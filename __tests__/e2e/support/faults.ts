@@ -139,6 +139,42 @@ export async function holdDpkgLock(sb: Sandbox, seconds: number): Promise<LockHo
   }
 }
 
+export interface UnitLockHold {
+  /** The holder's pid inside the target. */
+  readonly pid: number;
+  /** Its command line, as the target's /proc/<pid>/cmdline gives it (NULs as spaces). */
+  readonly command: string;
+  /** The systemd unit the holder runs in. */
+  readonly unit: string;
+  /** Stops the unit (the holder with it); resolves once it is stopped. Idempotent. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Holds the dpkg locks as holdDpkgLock does, but in a systemd service of the given name (systemd-run
+ * --unit), as unattended-upgrades or cloud-final would: its cgroup names that unit. Resolves once the
+ * locks are held.
+ */
+export async function holdDpkgLockInUnit(sb: Sandbox, unit: string, seconds: number): Promise<UnitLockHold> {
+  await mustRoot(sb, `cat > ${HOLDER_SCRIPT}`, HOLDER_SOURCE);
+  const marker = `/run/hold-dpkg-lock-${randomBytes(3).toString("hex")}.pid`;
+  const command = `/usr/bin/python3 ${HOLDER_SCRIPT} ${seconds} ${marker} ${DPKG_LOCKS.join(" ")}`;
+  await mustRoot(sb, `systemctl reset-failed ${unit} 2>/dev/null; systemd-run --quiet --collect --unit=${unit} ${command}`);
+  const deadline = Date.now() + 15_000;
+  let stopped: Promise<void> | undefined;
+  const stop = () => (stopped ??= mustRoot(sb, `systemctl stop ${unit}`).then(() => undefined));
+  for (;;) {
+    const r = await sb.rootExec(`cat ${marker} 2>/dev/null`, { timeoutMs: 10_000 });
+    const pid = Number(r.stdout.trim());
+    if (r.code === 0 && pid > 0) return { pid, command, unit, stop };
+    if (Date.now() > deadline) {
+      await stop().catch(() => undefined);
+      throw new Error(`the dpkg lock holder in ${unit} did not take the locks within 15 s (marker ${marker} never appeared)`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
 // ---------------------------------------------------------------------------------------------------
 // Keys.
 

@@ -71,3 +71,34 @@ export const PROC_LOCKS =
   "1: -> POSIX  ADVISORY  WRITE 5151 00:2d:131090 0 EOF\n" +
   "2: POSIX  ADVISORY  WRITE 4242 00:2d:131091 0 EOF\n" +
   "3: FLOCK  ADVISORY  WRITE 777 00:19:999 0 EOF\n";
+
+/** The lock table probe's answer (lock-holders.ts LOCK_TABLE_PROBE): pid 4242 holds the dpkg locks. */
+export const LOCK_TABLE = `${LOCK_STAT}--- /proc/locks\n${PROC_LOCKS}--- ofd\n`;
+/** The same probe with nobody holding a lock. */
+export const LOCK_TABLE_FREE = `${LOCK_STAT}--- /proc/locks\n3: FLOCK  ADVISORY  WRITE 777 00:19:999 0 EOF\n--- ofd\n`;
+
+/** holderDetailsProbe's lines for `holder`: [pid, ppid, cgroup, command] of it and its ancestors. */
+export function holderChain(holder: number, chain: [number, number, string, string][]): string {
+  return chain.map(([pid, ppid, cgroup, command]) => `${holder}\t${pid}\t${ppid}\t${cgroup}\t${command} \n`).join("");
+}
+
+/** unattended-upgrade as apt-daily-upgrade.service runs it (Debian 12). */
+export const UNATTENDED_UPGRADE = holderChain(4242, [
+  [4242, 4200, "/system.slice/apt-daily-upgrade.service", "/usr/bin/python3 /usr/bin/unattended-upgrade"],
+  [4200, 1, "/system.slice/apt-daily-upgrade.service", "/bin/sh /usr/lib/apt/apt.systemd.daily install"],
+]);
+/** cloud-init's package_upgrade: apt-get started by cloud-init's modules:final. */
+export const CLOUD_FINAL_APT = holderChain(4242, [
+  [4242, 4100, "/system.slice/cloud-final.service", "apt-get --option=Dpkg::Options::=--force-confold --assume-yes --quiet dist-upgrade"],
+  [4100, 1, "/system.slice/cloud-final.service", "/usr/bin/python3 /usr/bin/cloud-init modules --mode=final"],
+]);
+/** Somebody's own apt-get in an SSH session. */
+export const SESSION_APT = holderChain(4242, [
+  [4242, 4100, "/user.slice/user-1000.slice/session-3.scope", "apt-get install -y nginx"],
+  [4100, 1, "/user.slice/user-1000.slice/session-3.scope", "-bash"],
+]);
+/** A user's process that calls itself unattended-upgrade, in a unit that is no first-boot one. */
+export const FAKED_UNATTENDED = holderChain(4242, [
+  [4242, 4100, "/system.slice/ssh.service", "/usr/bin/python3 /usr/bin/unattended-upgrade"],
+  [4100, 1, "/system.slice/ssh.service", "/usr/bin/python3 /usr/bin/cloud-init modules --mode=final"],
+]);

@@ -3,9 +3,11 @@
 // test also proves nothing else ran. Results go through the real ExecRemote, so exit checks,
 // CommandError wording and scrubbing are the production ones.
 
+import { CLOUD_INIT_PROBE } from "../../../handlers/common/cloud-init";
 import { DPKG_HEALTH_PROBE } from "../../../handlers/common/dpkg-repair";
 import { ExecRemote, type RunOptions, type RunResult } from "../../../handlers/common/exec";
 import type { Connection } from "../../../handlers/common/handler-kit";
+import { LOCK_TABLE_PROBE } from "../../../handlers/common/lock-holders";
 import { SYSTEMD_PROBE } from "../../../handlers/common/systemd";
 import { SecretScrubber } from "../../../shared/secrets";
 
@@ -32,6 +34,10 @@ export class ScriptedRemote implements Connection {
   readonly implicit: string[] = [];
   /** How many times the look for systemd was answered without a step (the VM runs systemd). */
   systemdLooks = 0;
+  /** How many times the look for cloud-init was answered without a step (the VM has none). */
+  cloudInitLooks = 0;
+  /** How many times the look at apt's locks was answered without a step (nobody holds them). */
+  lockLooks = 0;
   closed = false;
   private next = 0;
 
@@ -54,6 +60,16 @@ export class ScriptedRemote implements Connection {
     if (command === SYSTEMD_PROBE && !matches) {
       this.systemdLooks++;
       return { code: 0, stdout: "systemd\n", stderr: "", durationMs: 0 };
+    }
+    // The kit looks for cloud-init first, and Apt at the lock before its first apt step; unless a test
+    // scripts them, the VM has no cloud-init and nobody holds a lock.
+    if (command === CLOUD_INIT_PROBE && !matches) {
+      this.cloudInitLooks++;
+      return { code: 0, stdout: "cloud-init: none\n", stderr: "", durationMs: 0 };
+    }
+    if (command === LOCK_TABLE_PROBE && !matches) {
+      this.lockLooks++;
+      return { code: 0, stdout: "--- /proc/locks\n--- ofd\n", stderr: "", durationMs: 0 };
     }
     this.calls.push({ command, opts });
     if (!step || !matches || (step.sudo !== undefined && step.sudo !== !!opts.sudo)) {
