@@ -65,3 +65,19 @@ test("a job's result: the handler's status and summary, else the runner's messag
   expect(describeJobResult("Succeeded", JSON.stringify({ status: "partial", summary: "installed 1, failed 1" }))).toBe("partial: installed 1, failed 1");
   expect(describeJobResult("Failed", "timed out after 600 s\nlast output: ...")).toBe("failed: timed out after 600 s");
 });
+
+test("a run that succeeded but whose output cdktf cut short (no 'Destroy complete!'): the outcome is said anyway", () => {
+  const said: string[] = [];
+  const summary = new DeploySummary("s", "destroy", (l) => said.push(l), { update: () => undefined, end: () => undefined });
+  summary.line("s  Plan: 0 to add, 0 to change, 7 to destroy.");
+  summary.finish(0);
+  expect(said).toEqual([
+    "plan: 0 to add, 0 to change, 7 to destroy",
+    "destroy succeeded (exit 0; cdktf cut Terraform's last lines short, its summary among them)",
+  ]);
+  const complete: string[] = [];
+  const whole = new DeploySummary("s", "destroy", (l) => complete.push(l), { update: () => undefined, end: () => undefined });
+  whole.line("s  Destroy complete! Resources: 7 destroyed.");
+  whole.finish(0);
+  expect(complete).toEqual(["destroy complete: 7 destroyed"]);
+});

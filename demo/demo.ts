@@ -55,6 +55,7 @@ async function cdktf(command: "deploy" | "destroy", what: string, env: Record<st
   const summary = new DeploySummary(readStackName(), command, say, progress);
   const { code } = await runCdktf(DEMO_DIR, [command, "--auto-approve"], { env, logFile, onLine: (l) => summary.line(l) });
   progress.end();
+  summary.finish(code);
   if (code !== 0) for (const line of summary.failure()) say(`  ${line}`);
   return code;
 }

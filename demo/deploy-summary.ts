@@ -35,6 +35,7 @@ export class DeploySummary {
   private inError = false;
   private readonly recent: string[] = [];
   private jobFailed = false;
+  private completed = false;
 
   /** `command` is cdktf's ("deploy", "destroy"); `say` prints a line that stays; `progress` the live line. */
   constructor(
@@ -61,6 +62,11 @@ export class DeploySummary {
     this.progress.update(`cdktf ${this.command}: ${this.notable(text) ?? text}`);
   }
 
+  /** After cdktf exited with `code`: the outcome, when cdktf cut Terraform's last lines (its summary) short. */
+  finish(code: number): void {
+    if (code === 0 && !this.completed) this.say(`${this.command} succeeded (exit 0; cdktf cut Terraform's last lines short, its summary among them)`);
+  }
+
   /**
    * What to show after a failed run: Terraform's errors (only their titles when a job's failure was said
    * already: the rest repeats its message), or its last lines when it printed none (cdktf sometimes loses them).
@@ -76,8 +82,10 @@ export class DeploySummary {
     let m: RegExpExecArray | null;
     if ((m = /^Plan: (.*)\.$/.exec(text))) this.say(`plan: ${m[1]}`);
     else if (/^No changes\. /.test(text)) this.say("plan: no changes, the infrastructure matches the configuration");
-    else if ((m = /^(Apply|Destroy) complete! Resources: (.*)\.$/.exec(text))) this.say(`${m[1].toLowerCase()} complete: ${m[2]}`);
-    else if ((m = LOCAL_EXEC.exec(text))) return this.jobLine(m[1], m[2]);
+    else if ((m = /^(Apply|Destroy) complete! Resources: (.*)\.$/.exec(text))) {
+      this.completed = true;
+      this.say(`${m[1].toLowerCase()} complete: ${m[2]}`);
+    } else if ((m = LOCAL_EXEC.exec(text))) return this.jobLine(m[1], m[2]);
     return undefined;
   }
 
