@@ -10,6 +10,19 @@ const crypto = require("node:crypto");
 const fs = require("node:fs");
 const path = require("node:path");
 
+// Before anything requires a dependency: in a checkout where `bash bin/setup` has not run (no
+// node_modules) every `node -r ./bin/ts-register.js` npm script says so in one line, instead of Node's
+// stack trace for a missing esbuild/package.json. bin/need-setup says the same for the scripts that run
+// a dependency's own command (tsc, biome, cdktf). Reading the version here costs what reading it on the
+// first .ts file did.
+let ESBUILD_VERSION;
+try {
+  ESBUILD_VERSION = require("esbuild/package.json").version;
+} catch {
+  process.stderr.write("vm-install: the npm dependencies are not installed (node_modules/esbuild is missing): run `bash bin/setup` first\n");
+  process.exit(1);
+}
+
 const CACHE_DIR = path.join(__dirname, "..", ".cache", "ts");
 const OPTIONS = { loader: "ts", format: "cjs", target: "node20", sourcemap: "inline" };
 let esbuild;
@@ -20,10 +33,9 @@ function transpile(source, filename) {
 }
 
 function cached(source, filename) {
-  const version = require("esbuild/package.json").version;
   const key = crypto
     .createHash("sha256")
-    .update(JSON.stringify([version, OPTIONS, filename, source]))
+    .update(JSON.stringify([ESBUILD_VERSION, OPTIONS, filename, source]))
     .digest("hex");
   const file = path.join(CACHE_DIR, `${key}.js`);
   try {

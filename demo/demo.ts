@@ -10,13 +10,22 @@ import { PROJECT_ROOT } from "../lib/bundling/bundle";
 import { readStatus } from "../lib/status/deployed-status";
 import { renderStatusTable } from "../lib/status/status-table";
 import { getSandbox, listSandboxes, type Sandbox, sandboxSupportProblems, startSandbox, stopSandbox } from "../sandbox";
+import { progressLineOnly, streamLog } from "../shared/progress-line";
+import { DeploySummary } from "./deploy-summary";
 import { demoPassword, existingHost, runCdktf, writeCdktfProject } from "./project";
 import { twinDown, twinUp } from "./twin-demo";
 
 export const DEMO_DIR = path.join(PROJECT_ROOT, ".demo");
 const SANDBOX_NAME = "vm-install-demo";
 
-const say = (line: string) => process.stderr.write(`demo: ${line}\n`);
+/** Progress on stderr; on a terminal, long steps (the image build, the deploy) show one updating line. */
+const say = streamLog(process.stderr, "demo: ");
+
+/** A path as the person can use it from where they are: relative when under the current folder. */
+function shown(file: string): string {
+  const rel = path.relative(process.cwd(), file);
+  return rel.startsWith("..") || path.isAbsolute(rel) ? file : rel;
+}
 
 /** The demo's cdktf.json context: one existing host (the sandbox), every installer, jobs run locally. */
 export function demoContext(sb: { address: string; port: number; user: string; privateKeyPath: string; hostKeySha256: string }) {
@@ -34,8 +43,25 @@ export function demoContext(sb: { address: string; port: number; user: string; p
   };
 }
 
-async function cdktf(args: string[], env: Record<string, string> = {}): Promise<number> {
-  return (await runCdktf(DEMO_DIR, args, { env, echo: true })).code;
+/**
+ * `cdktf <command> --auto-approve` in the demo folder, summarized (demo/deploy-summary.ts): a line for the
+ * plan, each job's result and the outcome; on a failure Terraform's error. The whole output goes to
+ * .demo/cdktf-<command>.log, which the first line names.
+ */
+async function cdktf(command: "deploy" | "destroy", what: string, env: Record<string, string> = {}): Promise<number> {
+  const logFile = path.join(DEMO_DIR, `cdktf-${command}.log`);
+  say(`cdktf ${command} (${what}); its full output: ${shown(logFile)}`);
+  const progress = progressLineOnly(say);
+  const summary = new DeploySummary(readStackName(), command, say, progress);
+  const { code } = await runCdktf(DEMO_DIR, [command, "--auto-approve"], { env, logFile, onLine: (l) => summary.line(l) });
+  progress.end();
+  summary.finish(code);
+  if (code !== 0) for (const line of summary.failure()) say(`  ${line}`);
+  return code;
+}
+
+function readStackName(): string {
+  return JSON.parse(fs.readFileSync(path.join(DEMO_DIR, "cdktf.json"), "utf8")).context.vmInstall.stackName;
 }
 
 async function up(): Promise<number> {
@@ -52,27 +78,25 @@ async function up(): Promise<number> {
   } else {
     if (existing) await stopSandbox(SANDBOX_NAME);
     say("booting the sandbox VM (the first run builds the Debian base image, about a minute)");
-    sb = await startSandbox({ name: SANDBOX_NAME, persistent: true, log: (l) => say(l) });
+    sb = await startSandbox({ name: SANDBOX_NAME, persistent: true, log: say });
     say(`sandbox ${sb.name} up at ${sb.address}:${sb.port}, host key ${sb.hostKeySha256}`);
   }
   writeCdktfProject(DEMO_DIR, demoContext(sb));
-  say("cdktf deploy (packages -> docker -> postgres, each job's progress below)");
-  const code = await cdktf(["deploy", "--auto-approve"], { TF_VAR_pg_password: demoPassword(DEMO_DIR) });
+  const code = await cdktf("deploy", "packages -> docker -> postgres", { TF_VAR_pg_password: demoPassword(DEMO_DIR) });
   if (code !== 0) {
-    say(`deploy failed (exit ${code}); fix what the job said above and run \`npm run demo\` again, or \`npm run demo -- down\``);
+    say(`deploy failed (exit ${code}); fix what it said above and run \`npm run demo\` again, or \`npm run demo -- down\``);
     return code;
   }
-  // The deployed state as a table (the raw JSON: cdktf output in .demo, or npm run status -- --json there).
+  say(`deployed. ssh: ssh -i ${sb.privateKeyPath} -p ${sb.port} ${sb.user}@${sb.address}; remove everything: npm run demo -- down`);
+  // The deployed state as a table, last (the raw JSON: cdktf output in .demo, or npm run status -- --json there).
   process.stdout.write(`${renderStatusTable(readStatus(DEMO_DIR), process.stdout.isTTY === true && !process.env.NO_COLOR)}\n`);
-  say(`done. ssh: ssh -i ${sb.privateKeyPath} -p ${sb.port} ${sb.user}@${sb.address}; remove everything: npm run demo -- down`);
   return 0;
 }
 
 async function down(): Promise<number> {
   let code = 0;
   if (fs.existsSync(path.join(DEMO_DIR, "cdktf.json"))) {
-    say("cdktf destroy");
-    code = await cdktf(["destroy", "--auto-approve"], { TF_VAR_pg_password: demoPassword(DEMO_DIR) });
+    code = await cdktf("destroy", "the jobs' records; the sandbox goes next", { TF_VAR_pg_password: demoPassword(DEMO_DIR) });
   }
   await stopSandbox(SANDBOX_NAME);
   say(`sandbox ${SANDBOX_NAME} removed`);

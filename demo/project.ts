@@ -32,27 +32,67 @@ export interface CdktfRun {
   output: string;
 }
 
+export interface RunCdktfOptions {
+  env?: Record<string, string>;
+  /** Stream the output to this process's stderr as it comes (a person watching a deploy). */
+  echo?: boolean;
+  /** Called with each line of the output (stdout and stderr), colour codes removed. */
+  onLine?: (line: string) => void;
+  /** Write the whole output here too (owner only: a plan names every input). */
+  logFile?: string;
+}
+
+// biome-ignore lint/suspicious/noControlCharactersInRegex: ESC starts the terminal colour codes removed here.
+const ANSI = /\x1b\[[0-9;]*[A-Za-z]/g;
+
+/** Lines of a stream that arrives in chunks: each complete line to `sink`, the rest at `flush`. */
+function lineSplitter(sink: ((line: string) => void) | undefined) {
+  let pending = "";
+  return {
+    take(text: string) {
+      if (!sink) return;
+      const lines = (pending + text).split("\n");
+      pending = lines.pop() ?? "";
+      for (const l of lines) sink(l.replace(ANSI, ""));
+    },
+    flush() {
+      if (sink && pending) sink(pending.replace(ANSI, ""));
+      pending = "";
+    },
+  };
+}
+
 /**
- * Runs `cdktf <args>` in `dir` through bin/cdktf. `echo` streams the output to this process's stderr
- * as it comes (a person watching a deploy); it is captured either way.
+ * Runs `cdktf <args>` in `dir` through bin/cdktf (whose output, piped here, is plain lines: no spinner,
+ * no colour). The output is captured either way; `echo`, `onLine` and `logFile` show or keep it as it comes.
  */
-export function runCdktf(dir: string, args: string[], opts: { env?: Record<string, string>; echo?: boolean } = {}): Promise<CdktfRun> {
+export function runCdktf(dir: string, args: string[], opts: RunCdktfOptions = {}): Promise<CdktfRun> {
   return new Promise((resolve) => {
     const child = spawn("bash", [path.join(PROJECT_ROOT, "bin", "cdktf"), ...args], {
       cwd: dir,
       env: { ...process.env, ...opts.env, FORCE_COLOR: "0", NO_COLOR: "1" },
       stdio: ["ignore", "pipe", "pipe"],
     });
+    if (opts.logFile) fs.rmSync(opts.logFile, { force: true });
+    const log = opts.logFile ? fs.openSync(opts.logFile, "w", 0o600) : undefined;
     let output = "";
-    const take = (chunk: Buffer) => {
+    const take = (lines: ReturnType<typeof lineSplitter>) => (chunk: Buffer) => {
       const text = chunk.toString("utf8");
       output += text;
+      if (log !== undefined) fs.writeSync(log, text);
       if (opts.echo) process.stderr.write(text);
+      lines.take(text);
     };
-    child.stdout.on("data", take);
-    child.stderr.on("data", take);
-    // biome-ignore lint/suspicious/noControlCharactersInRegex: ESC starts the terminal colour codes removed here.
-    child.on("close", (code) => resolve({ code: code ?? 1, output: output.replace(/\x1b\[[0-9;]*[A-Za-z]/g, "") }));
+    const out = lineSplitter(opts.onLine);
+    const err = lineSplitter(opts.onLine);
+    child.stdout.on("data", take(out));
+    child.stderr.on("data", take(err));
+    child.on("close", (code) => {
+      out.flush();
+      err.flush();
+      if (log !== undefined) fs.closeSync(log);
+      resolve({ code: code ?? 1, output: output.replace(ANSI, "") });
+    });
   });
 }
 

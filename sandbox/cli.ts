@@ -2,6 +2,7 @@
 // hand. Progress goes to stderr, so `up --json` prints exactly one JSON line on stdout.
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { streamLog } from "../shared/progress-line";
 import { loginUserCloudConfig, multipartUserData, userDataKind } from "./cloud-init";
 import { ensureBaseRootfs } from "./image";
 import { type CloudInitOptions, listSandboxes, newSandboxName, sandboxSupportProblems, startSandbox, stopSandbox } from "./index";
@@ -17,6 +18,8 @@ const USAGE = `usage: npm run sandbox -- [command] [options]
   image [--rebuild]    build (or rebuild) the cached base image`;
 
 const err = (l: string) => process.stderr.write(`${l}\n`);
+/** The library's progress; on a terminal the image build is one updating line. */
+const progress = streamLog(process.stderr, "sandbox: ");
 
 /** The one-line message and exit code 2 the brief promises for a machine that cannot run sandboxes. */
 function requireSupport(): void {
@@ -74,7 +77,7 @@ async function up(argv: string[]): Promise<void> {
   };
   process.once("SIGINT", abort);
   process.once("SIGTERM", abort);
-  const sb = await startSandbox({ name, persistent: true, log: (l) => err(`sandbox: ${l}`), user, cloudInit });
+  const sb = await startSandbox({ name, persistent: true, log: progress, user, cloudInit });
   process.removeListener("SIGINT", abort);
   process.removeListener("SIGTERM", abort);
   if (json) {
@@ -150,7 +153,7 @@ async function image(args: string[]): Promise<void> {
   if (args.some((a) => a !== "--rebuild")) throw new UsageError(`image: unexpected ${args.join(" ")}`);
   requireSupport();
   const t = Date.now();
-  const img = await ensureBaseRootfs((l) => err(`sandbox: ${l}`), { rebuild });
+  const img = await ensureBaseRootfs(progress, { rebuild });
   process.stdout.write(`${img.tarball}\n`);
   err(`sandbox: base image ready in ${((Date.now() - t) / 1000).toFixed(1)} s (rootfs ${img.rootfs})`);
 }

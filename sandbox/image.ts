@@ -5,7 +5,9 @@
 import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { progressFor } from "../shared/progress-line";
 import { quote } from "../shared/shell-quote";
+import { DebootstrapProgress, describeCounts, stageGroup } from "./debootstrap-progress";
 import { imageAptConfig, SUITE } from "./hostapt";
 import { lock } from "./lock";
 import { CACHE_DIR, listRunDirs, readState } from "./state";
@@ -145,34 +147,72 @@ export function imagePaths(hash: string): BaseImage {
   };
 }
 
-async function buildTarball(script: string, tarball: string, log: (l: string) => void): Promise<void> {
-  const work = fs.mkdtempSync(path.join(CACHE_DIR, "build-"));
+/** The build's full output (debootstrap's and the script's), kept beside the tarball: the build shows a progress line only. */
+export function buildLogPath(tarball: string): string {
+  return tarball.replace(/\.tar\.zst$/, ".build.log");
+}
+
+/** The last `n` lines of `text`, indented, for an error message that stays readable. */
+function lastLines(text: string, n: number): string {
+  return text
+    .trimEnd()
+    .split("\n")
+    .slice(-n)
+    .map((l) => `  ${l}`)
+    .join("\n");
+}
+
+/** The error for a failed build: the last lines of its log and of debootstrap's own log (copied into it, as the build directory goes). */
+function buildFailure(code: number, root: string, logFile: string, logFd: number): Error {
+  const output = fs.readFileSync(logFile, "utf8");
+  const debootLog = path.join(root, "debootstrap", "debootstrap.log");
+  let extra = "";
+  if (fs.existsSync(debootLog)) {
+    const text = fs.readFileSync(debootLog, "utf8");
+    fs.writeSync(logFd, `---- debootstrap's own log, ${debootLog} (removed with the build directory) ----\n${text}`);
+    extra = `\nthe last lines of debootstrap's own log (copied to the end of ${logFile}):\n${lastLines(text, 8)}`;
+  }
+  return new Error(
+    `sandbox base image build failed (exit ${code}); the last lines of its log ${logFile}:\n${output.trim() ? lastLines(output, 20) : "  (no output)"}${extra}\n` +
+      `Check that the host's apt mirror answers (apt-get update on the host), then rerun \`npm run sandbox image\``,
+  );
+}
+
+/** Runs the build script into `tarball` (in CACHE_DIR; exported for its tests, which build elsewhere). */
+export async function buildTarball(script: string, tarball: string, log: (l: string) => void): Promise<void> {
+  const work = fs.mkdtempSync(path.join(path.dirname(tarball), "build-"));
   const root = path.join(work, "rootfs");
   const out = `${tarball}.tmp-${process.pid}`;
+  const logFile = buildLogPath(tarball);
   fs.mkdirSync(root);
   fs.writeFileSync(path.join(work, "build.sh"), script);
+  // Owner only: the output names the host's mirror, whose URL may hold a proxy's credentials.
+  fs.rmSync(logFile, { force: true });
+  const logFd = fs.openSync(logFile, "w", 0o600);
   const started = Date.now();
-  log(`building the sandbox base image (debootstrap ${SUITE}, about a minute) in ${work}`);
+  log(`building the sandbox base image (debootstrap ${SUITE}, about a minute); full log: ${logFile}`);
+  const progress = progressFor(log);
+  const counts = new DebootstrapProgress();
+  const show = () => progress.update(`building the sandbox image: ${describeCounts(counts.counts())}`, stageGroup(counts.counts().stage));
   try {
     // A private mount namespace: debootstrap mounts /proc and /sys in the target and, if it fails
     // half-way, leaves them mounted; here they vanish with the namespace.
     const r = await run("unshare", ["--mount", "--propagation", "private", "bash", path.join(work, "build.sh")], {
       env: childEnv({ ROOT: root, OUT: out, DEBIAN_FRONTEND: "noninteractive" }),
-      onLine: (l) => log(`  ${l}`),
+      onLine: (l) => {
+        fs.writeSync(logFd, `${l}\n`);
+        if (counts.read(l)) show();
+      },
       echoStdout: true,
     });
-    if (r.code !== 0) {
-      const debootLog = path.join(root, "debootstrap", "debootstrap.log");
-      const extra = fs.existsSync(debootLog) ? `; debootstrap.log: ${tail(fs.readFileSync(debootLog, "utf8"), 6)}` : "";
-      throw new Error(
-        `sandbox base image build failed (exit ${r.code}) in ${work}: ${tail(r.stderr || r.stdout)}${extra}. ` +
-          `Check that the host's apt mirror answers (apt-get update on the host), then rerun \`npm run sandbox image\``,
-      );
-    }
+    progress.end();
+    if (r.code !== 0) throw buildFailure(r.code, root, logFile, logFd);
     fs.renameSync(out, tarball);
     const mb = (fs.statSync(tarball).size / 1e6).toFixed(0);
     log(`base image built in ${((Date.now() - started) / 1000).toFixed(1)} s: ${tarball} (${mb} MB)`);
   } finally {
+    progress.end();
+    fs.closeSync(logFd);
     fs.rmSync(out, { force: true });
     fs.rmSync(work, { recursive: true, force: true });
   }
@@ -204,7 +244,7 @@ function pruneOld(keep: string, log: (l: string) => void): void {
       .filter(Boolean),
   );
   for (const n of fs.readdirSync(CACHE_DIR)) {
-    const m = /^sandbox-(base|rootfs)-([0-9a-f]{16})(\.tar\.zst)?$/.exec(n);
+    const m = /^sandbox-(base|rootfs)-([0-9a-f]{16})(\.tar\.zst|\.build\.log)?$/.exec(n);
     if (!m || m[2] === keep) continue;
     const p = path.join(CACHE_DIR, n);
     if (inUse.has(p)) continue;
