@@ -1,6 +1,7 @@
 // The production shape of the stack (a nubes VM, sless jobs, all three installers), unchanged, deployed
 // through real `cdktf deploy` against the local twin of Nubes and sless: deployed, deployed again,
-// rerun, failed, repaired and destroyed.
+// rerun, failed, repaired and destroyed. Its VM upgrades its packages at first boot (the user's own
+// cloud-init), so apt is still busy when sshd first answers, as on a fresh cloud VM.
 
 import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -14,6 +15,7 @@ import { TWIN_CDKTF_FLAGS, twinDeployEnv } from "../../twin/deploy-env";
 import { installTwin } from "../../twin/install";
 import { readVapp } from "../../twin/nubes/records";
 import { sandboxNameOf } from "../../twin/nubes/vm-settings";
+import { slessJobLog } from "../../twin/sless/sless-job";
 import { tempDir } from "../support/synth";
 import { describeE2E } from "./support/e2e";
 
@@ -45,8 +47,26 @@ describeE2E("cdktf deploy of the production stack against the twin of Nubes and 
       docker: { enabled: true, channel: "distro", verify: "daemon", compose: false },
       postgres: { enabled: true, passwordVariable: "pg_password" },
     },
-    vms: [{ name: vm, user: "deployer", publicKeyPath: path.join(dir, "vm_key.pub"), privateKeyPath: path.join(dir, "vm_key") }],
+    vms: [
+      {
+        name: vm,
+        user: "deployer",
+        publicKeyPath: path.join(dir, "vm_key.pub"),
+        privateKeyPath: path.join(dir, "vm_key"),
+        cloudInit: path.join(dir, "first-boot.yaml"),
+      },
+    ],
   });
+  /** The lines of every run of one of this VM's jobs the twin kept, oldest first. */
+  const jobLogs = (handler: string): string[] => {
+    const folder = path.dirname(slessJobLog("x"));
+    return fs
+      .readdirSync(folder)
+      .filter((f) => f.startsWith(`${vm}-${handler}-`))
+      .map((f) => path.join(folder, f))
+      .sort((a, b) => fs.statSync(a).mtimeMs - fs.statSync(b).mtimeMs)
+      .map((f) => fs.readFileSync(f, "utf8"));
+  };
   const cdktf = async (command: "deploy" | "destroy", context: unknown) => {
     writeCdktfProject(dir, context);
     const run = await runCdktf(dir, [command, "--auto-approve", ...TWIN_CDKTF_FLAGS, "--outputs-file", path.join(dir, "outputs.json")], { env });
@@ -55,6 +75,7 @@ describeE2E("cdktf deploy of the production stack against the twin of Nubes and 
 
   beforeAll(() => {
     execFileSync("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-C", "twin-e2e", "-f", path.join(dir, "vm_key")]);
+    fs.writeFileSync(path.join(dir, "first-boot.yaml"), "#cloud-config\npackage_upgrade: true\n");
   });
 
   afterAll(async () => {
@@ -86,6 +107,15 @@ describeE2E("cdktf deploy of the production stack against the twin of Nubes and 
     const authorized = await sb.rootExec("cat /home/deployer/.ssh/authorized_keys");
     expect(authorized.stdout.trim()).toBe(fs.readFileSync(path.join(dir, "vm_key.pub"), "utf8").trim());
     expect(readVapp(`vm-install-${vm}`)).toMatchObject({ vdc_uid: "twin-vdc", nsxt_uid: "twin-nsxt", status: "running" });
+
+    // The first job found cloud-init upgrading the VM: it waited for it, naming cloud-init's own apt as
+    // the holder of apt's lock, instead of failing on the lock; cloud-init ended well and nothing is left.
+    const [first] = jobLogs("install-packages");
+    expect(first).toContain("waiting for cloud-init to finish the first boot");
+    expect(first).toMatch(/apt lock: .*is held by pid \d+ \(apt-get [^;)]*(upgrade|update)[^;)]*; unit cloud-final\.service\)/);
+    expect((await sb.rootExec("cloud-init status")).stdout).toMatch(/status: done/);
+    expect((await sb.rootExec("dpkg --audit")).stdout).toBe("");
+    expect((await sb.rootExec("apt-get -s -o Debug::NoLocking=1 dist-upgrade")).stdout).toMatch(/0 upgraded, 0 newly installed/);
   }, 600_000);
 
   test("deploy again unchanged: nothing changes", async () => {

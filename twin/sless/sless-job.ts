@@ -4,11 +4,27 @@
 // error: the platform reports it, the stack decides (its postcondition on phase).
 import { randomBytes } from "node:crypto";
 import * as fs from "node:fs";
+import * as path from "node:path";
 import { eventSecrets } from "../../lib/runner/invocation";
 import { DEFAULT_TIMEOUT_SEC, parseEntrypoint, runJob } from "../../lib/runner/run-job";
+import { TWIN_STATE_DIR } from "../nubes/records";
 import type { CtyObject } from "../protocol/cty-value";
 import { type Diagnostic, errorDiagnostic, TwinError } from "../protocol/diagnostics";
 import type { ResourceImplementation } from "../protocol/resource";
+
+/**
+ * Where the twin keeps a job run's output, as the platform keeps a job's log: the provider's own stderr
+ * reaches only Terraform's debug log. Root-only, like the local target's logs (lines are already scrubbed).
+ */
+export function slessJobLog(jobId: string): string {
+  return path.join(TWIN_STATE_DIR, "sless", "logs", `${jobId}.log`);
+}
+
+function keepLog(jobId: string, lines: string[]): void {
+  const file = slessJobLog(jobId);
+  fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+  fs.writeFileSync(file, lines.map((l) => `${l}\n`).join(""), { mode: 0o600 });
+}
 
 /** Runtimes the twin runs: any Node major, on this machine's Node (the platform's runtime names are "nodejs<major>"). */
 const RUNTIME = /^nodejs\d+$/;
@@ -63,6 +79,7 @@ async function runOnce(planned: CtyObject, log: (line: string) => void, signal: 
   }
   const env = Object.fromEntries(Object.entries((planned.env_vars ?? {}) as Record<string, string>).map(([k, v]) => [k, String(v)]));
   const event = planned.event_json === null ? {} : JSON.parse(String(planned.event_json));
+  const lines: string[] = [];
   const result = await runJob({
     dir,
     env,
@@ -70,11 +87,15 @@ async function runOnce(planned: CtyObject, log: (line: string) => void, signal: 
     entrypoint: typeof planned.entrypoint === "string" ? planned.entrypoint : undefined,
     timeoutSec: typeof planned.wait_timeout_sec === "number" ? planned.wait_timeout_sec : DEFAULT_TIMEOUT_SEC,
     secrets: [...(env.SSH_KEY ? [env.SSH_KEY] : []), ...eventSecrets(event)],
-    onOutput: (line) => log(`[${name}] ${line}`),
+    onOutput: (line) => {
+      lines.push(line);
+      log(`[${name}] ${line}`);
+    },
     signal,
   });
   log(`[${name}] ${result.phase} in ${(result.durationMs / 1000).toFixed(1)} s`);
   const id = `${name}-${randomBytes(6).toString("hex")}`;
+  keepLog(id, lines);
   return { ...planned, id, phase: result.phase, message: result.message };
 }
 
