@@ -9,7 +9,6 @@
 import { spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import * as fs from "node:fs";
-import * as net from "node:net";
 import * as path from "node:path";
 import { type CdktfRun, outputWords, readOutputs, runCdktf, writeCdktfProject } from "../../demo/project";
 import { generateHostKey, hostKeyFile, readHostKeyFile } from "../../lib/delivered-host-keys";
@@ -21,26 +20,14 @@ import { removeVapp } from "../../twin/nubes/records";
 import { sandboxNameOf } from "../../twin/nubes/vm-settings";
 import { filesUnder, tempDir } from "../support/synth";
 import { describeE2E } from "./support/e2e";
+import { type TcpForwarder, tcpForwarder } from "./support/tcp-forwarder";
 
 const STACK = "e2e-hostkeys";
 
-/** A TCP forwarder on 127.0.0.1 to whatever address `to` holds when a client connects. */
-function forwarder(): Promise<{ port: number; to: { address?: string }; close(): void }> {
+/** The forwarder and where it sends clients now (an impostor first, then the real VM). */
+async function forwarder(): Promise<TcpForwarder & { to: { address?: string } }> {
   const to: { address?: string } = {};
-  const server = net.createServer((client) => {
-    if (!to.address) return void client.destroy();
-    const upstream = net.connect({ host: to.address, port: 22 });
-    client.pipe(upstream).pipe(client);
-    const end = () => {
-      client.destroy();
-      upstream.destroy();
-    };
-    client.on("error", end);
-    upstream.on("error", end);
-  });
-  return new Promise((resolve) =>
-    server.listen(0, "127.0.0.1", () => resolve({ port: (server.address() as net.AddressInfo).port, to, close: () => server.close() })),
-  );
+  return { ...(await tcpForwarder(() => to.address)), to };
 }
 
 /** The lines of the private key's body: what would give it away wherever it was copied. */

@@ -18,6 +18,7 @@ import { sandboxNameOf } from "../../twin/nubes/vm-settings";
 import { tempDir } from "../support/synth";
 import { REQUIRED_PROVIDERS, TwinTerraform } from "../twin/terraform";
 import { describeE2E, dpkgStatus } from "./support/e2e";
+import { type TcpForwarder, tcpForwarder } from "./support/tcp-forwarder";
 
 function config(vm: string, keyPath: string): string {
   return `${REQUIRED_PROVIDERS}
@@ -142,30 +143,11 @@ describeE2E("nubes_vc_vm_v3 in the twin: delete_mode and resume_if_exists", () =
 });
 
 /**
- * A fixed address in front of a twin VM, as a public address is in front of a Nubes VM whose
- * state_out_flat the stack does not read (vms[].address): a TCP forwarder on this machine that
- * connects each client to whatever VM of that name runs now. The stack's configuration then does not
- * change when the VM behind it is replaced, so only the VM's id can tell the jobs to run again.
+ * A fixed address in front of a twin VM: whatever VM of that name runs now is behind it, so the stack's
+ * configuration does not change when the VM is replaced and only the VM's id can tell the jobs to run again.
  */
-function fixedAddress(sandboxName: string): Promise<{ port: number; close(): void }> {
-  const server = net.createServer((client) => {
-    const address = listSandboxes().find((s) => s.name === sandboxName && s.alive)?.address;
-    if (!address) {
-      client.destroy(); // no VM behind the address yet: the job's SSH retries
-      return;
-    }
-    const upstream = net.connect({ host: address, port: 22 });
-    client.pipe(upstream).pipe(client);
-    const end = () => {
-      client.destroy();
-      upstream.destroy();
-    };
-    client.on("error", end);
-    upstream.on("error", end);
-  });
-  return new Promise((resolve) =>
-    server.listen(0, "127.0.0.1", () => resolve({ port: (server.address() as net.AddressInfo).port, close: () => server.close() })),
-  );
+function fixedAddress(sandboxName: string): Promise<TcpForwarder> {
+  return tcpForwarder(() => listSandboxes().find((s) => s.name === sandboxName && s.alive)?.address);
 }
 
 /** `npm run status -- --json` in the project folder, as an operator runs it. */
