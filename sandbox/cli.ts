@@ -3,13 +3,17 @@
 import * as fs from "node:fs";
 import { ensureBaseRootfs } from "./image";
 import { listSandboxes, newSandboxName, sandboxSupportProblems, startSandbox, stopSandbox } from "./index";
+import { DEFAULT_RELEASE, RELEASE_ENV, RELEASES, resolveRelease, takeReleaseOption } from "./release";
 import { runDirOf } from "./state";
 
 const USAGE = `usage: npm run sandbox -- [command] [options]
-  up [name] [--json]   boot a sandbox VM (default command); it keeps running after this exits
-  down [name]          remove one sandbox, or every sandbox when no name is given
-  list                 show sandboxes: name, status, address
-  image [--rebuild]    build (or rebuild) the cached base image`;
+  up [name] [--json] [--release R]   boot a sandbox VM (default command); it keeps running after this exits
+  down [name]                        remove one sandbox, or every sandbox when no name is given
+  list                               show sandboxes: name, status, address, release
+  image [--rebuild] [--release R]    build (or rebuild) the cached base image of a release
+releases (R): ${Object.entries(RELEASES)
+  .map(([r, v]) => `${r} (Debian ${v})`)
+  .join(", ")}; default ${DEFAULT_RELEASE}, or $${RELEASE_ENV} when set`;
 
 const err = (l: string) => process.stderr.write(`${l}\n`);
 
@@ -22,7 +26,18 @@ function requireSupport(): void {
   }
 }
 
-async function up(args: string[]): Promise<void> {
+/** `--release` of up and image, else $VM_INSTALL_SANDBOX_RELEASE, else bookworm; a bad name is a usage error. */
+function releaseArg(args: string[]): { release: ReturnType<typeof resolveRelease>; rest: string[] } {
+  try {
+    const { release, rest } = takeReleaseOption(args);
+    return { release: release ?? resolveRelease(), rest };
+  } catch (e) {
+    throw new UsageError((e as Error).message);
+  }
+}
+
+async function up(argv: string[]): Promise<void> {
+  const { release, rest: args } = releaseArg(argv);
   const json = args.includes("--json");
   const rest = args.filter((a) => a !== "--json");
   const unknown = rest.filter((a) => a.startsWith("-"));
@@ -36,18 +51,18 @@ async function up(args: string[]): Promise<void> {
   };
   process.once("SIGINT", abort);
   process.once("SIGTERM", abort);
-  const sb = await startSandbox({ name, persistent: true, log: (l) => err(`sandbox: ${l}`) });
+  const sb = await startSandbox({ name, persistent: true, release, log: (l) => err(`sandbox: ${l}`) });
   process.removeListener("SIGINT", abort);
   process.removeListener("SIGTERM", abort);
   if (json) {
-    const { address, port, user, privateKeyPath, hostKeySha256, name } = sb;
-    process.stdout.write(`${JSON.stringify({ address, port, user, privateKeyPath, hostKeySha256, name })}\n`);
+    const { address, port, user, privateKeyPath, hostKeySha256, name, release } = sb;
+    process.stdout.write(`${JSON.stringify({ address, port, user, privateKeyPath, hostKeySha256, name, release })}\n`);
     return;
   }
   const t = sb.timings;
   process.stdout.write(
     [
-      `sandbox ${sb.name} is up (boot to SSH ${(t.bootToSsh / 1000).toFixed(1)} s, total ${(t.total / 1000).toFixed(1)} s)`,
+      `sandbox ${sb.name} (Debian ${RELEASES[sb.release]}, ${sb.release}) is up (boot to SSH ${(t.bootToSsh / 1000).toFixed(1)} s, total ${(t.total / 1000).toFixed(1)} s)`,
       `  address          ${sb.address}`,
       `  port             ${sb.port}`,
       `  user             ${sb.user}`,
@@ -92,11 +107,12 @@ function list(): void {
     s.name,
     s.alive ? s.status : `${s.status} (dead)`,
     s.address ?? "-",
+    s.release ?? "-",
     s.persistent ? "cli" : "test",
     s.pid ? String(s.pid) : "-",
     s.createdAt ?? "-",
   ]);
-  const head = ["NAME", "STATUS", "ADDRESS", "OWNER", "PID", "CREATED"];
+  const head = ["NAME", "STATUS", "ADDRESS", "RELEASE", "OWNER", "PID", "CREATED"];
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
   for (const r of [head, ...rows])
     process.stdout.write(
@@ -107,14 +123,15 @@ function list(): void {
     );
 }
 
-async function image(args: string[]): Promise<void> {
+async function image(argv: string[]): Promise<void> {
+  const { release, rest: args } = releaseArg(argv);
   const rebuild = args.includes("--rebuild");
   if (args.some((a) => a !== "--rebuild")) throw new UsageError(`image: unexpected ${args.join(" ")}`);
   requireSupport();
   const t = Date.now();
-  const img = await ensureBaseRootfs((l) => err(`sandbox: ${l}`), { rebuild });
+  const img = await ensureBaseRootfs((l) => err(`sandbox: ${l}`), { rebuild, release });
   process.stdout.write(`${img.tarball}\n`);
-  err(`sandbox: base image ready in ${((Date.now() - t) / 1000).toFixed(1)} s (rootfs ${img.rootfs})`);
+  err(`sandbox: ${release} base image ready in ${((Date.now() - t) / 1000).toFixed(1)} s (rootfs ${img.rootfs})`);
 }
 
 class UsageError extends Error {}
