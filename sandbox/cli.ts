@@ -6,16 +6,21 @@ import { streamLog } from "../shared/progress-line";
 import { loginUserCloudConfig, multipartUserData, userDataKind } from "./cloud-init";
 import { ensureBaseRootfs } from "./image";
 import { type CloudInitOptions, listSandboxes, newSandboxName, sandboxSupportProblems, startSandbox, stopSandbox } from "./index";
+
+import { DEFAULT_RELEASE, RELEASE_ENV, RELEASES, resolveRelease, takeReleaseOption } from "./release";
 import { runDirOf } from "./state";
 
 const USAGE = `usage: npm run sandbox -- [command] [options]
-  up [name] [--json] [--user-data FILE [--user NAME]]
-                       boot a sandbox VM (default command); it keeps running after this exits.
-                       --user-data: boot it with cloud-init, as a cloud would: NAME (default ubuntu)
-                       with the sandbox's key, then FILE (#cloud-config, #! or MIME multipart)
-  down [name]          remove one sandbox, or every sandbox when no name is given
-  list                 show sandboxes: name, status, address
-  image [--rebuild]    build (or rebuild) the cached base image`;
+  up [name] [--json] [--release R] [--user-data FILE [--user NAME]]
+                                     boot a sandbox VM (default command); it keeps running after this exits.
+                                     --user-data: boot it with cloud-init, as a cloud would: NAME (default
+                                     ubuntu) with the sandbox's key, then FILE (#cloud-config, #! or MIME multipart)
+  down [name]                        remove one sandbox, or every sandbox when no name is given
+  list                               show sandboxes: name, status, address, release
+  image [--rebuild] [--release R]    build (or rebuild) the cached base image of a release
+releases (R): ${Object.entries(RELEASES)
+  .map(([r, v]) => `${r} (Debian ${v})`)
+  .join(", ")}; default ${DEFAULT_RELEASE}, or $${RELEASE_ENV} when set`;
 
 const err = (l: string) => process.stderr.write(`${l}\n`);
 /** The library's progress; on a terminal the image build is one updating line. */
@@ -56,8 +61,18 @@ function cloudInitOf(file: string | undefined, user: string): CloudInitOptions |
   };
 }
 
+/** `--release` of up and image, else $VM_INSTALL_SANDBOX_RELEASE, else bookworm; a bad name is a usage error. */
+function releaseArg(args: string[]): { release: ReturnType<typeof resolveRelease>; rest: string[] } {
+  try {
+    const { release, rest } = takeReleaseOption(args);
+    return { release: release ?? resolveRelease(), rest };
+  } catch (e) {
+    throw new UsageError((e as Error).message);
+  }
+}
+
 async function up(argv: string[]): Promise<void> {
-  const args = [...argv];
+  const { release, rest: args } = releaseArg(argv);
   const userData = option(args, "--user-data");
   const user = option(args, "--user");
   if (user && !userData) {
@@ -77,18 +92,18 @@ async function up(argv: string[]): Promise<void> {
   };
   process.once("SIGINT", abort);
   process.once("SIGTERM", abort);
-  const sb = await startSandbox({ name, persistent: true, log: progress, user, cloudInit });
+  const sb = await startSandbox({ name, persistent: true, release, log: progress, user, cloudInit });
   process.removeListener("SIGINT", abort);
   process.removeListener("SIGTERM", abort);
   if (json) {
-    const { address, port, user, privateKeyPath, hostKeySha256, name } = sb;
-    process.stdout.write(`${JSON.stringify({ address, port, user, privateKeyPath, hostKeySha256, name })}\n`);
+    const { address, port, user, privateKeyPath, hostKeySha256, name, release } = sb;
+    process.stdout.write(`${JSON.stringify({ address, port, user, privateKeyPath, hostKeySha256, name, release })}\n`);
     return;
   }
   const t = sb.timings;
   process.stdout.write(
     [
-      `sandbox ${sb.name} is up (boot to SSH ${(t.bootToSsh / 1000).toFixed(1)} s, total ${(t.total / 1000).toFixed(1)} s)`,
+      `sandbox ${sb.name} (Debian ${RELEASES[sb.release]}, ${sb.release}) is up (boot to SSH ${(t.bootToSsh / 1000).toFixed(1)} s, total ${(t.total / 1000).toFixed(1)} s)`,
       `  address          ${sb.address}`,
       `  port             ${sb.port}`,
       `  user             ${sb.user}`,
@@ -133,11 +148,12 @@ function list(): void {
     s.name,
     s.alive ? s.status : `${s.status} (dead)`,
     s.address ?? "-",
+    s.release ?? "-",
     s.persistent ? "cli" : "test",
     s.pid ? String(s.pid) : "-",
     s.createdAt ?? "-",
   ]);
-  const head = ["NAME", "STATUS", "ADDRESS", "OWNER", "PID", "CREATED"];
+  const head = ["NAME", "STATUS", "ADDRESS", "RELEASE", "OWNER", "PID", "CREATED"];
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
   for (const r of [head, ...rows])
     process.stdout.write(
@@ -148,14 +164,15 @@ function list(): void {
     );
 }
 
-async function image(args: string[]): Promise<void> {
+async function image(argv: string[]): Promise<void> {
+  const { release, rest: args } = releaseArg(argv);
   const rebuild = args.includes("--rebuild");
   if (args.some((a) => a !== "--rebuild")) throw new UsageError(`image: unexpected ${args.join(" ")}`);
   requireSupport();
   const t = Date.now();
-  const img = await ensureBaseRootfs(progress, { rebuild });
+  const img = await ensureBaseRootfs(progress, { rebuild, release });
   process.stdout.write(`${img.tarball}\n`);
-  err(`sandbox: base image ready in ${((Date.now() - t) / 1000).toFixed(1)} s (rootfs ${img.rootfs})`);
+  err(`sandbox: ${release} base image ready in ${((Date.now() - t) / 1000).toFixed(1)} s (rootfs ${img.rootfs})`);
 }
 
 class UsageError extends Error {}

@@ -3,10 +3,7 @@
 // mirror host name may be baked into the project.
 import * as fs from "node:fs";
 import * as path from "node:path";
-
-export const SUITE = "bookworm";
-/** The suites the image's sources list carries, as a fresh Debian 12 install has them. */
-export const IMAGE_SUITES = [SUITE, `${SUITE}-updates`, `${SUITE}-security`];
+import { DEFAULT_RELEASE, type Release, releaseSuites, SUPPORTED_RELEASES } from "./release";
 
 export interface AptSource {
   file: string;
@@ -167,13 +164,34 @@ export function hostAcquireConf(root = "/etc/apt"): Array<[string, string]> {
   return out;
 }
 
-export function imageAptConfig(root = "/etc/apt"): ImageApt {
-  const sources = readHostAptSources(root).filter((s) => s.suites.some((x) => IMAGE_SUITES.includes(x)));
-  const base = sources.find((s) => s.suites.includes(SUITE) && s.uris.length);
+/**
+ * The host's sources for `release` (its base suite, -updates, -security). A host of another supported
+ * release (a Debian 12 host asked for trixie) lends its own entries with the suite names changed: the same
+ * mirror serves every release, and no other mirror may be assumed.
+ */
+export function releaseSources(host: AptSource[], release: Release): { sources: AptSource[]; via?: Release } {
+  const pick = (r: Release) => {
+    const wanted = releaseSuites(r);
+    return host.filter((s) => s.suites.some((x) => wanted.includes(x)));
+  };
+  const hasBase = (r: Release) => host.some((s) => s.suites.includes(r) && s.uris.length);
+  if (hasBase(release)) return { sources: pick(release) };
+  const via = SUPPORTED_RELEASES.find((r) => r !== release && hasBase(r));
+  if (!via) return { sources: pick(release) };
+  const from = releaseSuites(via);
+  const sources = pick(via).map((s) => ({ ...s, suites: s.suites.filter((x) => from.includes(x)).map((x) => release + x.slice(via.length)) }));
+  return { sources, via };
+}
+
+export function imageAptConfig(root = "/etc/apt", release: Release = DEFAULT_RELEASE): ImageApt {
+  const imageSuites = releaseSuites(release);
+  const { sources, via } = releaseSources(readHostAptSources(root), release);
+  const base = sources.find((s) => s.suites.includes(release) && s.uris.length);
   if (!base) {
     throw new Error(
-      `no apt source for Debian ${SUITE} on this host (looked in ${root}/sources.list and ${root}/sources.list.d/*.{list,sources}): ` +
-        `the sandbox image is installed from the host's own mirror; add a "${SUITE}" entry for it`,
+      `no apt source for Debian ${release} on this host, nor for ${SUPPORTED_RELEASES.filter((r) => r !== release).join(" or ")} to lend its mirror ` +
+        `(looked in ${root}/sources.list and ${root}/sources.list.d/*.{list,sources}): ` +
+        `the sandbox image is installed from the host's own mirror; add a "${release}" entry for it`,
     );
   }
   const signedBy = (s: AptSource) => s.extra.find(([k]) => k.toLowerCase() === "signed-by")?.[1].trim();
@@ -181,9 +199,9 @@ export function imageAptConfig(root = "/etc/apt"): ImageApt {
   const stanzas: string[] = [];
   const keyrings = new Set<string>();
   for (const s of sources) {
-    const suites = s.suites.filter((x) => IMAGE_SUITES.includes(x));
+    const suites = s.suites.filter((x) => imageSuites.includes(x));
     const lines = [
-      `# from the host's ${s.file}`,
+      `# from the host's ${s.file}${via ? ` (its ${via} entry, for ${release})` : ""}`,
       "Types: deb",
       `URIs: ${s.uris.join(" ")}`,
       `Suites: ${suites.join(" ")}`,
@@ -194,7 +212,7 @@ export function imageAptConfig(root = "/etc/apt"): ImageApt {
     const sb = signedBy(s);
     if (isPath(sb) && fs.existsSync(sb)) keyrings.add(sb);
   }
-  const missing = IMAGE_SUITES.filter((x) => !sources.some((s) => s.suites.includes(x)));
+  const missing = imageSuites.filter((x) => !sources.some((s) => s.suites.includes(x)));
   const note = missing.length ? `# the host has no source for ${missing.join(", ")}, so neither has the image\n` : "";
   const baseKey = signedBy(base);
   return {

@@ -8,8 +8,9 @@ import * as path from "node:path";
 import { progressFor } from "../shared/progress-line";
 import { quote } from "../shared/shell-quote";
 import { DebootstrapProgress, describeCounts, stageGroup } from "./debootstrap-progress";
-import { imageAptConfig, SUITE } from "./hostapt";
+import { imageAptConfig } from "./hostapt";
 import { lock } from "./lock";
+import { DEFAULT_RELEASE, type Release } from "./release";
 import { CACHE_DIR, listRunDirs, readState } from "./state";
 import { childEnv, run, tail } from "./util";
 
@@ -87,8 +88,8 @@ locale: C.UTF-8
 
 /** The whole build as one bash script: its text is the cache key, so nothing may influence the image
  * that is not written here. $ROOT is the (empty) target directory, $OUT the tarball to write. */
-export function buildScript(): string {
-  const apt = imageAptConfig();
+export function buildScript(release: Release = DEFAULT_RELEASE): string {
+  const apt = imageAptConfig(undefined, release);
   const keyringSteps = apt.keyrings.map(
     (k) => `[ -e "$ROOT${k}" ] || { ${putFile(k, fs.readFileSync(k))}; }  # sha256 ${createHash("sha256").update(fs.readFileSync(k)).digest("hex")}`,
   );
@@ -96,7 +97,7 @@ export function buildScript(): string {
     `# vm-install sandbox base image, recipe ${RECIPE_VERSION}`,
     "set -euo pipefail",
     `debootstrap --variant=minbase --components=main ${apt.keyring ? `--keyring=${quote(apt.keyring)} ` : ""}` +
-      `--include=${IMAGE_PACKAGES.join(",")} ${SUITE} "$ROOT" ${quote(apt.mirror)}`,
+      `--include=${IMAGE_PACKAGES.join(",")} ${release} "$ROOT" ${quote(apt.mirror)}`,
     "# apt: the host's mirror and the fetch options it needs",
     `rm -f "$ROOT/etc/apt/sources.list"`,
     putFile("/etc/apt/sources.list.d/debian.sources", apt.sourcesFile),
@@ -129,6 +130,7 @@ export function buildScript(): string {
 }
 
 export interface BaseImage {
+  release: Release;
   hash: string;
   tarball: string;
   /** Unpacked tarball, read-only lower layer of every sandbox of this hash. */
@@ -139,11 +141,13 @@ function imageHash(script: string): string {
   return createHash("sha256").update(script).digest("hex").slice(0, 16);
 }
 
-export function imagePaths(hash: string): BaseImage {
+/** One image per release, named by it: a build of one release never prunes another's. */
+export function imagePaths(hash: string, release: Release = DEFAULT_RELEASE): BaseImage {
   return {
+    release,
     hash,
-    tarball: path.join(CACHE_DIR, `sandbox-base-${hash}.tar.zst`),
-    rootfs: path.join(CACHE_DIR, `sandbox-rootfs-${hash}`),
+    tarball: path.join(CACHE_DIR, `sandbox-base-${release}-${hash}.tar.zst`),
+    rootfs: path.join(CACHE_DIR, `sandbox-rootfs-${release}-${hash}`),
   };
 }
 
@@ -179,7 +183,7 @@ function buildFailure(code: number, root: string, logFile: string, logFd: number
 }
 
 /** Runs the build script into `tarball` (in CACHE_DIR; exported for its tests, which build elsewhere). */
-export async function buildTarball(script: string, tarball: string, log: (l: string) => void): Promise<void> {
+export async function buildTarball(script: string, tarball: string, log: (l: string) => void, release: Release = DEFAULT_RELEASE): Promise<void> {
   const work = fs.mkdtempSync(path.join(path.dirname(tarball), "build-"));
   const root = path.join(work, "rootfs");
   const out = `${tarball}.tmp-${process.pid}`;
@@ -190,7 +194,7 @@ export async function buildTarball(script: string, tarball: string, log: (l: str
   fs.rmSync(logFile, { force: true });
   const logFd = fs.openSync(logFile, "w", 0o600);
   const started = Date.now();
-  log(`building the sandbox base image (debootstrap ${SUITE}, about a minute); full log: ${logFile}`);
+  log(`building the sandbox base image (debootstrap ${release}, about a minute); full log: ${logFile}`);
   const progress = progressFor(log);
   const counts = new DebootstrapProgress();
   const show = () => progress.update(`building the sandbox image: ${describeCounts(counts.counts())}`, stageGroup(counts.counts().stage));
@@ -236,16 +240,17 @@ async function unpack(img: BaseImage, log: (l: string) => void): Promise<void> {
   log(`base image unpacked to ${img.rootfs}`);
 }
 
-/** Drops images of other recipes, except rootfs trees that a live sandbox still uses as its lower layer. */
-function pruneOld(keep: string, log: (l: string) => void): void {
+/** Drops images of other recipes of the same release (and unnamed ones of earlier versions, with bookworm),
+ * except rootfs trees that a live sandbox still uses as its lower layer. */
+function pruneOld(keep: string, release: Release, log: (l: string) => void): void {
   const inUse = new Set(
     listRunDirs()
       .map((n) => readState(n)?.lowerDir)
       .filter(Boolean),
   );
   for (const n of fs.readdirSync(CACHE_DIR)) {
-    const m = /^sandbox-(base|rootfs)-([0-9a-f]{16})(\.tar\.zst|\.build\.log)?$/.exec(n);
-    if (!m || m[2] === keep) continue;
+    const m = /^sandbox-(base|rootfs)-(?:([a-z]+)-)?([0-9a-f]{16})(\.tar\.zst|\.build\.log)?$/.exec(n);
+    if (!m || m[3] === keep || (m[2] ?? DEFAULT_RELEASE) !== release) continue;
     const p = path.join(CACHE_DIR, n);
     if (inUse.has(p)) continue;
     fs.rmSync(p, { recursive: true, force: true });
@@ -254,10 +259,11 @@ function pruneOld(keep: string, log: (l: string) => void): void {
 }
 
 /** Builds (once per recipe hash, one builder at a time across processes) and unpacks the base image. */
-export async function ensureBaseRootfs(log: (l: string) => void = () => undefined, opts: { rebuild?: boolean } = {}): Promise<BaseImage> {
+export async function ensureBaseRootfs(log: (l: string) => void = () => undefined, opts: { rebuild?: boolean; release?: Release } = {}): Promise<BaseImage> {
   fs.mkdirSync(CACHE_DIR, { recursive: true });
-  const script = buildScript();
-  const img = imagePaths(imageHash(script));
+  const release = opts.release ?? DEFAULT_RELEASE;
+  const script = buildScript(release);
+  const img = imagePaths(imageHash(script), release);
   if (!opts.rebuild && fs.existsSync(img.tarball) && fs.existsSync(img.rootfs)) return img;
   const l = await lock(path.join(CACHE_DIR, `.lock-${img.hash}`), "another process building the sandbox base image", 15 * 60_000, log);
   try {
@@ -268,8 +274,8 @@ export async function ensureBaseRootfs(log: (l: string) => void = () => undefine
       if (!inUse) fs.rmSync(img.rootfs, { recursive: true, force: true });
     }
     if (!fs.existsSync(img.tarball)) {
-      await buildTarball(script, img.tarball, log);
-      pruneOld(img.hash, log);
+      await buildTarball(script, img.tarball, log, release);
+      pruneOld(img.hash, release, log);
     }
     if (!fs.existsSync(img.rootfs)) await unpack(img, log);
   } finally {
@@ -279,6 +285,6 @@ export async function ensureBaseRootfs(log: (l: string) => void = () => undefine
 }
 
 /** Path of the cached base image tarball, building it first if this recipe has none yet. */
-export async function ensureBaseImage(log?: (line: string) => void): Promise<string> {
-  return (await ensureBaseRootfs(log)).tarball;
+export async function ensureBaseImage(log?: (line: string) => void, release?: Release): Promise<string> {
+  return (await ensureBaseRootfs(log, { release })).tarball;
 }

@@ -1,9 +1,10 @@
-// The sandbox VM: a Debian 12 target with real systemd, booted by systemd-nspawn in a network namespace
-// of its own and reached over real SSH, standing in for a Nubes VM in end-to-end tests and the no-cloud
-// demo. See /work/shared/notes/sandbox-recipe.md for the measured recipe this follows.
+// The sandbox VM: a Debian 12 (or, with release "trixie", 13) target with real systemd, booted by
+// systemd-nspawn in a network namespace of its own and reached over real SSH, standing in for a Nubes VM
+// in end-to-end tests and the no-cloud demo. See /work/shared/notes/sandbox-recipe.md for the measured recipe this follows.
 //
 //   image.ts    debootstrap base image, cached under /var/cache/vm-install keyed by its build script
 //   hostapt.ts  the host's mirror and apt options, which the image copies
+//   release.ts  the releases a sandbox boots (bookworm by default, trixie) and VM_INSTALL_SANDBOX_RELEASE
 //   network.ts  netns, veth, 10.200.N.0/24 claims, NAT + MSS clamp in an nft table per sandbox
 //   boot.ts     overlay, unshare + nspawn tree, keys, waiting for sshd
 //   exec.ts     root commands inside the target through nsenter
@@ -16,6 +17,7 @@ import { nocloudMetaData } from "./cloud-init";
 import { type RootExecOptions, type RootExecResult, spawnInTarget } from "./exec";
 import { ensureBaseImage, ensureBaseRootfs, IMAGE_USER } from "./image";
 import { claimSubnet, listClaims, netPlan, releaseSubnet, setupNetwork, teardownNetwork } from "./network";
+import { type Release, resolveRelease } from "./release";
 import { listRunDirs, RUN_ROOT, readState, runDirOf, type SandboxState, validateName, writeState } from "./state";
 import { checkSandboxSupport } from "./support";
 import { type ProcRef, procAlive, procRef, sleep, writeFileAtomic } from "./util";
@@ -23,6 +25,8 @@ import { type ProcRef, procAlive, procRef, sleep, writeFileAtomic } from "./util
 export type { SshRun } from "./client";
 export { jobEnvFor, sshRun } from "./client";
 export { loginUserCloudConfig, multipartUserData, userDataKind } from "./cloud-init";
+export type { Release } from "./release";
+export { DEFAULT_RELEASE, parseRelease, RELEASE_ENV, RELEASES, resolveRelease, SUPPORTED_RELEASES } from "./release";
 export { CACHE_DIR, RUN_ROOT } from "./state";
 export { checkSandboxSupport, SandboxUnsupportedError, sandboxSupportProblems } from "./support";
 export type { RootExecOptions, RootExecResult };
@@ -39,6 +43,8 @@ export interface SandboxInfo {
 }
 
 export interface Sandbox extends SandboxInfo {
+  /** The Debian release it runs ("bookworm", "trixie"). */
+  release: Release;
   /** The network namespace the target lives in. */
   netns: string;
   /** The host's end of the veth (10.200.N.1): serve things to the target here; the target reaches it directly. */
@@ -78,6 +84,8 @@ export interface StartOptions {
   persistent?: boolean;
   /** Progress lines (image build, waiting for a lock). */
   log?: (line: string) => void;
+  /** The Debian release to boot; default $VM_INSTALL_SANDBOX_RELEASE, else "bookworm". An unknown name is refused. */
+  release?: string;
   /** Boot-to-SSH budget; default 90 s, 180 s with cloudInit (its Python stages run before sshd and slow
    * down most when CI boots several at once). */
   bootTimeoutMs?: number;
@@ -151,6 +159,7 @@ function attach(state: SandboxState): Sandbox {
   };
   return {
     name: state.name,
+    release: state.release ?? "bookworm",
     address,
     port: state.port,
     user: state.user,
@@ -182,9 +191,10 @@ export async function startSandbox(opts: StartOptions = {}): Promise<Sandbox> {
     const where = "put the key in the user-data's users[].ssh_authorized_keys";
     throw new Error(`startSandbox: authorizedKey and cloudInit exclude each other: ${where}`);
   }
+  const release = resolveRelease(opts.release);
   const t0 = Date.now();
   await pruneSandboxes(log);
-  const img = await ensureBaseRootfs(log);
+  const img = await ensureBaseRootfs(log, { release });
   const tImage = Date.now();
 
   fs.mkdirSync(RUN_ROOT, { recursive: true, mode: 0o755 });
@@ -210,6 +220,7 @@ export async function startSandbox(opts: StartOptions = {}): Promise<Sandbox> {
     privateKeyPath: paths.privateKey,
     lowerDir: img.rootfs,
     imageHash: img.hash,
+    release,
   };
   writeState(state);
   try {
@@ -334,6 +345,7 @@ export interface SandboxListing {
   /** The process tree is alive. */
   alive: boolean;
   persistent: boolean;
+  release?: Release;
   address?: string;
   hostAddress?: string;
   pid?: number;
@@ -349,6 +361,7 @@ export function listSandboxes(): SandboxListing[] {
       status: s.status,
       alive: procAlive(s.pid),
       persistent: !!s.persistent,
+      release: s.release ?? "bookworm",
       address: s.address,
       hostAddress: s.hostAddress,
       pid: s.pid?.pid,

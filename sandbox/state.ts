@@ -3,6 +3,7 @@
 // remove it knowing only the name.
 import * as fs from "node:fs";
 import * as path from "node:path";
+import type { Release } from "./release";
 import { type ProcRef, writeFileAtomic } from "./util";
 
 /** /run is cleared on reboot, which is exactly the lifetime of these directories. */
@@ -50,6 +51,8 @@ export interface SandboxState {
   imageHash?: string;
   /** Booted with a NoCloud seed: cloud-init made the login user and the host keys. */
   cloudInit?: boolean;
+  /** Absent in the state of a sandbox started before releases existed: bookworm. */
+  release?: Release;
   timings?: Record<string, number>;
 }
 

@@ -9,6 +9,7 @@ import { PROJECT_ROOT } from "../../lib/bundling/bundle";
 import { type Sandbox, startSandbox } from "../../sandbox";
 import { tempDir } from "../support/synth";
 import { describeE2E, dpkgStatus, sandboxPerSuite, sshUser, vmFingerprint } from "./support/e2e";
+import { FACTS } from "./support/release";
 
 const PASSWORD = `pw with 'single' "double" $dollar \\back spaces`;
 const env = { TF_VAR_pg_password: PASSWORD };
@@ -75,9 +76,10 @@ describeE2E("cdktf deploy, local target, one VM with all three installers", () =
     expect([...pkgs.installed, ...pkgs.already_installed].sort()).toEqual(["git", "jq"]);
     const docker = JSON.parse(run.outputs.one_docker_result);
     expect(docker).toMatchObject({ status: "ok", channel: "distro" });
+    expect(docker.docker_version).toMatch(FACTS.dockerIo);
     const pg = JSON.parse(run.outputs.one_postgres_result);
     expect(pg).toMatchObject({ status: "ok", db_name: "myapp", db_user: "app_user" });
-    expect(pg.pg_version).toMatch(/^15\./);
+    expect(pg.pg_version).toMatch(new RegExp(`^${FACTS.pgMajor}\\.`)); // the release's own PostgreSQL
     expect(JSON.stringify(run.outputs)).not.toContain(PASSWORD);
 
     expect(await dpkgStatus(sb, ["git", "jq", "docker.io", "postgresql"])).toEqual({

@@ -2,7 +2,7 @@
 // a fresh one per test. What the job promises is checked on the target itself (systemctl, dpkg, apt,
 // files, a new SSH session as the user), never only by reading the handler's result.
 //
-//   distro channel:   Debian's real docker.io and compose; a container runs from an image the test builds
+//   distro channel:   Debian's real docker.io and compose (the release's own: support/release.ts); a container runs from an image the test builds
 //                     on the target from its own files and imports from a tarball (no registry reachable).
 //   official channel: a signed apt repository laid out like download.docker.com, served by this process
 //                     on the host's end of the sandbox's veth (fixtures/docker-repo.ts: tiny test-double
@@ -19,6 +19,7 @@ import type { Sandbox } from "../../sandbox";
 import { armour, pgpKey } from "../handlers/support/pgp-fixtures";
 import { FAKE_COMPOSE_VERSION, FAKE_DOCKER_VERSION } from "./fixtures/docker-repo";
 import { describeE2E, dpkgStatus, expectSucceeded, perTest, root, runInstaller, sshUser, vmFingerprint } from "./support/e2e";
+import { FACTS, RELEASE } from "./support/release";
 
 const T = 900_000;
 
@@ -43,15 +44,17 @@ describeE2E("install-docker on sandbox VMs, through the bundle and the job runne
       expectSucceeded(run);
       const r = run.result;
       expect(r).toMatchObject({ status: "ok", channel: "distro", users_added: [sb.user], compose: true, verify: { mode: "daemon" } });
-      expect(r.docker_version).toMatch(/^20\.10\./); // Debian 12's docker.io
+      expect(r.docker_version).toMatch(FACTS.dockerIo); // the release's docker.io
       // Debian 12 offers only compose v1 (Python): picked by candidate, called as docker-compose, noted.
-      expect(r.compose_command).toBe("docker-compose");
-      expect(r.compose_version).toMatch(/^1\./);
-      expect(r.warnings.join("\n")).toMatch(/compose v1/);
-      expect(r.changes).toEqual(expect.arrayContaining(["installed docker.io docker-compose", `added ${sb.user} to group docker`]));
+      // Debian 13's docker-compose is v2: called as the plugin, no warning.
+      expect(r.compose_command).toBe(FACTS.compose.command);
+      expect(r.compose_version).toMatch(FACTS.compose.version);
+      if (FACTS.compose.v1) expect(r.warnings.join("\n")).toMatch(/compose v1/);
+      else expect(r.warnings).toEqual([]);
+      expect(r.changes).toEqual(expect.arrayContaining([`installed docker.io ${FACTS.compose.package}`, `added ${sb.user} to group docker`]));
 
-      const status = await dpkgStatus(sb, ["docker.io", "docker-compose"]);
-      expect(status).toEqual({ "docker.io": "install ok installed", "docker-compose": "install ok installed" });
+      const status = await dpkgStatus(sb, ["docker.io", FACTS.compose.package]);
+      expect(status).toEqual({ "docker.io": "install ok installed", [FACTS.compose.package]: "install ok installed" });
       expect((await root(sb, "systemctl is-active docker")).trim()).toBe("active");
       expect((await root(sb, "systemctl is-enabled docker")).trim()).toBe("enabled");
       expect((await root(sb, "docker info --format '{{.ServerVersion}}'")).trim()).toBe(r.server_version);
@@ -71,7 +74,11 @@ describeE2E("install-docker on sandbox VMs, through the bundle and the job runne
       );
       expect({ code: container.code, stderr: container.code ? container.stderr : "" }).toEqual({ code: 0, stderr: "" });
       expect(container.stdout.trim()).toBe("hello from an imported image");
-      expect((await sshUser(sb, "docker-compose --version")).stdout).toMatch(/docker-compose version 1\./);
+      expect((await sshUser(sb, "docker-compose --version")).stdout).toMatch(FACTS.compose.standalone);
+      // The command the result names works for the user and reports the version the result gave.
+      const composeCmd = await sshUser(sb, `${r.compose_command} version`);
+      expect({ code: composeCmd.code, stderr: composeCmd.stderr }).toEqual({ code: 0, stderr: "" });
+      expect(composeCmd.stdout).toContain(r.compose_version);
 
       // Rerun: already installed, no package work at all, nothing changed on the target.
       const before = await packageState(sb);
@@ -140,14 +147,14 @@ describeE2E("install-docker on sandbox VMs, through the bundle and the job runne
     "official channel: Docker's layout from repo_url, keyring + signed-by source, packages from that repo, daemon verified; rerun touches nothing",
     async () => {
       sb = await started.sandbox();
-      const repo = await started.dockerRepo({ host: sb.hostAddress, suite: "bookworm" });
+      const repo = await started.dockerRepo({ host: sb.hostAddress, suite: RELEASE });
       // An apt-key era leftover for the same repository: must go, or apt would see two entries for one URI.
-      await root(sb, `echo 'deb [arch=amd64] ${repo.url}/debian bookworm stable' > /etc/apt/sources.list.d/docker-ce.list`);
+      await root(sb, `echo 'deb [arch=amd64] ${repo.url}/debian ${RELEASE} stable' > /etc/apt/sources.list.d/docker-ce.list`);
 
       const run = await runInstaller(sb, "install-docker", { repo_url: repo.url, repo_key_fingerprint: repo.fingerprint, verify: "daemon" });
       expectSucceeded(run);
       const r = run.result;
-      const line = `deb [arch=amd64 signed-by=/etc/apt/keyrings/docker.gpg] ${repo.url}/debian bookworm stable`;
+      const line = `deb [arch=amd64 signed-by=/etc/apt/keyrings/docker.gpg] ${repo.url}/debian ${RELEASE} stable`;
       expect(r).toMatchObject({
         status: "ok",
         channel: "official",
@@ -160,7 +167,7 @@ describeE2E("install-docker on sandbox VMs, through the bundle and the job runne
         removed: [],
         repository: {
           uri: `${repo.url}/debian`,
-          suite: "bookworm",
+          suite: RELEASE,
           line,
           keyring: "/etc/apt/keyrings/docker.gpg",
           source_file: "/etc/apt/sources.list.d/docker.list",
@@ -174,7 +181,7 @@ describeE2E("install-docker on sandbox VMs, through the bundle and the job runne
         },
       });
       expect(r.warnings).toEqual([`docker-buildx-plugin is not offered by ${repo.url}/debian; skipped`]);
-      // (/etc/apt/keyrings ships with apt on Debian 12, so it is not created.)
+      // (/etc/apt/keyrings ships with apt on Debian 12 and 13, so it is not created.)
       expect(r.changes).toEqual([
         "wrote /etc/apt/keyrings/docker.gpg (new key)",
         "wrote /etc/apt/sources.list.d/docker.list (new source)",
@@ -193,7 +200,7 @@ describeE2E("install-docker on sandbox VMs, through the bundle and the job runne
       expect(await root(sb, "grep -rl docker /etc/apt/sources.list.d /etc/apt/sources.list 2>/dev/null || true")).toBe("/etc/apt/sources.list.d/docker.list\n");
       const policy = await root(sb, "LC_ALL=C apt-cache policy docker-ce");
       expect(policy).toContain(`Installed: ${repo.versions["docker-ce"]}`);
-      expect(policy).toContain(`500 ${repo.url}/debian bookworm/stable amd64 Packages`);
+      expect(policy).toContain(`500 ${repo.url}/debian ${RELEASE}/stable amd64 Packages`);
       expect((await root(sb, "systemctl is-active docker")).trim()).toBe("active");
 
       // The group is real: the socket is root:docker 0660, so a new session of the user gets through.
@@ -215,7 +222,7 @@ describeE2E("install-docker on sandbox VMs, through the bundle and the job runne
       // docker.gpg and takes the .asc away although no package is missing; the run after that changes nothing.
       await root(
         sb,
-        `rm /etc/apt/keyrings/docker.gpg && echo 'deb [arch=amd64 signed-by=/etc/apt/keyrings/docker.asc] ${repo.url}/debian bookworm stable' > /etc/apt/sources.list.d/docker.list`,
+        `rm /etc/apt/keyrings/docker.gpg && echo 'deb [arch=amd64 signed-by=/etc/apt/keyrings/docker.asc] ${repo.url}/debian ${RELEASE} stable' > /etc/apt/sources.list.d/docker.list`,
       );
       await sb.rootExec("cat > /etc/apt/keyrings/docker.asc && chmod 644 /etc/apt/keyrings/docker.asc", { input: repo.publicKey });
       const migrated = await runInstaller(sb, "install-docker", { repo_url: repo.url, repo_key_fingerprint: repo.fingerprint, verify: "daemon" });
@@ -228,7 +235,7 @@ describeE2E("install-docker on sandbox VMs, through the bundle and the job runne
       expect(await root(sb, "ls -A /etc/apt/keyrings")).toBe("docker.gpg\n");
       expect(await root(sb, "cat /etc/apt/sources.list.d/docker.list")).toBe(`${line}\n`);
       expect(await root(sb, "base64 -w0 /etc/apt/keyrings/docker.gpg")).toBe(repo.publicKeyBinary.toString("base64"));
-      expect(await root(sb, "LC_ALL=C apt-cache policy docker-ce")).toContain(`500 ${repo.url}/debian bookworm/stable amd64 Packages`);
+      expect(await root(sb, "LC_ALL=C apt-cache policy docker-ce")).toContain(`500 ${repo.url}/debian ${RELEASE}/stable amd64 Packages`);
       const settled = await packageState(sb);
       const after = await runInstaller(sb, "install-docker", { repo_url: repo.url, repo_key_fingerprint: repo.fingerprint, verify: "daemon" });
       expectSucceeded(after);
@@ -247,7 +254,7 @@ describeE2E("install-docker on sandbox VMs, through the bundle and the job runne
       const marker = "/var/lib/vm-install-e2e-smuggled-postinst";
       const repo = await started.dockerRepo({
         host: sb.hostAddress,
-        suite: "bookworm",
+        suite: RELEASE,
         postinstMarker: marker,
         servedKey: (own) => Buffer.concat([pgpKey("docker-release.asc"), armour("PGP MESSAGE", own.binary)]),
       });
@@ -268,19 +275,22 @@ describeE2E("install-docker on sandbox VMs, through the bundle and the job runne
       expect(status["docker.io"]).toBe("install ok installed");
       expect(status["docker-ce"]).not.toBe("install ok installed"); // dpkg may list the name, as not installed
       expect((await root(sb, "systemctl is-active docker")).trim()).toBe("active");
-      expect((await root(sb, "docker info --format '{{.ServerVersion}}'")).trim()).toMatch(/^20\.10\./);
+      expect((await root(sb, "docker info --format '{{.ServerVersion}}'")).trim()).toMatch(FACTS.dockerIo);
     },
     T,
   );
 
   test(
     "official channel over docker.io: a repository whose key is not Docker's fails and leaves no trace, docker.io still runs; " +
-      "with its fingerprint given, the conflicting distribution packages are removed, Docker's installed from the test repository",
+      "with its fingerprint given, the conflicting distribution packages are removed, Docker's installed from the test repository (buildx plugin included)",
     async () => {
       sb = await started.sandbox();
       await root(sb, "apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q docker.io", 600_000);
       expect((await root(sb, "systemctl is-active docker")).trim()).toBe("active");
-      const repo = await started.dockerRepo({ host: sb.hostAddress, suite: "bookworm" });
+      const conflicting = FACTS.dockerIoConflicting;
+      expect(await dpkgStatus(sb, conflicting)).toEqual(Object.fromEntries(conflicting.map((p) => [p, "install ok installed"])));
+      // With docker-buildx-plugin, which dpkg will not unpack over a docker-buildx still installed (Debian 13).
+      const repo = await started.dockerRepo({ host: sb.hostAddress, suite: RELEASE, buildx: true });
       const hostPort = new URL(repo.url).host;
       const keyringsBefore = await root(sb, "ls -A /etc/apt/keyrings");
 
@@ -296,28 +306,31 @@ describeE2E("install-docker on sandbox VMs, through the bundle and the job runne
       expect(await root(sb, "ls -A /etc/apt/keyrings")).toBe(keyringsBefore);
       expect((await dpkgStatus(sb, ["docker.io"]))["docker.io"]).toBe("install ok installed");
       expect((await root(sb, "systemctl is-active docker")).trim()).toBe("active");
-      expect((await root(sb, "docker info --format '{{.ServerVersion}}'")).trim()).toMatch(/^20\.10\./);
+      expect((await root(sb, "docker info --format '{{.ServerVersion}}'")).trim()).toMatch(FACTS.dockerIo);
       expect(repo.requests).toEqual(["/linux/debian/gpg"]); // apt never read the repository
 
       const run = await runInstaller(sb, "install-docker", { repo_url: repo.url, repo_key_fingerprint: repo.fingerprint, verify: "daemon", compose: false });
       expectSucceeded(run);
       const r = run.result;
       expect(r.status).toBe("ok");
-      expect(r.removed).toEqual(expect.arrayContaining(["docker.io", "containerd", "runc"]));
+      expect(r.removed).toEqual(expect.arrayContaining(conflicting));
       // The key is verified and in place before anything is removed.
       expect(r.changes.indexOf("wrote /etc/apt/keyrings/docker.gpg (new key)")).toBe(0);
       expect(r.changes).toContain(`removed ${r.removed.join(" ")}`);
-      expect(run.lines).toContain("[install-docker] removing packages that conflict with Docker's: docker.io containerd runc");
+      expect(run.lines).toContain(`[install-docker] removing packages that conflict with Docker's: ${conflicting.join(" ")}`);
+      expect(r.changes).toContain("installed docker-ce docker-ce-cli containerd.io docker-buildx-plugin");
       expect(r.docker_version).toBe(FAKE_DOCKER_VERSION);
 
-      const status = await dpkgStatus(sb, ["docker.io", "containerd", "runc", "docker-ce", "docker-ce-cli", "containerd.io", "docker-compose-plugin"]);
-      expect(status["docker.io"]).not.toBe("install ok installed");
-      expect(status.containerd).not.toBe("install ok installed");
-      expect(status.runc).not.toBe("install ok installed");
+      const status = await dpkgStatus(sb, [...conflicting, "docker-ce", "docker-ce-cli", "containerd.io", "docker-buildx-plugin", "docker-compose-plugin"]);
+      for (const p of conflicting) expect({ [p]: status[p] }).not.toEqual({ [p]: "install ok installed" });
       expect(status["docker-ce"]).toBe("install ok installed");
       expect(status["containerd.io"]).toBe("install ok installed");
+      expect(status["docker-buildx-plugin"]).toBe("install ok installed");
+      expect((await root(sb, "dpkg -S /usr/libexec/docker/cli-plugins/docker-buildx")).trim()).toBe(
+        "docker-buildx-plugin: /usr/libexec/docker/cli-plugins/docker-buildx",
+      );
       expect(status["docker-compose-plugin"]).toBeUndefined(); // compose: false
-      expect(await root(sb, "LC_ALL=C apt-cache policy docker-ce")).toContain(`500 ${repo.url}/debian bookworm/stable amd64 Packages`);
+      expect(await root(sb, "LC_ALL=C apt-cache policy docker-ce")).toContain(`500 ${repo.url}/debian ${RELEASE}/stable amd64 Packages`);
       expect((await root(sb, "systemctl is-active docker")).trim()).toBe("active");
       expect((await root(sb, "docker --version")).trim()).toBe(`Docker version ${FAKE_DOCKER_VERSION}, build fake000`);
       expect((await sshUser(sb, "docker info --format '{{.ServerVersion}}'")).stdout.trim()).toBe(FAKE_DOCKER_VERSION);

@@ -1,4 +1,5 @@
-// End-to-end: install-postgres on a fresh sandbox VM (Debian 12 -> PostgreSQL 15 from Debian), bundled
+// End-to-end: install-postgres on a fresh sandbox VM (Debian 12 -> PostgreSQL 15 from Debian; with
+// VM_INSTALL_SANDBOX_RELEASE=trixie, Debian 13 -> PostgreSQL 17: support/release.ts), bundled
 // and run exactly as a job runs. The checks that matter are made from outside the job: the host's own
 // psql logs in over the sandbox network (and is refused where pg_hba.conf has no entry for it), the
 // target's process list is polled every ~100 ms while a job runs, and the server's log (with
@@ -17,8 +18,13 @@ import { SecretScrubber } from "../../shared/secrets";
 import { armour, pgpKey } from "../handlers/support/pgp-fixtures";
 import { startFakeDockerRepo } from "./fixtures/docker-repo";
 import { describeE2E, dpkgStatus, expectSucceeded, type InstallerRun, root, runInstaller, sandboxPerSuite, vmFingerprint, withoutFrames } from "./support/e2e";
+import { FACTS, RELEASE } from "./support/release";
 
 const T = 15 * 60_000;
+/** The distribution's PostgreSQL major on this run's release ("15" on Debian 12, "17" on Debian 13), and its cluster. */
+const PG = FACTS.pgMajor;
+const CLUSTER = `${PG}/main`;
+const CONF = `/etc/postgresql/${PG}/main`;
 
 /** Each password carries a unique token, so any quoting of it still shows the token. */
 const PW1 = `Pg1tok 'single' "double" $HOME \\back\\\\slash  two  spaces`;
@@ -35,7 +41,7 @@ function expectNoSecretsOut(run: InstallerRun): void {
   expect(out).not.toContain("SCRAM-SHA-256$");
 }
 
-/** The host's psql (PostgreSQL 15 client) against the sandbox, the password in this child's env only. */
+/** The host's psql (PostgreSQL 15 client; libpq talks to newer servers too) against the sandbox, the password in this child's env only. */
 function hostPsql(
   sb: Sandbox,
   user: string,
@@ -121,7 +127,7 @@ describeE2E("install-postgres on a sandbox VM, through the bundle and the job ru
     expect(await root(sb, "ls -A /etc/apt/keyrings")).toBe(keyringsBefore);
     expect(repo.requests).toEqual(["/linux/debian/gpg"]);
   };
-  /** PostgreSQL 15 as the fresh-VM test left it: running, and the role logs in from the host. */
+  /** The distribution's PostgreSQL as the fresh-VM test left it: running, and the role logs in from the host. */
   const expectStillServing = async () => {
     expect((await root(sb, "systemctl is-active postgresql")).trim()).toBe("active");
     expect(await hostPsql(sb, "shop_app", "shop", PW1, "SELECT 6 * 7")).toEqual({ code: 0, stdout: "42", stderr: "" });
@@ -155,16 +161,16 @@ describeE2E("install-postgres on a sandbox VM, through the bundle and the job ru
   );
 
   test(
-    "fresh VM: PostgreSQL 15 from Debian, role, database, remote access for the host; nothing secret in ps",
+    `fresh VM: PostgreSQL ${PG} from Debian, role, database, remote access for the host; nothing secret in ps`,
     async () => {
       const { value: run, hits, polls } = await job(event());
       expectSucceeded(run);
       const r = run.result;
       expect(r).toMatchObject({
         status: "ok",
-        pg_major: "15",
+        pg_major: PG,
         installed_from: "distribution",
-        cluster: "15/main",
+        cluster: CLUSTER,
         port: 5432,
         db_name: "shop",
         db_user: "shop_app",
@@ -174,19 +180,19 @@ describeE2E("install-postgres on a sandbox VM, through the bundle and the job ru
         restarted: true,
         reloaded: false,
         warnings: [],
-        os: { id: "debian", codename: "bookworm", version_id: "12" },
+        os: { id: "debian", codename: RELEASE, version_id: FACTS.version },
         host_key_sha256: sb.hostKeySha256,
         verified: { host: "127.0.0.1", port: 5432, user: "shop_app", database: "shop" },
       });
-      expect(r.pg_version).toMatch(/^15\.\d+$/);
+      expect(r.pg_version).toMatch(new RegExp(`^${PG}\\.\\d+$`));
       expect(r.changes).toEqual([
-        expect.stringMatching(/^installed postgresql-15 15\.\d+/),
+        expect.stringMatching(new RegExp(`^installed postgresql-${PG} ${PG}\\.\\d+`)),
         "role shop_app created (LOGIN, password set)",
         "database shop created (owner shop_app)",
-        "listen_addresses 'localhost' -> '*' (/etc/postgresql/15/main/conf.d/90-vm-install.conf)",
+        `listen_addresses 'localhost' -> '*' (${CONF}/conf.d/90-vm-install.conf)`,
         `pg_hba.conf: hostssl shop shop_app ${hostCidr} scram-sha-256 added`,
       ]);
-      expect((await dpkgStatus(sb, ["postgresql-15"]))["postgresql-15"]).toBe("install ok installed");
+      expect((await dpkgStatus(sb, [`postgresql-${PG}`]))[`postgresql-${PG}`]).toBe("install ok installed");
       expectNoSecretsOut(run);
       expect(polls).toBeGreaterThan(20); // the install takes seconds: the process list was really watched
       expect(hits).toEqual([]);
@@ -210,7 +216,7 @@ describeE2E("install-postgres on a sandbox VM, through the bundle and the job ru
       const { value: run, hits } = await job(event());
       expectSucceeded(run);
       expect(run.result).toMatchObject({ changed: false, changes: [], restarted: false, reloaded: false, installed_from: "already installed" });
-      expect(run.result.summary).toMatch(/^nothing to do: PostgreSQL 15\.\d+ \(15\/main, port 5432\)/);
+      expect(run.result.summary).toMatch(new RegExp(`^nothing to do: PostgreSQL ${PG}\\.\\d+ \\(${PG}/main, port 5432\\)`));
       expect(run.result.timings_ms).not.toHaveProperty("apt_install");
       expectNoSecretsOut(run);
       expect(hits).toEqual([]);
@@ -221,7 +227,7 @@ describeE2E("install-postgres on a sandbox VM, through the bundle and the job ru
   test(
     "check mode after hand edits (database dropped, our pg_hba.conf line removed): would_change names them, the VM is byte-for-byte unchanged; a run repairs, a check then finds nothing",
     async () => {
-      const hba = "/etc/postgresql/15/main/pg_hba.conf";
+      const hba = `${CONF}/pg_hba.conf`;
       await root(sb, "cd / && runuser -u postgres -- dropdb shop");
       // Rewritten in place (same inode, owner and mode), as an admin's editor would leave it.
       await root(sb, `grep -v 'vm-install:install-postgres' ${hba} > /root/hba.edit; cat /root/hba.edit > ${hba}; rm /root/hba.edit`);
@@ -246,16 +252,16 @@ describeE2E("install-postgres on a sandbox VM, through the bundle and the job ru
       const { value: again } = await job(event({ check: true }));
       expectSucceeded(again);
       expect(again.result).toMatchObject({ would_change: [], verified: { host: "127.0.0.1", port: 5432, user: "shop_app", database: "shop" } });
-      expect(again.result.summary).toMatch(/^check: nothing would change; nothing to do: PostgreSQL 15\.\d+ \(15\/main, port 5432\)/);
+      expect(again.result.summary).toMatch(new RegExp(`^check: nothing would change; nothing to do: PostgreSQL ${PG}\\.\\d+ \\(${PG}/main, port 5432\\)`));
     },
     T,
   );
 
   test(
-    "another major from a repository whose key is not PGDG's: fails naming both fingerprints, no trace in /etc/apt, PostgreSQL 15 keeps serving",
+    `another major from a repository whose key is not PGDG's: fails naming both fingerprints, no trace in /etc/apt, PostgreSQL ${PG} keeps serving`,
     async () => {
       // Any signed repository served from the host's side will do: the job must stop at its key.
-      const repo = await startFakeDockerRepo({ host: sb.hostAddress, suite: "bookworm" });
+      const repo = await startFakeDockerRepo({ host: sb.hostAddress, suite: RELEASE });
       try {
         const keyringsBefore = await root(sb, "ls -A /etc/apt/keyrings");
         const keyUrl = `${repo.url}/debian/gpg`;
@@ -279,15 +285,15 @@ describeE2E("install-postgres on a sandbox VM, through the bundle and the job ru
 
   test(
     "another major from a repository serving PGDG's real key with a second key hidden beside it (another armour block), the repository signed by that one: " +
-      "refused naming it, no maintainer script of the repository ran, no trace in /etc/apt, PostgreSQL 15 keeps serving",
+      `refused naming it, no maintainer script of the repository ran, no trace in /etc/apt, PostgreSQL ${PG} keeps serving`,
     async () => {
       const marker = "/var/lib/vm-install-e2e-smuggled-postinst";
-      // A repository laid out like PGDG's (<repo_url>/dists/bookworm-pgdg/main), its postgresql-16 a marker.
+      // A repository laid out like PGDG's (<repo_url>/dists/<codename>-pgdg/main), its postgresql-16 a marker.
       const repo = await startFakeDockerRepo({
         host: sb.hostAddress,
-        suite: "bookworm-pgdg",
+        suite: `${RELEASE}-pgdg`,
         component: "main",
-        packages: [{ name: "postgresql-16", version: "16.9-1.pgdg120+1" }],
+        packages: [{ name: "postgresql-16", version: `16.9-1.${FACTS.pgdgTag}+1` }],
         postinstMarker: marker,
         servedKey: (own) => Buffer.concat([pgpKey("pgdg.asc"), armour("PGP MESSAGE", own.binary)]),
       });
@@ -322,9 +328,9 @@ describeE2E("install-postgres on a sandbox VM, through the bundle and the job ru
       // Served at repo_key_url: PGDG's real key alone, as the repository publishes it.
       const repo = await startFakeDockerRepo({
         host: sb.hostAddress,
-        suite: "bookworm-pgdg",
+        suite: `${RELEASE}-pgdg`,
         component: "main",
-        packages: [{ name: "postgresql-16", version: "16.9-1.pgdg120+1" }],
+        packages: [{ name: "postgresql-16", version: `16.9-1.${FACTS.pgdgTag}+1` }],
         servedKey: () => pgpKey("pgdg.asc"),
       });
       const keyUrl = `${repo.url}/debian/gpg`;
@@ -334,7 +340,7 @@ describeE2E("install-postgres on a sandbox VM, through the bundle and the job ru
         await sb.rootExec("install -d -m 0755 /etc/apt/keyrings && cat > /etc/apt/keyrings/pgdg.asc && chmod 644 /etc/apt/keyrings/pgdg.asc", {
           input: smuggled.toString("latin1"),
         });
-        await root(sb, `echo 'deb [signed-by=/etc/apt/keyrings/pgdg.asc] ${repo.url}/debian bookworm-pgdg main' > /etc/apt/sources.list.d/pgdg.list`);
+        await root(sb, `echo 'deb [signed-by=/etc/apt/keyrings/pgdg.asc] ${repo.url}/debian ${RELEASE}-pgdg main' > /etc/apt/sources.list.d/pgdg.list`);
 
         const check = await runInstaller(sb, "install-postgres", { ...ev, check: true }, { secrets: [PW1] });
         expectSucceeded(check);
@@ -446,7 +452,7 @@ describeE2E("install-postgres on a sandbox VM, through the bundle and the job ru
       expect(run.result.changes).toContain(
         "revoked: role shop_app may no longer log in (NOLOGIN, its sessions ended; vm-install had created it or given it LOGIN; the role, what it owns and its data are kept)",
       );
-      const hba = await sb.rootExec("cat /etc/postgresql/15/main/pg_hba.conf");
+      const hba = await sb.rootExec(`cat ${CONF}/pg_hba.conf`);
       expect(hba.stdout).not.toMatch(/shop_app/);
       expect(hba.stdout).toMatch(new RegExp(`^hostssl +shop +shop_new +${hostCidr.replace(/\./g, "\\.")} +scram-sha-256 `, "m"));
       expect((await hostPsql(sb, "shop_app", "shop", PW3)).code).not.toBe(0);
@@ -458,8 +464,8 @@ describeE2E("install-postgres on a sandbox VM, through the bundle and the job ru
       const [dir, file, ...json] = perms.stdout.split("\n");
       expect([dir, file]).toEqual(["root:root 700", "root:root 600"]);
       expect(JSON.parse(json.join("\n")).postgres).toEqual({
-        hba: { "/etc/postgresql/15/main/pg_hba.conf": [`hostssl shop shop_new ${hostCidr} scram-sha-256`] },
-        roles: { "15/main": ["shop_new"] },
+        hba: { [`${CONF}/pg_hba.conf`]: [`hostssl shop shop_new ${hostCidr} scram-sha-256`] },
+        roles: { [CLUSTER]: ["shop_new"] },
       });
     },
     T,
@@ -528,7 +534,7 @@ describeE2E("install-postgres on a sandbox VM: values read from the VM and hand 
   });
   const job = (ev: Record<string, unknown>, timeoutSec?: number) => runInstaller(sb, "install-postgres", ev, { secrets: [String(ev.db_password)], timeoutSec });
   let installed: Promise<void> | undefined;
-  /** PostgreSQL 15 with the role and database in place (once per sandbox). */
+  /** The distribution's PostgreSQL with the role and database in place (once per sandbox). */
   const ready = () =>
     (installed ??= (async () => {
       expectSucceeded(await job(event()));
@@ -540,7 +546,7 @@ describeE2E("install-postgres on a sandbox VM: values read from the VM and hand 
     sb
       .rootExec(
         `python3 -c 'import os, shutil, sys
-n = sys.stdin.read(); d = "/etc/postgresql/15/"
+n = sys.stdin.read(); d = "/etc/postgresql/${PG}/"
 op = sys.argv[1]
 if op == "rename": os.rename(d + "main", d + n)
 elif op == "back": os.rename(d + n, d + "main")
@@ -556,17 +562,17 @@ else: shutil.rmtree(d + n)' ${op}`,
       await ready();
       // A directory name cannot hold "/", so the markers are relative: touched in whatever directory a
       // command substitution would run in, and looked for on the whole file system.
-      const unreadable = ["x$(touch pwned)", "x y", "x\ny", "x;touch pwned2", "x\n15 main 5433 online postgres <unknown> <unknown>"];
+      const unreadable = ["x$(touch pwned)", "x y", "x\ny", "x;touch pwned2", `x\n${PG} main 5433 online postgres <unknown> <unknown>`];
       const tokens = ["x$(touch${IFS}pwned3)", "x;touch${IFS}pwned4", "x`touch${IFS}pwned5`", "x|touch${IFS}pwned6"];
       // Control: such a name pasted into a root shell command does leave its marker, and the look finds it.
-      const control = await sb.rootExec('cd /root && n="$(cat)" && sh -c "echo postgresql@15-$n" >/dev/null', { input: "x$(touch${IFS}pwned-control)" });
+      const control = await sb.rootExec(`cd /root && n="$(cat)" && sh -c "echo postgresql@${PG}-$n" >/dev/null`, { input: "x$(touch${IFS}pwned-control)" });
       expect(control.code).toBe(0);
       expect(await markers()).toBe("/root/pwned-control");
       await root(sb, "rm /root/pwned-control");
       const refusal = (name: string) =>
         unreadable.includes(name)
           ? /(pg_lsclusters printed (a line|lines) this installer cannot read as a cluster|has a name with blanks, tabs or line breaks).*Nothing was changed/
-          : /refusing the PostgreSQL 15 cluster pg_lsclusters lists: .* is not one pg_createcluster accepts .*Nothing was changed/;
+          : new RegExp(`refusing the PostgreSQL ${PG} cluster pg_lsclusters lists: .* is not one pg_createcluster accepts .*Nothing was changed`);
       // The only cluster renamed: systemd knows no unit of that name, so a job would start it by that name.
       for (const name of [...tokens, ...unreadable]) {
         await clusterDir("rename", name);
@@ -595,7 +601,7 @@ else: shutil.rmtree(d + n)' ${op}`,
             );
           } else {
             expectSucceeded(run);
-            expect(run.result).toMatchObject({ cluster: "15/main", changed: false });
+            expect(run.result).toMatchObject({ cluster: CLUSTER, changed: false });
             expect(run.result.warnings).toEqual([expect.stringContaining(`name ${JSON.stringify(name)} is not one pg_createcluster accepts`)]);
           }
         } finally {
@@ -603,7 +609,7 @@ else: shutil.rmtree(d + n)' ${op}`,
         }
         expect(await markers()).toBe("");
       }
-      expect((await root(sb, "systemctl is-active postgresql@15-main")).trim()).toBe("active");
+      expect((await root(sb, `systemctl is-active postgresql@${PG}-main`)).trim()).toBe("active");
       expect(await hostPsql(sb, "shop_app", "shop", PW1, "SELECT 6 * 7")).toEqual({ code: 0, stdout: "42", stderr: "" });
     },
     T,
@@ -654,7 +660,7 @@ else: shutil.rmtree(d + n)' ${op}`,
       await asPostgres(sb, "CREATE ROLE outsider LOGIN;\nCREATE ROLE boss SUPERUSER LOGIN;\n");
       const file = "/var/lib/vm-install/grants.json";
       const inv = JSON.parse(await root(sb, `cat ${file}`));
-      inv.postgres.roles["15/main"] = ["postgres", "outsider", "shop_app"];
+      inv.postgres.roles[CLUSTER] = ["postgres", "outsider", "shop_app"];
       await sb.rootExec(`cat > ${file}`, { input: JSON.stringify(inv), timeoutMs: 30_000 });
       const run = await job(event());
       expectSucceeded(run);
@@ -668,7 +674,7 @@ else: shutil.rmtree(d + n)' ${op}`,
       const login =
         "SELECT string_agg(rolname || '=' || rolcanlogin, ',' ORDER BY rolname) FROM pg_roles WHERE rolname IN ('postgres', 'outsider', 'shop_app');\n";
       expect((await asPostgres(sb, login)).trim()).toBe("outsider=true,postgres=true,shop_app=true");
-      expect(JSON.parse(await root(sb, `cat ${file}`)).postgres.roles).toEqual({ "15/main": ["shop_app"] });
+      expect(JSON.parse(await root(sb, `cat ${file}`)).postgres.roles).toEqual({ [CLUSTER]: ["shop_app"] });
       // The role vm-install created carries its mark; the outsider none.
       const marks =
         "SELECT rolname || '=' || coalesce(shobj_description(oid, 'pg_authid'), '') FROM pg_roles WHERE rolname IN ('outsider', 'shop_app') ORDER BY 1;\n";
@@ -732,7 +738,7 @@ else: shutil.rmtree(d + n)' ${op}`,
       // server's POSIX segments by name there): so does this one while it lacks it. Two ways to lack it: no
       // /dev/shm at all (the old code then wrote the password file under /tmp), and a directory on disk
       // mounted there. The tmpfs is detached lazily and put back after.
-      const restart = "systemctl restart postgresql@15-main && systemctl is-active postgresql@15-main";
+      const restart = `systemctl restart postgresql@${PG}-main && systemctl is-active postgresql@${PG}-main`;
       await asPostgres(sb, "ALTER SYSTEM SET dynamic_shared_memory_type = 'sysv';\n");
       await root(sb, restart);
       const cases = {

@@ -8,7 +8,7 @@ import { type ExecFileOptions, execFile } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { checkSandboxSupport, ensureBaseImage, getSandbox, type Sandbox, sandboxSupportProblems, startSandbox } from "../../sandbox";
+import { checkSandboxSupport, ensureBaseImage, getSandbox, resolveRelease, type Sandbox, sandboxSupportProblems, startSandbox } from "../../sandbox";
 
 const ROOT = path.resolve(__dirname, "../..");
 const CI = /^(1|true|yes)$/i.test(process.env.CI ?? "");
@@ -20,6 +20,8 @@ if (problems.length && !CI) {
 }
 
 const log = (l: string) => process.stderr.write(`[sandbox] ${l}\n`);
+/** The release these sandboxes boot (VM_INSTALL_SANDBOX_RELEASE, default bookworm). */
+const RELEASE = resolveRelease();
 const timings: Record<string, number> = {};
 
 interface Out {
@@ -159,7 +161,7 @@ suite("sandbox VM (systemd-nspawn target over real SSH)", () => {
     checkSandboxSupport();
     tmp = fs.mkdtempSync(path.join(os.tmpdir(), "sandbox-e2e-"));
     let t = Date.now();
-    await ensureBaseImage(log);
+    await ensureBaseImage(log, RELEASE);
     timings.ensureImageMs = Date.now() - t;
     t = Date.now();
     sb = await startSandbox({ log });
@@ -225,7 +227,8 @@ suite("sandbox VM (systemd-nspawn target over real SSH)", () => {
     expect(r.stdout).not.toMatch(/^(Err|W):/m);
     // The image carries the host's mirror for all three suites, not a built-in default.
     const sources = await sb!.rootExec("cat /etc/apt/sources.list.d/debian.sources; apt-config dump Acquire::Check-Valid-Until");
-    for (const suite of ["bookworm", "bookworm-updates", "bookworm-security"]) expect(sources.stdout).toMatch(new RegExp(`Suites:.*\\b${suite}\\b`));
+    for (const suite of [RELEASE, `${RELEASE}-updates`, `${RELEASE}-security`]) expect(sources.stdout).toMatch(new RegExp(`Suites:.*\\b${suite}\\b`));
+    expect((await sb!.rootExec(". /etc/os-release && echo $VERSION_CODENAME")).stdout.trim()).toBe(RELEASE);
   }, 180_000);
 
   test("rootSpawn runs in the background and kill() stops it", async () => {
@@ -281,8 +284,8 @@ suite("sandbox VM (systemd-nspawn target over real SSH)", () => {
     const lines = up.stdout.split("\n").filter(Boolean);
     expect(lines).toHaveLength(1);
     const info = JSON.parse(lines[0]);
-    expect(Object.keys(info).sort()).toEqual(["address", "hostKeySha256", "name", "port", "privateKeyPath", "user"]);
-    expect(info).toMatchObject({ name, port: 22, user: "ubuntu" });
+    expect(Object.keys(info).sort()).toEqual(["address", "hostKeySha256", "name", "port", "privateKeyPath", "release", "user"]);
+    expect(info).toMatchObject({ name, port: 22, user: "ubuntu", release: RELEASE });
 
     // The CLI process has exited; the sandbox must still answer, with the fingerprint it printed.
     const handle = getSandbox(name);
@@ -293,7 +296,7 @@ suite("sandbox VM (systemd-nspawn target over real SSH)", () => {
     expect((await ssh(info, kh, "systemctl is-system-running --wait")).stdout.trim()).toMatch(/^(running|degraded)$/);
 
     const list = await cli("list");
-    expect(list.stdout).toMatch(new RegExp(`^${name}\\s+running\\s+${info.address.replace(/\./g, "\\.")}`, "m"));
+    expect(list.stdout).toMatch(new RegExp(`^${name}\\s+running\\s+${info.address.replace(/\./g, "\\.")}\\s+${RELEASE}\\s`, "m"));
 
     t = Date.now();
     const down = await cli("down", name);

@@ -2,7 +2,7 @@ import type { InstallerDeps } from "../../handlers/common/handler-kit";
 import { groupMembers, parseDockerState, unmetNeeds, versionIn } from "../../handlers/install-docker/docker-state";
 import { handler } from "../../handlers/install-docker/handler";
 import { planGroup } from "../../handlers/install-docker/service-and-group";
-import { DEBIAN_12, dpkgLine, policyBlock, UBUNTU_2204 } from "./support/fixtures";
+import { DEBIAN_12, DEBIAN_13, dpkgLine, policyBlock, UBUNTU_2204 } from "./support/fixtures";
 import { grantsRead, grantsWrite } from "./support/grants-steps";
 import { ALPHA_FPR, BETA_FPR, DOCKER_FPR, pgpKey } from "./support/pgp-fixtures";
 import { runScripted } from "./support/run-scripted";
@@ -286,6 +286,48 @@ describe("install-docker: official channel", () => {
     ]);
     expect(result!.users_added).toEqual([]);
     expect(lines).toContain("[install-docker] removing packages that conflict with Docker's: docker.io containerd runc");
+  });
+
+  it("Debian 13: docker.io's split-off docker-cli and docker-buildx go with it (docker-buildx-plugin could not be unpacked over docker-buildx)", async () => {
+    const line = "deb [arch=amd64 signed-by=/etc/apt/keyrings/docker.gpg] https://download.docker.com/linux/debian trixie stable";
+    // As `apt-get install docker.io` leaves Debian 13: the CLI and buildx are packages of their own, pulled in as Recommends.
+    const distroDocker = {
+      "docker.io": "26.1.5+dfsg1-9+deb13u1+b1",
+      "docker-cli": "26.1.5+dfsg1-9+deb13u1+b1",
+      "docker-buildx": "0.13.1+ds1-3",
+      containerd: "1.7.24~ds1-6+deb13u1",
+      runc: "1.1.15+ds1-2+deb13u1",
+    };
+    const trixieOffer = officialOffer("https://download.docker.com/linux/debian")
+      .split("docker-compose-plugin:")[0]
+      .replace(/ubuntu\.22\.04~jammy/g, "debian.13~trixie")
+      .replace(/ jammy\/stable/g, " trixie/stable");
+    const CE13 = { "docker-ce": "5:27.0.3-1~debian.13~trixie", "docker-ce-cli": "5:27.0.3-1~debian.13~trixie", "containerd.io": "1.7.18-1" };
+    const { result, remote, lines, error } = await run({ compose: false, verify: "daemon" }, [
+      os(DEBIAN_13),
+      look({ cli: "26.1.5+dfsg1", active: "active", enabled: "enabled", packages: distroDocker, group: ["ubuntu"], users: { ubuntu: ["ubuntu", "docker"] } }),
+      keyFetch("debian"),
+      keyWrite(line),
+      staleLook(`@@@file /etc/apt/sources.list.d/docker.list\n${line}\n\n@@@end\n`),
+      update,
+      policy("docker-ce docker-ce-cli containerd.io docker-buildx-plugin", trixieOffer),
+      {
+        match: /^apt-get remove -y -q -o DPkg::Lock::Timeout=30 docker\.io docker-cli docker-buildx containerd runc$/,
+        sudo: true,
+        stdout:
+          "Removing docker.io (26.1.5+dfsg1-9+deb13u1+b1) ...\nRemoving docker-cli (26.1.5+dfsg1-9+deb13u1+b1) ...\nRemoving docker-buildx (0.13.1+ds1-3) ...\n" +
+          "Removing containerd (1.7.24~ds1-6+deb13u1) ...\nRemoving runc (1.1.15+ds1-2+deb13u1) ...\n",
+      },
+      install("docker-ce docker-ce-cli containerd.io docker-buildx-plugin"),
+      look({ cli: "27.0.3", active: "active", enabled: "enabled", packages: CE13, group: ["ubuntu"], users: { ubuntu: ["ubuntu", "docker"] } }),
+      info(),
+    ]);
+    expect(error).toBeUndefined();
+    expect(remote.done).toBe(true);
+    expect(result!.repository).toMatchObject({ suite: "trixie", line });
+    expect(result!.removed).toEqual(["docker.io", "docker-cli", "docker-buildx", "containerd", "runc"]);
+    expect(result!.changes).toContain("removed docker.io docker-cli docker-buildx containerd runc");
+    expect(lines).toContain("[install-docker] removing packages that conflict with Docker's: docker.io docker-cli docker-buildx containerd runc");
   });
 
   it("a mirror serving another key: fails naming both fingerprints; nothing written, the installed docker.io left alone", async () => {

@@ -1,5 +1,5 @@
 // Which OS the VM runs, read from /etc/os-release, never assumed: the Nubes image is Ubuntu 22.04, the
-// local sandbox Debian 12, and repository lines (Docker, PGDG) need the right distribution and codename.
+// local sandbox Debian 12 or 13, and repository lines (Docker, PGDG) need the right distribution and codename.
 // Derivatives count when they declare ID_LIKE=ubuntu or debian (Linux Mint: UBUNTU_CODENAME=jammy).
 
 import type { Remote } from "./exec";
@@ -54,7 +54,8 @@ export function osFromRelease(text: string): OsInfo {
   const family = [id, ...like].find((x) => x === "ubuntu" || x === "debian") as OsFamily | undefined;
   if (!family) {
     throw new UnsupportedOsError(
-      `unsupported OS on the VM: /etc/os-release says ${found}; these installers support Ubuntu and Debian (and derivatives with ID_LIKE ubuntu or debian)`,
+      `unsupported OS on the VM: /etc/os-release says ${found}; these installers support Ubuntu and Debian (and derivatives with ID_LIKE ubuntu or debian), ` +
+        "whose packages they install with apt; nothing was changed on the VM",
     );
   }
   const codename = f.UBUNTU_CODENAME || f.VERSION_CODENAME;

@@ -11,8 +11,24 @@ export const LEGACY_DOCKER_KEYRINGS = [
   "/etc/apt/trusted.gpg.d/docker.gpg",
   "/etc/apt/trusted.gpg.d/docker.asc",
 ];
-/** What Docker's docs remove before installing docker-ce ("Uninstall old versions"). */
-export const CONFLICTING_PACKAGES = ["docker.io", "docker-doc", "docker-compose", "docker-compose-v2", "podman-docker", "containerd", "runc"];
+/**
+ * What Docker's docs remove before installing docker-ce ("Uninstall old versions"), and the parts Debian 13
+ * split off docker.io, which docker.io pulls in through Recommends: docker-buildx ships the same plugin
+ * file as Docker's docker-buildx-plugin, whose unpacking dpkg then refuses (docker/docs#25650 added it to
+ * that list), and docker-cli the same /usr/bin/docker as docker-ce-cli (it declares the conflict, so apt
+ * would drop it unreported otherwise).
+ */
+export const CONFLICTING_PACKAGES = [
+  "docker.io",
+  "docker-cli",
+  "docker-buildx",
+  "docker-doc",
+  "docker-compose",
+  "docker-compose-v2",
+  "podman-docker",
+  "containerd",
+  "runc",
+];
 /** Docker's packages; docker-buildx-plugin only when the repository offers it (mirrors may not). */
 export const OFFICIAL_PACKAGES = ["docker-ce", "docker-ce-cli", "containerd.io"];
 export const OPTIONAL_OFFICIAL_PACKAGES = ["docker-buildx-plugin"];

@@ -4,13 +4,17 @@
 import { bundleHandler } from "../../../lib/bundling/bundle";
 import { runJob } from "../../../lib/runner/run-job";
 import { jobEnvFor, type Sandbox, sandboxSupportProblems, sshRun, startSandbox } from "../../../sandbox";
+import { DEFAULT_RELEASE } from "../../../sandbox/release";
 import { type FakeDockerRepo, type FakeDockerRepoOptions, startFakeDockerRepo } from "../fixtures/docker-repo";
+import { FACTS, RELEASE, RELEASE_LABEL } from "./release";
 
 /**
  * `describe` when a sandbox can run here, else `describe.skip` with the reason printed. Under CI=true a
  * missing prerequisite is a failure, never a skip: the suite gets one failing test that names it.
+ * On a release other than the default the name says which ("... on Debian 13 (trixie)").
  */
-export function describeE2E(name: string, body: () => void): void {
+export function describeE2E(suiteName: string, body: () => void): void {
+  const name = RELEASE === DEFAULT_RELEASE ? suiteName : `${suiteName} on ${RELEASE_LABEL}`;
   const problems = sandboxSupportProblems();
   if (problems.length === 0) {
     describe(name, body);
@@ -100,7 +104,7 @@ export async function vmFingerprint(sb: Sandbox): Promise<Record<string, string>
         `while read -r f; do stat -c '%n %a %U %Y %s' "$f"; if [ -f "$f" ]; then sha256sum "$f"; fi; done`,
     ),
     lists: await sh("ls -lA --time-style=full-iso /var/lib/apt/lists"),
-    started: await sh("systemctl show -p ActiveState -p ActiveEnterTimestamp -p MainPID docker.service docker.socket postgresql@15-main"),
+    started: await sh(`systemctl show -p ActiveState -p ActiveEnterTimestamp -p MainPID docker.service docker.socket postgresql@${FACTS.pgMajor}-main`),
     databases: await sh(psql("SELECT datname, datdba FROM pg_database ORDER BY 1")),
     roles: await sh(psql("SELECT rolname, rolcanlogin, rolpassword FROM pg_authid ORDER BY 1")),
   };

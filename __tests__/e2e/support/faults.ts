@@ -204,10 +204,11 @@ export async function freshEd25519Key(): Promise<GeneratedKey> {
 /**
  * How many SSH logins sshd on the target has accepted since boot ("Accepted publickey" in its journal).
  * Read through nsenter, so reading it opens no session of its own. `journalctl --sync` first, so a
- * login logged just before the call is counted.
+ * login logged just before the call is counted. OpenSSH 9.8 and later (Debian 13) log the login from
+ * the per-connection sshd-session process, under that name: both are read.
  */
 export async function acceptedLogins(sb: Sandbox): Promise<number> {
-  const out = await mustRoot(sb, "journalctl --sync 2>/dev/null; journalctl -t sshd --no-pager -o cat | grep -c 'Accepted publickey' || true");
+  const out = await mustRoot(sb, "journalctl --sync 2>/dev/null; journalctl -t sshd -t sshd-session --no-pager -o cat | grep -c 'Accepted publickey' || true");
   return Number(out.trim());
 }
 

@@ -1,4 +1,4 @@
-// Real output of the tools the handlers parse, captured from Ubuntu 22.04 and Debian 12.
+// Real output of the tools the handlers parse, captured from Ubuntu 22.04 and Debian 12 (and 13's os-release).
 
 export const UBUNTU_2204 = `PRETTY_NAME="Ubuntu 22.04.4 LTS"
 NAME="Ubuntu"
@@ -19,6 +19,19 @@ NAME="Debian GNU/Linux"
 VERSION_ID="12"
 VERSION="12 (bookworm)"
 VERSION_CODENAME=bookworm
+ID=debian
+HOME_URL="https://www.debian.org/"
+SUPPORT_URL="https://www.debian.org/support"
+BUG_REPORT_URL="https://bugs.debian.org/"
+`;
+
+/** /usr/lib/os-release of the sandbox's Debian 13 image. */
+export const DEBIAN_13 = `PRETTY_NAME="Debian GNU/Linux 13 (trixie)"
+NAME="Debian GNU/Linux"
+VERSION_ID="13"
+VERSION="13 (trixie)"
+VERSION_CODENAME=trixie
+DEBIAN_VERSION_FULL=13.8
 ID=debian
 HOME_URL="https://www.debian.org/"
 SUPPORT_URL="https://www.debian.org/support"
