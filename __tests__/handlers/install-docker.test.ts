@@ -2,7 +2,7 @@ import type { InstallerDeps } from "../../handlers/common/handler-kit";
 import { groupMembers, parseDockerState, unmetNeeds, versionIn } from "../../handlers/install-docker/docker-state";
 import { handler } from "../../handlers/install-docker/handler";
 import { planGroup } from "../../handlers/install-docker/service-and-group";
-import { DEBIAN_12, DEBIAN_13, dpkgLine, policyBlock, UBUNTU_2204 } from "./support/fixtures";
+import { DEBIAN_12, DEBIAN_13, dpkgLine, policyBlock, UBUNTU_2204, UBUNTU_2404 } from "./support/fixtures";
 import { grantsRead, grantsWrite } from "./support/grants-steps";
 import { ALPHA_FPR, BETA_FPR, DOCKER_FPR, pgpKey } from "./support/pgp-fixtures";
 import { runScripted } from "./support/run-scripted";
@@ -210,6 +210,94 @@ describe("install-docker: official channel", () => {
       "[install-docker] to do (channel official): the docker CLI is not installed; docker-ce from Docker's repository is not installed; the compose plugin (docker compose) is not installed",
     );
     expect(lines.some((l) => /^\[install-docker\] apt-get install docker-ce .* \.\.\. \d+\.\ds$/.test(l))).toBe(true);
+  });
+
+  /** Docker's noble packages as its repository names them (…~ubuntu.24.04~noble), offered from `noble/stable`. */
+  const nobleOffer = (offer = officialOffer()) => offer.replace(/ubuntu\.22\.04~jammy/g, "ubuntu.24.04~noble").replace(/ jammy\/stable/g, " noble/stable");
+  const CE_NOBLE = { "docker-ce": "5:27.0.3-1~ubuntu.24.04~noble", "docker-ce-cli": "5:27.0.3-1~ubuntu.24.04~noble", "containerd.io": "1.7.18-1" };
+
+  it("Ubuntu 24.04 (noble) from nothing: the repository's noble suite, Docker's key, signed-by source, packages, group, hello-world", async () => {
+    const line = "deb [arch=amd64 signed-by=/etc/apt/keyrings/docker.gpg] https://download.docker.com/linux/ubuntu noble stable";
+    const { result, remote, error } = await run({}, [
+      os(UBUNTU_2404),
+      look({}),
+      keyFetch("ubuntu"),
+      keyWrite(line),
+      staleLook(`@@@file /etc/apt/sources.list.d/docker.list\n${line}\n\n@@@end\n`),
+      update,
+      policy(OFFICIAL_ALL, nobleOffer()),
+      install(OFFICIAL_ALL),
+      look({ cli: "27.0.3", compose: "2.29.1", active: "active", enabled: "enabled", packages: CE_NOBLE, group: [] }),
+      grantsRead(),
+      usermod(["ubuntu"]),
+      grantsWrite((w) => expect(w).toMatchObject({ version: 1, docker: { group_members: ["ubuntu"] } })),
+      info(),
+      hello,
+    ]);
+    expect(error).toBeUndefined();
+    expect(remote.done).toBe(true);
+    expect(result).toMatchObject({
+      status: "ok",
+      docker_version: "27.0.3",
+      compose_command: "docker compose",
+      channel: "official",
+      users_added: ["ubuntu"],
+      removed: [],
+      changes: [
+        "wrote /etc/apt/keyrings/docker.gpg (new key)",
+        "wrote /etc/apt/sources.list.d/docker.list (new source)",
+        `installed ${OFFICIAL_ALL}`,
+        "added ubuntu to group docker",
+      ],
+      repository: {
+        uri: "https://download.docker.com/linux/ubuntu",
+        suite: "noble",
+        line,
+        keyring: "/etc/apt/keyrings/docker.gpg",
+        source_file: "/etc/apt/sources.list.d/docker.list",
+      },
+      verify: { mode: "hello-world", detail: "docker run --rm hello-world: Hello from Docker!" },
+      packages: { "docker-ce": "5:27.0.3-1~ubuntu.24.04~noble", "containerd.io": "1.7.18-1" },
+      os: { id: "ubuntu", codename: "noble" },
+    });
+  });
+
+  it("Ubuntu 24.04 (noble) over noble's docker.io: docker.io containerd runc removed as on jammy, an archive_uri-...-noble source taken out", async () => {
+    const line = "deb [arch=amd64 signed-by=/etc/apt/keyrings/docker.gpg] https://download.docker.com/linux/ubuntu noble stable";
+    const stray = "/etc/apt/sources.list.d/archive_uri-https_download_docker_com_linux_ubuntu-noble.list";
+    const distroDocker = { "docker.io": "24.0.7-0ubuntu4", containerd: "1.7.12-0ubuntu4", runc: "1.1.12-0ubuntu3" };
+    const { result, remote, lines, error } = await run({ compose: false, verify: "daemon" }, [
+      os(UBUNTU_2404),
+      look({ cli: "24.0.7", active: "active", enabled: "enabled", packages: distroDocker, group: ["ubuntu"], users: { ubuntu: ["ubuntu", "docker"] } }),
+      keyFetch("ubuntu"),
+      keyWrite(line),
+      staleLook(
+        `@@@file /etc/apt/sources.list.d/docker.list\n${line}\n\n@@@end\n@@@file ${stray}\ndeb [arch=amd64] https://download.docker.com/linux/ubuntu noble stable\n\n@@@end\n`,
+      ),
+      { match: `rm -f ${stray}`, sudo: true, stdout: `changed:removed ${stray}\n` },
+      update,
+      policy("docker-ce docker-ce-cli containerd.io docker-buildx-plugin", nobleOffer().split("docker-compose-plugin:")[0]),
+      {
+        match: /^apt-get remove -y -q -o DPkg::Lock::Timeout=30 docker\.io containerd runc$/,
+        sudo: true,
+        stdout: "Removing docker.io (24.0.7-0ubuntu4) ...\nRemoving containerd (1.7.12-0ubuntu4) ...\nRemoving runc (1.1.12-0ubuntu3) ...\n",
+      },
+      install("docker-ce docker-ce-cli containerd.io docker-buildx-plugin"),
+      look({ cli: "27.0.3", active: "active", enabled: "enabled", packages: CE_NOBLE, group: ["ubuntu"], users: { ubuntu: ["ubuntu", "docker"] } }),
+      info(),
+    ]);
+    expect(error).toBeUndefined();
+    expect(remote.done).toBe(true);
+    expect(result!.repository).toMatchObject({ suite: "noble", line });
+    expect(result!.removed).toEqual(["docker.io", "containerd", "runc"]);
+    expect(result!.changes).toEqual([
+      "wrote /etc/apt/keyrings/docker.gpg (new key)",
+      "wrote /etc/apt/sources.list.d/docker.list (new source)",
+      `removed ${stray}`,
+      "removed docker.io containerd runc",
+      "installed docker-ce docker-ce-cli containerd.io docker-buildx-plugin",
+    ]);
+    expect(lines).toContain("[install-docker] removing packages that conflict with Docker's: docker.io containerd runc");
   });
 
   it("Debian 12 (bookworm): the debian tree of the repository and a mirror from repo_url", async () => {
@@ -752,6 +840,42 @@ describe("install-docker: distro channel", () => {
     ]);
     expect(error).toBeUndefined();
     expect(result).toMatchObject({ compose_command: "docker compose", warnings: [] });
+  });
+
+  it("Ubuntu 24.04 (noble): noble's docker.io and docker-compose-v2 (noble-updates), not v1's docker-compose", async () => {
+    const { result, remote, error } = await run({ channel: "distro", verify: "daemon", users: [] }, [
+      os(UBUNTU_2404),
+      look({}),
+      update,
+      policy(
+        "docker.io docker-compose-v2",
+        policyBlock("docker.io", "28.2.2-0ubuntu1~24.04.1") +
+          policyBlock("docker-compose-v2", "2.37.1+ds1-0ubuntu2~24.04.1") +
+          policyBlock("docker-compose", "1.29.2-6ubuntu1"),
+      ),
+      install("docker.io docker-compose-v2"),
+      look({
+        cli: "28.2.2",
+        compose: "2.37.1+ds1-0ubuntu2~24.04.1",
+        active: "active",
+        enabled: "enabled",
+        packages: { "docker.io": "28.2.2-0ubuntu1~24.04.1", "docker-compose-v2": "2.37.1+ds1-0ubuntu2~24.04.1" },
+        group: [],
+      }),
+      info("28.2.2"),
+    ]);
+    expect(error).toBeUndefined();
+    expect(remote.done).toBe(true);
+    expect(result).toMatchObject({
+      status: "ok",
+      channel: "distro",
+      docker_version: "28.2.2",
+      compose_command: "docker compose",
+      changes: ["installed docker.io docker-compose-v2"],
+      warnings: [],
+      os: { id: "ubuntu", codename: "noble" },
+    });
+    expect(result!.repository).toBeUndefined();
   });
 
   it("no docker.io candidate: says where it lives on Ubuntu", async () => {

@@ -1,7 +1,7 @@
 import { DPKG_HEALTH_PROBE } from "../../handlers/common/dpkg-repair";
 import type { InstallerDeps } from "../../handlers/common/handler-kit";
 import { handler } from "../../handlers/install-packages/handler";
-import { DEBIAN_12, dpkgLine, FEDORA_39, LOCK_STDERR, LOCK_TABLE, policyBlock, SESSION_APT, UBUNTU_2204 } from "./support/fixtures";
+import { DEBIAN_12, dpkgLine, FEDORA_39, LOCK_STDERR, LOCK_TABLE, policyBlock, SESSION_APT, UBUNTU_2204, UBUNTU_2404 } from "./support/fixtures";
 import { runScripted, TEST_KEY } from "./support/run-scripted";
 import type { Step } from "./support/scripted-remote";
 
@@ -94,6 +94,28 @@ describe("install-packages: flow", () => {
     expect(Object.keys(result!.timings_ms)).toEqual(["validate", "connect", "os", "check", "apt_update", "candidates", "apt_install", "verify", "total"]);
     expect(lines).toContain("[install-packages] to install: git jq; already installed: curl");
     expect(lines.some((l) => /^\[install-packages\] apt-get update \.\.\. \d+\.\ds$/.test(l))).toBe(true);
+  });
+
+  it("Ubuntu 24.04 (noble): the same run with noble's packages", async () => {
+    const { result, remote } = await run({ packages: ["git", "curl", "jq"] }, [
+      os(UBUNTU_2404),
+      dpkg(dpkgLine("curl", "8.5.0-2ubuntu10.6")),
+      update,
+      policy(policyBlock("git", "1:2.43.0-1ubuntu7.3") + policyBlock("jq", "1.7.1-3build1"), "git jq"),
+      install("git jq", { check: (_c, opts) => expect(opts.env?.DEBIAN_FRONTEND).toBe("noninteractive") }),
+      dpkg(dpkgLine("git", "1:2.43.0-1ubuntu7.3") + dpkgLine("jq", "1.7.1-3build1")),
+    ]);
+    expect(remote.done).toBe(true);
+    expect(result).toMatchObject({
+      status: "ok",
+      changed: true,
+      installed: ["git", "jq"],
+      already_installed: ["curl"],
+      failed: [],
+      versions: { curl: "8.5.0-2ubuntu10.6", git: "1:2.43.0-1ubuntu7.3", jq: "1.7.1-3build1" },
+      os: { id: "ubuntu", family: "ubuntu", version_id: "24.04", codename: "noble" },
+      summary: "installed 2, already installed 1, failed 0",
+    });
   });
 
   it("an interrupted dpkg is repaired before apt-get update, and the result's changes say so first", async () => {

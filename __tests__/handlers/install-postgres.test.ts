@@ -20,7 +20,7 @@ import {
 } from "../../handlers/install-postgres/pg";
 import { PGDG_KEY_FINGERPRINT, pgdgKeyUrl } from "../../handlers/install-postgres/pgdg";
 import { parseScramSecret, prepareApproximately, scramSecret, storedPasswordState } from "../../handlers/install-postgres/scram";
-import { DEBIAN_12, UBUNTU_2204 } from "./support/fixtures";
+import { DEBIAN_12, UBUNTU_2204, UBUNTU_2404 } from "./support/fixtures";
 import { grantsRead, grantsWrite } from "./support/grants-steps";
 import { ALPHA_FPR, BETA_FPR, pgpKey } from "./support/pgp-fixtures";
 import { runScripted } from "./support/run-scripted";
@@ -443,6 +443,129 @@ describe("install-postgres: Ubuntu 22.04, PostgreSQL 14 from the distribution", 
     const { error, remote } = await run(BASE, [osStep(UBUNTU_2204.replace(/jammy/g, "zesty")), inspectStep()]);
     expect(remote.done).toBe(true);
     expect(error?.message).toMatch(/pg_version is not set and this installer does not know which PostgreSQL Ubuntu 22.04.4 LTS ships .*; set pg_version/);
+  });
+});
+
+describe("install-postgres: Ubuntu 24.04 (noble), PostgreSQL 16 from the distribution", () => {
+  // noble's postgresql metapackage and server (noble-updates).
+  const PG16_PKG = "postgresql-16\tinstall ok installed\t16.14-0ubuntu0.24.04.1\n";
+  const PG16_CLUSTER = "16  main    5432 online postgres /var/lib/postgresql/16/main /var/log/postgresql/postgresql-16-main.log\n";
+  const SERVER16 = "16.14 (Ubuntu 16.14-0ubuntu0.24.04.1)";
+  const DROPIN16 = "/etc/postgresql/16/main/conf.d/90-vm-install.conf";
+  const HBA16 = "/etc/postgresql/16/main/pg_hba.conf";
+  const state16 = serverState({ server_version: SERVER16, hba_file: HBA16, config_file: "/etc/postgresql/16/main/postgresql.conf" });
+
+  it("pg_version omitted: noble's own 16 (postgresql-16, cluster 16/main, /etc/postgresql/16/main): installs, configures, restarts, verifies", async () => {
+    const { result, error, remote } = await run({ ...BASE, listen_addresses: "*", allow_remote: true, allowed_cidrs: ["10.0.0.0/8"] }, [
+      osStep(UBUNTU_2404),
+      inspectStep(),
+      { match: /^dpkg-query -W -f=\S+ postgresql$/, sudo: false, code: 1 },
+      { match: /^apt-get update /, sudo: true },
+      {
+        match: "apt-cache policy postgresql",
+        sudo: false,
+        stdout: "postgresql:\n  Installed: (none)\n  Candidate: 16+257build1.1\n  Version table:\n     16+257build1.1 500\n",
+      },
+      { match: /^apt-get install -y -q .*--force-confold postgresql$/, sudo: true, check: (_c, o) => expect(o.env?.DEBIAN_FRONTEND).toBe("noninteractive") },
+      { match: /^dpkg-query -W -f=\S+ postgresql$/, sudo: false, stdout: "postgresql\tinstall ok installed\t16+257build1.1\n" },
+      inspectStep(PG16_PKG, PG16_CLUSTER, "postgresql@16-main active\n"),
+      grantsRead(),
+      inspectSqlStep(state16),
+      psqlStep(/CREATE ROLE %I LOGIN/),
+      writeStep(DROPIN16, (stdin) => expect(stdin).toBe(dropInContent("*"))),
+      writeStep(HBA16, (stdin) => {
+        expect(stdin.startsWith(STOCK_HBA)).toBe(true);
+        expect(stdin.slice(STOCK_HBA.length)).toBe(`hostssl    myapp    app_user    10.0.0.0/8    scram-sha-256    ${HBA_MARKER}\n`);
+      }),
+      psqlStep(/FROM pg_hba_file_rules WHERE error IS NOT NULL/, {
+        listen: [{ file: DROPIN16, line: 2, setting: "*", error: null }],
+        config_errors: [],
+        hba_errors: [],
+      }),
+      { match: "systemctl restart postgresql@16-main", sudo: true },
+      settledStep("*"),
+      grantsWrite((w) =>
+        expect(w.postgres).toEqual({ hba: { [HBA16]: ["hostssl myapp app_user 10.0.0.0/8 scram-sha-256"] }, roles: { "16/main": ["app_user"] } }),
+      ),
+      loginStep("127.0.0.1", { stdout: `${JSON.stringify({ ...WHO, server_version: SERVER16 })}\n` }),
+    ]);
+    expect(error).toBeUndefined();
+    expect(remote.done).toBe(true);
+    expect(result).toMatchObject({
+      status: "ok",
+      pg_version: "16.14",
+      pg_major: "16",
+      installed_from: "distribution",
+      cluster: "16/main",
+      restarted: true,
+      listen_addresses: "*",
+      warnings: [],
+      os: { id: "ubuntu", codename: "noble" },
+    });
+    expect(result!.changes).toEqual([
+      "installed postgresql-16 16.14-0ubuntu0.24.04.1",
+      "role app_user created (LOGIN, password set)",
+      "database myapp created (owner app_user)",
+      `listen_addresses 'localhost' -> '*' (${DROPIN16})`,
+      "pg_hba.conf: hostssl myapp app_user 10.0.0.0/8 scram-sha-256 added",
+    ]);
+    expectNoPasswordOnCommandLines(remote.calls);
+  });
+
+  it("another major comes from PGDG: <repo_url> noble-pgdg main (PostgreSQL 17)", async () => {
+    const armoured = pgpKey("pgdg.asc");
+    const line = "deb [arch=amd64 signed-by=/etc/apt/keyrings/pgdg.gpg] https://apt.postgresql.org/pub/repos/apt noble-pgdg main";
+    const state17 = serverState({
+      server_version: "17.11 (Ubuntu 17.11-1.pgdg24.04+2)",
+      hba_file: "/etc/postgresql/17/main/pg_hba.conf",
+      config_file: "/etc/postgresql/17/main/postgresql.conf",
+    });
+    const { result, error, remote } = await run({ ...BASE, pg_version: "17" }, [
+      osStep(UBUNTU_2404),
+      inspectStep(),
+      { match: "command -v curl || true", sudo: false, stdout: "/usr/bin/curl\n" },
+      {
+        match: "curl -fsSL --proto '=http,https' --retry 3 --connect-timeout 20 --max-time 120 -o \"$t\" https://www.postgresql.org/media/keys/ACCC4CF8.asc",
+        sudo: false,
+        stdout: `amd64\n${armoured.toString("base64")}`,
+      },
+      {
+        match: `printf '%s\\n' '${line}'`,
+        sudo: true,
+        stdout: "changed:wrote /etc/apt/keyrings/pgdg.gpg (new key)\nchanged:wrote /etc/apt/sources.list.d/pgdg.list (new source)\n",
+        check: (_c, o) => expect(Buffer.from(o.stdin as Buffer).equals(dearmor(armoured))).toBe(true),
+      },
+      { match: /^for f in \/etc\/apt\/sources.list /, sudo: true, stdout: `@@@file /etc/apt/sources.list.d/pgdg.list\n${line}\n\n@@@end\n` },
+      { match: /^dpkg-query -W -f=\S+ postgresql-17$/, sudo: false, code: 1 },
+      { match: /^apt-get update /, sudo: true },
+      {
+        match: "apt-cache policy postgresql-17",
+        sudo: false,
+        stdout: "postgresql-17:\n  Installed: (none)\n  Candidate: 17.11-1.pgdg24.04+2\n  Version table:\n     17.11-1.pgdg24.04+2 500\n",
+      },
+      { match: /^apt-get install -y -q .*--force-confold postgresql-17$/, sudo: true },
+      { match: /^dpkg-query -W -f=\S+ postgresql-17$/, sudo: false, stdout: "postgresql-17\tinstall ok installed\t17.11-1.pgdg24.04+2\n" },
+      inspectStep(
+        "postgresql-17\tinstall ok installed\t17.11-1.pgdg24.04+2\n",
+        "17 main 5432 online postgres /var/lib/postgresql/17/main /var/log/postgresql/postgresql-17-main.log\n",
+        "postgresql@17-main active\n",
+      ),
+      grantsRead(),
+      inspectSqlStep(state17),
+      psqlStep(/CREATE ROLE/),
+      grantsWrite((w) => expect(w.postgres).toEqual({ hba: {}, roles: { "17/main": ["app_user"] } })),
+      loginStep("127.0.0.1", { stdout: `${JSON.stringify({ ...WHO, server_version: state17.server_version })}\n` }),
+    ]);
+    expect(error).toBeUndefined();
+    expect(remote.done).toBe(true);
+    expect(result).toMatchObject({ pg_version: "17.11", pg_major: "17", installed_from: "pgdg", cluster: "17/main", os: { id: "ubuntu", codename: "noble" } });
+    expect(result!.changes).toEqual([
+      "PGDG repository: wrote /etc/apt/keyrings/pgdg.gpg (new key)",
+      "PGDG repository: wrote /etc/apt/sources.list.d/pgdg.list (new source)",
+      "installed postgresql-17 17.11-1.pgdg24.04+2",
+      "role app_user created (LOGIN, password set)",
+      "database myapp created (owner app_user)",
+    ]);
   });
 });
 

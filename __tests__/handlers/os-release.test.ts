@@ -1,10 +1,14 @@
 import { detectOs, osFromRelease, parseOsReleaseText, UnsupportedOsError } from "../../handlers/common/os-release";
-import { DEBIAN_12, FEDORA_39, MINT_21, UBUNTU_2204 } from "./support/fixtures";
+import { DEBIAN_12, FEDORA_39, MINT_21, UBUNTU_2204, UBUNTU_2404 } from "./support/fixtures";
 import { ScriptedRemote } from "./support/scripted-remote";
 
 describe("os-release", () => {
   it("reads Ubuntu 22.04 as ubuntu jammy (UBUNTU_CODENAME)", () => {
     expect(osFromRelease(UBUNTU_2204)).toEqual({ id: "ubuntu", family: "ubuntu", version_id: "22.04", codename: "jammy", pretty_name: "Ubuntu 22.04.4 LTS" });
+  });
+
+  it("reads Ubuntu 24.04 as ubuntu noble", () => {
+    expect(osFromRelease(UBUNTU_2404)).toEqual({ id: "ubuntu", family: "ubuntu", version_id: "24.04", codename: "noble", pretty_name: "Ubuntu 24.04.1 LTS" });
   });
 
   it("reads Debian 12 as debian bookworm (VERSION_CODENAME)", () => {

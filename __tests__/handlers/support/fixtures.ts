@@ -1,4 +1,4 @@
-// Real output of the tools the handlers parse, captured from Ubuntu 22.04 and Debian 12 (and 13's os-release).
+// Real output of the tools the handlers parse, captured from Ubuntu 22.04 and Debian 12 (and the os-release of Debian 13 and Ubuntu 24.04).
 
 export const UBUNTU_2204 = `PRETTY_NAME="Ubuntu 22.04.4 LTS"
 NAME="Ubuntu"
@@ -12,6 +12,22 @@ SUPPORT_URL="https://help.ubuntu.com/"
 BUG_REPORT_URL="https://bugs.launchpad.net/ubuntu/"
 PRIVACY_POLICY_URL="https://www.ubuntu.com/legal/terms-and-policies/privacy-policy"
 UBUNTU_CODENAME=jammy
+`;
+
+/** /etc/os-release of Ubuntu 24.04.1 (noble adds LOGO=). */
+export const UBUNTU_2404 = `PRETTY_NAME="Ubuntu 24.04.1 LTS"
+NAME="Ubuntu"
+VERSION_ID="24.04"
+VERSION="24.04.1 LTS (Noble Numbat)"
+VERSION_CODENAME=noble
+ID=ubuntu
+ID_LIKE=debian
+HOME_URL="https://www.ubuntu.com/"
+SUPPORT_URL="https://help.ubuntu.com/"
+BUG_REPORT_URL="https://bugs.launchpad.net/ubuntu/"
+PRIVACY_POLICY_URL="https://www.ubuntu.com/legal/terms-and-policies/privacy-policy"
+UBUNTU_CODENAME=noble
+LOGO=ubuntu-logo
 `;
 
 export const DEBIAN_12 = `PRETTY_NAME="Debian GNU/Linux 12 (bookworm)"
