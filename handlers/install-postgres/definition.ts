@@ -45,7 +45,7 @@ export const postgresDefinition = defineInstallerDefinition({
   settings: {
     version: setting(pgMajor, {
       event: "pg_version",
-      defaultDoc: "the distribution's (14 on Ubuntu 22.04, 15 on Debian 12, 17 on Debian 13)",
+      defaultDoc: "the distribution's (14 on Ubuntu 22.04, 16 on 24.04, 15 on Debian 12, 17 on Debian 13)",
       doc: "PostgreSQL major; another than the distribution's comes from PGDG.",
     }),
     dbName: setting(pgDatabaseName, {
