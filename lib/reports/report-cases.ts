@@ -37,7 +37,12 @@ export function driftCases(rows: readonly DriftRow[]): JunitCase[] {
     name: row.installer,
     timeMs: row.durationMs ?? row.handlerMs,
     outcome: driftOutcome(row),
-    systemOut: lines(row.summary, ...row.warnings.map((w) => `warning: ${w}`), row.log && `log: ${row.log}`),
+    // An error's or a skip's summary is its message already.
+    systemOut: lines(
+      row.state === "in sync" || row.state === "drift" ? row.summary : undefined,
+      ...row.warnings.map((w) => `warning: ${w}`),
+      row.log && `log: ${row.log}`,
+    ),
   }));
 }
 
