@@ -24,7 +24,8 @@ function project(): string {
     vms: [{ name: "web-1", kind: "existing", address: "192.0.2.1" }],
     installers: { postgres: { enabled: true, passwordVariable: "pw" } },
   };
-  fs.writeFileSync(path.join(dir, "cdktf.json"), JSON.stringify({ app: "true", context: { [CONTEXT_KEY]: context(settings) } }));
+  const cdktfJson = { app: "true", context: { [CONTEXT_KEY]: context(settings) } };
+  fs.writeFileSync(path.join(dir, "cdktf.json"), JSON.stringify(cdktfJson));
   const stackDir = path.join(dir, "cdktf.out", "stacks", STACK);
   fs.mkdirSync(path.join(stackDir, ".terraform"), { recursive: true });
   fs.writeFileSync(path.join(stackDir, "cdk.tf.json"), "{}");

@@ -36,8 +36,12 @@ const drift = (over: Partial<DriftRow>): DriftRow => ({
   durationMs: 1234,
   ...over,
 });
-const status = (over: Partial<StatusRow>): StatusRow => ({ vm: "web-1", installer: "install-packages", status: "ok", summary: "ok", ...over });
+const STATUS_OK: StatusRow = { vm: "web-1", installer: "install-packages", status: "ok", summary: "ok" };
+const status = (over: Partial<StatusRow>): StatusRow => ({ ...STATUS_OK, ...over });
 
+const DISABLED = "disabled in cdktf.json";
+const NO_SUCH_PKG = "install-packages failed: no-such-pkg";
+const CONTROL_TEXT = "bell\u0007 escape\u001b[0m nul\u0000 tab\t cr\r";
 const CASES: Record<string, { check: DriftRow[]; status: StatusRow[] }> = {
   "all ok": {
     check: [drift({}), drift({ vm: "db", installer: "install-postgres", handlerMs: 900, durationMs: undefined })],
@@ -49,18 +53,18 @@ const CASES: Record<string, { check: DriftRow[]; status: StatusRow[] }> = {
   },
   "failed installer": {
     check: [drift({ state: "error", summary: "ssh: connection refused" })],
-    status: [status({ status: "failed", summary: "install-packages failed: no-such-pkg" }), status({ status: "not run", summary: "" })],
+    status: [status({ status: "failed", summary: NO_SUCH_PKG }), status({ status: "not run", summary: "" })],
   },
   skipped: {
-    check: [drift({ installer: "install-docker", state: "skipped", summary: "disabled in cdktf.json", durationMs: undefined })],
-    status: [status({ installer: "install-docker", status: "skipped", summary: "disabled in cdktf.json" })],
+    check: [drift({ installer: "install-docker", state: "skipped", summary: DISABLED, durationMs: undefined })],
+    status: [status({ installer: "install-docker", status: "skipped", summary: DISABLED })],
   },
   "XML-special and control characters": {
     check: [
       drift({
         vm: "a<b>&\"c'",
         state: "drift",
-        wouldChange: ['write ]]> <!-- & "x"', "bell\u0007 escape\u001b[0m nul\u0000 tab\t cr\r", "lone \ud800 surrogate 😀"],
+        wouldChange: ['write ]]> <!-- & "x"', CONTROL_TEXT, "lone \ud800 surrogate 😀"],
       }),
     ],
     status: [status({ status: "failed", summary: "<failure>&amp;\u0001\u000b\u000c\ufffe" })],
@@ -78,21 +82,25 @@ describe("JUnit reports validate against the Jenkins/GitLab JUnit schema", () =>
   });
   for (const [name, rows] of Object.entries(CASES)) {
     validate(`${name}: check and status reports are valid`, () => {
-      expect(schemaProblems(renderJunit({ title: "vm-install check", cases: driftCases(rows.check), timestamp: WHEN }))).toBe("");
-      expect(schemaProblems(renderJunit({ title: "vm-install status", cases: statusCases(rows.status), timestamp: WHEN }))).toBe("");
+      const check = renderJunit({ title: "vm-install check", cases: driftCases(rows.check), timestamp: WHEN });
+      const stat = renderJunit({ title: "vm-install status", cases: statusCases(rows.status), timestamp: WHEN });
+      expect(schemaProblems(check)).toBe("");
+      expect(schemaProblems(stat)).toBe("");
     });
   }
 });
 
 describe("JUnit report contents", () => {
   test("one suite per VM, a case per VM x installer: drift a failure with would_change, errors, skips, times", () => {
-    const rows = [...CASES["all ok"].check, ...CASES.drift.check, ...CASES.skipped.check, ...CASES["failed installer"].check];
+    const rows = ["all ok", "drift", "skipped", "failed installer"].flatMap((name) => CASES[name].check);
     const xml = renderJunit({ title: "vm-install check", cases: driftCases(rows), timestamp: WHEN });
     expect(xml).toContain('<testsuites name="vm-install check" tests="5" failures="1" errors="1" time="4.602">');
-    expect(xml).toContain(`<testsuite name="web-1" tests="4" failures="1" errors="1" skipped="1" time="3.702" timestamp="${WHEN}">`);
+    const web1 = `<testsuite name="web-1" tests="4" failures="1" errors="1" skipped="1" time="3.702"`;
+    expect(xml).toContain(`${web1} timestamp="${WHEN}">`);
     expect(xml).toContain('<testsuite name="db" tests="1" failures="0" errors="0" skipped="0" time="0.900"');
     expect(xml).toContain('<testcase classname="db" name="install-postgres" time="0.900">');
-    expect(xml).toContain('<failure type="drift" message="install jq; upgrade curl 7 -&gt; 8">install jq\nupgrade curl 7 -&gt; 8</failure>');
+    const failure = '<failure type="drift" message="install jq; upgrade curl 7 -&gt; 8">';
+    expect(xml).toContain(`${failure}install jq\nupgrade curl 7 -&gt; 8</failure>`);
     expect(xml).toContain('<error type="check error" message="ssh: connection refused"/>');
     expect(xml).toContain('<testcase classname="web-1" name="install-docker">\n      <skipped type="disabled"');
   });
@@ -110,7 +118,8 @@ describe("JUnit report contents", () => {
   test("every character XML 1.0 cannot carry is replaced, every special one escaped", () => {
     const text = xmlText("a\u0000b\u0008c\u000bd\u001fe\ufffef\ud800g\udc00h 😀 <&>\"' \t\r\n");
     expect(text).toBe("a\ufffdb\ufffdc\ufffdd\ufffde\ufffdf\ufffdg\ufffdh 😀 &lt;&amp;&gt;&quot;&apos; &#9;&#13;\n");
-    const xml = renderJunit({ title: "t", cases: driftCases(CASES["XML-special and control characters"].check), timestamp: WHEN });
+    const cases = driftCases(CASES["XML-special and control characters"].check);
+    const xml = renderJunit({ title: "t", cases, timestamp: WHEN });
     // biome-ignore lint/suspicious/noControlCharactersInRegex: asserting none is left
     expect(xml).not.toMatch(/[\u0000-\u0008\u000b\u000c\u000e-\u001f]/);
     expect(xml).toContain('classname="a&lt;b&gt;&amp;&quot;c&apos;"');
@@ -119,8 +128,8 @@ describe("JUnit report contents", () => {
 
 describe("JUnit reports never carry a secret", () => {
   const dir = tempDir("junit-secrets-");
-  const key =
-    "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW\n-----END OPENSSH PRIVATE KEY-----\n";
+  const keyBody = "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW";
+  const key = `-----BEGIN OPENSSH PRIVATE KEY-----\n${keyBody}\n-----END OPENSSH PRIVATE KEY-----\n`;
   fs.writeFileSync(path.join(dir, "id_test"), key, { mode: 0o600 });
   const config = parseConfig(
     context({
@@ -136,7 +145,8 @@ describe("JUnit reports never carry a secret", () => {
   test("the PostgreSQL password, the sless token and the SSH key are known, and scrubbed from every field", () => {
     expect(secrets).toEqual(expect.arrayContaining([password, key, env.TF_VAR_sless_token]));
     const leaky = `failed: psql -W ${password} token ${env.TF_VAR_sless_token} key ${keyLine}`;
-    const check = driftCases([drift({ vm: "db", state: "drift", wouldChange: [leaky], summary: leaky, warnings: [leaky] })]);
+    const leakyRow = drift({ vm: "db", state: "drift", wouldChange: [leaky], summary: leaky, warnings: [leaky] });
+    const check = driftCases([leakyRow]);
     const stat = statusCases([status({ vm: "db", status: "failed", summary: leaky, hostKey: leaky, log: leaky })]);
     for (const cases of [check, stat]) {
       const xml = renderJunit({ title: "t", cases, timestamp: WHEN, secrets });
@@ -147,6 +157,8 @@ describe("JUnit reports never carry a secret", () => {
     }
   });
 });
+
+const WHAT_TO_DO = "give a path in a folder that exists and you may write to";
 
 describe("the report file", () => {
   test("written whole (no temporary file left) with mode 0644, replacing an older one", () => {
@@ -167,7 +179,7 @@ describe("the report file", () => {
   test("an unwritable path says which and what to do, leaving nothing behind", () => {
     const dir = tempDir("junit-file-");
     expect(() => writeReportFile(path.join(dir, "no-such-folder", "r.xml"), "x")).toThrow(
-      `cannot write the JUnit report to ${path.join(dir, "no-such-folder", "r.xml")} (ENOENT): give a path in a folder that exists and you may write to`,
+      `cannot write the JUnit report to ${path.join(dir, "no-such-folder", "r.xml")} (ENOENT): ${WHAT_TO_DO}`,
     );
     expect(() => writeReportFile(dir, "x")).toThrow(/cannot write the JUnit report to .* \(EISDIR\)/);
     expect(fs.readdirSync(dir)).toEqual([]);
@@ -175,14 +187,15 @@ describe("the report file", () => {
 });
 
 describe("check and status arguments", () => {
+  const usage = (command: string) => `usage: npm run ${command} [-- [--json] [--junit FILE]]`;
   test("--junit FILE and --junit=FILE, with --json or without; a missing path or an unknown argument is said", () => {
     expect(parseReportArgs([], "check")).toEqual({ json: false });
     expect(parseReportArgs(["--junit", "r.xml", "--json"], "check")).toEqual({ json: true, junit: "r.xml" });
     expect(parseReportArgs(["--junit=out/r.xml"], "status")).toEqual({ json: false, junit: "out/r.xml" });
     expect(parseReportArgs(["--junit"], "check")).toEqual({
-      error: "--junit needs the report's path, e.g. --junit report.xml; usage: npm run check [-- [--json] [--junit FILE]]",
+      error: `--junit needs the report's path, e.g. --junit report.xml; ${usage("check")}`,
     });
     expect(parseReportArgs(["--junit", "--json"], "status")).toHaveProperty("error");
-    expect(parseReportArgs(["--xml"], "status")).toEqual({ error: "unknown argument --xml; usage: npm run status [-- [--json] [--junit FILE]]" });
+    expect(parseReportArgs(["--xml"], "status")).toEqual({ error: `unknown argument --xml; ${usage("status")}` });
   });
 });

@@ -20,18 +20,24 @@ describe("the parallelism setting", () => {
   });
 
   test.each([0, -1, 257, 2.5, "4", null, true])("refuses %p, naming the key and what is allowed", (value) => {
-    expect(() => parseConfig(context({ vms: VMS, parallelism: value }))).toThrow(/parallelism: expected a whole number from 1 to 256/);
+    const parse = () => parseConfig(context({ vms: VMS, parallelism: value }));
+    expect(parse).toThrow(/parallelism: expected a whole number from 1 to 256/);
   });
 });
 
 describe("withTerraformParallelism", () => {
   test("added to the commands that plan or apply; a caller's own value wins; other commands untouched", () => {
-    expect(withTerraformParallelism(["deploy", "--auto-approve"], 4)).toEqual(["deploy", "--auto-approve", "--terraform-parallelism=4"]);
+    const flag = (n: number) => `--terraform-parallelism=${n}`;
+    expect(withTerraformParallelism(["deploy", "--auto-approve"], 4)).toEqual(["deploy", "--auto-approve", flag(4)]);
     for (const command of ["destroy", "diff", "apply", "plan", "watch"]) {
       expect(withTerraformParallelism([command], 7)).toEqual([command, "--terraform-parallelism=7"]);
     }
-    expect(withTerraformParallelism(["deploy", "--terraform-parallelism=2"], 4)).toEqual(["deploy", "--terraform-parallelism=2"]);
-    expect(withTerraformParallelism(["deploy", "--terraform-parallelism", "2"], 4)).toEqual(["deploy", "--terraform-parallelism", "2"]);
+    for (const own of [
+      ["deploy", flag(2)],
+      ["deploy", "--terraform-parallelism", "2"],
+    ]) {
+      expect(withTerraformParallelism(own, 4)).toEqual(own);
+    }
     for (const args of [["synth"], ["output"], ["get"], []]) expect(withTerraformParallelism(args, 4)).toEqual(args);
   });
 });
@@ -46,12 +52,14 @@ describe("bin/cdktf passes the setting on", () => {
     const root = path.join(tmp, "checkout");
     fs.mkdirSync(path.join(root, "node_modules", ".bin"), { recursive: true });
     fs.cpSync(path.join(PROJECT_ROOT, "bin"), path.join(root, "bin"), { recursive: true });
-    for (const entry of ["lib", "shared", "handlers", "package.json"]) fs.symlinkSync(path.join(PROJECT_ROOT, entry), path.join(root, entry));
+    const link = (entry: string) => fs.symlinkSync(path.join(PROJECT_ROOT, entry), path.join(root, entry));
+    for (const entry of ["lib", "shared", "handlers", "package.json"]) link(entry);
     for (const entry of fs.readdirSync(path.join(PROJECT_ROOT, "node_modules"))) {
-      if (entry !== ".bin") fs.symlinkSync(path.join(PROJECT_ROOT, "node_modules", entry), path.join(root, "node_modules", entry));
+      if (entry !== ".bin") link(path.join("node_modules", entry));
     }
     // One argument per line, so an argument with a space in it shows as one.
-    fs.writeFileSync(path.join(root, "node_modules", ".bin", "cdktf"), '#!/bin/sh\nprintf "%s\\n" "$@"\n', { mode: 0o755 });
+    const standIn = '#!/bin/sh\nprintf "%s\\n" "$@"\n';
+    fs.writeFileSync(path.join(root, "node_modules", ".bin", "cdktf"), standIn, { mode: 0o755 });
     project = path.join(tmp, "project");
     fs.mkdirSync(project);
     wrapper = path.join(root, "bin", "cdktf");
@@ -60,14 +68,17 @@ describe("bin/cdktf passes the setting on", () => {
 
   function cdktfGets(args: string[], parallelism?: unknown): string[] {
     const settings = { jobTarget: "local", vms: VMS, ...(parallelism === undefined ? {} : { parallelism }) };
-    fs.writeFileSync(path.join(project, "cdktf.json"), JSON.stringify({ app: "true", context: { [CONTEXT_KEY]: context(settings) } }));
-    const out = execFileSync("bash", [wrapper, ...args], { cwd: project, encoding: "utf8", stdio: ["pipe", "pipe", "pipe"] });
+    const cdktfJson = { app: "true", context: { [CONTEXT_KEY]: context(settings) } };
+    fs.writeFileSync(path.join(project, "cdktf.json"), JSON.stringify(cdktfJson));
+    const out = execFileSync("bash", [wrapper, ...args], { cwd: project, encoding: "utf8", stdio: "pipe" });
     return out.split("\n").filter(Boolean);
   }
 
   test("a configured value reaches cdktf's command line on deploy and destroy; the default 10 otherwise", () => {
-    expect(cdktfGets(["deploy", "--auto-approve"], 3)).toEqual(["deploy", "--auto-approve", "--terraform-parallelism=3"]);
-    expect(cdktfGets(["destroy", "--auto-approve"], 3)).toEqual(["destroy", "--auto-approve", "--terraform-parallelism=3"]);
+    for (const command of ["deploy", "destroy"]) {
+      const expected = [command, "--auto-approve", "--terraform-parallelism=3"];
+      expect(cdktfGets([command, "--auto-approve"], 3)).toEqual(expected);
+    }
     expect(cdktfGets(["deploy", "--var", "a b"])).toEqual(["deploy", "--var", "a b", "--terraform-parallelism=10"]);
     expect(cdktfGets(["synth"], 3)).toEqual(["synth"]);
   });
