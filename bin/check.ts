@@ -1,28 +1,35 @@
-// npm run check [-- --json]: runs every enabled installer of every deployed VM in check mode from this
+// npm run check [-- --json] [--junit FILE]: runs every enabled installer of every deployed VM in check mode from this
 // machine (lib/check) and prints what a deploy would change on each: the drift table. Nothing on any VM
 // changes. The address and the host key the jobs require come from the deployed state, the user, port,
 // key file and the installers' settings from cdktf.json, secrets from their TF_VAR_ variables.
+// --junit FILE also writes the rows as a JUnit report for CI (lib/reports); the exit code does not change.
 // Exit code (as terraform plan -detailed-exitcode): 0 nothing would change, 2 something would, 1 error.
 import * as path from "node:path";
 import { checkTargets } from "../lib/check/check-targets";
 import { renderDriftTable } from "../lib/check/drift-table";
 import { exitCode, runChecks } from "../lib/check/run-checks";
+import type { VmInstallConfig } from "../lib/config/types";
+import { renderJunit, writeReportFile } from "../lib/reports/junit";
+import { parseReportArgs } from "../lib/reports/report-args";
+import { driftCases, reportSecrets } from "../lib/reports/report-cases";
 import { readDeployed } from "../lib/status/deployed-status";
 import { projectFolder } from "../lib/terraform-cli";
 
 const say = (line: string) => process.stderr.write(`check: ${line}\n`);
 
 export async function main(argv: string[], projectDir = projectFolder("check")): Promise<number> {
-  const json = argv.includes("--json");
-  const unknown = argv.filter((a) => a !== "--json");
-  if (unknown.length) {
-    say(`unknown argument ${unknown[0]}; usage: npm run check [-- --json]`);
+  const args = parseReportArgs(argv, "check");
+  if ("error" in args) {
+    say(args.error);
     return 1;
   }
   let targets: ReturnType<typeof checkTargets>;
   let logDir: string;
+  let config: VmInstallConfig;
   try {
-    const { config, outputs } = readDeployed(projectDir, say);
+    const deployed = readDeployed(projectDir, say);
+    config = deployed.config;
+    const outputs = deployed.outputs;
     targets = checkTargets(config, outputs, (setting) => path.resolve(projectDir, setting));
     logDir = path.join(projectDir, ".vm-install", config.stackName, "logs");
   } catch (err) {
@@ -30,8 +37,20 @@ export async function main(argv: string[], projectDir = projectFolder("check")):
     return 1;
   }
   const rows = await runChecks(targets, { logDir, projectDir, say });
-  const colour = !json && process.stdout.isTTY === true && !process.env.NO_COLOR;
-  process.stdout.write(`${json ? JSON.stringify(rows, null, 2) : renderDriftTable(rows, colour)}\n`);
+  const colour = !args.json && process.stdout.isTTY === true && !process.env.NO_COLOR;
+  process.stdout.write(`${args.json ? JSON.stringify(rows, null, 2) : renderDriftTable(rows, colour)}\n`);
+  if (args.junit) {
+    const secrets = reportSecrets(config, process.env, (setting) => path.resolve(projectDir, setting));
+    const timestamp = new Date().toISOString();
+    const xml = renderJunit({ title: "vm-install check", cases: driftCases(rows), timestamp, secrets });
+    try {
+      writeReportFile(args.junit, xml);
+    } catch (err) {
+      say((err as Error).message);
+      return 1;
+    }
+    say(`JUnit report written to ${args.junit}`);
+  }
   return exitCode(rows);
 }
 

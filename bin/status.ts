@@ -1,19 +1,39 @@
-// npm run status [-- --json]: one row per VM x installer of the deployed stack: status, changed, duration,
-// last run, the host key seen, the summary line, and (local target) where the last run's progress is
-// kept (lib/status). Run it in the project folder. Exit code: 0 when every enabled installer is ok, 1 when
-// one failed, is partial or has not run, 2 when there is nothing to read.
+// npm run status [-- --json] [--junit FILE]: one row per VM x installer of the deployed stack: status,
+// changed, duration, last run, the host key seen, the summary line, and (local target) where the last run's
+// progress is kept (lib/status). --junit FILE also writes the rows as a JUnit report for CI (lib/reports).
+// Run it in the project folder. Exit code: 0 when every enabled installer is ok, 1 when one failed, is
+// partial or has not run, 2 when there is nothing to read (or the report cannot be written).
+import * as path from "node:path";
+import { renderJunit, writeReportFile } from "../lib/reports/junit";
+import { parseReportArgs } from "../lib/reports/report-args";
+import { reportSecrets, statusCases } from "../lib/reports/report-cases";
 import { readStatus } from "../lib/status/deployed-status";
 import type { StatusRow } from "../lib/status/status-rows";
 import { renderStatusTable } from "../lib/status/status-table";
-import { projectFolder } from "../lib/terraform-cli";
+import { projectFolder, readProject } from "../lib/terraform-cli";
 
 const say = (line: string) => process.stderr.write(`status: ${line}\n`);
 
+/** Writes the JUnit report; false (having said why) when it cannot. */
+function writeJunit(file: string, rows: StatusRow[], projectDir: string): boolean {
+  const { config } = readProject(projectDir);
+  const secrets = reportSecrets(config, process.env, (setting) => path.resolve(projectDir, setting));
+  const timestamp = new Date().toISOString();
+  const xml = renderJunit({ title: "vm-install status", cases: statusCases(rows), timestamp, secrets });
+  try {
+    writeReportFile(file, xml);
+  } catch (err) {
+    say((err as Error).message);
+    return false;
+  }
+  say(`JUnit report written to ${file}`);
+  return true;
+}
+
 export function main(argv: string[], projectDir = projectFolder("status")): number {
-  const json = argv.includes("--json");
-  const unknown = argv.filter((a) => a !== "--json");
-  if (unknown.length) {
-    say(`unknown argument ${unknown[0]}; usage: npm run status [-- --json]`);
+  const args = parseReportArgs(argv, "status");
+  if ("error" in args) {
+    say(args.error);
     return 2;
   }
   let rows: StatusRow[];
@@ -23,8 +43,9 @@ export function main(argv: string[], projectDir = projectFolder("status")): numb
     say((err as Error).message);
     return 2;
   }
-  const colour = !json && process.stdout.isTTY === true && !process.env.NO_COLOR;
-  process.stdout.write(`${json ? JSON.stringify(rows, null, 2) : renderStatusTable(rows, colour)}\n`);
+  const colour = !args.json && process.stdout.isTTY === true && !process.env.NO_COLOR;
+  process.stdout.write(`${args.json ? JSON.stringify(rows, null, 2) : renderStatusTable(rows, colour)}\n`);
+  if (args.junit && !writeJunit(args.junit, rows, projectDir)) return 2;
   return rows.every((r) => r.status === "ok" || r.status === "skipped") ? 0 : 1;
 }
 

@@ -19,6 +19,10 @@ export const SLESS_DEFAULTS = {
 } as const;
 
 export const DEFAULT_JOB_TARGET = "sless";
+/** Terraform's own default -parallelism: the same fleet behaviour as a bare terraform apply. */
+export const DEFAULT_PARALLELISM = 10;
+/** Far beyond what a platform's job quota takes: a bigger value is likelier a typo than a plan. */
+export const MAX_PARALLELISM = 256;
 
 export const VM_DEFAULTS = {
   kind: "nubes",

@@ -21,7 +21,7 @@ import {
 } from "../../shared/validate";
 import { type CatalogEntry, INSTALLERS } from "../installers/catalog";
 import { type BackendConfig, backendSetting, DEFAULT_BACKEND } from "./backend";
-import { DEFAULT_JOB_TARGET, DEFAULT_STACK_NAME, NUBES_DEFAULTS, SLESS_DEFAULTS, VM_DEFAULTS } from "./defaults";
+import { DEFAULT_JOB_TARGET, DEFAULT_PARALLELISM, DEFAULT_STACK_NAME, MAX_PARALLELISM, NUBES_DEFAULTS, SLESS_DEFAULTS, VM_DEFAULTS } from "./defaults";
 import type { HostKeysMode, InstallersConfig, NubesConfig, SlessConfig, SshRetryConfig, VmConfig, VmInstallConfig } from "./types";
 
 /** The cdktf.json context key that holds the whole configuration. */
@@ -76,6 +76,7 @@ const vmFields = (installers: Validator<RawInstallers>) =>
 type RawConfig = {
   stackName?: string;
   runId?: number;
+  parallelism?: number;
   jobTarget?: "sless" | "local";
   backend?: BackendConfig;
   nubes?: Partial<NubesConfig>;
@@ -88,6 +89,7 @@ const contextFields = (catalog: readonly CatalogEntry[]): Validator<RawConfig> =
   return object<RawConfig>({
     stackName: optional(string({ pattern: NAME, allowed: "a lowercase letter, then lowercase letters, digits or -" })),
     runId: optional(integer(1, 1_000_000_000)),
+    parallelism: optional(integer(1, MAX_PARALLELISM)),
     jobTarget: optional(oneOf(["sless", "local"] as const)),
     backend: optional(backendSetting as Validator<BackendConfig>),
     nubes: optional(
@@ -178,6 +180,7 @@ export function parseConfig(raw: unknown, catalog: readonly CatalogEntry[] = INS
   return {
     stackName: given.stackName ?? DEFAULT_STACK_NAME,
     runId: given.runId ?? 1,
+    parallelism: given.parallelism ?? DEFAULT_PARALLELISM,
     jobTarget: given.jobTarget ?? DEFAULT_JOB_TARGET,
     backend: given.backend ?? DEFAULT_BACKEND,
     nubes,

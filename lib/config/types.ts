@@ -21,6 +21,12 @@ export interface VmInstallConfig {
   readonly stackName: string;
   /** Raise to rerun every installer job (sless_job run_id). @default 1 */
   readonly runId: number;
+  /**
+   * At most this many jobs (and other resources) at once across the whole stack: Terraform's -parallelism,
+   * passed as cdktf's --terraform-parallelism to every deploy, destroy and diff the project runs. A VM's
+   * own jobs are a chain, so one VM never runs two at once whatever the value. @default 10
+   */
+  readonly parallelism: number;
   /** Where the jobs run: "sless" (sless_job on the platform) or "local" (terraform_data + local-exec running the same bundle through the job runner on the deploying machine). @default "sless" */
   readonly jobTarget: JobTarget;
   /** Where the Terraform state lives: local (default), or pg / s3 to share it. @default { type: "local" } */
