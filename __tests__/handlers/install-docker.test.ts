@@ -143,18 +143,25 @@ describe("install-docker: event validation (before any SSH)", () => {
 });
 
 describe("install-docker: official channel", () => {
-  it("Ubuntu 22.04 (jammy) from nothing: Docker's key, signed-by source, packages, group, hello-world", async () => {
-    const line = "deb [arch=amd64 signed-by=/etc/apt/keyrings/docker.gpg] https://download.docker.com/linux/ubuntu jammy stable";
+  /** Docker's noble packages as its repository names them (…~ubuntu.24.04~noble), offered from `noble/stable`. */
+  const nobleOffer = (offer = officialOffer()) => offer.replace(/ubuntu\.22\.04~jammy/g, "ubuntu.24.04~noble").replace(/ jammy\/stable/g, " noble/stable");
+  const CE_NOBLE = { "docker-ce": "5:27.0.3-1~ubuntu.24.04~noble", "docker-ce-cli": "5:27.0.3-1~ubuntu.24.04~noble", "containerd.io": "1.7.18-1" };
+
+  it.each([
+    { release: "Ubuntu 22.04", os: UBUNTU_2204, codename: "jammy", offer: officialOffer(), packages: CE },
+    { release: "Ubuntu 24.04", os: UBUNTU_2404, codename: "noble", offer: nobleOffer(), packages: CE_NOBLE },
+  ])("$release ($codename) from nothing: Docker's key, signed-by source, packages, group, hello-world", async (t) => {
+    const line = `deb [arch=amd64 signed-by=/etc/apt/keyrings/docker.gpg] https://download.docker.com/linux/ubuntu ${t.codename} stable`;
     const { result, remote, lines, error } = await run({}, [
-      os(UBUNTU_2204),
+      os(t.os),
       look({}),
       keyFetch("ubuntu"),
       keyWrite(line),
       staleLook(`@@@file /etc/apt/sources.list.d/docker.list\n${line}\n\n@@@end\n`),
       update,
-      policy(OFFICIAL_ALL, officialOffer()),
+      policy(OFFICIAL_ALL, t.offer),
       install(OFFICIAL_ALL),
-      look({ cli: "27.0.3", compose: "2.29.1", active: "active", enabled: "enabled", packages: CE, group: [] }),
+      look({ cli: "27.0.3", compose: "2.29.1", active: "active", enabled: "enabled", packages: t.packages, group: [] }),
       grantsRead(),
       usermod(["ubuntu"]),
       grantsWrite((w) => expect(w).toMatchObject({ version: 1, docker: { group_members: ["ubuntu"] } })),
@@ -182,15 +189,15 @@ describe("install-docker: official channel", () => {
       ],
       repository: {
         uri: "https://download.docker.com/linux/ubuntu",
-        suite: "jammy",
+        suite: t.codename,
         line,
         keyring: "/etc/apt/keyrings/docker.gpg",
         source_file: "/etc/apt/sources.list.d/docker.list",
       },
       apt_update: { ran: true, reason: "an apt source changed" },
       verify: { mode: "hello-world", detail: "docker run --rm hello-world: Hello from Docker!" },
-      packages: { "docker-ce": "5:27.0.3-1~ubuntu.22.04~jammy", "containerd.io": "1.7.18-1" },
-      os: { id: "ubuntu", codename: "jammy" },
+      packages: { "docker-ce": t.packages["docker-ce"], "containerd.io": "1.7.18-1" },
+      os: { id: "ubuntu", codename: t.codename },
     });
     expect(Object.keys(result!.timings_ms)).toEqual([
       "validate",
@@ -210,56 +217,6 @@ describe("install-docker: official channel", () => {
       "[install-docker] to do (channel official): the docker CLI is not installed; docker-ce from Docker's repository is not installed; the compose plugin (docker compose) is not installed",
     );
     expect(lines.some((l) => /^\[install-docker\] apt-get install docker-ce .* \.\.\. \d+\.\ds$/.test(l))).toBe(true);
-  });
-
-  /** Docker's noble packages as its repository names them (…~ubuntu.24.04~noble), offered from `noble/stable`. */
-  const nobleOffer = (offer = officialOffer()) => offer.replace(/ubuntu\.22\.04~jammy/g, "ubuntu.24.04~noble").replace(/ jammy\/stable/g, " noble/stable");
-  const CE_NOBLE = { "docker-ce": "5:27.0.3-1~ubuntu.24.04~noble", "docker-ce-cli": "5:27.0.3-1~ubuntu.24.04~noble", "containerd.io": "1.7.18-1" };
-
-  it("Ubuntu 24.04 (noble) from nothing: the repository's noble suite, Docker's key, signed-by source, packages, group, hello-world", async () => {
-    const line = "deb [arch=amd64 signed-by=/etc/apt/keyrings/docker.gpg] https://download.docker.com/linux/ubuntu noble stable";
-    const { result, remote, error } = await run({}, [
-      os(UBUNTU_2404),
-      look({}),
-      keyFetch("ubuntu"),
-      keyWrite(line),
-      staleLook(`@@@file /etc/apt/sources.list.d/docker.list\n${line}\n\n@@@end\n`),
-      update,
-      policy(OFFICIAL_ALL, nobleOffer()),
-      install(OFFICIAL_ALL),
-      look({ cli: "27.0.3", compose: "2.29.1", active: "active", enabled: "enabled", packages: CE_NOBLE, group: [] }),
-      grantsRead(),
-      usermod(["ubuntu"]),
-      grantsWrite((w) => expect(w).toMatchObject({ version: 1, docker: { group_members: ["ubuntu"] } })),
-      info(),
-      hello,
-    ]);
-    expect(error).toBeUndefined();
-    expect(remote.done).toBe(true);
-    expect(result).toMatchObject({
-      status: "ok",
-      docker_version: "27.0.3",
-      compose_command: "docker compose",
-      channel: "official",
-      users_added: ["ubuntu"],
-      removed: [],
-      changes: [
-        "wrote /etc/apt/keyrings/docker.gpg (new key)",
-        "wrote /etc/apt/sources.list.d/docker.list (new source)",
-        `installed ${OFFICIAL_ALL}`,
-        "added ubuntu to group docker",
-      ],
-      repository: {
-        uri: "https://download.docker.com/linux/ubuntu",
-        suite: "noble",
-        line,
-        keyring: "/etc/apt/keyrings/docker.gpg",
-        source_file: "/etc/apt/sources.list.d/docker.list",
-      },
-      verify: { mode: "hello-world", detail: "docker run --rm hello-world: Hello from Docker!" },
-      packages: { "docker-ce": "5:27.0.3-1~ubuntu.24.04~noble", "containerd.io": "1.7.18-1" },
-      os: { id: "ubuntu", codename: "noble" },
-    });
   });
 
   it("Ubuntu 24.04 (noble) over noble's docker.io: docker.io containerd runc removed as on jammy, an archive_uri-...-noble source taken out", async () => {

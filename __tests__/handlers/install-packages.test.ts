@@ -68,14 +68,18 @@ describe("install-packages: event validation (before any SSH)", () => {
 });
 
 describe("install-packages: flow", () => {
-  it("installs what is missing, verifies it, and reports per package", async () => {
+  // The same run on each Ubuntu release the handlers are proven on by transcripts (README, Operating systems).
+  it.each([
+    { os: UBUNTU_2204, version_id: "22.04", codename: "jammy", curl: "7.81.0-1ubuntu1.15", git: "1:2.34.1-1ubuntu1.10", jq: "1.6-2.1ubuntu3" },
+    { os: UBUNTU_2404, version_id: "24.04", codename: "noble", curl: "8.5.0-2ubuntu10.6", git: "1:2.43.0-1ubuntu7.3", jq: "1.7.1-3build1" },
+  ])("Ubuntu $version_id ($codename): installs what is missing, verifies it, and reports per package", async (t) => {
     const { result, remote, lines } = await run({ packages: ["git", "curl", "jq"] }, [
-      os(UBUNTU_2204),
-      dpkg(dpkgLine("curl", "7.81.0-1ubuntu1.15")),
+      os(t.os),
+      dpkg(dpkgLine("curl", t.curl)),
       update,
-      policy(policyBlock("git", "1:2.34.1-1ubuntu1.10") + policyBlock("jq", "1.6-2.1ubuntu3"), "git jq"),
+      policy(policyBlock("git", t.git) + policyBlock("jq", t.jq), "git jq"),
       install("git jq", { check: (_c, opts) => expect(opts.env?.DEBIAN_FRONTEND).toBe("noninteractive") }),
-      dpkg(dpkgLine("git", "1:2.34.1-1ubuntu1.10") + dpkgLine("jq", "1.6-2.1ubuntu3")),
+      dpkg(dpkgLine("git", t.git) + dpkgLine("jq", t.jq)),
     ]);
     expect(remote.done).toBe(true);
     expect(remote.closed).toBe(true);
@@ -85,37 +89,15 @@ describe("install-packages: flow", () => {
       installed: ["git", "jq"],
       already_installed: ["curl"],
       failed: [],
-      versions: { curl: "7.81.0-1ubuntu1.15", git: "1:2.34.1-1ubuntu1.10", jq: "1.6-2.1ubuntu3" },
+      versions: { curl: t.curl, git: t.git, jq: t.jq },
       apt_update: { ran: true },
-      os: { id: "ubuntu", family: "ubuntu", version_id: "22.04", codename: "jammy" },
+      os: { id: "ubuntu", family: "ubuntu", version_id: t.version_id, codename: t.codename },
       host_key_sha256: `SHA256:${"A".repeat(43)}`,
       summary: "installed 2, already installed 1, failed 0",
     });
     expect(Object.keys(result!.timings_ms)).toEqual(["validate", "connect", "os", "check", "apt_update", "candidates", "apt_install", "verify", "total"]);
     expect(lines).toContain("[install-packages] to install: git jq; already installed: curl");
     expect(lines.some((l) => /^\[install-packages\] apt-get update \.\.\. \d+\.\ds$/.test(l))).toBe(true);
-  });
-
-  it("Ubuntu 24.04 (noble): the same run with noble's packages", async () => {
-    const { result, remote } = await run({ packages: ["git", "curl", "jq"] }, [
-      os(UBUNTU_2404),
-      dpkg(dpkgLine("curl", "8.5.0-2ubuntu10.6")),
-      update,
-      policy(policyBlock("git", "1:2.43.0-1ubuntu7.3") + policyBlock("jq", "1.7.1-3build1"), "git jq"),
-      install("git jq", { check: (_c, opts) => expect(opts.env?.DEBIAN_FRONTEND).toBe("noninteractive") }),
-      dpkg(dpkgLine("git", "1:2.43.0-1ubuntu7.3") + dpkgLine("jq", "1.7.1-3build1")),
-    ]);
-    expect(remote.done).toBe(true);
-    expect(result).toMatchObject({
-      status: "ok",
-      changed: true,
-      installed: ["git", "jq"],
-      already_installed: ["curl"],
-      failed: [],
-      versions: { curl: "8.5.0-2ubuntu10.6", git: "1:2.43.0-1ubuntu7.3", jq: "1.7.1-3build1" },
-      os: { id: "ubuntu", family: "ubuntu", version_id: "24.04", codename: "noble" },
-      summary: "installed 2, already installed 1, failed 0",
-    });
   });
 
   it("an interrupted dpkg is repaired before apt-get update, and the result's changes say so first", async () => {
