@@ -252,6 +252,29 @@ describe("the user's cloud-init (vms[].cloudInit)", () => {
     });
   });
 
+  test("checked as cloud-init reads it, merge keys and aliases resolved: a refused key cannot come in through <<", () => {
+    const base = "#cloud-config\nbase: &b\n  ssh_genkeytypes: [rsa]\n  user: bob\n  cloud_final_modules: [runcmd]\n<<: *b\n";
+    expect(check(base).problems).toEqual([
+      expect.stringMatching(/^line 6: ssh_genkeytypes \(through the merge key <<\): the VM's host keys are the stack's/),
+      expect.stringMatching(/^line 6: user \(through the merge key <<\): the login user is vms\[\]\.user/),
+      expect.stringMatching(/^line 6: cloud_final_modules \(through the merge key <<\): a module list/),
+    ]);
+    expect(check("#cloud-config\nsi: &s\n  default_user: {name: bob}\nsystem_info: *s\n").problems).toEqual([
+      expect.stringMatching(/^line 4: system_info\.default_user: /),
+    ]);
+    // The login user named through an alias, in a list given by an alias, and in an entry built by <<.
+    expect(check("#cloud-config\nwho: &w ubuntu\nusers: [default, *w]\n").problems).toEqual([expect.stringMatching(/users entry "ubuntu" is the login user/)]);
+    expect(check("#cloud-config\nl: &l [default, ubuntu]\nusers: *l\n").problems).toEqual([expect.stringMatching(/users: entry 2 "ubuntu" is the login user/)]);
+    expect(check("#cloud-config\nu: &u {name: ubuntu}\nusers:\n  - <<: *u\n    groups: [adm]\n").problems).toEqual([
+      expect.stringMatching(/^line 4: users entry "ubuntu" is the login user/),
+    ]);
+    // Aliases that resolve to what is allowed stay allowed, and reach the VM resolved.
+    expect(check("#cloud-config\nl: &l [default, {name: alice}]\nusers: *l\n")).toEqual({
+      document: { l: ["default", { name: "alice" }], users: ["default", { name: "alice" }] },
+      problems: [],
+    });
+  });
+
   test("read as cloud-init reads it (YAML 1.1): yes is true, 0644 is 420; an empty document is {}", () => {
     expect(check("#cloud-config\na: yes\nb: 0644\nc: 2001-01-01\nd: '0644'\n").document).toEqual({ a: true, b: 420, c: "2001-01-01", d: "0644" });
     expect(check("#cloud-config\n").document).toEqual({});

@@ -63,10 +63,20 @@ export function checkCloudInit(text: string, loginUser: string): CloudInitRead {
   if (!isMap(doc.contents))
     return { problems: [`line ${lineOf(lines, doc.contents)}: the document must be a mapping of cloud-config keys, not a list or a scalar`] };
 
+  // What cloud-init will read, merge keys (<<) and aliases resolved: a key can reach it without being
+  // written at the top level; the file's own lines only name where.
+  const document = doc.toJS({ maxAliasCount: 100 }) as Record<string, unknown>;
+  const top = doc.contents.items as Pair<Node, Node | null>[];
+  const pairOf = (key: string) => top.find((p) => isScalar(p.key) && String(p.key.value) === key);
+  const merged = top.find((p) => isScalar(p.key) && (p.key as { source?: string }).source === "<<");
+  const where = (key: string) => {
+    const own = pairOf(key);
+    if (own) return `line ${lineOf(lines, own.key)}: ${key}`;
+    return `line ${lineOf(lines, merged?.key)}: ${key} (through the merge key <<)`;
+  };
   const problems: string[] = [];
-  for (const pair of doc.contents.items as Pair<Node, Node | null>[]) {
-    const key = isScalar(pair.key) ? String(pair.key.value) : "";
-    const at = `line ${lineOf(lines, pair.key)}: ${key}`;
+  for (const [key, value] of Object.entries(document)) {
+    const at = where(key);
     if (HOST_KEY_KEYS.includes(key)) {
       problems.push(
         `${at}: the VM's host keys are the stack's: it delivers the VM's own key through cloud-init (vms[].hostKeys "delivered") or leaves the image's (hostKeys "first-contact"); remove ${key}`,
@@ -79,32 +89,36 @@ export function checkCloudInit(text: string, loginUser: string): CloudInitRead {
       problems.push(
         `${at}: the login user is vms[].user ("${loginUser}"), created from user_login and user_public_key; set vms[].user instead, and add other users under users:`,
       );
-    } else if (key === "system_info" && isMap(pair.value) && pair.value.has("default_user")) {
+    } else if (key === "system_info" && isObject(value) && "default_user" in value) {
       problems.push(`${at}.default_user: the login user is vms[].user ("${loginUser}"); set vms[].user instead of the image's default user`);
     } else if (key === "users") {
-      problems.push(...usersProblems(pair.value, lines, loginUser, at));
+      problems.push(...usersProblems(value, pairOf(key)?.value ?? null, lines, loginUser, at));
     }
   }
   if (problems.length > 0) return { problems };
-  return { document: doc.toJS({ maxAliasCount: 100 }) as Record<string, unknown>, problems };
+  return { document, problems };
 }
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
 /**
  * `users:` may add users, never redefine the login user: the stack appends that one itself (with its
  * key and sudo, as the platform makes it), since cloud-init would let this list replace the platform's.
+ * `value` is the list as cloud-init reads it; `node` the file's, for line numbers where it has them.
  */
-function usersProblems(value: Node | null, lines: LineCounter, loginUser: string, at: string): string[] {
-  if (!isSeq(value)) return [`${at}: must be a list (a mapping with name: for each user to add, or "default")`];
+function usersProblems(value: unknown, node: Node | null, lines: LineCounter, loginUser: string, at: string): string[] {
+  if (!Array.isArray(value)) return [`${at}: must be a list (a mapping with name: for each user to add, or "default")`];
+  const items = isSeq(node) ? (node.items as Node[]) : [];
   const problems: string[] = [];
-  for (const item of value.items as Node[]) {
-    const line = `line ${lineOf(lines, item)}: users entry`;
-    const name = isScalar(item) ? item : isMap(item) ? (item.get("name", true) as Node | undefined) : undefined;
-    const text = isScalar(name) ? String(name.value) : undefined;
+  value.forEach((item, i) => {
+    const line = items[i] ? `line ${lineOf(lines, items[i])}: users entry` : `${at}: entry ${i + 1}`;
+    const name = typeof item === "string" ? item : isObject(item) ? item.name : undefined;
+    const text = typeof name === "string" || typeof name === "number" ? String(name) : undefined;
     if (text === undefined || text === "") problems.push(`${line}: needs a name (a mapping with name: <user>, or "default")`);
     else if (text === loginUser) {
       problems.push(`${line} "${text}" is the login user (vms[].user), which the stack adds with its key and sudo; leave it out of users:`);
     }
-  }
+  });
   return problems;
 }
 
