@@ -24,7 +24,9 @@ describe("a fixture installer plugged in through the catalog", () => {
       /installers\.hello\.times: expected a whole number from 1 to 3, got number 9/,
     );
     // Without the catalog line, the key is unknown.
-    expect(() => parseConfig(context({ installers: { hello: {} } }))).toThrow(/installers\.hello: unknown key; allowed here: packages, docker, postgres/);
+    expect(() => parseConfig(context({ installers: { hello: {} } }))).toThrow(
+      /installers\.hello: unknown key; allowed here: packages, docker, postgres/,
+    );
   });
 
   it("synthesizes its job after the built-in ones, with its event from its settings", () => {
@@ -39,7 +41,12 @@ describe("a fixture installer plugged in through the catalog", () => {
     );
     const job = tf.resource.terraform_data.vm1_hello;
     expect(job).toBeDefined();
-    expect(JSON.parse(job.triggers_replace.event)).toEqual({ cache_valid_sec: 900, greeting: "hi there", times: 1, time_budget_sec: 45 });
+    expect(JSON.parse(job.triggers_replace.event)).toEqual({
+      cache_valid_sec: 900,
+      greeting: "hi there",
+      times: 1,
+      time_budget_sec: 45,
+    });
     expect(job.lifecycle.replace_triggered_by).toEqual(["terraform_data.vm1_packages"]);
     expect(tf.output.vm1_hello_result).toBeDefined();
     const bundleDir = path.join(stackDir, job.triggers_replace.source_dir);
@@ -53,11 +60,17 @@ describe("a fixture installer plugged in through the catalog", () => {
       authorizedKey: key.public,
       onExec: (line) => {
         seen.push(line);
-        return /os-release/.test(line) ? { stdout: 'ID=debian\nVERSION_CODENAME=bookworm\nPRETTY_NAME="Debian GNU/Linux 12 (bookworm)"\n' } : { stdout: "" };
+        return /os-release/.test(line)
+          ? { stdout: 'ID=debian\nVERSION_CODENAME=bookworm\nPRETTY_NAME="Debian GNU/Linux 12 (bookworm)"\n' }
+          : { stdout: "" };
       },
     });
     try {
-      const bundle = bundleHandler({ handler: "install-hello", handlersDir: HANDLERS_DIR, cacheDir: tempDir("hello-bundle") });
+      const bundle = bundleHandler({
+        handler: "install-hello",
+        handlersDir: HANDLERS_DIR,
+        cacheDir: tempDir("hello-bundle"),
+      });
       const job = await runJob({
         dir: bundle.dir,
         env: { VM_IP: "127.0.0.1", SSH_PORT: String(server.port), SSH_USER: "ubuntu", SSH_KEY: key.private },
@@ -66,7 +79,16 @@ describe("a fixture installer plugged in through the catalog", () => {
       });
       expect(job.phase).toBe("Succeeded");
       const result = JSON.parse(job.message);
-      expect(Object.keys(result).slice(0, 8)).toEqual(["status", "changed", "changes", "summary", "warnings", "host_key_sha256", "os", "timings_ms"]);
+      expect(Object.keys(result).slice(0, 8)).toEqual([
+        "status",
+        "changed",
+        "changes",
+        "summary",
+        "warnings",
+        "host_key_sha256",
+        "os",
+        "timings_ms",
+      ]);
       expect(result).toMatchObject({
         status: "ok",
         changed: true,
@@ -75,7 +97,9 @@ describe("a fixture installer plugged in through the catalog", () => {
         host_key_sha256: server.hostKeySha256,
         written: ["hi", "hi"],
       });
-      expect(seen.filter((l) => l.includes("/tmp/hello"))).toEqual(["sh -c 'printf '\\''%s\\n'\\'' hi hi > /tmp/hello'"]);
+      expect(seen.filter((l) => l.includes("/tmp/hello"))).toEqual([
+        "sh -c 'printf '\\''%s\\n'\\'' hi hi > /tmp/hello'",
+      ]);
 
       const refused = await runJob({
         dir: bundle.dir,

@@ -9,7 +9,8 @@ import * as path from "node:path";
 import { PROJECT_ROOT } from "../lib/bundling/bundle";
 
 const BASH = execFileSync("sh", ["-c", "command -v bash"], { encoding: "utf8" }).trim();
-const SETUP_HINT = "vm-install: the npm dependencies are not installed (node_modules/esbuild is missing): run `bash bin/setup` first";
+const SETUP_HINT =
+  "vm-install: the npm dependencies are not installed (node_modules/esbuild is missing): run `bash bin/setup` first";
 
 let tmp: string;
 beforeEach(() => {
@@ -30,7 +31,8 @@ function bareCheckout(): string {
 function pathOf(name: string, tools: Record<string, string>): string {
   const dir = path.join(tmp, name);
   fs.mkdirSync(dir);
-  for (const [tool, body] of Object.entries(tools)) fs.writeFileSync(path.join(dir, tool), `#!/bin/sh\n${body}\n`, { mode: 0o755 });
+  for (const [tool, body] of Object.entries(tools))
+    fs.writeFileSync(path.join(dir, tool), `#!/bin/sh\n${body}\n`, { mode: 0o755 });
   return dir;
 }
 
@@ -51,7 +53,11 @@ describe("npm scripts before bin/setup", () => {
 
   test("set up, bin/need-setup passes silently and starts no process (an empty PATH: bash built-ins only)", () => {
     // Cheap before every script; ts-register.js's own check is the esbuild lookup it always made.
-    const r = spawnSync(BASH, ["bin/need-setup", "tsc", "biome", "cdktf"], { cwd: PROJECT_ROOT, encoding: "utf8", env: { PATH: pathOf("nothing", {}) } });
+    const r = spawnSync(BASH, ["bin/need-setup", "tsc", "biome", "cdktf"], {
+      cwd: PROJECT_ROOT,
+      encoding: "utf8",
+      env: { PATH: pathOf("nothing", {}) },
+    });
     expect({ status: r.status, stderr: r.stderr }).toEqual({ status: 0, stderr: "" });
   });
 });
@@ -73,7 +79,9 @@ describe("bin/setup's Terraform check", () => {
     const dir = pathOf("old", { terraform: 'echo "Terraform v1.4.0"; echo "on linux_amd64"' });
     const r = check(dir);
     expect(r.status).toBe(1);
-    expect(r.stderr).toMatch(new RegExp(`^setup: ${dir}/terraform is Terraform 1\\.4\\.0, too old; vm-install needs >= 1\\.5`));
+    expect(r.stderr).toMatch(
+      new RegExp(`^setup: ${dir}/terraform is Terraform 1\\.4\\.0, too old; vm-install needs >= 1\\.5`),
+    );
     expect(r.stderr).toContain("https://developer.hashicorp.com/terraform/install");
   });
 
@@ -94,7 +102,9 @@ describe("bin/setup's Terraform check", () => {
     const record = `echo "$0 $*" >> ${ran}`;
     const PATH = pathOf("fakes", {
       terraform: 'echo "Terraform v1.4.0"',
-      ...Object.fromEntries(["apt-get", "npm", "id", "sha256sum", "mkdir", "cat", "sort", "tr", "dirname"].map((t) => [t, record])),
+      ...Object.fromEntries(
+        ["apt-get", "npm", "id", "sha256sum", "mkdir", "cat", "sort", "tr", "dirname"].map((t) => [t, record]),
+      ),
     });
     const r = check(PATH, [], dir);
     expect(r.status).toBe(1);

@@ -34,7 +34,10 @@ describe("README benchmark table", () => {
   });
 
   it("has no hand-typed figures left in the Benchmarks section outside the generated block", () => {
-    const section = readme.slice(readme.indexOf("## Benchmarks"), readme.indexOf("\n## ", readme.indexOf("## Benchmarks") + 1));
+    const section = readme.slice(
+      readme.indexOf("## Benchmarks"),
+      readme.indexOf("\n## ", readme.indexOf("## Benchmarks") + 1),
+    );
     const outside = applyTable(section, "");
     expect(outside).not.toMatch(/\b\d+(\.\d+)?\s?(ms|s)\b/);
   });

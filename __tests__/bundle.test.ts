@@ -23,11 +23,15 @@ describe.each(INSTALLERS.map((i) => i.handler))("bundle of %s", (handler) => {
     const empty = tempDir("empty");
     fs.copyFileSync(path.join(bundle.dir, "handler.js"), path.join(empty, "handler.js"));
     // A fresh node with no NODE_PATH and cwd in the empty folder: nothing outside handler.js can be found.
-    const out = execFileSync(process.execPath, ["-e", 'const m = require("./handler.js"); console.log(typeof m.install)'], {
-      cwd: empty,
-      env: { PATH: process.env.PATH ?? "" },
-      encoding: "utf8",
-    });
+    const out = execFileSync(
+      process.execPath,
+      ["-e", 'const m = require("./handler.js"); console.log(typeof m.install)'],
+      {
+        cwd: empty,
+        env: { PATH: process.env.PATH ?? "" },
+        encoding: "utf8",
+      },
+    );
     expect(out.trim()).toBe("function");
   });
 
@@ -40,13 +44,16 @@ describe.each(INSTALLERS.map((i) => i.handler))("bundle of %s", (handler) => {
   test("is byte-identical when built again", () => {
     const again = bundleHandler({ handler, cacheDir: tempDir("bundles") });
     expect(again.sha256).toBe(bundle.sha256);
-    expect(fs.readFileSync(path.join(again.dir, "handler.js")).equals(fs.readFileSync(path.join(bundle.dir, "handler.js")))).toBe(true);
+    expect(
+      fs.readFileSync(path.join(again.dir, "handler.js")).equals(fs.readFileSync(path.join(bundle.dir, "handler.js"))),
+    ).toBe(true);
   });
 });
 
 describe("asset hash", () => {
   const ctx = context({ installers: { docker: { enabled: true } } });
-  const sourceDirs = (tf: any) => Object.fromEntries(Object.entries<any>(tf.resource.sless_job).map(([k, j]) => [k, j.source_dir]));
+  const sourceDirs = (tf: any) =>
+    Object.fromEntries(Object.entries<any>(tf.resource.sless_job).map(([k, j]) => [k, j.source_dir]));
 
   test("identical sources give an identical asset hash (and source_dir) in separate synths", () => {
     const a = sourceDirs(synth(ctx).tf);
@@ -60,13 +67,19 @@ describe("asset hash", () => {
     const dir = path.join(stackDir, tf.resource.sless_job.vm1_packages.source_dir);
     expect(fs.readdirSync(dir)).toEqual(["handler.js"]);
     const bundle = bundleHandler({ handler: "install-packages" });
-    expect(fs.readFileSync(path.join(dir, "handler.js")).equals(fs.readFileSync(path.join(bundle.dir, "handler.js")))).toBe(true);
+    expect(
+      fs.readFileSync(path.join(dir, "handler.js")).equals(fs.readFileSync(path.join(bundle.dir, "handler.js"))),
+    ).toBe(true);
   });
 
   test("a code change changes the bundle hash", () => {
     const handlers = tempDir("handlers");
     fs.mkdirSync(path.join(handlers, "probe"));
-    const write = (body: string) => fs.writeFileSync(path.join(handlers, "probe", "handler.ts"), `export async function install() { return ${body}; }\n`);
+    const write = (body: string) =>
+      fs.writeFileSync(
+        path.join(handlers, "probe", "handler.ts"),
+        `export async function install() { return ${body}; }\n`,
+      );
     write('"one"');
     const one = bundleHandler({ handler: "probe", handlersDir: handlers, cacheDir: tempDir("bundles") });
     write('"two"');
@@ -79,7 +92,9 @@ describe("asset hash", () => {
 
   test("a missing handler or a compile error names the file", () => {
     const handlers = tempDir("handlers");
-    expect(() => bundleHandler({ handler: "nope", handlersDir: handlers })).toThrow(/bundling nope: .*nope\/handler\.ts does not exist/);
+    expect(() => bundleHandler({ handler: "nope", handlersDir: handlers })).toThrow(
+      /bundling nope: .*nope\/handler\.ts does not exist/,
+    );
     fs.mkdirSync(path.join(handlers, "broken"));
     fs.writeFileSync(path.join(handlers, "broken", "handler.ts"), "export async function install( {\n");
     expect(() => bundleHandler({ handler: "broken", handlersDir: handlers, cacheDir: tempDir("bundles") })).toThrow(
@@ -95,7 +110,11 @@ describe("asset hash", () => {
 
 describe("bundling once", () => {
   const allInstallers = {
-    installers: { packages: { enabled: true }, docker: { enabled: true }, postgres: { enabled: true, passwordVariable: "pg_password" } },
+    installers: {
+      packages: { enabled: true },
+      docker: { enabled: true },
+      postgres: { enabled: true, passwordVariable: "pg_password" },
+    },
     vms: ["vm1", "vm2", "vm3", "vm4"].map((name, i) => ({ name, kind: "existing", address: `10.0.0.${i + 1}` })),
   };
 
@@ -121,7 +140,11 @@ describe("bundling once", () => {
     const handlers = tempDir("handlers");
     const cacheDir = tempDir("bundles");
     fs.mkdirSync(path.join(handlers, "probe"));
-    const write = (body: string) => fs.writeFileSync(path.join(handlers, "probe", "handler.ts"), `export async function install() { return ${body}; }\n`);
+    const write = (body: string) =>
+      fs.writeFileSync(
+        path.join(handlers, "probe", "handler.ts"),
+        `export async function install() { return ${body}; }\n`,
+      );
     write('"one"');
     return { handlers, cacheDir, write };
   };
@@ -177,7 +200,10 @@ describe("ssh2 stand-ins", () => {
   const run = (dir: string): string =>
     execFileSync(
       process.execPath,
-      ["-e", 'require("./handler.js").install().then((r) => console.log(JSON.stringify(r)), (e) => console.log("threw: " + e.message))'],
+      [
+        "-e",
+        'require("./handler.js").install().then((r) => console.log(JSON.stringify(r)), (e) => console.log("threw: " + e.message))',
+      ],
       {
         cwd: dir,
         env: { PATH: process.env.PATH ?? "" },
@@ -186,7 +212,10 @@ describe("ssh2 stand-ins", () => {
     ).trim();
 
   test("a handler importing a part of ssh2 left out fails to bundle, naming the stand-in", () => {
-    const handlers = handlersWith("server", 'import { Server } from "ssh2";\nexport async function install() { return typeof Server; }\n');
+    const handlers = handlersWith(
+      "server",
+      'import { Server } from "ssh2";\nexport async function install() { return typeof Server; }\n',
+    );
     expect(() => bundleHandler({ handler: "server", handlersDir: handlers, cacheDir: tempDir("bundles") })).toThrow(
       /No matching export .*"Server".*lib\/bundling\/stubs\/ssh2-index\.js/,
     );
@@ -214,7 +243,9 @@ describe("ssh2 stand-ins", () => {
     const result = JSON.parse(run(bundle.dir));
     expect(result.client).toBe("function");
     expect(result.parsed).toMatch(/Unsupported key format/);
-    expect(result.keygen).toMatch(/ssh2 utils\.generateKeyPairSync is not in the handler bundle: lib\/bundling\/stubs\/ssh2-index\.js/);
+    expect(result.keygen).toMatch(
+      /ssh2 utils\.generateKeyPairSync is not in the handler bundle: lib\/bundling\/stubs\/ssh2-index\.js/,
+    );
     expect(result.sftp).toMatch(/SFTP is left out of handler bundles/);
     expect(result.encrypted).toMatch(/passphrase-protected SSH key is left out of handler bundles/);
   });

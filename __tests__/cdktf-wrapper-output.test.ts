@@ -20,13 +20,19 @@ beforeAll(() => {
   const root = path.join(tmp, "checkout");
   fs.mkdirSync(path.join(root, "node_modules", ".bin"), { recursive: true });
   fs.cpSync(path.join(PROJECT_ROOT, "bin"), path.join(root, "bin"), { recursive: true });
-  for (const entry of ["lib", "shared", "handlers", "package.json"]) fs.symlinkSync(path.join(PROJECT_ROOT, entry), path.join(root, entry));
+  for (const entry of ["lib", "shared", "handlers", "package.json"])
+    fs.symlinkSync(path.join(PROJECT_ROOT, entry), path.join(root, entry));
   for (const entry of fs.readdirSync(path.join(PROJECT_ROOT, "node_modules"))) {
-    if (entry !== ".bin") fs.symlinkSync(path.join(PROJECT_ROOT, "node_modules", entry), path.join(root, "node_modules", entry));
+    if (entry !== ".bin")
+      fs.symlinkSync(path.join(PROJECT_ROOT, "node_modules", entry), path.join(root, "node_modules", entry));
   }
-  fs.writeFileSync(path.join(root, "node_modules", ".bin", "cdktf"), '#!/bin/sh\necho "CI=${CI-unset} FORCE_COLOR=${FORCE_COLOR-unset} args=$*"\n', {
-    mode: 0o755,
-  });
+  fs.writeFileSync(
+    path.join(root, "node_modules", ".bin", "cdktf"),
+    '#!/bin/sh\necho "CI=${CI-unset} FORCE_COLOR=${FORCE_COLOR-unset} args=$*"\n',
+    {
+      mode: 0o755,
+    },
+  );
   project = path.join(tmp, "project");
   fs.mkdirSync(project);
   wrapper = path.join(root, "bin", "cdktf");
@@ -42,12 +48,21 @@ function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
 
 /** bin/cdktf with stdout and stdin piped (no terminal at all). */
 function piped(args: string[], extra: Record<string, string> = {}): string {
-  return execFileSync("bash", [wrapper, ...args], { cwd: project, encoding: "utf8", env: cleanEnv(extra), stdio: ["pipe", "pipe", "pipe"] }).trim();
+  return execFileSync("bash", [wrapper, ...args], {
+    cwd: project,
+    encoding: "utf8",
+    env: cleanEnv(extra),
+    stdio: ["pipe", "pipe", "pipe"],
+  }).trim();
 }
 
 /** `command` run by `script` on a pseudo-terminal: stdin and stdout are a terminal unless `command` pipes them. */
 function onTerminal(command: string): string {
-  const out = execFileSync("script", ["-qec", command, "/dev/null"], { cwd: project, encoding: "utf8", env: cleanEnv() });
+  const out = execFileSync("script", ["-qec", command, "/dev/null"], {
+    cwd: project,
+    encoding: "utf8",
+    env: cleanEnv(),
+  });
   return out.replace(/\r/g, "").trim();
 }
 
@@ -67,8 +82,15 @@ withPty("on a terminal: cdktf's own UI, nothing set", () => {
   expect(onTerminal(`bash ${wrapper} synth`)).toBe("CI=unset FORCE_COLOR=unset args=synth");
 });
 
-withPty("piped but asking for approval on a terminal: the UI stays (under CI its prompt would never be printed)", () => {
-  expect(onTerminal(`bash ${wrapper} deploy | cat`)).toBe("CI=unset FORCE_COLOR=unset args=deploy");
-  expect(onTerminal(`bash ${wrapper} destroy my-stack | cat`)).toBe("CI=unset FORCE_COLOR=unset args=destroy my-stack");
-  expect(onTerminal(`bash ${wrapper} deploy --auto-approve | cat`)).toBe("CI=1 FORCE_COLOR=0 args=deploy --auto-approve");
-});
+withPty(
+  "piped but asking for approval on a terminal: the UI stays (under CI its prompt would never be printed)",
+  () => {
+    expect(onTerminal(`bash ${wrapper} deploy | cat`)).toBe("CI=unset FORCE_COLOR=unset args=deploy");
+    expect(onTerminal(`bash ${wrapper} destroy my-stack | cat`)).toBe(
+      "CI=unset FORCE_COLOR=unset args=destroy my-stack",
+    );
+    expect(onTerminal(`bash ${wrapper} deploy --auto-approve | cat`)).toBe(
+      "CI=1 FORCE_COLOR=0 args=deploy --auto-approve",
+    );
+  },
+);

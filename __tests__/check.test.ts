@@ -17,24 +17,42 @@ import { context, tempDir } from "./support/synth";
 const PIN = `SHA256:${"p".repeat(43)}`;
 const RECORDED = `SHA256:${"r".repeat(43)}`;
 
-function config(vms: unknown[], installers: Record<string, unknown> = {}, catalog: readonly CatalogEntry[] = INSTALLERS) {
+function config(
+  vms: unknown[],
+  installers: Record<string, unknown> = {},
+  catalog: readonly CatalogEntry[] = INSTALLERS,
+) {
   return parseConfig(context({ jobTarget: "local", vms, installers }), catalog);
 }
 
 describe("check targets: from cdktf.json and the deployed outputs", () => {
   const cfg = config(
     [
-      { name: "web-1", kind: "existing", address: "10.0.0.5", hostKeySha256: PIN, installers: { docker: { enabled: false } } },
+      {
+        name: "web-1",
+        kind: "existing",
+        address: "10.0.0.5",
+        hostKeySha256: PIN,
+        installers: { docker: { enabled: false } },
+      },
       { name: "db", kind: "existing", address: "10.0.0.6", user: "admin", sshPort: 2222, privateKeyPath: "keys/db" },
       { name: "new", kind: "existing", address: "10.0.0.7" },
     ],
     { postgres: { enabled: true, passwordVariable: "pg_pw" } },
   );
-  const outputs = { web_1_address: "10.0.0.5", web_1_host_key_sha256: PIN, db_address: "10.0.0.6", db_host_key_sha256: RECORDED };
+  const outputs = {
+    web_1_address: "10.0.0.5",
+    web_1_host_key_sha256: PIN,
+    db_address: "10.0.0.6",
+    db_host_key_sha256: RECORDED,
+  };
   const targets = checkTargets(cfg, outputs, (p) => path.resolve("/project", p));
 
   test("each VM's connection: address and host key from the state (a pin from cdktf.json), the rest from cdktf.json", () => {
-    expect(targets[0]).toMatchObject({ vm: "web-1", env: { VM_IP: "10.0.0.5", SSH_USER: "ubuntu", SSH_PORT: "22", SSH_HOST_KEY_SHA256: PIN } });
+    expect(targets[0]).toMatchObject({
+      vm: "web-1",
+      env: { VM_IP: "10.0.0.5", SSH_USER: "ubuntu", SSH_PORT: "22", SSH_HOST_KEY_SHA256: PIN },
+    });
     expect(targets[1]).toMatchObject({
       vm: "db",
       env: { VM_IP: "10.0.0.6", SSH_USER: "admin", SSH_PORT: "2222", SSH_HOST_KEY_SHA256: RECORDED },
@@ -48,7 +66,10 @@ describe("check targets: from cdktf.json and the deployed outputs", () => {
     const [packages, postgres] = targets[0].jobs;
     expect(targets[0].jobs.map((j) => j.installer)).toEqual(["install-packages", "install-postgres"]);
     expect(targets[0].skipped).toEqual(["install-docker"]);
-    expect(packages).toMatchObject({ name: "web-1-install-packages-check", event: { check: true, time_budget_sec: 585 } });
+    expect(packages).toMatchObject({
+      name: "web-1-install-packages-check",
+      event: { check: true, time_budget_sec: 585 },
+    });
     expect(packages.event).not.toHaveProperty("cache_valid_sec");
     // The second enabled installer on a VM takes the first one's fresh lists, as in the deploy.
     expect(postgres.event).toMatchObject({ check: true, cache_valid_sec: 900, db_name: "myapp", db_user: "app_user" });
@@ -73,7 +94,8 @@ describe("running the checks through the job runner", () => {
     const server = await startServer({
       authorizedKey: key.public,
       onExec: (line) => {
-        if (/os-release/.test(line)) return { stdout: 'ID=debian\nVERSION_CODENAME=bookworm\nPRETTY_NAME="Debian GNU/Linux 12 (bookworm)"\n' };
+        if (/os-release/.test(line))
+          return { stdout: 'ID=debian\nVERSION_CODENAME=bookworm\nPRETTY_NAME="Debian GNU/Linux 12 (bookworm)"\n' };
         if (/^dpkg-query/.test(line) || /dpkg-query -W/.test(line)) return { stdout: dpkg, code: 1 };
         if (/apt-cache policy/.test(line)) return { stdout: policy };
         return { stdout: "--- audit\n" };
@@ -88,7 +110,14 @@ describe("running the checks through the job runner", () => {
     try {
       const cfg = config(
         [
-          { name: "vm1", kind: "existing", address: "127.0.0.1", sshPort: server.port, user: "ubuntu", installers: { hello: { enabled: true } } },
+          {
+            name: "vm1",
+            kind: "existing",
+            address: "127.0.0.1",
+            sshPort: server.port,
+            user: "ubuntu",
+            installers: { hello: { enabled: true } },
+          },
           { name: "vm2", kind: "existing", address: "127.0.0.2" },
         ],
         { packages: { packages: ["git", "jq"] } },
@@ -97,7 +126,11 @@ describe("running the checks through the job runner", () => {
       const outputs = { vm1_address: "127.0.0.1", vm1_host_key_sha256: server.hostKeySha256 };
       const targets = checkTargets(cfg, outputs, () => keyFile, catalog);
       const said: string[] = [];
-      const rows = await runChecks(targets, { logDir: path.join(dir, "logs"), projectDir: dir, say: (l) => said.push(l) });
+      const rows = await runChecks(targets, {
+        logDir: path.join(dir, "logs"),
+        projectDir: dir,
+        say: (l) => said.push(l),
+      });
       expect(rows.map((r) => [r.vm, r.installer, r.state])).toEqual([
         ["vm1", "install-hello", "error"],
         ["vm1", "install-packages", "drift"],
@@ -105,7 +138,10 @@ describe("running the checks through the job runner", () => {
         ["vm2", "install-packages", "error"],
       ]);
       expect(rows[0].summary).toMatch(/event check: install-hello does not support check mode/);
-      expect(rows[1]).toMatchObject({ wouldChange: ["installed jq"], summary: "check: 1 change would be made: installed jq" });
+      expect(rows[1]).toMatchObject({
+        wouldChange: ["installed jq"],
+        summary: "check: 1 change would be made: installed jq",
+      });
       expect(rows[3].summary).toBe("vm2 is not in the deployed state: deploy it first (npm run deploy)");
       expect(server.commands.filter((c) => /apt-get|sudo|\/tmp\/hello/.test(c))).toEqual([]);
       // Each job's whole progress is kept, and the caller hears a line per job.
@@ -133,7 +169,8 @@ describe("running the checks through the job runner", () => {
       );
       expect(pg).toMatchObject({
         state: "error",
-        summary: "TF_VAR_pg_password is not set: export it with the value the deploy used (install-postgres's db_password)",
+        summary:
+          "TF_VAR_pg_password is not set: export it with the value the deploy used (install-postgres's db_password)",
       });
       expect(server.commands.length).toBe(before);
     } finally {
@@ -165,7 +202,9 @@ describe("the drift table and the exit code", () => {
       [
         row("install-packages", "drift", { wouldChange: ["installed jq"], warnings: ["jq may fail to install: ..."] }),
         row("install-docker", "in sync"),
-        row("install-postgres", "drift", { wouldChange: ["database myapp created (owner app_user)", "password of app_user updated"] }),
+        row("install-postgres", "drift", {
+          wouldChange: ["database myapp created (owner app_user)", "password of app_user updated"],
+        }),
       ],
       false,
     );
@@ -181,7 +220,10 @@ describe("the drift table and the exit code", () => {
       "drift: 2 of 3 installers would change something; raise runId in cdktf.json and npm run deploy to put it back",
     ]);
     expect(text).not.toContain("\x1b[");
-    const errors = renderDriftTable([row("install-docker", "error", { summary: "boom", log: ".vm-install/s/logs/x.log" })], true);
+    const errors = renderDriftTable(
+      [row("install-docker", "error", { summary: "boom", log: ".vm-install/s/logs/x.log" })],
+      true,
+    );
     expect(errors).toContain("\x1b[31merror");
     expect(errors).toContain("  demo install-docker: boom (log: .vm-install/s/logs/x.log)");
     expect(errors.split("\n").at(-1)).toBe("1 of 1 checks failed; 0 found drift");

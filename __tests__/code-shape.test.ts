@@ -41,7 +41,9 @@ describe("code shape", () => {
   const files = sourceFiles().map((file) => ({ file, text: fs.readFileSync(path.join(PROJECT_ROOT, file), "utf8") }));
 
   it("looks at the project's own code", () => {
-    expect(files.map((f) => f.file)).toEqual(expect.arrayContaining(["handlers/install-postgres/handler.ts", "lib/config/parse.ts", "shared/validate.ts"]));
+    expect(files.map((f) => f.file)).toEqual(
+      expect.arrayContaining(["handlers/install-postgres/handler.ts", "lib/config/parse.ts", "shared/validate.ts"]),
+    );
   });
 
   it(`has no function over ${MAX_FUNCTION_LINES} lines`, () => {
@@ -49,7 +51,9 @@ describe("code shape", () => {
   });
 
   it(`has no file over ${MAX_FILE_LINES} lines`, () => {
-    const long = files.map((f) => ({ file: f.file, lines: f.text.split("\n").length })).filter((f) => f.lines > MAX_FILE_LINES);
+    const long = files
+      .map((f) => ({ file: f.file, lines: f.text.split("\n").length }))
+      .filter((f) => f.lines > MAX_FILE_LINES);
     expect(long.map((f) => `${f.file}: ${f.lines} lines`)).toEqual([]);
   });
 });

@@ -26,7 +26,12 @@ describe("configuration defaults", () => {
       resumeIfExists: true,
       vappName: "vm-install",
     });
-    expect(cfg.sless).toEqual({ endpoint: "https://sless.kube5s.ru", providerSource: "sless.kube5s.ru/sless/sless", providerVersion: "", runtime: "nodejs20" });
+    expect(cfg.sless).toEqual({
+      endpoint: "https://sless.kube5s.ru",
+      providerSource: "sless.kube5s.ru/sless/sless",
+      providerVersion: "",
+      runtime: "nodejs20",
+    });
     const vm = cfg.vms[0];
     expect(vm).toMatchObject({
       name: "vm1",
@@ -41,8 +46,19 @@ describe("configuration defaults", () => {
       addressKey: "externalConnect",
       zabbix: false,
     });
-    expect(vm.installers.packages).toEqual({ enabled: true, waitTimeoutSec: 600, packages: ["git", "curl", "htop", "jq", "unzip"], update: true });
-    expect(vm.installers.docker).toMatchObject({ enabled: false, waitTimeoutSec: 900, channel: "official", compose: true, verify: "hello-world" });
+    expect(vm.installers.packages).toEqual({
+      enabled: true,
+      waitTimeoutSec: 600,
+      packages: ["git", "curl", "htop", "jq", "unzip"],
+      update: true,
+    });
+    expect(vm.installers.docker).toMatchObject({
+      enabled: false,
+      waitTimeoutSec: 900,
+      channel: "official",
+      compose: true,
+      verify: "hello-world",
+    });
     expect(vm.installers.postgres).toMatchObject({
       enabled: false,
       waitTimeoutSec: 900,
@@ -75,12 +91,20 @@ describe("configuration defaults", () => {
       context({
         installers: {
           docker: { repoKeyFingerprint: "9dc8 5822 9fc7 dd38 854a  e2d8 8d81 803c 0ebf cd88" },
-          postgres: { repoKeyFingerprint: ["B97B 0AFC AA1A 47F0 44F2  44A0 7FCC 7D46 ACCC 4CF8", "65BCE0E8CBCA4D562DB7E9CCEB56BEEFDC00166A"] },
+          postgres: {
+            repoKeyFingerprint: [
+              "B97B 0AFC AA1A 47F0 44F2  44A0 7FCC 7D46 ACCC 4CF8",
+              "65BCE0E8CBCA4D562DB7E9CCEB56BEEFDC00166A",
+            ],
+          },
         },
       }),
     ).vms[0].installers;
     expect(cfg.docker.repoKeyFingerprint).toEqual(["9DC858229FC7DD38854AE2D88D81803C0EBFCD88"]);
-    expect(cfg.postgres.repoKeyFingerprint).toEqual(["B97B0AFCAA1A47F044F244A07FCC7D46ACCC4CF8", "65BCE0E8CBCA4D562DB7E9CCEB56BEEFDC00166A"]);
+    expect(cfg.postgres.repoKeyFingerprint).toEqual([
+      "B97B0AFCAA1A47F044F244A07FCC7D46ACCC4CF8",
+      "65BCE0E8CBCA4D562DB7E9CCEB56BEEFDC00166A",
+    ]);
     expect(problems(context({ installers: { docker: { repoKeyFingerprint: "0EBFCD88" } } }))).toEqual([
       'installers.docker.repoKeyFingerprint: "0EBFCD88" is not an OpenPGP key fingerprint (40 hex digits; a short key ID is not enough)',
     ]);
@@ -89,14 +113,18 @@ describe("configuration defaults", () => {
 
 describe("each class of bad configuration fails with a message naming the key path and what is allowed", () => {
   test("no vmInstall context at all", () => {
-    expect(problems(undefined)).toEqual([expect.stringMatching(/vmInstall: missing; add a "vmInstall" object under "context" in cdktf.json/)]);
+    expect(problems(undefined)).toEqual([
+      expect.stringMatching(/vmInstall: missing; add a "vmInstall" object under "context" in cdktf.json/),
+    ]);
   });
 
   test("an unknown key, at the top and nested", () => {
     const p = problems(context({ colour: "blue", vms: [{ name: "vm1", cpus: 4 }] }));
     const topKeys = "stackName, runId, parallelism, jobTarget, backend, nubes, sless, installers, vms";
     expect(p).toContainEqual(`colour: unknown key; allowed here: ${topKeys}`);
-    expect(p).toContainEqual(expect.stringMatching(/^vms\[0\]\.cpus: unknown key; allowed here: name, kind, vappName, cpu, ram/));
+    expect(p).toContainEqual(
+      expect.stringMatching(/^vms\[0\]\.cpus: unknown key; allowed here: name, kind, vappName, cpu, ram/),
+    );
   });
 
   test("a wrong type", () => {
@@ -108,7 +136,12 @@ describe("each class of bad configuration fails with a message naming the key pa
   });
 
   test("a value outside its choices or range", () => {
-    const p = problems(context({ nubes: { vdcUid: "v", nsxtUid: "n", deleteMode: "destroy" }, vms: [{ name: "vm1", ram: 0, addressKey: "publicIp" }] }));
+    const p = problems(
+      context({
+        nubes: { vdcUid: "v", nsxtUid: "n", deleteMode: "destroy" },
+        vms: [{ name: "vm1", ram: 0, addressKey: "publicIp" }],
+      }),
+    );
     expect(p).toContainEqual('nubes.deleteMode: expected one of "delete", "suspend", "state_only", got "destroy"');
     expect(p).toContainEqual("vms[0].ram: expected a whole number from 1 to 512, got number 0");
     expect(p).toContainEqual('vms[0].addressKey: expected one of "externalConnect", "internalConnect", got "publicIp"');
@@ -116,19 +149,32 @@ describe("each class of bad configuration fails with a message naming the key pa
 
   test("SSH retry settings out of range, and reserved PostgreSQL names the handler would refuse", () => {
     const p = problems(
-      context({ installers: { postgres: { dbName: "template1", dbUser: "public" } }, vms: [{ name: "vm1", sshRetry: { attempts: 0, budget_sec: 5 } }] }),
+      context({
+        installers: { postgres: { dbName: "template1", dbUser: "public" } },
+        vms: [{ name: "vm1", sshRetry: { attempts: 0, budget_sec: 5 } }],
+      }),
     );
     expect(p).toContainEqual("vms[0].sshRetry.attempts: expected a whole number from 1 to 20, got number 0");
-    expect(p).toContainEqual(expect.stringMatching(/^vms\[0\]\.sshRetry\.budget_sec: unknown key; allowed here: attempts, delaySec, budgetSec, timeoutSec$/));
-    expect(p).toContainEqual(expect.stringMatching(/^installers\.postgres\.dbName: "template1" is a reserved word for a database/));
-    expect(p).toContainEqual(expect.stringMatching(/^installers\.postgres\.dbUser: "public" is a reserved word for a role/));
+    expect(p).toContainEqual(
+      expect.stringMatching(
+        /^vms\[0\]\.sshRetry\.budget_sec: unknown key; allowed here: attempts, delaySec, budgetSec, timeoutSec$/,
+      ),
+    );
+    expect(p).toContainEqual(
+      expect.stringMatching(/^installers\.postgres\.dbName: "template1" is a reserved word for a database/),
+    );
+    expect(p).toContainEqual(
+      expect.stringMatching(/^installers\.postgres\.dbUser: "public" is a reserved word for a role/),
+    );
   });
 
   test("a missing required key", () => {
     const p = problems({ nubes: { vdcUid: "v" } });
     expect(p).toContainEqual("nubes.nsxtUid: required key is missing");
     expect(p).toContainEqual("vms: required key is missing");
-    expect(problems({ vms: [{ name: "vm1" }] })).toEqual([expect.stringMatching(/^nubes: required when a VM is of kind "nubes" \(the default\)/)]);
+    expect(problems({ vms: [{ name: "vm1" }] })).toEqual([
+      expect.stringMatching(/^nubes: required when a VM is of kind "nubes" \(the default\)/),
+    ]);
   });
 
   test("an existing host: address required, Nubes-only keys refused, no nubes section needed", () => {
@@ -154,7 +200,13 @@ describe("each class of bad configuration fails with a message naming the key pa
     });
     expect(cfg.nubes).toBeUndefined();
     expect(cfg.jobTarget).toBe("local");
-    expect(cfg.vms[0]).toMatchObject({ kind: "existing", address: "10.0.0.5", sshPort: 2222, user: "deploy", privateKeyPath: "/keys/h1" });
+    expect(cfg.vms[0]).toMatchObject({
+      kind: "existing",
+      address: "10.0.0.5",
+      sshPort: 2222,
+      user: "deploy",
+      privateKeyPath: "/keys/h1",
+    });
     expect(problems({ jobTarget: "lambda", vms: [{ name: "h1", kind: "server", address: "h" }] })).toEqual([
       'jobTarget: expected one of "sless", "local", got "lambda"',
       'vms[0].kind: expected one of "nubes", "existing", got "server"',
@@ -162,15 +214,25 @@ describe("each class of bad configuration fails with a message naming the key pa
   });
 
   test("an invalid package name", () => {
-    const p = problems(context({ installers: { packages: { packages: ["git", "git;touch /tmp/pwned", "Curl", "x", "jq=not a version"] } } }));
+    const p = problems(
+      context({
+        installers: { packages: { packages: ["git", "git;touch /tmp/pwned", "Curl", "x", "jq=not a version"] } },
+      }),
+    );
     expect(p).toEqual([
-      expect.stringMatching(/^installers\.packages\.packages\[1\]: "git;touch \/tmp\/pwned" is not a Debian package name/),
+      expect.stringMatching(
+        /^installers\.packages\.packages\[1\]: "git;touch \/tmp\/pwned" is not a Debian package name/,
+      ),
       expect.stringMatching(/^installers\.packages\.packages\[2\]: "Curl" is not a Debian package name/),
       expect.stringMatching(/^installers\.packages\.packages\[3\]: "x" is not a Debian package name/),
       expect.stringMatching(/^installers\.packages\.packages\[4\]: "jq=not a version" is not a Debian package name/),
     ]);
-    expect(problems(context({ installers: { packages: { packages: [] } } }))).toEqual(["installers.packages.packages: expected at least 1 item, got 0"]);
-    expect(problems(context({ installers: { packages: { packages: ["git", "jq", "git=1:2.39.5-0+deb12u3"] } } }))).toEqual([
+    expect(problems(context({ installers: { packages: { packages: [] } } }))).toEqual([
+      "installers.packages.packages: expected at least 1 item, got 0",
+    ]);
+    expect(
+      problems(context({ installers: { packages: { packages: ["git", "jq", "git=1:2.39.5-0+deb12u3"] } } })),
+    ).toEqual([
       'installers.packages.packages[2]: package "git" is already listed at installers.packages.packages[0]; list each package once',
     ]);
   });
@@ -179,21 +241,46 @@ describe("each class of bad configuration fails with a message naming the key pa
     const p = problems(
       context({
         installers: {
-          postgres: { dbName: "my-app", dbUser: "x'; DROP ROLE postgres; --", allowedCidrs: ["10.0.0.0/33"], listenAddresses: "localhost; rm" },
+          postgres: {
+            dbName: "my-app",
+            dbUser: "x'; DROP ROLE postgres; --",
+            allowedCidrs: ["10.0.0.0/33"],
+            listenAddresses: "localhost; rm",
+          },
           docker: { users: ["Root User"], repoUrl: "https://x.example/$(id)" },
         },
         vms: [{ name: "VM_1", address: "1.2.3.4 && id", hostKeySha256: "md5:ab" }],
       }),
     );
-    expect(p).toContainEqual(expect.stringMatching(/^installers\.postgres\.dbName: "my-app" is not allowed; expected a PostgreSQL name/));
-    expect(p).toContainEqual(expect.stringMatching(/^installers\.postgres\.dbUser: .* is not allowed; expected a PostgreSQL name/));
-    expect(p).toContainEqual(expect.stringMatching(/^installers\.postgres\.allowedCidrs\[0\]: "10\.0\.0\.0\/33" is not a network in CIDR form/));
-    expect(p).toContainEqual(expect.stringMatching(/^installers\.postgres\.listenAddresses: .* is not "\*" or a comma-separated list/));
-    expect(p).toContainEqual(expect.stringMatching(/^installers\.docker\.users\[0\]: "Root User" is not allowed; expected a Unix user name/));
-    expect(p).toContainEqual(expect.stringMatching(/^installers\.docker\.repoUrl: .* is not allowed; expected an http\(s\) URL/));
-    expect(p).toContainEqual(expect.stringMatching(/^vms\[0\]\.name: "VM_1" is not allowed; expected a lowercase letter/));
-    expect(p).toContainEqual(expect.stringMatching(/^vms\[0\]\.address: "1\.2\.3\.4 && id" is not an IP address or host name/));
-    expect(p).toContainEqual(expect.stringMatching(/^vms\[0\]\.hostKeySha256: "md5:ab" is not allowed; expected an OpenSSH fingerprint/));
+    expect(p).toContainEqual(
+      expect.stringMatching(/^installers\.postgres\.dbName: "my-app" is not allowed; expected a PostgreSQL name/),
+    );
+    expect(p).toContainEqual(
+      expect.stringMatching(/^installers\.postgres\.dbUser: .* is not allowed; expected a PostgreSQL name/),
+    );
+    expect(p).toContainEqual(
+      expect.stringMatching(
+        /^installers\.postgres\.allowedCidrs\[0\]: "10\.0\.0\.0\/33" is not a network in CIDR form/,
+      ),
+    );
+    expect(p).toContainEqual(
+      expect.stringMatching(/^installers\.postgres\.listenAddresses: .* is not "\*" or a comma-separated list/),
+    );
+    expect(p).toContainEqual(
+      expect.stringMatching(/^installers\.docker\.users\[0\]: "Root User" is not allowed; expected a Unix user name/),
+    );
+    expect(p).toContainEqual(
+      expect.stringMatching(/^installers\.docker\.repoUrl: .* is not allowed; expected an http\(s\) URL/),
+    );
+    expect(p).toContainEqual(
+      expect.stringMatching(/^vms\[0\]\.name: "VM_1" is not allowed; expected a lowercase letter/),
+    );
+    expect(p).toContainEqual(
+      expect.stringMatching(/^vms\[0\]\.address: "1\.2\.3\.4 && id" is not an IP address or host name/),
+    );
+    expect(p).toContainEqual(
+      expect.stringMatching(/^vms\[0\]\.hostKeySha256: "md5:ab" is not allowed; expected an OpenSSH fingerprint/),
+    );
     expect(problems(context({ installers: { postgres: { dbUser: "postgres" } } }))).toEqual([
       expect.stringMatching(/dbUser: "postgres" is reserved by PostgreSQL/),
     ]);
@@ -209,12 +296,20 @@ describe("each class of bad configuration fails with a message naming the key pa
   });
 
   test("remote access asked for while listening on localhost only", () => {
-    const p = problems(context({ installers: { postgres: { enabled: true, passwordVariable: "pg_password", allowRemote: true } } }));
-    expect(p).toEqual([expect.stringMatching(/^vms\[0\]\.installers\.postgres\.listenAddresses: "localhost" with allowRemote true admits no remote client/)]);
+    const p = problems(
+      context({ installers: { postgres: { enabled: true, passwordVariable: "pg_password", allowRemote: true } } }),
+    );
+    expect(p).toEqual([
+      expect.stringMatching(
+        /^vms\[0\]\.installers\.postgres\.listenAddresses: "localhost" with allowRemote true admits no remote client/,
+      ),
+    ]);
   });
 
   test("a key path Terraform would read as a template", () => {
-    const p = problems(context({ vms: [{ name: "vm1", privateKeyPath: "keys/${var.x}", publicKeyPath: "keys/%{if true}k" }] }));
+    const p = problems(
+      context({ vms: [{ name: "vm1", privateKeyPath: "keys/${var.x}", publicKeyPath: "keys/%{if true}k" }] }),
+    );
     expect(p).toEqual([
       'vms[0].privateKeyPath: contains "${", which Terraform reads as template syntax in the synthesized configuration; remove it (no setting needs it)',
       'vms[0].publicKeyPath: contains "%{", which Terraform reads as template syntax in the synthesized configuration; remove it (no setting needs it)',
@@ -231,14 +326,21 @@ describe("each class of bad configuration fails with a message naming the key pa
     );
     for (const path of ["nubes.vdcUid", "vms[0].vappName", "vms[0].image", "installers.packages.packages[1]"]) {
       expect(p).toContainEqual(
-        expect.stringMatching(new RegExp(`^${path.replace(/[[\].]/g, "\\$&")}: contains "[$%]\\{", which Terraform reads as template syntax`)),
+        expect.stringMatching(
+          new RegExp(
+            `^${path.replace(/[[\].]/g, "\\$&")}: contains "[$%]\\{", which Terraform reads as template syntax`,
+          ),
+        ),
       );
     }
   });
 
   test("a backend: each type takes its own keys, requires what it needs, and never a credential", () => {
     expect(parseConfig(context({})).backend).toEqual({ type: "local" });
-    expect(parseConfig(context({ backend: { type: "pg", schemaName: "vm_install" } })).backend).toEqual({ type: "pg", schemaName: "vm_install" });
+    expect(parseConfig(context({ backend: { type: "pg", schemaName: "vm_install" } })).backend).toEqual({
+      type: "pg",
+      schemaName: "vm_install",
+    });
     expect(problems(context({ backend: { type: "s3", bucket: "tf-state" } }))).toEqual([
       'backend.key: required for backend "s3"',
       'backend.region: required for backend "s3"',
@@ -246,12 +348,18 @@ describe("each class of bad configuration fails with a message naming the key pa
     expect(problems(context({ backend: { type: "pg", connStr: "postgres://u:secret@db/tf" } }))).toEqual([
       "backend.connStr: unknown key; allowed here: type, schemaName, bucket, key, region, endpoint, usePathStyle",
     ]);
-    expect(problems(context({ backend: { type: "local", bucket: "tf-state" } }))).toEqual(['backend.bucket: not a setting of backend "local"']);
-    expect(problems(context({ backend: { type: "consul" } }))).toEqual([expect.stringMatching(/^backend\.type: .*"local", "pg" or "s3"|^backend\.type: /)]);
+    expect(problems(context({ backend: { type: "local", bucket: "tf-state" } }))).toEqual([
+      'backend.bucket: not a setting of backend "local"',
+    ]);
+    expect(problems(context({ backend: { type: "consul" } }))).toEqual([
+      expect.stringMatching(/^backend\.type: .*"local", "pg" or "s3"|^backend\.type: /),
+    ]);
   });
 
   test("two VMs with one name", () => {
-    expect(problems(context({ vms: [{ name: "a" }, { name: "a" }] }))).toEqual(['vms[1].name: "a" is already used by vms[0]; VM names must be unique']);
+    expect(problems(context({ vms: [{ name: "a" }, { name: "a" }] }))).toEqual([
+      'vms[1].name: "a" is already used by vms[0]; VM names must be unique',
+    ]);
   });
 
   test("every problem is reported at once, and the error says where", () => {
@@ -259,7 +367,9 @@ describe("each class of bad configuration fails with a message naming the key pa
       parseConfig(context({ runId: 0, vms: [{ name: "vm1", cpu: 0 }] }));
       throw new Error("not rejected");
     } catch (err) {
-      expect((err as Error).message).toMatch(/^cdktf\.json context\.vmInstall: 2 problems:\n {2}- runId: .*\n {2}- vms\[0\]\.cpu: /);
+      expect((err as Error).message).toMatch(
+        /^cdktf\.json context\.vmInstall: 2 problems:\n {2}- runId: .*\n {2}- vms\[0\]\.cpu: /,
+      );
     }
   });
 });

@@ -25,7 +25,10 @@ function synthIn(projectDir: string, ctx: Record<string, unknown>): { tf: TfJson
   const app = new App({ outdir });
   new VmInstallStack(app, config.stackName, { config, baseDir: projectDir });
   app.synth();
-  return { tf: JSON.parse(fs.readFileSync(path.join(outdir, "stacks", config.stackName, "cdk.tf.json"), "utf8")), outdir };
+  return {
+    tf: JSON.parse(fs.readFileSync(path.join(outdir, "stacks", config.stackName, "cdk.tf.json"), "utf8")),
+    outdir,
+  };
 }
 
 describe("the key bin/cdktf makes", () => {
@@ -41,15 +44,23 @@ describe("the key bin/cdktf makes", () => {
     const dir = tempDir("keygen");
     fs.writeFileSync(path.join(dir, "k.pub"), `${key.public}\n`);
     fs.writeFileSync(path.join(dir, "k"), key.private, { mode: 0o600 });
-    expect(execFileSync("ssh-keygen", ["-lf", path.join(dir, "k.pub")], { encoding: "utf8" })).toContain(` ${key.sha256} `);
-    expect(execFileSync("ssh-keygen", ["-y", "-f", path.join(dir, "k")], { encoding: "utf8" }).trim()).toBe(key.public.split(" ").slice(0, 2).join(" "));
+    expect(execFileSync("ssh-keygen", ["-lf", path.join(dir, "k.pub")], { encoding: "utf8" })).toContain(
+      ` ${key.sha256} `,
+    );
+    expect(execFileSync("ssh-keygen", ["-y", "-f", path.join(dir, "k")], { encoding: "utf8" }).trim()).toBe(
+      key.public.split(" ").slice(0, 2).join(" "),
+    );
   });
 
   test("one owner-only file per Nubes VM with a delivered key, never replaced once whole; a broken one is made anew", () => {
     const project = tempDir("hostkeys");
     const config = parseConfig(
       context({
-        vms: [{ name: "vm1" }, { name: "old", hostKeys: "first-contact" }, { name: "host", kind: "existing", address: "192.0.2.1" }],
+        vms: [
+          { name: "vm1" },
+          { name: "old", hostKeys: "first-contact" },
+          { name: "host", kind: "existing", address: "192.0.2.1" },
+        ],
       }),
     );
     const file = hostKeyFile(resultsFolder(project, config.stackName), "vm1");
@@ -76,7 +87,8 @@ describe("a Nubes VM's delivered key, as synthesized", () => {
       expect(Object.keys(jobs).filter((id) => /host_key_probe/.test(id))).toEqual([]);
       expect(tf.resource.terraform_data.vm1_host_key).toBeUndefined();
       expect(tf.variable?.accepted_host_keys).toBeUndefined();
-      const env = (id: string) => (jobTarget === "sless" ? jobs[id].env_vars : jobs[id].provisioner[0]["local-exec"].environment);
+      const env = (id: string) =>
+        jobTarget === "sless" ? jobs[id].env_vars : jobs[id].provisioner[0]["local-exec"].environment;
       for (const id of ["vm1_packages", "vm1_docker"]) {
         expect(env(id).SSH_HOST_KEY_SHA256).toBe(`\${${RECORD}.output.sha256}`);
         expect(env(id).SSH_HOST_KEY_SOURCE).toBe("delivered");
@@ -104,8 +116,12 @@ describe("a Nubes VM's delivered key, as synthesized", () => {
       `#cloud-config\n\${yamlencode(merge({}, { ssh_keys = { ed25519_private = ${RECORD}.output.private, ed25519_public = ${RECORD}.output.public }, ssh_deletekeys = true, ssh_genkeytypes = [] }))}`,
     );
     // Never created without a key (Terraform run without bin/cdktf on a first create); replaced with the record only.
-    expect(vm.lifecycle.precondition[0].condition).toBe(`\${can(regex("^SHA256:[A-Za-z0-9+/]{43}$", ${RECORD}.output.sha256))}`);
-    expect(vm.lifecycle.precondition[0].error_message).toMatch(/vm1: no host key to deliver: .*vm1\.host-key\.json .*npm run deploy .*"first-contact"/);
+    expect(vm.lifecycle.precondition[0].condition).toBe(
+      `\${can(regex("^SHA256:[A-Za-z0-9+/]{43}$", ${RECORD}.output.sha256))}`,
+    );
+    expect(vm.lifecycle.precondition[0].error_message).toMatch(
+      /vm1: no host key to deliver: .*vm1\.host-key\.json .*npm run deploy .*"first-contact"/,
+    );
     expect(vm.lifecycle.replace_triggered_by).toEqual([RECORD]);
   });
 
@@ -122,10 +138,14 @@ describe("a Nubes VM's delivered key, as synthesized", () => {
     const cliConfig = path.join(project, "terraformrc");
     fs.writeFileSync(cliConfig, "");
     const terraform = (...args: string[]) => {
-      const r = spawnSync("terraform", [`-chdir=${stackDir}`, ...args, ...(args[0] === "state" ? [] : ["-no-color", "-input=false"])], {
-        env: { ...process.env, TF_CLI_CONFIG_FILE: cliConfig, CHECKPOINT_DISABLE: "1" },
-        encoding: "utf8",
-      });
+      const r = spawnSync(
+        "terraform",
+        [`-chdir=${stackDir}`, ...args, ...(args[0] === "state" ? [] : ["-no-color", "-input=false"])],
+        {
+          env: { ...process.env, TF_CLI_CONFIG_FILE: cliConfig, CHECKPOINT_DISABLE: "1" },
+          encoding: "utf8",
+        },
+      );
       return { code: r.status, text: `${r.stdout}${r.stderr}`.replace(/[│\s]+/g, " ") };
     };
     const refusal = "vm1: terraform_data.vm1_delivered_host_key holds no host key to deliver: it was made while";
@@ -138,7 +158,9 @@ describe("a Nubes VM's delivered key, as synthesized", () => {
     writeHostKeys(project, parseConfig(ctx));
     const again = terraform("plan");
     expect(again.code).not.toBe(0);
-    expect(again.text).toContain("then terraform apply -replace=terraform_data.vm1_delivered_host_key in the stack folder");
+    expect(again.text).toContain(
+      "then terraform apply -replace=terraform_data.vm1_delivered_host_key in the stack folder",
+    );
     expect(terraform("apply", "-auto-approve", "-replace=terraform_data.vm1_delivered_host_key").code).toBe(0);
     const key = readHostKeyFile(hostKeyFile(resultsFolder(project, "vm-install"), "vm1"))!;
     expect(terraform("state", "show", "terraform_data.vm1_delivered_host_key").text).toContain(key.sha256);
@@ -182,7 +204,11 @@ describe("hostKeys and the settings beside it", () => {
   };
 
   test("defaults: delivered for a Nubes VM, first-contact for a pinned one and for an existing host", () => {
-    const config = parseConfig(context({ vms: [{ name: "a" }, { name: "b", hostKeySha256: pin }, { name: "c", kind: "existing", address: "192.0.2.1" }] }));
+    const config = parseConfig(
+      context({
+        vms: [{ name: "a" }, { name: "b", hostKeySha256: pin }, { name: "c", kind: "existing", address: "192.0.2.1" }],
+      }),
+    );
     expect(config.vms.map((vm) => vm.hostKeys)).toEqual(["delivered", "first-contact", "first-contact"]);
   });
 
@@ -191,7 +217,9 @@ describe("hostKeys and the settings beside it", () => {
       expect.stringMatching(/^vms\[0\]\.hostKeys: "delivered" is only for kind "nubes"/),
     ]);
     expect(problems({ hostKeys: "delivered", hostKeySha256: pin })).toEqual([
-      expect.stringMatching(/^vms\[0\]\.hostKeySha256: with hostKeys "delivered" the VM presents the host key the stack generates/),
+      expect.stringMatching(
+        /^vms\[0\]\.hostKeySha256: with hostKeys "delivered" the VM presents the host key the stack generates/,
+      ),
     ]);
     expect(problems({ kind: "existing", address: "192.0.2.1", cloudInit: "ci.yaml" })).toEqual([
       expect.stringMatching(/^vms\[0\]\.cloudInit: only for kind "nubes"/),
@@ -220,14 +248,27 @@ describe("the user's cloud-init (vms[].cloudInit)", () => {
 
   test("refused with the line: not #cloud-config, not YAML, not a mapping, two documents, a duplicate key", () => {
     expect(check("#!/bin/sh\necho hi\n").problems).toEqual([expect.stringMatching(/^line 1: must be "#cloud-config"/)]);
-    expect(check("#cloud-config\npackages: [jq\nruncmd: []\n").problems).toEqual([expect.stringMatching(/^line 3: not YAML: /)]);
-    expect(check("#cloud-config\n- jq\n").problems).toEqual([expect.stringMatching(/^line 2: the document must be a mapping/)]);
-    expect(check("#cloud-config\na: 1\n---\nb: 2\n").problems).toEqual([expect.stringMatching(/more than one YAML document/)]);
-    expect(check("#cloud-config\na: 1\na: 2\n").problems).toEqual([expect.stringMatching(/^line 3: not YAML: Map keys must be unique/)]);
+    expect(check("#cloud-config\npackages: [jq\nruncmd: []\n").problems).toEqual([
+      expect.stringMatching(/^line 3: not YAML: /),
+    ]);
+    expect(check("#cloud-config\n- jq\n").problems).toEqual([
+      expect.stringMatching(/^line 2: the document must be a mapping/),
+    ]);
+    expect(check("#cloud-config\na: 1\n---\nb: 2\n").problems).toEqual([
+      expect.stringMatching(/more than one YAML document/),
+    ]);
+    expect(check("#cloud-config\na: 1\na: 2\n").problems).toEqual([
+      expect.stringMatching(/^line 3: not YAML: Map keys must be unique/),
+    ]);
   });
 
   test("refused: every key that decides the host key, and a module list", () => {
-    for (const key of ["ssh_keys: {rsa_private: x}", "ssh_deletekeys: false", "ssh_genkeytypes: [rsa]", "cloud_init_modules: [ssh]"]) {
+    for (const key of [
+      "ssh_keys: {rsa_private: x}",
+      "ssh_deletekeys: false",
+      "ssh_genkeytypes: [rsa]",
+      "cloud_init_modules: [ssh]",
+    ]) {
       const { problems } = check(`#cloud-config\npackages: [jq]\n${key}\n`);
       expect(problems).toEqual([expect.stringMatching(new RegExp(`^line 3: ${key.split(":")[0]}: `))]);
     }
@@ -235,17 +276,25 @@ describe("the user's cloud-init (vms[].cloudInit)", () => {
   });
 
   test("the login user stays the stack's: user:, system_info.default_user, users: that name it; extra users allowed", () => {
-    expect(check("#cloud-config\nuser: bob\n").problems).toEqual([expect.stringMatching(/^line 2: user: the login user is vms\[\]\.user \("ubuntu"\)/)]);
+    expect(check("#cloud-config\nuser: bob\n").problems).toEqual([
+      expect.stringMatching(/^line 2: user: the login user is vms\[\]\.user \("ubuntu"\)/),
+    ]);
     expect(check("#cloud-config\nsystem_info:\n  default_user: {name: bob}\n").problems).toEqual([
       expect.stringMatching(/^line 2: system_info\.default_user: /),
     ]);
     expect(check("#cloud-config\nusers:\n  - default\n  - name: ubuntu\n").problems).toEqual([
       expect.stringMatching(/^line 4: users entry "ubuntu" is the login user/),
     ]);
-    expect(check("#cloud-config\nusers: [default, ubuntu]\n").problems).toEqual([expect.stringMatching(/users entry "ubuntu" is the login user/)]);
+    expect(check("#cloud-config\nusers: [default, ubuntu]\n").problems).toEqual([
+      expect.stringMatching(/users entry "ubuntu" is the login user/),
+    ]);
     expect(check("#cloud-config\nusers:\n  - name: alice\n").problems).toEqual([]);
-    expect(check("#cloud-config\nusers: alice, bob\n").problems).toEqual([expect.stringMatching(/^line 2: users: must be a list/)]);
-    expect(check("#cloud-config\nusers: [default, {groups: x}]\n").problems).toEqual([expect.stringMatching(/users entry: needs a name/)]);
+    expect(check("#cloud-config\nusers: alice, bob\n").problems).toEqual([
+      expect.stringMatching(/^line 2: users: must be a list/),
+    ]);
+    expect(check("#cloud-config\nusers: [default, {groups: x}]\n").problems).toEqual([
+      expect.stringMatching(/users entry: needs a name/),
+    ]);
     expect(check("#cloud-config\nusers:\n  - default\n  - name: alice\n    groups: [adm]\n  - bob\n")).toEqual({
       document: { users: ["default", { name: "alice", groups: ["adm"] }, "bob"] },
       problems: [],
@@ -253,9 +302,12 @@ describe("the user's cloud-init (vms[].cloudInit)", () => {
   });
 
   test("checked as cloud-init reads it, merge keys and aliases resolved: a refused key cannot come in through <<", () => {
-    const base = "#cloud-config\nbase: &b\n  ssh_genkeytypes: [rsa]\n  user: bob\n  cloud_final_modules: [runcmd]\n<<: *b\n";
+    const base =
+      "#cloud-config\nbase: &b\n  ssh_genkeytypes: [rsa]\n  user: bob\n  cloud_final_modules: [runcmd]\n<<: *b\n";
     expect(check(base).problems).toEqual([
-      expect.stringMatching(/^line 6: ssh_genkeytypes \(through the merge key <<\): the VM's host keys are the stack's/),
+      expect.stringMatching(
+        /^line 6: ssh_genkeytypes \(through the merge key <<\): the VM's host keys are the stack's/,
+      ),
       expect.stringMatching(/^line 6: user \(through the merge key <<\): the login user is vms\[\]\.user/),
       expect.stringMatching(/^line 6: cloud_final_modules \(through the merge key <<\): a module list/),
     ]);
@@ -263,8 +315,12 @@ describe("the user's cloud-init (vms[].cloudInit)", () => {
       expect.stringMatching(/^line 4: system_info\.default_user: /),
     ]);
     // The login user named through an alias, in a list given by an alias, and in an entry built by <<.
-    expect(check("#cloud-config\nwho: &w ubuntu\nusers: [default, *w]\n").problems).toEqual([expect.stringMatching(/users entry "ubuntu" is the login user/)]);
-    expect(check("#cloud-config\nl: &l [default, ubuntu]\nusers: *l\n").problems).toEqual([expect.stringMatching(/users: entry 2 "ubuntu" is the login user/)]);
+    expect(check("#cloud-config\nwho: &w ubuntu\nusers: [default, *w]\n").problems).toEqual([
+      expect.stringMatching(/users entry "ubuntu" is the login user/),
+    ]);
+    expect(check("#cloud-config\nl: &l [default, ubuntu]\nusers: *l\n").problems).toEqual([
+      expect.stringMatching(/users: entry 2 "ubuntu" is the login user/),
+    ]);
     expect(check("#cloud-config\nu: &u {name: ubuntu}\nusers:\n  - <<: *u\n    groups: [adm]\n").problems).toEqual([
       expect.stringMatching(/^line 4: users entry "ubuntu" is the login user/),
     ]);
@@ -276,13 +332,21 @@ describe("the user's cloud-init (vms[].cloudInit)", () => {
   });
 
   test("read as cloud-init reads it (YAML 1.1): yes is true, 0644 is 420; an empty document is {}", () => {
-    expect(check("#cloud-config\na: yes\nb: 0644\nc: 2001-01-01\nd: '0644'\n").document).toEqual({ a: true, b: 420, c: "2001-01-01", d: "0644" });
+    expect(check("#cloud-config\na: yes\nb: 0644\nc: 2001-01-01\nd: '0644'\n").document).toEqual({
+      a: true,
+      b: 420,
+      c: "2001-01-01",
+      d: "0644",
+    });
     expect(check("#cloud-config\n").document).toEqual({});
   });
 
   test("a valid one is merged with the stack's part; ${ and %{ in it stay plain text; problems name the VM, the file and the line", () => {
     const project = tempDir("ci");
-    fs.writeFileSync(path.join(project, "ci.yaml"), "#cloud-config\npackages: [jq]\nruncmd:\n  - echo ${HOME} %{x} $${y}\n");
+    fs.writeFileSync(
+      path.join(project, "ci.yaml"),
+      "#cloud-config\npackages: [jq]\nruncmd:\n  - echo ${HOME} %{x} $${y}\n",
+    );
     const { tf } = synthIn(project, context({ vms: [{ name: "vm1", cloudInit: "ci.yaml" }] }));
     const cloudInit: string = tf.resource.nubes_vc_vm_v3.vm1_vm.cloud_init;
     const user = JSON.stringify(JSON.stringify({ packages: ["jq"], runcmd: ["echo ${HOME} %{x} $${y}"] }))
@@ -293,13 +357,21 @@ describe("the user's cloud-init (vms[].cloudInit)", () => {
     );
     // A users: list of the user's own gets the login user appended: cloud-init would let it replace the platform's.
     fs.writeFileSync(path.join(project, "users.yaml"), "#cloud-config\nusers:\n  - name: alice\n");
-    const withUsers = synthIn(project, context({ vms: [{ name: "vm1", user: "deployer", cloudInit: "users.yaml", publicKeyPath: "k.pub" }] })).tf;
+    const withUsers = synthIn(
+      project,
+      context({ vms: [{ name: "vm1", user: "deployer", cloudInit: "users.yaml", publicKeyPath: "k.pub" }] }),
+    ).tf;
     expect(withUsers.resource.nubes_vc_vm_v3.vm1_vm.cloud_init).toContain(
       `ssh_genkeytypes = [], users = concat(jsondecode("[{\\"name\\":\\"alice\\"}]"), [{ name = "deployer", ssh_authorized_keys = [chomp(file("../../../k.pub"))], sudo = "ALL=(ALL) NOPASSWD:ALL", shell = "/bin/bash", lock_passwd = true }]) }))}`,
     );
     // A first-contact VM gets the user's document alone.
-    const fc = synthIn(tempDir("ci-fc"), context({ vms: [{ name: "vm1", hostKeys: "first-contact", cloudInit: path.join(project, "ci.yaml") }] })).tf;
-    expect(fc.resource.nubes_vc_vm_v3.vm1_vm.cloud_init).toBe(`#cloud-config\n\${yamlencode(merge(jsondecode(${user}), {}))}`);
+    const fc = synthIn(
+      tempDir("ci-fc"),
+      context({ vms: [{ name: "vm1", hostKeys: "first-contact", cloudInit: path.join(project, "ci.yaml") }] }),
+    ).tf;
+    expect(fc.resource.nubes_vc_vm_v3.vm1_vm.cloud_init).toBe(
+      `#cloud-config\n\${yamlencode(merge(jsondecode(${user}), {}))}`,
+    );
 
     fs.writeFileSync(path.join(project, "bad.yaml"), "#cloud-config\npackages: [jq]\nssh_keys: {}\n");
     expect(() =>
@@ -312,6 +384,8 @@ describe("the user's cloud-init (vms[].cloudInit)", () => {
           ],
         }),
       ),
-    ).toThrow(/vms\[0\]\.cloudInit \(bad\.yaml\): line 3: ssh_keys: [^\n]*\n {2}- vms\[1\]\.cloudInit \(none\.yaml\): cannot read .*none\.yaml: ENOENT/);
+    ).toThrow(
+      /vms\[0\]\.cloudInit \(bad\.yaml\): line 3: ssh_keys: [^\n]*\n {2}- vms\[1\]\.cloudInit \(none\.yaml\): cannot read .*none\.yaml: ENOENT/,
+    );
   });
 });

@@ -12,7 +12,10 @@ function recorded(name: string): string[] {
 function summarize(stack: string, lines: string[]) {
   const said: string[] = [];
   const shown: string[] = [];
-  const summary = new DeploySummary(stack, "deploy", (l) => said.push(l), { update: (t) => shown.push(t), end: () => undefined });
+  const summary = new DeploySummary(stack, "deploy", (l) => said.push(l), {
+    update: (t) => shown.push(t),
+    end: () => undefined,
+  });
   for (const l of lines) summary.line(l);
   return { said, shown, failure: summary.failure() };
 }
@@ -57,18 +60,31 @@ test("a plan that fails: Terraform's error, its text indented, without cdktf's o
 });
 
 test("a failure with no error in the output (cdktf sometimes loses Terraform's last lines): the last lines instead", () => {
-  const { failure } = summarize("s", ["s  Initializing the backend...", "s  terraform_data.x: Creating...", "Invoking Terraform CLI failed with exit code 1"]);
-  expect(failure).toEqual(["Initializing the backend...", "terraform_data.x: Creating...", "Invoking Terraform CLI failed with exit code 1"]);
+  const { failure } = summarize("s", [
+    "s  Initializing the backend...",
+    "s  terraform_data.x: Creating...",
+    "Invoking Terraform CLI failed with exit code 1",
+  ]);
+  expect(failure).toEqual([
+    "Initializing the backend...",
+    "terraform_data.x: Creating...",
+    "Invoking Terraform CLI failed with exit code 1",
+  ]);
 });
 
 test("a job's result: the handler's status and summary, else the runner's message", () => {
-  expect(describeJobResult("Succeeded", JSON.stringify({ status: "partial", summary: "installed 1, failed 1" }))).toBe("partial: installed 1, failed 1");
+  expect(describeJobResult("Succeeded", JSON.stringify({ status: "partial", summary: "installed 1, failed 1" }))).toBe(
+    "partial: installed 1, failed 1",
+  );
   expect(describeJobResult("Failed", "timed out after 600 s\nlast output: ...")).toBe("failed: timed out after 600 s");
 });
 
 test("a run that succeeded but whose output cdktf cut short (no 'Destroy complete!'): the outcome is said anyway", () => {
   const said: string[] = [];
-  const summary = new DeploySummary("s", "destroy", (l) => said.push(l), { update: () => undefined, end: () => undefined });
+  const summary = new DeploySummary("s", "destroy", (l) => said.push(l), {
+    update: () => undefined,
+    end: () => undefined,
+  });
   summary.line("s  Plan: 0 to add, 0 to change, 7 to destroy.");
   summary.finish(0);
   expect(said).toEqual([
@@ -76,7 +92,10 @@ test("a run that succeeded but whose output cdktf cut short (no 'Destroy complet
     "destroy succeeded (exit 0; cdktf cut Terraform's last lines short, its summary among them)",
   ]);
   const complete: string[] = [];
-  const whole = new DeploySummary("s", "destroy", (l) => complete.push(l), { update: () => undefined, end: () => undefined });
+  const whole = new DeploySummary("s", "destroy", (l) => complete.push(l), {
+    update: () => undefined,
+    end: () => undefined,
+  });
   whole.line("s  Destroy complete! Resources: 7 destroyed.");
   whole.finish(0);
   expect(complete).toEqual(["destroy complete: 7 destroyed"]);

@@ -10,7 +10,9 @@ const pin = `SHA256:${"A".repeat(43)}`;
 const RECORDED = "${terraform_data.vm1_host_key.output.sha256}";
 
 describe("trust on first contact: the record in Terraform state", () => {
-  const { tf } = synth(context({ vms: [{ name: "vm1", hostKeys: "first-contact" }], installers: { docker: { enabled: true } } }));
+  const { tf } = synth(
+    context({ vms: [{ name: "vm1", hostKeys: "first-contact" }], installers: { docker: { enabled: true } } }),
+  );
   const jobs = tf.resource.sless_job;
   const record = tf.resource.terraform_data.vm1_host_key;
 
@@ -25,14 +27,17 @@ describe("trust on first contact: the record in Terraform state", () => {
   test("the record keeps the probe's first report: later reports are ignored, a new VM resets it", () => {
     // The probe's report, unless `npm run trust` gives the key the operator accepted for this VM.
     expect(record.input).toEqual({
-      sha256: '${lookup(var.accepted_host_keys, "vm1", jsondecode(sless_job.vm1_host_key_probe.message).host_key_sha256)}',
+      sha256:
+        '${lookup(var.accepted_host_keys, "vm1", jsondecode(sless_job.vm1_host_key_probe.message).host_key_sha256)}',
     });
     expect(tf.variable.accepted_host_keys).toMatchObject({ type: "map(string)", default: {} });
     expect(record.lifecycle.ignore_changes).toEqual(["input"]);
     expect(record.lifecycle.replace_triggered_by).toEqual(["terraform_data.vm1_vm_generation"]);
     // Fails closed: a report without a fingerprint stops the deploy rather than recording nothing (which
     // the handlers would read as "no pin").
-    expect(record.lifecycle.postcondition[0].condition).toBe('${can(regex("^SHA256:[A-Za-z0-9+/]{43}$", self.output.sha256))}');
+    expect(record.lifecycle.postcondition[0].condition).toBe(
+      '${can(regex("^SHA256:[A-Za-z0-9+/]{43}$", self.output.sha256))}',
+    );
   });
 
   test("every installer job requires the recorded key", () => {
@@ -49,26 +54,35 @@ describe("trust on first contact: the record in Terraform state", () => {
   });
 
   test("an existing host keeps its record (nothing in the stack replaces it)", () => {
-    const existing = synth(context({ jobTarget: "local", vms: [{ name: "vm1", hostKeys: "first-contact", kind: "existing", address: "192.0.2.7" }] })).tf;
+    const existing = synth(
+      context({
+        jobTarget: "local",
+        vms: [{ name: "vm1", hostKeys: "first-contact", kind: "existing", address: "192.0.2.7" }],
+      }),
+    ).tf;
     const rec = existing.resource.terraform_data.vm1_host_key;
     expect(rec.lifecycle.ignore_changes).toEqual(["input"]);
     expect(rec.lifecycle.replace_triggered_by).toBeUndefined();
     const packages = existing.resource.terraform_data.vm1_packages;
     expect(packages.provisioner[0]["local-exec"].environment.SSH_HOST_KEY_SHA256).toBe(RECORDED);
     // The probe's local job reads no key file: it has nothing to authenticate with.
-    expect(existing.resource.terraform_data.vm1_host_key_probe.provisioner[0]["local-exec"].command).not.toMatch(/--ssh-key-file/);
+    expect(existing.resource.terraform_data.vm1_host_key_probe.provisioner[0]["local-exec"].command).not.toMatch(
+      /--ssh-key-file/,
+    );
   });
 });
 
 describe("strictHostKeys", () => {
   test("refuses a first contact without a pin, at synth", () => {
-    expect(() => parseConfig(context({ vms: [{ name: "vm1", hostKeys: "first-contact", strictHostKeys: true }] }))).toThrow(
-      /vms\[0\]\.strictHostKeys: true refuses a first contact without a pin; set vms\[0\]\.hostKeySha256/,
-    );
+    expect(() =>
+      parseConfig(context({ vms: [{ name: "vm1", hostKeys: "first-contact", strictHostKeys: true }] })),
+    ).toThrow(/vms\[0\]\.strictHostKeys: true refuses a first contact without a pin; set vms\[0\]\.hostKeySha256/);
   });
 
   test("with a pin it synthesizes, and the pin is all the jobs trust", () => {
-    const { tf } = synth(context({ vms: [{ name: "vm1", hostKeys: "first-contact", strictHostKeys: true, hostKeySha256: pin }] }));
+    const { tf } = synth(
+      context({ vms: [{ name: "vm1", hostKeys: "first-contact", strictHostKeys: true, hostKeySha256: pin }] }),
+    );
     expect(tf.resource.sless_job.vm1_packages.env_vars.SSH_HOST_KEY_SHA256).toBe(pin);
     expect(Object.keys(tf.resource.terraform_data)).toEqual(["vm1_vm_generation"]);
   });
@@ -100,40 +114,62 @@ describe("a replaced VM is learned anew: every job and the record are replaced w
     return triggers.some((t) => t.split(".").length === 2 && replacedByNewVm(resources, t, seen));
   };
   const shapes = {
-    "sless, state_out_flat": context({ vms: [{ name: "vm1", hostKeys: "first-contact" }], installers: { docker: { enabled: true } } }),
+    "sless, state_out_flat": context({
+      vms: [{ name: "vm1", hostKeys: "first-contact" }],
+      installers: { docker: { enabled: true } },
+    }),
     "sless, fixed address": context({ vms: [{ name: "vm1", hostKeys: "first-contact", address: "192.0.2.10" }] }),
     "sless, pinned": context({ vms: [{ name: "vm1", hostKeys: "first-contact", hostKeySha256: pin }] }),
-    "local, state_out_flat": context({ jobTarget: "local", vms: [{ name: "vm1", hostKeys: "first-contact" }], installers: { docker: { enabled: true } } }),
-    "local, fixed address": context({ jobTarget: "local", vms: [{ name: "vm1", hostKeys: "first-contact", address: "192.0.2.10" }] }),
+    "local, state_out_flat": context({
+      jobTarget: "local",
+      vms: [{ name: "vm1", hostKeys: "first-contact" }],
+      installers: { docker: { enabled: true } },
+    }),
+    "local, fixed address": context({
+      jobTarget: "local",
+      vms: [{ name: "vm1", hostKeys: "first-contact", address: "192.0.2.10" }],
+    }),
     "local, pinned, fixed address": context({
       jobTarget: "local",
       vms: [{ name: "vm1", hostKeys: "first-contact", address: "192.0.2.10", hostKeySha256: pin }],
     }),
   };
 
-  test.each(Object.entries(shapes))("%s: every job (the probe first) is replaced when the VM's id changes", (_shape, ctx) => {
-    const { tf } = synth(ctx);
-    const jobType = tf.resource.sless_job ? "sless_job" : "terraform_data";
-    const jobs = Object.keys(tf.resource[jobType]).filter((id) => /^vm1_(host_key_probe|packages|docker|postgres)$/.test(id));
-    expect(jobs.length).toBeGreaterThan(0);
-    expect(jobs.filter((id) => !replacedByNewVm(tf.resource, `${jobType}.${id}`))).toEqual([]);
-    expect(tf.resource.terraform_data.vm1_vm_generation.triggers_replace).toEqual({ vm_id: VM_ID });
-    if (tf.resource[jobType].vm1_host_key_probe) {
-      expect(tf.resource[jobType].vm1_host_key_probe.lifecycle.replace_triggered_by).toEqual([GENERATION]);
-      expect(tf.resource.terraform_data.vm1_host_key.lifecycle.replace_triggered_by).toEqual([GENERATION]);
-      expect(replacedByNewVm(tf.resource, "terraform_data.vm1_host_key")).toBe(true);
-    }
-  });
+  test.each(Object.entries(shapes))(
+    "%s: every job (the probe first) is replaced when the VM's id changes",
+    (_shape, ctx) => {
+      const { tf } = synth(ctx);
+      const jobType = tf.resource.sless_job ? "sless_job" : "terraform_data";
+      const jobs = Object.keys(tf.resource[jobType]).filter((id) =>
+        /^vm1_(host_key_probe|packages|docker|postgres)$/.test(id),
+      );
+      expect(jobs.length).toBeGreaterThan(0);
+      expect(jobs.filter((id) => !replacedByNewVm(tf.resource, `${jobType}.${id}`))).toEqual([]);
+      expect(tf.resource.terraform_data.vm1_vm_generation.triggers_replace).toEqual({ vm_id: VM_ID });
+      if (tf.resource[jobType].vm1_host_key_probe) {
+        expect(tf.resource[jobType].vm1_host_key_probe.lifecycle.replace_triggered_by).toEqual([GENERATION]);
+        expect(tf.resource.terraform_data.vm1_host_key.lifecycle.replace_triggered_by).toEqual([GENERATION]);
+        expect(replacedByNewVm(tf.resource, "terraform_data.vm1_host_key")).toBe(true);
+      }
+    },
+  );
 
   test("the record takes the report of the probe that ran on the new VM, and the installers require the new record", () => {
     for (const jobTarget of ["sless", "local"]) {
-      const { tf } = synth(context({ jobTarget, vms: [{ name: "vm1", hostKeys: "first-contact", address: "192.0.2.10" }] }));
-      const probeMessage = jobTarget === "sless" ? "sless_job.vm1_host_key_probe.message" : "terraform_data.vm1_host_key_probe_outcome.output.message";
+      const { tf } = synth(
+        context({ jobTarget, vms: [{ name: "vm1", hostKeys: "first-contact", address: "192.0.2.10" }] }),
+      );
+      const probeMessage =
+        jobTarget === "sless"
+          ? "sless_job.vm1_host_key_probe.message"
+          : "terraform_data.vm1_host_key_probe_outcome.output.message";
       const record = tf.resource.terraform_data.vm1_host_key;
       expect(record.input.sha256).toContain(`jsondecode(${probeMessage}).host_key_sha256`);
       // The record is replaced with the VM, and its input then names the probe's new message: unknown until
       // the probe has run again on the new VM, so the record is made after it, from its report.
-      expect(record.depends_on).toEqual([`${jobTarget === "sless" ? "sless_job" : "terraform_data"}.vm1_host_key_probe`]);
+      expect(record.depends_on).toEqual([
+        `${jobTarget === "sless" ? "sless_job" : "terraform_data"}.vm1_host_key_probe`,
+      ]);
       const first = (tf.resource.sless_job ?? tf.resource.terraform_data).vm1_packages;
       expect(first.lifecycle.replace_triggered_by).toEqual(["terraform_data.vm1_host_key"]);
       expect(first.depends_on).toContain("terraform_data.vm1_host_key");
@@ -141,10 +177,17 @@ describe("a replaced VM is learned anew: every job and the record are replaced w
   });
 
   test("an existing host: nothing names a VM id, and accepting a new key (a new record) reruns its installers", () => {
-    const { tf } = synth(context({ jobTarget: "local", vms: [{ name: "vm1", hostKeys: "first-contact", kind: "existing", address: "192.0.2.7" }] }));
+    const { tf } = synth(
+      context({
+        jobTarget: "local",
+        vms: [{ name: "vm1", hostKeys: "first-contact", kind: "existing", address: "192.0.2.7" }],
+      }),
+    );
     expect(JSON.stringify(tf.resource)).not.toContain("nubes_vc_vm_v3");
     expect(tf.resource.terraform_data.vm1_host_key_probe.lifecycle?.replace_triggered_by).toBeUndefined();
-    expect(tf.resource.terraform_data.vm1_packages.lifecycle.replace_triggered_by).toEqual(["terraform_data.vm1_host_key"]);
+    expect(tf.resource.terraform_data.vm1_packages.lifecycle.replace_triggered_by).toEqual([
+      "terraform_data.vm1_host_key",
+    ]);
   });
 });
 
@@ -179,10 +222,22 @@ describe("npm run trust: the key an operator accepts", () => {
   };
 
   test("a fingerprint is taken exactly in ssh-keygen's form; anything else is refused before anything runs", () => {
-    expect(parseTrustArgs(["web", seen, "-auto-approve"])).toEqual({ vmName: "web", fingerprint: seen, applyArgs: ["-auto-approve"] });
+    expect(parseTrustArgs(["web", seen, "-auto-approve"])).toEqual({
+      vmName: "web",
+      fingerprint: seen,
+      applyArgs: ["-auto-approve"],
+    });
     expect(parseTrustArgs(["web", "-auto-approve"])).toEqual({ vmName: "web", applyArgs: ["-auto-approve"] });
     expect(parseTrustArgs(["web"])).toEqual({ vmName: "web", applyArgs: [] });
-    for (const bad of [`${seen}=`, seen.slice(0, -1), seen.replace("SHA256:", "sha256:"), "S".repeat(43), `MD5:${"a".repeat(43)}`, `${seen};id`, "yes"]) {
+    for (const bad of [
+      `${seen}=`,
+      seen.slice(0, -1),
+      seen.replace("SHA256:", "sha256:"),
+      "S".repeat(43),
+      `MD5:${"a".repeat(43)}`,
+      `${seen};id`,
+      "yes",
+    ]) {
       const err = (() => {
         try {
           parseTrustArgs(["web", bad]);
@@ -209,7 +264,9 @@ describe("npm run trust: the key an operator accepts", () => {
   test("a VM presenting another key than the one given: refused, naming both, nothing recorded", async () => {
     const err = await refusal(acceptedKey("web", target, other, deps().d));
     expect(err.exitCode).toBe(1);
-    expect(err.message).toContain(`web at 192.0.2.7:22 presents ${seen} (ssh-ed25519), not the ${other} you gave: nothing was recorded and no installer ran`);
+    expect(err.message).toContain(
+      `web at 192.0.2.7:22 presents ${seen} (ssh-ed25519), not the ${other} you gave: nothing was recorded and no installer ran`,
+    );
     expect(err.message).toContain("ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub");
   });
 
@@ -227,13 +284,21 @@ describe("npm run trust: the key an operator accepts", () => {
     const yes = deps({ interactive: true, ask: async () => "yes" });
     await expect(acceptedKey("web", target, undefined, yes.d)).resolves.toBe(seen);
     for (const answer of ["", "n", "no", "y please"]) {
-      const err = await refusal(acceptedKey("web", target, undefined, deps({ interactive: true, ask: async () => answer }).d));
-      expect({ answer, code: err.exitCode, message: err.message }).toEqual({ answer, code: 1, message: expect.stringContaining("not recorded") });
+      const err = await refusal(
+        acceptedKey("web", target, undefined, deps({ interactive: true, ask: async () => answer }).d),
+      );
+      expect({ answer, code: err.exitCode, message: err.message }).toEqual({
+        answer,
+        code: 1,
+        message: expect.stringContaining("not recorded"),
+      });
     }
   });
 
   test("a VM that does not answer: refused, nothing recorded", async () => {
-    const err = await refusal(acceptedKey("web", target, seen, deps({ probe: async () => Promise.reject(new Error("ECONNREFUSED")) }).d));
+    const err = await refusal(
+      acceptedKey("web", target, seen, deps({ probe: async () => Promise.reject(new Error("ECONNREFUSED")) }).d),
+    );
     expect(err.message).toBe("could not read web's host key at 192.0.2.7:22: ECONNREFUSED; nothing was recorded");
   });
 
@@ -252,7 +317,9 @@ describe("npm run trust: the key an operator accepts", () => {
       record: "terraform_data.web_host_key",
     });
     expect(trustTarget(config, "db", {}).target).toEqual({ host: "192.0.2.9", port: 2222, user: "ubuntu" });
-    expect(() => trustTarget(config, "web", {})).toThrow(/web has no address in the deployed state \(output web_address\): deploy it first/);
+    expect(() => trustTarget(config, "web", {})).toThrow(
+      /web has no address in the deployed state \(output web_address\): deploy it first/,
+    );
     expect(() => trustTarget(config, "pinned", {})).toThrow(/pinned is pinned/);
     expect(() => trustTarget(config, "nope", {})).toThrow(/no VM named "nope" in cdktf.json \(VMs: web, db, pinned\)/);
   });

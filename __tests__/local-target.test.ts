@@ -10,7 +10,13 @@ import { PROJECT_ROOT } from "../lib/bundling/bundle";
 import { App } from "../lib/cdktf";
 import { parseConfig } from "../lib/config/parse";
 import { secretTrigger, secretTriggerJobs, secretTriggerSalt, writeSecretTriggers } from "../lib/jobs/secret-trigger";
-import { invokeProgram, parseInvokeArgs, RESULT_STATE_DEFAULTS, resultAsTfstate, writeResultFile } from "../lib/runner/invoke-protocol";
+import {
+  invokeProgram,
+  parseInvokeArgs,
+  RESULT_STATE_DEFAULTS,
+  resultAsTfstate,
+  writeResultFile,
+} from "../lib/runner/invoke-protocol";
 import { VmInstallStack } from "../lib/stack";
 import { shellWords } from "./runner/fixtures";
 import { filesUnder, synth, synthApp, type TfJson, tempDir } from "./support/synth";
@@ -28,7 +34,10 @@ function synthIn(dir: string, context: Record<string, unknown>): { tf: TfJson; o
   const app = new App({ outdir });
   new VmInstallStack(app, config.stackName, { config, baseDir: dir });
   app.synth();
-  return { tf: JSON.parse(fs.readFileSync(path.join(outdir, "stacks", config.stackName, "cdk.tf.json"), "utf8")), outdir };
+  return {
+    tf: JSON.parse(fs.readFileSync(path.join(outdir, "stacks", config.stackName, "cdk.tf.json"), "utf8")),
+    outdir,
+  };
 }
 
 const pin = `SHA256:${"E".repeat(43)}`;
@@ -36,10 +45,27 @@ const ctx = {
   stackName: "local",
   jobTarget: "local",
   runId: 3,
-  installers: { docker: { enabled: true, channel: "distro" }, postgres: { enabled: true, passwordVariable: "pg_password" } },
+  installers: {
+    docker: { enabled: true, channel: "distro" },
+    postgres: { enabled: true, passwordVariable: "pg_password" },
+  },
   vms: [
-    { name: "h1", kind: "existing", address: "192.0.2.10", sshPort: 2201, user: "deploy", privateKeyPath: "/keys/h1", hostKeySha256: pin },
-    { name: "h2", kind: "existing", address: "192.0.2.11", privateKeyPath: "/keys/h2", installers: { docker: { enabled: false } } },
+    {
+      name: "h1",
+      kind: "existing",
+      address: "192.0.2.10",
+      sshPort: 2201,
+      user: "deploy",
+      privateKeyPath: "/keys/h1",
+      hostKeySha256: pin,
+    },
+    {
+      name: "h2",
+      kind: "existing",
+      address: "192.0.2.11",
+      privateKeyPath: "/keys/h2",
+      installers: { docker: { enabled: false } },
+    },
   ],
 };
 
@@ -51,8 +77,15 @@ describe("local job target with existing hosts", () => {
     // A `terraform` first on PATH that logs each call: cdktf's own DataResource ran it once per job.
     const bin = tempDir("fake-terraform");
     const log = path.join(bin, "calls.log");
-    fs.writeFileSync(path.join(bin, "terraform"), `#!/bin/sh\necho "$*" >> ${JSON.stringify(log)}\necho "Terraform v1.11.0"\n`, { mode: 0o755 });
-    const many = { ...ctx, vms: Array.from({ length: 6 }, (_, i) => ({ name: `h${i}`, kind: "existing", address: `192.0.2.${i + 1}` })) };
+    fs.writeFileSync(
+      path.join(bin, "terraform"),
+      `#!/bin/sh\necho "$*" >> ${JSON.stringify(log)}\necho "Terraform v1.11.0"\n`,
+      { mode: 0o755 },
+    );
+    const many = {
+      ...ctx,
+      vms: Array.from({ length: 6 }, (_, i) => ({ name: `h${i}`, kind: "existing", address: `192.0.2.${i + 1}` })),
+    };
     const { outdir } = synthApp(many, { env: { PATH: `${bin}:${process.env.PATH}` } });
     const many6 = JSON.parse(fs.readFileSync(path.join(outdir, "stacks", "local", "cdk.tf.json"), "utf8"));
     expect(Object.keys(many6.resource.terraform_data)).toHaveLength(55); // per host: probe, record, 3 installers, an outcome per job (4); one password check
@@ -120,7 +153,8 @@ describe("local job target with existing hosts", () => {
   test("a changed secret reruns its job from any working copy: the trigger is scrypt over the value, salted by the configuration, in an owner-only file outside cdktf.out", () => {
     const copies = [tempDir("copy-a"), tempDir("copy-b")];
     const config = parseConfig(ctx);
-    const triggerOf = (dir: string, job: string) => fs.readFileSync(path.join(dir, ".vm-install", "local", `${job}.secret-trigger`), "utf8");
+    const triggerOf = (dir: string, job: string) =>
+      fs.readFileSync(path.join(dir, ".vm-install", "local", `${job}.secret-trigger`), "utf8");
     // What Terraform reads at plan time: the file, named relative to the stack folder, and no variable,
     // so nothing secret in cdktf.out; the same configuration in both copies.
     const synthesized = copies.map((dir) => synthIn(dir, ctx));
@@ -131,7 +165,9 @@ describe("local job target with existing hosts", () => {
       );
     }
     // The class: the files bin/cdktf writes are exactly the files the jobs' triggers read.
-    const written = copies.map((dir) => writeSecretTriggers(dir, config, { TF_VAR_pg_password: "first password, long" }));
+    const written = copies.map((dir) =>
+      writeSecretTriggers(dir, config, { TF_VAR_pg_password: "first password, long" }),
+    );
     copies.forEach((dir, i) => {
       const read = Object.values<any>(synthesized[i].tf.resource.terraform_data)
         .map((r) => r.triggers_replace?.secrets?.match(/fileexists\("([^"]+)"\)/)?.[1])
@@ -160,7 +196,9 @@ describe("local job target with existing hosts", () => {
     for (const dir of copies) {
       expect(triggerOf(dir, "h1-install-postgres")).toBe(scrypt("first password, long", "h1-install-postgres"));
       expect(triggerOf(dir, "h2-install-postgres")).toBe(scrypt("first password, long", "h2-install-postgres"));
-      expect(fs.statSync(path.join(dir, ".vm-install", "local", "h1-install-postgres.secret-trigger")).mode & 0o777).toBe(0o600);
+      expect(
+        fs.statSync(path.join(dir, ".vm-install", "local", "h1-install-postgres.secret-trigger")).mode & 0o777,
+      ).toBe(0o600);
       expect(fs.statSync(path.join(dir, ".vm-install", "local")).mode & 0o777).toBe(0o700);
       // No per-copy salt any more: that is what made a colleague's deploy rerun the job.
       expect(fs.existsSync(path.join(dir, ".vm-install", "local", "secret-salt"))).toBe(false);
@@ -173,12 +211,22 @@ describe("local job target with existing hosts", () => {
     expect(writeSecretTriggers(copies[1], config, {})).toEqual([]);
     expect(triggerOf(copies[1], "h1-install-postgres")).toBe(scrypt("second password, long", "h1-install-postgres"));
     // Another deployment (here: another backend) salts differently.
-    writeSecretTriggers(copies[0], parseConfig({ ...ctx, backend: { type: "pg" } }), { TF_VAR_pg_password: "first password, long" });
-    expect(triggerOf(copies[0], "h1-install-postgres")).toBe(scrypt("first password, long", "h1-install-postgres", { type: "pg" }));
-    expect(scrypt("first password, long", "h1-install-postgres", { type: "pg" })).not.toBe(scrypt("first password, long", "h1-install-postgres"));
+    writeSecretTriggers(copies[0], parseConfig({ ...ctx, backend: { type: "pg" } }), {
+      TF_VAR_pg_password: "first password, long",
+    });
+    expect(triggerOf(copies[0], "h1-install-postgres")).toBe(
+      scrypt("first password, long", "h1-install-postgres", { type: "pg" }),
+    );
+    expect(scrypt("first password, long", "h1-install-postgres", { type: "pg" })).not.toBe(
+      scrypt("first password, long", "h1-install-postgres"),
+    );
     // Jobs without a secret carry no such trigger; the sless target none at all (its event_json is the trigger).
     expect(jobs.h1_packages.triggers_replace.secrets).toBeUndefined();
-    expect(secretTriggerJobs(parseConfig({ ...ctx, jobTarget: "sless", vms: [{ name: "h1" }], nubes: { vdcUid: "v", nsxtUid: "n" } }))).toEqual([]);
+    expect(
+      secretTriggerJobs(
+        parseConfig({ ...ctx, jobTarget: "sless", vms: [{ name: "h1" }], nubes: { vdcUid: "v", nsxtUid: "n" } }),
+      ),
+    ).toEqual([]);
   });
 
   test("bin/cdktf writes the triggers from its environment before cdktf runs (cdktf passes no TF_VAR_ to synth)", () => {
@@ -197,10 +245,11 @@ describe("local job target with existing hosts", () => {
     });
     expect(run.status).toBe(0);
     const salt = secretTriggerSalt(parseConfig(project), "db-install-postgres");
-    expect(fs.readFileSync(path.join(dir, ".vm-install", "wrapped", "db-install-postgres.secret-trigger"), "utf8")).toBe(
-      `${secretTrigger(["wrapped password, long"], salt)}\n`,
-    );
-    for (const f of filesUnder(path.join(dir, "cdktf.out"))) expect(fs.readFileSync(f, "utf8")).not.toContain("wrapped password, long");
+    expect(
+      fs.readFileSync(path.join(dir, ".vm-install", "wrapped", "db-install-postgres.secret-trigger"), "utf8"),
+    ).toBe(`${secretTrigger(["wrapped password, long"], salt)}\n`);
+    for (const f of filesUnder(path.join(dir, "cdktf.out")))
+      expect(fs.readFileSync(f, "utf8")).not.toContain("wrapped password, long");
   }, 60000);
 
   test("Terraform reads that trigger at plan time; without the file it is a word no trigger equals, so the job reruns rather than miss a change", () => {
@@ -213,7 +262,11 @@ describe("local job target with existing hosts", () => {
     fs.writeFileSync(path.join(dir, "main.tf.json"), JSON.stringify({ output: { d: { value: expression } } }));
     execFileSync("terraform", ["init", "-input=false"], { cwd: dir, env, stdio: "pipe" });
     const read = () => {
-      execFileSync("terraform", ["apply", "-auto-approve", "-input=false", "-no-color"], { cwd: dir, env, stdio: "pipe" });
+      execFileSync("terraform", ["apply", "-auto-approve", "-input=false", "-no-color"], {
+        cwd: dir,
+        env,
+        stdio: "pipe",
+      });
       return execFileSync("terraform", ["output", "-raw", "d"], { cwd: dir, env, encoding: "utf8" });
     };
     expect(read()).toBe("none: deployed without TF_VAR_pg_password");
@@ -254,7 +307,11 @@ describe("local job target with existing hosts", () => {
     const dir = tempDir("result-state");
     const file = path.join(dir, "h1-install-packages.tfstate");
     const job = { triggers_replace: { run: "${var.run}" } };
-    const result = JSON.parse(JSON.stringify(tf.resource.terraform_data.h1_packages_outcome).split(jobs.h1_packages.input.result_file).join(file));
+    const result = JSON.parse(
+      JSON.stringify(tf.resource.terraform_data.h1_packages_outcome)
+        .split(jobs.h1_packages.input.result_file)
+        .join(file),
+    );
     fs.writeFileSync(
       path.join(dir, "main.tf.json"),
       JSON.stringify({
@@ -264,7 +321,8 @@ describe("local job target with existing hosts", () => {
       }),
     );
     const env = tfEnv();
-    const terraform = (...args: string[]) => execFileSync("terraform", args, { cwd: dir, env, encoding: "utf8", stdio: "pipe" });
+    const terraform = (...args: string[]) =>
+      execFileSync("terraform", args, { cwd: dir, env, encoding: "utf8", stdio: "pipe" });
     const apply = (run: string) => {
       const out = terraform("apply", "-auto-approve", "-input=false", "-no-color", `-var=run=${run}`);
       return { out, message: JSON.parse(terraform("output", "-json")).h1_packages_result.value };
@@ -303,7 +361,9 @@ describe("local job target with existing hosts", () => {
     const short = plan("Sh0rt-pw!");
     expect(short.status).toBe(1);
     // Terraform folds its messages at 80 columns.
-    expect(short.stderr.replace(/\s+/g, " ")).toContain("TF_VAR_pg_password (install-postgres's db_password) is shorter than 12 characters");
+    expect(short.stderr.replace(/\s+/g, " ")).toContain(
+      "TF_VAR_pg_password (install-postgres's db_password) is shorter than 12 characters",
+    );
     expect(`${short.stdout}${short.stderr}`).not.toContain("Sh0rt-pw!");
     // Long enough: the plan goes on (the jobs are planned, not run).
     const ok = plan("twelve+ characters");

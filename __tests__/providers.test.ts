@@ -12,7 +12,8 @@ test("the committed bindings are exactly what the schemas generate", async () =>
       .sort();
   expect(rel(GENERATED_DIR)).toEqual(rel(out));
   for (const file of rel(out)) {
-    const same = fs.readFileSync(path.join(out, file), "utf8") === fs.readFileSync(path.join(GENERATED_DIR, file), "utf8");
+    const same =
+      fs.readFileSync(path.join(out, file), "utf8") === fs.readFileSync(path.join(GENERATED_DIR, file), "utf8");
     expect({ file, same }).toEqual({ file, same: true }); // run `npm run providers` after editing providers/schemas
   }
   expect(rel(out)).toContain(path.join("sless", "job", "index.ts"));

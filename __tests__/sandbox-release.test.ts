@@ -6,7 +6,14 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { imageAptConfig } from "../sandbox/hostapt";
 import { imagePaths } from "../sandbox/image";
-import { DEFAULT_RELEASE, parseRelease, RELEASE_ENV, resolveRelease, SUPPORTED_RELEASES, takeReleaseOption } from "../sandbox/release";
+import {
+  DEFAULT_RELEASE,
+  parseRelease,
+  RELEASE_ENV,
+  resolveRelease,
+  SUPPORTED_RELEASES,
+  takeReleaseOption,
+} from "../sandbox/release";
 
 const ROOT = path.resolve(__dirname, "..");
 const SUPPORTED = "supported: bookworm (Debian 12), trixie (Debian 13)";
@@ -19,34 +26,53 @@ describe("release names", () => {
     expect(parseRelease("bookworm")).toBe("bookworm");
   });
 
-  test.each(["sid", "Trixie", "debian-13", "13", "", "bookworm "])("%j is refused with a message listing the supported releases", (bad) => {
-    expect(() => parseRelease(bad, "--release")).toThrow(`--release: unknown sandbox release ${JSON.stringify(bad)}; ${SUPPORTED}`);
-  });
+  test.each(["sid", "Trixie", "debian-13", "13", "", "bookworm "])(
+    "%j is refused with a message listing the supported releases",
+    (bad) => {
+      expect(() => parseRelease(bad, "--release")).toThrow(
+        `--release: unknown sandbox release ${JSON.stringify(bad)}; ${SUPPORTED}`,
+      );
+    },
+  );
 
   test("the explicit release wins over the environment, the environment over the default; a bad value there names the variable", () => {
     expect(resolveRelease(undefined, {})).toBe("bookworm");
     expect(resolveRelease(undefined, { [RELEASE_ENV]: "" })).toBe("bookworm");
     expect(resolveRelease(undefined, { [RELEASE_ENV]: "trixie" })).toBe("trixie");
     expect(resolveRelease("bookworm", { [RELEASE_ENV]: "trixie" })).toBe("bookworm");
-    expect(() => resolveRelease(undefined, { [RELEASE_ENV]: "jessie" })).toThrow(`VM_INSTALL_SANDBOX_RELEASE: unknown sandbox release "jessie"; ${SUPPORTED}`);
+    expect(() => resolveRelease(undefined, { [RELEASE_ENV]: "jessie" })).toThrow(
+      `VM_INSTALL_SANDBOX_RELEASE: unknown sandbox release "jessie"; ${SUPPORTED}`,
+    );
     expect(() => resolveRelease("buster", {})).toThrow(`unknown sandbox release "buster"; ${SUPPORTED}`);
   });
 
   test("--release NAME and --release=NAME are taken out of the arguments; missing, repeated or unknown values are refused", () => {
     expect(takeReleaseOption(["demo", "--json"])).toEqual({ release: undefined, rest: ["demo", "--json"] });
-    expect(takeReleaseOption(["demo", "--release", "trixie", "--json"])).toEqual({ release: "trixie", rest: ["demo", "--json"] });
-    expect(takeReleaseOption(["--release=bookworm", "--rebuild"])).toEqual({ release: "bookworm", rest: ["--rebuild"] });
+    expect(takeReleaseOption(["demo", "--release", "trixie", "--json"])).toEqual({
+      release: "trixie",
+      rest: ["demo", "--json"],
+    });
+    expect(takeReleaseOption(["--release=bookworm", "--rebuild"])).toEqual({
+      release: "bookworm",
+      rest: ["--rebuild"],
+    });
     expect(() => takeReleaseOption(["--release"])).toThrow(`--release needs a release name; ${SUPPORTED}`);
     expect(() => takeReleaseOption(["--release", "--json"])).toThrow(`--release needs a release name; ${SUPPORTED}`);
     expect(() => takeReleaseOption(["--release", "trixie", "--release=bookworm"])).toThrow("--release given twice");
-    expect(() => takeReleaseOption(["--release=sid"])).toThrow(`--release: unknown sandbox release "sid"; ${SUPPORTED}`);
+    expect(() => takeReleaseOption(["--release=sid"])).toThrow(
+      `--release: unknown sandbox release "sid"; ${SUPPORTED}`,
+    );
   });
 
   test.each([
     [["up", "--release", "sid"], 'sandbox: --release: unknown sandbox release "sid"'],
     [["image", "--release"], "sandbox: --release needs a release name"],
   ])("the CLI refuses `%s` with exit 64 before touching anything, listing the releases", (args, said) => {
-    const r = spawnSync(process.execPath, ["-r", "./bin/ts-register.js", "sandbox/cli.ts", ...args], { cwd: ROOT, encoding: "utf8", timeout: 60_000 });
+    const r = spawnSync(process.execPath, ["-r", "./bin/ts-register.js", "sandbox/cli.ts", ...args], {
+      cwd: ROOT,
+      encoding: "utf8",
+      timeout: 60_000,
+    });
     expect({ status: r.status, stdout: r.stdout }).toEqual({ status: 64, stdout: "" });
     expect(r.stderr).toContain(said);
     expect(r.stderr).toContain(SUPPORTED);
@@ -102,7 +128,9 @@ describe("a release's image: its own file names, the host's mirror under the rel
     expect(trixie.sourcesFile).toContain("URIs: http://mirror.example/debian-security\nSuites: trixie-security\n");
     expect(trixie.sourcesFile).not.toContain("bookworm\n");
     expect(trixie.sourcesFile).not.toMatch(/Suites:.*bookworm/);
-    expect(trixie.sourcesFile).toContain(`# from the host's ${path.join(dir, "sources.list.d", "debian.sources")} (its bookworm entry, for trixie)`);
+    expect(trixie.sourcesFile).toContain(
+      `# from the host's ${path.join(dir, "sources.list.d", "debian.sources")} (its bookworm entry, for trixie)`,
+    );
     expect(trixie.sourcesFile).not.toContain("the host has no source for");
     // Bookworm itself: the host's entries as they are.
     const bookworm = imageAptConfig(dir, "bookworm");
@@ -116,11 +144,15 @@ describe("a release's image: its own file names, the host's mirror under the rel
     const trixie = imageAptConfig(dir, "trixie");
     expect(trixie.mirror).toBe("http://other.example/debian");
     expect(trixie.sourcesFile).not.toContain("mirror.example");
-    expect(trixie.sourcesFile).toContain("# the host has no source for trixie-updates, trixie-security, so neither has the image");
+    expect(trixie.sourcesFile).toContain(
+      "# the host has no source for trixie-updates, trixie-security, so neither has the image",
+    );
   });
 
   test("a host with no Debian source of a supported release: refused, naming the release and where it looked", () => {
     fs.writeFileSync(path.join(dir, "sources.list"), "deb http://archive.ubuntu.com/ubuntu jammy main\n");
-    expect(() => imageAptConfig(dir, "trixie")).toThrow(/^no apt source for Debian trixie on this host, nor for bookworm to lend its mirror \(looked in /);
+    expect(() => imageAptConfig(dir, "trixie")).toThrow(
+      /^no apt source for Debian trixie on this host, nor for bookworm to lend its mirror \(looked in /,
+    );
   });
 });

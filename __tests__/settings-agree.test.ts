@@ -124,36 +124,48 @@ async function handlerAccepts(handler: string, event: Record<string, unknown>): 
 }
 
 const both = (settings: Settings) =>
-  Object.entries(settings).filter((entry): entry is [string, Setting & { event: string }] => !!entry[1].event && !entry[1].eventOnly);
+  Object.entries(settings).filter(
+    (entry): entry is [string, Setting & { event: string }] => !!entry[1].event && !entry[1].eventOnly,
+  );
 
-describe.each(INSTALLERS.map((def) => [def.handler, def] as const))("%s: config and handler agree on every value", (handler, def) => {
-  it.each(both(def.settings).map(([key, s]) => [key, s.event] as const))("%s (event %s)", async (key, eventKey) => {
-    const verdicts: string[] = [];
-    let accepted = 0;
-    for (const value of [...PROBES, def.settings[key].default]) {
-      if (value === undefined) continue;
-      const atSynth = configAccepts({ installers: { [def.key]: { enabled: false, [key]: value } } });
-      const inHandler = await handlerAccepts(handler, { ...BASE_EVENT[handler], [eventKey]: value });
-      if (atSynth !== inHandler)
-        verdicts.push(`${JSON.stringify(value)}: synth ${atSynth ? "accepts" : "refuses"}, handler ${inHandler ? "accepts" : "refuses"}`);
-      if (atSynth) accepted++;
-    }
-    expect(verdicts).toEqual([]);
-    // Not vacuous: each setting accepts some probe and refuses others.
-    expect(accepted).toBeGreaterThan(0);
-    expect(accepted).toBeLessThan(PROBES.length);
-  });
-});
+describe.each(INSTALLERS.map((def) => [def.handler, def] as const))(
+  "%s: config and handler agree on every value",
+  (handler, def) => {
+    it.each(both(def.settings).map(([key, s]) => [key, s.event] as const))("%s (event %s)", async (key, eventKey) => {
+      const verdicts: string[] = [];
+      let accepted = 0;
+      for (const value of [...PROBES, def.settings[key].default]) {
+        if (value === undefined) continue;
+        const atSynth = configAccepts({ installers: { [def.key]: { enabled: false, [key]: value } } });
+        const inHandler = await handlerAccepts(handler, { ...BASE_EVENT[handler], [eventKey]: value });
+        if (atSynth !== inHandler)
+          verdicts.push(
+            `${JSON.stringify(value)}: synth ${atSynth ? "accepts" : "refuses"}, handler ${inHandler ? "accepts" : "refuses"}`,
+          );
+        if (atSynth) accepted++;
+      }
+      expect(verdicts).toEqual([]);
+      // Not vacuous: each setting accepts some probe and refuses others.
+      expect(accepted).toBeGreaterThan(0);
+      expect(accepted).toBeLessThan(PROBES.length);
+    });
+  },
+);
 
 describe("sshRetry (cdktf.json) and ssh (every event) agree on every value", () => {
-  it.each(Object.entries(SSH_RETRY_SETTINGS).map(([key, s]) => [key, s.event] as const))("%s (event ssh.%s)", async (key, eventKey) => {
-    const verdicts: string[] = [];
-    for (const value of PROBES) {
-      const atSynth = configAccepts({ vms: [{ name: "vm1", sshRetry: { [key]: value } }] });
-      const inHandler = await handlerAccepts("install-docker", { ssh: { [eventKey]: value } });
-      if (atSynth !== inHandler)
-        verdicts.push(`${JSON.stringify(value)}: synth ${atSynth ? "accepts" : "refuses"}, handler ${inHandler ? "accepts" : "refuses"}`);
-    }
-    expect(verdicts).toEqual([]);
-  });
+  it.each(Object.entries(SSH_RETRY_SETTINGS).map(([key, s]) => [key, s.event] as const))(
+    "%s (event ssh.%s)",
+    async (key, eventKey) => {
+      const verdicts: string[] = [];
+      for (const value of PROBES) {
+        const atSynth = configAccepts({ vms: [{ name: "vm1", sshRetry: { [key]: value } }] });
+        const inHandler = await handlerAccepts("install-docker", { ssh: { [eventKey]: value } });
+        if (atSynth !== inHandler)
+          verdicts.push(
+            `${JSON.stringify(value)}: synth ${atSynth ? "accepts" : "refuses"}, handler ${inHandler ? "accepts" : "refuses"}`,
+          );
+      }
+      expect(verdicts).toEqual([]);
+    },
+  );
 });

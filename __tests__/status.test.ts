@@ -27,16 +27,31 @@ describe("status rows", () => {
       lastRun: undefined,
       log: undefined,
     });
-    expect(statusRow("vm1", packages, "skipped")).toMatchObject({ status: "skipped", summary: "disabled in cdktf.json" });
+    expect(statusRow("vm1", packages, "skipped")).toMatchObject({
+      status: "skipped",
+      summary: "disabled in cdktf.json",
+    });
     expect(statusRow("vm1", packages, undefined)).toMatchObject({ status: "not run", summary: "" });
     expect(statusRow("vm1", packages, "not run")).toMatchObject({ status: "not run" });
-    expect(statusRow("vm1", packages, "install-packages failed: no-such-pkg: no installation candidate\nmore")).toMatchObject({
+    expect(
+      statusRow("vm1", packages, "install-packages failed: no-such-pkg: no installation candidate\nmore"),
+    ).toMatchObject({
       status: "failed",
       summary: "install-packages failed: no-such-pkg: no installation candidate",
     });
     // The outputs still hold the previous success; the runner's record says the last run failed.
-    const local = { phase: "Failed", message: "boom", finishedAt: "2026-12-03T08:00:00.000Z", log: ".vm-install/s/logs/x.log" };
-    expect(statusRow("vm1", packages, ok, local)).toMatchObject({ status: "failed", summary: "boom", lastRun: local.finishedAt, log: local.log });
+    const local = {
+      phase: "Failed",
+      message: "boom",
+      finishedAt: "2026-12-03T08:00:00.000Z",
+      log: ".vm-install/s/logs/x.log",
+    };
+    expect(statusRow("vm1", packages, ok, local)).toMatchObject({
+      status: "failed",
+      summary: "boom",
+      lastRun: local.finishedAt,
+      log: local.log,
+    });
   });
 
   test("every VM x installer, in config and catalog order, from the outputs the stack names", () => {
@@ -47,7 +62,11 @@ describe("status rows", () => {
         { name: "db", kind: "existing", address: "192.0.2.2" },
       ],
     });
-    const rows = statusRows(config, { web_1_packages_result: ok, web_1_postgres_result: "skipped", db_packages_result: ok });
+    const rows = statusRows(config, {
+      web_1_packages_result: ok,
+      web_1_postgres_result: "skipped",
+      db_packages_result: ok,
+    });
     expect(rows.map((r) => [r.vm, r.installer, r.status])).toEqual([
       ["web-1", "install-packages", "ok"],
       ["web-1", "install-docker", "not run"],
@@ -75,11 +94,16 @@ describe("status rows never show an old VM's results for a new VM", () => {
   ];
 
   test("the VM and its job in the state: the result is shown", () => {
-    expect(statusRows(nubes, outputs, { state: new Set(deployed) })[0]).toMatchObject({ status: "ok", hostKey: `SHA256:${"k".repeat(43)}` });
+    expect(statusRows(nubes, outputs, { state: new Set(deployed) })[0]).toMatchObject({
+      status: "ok",
+      hostKey: `SHA256:${"k".repeat(43)}`,
+    });
   });
 
   test("the job is not in the state (destroyed with the old VM, not run on the new one): not run, whatever the outputs say", () => {
-    const rows = statusRows(nubes, outputs, { state: new Set(deployed.filter((a) => a !== "sless_job.web_1_packages")) });
+    const rows = statusRows(nubes, outputs, {
+      state: new Set(deployed.filter((a) => a !== "sless_job.web_1_packages")),
+    });
     expect(rows[0].status).toBe("not run");
     expect(rows[0].hostKey).toBeUndefined();
     expect(rows[0].summary).toMatch(/has not run on the current VM/);
@@ -87,7 +111,9 @@ describe("status rows never show an old VM's results for a new VM", () => {
   });
 
   test("the VM is not in the state (deleted outside Terraform, or its re-creation failed): not run", () => {
-    const rows = statusRows(nubes, outputs, { state: new Set(deployed.filter((a) => !a.startsWith("nubes_vc_vm_v3."))) });
+    const rows = statusRows(nubes, outputs, {
+      state: new Set(deployed.filter((a) => !a.startsWith("nubes_vc_vm_v3."))),
+    });
     expect(rows[0].status).toBe("not run");
     expect(rows[0].hostKey).toBeUndefined();
     expect(rows[0].summary).toMatch(/web-1 is not in the Terraform state/);
@@ -127,7 +153,9 @@ describe("status table", () => {
     const text = renderStatusTable(rows, true);
     expect(text).toContain("\x1b[32mok     \x1b[0m");
     expect(text).toContain("\x1b[1mVM \x1b[0m");
-    expect(text.replace(new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*m`, "g"), "")).toBe(renderStatusTable(rows, false));
+    expect(text.replace(new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*m`, "g"), "")).toBe(
+      renderStatusTable(rows, false),
+    );
   });
 
   test("logs, when the local target kept them, are listed under the table", () => {

@@ -11,7 +11,11 @@ import { context, filesUnder, synth, synthApp, type TfJson, tempDir } from "./su
 const nubesSchema = require("../providers/schemas/nubes.json").provider_schemas["terra.k8c.ru/nubes/nubes"];
 const slessSchema = require("../providers/schemas/sless.json").provider_schemas["sless.kube5s.ru/sless/sless"];
 
-const allOn = { packages: { enabled: true }, docker: { enabled: true }, postgres: { enabled: true, passwordVariable: "pg_password" } };
+const allOn = {
+  packages: { enabled: true },
+  docker: { enabled: true },
+  postgres: { enabled: true, passwordVariable: "pg_password" },
+};
 const jobsOf = (tf: TfJson) => tf.resource.sless_job ?? {};
 
 describe("installers toggled", () => {
@@ -27,7 +31,9 @@ describe("installers toggled", () => {
   });
 
   test("all off: no job (not even the host-key probe), every output skipped", () => {
-    const { tf } = synth(context({ vms: [{ name: "vm1", hostKeys: "first-contact" }], installers: { packages: { enabled: false } } }));
+    const { tf } = synth(
+      context({ vms: [{ name: "vm1", hostKeys: "first-contact" }], installers: { packages: { enabled: false } } }),
+    );
     expect(tf.resource.sless_job).toBeUndefined();
     expect(tf.resource.terraform_data).toBeUndefined();
     // A VM that gets a delivered key keeps only that record.
@@ -58,7 +64,10 @@ describe("installers toggled", () => {
 
   test("every sless_job, the host-key probe too, fails the deploy unless its phase is Succeeded, naming itself and its message", () => {
     const { tf } = synth(context({ installers: allOn }));
-    for (const [id, job] of Object.entries(jobsOf(tf)) as [string, { name: string; lifecycle: Record<string, unknown> }][]) {
+    for (const [id, job] of Object.entries(jobsOf(tf)) as [
+      string,
+      { name: string; lifecycle: Record<string, unknown> },
+    ][]) {
       expect(job.lifecycle.postcondition).toEqual([
         {
           condition: '${self.phase == "Succeeded"}',
@@ -80,7 +89,15 @@ describe("job contents", () => {
       runId: 7,
       sless: { runtime: "nodejs22" },
       installers: { ...allOn, docker: { enabled: true, channel: "distro", verify: "daemon" } },
-      vms: [{ name: "vm1", user: "admin", sshPort: 2222, hostKeySha256: `SHA256:${"A".repeat(43)}`, privateKeyPath: "keys/id_vm1" }],
+      vms: [
+        {
+          name: "vm1",
+          user: "admin",
+          sshPort: 2222,
+          hostKeySha256: `SHA256:${"A".repeat(43)}`,
+          privateKeyPath: "keys/id_vm1",
+        },
+      ],
     }),
   );
   const jobs = jobsOf(tf);
@@ -109,7 +126,11 @@ describe("job contents", () => {
 
   test("event_json carries each installer's settings; the password only as var.pg_password in postgres", () => {
     // time_budget_sec: the job's wait_timeout_sec less the runner's margin; every inner limit is cut to it.
-    expect(JSON.parse(jobs.vm1_packages.event_json)).toEqual({ packages: ["git", "curl", "htop", "jq", "unzip"], update: true, time_budget_sec: 585 });
+    expect(JSON.parse(jobs.vm1_packages.event_json)).toEqual({
+      packages: ["git", "curl", "htop", "jq", "unzip"],
+      update: true,
+      time_budget_sec: 585,
+    });
     expect(jobs.vm1_packages.wait_timeout_sec).toBe(600);
     // Later installers on a VM take the lists the one before refreshed as fresh.
     expect(JSON.parse(jobs.vm1_docker.event_json)).toEqual({
@@ -138,20 +159,31 @@ describe("job contents", () => {
       expect(pg).toContain(kv);
     expect(jobs.vm1_packages.event_json).not.toContain("password");
     expect(jobs.vm1_docker.event_json).not.toContain("password");
-    expect(tf.variable.pg_password).toEqual({ description: "install-postgres's db_password (TF_VAR_pg_password)", sensitive: true, type: "string" });
+    expect(tf.variable.pg_password).toEqual({
+      description: "install-postgres's db_password (TF_VAR_pg_password)",
+      sensitive: true,
+      type: "string",
+    });
     // Its length is checked at plan time, before any job runs, by a precondition: the message names the
     // variable, never the value (a validation block's error would print the value).
     expect(tf.resource.terraform_data.pg_password_check.lifecycle.precondition).toEqual([
       {
         condition: "${length(var.pg_password) >= 12}",
-        error_message: "TF_VAR_pg_password (install-postgres's db_password) is shorter than 12 characters; set a longer one. The value is not shown.",
+        error_message:
+          "TF_VAR_pg_password (install-postgres's db_password) is shorter than 12 characters; set a longer one. The value is not shown.",
       },
     ]);
   });
 
   test("a VM's sshRetry reaches every job's event as the handlers' ssh key", () => {
-    const { tf: withRetry } = synth(context({ vms: [{ name: "vm1", sshRetry: { attempts: 6, delaySec: 5, budgetSec: 300 } }] }));
-    expect(JSON.parse(jobsOf(withRetry).vm1_packages.event_json).ssh).toEqual({ attempts: 6, delay_sec: 5, budget_sec: 300 });
+    const { tf: withRetry } = synth(
+      context({ vms: [{ name: "vm1", sshRetry: { attempts: 6, delaySec: 5, budgetSec: 300 } }] }),
+    );
+    expect(JSON.parse(jobsOf(withRetry).vm1_packages.event_json).ssh).toEqual({
+      attempts: 6,
+      delay_sec: 5,
+      budget_sec: 300,
+    });
     expect(JSON.parse(jobs.vm1_packages.event_json).ssh).toBeUndefined();
   });
 
@@ -177,7 +209,10 @@ describe("job contents", () => {
 
   test("no sless.providerVersion: any version, spelled as a constraint (cdktf deploy refuses a provider without one)", () => {
     const { tf } = synth(context({}));
-    expect(tf.terraform.required_providers.sless).toEqual({ source: "sless.kube5s.ru/sless/sless", version: ">= 0.0.0" });
+    expect(tf.terraform.required_providers.sless).toEqual({
+      source: "sless.kube5s.ru/sless/sless",
+      version: ">= 0.0.0",
+    });
   });
 
   test("a fixed address or internalConnect replaces externalConnect", () => {
@@ -254,7 +289,12 @@ describe("two VMs", () => {
   });
 
   test("one password variable shared by both VMs", () => {
-    expect(Object.keys(tf.variable).sort()).toEqual(["accepted_host_keys", "nubes_api_token", "pg_password", "sless_token"]); // accepted_host_keys: npm run trust;
+    expect(Object.keys(tf.variable).sort()).toEqual([
+      "accepted_host_keys",
+      "nubes_api_token",
+      "pg_password",
+      "sless_token",
+    ]); // accepted_host_keys: npm run trust;
   });
 });
 
@@ -264,7 +304,8 @@ describe("every synthesized resource conforms to the provider schema JSON", () =
     if (type === "string") return typeof value === "string";
     if (type === "number") return typeof value === "number";
     if (type === "bool") return typeof value === "boolean";
-    if (Array.isArray(type) && type[0] === "map") return typeof value === "object" && value !== null && Object.values(value).every((v) => typeOk(type[1], v));
+    if (Array.isArray(type) && type[0] === "map")
+      return typeof value === "object" && value !== null && Object.values(value).every((v) => typeOk(type[1], v));
     return false;
   };
   const check = (block: any, body: Record<string, unknown>, where: string): string[] => {
@@ -274,10 +315,13 @@ describe("every synthesized resource conforms to the provider schema JSON", () =
       if (["//", "depends_on", "provider", "count", "for_each", "lifecycle"].includes(name)) continue;
       const attr = attrs[name];
       if (!attr) problems.push(`${where}.${name}: not in the schema`);
-      else if (attr.computed && !attr.optional && !attr.required) problems.push(`${where}.${name}: computed only, must not be set`);
-      else if (!typeOk(attr.type, value)) problems.push(`${where}.${name}: ${JSON.stringify(value)} is not ${JSON.stringify(attr.type)}`);
+      else if (attr.computed && !attr.optional && !attr.required)
+        problems.push(`${where}.${name}: computed only, must not be set`);
+      else if (!typeOk(attr.type, value))
+        problems.push(`${where}.${name}: ${JSON.stringify(value)} is not ${JSON.stringify(attr.type)}`);
     }
-    for (const [name, attr] of Object.entries(attrs)) if (attr.required && !(name in body)) problems.push(`${where}.${name}: required, missing`);
+    for (const [name, attr] of Object.entries(attrs))
+      if (attr.required && !(name in body)) problems.push(`${where}.${name}: required, missing`);
     return problems;
   };
 
@@ -326,13 +370,17 @@ describe("every synthesized resource conforms to the provider schema JSON", () =
 describe("state backends", () => {
   let stackDir = "";
   const backendOf = (backend?: Record<string, unknown>) => {
-    const out = synth(context({ ...(backend ? { backend } : {}), vms: [{ name: "vm1", kind: "existing", address: "192.0.2.1" }] }));
+    const out = synth(
+      context({ ...(backend ? { backend } : {}), vms: [{ name: "vm1", kind: "existing", address: "192.0.2.1" }] }),
+    );
     stackDir = out.stackDir;
     return out.tf.terraform.backend;
   };
 
   test("local by default: the state beside the project, named relative to the stack folder", () => {
-    expect(backendOf()).toEqual({ local: { path: path.relative(stackDir, path.join(PROJECT_ROOT, "terraform.vm-install.tfstate")) } });
+    expect(backendOf()).toEqual({
+      local: { path: path.relative(stackDir, path.join(PROJECT_ROOT, "terraform.vm-install.tfstate")) },
+    });
   });
 
   test("pg: the schema only; the connection string stays in PG_CONN_STR", () => {
@@ -393,8 +441,13 @@ describe("through main.ts, as cdktf runs it", () => {
       for (const file of filesUnder(outdir).filter((f) => !f.includes(`${path.sep}assets${path.sep}`))) {
         const text = fs.readFileSync(file, "utf8");
         // An absolute path starts a JSON string, a word of a command line, or a file("...") argument.
-        const absolute = [...text.matchAll(/(?:^|["'( ]|\\")(\/(?:work|tmp|usr|root|home|run|var)\/[^"' )\\]*)/g)].map((m) => m[1]);
-        expect({ file: path.relative(outdir, file), absolute }).toEqual({ file: path.relative(outdir, file), absolute: [] });
+        const absolute = [...text.matchAll(/(?:^|["'( ]|\\")(\/(?:work|tmp|usr|root|home|run|var)\/[^"' )\\]*)/g)].map(
+          (m) => m[1],
+        );
+        expect({ file: path.relative(outdir, file), absolute }).toEqual({
+          file: path.relative(outdir, file),
+          absolute: [],
+        });
         for (const root of roots) expect(text.includes(`"${root}`)).toBe(false);
       }
     }
@@ -402,12 +455,20 @@ describe("through main.ts, as cdktf runs it", () => {
 
   test("no secret value appears in any file under cdktf.out", () => {
     const dir = tempDir("secrets");
-    const keyText = "-----BEGIN OPENSSH PRIVATE KEY-----\nSENTINEL-PRIVATE-KEY-0c1f\n-----END OPENSSH PRIVATE KEY-----\n";
+    const keyText =
+      "-----BEGIN OPENSSH PRIVATE KEY-----\nSENTINEL-PRIVATE-KEY-0c1f\n-----END OPENSSH PRIVATE KEY-----\n";
     fs.writeFileSync(path.join(dir, "vm_key"), keyText, { mode: 0o600 });
     fs.writeFileSync(path.join(dir, "vm_key.pub"), "ssh-ed25519 AAAA test\n");
-    const secrets = { TF_VAR_nubes_api_token: "SENTINEL-NUBES-7a1", TF_VAR_sless_token: "SENTINEL-SLESS-9b2", TF_VAR_pg_password: "SENTINEL-PG-'$\\ 3c3" };
+    const secrets = {
+      TF_VAR_nubes_api_token: "SENTINEL-NUBES-7a1",
+      TF_VAR_sless_token: "SENTINEL-SLESS-9b2",
+      TF_VAR_pg_password: "SENTINEL-PG-'$\\ 3c3",
+    };
     const { outdir } = synthApp(
-      context({ installers: allOn, vms: [{ name: "vm1", privateKeyPath: path.join(dir, "vm_key"), publicKeyPath: path.join(dir, "vm_key.pub") }] }),
+      context({
+        installers: allOn,
+        vms: [{ name: "vm1", privateKeyPath: path.join(dir, "vm_key"), publicKeyPath: path.join(dir, "vm_key.pub") }],
+      }),
       { env: { ...secrets, NUBES_API_TOKEN: "SENTINEL-NUBES-ENV-4d4" } },
     );
     const files = filesUnder(outdir);
@@ -438,20 +499,28 @@ describe("through main.ts, as cdktf runs it", () => {
         const rest = hcl.slice(start + 1).search(/\n(resource|output|variable|provider|terraform|data) /);
         const block = hcl.slice(start, rest < 0 ? undefined : start + 1 + rest);
         for (const attr of Object.keys(body).filter((a) => a !== "//")) {
-          expect({ block: `${type}.${name}`, attr, present: new RegExp(`\\n\\s*${attr}\\s*(=|\\{)`).test(block) }).toEqual({
+          expect({
+            block: `${type}.${name}`,
+            attr,
+            present: new RegExp(`\\n\\s*${attr}\\s*(=|\\{)`).test(block),
+          }).toEqual({
             block: `${type}.${name}`,
             attr,
             present: true,
           });
           checked++;
         }
-        for (const [envName] of Object.entries(body.env_vars ?? {})) expect(block).toMatch(new RegExp(`\\n\\s*${envName}\\s*=`));
+        for (const [envName] of Object.entries(body.env_vars ?? {}))
+          expect(block).toMatch(new RegExp(`\\n\\s*${envName}\\s*=`));
       }
     }
     for (const name of Object.keys(tf.output)) expect(hcl).toContain(`output "${name}" {`);
-    for (const name of Object.keys(tf.variable)) expect(hcl).toMatch(new RegExp(`variable "${name}" \\{[^}]*sensitive\\s*= true`));
+    for (const name of Object.keys(tf.variable))
+      expect(hcl).toMatch(new RegExp(`variable "${name}" \\{[^}]*sensitive\\s*= true`));
     expect(hcl).toMatch(/provider "nubes" \{\n\s*api_token\s*= "\$\{var\.nubes_api_token\}"/);
-    expect(hcl).toMatch(/provider "sless" \{\n\s*endpoint\s*= "https:\/\/sless\.kube5s\.ru"\n\s*token\s*= "\$\{var\.sless_token\}"/);
+    expect(hcl).toMatch(
+      /provider "sless" \{\n\s*endpoint\s*= "https:\/\/sless\.kube5s\.ru"\n\s*token\s*= "\$\{var\.sless_token\}"/,
+    );
     expect(checked).toBeGreaterThan(40);
   });
 
@@ -464,7 +533,9 @@ describe("through main.ts, as cdktf runs it", () => {
     }
     expect(stderr).toContain("vm-install: invalid configuration in cdktf.json context.vmInstall: 2 problems:");
     expect(stderr).toContain("  - vms[0].cpu: expected a whole number from 1 to 64, got number 0");
-    expect(stderr).toMatch(/ {2}- vms\[0\]\.installers\.packages\.packages\[0\]: "git;id" is not a Debian package name/);
+    expect(stderr).toMatch(
+      / {2}- vms\[0\]\.installers\.packages\.packages\[0\]: "git;id" is not a Debian package name/,
+    );
   });
 
   test("a private key file others can read fails the synth with OpenSSH's refusal", () => {
@@ -487,7 +558,9 @@ describe("through main.ts, as cdktf runs it", () => {
     const warnings = (ctx: Record<string, unknown>) => {
       const { outdir } = synthApp(ctx);
       const manifest = JSON.parse(fs.readFileSync(path.join(outdir, "manifest.json"), "utf8"));
-      return Object.values<any>(manifest.stacks).flatMap((stack) => stack.annotations.filter((a: any) => a.level === "@cdktf/warn").map((a: any) => a.message));
+      return Object.values<any>(manifest.stacks).flatMap((stack) =>
+        stack.annotations.filter((a: any) => a.level === "@cdktf/warn").map((a: any) => a.message),
+      );
     };
     const risky = warnings(
       context({
@@ -495,7 +568,13 @@ describe("through main.ts, as cdktf runs it", () => {
         vms: [{ name: "vm1", hostKeys: "first-contact" }],
         installers: {
           docker: { enabled: true, repoUrl: "http://mirror.example/docker" },
-          postgres: { enabled: true, passwordVariable: "pg_password", listenAddresses: "*", allowRemote: true, allowedCidrs: ["10.0.0.0/8", "0.0.0.0/0"] },
+          postgres: {
+            enabled: true,
+            passwordVariable: "pg_password",
+            listenAddresses: "*",
+            allowRemote: true,
+            allowedCidrs: ["10.0.0.0/8", "0.0.0.0/0"],
+          },
         },
       }),
     );
@@ -503,8 +582,12 @@ describe("through main.ts, as cdktf runs it", () => {
       expect.stringMatching(
         /^backend "local" with jobTarget "sless": terraform\.vm-install\.tfstate and its \.backup, beside cdktf\.json, will hold in clear text/,
       ),
-      expect.stringMatching(/^vms\[vm1\]: no host key pin \(hostKeySha256\) and strictHostKeys off: the first contact's key is trusted as it comes/),
-      expect.stringMatching(/^vms\[vm1\]\.installers\.postgres\.allowedCidrs: 0\.0\.0\.0\/0 admits every address to database myapp as app_user/),
+      expect.stringMatching(
+        /^vms\[vm1\]: no host key pin \(hostKeySha256\) and strictHostKeys off: the first contact's key is trusted as it comes/,
+      ),
+      expect.stringMatching(
+        /^vms\[vm1\]\.installers\.postgres\.allowedCidrs: 0\.0\.0\.0\/0 admits every address to database myapp as app_user/,
+      ),
       expect.stringMatching(
         /^vms\[vm1\]\.installers\.docker\.repoUrl: http:\/\/mirror\.example\/docker is plain http: accepted only because the repository key's fingerprint is checked/,
       ),
@@ -514,7 +597,15 @@ describe("through main.ts, as cdktf runs it", () => {
       context({
         backend: { type: "pg" },
         vms: [{ name: "vm1", hostKeySha256: `SHA256:${"A".repeat(43)}` }],
-        installers: { postgres: { enabled: true, passwordVariable: "pg_password", listenAddresses: "*", allowRemote: true, allowedCidrs: ["10.0.0.0/8"] } },
+        installers: {
+          postgres: {
+            enabled: true,
+            passwordVariable: "pg_password",
+            listenAddresses: "*",
+            allowRemote: true,
+            allowedCidrs: ["10.0.0.0/8"],
+          },
+        },
       }),
     );
     expect(safe).toEqual([]);
@@ -527,9 +618,18 @@ describe("through main.ts, as cdktf runs it", () => {
           installers: { postgres: { enabled: true, passwordVariable: "pg_password" } },
           vms: [
             { name: "vm1" },
-            { name: "db2", hostKeys: "first-contact", privateKeyPath: "keys/db2", installers: { postgres: { passwordVariable: "db2_password" } } },
+            {
+              name: "db2",
+              hostKeys: "first-contact",
+              privateKeyPath: "keys/db2",
+              installers: { postgres: { passwordVariable: "db2_password" } },
+            },
             { name: "bare", installers: { packages: { enabled: false }, postgres: { enabled: false } } },
-            { name: "old", hostKeys: "first-contact", installers: { packages: { enabled: false }, postgres: { enabled: false } } },
+            {
+              name: "old",
+              hostKeys: "first-contact",
+              installers: { packages: { enabled: false }, postgres: { enabled: false } },
+            },
           ],
           ...patch,
         }),
@@ -552,12 +652,16 @@ describe("through main.ts, as cdktf runs it", () => {
         'or use "jobTarget": "local", which keeps the SSH key and the passwords out of state (README, Secrets)',
     );
     // Without a postgres job, the key alone.
-    expect(localStateSecretsWarning(ctx({ installers: {}, vms: [{ name: "vm1", hostKeys: "first-contact" }] }))).toContain(
-      "in clear text vms[vm1]: the SSH private key vm_key. bin/cdktf",
-    );
+    expect(
+      localStateSecretsWarning(ctx({ installers: {}, vms: [{ name: "vm1", hostKeys: "first-contact" }] })),
+    ).toContain("in clear text vms[vm1]: the SSH private key vm_key. bin/cdktf");
     // Shared backends and the local target: no warning.
     expect(localStateSecretsWarning(ctx({ backend: { type: "pg" } }))).toBeUndefined();
-    expect(localStateSecretsWarning(ctx({ backend: { type: "s3", bucket: "states", key: "vm-install/tfstate", region: "eu-1" } }))).toBeUndefined();
+    expect(
+      localStateSecretsWarning(
+        ctx({ backend: { type: "s3", bucket: "states", key: "vm-install/tfstate", region: "eu-1" } }),
+      ),
+    ).toBeUndefined();
     expect(localStateSecretsWarning(ctx({ jobTarget: "local" }))).toBeUndefined();
   });
 });

@@ -10,13 +10,22 @@ test("terraformIn under umask 000: the state and its .backup Terraform writes ar
   const previous = process.umask(0o000);
   try {
     // terraform_data is built in: no provider to download.
-    fs.writeFileSync(path.join(dir, "main.tf"), 'resource "terraform_data" "x" {\n  input = var.v\n}\nvariable "v" {\n  type = string\n}\n');
-    for (const args of [["init", "-input=false"], ...["one", "two"].map((v) => ["apply", "-input=false", "-auto-approve", `-var=v=${v}`])]) {
+    fs.writeFileSync(
+      path.join(dir, "main.tf"),
+      'resource "terraform_data" "x" {\n  input = var.v\n}\nvariable "v" {\n  type = string\n}\n',
+    );
+    for (const args of [
+      ["init", "-input=false"],
+      ...["one", "two"].map((v) => ["apply", "-input=false", "-auto-approve", `-var=v=${v}`]),
+    ]) {
       const r = terraformIn(dir, dir, args);
       expect({ args, status: r.status, stderr: r.stderr }).toEqual({ args, status: 0, stderr: "" });
     }
     const mode = (f: string) => (fs.statSync(path.join(dir, f)).mode & 0o777).toString(8);
-    expect({ state: mode("terraform.tfstate"), backup: mode("terraform.tfstate.backup") }).toEqual({ state: "600", backup: "600" });
+    expect({ state: mode("terraform.tfstate"), backup: mode("terraform.tfstate.backup") }).toEqual({
+      state: "600",
+      backup: "600",
+    });
   } finally {
     process.umask(previous);
     fs.rmSync(dir, { recursive: true, force: true });

@@ -29,7 +29,12 @@ const rounds = roundsArg("check.ts");
 const VMS = 3;
 const TARGET_MS = 2000;
 const PASSWORD = "bench check password";
-const env = { ...process.env, CHECKPOINT_DISABLE: "1", TF_CLI_CONFIG_FILE: path.join(PROJECT_ROOT, ".cache", "terraformrc"), TF_VAR_pg_password: PASSWORD };
+const env = {
+  ...process.env,
+  CHECKPOINT_DISABLE: "1",
+  TF_CLI_CONFIG_FILE: path.join(PROJECT_ROOT, ".cache", "terraformrc"),
+  TF_VAR_pg_password: PASSWORD,
+};
 const log = (line: string) => process.stdout.write(`${line}\n`);
 
 /** The SSH work of a run: per VM the sum of its handlers' own time, the slowest VM (VMs run side by side). */
@@ -41,7 +46,8 @@ function sshWork(rows: DriftRow[]): number {
 
 function requireInSync(rows: DriftRow[], side: string): void {
   const off = rows.filter((r) => r.state !== "in sync");
-  if (off.length || rows.length !== VMS * 3) throw new Error(`${side}: expected ${VMS * 3} rows in sync, got ${JSON.stringify(off)}`);
+  if (off.length || rows.length !== VMS * 3)
+    throw new Error(`${side}: expected ${VMS * 3} rows in sync, got ${JSON.stringify(off)}`);
 }
 
 /** Every installer's software on the sandbox: each job's own event, as the deploy would send it. */
@@ -68,7 +74,9 @@ async function main(): Promise<void> {
   await withSandbox(async (sb) => {
     const base = allInstallersContext(VMS);
     const ctx = { ...base, stackName: "bench-check", vms: base.vms.map((vm) => existingHost(vm.name, sb)) };
-    log(`check benchmark: ${VMS} VMs (one sandbox) x 3 installers, ${rounds} rounds, rotating; installing the software once first`);
+    log(
+      `check benchmark: ${VMS} VMs (one sandbox) x 3 installers, ${rounds} rounds, rotating; installing the software once first`,
+    );
     await install(sb, ctx);
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "vm-install-bench-check-"));
     try {
@@ -77,7 +85,12 @@ async function main(): Promise<void> {
         const started = performance.now();
         const out = spawnSync(
           process.execPath,
-          ["-r", path.join(PROJECT_ROOT, "bin", "ts-register.js"), path.join(PROJECT_ROOT, "bin", "check.ts"), "--json"],
+          [
+            "-r",
+            path.join(PROJECT_ROOT, "bin", "ts-register.js"),
+            path.join(PROJECT_ROOT, "bin", "check.ts"),
+            "--json",
+          ],
           {
             cwd: dir,
             env,
@@ -95,7 +108,12 @@ async function main(): Promise<void> {
       const inProcess = async () => {
         const targets = checkTargets(config, outputs, (p) => path.resolve(dir, p));
         const started = performance.now();
-        const rows = await runChecks(targets, { logDir: path.join(dir, "bench-logs"), projectDir: dir, say: () => undefined, environment: env });
+        const rows = await runChecks(targets, {
+          logDir: path.join(dir, "bench-logs"),
+          projectDir: dir,
+          say: () => undefined,
+          environment: env,
+        });
         const ms = performance.now() - started;
         requireInSync(rows, "runChecks");
         return { ms, extra: { ssh_work_ms: sshWork(rows) } };
@@ -118,11 +136,27 @@ async function main(): Promise<void> {
           command: `npm run bench:check -- ${rounds}`,
           description: `npm run check on a ${VMS}-VM local-target deployment (one sandbox under three names, all three installers, everything in place) vs the same 9 check jobs run in-process through runChecks; issue 11's target: check under 2 s beyond its SSH work`,
           outcome,
-          sideLabels: { check: `npm run check (${VMS} VMs x 3 installers)`, jobs: "the same 9 check jobs through runChecks in-process" },
+          sideLabels: {
+            check: `npm run check (${VMS} VMs x 3 installers)`,
+            jobs: "the same 9 check jobs through runChecks in-process",
+          },
           comparisons: [
-            { label: `check (${VMS} VMs) vs its jobs alone`, project: "check", baseline: "jobs", target: 0, targetAddedMs: TARGET_MS, rerun: "beyond_ssh" },
+            {
+              label: `check (${VMS} VMs) vs its jobs alone`,
+              project: "check",
+              baseline: "jobs",
+              target: 0,
+              targetAddedMs: TARGET_MS,
+              rerun: "beyond_ssh",
+            },
           ],
-          series: { beyond_ssh: { label: "npm run check's wall time less its SSH work (slowest VM's handler time)", ms: beyond, target_ms: TARGET_MS } },
+          series: {
+            beyond_ssh: {
+              label: "npm run check's wall time less its SSH work (slowest VM's handler time)",
+              ms: beyond,
+              target_ms: TARGET_MS,
+            },
+          },
           commit,
         }),
         fmtMs,

@@ -10,6 +10,10 @@ export function allInstallersContext(count: number) {
       docker: { enabled: true, channel: "distro", verify: "daemon", compose: false },
       postgres: { enabled: true, passwordVariable: "pg_password" },
     },
-    vms: Array.from({ length: count }, (_, i) => ({ name: `vm${i + 1}`, kind: "existing", address: `10.0.0.${i + 1}` })),
+    vms: Array.from({ length: count }, (_, i) => ({
+      name: `vm${i + 1}`,
+      kind: "existing",
+      address: `10.0.0.${i + 1}`,
+    })),
   };
 }

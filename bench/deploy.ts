@@ -39,7 +39,12 @@ async function floor(sb: Sandbox): Promise<{ total: number; parts: Record<string
     docker: await timeRawScript(sb, rawDockerDistro(sb.user, { update: false }), "docker"),
     postgres: await timeRawScript(
       sb,
-      rawPostgres({ db: ctx.installers.postgres.dbName, user: ctx.installers.postgres.dbUser, password: PASSWORD, update: false }),
+      rawPostgres({
+        db: ctx.installers.postgres.dbName,
+        user: ctx.installers.postgres.dbUser,
+        password: PASSWORD,
+        update: false,
+      }),
       "postgres",
     ),
   };
@@ -50,7 +55,11 @@ async function floor(sb: Sandbox): Promise<{ total: number; parts: Record<string
 async function deploy(sbs: Sandbox[], label: string): Promise<number> {
   const dir = tempDir(`bench-deploy-${label}`);
   const one = demoContext(sbs[0]);
-  const ctx = { ...one, stackName: `bench-${label}`, vms: sbs.map((sb, i) => ({ ...demoContext(sb).vms[0], name: `vm${i + 1}` })) };
+  const ctx = {
+    ...one,
+    stackName: `bench-${label}`,
+    vms: sbs.map((sb, i) => ({ ...demoContext(sb).vms[0], name: `vm${i + 1}` })),
+  };
   writeCdktfProject(dir, ctx);
   const started = performance.now();
   const run = await runCdktf(dir, ["deploy", "--auto-approve"], { env: { TF_VAR_pg_password: PASSWORD } });
@@ -100,7 +109,11 @@ async function main(): Promise<void> {
           ),
       },
       { name: "one_vm", label: "demo deploy, one VM", run: () => withSandbox((sb) => deploy([sb], "one-vm")) },
-      { name: "two_vms", label: "same deploy, two VMs", run: () => withSandbox((a) => withSandbox((b) => deploy([a, b], "two-vms"))) },
+      {
+        name: "two_vms",
+        label: "same deploy, two VMs",
+        run: () => withSandbox((a) => withSandbox((b) => deploy([a, b], "two-vms"))),
+      },
     ],
     log,
   );
@@ -121,7 +134,12 @@ async function main(): Promise<void> {
     comparisons: [
       { label: "demo deploy vs raw floor", project: "one_vm", baseline: "floor", target: 1.3 },
       { label: "deploy: two VMs vs one", project: "two_vms", baseline: "one_vm", target: 1.3 },
-      { label: "raw floor: two VMs at once vs one (this machine's own cost of two)", project: "floor_two_vms", baseline: "floor", target: 1.3 },
+      {
+        label: "raw floor: two VMs at once vs one (this machine's own cost of two)",
+        project: "floor_two_vms",
+        baseline: "floor",
+        target: 1.3,
+      },
     ],
     notExercised: NOT_EXERCISED,
     commit,

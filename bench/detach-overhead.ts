@@ -25,7 +25,11 @@ async function main(): Promise<void> {
   await withSandbox(async (sb) => {
     const target = readConnectionEnv(jobEnvFor(sb));
     const session = await connect(target);
-    const conn = new ResilientConnection(session, () => connect(target), { job: "bench", budget: { started: Date.now(), now: Date.now }, detach: true });
+    const conn = new ResilientConnection(session, () => connect(target), {
+      job: "bench",
+      budget: { started: Date.now(), now: Date.now },
+      detach: true,
+    });
     const timeSide = (step: string, detached: boolean) => async () => {
       const ms: number[] = [];
       for (let i = 0; i < PER_ROUND; i++) {

@@ -28,7 +28,9 @@ const log = (line: string) => process.stdout.write(`${line}\n`);
 async function main(): Promise<void> {
   const commit = commitInfo();
   const bundle = bundleHandler({ handler: "install-docker" });
-  log(`install-docker benchmark: ${rounds} rounds, rotating; event ${JSON.stringify(EVENT)}; bundle ${bundle.dir} (${bundle.bytes} bytes)`);
+  log(
+    `install-docker benchmark: ${rounds} rounds, rotating; event ${JSON.stringify(EVENT)}; bundle ${bundle.dir} (${bundle.bytes} bytes)`,
+  );
   for (const n of NOT_EXERCISED) log(`not exercised here: ${n}`);
   const sides = installerSides({
     handler: "install-docker",
@@ -38,7 +40,10 @@ async function main(): Promise<void> {
       if (r.status !== "ok") throw new Error(`install-docker: status ${r.status}, expected ok`);
     },
     checkRerun: (r) => {
-      if (r.changed) throw new Error(`install-docker rerun changed something: ${JSON.stringify({ status: r.status, changes: r.changes })}`);
+      if (r.changed)
+        throw new Error(
+          `install-docker rerun changed something: ${JSON.stringify({ status: r.status, changes: r.changes })}`,
+        );
     },
     rawLabel: "raw docker.io sequence over one ssh",
     rawScript: (sb) => rawDockerDistro(sb.user),
@@ -52,8 +57,19 @@ async function main(): Promise<void> {
       `handler: install-docker ${JSON.stringify(EVENT)} through the job runner on a fresh sandbox; ` +
       "raw: apt-get update, apt-get install docker.io, systemctl enable --now docker, usermod -aG docker, docker info, as one root script over one ssh, on another fresh sandbox",
     outcome,
-    sideLabels: { handler: "install-docker (distro, verify daemon) via the runner", raw: "raw docker.io sequence over one ssh" },
-    comparisons: [{ label: "install-docker (distro, verify daemon)", project: "handler", baseline: "raw", target: 1.1, rerun: "rerun" }],
+    sideLabels: {
+      handler: "install-docker (distro, verify daemon) via the runner",
+      raw: "raw docker.io sequence over one ssh",
+    },
+    comparisons: [
+      {
+        label: "install-docker (distro, verify daemon)",
+        project: "handler",
+        baseline: "raw",
+        target: 1.1,
+        rerun: "rerun",
+      },
+    ],
     series: rerunSeries(outcome, "rerun on the same VM (already installed)", 2000),
     notExercised: NOT_EXERCISED,
     commit,

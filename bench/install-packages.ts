@@ -26,13 +26,16 @@ const log = (line: string) => process.stdout.write(`${line}\n`);
 async function checkInstalled(sb: Sandbox): Promise<void> {
   const r = await sb.rootExec(`dpkg-query -W -f='\${Package} \${Status}\\n' ${PACKAGES.join(" ")}`);
   const ok = r.stdout.split("\n").filter((l) => / install ok installed$/.test(l)).length;
-  if (ok !== PACKAGES.length) throw new Error(`${sb.name}: expected ${PACKAGES.length} packages installed, dpkg says:\n${r.stdout}`);
+  if (ok !== PACKAGES.length)
+    throw new Error(`${sb.name}: expected ${PACKAGES.length} packages installed, dpkg says:\n${r.stdout}`);
 }
 
 async function main(): Promise<void> {
   const commit = commitInfo();
   const bundle = bundleHandler({ handler: "install-packages" });
-  log(`install-packages benchmark: ${rounds} rounds, rotating; packages ${PACKAGES.join(" ")}; bundle ${bundle.dir} (${bundle.bytes} bytes)`);
+  log(
+    `install-packages benchmark: ${rounds} rounds, rotating; packages ${PACKAGES.join(" ")}; bundle ${bundle.dir} (${bundle.bytes} bytes)`,
+  );
   const sides = installerSides({
     handler: "install-packages",
     handlerLabel: "install-packages via the runner",
@@ -41,11 +44,14 @@ async function main(): Promise<void> {
       // curl is in the sandbox's base image: already_installed, like on most cloud images.
       const done = [...(r.installed as string[]), ...(r.already_installed as string[])].sort();
       if (done.join(" ") !== [...PACKAGES].sort().join(" ") || (r.failed as unknown[]).length)
-        throw new Error(`install-packages: ${JSON.stringify({ installed: r.installed, already_installed: r.already_installed, failed: r.failed })}`);
+        throw new Error(
+          `install-packages: ${JSON.stringify({ installed: r.installed, already_installed: r.already_installed, failed: r.failed })}`,
+        );
       await checkInstalled(sb);
     },
     checkRerun: (r) => {
-      if (r.changed !== false || (r.installed as string[]).length !== 0) throw new Error(`the rerun changed something: ${JSON.stringify(r)}`);
+      if (r.changed !== false || (r.installed as string[]).length !== 0)
+        throw new Error(`the rerun changed something: ${JSON.stringify(r)}`);
     },
     rawLabel: "raw apt-get update + install over one ssh",
     rawScript: () => rawPackages(PACKAGES),
@@ -61,7 +67,9 @@ async function main(): Promise<void> {
       "raw: apt-get update -q + apt-get install -y -q of the same packages as one root script over one ssh, on another fresh sandbox",
     outcome,
     sideLabels: { handler: "install-packages via the runner", raw: "raw apt-get over one ssh" },
-    comparisons: [{ label: "install-packages (5 packages)", project: "handler", baseline: "raw", target: 1.1, rerun: "rerun" }],
+    comparisons: [
+      { label: "install-packages (5 packages)", project: "handler", baseline: "raw", target: 1.1, rerun: "rerun" },
+    ],
     series: rerunSeries(outcome, "rerun on the same VM (all installed)", 1500),
     commit,
   });

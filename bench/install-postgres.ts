@@ -25,14 +25,23 @@ const NOT_EXERCISED = [
 ];
 
 function event(sb: Sandbox) {
-  return { db_name: "shop", db_user: "shop_app", db_password: PASSWORD, listen_addresses: "*", allow_remote: true, allowed_cidrs: [`${sb.hostAddress}/32`] };
+  return {
+    db_name: "shop",
+    db_user: "shop_app",
+    db_password: PASSWORD,
+    listen_addresses: "*",
+    allow_remote: true,
+    allowed_cidrs: [`${sb.hostAddress}/32`],
+  };
 }
 
 async function main(): Promise<void> {
   const commit = commitInfo();
   const bundle = bundleHandler({ handler: "install-postgres" });
   const log = (l: string) => process.stdout.write(`${l}\n`);
-  log(`install-postgres benchmark: ${rounds} rounds, rotating; bundle ${bundle.dir} (${(bundle.bytes / 1024).toFixed(0)} KB)`);
+  log(
+    `install-postgres benchmark: ${rounds} rounds, rotating; bundle ${bundle.dir} (${(bundle.bytes / 1024).toFixed(0)} KB)`,
+  );
   for (const n of NOT_EXERCISED) log(`not exercised here: ${n}`);
   const sides = installerSides({
     handler: "install-postgres",
@@ -42,15 +51,20 @@ async function main(): Promise<void> {
     env: (sb) => ({ SSH_HOST_KEY_SHA256: sb.hostKeySha256 }),
     check: async (_sb, r) => {
       if (r.status !== "ok" || !r.restarted)
-        throw new Error(`install-postgres: unexpected first result ${JSON.stringify({ status: r.status, restarted: r.restarted })}`);
+        throw new Error(
+          `install-postgres: unexpected first result ${JSON.stringify({ status: r.status, restarted: r.restarted })}`,
+        );
     },
     checkRerun: (r) => {
       // `changed` is a list of changes today and becomes a boolean (with `changes`) in the shared result shape.
       if (r.changed || r.restarted)
-        throw new Error(`rerun was not a no-op: ${JSON.stringify({ changed: r.changed, changes: r.changes, restarted: r.restarted })}`);
+        throw new Error(
+          `rerun was not a no-op: ${JSON.stringify({ changed: r.changed, changes: r.changes, restarted: r.restarted })}`,
+        );
     },
     rawLabel: "raw sequence over one ssh",
-    rawScript: (sb) => rawPostgres({ db: "shop", user: "shop_app", password: PASSWORD, remoteCidr: `${sb.hostAddress}/32` }),
+    rawScript: (sb) =>
+      rawPostgres({ db: "shop", user: "shop_app", password: PASSWORD, remoteCidr: `${sb.hostAddress}/32` }),
   });
   const outcome = await runRounds(rounds, sides, log);
   for (const l of phaseLines(outcome.records)) log(l);
@@ -62,7 +76,15 @@ async function main(): Promise<void> {
       "raw: apt-get update, apt-get install postgresql, CREATE ROLE/DATABASE, conf.d + pg_hba line, restart, TCP psql, as one root script over one ssh, on another fresh sandbox",
     outcome,
     sideLabels: { handler: "install-postgres via the job runner", raw: "raw sequence over one ssh" },
-    comparisons: [{ label: "install-postgres (distribution's 15)", project: "handler", baseline: "raw", target: 1.1, rerun: "rerun" }],
+    comparisons: [
+      {
+        label: "install-postgres (distribution's 15)",
+        project: "handler",
+        baseline: "raw",
+        target: 1.1,
+        rerun: "rerun",
+      },
+    ],
     series: rerunSeries(outcome, "rerun on the same VM (nothing to do)", 2000),
     notExercised: NOT_EXERCISED,
     commit,

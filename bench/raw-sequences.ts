@@ -9,7 +9,8 @@ import { sshRun } from "../sandbox";
 type Step = [name: string, ...lines: string[]];
 
 /** The handlers' own apt-get command lines (handlers/common/apt.ts), output discarded: the same apt work. */
-const UPDATE = "LC_ALL=C apt-get update -q >/dev/null && mkdir -p /var/lib/apt/periodic && touch /var/lib/apt/periodic/update-success-stamp";
+const UPDATE =
+  "LC_ALL=C apt-get update -q >/dev/null && mkdir -p /var/lib/apt/periodic && touch /var/lib/apt/periodic/update-success-stamp";
 const install = (pkgs: string) =>
   `LC_MESSAGES=C LANGUAGE= apt-get install -y -q -o DPkg::Lock::Timeout=30 -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold ${pkgs} >/dev/null`;
 
@@ -25,7 +26,10 @@ function script(steps: Step[]): string {
 
 /** apt-get update, then install `packages`, with the handlers' options. */
 export function rawPackages(packages: string[], opts: { update?: boolean } = {}): string {
-  return script([...(opts.update === false ? [] : [["apt_update", UPDATE] as Step]), ["apt_install", install(packages.join(" "))]]);
+  return script([
+    ...(opts.update === false ? [] : [["apt_update", UPDATE] as Step]),
+    ["apt_install", install(packages.join(" "))],
+  ]);
 }
 
 /** The distribution's docker.io, started, `user` in the docker group, the daemon asked for its version. */
@@ -84,7 +88,10 @@ export function rawPostgres(o: RawPostgres): string {
 
 /** Milliseconds per step, from the markers a script printed on stderr. */
 export function stepTimes(stderr: string): Record<string, number> {
-  const marks = [...stderr.matchAll(new RegExp(`^${MARK} (\\S+) (\\d+)$`, "gm"))].map((m) => ({ name: m[1], ns: BigInt(m[2]) }));
+  const marks = [...stderr.matchAll(new RegExp(`^${MARK} (\\S+) (\\d+)$`, "gm"))].map((m) => ({
+    name: m[1],
+    ns: BigInt(m[2]),
+  }));
   const out: Record<string, number> = {};
   for (let i = 0; i + 1 < marks.length; i++) out[marks[i].name] = Number((marks[i + 1].ns - marks[i].ns) / 1_000_000n);
   return out;

@@ -67,7 +67,11 @@ export interface BenchResult {
 function git(args: string[]): string {
   try {
     // Only the end is trimmed: `git status --porcelain` lines start with a status column that may be a space.
-    return execFileSync("git", args, { cwd: path.join(__dirname, ".."), encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trimEnd();
+    return execFileSync("git", args, {
+      cwd: path.join(__dirname, ".."),
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "ignore"],
+    }).trimEnd();
   } catch {
     return "";
   }
@@ -89,7 +93,14 @@ export interface BuildOptions {
   description: string;
   outcome: RoundsOutcome;
   sideLabels: Record<string, string>;
-  comparisons: { label: string; project: string; baseline: string; target: number; targetAddedMs?: number; rerun?: string }[];
+  comparisons: {
+    label: string;
+    project: string;
+    baseline: string;
+    target: number;
+    targetAddedMs?: number;
+    rerun?: string;
+  }[];
   series?: Record<string, { label: string; ms: number[]; target_ms?: number } & Partial<Stats>>;
   notExercised?: string[];
   /** Taken before measuring, so files written during the run do not count. */
@@ -109,7 +120,10 @@ export function buildResult(o: BuildOptions, now = new Date()): BenchResult {
       paired_ratio: pairedRatio(o.outcome, c.project, c.baseline),
       target: c.target,
       ...(c.targetAddedMs !== undefined ? { target_added_ms: c.targetAddedMs } : {}),
-      met: c.targetAddedMs !== undefined ? o.outcome.stats[c.project].median - o.outcome.stats[c.baseline].median <= c.targetAddedMs : r <= c.target,
+      met:
+        c.targetAddedMs !== undefined
+          ? o.outcome.stats[c.project].median - o.outcome.stats[c.baseline].median <= c.targetAddedMs
+          : r <= c.target,
       ...(c.rerun ? { rerun: c.rerun } : {}),
     };
   });
@@ -117,7 +131,10 @@ export function buildResult(o: BuildOptions, now = new Date()): BenchResult {
   for (const [name, s] of Object.entries(o.series ?? {})) {
     const xs = s.ms.map(Math.round);
     const sorted = [...xs].sort((a, b) => a - b);
-    const med = sorted.length % 2 ? sorted[(sorted.length - 1) / 2] : (sorted[sorted.length / 2 - 1] + sorted[sorted.length / 2]) / 2;
+    const med =
+      sorted.length % 2
+        ? sorted[(sorted.length - 1) / 2]
+        : (sorted[sorted.length / 2 - 1] + sorted[sorted.length / 2]) / 2;
     series[name] = {
       label: s.label,
       median: med,
@@ -139,7 +156,11 @@ export function buildResult(o: BuildOptions, now = new Date()): BenchResult {
     series,
     runs: o.outcome.records,
     not_exercised: o.notExercised ?? [],
-    machine: { cpus: os.cpus().length, load1_at_start: LOAD_AT_START, load1_at_end: Math.round(os.loadavg()[0] * 100) / 100 },
+    machine: {
+      cpus: os.cpus().length,
+      load1_at_start: LOAD_AT_START,
+      load1_at_end: Math.round(os.loadavg()[0] * 100) / 100,
+    },
   };
 }
 
@@ -161,10 +182,13 @@ export function targetText(result: BenchResult, c: ComparisonResult): string {
 /** The comparisons and series as lines for the bench's own output. */
 export function summaryLines(result: BenchResult, fmt: (ms: number) => string): string[] {
   const lines: string[] = [];
-  const d = (s: Stats) => `median ${fmt(s.median)}  (min ${fmt(s.min)}, max ${fmt(s.max)})  [${s.ms.map(fmt).join(", ")}]`;
+  const d = (s: Stats) =>
+    `median ${fmt(s.median)}  (min ${fmt(s.min)}, max ${fmt(s.max)})  [${s.ms.map(fmt).join(", ")}]`;
   for (const [name, s] of Object.entries(result.sides)) lines.push(`${s.label} (${name}): ${d(s)}`);
   for (const [name, s] of Object.entries(result.series))
-    lines.push(`${s.label} (${name}): ${d(s)}${s.target_ms !== undefined ? `  target <= ${fmt(s.target_ms)}: ${s.met ? "met" : "NOT met"}` : ""}`);
+    lines.push(
+      `${s.label} (${name}): ${d(s)}${s.target_ms !== undefined ? `  target <= ${fmt(s.target_ms)}: ${s.met ? "met" : "NOT met"}` : ""}`,
+    );
   for (const c of result.comparisons) {
     lines.push(
       `ratio ${c.label}: ${c.project}/${c.baseline} = ${c.ratio.toFixed(3)} (paired per round ${c.paired_ratio.toFixed(3)}); ${targetText(result, c)}: ${c.met ? "met" : "NOT met"}`,

@@ -105,7 +105,13 @@ export async function runRounds(
       const got = await side.run(round);
       const m: Measured = typeof got === "number" ? { ms: got } : got;
       if (!Number.isFinite(m.ms) || m.ms < 0) throw new Error(`${side.name}: not a time: ${m.ms}`);
-      records.push({ round, order: i + 1, side: side.name, ms: Math.round(m.ms), ...(m.extra ? { extra: m.extra } : {}) });
+      records.push({
+        round,
+        order: i + 1,
+        side: side.name,
+        ms: Math.round(m.ms),
+        ...(m.extra ? { extra: m.extra } : {}),
+      });
       log(`  ${side.label.padEnd(width)}  ${fmtMs(m.ms).padStart(9)}`);
     }
   }

@@ -20,7 +20,11 @@ import { fmtMs, runRounds } from "./rounds";
 import { report, roundsArg, runMain } from "./support";
 
 const rounds = roundsArg("status.ts");
-const env = { ...process.env, CHECKPOINT_DISABLE: "1", TF_CLI_CONFIG_FILE: path.join(PROJECT_ROOT, ".cache", "terraformrc") };
+const env = {
+  ...process.env,
+  CHECKPOINT_DISABLE: "1",
+  TF_CLI_CONFIG_FILE: path.join(PROJECT_ROOT, ".cache", "terraformrc"),
+};
 const log = (line: string) => process.stdout.write(`${line}\n`);
 const VMS = 3;
 
@@ -51,7 +55,10 @@ function deployedProject(dir: string): string {
     for (const def of INSTALLERS) {
       outputs[resultOutputName(vm.name, def.key)] = { value: result(vm.name), type: "string" };
       const job = jobName(vm.name, def.handler);
-      fs.writeFileSync(path.join(results, `${job}.tfstate`), resultAsTfstate({ phase: "Succeeded", message: result(vm.name) }, job));
+      fs.writeFileSync(
+        path.join(results, `${job}.tfstate`),
+        resultAsTfstate({ phase: "Succeeded", message: result(vm.name) }, job),
+      );
       fs.writeFileSync(path.join(results, "logs", `${job}-20261203T080000000Z.log`), "bench\n");
     }
   }
@@ -73,18 +80,33 @@ async function main(): Promise<void> {
   try {
     const stackDir = deployedProject(dir);
     const sides = {
-      status: () => timed(process.execPath, ["-r", path.join(PROJECT_ROOT, "bin", "ts-register.js"), path.join(PROJECT_ROOT, "bin", "status.ts")], dir),
+      status: () =>
+        timed(
+          process.execPath,
+          ["-r", path.join(PROJECT_ROOT, "bin", "ts-register.js"), path.join(PROJECT_ROOT, "bin", "status.ts")],
+          dir,
+        ),
       terraform_output: () =>
-        timed(process.execPath, ["-e", 'require("child_process").spawnSync("terraform", ["output", "-json"], { stdio: "ignore" })'], stackDir),
+        timed(
+          process.execPath,
+          ["-e", 'require("child_process").spawnSync("terraform", ["output", "-json"], { stdio: "ignore" })'],
+          stackDir,
+        ),
     };
-    log(`status benchmark: ${VMS} VMs x ${INSTALLERS.length} installers, ${rounds} rounds, rotating; warming each side once`);
+    log(
+      `status benchmark: ${VMS} VMs x ${INSTALLERS.length} installers, ${rounds} rounds, rotating; warming each side once`,
+    );
     sides.status();
     sides.terraform_output();
     const outcome = await runRounds(
       rounds,
       [
         { name: "status", label: `npm run status (${VMS} VMs)`, run: async () => sides.status() },
-        { name: "terraform_output", label: "node running terraform output -json", run: async () => sides.terraform_output() },
+        {
+          name: "terraform_output",
+          label: "node running terraform output -json",
+          run: async () => sides.terraform_output(),
+        },
       ],
       log,
     );
@@ -95,7 +117,14 @@ async function main(): Promise<void> {
         description: `npm run status on a deployed ${VMS}-VM local-target stack (all three installers each) vs a node process running terraform output -json in its stack folder; no SSH work on either side; issue 11's target: status under 2 s`,
         outcome,
         sideLabels: { status: `npm run status (${VMS} VMs)`, terraform_output: "node running terraform output -json" },
-        comparisons: [{ label: `status (${VMS} VMs) vs node + terraform output`, project: "status", baseline: "terraform_output", target: 1.5 }],
+        comparisons: [
+          {
+            label: `status (${VMS} VMs) vs node + terraform output`,
+            project: "status",
+            baseline: "terraform_output",
+            target: 1.5,
+          },
+        ],
         commit,
       }),
       fmtMs,

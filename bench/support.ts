@@ -40,7 +40,13 @@ export interface TimedJob {
 export type HandlerResult = CommonResult & Record<string, unknown>;
 
 /** One installer job through the runner on `sb`; throws with the job's message unless it Succeeded. */
-export async function timeJob(sb: Sandbox, handler: string, event: unknown, secrets: string[] = [], env: Record<string, string> = {}): Promise<TimedJob> {
+export async function timeJob(
+  sb: Sandbox,
+  handler: string,
+  event: unknown,
+  secrets: string[] = [],
+  env: Record<string, string> = {},
+): Promise<TimedJob> {
   const dir = bundleHandler({ handler }).dir;
   const jobEnv = jobEnvFor(sb, env);
   const started = performance.now();
@@ -146,13 +152,18 @@ export function phaseLines(records: RoundRecord[]): string[] {
       `handler: outside timings_ms (process start, bundle load, exit), median ${Math.round(median(handler.map((r) => r.extra!.outside_handler_ms as number)))} ms`,
     );
   }
-  if (raw.length) lines.push(`raw steps, median ms (outside = ssh spawn, connect, auth, sudo, exit): ${medianOf(raw, "steps_ms")}`);
+  if (raw.length)
+    lines.push(`raw steps, median ms (outside = ssh spawn, connect, auth, sudo, exit): ${medianOf(raw, "steps_ms")}`);
   return lines;
 }
 
 /** The "rerun" series of an installer bench: the handler side's rerun on the same VM, from each round. */
 export function rerunSeries(outcome: RoundsOutcome, label: string, targetMs: number) {
   return {
-    rerun: { label, ms: outcome.records.filter((r) => r.side === "handler").map((r) => r.extra!.rerun_ms as number), target_ms: targetMs },
+    rerun: {
+      label,
+      ms: outcome.records.filter((r) => r.side === "handler").map((r) => r.extra!.rerun_ms as number),
+      target_ms: targetMs,
+    },
   };
 }

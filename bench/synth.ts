@@ -20,7 +20,11 @@ import { fmtMs, runRounds } from "./rounds";
 import { report, roundsArg, runMain } from "./support";
 
 const rounds = roundsArg("synth.ts");
-const env = { ...process.env, CHECKPOINT_DISABLE: "1", TF_CLI_CONFIG_FILE: path.join(PROJECT_ROOT, ".cache", "terraformrc") };
+const env = {
+  ...process.env,
+  CHECKPOINT_DISABLE: "1",
+  TF_CLI_CONFIG_FILE: path.join(PROJECT_ROOT, ".cache", "terraformrc"),
+};
 const log = (line: string) => process.stdout.write(`${line}\n`);
 
 function trivialApp(dir: string): void {
@@ -53,7 +57,11 @@ async function main(): Promise<void> {
   fs.mkdirSync(path.join(PROJECT_ROOT, ".cache"), { recursive: true });
   if (!fs.existsSync(env.TF_CLI_CONFIG_FILE)) fs.writeFileSync(env.TF_CLI_CONFIG_FILE, "");
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "vm-install-bench-synth-"));
-  const dirs = { trivial: path.join(tmp, "trivial"), one: path.join(tmp, "one-vm"), twenty: path.join(tmp, "twenty-vms") };
+  const dirs = {
+    trivial: path.join(tmp, "trivial"),
+    one: path.join(tmp, "one-vm"),
+    twenty: path.join(tmp, "twenty-vms"),
+  };
   fs.mkdirSync(dirs.trivial);
   trivialApp(dirs.trivial);
   writeCdktfProject(dirs.one, allInstallersContext(1));
@@ -86,7 +94,12 @@ async function main(): Promise<void> {
       },
       comparisons: [
         { label: "synth: project vs trivial app", project: "project", baseline: "trivial", target: 1.2 },
-        { label: "synth: 20 VMs vs 1 VM (all installers)", project: "twenty_vms_all", baseline: "one_vm_all", target: 1.3 },
+        {
+          label: "synth: 20 VMs vs 1 VM (all installers)",
+          project: "twenty_vms_all",
+          baseline: "one_vm_all",
+          target: 1.3,
+        },
       ],
       commit,
     });

@@ -14,7 +14,10 @@ export const SCHEMA_FILE = "vm-install.schema.json";
 export function withReference(readme: string): string {
   const start = readme.indexOf(BEGIN);
   const end = readme.indexOf(END);
-  if (start < 0 || end < start) throw new Error(`README.md has no "${BEGIN}" ... "${END}" section; put the two markers where the installer tables go`);
+  if (start < 0 || end < start)
+    throw new Error(
+      `README.md has no "${BEGIN}" ... "${END}" section; put the two markers where the installer tables go`,
+    );
   return `${readme.slice(0, start + BEGIN.length)}\n${installersReference()}\n${readme.slice(end)}`;
 }
 
@@ -34,7 +37,10 @@ function main(argv: string[]): number {
     const next = generate(old);
     if (next === old) continue;
     stale++;
-    if (check) process.stderr.write(`docs: ${path.relative(PROJECT_ROOT, file)} is not what the definitions generate; run npm run docs\n`);
+    if (check)
+      process.stderr.write(
+        `docs: ${path.relative(PROJECT_ROOT, file)} is not what the definitions generate; run npm run docs\n`,
+      );
     else fs.writeFileSync(file, next);
   }
   if (!check) process.stdout.write(`docs: ${stale ? `updated ${stale} file(s)` : "up to date"}\n`);

@@ -39,7 +39,8 @@ const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 export const MOMENT_GROUPS: Record<string, string> = {
   "postgresql install":
     "dpkg and apt-get killed at moments of one `postgresql` install (29 packages), each struck on a line of dpkg's own --status-fd progress",
-  "local package": "maintainer scripts and triggers cut mid-run (local packages whose scripts block until released or killed)",
+  "local package":
+    "maintainer scripts and triggers cut mid-run (local packages whose scripts block until released or killed)",
 };
 
 function groupOf(r: FaultRecord): string | undefined {
@@ -49,9 +50,14 @@ function groupOf(r: FaultRecord): string | undefined {
 
 /** The matrix as Markdown tables (the single cases, then each many-moments group), and where it comes from. */
 export function matrix(records: FaultRecord[], meta: { commit: string; date: string; command: string }): string {
-  const row = (name: string, r: FaultRecord) => `| ${cell(name)} | ${r.ok ? "recovered" : "**FAILED**"} | ${cell(r.outcome)} | ${seconds(r.recoverMs)} |`;
+  const row = (name: string, r: FaultRecord) =>
+    `| ${cell(name)} | ${r.ok ? "recovered" : "**FAILED**"} | ${cell(r.outcome)} | ${seconds(r.recoverMs)} |`;
   const single = records.filter((r) => !groupOf(r));
-  const out = ["| case | result | outcome | time to recover |", "| --- | --- | --- | --- |", ...single.map((r) => row(r.case, r))];
+  const out = [
+    "| case | result | outcome | time to recover |",
+    "| --- | --- | --- | --- |",
+    ...single.map((r) => row(r.case, r)),
+  ];
   for (const [group, title] of Object.entries(MOMENT_GROUPS)) {
     const rows = records.filter((r) => groupOf(r) === group);
     if (rows.length === 0) continue;
@@ -91,7 +97,10 @@ function main(argv: string[]): number {
     process.stderr.write(`faults: no records in ${RECORDS}\n`);
     return 1;
   }
-  const commit = execFileSync("git", ["rev-parse", "--short=12", "HEAD"], { cwd: PROJECT_ROOT, encoding: "utf8" }).trim();
+  const commit = execFileSync("git", ["rev-parse", "--short=12", "HEAD"], {
+    cwd: PROJECT_ROOT,
+    encoding: "utf8",
+  }).trim();
   const table = matrix(records, { commit, date: new Date().toISOString().slice(0, 10), command: "npm run faults" });
   process.stdout.write(`\n${table}\n`);
   if (!printOnly) {

@@ -13,7 +13,13 @@
 import { spawnSync } from "node:child_process";
 import * as path from "node:path";
 import * as readline from "node:readline/promises";
-import { type ConnectOptions, type HostKeyProbe, type HostTarget, probeHostKey, resolveSshRetry } from "../handlers/common/ssh";
+import {
+  type ConnectOptions,
+  type HostKeyProbe,
+  type HostTarget,
+  probeHostKey,
+  resolveSshRetry,
+} from "../handlers/common/ssh";
 import type { VmConfig, VmInstallConfig } from "../lib/config/types";
 import { sshEvent } from "../lib/installers/installer-event";
 import { ACCEPTED_HOST_KEYS_VARIABLE, addressOutputName, hostKeyIds } from "../lib/resource-names";
@@ -22,7 +28,8 @@ import { projectFolder, readProject, terraformCommand, terraformEnv } from "../l
 import { HOST_KEY_SHA256 } from "../shared/names";
 
 const say = (line: string) => process.stderr.write(`trust: ${line}\n`);
-export const USAGE = "usage: npm run trust -- <vm name> [SHA256:<fingerprint>] [terraform apply options, e.g. -auto-approve]";
+export const USAGE =
+  "usage: npm run trust -- <vm name> [SHA256:<fingerprint>] [terraform apply options, e.g. -auto-approve]";
 
 /** Why trust stopped before recording anything, and the exit code: 2 bad usage or no terminal to ask on, 1 refused. */
 export class TrustRefused extends Error {
@@ -57,7 +64,11 @@ export function parseTrustArgs(argv: string[]): TrustRequest {
 }
 
 /** The VM to trust and where its SSH server answers: its fixed address, or the one the deployed stack reports. */
-export function trustTarget(config: VmInstallConfig, vmName: string, outputs: Record<string, string>): { vm: VmConfig; target: HostTarget; record: string } {
+export function trustTarget(
+  config: VmInstallConfig,
+  vmName: string,
+  outputs: Record<string, string>,
+): { vm: VmConfig; target: HostTarget; record: string } {
   const vm = config.vms.find((v) => v.name === vmName);
   const names = config.vms.map((v) => v.name).join(", ");
   if (!vm) throw new TrustRefused(`no VM named ${JSON.stringify(vmName)} in cdktf.json (VMs: ${names})`, 2);
@@ -76,13 +87,26 @@ export function trustTarget(config: VmInstallConfig, vmName: string, outputs: Re
   }
   const address = vm.address ?? outputs[addressOutputName(vm.name)];
   if (!address)
-    throw new TrustRefused(`${vmName} has no address in the deployed state (output ${addressOutputName(vm.name)}): deploy it first (npm run deploy)`, 2);
-  return { vm, target: { host: address, port: vm.sshPort, user: vm.user }, record: `terraform_data.${hostKeyIds(vm.name).record}` };
+    throw new TrustRefused(
+      `${vmName} has no address in the deployed state (output ${addressOutputName(vm.name)}): deploy it first (npm run deploy)`,
+      2,
+    );
+  return {
+    vm,
+    target: { host: address, port: vm.sshPort, user: vm.user },
+    record: `terraform_data.${hostKeyIds(vm.name).record}`,
+  };
 }
 
 /** Where OpenSSH keeps a host key of this type, for the command the operator runs on the VM's console. */
 function keyFile(type: string): string {
-  const kind = type.includes("ed25519") ? "ed25519" : type.startsWith("ecdsa") ? "ecdsa" : type.includes("rsa") ? "rsa" : "ed25519";
+  const kind = type.includes("ed25519")
+    ? "ed25519"
+    : type.startsWith("ecdsa")
+      ? "ecdsa"
+      : type.includes("rsa")
+        ? "rsa"
+        : "ed25519";
   return `/etc/ssh/ssh_host_${kind}_key.pub`;
 }
 
@@ -97,13 +121,21 @@ export interface TrustDeps {
 }
 
 /** The key the operator accepts for `vmName` at `target`; throws TrustRefused for any other outcome. */
-export async function acceptedKey(vmName: string, target: HostTarget, fingerprint: string | undefined, deps: TrustDeps): Promise<string> {
+export async function acceptedKey(
+  vmName: string,
+  target: HostTarget,
+  fingerprint: string | undefined,
+  deps: TrustDeps,
+): Promise<string> {
   const where = `${target.host}:${target.port}`;
   let seen: HostKeyProbe;
   try {
     seen = await deps.probe(target, { retry: deps.retry });
   } catch (err) {
-    throw new TrustRefused(`could not read ${vmName}'s host key at ${where}: ${(err as Error).message}; nothing was recorded`, 1);
+    throw new TrustRefused(
+      `could not read ${vmName}'s host key at ${where}: ${(err as Error).message}; nothing was recorded`,
+      1,
+    );
   }
   const check = `ssh-keygen -lf ${keyFile(seen.hostKeyType)}`;
   deps.say(`${vmName} at ${where} presents ${seen.hostKeySha256} (${seen.hostKeyType}); nothing was authenticated`);
@@ -125,7 +157,10 @@ export async function acceptedKey(vmName: string, target: HostTarget, fingerprin
     `Is ${seen.hostKeySha256} what ${check} prints on ${vmName}'s console? Only then record it and run ${vmName}'s installers against it [y/N] `,
   );
   if (/^\s*y(es)?\s*$/i.test(answer)) return seen.hostKeySha256;
-  throw new TrustRefused(`not recorded: ${seen.hostKeySha256} was not confirmed; ${vmName}'s record and installers are unchanged`, 1);
+  throw new TrustRefused(
+    `not recorded: ${seen.hostKeySha256} was not confirmed; ${vmName}'s record and installers are unchanged`,
+    1,
+  );
 }
 
 async function askAtTerminal(question: string): Promise<string> {
@@ -138,13 +173,24 @@ async function askAtTerminal(question: string): Promise<string> {
 }
 
 /** Synthesizes the stack, then replaces the VM's record with `key` in one terraform apply; its exit code. */
-function recordKey(projectDir: string, stackDir: string, vmName: string, record: string, key: string, applyArgs: string[]): number {
+function recordKey(
+  projectDir: string,
+  stackDir: string,
+  vmName: string,
+  record: string,
+  key: string,
+  applyArgs: string[],
+): number {
   say("synthesizing the stack (cdktf synth)");
-  const synth = spawnSync("bash", [path.join(__dirname, "cdktf"), "synth"], { cwd: projectDir, stdio: ["ignore", "ignore", "inherit"] });
+  const synth = spawnSync("bash", [path.join(__dirname, "cdktf"), "synth"], {
+    cwd: projectDir,
+    stdio: ["ignore", "ignore", "inherit"],
+  });
   if (synth.status !== 0) return synth.status ?? 1;
   say(`replacing ${record} with ${key}; ${vmName}'s installers then run again, requiring it`);
   const env = terraformEnv(projectDir);
-  const tf = (args: string[]) => spawnSync(...terraformCommand([`-chdir=${stackDir}`, ...args]), { stdio: "inherit", env }).status ?? 1;
+  const tf = (args: string[]) =>
+    spawnSync(...terraformCommand([`-chdir=${stackDir}`, ...args]), { stdio: "inherit", env }).status ?? 1;
   const init = tf(["init", "-input=false"]);
   if (init !== 0) return init;
   // Both strings are checked (a VM name, a fingerprint): nothing else reaches the variable.

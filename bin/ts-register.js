@@ -19,7 +19,9 @@ let ESBUILD_VERSION;
 try {
   ESBUILD_VERSION = require("esbuild/package.json").version;
 } catch {
-  process.stderr.write("vm-install: the npm dependencies are not installed (node_modules/esbuild is missing): run `bash bin/setup` first\n");
+  process.stderr.write(
+    "vm-install: the npm dependencies are not installed (node_modules/esbuild is missing): run `bash bin/setup` first\n",
+  );
   process.exit(1);
 }
 

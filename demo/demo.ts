@@ -28,7 +28,13 @@ function shown(file: string): string {
 }
 
 /** The demo's cdktf.json context: one existing host (the sandbox), every installer, jobs run locally. */
-export function demoContext(sb: { address: string; port: number; user: string; privateKeyPath: string; hostKeySha256: string }) {
+export function demoContext(sb: {
+  address: string;
+  port: number;
+  user: string;
+  privateKeyPath: string;
+  hostKeySha256: string;
+}) {
   return {
     stackName: "vm-install-demo",
     jobTarget: "local",
@@ -53,7 +59,11 @@ async function cdktf(command: "deploy" | "destroy", what: string, env: Record<st
   say(`cdktf ${command} (${what}); its full output: ${shown(logFile)}`);
   const progress = progressLineOnly(say);
   const summary = new DeploySummary(readStackName(), command, say, progress);
-  const { code } = await runCdktf(DEMO_DIR, [command, "--auto-approve"], { env, logFile, onLine: (l) => summary.line(l) });
+  const { code } = await runCdktf(DEMO_DIR, [command, "--auto-approve"], {
+    env,
+    logFile,
+    onLine: (l) => summary.line(l),
+  });
   progress.end();
   summary.finish(code);
   if (code !== 0) for (const line of summary.failure()) say(`  ${line}`);
@@ -84,19 +94,27 @@ async function up(): Promise<number> {
   writeCdktfProject(DEMO_DIR, demoContext(sb));
   const code = await cdktf("deploy", "packages -> docker -> postgres", { TF_VAR_pg_password: demoPassword(DEMO_DIR) });
   if (code !== 0) {
-    say(`deploy failed (exit ${code}); fix what it said above and run \`npm run demo\` again, or \`npm run demo -- down\``);
+    say(
+      `deploy failed (exit ${code}); fix what it said above and run \`npm run demo\` again, or \`npm run demo -- down\``,
+    );
     return code;
   }
-  say(`deployed. ssh: ssh -i ${sb.privateKeyPath} -p ${sb.port} ${sb.user}@${sb.address}; remove everything: npm run demo -- down`);
+  say(
+    `deployed. ssh: ssh -i ${sb.privateKeyPath} -p ${sb.port} ${sb.user}@${sb.address}; remove everything: npm run demo -- down`,
+  );
   // The deployed state as a table, last (the raw JSON: cdktf output in .demo, or npm run status -- --json there).
-  process.stdout.write(`${renderStatusTable(readStatus(DEMO_DIR), process.stdout.isTTY === true && !process.env.NO_COLOR)}\n`);
+  process.stdout.write(
+    `${renderStatusTable(readStatus(DEMO_DIR), process.stdout.isTTY === true && !process.env.NO_COLOR)}\n`,
+  );
   return 0;
 }
 
 async function down(): Promise<number> {
   let code = 0;
   if (fs.existsSync(path.join(DEMO_DIR, "cdktf.json"))) {
-    code = await cdktf("destroy", "the jobs' records; the sandbox goes next", { TF_VAR_pg_password: demoPassword(DEMO_DIR) });
+    code = await cdktf("destroy", "the jobs' records; the sandbox goes next", {
+      TF_VAR_pg_password: demoPassword(DEMO_DIR),
+    });
   }
   await stopSandbox(SANDBOX_NAME);
   say(`sandbox ${SANDBOX_NAME} removed`);

@@ -20,7 +20,8 @@ const CDKTF_OWN = /^(\d+ Stacks? deploying|Invoking Terraform CLI failed)/;
 export function describeJobResult(phase: string, message: string): string {
   try {
     const result = JSON.parse(message);
-    if (result && typeof result === "object" && typeof result.status === "string") return `${result.status}: ${result.summary ?? ""}`.trim();
+    if (result && typeof result === "object" && typeof result.status === "string")
+      return `${result.status}: ${result.summary ?? ""}`.trim();
   } catch {
     // not the handler's JSON: a runner's error message
   }
@@ -64,7 +65,8 @@ export class DeploySummary {
 
   /** After cdktf exited with `code`: the outcome, when cdktf cut Terraform's last lines (its summary) short. */
   finish(code: number): void {
-    if (code === 0 && !this.completed) this.say(`${this.command} succeeded (exit 0; cdktf cut Terraform's last lines short, its summary among them)`);
+    if (code === 0 && !this.completed)
+      this.say(`${this.command} succeeded (exit 0; cdktf cut Terraform's last lines short, its summary among them)`);
   }
 
   /**
@@ -74,7 +76,9 @@ export class DeploySummary {
   failure(): string[] {
     if (this.jobFailed && this.errors.length) return this.errors.filter((l) => /^Error: /.test(l));
     const lines = this.errors.length ? this.errors : this.recent;
-    return lines.length > MAX_ERROR_LINES ? [...lines.slice(0, MAX_ERROR_LINES), `  ... (${lines.length - MAX_ERROR_LINES} more lines in the log)`] : lines;
+    return lines.length > MAX_ERROR_LINES
+      ? [...lines.slice(0, MAX_ERROR_LINES), `  ... (${lines.length - MAX_ERROR_LINES} more lines in the log)`]
+      : lines;
   }
 
   /** Says the lines worth keeping; returns what the progress line shows instead of `text`, if anything. */

@@ -8,8 +8,19 @@ import { PROJECT_ROOT } from "../lib/bundling/bundle";
 
 /** Writes `<dir>/cdktf.json` whose app is this checkout's main.ts and whose context is `vmInstall`. */
 /** A sandbox as a VM of kind "existing" in cdktf.json, its host key pinned. */
-export function existingHost(name: string, sb: { address: string; port: number; user: string; privateKeyPath: string; hostKeySha256: string }) {
-  return { name, kind: "existing", address: sb.address, sshPort: sb.port, user: sb.user, privateKeyPath: sb.privateKeyPath, hostKeySha256: sb.hostKeySha256 };
+export function existingHost(
+  name: string,
+  sb: { address: string; port: number; user: string; privateKeyPath: string; hostKeySha256: string },
+) {
+  return {
+    name,
+    kind: "existing",
+    address: sb.address,
+    sshPort: sb.port,
+    user: sb.user,
+    privateKeyPath: sb.privateKeyPath,
+    hostKeySha256: sb.hostKeySha256,
+  };
 }
 
 export function writeCdktfProject(dir: string, vmInstall: unknown): void {
@@ -102,7 +113,9 @@ export function runCdktf(dir: string, args: string[], opts: RunCdktfOptions = {}
  * collapsed.
  */
 export function outputWords(run: CdktfRun, stack: string): string {
-  return run.output.replace(new RegExp(`^${stack.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}(?=\\s)`, "gm"), "").replace(/\s+/g, " ");
+  return run.output
+    .replace(new RegExp(`^${stack.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}(?=\\s)`, "gm"), "")
+    .replace(/\s+/g, " ");
 }
 
 /**

@@ -34,7 +34,10 @@ export function twinDemoContext() {
 }
 
 async function cdktf(args: string[]): Promise<number> {
-  const env = { ...twinDeployEnv(installTwin(path.join(TWIN_DEMO_DIR, ".twin"))), TF_VAR_pg_password: demoPassword(TWIN_DEMO_DIR) };
+  const env = {
+    ...twinDeployEnv(installTwin(path.join(TWIN_DEMO_DIR, ".twin"))),
+    TF_VAR_pg_password: demoPassword(TWIN_DEMO_DIR),
+  };
   return (await runCdktf(TWIN_DEMO_DIR, [...args, ...TWIN_CDKTF_FLAGS], { env, echo: true })).code;
 }
 
@@ -45,12 +48,15 @@ export async function twinUp(): Promise<number> {
     return 2;
   }
   fs.mkdirSync(TWIN_DEMO_DIR, { recursive: true });
-  if (!fs.existsSync(KEY)) execFileSync("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-C", "vm-install-twin-demo", "-f", KEY]);
+  if (!fs.existsSync(KEY))
+    execFileSync("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-C", "vm-install-twin-demo", "-f", KEY]);
   writeCdktfProject(TWIN_DEMO_DIR, twinDemoContext());
   say("cdktf deploy against the twin: vApp + VM (a sandbox boots), host-key probe, packages -> docker -> postgres");
   const code = await cdktf(["deploy", "--auto-approve"]);
   if (code !== 0) {
-    say(`deploy failed (exit ${code}); read the job's message above, fix, and run \`npm run demo -- --twin\` again, or \`npm run demo -- down --twin\``);
+    say(
+      `deploy failed (exit ${code}); read the job's message above, fix, and run \`npm run demo -- --twin\` again, or \`npm run demo -- down --twin\``,
+    );
     return code;
   }
   await cdktf(["output"]);

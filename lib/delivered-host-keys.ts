@@ -34,7 +34,11 @@ export function generateHostKey(comment: string): DeliveredHostKey {
   const seed = Buffer.from(jwk.d!, "base64url");
   const pub = Buffer.from(jwk.x!, "base64url");
   const blob = Buffer.concat([sshString("ssh-ed25519"), sshString(pub)]);
-  return { public: `ssh-ed25519 ${blob.toString("base64")} ${comment}`, private: openSshEd25519(seed, pub), sha256: fingerprintSha256(blob) };
+  return {
+    public: `ssh-ed25519 ${blob.toString("base64")} ${comment}`,
+    private: openSshEd25519(seed, pub),
+    sha256: fingerprintSha256(blob),
+  };
 }
 
 /** Where the key a VM's jobs require comes from, as the jobs are told (SSH_HOST_KEY_SOURCE). */

@@ -39,7 +39,9 @@ export function riskySettings(vm: VmConfig, nubes?: NubesConfig): string[] {
     }
   }
   if (vm.kind === "nubes" && nubes?.deleteMode === "state_only") {
-    warnings.push(`nubes.deleteMode: "state_only": cdktf destroy forgets ${vm.name} and leaves it running (and billed); use "delete" or "suspend"`);
+    warnings.push(
+      `nubes.deleteMode: "state_only": cdktf destroy forgets ${vm.name} and leaves it running (and billed); use "delete" or "suspend"`,
+    );
   }
   return warnings;
 }
@@ -61,7 +63,9 @@ export function secretsInState(config: VmInstallConfig, installers: readonly Cat
   return config.vms.flatMap((vm) => {
     const enabled = installers.filter((def) => vm.installers[def.key]?.enabled);
     const fields = enabled.flatMap((def) =>
-      Object.entries(secretVariableNames(vm, def)).map(([field, variable]) => `${def.handler}'s ${field} (TF_VAR_${variable})`),
+      Object.entries(secretVariableNames(vm, def)).map(
+        ([field, variable]) => `${def.handler}'s ${field} (TF_VAR_${variable})`,
+      ),
     );
     const held = [
       ...(enabled.length > 0 ? [`the SSH private key ${vm.privateKeyPath}`] : []),
@@ -73,7 +77,10 @@ export function secretsInState(config: VmInstallConfig, installers: readonly Cat
 }
 
 /** The warning for secrets in clear text in a state file beside the project (sless target, local backend). */
-export function localStateSecretsWarning(config: VmInstallConfig, installers?: readonly CatalogEntry[]): string | undefined {
+export function localStateSecretsWarning(
+  config: VmInstallConfig,
+  installers?: readonly CatalogEntry[],
+): string | undefined {
   if (config.backend.type !== "local") return undefined;
   const held = secretsInState(config, installers);
   if (held.length === 0) return undefined;
@@ -85,7 +92,11 @@ export function localStateSecretsWarning(config: VmInstallConfig, installers?: r
 }
 
 /** Adds the stack's warning about secrets in a local state file, if any, to `scope`. */
-export function warnLocalStateSecrets(scope: Construct, config: VmInstallConfig, installers?: readonly CatalogEntry[]): void {
+export function warnLocalStateSecrets(
+  scope: Construct,
+  config: VmInstallConfig,
+  installers?: readonly CatalogEntry[],
+): void {
   const warning = localStateSecretsWarning(config, installers);
   if (warning) Annotations.of(scope).addWarning(warning);
 }

@@ -102,7 +102,10 @@ export class VmInstallStack extends TerraformStack {
   // source baked into the generated bindings.
   private nubesProvider(config: VmInstallConfig): void {
     const nubes = config.nubes!;
-    this.addOverride("terraform.required_providers.nubes", { source: nubes.providerSource, version: nubes.providerVersion });
+    this.addOverride("terraform.required_providers.nubes", {
+      source: nubes.providerSource,
+      version: nubes.providerVersion,
+    });
     new NubesProvider(this, "nubes", {
       apiEndpoint: nubes.endpoint,
       apiToken: this.secretVariable("nubes_api_token", "Nubes API token (TF_VAR_nubes_api_token)").value,

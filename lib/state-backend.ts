@@ -7,7 +7,12 @@ import { LocalBackend, PgBackend, S3Backend } from "./cdktf";
 import type { BackendConfig } from "./config/backend";
 import type { TerraformPaths } from "./terraform-paths";
 
-export function configureBackend(stack: Construct, stackName: string, backend: BackendConfig, paths: TerraformPaths): void {
+export function configureBackend(
+  stack: Construct,
+  stackName: string,
+  backend: BackendConfig,
+  paths: TerraformPaths,
+): void {
   switch (backend.type) {
     case "local":
       // cdktf's default local backend names the state by its absolute path; the same file, relative.

@@ -14,7 +14,11 @@ import type { VmInstallConfig } from "./config/types";
  * an npm script, so INIT_CWD alone would send a command run from a test (under `npm test`) to the wrong
  * project.
  */
-export function projectFolder(script: string, env: NodeJS.ProcessEnv = process.env, cwd: string = process.cwd()): string {
+export function projectFolder(
+  script: string,
+  env: NodeJS.ProcessEnv = process.env,
+  cwd: string = process.cwd(),
+): string {
   const started = env.INIT_CWD;
   const ours = env.npm_lifecycle_event === script;
   return ours && started && fs.existsSync(path.join(started, "cdktf.json")) ? started : cwd;
@@ -23,7 +27,8 @@ export function projectFolder(script: string, env: NodeJS.ProcessEnv = process.e
 /** The project in `projectDir`: its parsed configuration and its stack folder. Throws naming what is missing. */
 export function readProject(projectDir: string): { config: VmInstallConfig; stackDir: string } {
   const cdktfJson = path.join(projectDir, "cdktf.json");
-  if (!fs.existsSync(cdktfJson)) throw new Error(`no cdktf.json in ${projectDir}: run this in the cdktf project folder`);
+  if (!fs.existsSync(cdktfJson))
+    throw new Error(`no cdktf.json in ${projectDir}: run this in the cdktf project folder`);
   const config = parseConfig(JSON.parse(fs.readFileSync(cdktfJson, "utf8")).context?.[CONTEXT_KEY]);
   return { config, stackDir: path.join(projectDir, "cdktf.out", "stacks", config.stackName) };
 }
@@ -49,7 +54,10 @@ export function terraformCommand(args: string[]): [string, string[]] {
 
 /** `terraform <args>` in the stack folder; output captured. */
 export function terraformIn(stackDir: string, projectDir: string, args: string[]) {
-  return spawnSync(...terraformCommand([`-chdir=${stackDir}`, ...args]), { encoding: "utf8", env: terraformEnv(projectDir) });
+  return spawnSync(...terraformCommand([`-chdir=${stackDir}`, ...args]), {
+    encoding: "utf8",
+    env: terraformEnv(projectDir),
+  });
 }
 
 /**
@@ -65,11 +73,15 @@ export function ensureInitialized(projectDir: string, stackDir: string, say: (li
       encoding: "utf8",
       env: terraformEnv(projectDir),
     });
-    if (synth.status !== 0) throw new Error(`cdktf synth failed in ${projectDir}: ${(synth.stderr || synth.stdout).trim().split("\n").slice(-3).join(" ")}`);
+    if (synth.status !== 0)
+      throw new Error(
+        `cdktf synth failed in ${projectDir}: ${(synth.stderr || synth.stdout).trim().split("\n").slice(-3).join(" ")}`,
+      );
   }
   if (!fs.existsSync(path.join(stackDir, ".terraform"))) {
     say("this working copy's stack is not initialized: terraform init");
     const init = terraformIn(stackDir, projectDir, ["init", "-input=false", "-no-color"]);
-    if (init.status !== 0) throw new Error(`terraform init failed in ${stackDir}: ${init.stderr.trim().split("\n").slice(-3).join(" ")}`);
+    if (init.status !== 0)
+      throw new Error(`terraform init failed in ${stackDir}: ${init.stderr.trim().split("\n").slice(-3).join(" ")}`);
   }
 }

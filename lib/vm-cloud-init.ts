@@ -38,7 +38,11 @@ export function vmCloudInit(
   if (!document && !key) return undefined;
   const user = document ? `jsondecode(${hclString(JSON.stringify(document))})` : "{}";
   const parts = [
-    ...(key ? [`ssh_keys = { ed25519_private = ${key.private}, ed25519_public = ${key.public} }, ssh_deletekeys = true, ssh_genkeytypes = []`] : []),
+    ...(key
+      ? [
+          `ssh_keys = { ed25519_private = ${key.private}, ed25519_public = ${key.public} }, ssh_deletekeys = true, ssh_genkeytypes = []`,
+        ]
+      : []),
     ...(Array.isArray(document?.users) ? [`users = ${withLoginUser(vm, paths, document.users)}`] : []),
   ];
   return `#cloud-config\n\${yamlencode(merge(${user}, ${parts.length ? `{ ${parts.join(", ")} }` : "{}"}))}`;

@@ -62,12 +62,19 @@ export interface SecretRule {
 }
 
 /** An installer's secret event fields, each from the sensitive variable its setting names. */
-function secretEvent(vm: VmConfig, def: CatalogEntry, variable: VmInstallationProps["secretVariable"]): Record<string, TerraformVariable> {
+function secretEvent(
+  vm: VmConfig,
+  def: CatalogEntry,
+  variable: VmInstallationProps["secretVariable"],
+): Record<string, TerraformVariable> {
   return Object.fromEntries(
     Object.entries(secretVariableNames(vm, def)).map(([field, name]) => {
       const fed = Object.values(def.settings).find((s) => s.event === field);
       const minLength = (fed?.rule.schema as { minLength?: number } | undefined)?.minLength;
-      return [field, variable(name, `${def.handler}'s ${field} (TF_VAR_${name})`, { minLength, what: `${def.handler}'s ${field}` })];
+      return [
+        field,
+        variable(name, `${def.handler}'s ${field} (TF_VAR_${name})`, { minLength, what: `${def.handler}'s ${field}` }),
+      ];
     }),
   );
 }
@@ -83,7 +90,8 @@ function acceptedHostKeys(scope: Construct): TerraformVariable {
   const variable = new TerraformVariable(stack, ACCEPTED_HOST_KEYS_VARIABLE, {
     type: "map(string)",
     default: {},
-    description: "Set by npm run trust only: VM name -> the SHA256 host key fingerprint the operator accepted for it (checked on the VM's console)",
+    description:
+      "Set by npm run trust only: VM name -> the SHA256 host key fingerprint the operator accepted for it (checked on the VM's console)",
   });
   variable.overrideLogicalId(ACCEPTED_HOST_KEYS_VARIABLE);
   return variable;
@@ -127,7 +135,9 @@ export class VmInstallation extends Construct {
     warnRiskySettings(this, vm, props.nubes);
     const delivered = vm.kind === "nubes" && vm.hostKeys === "delivered" ? this.deliveredHostKey(vm, props) : undefined;
     const machine =
-      vm.kind === "nubes" ? this.createVm(vm, props.nubes!, props.paths, prefix, vmCloudInit(vm, props.paths, props.cloudInit, delivered)) : undefined;
+      vm.kind === "nubes"
+        ? this.createVm(vm, props.nubes!, props.paths, prefix, vmCloudInit(vm, props.paths, props.cloudInit, delivered))
+        : undefined;
     if (machine && delivered) deliveryChecks(vm, machine, delivered, props);
     this.address = vm.address ?? machine!.stateOutFlat.lookup(vm.addressKey);
     const host = { address: this.address, user: vm.user, port: vm.sshPort };
@@ -139,7 +149,10 @@ export class VmInstallation extends Construct {
     this.hostKeyRecord = trust?.record;
     const keyOnThisMachine = props.paths.resolve(vm.privateKeyPath);
     // Reported by synth with every other problem; a key made after synth is checked when it is read.
-    this.node.addValidation({ validate: () => [privateKeyPermissionProblem(keyOnThisMachine)].filter((p): p is string => !!p).map((p) => `${vm.name}: ${p}`) });
+    this.node.addValidation({
+      validate: () =>
+        [privateKeyPermissionProblem(keyOnThisMachine)].filter((p): p is string => !!p).map((p) => `${vm.name}: ${p}`),
+    });
     const connection = {
       ...host,
       privateKeyPath: props.paths.setting(vm.privateKeyPath),
@@ -155,7 +168,10 @@ export class VmInstallation extends Construct {
       const settings = vm.installers[def.key];
       const outputName = resultOutputName(vm.name, def.key);
       if (!settings.enabled) {
-        new TerraformOutput(this, outputName, { value: "skipped", description: `${vm.name}: ${def.handler} (disabled)` }).overrideLogicalId(outputName);
+        new TerraformOutput(this, outputName, {
+          value: "skipped",
+          description: `${vm.name}: ${def.handler} (disabled)`,
+        }).overrideLogicalId(outputName);
         continue;
       }
       const job = props.jobTarget(this, installerJobId(vm.name, def.key), {
@@ -171,7 +187,10 @@ export class VmInstallation extends Construct {
       });
       this.jobs.push({ key: def.key, job });
       previous = job;
-      new TerraformOutput(this, outputName, { value: job.message, description: `${vm.name}: ${def.handler} result (JSON)` }).overrideLogicalId(outputName);
+      new TerraformOutput(this, outputName, {
+        value: job.message,
+        description: `${vm.name}: ${def.handler} result (JSON)`,
+      }).overrideLogicalId(outputName);
     }
     this.connectionOutputs(vm, connection.hostKeySha256);
   }
@@ -179,10 +198,16 @@ export class VmInstallation extends Construct {
   /** The address the jobs connect to and, when there is one, the host key they require (what `npm run check` requires too). */
   private connectionOutputs(vm: VmConfig, hostKeySha256: string | undefined): void {
     const addressOutput = addressOutputName(vm.name);
-    new TerraformOutput(this, addressOutput, { value: this.address, description: `${vm.name}: address the jobs connect to` }).overrideLogicalId(addressOutput);
+    new TerraformOutput(this, addressOutput, {
+      value: this.address,
+      description: `${vm.name}: address the jobs connect to`,
+    }).overrideLogicalId(addressOutput);
     if (hostKeySha256 === undefined) return;
     const keyOutput = hostKeyIds(vm.name).output;
-    new TerraformOutput(this, keyOutput, { value: hostKeySha256, description: `${vm.name}: the host key the jobs require` }).overrideLogicalId(keyOutput);
+    new TerraformOutput(this, keyOutput, {
+      value: hostKeySha256,
+      description: `${vm.name}: the host key the jobs require`,
+    }).overrideLogicalId(keyOutput);
   }
 
   /**
@@ -194,7 +219,12 @@ export class VmInstallation extends Construct {
    * with it: the probe's message is then unknown until it has run on the new VM, so the new record is
    * made after that run, from its report, never from the old VM's. A host of kind "existing" keeps its record.
    */
-  private recordHostKey(props: VmInstallationProps, host: { address: string; user: string; port: number }, machine?: VcVmV3, newVm?: InstallerJob) {
+  private recordHostKey(
+    props: VmInstallationProps,
+    host: { address: string; user: string; port: number },
+    machine?: VcVmV3,
+    newVm?: InstallerJob,
+  ) {
     const { vm } = props;
     const ids = hostKeyIds(vm.name);
     const probe = props.jobTarget(this, ids.probe, {
@@ -255,7 +285,11 @@ export class VmInstallation extends Construct {
     const field = (name: string) => `try(jsondecode(file(${file})).${name}, "")`;
     const id = hostKeyIds(vm.name).delivered;
     const record = new TerraformData(this, "delivered_host_key", {
-      input: { public: `\${${field("public")}}`, private: `\${sensitive(${field("private")})}`, sha256: `\${${field("sha256")}}` },
+      input: {
+        public: `\${${field("public")}}`,
+        private: `\${sensitive(${field("private")})}`,
+        sha256: `\${${field("sha256")}}`,
+      },
     });
     record.overrideLogicalId(id);
     record.addOverride("lifecycle.ignore_changes", ["input"]);
@@ -277,7 +311,13 @@ export class VmInstallation extends Construct {
     };
   }
 
-  private createVm(vm: VmConfig, nubes: NubesConfig, paths: TerraformPaths, prefix: string, cloudInit?: string): VcVmV3 {
+  private createVm(
+    vm: VmConfig,
+    nubes: NubesConfig,
+    paths: TerraformPaths,
+    prefix: string,
+    cloudInit?: string,
+  ): VcVmV3 {
     const vapp = new Vapp(this, "vapp", {
       resourceName: vm.vappName,
       vappName: vm.vappName,

@@ -40,7 +40,8 @@ export async function generateBindings(outDir: string): Promise<string[]> {
 if (require.main === module) {
   const outDir = path.resolve(process.argv[2] ?? GENERATED_DIR);
   generateBindings(outDir).then(
-    (names) => console.log(`providers: generated ${names.join(", ")} into ${path.relative(process.cwd(), outDir) || "."}`),
+    (names) =>
+      console.log(`providers: generated ${names.join(", ")} into ${path.relative(process.cwd(), outDir) || "."}`),
     (err) => {
       console.error(`providers: generation failed: ${err instanceof Error ? err.message : err}`);
       process.exit(1);

@@ -8,7 +8,19 @@ import * as net from "node:net";
 import * as path from "node:path";
 import { quote } from "../shared/shell-quote";
 import { IMAGE_USER } from "./image";
-import { childEnv, descendantsOf, nsPids, type ProcRef, procAlive, procComm, procRef, run, runOk, sleep, tail } from "./util";
+import {
+  childEnv,
+  descendantsOf,
+  nsPids,
+  type ProcRef,
+  procAlive,
+  procComm,
+  procRef,
+  run,
+  runOk,
+  sleep,
+  tail,
+} from "./util";
 
 export const SSH_PORT = 22;
 
@@ -44,7 +56,9 @@ export function bootPaths(runDir: string): BootPaths {
 
 /** The client key for this sandbox only: nothing of the host's own keys is ever authorised inside. */
 export async function makeClientKey(p: BootPaths, name: string): Promise<void> {
-  await runOk("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-C", `vm-install-sandbox-${name}`, "-f", p.privateKey], { env: childEnv() });
+  await runOk("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-C", `vm-install-sandbox-${name}`, "-f", p.privateKey], {
+    env: childEnv(),
+  });
 }
 
 /** OpenSSH's "SHA256:..." fingerprint of a public key line ("ssh-ed25519 AAAA... comment"). */
@@ -155,7 +169,8 @@ export function prepareRunDir(p: BootPaths): void {
 
 /** Starts the detached namespace tree and returns its top process (unshare) as soon as it exists. */
 export function spawnTree(i: BootScriptInput): ProcRef {
-  if (i.authorizedKey) fs.writeFileSync(path.join(i.paths.runDir, "authorized_keys"), `${i.authorizedKey.trim()}\n`, { mode: 0o600 });
+  if (i.authorizedKey)
+    fs.writeFileSync(path.join(i.paths.runDir, "authorized_keys"), `${i.authorizedKey.trim()}\n`, { mode: 0o600 });
   if (i.cloudInit) {
     fs.writeFileSync(userDataPath(i.paths), i.cloudInit.userData, { mode: 0o600 });
     fs.writeFileSync(metaDataPath(i.paths), i.cloudInit.metaData, { mode: 0o600 });
@@ -165,7 +180,17 @@ export function spawnTree(i: BootScriptInput): ProcRef {
   try {
     const child = spawn(
       "unshare",
-      ["--mount", "--propagation", "private", "--pid", "--fork", "--kill-child=SIGKILL", "--mount-proc", "/bin/sh", i.paths.bootScript],
+      [
+        "--mount",
+        "--propagation",
+        "private",
+        "--pid",
+        "--fork",
+        "--kill-child=SIGKILL",
+        "--mount-proc",
+        "/bin/sh",
+        i.paths.bootScript,
+      ],
       // Its own session: the tree survives the CLI that started it, and a terminal's ^C does not reach it.
       { detached: true, stdio: ["ignore", logFd, logFd], env: childEnv() },
     );
@@ -259,10 +284,12 @@ export async function waitUntilReady(
   let stage = hostKeyFrom === "file" ? "the host key to be generated" : "systemd to start in the container";
   for (;;) {
     if (!procAlive(top)) throw fail(`the boot process (unshare pid ${top.pid}) exited while waiting for ${stage}`);
-    if (Date.now() > deadline) throw fail(`not ready after ${Math.round(timeoutMs / 1000)} s, still waiting for ${stage}`);
+    if (Date.now() > deadline)
+      throw fail(`not ready after ${Math.round(timeoutMs / 1000)} s, still waiting for ${stage}`);
     if (!hostPublicKey && hostKeyFrom === "file") {
       // Type and key only: ssh-keygen -A in the chroot commented it with the host's name, which is noise.
-      if (fs.existsSync(p.hostPub)) hostPublicKey = fs.readFileSync(p.hostPub, "utf8").trim().split(/\s+/).slice(0, 2).join(" ");
+      if (fs.existsSync(p.hostPub))
+        hostPublicKey = fs.readFileSync(p.hostPub, "utf8").trim().split(/\s+/).slice(0, 2).join(" ");
       else {
         await sleep(50);
         continue;

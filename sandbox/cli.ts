@@ -5,7 +5,14 @@ import * as path from "node:path";
 import { streamLog } from "../shared/progress-line";
 import { loginUserCloudConfig, multipartUserData, userDataKind } from "./cloud-init";
 import { ensureBaseRootfs } from "./image";
-import { type CloudInitOptions, listSandboxes, newSandboxName, sandboxSupportProblems, startSandbox, stopSandbox } from "./index";
+import {
+  type CloudInitOptions,
+  listSandboxes,
+  newSandboxName,
+  sandboxSupportProblems,
+  startSandbox,
+  stopSandbox,
+} from "./index";
 
 import { DEFAULT_RELEASE, RELEASE_ENV, RELEASES, resolveRelease, takeReleaseOption } from "./release";
 import { runDirOf } from "./state";
@@ -82,7 +89,8 @@ async function up(argv: string[]): Promise<void> {
   const json = args.includes("--json");
   const rest = args.filter((a) => a !== "--json");
   const unknown = rest.filter((a) => a.startsWith("-"));
-  if (unknown.length || rest.length > 1) throw new UsageError(`up: unexpected ${[...unknown, ...rest.slice(1)].join(" ")}`);
+  if (unknown.length || rest.length > 1)
+    throw new UsageError(`up: unexpected ${[...unknown, ...rest.slice(1)].join(" ")}`);
   requireSupport();
   const name = rest[0] ?? newSandboxName();
   // ^C during the boot leaves nothing half-made; once `up` has returned, only `down` removes it.
@@ -118,7 +126,8 @@ async function up(argv: string[]): Promise<void> {
 }
 
 async function down(args: string[]): Promise<void> {
-  if (args.length > 1 || args.some((a) => a.startsWith("-"))) throw new UsageError(`down: expected at most one name, got ${args.join(" ")}`);
+  if (args.length > 1 || args.some((a) => a.startsWith("-")))
+    throw new UsageError(`down: expected at most one name, got ${args.join(" ")}`);
   requireSupport();
   const names = args.length ? args : listSandboxes().map((s) => s.name);
   if (!names.length) {

@@ -27,7 +27,11 @@ export interface SshRun {
  * Runs `command` on `sb` as its user with the `ssh` client: key and known_hosts of the sandbox only
  * (no ~/.ssh config), strict host key checking, no prompts. `stdin` is fed to the remote command.
  */
-export function sshRun(sb: SandboxInfo & { knownHostsPath: string }, command: string, opts: { stdin?: string; timeoutMs?: number } = {}): Promise<SshRun> {
+export function sshRun(
+  sb: SandboxInfo & { knownHostsPath: string },
+  command: string,
+  opts: { stdin?: string; timeoutMs?: number } = {},
+): Promise<SshRun> {
   const args = [
     "-F",
     "/dev/null",
@@ -52,10 +56,19 @@ export function sshRun(sb: SandboxInfo & { knownHostsPath: string }, command: st
   ];
   const started = performance.now();
   return new Promise((resolve) => {
-    const child = execFile("ssh", args, { timeout: opts.timeoutMs ?? 900_000, maxBuffer: 64 << 20, encoding: "utf8" }, (err, stdout, stderr) => {
-      const code = err ? (typeof (err as { code?: unknown }).code === "number" ? (err as { code: number }).code : 255) : 0;
-      resolve({ code, stdout, stderr, ms: performance.now() - started });
-    });
+    const child = execFile(
+      "ssh",
+      args,
+      { timeout: opts.timeoutMs ?? 900_000, maxBuffer: 64 << 20, encoding: "utf8" },
+      (err, stdout, stderr) => {
+        const code = err
+          ? typeof (err as { code?: unknown }).code === "number"
+            ? (err as { code: number }).code
+            : 255
+          : 0;
+        resolve({ code, stdout, stderr, ms: performance.now() - started });
+      },
+    );
     child.stdin?.on("error", () => undefined); // it may exit before reading: EPIPE is not its outcome
     child.stdin?.end(opts.stdin ?? "");
   });

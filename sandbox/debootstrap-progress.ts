@@ -43,7 +43,13 @@ export class DebootstrapProgress {
   }
 
   counts(): DebootstrapCounts {
-    return { stage: this.stage, retrieved: this.retrieved, extracted: this.extracted, unpacked: this.unpacked.size, configured: this.configured.size };
+    return {
+      stage: this.stage,
+      retrieved: this.retrieved,
+      extracted: this.extracted,
+      unpacked: this.unpacked.size,
+      configured: this.configured.size,
+    };
   }
 
   private key(): string {
@@ -65,14 +71,17 @@ export class DebootstrapProgress {
     } else if (/^I: Installing core packages/.test(line)) this.stage = "core";
     else if ((m = /^I: (Unpacking|Configuring) (required packages|the base system|\S+)\.\.\.$/.exec(line))) {
       this.stage = m[1] === "Unpacking" ? "unpack" : "configure";
-      if (m[2] !== "required packages" && m[2] !== "the base system") (m[1] === "Unpacking" ? this.unpacked : this.configured).add(m[2]);
+      if (m[2] !== "required packages" && m[2] !== "the base system")
+        (m[1] === "Unpacking" ? this.unpacked : this.configured).add(m[2]);
     } else if (/^I: Base system installed successfully/.test(line)) this.stage = "installed";
   }
 }
 
 /** The groups the progress line's stages fall in off a terminal: one printed line each. */
 export function stageGroup(stage: DebootstrapStage | undefined): string {
-  return stage === "extract" || stage === "core" || stage === "unpack" || stage === "configure" ? "install" : (stage ?? "start");
+  return stage === "extract" || stage === "core" || stage === "unpack" || stage === "configure"
+    ? "install"
+    : (stage ?? "start");
 }
 
 /** The counts as the progress line says them. */

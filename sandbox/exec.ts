@@ -68,7 +68,11 @@ export function spawnInTarget(initPid: () => number, command: string, opts: Root
       reject(e);
       return;
     }
-    const child = spawn("nsenter", nsenterArgs(init, command), { detached: true, stdio: ["pipe", "pipe", "pipe"], env: childEnv() });
+    const child = spawn("nsenter", nsenterArgs(init, command), {
+      detached: true,
+      stdio: ["pipe", "pipe", "pipe"],
+      env: childEnv(),
+    });
     pid = child.pid;
     let stdout = "";
     let stderr = "";

@@ -53,7 +53,8 @@ function parseOneLine(file: string, text: string): AptSource[] {
     for (const opt of (m[1] ?? "").split(/\s+/).filter(Boolean)) {
       const [k, v] = opt.split("=", 2);
       // One-line option names map onto deb822 field names (signed-by -> Signed-By, arch -> Architectures).
-      const field = k === "arch" ? "Architectures" : k.replace(/(^|-)([a-z])/g, (_s, d: string, c: string) => d + c.toUpperCase());
+      const field =
+        k === "arch" ? "Architectures" : k.replace(/(^|-)([a-z])/g, (_s, d: string, c: string) => d + c.toUpperCase());
       if (v !== undefined) extra.push([field, v.replace(/,/g, " ")]);
     }
     out.push({ file, uris: [m[2]], suites: [m[3]], components: m[4].split(/\s+/).filter(Boolean), extra });
@@ -179,7 +180,10 @@ export function releaseSources(host: AptSource[], release: Release): { sources: 
   const via = SUPPORTED_RELEASES.find((r) => r !== release && hasBase(r));
   if (!via) return { sources: pick(release) };
   const from = releaseSuites(via);
-  const sources = pick(via).map((s) => ({ ...s, suites: s.suites.filter((x) => from.includes(x)).map((x) => release + x.slice(via.length)) }));
+  const sources = pick(via).map((s) => ({
+    ...s,
+    suites: s.suites.filter((x) => from.includes(x)).map((x) => release + x.slice(via.length)),
+  }));
   return { sources, via };
 }
 

@@ -91,7 +91,8 @@ locale: C.UTF-8
 export function buildScript(release: Release = DEFAULT_RELEASE): string {
   const apt = imageAptConfig(undefined, release);
   const keyringSteps = apt.keyrings.map(
-    (k) => `[ -e "$ROOT${k}" ] || { ${putFile(k, fs.readFileSync(k))}; }  # sha256 ${createHash("sha256").update(fs.readFileSync(k)).digest("hex")}`,
+    (k) =>
+      `[ -e "$ROOT${k}" ] || { ${putFile(k, fs.readFileSync(k))}; }  # sha256 ${createHash("sha256").update(fs.readFileSync(k)).digest("hex")}`,
   );
   const steps = [
     `# vm-install sandbox base image, recipe ${RECIPE_VERSION}`,
@@ -183,7 +184,12 @@ function buildFailure(code: number, root: string, logFile: string, logFd: number
 }
 
 /** Runs the build script into `tarball` (in CACHE_DIR; exported for its tests, which build elsewhere). */
-export async function buildTarball(script: string, tarball: string, log: (l: string) => void, release: Release = DEFAULT_RELEASE): Promise<void> {
+export async function buildTarball(
+  script: string,
+  tarball: string,
+  log: (l: string) => void,
+  release: Release = DEFAULT_RELEASE,
+): Promise<void> {
   const work = fs.mkdtempSync(path.join(path.dirname(tarball), "build-"));
   const root = path.join(work, "rootfs");
   const out = `${tarball}.tmp-${process.pid}`;
@@ -197,7 +203,11 @@ export async function buildTarball(script: string, tarball: string, log: (l: str
   log(`building the sandbox base image (debootstrap ${release}, about a minute); full log: ${logFile}`);
   const progress = progressFor(log);
   const counts = new DebootstrapProgress();
-  const show = () => progress.update(`building the sandbox image: ${describeCounts(counts.counts())}`, stageGroup(counts.counts().stage));
+  const show = () =>
+    progress.update(
+      `building the sandbox image: ${describeCounts(counts.counts())}`,
+      stageGroup(counts.counts().stage),
+    );
   try {
     // A private mount namespace: debootstrap mounts /proc and /sys in the target and, if it fails
     // half-way, leaves them mounted; here they vanish with the namespace.
@@ -228,12 +238,20 @@ async function unpack(img: BaseImage, log: (l: string) => void): Promise<void> {
   fs.mkdirSync(tmp, { mode: 0o755 });
   const r = await run(
     "bash",
-    ["-c", `set -o pipefail; zstd -q -dc "$1" | tar --numeric-owner --xattrs --xattrs-include='*' -C "$2" -xpf -`, "unpack", img.tarball, tmp],
+    [
+      "-c",
+      `set -o pipefail; zstd -q -dc "$1" | tar --numeric-owner --xattrs --xattrs-include='*' -C "$2" -xpf -`,
+      "unpack",
+      img.tarball,
+      tmp,
+    ],
     { env: childEnv() },
   );
   if (r.code !== 0) {
     fs.rmSync(tmp, { recursive: true, force: true });
-    throw new Error(`unpacking the sandbox base image ${img.tarball} failed: ${tail(r.stderr)}; delete it and rerun \`npm run sandbox image\``);
+    throw new Error(
+      `unpacking the sandbox base image ${img.tarball} failed: ${tail(r.stderr)}; delete it and rerun \`npm run sandbox image\``,
+    );
   }
   // The rename is what makes the rootfs visible: a half-unpacked tree is never used as a lower layer.
   fs.renameSync(tmp, img.rootfs);
@@ -259,13 +277,21 @@ function pruneOld(keep: string, release: Release, log: (l: string) => void): voi
 }
 
 /** Builds (once per recipe hash, one builder at a time across processes) and unpacks the base image. */
-export async function ensureBaseRootfs(log: (l: string) => void = () => undefined, opts: { rebuild?: boolean; release?: Release } = {}): Promise<BaseImage> {
+export async function ensureBaseRootfs(
+  log: (l: string) => void = () => undefined,
+  opts: { rebuild?: boolean; release?: Release } = {},
+): Promise<BaseImage> {
   fs.mkdirSync(CACHE_DIR, { recursive: true });
   const release = opts.release ?? DEFAULT_RELEASE;
   const script = buildScript(release);
   const img = imagePaths(imageHash(script), release);
   if (!opts.rebuild && fs.existsSync(img.tarball) && fs.existsSync(img.rootfs)) return img;
-  const l = await lock(path.join(CACHE_DIR, `.lock-${img.hash}`), "another process building the sandbox base image", 15 * 60_000, log);
+  const l = await lock(
+    path.join(CACHE_DIR, `.lock-${img.hash}`),
+    "another process building the sandbox base image",
+    15 * 60_000,
+    log,
+  );
   try {
     if (opts.rebuild && fs.existsSync(img.tarball)) {
       fs.rmSync(img.tarball, { force: true });

@@ -12,7 +12,17 @@
 
 import { randomBytes } from "node:crypto";
 import * as fs from "node:fs";
-import { bootPaths, findInit, killTree, makeClientKey, prepareRunDir, processesMentioning, SSH_PORT, spawnTree, waitUntilReady } from "./boot";
+import {
+  bootPaths,
+  findInit,
+  killTree,
+  makeClientKey,
+  prepareRunDir,
+  processesMentioning,
+  SSH_PORT,
+  spawnTree,
+  waitUntilReady,
+} from "./boot";
 import { nocloudMetaData } from "./cloud-init";
 import { type RootExecOptions, type RootExecResult, spawnInTarget } from "./exec";
 import { ensureBaseImage, ensureBaseRootfs, IMAGE_USER } from "./image";
@@ -140,7 +150,17 @@ const CLOUD_INIT_WAIT = "cloud-init status --wait --long";
 
 function attach(state: SandboxState): Sandbox {
   const { address, hostKeySha256, netns, hostAddress, hostPublicKey, knownHostsPath, hostVeth, nftTable } = state;
-  if (!address || !hostKeySha256 || !netns || !hostAddress || !hostPublicKey || !knownHostsPath || !hostVeth || !nftTable || !state.pid) {
+  if (
+    !address ||
+    !hostKeySha256 ||
+    !netns ||
+    !hostAddress ||
+    !hostPublicKey ||
+    !knownHostsPath ||
+    !hostVeth ||
+    !nftTable ||
+    !state.pid
+  ) {
     throw new Error(`sandbox ${state.name} is not fully started (status ${state.status}; ${state.runDir}/state.json)`);
   }
   let init: ProcRef | undefined;
@@ -203,7 +223,9 @@ export async function startSandbox(opts: StartOptions = {}): Promise<Sandbox> {
     fs.mkdirSync(runDir, { mode: 0o700 });
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === "EEXIST") {
-      throw new Error(`sandbox ${name} already exists (${runDir}): pick another name, or remove it with \`npm run sandbox down ${name}\``);
+      throw new Error(
+        `sandbox ${name} already exists (${runDir}): pick another name, or remove it with \`npm run sandbox down ${name}\``,
+      );
     }
     throw e;
   }
@@ -248,7 +270,15 @@ export async function startSandbox(opts: StartOptions = {}): Promise<Sandbox> {
     let init: number | undefined;
     const exec = (cmd: string) => spawnInTarget(() => (init ??= findInit(top)) ?? 0, cmd, { timeoutMs: 10_000 }).done;
     const hostKeyFrom = cloudInit ? "sshd" : "file";
-    const ready = await waitUntilReady(name, top, paths, plan.address, opts.bootTimeoutMs ?? (cloudInit ? 180_000 : 90_000), exec, hostKeyFrom);
+    const ready = await waitUntilReady(
+      name,
+      top,
+      paths,
+      plan.address,
+      opts.bootTimeoutMs ?? (cloudInit ? 180_000 : 90_000),
+      exec,
+      hostKeyFrom,
+    );
     const tReady = Date.now();
 
     state.hostPublicKey = ready.hostPublicKey;
@@ -260,7 +290,9 @@ export async function startSandbox(opts: StartOptions = {}): Promise<Sandbox> {
     writeState(state);
     return attach(state);
   } catch (e) {
-    await stopSandbox(name).catch((stopErr: Error) => log(`cleanup after the failed start of ${name} also failed: ${stopErr.message}`));
+    await stopSandbox(name).catch((stopErr: Error) =>
+      log(`cleanup after the failed start of ${name} also failed: ${stopErr.message}`),
+    );
     throw e;
   }
 }
@@ -274,7 +306,10 @@ function seedOf(c: CloudInitOptions, name: string, clientPublicKey: string): { u
 export function getSandbox(name: string): Sandbox {
   validateName(name);
   const state = readState(name);
-  if (!state) throw new Error(`no sandbox named ${name} (no ${runDirOf(name)}/state.json): start one with \`npm run sandbox up ${name}\``);
+  if (!state)
+    throw new Error(
+      `no sandbox named ${name} (no ${runDirOf(name)}/state.json): start one with \`npm run sandbox up ${name}\``,
+    );
   return attach(state);
 }
 
@@ -327,7 +362,11 @@ export async function stopSandbox(name: string): Promise<void> {
   }
   // The network by what state recorded, plus any claim by this name state did not record yet.
   const nets = new Map<number | undefined, { netns?: string; hostVeth?: string; nftTable?: string }>();
-  nets.set(state?.subnet, { netns: state?.netns ?? `vmis-${name}`, hostVeth: state?.hostVeth, nftTable: state?.nftTable });
+  nets.set(state?.subnet, {
+    netns: state?.netns ?? `vmis-${name}`,
+    hostVeth: state?.hostVeth,
+    nftTable: state?.nftTable,
+  });
   for (const c of listClaims()) {
     if (c.name === name && !nets.has(c.subnet)) nets.set(c.subnet, netPlan(name, c.subnet));
   }
@@ -389,7 +428,8 @@ export async function pruneSandboxes(log: (l: string) => void = () => undefined)
       }
       if (age > 60_000) why = "it has no state.json";
     } else if (s.status !== "running") {
-      if (!procAlive(s.owner ?? undefined)) why = `the process that was ${s.status === "starting" ? "starting" : "stopping"} it (pid ${s.owner?.pid}) is gone`;
+      if (!procAlive(s.owner ?? undefined))
+        why = `the process that was ${s.status === "starting" ? "starting" : "stopping"} it (pid ${s.owner?.pid}) is gone`;
     } else if (!procAlive(s.pid)) {
       why = "its process tree has exited";
     } else if (!s.persistent && !procAlive(s.owner ?? undefined)) {

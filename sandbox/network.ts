@@ -104,7 +104,8 @@ export async function claimSubnet(name: string): Promise<number> {
 
 export function releaseSubnet(n: number, name: string): void {
   // Only our own claim: after a crash the number may already belong to a newer sandbox.
-  if (subnetHolder(n) === name || subnetHolder(n) === undefined) fs.rmSync(claimPath(n), { recursive: true, force: true });
+  if (subnetHolder(n) === name || subnetHolder(n) === undefined)
+    fs.rmSync(claimPath(n), { recursive: true, force: true });
 }
 
 async function defaultRouteDevice(): Promise<{ dev: string; mtu: number } | undefined> {
@@ -127,7 +128,22 @@ export async function setupNetwork(name: string, plan: NetPlan, log: (l: string)
   const mtu = uplink?.mtu ?? 1500;
   await ip(["netns", "add", plan.netns]);
   // The target side is created inside the namespace directly, named like a VM's first NIC.
-  await ip(["link", "add", plan.hostVeth, "mtu", String(mtu), "type", "veth", "peer", "name", "eth0", "mtu", String(mtu), "netns", plan.netns]);
+  await ip([
+    "link",
+    "add",
+    plan.hostVeth,
+    "mtu",
+    String(mtu),
+    "type",
+    "veth",
+    "peer",
+    "name",
+    "eth0",
+    "mtu",
+    String(mtu),
+    "netns",
+    plan.netns,
+  ]);
   await ip(["addr", "add", `${plan.hostAddress}/24`, "dev", plan.hostVeth]);
   await ip(["link", "set", plan.hostVeth, "up"]);
   await ip(["-n", plan.netns, "link", "set", "lo", "up"]);
@@ -160,7 +176,9 @@ export async function setupNetwork(name: string, plan: NetPlan, log: (l: string)
 `;
   const r = await run("nft", ["-f", "-"], { input: rules, env: childEnv() });
   if (r.code !== 0) {
-    throw new Error(`nft could not create table ip ${plan.nftTable} for sandbox ${name}: ${r.stderr.trim()} (is the nf_tables kernel module available?)`);
+    throw new Error(
+      `nft could not create table ip ${plan.nftTable} for sandbox ${name}: ${r.stderr.trim()} (is the nf_tables kernel module available?)`,
+    );
   }
 }
 
@@ -193,12 +211,16 @@ export async function teardownNetwork(state: Pick<SandboxState, "netns" | "hostV
     const r = await run("nft", ["delete", "table", "ip", state.nftTable], { env });
     // Two cleaners (a prune and a `down`) may race for the same leftover: gone is as good as deleted.
     if (r.code !== 0 && (await nftTableExists(state.nftTable))) {
-      throw new Error(`could not delete nft table ip ${state.nftTable}: ${r.stderr.trim()}; remove it with: nft delete table ip ${state.nftTable}`);
+      throw new Error(
+        `could not delete nft table ip ${state.nftTable}: ${r.stderr.trim()}; remove it with: nft delete table ip ${state.nftTable}`,
+      );
     }
   }
   if (state.hostVeth) {
-    await waitFor(`host interface ${state.hostVeth} to disappear`, () => !vethExists(state.hostVeth!), 10_000).catch((e) => {
-      throw new Error(`${(e as Error).message}; remove it with: ip link del ${state.hostVeth}`);
-    });
+    await waitFor(`host interface ${state.hostVeth} to disappear`, () => !vethExists(state.hostVeth!), 10_000).catch(
+      (e) => {
+        throw new Error(`${(e as Error).message}; remove it with: ip link del ${state.hostVeth}`);
+      },
+    );
   }
 }

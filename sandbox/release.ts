@@ -40,7 +40,8 @@ export function takeReleaseOption(args: string[]): { release?: Release; rest: st
     let value: string | undefined;
     if (a === "--release") {
       value = args[++i];
-      if (value === undefined || value.startsWith("-")) throw new Error(`--release needs a release name; supported: ${describeSupported()}`);
+      if (value === undefined || value.startsWith("-"))
+        throw new Error(`--release needs a release name; supported: ${describeSupported()}`);
     } else if (a.startsWith("--release=")) value = a.slice("--release=".length);
     else {
       rest.push(a);

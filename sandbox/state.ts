@@ -18,7 +18,9 @@ const NAME_RE = /^[a-z0-9]([a-z0-9-]{0,30}[a-z0-9])?$/;
 
 export function validateName(name: string): void {
   if (!NAME_RE.test(name)) {
-    throw new Error(`invalid sandbox name ${JSON.stringify(name)}: use 1-32 characters a-z, 0-9 and '-', starting and ending with a letter or digit`);
+    throw new Error(
+      `invalid sandbox name ${JSON.stringify(name)}: use 1-32 characters a-z, 0-9 and '-', starting and ending with a letter or digit`,
+    );
   }
 }
 

@@ -28,7 +28,9 @@ export function sandboxSupportProblems(): string[] {
   const problems: string[] = [];
   const uid = process.getuid?.();
   if (uid !== 0) {
-    problems.push(`not root (uid ${uid ?? "unknown"}): the sandbox needs root for network namespaces, mounts and systemd-nspawn`);
+    problems.push(
+      `not root (uid ${uid ?? "unknown"}): the sandbox needs root for network namespaces, mounts and systemd-nspawn`,
+    );
   }
   const missing = REQUIRED.filter(([cmd]) => !which(cmd));
   if (missing.length) {

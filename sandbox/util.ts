@@ -63,7 +63,9 @@ export function run(cmd: string, args: string[], opts: RunOptions = {}): Promise
       if (timer) clearTimeout(timer);
       if (timedOut) {
         reject(
-          new Error(`${cmd} ${args.join(" ").slice(0, 200)} timed out after ${opts.timeoutMs} ms and was killed${stderr ? `; stderr: ${tail(stderr)}` : ""}`),
+          new Error(
+            `${cmd} ${args.join(" ").slice(0, 200)} timed out after ${opts.timeoutMs} ms and was killed${stderr ? `; stderr: ${tail(stderr)}` : ""}`,
+          ),
         );
         return;
       }
@@ -118,7 +120,9 @@ export function sleep(ms: number): Promise<void> {
 
 /** Looks a program up on PATH (plus the sbin directories a non-login root shell may lack). */
 export function which(cmd: string): string | undefined {
-  const dirs = (process.env.PATH ?? "").split(":").concat(["/usr/local/sbin", "/usr/sbin", "/sbin", "/usr/bin", "/bin"]);
+  const dirs = (process.env.PATH ?? "")
+    .split(":")
+    .concat(["/usr/local/sbin", "/usr/sbin", "/sbin", "/usr/bin", "/bin"]);
   for (const d of dirs) {
     if (!d) continue;
     const p = path.join(d, cmd);
@@ -224,7 +228,12 @@ export function nsPids(pid: number): number[] {
   }
 }
 
-export async function waitFor(what: string, check: () => boolean | Promise<boolean>, timeoutMs: number, intervalMs = 50): Promise<void> {
+export async function waitFor(
+  what: string,
+  check: () => boolean | Promise<boolean>,
+  timeoutMs: number,
+  intervalMs = 50,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     if (await check()) return;

@@ -33,15 +33,22 @@ export interface InstallerDefinition<S extends Settings = Settings> {
 }
 
 /** Identity helper that keeps `definition`'s literal types (the event type derives from them). */
-export function defineInstallerDefinition<const S extends Settings>(definition: InstallerDefinition<S>): InstallerDefinition<S> {
+export function defineInstallerDefinition<const S extends Settings>(
+  definition: InstallerDefinition<S>,
+): InstallerDefinition<S> {
   return definition;
 }
 
 /** The settings every installer has, with its own defaults. */
-export function commonSettings(definition: Pick<InstallerDefinition, "handler" | "enabledByDefault" | "waitTimeoutSec">) {
+export function commonSettings(
+  definition: Pick<InstallerDefinition, "handler" | "enabledByDefault" | "waitTimeoutSec">,
+) {
   return {
     enabled: setting(boolean(), { doc: `Run ${definition.handler}.`, default: definition.enabledByDefault }),
-    waitTimeoutSec: setting(integer(30, 86400), { doc: "The job's wait_timeout_sec: how long Terraform waits for it.", default: definition.waitTimeoutSec }),
+    waitTimeoutSec: setting(integer(30, 86400), {
+      doc: "The job's wait_timeout_sec: how long Terraform waits for it.",
+      default: definition.waitTimeoutSec,
+    }),
   };
 }
 
@@ -55,7 +62,11 @@ export const MAX_CACHE_VALID_SEC = 30 * 24 * 3600;
 
 /** How apt's package lists are refreshed: every installer that runs apt-get takes these. */
 export const APT_LIST_SETTINGS = {
-  update: setting(boolean(), { event: "update", default: true, doc: "Run apt-get update before installing (only when something is missing)." }),
+  update: setting(boolean(), {
+    event: "update",
+    default: true,
+    doc: "Run apt-get update before installing (only when something is missing).",
+  }),
   cacheValidSec: setting(integer(0, MAX_CACHE_VALID_SEC), {
     event: "cache_valid_sec",
     defaultDoc: "none: always update (900 for an installer after the first on a VM: the one before just updated)",

@@ -27,7 +27,8 @@ export const REPO_URL = /^https?:\/\/[A-Za-z0-9.-]+(:[0-9]{1,5})?(\/[A-Za-z0-9._
 
 const IPV4 = /^(25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])(\.(25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])){3}$/;
 const H16 = /^[0-9A-Fa-f]{1,4}$/;
-const HOSTNAME = /^(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
+const HOSTNAME =
+  /^(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
 
 /** A dotted quad: four decimal numbers 0-255, no leading zeros (inet_aton's octal, hex and short forms are not IPv4 here). */
 export function isIpv4(value: string): boolean {
@@ -83,12 +84,15 @@ function listenItemProblem(item: string): string | undefined {
   if (item === "") return "an empty item (two commas, or one at an end)";
   if (item === "*" || isIpv4(item) || isIpv6(item) || isHostName(item)) return undefined;
   const shown = JSON.stringify(item.slice(0, 60));
-  if (item.includes("/")) return `${shown} is a network (CIDR), not an address to listen on: give the address itself, or "*"`;
-  if (item.includes("%")) return `${shown} has a zone id: give an address without it (link-local addresses are not supported)`;
+  if (item.includes("/"))
+    return `${shown} is a network (CIDR), not an address to listen on: give the address itself, or "*"`;
+  if (item.includes("%"))
+    return `${shown} has a zone id: give an address without it (link-local addresses are not supported)`;
   if (/^(0[xX][0-9A-Fa-f]*|[0-9]+)(\.(0[xX][0-9A-Fa-f]*|[0-9]+))*$/.test(item)) {
     return `${shown} is not a dotted-quad IPv4 address (four decimal numbers 0-255, no leading zeros): the system would read it as another address (a number, octal, hex or a short form)`;
   }
-  if (item.includes(":")) return `${shown} is not an IPv6 address (RFC 4291: eight groups of 1-4 hex digits, one "::" at most)`;
+  if (item.includes(":"))
+    return `${shown} is not an IPv6 address (RFC 4291: eight groups of 1-4 hex digits, one "::" at most)`;
   return `${shown} is not an IP address or a host name`;
 }
 
@@ -167,7 +171,10 @@ export const packageList: Validator<string[]> = refine(list(packageSpec, { minIt
   specs.forEach((spec, i) => {
     const name = parsePackageSpec(spec)?.name;
     if (name === undefined) return;
-    if (seen.has(name)) problems.push(`${path}[${i}]: package ${JSON.stringify(name)} is already listed at ${path}[${seen.get(name)}]; list each package once`);
+    if (seen.has(name))
+      problems.push(
+        `${path}[${i}]: package ${JSON.stringify(name)} is already listed at ${path}[${seen.get(name)}]; list each package once`,
+      );
     else seen.set(name, i);
   });
 });
@@ -175,19 +182,32 @@ export const packageList: Validator<string[]> = refine(list(packageSpec, { minIt
 export const pgIdentifier: Validator<string> = string({
   pattern: PG_IDENTIFIER,
   allowed: "a PostgreSQL name: lowercase letter or _, then lowercase letters, digits or _, at most 63",
-  check: (v) => (v === "postgres" || v.startsWith("pg_") ? "is reserved by PostgreSQL; choose another name" : undefined),
+  check: (v) =>
+    v === "postgres" || v.startsWith("pg_") ? "is reserved by PostgreSQL; choose another name" : undefined,
 });
 
 /** Words pg_hba.conf or PostgreSQL give a meaning of their own: never a database or role of ours. */
 const RESERVED_DB = ["all", "sameuser", "samerole", "samegroup", "replication", "template0", "template1"];
-const RESERVED_ROLE = ["all", "public", "none", "current_user", "current_role", "session_user", "samerole", "sameuser", "replication"];
+const RESERVED_ROLE = [
+  "all",
+  "public",
+  "none",
+  "current_user",
+  "current_role",
+  "session_user",
+  "samerole",
+  "sameuser",
+  "replication",
+];
 
 function pgName(reserved: string[], what: string): Validator<string> {
   const base = pgIdentifier;
   const schema = { ...base.schema, not: { enum: reserved } };
   const check = refine(base, (name, path, problems) => {
     if (reserved.includes(name))
-      problems.push(`${path}: ${JSON.stringify(name)} is a reserved word for a ${what} (in PostgreSQL or pg_hba.conf); choose another name`);
+      problems.push(
+        `${path}: ${JSON.stringify(name)} is a reserved word for a ${what} (in PostgreSQL or pg_hba.conf); choose another name`,
+      );
   });
   return withSchema(check, schema);
 }
@@ -197,16 +217,29 @@ export const pgDatabaseName: Validator<string> = pgName(RESERVED_DB, "database")
 /** A role name we create: a PostgreSQL name that is not a reserved word. */
 export const pgRoleName: Validator<string> = pgName(RESERVED_ROLE, "role");
 
-export const pgMajor: Validator<string> = string({ pattern: PG_MAJOR, allowed: 'a PostgreSQL major version such as "15"' });
-export const unixUser: Validator<string> = string({ pattern: UNIX_USER, allowed: "a Unix user name (lowercase, digits, _ -; at most 32)" });
-export const hostKeySha256: Validator<string> = string({ pattern: HOST_KEY_SHA256, allowed: 'an OpenSSH fingerprint "SHA256:" + 43 base64 characters' });
-export const repoUrl: Validator<string> = string({ pattern: REPO_URL, allowed: "an http(s) URL without query, quotes or spaces" });
+export const pgMajor: Validator<string> = string({
+  pattern: PG_MAJOR,
+  allowed: 'a PostgreSQL major version such as "15"',
+});
+export const unixUser: Validator<string> = string({
+  pattern: UNIX_USER,
+  allowed: "a Unix user name (lowercase, digits, _ -; at most 32)",
+});
+export const hostKeySha256: Validator<string> = string({
+  pattern: HOST_KEY_SHA256,
+  allowed: 'an OpenSSH fingerprint "SHA256:" + 43 base64 characters',
+});
+export const repoUrl: Validator<string> = string({
+  pattern: REPO_URL,
+  allowed: "an http(s) URL without query, quotes or spaces",
+});
 export const cidr: Validator<string> = string({
   allowed: "an IPv4 or IPv6 network in CIDR form such as 10.0.0.0/8",
   check: (v) => (isCidr(v) ? undefined : "is not a network in CIDR form (address/bits)"),
 });
 export const listenAddresses: Validator<string> = string({
-  allowed: '"*" or a comma-separated list of IP addresses and host names (a name must resolve, on the VM, to its own addresses)',
+  allowed:
+    '"*" or a comma-separated list of IP addresses and host names (a name must resolve, on the VM, to its own addresses)',
   check: (v) => {
     const problem = listenAddressesProblem(v);
     return problem ? `is not "*" or a comma-separated list of IP addresses and host names: ${problem}` : undefined;
@@ -227,7 +260,8 @@ export function normalizeFingerprint(value: string): string | undefined {
   return KEY_FINGERPRINT_INPUT.test(value) ? value.replace(/ /g, "").toUpperCase() : undefined;
 }
 
-const FINGERPRINTS_ALLOWED = "one OpenPGP key fingerprint (40 hex digits, any case, spaces allowed as gpg prints them) or a list of them";
+const FINGERPRINTS_ALLOWED =
+  "one OpenPGP key fingerprint (40 hex digits, any case, spaces allowed as gpg prints them) or a list of them";
 
 /**
  * The keys an apt repository's keyring must hold, exactly: one fingerprint or a list, normalised to a
@@ -237,14 +271,19 @@ export const keyFingerprints: Validator<string[]> = withSchema(
   (value, path, problems) => {
     const given = typeof value === "string" ? [value] : value;
     if (!Array.isArray(given) || given.length === 0) {
-      problems.push(`${path}: expected ${FINGERPRINTS_ALLOWED}, got ${Array.isArray(given) ? "an empty list" : JSON.stringify(value)}`);
+      problems.push(
+        `${path}: expected ${FINGERPRINTS_ALLOWED}, got ${Array.isArray(given) ? "an empty list" : JSON.stringify(value)}`,
+      );
       return [];
     }
     const out: string[] = [];
     given.forEach((item, i) => {
       const where = typeof value === "string" ? path : `${path}[${i}]`;
       const fpr = typeof item === "string" ? normalizeFingerprint(item) : undefined;
-      if (fpr === undefined) problems.push(`${where}: ${JSON.stringify(item)} is not an OpenPGP key fingerprint (40 hex digits; a short key ID is not enough)`);
+      if (fpr === undefined)
+        problems.push(
+          `${where}: ${JSON.stringify(item)} is not an OpenPGP key fingerprint (40 hex digits; a short key ID is not enough)`,
+        );
       else if (out.includes(fpr)) problems.push(`${where}: ${fpr} is listed twice`);
       else out.push(fpr);
     });
@@ -253,7 +292,12 @@ export const keyFingerprints: Validator<string[]> = withSchema(
   {
     anyOf: [
       { type: "string", pattern: KEY_FINGERPRINT_INPUT.source },
-      { type: "array", items: { type: "string", pattern: KEY_FINGERPRINT_INPUT.source }, minItems: 1, uniqueItems: true },
+      {
+        type: "array",
+        items: { type: "string", pattern: KEY_FINGERPRINT_INPUT.source },
+        minItems: 1,
+        uniqueItems: true,
+      },
     ],
     description: FINGERPRINTS_ALLOWED,
   },

@@ -67,7 +67,8 @@ export function stagedLines(write: (line: string) => void): Progress {
 /** On a terminal: one line on `stream`, after `prefix`, rewritten on every change. */
 export function terminalLine(stream: ProgressStream, prefix = ""): Progress & { above(line: string): void } {
   let shown: string | undefined;
-  const paint = () => stream.write(`${ERASE_LINE}${clip(`${prefix}${shown}`, Math.max(20, (stream.columns || 80) - 1))}`);
+  const paint = () =>
+    stream.write(`${ERASE_LINE}${clip(`${prefix}${shown}`, Math.max(20, (stream.columns || 80) - 1))}`);
   return {
     update(text) {
       if (text === shown) return;

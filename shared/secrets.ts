@@ -32,7 +32,12 @@ export class SecretScrubber {
   add(value: string | undefined, label?: string): void {
     if (!value || value.length < this.minChars) return;
     const marker = label ? `[redacted:${label}]` : "[redacted]";
-    const forms = new Set<string>([value, value.trim(), JSON.stringify(value).slice(1, -1), JSON.stringify(value.trim()).slice(1, -1)]);
+    const forms = new Set<string>([
+      value,
+      value.trim(),
+      JSON.stringify(value).slice(1, -1),
+      JSON.stringify(value.trim()).slice(1, -1),
+    ]);
     if (value.includes("\n")) {
       for (const line of value.split(/\r?\n/)) {
         const body = line.trim();

@@ -26,7 +26,10 @@ export interface Setting<T = unknown> {
 export type Settings = Record<string, Setting<unknown>>;
 
 /** Declares a setting, keeping its literal keys so the config and event types derive from it. */
-export function setting<T, const O extends Omit<Setting<T>, "rule">>(rule: Validator<T>, options: O): O & { rule: Validator<T> } {
+export function setting<T, const O extends Omit<Setting<T>, "rule">>(
+  rule: Validator<T>,
+  options: O,
+): O & { rule: Validator<T> } {
   return { ...options, rule };
 }
 
@@ -35,9 +38,17 @@ type HasDefault<S> = S extends { default: unknown } ? true : false;
 
 /** The settings as cdktf.json holds them once defaults are filled in. */
 export type ConfigOf<S extends Settings> = {
-  readonly [K in keyof S as S[K] extends { eventOnly: true } ? never : HasDefault<S[K]> extends true ? K : never]: ValueOf<S[K]>;
+  readonly [K in keyof S as S[K] extends { eventOnly: true }
+    ? never
+    : HasDefault<S[K]> extends true
+      ? K
+      : never]: ValueOf<S[K]>;
 } & {
-  readonly [K in keyof S as S[K] extends { eventOnly: true } ? never : HasDefault<S[K]> extends true ? never : K]?: ValueOf<S[K]>;
+  readonly [K in keyof S as S[K] extends { eventOnly: true }
+    ? never
+    : HasDefault<S[K]> extends true
+      ? never
+      : K]?: ValueOf<S[K]>;
 };
 
 type EventKey<S> = S extends { event: infer E extends string } ? E : never;
@@ -64,7 +75,8 @@ function copy<T>(value: T): T {
  */
 export function configFields(settings: Settings): Record<string, Field<unknown>> {
   const out: Record<string, Field<unknown>> = {};
-  for (const [key, s] of entries(settings)) if (!s.eventOnly) out[key] = optional(s.rule, undefined, describeSetting(s));
+  for (const [key, s] of entries(settings))
+    if (!s.eventOnly) out[key] = optional(s.rule, undefined, describeSetting(s));
   return out;
 }
 

@@ -10,7 +10,11 @@ export const SSH_RETRY_SETTINGS = {
     default: 10,
     doc: "Wait before the second attempt, in seconds; each later wait doubles (at most 60 s).",
   }),
-  budgetSec: setting(integer(1, 3600), { event: "budget_sec", default: 120, doc: "Total seconds for all attempts and waits; no attempt starts after it." }),
+  budgetSec: setting(integer(1, 3600), {
+    event: "budget_sec",
+    default: 120,
+    doc: "Total seconds for all attempts and waits; no attempt starts after it.",
+  }),
   timeoutSec: setting(integer(1, 300), {
     event: "timeout_sec",
     default: 20,

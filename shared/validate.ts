@@ -19,12 +19,19 @@ export interface Validator<T> {
 }
 
 /** Gives a checking function its JSON Schema. */
-export function withSchema<T>(check: (value: unknown, path: string, problems: string[]) => T, schema: JsonSchema): Validator<T> {
+export function withSchema<T>(
+  check: (value: unknown, path: string, problems: string[]) => T,
+  schema: JsonSchema,
+): Validator<T> {
   return Object.assign(check, { schema });
 }
 
 /** `base`, then `extra` on values `base` accepted; the schema stays `base`'s (plus `description`, if given). */
-export function refine<T>(base: Validator<T>, extra: (value: T, path: string, problems: string[]) => void, description?: string): Validator<T> {
+export function refine<T>(
+  base: Validator<T>,
+  extra: (value: T, path: string, problems: string[]) => void,
+  description?: string,
+): Validator<T> {
   return withSchema(
     (value, path, problems) => {
       const before = problems.length;
@@ -42,7 +49,9 @@ export class ValidationError extends Error {
     readonly where: string,
     readonly problems: string[],
   ) {
-    super(`${where}: ${problems.length} problem${problems.length === 1 ? "" : "s"}:\n${problems.map((p) => `  - ${p}`).join("\n")}`);
+    super(
+      `${where}: ${problems.length} problem${problems.length === 1 ? "" : "s"}:\n${problems.map((p) => `  - ${p}`).join("\n")}`,
+    );
     this.name = "ValidationError";
   }
 }
@@ -84,11 +93,15 @@ export function string(rule: StringRule = {}): Validator<string> {
   };
   return withSchema((value, path, problems) => {
     if (typeof value !== "string") {
-      problems.push(`${at(path)}: expected a string${rule.allowed ? ` (${rule.allowed})` : ""}, got ${describe(value)}`);
+      problems.push(
+        `${at(path)}: expected a string${rule.allowed ? ` (${rule.allowed})` : ""}, got ${describe(value)}`,
+      );
       return "";
     }
     if (rule.pattern && !rule.pattern.test(value)) {
-      problems.push(`${at(path)}: ${describe(value)} is not allowed; expected ${rule.allowed ?? `a match for ${rule.pattern}`}`);
+      problems.push(
+        `${at(path)}: ${describe(value)} is not allowed; expected ${rule.allowed ?? `a match for ${rule.pattern}`}`,
+      );
       return value;
     }
     const reason = rule.check?.(value);
@@ -127,7 +140,9 @@ export function oneOf<T extends string>(choices: readonly T[]): Validator<T> {
   return withSchema(
     (value, path, problems) => {
       if (typeof value !== "string" || !(choices as readonly string[]).includes(value)) {
-        problems.push(`${at(path)}: expected one of ${choices.map((c) => JSON.stringify(c)).join(", ")}, got ${describe(value)}`);
+        problems.push(
+          `${at(path)}: expected one of ${choices.map((c) => JSON.stringify(c)).join(", ")}, got ${describe(value)}`,
+        );
         return choices[0];
       }
       return value as T;
@@ -149,7 +164,9 @@ export function list<T>(item: Validator<T>, opts: { minItems?: number; unique?: 
       return [];
     }
     if (opts.minItems !== undefined && value.length < opts.minItems) {
-      problems.push(`${at(path)}: expected at least ${opts.minItems} item${opts.minItems === 1 ? "" : "s"}, got ${value.length}`);
+      problems.push(
+        `${at(path)}: expected at least ${opts.minItems} item${opts.minItems === 1 ? "" : "s"}, got ${value.length}`,
+      );
     }
     const items = value.map((v, i) => item(v, `${path}[${i}]`, problems));
     if (opts.unique) {
@@ -185,7 +202,10 @@ export function optional<T>(validator: Validator<T>, defaultValue?: T, doc?: str
 export function objectSchema(fields: Record<string, Field<unknown>>): JsonSchema {
   const properties: Record<string, JsonSchema> = {};
   for (const [key, field] of Object.entries(fields)) {
-    const extra = { ...(field.doc ? { description: field.doc } : {}), ...(field.fallback?.value !== undefined ? { default: field.fallback.value } : {}) };
+    const extra = {
+      ...(field.doc ? { description: field.doc } : {}),
+      ...(field.fallback?.value !== undefined ? { default: field.fallback.value } : {}),
+    };
     properties[key] = { ...field.validator.schema, ...extra };
   }
   const required = Object.entries(fields)
@@ -204,12 +224,15 @@ export function object<T>(fields: FieldsOf<T>): Validator<T> {
       const out: Record<string, unknown> = {};
       const prefix = path === "" ? "" : `${path}.`;
       if (typeof value !== "object" || value === null || Array.isArray(value)) {
-        problems.push(`${at(path)}: expected an object with keys ${Object.keys(fields).join(", ")}, got ${describe(value)}`);
+        problems.push(
+          `${at(path)}: expected an object with keys ${Object.keys(fields).join(", ")}, got ${describe(value)}`,
+        );
         return out as T;
       }
       const given = value as Record<string, unknown>;
       for (const key of Object.keys(given)) {
-        if (!(key in fields)) problems.push(`${prefix}${key}: unknown key; allowed here: ${Object.keys(fields).join(", ")}`);
+        if (!(key in fields))
+          problems.push(`${prefix}${key}: unknown key; allowed here: ${Object.keys(fields).join(", ")}`);
       }
       for (const [key, field] of Object.entries(fields) as [string, Field<unknown>][]) {
         if (given[key] === undefined) {

@@ -89,7 +89,8 @@ if (require.main === module) {
     process.exit(2);
   }
   const done = installTwin(dirAt >= 0 ? path.resolve(args[dirAt + 1]) : undefined);
-  for (const [source, version] of Object.entries(done.providers)) process.stderr.write(`twin: ${source} ${version} -> ${done.mirror}\n`);
+  for (const [source, version] of Object.entries(done.providers))
+    process.stderr.write(`twin: ${source} ${version} -> ${done.mirror}\n`);
   process.stderr.write("twin: use it with:\n");
   // The deploy environment without the placeholder tokens (the README's by-hand lines set those).
   const { TF_CLI_CONFIG_FILE, CDKTF_DISABLE_PLUGIN_CACHE_ENV, TF_PLUGIN_CACHE_DIR } = twinDeployEnv(done);

@@ -8,9 +8,13 @@ import { loadProviderSchema } from "./protocol/schema";
 
 const log = (line: string) => process.stderr.write(`nubes-twin: ${line}\n`);
 
-servePlugin(providerService({ schema: loadProviderSchema("nubes"), resources: { nubes_vapp: nubesVapp(log), nubes_vc_vm_v3: nubesVm(log) } }), log).catch(
-  (e: Error) => {
-    log(`cannot start: ${e.message}`);
-    process.exit(1);
-  },
-);
+servePlugin(
+  providerService({
+    schema: loadProviderSchema("nubes"),
+    resources: { nubes_vapp: nubesVapp(log), nubes_vc_vm_v3: nubesVm(log) },
+  }),
+  log,
+).catch((e: Error) => {
+  log(`cannot start: ${e.message}`);
+  process.exit(1);
+});

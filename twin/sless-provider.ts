@@ -8,7 +8,10 @@ import { slessJob } from "./sless/sless-job";
 const log = (line: string) => process.stderr.write(`sless-twin: ${line}\n`);
 
 const job = slessJob(log);
-servePlugin(providerService({ schema: loadProviderSchema("sless"), resources: { sless_job: job.resource }, stop: job.stop }), log).catch((e: Error) => {
+servePlugin(
+  providerService({ schema: loadProviderSchema("sless"), resources: { sless_job: job.resource }, stop: job.stop }),
+  log,
+).catch((e: Error) => {
   log(`cannot start: ${e.message}`);
   process.exit(1);
 });

@@ -65,7 +65,11 @@ describeE2E("a Nubes VM's host key delivered through cloud_init, against the twi
   });
   const deploy = async () => {
     writeCdktfProject(dir, ctx());
-    const run = await runCdktf(dir, ["deploy", "--auto-approve", ...TWIN_CDKTF_FLAGS, "--outputs-file", path.join(dir, "outputs.json")], { env });
+    const run = await runCdktf(
+      dir,
+      ["deploy", "--auto-approve", ...TWIN_CDKTF_FLAGS, "--outputs-file", path.join(dir, "outputs.json")],
+      { env },
+    );
     runs.push(run);
     return run;
   };
@@ -85,7 +89,9 @@ describeE2E("a Nubes VM's host key delivered through cloud_init, against the twi
     front = await forwarder();
     // The impostor: a machine with a key of its own, logging every authentication attempt (VERBOSE).
     impostor = await startSandbox({ name: `hki${tag}` });
-    await impostor.rootExec("echo 'LogLevel VERBOSE' > /etc/ssh/sshd_config.d/00-e2e-verbose.conf && systemctl restart ssh");
+    await impostor.rootExec(
+      "echo 'LogLevel VERBOSE' > /etc/ssh/sshd_config.d/00-e2e-verbose.conf && systemctl restart ssh",
+    );
     front.to.address = impostor.address;
   }, 300_000);
 
@@ -103,8 +109,12 @@ describeE2E("a Nubes VM's host key delivered through cloud_init, against the twi
     expect(run.code).not.toBe(0);
     const delivered = readHostKeyFile(keyFile)!.sha256;
     const said = outputWords(run, STACK);
-    expect(said).toContain(`host key mismatch for 127.0.0.1:${front.port}: expected ${delivered}, the host key this stack generated for the VM`);
-    expect(said).toContain(`but the server presented ${impostor.hostKeySha256} (ssh-ed25519); refusing to authenticate`);
+    expect(said).toContain(
+      `host key mismatch for 127.0.0.1:${front.port}: expected ${delivered}, the host key this stack generated for the VM`,
+    );
+    expect(said).toContain(
+      `but the server presented ${impostor.hostKeySha256} (ssh-ed25519); refusing to authenticate`,
+    );
     expect(said).toContain('set vms[].hostKeys to "first-contact"');
     expect(run.output).not.toMatch(/host_key_probe/); // no first contact: the installer is the first job
     // The real VM was created meanwhile, with the delivered key.
@@ -125,12 +135,17 @@ describeE2E("a Nubes VM's host key delivered through cloud_init, against the twi
     const result = JSON.parse(readOutputs(dir, STACK)[`${vm}_packages_result`]);
     expect(result).toMatchObject({ status: "ok", host_key_sha256: delivered.sha256 });
     expect(readOutputs(dir, STACK)[`${vm}_host_key_sha256`]).toBe(delivered.sha256);
-    const keys = await real.rootExec("ls /etc/ssh | grep '^ssh_host_' ; ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub");
+    const keys = await real.rootExec(
+      "ls /etc/ssh | grep '^ssh_host_' ; ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub",
+    );
     expect(keys.stdout.split("\n").slice(0, 2)).toEqual(["ssh_host_ed25519_key", "ssh_host_ed25519_key.pub"]);
     expect(keys.stdout).toContain(` ${delivered.sha256} `);
     // The user's own cloud-init ran too, its text verbatim, and its extra user sits beside the login user.
     expect((await real.rootExec("cat /etc/vm-install-e2e")).stdout).toBe("from cloudInit: ${HOME} %{x}");
-    expect((await real.rootExec("id -un alice && id -un deployer")).stdout.split("\n").slice(0, 2)).toEqual(["alice", "deployer"]);
+    expect((await real.rootExec("id -un alice && id -un deployer")).stdout.split("\n").slice(0, 2)).toEqual([
+      "alice",
+      "deployer",
+    ]);
   }, 600_000);
 
   test("the delivered key is nowhere but its file and the state: not in cdktf.out, the logs, the results or the deploy output", () => {
@@ -144,7 +159,8 @@ describeE2E("a Nubes VM's host key delivered through cloud_init, against the twi
     for (const file of places) {
       const text = fs.readFileSync(file, "utf8");
       for (const line of body) expect({ file, leaks: text.includes(line) }).toEqual({ file, leaks: false });
-      if (!file.includes(`${path.sep}assets${path.sep}`)) expect({ file, header: text.includes("PRIVATE KEY") }).toEqual({ file, header: false });
+      if (!file.includes(`${path.sep}assets${path.sep}`))
+        expect({ file, header: text.includes("PRIVATE KEY") }).toEqual({ file, header: false });
     }
     for (const run of runs) for (const line of body) expect(run.output).not.toContain(line);
   });
@@ -157,7 +173,11 @@ describeE2E("a Nubes VM's host key delivered through cloud_init, against the twi
     for (const round of ["another key", "no key file"]) {
       if (round === "no key file") fs.rmSync(keyFile);
       const plan = terraform(["plan", "-input=false", "-detailed-exitcode"]);
-      expect({ round, code: plan.status, out: plan.status === 0 ? "" : plan.stdout + plan.stderr }).toEqual({ round, code: 0, out: "" });
+      expect({ round, code: plan.status, out: plan.status === 0 ? "" : plan.stdout + plan.stderr }).toEqual({
+        round,
+        code: 0,
+        out: "",
+      });
       expect(plan.stdout).toContain("No changes.");
     }
     expect(JSON.parse(terraform(["output", "-json"]).stdout)[`${vm}_host_key_sha256`].value).toBe(first.sha256);

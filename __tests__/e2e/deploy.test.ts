@@ -18,7 +18,9 @@ const host = existingHost;
 
 /** Jobs whose terraform_data was (re)created in this run, by logical id (a job's outcome record or a secret's length check is not a job). */
 function jobsRun(run: CdktfRun): string[] {
-  const created = [...run.output.matchAll(/terraform_data\.([a-z0-9_]+)(?: \([^)]*\))?: Creating\.\.\./g)].map((m) => m[1]);
+  const created = [...run.output.matchAll(/terraform_data\.([a-z0-9_]+)(?: \([^)]*\))?: Creating\.\.\./g)].map(
+    (m) => m[1],
+  );
   return [...new Set(created.filter((id) => !/_(check|outcome)$/.test(id)))].sort();
 }
 
@@ -35,7 +37,9 @@ async function deploy(
   secrets: Record<string, string> = env,
 ): Promise<CdktfRun & { outputs: Record<string, string> }> {
   writeCdktfProject(dir, ctx);
-  const run = await runCdktf(dir, ["deploy", "--auto-approve", "--outputs-file", path.join(dir, "outputs.json")], { env: secrets });
+  const run = await runCdktf(dir, ["deploy", "--auto-approve", "--outputs-file", path.join(dir, "outputs.json")], {
+    env: secrets,
+  });
   return { ...run, outputs: run.code === 0 ? readOutputs(dir, stack) : {} };
 }
 
@@ -64,8 +68,12 @@ describeE2E("cdktf deploy, local target, one VM with all three installers", () =
     expect(run.code).toBe(0);
     expect(jobsRun(run)).toEqual(["one_docker", "one_packages", "one_postgres"]);
     // One VM's jobs strictly one after another.
-    expect(indexOf(run, /one_docker(?: \([^)]*\))?: Creating/)).toBeGreaterThan(indexOf(run, /one_packages(?: \([^)]*\))?: Creation complete/));
-    expect(indexOf(run, /one_postgres(?: \([^)]*\))?: Creating/)).toBeGreaterThan(indexOf(run, /one_docker(?: \([^)]*\))?: Creation complete/));
+    expect(indexOf(run, /one_docker(?: \([^)]*\))?: Creating/)).toBeGreaterThan(
+      indexOf(run, /one_packages(?: \([^)]*\))?: Creation complete/),
+    );
+    expect(indexOf(run, /one_postgres(?: \([^)]*\))?: Creating/)).toBeGreaterThan(
+      indexOf(run, /one_docker(?: \([^)]*\))?: Creation complete/),
+    );
     // The handlers' own progress reaches the deploy output (no sensitive value hides it).
     expect(run.output).toMatch(/one_packages.*\(local-exec\):.*\[one-install-packages\] starting/);
     expect(run.output).not.toContain("output suppressed due to sensitive value");
@@ -88,7 +96,10 @@ describeE2E("cdktf deploy, local target, one VM with all three installers", () =
       "docker.io": "install ok installed",
       postgresql: "install ok installed",
     });
-    expect((await sshUser(sb, "systemctl is-active docker postgresql")).stdout.trim().split("\n")).toEqual(["active", "active"]);
+    expect((await sshUser(sb, "systemctl is-active docker postgresql")).stdout.trim().split("\n")).toEqual([
+      "active",
+      "active",
+    ]);
     // Nothing secret in what Terraform wrote.
     for (const file of ["cdktf.out/stacks/e2e-one/cdk.tf.json", "terraform.e2e-one.tfstate"]) {
       expect(fs.readFileSync(path.join(dir, file), "utf8")).not.toContain("pw with");
@@ -97,17 +108,23 @@ describeE2E("cdktf deploy, local target, one VM with all three installers", () =
 
   test("npm run status: a row per installer from the deployed state, the host key seen, each job's log", async () => {
     const status = (...args: string[]) =>
-      spawnSync(process.execPath, ["-r", path.join(PROJECT_ROOT, "bin", "ts-register.js"), path.join(PROJECT_ROOT, "bin", "status.ts"), ...args], {
-        cwd: dir,
-        encoding: "utf8",
-        env: { ...process.env, FORCE_COLOR: "" },
-      });
+      spawnSync(
+        process.execPath,
+        ["-r", path.join(PROJECT_ROOT, "bin", "ts-register.js"), path.join(PROJECT_ROOT, "bin", "status.ts"), ...args],
+        {
+          cwd: dir,
+          encoding: "utf8",
+          env: { ...process.env, FORCE_COLOR: "" },
+        },
+      );
     const table = status();
     expect(table.status).toBe(0);
     const lines = table.stdout.split("\n");
     expect(lines[0]).toMatch(/^VM +INSTALLER +STATUS +CHANGED +DURATION +LAST RUN +HOST KEY +SUMMARY$/);
     for (const installer of ["install-packages", "install-docker", "install-postgres"]) {
-      expect(lines).toContainEqual(expect.stringMatching(new RegExp(`^one +${installer} +ok +yes +\\d+\\.\\ds +\\d{4}-\\d\\d-\\d\\d `)));
+      expect(lines).toContainEqual(
+        expect.stringMatching(new RegExp(`^one +${installer} +ok +yes +\\d+\\.\\ds +\\d{4}-\\d\\d-\\d\\d `)),
+      );
     }
     expect(table.stdout).not.toContain("\x1b["); // piped: plain
     const rows = JSON.parse(status("--json").stdout);
@@ -156,13 +173,18 @@ describeE2E("cdktf deploy, local target, one VM with all three installers", () =
     /** Whether `password` logs in over TCP on the VM (the password on psql's stdin-fed env, not its command line). */
     const logsIn = async (password: string) =>
       (
-        await sb.rootExec("read -r PGPASSWORD; export PGPASSWORD; psql -X -w -At -h 127.0.0.1 -U app_user -d myapp -c 'select 1'", {
-          input: `${password}\n`,
-          timeoutMs: 30_000,
-        })
+        await sb.rootExec(
+          "read -r PGPASSWORD; export PGPASSWORD; psql -X -w -At -h 127.0.0.1 -U app_user -d myapp -c 'select 1'",
+          {
+            input: `${password}\n`,
+            timeoutMs: 30_000,
+          },
+        )
       ).stdout.trim() === "1";
     expect(await logsIn(PASSWORD)).toBe(true);
-    const run = await deploy(dir, "e2e-one", ctx({ runId: 2, packages: ["git", "jq", "unzip"] }), { TF_VAR_pg_password: NEW });
+    const run = await deploy(dir, "e2e-one", ctx({ runId: 2, packages: ["git", "jq", "unzip"] }), {
+      TF_VAR_pg_password: NEW,
+    });
     expect(run.code).toBe(0);
     expect(jobsRun(run)).toEqual(["one_postgres"]);
     expect(JSON.parse(run.outputs.one_postgres_result).changes.join("\n")).toMatch(/password/);
@@ -175,7 +197,9 @@ describeE2E("cdktf deploy, local target, one VM with all three installers", () =
       expect(state).not.toContain(sha256(secret));
     }
     // Unchanged again: nothing reruns.
-    const again = await deploy(dir, "e2e-one", ctx({ runId: 2, packages: ["git", "jq", "unzip"] }), { TF_VAR_pg_password: NEW });
+    const again = await deploy(dir, "e2e-one", ctx({ runId: 2, packages: ["git", "jq", "unzip"] }), {
+      TF_VAR_pg_password: NEW,
+    });
     expect(jobsRun(again)).toEqual([]);
   }, 600000);
 
@@ -183,16 +207,27 @@ describeE2E("cdktf deploy, local target, one VM with all three installers", () =
     const secrets = { TF_VAR_pg_password: "a new password, long enough" };
     const settled = ctx({ runId: 2, packages: ["git", "jq", "unzip"] });
     const check = () => {
-      const out = spawnSync(process.execPath, ["-r", path.join(PROJECT_ROOT, "bin", "ts-register.js"), path.join(PROJECT_ROOT, "bin", "check.ts"), "--json"], {
-        cwd: dir,
-        env: { ...process.env, ...secrets },
-        encoding: "utf8",
-        timeout: 300_000,
-      });
-      return { code: out.status, rows: JSON.parse(out.stdout || "[]") as { installer: string; state: string; wouldChange: string[] }[], stderr: out.stderr };
+      const out = spawnSync(
+        process.execPath,
+        ["-r", path.join(PROJECT_ROOT, "bin", "ts-register.js"), path.join(PROJECT_ROOT, "bin", "check.ts"), "--json"],
+        {
+          cwd: dir,
+          env: { ...process.env, ...secrets },
+          encoding: "utf8",
+          timeout: 300_000,
+        },
+      );
+      return {
+        code: out.status,
+        rows: JSON.parse(out.stdout || "[]") as { installer: string; state: string; wouldChange: string[] }[],
+        stderr: out.stderr,
+      };
     };
     const inSync = check();
-    expect({ code: inSync.code, states: inSync.rows.map((r) => r.state) }).toEqual({ code: 0, states: ["in sync", "in sync", "in sync"] });
+    expect({ code: inSync.code, states: inSync.rows.map((r) => r.state) }).toEqual({
+      code: 0,
+      states: ["in sync", "in sync", "in sync"],
+    });
 
     await sb.rootExec("apt-get remove -y -q jq && sudo -u postgres dropdb myapp", { timeoutMs: 120_000 });
     const before = await vmFingerprint(sb);
@@ -210,7 +245,11 @@ describeE2E("cdktf deploy, local target, one VM with all three installers", () =
     expect(JSON.parse(repair.outputs.one_packages_result).changes).toEqual(byInstaller["install-packages"].wouldChange);
     expect(JSON.parse(repair.outputs.one_postgres_result).changes).toEqual(byInstaller["install-postgres"].wouldChange);
     const after = check();
-    expect({ code: after.code, states: after.rows.map((r) => r.state), stderr: after.code === 0 ? "" : after.stderr }).toEqual({
+    expect({
+      code: after.code,
+      states: after.rows.map((r) => r.state),
+      stderr: after.code === 0 ? "" : after.stderr,
+    }).toEqual({
       code: 0,
       states: ["in sync", "in sync", "in sync"],
       stderr: "",
@@ -225,7 +264,10 @@ describeE2E("cdktf deploy, local target, one VM with all three installers", () =
     const state = JSON.parse(fs.readFileSync(path.join(dir, "terraform.e2e-one.tfstate"), "utf8"));
     expect(state.resources).toEqual([]);
     // No result is left; the postgres job's secret trigger and the jobs' logs stay for the next deploy.
-    expect(fs.readdirSync(path.join(dir, ".vm-install", "e2e-one")).sort()).toEqual(["logs", "one-install-postgres.secret-trigger"]);
+    expect(fs.readdirSync(path.join(dir, ".vm-install", "e2e-one")).sort()).toEqual([
+      "logs",
+      "one-install-postgres.secret-trigger",
+    ]);
     const { runDir, netns } = sb;
     await sb.stop();
     expect(fs.existsSync(runDir)).toBe(false);
@@ -239,7 +281,12 @@ describeE2E("cdktf deploy, local target, a failing installer", () => {
 
   test("an unknown-only package list fails the deploy with the handler's message; fixed, the next deploy succeeds", async () => {
     const dir = tempDir("deploy-fail");
-    const ctx = (packages: string[]) => ({ stackName: "e2e-fail", jobTarget: "local", installers: { packages: { packages } }, vms: [host("f", sb)] });
+    const ctx = (packages: string[]) => ({
+      stackName: "e2e-fail",
+      jobTarget: "local",
+      installers: { packages: { packages } },
+      vms: [host("f", sb)],
+    });
     const bad = await deploy(dir, "e2e-fail", ctx(["no-such-package-xyz"]));
     expect(bad.code).not.toBe(0);
     expect(bad.output).toContain("[f-install-packages] Failed:");
@@ -283,7 +330,11 @@ describeE2E("cdktf.out travels: synthesized in one folder, deployed from a copy 
     fs.rmSync(first, { recursive: true });
     const stackDir = path.join(copy, "cdktf.out", "stacks", "e2e-travel");
     const terraform = (...args: string[]) =>
-      spawnSync("terraform", args, { cwd: stackDir, env: { ...process.env, ...env, TF_IN_AUTOMATION: "1" }, encoding: "utf8" });
+      spawnSync("terraform", args, {
+        cwd: stackDir,
+        env: { ...process.env, ...env, TF_IN_AUTOMATION: "1" },
+        encoding: "utf8",
+      });
     expect(terraform("init", "-input=false").status).toBe(0);
     const apply = terraform("apply", "-auto-approve", "-input=false", "-no-color");
     expect(apply.stderr).toBe("");
@@ -328,10 +379,17 @@ describeE2E("cdktf deploy, local target, two VMs", () => {
       );
     }
     // In parallel across VMs: both first jobs start before either finishes.
-    const firstDone = Math.min(indexOf(run, /a_packages(?: \([^)]*\))?: Creation complete/), indexOf(run, /b_packages(?: \([^)]*\))?: Creation complete/));
+    const firstDone = Math.min(
+      indexOf(run, /a_packages(?: \([^)]*\))?: Creation complete/),
+      indexOf(run, /b_packages(?: \([^)]*\))?: Creation complete/),
+    );
     expect(indexOf(run, /a_packages(?: \([^)]*\))?: Creating/)).toBeLessThan(firstDone);
     expect(indexOf(run, /b_packages(?: \([^)]*\))?: Creating/)).toBeLessThan(firstDone);
-    for (const sb of [a, b]) expect(await dpkgStatus(sb, ["jq", "postgresql"])).toEqual({ jq: "install ok installed", postgresql: "install ok installed" });
+    for (const sb of [a, b])
+      expect(await dpkgStatus(sb, ["jq", "postgresql"])).toEqual({
+        jq: "install ok installed",
+        postgresql: "install ok installed",
+      });
 
     const changed = await deploy(dir, "e2e-two", ctx(["jq", "unzip"]));
     expect(changed.code).toBe(0);

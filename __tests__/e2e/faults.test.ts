@@ -13,7 +13,15 @@
 // afresh: a kill leaves a different dpkg state at each moment, and a fresh VM is the only start that
 // makes the moment the same on every run.
 import type { Sandbox } from "../../sandbox";
-import { describeE2E, expectSucceeded, type InstallerRun, perTest, root, runInstaller, withoutFrames } from "./support/e2e";
+import {
+  describeE2E,
+  expectSucceeded,
+  type InstallerRun,
+  perTest,
+  root,
+  runInstaller,
+  withoutFrames,
+} from "./support/e2e";
 import {
   armStrike,
   cutNetworkFor,
@@ -52,13 +60,21 @@ function expectFailed(run: InstallerRun): string {
  * Runs `first` (the job the fault hits); when it failed, runs the same job once more, with no manual
  * step between. Returns what happened, for the matrix, after asserting that one of the two completed.
  */
-async function completesOrRerunCompletes(first: Promise<InstallerRun>, rerun: () => Promise<InstallerRun>): Promise<{ outcome: string; runs: InstallerRun[] }> {
+async function completesOrRerunCompletes(
+  first: Promise<InstallerRun>,
+  rerun: () => Promise<InstallerRun>,
+): Promise<{ outcome: string; runs: InstallerRun[] }> {
   const one = await first;
-  const followed = one.lines.some((l) => /reconnecting to follow it/.test(l)) ? " (lost the connection, reconnected and followed the step)" : "";
+  const followed = one.lines.some((l) => /reconnecting to follow it/.test(l))
+    ? " (lost the connection, reconnected and followed the step)"
+    : "";
   if (one.phase === "Succeeded") return { outcome: `job completed${followed}`, runs: [one] };
   const two = await rerun();
   expectSucceeded(two);
-  return { outcome: `job failed (${withoutFrames(one.message).split("\n")[0].slice(0, 90)}), rerun completed`, runs: [one, two] };
+  return {
+    outcome: `job failed (${withoutFrames(one.message).split("\n")[0].slice(0, 90)}), rerun completed`,
+    runs: [one, two],
+  };
 }
 
 /**
@@ -78,7 +94,12 @@ function matrixCase(name: string, title: string, body: () => Promise<{ outcome: 
           withoutFrames(String((err as Error).message))
             .split("\n")
             .find((l) => l.trim()) ?? "failed";
-        recordFault({ case: name, outcome: `FAILED: ${first.trim().slice(0, 120)}`, recoverMs: Date.now() - started, ok: false });
+        recordFault({
+          case: name,
+          outcome: `FAILED: ${first.trim().slice(0, 120)}`,
+          recoverMs: Date.now() - started,
+          ok: false,
+        });
         throw err;
       }
     },
@@ -89,7 +110,8 @@ function matrixCase(name: string, title: string, body: () => Promise<{ outcome: 
 describeE2E("fault matrix: faults in the middle of an install, on sandbox VMs", () => {
   const started = perTest(T);
 
-  const packagesJob = (vm: Sandbox, opts: { signal?: AbortSignal } = {}) => runInstaller(vm, "install-packages", { packages: PACKAGES, update: true }, opts);
+  const packagesJob = (vm: Sandbox, opts: { signal?: AbortSignal } = {}) =>
+    runInstaller(vm, "install-packages", { packages: PACKAGES, update: true }, opts);
 
   matrixCase(
     "network cut 20 s mid apt-get install",
@@ -206,7 +228,12 @@ describeE2E("fault matrix: faults in the middle of an install, on sandbox VMs", 
       const vm = await started.sandbox();
       const event = { db_name: "faults", db_user: "faults_user", db_password: PASSWORD };
       expectSucceeded(await runInstaller(vm, "install-postgres", event, { secrets: [PASSWORD] }));
-      const bad = await runInstaller(vm, "install-postgres", { ...event, listen_addresses: "localhost,192.0.2.77" }, { secrets: [PASSWORD] });
+      const bad = await runInstaller(
+        vm,
+        "install-postgres",
+        { ...event, listen_addresses: "localhost,192.0.2.77" },
+        { secrets: [PASSWORD] },
+      );
       const since = Date.now();
       const message = expectFailed(bad);
       expect(message).toContain("192.0.2.77");
@@ -215,10 +242,19 @@ describeE2E("fault matrix: faults in the middle of an install, on sandbox VMs", 
       // Still serving, on the old settings (localhost only), with no trace of the bad value.
       expect((await root(vm, "systemctl is-active postgresql@15-main")).trim()).toBe("active");
       expect((await root(vm, "cd / && sudo -u postgres psql -XAtc 'SHOW listen_addresses'")).trim()).toBe("localhost");
-      expect(await root(vm, "cat /etc/postgresql/15/main/conf.d/90-vm-install.conf 2>/dev/null || true")).not.toContain("192.0.2.77");
+      expect(await root(vm, "cat /etc/postgresql/15/main/conf.d/90-vm-install.conf 2>/dev/null || true")).not.toContain(
+        "192.0.2.77",
+      );
 
       // The address alone: the postmaster cannot listen anywhere and the cluster stops; rolled back too.
-      const stopped = expectFailed(await runInstaller(vm, "install-postgres", { ...event, listen_addresses: "192.0.2.78" }, { secrets: [PASSWORD] }));
+      const stopped = expectFailed(
+        await runInstaller(
+          vm,
+          "install-postgres",
+          { ...event, listen_addresses: "192.0.2.78" },
+          { secrets: [PASSWORD] },
+        ),
+      );
       expect(stopped).toMatch(/listen_addresses '192\.0\.2\.78' stopped PostgreSQL 15\/main/);
       expect(stopped).toMatch(/could not create any TCP\/IP sockets|could not bind/);
       expect((await root(vm, "systemctl is-active postgresql@15-main")).trim()).toBe("active");
@@ -231,11 +267,18 @@ describeE2E("fault matrix: faults in the middle of an install, on sandbox VMs", 
       );
       expect((await vm.rootExec("systemctl is-active postgresql@15-main")).stdout.trim()).not.toBe("active");
 
-      const fixed = await runInstaller(vm, "install-postgres", { ...event, listen_addresses: `localhost,${vm.address}` }, { secrets: [PASSWORD] });
+      const fixed = await runInstaller(
+        vm,
+        "install-postgres",
+        { ...event, listen_addresses: `localhost,${vm.address}` },
+        { secrets: [PASSWORD] },
+      );
       expectSucceeded(fixed);
       expect(fixed.result.listen_addresses).toBe(`localhost,${vm.address}`);
       expect(fixed.result.changes.join("\n")).toMatch(/would not start with listen_addresses '192\.0\.2\.79'/);
-      expect((await root(vm, "cd / && sudo -u postgres psql -XAtc 'SHOW listen_addresses'")).trim()).toBe(`localhost,${vm.address}`);
+      expect((await root(vm, "cd / && sudo -u postgres psql -XAtc 'SHOW listen_addresses'")).trim()).toBe(
+        `localhost,${vm.address}`,
+      );
       expect(await vmProblems(vm, ["postgresql-15"])).toEqual([]);
       return { outcome: "job failed naming the value, rolled back; fixed rerun completed", since };
     },
@@ -246,10 +289,17 @@ describeE2E("fault matrix: faults in the middle of an install, on sandbox VMs", 
     "a wrong Docker repoUrl (key served, no index for the release) over an installed docker.io: the job fails, docker still works",
     async () => {
       const vm = await started.sandbox();
-      expectSucceeded(await runInstaller(vm, "install-docker", { channel: "distro", verify: "daemon", compose: false }));
+      expectSucceeded(
+        await runInstaller(vm, "install-docker", { channel: "distro", verify: "daemon", compose: false }),
+      );
       // A repository that serves a good key but only another release's index: apt-get update fails on it.
       const repo = await started.dockerRepo({ host: vm.hostAddress, suite: "trixie" });
-      const bad = await runInstaller(vm, "install-docker", { repo_url: repo.url, repo_key_fingerprint: repo.fingerprint, verify: "daemon", compose: false });
+      const bad = await runInstaller(vm, "install-docker", {
+        repo_url: repo.url,
+        repo_key_fingerprint: repo.fingerprint,
+        verify: "daemon",
+        compose: false,
+      });
       const since = Date.now();
       expect(expectFailed(bad)).toMatch(/repo_url/);
       // docker.io, containerd and runc are still there and the daemon answers.
@@ -258,7 +308,9 @@ describeE2E("fault matrix: faults in the middle of an install, on sandbox VMs", 
       // The failed source is not left behind to break every later apt-get update.
       expect((await root(vm, "ls /etc/apt/sources.list.d/")).trim()).not.toContain("docker");
       expect((await vm.rootExec("apt-get update -q", { timeoutMs: 120_000 })).code).toBe(0);
-      expectSucceeded(await runInstaller(vm, "install-docker", { channel: "distro", verify: "daemon", compose: false }));
+      expectSucceeded(
+        await runInstaller(vm, "install-docker", { channel: "distro", verify: "daemon", compose: false }),
+      );
       return { outcome: "job failed, docker.io kept running; rerun completed", since };
     },
   );
@@ -270,54 +322,97 @@ describeE2E("fault matrix: faults in the middle of an install, on sandbox VMs", 
   const PG = ["postgresql", "postgresql-15", "postgresql-common", "perl-base"];
   const MOMENTS: { moment: string; strike?: DpkgStrike }[] = [
     { moment: "apt-get killed while a .deb downloads" },
-    { moment: "apt-get killed after the download, before dpkg starts", strike: { on: "^hook: pre-invoke$", kill: "apt-get" } },
-    { moment: "dpkg killed in the first unpack: perl-base upgraded over its old files", strike: { on: ": half-installed$", kill: "dpkg" } },
-    { moment: "dpkg killed in unpack 10 of 29 (postgresql-common, after its preinst)", strike: { on: ": half-installed$", nth: 10, kill: "dpkg" } },
-    { moment: "dpkg killed mid-unpack of the largest .deb (libllvm14)", strike: { on: "^status: libllvm14:amd64: half-installed$", kill: "dpkg" } },
-    { moment: "dpkg killed in the last unpack (sysstat)", strike: { on: "^status: sysstat: half-installed$", kill: "dpkg" } },
-    { moment: "apt-get killed mid-unpack (dpkg loses its status pipe)", strike: { on: ": half-installed$", nth: 15, kill: "apt-get" } },
-    { moment: "dpkg killed in configure, postgresql-common's postinst running", strike: { on: "^status: postgresql-common: half-configured$", kill: "dpkg" } },
+    {
+      moment: "apt-get killed after the download, before dpkg starts",
+      strike: { on: "^hook: pre-invoke$", kill: "apt-get" },
+    },
+    {
+      moment: "dpkg killed in the first unpack: perl-base upgraded over its old files",
+      strike: { on: ": half-installed$", kill: "dpkg" },
+    },
+    {
+      moment: "dpkg killed in unpack 10 of 29 (postgresql-common, after its preinst)",
+      strike: { on: ": half-installed$", nth: 10, kill: "dpkg" },
+    },
+    {
+      moment: "dpkg killed mid-unpack of the largest .deb (libllvm14)",
+      strike: { on: "^status: libllvm14:amd64: half-installed$", kill: "dpkg" },
+    },
+    {
+      moment: "dpkg killed in the last unpack (sysstat)",
+      strike: { on: "^status: sysstat: half-installed$", kill: "dpkg" },
+    },
+    {
+      moment: "apt-get killed mid-unpack (dpkg loses its status pipe)",
+      strike: { on: ": half-installed$", nth: 15, kill: "apt-get" },
+    },
+    {
+      moment: "dpkg killed in configure, postgresql-common's postinst running",
+      strike: { on: "^status: postgresql-common: half-configured$", kill: "dpkg" },
+    },
     {
       moment: "dpkg killed in configure, postgresql-15's postinst creating the cluster",
       strike: { on: "^status: postgresql-15: half-configured$", kill: "dpkg" },
     },
-    { moment: "dpkg killed with libc-bin's trigger pending", strike: { on: "^status: libc-bin: triggers-pending$", kill: "dpkg" } },
-    { moment: "dpkg killed processing triggers (libc-bin's ldconfig)", strike: { on: "^processing: trigproc: libc-bin$", kill: "dpkg" } },
+    {
+      moment: "dpkg killed with libc-bin's trigger pending",
+      strike: { on: "^status: libc-bin: triggers-pending$", kill: "dpkg" },
+    },
+    {
+      moment: "dpkg killed processing triggers (libc-bin's ldconfig)",
+      strike: { on: "^processing: trigproc: libc-bin$", kill: "dpkg" },
+    },
   ];
   for (const { moment, strike } of MOMENTS) {
-    matrixCase(`postgresql install: ${moment}`, `postgresql install, ${moment}: the job or the next run completes with nothing left to repair`, async () => {
-      const vm = await started.sandbox();
-      const event = { packages: ["postgresql"], update: true };
-      const armed = strike ? await armStrike(vm, strike) : undefined;
-      const job = runInstaller(vm, "install-packages", event);
-      const downloadKill = strike
-        ? undefined
-        : await killAptWhileDownloading(vm).then(() => ({ at: Date.now(), what: "killed apt-get while a .deb downloaded" }));
-      const first = await job;
-      const struck = downloadKill ?? (await armed?.fired());
-      if (!struck || struck.what.startsWith("MISSED")) {
-        throw new Error(`the moment never came (${struck?.what ?? `no line matched ${strike?.on}`}); the job: ${first.phase} ${first.message.slice(0, 300)}`);
-      }
-      const hit = struck.what;
-      const { outcome, runs } = await completesOrRerunCompletes(Promise.resolve(first), () => runInstaller(vm, "install-packages", event));
-      expect(runs[runs.length - 1].result.status).toBe("ok");
-      expect(await vmProblems(vm, PG)).toEqual([]);
-      // Whatever the kill left in between, the run that finished repaired it and said so.
-      const left = /left: (.*)$/.exec(hit)?.[1] ?? "";
-      const repaired = repairedWords(runs);
-      if (/=i[UFWtH]|=\S\SR/.test(left)) expect(repaired).toBeDefined();
-      return {
-        outcome: `${describeStrike(hit)}; ${outcome}${repaired ? `; ${repaired}` : ""}`,
-        since: struck.at,
-      };
-    });
+    matrixCase(
+      `postgresql install: ${moment}`,
+      `postgresql install, ${moment}: the job or the next run completes with nothing left to repair`,
+      async () => {
+        const vm = await started.sandbox();
+        const event = { packages: ["postgresql"], update: true };
+        const armed = strike ? await armStrike(vm, strike) : undefined;
+        const job = runInstaller(vm, "install-packages", event);
+        const downloadKill = strike
+          ? undefined
+          : await killAptWhileDownloading(vm).then(() => ({
+              at: Date.now(),
+              what: "killed apt-get while a .deb downloaded",
+            }));
+        const first = await job;
+        const struck = downloadKill ?? (await armed?.fired());
+        if (!struck || struck.what.startsWith("MISSED")) {
+          throw new Error(
+            `the moment never came (${struck?.what ?? `no line matched ${strike?.on}`}); the job: ${first.phase} ${first.message.slice(0, 300)}`,
+          );
+        }
+        const hit = struck.what;
+        const { outcome, runs } = await completesOrRerunCompletes(Promise.resolve(first), () =>
+          runInstaller(vm, "install-packages", event),
+        );
+        expect(runs[runs.length - 1].result.status).toBe("ok");
+        expect(await vmProblems(vm, PG)).toEqual([]);
+        // Whatever the kill left in between, the run that finished repaired it and said so.
+        const left = /left: (.*)$/.exec(hit)?.[1] ?? "";
+        const repaired = repairedWords(runs);
+        if (/=i[UFWtH]|=\S\SR/.test(left)) expect(repaired).toBeDefined();
+        return {
+          outcome: `${describeStrike(hit)}; ${outcome}${repaired ? `; ${repaired}` : ""}`,
+          since: struck.at,
+        };
+      },
+    );
   }
 
   // Maintainer scripts cut mid-run, at the moment they are known to be running: local packages whose
   // script blocks on a fifo while a marker exists (support/faults.ts holdMaintainerScript).
   const HELD: { moment: string; tag: "postinst" | "trigger"; packages: string[]; kill: "the script" | "dpkg" }[] = [
     { moment: "its postinst killed mid-run", tag: "postinst", packages: [HELD_PACKAGES.postinst], kill: "the script" },
-    { moment: "dpkg killed while its postinst runs", tag: "postinst", packages: [HELD_PACKAGES.postinst], kill: "dpkg" },
+    {
+      moment: "dpkg killed while its postinst runs",
+      tag: "postinst",
+      packages: [HELD_PACKAGES.postinst],
+      kill: "dpkg",
+    },
     {
       moment: "the postinst of a file trigger's package killed mid-run (dpkg processing the trigger)",
       tag: "trigger",
@@ -326,25 +421,42 @@ describeE2E("fault matrix: faults in the middle of an install, on sandbox VMs", 
     },
   ];
   for (const { moment, tag, packages, kill } of HELD) {
-    matrixCase(`local package: ${moment}`, `a local package, ${moment}: the job or the next run completes with nothing left to repair`, async () => {
-      const vm = await started.sandbox();
-      await installHeldPackagesRepo(vm);
-      // A trigger only runs for a package already configured: configuring it would cover the trigger.
-      if (tag === "trigger") expectSucceeded(await runInstaller(vm, "install-packages", { packages: [HELD_PACKAGES.triggerWatch], update: true }));
-      const held = await holdMaintainerScript(vm, tag);
-      const event = { packages: packages.slice(0, 1), update: true };
-      const job = runInstaller(vm, "install-packages", event);
-      const pid = await held.running;
-      const left = (await root(vm, "dpkg-query -W -f='${Package}=${db:Status-Abbrev}\\n' | grep -v -E '=(ii|un|rc) *$' || true")).trim().split("\n").join(" ");
-      await held.unhold();
-      await root(vm, kill === "dpkg" ? `kill -KILL $(ps -o ppid= -p ${pid})` : `kill -KILL ${pid}`);
-      const since = Date.now();
-      const { outcome, runs } = await completesOrRerunCompletes(job, () => runInstaller(vm, "install-packages", event));
-      expect(await vmProblems(vm, packages)).toEqual([]);
-      const repaired = repairedWords(runs);
-      expect(repaired).toBeDefined();
-      return { outcome: `${kill} killed with ${left || "nothing in between"}; ${outcome}${repaired ? `; ${repaired}` : ""}`, since };
-    });
+    matrixCase(
+      `local package: ${moment}`,
+      `a local package, ${moment}: the job or the next run completes with nothing left to repair`,
+      async () => {
+        const vm = await started.sandbox();
+        await installHeldPackagesRepo(vm);
+        // A trigger only runs for a package already configured: configuring it would cover the trigger.
+        if (tag === "trigger")
+          expectSucceeded(
+            await runInstaller(vm, "install-packages", { packages: [HELD_PACKAGES.triggerWatch], update: true }),
+          );
+        const held = await holdMaintainerScript(vm, tag);
+        const event = { packages: packages.slice(0, 1), update: true };
+        const job = runInstaller(vm, "install-packages", event);
+        const pid = await held.running;
+        const left = (
+          await root(vm, "dpkg-query -W -f='${Package}=${db:Status-Abbrev}\\n' | grep -v -E '=(ii|un|rc) *$' || true")
+        )
+          .trim()
+          .split("\n")
+          .join(" ");
+        await held.unhold();
+        await root(vm, kill === "dpkg" ? `kill -KILL $(ps -o ppid= -p ${pid})` : `kill -KILL ${pid}`);
+        const since = Date.now();
+        const { outcome, runs } = await completesOrRerunCompletes(job, () =>
+          runInstaller(vm, "install-packages", event),
+        );
+        expect(await vmProblems(vm, packages)).toEqual([]);
+        const repaired = repairedWords(runs);
+        expect(repaired).toBeDefined();
+        return {
+          outcome: `${kill} killed with ${left || "nothing in between"}; ${outcome}${repaired ? `; ${repaired}` : ""}`,
+          since,
+        };
+      },
+    );
   }
 
   matrixCase(
@@ -353,20 +465,32 @@ describeE2E("fault matrix: faults in the middle of an install, on sandbox VMs", 
     async () => {
       const vm = await started.sandbox();
       await installHeldPackagesRepo(vm);
-      expectSucceeded(await runInstaller(vm, "install-packages", { packages: [HELD_PACKAGES.triggerWatch], update: true }));
+      expectSucceeded(
+        await runInstaller(vm, "install-packages", { packages: [HELD_PACKAGES.triggerWatch], update: true }),
+      );
       // The window runs from this line to dpkg processing the trigger, within one dpkg run and with no
       // script of ours in it: a late strike finds the package installed. What it hit is recorded.
-      const armed = await armStrike(vm, { on: `^status: ${HELD_PACKAGES.triggerFiles}: triggers-awaited$`, kill: "dpkg" });
+      const armed = await armStrike(vm, {
+        on: `^status: ${HELD_PACKAGES.triggerFiles}: triggers-awaited$`,
+        kill: "dpkg",
+      });
       const event = { packages: [HELD_PACKAGES.triggerFiles], update: true };
       const first = await runInstaller(vm, "install-packages", event);
       const struck = await armed.fired();
       if (!struck || struck.what.startsWith("MISSED"))
-        throw new Error(`the moment never came (${struck?.what ?? "no triggers-awaited line"}); the job: ${first.phase}`);
-      const { outcome, runs } = await completesOrRerunCompletes(Promise.resolve(first), () => runInstaller(vm, "install-packages", event));
+        throw new Error(
+          `the moment never came (${struck?.what ?? "no triggers-awaited line"}); the job: ${first.phase}`,
+        );
+      const { outcome, runs } = await completesOrRerunCompletes(Promise.resolve(first), () =>
+        runInstaller(vm, "install-packages", event),
+      );
       expect(await vmProblems(vm, [HELD_PACKAGES.triggerFiles, HELD_PACKAGES.triggerWatch])).toEqual([]);
       const repaired = repairedWords(runs);
       if (/left: .*(=i[UFWtH]|=\S\SR)/.test(struck.what)) expect(repaired).toBeDefined();
-      return { outcome: `${describeStrike(struck.what)}; ${outcome}${repaired ? `; ${repaired}` : ""}`, since: struck.at };
+      return {
+        outcome: `${describeStrike(struck.what)}; ${outcome}${repaired ? `; ${repaired}` : ""}`,
+        since: struck.at,
+      };
     },
   );
 
@@ -376,20 +500,29 @@ describeE2E("fault matrix: faults in the middle of an install, on sandbox VMs", 
     async () => {
       const vm = await started.sandbox();
       await installHeldPackagesRepo(vm);
-      expectSucceeded(await runInstaller(vm, "install-packages", { packages: [`${HELD_PACKAGES.upgrade}=1.0`], update: true }));
+      expectSucceeded(
+        await runInstaller(vm, "install-packages", { packages: [`${HELD_PACKAGES.upgrade}=1.0`], update: true }),
+      );
       const armed = await armStrike(vm, { on: `^status: ${HELD_PACKAGES.upgrade}: half-installed$`, kill: "dpkg" });
       const event = { packages: [`${HELD_PACKAGES.upgrade}=2.0`], update: true };
       const first = await runInstaller(vm, "install-packages", event);
       const struck = await armed.fired();
       if (!struck || struck.what.startsWith("MISSED"))
         throw new Error(`the moment never came (${struck?.what ?? "no half-installed line"}); the job: ${first.phase}`);
-      const { outcome, runs } = await completesOrRerunCompletes(Promise.resolve(first), () => runInstaller(vm, "install-packages", event));
+      const { outcome, runs } = await completesOrRerunCompletes(Promise.resolve(first), () =>
+        runInstaller(vm, "install-packages", event),
+      );
       expect(await vmProblems(vm, [HELD_PACKAGES.upgrade])).toEqual([]);
       expect((await root(vm, `dpkg-query -W -f='\${Version}' ${HELD_PACKAGES.upgrade}`)).trim()).toBe("2.0");
-      expect((await root(vm, `cd ${UPGRADE_DIR} && ls | wc -l; grep -L '^2.0$' f* | wc -l`)).trim().split("\n")).toEqual(["2000", "0"]);
+      expect(
+        (await root(vm, `cd ${UPGRADE_DIR} && ls | wc -l; grep -L '^2.0$' f* | wc -l`)).trim().split("\n"),
+      ).toEqual(["2000", "0"]);
       const repaired = repairedWords(runs);
       if (/left: .*(=i[UFWtH]|=\S\SR)/.test(struck.what)) expect(repaired).toBeDefined();
-      return { outcome: `${describeStrike(struck.what)}; ${outcome}${repaired ? `; ${repaired}` : ""}`, since: struck.at };
+      return {
+        outcome: `${describeStrike(struck.what)}; ${outcome}${repaired ? `; ${repaired}` : ""}`,
+        since: struck.at,
+      };
     },
   );
 });

@@ -7,7 +7,15 @@
 // Then real cloud-init (NoCloud): a first boot that upgrades packages after sshd answers is waited for,
 // and one whose user-data fails fails the job with cloud-init's error, not apt's.
 import { loginUserCloudConfig, multipartUserData, type Sandbox, startSandbox } from "../../sandbox";
-import { describeE2E, dpkgStatus, expectSucceeded, type InstallerRun, root, runInstaller, sandboxPerSuite } from "./support/e2e";
+import {
+  describeE2E,
+  dpkgStatus,
+  expectSucceeded,
+  type InstallerRun,
+  root,
+  runInstaller,
+  sandboxPerSuite,
+} from "./support/e2e";
 import { blockSsh, holdDpkgLockInUnit, type SshBlock, type UnitLockHold } from "./support/faults";
 
 const T = 240_000;
@@ -49,7 +57,11 @@ describeE2E("the first boot's hold on the dpkg lock, on a sandbox VM", () => {
           {
             // Let go when the job says it waits for this very holder: its own progress is the trigger.
             onLine: (line) => {
-              if (released === undefined && line.includes("waiting for the apt lock the first boot holds") && line.includes(`pid ${hold.pid}`)) {
+              if (
+                released === undefined &&
+                line.includes("waiting for the apt lock the first boot holds") &&
+                line.includes(`pid ${hold.pid}`)
+              ) {
                 released = line;
                 void hold.stop();
               }
@@ -68,7 +80,12 @@ describeE2E("the first boot's hold on the dpkg lock, on a sandbox VM", () => {
       expect(run.lines.some((l) => /lock busy: .*attempt/.test(l))).toBe(false);
       expect((await dpkgStatus(sb, ["jq"])).jq).toBe("install ok installed");
       expect(await vmState(sb, unit)).toEqual({
-        locks: ["/var/lib/dpkg/lock-frontend free", "/var/lib/dpkg/lock free", "/var/lib/apt/lists/lock free", "/var/cache/apt/archives/lock free"],
+        locks: [
+          "/var/lib/dpkg/lock-frontend free",
+          "/var/lib/dpkg/lock free",
+          "/var/lib/apt/lists/lock free",
+          "/var/cache/apt/archives/lock free",
+        ],
         audit: "",
         unit: "inactive",
       });
@@ -91,7 +108,9 @@ describeE2E("the first boot's hold on the dpkg lock, on a sandbox VM", () => {
       }
       expect(run.phase).toBe("Failed");
       expect(run.message).toMatch(/lock stayed busy through 2 attempts/);
-      expect(run.message).toContain(`/var/lib/dpkg/lock-frontend is held by pid ${hold.pid} (${hold.command}; unit ${unit})`);
+      expect(run.message).toContain(
+        `/var/lib/dpkg/lock-frontend is held by pid ${hold.pid} (${hold.command}; unit ${unit})`,
+      );
       expect(run.message).toMatch(/not the VM's first boot/);
       expect(run.durationMs).toBeLessThan(60_000);
       expect(run.lines.some((l) => l.includes("waiting for the apt lock the first boot holds"))).toBe(false);
@@ -133,14 +152,21 @@ describeE2E("install-packages on a sandbox VM that cloud-init is still setting u
       const waits = run.lines.filter((l) => l.includes("waiting for cloud-init to finish the first boot"));
       expect(waits.length).toBeGreaterThanOrEqual(1);
       // What held the lock while it waited: cloud-init's own apt, in cloud-final.service.
-      expect(waits.join("\n")).toMatch(/apt lock: .*is held by pid \d+ \(apt-get [^;)]*(upgrade|update)[^;)]*; unit cloud-final\.service\)/);
+      expect(waits.join("\n")).toMatch(
+        /apt lock: .*is held by pid \d+ \(apt-get [^;)]*(upgrade|update)[^;)]*; unit cloud-final\.service\)/,
+      );
       expect(run.lines).toContain("[install-packages] cloud-init has finished the first boot");
       expect(run.result.timings_ms.first_boot).toBeGreaterThan(0);
       // On the VM: cloud-init done, the upgrade and the install both complete, dpkg clean, nothing held.
       expect(await root(sb, "cloud-init status; true")).toMatch(/^status: done$/m);
       expect((await dpkgStatus(sb, ["jq"])).jq).toBe("install ok installed");
-      expect((await root(sb, "apt-get -s -o Debug::NoLocking=1 dist-upgrade | grep -c '^Inst ' || true")).trim()).toBe("0");
-      expect(await vmState(sb, "cloud-final.service")).toMatchObject({ audit: "", locks: expect.not.arrayContaining([expect.stringMatching(/held$/)]) });
+      expect((await root(sb, "apt-get -s -o Debug::NoLocking=1 dist-upgrade | grep -c '^Inst ' || true")).trim()).toBe(
+        "0",
+      );
+      expect(await vmState(sb, "cloud-final.service")).toMatchObject({
+        audit: "",
+        locks: expect.not.arrayContaining([expect.stringMatching(/held$/)]),
+      });
     },
     T,
   );
@@ -159,8 +185,10 @@ describeE2E("install-packages on a sandbox VM that cloud-init is still setting u
         {
           // The link goes when the job says it waits, and comes back when it says it reconnects.
           onLine: (line) => {
-            if (!block && line.includes("waiting for cloud-init to finish the first boot")) void blockSsh(vm).then((b) => (block = b));
-            if (block && !restored && line.includes("the SSH connection was lost; reconnecting")) restored = block.restore();
+            if (!block && line.includes("waiting for cloud-init to finish the first boot"))
+              void blockSsh(vm).then((b) => (block = b));
+            if (block && !restored && line.includes("the SSH connection was lost; reconnecting"))
+              restored = block.restore();
           },
         },
       ).finally(() => block?.restore());
@@ -184,7 +212,9 @@ describeE2E("install-packages on a sandbox VM that cloud-init is still setting u
       sb = await cloudInitSandbox('#cloud-config\nruncmd:\n  - [sh, -c, "echo vmi-runcmd-broke >&2; exit 3"]\n');
       const run = await runInstaller(sb, "install-packages", { packages: ["jq"], update: true });
       expect(run.phase).toBe("Failed");
-      expect(run.message).toMatch(/failed while waiting for the VM's first boot \(cloud-init\): cloud-init reported errors on the VM's first boot/);
+      expect(run.message).toMatch(
+        /failed while waiting for the VM's first boot \(cloud-init\): cloud-init reported errors on the VM's first boot/,
+      );
       expect(run.message).toContain("Runparts: 1 failures (runcmd) in 1 attempted commands");
       expect(run.message).toContain("vmi-runcmd-broke");
       expect(run.message).toMatch(/fix the VM's user-data \(cloud_init\)/);

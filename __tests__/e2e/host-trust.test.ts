@@ -32,24 +32,39 @@ describeE2E("host keys: trust on first contact, remembered in Terraform state", 
       postgres: { enabled: true, passwordVariable: "pg_password" },
     },
     // No hostKeySha256: the stack learns the key itself.
-    vms: [{ name: "trust", kind: "existing", address: sb.address, sshPort: sb.port, user: sb.user, privateKeyPath: sb.privateKeyPath }],
+    vms: [
+      {
+        name: "trust",
+        kind: "existing",
+        address: sb.address,
+        sshPort: sb.port,
+        user: sb.user,
+        privateKeyPath: sb.privateKeyPath,
+      },
+    ],
   });
 
   async function deploy(runId: number): Promise<CdktfRun & { outputs: Record<string, string> }> {
     writeCdktfProject(dir, ctx(runId));
-    const run = await runCdktf(dir, ["deploy", "--auto-approve", "--outputs-file", path.join(dir, "outputs.json")], { env });
+    const run = await runCdktf(dir, ["deploy", "--auto-approve", "--outputs-file", path.join(dir, "outputs.json")], {
+      env,
+    });
     return { ...run, outputs: run.code === 0 ? readOutputs(dir, STACK) : {} };
   }
 
   /** The key recorded in Terraform state for the VM, read with `terraform show -json`. */
   function recordedKey(): string {
-    const show = spawnSync("terraform", [`-chdir=${path.join(dir, "cdktf.out", "stacks", STACK)}`, "show", "-json"], { encoding: "utf8", env: process.env });
+    const show = spawnSync("terraform", [`-chdir=${path.join(dir, "cdktf.out", "stacks", STACK)}`, "show", "-json"], {
+      encoding: "utf8",
+      env: process.env,
+    });
     const state = JSON.parse(show.stdout);
     const record = state.values.root_module.resources.find((r: any) => r.address === "terraform_data.trust_host_key");
     return record.values.output.sha256;
   }
 
-  const sshdLogSince = async (since: string) => (await sb.rootExec(`journalctl -u ssh --no-pager -o cat --since ${since}`)).stdout;
+  const sshdLogSince = async (since: string) =>
+    (await sb.rootExec(`journalctl -u ssh --no-pager -o cat --since ${since}`)).stdout;
 
   sandboxPerSuite((s) => (sb = s));
   beforeAll(() => {
@@ -78,7 +93,9 @@ describeE2E("host keys: trust on first contact, remembered in Terraform state", 
     const run = await deploy(2);
     expect(run.code).not.toBe(0);
     // The job knows where its key came from (SSH_HOST_KEY_SOURCE first-contact) and says so.
-    expect(run.output).toContain(`expected ${firstKey}, the key recorded in Terraform state at the VM's first contact, but the server presented ${newKey}`);
+    expect(run.output).toContain(
+      `expected ${firstKey}, the key recorded in Terraform state at the VM's first contact, but the server presented ${newKey}`,
+    );
     expect(run.output).toContain("npm run trust -- <vm name>");
     // The record did not move: the probe's new report is ignored.
     expect(recordedKey()).toBe(firstKey);
@@ -103,21 +120,36 @@ describeE2E("host keys: trust on first contact, remembered in Terraform state", 
 
   /** `npm run trust -- <args>` in the project folder, with no terminal (stdin is not a TTY). */
   function trust(args: string[]): { code: number | null; said: string } {
-    const r = spawnSync(process.execPath, ["-r", path.join(PROJECT_ROOT, "bin", "ts-register.js"), path.join(PROJECT_ROOT, "bin", "trust.ts"), ...args], {
-      cwd: dir,
-      encoding: "utf8",
-      env: { ...process.env, ...env },
-    });
+    const r = spawnSync(
+      process.execPath,
+      ["-r", path.join(PROJECT_ROOT, "bin", "ts-register.js"), path.join(PROJECT_ROOT, "bin", "trust.ts"), ...args],
+      {
+        cwd: dir,
+        encoding: "utf8",
+        env: { ...process.env, ...env },
+      },
+    );
     return { code: r.status, said: `${r.stdout}\n${r.stderr}` };
   }
 
   /** The same at a terminal: script(1) runs it on a pseudo-terminal and types `input`. */
   function atTerminal(args: string[], input: string): { code: number | null; said: string } {
     const quote = (word: string) => `'${word.replace(/'/g, "'\\''")}'`;
-    const command = [process.execPath, "-r", path.join(PROJECT_ROOT, "bin", "ts-register.js"), path.join(PROJECT_ROOT, "bin", "trust.ts"), ...args]
+    const command = [
+      process.execPath,
+      "-r",
+      path.join(PROJECT_ROOT, "bin", "ts-register.js"),
+      path.join(PROJECT_ROOT, "bin", "trust.ts"),
+      ...args,
+    ]
       .map(quote)
       .join(" ");
-    const r = spawnSync("script", ["-qec", command, "/dev/null"], { cwd: dir, encoding: "utf8", input, env: { ...process.env, ...env } });
+    const r = spawnSync("script", ["-qec", command, "/dev/null"], {
+      cwd: dir,
+      encoding: "utf8",
+      input,
+      env: { ...process.env, ...env },
+    });
     return { code: r.status, said: `${r.stdout}\n${r.stderr}` };
   }
 
@@ -126,20 +158,26 @@ describeE2E("host keys: trust on first contact, remembered in Terraform state", 
     expect((await sb.rootExec("apt-get remove -y jq >/dev/null 2>&1 && ! dpkg -s jq >/dev/null 2>&1")).code).toBe(0);
     const blind = trust(["trust", "-auto-approve"]);
     expect(blind.code).toBe(2);
-    expect(blind.said).toContain(`trust at ${sb.address}:${sb.port} presents ${newKey} (ssh-ed25519); nothing was authenticated`);
+    expect(blind.said).toContain(
+      `trust at ${sb.address}:${sb.port} presents ${newKey} (ssh-ed25519); nothing was authenticated`,
+    );
     expect(blind.said).toContain(`not recorded: no terminal to confirm ${newKey} on`);
     expect(blind.said).toContain(`npm run trust -- trust ${newKey}`);
 
     // At a terminal (script(1) gives it one) it asks; anything but yes records nothing.
     const declined = atTerminal(["trust"], "n\n");
     expect(declined.code).toBe(1);
-    expect(declined.said).toContain(`Is ${newKey} what ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub prints on trust's console?`);
+    expect(declined.said).toContain(
+      `Is ${newKey} what ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub prints on trust's console?`,
+    );
     expect(declined.said).toContain(`not recorded: ${newKey} was not confirmed`);
 
     const wrong = `SHA256:${"W".repeat(43)}`;
     const refused = trust(["trust", wrong, "-auto-approve"]);
     expect(refused.code).toBe(1);
-    expect(refused.said).toContain(`presents ${newKey} (ssh-ed25519), not the ${wrong} you gave: nothing was recorded and no installer ran`);
+    expect(refused.said).toContain(
+      `presents ${newKey} (ssh-ed25519), not the ${wrong} you gave: nothing was recorded and no installer ran`,
+    );
     expect(`${blind.said}${refused.said}`).not.toMatch(/terraform_data\.trust_\w+: (Creating|Destroying)/);
 
     expect(recordedKey()).toBe(firstKey);

@@ -18,7 +18,16 @@ import { DOCKER_KEY_FINGERPRINT } from "../../handlers/install-docker/definition
 import type { Sandbox } from "../../sandbox";
 import { armour, pgpKey } from "../handlers/support/pgp-fixtures";
 import { FAKE_COMPOSE_VERSION, FAKE_DOCKER_VERSION } from "./fixtures/docker-repo";
-import { describeE2E, dpkgStatus, expectSucceeded, perTest, root, runInstaller, sshUser, vmFingerprint } from "./support/e2e";
+import {
+  describeE2E,
+  dpkgStatus,
+  expectSucceeded,
+  perTest,
+  root,
+  runInstaller,
+  sshUser,
+  vmFingerprint,
+} from "./support/e2e";
 import { FACTS, RELEASE } from "./support/release";
 
 const T = 900_000;
@@ -43,7 +52,13 @@ describeE2E("install-docker on sandbox VMs, through the bundle and the job runne
       const run = await runInstaller(sb, "install-docker", { channel: "distro", verify: "daemon" });
       expectSucceeded(run);
       const r = run.result;
-      expect(r).toMatchObject({ status: "ok", channel: "distro", users_added: [sb.user], compose: true, verify: { mode: "daemon" } });
+      expect(r).toMatchObject({
+        status: "ok",
+        channel: "distro",
+        users_added: [sb.user],
+        compose: true,
+        verify: { mode: "daemon" },
+      });
       expect(r.docker_version).toMatch(FACTS.dockerIo); // the release's docker.io
       // Debian 12 offers only compose v1 (Python): picked by candidate, called as docker-compose, noted.
       // Debian 13's docker-compose is v2: called as the plugin, no warning.
@@ -51,7 +66,9 @@ describeE2E("install-docker on sandbox VMs, through the bundle and the job runne
       expect(r.compose_version).toMatch(FACTS.compose.version);
       if (FACTS.compose.v1) expect(r.warnings.join("\n")).toMatch(/compose v1/);
       else expect(r.warnings).toEqual([]);
-      expect(r.changes).toEqual(expect.arrayContaining([`installed docker.io ${FACTS.compose.package}`, `added ${sb.user} to group docker`]));
+      expect(r.changes).toEqual(
+        expect.arrayContaining([`installed docker.io ${FACTS.compose.package}`, `added ${sb.user} to group docker`]),
+      );
 
       const status = await dpkgStatus(sb, ["docker.io", FACTS.compose.package]);
       expect(status).toEqual({ "docker.io": "install ok installed", [FACTS.compose.package]: "install ok installed" });
@@ -84,7 +101,14 @@ describeE2E("install-docker on sandbox VMs, through the bundle and the job runne
       const before = await packageState(sb);
       const again = await runInstaller(sb, "install-docker", { channel: "distro", verify: "daemon" });
       expectSucceeded(again);
-      expect(again.result).toMatchObject({ status: "ok", changed: false, changes: [], users_added: [], docker_version: r.docker_version, compose: true });
+      expect(again.result).toMatchObject({
+        status: "ok",
+        changed: false,
+        changes: [],
+        users_added: [],
+        docker_version: r.docker_version,
+        compose: true,
+      });
       expect(again.lines.filter((l) => /apt-get|apt-cache/.test(l))).toEqual([]);
       expect(await packageState(sb)).toBe(before);
 
@@ -123,8 +147,13 @@ describeE2E("install-docker on sandbox VMs, through the bundle and the job runne
       // u1 and u2 takes that back; then u2 is dropped from users.
       await root(sb, "for u in u1 u2 byhand; do useradd -m $u; done; usermod -aG docker byhand");
       const vm = sb;
-      const members = async () => (await root(vm, "getent group docker")).trim().split(":")[3].split(",").filter(Boolean).sort();
-      const both = await runInstaller(sb, "install-docker", { channel: "distro", verify: "daemon", users: ["u1", "u2"] });
+      const members = async () =>
+        (await root(vm, "getent group docker")).trim().split(":")[3].split(",").filter(Boolean).sort();
+      const both = await runInstaller(sb, "install-docker", {
+        channel: "distro",
+        verify: "daemon",
+        users: ["u1", "u2"],
+      });
       expectSucceeded(both);
       expect(both.result).toMatchObject({ users_added: ["u1", "u2"], revoked: [`group docker: ${sb.user}`] });
       expect(await members()).toEqual(["byhand", "u1", "u2"]);
@@ -132,13 +161,16 @@ describeE2E("install-docker on sandbox VMs, through the bundle and the job runne
       const one = await runInstaller(sb, "install-docker", { channel: "distro", verify: "daemon", users: ["u1"] });
       expectSucceeded(one);
       expect(one.result).toMatchObject({ changed: true, users_added: [], revoked: ["group docker: u2"] });
-      expect(one.result.changes).toContain("revoked: removed u2 from group docker (added by vm-install, no longer in users)");
+      expect(one.result.changes).toContain(
+        "revoked: removed u2 from group docker (added by vm-install, no longer in users)",
+      );
       expect(await members()).toEqual(["byhand", "u1"]); // byhand was never the project's to take away
-      expect((await root(sb, "stat -c '%U:%G %a' /var/lib/vm-install /var/lib/vm-install/grants.json")).trim().split("\n")).toEqual([
-        "root:root 700",
-        "root:root 600",
-      ]);
-      expect(JSON.parse(await root(sb, "cat /var/lib/vm-install/grants.json")).docker).toEqual({ group_members: ["u1"] });
+      expect(
+        (await root(sb, "stat -c '%U:%G %a' /var/lib/vm-install /var/lib/vm-install/grants.json")).trim().split("\n"),
+      ).toEqual(["root:root 700", "root:root 600"]);
+      expect(JSON.parse(await root(sb, "cat /var/lib/vm-install/grants.json")).docker).toEqual({
+        group_members: ["u1"],
+      });
     },
     T,
   );
@@ -149,9 +181,16 @@ describeE2E("install-docker on sandbox VMs, through the bundle and the job runne
       sb = await started.sandbox();
       const repo = await started.dockerRepo({ host: sb.hostAddress, suite: RELEASE });
       // An apt-key era leftover for the same repository: must go, or apt would see two entries for one URI.
-      await root(sb, `echo 'deb [arch=amd64] ${repo.url}/debian ${RELEASE} stable' > /etc/apt/sources.list.d/docker-ce.list`);
+      await root(
+        sb,
+        `echo 'deb [arch=amd64] ${repo.url}/debian ${RELEASE} stable' > /etc/apt/sources.list.d/docker-ce.list`,
+      );
 
-      const run = await runInstaller(sb, "install-docker", { repo_url: repo.url, repo_key_fingerprint: repo.fingerprint, verify: "daemon" });
+      const run = await runInstaller(sb, "install-docker", {
+        repo_url: repo.url,
+        repo_key_fingerprint: repo.fingerprint,
+        verify: "daemon",
+      });
       expectSucceeded(run);
       const r = run.result;
       const line = `deb [arch=amd64 signed-by=/etc/apt/keyrings/docker.gpg] ${repo.url}/debian ${RELEASE} stable`;
@@ -195,9 +234,13 @@ describeE2E("install-docker on sandbox VMs, through the bundle and the job runne
       // On the target: the keyring is the served key rebuilt as binary (what gpg --export writes for it),
       // world-readable; the one source line; the packages come from that repository.
       expect(await root(sb, "base64 -w0 /etc/apt/keyrings/docker.gpg")).toBe(repo.publicKeyBinary.toString("base64"));
-      expect((await root(sb, "stat -c '%a %U' /etc/apt/keyrings /etc/apt/keyrings/docker.gpg")).trim().split("\n")).toEqual(["755 root", "644 root"]);
+      expect(
+        (await root(sb, "stat -c '%a %U' /etc/apt/keyrings /etc/apt/keyrings/docker.gpg")).trim().split("\n"),
+      ).toEqual(["755 root", "644 root"]);
       expect(await root(sb, "cat /etc/apt/sources.list.d/docker.list")).toBe(`${line}\n`);
-      expect(await root(sb, "grep -rl docker /etc/apt/sources.list.d /etc/apt/sources.list 2>/dev/null || true")).toBe("/etc/apt/sources.list.d/docker.list\n");
+      expect(await root(sb, "grep -rl docker /etc/apt/sources.list.d /etc/apt/sources.list 2>/dev/null || true")).toBe(
+        "/etc/apt/sources.list.d/docker.list\n",
+      );
       const policy = await root(sb, "LC_ALL=C apt-cache policy docker-ce");
       expect(policy).toContain(`Installed: ${repo.versions["docker-ce"]}`);
       expect(policy).toContain(`500 ${repo.url}/debian ${RELEASE}/stable amd64 Packages`);
@@ -211,9 +254,18 @@ describeE2E("install-docker on sandbox VMs, through the bundle and the job runne
       // Rerun: already installed; not even the repository is asked for anything.
       const served = repo.requests.length;
       const before = await packageState(sb);
-      const again = await runInstaller(sb, "install-docker", { repo_url: repo.url, repo_key_fingerprint: repo.fingerprint, verify: "daemon" });
+      const again = await runInstaller(sb, "install-docker", {
+        repo_url: repo.url,
+        repo_key_fingerprint: repo.fingerprint,
+        verify: "daemon",
+      });
       expectSucceeded(again);
-      expect(again.result).toMatchObject({ status: "ok", changed: false, changes: [], docker_version: FAKE_DOCKER_VERSION });
+      expect(again.result).toMatchObject({
+        status: "ok",
+        changed: false,
+        changes: [],
+        docker_version: FAKE_DOCKER_VERSION,
+      });
       expect(repo.requests.length).toBe(served);
       expect(await packageState(sb)).toBe(before);
 
@@ -224,8 +276,14 @@ describeE2E("install-docker on sandbox VMs, through the bundle and the job runne
         sb,
         `rm /etc/apt/keyrings/docker.gpg && echo 'deb [arch=amd64 signed-by=/etc/apt/keyrings/docker.asc] ${repo.url}/debian ${RELEASE} stable' > /etc/apt/sources.list.d/docker.list`,
       );
-      await sb.rootExec("cat > /etc/apt/keyrings/docker.asc && chmod 644 /etc/apt/keyrings/docker.asc", { input: repo.publicKey });
-      const migrated = await runInstaller(sb, "install-docker", { repo_url: repo.url, repo_key_fingerprint: repo.fingerprint, verify: "daemon" });
+      await sb.rootExec("cat > /etc/apt/keyrings/docker.asc && chmod 644 /etc/apt/keyrings/docker.asc", {
+        input: repo.publicKey,
+      });
+      const migrated = await runInstaller(sb, "install-docker", {
+        repo_url: repo.url,
+        repo_key_fingerprint: repo.fingerprint,
+        verify: "daemon",
+      });
       expectSucceeded(migrated);
       expect(migrated.result.changes).toEqual([
         "wrote /etc/apt/keyrings/docker.gpg (replaces /etc/apt/keyrings/docker.asc)",
@@ -235,9 +293,15 @@ describeE2E("install-docker on sandbox VMs, through the bundle and the job runne
       expect(await root(sb, "ls -A /etc/apt/keyrings")).toBe("docker.gpg\n");
       expect(await root(sb, "cat /etc/apt/sources.list.d/docker.list")).toBe(`${line}\n`);
       expect(await root(sb, "base64 -w0 /etc/apt/keyrings/docker.gpg")).toBe(repo.publicKeyBinary.toString("base64"));
-      expect(await root(sb, "LC_ALL=C apt-cache policy docker-ce")).toContain(`500 ${repo.url}/debian ${RELEASE}/stable amd64 Packages`);
+      expect(await root(sb, "LC_ALL=C apt-cache policy docker-ce")).toContain(
+        `500 ${repo.url}/debian ${RELEASE}/stable amd64 Packages`,
+      );
       const settled = await packageState(sb);
-      const after = await runInstaller(sb, "install-docker", { repo_url: repo.url, repo_key_fingerprint: repo.fingerprint, verify: "daemon" });
+      const after = await runInstaller(sb, "install-docker", {
+        repo_url: repo.url,
+        repo_key_fingerprint: repo.fingerprint,
+        verify: "daemon",
+      });
       expectSucceeded(after);
       expect(after.result).toMatchObject({ changed: false, changes: [] });
       expect(await packageState(sb)).toBe(settled);
@@ -263,7 +327,9 @@ describeE2E("install-docker on sandbox VMs, through the bundle and the job runne
       // The default repo_key_fingerprint: Docker's key is there, as the check expects; the repository's own is not.
       const run = await runInstaller(sb, "install-docker", { repo_url: repo.url, verify: "daemon", compose: false });
       expect(run.phase).toBe("Failed");
-      expect(run.message).toContain(`holds more than the expected key ${DOCKER_KEY_FINGERPRINT}: besides it, key ${repo.fingerprint} (not expected)`);
+      expect(run.message).toContain(
+        `holds more than the expected key ${DOCKER_KEY_FINGERPRINT}: besides it, key ${repo.fingerprint} (not expected)`,
+      );
       expect(run.message).toContain('a second armour block, "-----BEGIN PGP MESSAGE-----"');
       expect(run.message).toContain("Nothing was written to the VM (no key, no source)");
 
@@ -288,14 +354,20 @@ describeE2E("install-docker on sandbox VMs, through the bundle and the job runne
       await root(sb, "apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q docker.io", 600_000);
       expect((await root(sb, "systemctl is-active docker")).trim()).toBe("active");
       const conflicting = FACTS.dockerIoConflicting;
-      expect(await dpkgStatus(sb, conflicting)).toEqual(Object.fromEntries(conflicting.map((p) => [p, "install ok installed"])));
+      expect(await dpkgStatus(sb, conflicting)).toEqual(
+        Object.fromEntries(conflicting.map((p) => [p, "install ok installed"])),
+      );
       // With docker-buildx-plugin, which dpkg will not unpack over a docker-buildx still installed (Debian 13).
       const repo = await started.dockerRepo({ host: sb.hostAddress, suite: RELEASE, buildx: true });
       const hostPort = new URL(repo.url).host;
       const keyringsBefore = await root(sb, "ls -A /etc/apt/keyrings");
 
       // Default repo_key_fingerprint (Docker's): the test repository's own key must be refused.
-      const refused = await runInstaller(sb, "install-docker", { repo_url: repo.url, verify: "daemon", compose: false });
+      const refused = await runInstaller(sb, "install-docker", {
+        repo_url: repo.url,
+        verify: "daemon",
+        compose: false,
+      });
       expect(refused.phase).toBe("Failed");
       expect(refused.message).toContain(
         `the key at ${repo.url}/debian/gpg for apt repository docker is not the expected key: expected ${DOCKER_KEY_FINGERPRINT}, served ${repo.fingerprint}`,
@@ -309,7 +381,12 @@ describeE2E("install-docker on sandbox VMs, through the bundle and the job runne
       expect((await root(sb, "docker info --format '{{.ServerVersion}}'")).trim()).toMatch(FACTS.dockerIo);
       expect(repo.requests).toEqual(["/linux/debian/gpg"]); // apt never read the repository
 
-      const run = await runInstaller(sb, "install-docker", { repo_url: repo.url, repo_key_fingerprint: repo.fingerprint, verify: "daemon", compose: false });
+      const run = await runInstaller(sb, "install-docker", {
+        repo_url: repo.url,
+        repo_key_fingerprint: repo.fingerprint,
+        verify: "daemon",
+        compose: false,
+      });
       expectSucceeded(run);
       const r = run.result;
       expect(r.status).toBe("ok");
@@ -317,11 +394,20 @@ describeE2E("install-docker on sandbox VMs, through the bundle and the job runne
       // The key is verified and in place before anything is removed.
       expect(r.changes.indexOf("wrote /etc/apt/keyrings/docker.gpg (new key)")).toBe(0);
       expect(r.changes).toContain(`removed ${r.removed.join(" ")}`);
-      expect(run.lines).toContain(`[install-docker] removing packages that conflict with Docker's: ${conflicting.join(" ")}`);
+      expect(run.lines).toContain(
+        `[install-docker] removing packages that conflict with Docker's: ${conflicting.join(" ")}`,
+      );
       expect(r.changes).toContain("installed docker-ce docker-ce-cli containerd.io docker-buildx-plugin");
       expect(r.docker_version).toBe(FAKE_DOCKER_VERSION);
 
-      const status = await dpkgStatus(sb, [...conflicting, "docker-ce", "docker-ce-cli", "containerd.io", "docker-buildx-plugin", "docker-compose-plugin"]);
+      const status = await dpkgStatus(sb, [
+        ...conflicting,
+        "docker-ce",
+        "docker-ce-cli",
+        "containerd.io",
+        "docker-buildx-plugin",
+        "docker-compose-plugin",
+      ]);
       for (const p of conflicting) expect({ [p]: status[p] }).not.toEqual({ [p]: "install ok installed" });
       expect(status["docker-ce"]).toBe("install ok installed");
       expect(status["containerd.io"]).toBe("install ok installed");
@@ -330,7 +416,9 @@ describeE2E("install-docker on sandbox VMs, through the bundle and the job runne
         "docker-buildx-plugin: /usr/libexec/docker/cli-plugins/docker-buildx",
       );
       expect(status["docker-compose-plugin"]).toBeUndefined(); // compose: false
-      expect(await root(sb, "LC_ALL=C apt-cache policy docker-ce")).toContain(`500 ${repo.url}/debian ${RELEASE}/stable amd64 Packages`);
+      expect(await root(sb, "LC_ALL=C apt-cache policy docker-ce")).toContain(
+        `500 ${repo.url}/debian ${RELEASE}/stable amd64 Packages`,
+      );
       expect((await root(sb, "systemctl is-active docker")).trim()).toBe("active");
       expect((await root(sb, "docker --version")).trim()).toBe(`Docker version ${FAKE_DOCKER_VERSION}, build fake000`);
       expect((await sshUser(sb, "docker info --format '{{.ServerVersion}}'")).stdout.trim()).toBe(FAKE_DOCKER_VERSION);

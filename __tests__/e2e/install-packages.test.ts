@@ -9,7 +9,16 @@
 import { spawn } from "node:child_process";
 import * as path from "node:path";
 import type { Sandbox } from "../../sandbox";
-import { describeE2E, dpkgStatus, expectSucceeded, type InstallerRun, jobEnv, runInstaller, sandboxPerSuite, sshUser } from "./support/e2e";
+import {
+  describeE2E,
+  dpkgStatus,
+  expectSucceeded,
+  type InstallerRun,
+  jobEnv,
+  runInstaller,
+  sandboxPerSuite,
+  sshUser,
+} from "./support/e2e";
 import { acceptedLogins, blockSshFor, freshEd25519Key, holdDpkgLock } from "./support/faults";
 
 const ROOT = path.resolve(__dirname, "../..");
@@ -17,7 +26,10 @@ const FIVE = ["git", "curl", "jq", "htop", "unzip"];
 const T = 180_000;
 
 /** Installed version per package, read by dpkg-query over a separate SSH session as the user. */
-async function dpkgVersions(sb: Sandbox, names: string[]): Promise<Record<string, { status: string; version: string }>> {
+async function dpkgVersions(
+  sb: Sandbox,
+  names: string[],
+): Promise<Record<string, { status: string; version: string }>> {
   const r = await sshUser(sb, `dpkg-query -W -f='\${Package}\\t\${Status}\\t\${Version}\\n' ${names.join(" ")}`);
   const out: Record<string, { status: string; version: string }> = {};
   for (const line of r.stdout.split("\n")) {
@@ -44,7 +56,8 @@ function expectFailed(run: InstallerRun): string {
 }
 
 /** Lines the handler printed that mention `text`. */
-const linesWith = (lines: string[], text: string | RegExp) => lines.filter((l) => (typeof text === "string" ? l.includes(text) : text.test(l)));
+const linesWith = (lines: string[], text: string | RegExp) =>
+  lines.filter((l) => (typeof text === "string" ? l.includes(text) : text.test(l)));
 
 describeE2E("install-packages on a sandbox VM, through the bundle and the job runner", () => {
   // -------------------------------------------------------------------------------------------------
@@ -72,7 +85,10 @@ describeE2E("install-packages on a sandbox VM, through the bundle and the job ru
           expect(r.versions[name]).toBe(seen[name].version);
         }
         // Commands the packages bring actually run for the user.
-        const tools = await sshUser(sb, "git --version && jq --version && unzip -v | head -1 && htop --version | head -1");
+        const tools = await sshUser(
+          sb,
+          "git --version && jq --version && unzip -v | head -1 && htop --version | head -1",
+        );
         expect(tools.code).toBe(0);
       },
       T,
@@ -104,7 +120,10 @@ describeE2E("install-packages on a sandbox VM, through the bundle and the job ru
     test(
       "one unknown package among good ones: status partial, it alone fails with a reason, the others get installed",
       async () => {
-        const run = await runInstaller(sb, "install-packages", { packages: ["tree", "no-such-package-vmi", "zip"], update: true });
+        const run = await runInstaller(sb, "install-packages", {
+          packages: ["tree", "no-such-package-vmi", "zip"],
+          update: true,
+        });
         expectSucceeded(run);
         const r = run.result;
         expect(r.status).toBe("partial");
@@ -123,7 +142,10 @@ describeE2E("install-packages on a sandbox VM, through the bundle and the job ru
     test(
       "only unknown packages: phase Failed, the message names each of them and why",
       async () => {
-        const run = await runInstaller(sb, "install-packages", { packages: ["no-such-package-a", "no-such-package-b"], update: true });
+        const run = await runInstaller(sb, "install-packages", {
+          packages: ["no-such-package-a", "no-such-package-b"],
+          update: true,
+        });
         const message = expectFailed(run);
         expect(message).toMatch(/none of the 2 packages could be installed/);
         expect(message).toMatch(/no-such-package-a: unknown package/);
@@ -148,7 +170,10 @@ describeE2E("install-packages on a sandbox VM, through the bundle and the job ru
         const block = await blockSshFor(sb, 15_000);
         let run: InstallerRun;
         try {
-          run = await runInstaller(sb, "install-packages", { ...event, ssh: { attempts: 6, delay_sec: 3, budget_sec: 90, timeout_sec: 5 } });
+          run = await runInstaller(sb, "install-packages", {
+            ...event,
+            ssh: { attempts: 6, delay_sec: 3, budget_sec: 90, timeout_sec: 5 },
+          });
         } finally {
           await block.restore();
         }
@@ -169,7 +194,9 @@ describeE2E("install-packages on a sandbox VM, through the bundle and the job ru
       "a key that is not in authorized_keys: Failed within 5 s, message says authentication failed (no retries)",
       async () => {
         const key = await freshEd25519Key();
-        const run = await runInstaller(sb, "install-packages", event, { env: jobEnv(sb, { SSH_KEY: key.privateKey }) }).finally(() => key.dispose());
+        const run = await runInstaller(sb, "install-packages", event, {
+          env: jobEnv(sb, { SSH_KEY: key.privateKey }),
+        }).finally(() => key.dispose());
         const message = expectFailed(run);
         expect(message).toMatch(/authentication failed/);
         expect(message).toContain(`${sb.user}@${sb.address}:${sb.port}`);
@@ -186,7 +213,9 @@ describeE2E("install-packages on a sandbox VM, through the bundle and the job ru
         other.dispose(); // only its fingerprint is needed
         expect(other.fingerprint).not.toBe(sb.hostKeySha256);
         const before = await acceptedLogins(sb);
-        const run = await runInstaller(sb, "install-packages", event, { env: jobEnv(sb, { SSH_HOST_KEY_SHA256: other.fingerprint }) });
+        const run = await runInstaller(sb, "install-packages", event, {
+          env: jobEnv(sb, { SSH_HOST_KEY_SHA256: other.fingerprint }),
+        });
         const message = expectFailed(run);
         expect(message).toMatch(/host key mismatch/);
         expect(message).toMatch(/refusing to authenticate, nothing was sent to it/);
@@ -201,7 +230,9 @@ describeE2E("install-packages on a sandbox VM, through the bundle and the job ru
     test(
       "the right host-key pin (the sandbox's own fingerprint) connects and succeeds",
       async () => {
-        const run = await runInstaller(sb, "install-packages", event, { env: jobEnv(sb, { SSH_HOST_KEY_SHA256: sb.hostKeySha256 }) });
+        const run = await runInstaller(sb, "install-packages", event, {
+          env: jobEnv(sb, { SSH_HOST_KEY_SHA256: sb.hostKeySha256 }),
+        });
         expectSucceeded(run);
         expect(run.result.host_key_sha256).toBe(sb.hostKeySha256);
         expect(linesWith(run.lines, "matches SSH_HOST_KEY_SHA256")).toHaveLength(1);
@@ -294,11 +325,31 @@ describeE2E("install-packages on a sandbox VM, through the bundle and the job ru
     test(
       "npm run invoke -- install-packages: progress lines, then the {phase, message} JSON as the last stdout line, exit 0",
       async () => {
-        const child = spawn("npm", ["run", "invoke", "--", "install-packages", "--event", '{"packages":["jq"]}', "--ssh-key-file", sb.privateKeyPath], {
-          cwd: ROOT,
-          env: { ...process.env, VM_IP: sb.address, SSH_USER: sb.user, SSH_PORT: String(sb.port), SSH_KEY: "", SSH_HOST_KEY_SHA256: "" },
-          stdio: ["ignore", "pipe", "pipe"],
-        });
+        const child = spawn(
+          "npm",
+          [
+            "run",
+            "invoke",
+            "--",
+            "install-packages",
+            "--event",
+            '{"packages":["jq"]}',
+            "--ssh-key-file",
+            sb.privateKeyPath,
+          ],
+          {
+            cwd: ROOT,
+            env: {
+              ...process.env,
+              VM_IP: sb.address,
+              SSH_USER: sb.user,
+              SSH_PORT: String(sb.port),
+              SSH_KEY: "",
+              SSH_HOST_KEY_SHA256: "",
+            },
+            stdio: ["ignore", "pipe", "pipe"],
+          },
+        );
         let stdout = "";
         let stderr = "";
         child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));

@@ -17,7 +17,17 @@ import { jobEnvFor, type Sandbox, startSandbox } from "../../sandbox";
 import { SecretScrubber } from "../../shared/secrets";
 import { armour, pgpKey } from "../handlers/support/pgp-fixtures";
 import { startFakeDockerRepo } from "./fixtures/docker-repo";
-import { describeE2E, dpkgStatus, expectSucceeded, type InstallerRun, root, runInstaller, sandboxPerSuite, vmFingerprint, withoutFrames } from "./support/e2e";
+import {
+  describeE2E,
+  dpkgStatus,
+  expectSucceeded,
+  type InstallerRun,
+  root,
+  runInstaller,
+  sandboxPerSuite,
+  vmFingerprint,
+  withoutFrames,
+} from "./support/e2e";
 import { FACTS, RELEASE } from "./support/release";
 
 const T = 15 * 60_000;
@@ -55,11 +65,18 @@ function hostPsql(
       "psql",
       ["-X", "-w", "-At", "-h", sb.address, "-p", "5432", "-U", user, "-d", db, "-c", sql],
       {
-        env: { PATH: process.env.PATH ?? "/usr/bin:/bin", PGPASSWORD: password, PGCONNECT_TIMEOUT: "10", PGSSLMODE: sslmode, LC_ALL: "C" },
+        env: {
+          PATH: process.env.PATH ?? "/usr/bin:/bin",
+          PGPASSWORD: password,
+          PGCONNECT_TIMEOUT: "10",
+          PGSSLMODE: sslmode,
+          LC_ALL: "C",
+        },
         timeout: 30_000,
         encoding: "utf8",
       },
-      (err, stdout, stderr) => resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout: stdout.trim(), stderr }),
+      (err, stdout, stderr) =>
+        resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout: stdout.trim(), stderr }),
     );
   });
 }
@@ -68,7 +85,11 @@ function hostPsql(
 const PS = "ps -e -ww -o args; cat /proc/[0-9]*/environ 2>/dev/null | tr '\\0' '\\n'";
 
 /** Runs `fn` while polling the target's processes every ~100 ms; returns its value, the hits and the poll count. */
-async function watchProcesses<T>(sb: Sandbox, needles: string[], fn: () => Promise<T>): Promise<{ value: T; hits: string[]; polls: number }> {
+async function watchProcesses<T>(
+  sb: Sandbox,
+  needles: string[],
+  fn: () => Promise<T>,
+): Promise<{ value: T; hits: string[]; polls: number }> {
   let stop = false;
   let polls = 0;
   const hits = new Set<string>();
@@ -92,15 +113,21 @@ async function watchProcesses<T>(sb: Sandbox, needles: string[], fn: () => Promi
 
 /** Everything the server and the system logged, as root on the target. */
 async function targetLogs(sb: Sandbox): Promise<string> {
-  const r = await sb.rootExec("cat /var/log/postgresql/*.log; echo '--- journal'; journalctl --no-pager -o cat 2>/dev/null | tail -n 5000", {
-    timeoutMs: 60_000,
-  });
+  const r = await sb.rootExec(
+    "cat /var/log/postgresql/*.log; echo '--- journal'; journalctl --no-pager -o cat 2>/dev/null | tail -n 5000",
+    {
+      timeoutMs: 60_000,
+    },
+  );
   return r.stdout;
 }
 
 /** SQL as postgres on the target, given on stdin (test set-up only). */
 async function asPostgres(sb: Sandbox, sql: string): Promise<string> {
-  const r = await sb.rootExec("cd / && runuser -u postgres -- psql -X -q -At -v ON_ERROR_STOP=1 -f -", { input: sql, timeoutMs: 60_000 });
+  const r = await sb.rootExec("cd / && runuser -u postgres -- psql -X -q -At -v ON_ERROR_STOP=1 -f -", {
+    input: sql,
+    timeoutMs: 60_000,
+  });
   if (r.code !== 0) throw new Error(`psql on the target failed: ${r.stderr}`);
   return r.stdout;
 }
@@ -119,7 +146,9 @@ describeE2E("install-postgres on a sandbox VM, through the bundle and the job ru
   });
   /** Runs the job as the stack would (the password is a known secret of the runner too), watching `ps`. */
   const job = (ev: Record<string, unknown>) =>
-    watchProcesses(sb, [...TOKENS, "SCRAM-SHA-256$"], () => runInstaller(sb, "install-postgres", ev, { secrets: [String(ev.db_password)] }));
+    watchProcesses(sb, [...TOKENS, "SCRAM-SHA-256$"], () =>
+      runInstaller(sb, "install-postgres", ev, { secrets: [String(ev.db_password)] }),
+    );
 
   /** A refused repository left nothing: no apt file names it, the keyrings are as before, apt never read it. */
   const expectNoTrace = async (repo: { url: string; requests: string[] }, keyringsBefore: string) => {
@@ -200,12 +229,19 @@ describeE2E("install-postgres on a sandbox VM, through the bundle and the job ru
       // From the host, over the sandbox network: the role logs in with the password, from the host's address.
       const ok = await hostPsql(sb, "shop_app", "shop", PW1);
       expect(ok).toEqual({ code: 0, stdout: `shop_app|${sb.hostAddress}`, stderr: "" });
-      expect((await hostPsql(sb, "shop_app", "shop", `${PW1}x`)).stderr).toMatch(/password authentication failed for user "shop_app"/);
+      expect((await hostPsql(sb, "shop_app", "shop", `${PW1}x`)).stderr).toMatch(
+        /password authentication failed for user "shop_app"/,
+      );
       // hostssl (remote_ssl's default): the same login without SSL finds no entry; Debian's cluster has ssl = on.
       const plain = await hostPsql(sb, "shop_app", "shop", PW1, undefined, "disable");
       expect(plain.code).not.toBe(0);
-      expect(plain.stderr).toMatch(/no pg_hba\.conf entry for host .*, user "shop_app", database "shop", no encryption/);
-      expect((await hostPsql(sb, "shop_app", "shop", PW1, "SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()")).stdout).toBe("t");
+      expect(plain.stderr).toMatch(
+        /no pg_hba\.conf entry for host .*, user "shop_app", database "shop", no encryption/,
+      );
+      expect(
+        (await hostPsql(sb, "shop_app", "shop", PW1, "SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()"))
+          .stdout,
+      ).toBe("t");
     },
     T,
   );
@@ -215,8 +251,16 @@ describeE2E("install-postgres on a sandbox VM, through the bundle and the job ru
     async () => {
       const { value: run, hits } = await job(event());
       expectSucceeded(run);
-      expect(run.result).toMatchObject({ changed: false, changes: [], restarted: false, reloaded: false, installed_from: "already installed" });
-      expect(run.result.summary).toMatch(new RegExp(`^nothing to do: PostgreSQL ${PG}\\.\\d+ \\(${PG}/main, port 5432\\)`));
+      expect(run.result).toMatchObject({
+        changed: false,
+        changes: [],
+        restarted: false,
+        reloaded: false,
+        installed_from: "already installed",
+      });
+      expect(run.result.summary).toMatch(
+        new RegExp(`^nothing to do: PostgreSQL ${PG}\\.\\d+ \\(${PG}/main, port 5432\\)`),
+      );
       expect(run.result.timings_ms).not.toHaveProperty("apt_install");
       expectNoSecretsOut(run);
       expect(hits).toEqual([]);
@@ -230,13 +274,26 @@ describeE2E("install-postgres on a sandbox VM, through the bundle and the job ru
       const hba = `${CONF}/pg_hba.conf`;
       await root(sb, "cd / && runuser -u postgres -- dropdb shop");
       // Rewritten in place (same inode, owner and mode), as an admin's editor would leave it.
-      await root(sb, `grep -v 'vm-install:install-postgres' ${hba} > /root/hba.edit; cat /root/hba.edit > ${hba}; rm /root/hba.edit`);
+      await root(
+        sb,
+        `grep -v 'vm-install:install-postgres' ${hba} > /root/hba.edit; cat /root/hba.edit > ${hba}; rm /root/hba.edit`,
+      );
       const before = await vmFingerprint(sb);
 
       const { value: check, hits } = await job(event({ check: true }));
       expectSucceeded(check);
-      const missing = ["database shop created (owner shop_app)", `pg_hba.conf: hostssl shop shop_app ${hostCidr} scram-sha-256 added`];
-      expect(check.result).toMatchObject({ changed: false, changes: [], would_change: missing, restarted: false, reloaded: false, verified: null });
+      const missing = [
+        "database shop created (owner shop_app)",
+        `pg_hba.conf: hostssl shop shop_app ${hostCidr} scram-sha-256 added`,
+      ];
+      expect(check.result).toMatchObject({
+        changed: false,
+        changes: [],
+        would_change: missing,
+        restarted: false,
+        reloaded: false,
+        verified: null,
+      });
       expect(check.result.summary).toBe(`check: 2 changes would be made: ${missing.join("; ")}`);
       expectNoSecretsOut(check);
       expect(hits).toEqual([]);
@@ -248,11 +305,20 @@ describeE2E("install-postgres on a sandbox VM, through the bundle and the job ru
       expect(repair.result).toMatchObject({ changes: missing, reloaded: true, restarted: false });
       // Control: the snapshot does see such changes.
       const repaired = await vmFingerprint(sb);
-      expect([repaired.databases === before.databases, repaired.files === before.files, repaired.started === before.started]).toEqual([false, false, true]);
+      expect([
+        repaired.databases === before.databases,
+        repaired.files === before.files,
+        repaired.started === before.started,
+      ]).toEqual([false, false, true]);
       const { value: again } = await job(event({ check: true }));
       expectSucceeded(again);
-      expect(again.result).toMatchObject({ would_change: [], verified: { host: "127.0.0.1", port: 5432, user: "shop_app", database: "shop" } });
-      expect(again.result.summary).toMatch(new RegExp(`^check: nothing would change; nothing to do: PostgreSQL ${PG}\\.\\d+ \\(${PG}/main, port 5432\\)`));
+      expect(again.result).toMatchObject({
+        would_change: [],
+        verified: { host: "127.0.0.1", port: 5432, user: "shop_app", database: "shop" },
+      });
+      expect(again.result.summary).toMatch(
+        new RegExp(`^check: nothing would change; nothing to do: PostgreSQL ${PG}\\.\\d+ \\(${PG}/main, port 5432\\)`),
+      );
     },
     T,
   );
@@ -265,7 +331,9 @@ describeE2E("install-postgres on a sandbox VM, through the bundle and the job ru
       try {
         const keyringsBefore = await root(sb, "ls -A /etc/apt/keyrings");
         const keyUrl = `${repo.url}/debian/gpg`;
-        const { value: run } = await job(event({ pg_version: "16", repo_url: `${repo.url}/debian`, repo_key_url: keyUrl }));
+        const { value: run } = await job(
+          event({ pg_version: "16", repo_url: `${repo.url}/debian`, repo_key_url: keyUrl }),
+        );
         expect(run.phase).toBe("Failed");
         expect(run.message).toContain(
           `the key at ${keyUrl} for apt repository pgdg is not the expected key: expected ${PGDG_KEY_FINGERPRINT}, served ${repo.fingerprint}`,
@@ -301,7 +369,9 @@ describeE2E("install-postgres on a sandbox VM, through the bundle and the job ru
         const keyringsBefore = await root(sb, "ls -A /etc/apt/keyrings");
         const keyUrl = `${repo.url}/debian/gpg`;
         // The default repo_key_fingerprint: PGDG's key is there, as the check expects; the repository's own is not.
-        const { value: run } = await job(event({ pg_version: "16", repo_url: `${repo.url}/debian`, repo_key_url: keyUrl }));
+        const { value: run } = await job(
+          event({ pg_version: "16", repo_url: `${repo.url}/debian`, repo_key_url: keyUrl }),
+        );
         expect(run.phase).toBe("Failed");
         expect(run.message).toContain(
           `the key at ${keyUrl} for apt repository pgdg holds more than the expected key ${PGDG_KEY_FINGERPRINT}: besides it, key ${repo.fingerprint} (not expected)`,
@@ -337,10 +407,16 @@ describeE2E("install-postgres on a sandbox VM, through the bundle and the job ru
       const ev = event({ repo_url: `${repo.url}/debian`, repo_key_url: keyUrl });
       try {
         const smuggled = Buffer.concat([pgpKey("pgdg.asc"), armour("PGP MESSAGE", repo.publicKeyBinary)]);
-        await sb.rootExec("install -d -m 0755 /etc/apt/keyrings && cat > /etc/apt/keyrings/pgdg.asc && chmod 644 /etc/apt/keyrings/pgdg.asc", {
-          input: smuggled.toString("latin1"),
-        });
-        await root(sb, `echo 'deb [signed-by=/etc/apt/keyrings/pgdg.asc] ${repo.url}/debian ${RELEASE}-pgdg main' > /etc/apt/sources.list.d/pgdg.list`);
+        await sb.rootExec(
+          "install -d -m 0755 /etc/apt/keyrings && cat > /etc/apt/keyrings/pgdg.asc && chmod 644 /etc/apt/keyrings/pgdg.asc",
+          {
+            input: smuggled.toString("latin1"),
+          },
+        );
+        await root(
+          sb,
+          `echo 'deb [signed-by=/etc/apt/keyrings/pgdg.asc] ${repo.url}/debian ${RELEASE}-pgdg main' > /etc/apt/sources.list.d/pgdg.list`,
+        );
 
         const check = await runInstaller(sb, "install-postgres", { ...ev, check: true }, { secrets: [PW1] });
         expectSucceeded(check);
@@ -358,10 +434,15 @@ describeE2E("install-postgres on a sandbox VM, through the bundle and the job ru
         ]);
         expect(await root(sb, "ls -A /etc/apt/keyrings")).toBe("pgdg.gpg\n");
         // Only PGDG's key is left for apt to trust (gpg on the VM reads the keyring as apt's gpgv would).
-        const keys = await root(sb, "gpg --batch --with-colons --show-keys /etc/apt/keyrings/pgdg.gpg | grep '^fpr' | cut -d: -f10");
+        const keys = await root(
+          sb,
+          "gpg --batch --with-colons --show-keys /etc/apt/keyrings/pgdg.gpg | grep '^fpr' | cut -d: -f10",
+        );
         expect(keys.split("\n").filter(Boolean)[0]).toBe(PGDG_KEY_FINGERPRINT);
         expect(keys).not.toContain(repo.fingerprint);
-        expect(await root(sb, "cat /etc/apt/sources.list.d/pgdg.list")).toContain("signed-by=/etc/apt/keyrings/pgdg.gpg");
+        expect(await root(sb, "cat /etc/apt/sources.list.d/pgdg.list")).toContain(
+          "signed-by=/etc/apt/keyrings/pgdg.gpg",
+        );
         await expectStillServing();
 
         const { value: again } = await job(ev);
@@ -382,7 +463,12 @@ describeE2E("install-postgres on a sandbox VM, through the bundle and the job ru
       await asPostgres(sb, "ALTER SYSTEM SET log_statement = 'all';\nSELECT pg_reload_conf();\n");
       const { value: run, hits } = await job(event({ db_password: PW2 }));
       expectSucceeded(run);
-      expect(run.result).toMatchObject({ changed: true, changes: ["password of shop_app updated"], restarted: false, reloaded: false });
+      expect(run.result).toMatchObject({
+        changed: true,
+        changes: ["password of shop_app updated"],
+        restarted: false,
+        reloaded: false,
+      });
       expectNoSecretsOut(run);
       expect(hits).toEqual([]);
 
@@ -396,7 +482,10 @@ describeE2E("install-postgres on a sandbox VM, through the bundle and the job ru
       expect(logs).not.toMatch(/ALTER ROLE/);
 
       // The pgpass file of the TCP check is gone, and no file anywhere in the temp dirs holds the password.
-      const left = await sb.rootExec("grep -rlF -f /dev/stdin /tmp /var/tmp /home /root 2>/dev/null; true", { input: "Pg2tok\n", timeoutMs: 60_000 });
+      const left = await sb.rootExec("grep -rlF -f /dev/stdin /tmp /var/tmp /home /root 2>/dev/null; true", {
+        input: "Pg2tok\n",
+        timeoutMs: 60_000,
+      });
       expect(left.stdout.trim()).toBe("");
     },
     T,
@@ -414,7 +503,11 @@ describeE2E("install-postgres on a sandbox VM, through the bundle and the job ru
       ]);
       const refused = await hostPsql(sb, "shop_app", "shop", PW2);
       expect(refused.code).not.toBe(0);
-      expect(refused.stderr).toMatch(new RegExp(`no pg_hba\\.conf entry for host "${sb.hostAddress.replace(/\./g, "\\.")}", user "shop_app", database "shop"`));
+      expect(refused.stderr).toMatch(
+        new RegExp(
+          `no pg_hba\\.conf entry for host "${sb.hostAddress.replace(/\./g, "\\.")}", user "shop_app", database "shop"`,
+        ),
+      );
     },
     T,
   );
@@ -448,19 +541,26 @@ describeE2E("install-postgres on a sandbox VM, through the bundle and the job ru
     async () => {
       const { value: run } = await job(event({ db_password: PW3, db_user: "shop_new" }));
       expectSucceeded(run);
-      expect([...run.result.revoked].sort()).toEqual([`pg_hba.conf: hostssl shop shop_app ${hostCidr} scram-sha-256`, "role shop_app: LOGIN"]);
+      expect([...run.result.revoked].sort()).toEqual([
+        `pg_hba.conf: hostssl shop shop_app ${hostCidr} scram-sha-256`,
+        "role shop_app: LOGIN",
+      ]);
       expect(run.result.changes).toContain(
         "revoked: role shop_app may no longer log in (NOLOGIN, its sessions ended; vm-install had created it or given it LOGIN; the role, what it owns and its data are kept)",
       );
       const hba = await sb.rootExec(`cat ${CONF}/pg_hba.conf`);
       expect(hba.stdout).not.toMatch(/shop_app/);
-      expect(hba.stdout).toMatch(new RegExp(`^hostssl +shop +shop_new +${hostCidr.replace(/\./g, "\\.")} +scram-sha-256 `, "m"));
+      expect(hba.stdout).toMatch(
+        new RegExp(`^hostssl +shop +shop_new +${hostCidr.replace(/\./g, "\\.")} +scram-sha-256 `, "m"),
+      );
       expect((await hostPsql(sb, "shop_app", "shop", PW3)).code).not.toBe(0);
       expect((await hostPsql(sb, "shop_new", "shop", PW3)).stdout).toBe(`shop_new|${sb.hostAddress}`);
       // Kept, not dropped: the old role still exists, only without LOGIN.
       expect((await asPostgres(sb, "SELECT rolcanlogin FROM pg_roles WHERE rolname = 'shop_app';\n")).trim()).toBe("f");
 
-      const perms = await sb.rootExec("stat -c '%U:%G %a' /var/lib/vm-install /var/lib/vm-install/grants.json; cat /var/lib/vm-install/grants.json");
+      const perms = await sb.rootExec(
+        "stat -c '%U:%G %a' /var/lib/vm-install /var/lib/vm-install/grants.json; cat /var/lib/vm-install/grants.json",
+      );
       const [dir, file, ...json] = perms.stdout.split("\n");
       expect([dir, file]).toEqual(["root:root 700", "root:root 600"]);
       expect(JSON.parse(json.join("\n")).postgres).toEqual({
@@ -474,7 +574,9 @@ describeE2E("install-postgres on a sandbox VM, through the bundle and the job ru
   test(
     "an invalid event (SQL in db_name) fails before any SSH command, naming the key",
     async () => {
-      const run = await runInstaller(sb, "install-postgres", event({ db_name: `shop"; DROP DATABASE shop; --` }), { secrets: [PW1] });
+      const run = await runInstaller(sb, "install-postgres", event({ db_name: `shop"; DROP DATABASE shop; --` }), {
+        secrets: [PW1],
+      });
       expect(run.phase).toBe("Failed");
       expect(run.message).toMatch(
         /install-postgres: invalid input, nothing was done on the VM: [\s\S]*event db_name: .* is not allowed; expected a PostgreSQL name/,
@@ -495,12 +597,20 @@ describeE2E("install-postgres on a sandbox VM, through the bundle and the job ru
       const listening = async () => (await sb.rootExec("ss -Hltn 'sport = :5499'")).stdout.includes("5499");
       await until(listening, "the mute listener");
       const session = await connect(readConnectionEnv(jobEnvFor(sb)), { secrets: new SecretScrubber() });
-      const login = tcpLogin(session, { host: "127.0.0.1", port: 5499, db: "shop", user: "shop_app", password: PW1 }).catch((e: Error) => e);
+      const login = tcpLogin(session, {
+        host: "127.0.0.1",
+        port: 5499,
+        db: "shop",
+        user: "shop_app",
+        password: PW1,
+      }).catch((e: Error) => e);
       const psqlPid = async () => (await sb.rootExec("pgrep -x psql || true")).stdout.trim();
       await until(async () => (await psqlPid()) !== "", "psql to start");
       const pid = (await psqlPid()).split("\n")[0];
       // psql holds the file open through its descriptor 3, and no directory names it any more.
-      expect((await sb.rootExec(`readlink /proc/${pid}/fd/3`)).stdout.trim()).toMatch(/^\/dev\/shm\/vm-install\.[A-Za-z0-9]+\/pgpass \(deleted\)$/);
+      expect((await sb.rootExec(`readlink /proc/${pid}/fd/3`)).stdout.trim()).toMatch(
+        /^\/dev\/shm\/vm-install\.[A-Za-z0-9]+\/pgpass \(deleted\)$/,
+      );
       const leftovers = "find / /tmp /dev/shm -xdev -name pgpass 2>/dev/null; ls -A /dev/shm | grep vm-install; true";
       expect((await sb.rootExec(leftovers)).stdout.trim()).toBe("");
       // The job's connection drops in the middle of the check.
@@ -532,7 +642,8 @@ describeE2E("install-postgres on a sandbox VM: values read from the VM and hand 
     allowed_cidrs: [`${sb.hostAddress}/32`],
     ...over,
   });
-  const job = (ev: Record<string, unknown>, timeoutSec?: number) => runInstaller(sb, "install-postgres", ev, { secrets: [String(ev.db_password)], timeoutSec });
+  const job = (ev: Record<string, unknown>, timeoutSec?: number) =>
+    runInstaller(sb, "install-postgres", ev, { secrets: [String(ev.db_password)], timeoutSec });
   let installed: Promise<void> | undefined;
   /** The distribution's PostgreSQL with the role and database in place (once per sandbox). */
   const ready = () =>
@@ -540,7 +651,8 @@ describeE2E("install-postgres on a sandbox VM: values read from the VM and hand 
       expectSucceeded(await job(event()));
     })());
   /** Files a command substitution run as root would have left (the cluster directories themselves aside). */
-  const markers = async () => (await root(sb, "find / -xdev -path /etc/postgresql -prune -o -name '*pwned*' -print 2>/dev/null; true")).trim();
+  const markers = async () =>
+    (await root(sb, "find / -xdev -path /etc/postgresql -prune -o -name '*pwned*' -print 2>/dev/null; true")).trim();
   /** Renames, copies or removes a cluster directory by its bytes (blanks, $, ; or a newline in it): python, the name on stdin. */
   const clusterDir = (op: "rename" | "copy" | "back" | "remove", name: string) =>
     sb
@@ -562,17 +674,27 @@ else: shutil.rmtree(d + n)' ${op}`,
       await ready();
       // A directory name cannot hold "/", so the markers are relative: touched in whatever directory a
       // command substitution would run in, and looked for on the whole file system.
-      const unreadable = ["x$(touch pwned)", "x y", "x\ny", "x;touch pwned2", `x\n${PG} main 5433 online postgres <unknown> <unknown>`];
+      const unreadable = [
+        "x$(touch pwned)",
+        "x y",
+        "x\ny",
+        "x;touch pwned2",
+        `x\n${PG} main 5433 online postgres <unknown> <unknown>`,
+      ];
       const tokens = ["x$(touch${IFS}pwned3)", "x;touch${IFS}pwned4", "x`touch${IFS}pwned5`", "x|touch${IFS}pwned6"];
       // Control: such a name pasted into a root shell command does leave its marker, and the look finds it.
-      const control = await sb.rootExec(`cd /root && n="$(cat)" && sh -c "echo postgresql@${PG}-$n" >/dev/null`, { input: "x$(touch${IFS}pwned-control)" });
+      const control = await sb.rootExec(`cd /root && n="$(cat)" && sh -c "echo postgresql@${PG}-$n" >/dev/null`, {
+        input: "x$(touch${IFS}pwned-control)",
+      });
       expect(control.code).toBe(0);
       expect(await markers()).toBe("/root/pwned-control");
       await root(sb, "rm /root/pwned-control");
       const refusal = (name: string) =>
         unreadable.includes(name)
           ? /(pg_lsclusters printed (a line|lines) this installer cannot read as a cluster|has a name with blanks, tabs or line breaks).*Nothing was changed/
-          : new RegExp(`refusing the PostgreSQL ${PG} cluster pg_lsclusters lists: .* is not one pg_createcluster accepts .*Nothing was changed`);
+          : new RegExp(
+              `refusing the PostgreSQL ${PG} cluster pg_lsclusters lists: .* is not one pg_createcluster accepts .*Nothing was changed`,
+            );
       // The only cluster renamed: systemd knows no unit of that name, so a job would start it by that name.
       for (const name of [...tokens, ...unreadable]) {
         await clusterDir("rename", name);
@@ -602,7 +724,9 @@ else: shutil.rmtree(d + n)' ${op}`,
           } else {
             expectSucceeded(run);
             expect(run.result).toMatchObject({ cluster: CLUSTER, changed: false });
-            expect(run.result.warnings).toEqual([expect.stringContaining(`name ${JSON.stringify(name)} is not one pg_createcluster accepts`)]);
+            expect(run.result.warnings).toEqual([
+              expect.stringContaining(`name ${JSON.stringify(name)} is not one pg_createcluster accepts`),
+            ]);
           }
         } finally {
           await clusterDir("remove", name);
@@ -610,7 +734,11 @@ else: shutil.rmtree(d + n)' ${op}`,
         expect(await markers()).toBe("");
       }
       expect((await root(sb, `systemctl is-active postgresql@${PG}-main`)).trim()).toBe("active");
-      expect(await hostPsql(sb, "shop_app", "shop", PW1, "SELECT 6 * 7")).toEqual({ code: 0, stdout: "42", stderr: "" });
+      expect(await hostPsql(sb, "shop_app", "shop", PW1, "SELECT 6 * 7")).toEqual({
+        code: 0,
+        stdout: "42",
+        stderr: "",
+      });
     },
     T,
   );
@@ -621,11 +749,16 @@ else: shutil.rmtree(d + n)' ${op}`,
       await ready();
       const key = Buffer.alloc(32, 1).toString("base64");
       const verifier = (n: number) => `SCRAM-SHA-256$${n}:${Buffer.alloc(16, 2).toString("base64")}$${key}:${key}`;
-      const stored = async () => (await asPostgres(sb, "SELECT split_part(rolpassword, ':', 1) FROM pg_authid WHERE rolname = 'shop_app';\n")).trim();
+      const stored = async () =>
+        (
+          await asPostgres(sb, "SELECT split_part(rolpassword, ':', 1) FROM pg_authid WHERE rolname = 'shop_app';\n")
+        ).trim();
       // As the role itself, over TCP from the host: any role may set its own password to a verifier it made.
       // (The server first checks it against the empty password, which costs the same PBKDF2 there: 100,000
       // rounds take a moment, 2^31-1 hours, after which the server stores it all the same.)
-      expect(await hostPsql(sb, "shop_app", "shop", PW1, `ALTER ROLE shop_app PASSWORD '${verifier(100_000)}'`)).toEqual({
+      expect(
+        await hostPsql(sb, "shop_app", "shop", PW1, `ALTER ROLE shop_app PASSWORD '${verifier(100_000)}'`),
+      ).toEqual({
         code: 0,
         stdout: "ALTER ROLE",
         stderr: "",
@@ -638,7 +771,10 @@ else: shutil.rmtree(d + n)' ${op}`,
       ]);
       expect(await stored()).toBe("SCRAM-SHA-256$4096");
       // 2^31-1, as the role would leave it after that wait: written straight into pg_authid here.
-      await asPostgres(sb, `UPDATE pg_authid SET rolpassword = '${verifier(2147483647)}' WHERE rolname = 'shop_app';\n`);
+      await asPostgres(
+        sb,
+        `UPDATE pg_authid SET rolpassword = '${verifier(2147483647)}' WHERE rolname = 'shop_app';\n`,
+      );
       expect(await stored()).toBe("SCRAM-SHA-256$2147483647");
       // 2^31-1 PBKDF2 rounds take the job many minutes: the unfixed one runs out of this budget.
       const run = await job(event(), 120);
@@ -708,7 +844,9 @@ else: shutil.rmtree(d + n)' ${op}`,
         const before = await vmFingerprint(sb);
         const run = await job(event({ listen_addresses: "elsewhere.test" }));
         expect(run.phase).toBe("Failed");
-        expect(run.message).toContain(`listen_addresses: elsewhere.test resolves on the VM to ${sb.hostAddress}, which is not an address of the VM (its own: `);
+        expect(run.message).toContain(
+          `listen_addresses: elsewhere.test resolves on the VM to ${sb.hostAddress}, which is not an address of the VM (its own: `,
+        );
         expect(run.message).toMatch(/nothing was changed and no password was sent/);
         expect(await vmFingerprint(sb)).toEqual(before);
         expectNoSecretsOut(run);
@@ -721,9 +859,15 @@ else: shutil.rmtree(d + n)' ${op}`,
         await new Promise((res) => trap.close(res));
       }
 
-      const own = await job(event({ listen_addresses: "self.test", allowed_cidrs: [`${sb.hostAddress}/32`, `${sb.address}/32`] }));
+      const own = await job(
+        event({ listen_addresses: "self.test", allowed_cidrs: [`${sb.hostAddress}/32`, `${sb.address}/32`] }),
+      );
       expectSucceeded(own);
-      expect(own.result).toMatchObject({ listen_addresses: "self.test", restarted: true, verified: { host: sb.address } });
+      expect(own.result).toMatchObject({
+        listen_addresses: "self.test",
+        restarted: true,
+        verified: { host: sb.address },
+      });
       // Back to "*" for what follows.
       expectSucceeded(await job(event()));
     },
@@ -743,24 +887,36 @@ else: shutil.rmtree(d + n)' ${op}`,
       await root(sb, restart);
       const cases = {
         missing: "umount -l /dev/shm && rmdir /dev/shm",
-        "on disk": "umount -l /dev/shm && mkdir -p -m 1777 /var/tmp/disk-shm && mount --bind /var/tmp/disk-shm /dev/shm",
+        "on disk":
+          "umount -l /dev/shm && mkdir -p -m 1777 /var/tmp/disk-shm && mount --bind /var/tmp/disk-shm /dev/shm",
       };
       for (const [what, unmount] of Object.entries(cases)) {
         await root(sb, unmount);
         try {
           const run = await job(event({ db_password: PW2 }));
-          const why = /the TCP login check needs \/dev\/shm to be a memory file system \(tmpfs\).*the password was not written anywhere/;
-          expect({ what, phase: run.phase, message: why.test(run.message) ? "names /dev/shm" : withoutFrames(run.message) }).toEqual({
+          const why =
+            /the TCP login check needs \/dev\/shm to be a memory file system \(tmpfs\).*the password was not written anywhere/;
+          expect({
+            what,
+            phase: run.phase,
+            message: why.test(run.message) ? "names /dev/shm" : withoutFrames(run.message),
+          }).toEqual({
             what,
             phase: "Failed",
             message: "names /dev/shm",
           });
           expect(run.message).toContain("mount -t tmpfs -o mode=1777,nosuid,nodev tmpfs /dev/shm");
           expectNoSecretsOut(run);
-          const left = await sb.rootExec("grep -rlF -f /dev/stdin /tmp /var/tmp /dev /home /root 2>/dev/null; true", { input: "Pg2tok\n", timeoutMs: 60_000 });
+          const left = await sb.rootExec("grep -rlF -f /dev/stdin /tmp /var/tmp /dev /home /root 2>/dev/null; true", {
+            input: "Pg2tok\n",
+            timeoutMs: 60_000,
+          });
           expect(left.stdout.trim()).toBe("");
         } finally {
-          await root(sb, "if mountpoint -q /dev/shm; then umount /dev/shm; fi; mkdir -p /dev/shm && mount -t tmpfs -o mode=1777,nosuid,nodev tmpfs /dev/shm");
+          await root(
+            sb,
+            "if mountpoint -q /dev/shm; then umount /dev/shm; fi; mkdir -p /dev/shm && mount -t tmpfs -o mode=1777,nosuid,nodev tmpfs /dev/shm",
+          );
         }
       }
       await asPostgres(sb, "ALTER SYSTEM RESET dynamic_shared_memory_type;\n");

@@ -77,7 +77,9 @@ describeE2E("a deploy leaves what it writes in the project folder to its owner, 
           path.join(".vm-install", stack, "m-install-postgres.secret-trigger"),
         ]),
       );
-      expect(written.some((f) => f.startsWith(path.join(".vm-install", stack, "logs", "m-install-postgres-")))).toBe(true);
+      expect(written.some((f) => f.startsWith(path.join(".vm-install", stack, "logs", "m-install-postgres-")))).toBe(
+        true,
+      );
       expect(written.filter((f) => path.basename(f) === "plan")).not.toEqual([]);
       expect(openToOthers(dir)).toEqual([]);
     },
@@ -105,7 +107,9 @@ describeE2E("a deploy leaves what it writes in the project folder to its owner, 
     const again = await cdktfWithUmask(0o022, dir, ["deploy", "--auto-approve"]);
     expect(again.code).toBe(0);
     for (const [rel, mode] of Object.entries(widened)) {
-      expect(again.output).toContain(`vm-install: ${path.join(dir, rel)} was mode 0${mode.toString(8)}, open to group or others; made owner-only`);
+      expect(again.output).toContain(
+        `vm-install: ${path.join(dir, rel)} was mode 0${mode.toString(8)}, open to group or others; made owner-only`,
+      );
     }
     // Tightened before cdktf started: the messages are the first lines, one per path, and none after.
     const lines = again.output.split("\n");

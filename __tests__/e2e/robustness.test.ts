@@ -10,7 +10,16 @@ import { randomBytes } from "node:crypto";
 import * as http from "node:http";
 import * as net from "node:net";
 import type { Sandbox } from "../../sandbox";
-import { describeE2E, dpkgStatus, expectSucceeded, type InstallerRun, perTest, root, runInstaller, withoutFrames } from "./support/e2e";
+import {
+  describeE2E,
+  dpkgStatus,
+  expectSucceeded,
+  type InstallerRun,
+  perTest,
+  root,
+  runInstaller,
+  withoutFrames,
+} from "./support/e2e";
 
 const T = 300_000;
 const STEPS = "/run/vm-install/steps";
@@ -62,7 +71,13 @@ async function startProxy(sb: Sandbox): Promise<{ url: string; seen: string[]; s
     }
     const { "proxy-connection": _, ...headers } = req.headers;
     const upstream = http.request(
-      { host: target.hostname, port: target.port || 80, path: `${target.pathname}${target.search}`, method: req.method, headers },
+      {
+        host: target.hostname,
+        port: target.port || 80,
+        path: `${target.pathname}${target.search}`,
+        method: req.method,
+        headers,
+      },
       (up) => {
         res.writeHead(up.statusCode ?? 502, up.headers);
         up.pipe(res);
@@ -143,7 +158,11 @@ describeE2E("robustness on a sandbox VM, through the bundle and the job runner",
             `d=${STEPS}/install-postgres-0ld000000dead; mkdir -m 700 $d; echo 4194304 > $d/pid; echo 5 > $d/start; ${hours(3)} $d`,
           ].join(" && "),
         );
-        const run = await runInstaller(sb, "install-packages", { packages: ["jq"], update: true, time_budget_sec: 120 });
+        const run = await runInstaller(sb, "install-packages", {
+          packages: ["jq"],
+          update: true,
+          time_budget_sec: 120,
+        });
         expectSucceeded(run);
         expect(run.result.installed).toEqual(["jq"]);
         expect(run.lines.filter((l) => /waiting for step|attached to step/.test(l))).toEqual([]);
@@ -216,7 +235,10 @@ describeE2E("robustness on a sandbox VM, through the bundle and the job runner",
       expectSucceeded(run);
       expect(run.result.os).toMatchObject({ id: "debian", codename: "bookworm" });
       expect([...run.result.installed].sort()).toEqual(["jq", "tree"]);
-      expect(await dpkgStatus(sb, ["jq", "tree"])).toEqual({ jq: "install ok installed", tree: "install ok installed" });
+      expect(await dpkgStatus(sb, ["jq", "tree"])).toEqual({
+        jq: "install ok installed",
+        tree: "install ok installed",
+      });
     },
     T,
   );
@@ -238,7 +260,9 @@ describeE2E("robustness on a sandbox VM, through the bundle and the job runner",
       expect(run.result.os.pretty_name).toBe("Debian GNU/Linux 12 (bookworm)");
       expect(run.message).not.toMatch(/\\u00(1b|07|00)|\\u202e/i); // nor escaped in the job's JSON
       expect(run.lines.filter((l) => UNPRINTABLE.test(l))).toEqual([]);
-      expect(run.lines.some((l) => l.includes("os: Debian GNU/Linux 12 (bookworm), treated as debian bookworm"))).toBe(true);
+      expect(run.lines.some((l) => l.includes("os: Debian GNU/Linux 12 (bookworm), treated as debian bookworm"))).toBe(
+        true,
+      );
     },
     T,
   );

@@ -6,7 +6,15 @@
 import { execFile, execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { getSandbox, loginUserCloudConfig, multipartUserData, type Sandbox, sshRun, startSandbox, stopSandbox } from "../../sandbox";
+import {
+  getSandbox,
+  loginUserCloudConfig,
+  multipartUserData,
+  type Sandbox,
+  sshRun,
+  startSandbox,
+  stopSandbox,
+} from "../../sandbox";
 import { tempDir } from "../support/synth";
 import { describeE2E, root } from "./support/e2e";
 
@@ -73,7 +81,11 @@ describeE2E("sandbox booted with cloud-init (NoCloud seed)", () => {
     const knownHosts = path.join(dir, "known_hosts");
     fs.writeFileSync(knownHosts, `${sb.address} ${delivered}\n`);
     const r = await sshRun({ ...sb, knownHostsPath: knownHosts }, "id -un && sudo -n cat /var/tmp/runcmd-marker");
-    expect({ code: r.code, stdout: r.stdout, stderr: r.stderr }).toEqual({ code: 0, stdout: `${USER}\nran-by-cloud-init\n`, stderr: "" });
+    expect({ code: r.code, stdout: r.stdout, stderr: r.stderr }).toEqual({
+      code: 0,
+      stdout: `${USER}\nran-by-cloud-init\n`,
+      stderr: "",
+    });
   }, 300_000);
 
   test("sshd's first key exchange presents the delivered host key: sshd started once, after cloud-init wrote it", async () => {
@@ -101,7 +113,9 @@ describeE2E("sandbox booted with cloud-init (NoCloud seed)", () => {
   }, 120_000);
 
   test("without user-data cloud-init stays disabled: the image's user and sandbox-made host keys, as before", async () => {
-    const s = await plain.rootExec("cloud-init status; test -e /run/cloud-init/disabled && echo marker; systemctl is-active cloud-init.service");
+    const s = await plain.rootExec(
+      "cloud-init status; test -e /run/cloud-init/disabled && echo marker; systemctl is-active cloud-init.service",
+    );
     expect(s.stdout.split("\n")).toEqual(["status: disabled", "marker", "inactive", ""]);
     expect(await root(plain, "id -un ubuntu")).toBe("ubuntu\n");
     expect(plain.hostPublicKey).not.toBe(delivered);
@@ -139,7 +153,10 @@ describeE2E("cloud-init merging of a platform part and a later part", () => {
       expect((await b.cloudInitDone()).code).toBe(0);
       return Promise.all([USER, "second"].map(async (u) => (await b.rootExec(`id -un ${u}`)).code === 0));
     };
-    expect({ replaced: await users(replaced), appended: await users(appended) }).toEqual({ replaced: [false, true], appended: [true, true] });
+    expect({ replaced: await users(replaced), appended: await users(appended) }).toEqual({
+      replaced: [false, true],
+      appended: [true, true],
+    });
   }, 300_000);
 });
 
@@ -148,8 +165,12 @@ describeE2E("sandbox up --user-data FILE", () => {
   const name = `e2e-ud-${process.pid}`;
   const cli = (...args: string[]) =>
     new Promise<{ code: number; stdout: string; stderr: string }>((resolve) =>
-      execFile(process.execPath, ["-r", "./bin/ts-register.js", "sandbox/cli.ts", ...args], { cwd: path.resolve(__dirname, "../..") }, (err, stdout, stderr) =>
-        resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+      execFile(
+        process.execPath,
+        ["-r", "./bin/ts-register.js", "sandbox/cli.ts", ...args],
+        { cwd: path.resolve(__dirname, "../..") },
+        (err, stdout, stderr) =>
+          resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
       ),
     );
 

@@ -8,7 +8,15 @@ import { type ExecFileOptions, execFile } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { checkSandboxSupport, ensureBaseImage, getSandbox, resolveRelease, type Sandbox, sandboxSupportProblems, startSandbox } from "../../sandbox";
+import {
+  checkSandboxSupport,
+  ensureBaseImage,
+  getSandbox,
+  resolveRelease,
+  type Sandbox,
+  sandboxSupportProblems,
+  startSandbox,
+} from "../../sandbox";
 
 const ROOT = path.resolve(__dirname, "../..");
 const CI = /^(1|true|yes)$/i.test(process.env.CI ?? "");
@@ -33,7 +41,11 @@ interface Out {
 function exec(cmd: string, args: string[], opts: ExecFileOptions = {}): Promise<Out> {
   return new Promise((resolve) => {
     execFile(cmd, args, { timeout: 120_000, maxBuffer: 16 << 20, encoding: "utf8", ...opts }, (err, stdout, stderr) => {
-      const code = err ? (typeof (err as NodeJS.ErrnoException).code === "number" ? Number((err as NodeJS.ErrnoException).code) : 1) : 0;
+      const code = err
+        ? typeof (err as NodeJS.ErrnoException).code === "number"
+          ? Number((err as NodeJS.ErrnoException).code)
+          : 1
+        : 0;
       resolve({ code, stdout: String(stdout), stderr: String(stderr) });
     });
   });
@@ -138,11 +150,15 @@ interface Traces {
   processes: number[];
 }
 
-async function traces(sb: Pick<Sandbox, "netns" | "hostVeth" | "nftTable" | "runDir">, tree: Map<number, string>): Promise<Traces> {
+async function traces(
+  sb: Pick<Sandbox, "netns" | "hostVeth" | "nftTable" | "runDir">,
+  tree: Map<number, string>,
+): Promise<Traces> {
   const tables = await exec("nft", ["list", "tables"]);
   const netnsList = await exec("ip", ["netns", "list"]);
   return {
-    netns: fs.existsSync(`/run/netns/${sb.netns}`) || netnsList.stdout.split("\n").some((l) => l.split(" ")[0] === sb.netns),
+    netns:
+      fs.existsSync(`/run/netns/${sb.netns}`) || netnsList.stdout.split("\n").some((l) => l.split(" ")[0] === sb.netns),
     veth: fs.existsSync(`/sys/class/net/${sb.hostVeth}`),
     nftTable: tables.stdout.split("\n").some((l) => l.trim() === `table ip ${sb.nftTable}`),
     runDir: fs.existsSync(sb.runDir),
@@ -198,12 +214,21 @@ suite("sandbox VM (systemd-nspawn target over real SSH)", () => {
 
     // A pin to some other key must make the same connection fail: the check above was not vacuous.
     await exec("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-f", path.join(tmp, "other")]);
-    const wrong = knownHosts(sb!.address, fs.readFileSync(path.join(tmp, "other.pub"), "utf8"), path.join(tmp, "wrong_known_hosts"));
+    const wrong = knownHosts(
+      sb!.address,
+      fs.readFileSync(path.join(tmp, "other.pub"), "utf8"),
+      path.join(tmp, "wrong_known_hosts"),
+    );
     const bad = await ssh(sb!, wrong, "true");
     expect(bad.code).not.toBe(0);
     expect(bad.stderr).toMatch(/Host key verification failed|REMOTE HOST IDENTIFICATION HAS CHANGED/);
 
-    const pw = await ssh(sb!, pinned, "true", ["-o", "PubkeyAuthentication=no", "-o", "PreferredAuthentications=password,keyboard-interactive"]);
+    const pw = await ssh(sb!, pinned, "true", [
+      "-o",
+      "PubkeyAuthentication=no",
+      "-o",
+      "PreferredAuthentications=password,keyboard-interactive",
+    ]);
     expect(pw.code).not.toBe(0);
     expect(pw.stderr).toMatch(/Permission denied \(publickey\)/);
   });
@@ -226,21 +251,27 @@ suite("sandbox VM (systemd-nspawn target over real SSH)", () => {
     expect(r.stdout).toMatch(/rc=0\s*$/);
     expect(r.stdout).not.toMatch(/^(Err|W):/m);
     // The image carries the host's mirror for all three suites, not a built-in default.
-    const sources = await sb!.rootExec("cat /etc/apt/sources.list.d/debian.sources; apt-config dump Acquire::Check-Valid-Until");
-    for (const suite of [RELEASE, `${RELEASE}-updates`, `${RELEASE}-security`]) expect(sources.stdout).toMatch(new RegExp(`Suites:.*\\b${suite}\\b`));
+    const sources = await sb!.rootExec(
+      "cat /etc/apt/sources.list.d/debian.sources; apt-config dump Acquire::Check-Valid-Until",
+    );
+    for (const suite of [RELEASE, `${RELEASE}-updates`, `${RELEASE}-security`])
+      expect(sources.stdout).toMatch(new RegExp(`Suites:.*\\b${suite}\\b`));
     expect((await sb!.rootExec(". /etc/os-release && echo $VERSION_CODENAME")).stdout.trim()).toBe(RELEASE);
   }, 180_000);
 
   test("rootSpawn runs in the background and kill() stops it", async () => {
     const h = sb!.rootSpawn("echo started > /run/e2e-spawn; exec sleep 600");
-    for (let i = 0; i < 50 && (await sb!.rootExec("test -e /run/e2e-spawn")).code !== 0; i++) await new Promise((r) => setTimeout(r, 100));
+    for (let i = 0; i < 50 && (await sb!.rootExec("test -e /run/e2e-spawn")).code !== 0; i++)
+      await new Promise((r) => setTimeout(r, 100));
     h.kill();
     const done = await h.done;
     expect(done.code).not.toBe(0);
     // Killed processes are reaped by the target's systemd a moment later; until then they are zombies.
     let left = "";
     for (let i = 0; i < 50; i++) {
-      left = (await sb!.rootExec('ps -eo stat=,pid=,args= | awk \'$1 !~ /^Z/ && $3 == "sleep" && $4 == "600"\'')).stdout.trim();
+      left = (
+        await sb!.rootExec('ps -eo stat=,pid=,args= | awk \'$1 !~ /^Z/ && $3 == "sleep" && $4 == "600"\'')
+      ).stdout.trim();
       if (!left) break;
       await new Promise((r) => setTimeout(r, 100));
     }
@@ -276,7 +307,8 @@ suite("sandbox VM (systemd-nspawn target over real SSH)", () => {
 
   test("CLI: `up --json` prints one JSON line, the sandbox outlives the CLI, `down` removes every trace", async () => {
     const name = `e2e-cli-${process.pid}`;
-    const cli = (...args: string[]) => exec(process.execPath, ["-r", "./bin/ts-register.js", "sandbox/cli.ts", ...args], { cwd: ROOT });
+    const cli = (...args: string[]) =>
+      exec(process.execPath, ["-r", "./bin/ts-register.js", "sandbox/cli.ts", ...args], { cwd: ROOT });
     let t = Date.now();
     const up = await cli("up", name, "--json");
     timings.cliUpMs = Date.now() - t;
@@ -284,7 +316,15 @@ suite("sandbox VM (systemd-nspawn target over real SSH)", () => {
     const lines = up.stdout.split("\n").filter(Boolean);
     expect(lines).toHaveLength(1);
     const info = JSON.parse(lines[0]);
-    expect(Object.keys(info).sort()).toEqual(["address", "hostKeySha256", "name", "port", "privateKeyPath", "release", "user"]);
+    expect(Object.keys(info).sort()).toEqual([
+      "address",
+      "hostKeySha256",
+      "name",
+      "port",
+      "privateKeyPath",
+      "release",
+      "user",
+    ]);
     expect(info).toMatchObject({ name, port: 22, user: "ubuntu", release: RELEASE });
 
     // The CLI process has exited; the sandbox must still answer, with the fingerprint it printed.
@@ -292,11 +332,15 @@ suite("sandbox VM (systemd-nspawn target over real SSH)", () => {
     const tree = treeOf(handle.topPid);
     const hostKey = await handle.rootExec("cat /etc/ssh/ssh_host_ed25519_key.pub");
     const kh = knownHosts(info.address, hostKey.stdout, path.join(tmp, "cli_known_hosts"));
-    expect((await exec("ssh-keygen", ["-l", "-E", "sha256", "-f", kh])).stdout.split(/\s+/)[1]).toBe(info.hostKeySha256);
+    expect((await exec("ssh-keygen", ["-l", "-E", "sha256", "-f", kh])).stdout.split(/\s+/)[1]).toBe(
+      info.hostKeySha256,
+    );
     expect((await ssh(info, kh, "systemctl is-system-running --wait")).stdout.trim()).toMatch(/^(running|degraded)$/);
 
     const list = await cli("list");
-    expect(list.stdout).toMatch(new RegExp(`^${name}\\s+running\\s+${info.address.replace(/\./g, "\\.")}\\s+${RELEASE}\\s`, "m"));
+    expect(list.stdout).toMatch(
+      new RegExp(`^${name}\\s+running\\s+${info.address.replace(/\./g, "\\.")}\\s+${RELEASE}\\s`, "m"),
+    );
 
     t = Date.now();
     const down = await cli("down", name);

@@ -34,11 +34,15 @@ describeE2E("shared state in PostgreSQL: two working copies, one deployment, one
   });
   const deploy = (dir: string) => runCdktf(dir, ["deploy", "--auto-approve"], { env });
   const status = (dir: string) =>
-    spawnSync(process.execPath, ["-r", path.join(PROJECT_ROOT, "bin", "ts-register.js"), path.join(PROJECT_ROOT, "bin", "status.ts"), "--json"], {
-      cwd: dir,
-      encoding: "utf8",
-      env: { ...process.env, ...env },
-    });
+    spawnSync(
+      process.execPath,
+      ["-r", path.join(PROJECT_ROOT, "bin", "ts-register.js"), path.join(PROJECT_ROOT, "bin", "status.ts"), "--json"],
+      {
+        cwd: dir,
+        encoding: "utf8",
+        env: { ...process.env, ...env },
+      },
+    );
 
   sandboxPerSuite((s) => (sb = s));
   // The postgres deployment's own VM: its install-postgres must not touch the one that holds the state.
@@ -60,7 +64,9 @@ describeE2E("shared state in PostgreSQL: two working copies, one deployment, one
       { secrets: [DB_PASSWORD] },
     );
     expect(pg.phase).toBe("Succeeded");
-    env = { PG_CONN_STR: `postgres://terraform:${encodeURIComponent(DB_PASSWORD)}@${sb.address}/tfstate?sslmode=require` };
+    env = {
+      PG_CONN_STR: `postgres://terraform:${encodeURIComponent(DB_PASSWORD)}@${sb.address}/tfstate?sslmode=require`,
+    };
   }, 300_000);
 
   test("a deploy from the first working copy keeps its state in PostgreSQL, not beside the project", async () => {
@@ -68,7 +74,9 @@ describeE2E("shared state in PostgreSQL: two working copies, one deployment, one
     const run = await deploy(first);
     expect(run.code).toBe(0);
     expect(fs.existsSync(path.join(first, `terraform.${STACK}.tfstate`))).toBe(false);
-    const states = await sb.rootExec(`runuser -u postgres -- psql -X -At -d tfstate -c "select name from vm_install.states"`);
+    const states = await sb.rootExec(
+      `runuser -u postgres -- psql -X -At -d tfstate -c "select name from vm_install.states"`,
+    );
     expect(states.stdout.trim()).toBe("default");
     expect(run.output).not.toContain(DB_PASSWORD);
     // With the state elsewhere, what the deploy wrote here is still its owner's alone.
@@ -117,7 +125,9 @@ describeE2E("shared state in PostgreSQL: two working copies, one deployment, one
     });
     const resources = list.stdout.trim().split("\n").sort();
     expect(resources).toEqual([...new Set(resources)]);
-    expect(resources).toEqual(expect.arrayContaining(["terraform_data.app_packages", "terraform_data.app_packages_outcome"]));
+    expect(resources).toEqual(
+      expect.arrayContaining(["terraform_data.app_packages", "terraform_data.app_packages_outcome"]),
+    );
     const again = await deploy(second);
     expect(again.code).toBe(0);
     expect(again.output).not.toMatch(/app_packages[^:]*: Creating/);
@@ -154,7 +164,11 @@ describeE2E("shared state in PostgreSQL: two working copies, one deployment, one
     };
     const runsIn = (dir: string) => jobLogs(path.join(dir, ".vm-install", stack, "logs"), "db-install-postgres").length;
     const loginWorks = async (password: string) =>
-      (await db.rootExec(`cd / && PGPASSWORD='${password}' psql -X -At -h 127.0.0.1 -U app_user -d myapp -c 'select 1'`)).stdout.trim();
+      (
+        await db.rootExec(
+          `cd / && PGPASSWORD='${password}' psql -X -At -h 127.0.0.1 -U app_user -d myapp -c 'select 1'`,
+        )
+      ).stdout.trim();
 
     expect(reran(await deployWith(pgA, "first app password, long"))).toBe(true);
     const firstResult = result();

@@ -69,7 +69,11 @@ describeE2E("cdktf deploy of the production stack against the twin of Nubes and 
   };
   const cdktf = async (command: "deploy" | "destroy", context: unknown) => {
     writeCdktfProject(dir, context);
-    const run = await runCdktf(dir, [command, "--auto-approve", ...TWIN_CDKTF_FLAGS, "--outputs-file", path.join(dir, "outputs.json")], { env });
+    const run = await runCdktf(
+      dir,
+      [command, "--auto-approve", ...TWIN_CDKTF_FLAGS, "--outputs-file", path.join(dir, "outputs.json")],
+      { env },
+    );
     return { ...run, outputs: run.code === 0 && command === "deploy" ? readOutputs(dir, STACK) : {} };
   };
 
@@ -101,21 +105,33 @@ describeE2E("cdktf deploy of the production stack against the twin of Nubes and 
     const delivered = readHostKeyFile(hostKeyFile(resultsFolder(dir, STACK), vm))!.sha256;
     expect(pkgs).toMatchObject({ status: "ok", installed: ["git", "jq"], host_key_sha256: delivered });
     expect(sb.hostKeySha256).toBe(delivered);
-    expect(JSON.parse(run.outputs[`${vm}_docker_result`])).toMatchObject({ status: "ok", channel: "distro", users_added: ["deployer"] });
+    expect(JSON.parse(run.outputs[`${vm}_docker_result`])).toMatchObject({
+      status: "ok",
+      channel: "distro",
+      users_added: ["deployer"],
+    });
     expect(JSON.parse(run.outputs[`${vm}_postgres_result`])).toMatchObject({ status: "ok", db_name: "myapp" });
     // The VM accepts exactly the configured key for the configured user.
     const authorized = await sb.rootExec("cat /home/deployer/.ssh/authorized_keys");
     expect(authorized.stdout.trim()).toBe(fs.readFileSync(path.join(dir, "vm_key.pub"), "utf8").trim());
-    expect(readVapp(`vm-install-${vm}`)).toMatchObject({ vdc_uid: "twin-vdc", nsxt_uid: "twin-nsxt", status: "running" });
+    expect(readVapp(`vm-install-${vm}`)).toMatchObject({
+      vdc_uid: "twin-vdc",
+      nsxt_uid: "twin-nsxt",
+      status: "running",
+    });
 
     // The first job found cloud-init upgrading the VM: it waited for it, naming cloud-init's own apt as
     // the holder of apt's lock, instead of failing on the lock; cloud-init ended well and nothing is left.
     const [first] = jobLogs("install-packages");
     expect(first).toContain("waiting for cloud-init to finish the first boot");
-    expect(first).toMatch(/apt lock: .*is held by pid \d+ \(apt-get [^;)]*(upgrade|update)[^;)]*; unit cloud-final\.service\)/);
+    expect(first).toMatch(
+      /apt lock: .*is held by pid \d+ \(apt-get [^;)]*(upgrade|update)[^;)]*; unit cloud-final\.service\)/,
+    );
     expect((await sb.rootExec("cloud-init status")).stdout).toMatch(/status: done/);
     expect((await sb.rootExec("dpkg --audit")).stdout).toBe("");
-    expect((await sb.rootExec("apt-get -s -o Debug::NoLocking=1 dist-upgrade")).stdout).toMatch(/0 upgraded, 0 newly installed/);
+    expect((await sb.rootExec("apt-get -s -o Debug::NoLocking=1 dist-upgrade")).stdout).toMatch(
+      /0 upgraded, 0 newly installed/,
+    );
   }, 600_000);
 
   test("deploy again unchanged: nothing changes", async () => {
@@ -134,7 +150,10 @@ describeE2E("cdktf deploy of the production stack against the twin of Nubes and 
     expect(jobsCompleted(run)).toEqual([`${vm}_packages`, `${vm}_docker`, `${vm}_postgres`]);
     expect(run.output).not.toMatch(/nubes_vc_vm_v3[^\n]*: Creating/);
     expect(run.outputs[`${vm}_address`]).toBe(address);
-    expect(JSON.parse(run.outputs[`${vm}_packages_result`])).toMatchObject({ installed: [], already_installed: ["git", "jq"] });
+    expect(JSON.parse(run.outputs[`${vm}_packages_result`])).toMatchObject({
+      installed: [],
+      already_installed: ["git", "jq"],
+    });
   }, 600_000);
 
   test("a failing job (only unknown packages): phase Failed in the twin, the deploy fails naming the job and its message; the fix deploys", async () => {
@@ -142,7 +161,9 @@ describeE2E("cdktf deploy of the production stack against the twin of Nubes and 
     expect(failed.code).not.toBe(0);
     // Terraform wraps the error message to the terminal's width, and cdktf prefixes the wrapped lines.
     const said = outputWords(failed, STACK);
-    expect(said).toContain(`sless job ${vm}-install-packages (${vm}_packages) ended in phase Failed, not Succeeded: install-packages failed`);
+    expect(said).toContain(
+      `sless job ${vm}-install-packages (${vm}_packages) ended in phase Failed, not Succeeded: install-packages failed`,
+    );
     expect(said).toMatch(/zz-no-such-package: unknown package/);
     // The jobs after it did not run.
     expect(failed.output).not.toMatch(new RegExp(`sless_job\\.${vm}_docker[^\\n]*: Creating`));

@@ -52,51 +52,66 @@ runcmd:
   - [sh, -c, "getent passwd ${USER} | cut -d: -f1 > /var/tmp/runcmd-saw-user"]
 `;
 
-describeE2E("nubes_vc_vm_v3 in the twin: user_login, user_public_key and cloud_init reach the VM through cloud-init", () => {
-  const tf = new TwinTerraform();
-  const vm = `ci${randomBytes(3).toString("hex")}`;
-  const sandbox = sandboxNameOf(vm);
-  const key = path.join(tf.dir, "vm_key");
-  const withCloudInit = (text: string) => ({ TF_VAR_cloud_init: text });
+describeE2E(
+  "nubes_vc_vm_v3 in the twin: user_login, user_public_key and cloud_init reach the VM through cloud-init",
+  () => {
+    const tf = new TwinTerraform();
+    const vm = `ci${randomBytes(3).toString("hex")}`;
+    const sandbox = sandboxNameOf(vm);
+    const key = path.join(tf.dir, "vm_key");
+    const withCloudInit = (text: string) => ({ TF_VAR_cloud_init: text });
 
-  beforeAll(() => {
-    execFileSync("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-f", key]);
-    tf.write(config(vm, key));
-    tf.ok(["init", "-input=false"]);
-  }, 120_000);
+    beforeAll(() => {
+      execFileSync("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-f", key]);
+      tf.write(config(vm, key));
+      tf.ok(["init", "-input=false"]);
+    }, 120_000);
 
-  afterAll(async () => {
-    await stopSandbox(sandbox);
-    removeVapp(`twin-ci-${vm}`);
-  });
+    afterAll(async () => {
+      await stopSandbox(sandbox);
+      removeVapp(`twin-ci-${vm}`);
+    });
 
-  test("a cloud_init cloud-init would not take fails the plan, naming why; no VM is booted", () => {
-    const r = tf.run(["plan", "-input=false"], withCloudInit("packages: [jq]\n"));
-    expect(r.code).not.toBe(0);
-    const said = r.output.replace(/\s+/g, " ");
-    expect(said).toContain("Error: nubes_vc_vm_v3: cloud_init is not user-data cloud-init accepts");
-    expect(said).toContain('its first line "packages: [jq]" is none of "#cloud-config", "#!" (a script) or a MIME multipart header');
-    expect(listSandboxes().find((s) => s.name === sandbox)).toBeUndefined();
-  }, 120_000);
+    test("a cloud_init cloud-init would not take fails the plan, naming why; no VM is booted", () => {
+      const r = tf.run(["plan", "-input=false"], withCloudInit("packages: [jq]\n"));
+      expect(r.code).not.toBe(0);
+      const said = r.output.replace(/\s+/g, " ");
+      expect(said).toContain("Error: nubes_vc_vm_v3: cloud_init is not user-data cloud-init accepts");
+      expect(said).toContain(
+        'its first line "packages: [jq]" is none of "#cloud-config", "#!" (a script) or a MIME multipart header',
+      );
+      expect(listSandboxes().find((s) => s.name === sandbox)).toBeUndefined();
+    }, 120_000);
 
-  test("cloud-init makes user_login with user_public_key, then applies cloud_init", async () => {
-    expect(tf.run(["apply", "-auto-approve", "-input=false"], withCloudInit(CLOUD_INIT)).code).toBe(0);
-    const sb = getSandbox(sandbox);
-    const done = await sb.cloudInitDone();
-    expect({ code: done.code, status: /^status: (\S+)/m.exec(done.stdout)?.[1] }).toEqual({ code: 0, status: "done" });
-    expect(await root(sb, `grep -c 'Adding user ${USER}' /var/log/cloud-init.log`)).toMatch(/^[1-9]/);
-    // The user-data held both parts, the platform's first.
-    const parts = await root(sb, 'grep -o \'filename="[^"]*"\' /var/lib/cloud/instance/user-data.txt');
-    expect(parts).toBe('filename="nubes-platform.cfg"\nfilename="cloud_init"\n');
-    const r = await sshRun({ ...sb, privateKeyPath: key }, "id -un; sudo -n cat /etc/twin-cloud-init-marker /var/tmp/runcmd-saw-user");
-    expect({ code: r.code, stdout: r.stdout, stderr: r.stderr }).toEqual({ code: 0, stdout: `${USER}\nfrom cloud_init\n${USER}\n`, stderr: "" });
-  }, 300_000);
+    test("cloud-init makes user_login with user_public_key, then applies cloud_init", async () => {
+      expect(tf.run(["apply", "-auto-approve", "-input=false"], withCloudInit(CLOUD_INIT)).code).toBe(0);
+      const sb = getSandbox(sandbox);
+      const done = await sb.cloudInitDone();
+      expect({ code: done.code, status: /^status: (\S+)/m.exec(done.stdout)?.[1] }).toEqual({
+        code: 0,
+        status: "done",
+      });
+      expect(await root(sb, `grep -c 'Adding user ${USER}' /var/log/cloud-init.log`)).toMatch(/^[1-9]/);
+      // The user-data held both parts, the platform's first.
+      const parts = await root(sb, 'grep -o \'filename="[^"]*"\' /var/lib/cloud/instance/user-data.txt');
+      expect(parts).toBe('filename="nubes-platform.cfg"\nfilename="cloud_init"\n');
+      const r = await sshRun(
+        { ...sb, privateKeyPath: key },
+        "id -un; sudo -n cat /etc/twin-cloud-init-marker /var/tmp/runcmd-saw-user",
+      );
+      expect({ code: r.code, stdout: r.stdout, stderr: r.stderr }).toEqual({
+        code: 0,
+        stdout: `${USER}\nfrom cloud_init\n${USER}\n`,
+        stderr: "",
+      });
+    }, 300_000);
 
-  test("a changed cloud_init replaces the VM (cloud-init runs it once per instance)", () => {
-    const r = tf.run(["plan", "-input=false"], withCloudInit(`${CLOUD_INIT}package_upgrade: false\n`));
-    expect(r.code).toBe(0);
-    expect(r.output).toMatch(/nubes_vc_vm_v3\.vm must be replaced/);
-    expect(r.output).toMatch(/~ cloud_init\s+= .*# forces replacement/s);
-    expect(tf.run(["destroy", "-auto-approve", "-input=false"], withCloudInit(CLOUD_INIT)).code).toBe(0);
-  }, 300_000);
-});
+    test("a changed cloud_init replaces the VM (cloud-init runs it once per instance)", () => {
+      const r = tf.run(["plan", "-input=false"], withCloudInit(`${CLOUD_INIT}package_upgrade: false\n`));
+      expect(r.code).toBe(0);
+      expect(r.output).toMatch(/nubes_vc_vm_v3\.vm must be replaced/);
+      expect(r.output).toMatch(/~ cloud_init\s+= .*# forces replacement/s);
+      expect(tf.run(["destroy", "-auto-approve", "-input=false"], withCloudInit(CLOUD_INIT)).code).toBe(0);
+    }, 300_000);
+  },
+);

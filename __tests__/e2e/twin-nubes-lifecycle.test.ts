@@ -152,11 +152,15 @@ function fixedAddress(sandboxName: string): Promise<TcpForwarder> {
 
 /** `npm run status -- --json` in the project folder, as an operator runs it. */
 function statusRows(dir: string, env: Record<string, string>, exitCode = 0): StatusRow[] {
-  const r = spawnSync(process.execPath, ["-r", path.join(PROJECT_ROOT, "bin", "ts-register.js"), path.join(PROJECT_ROOT, "bin", "status.ts"), "--json"], {
-    cwd: dir,
-    env: { ...process.env, ...env },
-    encoding: "utf8",
-  });
+  const r = spawnSync(
+    process.execPath,
+    ["-r", path.join(PROJECT_ROOT, "bin", "ts-register.js"), path.join(PROJECT_ROOT, "bin", "status.ts"), "--json"],
+    {
+      cwd: dir,
+      env: { ...process.env, ...env },
+      encoding: "utf8",
+    },
+  );
   if (r.status !== exitCode) throw new Error(`npm run status exited ${r.status}: ${r.stderr}\n${r.stdout}`);
   return JSON.parse(r.stdout);
 }
@@ -198,7 +202,11 @@ for (const jobTarget of ["sless", "local"] as const) {
     });
     const deploy = async (image: string) => {
       writeCdktfProject(dir, ctx(image));
-      return runCdktf(dir, ["deploy", "--auto-approve", ...TWIN_CDKTF_FLAGS, "--outputs-file", path.join(dir, "outputs.json")], { env });
+      return runCdktf(
+        dir,
+        ["deploy", "--auto-approve", ...TWIN_CDKTF_FLAGS, "--outputs-file", path.join(dir, "outputs.json")],
+        { env },
+      );
     };
     const terraform = (args: string[]) =>
       spawnSync("terraform", [`-chdir=${path.join(dir, "cdktf.out", "stacks", stack)}`, ...args, "-no-color"], {
@@ -212,12 +220,15 @@ for (const jobTarget of ["sless", "local"] as const) {
           "terraform",
           [`-chdir=${path.join(dir, "cdktf.out", "stacks", stack)}`, "apply", ...args, "-no-color"],
           { env: { ...process.env, ...env }, maxBuffer: 64 << 20 },
-          (err, stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, output: `${stdout}${stderr}` }),
+          (err, stdout, stderr) =>
+            resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, output: `${stdout}${stderr}` }),
         ),
       );
     const outputs = (): Record<string, string> => {
       const r = terraform(["output", "-json"]);
-      return Object.fromEntries(Object.entries(JSON.parse(r.stdout) as Record<string, { value: string }>).map(([k, v]) => [k, v.value]));
+      return Object.fromEntries(
+        Object.entries(JSON.parse(r.stdout) as Record<string, { value: string }>).map(([k, v]) => [k, v.value]),
+      );
     };
 
     /** Each VM is a new one, its key recorded, jq installed on it, and outputs and status show its results. */
@@ -233,7 +244,10 @@ for (const jobTarget of ["sless", "local"] as const) {
         for (const platform of fs.readdirSync(installed)) {
           const entry = path.join(installed, platform);
           const from = fs.lstatSync(entry).isSymbolicLink() ? path.resolve(installed, fs.readlinkSync(entry)) : entry;
-          expect({ source, from }).toEqual({ source, from: expect.stringMatching(new RegExp(`^(${twin.mirror}|${providers})/`)) });
+          expect({ source, from }).toEqual({
+            source,
+            from: expect.stringMatching(new RegExp(`^(${twin.mirror}|${providers})/`)),
+          });
         }
       }
       const out = outputs();
@@ -254,7 +268,10 @@ for (const jobTarget of ["sless", "local"] as const) {
           result: { status: "ok", installed: ["jq"], host_key_sha256: sb.hostKeySha256 },
         });
         expect({ vm, jq: (await dpkgStatus(sb, ["jq"])).jq }).toEqual({ vm, jq: "install ok installed" });
-        expect(rows.find((r) => r.vm === vm && r.installer === "install-packages")).toMatchObject({ status: "ok", hostKey: sb.hostKeySha256 });
+        expect(rows.find((r) => r.vm === vm && r.installer === "install-packages")).toMatchObject({
+          status: "ok",
+          hostKey: sb.hostKeySha256,
+        });
       }
     }
 
@@ -263,7 +280,11 @@ for (const jobTarget of ["sless", "local"] as const) {
         const pkg = path.join(foreignCache, source, version, "linux_amd64");
         fs.mkdirSync(pkg, { recursive: true });
         const name = source.split("/").at(-1);
-        fs.writeFileSync(path.join(pkg, `terraform-provider-${name}_v${version}`), "#!/bin/sh\necho another checkout's twin >&2\nexit 1\n", { mode: 0o755 });
+        fs.writeFileSync(
+          path.join(pkg, `terraform-provider-${name}_v${version}`),
+          "#!/bin/sh\necho another checkout's twin >&2\nexit 1\n",
+          { mode: 0o755 },
+        );
       }
       forwarder = await fixedAddress(sandboxNameOf(fixed));
       execFileSync("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-f", path.join(dir, "vm_key")]);
@@ -290,7 +311,11 @@ for (const jobTarget of ["sless", "local"] as const) {
     }, 900_000);
 
     test("terraform apply -replace of each VM: the same apply learns and installs the new ones", async () => {
-      const r = await terraformApply(["-auto-approve", "-input=false", ...[flat, fixed].map((vm) => `-replace=nubes_vc_vm_v3.${vm}_vm`)]);
+      const r = await terraformApply([
+        "-auto-approve",
+        "-input=false",
+        ...[flat, fixed].map((vm) => `-replace=nubes_vc_vm_v3.${vm}_vm`),
+      ]);
       expect({ code: r.code, tail: r.code === 0 ? "" : r.output.slice(-3000) }).toEqual({ code: 0, tail: "" });
       await expectLearnedAnew();
     }, 900_000);
@@ -300,7 +325,10 @@ for (const jobTarget of ["sless", "local"] as const) {
       // Refreshed, the state has no VM, while the outputs (Terraform re-evaluates them only where it
       // applies) still hold the old VM's results: status goes by the state and shows none of them.
       const refresh = await terraformApply(["-refresh-only", "-auto-approve", "-input=false"]);
-      expect({ code: refresh.code, tail: refresh.code === 0 ? "" : refresh.output.slice(-3000) }).toEqual({ code: 0, tail: "" });
+      expect({ code: refresh.code, tail: refresh.code === 0 ? "" : refresh.output.slice(-3000) }).toEqual({
+        code: 0,
+        tail: "",
+      });
       const rows = statusRows(dir, env, 1);
       for (const vm of [flat, fixed]) {
         expect(rows.find((r) => r.vm === vm && r.installer === "install-packages")).toMatchObject({

@@ -8,7 +8,18 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { ensureAptRepository } from "../../handlers/common/apt-repository";
-import { ALPHA_FPR, ALPHA_SUBKEY_FPR, armour, BETA_FPR, DOCKER_FPR, fetched, newFormat, pgpKey, smuggled, split } from "./support/pgp-fixtures";
+import {
+  ALPHA_FPR,
+  ALPHA_SUBKEY_FPR,
+  armour,
+  BETA_FPR,
+  DOCKER_FPR,
+  fetched,
+  newFormat,
+  pgpKey,
+  smuggled,
+  split,
+} from "./support/pgp-fixtures";
 import { ScriptedRemote } from "./support/scripted-remote";
 
 const SPEC = {
@@ -72,13 +83,18 @@ describe("apt-repository: the key is checked before it is trusted", () => {
       expect(error).toBeUndefined();
       expect(Buffer.from(writes[0].opts.stdin as Buffer).equals(binary)).toBe(true);
     }
-    const { error, writes } = await attempt(Buffer.concat([pgpKey("alpha.asc"), pgpKey("beta.asc")]), [BETA_FPR, ALPHA_FPR]);
+    const { error, writes } = await attempt(Buffer.concat([pgpKey("alpha.asc"), pgpKey("beta.asc")]), [
+      BETA_FPR,
+      ALPHA_FPR,
+    ]);
     expect(writes).toEqual([]);
     expect(error?.message).toMatch(/a second armour block, "-----BEGIN PGP PUBLIC KEY BLOCK-----" at line \d+/);
   });
 
   it("something that only looks like a key is refused, nothing written", async () => {
-    const fake = Buffer.from("-----BEGIN PGP PUBLIC KEY BLOCK-----\n\nbm90IGEga2V5IGF0IGFsbA==\n-----END PGP PUBLIC KEY BLOCK-----\n");
+    const fake = Buffer.from(
+      "-----BEGIN PGP PUBLIC KEY BLOCK-----\n\nbm90IGEga2V5IGF0IGFsbA==\n-----END PGP PUBLIC KEY BLOCK-----\n",
+    );
     const { error, writes } = await attempt(fake, [ALPHA_FPR]);
     expect(writes).toEqual([]);
     expect(error?.message).toMatch(/is not a readable OpenPGP public key/);
@@ -114,12 +130,17 @@ describe("apt-repository: what is written is rebuilt from the checked packets", 
     ["CRLF armour", Buffer.from(alphaAsc.replace(/\n/g, "\r\n"), "latin1")],
     [
       "armour with Version and Comment headers",
-      armour("PGP PUBLIC KEY BLOCK", pgpKey("alpha.gpg"), { headers: ["Version: GnuPG v2", "Comment: vm-install test key"] }),
+      armour("PGP PUBLIC KEY BLOCK", pgpKey("alpha.gpg"), {
+        headers: ["Version: GnuPG v2", "Comment: vm-install test key"],
+      }),
     ],
     ["armour without a checksum", armour("PGP PUBLIC KEY BLOCK", pgpKey("alpha.gpg"), { checksum: false })],
     ["armour between blank lines", Buffer.from(`\n\n${alphaAsc}\n\n`, "latin1")],
     ["new-format packet headers", Buffer.concat([primary, uid, uidSig, ...subkey])],
-    ["a marker, trust packets and a photo ID with its signature", Buffer.concat([marker, primary, trust, uid, uidSig, trust, photo, uidSig, ...subkey, trust])],
+    [
+      "a marker, trust packets and a photo ID with its signature",
+      Buffer.concat([marker, primary, trust, uid, uidSig, trust, photo, uidSig, ...subkey, trust]),
+    ],
   ];
 
   it.each(accepted)("%s: the keyring gpg exports for the key, byte for byte", async (_what, served) => {
@@ -134,7 +155,9 @@ describe("apt-repository: what is written is rebuilt from the checked packets", 
     try {
       const file = path.join(home, "docker.gpg");
       fs.writeFileSync(file, writes[0].opts.stdin as Buffer);
-      const colons = execFileSync("gpg", ["--homedir", home, "--batch", "--with-colons", "--show-keys", file], { encoding: "utf8" });
+      const colons = execFileSync("gpg", ["--homedir", home, "--batch", "--with-colons", "--show-keys", file], {
+        encoding: "utf8",
+      });
       const fprs = [...colons.matchAll(/^fpr:+([0-9A-F]{40}):/gm)].map((m) => m[1]);
       expect(fprs).toEqual([ALPHA_FPR, ALPHA_SUBKEY_FPR]);
     } finally {

@@ -1,6 +1,11 @@
 import { ensureAptRepository, keyFormat, sourceLine, supersededKeyrings } from "../../handlers/common/apt-repository";
 import { dearmor } from "../../handlers/common/openpgp";
-import { normalizeUri, planStaleRemoval, removeStaleRepositories, type StaleRepositoryOptions } from "../../handlers/common/stale-repositories";
+import {
+  normalizeUri,
+  planStaleRemoval,
+  removeStaleRepositories,
+  type StaleRepositoryOptions,
+} from "../../handlers/common/stale-repositories";
 import { ALPHA_FPR, DOCKER_FPR, pgpKey } from "./support/pgp-fixtures";
 import { ScriptedRemote } from "./support/scripted-remote";
 
@@ -19,8 +24,14 @@ const DOCKER = {
 describe("apt-repository: pieces", () => {
   it("builds the one-line signed-by source Docker's docs use", () => {
     expect(
-      sourceLine({ uri: "https://download.docker.com/linux/ubuntu/", suite: "jammy", components: ["stable"] }, ["amd64"], "/etc/apt/keyrings/docker.asc"),
-    ).toBe("deb [arch=amd64 signed-by=/etc/apt/keyrings/docker.asc] https://download.docker.com/linux/ubuntu jammy stable");
+      sourceLine(
+        { uri: "https://download.docker.com/linux/ubuntu/", suite: "jammy", components: ["stable"] },
+        ["amd64"],
+        "/etc/apt/keyrings/docker.asc",
+      ),
+    ).toBe(
+      "deb [arch=amd64 signed-by=/etc/apt/keyrings/docker.asc] https://download.docker.com/linux/ubuntu jammy stable",
+    );
   });
 
   it("tells armoured from binary keys from anything else", () => {
@@ -35,8 +46,12 @@ describe("apt-repository: pieces", () => {
   });
 
   it("compares repository URIs without scheme, case or trailing slash", () => {
-    expect(normalizeUri("HTTP://Download.Docker.com/linux/ubuntu/")).toBe(normalizeUri("https://download.docker.com/linux/ubuntu"));
-    expect(normalizeUri("https://download.docker.com/linux/debian")).not.toBe(normalizeUri("https://download.docker.com/linux/ubuntu"));
+    expect(normalizeUri("HTTP://Download.Docker.com/linux/ubuntu/")).toBe(
+      normalizeUri("https://download.docker.com/linux/ubuntu"),
+    );
+    expect(normalizeUri("https://download.docker.com/linux/debian")).not.toBe(
+      normalizeUri("https://download.docker.com/linux/ubuntu"),
+    );
   });
 });
 
@@ -58,12 +73,18 @@ describe("apt-repository: ensureAptRepository", () => {
           "changed:created /etc/apt/keyrings\nchanged:wrote /etc/apt/keyrings/docker.gpg (new key)\nchanged:wrote /etc/apt/sources.list.d/docker.list (new source)\n",
         check: (c, opts) => {
           expect(c).toContain("install -m 0755 -d /etc/apt/keyrings");
-          expect(c).toContain('install -m 0644 "$t" /etc/apt/keyrings/docker.gpg.tmp && mv -f /etc/apt/keyrings/docker.gpg.tmp /etc/apt/keyrings/docker.gpg');
-          expect(c).toContain("'deb [arch=amd64 signed-by=/etc/apt/keyrings/docker.gpg] https://download.docker.com/linux/ubuntu jammy stable'");
+          expect(c).toContain(
+            'install -m 0644 "$t" /etc/apt/keyrings/docker.gpg.tmp && mv -f /etc/apt/keyrings/docker.gpg.tmp /etc/apt/keyrings/docker.gpg',
+          );
+          expect(c).toContain(
+            "'deb [arch=amd64 signed-by=/etc/apt/keyrings/docker.gpg] https://download.docker.com/linux/ubuntu jammy stable'",
+          );
           expect(c).toContain("> /etc/apt/sources.list.d/docker.list.tmp");
           expect(c).toContain("chmod a+r /etc/apt/keyrings/docker.gpg");
           // A VM set up by an earlier version has the served armour as docker.asc: said as a replacement, not a new key.
-          expect(c).toContain("elif [ -e /etc/apt/keyrings/docker.asc ]; then why='replaces /etc/apt/keyrings/docker.asc'; else why=\"new key\"; fi");
+          expect(c).toContain(
+            "elif [ -e /etc/apt/keyrings/docker.asc ]; then why='replaces /etc/apt/keyrings/docker.asc'; else why=\"new key\"; fi",
+          );
           // Not the served armour: the binary keyring rebuilt from its packets.
           expect(Buffer.from(opts.stdin as Buffer).equals(dearmor(ARMORED))).toBe(true);
         },
@@ -73,7 +94,11 @@ describe("apt-repository: ensureAptRepository", () => {
     expect(remote.done).toBe(true);
     expect(out).toEqual({
       changed: true,
-      changes: ["created /etc/apt/keyrings", "wrote /etc/apt/keyrings/docker.gpg (new key)", "wrote /etc/apt/sources.list.d/docker.list (new source)"],
+      changes: [
+        "created /etc/apt/keyrings",
+        "wrote /etc/apt/keyrings/docker.gpg (new key)",
+        "wrote /etc/apt/sources.list.d/docker.list (new source)",
+      ],
       keyring: "/etc/apt/keyrings/docker.gpg",
       sourceFile: "/etc/apt/sources.list.d/docker.list",
       line: "deb [arch=amd64 signed-by=/etc/apt/keyrings/docker.gpg] https://download.docker.com/linux/ubuntu jammy stable",
@@ -83,14 +108,22 @@ describe("apt-repository: ensureAptRepository", () => {
   });
 
   it("changes nothing when key and line are already there (the compare prints nothing)", async () => {
-    const remote = new ScriptedRemote([fetch(`arm64\n${b64(ARMORED)}`), { match: 'cat > "$t"', sudo: true, stdout: "" }]);
+    const remote = new ScriptedRemote([
+      fetch(`arm64\n${b64(ARMORED)}`),
+      { match: 'cat > "$t"', sudo: true, stdout: "" },
+    ]);
     const out = await ensureAptRepository(remote, DOCKER);
     expect(out.changed).toBe(false);
-    expect(out.line).toBe("deb [arch=arm64 signed-by=/etc/apt/keyrings/docker.gpg] https://download.docker.com/linux/ubuntu jammy stable");
+    expect(out.line).toBe(
+      "deb [arch=arm64 signed-by=/etc/apt/keyrings/docker.gpg] https://download.docker.com/linux/ubuntu jammy stable",
+    );
   });
 
   it("a binary key goes to .gpg as an armoured one does (what is written is always the rebuilt binary keyring)", async () => {
-    const remote = new ScriptedRemote([fetch(`amd64\n${b64(pgpKey("alpha.gpg"))}`), { match: "/etc/apt/keyrings/pgdg.gpg", sudo: true }]);
+    const remote = new ScriptedRemote([
+      fetch(`amd64\n${b64(pgpKey("alpha.gpg"))}`),
+      { match: "/etc/apt/keyrings/pgdg.gpg", sudo: true },
+    ]);
     const out = await ensureAptRepository(remote, {
       name: "pgdg",
       keyUrl: "https://apt.postgresql.org/pub/repos/apt/ACCC4CF8.asc",
@@ -100,11 +133,15 @@ describe("apt-repository: ensureAptRepository", () => {
       fingerprints: [ALPHA_FPR],
     });
     expect(out.keyring).toBe("/etc/apt/keyrings/pgdg.gpg");
-    expect(out.line).toBe("deb [arch=amd64 signed-by=/etc/apt/keyrings/pgdg.gpg] https://apt.postgresql.org/pub/repos/apt jammy-pgdg main");
+    expect(out.line).toBe(
+      "deb [arch=amd64 signed-by=/etc/apt/keyrings/pgdg.gpg] https://apt.postgresql.org/pub/repos/apt jammy-pgdg main",
+    );
   });
 
   it("a key URL that fails says which URL, why, and what to check", async () => {
-    const remote = new ScriptedRemote([fetch("amd64\n", { code: 22, stderr: "curl: (22) The requested URL returned error: 404\n" })]);
+    const remote = new ScriptedRemote([
+      fetch("amd64\n", { code: 22, stderr: "curl: (22) The requested URL returned error: 404\n" }),
+    ]);
     const err = await ensureAptRepository(remote, DOCKER).catch((e) => e);
     expect(err.message).toBe(
       "could not fetch the signing key of apt repository docker from https://download.docker.com/linux/ubuntu/gpg on the VM: curl: (22) The requested URL returned error: 404. " +
@@ -115,7 +152,9 @@ describe("apt-repository: ensureAptRepository", () => {
 
   it("no curl on the VM is named as such", async () => {
     const remote = new ScriptedRemote([fetch("amd64\n", { code: 127, stderr: "sh: 1: curl: not found\n" })]);
-    expect((await ensureAptRepository(remote, DOCKER).catch((e) => e)).message).toMatch(/curl is not installed on the VM/);
+    expect((await ensureAptRepository(remote, DOCKER).catch((e) => e)).message).toMatch(
+      /curl is not installed on the VM/,
+    );
   });
 
   it("an HTML page instead of a key is refused before anything is written", async () => {
@@ -129,7 +168,9 @@ describe("apt-repository: ensureAptRepository", () => {
 
   it("refuses unsafe specs before running anything", async () => {
     const remote = new ScriptedRemote([]);
-    const err = await ensureAptRepository(remote, { ...DOCKER, uri: "https://x/$(id)", name: "../etc" }).catch((e) => e);
+    const err = await ensureAptRepository(remote, { ...DOCKER, uri: "https://x/$(id)", name: "../etc" }).catch(
+      (e) => e,
+    );
     expect(err.message).toMatch(/name "..\/etc" is not a plain file stem/);
     expect(err.message).toMatch(/uri "https:\/\/x\/\$\(id\)" is not an http\(s\) URL/);
     expect(remote.calls).toHaveLength(0);
@@ -188,7 +229,11 @@ describe("apt-repository: stale entries", () => {
         text: "Types: deb\nURIs: https://packages.example.com/apt\nSuites: stable\nComponents: main\nSigned-By: /usr/share/keyrings/example.gpg\n",
       },
     ]);
-    expect(plan.keyrings.sort()).toEqual(["/etc/apt/keyrings/docker.asc", "/usr/share/keyrings/docker-archive-keyring.gpg", "/usr/share/keyrings/docker.gpg"]);
+    expect(plan.keyrings.sort()).toEqual([
+      "/etc/apt/keyrings/docker.asc",
+      "/usr/share/keyrings/docker-archive-keyring.gpg",
+      "/usr/share/keyrings/docker.gpg",
+    ]);
   });
 
   it("never removes a keyring that an entry staying behind still uses", () => {
@@ -199,7 +244,10 @@ describe("apt-repository: stale entries", () => {
           path: "/etc/apt/sources.list.d/docker-old.list",
           text: "deb [signed-by=/usr/share/keyrings/shared.gpg] https://download.docker.com/linux/ubuntu jammy stable\n",
         },
-        { path: "/etc/apt/sources.list.d/other.list", text: "deb [signed-by=/usr/share/keyrings/shared.gpg] https://other.example.com/apt stable main\n" },
+        {
+          path: "/etc/apt/sources.list.d/other.list",
+          text: "deb [signed-by=/usr/share/keyrings/shared.gpg] https://other.example.com/apt stable main\n",
+        },
       ],
       { ...opts, keyrings: [] },
     );
@@ -208,13 +256,16 @@ describe("apt-repository: stale entries", () => {
   });
 
   it("finds nothing to do on a clean VM: one look, no second command", async () => {
-    const remote = new ScriptedRemote([{ match: "@@@file", sudo: true, stdout: `@@@file ${ours.path}\n${ours.text}\n@@@end\n` }]);
+    const remote = new ScriptedRemote([
+      { match: "@@@file", sudo: true, stdout: `@@@file ${ours.path}\n${ours.text}\n@@@end\n` },
+    ]);
     expect(await removeStaleRepositories(remote, opts)).toEqual({ changed: false, changes: [] });
     expect(remote.done).toBe(true);
   });
 
   it("acts in one root command: files, keyrings not owned by a package, the apt-key key", async () => {
-    const old = "deb [arch=amd64 signed-by=/usr/share/keyrings/docker-archive-keyring.gpg] https://download.docker.com/linux/ubuntu jammy stable";
+    const old =
+      "deb [arch=amd64 signed-by=/usr/share/keyrings/docker-archive-keyring.gpg] https://download.docker.com/linux/ubuntu jammy stable";
     const remote = new ScriptedRemote([
       {
         match: "@@@file",
@@ -235,7 +286,9 @@ describe("apt-repository: stale entries", () => {
         stdout:
           "changed:removed /etc/apt/sources.list.d/docker-ce.list\nchanged:removed /usr/share/keyrings/docker-archive-keyring.gpg\nchanged:removed key 9DC858229FC7DD38854AE2D88D81803C0EBFCD88 from /etc/apt/trusted.gpg (apt-key)\n",
         check: (c) => {
-          expect(c).toContain("if [ -e /usr/share/keyrings/docker-archive-keyring.gpg ] && ! dpkg -S /usr/share/keyrings/docker-archive-keyring.gpg");
+          expect(c).toContain(
+            "if [ -e /usr/share/keyrings/docker-archive-keyring.gpg ] && ! dpkg -S /usr/share/keyrings/docker-archive-keyring.gpg",
+          );
           expect(c).toContain("rm -f /etc/apt/keyrings/docker.asc");
           expect(c).not.toContain("rm -f /etc/apt/keyrings/docker.gpg");
           expect(c).toContain("--delete-keys 9DC858229FC7DD38854AE2D88D81803C0EBFCD88");
@@ -257,7 +310,8 @@ describe("apt-repository: a VM set up when the served armour was written as <nam
     expect(supersededKeyrings("/usr/share/keyrings/pgdg.gpg")).toEqual([]);
   });
 
-  const pgdgList = "deb [arch=amd64 signed-by=/etc/apt/keyrings/pgdg.gpg] https://apt.postgresql.org/pub/repos/apt jammy-pgdg main\n";
+  const pgdgList =
+    "deb [arch=amd64 signed-by=/etc/apt/keyrings/pgdg.gpg] https://apt.postgresql.org/pub/repos/apt jammy-pgdg main\n";
   const pgdg: StaleRepositoryOptions = {
     uris: ["https://apt.postgresql.org/pub/repos/apt"],
     keep: { sources: ["/etc/apt/sources.list.d/pgdg.list"], keyrings: ["/etc/apt/keyrings/pgdg.gpg"] },
@@ -270,7 +324,9 @@ describe("apt-repository: a VM set up when the served armour was written as <nam
         sudo: true,
         stdout: `@@@file /etc/apt/sources.list.d/pgdg.list\n${pgdgList}\n@@@end\n@@@keyring /etc/apt/keyrings/pgdg.asc\n`,
         check: (c) =>
-          expect(c).toContain("if [ -e /etc/apt/keyrings/pgdg.asc ] && ! dpkg -S /etc/apt/keyrings/pgdg.asc >/dev/null 2>&1; then printf '@@@keyring %s\\n'"),
+          expect(c).toContain(
+            "if [ -e /etc/apt/keyrings/pgdg.asc ] && ! dpkg -S /etc/apt/keyrings/pgdg.asc >/dev/null 2>&1; then printf '@@@keyring %s\\n'",
+          ),
       },
       {
         match: "rm -f /etc/apt/keyrings/pgdg.asc",
@@ -279,7 +335,10 @@ describe("apt-repository: a VM set up when the served armour was written as <nam
         check: (c) => expect(c).not.toContain("pgdg.gpg"),
       },
     ]);
-    expect(await removeStaleRepositories(remote, pgdg)).toEqual({ changed: true, changes: ["removed /etc/apt/keyrings/pgdg.asc"] });
+    expect(await removeStaleRepositories(remote, pgdg)).toEqual({
+      changed: true,
+      changes: ["removed /etc/apt/keyrings/pgdg.asc"],
+    });
     expect(remote.done).toBe(true);
   });
 
@@ -287,7 +346,10 @@ describe("apt-repository: a VM set up when the served armour was written as <nam
     const plan = planStaleRemoval(
       [
         { path: "/etc/apt/sources.list.d/pgdg.list", text: pgdgList },
-        { path: "/etc/apt/sources.list.d/mine.list", text: "deb [signed-by=/etc/apt/keyrings/pgdg.asc] https://pg.example.com/apt jammy-pgdg main\n" },
+        {
+          path: "/etc/apt/sources.list.d/mine.list",
+          text: "deb [signed-by=/etc/apt/keyrings/pgdg.asc] https://pg.example.com/apt jammy-pgdg main\n",
+        },
       ],
       { ...pgdg, keyrings: supersededKeyrings("/etc/apt/keyrings/pgdg.gpg") },
     );

@@ -34,7 +34,12 @@ describe("parsers", () => {
       policyBlock("bash", "5.2.15-2+b13", ["5.2.15-2+b13", "5.2.15-2+b8"], "5.2.15-2+b8") +
       "awk:\n  Installed: (none)\n  Candidate: (none)\n  Version table:\n";
     const offers = parseAptCachePolicy(out);
-    expect(offers.get("bash")).toEqual({ name: "bash", installed: "5.2.15-2+b8", candidate: "5.2.15-2+b13", versions: ["5.2.15-2+b13", "5.2.15-2+b8"] });
+    expect(offers.get("bash")).toEqual({
+      name: "bash",
+      installed: "5.2.15-2+b8",
+      candidate: "5.2.15-2+b13",
+      versions: ["5.2.15-2+b13", "5.2.15-2+b8"],
+    });
     expect(offers.get("awk")).toEqual({ name: "awk", versions: [] });
     expect(offers.has("nope")).toBe(false);
   });
@@ -63,7 +68,11 @@ describe("parsers", () => {
       { lock: "/var/lib/dpkg/lock-frontend", pid: 4242 },
       { lock: "/var/lib/dpkg/lock", pid: 4242 },
     ]);
-    expect(parseAptHolderNote(LOCK_STDERR)).toEqual({ lock: "/var/lib/dpkg/lock-frontend", pid: 4242, command: "unattended-upgr" });
+    expect(parseAptHolderNote(LOCK_STDERR)).toEqual({
+      lock: "/var/lib/dpkg/lock-frontend",
+      pid: 4242,
+      command: "unattended-upgr",
+    });
   });
 
   it("picks the lines that explain an apt failure", () => {
@@ -77,7 +86,11 @@ describe("parsers", () => {
 
   it("fills apt setting defaults (5 x 15 s)", () => {
     expect(resolveAptSettings()).toEqual(DEFAULT_APT);
-    expect(resolveAptSettings({ lock_attempts: 2 })).toMatchObject({ lockAttempts: 2, lockRetryDelaySec: 15, lockTimeoutSec: 30 });
+    expect(resolveAptSettings({ lock_attempts: 2 })).toMatchObject({
+      lockAttempts: 2,
+      lockRetryDelaySec: 15,
+      lockTimeoutSec: 30,
+    });
   });
 });
 
@@ -85,7 +98,8 @@ describe("Apt on a scripted VM", () => {
   it("installs noninteractively, as root, with apt's own lock wait", async () => {
     const remote = new ScriptedRemote([
       {
-        match: "apt-get install -y -q -o DPkg::Lock::Timeout=30 -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold git curl",
+        match:
+          "apt-get install -y -q -o DPkg::Lock::Timeout=30 -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold git curl",
         sudo: true,
         check: (_cmd, opts) => expect(opts.env).toMatchObject({ DEBIAN_FRONTEND: "noninteractive" }),
       },
@@ -126,13 +140,22 @@ describe("Apt on a scripted VM", () => {
       /^apt-get install: the apt\/dpkg lock stayed busy through 2 attempts \(each waiting 30s, 1s apart\): \/var\/lib\/dpkg\/lock-frontend is held by pid 4242 \(apt-get install -y nginx; unit session-3\.scope\)/,
     );
     expect(err.message).toMatch(/not the VM's first boot/);
-    expect(err.holders[0]).toEqual({ lock: "/var/lib/dpkg/lock-frontend", pid: 4242, command: "apt-get install -y nginx", unit: "session-3.scope" });
+    expect(err.holders[0]).toEqual({
+      lock: "/var/lib/dpkg/lock-frontend",
+      pid: 4242,
+      command: "apt-get install -y nginx",
+      unit: "session-3.scope",
+    });
     expect(remote.done).toBe(true);
   });
 
   it("falls back to apt's own holder note when /proc/locks shows nothing", async () => {
     const remote = new ScriptedRemote([
-      { match: "apt-get update", code: 100, stderr: "E: Could not get lock /var/lib/apt/lists/lock. It is held by process 77 (apt-get)\n" },
+      {
+        match: "apt-get update",
+        code: 100,
+        stderr: "E: Could not get lock /var/lib/apt/lists/lock. It is held by process 77 (apt-get)\n",
+      },
       { match: "/proc/locks", stdout: "--- /proc/locks\n--- ofd\n" },
     ]);
     const err = await new Apt(remote, resolveAptSettings({ lock_attempts: 1 }), noSleep).update().catch((e) => e);
@@ -140,14 +163,18 @@ describe("Apt on a scripted VM", () => {
   });
 
   it("does not retry other failures", async () => {
-    const remote = new ScriptedRemote([{ match: "apt-get install", code: 100, stderr: "E: Unable to locate package nope\n" }]);
+    const remote = new ScriptedRemote([
+      { match: "apt-get install", code: 100, stderr: "E: Unable to locate package nope\n" },
+    ]);
     const err = await new Apt(remote, DEFAULT_APT, noSleep).install(["nope"]).catch((e) => e);
     expect(err).toBeInstanceOf(CommandError);
     expect(remote.done).toBe(true);
   });
 
   it("skips apt-get update while the lists are younger than cache_valid_sec", async () => {
-    const remote = new ScriptedRemote([{ match: "/var/lib/apt/lists", sudo: false, stdout: "1700000100 1700000000\n" }]);
+    const remote = new ScriptedRemote([
+      { match: "/var/lib/apt/lists", sudo: false, stdout: "1700000100 1700000000\n" },
+    ]);
     await expect(new Apt(remote).update({ cacheValidSec: 3600 })).resolves.toEqual({
       ran: false,
       reason: "package lists are 100s old, younger than cache_valid_sec 3600",
@@ -158,7 +185,11 @@ describe("Apt on a scripted VM", () => {
   it("updates when the lists are older, or missing, and stamps the time", async () => {
     const remote = new ScriptedRemote([
       { match: "/var/lib/apt/lists", stdout: "1700009999 1700000000\n" },
-      { match: /^apt-get update -q && mkdir -p \/var\/lib\/apt\/periodic && touch \/var\/lib\/apt\/periodic\/update-success-stamp$/, sudo: true },
+      {
+        match:
+          /^apt-get update -q && mkdir -p \/var\/lib\/apt\/periodic && touch \/var\/lib\/apt\/periodic\/update-success-stamp$/,
+        sudo: true,
+      },
       { match: "/var/lib/apt/lists", stdout: "1700009999 none\n" },
       { match: "apt-get update", sudo: true },
     ]);
@@ -190,7 +221,10 @@ describe("dpkg repairs itself before apt work", () => {
   const KILLED_UNPACK = probeOutput({
     updates: "0000",
     audit: " perl-base            minimal Perl system\n",
-    packages: ["perl-base\tamd64\tinstall reinstreq unpacked\t5.36.0-7+deb12u3", "postgresql-15\tamd64\tinstall ok unpacked\t15.14-0+deb12u1"],
+    packages: [
+      "perl-base\tamd64\tinstall reinstreq unpacked\t5.36.0-7+deb12u3",
+      "postgresql-15\tamd64\tinstall ok unpacked\t15.14-0+deb12u1",
+    ],
     cache: ["perl-base_5.36.0-7+deb12u4_amd64.deb", "perl-base_5.36.0-7+deb12u3_amd64.deb"],
   });
   const CLEAN = probeOutput({});
@@ -199,7 +233,11 @@ describe("dpkg repairs itself before apt work", () => {
   it("an interrupted dpkg: configured and apt-get -f install --no-remove as root, once, before the install; said in repairs", async () => {
     const remote = new ScriptedRemote([
       { match: DPKG_HEALTH_PROBE, sudo: false, stdout: INTERRUPTED },
-      { ...repair, check: (c) => expect(c).toMatch(/--configure -a\napt-get -f install --no-remove -y -q -o DPkg::Lock::Timeout=30 /) },
+      {
+        ...repair,
+        check: (c) =>
+          expect(c).toMatch(/--configure -a\napt-get -f install --no-remove -y -q -o DPkg::Lock::Timeout=30 /),
+      },
       { match: DPKG_HEALTH_PROBE, stdout: "--- audit\n" },
       { match: "apt-get install", sudo: true },
       { match: "apt-get install", sudo: true },
@@ -257,7 +295,9 @@ describe("dpkg repairs itself before apt work", () => {
       /^dpkg could not be repaired on ubuntu@192\.0\.2\.10:22 \(exit 100\): postgresql-common\. dpkg still reports: postgresql-common \(half-configured at 248\+deb12u2\)\./,
     );
     expect((err as Error).message).toContain("post-installation script subprocess returned error exit status 1");
-    expect((err as Error).message).toContain("On the VM, run `sudo dpkg --configure postgresql-common` and read its error");
+    expect((err as Error).message).toContain(
+      "On the VM, run `sudo dpkg --configure postgresql-common` and read its error",
+    );
   });
 
   it("no .deb of a package to reinstall, anywhere: the error names it and the reinstall to run", async () => {
@@ -287,7 +327,11 @@ describe("dpkg repairs itself before apt work", () => {
       { match: DPKG_HEALTH_PROBE, stdout: broken },
       { ...repair, code: 100, stderr: "E: Packages need to be removed but remove is disabled.\n" },
       { match: DPKG_HEALTH_PROBE, stdout: broken },
-      { match: "apt-get -s -f install", sudo: false, stdout: "NOTE: This is only a simulation!\nRemv myapp [2.0]\nConf libfoo1 (1.0 local)\n" },
+      {
+        match: "apt-get -s -f install",
+        sudo: false,
+        stdout: "NOTE: This is only a simulation!\nRemv myapp [2.0]\nConf libfoo1 (1.0 local)\n",
+      },
     ]);
     const err = (await new Apt(remote, DEFAULT_APT, noSleep).update().catch((e: Error) => e)) as Error;
     expect(remote.done).toBe(true);
@@ -316,7 +360,9 @@ describe("dpkg repairs itself before apt work", () => {
     const apt = new Apt(remote, DEFAULT_APT, { ...noSleep, check: true });
     await apt.update();
     expect(remote.done).toBe(true);
-    expect(apt.repairs[0]).toMatch(/^repaired dpkg \(.*to reinstall: perl-base.*\): reinstalled perl-base 5\.36\.0-7\+deb12u3, then dpkg --configure -a/);
+    expect(apt.repairs[0]).toMatch(
+      /^repaired dpkg \(.*to reinstall: perl-base.*\): reinstalled perl-base 5\.36\.0-7\+deb12u3, then dpkg --configure -a/,
+    );
   });
 
   it("a maintainer script failed under an install and left another package half-configured: repaired once, the install runs once more", async () => {
@@ -326,7 +372,9 @@ describe("dpkg repairs itself before apt work", () => {
       { match: "apt-get install", code: 100, stderr: failed },
       {
         match: DPKG_HEALTH_PROBE,
-        stdout: probeOutput({ packages: ["watch\tall\tinstall ok half-configured\t1.0", "files\tall\tinstall ok triggers-awaited\t1.0"] }),
+        stdout: probeOutput({
+          packages: ["watch\tall\tinstall ok half-configured\t1.0", "files\tall\tinstall ok triggers-awaited\t1.0"],
+        }),
       },
       repair,
       { match: DPKG_HEALTH_PROBE, stdout: CLEAN },

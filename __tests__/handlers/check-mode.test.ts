@@ -12,17 +12,17 @@ describe("check mode's safety net (lookOnly)", () => {
 
   it("refuses a command marked as a change, naming it, before it reaches the VM", async () => {
     const remote = new ScriptedRemote([]);
-    await expect(lookOnly(remote).run("usermod -aG docker u1", { sudo: true, mutates: true, label: "adding u1 to group docker" })).rejects.toThrow(
-      new CheckModeViolation("adding u1 to group docker"),
-    );
+    await expect(
+      lookOnly(remote).run("usermod -aG docker u1", { sudo: true, mutates: true, label: "adding u1 to group docker" }),
+    ).rejects.toThrow(new CheckModeViolation("adding u1 to group docker"));
     expect(remote.calls).toHaveLength(0);
   });
 
   it("refuses every long step (runLong marks them all as changes), detached or not", async () => {
     const remote = new ScriptedRemote([]);
-    await expect(runLong(lookOnly(remote), "systemctl restart docker.service", { label: "systemctl restart docker.service" })).rejects.toThrow(
-      /check mode refused to run "systemctl restart docker.service": it would change the VM/,
-    );
+    await expect(
+      runLong(lookOnly(remote), "systemctl restart docker.service", { label: "systemctl restart docker.service" }),
+    ).rejects.toThrow(/check mode refused to run "systemctl restart docker.service": it would change the VM/);
     const plain = { run: remote.run.bind(remote) };
     await expect(runLong(lookOnly(plain), "apt-get update -q")).rejects.toBeInstanceOf(CheckModeViolation);
     expect(remote.calls).toHaveLength(0);

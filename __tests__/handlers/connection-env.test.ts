@@ -1,7 +1,8 @@
 import { normalizeKeyText, readConnectionEnv } from "../../handlers/common/connection-env";
 import { ValidationError } from "../../shared/validate";
 
-const KEY = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ\n-----END OPENSSH PRIVATE KEY-----\n";
+const KEY =
+  "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ\n-----END OPENSSH PRIVATE KEY-----\n";
 const base = { VM_IP: "192.0.2.10", SSH_USER: "ubuntu", SSH_KEY: KEY };
 
 function problems(env: NodeJS.ProcessEnv): string[] {
@@ -16,12 +17,20 @@ function problems(env: NodeJS.ProcessEnv): string[] {
 
 describe("readConnectionEnv", () => {
   it("reads the minimal set with port 22 and no pin", () => {
-    expect(readConnectionEnv(base)).toEqual({ host: "192.0.2.10", port: 22, user: "ubuntu", privateKey: KEY, hostKeySha256: undefined });
+    expect(readConnectionEnv(base)).toEqual({
+      host: "192.0.2.10",
+      port: 22,
+      user: "ubuntu",
+      privateKey: KEY,
+      hostKeySha256: undefined,
+    });
   });
 
   it("reads the optional port and pin, and accepts host names and IPv6", () => {
     const pin = `SHA256:${"a".repeat(43)}`;
-    expect(readConnectionEnv({ ...base, VM_IP: "vm1.example.com", SSH_PORT: "2222", SSH_HOST_KEY_SHA256: pin })).toMatchObject({
+    expect(
+      readConnectionEnv({ ...base, VM_IP: "vm1.example.com", SSH_PORT: "2222", SSH_HOST_KEY_SHA256: pin }),
+    ).toMatchObject({
       host: "vm1.example.com",
       port: 2222,
       hostKeySha256: pin,
@@ -34,11 +43,16 @@ describe("readConnectionEnv", () => {
       expect(readConnectionEnv({ ...base, SSH_HOST_KEY_SOURCE: source }).hostKeySource).toBe(source);
     }
     expect(readConnectionEnv(base).hostKeySource).toBeUndefined();
-    expect(problems({ ...base, SSH_HOST_KEY_SOURCE: "tofu" })).toEqual(['SSH_HOST_KEY_SOURCE: "tofu" is not one of pin, delivered, first-contact']);
+    expect(problems({ ...base, SSH_HOST_KEY_SOURCE: "tofu" })).toEqual([
+      'SSH_HOST_KEY_SOURCE: "tofu" is not one of pin, delivered, first-contact',
+    ]);
   });
 
   it("treats empty optional variables as unset (Terraform passes them that way)", () => {
-    expect(readConnectionEnv({ ...base, SSH_PORT: "", SSH_HOST_KEY_SHA256: "" })).toMatchObject({ port: 22, hostKeySha256: undefined });
+    expect(readConnectionEnv({ ...base, SSH_PORT: "", SSH_HOST_KEY_SHA256: "" })).toMatchObject({
+      port: 22,
+      hostKeySha256: undefined,
+    });
   });
 
   it("lists every problem at once, each naming its variable", () => {
@@ -67,7 +81,9 @@ describe("readConnectionEnv", () => {
   });
 
   it("says so when SSH_KEY holds the public key", () => {
-    expect(problems({ ...base, SSH_KEY: "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIFoo user@host" })[0]).toMatch(/holds a public key/);
+    expect(problems({ ...base, SSH_KEY: "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIFoo user@host" })[0]).toMatch(
+      /holds a public key/,
+    );
   });
 
   it("accepts a key pasted as one line with literal \\n escapes, or with CRLF line ends", () => {

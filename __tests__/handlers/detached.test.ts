@@ -14,14 +14,27 @@ import { detachedScript, STALE_AFTER_MIN, STEP_DIED, STEP_NOT_STARTED, stepId } 
  * Runs `script` in /bin/sh the way sudo runs it on the VM: its parent (sudo there, an outer sh here)
  * holds the login environment, `env`; its own environment is only PATH. No proxy of this machine leaks in.
  */
-function sh(script: string, opts: { timeoutMs?: number; env?: Record<string, string> } = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+function sh(
+  script: string,
+  opts: { timeoutMs?: number; env?: Record<string, string> } = {},
+): Promise<{ code: number; stdout: string; stderr: string }> {
   const login = Object.entries(opts.env ?? {}).map(([k, v]) => `${k}=${v}`);
   return new Promise((resolve) => {
     const child = execFile(
       "/usr/bin/env",
-      ["-i", `PATH=${process.env.PATH}`, ...login, "/bin/sh", "-c", 'env -i PATH="$PATH" /bin/sh -c "$1"; exit $?', "outer", script],
+      [
+        "-i",
+        `PATH=${process.env.PATH}`,
+        ...login,
+        "/bin/sh",
+        "-c",
+        'env -i PATH="$PATH" /bin/sh -c "$1"; exit $?',
+        "outer",
+        script,
+      ],
       { encoding: "utf8", timeout: opts.timeoutMs ?? 30_000 },
-      (err, stdout, stderr) => resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+      (err, stdout, stderr) =>
+        resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
     );
     child.stdin?.end();
   });
@@ -47,7 +60,9 @@ describe("detached steps", () => {
 
   it("derives a stable, file-safe id from the job and the command", () => {
     expect(stepId("install-packages", "apt-get install jq")).toBe(stepId("install-packages", "apt-get install jq"));
-    expect(stepId("install-packages", "apt-get install jq")).not.toBe(stepId("install-packages", "apt-get install git"));
+    expect(stepId("install-packages", "apt-get install jq")).not.toBe(
+      stepId("install-packages", "apt-get install git"),
+    );
     expect(stepId("Install Docker!", "x")).toMatch(/^install-docker--[0-9a-f]{12}$/);
   });
 
@@ -100,7 +115,9 @@ describe("detached steps", () => {
   it("the follower waits on the step's lock, not on what the step leaves running in the background", async () => {
     const started = Date.now();
     const bg = path.join(dir, "bg.pid");
-    const r = await sh(detachedScript("job-g", `sleep 30 > /dev/null 2>&1 & echo $! > ${bg}; echo started`, "start", dir));
+    const r = await sh(
+      detachedScript("job-g", `sleep 30 > /dev/null 2>&1 & echo $! > ${bg}; echo started`, "start", dir),
+    );
     expect(r).toMatchObject({ code: 0, stdout: "started\n" });
     expect(Date.now() - started).toBeLessThan(5_000);
     process.kill(Number(fs.readFileSync(bg, "utf8")), "SIGKILL"); // the one process this test left behind
@@ -212,11 +229,16 @@ describe("detached steps", () => {
 
     it("from the environment sudo was started with (the login session's), every variable, either case", async () => {
       const r = await sh(detachedScript("job-p", probe, "start", dir), {
-        env: { http_proxy: "http://10.0.0.1:3128", HTTPS_PROXY: "http://u:p%40ss@[fd00::1]:3128/", no_proxy: "localhost,127.0.0.1,.corp,10.0.0.0/8" },
+        env: {
+          http_proxy: "http://10.0.0.1:3128",
+          HTTPS_PROXY: "http://u:p%40ss@[fd00::1]:3128/",
+          no_proxy: "localhost,127.0.0.1,.corp,10.0.0.0/8",
+        },
       });
       expect(r).toEqual({
         code: 0,
-        stdout: "http=http://10.0.0.1:3128 https=http://u:p%40ss@[fd00::1]:3128/ no=localhost,127.0.0.1,.corp,10.0.0.0/8\n",
+        stdout:
+          "http=http://10.0.0.1:3128 https=http://u:p%40ss@[fd00::1]:3128/ no=localhost,127.0.0.1,.corp,10.0.0.0/8\n",
         stderr: "",
       });
       const said = fs.readFileSync(path.join(dir, "job-p", "proxy"), "utf8");
@@ -234,28 +256,54 @@ describe("detached steps", () => {
     ])("a value with %s is left out, and said", async (_, bad) => {
       const r = await sh(detachedScript("job-q", probe, "start", dir), { env: { http_proxy: bad } });
       expect(r.stdout).toBe("http=unset https=unset no=unset\n");
-      expect(r.stderr).toBe("vm-install: http_proxy from the login environment left out of step job-q: not a URL or host list\n");
+      expect(r.stderr).toBe(
+        "vm-install: http_proxy from the login environment left out of step job-q: not a URL or host list\n",
+      );
       expect(fs.existsSync(path.join(dir, "PWNED"))).toBe(false);
     });
 
     it("a failed fetch names the proxy it went through; a failure that is not a fetch says nothing more", async () => {
       const env = { http_proxy: "http://10.0.0.1:3128" };
       const fetch = await sh(
-        detachedScript("job-f1", "echo 'E: Failed to fetch http://deb.debian.org/x  Could not connect to 10.0.0.1:3128' >&2; exit 100", "start", dir),
+        detachedScript(
+          "job-f1",
+          "echo 'E: Failed to fetch http://deb.debian.org/x  Could not connect to 10.0.0.1:3128' >&2; exit 100",
+          "start",
+          dir,
+        ),
         { env },
       );
       expect(fetch.code).toBe(100);
-      expect(fetch.stderr.trimEnd().split("\n").at(-1)).toBe("vm-install: step job-f1 ran with http_proxy=http://10.0.0.1:3128 (from the login environment)");
-      const direct = await sh(detachedScript("job-f2", "echo 'E: Failed to fetch http://x  Could not resolve deb.debian.org' >&2; exit 100", "start", dir));
+      expect(fetch.stderr.trimEnd().split("\n").at(-1)).toBe(
+        "vm-install: step job-f1 ran with http_proxy=http://10.0.0.1:3128 (from the login environment)",
+      );
+      const direct = await sh(
+        detachedScript(
+          "job-f2",
+          "echo 'E: Failed to fetch http://x  Could not resolve deb.debian.org' >&2; exit 100",
+          "start",
+          dir,
+        ),
+      );
       expect(direct.stderr).toContain("vm-install: step job-f2 ran without a proxy in its environment");
-      const other = await sh(detachedScript("job-f3", "echo 'E: Unable to locate package nope' >&2; exit 100", "start", dir), { env });
+      const other = await sh(
+        detachedScript("job-f3", "echo 'E: Unable to locate package nope' >&2; exit 100", "start", dir),
+        { env },
+      );
       expect(other.stderr).toBe("E: Unable to locate package nope\n");
     });
 
     it("the note stays in an install's per-package reason, after apt's own errors however many", () => {
-      const fetches = Array.from({ length: 8 }, (_, i) => `E: Failed to fetch http://deb.debian.org/debian/pool/p${i}.deb  Could not connect to 10.0.0.1:3128`);
-      const note = "vm-install: step install-packages-0123456789ab ran with http_proxy=http://10.0.0.1:3128 (from /etc/environment)";
-      const reason = aptFailureReason({ stdout: "Reading package lists...\n", stderr: `${fetches.join("\n")}\n${note}\n` });
+      const fetches = Array.from(
+        { length: 8 },
+        (_, i) => `E: Failed to fetch http://deb.debian.org/debian/pool/p${i}.deb  Could not connect to 10.0.0.1:3128`,
+      );
+      const note =
+        "vm-install: step install-packages-0123456789ab ran with http_proxy=http://10.0.0.1:3128 (from /etc/environment)";
+      const reason = aptFailureReason({
+        stdout: "Reading package lists...\n",
+        stderr: `${fetches.join("\n")}\n${note}\n`,
+      });
       expect(reason).toBe([...fetches.slice(0, 6), note].join("; "));
     });
   });

@@ -52,7 +52,10 @@ describe("the dpkg health probe", () => {
         "Package: gone\nStatus: deinstall ok config-files\nArchitecture: amd64\nVersion: 1\n",
     );
     // dpkg writes one stanza per journal file, without a blank line after it.
-    fs.writeFileSync(journal, "Package: perl-base\nStatus: install reinstreq half-installed\nArchitecture: amd64\nVersion: 5.36.0-7+deb12u3\n");
+    fs.writeFileSync(
+      journal,
+      "Package: perl-base\nStatus: install reinstreq half-installed\nArchitecture: amd64\nVersion: 5.36.0-7+deb12u3\n",
+    );
     const out = execFileSync("awk", [UNSETTLED_AWK, status, journal], { encoding: "utf8" });
     fs.rmSync(dir, { recursive: true, force: true });
     expect(out.trim().split("\n").sort()).toEqual([
@@ -90,16 +93,26 @@ describe("the dpkg health probe", () => {
       "man-db ok triggers-pending",
       "libc-bin ok triggers-awaited",
     ]);
-    expect(h.packages[1]).toEqual({ name: "libllvm14", arch: "amd64", want: "install", flag: "reinstreq", status: "half-installed", version: "1:14.0.6-12" });
+    expect(h.packages[1]).toEqual({
+      name: "libllvm14",
+      arch: "amd64",
+      want: "install",
+      flag: "reinstreq",
+      status: "half-installed",
+      version: "1:14.0.6-12",
+    });
     expect(h.scripts).toEqual(["4711 /bin/sh /var/lib/dpkg/info/postgresql-common.postinst configure"]);
     expect(h.cached).toEqual(["perl-base_5.36.0-7+deb12u4_amd64.deb"]);
     expect(needsRepair(h)).toBe(true);
   });
 
   it("dpkg --audit refused its lock (Debian 12, unprivileged): no finding, the status files decide", () => {
-    const denied = "dpkg: error: unable to check lock file for dpkg database directory /var/lib/dpkg: Permission denied";
+    const denied =
+      "dpkg: error: unable to check lock file for dpkg database directory /var/lib/dpkg: Permission denied";
     expect(needsRepair(parseDpkgHealth(probeOutput({ audit: denied })))).toBe(false);
-    const h = parseDpkgHealth(probeOutput({ audit: denied, packages: ["jq\tamd64\tinstall ok half-configured\t1.6-2.1"] }));
+    const h = parseDpkgHealth(
+      probeOutput({ audit: denied, packages: ["jq\tamd64\tinstall ok half-configured\t1.6-2.1"] }),
+    );
     expect(needsRepair(h)).toBe(true);
     expect(describeDamage(h)).toBe("half-done packages: jq (half-configured)");
   });
@@ -132,7 +145,8 @@ describe("Debian version order (dpkg's)", () => {
 });
 
 describe("the repair plan", () => {
-  const health = (cache: string[] = [], scripts: string[] = []) => parseDpkgHealth(probeOutput({ packages: EVERY_STATE, cache, scripts }));
+  const health = (cache: string[] = [], scripts: string[] = []) =>
+    parseDpkgHealth(probeOutput({ packages: EVERY_STATE, cache, scripts }));
 
   it("reinstalls exactly what only a whole .deb mends (reinst-required, half-installed); dpkg --configure -a finishes the rest", () => {
     const plan = planRepair(health());
@@ -164,15 +178,25 @@ describe("the repair plan", () => {
 
   it("names .debs as apt does (the epoch's colon encoded); arch all has no :arch in the spec", () => {
     expect(debFileName("libllvm14", "1:14.0.6-12", "amd64")).toBe("libllvm14_1%3a14.0.6-12_amd64.deb");
-    const h = parseDpkgHealth(probeOutput({ packages: ["postgresql-common\tall\tinstall reinstreq half-installed\t248+deb12u2"] }));
+    const h = parseDpkgHealth(
+      probeOutput({ packages: ["postgresql-common\tall\tinstall reinstreq half-installed\t248+deb12u2"] }),
+    );
     expect(planRepair(h).reinstall[0].download).toBe("postgresql-common=248+deb12u2");
   });
 
   it("the script waits for left-over maintainer scripts, unpacks the .debs, configures, then apt-get -f install never removing anything", () => {
-    const script = repairScript(planRepair(health(["libllvm14_1%3a14.0.6-12_amd64.deb"])), { lockTimeoutSec: 30, waitSec: 30 });
-    const order = ["pgrep -f", "apt-get download", "--unpack $debs", "--configure -a", "apt-get -f install --no-remove", "--triggers-only -a"].map((s) =>
-      script.indexOf(s),
-    );
+    const script = repairScript(planRepair(health(["libllvm14_1%3a14.0.6-12_amd64.deb"])), {
+      lockTimeoutSec: 30,
+      waitSec: 30,
+    });
+    const order = [
+      "pgrep -f",
+      "apt-get download",
+      "--unpack $debs",
+      "--configure -a",
+      "apt-get -f install --no-remove",
+      "--triggers-only -a",
+    ].map((s) => script.indexOf(s));
     expect(order.every((i) => i >= 0)).toBe(true);
     expect([...order].sort((a, b) => a - b)).toEqual(order);
     expect(script).toContain(`f="$A/libllvm14_1%3a14.0.6-12_amd64.deb"`);
@@ -184,7 +208,9 @@ describe("the repair plan", () => {
   });
 
   it("nothing to reinstall: no download, no unpack", () => {
-    const h = parseDpkgHealth(probeOutput({ packages: ["postgresql-15\tamd64\tinstall ok unpacked\t15.14-0+deb12u1"] }));
+    const h = parseDpkgHealth(
+      probeOutput({ packages: ["postgresql-15\tamd64\tinstall ok unpacked\t15.14-0+deb12u1"] }),
+    );
     const script = repairScript(planRepair(h), { lockTimeoutSec: 30, waitSec: 30 });
     expect(script).not.toContain("--unpack");
     expect(script).not.toContain("apt-get download");
@@ -199,7 +225,11 @@ describe("the repair plan", () => {
 describe("the repair in words", () => {
   it("what was found and what was done, with where each .deb came from", () => {
     const h = parseDpkgHealth(
-      probeOutput({ updates: "0000", packages: EVERY_STATE.slice(0, 1).concat(EVERY_STATE.slice(3, 4)), scripts: ["1 /var/lib/dpkg/info/x.postinst"] }),
+      probeOutput({
+        updates: "0000",
+        packages: EVERY_STATE.slice(0, 1).concat(EVERY_STATE.slice(3, 4)),
+        scripts: ["1 /var/lib/dpkg/info/x.postinst"],
+      }),
     );
     expect(describeDamage(h)).toBe(
       "an interrupted dpkg run; to reinstall: perl-base; half-done packages: postgresql-15 (unpacked); maintainer scripts left running: 1",
@@ -231,10 +261,11 @@ describe("the repair in words", () => {
   });
 
   it("what apt-get -f install would remove", () => {
-    expect(wouldRemove("NOTE: This is only a simulation!\nRemv postgresql [15+248] \nRemv libpq5:amd64 [15.14]\nInst x (1 Debian:12)\n")).toEqual([
-      "postgresql",
-      "libpq5",
-    ]);
+    expect(
+      wouldRemove(
+        "NOTE: This is only a simulation!\nRemv postgresql [15+248] \nRemv libpq5:amd64 [15.14]\nInst x (1 Debian:12)\n",
+      ),
+    ).toEqual(["postgresql", "libpq5"]);
   });
 
   it("the one command a person runs: a reinstall at the recorded version, else configuring what failed", () => {

@@ -2,7 +2,14 @@ import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { CommandError, ExecRemote, type RawExec, type RawExecResult, tail, wrapCommand } from "../../handlers/common/exec";
+import {
+  CommandError,
+  ExecRemote,
+  type RawExec,
+  type RawExecResult,
+  tail,
+  wrapCommand,
+} from "../../handlers/common/exec";
 import { SecretScrubber } from "../../shared/secrets";
 
 /** A RawExec that records the line sent and answers with `result`. */
@@ -16,11 +23,14 @@ function recorder(result: Partial<RawExecResult> | Error) {
   return { exec, sent };
 }
 
-const remote = (exec: RawExec, secrets = new SecretScrubber()) => new ExecRemote(exec, { target: "ubuntu@192.0.2.10:22", user: "ubuntu", secrets });
+const remote = (exec: RawExec, secrets = new SecretScrubber()) =>
+  new ExecRemote(exec, { target: "ubuntu@192.0.2.10:22", user: "ubuntu", secrets });
 
 describe("wrapCommand", () => {
   it("sends a privileged command to one sudo -n sh -c, quoted as a whole", () => {
-    expect(wrapCommand("apt-get update && touch /x", { sudo: true })).toBe("sudo -n sh -c 'apt-get update && touch /x'");
+    expect(wrapCommand("apt-get update && touch /x", { sudo: true })).toBe(
+      "sudo -n sh -c 'apt-get update && touch /x'",
+    );
     expect(wrapCommand("echo 'hi'", { sudo: true })).toBe("sudo -n sh -c 'echo '\\''hi'\\'''");
   });
 
@@ -47,8 +57,11 @@ describe("wrapCommand", () => {
   it("runs every part of a compound command privileged (the sudo A && B gotcha), in a real shell", () => {
     // A fake sudo that marks what it runs as privileged.
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "fake-sudo-"));
-    fs.writeFileSync(path.join(dir, "sudo"), '#!/bin/sh\n[ "$1" = "-n" ] && shift\nPRIV=yes exec "$@"\n', { mode: 0o755 });
-    const run = (line: string) => execFileSync("sh", ["-c", line], { env: { PATH: `${dir}:${process.env.PATH}` }, encoding: "utf8" });
+    fs.writeFileSync(path.join(dir, "sudo"), '#!/bin/sh\n[ "$1" = "-n" ] && shift\nPRIV=yes exec "$@"\n', {
+      mode: 0o755,
+    });
+    const run = (line: string) =>
+      execFileSync("sh", ["-c", line], { env: { PATH: `${dir}:${process.env.PATH}` }, encoding: "utf8" });
     const compound = 'echo "A=$PRIV" && echo "B=$PRIV"';
     expect(run(`sudo sh -c 'echo "A=$PRIV"' && echo "B=$PRIV"`)).toBe("A=yes\nB=\n"); // the trap
     expect(run(wrapCommand(compound, { sudo: true }))).toBe("A=yes\nB=yes\n");
@@ -73,18 +86,25 @@ describe("ExecRemote", () => {
       .run("apt-get install -y nope", { sudo: true })
       .catch((e) => e);
     expect(err).toBeInstanceOf(CommandError);
-    expect(err.message).toBe("apt-get install -y nope failed on ubuntu@192.0.2.10:22 (exit 100):\nE: Unable to locate package nope");
+    expect(err.message).toBe(
+      "apt-get install -y nope failed on ubuntu@192.0.2.10:22 (exit 100):\nE: Unable to locate package nope",
+    );
     expect(err.code).toBe(100);
   });
 
   it("returns a non-zero exit with check: false", async () => {
     const { exec } = recorder({ code: 1, stdout: Buffer.from("partial") });
-    await expect(remote(exec).run("dpkg-query -W x", { check: false })).resolves.toMatchObject({ code: 1, stdout: "partial" });
+    await expect(remote(exec).run("dpkg-query -W x", { check: false })).resolves.toMatchObject({
+      code: 1,
+      stdout: "partial",
+    });
   });
 
   it("treats an exit without a status as failure, even with check: false", async () => {
     const { exec } = recorder({ code: null });
-    await expect(remote(exec).run("sleep 100", { check: false })).rejects.toThrow(/did not finish: the SSH channel closed without an exit status/);
+    await expect(remote(exec).run("sleep 100", { check: false })).rejects.toThrow(
+      /did not finish: the SSH channel closed without an exit status/,
+    );
     const killed = recorder({ code: null, signal: "KILL" });
     await expect(remote(killed.exec).run("sleep 100", { label: "sleeping" })).rejects.toThrow(
       /sleeping on ubuntu@192.0.2.10:22 did not finish: it was killed by signal KILL/,
@@ -105,7 +125,9 @@ describe("ExecRemote", () => {
     const secrets = new SecretScrubber();
     secrets.add("Sup3r-Secret!", "db_password");
     const ok = recorder({ stdout: Buffer.from("ALTER ROLE app PASSWORD 'Sup3r-Secret!'") });
-    expect((await remote(ok.exec, secrets).run("psql")).stdout).toBe("ALTER ROLE app PASSWORD '[redacted:db_password]'");
+    expect((await remote(ok.exec, secrets).run("psql")).stdout).toBe(
+      "ALTER ROLE app PASSWORD '[redacted:db_password]'",
+    );
     const bad = recorder({ code: 1, stderr: Buffer.from("ERROR near Sup3r-Secret!") });
     const err = await remote(bad.exec, secrets)
       .run("psql")
@@ -116,7 +138,9 @@ describe("ExecRemote", () => {
 
   it("explains a sudo that wants a password", async () => {
     const { exec } = recorder({ code: 1, stderr: Buffer.from("sudo: a password is required\n") });
-    await expect(remote(exec).run("true", { sudo: true })).rejects.toThrow(/ubuntu needs passwordless sudo on the VM: add "ubuntu ALL=\(ALL\) NOPASSWD:ALL"/);
+    await expect(remote(exec).run("true", { sudo: true })).rejects.toThrow(
+      /ubuntu needs passwordless sudo on the VM: add "ubuntu ALL=\(ALL\) NOPASSWD:ALL"/,
+    );
   });
 });
 

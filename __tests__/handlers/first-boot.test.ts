@@ -5,7 +5,12 @@ import { Apt, DEFAULT_APT } from "../../handlers/common/apt";
 import { cloudInitState, parseCloudInitProbe } from "../../handlers/common/cloud-init";
 import { FIRST_BOOT_POLL_MS, FirstBootClock } from "../../handlers/common/first-boot";
 import type { InstallerDeps } from "../../handlers/common/handler-kit";
-import { firstBootReason, LOCK_TABLE_PROBE, parseHolderDetails, parseLockTable } from "../../handlers/common/lock-holders";
+import {
+  firstBootReason,
+  LOCK_TABLE_PROBE,
+  parseHolderDetails,
+  parseLockTable,
+} from "../../handlers/common/lock-holders";
 import { handler as dockerHandler } from "../../handlers/install-docker/handler";
 import { handler } from "../../handlers/install-packages/handler";
 import { handler as postgresHandler } from "../../handlers/install-postgres/handler";
@@ -39,7 +44,10 @@ import { ScriptedRemote, type Step } from "./support/scripted-remote";
 /** A clock that moves only when the code sleeps: waits take no real time, budgets are exact. */
 function fakeTime() {
   const t = { now: 0 };
-  return { t, deps: { now: () => t.now, sleep: async (ms: number) => void (t.now += ms) } satisfies Partial<InstallerDeps> };
+  return {
+    t,
+    deps: { now: () => t.now, sleep: async (ms: number) => void (t.now += ms) } satisfies Partial<InstallerDeps>,
+  };
 }
 
 const os: Step = { match: "cat /etc/os-release", stdout: DEBIAN_12 };
@@ -52,7 +60,11 @@ const policy: Step = { match: "apt-cache policy", stdout: policyBlock("git", "1:
 const install = (extra: Partial<Step> = {}): Step => ({ match: /^apt-get install -y /, sudo: true, ...extra });
 const installed = dpkg(dpkgLine("git", "1:2.39.2-1.1"));
 /** cloud-init's log read (22.x records its warnings there only): `log` lines, then its output log. */
-const cloudLog = (log = "", output = ""): Step => ({ match: "cloud-init-output.log", sudo: true, stdout: `${log}--- output\n${output}` });
+const cloudLog = (log = "", output = ""): Step => ({
+  match: "cloud-init-output.log",
+  sudo: true,
+  stdout: `${log}--- output\n${output}`,
+});
 const run = (event: unknown, script: Step[], deps: Partial<InstallerDeps> = {}) =>
   runScripted(handler, { packages: ["git"], ...(event as object) }, script, deps);
 
@@ -78,16 +90,30 @@ describe("cloud-init's state, from its own files", () => {
       ],
     });
     expect(state(RUNCMD_FAILED_22)).toMatchObject({ kind: "failed", errors: [RUNCMD_ERROR] });
-    expect(state(RUNNING_FINAL_22)).toEqual({ kind: "running", words: "cloud-init to finish the first boot: stage modules:final" });
-    const between = cloudInitProbe({ status: statusJson({ finished: ["init-local", "init"] }), system: "starting", units: FINAL_RUNNING });
-    expect(state(between)).toEqual({ kind: "running", words: "cloud-init to finish the first boot: init done, next stage" });
+    expect(state(RUNNING_FINAL_22)).toEqual({
+      kind: "running",
+      words: "cloud-init to finish the first boot: stage modules:final",
+    });
+    const between = cloudInitProbe({
+      status: statusJson({ finished: ["init-local", "init"] }),
+      system: "starting",
+      units: FINAL_RUNNING,
+    });
+    expect(state(between)).toEqual({
+      kind: "running",
+      words: "cloud-init to finish the first boot: init done, next stage",
+    });
     expect(state(cloudInitProbe({ system: "starting", units: FINAL_RUNNING }))).toMatchObject({
       kind: "running",
       words: expect.stringContaining("not started yet"),
     });
     // 22.4 says "error" as soon as a stage has one, though later stages still run: still running here.
     const early = cloudInitProbe({
-      status: statusJson({ finished: ["init-local", "init", "modules-config"], running: "modules-final", errors: { "modules-config": ["x"] } }),
+      status: statusJson({
+        finished: ["init-local", "init", "modules-config"],
+        running: "modules-final",
+        errors: { "modules-config": ["x"] },
+      }),
       system: "starting",
       units: FINAL_RUNNING,
     });
@@ -114,7 +140,12 @@ describe("lock holders: first boot by unit, never by a name alone", () => {
   it("each first-boot holder is known by its unit", () => {
     expect(reason(UNATTENDED_UPGRADE)).toBe("unit apt-daily-upgrade.service");
     expect(reason(CLOUD_FINAL_APT)).toBe("unit cloud-final.service");
-    for (const unit of ["apt-daily.service", "unattended-upgrades.service", "cloud-config.service", "cloud-init.service"]) {
+    for (const unit of [
+      "apt-daily.service",
+      "unattended-upgrades.service",
+      "cloud-config.service",
+      "cloud-init.service",
+    ]) {
       expect(reason(holderChain(4242, [[4242, 1, `/system.slice/${unit}`, "python3 hold.py"]]))).toBe(`unit ${unit}`);
     }
   });
@@ -122,7 +153,9 @@ describe("lock holders: first boot by unit, never by a name alone", () => {
   it("a foreign holder, and a faked name in a unit that is no first-boot one, are not", () => {
     expect(reason(SESSION_APT)).toBeUndefined();
     expect(reason(FAKED_UNATTENDED)).toBeUndefined();
-    expect(reason(holderChain(4242, [[4242, 1, "/system.slice/cloud-backup.service", "/usr/bin/cloud-init modules"]]))).toBeUndefined();
+    expect(
+      reason(holderChain(4242, [[4242, 1, "/system.slice/cloud-backup.service", "/usr/bin/cloud-init modules"]])),
+    ).toBeUndefined();
   });
 
   it("without a unit (no systemd), the ancestry decides", () => {
@@ -134,7 +167,9 @@ describe("lock holders: first boot by unit, never by a name alone", () => {
     expect(reason(noUnit("apt-get -y upgrade", "/usr/bin/python3 /usr/bin/cloud-init modules --mode=final"))).toBe(
       "started by /usr/bin/python3 /usr/bin/cloud-init modules --mode=final (pid 300)",
     );
-    expect(reason(noUnit("/usr/bin/python3 /usr/bin/unattended-upgrade", "/bin/sh /usr/lib/apt/apt.systemd.daily install"))).toMatch(/^command /);
+    expect(
+      reason(noUnit("/usr/bin/python3 /usr/bin/unattended-upgrade", "/bin/sh /usr/lib/apt/apt.systemd.daily install")),
+    ).toMatch(/^command /);
     expect(reason(noUnit("apt-get -qq update", "/bin/sh /usr/lib/apt/apt.systemd.daily update"))).toBe(
       "started by /bin/sh /usr/lib/apt/apt.systemd.daily update (pid 300)",
     );
@@ -197,7 +232,11 @@ describe("install-packages waits for cloud-init", () => {
     expect(remote.done).toBe(true);
     expect(result?.status).toBe("ok");
     const waits = lines.filter((l) => l.includes("waiting for cloud-init"));
-    expect(waits).toEqual([0, 5, 10].map((s) => `[install-packages] waiting for cloud-init to finish the first boot: stage modules:final (${s} s)`));
+    expect(waits).toEqual(
+      [0, 5, 10].map(
+        (s) => `[install-packages] waiting for cloud-init to finish the first boot: stage modules:final (${s} s)`,
+      ),
+    );
     expect(lines).toContain("[install-packages] cloud-init has finished the first boot");
     expect(t.now).toBe(3 * FIRST_BOOT_POLL_MS);
     expect(result?.timings_ms.first_boot).toBe(15_000);
@@ -207,7 +246,16 @@ describe("install-packages waits for cloud-init", () => {
     const log =
       '2026-12-04 01:16:29,100 - util.py[WARNING]: Failed loading yaml blob. Invalid format at line 2 column 9: "while parsing a flow sequence"\n' +
       "2026-12-04 01:16:29,101 - cloud_config.py[WARNING]: Failed at merging in cloud config part from case.cfg: empty cloud config\n";
-    const { result } = await run({}, [os, probe(DONE_22), cloudLog(log), dpkg(""), update, policy, install(), installed]);
+    const { result } = await run({}, [
+      os,
+      probe(DONE_22),
+      cloudLog(log),
+      dpkg(""),
+      update,
+      policy,
+      install(),
+      installed,
+    ]);
     expect(result?.status).toBe("ok");
     expect(result?.warnings).toEqual([
       "cloud-init finished the VM's first boot with warnings in its log (/var/log/cloud-init.log): " +
@@ -220,7 +268,19 @@ describe("install-packages waits for cloud-init", () => {
     const { deps } = fakeTime();
     const { lines } = await run(
       {},
-      [os, probe(RUNNING_FINAL_22), locks(LOCK_TABLE), details(CLOUD_FINAL_APT), probe(DONE_22), cloudLog(), dpkg(""), update, policy, install(), installed],
+      [
+        os,
+        probe(RUNNING_FINAL_22),
+        locks(LOCK_TABLE),
+        details(CLOUD_FINAL_APT),
+        probe(DONE_22),
+        cloudLog(),
+        dpkg(""),
+        update,
+        policy,
+        install(),
+        installed,
+      ],
       deps,
     );
     expect(lines).toContain(
@@ -263,13 +323,24 @@ describe("install-packages waits for cloud-init", () => {
     const script = Array.from({ length: 12 }, () => probe(RUNNING_FINAL_22));
     const { error, remote } = await run({ time_budget_sec: 60 }, [os, ...script], deps);
     expect(remote.done).toBe(true);
-    expect(error?.message).toMatch(/cloud-init had not finished the VM's first boot after 60 s \(still waiting for stage modules:final\)/);
-    expect(error?.message).toMatch(/time_budget_sec 60s, set from the installer's waitTimeoutSec in cdktf.json: raise that/);
+    expect(error?.message).toMatch(
+      /cloud-init had not finished the VM's first boot after 60 s \(still waiting for stage modules:final\)/,
+    );
+    expect(error?.message).toMatch(
+      /time_budget_sec 60s, set from the installer's waitTimeoutSec in cdktf.json: raise that/,
+    );
     expect(t.now).toBe(60_000);
   });
 
   it("apt.first_boot_wait_sec 0: cloud-init is not even looked at", async () => {
-    const { result, remote } = await run({ apt: { first_boot_wait_sec: 0 } }, [os, dpkg(""), update, policy, install(), installed]);
+    const { result, remote } = await run({ apt: { first_boot_wait_sec: 0 } }, [
+      os,
+      dpkg(""),
+      update,
+      policy,
+      install(),
+      installed,
+    ]);
     expect(result?.status).toBe("ok");
     expect(remote.cloudInitLooks).toBe(0);
   });
@@ -277,13 +348,21 @@ describe("install-packages waits for cloud-init", () => {
   it("a look lost with the SSH link is looked again", async () => {
     const { deps } = fakeTime();
     const lost: Step = { ...probe(RUNNING_FINAL_22), code: null };
-    const { result } = await run({}, [os, lost, probe(DONE_22), cloudLog(), dpkg(""), update, policy, install(), installed], deps);
+    const { result } = await run(
+      {},
+      [os, lost, probe(DONE_22), cloudLog(), dpkg(""), update, policy, install(), installed],
+      deps,
+    );
     expect(result?.status).toBe("ok");
   });
 
   it("check mode waits as well: what it reads is what a real run would see after the first boot", async () => {
     const { deps } = fakeTime();
-    const { result, remote, lines } = await run({ check: true }, [os, probe(RUNNING_FINAL_22), probe(DONE_22), cloudLog(), dpkg(""), policy], deps);
+    const { result, remote, lines } = await run(
+      { check: true },
+      [os, probe(RUNNING_FINAL_22), probe(DONE_22), cloudLog(), dpkg(""), policy],
+      deps,
+    );
     expect(remote.done).toBe(true);
     expect(result?.would_change).toEqual(["installed git"]);
     expect(lines.some((l) => l.includes("waiting for cloud-init"))).toBe(true);
@@ -299,7 +378,9 @@ describe("every installer waits for the first boot before its own work", () => {
   ] as const)("%s: a failed first boot fails it before anything of its own ran", async (name, spec, event) => {
     const { error, remote } = await runScripted(spec as never, event, [os, probe(RUNCMD_FAILED_22), cloudLog()]);
     expect(remote.done).toBe(true);
-    expect(error?.message).toMatch(new RegExp(`^${name} failed while waiting for the VM's first boot \\(cloud-init\\)`));
+    expect(error?.message).toMatch(
+      new RegExp(`^${name} failed while waiting for the VM's first boot \\(cloud-init\\)`),
+    );
     expect(remote.systemdLooks + remote.lockLooks).toBe(0);
   });
 });
@@ -369,17 +450,28 @@ describe("a lock held by the first boot is waited for within the budget, not loc
     const busy = Array.from({ length: 6 }, () => [locks(LOCK_TABLE), details(UNATTENDED_UPGRADE)]).flat();
     const { error, remote } = await run({ time_budget_sec: 30 }, [os, dpkg(""), ...busy], deps);
     expect(remote.done).toBe(true);
-    expect(error?.message).toMatch(/stayed held by the VM's first boot or apt's own periodic work: \/var\/lib\/dpkg\/lock-frontend is held by pid 4242/);
+    expect(error?.message).toMatch(
+      /stayed held by the VM's first boot or apt's own periodic work: \/var\/lib\/dpkg\/lock-frontend is held by pid 4242/,
+    );
     expect(error?.message).toMatch(/unit apt-daily-upgrade\.service/);
     expect(error?.message).toMatch(/time_budget_sec 30s/);
   });
 
   it("a faked unattended-upgrade in ssh.service keeps the bounded wait and fails after lock_attempts naming it", async () => {
     const busy = [install({ code: 100, stderr: LOCK_STDERR }), locks(LOCK_TABLE), details(FAKED_UNATTENDED)];
-    const { error, remote } = await run({ apt: { ...short, lock_retry_delay_sec: 0 } }, [os, dpkg(""), update, policy, ...busy, ...busy]);
+    const { error, remote } = await run({ apt: { ...short, lock_retry_delay_sec: 0 } }, [
+      os,
+      dpkg(""),
+      update,
+      policy,
+      ...busy,
+      ...busy,
+    ]);
     expect(remote.done).toBe(true);
     expect(error?.message).toMatch(/lock stayed busy through 2 attempts/);
-    expect(error?.message).toContain("held by pid 4242 (/usr/bin/python3 /usr/bin/unattended-upgrade; unit ssh.service)");
+    expect(error?.message).toContain(
+      "held by pid 4242 (/usr/bin/python3 /usr/bin/unattended-upgrade; unit ssh.service)",
+    );
   });
 
   it("Apt alone (no kit): the proactive look costs one read when nobody holds a lock", async () => {

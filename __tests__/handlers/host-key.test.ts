@@ -28,14 +28,18 @@ describe("probeHostKey", () => {
   });
 
   test("a pin that matches is accepted", async () => {
-    await expect(probeHostKey(target(server.port, server.hostKeySha256), { retry })).resolves.toMatchObject({ hostKeySha256: server.hostKeySha256 });
+    await expect(probeHostKey(target(server.port, server.hostKeySha256), { retry })).resolves.toMatchObject({
+      hostKeySha256: server.hostKeySha256,
+    });
   });
 
   test("a pin that does not match fails naming both keys and how to accept a legitimate change", async () => {
     const err = (await probeHostKey(target(server.port, other.sha256), { retry }).catch((e) => e)) as SshConnectError;
     expect(err).toBeInstanceOf(SshConnectError);
     expect(err.retryable).toBe(false);
-    expect(err.message).toContain(`expected ${other.sha256} but the server presented ${server.hostKeySha256} (ssh-ed25519)`);
+    expect(err.message).toContain(
+      `expected ${other.sha256} but the server presented ${server.hostKeySha256} (ssh-ed25519)`,
+    );
     expect(err.message).toContain("npm run trust -- <vm name>");
   });
 
@@ -65,11 +69,19 @@ describe("probeHostKey", () => {
 });
 
 describe("the host-key handler", () => {
-  const env = (extra: Record<string, string> = {}) => ({ VM_IP: "127.0.0.1", SSH_PORT: String(server.port), SSH_USER: "ubuntu", ...extra });
+  const env = (extra: Record<string, string> = {}) => ({
+    VM_IP: "127.0.0.1",
+    SSH_PORT: String(server.port),
+    SSH_USER: "ubuntu",
+    ...extra,
+  });
 
   test("needs no SSH_KEY and reports the key in the job result", async () => {
     const lines: string[] = [];
-    const result = await run({ ssh: { attempts: 1 } }, { env: env(), write: (l) => lines.push(l), secrets: new SecretScrubber() });
+    const result = await run(
+      { ssh: { attempts: 1 } },
+      { env: env(), write: (l) => lines.push(l), secrets: new SecretScrubber() },
+    );
     expect(result).toMatchObject({
       status: "ok",
       changed: false,
@@ -84,7 +96,10 @@ describe("the host-key handler", () => {
 
   test("refuses a bad event or environment before any connection, naming each problem", async () => {
     const before = server.authAttempts;
-    const err = await run({ ssh: { attempts: 0 }, extra: 1 }, { env: { VM_IP: "no host!" }, secrets: new SecretScrubber() }).catch((e) => e);
+    const err = await run(
+      { ssh: { attempts: 0 }, extra: 1 },
+      { env: { VM_IP: "no host!" }, secrets: new SecretScrubber() },
+    ).catch((e) => e);
     expect(err.message).toMatch(/^host-key: /);
     expect(err.message).toMatch(/ssh\.attempts/);
     expect(err.message).toMatch(/extra/);

@@ -11,7 +11,8 @@ import type { Step } from "./support/scripted-remote";
 /** Docker's real release key: the default repo_key_fingerprint accepts it, and only it. */
 const ARMORED = pgpKey("docker-release.asc");
 
-const run = (event: unknown, script: Step[], deps: Partial<InstallerDeps> = {}) => runScripted(handler, event, script, deps);
+const run = (event: unknown, script: Step[], deps: Partial<InstallerDeps> = {}) =>
+  runScripted(handler, event, script, deps);
 
 /** What the inspect command prints for a VM in a given state. */
 interface VmState {
@@ -29,11 +30,23 @@ interface VmState {
 function inspectOut(s: VmState): string {
   const sec = (name: string, code: number, out: string) => `@@@${name} ${code}\n${out}\n`;
   const pkgs = { "ca-certificates": "20230311ubuntu0.22.04.1", curl: "7.81.0-1ubuntu1.16", ...(s.packages ?? {}) };
-  let out = sec("docker", s.cli ? 0 : 127, s.cli ? `Docker version ${s.cli}, build 7d4bcd8` : "sh: 1: docker: not found");
-  out += sec("compose", s.compose ? 0 : s.cli ? 1 : 127, s.compose ? `Docker Compose version v${s.compose}` : "docker: 'compose' is not a docker command.");
+  let out = sec(
+    "docker",
+    s.cli ? 0 : 127,
+    s.cli ? `Docker version ${s.cli}, build 7d4bcd8` : "sh: 1: docker: not found",
+  );
+  out += sec(
+    "compose",
+    s.compose ? 0 : s.cli ? 1 : 127,
+    s.compose ? `Docker Compose version v${s.compose}` : "docker: 'compose' is not a docker command.",
+  );
   if (!s.compose && s.composeV1) out += sec("compose_v1", 0, `docker-compose version ${s.composeV1}, build unknown`);
   out += sec("active", s.active === "active" ? 0 : 3, s.active ?? "inactive");
-  out += sec("enabled", s.enabled === "enabled" ? 0 : 1, s.enabled ?? "Failed to get unit file state for docker.service: No such file or directory");
+  out += sec(
+    "enabled",
+    s.enabled === "enabled" ? 0 : 1,
+    s.enabled ?? "Failed to get unit file state for docker.service: No such file or directory",
+  );
   out += sec(
     "dpkg",
     1,
@@ -65,13 +78,19 @@ const keyFetch = (distro: string, base = "https://download.docker.com/linux"): S
 const keyWrite = (line: string, changed = true): Step => ({
   match: 'cat > "$t"',
   sudo: true,
-  stdout: changed ? "changed:wrote /etc/apt/keyrings/docker.gpg (new key)\nchanged:wrote /etc/apt/sources.list.d/docker.list (new source)\n" : "",
+  stdout: changed
+    ? "changed:wrote /etc/apt/keyrings/docker.gpg (new key)\nchanged:wrote /etc/apt/sources.list.d/docker.list (new source)\n"
+    : "",
   check: (c) => {
     expect(c).toContain(`printf '%s\\n' '${line}' > /etc/apt/sources.list.d/docker.list.tmp`);
     expect(c).toContain("/etc/apt/keyrings/docker.gpg");
   },
 });
-const staleLook = (stdout = ""): Step => ({ match: "for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list", sudo: true, stdout });
+const staleLook = (stdout = ""): Step => ({
+  match: "for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list",
+  sudo: true,
+  stdout,
+});
 const update: Step = { match: /^apt-get update /, sudo: true };
 const policy = (names: string, stdout: string): Step => ({ match: `apt-cache policy ${names}`, sudo: false, stdout });
 const install = (specs: string): Step => ({
@@ -79,23 +98,34 @@ const install = (specs: string): Step => ({
   sudo: true,
   check: (_c, opts) => expect(opts.env?.DEBIAN_FRONTEND).toBe("noninteractive"),
 });
-const usermod = (users: string[]): Step => ({ match: users.map((u) => `usermod -aG docker ${u}`).join(" && "), sudo: true });
-const info = (version = "27.0.3"): Step => ({ match: "docker info --format '{{.ServerVersion}}'", sudo: true, stdout: `${version}\n` });
+const usermod = (users: string[]): Step => ({
+  match: users.map((u) => `usermod -aG docker ${u}`).join(" && "),
+  sudo: true,
+});
+const info = (version = "27.0.3"): Step => ({
+  match: "docker info --format '{{.ServerVersion}}'",
+  sudo: true,
+  stdout: `${version}\n`,
+});
 const hello: Step = {
   match: "docker run --rm hello-world",
   sudo: true,
   stdout: "\nHello from Docker!\nThis message shows that your installation appears to be working correctly.\n",
 };
 
-const CE = { "docker-ce": "5:27.0.3-1~ubuntu.22.04~jammy", "docker-ce-cli": "5:27.0.3-1~ubuntu.22.04~jammy", "containerd.io": "1.7.18-1" };
+const CE = {
+  "docker-ce": "5:27.0.3-1~ubuntu.22.04~jammy",
+  "docker-ce-cli": "5:27.0.3-1~ubuntu.22.04~jammy",
+  "containerd.io": "1.7.18-1",
+};
 const OFFICIAL_ALL = "docker-ce docker-ce-cli containerd.io docker-buildx-plugin docker-compose-plugin";
 const officialOffer = (uri = "https://download.docker.com/linux/ubuntu") =>
   ["docker-ce", "docker-ce-cli", "containerd.io", "docker-buildx-plugin", "docker-compose-plugin"]
     .map((n) =>
-      policyBlock(n, n.startsWith("docker-ce") ? "5:27.0.3-1~ubuntu.22.04~jammy" : "2.29.1-1~ubuntu.22.04~jammy").replace(
-        /http:\/\/deb\.debian\.org\/debian bookworm\/main/g,
-        `${uri} jammy/stable`,
-      ),
+      policyBlock(
+        n,
+        n.startsWith("docker-ce") ? "5:27.0.3-1~ubuntu.22.04~jammy" : "2.29.1-1~ubuntu.22.04~jammy",
+      ).replace(/http:\/\/deb\.debian\.org\/debian bookworm\/main/g, `${uri} jammy/stable`),
     )
     .join("");
 
@@ -110,11 +140,23 @@ describe("install-docker: event validation (before any SSH)", () => {
     ["repo_url with command substitution", { repo_url: "https://$(id).example.com/linux" }, /event repo_url: /],
     ["repo_url with a quote", { repo_url: "https://mirror.example.com/li'nux" }, /event repo_url: /],
     ["repo_url not http(s)", { repo_url: "file:///etc/passwd" }, /event repo_url: /],
-    ["a user name with shell syntax", { users: ["ubuntu; rm -rf /"] }, /event users\[0\]: "ubuntu; rm -rf \/" is not allowed; expected a Unix user name/],
+    [
+      "a user name with shell syntax",
+      { users: ["ubuntu; rm -rf /"] },
+      /event users\[0\]: "ubuntu; rm -rf \/" is not allowed; expected a Unix user name/,
+    ],
     ["an uppercase user name", { users: ["Admin"] }, /event users\[0\]: "Admin"/],
     ["an option as user name", { users: ["-oProxyCommand"] }, /event users\[0\]/],
-    ["a short key ID as fingerprint", { repo_key_fingerprint: "0EBFCD88" }, /event repo_key_fingerprint: "0EBFCD88" is not an OpenPGP key fingerprint/],
-    ["no fingerprint at all", { repo_key_fingerprint: [] }, /event repo_key_fingerprint: expected one OpenPGP key fingerprint .* got an empty list/],
+    [
+      "a short key ID as fingerprint",
+      { repo_key_fingerprint: "0EBFCD88" },
+      /event repo_key_fingerprint: "0EBFCD88" is not an OpenPGP key fingerprint/,
+    ],
+    [
+      "no fingerprint at all",
+      { repo_key_fingerprint: [] },
+      /event repo_key_fingerprint: expected one OpenPGP key fingerprint .* got an empty list/,
+    ],
     ["a user listed twice", { users: ["ubuntu", "ubuntu"] }, /event users\[1\]: "ubuntu" appears twice/],
     ["users not a list", { users: "ubuntu" }, /event users: expected a list/],
     ["a bad verify mode", { verify: "ping" }, /event verify: expected one of "hello-world", "daemon"/],
@@ -124,7 +166,11 @@ describe("install-docker: event validation (before any SSH)", () => {
       { composer: true },
       /event composer: unknown key; allowed here: compose, channel, repo_url, repo_key_fingerprint, users, verify, update, cache_valid_sec, apt, ssh/,
     ],
-    ["bad apt settings", { apt: { lock_attempts: 0 } }, /event apt\.lock_attempts: expected a whole number from 1 to 50/],
+    [
+      "bad apt settings",
+      { apt: { lock_attempts: 0 } },
+      /event apt\.lock_attempts: expected a whole number from 1 to 50/,
+    ],
     ["bad ssh settings", { ssh: { attempts: "3" } }, /event ssh\.attempts: expected a whole number/],
   ];
 
@@ -144,8 +190,13 @@ describe("install-docker: event validation (before any SSH)", () => {
 
 describe("install-docker: official channel", () => {
   /** Docker's noble packages as its repository names them (…~ubuntu.24.04~noble), offered from `noble/stable`. */
-  const nobleOffer = (offer = officialOffer()) => offer.replace(/ubuntu\.22\.04~jammy/g, "ubuntu.24.04~noble").replace(/ jammy\/stable/g, " noble/stable");
-  const CE_NOBLE = { "docker-ce": "5:27.0.3-1~ubuntu.24.04~noble", "docker-ce-cli": "5:27.0.3-1~ubuntu.24.04~noble", "containerd.io": "1.7.18-1" };
+  const nobleOffer = (offer = officialOffer()) =>
+    offer.replace(/ubuntu\.22\.04~jammy/g, "ubuntu.24.04~noble").replace(/ jammy\/stable/g, " noble/stable");
+  const CE_NOBLE = {
+    "docker-ce": "5:27.0.3-1~ubuntu.24.04~noble",
+    "docker-ce-cli": "5:27.0.3-1~ubuntu.24.04~noble",
+    "containerd.io": "1.7.18-1",
+  };
 
   it.each([
     { release: "Ubuntu 22.04", os: UBUNTU_2204, codename: "jammy", offer: officialOffer(), packages: CE },
@@ -220,12 +271,20 @@ describe("install-docker: official channel", () => {
   });
 
   it("Ubuntu 24.04 (noble) over noble's docker.io: docker.io containerd runc removed as on jammy, an archive_uri-...-noble source taken out", async () => {
-    const line = "deb [arch=amd64 signed-by=/etc/apt/keyrings/docker.gpg] https://download.docker.com/linux/ubuntu noble stable";
+    const line =
+      "deb [arch=amd64 signed-by=/etc/apt/keyrings/docker.gpg] https://download.docker.com/linux/ubuntu noble stable";
     const stray = "/etc/apt/sources.list.d/archive_uri-https_download_docker_com_linux_ubuntu-noble.list";
     const distroDocker = { "docker.io": "24.0.7-0ubuntu4", containerd: "1.7.12-0ubuntu4", runc: "1.1.12-0ubuntu3" };
     const { result, remote, lines, error } = await run({ compose: false, verify: "daemon" }, [
       os(UBUNTU_2404),
-      look({ cli: "24.0.7", active: "active", enabled: "enabled", packages: distroDocker, group: ["ubuntu"], users: { ubuntu: ["ubuntu", "docker"] } }),
+      look({
+        cli: "24.0.7",
+        active: "active",
+        enabled: "enabled",
+        packages: distroDocker,
+        group: ["ubuntu"],
+        users: { ubuntu: ["ubuntu", "docker"] },
+      }),
       keyFetch("ubuntu"),
       keyWrite(line),
       staleLook(
@@ -233,14 +292,25 @@ describe("install-docker: official channel", () => {
       ),
       { match: `rm -f ${stray}`, sudo: true, stdout: `changed:removed ${stray}\n` },
       update,
-      policy("docker-ce docker-ce-cli containerd.io docker-buildx-plugin", nobleOffer().split("docker-compose-plugin:")[0]),
+      policy(
+        "docker-ce docker-ce-cli containerd.io docker-buildx-plugin",
+        nobleOffer().split("docker-compose-plugin:")[0],
+      ),
       {
         match: /^apt-get remove -y -q -o DPkg::Lock::Timeout=30 docker\.io containerd runc$/,
         sudo: true,
-        stdout: "Removing docker.io (24.0.7-0ubuntu4) ...\nRemoving containerd (1.7.12-0ubuntu4) ...\nRemoving runc (1.1.12-0ubuntu3) ...\n",
+        stdout:
+          "Removing docker.io (24.0.7-0ubuntu4) ...\nRemoving containerd (1.7.12-0ubuntu4) ...\nRemoving runc (1.1.12-0ubuntu3) ...\n",
       },
       install("docker-ce docker-ce-cli containerd.io docker-buildx-plugin"),
-      look({ cli: "27.0.3", active: "active", enabled: "enabled", packages: CE_NOBLE, group: ["ubuntu"], users: { ubuntu: ["ubuntu", "docker"] } }),
+      look({
+        cli: "27.0.3",
+        active: "active",
+        enabled: "enabled",
+        packages: CE_NOBLE,
+        group: ["ubuntu"],
+        users: { ubuntu: ["ubuntu", "docker"] },
+      }),
       info(),
     ]);
     expect(error).toBeUndefined();
@@ -254,7 +324,9 @@ describe("install-docker: official channel", () => {
       "removed docker.io containerd runc",
       "installed docker-ce docker-ce-cli containerd.io docker-buildx-plugin",
     ]);
-    expect(lines).toContain("[install-docker] removing packages that conflict with Docker's: docker.io containerd runc");
+    expect(lines).toContain(
+      "[install-docker] removing packages that conflict with Docker's: docker.io containerd runc",
+    );
   });
 
   it("Debian 12 (bookworm): the debian tree of the repository and a mirror from repo_url", async () => {
@@ -288,11 +360,23 @@ describe("install-docker: official channel", () => {
   });
 
   it("removes the conflicting packages that are installed (only those) once the repository is in place and its index offers Docker, and unmasks the unit", async () => {
-    const line = "deb [arch=amd64 signed-by=/etc/apt/keyrings/docker.gpg] https://download.docker.com/linux/ubuntu jammy stable";
-    const distroDocker = { "docker.io": "24.0.7-0ubuntu2~22.04.1", containerd: "1.7.12-0ubuntu2~22.04.1", runc: "1.1.12-0ubuntu2~22.04.1" };
+    const line =
+      "deb [arch=amd64 signed-by=/etc/apt/keyrings/docker.gpg] https://download.docker.com/linux/ubuntu jammy stable";
+    const distroDocker = {
+      "docker.io": "24.0.7-0ubuntu2~22.04.1",
+      containerd: "1.7.12-0ubuntu2~22.04.1",
+      runc: "1.1.12-0ubuntu2~22.04.1",
+    };
     const { result, remote, lines, error } = await run({ compose: false, verify: "daemon" }, [
       os(UBUNTU_2204),
-      look({ cli: "24.0.7", active: "active", enabled: "enabled", packages: distroDocker, group: ["ubuntu"], users: { ubuntu: ["ubuntu", "docker"] } }),
+      look({
+        cli: "24.0.7",
+        active: "active",
+        enabled: "enabled",
+        packages: distroDocker,
+        group: ["ubuntu"],
+        users: { ubuntu: ["ubuntu", "docker"] },
+      }),
       keyFetch("ubuntu"),
       keyWrite(line),
       staleLook(
@@ -301,10 +385,14 @@ describe("install-docker: official channel", () => {
       {
         match: "rm -f /etc/apt/sources.list.d/archive_uri-https_download_docker_com_linux_ubuntu-jammy.list",
         sudo: true,
-        stdout: "changed:removed /etc/apt/sources.list.d/archive_uri-https_download_docker_com_linux_ubuntu-jammy.list\n",
+        stdout:
+          "changed:removed /etc/apt/sources.list.d/archive_uri-https_download_docker_com_linux_ubuntu-jammy.list\n",
       },
       update,
-      policy("docker-ce docker-ce-cli containerd.io docker-buildx-plugin", officialOffer().split("docker-compose-plugin:")[0]),
+      policy(
+        "docker-ce docker-ce-cli containerd.io docker-buildx-plugin",
+        officialOffer().split("docker-compose-plugin:")[0],
+      ),
       {
         match: /^apt-get remove -y -q -o DPkg::Lock::Timeout=30 docker\.io containerd runc$/,
         sudo: true,
@@ -312,7 +400,14 @@ describe("install-docker: official channel", () => {
           "Removing docker.io (24.0.7-0ubuntu2~22.04.1) ...\nRemoving containerd (1.7.12-0ubuntu2~22.04.1) ...\nRemoving runc (1.1.12-0ubuntu2~22.04.1) ...\nRemoving pigz (2.6-1) ...\n",
       },
       install("docker-ce docker-ce-cli containerd.io docker-buildx-plugin"),
-      look({ cli: "27.0.3", active: "inactive", enabled: "masked", packages: CE, group: ["ubuntu"], users: { ubuntu: ["ubuntu", "docker"] } }),
+      look({
+        cli: "27.0.3",
+        active: "inactive",
+        enabled: "masked",
+        packages: CE,
+        group: ["ubuntu"],
+        users: { ubuntu: ["ubuntu", "docker"] },
+      }),
       { match: "systemctl unmask docker.service && systemctl enable --now docker.service", sudo: true },
       info(),
     ]);
@@ -330,11 +425,14 @@ describe("install-docker: official channel", () => {
       "started docker.service",
     ]);
     expect(result!.users_added).toEqual([]);
-    expect(lines).toContain("[install-docker] removing packages that conflict with Docker's: docker.io containerd runc");
+    expect(lines).toContain(
+      "[install-docker] removing packages that conflict with Docker's: docker.io containerd runc",
+    );
   });
 
   it("Debian 13: docker.io's split-off docker-cli and docker-buildx go with it (docker-buildx-plugin could not be unpacked over docker-buildx)", async () => {
-    const line = "deb [arch=amd64 signed-by=/etc/apt/keyrings/docker.gpg] https://download.docker.com/linux/debian trixie stable";
+    const line =
+      "deb [arch=amd64 signed-by=/etc/apt/keyrings/docker.gpg] https://download.docker.com/linux/debian trixie stable";
     // As `apt-get install docker.io` leaves Debian 13: the CLI and buildx are packages of their own, pulled in as Recommends.
     const distroDocker = {
       "docker.io": "26.1.5+dfsg1-9+deb13u1+b1",
@@ -347,10 +445,21 @@ describe("install-docker: official channel", () => {
       .split("docker-compose-plugin:")[0]
       .replace(/ubuntu\.22\.04~jammy/g, "debian.13~trixie")
       .replace(/ jammy\/stable/g, " trixie/stable");
-    const CE13 = { "docker-ce": "5:27.0.3-1~debian.13~trixie", "docker-ce-cli": "5:27.0.3-1~debian.13~trixie", "containerd.io": "1.7.18-1" };
+    const CE13 = {
+      "docker-ce": "5:27.0.3-1~debian.13~trixie",
+      "docker-ce-cli": "5:27.0.3-1~debian.13~trixie",
+      "containerd.io": "1.7.18-1",
+    };
     const { result, remote, lines, error } = await run({ compose: false, verify: "daemon" }, [
       os(DEBIAN_13),
-      look({ cli: "26.1.5+dfsg1", active: "active", enabled: "enabled", packages: distroDocker, group: ["ubuntu"], users: { ubuntu: ["ubuntu", "docker"] } }),
+      look({
+        cli: "26.1.5+dfsg1",
+        active: "active",
+        enabled: "enabled",
+        packages: distroDocker,
+        group: ["ubuntu"],
+        users: { ubuntu: ["ubuntu", "docker"] },
+      }),
       keyFetch("debian"),
       keyWrite(line),
       staleLook(`@@@file /etc/apt/sources.list.d/docker.list\n${line}\n\n@@@end\n`),
@@ -364,7 +473,14 @@ describe("install-docker: official channel", () => {
           "Removing containerd (1.7.24~ds1-6+deb13u1) ...\nRemoving runc (1.1.15+ds1-2+deb13u1) ...\n",
       },
       install("docker-ce docker-ce-cli containerd.io docker-buildx-plugin"),
-      look({ cli: "27.0.3", active: "active", enabled: "enabled", packages: CE13, group: ["ubuntu"], users: { ubuntu: ["ubuntu", "docker"] } }),
+      look({
+        cli: "27.0.3",
+        active: "active",
+        enabled: "enabled",
+        packages: CE13,
+        group: ["ubuntu"],
+        users: { ubuntu: ["ubuntu", "docker"] },
+      }),
       info(),
     ]);
     expect(error).toBeUndefined();
@@ -372,12 +488,18 @@ describe("install-docker: official channel", () => {
     expect(result!.repository).toMatchObject({ suite: "trixie", line });
     expect(result!.removed).toEqual(["docker.io", "docker-cli", "docker-buildx", "containerd", "runc"]);
     expect(result!.changes).toContain("removed docker.io docker-cli docker-buildx containerd runc");
-    expect(lines).toContain("[install-docker] removing packages that conflict with Docker's: docker.io docker-cli docker-buildx containerd runc");
+    expect(lines).toContain(
+      "[install-docker] removing packages that conflict with Docker's: docker.io docker-cli docker-buildx containerd runc",
+    );
   });
 
   it("a mirror serving another key: fails naming both fingerprints; nothing written, the installed docker.io left alone", async () => {
     const mirror = "http://mirror.example.com/linux";
-    const distroDocker = { "docker.io": "24.0.7-0ubuntu2~22.04.1", containerd: "1.7.12-0ubuntu2~22.04.1", runc: "1.1.12-0ubuntu2~22.04.1" };
+    const distroDocker = {
+      "docker.io": "24.0.7-0ubuntu2~22.04.1",
+      containerd: "1.7.12-0ubuntu2~22.04.1",
+      runc: "1.1.12-0ubuntu2~22.04.1",
+    };
     const served: Step = { ...keyFetch("ubuntu", mirror), stdout: `amd64\n${pgpKey("beta.asc").toString("base64")}` };
     const { remote, error } = await run({ repo_url: mirror, verify: "daemon" }, [
       os(UBUNTU_2204),
@@ -413,7 +535,8 @@ describe("install-docker: official channel", () => {
   });
 
   it("a repository without docker-buildx-plugin: skipped with a note; without docker-ce: a readable error", async () => {
-    const line = "deb [arch=amd64 signed-by=/etc/apt/keyrings/docker.gpg] https://download.docker.com/linux/ubuntu jammy stable";
+    const line =
+      "deb [arch=amd64 signed-by=/etc/apt/keyrings/docker.gpg] https://download.docker.com/linux/ubuntu jammy stable";
     const noBuildx = officialOffer().replace(/docker-buildx-plugin:[\s\S]*?(?=docker-compose-plugin:)/, "");
     const ok = await run({ verify: "daemon" }, [
       os(),
@@ -424,11 +547,21 @@ describe("install-docker: official channel", () => {
       update,
       policy(OFFICIAL_ALL, noBuildx),
       install("docker-ce docker-ce-cli containerd.io docker-compose-plugin"),
-      look({ cli: "27.0.3", compose: "2.29.1", active: "active", enabled: "enabled", packages: CE, group: ["ubuntu"], users: { ubuntu: ["docker"] } }),
+      look({
+        cli: "27.0.3",
+        compose: "2.29.1",
+        active: "active",
+        enabled: "enabled",
+        packages: CE,
+        group: ["ubuntu"],
+        users: { ubuntu: ["docker"] },
+      }),
       info(),
     ]);
     expect(ok.error).toBeUndefined();
-    expect(ok.result!.warnings).toEqual(["docker-buildx-plugin is not offered by https://download.docker.com/linux/ubuntu; skipped"]);
+    expect(ok.result!.warnings).toEqual([
+      "docker-buildx-plugin is not offered by https://download.docker.com/linux/ubuntu; skipped",
+    ]);
     expect(ok.result!.apt_update).toEqual({ ran: true, reason: "update requested" });
 
     const bad = await run({}, [
@@ -449,7 +582,8 @@ describe("install-docker: official channel", () => {
   });
 
   it("installs curl first when the VM lacks it (Docker's docs, step 1: ca-certificates curl)", async () => {
-    const line = "deb [arch=amd64 signed-by=/etc/apt/keyrings/docker.gpg] https://download.docker.com/linux/ubuntu jammy stable";
+    const line =
+      "deb [arch=amd64 signed-by=/etc/apt/keyrings/docker.gpg] https://download.docker.com/linux/ubuntu jammy stable";
     const { result, error, remote } = await run({ verify: "daemon", compose: false }, [
       os(),
       look({ curl: false, packages: { curl: "" } as never }),
@@ -461,7 +595,14 @@ describe("install-docker: official channel", () => {
       update,
       policy("docker-ce docker-ce-cli containerd.io docker-buildx-plugin", officialOffer()),
       install("docker-ce docker-ce-cli containerd.io docker-buildx-plugin"),
-      look({ cli: "27.0.3", active: "active", enabled: "enabled", packages: CE, group: ["ubuntu"], users: { ubuntu: ["docker"] } }),
+      look({
+        cli: "27.0.3",
+        active: "active",
+        enabled: "enabled",
+        packages: CE,
+        group: ["ubuntu"],
+        users: { ubuntu: ["docker"] },
+      }),
       info(),
     ]);
     expect(error).toBeUndefined();
@@ -475,13 +616,15 @@ describe("install-docker: official channel", () => {
       match: /^apt-get update /,
       sudo: true,
       code: 100,
-      stderr: "E: The repository 'https://mirror.example.com/linux/ubuntu jammy Release' does not have a Release file.\n",
+      stderr:
+        "E: The repository 'https://mirror.example.com/linux/ubuntu jammy Release' does not have a Release file.\n",
     },
     { match: "rm -f /etc/apt/sources.list.d/docker.list /etc/apt/keyrings/docker.gpg", sudo: true },
   ];
 
   it("apt-get update failing on the new source says which line and what repo_url must serve", async () => {
-    const line = "deb [arch=amd64 signed-by=/etc/apt/keyrings/docker.gpg] https://mirror.example.com/linux/ubuntu jammy stable";
+    const line =
+      "deb [arch=amd64 signed-by=/etc/apt/keyrings/docker.gpg] https://mirror.example.com/linux/ubuntu jammy stable";
     const { error } = await run({ repo_url: "https://mirror.example.com/linux" }, [
       os(),
       look({}),
@@ -499,11 +642,23 @@ describe("install-docker: official channel", () => {
   });
 
   it("a repository that fails over an installed docker.io: docker.io, containerd and runc are not removed (removal comes after the index is read)", async () => {
-    const line = "deb [arch=amd64 signed-by=/etc/apt/keyrings/docker.gpg] https://mirror.example.com/linux/ubuntu jammy stable";
-    const distroDocker = { "docker.io": "24.0.7-0ubuntu2~22.04.1", containerd: "1.7.12-0ubuntu2~22.04.1", runc: "1.1.12-0ubuntu2~22.04.1" };
+    const line =
+      "deb [arch=amd64 signed-by=/etc/apt/keyrings/docker.gpg] https://mirror.example.com/linux/ubuntu jammy stable";
+    const distroDocker = {
+      "docker.io": "24.0.7-0ubuntu2~22.04.1",
+      containerd: "1.7.12-0ubuntu2~22.04.1",
+      runc: "1.1.12-0ubuntu2~22.04.1",
+    };
     const { error, remote } = await run({ repo_url: "https://mirror.example.com/linux", verify: "daemon" }, [
       os(),
-      look({ cli: "24.0.7", active: "active", enabled: "enabled", packages: distroDocker, group: ["ubuntu"], users: { ubuntu: ["docker"] } }),
+      look({
+        cli: "24.0.7",
+        active: "active",
+        enabled: "enabled",
+        packages: distroDocker,
+        group: ["ubuntu"],
+        users: { ubuntu: ["docker"] },
+      }),
       keyFetch("ubuntu", "https://mirror.example.com/linux"),
       keyWrite(line),
       staleLook(),
@@ -567,7 +722,12 @@ describe("install-docker: already installed", () => {
       hello,
     ]);
     expect(remote.done).toBe(true);
-    expect(result).toMatchObject({ status: "ok", changed: true, changes: ["added deploy to group docker"], users_added: ["deploy"] });
+    expect(result).toMatchObject({
+      status: "ok",
+      changed: true,
+      changes: ["added deploy to group docker"],
+      users_added: ["deploy"],
+    });
   });
 
   it("distro channel: docker.io with compose v1 counts; official channel does not accept docker.io", async () => {
@@ -581,7 +741,13 @@ describe("install-docker: already installed", () => {
       users: { ubuntu: ["docker"] },
     };
     const distro = await run({ channel: "distro" }, [os(DEBIAN_12), look(v1), info("20.10.24+dfsg1"), hello]);
-    expect(distro.result).toMatchObject({ status: "ok", compose: true, compose_version: "1.29.2", compose_command: "docker-compose", channel: "distro" });
+    expect(distro.result).toMatchObject({
+      status: "ok",
+      compose: true,
+      compose_version: "1.29.2",
+      compose_command: "docker-compose",
+      channel: "distro",
+    });
     expect(unmetNeeds(parseDockerState(inspectOut(v1), ["ubuntu"]), { channel: "official", compose: true })).toEqual([
       "docker-ce from Docker's repository is not installed (docker.io from the distribution is, and is replaced)",
       "the compose plugin (docker compose) is not installed",
@@ -589,7 +755,15 @@ describe("install-docker: already installed", () => {
   });
 
   it("a docker.asc an earlier version wrote (the served bytes) is a need of the official channel even with Docker complete; not of the distro one", () => {
-    const complete = { cli: "27.0.3", compose: "2.29.1", active: "active", enabled: "enabled", packages: CE, group: ["ubuntu"], users: { ubuntu: ["docker"] } };
+    const complete = {
+      cli: "27.0.3",
+      compose: "2.29.1",
+      active: "active",
+      enabled: "enabled",
+      packages: CE,
+      group: ["ubuntu"],
+      users: { ubuntu: ["docker"] },
+    };
     const official = { channel: "official" as const, compose: true };
     expect(unmetNeeds(parseDockerState(inspectOut(complete), ["ubuntu"]), official)).toEqual([]);
     const legacy = parseDockerState(inspectOut({ ...complete, legacyKeyring: true }), ["ubuntu"]);
@@ -600,11 +774,24 @@ describe("install-docker: already installed", () => {
   });
 
   it("an installed Docker that fails its verification is restarted once and verified again; the result says so", async () => {
-    const state = { cli: "27.0.3", compose: "2.29.1", active: "active", enabled: "enabled", packages: CE, group: ["ubuntu"], users: { ubuntu: ["docker"] } };
+    const state = {
+      cli: "27.0.3",
+      compose: "2.29.1",
+      active: "active",
+      enabled: "enabled",
+      packages: CE,
+      group: ["ubuntu"],
+      users: { ubuntu: ["docker"] },
+    };
     const { result, remote, error } = await run({ verify: "daemon" }, [
       os(),
       look(state),
-      { ...info(), code: 1, stdout: "", stderr: "Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?\n" },
+      {
+        ...info(),
+        code: 1,
+        stdout: "",
+        stderr: "Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?\n",
+      },
       { match: /^systemctl restart docker\.service$/, sudo: true },
       info(),
     ]);
@@ -612,34 +799,70 @@ describe("install-docker: already installed", () => {
     expect(remote.done).toBe(true);
     expect(result!.changed).toBe(true);
     expect(result!.changes).toEqual([
-      expect.stringMatching(/^restarted docker\.service: the installed Docker failed its verification \(Docker was installed but the daemon does not answer/),
+      expect.stringMatching(
+        /^restarted docker\.service: the installed Docker failed its verification \(Docker was installed but the daemon does not answer/,
+      ),
     ]);
     expect(result!.verify).toEqual({ mode: "daemon", detail: "docker info: server version 27.0.3" });
   });
 
   it("an installed Docker still failing after the restart fails the job with the verification's words", async () => {
-    const state = { cli: "27.0.3", compose: "2.29.1", active: "active", enabled: "enabled", packages: CE, group: ["ubuntu"], users: { ubuntu: ["docker"] } };
+    const state = {
+      cli: "27.0.3",
+      compose: "2.29.1",
+      active: "active",
+      enabled: "enabled",
+      packages: CE,
+      group: ["ubuntu"],
+      users: { ubuntu: ["docker"] },
+    };
     const down = { ...info(), code: 1, stdout: "", stderr: "Cannot connect to the Docker daemon\n" };
-    const { remote, error } = await run({ verify: "daemon" }, [os(), look(state), down, { match: /^systemctl restart docker\.service$/, sudo: true }, down]);
+    const { remote, error } = await run({ verify: "daemon" }, [
+      os(),
+      look(state),
+      down,
+      { match: /^systemctl restart docker\.service$/, sudo: true },
+      down,
+    ]);
     expect(remote.done).toBe(true);
-    expect(error?.message).toMatch(/the daemon does not answer: `docker info` exited 1: Cannot connect to the Docker daemon/);
+    expect(error?.message).toMatch(
+      /the daemon does not answer: `docker info` exited 1: Cannot connect to the Docker daemon/,
+    );
   });
 
   it("only the service down: started again, no apt and no network (the repository is not asked)", async () => {
     const { result, remote, error } = await run({ verify: "daemon" }, [
       os(),
-      look({ cli: "27.0.3", compose: "2.29.1", active: "inactive", enabled: "disabled", packages: CE, group: ["ubuntu"], users: { ubuntu: ["docker"] } }),
+      look({
+        cli: "27.0.3",
+        compose: "2.29.1",
+        active: "inactive",
+        enabled: "disabled",
+        packages: CE,
+        group: ["ubuntu"],
+        users: { ubuntu: ["docker"] },
+      }),
       { match: "systemctl enable --now docker.service", sudo: true },
       info(),
     ]);
     expect(error).toBeUndefined();
     expect(remote.done).toBe(true);
-    expect(result).toMatchObject({ status: "ok", changed: true, changes: ["enabled docker.service", "started docker.service"], apt_update: { ran: false } });
-    expect(result!.summary).toBe("Docker 27.0.3 (server 27.0.3) was installed; its service was not running and now is, compose 2.29.1");
+    expect(result).toMatchObject({
+      status: "ok",
+      changed: true,
+      changes: ["enabled docker.service", "started docker.service"],
+      apt_update: { ran: false },
+    });
+    expect(result!.summary).toBe(
+      "Docker 27.0.3 (server 27.0.3) was installed; its service was not running and now is, compose 2.29.1",
+    );
   });
 
   it("a user that does not exist fails before anything changes", async () => {
-    const { error, remote } = await run({ users: ["ubuntu", "ghost"] }, [os(), look({ users: { ubuntu: ["ubuntu"], ghost: null } })]);
+    const { error, remote } = await run({ users: ["ubuntu", "ghost"] }, [
+      os(),
+      look({ users: { ubuntu: ["ubuntu"], ghost: null } }),
+    ]);
     expect(remote.done).toBe(true);
     expect(error?.message).toBe(
       "install-docker failed while installing: user ghost does not exist on the VM, so it cannot join the docker group: create them first or remove them from users. Nothing was changed.",
@@ -656,7 +879,11 @@ describe("install-docker: what it granted, it takes back (inventory in /var/lib/
   });
 
   it("a member vm-install added and users no longer lists leaves the group; the inventory forgets them, other installers' records kept", async () => {
-    const inventory = { version: 1, docker: { group_members: ["ubuntu", "deploy"] }, postgres: { roles: [{ cluster: "15/main", name: "a" }] } };
+    const inventory = {
+      version: 1,
+      docker: { group_members: ["ubuntu", "deploy"] },
+      postgres: { roles: [{ cluster: "15/main", name: "a" }] },
+    };
     const { result, remote, error } = await run({ users: ["ubuntu"] }, [
       os(),
       look(members("ubuntu", "deploy")),
@@ -699,7 +926,9 @@ describe("install-docker: what it granted, it takes back (inventory in /var/lib/
       look(members("ubuntu")),
       grantsRead(),
       usermod(["deploy"]),
-      grantsWrite((w) => expect(w).toEqual({ version: 1, about: expect.any(String), docker: { group_members: ["deploy"] } })),
+      grantsWrite((w) =>
+        expect(w).toEqual({ version: 1, about: expect.any(String), docker: { group_members: ["deploy"] } }),
+      ),
       info(),
       hello,
     ]);
@@ -722,15 +951,25 @@ describe("install-docker: what it granted, it takes back (inventory in /var/lib/
   });
 
   it("a damaged inventory fails the run before any change, saying how to recover", async () => {
-    const { error, remote } = await run({ users: ["ubuntu"] }, [os(), look(members("ubuntu", "deploy")), { ...grantsRead(), stdout: "present\n{not json\n" }]);
+    const { error, remote } = await run({ users: ["ubuntu"] }, [
+      os(),
+      look(members("ubuntu", "deploy")),
+      { ...grantsRead(), stdout: "present\n{not json\n" },
+    ]);
     expect(remote.done).toBe(true);
-    expect(error?.message).toMatch(/\/var\/lib\/vm-install\/grants\.json on the VM is not valid JSON .*remove it to make the project forget what it granted/);
+    expect(error?.message).toMatch(
+      /\/var\/lib\/vm-install\/grants\.json on the VM is not valid JSON .*remove it to make the project forget what it granted/,
+    );
   });
 
   it("the group's members come from getent", () => {
     expect(groupMembers("docker:x:999:ubuntu,deploy")).toEqual(["ubuntu", "deploy"]);
     expect(groupMembers("docker:x:999:")).toEqual([]);
-    expect(planGroup({ groupMembers: ["a", "b"], users: new Map([["a", ["docker"]]]) }, ["a"], ["b"])).toEqual({ add: [], revoke: ["b"], record: [] });
+    expect(planGroup({ groupMembers: ["a", "b"], users: new Map([["a", ["docker"]]]) }, ["a"], ["b"])).toEqual({
+      add: [],
+      revoke: ["b"],
+      record: [],
+    });
   });
 });
 
@@ -768,7 +1007,9 @@ describe("install-docker: distro channel", () => {
       compose_version: "1.29.2",
       changed: true,
       changes: ["installed docker.io docker-compose", "added ubuntu to group docker"],
-      warnings: ['the distribution\'s compose is docker-compose 1.29.2-3: compose v1 (Python), called as docker-compose; channel "official" has v2'],
+      warnings: [
+        'the distribution\'s compose is docker-compose 1.29.2-3: compose v1 (Python), called as docker-compose; channel "official" has v2',
+      ],
     });
     expect(result!.repository).toBeUndefined();
   });
@@ -836,13 +1077,28 @@ describe("install-docker: distro channel", () => {
   });
 
   it("no docker.io candidate: says where it lives on Ubuntu", async () => {
-    const { error } = await run({ channel: "distro", compose: false }, [os(UBUNTU_2204), look({}), update, policy("docker.io", "")]);
-    expect(error?.message).toMatch(/the distribution's repositories offer no docker\.io on the VM; on Ubuntu it is in "universe"/);
+    const { error } = await run({ channel: "distro", compose: false }, [
+      os(UBUNTU_2204),
+      look({}),
+      update,
+      policy("docker.io", ""),
+    ]);
+    expect(error?.message).toMatch(
+      /the distribution's repositories offer no docker\.io on the VM; on Ubuntu it is in "universe"/,
+    );
   });
 });
 
 describe("install-docker: verify modes and failures", () => {
-  const installed = { cli: "27.0.3", compose: "2.29.1", active: "active", enabled: "enabled", packages: CE, group: ["ubuntu"], users: { ubuntu: ["docker"] } };
+  const installed = {
+    cli: "27.0.3",
+    compose: "2.29.1",
+    active: "active",
+    enabled: "enabled",
+    packages: CE,
+    group: ["ubuntu"],
+    users: { ubuntu: ["docker"] },
+  };
   const toInstall = (verifyMode: string, tailSteps: Step[]) =>
     run({ verify: verifyMode, channel: "distro", compose: false }, [
       os(),
@@ -860,7 +1116,8 @@ describe("install-docker: verify modes and failures", () => {
       {
         match: "docker run --rm hello-world",
         code: 125,
-        stderr: 'docker: Error response from daemon: Get "https://registry-1.docker.io/v2/": dial tcp: lookup registry-1.docker.io: no such host.\n',
+        stderr:
+          'docker: Error response from daemon: Get "https://registry-1.docker.io/v2/": dial tcp: lookup registry-1.docker.io: no such host.\n',
       },
     ]);
     expect(error?.message).toMatch(
@@ -876,9 +1133,15 @@ describe("install-docker: verify modes and failures", () => {
 
   it("a daemon that does not answer fails the job with where to look", async () => {
     const { error } = await toInstall("daemon", [
-      { match: "docker info", code: 1, stderr: "Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?\n" },
+      {
+        match: "docker info",
+        code: 1,
+        stderr: "Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?\n",
+      },
     ]);
-    expect(error?.message).toMatch(/the daemon does not answer: `docker info` exited 1: Cannot connect to the Docker daemon.*journalctl -u docker/s);
+    expect(error?.message).toMatch(
+      /the daemon does not answer: `docker info` exited 1: Cannot connect to the Docker daemon.*journalctl -u docker/s,
+    );
   });
 
   it("a service that does not start shows the journal", async () => {
@@ -926,11 +1189,20 @@ describe("install-docker: parsing", () => {
 });
 
 describe("install-docker: check mode (check: true) foresees, changes nothing", () => {
-  const running = { cli: "27.0.3", compose: "2.29.1", active: "active", enabled: "enabled", packages: CE, group: ["ubuntu"], users: { ubuntu: ["docker"] } };
+  const running = {
+    cli: "27.0.3",
+    compose: "2.29.1",
+    active: "active",
+    enabled: "enabled",
+    packages: CE,
+    group: ["ubuntu"],
+    users: { ubuntu: ["docker"] },
+  };
   /** The double saw nothing that changes a VM: no marked command, no apt-get, no systemctl change, no group change, no write. */
   const expectNothingChanged = (remote: { calls: { command: string; opts: { mutates?: boolean } }[] }) => {
     expect(remote.calls.filter((c) => c.opts.mutates).map((c) => c.command)).toEqual([]);
-    const changing = /apt-get|systemctl (start|restart|enable|unmask)|usermod|gpasswd|groupadd|mktemp \/var\/lib\/vm-install|cat > "\$t"|docker run|rm -f/;
+    const changing =
+      /apt-get|systemctl (start|restart|enable|unmask)|usermod|gpasswd|groupadd|mktemp \/var\/lib\/vm-install|cat > "\$t"|docker run|rm -f/;
     expect(remote.calls.map((c) => c.command).filter((c) => changing.test(c))).toEqual([]);
   };
 
@@ -939,7 +1211,9 @@ describe("install-docker: check mode (check: true) foresees, changes nothing", (
     expect(error).toBeUndefined();
     expect(remote.done).toBe(true);
     expectNothingChanged(remote);
-    expect(remote.calls.filter((c) => c.opts.sudo).map((c) => c.command)).toEqual(["docker info --format '{{.ServerVersion}}'"]);
+    expect(remote.calls.filter((c) => c.opts.sudo).map((c) => c.command)).toEqual([
+      "docker info --format '{{.ServerVersion}}'",
+    ]);
     expect(result).toMatchObject({
       status: "ok",
       changed: false,
@@ -948,15 +1222,27 @@ describe("install-docker: check mode (check: true) foresees, changes nothing", (
       summary: "check: nothing would change; Docker 27.0.3 is installed (server 27.0.3)",
       docker_version: "27.0.3",
       server_version: "27.0.3",
-      verify: { mode: "hello-world", detail: "docker info: server version 27.0.3 (check mode: hello-world is not run)" },
+      verify: {
+        mode: "hello-world",
+        detail: "docker info: server version 27.0.3 (check mode: hello-world is not run)",
+      },
       apt_update: { ran: false, reason: "nothing to install" },
     });
   });
 
   it("service stopped, a user missing from the group, a recorded user to revoke: the three lines, none of it done", async () => {
     const inventory = { version: 1, docker: { group_members: ["ubuntu", "deploy"] } };
-    const state = { ...running, active: "inactive", group: ["ubuntu"], users: { ubuntu: ["ubuntu", "docker"], ops: ["ops"] } };
-    const { result, remote, error } = await run({ check: true, users: ["ops"] }, [os(), look(state), grantsRead(inventory)]);
+    const state = {
+      ...running,
+      active: "inactive",
+      group: ["ubuntu"],
+      users: { ubuntu: ["ubuntu", "docker"], ops: ["ops"] },
+    };
+    const { result, remote, error } = await run({ check: true, users: ["ops"] }, [
+      os(),
+      look(state),
+      grantsRead(inventory),
+    ]);
     expect(error).toBeUndefined();
     expect(remote.done).toBe(true); // no systemctl start, no usermod/gpasswd, no grants write, no docker info
     expectNothingChanged(remote);
@@ -1013,8 +1299,15 @@ describe("install-docker: check mode (check: true) foresees, changes nothing", (
     expect(remote.implicit).toHaveLength(1); // dpkg's health looked at, as before any apt work
     expect(result).toMatchObject({
       changed: false,
-      would_change: ["installed docker.io docker-compose", "enabled docker.service", "started docker.service", "added ubuntu to group docker"],
-      warnings: ['the distribution\'s compose is docker-compose 1.29.2-3: compose v1 (Python), called as docker-compose; channel "official" has v2'],
+      would_change: [
+        "installed docker.io docker-compose",
+        "enabled docker.service",
+        "started docker.service",
+        "added ubuntu to group docker",
+      ],
+      warnings: [
+        'the distribution\'s compose is docker-compose 1.29.2-3: compose v1 (Python), called as docker-compose; channel "official" has v2',
+      ],
       apt_update: { ran: false, reason: expect.stringMatching(/^check mode: /) },
       packages: {},
       verify: { detail: "not verified in check mode: Docker is not installed" },
@@ -1023,10 +1316,16 @@ describe("install-docker: check mode (check: true) foresees, changes nothing", (
   });
 
   it("distro channel, lists offering nothing: the install is still foreseen, with a warning that the lists may be stale", async () => {
-    const { result, error } = await run({ check: true, channel: "distro", compose: false, users: [] }, [os(), look({}), policy("docker.io", "")]);
+    const { result, error } = await run({ check: true, channel: "distro", compose: false, users: [] }, [
+      os(),
+      look({}),
+      policy("docker.io", ""),
+    ]);
     expect(error).toBeUndefined();
     expect(result!.would_change).toEqual(["installed docker.io", "enabled docker.service", "started docker.service"]);
-    expect(result!.warnings).toEqual(["the VM's current package lists offer no docker.io: a real run refreshes them first, which may change that"]);
+    expect(result!.warnings).toEqual([
+      "the VM's current package lists offer no docker.io: a real run refreshes them first, which may change that",
+    ]);
   });
 
   it("official channel over docker.io: removal and install foreseen, the repository named; no apt source written, no key fetched", async () => {
@@ -1048,8 +1347,12 @@ describe("install-docker: check mode (check: true) foresees, changes nothing", (
     expect(remote.done).toBe(true);
     expectNothingChanged(remote);
     // The look itself asks whether the legacy docker.asc exists (`test -e`); nothing else goes near apt's files.
-    const touching = remote.calls.filter((c) => /curl -f|\/etc\/apt\/sources\.list\.d|\/etc\/apt\/keyrings/.test(c.command));
-    expect(touching.map((c) => c.command.match(/test -e \S+|curl -f|\/etc\/apt\/\S+/g))).toEqual([["test -e /etc/apt/keyrings/docker.asc"]]);
+    const touching = remote.calls.filter((c) =>
+      /curl -f|\/etc\/apt\/sources\.list\.d|\/etc\/apt\/keyrings/.test(c.command),
+    );
+    expect(touching.map((c) => c.command.match(/test -e \S+|curl -f|\/etc\/apt\/\S+/g))).toEqual([
+      ["test -e /etc/apt/keyrings/docker.asc"],
+    ]);
     expect(result).toMatchObject({
       changed: false,
       would_change: [
@@ -1063,7 +1366,9 @@ describe("install-docker: check mode (check: true) foresees, changes nothing", (
       removed: [],
       packages: { "docker.io": "20.10.24+dfsg1-1+b3", containerd: "1.6.20~ds1-1+b1", runc: "1.1.5+ds1-1+deb12u1" },
     });
-    expect(result!.warnings).toEqual([expect.stringMatching(/^the VM's current package lists offer no docker-ce, docker-ce-cli, containerd\.io: /)]);
+    expect(result!.warnings).toEqual([
+      expect.stringMatching(/^the VM's current package lists offer no docker-ce, docker-ce-cli, containerd\.io: /),
+    ]);
     expect(result!.repository).toBeUndefined();
   });
 
@@ -1078,11 +1383,15 @@ describe("install-docker: check mode (check: true) foresees, changes nothing", (
     expect(error).toBeUndefined();
     expect(result!.would_change).toEqual([
       "installed curl",
-      expect.stringMatching(/^Docker's apt repository https:\/\/download\.docker\.com\/linux\/ubuntu jammy stable configured/),
+      expect.stringMatching(
+        /^Docker's apt repository https:\/\/download\.docker\.com\/linux\/ubuntu jammy stable configured/,
+      ),
       "installed docker-ce docker-ce-cli containerd.io docker-compose-plugin",
       "enabled docker.service",
       "started docker.service",
     ]);
-    expect(result!.warnings).toEqual(["docker-buildx-plugin is not offered by https://download.docker.com/linux/ubuntu; skipped"]);
+    expect(result!.warnings).toEqual([
+      "docker-buildx-plugin is not offered by https://download.docker.com/linux/ubuntu; skipped",
+    ]);
   });
 });

@@ -14,7 +14,12 @@ import { unwrapLine } from "./support/wire";
 
 /** A pretend Debian VM: a repository, an installed set, and the few commands the installer sends. */
 class FakeVm {
-  readonly repo: Record<string, string> = { git: "1:2.39.2-1.1", curl: "7.88.1-10+deb12u5", jq: "1.6-2.1", htop: "3.2.2-2" };
+  readonly repo: Record<string, string> = {
+    git: "1:2.39.2-1.1",
+    curl: "7.88.1-10+deb12u5",
+    jq: "1.6-2.1",
+    htop: "3.2.2-2",
+  };
   readonly installed = new Map<string, string>([["curl", "7.88.1-10+deb12u5"]]);
   readonly log: string[] = [];
 
@@ -39,8 +44,10 @@ class FakeVm {
         stdout: names.map((n) => (this.installed.has(n) ? dpkgLine(n, this.installed.get(n)) : "")).join(""),
       };
     }
-    if (!sudo && /apt-get/.test(cmd)) return { code: 1, stderr: "E: Could not open lock file - open (13: Permission denied)\n" };
-    if (/^apt-get update -q && mkdir -p \/var\/lib\/apt\/periodic && touch /.test(cmd)) return { stdout: "Reading package lists...\n" };
+    if (!sudo && /apt-get/.test(cmd))
+      return { code: 1, stderr: "E: Could not open lock file - open (13: Permission denied)\n" };
+    if (/^apt-get update -q && mkdir -p \/var\/lib\/apt\/periodic && touch /.test(cmd))
+      return { stdout: "Reading package lists...\n" };
     if ((m = /^apt-cache policy (.*)$/.exec(cmd)))
       return {
         stdout: words(m[1])
@@ -56,7 +63,11 @@ class FakeVm {
   };
 }
 
-function runJob(dir: string, env: Record<string, string>, event: unknown): Promise<{ code: number; stdout: string; stderr: string }> {
+function runJob(
+  dir: string,
+  env: Record<string, string>,
+  event: unknown,
+): Promise<{ code: number; stdout: string; stderr: string }> {
   const script = `require(${JSON.stringify(path.join(dir, "handler.js"))}).install(JSON.parse(process.env.EVENT)).then(
     (r) => console.log("RESULT " + JSON.stringify(r)),
     (e) => { console.log("ERROR " + e.message); process.exitCode = 1; })`;
@@ -94,7 +105,11 @@ describe("bundled install-packages handler over real SSH", () => {
   });
 
   it("installs what is missing, with progress on stdout and a full result", async () => {
-    const job = await runJob(dir, { ...env, SSH_HOST_KEY_SHA256: server.hostKeySha256 }, { packages: ["git", "curl", "jq", "no-such-pkg"] });
+    const job = await runJob(
+      dir,
+      { ...env, SSH_HOST_KEY_SHA256: server.hostKeySha256 },
+      { packages: ["git", "curl", "jq", "no-such-pkg"] },
+    );
     const resultLine = job.stdout.split("\n").find((l) => l.startsWith("RESULT "));
     expect(resultLine).toBeDefined();
     const result = JSON.parse(resultLine!.slice(7));
@@ -108,7 +123,9 @@ describe("bundled install-packages handler over real SSH", () => {
       os: { id: "debian", codename: "bookworm", version_id: "12" },
       host_key_sha256: server.hostKeySha256,
     });
-    expect(Object.keys(result.timings_ms)).toEqual(expect.arrayContaining(["connect", "os", "check", "apt_update", "apt_install", "verify", "total"]));
+    expect(Object.keys(result.timings_ms)).toEqual(
+      expect.arrayContaining(["connect", "os", "check", "apt_update", "apt_install", "verify", "total"]),
+    );
     expect(job.stdout).toMatch(/\[install-packages\] apt-get update \.\.\. \d+\.\ds/);
     expect(job.stdout).not.toContain(key.private.split("\n")[1]);
     // What went over the wire: privileged work as one sudo sh -c, queries unprivileged.
@@ -117,7 +134,12 @@ describe("bundled install-packages handler over real SSH", () => {
     const installs = sent.filter((c) => c.script.includes("apt-get install"));
     expect(installs.length).toBeGreaterThan(0);
     expect(
-      installs.every((c) => c.sudo && c.script.startsWith("D=/run/vm-install/steps;") && c.script.includes("export DEBIAN_FRONTEND=noninteractive;")),
+      installs.every(
+        (c) =>
+          c.sudo &&
+          c.script.startsWith("D=/run/vm-install/steps;") &&
+          c.script.includes("export DEBIAN_FRONTEND=noninteractive;"),
+      ),
     ).toBe(true);
     expect(sent.filter((c) => c.script.includes("dpkg-query")).every((c) => !c.sudo)).toBe(true);
   });
@@ -131,7 +153,12 @@ describe("bundled install-packages handler over real SSH", () => {
         .find((l) => l.startsWith("RESULT "))!
         .slice(7),
     );
-    expect(result).toMatchObject({ status: "ok", changed: false, installed: [], already_installed: ["git", "curl", "jq"] });
+    expect(result).toMatchObject({
+      status: "ok",
+      changed: false,
+      installed: [],
+      already_installed: ["git", "curl", "jq"],
+    });
     expect(vm.log.slice(before).some((l) => unwrapLine(l).script.includes("apt-get"))).toBe(false);
     expect(job.stdout).toContain("[install-packages] nothing to do: all 3 packages are already installed");
   });
@@ -140,7 +167,9 @@ describe("bundled install-packages handler over real SSH", () => {
     const before = server.authAttempts;
     const job = await runJob(dir, env, { packages: ["git;touch /tmp/pwned"] });
     expect(job.code).not.toBe(0);
-    expect(job.stdout).toMatch(/ERROR install-packages: invalid input, nothing was done on the VM: .*\n\s+- event packages\[0\]: "git;touch \/tmp\/pwned"/);
+    expect(job.stdout).toMatch(
+      /ERROR install-packages: invalid input, nothing was done on the VM: .*\n\s+- event packages\[0\]: "git;touch \/tmp\/pwned"/,
+    );
     expect(server.authAttempts).toBe(before);
   });
 });

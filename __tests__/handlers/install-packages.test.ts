@@ -1,19 +1,34 @@
 import { DPKG_HEALTH_PROBE } from "../../handlers/common/dpkg-repair";
 import type { InstallerDeps } from "../../handlers/common/handler-kit";
 import { handler } from "../../handlers/install-packages/handler";
-import { DEBIAN_12, dpkgLine, FEDORA_39, LOCK_STDERR, LOCK_TABLE, policyBlock, SESSION_APT, UBUNTU_2204, UBUNTU_2404 } from "./support/fixtures";
+import {
+  DEBIAN_12,
+  dpkgLine,
+  FEDORA_39,
+  LOCK_STDERR,
+  LOCK_TABLE,
+  policyBlock,
+  SESSION_APT,
+  UBUNTU_2204,
+  UBUNTU_2404,
+} from "./support/fixtures";
 import { runScripted, TEST_KEY } from "./support/run-scripted";
 import type { Step } from "./support/scripted-remote";
 
 const KEY = TEST_KEY;
 
 /** Runs the installer against `script`; returns the result or error, the output lines and the double. */
-const run = (event: unknown, script: Step[], deps: Partial<InstallerDeps> = {}) => runScripted(handler, event, script, deps);
+const run = (event: unknown, script: Step[], deps: Partial<InstallerDeps> = {}) =>
+  runScripted(handler, event, script, deps);
 
 const os = (text = DEBIAN_12): Step => ({ match: "cat /etc/os-release", sudo: false, stdout: text });
 const dpkg = (stdout: string): Step => ({ match: /^dpkg-query -W /, sudo: false, code: 1, stdout });
 const update: Step = { match: /^apt-get update /, sudo: true };
-const policy = (stdout: string, names?: string): Step => ({ match: names ? `apt-cache policy ${names}` : "apt-cache policy", sudo: false, stdout });
+const policy = (stdout: string, names?: string): Step => ({
+  match: names ? `apt-cache policy ${names}` : "apt-cache policy",
+  sudo: false,
+  stdout,
+});
 const install = (specs: string, extra: Partial<Step> = {}): Step => ({
   match: new RegExp(`^apt-get install -y .*--force-confold ${specs.replace(/[.+]/g, "\\$&")}$`),
   sudo: true,
@@ -22,7 +37,11 @@ const install = (specs: string, extra: Partial<Step> = {}): Step => ({
 
 describe("install-packages: event validation (before any SSH)", () => {
   const invalid: [string, unknown, RegExp][] = [
-    ["shell syntax in a name", { packages: ["git;touch /tmp/pwned"] }, /event packages\[0\]: "git;touch \/tmp\/pwned" is not a Debian package name/],
+    [
+      "shell syntax in a name",
+      { packages: ["git;touch /tmp/pwned"] },
+      /event packages\[0\]: "git;touch \/tmp\/pwned" is not a Debian package name/,
+    ],
     ["command substitution", { packages: ["$(reboot)"] }, /event packages\[0\]: "\$\(reboot\)"/],
     ["an option smuggled in", { packages: ["-oAPT::Foo=1"] }, /event packages\[0\]/],
     ["uppercase", { packages: ["Git"] }, /event packages\[0\]/],
@@ -31,16 +50,32 @@ describe("install-packages: event validation (before any SSH)", () => {
     ["empty list", { packages: [] }, /event packages: expected at least 1 item, got 0/],
     ["not a list", { packages: "git curl" }, /event packages: expected a list/],
     ["a non-string item", { packages: [42] }, /event packages\[0\]: expected a string/],
-    ["the same package twice", { packages: ["git", "curl", "git=1:2.39.2-1.1"] }, /event packages\[2\]: package "git" is already listed at packages\[0\]/],
+    [
+      "the same package twice",
+      { packages: ["git", "curl", "git=1:2.39.2-1.1"] },
+      /event packages\[2\]: package "git" is already listed at packages\[0\]/,
+    ],
     ["update not a boolean", { packages: ["git"], update: "yes" }, /event update: expected true or false, got "yes"/],
-    ["cache_valid_sec negative", { packages: ["git"], cache_valid_sec: -5 }, /event cache_valid_sec: expected a whole number from 0/],
-    ["an unknown key", { packages: ["git"], packgaes: ["x"] }, /event packgaes: unknown key; allowed here: packages, update, cache_valid_sec, apt, ssh/],
+    [
+      "cache_valid_sec negative",
+      { packages: ["git"], cache_valid_sec: -5 },
+      /event cache_valid_sec: expected a whole number from 0/,
+    ],
+    [
+      "an unknown key",
+      { packages: ["git"], packgaes: ["x"] },
+      /event packgaes: unknown key; allowed here: packages, update, cache_valid_sec, apt, ssh/,
+    ],
     [
       "bad ssh settings",
       { packages: ["git"], ssh: { attempts: 0, delay: 5 } },
       /event ssh.delay: unknown key[\s\S]*event ssh.attempts: expected a whole number from 1 to 20/,
     ],
-    ["bad apt settings", { packages: ["git"], apt: { lock_attempts: "5" } }, /event apt.lock_attempts: expected a whole number/],
+    [
+      "bad apt settings",
+      { packages: ["git"], apt: { lock_attempts: "5" } },
+      /event apt.lock_attempts: expected a whole number/,
+    ],
     ["not an object", ["git"], /event \(top level\): expected an object/],
     ["event_json that is not JSON", "{packages:", /not valid JSON/],
   ];
@@ -70,8 +105,22 @@ describe("install-packages: event validation (before any SSH)", () => {
 describe("install-packages: flow", () => {
   // The same run on each Ubuntu release the handlers are proven on by transcripts (README, Operating systems).
   it.each([
-    { os: UBUNTU_2204, version_id: "22.04", codename: "jammy", curl: "7.81.0-1ubuntu1.15", git: "1:2.34.1-1ubuntu1.10", jq: "1.6-2.1ubuntu3" },
-    { os: UBUNTU_2404, version_id: "24.04", codename: "noble", curl: "8.5.0-2ubuntu10.6", git: "1:2.43.0-1ubuntu7.3", jq: "1.7.1-3build1" },
+    {
+      os: UBUNTU_2204,
+      version_id: "22.04",
+      codename: "jammy",
+      curl: "7.81.0-1ubuntu1.15",
+      git: "1:2.34.1-1ubuntu1.10",
+      jq: "1.6-2.1ubuntu3",
+    },
+    {
+      os: UBUNTU_2404,
+      version_id: "24.04",
+      codename: "noble",
+      curl: "8.5.0-2ubuntu10.6",
+      git: "1:2.43.0-1ubuntu7.3",
+      jq: "1.7.1-3build1",
+    },
   ])("Ubuntu $version_id ($codename): installs what is missing, verifies it, and reports per package", async (t) => {
     const { result, remote, lines } = await run({ packages: ["git", "curl", "jq"] }, [
       os(t.os),
@@ -95,7 +144,17 @@ describe("install-packages: flow", () => {
       host_key_sha256: `SHA256:${"A".repeat(43)}`,
       summary: "installed 2, already installed 1, failed 0",
     });
-    expect(Object.keys(result!.timings_ms)).toEqual(["validate", "connect", "os", "check", "apt_update", "candidates", "apt_install", "verify", "total"]);
+    expect(Object.keys(result!.timings_ms)).toEqual([
+      "validate",
+      "connect",
+      "os",
+      "check",
+      "apt_update",
+      "candidates",
+      "apt_install",
+      "verify",
+      "total",
+    ]);
     expect(lines).toContain("[install-packages] to install: git jq; already installed: curl");
     expect(lines.some((l) => /^\[install-packages\] apt-get update \.\.\. \d+\.\ds$/.test(l))).toBe(true);
   });
@@ -184,11 +243,19 @@ describe("install-packages: flow", () => {
       os(),
       dpkg(dpkgLine("git", "1:2.39.5-0+deb12u3") + dpkgLine("curl", "7.88.1-10+deb12u5")),
       update,
-      policy(policyBlock("git", "1:2.39.5-0+deb12u3", ["1:2.39.5-0+deb12u3", "1:2.39.2-1.1"], "1:2.39.5-0+deb12u3"), "git"),
+      policy(
+        policyBlock("git", "1:2.39.5-0+deb12u3", ["1:2.39.5-0+deb12u3", "1:2.39.2-1.1"], "1:2.39.5-0+deb12u3"),
+        "git",
+      ),
       { match: /--allow-downgrades git=1:2\.39\.2-1\.1$/, sudo: true },
       dpkg(dpkgLine("git", "1:2.39.2-1.1")),
     ]);
-    expect(result).toMatchObject({ status: "ok", installed: ["git"], already_installed: ["curl"], versions: { git: "1:2.39.2-1.1" } });
+    expect(result).toMatchObject({
+      status: "ok",
+      installed: ["git"],
+      already_installed: ["curl"],
+      versions: { git: "1:2.39.2-1.1" },
+    });
   });
 
   it("a pinned version that is not available fails with the versions there are", async () => {
@@ -200,7 +267,12 @@ describe("install-packages: flow", () => {
       install("curl"),
       dpkg(dpkgLine("curl", "7.88.1-10+deb12u5")),
     ]);
-    expect(result?.failed).toEqual([{ name: "git", reason: "version 2.39.2-1.1 is not available (did you mean 1:2.39.2-1.1?); available: 1:2.39.2-1.1" }]);
+    expect(result?.failed).toEqual([
+      {
+        name: "git",
+        reason: "version 2.39.2-1.1 is not available (did you mean 1:2.39.2-1.1?); available: 1:2.39.2-1.1",
+      },
+    ]);
   });
 
   it("when the batch install fails, retries one by one so each package gets its own reason", async () => {
@@ -222,7 +294,11 @@ describe("install-packages: flow", () => {
     expect(remote.done).toBe(true);
     expect(result).toMatchObject({ status: "partial", installed: ["git"] });
     expect(result!.failed).toEqual([
-      { name: "broken", reason: "broken : Depends: libgone but it is not installable; E: Unable to correct problems, you have held broken packages." },
+      {
+        name: "broken",
+        reason:
+          "broken : Depends: libgone but it is not installable; E: Unable to correct problems, you have held broken packages.",
+      },
     ]);
   });
 
@@ -235,7 +311,9 @@ describe("install-packages: flow", () => {
       install("git jq", { code: null }),
     ]);
     expect(remote.done).toBe(true);
-    expect(error?.message).toMatch(/^install-packages failed while installing: apt-get install git jq on ubuntu@192\.0\.2\.10:22 did not finish/);
+    expect(error?.message).toMatch(
+      /^install-packages failed while installing: apt-get install git jq on ubuntu@192\.0\.2\.10:22 did not finish/,
+    );
   });
 
   it("apt saying yes is not enough: dpkg's verdict decides", async () => {
@@ -250,7 +328,8 @@ describe("install-packages: flow", () => {
     expect(result?.failed).toEqual([
       {
         name: "jq",
-        reason: "apt-get reported success but dpkg shows status half-configured (an interrupted install: `sudo dpkg --configure -a` on the VM finishes it)",
+        reason:
+          "apt-get reported success but dpkg shows status half-configured (an interrupted install: `sudo dpkg --configure -a` on the VM finishes it)",
       },
     ]);
   });
@@ -276,8 +355,13 @@ describe("install-packages: flow", () => {
       install("git"),
       dpkg(dpkgLine("git", "1:2.39.2-1.1")),
     ]);
-    expect(result?.apt_update).toEqual({ ran: false, reason: "package lists are 600s old, younger than cache_valid_sec 3600" });
-    expect(lines).toContain("[install-packages] apt-get update skipped: package lists are 600s old, younger than cache_valid_sec 3600");
+    expect(result?.apt_update).toEqual({
+      ran: false,
+      reason: "package lists are 600s old, younger than cache_valid_sec 3600",
+    });
+    expect(lines).toContain(
+      "[install-packages] apt-get update skipped: package lists are 600s old, younger than cache_valid_sec 3600",
+    );
   });
 
   it("retries a busy dpkg lock and goes on", async () => {
@@ -312,20 +396,27 @@ describe("install-packages: flow", () => {
       ...busy,
     ]);
     expect(remote.done).toBe(true);
-    expect(error?.message).toMatch(/^install-packages failed while installing: apt-get install: the apt\/dpkg lock stayed busy through 2 attempts/);
+    expect(error?.message).toMatch(
+      /^install-packages failed while installing: apt-get install: the apt\/dpkg lock stayed busy through 2 attempts/,
+    );
     expect(error?.message).toContain("held by pid 4242 (apt-get install -y nginx; unit session-3.scope)");
   });
 
   it("refuses an unsupported OS before touching apt", async () => {
     const { error, remote } = await run({ packages: ["git"] }, [os(FEDORA_39)]);
     expect(remote.done).toBe(true);
-    expect(error?.message).toMatch(/^install-packages failed while detecting the OS: unsupported OS on the VM: \/etc\/os-release says ID=fedora/);
+    expect(error?.message).toMatch(
+      /^install-packages failed while detecting the OS: unsupported OS on the VM: \/etc\/os-release says ID=fedora/,
+    );
     expect(remote.closed).toBe(true);
   });
 
   it("scrubs the SSH key from errors even when the VM echoes it", async () => {
     const keyLine = KEY.split("\n")[1];
-    const { error } = await run({ packages: ["git"] }, [os(), { match: "dpkg-query", code: 2, stderr: `weird: ${keyLine}\n` }]);
+    const { error } = await run({ packages: ["git"] }, [
+      os(),
+      { match: "dpkg-query", code: 2, stderr: `weird: ${keyLine}\n` },
+    ]);
     expect(error?.message).toMatch(/dpkg-query failed on the VM \(exit 2\)/);
     expect(error?.message).not.toContain(keyLine);
     expect(error?.message).toContain("[redacted:SSH_KEY]");
@@ -337,14 +428,17 @@ describe("install-packages: flow", () => {
         throw new Error("SSH authentication failed for ubuntu@192.0.2.10:22: ...");
       },
     });
-    expect(error?.message).toMatch(/^install-packages failed while connecting over SSH: SSH authentication failed for ubuntu@192\.0\.2\.10:22/);
+    expect(error?.message).toMatch(
+      /^install-packages failed while connecting over SSH: SSH authentication failed for ubuntu@192\.0\.2\.10:22/,
+    );
   });
 });
 
 describe("install-packages: check mode (check: true)", () => {
   const damaged = {
     match: DPKG_HEALTH_PROBE,
-    stdout: "0001\n--- audit\nThe following packages are only half configured:\n jq                   lightweight and flexible command-line JSON processor\n",
+    stdout:
+      "0001\n--- audit\nThe following packages are only half configured:\n jq                   lightweight and flexible command-line JSON processor\n",
   };
 
   it("reports what it would install as would_change, in a real run's words, and runs no apt-get update or install", async () => {
@@ -366,7 +460,9 @@ describe("install-packages: check mode (check: true)", () => {
       already_installed: ["curl"],
       apt_update: { ran: false, reason: "check mode: the package lists are read as they are, not refreshed" },
     });
-    expect(lines).toContain("[install-packages] check mode: looking only; what would change is reported in would_change, nothing on the VM is changed");
+    expect(lines).toContain(
+      "[install-packages] check mode: looking only; what would change is reported in would_change, nothing on the VM is changed",
+    );
   });
 
   it("says nothing would change when everything is installed; would_change is empty", async () => {
@@ -395,10 +491,16 @@ describe("install-packages: check mode (check: true)", () => {
   });
 
   it("a package the current lists do not offer is a warning, not a failure: a real run refreshes the lists first", async () => {
-    const { result, error } = await run({ packages: ["nosuchpkg"], check: true }, [os(), dpkg(""), policy("", "nosuchpkg")]);
+    const { result, error } = await run({ packages: ["nosuchpkg"], check: true }, [
+      os(),
+      dpkg(""),
+      policy("", "nosuchpkg"),
+    ]);
     expect(error).toBeUndefined();
     expect(result).toMatchObject({ status: "ok", would_change: ["installed nosuchpkg"], failed: [] });
-    expect(result!.warnings[0]).toMatch(/^nosuchpkg may fail to install: .*in the VM's current package lists \(a real run refreshes them first\)$/);
+    expect(result!.warnings[0]).toMatch(
+      /^nosuchpkg may fail to install: .*in the VM's current package lists \(a real run refreshes them first\)$/,
+    );
   });
 
   it("the same event without check is a real run: the check key is not sent by deploys", async () => {

@@ -48,12 +48,20 @@ describe("install-postgres: a listen_addresses the server cannot bind", () => {
   it("restart fails: the drop-in is put back, the cluster restarted on it, the error names the value and the server's error", async () => {
     const previous = "# Written by vm-install\nlisten_addresses = 'localhost'\n";
     const { run, remote } = runOn([
-      { match: "(systemctl restart postgresql@15-main & p=$!", sudo: true, code: 1, stderr: "Job for postgresql@15-main.service failed.\n" },
+      {
+        match: "(systemctl restart postgresql@15-main & p=$!",
+        sudo: true,
+        code: 1,
+        stderr: "Job for postgresql@15-main.service failed.\n",
+      },
       { match: "tail -n 40 /var/log/postgresql/postgresql-15-main.log", sudo: true, stdout: LOG },
       { match: `cat > "$t"`, check: (_c, o) => expect([o.user, o.stdin]).toEqual(["postgres", previous]) },
       { match: "(systemctl start postgresql@15-main & p=$!", sudo: true },
     ]);
-    const err = await restartOrRollBack(run, CLUSTER, DROPIN, "192.0.2.77", { text: previous, listen: "localhost" }).catch((e) => e);
+    const err = await restartOrRollBack(run, CLUSTER, DROPIN, "192.0.2.77", {
+      text: previous,
+      listen: "localhost",
+    }).catch((e) => e);
     expect(remote.done).toBe(true);
     expect(err.message).toContain("listen_addresses '192.0.2.77' stopped PostgreSQL 15/main");
     expect(err.message).toContain('could not bind IPv4 address "192.0.2.77": Cannot assign requested address');
@@ -73,9 +81,14 @@ describe("install-postgres: a listen_addresses the server cannot bind", () => {
       { match: `rm -f ${DROPIN}` },
       { match: "systemctl restart postgresql@15-main", sudo: true },
     ]);
-    const err = await restartOrRollBack(run, CLUSTER, DROPIN, "localhost,192.0.2.77", { text: null, listen: "localhost" }).catch((e) => e);
+    const err = await restartOrRollBack(run, CLUSTER, DROPIN, "localhost,192.0.2.77", {
+      text: null,
+      listen: "localhost",
+    }).catch((e) => e);
     expect(remote.done).toBe(true);
-    expect(err.message).toContain("listen_addresses 'localhost,192.0.2.77' could not be bound by PostgreSQL 15/main (it started without those addresses)");
+    expect(err.message).toContain(
+      "listen_addresses 'localhost,192.0.2.77' could not be bound by PostgreSQL 15/main (it started without those addresses)",
+    );
     expect(err.message).toContain('could not bind IPv4 address "192.0.2.77": Cannot assign requested address');
     expect(err.message).toContain("Rolled back");
   });
@@ -87,7 +100,9 @@ describe("install-postgres: a listen_addresses the server cannot bind", () => {
       { match: `rm -f ${DROPIN}`, check: (_c, o) => expect(o.user).toBe("postgres") },
       { match: "systemctl start ", sudo: true },
     ]);
-    const err = await restartOrRollBack(run, CLUSTER, DROPIN, "192.0.2.77", { text: null, listen: "localhost" }).catch((e) => e);
+    const err = await restartOrRollBack(run, CLUSTER, DROPIN, "192.0.2.77", { text: null, listen: "localhost" }).catch(
+      (e) => e,
+    );
     expect(remote.done).toBe(true);
     expect(err.message).toContain(`Rolled back: ${DROPIN} removed`);
   });
@@ -114,7 +129,9 @@ describe("install-postgres: a listen_addresses the server cannot bind", () => {
     await startFixingDropIn(run, CLUSTER);
     expect(remote.done).toBe(true);
     expect(run.changes).toEqual([
-      expect.stringMatching(/^postgresql@15-main would not start with listen_addresses '192\.0\.2\.77' in .*rewritten to 'localhost', started$/),
+      expect.stringMatching(
+        /^postgresql@15-main would not start with listen_addresses '192\.0\.2\.77' in .*rewritten to 'localhost', started$/,
+      ),
     ]);
   });
 
@@ -147,11 +164,21 @@ esac
     fs.writeFileSync(path.join(dir, "state"), state);
     const started = Date.now();
     return new Promise((resolve) => {
-      execFile("/bin/sh", ["-c", command], { env: { PATH: `${dir}:/usr/bin:/bin` }, timeout: 30_000, encoding: "utf8" }, (err, _out, stderr) => {
-        const log = fs.existsSync(path.join(dir, "log")) ? fs.readFileSync(path.join(dir, "log"), "utf8") : "";
-        fs.rmSync(dir, { recursive: true, force: true });
-        resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stderr, ms: Date.now() - started, log });
-      });
+      execFile(
+        "/bin/sh",
+        ["-c", command],
+        { env: { PATH: `${dir}:/usr/bin:/bin` }, timeout: 30_000, encoding: "utf8" },
+        (err, _out, stderr) => {
+          const log = fs.existsSync(path.join(dir, "log")) ? fs.readFileSync(path.join(dir, "log"), "utf8") : "";
+          fs.rmSync(dir, { recursive: true, force: true });
+          resolve({
+            code: err ? Number((err as { code?: number }).code ?? 1) : 0,
+            stderr,
+            ms: Date.now() - started,
+            log,
+          });
+        },
+      );
     });
   }
 

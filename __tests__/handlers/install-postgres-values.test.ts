@@ -13,11 +13,28 @@ jest.mock("node:crypto", () => {
   return { ...real, pbkdf2Sync: jest.fn(real.pbkdf2Sync) };
 });
 
-import { canonicalIp, listenNameProblems, nameCheckCommand, parseNameCheck } from "../../handlers/install-postgres/addresses";
+import {
+  canonicalIp,
+  listenNameProblems,
+  nameCheckCommand,
+  parseNameCheck,
+} from "../../handlers/install-postgres/addresses";
 import { planRoles } from "../../handlers/install-postgres/grants";
 import { handler } from "../../handlers/install-postgres/handler";
-import { dropInContent, HBA_MARKER, parseClusters, type RecordedRole, type ServerState, verifyHost } from "../../handlers/install-postgres/pg";
-import { iterationCap, MAX_SCRAM_ITERATIONS, scramSecret, storedPasswordState } from "../../handlers/install-postgres/scram";
+import {
+  dropInContent,
+  HBA_MARKER,
+  parseClusters,
+  type RecordedRole,
+  type ServerState,
+  verifyHost,
+} from "../../handlers/install-postgres/pg";
+import {
+  iterationCap,
+  MAX_SCRAM_ITERATIONS,
+  scramSecret,
+  storedPasswordState,
+} from "../../handlers/install-postgres/scram";
 import { tcpLogin } from "../../handlers/install-postgres/server";
 import { applySql, inspectSql, revokeLoginSql } from "../../handlers/install-postgres/sql";
 import { parseConfig } from "../../lib/config/parse";
@@ -35,7 +52,8 @@ const run = (event: unknown, script: Step[]) => runScripted(handler, event, scri
 const STOCK_HBA = "local all postgres peer\nhost all all 127.0.0.1/32 scram-sha-256\n";
 const HBA_FILE = "/etc/postgresql/14/main/pg_hba.conf";
 const PG14_PKG = "postgresql-14\tinstall ok installed\t14.11-0ubuntu0.22.04.1\n";
-const MAIN = "14  main    5432 online postgres /var/lib/postgresql/14/main /var/log/postgresql/postgresql-14-main.log\n";
+const MAIN =
+  "14  main    5432 online postgres /var/lib/postgresql/14/main /var/log/postgresql/postgresql-14-main.log\n";
 const osStep = (): Step => ({ match: "cat /etc/os-release", sudo: false, stdout: UBUNTU_2204 });
 const inspectStep = (clusters: string, units: string): Step => ({
   match: /^dpkg-query -W .*pg_lsclusters -h/,
@@ -81,7 +99,21 @@ const inspectSqlStep = (s: ServerState) => psqlStep(/SELECT json_build_object\(\
 // Cluster names (and the other columns) of pg_lsclusters.
 
 /** Names a database superuser can give /etc/postgresql/<major>/main by renaming it; none is one pg_createcluster accepts. */
-const HOSTILE_TOKENS = ["x$(id)", "x$(touch${IFS}/tmp/pwned)", "x;id", "x`id`", "x'y", 'x"y', "x|id", "x&id", "x>y", "x*", "ü", "x\\y", "$HOME"];
+const HOSTILE_TOKENS = [
+  "x$(id)",
+  "x$(touch${IFS}/tmp/pwned)",
+  "x;id",
+  "x`id`",
+  "x'y",
+  'x"y',
+  "x|id",
+  "x&id",
+  "x>y",
+  "x*",
+  "ü",
+  "x\\y",
+  "$HOME",
+];
 /** Names that break the columns (blanks, line breaks): the listing itself cannot be trusted then. */
 const HOSTILE_SHAPES = [
   "x$(touch /tmp/pwned)",
@@ -91,46 +123,62 @@ const HOSTILE_SHAPES = [
   "x\ty",
   "x\n14 main 5432 online postgres /var/lib/postgresql/14/main /etc/shadow",
 ];
-const line = (name: string) => `14  ${name}    5432 online postgres /var/lib/postgresql/14/main /var/log/postgresql/postgresql-14-main.log\n`;
+const line = (name: string) =>
+  `14  ${name}    5432 online postgres /var/lib/postgresql/14/main /var/log/postgresql/postgresql-14-main.log\n`;
 const unitLine = (name: string) => `postgresql@14-${name} active\n`;
 
 describe("install-postgres: cluster names read from the VM", () => {
-  it.each(HOSTILE_TOKENS)("the only cluster renamed to %j: refused, naming it, before any other command", async (name) => {
-    const { error, remote } = await run(BASE, [osStep(), inspectStep(line(name), unitLine(name))]);
-    expect(remote.done).toBe(true);
-    expect(remote.calls).toHaveLength(2);
-    expect(error?.message).toContain("refusing the PostgreSQL 14 cluster pg_lsclusters lists");
-    expect(error?.message).toContain(`name ${JSON.stringify(name)} is not one pg_createcluster accepts`);
-    expect(error?.message).toMatch(/rename the directory under \/etc\/postgresql\/<version>\/ back to such a name .*Nothing was changed/);
-  });
+  it.each(HOSTILE_TOKENS)(
+    "the only cluster renamed to %j: refused, naming it, before any other command",
+    async (name) => {
+      const { error, remote } = await run(BASE, [osStep(), inspectStep(line(name), unitLine(name))]);
+      expect(remote.done).toBe(true);
+      expect(remote.calls).toHaveLength(2);
+      expect(error?.message).toContain("refusing the PostgreSQL 14 cluster pg_lsclusters lists");
+      expect(error?.message).toContain(`name ${JSON.stringify(name)} is not one pg_createcluster accepts`);
+      expect(error?.message).toMatch(
+        /rename the directory under \/etc\/postgresql\/<version>\/ back to such a name .*Nothing was changed/,
+      );
+    },
+  );
 
   it.each(HOSTILE_SHAPES)("a name with blanks or line breaks (%j): the whole listing is refused", async (name) => {
     for (const clusters of [line(name), MAIN + line(name)]) {
       const { error, remote } = await run(BASE, [osStep(), inspectStep(clusters, unitLine(name) + unitLine("main"))]);
       expect(remote.calls).toHaveLength(2);
-      expect(error?.message).toMatch(/pg_lsclusters printed (a line|lines) this installer cannot read as a cluster: .*no line of the listing can be trusted/);
+      expect(error?.message).toMatch(
+        /pg_lsclusters printed (a line|lines) this installer cannot read as a cluster: .*no line of the listing can be trusted/,
+      );
     }
   });
 
-  it.each(HOSTILE_TOKENS)("a cluster %j beside main: main is used, the other skipped with a warning, never named in a command", async (name) => {
-    const { result, error, remote } = await run({ ...BASE, listen_addresses: "*" }, [
-      osStep(),
-      inspectStep(MAIN + line(name), unitLine("main") + unitLine(name)),
-      grantsRead(),
-      inspectSqlStep(state({ listen_addresses: "*", dropin_text: dropInContent("*") })),
-      loginStep(),
-    ]);
-    expect(error).toBeUndefined();
-    expect(remote.done).toBe(true);
-    expect(result?.cluster).toBe("14/main");
-    expect(result?.warnings[0]).toContain(`: name ${JSON.stringify(name)} is not one pg_createcluster accepts`);
-    expect(result?.warnings).toEqual([expect.stringMatching(/^skipped a cluster pg_lsclusters lists, never used by this installer: "14 {2}/)]);
-    for (const c of remote.calls.slice(2)) expect(c.command).not.toContain(name);
-  });
+  it.each(HOSTILE_TOKENS)(
+    "a cluster %j beside main: main is used, the other skipped with a warning, never named in a command",
+    async (name) => {
+      const { result, error, remote } = await run({ ...BASE, listen_addresses: "*" }, [
+        osStep(),
+        inspectStep(MAIN + line(name), unitLine("main") + unitLine(name)),
+        grantsRead(),
+        inspectSqlStep(state({ listen_addresses: "*", dropin_text: dropInContent("*") })),
+        loginStep(),
+      ]);
+      expect(error).toBeUndefined();
+      expect(remote.done).toBe(true);
+      expect(result?.cluster).toBe("14/main");
+      expect(result?.warnings[0]).toContain(`: name ${JSON.stringify(name)} is not one pg_createcluster accepts`);
+      expect(result?.warnings).toEqual([
+        expect.stringMatching(/^skipped a cluster pg_lsclusters lists, never used by this installer: "14 {2}/),
+      ]);
+      for (const c of remote.calls.slice(2)) expect(c.command).not.toContain(name);
+    },
+  );
 
   it("a cluster directory pg_lsclusters does not list (a line break in its name) is still found: the run is refused, no cluster created beside it", async () => {
     for (const clusters of ["", MAIN]) {
-      const { error, remote } = await run(BASE, [osStep(), inspectStep(clusters, `${clusters ? unitLine("main") : ""}--- hidden\nhidden\n`)]);
+      const { error, remote } = await run(BASE, [
+        osStep(),
+        inspectStep(clusters, `${clusters ? unitLine("main") : ""}--- hidden\nhidden\n`),
+      ]);
       expect(remote.calls).toHaveLength(2);
       expect(remote.calls[1].command).toContain(
         `echo '--- hidden'; for f in /etc/postgresql/*/*/postgresql.conf; do [ -e "$f" ] || [ -L "$f" ] || continue; n=\${f%/postgresql.conf}; n=\${n##*/}; case "$n" in *[[:space:][:cntrl:]]*) echo hidden;; esac; done`,
@@ -144,7 +192,9 @@ describe("install-postgres: cluster names read from the VM", () => {
   it("check mode refuses and skips the same way", async () => {
     const name = "x$(id)";
     const refused = await run({ ...BASE, check: true }, [osStep(), inspectStep(line(name), unitLine(name))]);
-    expect(refused.error?.message).toMatch(/^install-postgres failed while checking .*refusing the PostgreSQL 14 cluster/);
+    expect(refused.error?.message).toMatch(
+      /^install-postgres failed while checking .*refusing the PostgreSQL 14 cluster/,
+    );
     const skipped = await run({ ...BASE, check: true }, [
       osStep(),
       inspectStep(MAIN + line(name), unitLine("main")),
@@ -177,11 +227,14 @@ describe("install-postgres: cluster names read from the VM", () => {
     const refused = (f: Parameters<typeof row>[0]) => parseClusters(row(f)).refused.map((r) => r.reason);
     expect(parseClusters(row({})).clusters).toHaveLength(1);
     for (const v of ["15x", "1", "115", "15.", "$(id)"]) expect(parseClusters(row({ v })).clusters).toEqual([]);
-    for (const p of ["0", "65536", "05432", "<unknown>", "5432;id"]) expect(refused({ p })).toEqual([expect.stringMatching(/^port .* is not a TCP port$/)]);
-    for (const n of [".", "..", "x:y", "x/y"]) expect(refused({ n })).toEqual([expect.stringMatching(/^name .* is not one pg_createcluster accepts/)]);
+    for (const p of ["0", "65536", "05432", "<unknown>", "5432;id"])
+      expect(refused({ p })).toEqual([expect.stringMatching(/^port .* is not a TCP port$/)]);
+    for (const n of [".", "..", "x:y", "x/y"])
+      expect(refused({ n })).toEqual([expect.stringMatching(/^name .* is not one pg_createcluster accepts/)]);
     expect(refused({ s: "online;id" })).toEqual([expect.stringMatching(/^status/)]);
     expect(refused({ o: "$(id)" })).toEqual([expect.stringMatching(/^owner/)]);
-    for (const d of ["relative/dir", "/var/lib/$(id)", "/var/lib/../../etc"]) expect(refused({ d })).toEqual([expect.stringMatching(/^data directory/)]);
+    for (const d of ["relative/dir", "/var/lib/$(id)", "/var/lib/../../etc"])
+      expect(refused({ d })).toEqual([expect.stringMatching(/^data directory/)]);
     // The log column: Debian's place is used; "<unknown>", syslog, a relative logging_collector path or
     // any other file (root reads it when the server fails) are not, and the cluster is still usable.
     for (const l of [
@@ -201,7 +254,11 @@ describe("install-postgres: cluster names read from the VM", () => {
   });
 
   it("a path the server names that is not plain (ALTER SYSTEM SET hba_file) stops the run before any change", async () => {
-    for (const bad of [{ hba_file: "/etc/postgresql/14/main/pg_hba.conf; id" }, { config_file: "/etc/$(id)/postgresql.conf" }, { hba_file: "relative.conf" }]) {
+    for (const bad of [
+      { hba_file: "/etc/postgresql/14/main/pg_hba.conf; id" },
+      { config_file: "/etc/$(id)/postgresql.conf" },
+      { hba_file: "relative.conf" },
+    ]) {
       const { error, remote } = await run({ ...BASE, allow_remote: true, allowed_cidrs: ["10.0.0.0/8"] }, [
         osStep(),
         inspectStep(MAIN, unitLine("main")),
@@ -209,7 +266,9 @@ describe("install-postgres: cluster names read from the VM", () => {
         inspectSqlStep(state({ role: null, ...bad })),
       ]);
       expect(remote.done).toBe(true);
-      expect(error?.message).toMatch(/the server reports (hba_file|config_file) .*, not a plain absolute path .*Nothing was changed/);
+      expect(error?.message).toMatch(
+        /the server reports (hba_file|config_file) .*, not a plain absolute path .*Nothing was changed/,
+      );
     }
   });
 });
@@ -227,7 +286,9 @@ describe("install-postgres: a stored SCRAM verifier is read before any of it is 
     const real = jest.requireActual("node:crypto").pbkdf2Sync;
     pbkdf2.mockReset();
     // A literal, not MAX_SCRAM_ITERATIONS: the watch must hold against code that has no such constant.
-    pbkdf2.mockImplementation((pw, s, n, len, digest) => (n > 1_000_000 ? Buffer.alloc(len) : real(pw, s, n, len, digest)));
+    pbkdf2.mockImplementation((pw, s, n, len, digest) =>
+      n > 1_000_000 ? Buffer.alloc(len) : real(pw, s, n, len, digest),
+    );
   });
 
   it.each([
@@ -275,14 +336,14 @@ describe("install-postgres: a stored SCRAM verifier is read before any of it is 
   });
 
   it("the cap follows the server's scram_iterations (PostgreSQL 16+) between 4096 and the ceiling", () => {
-    expect([iterationCap(undefined), iterationCap(null), iterationCap("1000"), iterationCap("10000"), iterationCap("2147483647"), iterationCap("x")]).toEqual([
-      4096,
-      4096,
-      4096,
-      10000,
-      MAX_SCRAM_ITERATIONS,
-      4096,
-    ]);
+    expect([
+      iterationCap(undefined),
+      iterationCap(null),
+      iterationCap("1000"),
+      iterationCap("10000"),
+      iterationCap("2147483647"),
+      iterationCap("x"),
+    ]).toEqual([4096, 4096, 4096, 10000, MAX_SCRAM_ITERATIONS, 4096]);
     const tenK = scramSecret(PW, Buffer.alloc(16, 2), 10000);
     expect(storedPasswordState(tenK, PW, "app_user", iterationCap("10000"))).toBe("same");
     expect(storedPasswordState(tenK, PW, "app_user", iterationCap(null))).toBe("different");
@@ -381,7 +442,9 @@ describe("install-postgres: listen_addresses are IP literals or names that are t
       }
     })();
     expect(cfg).toEqual([
-      expect.stringMatching(/^installers\.postgres\.listenAddresses: .* is not "\*" or a comma-separated list of IP addresses and host names: /),
+      expect.stringMatching(
+        /^installers\.postgres\.listenAddresses: .* is not "\*" or a comma-separated list of IP addresses and host names: /,
+      ),
     ]);
     expect(cfg[0]).toMatch(why);
     const { error, connects } = await run({ ...BASE, listen_addresses: v }, []);
@@ -391,9 +454,23 @@ describe("install-postgres: listen_addresses are IP literals or names that are t
   });
 
   it("the same IPv6 rule holds for allowed_cidrs and VM addresses", () => {
-    expect([isCidr(":::/64"), isCidr("1::2::3/64"), isCidr("::/0"), isCidr("2001:db8::/32")]).toEqual([false, false, true, true]);
-    expect([isIpv6("::"), isIpv6("::ffff:1.2.3.4"), isIpv6("1:2:3:4:5:6:7:8:9"), isIpv6(":::")]).toEqual([true, true, false, false]);
-    expect([isHostAddress("vm1.example.com"), isHostAddress("2130706433"), isHostAddress("0x7f000001")]).toEqual([true, false, false]);
+    expect([isCidr(":::/64"), isCidr("1::2::3/64"), isCidr("::/0"), isCidr("2001:db8::/32")]).toEqual([
+      false,
+      false,
+      true,
+      true,
+    ]);
+    expect([isIpv6("::"), isIpv6("::ffff:1.2.3.4"), isIpv6("1:2:3:4:5:6:7:8:9"), isIpv6(":::")]).toEqual([
+      true,
+      true,
+      false,
+      false,
+    ]);
+    expect([isHostAddress("vm1.example.com"), isHostAddress("2130706433"), isHostAddress("0x7f000001")]).toEqual([
+      true,
+      false,
+      false,
+    ]);
   });
 
   it("addresses compare in one form: IPv6 expanded, IPv4-mapped as IPv4", () => {
@@ -416,14 +493,17 @@ describe("install-postgres: listen_addresses are IP literals or names that are t
       .join("")}@@own\n${own}\n`;
 
   it("a name is the VM's own only when every address it resolves to is (loopback counts; hostname -I works too)", () => {
-    const check = (names: Record<string, string[]>, own?: string) => listenNameProblems(parseNameCheck(answer(names, own), Object.keys(names)));
+    const check = (names: Record<string, string[]>, own?: string) =>
+      listenNameProblems(parseNameCheck(answer(names, own), Object.keys(names)));
     expect(check({ "db.internal": ["10.0.0.5", "10.0.0.5", "2001:db8:0::5"] })).toEqual([]);
     expect(check({ "lo.internal": ["127.0.1.1", "::1"] })).toEqual([]);
     expect(check({ "db.internal": ["10.0.0.5"] }, "10.0.0.5 2001:db8::5")).toEqual([]);
     expect(check({ "db.internal": ["10.0.0.5", "203.0.113.9"] })).toEqual([
       "db.internal resolves on the VM to 203.0.113.9, which is not an address of the VM (its own: 127.0.0.1, ::1, 10.0.0.5, 2001:db8::5)",
     ]);
-    expect(check({ "gone.internal": [] })).toEqual(["gone.internal does not resolve on the VM (getent ahosts gone.internal found no address)"]);
+    expect(check({ "gone.internal": [] })).toEqual([
+      "gone.internal does not resolve on the VM (getent ahosts gone.internal found no address)",
+    ]);
     expect(nameCheckCommand(["db.internal"])).toBe(
       `for n in db.internal; do echo "@@name $n"; getent ahosts "$n" | awk '{print $1}'; done; echo '@@own'; ip -o addr show 2>/dev/null || hostname -I; true`,
     );
@@ -454,7 +534,9 @@ describe("install-postgres: listen_addresses are IP literals or names that are t
     expect(remote.done).toBe(true);
     expect(result?.verified).toMatchObject({ host: "10.0.0.5" });
     expect(remote.calls.some((c) => c.command.includes("-h db.internal"))).toBe(false);
-    expect(() => verifyHost("db.internal")).toThrow(/was not resolved on the VM before the TCP login check; nothing is sent to it/);
+    expect(() => verifyHost("db.internal")).toThrow(
+      /was not resolved on the VM before the TCP login check; nothing is sent to it/,
+    );
   });
 });
 
@@ -462,11 +544,30 @@ describe("install-postgres: listen_addresses are IP literals or names that are t
 // The grants inventory, hand-edited.
 
 describe("install-postgres: the grants inventory is not taken on its word", () => {
-  const role = (over: Partial<RecordedRole> = {}): RecordedRole => ({ login: true, superuser: false, bootstrap: false, marked: true, ...over });
+  const role = (over: Partial<RecordedRole> = {}): RecordedRole => ({
+    login: true,
+    superuser: false,
+    bootstrap: false,
+    marked: true,
+    ...over,
+  });
 
   it("only roles vm-install marked, not superusers, under a name it creates, lose LOGIN; every other is skipped with why", () => {
     const plan = planRoles(
-      ["postgres", "admin", "outsider", "old_user", "x; DROP ROLE y", "Upper", "pg_monitor", "all", "gone", "nologin", "app_user", "old_user"],
+      [
+        "postgres",
+        "admin",
+        "outsider",
+        "old_user",
+        "x; DROP ROLE y",
+        "Upper",
+        "pg_monitor",
+        "all",
+        "gone",
+        "nologin",
+        "app_user",
+        "old_user",
+      ],
       "app_user",
       false,
       {
@@ -484,7 +585,8 @@ describe("install-postgres: the grants inventory is not taken on its word", () =
     expect(why("postgres")).toMatch(/not a role name vm-install creates/);
     expect(why("admin")).toMatch(/it is a superuser, never revoked/);
     expect(why("outsider")).toMatch(/it carries no vm-install mark, so vm-install did not create it or give it LOGIN/);
-    for (const r of ["x; DROP ROLE y", "Upper", "pg_monitor", "all"]) expect(why(r)).toMatch(/not a role name vm-install creates/);
+    for (const r of ["x; DROP ROLE y", "Upper", "pg_monitor", "all"])
+      expect(why(r)).toMatch(/not a role name vm-install creates/);
     expect(plan.skipped).toHaveLength(7); // gone and nologin have nothing to take back: no line
     // The bootstrap superuser under another name (initdb -U) is recognised by the server's oid 10.
     expect(planRoles(["dba"], "app_user", false, { dba: role({ superuser: true, bootstrap: true }) }).skipped).toEqual([
@@ -494,14 +596,22 @@ describe("install-postgres: the grants inventory is not taken on its word", () =
 
   it("the server checks again: the NOLOGIN and the session ends touch only marked non-superusers other than oid 10", () => {
     const sql = revokeLoginSql(["old_user"]);
-    expect(sql.match(/NOT rolsuper AND oid <> 10 AND coalesce\(shobj_description\(oid, 'pg_authid'\) LIKE 'vm-install: %', false\)/g)).toHaveLength(2);
-    expect(applySql({ createRole: true, grantLogin: false, createDatabase: false, changeOwner: false }, "db", "u")).toMatch(
+    expect(
+      sql.match(
+        /NOT rolsuper AND oid <> 10 AND coalesce\(shobj_description\(oid, 'pg_authid'\) LIKE 'vm-install: %', false\)/g,
+      ),
+    ).toHaveLength(2);
+    expect(
+      applySql({ createRole: true, grantLogin: false, createDatabase: false, changeOwner: false }, "db", "u"),
+    ).toMatch(
       /\\set mark 'vm-install: created by install-postgres[^']*'\nSELECT format\('COMMENT ON ROLE %I IS %L', :'db_user', :'mark'\) WHERE shobj_description\(.*\) IS NULL \\gexec/,
     );
-    expect(applySql({ createRole: false, grantLogin: true, createDatabase: false, changeOwner: false }, "db", "u")).toContain(
-      "\\set mark 'vm-install: LOGIN given by",
-    );
-    expect(applySql({ createRole: false, grantLogin: false, createDatabase: false, changeOwner: true }, "db", "u")).not.toContain("COMMENT ON ROLE");
+    expect(
+      applySql({ createRole: false, grantLogin: true, createDatabase: false, changeOwner: false }, "db", "u"),
+    ).toContain("\\set mark 'vm-install: LOGIN given by");
+    expect(
+      applySql({ createRole: false, grantLogin: false, createDatabase: false, changeOwner: true }, "db", "u"),
+    ).not.toContain("COMMENT ON ROLE");
   });
 
   it("a hand-edited inventory naming postgres and a role vm-install did not create: both keep LOGIN, the run says why, the record drops them", async () => {
@@ -510,7 +620,10 @@ describe("install-postgres: the grants inventory is not taken on its word", () =
       osStep(),
       inspectStep(MAIN, unitLine("main")),
       grantsRead(inventory),
-      psqlStep(/\\set recorded '\["outsider","app_user"\]'/, { ...state(), recorded_roles: { outsider: role({ marked: false }), app_user: role() } }),
+      psqlStep(/\\set recorded '\["outsider","app_user"\]'/, {
+        ...state(),
+        recorded_roles: { outsider: role({ marked: false }), app_user: role() },
+      }),
       grantsWrite((w) => expect(w.postgres).toEqual({ hba: {}, roles: { "14/main": ["app_user"] } })),
       loginStep(),
     ]);
@@ -534,7 +647,9 @@ describe("install-postgres: the grants inventory is not taken on its word", () =
       inspectSqlStep(state({ role: { login: true, superuser: true, secret: null } })),
     ]);
     expect(remote.done).toBe(true);
-    expect(error?.message).toMatch(/db_user app_user is an existing superuser role on the server: .*Choose another dbUser .*Nothing was changed/);
+    expect(error?.message).toMatch(
+      /db_user app_user is an existing superuser role on the server: .*Choose another dbUser .*Nothing was changed/,
+    );
   });
 });
 

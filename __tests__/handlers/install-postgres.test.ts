@@ -19,7 +19,12 @@ import {
   verifyHost,
 } from "../../handlers/install-postgres/pg";
 import { PGDG_KEY_FINGERPRINT, pgdgKeyUrl } from "../../handlers/install-postgres/pgdg";
-import { parseScramSecret, prepareApproximately, scramSecret, storedPasswordState } from "../../handlers/install-postgres/scram";
+import {
+  parseScramSecret,
+  prepareApproximately,
+  scramSecret,
+  storedPasswordState,
+} from "../../handlers/install-postgres/scram";
 import { DEBIAN_12, UBUNTU_2204, UBUNTU_2404 } from "./support/fixtures";
 import { grantsRead, grantsWrite } from "./support/grants-steps";
 import { ALPHA_FPR, BETA_FPR, pgpKey } from "./support/pgp-fixtures";
@@ -31,7 +36,8 @@ const PW = `it's "q" $HOME \\back\\\\slash  two  spaces`;
 /** Fragments of PW that must not show up in any command line, whatever quoting was applied to them. */
 const PW_FRAGMENTS = [PW, `"q" $HOME`, "back\\", "two  spaces", "it''s", "it'\\''s"];
 
-const run = (event: unknown, script: Step[], deps: Partial<InstallerDeps> = {}) => runScripted(handler, event, script, deps);
+const run = (event: unknown, script: Step[], deps: Partial<InstallerDeps> = {}) =>
+  runScripted(handler, event, script, deps);
 
 // ---------------------------------------------------------------------------------------------------
 // Fixtures: what the tools print on Ubuntu 22.04 and Debian 12.
@@ -51,8 +57,10 @@ host    replication     all             127.0.0.1/32            scram-sha-256
 host    replication     all             ::1/128                 scram-sha-256
 `;
 
-const PG14_PKG = "postgresql-14\tinstall ok installed\t14.11-0ubuntu0.22.04.1\npostgresql-9.1\tunknown ok not-installed\t\n";
-const PG14_CLUSTER = "14  main    5432 online postgres /var/lib/postgresql/14/main /var/log/postgresql/postgresql-14-main.log\n";
+const PG14_PKG =
+  "postgresql-14\tinstall ok installed\t14.11-0ubuntu0.22.04.1\npostgresql-9.1\tunknown ok not-installed\t\n";
+const PG14_CLUSTER =
+  "14  main    5432 online postgres /var/lib/postgresql/14/main /var/log/postgresql/postgresql-14-main.log\n";
 
 function serverState(over: Partial<ServerState> = {}): ServerState {
   return {
@@ -76,7 +84,8 @@ const BASE = { db_name: "myapp", db_user: "app_user", db_password: PW };
 const osStep = (text = UBUNTU_2204): Step => ({ match: "cat /etc/os-release", sudo: false, stdout: text });
 /** inspectInstallation: dpkg-query of the server packages, then clusters and their units when there are any. */
 const inspectStep = (pkgs = "", clusters?: string, units?: string): Step => ({
-  match: /^dpkg-query -W -f='\$\{Package\}\\t\$\{Status\}\\t\$\{Version\}\\n' 'postgresql-\[0-9\]\*' .*pg_lsclusters -h/,
+  match:
+    /^dpkg-query -W -f='\$\{Package\}\\t\$\{Status\}\\t\$\{Version\}\\n' 'postgresql-\[0-9\]\*' .*pg_lsclusters -h/,
   sudo: false,
   stdout: `${pkgs}--- clusters\n${clusters !== undefined ? `${clusters}--- units\n${units ?? ""}` : ""}`,
 });
@@ -102,7 +111,8 @@ const configCheckStep = (over: object = {}) =>
     hba_errors: [],
     ...over,
   });
-const settledStep = (listen = "*", pending: string[] = []) => psqlStep(/'pending_restart'/, { listen_addresses: listen, pending_restart: pending });
+const settledStep = (listen = "*", pending: string[] = []) =>
+  psqlStep(/'pending_restart'/, { listen_addresses: listen, pending_restart: pending });
 const writeStep = (path: string, check?: (stdin: string) => void): Step => ({
   match: `t=$(mktemp ${path}.XXXXXX)`,
   sudo: false,
@@ -145,34 +155,74 @@ function sentSecret(calls: Call[]): string | undefined {
 
 describe("install-postgres: event validation (before any SSH)", () => {
   const invalid: [string, unknown, RegExp][] = [
-    ["shell syntax in db_name", { ...BASE, db_name: "myapp; rm -rf /" }, /event db_name: "myapp; rm -rf \/" is not allowed/],
-    ["command substitution in db_user", { ...BASE, db_user: "$(reboot)" }, /event db_user: "\$\(reboot\)" is not allowed/],
-    ["SQL syntax in db_name", { ...BASE, db_name: `x"; DROP ROLE postgres; --` }, /event db_name: .* is not allowed; expected a PostgreSQL name/],
+    [
+      "shell syntax in db_name",
+      { ...BASE, db_name: "myapp; rm -rf /" },
+      /event db_name: "myapp; rm -rf \/" is not allowed/,
+    ],
+    [
+      "command substitution in db_user",
+      { ...BASE, db_user: "$(reboot)" },
+      /event db_user: "\$\(reboot\)" is not allowed/,
+    ],
+    [
+      "SQL syntax in db_name",
+      { ...BASE, db_name: `x"; DROP ROLE postgres; --` },
+      /event db_name: .* is not allowed; expected a PostgreSQL name/,
+    ],
     ["SQL quote in db_user", { ...BASE, db_user: "o'brien" }, /event db_user: "o'brien" is not allowed/],
     ["uppercase name", { ...BASE, db_name: "MyApp" }, /event db_name: "MyApp" is not allowed/],
     ["a name longer than 63", { ...BASE, db_user: "a".repeat(64) }, /event db_user: .* is not allowed/],
     ["the postgres role", { ...BASE, db_user: "postgres" }, /event db_user: "postgres" is reserved by PostgreSQL/],
     ["a pg_ role", { ...BASE, db_user: "pg_monitor" }, /event db_user: "pg_monitor" is reserved/],
-    ["pg_hba keyword as database", { ...BASE, db_name: "all" }, /event db_name: "all" is a reserved word for a database/],
+    [
+      "pg_hba keyword as database",
+      { ...BASE, db_name: "all" },
+      /event db_name: "all" is a reserved word for a database/,
+    ],
     ["public as role", { ...BASE, db_user: "public" }, /event db_user: "public" is a reserved word for a role/],
     ["template1 as database", { ...BASE, db_name: "template1" }, /event db_name: "template1" is a reserved word/],
     ["missing password", { db_name: "myapp", db_user: "app_user" }, /event db_password: required key is missing/],
     ["empty password", { ...BASE, db_password: "" }, /event db_password: is empty/],
-    ["password not a string", { ...BASE, db_password: 12345678 }, /event db_password: expected a string \(the role's password\), got number/],
+    [
+      "password not a string",
+      { ...BASE, db_password: 12345678 },
+      /event db_password: expected a string \(the role's password\), got number/,
+    ],
     ["missing db_name", { db_user: "app_user", db_password: PW }, /event db_name: required key is missing/],
     [
       "bad CIDR (bits)",
       { ...BASE, allow_remote: true, allowed_cidrs: ["10.0.0.0/33"] },
       /event allowed_cidrs\[0\]: "10.0.0.0\/33" is not a network in CIDR form/,
     ],
-    ["bad CIDR (no bits)", { ...BASE, allowed_cidrs: ["10.0.0.1"] }, /event allowed_cidrs\[0\]: "10.0.0.1" is not a network in CIDR form/],
+    [
+      "bad CIDR (no bits)",
+      { ...BASE, allowed_cidrs: ["10.0.0.1"] },
+      /event allowed_cidrs\[0\]: "10.0.0.1" is not a network in CIDR form/,
+    ],
     ["shell in a CIDR", { ...BASE, allowed_cidrs: ["0.0.0.0/0; id"] }, /event allowed_cidrs\[0\]/],
     ["empty CIDR list", { ...BASE, allowed_cidrs: [] }, /event allowed_cidrs: expected at least 1 item/],
-    ["the same CIDR twice", { ...BASE, allowed_cidrs: ["10.0.0.0/8", "10.0.0.0/8"] }, /event allowed_cidrs\[1\]: "10.0.0.0\/8" appears twice/],
-    ["bad listen_addresses", { ...BASE, listen_addresses: "*'; x" }, /event listen_addresses: .* is not "\*" or a comma-separated list/],
-    ["pg_version with a minor", { ...BASE, pg_version: "15.4" }, /event pg_version: "15.4" is not allowed; expected a PostgreSQL major/],
+    [
+      "the same CIDR twice",
+      { ...BASE, allowed_cidrs: ["10.0.0.0/8", "10.0.0.0/8"] },
+      /event allowed_cidrs\[1\]: "10.0.0.0\/8" appears twice/,
+    ],
+    [
+      "bad listen_addresses",
+      { ...BASE, listen_addresses: "*'; x" },
+      /event listen_addresses: .* is not "\*" or a comma-separated list/,
+    ],
+    [
+      "pg_version with a minor",
+      { ...BASE, pg_version: "15.4" },
+      /event pg_version: "15.4" is not allowed; expected a PostgreSQL major/,
+    ],
     ["pg_version as a number", { ...BASE, pg_version: 15 }, /event pg_version: expected a string/],
-    ["repo_url with a quote", { ...BASE, repo_url: "https://mirror.example/pg'x" }, /event repo_url: .* is not allowed; expected an http\(s\) URL/],
+    [
+      "repo_url with a quote",
+      { ...BASE, repo_url: "https://mirror.example/pg'x" },
+      /event repo_url: .* is not allowed; expected an http\(s\) URL/,
+    ],
     [
       "repo_key_fingerprint malformed",
       { ...BASE, repo_key_fingerprint: "ACCC4CF8" },
@@ -205,7 +255,9 @@ describe("install-postgres: event validation (before any SSH)", () => {
 
   it("a password shorter than 12 characters is refused before connecting, and never quoted back", async () => {
     const { error, connects } = await run({ ...BASE, db_password: "Sh0rt-pw!" }, []);
-    expect(error?.message).toMatch(/event db_password: is too short \(9 characters\); at least 12 are required \(the value is not shown\)/);
+    expect(error?.message).toMatch(
+      /event db_password: is too short \(9 characters\); at least 12 are required \(the value is not shown\)/,
+    );
     expect(error?.message).not.toContain("Sh0rt-pw!");
     expect(connects).toBe(0);
   });
@@ -234,8 +286,16 @@ describe("install-postgres: Ubuntu 22.04, PostgreSQL 14 from the distribution", 
           sudo: false,
           stdout: "postgresql:\n  Installed: (none)\n  Candidate: 14+238\n  Version table:\n     14+238 500\n",
         },
-        { match: /^apt-get install -y -q .*--force-confold postgresql$/, sudo: true, check: (_c, o) => expect(o.env?.DEBIAN_FRONTEND).toBe("noninteractive") },
-        { match: /^dpkg-query -W -f=\S+ postgresql$/, sudo: false, stdout: "postgresql\tinstall ok installed\t14+238\n" },
+        {
+          match: /^apt-get install -y -q .*--force-confold postgresql$/,
+          sudo: true,
+          check: (_c, o) => expect(o.env?.DEBIAN_FRONTEND).toBe("noninteractive"),
+        },
+        {
+          match: /^dpkg-query -W -f=\S+ postgresql$/,
+          sudo: false,
+          stdout: "postgresql\tinstall ok installed\t14+238\n",
+        },
         installed14(),
         grantsRead(),
         inspectSqlStep(serverState()),
@@ -248,7 +308,9 @@ describe("install-postgres: Ubuntu 22.04, PostgreSQL 14 from the distribution", 
             expect(sql).toContain(
               "SELECT format('CREATE ROLE %I LOGIN', :'db_user') WHERE NOT EXISTS (SELECT FROM pg_roles WHERE rolname = :'db_user') \\gexec",
             );
-            expect(sql).toMatch(/\\set pw 'SCRAM-SHA-256\$4096:[A-Za-z0-9+/=]+\$[A-Za-z0-9+/=]+:[A-Za-z0-9+/=]+'\nALTER ROLE :"db_user" PASSWORD :'pw';/);
+            expect(sql).toMatch(
+              /\\set pw 'SCRAM-SHA-256\$4096:[A-Za-z0-9+/=]+\$[A-Za-z0-9+/=]+:[A-Za-z0-9+/=]+'\nALTER ROLE :"db_user" PASSWORD :'pw';/,
+            );
             expect(sql).toContain(
               "SELECT format('CREATE DATABASE %I OWNER %I', :'db_name', :'db_user') WHERE NOT EXISTS (SELECT FROM pg_database WHERE datname = :'db_name') \\gexec",
             );
@@ -270,7 +332,12 @@ describe("install-postgres: Ubuntu 22.04, PostgreSQL 14 from the distribution", 
             version: 1,
             about: expect.any(String),
             postgres: {
-              hba: { [HBA_FILE]: ["hostssl myapp app_user 10.0.0.0/8 scram-sha-256", "hostssl myapp app_user 192.168.1.0/24 scram-sha-256"] },
+              hba: {
+                [HBA_FILE]: [
+                  "hostssl myapp app_user 10.0.0.0/8 scram-sha-256",
+                  "hostssl myapp app_user 192.168.1.0/24 scram-sha-256",
+                ],
+              },
               roles: { "14/main": ["app_user"] },
             },
           }),
@@ -308,7 +375,16 @@ describe("install-postgres: Ubuntu 22.04, PostgreSQL 14 from the distribution", 
       "pg_hba.conf: hostssl myapp app_user 192.168.1.0/24 scram-sha-256 added",
     ]);
     expect(Object.keys(result!.timings_ms)).toEqual(
-      expect.arrayContaining(["connect", "inspect", "apt_install", "inspect_sql", "role_db", "restart", "verify_login", "total"]),
+      expect.arrayContaining([
+        "connect",
+        "inspect",
+        "apt_install",
+        "inspect_sql",
+        "role_db",
+        "restart",
+        "verify_login",
+        "total",
+      ]),
     );
 
     // The secret sent is SCRAM-SHA-256 of exactly PW; PW itself travels only to the TCP check, on stdin.
@@ -341,14 +417,17 @@ describe("install-postgres: Ubuntu 22.04, PostgreSQL 14 from the distribution", 
       inspectStep(),
       { match: "command -v curl || true", sudo: false, stdout: "/usr/bin/curl\n" },
       {
-        match: "curl -fsSL --proto '=http,https' --retry 3 --connect-timeout 20 --max-time 120 -o \"$t\" https://www.postgresql.org/media/keys/ACCC4CF8.asc",
+        match:
+          "curl -fsSL --proto '=http,https' --retry 3 --connect-timeout 20 --max-time 120 -o \"$t\" https://www.postgresql.org/media/keys/ACCC4CF8.asc",
         sudo: false,
         stdout: `amd64\n${armoured.toString("base64")}`,
       },
       {
-        match: "printf '%s\\n' 'deb [arch=amd64 signed-by=/etc/apt/keyrings/pgdg.gpg] https://apt.postgresql.org/pub/repos/apt jammy-pgdg main'",
+        match:
+          "printf '%s\\n' 'deb [arch=amd64 signed-by=/etc/apt/keyrings/pgdg.gpg] https://apt.postgresql.org/pub/repos/apt jammy-pgdg main'",
         sudo: true,
-        stdout: "changed:wrote /etc/apt/keyrings/pgdg.gpg (new key)\nchanged:wrote /etc/apt/sources.list.d/pgdg.list (new source)\n",
+        stdout:
+          "changed:wrote /etc/apt/keyrings/pgdg.gpg (new key)\nchanged:wrote /etc/apt/sources.list.d/pgdg.list (new source)\n",
         // The binary keyring rebuilt from the checked packets, not the served armour.
         check: (_c, o) => expect(Buffer.from(o.stdin as Buffer).equals(dearmor(armoured))).toBe(true),
       },
@@ -363,10 +442,15 @@ describe("install-postgres: Ubuntu 22.04, PostgreSQL 14 from the distribution", 
       {
         match: "apt-cache policy postgresql-16",
         sudo: false,
-        stdout: "postgresql-16:\n  Installed: (none)\n  Candidate: 16.3-1.pgdg22.04+1\n  Version table:\n     16.3-1.pgdg22.04+1 500\n",
+        stdout:
+          "postgresql-16:\n  Installed: (none)\n  Candidate: 16.3-1.pgdg22.04+1\n  Version table:\n     16.3-1.pgdg22.04+1 500\n",
       },
       { match: /^apt-get install -y -q .*--force-confold postgresql-16$/, sudo: true },
-      { match: /^dpkg-query -W -f=\S+ postgresql-16$/, sudo: false, stdout: "postgresql-16\tinstall ok installed\t16.3-1.pgdg22.04+1\n" },
+      {
+        match: /^dpkg-query -W -f=\S+ postgresql-16$/,
+        sudo: false,
+        stdout: "postgresql-16\tinstall ok installed\t16.3-1.pgdg22.04+1\n",
+      },
       inspectStep(
         "postgresql-16\tinstall ok installed\t16.3-1.pgdg22.04+1\n",
         "16 main 5432 online postgres /var/lib/postgresql/16/main /var/log/postgresql/postgresql-16-main.log\n",
@@ -401,10 +485,18 @@ describe("install-postgres: Ubuntu 22.04, PostgreSQL 14 from the distribution", 
   });
 
   it("a mirror's key is taken from the mirror unless repo_key_url says otherwise", () => {
-    expect(pgdgKeyUrl("https://apt.postgresql.org/pub/repos/apt")).toBe("https://www.postgresql.org/media/keys/ACCC4CF8.asc");
-    expect(pgdgKeyUrl("https://apt.postgresql.org/pub/repos/apt/")).toBe("https://www.postgresql.org/media/keys/ACCC4CF8.asc");
-    expect(pgdgKeyUrl("https://mirror.example.org/postgresql/repos/apt")).toBe("https://mirror.example.org/postgresql/repos/apt/ACCC4CF8.asc");
-    expect(pgdgKeyUrl("https://mirror.example.org/pg", "https://keys.example.org/pgdg.asc")).toBe("https://keys.example.org/pgdg.asc");
+    expect(pgdgKeyUrl("https://apt.postgresql.org/pub/repos/apt")).toBe(
+      "https://www.postgresql.org/media/keys/ACCC4CF8.asc",
+    );
+    expect(pgdgKeyUrl("https://apt.postgresql.org/pub/repos/apt/")).toBe(
+      "https://www.postgresql.org/media/keys/ACCC4CF8.asc",
+    );
+    expect(pgdgKeyUrl("https://mirror.example.org/postgresql/repos/apt")).toBe(
+      "https://mirror.example.org/postgresql/repos/apt/ACCC4CF8.asc",
+    );
+    expect(pgdgKeyUrl("https://mirror.example.org/pg", "https://keys.example.org/pgdg.asc")).toBe(
+      "https://keys.example.org/pgdg.asc",
+    );
   });
 
   it("a mirror's key that is not PGDG's fails before anything is written, naming both fingerprints, with or without gpg on the VM", async () => {
@@ -412,7 +504,10 @@ describe("install-postgres: Ubuntu 22.04, PostgreSQL 14 from the distribution", 
       osStep(),
       inspectStep(),
       { match: "command -v curl", stdout: "/usr/bin/curl\n" },
-      { match: "http://mirror.example.org/pg/ACCC4CF8.asc", stdout: `amd64\n${pgpKey("alpha.gpg").toString("base64")}` },
+      {
+        match: "http://mirror.example.org/pg/ACCC4CF8.asc",
+        stdout: `amd64\n${pgpKey("alpha.gpg").toString("base64")}`,
+      },
     ]);
     expect(remote.done).toBe(true);
     expect(remote.calls.filter((c) => c.opts.sudo)).toEqual([]);
@@ -425,16 +520,28 @@ describe("install-postgres: Ubuntu 22.04, PostgreSQL 14 from the distribution", 
 
   it("repo_key_fingerprint admits a mirror's own key(s), given as a list", async () => {
     const both = Buffer.concat([pgpKey("alpha.gpg"), pgpKey("beta.gpg")]); // one keyring of two keys
-    const { error, remote } = await run({ ...BASE, pg_version: "16", repo_url: "http://mirror.example.org/pg", repo_key_fingerprint: [BETA_FPR, ALPHA_FPR] }, [
-      osStep(),
-      inspectStep(),
-      { match: "command -v curl", stdout: "/usr/bin/curl\n" },
-      { match: "http://mirror.example.org/pg/ACCC4CF8.asc", stdout: `amd64\n${both.toString("base64")}` },
-      { match: "http://mirror.example.org/pg jammy-pgdg main", sudo: true, stdout: "changed:wrote /etc/apt/keyrings/pgdg.gpg (new key)\n" },
-      { match: /^for f in \/etc\/apt\/sources.list /, sudo: true, stdout: "" },
-      { match: /^dpkg-query -W -f=\S+ postgresql-16$/, sudo: false, code: 1 },
-      { match: /^apt-get update /, sudo: true, code: 100, stderr: "E: stop here\n" },
-    ]);
+    const { error, remote } = await run(
+      {
+        ...BASE,
+        pg_version: "16",
+        repo_url: "http://mirror.example.org/pg",
+        repo_key_fingerprint: [BETA_FPR, ALPHA_FPR],
+      },
+      [
+        osStep(),
+        inspectStep(),
+        { match: "command -v curl", stdout: "/usr/bin/curl\n" },
+        { match: "http://mirror.example.org/pg/ACCC4CF8.asc", stdout: `amd64\n${both.toString("base64")}` },
+        {
+          match: "http://mirror.example.org/pg jammy-pgdg main",
+          sudo: true,
+          stdout: "changed:wrote /etc/apt/keyrings/pgdg.gpg (new key)\n",
+        },
+        { match: /^for f in \/etc\/apt\/sources.list /, sudo: true, stdout: "" },
+        { match: /^dpkg-query -W -f=\S+ postgresql-16$/, sudo: false, code: 1 },
+        { match: /^apt-get update /, sudo: true, code: 100, stderr: "E: stop here\n" },
+      ],
+    );
     expect(remote.done).toBe(true);
     expect(error?.message).not.toMatch(/not the expected key/);
   });
@@ -442,53 +549,77 @@ describe("install-postgres: Ubuntu 22.04, PostgreSQL 14 from the distribution", 
   it("pg_version omitted on an unknown release: a clear error, nothing installed", async () => {
     const { error, remote } = await run(BASE, [osStep(UBUNTU_2204.replace(/jammy/g, "zesty")), inspectStep()]);
     expect(remote.done).toBe(true);
-    expect(error?.message).toMatch(/pg_version is not set and this installer does not know which PostgreSQL Ubuntu 22.04.4 LTS ships .*; set pg_version/);
+    expect(error?.message).toMatch(
+      /pg_version is not set and this installer does not know which PostgreSQL Ubuntu 22.04.4 LTS ships .*; set pg_version/,
+    );
   });
 });
 
 describe("install-postgres: Ubuntu 24.04 (noble), PostgreSQL 16 from the distribution", () => {
   // noble's postgresql metapackage and server (noble-updates).
   const PG16_PKG = "postgresql-16\tinstall ok installed\t16.14-0ubuntu0.24.04.1\n";
-  const PG16_CLUSTER = "16  main    5432 online postgres /var/lib/postgresql/16/main /var/log/postgresql/postgresql-16-main.log\n";
+  const PG16_CLUSTER =
+    "16  main    5432 online postgres /var/lib/postgresql/16/main /var/log/postgresql/postgresql-16-main.log\n";
   const SERVER16 = "16.14 (Ubuntu 16.14-0ubuntu0.24.04.1)";
   const DROPIN16 = "/etc/postgresql/16/main/conf.d/90-vm-install.conf";
   const HBA16 = "/etc/postgresql/16/main/pg_hba.conf";
-  const state16 = serverState({ server_version: SERVER16, hba_file: HBA16, config_file: "/etc/postgresql/16/main/postgresql.conf" });
+  const state16 = serverState({
+    server_version: SERVER16,
+    hba_file: HBA16,
+    config_file: "/etc/postgresql/16/main/postgresql.conf",
+  });
 
   it("pg_version omitted: noble's own 16 (postgresql-16, cluster 16/main, /etc/postgresql/16/main): installs, configures, restarts, verifies", async () => {
-    const { result, error, remote } = await run({ ...BASE, listen_addresses: "*", allow_remote: true, allowed_cidrs: ["10.0.0.0/8"] }, [
-      osStep(UBUNTU_2404),
-      inspectStep(),
-      { match: /^dpkg-query -W -f=\S+ postgresql$/, sudo: false, code: 1 },
-      { match: /^apt-get update /, sudo: true },
-      {
-        match: "apt-cache policy postgresql",
-        sudo: false,
-        stdout: "postgresql:\n  Installed: (none)\n  Candidate: 16+257build1.1\n  Version table:\n     16+257build1.1 500\n",
-      },
-      { match: /^apt-get install -y -q .*--force-confold postgresql$/, sudo: true, check: (_c, o) => expect(o.env?.DEBIAN_FRONTEND).toBe("noninteractive") },
-      { match: /^dpkg-query -W -f=\S+ postgresql$/, sudo: false, stdout: "postgresql\tinstall ok installed\t16+257build1.1\n" },
-      inspectStep(PG16_PKG, PG16_CLUSTER, "postgresql@16-main active\n"),
-      grantsRead(),
-      inspectSqlStep(state16),
-      psqlStep(/CREATE ROLE %I LOGIN/),
-      writeStep(DROPIN16, (stdin) => expect(stdin).toBe(dropInContent("*"))),
-      writeStep(HBA16, (stdin) => {
-        expect(stdin.startsWith(STOCK_HBA)).toBe(true);
-        expect(stdin.slice(STOCK_HBA.length)).toBe(`hostssl    myapp    app_user    10.0.0.0/8    scram-sha-256    ${HBA_MARKER}\n`);
-      }),
-      psqlStep(/FROM pg_hba_file_rules WHERE error IS NOT NULL/, {
-        listen: [{ file: DROPIN16, line: 2, setting: "*", error: null }],
-        config_errors: [],
-        hba_errors: [],
-      }),
-      { match: "systemctl restart postgresql@16-main", sudo: true },
-      settledStep("*"),
-      grantsWrite((w) =>
-        expect(w.postgres).toEqual({ hba: { [HBA16]: ["hostssl myapp app_user 10.0.0.0/8 scram-sha-256"] }, roles: { "16/main": ["app_user"] } }),
-      ),
-      loginStep("127.0.0.1", { stdout: `${JSON.stringify({ ...WHO, server_version: SERVER16 })}\n` }),
-    ]);
+    const { result, error, remote } = await run(
+      { ...BASE, listen_addresses: "*", allow_remote: true, allowed_cidrs: ["10.0.0.0/8"] },
+      [
+        osStep(UBUNTU_2404),
+        inspectStep(),
+        { match: /^dpkg-query -W -f=\S+ postgresql$/, sudo: false, code: 1 },
+        { match: /^apt-get update /, sudo: true },
+        {
+          match: "apt-cache policy postgresql",
+          sudo: false,
+          stdout:
+            "postgresql:\n  Installed: (none)\n  Candidate: 16+257build1.1\n  Version table:\n     16+257build1.1 500\n",
+        },
+        {
+          match: /^apt-get install -y -q .*--force-confold postgresql$/,
+          sudo: true,
+          check: (_c, o) => expect(o.env?.DEBIAN_FRONTEND).toBe("noninteractive"),
+        },
+        {
+          match: /^dpkg-query -W -f=\S+ postgresql$/,
+          sudo: false,
+          stdout: "postgresql\tinstall ok installed\t16+257build1.1\n",
+        },
+        inspectStep(PG16_PKG, PG16_CLUSTER, "postgresql@16-main active\n"),
+        grantsRead(),
+        inspectSqlStep(state16),
+        psqlStep(/CREATE ROLE %I LOGIN/),
+        writeStep(DROPIN16, (stdin) => expect(stdin).toBe(dropInContent("*"))),
+        writeStep(HBA16, (stdin) => {
+          expect(stdin.startsWith(STOCK_HBA)).toBe(true);
+          expect(stdin.slice(STOCK_HBA.length)).toBe(
+            `hostssl    myapp    app_user    10.0.0.0/8    scram-sha-256    ${HBA_MARKER}\n`,
+          );
+        }),
+        psqlStep(/FROM pg_hba_file_rules WHERE error IS NOT NULL/, {
+          listen: [{ file: DROPIN16, line: 2, setting: "*", error: null }],
+          config_errors: [],
+          hba_errors: [],
+        }),
+        { match: "systemctl restart postgresql@16-main", sudo: true },
+        settledStep("*"),
+        grantsWrite((w) =>
+          expect(w.postgres).toEqual({
+            hba: { [HBA16]: ["hostssl myapp app_user 10.0.0.0/8 scram-sha-256"] },
+            roles: { "16/main": ["app_user"] },
+          }),
+        ),
+        loginStep("127.0.0.1", { stdout: `${JSON.stringify({ ...WHO, server_version: SERVER16 })}\n` }),
+      ],
+    );
     expect(error).toBeUndefined();
     expect(remote.done).toBe(true);
     expect(result).toMatchObject({
@@ -514,7 +645,8 @@ describe("install-postgres: Ubuntu 24.04 (noble), PostgreSQL 16 from the distrib
 
   it("another major comes from PGDG: <repo_url> noble-pgdg main (PostgreSQL 17)", async () => {
     const armoured = pgpKey("pgdg.asc");
-    const line = "deb [arch=amd64 signed-by=/etc/apt/keyrings/pgdg.gpg] https://apt.postgresql.org/pub/repos/apt noble-pgdg main";
+    const line =
+      "deb [arch=amd64 signed-by=/etc/apt/keyrings/pgdg.gpg] https://apt.postgresql.org/pub/repos/apt noble-pgdg main";
     const state17 = serverState({
       server_version: "17.11 (Ubuntu 17.11-1.pgdg24.04+2)",
       hba_file: "/etc/postgresql/17/main/pg_hba.conf",
@@ -525,26 +657,37 @@ describe("install-postgres: Ubuntu 24.04 (noble), PostgreSQL 16 from the distrib
       inspectStep(),
       { match: "command -v curl || true", sudo: false, stdout: "/usr/bin/curl\n" },
       {
-        match: "curl -fsSL --proto '=http,https' --retry 3 --connect-timeout 20 --max-time 120 -o \"$t\" https://www.postgresql.org/media/keys/ACCC4CF8.asc",
+        match:
+          "curl -fsSL --proto '=http,https' --retry 3 --connect-timeout 20 --max-time 120 -o \"$t\" https://www.postgresql.org/media/keys/ACCC4CF8.asc",
         sudo: false,
         stdout: `amd64\n${armoured.toString("base64")}`,
       },
       {
         match: `printf '%s\\n' '${line}'`,
         sudo: true,
-        stdout: "changed:wrote /etc/apt/keyrings/pgdg.gpg (new key)\nchanged:wrote /etc/apt/sources.list.d/pgdg.list (new source)\n",
+        stdout:
+          "changed:wrote /etc/apt/keyrings/pgdg.gpg (new key)\nchanged:wrote /etc/apt/sources.list.d/pgdg.list (new source)\n",
         check: (_c, o) => expect(Buffer.from(o.stdin as Buffer).equals(dearmor(armoured))).toBe(true),
       },
-      { match: /^for f in \/etc\/apt\/sources.list /, sudo: true, stdout: `@@@file /etc/apt/sources.list.d/pgdg.list\n${line}\n\n@@@end\n` },
+      {
+        match: /^for f in \/etc\/apt\/sources.list /,
+        sudo: true,
+        stdout: `@@@file /etc/apt/sources.list.d/pgdg.list\n${line}\n\n@@@end\n`,
+      },
       { match: /^dpkg-query -W -f=\S+ postgresql-17$/, sudo: false, code: 1 },
       { match: /^apt-get update /, sudo: true },
       {
         match: "apt-cache policy postgresql-17",
         sudo: false,
-        stdout: "postgresql-17:\n  Installed: (none)\n  Candidate: 17.11-1.pgdg24.04+2\n  Version table:\n     17.11-1.pgdg24.04+2 500\n",
+        stdout:
+          "postgresql-17:\n  Installed: (none)\n  Candidate: 17.11-1.pgdg24.04+2\n  Version table:\n     17.11-1.pgdg24.04+2 500\n",
       },
       { match: /^apt-get install -y -q .*--force-confold postgresql-17$/, sudo: true },
-      { match: /^dpkg-query -W -f=\S+ postgresql-17$/, sudo: false, stdout: "postgresql-17\tinstall ok installed\t17.11-1.pgdg24.04+2\n" },
+      {
+        match: /^dpkg-query -W -f=\S+ postgresql-17$/,
+        sudo: false,
+        stdout: "postgresql-17\tinstall ok installed\t17.11-1.pgdg24.04+2\n",
+      },
       inspectStep(
         "postgresql-17\tinstall ok installed\t17.11-1.pgdg24.04+2\n",
         "17 main 5432 online postgres /var/lib/postgresql/17/main /var/log/postgresql/postgresql-17-main.log\n",
@@ -558,7 +701,13 @@ describe("install-postgres: Ubuntu 24.04 (noble), PostgreSQL 16 from the distrib
     ]);
     expect(error).toBeUndefined();
     expect(remote.done).toBe(true);
-    expect(result).toMatchObject({ pg_version: "17.11", pg_major: "17", installed_from: "pgdg", cluster: "17/main", os: { id: "ubuntu", codename: "noble" } });
+    expect(result).toMatchObject({
+      pg_version: "17.11",
+      pg_major: "17",
+      installed_from: "pgdg",
+      cluster: "17/main",
+      os: { id: "ubuntu", codename: "noble" },
+    });
     expect(result!.changes).toEqual([
       "PGDG repository: wrote /etc/apt/keyrings/pgdg.gpg (new key)",
       "PGDG repository: wrote /etc/apt/sources.list.d/pgdg.list (new source)",
@@ -604,17 +753,41 @@ describe("install-postgres: idempotence and updates", () => {
     });
   const event = { ...BASE, listen_addresses: "*", allow_remote: true, allowed_cidrs: ["10.0.0.0/8"] };
   /** What the first run recorded: its line and the role it created. */
-  const RECORDED = { version: 1, postgres: { hba: { [HBA_FILE]: ["hostssl myapp app_user 10.0.0.0/8 scram-sha-256"] }, roles: { "14/main": ["app_user"] } } };
+  const RECORDED = {
+    version: 1,
+    postgres: {
+      hba: { [HBA_FILE]: ["hostssl myapp app_user 10.0.0.0/8 scram-sha-256"] },
+      roles: { "14/main": ["app_user"] },
+    },
+  };
 
   it("a rerun creates nothing, appends nothing, restarts nothing: four commands and the TCP check", async () => {
-    const { result, error, remote, lines } = await run(event, [osStep(), installed14(), grantsRead(RECORDED), inspectSqlStep(done()), loginStep()]);
+    const { result, error, remote, lines } = await run(event, [
+      osStep(),
+      installed14(),
+      grantsRead(RECORDED),
+      inspectSqlStep(done()),
+      loginStep(),
+    ]);
     expect(error).toBeUndefined();
     expect(remote.done).toBe(true);
     expect(remote.calls.some((c) => /CREATE|ALTER/.test(String(c.opts.stdin ?? "")))).toBe(false);
-    expect(remote.calls.some((c) => /systemctl (restart|reload|start)|mktemp .*pg_hba|apt-get/.test(c.command))).toBe(false);
-    expect(result).toMatchObject({ changed: false, changes: [], restarted: false, reloaded: false, installed_from: "already installed" });
-    expect(result!.summary).toBe("nothing to do: PostgreSQL 14.11 (14/main, port 5432), role app_user and database myapp are as wanted");
-    expect(lines).toContain("[install-postgres] role app_user (password unchanged) and database myapp (owner app_user) are as wanted");
+    expect(remote.calls.some((c) => /systemctl (restart|reload|start)|mktemp .*pg_hba|apt-get/.test(c.command))).toBe(
+      false,
+    );
+    expect(result).toMatchObject({
+      changed: false,
+      changes: [],
+      restarted: false,
+      reloaded: false,
+      installed_from: "already installed",
+    });
+    expect(result!.summary).toBe(
+      "nothing to do: PostgreSQL 14.11 (14/main, port 5432), role app_user and database myapp are as wanted",
+    );
+    expect(lines).toContain(
+      "[install-postgres] role app_user (password unchanged) and database myapp (owner app_user) are as wanted",
+    );
   });
 
   it("a new password: ALTER ROLE only, no CREATE, no restart", async () => {
@@ -634,7 +807,12 @@ describe("install-postgres: idempotence and updates", () => {
     ]);
     expect(error).toBeUndefined();
     expect(remote.done).toBe(true);
-    expect(result).toMatchObject({ changed: true, changes: ["password of app_user updated"], restarted: false, reloaded: false });
+    expect(result).toMatchObject({
+      changed: true,
+      changes: ["password of app_user updated"],
+      restarted: false,
+      reloaded: false,
+    });
     expect(storedPasswordState(sentSecret(remote.calls), NEW, "app_user")).toBe("same");
     expectNoPasswordOnCommandLines(remote.calls, NEW, ["'pass'", "$PATH \\x"]);
   });
@@ -665,7 +843,10 @@ describe("install-postgres: idempotence and updates", () => {
       loginStep(),
     ]);
     expect(remote.done).toBe(true);
-    expect(result?.changes).toEqual(["role app_user may log in now (LOGIN)", "database myapp owner changed from olduser to app_user"]);
+    expect(result?.changes).toEqual([
+      "role app_user may log in now (LOGIN)",
+      "database myapp owner changed from olduser to app_user",
+    ]);
   });
 
   it("an hba line the admin wrote with the same fields is not appended again", async () => {
@@ -690,16 +871,26 @@ describe("install-postgres: idempotence and updates", () => {
       inspectSqlStep(done()),
       writeStep("/etc/postgresql/14/main/pg_hba.conf", (stdin) => {
         expect(stdin).not.toContain("10.0.0.0/8");
-        expect(stdin.endsWith(`hostssl    myapp    app_user    10.1.2.3/32    scram-sha-256    ${HBA_MARKER}\n`)).toBe(true);
+        expect(stdin.endsWith(`hostssl    myapp    app_user    10.1.2.3/32    scram-sha-256    ${HBA_MARKER}\n`)).toBe(
+          true,
+        );
       }),
       configCheckStep(),
       { match: "systemctl reload postgresql@14-main", sudo: true },
       settledStep("*"),
-      grantsWrite((w) => expect((w.postgres as { hba: object }).hba).toEqual({ [HBA_FILE]: ["hostssl myapp app_user 10.1.2.3/32 scram-sha-256"] })),
+      grantsWrite((w) =>
+        expect((w.postgres as { hba: object }).hba).toEqual({
+          [HBA_FILE]: ["hostssl myapp app_user 10.1.2.3/32 scram-sha-256"],
+        }),
+      ),
       loginStep(),
     ]);
     expect(remote.done).toBe(true);
-    expect(result).toMatchObject({ restarted: false, reloaded: true, revoked: ["pg_hba.conf: hostssl myapp app_user 10.0.0.0/8 scram-sha-256"] });
+    expect(result).toMatchObject({
+      restarted: false,
+      reloaded: true,
+      revoked: ["pg_hba.conf: hostssl myapp app_user 10.0.0.0/8 scram-sha-256"],
+    });
     expect(result!.changes).toEqual([
       "pg_hba.conf: hostssl myapp app_user 10.1.2.3/32 scram-sha-256 added",
       "revoked: pg_hba.conf: hostssl myapp app_user 10.0.0.0/8 scram-sha-256 removed (written by vm-install, no longer in the settings)",
@@ -717,7 +908,11 @@ describe("install-postgres: idempotence and updates", () => {
       loginStep(),
     ]);
     expect(remote.done).toBe(true);
-    expect(result).toMatchObject({ changed: true, changes: ["cluster 14/main started (was inactive)"], restarted: false });
+    expect(result).toMatchObject({
+      changed: true,
+      changes: ["cluster 14/main started (was inactive)"],
+      restarted: false,
+    });
   });
 
   it("a listen_addresses change that is still waiting for a restart is applied", async () => {
@@ -732,7 +927,11 @@ describe("install-postgres: idempotence and updates", () => {
       loginStep(),
     ]);
     expect(remote.done).toBe(true);
-    expect(result).toMatchObject({ restarted: true, changed: true, changes: [`listen_addresses 'localhost' -> '*' (${DROPIN})`] });
+    expect(result).toMatchObject({
+      restarted: true,
+      changed: true,
+      changes: [`listen_addresses 'localhost' -> '*' (${DROPIN})`],
+    });
   });
 
   it("settings someone else left pending are reported, not restarted", async () => {
@@ -750,7 +949,9 @@ describe("install-postgres: idempotence and updates", () => {
     ]);
     expect(remote.done).toBe(true);
     expect(result?.restarted).toBe(false);
-    expect(result?.warnings).toEqual(["settings changed by someone else wait for a restart of postgresql@14-main: shared_buffers (not restarted by this job)"]);
+    expect(result?.warnings).toEqual([
+      "settings changed by someone else wait for a restart of postgresql@14-main: shared_buffers (not restarted by this job)",
+    ]);
   });
 
   it("allow_remote with a localhost-only listen_addresses works but warns that remote clients cannot connect", async () => {
@@ -812,7 +1013,13 @@ describe("install-postgres: idempotence and updates", () => {
       loginStep("127.0.0.1", { stdout: `${JSON.stringify({ ...WHO, server_version: "16.3" })}\n` }),
     ]);
     expect(remote.done).toBe(true);
-    expect(result).toMatchObject({ pg_major: "16", installed_from: "already installed", changed: false, changes: [], cluster: "16/main" });
+    expect(result).toMatchObject({
+      pg_major: "16",
+      installed_from: "already installed",
+      changed: false,
+      changes: [],
+      cluster: "16/main",
+    });
   });
 });
 
@@ -834,7 +1041,10 @@ describe("install-postgres: what it granted, it takes back (inventory in /var/li
     const inventory = {
       version: 1,
       docker: { group_members: ["ubuntu"] },
-      postgres: { hba: { [HBA_FILE]: ["hostssl myapp old_user 10.0.0.0/8 scram-sha-256"] }, roles: { "14/main": ["old_user"] } },
+      postgres: {
+        hba: { [HBA_FILE]: ["hostssl myapp old_user 10.0.0.0/8 scram-sha-256"] },
+        roles: { "14/main": ["old_user"] },
+      },
     };
     const { result, error, remote } = await run(event, [
       osStep(),
@@ -853,14 +1063,20 @@ describe("install-postgres: what it granted, it takes back (inventory in /var/li
       grantsWrite((w) =>
         expect(w).toMatchObject({
           docker: { group_members: ["ubuntu"] },
-          postgres: { hba: { [HBA_FILE]: ["hostssl myapp app_user 10.0.0.0/8 scram-sha-256"] }, roles: { "14/main": ["app_user"] } },
+          postgres: {
+            hba: { [HBA_FILE]: ["hostssl myapp app_user 10.0.0.0/8 scram-sha-256"] },
+            roles: { "14/main": ["app_user"] },
+          },
         }),
       ),
       loginStep(),
     ]);
     expect(error).toBeUndefined();
     expect(remote.done).toBe(true);
-    expect(result!.revoked).toEqual(["role old_user: LOGIN", "pg_hba.conf: hostssl myapp old_user 10.0.0.0/8 scram-sha-256"]);
+    expect(result!.revoked).toEqual([
+      "role old_user: LOGIN",
+      "pg_hba.conf: hostssl myapp old_user 10.0.0.0/8 scram-sha-256",
+    ]);
     expect(result!.changes).toEqual([
       "role app_user created (LOGIN, password set)",
       "database myapp owner changed from old_user to app_user",
@@ -872,7 +1088,10 @@ describe("install-postgres: what it granted, it takes back (inventory in /var/li
 
   it("what the inventory does not list is never revoked: an existing role, the admin's line, a marked line of another run", async () => {
     const admin = "hostssl myapp old_user 10.0.0.0/8 scram-sha-256\n";
-    const inventory = { version: 1, postgres: { hba: { [HBA_FILE]: ["hostssl myapp app_user 10.0.0.0/8 scram-sha-256"] }, roles: {} } };
+    const inventory = {
+      version: 1,
+      postgres: { hba: { [HBA_FILE]: ["hostssl myapp app_user 10.0.0.0/8 scram-sha-256"] }, roles: {} },
+    };
     const { result, error, remote } = await run(event, [
       osStep(),
       installed14(),
@@ -882,7 +1101,11 @@ describe("install-postgres: what it granted, it takes back (inventory in /var/li
     ]);
     expect(error).toBeUndefined();
     expect(remote.done).toBe(true);
-    expect(remote.calls.some((c) => /NOLOGIN/.test(String(c.opts.stdin ?? "")) || /mktemp \S*(pg_hba|grants)/.test(c.command))).toBe(false);
+    expect(
+      remote.calls.some(
+        (c) => /NOLOGIN/.test(String(c.opts.stdin ?? "")) || /mktemp \S*(pg_hba|grants)/.test(c.command),
+      ),
+    ).toBe(false);
     expect(result).toMatchObject({ changed: false, changes: [], revoked: [] });
   });
 
@@ -891,12 +1114,19 @@ describe("install-postgres: what it granted, it takes back (inventory in /var/li
       osStep(),
       installed14(),
       grantsRead(),
-      inspectSqlStep(ready({ hba_text: `${STOCK_HBA}host    myapp    app_user    10.0.0.0/8    scram-sha-256    ${HBA_MARKER}\n` })),
+      inspectSqlStep(
+        ready({ hba_text: `${STOCK_HBA}host    myapp    app_user    10.0.0.0/8    scram-sha-256    ${HBA_MARKER}\n` }),
+      ),
       writeStep(HBA_FILE, (stdin) => expect(stdin).toBe(`${STOCK_HBA + newLine}\n`)),
       configCheckStep(),
       { match: "systemctl reload postgresql@14-main", sudo: true },
       settledStep("*"),
-      grantsWrite((w) => expect(w.postgres).toEqual({ hba: { [HBA_FILE]: ["hostssl myapp app_user 10.0.0.0/8 scram-sha-256"] }, roles: {} })),
+      grantsWrite((w) =>
+        expect(w.postgres).toEqual({
+          hba: { [HBA_FILE]: ["hostssl myapp app_user 10.0.0.0/8 scram-sha-256"] },
+          roles: {},
+        }),
+      ),
       loginStep(),
     ]);
     expect(error).toBeUndefined();
@@ -910,7 +1140,9 @@ describe("install-postgres: what it granted, it takes back (inventory in /var/li
       installed14(),
       grantsRead(),
       inspectSqlStep(ready()),
-      writeStep(HBA_FILE, (stdin) => expect(stdin).toBe(`${STOCK_HBA}${hbaLine("host", "myapp", "app_user", "10.0.0.0/8")}\n`)),
+      writeStep(HBA_FILE, (stdin) =>
+        expect(stdin).toBe(`${STOCK_HBA}${hbaLine("host", "myapp", "app_user", "10.0.0.0/8")}\n`),
+      ),
       configCheckStep(),
       { match: "systemctl reload postgresql@14-main", sudo: true },
       settledStep("*"),
@@ -920,7 +1152,12 @@ describe("install-postgres: what it granted, it takes back (inventory in /var/li
     expect(plain.error).toBeUndefined();
     expect(plain.remote.done).toBe(true);
 
-    const off = await run(event, [osStep(), installed14(), grantsRead(), inspectSqlStep(ready({ role: null, ssl: "off" }))]);
+    const off = await run(event, [
+      osStep(),
+      installed14(),
+      grantsRead(),
+      inspectSqlStep(ready({ role: null, ssl: "off" })),
+    ]);
     expect(off.remote.done).toBe(true);
     expect(off.error?.message).toMatch(
       /ssl is off on the server, so hostssl entries .* would admit no remote client: turn SSL on .* or set remoteSsl false.*Nothing was changed/,
@@ -929,7 +1166,11 @@ describe("install-postgres: what it granted, it takes back (inventory in /var/li
 
   it("role decisions: only recorded roles that may still log in lose LOGIN; the record follows what this run granted", () => {
     const may = (login: boolean) => ({ login, superuser: false, bootstrap: false, marked: true });
-    expect(planRoles(["a", "b", "c"], "b", false, { a: may(true), b: may(true), c: may(false) })).toEqual({ revoke: ["a"], record: ["b"], skipped: [] });
+    expect(planRoles(["a", "b", "c"], "b", false, { a: may(true), b: may(true), c: may(false) })).toEqual({
+      revoke: ["a"],
+      record: ["b"],
+      skipped: [],
+    });
     expect(planRoles([], "b", false, {})).toEqual({ revoke: [], record: [], skipped: [] });
     expect(planRoles([], "b", true, {})).toEqual({ revoke: [], record: ["b"], skipped: [] });
   });
@@ -943,7 +1184,12 @@ describe("install-postgres: failures say what, where and what to do", () => {
       osStep(),
       installed14(),
       grantsRead(),
-      inspectSqlStep(serverState({ role: { login: true, superuser: false, secret: scramSecret(PW) }, database: { owner: "app_user" } })),
+      inspectSqlStep(
+        serverState({
+          role: { login: true, superuser: false, secret: scramSecret(PW) },
+          database: { owner: "app_user" },
+        }),
+      ),
       writeStep("/etc/postgresql/14/main/pg_hba.conf"),
       configCheckStep({ hba_errors: [{ line: 98, error: 'invalid IP mask "255.0.0.x"' }] }),
       writeStep("/etc/postgresql/14/main/pg_hba.conf", (stdin) => expect(stdin).toBe(STOCK_HBA)),
@@ -952,7 +1198,9 @@ describe("install-postgres: failures say what, where and what to do", () => {
     expect(error?.message).toMatch(
       /^install-postgres failed while installing: the server would not accept its configuration files: \/etc\/postgresql\/14\/main\/pg_hba.conf line 98: invalid IP mask/,
     );
-    expect(error?.message).toMatch(/nothing was reloaded, and \/etc\/postgresql\/14\/main\/pg_hba.conf was put back as it was/);
+    expect(error?.message).toMatch(
+      /nothing was reloaded, and \/etc\/postgresql\/14\/main\/pg_hba.conf was put back as it was/,
+    );
   });
 
   it("listen_addresses overridden by postgresql.auto.conf: named, with the fix", async () => {
@@ -960,7 +1208,12 @@ describe("install-postgres: failures say what, where and what to do", () => {
       osStep(),
       installed14(),
       grantsRead(),
-      inspectSqlStep(serverState({ role: { login: true, superuser: false, secret: scramSecret(PW) }, database: { owner: "app_user" } })),
+      inspectSqlStep(
+        serverState({
+          role: { login: true, superuser: false, secret: scramSecret(PW) },
+          database: { owner: "app_user" },
+        }),
+      ),
       writeStep(DROPIN),
       configCheckStep({
         listen: [
@@ -980,7 +1233,12 @@ describe("install-postgres: failures say what, where and what to do", () => {
       osStep(),
       installed14(),
       grantsRead(),
-      inspectSqlStep(serverState({ role: { login: true, superuser: false, secret: scramSecret(PW) }, database: { owner: "app_user" } })),
+      inspectSqlStep(
+        serverState({
+          role: { login: true, superuser: false, secret: scramSecret(PW) },
+          database: { owner: "app_user" },
+        }),
+      ),
       loginStep("127.0.0.1", {
         code: 2,
         stdout: "",
@@ -1001,7 +1259,9 @@ describe("install-postgres: failures say what, where and what to do", () => {
       grantsRead(),
       psqlStep(/json_build_object/, "", { code: 3, stderr: "psql:<stdin>:9: ERROR:  oops near 'UniqueSecret-9f2c'\n" }),
     ]);
-    expect(error?.message).toMatch(/psql \(reading the role, the database and the settings\) failed on ubuntu@192.0.2.10:22 \(exit 3\)/);
+    expect(error?.message).toMatch(
+      /psql \(reading the role, the database and the settings\) failed on ubuntu@192.0.2.10:22 \(exit 3\)/,
+    );
     expect(error?.message).not.toContain("UniqueSecret-9f2c");
     expect(error?.message).toContain("[redacted:db_password]");
   });
@@ -1010,14 +1270,17 @@ describe("install-postgres: failures say what, where and what to do", () => {
 describe("install-postgres: pure parts", () => {
   it("SCRAM-SHA-256 secrets match what PostgreSQL 15 stored for the same passwords", () => {
     // Read back from pg_authid after CREATE ROLE ... PASSWORD on the sandbox (Debian 12, PostgreSQL 15.20).
-    const pencil = "SCRAM-SHA-256$4096:xLT7FwwkS3/LQ3ZnHrdwFA==$Z6a80ul5T2+bLHSXhHsnFE+UcWIuIz3A4E7fJJhH+dg=:8BP6quHfW3OxDUtEK1sYUXdRQFQGPCqye6rioI6LUQc=";
+    const pencil =
+      "SCRAM-SHA-256$4096:xLT7FwwkS3/LQ3ZnHrdwFA==$Z6a80ul5T2+bLHSXhHsnFE+UcWIuIz3A4E7fJJhH+dg=:8BP6quHfW3OxDUtEK1sYUXdRQFQGPCqye6rioI6LUQc=";
     expect(scramSecret("pencil", Buffer.from("xLT7FwwkS3/LQ3ZnHrdwFA==", "base64"))).toBe(pencil);
     expect(storedPasswordState(pencil, "pencil", "vec1")).toBe("same");
     expect(storedPasswordState(pencil, "pencil ", "vec1")).toBe("different");
-    const quoted = "SCRAM-SHA-256$4096:kEa+cMwCTh/Lk4ZqXE3Seg==$wjeh1/7LJJpw9ljnxbGfrPACRa6ZclQxeUpbtni0u70=:IbHbDsnSelZjtYEhtDT2mypLGdj+Bqwykw8uVU9VdDw=";
+    const quoted =
+      "SCRAM-SHA-256$4096:kEa+cMwCTh/Lk4ZqXE3Seg==$wjeh1/7LJJpw9ljnxbGfrPACRa6ZclQxeUpbtni0u70=:IbHbDsnSelZjtYEhtDT2mypLGdj+Bqwykw8uVU9VdDw=";
     expect(storedPasswordState(quoted, `it's "q" \\ $x`, "vec2")).toBe("same");
     // Non-ASCII: NBSP -> space, the fi ligature -> "fi" (NFKC), soft hyphen dropped, as the server's SASLprep did.
-    const cyrillic = "SCRAM-SHA-256$4096:y607y+be9RAcU1+FWhF55A==$qcfvVIX9kfbrIBNrIlrGT1RK8i6LB9SJ4QtSxdl7Um0=:9vOb9DK7AJUBpg6/vkUWhZyv0xjTpULqmgJRmVgX9Gk=";
+    const cyrillic =
+      "SCRAM-SHA-256$4096:y607y+be9RAcU1+FWhF55A==$qcfvVIX9kfbrIBNrIlrGT1RK8i6LB9SJ4QtSxdl7Um0=:9vOb9DK7AJUBpg6/vkUWhZyv0xjTpULqmgJRmVgX9Gk=";
     expect(prepareApproximately("пароль\u00a0\ufb01\u00adü")).toBe("пароль fiü");
     expect(storedPasswordState(cyrillic, "пароль\u00a0\ufb01\u00adü", "vec4")).toBe("same");
     expect(storedPasswordState("md535ff36c156bd993074a924c264a32f68", "pencil", "vec3")).toBe("md5");
@@ -1029,9 +1292,11 @@ describe("install-postgres: pure parts", () => {
   });
 
   it("dpkg and pg_lsclusters output", () => {
-    expect(parseServerPackages(`${PG14_PKG}postgresql-14-postgis-3\tinstall ok installed\t3.2\npostgresql-16\tdeinstall ok config-files\t16.1\n`)).toEqual([
-      { major: "14", version: "14.11-0ubuntu0.22.04.1" },
-    ]);
+    expect(
+      parseServerPackages(
+        `${PG14_PKG}postgresql-14-postgis-3\tinstall ok installed\t3.2\npostgresql-16\tdeinstall ok config-files\t16.1\n`,
+      ),
+    ).toEqual([{ major: "14", version: "14.11-0ubuntu0.22.04.1" }]);
     expect(
       parseClusters(
         "15 main 5432 down postgres /var/lib/postgresql/15/main /var/log/postgresql/postgresql-15-main.log\n16 other 5433 online postgres /srv/pg <unknown>\n",
@@ -1051,11 +1316,23 @@ describe("install-postgres: pure parts", () => {
   });
 
   it("pg_hba.conf planning: add, keep, remove only our own lines", () => {
-    const e = (c: string, type: "host" | "hostssl" = "hostssl", db = "myapp", user = "app_user") => hbaEntry(type, db, user, c);
+    const e = (c: string, type: "host" | "hostssl" = "hostssl", db = "myapp", user = "app_user") =>
+      hbaEntry(type, db, user, c);
     const ours = (c: string, type: "host" | "hostssl" = "hostssl") => hbaLine(type, "myapp", "app_user", c);
     const p1 = planHba(STOCK_HBA, [e("10.0.0.0/8")], undefined);
-    expect(p1).toEqual({ content: `${STOCK_HBA + ours("10.0.0.0/8")}\n`, added: [e("10.0.0.0/8")], removed: [], duplicates: [], owned: [e("10.0.0.0/8")] });
-    expect(planHba(p1.content, [e("10.0.0.0/8")], [e("10.0.0.0/8")])).toMatchObject({ content: p1.content, added: [], removed: [], owned: [e("10.0.0.0/8")] });
+    expect(p1).toEqual({
+      content: `${STOCK_HBA + ours("10.0.0.0/8")}\n`,
+      added: [e("10.0.0.0/8")],
+      removed: [],
+      duplicates: [],
+      owned: [e("10.0.0.0/8")],
+    });
+    expect(planHba(p1.content, [e("10.0.0.0/8")], [e("10.0.0.0/8")])).toMatchObject({
+      content: p1.content,
+      added: [],
+      removed: [],
+      owned: [e("10.0.0.0/8")],
+    });
     // allow_remote off: our recorded line goes, the admin's identical-looking line without the marker stays.
     const mixed = `${p1.content}hostssl myapp app_user 172.16.0.0/12 scram-sha-256\n`;
     expect(planHba(mixed, [], [e("10.0.0.0/8")])).toMatchObject({
@@ -1065,7 +1342,9 @@ describe("install-postgres: pure parts", () => {
       owned: [],
     });
     // The admin's line with the wanted fields counts as present and is not ours (not recorded).
-    expect(planHba(`${STOCK_HBA}hostssl myapp app_user 10.0.0.0/8 scram-sha-256\n`, [e("10.0.0.0/8")], [])).toMatchObject({ added: [], owned: [] });
+    expect(
+      planHba(`${STOCK_HBA}hostssl myapp app_user 10.0.0.0/8 scram-sha-256\n`, [e("10.0.0.0/8")], []),
+    ).toMatchObject({ added: [], owned: [] });
     // Another database's or role's line of ours goes once the inventory lists it (dbName or dbUser changed)...
     const other = `${STOCK_HBA}hostssl    olddb    olduser    10.0.0.0/8    scram-sha-256    ${HBA_MARKER}\n`;
     expect(planHba(other, [e("10.0.0.0/8")], [e("10.0.0.0/8", "hostssl", "olddb", "olduser")])).toMatchObject({
@@ -1073,7 +1352,10 @@ describe("install-postgres: pure parts", () => {
       removed: [e("10.0.0.0/8", "hostssl", "olddb", "olduser")],
     });
     // ...but a marked line the inventory does not list is left alone once there is an inventory.
-    expect(planHba(other, [e("10.0.0.0/8")], [])).toMatchObject({ content: `${other + ours("10.0.0.0/8")}\n`, removed: [] });
+    expect(planHba(other, [e("10.0.0.0/8")], [])).toMatchObject({
+      content: `${other + ours("10.0.0.0/8")}\n`,
+      removed: [],
+    });
     // Before any inventory (the previous version's host lines): the marker alone makes them ours, so they
     // are replaced by hostssl.
     const old = `${STOCK_HBA}${ours("10.0.0.0/8", "host")}\n`;
@@ -1084,7 +1366,11 @@ describe("install-postgres: pure parts", () => {
     });
     // A second copy of our own line is dropped, not revoked.
     const twice = `${STOCK_HBA + ours("10.0.0.0/8")}\n${ours("10.0.0.0/8")}\n`;
-    expect(planHba(twice, [e("10.0.0.0/8")], [e("10.0.0.0/8")])).toMatchObject({ content: p1.content, duplicates: [e("10.0.0.0/8")], removed: [] });
+    expect(planHba(twice, [e("10.0.0.0/8")], [e("10.0.0.0/8")])).toMatchObject({
+      content: p1.content,
+      duplicates: [e("10.0.0.0/8")],
+      removed: [],
+    });
     // A file without a final newline gets one.
     expect(planHba("local all all peer", [hbaEntry("host", "db", "u", "::1/128")], undefined).content).toBe(
       `local all all peer\nhost    db    u    ::1/128    scram-sha-256    ${HBA_MARKER}\n`,
@@ -1137,7 +1423,13 @@ describe("install-postgres: check mode (check: true) looks, reports would_change
       dropin_text: dropInContent("*"),
       ...over,
     });
-  const RECORDED = { version: 1, postgres: { hba: { [HBA_FILE]: ["hostssl myapp app_user 10.0.0.0/8 scram-sha-256"] }, roles: { "14/main": ["app_user"] } } };
+  const RECORDED = {
+    version: 1,
+    postgres: {
+      hba: { [HBA_FILE]: ["hostssl myapp app_user 10.0.0.0/8 scram-sha-256"] },
+      roles: { "14/main": ["app_user"] },
+    },
+  };
 
   /**
    * Nothing the check sent could change the VM: no command marked as a change, no apt-get, service,
@@ -1147,14 +1439,26 @@ describe("install-postgres: check mode (check: true) looks, reports would_change
     expect(calls.length).toBeGreaterThan(0);
     expect(calls.filter((c) => c.opts.mutates).map((c) => c.command)).toEqual([]);
     expect(
-      calls.filter((c) => /apt-get|systemctl (start|restart|reload|stop)|pg_createcluster|mktemp (?!-d[ )])|rm -f /.test(c.command)).map((c) => c.command),
+      calls
+        .filter((c) =>
+          /apt-get|systemctl (start|restart|reload|stop)|pg_createcluster|mktemp (?!-d[ )])|rm -f /.test(c.command),
+        )
+        .map((c) => c.command),
     ).toEqual([]);
-    expect(calls.filter((c) => /CREATE|ALTER|NOLOGIN|pg_reload_conf/.test(String(c.opts.stdin ?? ""))).map((c) => c.command)).toEqual([]);
+    expect(
+      calls.filter((c) => /CREATE|ALTER|NOLOGIN|pg_reload_conf/.test(String(c.opts.stdin ?? ""))).map((c) => c.command),
+    ).toEqual([]);
   }
   const loggedIn = (calls: Call[]) => calls.some((c) => c.command.includes("psql -X -w -q -A -t -h"));
 
   it("all as wanted: would_change is empty, and the TCP login check ran and is reported", async () => {
-    const { result, error, remote } = await run(event, [osStep(), installed14(), grantsRead(RECORDED), inspectSqlStep(asWanted()), loginStep()]);
+    const { result, error, remote } = await run(event, [
+      osStep(),
+      installed14(),
+      grantsRead(RECORDED),
+      inspectSqlStep(asWanted()),
+      loginStep(),
+    ]);
     expect(error).toBeUndefined();
     expect(remote.done).toBe(true);
     expectLookedOnly(remote.calls);
@@ -1197,7 +1501,12 @@ describe("install-postgres: check mode (check: true) looks, reports would_change
       osStep(),
       installed14(),
       grantsRead(RECORDED),
-      inspectSqlStep(asWanted({ database: null, role: { login: true, superuser: false, secret: scramSecret("set by hand, not PW") } })),
+      inspectSqlStep(
+        asWanted({
+          database: null,
+          role: { login: true, superuser: false, secret: scramSecret("set by hand, not PW") },
+        }),
+      ),
     ]);
     expect(error).toBeUndefined();
     expect(remote.done).toBe(true);
@@ -1209,12 +1518,17 @@ describe("install-postgres: check mode (check: true) looks, reports would_change
       would_change: ["password of app_user updated", "database myapp created (owner app_user)"],
       verified: null,
     });
-    expect(result!.summary).toBe("check: 2 changes would be made: password of app_user updated; database myapp created (owner app_user)");
+    expect(result!.summary).toBe(
+      "check: 2 changes would be made: password of app_user updated; database myapp created (owner app_user)",
+    );
     expectNoPasswordOnCommandLines(remote.calls);
   });
 
   it("a pg_hba.conf line missing and a recorded role to revoke: those lines and the revocation; no file written, no reload, no inventory write", async () => {
-    const inventory = { version: 1, postgres: { hba: RECORDED.postgres.hba, roles: { "14/main": ["old_user", "app_user"] } } };
+    const inventory = {
+      version: 1,
+      postgres: { hba: RECORDED.postgres.hba, roles: { "14/main": ["old_user", "app_user"] } },
+    };
     const { result, error, remote } = await run(event, [
       osStep(),
       installed14(),
@@ -1264,7 +1578,11 @@ describe("install-postgres: check mode (check: true) looks, reports would_change
     expect(error).toBeUndefined();
     expect(remote.done).toBe(true);
     expectLookedOnly(remote.calls);
-    expect(result).toMatchObject({ would_change: [`listen_addresses 'localhost' -> '*' (${DROPIN})`], restarted: false, listen_addresses: "*" });
+    expect(result).toMatchObject({
+      would_change: [`listen_addresses 'localhost' -> '*' (${DROPIN})`],
+      restarted: false,
+      listen_addresses: "*",
+    });
   });
 
   it("server package missing (Debian 12): installed postgresql-15 and what a new cluster always gets; no apt-get, lists only read", async () => {
@@ -1301,7 +1619,10 @@ describe("install-postgres: check mode (check: true) looks, reports would_change
   });
 
   it("another major (PGDG): the repository line and the package, with nothing fetched or written", async () => {
-    const { result, error, remote } = await run({ ...BASE, pg_version: "16", check: true }, [osStep(DEBIAN_12), inspectStep()]);
+    const { result, error, remote } = await run({ ...BASE, pg_version: "16", check: true }, [
+      osStep(DEBIAN_12),
+      inspectStep(),
+    ]);
     expect(error).toBeUndefined();
     expect(remote.done).toBe(true);
     expectLookedOnly(remote.calls);
@@ -1331,7 +1652,11 @@ describe("install-postgres: check mode (check: true) looks, reports would_change
     expect(stopped.error).toBeUndefined();
     expect(stopped.remote.done).toBe(true);
     expectLookedOnly(stopped.remote.calls);
-    expect(stopped.result).toMatchObject({ would_change: ["cluster 14/main started (was inactive)"], pg_version: "", verified: null });
+    expect(stopped.result).toMatchObject({
+      would_change: ["cluster 14/main started (was inactive)"],
+      pg_version: "",
+      verified: null,
+    });
     expect(stopped.result!.warnings).toEqual([
       "postgresql@14-main is inactive, so the role, the database and the configuration files could not be inspected (psql needs a running server): " +
         "what a real run would change there is not listed. Run the job (it starts the cluster first), or start the cluster and check again",
@@ -1339,9 +1664,16 @@ describe("install-postgres: check mode (check: true) looks, reports would_change
   });
 
   it("a server with ssl off and hostssl wanted fails the check as it fails a run, before anything else", async () => {
-    const { error, remote } = await run(event, [osStep(), installed14(), grantsRead(RECORDED), inspectSqlStep(asWanted({ ssl: "off" }))]);
+    const { error, remote } = await run(event, [
+      osStep(),
+      installed14(),
+      grantsRead(RECORDED),
+      inspectSqlStep(asWanted({ ssl: "off" })),
+    ]);
     expect(remote.done).toBe(true);
     expectLookedOnly(remote.calls);
-    expect(error?.message).toMatch(/^install-postgres failed while checking \(check mode: nothing is changed\): ssl is off on the server/);
+    expect(error?.message).toMatch(
+      /^install-postgres failed while checking \(check mode: nothing is changed\): ssl is off on the server/,
+    );
   });
 });

@@ -26,7 +26,8 @@ const COMMANDS = [
 ];
 
 /** What sh itself prints for `command`: the reference the line must reproduce. */
-const direct = (command: string, env: NodeJS.ProcessEnv) => execFileSync("/bin/sh", ["-c", command], { env, encoding: "utf8" });
+const direct = (command: string, env: NodeJS.ProcessEnv) =>
+  execFileSync("/bin/sh", ["-c", command], { env, encoding: "utf8" });
 
 /**
  * One word that sh, bash, dash, zsh, fish, csh and tcsh all read the same: a bare safe word, or
@@ -41,38 +42,47 @@ describe("commandLine: what the login shell is given", () => {
   beforeAll(() => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), "login-shell-"));
     // A fake sudo: drops -n and -u USER, runs the rest (it is what the real one does for root).
-    fs.writeFileSync(path.join(dir, "sudo"), '#!/bin/sh\n[ "$1" = "-n" ] && shift\n[ "$1" = "-u" ] && shift 2\nexec "$@"\n', { mode: 0o755 });
+    fs.writeFileSync(
+      path.join(dir, "sudo"),
+      '#!/bin/sh\n[ "$1" = "-n" ] && shift\n[ "$1" = "-u" ] && shift 2\nexec "$@"\n',
+      { mode: 0o755 },
+    );
     env = { PATH: `${dir}:${process.env.PATH}`, HOME: "/root", LC_ALL: "C.UTF-8" };
   });
   afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-  it.each(COMMANDS.map((c) => [c]))("%j: sh -c of one portable word, and sh runs exactly the command, with sudo, -u and env too", (command) => {
-    const variants: { sudo?: boolean; user?: string; env?: Record<string, string> }[] = [
-      {},
-      { sudo: true },
-      { user: "postgres" },
-      { env: { LC_ALL: "C", X: "it's \\ ok!" } },
-      { sudo: true, env: { DEBIAN_FRONTEND: "noninteractive" } },
-    ];
-    for (const opts of variants) {
-      const line = commandLine(command, opts);
-      const m = /^(sudo -n (?:-u [a-z_][a-z0-9_-]* )?)?sh -c (.*)$/s.exec(line);
-      expect({ opts, line: m ? "sh -c ..." : line }).toEqual({ opts, line: "sh -c ..." });
-      expect({ opts, arg: PORTABLE_ARG.test(m![2]) ? "portable" : m![2] }).toEqual({ opts, arg: "portable" });
-      const exports = Object.entries(opts.env ?? {})
-        .map(([k, v]) => `export ${k}='${v.replace(/'/g, "'\\''")}'; `)
-        .join("");
-      // The login shell here is sh: what matters is that the line holds nothing any other shell reads otherwise.
-      expect(execFileSync("/bin/sh", ["-c", line], { env, encoding: "utf8" })).toBe(direct(exports + command, env));
-    }
-  });
+  it.each(COMMANDS.map((c) => [c]))(
+    "%j: sh -c of one portable word, and sh runs exactly the command, with sudo, -u and env too",
+    (command) => {
+      const variants: { sudo?: boolean; user?: string; env?: Record<string, string> }[] = [
+        {},
+        { sudo: true },
+        { user: "postgres" },
+        { env: { LC_ALL: "C", X: "it's \\ ok!" } },
+        { sudo: true, env: { DEBIAN_FRONTEND: "noninteractive" } },
+      ];
+      for (const opts of variants) {
+        const line = commandLine(command, opts);
+        const m = /^(sudo -n (?:-u [a-z_][a-z0-9_-]* )?)?sh -c (.*)$/s.exec(line);
+        expect({ opts, line: m ? "sh -c ..." : line }).toEqual({ opts, line: "sh -c ..." });
+        expect({ opts, arg: PORTABLE_ARG.test(m![2]) ? "portable" : m![2] }).toEqual({ opts, arg: "portable" });
+        const exports = Object.entries(opts.env ?? {})
+          .map(([k, v]) => `export ${k}='${v.replace(/'/g, "'\\''")}'; `)
+          .join("");
+        // The login shell here is sh: what matters is that the line holds nothing any other shell reads otherwise.
+        expect(execFileSync("/bin/sh", ["-c", line], { env, encoding: "utf8" })).toBe(direct(exports + command, env));
+      }
+    },
+  );
 
   it("a plain command stays readable on the wire (ps, sshd's log): only the sh -c around it", () => {
     expect(commandLine("cat /etc/os-release 2>/dev/null || cat /usr/lib/os-release")).toBe(
       "sh -c 'cat /etc/os-release 2>/dev/null || cat /usr/lib/os-release'",
     );
     expect(commandLine("true")).toBe("sh -c true");
-    expect(commandLine("apt-get update && touch /x", { sudo: true })).toBe("sudo -n sh -c 'apt-get update && touch /x'");
+    expect(commandLine("apt-get update && touch /x", { sudo: true })).toBe(
+      "sudo -n sh -c 'apt-get update && touch /x'",
+    );
     expect(commandLine("psql -f -", { user: "postgres" })).toBe("sudo -n -u postgres sh -c 'psql -f -'");
     expect(() => commandLine("x", { user: "root; id" })).toThrow(/commandLine: "root; id" is not a Unix user name/);
   });
@@ -89,7 +99,11 @@ describe("commandLine: what the login shell is given", () => {
       sent.push(line);
       return { code: 0, stdout: Buffer.alloc(0), stderr: Buffer.alloc(0) };
     };
-    const remote = new ExecRemote(exec, { target: "ubuntu@192.0.2.10:22", user: "ubuntu", secrets: new SecretScrubber() });
+    const remote = new ExecRemote(exec, {
+      target: "ubuntu@192.0.2.10:22",
+      user: "ubuntu",
+      secrets: new SecretScrubber(),
+    });
     await remote.run("id -un");
     await remote.run("locale", { env: { LC_ALL: "C" } });
     expect(sent).toEqual(["sh -c 'id -un'", "sh -c 'export LC_ALL=C; locale'"]);

@@ -30,19 +30,24 @@ const installers = [
 ] as const;
 
 describe.each(installers)("%s on Rocky Linux", (name, handler, event) => {
-  test.each([false, true])("check %s: refused from os-release with the reason, nothing else ran on the VM", async (check) => {
-    const { error, remote, result } = await runScripted(handler as never, { ...event, check }, [
-      { match: "cat /etc/os-release", sudo: false, stdout: ROCKY_9 },
-    ]);
-    expect(result).toBeUndefined();
-    expect(error?.message).toBe(
-      `${name} failed while detecting the OS: unsupported OS on the VM: /etc/os-release says ID=rocky ID_LIKE="rhel centos fedora" (Rocky Linux 9.4 (Blue Onyx)); ` +
-        "these installers support Ubuntu and Debian (and derivatives with ID_LIKE ubuntu or debian), whose packages they install with apt; nothing was changed on the VM",
-    );
-    // The os-release read was the one command: no apt, dpkg, systemd look or sudo before the refusal.
-    expect(remote.calls.map((c) => c.command)).toEqual(["cat /etc/os-release 2>/dev/null || cat /usr/lib/os-release"]);
-    expect(remote.implicit).toEqual([]);
-    expect(remote.systemdLooks).toBe(0);
-    expect(remote.closed).toBe(true);
-  });
+  test.each([false, true])(
+    "check %s: refused from os-release with the reason, nothing else ran on the VM",
+    async (check) => {
+      const { error, remote, result } = await runScripted(handler as never, { ...event, check }, [
+        { match: "cat /etc/os-release", sudo: false, stdout: ROCKY_9 },
+      ]);
+      expect(result).toBeUndefined();
+      expect(error?.message).toBe(
+        `${name} failed while detecting the OS: unsupported OS on the VM: /etc/os-release says ID=rocky ID_LIKE="rhel centos fedora" (Rocky Linux 9.4 (Blue Onyx)); ` +
+          "these installers support Ubuntu and Debian (and derivatives with ID_LIKE ubuntu or debian), whose packages they install with apt; nothing was changed on the VM",
+      );
+      // The os-release read was the one command: no apt, dpkg, systemd look or sudo before the refusal.
+      expect(remote.calls.map((c) => c.command)).toEqual([
+        "cat /etc/os-release 2>/dev/null || cat /usr/lib/os-release",
+      ]);
+      expect(remote.implicit).toEqual([]);
+      expect(remote.systemdLooks).toBe(0);
+      expect(remote.closed).toBe(true);
+    },
+  );
 });

@@ -4,11 +4,23 @@ import { ScriptedRemote } from "./support/scripted-remote";
 
 describe("os-release", () => {
   it("reads Ubuntu 22.04 as ubuntu jammy (UBUNTU_CODENAME)", () => {
-    expect(osFromRelease(UBUNTU_2204)).toEqual({ id: "ubuntu", family: "ubuntu", version_id: "22.04", codename: "jammy", pretty_name: "Ubuntu 22.04.4 LTS" });
+    expect(osFromRelease(UBUNTU_2204)).toEqual({
+      id: "ubuntu",
+      family: "ubuntu",
+      version_id: "22.04",
+      codename: "jammy",
+      pretty_name: "Ubuntu 22.04.4 LTS",
+    });
   });
 
   it("reads Ubuntu 24.04 as ubuntu noble", () => {
-    expect(osFromRelease(UBUNTU_2404)).toEqual({ id: "ubuntu", family: "ubuntu", version_id: "24.04", codename: "noble", pretty_name: "Ubuntu 24.04.1 LTS" });
+    expect(osFromRelease(UBUNTU_2404)).toEqual({
+      id: "ubuntu",
+      family: "ubuntu",
+      version_id: "24.04",
+      codename: "noble",
+      pretty_name: "Ubuntu 24.04.1 LTS",
+    });
   });
 
   it("reads Debian 12 as debian bookworm (VERSION_CODENAME)", () => {
@@ -22,7 +34,12 @@ describe("os-release", () => {
   });
 
   it("takes a derivative by ID_LIKE, with the upstream codename from UBUNTU_CODENAME", () => {
-    expect(osFromRelease(MINT_21)).toMatchObject({ id: "linuxmint", family: "ubuntu", codename: "jammy", version_id: "21.3" });
+    expect(osFromRelease(MINT_21)).toMatchObject({
+      id: "linuxmint",
+      family: "ubuntu",
+      codename: "jammy",
+      version_id: "21.3",
+    });
   });
 
   it("refuses another distribution, saying what it found", () => {
@@ -34,11 +51,18 @@ describe("os-release", () => {
   });
 
   it("refuses a Debian without a codename (nothing to key repositories by)", () => {
-    expect(() => osFromRelease('ID=debian\nPRETTY_NAME="Debian GNU/Linux trixie/sid"\n')).toThrow(/neither UBUNTU_CODENAME nor VERSION_CODENAME/);
+    expect(() => osFromRelease('ID=debian\nPRETTY_NAME="Debian GNU/Linux trixie/sid"\n')).toThrow(
+      /neither UBUNTU_CODENAME nor VERSION_CODENAME/,
+    );
   });
 
   it("parses quoting the way os-release(5) defines it", () => {
-    expect(parseOsReleaseText(`A="x \\"y\\" \\$z"\nB='lit $x'\nC=bare\n# comment\nD=\n`)).toEqual({ A: 'x "y" $z', B: "lit $x", C: "bare", D: "" });
+    expect(parseOsReleaseText(`A="x \\"y\\" \\$z"\nB='lit $x'\nC=bare\n# comment\nD=\n`)).toEqual({
+      A: 'x "y" $z',
+      B: "lit $x",
+      C: "bare",
+      D: "",
+    });
   });
 
   it("detectOs reads the file over the remote, unprivileged", async () => {

@@ -24,13 +24,32 @@ const echoing = defineHandler({
   async run({ remote, progress }) {
     const said = (await remote.run("say", { label: "say" })).stdout;
     progress.info(`the VM said ${said}`);
-    return { status: "ok" as const, changes: [], summary: `said ${said}`, warnings: [said], said: { [`key ${said}`]: said } };
+    return {
+      status: "ok" as const,
+      changes: [],
+      summary: `said ${said}`,
+      warnings: [said],
+      said: { [`key ${said}`]: said },
+    };
   },
 });
 
 const C0 = Array.from({ length: 32 }, (_, i) => String.fromCharCode(i)).filter((c) => c !== "\n" && c !== "\t");
 const C1 = Array.from({ length: 32 }, (_, i) => String.fromCharCode(0x80 + i));
-const BIDI = ["\u061c", "\u200e", "\u200f", "\u202a", "\u202b", "\u202c", "\u202d", "\u202e", "\u2066", "\u2067", "\u2068", "\u2069"];
+const BIDI = [
+  "\u061c",
+  "\u200e",
+  "\u200f",
+  "\u202a",
+  "\u202b",
+  "\u202c",
+  "\u202d",
+  "\u202e",
+  "\u2066",
+  "\u2067",
+  "\u2068",
+  "\u2069",
+];
 const SEQUENCES = [
   "\x1b[31m", // colour (CSI)
   "\x1b[2J\x1b[H", // clear the screen, cursor home
@@ -94,7 +113,11 @@ describe("at the handler's boundary", () => {
       { match: "os-release", stdout: osRelease },
       { match: "say", stdout: `warn\x1b[1m!\x1b[0m\u202e\n` },
     ]);
-    const result = await runHandler(echoing, {}, { env: TEST_ENV, connect: async () => remote, write: (l) => lines.push(l), secrets: new SecretScrubber() });
+    const result = await runHandler(
+      echoing,
+      {},
+      { env: TEST_ENV, connect: async () => remote, write: (l) => lines.push(l), secrets: new SecretScrubber() },
+    );
     expect(result.os.pretty_name).toBe("Debian GNU/Linux 12(bookworm)");
     expect(result.summary).toBe("said warn!\n");
     expect(result.warnings).toEqual(["warn!\n"]);
@@ -108,9 +131,11 @@ describe("at the handler's boundary", () => {
       { match: "os-release", stdout: osRelease },
       { match: "say", code: 1, stderr: "E: \x1b[31mbad\x1b[0m\x07\u202e thing\r\n" },
     ]);
-    const err = await runHandler(echoing, {}, { env: TEST_ENV, connect: async () => remote, write: () => undefined, secrets: new SecretScrubber() }).catch(
-      (e: Error) => e,
-    );
+    const err = await runHandler(
+      echoing,
+      {},
+      { env: TEST_ENV, connect: async () => remote, write: () => undefined, secrets: new SecretScrubber() },
+    ).catch((e: Error) => e);
     expect(err).toBeInstanceOf(Error);
     expect((err as Error).message).toContain("E: bad thing");
     expect((err as Error).message).toBe(printable((err as Error).message));

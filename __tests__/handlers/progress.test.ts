@@ -5,7 +5,11 @@ describe("Progress", () => {
   it("prints tagged start and end lines with the duration and records the timing", async () => {
     const lines: string[] = [];
     let t = 1000;
-    const p = new Progress("install-packages", { write: (l) => lines.push(l), now: () => t, secrets: new SecretScrubber() });
+    const p = new Progress("install-packages", {
+      write: (l) => lines.push(l),
+      now: () => t,
+      secrets: new SecretScrubber(),
+    });
     await p.step(
       "apt-get update",
       async () => {

@@ -11,7 +11,12 @@ class FakeConnection implements Connection {
   readonly calls: { command: string; opts: RunOptions }[] = [];
   lost = false;
   constructor(
-    private readonly answer: (command: string, opts: RunOptions) => Promise<RunResult> = async () => ({ code: 0, stdout: "", stderr: "", durationMs: 0 }),
+    private readonly answer: (command: string, opts: RunOptions) => Promise<RunResult> = async () => ({
+      code: 0,
+      stdout: "",
+      stderr: "",
+      durationMs: 0,
+    }),
   ) {}
   run(command: string, opts: RunOptions = {}): Promise<RunResult> {
     this.calls.push({ command, opts });
@@ -20,7 +25,15 @@ class FakeConnection implements Connection {
   async close(): Promise<void> {}
 }
 
-const lostError = () => new CommandError("apt-get install gcc on ubuntu@192.0.2.10:22: the SSH connection was lost (connection closed)", "x", null, "", "", 1);
+const lostError = () =>
+  new CommandError(
+    "apt-get install gcc on ubuntu@192.0.2.10:22: the SSH connection was lost (connection closed)",
+    "x",
+    null,
+    "",
+    "",
+    1,
+  );
 
 describe("ResilientConnection", () => {
   it("cuts each command's limit to what is left of the job's budget", async () => {
@@ -41,7 +54,14 @@ describe("ResilientConnection", () => {
   it("running out is a timeout naming the step and the budget, before or during the command", async () => {
     let t = 0;
     const conn = new FakeConnection(async () => {
-      throw new CommandError("apt-get install gcc on x: timed out after 5.0s; the channel was closed", "x", null, "", "", 5000);
+      throw new CommandError(
+        "apt-get install gcc on x: timed out after 5.0s; the channel was closed",
+        "x",
+        null,
+        "",
+        "",
+        5000,
+      );
     });
     const rc = new ResilientConnection(conn, async () => conn, {
       job: "install-packages",
@@ -49,9 +69,13 @@ describe("ResilientConnection", () => {
       detach: false,
     });
     t = 95_000;
-    const during = await rc.run("apt-get install gcc", { label: "apt-get install gcc", timeoutMs: 600_000 }).catch((e) => e);
+    const during = await rc
+      .run("apt-get install gcc", { label: "apt-get install gcc", timeoutMs: 600_000 })
+      .catch((e) => e);
     expect(during).toBeInstanceOf(JobTimeoutError);
-    expect(during.message).toMatch(/^timed out during "apt-get install gcc": the job's time budget \(time_budget_sec 100s/);
+    expect(during.message).toMatch(
+      /^timed out during "apt-get install gcc": the job's time budget \(time_budget_sec 100s/,
+    );
     t = 101_000;
     const before = await rc.run("dpkg-query -W jq", { label: "dpkg-query" }).catch((e) => e);
     expect(before).toBeInstanceOf(JobTimeoutError);
@@ -63,7 +87,12 @@ describe("ResilientConnection", () => {
       first.lost = true;
       throw lostError();
     });
-    const second = new FakeConnection(async () => ({ code: 0, stdout: "Setting up gcc ...\n", stderr: "", durationMs: 1 }));
+    const second = new FakeConnection(async () => ({
+      code: 0,
+      stdout: "Setting up gcc ...\n",
+      stderr: "",
+      durationMs: 1,
+    }));
     let reconnects = 0;
     const rc = new ResilientConnection(
       first,
@@ -73,7 +102,10 @@ describe("ResilientConnection", () => {
       },
       { job: "install-packages", budget: { started: 0, now: () => 0 }, detach: true },
     );
-    const r = await rc.runDetached("apt-get install -y gcc", { label: "apt-get install gcc", env: { DEBIAN_FRONTEND: "noninteractive" } });
+    const r = await rc.runDetached("apt-get install -y gcc", {
+      label: "apt-get install gcc",
+      env: { DEBIAN_FRONTEND: "noninteractive" },
+    });
     expect(r.stdout).toBe("Setting up gcc ...\n");
     expect(reconnects).toBe(1);
     expect(first.calls[0].command).toContain("systemd-run");
@@ -88,7 +120,11 @@ describe("ResilientConnection", () => {
 
   it("without detach (a scripted or non-SSH transport) a long step is a plain sudo command", async () => {
     const conn = new FakeConnection();
-    const rc = new ResilientConnection(conn, async () => conn, { job: "x", budget: { started: 0, now: () => 0 }, detach: false });
+    const rc = new ResilientConnection(conn, async () => conn, {
+      job: "x",
+      budget: { started: 0, now: () => 0 },
+      detach: false,
+    });
     await rc.runDetached("apt-get update -q", { env: { LC_ALL: "C" } });
     expect(conn.calls[0]).toMatchObject({ command: "apt-get update -q", opts: { env: { LC_ALL: "C" }, sudo: true } });
   });

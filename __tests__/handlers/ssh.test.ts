@@ -57,7 +57,8 @@ describe("keys", () => {
   });
 
   it("says clearly when a key cannot be read, without echoing it", () => {
-    const junk = "-----BEGIN OPENSSH PRIVATE KEY-----\nc2VjcmV0LWxvb2tpbmctYnV0LWJyb2tlbg==\n-----END OPENSSH PRIVATE KEY-----\n";
+    const junk =
+      "-----BEGIN OPENSSH PRIVATE KEY-----\nc2VjcmV0LWxvb2tpbmctYnV0LWJyb2tlbg==\n-----END OPENSSH PRIVATE KEY-----\n";
     const err = (() => {
       try {
         parsePrivateKey(junk);
@@ -100,7 +101,12 @@ describe("keys", () => {
 describe("retry settings", () => {
   it("defaults to 3 attempts 10 s apart, inside a budget", () => {
     expect(resolveSshRetry()).toEqual({ attempts: 3, delaySec: 10, budgetSec: 120, timeoutSec: 20 });
-    expect(resolveSshRetry({ attempts: 5, delay_sec: 2 })).toEqual({ attempts: 5, delaySec: 2, budgetSec: 120, timeoutSec: 20 });
+    expect(resolveSshRetry({ attempts: 5, delay_sec: 2 })).toEqual({
+      attempts: 5,
+      delaySec: 2,
+      budgetSec: 120,
+      timeoutSec: 20,
+    });
   });
 
   it("doubles the wait each time, at most 60 s", () => {
@@ -122,7 +128,10 @@ describe("connect over real SSH (in-process ssh2 server on 127.0.0.1)", () => {
   it("connects, reports the host key fingerprint the server has, and runs commands", async () => {
     server = await startServer({
       authorizedKey: clientKey.public,
-      onExec: (cmd, stdin) => (cmd.startsWith("sh -c cat") ? { stdout: stdin.toString(), code: 0 } : { stdout: "out\n", stderr: "err\n", code: 3 }),
+      onExec: (cmd, stdin) =>
+        cmd.startsWith("sh -c cat")
+          ? { stdout: stdin.toString(), code: 0 }
+          : { stdout: "out\n", stderr: "err\n", code: 3 },
     });
     session = await connect(target(server.port), { retry: quick(), secrets: new SecretScrubber() });
     expect(session.hostKeySha256).toBe(server.hostKeySha256);
@@ -131,15 +140,24 @@ describe("connect over real SSH (in-process ssh2 server on 127.0.0.1)", () => {
     expect(session.target).toBe(`ubuntu@127.0.0.1:${server.port}`);
 
     await expect(session.run("cat", { stdin: "via stdin" })).resolves.toMatchObject({ code: 0, stdout: "via stdin" });
-    await expect(session.run("fails", { check: false })).resolves.toMatchObject({ code: 3, stdout: "out\n", stderr: "err\n" });
-    await expect(session.run("fails")).rejects.toThrow(`fails failed on ubuntu@127.0.0.1:${server.port} (exit 3):\nerr`);
+    await expect(session.run("fails", { check: false })).resolves.toMatchObject({
+      code: 3,
+      stdout: "out\n",
+      stderr: "err\n",
+    });
+    await expect(session.run("fails")).rejects.toThrow(
+      `fails failed on ubuntu@127.0.0.1:${server.port} (exit 3):\nerr`,
+    );
     await session.run("cat && id", { sudo: true, check: false });
     expect(server.commands.at(-1)).toBe("sudo -n sh -c 'cat && id'");
   });
 
   it("accepts a matching host-key pin", async () => {
     server = await startServer({ authorizedKey: clientKey.public });
-    session = await connect(target(server.port, { hostKeySha256: server.hostKeySha256 }), { retry: quick(), secrets: new SecretScrubber() });
+    session = await connect(target(server.port, { hostKeySha256: server.hostKeySha256 }), {
+      retry: quick(),
+      secrets: new SecretScrubber(),
+    });
     expect(session.hostKeySha256).toBe(server.hostKeySha256);
   });
 
@@ -168,12 +186,18 @@ describe("connect over real SSH (in-process ssh2 server on 127.0.0.1)", () => {
     server = await startServer({ authorizedKey: clientKey.public });
     const pin = `SHA256:${"B".repeat(43)}`;
     const refusal = async (hostKeySource: "pin" | "delivered" | "first-contact") =>
-      (await connect(target(server!.port, { hostKeySha256: pin, hostKeySource }), { retry: quick(), secrets: new SecretScrubber() }).catch((e) => e))
-        .message as string;
+      (
+        await connect(target(server!.port, { hostKeySha256: pin, hostKeySource }), {
+          retry: quick(),
+          secrets: new SecretScrubber(),
+        }).catch((e) => e)
+      ).message as string;
     const both = `expected ${pin}`;
     const seen = `but the server presented ${server.hostKeySha256} (ssh-ed25519); refusing to authenticate, nothing was sent to it.`;
     const delivered = await refusal("delivered");
-    expect(delivered).toContain(`${both}, the host key this stack generated for the VM and delivered in its cloud_init (vms[].hostKeys "delivered"`);
+    expect(delivered).toContain(
+      `${both}, the host key this stack generated for the VM and delivered in its cloud_init (vms[].hostKeys "delivered"`,
+    );
     expect(delivered).toContain(seen);
     expect(delivered).toContain('set vms[].hostKeys to "first-contact" for this VM');
     expect(delivered).not.toContain("npm run trust"); // trust refuses a delivered key: nothing to accept
@@ -190,11 +214,17 @@ describe("connect over real SSH (in-process ssh2 server on 127.0.0.1)", () => {
     const otherKey = testKey("other_ed25519");
     server = await startServer({ authorizedKey: otherKey.public });
     const waits: number[] = [];
-    const err = await connect(target(server.port), { retry: quick(), secrets: new SecretScrubber(), sleep: async (ms) => void waits.push(ms) }).catch((e) => e);
+    const err = await connect(target(server.port), {
+      retry: quick(),
+      secrets: new SecretScrubber(),
+      sleep: async (ms) => void waits.push(ms),
+    }).catch((e) => e);
     expect(waits).toEqual([]);
     expect(err.retryable).toBe(false);
     expect(err.message).toMatch(
-      new RegExp(`^SSH authentication failed for ubuntu@127\\.0\\.0\\.1:${server.port}: the server accepted no method with the ssh-ed25519 key in SSH_KEY`),
+      new RegExp(
+        `^SSH authentication failed for ubuntu@127\\.0\\.0\\.1:${server.port}: the server accepted no method with the ssh-ed25519 key in SSH_KEY`,
+      ),
     );
   });
 
@@ -208,17 +238,30 @@ describe("connect over real SSH (in-process ssh2 server on 127.0.0.1)", () => {
       waits.push(ms);
       server ??= await startServer({ authorizedKey: clientKey.public, port });
     };
-    session = await connect(target(port), { retry: quick({ attempts: 4, delaySec: 1 }), progress, secrets: new SecretScrubber(), sleep });
+    session = await connect(target(port), {
+      retry: quick({ attempts: 4, delaySec: 1 }),
+      progress,
+      secrets: new SecretScrubber(),
+      sleep,
+    });
     expect(session.attempts).toBe(2);
     expect(waits).toEqual([1000]);
     expect(session.hostKeySha256).toBe(server!.hostKeySha256);
-    expect(lines[0]).toMatch(new RegExp(`^\\[test\\] ssh ubuntu@127\\.0\\.0\\.1:${port}: ECONNREFUSED .*; attempt 2/4 in 1\\.0s$`));
+    expect(lines[0]).toMatch(
+      new RegExp(`^\\[test\\] ssh ubuntu@127\\.0\\.0\\.1:${port}: ECONNREFUSED .*; attempt 2/4 in 1\\.0s$`),
+    );
   });
 
   it("gives up after the attempts, naming the last error", async () => {
     const port = await freePort();
-    const err = await connect(target(port), { retry: quick({ attempts: 2, delaySec: 0 }), progress: silent(), secrets: new SecretScrubber() }).catch((e) => e);
-    expect(err.message).toMatch(new RegExp(`^SSH to ubuntu@127\\.0\\.0\\.1:${port} failed after 2 attempts in \\d+\\.\\ds: ECONNREFUSED`));
+    const err = await connect(target(port), {
+      retry: quick({ attempts: 2, delaySec: 0 }),
+      progress: silent(),
+      secrets: new SecretScrubber(),
+    }).catch((e) => e);
+    expect(err.message).toMatch(
+      new RegExp(`^SSH to ubuntu@127\\.0\\.0\\.1:${port} failed after 2 attempts in \\d+\\.\\ds: ECONNREFUSED`),
+    );
     expect(err.message).toMatch(/access_port_list/);
   });
 
@@ -239,7 +282,9 @@ describe("connect over real SSH (in-process ssh2 server on 127.0.0.1)", () => {
       now: () => clock,
     }).catch((e) => e);
     expect(waits).toEqual([1000]); // the second wait (2 s) would end at 3 s, past the 2 s budget
-    expect(err.message).toMatch(/gave up after 2 attempts in 1\.0s because the next one would pass the 2s budget \(ssh\.budget_sec\)/);
+    expect(err.message).toMatch(
+      /gave up after 2 attempts in 1\.0s because the next one would pass the 2s budget \(ssh\.budget_sec\)/,
+    );
   });
 
   it("retries a handshake that never comes (timeout)", async () => {
@@ -269,11 +314,16 @@ describe("connect over real SSH (in-process ssh2 server on 127.0.0.1)", () => {
   it("an exit without a status is a failure, not success", async () => {
     server = await startServer({ authorizedKey: clientKey.public, onExec: () => ({ code: null, stdout: "half" }) });
     session = await connect(target(server.port), { retry: quick(), secrets: new SecretScrubber() });
-    await expect(session.run("thing", { check: false })).rejects.toThrow(/thing on .* did not finish: the SSH channel closed without an exit status/);
+    await expect(session.run("thing", { check: false })).rejects.toThrow(
+      /thing on .* did not finish: the SSH channel closed without an exit status/,
+    );
   });
 
   it("a command that takes too long times out and closes its channel", async () => {
-    server = await startServer({ authorizedKey: clientKey.public, onExec: (cmd) => (cmd === "sh -c slow" ? { hang: true } : { stdout: "ok" }) });
+    server = await startServer({
+      authorizedKey: clientKey.public,
+      onExec: (cmd) => (cmd === "sh -c slow" ? { hang: true } : { stdout: "ok" }),
+    });
     session = await connect(target(server.port), { retry: quick(), secrets: new SecretScrubber() });
     await expect(session.run("slow", { timeoutMs: 300 })).rejects.toThrow(/slow on .*: timed out after 0\.3s/);
     await expect(session.run("fast")).resolves.toMatchObject({ stdout: "ok" }); // the connection is still good
@@ -284,7 +334,10 @@ describe("connect over real SSH (in-process ssh2 server on 127.0.0.1)", () => {
     const pub = crypto.createPublicKey(pkcs8).export({ format: "jwk" }).x!;
     const line = `ssh-ed25519 ${Buffer.concat([Buffer.from([0, 0, 0, 11]), Buffer.from("ssh-ed25519"), Buffer.from([0, 0, 0, 32]), Buffer.from(pub, "base64url")]).toString("base64")}`;
     server = await startServer({ authorizedKey: line });
-    session = await connect(target(server.port, { privateKey: pkcs8 }), { retry: quick(), secrets: new SecretScrubber() });
+    session = await connect(target(server.port, { privateKey: pkcs8 }), {
+      retry: quick(),
+      secrets: new SecretScrubber(),
+    });
     expect(session.attempts).toBe(1);
   });
 

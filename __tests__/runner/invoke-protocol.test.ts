@@ -54,7 +54,10 @@ describe("command line round trip", () => {
       },
     ],
     ["an event file from stdin", { dir: "/jobs/a b", eventFile: "-" }],
-    ["values that look like options", { dir: "--help", sshKeyFile: "-", resultFile: "--", name: "-x", secretEnv: [{ field: "_", variable: "_" }] }],
+    [
+      "values that look like options",
+      { dir: "--help", sshKeyFile: "-", resultFile: "--", name: "-x", secretEnv: [{ field: "_", variable: "_" }] },
+    ],
     ["nothing but a directory", { dir: "/jobs/x" }],
   ])("%s: shell words -> parseInvokeArgs gives the options back", (_, args) => {
     const words = shellWords(invokeCommandLine(args, "/opt/it's here", "/usr/bin/node"));
@@ -79,11 +82,21 @@ describe("command line round trip", () => {
       { dir: "/d", secretEnv: [{ field: "db_password", variable: "TF-VAR" }] },
       /--secret-env db_password=TF-VAR: expected FIELD=VARIABLE/,
     ],
-    ["a timeout past setTimeout's range", { dir: "/d", timeoutSec: 1e9 }, /--timeout 1000000000: expected a positive number/],
-    ["an installer and a directory", { installer: "install-docker", dir: "/d" }, /give an installer name or --dir, not both/],
+    [
+      "a timeout past setTimeout's range",
+      { dir: "/d", timeoutSec: 1e9 },
+      /--timeout 1000000000: expected a positive number/,
+    ],
+    [
+      "an installer and a directory",
+      { installer: "install-docker", dir: "/d" },
+      /give an installer name or --dir, not both/,
+    ],
     ["two event sources", { dir: "/d", event: {}, eventEnv: "E" }, /give one of --event, --event-file, --event-env/],
   ])("building refuses %s at once, saying the runner would", (_, args, why) => {
-    expect(() => invokeArgv(args)).toThrow(/the job runner \(bin\/invoke\.ts\) would refuse the command line built for it, saying: /);
+    expect(() => invokeArgv(args)).toThrow(
+      /the job runner \(bin\/invoke\.ts\) would refuse the command line built for it, saying: /,
+    );
     expect(() => invokeArgv(args)).toThrow(why);
   });
 });
@@ -144,7 +157,12 @@ Exit code: 0 Succeeded, 1 Failed, 2 bad usage.`);
             ? ["--dir", "/d", flag, "a=B"]
             : flag === "--dir"
               ? [flag, "/d"]
-              : ["--dir", "/d", flag, flag === "--event" ? "{}" : flag === "--timeout" ? "5" : flag === "--entrypoint" ? "a.b" : "x"];
+              : [
+                  "--dir",
+                  "/d",
+                  flag,
+                  flag === "--event" ? "{}" : flag === "--timeout" ? "5" : flag === "--entrypoint" ? "a.b" : "x",
+                ];
       expect(() => parseInvokeArgs(argv)).not.toThrow();
     }
   });
@@ -155,7 +173,16 @@ describe("resolveInvocation", () => {
     const dir = tempDir();
     const keyFile = path.join(dir, "key");
     fs.writeFileSync(keyFile, "KEY-MATERIAL", { mode: 0o600 });
-    const args = parseInvokeArgs(["--dir", dir, "--event-env", "EV", "--ssh-key-file", keyFile, "--secret-env", "db_password=PW"]) as InvokeArgs;
+    const args = parseInvokeArgs([
+      "--dir",
+      dir,
+      "--event-env",
+      "EV",
+      "--ssh-key-file",
+      keyFile,
+      "--secret-env",
+      "db_password=PW",
+    ]) as InvokeArgs;
     const inv = await resolveInvocation(
       args,
       { VM_IP: "10.0.0.9", SSH_USER: "u", SSH_PORT: "", OTHER: "no", EV: '{"a":1}', PW: "hunter22" },

@@ -22,7 +22,10 @@ function cli(args: string[], opts: { env?: Record<string, string | undefined>; s
     const env: NodeJS.ProcessEnv = { ...process.env };
     for (const name of JOB_ENV_VARS) delete env[name];
     Object.assign(env, opts.env);
-    const child = spawn(process.execPath, ["-r", "./bin/ts-register.js", "bin/invoke.ts", ...args], { cwd: PROJECT_ROOT, env });
+    const child = spawn(process.execPath, ["-r", "./bin/ts-register.js", "bin/invoke.ts", ...args], {
+      cwd: PROJECT_ROOT,
+      env,
+    });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (c) => (stdout += c));
@@ -52,22 +55,33 @@ const ECHO = `exports.install = async (event) => {
 
 describe("bin/invoke.ts", () => {
   test("--dir runs the job: progress first, the last stdout line is the result, exit 0", async () => {
-    const r = await cli(["--dir", jobDir(ECHO), "--event", '{"packages":["git"]}'], { env: { VM_IP: "10.0.0.5", SSH_PORT: "2222", FOO: "leak" } });
+    const r = await cli(["--dir", jobDir(ECHO), "--event", '{"packages":["git"]}'], {
+      env: { VM_IP: "10.0.0.5", SSH_PORT: "2222", FOO: "leak" },
+    });
     expect(r.code).toBe(0);
     // stdout and stderr are separate pipes: order holds within each, not between them.
-    expect(r.lines.slice(0, 3).sort()).toEqual(["step 1", "step 2 (stderr)", JSON.stringify({ phase: "Failed", message: "not the real result" })].sort());
-    expect(r.lines.indexOf("step 1")).toBeLessThan(r.lines.indexOf(JSON.stringify({ phase: "Failed", message: "not the real result" })));
+    expect(r.lines.slice(0, 3).sort()).toEqual(
+      ["step 1", "step 2 (stderr)", JSON.stringify({ phase: "Failed", message: "not the real result" })].sort(),
+    );
+    expect(r.lines.indexOf("step 1")).toBeLessThan(
+      r.lines.indexOf(JSON.stringify({ phase: "Failed", message: "not the real result" })),
+    );
     expect(r.lines).toHaveLength(4);
     expect(Object.keys(r.last)).toEqual(["phase", "message"]);
     expect(r.last.phase).toBe("Succeeded");
-    expect(JSON.parse(r.last.message)).toEqual({ event: { packages: ["git"] }, env: { VM_IP: "10.0.0.5", SSH_PORT: "2222", FOO: null } });
+    expect(JSON.parse(r.last.message)).toEqual({
+      event: { packages: ["git"] },
+      env: { VM_IP: "10.0.0.5", SSH_PORT: "2222", FOO: null },
+    });
     expect(r.stdout.endsWith("\n")).toBe(true);
   });
 
   test("a failing job prints phase Failed last and exits 1", async () => {
     const r = await cli([
       "--dir",
-      jobDir(`exports.install = async () => { console.log("{\\"phase\\":\\"Succeeded\\"}"); throw new Error("no route to 10.0.0.5"); };`),
+      jobDir(
+        `exports.install = async () => { console.log("{\\"phase\\":\\"Succeeded\\"}"); throw new Error("no route to 10.0.0.5"); };`,
+      ),
     ]);
     expect(r.code).toBe(1);
     expect(r.last.phase).toBe("Failed");
@@ -75,7 +89,12 @@ describe("bin/invoke.ts", () => {
   });
 
   test("--timeout kills a hanging job: Failed, exit 1", async () => {
-    const r = await cli(["--dir", jobDir(`exports.install = () => new Promise(() => setInterval(() => {}, 1000));`), "--timeout", "1"]);
+    const r = await cli([
+      "--dir",
+      jobDir(`exports.install = () => new Promise(() => setInterval(() => {}, 1000));`),
+      "--timeout",
+      "1",
+    ]);
     expect(r.code).toBe(1);
     expect(r.last).toEqual({ phase: "Failed", message: "timed out after 1 s; the handler printed nothing" });
   });
@@ -96,8 +115,20 @@ describe("bin/invoke.ts", () => {
 
   test("--log-dir keeps each run's progress and outcome in a 0600 file, secrets scrubbed, the last 5 runs per job", async () => {
     const logs = path.join(tempDir(), "logs");
-    const dir = jobDir(`exports.install = async (e) => { console.log("step one"); console.log("pw " + e.db_password); return { ok: true }; };`);
-    const run = () => cli(["--dir", dir, "--name", "vm1-install-x", "--log-dir", logs, "--event", '{"db_password":"a-password-of-sorts"}']);
+    const dir = jobDir(
+      `exports.install = async (e) => { console.log("step one"); console.log("pw " + e.db_password); return { ok: true }; };`,
+    );
+    const run = () =>
+      cli([
+        "--dir",
+        dir,
+        "--name",
+        "vm1-install-x",
+        "--log-dir",
+        logs,
+        "--event",
+        '{"db_password":"a-password-of-sorts"}',
+      ]);
     const first = await run();
     expect(first.code).toBe(0);
     const [file] = fs.readdirSync(logs);
@@ -115,9 +146,13 @@ describe("bin/invoke.ts", () => {
 
   test("--ssh-key-file readable by group or others is refused as OpenSSH refuses it, before the job starts", async () => {
     const keyFile = path.join(tempDir(), "vm_key");
-    fs.writeFileSync(keyFile, "-----BEGIN OPENSSH PRIVATE KEY-----\nAAAA\n-----END OPENSSH PRIVATE KEY-----\n", { mode: 0o644 });
+    fs.writeFileSync(keyFile, "-----BEGIN OPENSSH PRIVATE KEY-----\nAAAA\n-----END OPENSSH PRIVATE KEY-----\n", {
+      mode: 0o644,
+    });
     fs.chmodSync(keyFile, 0o644); // whatever the umask
-    const dir = jobDir(`exports.install = async () => { require("fs").writeFileSync(${JSON.stringify(path.join(tempDir(), "ran"))}, "x"); return {}; };`);
+    const dir = jobDir(
+      `exports.install = async () => { require("fs").writeFileSync(${JSON.stringify(path.join(tempDir(), "ran"))}, "x"); return {}; };`,
+    );
     const r = await cli(["--dir", dir, "--ssh-key-file", keyFile]);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain(`UNPROTECTED PRIVATE KEY FILE! Permissions 0644 for '${keyFile}' are too open.`);
@@ -169,7 +204,9 @@ describe("bin/invoke.ts", () => {
     const r = await cli(
       [
         "--dir",
-        jobDir(`exports.install = async (e) => { console.log("pw " + e.db_password); return { keys: Object.keys(e).sort(), pw: e.db_password }; };`),
+        jobDir(
+          `exports.install = async (e) => { console.log("pw " + e.db_password); return { keys: Object.keys(e).sort(), pw: e.db_password }; };`,
+        ),
         "--event-env",
         "JOB_EVENT",
         "--secret-env",
@@ -189,7 +226,9 @@ describe("bin/invoke.ts", () => {
   test("--secret-env naming an unset variable is a usage error that says what to export", async () => {
     const r = await cli(["--dir", jobDir(ECHO), "--secret-env", "db_password=TF_VAR_missing_pw"]);
     expect(r.code).toBe(2);
-    expect(r.stderr).toContain("TF_VAR_missing_pw is not set; export TF_VAR_missing_pw=... before running (it holds the event's db_password)");
+    expect(r.stderr).toContain(
+      "TF_VAR_missing_pw is not set; export TF_VAR_missing_pw=... before running (it holds the event's db_password)",
+    );
   });
 
   test("--result-tfstate writes the outcome as state outputs phase and message; a failure also says which job on stderr", async () => {
@@ -257,7 +296,10 @@ describe("bin/invoke.ts", () => {
     [["--dir", "/tmp", "--event", "{not json"], /--event is not valid JSON .*pass one JSON object/],
     [["--dir", "/tmp", "--event", "[1]"], /--event must be a JSON object \(got an array\)/],
     [["--dir", "/tmp", "--event", "{}", "--event-file", "x"], /give one of --event, --event-file, --event-env/],
-    [["--dir", "/tmp", "--event-file", "/nonexistent/event.json"], /--event-file \/nonexistent\/event.json: cannot read it/],
+    [
+      ["--dir", "/tmp", "--event-file", "/nonexistent/event.json"],
+      /--event-file \/nonexistent\/event.json: cannot read it/,
+    ],
     [["--dir", "/tmp", "--timeout", "soon"], /--timeout soon: expected a positive number/],
     [["--dir", "/tmp", "--ssh-key-file", "/nonexistent/key"], /--ssh-key-file \/nonexistent\/key: cannot read it/],
     [["--dir", "/tmp", "--result-file", "/nonexistent/dir/r.json"], /--result-file .*does not exist/],

@@ -21,12 +21,20 @@ function run(source: string, extra: Partial<RunJobOptions> = {}) {
 
 describe("runJob: outcome", () => {
   test("a returned value round-trips as JSON with phase Succeeded", async () => {
-    const { promise } = run(`exports.install = async (event) => ({ status: "ok", got: event, n: 1.5, list: [null, true] });`, {
-      event: { packages: ["git", "curl"], update: false },
-    });
+    const { promise } = run(
+      `exports.install = async (event) => ({ status: "ok", got: event, n: 1.5, list: [null, true] });`,
+      {
+        event: { packages: ["git", "curl"], update: false },
+      },
+    );
     const r = await promise;
     expect(r.phase).toBe("Succeeded");
-    expect(JSON.parse(r.message)).toEqual({ status: "ok", got: { packages: ["git", "curl"], update: false }, n: 1.5, list: [null, true] });
+    expect(JSON.parse(r.message)).toEqual({
+      status: "ok",
+      got: { packages: ["git", "curl"], update: false },
+      n: 1.5,
+      list: [null, true],
+    });
     expect(r.durationMs).toBeGreaterThanOrEqual(0);
   });
 
@@ -36,11 +44,17 @@ describe("runJob: outcome", () => {
   });
 
   test("a handler's own error (Error or a subclass) is Failed with exactly its message: no frames of bundle code", async () => {
-    const r = await run(`exports.install = async () => { throw new Error("apt-get failed on 10.0.0.5: dpkg lock held by pid 812 (unattended-upgr)"); };`)
-      .promise;
-    expect(r).toMatchObject({ phase: "Failed", message: "apt-get failed on 10.0.0.5: dpkg lock held by pid 812 (unattended-upgr)" });
-    const sub = await run(`class InstallerError extends Error { constructor(m) { super(m); this.name = "InstallerError"; } }
-      exports.install = async () => { throw new InstallerError("install-packages failed while connecting over SSH: refused"); };`).promise;
+    const r = await run(
+      `exports.install = async () => { throw new Error("apt-get failed on 10.0.0.5: dpkg lock held by pid 812 (unattended-upgr)"); };`,
+    ).promise;
+    expect(r).toMatchObject({
+      phase: "Failed",
+      message: "apt-get failed on 10.0.0.5: dpkg lock held by pid 812 (unattended-upgr)",
+    });
+    const sub =
+      await run(`class InstallerError extends Error { constructor(m) { super(m); this.name = "InstallerError"; } }
+      exports.install = async () => { throw new InstallerError("install-packages failed while connecting over SSH: refused"); };`)
+        .promise;
     expect(sub.message).toBe("install-packages failed while connecting over SSH: refused");
   });
 
@@ -54,7 +68,9 @@ describe("runJob: outcome", () => {
   });
 
   test("the error's type and cause are kept; a thrown non-Error is described", async () => {
-    const typed = await run(`exports.install = () => { throw new TypeError("x is not a function", { cause: new Error("root cause") }); };`).promise;
+    const typed = await run(
+      `exports.install = () => { throw new TypeError("x is not a function", { cause: new Error("root cause") }); };`,
+    ).promise;
     expect(typed.message).toMatch(/^TypeError: x is not a function/);
     expect(typed.message).toContain("caused by: root cause");
     const str = await run(`exports.install = async () => { throw "plain string"; };`).promise;
@@ -70,7 +86,10 @@ describe("runJob: outcome", () => {
     const r = await promise;
     expect(r.phase).toBe("Failed");
     expect(r.message).toMatch(/^real failure/);
-    expect(lines.map((l) => l.line)).toEqual([JSON.stringify({ phase: "Succeeded", message: "{}" }), JSON.stringify({ phase: "Succeeded", message: "{}" })]);
+    expect(lines.map((l) => l.line)).toEqual([
+      JSON.stringify({ phase: "Succeeded", message: "{}" }),
+      JSON.stringify({ phase: "Succeeded", message: "{}" }),
+    ]);
   });
 
   test("a report forged on the result fd without the nonce is ignored", async () => {
@@ -96,13 +115,17 @@ describe("runJob: outcome", () => {
   });
 
   test("an error thrown later from a callback is Failed, not a hang", async () => {
-    const r = await run(`exports.install = () => new Promise(() => { setTimeout(() => { throw new Error("socket closed by 10.0.0.5"); }, 10); });`).promise;
+    const r = await run(
+      `exports.install = () => new Promise(() => { setTimeout(() => { throw new Error("socket closed by 10.0.0.5"); }, 10); });`,
+    ).promise;
     expect(r.phase).toBe("Failed");
     expect(r.message).toMatch(/^uncaught exception in handler: socket closed by 10\.0\.0\.5/);
   });
 
   test("a handler that leaves a timer running still ends when it returns", async () => {
-    const r = await run(`exports.install = async () => { setInterval(() => {}, 1000); return { ok: true }; };`, { timeoutSec: 20 }).promise;
+    const r = await run(`exports.install = async () => { setInterval(() => {}, 1000); return { ok: true }; };`, {
+      timeoutSec: 20,
+    }).promise;
     expect(r).toMatchObject({ phase: "Succeeded", message: '{"ok":true}' });
     expect(r.durationMs).toBeLessThan(10000);
   });
@@ -195,7 +218,9 @@ describe("runJob: process", () => {
   });
 
   test("process.exit(3) in the handler is Failed with the exit code and the stderr tail", async () => {
-    const r = await run(`exports.install = async () => { console.error("cannot continue: no network"); process.exit(3); };`).promise;
+    const r = await run(
+      `exports.install = async () => { console.error("cannot continue: no network"); process.exit(3); };`,
+    ).promise;
     expect(r.phase).toBe("Failed");
     expect(r.message).toMatch(/exited with code 3 before reporting a result/);
     expect(r.message).toContain("cannot continue: no network");
@@ -211,10 +236,13 @@ describe("runJob: process", () => {
   test("an abort signal stops the job", async () => {
     const ac = new AbortController();
     // Aborted once the job is surely running (its first line arrived), not after a guessed delay.
-    const { promise } = run(`exports.install = () => { console.log("running"); return new Promise(() => setInterval(() => {}, 1000)); };`, {
-      signal: ac.signal,
-      onOutput: () => ac.abort(),
-    });
+    const { promise } = run(
+      `exports.install = () => { console.log("running"); return new Promise(() => setInterval(() => {}, 1000)); };`,
+      {
+        signal: ac.signal,
+        onOutput: () => ac.abort(),
+      },
+    );
     const r = await promise;
     expect(r.phase).toBe("Failed");
     expect(r.message).toMatch(/^cancelled before it finished/);
@@ -277,18 +305,29 @@ describe("runJob: process", () => {
     expect(lines.find((l) => l.stream === "stderr")!.line).toBe("connecting with password [redacted]");
     expect(r.message).toMatch(/^auth failed for password \[redacted\] and key/);
 
-    const ok = await run(`exports.install = async () => ({ echoed: process.env.PW });`, { env: { PW: password }, secrets: [password] }).promise;
+    const ok = await run(`exports.install = async () => ({ echoed: process.env.PW });`, {
+      env: { PW: password },
+      secrets: [password],
+    }).promise;
     expect(ok).toMatchObject({ phase: "Succeeded", message: '{"echoed":"[redacted]"}' });
   });
 });
 
 describe("runJob: entrypoint and directory", () => {
-  test.each(["../etc.install", "a/b.install", "handler", "handler.js.install", ".install", "handler.", "/abs.install", "handler.in stall"])(
-    "entrypoint %j is rejected before anything runs",
-    async (entrypoint) => {
-      await expect(runJob({ dir: jobDir("exports.install = () => 1;"), entrypoint, env: {}, event: {} })).rejects.toThrow(/entrypoint .* is invalid/);
-    },
-  );
+  test.each([
+    "../etc.install",
+    "a/b.install",
+    "handler",
+    "handler.js.install",
+    ".install",
+    "handler.",
+    "/abs.install",
+    "handler.in stall",
+  ])("entrypoint %j is rejected before anything runs", async (entrypoint) => {
+    await expect(runJob({ dir: jobDir("exports.install = () => 1;"), entrypoint, env: {}, event: {} })).rejects.toThrow(
+      /entrypoint .* is invalid/,
+    );
+  });
 
   test("another module.function entrypoint is loaded and called", async () => {
     const dir = jobDir(`exports.run = async (e) => ({ ran: e.x });`, "main");
@@ -308,10 +347,14 @@ describe("runJob: entrypoint and directory", () => {
   });
 
   test("invalid options reject with a message naming the option", async () => {
-    await expect(runJob({ dir: "/nonexistent/job", env: {}, event: {} })).rejects.toThrow(/job directory \/nonexistent\/job does not exist/);
+    await expect(runJob({ dir: "/nonexistent/job", env: {}, event: {} })).rejects.toThrow(
+      /job directory \/nonexistent\/job does not exist/,
+    );
     const dir = jobDir("exports.install = () => 1;");
     await expect(runJob({ dir, env: { "BAD-NAME": "x" }, event: {} })).rejects.toThrow(/env var name "BAD-NAME"/);
-    await expect(runJob({ dir, env: { X: 5 as unknown as string }, event: {} })).rejects.toThrow(/env var X must be a string/);
+    await expect(runJob({ dir, env: { X: 5 as unknown as string }, event: {} })).rejects.toThrow(
+      /env var X must be a string/,
+    );
     await expect(runJob({ dir, env: {}, event: {}, timeoutSec: 0 })).rejects.toThrow(/timeoutSec/);
     const circular: Record<string, unknown> = {};
     circular.self = circular;
@@ -337,7 +380,10 @@ describe("runJob: entrypoint and directory", () => {
     const handlersDir = tempDir("runner-handlers-");
     fs.mkdirSync(path.join(handlersDir, "common"));
     fs.mkdirSync(path.join(handlersDir, "fixture-echo"));
-    fs.writeFileSync(path.join(handlersDir, "common", "greet.ts"), `export function greet(name: string): string { return "hello " + name; }\n`);
+    fs.writeFileSync(
+      path.join(handlersDir, "common", "greet.ts"),
+      `export function greet(name: string): string { return "hello " + name; }\n`,
+    );
     fs.writeFileSync(
       path.join(handlersDir, "fixture-echo", "handler.ts"),
       `import { greet } from "../common/greet";
@@ -353,7 +399,12 @@ describe("runJob: entrypoint and directory", () => {
     fs.copyFileSync(path.join(bundle.dir, "handler.js"), path.join(empty, "handler.js"));
 
     const lines: string[] = [];
-    const r = await runJob({ dir: empty, env: { VM_IP: "192.0.2.10" }, event: { name: "vm" }, onOutput: (l) => lines.push(l) });
+    const r = await runJob({
+      dir: empty,
+      env: { VM_IP: "192.0.2.10" },
+      event: { name: "vm" },
+      onOutput: (l) => lines.push(l),
+    });
     expect(r).toMatchObject({ phase: "Succeeded" });
     expect(JSON.parse(r.message)).toEqual({ greeting: "hello vm", ip: "192.0.2.10" });
     expect(lines).toEqual(["greeting vm"]);
@@ -371,7 +422,9 @@ describe("makeScrubber", () => {
   });
 
   test("keeps a key's public armour lines readable while hiding its body", () => {
-    const scrub = makeScrubber(["-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ\n-----END OPENSSH PRIVATE KEY-----\n"]);
+    const scrub = makeScrubber([
+      "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ\n-----END OPENSSH PRIVATE KEY-----\n",
+    ]);
     expect(scrub("expected -----BEGIN OPENSSH PRIVATE KEY-----")).toBe("expected -----BEGIN OPENSSH PRIVATE KEY-----");
     expect(scrub("b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ")).toBe("[redacted]");
   });

@@ -15,21 +15,42 @@ function replay(lines: string[], stream: { write(s: string): unknown; isTTY?: bo
   const counts = new DebootstrapProgress();
   const progress = progressFor(streamLog(stream, "demo: "));
   for (const l of lines) {
-    if (counts.read(l)) progress.update(`building the sandbox image: ${describeCounts(counts.counts())}`, stageGroup(counts.counts().stage));
+    if (counts.read(l))
+      progress.update(
+        `building the sandbox image: ${describeCounts(counts.counts())}`,
+        stageGroup(counts.counts().stage),
+      );
   }
   progress.end();
   return counts.counts();
 }
 
 test("the recorded build: 180 packages retrieved, 88 extracted, 164 unpacked and 164 configured (each package once)", () => {
-  expect(replay(RECORDED, { write: () => true })).toEqual({ stage: "installed", retrieved: 180, extracted: 88, unpacked: 164, configured: 164 });
+  expect(replay(RECORDED, { write: () => true })).toEqual({
+    stage: "installed",
+    retrieved: 180,
+    extracted: 88,
+    unpacked: 164,
+    configured: 164,
+  });
 });
 
 test("the stages in the order debootstrap goes through them, with the counts so far", () => {
   const seen: string[] = [];
   const counts = new DebootstrapProgress();
-  for (const l of RECORDED) if (counts.read(l) && seen.at(-1) !== counts.counts().stage) seen.push(counts.counts().stage ?? "");
-  expect(seen).toEqual(["index", "retrieve", "extract", "core", "unpack", "configure", "unpack", "configure", "installed"]);
+  for (const l of RECORDED)
+    if (counts.read(l) && seen.at(-1) !== counts.counts().stage) seen.push(counts.counts().stage ?? "");
+  expect(seen).toEqual([
+    "index",
+    "retrieve",
+    "extract",
+    "core",
+    "unpack",
+    "configure",
+    "unpack",
+    "configure",
+    "installed",
+  ]);
 });
 
 test("piped, the ~800 lines become four, with no escape sequence", () => {
@@ -55,7 +76,13 @@ test("on a terminal, one line rewritten as the counts grow and erased at the end
 
 test("lines that are not debootstrap's progress change nothing", () => {
   const counts = new DebootstrapProgress();
-  for (const l of ["I: Validating curl 7.88.1-10+deb12u5", "W: Failure trying to run: chroot ...", "", "useradd: warning"]) expect(counts.read(l)).toBe(false);
+  for (const l of [
+    "I: Validating curl 7.88.1-10+deb12u5",
+    "W: Failure trying to run: chroot ...",
+    "",
+    "useradd: warning",
+  ])
+    expect(counts.read(l)).toBe(false);
   expect(counts.counts()).toEqual({ stage: undefined, retrieved: 0, extracted: 0, unpacked: 0, configured: 0 });
   expect(describeCounts(counts.counts())).toBe("starting debootstrap");
   expect(counts.read("I: Retrieving libc6 2.36-9+deb12u10")).toBe(true);

@@ -46,7 +46,10 @@ describe("on a terminal", () => {
     p.update("12 packages retrieved");
     log("waiting for another process building the image");
     p.update("13 packages retrieved");
-    expect(screen(r.text())).toEqual(["demo: waiting for another process building the image", "demo: 13 packages retrieved"]);
+    expect(screen(r.text())).toEqual([
+      "demo: waiting for another process building the image",
+      "demo: 13 packages retrieved",
+    ]);
   });
 
   test("a line wider than the terminal is cut, so it never wraps (a wrapped line cannot be rewritten)", () => {

@@ -21,12 +21,20 @@ describe("quote", () => {
     expect(quote("git;touch /tmp/pwned")).toBe("'git;touch /tmp/pwned'");
   });
 
-  it.each(["git;touch /tmp/pwned", "$(id)", "`id`", "a'b\"c", "'; rm -rf / #", "back\\slash", "new\nline", "*", "${HOME}", ""])(
-    "survives a real sh unchanged: %j",
-    (nasty) => {
-      expect(shellWords(quote(nasty))).toEqual([nasty]);
-    },
-  );
+  it.each([
+    "git;touch /tmp/pwned",
+    "$(id)",
+    "`id`",
+    "a'b\"c",
+    "'; rm -rf / #",
+    "back\\slash",
+    "new\nline",
+    "*",
+    "${HOME}",
+    "",
+  ])("survives a real sh unchanged: %j", (nasty) => {
+    expect(shellWords(quote(nasty))).toEqual([nasty]);
+  });
 
   it("command() quotes each argument", () => {
     expect(command("apt-cache", "policy", "git", "x y")).toBe("apt-cache policy git 'x y'");

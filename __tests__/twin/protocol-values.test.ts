@@ -27,7 +27,11 @@ describe("cty values in msgpack", () => {
 
 describe("planning rules", () => {
   const block = loadProviderSchema("sless").resource_schemas.sless_job.block;
-  const impl: ResourceImplementation = { replaceOn: ["run_id", "source_dir", "event_json"], create: async (p) => p, delete: async () => undefined };
+  const impl: ResourceImplementation = {
+    replaceOn: ["run_id", "source_dir", "event_json"],
+    create: async (p) => p,
+    delete: async () => undefined,
+  };
   const config = {
     name: "j",
     runtime: "nodejs20",
@@ -51,9 +55,13 @@ describe("planning rules", () => {
   test("a changed run_id replaces; an unchanged job plans no replacement", () => {
     const prior = { ...config, id: "j-1", phase: "Succeeded", message: "{}" };
     expect(planChange(block, impl, prior, { ...prior }, config).requiresReplace).toEqual([]);
-    expect(planChange(block, impl, prior, { ...prior, run_id: 2 }, { ...config, run_id: 2 }).requiresReplace).toEqual(["run_id"]);
+    expect(planChange(block, impl, prior, { ...prior, run_id: 2 }, { ...config, run_id: 2 }).requiresReplace).toEqual([
+      "run_id",
+    ]);
     // Unknown at plan time (e.g. a new bundle path) counts as a change.
-    expect(planChange(block, impl, prior, { ...prior, source_dir: UNKNOWN }, config).requiresReplace).toEqual(["source_dir"]);
+    expect(planChange(block, impl, prior, { ...prior, source_dir: UNKNOWN }, config).requiresReplace).toEqual([
+      "source_dir",
+    ]);
   });
 
   test("destroy plans null", () => {
@@ -67,7 +75,11 @@ describe("plugin handshake", () => {
   });
 
   test("a Terraform offering only protocol 5 is told this provider speaks 6", () => {
-    expect(handshakeProblem({ [MAGIC_COOKIE_KEY]: MAGIC_COOKIE_VALUE, PLUGIN_PROTOCOL_VERSIONS: "5" })).toMatch(/speaks only 6/);
-    expect(handshakeProblem({ [MAGIC_COOKIE_KEY]: MAGIC_COOKIE_VALUE, PLUGIN_PROTOCOL_VERSIONS: "5,6" })).toBeUndefined();
+    expect(handshakeProblem({ [MAGIC_COOKIE_KEY]: MAGIC_COOKIE_VALUE, PLUGIN_PROTOCOL_VERSIONS: "5" })).toMatch(
+      /speaks only 6/,
+    );
+    expect(
+      handshakeProblem({ [MAGIC_COOKIE_KEY]: MAGIC_COOKIE_VALUE, PLUGIN_PROTOCOL_VERSIONS: "5,6" }),
+    ).toBeUndefined();
   });
 });

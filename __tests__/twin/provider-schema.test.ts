@@ -8,7 +8,10 @@ describe("the twin providers through real Terraform", () => {
   const tf = new TwinTerraform();
   let served: Record<
     string,
-    { provider: { block: { attributes: unknown } }; resource_schemas: Record<string, { version: number; block: { attributes: unknown } }> }
+    {
+      provider: { block: { attributes: unknown } };
+      resource_schemas: Record<string, { version: number; block: { attributes: unknown } }>;
+    }
   >;
 
   beforeAll(() => {
@@ -23,17 +26,20 @@ describe("the twin providers through real Terraform", () => {
     expect(lock).toMatch(/provider "sless\.kube5s\.ru\/sless\/sless" \{\s+version\s+= "1\.0\.0"/);
   });
 
-  test.each(["nubes", "sless"])("%s: terraform providers schema -json matches providers/schemas attribute for attribute", (name) => {
-    const want = loadProviderSchema(name);
-    const got = served[want.source];
-    expect(got).toBeDefined();
-    expect(got.provider.block).toEqual(want.provider.block);
-    expect(Object.keys(got.resource_schemas).sort()).toEqual(Object.keys(want.resource_schemas).sort());
-    for (const [type, schema] of Object.entries(want.resource_schemas)) {
-      expect({ type, version: got.resource_schemas[type].version }).toEqual({ type, version: schema.version });
-      expect(got.resource_schemas[type].block).toEqual(schema.block);
-    }
-  });
+  test.each(["nubes", "sless"])(
+    "%s: terraform providers schema -json matches providers/schemas attribute for attribute",
+    (name) => {
+      const want = loadProviderSchema(name);
+      const got = served[want.source];
+      expect(got).toBeDefined();
+      expect(got.provider.block).toEqual(want.provider.block);
+      expect(Object.keys(got.resource_schemas).sort()).toEqual(Object.keys(want.resource_schemas).sort());
+      for (const [type, schema] of Object.entries(want.resource_schemas)) {
+        expect({ type, version: got.resource_schemas[type].version }).toEqual({ type, version: schema.version });
+        expect(got.resource_schemas[type].block).toEqual(schema.block);
+      }
+    },
+  );
 
   test("a provider started by hand says what it is and exits", () => {
     const { spawnSync } = require("node:child_process");
@@ -47,9 +53,13 @@ describe("the twin providers through real Terraform", () => {
   test("npm run twin -- install: one command writes the mirror and the CLI configuration, and prints the line to export", () => {
     const { spawnSync } = require("node:child_process");
     const dir = `${tf.dir}/by-cli`;
-    const r = spawnSync(process.execPath, ["-r", "./bin/ts-register.js", "twin/install.ts", "install", "--dir", dir], { encoding: "utf8" });
+    const r = spawnSync(process.execPath, ["-r", "./bin/ts-register.js", "twin/install.ts", "install", "--dir", dir], {
+      encoding: "utf8",
+    });
     expect(r.status).toBe(0);
-    expect(r.stdout).toBe(`export TF_CLI_CONFIG_FILE=${dir}/terraformrc CDKTF_DISABLE_PLUGIN_CACHE_ENV=true TF_PLUGIN_CACHE_DIR=\n`);
+    expect(r.stdout).toBe(
+      `export TF_CLI_CONFIG_FILE=${dir}/terraformrc CDKTF_DISABLE_PLUGIN_CACHE_ENV=true TF_PLUGIN_CACHE_DIR=\n`,
+    );
     const rc = require("node:fs").readFileSync(`${dir}/terraformrc`, "utf8") as string;
     expect(rc).toContain(`filesystem_mirror {\n    path    = "${dir}/mirror"`);
     expect(rc).toContain('include = ["terra.k8c.ru/nubes/nubes", "sless.kube5s.ru/sless/sless"]');

@@ -59,7 +59,11 @@ describe("sless_job in the twin", () => {
     expect(r.code).toBe(0);
     const out = outputs();
     expect(out.phase.value).toBe("Succeeded");
-    expect(JSON.parse(out.message.value)).toEqual({ seen: { packages: ["git"] }, env: ["JOB_A", "JOB_B"], cwd: jobDir });
+    expect(JSON.parse(out.message.value)).toEqual({
+      seen: { packages: ["git"] },
+      env: ["JOB_A", "JOB_B"],
+      cwd: jobDir,
+    });
   });
 
   test("unchanged: no run; a raised run_id replaces the job", () => {
@@ -96,10 +100,22 @@ describe("sless_job in the twin", () => {
   });
 
   test("Ctrl-C during a job: Terraform's StopProvider cancels it, the job is Failed and the apply ends", async () => {
-    const child = spawn("terraform", ["apply", "-auto-approve", "-input=false", "-no-color", '-var=event={"sleep":60}', "-var=timeout=120", "-var=run=9"], {
-      cwd: tf.dir,
-      env: tf.env(),
-    });
+    const child = spawn(
+      "terraform",
+      [
+        "apply",
+        "-auto-approve",
+        "-input=false",
+        "-no-color",
+        '-var=event={"sleep":60}',
+        "-var=timeout=120",
+        "-var=run=9",
+      ],
+      {
+        cwd: tf.dir,
+        env: tf.env(),
+      },
+    );
     let output = "";
     let interrupted = false;
     const started = Date.now();
@@ -123,7 +139,9 @@ describe("sless_job in the twin", () => {
     const r = tf.run(["plan", "-input=false", "-var=event={not json"]);
     expect(r.code).not.toBe(0);
     expect(r.output).toContain("sless_job: event_json is not JSON");
-    expect(r.output).toMatch(/with sless_job\.j,\s+on main\.tf line \d+, in resource "sless_job" "j":\s+\d+:\s+event_json/);
+    expect(r.output).toMatch(
+      /with sless_job\.j,\s+on main\.tf line \d+, in resource "sless_job" "j":\s+\d+:\s+event_json/,
+    );
   });
 });
 

@@ -20,7 +20,13 @@ export class TwinTerraform {
 
   /** Terraform's environment: the twin's CLI configuration, no checkpoint calls. */
   env(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-    return { ...process.env, ...extra, TF_CLI_CONFIG_FILE: this.twin.cliConfig, CHECKPOINT_DISABLE: "1", TF_IN_AUTOMATION: "1" };
+    return {
+      ...process.env,
+      ...extra,
+      TF_CLI_CONFIG_FILE: this.twin.cliConfig,
+      CHECKPOINT_DISABLE: "1",
+      TF_IN_AUTOMATION: "1",
+    };
   }
 
   run(args: string[], env: Record<string, string> = {}): TfRun {

@@ -9,7 +9,13 @@ import { cloudInitProblems, userDataProblem, vmUserData } from "../../twin/nubes
 import { UNKNOWN } from "../../twin/protocol/cty-value";
 
 const KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl me@host";
-const VM = { vm_name: "web", user_login: "deploy", user_public_key: KEY, access_port_list: '["22"]', delete_mode: "delete" };
+const VM = {
+  vm_name: "web",
+  user_login: "deploy",
+  user_public_key: KEY,
+  access_port_list: '["22"]',
+  delete_mode: "delete",
+};
 
 /** [content type, filename, decoded payload] of every leaf part, as cloud-init's user_data.py walks them. */
 function walk(userData: string): [string, string, string][] {
@@ -39,7 +45,11 @@ describe("the twin VM's user-data", () => {
   });
 
   test.each([
-    ["a cloud-config", "#cloud-config\nruncmd: [[touch, /x]]\n", [["text/cloud-config", "#cloud-config\nruncmd: [[touch, /x]]\n"]]],
+    [
+      "a cloud-config",
+      "#cloud-config\nruncmd: [[touch, /x]]\n",
+      [["text/cloud-config", "#cloud-config\nruncmd: [[touch, /x]]\n"]],
+    ],
     ["a script", "#!/bin/sh\necho hi\n", [["text/x-shellscript", "#!/bin/sh\necho hi\n"]]],
     [
       "non-ASCII text",
@@ -108,18 +118,22 @@ describe("plan-time check of cloud_init", () => {
         attribute: { steps: [{ attribute_name: "cloud_init" }] },
       },
     ]);
-    for (const v of [null, undefined, "", UNKNOWN]) expect(cloudInitProblems({ ...VM, cloud_init: v as never })).toEqual([]);
+    for (const v of [null, undefined, "", UNKNOWN])
+      expect(cloudInitProblems({ ...VM, cloud_init: v as never })).toEqual([]);
   });
 });
 
 describe("plan-time check of user_login", () => {
-  test.each(["operator", "users", "staff", "root", "daemon"])("user_login %s, a base-passwd name cloud-init cannot create, is refused", (login) => {
-    expect(vmProblems({ ...VM, user_login: login })).toEqual([
-      expect.objectContaining({
-        summary: `nubes_vc_vm_v3: user_login "${login}" is a system name of the image`,
-        attribute: { steps: [{ attribute_name: "user_login" }] },
-      }),
-    ]);
-    expect(vmProblems({ ...VM, user_login: "deploy" })).toEqual([]);
-  });
+  test.each(["operator", "users", "staff", "root", "daemon"])(
+    "user_login %s, a base-passwd name cloud-init cannot create, is refused",
+    (login) => {
+      expect(vmProblems({ ...VM, user_login: login })).toEqual([
+        expect.objectContaining({
+          summary: `nubes_vc_vm_v3: user_login "${login}" is a system name of the image`,
+          attribute: { steps: [{ attribute_name: "user_login" }] },
+        }),
+      ]);
+      expect(vmProblems({ ...VM, user_login: "deploy" })).toEqual([]);
+    },
+  );
 });

@@ -20,7 +20,9 @@ export interface PackageState {
  * the installed one wins.
  */
 export function parseDpkgQuery(stdout: string, names: string[]): Map<string, PackageState> {
-  const states = new Map<string, PackageState>(names.map((name) => [name, { name, installed: false, status: "not-installed" }]));
+  const states = new Map<string, PackageState>(
+    names.map((name) => [name, { name, installed: false, status: "not-installed" }]),
+  );
   for (const line of stdout.split("\n")) {
     const [pkg, status, version] = line.split("\t");
     if (!pkg || status === undefined) continue;
@@ -70,8 +72,12 @@ export function parseAptCachePolicy(stdout: string): Map<string, Candidate> {
 }
 
 /** Why `name[=version]` cannot be installed given what apt offers; undefined when it can. */
-export function candidateProblem(spec: { name: string; version?: string }, offer: Candidate | undefined): string | undefined {
-  if (!offer) return "unknown package: apt on the VM knows no package of that name (check the spelling, or whether its repository is configured)";
+export function candidateProblem(
+  spec: { name: string; version?: string },
+  offer: Candidate | undefined,
+): string | undefined {
+  if (!offer)
+    return "unknown package: apt on the VM knows no package of that name (check the spelling, or whether its repository is configured)";
   if (spec.version === undefined) {
     return offer.candidate
       ? undefined
@@ -98,12 +104,19 @@ export function aptFailureReason(result: { stdout: string; stderr: string }): st
   const lines = `${result.stdout}\n${result.stderr}`.split("\n").map((l) => l.trim());
   const picked = lines.filter((l) => /^E: /.test(l) || /: (Pre-)?Depends: |: Breaks: |: Conflicts: /.test(l));
   const proxy = lines.filter((l) => /^vm-install: step \S+ ran (with|without) /.test(l)).slice(-1);
-  const reason = picked.length ? [...new Set(picked)].slice(0, 6).join("; ") : tail(result.stderr || result.stdout, 4).replace(/\n/g, "; ");
+  const reason = picked.length
+    ? [...new Set(picked)].slice(0, 6).join("; ")
+    : tail(result.stderr || result.stdout, 4).replace(/\n/g, "; ");
   return proxy.length && !reason.includes(proxy[0]) ? `${reason}; ${proxy[0]}` : reason;
 }
 
 /** The files apt and dpkg lock, in the order they are taken. */
-export const APT_LOCK_FILES = ["/var/lib/dpkg/lock-frontend", "/var/lib/dpkg/lock", "/var/lib/apt/lists/lock", "/var/cache/apt/archives/lock"];
+export const APT_LOCK_FILES = [
+  "/var/lib/dpkg/lock-frontend",
+  "/var/lib/dpkg/lock",
+  "/var/lib/apt/lists/lock",
+  "/var/cache/apt/archives/lock",
+];
 
 /** apt's own "It is held by process 1234 (apt-get)" note, used when /proc/locks shows nothing. */
 export function parseAptHolderNote(text: string): LockHolder | undefined {

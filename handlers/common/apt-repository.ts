@@ -89,7 +89,11 @@ export interface AptRepositoryOutcome {
 }
 
 /** The source line for `spec` with its keyring: `deb [arch=amd64 signed-by=K] URI suite comps`. */
-export function sourceLine(spec: { uri: string; suite: string; components: string[] }, architectures: string[], keyring: string): string {
+export function sourceLine(
+  spec: { uri: string; suite: string; components: string[] },
+  architectures: string[],
+  keyring: string,
+): string {
   return `deb [arch=${architectures.join(",")} signed-by=${keyring}] ${trimSlash(spec.uri)} ${spec.suite} ${spec.components.join(" ")}`;
 }
 
@@ -101,8 +105,10 @@ function trimSlash(uri: string): string {
 function checkSpec(spec: AptRepositorySpec): void {
   const problems: string[] = [];
   if (!REPO_NAME.test(spec.name)) problems.push(`name ${JSON.stringify(spec.name)} is not a plain file stem`);
-  if (!REPO_URL.test(spec.keyUrl)) problems.push(`keyUrl ${JSON.stringify(spec.keyUrl)} is not an http(s) URL without quotes or spaces`);
-  if (!REPO_URL.test(spec.uri)) problems.push(`uri ${JSON.stringify(spec.uri)} is not an http(s) URL without quotes or spaces`);
+  if (!REPO_URL.test(spec.keyUrl))
+    problems.push(`keyUrl ${JSON.stringify(spec.keyUrl)} is not an http(s) URL without quotes or spaces`);
+  if (!REPO_URL.test(spec.uri))
+    problems.push(`uri ${JSON.stringify(spec.uri)} is not an http(s) URL without quotes or spaces`);
   if (!SUITE.test(spec.suite)) problems.push(`suite ${JSON.stringify(spec.suite)} is not a suite name`);
   if (spec.components.length === 0 || !spec.components.every((c) => SUITE.test(c)))
     problems.push(`components ${JSON.stringify(spec.components)} are not component names`);
@@ -146,7 +152,11 @@ function describeNonKey(key: Buffer): string {
  * writes, so files are only replaced when their bytes differ. Throws with what to check when the key
  * cannot be fetched or is not a key.
  */
-export async function ensureAptRepository(remote: Remote, spec: AptRepositorySpec, progress?: Progress): Promise<AptRepositoryOutcome> {
+export async function ensureAptRepository(
+  remote: Remote,
+  spec: AptRepositorySpec,
+  progress?: Progress,
+): Promise<AptRepositoryOutcome> {
   checkSpec(spec);
   return stepIf(
     progress,
@@ -160,7 +170,15 @@ export async function ensureAptRepository(remote: Remote, spec: AptRepositorySpe
       const changes = await writeKeyAndSource(remote, keyringBytes, keyring, sourceFile, line);
       for (const change of changes) progress?.info(change);
       if (changes.length === 0) progress?.info(`${sourceFile} and ${keyring} are up to date`);
-      return { changed: changes.length > 0, changes, keyring, sourceFile, line, uri: trimSlash(spec.uri), architectures };
+      return {
+        changed: changes.length > 0,
+        changes,
+        keyring,
+        sourceFile,
+        line,
+        uri: trimSlash(spec.uri),
+        architectures,
+      };
     },
     "apt_repository",
   );
@@ -203,7 +221,10 @@ async function fetchKey(remote: Remote, spec: AptRepositorySpec): Promise<{ vmAr
   }
   const [archLine = "", b64 = ""] = fetched.stdout.split("\n");
   const vmArch = archLine.trim();
-  if (!ARCH.test(vmArch)) throw new Error(`dpkg --print-architecture on the VM printed ${JSON.stringify(vmArch.slice(0, 40))}, not an architecture`);
+  if (!ARCH.test(vmArch))
+    throw new Error(
+      `dpkg --print-architecture on the VM printed ${JSON.stringify(vmArch.slice(0, 40))}, not an architecture`,
+    );
   const key = Buffer.from(b64.trim(), "base64");
   if (!keyFormat(key)) {
     throw new Error(
@@ -235,7 +256,10 @@ export function verifyKey(spec: AptRepositorySpec, key: Buffer): Buffer {
   const unexpected = seen.filter((f) => !spec.fingerprints.includes(f));
   const missing = spec.fingerprints.filter((f) => !seen.includes(f));
   if (unexpected.length === 0 && missing.length === 0) return binaryKeyring(certificates);
-  const detail = [unexpected.length ? `not expected: ${unexpected.join(", ")}` : "", missing.length ? `missing: ${missing.join(", ")}` : ""]
+  const detail = [
+    unexpected.length ? `not expected: ${unexpected.join(", ")}` : "",
+    missing.length ? `missing: ${missing.join(", ")}` : "",
+  ]
     .filter(Boolean)
     .join("; ");
   throw new Error(
@@ -260,7 +284,13 @@ function unreadable(spec: AptRepositorySpec, what: string, err: OpenPgpError, hi
  * Compares on the VM and replaces only what differs; each replacement prints one "changed:" line, which
  * is returned. New files go in through a temporary name + mv, so apt never reads half a file.
  */
-async function writeKeyAndSource(remote: Remote, key: Buffer, keyring: string, sourceFile: string, line: string): Promise<string[]> {
+async function writeKeyAndSource(
+  remote: Remote,
+  key: Buffer,
+  keyring: string,
+  sourceFile: string,
+  line: string,
+): Promise<string[]> {
   const k = quote(keyring);
   const s = quote(sourceFile);
   // Said apart from "new key": a key this run wrote new is removed again when the repository then fails, a migrated one is not.
@@ -278,7 +308,13 @@ async function writeKeyAndSource(remote: Remote, key: Buffer, keyring: string, s
     `  printf '%s\\n' ${quote(line)} > ${s}.tmp && chmod 0644 ${s}.tmp && mv -f ${s}.tmp ${s}; echo "changed:wrote ${sourceFile} ($why)"`,
     "fi",
   ].join("\n");
-  const result = await remote.run(script, { sudo: true, stdin: key, label: `writing ${keyring} and ${sourceFile}`, timeoutMs: 60_000, mutates: true });
+  const result = await remote.run(script, {
+    sudo: true,
+    stdin: key,
+    label: `writing ${keyring} and ${sourceFile}`,
+    timeoutMs: 60_000,
+    mutates: true,
+  });
   return result.stdout
     .split("\n")
     .filter((l) => l.startsWith("changed:"))

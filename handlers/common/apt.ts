@@ -35,7 +35,12 @@ export const APT_LOCK_SETTINGS = {
     default: 5,
     doc: "apt-get runs in all while the lock stays busy (unless the first boot holds it); then the error names its holder.",
   }),
-  lockRetryDelaySec: setting(integer(0, 600), { event: "lock_retry_delay_sec", eventOnly: true, default: 15, doc: "Seconds between those runs." }),
+  lockRetryDelaySec: setting(integer(0, 600), {
+    event: "lock_retry_delay_sec",
+    eventOnly: true,
+    default: 15,
+    doc: "Seconds between those runs.",
+  }),
   installTimeoutSec: setting(integer(10, 7200), {
     event: "install_timeout_sec",
     eventOnly: true,
@@ -145,13 +150,17 @@ export class Apt {
   async query(names: string[]): Promise<Map<string, PackageState>> {
     if (names.length === 0) return new Map();
     // Exit 1 only means "some name not found": that is an answer, not a failure.
-    const result = await this.remote.run(`dpkg-query -W -f='\${Package}\\t\${Status}\\t\${Version}\\n' ${names.map(quote).join(" ")}`, {
-      check: false,
-      env: QUERY_ENV,
-      label: "dpkg-query",
-      timeoutMs: 60_000,
-    });
-    if (result.code > 1) throw new Error(`dpkg-query failed on the VM (exit ${result.code}): ${tail(result.stderr, 5)}`);
+    const result = await this.remote.run(
+      `dpkg-query -W -f='\${Package}\\t\${Status}\\t\${Version}\\n' ${names.map(quote).join(" ")}`,
+      {
+        check: false,
+        env: QUERY_ENV,
+        label: "dpkg-query",
+        timeoutMs: 60_000,
+      },
+    );
+    if (result.code > 1)
+      throw new Error(`dpkg-query failed on the VM (exit ${result.code}): ${tail(result.stderr, 5)}`);
     return parseDpkgQuery(result.stdout, names);
   }
 
@@ -180,7 +189,10 @@ export class Apt {
     if (opts.cacheValidSec !== undefined) {
       const age = await this.listsAgeSec();
       if (age !== undefined && age < opts.cacheValidSec) {
-        return { ran: false, reason: `package lists are ${age}s old, younger than cache_valid_sec ${opts.cacheValidSec}` };
+        return {
+          ran: false,
+          reason: `package lists are ${age}s old, younger than cache_valid_sec ${opts.cacheValidSec}`,
+        };
       }
     }
     await this.ensureDpkgHealthy();
@@ -191,13 +203,21 @@ export class Apt {
         timeoutMs: 300_000,
       }),
     );
-    return { ran: true, reason: opts.cacheValidSec === undefined ? "update requested" : "package lists older than cache_valid_sec or missing" };
+    return {
+      ran: true,
+      reason:
+        opts.cacheValidSec === undefined ? "update requested" : "package lists older than cache_valid_sec or missing",
+    };
   }
 
   /** What the repositories offer for each name (one apt-cache policy for all). */
   async candidates(names: string[]): Promise<Map<string, Candidate>> {
     if (names.length === 0) return new Map();
-    const result = await this.remote.run(command("apt-cache", "policy", ...names), { env: QUERY_ENV, label: "apt-cache policy", timeoutMs: 60_000 });
+    const result = await this.remote.run(command("apt-cache", "policy", ...names), {
+      env: QUERY_ENV,
+      label: "apt-cache policy",
+      timeoutMs: 60_000,
+    });
     return parseAptCachePolicy(result.stdout);
   }
 
@@ -265,11 +285,15 @@ export class Apt {
   async remove(names: string[]): Promise<string[]> {
     await this.ensureDpkgHealthy();
     const result = await this.withLock("apt-get remove", () =>
-      runLong(this.remote, command("apt-get", "remove", "-y", "-q", "-o", `DPkg::Lock::Timeout=${this.settings.lockTimeoutSec}`, ...names), {
-        env: INSTALL_ENV,
-        label: `apt-get remove ${names.join(" ")}`,
-        timeoutMs: this.settings.installTimeoutSec * 1000,
-      }),
+      runLong(
+        this.remote,
+        command("apt-get", "remove", "-y", "-q", "-o", `DPkg::Lock::Timeout=${this.settings.lockTimeoutSec}`, ...names),
+        {
+          env: INSTALL_ENV,
+          label: `apt-get remove ${names.join(" ")}`,
+          timeoutMs: this.settings.installTimeoutSec * 1000,
+        },
+      ),
     );
     const removed = [...result.stdout.matchAll(/^Removing (\S+?)(?::\S+)? \(/gm)].map((m) => m[1]);
     return removed.length ? [...new Set(removed)] : names;

@@ -12,7 +12,9 @@ import type { Remote, RunOptions, RunResult } from "./exec";
 /** A change attempted in check mode: a bug in the installer, never something the VM caused. */
 export class CheckModeViolation extends Error {
   constructor(label: string) {
-    super(`check mode refused to run "${label}": it would change the VM (this is a bug in the installer: report it; nothing was changed)`);
+    super(
+      `check mode refused to run "${label}": it would change the VM (this is a bug in the installer: report it; nothing was changed)`,
+    );
     this.name = "CheckModeViolation";
   }
 }

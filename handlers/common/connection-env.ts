@@ -21,7 +21,8 @@ export interface ConnectionEnv {
 }
 
 /** Where a problem came from, for ValidationError's heading. */
-export const CONNECTION_ENV_WHERE = "job environment (env_vars VM_IP, SSH_USER, SSH_KEY, SSH_PORT, SSH_HOST_KEY_SHA256)";
+export const CONNECTION_ENV_WHERE =
+  "job environment (env_vars VM_IP, SSH_USER, SSH_KEY, SSH_PORT, SSH_HOST_KEY_SHA256)";
 
 /**
  * Normalises key text as it arrives through env vars: a key pasted as one line with literal "\n"
@@ -87,18 +88,22 @@ function hostEnv(env: NodeJS.ProcessEnv, problems: string[]): Omit<ConnectionEnv
   const get = (name: string) => presentValue(env, name);
   const host = get("VM_IP");
   if (host === undefined) problems.push("VM_IP: required, the VM's address (IP or DNS name), is not set");
-  else if (!isHostAddress(host)) problems.push(`VM_IP: ${JSON.stringify(host.slice(0, 80))} is not an IP address or host name`);
+  else if (!isHostAddress(host))
+    problems.push(`VM_IP: ${JSON.stringify(host.slice(0, 80))} is not an IP address or host name`);
 
   const user = get("SSH_USER");
   if (user === undefined) problems.push('SSH_USER: required, the login on the VM (e.g. "ubuntu"), is not set');
   else if (!UNIX_USER.test(user))
-    problems.push(`SSH_USER: ${JSON.stringify(user.slice(0, 40))} is not a Unix user name (lowercase letters, digits, _ -; at most 32)`);
+    problems.push(
+      `SSH_USER: ${JSON.stringify(user.slice(0, 40))} is not a Unix user name (lowercase letters, digits, _ -; at most 32)`,
+    );
 
   let port = 22;
   const rawPort = get("SSH_PORT");
   if (rawPort !== undefined) {
     port = /^[0-9]{1,5}$/.test(rawPort) ? Number(rawPort) : NaN;
-    if (!(port >= 1 && port <= 65535)) problems.push(`SSH_PORT: ${JSON.stringify(rawPort.slice(0, 20))} is not a port number from 1 to 65535`);
+    if (!(port >= 1 && port <= 65535))
+      problems.push(`SSH_PORT: ${JSON.stringify(rawPort.slice(0, 20))} is not a port number from 1 to 65535`);
   }
 
   const hostKeySha256 = get("SSH_HOST_KEY_SHA256");
@@ -110,7 +115,15 @@ function hostEnv(env: NodeJS.ProcessEnv, problems: string[]): Omit<ConnectionEnv
   const source = get("SSH_HOST_KEY_SOURCE");
   const known = (HOST_KEY_SOURCES as readonly string[]).includes(source ?? "");
   if (source !== undefined && !known) {
-    problems.push(`SSH_HOST_KEY_SOURCE: ${JSON.stringify(source.slice(0, 40))} is not one of ${HOST_KEY_SOURCES.join(", ")}`);
+    problems.push(
+      `SSH_HOST_KEY_SOURCE: ${JSON.stringify(source.slice(0, 40))} is not one of ${HOST_KEY_SOURCES.join(", ")}`,
+    );
   }
-  return { host: host!, port, user: user!, hostKeySha256, ...(known ? { hostKeySource: source as HostKeySource } : {}) };
+  return {
+    host: host!,
+    port,
+    user: user!,
+    hostKeySha256,
+    ...(known ? { hostKeySource: source as HostKeySource } : {}),
+  };
 }

@@ -35,7 +35,9 @@ const QUERY_ENV = { LC_ALL: "C" };
 const INSTALL_ENV = { DEBIAN_FRONTEND: "noninteractive", LC_MESSAGES: "C", LANGUAGE: "" };
 
 async function look(remote: Remote): Promise<DpkgHealth> {
-  return parseDpkgHealth((await remote.run(DPKG_HEALTH_PROBE, { env: QUERY_ENV, label: "dpkg --audit", timeoutMs: 60_000 })).stdout);
+  return parseDpkgHealth(
+    (await remote.run(DPKG_HEALTH_PROBE, { env: QUERY_ENV, label: "dpkg --audit", timeoutMs: 60_000 })).stdout,
+  );
 }
 
 export async function repairDpkg(ctx: RepairContext): Promise<void> {
@@ -52,9 +54,16 @@ export async function repairDpkg(ctx: RepairContext): Promise<void> {
   const ran = await ctx.withLock("dpkg repair", async () => {
     const plan = planRepair(attempt++ === 0 ? before : await look(ctx.remote));
     // A maintainer script left running is waited for as long as a lock would be.
-    const script = repairScript(plan, { lockTimeoutSec: ctx.settings.lockTimeoutSec, waitSec: ctx.settings.lockTimeoutSec });
+    const script = repairScript(plan, {
+      lockTimeoutSec: ctx.settings.lockTimeoutSec,
+      waitSec: ctx.settings.lockTimeoutSec,
+    });
     try {
-      const r = await runLong(ctx.remote, script, { env: INSTALL_ENV, label: "dpkg repair", timeoutMs: ctx.settings.installTimeoutSec * 1000 });
+      const r = await runLong(ctx.remote, script, {
+        env: INSTALL_ENV,
+        label: "dpkg repair",
+        timeoutMs: ctx.settings.installTimeoutSec * 1000,
+      });
       return { plan, output: `${r.stdout}\n${r.stderr}`, exit: undefined as number | undefined };
     } catch (err) {
       if (!(err instanceof CommandError) || err.code === null || isLockError(`${err.stderr}\n${err.stdout}`)) throw err;
@@ -68,7 +77,12 @@ export async function repairDpkg(ctx: RepairContext): Promise<void> {
   }
   let removes: string[] | undefined;
   if (/remove is disabled|Packages need to be removed/.test(ran.output)) {
-    const sim = await ctx.remote.run("apt-get -s -f install -q", { check: false, env: QUERY_ENV, label: "apt-get -s -f install", timeoutMs: 60_000 });
+    const sim = await ctx.remote.run("apt-get -s -f install -q", {
+      check: false,
+      env: QUERY_ENV,
+      label: "apt-get -s -f install",
+      timeoutMs: 60_000,
+    });
     removes = wouldRemove(sim.stdout);
   }
   const target = "target" in ctx.remote ? String((ctx.remote as { target: unknown }).target) : "the VM";

@@ -168,7 +168,9 @@ export function planRepair(h: DpkgHealth): RepairPlan {
   const reinstall = h.packages.filter(mustReinstall).map((p): Reinstall => {
     const own = h.cached.filter((f) => SAFE_FILE.test(f) && f.startsWith(`${p.name}_`) && f.endsWith(`_${p.arch}.deb`));
     const exact = p.version ? own.find((f) => f === debFileName(p.name, p.version, p.arch)) : undefined;
-    const newest = own.filter((f) => f !== exact).sort((a, b) => compareDebianVersions(versionOfFile(b), versionOfFile(a)))[0];
+    const newest = own
+      .filter((f) => f !== exact)
+      .sort((a, b) => compareDebianVersions(versionOfFile(b), versionOfFile(a)))[0];
     const spec = `${p.name}${p.arch && p.arch !== "all" ? `:${p.arch}` : ""}${p.version ? `=${p.version}` : ""}`;
     return exact
       ? { name: p.name, arch: p.arch, version: p.version, cached: exact }
@@ -181,7 +183,9 @@ export function planRepair(h: DpkgHealth): RepairPlan {
 /** What the repair found, in words for the result's `changes`. */
 export function describeDamage(h: DpkgHealth): string {
   const reinstall = h.packages.filter(mustReinstall).map((p) => p.name);
-  const halfDone = h.packages.length ? h.packages.filter((p) => !mustReinstall(p)).map((p) => `${p.name} (${p.status})`) : auditPackages(h.audit);
+  const halfDone = h.packages.length
+    ? h.packages.filter((p) => !mustReinstall(p)).map((p) => `${p.name} (${p.status})`)
+    : auditPackages(h.audit);
   const list = (names: string[]) => `${names.slice(0, 8).join(" ")}${names.length > 8 ? " ..." : ""}`;
   const parts = [
     h.interrupted ? "an interrupted dpkg run" : "",
@@ -226,10 +230,17 @@ export function repairScript(plan: RepairPlan, opts: { lockTimeoutSec: number; w
       `if [ $n -gt ${opts.waitSec * 5} ]; then echo "${MARK} scripts still running after ${opts.waitSec}s:" >&2; pgrep -a -f '${MAINTAINER_SCRIPT}' >&2; exit ${REPAIR_SCRIPTS_RUNNING}; fi; sleep 0.2; done`,
   ];
   for (const r of plan.reinstall) {
-    if (!/^[a-z0-9][a-z0-9+.-]*$/.test(r.name) || !/^[a-z0-9-]*$/.test(r.arch) || !/^[A-Za-z0-9.+~:-]*$/.test(r.version)) {
-      throw new Error(`repairScript: ${JSON.stringify([r.name, r.arch, r.version])} is not a package name, architecture and version`);
+    if (
+      !/^[a-z0-9][a-z0-9+.-]*$/.test(r.name) ||
+      !/^[a-z0-9-]*$/.test(r.arch) ||
+      !/^[A-Za-z0-9.+~:-]*$/.test(r.version)
+    ) {
+      throw new Error(
+        `repairScript: ${JSON.stringify([r.name, r.arch, r.version])} is not a package name, architecture and version`,
+      );
     }
-    for (const f of [r.cached, r.fallback]) if (f && !SAFE_FILE.test(f)) throw new Error(`repairScript: ${JSON.stringify(f)} is not a .deb file name`);
+    for (const f of [r.cached, r.fallback])
+      if (f && !SAFE_FILE.test(f)) throw new Error(`repairScript: ${JSON.stringify(f)} is not a .deb file name`);
     const label = `${r.name}${r.version ? ` ${r.version}` : ""}`;
     if (r.cached) {
       out.push(`f="$A/${r.cached}"; echo "${MARK} reinstall ${r.name} from the archive cache"`);
@@ -290,7 +301,8 @@ export function wouldRemove(simulation: string): string[] {
 /** The one command a person would run on the VM for what is left in `h`. */
 export function manualCommand(h: DpkgHealth, failing: string[] = []): string {
   const reinstall = h.packages.filter(mustReinstall);
-  if (reinstall.length) return `sudo apt-get install --reinstall ${reinstall.map((p) => (p.version ? `${p.name}=${p.version}` : p.name)).join(" ")}`;
+  if (reinstall.length)
+    return `sudo apt-get install --reinstall ${reinstall.map((p) => (p.version ? `${p.name}=${p.version}` : p.name)).join(" ")}`;
   const names = failing.length ? failing : h.packages.map((p) => p.name);
   return names.length ? `sudo dpkg --configure ${names.join(" ")}` : "sudo dpkg --configure -a";
 }
@@ -304,14 +316,26 @@ function stateOf(p: DpkgPackage): string {
  * Why the repair did not leave dpkg clean, for a person: the packages, dpkg's own last lines, and the one
  * command to run on the VM. `removes`: what apt-get -f install would have removed, when it wanted to.
  */
-export function repairFailureMessage(f: { target: string; after: DpkgHealth; output: string; exit?: number | null; removes?: string[] }): string {
+export function repairFailureMessage(f: {
+  target: string;
+  after: DpkgHealth;
+  output: string;
+  exit?: number | null;
+  removes?: string[];
+}): string {
   const failing = failingPackages(f.output);
   const left = f.after.packages.map(stateOf);
-  const what = failing.length ? failing.join(" ") : left.length ? left.join(", ") : "no package named (updates still pending in /var/lib/dpkg/updates)";
+  const what = failing.length
+    ? failing.join(" ")
+    : left.length
+      ? left.join(", ")
+      : "no package named (updates still pending in /var/lib/dpkg/updates)";
   const still = needsRepair(f.after)
     ? ` dpkg still reports: ${left.length ? left.join(", ") : tail(f.after.audit, 3).replace(/\n/g, " ") || "an interrupted run"}.`
     : "";
-  const removal = f.removes ? ` apt-get -f install would remove ${f.removes.length ? f.removes.join(" ") : "packages"} the VM has; refused (--no-remove).` : "";
+  const removal = f.removes
+    ? ` apt-get -f install would remove ${f.removes.length ? f.removes.join(" ") : "packages"} the VM has; refused (--no-remove).`
+    : "";
   return (
     `dpkg could not be repaired on ${f.target}${f.exit != null ? ` (exit ${f.exit})` : ""}: ${what}.${still}${removal}\n` +
     `dpkg's last lines:\n${tail(f.output, 12)}\n` +

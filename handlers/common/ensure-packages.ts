@@ -55,7 +55,8 @@ function plural(n: number, one: string, many: string): string {
 export async function ensurePackages(apt: Apt, specs: string[], opts: EnsureOptions): Promise<EnsureOutcome> {
   const wanted = specs.map((spec): Wanted => {
     const parsed = parsePackageSpec(spec);
-    if (!parsed) throw new Error(`ensurePackages: ${JSON.stringify(spec)} is not a package spec (validate the event first)`);
+    if (!parsed)
+      throw new Error(`ensurePackages: ${JSON.stringify(spec)} is not a package spec (validate the event first)`);
     return { spec, ...parsed };
   });
   const outcome: EnsureOutcome = {
@@ -67,13 +68,17 @@ export async function ensurePackages(apt: Apt, specs: string[], opts: EnsureOpti
     update: { ran: false, reason: "" },
     wouldInstall: [],
   };
-  const before = await stepper(apt)(`checking ${plural(wanted.length, "package", "packages")} with dpkg-query`, "check", () =>
-    apt.query(wanted.map((w) => w.name)),
+  const before = await stepper(apt)(
+    `checking ${plural(wanted.length, "package", "packages")} with dpkg-query`,
+    "check",
+    () => apt.query(wanted.map((w) => w.name)),
   );
   const needed = wanted.filter((w) => !alreadyThere(w, before.get(w.name)!, outcome));
   if (needed.length === 0) {
     outcome.update = { ran: false, reason: "nothing to install" };
-    apt.progress?.info(`nothing to do: all ${plural(wanted.length, "package is", "packages are")} already installed (${wanted.map((w) => w.name).join(", ")})`);
+    apt.progress?.info(
+      `nothing to do: all ${plural(wanted.length, "package is", "packages are")} already installed (${wanted.map((w) => w.name).join(", ")})`,
+    );
     return outcome;
   }
   apt.progress?.info(
@@ -98,10 +103,16 @@ export async function ensurePackages(apt: Apt, specs: string[], opts: EnsureOpti
  */
 async function predictInstall(apt: Apt, needed: Wanted[], outcome: EnsureOutcome): Promise<EnsureOutcome> {
   outcome.update = await apt.update(); // in check mode: dpkg's health looked at, nothing run
-  const offers = await stepper(apt)("apt-cache policy (the lists as they are)", "candidates", () => apt.candidates(needed.map((w) => w.name)));
+  const offers = await stepper(apt)("apt-cache policy (the lists as they are)", "candidates", () =>
+    apt.candidates(needed.map((w) => w.name)),
+  );
   for (const w of needed) {
     const problem = candidateProblem(w, offers.get(w.name));
-    if (problem) outcome.failed.push({ name: w.name, reason: `${problem} in the VM's current package lists (a real run refreshes them first)` });
+    if (problem)
+      outcome.failed.push({
+        name: w.name,
+        reason: `${problem} in the VM's current package lists (a real run refreshes them first)`,
+      });
   }
   outcome.wouldInstall = needed.map((w) => w.spec);
   return outcome;
@@ -120,14 +131,22 @@ function alreadyThere(w: Wanted, state: PackageState, outcome: EnsureOutcome): b
 /** Fresh package lists, unless asked not to or they are fresh enough. */
 async function refreshLists(apt: Apt, opts: EnsureOptions): Promise<AptUpdateOutcome> {
   if (!opts.update) return { ran: false, reason: "update: false" };
-  const label = opts.cacheValidSec === undefined ? "apt-get update" : `apt-get update unless the lists are younger than ${opts.cacheValidSec}s`;
+  const label =
+    opts.cacheValidSec === undefined
+      ? "apt-get update"
+      : `apt-get update unless the lists are younger than ${opts.cacheValidSec}s`;
   const update = await stepper(apt)(label, "apt_update", () => apt.update({ cacheValidSec: opts.cacheValidSec }));
   if (!update.ran) apt.progress?.info(`apt-get update skipped: ${update.reason}`);
   return update;
 }
 
 /** Which of `needed` apt can install at all; the others go to `outcome.failed` with the reason. */
-async function installableOf(apt: Apt, needed: Wanted[], opts: EnsureOptions, outcome: EnsureOutcome): Promise<Wanted[]> {
+async function installableOf(
+  apt: Apt,
+  needed: Wanted[],
+  opts: EnsureOptions,
+  outcome: EnsureOutcome,
+): Promise<Wanted[]> {
   const offers = await stepper(apt)("apt-cache policy", "candidates", () => apt.candidates(needed.map((w) => w.name)));
   const installable = needed.filter((w) => {
     const problem = candidateProblem(w, offers.get(w.name));
@@ -135,13 +154,18 @@ async function installableOf(apt: Apt, needed: Wanted[], opts: EnsureOptions, ou
     return !problem;
   });
   if (outcome.failed.length > 0 && !opts.update && (await apt.listsAgeSec()) === undefined) {
-    for (const f of outcome.failed) f.reason += " (update is false and the VM has no package lists: set update to true)";
+    for (const f of outcome.failed)
+      f.reason += " (update is false and the VM has no package lists: set update to true)";
   }
   return installable;
 }
 
 /** One transaction, or one by one when it fails, so each failure has its own reason: name -> reason. */
-async function install(apt: Apt, installable: Wanted[], before: Map<string, PackageState>): Promise<Map<string, string>> {
+async function install(
+  apt: Apt,
+  installable: Wanted[],
+  before: Map<string, PackageState>,
+): Promise<Map<string, string>> {
   const errors = new Map<string, string>();
   const downgrade = (w: Wanted) => w.version !== undefined && before.get(w.name)!.installed;
   const batch = installable.map((w) => w.spec);
@@ -156,7 +180,9 @@ async function install(apt: Apt, installable: Wanted[], before: Map<string, Pack
         errors.set(installable[0].name, aptFailureReason(err));
         return;
       }
-      apt.progress?.info(`apt-get install of all ${installable.length} failed (${aptFailureReason(err)}); installing one by one`);
+      apt.progress?.info(
+        `apt-get install of all ${installable.length} failed (${aptFailureReason(err)}); installing one by one`,
+      );
       for (const w of installable) {
         try {
           await apt.install([w.spec], { allowDowngrades: downgrade(w) });
@@ -171,9 +197,16 @@ async function install(apt: Apt, installable: Wanted[], before: Map<string, Pack
 }
 
 /** dpkg's word on what apt said it did: each package to `installed` or `failed`. */
-async function verify(apt: Apt, installable: Wanted[], installErrors: Map<string, string>, outcome: EnsureOutcome): Promise<void> {
+async function verify(
+  apt: Apt,
+  installable: Wanted[],
+  installErrors: Map<string, string>,
+  outcome: EnsureOutcome,
+): Promise<void> {
   if (installable.length === 0) return;
-  const after = await stepper(apt)("verifying with dpkg-query", "verify", () => apt.query(installable.map((w) => w.name)));
+  const after = await stepper(apt)("verifying with dpkg-query", "verify", () =>
+    apt.query(installable.map((w) => w.name)),
+  );
   for (const w of installable) {
     const state = after.get(w.name)!;
     if (state.installed && (w.version === undefined || state.version === w.version)) {
@@ -181,10 +214,15 @@ async function verify(apt: Apt, installable: Wanted[], installErrors: Map<string
       outcome.versions[w.name] = state.version ?? "";
       continue;
     }
-    const broken = ["half-configured", "half-installed", "unpacked", "triggers-awaited", "triggers-pending"].includes(state.status);
+    const broken = ["half-configured", "half-installed", "unpacked", "triggers-awaited", "triggers-pending"].includes(
+      state.status,
+    );
     const seen = state.installed
       ? `version ${state.version}, not ${w.version}`
       : `status ${state.status}${broken ? " (an interrupted install: `sudo dpkg --configure -a` on the VM finishes it)" : ""}`;
-    outcome.failed.push({ name: w.name, reason: installErrors.get(w.name) ?? `apt-get reported success but dpkg shows ${seen}` });
+    outcome.failed.push({
+      name: w.name,
+      reason: installErrors.get(w.name) ?? `apt-get reported success but dpkg shows ${seen}`,
+    });
   }
 }

@@ -77,14 +77,18 @@ const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
  * `sudo -n sh -c`. `-n` makes sudo fail at once instead of waiting for a password. What goes over SSH is
  * commandLine's form of it, which no login shell can misread.
  */
-export function wrapCommand(command: string, opts: { sudo?: boolean; user?: string; env?: Record<string, string> } = {}): string {
+export function wrapCommand(
+  command: string,
+  opts: { sudo?: boolean; user?: string; env?: Record<string, string> } = {},
+): string {
   const exports = Object.entries(opts.env ?? {}).map(([name, value]) => {
     if (!ENV_NAME.test(name)) throw new Error(`wrapCommand: ${JSON.stringify(name)} is not a variable name`);
     return `export ${name}=${quote(value)}; `;
   });
   const script = exports.join("") + command;
   if (opts.user !== undefined) {
-    if (!UNIX_USER.test(opts.user)) throw new Error(`wrapCommand: ${JSON.stringify(opts.user)} is not a Unix user name`);
+    if (!UNIX_USER.test(opts.user))
+      throw new Error(`wrapCommand: ${JSON.stringify(opts.user)} is not a Unix user name`);
     return `sudo -n -u ${opts.user} sh -c ${quote(script)}`;
   }
   return opts.sudo ? `sudo -n sh -c ${quote(script)}` : script;
@@ -108,11 +112,15 @@ function portableWord(script: string): string | undefined {
  * base64-encoded and sh decodes and evals it (base64 is coreutils, on every Debian and Ubuntu); stdin
  * stays the command's.
  */
-export function commandLine(command: string, opts: { sudo?: boolean; user?: string; env?: Record<string, string> } = {}): string {
+export function commandLine(
+  command: string,
+  opts: { sudo?: boolean; user?: string; env?: Record<string, string> } = {},
+): string {
   const script = wrapCommand(command, { env: opts.env });
   const word = portableWord(script) ?? `'eval "$(echo ${Buffer.from(script, "utf8").toString("base64")} | base64 -d)"'`;
   if (opts.user !== undefined) {
-    if (!UNIX_USER.test(opts.user)) throw new Error(`commandLine: ${JSON.stringify(opts.user)} is not a Unix user name`);
+    if (!UNIX_USER.test(opts.user))
+      throw new Error(`commandLine: ${JSON.stringify(opts.user)} is not a Unix user name`);
     return `sudo -n -u ${opts.user} sh -c ${word}`;
   }
   return `${opts.sudo ? "sudo -n " : ""}sh -c ${word}`;
@@ -189,7 +197,8 @@ export class ExecRemote implements Remote {
     const where = this.opts.target;
     const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     const line = commandLine(command, { sudo: opts.sudo, user: opts.user, env: opts.env });
-    const stdin = opts.stdin === undefined ? undefined : Buffer.isBuffer(opts.stdin) ? opts.stdin : Buffer.from(opts.stdin, "utf8");
+    const stdin =
+      opts.stdin === undefined ? undefined : Buffer.isBuffer(opts.stdin) ? opts.stdin : Buffer.from(opts.stdin, "utf8");
     const started = this.now();
 
     let raw: RawExecResult;
@@ -197,14 +206,23 @@ export class ExecRemote implements Remote {
       raw = await this.exec(line, { stdin, timeoutMs });
     } catch (err) {
       const ms = this.now() - started;
-      throw new CommandError(`${label} on ${where}: ${scrub((err as Error).message)}`, scrub(command), null, "", "", ms);
+      throw new CommandError(
+        `${label} on ${where}: ${scrub((err as Error).message)}`,
+        scrub(command),
+        null,
+        "",
+        "",
+        ms,
+      );
     }
     const durationMs = this.now() - started;
     const stdout = scrub(raw.stdout.toString("utf8"));
     const stderr = scrub(raw.stderr.toString("utf8"));
 
     if (raw.code === null) {
-      const why = raw.signal ? `it was killed by signal ${raw.signal}` : "the SSH channel closed without an exit status";
+      const why = raw.signal
+        ? `it was killed by signal ${raw.signal}`
+        : "the SSH channel closed without an exit status";
       throw new CommandError(
         `${label} on ${where} did not finish: ${why} after ${formatDuration(durationMs)}${stderr.trim() ? `\n${tail(stderr)}` : ""}`,
         scrub(command),
@@ -215,7 +233,8 @@ export class ExecRemote implements Remote {
       );
     }
     if (raw.code !== 0 && opts.check !== false) {
-      const hint = opts.sudo || opts.user !== undefined ? sudoHint(stderr, this.opts.user ?? "the SSH user") : undefined;
+      const hint =
+        opts.sudo || opts.user !== undefined ? sudoHint(stderr, this.opts.user ?? "the SSH user") : undefined;
       const output = tail(stderr.trim() ? stderr : stdout);
       throw new CommandError(
         `${label} failed on ${where} (exit ${raw.code})${hint ? `: ${hint}` : ""}${output ? `:\n${output}` : ""}`,

@@ -10,7 +10,8 @@ import type { Remote } from "./exec";
 
 export const GRANTS_DIR = "/var/lib/vm-install";
 export const GRANTS_FILE = `${GRANTS_DIR}/grants.json`;
-const ABOUT = "What vm-install granted on this VM; a rerun revokes what its settings no longer grant, and only what is listed here.";
+const ABOUT =
+  "What vm-install granted on this VM; a rerun revokes what its settings no longer grant, and only what is listed here.";
 
 /** The whole file: `version`, `about`, then one key per installer ("postgres", "docker"). */
 export interface Inventory {
@@ -34,8 +35,15 @@ export function parseInventory(text: string | undefined): Inventory {
         "what it granted (nothing is revoked then), and run the job again",
     );
   }
-  if (typeof value !== "object" || value === null || Array.isArray(value) || (value as { version?: unknown }).version !== 1) {
-    throw new Error(`${GRANTS_FILE} on the VM is not a version 1 inventory: repair or remove it, and run the job again`);
+  if (
+    typeof value !== "object" ||
+    value === null ||
+    Array.isArray(value) ||
+    (value as { version?: unknown }).version !== 1
+  ) {
+    throw new Error(
+      `${GRANTS_FILE} on the VM is not a version 1 inventory: repair or remove it, and run the job again`,
+    );
   }
   return value as Inventory;
 }
@@ -69,7 +77,13 @@ export async function writeGrants(remote: Remote, inventory: Inventory): Promise
   await remote.run(
     `umask 077 && mkdir -p ${GRANTS_DIR} && chown root:root ${GRANTS_DIR} && chmod 0700 ${GRANTS_DIR} && ` +
       `t=$(mktemp ${GRANTS_DIR}/.grants.json.XXXXXX) && { cat > "$t" && chmod 0600 "$t" && mv -f "$t" ${GRANTS_FILE} || { rm -f "$t"; exit 1; }; }`,
-    { sudo: true, stdin: `${JSON.stringify(inventory, null, 2)}\n`, label: `writing ${GRANTS_FILE}`, timeoutMs: 30_000, mutates: true },
+    {
+      sudo: true,
+      stdin: `${JSON.stringify(inventory, null, 2)}\n`,
+      label: `writing ${GRANTS_FILE}`,
+      timeoutMs: 30_000,
+      mutates: true,
+    },
   );
 }
 

@@ -120,7 +120,9 @@ export interface HandlerSpec<S extends Settings, R extends InstallerReport> {
 }
 
 /** Identity helper that gives `spec` its types. */
-export function defineHandler<S extends Settings, R extends InstallerReport>(spec: HandlerSpec<S, R>): HandlerSpec<S, R> {
+export function defineHandler<S extends Settings, R extends InstallerReport>(
+  spec: HandlerSpec<S, R>,
+): HandlerSpec<S, R> {
   return spec;
 }
 
@@ -231,7 +233,8 @@ function validateInput<S extends Settings>(
       `event check: ${spec.definition.handler} does not support check mode (its definition does not declare supportsCheckMode), so it cannot be trusted to only look`,
     );
   }
-  if (problems.length > 0 || !event || !target) throw new ValidationError("invalid input, nothing was done on the VM", problems);
+  if (problems.length > 0 || !event || !target)
+    throw new ValidationError("invalid input, nothing was done on the VM", problems);
   return { event, target };
 }
 
@@ -280,18 +283,29 @@ export async function runHandler<S extends Settings, R extends InstallerReport>(
     const { event, target } = validateInput(spec, rawEvent, deps.env ?? process.env);
     secrets.add(target.privateKey, "SSH_KEY");
     secrets.add((deps.env ?? process.env).SSH_KEY, "SSH_KEY");
-    for (const field of Object.keys(spec.definition.secrets ?? {})) secrets.add((event as Record<string, unknown>)[field] as string | undefined, field);
+    for (const field of Object.keys(spec.definition.secrets ?? {}))
+      secrets.add((event as Record<string, unknown>)[field] as string | undefined, field);
     progress.timings.validate = now() - started;
 
     phase = "connecting over SSH";
     const connectTo: NonNullable<InstallerDeps["connect"]> = deps.connect ?? connect;
     const budget = { started, budgetSec: event.time_budget_sec, now };
-    const options = (): ConnectOptions => ({ retry: withinBudget(resolveSshRetry(event.ssh), budget), progress, secrets, now });
+    const options = (): ConnectOptions => ({
+      retry: withinBudget(resolveSshRetry(event.ssh), budget),
+      progress,
+      secrets,
+      now,
+    });
     const where = `${target.user}@${target.host}:${target.port}`;
     const first = await progress.step(`ssh ${where}`, () => connectTo(target!, options()), "connect");
     // Every later session must present the key this one did.
     const again = () => connectTo({ ...target!, hostKeySha256: first.hostKeySha256 }, options());
-    connection = new ResilientConnection(first, again, { job: name, progress, budget, detach: first instanceof SshSession });
+    connection = new ResilientConnection(first, again, {
+      job: name,
+      progress,
+      budget,
+      detach: first instanceof SshSession,
+    });
     progress.info(
       `host key ${connection.hostKeySha256}${target.hostKeySha256 ? " (matches SSH_HOST_KEY_SHA256)" : " (not pinned: set SSH_HOST_KEY_SHA256 to this to pin it)"}`,
     );
@@ -302,14 +316,27 @@ export async function runHandler<S extends Settings, R extends InstallerReport>(
 
     const check = event.check === true;
     phase = check ? "checking (check mode: nothing is changed)" : "installing";
-    if (check) progress.info("check mode: looking only; what would change is reported in would_change, nothing on the VM is changed");
+    if (check)
+      progress.info(
+        "check mode: looking only; what would change is reported in would_change, nothing on the VM is changed",
+      );
     const remote = check ? lookOnly(connection) : connection;
     const installPhase = phase;
     phase = FIRST_BOOT_PHASE;
     const firstBootDeps = { ...deps, now };
     const { apt, firstBoot } = await afterFirstBoot(remote, event, { budget, progress, check, deps: firstBootDeps });
     phase = installPhase;
-    const report = await spec.run({ event, check, remote, apt, os, progress, secrets, target: connection.target, user: target.user });
+    const report = await spec.run({
+      event,
+      check,
+      remote,
+      apt,
+      os,
+      progress,
+      secrets,
+      target: connection.target,
+      user: target.user,
+    });
 
     progress.timings.total = now() - started;
     return result(report, connection, os, { ...progress.timings }, apt.repairs, check, firstBoot);

@@ -52,7 +52,8 @@ function outside(line: Line, where: "before" | "after"): string {
       ? `line ${line.number} is ${shown(line.text)}, not exactly ${BEGIN} (a key file is one such block and nothing else)`
       : `a second armour block, ${shown(line.text)} at line ${line.number}: a key file is one ${BEGIN} block and nothing else`;
   }
-  if (/[^\x20-\x7e\t]/.test(line.text)) return `binary data ${where} the armour (line ${line.number}): a key file is one armour block and nothing else`;
+  if (/[^\x20-\x7e\t]/.test(line.text))
+    return `binary data ${where} the armour (line ${line.number}): a key file is one armour block and nothing else`;
   return `text ${where} the armour at line ${line.number} (${shown(line.text)}): a key file is one armour block and nothing else`;
 }
 
@@ -61,7 +62,8 @@ function misplaced(line: Line): string | undefined {
   if (line.text.startsWith("-----")) return `${shown(line.text)} inside the armour block at line ${line.number}`;
   if (line.text === "") return `a blank line inside the armour block's data at line ${line.number}`;
   if (/\s$/.test(line.text)) return `line ${line.number} of the armour block ends in white space`;
-  if (!BASE64_LINE.test(line.text)) return `line ${line.number} of the armour block is not base64 (${shown(line.text)})`;
+  if (!BASE64_LINE.test(line.text))
+    return `line ${line.number} of the armour block is not base64 (${shown(line.text)})`;
   return undefined;
 }
 
@@ -75,30 +77,47 @@ export function dearmor(file: Buffer | string): Buffer {
   let at = all.findIndex((l) => l.text !== "");
   if (at < 0) throw new OpenPgpError("it is empty");
   if (!all.some((l) => /^\s*-----BEGIN/i.test(l.text))) {
-    throw new OpenPgpError(`it is neither OpenPGP packets nor an armour block (line ${all[at].number}: ${shown(all[at].text)})`);
+    throw new OpenPgpError(
+      `it is neither OpenPGP packets nor an armour block (line ${all[at].number}: ${shown(all[at].text)})`,
+    );
   }
   if (all[at].text !== BEGIN) {
-    const trailing = all[at].text.startsWith(BEGIN) ? ` (it ends in ${JSON.stringify(all[at].text.slice(BEGIN.length))}: trailing space or other text)` : "";
+    const trailing = all[at].text.startsWith(BEGIN)
+      ? ` (it ends in ${JSON.stringify(all[at].text.slice(BEGIN.length))}: trailing space or other text)`
+      : "";
     throw new OpenPgpError(`${outside(all[at], "before")}${trailing}`);
   }
   // Headers up to the blank line that RFC 4880 requires even when there are none.
   for (at++; at < all.length && all[at].text !== ""; at++) {
     const header = /^([A-Za-z][A-Za-z0-9-]*): (.*)$/.exec(all[at].text);
-    if (all[at].text.startsWith("-----")) throw new OpenPgpError(`${shown(all[at].text)} inside the armour block at line ${all[at].number}`);
-    if (!header) throw new OpenPgpError(`line ${all[at].number} of the armour block is neither a header nor the blank line that must end the headers`);
+    if (all[at].text.startsWith("-----"))
+      throw new OpenPgpError(`${shown(all[at].text)} inside the armour block at line ${all[at].number}`);
+    if (!header)
+      throw new OpenPgpError(
+        `line ${all[at].number} of the armour block is neither a header nor the blank line that must end the headers`,
+      );
     if (!HEADERS.has(header[1].toLowerCase()))
-      throw new OpenPgpError(`the armour header ${JSON.stringify(header[1])} (line ${all[at].number}) is not one a key block has`);
+      throw new OpenPgpError(
+        `the armour header ${JSON.stringify(header[1])} (line ${all[at].number}) is not one a key block has`,
+      );
   }
   const data: string[] = [];
   let checksum: string | undefined;
   for (at++; at < all.length && all[at].text !== END; at++) {
     const line = all[at];
     if (checksum !== undefined)
-      throw new OpenPgpError(`line ${line.number} (${shown(line.text)}) comes after the armour checksum, where exactly ${END} must be`);
+      throw new OpenPgpError(
+        `line ${line.number} (${shown(line.text)}) comes after the armour checksum, where exactly ${END} must be`,
+      );
     if (CHECKSUM_LINE.test(line.text)) checksum = line.text.slice(1);
     else {
       const problem = misplaced(line);
-      if (problem) throw new OpenPgpError(line.text.startsWith("=") ? `the armour checksum at line ${line.number} is not "=" and 4 base64 digits` : problem);
+      if (problem)
+        throw new OpenPgpError(
+          line.text.startsWith("=")
+            ? `the armour checksum at line ${line.number} is not "=" and 4 base64 digits`
+            : problem,
+        );
       data.push(line.text);
     }
   }
@@ -113,7 +132,9 @@ function decode(data: string[], checksum: string | undefined): Buffer {
   const padded = data.slice(0, -1).some((l) => l.includes("="));
   const packets = Buffer.from(b64, "base64");
   if (padded || b64.length % 4 !== 0 || packets.toString("base64") !== b64) {
-    throw new OpenPgpError("the armour block's data is not canonical base64 (padding inside it, or a length that is not a multiple of 4)");
+    throw new OpenPgpError(
+      "the armour block's data is not canonical base64 (padding inside it, or a length that is not a multiple of 4)",
+    );
   }
   if (checksum !== undefined && Buffer.from(checksum, "base64").readUIntBE(0, 3) !== crc24(packets)) {
     throw new OpenPgpError("the armour checksum does not match its contents (damaged or altered)");

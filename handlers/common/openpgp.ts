@@ -65,7 +65,10 @@ export interface Certificate {
 /** The primary keys in `file` (ASCII armour or binary), or an OpenPgpError saying why it cannot be read. */
 export function readKeyring(file: Buffer): KeyringSummary {
   const certificates = readCertificates(file);
-  return { primaries: certificates.map((c) => c.fingerprint), subkeys: certificates.reduce((n, c) => n + c.subkeys, 0) };
+  return {
+    primaries: certificates.map((c) => c.fingerprint),
+    subkeys: certificates.reduce((n, c) => n + c.subkeys, 0),
+  };
 }
 
 /** Every primary key in `file` with the packets kept for it; an OpenPgpError (with the keys found anywhere in the file) when it cannot be fully read. */
@@ -104,7 +107,8 @@ function certificates(list: Packet[]): Certificate[] {
     if (tag === PUBLIC_KEY) {
       keyVersion(packet.body, `primary key ${out.length + 1}`);
       const fingerprint = v4Fingerprint(packet.body);
-      if (out.some((c) => c.fingerprint === fingerprint)) throw new OpenPgpError(`primary key ${fingerprint} appears twice`);
+      if (out.some((c) => c.fingerprint === fingerprint))
+        throw new OpenPgpError(`primary key ${fingerprint} appears twice`);
       out.push({ fingerprint, subkeys: 0, packets: [packet] });
       keepSignatures = true;
     } else if (tag === PUBLIC_SUBKEY) {
@@ -122,7 +126,9 @@ function certificates(list: Packet[]): Certificate[] {
         keepSignatures = true;
       } else if (keepSignatures) current.packets.push(packet);
     } else if (tag !== TRUST && tag !== MARKER) {
-      throw new OpenPgpError(`it holds a ${TAG_NAMES[tag] ?? `tag ${tag}`} packet, which has no place in a published public key`);
+      throw new OpenPgpError(
+        `it holds a ${TAG_NAMES[tag] ?? `tag ${tag}`} packet, which has no place in a published public key`,
+      );
     }
   }
   if (out.length === 0) throw new OpenPgpError("it holds no public key");
@@ -136,7 +142,9 @@ function header(data: Buffer, at: number): { tag: number; start: number; length:
   if ((first & 0x80) === 0) {
     const text = data.subarray(at, at + 10).toString("latin1");
     if (text.startsWith("-----"))
-      throw new OpenPgpError(`armour after the binary packets at byte ${at}: a key file is binary packets or one armour block, not both`);
+      throw new OpenPgpError(
+        `armour after the binary packets at byte ${at}: a key file is binary packets or one armour block, not both`,
+      );
     throw new OpenPgpError(`byte ${at} is not a packet header`);
   }
   const need = (n: number) => {
@@ -167,7 +175,8 @@ function packets(data: Buffer): Packet[] {
   const out: Packet[] = [];
   for (let at = 0; at < data.length; ) {
     const { tag, start, length } = header(data, at);
-    if (start + length > data.length) throw new OpenPgpError(`the packet at byte ${at} is truncated (${length} bytes announced)`);
+    if (start + length > data.length)
+      throw new OpenPgpError(`the packet at byte ${at} is truncated (${length} bytes announced)`);
     out.push({ tag, body: data.subarray(start, start + length) });
     at = start + length;
   }
@@ -203,7 +212,12 @@ function keysAnywhere(file: Buffer): string[] {
         const { tag, start, length } = header(region, at);
         const end = start + length;
         const next = end < region.length ? header(region, end).tag : undefined;
-        if (tag === PUBLIC_KEY && end <= region.length && region[start] === 4 && (next === undefined || [2, 12, 13, 14, 17].includes(next))) {
+        if (
+          tag === PUBLIC_KEY &&
+          end <= region.length &&
+          region[start] === 4 &&
+          (next === undefined || [2, 12, 13, 14, 17].includes(next))
+        ) {
           found.add(v4Fingerprint(region.subarray(start, end)));
         }
       } catch {

@@ -60,7 +60,9 @@ export function osFromRelease(text: string): OsInfo {
   }
   const codename = f.UBUNTU_CODENAME || f.VERSION_CODENAME;
   if (!codename) {
-    throw new UnsupportedOsError(`cannot tell the release codename of the VM: /etc/os-release (${found}) has neither UBUNTU_CODENAME nor VERSION_CODENAME`);
+    throw new UnsupportedOsError(
+      `cannot tell the release codename of the VM: /etc/os-release (${found}) has neither UBUNTU_CODENAME nor VERSION_CODENAME`,
+    );
   }
   const info: OsInfo = { id, family, codename };
   if (f.VERSION_ID) info.version_id = f.VERSION_ID;

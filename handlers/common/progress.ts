@@ -10,8 +10,9 @@ import { secrets as defaultSecrets, type SecretScrubber } from "../../shared/sec
  * SOS, PM and APC strings up to their terminator (BEL or `ESC \\`, or the end of the line when there is
  * none, so an unterminated one cannot swallow the lines after it), and two-byte escapes (`ESC c`, `ESC (0`).
  */
-// biome-ignore lint/suspicious/noControlCharactersInRegex: the escape sequences are exactly what is removed here.
-const ESCAPE_SEQUENCE = /\x1b\[[0-?]*[ -/]*[@-~]?|\x9b[0-?]*[ -/]*[@-~]?|\x1b[\]PX^_][^\x07\x1b\n]*(?:\x07|\x1b\\)?|\x1b[ -/]*[0-~]?/g;
+const ESCAPE_SEQUENCE =
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: the escape sequences are exactly what is removed here.
+  /\x1b\[[0-?]*[ -/]*[@-~]?|\x9b[0-?]*[ -/]*[@-~]?|\x1b[\]PX^_][^\x07\x1b\n]*(?:\x07|\x1b\\)?|\x1b[ -/]*[0-~]?/g;
 /**
  * What is left to remove character by character: C0 but newline and tab, DEL, C1, and the bidi controls
  * (marks, embeddings, overrides, isolates) that make a line display in another order than it reads, and
@@ -93,6 +94,11 @@ export class Progress {
 }
 
 /** `progress.step(...)` when there is a Progress, else just the work: for helpers usable without one. */
-export function stepIf<T>(progress: Progress | undefined, label: string, fn: () => Promise<T>, timing?: string): Promise<T> {
+export function stepIf<T>(
+  progress: Progress | undefined,
+  label: string,
+  fn: () => Promise<T>,
+  timing?: string,
+): Promise<T> {
   return progress ? progress.step(label, fn, timing) : fn();
 }

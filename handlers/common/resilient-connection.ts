@@ -71,7 +71,9 @@ export class ResilientConnection implements Connection {
     const { budgetSec, started, now } = this.opts.budget;
     return new JobTimeoutError(
       `timed out during "${label}": the job's time budget (time_budget_sec ${budgetSec}s, set from the job's wait_timeout_sec) ran out after ${formatDuration(now() - started)}` +
-        (detachedAs ? `; the step itself was not stopped: it goes on on the VM (${STEPS_DIR}/${detachedAs}) and the next run waits for it` : "") +
+        (detachedAs
+          ? `; the step itself was not stopped: it goes on on the VM (${STEPS_DIR}/${detachedAs}) and the next run waits for it`
+          : "") +
         ". Raise waitTimeoutSec if the VM is this slow.",
       label,
     );
@@ -91,7 +93,8 @@ export class ResilientConnection implements Connection {
     try {
       return await this.current.run(command, { ...opts, timeoutMs: cut ? Math.max(1000, Math.floor(left)) : own });
     } catch (err) {
-      if (cut && err instanceof CommandError && err.code === null && /timed out after/.test(err.message)) throw this.timeout(label, detachedAs);
+      if (cut && err instanceof CommandError && err.code === null && /timed out after/.test(err.message))
+        throw this.timeout(label, detachedAs);
       throw err;
     }
   }
@@ -117,13 +120,19 @@ export class ResilientConnection implements Connection {
     let mode: DetachMode = "start";
     for (;;) {
       try {
-        const result = await this.runLimited(detachedScript(id, script, mode), { ...opts, env: undefined, sudo: true, label }, id);
+        const result = await this.runLimited(
+          detachedScript(id, script, mode),
+          { ...opts, env: undefined, sudo: true, label },
+          id,
+        );
         this.sayWhatTheFollowerDid(label, result.stderr);
         return result;
       } catch (err) {
         if (err instanceof CommandError) this.sayWhatTheFollowerDid(label, err.stderr);
         if (!isConnectionLoss(err) || this.remainingMs() <= 0) throw err;
-        this.opts.progress?.info(`${label}: the connection was lost while it ran; it goes on on the VM as step ${id}: reconnecting to follow it`);
+        this.opts.progress?.info(
+          `${label}: the connection was lost while it ran; it goes on on the VM as step ${id}: reconnecting to follow it`,
+        );
         await this.replace(`to follow ${id}`);
         mode = "follow";
       }
@@ -133,7 +142,8 @@ export class ResilientConnection implements Connection {
   /** The follower's own notes (it waited for or attached to an earlier run's step), as progress lines. */
   private sayWhatTheFollowerDid(label: string, stderr: string): void {
     for (const line of stderr.split("\n"))
-      if (/^vm-install: (waiting for|attached to) step/.test(line)) this.opts.progress?.info(`${label}: ${line.slice(12)}`);
+      if (/^vm-install: (waiting for|attached to) step/.test(line))
+        this.opts.progress?.info(`${label}: ${line.slice(12)}`);
   }
 
   close(): Promise<void> {

@@ -29,7 +29,14 @@ export function sshString(data: Buffer | string): Buffer {
 export function openSshEd25519(seed: Buffer, pub: Buffer): string {
   const publicBlob = Buffer.concat([sshString("ssh-ed25519"), sshString(pub)]);
   const check = crypto.randomBytes(4);
-  let section = Buffer.concat([check, check, sshString("ssh-ed25519"), sshString(pub), sshString(Buffer.concat([seed, pub])), sshString("")]);
+  let section = Buffer.concat([
+    check,
+    check,
+    sshString("ssh-ed25519"),
+    sshString(pub),
+    sshString(Buffer.concat([seed, pub])),
+    sshString(""),
+  ]);
   const pad = (8 - (section.length % 8)) % 8;
   section = Buffer.concat([section, Buffer.from(Array.from({ length: pad }, (_, i) => i + 1))]);
   const body = Buffer.concat([

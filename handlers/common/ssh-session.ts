@@ -67,7 +67,13 @@ export class SshSession implements Remote {
       const onLost = (err: Error) => settle(() => reject(err));
       this.pending.add(onLost);
       const timer = setTimeout(() => {
-        settle(() => reject(new Error(`timed out after ${formatDuration(timeoutMs)}; the channel was closed (the command may still be running on the VM)`)));
+        settle(() =>
+          reject(
+            new Error(
+              `timed out after ${formatDuration(timeoutMs)}; the channel was closed (the command may still be running on the VM)`,
+            ),
+          ),
+        );
         try {
           channel?.signal("KILL");
           channel?.close();
@@ -92,7 +98,9 @@ export class SshSession implements Remote {
           code = typeof exitCode === "number" ? exitCode : null;
           signal = signalName ?? undefined;
         });
-        stream.on("close", () => settle(() => resolve({ code, signal, stdout: out.buffer(), stderr: errOut.buffer() })));
+        stream.on("close", () =>
+          settle(() => resolve({ code, signal, stdout: out.buffer(), stderr: errOut.buffer() })),
+        );
         stream.on("error", (streamErr: Error) => settle(() => reject(streamErr)));
         stream.end(stdin);
       });

@@ -62,7 +62,15 @@ export function retryWaitMs(retry: SshRetry, next: number): number {
 // Connecting.
 
 /** Socket-level errors worth another attempt: the host is not up yet, or the network blinked. */
-export const RETRYABLE_CODES = ["ECONNREFUSED", "EHOSTUNREACH", "ENETUNREACH", "ETIMEDOUT", "ECONNRESET", "EAI_AGAIN", "EPIPE"];
+export const RETRYABLE_CODES = [
+  "ECONNREFUSED",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "ETIMEDOUT",
+  "ECONNRESET",
+  "EAI_AGAIN",
+  "EPIPE",
+];
 
 /** Thrown when connecting fails; `retryable` says whether another attempt could have helped. */
 export class SshConnectError extends Error {
@@ -126,11 +134,18 @@ export interface HostKeyProbe {
  * policy as `connect`; a pin in `target` is enforced here too.
  */
 export function probeHostKey(target: HostTarget, opts: ConnectOptions = {}): Promise<HostKeyProbe> {
-  return withRetries(target, opts, async (readyTimeout, attempt) => ({ ...(await probeOnce(target, readyTimeout)), attempts: attempt }));
+  return withRetries(target, opts, async (readyTimeout, attempt) => ({
+    ...(await probeOnce(target, readyTimeout)),
+    attempts: attempt,
+  }));
 }
 
 /** Runs `once` until it succeeds, fails for good, or the attempts or the time budget run out. */
-async function withRetries<T>(target: HostTarget, opts: ConnectOptions, once: (readyTimeout: number, attempt: number) => Promise<T>): Promise<T> {
+async function withRetries<T>(
+  target: HostTarget,
+  opts: ConnectOptions,
+  once: (readyTimeout: number, attempt: number) => Promise<T>,
+): Promise<T> {
   const retry = opts.retry ?? DEFAULT_SSH_RETRY;
   const secrets = opts.secrets ?? defaultSecrets;
   const now = opts.now ?? Date.now;
@@ -158,7 +173,9 @@ async function withRetries<T>(target: HostTarget, opts: ConnectOptions, once: (r
         last.code,
       );
     }
-    opts.progress?.info(`ssh ${where}: ${secrets.scrub(last.message)}; attempt ${attempt + 1}/${retry.attempts} in ${formatDuration(wait)}`);
+    opts.progress?.info(
+      `ssh ${where}: ${secrets.scrub(last.message)}; attempt ${attempt + 1}/${retry.attempts} in ${formatDuration(wait)}`,
+    );
     await sleep(wait);
   }
   throw new SshConnectError(
@@ -198,11 +215,26 @@ function classify(
       false,
     );
   }
-  if (err.code && RETRYABLE_CODES.includes(err.code)) return new SshConnectError(`${err.code} (${err.message})`, true, err.code);
-  if (err.level === "client-timeout") return new SshConnectError(`no SSH handshake within ${formatDuration(readyTimeout)} (${err.message})`, true, "ETIMEDOUT");
+  if (err.code && RETRYABLE_CODES.includes(err.code))
+    return new SshConnectError(`${err.code} (${err.message})`, true, err.code);
+  if (err.level === "client-timeout")
+    return new SshConnectError(
+      `no SSH handshake within ${formatDuration(readyTimeout)} (${err.message})`,
+      true,
+      "ETIMEDOUT",
+    );
   if (/Connection lost before handshake/.test(err.message))
-    return new SshConnectError("the server closed the connection before the SSH handshake (sshd still starting?)", true, "ECONNRESET");
-  if (err.level === "client-dns") return new SshConnectError(`SSH to ${where}: the host name does not resolve (${err.message}); check VM_IP`, false, err.code);
+    return new SshConnectError(
+      "the server closed the connection before the SSH handshake (sshd still starting?)",
+      true,
+      "ECONNRESET",
+    );
+  if (err.level === "client-dns")
+    return new SshConnectError(
+      `SSH to ${where}: the host name does not resolve (${err.message}); check VM_IP`,
+      false,
+      err.code,
+    );
   return new SshConnectError(`SSH to ${where} failed: ${err.message}`, false, err.code);
 }
 
@@ -234,7 +266,13 @@ export function hostKeyMismatch(target: HostTarget, host: { seen?: string; type:
 }
 
 /** ssh2's settings for one attempt; the host verifier records the key seen and enforces the pin. */
-function clientConfig(target: ConnectionEnv, key: PrivateKey, readyTimeout: number, opts: ConnectOptions, host: HostKeySeen): ConnectConfig {
+function clientConfig(
+  target: ConnectionEnv,
+  key: PrivateKey,
+  readyTimeout: number,
+  opts: ConnectOptions,
+  host: HostKeySeen,
+): ConnectConfig {
   return {
     host: target.host,
     port: target.port,
@@ -280,14 +318,18 @@ function connectOnce(
       resolve({ client, hostKeySha256: host.seen ?? "unknown", hostKeyType: host.type });
     });
     client.on("error", (err: Error) => fail(classify(err, target, key, readyTimeout, host)));
-    client.on("close", () => fail(new SshConnectError("the connection closed before the SSH session was ready", true, "ECONNRESET")));
+    client.on("close", () =>
+      fail(new SshConnectError("the connection closed before the SSH session was ready", true, "ECONNRESET")),
+    );
     try {
       client.connect(clientConfig(target, key, readyTimeout, opts, host));
       // Without TCP_NODELAY every command's small packets wait on the server's delayed ACK: about 45 ms
       // per command (55 ms against 9 ms per `sudo true` measured on the sandbox). ssh2 leaves Nagle on.
       client.setNoDelay(true);
     } catch (err) {
-      fail(new SshConnectError(`SSH to ${target.user}@${target.host}:${target.port}: ${(err as Error).message}`, false));
+      fail(
+        new SshConnectError(`SSH to ${target.user}@${target.host}:${target.port}: ${(err as Error).message}`, false),
+      );
     }
   });
 }
@@ -309,7 +351,16 @@ function probeOnce(target: HostTarget, readyTimeout: number): Promise<{ hostKeyS
       client.on("error", () => undefined);
       client.end();
       if ("verified" in outcome) resolve({ hostKeySha256: host.seen!, hostKeyType: host.type });
-      else reject(classify(outcome.err ?? new Error("the connection closed before the key exchange ended"), target, undefined, readyTimeout, host));
+      else
+        reject(
+          classify(
+            outcome.err ?? new Error("the connection closed before the key exchange ended"),
+            target,
+            undefined,
+            readyTimeout,
+            host,
+          ),
+        );
     };
     client.on("handshake", () => finish({ verified: true }));
     client.on("error", (err: Error) => finish({ err }));

@@ -106,7 +106,11 @@ export function planStaleRemoval(files: SourceFile[], opts: StaleRepositoryOptio
       const entries = blocks.map((b): Entry & { block: string } => {
         const uris = (deb822Field(b, "URIs") ?? "").split(/\s+/).filter(Boolean);
         const keyrings = (deb822Field(b, "Signed-By") ?? "").split(/\s+/).filter((v) => v.startsWith("/"));
-        return { block: b, keyrings, stale: !kept && isEntryStanza(b) && uris.some((u) => wanted.has(normalizeUri(u))) };
+        return {
+          block: b,
+          keyrings,
+          stale: !kept && isEntryStanza(b) && uris.some((u) => wanted.has(normalizeUri(u))),
+        };
       });
       for (const e of entries) for (const k of e.keyrings) (e.stale ? staleKeyrings : usedKeyrings).add(k);
       if (!entries.some((e) => e.stale)) continue;
@@ -144,7 +148,9 @@ export function planStaleRemoval(files: SourceFile[], opts: StaleRepositoryOptio
   }
   // Only keyrings in apt's own places, and never one that something staying still uses.
   const places = [`${KEYRINGS_DIR}/`, "/usr/share/keyrings/", "/etc/apt/trusted.gpg.d/"];
-  plan.keyrings = [...staleKeyrings].filter((k) => !usedKeyrings.has(k) && places.some((p) => k.startsWith(p)) && !k.includes(".."));
+  plan.keyrings = [...staleKeyrings].filter(
+    (k) => !usedKeyrings.has(k) && places.some((p) => k.startsWith(p)) && !k.includes(".."),
+  );
   return plan;
 }
 
@@ -189,11 +195,17 @@ function parseSourcesListing(stdout: string): { files: SourceFile[]; trusted: st
  * used (e.g. /usr/share/keyrings/docker-archive-keyring.gpg; a keyring a dpkg package owns stays), and
  * the repository's key in apt-key's /etc/apt/trusted.gpg. One command to look, one to act when needed.
  */
-export async function removeStaleRepositories(remote: Remote, opts: StaleRepositoryOptions, progress?: Progress): Promise<StaleRepositoryOutcome> {
+export async function removeStaleRepositories(
+  remote: Remote,
+  opts: StaleRepositoryOptions,
+  progress?: Progress,
+): Promise<StaleRepositoryOutcome> {
   for (const u of opts.uris)
-    if (!REPO_URL.test(u)) throw new Error(`stale repository check: ${JSON.stringify(u)} is not an http(s) URL without quotes or spaces`);
+    if (!REPO_URL.test(u))
+      throw new Error(`stale repository check: ${JSON.stringify(u)} is not an http(s) URL without quotes or spaces`);
   for (const f of opts.trustedFingerprints ?? [])
-    if (!/^[0-9A-F]{40}$/.test(f)) throw new Error(`stale repository check: ${JSON.stringify(f)} is not a 40-digit key fingerprint`);
+    if (!/^[0-9A-F]{40}$/.test(f))
+      throw new Error(`stale repository check: ${JSON.stringify(f)} is not a 40-digit key fingerprint`);
   const legacy = [...new Set([...(opts.keyrings ?? []), ...opts.keep.keyrings.flatMap(supersededKeyrings)])];
   return stepIf(
     progress,
@@ -202,7 +214,10 @@ export async function removeStaleRepositories(remote: Remote, opts: StaleReposit
       const inspect = [
         `for f in /etc/apt/sources.list ${SOURCES_DIR}/*.list ${SOURCES_DIR}/*.sources; do [ -f "$f" ] || continue; printf '@@@file %s\\n' "$f"; cat "$f"; printf '\\n@@@end\\n'; done`,
         // Legacy keyrings that exist and no package owns (dpkg -S reads every file list: only for files there).
-        ...legacy.map((k) => `if [ -e ${quote(k)} ] && ! dpkg -S ${quote(k)} >/dev/null 2>&1; then printf '@@@keyring %s\\n' ${quote(k)}; fi`),
+        ...legacy.map(
+          (k) =>
+            `if [ -e ${quote(k)} ] && ! dpkg -S ${quote(k)} >/dev/null 2>&1; then printf '@@@keyring %s\\n' ${quote(k)}; fi`,
+        ),
         // apt-key's keyring: read with a throwaway gpg home so nothing is created for root.
         (opts.trustedFingerprints ?? []).length
           ? `if [ -s /etc/apt/trusted.gpg ] && command -v gpg >/dev/null; then echo '@@@trusted'; h=$(mktemp -d); ` +
@@ -227,7 +242,9 @@ export async function removeStaleRepositories(remote: Remote, opts: StaleReposit
       }
       for (const k of plan.keyrings) {
         // A keyring a package ships (dpkg -S knows it) is that package's business, not ours.
-        actions.push(`if [ -e ${quote(k)} ] && ! dpkg -S ${quote(k)} >/dev/null 2>&1; then rm -f ${quote(k)} && echo ${quote(`changed:removed ${k}`)}; fi`);
+        actions.push(
+          `if [ -e ${quote(k)} ] && ! dpkg -S ${quote(k)} >/dev/null 2>&1; then rm -f ${quote(k)} && echo ${quote(`changed:removed ${k}`)}; fi`,
+        );
       }
       if (fingerprints.length) {
         actions.push(

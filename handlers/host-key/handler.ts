@@ -12,7 +12,14 @@ import { object, optional, ValidationError, validate } from "../../shared/valida
 import { readHostEnv } from "../common/connection-env";
 import { eventObject } from "../common/handler-kit";
 import { Progress } from "../common/progress";
-import { type ConnectOptions, type HostKeyProbe, type HostTarget, probeHostKey, resolveSshRetry, sshEventSettings } from "../common/ssh";
+import {
+  type ConnectOptions,
+  type HostKeyProbe,
+  type HostTarget,
+  probeHostKey,
+  resolveSshRetry,
+  sshEventSettings,
+} from "../common/ssh";
 
 export const HANDLER = "host-key";
 
@@ -52,9 +59,15 @@ export async function run(rawEvent: unknown, deps: HostKeyDeps = {}): Promise<Ho
     progress.timings.validate = now() - started;
     const where = `${target.host}:${target.port}`;
     const probe = deps.probe ?? probeHostKey;
-    const seen = await progress.step(`host key of ${where}`, () => probe(target, { retry: resolveSshRetry(event.ssh), progress, secrets, now }), "probe");
+    const seen = await progress.step(
+      `host key of ${where}`,
+      () => probe(target, { retry: resolveSshRetry(event.ssh), progress, secrets, now }),
+      "probe",
+    );
     const pinned = target.hostKeySha256 !== undefined;
-    progress.info(`${where} presents ${seen.hostKeySha256} (${seen.hostKeyType})${pinned ? ", the pinned key" : ""}; nothing was authenticated`);
+    progress.info(
+      `${where} presents ${seen.hostKeySha256} (${seen.hostKeyType})${pinned ? ", the pinned key" : ""}; nothing was authenticated`,
+    );
     progress.timings.total = now() - started;
     return {
       status: "ok",
@@ -69,7 +82,11 @@ export async function run(rawEvent: unknown, deps: HostKeyDeps = {}): Promise<Ho
     };
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
-    throw new Error(secrets.scrub(`${HANDLER}: ${err instanceof ValidationError ? "" : "failed while reading the VM's host key: "}${message}`));
+    throw new Error(
+      secrets.scrub(
+        `${HANDLER}: ${err instanceof ValidationError ? "" : "failed while reading the VM's host key: "}${message}`,
+      ),
+    );
   }
 }
 

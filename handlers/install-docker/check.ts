@@ -16,7 +16,14 @@ import type { Progress } from "../common/progress";
 import { DISTRO_COMPOSE_CHOICES, OPTIONAL_OFFICIAL_PACKAGES } from "./docker-packages";
 import { composeReport, type DockerState, installed, packageVersions } from "./docker-state";
 import type { InstallDockerReport } from "./handler";
-import { conflictingInstalled, type DockerEvent, distroNeeds, missingPrerequisites, officialWanted, pickDistroCompose } from "./package-work";
+import {
+  conflictingInstalled,
+  type DockerEvent,
+  distroNeeds,
+  missingPrerequisites,
+  officialWanted,
+  pickDistroCompose,
+} from "./package-work";
 import { planGroupStep, planService } from "./service-and-group";
 import { failureOf, restartLine, verifyDocker } from "./verify";
 
@@ -37,7 +44,12 @@ interface ForeseenPackages {
 }
 
 /** Check mode: what a run would change on this VM, from `before` (the usual look) and `needs` (unmetNeeds). */
-export async function foreseeDocker(ctx: CheckContext, before: DockerState, users: string[], needs: string[]): Promise<InstallDockerReport> {
+export async function foreseeDocker(
+  ctx: CheckContext,
+  before: DockerState,
+  users: string[],
+  needs: string[],
+): Promise<InstallDockerReport> {
   const { event, progress } = ctx;
   const packageWork = needs.some((n) => !n.startsWith("docker.service"));
   const packages = packageWork
@@ -48,8 +60,14 @@ export async function foreseeDocker(ctx: CheckContext, before: DockerState, user
   const service = planService(before).changes;
   const group = await planGroupStep(ctx.remote, before, users, progress);
   // docker.io's and docker-ce's maintainer scripts create the group: a run installing them does not.
-  const groupChanges = packages.installsEngine ? group.changes.filter((c) => c !== "created group docker") : group.changes;
-  const daemon = await progress.step("verify (docker info only: check mode)", () => lookAtDaemon(ctx.remote, before, event, needs.length === 0), "verify");
+  const groupChanges = packages.installsEngine
+    ? group.changes.filter((c) => c !== "created group docker")
+    : group.changes;
+  const daemon = await progress.step(
+    "verify (docker info only: check mode)",
+    () => lookAtDaemon(ctx.remote, before, event, needs.length === 0),
+    "verify",
+  );
   const changes = [...packages.changes, ...service, ...groupChanges, ...daemon.changes];
   const summary = before.cli
     ? `Docker ${before.cli} is installed${daemon.server ? ` (server ${daemon.server})` : ""}`
@@ -96,7 +114,11 @@ async function lookAtDaemon(
   } catch (err) {
     const why = failureOf(err);
     if (restarts) return { detail: why, changes: [restartLine(why, false)], warnings: [] };
-    return { detail: why, changes: [], warnings: [`${why} (a real run verifies again after its changes and fails if it still does not answer)`] };
+    return {
+      detail: why,
+      changes: [],
+      warnings: [`${why} (a real run verifies again after its changes and fails if it still does not answer)`],
+    };
   }
 }
 
@@ -111,7 +133,9 @@ async function foreseePackages(ctx: CheckContext, state: DockerState): Promise<F
 function notInLists(what: string, event: DockerEvent): string {
   return (
     `the VM's current package lists offer no ${what}: ` +
-    (event.update ? "a real run refreshes them first, which may change that" : "update is false, so a real run would read these lists and fail")
+    (event.update
+      ? "a real run refreshes them first, which may change that"
+      : "update is false, so a real run would read these lists and fail")
   );
 }
 
@@ -122,7 +146,11 @@ async function foreseeDistro(ctx: CheckContext, state: DockerState): Promise<Omi
   const none = { changes: [], warnings: [], installsEngine: false };
   if (!needEngine && !needCompose) return none;
   const names = [...(needEngine ? ["docker.io"] : []), ...(needCompose ? DISTRO_COMPOSE_CHOICES : [])];
-  const offers = await progress.step("apt-cache policy (the lists as they are)", () => apt.candidates(names), "candidates");
+  const offers = await progress.step(
+    "apt-cache policy (the lists as they are)",
+    () => apt.candidates(names),
+    "candidates",
+  );
   const toInstall: string[] = [];
   const warnings: string[] = [];
   if (needEngine) {
@@ -154,7 +182,11 @@ async function foreseeOfficial(ctx: CheckContext, state: DockerState): Promise<O
       "(if not already as wanted: a check does not fetch the key; older entries for the same repository are removed)",
   );
   const wanted = officialWanted(event);
-  const offers = await progress.step("apt-cache policy (the lists as they are)", () => apt.candidates(wanted), "candidates");
+  const offers = await progress.step(
+    "apt-cache policy (the lists as they are)",
+    () => apt.candidates(wanted),
+    "candidates",
+  );
   const offered = (p: string) => Boolean(offers.get(p)?.candidate);
   const notOffered = wanted.filter((p) => !OPTIONAL_OFFICIAL_PACKAGES.includes(p) && !offered(p));
   // Until the lists hold Docker's repository, what it offers is not known: Docker's own offers them all.

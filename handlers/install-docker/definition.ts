@@ -55,11 +55,14 @@ export const dockerDefinition = defineInstallerDefinition({
   },
   result: {
     docker_version: "the docker CLI's version; absent only in a check of a VM without Docker",
-    server_version: "the daemon's version, from the verification; in check mode from docker info, when docker.service runs",
-    compose: 'whether compose works; compose_version and compose_command ("docker compose" or "docker-compose") with it',
+    server_version:
+      "the daemon's version, from the verification; in check mode from docker info, when docker.service runs",
+    compose:
+      'whether compose works; compose_version and compose_command ("docker compose" or "docker-compose") with it',
     channel: "the channel asked for",
     packages: "installed version of each Docker package present",
-    users_added: "users this run added to the docker group; none in check mode, where would_change says who a run would add",
+    users_added:
+      "users this run added to the docker group; none in check mode, where would_change says who a run would add",
     revoked:
       'grants this run took back, e.g. "group docker: deploy" (members vm-install had added, recorded in /var/lib/vm-install/grants.json, that users no longer lists)',
     removed: "conflicting packages this run removed (channel official)",

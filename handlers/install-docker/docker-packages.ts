@@ -41,6 +41,14 @@ export const COMPOSE_PLUGIN = "docker-compose-plugin";
 export const DISTRO_COMPOSE_CHOICES = ["docker-compose-v2", "docker-compose-plugin", "docker-compose"];
 export const PREREQUISITES = ["ca-certificates", "curl"];
 /** Every package the state looks at. */
-export const WATCHED = [...new Set([...OFFICIAL_PACKAGES, ...OPTIONAL_OFFICIAL_PACKAGES, COMPOSE_PLUGIN, ...CONFLICTING_PACKAGES, ...PREREQUISITES])];
+export const WATCHED = [
+  ...new Set([
+    ...OFFICIAL_PACKAGES,
+    ...OPTIONAL_OFFICIAL_PACKAGES,
+    COMPOSE_PLUGIN,
+    ...CONFLICTING_PACKAGES,
+    ...PREREQUISITES,
+  ]),
+];
 /** Those that are Docker's own (reported with their versions). */
 export const DOCKER_PACKAGES = WATCHED.filter((p) => !PREREQUISITES.includes(p));

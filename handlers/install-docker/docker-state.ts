@@ -120,7 +120,11 @@ export function groupMembers(getent: string): string[] {
 
 /** One unprivileged, read-only look at Docker on the VM. */
 export async function inspectDocker(remote: Remote, users: string[]): Promise<DockerState> {
-  const result = await remote.run(inspectCommand(users), { env: { LC_ALL: "C" }, label: "checking Docker on the VM", timeoutMs: 60_000 });
+  const result = await remote.run(inspectCommand(users), {
+    env: { LC_ALL: "C" },
+    label: "checking Docker on the VM",
+    timeoutMs: 60_000,
+  });
   return parseDockerState(result.stdout, users);
 }
 
@@ -136,12 +140,19 @@ export function unmetNeeds(state: DockerState, event: { channel: DockerChannel; 
     needs.push(`docker-ce from Docker's repository is not installed${other}`);
   }
   if (event.channel === "official" && state.legacyKeyring) {
-    needs.push(`${LEGACY_KEYRING} is the key file an earlier version wrote as served (apt trusts every key in it): rebuilt from the verified key`);
+    needs.push(
+      `${LEGACY_KEYRING} is the key file an earlier version wrote as served (apt trusts every key in it): rebuilt from the verified key`,
+    );
   }
   if (state.cli && state.active !== "active") needs.push(`docker.service is ${state.active || "missing"}`);
   if (event.compose) {
     const composeOk = state.composeV2 !== undefined || (event.channel === "distro" && state.composeV1 !== undefined);
-    if (!composeOk) needs.push(event.channel === "official" ? "the compose plugin (docker compose) is not installed" : "compose is not installed");
+    if (!composeOk)
+      needs.push(
+        event.channel === "official"
+          ? "the compose plugin (docker compose) is not installed"
+          : "compose is not installed",
+      );
   }
   return needs;
 }
@@ -165,7 +176,9 @@ export interface ComposeReport {
 }
 
 export function composeReport(state: DockerState): ComposeReport {
-  if (state.composeV2 !== undefined) return { compose: true, compose_version: state.composeV2, compose_command: "docker compose" };
-  if (state.composeV1 !== undefined) return { compose: true, compose_version: state.composeV1, compose_command: "docker-compose" };
+  if (state.composeV2 !== undefined)
+    return { compose: true, compose_version: state.composeV2, compose_command: "docker compose" };
+  if (state.composeV1 !== undefined)
+    return { compose: true, compose_version: state.composeV1, compose_command: "docker-compose" };
   return { compose: false };
 }

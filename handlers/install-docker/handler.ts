@@ -17,8 +17,22 @@ import type { Progress } from "../common/progress";
 import { requireSystemd } from "../common/systemd";
 import { foreseeDocker } from "./check";
 import { type DockerChannel, type DockerVerify, dockerDefinition } from "./definition";
-import { type ComposeReport, composeReport, type DockerState, inspectDocker, packageVersions, unmetNeeds } from "./docker-state";
-import { type DockerEvent, type DockerRepository, installDistro, installOfficial, noPackageWork, type PackageWork } from "./package-work";
+import {
+  type ComposeReport,
+  composeReport,
+  type DockerState,
+  inspectDocker,
+  packageVersions,
+  unmetNeeds,
+} from "./docker-state";
+import {
+  type DockerEvent,
+  type DockerRepository,
+  installDistro,
+  installOfficial,
+  noPackageWork,
+  type PackageWork,
+} from "./package-work";
 import { ensureGroup, ensureService } from "./service-and-group";
 import { verifyDocker, verifyOrRestart } from "./verify";
 
@@ -72,13 +86,23 @@ async function serviceAndGroup(
 }
 
 /** Docker found as asked: no package work, only the service and the group. */
-async function alreadyThere(remote: Remote, event: DockerEvent, before: DockerState, users: string[], progress: Progress): Promise<InstallDockerReport> {
+async function alreadyThere(
+  remote: Remote,
+  event: DockerEvent,
+  before: DockerState,
+  users: string[],
+  progress: Progress,
+): Promise<InstallDockerReport> {
   progress.info(
     `Docker ${before.cli} is installed and running${before.composeV2 || before.composeV1 ? `, compose ${before.composeV2 ?? before.composeV1}` : ""}: no package work`,
   );
   const fixed = await serviceAndGroup(remote, before, users, progress);
   // Verified on every run: an installed Docker that does not answer is restarted once, and said so.
-  const verified = await progress.step(`verify (${event.verify})`, () => verifyOrRestart(remote, event.verify, progress), "verify");
+  const verified = await progress.step(
+    `verify (${event.verify})`,
+    () => verifyOrRestart(remote, event.verify, progress),
+    "verify",
+  );
   fixed.changes.push(...verified.changes);
   const summary = `Docker ${before.cli} already installed; ${fixed.changes.length ? fixed.changes.join("; ") : "nothing changed"}`;
   progress.info(summary);
@@ -120,17 +144,25 @@ export const handler = defineHandler({
         : await installDistro(apt, event, before, progress);
 
     // A fresh look: packages start and create things themselves.
-    const after = packageWork ? await progress.step("checking Docker after installing", () => inspectDocker(remote, users), "check") : before;
+    const after = packageWork
+      ? await progress.step("checking Docker after installing", () => inspectDocker(remote, users), "check")
+      : before;
     if (!after.cli)
       throw new Error(
         `the packages are installed (${Object.keys(packageVersions(after)).join(", ") || "none"}) but \`docker --version\` still fails on the VM`,
       );
     const fixed = await serviceAndGroup(remote, after, users, progress);
 
-    const verified = await progress.step(`verify (${event.verify})`, () => verifyDocker(remote, event.verify), "verify");
+    const verified = await progress.step(
+      `verify (${event.verify})`,
+      () => verifyDocker(remote, event.verify),
+      "verify",
+    );
     const compose = composeReport(after);
     if (event.compose && !compose.compose)
-      throw new Error("compose was installed but neither `docker compose version` nor `docker-compose --version` works on the VM");
+      throw new Error(
+        "compose was installed but neither `docker compose version` nor `docker-compose --version` works on the VM",
+      );
     const source = done.repository ? done.repository.uri : "the distribution";
     const summary =
       `Docker ${after.cli} (server ${verified.server}) ${packageWork ? `installed from ${source}` : "was installed; its service was not running and now is"}` +

@@ -49,16 +49,31 @@ export function noPackageWork(): PackageWork {
 }
 
 /** apt-get update with the event's policy; `force` (a source just changed) ignores update/cache_valid_sec. */
-async function updateLists(apt: Apt, progress: Progress, event: DockerEvent, force: boolean): Promise<AptUpdateOutcome> {
+async function updateLists(
+  apt: Apt,
+  progress: Progress,
+  event: DockerEvent,
+  force: boolean,
+): Promise<AptUpdateOutcome> {
   if (!force && !event.update) return { ran: false, reason: "update: false" };
-  const outcome = await progress.step("apt-get update", () => apt.update({ cacheValidSec: force ? undefined : event.cache_valid_sec }), "apt_update");
+  const outcome = await progress.step(
+    "apt-get update",
+    () => apt.update({ cacheValidSec: force ? undefined : event.cache_valid_sec }),
+    "apt_update",
+  );
   if (force) outcome.reason = "an apt source changed";
   if (!outcome.ran) progress.info(`apt-get update skipped: ${outcome.reason}`);
   return outcome;
 }
 
 /** Docker's own repository and packages, as in "Install using the apt repository". */
-export async function installOfficial(apt: Apt, os: OsInfo, event: DockerEvent, state: DockerState, progress: Progress): Promise<PackageWork> {
+export async function installOfficial(
+  apt: Apt,
+  os: OsInfo,
+  event: DockerEvent,
+  state: DockerState,
+  progress: Progress,
+): Promise<PackageWork> {
   const out = noPackageWork();
   out.apt_update = { ran: false, reason: "" };
   const base = `${event.repo_url.replace(/\/+$/, "")}/${os.family}`;
@@ -67,7 +82,13 @@ export async function installOfficial(apt: Apt, os: OsInfo, event: DockerEvent, 
   // without this release must leave an installed docker.io running as it was.
   await installPrerequisites(apt, event, state, progress, out);
   const written = out.changes.length;
-  const { changed: force, architectures } = await configureRepository(apt, os, { base, fingerprints: event.repo_key_fingerprint }, progress, out);
+  const { changed: force, architectures } = await configureRepository(
+    apt,
+    os,
+    { base, fingerprints: event.repo_key_fingerprint },
+    progress,
+    out,
+  );
   const repo = { os, base, architectures };
   let toInstall: string[];
   try {
@@ -85,7 +106,9 @@ export async function installOfficial(apt: Apt, os: OsInfo, event: DockerEvent, 
   } catch (err) {
     const undone = await forgetNewRepository(apt, out, out.changes.slice(written), progress);
     const kept = conflictingInstalled(state);
-    throw new Error(`${(err as Error).message}${undone}${kept.length ? ` The installed ${kept.join(", ")} were not touched.` : ""}`);
+    throw new Error(
+      `${(err as Error).message}${undone}${kept.length ? ` The installed ${kept.join(", ")} were not touched.` : ""}`,
+    );
   }
   await removeConflicting(apt, state, progress, out);
   if (toInstall.length) {
@@ -108,7 +131,12 @@ async function forgetNewRepository(apt: Apt, out: PackageWork, changes: string[]
   ].filter(Boolean);
   if (files.length === 0) return ` ${repo.source_file} was there before this run and is left as it is now.`;
   progress.info(`removing what this run wrote for the failed repository: ${files.join(" ")}`);
-  await apt.remote.run(`rm -f ${files.map((f) => quote(f)).join(" ")}`, { sudo: true, label: `removing ${files.join(" ")}`, timeoutMs: 30_000, mutates: true });
+  await apt.remote.run(`rm -f ${files.map((f) => quote(f)).join(" ")}`, {
+    sudo: true,
+    label: `removing ${files.join(" ")}`,
+    timeoutMs: 30_000,
+    mutates: true,
+  });
   return ` The source and key this run wrote were removed again (${files.join(", ")}).`;
 }
 
@@ -128,7 +156,13 @@ export function officialWanted(event: DockerEvent): string[] {
 }
 
 /** Docker's docs, step 1: what fetching the key needs. */
-async function installPrerequisites(apt: Apt, event: DockerEvent, state: DockerState, progress: Progress, out: PackageWork): Promise<void> {
+async function installPrerequisites(
+  apt: Apt,
+  event: DockerEvent,
+  state: DockerState,
+  progress: Progress,
+  out: PackageWork,
+): Promise<void> {
   const prereq = missingPrerequisites(state);
   if (prereq.length) {
     out.apt_update = await updateLists(apt, progress, event, false);
@@ -142,7 +176,11 @@ async function removeConflicting(apt: Apt, state: DockerState, progress: Progres
   const conflicting = conflictingInstalled(state);
   if (conflicting.length) {
     progress.info(`removing packages that conflict with Docker's: ${conflicting.join(" ")}`);
-    out.removed = await progress.step(`apt-get remove ${conflicting.join(" ")}`, () => apt.remove(conflicting), "apt_remove");
+    out.removed = await progress.step(
+      `apt-get remove ${conflicting.join(" ")}`,
+      () => apt.remove(conflicting),
+      "apt_remove",
+    );
     out.changes.push(`removed ${out.removed.join(" ")}`);
   }
 }
@@ -182,7 +220,13 @@ async function configureRepository(
     progress,
   );
   out.changes.push(...repo.changes, ...stale.changes);
-  out.repository = { uri: repo.uri, suite: os.codename, line: repo.line, keyring: repo.keyring, source_file: repo.sourceFile };
+  out.repository = {
+    uri: repo.uri,
+    suite: os.codename,
+    line: repo.line,
+    keyring: repo.keyring,
+    source_file: repo.sourceFile,
+  };
   return { changed: repo.changed || stale.changed, architectures: repo.architectures };
 }
 
@@ -219,7 +263,10 @@ export function distroNeeds(event: DockerEvent, state: DockerState): { needEngin
   // A docker-ce already there is Docker too: installing docker.io would only make apt remove it.
   const needEngine = !installed(state, "docker.io") && !installed(state, "docker-ce");
   const needCompose =
-    event.compose && state.composeV2 === undefined && state.composeV1 === undefined && !DISTRO_COMPOSE_CHOICES.some((p) => installed(state, p));
+    event.compose &&
+    state.composeV2 === undefined &&
+    state.composeV1 === undefined &&
+    !DISTRO_COMPOSE_CHOICES.some((p) => installed(state, p));
   return { needEngine, needCompose };
 }
 
@@ -231,12 +278,19 @@ export function pickDistroCompose(offers: Map<string, Candidate>): { pick?: stri
   const v1 = pick === "docker-compose" && /^(\d+:)?1\./.test(version);
   return {
     pick,
-    warning: v1 ? `the distribution's compose is ${pick} ${version}: compose v1 (Python), called as docker-compose; channel "official" has v2` : undefined,
+    warning: v1
+      ? `the distribution's compose is ${pick} ${version}: compose v1 (Python), called as docker-compose; channel "official" has v2`
+      : undefined,
   };
 }
 
 /** The distribution's docker.io, and its compose when asked: whichever package apt offers. */
-export async function installDistro(apt: Apt, event: DockerEvent, state: DockerState, progress: Progress): Promise<PackageWork> {
+export async function installDistro(
+  apt: Apt,
+  event: DockerEvent,
+  state: DockerState,
+  progress: Progress,
+): Promise<PackageWork> {
   const out = noPackageWork();
   const { needEngine, needCompose } = distroNeeds(event, state);
   if (!needEngine && !needCompose) return out;

@@ -3,7 +3,15 @@
 
 import { command } from "../../shared/shell-quote";
 import { CommandError, type Remote, runLong, tail } from "../common/exec";
-import { GRANTS_FILE, type Inventory, readGrants, sameSet, stringList, withSection, writeGrants } from "../common/grants";
+import {
+  GRANTS_FILE,
+  type Inventory,
+  readGrants,
+  sameSet,
+  stringList,
+  withSection,
+  writeGrants,
+} from "../common/grants";
 import type { Progress } from "../common/progress";
 import type { DockerState } from "./docker-state";
 
@@ -31,11 +39,20 @@ export async function ensureService(remote: Remote, state: DockerState, progress
   const { cmds, changes } = planService(state);
   if (cmds.length === 0) return changes;
   try {
-    await progress.step(cmds.join(" && "), () => runLong(remote, cmds.join(" && "), { label: cmds.join(" && "), timeoutMs: 180_000 }), "service");
+    await progress.step(
+      cmds.join(" && "),
+      () => runLong(remote, cmds.join(" && "), { label: cmds.join(" && "), timeoutMs: 180_000 }),
+      "service",
+    );
   } catch (err) {
     if (!(err instanceof CommandError)) throw err;
     const journal = await remote
-      .run("journalctl -u docker.service -n 15 --no-pager -o cat", { sudo: true, check: false, label: "journalctl -u docker.service", timeoutMs: 30_000 })
+      .run("journalctl -u docker.service -n 15 --no-pager -o cat", {
+        sudo: true,
+        check: false,
+        label: "journalctl -u docker.service",
+        timeoutMs: 30_000,
+      })
       .then(
         (r) => tail(r.stdout, 15),
         () => "",
@@ -64,7 +81,11 @@ export interface GroupPlan {
  * says. Users already in the group when first listed are not recorded either: the project did not
  * grant that membership, so it will not take it away.
  */
-export function planGroup(state: Pick<DockerState, "groupMembers" | "users">, users: string[], recorded: string[]): GroupPlan {
+export function planGroup(
+  state: Pick<DockerState, "groupMembers" | "users">,
+  users: string[],
+  recorded: string[],
+): GroupPlan {
   const add = users.filter((u) => !(state.users.get(u) ?? []).includes("docker"));
   const revoke = state.groupMembers.filter((m) => !users.includes(m) && recorded.includes(m));
   const record = [...recorded.filter((u) => users.includes(u)), ...add.filter((u) => !recorded.includes(u))];
@@ -85,10 +106,18 @@ export interface GroupStep {
  * Decides the group step; changes nothing (check mode stops here). The root-only inventory is read only
  * when someone joins or a member is not listed: a rerun with nothing to do stays unprivileged.
  */
-export async function planGroupStep(remote: Remote, state: DockerState, users: string[], progress: Progress): Promise<GroupStep> {
+export async function planGroupStep(
+  remote: Remote,
+  state: DockerState,
+  users: string[],
+  progress: Progress,
+): Promise<GroupStep> {
   const unlisted = state.groupMembers.filter((m) => !users.includes(m));
   const joining = users.some((u) => !(state.users.get(u) ?? []).includes("docker"));
-  const inventory = joining || unlisted.length ? await progress.step(`reading ${GRANTS_FILE}`, () => readGrants(remote), "grants") : undefined;
+  const inventory =
+    joining || unlisted.length
+      ? await progress.step(`reading ${GRANTS_FILE}`, () => readGrants(remote), "grants")
+      : undefined;
   const recorded = stringList((inventory?.docker as { group_members?: unknown } | undefined)?.group_members);
   const plan = planGroup(state, users, recorded);
   const cmds: string[] = [];
@@ -100,7 +129,8 @@ export async function planGroupStep(remote: Remote, state: DockerState, users: s
   for (const u of plan.add) cmds.push(command("usermod", "-aG", "docker", u));
   for (const u of plan.revoke) cmds.push(command("gpasswd", "-d", u, "docker"));
   for (const u of plan.add) changes.push(`added ${u} to group docker`);
-  for (const u of plan.revoke) changes.push(`revoked: removed ${u} from group docker (added by vm-install, no longer in users)`);
+  for (const u of plan.revoke)
+    changes.push(`revoked: removed ${u} from group docker (added by vm-install, no longer in users)`);
   return { plan, cmds, changes, inventory, recorded };
 }
 
@@ -116,14 +146,25 @@ export async function ensureGroup(
 ): Promise<{ changes: string[]; added: string[]; revoked: string[] }> {
   const { plan, cmds, changes, inventory, recorded } = await planGroupStep(remote, state, users, progress);
   if (cmds.length) {
-    const label = [plan.add.length ? `adding ${plan.add.join(", ")} to` : "", plan.revoke.length ? `removing ${plan.revoke.join(", ")} from` : ""]
+    const label = [
+      plan.add.length ? `adding ${plan.add.join(", ")} to` : "",
+      plan.revoke.length ? `removing ${plan.revoke.join(", ")} from` : "",
+    ]
       .filter(Boolean)
       .join(" and ");
     const what = label ? `${label} group docker` : "creating group docker";
-    await progress.step(what, () => remote.run(cmds.join(" && "), { sudo: true, label: what, timeoutMs: 60_000, mutates: true }), "users");
+    await progress.step(
+      what,
+      () => remote.run(cmds.join(" && "), { sudo: true, label: what, timeoutMs: 60_000, mutates: true }),
+      "users",
+    );
   }
   if (inventory && !sameSet(plan.record, recorded)) {
-    await progress.step(`recording in ${GRANTS_FILE}`, () => writeGrants(remote, withSection(inventory, "docker", { group_members: plan.record })), "grants");
+    await progress.step(
+      `recording in ${GRANTS_FILE}`,
+      () => writeGrants(remote, withSection(inventory, "docker", { group_members: plan.record })),
+      "grants",
+    );
   }
   return { changes, added: plan.add, revoked: plan.revoke.map((u) => `group docker: ${u}`) };
 }

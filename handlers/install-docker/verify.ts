@@ -6,7 +6,12 @@ import type { DockerVerify } from "./definition";
 
 /** Both verification modes run as root: the users' new group only applies to new sessions. */
 export async function verifyDocker(remote: Remote, mode: DockerVerify): Promise<{ server: string; detail: string }> {
-  const info = await remote.run("docker info --format '{{.ServerVersion}}'", { sudo: true, check: false, label: "docker info", timeoutMs: 60_000 });
+  const info = await remote.run("docker info --format '{{.ServerVersion}}'", {
+    sudo: true,
+    check: false,
+    label: "docker info",
+    timeoutMs: 60_000,
+  });
   const server = info.stdout.trim().split("\n").pop() ?? "";
   if (info.code !== 0 || !/^[0-9]/.test(server)) {
     throw new Error(
@@ -37,13 +42,20 @@ export async function verifyDocker(remote: Remote, mode: DockerVerify): Promise<
  * as any long step) and verified again; what that changed is returned for the result. A second failure
  * fails the job with the verification's own words.
  */
-export async function verifyOrRestart(remote: Remote, mode: DockerVerify, progress: Progress): Promise<{ server: string; detail: string; changes: string[] }> {
+export async function verifyOrRestart(
+  remote: Remote,
+  mode: DockerVerify,
+  progress: Progress,
+): Promise<{ server: string; detail: string; changes: string[] }> {
   try {
     return { ...(await verifyDocker(remote, mode)), changes: [] };
   } catch (err) {
     const why = failureOf(err);
     progress.info(`the installed Docker fails its verification; restarting docker.service once (${why})`);
-    await runLong(remote, "systemctl restart docker.service", { label: "systemctl restart docker.service", timeoutMs: 180_000 });
+    await runLong(remote, "systemctl restart docker.service", {
+      label: "systemctl restart docker.service",
+      timeoutMs: 180_000,
+    });
     const again = await verifyDocker(remote, mode);
     return { ...again, changes: [restartLine(why, true)] };
   }

@@ -22,7 +22,8 @@ export const packagesDefinition = defineInstallerDefinition({
   result: {
     installed: "packages this run installed",
     already_installed: "packages that were there already",
-    failed: "[{name, reason}] for packages that could not be installed (status partial); when all fail, the job fails naming each reason",
+    failed:
+      "[{name, reason}] for packages that could not be installed (status partial); when all fail, the job fails naming each reason",
     versions: "installed version of every listed package",
     apt_update: "{ran, reason}: whether apt-get update ran and why (not)",
   },

@@ -26,7 +26,9 @@ function plural(n: number, one: string, many: string): string {
 export function report(outcome: EnsureOutcome, total: number, check = false): InstallPackagesReport {
   const done = check ? outcome.wouldInstall.map((spec) => spec.split("=")[0]) : outcome.installed;
   const changes = done.length ? [`installed ${done.join(" ")}`] : [];
-  const warnings = outcome.failed.map((f) => `${f.name} ${check ? "may fail to install" : "was not installed"}: ${f.reason}`);
+  const warnings = outcome.failed.map(
+    (f) => `${f.name} ${check ? "may fail to install" : "was not installed"}: ${f.reason}`,
+  );
   const summary =
     outcome.installed.length || outcome.failed.length
       ? `installed ${outcome.installed.length}, already installed ${outcome.already_installed.length}, failed ${outcome.failed.length}`
@@ -47,7 +49,11 @@ export function report(outcome: EnsureOutcome, total: number, check = false): In
 export const handler = defineHandler({
   definition: packagesDefinition,
   async run({ event, check, apt, progress }) {
-    const outcome = await ensurePackages(apt, event.packages, { update: event.update, cacheValidSec: event.cache_valid_sec, check });
+    const outcome = await ensurePackages(apt, event.packages, {
+      update: event.update,
+      cacheValidSec: event.cache_valid_sec,
+      check,
+    });
     const total = event.packages.length;
     if (check) return report(outcome, total, true);
     if (outcome.failed.length === total) {

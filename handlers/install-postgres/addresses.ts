@@ -123,7 +123,11 @@ export function listenNameError(problems: string[]): Error {
 export async function resolveListenNames(remote: Remote, listen: string): Promise<Record<string, string[]>> {
   const names = listenHostNames(listen);
   if (!names.length) return {};
-  const r = await remote.run(nameCheckCommand(names), { env: { LC_ALL: "C" }, label: `resolving ${names.join(", ")} on the VM`, timeoutMs: 60_000 });
+  const r = await remote.run(nameCheckCommand(names), {
+    env: { LC_ALL: "C" },
+    label: `resolving ${names.join(", ")} on the VM`,
+    timeoutMs: 60_000,
+  });
   const check = parseNameCheck(r.stdout, names);
   const problems = listenNameProblems(check);
   if (problems.length) throw listenNameError(problems);

@@ -16,7 +16,14 @@ import { checkSummary } from "../common/check-mode";
 import { ensurePackages } from "../common/ensure-packages";
 import { GRANTS_FILE, readGrants } from "../common/grants";
 import { type ConfigPlan, planConfiguration, reportConfiguration, warnUnapplied } from "./configuration";
-import { chooseCluster, chooseMajor, clusterCreatedLine, clusterStartedLine, installedLine, serverSource } from "./decisions";
+import {
+  chooseCluster,
+  chooseMajor,
+  clusterCreatedLine,
+  clusterStartedLine,
+  installedLine,
+  serverSource,
+} from "./decisions";
 import { planRoles, postgresSection, reportRevokedRoles, reportSkippedRoles } from "./grants";
 import { type Cluster, clusterUnit, normalizeListen, type ServerState, shortServerVersion } from "./pg";
 import { LEGACY_PGDG_KEYRING, pgdgKeyUrl } from "./pgdg";
@@ -29,7 +36,11 @@ import { verifyLogin } from "./verify";
 /** The check: the report a real run would make, its `changes` being what it would change. */
 export async function checkInstallation(run: Run): Promise<InstallPostgresReport> {
   const { event, remote, os, progress } = run;
-  const found = await progress.step("looking for PostgreSQL packages and clusters", () => inspectInstallation(remote), "inspect");
+  const found = await progress.step(
+    "looking for PostgreSQL packages and clusters",
+    () => inspectInstallation(remote),
+    "inspect",
+  );
   const major = chooseMajor(event, os, found.packages);
   if (!found.packages.some((p) => p.major === major)) {
     const installedFrom = await predictServerPackage(run, major);
@@ -77,7 +88,13 @@ async function checkRunning(run: Run, cluster: Cluster, major: string): Promise<
   const recorded = postgresSection(inventory);
   const recordedRoles = recorded?.roles[name] ?? [];
   const state = await readServerState(run, port, recordedRoles);
-  const config = predictChanges(run, state, clusterUnit(cluster), recordedRoles, recorded ? (recorded.hba[state.hba_file] ?? []) : undefined);
+  const config = predictChanges(
+    run,
+    state,
+    clusterUnit(cluster),
+    recordedRoles,
+    recorded ? (recorded.hba[state.hba_file] ?? []) : undefined,
+  );
   const facts: ServerFacts = {
     serverVersion: shortServerVersion(state.server_version),
     major,
@@ -94,7 +111,13 @@ async function checkRunning(run: Run, cluster: Cluster, major: string): Promise<
 }
 
 /** The role/database, revocation and configuration lines `state` calls for, in a real run's order and words. */
-function predictChanges(run: Run, state: ServerState, unit: string, recordedRoles: string[], recordedHba: string[] | undefined): ConfigPlan {
+function predictChanges(
+  run: Run,
+  state: ServerState,
+  unit: string,
+  recordedRoles: string[],
+  recordedHba: string[] | undefined,
+): ConfigPlan {
   const { changes, grantedLogin } = planRoleDatabase(run, state);
   run.changes.push(...changes);
   const roles = planRoles(recordedRoles, run.event.db_user, grantedLogin, state.recorded_roles ?? {});
@@ -121,7 +144,11 @@ async function predictServerPackage(run: Run, major: string): Promise<"distribut
   const { event, apt, os } = run;
   const { own, name } = serverSource(os, major);
   if (own) {
-    const outcome = await ensurePackages(apt, [name], { update: event.update, cacheValidSec: event.cache_valid_sec, check: true });
+    const outcome = await ensurePackages(apt, [name], {
+      update: event.update,
+      cacheValidSec: event.cache_valid_sec,
+      check: true,
+    });
     for (const f of outcome.failed) warn(run, `${name} may fail to install: ${f.reason}`);
     if (!outcome.wouldInstall.length) {
       warn(
@@ -160,13 +187,29 @@ function newClusterState(major: string): ServerState {
 }
 
 /** What a real run does to the cluster `major`/main once it exists; `clusters`: the others, whose ports it will not take. */
-function predictNewCluster(run: Run, major: string, installedFrom: ServerFacts["installedFrom"], clusters: Cluster[]): ServerFacts {
-  run.progress.info(`no cluster ${major}/main yet: what follows is predicted for a new one with Debian's defaults, not inspected`);
+function predictNewCluster(
+  run: Run,
+  major: string,
+  installedFrom: ServerFacts["installedFrom"],
+  clusters: Cluster[],
+): ServerFacts {
+  run.progress.info(
+    `no cluster ${major}/main yet: what follows is predicted for a new one with Debian's defaults, not inspected`,
+  );
   // pg_createcluster takes the first free port from 5432.
   let port = 5432;
   while (clusters.some((c) => c.port === port)) port++;
   const config = predictChanges(run, newClusterState(major), `postgresql@${major}-main`, [], undefined);
-  return { serverVersion: "", major, installedFrom, cluster: `${major}/main`, port, listen: config.listen, restarted: false, reloaded: false };
+  return {
+    serverVersion: "",
+    major,
+    installedFrom,
+    cluster: `${major}/main`,
+    port,
+    listen: config.listen,
+    restarted: false,
+    reloaded: false,
+  };
 }
 
 function finish(run: Run, facts: ServerFacts): InstallPostgresReport {

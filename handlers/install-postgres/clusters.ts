@@ -65,11 +65,15 @@ export function parseClusters(stdout: string): ClusterListing {
     const [major, name, port, status, owner, dataDir, logFile] = f;
     const problems = [
       PG_CLUSTER_VERSION.test(major) ? "" : `version ${JSON.stringify(major)} is not a PostgreSQL version`,
-      isPgClusterName(name) ? "" : `name ${JSON.stringify(name)} is not one pg_createcluster accepts (letters, digits, _ . - only)`,
+      isPgClusterName(name)
+        ? ""
+        : `name ${JSON.stringify(name)} is not one pg_createcluster accepts (letters, digits, _ . - only)`,
       /^[1-9][0-9]{0,4}$/.test(port) && Number(port) <= 65535 ? "" : `port ${JSON.stringify(port)} is not a TCP port`,
       /^[a-z]+(,[a-z]+)*$/.test(status) ? "" : `status ${JSON.stringify(status)} is not one pg_lsclusters prints`,
       owner === "<unknown>" || UNIX_USER.test(owner) ? "" : `owner ${JSON.stringify(owner)} is not a user name`,
-      dataDir === "<unknown>" || isSafeAbsolutePath(dataDir) ? "" : `data directory ${JSON.stringify(dataDir)} is not a plain absolute path`,
+      dataDir === "<unknown>" || isSafeAbsolutePath(dataDir)
+        ? ""
+        : `data directory ${JSON.stringify(dataDir)} is not a plain absolute path`,
     ].filter(Boolean);
     if (problems.length) {
       const known = PG_CLUSTER_VERSION.test(major) ? { major } : {};

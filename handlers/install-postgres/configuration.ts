@@ -6,7 +6,16 @@ import { quote } from "../../shared/shell-quote";
 import { runLong } from "../common/exec";
 import type { PostgresEvent } from "./decisions";
 import type { Cluster, ServerState } from "./pg";
-import { clusterUnit, dropInContent, dropInPath, type HbaPlan, hbaEntry, listenOverride, normalizeListen, planHba } from "./pg";
+import {
+  clusterUnit,
+  dropInContent,
+  dropInPath,
+  type HbaPlan,
+  hbaEntry,
+  listenOverride,
+  normalizeListen,
+  planHba,
+} from "./pg";
 import { restartOrRollBack } from "./recovery";
 import { type Run, warn } from "./run";
 import { psqlJson, writeFile } from "./server";
@@ -38,15 +47,21 @@ export interface ConfigPlan {
  * line carrying our marker counts as ours).
  */
 export function planConfiguration(
-  event: Pick<PostgresEvent, "listen_addresses" | "remote_ssl" | "allow_remote" | "allowed_cidrs" | "db_name" | "db_user">,
+  event: Pick<
+    PostgresEvent,
+    "listen_addresses" | "remote_ssl" | "allow_remote" | "allowed_cidrs" | "db_name" | "db_user"
+  >,
   state: ServerState,
   recordedHba: string[] | undefined,
 ): ConfigPlan {
   const listen = normalizeListen(event.listen_addresses);
   const dropIn = dropInPath(state.config_file);
-  const listenChanged = normalizeListen(state.listen_addresses) !== listen || state.pending_restart.includes("listen_addresses");
+  const listenChanged =
+    normalizeListen(state.listen_addresses) !== listen || state.pending_restart.includes("listen_addresses");
   const type = event.remote_ssl ? "hostssl" : "host";
-  const wanted = event.allow_remote ? event.allowed_cidrs.map((c) => hbaEntry(type, event.db_name, event.db_user, c)) : [];
+  const wanted = event.allow_remote
+    ? event.allowed_cidrs.map((c) => hbaEntry(type, event.db_name, event.db_user, c))
+    : [];
   const hba = planHba(state.hba_text, wanted, recordedHba);
   const lines: string[] = [];
   if (listenChanged) {
@@ -58,9 +73,19 @@ export function planConfiguration(
   }
   for (const e of hba.added) lines.push(`pg_hba.conf: ${e} added`);
   for (const e of hba.duplicates) lines.push(`pg_hba.conf: a second copy of ${e} removed`);
-  for (const e of hba.removed) lines.push(`revoked: pg_hba.conf: ${e} removed (written by vm-install, no longer in the settings)`);
+  for (const e of hba.removed)
+    lines.push(`revoked: pg_hba.conf: ${e} removed (written by vm-install, no longer in the settings)`);
   const revoked = hba.removed.map((e) => `pg_hba.conf: ${e}`);
-  return { listen, dropIn, listenChanged, hba, hbaChanged: hba.content !== state.hba_text, owned: hba.owned, lines, revoked };
+  return {
+    listen,
+    dropIn,
+    listenChanged,
+    hba,
+    hbaChanged: hba.content !== state.hba_text,
+    owned: hba.owned,
+    lines,
+    revoked,
+  };
 }
 
 /** The plan's lines said in the result, as made (or, in a check, as a real run would make them). */
@@ -70,11 +95,17 @@ export function reportConfiguration(run: Run, plan: ConfigPlan): void {
 }
 
 /** The files written where they differ and checked by the server; nothing is restarted or reloaded yet. */
-export async function writeConfiguration(run: Run, state: ServerState, port: number, recordedHba: string[] | undefined): Promise<ConfigPlan> {
+export async function writeConfiguration(
+  run: Run,
+  state: ServerState,
+  port: number,
+  recordedHba: string[] | undefined,
+): Promise<ConfigPlan> {
   const { event, remote } = run;
   const plan = planConfiguration(event, state, recordedHba);
   // A change still waiting for a restart may already be in the drop-in.
-  if (plan.listenChanged && (state.dropin_text ?? "") !== dropInContent(plan.listen)) await writeFile(remote, plan.dropIn, dropInContent(plan.listen), "0644");
+  if (plan.listenChanged && (state.dropin_text ?? "") !== dropInContent(plan.listen))
+    await writeFile(remote, plan.dropIn, dropInContent(plan.listen), "0644");
   if (plan.hbaChanged) await writeFile(remote, state.hba_file, plan.hba.content, "0640");
   if (!plan.listenChanged && !plan.hbaChanged) return plan;
   await checkConfiguration(run, state, port, plan);
@@ -85,7 +116,12 @@ export async function writeConfiguration(run: Run, state: ServerState, port: num
 /** The server's own reading of the files; a broken pg_hba.conf is put back before failing. */
 async function checkConfiguration(run: Run, state: ServerState, port: number, change: ConfigPlan): Promise<void> {
   const dropIn = dropInPath(state.config_file);
-  const check = await psqlJson<ConfigCheck>(run.remote, port, CONFIG_CHECK_SQL, "psql (checking the configuration files)");
+  const check = await psqlJson<ConfigCheck>(
+    run.remote,
+    port,
+    CONFIG_CHECK_SQL,
+    "psql (checking the configuration files)",
+  );
   const problems = [
     ...check.config_errors.map((e) => `${e.file ?? "?"} line ${e.line ?? "?"}: ${e.error}`),
     ...check.hba_errors.map((e) => `${state.hba_file} line ${e.line}: ${e.error}`),
@@ -126,17 +162,25 @@ export async function applyConfiguration(
   } else if (reloaded) {
     await progress.step(
       `systemctl reload ${unit} (pg_hba.conf)`,
-      () => runLong(remote, `systemctl reload ${quote(unit)}`, { label: `systemctl reload ${unit}`, timeoutMs: 120_000 }),
+      () =>
+        runLong(remote, `systemctl reload ${quote(unit)}`, { label: `systemctl reload ${unit}`, timeoutMs: 120_000 }),
       "reload",
     );
   }
-  const settled = restarted || reloaded ? await psqlJson<Settled>(remote, cluster.port, SETTLED_SQL, "psql (checking the running settings)") : state;
+  const settled =
+    restarted || reloaded
+      ? await psqlJson<Settled>(remote, cluster.port, SETTLED_SQL, "psql (checking the running settings)")
+      : state;
   const log = cluster.logFile ?? "the cluster's log";
   if (normalizeListen(settled.listen_addresses) !== change.listen) {
-    throw new Error(`after the restart the server listens on '${settled.listen_addresses}', not '${change.listen}': see ${log} and pg_file_settings on the VM`);
+    throw new Error(
+      `after the restart the server listens on '${settled.listen_addresses}', not '${change.listen}': see ${log} and pg_file_settings on the VM`,
+    );
   }
   if (settled.pending_restart.length && restarted) {
-    throw new Error(`settings still wait for a restart right after one: ${settled.pending_restart.join(", ")}; see ${log} on the VM`);
+    throw new Error(
+      `settings still wait for a restart right after one: ${settled.pending_restart.join(", ")}; see ${log} on the VM`,
+    );
   }
   warnUnapplied(run, unit, settled.pending_restart, change.listen);
   return { restarted, reloaded };
@@ -148,7 +192,10 @@ export async function applyConfiguration(
  */
 export function warnUnapplied(run: Run, unit: string, pendingRestart: string[], listen: string): void {
   if (pendingRestart.length) {
-    warn(run, `settings changed by someone else wait for a restart of ${unit}: ${pendingRestart.join(", ")} (not restarted by this job)`);
+    warn(
+      run,
+      `settings changed by someone else wait for a restart of ${unit}: ${pendingRestart.join(", ")} (not restarted by this job)`,
+    );
   }
   if (run.event.allow_remote && listen.split(",").every((a) => a === "localhost" || a === "127.0.0.1" || a === "::1")) {
     warn(

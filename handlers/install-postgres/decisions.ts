@@ -54,7 +54,10 @@ export function serverSource(os: OsInfo, major: string): { own: boolean; name: s
  *   pg_lsclusters skips a name with a newline) refuses the run as well.
  * Refusals and warnings say which directory to rename; nothing has been changed when they are thrown.
  */
-export function chooseCluster(listing: ClusterListing & { hidden?: number }, major: string): { cluster?: Cluster; warnings: string[] } {
+export function chooseCluster(
+  listing: ClusterListing & { hidden?: number },
+  major: string,
+): { cluster?: Cluster; warnings: string[] } {
   const shown = (line: string) => JSON.stringify(line.length > 200 ? `${line.slice(0, 200)}...` : line);
   const fix =
     "Clusters are named as pg_createcluster accepts (letters, digits, _ . - only): as root, rename the directory under /etc/postgresql/<version>/ " +
@@ -97,7 +100,9 @@ export function chooseCluster(listing: ClusterListing & { hidden?: number }, maj
  * any change. (They are written as postgres, and quoted, either way.)
  */
 export function requireSafePaths(state: Pick<ServerState, "hba_file" | "config_file">): void {
-  const bad = (["hba_file", "config_file"] as const).filter((k) => typeof state[k] !== "string" || !isSafeAbsolutePath(state[k]));
+  const bad = (["hba_file", "config_file"] as const).filter(
+    (k) => typeof state[k] !== "string" || !isSafeAbsolutePath(state[k]),
+  );
   if (!bad.length) return;
   throw new Error(
     `the server reports ${bad.map((k) => `${k} ${JSON.stringify(String(state[k]).slice(0, 120))}`).join(" and ")}, not a plain absolute path ` +
@@ -120,7 +125,8 @@ export function refuseSuperuser(event: Pick<PostgresEvent, "db_user">, state: Pi
 }
 
 // The result's lines for the server's phases, shared by a real run and a check (which knows no version).
-export const installedLine = (major: string, version?: string): string => `installed postgresql-${major}${version ? ` ${version}` : ""}`;
+export const installedLine = (major: string, version?: string): string =>
+  `installed postgresql-${major}${version ? ` ${version}` : ""}`;
 export const clusterCreatedLine = (major: string): string => `cluster ${major}/main created`;
 export const clusterStartedLine = (cluster: string, was: string): string => `cluster ${cluster} started (was ${was})`;
 
@@ -174,7 +180,13 @@ export function planRoleAndDatabase(
 
 /** Every form the password takes in text we send, so the scrubber catches it in any echo. */
 export function registerPasswordForms(secrets: SecretScrubber, pw: string): void {
-  const forms = [psqlMetaQuote(pw), psqlMetaQuote(pw).slice(1, -1), pgpassField(pw), pw.replace(/'/g, "''"), pw.replace(/\\/g, "\\\\").replace(/'/g, "''")];
+  const forms = [
+    psqlMetaQuote(pw),
+    psqlMetaQuote(pw).slice(1, -1),
+    pgpassField(pw),
+    pw.replace(/'/g, "''"),
+    pw.replace(/\\/g, "\\\\").replace(/'/g, "''"),
+  ];
   for (const form of forms) if (form !== pw) secrets.add(form, "db_password");
 }
 
@@ -183,7 +195,10 @@ export function registerPasswordForms(secrets: SecretScrubber, pw: string): void
  * can match): fail before any change, with both ways out, rather than switch SSL on with a certificate
  * the job would have to choose. Debian's and Ubuntu's clusters are created with ssl = on (snakeoil).
  */
-export function requireSsl(event: Pick<PostgresEvent, "allow_remote" | "remote_ssl">, state: Pick<ServerState, "ssl" | "config_file">): void {
+export function requireSsl(
+  event: Pick<PostgresEvent, "allow_remote" | "remote_ssl">,
+  state: Pick<ServerState, "ssl" | "config_file">,
+): void {
   if (!event.allow_remote || !event.remote_ssl || state.ssl === "on") return;
   throw new Error(
     `ssl is ${state.ssl ?? "unknown"} on the server, so hostssl entries (remote_ssl true, the default) would admit no remote client: ` +

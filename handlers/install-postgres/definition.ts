@@ -1,6 +1,14 @@
 // install-postgres as both sides see it: its cdktf.json settings, their event keys, defaults and rules.
 import { APT_LIST_SETTINGS, defineInstallerDefinition } from "../../shared/installer-definition";
-import { cidr, keyFingerprints, listenAddresses, pgDatabaseName, pgMajor, pgRoleName, repoUrl } from "../../shared/names";
+import {
+  cidr,
+  keyFingerprints,
+  listenAddresses,
+  pgDatabaseName,
+  pgMajor,
+  pgRoleName,
+  repoUrl,
+} from "../../shared/names";
 import { setting } from "../../shared/settings";
 import { boolean, list, string, type Validator, withSchema } from "../../shared/validate";
 
@@ -22,12 +30,16 @@ const password: Validator<string> = withSchema(
       problems.push(`${path}: expected a string (the role's password), got ${got}`);
       return "";
     }
-    if (value.length === 0) problems.push(`${path}: is empty; give the role a password of at least ${MIN_PASSWORD_CHARS} characters`);
+    if (value.length === 0)
+      problems.push(`${path}: is empty; give the role a password of at least ${MIN_PASSWORD_CHARS} characters`);
     else if (value.length < MIN_PASSWORD_CHARS)
-      problems.push(`${path}: is too short (${value.length} characters); at least ${MIN_PASSWORD_CHARS} are required (the value is not shown)`);
+      problems.push(
+        `${path}: is too short (${value.length} characters); at least ${MIN_PASSWORD_CHARS} are required (the value is not shown)`,
+      );
     if (value.length > 1024) problems.push(`${path}: is ${value.length} characters long; at most 1024 are allowed`);
     // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are exactly what is refused here.
-    if (/[\x00-\x1f\x7f]/.test(value)) problems.push(`${path}: contains a control character (newline, tab, ...); use printable characters only`);
+    if (/[\x00-\x1f\x7f]/.test(value))
+      problems.push(`${path}: contains a control character (newline, tab, ...); use printable characters only`);
     return value;
   },
   { type: "string", minLength: MIN_PASSWORD_CHARS, maxLength: 1024 },
@@ -61,7 +73,10 @@ export const postgresDefinition = defineInstallerDefinition({
       doc: "Role to create, owner of the database (same rules as dbName; an existing superuser is refused). A role vm-install created (or gave LOGIN), marked so by a comment on the role, loses LOGIN when a later run no longer names it (kept, not dropped); a role without that mark, a superuser or the bootstrap superuser never does, whatever the inventory says.",
     }),
     passwordVariable: setting(
-      string({ pattern: TF_IDENTIFIER, allowed: 'a Terraform variable name (lowercase, digits, _), e.g. "pg_password", set as TF_VAR_pg_password' }),
+      string({
+        pattern: TF_IDENTIFIER,
+        allowed: 'a Terraform variable name (lowercase, digits, _), e.g. "pg_password", set as TF_VAR_pg_password',
+      }),
       {
         defaultDoc: "none; required when enabled",
         doc: "Terraform variable holding the role's password, set as TF_VAR_<name>; the job gets it as db_password.",
@@ -114,19 +129,25 @@ export const postgresDefinition = defineInstallerDefinition({
   check: (c) => [
     ...(c.passwordVariable
       ? []
-      : ['passwordVariable: required when postgres is enabled; name a Terraform variable (e.g. "pg_password") and set TF_VAR_pg_password']),
+      : [
+          'passwordVariable: required when postgres is enabled; name a Terraform variable (e.g. "pg_password") and set TF_VAR_pg_password',
+        ]),
     ...(c.allowRemote && c.listenAddresses === "localhost"
-      ? ['listenAddresses: "localhost" with allowRemote true admits no remote client; set listenAddresses to "*" or the VM\'s address']
+      ? [
+          'listenAddresses: "localhost" with allowRemote true admits no remote client; set listenAddresses to "*" or the VM\'s address',
+        ]
       : []),
   ],
   result: {
     pg_version: 'the running server\'s version, e.g. "15.10" ("" in check mode when no server runs); pg_major with it',
-    installed_from: '"already installed", "distribution" or "pgdg" (in check mode: where a real run would install from)',
+    installed_from:
+      '"already installed", "distribution" or "pgdg" (in check mode: where a real run would install from)',
     cluster: 'the cluster, e.g. "15/main", and its port',
     db_name: "the database; db_user the role",
     listen_addresses: "as applied; allow_remote and allowed_cidrs as admitted",
     restarted: "the server was restarted (listen_addresses changed); reloaded: pg_hba.conf changed",
-    verified: "{host, port, user, database}: the TCP login that proved it works (null in check mode when a change would come first)",
+    verified:
+      "{host, port, user, database}: the TCP login that proved it works (null in check mode when a change would come first)",
     revoked:
       'grants this run took back, e.g. "pg_hba.conf: hostssl myapp old_user 0.0.0.0/0 scram-sha-256", "role old_user: LOGIN" (only what /var/lib/vm-install/grants.json records)',
   },

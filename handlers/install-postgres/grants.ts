@@ -56,17 +56,26 @@ export function planRoles(
   const revoke: string[] = [];
   const skipped: string[] = [];
   const skip = (r: string, why: string) =>
-    skipped.push(`LOGIN of role ${JSON.stringify(r)} not taken back although ${GRANTS_FILE} lists it: ${why}; its entry is dropped from the inventory`);
+    skipped.push(
+      `LOGIN of role ${JSON.stringify(r)} not taken back although ${GRANTS_FILE} lists it: ${why}; its entry is dropped from the inventory`,
+    );
   for (const r of [...new Set(recorded)]) {
     if (r === user) continue;
     const f = facts[r];
-    if (!valid.includes(r)) skip(r, "not a role name vm-install creates (lowercase letters, digits, _; not postgres, pg_* or a reserved word)");
+    if (!valid.includes(r))
+      skip(
+        r,
+        "not a role name vm-install creates (lowercase letters, digits, _; not postgres, pg_* or a reserved word)",
+      );
     else if (!f?.login)
       continue; // gone, or already may not log in: nothing to take back
     else if (f.bootstrap) skip(r, "it is the bootstrap superuser, never revoked");
     else if (f.superuser) skip(r, "it is a superuser, never revoked");
     else if (!f.marked)
-      skip(r, "it carries no vm-install mark, so vm-install did not create it or give it LOGIN (an entry written by hand, or by a version that left no mark)");
+      skip(
+        r,
+        "it carries no vm-install mark, so vm-install did not create it or give it LOGIN (an entry written by hand, or by a version that left no mark)",
+      );
     else revoke.push(r);
   }
   return { revoke, record: recorded.includes(user) || grantedNow ? [user] : [], skipped };
@@ -99,7 +108,13 @@ export function reportRevokedRoles(run: Pick<Run, "changes" | "revoked">, roles:
 }
 
 /** `old` with this file's entries and this cluster's roles replaced (empty lists dropped). */
-export function updatedSection(old: PostgresGrants | undefined, hbaFile: string, owned: string[], cluster: string, roles: string[]): PostgresGrants {
+export function updatedSection(
+  old: PostgresGrants | undefined,
+  hbaFile: string,
+  owned: string[],
+  cluster: string,
+  roles: string[],
+): PostgresGrants {
   const hba = { ...(old?.hba ?? {}), [hbaFile]: owned };
   const byCluster = { ...(old?.roles ?? {}), [cluster]: roles };
   if (!owned.length) delete hba[hbaFile];
@@ -116,7 +131,16 @@ function canonical(g: PostgresGrants | undefined): string {
 }
 
 /** Writes the inventory when this installer's section changed. */
-export async function saveGrants(run: Run, inventory: Inventory, old: PostgresGrants | undefined, next: PostgresGrants): Promise<void> {
+export async function saveGrants(
+  run: Run,
+  inventory: Inventory,
+  old: PostgresGrants | undefined,
+  next: PostgresGrants,
+): Promise<void> {
   if (canonical(old) === canonical(next)) return;
-  await run.progress.step(`recording in ${GRANTS_FILE}`, () => writeGrants(run.remote, withSection(inventory, "postgres", next)), "grants");
+  await run.progress.step(
+    `recording in ${GRANTS_FILE}`,
+    () => writeGrants(run.remote, withSection(inventory, "postgres", next)),
+    "grants",
+  );
 }

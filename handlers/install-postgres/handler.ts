@@ -58,21 +58,31 @@ export { chooseMajor, planRoleAndDatabase };
 // ---------------------------------------------------------------------------------------------------
 // 1. The server package: look, install only when missing.
 
-async function ensureServer(run: Run): Promise<{ found: ServerInventory; major: string; installedFrom: InstallPostgresReport["installed_from"] }> {
+async function ensureServer(
+  run: Run,
+): Promise<{ found: ServerInventory; major: string; installedFrom: InstallPostgresReport["installed_from"] }> {
   const { event, remote, os, progress } = run;
-  const found = await progress.step("looking for PostgreSQL packages and clusters", () => inspectInstallation(remote), "inspect");
+  const found = await progress.step(
+    "looking for PostgreSQL packages and clusters",
+    () => inspectInstallation(remote),
+    "inspect",
+  );
   const major = chooseMajor(event, os, found.packages);
   if (found.packages.some((p) => p.major === major)) {
     if (found.legacyPgdgKeyring) {
       // apt trusts every key in the served file an earlier version kept: rebuilt now, not when PGDG is next needed.
-      progress.info(`${LEGACY_PGDG_KEYRING} is the key file an earlier version wrote as served: setting PGDG up again from the verified key`);
+      progress.info(
+        `${LEGACY_PGDG_KEYRING} is the key file an earlier version wrote as served: setting PGDG up again from the verified key`,
+      );
       await ensurePgdg(run, { update: event.update, cacheValidSec: event.cache_valid_sec });
     }
     return { found, major, installedFrom: "already installed" };
   }
 
   const { own, name } = serverSource(os, major);
-  progress.info(`PostgreSQL ${major} is not installed; installing it from ${own ? `${os.id} ${os.codename} (postgresql)` : `PGDG (${event.repo_url})`}`);
+  progress.info(
+    `PostgreSQL ${major} is not installed; installing it from ${own ? `${os.id} ${os.codename} (postgresql)` : `PGDG (${event.repo_url})`}`,
+  );
   // As install-packages: refresh the lists first unless told not to or they are fresh enough; a
   // repository just added is read whatever the policy says.
   let policy = { update: event.update, cacheValidSec: event.cache_valid_sec };
@@ -80,7 +90,9 @@ async function ensureServer(run: Run): Promise<{ found: ServerInventory; major: 
   await installPackages(
     run.apt,
     [name],
-    own ? `PostgreSQL ${major} from ${os.id} ${os.codename}` : `PostgreSQL ${major} from ${event.repo_url} ${os.codename}-pgdg`,
+    own
+      ? `PostgreSQL ${major} from ${os.id} ${os.codename}`
+      : `PostgreSQL ${major} from ${event.repo_url} ${os.codename}-pgdg`,
     policy,
   );
   const after = await inspectInstallation(remote);
@@ -88,7 +100,9 @@ async function ensureServer(run: Run): Promise<{ found: ServerInventory; major: 
   if (!pkg) {
     throw new Error(
       `apt-get installed ${name} but postgresql-${major} is still not installed (installed: ${after.packages.map((p) => `postgresql-${p.major}`).join(", ") || "none"}); ` +
-        (own ? `another repository on the VM (PGDG?) provides a newer "postgresql": set pg_version to the major you want` : "check the repository on the VM"),
+        (own
+          ? `another repository on the VM (PGDG?) provides a newer "postgresql": set pg_version to the major you want`
+          : "check the repository on the VM"),
     );
   }
   run.changes.push(installedLine(major, pkg.version));
@@ -109,7 +123,10 @@ async function ensurePgdg(run: Run, policy: { update: boolean; cacheValidSec?: n
           keyUrl: pgdgKeyUrl(event.repo_url, event.repo_key_url),
           fingerprints: event.repo_key_fingerprint,
         },
-        { progress, ensureCurl: () => installPackages(run.apt, ["curl", "ca-certificates"], "curl for the PGDG key", policy) },
+        {
+          progress,
+          ensureCurl: () => installPackages(run.apt, ["curl", "ca-certificates"], "curl for the PGDG key", policy),
+        },
       ),
     "pgdg",
   );
@@ -131,14 +148,21 @@ async function ensureCluster(run: Run, found: ServerInventory, major: string): P
     // The package creates "main" unless createcluster.conf says otherwise, or it was dropped since.
     await progress.step(
       `creating cluster ${major}/main`,
-      () => remote.run(command("pg_createcluster", major, "main"), { sudo: true, label: `pg_createcluster ${major} main`, timeoutMs: 300_000, mutates: true }),
+      () =>
+        remote.run(command("pg_createcluster", major, "main"), {
+          sudo: true,
+          label: `pg_createcluster ${major} main`,
+          timeoutMs: 300_000,
+          mutates: true,
+        }),
       "cluster",
     );
     run.changes.push(clusterCreatedLine(major));
     const again = await inspectInstallation(remote);
     cluster = chooseCluster(again, major).cluster;
     units = again.units;
-    if (!cluster) throw new Error(`pg_createcluster ${major} main succeeded but pg_lsclusters does not list the cluster on the VM`);
+    if (!cluster)
+      throw new Error(`pg_createcluster ${major} main succeeded but pg_lsclusters does not list the cluster on the VM`);
   }
   const unit = clusterUnit(cluster);
   const active = units[unit] ?? "unknown";
@@ -159,7 +183,18 @@ export const handler = defineHandler({
   async run({ event, check, remote, apt, os, progress, secrets }): Promise<InstallPostgresReport> {
     registerPasswordForms(secrets, event.db_password);
     await requireSystemd(remote, "PostgreSQL");
-    const run: Run = { event, remote, apt, os, progress, secrets, changes: [], warnings: [], revoked: [], resolved: {} };
+    const run: Run = {
+      event,
+      remote,
+      apt,
+      os,
+      progress,
+      secrets,
+      changes: [],
+      warnings: [],
+      revoked: [],
+      resolved: {},
+    };
     // Before anything changes, in a check too: a listen_addresses name that is not the VM's own.
     run.resolved = await resolveListenNames(remote, event.listen_addresses);
     if (check) return checkInstallation(run);
@@ -173,12 +208,32 @@ export const handler = defineHandler({
     const roles = planRoles(recorded?.roles[name] ?? [], event.db_user, grantedLogin, state.recorded_roles ?? {});
     reportSkippedRoles(run, roles.skipped);
     await revokeRoles(run, port, roles.revoke);
-    const change = await writeConfiguration(run, state, port, recorded ? (recorded.hba[state.hba_file] ?? []) : undefined);
+    const change = await writeConfiguration(
+      run,
+      state,
+      port,
+      recorded ? (recorded.hba[state.hba_file] ?? []) : undefined,
+    );
     const { restarted, reloaded } = await applyConfiguration(run, cluster, state, change);
-    await saveGrants(run, inventory, recorded, updatedSection(recorded, state.hba_file, change.owned, name, roles.record));
+    await saveGrants(
+      run,
+      inventory,
+      recorded,
+      updatedSection(recorded, state.hba_file, change.owned, name, roles.record),
+    );
     const { host, serverVersion } = await verifyLogin(run, port, change.listen, state.hba_file, reloaded);
 
-    const facts = { serverVersion, major, installedFrom, cluster: name, port, listen: change.listen, restarted, reloaded, verifiedHost: host };
+    const facts = {
+      serverVersion,
+      major,
+      installedFrom,
+      cluster: name,
+      port,
+      listen: change.listen,
+      restarted,
+      reloaded,
+      verifiedHost: host,
+    };
     const report = postgresReport(run, facts);
     progress.info(report.summary);
     return report;

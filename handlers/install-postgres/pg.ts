@@ -39,7 +39,16 @@ export function parseServerPackages(stdout: string): ServerPackage[] {
   return out.sort((a, b) => Number(a.major) - Number(b.major));
 }
 
-export { type Cluster, type ClusterListing, clusterUnit, isClusterLog, parseClusters, parseUnits, pickCluster, type RefusedCluster } from "./clusters";
+export {
+  type Cluster,
+  type ClusterListing,
+  clusterUnit,
+  isClusterLog,
+  parseClusters,
+  parseUnits,
+  pickCluster,
+  type RefusedCluster,
+} from "./clusters";
 
 /** "15.20" from server_version "15.20 (Debian 15.20-0+deb12u1)". */
 export function shortServerVersion(serverVersion: string): string {
@@ -267,5 +276,7 @@ export function verifyHost(listen: string, resolved: Record<string, string[]> = 
   const addresses = resolved[first] ?? [];
   const chosen = addresses.find((a) => isIpv4(a)) ?? addresses[0];
   if (chosen !== undefined) return chosen;
-  throw new Error(`listen_addresses: ${first} was not resolved on the VM before the TCP login check; nothing is sent to it`);
+  throw new Error(
+    `listen_addresses: ${first} was not resolved on the VM before the TCP login check; nothing is sent to it`,
+  );
 }

@@ -19,7 +19,11 @@ const BIND_FAILURE = "could not (bind|create listen socket)";
  * postmaster does not come up; one that came up without some address of listen_addresses (it only logs
  * that) does not count as up either: the lines it logged since the restart are the error.
  */
-async function restartAndCheck(remote: Remote, cluster: Cluster, verb: "restart" | "start"): Promise<{ ok: boolean; stopped: boolean; error?: string }> {
+async function restartAndCheck(
+  remote: Remote,
+  cluster: Cluster,
+  verb: "restart" | "start",
+): Promise<{ ok: boolean; stopped: boolean; error?: string }> {
   const unit = clusterUnit(cluster);
   const log = cluster.logFile ? quote(cluster.logFile) : undefined;
   const action = clusterServiceCommand(verb, unit);
@@ -43,7 +47,9 @@ export async function serverError(remote: Remote, cluster: Cluster): Promise<str
     timeoutMs: 30_000,
   });
   const lines = r.stdout.split("\n").filter((l) => /FATAL|could not (bind|create)|PANIC|invalid value/.test(l));
-  const picked = [...new Set(lines.map((l) => l.replace(/^.*?(LOG|FATAL|WARNING|PANIC|ERROR):\s+/, "$1: ").trim()))].slice(-4);
+  const picked = [
+    ...new Set(lines.map((l) => l.replace(/^.*?(LOG|FATAL|WARNING|PANIC|ERROR):\s+/, "$1: ").trim())),
+  ].slice(-4);
   return picked.length ? picked.join("; ") : `no FATAL line in its log (see journalctl -u ${unit})`;
 }
 
@@ -70,8 +76,16 @@ export async function restartOrRollBack(
   const first = await restartAndCheck(remote, cluster, "restart");
   if (first.ok) return;
   const why = first.stopped ? await serverError(remote, cluster) : (first.error ?? "");
-  progress.info(`${unit} did not come back as asked with listen_addresses '${listen}' (${why}); rolling back to '${previous.listen}'`);
-  if (previous.text === null) await remote.run(`rm -f ${quote(dropIn)}`, { user: "postgres", label: `removing ${dropIn}`, timeoutMs: 30_000, mutates: true });
+  progress.info(
+    `${unit} did not come back as asked with listen_addresses '${listen}' (${why}); rolling back to '${previous.listen}'`,
+  );
+  if (previous.text === null)
+    await remote.run(`rm -f ${quote(dropIn)}`, {
+      user: "postgres",
+      label: `removing ${dropIn}`,
+      timeoutMs: 30_000,
+      mutates: true,
+    });
   else await writeFile(remote, dropIn, previous.text, "0644");
   const back = await restartAndCheck(remote, cluster, first.stopped ? "start" : "restart");
   const where = `PostgreSQL ${cluster.major}/${cluster.name}`;
@@ -97,13 +111,19 @@ export async function startFixingDropIn(run: Run, cluster: Cluster): Promise<voi
     return;
   } catch (err) {
     const dropIn = clusterDropIn(cluster);
-    const found = await remote.run(`cat ${quote(dropIn)} 2>/dev/null; true`, { sudo: true, label: `reading ${dropIn}`, timeoutMs: 30_000 });
+    const found = await remote.run(`cat ${quote(dropIn)} 2>/dev/null; true`, {
+      sudo: true,
+      label: `reading ${dropIn}`,
+      timeoutMs: 30_000,
+    });
     const m = /^\s*listen_addresses\s*=\s*'([^']*)'/m.exec(found.stdout);
     const wanted = normalizeListen(event.listen_addresses);
     if (!m || normalizeListen(m[1]) === wanted) throw err;
     const why = await serverError(remote, cluster);
     await writeFile(remote, dropIn, dropInContent(wanted), "0644");
     await startOrExplain(remote, unit, cluster);
-    run.changes.push(`${unit} would not start with listen_addresses '${m[1]}' in ${dropIn} (${why}): rewritten to '${wanted}', started`);
+    run.changes.push(
+      `${unit} would not start with listen_addresses '${m[1]}' in ${dropIn} (${why}): rewritten to '${wanted}', started`,
+    );
   }
 }

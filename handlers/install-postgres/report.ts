@@ -79,7 +79,10 @@ export function postgresReport(run: Run, f: ServerFacts): InstallPostgresReport 
     allowed_cidrs: event.allow_remote ? event.allowed_cidrs : [],
     restarted: f.restarted,
     reloaded: f.reloaded,
-    verified: f.verifiedHost === undefined ? null : { host: f.verifiedHost, port: f.port, user: event.db_user, database: event.db_name },
+    verified:
+      f.verifiedHost === undefined
+        ? null
+        : { host: f.verifiedHost, port: f.port, user: event.db_user, database: event.db_name },
     revoked: run.revoked,
   };
 }

@@ -15,7 +15,13 @@ export async function readServerState(run: Run, port: number, recordedRoles: str
   const label = "psql (reading the role, the database and the settings)";
   const state = await progress.step(
     "reading the role, the database and the settings",
-    () => psqlJson<ServerState>(remote, port, inspectSql(event.db_name, event.db_user, DROPIN_NAME, validRoleNames(recordedRoles)), label),
+    () =>
+      psqlJson<ServerState>(
+        remote,
+        port,
+        inspectSql(event.db_name, event.db_user, DROPIN_NAME, validRoleNames(recordedRoles)),
+        label,
+      ),
     "inspect_sql",
   );
   // Before any change: a check fails here too, as the real run would.
@@ -26,7 +32,10 @@ export async function readServerState(run: Run, port: number, recordedRoles: str
 }
 
 /** What `state` calls for; an ASCII password's SCRAM secret is made here and registered as a secret. */
-export function planRoleDatabase(run: Run, state: ServerState): { plan: RoleDbPlan; changes: string[]; grantedLogin: boolean } {
+export function planRoleDatabase(
+  run: Run,
+  state: ServerState,
+): { plan: RoleDbPlan; changes: string[]; grantedLogin: boolean } {
   const { plan, changes } = planRoleAndDatabase(state, run.event, (pw) => {
     const secret = scramSecret(pw);
     run.secrets.add(secret, "db_password_scram");
@@ -36,7 +45,11 @@ export function planRoleDatabase(run: Run, state: ServerState): { plan: RoleDbPl
 }
 
 /** `recordedRoles`: the roles the inventory lists for this cluster. grantedLogin: this run gave the role LOGIN. */
-export async function ensureRoleAndDatabase(run: Run, port: number, recordedRoles: string[]): Promise<{ state: ServerState; grantedLogin: boolean }> {
+export async function ensureRoleAndDatabase(
+  run: Run,
+  port: number,
+  recordedRoles: string[],
+): Promise<{ state: ServerState; grantedLogin: boolean }> {
   const { event, remote, progress } = run;
   const db = event.db_name;
   const user = event.db_user;
@@ -46,7 +59,11 @@ export async function ensureRoleAndDatabase(run: Run, port: number, recordedRole
     progress.info(`role ${user} (password unchanged) and database ${db} (owner ${user}) are as wanted`);
     return { state, grantedLogin };
   }
-  await progress.step(changes.join("; "), () => psql(remote, port, applySql(plan, db, user), "psql (role and database)", { mutates: true }), "role_db");
+  await progress.step(
+    changes.join("; "),
+    () => psql(remote, port, applySql(plan, db, user), "psql (role and database)", { mutates: true }),
+    "role_db",
+  );
   run.changes.push(...changes);
   return { state, grantedLogin };
 }

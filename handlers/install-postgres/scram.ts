@@ -78,7 +78,11 @@ function keys(prepared: string, salt: Buffer, iterations: number): { storedKey: 
 }
 
 /** The secret PostgreSQL would store for `password` (already SASLprep'd when not ASCII). */
-export function scramSecret(prepared: string, salt: Buffer = crypto.randomBytes(SCRAM_SALT_BYTES), iterations = SCRAM_ITERATIONS): string {
+export function scramSecret(
+  prepared: string,
+  salt: Buffer = crypto.randomBytes(SCRAM_SALT_BYTES),
+  iterations = SCRAM_ITERATIONS,
+): string {
   const { storedKey, serverKey } = keys(prepared, salt, iterations);
   return `SCRAM-SHA-256$${iterations}:${salt.toString("base64")}$${storedKey.toString("base64")}:${serverKey.toString("base64")}`;
 }
@@ -86,12 +90,18 @@ export function scramSecret(prepared: string, salt: Buffer = crypto.randomBytes(
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 
 /** Canonical base64 (RFC 4648, padded) of 1..maxBytes bytes, or a reason it is not. */
-function base64Field(text: string, what: string, bytes: { min: number; max: number }): { value?: Buffer; problem?: string } {
+function base64Field(
+  text: string,
+  what: string,
+  bytes: { min: number; max: number },
+): { value?: Buffer; problem?: string } {
   if (text === "" || !BASE64.test(text)) return { problem: `its ${what} is not base64` };
   const value = Buffer.from(text, "base64");
   if (value.toString("base64") !== text) return { problem: `its ${what} is not canonical base64` };
   if (value.length < bytes.min || value.length > bytes.max) {
-    return { problem: `its ${what} is ${value.length} bytes, not ${bytes.min === bytes.max ? bytes.min : `${bytes.min} to ${bytes.max}`}` };
+    return {
+      problem: `its ${what} is ${value.length} bytes, not ${bytes.min === bytes.max ? bytes.min : `${bytes.min} to ${bytes.max}`}`,
+    };
   }
   return { value };
 }
@@ -101,30 +111,48 @@ function base64Field(text: string, what: string, bytes: { min: number; max: numb
  * decimal from 1 to `maxIterations` (see iterationCap), a salt of 1 to 64 bytes and both keys of exactly
  * 32, all canonical base64. `problem` says what is wrong (no part of the secret is quoted).
  */
-export function readScramSecret(text: string, maxIterations = SCRAM_ITERATIONS): { secret?: ScramSecret; problem?: string } {
+export function readScramSecret(
+  text: string,
+  maxIterations = SCRAM_ITERATIONS,
+): { secret?: ScramSecret; problem?: string } {
   if (text.length > 512) return { problem: `it is ${text.length} characters long` };
   const m = /^SCRAM-SHA-256\$([^:$]*):([^$]*)\$([^:]*):(.*)$/s.exec(text);
   if (!m) return { problem: "it is not iterations:salt$StoredKey:ServerKey" };
   const [, iter, saltText, storedText, serverText] = m;
-  if (!/^[1-9][0-9]{0,9}$/.test(iter)) return { problem: `its iteration count ${JSON.stringify(iter.slice(0, 20))} is not a whole number from 1` };
+  if (!/^[1-9][0-9]{0,9}$/.test(iter))
+    return { problem: `its iteration count ${JSON.stringify(iter.slice(0, 20))} is not a whole number from 1` };
   const iterations = Number(iter);
-  if (iterations > maxIterations) return { problem: `its iteration count ${iterations} is above the ${maxIterations} this installer computes` };
+  if (iterations > maxIterations)
+    return { problem: `its iteration count ${iterations} is above the ${maxIterations} this installer computes` };
   const salt = base64Field(saltText, "salt", { min: 1, max: MAX_SCRAM_SALT_BYTES });
   const storedKey = base64Field(storedText, "StoredKey", { min: SCRAM_KEY_BYTES, max: SCRAM_KEY_BYTES });
   const serverKey = base64Field(serverText, "ServerKey", { min: SCRAM_KEY_BYTES, max: SCRAM_KEY_BYTES });
   const problem = salt.problem ?? storedKey.problem ?? serverKey.problem;
   if (problem) return { problem };
-  return { secret: { iterations, salt: salt.value as Buffer, storedKey: storedKey.value as Buffer, serverKey: serverKey.value as Buffer } };
+  return {
+    secret: {
+      iterations,
+      salt: salt.value as Buffer,
+      storedKey: storedKey.value as Buffer,
+      serverKey: serverKey.value as Buffer,
+    },
+  };
 }
 
 /** Parses a stored SCRAM-SHA-256 secret; undefined for anything else (md5, plain, null) and for one readScramSecret refuses. */
-export function parseScramSecret(text: string | null | undefined, maxIterations = SCRAM_ITERATIONS): ScramSecret | undefined {
+export function parseScramSecret(
+  text: string | null | undefined,
+  maxIterations = SCRAM_ITERATIONS,
+): ScramSecret | undefined {
   if (!text?.startsWith("SCRAM-SHA-256$")) return undefined;
   return readScramSecret(text, maxIterations).secret;
 }
 
 /** Why a stored secret that says it is SCRAM-SHA-256 is not checked (it is replaced instead); undefined when it is fine or not SCRAM. */
-export function scramVerifierProblem(text: string | null | undefined, maxIterations = SCRAM_ITERATIONS): string | undefined {
+export function scramVerifierProblem(
+  text: string | null | undefined,
+  maxIterations = SCRAM_ITERATIONS,
+): string | undefined {
   if (!text?.startsWith("SCRAM-SHA-256$")) return undefined;
   return readScramSecret(text, maxIterations).problem;
 }
@@ -146,7 +174,12 @@ export type StoredPasswordState =
  * salt or key of the wrong length or not base64) is never computed: it is "different", so the password
  * is set again, which replaces it with a verifier of sane iterations.
  */
-export function storedPasswordState(stored: string | null | undefined, password: string, user: string, maxIterations = SCRAM_ITERATIONS): StoredPasswordState {
+export function storedPasswordState(
+  stored: string | null | undefined,
+  password: string,
+  user: string,
+  maxIterations = SCRAM_ITERATIONS,
+): StoredPasswordState {
   if (stored?.startsWith("SCRAM-SHA-256$")) {
     const scram = readScramSecret(stored, maxIterations).secret;
     if (!scram) return "different";

@@ -5,12 +5,27 @@ import { command, quote } from "../../shared/shell-quote";
 import type { Apt } from "../common/apt";
 import { ensurePackages } from "../common/ensure-packages";
 import { type Remote, runLong } from "../common/exec";
-import { type Cluster, parseClusters, parsePsqlJson, parseServerPackages, parseUnits, pgpassField, type RefusedCluster, type ServerPackage } from "./pg";
+import {
+  type Cluster,
+  parseClusters,
+  parsePsqlJson,
+  parseServerPackages,
+  parseUnits,
+  pgpassField,
+  type RefusedCluster,
+  type ServerPackage,
+} from "./pg";
 import { LEGACY_PGDG_KEYRING } from "./pgdg";
 import { WHOAMI_SQL } from "./sql";
 
 /** psql as the postgres superuser over the local socket, SQL on stdin, stopping at the first error. */
-export function psql(remote: Remote, port: number, sql: string, label: string, opts: { mutates?: boolean } = {}): Promise<{ stdout: string }> {
+export function psql(
+  remote: Remote,
+  port: number,
+  sql: string,
+  label: string,
+  opts: { mutates?: boolean } = {},
+): Promise<{ stdout: string }> {
   // `cd /`: the login user's home may be closed to postgres, and psql would complain about it.
   return remote.run(`cd / && psql -X -q -A -t -v ON_ERROR_STOP=1 -p ${port} -d postgres -f -`, {
     user: "postgres",
@@ -92,15 +107,41 @@ const NO_SHM_MARK = "vm-install: /dev/shm is not a tmpfs";
  * job is killed, and the kernel frees it with the last process. Without a tmpfs at /dev/shm nothing is
  * written and the check fails saying so. Returns psql's result or stderr.
  */
-export async function tcpLogin(remote: Remote, t: { host: string; port: number; db: string; user: string; password: string }) {
+export async function tcpLogin(
+  remote: Remote,
+  t: { host: string; port: number; db: string; user: string; password: string },
+) {
   const pgpass = `${[t.host, String(t.port), t.db, t.user, t.password].map(pgpassField).join(":")}\n`;
-  const psqlCmd = command("psql", "-X", "-w", "-q", "-A", "-t", "-h", t.host, "-p", String(t.port), "-U", t.user, "-d", t.db, "-c", WHOAMI_SQL);
+  const psqlCmd = command(
+    "psql",
+    "-X",
+    "-w",
+    "-q",
+    "-A",
+    "-t",
+    "-h",
+    t.host,
+    "-p",
+    String(t.port),
+    "-U",
+    t.user,
+    "-d",
+    t.db,
+    "-c",
+    WHOAMI_SQL,
+  );
   const r = await remote.run(
     `umask 077; case "$(stat -f -c %T /dev/shm 2>/dev/null)" in tmpfs|ramfs) ;; *) echo ${quote(NO_SHM_MARK)} >&2; exit ${NO_SHM_EXIT};; esac; ` +
       `d=$(mktemp -d /dev/shm/vm-install.XXXXXX) || exit 1; ` +
       `{ cat > "$d/pgpass" && exec 3< "$d/pgpass"; } ; rc=$?; rm -rf "$d"; [ "$rc" = 0 ] || exit 1; ` +
       `PGPASSFILE=/proc/self/fd/3 PGCONNECT_TIMEOUT=10 ${psqlCmd}`,
-    { stdin: pgpass, check: false, env: { LC_MESSAGES: "C" }, label: `psql -h ${t.host} -p ${t.port} -U ${t.user} -d ${t.db}`, timeoutMs: 60_000 },
+    {
+      stdin: pgpass,
+      check: false,
+      env: { LC_MESSAGES: "C" },
+      label: `psql -h ${t.host} -p ${t.port} -U ${t.user} -d ${t.db}`,
+      timeoutMs: 60_000,
+    },
   );
   if (r.code === NO_SHM_EXIT && r.stderr.includes(NO_SHM_MARK)) {
     throw new Error(
@@ -113,7 +154,12 @@ export async function tcpLogin(remote: Remote, t: { host: string; port: number; 
 }
 
 /** apt-get install through the shared Apt helper; throws when any of `specs` could not be installed. */
-export async function installPackages(apt: Apt, specs: string[], what: string, policy: { update: boolean; cacheValidSec?: number }): Promise<void> {
+export async function installPackages(
+  apt: Apt,
+  specs: string[],
+  what: string,
+  policy: { update: boolean; cacheValidSec?: number },
+): Promise<void> {
   const outcome = await ensurePackages(apt, specs, policy);
   if (outcome.failed.length) {
     throw new Error(`could not install ${what}: ${outcome.failed.map((f) => `${f.name}: ${f.reason}`).join("; ")}`);
@@ -140,11 +186,20 @@ export function clusterServiceCommand(verb: "start" | "restart", unit: string): 
 /** systemctl start; on failure the message points at the unit's journal and the cluster's log. */
 export async function startOrExplain(remote: Remote, unit: string, cluster: Cluster): Promise<void> {
   try {
-    await runLong(remote, clusterServiceCommand("start", unit), { label: `systemctl start ${unit}`, timeoutMs: 300_000 });
+    await runLong(remote, clusterServiceCommand("start", unit), {
+      label: `systemctl start ${unit}`,
+      timeoutMs: 300_000,
+    });
   } catch (err) {
-    throw new Error(`${(err as Error).message}\nsee \`journalctl -u ${unit}\` and ${cluster.logFile ?? "the cluster's log"} on the VM`);
+    throw new Error(
+      `${(err as Error).message}\nsee \`journalctl -u ${unit}\` and ${cluster.logFile ?? "the cluster's log"} on the VM`,
+    );
   }
-  const again = await remote.run(`systemctl is-active ${quote(unit)}`, { check: false, label: `systemctl is-active ${unit}`, timeoutMs: 30_000 });
+  const again = await remote.run(`systemctl is-active ${quote(unit)}`, {
+    check: false,
+    label: `systemctl is-active ${unit}`,
+    timeoutMs: 30_000,
+  });
   if (again.stdout.trim() !== "active") {
     throw new Error(
       `${unit} is ${again.stdout.trim()} right after systemctl start: see \`journalctl -u ${unit}\` and ${cluster.logFile ?? "the cluster's log"} on the VM`,

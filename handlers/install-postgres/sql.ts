@@ -166,4 +166,5 @@ export interface Settled {
 }
 
 /** What the TCP login check selects: who we are, where, and the exact server version. */
-export const WHOAMI_SQL = "SELECT json_build_object('user', current_user, 'database', current_database(), 'server_version', current_setting('server_version'))";
+export const WHOAMI_SQL =
+  "SELECT json_build_object('user', current_user, 'database', current_database(), 'server_version', current_setting('server_version'))";

@@ -29,10 +29,16 @@ export async function verifyLogin(
   );
   if (login.code !== 0) {
     const why = login.stderr.trim().split("\n").slice(-3).join(" ") || `psql exit ${login.code}`;
-    throw new Error(`${user} could not log in to ${db} over TCP at ${host}:${port}: ${why} (${loginHint(why, host, port, hbaFile)})`);
+    throw new Error(
+      `${user} could not log in to ${db} over TCP at ${host}:${port}: ${why} (${loginHint(why, host, port, hbaFile)})`,
+    );
   }
-  const who = parsePsqlJson<{ user: string; database: string; server_version: string }>(login.stdout, "the TCP login check");
-  if (who.user !== user || who.database !== db) throw new Error(`the TCP login check ran as ${who.user} in ${who.database}, not ${user} in ${db}`);
+  const who = parsePsqlJson<{ user: string; database: string; server_version: string }>(
+    login.stdout,
+    "the TCP login check",
+  );
+  if (who.user !== user || who.database !== db)
+    throw new Error(`the TCP login check ran as ${who.user} in ${who.database}, not ${user} in ${db}`);
   return { host, serverVersion: shortServerVersion(who.server_version) };
 }
 
@@ -44,6 +50,7 @@ function loginHint(why: string, host: string, port: number, hbaFile: string): st
       ? `pg_hba.conf (${hbaFile}) has no host rule for ${host}: the stock rules for 127.0.0.1/32 and ::1/128 were removed? Put one back`
       : `pg_hba.conf (${hbaFile}) has no host rule for ${host}: add a network covering it to allowed_cidrs (with allow_remote), or add localhost to listen_addresses`;
   }
-  if (/password authentication failed/.test(why)) return "the password stored for the role does not match (was it changed while the job ran?)";
+  if (/password authentication failed/.test(why))
+    return "the password stored for the role does not match (was it changed while the job ran?)";
   return `is the server listening on ${host}:${port}?`;
 }

@@ -116,7 +116,9 @@ export function bundleHandler(props: BundleProps): Bundle {
   }
 
   if (!fs.existsSync(entry)) {
-    throw new Error(`bundling ${props.handler}: ${entry} does not exist; every installer needs handlers/<name>/handler.ts exporting install(event)`);
+    throw new Error(
+      `bundling ${props.handler}: ${entry} does not exist; every installer needs handlers/<name>/handler.ts exporting install(event)`,
+    );
   }
   const { code, metafile } = runEsbuild(props.handler, bundleOptions(entry, minify));
   runs++;
@@ -138,7 +140,10 @@ export function bundleHandler(props: BundleProps): Bundle {
     ...Object.keys(metafile.inputs).map((f) => path.resolve(PROJECT_ROOT, f)),
     ...Object.values(SSH2_REPLACEMENTS).map((f) => path.resolve(PROJECT_ROOT, f)),
   ];
-  const result: Built = { bundle, inputs: new Map([...read, ...BUILDER_FILES].map((f) => [f, sha256Of(fs.readFileSync(f))])) };
+  const result: Built = {
+    bundle,
+    inputs: new Map([...read, ...BUILDER_FILES].map((f) => [f, sha256Of(fs.readFileSync(f))])),
+  };
   built.set(key, result);
   writeManifest(manifest, result);
   return bundle;
@@ -154,7 +159,10 @@ const BUILDER_FILES = [__filename, path.join(__dirname, "esbuild-worker.js"), re
  */
 function readManifest(file: string): Built | undefined {
   try {
-    const { bundle, inputs } = JSON.parse(fs.readFileSync(file, "utf8")) as { bundle: Bundle; inputs: [string, string][] };
+    const { bundle, inputs } = JSON.parse(fs.readFileSync(file, "utf8")) as {
+      bundle: Bundle;
+      inputs: [string, string][];
+    };
     return { bundle, inputs: new Map(inputs) };
   } catch {
     return undefined;
@@ -195,7 +203,11 @@ function esbuildWorker(): { thread: Worker; port: MessagePort } {
   if (worker) return worker;
   const { port1, port2 } = new MessageChannel();
   // execArgv [] keeps preloads such as bin/ts-register.js out of the worker, as esbuild does for its own.
-  const thread = new Worker(path.join(__dirname, "esbuild-worker.js"), { workerData: { workerPort: port2 }, transferList: [port2], execArgv: [] });
+  const thread = new Worker(path.join(__dirname, "esbuild-worker.js"), {
+    workerData: { workerPort: port2 },
+    transferList: [port2],
+    execArgv: [],
+  });
   // Idle, neither holds the process open: a synth exits as soon as its work is done.
   thread.unref();
   port1.unref();

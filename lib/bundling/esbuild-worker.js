@@ -24,7 +24,9 @@ const realPath = (file) => {
  * node_modules that is a symlink). `used` collects the replaced files, for the caller to check.
  */
 function replaceFiles(root, replacements, used) {
-  const byPath = new Map(Object.entries(replacements).map(([from, to]) => [realPath(path.resolve(root, from)), path.resolve(root, to)]));
+  const byPath = new Map(
+    Object.entries(replacements).map(([from, to]) => [realPath(path.resolve(root, from)), path.resolve(root, to)]),
+  );
   const names = Object.keys(replacements).map((f) => path.basename(f).replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
   return {
     name: "replace-files",
@@ -34,18 +36,32 @@ function replaceFiles(root, replacements, used) {
         const standIn = byPath.get(realPath(args.path));
         if (!standIn) return undefined;
         used.push(args.path);
-        return { contents: fs.readFileSync(standIn), loader: "js", resolveDir: path.dirname(args.path), watchFiles: [standIn] };
+        return {
+          contents: fs.readFileSync(standIn),
+          loader: "js",
+          resolveDir: path.dirname(args.path),
+          watchFiles: [standIn],
+        };
       });
     },
   };
 }
 
-const messages = (list) => (list ?? []).map((e) => ({ text: e.text, location: e.location ? { file: e.location.file, line: e.location.line } : undefined }));
+const messages = (list) =>
+  (list ?? []).map((e) => ({
+    text: e.text,
+    location: e.location ? { file: e.location.file, line: e.location.line } : undefined,
+  }));
 
 async function build(esbuild, { options, replacements }) {
   try {
     const replaced = [];
-    const result = await esbuild.build({ ...options, metafile: true, write: false, plugins: [replaceFiles(options.absWorkingDir, replacements, replaced)] });
+    const result = await esbuild.build({
+      ...options,
+      metafile: true,
+      write: false,
+      plugins: [replaceFiles(options.absWorkingDir, replacements, replaced)],
+    });
     return { code: result.outputFiles[0].contents, metafile: result.metafile, replaced };
   } catch (err) {
     const errors = messages(err?.errors);

@@ -46,7 +46,10 @@ function jobsOf(vm: VmConfig, catalog: readonly CatalogEntry[]): { jobs: CheckJo
     handlersDir: def.handlersDir,
     name: `${jobName(vm.name, def.handler)}-check`,
     event: { ...installerEvent(vm, def, i > 0), check: true },
-    secretEnv: Object.entries(secretVariableNames(vm, def)).map(([field, name]) => ({ field, variable: `TF_VAR_${name}` })),
+    secretEnv: Object.entries(secretVariableNames(vm, def)).map(([field, name]) => ({
+      field,
+      variable: `TF_VAR_${name}`,
+    })),
     timeoutSec: vm.installers[def.key].waitTimeoutSec,
   }));
   return { jobs, skipped: catalog.filter((def) => !enabled.includes(def)).map((def) => def.handler) };
@@ -54,7 +57,8 @@ function jobsOf(vm: VmConfig, catalog: readonly CatalogEntry[]): { jobs: CheckJo
 
 /** Why the deployed state cannot name this VM's address or host key; undefined when it can. */
 function stateProblem(vm: VmConfig, outputs: Record<string, string>): string | undefined {
-  if (!outputs[addressOutputName(vm.name)]) return `${vm.name} is not in the deployed state: deploy it first (npm run deploy)`;
+  if (!outputs[addressOutputName(vm.name)])
+    return `${vm.name} is not in the deployed state: deploy it first (npm run deploy)`;
   if (!vm.hostKeySha256 && !outputs[hostKeyIds(vm.name).output]) {
     return `the deployed state shows no host key for ${vm.name} (a deploy that never reached it, or one by an older version): run npm run deploy`;
   }

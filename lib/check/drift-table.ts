@@ -4,17 +4,32 @@
 import { COLOURS, renderTable } from "../text-table";
 import type { DriftRow, DriftState } from "./run-checks";
 
-const COLOUR: Record<DriftState, string> = { "in sync": COLOURS.green, drift: COLOURS.yellow, error: COLOURS.red, skipped: COLOURS.dim };
+const COLOUR: Record<DriftState, string> = {
+  "in sync": COLOURS.green,
+  drift: COLOURS.yellow,
+  error: COLOURS.red,
+  skipped: COLOURS.dim,
+};
 const HEADINGS = ["VM", "INSTALLER", "CHECK", "DURATION", "WHAT A DEPLOY WOULD CHANGE"];
 
 function cells(row: DriftRow): string[] {
   const what = row.state === "drift" ? row.wouldChange.join("; ") : row.state === "error" ? row.summary : "-";
-  return [row.vm, row.installer, row.state, row.durationMs === undefined ? "-" : `${(row.durationMs / 1000).toFixed(1)}s`, what];
+  return [
+    row.vm,
+    row.installer,
+    row.state,
+    row.durationMs === undefined ? "-" : `${(row.durationMs / 1000).toFixed(1)}s`,
+    what,
+  ];
 }
 
 /** The table, then the closing line: what the exit code means, and where errors' full progress is. */
 export function renderDriftTable(rows: DriftRow[], colour: boolean): string {
-  const table = renderTable(HEADINGS, rows.map(cells), { colour, colourColumn: 2, colourOf: (i) => COLOUR[rows[i].state] });
+  const table = renderTable(HEADINGS, rows.map(cells), {
+    colour,
+    colourColumn: 2,
+    colourOf: (i) => COLOUR[rows[i].state],
+  });
   const drift = rows.filter((r) => r.state === "drift");
   const errors = rows.filter((r) => r.state === "error");
   const warnings = rows.flatMap((r) => r.warnings.map((w) => `  ${r.vm} ${r.installer}: ${w}`));

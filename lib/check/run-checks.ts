@@ -41,7 +41,12 @@ export interface RunChecksOptions {
   environment?: NodeJS.ProcessEnv;
 }
 
-function row(job: Pick<CheckJob, "vm" | "installer">, state: DriftState, summary: string, extra: Partial<DriftRow> = {}): DriftRow {
+function row(
+  job: Pick<CheckJob, "vm" | "installer">,
+  state: DriftState,
+  summary: string,
+  extra: Partial<DriftRow> = {},
+): DriftRow {
   return { vm: job.vm, installer: job.installer, state, wouldChange: [], summary, warnings: [], ...extra };
 }
 
@@ -60,18 +65,26 @@ function rowOf(job: CheckJob, phase: string, message: string, extra: Partial<Dri
   } catch {
     return row(job, "error", `the job's result is not JSON: ${message.slice(0, 200)}`, extra);
   }
-  if (!Array.isArray(result.would_change)) return row(job, "error", "the job's result has no would_change: was it bundled from an older version?", extra);
+  if (!Array.isArray(result.would_change))
+    return row(job, "error", "the job's result has no would_change: was it bundled from an older version?", extra);
   const wouldChange = result.would_change.map(String);
   const warnings = Array.isArray(result.warnings) ? result.warnings.map(String) : [];
   const handlerMs = typeof result.timings_ms?.total === "number" ? result.timings_ms.total : undefined;
-  return row(job, wouldChange.length ? "drift" : "in sync", String(result.summary ?? ""), { ...extra, wouldChange, warnings, handlerMs });
+  return row(job, wouldChange.length ? "drift" : "in sync", String(result.summary ?? ""), {
+    ...extra,
+    wouldChange,
+    warnings,
+    handlerMs,
+  });
 }
 
 /** Secrets the job needs and the environment lacks, in words; undefined when all are there. */
 function missingSecrets(job: CheckJob, environment: NodeJS.ProcessEnv): string | undefined {
   const missing = job.secretEnv.filter((s) => !environment[s.variable]);
   if (!missing.length) return undefined;
-  return missing.map((s) => `${s.variable} is not set: export it with the value the deploy used (${job.installer}'s ${s.field})`).join("; ");
+  return missing
+    .map((s) => `${s.variable} is not set: export it with the value the deploy used (${job.installer}'s ${s.field})`)
+    .join("; ");
 }
 
 async function runOne(target: CheckTarget, job: CheckJob, opts: RunChecksOptions): Promise<DriftRow> {
@@ -82,7 +95,14 @@ async function runOne(target: CheckTarget, job: CheckJob, opts: RunChecksOptions
   const started = Date.now();
   try {
     const inv = await resolveInvocation(
-      { installer: job.installer, handlersDir: job.handlersDir, event: job.event, sshKeyFile: target.keyFile, secretEnv: job.secretEnv, name: job.name },
+      {
+        installer: job.installer,
+        handlersDir: job.handlersDir,
+        event: job.event,
+        sshKeyFile: target.keyFile,
+        secretEnv: job.secretEnv,
+        name: job.name,
+      },
       { ...(opts.environment ?? process.env), ...target.env },
     );
     const dir = bundleHandler({ handler: job.installer, handlersDir: job.handlersDir }).dir;
@@ -114,11 +134,17 @@ async function checkVm(target: CheckTarget, opts: RunChecksOptions): Promise<Dri
     }
     opts.say(`${job.vm} ${job.installer}: checking`);
     const done = await runOne(target, job, opts);
-    const what = done.state === "drift" ? `drift, ${done.wouldChange.length} would change` : done.state === "error" ? `error: ${done.summary}` : done.state;
+    const what =
+      done.state === "drift"
+        ? `drift, ${done.wouldChange.length} would change`
+        : done.state === "error"
+          ? `error: ${done.summary}`
+          : done.state;
     opts.say(`${job.vm} ${job.installer}: ${what} (${((done.durationMs ?? 0) / 1000).toFixed(1)}s)`);
     rows.push(done);
   }
-  for (const installer of target.skipped) rows.push(row({ vm: target.vm, installer }, "skipped", "disabled in cdktf.json"));
+  for (const installer of target.skipped)
+    rows.push(row({ vm: target.vm, installer }, "skipped", "disabled in cdktf.json"));
   return rows.sort((a, b) => target.order.indexOf(a.installer) - target.order.indexOf(b.installer));
 }
 

@@ -27,11 +27,23 @@ type RawBackend = {
   usePathStyle?: boolean;
 };
 
-const PG_NAME = string({ pattern: /^[a-z_][a-z0-9_]{0,62}$/, allowed: "a PostgreSQL schema name (lowercase letters, digits, _)" });
+const PG_NAME = string({
+  pattern: /^[a-z_][a-z0-9_]{0,62}$/,
+  allowed: "a PostgreSQL schema name (lowercase letters, digits, _)",
+});
 const BUCKET = string({ pattern: /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, allowed: "an S3 bucket name" });
-const STATE_KEY = string({ pattern: /^[A-Za-z0-9!_.*'()/-]{1,1024}$/, allowed: "an object key such as vm-install/terraform.tfstate" });
-const REGION = string({ pattern: /^[a-z0-9-]{1,32}$/, allowed: 'a region name such as "eu-central-1" (any name an S3-compatible store accepts)' });
-const ENDPOINT = string({ pattern: /^https?:\/\/[^\s"'`$\\]+$/, allowed: "an http(s) URL of an S3-compatible endpoint" });
+const STATE_KEY = string({
+  pattern: /^[A-Za-z0-9!_.*'()/-]{1,1024}$/,
+  allowed: "an object key such as vm-install/terraform.tfstate",
+});
+const REGION = string({
+  pattern: /^[a-z0-9-]{1,32}$/,
+  allowed: 'a region name such as "eu-central-1" (any name an S3-compatible store accepts)',
+});
+const ENDPOINT = string({
+  pattern: /^https?:\/\/[^\s"'`$\\]+$/,
+  allowed: "an http(s) URL of an S3-compatible endpoint",
+});
 
 /** Which keys each type takes, and which of them it requires. */
 const KEYS: Record<RawBackend["type"], { takes: (keyof RawBackend)[]; needs: (keyof RawBackend)[] }> = {
@@ -42,7 +54,10 @@ const KEYS: Record<RawBackend["type"], { takes: (keyof RawBackend)[]; needs: (ke
 
 export const backendSetting: Validator<RawBackend> = refine(
   object<RawBackend>({
-    type: required(oneOf(["local", "pg", "s3"] as const), 'where the state lives: "local" (a file beside the project), "pg" or "s3" (shared)'),
+    type: required(
+      oneOf(["local", "pg", "s3"] as const),
+      'where the state lives: "local" (a file beside the project), "pg" or "s3" (shared)',
+    ),
     schemaName: optional(
       PG_NAME,
       undefined,
@@ -50,17 +65,32 @@ export const backendSetting: Validator<RawBackend> = refine(
     ),
     bucket: optional(BUCKET, undefined, "s3: the bucket (required)"),
     key: optional(STATE_KEY, undefined, "s3: the state object's key (required)"),
-    region: optional(REGION, undefined, "s3: the region (required); credentials come from AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or a profile"),
-    endpoint: optional(ENDPOINT, undefined, "s3: the endpoint of an S3-compatible store (MinIO, Ceph, a cloud's S3 API)"),
-    usePathStyle: optional(boolean(), undefined, "s3: bucket in the path, not the host name (most S3-compatible stores need it)"),
+    region: optional(
+      REGION,
+      undefined,
+      "s3: the region (required); credentials come from AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or a profile",
+    ),
+    endpoint: optional(
+      ENDPOINT,
+      undefined,
+      "s3: the endpoint of an S3-compatible store (MinIO, Ceph, a cloud's S3 API)",
+    ),
+    usePathStyle: optional(
+      boolean(),
+      undefined,
+      "s3: bucket in the path, not the host name (most S3-compatible stores need it)",
+    ),
   }),
   (value, path, problems) => {
     const { takes, needs } = KEYS[value.type];
     for (const key of Object.keys(value) as (keyof RawBackend)[]) {
       if (key !== "type" && !takes.includes(key))
-        problems.push(`${path}.${key}: not a setting of backend "${value.type}"${takes.length ? `; it takes ${takes.join(", ")}` : ""}`);
+        problems.push(
+          `${path}.${key}: not a setting of backend "${value.type}"${takes.length ? `; it takes ${takes.join(", ")}` : ""}`,
+        );
     }
-    for (const key of needs) if (value[key] === undefined) problems.push(`${path}.${key}: required for backend "${value.type}"`);
+    for (const key of needs)
+      if (value[key] === undefined) problems.push(`${path}.${key}: required for backend "${value.type}"`);
   },
   "Where the Terraform state lives (default local); credentials come from the environment, never from cdktf.json.",
 );

@@ -7,7 +7,17 @@
 // parsed as YAML 1.1 too and the VM gets the values cloud-init would have read from the file itself
 // (Terraform's yamlencode quotes every string it writes back). Timestamps stay the text they were.
 import * as fs from "node:fs";
-import { isMap, isScalar, isSeq, LineCounter, type Node, type Pair, parseAllDocuments, parseDocument, type Tags } from "yaml";
+import {
+  isMap,
+  isScalar,
+  isSeq,
+  LineCounter,
+  type Node,
+  type Pair,
+  parseAllDocuments,
+  parseDocument,
+  type Tags,
+} from "yaml";
 
 /** What cloud-init accepts as a user-data header for a cloud-config document. */
 const HEADER = "#cloud-config";
@@ -56,12 +66,20 @@ export function checkCloudInit(text: string, loginUser: string): CloudInitRead {
   const doc = parseDocument(text, { ...options, lineCounter: lines });
   if (doc.errors.length > 0) {
     return {
-      problems: doc.errors.map((e) => `line ${e.linePos?.[0].line ?? "?"}: not YAML: ${e.message.split("\n")[0].replace(/ at line \d+, column \d+:?$/, "")}`),
+      problems: doc.errors.map(
+        (e) =>
+          `line ${e.linePos?.[0].line ?? "?"}: not YAML: ${e.message.split("\n")[0].replace(/ at line \d+, column \d+:?$/, "")}`,
+      ),
     };
   }
-  if (doc.contents === null || (isScalar(doc.contents) && doc.contents.value === null)) return { document: {}, problems: [] };
+  if (doc.contents === null || (isScalar(doc.contents) && doc.contents.value === null))
+    return { document: {}, problems: [] };
   if (!isMap(doc.contents))
-    return { problems: [`line ${lineOf(lines, doc.contents)}: the document must be a mapping of cloud-config keys, not a list or a scalar`] };
+    return {
+      problems: [
+        `line ${lineOf(lines, doc.contents)}: the document must be a mapping of cloud-config keys, not a list or a scalar`,
+      ],
+    };
 
   // What cloud-init will read, merge keys (<<) and aliases resolved: a key can reach it without being
   // written at the top level; the file's own lines only name where.
@@ -90,7 +108,9 @@ export function checkCloudInit(text: string, loginUser: string): CloudInitRead {
         `${at}: the login user is vms[].user ("${loginUser}"), created from user_login and user_public_key; set vms[].user instead, and add other users under users:`,
       );
     } else if (key === "system_info" && isObject(value) && "default_user" in value) {
-      problems.push(`${at}.default_user: the login user is vms[].user ("${loginUser}"); set vms[].user instead of the image's default user`);
+      problems.push(
+        `${at}.default_user: the login user is vms[].user ("${loginUser}"); set vms[].user instead of the image's default user`,
+      );
     } else if (key === "users") {
       problems.push(...usersProblems(value, pairOf(key)?.value ?? null, lines, loginUser, at));
     }
@@ -114,15 +134,21 @@ function usersProblems(value: unknown, node: Node | null, lines: LineCounter, lo
     const line = items[i] ? `line ${lineOf(lines, items[i])}: users entry` : `${at}: entry ${i + 1}`;
     const name = typeof item === "string" ? item : isObject(item) ? item.name : undefined;
     const text = typeof name === "string" || typeof name === "number" ? String(name) : undefined;
-    if (text === undefined || text === "") problems.push(`${line}: needs a name (a mapping with name: <user>, or "default")`);
+    if (text === undefined || text === "")
+      problems.push(`${line}: needs a name (a mapping with name: <user>, or "default")`);
     else if (text === loginUser) {
-      problems.push(`${line} "${text}" is the login user (vms[].user), which the stack adds with its key and sudo; leave it out of users:`);
+      problems.push(
+        `${line} "${text}" is the login user (vms[].user), which the stack adds with its key and sudo; leave it out of users:`,
+      );
     }
   });
   return problems;
 }
 
-function lineOf(lines: LineCounter, node: { range?: [number, number, number] | null } | null | undefined): number | string {
+function lineOf(
+  lines: LineCounter,
+  node: { range?: [number, number, number] | null } | null | undefined,
+): number | string {
   return node?.range ? lines.linePos(node.range[0]).line : "?";
 }
 

@@ -21,8 +21,24 @@ import {
 } from "../../shared/validate";
 import { type CatalogEntry, INSTALLERS } from "../installers/catalog";
 import { type BackendConfig, backendSetting, DEFAULT_BACKEND } from "./backend";
-import { DEFAULT_JOB_TARGET, DEFAULT_PARALLELISM, DEFAULT_STACK_NAME, MAX_PARALLELISM, NUBES_DEFAULTS, SLESS_DEFAULTS, VM_DEFAULTS } from "./defaults";
-import type { HostKeysMode, InstallersConfig, NubesConfig, SlessConfig, SshRetryConfig, VmConfig, VmInstallConfig } from "./types";
+import {
+  DEFAULT_JOB_TARGET,
+  DEFAULT_PARALLELISM,
+  DEFAULT_STACK_NAME,
+  MAX_PARALLELISM,
+  NUBES_DEFAULTS,
+  SLESS_DEFAULTS,
+  VM_DEFAULTS,
+} from "./defaults";
+import type {
+  HostKeysMode,
+  InstallersConfig,
+  NubesConfig,
+  SlessConfig,
+  SshRetryConfig,
+  VmConfig,
+  VmInstallConfig,
+} from "./types";
 
 /** The cdktf.json context key that holds the whole configuration. */
 export const CONTEXT_KEY = "vmInstall";
@@ -50,7 +66,9 @@ function installersFields(catalog: readonly CatalogEntry[]): Validator<RawInstal
 type RawVm = Omit<Partial<VmConfig>, "installers" | "name"> & { name: string; installers?: RawInstallers };
 const vmFields = (installers: Validator<RawInstallers>) =>
   object<RawVm>({
-    name: required(string({ pattern: NAME, allowed: "a lowercase letter, then lowercase letters, digits or -, at most 31" })),
+    name: required(
+      string({ pattern: NAME, allowed: "a lowercase letter, then lowercase letters, digits or -, at most 31" }),
+    ),
     kind: optional(oneOf(["nubes", "existing"] as const)),
     vappName: optional(nonEmpty),
     cpu: optional(integer(1, 64)),
@@ -99,7 +117,9 @@ const contextFields = (catalog: readonly CatalogEntry[]): Validator<RawConfig> =
         providerVersion: optional(nonEmpty),
         vdcUid: required(nonEmpty),
         nsxtUid: required(nonEmpty),
-        vappName: optional(string({ pattern: NAME, allowed: "a lowercase letter, then lowercase letters, digits or -" })),
+        vappName: optional(
+          string({ pattern: NAME, allowed: "a lowercase letter, then lowercase letters, digits or -" }),
+        ),
         deleteMode: optional(oneOf(["delete", "suspend", "state_only"] as const)),
         resumeIfExists: optional(boolean()),
       }),
@@ -127,7 +147,9 @@ export function templateSyntaxProblems(value: unknown, path = ""): string[] {
   if (typeof value === "string") {
     const found = /[$%]\{/.exec(value);
     return found
-      ? [`${path}: contains "${found[0]}", which Terraform reads as template syntax in the synthesized configuration; remove it (no setting needs it)`]
+      ? [
+          `${path}: contains "${found[0]}", which Terraform reads as template syntax in the synthesized configuration; remove it (no setting needs it)`,
+        ]
       : [];
   }
   if (Array.isArray(value)) return value.flatMap((item, i) => templateSyntaxProblems(item, `${path}[${i}]`));
@@ -158,7 +180,8 @@ export function parseConfig(raw: unknown, catalog: readonly CatalogEntry[] = INS
   try {
     given = validate(contextFields(catalog), raw, where);
   } catch (err) {
-    if (err instanceof ValidationError && templates.length > 0) throw new ValidationError(where, [...templates, ...err.problems]);
+    if (err instanceof ValidationError && templates.length > 0)
+      throw new ValidationError(where, [...templates, ...err.problems]);
     throw err;
   }
   const problems: string[] = [...templates];
@@ -167,12 +190,17 @@ export function parseConfig(raw: unknown, catalog: readonly CatalogEntry[] = INS
   const sless: SlessConfig = { ...SLESS_DEFAULTS, ...given.sless };
   const vms = given.vms.map((vm, i) => resolveVm(vm, given.installers ?? {}, nubes, catalog, `vms[${i}]`, problems));
   if (!nubes && vms.some((vm) => vm.kind === "nubes")) {
-    problems.push(`nubes: required when a VM is of kind "nubes" (the default); give nubes.vdcUid and nubes.nsxtUid, or make every VM kind "existing"`);
+    problems.push(
+      `nubes: required when a VM is of kind "nubes" (the default); give nubes.vdcUid and nubes.nsxtUid, or make every VM kind "existing"`,
+    );
   }
 
   const seen = new Map<string, number>();
   vms.forEach((vm, i) => {
-    if (seen.has(vm.name)) problems.push(`vms[${i}].name: "${vm.name}" is already used by vms[${seen.get(vm.name)}]; VM names must be unique`);
+    if (seen.has(vm.name))
+      problems.push(
+        `vms[${i}].name: "${vm.name}" is already used by vms[${seen.get(vm.name)}]; VM names must be unique`,
+      );
     seen.set(vm.name, i);
   });
   if (problems.length > 0) throw new ValidationError(where, problems);
@@ -190,7 +218,18 @@ export function parseConfig(raw: unknown, catalog: readonly CatalogEntry[] = INS
 }
 
 /** Keys that describe a Nubes VM to create; meaningless for a host that already exists. */
-const NUBES_ONLY_KEYS = ["vappName", "cpu", "ram", "disk", "image", "publicKeyPath", "accessPorts", "addressKey", "zabbix", "cloudInit"] as const;
+const NUBES_ONLY_KEYS = [
+  "vappName",
+  "cpu",
+  "ram",
+  "disk",
+  "image",
+  "publicKeyPath",
+  "accessPorts",
+  "addressKey",
+  "zabbix",
+  "cloudInit",
+] as const;
 
 function resolveVm(
   raw: RawVm,
@@ -201,13 +240,18 @@ function resolveVm(
   problems: string[],
 ): VmConfig {
   if (raw.kind === "existing") {
-    if (raw.address === undefined) problems.push(`${path}.address: required for kind "existing": the host's IP address or name`);
+    if (raw.address === undefined)
+      problems.push(`${path}.address: required for kind "existing": the host's IP address or name`);
     for (const key of NUBES_ONLY_KEYS) {
-      if (raw[key] !== undefined) problems.push(`${path}.${key}: only for kind "nubes" (a VM this stack creates); remove it from an existing host`);
+      if (raw[key] !== undefined)
+        problems.push(
+          `${path}.${key}: only for kind "nubes" (a VM this stack creates); remove it from an existing host`,
+        );
     }
   }
   // A pinned VM keeps its pin: the image's own key, which it presents from the first contact on.
-  const hostKeys = raw.hostKeys ?? (raw.kind === "existing" || raw.hostKeySha256 !== undefined ? "first-contact" : "delivered");
+  const hostKeys =
+    raw.hostKeys ?? (raw.kind === "existing" || raw.hostKeySha256 !== undefined ? "first-contact" : "delivered");
   problems.push(...hostKeysProblems(raw, hostKeys, path));
   if (raw.strictHostKeys && raw.hostKeySha256 === undefined && hostKeys === "first-contact") {
     problems.push(
@@ -218,7 +262,8 @@ function resolveVm(
   const installers: Record<string, Record<string, unknown>> = {};
   for (const def of catalog) {
     const settings = { ...configDefaults(allSettings(def)), ...top[def.key], ...own[def.key] };
-    if (settings.enabled) problems.push(...(def.check?.(settings) ?? []).map((p) => `${path}.installers.${def.key}.${p}`));
+    if (settings.enabled)
+      problems.push(...(def.check?.(settings) ?? []).map((p) => `${path}.installers.${def.key}.${p}`));
     installers[def.key] = settings;
   }
   const { installers: _ignored, ...fields } = raw;

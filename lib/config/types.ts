@@ -134,6 +134,10 @@ export type DockerConfig = ConfigOfDefinition<typeof dockerDefinition>;
 export type PostgresConfig = ConfigOfDefinition<typeof postgresDefinition>;
 
 /** Each installer's settings by its key: the built-in ones typed, any other (a plugged-in installer) generic. */
-export type InstallersConfig = { readonly packages: PackagesConfig; readonly docker: DockerConfig; readonly postgres: PostgresConfig } & {
+export type InstallersConfig = {
+  readonly packages: PackagesConfig;
+  readonly docker: DockerConfig;
+  readonly postgres: PostgresConfig;
+} & {
   readonly [key: string]: InstallerCommonConfig & Record<string, unknown>;
 };

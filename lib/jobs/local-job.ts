@@ -71,7 +71,10 @@ function jobCommandLine(spec: JobSpec, resultFile: string, logDir: string, runne
       timeoutSec: spec.waitTimeoutSec,
       resultTfstate: resultFile,
       logDir,
-      secretEnv: Object.entries(spec.secretEvent).map(([field, variable]) => ({ field, variable: `TF_VAR_${variable.friendlyUniqueId}` })),
+      secretEnv: Object.entries(spec.secretEvent).map(([field, variable]) => ({
+        field,
+        variable: `TF_VAR_${variable.friendlyUniqueId}`,
+      })),
     },
     runnerRoot,
     // node as the deploying machine's PATH finds it: cdktf itself runs on it.
@@ -84,7 +87,12 @@ export function localJobTarget(props: LocalJobProps) {
   return (scope: Construct, id: string, spec: JobSpec): InstallerJob => {
     const c = spec.connection;
     const resultFile = props.paths.placed(path.join(props.resultsDir, `${spec.name}.tfstate`));
-    const command = jobCommandLine(spec, resultFile, props.paths.placed(path.join(props.resultsDir, "logs")), props.paths.placed(root));
+    const command = jobCommandLine(
+      spec,
+      resultFile,
+      props.paths.placed(path.join(props.resultsDir, "logs")),
+      props.paths.placed(root),
+    );
     const jobEnv: Partial<Record<JobEnvVar, string>> = {
       VM_IP: c.address,
       SSH_USER: c.user,
@@ -106,11 +114,20 @@ export function localJobTarget(props: LocalJobProps) {
         event,
         connection: JSON.stringify([c.address, c.user, c.port, c.privateKeyPath ?? "", c.hostKeySha256 ?? ""]),
         ...(secretVariables.length > 0
-          ? { secrets: secretTriggerExpression(props.paths.placed(secretTriggerFile(props.resultsDir, spec.name)), secretVariables) }
+          ? {
+              secrets: secretTriggerExpression(
+                props.paths.placed(secretTriggerFile(props.resultsDir, spec.name)),
+                secretVariables,
+              ),
+            }
           : {}),
       },
       input: { name: spec.name, result_file: resultFile },
-      dependsOn: spec.previous ? [...spec.dependsOn, spec.previous] : spec.dependsOn.length > 0 ? spec.dependsOn : undefined,
+      dependsOn: spec.previous
+        ? [...spec.dependsOn, spec.previous]
+        : spec.dependsOn.length > 0
+          ? spec.dependsOn
+          : undefined,
       provisioners: [
         {
           type: "local-exec",

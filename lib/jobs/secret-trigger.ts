@@ -54,7 +54,10 @@ export function secretTrigger(values: readonly string[], salt: string): string {
 }
 
 /** The jobs that carry a secret trigger, each with its secret variables in the order the trigger takes them. */
-export function secretTriggerJobs(config: VmInstallConfig, installers: readonly CatalogEntry[] = INSTALLERS): { job: string; variables: string[] }[] {
+export function secretTriggerJobs(
+  config: VmInstallConfig,
+  installers: readonly CatalogEntry[] = INSTALLERS,
+): { job: string; variables: string[] }[] {
   if (config.jobTarget !== "local") return [];
   return config.vms.flatMap((vm) =>
     installers
@@ -76,7 +79,12 @@ export function secretTriggerJobs(config: VmInstallConfig, installers: readonly 
  * Writes the trigger of each job whose secrets `env` holds, rewriting a file only when it changed; a job
  * whose secrets are not all set keeps its last trigger (`cdktf synth` without them). Returns the files written.
  */
-export function writeSecretTriggers(projectDir: string, config: VmInstallConfig, env: NodeJS.ProcessEnv, installers?: readonly CatalogEntry[]): string[] {
+export function writeSecretTriggers(
+  projectDir: string,
+  config: VmInstallConfig,
+  env: NodeJS.ProcessEnv,
+  installers?: readonly CatalogEntry[],
+): string[] {
   const written: string[] = [];
   for (const { job, variables } of secretTriggerJobs(config, installers)) {
     const values = variables.map((v) => env[`TF_VAR_${v}`]);

@@ -34,7 +34,10 @@ export function slessJobTarget(props: SlessJobProps) {
       // A secret joins the event only as a Terraform reference, so cdktf.out holds var.<name>, not the value.
       eventJson:
         secrets.length > 0
-          ? Fn.jsonencode({ ...spec.event, ...Object.fromEntries(secrets.map(([field, variable]) => [field, variable.value])) })
+          ? Fn.jsonencode({
+              ...spec.event,
+              ...Object.fromEntries(secrets.map(([field, variable]) => [field, variable.value])),
+            })
           : JSON.stringify(spec.event),
       runId: spec.runId,
       waitTimeoutSec: spec.waitTimeoutSec,

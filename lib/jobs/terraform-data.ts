@@ -3,7 +3,15 @@
 // process spawns for 20 VMs, most of a 20-VM synth. This one checks once per process instead.
 import { execFileSync } from "node:child_process";
 import type { Construct, IValidation } from "constructs";
-import { anyToHclTerraform, anyToTerraform, hashMapper, hashMapperHcl, type TerraformMetaArguments, TerraformResource, TerraformStack } from "../cdktf";
+import {
+  anyToHclTerraform,
+  anyToTerraform,
+  hashMapper,
+  hashMapperHcl,
+  type TerraformMetaArguments,
+  TerraformResource,
+  TerraformStack,
+} from "../cdktf";
 
 export interface TerraformDataConfig extends TerraformMetaArguments {
   /** Stored in state and reflected in `output` after apply. */
@@ -29,9 +37,13 @@ class TerraformSupportsData implements IValidation {
           ? [`could not read Terraform's version from \`terraform version\`: ${text.split("\n")[0]}`]
           : major > 1 || (major === 1 && minor >= 4)
             ? []
-            : [`Terraform ${major}.${minor} is too old for the local job target (terraform_data needs 1.4 or later): upgrade Terraform`];
+            : [
+                `Terraform ${major}.${minor} is too old for the local job target (terraform_data needs 1.4 or later): upgrade Terraform`,
+              ];
     } catch (err) {
-      versionProblems = [`the local job target needs Terraform >= 1.4, and \`terraform version\` failed: ${(err as Error).message}`];
+      versionProblems = [
+        `the local job target needs Terraform >= 1.4, and \`terraform version\` failed: ${(err as Error).message}`,
+      ];
     }
     return versionProblems;
   }
@@ -43,7 +55,11 @@ export class TerraformData extends TerraformResource {
     id: string,
     private readonly config: TerraformDataConfig,
   ) {
-    super(scope, id, { terraformResourceType: "terraform_data", terraformGeneratorMetadata: { providerName: "terraform" }, ...config });
+    super(scope, id, {
+      terraformResourceType: "terraform_data",
+      terraformGeneratorMetadata: { providerName: "terraform" },
+      ...config,
+    });
     const stack = TerraformStack.of(this);
     if (!checked.has(stack)) {
       checked.add(stack);
@@ -52,10 +68,16 @@ export class TerraformData extends TerraformResource {
   }
 
   protected synthesizeAttributes(): Record<string, unknown> {
-    return { input: hashMapper(anyToTerraform)(this.config.input), triggers_replace: hashMapper(anyToTerraform)(this.config.triggersReplace) };
+    return {
+      input: hashMapper(anyToTerraform)(this.config.input),
+      triggers_replace: hashMapper(anyToTerraform)(this.config.triggersReplace),
+    };
   }
 
   protected synthesizeHclAttributes(): Record<string, unknown> {
-    return { input: hashMapperHcl(anyToHclTerraform)(this.config.input), triggers_replace: hashMapperHcl(anyToHclTerraform)(this.config.triggersReplace) };
+    return {
+      input: hashMapperHcl(anyToHclTerraform)(this.config.input),
+      triggers_replace: hashMapperHcl(anyToHclTerraform)(this.config.triggersReplace),
+    };
   }
 }

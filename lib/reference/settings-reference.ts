@@ -101,7 +101,9 @@ export function cdktfJsonSchema(catalog: readonly CatalogEntry[] = INSTALLERS): 
     properties: {
       context: {
         type: "object",
-        properties: { vmInstall: { ...configSchema(catalog), description: "vm-install's configuration (README, Configuration)" } },
+        properties: {
+          vmInstall: { ...configSchema(catalog), description: "vm-install's configuration (README, Configuration)" },
+        },
         required: ["vmInstall"],
       },
     },

@@ -43,7 +43,15 @@ function report(phase, message) {
 }
 
 /** The error's message first, then a few frames of its stack that point into the job's code. */
-const BUILTIN_ERRORS = new Set(["TypeError", "ReferenceError", "RangeError", "SyntaxError", "EvalError", "URIError", "AggregateError"]);
+const BUILTIN_ERRORS = new Set([
+  "TypeError",
+  "ReferenceError",
+  "RangeError",
+  "SyntaxError",
+  "EvalError",
+  "URIError",
+  "AggregateError",
+]);
 
 function describeError(err) {
   if (!(err instanceof Error) && !(err && typeof err === "object" && typeof err.message === "string")) {
@@ -135,7 +143,9 @@ async function main() {
   const file = path.join(dir, `${moduleName}.js`);
   if (!fs.existsSync(file)) {
     const present = fs.readdirSync(dir).join(", ") || "nothing";
-    return fail(`entrypoint ${entrypoint}: ${file} does not exist (the directory holds ${present}); the job directory must be a bundle made by bundleHandler`);
+    return fail(
+      `entrypoint ${entrypoint}: ${file} does not exist (the directory holds ${present}); the job directory must be a bundle made by bundleHandler`,
+    );
   }
   confineModuleLookup(dir);
 
@@ -148,7 +158,9 @@ async function main() {
   const fn = mod ? mod[exportName] : undefined;
   if (typeof fn !== "function") {
     const exported = mod && typeof mod === "object" ? Object.keys(mod).join(", ") || "nothing" : typeof mod;
-    return fail(`entrypoint ${entrypoint}: ${moduleName}.js does not export a function "${exportName}" (it exports ${exported})`);
+    return fail(
+      `entrypoint ${entrypoint}: ${moduleName}.js does not export a function "${exportName}" (it exports ${exported})`,
+    );
   }
 
   let result;

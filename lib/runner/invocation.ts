@@ -80,13 +80,18 @@ function resolveSource(args: InvokeArgs, handlersDir: string): { installer?: str
   let dir: string | undefined;
   if (args.dir !== undefined) {
     dir = path.resolve(args.dir);
-    if (!fs.existsSync(dir) || !fs.statSync(dir).isDirectory()) throw new UsageError(`--dir ${args.dir}: no such directory`);
+    if (!fs.existsSync(dir) || !fs.statSync(dir).isDirectory())
+      throw new UsageError(`--dir ${args.dir}: no such directory`);
   }
   return { installer, dir };
 }
 
 /** The event from --event-env, --event-file or --event; a fresh object, as the secret fields go into it. */
-async function readEvent(args: InvokeArgs, environment: NodeJS.ProcessEnv, stdin: NodeJS.ReadableStream): Promise<Record<string, unknown>> {
+async function readEvent(
+  args: InvokeArgs,
+  environment: NodeJS.ProcessEnv,
+  stdin: NodeJS.ReadableStream,
+): Promise<Record<string, unknown>> {
   if (args.eventEnv !== undefined) {
     const name = args.eventEnv;
     const text = environment[name];
@@ -137,12 +142,19 @@ function resultFilePath(args: InvokeArgs): string | undefined {
 }
 
 /** Sets the --secret-env fields in `event`; returns every value to scrub, the key included. */
-function addSecrets(event: Record<string, unknown>, args: InvokeArgs, environment: NodeJS.ProcessEnv, sshKey: string | undefined): string[] {
+function addSecrets(
+  event: Record<string, unknown>,
+  args: InvokeArgs,
+  environment: NodeJS.ProcessEnv,
+  sshKey: string | undefined,
+): string[] {
   const secrets = eventSecrets(event);
   for (const { field, variable } of args.secretEnv ?? []) {
     const value = environment[variable];
     if (value === undefined || value === "") {
-      throw new UsageError(`--secret-env ${field}=${variable}: ${variable} is not set; export ${variable}=... before running (it holds the event's ${field})`);
+      throw new UsageError(
+        `--secret-env ${field}=${variable}: ${variable} is not set; export ${variable}=... before running (it holds the event's ${field})`,
+      );
     }
     event[field] = value;
     secrets.push(value);

@@ -11,7 +11,14 @@ import { LOG_RUNS_KEPT } from "./job-log";
 import { DEFAULT_ENTRYPOINT, DEFAULT_TIMEOUT_SEC, parseEntrypoint } from "./run-job";
 
 /** The job env_vars of the Job contract: nothing else from the invoking environment reaches the handler. */
-export const JOB_ENV_VARS = ["VM_IP", "SSH_USER", "SSH_KEY", "SSH_PORT", "SSH_HOST_KEY_SHA256", "SSH_HOST_KEY_SOURCE"] as const;
+export const JOB_ENV_VARS = [
+  "VM_IP",
+  "SSH_USER",
+  "SSH_KEY",
+  "SSH_PORT",
+  "SSH_HOST_KEY_SHA256",
+  "SSH_HOST_KEY_SOURCE",
+] as const;
 export type JobEnvVar = (typeof JOB_ENV_VARS)[number];
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -30,12 +37,23 @@ const OPTIONS = {
   "event-file": { type: "string", arg: "FILE", help: ['read the event from FILE; "-" reads stdin'] },
   timeout: { type: "string", arg: "SEC", help: [`kill the job after SEC seconds (default ${DEFAULT_TIMEOUT_SEC})`] },
   "ssh-key-file": { type: "string", arg: "PATH", help: ["read SSH_KEY from PATH instead of the environment"] },
-  "result-file": { type: "string", arg: "PATH", help: ['also write the final {"phase","message"} object to PATH (atomically)'] },
-  "result-tfstate": { type: "string", arg: "PATH", help: ["also write it as the outputs of a Terraform state file (for terraform_remote_state)"] },
+  "result-file": {
+    type: "string",
+    arg: "PATH",
+    help: ['also write the final {"phase","message"} object to PATH (atomically)'],
+  },
+  "result-tfstate": {
+    type: "string",
+    arg: "PATH",
+    help: ["also write it as the outputs of a Terraform state file (for terraform_remote_state)"],
+  },
   "log-dir": {
     type: "string",
     arg: "DIR",
-    help: ["also keep the job's progress in DIR/<name>-<UTC time>.log (0600, secrets scrubbed;", `the last ${LOG_RUNS_KEPT} runs of each job are kept)`],
+    help: [
+      "also keep the job's progress in DIR/<name>-<UTC time>.log (0600, secrets scrubbed;",
+      `the last ${LOG_RUNS_KEPT} runs of each job are kept)`,
+    ],
   },
   "event-env": { type: "string", arg: "NAME", help: ["read the event (JSON) from environment variable NAME"] },
   "secret-env": {
@@ -49,7 +67,11 @@ const OPTIONS = {
   },
   name: { type: "string", arg: "NAME", help: ["the job's name, shown in progress and in a failure"] },
   entrypoint: { type: "string", arg: "M.F", help: [`module.function to call (default ${DEFAULT_ENTRYPOINT})`] },
-  "handlers-dir": { type: "string", arg: "DIR", help: ["where <installer> folders are (default handlers/ of this project)"] },
+  "handlers-dir": {
+    type: "string",
+    arg: "DIR",
+    help: ["where <installer> folders are (default handlers/ of this project)"],
+  },
   help: { type: "boolean", short: "h", arg: "", help: ["this text"] },
 } as const;
 type Flag = keyof typeof OPTIONS;
@@ -65,7 +87,9 @@ export const USAGE = [
   USAGE_HEAD,
   "",
   ...usageLines("<installer>", ["bundle handlers/<installer>/handler.ts (as the stack does) and run it"]),
-  ...Object.entries(OPTIONS).flatMap(([flag, o]) => usageLines(flag === "help" ? "-h, --help" : `--${flag} ${o.arg}`, o.help)),
+  ...Object.entries(OPTIONS).flatMap(([flag, o]) =>
+    usageLines(flag === "help" ? "-h, --help" : `--${flag} ${o.arg}`, o.help),
+  ),
   "",
   `The job gets only these variables from the environment: ${JOB_ENV_VARS.join(", ")}.`,
   `Progress is printed to stdout; the last stdout line is {"phase": "Succeeded"|"Failed", "message": ...}.`,
@@ -117,7 +141,9 @@ export function parseEvent(text: string, where: string): Record<string, unknown>
   try {
     value = JSON.parse(text);
   } catch (err) {
-    throw new UsageError(`${where} is not valid JSON (${(err as Error).message}); pass one JSON object, e.g. --event '{"packages":["git"]}'`);
+    throw new UsageError(
+      `${where} is not valid JSON (${(err as Error).message}); pass one JSON object, e.g. --event '{"packages":["git"]}'`,
+    );
   }
   if (value === null || typeof value !== "object" || Array.isArray(value)) {
     throw new UsageError(
@@ -178,7 +204,8 @@ export function parseInvokeArgs(argv: readonly string[]): InvokeArgs | "help" {
   const event = o.event === undefined ? undefined : parseEvent(o.event, "--event");
   const timeoutSec = parseTimeout(o.timeout);
   const secretEnv = parseSecretEnv(o["secret-env"]);
-  if (o.name !== undefined && !JOB_NAME.test(o.name)) throw new UsageError(`--name ${o.name}: letters, digits, . _ - only`);
+  if (o.name !== undefined && !JOB_NAME.test(o.name))
+    throw new UsageError(`--name ${o.name}: letters, digits, . _ - only`);
 
   const args: { -readonly [K in keyof InvokeArgs]: InvokeArgs[K] } = {
     installer,
@@ -229,7 +256,9 @@ export function invokeArgv(args: InvokeArgs): string[] {
     parseInvokeArgs(argv);
   } catch (err) {
     const job = args.name === undefined ? "" : `job ${args.name}: `;
-    throw new Error(`${job}the job runner (bin/invoke.ts) would refuse the command line built for it, saying: ${(err as Error).message}`);
+    throw new Error(
+      `${job}the job runner (bin/invoke.ts) would refuse the command line built for it, saying: ${(err as Error).message}`,
+    );
   }
   return argv;
 }

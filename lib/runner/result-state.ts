@@ -22,7 +22,11 @@ export function resultAsTfstate(result: Pick<JobResult, "phase" | "message">, na
     phase: { value: result.phase, type: "string" },
     message: { value: result.message, type: "string" },
   };
-  return JSON.stringify({ version: 4, terraform_version: "1.0.0", serial: 1, lineage: `vm-install-${name}`, outputs, resources: [] }, null, 2);
+  return JSON.stringify(
+    { version: 4, terraform_version: "1.0.0", serial: 1, lineage: `vm-install-${name}`, outputs, resources: [] },
+    null,
+    2,
+  );
 }
 
 /** Writes beside the target, then renames: a reader (Terraform, a script) never sees a half-written file. */

@@ -93,7 +93,9 @@ function jobEnvironment(env: Record<string, string>): Record<string, string> {
   out.PATH ??= FALLBACK_PATH;
   for (const [name, value] of Object.entries(env)) {
     if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) {
-      throw new Error(`runJob: env var name ${JSON.stringify(name)} is invalid: use letters, digits and _ (not starting with a digit)`);
+      throw new Error(
+        `runJob: env var name ${JSON.stringify(name)} is invalid: use letters, digits and _ (not starting with a digit)`,
+      );
     }
     if (typeof value !== "string" || value.includes("\0")) {
       throw new Error(`runJob: env var ${name} must be a string without NUL characters (got ${typeof value})`);
@@ -119,11 +121,20 @@ function prepareJob(opts: RunJobOptions): PreparedJob {
   parseEntrypoint(entrypoint);
   const dir = path.resolve(opts.dir);
   if (!fs.existsSync(dir) || !fs.statSync(dir).isDirectory()) {
-    throw new Error(`runJob: job directory ${dir} does not exist or is not a directory; pass the dir returned by bundleHandler`);
+    throw new Error(
+      `runJob: job directory ${dir} does not exist or is not a directory; pass the dir returned by bundleHandler`,
+    );
   }
   const timeoutSec = opts.timeoutSec ?? DEFAULT_TIMEOUT_SEC;
-  if (typeof timeoutSec !== "number" || !Number.isFinite(timeoutSec) || timeoutSec <= 0 || timeoutSec * 1000 > 2 ** 31 - 1) {
-    throw new Error(`runJob: timeoutSec must be a positive number of seconds up to 2147483 (got ${String(timeoutSec)})`);
+  if (
+    typeof timeoutSec !== "number" ||
+    !Number.isFinite(timeoutSec) ||
+    timeoutSec <= 0 ||
+    timeoutSec * 1000 > 2 ** 31 - 1
+  ) {
+    throw new Error(
+      `runJob: timeoutSec must be a positive number of seconds up to 2147483 (got ${String(timeoutSec)})`,
+    );
   }
   const env = jobEnvironment(opts.env);
   const nonce = crypto.randomBytes(16).toString("hex");
@@ -222,10 +233,15 @@ function outcome(report: Report | undefined, ending: Ending, output: JobOutput, 
   if (report) return report;
   if (ending.stopReason !== undefined) {
     const tail = tailText(output.outputTail);
-    return { phase: "Failed", message: ending.stopReason + (tail ? `; last output:\n${tail}` : "; the handler printed nothing") };
+    return {
+      phase: "Failed",
+      message: ending.stopReason + (tail ? `; last output:\n${tail}` : "; the handler printed nothing"),
+    };
   }
   if (ending.spawnError && !ending.exit) return { phase: "Failed", message: couldNotStart(dir, ending.spawnError) };
-  const how = ending.exit?.signal ? `was killed by signal ${ending.exit.signal}` : `exited with code ${ending.exit?.code}`;
+  const how = ending.exit?.signal
+    ? `was killed by signal ${ending.exit.signal}`
+    : `exited with code ${ending.exit?.code}`;
   const tail = tailText(output.stderrTail);
   return {
     phase: "Failed",
@@ -243,7 +259,11 @@ export async function runJob(opts: RunJobOptions): Promise<JobResult> {
   const started = performance.now();
   const job = prepareJob(opts);
   const scrub = makeScrubber(opts.secrets);
-  const result = (r: Report): JobResult => ({ phase: r.phase, message: scrub(r.message), durationMs: Math.round(performance.now() - started) });
+  const result = (r: Report): JobResult => ({
+    phase: r.phase,
+    message: scrub(r.message),
+    durationMs: Math.round(performance.now() - started),
+  });
   let child: ChildProcess;
   try {
     child = startJob(job);

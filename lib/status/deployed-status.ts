@@ -29,11 +29,17 @@ function localRecord(resultsDir: string, job: string): LocalJobRecord | undefine
 
 /** The stack's outputs as name -> string value; throws with what to do when there is no deployed state. */
 function deployedOutputs(stackDir: string, projectDir: string): Record<string, string> {
-  if (!fs.existsSync(stackDir)) throw new Error(`${path.relative(projectDir, stackDir)} does not exist: nothing is deployed from here yet (npm run deploy)`);
+  if (!fs.existsSync(stackDir))
+    throw new Error(
+      `${path.relative(projectDir, stackDir)} does not exist: nothing is deployed from here yet (npm run deploy)`,
+    );
   const out = terraformIn(stackDir, projectDir, ["output", "-json"]);
-  if (out.status !== 0) throw new Error(`terraform output failed in ${stackDir}: ${out.stderr.trim().split("\n").slice(-3).join(" ")}`);
+  if (out.status !== 0)
+    throw new Error(`terraform output failed in ${stackDir}: ${out.stderr.trim().split("\n").slice(-3).join(" ")}`);
   const outputs = JSON.parse(out.stdout || "{}") as Record<string, { value: unknown }>;
-  return Object.fromEntries(Object.entries(outputs).map(([k, v]) => [k, typeof v.value === "string" ? v.value : JSON.stringify(v.value)]));
+  return Object.fromEntries(
+    Object.entries(outputs).map(([k, v]) => [k, typeof v.value === "string" ? v.value : JSON.stringify(v.value)]),
+  );
 }
 
 /** The resource addresses in the deployed state: which VM and which jobs exist now. */
@@ -41,7 +47,8 @@ function deployedResources(stackDir: string, projectDir: string): Set<string> {
   const out = terraformIn(stackDir, projectDir, ["state", "list"]);
   // Never deployed: no state at all, so nothing in it.
   if (out.status !== 0 && /No state file was found/.test(out.stderr)) return new Set();
-  if (out.status !== 0) throw new Error(`terraform state list failed in ${stackDir}: ${out.stderr.trim().split("\n").slice(-3).join(" ")}`);
+  if (out.status !== 0)
+    throw new Error(`terraform state list failed in ${stackDir}: ${out.stderr.trim().split("\n").slice(-3).join(" ")}`);
   return new Set(
     out.stdout
       .split("\n")
@@ -55,7 +62,10 @@ function deployedResources(stackDir: string, projectDir: string): Set<string> {
  * working copy sharing its state); throws saying what is missing. `say` hears about a synth or init this
  * working copy needed first.
  */
-export function readDeployed(projectDir: string, say: (line: string) => void = () => undefined): { config: VmInstallConfig; outputs: Record<string, string> } {
+export function readDeployed(
+  projectDir: string,
+  say: (line: string) => void = () => undefined,
+): { config: VmInstallConfig; outputs: Record<string, string> } {
   const { config, stackDir } = readProject(projectDir);
   ensureInitialized(projectDir, stackDir, say);
   return { config, outputs: deployedOutputs(stackDir, projectDir) };

@@ -41,8 +41,20 @@ interface ReportedResult {
 }
 
 /** One row from what was found; `local` wins where it is newer news (a failed run leaves outputs stale). */
-export function statusRow(vm: string, def: CatalogEntry, output: string | undefined, local?: LocalJobRecord): StatusRow {
-  const row: StatusRow = { vm, installer: def.handler, status: "not run", summary: "", log: local?.log, lastRun: local?.finishedAt };
+export function statusRow(
+  vm: string,
+  def: CatalogEntry,
+  output: string | undefined,
+  local?: LocalJobRecord,
+): StatusRow {
+  const row: StatusRow = {
+    vm,
+    installer: def.handler,
+    status: "not run",
+    summary: "",
+    log: local?.log,
+    lastRun: local?.finishedAt,
+  };
   if (output === "skipped") return { ...row, status: "skipped", summary: "disabled in cdktf.json" };
   if (local?.phase === "Failed") return { ...row, status: "failed", summary: firstLine(local.message) };
   const text = local?.phase === "Succeeded" ? local.message : output;
@@ -80,7 +92,12 @@ export interface StatusSources {
  * (or deleted outside Terraform, which refresh notices) the outputs may still hold the old VM's results;
  * the state does not: a job's old instance is destroyed before the new VM's one runs.
  */
-function notOfThisVm(config: VmInstallConfig, vm: VmConfig, def: CatalogEntry, state: ReadonlySet<string>): string | undefined {
+function notOfThisVm(
+  config: VmInstallConfig,
+  vm: VmConfig,
+  def: CatalogEntry,
+  state: ReadonlySet<string>,
+): string | undefined {
   if (vm.kind === "nubes" && !state.has(`nubes_vc_vm_v3.${vmResourceId(vm.name)}`)) {
     return `${vm.name} is not in the Terraform state (deleted outside Terraform, or its creation failed): no result of an earlier VM is shown; npm run deploy creates it and runs its installers`;
   }
@@ -92,7 +109,11 @@ function notOfThisVm(config: VmInstallConfig, vm: VmConfig, def: CatalogEntry, s
 }
 
 /** Every VM x installer of `config`, in config and catalog order. */
-export function statusRows(config: VmInstallConfig, outputs: Record<string, string>, sources: StatusSources = {}): StatusRow[] {
+export function statusRows(
+  config: VmInstallConfig,
+  outputs: Record<string, string>,
+  sources: StatusSources = {},
+): StatusRow[] {
   const { local = () => undefined, state, catalog = INSTALLERS } = sources;
   return config.vms.flatMap((vm) =>
     catalog.map((def) => {

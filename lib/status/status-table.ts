@@ -3,7 +3,13 @@
 import { COLOURS, renderTable } from "../text-table";
 import type { RowStatus, StatusRow } from "./status-rows";
 
-const COLOUR: Record<RowStatus, string> = { ok: COLOURS.green, partial: COLOURS.yellow, failed: COLOURS.red, skipped: COLOURS.dim, "not run": COLOURS.dim };
+const COLOUR: Record<RowStatus, string> = {
+  ok: COLOURS.green,
+  partial: COLOURS.yellow,
+  failed: COLOURS.red,
+  skipped: COLOURS.dim,
+  "not run": COLOURS.dim,
+};
 const HEADINGS = ["VM", "INSTALLER", "STATUS", "CHANGED", "DURATION", "LAST RUN", "HOST KEY", "SUMMARY"];
 
 function cells(row: StatusRow): string[] {
@@ -21,7 +27,11 @@ function cells(row: StatusRow): string[] {
 
 /** The table; `colour` for a terminal. Logs, when there are any, are listed under it. */
 export function renderStatusTable(rows: StatusRow[], colour: boolean): string {
-  const table = renderTable(HEADINGS, rows.map(cells), { colour, colourColumn: 2, colourOf: (i) => COLOUR[rows[i].status] });
+  const table = renderTable(HEADINGS, rows.map(cells), {
+    colour,
+    colourColumn: 2,
+    colourOf: (i) => COLOUR[rows[i].status],
+  });
   const logs = rows.filter((r) => r.log).map((r) => `  ${r.vm} ${r.installer}: ${r.log}`);
   return [table, ...(logs.length ? ["", "last run's full progress:", ...logs] : [])].join("\n");
 }

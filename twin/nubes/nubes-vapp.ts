@@ -21,7 +21,13 @@ export function nubesVapp(log: (line: string) => void): ResourceImplementation {
         );
       }
       const id = existing?.id ?? `vapp-${randomUUID()}`;
-      writeVapp({ id, vapp_name: name, vdc_uid: String(planned.vdc_uid), nsxt_uid: String(planned.nsxt_uid), status: "running" });
+      writeVapp({
+        id,
+        vapp_name: name,
+        vdc_uid: String(planned.vdc_uid),
+        nsxt_uid: String(planned.nsxt_uid),
+        status: "running",
+      });
       log(existing ? `vApp ${name}: adopted ${id}` : `vApp ${name}: created ${id}`);
       return { ...planned, id };
     },

@@ -24,7 +24,9 @@ async function adoptable(name: string, log: (line: string) => void): Promise<str
   const found = listSandboxes().find((s) => s.name === name);
   if (!found) return undefined;
   if (found.alive && found.status === "running") return getSandbox(name).address;
-  log(`VM ${name}: a stopped sandbox of that name is in the way; the twin cannot resume it, removing it and booting a new one`);
+  log(
+    `VM ${name}: a stopped sandbox of that name is in the way; the twin cannot resume it, removing it and booting a new one`,
+  );
   await stopSandbox(name);
   return undefined;
 }

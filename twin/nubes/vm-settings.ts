@@ -34,7 +34,9 @@ function portProblems(list: unknown): Diagnostic[] {
   } catch {
     ports = undefined;
   }
-  const ok = Array.isArray(ports) && ports.every((p) => typeof p === "string" && /^\d{1,5}$/.test(p) && Number(p) >= 1 && Number(p) <= 65535);
+  const ok =
+    Array.isArray(ports) &&
+    ports.every((p) => typeof p === "string" && /^\d{1,5}$/.test(p) && Number(p) >= 1 && Number(p) <= 65535);
   return ok
     ? []
     : [
@@ -86,7 +88,8 @@ export function vmProblems(config: CtyObject): Diagnostic[] {
     ["vm_cpu", vm_cpu],
     ["vm_ram", vm_ram],
   ] as const) {
-    if (typeof v === "number" && !(v >= 1)) out.push(errorDiagnostic(`nubes_vc_vm_v3: ${name} must be at least 1`, `got ${v}`, name));
+    if (typeof v === "number" && !(v >= 1))
+      out.push(errorDiagnostic(`nubes_vc_vm_v3: ${name} must be at least 1`, `got ${v}`, name));
   }
   return out;
 }

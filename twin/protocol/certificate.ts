@@ -25,7 +25,14 @@ export async function makeServerCertificate(): Promise<ServerCertificate> {
       notAfterDate: new Date(notBeforeDate.getTime() + 24 * 3600 * 1000 * 30),
       extensions: [
         { name: "basicConstraints", cA: true, critical: true },
-        { name: "keyUsage", digitalSignature: true, keyEncipherment: true, keyAgreement: true, keyCertSign: true, critical: true },
+        {
+          name: "keyUsage",
+          digitalSignature: true,
+          keyEncipherment: true,
+          keyAgreement: true,
+          keyCertSign: true,
+          critical: true,
+        },
         { name: "extKeyUsage", serverAuth: true, clientAuth: true },
         { name: "subjectAltName", altNames: [{ type: 2, value: "localhost" }] },
       ],

@@ -9,7 +9,12 @@ export interface Diagnostic {
 }
 
 export function errorDiagnostic(summary: string, detail = "", attribute?: string): Diagnostic {
-  return { severity: 1, summary, detail, ...(attribute ? { attribute: { steps: [{ attribute_name: attribute }] } } : {}) };
+  return {
+    severity: 1,
+    summary,
+    detail,
+    ...(attribute ? { attribute: { steps: [{ attribute_name: attribute }] } } : {}),
+  };
 }
 
 export function warningDiagnostic(summary: string, detail = ""): Diagnostic {

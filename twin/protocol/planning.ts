@@ -7,7 +7,9 @@ import type { SchemaBlock } from "./schema";
 
 /** Every attribute of the block, null when the object lacks it (cty objects always carry all of them). */
 export function withAllAttributes(block: SchemaBlock, value: Record<string, unknown> | null): CtyObject {
-  return Object.fromEntries(Object.keys(block.attributes).map((name) => [name, (value?.[name] ?? null) as CtyObject[string]]));
+  return Object.fromEntries(
+    Object.keys(block.attributes).map((name) => [name, (value?.[name] ?? null) as CtyObject[string]]),
+  );
 }
 
 export function requiredProblems(typeName: string, block: SchemaBlock, config: CtyObject): Diagnostic[] {
@@ -42,5 +44,8 @@ export function planChange(
     }
     return { planned, requiresReplace: [] };
   }
-  return { planned, requiresReplace: impl.replaceOn.filter((name) => !sameValue(prior[name] ?? null, proposed[name] ?? null)) };
+  return {
+    planned,
+    requiresReplace: impl.replaceOn.filter((name) => !sameValue(prior[name] ?? null, proposed[name] ?? null)),
+  };
 }

@@ -22,7 +22,13 @@ const PROTO_DIR = path.resolve(__dirname, "..", "proto");
 type GrpcPackage = any;
 
 export function loadProto(file: string): GrpcPackage {
-  const definition = protoLoader.loadSync(path.join(PROTO_DIR, file), { keepCase: true, longs: Number, enums: Number, defaults: true, oneofs: true });
+  const definition = protoLoader.loadSync(path.join(PROTO_DIR, file), {
+    keepCase: true,
+    longs: Number,
+    enums: Number,
+    defaults: true,
+    oneofs: true,
+  });
   return grpc.loadPackageDefinition(definition);
 }
 
@@ -73,7 +79,10 @@ export async function servePlugin(provider: UnaryHandlers, log: (line: string) =
   const pluginPkg = loadProto("go-plugin.proto").plugin;
   const health = loadProto("health.proto").grpc.health.v1;
 
-  const server = new grpc.Server({ "grpc.max_receive_message_length": MAX_MESSAGE_BYTES, "grpc.max_send_message_length": MAX_MESSAGE_BYTES });
+  const server = new grpc.Server({
+    "grpc.max_receive_message_length": MAX_MESSAGE_BYTES,
+    "grpc.max_send_message_length": MAX_MESSAGE_BYTES,
+  });
   const onError = (rpc: string, e: Error) => log(`${rpc}: ${e.stack ?? e.message}`);
   server.addService(tfplugin6.Provider.service, unary(provider, onError));
   server.addService(health.Health.service, unary({ Check: async () => ({ status: 1 }) }, onError));
@@ -94,10 +103,16 @@ export async function servePlugin(provider: UnaryHandlers, log: (line: string) =
   const clientCert = process.env.PLUGIN_CLIENT_CERT;
   const cert = clientCert ? await makeServerCertificate() : undefined;
   const credentials = cert
-    ? grpc.ServerCredentials.createSsl(Buffer.from(clientCert!), [{ private_key: Buffer.from(cert.keyPem), cert_chain: Buffer.from(cert.certPem) }], true)
+    ? grpc.ServerCredentials.createSsl(
+        Buffer.from(clientCert!),
+        [{ private_key: Buffer.from(cert.keyPem), cert_chain: Buffer.from(cert.certPem) }],
+        true,
+      )
     : grpc.ServerCredentials.createInsecure();
   const port = await new Promise<number>((resolve, reject) =>
-    server.bindAsync("127.0.0.1:0", credentials, (e, p) => (e ? reject(new Error(`cannot listen on 127.0.0.1: ${e.message}`)) : resolve(p))),
+    server.bindAsync("127.0.0.1:0", credentials, (e, p) =>
+      e ? reject(new Error(`cannot listen on 127.0.0.1: ${e.message}`)) : resolve(p),
+    ),
   );
   const fields = [CORE_PROTOCOL_VERSION, APP_PROTOCOL_VERSION, "tcp", `127.0.0.1:${port}`, "grpc"];
   process.stdout.write(`${[...fields, ...(cert ? [cert.handshakeDer] : [])].join("|")}\n`);

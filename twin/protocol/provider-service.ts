@@ -39,15 +39,22 @@ const CAPABILITIES = { plan_destroy: false, get_provider_schema_optional: false,
 function describingHandlers(twin: TwinProvider): UnaryHandlers {
   const { schema } = twin;
   return {
-    GetMetadata: async () => ({ server_capabilities: CAPABILITIES, resources: Object.keys(twin.resources).map((type_name) => ({ type_name })) }),
+    GetMetadata: async () => ({
+      server_capabilities: CAPABILITIES,
+      resources: Object.keys(twin.resources).map((type_name) => ({ type_name })),
+    }),
     GetProviderSchema: async () => ({
       provider: toProtoSchema(schema.provider),
-      resource_schemas: Object.fromEntries(Object.entries(schema.resource_schemas).map(([name, s]) => [name, toProtoSchema(s)])),
+      resource_schemas: Object.fromEntries(
+        Object.entries(schema.resource_schemas).map(([name, s]) => [name, toProtoSchema(s)]),
+      ),
       data_source_schemas: {},
       server_capabilities: CAPABILITIES,
     }),
     GetFunctions: async () => ({}),
-    ValidateProviderConfig: async (req: { config: DynamicValue }) => ({ diagnostics: twin.validateConfig?.(asObject(req.config) ?? {}) ?? [] }),
+    ValidateProviderConfig: async (req: { config: DynamicValue }) => ({
+      diagnostics: twin.validateConfig?.(asObject(req.config) ?? {}) ?? [],
+    }),
     ConfigureProvider: async () => ({ diagnostics: [] }),
     ValidateDataResourceConfig: async (req: { type_name: string }) => ({
       diagnostics: [errorDiagnostic(`data source ${req.type_name} is not in ${schema.source}'s schema`)],
@@ -72,7 +79,10 @@ function describingHandlers(twin: TwinProvider): UnaryHandlers {
   };
 }
 
-async function applyChange(twin: TwinProvider, req: { type_name: string; prior_state: DynamicValue; planned_state: DynamicValue }) {
+async function applyChange(
+  twin: TwinProvider,
+  req: { type_name: string; prior_state: DynamicValue; planned_state: DynamicValue },
+) {
   const { impl, block } = resourceType(twin, req.type_name);
   const prior = asObject(req.prior_state);
   const planned = asObject(req.planned_state);
@@ -81,11 +91,15 @@ async function applyChange(twin: TwinProvider, req: { type_name: string; prior_s
       if (prior) await impl.delete(prior);
       return { new_state: dynamic(null) };
     }
-    const next = prior === null ? await impl.create(planned) : impl.update ? await impl.update(prior, planned) : planned;
+    const next =
+      prior === null ? await impl.create(planned) : impl.update ? await impl.update(prior, planned) : planned;
     return { new_state: dynamic(withAllAttributes(block, next)) };
   } catch (e) {
     // A failed create leaves nothing in state; a failed update or delete keeps what was there.
-    return { new_state: req.prior_state ?? dynamic(null), diagnostics: [toDiagnostic(e, `${req.type_name} ${planned === null ? "destroy" : "apply"}`)] };
+    return {
+      new_state: req.prior_state ?? dynamic(null),
+      diagnostics: [toDiagnostic(e, `${req.type_name} ${planned === null ? "destroy" : "apply"}`)],
+    };
   }
 }
 
@@ -104,14 +118,26 @@ function lifecycleHandlers(twin: TwinProvider): UnaryHandlers {
         const now = state && impl.read ? await impl.read(state) : state;
         return { new_state: dynamic(now), private: req.private };
       } catch (e) {
-        return { new_state: req.current_state, private: req.private, diagnostics: [toDiagnostic(e, `reading ${req.type_name}`)] };
+        return {
+          new_state: req.current_state,
+          private: req.private,
+          diagnostics: [toDiagnostic(e, `reading ${req.type_name}`)],
+        };
       }
     },
-    PlanResourceChange: async (req: { type_name: string; prior_state: DynamicValue; proposed_new_state: DynamicValue; config: DynamicValue }) => {
+    PlanResourceChange: async (req: {
+      type_name: string;
+      prior_state: DynamicValue;
+      proposed_new_state: DynamicValue;
+      config: DynamicValue;
+    }) => {
       const { impl, block } = resourceType(twin, req.type_name);
       const config = asObject(req.config);
-      const problems = config ? [...requiredProblems(req.type_name, block, config), ...(impl.validate?.(config) ?? [])] : [];
-      if (problems.some((d) => d.severity === 1)) return { planned_state: req.proposed_new_state, diagnostics: problems };
+      const problems = config
+        ? [...requiredProblems(req.type_name, block, config), ...(impl.validate?.(config) ?? [])]
+        : [];
+      if (problems.some((d) => d.severity === 1))
+        return { planned_state: req.proposed_new_state, diagnostics: problems };
       const plan = planChange(block, impl, asObject(req.prior_state), asObject(req.proposed_new_state), config);
       return {
         planned_state: dynamic(plan.planned),
@@ -119,7 +145,8 @@ function lifecycleHandlers(twin: TwinProvider): UnaryHandlers {
         diagnostics: problems,
       };
     },
-    ApplyResourceChange: (req: { type_name: string; prior_state: DynamicValue; planned_state: DynamicValue }) => applyChange(twin, req),
+    ApplyResourceChange: (req: { type_name: string; prior_state: DynamicValue; planned_state: DynamicValue }) =>
+      applyChange(twin, req),
   };
 }
 

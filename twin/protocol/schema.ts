@@ -40,9 +40,12 @@ export const SCHEMAS_DIR = path.resolve(__dirname, "..", "..", "providers", "sch
 /** Reads providers/schemas/<name>.json; it holds exactly one provider. */
 export function loadProviderSchema(name: string, dir = SCHEMAS_DIR): ProviderSchema {
   const file = path.join(dir, `${name}.json`);
-  const all = JSON.parse(fs.readFileSync(file, "utf8")) as { provider_schemas: Record<string, Omit<ProviderSchema, "source">> };
+  const all = JSON.parse(fs.readFileSync(file, "utf8")) as {
+    provider_schemas: Record<string, Omit<ProviderSchema, "source">>;
+  };
   const entries = Object.entries(all.provider_schemas ?? {});
-  if (entries.length !== 1) throw new Error(`${file}: expected exactly one provider under provider_schemas, found ${entries.length}`);
+  if (entries.length !== 1)
+    throw new Error(`${file}: expected exactly one provider under provider_schemas, found ${entries.length}`);
   const [source, schema] = entries[0];
   return { source, ...schema };
 }

@@ -62,7 +62,13 @@ function validateJob(config: CtyObject): Diagnostic[] {
     }
   }
   if (typeof wait_timeout_sec === "number" && !(wait_timeout_sec > 0)) {
-    out.push(errorDiagnostic("sless_job: wait_timeout_sec must be a positive number of seconds", `got ${wait_timeout_sec}`, "wait_timeout_sec"));
+    out.push(
+      errorDiagnostic(
+        "sless_job: wait_timeout_sec must be a positive number of seconds",
+        `got ${wait_timeout_sec}`,
+        "wait_timeout_sec",
+      ),
+    );
   }
   return out;
 }
@@ -77,7 +83,9 @@ async function runOnce(planned: CtyObject, log: (line: string) => void, signal: 
       "source_dir",
     );
   }
-  const env = Object.fromEntries(Object.entries((planned.env_vars ?? {}) as Record<string, string>).map(([k, v]) => [k, String(v)]));
+  const env = Object.fromEntries(
+    Object.entries((planned.env_vars ?? {}) as Record<string, string>).map(([k, v]) => [k, String(v)]),
+  );
   const event = planned.event_json === null ? {} : JSON.parse(String(planned.event_json));
   const lines: string[] = [];
   const result = await runJob({

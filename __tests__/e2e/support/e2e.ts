@@ -49,7 +49,10 @@ export function sandboxPerSuite(use: (sb: Sandbox) => void, timeoutMs = 300_000)
  * Sandboxes and fake Docker repositories a test starts for itself, stopped after it whatever the outcome:
  * the repository first (the sandbox's network carries it), then the sandbox.
  */
-export function perTest(timeoutMs: number): { sandbox(): Promise<Sandbox>; dockerRepo(opts: FakeDockerRepoOptions): Promise<FakeDockerRepo> } {
+export function perTest(timeoutMs: number): {
+  sandbox(): Promise<Sandbox>;
+  dockerRepo(opts: FakeDockerRepoOptions): Promise<FakeDockerRepo>;
+} {
   const live: { sb?: Sandbox; repo?: FakeDockerRepo } = {};
   afterEach(async () => {
     await live.repo?.stop();
@@ -80,7 +83,10 @@ export function withoutFrames(message: string): string {
 
 /** Asserts phase Succeeded; on failure jest prints the job's own message (no stack frames) and its last lines. */
 export function expectSucceeded(run: InstallerRun): void {
-  const failure = run.phase === "Succeeded" ? "" : `${withoutFrames(run.message)}\n--- last lines:\n${run.lines.slice(-20).join("\n")}`;
+  const failure =
+    run.phase === "Succeeded"
+      ? ""
+      : `${withoutFrames(run.message)}\n--- last lines:\n${run.lines.slice(-20).join("\n")}`;
   expect({ phase: run.phase, failure }).toEqual({ phase: "Succeeded", failure: "" });
 }
 
@@ -96,7 +102,8 @@ const WRITTEN_DIRS = ["/etc/apt", "/etc/postgresql", "/etc/docker", "/var/lib/vm
  */
 export async function vmFingerprint(sb: Sandbox): Promise<Record<string, string>> {
   const sh = (command: string) => root(sb, command, 60_000);
-  const psql = (sql: string) => `if command -v psql >/dev/null; then cd / && runuser -u postgres -- psql -X -At -c '${sql}'; fi`;
+  const psql = (sql: string) =>
+    `if command -v psql >/dev/null; then cd / && runuser -u postgres -- psql -X -At -c '${sql}'; fi`;
   return {
     system: await sh("sha256sum /var/lib/dpkg/status /etc/group /etc/passwd /etc/shadow; getent group docker; true"),
     files: await sh(
@@ -104,7 +111,9 @@ export async function vmFingerprint(sb: Sandbox): Promise<Record<string, string>
         `while read -r f; do stat -c '%n %a %U %Y %s' "$f"; if [ -f "$f" ]; then sha256sum "$f"; fi; done`,
     ),
     lists: await sh("ls -lA --time-style=full-iso /var/lib/apt/lists"),
-    started: await sh(`systemctl show -p ActiveState -p ActiveEnterTimestamp -p MainPID docker.service docker.socket postgresql@${FACTS.pgMajor}-main`),
+    started: await sh(
+      `systemctl show -p ActiveState -p ActiveEnterTimestamp -p MainPID docker.service docker.socket postgresql@${FACTS.pgMajor}-main`,
+    ),
     databases: await sh(psql("SELECT datname, datdba FROM pg_database ORDER BY 1")),
     roles: await sh(psql("SELECT rolname, rolcanlogin, rolpassword FROM pg_authid ORDER BY 1")),
   };
@@ -128,7 +137,13 @@ export async function runInstaller(
   sb: Sandbox,
   handler: string,
   event: unknown,
-  opts: { env?: Record<string, string>; timeoutSec?: number; secrets?: string[]; signal?: AbortSignal; onLine?: (line: string) => void } = {},
+  opts: {
+    env?: Record<string, string>;
+    timeoutSec?: number;
+    secrets?: string[];
+    signal?: AbortSignal;
+    onLine?: (line: string) => void;
+  } = {},
 ): Promise<InstallerRun> {
   const bundle = bundleHandler({ handler });
   const lines: string[] = [];
@@ -149,7 +164,11 @@ export async function runInstaller(
 }
 
 /** Runs `command` on the target as the SSH user over a separate session (the `ssh` client, pinned key). */
-export async function sshUser(sb: Sandbox, command: string, timeoutMs = 60000): Promise<{ code: number; stdout: string; stderr: string }> {
+export async function sshUser(
+  sb: Sandbox,
+  command: string,
+  timeoutMs = 60000,
+): Promise<{ code: number; stdout: string; stderr: string }> {
   const { code, stdout, stderr } = await sshRun(sb, command, { timeoutMs });
   return { code, stdout, stderr };
 }

@@ -14,7 +14,15 @@ import type { Sandbox } from "../../../sandbox";
 function run(cmd: string, args: string[], input?: string): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     const child = execFile(cmd, args, { encoding: "utf8", timeout: 30_000 }, (err, stdout, stderr) =>
-      resolve({ code: err ? (typeof (err as { code?: unknown }).code === "number" ? Number((err as { code?: number }).code) : 1) : 0, stdout, stderr }),
+      resolve({
+        code: err
+          ? typeof (err as { code?: unknown }).code === "number"
+            ? Number((err as { code?: number }).code)
+            : 1
+          : 0,
+        stdout,
+        stderr,
+      }),
     );
     // A command that never reads stdin (ssh-keygen) may exit before the write: EPIPE then, not a failure.
     child.stdin?.on("error", () => undefined);
@@ -24,13 +32,17 @@ function run(cmd: string, args: string[], input?: string): Promise<{ code: numbe
 
 async function mustRun(cmd: string, args: string[], input?: string): Promise<string> {
   const r = await run(cmd, args, input);
-  if (r.code !== 0) throw new Error(`${cmd} ${args.join(" ")} failed (exit ${r.code}): ${r.stderr.trim() || r.stdout.trim()}`);
+  if (r.code !== 0)
+    throw new Error(`${cmd} ${args.join(" ")} failed (exit ${r.code}): ${r.stderr.trim() || r.stdout.trim()}`);
   return r.stdout;
 }
 
 async function mustRoot(sb: Sandbox, command: string, input?: string): Promise<string> {
   const r = await sb.rootExec(command, { timeoutMs: 30_000, input });
-  if (r.code !== 0) throw new Error(`in sandbox ${sb.name}: \`${command}\` failed (exit ${r.code}): ${r.stderr.trim() || r.stdout.trim()}`);
+  if (r.code !== 0)
+    throw new Error(
+      `in sandbox ${sb.name}: \`${command}\` failed (exit ${r.code}): ${r.stderr.trim() || r.stdout.trim()}`,
+    );
   return r.stdout;
 }
 
@@ -65,7 +77,10 @@ export async function blockSsh(sb: Sandbox): Promise<SshBlock> {
   let restored: Promise<number> | undefined;
   return {
     blockedAt,
-    restore: () => (restored ??= mustRun("ip", ["netns", "exec", sb.netns, "nft", "delete", "table", "inet", table]).then(() => Date.now())),
+    restore: () =>
+      (restored ??= mustRun("ip", ["netns", "exec", sb.netns, "nft", "delete", "table", "inet", table]).then(() =>
+        Date.now(),
+      )),
   };
 }
 
@@ -159,7 +174,10 @@ export async function holdDpkgLockInUnit(sb: Sandbox, unit: string, seconds: num
   await mustRoot(sb, `cat > ${HOLDER_SCRIPT}`, HOLDER_SOURCE);
   const marker = `/run/hold-dpkg-lock-${randomBytes(3).toString("hex")}.pid`;
   const command = `/usr/bin/python3 ${HOLDER_SCRIPT} ${seconds} ${marker} ${DPKG_LOCKS.join(" ")}`;
-  await mustRoot(sb, `systemctl reset-failed ${unit} 2>/dev/null; systemd-run --quiet --collect --unit=${unit} ${command}`);
+  await mustRoot(
+    sb,
+    `systemctl reset-failed ${unit} 2>/dev/null; systemd-run --quiet --collect --unit=${unit} ${command}`,
+  );
   const deadline = Date.now() + 15_000;
   let stopped: Promise<void> | undefined;
   const stop = () => (stopped ??= mustRoot(sb, `systemctl stop ${unit}`).then(() => undefined));
@@ -169,7 +187,9 @@ export async function holdDpkgLockInUnit(sb: Sandbox, unit: string, seconds: num
     if (r.code === 0 && pid > 0) return { pid, command, unit, stop };
     if (Date.now() > deadline) {
       await stop().catch(() => undefined);
-      throw new Error(`the dpkg lock holder in ${unit} did not take the locks within 15 s (marker ${marker} never appeared)`);
+      throw new Error(
+        `the dpkg lock holder in ${unit} did not take the locks within 15 s (marker ${marker} never appeared)`,
+      );
     }
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
@@ -195,7 +215,12 @@ export async function freshEd25519Key(): Promise<GeneratedKey> {
   const line = await mustRun("ssh-keygen", ["-l", "-E", "sha256", "-f", `${privateKeyPath}.pub`]);
   const fingerprint = /SHA256:[A-Za-z0-9+/]{43}/.exec(line)?.[0];
   if (!fingerprint) throw new Error(`could not read a fingerprint from ssh-keygen -l: ${line}`);
-  return { privateKeyPath, privateKey: fs.readFileSync(privateKeyPath, "utf8"), fingerprint, dispose: () => fs.rmSync(dir, { recursive: true, force: true }) };
+  return {
+    privateKeyPath,
+    privateKey: fs.readFileSync(privateKeyPath, "utf8"),
+    fingerprint,
+    dispose: () => fs.rmSync(dir, { recursive: true, force: true }),
+  };
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -208,7 +233,10 @@ export async function freshEd25519Key(): Promise<GeneratedKey> {
  * the per-connection sshd-session process, under that name: both are read.
  */
 export async function acceptedLogins(sb: Sandbox): Promise<number> {
-  const out = await mustRoot(sb, "journalctl --sync 2>/dev/null; journalctl -t sshd -t sshd-session --no-pager -o cat | grep -c 'Accepted publickey' || true");
+  const out = await mustRoot(
+    sb,
+    "journalctl --sync 2>/dev/null; journalctl -t sshd -t sshd-session --no-pager -o cat | grep -c 'Accepted publickey' || true",
+  );
   return Number(out.trim());
 }
 
@@ -226,7 +254,8 @@ export async function waitForProcess(sb: Sandbox, pattern: string, timeoutMs = 1
     const r = await sb.rootExec(`pgrep -o -f ${shellQuote(selfSafe(pattern))} || true`, { timeoutMs: 10_000 });
     const pid = Number(r.stdout.trim().split("\n")[0]);
     if (pid > 0) return pid;
-    if (Date.now() > deadline) throw new Error(`no process matching ${pattern} appeared in ${sb.name} within ${timeoutMs} ms`);
+    if (Date.now() > deadline)
+      throw new Error(`no process matching ${pattern} appeared in ${sb.name} within ${timeoutMs} ms`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }
@@ -317,7 +346,8 @@ export async function killWhenRunning(sb: Sandbox, pattern: string, timeoutMs = 
   for (;;) {
     const r = await sb.rootExec(`pkill -KILL -o -f ${shellQuote(selfSafe(pattern))}`, { timeoutMs: 10_000 });
     if (r.code === 0) return;
-    if (Date.now() > deadline) throw new Error(`no process matching ${pattern} to kill in ${sb.name} within ${timeoutMs} ms`);
+    if (Date.now() > deadline)
+      throw new Error(`no process matching ${pattern} to kill in ${sb.name} within ${timeoutMs} ms`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
@@ -491,7 +521,8 @@ export async function killAptWhileDownloading(sb: Sandbox, timeoutMs = 120_000):
       `pkill -KILL -x apt-get`,
     { timeoutMs: timeoutMs + 10_000 },
   );
-  if (r.code !== 0) throw new Error(`in sandbox ${sb.name}: apt-get was not caught downloading (exit ${r.code}): ${r.stderr.trim()}`);
+  if (r.code !== 0)
+    throw new Error(`in sandbox ${sb.name}: apt-get was not caught downloading (exit ${r.code}): ${r.stderr.trim()}`);
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -571,13 +602,20 @@ export interface HeldScript {
 }
 
 /** Makes the next run of the `tag` script ("postinst" | "trigger") block until killed or released. */
-export async function holdMaintainerScript(sb: Sandbox, tag: "postinst" | "trigger", timeoutMs = 120_000): Promise<HeldScript> {
+export async function holdMaintainerScript(
+  sb: Sandbox,
+  tag: "postinst" | "trigger",
+  timeoutMs = 120_000,
+): Promise<HeldScript> {
   const d = STRIKE_DIR;
   await mustRoot(sb, `rm -f ${d}/${tag}.running ${d}/${tag}.fifo && mkfifo ${d}/${tag}.fifo && touch ${d}/hold-${tag}`);
   const running = sb
-    .rootExec(`n=0; until [ -s ${d}/${tag}.running ]; do n=$((n+1)); [ $n -gt ${timeoutMs / 50} ] && exit 3; sleep 0.05; done; cat ${d}/${tag}.running`, {
-      timeoutMs: timeoutMs + 10_000,
-    })
+    .rootExec(
+      `n=0; until [ -s ${d}/${tag}.running ]; do n=$((n+1)); [ $n -gt ${timeoutMs / 50} ] && exit 3; sleep 0.05; done; cat ${d}/${tag}.running`,
+      {
+        timeoutMs: timeoutMs + 10_000,
+      },
+    )
     .then((r) => {
       if (r.code !== 0) throw new Error(`in sandbox ${sb.name}: the held ${tag} script never ran (exit ${r.code})`);
       return Number(r.stdout.trim());

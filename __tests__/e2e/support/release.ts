@@ -35,7 +35,13 @@ export const RELEASE_FACTS: Record<Release, ReleaseFacts> = {
     pgdgTag: "pgdg120",
     dockerIo: /^20\.10\./,
     dockerIoConflicting: ["docker.io", "containerd", "runc"],
-    compose: { package: "docker-compose", command: "docker-compose", version: /^1\./, v1: true, standalone: /docker-compose version 1\./ },
+    compose: {
+      package: "docker-compose",
+      command: "docker-compose",
+      version: /^1\./,
+      v1: true,
+      standalone: /docker-compose version 1\./,
+    },
   },
   // Debian 13: PostgreSQL 17; docker.io 26.1, and docker-compose is compose v2 (2.26), a CLI plugin as well.
   trixie: {
@@ -45,7 +51,13 @@ export const RELEASE_FACTS: Record<Release, ReleaseFacts> = {
     dockerIo: /^26\.1\./,
     // The CLI and buildx are packages of their own here, pulled in by docker.io's Recommends.
     dockerIoConflicting: ["docker.io", "docker-cli", "docker-buildx", "containerd", "runc"],
-    compose: { package: "docker-compose", command: "docker compose", version: /^2\.26\./, v1: false, standalone: /^Docker Compose version 2\.26\./ },
+    compose: {
+      package: "docker-compose",
+      command: "docker compose",
+      version: /^2\.26\./,
+      v1: false,
+      standalone: /^Docker Compose version 2\.26\./,
+    },
   },
 };
 

@@ -24,6 +24,8 @@ export function tcpForwarder(target: () => string | undefined): Promise<TcpForwa
     upstream.on("error", end);
   });
   return new Promise((resolve) =>
-    server.listen(0, "127.0.0.1", () => resolve({ port: (server.address() as net.AddressInfo).port, close: () => server.close() })),
+    server.listen(0, "127.0.0.1", () =>
+      resolve({ port: (server.address() as net.AddressInfo).port, close: () => server.close() }),
+    ),
   );
 }

@@ -1,7 +1,13 @@
 // What DPKG_HEALTH_PROBE prints on a VM, section by section, for the repair's unit tests.
 
 /** The probe's output: dpkg's journal, --audit, packages in between, running maintainer scripts, cached .debs. */
-export function probeOutput(parts: { updates?: string; audit?: string; packages?: string[]; scripts?: string[]; cache?: string[] }): string {
+export function probeOutput(parts: {
+  updates?: string;
+  audit?: string;
+  packages?: string[];
+  scripts?: string[];
+  cache?: string[];
+}): string {
   return [
     parts.updates ?? "",
     "--- audit",

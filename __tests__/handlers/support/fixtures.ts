@@ -79,8 +79,18 @@ export function dpkgLine(name: string, version?: string, status = "install ok in
 }
 
 /** One package's block of `apt-cache policy` output. */
-export function policyBlock(name: string, candidate: string | undefined, versions: string[] = candidate ? [candidate] : [], installed?: string): string {
-  const lines = [`${name}:`, `  Installed: ${installed ?? "(none)"}`, `  Candidate: ${candidate ?? "(none)"}`, "  Version table:"];
+export function policyBlock(
+  name: string,
+  candidate: string | undefined,
+  versions: string[] = candidate ? [candidate] : [],
+  installed?: string,
+): string {
+  const lines = [
+    `${name}:`,
+    `  Installed: ${installed ?? "(none)"}`,
+    `  Candidate: ${candidate ?? "(none)"}`,
+    "  Version table:",
+  ];
   for (const v of versions) {
     lines.push(`${v === installed ? " *** " : "     "}${v} 500`);
     lines.push("        500 http://deb.debian.org/debian bookworm/main amd64 Packages");
@@ -94,7 +104,8 @@ export const LOCK_STDERR =
   "N: Be aware that removing the lock file is not a solution and may break your system.\n" +
   "E: Unable to acquire the dpkg frontend lock (/var/lib/dpkg/lock-frontend), is another process using it?\n";
 
-export const LOCK_STAT = "/var/lib/dpkg/lock-frontend 131090\n/var/lib/dpkg/lock 131091\n/var/lib/apt/lists/lock 262201\n/var/cache/apt/archives/lock 393300\n";
+export const LOCK_STAT =
+  "/var/lib/dpkg/lock-frontend 131090\n/var/lib/dpkg/lock 131091\n/var/lib/apt/lists/lock 262201\n/var/cache/apt/archives/lock 393300\n";
 export const PROC_LOCKS =
   "1: POSIX  ADVISORY  WRITE 4242 00:2d:131090 0 EOF\n" +
   "1: -> POSIX  ADVISORY  WRITE 5151 00:2d:131090 0 EOF\n" +
@@ -118,7 +129,12 @@ export const UNATTENDED_UPGRADE = holderChain(4242, [
 ]);
 /** cloud-init's package_upgrade: apt-get started by cloud-init's modules:final. */
 export const CLOUD_FINAL_APT = holderChain(4242, [
-  [4242, 4100, "/system.slice/cloud-final.service", "apt-get --option=Dpkg::Options::=--force-confold --assume-yes --quiet dist-upgrade"],
+  [
+    4242,
+    4100,
+    "/system.slice/cloud-final.service",
+    "apt-get --option=Dpkg::Options::=--force-confold --assume-yes --quiet dist-upgrade",
+  ],
   [4100, 1, "/system.slice/cloud-final.service", "/usr/bin/python3 /usr/bin/cloud-init modules --mode=final"],
 ]);
 /** Somebody's own apt-get in an SSH session. */

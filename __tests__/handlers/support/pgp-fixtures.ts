@@ -26,12 +26,23 @@ export function fetched(key: Buffer, arch = "amd64"): string {
  * `data` as one ASCII-armour block of `type` ("PGP PUBLIC KEY BLOCK", "PGP MESSAGE", ...), written the way
  * gpg writes it (64-column base64, a CRC-24 line) unless told otherwise; `eol` "\r\n" for CRLF files.
  */
-export function armour(type: string, data: Buffer, opts: { headers?: string[]; checksum?: string | false; eol?: string; begin?: string } = {}): Buffer {
+export function armour(
+  type: string,
+  data: Buffer,
+  opts: { headers?: string[]; checksum?: string | false; eol?: string; begin?: string } = {},
+): Buffer {
   const eol = opts.eol ?? "\n";
   const b64 = data.toString("base64");
   const body = b64.match(/.{1,64}/g) ?? [];
   const sum = opts.checksum === undefined ? `=${crc24(data)}` : opts.checksum === false ? undefined : opts.checksum;
-  const lines = [opts.begin ?? `-----BEGIN ${type}-----`, ...(opts.headers ?? []), "", ...body, ...(sum ? [sum] : []), `-----END ${type}-----`];
+  const lines = [
+    opts.begin ?? `-----BEGIN ${type}-----`,
+    ...(opts.headers ?? []),
+    "",
+    ...body,
+    ...(sum ? [sum] : []),
+    `-----END ${type}-----`,
+  ];
   return Buffer.from(lines.join(eol) + eol, "latin1");
 }
 
@@ -88,20 +99,34 @@ export function smuggled(): [string, Buffer, RegExp][] {
   const asCrlf = (b: Buffer) => Buffer.from(b.toString("latin1").replace(/\n/g, "\r\n"), "latin1");
   const alphaBody = (alphaAsc.toString("latin1").split("\n\n")[1] ?? "").split("\n=")[0];
   return [
-    ...["PGP MESSAGE", "PGP SIGNATURE", "PGP PRIVATE KEY BLOCK", "PGP ARMORED FILE", "SOMETHING ELSE"].map((type): [string, Buffer, RegExp] => [
-      `a second block of type ${type}`,
-      Buffer.concat([alphaAsc, armour(type, BETA())]),
-      new RegExp(`-----BEGIN ${type}-----`),
-    ]),
+    ...["PGP MESSAGE", "PGP SIGNATURE", "PGP PRIVATE KEY BLOCK", "PGP ARMORED FILE", "SOMETHING ELSE"].map(
+      (type): [string, Buffer, RegExp] => [
+        `a second block of type ${type}`,
+        Buffer.concat([alphaAsc, armour(type, BETA())]),
+        new RegExp(`-----BEGIN ${type}-----`),
+      ],
+    ),
     ["a second PUBLIC KEY BLOCK", Buffer.concat([alphaAsc, betaAsc]), /second armour block/],
-    ["a second PUBLIC KEY BLOCK after a blank line", Buffer.concat([alphaAsc, lf("\n"), betaAsc]), /second armour block/],
+    [
+      "a second PUBLIC KEY BLOCK after a blank line",
+      Buffer.concat([alphaAsc, lf("\n"), betaAsc]),
+      /second armour block/,
+    ],
     [
       "a BEGIN line with a trailing space",
       Buffer.concat([alphaAsc, armour(PUBLIC, BETA(), { begin: `-----BEGIN ${PUBLIC}----- ` })]),
       /trailing space|second armour block/,
     ],
-    ["a BEGIN line with a trailing tab", Buffer.concat([alphaAsc, armour(PUBLIC, BETA(), { begin: `-----BEGIN ${PUBLIC}-----\t` })]), /second armour block/],
-    ["a BEGIN line in lower case", Buffer.concat([alphaAsc, armour(PUBLIC, BETA(), { begin: "-----BEGIN pgp public key block-----" })]), /second armour block/],
+    [
+      "a BEGIN line with a trailing tab",
+      Buffer.concat([alphaAsc, armour(PUBLIC, BETA(), { begin: `-----BEGIN ${PUBLIC}-----\t` })]),
+      /second armour block/,
+    ],
+    [
+      "a BEGIN line in lower case",
+      Buffer.concat([alphaAsc, armour(PUBLIC, BETA(), { begin: "-----BEGIN pgp public key block-----" })]),
+      /second armour block/,
+    ],
     [
       "an END line with a trailing space, then a second block",
       lf(`${alphaAsc.toString("latin1").replace(/-----\n$/, "----- \n")}${betaAsc.toString("latin1")}`),
@@ -113,7 +138,11 @@ export function smuggled(): [string, Buffer, RegExp][] {
       /trailing space/,
     ],
     ["binary packets after the armour", Buffer.concat([alphaAsc, BETA()]), /binary data after the armour/],
-    ["binary packets after the armour, no line break", Buffer.concat([alphaAsc.subarray(0, alphaAsc.length - 1), BETA()]), /END|binary/],
+    [
+      "binary packets after the armour, no line break",
+      Buffer.concat([alphaAsc.subarray(0, alphaAsc.length - 1), BETA()]),
+      /END|binary/,
+    ],
     [
       "armour inside the armour",
       lf(alphaAsc.toString("latin1").replace(/\n=/, `\n${armour("PGP MESSAGE", BETA()).toString("latin1")}=`)),
@@ -124,17 +153,37 @@ export function smuggled(): [string, Buffer, RegExp][] {
       Buffer.concat([lf("Here is the key:\n"), alphaAsc, armour("PGP MESSAGE", BETA())]),
       /text before the armour/,
     ],
-    ["text after the armour, then a second block", Buffer.concat([alphaAsc, lf("Thanks!\n"), armour("PGP MESSAGE", BETA())]), /text after the armour/],
-    ["a comment line between two blocks", Buffer.concat([alphaAsc, lf("# the next one too\n"), betaAsc]), /text after the armour/],
-    ["CRLF line ends and a second block", asCrlf(Buffer.concat([alphaAsc, armour("PGP MESSAGE", BETA())])), /-----BEGIN PGP MESSAGE-----/],
+    [
+      "text after the armour, then a second block",
+      Buffer.concat([alphaAsc, lf("Thanks!\n"), armour("PGP MESSAGE", BETA())]),
+      /text after the armour/,
+    ],
+    [
+      "a comment line between two blocks",
+      Buffer.concat([alphaAsc, lf("# the next one too\n"), betaAsc]),
+      /text after the armour/,
+    ],
+    [
+      "CRLF line ends and a second block",
+      asCrlf(Buffer.concat([alphaAsc, armour("PGP MESSAGE", BETA())])),
+      /-----BEGIN PGP MESSAGE-----/,
+    ],
     [
       "a block with CR-only line ends after the armour",
       Buffer.concat([alphaAsc, lf(armour("PGP MESSAGE", BETA()).toString("latin1").replace(/\n/g, "\r"))]),
       /text after the armour|MESSAGE/,
     ],
     ["binary keyring + appended armour", Buffer.concat([ALPHA(), betaAsc]), /armour after the binary packets/],
-    ["binary keyring + appended armour of another type", Buffer.concat([ALPHA(), armour("PGP MESSAGE", BETA())]), /armour after the binary packets/],
-    ["a second primary key in the binary (old-format header)", Buffer.concat([ALPHA(), BETA()]), /not the expected key/],
+    [
+      "binary keyring + appended armour of another type",
+      Buffer.concat([ALPHA(), armour("PGP MESSAGE", BETA())]),
+      /armour after the binary packets/,
+    ],
+    [
+      "a second primary key in the binary (old-format header)",
+      Buffer.concat([ALPHA(), BETA()]),
+      /not the expected key/,
+    ],
     [
       "a second primary key in the binary between alpha's user ID and its subkey (new-format, five-octet length)",
       Buffer.concat([
@@ -148,20 +197,33 @@ export function smuggled(): [string, Buffer, RegExp][] {
       ]),
       /not the expected key/,
     ],
-    ["a second primary key inside the armour", armour(PUBLIC, Buffer.concat([ALPHA(), BETA()])), /not the expected key/],
+    [
+      "a second primary key inside the armour",
+      armour(PUBLIC, Buffer.concat([ALPHA(), BETA()])),
+      /not the expected key/,
+    ],
     [
       "a second block whose headers hide its blank line",
-      Buffer.concat([alphaAsc, armour("PGP MESSAGE", BETA(), { headers: ["Version: 1", "Comment: looks like a header"] })]),
+      Buffer.concat([
+        alphaAsc,
+        armour("PGP MESSAGE", BETA(), { headers: ["Version: 1", "Comment: looks like a header"] }),
+      ]),
       /-----BEGIN PGP MESSAGE-----/,
     ],
     [
       "a key's base64 spread over an extra blank line",
-      lf(`${alphaAsc.toString("latin1").replace(/\n=/, `\n\n${betaAsc.toString("latin1").split("\n\n")[1].split("\n=")[0]}\n=`)}`),
+      lf(
+        `${alphaAsc.toString("latin1").replace(/\n=/, `\n\n${betaAsc.toString("latin1").split("\n\n")[1].split("\n=")[0]}\n=`)}`,
+      ),
       /blank line inside/,
     ],
     [
       "the expected body twice, the second time as a signature block",
-      Buffer.concat([alphaAsc, lf(`-----BEGIN PGP SIGNATURE-----\n\n${alphaBody}\n-----END PGP SIGNATURE-----\n`), armour("PGP SIGNATURE", BETA())]),
+      Buffer.concat([
+        alphaAsc,
+        lf(`-----BEGIN PGP SIGNATURE-----\n\n${alphaBody}\n-----END PGP SIGNATURE-----\n`),
+        armour("PGP SIGNATURE", BETA()),
+      ]),
       /SIGNATURE/,
     ],
   ];

@@ -73,13 +73,21 @@ export class ScriptedRemote implements Connection {
     }
     this.calls.push({ command, opts });
     if (!step || !matches || (step.sudo !== undefined && step.sudo !== !!opts.sudo)) {
-      const expected = step ? `${String(step.match)}${step.sudo !== undefined ? ` (sudo ${step.sudo})` : ""}` : "no more commands";
-      throw new Error(`ScriptedRemote: unexpected command #${this.next + 1} ${JSON.stringify(command)} (sudo ${!!opts.sudo}); expected ${expected}`);
+      const expected = step
+        ? `${String(step.match)}${step.sudo !== undefined ? ` (sudo ${step.sudo})` : ""}`
+        : "no more commands";
+      throw new Error(
+        `ScriptedRemote: unexpected command #${this.next + 1} ${JSON.stringify(command)} (sudo ${!!opts.sudo}); expected ${expected}`,
+      );
     }
     this.next++;
     step.check?.(command, opts);
     const exec = new ExecRemote(
-      async () => ({ code: step.code === undefined ? 0 : step.code, stdout: Buffer.from(step.stdout ?? ""), stderr: Buffer.from(step.stderr ?? "") }),
+      async () => ({
+        code: step.code === undefined ? 0 : step.code,
+        stdout: Buffer.from(step.stdout ?? ""),
+        stderr: Buffer.from(step.stderr ?? ""),
+      }),
       { target: this.target, user: "ubuntu", secrets: this.secrets },
     );
     return exec.run(command, opts);

@@ -71,7 +71,12 @@ export async function startServer(opts: TestServerOptions): Promise<TestServer> 
     client.on("close", () => clients.delete(client));
     client.on("authentication", (ctx) => {
       state.authAttempts++;
-      if (ctx.method !== "publickey" || ctx.username !== user || ctx.key.algo !== allowed.type || !ctx.key.data.equals(allowedPub)) {
+      if (
+        ctx.method !== "publickey" ||
+        ctx.username !== user ||
+        ctx.key.algo !== allowed.type ||
+        !ctx.key.data.equals(allowedPub)
+      ) {
         ctx.reject(["publickey"]);
         return;
       }
@@ -108,7 +113,9 @@ export async function startServer(opts: TestServerOptions): Promise<TestServer> 
   // A port taken in the meantime (a test that asked freePort() first) fails the test by name instead of
   // leaving it waiting for a listen that never comes.
   await new Promise<void>((resolve, reject) => {
-    server.once("error", (err: Error) => reject(new Error(`test SSH server: cannot listen on 127.0.0.1:${opts.port ?? 0}: ${err.message}`)));
+    server.once("error", (err: Error) =>
+      reject(new Error(`test SSH server: cannot listen on 127.0.0.1:${opts.port ?? 0}: ${err.message}`)),
+    );
     server.listen(opts.port ?? 0, "127.0.0.1", resolve);
   });
   return {

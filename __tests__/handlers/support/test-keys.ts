@@ -43,7 +43,11 @@ export function testKey(name: TestKeyName): TestKey {
   if (!key) {
     const file = path.join(KEYS_DIR, name);
     try {
-      key = { private: fs.readFileSync(file, "utf8"), public: fs.readFileSync(`${file}.pub`, "utf8").trim(), sha256: FINGERPRINTS[name] };
+      key = {
+        private: fs.readFileSync(file, "utf8"),
+        public: fs.readFileSync(`${file}.pub`, "utf8").trim(),
+        sha256: FINGERPRINTS[name],
+      };
     } catch (err) {
       throw new Error(
         `test key ${name}: cannot read ${file} or ${file}.pub (${(err as Error).message}); see __tests__/fixtures/keys/README.md to make it again`,

@@ -14,6 +14,10 @@ export function unwrapLine(line: string): WireCommand {
   if (!m) throw new Error(`not a commandLine line: ${JSON.stringify(line)}`);
   const word = m[3];
   const encoded = /^'eval "\$\(echo ([A-Za-z0-9+/=]+) \| base64 -d\)"'$/.exec(word);
-  const script = encoded ? Buffer.from(encoded[1], "base64").toString("utf8") : word.startsWith("'") ? word.slice(1, -1).replace(/'\\''/g, "'") : word;
+  const script = encoded
+    ? Buffer.from(encoded[1], "base64").toString("utf8")
+    : word.startsWith("'")
+      ? word.slice(1, -1).replace(/'\\''/g, "'")
+      : word;
   return { sudo: !!m[1], user: m[2], script };
 }

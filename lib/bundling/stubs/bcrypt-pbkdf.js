@@ -4,7 +4,9 @@
 // it; handlers/common/ssh.ts refuses encrypted keys with its own message before connecting).
 
 function pbkdf() {
-  throw new Error("decrypting a passphrase-protected SSH key is left out of handler bundles (lib/bundling/stubs/bcrypt-pbkdf.js); give an unencrypted key");
+  throw new Error(
+    "decrypting a passphrase-protected SSH key is left out of handler bundles (lib/bundling/stubs/bcrypt-pbkdf.js); give an unencrypted key",
+  );
 }
 
 module.exports = { pbkdf };

@@ -5,7 +5,9 @@
 
 class SFTP {
   constructor() {
-    throw new Error("ssh2 SFTP is left out of handler bundles (lib/bundling/stubs/ssh2-sftp.js); run commands over exec instead");
+    throw new Error(
+      "ssh2 SFTP is left out of handler bundles (lib/bundling/stubs/ssh2-sftp.js); run commands over exec instead",
+    );
   }
 }
 
