@@ -1,7 +1,7 @@
 // cdktf app: cdktf.json context -> validated config -> VmInstallStack.
-import { App } from "./lib/cdktf";
-import { CONTEXT_KEY, parseConfig } from "./lib/config/parse";
-import { VmInstallStack } from "./lib/stack";
+import { App } from "./construct/cdktf";
+import { CONTEXT_KEY, parseConfig } from "./construct/config/parse";
+import { VmInstallStack } from "./construct/stack";
 import { ValidationError } from "./shared/validate";
 
 // No stack traces in cdktf.out: they name this machine's folders, and cdktf.out is meant to travel.

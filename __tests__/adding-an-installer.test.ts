@@ -4,10 +4,10 @@
 // runs through the job runner against an in-process SSH server.
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { bundleHandler } from "../lib/bundling/bundle";
-import { parseConfig } from "../lib/config/parse";
-import { type CatalogEntry, INSTALLERS } from "../lib/installers/catalog";
-import { runJob } from "../lib/runner/run-job";
+import { bundleHandler } from "../construct/bundling/bundle";
+import { parseConfig } from "../construct/config/parse";
+import { type CatalogEntry, INSTALLERS } from "../construct/installers/catalog";
+import { runJob } from "../operator/runner/run-job";
 import { helloDefinition } from "./fixtures/installers/install-hello/definition";
 import { startServer } from "./handlers/support/ssh-server";
 import { testKey } from "./handlers/support/test-keys";

@@ -3,12 +3,12 @@
 // whole command against a deployed sandbox is in the deploy e2e.
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { checkTargets } from "../lib/check/check-targets";
-import { renderDriftTable } from "../lib/check/drift-table";
-import { type DriftRow, exitCode, runChecks } from "../lib/check/run-checks";
-import { parseConfig } from "../lib/config/parse";
-import { type CatalogEntry, INSTALLERS } from "../lib/installers/catalog";
-import { projectFolder } from "../lib/terraform-cli";
+import { parseConfig } from "../construct/config/parse";
+import { type CatalogEntry, INSTALLERS } from "../construct/installers/catalog";
+import { checkTargets } from "../operator/check/check-targets";
+import { renderDriftTable } from "../operator/check/drift-table";
+import { type DriftRow, exitCode, runChecks } from "../operator/check/run-checks";
+import { projectFolder } from "../operator/terraform-cli";
 import { helloDefinition } from "./fixtures/installers/install-hello/definition";
 import { startServer } from "./handlers/support/ssh-server";
 import { testKey } from "./handlers/support/test-keys";

@@ -1,4 +1,4 @@
-import { parseConfig } from "../lib/config/parse";
+import { parseConfig } from "../construct/config/parse";
 import { ValidationError } from "../shared/validate";
 import { context } from "./support/synth";
 

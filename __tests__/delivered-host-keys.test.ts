@@ -7,12 +7,12 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { utils } from "ssh2";
 import { TrustRefused, trustTarget } from "../bin/trust";
-import { App } from "../lib/cdktf";
-import { checkCloudInit } from "../lib/config/cloud-init";
-import { parseConfig } from "../lib/config/parse";
-import { generateHostKey, hostKeyFile, readHostKeyFile, writeHostKeys } from "../lib/delivered-host-keys";
-import { resultsFolder } from "../lib/jobs/secret-trigger";
-import { VmInstallStack } from "../lib/stack";
+import { App } from "../construct/cdktf";
+import { checkCloudInit } from "../construct/config/cloud-init";
+import { parseConfig } from "../construct/config/parse";
+import { generateHostKey, hostKeyFile, readHostKeyFile, writeHostKeys } from "../construct/delivered-host-keys";
+import { resultsFolder } from "../construct/jobs/secret-trigger";
+import { VmInstallStack } from "../construct/stack";
 import { context, filesUnder, type TfJson, tempDir } from "./support/synth";
 
 const pin = `SHA256:${"A".repeat(43)}`;

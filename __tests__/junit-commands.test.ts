@@ -5,9 +5,9 @@
 import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { PROJECT_ROOT } from "../lib/bundling/bundle";
-import { CONTEXT_KEY } from "../lib/config/parse";
-import { installerJobId, resultOutputName } from "../lib/resource-names";
+import { PROJECT_ROOT } from "../construct/bundling/bundle";
+import { CONTEXT_KEY } from "../construct/config/parse";
+import { installerJobId, resultOutputName } from "../construct/resource-names";
 import { context, tempDir } from "./support/synth";
 
 const XSD = path.join(__dirname, "fixtures", "junit", "jenkins-junit.xsd");

@@ -1,16 +1,16 @@
-// The JUnit reports of npm run check / npm run status (lib/reports): valid against the schema Jenkins and
+// The JUnit reports of npm run check / npm run status (operator/reports): valid against the schema Jenkins and
 // GitLab read (validated by xmllint, which bin/setup installs: under CI=true a missing xmllint fails here),
 // one case per VM x installer with the outcome the exit code implies, text escaped, secrets never written,
 // the file written whole with mode 0644.
 import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import type { DriftRow } from "../lib/check/run-checks";
-import { parseConfig } from "../lib/config/parse";
-import { renderJunit, writeReportFile, xmlText } from "../lib/reports/junit";
-import { parseReportArgs } from "../lib/reports/report-args";
-import { driftCases, reportSecrets, statusCases } from "../lib/reports/report-cases";
-import type { StatusRow } from "../lib/status/status-rows";
+import { parseConfig } from "../construct/config/parse";
+import type { DriftRow } from "../operator/check/run-checks";
+import { renderJunit, writeReportFile, xmlText } from "../operator/reports/junit";
+import { parseReportArgs } from "../operator/reports/report-args";
+import { driftCases, reportSecrets, statusCases } from "../operator/reports/report-cases";
+import type { StatusRow } from "../operator/status/status-rows";
 import { context, tempDir } from "./support/synth";
 
 const XSD = path.join(__dirname, "fixtures", "junit", "jenkins-junit.xsd");

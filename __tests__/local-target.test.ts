@@ -5,19 +5,24 @@ import { execFileSync, spawnSync } from "node:child_process";
 import { createHash, scryptSync } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { PROJECT_ROOT } from "../construct/bundling/bundle";
+import { App } from "../construct/cdktf";
+import { parseConfig } from "../construct/config/parse";
+import {
+  secretTrigger,
+  secretTriggerJobs,
+  secretTriggerSalt,
+  writeSecretTriggers,
+} from "../construct/jobs/secret-trigger";
+import { VmInstallStack } from "../construct/stack";
 import { writeCdktfProject } from "../demo/project";
-import { PROJECT_ROOT } from "../lib/bundling/bundle";
-import { App } from "../lib/cdktf";
-import { parseConfig } from "../lib/config/parse";
-import { secretTrigger, secretTriggerJobs, secretTriggerSalt, writeSecretTriggers } from "../lib/jobs/secret-trigger";
 import {
   invokeProgram,
   parseInvokeArgs,
   RESULT_STATE_DEFAULTS,
   resultAsTfstate,
   writeResultFile,
-} from "../lib/runner/invoke-protocol";
-import { VmInstallStack } from "../lib/stack";
+} from "../operator/runner/invoke-protocol";
 import { shellWords } from "./runner/fixtures";
 import { filesUnder, synth, synthApp, type TfJson, tempDir } from "./support/synth";
 

@@ -6,9 +6,9 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import Ajv2020 from "ajv/dist/2020";
 import { SCHEMA_FILE, schemaText, withReference } from "../bin/docs";
-import { PROJECT_ROOT } from "../lib/bundling/bundle";
-import { parseConfig } from "../lib/config/parse";
-import { INSTALLERS } from "../lib/installers/catalog";
+import { PROJECT_ROOT } from "../construct/bundling/bundle";
+import { parseConfig } from "../construct/config/parse";
+import { INSTALLERS } from "../construct/installers/catalog";
 import { context } from "./support/synth";
 
 const read = (file: string) => fs.readFileSync(path.join(PROJECT_ROOT, file), "utf8");

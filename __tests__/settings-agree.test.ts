@@ -2,12 +2,12 @@
 // cdktf.json key and an event key: each probe value goes through parseConfig (synth) and through the
 // handler's own event check (runHandler, stopped before it would connect).
 
+import { parseConfig } from "../construct/config/parse";
+import { INSTALLERS } from "../construct/installers/catalog";
 import { type HandlerSpec, type InstallerReport, runHandler } from "../handlers/common/handler-kit";
 import { handler as dockerHandler } from "../handlers/install-docker/handler";
 import { handler as packagesHandler } from "../handlers/install-packages/handler";
 import { handler as postgresHandler } from "../handlers/install-postgres/handler";
-import { parseConfig } from "../lib/config/parse";
-import { INSTALLERS } from "../lib/installers/catalog";
 import { SecretScrubber } from "../shared/secrets";
 import type { Setting, Settings } from "../shared/settings";
 import { SSH_RETRY_SETTINGS } from "../shared/ssh-retry";

@@ -1,8 +1,8 @@
 // npm run status's rows and table, from plain outputs (the deployed-state side is in the deploy e2e).
-import { parseConfig } from "../lib/config/parse";
-import { INSTALLERS } from "../lib/installers/catalog";
-import { statusRow, statusRows } from "../lib/status/status-rows";
-import { renderStatusTable } from "../lib/status/status-table";
+import { parseConfig } from "../construct/config/parse";
+import { INSTALLERS } from "../construct/installers/catalog";
+import { statusRow, statusRows } from "../operator/status/status-rows";
+import { renderStatusTable } from "../operator/status/status-table";
 
 const packages = INSTALLERS.find((d) => d.key === "packages")!;
 const ok = JSON.stringify({

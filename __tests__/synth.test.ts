@@ -1,11 +1,11 @@
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { PROJECT_ROOT } from "../lib/bundling/bundle";
-import { App } from "../lib/cdktf";
-import { parseConfig } from "../lib/config/parse";
-import { localStateSecretsWarning, secretsInState } from "../lib/risky-settings";
-import { VmInstallStack } from "../lib/stack";
+import { PROJECT_ROOT } from "../construct/bundling/bundle";
+import { App } from "../construct/cdktf";
+import { parseConfig } from "../construct/config/parse";
+import { localStateSecretsWarning, secretsInState } from "../construct/risky-settings";
+import { VmInstallStack } from "../construct/stack";
 import { context, filesUnder, synth, synthApp, type TfJson, tempDir } from "./support/synth";
 
 const nubesSchema = require("../providers/schemas/nubes.json").provider_schemas["terra.k8c.ru/nubes/nubes"];

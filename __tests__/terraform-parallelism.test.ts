@@ -6,9 +6,9 @@ import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { PROJECT_ROOT } from "../lib/bundling/bundle";
-import { CONTEXT_KEY, parseConfig } from "../lib/config/parse";
-import { withTerraformParallelism } from "../lib/terraform-parallelism";
+import { PROJECT_ROOT } from "../construct/bundling/bundle";
+import { CONTEXT_KEY, parseConfig } from "../construct/config/parse";
+import { withTerraformParallelism } from "../operator/terraform-parallelism";
 import { context } from "./support/synth";
 
 const VMS = [{ name: "web-1", kind: "existing", address: "192.0.2.1" }];
@@ -53,7 +53,7 @@ describe("bin/cdktf passes the setting on", () => {
     fs.mkdirSync(path.join(root, "node_modules", ".bin"), { recursive: true });
     fs.cpSync(path.join(PROJECT_ROOT, "bin"), path.join(root, "bin"), { recursive: true });
     const link = (entry: string) => fs.symlinkSync(path.join(PROJECT_ROOT, entry), path.join(root, entry));
-    for (const entry of ["lib", "shared", "handlers", "package.json"]) link(entry);
+    for (const entry of ["construct", "operator", "shared", "handlers", "package.json"]) link(entry);
     for (const entry of fs.readdirSync(path.join(PROJECT_ROOT, "node_modules"))) {
       if (entry !== ".bin") link(path.join("node_modules", entry));
     }

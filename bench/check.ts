@@ -1,5 +1,5 @@
 // Benchmark: `npm run check` on a 3-VM deployment with all three installers each (9 check jobs), against
-// the same nine jobs run in-process through lib/check (runChecks: the job runner, no CLI). Issue 11's
+// the same nine jobs run in-process through operator/check (runChecks: the job runner, no CLI). Issue 11's
 // target: check under 2 s beyond its SSH work. Both sides do the same SSH work; the difference of their
 // medians is what the command itself adds (Node and TypeScript start, terraform output, the table): target
 // at most +2000 ms. And per round of the CLI side: its wall time less its SSH work (for each VM the sum of
@@ -11,15 +11,15 @@ import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
+import { PROJECT_ROOT } from "../construct/bundling/bundle";
+import { parseConfig } from "../construct/config/parse";
+import { INSTALLERS } from "../construct/installers/catalog";
+import { installerEvent, secretVariableNames } from "../construct/installers/installer-event";
 import { existingHost, writeCdktfProject } from "../demo/project";
-import { PROJECT_ROOT } from "../lib/bundling/bundle";
-import { checkTargets } from "../lib/check/check-targets";
-import { type DriftRow, runChecks } from "../lib/check/run-checks";
-import { parseConfig } from "../lib/config/parse";
-import { INSTALLERS } from "../lib/installers/catalog";
-import { installerEvent, secretVariableNames } from "../lib/installers/installer-event";
-import { readProject } from "../lib/terraform-cli";
-import type { Sandbox } from "../sandbox";
+import { checkTargets } from "../operator/check/check-targets";
+import { type DriftRow, runChecks } from "../operator/check/run-checks";
+import { readProject } from "../operator/terraform-cli";
+import type { Sandbox } from "../sandbox/index";
 import { allInstallersContext } from "./contexts";
 import { buildResult, commitInfo } from "./results";
 import { fmtMs, runRounds } from "./rounds";

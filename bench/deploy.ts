@@ -16,7 +16,7 @@ import * as path from "node:path";
 import { tempDir } from "../__tests__/support/synth";
 import { demoContext } from "../demo/demo";
 import { runCdktf, writeCdktfProject } from "../demo/project";
-import type { Sandbox } from "../sandbox";
+import type { Sandbox } from "../sandbox/index";
 import { rawDockerDistro, rawPackages, rawPostgres, timeRawScript } from "./raw-sequences";
 import { buildResult, commitInfo } from "./results";
 import { fmtS, runRounds } from "./rounds";

@@ -9,7 +9,7 @@
 import { readConnectionEnv } from "../handlers/common/connection-env";
 import { ResilientConnection } from "../handlers/common/resilient-connection";
 import { connect } from "../handlers/common/ssh";
-import { jobEnvFor } from "../sandbox";
+import { jobEnvFor } from "../sandbox/index";
 import { buildResult, commitInfo } from "./results";
 import { fmtMs, median, runRounds } from "./rounds";
 import { report, roundsArg, runMain, withSandbox } from "./support";

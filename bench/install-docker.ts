@@ -10,7 +10,7 @@
 // 12's own compose is v1 (Python, ~40 more packages), so compose is left out as in the demo. The raw
 // side does what the handler does on that path: apt-get update, apt-get install docker.io, systemctl
 // enable --now docker, usermod -aG docker, docker info.
-import { bundleHandler } from "../lib/bundling/bundle";
+import { bundleHandler } from "../construct/bundling/bundle";
 import { rawDockerDistro } from "./raw-sequences";
 import { buildResult, commitInfo } from "./results";
 import { fmtS, runRounds } from "./rounds";

@@ -11,8 +11,8 @@
 // Both must leave the same packages installed. Sandbox boot and teardown are outside every measurement.
 // Prints every run, medians with min and max, the ratio handler/raw (target <= 1.10), the rerun
 // (target <= 1500 ms) and the handler's timings_ms per phase; writes bench/results/install-packages.json.
-import { bundleHandler } from "../lib/bundling/bundle";
-import type { Sandbox } from "../sandbox";
+import { bundleHandler } from "../construct/bundling/bundle";
+import type { Sandbox } from "../sandbox/index";
 import { rawPackages } from "./raw-sequences";
 import { buildResult, commitInfo } from "./results";
 import { fmtMs, runRounds } from "./rounds";

@@ -1,7 +1,7 @@
 // Benchmark: install-postgres through the job runner against the same work done by hand, each on its own
 // fresh, identical sandbox VM (Debian 12), N rounds (>= 5) with the side that runs first rotating every
 // round (job, raw / raw, job / ...), so drift in machine load or mirror speed hits both alike.
-//   handler: the bundled handler in a fresh Node process (lib/runner), as the platform runs it: SSH
+//   handler: the bundled handler in a fresh Node process (operator/runner), as the platform runs it: SSH
 //            connect, inspection, apt-get update + install postgresql, role + database, conf.d drop-in +
 //            pg_hba line, restart, TCP login check. Then its rerun on the same VM (nothing to do).
 //   raw:     one `ssh` running one root shell script with the same steps and no checks (apt-get update,
@@ -11,8 +11,8 @@
 //
 // Not exercised here: the default pg_version on Debian 12 is the distribution's (15), which is what is
 // measured; another major comes from PGDG (apt.postgresql.org), which this machine cannot reach.
-import { bundleHandler } from "../lib/bundling/bundle";
-import type { Sandbox } from "../sandbox";
+import { bundleHandler } from "../construct/bundling/bundle";
+import type { Sandbox } from "../sandbox/index";
 import { rawPostgres } from "./raw-sequences";
 import { buildResult, commitInfo } from "./results";
 import { fmtS, runRounds } from "./rounds";

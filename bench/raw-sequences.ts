@@ -3,8 +3,8 @@
 // the same work: the same packages, the same `apt-get update`, the same service, group and SQL steps.
 // Each step prints a marker with a timestamp on stderr, so a bench can set the raw steps' times beside
 // the handler's timings_ms (the markers cost one `date` per step).
-import type { Sandbox } from "../sandbox";
-import { sshRun } from "../sandbox";
+import type { Sandbox } from "../sandbox/index";
+import { sshRun } from "../sandbox/index";
 
 type Step = [name: string, ...lines: string[]];
 

@@ -1,10 +1,11 @@
 // What every benchmark here shares: a fresh sandbox per measured run (stopped even on ^C), one installer
 // job timed through the job runner exactly as the platform would run it, and writing the results file.
 // Rounds, rotation and medians: rounds.ts; the results file: results.ts.
+
+import { bundleHandler } from "../construct/bundling/bundle";
 import type { CommonResult } from "../handlers/common/handler-kit";
-import { bundleHandler } from "../lib/bundling/bundle";
-import { runJob } from "../lib/runner/run-job";
-import { jobEnvFor, type Sandbox, startSandbox } from "../sandbox";
+import { runJob } from "../operator/runner/run-job";
+import { jobEnvFor, type Sandbox, startSandbox } from "../sandbox/index";
 import { timeRawSteps } from "./raw-sequences";
 import { type BenchResult, summaryLines, writeResult } from "./results";
 import { median, type RoundRecord, type RoundsOutcome, type SideSpec } from "./rounds";

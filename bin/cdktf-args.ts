@@ -1,9 +1,9 @@
 // Run by bin/cdktf before cdktf: prints cdktf's arguments, NUL-separated, with the project's settings that
-// belong on its command line added (lib/terraform-parallelism.ts). A configuration that does not parse
+// belong on its command line added (operator/terraform-parallelism.ts). A configuration that does not parse
 // leaves them as given: synth reports it, with every other problem, in cdktf's own output.
 import * as fs from "node:fs";
-import { CONTEXT_KEY, parseConfig } from "../lib/config/parse";
-import { withTerraformParallelism } from "../lib/terraform-parallelism";
+import { CONTEXT_KEY, parseConfig } from "../construct/config/parse";
+import { withTerraformParallelism } from "../operator/terraform-parallelism";
 
 let args = process.argv.slice(2);
 try {

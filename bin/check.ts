@@ -1,19 +1,19 @@
 // npm run check [-- --json] [--junit FILE]: runs every enabled installer of every deployed VM in check mode from this
-// machine (lib/check) and prints what a deploy would change on each: the drift table. Nothing on any VM
+// machine (operator/check) and prints what a deploy would change on each: the drift table. Nothing on any VM
 // changes. The address and the host key the jobs require come from the deployed state, the user, port,
 // key file and the installers' settings from cdktf.json, secrets from their TF_VAR_ variables.
-// --junit FILE also writes the rows as a JUnit report for CI (lib/reports); the exit code does not change.
+// --junit FILE also writes the rows as a JUnit report for CI (operator/reports); the exit code does not change.
 // Exit code (as terraform plan -detailed-exitcode): 0 nothing would change, 2 something would, 1 error.
 import * as path from "node:path";
-import { checkTargets } from "../lib/check/check-targets";
-import { renderDriftTable } from "../lib/check/drift-table";
-import { exitCode, runChecks } from "../lib/check/run-checks";
-import type { VmInstallConfig } from "../lib/config/types";
-import { renderJunit, writeReportFile } from "../lib/reports/junit";
-import { parseReportArgs } from "../lib/reports/report-args";
-import { driftCases, reportSecrets } from "../lib/reports/report-cases";
-import { readDeployed } from "../lib/status/deployed-status";
-import { projectFolder } from "../lib/terraform-cli";
+import type { VmInstallConfig } from "../construct/config/types";
+import { checkTargets } from "../operator/check/check-targets";
+import { renderDriftTable } from "../operator/check/drift-table";
+import { exitCode, runChecks } from "../operator/check/run-checks";
+import { renderJunit, writeReportFile } from "../operator/reports/junit";
+import { parseReportArgs } from "../operator/reports/report-args";
+import { driftCases, reportSecrets } from "../operator/reports/report-cases";
+import { readDeployed } from "../operator/status/deployed-status";
+import { projectFolder } from "../operator/terraform-cli";
 
 const say = (line: string) => process.stderr.write(`check: ${line}\n`);
 

@@ -1,10 +1,10 @@
-// `npm run docs`: writes what is generated from the installers' definitions (lib/reference): the
+// `npm run docs`: writes what is generated from the installers' definitions (operator/reference): the
 // README's installer tables (between the generated:installers markers) and vm-install.schema.json,
 // the JSON Schema cdktf.json points its editor at. `--check` writes nothing and exits 1 on a difference.
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { PROJECT_ROOT } from "../lib/bundling/bundle";
-import { cdktfJsonSchema, installersReference } from "../lib/reference/settings-reference";
+import { PROJECT_ROOT } from "../construct/bundling/bundle";
+import { cdktfJsonSchema, installersReference } from "../operator/reference/settings-reference";
 
 export const BEGIN = "<!-- generated:installers (npm run docs) -->";
 export const END = "<!-- /generated:installers -->";

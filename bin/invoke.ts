@@ -1,10 +1,10 @@
 // `npm run invoke -- <installer> ...`: runs one installer job locally, bundled exactly as the stack bundles
-// it and run exactly as the platform runs it (lib/runner), against whatever VM the SSH_* variables name.
+// it and run exactly as the platform runs it (operator/runner), against whatever VM the SSH_* variables name.
 // Progress goes to stdout as it comes; the last stdout line is the job's outcome as one JSON object, so
 // scripts read one line and people read the rest. The options, their parsing and the result files are the
-// protocol the local job target shares with this CLI: lib/runner/invoke-protocol.ts.
+// protocol the local job target shares with this CLI: operator/runner/invoke-protocol.ts.
 import * as path from "node:path";
-import { bundleHandler } from "../lib/bundling/bundle";
+import { bundleHandler } from "../construct/bundling/bundle";
 import {
   type Invocation,
   parseInvokeArgs,
@@ -14,9 +14,9 @@ import {
   USAGE_HINT,
   UsageError,
   writeResultFile,
-} from "../lib/runner/invoke-protocol";
-import { JobLog } from "../lib/runner/job-log";
-import { type JobResult, runJob } from "../lib/runner/run-job";
+} from "../operator/runner/invoke-protocol";
+import { JobLog } from "../operator/runner/job-log";
+import { type JobResult, runJob } from "../operator/runner/run-job";
 
 const EXIT_SUCCEEDED = 0;
 const EXIT_FAILED = 1;

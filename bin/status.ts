@@ -1,16 +1,16 @@
 // npm run status [-- --json] [--junit FILE]: one row per VM x installer of the deployed stack: status,
 // changed, duration, last run, the host key seen, the summary line, and (local target) where the last run's
-// progress is kept (lib/status). --junit FILE also writes the rows as a JUnit report for CI (lib/reports).
+// progress is kept (operator/status). --junit FILE also writes the rows as a JUnit report for CI (operator/reports).
 // Run it in the project folder. Exit code: 0 when every enabled installer is ok, 1 when one failed, is
 // partial or has not run, 2 when there is nothing to read (or the report cannot be written).
 import * as path from "node:path";
-import { renderJunit, writeReportFile } from "../lib/reports/junit";
-import { parseReportArgs } from "../lib/reports/report-args";
-import { reportSecrets, statusCases } from "../lib/reports/report-cases";
-import { readStatus } from "../lib/status/deployed-status";
-import type { StatusRow } from "../lib/status/status-rows";
-import { renderStatusTable } from "../lib/status/status-table";
-import { projectFolder, readProject } from "../lib/terraform-cli";
+import { renderJunit, writeReportFile } from "../operator/reports/junit";
+import { parseReportArgs } from "../operator/reports/report-args";
+import { reportSecrets, statusCases } from "../operator/reports/report-cases";
+import { readStatus } from "../operator/status/deployed-status";
+import type { StatusRow } from "../operator/status/status-rows";
+import { renderStatusTable } from "../operator/status/status-table";
+import { projectFolder, readProject } from "../operator/terraform-cli";
 
 const say = (line: string) => process.stderr.write(`status: ${line}\n`);
 

@@ -13,6 +13,9 @@
 import { spawnSync } from "node:child_process";
 import * as path from "node:path";
 import * as readline from "node:readline/promises";
+import type { VmConfig, VmInstallConfig } from "../construct/config/types";
+import { sshEvent } from "../construct/installers/installer-event";
+import { ACCEPTED_HOST_KEYS_VARIABLE, addressOutputName, hostKeyIds } from "../construct/resource-names";
 import {
   type ConnectOptions,
   type HostKeyProbe,
@@ -20,11 +23,8 @@ import {
   probeHostKey,
   resolveSshRetry,
 } from "../handlers/common/ssh";
-import type { VmConfig, VmInstallConfig } from "../lib/config/types";
-import { sshEvent } from "../lib/installers/installer-event";
-import { ACCEPTED_HOST_KEYS_VARIABLE, addressOutputName, hostKeyIds } from "../lib/resource-names";
-import { readDeployed } from "../lib/status/deployed-status";
-import { projectFolder, readProject, terraformCommand, terraformEnv } from "../lib/terraform-cli";
+import { readDeployed } from "../operator/status/deployed-status";
+import { projectFolder, readProject, terraformCommand, terraformEnv } from "../operator/terraform-cli";
 import { HOST_KEY_SHA256 } from "../shared/names";
 
 const say = (line: string) => process.stderr.write(`trust: ${line}\n`);

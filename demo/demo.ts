@@ -6,10 +6,17 @@
 // The demo's own cdktf project lives in .demo/ (gitignored); its app is this checkout's main.ts.
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { PROJECT_ROOT } from "../lib/bundling/bundle";
-import { readStatus } from "../lib/status/deployed-status";
-import { renderStatusTable } from "../lib/status/status-table";
-import { getSandbox, listSandboxes, type Sandbox, sandboxSupportProblems, startSandbox, stopSandbox } from "../sandbox";
+import { PROJECT_ROOT } from "../construct/bundling/bundle";
+import { readStatus } from "../operator/status/deployed-status";
+import { renderStatusTable } from "../operator/status/status-table";
+import {
+  getSandbox,
+  listSandboxes,
+  type Sandbox,
+  sandboxSupportProblems,
+  startSandbox,
+  stopSandbox,
+} from "../sandbox/index";
 import { progressLineOnly, streamLog } from "../shared/progress-line";
 import { DeploySummary } from "./deploy-summary";
 import { demoPassword, existingHost, runCdktf, writeCdktfProject } from "./project";

@@ -7,8 +7,8 @@
 import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { PROJECT_ROOT } from "../lib/bundling/bundle";
-import { sandboxSupportProblems } from "../sandbox";
+import { PROJECT_ROOT } from "../construct/bundling/bundle";
+import { sandboxSupportProblems } from "../sandbox/index";
 import { TWIN_CDKTF_FLAGS, twinDeployEnv } from "../twin/deploy-env";
 import { installTwin } from "../twin/install";
 import { demoPassword, runCdktf, writeCdktfProject } from "./project";

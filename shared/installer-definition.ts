@@ -1,6 +1,6 @@
 // What an installer is, as both sides see it: its cdktf.json key, its handler folder, its settings
 // (shared/settings.ts) and what the stack needs beyond them (secrets, checks across settings). Each
-// installer declares one of these in handlers/<handler>/definition.ts; lib/installers/catalog.ts lists
+// installer declares one of these in handlers/<handler>/definition.ts; construct/installers/catalog.ts lists
 // them in run order.
 import { type Settings, setting } from "./settings";
 import { boolean, integer } from "./validate";

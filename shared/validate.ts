@@ -1,4 +1,4 @@
-// A small validator used twice over the same rules: by lib/config at synth time (cdktf.json context) and
+// A small validator used twice over the same rules: by construct/config at synth time (cdktf.json context) and
 // by each handler on its event before any SSH command runs. Every problem names its key path and what is
 // allowed; all problems are collected so one run shows every mistake. Each validator also carries the
 // JSON Schema of what it accepts, so an editor checks cdktf.json with the very rules synth applies (a

@@ -12,7 +12,7 @@
 // Issue 17's many-moments cases each boot a sandbox of their own (about 1 s) and install postgresql
 // afresh: a kill leaves a different dpkg state at each moment, and a fresh VM is the only start that
 // makes the moment the same on every run.
-import type { Sandbox } from "../../sandbox";
+import type { Sandbox } from "../../sandbox/index";
 import {
   describeE2E,
   expectSucceeded,

@@ -7,9 +7,9 @@
 // installers run against it.
 import { spawnSync } from "node:child_process";
 import * as path from "node:path";
+import { PROJECT_ROOT } from "../../construct/bundling/bundle";
 import { type CdktfRun, readOutputs, runCdktf, writeCdktfProject } from "../../demo/project";
-import { PROJECT_ROOT } from "../../lib/bundling/bundle";
-import type { Sandbox } from "../../sandbox";
+import type { Sandbox } from "../../sandbox/index";
 import { tempDir } from "../support/synth";
 import { describeE2E, jobEnv, runInstaller, sandboxPerSuite } from "./support/e2e";
 

@@ -15,7 +15,7 @@
 //                     package of that repository runs its maintainer script.
 // Under CI=true a missing prerequisite fails the suite (describeE2E).
 import { DOCKER_KEY_FINGERPRINT } from "../../handlers/install-docker/definition";
-import type { Sandbox } from "../../sandbox";
+import type { Sandbox } from "../../sandbox/index";
 import { armour, pgpKey } from "../handlers/support/pgp-fixtures";
 import { FAKE_COMPOSE_VERSION, FAKE_DOCKER_VERSION } from "./fixtures/docker-repo";
 import {

@@ -8,7 +8,7 @@
 // missing prerequisite fails the suite (describeE2E).
 import { spawn } from "node:child_process";
 import * as path from "node:path";
-import type { Sandbox } from "../../sandbox";
+import type { Sandbox } from "../../sandbox/index";
 import {
   describeE2E,
   dpkgStatus,

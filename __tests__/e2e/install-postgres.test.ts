@@ -13,7 +13,7 @@ import { readConnectionEnv } from "../../handlers/common/connection-env";
 import { connect } from "../../handlers/common/ssh";
 import { PGDG_KEY_FINGERPRINT } from "../../handlers/install-postgres/definition";
 import { tcpLogin } from "../../handlers/install-postgres/server";
-import { jobEnvFor, type Sandbox, startSandbox } from "../../sandbox";
+import { jobEnvFor, type Sandbox, startSandbox } from "../../sandbox/index";
 import { SecretScrubber } from "../../shared/secrets";
 import { armour, pgpKey } from "../handlers/support/pgp-fixtures";
 import { startFakeDockerRepo } from "./fixtures/docker-repo";

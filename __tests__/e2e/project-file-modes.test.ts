@@ -7,7 +7,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { type CdktfRun, existingHost, runCdktf, writeCdktfProject } from "../../demo/project";
-import type { Sandbox } from "../../sandbox";
+import type { Sandbox } from "../../sandbox/index";
 import { tempDir } from "../support/synth";
 import { describeE2E, sandboxPerSuite } from "./support/e2e";
 

@@ -14,7 +14,7 @@ import {
   sshRun,
   startSandbox,
   stopSandbox,
-} from "../../sandbox";
+} from "../../sandbox/index";
 import { tempDir } from "../support/synth";
 import { describeE2E, root } from "./support/e2e";
 

@@ -16,7 +16,7 @@ import {
   type Sandbox,
   sandboxSupportProblems,
   startSandbox,
-} from "../../sandbox";
+} from "../../sandbox/index";
 
 const ROOT = path.resolve(__dirname, "../..");
 const CI = /^(1|true|yes)$/i.test(process.env.CI ?? "");

@@ -9,10 +9,10 @@
 import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { PROJECT_ROOT } from "../../construct/bundling/bundle";
 import { existingHost, runCdktf, writeCdktfProject } from "../../demo/project";
-import { PROJECT_ROOT } from "../../lib/bundling/bundle";
-import { jobLogs } from "../../lib/runner/job-log";
-import type { Sandbox } from "../../sandbox";
+import { jobLogs } from "../../operator/runner/job-log";
+import type { Sandbox } from "../../sandbox/index";
 import { tempDir } from "../support/synth";
 import { describeE2E, dpkgStatus, runInstaller, sandboxPerSuite } from "./support/e2e";
 import { holdDpkgLock } from "./support/faults";

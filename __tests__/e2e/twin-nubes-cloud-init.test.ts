@@ -5,7 +5,7 @@
 import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import * as path from "node:path";
-import { getSandbox, listSandboxes, sshRun, stopSandbox } from "../../sandbox";
+import { getSandbox, listSandboxes, sshRun, stopSandbox } from "../../sandbox/index";
 import { removeVapp } from "../../twin/nubes/records";
 import { sandboxNameOf } from "../../twin/nubes/vm-settings";
 import { REQUIRED_PROVIDERS, TwinTerraform } from "../twin/terraform";

@@ -6,7 +6,7 @@ import { execFile } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { bundleHandler } from "../../lib/bundling/bundle";
+import { bundleHandler } from "../../construct/bundling/bundle";
 import { DEBIAN_12, dpkgLine, policyBlock } from "./support/fixtures";
 import { type ExecReply, startServer, type TestServer } from "./support/ssh-server";
 import { testKey } from "./support/test-keys";

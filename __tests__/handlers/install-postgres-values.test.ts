@@ -13,6 +13,7 @@ jest.mock("node:crypto", () => {
   return { ...real, pbkdf2Sync: jest.fn(real.pbkdf2Sync) };
 });
 
+import { parseConfig } from "../../construct/config/parse";
 import {
   canonicalIp,
   listenNameProblems,
@@ -37,7 +38,6 @@ import {
 } from "../../handlers/install-postgres/scram";
 import { tcpLogin } from "../../handlers/install-postgres/server";
 import { applySql, inspectSql, revokeLoginSql } from "../../handlers/install-postgres/sql";
-import { parseConfig } from "../../lib/config/parse";
 import { isCidr, isHostAddress, isIpv6, listenAddresses } from "../../shared/names";
 import { context } from "../support/synth";
 import { UBUNTU_2204 } from "./support/fixtures";

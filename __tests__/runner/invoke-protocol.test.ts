@@ -16,7 +16,7 @@ import {
   resultAsTfstate,
   USAGE,
   UsageError,
-} from "../../lib/runner/invoke-protocol";
+} from "../../operator/runner/invoke-protocol";
 import { cleanupFixtures, shellWords, tempDir } from "./fixtures";
 
 afterAll(cleanupFixtures);

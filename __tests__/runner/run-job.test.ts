@@ -1,7 +1,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { bundleHandler, PROJECT_ROOT } from "../../lib/bundling/bundle";
-import { makeScrubber, parseEntrypoint, type RunJobOptions, runJob } from "../../lib/runner/run-job";
+import { bundleHandler, PROJECT_ROOT } from "../../construct/bundling/bundle";
+import { makeScrubber, parseEntrypoint, type RunJobOptions, runJob } from "../../operator/runner/run-job";
 import { cleanupFixtures, jobDir, processGone, tempDir, waitFor } from "./fixtures";
 
 afterAll(cleanupFixtures);

@@ -4,11 +4,11 @@ import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { PROJECT_ROOT } from "../../lib/bundling/bundle";
-import { App } from "../../lib/cdktf";
-import { parseConfig } from "../../lib/config/parse";
-import type { CatalogEntry } from "../../lib/installers/catalog";
-import { VmInstallStack } from "../../lib/stack";
+import { PROJECT_ROOT } from "../../construct/bundling/bundle";
+import { App } from "../../construct/cdktf";
+import { parseConfig } from "../../construct/config/parse";
+import type { CatalogEntry } from "../../construct/installers/catalog";
+import { VmInstallStack } from "../../construct/stack";
 
 export type TfJson = Record<string, any>;
 

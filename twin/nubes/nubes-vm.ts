@@ -4,8 +4,8 @@
 // (and internalConnect: one network here); only access_port_list's TCP ports take connections from
 // outside. destroy honours delete_mode as the real provider does.
 import { randomUUID } from "node:crypto";
-import { getSandbox, listSandboxes, startSandbox, stopSandbox } from "../../sandbox";
 import { killTree } from "../../sandbox/boot";
+import { getSandbox, listSandboxes, startSandbox, stopSandbox } from "../../sandbox/index";
 import { readState } from "../../sandbox/state";
 import type { CtyObject } from "../protocol/cty-value";
 import { TwinError } from "../protocol/diagnostics";

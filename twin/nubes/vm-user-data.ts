@@ -32,7 +32,7 @@ export function userDataProblem(text: string): string | undefined {
 function cloudConfigProblem(text: string): string | undefined {
   let doc: unknown;
   try {
-    // YAML 1.1, as cloud-init's PyYAML reads it (the stack's own check does the same: lib/config/cloud-init.ts).
+    // YAML 1.1, as cloud-init's PyYAML reads it (the stack's own check does the same: construct/config/cloud-init.ts).
     doc = parse(text, { version: "1.1" });
   } catch (e) {
     return `it is not YAML: ${(e as Error).message.split("\n")[0]}`;

@@ -5,8 +5,8 @@
 import { randomBytes } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { eventSecrets } from "../../lib/runner/invocation";
-import { DEFAULT_TIMEOUT_SEC, parseEntrypoint, runJob } from "../../lib/runner/run-job";
+import { eventSecrets } from "../../operator/runner/invocation";
+import { DEFAULT_TIMEOUT_SEC, parseEntrypoint, runJob } from "../../operator/runner/run-job";
 import { TWIN_STATE_DIR } from "../nubes/records";
 import type { CtyObject } from "../protocol/cty-value";
 import { type Diagnostic, errorDiagnostic, TwinError } from "../protocol/diagnostics";

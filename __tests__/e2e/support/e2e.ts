@@ -1,9 +1,9 @@
 // Shared by the end-to-end suites: gating on the sandbox's prerequisites, running an installer exactly as
 // a job runs (bundled by the stack's bundler, started by the job runner), and checking the target over a
 // separate SSH session.
-import { bundleHandler } from "../../../lib/bundling/bundle";
-import { runJob } from "../../../lib/runner/run-job";
-import { jobEnvFor, type Sandbox, sandboxSupportProblems, sshRun, startSandbox } from "../../../sandbox";
+import { bundleHandler } from "../../../construct/bundling/bundle";
+import { runJob } from "../../../operator/runner/run-job";
+import { jobEnvFor, type Sandbox, sandboxSupportProblems, sshRun, startSandbox } from "../../../sandbox/index";
 import { DEFAULT_RELEASE } from "../../../sandbox/release";
 import { type FakeDockerRepo, type FakeDockerRepoOptions, startFakeDockerRepo } from "../fixtures/docker-repo";
 import { FACTS, RELEASE, RELEASE_LABEL } from "./release";

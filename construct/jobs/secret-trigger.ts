@@ -1,0 +1,109 @@
+// The local target's secret triggers: what makes a job rerun when one of its secrets (a password)
+// changes, from whichever working copy deploys, while the state a team shares (pg, s3) does not let its
+// reader test a guess cheaply: a plain or salted sha256 in state costs a guess one hash. A trigger is
+// scrypt (SECRET_KDF: OWASP's floor, 128 MiB and about 0.35 s here) over the job's secret values, so a
+// guess costs a full scrypt.
+//
+// Terraform has no deterministic slow KDF (its bcrypt salts at random, so nothing can be compared), a
+// plan runs nothing of ours, and cdktf keeps TF_VAR_ variables away from synth. So bin/cdktf, before cdktf
+// runs, computes each trigger from the TF_VAR_ values the deploy's environment holds for the runner
+// anyway, into an owner-only file beside the results; the job's triggers_replace reads that file at plan
+// time (construct/jobs/local-job.ts). The value reaches neither cdktf.out nor the state; the digest reaches the
+// state.
+//
+// Nothing can read the state that early, so the salt is not kept there: it is derived from what every
+// working copy sharing the state has alike, the configuration (stack, backend, job). A salt need not be
+// secret, only unique per deployment, so that no table computed once serves every state; the same
+// configuration then gives the same trigger in every copy, and nothing per copy (the random salt file of
+// older versions) makes a colleague's deploy rerun the job. An HMAC keyed by something each copy has and
+// the state lacks was the other way: the one such thing every copy surely has is the secret itself.
+import { createHash, scryptSync } from "node:crypto";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { writeResultFile } from "../../operator/runner/result-state";
+import type { VmInstallConfig } from "../config/types";
+import { type CatalogEntry, INSTALLERS } from "../installers/catalog";
+import { secretVariableNames } from "../installers/installer-event";
+import { jobName } from "../resource-names";
+
+/** scrypt's cost; the trigger names it, so raising it reruns each job once, knowingly. */
+export const SECRET_KDF = { N: 2 ** 17, r: 8, p: 1, keylen: 32 } as const;
+
+/** The local target's folder of results, logs and triggers for `stackName`, in the project folder. */
+export function resultsFolder(projectDir: string, stackName: string): string {
+  return path.join(projectDir, ".vm-install", stackName);
+}
+
+/** Where `job`'s secret trigger is kept (owner-only, outside cdktf.out). */
+export function secretTriggerFile(resultsDir: string, job: string): string {
+  return path.join(resultsDir, `${job}.secret-trigger`);
+}
+
+/** The salt: the same for `job` in every working copy of the deployment, different for another job or deployment. */
+export function secretTriggerSalt(config: Pick<VmInstallConfig, "stackName" | "backend">, job: string): string {
+  return createHash("sha256")
+    .update(JSON.stringify(["vm-install secret trigger v1", config.stackName, config.backend, job]))
+    .digest("hex");
+}
+
+/** The trigger for a job's secret values (in the order of their sorted field names). */
+export function secretTrigger(values: readonly string[], salt: string): string {
+  const { N, r, p, keylen } = SECRET_KDF;
+  const key = scryptSync(JSON.stringify(values), salt, keylen, { N, r, p, maxmem: 256 * 1024 * 1024 });
+  return `scrypt-N${N}-r${r}-p${p}:${key.toString("hex")}`;
+}
+
+/** The jobs that carry a secret trigger, each with its secret variables in the order the trigger takes them. */
+export function secretTriggerJobs(
+  config: VmInstallConfig,
+  installers: readonly CatalogEntry[] = INSTALLERS,
+): { job: string; variables: string[] }[] {
+  if (config.jobTarget !== "local") return [];
+  return config.vms.flatMap((vm) =>
+    installers
+      .filter((def) => vm.installers[def.key]?.enabled)
+      .map((def) => {
+        const names = secretVariableNames(vm, def);
+        return {
+          job: jobName(vm.name, def.handler),
+          variables: Object.keys(names)
+            .sort()
+            .map((field) => names[field]),
+        };
+      })
+      .filter((j) => j.variables.length > 0),
+  );
+}
+
+/**
+ * Writes the trigger of each job whose secrets `env` holds, rewriting a file only when it changed; a job
+ * whose secrets are not all set keeps its last trigger (`cdktf synth` without them). Returns the files written.
+ */
+export function writeSecretTriggers(
+  projectDir: string,
+  config: VmInstallConfig,
+  env: NodeJS.ProcessEnv,
+  installers?: readonly CatalogEntry[],
+): string[] {
+  const written: string[] = [];
+  for (const { job, variables } of secretTriggerJobs(config, installers)) {
+    const values = variables.map((v) => env[`TF_VAR_${v}`]);
+    if (values.some((v) => v === undefined)) continue;
+    const file = secretTriggerFile(resultsFolder(projectDir, config.stackName), job);
+    const trigger = secretTrigger(values as string[], secretTriggerSalt(config, job));
+    if (fs.existsSync(file) && fs.readFileSync(file, "utf8").trim() === trigger) continue;
+    fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+    writeResultFile(file, trigger);
+    written.push(file);
+  }
+  return written;
+}
+
+/**
+ * The trigger as Terraform reads it at plan time. Without the file (a working copy that never deployed
+ * with the secrets set) it is a word no trigger equals: the job reruns rather than miss a change.
+ */
+export function secretTriggerExpression(file: string, variables: readonly string[]): string {
+  const missing = `none: deployed without ${variables.map((v) => `TF_VAR_${v}`).join(", ")}`;
+  return `\${fileexists(${JSON.stringify(file)}) ? trimspace(file(${JSON.stringify(file)})) : ${JSON.stringify(missing)}}`;
+}

@@ -1,0 +1,60 @@
+// One installer run as a sless_job: the handler's bundle as source_dir, the connection in env_vars, the
+// business input in event_json. The platform reports the handler's JSON result in `message`.
+import type { Construct } from "constructs";
+import { Job } from "../../providers/generated/sless/job/index";
+import { Fn } from "../cdktf";
+import { type InstallerJob, type JobSpec, resourceAddress } from "./job-spec";
+
+/** The only phase a deploy goes on after. */
+export const JOB_SUCCEEDED = "Succeeded";
+
+export interface SlessJobProps {
+  /** sless runtime name, e.g. "nodejs20". */
+  readonly runtime: string;
+}
+
+export function slessJobTarget(props: SlessJobProps) {
+  return (scope: Construct, id: string, spec: JobSpec): InstallerJob => {
+    const c = spec.connection;
+    const secrets = Object.entries(spec.secretEvent);
+    const job = new Job(scope, id, {
+      name: spec.name,
+      runtime: props.runtime,
+      entrypoint: "handler.install",
+      sourceDir: spec.asset.path,
+      envVars: {
+        VM_IP: c.address,
+        SSH_USER: c.user,
+        // Read by Terraform at apply time and marked sensitive: the key is never in cdktf.out or a plan.
+        ...(c.privateKeyPath ? { SSH_KEY: Fn.sensitive(Fn.file(c.privateKeyPath)) } : {}),
+        SSH_PORT: String(c.port),
+        ...(c.hostKeySha256 ? { SSH_HOST_KEY_SHA256: c.hostKeySha256 } : {}),
+        ...(c.hostKeySha256 && c.hostKeySource ? { SSH_HOST_KEY_SOURCE: c.hostKeySource } : {}),
+      },
+      // A secret joins the event only as a Terraform reference, so cdktf.out holds var.<name>, not the value.
+      eventJson:
+        secrets.length > 0
+          ? Fn.jsonencode({
+              ...spec.event,
+              ...Object.fromEntries(secrets.map(([field, variable]) => [field, variable.value])),
+            })
+          : JSON.stringify(spec.event),
+      runId: spec.runId,
+      waitTimeoutSec: spec.waitTimeoutSec,
+      dependsOn: spec.previous ? [...spec.dependsOn, spec.previous] : spec.dependsOn,
+    });
+    job.overrideLogicalId(id);
+    // The platform reports a failed handler as phase Failed, not as an error: without this check the deploy
+    // would carry on (and print the error as a result). Whatever the platform does, a job that did not
+    // succeed stops the deploy here, naming itself and its message.
+    job.addOverride("lifecycle.postcondition", [
+      {
+        condition: `\${self.phase == "${JOB_SUCCEEDED}"}`,
+        error_message: `sless job ${spec.name} (${id}) ended in phase \${self.phase}, not ${JOB_SUCCEEDED}: \${self.message}`,
+      },
+    ]);
+    // A rerun of the previous installer reruns this one too (its result may depend on what that changed).
+    if (spec.previous) job.addOverride("lifecycle.replace_triggered_by", [spec.previous.address]);
+    return Object.assign(job, { address: resourceAddress(job, id) });
+  };
+}

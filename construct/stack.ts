@@ -1,0 +1,154 @@
+// The whole deployment: the providers it needs, the secrets as sensitive variables, and one
+// VmInstallation per configured VM, its jobs on the configured target.
+
+import * as path from "node:path";
+import type { Construct } from "constructs";
+import { NubesProvider } from "../providers/generated/nubes/provider/index";
+import { SlessProvider } from "../providers/generated/sless/provider/index";
+import { ValidationError } from "../shared/validate";
+import { App, TerraformStack, TerraformVariable } from "./cdktf";
+import { readCloudInit } from "./config/cloud-init";
+import { CONTEXT_KEY } from "./config/parse";
+import type { VmInstallConfig } from "./config/types";
+import { hostKeyFile } from "./delivered-host-keys";
+import type { CatalogEntry } from "./installers/catalog";
+import type { JobTargetFactory } from "./jobs/job-spec";
+import { localJobTarget } from "./jobs/local-job";
+import { resultsFolder } from "./jobs/secret-trigger";
+import { slessJobTarget } from "./jobs/sless-job";
+import { TerraformData } from "./jobs/terraform-data";
+import { warnLocalStateSecrets } from "./risky-settings";
+import { configureBackend } from "./state-backend";
+import { TerraformPaths } from "./terraform-paths";
+import { type SecretRule, VmInstallation } from "./vm-installation";
+
+/**
+ * Each VM's own cloud-init document (vms[].cloudInit), read and checked at synth; every problem of every
+ * VM in one ValidationError, as the configuration's own are reported.
+ */
+function readCloudInits(config: VmInstallConfig, paths: TerraformPaths): (Record<string, unknown> | undefined)[] {
+  const problems: string[] = [];
+  const documents = config.vms.map((vm, i) => {
+    if (vm.cloudInit === undefined) return undefined;
+    const read = readCloudInit(paths.resolve(vm.cloudInit), vm.user);
+    problems.push(...read.problems.map((p) => `vms[${i}].cloudInit (${vm.cloudInit}): ${p}`));
+    return read.document;
+  });
+  if (problems.length > 0) throw new ValidationError(`cdktf.json context.${CONTEXT_KEY}`, problems);
+  return documents;
+}
+
+/** The version constraint every version meets: sless.providerVersion "" (any). */
+export const ANY_VERSION = ">= 0.0.0";
+
+export interface VmInstallStackProps {
+  /** The validated configuration (construct/config parseConfig). */
+  readonly config: VmInstallConfig;
+  /** Folder that relative key paths and the local target's results are resolved from. @default process.cwd() */
+  readonly baseDir?: string;
+  /** The installers, in run order; the config must have been parsed with the same list. @default the catalog */
+  readonly installers?: readonly CatalogEntry[];
+}
+
+export class VmInstallStack extends TerraformStack {
+  readonly installations: VmInstallation[];
+  private readonly secrets = new Map<string, TerraformVariable>();
+  private readonly validated = new Set<string>();
+
+  constructor(scope: Construct, id: string, props: VmInstallStackProps) {
+    super(scope, id);
+    const { config } = props;
+    const baseDir = props.baseDir ?? process.cwd();
+    // Paths to key files, results and the secret triggers run through this folder's name when cdktf.out is
+    // elsewhere, and Terraform reads every string of the configuration as a template: the settings
+    // cannot carry `${`, nor may this.
+    if (/[$%]\{/.test(baseDir)) {
+      throw new Error(
+        `the project folder ${baseDir} contains "\${" or "%{", which Terraform would read as template syntax in the paths under it; move or rename it`,
+      );
+    }
+
+    // Each provider only when something uses it: a local-target stack of existing hosts has none, so it
+    // validates and deploys offline.
+    if (config.vms.some((vm) => vm.kind === "nubes")) this.nubesProvider(config);
+    if (config.jobTarget === "sless") this.slessProvider(config);
+    const paths = new TerraformPaths(path.join(path.resolve(App.of(this).outdir), "stacks", id), baseDir);
+    configureBackend(this, id, config.backend, paths);
+    warnLocalStateSecrets(this, config, props.installers);
+    const jobTarget: JobTargetFactory =
+      config.jobTarget === "sless"
+        ? slessJobTarget({ runtime: config.sless.runtime })
+        : localJobTarget({ resultsDir: resultsFolder(baseDir, config.stackName), paths });
+
+    const cloudInits = readCloudInits(config, paths);
+    const keysDir = resultsFolder(baseDir, config.stackName);
+    this.installations = config.vms.map(
+      (vm, i) =>
+        new VmInstallation(this, vm.name, {
+          vm,
+          cloudInit: cloudInits[i],
+          hostKeyFile: hostKeyFile(keysDir, vm.name),
+          nubes: config.nubes,
+          runId: config.runId,
+          jobTarget,
+          paths,
+          installers: props.installers,
+          secretVariable: (name, description, rule) => this.secretVariable(name, description, rule),
+        }),
+    );
+  }
+
+  // Provider addresses are settings (the sless provider is not public; Nubes may move): they replace the
+  // source baked into the generated bindings.
+  private nubesProvider(config: VmInstallConfig): void {
+    const nubes = config.nubes!;
+    this.addOverride("terraform.required_providers.nubes", {
+      source: nubes.providerSource,
+      version: nubes.providerVersion,
+    });
+    new NubesProvider(this, "nubes", {
+      apiEndpoint: nubes.endpoint,
+      apiToken: this.secretVariable("nubes_api_token", "Nubes API token (TF_VAR_nubes_api_token)").value,
+    });
+  }
+
+  private slessProvider(config: VmInstallConfig): void {
+    // `cdktf deploy` refuses a required_providers entry without a version (its manifest schema requires
+    // one), so "any version" is spelled out as the constraint every version meets.
+    this.addOverride("terraform.required_providers.sless", {
+      source: config.sless.providerSource,
+      version: config.sless.providerVersion || ANY_VERSION,
+    });
+    new SlessProvider(this, "sless", {
+      endpoint: config.sless.endpoint,
+      token: this.secretVariable("sless_token", "sless API token, a JWT (TF_VAR_sless_token)").value,
+    });
+  }
+
+  /**
+   * One sensitive string variable per name, set through TF_VAR_<name>; never given a default. A rule's
+   * minimum length is checked at plan time, before any job runs, by a precondition of its own: a
+   * `validation` block would do it earlier, but Terraform (1.11) prints the value of every variable its
+   * condition names in the error, sensitive or not; a precondition's error shows no value.
+   */
+  private secretVariable(name: string, description: string, rule?: SecretRule): TerraformVariable {
+    let variable = this.secrets.get(name);
+    if (!variable) {
+      variable = new TerraformVariable(this, name, { type: "string", sensitive: true, description });
+      variable.overrideLogicalId(name);
+      this.secrets.set(name, variable);
+    }
+    if (rule?.minLength && !this.validated.has(name)) {
+      this.validated.add(name);
+      const check = new TerraformData(this, `${name}_check`, {});
+      check.overrideLogicalId(`${name}_check`);
+      check.addOverride("lifecycle.precondition", [
+        {
+          condition: `\${length(var.${name}) >= ${rule.minLength}}`,
+          error_message: `TF_VAR_${name} (${rule.what}) is shorter than ${rule.minLength} characters; set a longer one. The value is not shown.`,
+        },
+      ]);
+    }
+    return variable;
+  }
+}

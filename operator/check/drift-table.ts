@@ -1,0 +1,52 @@
+// The drift rows as a person reads them (operator/text-table.ts): one row per VM x installer and what would
+// change; a row with several changes, warnings or an error spells them out under the table.
+
+import { COLOURS, renderTable } from "../text-table";
+import type { DriftRow, DriftState } from "./run-checks";
+
+const COLOUR: Record<DriftState, string> = {
+  "in sync": COLOURS.green,
+  drift: COLOURS.yellow,
+  error: COLOURS.red,
+  skipped: COLOURS.dim,
+};
+const HEADINGS = ["VM", "INSTALLER", "CHECK", "DURATION", "WHAT A DEPLOY WOULD CHANGE"];
+
+function cells(row: DriftRow): string[] {
+  const what = row.state === "drift" ? row.wouldChange.join("; ") : row.state === "error" ? row.summary : "-";
+  return [
+    row.vm,
+    row.installer,
+    row.state,
+    row.durationMs === undefined ? "-" : `${(row.durationMs / 1000).toFixed(1)}s`,
+    what,
+  ];
+}
+
+/** The table, then the closing line: what the exit code means, and where errors' full progress is. */
+export function renderDriftTable(rows: DriftRow[], colour: boolean): string {
+  const table = renderTable(HEADINGS, rows.map(cells), {
+    colour,
+    colourColumn: 2,
+    colourOf: (i) => COLOUR[rows[i].state],
+  });
+  const drift = rows.filter((r) => r.state === "drift");
+  const errors = rows.filter((r) => r.state === "error");
+  const warnings = rows.flatMap((r) => r.warnings.map((w) => `  ${r.vm} ${r.installer}: ${w}`));
+  const lines = [table];
+  if (warnings.length) lines.push("", "warnings:", ...warnings);
+  if (errors.length) {
+    lines.push("", "errors (the check could not tell; full progress in the log):");
+    for (const r of errors) lines.push(`  ${r.vm} ${r.installer}: ${r.summary}${r.log ? ` (log: ${r.log})` : ""}`);
+  }
+  const checked = rows.filter((r) => r.state !== "skipped").length;
+  lines.push(
+    "",
+    errors.length
+      ? `${errors.length} of ${checked} checks failed; ${drift.length} found drift`
+      : drift.length
+        ? `drift: ${drift.length} of ${checked} installers would change something; raise runId in cdktf.json and npm run deploy to put it back`
+        : `in sync: all ${checked} installers would change nothing`,
+  );
+  return lines.join("\n");
+}

@@ -1,0 +1,112 @@
+// The README's installer tables and the JSON Schema of cdktf.json, generated from the installers'
+// definitions (handlers/<handler>/definition.ts) so the docs cannot drift from the checks.
+// `npm run docs` writes them; __tests__/reference.test.ts fails when the committed ones differ.
+
+import { configSchema } from "../../construct/config/parse";
+import { type CatalogEntry, INSTALLERS } from "../../construct/installers/catalog";
+import { JOB_MARGIN_SEC } from "../../construct/installers/installer-event";
+import { APT_LOCK_SETTINGS } from "../../handlers/common/apt";
+import { allSettings } from "../../shared/installer-definition";
+import type { Setting, Settings } from "../../shared/settings";
+import { SSH_RETRY_SETTINGS } from "../../shared/ssh-retry";
+import type { JsonSchema } from "../../shared/validate";
+
+/** A value as the README shows it. */
+function code(value: unknown): string {
+  return `\`${JSON.stringify(value).replace(/,/g, ", ")}\``;
+}
+
+function cell(text: string): string {
+  return text.replace(/\|/g, "\\|").replace(/\n/g, " ");
+}
+
+/** A rule's JSON Schema in words: the type and what it allows. */
+export function typeWords(schema: JsonSchema): string {
+  if (Array.isArray(schema.enum)) return schema.enum.map((v) => code(v)).join(" or ");
+  switch (schema.type) {
+    case "boolean":
+      return "boolean";
+    case "integer":
+      return `integer ${schema.minimum}-${schema.maximum}`;
+    case "array":
+      return `list${schema.minItems ? ` (at least ${schema.minItems})` : ""}${schema.uniqueItems ? " of distinct items" : ""}, each ${typeWords(schema.items as JsonSchema)}`;
+    case "string":
+      return typeof schema.description === "string" ? schema.description : "string";
+    default:
+      // A union (anyOf) says in its description what it takes.
+      return typeof schema.description === "string" ? schema.description : "value";
+  }
+}
+
+function defaultWords(s: Setting): string {
+  if (s.default !== undefined) return code(s.default);
+  return s.defaultDoc ?? "none";
+}
+
+/** One installer's settings: cdktf.json key, event key, type, default, what it does. */
+function installerTable(def: CatalogEntry): string {
+  const rows = Object.entries(allSettings(def)).map(([key, s]) => {
+    const configKey = s.eventOnly ? "(event only)" : `\`${key}\``;
+    const eventKey = s.event ? `\`${s.event}\`${s.eventRequired ? " (required)" : ""}` : "(stack only)";
+    const secret = Object.entries(def.secrets ?? {}).find(([, from]) => from === key);
+    const event = secret ? `\`${secret[0]}\` (secret, from \`TF_VAR_<${key}>\`)` : eventKey;
+    return `| ${configKey} | ${event} | ${cell(typeWords(s.rule.schema))} | ${cell(defaultWords(s))} | ${cell(s.doc)} |`;
+  });
+  const own = Object.entries(def.result)
+    .map(([field, doc]) => `\`${field}\` (${doc})`)
+    .join("; ");
+  return [
+    `#### ${def.handler} (\`installers.${def.key}\`)`,
+    "",
+    `${def.doc}.`,
+    "",
+    "| cdktf.json key | event key | type | default | what it does |",
+    "| --- | --- | --- | --- | --- |",
+    ...rows,
+    "",
+    `Its own result fields: ${cell(own)}.`,
+  ].join("\n");
+}
+
+/** Event keys every installer takes, from `vms[].sshRetry` (ssh) or only in the event (apt). */
+function commonTable(): string {
+  const rows = (group: string, settings: Settings, config?: string) =>
+    Object.entries(settings).map(
+      ([key, s]) =>
+        `| \`${group}.${s.event}\` | ${config ? `\`${config}.${key}\`` : "(event only)"} | ${cell(typeWords(s.rule.schema))} | ${cell(defaultWords(s))} | ${cell(s.doc)} |`,
+    );
+  return [
+    "#### Every installer",
+    "",
+    "| event key | cdktf.json key | type | default | what it does |",
+    "| --- | --- | --- | --- | --- |",
+    ...rows("ssh", SSH_RETRY_SETTINGS, "vms[].sshRetry"),
+    ...rows("apt", APT_LOCK_SETTINGS),
+    `| \`time_budget_sec\` | (from \`waitTimeoutSec\`) | integer 10-86400 | the job's wait_timeout_sec less ${JOB_MARGIN_SEC} s | ${cell("Seconds the whole job may take; every inner limit (connect, lock waits, update, install) is cut to what is left of it, and running out fails the job as a timeout naming the step it hit (a detached step goes on on the VM; the next run waits for it).")} |`,
+    `| \`check\` | (event only: \`npm run check\` sets it) | boolean | \`false\` | ${cell("Check mode: inspect as usual, change nothing on the VM (not even apt's lists), and report what a real run would change in would_change (changed stays false).")} |`,
+  ].join("\n");
+}
+
+/** The README section between the installers markers. */
+export function installersReference(catalog: readonly CatalogEntry[] = INSTALLERS): string {
+  return [...catalog.map(installerTable), commonTable()].join("\n\n");
+}
+
+/** The JSON Schema for cdktf.json: cdktf's own keys pass, `context.vmInstall` is checked key by key. */
+export function cdktfJsonSchema(catalog: readonly CatalogEntry[] = INSTALLERS): JsonSchema {
+  return {
+    $schema: "https://json-schema.org/draft/2020-12/schema",
+    $comment: "Generated by `npm run docs` from the installers' definitions; do not edit.",
+    title: "cdktf.json for vm-install",
+    type: "object",
+    properties: {
+      context: {
+        type: "object",
+        properties: {
+          vmInstall: { ...configSchema(catalog), description: "vm-install's configuration (README, Configuration)" },
+        },
+        required: ["vmInstall"],
+      },
+    },
+  };
+}

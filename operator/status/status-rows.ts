@@ -1,0 +1,133 @@
+// What `npm run status` shows: one row per VM x installer, read from the deployed outputs (the same ones
+// `cdktf output` shows) and, with the local target, from the job's own result file and log. Pure: the
+// reading is bin/status.ts's business, so this is tested with plain objects.
+import type { VmConfig, VmInstallConfig } from "../../construct/config/types";
+import { type CatalogEntry, INSTALLERS } from "../../construct/installers/catalog";
+import { installerJobId, jobName, resultOutputName, vmResourceId } from "../../construct/resource-names";
+
+export type RowStatus = "ok" | "partial" | "failed" | "skipped" | "not run";
+
+export interface StatusRow {
+  vm: string;
+  installer: string;
+  status: RowStatus;
+  /** Whether the last run changed anything; undefined when it did not report. */
+  changed?: boolean;
+  summary: string;
+  durationMs?: number;
+  /** ISO time of the last run, when known. */
+  lastRun?: string;
+  hostKey?: string;
+  /** The last run's full progress (local target). */
+  log?: string;
+}
+
+/** What the local target leaves beside the state for one job: its last outcome, when and where it was logged. */
+export interface LocalJobRecord {
+  phase: string;
+  message: string;
+  finishedAt: string;
+  log?: string;
+}
+
+/** The fields of the common result shape (handlers/common/handler-kit.ts) a row shows. */
+interface ReportedResult {
+  status?: string;
+  changed?: unknown;
+  summary?: unknown;
+  timings_ms?: { total?: unknown };
+  host_key_sha256?: unknown;
+  finished_at?: unknown;
+}
+
+/** One row from what was found; `local` wins where it is newer news (a failed run leaves outputs stale). */
+export function statusRow(
+  vm: string,
+  def: CatalogEntry,
+  output: string | undefined,
+  local?: LocalJobRecord,
+): StatusRow {
+  const row: StatusRow = {
+    vm,
+    installer: def.handler,
+    status: "not run",
+    summary: "",
+    log: local?.log,
+    lastRun: local?.finishedAt,
+  };
+  if (output === "skipped") return { ...row, status: "skipped", summary: "disabled in cdktf.json" };
+  if (local?.phase === "Failed") return { ...row, status: "failed", summary: firstLine(local.message) };
+  const text = local?.phase === "Succeeded" ? local.message : output;
+  if (text === undefined || text === "" || text === "not run") return row;
+  let result: ReportedResult;
+  try {
+    result = JSON.parse(text);
+  } catch {
+    // A sless job that failed reports its error text as the message.
+    return { ...row, status: "failed", summary: firstLine(text) };
+  }
+  return {
+    ...row,
+    status: result.status === "partial" ? "partial" : "ok",
+    changed: typeof result.changed === "boolean" ? result.changed : undefined,
+    summary: String(result.summary ?? ""),
+    durationMs: typeof result.timings_ms?.total === "number" ? result.timings_ms.total : undefined,
+    hostKey: typeof result.host_key_sha256 === "string" ? result.host_key_sha256 : undefined,
+    lastRun: typeof result.finished_at === "string" ? result.finished_at : row.lastRun,
+  };
+}
+
+/** Where the rows come from besides the outputs. */
+export interface StatusSources {
+  /** The local target's record of a job, by job name. */
+  local?: (job: string) => LocalJobRecord | undefined;
+  /** The resource addresses in the deployed state (`terraform state list`); unchecked when absent. */
+  state?: ReadonlySet<string>;
+  catalog?: readonly CatalogEntry[];
+}
+
+/**
+ * Why a result must not be shown, when it belongs to another VM than the one deployed now. Terraform
+ * keeps an output's last value when an apply stops before evaluating it again, so after a VM is replaced
+ * (or deleted outside Terraform, which refresh notices) the outputs may still hold the old VM's results;
+ * the state does not: a job's old instance is destroyed before the new VM's one runs.
+ */
+function notOfThisVm(
+  config: VmInstallConfig,
+  vm: VmConfig,
+  def: CatalogEntry,
+  state: ReadonlySet<string>,
+): string | undefined {
+  if (vm.kind === "nubes" && !state.has(`nubes_vc_vm_v3.${vmResourceId(vm.name)}`)) {
+    return `${vm.name} is not in the Terraform state (deleted outside Terraform, or its creation failed): no result of an earlier VM is shown; npm run deploy creates it and runs its installers`;
+  }
+  const jobType = config.jobTarget === "sless" ? "sless_job" : "terraform_data";
+  if (!state.has(`${jobType}.${installerJobId(vm.name, def.key)}`)) {
+    return `${def.handler} has not run on the current VM (its job is not in the Terraform state: the VM was replaced, or the last deploy stopped before this job); npm run deploy runs it`;
+  }
+  return undefined;
+}
+
+/** Every VM x installer of `config`, in config and catalog order. */
+export function statusRows(
+  config: VmInstallConfig,
+  outputs: Record<string, string>,
+  sources: StatusSources = {},
+): StatusRow[] {
+  const { local = () => undefined, state, catalog = INSTALLERS } = sources;
+  return config.vms.flatMap((vm) =>
+    catalog.map((def) => {
+      const output = outputs[resultOutputName(vm.name, def.key)];
+      const record = local(jobName(vm.name, def.handler));
+      // Only a result is checked: a row without one says "not run" (or "skipped") as it is.
+      const result = record !== undefined || (output !== undefined && !["", "skipped", "not run"].includes(output));
+      const stale = result && state ? notOfThisVm(config, vm, def, state) : undefined;
+      if (stale) return { vm: vm.name, installer: def.handler, status: "not run" as const, summary: stale };
+      return statusRow(vm.name, def, output, record);
+    }),
+  );
+}
+
+function firstLine(text: string): string {
+  return text.split("\n")[0].slice(0, 300);
+}

@@ -1,0 +1,37 @@
+// The status rows as a person reads them (operator/text-table.ts): the status coloured on a terminal.
+
+import { COLOURS, renderTable } from "../text-table";
+import type { RowStatus, StatusRow } from "./status-rows";
+
+const COLOUR: Record<RowStatus, string> = {
+  ok: COLOURS.green,
+  partial: COLOURS.yellow,
+  failed: COLOURS.red,
+  skipped: COLOURS.dim,
+  "not run": COLOURS.dim,
+};
+const HEADINGS = ["VM", "INSTALLER", "STATUS", "CHANGED", "DURATION", "LAST RUN", "HOST KEY", "SUMMARY"];
+
+function cells(row: StatusRow): string[] {
+  return [
+    row.vm,
+    row.installer,
+    row.status,
+    row.changed === undefined ? "-" : row.changed ? "yes" : "no",
+    row.durationMs === undefined ? "-" : `${(row.durationMs / 1000).toFixed(1)}s`,
+    row.lastRun ? row.lastRun.replace("T", " ").replace(/\.\d+Z$/, "Z") : "-",
+    row.hostKey ? `${row.hostKey.slice(0, 19)}...` : "-",
+    row.summary || "-",
+  ];
+}
+
+/** The table; `colour` for a terminal. Logs, when there are any, are listed under it. */
+export function renderStatusTable(rows: StatusRow[], colour: boolean): string {
+  const table = renderTable(HEADINGS, rows.map(cells), {
+    colour,
+    colourColumn: 2,
+    colourOf: (i) => COLOUR[rows[i].status],
+  });
+  const logs = rows.filter((r) => r.log).map((r) => `  ${r.vm} ${r.installer}: ${r.log}`);
+  return [table, ...(logs.length ? ["", "last run's full progress:", ...logs] : [])].join("\n");
+}
