@@ -16,7 +16,7 @@ function code(value: unknown): string {
   return `\`${JSON.stringify(value).replace(/,/g, ", ")}\``;
 }
 
-function cell(text: string): string {
+export function cell(text: string): string {
   return text.replace(/\|/g, "\\|").replace(/\n/g, " ");
 }
 
@@ -38,7 +38,7 @@ export function typeWords(schema: JsonSchema): string {
   }
 }
 
-function defaultWords(s: Setting): string {
+export function defaultWords(s: Setting): string {
   if (s.default !== undefined) return code(s.default);
   return s.defaultDoc ?? "none";
 }
