@@ -45,9 +45,8 @@ export class ValidationError extends Error {
     readonly where: string,
     readonly problems: string[],
   ) {
-    super(
-      `${where}: ${problems.length} problem${problems.length === 1 ? "" : "s"}:\n${problems.map((p) => `  - ${p}`).join("\n")}`,
-    );
+    const count = `${problems.length} problem${problems.length === 1 ? "" : "s"}`;
+    super(`${where}: ${count}:\n${problems.map((p) => `  - ${p}`).join("\n")}`);
     this.name = "ValidationError";
   }
 }

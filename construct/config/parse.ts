@@ -45,7 +45,8 @@ export function parseConfig(raw: unknown, catalog: readonly CatalogEntry[] = INS
   const where = `cdktf.json context.${CONTEXT_KEY}`;
   if (raw === undefined) {
     throw new ValidationError(where, [
-      `${CONTEXT_KEY}: missing; add a "${CONTEXT_KEY}" object under "context" in cdktf.json (see README, Configuration)`,
+      `${CONTEXT_KEY}: missing; add a "${CONTEXT_KEY}" object under "context" in cdktf.json ` +
+        "(see README, Configuration)",
     ]);
   }
   const settings = stackSettings(catalog);

@@ -29,85 +29,90 @@ function defaultHostKeys(vm: Written): HostKeysMode {
   return vm.kind === "existing" || vm.hostKeySha256 !== undefined ? "first-contact" : "delivered";
 }
 
+/** One VM's own settings; `vmSettings` adds its installers. */
+const VM_SETTINGS = {
+  name: setting(vmName, {
+    required: true,
+    doc: "VM name: resource, job and output names derive from it.",
+  }),
+  kind: setting(oneOf(["nubes", "existing"] as const), {
+    default: "nubes",
+    doc:
+      '"nubes": a vApp and VM are created; "existing": a host that is already there, reached at `address` ' +
+      "(no Nubes resources; the sizing keys do not apply).",
+  }),
+  vappName: setting(nonEmpty, {
+    defaultDoc: '"<nubes.vappName>-<name>"',
+    doc: "This VM's vApp name.",
+    resolve: (value: string | undefined, vm, root): string => {
+      const prefix = (root.nubes as { vappName?: string } | undefined)?.vappName ?? DEFAULT_VAPP_PREFIX;
+      return value ?? `${prefix}-${vm.name}`;
+    },
+  }),
+  cpu: setting(integer(1, 64), { default: 2, doc: "vCPUs." }),
+  ram: setting(integer(1, 512), { default: 2, doc: "RAM in GB." }),
+  disk: setting(integer(10, 4096), { default: 20, doc: "Disk in GB." }),
+  image: setting(nonEmpty, { default: "Ubuntu_22-20G", doc: "Nubes image name." }),
+  user: setting(unixUser, { default: "ubuntu", doc: "Login user created on the VM and used by the jobs over SSH." }),
+  publicKeyPath: setting(filePath, {
+    default: "vm_key.pub",
+    doc: "Public key file, relative to the project, read by Terraform at apply time.",
+  }),
+  privateKeyPath: setting(filePath, {
+    default: "vm_key",
+    doc: "Private key file, relative to the project, read by Terraform's file() at apply time (never inlined).",
+  }),
+  accessPorts: setting(list(port, { unique: true }), {
+    default: ["22"],
+    doc: "Ports opened on the VM (access_port_list).",
+  }),
+  sshPort: setting(integer(1, 65535), { default: 22, doc: "SSH port the jobs connect to." }),
+  addressKey: setting(oneOf(["externalConnect", "internalConnect"] as const), {
+    default: "externalConnect",
+    doc:
+      "Key of state_out_flat holding the address the jobs reach: externalConnect (public IP) or " +
+      "internalConnect (once the cluster and the VDC are peered).",
+  }),
+  address: setting(hostAddress, {
+    defaultDoc: 'none; required for kind "existing"',
+    doc: "A fixed address (IP or host name) for the jobs instead of state_out_flat.",
+  }),
+  hostKeySha256: setting(hostKeySha256, {
+    defaultDoc: "none",
+    doc:
+      'Pin the VM\'s SSH host key ("SHA256:..." as ssh-keygen -lf prints it) with hostKeys "first-contact": ' +
+      "every job requires it from the first contact on; a mismatch fails every job.",
+  }),
+  strictHostKeys: setting(boolean(), {
+    default: false,
+    doc: 'Refuse a "first-contact" VM without hostKeySha256 instead of trusting its first contact.',
+  }),
+  hostKeys: setting(oneOf(["delivered", "first-contact"] as const), {
+    defaultDoc: '"delivered" for kind "nubes" without hostKeySha256; "first-contact" for a pinned VM and "existing"',
+    doc:
+      '"delivered": the stack generates the VM\'s ed25519 host key, delivers it through cloud_init, and every job ' +
+      'requires it from the first byte; "first-contact": the key the VM presents at first contact is recorded ' +
+      "(or hostKeySha256 pins it), for images without cloud-init (README, Host keys).",
+    resolve: (value: HostKeysMode | undefined, vm: Written): HostKeysMode => value ?? defaultHostKeys(vm),
+  }),
+  cloudInit: setting(filePath, {
+    defaultDoc: "none",
+    doc:
+      "A #cloud-config file (relative to the project) merged with the stack's part into the VM's cloud_init; " +
+      "checked at synth (README, Your own cloud-init).",
+  }),
+  zabbix: setting(boolean(), { default: false, doc: "need_add_zabbix_template." }),
+  sshRetry: group(SSH_RETRY_SETTINGS, {
+    asGiven: true,
+    defaultDoc: "the handler's, key by key",
+    doc: "How the jobs retry an SSH connection that can heal (refused, unreachable, timeout): the event's `ssh`.",
+  }),
+} as const;
+
 /** The settings of one VM, its installers from `catalog`. */
 export function vmSettings(catalog: readonly CatalogEntry[]) {
   return {
-    name: setting(vmName, {
-      required: true,
-      doc: "VM name: resource, job and output names derive from it.",
-    }),
-    kind: setting(oneOf(["nubes", "existing"] as const), {
-      default: "nubes",
-      doc:
-        '"nubes": a vApp and VM are created; "existing": a host that is already there, reached at `address` ' +
-        "(no Nubes resources; the sizing keys do not apply).",
-    }),
-    vappName: setting(nonEmpty, {
-      defaultDoc: '"<nubes.vappName>-<name>"',
-      doc: "This VM's vApp name.",
-      resolve: (value: string | undefined, vm, root): string => {
-        const prefix = (root.nubes as { vappName?: string } | undefined)?.vappName ?? DEFAULT_VAPP_PREFIX;
-        return value ?? `${prefix}-${vm.name}`;
-      },
-    }),
-    cpu: setting(integer(1, 64), { default: 2, doc: "vCPUs." }),
-    ram: setting(integer(1, 512), { default: 2, doc: "RAM in GB." }),
-    disk: setting(integer(10, 4096), { default: 20, doc: "Disk in GB." }),
-    image: setting(nonEmpty, { default: "Ubuntu_22-20G", doc: "Nubes image name." }),
-    user: setting(unixUser, { default: "ubuntu", doc: "Login user created on the VM and used by the jobs over SSH." }),
-    publicKeyPath: setting(filePath, {
-      default: "vm_key.pub",
-      doc: "Public key file, relative to the project, read by Terraform at apply time.",
-    }),
-    privateKeyPath: setting(filePath, {
-      default: "vm_key",
-      doc: "Private key file, relative to the project, read by Terraform's file() at apply time (never inlined).",
-    }),
-    accessPorts: setting(list(port, { unique: true }), {
-      default: ["22"],
-      doc: "Ports opened on the VM (access_port_list).",
-    }),
-    sshPort: setting(integer(1, 65535), { default: 22, doc: "SSH port the jobs connect to." }),
-    addressKey: setting(oneOf(["externalConnect", "internalConnect"] as const), {
-      default: "externalConnect",
-      doc:
-        "Key of state_out_flat holding the address the jobs reach: externalConnect (public IP) or " +
-        "internalConnect (once the cluster and the VDC are peered).",
-    }),
-    address: setting(hostAddress, {
-      defaultDoc: 'none; required for kind "existing"',
-      doc: "A fixed address (IP or host name) for the jobs instead of state_out_flat.",
-    }),
-    hostKeySha256: setting(hostKeySha256, {
-      defaultDoc: "none",
-      doc:
-        'Pin the VM\'s SSH host key ("SHA256:..." as ssh-keygen -lf prints it) with hostKeys "first-contact": ' +
-        "every job requires it from the first contact on; a mismatch fails every job.",
-    }),
-    strictHostKeys: setting(boolean(), {
-      default: false,
-      doc: 'Refuse a "first-contact" VM without hostKeySha256 instead of trusting its first contact.',
-    }),
-    hostKeys: setting(oneOf(["delivered", "first-contact"] as const), {
-      defaultDoc: '"delivered" for kind "nubes" without hostKeySha256; "first-contact" for a pinned VM and "existing"',
-      doc:
-        '"delivered": the stack generates the VM\'s ed25519 host key, delivers it through cloud_init, and every job ' +
-        'requires it from the first byte; "first-contact": the key the VM presents at first contact is recorded ' +
-        "(or hostKeySha256 pins it), for images without cloud-init (README, Host keys).",
-      resolve: (value: HostKeysMode | undefined, vm: Written): HostKeysMode => value ?? defaultHostKeys(vm),
-    }),
-    cloudInit: setting(filePath, {
-      defaultDoc: "none",
-      doc:
-        "A #cloud-config file (relative to the project) merged with the stack's part into the VM's cloud_init; " +
-        "checked at synth (README, Your own cloud-init).",
-    }),
-    zabbix: setting(boolean(), { default: false, doc: "need_add_zabbix_template." }),
-    sshRetry: group(SSH_RETRY_SETTINGS, {
-      asGiven: true,
-      defaultDoc: "the handler's, key by key",
-      doc: "How the jobs retry an SSH connection that can heal (refused, unreachable, timeout): the event's `ssh`.",
-    }),
+    ...VM_SETTINGS,
     installers: setting(installersRule(catalog), {
       default: {},
       doc: "This VM's installers: the top-level `installers` merged with these, key by key.",

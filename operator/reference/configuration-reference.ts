@@ -3,7 +3,7 @@
 import { STACK_RULES, stackSettings } from "../../construct/config/stack-settings";
 import { type CatalogEntry, INSTALLERS } from "../../construct/installers/catalog";
 import type { Setting, Settings, SettingsRule } from "../../shared/settings";
-import { cell, defaultWords, typeWords } from "./settings-reference";
+import { cell, defaultWords, row, typeWords } from "./settings-reference";
 
 /** Every key path of `settings` as the README names it: "vms[].sshRetry.attempts". */
 export function keyPaths(settings: Settings, prefix = ""): [string, Setting][] {
@@ -32,7 +32,7 @@ export function configurationReference(catalog: readonly CatalogEntry[] = INSTAL
   const settings = stackSettings(catalog);
   const rows = keyPaths(settings).map(([path, s]) => {
     const dflt = s.required ? "**required**" : defaultWords(s);
-    return `| \`${path}\` | ${cell(groupWords(s))} | ${cell(dflt)} | ${cell(s.doc)} |`;
+    return row(`\`${path}\``, cell(groupWords(s)), cell(dflt), cell(s.doc));
   });
   return [
     "| key | type | default | what it does |",
