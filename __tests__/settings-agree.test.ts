@@ -130,6 +130,10 @@ async function handlerAccepts(handler: string, event: Record<string, unknown>): 
   return outcome.message.includes(stop.message);
 }
 
+const word = (accepts: boolean) => (accepts ? "accepts" : "refuses");
+const verdict = (value: unknown, atSynth: boolean, inHandler: boolean) =>
+  `${JSON.stringify(value)}: synth ${word(atSynth)}, handler ${word(inHandler)}`;
+
 const both = (settings: Settings) =>
   Object.entries(settings).filter(
     (entry): entry is [string, Setting & { event: string }] => !!entry[1].event && !entry[1].eventOnly,
@@ -145,10 +149,7 @@ describe.each(INSTALLERS.map((def) => [def.handler, def] as const))(
         if (value === undefined) continue;
         const atSynth = configAccepts({ installers: { [def.key]: { enabled: false, [key]: value } } });
         const inHandler = await handlerAccepts(handler, { ...BASE_EVENT[handler], [eventKey]: value });
-        if (atSynth !== inHandler)
-          verdicts.push(
-            `${JSON.stringify(value)}: synth ${atSynth ? "accepts" : "refuses"}, handler ${inHandler ? "accepts" : "refuses"}`,
-          );
+        if (atSynth !== inHandler) verdicts.push(verdict(value, atSynth, inHandler));
         if (atSynth) accepted++;
       }
       expect(verdicts).toEqual([]);
@@ -167,10 +168,7 @@ describe("sshRetry (cdktf.json) and ssh (every event) agree on every value", () 
       for (const value of PROBES) {
         const atSynth = configAccepts({ vms: [{ name: "vm1", sshRetry: { [key]: value } }] });
         const inHandler = await handlerAccepts("install-docker", { ssh: { [eventKey]: value } });
-        if (atSynth !== inHandler)
-          verdicts.push(
-            `${JSON.stringify(value)}: synth ${atSynth ? "accepts" : "refuses"}, handler ${inHandler ? "accepts" : "refuses"}`,
-          );
+        if (atSynth !== inHandler) verdicts.push(verdict(value, atSynth, inHandler));
       }
       expect(verdicts).toEqual([]);
     },
