@@ -22,8 +22,9 @@ export interface Setting<T = unknown> {
   readonly eventOnly?: boolean;
   /** Must be written in cdktf.json: it has no default, and leaving it out is a problem. */
   readonly required?: boolean;
-  /** Its value is an object of these settings (a list of such objects with `list`): see `group`. */
+  /** Its value is an object of these settings: see `group`. */
   readonly settings?: Settings;
+  /** With `settings`: its value is a list of such objects. */
   readonly list?: boolean;
   /** Checks across `settings`, run once every value passed its own rule. */
   readonly rules?: readonly SettingsRule[];
