@@ -83,7 +83,10 @@ describe("configuration defaults", () => {
     expect(cfg.vms[1].installers.docker.enabled).toBe(false);
   });
 
-  test("repository key fingerprints: Docker's and PGDG's by default; gpg's spaced, lower-case form normalised; one or a list", () => {
+  const fingerprints =
+    "repository key fingerprints: Docker's and PGDG's by default; " +
+    "gpg's spaced, lower-case form normalised; one or a list";
+  test(fingerprints, () => {
     const dflt = parseConfig(context()).vms[0].installers;
     expect(dflt.docker.repoKeyFingerprint).toEqual(["9DC858229FC7DD38854AE2D88D81803C0EBFCD88"]);
     expect(dflt.postgres.repoKeyFingerprint).toEqual(["B97B0AFCAA1A47F044F244A07FCC7D46ACCC4CF8"]);
@@ -106,7 +109,8 @@ describe("configuration defaults", () => {
       "65BCE0E8CBCA4D562DB7E9CCEB56BEEFDC00166A",
     ]);
     expect(problems(context({ installers: { docker: { repoKeyFingerprint: "0EBFCD88" } } }))).toEqual([
-      'installers.docker.repoKeyFingerprint: "0EBFCD88" is not an OpenPGP key fingerprint (40 hex digits; a short key ID is not enough)',
+      'installers.docker.repoKeyFingerprint: "0EBFCD88" is not an OpenPGP key fingerprint ' +
+        "(40 hex digits; a short key ID is not enough)",
     ]);
   });
 });
@@ -233,7 +237,8 @@ describe("each class of bad configuration fails with a message naming the key pa
     expect(
       problems(context({ installers: { packages: { packages: ["git", "jq", "git=1:2.39.5-0+deb12u3"] } } })),
     ).toEqual([
-      'installers.packages.packages[2]: package "git" is already listed at installers.packages.packages[0]; list each package once',
+      'installers.packages.packages[2]: package "git" is already listed at installers.packages.packages[0]; ' +
+        "list each package once",
     ]);
   });
 
@@ -290,7 +295,10 @@ describe("each class of bad configuration fails with a message naming the key pa
     const p = problems(context({ vms: [{ name: "vm1", installers: { postgres: { enabled: true } } }] }));
     expect(p).toEqual([
       expect.stringMatching(
-        /^vms\[0\]\.installers\.postgres\.passwordVariable: required when postgres is enabled; name a Terraform variable .* TF_VAR_pg_password/,
+        new RegExp(
+          "^vms\\[0\\]\\.installers\\.postgres\\.passwordVariable: required when postgres is enabled; " +
+            "name a Terraform variable .* TF_VAR_pg_password",
+        ),
       ),
     ]);
   });
@@ -311,8 +319,10 @@ describe("each class of bad configuration fails with a message naming the key pa
       context({ vms: [{ name: "vm1", privateKeyPath: "keys/${var.x}", publicKeyPath: "keys/%{if true}k" }] }),
     );
     expect(p).toEqual([
-      'vms[0].privateKeyPath: contains "${", which Terraform reads as template syntax in the synthesized configuration; remove it (no setting needs it)',
-      'vms[0].publicKeyPath: contains "%{", which Terraform reads as template syntax in the synthesized configuration; remove it (no setting needs it)',
+      'vms[0].privateKeyPath: contains "${", which Terraform reads as template syntax in the synthesized ' +
+        "configuration; remove it (no setting needs it)",
+      'vms[0].publicKeyPath: contains "%{", which Terraform reads as template syntax in the synthesized ' +
+        "configuration; remove it (no setting needs it)",
     ]);
   });
 

@@ -1,16 +1,23 @@
 // Config and handler accept and refuse exactly the same values, for every setting that has both a
 // cdktf.json key and an event key: each probe value goes through parseConfig (synth) and through the
-// handler's own event check (runHandler, stopped before it would connect).
+// handler's own event check (runHandler, stopped before it would connect). And every stack setting is
+// in the JSON Schema (description, default) and the README's table, and parse accepts its default.
 
-import { parseConfig } from "../construct/config/parse";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { PROJECT_ROOT } from "../construct/bundling/bundle";
+import { configSchema, parseConfig } from "../construct/config/parse";
+import { STACK_RULES, stackSettings } from "../construct/config/stack-settings";
 import { INSTALLERS } from "../construct/installers/catalog";
 import { type HandlerSpec, type InstallerReport, runHandler } from "../handlers/common/handler-kit";
 import { handler as dockerHandler } from "../handlers/install-docker/handler";
 import { handler as packagesHandler } from "../handlers/install-packages/handler";
 import { handler as postgresHandler } from "../handlers/install-postgres/handler";
+import { keyPaths } from "../operator/reference/configuration-reference";
 import { SecretScrubber } from "../shared/secrets";
 import type { Setting, Settings } from "../shared/settings";
 import { SSH_RETRY_SETTINGS } from "../shared/ssh-retry";
+import type { JsonSchema } from "../shared/validate";
 import { TEST_ENV } from "./handlers/support/run-scripted";
 import { context } from "./support/synth";
 
@@ -123,6 +130,10 @@ async function handlerAccepts(handler: string, event: Record<string, unknown>): 
   return outcome.message.includes(stop.message);
 }
 
+const word = (accepts: boolean) => (accepts ? "accepts" : "refuses");
+const verdict = (value: unknown, atSynth: boolean, inHandler: boolean) =>
+  `${JSON.stringify(value)}: synth ${word(atSynth)}, handler ${word(inHandler)}`;
+
 const both = (settings: Settings) =>
   Object.entries(settings).filter(
     (entry): entry is [string, Setting & { event: string }] => !!entry[1].event && !entry[1].eventOnly,
@@ -138,10 +149,7 @@ describe.each(INSTALLERS.map((def) => [def.handler, def] as const))(
         if (value === undefined) continue;
         const atSynth = configAccepts({ installers: { [def.key]: { enabled: false, [key]: value } } });
         const inHandler = await handlerAccepts(handler, { ...BASE_EVENT[handler], [eventKey]: value });
-        if (atSynth !== inHandler)
-          verdicts.push(
-            `${JSON.stringify(value)}: synth ${atSynth ? "accepts" : "refuses"}, handler ${inHandler ? "accepts" : "refuses"}`,
-          );
+        if (atSynth !== inHandler) verdicts.push(verdict(value, atSynth, inHandler));
         if (atSynth) accepted++;
       }
       expect(verdicts).toEqual([]);
@@ -160,12 +168,83 @@ describe("sshRetry (cdktf.json) and ssh (every event) agree on every value", () 
       for (const value of PROBES) {
         const atSynth = configAccepts({ vms: [{ name: "vm1", sshRetry: { [key]: value } }] });
         const inHandler = await handlerAccepts("install-docker", { ssh: { [eventKey]: value } });
-        if (atSynth !== inHandler)
-          verdicts.push(
-            `${JSON.stringify(value)}: synth ${atSynth ? "accepts" : "refuses"}, handler ${inHandler ? "accepts" : "refuses"}`,
-          );
+        if (atSynth !== inHandler) verdicts.push(verdict(value, atSynth, inHandler));
       }
       expect(verdicts).toEqual([]);
     },
   );
+});
+
+describe("the stack's own settings: declared once, in the schema, the README and parse alike", () => {
+  const settings = stackSettings();
+  const declared = keyPaths(settings);
+  const readme = fs.readFileSync(path.join(PROJECT_ROOT, "README.md"), "utf8");
+  const schema = configSchema() as JsonSchema;
+
+  /** The schema of the key at a README key path ("vms[].sshRetry.attempts"). */
+  function schemaAt(keyPath: string): JsonSchema | undefined {
+    let at: JsonSchema | undefined = schema;
+    keyPath.split(".").forEach((part, i, parts) => {
+      at = (at?.properties as Record<string, JsonSchema> | undefined)?.[part.replace(/\[\]$/, "")];
+      if (part.endsWith("[]") && i < parts.length - 1) at = at?.items as JsonSchema | undefined;
+    });
+    return at;
+  }
+
+  /** A context with `value` at `keyPath`, everything else minimal (a VM, the nubes section). */
+  function withValue(keyPath: string, value: unknown): Record<string, unknown> {
+    const [first, ...rest] = keyPath.split(".");
+    const key = first.replace(/\[\]$/, "");
+    if (first.endsWith("[]")) return context({ [key]: [{ name: "vm1", ...nested(rest, value) }] });
+    const base = key === "nubes" ? { vdcUid: "vdc-1", nsxtUid: "nsxt-1" } : {};
+    return context({ [key]: rest.length ? { ...base, ...nested(rest, value) } : value });
+  }
+  const nested = (parts: string[], value: unknown): Record<string, unknown> =>
+    parts.length === 1 ? { [parts[0]]: value } : { [parts[0]]: nested(parts.slice(1), value) };
+
+  /** The resolved value at a key path, in the first VM for vms[] keys. */
+  function resolvedAt(config: unknown, keyPath: string): unknown {
+    return keyPath
+      .split(".")
+      .reduce<unknown>(
+        (at, part) =>
+          part.endsWith("[]")
+            ? (at as Record<string, unknown[]>)[part.slice(0, -2)][0]
+            : (at as Record<string, unknown> | undefined)?.[part],
+        config,
+      );
+  }
+
+  it("declares the keys it did (a guard against losing one in the move)", () => {
+    expect(declared.length).toBeGreaterThanOrEqual(50);
+  });
+
+  it.each(declared.map(([keyPath, s]) => [keyPath, s] as const))(
+    "%s: in the schema with a description and its default, and a row of the README's table",
+    (keyPath, s) => {
+      const at = schemaAt(keyPath);
+      expect(at).toBeDefined();
+      expect(at?.description).toContain(s.doc);
+      if (s.default !== undefined && !s.list) expect(at?.default).toEqual(s.default);
+      else expect(at?.description).toMatch(s.required ? / Required\.$/ : / Default: .+\.$/);
+      expect(readme).toContain(`| \`${keyPath}\` | `);
+    },
+  );
+
+  it.each(declared.filter(([, s]) => s.default !== undefined).map(([keyPath, s]) => [keyPath, s] as const))(
+    "%s: parse accepts its default, and fills it in when the key is left out",
+    (keyPath, s) => {
+      expect(() => parseConfig(withValue(keyPath, s.default))).not.toThrow();
+      const underAsGiven = declared.some(([p, g]) => g.asGiven && keyPath.startsWith(`${p}.`));
+      // A group's default is resolved key by key (each key has its own row here).
+      if (!s.resolve && !s.settings && !underAsGiven)
+        expect(resolvedAt(parseConfig(context()), keyPath)).toEqual(s.default);
+    },
+  );
+
+  it("lists every rule across settings under the table", () => {
+    const rules = [...STACK_RULES, ...declared.flatMap(([, s]) => s.rules ?? [])];
+    expect(rules.length).toBeGreaterThanOrEqual(8);
+    for (const rule of rules) expect(readme).toContain(`: ${rule.doc}.`);
+  });
 });

@@ -1,24 +1,17 @@
-// `npm run docs`: writes what is generated from the installers' definitions (operator/reference): the
-// README's installer tables (between the generated:installers markers) and vm-install.schema.json,
+// `npm run docs`: writes what is generated from the settings' declarations (operator/reference): the
+// README's installer and Configuration tables (between generated:* markers) and vm-install.schema.json,
 // the JSON Schema cdktf.json points its editor at. `--check` writes nothing and exits 1 on a difference.
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { PROJECT_ROOT } from "../construct/bundling/bundle";
-import { cdktfJsonSchema, installersReference } from "../operator/reference/settings-reference";
+import { withSections } from "../operator/reference/readme-sections";
+import { cdktfJsonSchema } from "../operator/reference/settings-reference";
 
-export const BEGIN = "<!-- generated:installers (npm run docs) -->";
-export const END = "<!-- /generated:installers -->";
 export const SCHEMA_FILE = "vm-install.schema.json";
 
-/** `readme` with the generated section put in; throws when the markers are missing. */
+/** `readme` with its generated sections (installer tables, Configuration table) put in. */
 export function withReference(readme: string): string {
-  const start = readme.indexOf(BEGIN);
-  const end = readme.indexOf(END);
-  if (start < 0 || end < start)
-    throw new Error(
-      `README.md has no "${BEGIN}" ... "${END}" section; put the two markers where the installer tables go`,
-    );
-  return `${readme.slice(0, start + BEGIN.length)}\n${installersReference()}\n${readme.slice(end)}`;
+  return withSections(readme);
 }
 
 export function schemaText(): string {

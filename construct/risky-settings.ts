@@ -7,40 +7,40 @@ import type { NubesConfig, VmConfig, VmInstallConfig } from "./config/types";
 import { type CatalogEntry, INSTALLERS } from "./installers/catalog";
 import { secretVariableNames } from "./installers/installer-event";
 
-/** Networks that admit every address. */
-const EVERYWHERE = ["0.0.0.0/0", "::/0"];
-
 /** The warnings for one VM's settings; `nubes` for a VM this stack creates. */
-export function riskySettings(vm: VmConfig, nubes?: NubesConfig): string[] {
+export function riskySettings(
+  vm: VmConfig,
+  nubes?: NubesConfig,
+  installers: readonly CatalogEntry[] = INSTALLERS,
+): string[] {
   const warnings: string[] = [];
   const at = `vms[${vm.name}]`;
   if (vm.hostKeySha256 === undefined && !vm.strictHostKeys && vm.hostKeys !== "delivered") {
     warnings.push(
-      `${at}: no host key pin (hostKeySha256) and strictHostKeys off: the first contact's key is trusted as it comes (then recorded and required); pin the key when the network to the VM is not trusted`,
+      `${at}: no host key pin (hostKeySha256) and strictHostKeys off: the first contact's key is trusted as it ` +
+        "comes (then recorded and required); pin the key when the network to the VM is not trusted",
     );
   }
-  const pg = vm.installers.postgres;
-  if (pg?.enabled && pg.allowRemote) {
-    const open = pg.allowedCidrs.filter((c) => EVERYWHERE.includes(c));
-    if (open.length > 0) {
-      warnings.push(
-        `${at}.installers.postgres.allowedCidrs: ${open.join(", ")} admits every address to database ${pg.dbName} as ${pg.dbUser} (password only); list the networks your clients use`,
-      );
-    }
+  for (const def of installers) {
+    const settings = vm.installers[def.key];
+    if (settings?.enabled)
+      warnings.push(...(def.warnings?.(settings) ?? []).map((w) => `${at}.installers.${def.key}.${w}`));
   }
   for (const [key, settings] of Object.entries(vm.installers)) {
     if (!settings.enabled) continue;
     for (const [name, value] of Object.entries(settings)) {
       if (typeof value === "string" && /^http:\/\//i.test(value)) {
         warnings.push(
-          `${at}.installers.${key}.${name}: ${value} is plain http: accepted only because the repository key's fingerprint is checked before apt trusts it; prefer https`,
+          `${at}.installers.${key}.${name}: ${value} is plain http: accepted only because the repository key's ` +
+            "fingerprint is checked before apt trusts it; prefer https",
         );
       }
     }
   }
   if (vm.kind === "nubes" && nubes?.deleteMode === "state_only") {
     warnings.push(
-      `nubes.deleteMode: "state_only": cdktf destroy forgets ${vm.name} and leaves it running (and billed); use "delete" or "suspend"`,
+      `nubes.deleteMode: "state_only": cdktf destroy forgets ${vm.name} and leaves it running (and billed); ` +
+        'use "delete" or "suspend"',
     );
   }
   return warnings;
@@ -85,9 +85,13 @@ export function localStateSecretsWarning(
   const held = secretsInState(config, installers);
   if (held.length === 0) return undefined;
   return (
-    `backend "local" with jobTarget "sless": terraform.${config.stackName}.tfstate and its .backup, beside cdktf.json, will hold in clear text ${held.join("; ")}. ` +
-    "bin/cdktf keeps them owner-only (0600), but whoever reads the file or a copy of it (a backup, a shared folder, git) has those secrets; " +
-    'keep the state in an encrypted, access-controlled backend: "backend": {"type": "s3", ...} (encrypted at rest) or {"type": "pg"} over TLS, or use "jobTarget": "local", which keeps the SSH key and the passwords out of state (README, Secrets)'
+    `backend "local" with jobTarget "sless": terraform.${config.stackName}.tfstate and its .backup, ` +
+    `beside cdktf.json, will hold in clear text ${held.join("; ")}. ` +
+    "bin/cdktf keeps them owner-only (0600), but whoever reads the file or a copy of it " +
+    "(a backup, a shared folder, git) has those secrets; " +
+    'keep the state in an encrypted, access-controlled backend: "backend": {"type": "s3", ...} (encrypted at rest) ' +
+    'or {"type": "pg"} over TLS, or use "jobTarget": "local", which keeps the SSH key and the passwords out of state ' +
+    "(README, Secrets)"
   );
 }
 

@@ -22,6 +22,8 @@ export interface InstallerDefinition<S extends Settings = Settings> {
   readonly secrets?: Readonly<Record<string, keyof S & string>>;
   /** Checks across settings at synth, for an enabled installer: each problem as "<key>: what to do". */
   readonly check?: (config: Record<string, unknown>) => string[];
+  /** Allowed but risky settings, warned about at synth for an enabled installer: "<key>: what to set instead". */
+  readonly warnings?: (config: Record<string, unknown>) => string[];
   /** Its own result fields: name -> one line (README). */
   readonly result: Readonly<Record<string, string>>;
   /**

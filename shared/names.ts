@@ -30,7 +30,7 @@ const H16 = /^[0-9A-Fa-f]{1,4}$/;
 const HOSTNAME =
   /^(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
 
-/** A dotted quad: four decimal numbers 0-255, no leading zeros (inet_aton's octal, hex and short forms are not IPv4 here). */
+/** A dotted quad: four decimal numbers 0-255, no leading zeros (not inet_aton's octal, hex or short forms). */
 export function isIpv4(value: string): boolean {
   return IPV4.test(value);
 }
@@ -89,7 +89,10 @@ function listenItemProblem(item: string): string | undefined {
   if (item.includes("%"))
     return `${shown} has a zone id: give an address without it (link-local addresses are not supported)`;
   if (/^(0[xX][0-9A-Fa-f]*|[0-9]+)(\.(0[xX][0-9A-Fa-f]*|[0-9]+))*$/.test(item)) {
-    return `${shown} is not a dotted-quad IPv4 address (four decimal numbers 0-255, no leading zeros): the system would read it as another address (a number, octal, hex or a short form)`;
+    return (
+      `${shown} is not a dotted-quad IPv4 address (four decimal numbers 0-255, no leading zeros): ` +
+      "the system would read it as another address (a number, octal, hex or a short form)"
+    );
   }
   if (item.includes(":"))
     return `${shown} is not an IPv6 address (RFC 4291: eight groups of 1-4 hex digits, one "::" at most)`;
@@ -112,7 +115,7 @@ export function isListenAddresses(value: string): boolean {
   return listenAddressesProblem(value) === undefined;
 }
 
-/** The items of listen_addresses that are host names to resolve on the VM ("localhost" is the loopback, never resolved). */
+/** The items of listen_addresses that are host names to resolve on the VM ("localhost", the loopback, never is). */
 export function listenHostNames(value: string): string[] {
   const items = value.split(",").map((i) => i.trim());
   return [...new Set(items.filter((i) => i !== "localhost" && !isIpv4(i) && !isIpv6(i) && isHostName(i)))];
@@ -173,7 +176,8 @@ export const packageList: Validator<string[]> = refine(list(packageSpec, { minIt
     if (name === undefined) return;
     if (seen.has(name))
       problems.push(
-        `${path}[${i}]: package ${JSON.stringify(name)} is already listed at ${path}[${seen.get(name)}]; list each package once`,
+        `${path}[${i}]: package ${JSON.stringify(name)} is already listed at ${path}[${seen.get(name)}]; ` +
+          "list each package once",
       );
     else seen.set(name, i);
   });
@@ -206,7 +210,8 @@ function pgName(reserved: string[], what: string): Validator<string> {
   const check = refine(base, (name, path, problems) => {
     if (reserved.includes(name))
       problems.push(
-        `${path}: ${JSON.stringify(name)} is a reserved word for a ${what} (in PostgreSQL or pg_hba.conf); choose another name`,
+        `${path}: ${JSON.stringify(name)} is a reserved word for a ${what} (in PostgreSQL or pg_hba.conf); ` +
+          "choose another name",
       );
   });
   return withSchema(check, schema);
@@ -239,7 +244,8 @@ export const cidr: Validator<string> = string({
 });
 export const listenAddresses: Validator<string> = string({
   allowed:
-    '"*" or a comma-separated list of IP addresses and host names (a name must resolve, on the VM, to its own addresses)',
+    '"*" or a comma-separated list of IP addresses and host names ' +
+    "(a name must resolve, on the VM, to its own addresses)",
   check: (v) => {
     const problem = listenAddressesProblem(v);
     return problem ? `is not "*" or a comma-separated list of IP addresses and host names: ${problem}` : undefined;
@@ -271,9 +277,8 @@ export const keyFingerprints: Validator<string[]> = withSchema(
   (value, path, problems) => {
     const given = typeof value === "string" ? [value] : value;
     if (!Array.isArray(given) || given.length === 0) {
-      problems.push(
-        `${path}: expected ${FINGERPRINTS_ALLOWED}, got ${Array.isArray(given) ? "an empty list" : JSON.stringify(value)}`,
-      );
+      const got = Array.isArray(given) ? "an empty list" : JSON.stringify(value);
+      problems.push(`${path}: expected ${FINGERPRINTS_ALLOWED}, got ${got}`);
       return [];
     }
     const out: string[] = [];
@@ -282,7 +287,8 @@ export const keyFingerprints: Validator<string[]> = withSchema(
       const fpr = typeof item === "string" ? normalizeFingerprint(item) : undefined;
       if (fpr === undefined)
         problems.push(
-          `${where}: ${JSON.stringify(item)} is not an OpenPGP key fingerprint (40 hex digits; a short key ID is not enough)`,
+          `${where}: ${JSON.stringify(item)} is not an OpenPGP key fingerprint ` +
+            "(40 hex digits; a short key ID is not enough)",
         );
       else if (out.includes(fpr)) problems.push(`${where}: ${fpr} is listed twice`);
       else out.push(fpr);

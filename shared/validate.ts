@@ -1,12 +1,8 @@
-// A small validator used twice over the same rules: by construct/config at synth time (cdktf.json context) and
-// by each handler on its event before any SSH command runs. Every problem names its key path and what is
-// allowed; all problems are collected so one run shows every mistake. Each validator also carries the
-// JSON Schema of what it accepts, so an editor checks cdktf.json with the very rules synth applies (a
-// `check` function has no JSON Schema form: the editor sees the pattern, synth sees both).
-//
-// Why not a schema library (TypeBox, Valibot): these messages name the key path and what is allowed in
-// words, tests and the README quote them, and every byte here is bundled into each job; the combinators
-// below are about 200 lines and give the JSON Schema too.
+// A small validator used twice over the same rules: at synth on cdktf.json, and by each handler on its
+// event before any SSH command. Every problem names its key path and what is allowed, all are collected,
+// and each validator carries the JSON Schema of what it accepts (a `check` has none: synth sees it).
+// Not a schema library (TypeBox, Valibot): these messages are quoted by tests and the README, and every
+// byte here is bundled into each job.
 
 /** A JSON Schema (draft 2020-12 subset: type, enum, pattern, minimum/maximum, items, properties). */
 export type JsonSchema = Record<string, unknown>;
@@ -49,9 +45,8 @@ export class ValidationError extends Error {
     readonly where: string,
     readonly problems: string[],
   ) {
-    super(
-      `${where}: ${problems.length} problem${problems.length === 1 ? "" : "s"}:\n${problems.map((p) => `  - ${p}`).join("\n")}`,
-    );
+    const count = `${problems.length} problem${problems.length === 1 ? "" : "s"}`;
+    super(`${where}: ${count}:\n${problems.map((p) => `  - ${p}`).join("\n")}`);
     this.name = "ValidationError";
   }
 }
@@ -188,6 +183,8 @@ export interface Field<T> {
   fallback?: { value: T | undefined };
   /** One line for the JSON Schema's description. */
   doc?: string;
+  /** The default the JSON Schema shows, when one is filled in later rather than by `object`. */
+  shownDefault?: unknown;
 }
 
 export function required<T>(validator: Validator<T>, doc?: string): Field<T> {
@@ -205,6 +202,7 @@ export function objectSchema(fields: Record<string, Field<unknown>>): JsonSchema
     const extra = {
       ...(field.doc ? { description: field.doc } : {}),
       ...(field.fallback?.value !== undefined ? { default: field.fallback.value } : {}),
+      ...(field.shownDefault !== undefined ? { default: field.shownDefault } : {}),
     };
     properties[key] = { ...field.validator.schema, ...extra };
   }

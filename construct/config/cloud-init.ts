@@ -1,13 +1,11 @@
-// The user's own cloud-init (vms[].cloudInit): a #cloud-config file read at synth, checked, and handed to
-// the stack as a plain object, which Terraform merges with what the stack needs (the delivered host key)
-// into the VM's cloud_init (construct/vm-installation.ts). Refused, with the file and line, when it cannot be
-// read as cloud-init reads it, or when it fights the stack: a host key of its own, or another login user.
-//
-// cloud-init reads user-data with PyYAML, YAML 1.1: `yes` is true there and 0644 is 420, so the file is
-// parsed as YAML 1.1 too and the VM gets the values cloud-init would have read from the file itself
-// (Terraform's yamlencode quotes every string it writes back). Timestamps stay the text they were.
+// The user's own cloud-init (vms[].cloudInit), read at synth and merged by Terraform with the stack's part
+// into the VM's cloud_init. Refused, with file and line, when cloud-init could not read it or when it fights
+// the stack (a host key of its own, another login user). cloud-init reads user-data as YAML 1.1 (PyYAML:
+// `yes` is true, 0644 is 420), so it is parsed as YAML 1.1 too and the VM gets the values cloud-init would
+// have read (Terraform's yamlencode quotes every string); timestamps stay the text they were.
 import * as fs from "node:fs";
 import {
+  type Document,
   isMap,
   isScalar,
   isSeq,
@@ -17,6 +15,8 @@ import {
   parseAllDocuments,
   parseDocument,
   type Tags,
+  type YAMLError,
+  type YAMLMap,
 } from "yaml";
 
 /** What cloud-init accepts as a user-data header for a cloud-config document. */
@@ -51,10 +51,27 @@ export function readCloudInit(file: string, loginUser: string): CloudInitRead {
 
 /** The checks of readCloudInit, on the file's text. */
 export function checkCloudInit(text: string, loginUser: string): CloudInitRead {
+  const parsed = parseCloudConfig(text);
+  if (!("doc" in parsed)) return parsed;
+  const problems = refusals(parsed, loginUser);
+  if (problems.length > 0) return { problems };
+  return { document: parsed.document, problems };
+}
+
+interface Parsed {
+  readonly doc: Document.Parsed;
+  readonly lines: LineCounter;
+  /** What cloud-init will read: merge keys (<<) and aliases resolved. */
+  readonly document: Record<string, unknown>;
+}
+
+/** The file as cloud-init reads it, or why it cannot be (an empty document is an empty mapping). */
+function parseCloudConfig(text: string): Parsed | CloudInitRead {
   if (text.split(/\r?\n/, 1)[0].trimEnd() !== HEADER) {
     return {
       problems: [
-        `line 1: must be "${HEADER}": only a cloud-config document can be merged with the stack's part (scripts go under runcmd, files under write_files)`,
+        `line 1: must be "${HEADER}": only a cloud-config document can be merged with the stack's part ` +
+          "(scripts go under runcmd, files under write_files)",
       ],
     };
   }
@@ -64,27 +81,27 @@ export function checkCloudInit(text: string, loginUser: string): CloudInitRead {
   }
   const lines = new LineCounter();
   const doc = parseDocument(text, { ...options, lineCounter: lines });
-  if (doc.errors.length > 0) {
-    return {
-      problems: doc.errors.map(
-        (e) =>
-          `line ${e.linePos?.[0].line ?? "?"}: not YAML: ${e.message.split("\n")[0].replace(/ at line \d+, column \d+:?$/, "")}`,
-      ),
-    };
-  }
+  if (doc.errors.length > 0) return { problems: doc.errors.map(yamlProblem) };
   if (doc.contents === null || (isScalar(doc.contents) && doc.contents.value === null))
     return { document: {}, problems: [] };
-  if (!isMap(doc.contents))
-    return {
-      problems: [
-        `line ${lineOf(lines, doc.contents)}: the document must be a mapping of cloud-config keys, not a list or a scalar`,
-      ],
-    };
+  if (!isMap(doc.contents)) {
+    const line = lineOf(lines, doc.contents);
+    return { problems: [`line ${line}: the document must be a mapping of cloud-config keys, not a list or a scalar`] };
+  }
+  return { doc, lines, document: doc.toJS({ maxAliasCount: 100 }) as Record<string, unknown> };
+}
 
-  // What cloud-init will read, merge keys (<<) and aliases resolved: a key can reach it without being
-  // written at the top level; the file's own lines only name where.
-  const document = doc.toJS({ maxAliasCount: 100 }) as Record<string, unknown>;
-  const top = doc.contents.items as Pair<Node, Node | null>[];
+function yamlProblem(e: YAMLError): string {
+  const message = e.message.split("\n")[0].replace(/ at line \d+, column \d+:?$/, "");
+  return `line ${e.linePos?.[0].line ?? "?"}: not YAML: ${message}`;
+}
+
+/**
+ * What the file may not set, by the key cloud-init reads: a key can reach it without being written at
+ * the top level (through <<), so the file's own lines only name where.
+ */
+function refusals({ doc, lines, document }: Parsed, loginUser: string): string[] {
+  const top = (doc.contents as YAMLMap).items as Pair<Node, Node | null>[];
   const pairOf = (key: string) => top.find((p) => isScalar(p.key) && String(p.key.value) === key);
   const merged = top.find((p) => isScalar(p.key) && (p.key as { source?: string }).source === "<<");
   const where = (key: string) => {
@@ -92,34 +109,46 @@ export function checkCloudInit(text: string, loginUser: string): CloudInitRead {
     if (own) return `line ${lineOf(lines, own.key)}: ${key}`;
     return `line ${lineOf(lines, merged?.key)}: ${key} (through the merge key <<)`;
   };
-  const problems: string[] = [];
-  for (const [key, value] of Object.entries(document)) {
+  return Object.entries(document).flatMap(([key, value]) => {
     const at = where(key);
-    if (HOST_KEY_KEYS.includes(key)) {
-      problems.push(
-        `${at}: the VM's host keys are the stack's: it delivers the VM's own key through cloud-init (vms[].hostKeys "delivered") or leaves the image's (hostKeys "first-contact"); remove ${key}`,
-      );
-    } else if (MODULE_LISTS.includes(key)) {
-      problems.push(
-        `${at}: a module list of its own can leave out cloud-init's ssh or users-groups module, which the host key and the login user need; remove it`,
-      );
-    } else if (key === "user") {
-      problems.push(
-        `${at}: the login user is vms[].user ("${loginUser}"), created from user_login and user_public_key; set vms[].user instead, and add other users under users:`,
-      );
-    } else if (key === "system_info" && isObject(value) && "default_user" in value) {
-      problems.push(
-        `${at}.default_user: the login user is vms[].user ("${loginUser}"); set vms[].user instead of the image's default user`,
-      );
-    } else if (key === "users") {
-      problems.push(...usersProblems(value, pairOf(key)?.value ?? null, lines, loginUser, at));
-    }
-  }
-  if (problems.length > 0) return { problems };
-  return { document, problems };
+    if (key === "users") return usersProblems(value, pairOf(key)?.value ?? null, lines, loginUser, at);
+    const refusal = keyRefusal(key, value, loginUser);
+    return refusal ? [`${at}${refusal}`] : [];
+  });
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+/** Why one top-level key fights the stack (its text after the key's place), if it does. */
+function keyRefusal(key: string, value: unknown, loginUser: string): string | undefined {
+  if (HOST_KEY_KEYS.includes(key)) {
+    return (
+      ": the VM's host keys are the stack's: it delivers the VM's own key through cloud-init " +
+      `(vms[].hostKeys "delivered") or leaves the image's (hostKeys "first-contact"); remove ${key}`
+    );
+  }
+  if (MODULE_LISTS.includes(key)) {
+    return (
+      ": a module list of its own can leave out cloud-init's ssh or users-groups module, which the host key " +
+      "and the login user need; remove it"
+    );
+  }
+  if (key === "user") {
+    return (
+      `: the login user is vms[].user ("${loginUser}"), created from user_login and user_public_key; ` +
+      "set vms[].user instead, and add other users under users:"
+    );
+  }
+  if (key === "system_info" && isObject(value) && "default_user" in value) {
+    return (
+      `.default_user: the login user is vms[].user ("${loginUser}"); ` +
+      "set vms[].user instead of the image's default user"
+    );
+  }
+  return undefined;
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
 
 /**
  * `users:` may add users, never redefine the login user: the stack appends that one itself (with its
@@ -138,7 +167,8 @@ function usersProblems(value: unknown, node: Node | null, lines: LineCounter, lo
       problems.push(`${line}: needs a name (a mapping with name: <user>, or "default")`);
     else if (text === loginUser) {
       problems.push(
-        `${line} "${text}" is the login user (vms[].user), which the stack adds with its key and sudo; leave it out of users:`,
+        `${line} "${text}" is the login user (vms[].user), which the stack adds with its key and sudo; ` +
+          "leave it out of users:",
       );
     }
   });

@@ -12,5 +12,12 @@ export interface CatalogEntry extends InstallerDefinition {
   readonly handlersDir?: string;
 }
 
+/** The built-in installers under their cdktf.json keys, in run order; their config types derive from it. */
+export const BUILT_IN_INSTALLERS = {
+  packages: packagesDefinition,
+  docker: dockerDefinition,
+  postgres: postgresDefinition,
+} as const;
+
 /** Catalog order is run order on a VM. */
-export const INSTALLERS: readonly CatalogEntry[] = [packagesDefinition, dockerDefinition, postgresDefinition];
+export const INSTALLERS: readonly CatalogEntry[] = Object.values(BUILT_IN_INSTALLERS);

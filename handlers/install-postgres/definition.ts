@@ -138,6 +138,14 @@ export const postgresDefinition = defineInstallerDefinition({
         ]
       : []),
   ],
+  warnings: (c) => {
+    const open = c.allowRemote ? (c.allowedCidrs as string[]).filter((n) => n === "0.0.0.0/0" || n === "::/0") : [];
+    if (open.length === 0) return [];
+    return [
+      `allowedCidrs: ${open.join(", ")} admits every address to database ${c.dbName} as ${c.dbUser} (password only); ` +
+        "list the networks your clients use",
+    ];
+  },
   result: {
     pg_version: 'the running server\'s version, e.g. "15.10" ("" in check mode when no server runs); pg_major with it',
     installed_from:

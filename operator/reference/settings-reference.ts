@@ -1,5 +1,5 @@
-// The README's installer tables and the JSON Schema of cdktf.json, generated from the installers'
-// definitions (handlers/<handler>/definition.ts) so the docs cannot drift from the checks.
+// The README's installer tables and the JSON Schema of cdktf.json, generated from the settings'
+// declarations (the installers' definitions, the stack's) so the docs cannot drift from the checks.
 // `npm run docs` writes them; __tests__/reference.test.ts fails when the committed ones differ.
 
 import { configSchema } from "../../construct/config/parse";
@@ -16,7 +16,12 @@ function code(value: unknown): string {
   return `\`${JSON.stringify(value).replace(/,/g, ", ")}\``;
 }
 
-function cell(text: string): string {
+/** One table row of cells already escaped. */
+export function row(...cells: string[]): string {
+  return `| ${cells.join(" | ")} |`;
+}
+
+export function cell(text: string): string {
   return text.replace(/\|/g, "\\|").replace(/\n/g, " ");
 }
 
@@ -29,7 +34,12 @@ export function typeWords(schema: JsonSchema): string {
     case "integer":
       return `integer ${schema.minimum}-${schema.maximum}`;
     case "array":
-      return `list${schema.minItems ? ` (at least ${schema.minItems})` : ""}${schema.uniqueItems ? " of distinct items" : ""}, each ${typeWords(schema.items as JsonSchema)}`;
+      return [
+        "list",
+        schema.minItems ? ` (at least ${schema.minItems})` : "",
+        schema.uniqueItems ? " of distinct items" : "",
+        `, each ${typeWords(schema.items as JsonSchema)}`,
+      ].join("");
     case "string":
       return typeof schema.description === "string" ? schema.description : "string";
     default:
@@ -38,7 +48,7 @@ export function typeWords(schema: JsonSchema): string {
   }
 }
 
-function defaultWords(s: Setting): string {
+export function defaultWords(s: Setting): string {
   if (s.default !== undefined) return code(s.default);
   return s.defaultDoc ?? "none";
 }
@@ -50,7 +60,7 @@ function installerTable(def: CatalogEntry): string {
     const eventKey = s.event ? `\`${s.event}\`${s.eventRequired ? " (required)" : ""}` : "(stack only)";
     const secret = Object.entries(def.secrets ?? {}).find(([, from]) => from === key);
     const event = secret ? `\`${secret[0]}\` (secret, from \`TF_VAR_<${key}>\`)` : eventKey;
-    return `| ${configKey} | ${event} | ${cell(typeWords(s.rule.schema))} | ${cell(defaultWords(s))} | ${cell(s.doc)} |`;
+    return row(configKey, event, cell(typeWords(s.rule.schema)), cell(defaultWords(s)), cell(s.doc));
   });
   const own = Object.entries(def.result)
     .map(([field, doc]) => `\`${field}\` (${doc})`)
@@ -71,9 +81,14 @@ function installerTable(def: CatalogEntry): string {
 /** Event keys every installer takes, from `vms[].sshRetry` (ssh) or only in the event (apt). */
 function commonTable(): string {
   const rows = (group: string, settings: Settings, config?: string) =>
-    Object.entries(settings).map(
-      ([key, s]) =>
-        `| \`${group}.${s.event}\` | ${config ? `\`${config}.${key}\`` : "(event only)"} | ${cell(typeWords(s.rule.schema))} | ${cell(defaultWords(s))} | ${cell(s.doc)} |`,
+    Object.entries(settings).map(([key, s]) =>
+      row(
+        `\`${group}.${s.event}\``,
+        config ? `\`${config}.${key}\`` : "(event only)",
+        cell(typeWords(s.rule.schema)),
+        cell(defaultWords(s)),
+        cell(s.doc),
+      ),
     );
   return [
     "#### Every installer",
@@ -82,8 +97,23 @@ function commonTable(): string {
     "| --- | --- | --- | --- | --- |",
     ...rows("ssh", SSH_RETRY_SETTINGS, "vms[].sshRetry"),
     ...rows("apt", APT_LOCK_SETTINGS),
-    `| \`time_budget_sec\` | (from \`waitTimeoutSec\`) | integer 10-86400 | the job's wait_timeout_sec less ${JOB_MARGIN_SEC} s | ${cell("Seconds the whole job may take; every inner limit (connect, lock waits, update, install) is cut to what is left of it, and running out fails the job as a timeout naming the step it hit (a detached step goes on on the VM; the next run waits for it).")} |`,
-    `| \`check\` | (event only: \`npm run check\` sets it) | boolean | \`false\` | ${cell("Check mode: inspect as usual, change nothing on the VM (not even apt's lists), and report what a real run would change in would_change (changed stays false).")} |`,
+    row(
+      "`time_budget_sec`",
+      "(from `waitTimeoutSec`)",
+      "integer 10-86400",
+      `the job's wait_timeout_sec less ${JOB_MARGIN_SEC} s`,
+      "Seconds the whole job may take; every inner limit (connect, lock waits, update, install) is cut to what " +
+        "is left of it, and running out fails the job as a timeout naming the step it hit (a detached step goes " +
+        "on on the VM; the next run waits for it).",
+    ),
+    row(
+      "`check`",
+      "(event only: `npm run check` sets it)",
+      "boolean",
+      "`false`",
+      "Check mode: inspect as usual, change nothing on the VM (not even apt's lists), and report what a real run " +
+        "would change in would_change (changed stays false).",
+    ),
   ].join("\n");
 }
 
