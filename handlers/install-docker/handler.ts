@@ -12,7 +12,8 @@
 // Check mode (the event's `check: true`) shares the look, then only foresees the rest (check.ts).
 
 import type { Remote } from "../common/exec";
-import { defineHandler, type InstallerReport, type InstallerResult, runHandler } from "../common/handler-kit";
+import { defineHandler, runHandler } from "../common/handler-kit";
+import type { InstallerReport, InstallerResult } from "../common/installer-result";
 import type { Progress } from "../common/progress";
 import { requireSystemd } from "../common/systemd";
 import { foreseeDocker } from "./check";
