@@ -62,7 +62,7 @@ function installChange(state: PackagesState, event: PackagesEvent): Change<Packa
     kind: "install",
     what: installedLine(names),
     why: `not installed (or not at the pinned version): ${names.join(", ")}`,
-    async apply({ apt, progress }) {
+    async apply({ apt }) {
       const opts = { update: event.update, cacheValidSec: event.cache_valid_sec };
       const done = await installNeeded(apt, state, opts, structuredClone(state.seen));
       const total = state.wanted.length;
@@ -70,7 +70,6 @@ function installChange(state: PackagesState, event: PackagesEvent): Change<Packa
         const reasons = done.failed.map((f) => `  - ${f.name}: ${f.reason}`).join("\n");
         throw new Error(`none of the ${plural(total, "package", "packages")} could be installed:\n${reasons}`);
       }
-      progress.info(summaryOf(done, total));
       return { what: installedLine(done.installed), done };
     },
   };
