@@ -7,9 +7,10 @@
 // The handler kit gives every installer a ready `apt` (with the event's `apt` settings); the
 // per-package whole is ensure-packages.ts, the parsers are apt-output.ts.
 
-import { type EventOf, eventFields, setting } from "../../shared/settings";
+import { APT_LOCK_SETTINGS, type AptEventSettings } from "../../shared/apt-lock-settings";
+import { eventFields } from "../../shared/settings";
 import { command, quote } from "../../shared/shell-quote";
-import { integer, object, type Validator } from "../../shared/validate";
+import { object, type Validator } from "../../shared/validate";
 import { type LockWaitContext, waitForFirstBootLocks, withLock } from "./apt-lock";
 import { type Candidate, type PackageState, parseAptCachePolicy, parseDpkgQuery } from "./apt-output";
 import { repairDpkg } from "./dpkg-repair-run";
@@ -19,47 +20,7 @@ import { type LockHolder, readLockHolders } from "./lock-holders";
 import type { Progress } from "./progress";
 
 // ---------------------------------------------------------------------------------------------------
-// Settings: the event's optional `apt` object.
-
-/** The event's `apt` key: how apt-get waits for the dpkg lock and for an install. Event only. */
-export const APT_LOCK_SETTINGS = {
-  lockTimeoutSec: setting(integer(0, 3600), {
-    event: "lock_timeout_sec",
-    eventOnly: true,
-    default: 30,
-    doc: "How long one apt-get waits for the dpkg lock itself (-o DPkg::Lock::Timeout).",
-  }),
-  lockAttempts: setting(integer(1, 50), {
-    event: "lock_attempts",
-    eventOnly: true,
-    default: 5,
-    doc: "apt-get runs in all while the lock stays busy (unless the first boot holds it); then the error names its holder.",
-  }),
-  lockRetryDelaySec: setting(integer(0, 600), {
-    event: "lock_retry_delay_sec",
-    eventOnly: true,
-    default: 15,
-    doc: "Seconds between those runs.",
-  }),
-  installTimeoutSec: setting(integer(10, 7200), {
-    event: "install_timeout_sec",
-    eventOnly: true,
-    default: 600,
-    doc: "Limit in seconds for one apt-get install, downloads included.",
-  }),
-  firstBootWaitSec: setting(integer(0, 86400), {
-    event: "first_boot_wait_sec",
-    eventOnly: true,
-    default: 1800,
-    doc:
-      "Longest wait, within time_budget_sec, for the VM's first boot: cloud-init to finish, and an apt lock " +
-      "held by cloud-init, apt-daily or unattended-upgrades (0: no such wait, those holders get the bounded " +
-      "wait above).",
-  }),
-} as const;
-
-/** The event's `apt` key once checked: every field filled in. */
-export type AptEventSettings = EventOf<typeof APT_LOCK_SETTINGS>;
+// Settings: the event's optional `apt` object (declared in shared/apt-lock-settings.ts).
 
 export interface AptSettings {
   lockTimeoutSec: number;

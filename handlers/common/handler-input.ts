@@ -2,13 +2,14 @@
 // installer takes) and the env carrying the connection. Both are checked before anything touches the
 // network, and every problem of both is reported at once.
 
+import type { AptEventSettings } from "../../shared/apt-lock-settings";
 import type { InstallerDefinition } from "../../shared/installer-definition";
 import { type EventOf, eventFields, type Settings } from "../../shared/settings";
 import type { SshEventSettings } from "../../shared/ssh-retry";
 import { boolean, type FieldsOf, integer, object, optional, ValidationError, validate } from "../../shared/validate";
-import { type AptEventSettings, aptEventSettings } from "./apt";
+import { aptEventSettings } from "./apt";
 import { type ConnectionEnv, readConnectionEnv } from "./connection-env";
-import { sshEventSettings } from "./ssh";
+import { sshEventSettings } from "./ssh-retry-policy";
 
 /** The event keys every installer accepts besides its own. */
 export interface CommonEvent {

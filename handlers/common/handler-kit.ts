@@ -21,7 +21,8 @@ import { type InstallerReport, type InstallerResult, result } from "./installer-
 import { detectOs, type OsInfo } from "./os-release";
 import { Progress, printable } from "./progress";
 import { type JobBudget, ResilientConnection } from "./resilient-connection";
-import { type ConnectOptions, connect, resolveSshRetry, type SshRetry } from "./ssh";
+import { type ConnectOptions, connect } from "./ssh";
+import { resolveSshRetry, type SshRetry } from "./ssh-retry-policy";
 import { SshSession } from "./ssh-session";
 
 export interface InstallerContext<E> {
@@ -106,7 +107,7 @@ function withinBudget(retry: SshRetry, budget: { started: number; budgetSec?: nu
 const FIRST_BOOT_PHASE = "waiting for the VM's first boot (cloud-init)";
 
 /** What the frame keeps for one job while it runs: who it is, its clock, and the phase for errors. */
-interface Job {
+export interface Job {
   name: string;
   secrets: SecretScrubber;
   now: () => number;
@@ -116,17 +117,22 @@ interface Job {
   deps: InstallerDeps;
 }
 
+/** A job's frame: its progress lines (scrubbed, printable), its clock, its secrets. */
+export function startJob(name: string, deps: Pick<InstallerDeps, "secrets" | "now" | "write"> = {}): Job {
+  const secrets = deps.secrets ?? defaultSecrets;
+  const now = deps.now ?? Date.now;
+  const progress = new Progress(name, { write: deps.write, secrets, now });
+  return { name, secrets, now, progress, started: now(), phase: "", deps };
+}
+
 /** Runs one installer end to end; see the file comment for the phases. */
 export async function runHandler<S extends Settings, R extends InstallerReport>(
   spec: HandlerSpec<S, R>,
   rawEvent: unknown,
   deps: InstallerDeps = {},
 ): Promise<InstallerResult<R>> {
-  const name = spec.definition.handler;
-  const secrets = deps.secrets ?? defaultSecrets;
-  const now = deps.now ?? Date.now;
-  const progress = new Progress(name, { write: deps.write, secrets, now });
-  const job: Job = { name, secrets, now, progress, started: now(), phase: "", deps };
+  const job = startJob(spec.definition.handler, deps);
+  const { secrets, now, progress } = job;
   let connection: Connection | undefined;
   try {
     job.phase = "validating the event and the environment";
@@ -215,7 +221,7 @@ async function runInstaller<S extends Settings, R extends InstallerReport>(
 }
 
 /** The error as it leaves the job: named, phased, scrubbed, printable. */
-function worded(job: Job, err: unknown): InstallerError {
+export function worded(job: Job, err: unknown): InstallerError {
   const message = err instanceof Error ? err.message : String(err);
   const text =
     err instanceof ValidationError ? `${job.name}: ${message}` : `${job.name} failed while ${job.phase}: ${message}`;

@@ -5,9 +5,11 @@
 // daemon answers, and hello-world unless `verify: "daemon"`; a check never runs hello-world.
 
 import type { Change, InstallerModel, ModelRun } from "../common/installer-model";
+import type { InstallerReport } from "../common/installer-result";
 import { requireSystemd } from "../common/systemd";
-import type { DockerVerify } from "./definition";
+import type { DockerChannel, DockerVerify } from "./definition";
 import {
+  type ComposeReport,
   composeReport,
   type DockerNeed,
   type DockerState,
@@ -18,8 +20,13 @@ import {
   packageVersions,
 } from "./docker-state";
 import { type ForeseenPackages, foreseePackages } from "./foreseen-packages";
-import type { InstallDockerReport } from "./handler";
-import { type DockerEvent, installDistro, installOfficial, type PackageWork } from "./package-work";
+import {
+  type DockerEvent,
+  type DockerRepository,
+  installDistro,
+  installOfficial,
+  type PackageWork,
+} from "./package-work";
 import {
   applyGroupStep,
   ensureService,
@@ -37,6 +44,32 @@ import {
   restartLine,
   verifyDocker,
 } from "./verify";
+
+/**
+ * In check mode every field tells the VM as it is now (docker_version, packages, compose: from the look;
+ * server_version: from `docker info` when the daemon answers). users_added, revoked and removed stay
+ * empty there, since the check did none of it: what a real run would do is in would_change.
+ */
+export interface InstallDockerReport extends InstallerReport, ComposeReport {
+  /** The docker CLI's version ("27.0.3", "20.10.24+dfsg1"); absent only in a check of a VM without Docker. */
+  docker_version?: string;
+  /** The daemon's version, from the verification (absent when the daemon was not asked, in check mode). */
+  server_version?: string;
+  channel: DockerChannel;
+  /** Installed version of each Docker package present (docker-ce, containerd.io, docker.io, ...). */
+  packages: Record<string, string>;
+  /** Users this run added to the docker group (their next SSH session has it). */
+  users_added: string[];
+  /** Grants this run took back ("group docker: <user>"): members vm-install had added that users no longer lists. */
+  revoked: string[];
+  /** Conflicting packages this run removed (official channel). */
+  removed: string[];
+  /** Docker's repository as configured (official channel). */
+  repository?: DockerRepository;
+  apt_update: PackageWork["apt_update"];
+  /** How the installation was checked and what it said (on every run, installed now or before). */
+  verify: { mode: DockerVerify; detail: string };
+}
 
 /** Docker as one look saw it, with what the plan and the report need beside it. */
 export interface DockerSeen {
