@@ -1,11 +1,7 @@
 // apt on the VM, modelled on Ansible's apt module: look at the state first, change only what differs,
-// report per package. Also what two installers on one host need: apt waits for the dpkg lock itself
-// (DPkg::Lock::Timeout) and we retry on top of that (apt-lock.ts): the first boot's hold (cloud-init,
-// apt-daily, unattended-upgrades) as long as the job may take, any other a bounded number of times; a
-// lock that never frees names its holder.
-//
-// The handler kit gives every installer a ready `apt` (with the event's `apt` settings); the
-// per-package whole is ensure-packages.ts, the parsers are apt-output.ts.
+// report per package. apt waits for the dpkg lock itself (DPkg::Lock::Timeout) and apt-lock.ts retries
+// on top: the first boot's hold as long as the job may take, any other a bounded number of times.
+// The kit gives every installer a ready `apt`; ensure-packages.ts is the per-package whole.
 
 import { APT_LOCK_SETTINGS, type AptEventSettings } from "../../shared/apt-lock-settings";
 import { eventFields } from "../../shared/settings";
@@ -133,7 +129,8 @@ export class Apt {
   async listsAgeSec(): Promise<number | undefined> {
     const script =
       `now=$(date +%s); if ls /var/lib/apt/lists 2>/dev/null | grep -q _Packages; then ` +
-      `if [ -e ${STAMP} ]; then t=$(stat -c %Y ${STAMP}); else t=$(stat -c %Y /var/lib/apt/lists); fi; echo "$now $t"; ` +
+      `if [ -e ${STAMP} ]; then t=$(stat -c %Y ${STAMP}); else t=$(stat -c %Y /var/lib/apt/lists); fi; echo "$now ` +
+      `$t"; ` +
       `else echo "$now none"; fi`;
     const result = await this.remote.run(script, { env: QUERY_ENV, label: "apt lists age", timeoutMs: 30_000 });
     const m = /^([0-9]+) ([0-9]+|none)\s*$/.exec(result.stdout.trim());

@@ -1,3 +1,11 @@
+// dpkg repairs itself before any apt work: a dpkg interrupted mid-run leaves packages in one of its
+// in-between states, and every later apt-get stops on it. The decisions here are pure (plan, script,
+// words); apt.ts runs them.
+
+import { quote } from "../../shared/shell-quote";
+import { compareDebianVersions } from "./debian-version";
+import { tail } from "./exec";
+
 // dpkg repairs itself before any apt work. A dpkg interrupted mid-run (killed, the VM rebooted, the
 // link dropped under an apt that died with it) leaves packages in one of dpkg's in-between states, and
 // every later apt-get stops on it. What each state needs (dpkg's own rules, src/main/enquiry.c and
@@ -15,11 +23,6 @@
 // A maintainer script the killed dpkg left running is waited for first: configuring its package while it
 // still runs would run the same postinst twice at once. The decisions here are pure (plan, script,
 // words); apt.ts runs them.
-
-import { quote } from "../../shared/shell-quote";
-import { compareDebianVersions } from "./debian-version";
-import { tail } from "./exec";
-
 export const ARCHIVES = "/var/cache/apt/archives";
 
 /** A maintainer script's command line: dpkg runs them from info/ (postinst, prerm ...) or tmp.ci/ (a new preinst). */
@@ -35,7 +38,8 @@ export const UNSETTLED_AWK = [
   "FNR == 1 { flush() }",
   '/^Package: / { p = $2 } /^Architecture: / { a = $2 } /^Version: / { v = $2 } /^Status: / { s = $2 " " $3 " " $4 }',
   "/^$/ { flush() }",
-  'END { flush(); for (k in r) { split(r[k], x, "\\t"); if (x[1] !~ / ok (installed|not-installed|config-files)$/) print k "\\t" r[k] } }',
+  'END { flush(); for (k in r) { split(r[k], x, "\\t"); if (x[1] !~ / ok (installed|not-installed|config-files)$/) ' +
+    'print k "\\t" r[k] } }',
 ].join(" ");
 
 /**
@@ -46,7 +50,8 @@ export const DPKG_HEALTH_PROBE = [
   "ls -A /var/lib/dpkg/updates 2>/dev/null | head -5",
   "echo '--- audit'; dpkg --audit 2>&1",
   // An empty journal leaves the glob unexpanded, and awk stops at a file it cannot open.
-  `echo '--- packages'; set -- /var/lib/dpkg/updates/[0-9]*; [ -e "$1" ] || set --; awk ${quote(UNSETTLED_AWK)} /var/lib/dpkg/status "$@" 2>/dev/null`,
+  `echo '--- packages'; set -- /var/lib/dpkg/updates/[0-9]*; [ -e "$1" ] || set --; awk ${quote(UNSETTLED_AWK)} ` +
+    `/var/lib/dpkg/status "$@" 2>/dev/null`,
   `echo '--- scripts'; pgrep -a -f '${MAINTAINER_SCRIPT}'`,
   `echo '--- cache'; ls ${ARCHIVES} 2>/dev/null | grep '[.]deb$'`,
   "true",
@@ -227,7 +232,8 @@ export function repairScript(plan: RepairPlan, opts: { lockTimeoutSec: number; w
   const out: string[] = [
     `A=${ARCHIVES}; debs=""`,
     `n=0; while pgrep -f '${MAINTAINER_SCRIPT}' > /dev/null; do n=$((n+1)); ` +
-      `if [ $n -gt ${opts.waitSec * 5} ]; then echo "${MARK} scripts still running after ${opts.waitSec}s:" >&2; pgrep -a -f '${MAINTAINER_SCRIPT}' >&2; exit ${REPAIR_SCRIPTS_RUNNING}; fi; sleep 0.2; done`,
+      `if [ $n -gt ${opts.waitSec * 5} ]; then echo "${MARK} scripts still running after ${opts.waitSec}s:" >&2; ` +
+      `pgrep -a -f '${MAINTAINER_SCRIPT}' >&2; exit ${REPAIR_SCRIPTS_RUNNING}; fi; sleep 0.2; done`,
   ];
   for (const r of plan.reinstall) {
     if (
@@ -247,15 +253,19 @@ export function repairScript(plan: RepairPlan, opts: { lockTimeoutSec: number; w
     } else {
       const got = r.version ? debFileName(r.name, r.version, r.arch) : `${r.name}_*_${r.arch}.deb`;
       out.push(
-        `f=""; rm -f "$A"/partial/${r.name}_*.deb; if (cd "$A/partial" && apt-get download -q -o DPkg::Lock::Timeout=${opts.lockTimeoutSec} ${quote(r.download!)} >&2); then ` +
-          `for g in "$A"/partial/${got}; do [ -s "$g" ] && mv -f "$g" "$A/" && f="$A/\${g##*/}"; done; [ -n "$f" ] && echo "${MARK} reinstall ${r.name} from the mirror"; fi`,
+        `f=""; rm -f "$A"/partial/${r.name}_*.deb; if (cd "$A/partial" && apt-get download -q -o ` +
+          `DPkg::Lock::Timeout=${opts.lockTimeoutSec} ${quote(r.download!)} >&2); then ` +
+          `for g in "$A"/partial/${got}; do [ -s "$g" ] && mv -f "$g" "$A/" && f="$A/\${g##*/}"; done; [ -n "$f" ] ` +
+          `&& echo "${MARK} reinstall ${r.name} from the mirror"; fi`,
         r.fallback
-          ? `if [ -z "$f" ] && [ -s "$A/${r.fallback}" ]; then f="$A/${r.fallback}"; echo "${MARK} reinstall ${r.name} from the archive cache (${versionOfFile(r.fallback)}, the version being unpacked)"; fi`
+          ? `if [ -z "$f" ] && [ -s "$A/${r.fallback}" ]; then f="$A/${r.fallback}"; echo "${MARK} reinstall ` +
+              `${r.name} from the archive cache (${versionOfFile(r.fallback)}, the version being unpacked)"; fi`
           : ":",
       );
     }
     out.push(
-      `[ -n "$f" ] && [ -s "$f" ] || { echo "${MARK} no-deb ${r.name}" ; echo "no .deb of ${label} in $A, and the mirror does not offer it" >&2; exit ${REPAIR_NO_DEB}; }`,
+      `[ -n "$f" ] && [ -s "$f" ] || { echo "${MARK} no-deb ${r.name}" ; echo "no .deb of ${label} in $A, and the ` +
+        `mirror does not offer it" >&2; exit ${REPAIR_NO_DEB}; }`,
     );
     out.push(`debs="$debs $f"`);
   }
@@ -263,7 +273,8 @@ export function repairScript(plan: RepairPlan, opts: { lockTimeoutSec: number; w
   out.push(
     // Fails on a package whose dependency was never unpacked: apt-get -f install brings that in next.
     `${dpkg} --configure -a`,
-    `apt-get -f install --no-remove -y -q -o DPkg::Lock::Timeout=${opts.lockTimeoutSec} -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold || exit $?`,
+    `apt-get -f install --no-remove -y -q -o DPkg::Lock::Timeout=${opts.lockTimeoutSec} -o ` +
+      `Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold || exit $?`,
     `${dpkg} --configure -a && dpkg --triggers-only -a`,
   );
   return out.join("\n");
@@ -302,14 +313,20 @@ export function wouldRemove(simulation: string): string[] {
 export function manualCommand(h: DpkgHealth, failing: string[] = []): string {
   const reinstall = h.packages.filter(mustReinstall);
   if (reinstall.length)
-    return `sudo apt-get install --reinstall ${reinstall.map((p) => (p.version ? `${p.name}=${p.version}` : p.name)).join(" ")}`;
+    return (
+      `sudo apt-get install --reinstall ` +
+      `${reinstall.map((p) => (p.version ? `${p.name}=${p.version}` : p.name)).join(" ")}`
+    );
   const names = failing.length ? failing : h.packages.map((p) => p.name);
   return names.length ? `sudo dpkg --configure ${names.join(" ")}` : "sudo dpkg --configure -a";
 }
 
 /** A package in between, in words: "perl-base (must be reinstalled, half-installed at 5.36.0-7+deb12u3)". */
 function stateOf(p: DpkgPackage): string {
-  return `${p.name} (${p.flag === "reinstreq" ? "must be reinstalled, " : ""}${p.status}${p.version ? ` at ${p.version}` : ""})`;
+  return (
+    `${p.name} ` +
+    `(${p.flag === "reinstreq" ? "must be reinstalled, " : ""}${p.status}${p.version ? ` at ${p.version}` : ""})`
+  );
 }
 
 /**
@@ -331,13 +348,16 @@ export function repairFailureMessage(f: {
       ? left.join(", ")
       : "no package named (updates still pending in /var/lib/dpkg/updates)";
   const still = needsRepair(f.after)
-    ? ` dpkg still reports: ${left.length ? left.join(", ") : tail(f.after.audit, 3).replace(/\n/g, " ") || "an interrupted run"}.`
+    ? ` dpkg still reports: ` +
+      `${left.length ? left.join(", ") : tail(f.after.audit, 3).replace(/\n/g, " ") || "an interrupted run"}.`
     : "";
   const removal = f.removes
-    ? ` apt-get -f install would remove ${f.removes.length ? f.removes.join(" ") : "packages"} the VM has; refused (--no-remove).`
+    ? ` apt-get -f install would remove ${f.removes.length ? f.removes.join(" ") : "packages"} the VM has; refused ` +
+      `(--no-remove).`
     : "";
   return (
-    `dpkg could not be repaired on ${f.target}${f.exit != null ? ` (exit ${f.exit})` : ""}: ${what}.${still}${removal}\n` +
+    `dpkg could not be repaired on ${f.target}${f.exit != null ? ` (exit ${f.exit})` : ""}: ` +
+    `${what}.${still}${removal}\n` +
     `dpkg's last lines:\n${tail(f.output, 12)}\n` +
     `On the VM, run \`${manualCommand(f.after, failing)}\` and read its error, then run the job again (raise run_id).`
   );

@@ -223,6 +223,8 @@ async function install(
   return errors;
 }
 
+const INTERRUPTED = " (an interrupted install: `sudo dpkg --configure -a` on the VM finishes it)";
+
 /** dpkg's word on what apt said it did: each package to `installed` or `failed`. */
 async function verify(
   apt: Apt,
@@ -246,7 +248,7 @@ async function verify(
     );
     const seen = state.installed
       ? `version ${state.version}, not ${w.version}`
-      : `status ${state.status}${broken ? " (an interrupted install: `sudo dpkg --configure -a` on the VM finishes it)" : ""}`;
+      : `status ${state.status}${broken ? INTERRUPTED : ""}`;
     outcome.failed.push({
       name: w.name,
       reason: installErrors.get(w.name) ?? `apt-get reported success but dpkg shows ${seen}`,

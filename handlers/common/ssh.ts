@@ -1,12 +1,6 @@
-// One SSH connection to the VM, with the policy the installers need:
-//   - retry only what can heal (the VM still booting, a network blip) with doubling waits inside a
-//     total time budget; fail at once on what cannot (authentication, a host key that does not match,
-//     an unknown host name, a key that does not parse);
-//   - an optional host-key pin, compared in OpenSSH's own "SHA256:<base64, no padding>" form; the key
-//     seen is always reported, so a first run tells the user what to pin;
-//   - keepalive (5 s x 3) so a dead link fails in about 20 s instead of hanging the job;
-//   - after `ready`, the session (ssh-session.ts) rejects every command still running when the
-//     connection is lost. Keys and fingerprints: ssh-keys.ts.
+// One SSH connection to the VM, with the policy the installers need: retry only what can heal, an
+// optional host-key pin (the key seen is always reported, so a first run says what to pin), keepalive so
+// a dead link fails in about 20 s. Keys and fingerprints: ssh-keys.ts; the session: ssh-session.ts.
 
 import { Client, type ConnectConfig } from "ssh2";
 import type { HostKeySource } from "../../shared/names";
@@ -20,6 +14,15 @@ import { SshSession } from "./ssh-session";
 // ---------------------------------------------------------------------------------------------------
 // Connecting.
 
+// One SSH connection to the VM, with the policy the installers need:
+//   - retry only what can heal (the VM still booting, a network blip) with doubling waits inside a
+//     total time budget; fail at once on what cannot (authentication, a host key that does not match,
+//     an unknown host name, a key that does not parse);
+//   - an optional host-key pin, compared in OpenSSH's own "SHA256:<base64, no padding>" form; the key
+//     seen is always reported, so a first run tells the user what to pin;
+//   - keepalive (5 s x 3) so a dead link fails in about 20 s instead of hanging the job;
+//   - after `ready`, the session (ssh-session.ts) rejects every command still running when the
+//     connection is lost. Keys and fingerprints: ssh-keys.ts.
 /** Socket-level errors worth another attempt: the host is not up yet, or the network blinked. */
 export const RETRYABLE_CODES = [
   "ECONNREFUSED",
@@ -126,20 +129,24 @@ async function withRetries<T>(
     if (now() + wait >= deadline) {
       throw new SshConnectError(
         secrets.scrub(
-          `SSH to ${where} failed: ${last.message}; gave up after ${attempt} attempt${attempt === 1 ? "" : "s"} in ${formatDuration(now() - started)} because the next one would pass the ${retry.budgetSec}s budget (ssh.budget_sec). ${reachHint(target)}`,
+          `SSH to ${where} failed: ${last.message}; gave up after ${attempt} attempt${attempt === 1 ? "" : "s"} in ` +
+            `${formatDuration(now() - started)} because the next one would pass the ${retry.budgetSec}s budget ` +
+            `(ssh.budget_sec). ${reachHint(target)}`,
         ),
         true,
         last.code,
       );
     }
     opts.progress?.info(
-      `ssh ${where}: ${secrets.scrub(last.message)}; attempt ${attempt + 1}/${retry.attempts} in ${formatDuration(wait)}`,
+      `ssh ${where}: ${secrets.scrub(last.message)}; attempt ${attempt + 1}/${retry.attempts} in ` +
+        `${formatDuration(wait)}`,
     );
     await sleep(wait);
   }
   throw new SshConnectError(
     secrets.scrub(
-      `SSH to ${where} failed after ${retry.attempts} attempt${retry.attempts === 1 ? "" : "s"} in ${formatDuration(now() - started)}: ${last!.message}. ${reachHint(target)}`,
+      `SSH to ${where} failed after ${retry.attempts} attempt${retry.attempts === 1 ? "" : "s"} in ` +
+        `${formatDuration(now() - started)}: ${last!.message}. ${reachHint(target)}`,
     ),
     true,
     last!.code,
@@ -147,7 +154,10 @@ async function withRetries<T>(
 }
 
 function reachHint(target: HostTarget): string {
-  return `Check that the VM is running, that sshd listens on port ${target.port} and that the port is open to this job (access_port_list); raise ssh.attempts / ssh.budget_sec if the VM boots slowly.`;
+  return (
+    `Check that the VM is running, that sshd listens on port ${target.port} and that the port is open to this ` +
+    `job (access_port_list); raise ssh.attempts / ssh.budget_sec if the VM boots slowly.`
+  );
 }
 
 /** What one attempt learnt about the server's host key. */
@@ -170,7 +180,9 @@ function classify(
   if (host.mismatch) return hostKeyMismatch(target, host);
   if (err.level === "client-authentication" && key) {
     return new SshConnectError(
-      `SSH authentication failed for ${where}: the server accepted no method with the ${key.type} key in SSH_KEY. Check SSH_USER and that the key's public half is in ~${target.user}/.ssh/authorized_keys on the VM (user_public_key).`,
+      `SSH authentication failed for ${where}: the server accepted no method with the ${key.type} key in SSH_KEY. ` +
+        `Check SSH_USER and that the key's public half is in ~${target.user}/.ssh/authorized_keys on the VM ` +
+        `(user_public_key).`,
       false,
     );
   }
@@ -204,22 +216,31 @@ function classify(
  */
 export function hostKeyMismatch(target: HostTarget, host: { seen?: string; type: string }): SshConnectError {
   const head = `host key mismatch for ${target.host}:${target.port}: expected ${target.hostKeySha256}`;
-  const refused = `but the server presented ${host.seen} (${host.type}); refusing to authenticate, nothing was sent to it.`;
+  const refused =
+    `but the server presented ${host.seen} (${host.type}); refusing to authenticate, nothing was sent ` + `to it.`;
   const console = `ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub`;
-  const accept = `If the VM was legitimately rebuilt or its keys rotated, check ${host.seen} on the VM's console (${console}), then accept exactly it:`;
+  const accept =
+    `If the VM was legitimately rebuilt or its keys rotated, check ${host.seen} on the VM's console ` +
+    `(${console}), then accept exactly it:`;
   const impostor = "Otherwise something else answers at this address: do not accept it.";
   const text: Record<HostKeySource | "unknown", string> = {
     delivered:
-      `${head}, the host key this stack generated for the VM and delivered in its cloud_init (vms[].hostKeys "delivered", the default for kind "nubes"), ${refused} ` +
-      `Either the VM did not take the delivered key (an image without cloud-init, or one whose cloud-init skips ssh_keys: check ${console} on its console): then set vms[].hostKeys to "first-contact" for this VM and deploy again, which trusts the key it presents at first contact and records it; ` +
+      `${head}, the host key this stack generated for the VM and delivered in its cloud_init (vms[].hostKeys ` +
+      `"delivered", the default for kind "nubes"), ${refused} ` +
+      `Either the VM did not take the delivered key (an image without cloud-init, or one whose cloud-init skips ` +
+      `ssh_keys: check ${console} on its console): then set vms[].hostKeys to "first-contact" for this VM and ` +
+      `deploy again, which trusts the key it presents at first contact and records it; ` +
       "or something other than that VM answers at this address: do not trust it.",
     pin: `${head}, the VM's pin (vms[].hostKeySha256), ${refused} ${accept} set vms[].hostKeySha256 to it. ${impostor}`,
     "first-contact":
       `${head}, the key recorded in Terraform state at the VM's first contact, ${refused} ` +
-      `${accept} \`npm run trust -- <vm name> ${host.seen}\` (refused unless the VM presents it) or set vms[].hostKeySha256 to it. ${impostor}`,
+      `${accept} \`npm run trust -- <vm name> ${host.seen}\` (refused unless the VM presents it) or set ` +
+      `vms[].hostKeySha256 to it. ${impostor}`,
     unknown:
-      `${head} ${refused} The expected key (SSH_HOST_KEY_SHA256) is the VM's pin (vms[].hostKeySha256), the key delivered in its cloud_init, or the key recorded in Terraform state at the VM's first contact. ` +
-      `${accept} \`npm run trust -- <vm name> ${host.seen}\` (refused unless the VM presents it) or set vms[].hostKeySha256 to it. ${impostor}`,
+      `${head} ${refused} The expected key (SSH_HOST_KEY_SHA256) is the VM's pin (vms[].hostKeySha256), the key ` +
+      `delivered in its cloud_init, or the key recorded in Terraform state at the VM's first contact. ` +
+      `${accept} \`npm run trust -- <vm name> ${host.seen}\` (refused unless the VM presents it) or set ` +
+      `vms[].hostKeySha256 to it. ${impostor}`,
   };
   return new SshConnectError(text[target.hostKeySource ?? "unknown"], false, "HOST_KEY_MISMATCH");
 }

@@ -37,7 +37,10 @@ export interface SourceFile {
 export interface StalePlan {
   /** Files with nothing but stale entries. */
   remove: string[];
-  /** Files with stale and other entries: their new text (stale one-line entries commented out, stale deb822 stanzas dropped). */
+  /**
+   * Files with stale and other entries: their new text (stale one-line entries commented out, stale
+   * deb822 stanzas dropped).
+   */
   rewrite: { path: string; text: string }[];
   /** Keyrings the stale entries used (plus the legacy ones), not used by anything that stays. */
   keyrings: string[];
@@ -240,16 +243,19 @@ export async function removeStaleRepositories(
 function lookCommand(legacy: string[], withTrusted: boolean): string {
   const sources = `/etc/apt/sources.list ${SOURCES_DIR}/*.list ${SOURCES_DIR}/*.sources`;
   return [
-    `for f in ${sources}; do [ -f "$f" ] || continue; printf '@@@file %s\\n' "$f"; cat "$f"; printf '\\n@@@end\\n'; done`,
+    `for f in ${sources}; do [ -f "$f" ] || continue; printf '@@@file %s\\n' "$f"; cat "$f"; printf '\\n@@@end\\n'; ` +
+      `done`,
     // Legacy keyrings that exist and no package owns (dpkg -S reads every file list: only for files there).
     ...legacy.map(
       (k) =>
-        `if [ -e ${quote(k)} ] && ! dpkg -S ${quote(k)} >/dev/null 2>&1; then printf '@@@keyring %s\\n' ${quote(k)}; fi`,
+        `if [ -e ${quote(k)} ] && ! dpkg -S ${quote(k)} >/dev/null 2>&1; then printf '@@@keyring %s\\n' ` +
+        `${quote(k)}; fi`,
     ),
     // apt-key's keyring: read with a throwaway gpg home so nothing is created for root.
     withTrusted
       ? `if [ -s /etc/apt/trusted.gpg ] && command -v gpg >/dev/null; then echo '@@@trusted'; h=$(mktemp -d); ` +
-        `gpg --homedir "$h" --no-default-keyring --keyring /etc/apt/trusted.gpg --with-colons --list-keys 2>/dev/null; rm -rf "$h"; fi`
+        `gpg --homedir "$h" --no-default-keyring --keyring /etc/apt/trusted.gpg --with-colons --list-keys ` +
+        `2>/dev/null; rm -rf "$h"; fi`
       : "",
     "true",
   ]
@@ -273,12 +279,14 @@ function removalActions(plan: StalePlan, fingerprints: string[]): string[] {
   for (const k of plan.keyrings) {
     // A keyring a package ships (dpkg -S knows it) is that package's business, not ours.
     actions.push(
-      `if [ -e ${quote(k)} ] && ! dpkg -S ${quote(k)} >/dev/null 2>&1; then rm -f ${quote(k)} && ${said(`removed ${k}`)}; fi`,
+      `if [ -e ${quote(k)} ] && ! dpkg -S ${quote(k)} >/dev/null 2>&1; then rm -f ${quote(k)} && ` +
+        `${said(`removed ${k}`)}; fi`,
     );
   }
   if (fingerprints.length) {
     actions.push(
-      `h=$(mktemp -d) && gpg --homedir "$h" --batch --yes --no-default-keyring --keyring /etc/apt/trusted.gpg --delete-keys ${fingerprints.join(" ")} && rm -rf "$h" && ` +
+      `h=$(mktemp -d) && gpg --homedir "$h" --batch --yes --no-default-keyring --keyring /etc/apt/trusted.gpg ` +
+        `--delete-keys ${fingerprints.join(" ")} && rm -rf "$h" && ` +
         said(`removed key ${fingerprints.join(", ")} from /etc/apt/trusted.gpg (apt-key)`),
     );
   }

@@ -101,7 +101,8 @@ function requireUsers(state: DockerState, users: string[]): void {
   if (unknown.length === 0) return;
   const one = unknown.length === 1;
   throw new Error(
-    `user${one ? "" : "s"} ${unknown.join(", ")} ${one ? "does" : "do"} not exist on the VM, so ${one ? "it" : "they"} cannot join the docker group: ` +
+    `user${one ? "" : "s"} ${unknown.join(", ")} ${one ? "does" : "do"} not exist on the VM, so ` +
+      `${one ? "it" : "they"} cannot join the docker group: ` +
       "create them first or remove them from users. Nothing was changed.",
   );
 }
@@ -110,7 +111,8 @@ function requireUsers(state: DockerState, users: string[]): void {
 function requireInstalled(state: DockerState, event: DockerEvent): void {
   if (!state.cli)
     throw new Error(
-      `the packages are installed (${Object.keys(packageVersions(state)).join(", ") || "none"}) but \`docker --version\` still fails on the VM`,
+      `the packages are installed (${Object.keys(packageVersions(state)).join(", ") || "none"}) but \`docker ` +
+        `--version\` still fails on the VM`,
     );
   if (event.compose && !composeReport(state).compose)
     throw new Error(
@@ -310,7 +312,8 @@ function runSummary(run: DockerRun, work: PackageWork | undefined, group: { adde
   const compose = composeReport(after);
   const source = work?.repository ? work.repository.uri : "the distribution";
   return (
-    `Docker ${after.cli} (server ${run.verified!.server}) ${work ? `installed from ${source}` : "was installed; its service was not running and now is"}` +
+    `Docker ${after.cli} (server ${run.verified!.server}) ` +
+    `${work ? `installed from ${source}` : "was installed; its service was not running and now is"}` +
     (compose.compose ? `, compose ${compose.compose_version}` : "") +
     (group.added.length ? `; added ${group.added.join(", ")} to group docker` : "") +
     (group.revoked.length ? `; revoked ${group.revoked.join(", ")}` : "")

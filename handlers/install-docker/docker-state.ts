@@ -44,7 +44,8 @@ export function inspectCommand(users: string[]): string {
     probe("docker", "docker --version"),
     probe("compose", "docker compose version"),
     // The standalone v1 starts a Python interpreter (half a second): only asked when the plugin is not there.
-    `if [ "$r" -ne 0 ] && command -v docker-compose >/dev/null 2>&1; then ${probe("compose_v1", "docker-compose --version")}; fi`,
+    `if [ "$r" -ne 0 ] && command -v docker-compose >/dev/null 2>&1; then ` +
+      `${probe("compose_v1", "docker-compose --version")}; fi`,
     probe("active", "systemctl is-active docker.service"),
     probe("enabled", "systemctl is-enabled docker.service"),
     probe("dpkg", `dpkg-query -W -f='\${Package}\\t\${Status}\\t\${Version}\\n' ${WATCHED.join(" ")}`),
@@ -162,9 +163,15 @@ export function needWords(need: DockerNeed): string {
     case "cli":
       return "the docker CLI is not installed";
     case "docker-ce":
-      return `docker-ce from Docker's repository is not installed${need.replacesDockerIo ? " (docker.io from the distribution is, and is replaced)" : ""}`;
+      return (
+        `docker-ce from Docker's repository is not ` +
+        `installed${need.replacesDockerIo ? " (docker.io from the distribution is, and is replaced)" : ""}`
+      );
     case "legacy-keyring":
-      return `${LEGACY_KEYRING} is the key file an earlier version wrote as served (apt trusts every key in it): rebuilt from the verified key`;
+      return (
+        `${LEGACY_KEYRING} is the key file an earlier version wrote as served (apt trusts every key in it): ` +
+        `rebuilt from the verified key`
+      );
     case "service":
       return `docker.service is ${need.active || "missing"}`;
     case "compose":

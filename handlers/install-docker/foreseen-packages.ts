@@ -89,7 +89,8 @@ async function foreseeOfficial(ctx: ForeseeContext, state: DockerState): Promise
   const prereq = missingPrerequisites(state);
   if (prereq.length) changes.push(`installed ${prereq.join(" ")}`);
   changes.push(
-    `Docker's apt repository ${base} ${os.codename} stable configured in ${SOURCES_DIR}/docker.list with its key from ${base}/gpg ` +
+    `Docker's apt repository ${base} ${os.codename} stable configured in ${SOURCES_DIR}/docker.list with its key ` +
+      `from ${base}/gpg ` +
       "(if not already as wanted: a check does not fetch the key; older entries for the same repository are removed)",
   );
   const wanted = officialWanted(event);
@@ -104,7 +105,8 @@ async function foreseeOfficial(ctx: ForeseeContext, state: DockerState): Promise
   const skipped = notOffered.length ? [] : wanted.filter((p) => !offered(p));
   if (notOffered.length) {
     warnings.push(
-      `the VM's current package lists offer no ${notOffered.join(", ")}: a real run reads Docker's repository with apt-get update once its source changes ` +
+      `the VM's current package lists offer no ${notOffered.join(", ")}: a real run reads Docker's repository with ` +
+        `apt-get update once its source changes ` +
         `or update allows; the packages above are what Docker's own repository offers`,
     );
   }

@@ -60,7 +60,8 @@ export async function ensureService(remote: Remote, state: DockerState, progress
     throw new Error(
       `docker.service did not start (${cmds.join(" && ")}): ${tail(err.stderr || err.stdout, 5)}` +
         (journal ? `\nlast lines of \`journalctl -u docker.service\` on the VM:\n${journal}` : "") +
-        `\nFix the cause on the VM (often a broken /etc/docker/daemon.json, or a kernel without overlay/iptables support), then run the job again.`,
+        `\nFix the cause on the VM (often a broken /etc/docker/daemon.json, or a kernel without overlay/iptables ` +
+        `support), then run the job again.`,
     );
   }
   return changes;

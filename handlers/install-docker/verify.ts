@@ -28,7 +28,8 @@ export async function daemonAnswers(remote: Remote): Promise<DaemonAnswer> {
   const server = info.stdout.trim().split("\n").pop() ?? "";
   if (info.code !== 0 || !/^[0-9]/.test(server)) {
     throw new Error(
-      `Docker was installed but the daemon does not answer: \`docker info\` exited ${info.code}: ${tail(info.stderr || info.stdout, 5) || "(no output)"}. ` +
+      `Docker was installed but the daemon does not answer: \`docker info\` exited ${info.code}: ` +
+        `${tail(info.stderr || info.stdout, 5) || "(no output)"}. ` +
         "See `systemctl status docker` and `journalctl -u docker` on the VM.",
     );
   }
@@ -46,8 +47,10 @@ export async function helloWorld(remote: Remote, server: string): Promise<Daemon
   });
   if (run.code !== 0 || !/Hello from Docker!/.test(run.stdout)) {
     throw new Error(
-      `Docker is installed and its daemon runs (server ${server}), but \`docker run --rm hello-world\` failed (exit ${run.code}): ` +
-        `${tail(run.stderr || run.stdout, 6) || "(no output)"}. The VM must reach Docker Hub (or a registry mirror set in /etc/docker/daemon.json); ` +
+      `Docker is installed and its daemon runs (server ${server}), but \`docker run --rm hello-world\` failed (exit ` +
+        `${run.code}): ` +
+        `${tail(run.stderr || run.stdout, 6) || "(no output)"}. The VM must reach Docker Hub (or a registry mirror ` +
+        `set in /etc/docker/daemon.json); ` +
         `where it cannot, set verify to "daemon".`,
     );
   }
@@ -95,5 +98,8 @@ export function failureOf(err: unknown): string {
  * Docker then passes (`passes` false): the line stops before saying so.
  */
 export function restartLine(why: string, passes: boolean): string {
-  return `restarted docker.service: the installed Docker failed its verification (${why.slice(0, 200)})${passes ? " and passes it now" : ""}`;
+  return (
+    `restarted docker.service: the installed Docker failed its verification ` +
+    `(${why.slice(0, 200)})${passes ? " and passes it now" : ""}`
+  );
 }

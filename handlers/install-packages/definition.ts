@@ -6,7 +6,9 @@ import { type EventOf, setting } from "../../shared/settings";
 export const packagesDefinition = defineInstallerDefinition({
   key: "packages",
   handler: "install-packages",
-  doc: "`apt-get update` (skippable), installs the listed packages, reports per package installed / already installed / failed with a reason",
+  doc:
+    "`apt-get update` (skippable), installs the listed packages, reports per package installed / already " +
+    "installed / failed with a reason",
   enabledByDefault: true,
   waitTimeoutSec: 600,
   settings: {
@@ -14,7 +16,9 @@ export const packagesDefinition = defineInstallerDefinition({
       event: "packages",
       eventRequired: true,
       default: ["git", "curl", "htop", "jq", "unzip"],
-      doc: "Debian package names (lowercase, digits, + - .), each optionally pinned as name=version; each package once.",
+      doc:
+        "Debian package names (lowercase, digits, + - .), each optionally pinned as name=version; each package " +
+        "once.",
     }),
     ...APT_LIST_SETTINGS,
   },
@@ -22,7 +26,8 @@ export const packagesDefinition = defineInstallerDefinition({
     installed: "packages this run installed",
     already_installed: "packages that were there already",
     failed:
-      "[{name, reason}] for packages that could not be installed (status partial); when all fail, the job fails naming each reason",
+      "[{name, reason}] for packages that could not be installed (status partial); when all fail, the job fails " +
+      "naming each reason",
     versions: "installed version of every listed package",
     apt_update: "{ran, reason}: whether apt-get update ran and why (not)",
   },
