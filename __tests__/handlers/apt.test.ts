@@ -8,7 +8,7 @@ import {
   parseAptHolderNote,
   parseDpkgQuery,
 } from "../../handlers/common/apt-output";
-import { DPKG_HEALTH_PROBE } from "../../handlers/common/dpkg-repair";
+import { DPKG_HEALTH_PROBE } from "../../handlers/common/dpkg-health";
 import { CommandError } from "../../handlers/common/exec";
 import { parseLockTable } from "../../handlers/common/lock-holders";
 import { probeOutput } from "./support/dpkg-probe";

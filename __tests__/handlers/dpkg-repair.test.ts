@@ -3,20 +3,17 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { compareDebianVersions } from "../../handlers/common/debian-version";
+import { DPKG_HEALTH_PROBE, needsRepair, parseDpkgHealth, UNSETTLED_AWK } from "../../handlers/common/dpkg-health";
 import {
-  DPKG_HEALTH_PROBE,
   debFileName,
   describeDamage,
   describeRepair,
   failingPackages,
   manualCommand,
-  needsRepair,
-  parseDpkgHealth,
   planRepair,
   REPAIR_NO_DEB,
   repairScript,
   repairSources,
-  UNSETTLED_AWK,
   wouldRemove,
 } from "../../handlers/common/dpkg-repair";
 import { probeOutput } from "./support/dpkg-probe";

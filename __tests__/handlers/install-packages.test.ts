@@ -1,4 +1,4 @@
-import { DPKG_HEALTH_PROBE } from "../../handlers/common/dpkg-repair";
+import { DPKG_HEALTH_PROBE } from "../../handlers/common/dpkg-health";
 import type { InstallerDeps } from "../../handlers/common/handler-kit";
 import { handler } from "../../handlers/install-packages/handler";
 import {

@@ -64,6 +64,9 @@ export function readConnectionEnv(env: NodeJS.ProcessEnv = process.env): Connect
   return { ...host, privateKey };
 }
 
+/** Where an SSH attempt goes and which host key it must find there (no private key: a probe has none). */
+export type HostTarget = Pick<ConnectionEnv, "host" | "port" | "user" | "hostKeySha256" | "hostKeySource">;
+
 /** Where a job that never authenticates (the host-key probe) connects: the same variables but SSH_KEY. */
 export function readHostEnv(env: NodeJS.ProcessEnv = process.env): Omit<ConnectionEnv, "privateKey"> {
   const problems: string[] = [];

@@ -7,12 +7,13 @@
 
 import type { SecretScrubber } from "../../shared/secrets";
 import { object, optional, validate } from "../../shared/validate";
+import type { HostTarget } from "../common/connection-env";
 import { readHostEnv } from "../common/connection-env";
 import { eventObject } from "../common/handler-input";
 import { startJob, worded } from "../common/handler-kit";
 import type { CommonResult } from "../common/installer-result";
 import { printableDeep } from "../common/installer-result";
-import { type ConnectOptions, type HostKeyProbe, type HostTarget, probeHostKey } from "../common/ssh";
+import { type ConnectOptions, type HostKeyProbe, probeHostKey } from "../common/ssh";
 import { resolveSshRetry, sshEventSettings } from "../common/ssh-retry-policy";
 
 export const HANDLER = "host-key";

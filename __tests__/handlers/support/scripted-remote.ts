@@ -4,7 +4,7 @@
 // CommandError wording and scrubbing are the production ones.
 
 import { CLOUD_INIT_PROBE } from "../../../handlers/common/cloud-init";
-import { DPKG_HEALTH_PROBE } from "../../../handlers/common/dpkg-repair";
+import { DPKG_HEALTH_PROBE } from "../../../handlers/common/dpkg-health";
 import type { Connection } from "../../../handlers/common/exec";
 import { ExecRemote, type RunOptions, type RunResult } from "../../../handlers/common/exec";
 import { LOCK_TABLE_PROBE } from "../../../handlers/common/lock-holders";
