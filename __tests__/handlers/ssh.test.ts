@@ -176,7 +176,8 @@ describe("connect over real SSH (in-process ssh2 server on 127.0.0.1)", () => {
     expect(err).toBeInstanceOf(SshConnectError);
     expect(err.retryable).toBe(false);
     expect(err.message).toContain(
-      `host key mismatch for 127.0.0.1:${server.port}: expected ${pin} but the server presented ${server.hostKeySha256} (ssh-ed25519); refusing to authenticate, nothing was sent to it.`,
+      `host key mismatch for 127.0.0.1:${server.port}: expected ${pin} but the server presented ` +
+        `${server.hostKeySha256} (ssh-ed25519); refusing to authenticate, nothing was sent to it.`,
     );
     // How to accept a legitimate change: one command, or the pin.
     expect(err.message).toContain("npm run trust -- <vm name>");
@@ -195,10 +196,13 @@ describe("connect over real SSH (in-process ssh2 server on 127.0.0.1)", () => {
         }).catch((e) => e)
       ).message as string;
     const both = `expected ${pin}`;
-    const seen = `but the server presented ${server.hostKeySha256} (ssh-ed25519); refusing to authenticate, nothing was sent to it.`;
+    const seen =
+      `but the server presented ${server.hostKeySha256} (ssh-ed25519); refusing to authenticate, nothing ` +
+      `was sent to it.`;
     const delivered = await refusal("delivered");
     expect(delivered).toContain(
-      `${both}, the host key this stack generated for the VM and delivered in its cloud_init (vms[].hostKeys "delivered"`,
+      `${both}, the host key this stack generated for the VM and delivered in its cloud_init (vms[].hostKeys ` +
+        `"delivered"`,
     );
     expect(delivered).toContain(seen);
     expect(delivered).toContain('set vms[].hostKeys to "first-contact" for this VM');
@@ -225,7 +229,8 @@ describe("connect over real SSH (in-process ssh2 server on 127.0.0.1)", () => {
     expect(err.retryable).toBe(false);
     expect(err.message).toMatch(
       new RegExp(
-        `^SSH authentication failed for ubuntu@127\\.0\\.0\\.1:${server.port}: the server accepted no method with the ssh-ed25519 key in SSH_KEY`,
+        `^SSH authentication failed for ubuntu@127\\.0\\.0\\.1:${server.port}: the server accepted no method with ` +
+          `the ssh-ed25519 key in SSH_KEY`,
       ),
     );
   });
@@ -334,7 +339,9 @@ describe("connect over real SSH (in-process ssh2 server on 127.0.0.1)", () => {
   it("authenticates with a PKCS#8 ed25519 key (converted for ssh2)", async () => {
     const pkcs8 = pem("ed25519", "pkcs8");
     const pub = crypto.createPublicKey(pkcs8).export({ format: "jwk" }).x!;
-    const line = `ssh-ed25519 ${Buffer.concat([Buffer.from([0, 0, 0, 11]), Buffer.from("ssh-ed25519"), Buffer.from([0, 0, 0, 32]), Buffer.from(pub, "base64url")]).toString("base64")}`;
+    const line =
+      `ssh-ed25519 ` +
+      `${Buffer.concat([Buffer.from([0, 0, 0, 11]), Buffer.from("ssh-ed25519"), Buffer.from([0, 0, 0, 32]), Buffer.from(pub, "base64url")]).toString("base64")}`;
     server = await startServer({ authorizedKey: line });
     session = await connect(target(server.port, { privateKey: pkcs8 }), {
       retry: quick(),

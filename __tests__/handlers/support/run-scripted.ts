@@ -6,7 +6,9 @@ import type { Settings } from "../../../shared/settings";
 import { ScriptedRemote, type Step } from "./scripted-remote";
 
 export const TEST_KEY =
-  "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW\n-----END OPENSSH PRIVATE KEY-----\n";
+  "-----BEGIN OPENSSH PRIVATE " +
+  "KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW\n-----END OPENSSH PRIVATE " +
+  "KEY-----\n";
 /** The job env the double's VM is reached with. */
 export const TEST_ENV = { VM_IP: "192.0.2.10", SSH_USER: "ubuntu", SSH_KEY: TEST_KEY };
 

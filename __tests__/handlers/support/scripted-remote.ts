@@ -77,7 +77,8 @@ export class ScriptedRemote implements Connection {
         ? `${String(step.match)}${step.sudo !== undefined ? ` (sudo ${step.sudo})` : ""}`
         : "no more commands";
       throw new Error(
-        `ScriptedRemote: unexpected command #${this.next + 1} ${JSON.stringify(command)} (sudo ${!!opts.sudo}); expected ${expected}`,
+        `ScriptedRemote: unexpected command #${this.next + 1} ${JSON.stringify(command)} (sudo ${!!opts.sudo}); ` +
+          `expected ${expected}`,
       );
     }
     this.next++;
