@@ -8,9 +8,6 @@ import type { Remote } from "./exec";
 import { binaryKeyring, OpenPgpError, readCertificates } from "./openpgp";
 import { type Progress, stepIf } from "./progress";
 
-// Third-party apt repositories (Docker, PGDG) set up the way Docker's install docs do it, Ansible-like:
-// look first, change only what differs, say what changed.
-//
 //   const repo = await ensureAptRepository(remote, {
 //     name: "docker",                  // /etc/apt/keyrings/docker.gpg + sources.list.d/docker.list
 //     keyUrl: "https://download.docker.com/linux/ubuntu/gpg",

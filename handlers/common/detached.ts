@@ -6,8 +6,7 @@ import { createHash } from "node:crypto";
 import { quote } from "../../shared/shell-quote";
 import { CommandError } from "./exec";
 
-// Long remote steps (apt-get, dpkg repair, service restarts) run detached on the VM, so a dropped SSH
-// link neither kills them mid-unpack nor leaves them orphaned with nobody reading their result:
+// Each step's files on the VM:
 //
 //   /run/vm-install/steps/<id>/   cmd (the step's script), pid and start (its runner's pid and start
 //                                 time), proxy (the proxies it was given), out, err, rc (when it ends)

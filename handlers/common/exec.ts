@@ -7,8 +7,7 @@ import { secrets as defaultSecrets, type SecretScrubber } from "../../shared/sec
 import { quote } from "../../shared/shell-quote";
 import { formatDuration } from "./progress";
 
-// Running commands on the VM. Installers talk to a `Remote`, never to ssh2 directly, so tests can hand
-// them a scripted double and the rules that matter live in one place:
+// The rules, in full:
 //   - a privileged command runs through sudo as a whole: `sudo -n sh -c '<quoted>'`. `sudo A && B` would
 //     run B unprivileged, and a bare `sudo` could stop to ask for a password nobody will type;
 //   - every command, privileged or not, reaches sh through `sh -c` in a form any login shell passes on

@@ -1,9 +1,6 @@
 // ASCII armour (RFC 4880 6.2), read two ways: strictly, for the key that is checked and rebuilt, and the
 // way apt reads an .asc keyring, only to name what a refused file would have made apt trust.
 
-// ASCII armour (RFC 4880 6.2), read two ways: strictly, for the key that is checked and rebuilt, and the
-// way apt reads an .asc keyring, only to name what a refused file would have made apt trust.
-//
 // Strict means one PUBLIC KEY BLOCK and nothing else: apt's own reader (apt-key's dearmor_keyring, an awk
 // script) decodes every block whose line starts with "-----BEGIN", of any type, whitespace after it
 // ignored, and concatenates them, so any second block, any text or binary around the armour, any line

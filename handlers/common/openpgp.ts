@@ -5,11 +5,6 @@
 import { createHash } from "node:crypto";
 import { aptArmourBlocks, dearmor, looksArmoured, OpenPgpError } from "./openpgp-armour";
 
-// Reads an OpenPGP key file (what a repository publishes as its signing key) far enough to say which
-// primary keys it holds, by their v4 fingerprints, and rebuilds from the packets read the binary keyring
-// apt is given, without gpg: the key bytes reach the handler anyway, so the check cannot be skipped on a
-// VM without gpg and runs before anything is written there.
-//
 // What apt trusts is what was verified: the served file is never written. Its packets are grouped per
 // primary key (the primary, its direct signatures, user IDs with their signatures, subkeys with their
 // binding signatures, in served order) and written back with canonical headers, so the keyring holds

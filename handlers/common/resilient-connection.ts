@@ -12,8 +12,7 @@ import {
 } from "./exec";
 import { formatDuration, type Progress } from "./progress";
 
-// The connection a handler works through: one SSH session at a time, replaced when it is lost, inside
-// the job's time budget.
+// In full:
 //   - a command issued after the session was lost reconnects first (same retry policy, and the host
 //     key the first session saw is required of every later one);
 //   - a long step (runDetached) runs detached on the VM (detached.ts); when the link drops while it
