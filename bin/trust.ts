@@ -16,13 +16,9 @@ import * as readline from "node:readline/promises";
 import type { VmConfig, VmInstallConfig } from "../construct/config/types";
 import { sshEvent } from "../construct/installers/installer-event";
 import { ACCEPTED_HOST_KEYS_VARIABLE, addressOutputName, hostKeyIds } from "../construct/resource-names";
-import {
-  type ConnectOptions,
-  type HostKeyProbe,
-  type HostTarget,
-  probeHostKey,
-  resolveSshRetry,
-} from "../handlers/common/ssh";
+import type { HostTarget } from "../handlers/common/connection-env";
+import { type ConnectOptions, type HostKeyProbe, probeHostKey } from "../handlers/common/ssh";
+import { resolveSshRetry } from "../handlers/common/ssh-retry-policy";
 import { readDeployed } from "../operator/status/deployed-status";
 import { projectFolder, readProject, terraformCommand, terraformEnv } from "../operator/terraform-cli";
 import { HOST_KEY_SHA256 } from "../shared/names";

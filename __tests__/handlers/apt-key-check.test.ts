@@ -76,20 +76,24 @@ describe("apt-repository: the key is checked before it is trusted", () => {
     expect(error?.message).toMatch(/missing: F6E23F56/);
   });
 
-  it("two expected keys in one keyring (binary, or one armour block) are accepted; in two armour blocks they are refused", async () => {
-    const binary = Buffer.concat([pgpKey("alpha.gpg"), pgpKey("beta.gpg")]);
-    for (const served of [binary, armour("PGP PUBLIC KEY BLOCK", binary)]) {
-      const { error, writes } = await attempt(served, [BETA_FPR, ALPHA_FPR]);
-      expect(error).toBeUndefined();
-      expect(Buffer.from(writes[0].opts.stdin as Buffer).equals(binary)).toBe(true);
-    }
-    const { error, writes } = await attempt(Buffer.concat([pgpKey("alpha.asc"), pgpKey("beta.asc")]), [
-      BETA_FPR,
-      ALPHA_FPR,
-    ]);
-    expect(writes).toEqual([]);
-    expect(error?.message).toMatch(/a second armour block, "-----BEGIN PGP PUBLIC KEY BLOCK-----" at line \d+/);
-  });
+  it(
+    "two expected keys in one keyring (binary, or one armour block) are accepted; in two armour blocks they are " +
+      "refused",
+    async () => {
+      const binary = Buffer.concat([pgpKey("alpha.gpg"), pgpKey("beta.gpg")]);
+      for (const served of [binary, armour("PGP PUBLIC KEY BLOCK", binary)]) {
+        const { error, writes } = await attempt(served, [BETA_FPR, ALPHA_FPR]);
+        expect(error).toBeUndefined();
+        expect(Buffer.from(writes[0].opts.stdin as Buffer).equals(binary)).toBe(true);
+      }
+      const { error, writes } = await attempt(Buffer.concat([pgpKey("alpha.asc"), pgpKey("beta.asc")]), [
+        BETA_FPR,
+        ALPHA_FPR,
+      ]);
+      expect(writes).toEqual([]);
+      expect(error?.message).toMatch(/a second armour block, "-----BEGIN PGP PUBLIC KEY BLOCK-----" at line \d+/);
+    },
+  );
 
   it("something that only looks like a key is refused, nothing written", async () => {
     const fake = Buffer.from(

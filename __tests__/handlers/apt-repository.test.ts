@@ -70,20 +70,24 @@ describe("apt-repository: ensureAptRepository", () => {
         match: 'cat > "$t"',
         sudo: true,
         stdout:
-          "changed:created /etc/apt/keyrings\nchanged:wrote /etc/apt/keyrings/docker.gpg (new key)\nchanged:wrote /etc/apt/sources.list.d/docker.list (new source)\n",
+          "changed:created /etc/apt/keyrings\nchanged:wrote /etc/apt/keyrings/docker.gpg (new key)\nchanged:wrote " +
+          "/etc/apt/sources.list.d/docker.list (new source)\n",
         check: (c, opts) => {
           expect(c).toContain("install -m 0755 -d /etc/apt/keyrings");
           expect(c).toContain(
-            'install -m 0644 "$t" /etc/apt/keyrings/docker.gpg.tmp && mv -f /etc/apt/keyrings/docker.gpg.tmp /etc/apt/keyrings/docker.gpg',
+            'install -m 0644 "$t" /etc/apt/keyrings/docker.gpg.tmp && mv -f /etc/apt/keyrings/docker.gpg.tmp ' +
+              "/etc/apt/keyrings/docker.gpg",
           );
           expect(c).toContain(
-            "'deb [arch=amd64 signed-by=/etc/apt/keyrings/docker.gpg] https://download.docker.com/linux/ubuntu jammy stable'",
+            "'deb [arch=amd64 signed-by=/etc/apt/keyrings/docker.gpg] https://download.docker.com/linux/ubuntu " +
+              "jammy stable'",
           );
           expect(c).toContain("> /etc/apt/sources.list.d/docker.list.tmp");
           expect(c).toContain("chmod a+r /etc/apt/keyrings/docker.gpg");
           // A VM set up by an earlier version has the served armour as docker.asc: said as a replacement, not a new key.
           expect(c).toContain(
-            "elif [ -e /etc/apt/keyrings/docker.asc ]; then why='replaces /etc/apt/keyrings/docker.asc'; else why=\"new key\"; fi",
+            "elif [ -e /etc/apt/keyrings/docker.asc ]; then why='replaces /etc/apt/keyrings/docker.asc'; else " +
+              'why="new key"; fi',
           );
           // Not the served armour: the binary keyring rebuilt from its packets.
           expect(Buffer.from(opts.stdin as Buffer).equals(dearmor(ARMORED))).toBe(true);
@@ -101,7 +105,9 @@ describe("apt-repository: ensureAptRepository", () => {
       ],
       keyring: "/etc/apt/keyrings/docker.gpg",
       sourceFile: "/etc/apt/sources.list.d/docker.list",
-      line: "deb [arch=amd64 signed-by=/etc/apt/keyrings/docker.gpg] https://download.docker.com/linux/ubuntu jammy stable",
+      line:
+        "deb [arch=amd64 signed-by=/etc/apt/keyrings/docker.gpg] https://download.docker.com/linux/ubuntu jammy " +
+        "stable",
       uri: "https://download.docker.com/linux/ubuntu",
       architectures: ["amd64"],
     });
@@ -144,8 +150,10 @@ describe("apt-repository: ensureAptRepository", () => {
     ]);
     const err = await ensureAptRepository(remote, DOCKER).catch((e) => e);
     expect(err.message).toBe(
-      "could not fetch the signing key of apt repository docker from https://download.docker.com/linux/ubuntu/gpg on the VM: curl: (22) The requested URL returned error: 404. " +
-        "Check the repository URL (a mirror must serve the key at that path) and that the VM reaches it (proxy, firewall, DNS).",
+      "could not fetch the signing key of apt repository docker from https://download.docker.com/linux/ubuntu/gpg " +
+        "on the VM: curl: (22) The requested URL returned error: 404. " +
+        "Check the repository URL (a mirror must serve the key at that path) and that the VM reaches it (proxy, " +
+        "firewall, DNS).",
     );
     expect(remote.done).toBe(true);
   });
@@ -186,7 +194,9 @@ describe("apt-repository: stale entries", () => {
   };
   const ours = {
     path: "/etc/apt/sources.list.d/docker.list",
-    text: "deb [arch=amd64 signed-by=/etc/apt/keyrings/docker.gpg] https://download.docker.com/linux/ubuntu jammy stable\n",
+    text:
+      "deb [arch=amd64 signed-by=/etc/apt/keyrings/docker.gpg] https://download.docker.com/linux/ubuntu jammy " +
+      "stable\n",
   };
 
   it("removes other files for the same URI, comments out lines in sources.list, keeps ours and others' entries", () => {
@@ -195,19 +205,28 @@ describe("apt-repository: stale entries", () => {
         ours,
         {
           path: "/etc/apt/sources.list",
-          text: "deb http://archive.ubuntu.com/ubuntu jammy main\n# deb https://download.docker.com/linux/ubuntu bionic stable\ndeb [arch=amd64] http://download.docker.com/linux/ubuntu jammy stable\n",
+          text:
+            "deb http://archive.ubuntu.com/ubuntu jammy main\n# deb https://download.docker.com/linux/ubuntu " +
+            "bionic stable\ndeb [arch=amd64] http://download.docker.com/linux/ubuntu jammy stable\n",
         },
         {
           path: "/etc/apt/sources.list.d/docker-ce.list",
-          text: "# added by hand\ndeb [arch=amd64 signed-by=/usr/share/keyrings/docker-archive-keyring.gpg] https://download.docker.com/linux/ubuntu/ jammy stable\n",
+          text:
+            "# added by hand\ndeb [arch=amd64 signed-by=/usr/share/keyrings/docker-archive-keyring.gpg] " +
+            "https://download.docker.com/linux/ubuntu/ jammy stable\n",
         },
         {
           path: "/etc/apt/sources.list.d/docker.sources",
-          text: "Types: deb\nURIs: https://download.docker.com/linux/ubuntu\nSuites: jammy\nComponents: stable\nSigned-By: /usr/share/keyrings/docker.gpg\n",
+          text:
+            "Types: deb\nURIs: https://download.docker.com/linux/ubuntu\nSuites: jammy\nComponents: " +
+            "stable\nSigned-By: /usr/share/keyrings/docker.gpg\n",
         },
         {
           path: "/etc/apt/sources.list.d/mixed.sources",
-          text: "Types: deb\nURIs: https://download.docker.com/linux/ubuntu\nSuites: jammy\nComponents: stable\n\nTypes: deb\nURIs: https://packages.example.com/apt\nSuites: stable\nComponents: main\nSigned-By: /usr/share/keyrings/example.gpg\n",
+          text:
+            "Types: deb\nURIs: https://download.docker.com/linux/ubuntu\nSuites: jammy\nComponents: " +
+            "stable\n\nTypes: deb\nURIs: https://packages.example.com/apt\nSuites: stable\nComponents: " +
+            "main\nSigned-By: /usr/share/keyrings/example.gpg\n",
         },
         {
           path: "/etc/apt/sources.list.d/pgdg.list",
@@ -221,12 +240,16 @@ describe("apt-repository: stale entries", () => {
       {
         path: "/etc/apt/sources.list",
         text:
-          "deb http://archive.ubuntu.com/ubuntu jammy main\n# deb https://download.docker.com/linux/ubuntu bionic stable\n" +
-          "# disabled by vm-install (superseded by /etc/apt/sources.list.d/docker.list): deb [arch=amd64] http://download.docker.com/linux/ubuntu jammy stable\n",
+          "deb http://archive.ubuntu.com/ubuntu jammy main\n# deb https://download.docker.com/linux/ubuntu bionic " +
+          "stable\n" +
+          "# disabled by vm-install (superseded by /etc/apt/sources.list.d/docker.list): deb [arch=amd64] " +
+          "http://download.docker.com/linux/ubuntu jammy stable\n",
       },
       {
         path: "/etc/apt/sources.list.d/mixed.sources",
-        text: "Types: deb\nURIs: https://packages.example.com/apt\nSuites: stable\nComponents: main\nSigned-By: /usr/share/keyrings/example.gpg\n",
+        text:
+          "Types: deb\nURIs: https://packages.example.com/apt\nSuites: stable\nComponents: main\nSigned-By: " +
+          "/usr/share/keyrings/example.gpg\n",
       },
     ]);
     expect(plan.keyrings.sort()).toEqual([
@@ -242,7 +265,9 @@ describe("apt-repository: stale entries", () => {
         ours,
         {
           path: "/etc/apt/sources.list.d/docker-old.list",
-          text: "deb [signed-by=/usr/share/keyrings/shared.gpg] https://download.docker.com/linux/ubuntu jammy stable\n",
+          text:
+            "deb [signed-by=/usr/share/keyrings/shared.gpg] https://download.docker.com/linux/ubuntu jammy " +
+            "stable\n",
         },
         {
           path: "/etc/apt/sources.list.d/other.list",
@@ -265,18 +290,22 @@ describe("apt-repository: stale entries", () => {
 
   it("acts in one root command: files, keyrings not owned by a package, the apt-key key", async () => {
     const old =
-      "deb [arch=amd64 signed-by=/usr/share/keyrings/docker-archive-keyring.gpg] https://download.docker.com/linux/ubuntu jammy stable";
+      "deb [arch=amd64 signed-by=/usr/share/keyrings/docker-archive-keyring.gpg] " +
+      "https://download.docker.com/linux/ubuntu jammy stable";
     const remote = new ScriptedRemote([
       {
         match: "@@@file",
         sudo: true,
         stdout:
-          `@@@file ${ours.path}\n${ours.text}\n@@@end\n@@@file /etc/apt/sources.list.d/docker-ce.list\n${old}\n\n@@@end\n@@@keyring /etc/apt/keyrings/docker.asc\n@@@trusted\n` +
+          `@@@file ${ours.path}\n${ours.text}\n@@@end\n@@@file ` +
+          `/etc/apt/sources.list.d/docker-ce.list\n${old}\n\n@@@end\n@@@keyring ` +
+          `/etc/apt/keyrings/docker.asc\n@@@trusted\n` +
           "pub:-:4096:1:8D81803C0EBFCD88:1487788586:::-:::scESA::::::23::0:\nfpr:::::::::9DC858229FC7DD38854AE2D88D81803C0EBFCD88:\n",
         check: (c) => {
           expect(c).toContain("--keyring /etc/apt/trusted.gpg --with-colons --list-keys");
           expect(c).toContain(
-            "if [ -e /usr/share/keyrings/docker-archive-keyring.gpg ] && ! dpkg -S /usr/share/keyrings/docker-archive-keyring.gpg >/dev/null 2>&1; then printf '@@@keyring %s\\n'",
+            "if [ -e /usr/share/keyrings/docker-archive-keyring.gpg ] && ! dpkg -S " +
+              "/usr/share/keyrings/docker-archive-keyring.gpg >/dev/null 2>&1; then printf '@@@keyring %s\\n'",
           );
         },
       },
@@ -284,10 +313,13 @@ describe("apt-repository: stale entries", () => {
         match: "rm -f /etc/apt/sources.list.d/docker-ce.list",
         sudo: true,
         stdout:
-          "changed:removed /etc/apt/sources.list.d/docker-ce.list\nchanged:removed /usr/share/keyrings/docker-archive-keyring.gpg\nchanged:removed key 9DC858229FC7DD38854AE2D88D81803C0EBFCD88 from /etc/apt/trusted.gpg (apt-key)\n",
+          "changed:removed /etc/apt/sources.list.d/docker-ce.list\nchanged:removed " +
+          "/usr/share/keyrings/docker-archive-keyring.gpg\nchanged:removed key " +
+          "9DC858229FC7DD38854AE2D88D81803C0EBFCD88 from /etc/apt/trusted.gpg (apt-key)\n",
         check: (c) => {
           expect(c).toContain(
-            "if [ -e /usr/share/keyrings/docker-archive-keyring.gpg ] && ! dpkg -S /usr/share/keyrings/docker-archive-keyring.gpg",
+            "if [ -e /usr/share/keyrings/docker-archive-keyring.gpg ] && ! dpkg -S " +
+              "/usr/share/keyrings/docker-archive-keyring.gpg",
           );
           expect(c).toContain("rm -f /etc/apt/keyrings/docker.asc");
           expect(c).not.toContain("rm -f /etc/apt/keyrings/docker.gpg");
@@ -322,10 +354,13 @@ describe("apt-repository: a VM set up when the served armour was written as <nam
       {
         match: "@@@file",
         sudo: true,
-        stdout: `@@@file /etc/apt/sources.list.d/pgdg.list\n${pgdgList}\n@@@end\n@@@keyring /etc/apt/keyrings/pgdg.asc\n`,
+        stdout:
+          `@@@file /etc/apt/sources.list.d/pgdg.list\n${pgdgList}\n@@@end\n@@@keyring ` +
+          `/etc/apt/keyrings/pgdg.asc\n`,
         check: (c) =>
           expect(c).toContain(
-            "if [ -e /etc/apt/keyrings/pgdg.asc ] && ! dpkg -S /etc/apt/keyrings/pgdg.asc >/dev/null 2>&1; then printf '@@@keyring %s\\n'",
+            "if [ -e /etc/apt/keyrings/pgdg.asc ] && ! dpkg -S /etc/apt/keyrings/pgdg.asc >/dev/null 2>&1; then " +
+              "printf '@@@keyring %s\\n'",
           ),
       },
       {

@@ -8,7 +8,7 @@ import {
   parseAptHolderNote,
   parseDpkgQuery,
 } from "../../handlers/common/apt-output";
-import { DPKG_HEALTH_PROBE } from "../../handlers/common/dpkg-repair";
+import { DPKG_HEALTH_PROBE } from "../../handlers/common/dpkg-health";
 import { CommandError } from "../../handlers/common/exec";
 import { parseLockTable } from "../../handlers/common/lock-holders";
 import { probeOutput } from "./support/dpkg-probe";
@@ -19,7 +19,9 @@ const noSleep = { sleep: async () => undefined };
 
 describe("parsers", () => {
   it("dpkg-query: installed, not installed, config-files, unknown to dpkg", () => {
-    const out = `${dpkgLine("git", "1:2.39.2-1.1")}htop\tdeinstall ok config-files\t3.2.2-2\n${dpkgLine("jq")}vim\tinstall ok half-configured\t2:9.0\n`;
+    const out =
+      `${dpkgLine("git", "1:2.39.2-1.1")}htop\tdeinstall ok ` +
+      `config-files\t3.2.2-2\n${dpkgLine("jq")}vim\tinstall ok half-configured\t2:9.0\n`;
     const states = parseDpkgQuery(out, ["git", "htop", "jq", "vim", "nope"]);
     expect(states.get("git")).toEqual({ name: "git", installed: true, status: "installed", version: "1:2.39.2-1.1" });
     expect(states.get("htop")).toEqual({ name: "htop", installed: false, status: "config-files" });
@@ -77,10 +79,12 @@ describe("parsers", () => {
 
   it("picks the lines that explain an apt failure", () => {
     const stdout =
-      "Some packages could not be installed.\nThe following packages have unmet dependencies:\n foo : Depends: libbar (>= 2) but it is not installable\n";
+      "Some packages could not be installed.\nThe following packages have unmet dependencies:\n foo : Depends: " +
+      "libbar (>= 2) but it is not installable\n";
     const stderr = "E: Unable to correct problems, you have held broken packages.\n";
     expect(aptFailureReason({ stdout, stderr })).toBe(
-      "foo : Depends: libbar (>= 2) but it is not installable; E: Unable to correct problems, you have held broken packages.",
+      "foo : Depends: libbar (>= 2) but it is not installable; E: Unable to correct problems, you have held broken " +
+        "packages.",
     );
   });
 
@@ -99,7 +103,8 @@ describe("Apt on a scripted VM", () => {
     const remote = new ScriptedRemote([
       {
         match:
-          "apt-get install -y -q -o DPkg::Lock::Timeout=30 -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold git curl",
+          "apt-get install -y -q -o DPkg::Lock::Timeout=30 -o Dpkg::Options::=--force-confdef -o " +
+          "Dpkg::Options::=--force-confold git curl",
         sudo: true,
         check: (_cmd, opts) => expect(opts.env).toMatchObject({ DEBIAN_FRONTEND: "noninteractive" }),
       },
@@ -122,32 +127,38 @@ describe("Apt on a scripted VM", () => {
     expect(remote.done).toBe(true);
     expect(sleeps).toEqual([15_000]);
     expect(lines[0]).toBe(
-      "apt-get install: lock busy: /var/lib/dpkg/lock-frontend is held by pid 4242 (apt-get install -y nginx; unit session-3.scope); /var/lib/dpkg/lock is held by pid 4242 (apt-get install -y nginx; unit session-3.scope); attempt 2/5 in 15.0s",
+      "apt-get install: lock busy: /var/lib/dpkg/lock-frontend is held by pid 4242 (apt-get install -y nginx; unit " +
+        "session-3.scope); /var/lib/dpkg/lock is held by pid 4242 (apt-get install -y nginx; unit session-3.scope); " +
+        "attempt 2/5 in 15.0s",
     );
   });
 
-  it("a holder that is not the first boot: gives up after lock_attempts and names the holder's pid, command and unit", async () => {
-    const busy = [
-      { match: "apt-get install", code: 100, stderr: LOCK_STDERR },
-      { match: "/proc/locks", stdout: LOCK_TABLE },
-      { match: "/proc/$p/cmdline", stdout: SESSION_APT },
-    ];
-    const remote = new ScriptedRemote([...busy, ...busy]);
-    const settings = resolveAptSettings({ lock_attempts: 2, lock_retry_delay_sec: 1 });
-    const err = await new Apt(remote, settings, noSleep).install(["git"]).catch((e) => e);
-    expect(err).toBeInstanceOf(AptLockError);
-    expect(err.message).toMatch(
-      /^apt-get install: the apt\/dpkg lock stayed busy through 2 attempts \(each waiting 30s, 1s apart\): \/var\/lib\/dpkg\/lock-frontend is held by pid 4242 \(apt-get install -y nginx; unit session-3\.scope\)/,
-    );
-    expect(err.message).toMatch(/not the VM's first boot/);
-    expect(err.holders[0]).toEqual({
-      lock: "/var/lib/dpkg/lock-frontend",
-      pid: 4242,
-      command: "apt-get install -y nginx",
-      unit: "session-3.scope",
-    });
-    expect(remote.done).toBe(true);
-  });
+  it(
+    "a holder that is not the first boot: gives up after lock_attempts and names the holder's pid, command and " +
+      "unit",
+    async () => {
+      const busy = [
+        { match: "apt-get install", code: 100, stderr: LOCK_STDERR },
+        { match: "/proc/locks", stdout: LOCK_TABLE },
+        { match: "/proc/$p/cmdline", stdout: SESSION_APT },
+      ];
+      const remote = new ScriptedRemote([...busy, ...busy]);
+      const settings = resolveAptSettings({ lock_attempts: 2, lock_retry_delay_sec: 1 });
+      const err = await new Apt(remote, settings, noSleep).install(["git"]).catch((e) => e);
+      expect(err).toBeInstanceOf(AptLockError);
+      expect(err.message).toMatch(
+        /^apt-get install: the apt\/dpkg lock stayed busy through 2 attempts \(each waiting 30s, 1s apart\): \/var\/lib\/dpkg\/lock-frontend is held by pid 4242 \(apt-get install -y nginx; unit session-3\.scope\)/,
+      );
+      expect(err.message).toMatch(/not the VM's first boot/);
+      expect(err.holders[0]).toEqual({
+        lock: "/var/lib/dpkg/lock-frontend",
+        pid: 4242,
+        command: "apt-get install -y nginx",
+        unit: "session-3.scope",
+      });
+      expect(remote.done).toBe(true);
+    },
+  );
 
   it("falls back to apt's own holder note when /proc/locks shows nothing", async () => {
     const remote = new ScriptedRemote([
@@ -216,7 +227,9 @@ describe("Apt on a scripted VM", () => {
 
 describe("dpkg repairs itself before apt work", () => {
   const INTERRUPTED =
-    "tmp.i\n0001\n--- audit\nThe following packages are only half configured, probably due to problems\nconfiguring them the first time.  The configuration should be retried using\ndpkg --configure <package> or the configure menu option in dselect:\n gcc-12    GNU C compiler\n";
+    "tmp.i\n0001\n--- audit\nThe following packages are only half configured, probably due to problems\nconfiguring " +
+    "them the first time.  The configuration should be retried using\ndpkg --configure <package> or the configure " +
+    "menu option in dselect:\n gcc-12    GNU C compiler\n";
   /** dpkg killed while it upgraded perl-base: reinst-required, the old version on record, the new .deb in the cache. */
   const KILLED_UNPACK = probeOutput({
     updates: "0000",
@@ -230,75 +243,90 @@ describe("dpkg repairs itself before apt work", () => {
   const CLEAN = probeOutput({});
   const repair = { match: /^A=\/var\/cache\/apt\/archives; debs=""\n/, sudo: true };
 
-  it("an interrupted dpkg: configured and apt-get -f install --no-remove as root, once, before the install; said in repairs", async () => {
-    const remote = new ScriptedRemote([
-      { match: DPKG_HEALTH_PROBE, sudo: false, stdout: INTERRUPTED },
-      {
-        ...repair,
-        check: (c) =>
-          expect(c).toMatch(/--configure -a\napt-get -f install --no-remove -y -q -o DPkg::Lock::Timeout=30 /),
-      },
-      { match: DPKG_HEALTH_PROBE, stdout: "--- audit\n" },
-      { match: "apt-get install", sudo: true },
-      { match: "apt-get install", sudo: true },
-    ]);
-    const apt = new Apt(remote, DEFAULT_APT, noSleep);
-    await apt.install(["gcc"]);
-    await apt.install(["make"]);
-    expect(remote.done).toBe(true);
-    expect(apt.repairs).toEqual([
-      "repaired dpkg (an interrupted dpkg run; half-done packages: gcc-12): dpkg --configure -a and apt-get -f install --no-remove",
-    ]);
-  });
-
-  it("a package dpkg must reinstall: its recorded version's .deb unpacked over it first, from the cache; said with the source", async () => {
-    const remote = new ScriptedRemote([
-      { match: DPKG_HEALTH_PROBE, stdout: KILLED_UNPACK },
-      {
-        ...repair,
-        stdout: "vm-install-repair: reinstall perl-base from the archive cache\n",
-        check: (c) => {
-          expect(c).toContain('f="$A/perl-base_5.36.0-7+deb12u3_amd64.deb"');
-          expect(c.indexOf("--unpack $debs")).toBeLessThan(c.indexOf("--configure -a"));
+  it(
+    "an interrupted dpkg: configured and apt-get -f install --no-remove as root, once, before the install; said in " +
+      "repairs",
+    async () => {
+      const remote = new ScriptedRemote([
+        { match: DPKG_HEALTH_PROBE, sudo: false, stdout: INTERRUPTED },
+        {
+          ...repair,
+          check: (c) =>
+            expect(c).toMatch(/--configure -a\napt-get -f install --no-remove -y -q -o DPkg::Lock::Timeout=30 /),
         },
-      },
-      { match: DPKG_HEALTH_PROBE, stdout: CLEAN },
-      { match: "apt-get install", sudo: true },
-    ]);
-    const apt = new Apt(remote, DEFAULT_APT, noSleep);
-    await apt.install(["postgresql"]);
-    expect(remote.done).toBe(true);
-    expect(apt.repairs).toEqual([
-      "repaired dpkg (an interrupted dpkg run; to reinstall: perl-base; half-done packages: postgresql-15 (unpacked)): " +
-        "reinstalled perl-base 5.36.0-7+deb12u3 (from the archive cache), then dpkg --configure -a and apt-get -f install --no-remove",
-    ]);
-  });
+        { match: DPKG_HEALTH_PROBE, stdout: "--- audit\n" },
+        { match: "apt-get install", sudo: true },
+        { match: "apt-get install", sudo: true },
+      ]);
+      const apt = new Apt(remote, DEFAULT_APT, noSleep);
+      await apt.install(["gcc"]);
+      await apt.install(["make"]);
+      expect(remote.done).toBe(true);
+      expect(apt.repairs).toEqual([
+        "repaired dpkg (an interrupted dpkg run; half-done packages: gcc-12): dpkg --configure -a and apt-get -f " +
+          "install --no-remove",
+      ]);
+    },
+  );
 
-  it("still not clean after the repair: fails naming the package, dpkg's last lines and the command to run; installs nothing", async () => {
-    const left = probeOutput({ packages: ["postgresql-common\tall\tinstall ok half-configured\t248+deb12u2"] });
-    const dpkgSaid = [
-      "Setting up postgresql-common (248+deb12u2) ...",
-      "dpkg: error processing package postgresql-common (--configure):",
-      " installed postgresql-common package post-installation script subprocess returned error exit status 1",
-      "Errors were encountered while processing:",
-      " postgresql-common",
-      "E: Sub-process /usr/bin/dpkg returned an error code (1)",
-    ].join("\n");
-    const remote = new ScriptedRemote([
-      { match: DPKG_HEALTH_PROBE, stdout: left },
-      { ...repair, code: 100, stderr: dpkgSaid },
-      { match: DPKG_HEALTH_PROBE, stdout: left },
-    ]);
-    const err = await new Apt(remote, DEFAULT_APT, noSleep).update().catch((e: Error) => e);
-    expect(remote.done).toBe(true);
-    expect(String((err as Error).message)).toMatch(
-      /^dpkg could not be repaired on ubuntu@192\.0\.2\.10:22 \(exit 100\): postgresql-common\. dpkg still reports: postgresql-common \(half-configured at 248\+deb12u2\)\./,
-    );
-    expect((err as Error).message).toContain("post-installation script subprocess returned error exit status 1");
-    expect((err as Error).message).toContain(
-      "On the VM, run `sudo dpkg --configure postgresql-common` and read its error",
-    );
-  });
+  it(
+    "a package dpkg must reinstall: its recorded version's .deb unpacked over it first, from the cache; said with " +
+      "the source",
+    async () => {
+      const remote = new ScriptedRemote([
+        { match: DPKG_HEALTH_PROBE, stdout: KILLED_UNPACK },
+        {
+          ...repair,
+          stdout: "vm-install-repair: reinstall perl-base from the archive cache\n",
+          check: (c) => {
+            expect(c).toContain('f="$A/perl-base_5.36.0-7+deb12u3_amd64.deb"');
+            expect(c.indexOf("--unpack $debs")).toBeLessThan(c.indexOf("--configure -a"));
+          },
+        },
+        { match: DPKG_HEALTH_PROBE, stdout: CLEAN },
+        { match: "apt-get install", sudo: true },
+      ]);
+      const apt = new Apt(remote, DEFAULT_APT, noSleep);
+      await apt.install(["postgresql"]);
+      expect(remote.done).toBe(true);
+      expect(apt.repairs).toEqual([
+        "repaired dpkg (an interrupted dpkg run; to reinstall: perl-base; half-done packages: postgresql-15 " +
+          "(unpacked)): " +
+          "reinstalled perl-base 5.36.0-7+deb12u3 (from the archive cache), then dpkg --configure -a and apt-get -f " +
+          "install --no-remove",
+      ]);
+    },
+  );
+
+  it(
+    "still not clean after the repair: fails naming the package, dpkg's last lines and the command to run; " +
+      "installs nothing",
+    async () => {
+      const left = probeOutput({ packages: ["postgresql-common\tall\tinstall ok half-configured\t248+deb12u2"] });
+      const dpkgSaid = [
+        "Setting up postgresql-common (248+deb12u2) ...",
+        "dpkg: error processing package postgresql-common (--configure):",
+        " installed postgresql-common package post-installation script subprocess returned error exit status 1",
+        "Errors were encountered while processing:",
+        " postgresql-common",
+        "E: Sub-process /usr/bin/dpkg returned an error code (1)",
+      ].join("\n");
+      const remote = new ScriptedRemote([
+        { match: DPKG_HEALTH_PROBE, stdout: left },
+        { ...repair, code: 100, stderr: dpkgSaid },
+        { match: DPKG_HEALTH_PROBE, stdout: left },
+      ]);
+      const err = await new Apt(remote, DEFAULT_APT, noSleep).update().catch((e: Error) => e);
+      expect(remote.done).toBe(true);
+      expect(String((err as Error).message)).toMatch(
+        /^dpkg could not be repaired on ubuntu@192\.0\.2\.10:22 \(exit 100\): postgresql-common\. dpkg still reports: postgresql-common \(half-configured at 248\+deb12u2\)\./,
+      );
+      expect((err as Error).message).toContain("post-installation script subprocess returned error exit status 1");
+      expect((err as Error).message).toContain(
+        "On the VM, run `sudo dpkg --configure postgresql-common` and read its error",
+      );
+    },
+  );
 
   it("no .deb of a package to reinstall, anywhere: the error names it and the reinstall to run", async () => {
     const gone = probeOutput({ packages: ["perl-base\tamd64\tinstall reinstreq half-installed\t5.36.0-7+deb12u3"] });
@@ -309,7 +337,8 @@ describe("dpkg repairs itself before apt work", () => {
         code: 90,
         stdout: "vm-install-repair: no-deb perl-base\n",
         stderr:
-          "E: Can not find version '5.36.0-7+deb12u3' of package 'perl-base'\nno .deb of perl-base 5.36.0-7+deb12u3 in /var/cache/apt/archives, and the mirror does not offer it\n",
+          "E: Can not find version '5.36.0-7+deb12u3' of package 'perl-base'\nno .deb of perl-base 5.36.0-7+deb12u3 " +
+          "in /var/cache/apt/archives, and the mirror does not offer it\n",
       },
       { match: DPKG_HEALTH_PROBE, stdout: gone },
     ]);
@@ -365,28 +394,34 @@ describe("dpkg repairs itself before apt work", () => {
     );
   });
 
-  it("a maintainer script failed under an install and left another package half-configured: repaired once, the install runs once more", async () => {
-    const failed =
-      "dpkg: error processing package watch (--configure):\n installed watch package post-installation script subprocess was killed by signal (Killed)\nE: Sub-process /usr/bin/dpkg returned an error code (1)\n";
-    const remote = new ScriptedRemote([
-      { match: "apt-get install", code: 100, stderr: failed },
-      {
-        match: DPKG_HEALTH_PROBE,
-        stdout: probeOutput({
-          packages: ["watch\tall\tinstall ok half-configured\t1.0", "files\tall\tinstall ok triggers-awaited\t1.0"],
-        }),
-      },
-      repair,
-      { match: DPKG_HEALTH_PROBE, stdout: CLEAN },
-      { match: "apt-get install", sudo: true },
-    ]);
-    const apt = new Apt(remote, DEFAULT_APT, noSleep);
-    await apt.install(["files"]);
-    expect(remote.done).toBe(true);
-    expect(apt.repairs).toEqual([
-      "repaired dpkg (half-done packages: watch (half-configured) files (triggers-awaited)): dpkg --configure -a and apt-get -f install --no-remove",
-    ]);
-  });
+  it(
+    "a maintainer script failed under an install and left another package half-configured: repaired once, the " +
+      "install runs once more",
+    async () => {
+      const failed =
+        "dpkg: error processing package watch (--configure):\n installed watch package post-installation script " +
+        "subprocess was killed by signal (Killed)\nE: Sub-process /usr/bin/dpkg returned an error code (1)\n";
+      const remote = new ScriptedRemote([
+        { match: "apt-get install", code: 100, stderr: failed },
+        {
+          match: DPKG_HEALTH_PROBE,
+          stdout: probeOutput({
+            packages: ["watch\tall\tinstall ok half-configured\t1.0", "files\tall\tinstall ok triggers-awaited\t1.0"],
+          }),
+        },
+        repair,
+        { match: DPKG_HEALTH_PROBE, stdout: CLEAN },
+        { match: "apt-get install", sudo: true },
+      ]);
+      const apt = new Apt(remote, DEFAULT_APT, noSleep);
+      await apt.install(["files"]);
+      expect(remote.done).toBe(true);
+      expect(apt.repairs).toEqual([
+        "repaired dpkg (half-done packages: watch (half-configured) files (triggers-awaited)): dpkg --configure -a " +
+          "and apt-get -f install --no-remove",
+      ]);
+    },
+  );
 
   it("a package that fails to install with dpkg clean: apt's error stands, no repair, no second try", async () => {
     const remote = new ScriptedRemote([
@@ -394,7 +429,8 @@ describe("dpkg repairs itself before apt work", () => {
         match: "apt-get install",
         code: 100,
         stderr:
-          "dpkg: error processing archive x.deb (--unpack):\n trying to overwrite '/usr/bin/x'\nE: Sub-process /usr/bin/dpkg returned an error code (1)\n",
+          "dpkg: error processing archive x.deb (--unpack):\n trying to overwrite '/usr/bin/x'\nE: Sub-process " +
+          "/usr/bin/dpkg returned an error code (1)\n",
       },
     ]);
     const err = await new Apt(remote, DEFAULT_APT, noSleep).install(["x"]).catch((e: Error) => e);

@@ -2,7 +2,8 @@ import { normalizeKeyText, readConnectionEnv } from "../../handlers/common/conne
 import { ValidationError } from "../../shared/validate";
 
 const KEY =
-  "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ\n-----END OPENSSH PRIVATE KEY-----\n";
+  "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ\n-----END OPENSSH PRIVATE " +
+  "KEY-----\n";
 const base = { VM_IP: "192.0.2.10", SSH_USER: "ubuntu", SSH_KEY: KEY };
 
 function problems(env: NodeJS.ProcessEnv): string[] {

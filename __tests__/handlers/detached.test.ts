@@ -195,31 +195,35 @@ describe("detached steps", () => {
     expect(fs.readFileSync(path.join(dir, "job-s", "start"), "utf8")).toBe(`${field22}\n`);
   });
 
-  it(`finished and dead steps older than ${STALE_AFTER_MIN} min are removed when a step starts; younger ones and running ones stay`, async () => {
-    const make = (id: string, files: Record<string, string>, ageMin: number) => {
-      const d = path.join(dir, id);
-      fs.mkdirSync(d);
-      for (const [f, c] of Object.entries(files)) fs.writeFileSync(path.join(d, f), c);
-      const t = new Date(Date.now() - ageMin * 60_000);
-      fs.utimesSync(d, t, t);
-    };
-    const old = STALE_AFTER_MIN + 30;
-    make("old-finished", { pid: "1\n", start: "1\n", rc: "0\n" }, old);
-    make("old-dead", { pid: "999999999\n", start: "5\n" }, old);
-    make("old-never-started", {}, old);
-    make("young-finished", { pid: "1\n", start: "1\n", rc: "0\n" }, 5);
-    make("young-dead", { pid: "999999999\n", start: "5\n" }, 5);
-    // A step that runs for longer than that is not stale: it is waited for, then stays until it is old.
-    const long = sh(detachedScript("old-running", "sleep 1; echo long", "start", dir));
-    await runningStep(path.join(dir, "old-running"));
-    const t = new Date(Date.now() - old * 60_000);
-    fs.utimesSync(path.join(dir, "old-running"), t, t);
+  it(
+    `finished and dead steps older than ${STALE_AFTER_MIN} min are removed when a step starts; younger ones and ` +
+      `running ones stay`,
+    async () => {
+      const make = (id: string, files: Record<string, string>, ageMin: number) => {
+        const d = path.join(dir, id);
+        fs.mkdirSync(d);
+        for (const [f, c] of Object.entries(files)) fs.writeFileSync(path.join(d, f), c);
+        const t = new Date(Date.now() - ageMin * 60_000);
+        fs.utimesSync(d, t, t);
+      };
+      const old = STALE_AFTER_MIN + 30;
+      make("old-finished", { pid: "1\n", start: "1\n", rc: "0\n" }, old);
+      make("old-dead", { pid: "999999999\n", start: "5\n" }, old);
+      make("old-never-started", {}, old);
+      make("young-finished", { pid: "1\n", start: "1\n", rc: "0\n" }, 5);
+      make("young-dead", { pid: "999999999\n", start: "5\n" }, 5);
+      // A step that runs for longer than that is not stale: it is waited for, then stays until it is old.
+      const long = sh(detachedScript("old-running", "sleep 1; echo long", "start", dir));
+      await runningStep(path.join(dir, "old-running"));
+      const t = new Date(Date.now() - old * 60_000);
+      fs.utimesSync(path.join(dir, "old-running"), t, t);
 
-    const r = await sh(detachedScript("job-now", "echo now", "start", dir));
-    expect(r.stdout).toBe("now\n");
-    expect((await long).stdout).toBe("long\n");
-    expect(fs.readdirSync(dir).sort()).toEqual(["job-now", "old-running", "young-dead", "young-finished"]);
-  });
+      const r = await sh(detachedScript("job-now", "echo now", "start", dir));
+      expect(r.stdout).toBe("now\n");
+      expect((await long).stdout).toBe("long\n");
+      expect(fs.readdirSync(dir).sort()).toEqual(["job-now", "old-running", "young-dead", "young-finished"]);
+    },
+  );
 
   // ---------------------------------------------------------------------------------------------------
   // Proxies: the setsid path here, the same collection as for systemd-run's --setenv (e2e covers that).
@@ -299,7 +303,8 @@ describe("detached steps", () => {
         (_, i) => `E: Failed to fetch http://deb.debian.org/debian/pool/p${i}.deb  Could not connect to 10.0.0.1:3128`,
       );
       const note =
-        "vm-install: step install-packages-0123456789ab ran with http_proxy=http://10.0.0.1:3128 (from /etc/environment)";
+        "vm-install: step install-packages-0123456789ab ran with http_proxy=http://10.0.0.1:3128 (from " +
+        "/etc/environment)";
       const reason = aptFailureReason({
         stdout: "Reading package lists...\n",
         stderr: `${fetches.join("\n")}\n${note}\n`,

@@ -3,26 +3,24 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { compareDebianVersions } from "../../handlers/common/debian-version";
+import { DPKG_HEALTH_PROBE, needsRepair, parseDpkgHealth, UNSETTLED_AWK } from "../../handlers/common/dpkg-health";
 import {
-  DPKG_HEALTH_PROBE,
   debFileName,
   describeDamage,
   describeRepair,
   failingPackages,
   manualCommand,
-  needsRepair,
-  parseDpkgHealth,
   planRepair,
   REPAIR_NO_DEB,
   repairScript,
   repairSources,
-  UNSETTLED_AWK,
   wouldRemove,
 } from "../../handlers/common/dpkg-repair";
 import { probeOutput } from "./support/dpkg-probe";
 
 const MESS =
-  "The following packages are in a mess due to serious problems during\ninstallation.  They must be reinstalled for them (and any packages\nthat depend on them) to function properly:\n perl-base            minimal Perl system\n";
+  "The following packages are in a mess due to serious problems during\ninstallation.  They must be reinstalled for " +
+  "them (and any packages\nthat depend on them) to function properly:\n perl-base            minimal Perl system\n";
 
 /** Every state dpkg can leave a package in, as the probe lists them (name, arch, Status, Version). */
 const EVERY_STATE = [
@@ -36,10 +34,14 @@ const EVERY_STATE = [
 ];
 
 describe("the dpkg health probe", () => {
-  it("is one unprivileged command that reads dpkg's files, not only dpkg-query (which needs the lock while a journal is pending)", () => {
-    expect(DPKG_HEALTH_PROBE).toContain('/var/lib/dpkg/status "$@"');
-    expect(DPKG_HEALTH_PROBE).not.toMatch(/sudo/);
-  });
+  it(
+    "is one unprivileged command that reads dpkg's files, not only dpkg-query (which needs the lock while a " +
+      "journal is pending)",
+    () => {
+      expect(DPKG_HEALTH_PROBE).toContain('/var/lib/dpkg/status "$@"');
+      expect(DPKG_HEALTH_PROBE).not.toMatch(/sudo/);
+    },
+  );
 
   it("its awk reads the status file and the journal, the journal's entry for a package winning", () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "dpkg-probe-"));
@@ -148,33 +150,41 @@ describe("the repair plan", () => {
   const health = (cache: string[] = [], scripts: string[] = []) =>
     parseDpkgHealth(probeOutput({ packages: EVERY_STATE, cache, scripts }));
 
-  it("reinstalls exactly what only a whole .deb mends (reinst-required, half-installed); dpkg --configure -a finishes the rest", () => {
-    const plan = planRepair(health());
-    expect(plan.reinstall.map((r) => r.name)).toEqual(["perl-base", "libllvm14", "sysstat"]);
-    expect(plan.configure).toEqual(["postgresql-15", "postgresql-common", "man-db", "libc-bin"]);
-  });
+  it(
+    "reinstalls exactly what only a whole .deb mends (reinst-required, half-installed); dpkg --configure -a " +
+      "finishes the rest",
+    () => {
+      const plan = planRepair(health());
+      expect(plan.reinstall.map((r) => r.name)).toEqual(["perl-base", "libllvm14", "sysstat"]);
+      expect(plan.configure).toEqual(["postgresql-15", "postgresql-common", "man-db", "libc-bin"]);
+    },
+  );
 
-  it("at the version on record: from the archive cache when there, else from the mirror, else the cached .deb the interrupted run was unpacking", () => {
-    const plan = planRepair(
-      health([
-        "libllvm14_1%3a14.0.6-12_amd64.deb",
-        "perl-base_5.36.0-7+deb12u4_amd64.deb",
-        "perl-base_5.36.0-7+deb12u2_amd64.deb",
-        "perl-base-extra_1_amd64.deb",
-      ]),
-    );
-    expect(plan.reinstall).toEqual([
-      {
-        name: "perl-base",
-        arch: "amd64",
-        version: "5.36.0-7+deb12u3",
-        download: "perl-base:amd64=5.36.0-7+deb12u3",
-        fallback: "perl-base_5.36.0-7+deb12u4_amd64.deb",
-      },
-      { name: "libllvm14", arch: "amd64", version: "1:14.0.6-12", cached: "libllvm14_1%3a14.0.6-12_amd64.deb" },
-      { name: "sysstat", arch: "amd64", version: "12.6.1-1", download: "sysstat:amd64=12.6.1-1" },
-    ]);
-  });
+  it(
+    "at the version on record: from the archive cache when there, else from the mirror, else the cached .deb the " +
+      "interrupted run was unpacking",
+    () => {
+      const plan = planRepair(
+        health([
+          "libllvm14_1%3a14.0.6-12_amd64.deb",
+          "perl-base_5.36.0-7+deb12u4_amd64.deb",
+          "perl-base_5.36.0-7+deb12u2_amd64.deb",
+          "perl-base-extra_1_amd64.deb",
+        ]),
+      );
+      expect(plan.reinstall).toEqual([
+        {
+          name: "perl-base",
+          arch: "amd64",
+          version: "5.36.0-7+deb12u3",
+          download: "perl-base:amd64=5.36.0-7+deb12u3",
+          fallback: "perl-base_5.36.0-7+deb12u4_amd64.deb",
+        },
+        { name: "libllvm14", arch: "amd64", version: "1:14.0.6-12", cached: "libllvm14_1%3a14.0.6-12_amd64.deb" },
+        { name: "sysstat", arch: "amd64", version: "12.6.1-1", download: "sysstat:amd64=12.6.1-1" },
+      ]);
+    },
+  );
 
   it("names .debs as apt does (the epoch's colon encoded); arch all has no :arch in the spec", () => {
     expect(debFileName("libllvm14", "1:14.0.6-12", "amd64")).toBe("libllvm14_1%3a14.0.6-12_amd64.deb");
@@ -184,28 +194,32 @@ describe("the repair plan", () => {
     expect(planRepair(h).reinstall[0].download).toBe("postgresql-common=248+deb12u2");
   });
 
-  it("the script waits for left-over maintainer scripts, unpacks the .debs, configures, then apt-get -f install never removing anything", () => {
-    const script = repairScript(planRepair(health(["libllvm14_1%3a14.0.6-12_amd64.deb"])), {
-      lockTimeoutSec: 30,
-      waitSec: 30,
-    });
-    const order = [
-      "pgrep -f",
-      "apt-get download",
-      "--unpack $debs",
-      "--configure -a",
-      "apt-get -f install --no-remove",
-      "--triggers-only -a",
-    ].map((s) => script.indexOf(s));
-    expect(order.every((i) => i >= 0)).toBe(true);
-    expect([...order].sort((a, b) => a - b)).toEqual(order);
-    expect(script).toContain(`f="$A/libllvm14_1%3a14.0.6-12_amd64.deb"`);
-    expect(script).toContain("apt-get download -q -o DPkg::Lock::Timeout=30 perl-base:amd64=5.36.0-7+deb12u3 ");
-    expect(script).toContain(`exit ${REPAIR_NO_DEB}`);
-    expect(script).toContain("DPkg::Lock::Timeout=30");
-    expect(script).not.toMatch(/apt-get (-f install|install)(?! --no-remove)[^\n]*-y/);
-    expect(script).not.toMatch(/apt-get (remove|purge|autoremove)|dpkg -[rP]\b|--force-remove/);
-  });
+  it(
+    "the script waits for left-over maintainer scripts, unpacks the .debs, configures, then apt-get -f install " +
+      "never removing anything",
+    () => {
+      const script = repairScript(planRepair(health(["libllvm14_1%3a14.0.6-12_amd64.deb"])), {
+        lockTimeoutSec: 30,
+        waitSec: 30,
+      });
+      const order = [
+        "pgrep -f",
+        "apt-get download",
+        "--unpack $debs",
+        "--configure -a",
+        "apt-get -f install --no-remove",
+        "--triggers-only -a",
+      ].map((s) => script.indexOf(s));
+      expect(order.every((i) => i >= 0)).toBe(true);
+      expect([...order].sort((a, b) => a - b)).toEqual(order);
+      expect(script).toContain(`f="$A/libllvm14_1%3a14.0.6-12_amd64.deb"`);
+      expect(script).toContain("apt-get download -q -o DPkg::Lock::Timeout=30 perl-base:amd64=5.36.0-7+deb12u3 ");
+      expect(script).toContain(`exit ${REPAIR_NO_DEB}`);
+      expect(script).toContain("DPkg::Lock::Timeout=30");
+      expect(script).not.toMatch(/apt-get (-f install|install)(?! --no-remove)[^\n]*-y/);
+      expect(script).not.toMatch(/apt-get (remove|purge|autoremove)|dpkg -[rP]\b|--force-remove/);
+    },
+  );
 
   it("nothing to reinstall: no download, no unpack", () => {
     const h = parseDpkgHealth(
@@ -232,12 +246,14 @@ describe("the repair in words", () => {
       }),
     );
     expect(describeDamage(h)).toBe(
-      "an interrupted dpkg run; to reinstall: perl-base; half-done packages: postgresql-15 (unpacked); maintainer scripts left running: 1",
+      "an interrupted dpkg run; to reinstall: perl-base; half-done packages: postgresql-15 (unpacked); maintainer " +
+        "scripts left running: 1",
     );
     const plan = planRepair(h);
     const out = "vm-install-repair: reinstall perl-base from the mirror\n";
     expect(describeRepair(plan, repairSources(out))).toBe(
-      "waited for the maintainer scripts left running, then reinstalled perl-base 5.36.0-7+deb12u3 (from the mirror), then dpkg --configure -a and apt-get -f install --no-remove",
+      "waited for the maintainer scripts left running, then reinstalled perl-base 5.36.0-7+deb12u3 (from the " +
+        "mirror), then dpkg --configure -a and apt-get -f install --no-remove",
     );
   });
 
@@ -263,7 +279,8 @@ describe("the repair in words", () => {
   it("what apt-get -f install would remove", () => {
     expect(
       wouldRemove(
-        "NOTE: This is only a simulation!\nRemv postgresql [15+248] \nRemv libpq5:amd64 [15.14]\nInst x (1 Debian:12)\n",
+        "NOTE: This is only a simulation!\nRemv postgresql [15+248] \nRemv libpq5:amd64 [15.14]\nInst x (1 " +
+          "Debian:12)\n",
       ),
     ).toEqual(["postgresql", "libpq5"]);
   });

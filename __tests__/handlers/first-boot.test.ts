@@ -244,8 +244,10 @@ describe("install-packages waits for cloud-init", () => {
 
   it("22.4 done, with a user-data part it could not parse: its log's WARNING lines become the result's warning", async () => {
     const log =
-      '2026-12-04 01:16:29,100 - util.py[WARNING]: Failed loading yaml blob. Invalid format at line 2 column 9: "while parsing a flow sequence"\n' +
-      "2026-12-04 01:16:29,101 - cloud_config.py[WARNING]: Failed at merging in cloud config part from case.cfg: empty cloud config\n";
+      "2026-12-04 01:16:29,100 - util.py[WARNING]: Failed loading yaml blob. Invalid format at line 2 column 9: " +
+      '"while parsing a flow sequence"\n' +
+      "2026-12-04 01:16:29,101 - cloud_config.py[WARNING]: Failed at merging in cloud config part from case.cfg: " +
+      "empty cloud config\n";
     const { result } = await run({}, [
       os,
       probe(DONE_22),
@@ -259,7 +261,8 @@ describe("install-packages waits for cloud-init", () => {
     expect(result?.status).toBe("ok");
     expect(result?.warnings).toEqual([
       "cloud-init finished the VM's first boot with warnings in its log (/var/log/cloud-init.log): " +
-        'util.py[WARNING]: Failed loading yaml blob. Invalid format at line 2 column 9: "while parsing a flow sequence"; ' +
+        'util.py[WARNING]: Failed loading yaml blob. Invalid format at line 2 column 9: "while parsing a flow ' +
+        'sequence"; ' +
         "cloud_config.py[WARNING]: Failed at merging in cloud config part from case.cfg: empty cloud config",
     ]);
   });
@@ -284,9 +287,12 @@ describe("install-packages waits for cloud-init", () => {
       deps,
     );
     expect(lines).toContain(
-      "[install-packages] waiting for cloud-init to finish the first boot: stage modules:final; apt lock: /var/lib/dpkg/lock-frontend is held by pid 4242 " +
-        "(apt-get --option=Dpkg::Options::=--force-confold --assume-yes --quiet dist-upgrade; unit cloud-final.service); /var/lib/dpkg/lock is held by pid 4242 " +
-        "(apt-get --option=Dpkg::Options::=--force-confold --assume-yes --quiet dist-upgrade; unit cloud-final.service) (0 s)",
+      "[install-packages] waiting for cloud-init to finish the first boot: stage modules:final; apt lock: " +
+        "/var/lib/dpkg/lock-frontend is held by pid 4242 " +
+        "(apt-get --option=Dpkg::Options::=--force-confold --assume-yes --quiet dist-upgrade; unit " +
+        "cloud-final.service); /var/lib/dpkg/lock is held by pid 4242 " +
+        "(apt-get --option=Dpkg::Options::=--force-confold --assume-yes --quiet dist-upgrade; unit " +
+        "cloud-final.service) (0 s)",
     );
   });
 
@@ -294,7 +300,8 @@ describe("install-packages waits for cloud-init", () => {
     const { result } = await run({}, [os, probe(DONE_RECOVERABLE_23), dpkg(""), update, policy, install(), installed]);
     expect(result?.status).toBe("ok");
     expect(result?.warnings).toEqual([
-      "cloud-init finished the VM's first boot with recoverable errors: DEPRECATED: Deprecated cloud-config provided: chpasswd.list: Deprecated in version 22.2.; " +
+      "cloud-init finished the VM's first boot with recoverable errors: DEPRECATED: Deprecated cloud-config " +
+        "provided: chpasswd.list: Deprecated in version 22.2.; " +
         "WARNING: Invalid cloud-config provided: foo: Additional properties are not allowed",
     ]);
   });
@@ -302,7 +309,8 @@ describe("install-packages waits for cloud-init", () => {
   it("failed: the job fails with cloud-init's own lines, scrubbed and printable, before any apt work", async () => {
     const log =
       "2024-05-01 10:00:09,101 - subp.py[WARNING]: Failed running /var/lib/cloud/instance/scripts/runcmd [1]\n" +
-      "2024-05-01 10:00:09,102 - util.py[WARNING]: Failed to run module scripts-user (scripts in /var/lib/cloud/instance/scripts)\x1b]0;pwned\x07\n" +
+      "2024-05-01 10:00:09,102 - util.py[WARNING]: Failed to run module scripts-user (scripts in " +
+      "/var/lib/cloud/instance/scripts)\x1b]0;pwned\x07\n" +
       "";
     const { error, remote } = await run({}, [os, probe(RUNCMD_FAILED_22), cloudLog(log, "+ false\n")]);
     expect(remote.done).toBe(true);
@@ -414,8 +422,10 @@ describe("a lock held by the first boot is waited for within the budget, not loc
     const waits = lines.filter((l) => l.includes("waiting for the apt lock the first boot holds"));
     expect(waits).toHaveLength(4);
     expect(waits[0]).toBe(
-      "[install-packages] waiting for the apt lock the first boot holds (apt-get install): /var/lib/dpkg/lock-frontend is held by pid 4242 " +
-        "(/usr/bin/python3 /usr/bin/unattended-upgrade; unit apt-daily-upgrade.service); /var/lib/dpkg/lock is held by pid 4242 " +
+      "[install-packages] waiting for the apt lock the first boot holds (apt-get install): " +
+        "/var/lib/dpkg/lock-frontend is held by pid 4242 " +
+        "(/usr/bin/python3 /usr/bin/unattended-upgrade; unit apt-daily-upgrade.service); /var/lib/dpkg/lock is held " +
+        "by pid 4242 " +
         "(/usr/bin/python3 /usr/bin/unattended-upgrade; unit apt-daily-upgrade.service) (0 s)",
     );
     expect(lines.some((l) => l.includes("attempt 2/2"))).toBe(false);

@@ -1,7 +1,8 @@
 // The host-key probe against ssh2's own server on 127.0.0.1: it learns the key, proves the server holds it
 // (the handshake's signature), and never starts authentication; a pin it does not match fails naming both.
 import * as net from "node:net";
-import { probeHostKey, SshConnectError } from "../../handlers/common/ssh";
+import { probeHostKey } from "../../handlers/common/ssh";
+import { SshConnectError } from "../../handlers/common/ssh-connect-error";
 import { run } from "../../handlers/host-key/handler";
 import { SecretScrubber } from "../../shared/secrets";
 import { freePort, startServer, type TestServer } from "./support/ssh-server";

@@ -1,5 +1,15 @@
 import type { InstallerDeps } from "../../handlers/common/handler-kit";
-import { groupMembers, parseDockerState, unmetNeeds, versionIn } from "../../handlers/install-docker/docker-state";
+import {
+  dockerNeeds,
+  groupMembers,
+  needWords,
+  parseDockerState,
+  versionIn,
+} from "../../handlers/install-docker/docker-state";
+
+/** The needs as typed data, and their words for progress lines. */
+const unmetNeeds = (...args: Parameters<typeof dockerNeeds>) => dockerNeeds(...args).map(needWords);
+
 import { handler } from "../../handlers/install-docker/handler";
 import { planGroup } from "../../handlers/install-docker/service-and-group";
 import { DEBIAN_12, DEBIAN_13, dpkgLine, policyBlock, UBUNTU_2204, UBUNTU_2404 } from "./support/fixtures";
@@ -79,7 +89,8 @@ const keyWrite = (line: string, changed = true): Step => ({
   match: 'cat > "$t"',
   sudo: true,
   stdout: changed
-    ? "changed:wrote /etc/apt/keyrings/docker.gpg (new key)\nchanged:wrote /etc/apt/sources.list.d/docker.list (new source)\n"
+    ? "changed:wrote /etc/apt/keyrings/docker.gpg (new key)\nchanged:wrote /etc/apt/sources.list.d/docker.list (new " +
+      "source)\n"
     : "",
   check: (c) => {
     expect(c).toContain(`printf '%s\\n' '${line}' > /etc/apt/sources.list.d/docker.list.tmp`);
@@ -202,7 +213,9 @@ describe("install-docker: official channel", () => {
     { release: "Ubuntu 22.04", os: UBUNTU_2204, codename: "jammy", offer: officialOffer(), packages: CE },
     { release: "Ubuntu 24.04", os: UBUNTU_2404, codename: "noble", offer: nobleOffer(), packages: CE_NOBLE },
   ])("$release ($codename) from nothing: Docker's key, signed-by source, packages, group, hello-world", async (t) => {
-    const line = `deb [arch=amd64 signed-by=/etc/apt/keyrings/docker.gpg] https://download.docker.com/linux/ubuntu ${t.codename} stable`;
+    const line =
+      `deb [arch=amd64 signed-by=/etc/apt/keyrings/docker.gpg] https://download.docker.com/linux/ubuntu ` +
+      `${t.codename} stable`;
     const { result, remote, lines, error } = await run({}, [
       os(t.os),
       look({}),
@@ -265,69 +278,76 @@ describe("install-docker: official channel", () => {
       "total",
     ]);
     expect(lines).toContain(
-      "[install-docker] to do (channel official): the docker CLI is not installed; docker-ce from Docker's repository is not installed; the compose plugin (docker compose) is not installed",
+      "[install-docker] to do (channel official): the docker CLI is not installed; docker-ce from Docker's " +
+        "repository is not installed; the compose plugin (docker compose) is not installed",
     );
     expect(lines.some((l) => /^\[install-docker\] apt-get install docker-ce .* \.\.\. \d+\.\ds$/.test(l))).toBe(true);
   });
 
-  it("Ubuntu 24.04 (noble) over noble's docker.io: docker.io containerd runc removed as on jammy, an archive_uri-...-noble source taken out", async () => {
-    const line =
-      "deb [arch=amd64 signed-by=/etc/apt/keyrings/docker.gpg] https://download.docker.com/linux/ubuntu noble stable";
-    const stray = "/etc/apt/sources.list.d/archive_uri-https_download_docker_com_linux_ubuntu-noble.list";
-    const distroDocker = { "docker.io": "24.0.7-0ubuntu4", containerd: "1.7.12-0ubuntu4", runc: "1.1.12-0ubuntu3" };
-    const { result, remote, lines, error } = await run({ compose: false, verify: "daemon" }, [
-      os(UBUNTU_2404),
-      look({
-        cli: "24.0.7",
-        active: "active",
-        enabled: "enabled",
-        packages: distroDocker,
-        group: ["ubuntu"],
-        users: { ubuntu: ["ubuntu", "docker"] },
-      }),
-      keyFetch("ubuntu"),
-      keyWrite(line),
-      staleLook(
-        `@@@file /etc/apt/sources.list.d/docker.list\n${line}\n\n@@@end\n@@@file ${stray}\ndeb [arch=amd64] https://download.docker.com/linux/ubuntu noble stable\n\n@@@end\n`,
-      ),
-      { match: `rm -f ${stray}`, sudo: true, stdout: `changed:removed ${stray}\n` },
-      update,
-      policy(
-        "docker-ce docker-ce-cli containerd.io docker-buildx-plugin",
-        nobleOffer().split("docker-compose-plugin:")[0],
-      ),
-      {
-        match: /^apt-get remove -y -q -o DPkg::Lock::Timeout=30 docker\.io containerd runc$/,
-        sudo: true,
-        stdout:
-          "Removing docker.io (24.0.7-0ubuntu4) ...\nRemoving containerd (1.7.12-0ubuntu4) ...\nRemoving runc (1.1.12-0ubuntu3) ...\n",
-      },
-      install("docker-ce docker-ce-cli containerd.io docker-buildx-plugin"),
-      look({
-        cli: "27.0.3",
-        active: "active",
-        enabled: "enabled",
-        packages: CE_NOBLE,
-        group: ["ubuntu"],
-        users: { ubuntu: ["ubuntu", "docker"] },
-      }),
-      info(),
-    ]);
-    expect(error).toBeUndefined();
-    expect(remote.done).toBe(true);
-    expect(result!.repository).toMatchObject({ suite: "noble", line });
-    expect(result!.removed).toEqual(["docker.io", "containerd", "runc"]);
-    expect(result!.changes).toEqual([
-      "wrote /etc/apt/keyrings/docker.gpg (new key)",
-      "wrote /etc/apt/sources.list.d/docker.list (new source)",
-      `removed ${stray}`,
-      "removed docker.io containerd runc",
-      "installed docker-ce docker-ce-cli containerd.io docker-buildx-plugin",
-    ]);
-    expect(lines).toContain(
-      "[install-docker] removing packages that conflict with Docker's: docker.io containerd runc",
-    );
-  });
+  it(
+    "Ubuntu 24.04 (noble) over noble's docker.io: docker.io containerd runc removed as on jammy, an " +
+      "archive_uri-...-noble source taken out",
+    async () => {
+      const line =
+        "deb [arch=amd64 signed-by=/etc/apt/keyrings/docker.gpg] https://download.docker.com/linux/ubuntu noble stable";
+      const stray = "/etc/apt/sources.list.d/archive_uri-https_download_docker_com_linux_ubuntu-noble.list";
+      const distroDocker = { "docker.io": "24.0.7-0ubuntu4", containerd: "1.7.12-0ubuntu4", runc: "1.1.12-0ubuntu3" };
+      const { result, remote, lines, error } = await run({ compose: false, verify: "daemon" }, [
+        os(UBUNTU_2404),
+        look({
+          cli: "24.0.7",
+          active: "active",
+          enabled: "enabled",
+          packages: distroDocker,
+          group: ["ubuntu"],
+          users: { ubuntu: ["ubuntu", "docker"] },
+        }),
+        keyFetch("ubuntu"),
+        keyWrite(line),
+        staleLook(
+          `@@@file /etc/apt/sources.list.d/docker.list\n${line}\n\n@@@end\n@@@file ${stray}\ndeb [arch=amd64] ` +
+            `https://download.docker.com/linux/ubuntu noble stable\n\n@@@end\n`,
+        ),
+        { match: `rm -f ${stray}`, sudo: true, stdout: `changed:removed ${stray}\n` },
+        update,
+        policy(
+          "docker-ce docker-ce-cli containerd.io docker-buildx-plugin",
+          nobleOffer().split("docker-compose-plugin:")[0],
+        ),
+        {
+          match: /^apt-get remove -y -q -o DPkg::Lock::Timeout=30 docker\.io containerd runc$/,
+          sudo: true,
+          stdout:
+            "Removing docker.io (24.0.7-0ubuntu4) ...\nRemoving containerd (1.7.12-0ubuntu4) ...\nRemoving runc " +
+            "(1.1.12-0ubuntu3) ...\n",
+        },
+        install("docker-ce docker-ce-cli containerd.io docker-buildx-plugin"),
+        look({
+          cli: "27.0.3",
+          active: "active",
+          enabled: "enabled",
+          packages: CE_NOBLE,
+          group: ["ubuntu"],
+          users: { ubuntu: ["ubuntu", "docker"] },
+        }),
+        info(),
+      ]);
+      expect(error).toBeUndefined();
+      expect(remote.done).toBe(true);
+      expect(result!.repository).toMatchObject({ suite: "noble", line });
+      expect(result!.removed).toEqual(["docker.io", "containerd", "runc"]);
+      expect(result!.changes).toEqual([
+        "wrote /etc/apt/keyrings/docker.gpg (new key)",
+        "wrote /etc/apt/sources.list.d/docker.list (new source)",
+        `removed ${stray}`,
+        "removed docker.io containerd runc",
+        "installed docker-ce docker-ce-cli containerd.io docker-buildx-plugin",
+      ]);
+      expect(lines).toContain(
+        "[install-docker] removing packages that conflict with Docker's: docker.io containerd runc",
+      );
+    },
+  );
 
   it("Debian 12 (bookworm): the debian tree of the repository and a mirror from repo_url", async () => {
     const mirror = "https://mirror.example.com/docker-ce/linux";
@@ -359,161 +379,180 @@ describe("install-docker: official channel", () => {
     });
   });
 
-  it("removes the conflicting packages that are installed (only those) once the repository is in place and its index offers Docker, and unmasks the unit", async () => {
-    const line =
-      "deb [arch=amd64 signed-by=/etc/apt/keyrings/docker.gpg] https://download.docker.com/linux/ubuntu jammy stable";
-    const distroDocker = {
-      "docker.io": "24.0.7-0ubuntu2~22.04.1",
-      containerd: "1.7.12-0ubuntu2~22.04.1",
-      runc: "1.1.12-0ubuntu2~22.04.1",
-    };
-    const { result, remote, lines, error } = await run({ compose: false, verify: "daemon" }, [
-      os(UBUNTU_2204),
-      look({
-        cli: "24.0.7",
-        active: "active",
-        enabled: "enabled",
-        packages: distroDocker,
-        group: ["ubuntu"],
-        users: { ubuntu: ["ubuntu", "docker"] },
-      }),
-      keyFetch("ubuntu"),
-      keyWrite(line),
-      staleLook(
-        `@@@file /etc/apt/sources.list.d/docker.list\n${line}\n\n@@@end\n@@@file /etc/apt/sources.list.d/archive_uri-https_download_docker_com_linux_ubuntu-jammy.list\ndeb [arch=amd64] https://download.docker.com/linux/ubuntu jammy stable\n\n@@@end\n`,
-      ),
-      {
-        match: "rm -f /etc/apt/sources.list.d/archive_uri-https_download_docker_com_linux_ubuntu-jammy.list",
-        sudo: true,
-        stdout:
-          "changed:removed /etc/apt/sources.list.d/archive_uri-https_download_docker_com_linux_ubuntu-jammy.list\n",
-      },
-      update,
-      policy(
-        "docker-ce docker-ce-cli containerd.io docker-buildx-plugin",
-        officialOffer().split("docker-compose-plugin:")[0],
-      ),
-      {
-        match: /^apt-get remove -y -q -o DPkg::Lock::Timeout=30 docker\.io containerd runc$/,
-        sudo: true,
-        stdout:
-          "Removing docker.io (24.0.7-0ubuntu2~22.04.1) ...\nRemoving containerd (1.7.12-0ubuntu2~22.04.1) ...\nRemoving runc (1.1.12-0ubuntu2~22.04.1) ...\nRemoving pigz (2.6-1) ...\n",
-      },
-      install("docker-ce docker-ce-cli containerd.io docker-buildx-plugin"),
-      look({
-        cli: "27.0.3",
-        active: "inactive",
-        enabled: "masked",
-        packages: CE,
-        group: ["ubuntu"],
-        users: { ubuntu: ["ubuntu", "docker"] },
-      }),
-      { match: "systemctl unmask docker.service && systemctl enable --now docker.service", sudo: true },
-      info(),
-    ]);
-    expect(error).toBeUndefined();
-    expect(remote.done).toBe(true);
-    expect(result!.removed).toEqual(["docker.io", "containerd", "runc", "pigz"]);
-    expect(result!.changes).toEqual([
-      "wrote /etc/apt/keyrings/docker.gpg (new key)",
-      "wrote /etc/apt/sources.list.d/docker.list (new source)",
-      "removed /etc/apt/sources.list.d/archive_uri-https_download_docker_com_linux_ubuntu-jammy.list",
-      "removed docker.io containerd runc pigz",
-      "installed docker-ce docker-ce-cli containerd.io docker-buildx-plugin",
-      "unmasked docker.service",
-      "enabled docker.service",
-      "started docker.service",
-    ]);
-    expect(result!.users_added).toEqual([]);
-    expect(lines).toContain(
-      "[install-docker] removing packages that conflict with Docker's: docker.io containerd runc",
-    );
-  });
+  it(
+    "removes the conflicting packages that are installed (only those) once the repository is in place and its " +
+      "index offers Docker, and unmasks the unit",
+    async () => {
+      const line =
+        "deb [arch=amd64 signed-by=/etc/apt/keyrings/docker.gpg] https://download.docker.com/linux/ubuntu jammy stable";
+      const distroDocker = {
+        "docker.io": "24.0.7-0ubuntu2~22.04.1",
+        containerd: "1.7.12-0ubuntu2~22.04.1",
+        runc: "1.1.12-0ubuntu2~22.04.1",
+      };
+      const { result, remote, lines, error } = await run({ compose: false, verify: "daemon" }, [
+        os(UBUNTU_2204),
+        look({
+          cli: "24.0.7",
+          active: "active",
+          enabled: "enabled",
+          packages: distroDocker,
+          group: ["ubuntu"],
+          users: { ubuntu: ["ubuntu", "docker"] },
+        }),
+        keyFetch("ubuntu"),
+        keyWrite(line),
+        staleLook(
+          `@@@file /etc/apt/sources.list.d/docker.list\n${line}\n\n@@@end\n@@@file ` +
+            `/etc/apt/sources.list.d/archive_uri-https_download_docker_com_linux_ubuntu-jammy.list\ndeb ` +
+            `[arch=amd64] https://download.docker.com/linux/ubuntu jammy stable\n\n@@@end\n`,
+        ),
+        {
+          match: "rm -f /etc/apt/sources.list.d/archive_uri-https_download_docker_com_linux_ubuntu-jammy.list",
+          sudo: true,
+          stdout:
+            "changed:removed /etc/apt/sources.list.d/archive_uri-https_download_docker_com_linux_ubuntu-jammy.list\n",
+        },
+        update,
+        policy(
+          "docker-ce docker-ce-cli containerd.io docker-buildx-plugin",
+          officialOffer().split("docker-compose-plugin:")[0],
+        ),
+        {
+          match: /^apt-get remove -y -q -o DPkg::Lock::Timeout=30 docker\.io containerd runc$/,
+          sudo: true,
+          stdout:
+            "Removing docker.io (24.0.7-0ubuntu2~22.04.1) ...\nRemoving containerd (1.7.12-0ubuntu2~22.04.1) " +
+            "...\nRemoving runc (1.1.12-0ubuntu2~22.04.1) ...\nRemoving pigz (2.6-1) ...\n",
+        },
+        install("docker-ce docker-ce-cli containerd.io docker-buildx-plugin"),
+        look({
+          cli: "27.0.3",
+          active: "inactive",
+          enabled: "masked",
+          packages: CE,
+          group: ["ubuntu"],
+          users: { ubuntu: ["ubuntu", "docker"] },
+        }),
+        { match: "systemctl unmask docker.service && systemctl enable --now docker.service", sudo: true },
+        info(),
+      ]);
+      expect(error).toBeUndefined();
+      expect(remote.done).toBe(true);
+      expect(result!.removed).toEqual(["docker.io", "containerd", "runc", "pigz"]);
+      expect(result!.changes).toEqual([
+        "wrote /etc/apt/keyrings/docker.gpg (new key)",
+        "wrote /etc/apt/sources.list.d/docker.list (new source)",
+        "removed /etc/apt/sources.list.d/archive_uri-https_download_docker_com_linux_ubuntu-jammy.list",
+        "removed docker.io containerd runc pigz",
+        "installed docker-ce docker-ce-cli containerd.io docker-buildx-plugin",
+        "unmasked docker.service",
+        "enabled docker.service",
+        "started docker.service",
+      ]);
+      expect(result!.users_added).toEqual([]);
+      expect(lines).toContain(
+        "[install-docker] removing packages that conflict with Docker's: docker.io containerd runc",
+      );
+    },
+  );
 
-  it("Debian 13: docker.io's split-off docker-cli and docker-buildx go with it (docker-buildx-plugin could not be unpacked over docker-buildx)", async () => {
-    const line =
-      "deb [arch=amd64 signed-by=/etc/apt/keyrings/docker.gpg] https://download.docker.com/linux/debian trixie stable";
-    // As `apt-get install docker.io` leaves Debian 13: the CLI and buildx are packages of their own, pulled in as Recommends.
-    const distroDocker = {
-      "docker.io": "26.1.5+dfsg1-9+deb13u1+b1",
-      "docker-cli": "26.1.5+dfsg1-9+deb13u1+b1",
-      "docker-buildx": "0.13.1+ds1-3",
-      containerd: "1.7.24~ds1-6+deb13u1",
-      runc: "1.1.15+ds1-2+deb13u1",
-    };
-    const trixieOffer = officialOffer("https://download.docker.com/linux/debian")
-      .split("docker-compose-plugin:")[0]
-      .replace(/ubuntu\.22\.04~jammy/g, "debian.13~trixie")
-      .replace(/ jammy\/stable/g, " trixie/stable");
-    const CE13 = {
-      "docker-ce": "5:27.0.3-1~debian.13~trixie",
-      "docker-ce-cli": "5:27.0.3-1~debian.13~trixie",
-      "containerd.io": "1.7.18-1",
-    };
-    const { result, remote, lines, error } = await run({ compose: false, verify: "daemon" }, [
-      os(DEBIAN_13),
-      look({
-        cli: "26.1.5+dfsg1",
-        active: "active",
-        enabled: "enabled",
-        packages: distroDocker,
-        group: ["ubuntu"],
-        users: { ubuntu: ["ubuntu", "docker"] },
-      }),
-      keyFetch("debian"),
-      keyWrite(line),
-      staleLook(`@@@file /etc/apt/sources.list.d/docker.list\n${line}\n\n@@@end\n`),
-      update,
-      policy("docker-ce docker-ce-cli containerd.io docker-buildx-plugin", trixieOffer),
-      {
-        match: /^apt-get remove -y -q -o DPkg::Lock::Timeout=30 docker\.io docker-cli docker-buildx containerd runc$/,
-        sudo: true,
-        stdout:
-          "Removing docker.io (26.1.5+dfsg1-9+deb13u1+b1) ...\nRemoving docker-cli (26.1.5+dfsg1-9+deb13u1+b1) ...\nRemoving docker-buildx (0.13.1+ds1-3) ...\n" +
-          "Removing containerd (1.7.24~ds1-6+deb13u1) ...\nRemoving runc (1.1.15+ds1-2+deb13u1) ...\n",
-      },
-      install("docker-ce docker-ce-cli containerd.io docker-buildx-plugin"),
-      look({
-        cli: "27.0.3",
-        active: "active",
-        enabled: "enabled",
-        packages: CE13,
-        group: ["ubuntu"],
-        users: { ubuntu: ["ubuntu", "docker"] },
-      }),
-      info(),
-    ]);
-    expect(error).toBeUndefined();
-    expect(remote.done).toBe(true);
-    expect(result!.repository).toMatchObject({ suite: "trixie", line });
-    expect(result!.removed).toEqual(["docker.io", "docker-cli", "docker-buildx", "containerd", "runc"]);
-    expect(result!.changes).toContain("removed docker.io docker-cli docker-buildx containerd runc");
-    expect(lines).toContain(
-      "[install-docker] removing packages that conflict with Docker's: docker.io docker-cli docker-buildx containerd runc",
-    );
-  });
+  it(
+    "Debian 13: docker.io's split-off docker-cli and docker-buildx go with it (docker-buildx-plugin could not be " +
+      "unpacked over docker-buildx)",
+    async () => {
+      const line =
+        "deb [arch=amd64 signed-by=/etc/apt/keyrings/docker.gpg] https://download.docker.com/linux/debian trixie " +
+        "stable";
+      // As `apt-get install docker.io` leaves Debian 13: the CLI and buildx are packages of their own, pulled in as Recommends.
+      const distroDocker = {
+        "docker.io": "26.1.5+dfsg1-9+deb13u1+b1",
+        "docker-cli": "26.1.5+dfsg1-9+deb13u1+b1",
+        "docker-buildx": "0.13.1+ds1-3",
+        containerd: "1.7.24~ds1-6+deb13u1",
+        runc: "1.1.15+ds1-2+deb13u1",
+      };
+      const trixieOffer = officialOffer("https://download.docker.com/linux/debian")
+        .split("docker-compose-plugin:")[0]
+        .replace(/ubuntu\.22\.04~jammy/g, "debian.13~trixie")
+        .replace(/ jammy\/stable/g, " trixie/stable");
+      const CE13 = {
+        "docker-ce": "5:27.0.3-1~debian.13~trixie",
+        "docker-ce-cli": "5:27.0.3-1~debian.13~trixie",
+        "containerd.io": "1.7.18-1",
+      };
+      const { result, remote, lines, error } = await run({ compose: false, verify: "daemon" }, [
+        os(DEBIAN_13),
+        look({
+          cli: "26.1.5+dfsg1",
+          active: "active",
+          enabled: "enabled",
+          packages: distroDocker,
+          group: ["ubuntu"],
+          users: { ubuntu: ["ubuntu", "docker"] },
+        }),
+        keyFetch("debian"),
+        keyWrite(line),
+        staleLook(`@@@file /etc/apt/sources.list.d/docker.list\n${line}\n\n@@@end\n`),
+        update,
+        policy("docker-ce docker-ce-cli containerd.io docker-buildx-plugin", trixieOffer),
+        {
+          match: /^apt-get remove -y -q -o DPkg::Lock::Timeout=30 docker\.io docker-cli docker-buildx containerd runc$/,
+          sudo: true,
+          stdout:
+            "Removing docker.io (26.1.5+dfsg1-9+deb13u1+b1) ...\nRemoving docker-cli (26.1.5+dfsg1-9+deb13u1+b1) " +
+            "...\nRemoving docker-buildx (0.13.1+ds1-3) ...\n" +
+            "Removing containerd (1.7.24~ds1-6+deb13u1) ...\nRemoving runc (1.1.15+ds1-2+deb13u1) ...\n",
+        },
+        install("docker-ce docker-ce-cli containerd.io docker-buildx-plugin"),
+        look({
+          cli: "27.0.3",
+          active: "active",
+          enabled: "enabled",
+          packages: CE13,
+          group: ["ubuntu"],
+          users: { ubuntu: ["ubuntu", "docker"] },
+        }),
+        info(),
+      ]);
+      expect(error).toBeUndefined();
+      expect(remote.done).toBe(true);
+      expect(result!.repository).toMatchObject({ suite: "trixie", line });
+      expect(result!.removed).toEqual(["docker.io", "docker-cli", "docker-buildx", "containerd", "runc"]);
+      expect(result!.changes).toContain("removed docker.io docker-cli docker-buildx containerd runc");
+      expect(lines).toContain(
+        "[install-docker] removing packages that conflict with Docker's: docker.io docker-cli docker-buildx " +
+          "containerd runc",
+      );
+    },
+  );
 
-  it("a mirror serving another key: fails naming both fingerprints; nothing written, the installed docker.io left alone", async () => {
-    const mirror = "http://mirror.example.com/linux";
-    const distroDocker = {
-      "docker.io": "24.0.7-0ubuntu2~22.04.1",
-      containerd: "1.7.12-0ubuntu2~22.04.1",
-      runc: "1.1.12-0ubuntu2~22.04.1",
-    };
-    const served: Step = { ...keyFetch("ubuntu", mirror), stdout: `amd64\n${pgpKey("beta.asc").toString("base64")}` };
-    const { remote, error } = await run({ repo_url: mirror, verify: "daemon" }, [
-      os(UBUNTU_2204),
-      look({ cli: "24.0.7", active: "active", enabled: "enabled", packages: distroDocker, group: ["ubuntu"] }),
-      served,
-    ]);
-    expect(remote.done).toBe(true);
-    expect(remote.calls.filter((c) => c.opts.sudo)).toEqual([]);
-    expect(error?.message).toContain(
-      `the key at ${mirror}/ubuntu/gpg for apt repository docker is not the expected key: expected ${DOCKER_FPR}, served ${BETA_FPR}`,
-    );
-    expect(error?.message).toContain("nothing was written to the VM");
-    expect(error?.message).toContain("set repo_key_fingerprint when a mirror signs with a key of its own");
-  });
+  it(
+    "a mirror serving another key: fails naming both fingerprints; nothing written, the installed docker.io left " +
+      "alone",
+    async () => {
+      const mirror = "http://mirror.example.com/linux";
+      const distroDocker = {
+        "docker.io": "24.0.7-0ubuntu2~22.04.1",
+        containerd: "1.7.12-0ubuntu2~22.04.1",
+        runc: "1.1.12-0ubuntu2~22.04.1",
+      };
+      const served: Step = { ...keyFetch("ubuntu", mirror), stdout: `amd64\n${pgpKey("beta.asc").toString("base64")}` };
+      const { remote, error } = await run({ repo_url: mirror, verify: "daemon" }, [
+        os(UBUNTU_2204),
+        look({ cli: "24.0.7", active: "active", enabled: "enabled", packages: distroDocker, group: ["ubuntu"] }),
+        served,
+      ]);
+      expect(remote.done).toBe(true);
+      expect(remote.calls.filter((c) => c.opts.sudo)).toEqual([]);
+      expect(error?.message).toContain(
+        `the key at ${mirror}/ubuntu/gpg for apt repository docker is not the expected key: expected ${DOCKER_FPR}, ` +
+          `served ${BETA_FPR}`,
+      );
+      expect(error?.message).toContain("nothing was written to the VM");
+      expect(error?.message).toContain("set repo_key_fingerprint when a mirror signs with a key of its own");
+    },
+  );
 
   it("repo_key_fingerprint as gpg prints it (spaces, any case) admits a mirror's own key", async () => {
     const mirror = "http://mirror.example.com/linux";
@@ -575,9 +614,12 @@ describe("install-docker: official channel", () => {
       { match: "rm -f /etc/apt/sources.list.d/docker.list /etc/apt/keyrings/docker.gpg", sudo: true },
     ]);
     expect(bad.error?.message).toBe(
-      "install-docker failed while installing: Docker's repository https://download.docker.com/linux/ubuntu (jammy, amd64) offers no docker-ce, docker-ce-cli, containerd.io, docker-compose-plugin: " +
-        "check repo_url (a mirror must carry ubuntu/dists/jammy/stable) and that Docker supports Ubuntu 22.04.4 LTS on amd64. " +
-        "The source and key this run wrote were removed again (/etc/apt/sources.list.d/docker.list, /etc/apt/keyrings/docker.gpg).",
+      "install-docker failed while installing: Docker's repository https://download.docker.com/linux/ubuntu (jammy, " +
+        "amd64) offers no docker-ce, docker-ce-cli, containerd.io, docker-compose-plugin: " +
+        "check repo_url (a mirror must carry ubuntu/dists/jammy/stable) and that Docker supports Ubuntu 22.04.4 LTS " +
+        "on amd64. " +
+        "The source and key this run wrote were removed again (/etc/apt/sources.list.d/docker.list, " +
+        "/etc/apt/keyrings/docker.gpg).",
     );
   });
 
@@ -634,40 +676,49 @@ describe("install-docker: official channel", () => {
       ...mirrorWithoutRelease,
     ]);
     expect(error?.message).toBe(
-      `install-docker failed while installing: apt-get update failed with Docker's repository configured (/etc/apt/sources.list.d/docker.list: ${line}): ` +
+      `install-docker failed while installing: apt-get update failed with Docker's repository configured ` +
+        `(/etc/apt/sources.list.d/docker.list: ${line}): ` +
         "E: The repository 'https://mirror.example.com/linux/ubuntu jammy Release' does not have a Release file.. " +
-        "Check repo_url: https://mirror.example.com/linux/ubuntu must serve dists/jammy/ signed by https://mirror.example.com/linux/ubuntu/gpg (Docker publishes only supported releases). " +
-        "The source and key this run wrote were removed again (/etc/apt/sources.list.d/docker.list, /etc/apt/keyrings/docker.gpg).",
+        "Check repo_url: https://mirror.example.com/linux/ubuntu must serve dists/jammy/ signed by " +
+        "https://mirror.example.com/linux/ubuntu/gpg (Docker publishes only supported releases). " +
+        "The source and key this run wrote were removed again (/etc/apt/sources.list.d/docker.list, " +
+        "/etc/apt/keyrings/docker.gpg).",
     );
   });
 
-  it("a repository that fails over an installed docker.io: docker.io, containerd and runc are not removed (removal comes after the index is read)", async () => {
-    const line =
-      "deb [arch=amd64 signed-by=/etc/apt/keyrings/docker.gpg] https://mirror.example.com/linux/ubuntu jammy stable";
-    const distroDocker = {
-      "docker.io": "24.0.7-0ubuntu2~22.04.1",
-      containerd: "1.7.12-0ubuntu2~22.04.1",
-      runc: "1.1.12-0ubuntu2~22.04.1",
-    };
-    const { error, remote } = await run({ repo_url: "https://mirror.example.com/linux", verify: "daemon" }, [
-      os(),
-      look({
-        cli: "24.0.7",
-        active: "active",
-        enabled: "enabled",
-        packages: distroDocker,
-        group: ["ubuntu"],
-        users: { ubuntu: ["docker"] },
-      }),
-      keyFetch("ubuntu", "https://mirror.example.com/linux"),
-      keyWrite(line),
-      staleLook(),
-      ...mirrorWithoutRelease,
-    ]);
-    expect(remote.done).toBe(true);
-    expect(remote.calls.some((c) => c.command.startsWith("apt-get remove"))).toBe(false);
-    expect(error?.message).toMatch(/removed again .*\. The installed docker\.io, containerd, runc were not touched\.$/);
-  });
+  it(
+    "a repository that fails over an installed docker.io: docker.io, containerd and runc are not removed (removal " +
+      "comes after the index is read)",
+    async () => {
+      const line =
+        "deb [arch=amd64 signed-by=/etc/apt/keyrings/docker.gpg] https://mirror.example.com/linux/ubuntu jammy stable";
+      const distroDocker = {
+        "docker.io": "24.0.7-0ubuntu2~22.04.1",
+        containerd: "1.7.12-0ubuntu2~22.04.1",
+        runc: "1.1.12-0ubuntu2~22.04.1",
+      };
+      const { error, remote } = await run({ repo_url: "https://mirror.example.com/linux", verify: "daemon" }, [
+        os(),
+        look({
+          cli: "24.0.7",
+          active: "active",
+          enabled: "enabled",
+          packages: distroDocker,
+          group: ["ubuntu"],
+          users: { ubuntu: ["docker"] },
+        }),
+        keyFetch("ubuntu", "https://mirror.example.com/linux"),
+        keyWrite(line),
+        staleLook(),
+        ...mirrorWithoutRelease,
+      ]);
+      expect(remote.done).toBe(true);
+      expect(remote.calls.some((c) => c.command.startsWith("apt-get remove"))).toBe(false);
+      expect(error?.message).toMatch(
+        /removed again .*\. The installed docker\.io, containerd, runc were not touched\.$/,
+      );
+    },
+  );
 });
 
 describe("install-docker: already installed", () => {
@@ -716,9 +767,9 @@ describe("install-docker: already installed", () => {
         users: { ubuntu: ["docker"], deploy: ["deploy"] },
       }),
       grantsRead(),
+      info(), // the daemon is asked in the look, before any change
       usermod(["deploy"]),
       grantsWrite((w) => expect(w.docker).toEqual({ group_members: ["deploy"] })),
-      info(),
       hello,
     ]);
     expect(remote.done).toBe(true);
@@ -748,30 +799,40 @@ describe("install-docker: already installed", () => {
       compose_command: "docker-compose",
       channel: "distro",
     });
-    expect(unmetNeeds(parseDockerState(inspectOut(v1), ["ubuntu"]), { channel: "official", compose: true })).toEqual([
+    const needs = dockerNeeds(parseDockerState(inspectOut(v1), ["ubuntu"]), { channel: "official", compose: true });
+    expect(needs).toEqual([
+      { kind: "docker-ce", replacesDockerIo: true },
+      { kind: "compose", channel: "official" },
+    ]);
+    expect(needs.map(needWords)).toEqual([
       "docker-ce from Docker's repository is not installed (docker.io from the distribution is, and is replaced)",
       "the compose plugin (docker compose) is not installed",
     ]);
   });
 
-  it("a docker.asc an earlier version wrote (the served bytes) is a need of the official channel even with Docker complete; not of the distro one", () => {
-    const complete = {
-      cli: "27.0.3",
-      compose: "2.29.1",
-      active: "active",
-      enabled: "enabled",
-      packages: CE,
-      group: ["ubuntu"],
-      users: { ubuntu: ["docker"] },
-    };
-    const official = { channel: "official" as const, compose: true };
-    expect(unmetNeeds(parseDockerState(inspectOut(complete), ["ubuntu"]), official)).toEqual([]);
-    const legacy = parseDockerState(inspectOut({ ...complete, legacyKeyring: true }), ["ubuntu"]);
-    expect(unmetNeeds(legacy, official)).toEqual([
-      "/etc/apt/keyrings/docker.asc is the key file an earlier version wrote as served (apt trusts every key in it): rebuilt from the verified key",
-    ]);
-    expect(unmetNeeds(legacy, { channel: "distro", compose: true })).toEqual([]);
-  });
+  it(
+    "a docker.asc an earlier version wrote (the served bytes) is a need of the official channel even with Docker " +
+      "complete; not of the distro one",
+    () => {
+      const complete = {
+        cli: "27.0.3",
+        compose: "2.29.1",
+        active: "active",
+        enabled: "enabled",
+        packages: CE,
+        group: ["ubuntu"],
+        users: { ubuntu: ["docker"] },
+      };
+      const official = { channel: "official" as const, compose: true };
+      expect(unmetNeeds(parseDockerState(inspectOut(complete), ["ubuntu"]), official)).toEqual([]);
+      const legacy = parseDockerState(inspectOut({ ...complete, legacyKeyring: true }), ["ubuntu"]);
+      expect(unmetNeeds(legacy, official)).toEqual([
+        "/etc/apt/keyrings/docker.asc is the key file an earlier version wrote as served (apt trusts every key in " +
+          "it): rebuilt from the verified key",
+      ]);
+      expect(unmetNeeds(legacy, { channel: "distro", compose: true })).toEqual([]);
+    },
+  );
 
   it("an installed Docker that fails its verification is restarted once and verified again; the result says so", async () => {
     const state = {
@@ -865,7 +926,8 @@ describe("install-docker: already installed", () => {
     ]);
     expect(remote.done).toBe(true);
     expect(error?.message).toBe(
-      "install-docker failed while installing: user ghost does not exist on the VM, so it cannot join the docker group: create them first or remove them from users. Nothing was changed.",
+      "install-docker failed while installing: user ghost does not exist on the VM, so it cannot join the docker " +
+        "group: create them first or remove them from users. Nothing was changed.",
     );
   });
 });
@@ -878,33 +940,37 @@ describe("install-docker: what it granted, it takes back (inventory in /var/lib/
     users: Object.fromEntries(["ubuntu", "deploy"].map((u) => [u, names.includes(u) ? [u, "docker"] : [u]])),
   });
 
-  it("a member vm-install added and users no longer lists leaves the group; the inventory forgets them, other installers' records kept", async () => {
-    const inventory = {
-      version: 1,
-      docker: { group_members: ["ubuntu", "deploy"] },
-      postgres: { roles: [{ cluster: "15/main", name: "a" }] },
-    };
-    const { result, remote, error } = await run({ users: ["ubuntu"] }, [
-      os(),
-      look(members("ubuntu", "deploy")),
-      grantsRead(inventory),
-      { match: /^gpasswd -d deploy docker$/, sudo: true },
-      grantsWrite((w) => {
-        expect(w.docker).toEqual({ group_members: ["ubuntu"] });
-        expect(w.postgres).toEqual(inventory.postgres);
-      }),
-      info(),
-      hello,
-    ]);
-    expect(error).toBeUndefined();
-    expect(remote.done).toBe(true);
-    expect(result).toMatchObject({
-      changed: true,
-      changes: ["revoked: removed deploy from group docker (added by vm-install, no longer in users)"],
-      users_added: [],
-      revoked: ["group docker: deploy"],
-    });
-  });
+  it(
+    "a member vm-install added and users no longer lists leaves the group; the inventory forgets them, other " +
+      "installers' records kept",
+    async () => {
+      const inventory = {
+        version: 1,
+        docker: { group_members: ["ubuntu", "deploy"] },
+        postgres: { roles: [{ cluster: "15/main", name: "a" }] },
+      };
+      const { result, remote, error } = await run({ users: ["ubuntu"] }, [
+        os(),
+        look(members("ubuntu", "deploy")),
+        grantsRead(inventory),
+        info(), // the daemon is asked in the look, before any change
+        { match: /^gpasswd -d deploy docker$/, sudo: true },
+        grantsWrite((w) => {
+          expect(w.docker).toEqual({ group_members: ["ubuntu"] });
+          expect(w.postgres).toEqual(inventory.postgres);
+        }),
+        hello,
+      ]);
+      expect(error).toBeUndefined();
+      expect(remote.done).toBe(true);
+      expect(result).toMatchObject({
+        changed: true,
+        changes: ["revoked: removed deploy from group docker (added by vm-install, no longer in users)"],
+        users_added: [],
+        revoked: ["group docker: deploy"],
+      });
+    },
+  );
 
   it("a member vm-install did not add (not in the inventory) is never removed, whatever users says", async () => {
     const { result, remote, error } = await run({ users: ["ubuntu"] }, [
@@ -925,11 +991,11 @@ describe("install-docker: what it granted, it takes back (inventory in /var/lib/
       os(),
       look(members("ubuntu")),
       grantsRead(),
+      info(), // the daemon is asked in the look, before any change
       usermod(["deploy"]),
       grantsWrite((w) =>
         expect(w).toEqual({ version: 1, about: expect.any(String), docker: { group_members: ["deploy"] } }),
       ),
-      info(),
       hello,
     ]);
     expect(remote.done).toBe(true);
@@ -941,9 +1007,9 @@ describe("install-docker: what it granted, it takes back (inventory in /var/lib/
       os(),
       look(members("ubuntu")),
       grantsRead({ version: 1, docker: { group_members: ["ubuntu", "olduser"] } }),
+      info(), // the daemon is asked in the look, before any change
       { match: /^usermod -aG docker deploy && gpasswd -d ubuntu docker$/, sudo: true },
       grantsWrite((w) => expect(w.docker).toEqual({ group_members: ["deploy"] })),
-      info(),
       hello,
     ]);
     expect(remote.done).toBe(true);
@@ -1008,7 +1074,8 @@ describe("install-docker: distro channel", () => {
       changed: true,
       changes: ["installed docker.io docker-compose", "added ubuntu to group docker"],
       warnings: [
-        'the distribution\'s compose is docker-compose 1.29.2-3: compose v1 (Python), called as docker-compose; channel "official" has v2',
+        "the distribution's compose is docker-compose 1.29.2-3: compose v1 (Python), called as docker-compose; " +
+          'channel "official" has v2',
       ],
     });
     expect(result!.repository).toBeUndefined();
@@ -1117,7 +1184,8 @@ describe("install-docker: verify modes and failures", () => {
         match: "docker run --rm hello-world",
         code: 125,
         stderr:
-          'docker: Error response from daemon: Get "https://registry-1.docker.io/v2/": dial tcp: lookup registry-1.docker.io: no such host.\n',
+          'docker: Error response from daemon: Get "https://registry-1.docker.io/v2/": dial tcp: lookup ' +
+          "registry-1.docker.io: no such host.\n",
       },
     ]);
     expect(error?.message).toMatch(
@@ -1180,7 +1248,8 @@ describe("install-docker: parsing", () => {
 
   it("takes an error text from systemctl as no state", () => {
     const state = parseDockerState(
-      "@@@active 1\nSystem has not been booted with systemd as init system (PID 1). Can't operate.\n@@@enabled 1\nFailed to get unit file state for docker.service: No such file or directory\n",
+      "@@@active 1\nSystem has not been booted with systemd as init system (PID 1). Can't operate.\n@@@enabled " +
+        "1\nFailed to get unit file state for docker.service: No such file or directory\n",
       [],
     );
     expect(state.active).toBe("");
@@ -1306,7 +1375,8 @@ describe("install-docker: check mode (check: true) foresees, changes nothing", (
         "added ubuntu to group docker",
       ],
       warnings: [
-        'the distribution\'s compose is docker-compose 1.29.2-3: compose v1 (Python), called as docker-compose; channel "official" has v2',
+        "the distribution's compose is docker-compose 1.29.2-3: compose v1 (Python), called as docker-compose; " +
+          'channel "official" has v2',
       ],
       apt_update: { ran: false, reason: expect.stringMatching(/^check mode: /) },
       packages: {},
@@ -1315,83 +1385,97 @@ describe("install-docker: check mode (check: true) foresees, changes nothing", (
     expect(result!.docker_version).toBeUndefined();
   });
 
-  it("distro channel, lists offering nothing: the install is still foreseen, with a warning that the lists may be stale", async () => {
-    const { result, error } = await run({ check: true, channel: "distro", compose: false, users: [] }, [
-      os(),
-      look({}),
-      policy("docker.io", ""),
-    ]);
-    expect(error).toBeUndefined();
-    expect(result!.would_change).toEqual(["installed docker.io", "enabled docker.service", "started docker.service"]);
-    expect(result!.warnings).toEqual([
-      "the VM's current package lists offer no docker.io: a real run refreshes them first, which may change that",
-    ]);
-  });
+  it(
+    "distro channel, lists offering nothing: the install is still foreseen, with a warning that the lists may be " +
+      "stale",
+    async () => {
+      const { result, error } = await run({ check: true, channel: "distro", compose: false, users: [] }, [
+        os(),
+        look({}),
+        policy("docker.io", ""),
+      ]);
+      expect(error).toBeUndefined();
+      expect(result!.would_change).toEqual(["installed docker.io", "enabled docker.service", "started docker.service"]);
+      expect(result!.warnings).toEqual([
+        "the VM's current package lists offer no docker.io: a real run refreshes them first, which may change that",
+      ]);
+    },
+  );
 
-  it("official channel over docker.io: removal and install foreseen, the repository named; no apt source written, no key fetched", async () => {
-    const dockerIo = {
-      cli: "20.10.24+dfsg1",
-      active: "active",
-      enabled: "enabled",
-      packages: { "docker.io": "20.10.24+dfsg1-1+b3", containerd: "1.6.20~ds1-1+b1", runc: "1.1.5+ds1-1+deb12u1" },
-      group: ["ubuntu"],
-      users: { ubuntu: ["docker"] },
-    };
-    const { result, remote, error } = await run({ check: true, compose: false }, [
-      os(DEBIAN_12),
-      look(dockerIo),
-      policy("docker-ce docker-ce-cli containerd.io docker-buildx-plugin", ""),
-      info("20.10.24+dfsg1"),
-    ]);
-    expect(error).toBeUndefined();
-    expect(remote.done).toBe(true);
-    expectNothingChanged(remote);
-    // The look itself asks whether the legacy docker.asc exists (`test -e`); nothing else goes near apt's files.
-    const touching = remote.calls.filter((c) =>
-      /curl -f|\/etc\/apt\/sources\.list\.d|\/etc\/apt\/keyrings/.test(c.command),
-    );
-    expect(touching.map((c) => c.command.match(/test -e \S+|curl -f|\/etc\/apt\/\S+/g))).toEqual([
-      ["test -e /etc/apt/keyrings/docker.asc"],
-    ]);
-    expect(result).toMatchObject({
-      changed: false,
-      would_change: [
-        "Docker's apt repository https://download.docker.com/linux/debian bookworm stable configured in /etc/apt/sources.list.d/docker.list with its key from " +
-          "https://download.docker.com/linux/debian/gpg (if not already as wanted: a check does not fetch the key; older entries for the same repository are removed)",
-        "removed docker.io containerd runc",
-        "installed docker-ce docker-ce-cli containerd.io docker-buildx-plugin",
-      ],
-      docker_version: "20.10.24+dfsg1",
-      server_version: "20.10.24+dfsg1",
-      removed: [],
-      packages: { "docker.io": "20.10.24+dfsg1-1+b3", containerd: "1.6.20~ds1-1+b1", runc: "1.1.5+ds1-1+deb12u1" },
-    });
-    expect(result!.warnings).toEqual([
-      expect.stringMatching(/^the VM's current package lists offer no docker-ce, docker-ce-cli, containerd\.io: /),
-    ]);
-    expect(result!.repository).toBeUndefined();
-  });
+  it(
+    "official channel over docker.io: removal and install foreseen, the repository named; no apt source written, " +
+      "no key fetched",
+    async () => {
+      const dockerIo = {
+        cli: "20.10.24+dfsg1",
+        active: "active",
+        enabled: "enabled",
+        packages: { "docker.io": "20.10.24+dfsg1-1+b3", containerd: "1.6.20~ds1-1+b1", runc: "1.1.5+ds1-1+deb12u1" },
+        group: ["ubuntu"],
+        users: { ubuntu: ["docker"] },
+      };
+      const { result, remote, error } = await run({ check: true, compose: false }, [
+        os(DEBIAN_12),
+        look(dockerIo),
+        policy("docker-ce docker-ce-cli containerd.io docker-buildx-plugin", ""),
+        info("20.10.24+dfsg1"),
+      ]);
+      expect(error).toBeUndefined();
+      expect(remote.done).toBe(true);
+      expectNothingChanged(remote);
+      // The look itself asks whether the legacy docker.asc exists (`test -e`); nothing else goes near apt's files.
+      const touching = remote.calls.filter((c) =>
+        /curl -f|\/etc\/apt\/sources\.list\.d|\/etc\/apt\/keyrings/.test(c.command),
+      );
+      expect(touching.map((c) => c.command.match(/test -e \S+|curl -f|\/etc\/apt\/\S+/g))).toEqual([
+        ["test -e /etc/apt/keyrings/docker.asc"],
+      ]);
+      expect(result).toMatchObject({
+        changed: false,
+        would_change: [
+          "Docker's apt repository https://download.docker.com/linux/debian bookworm stable configured in " +
+            "/etc/apt/sources.list.d/docker.list with its key from " +
+            "https://download.docker.com/linux/debian/gpg (if not already as wanted: a check does not fetch the key; " +
+            "older entries for the same repository are removed)",
+          "removed docker.io containerd runc",
+          "installed docker-ce docker-ce-cli containerd.io docker-buildx-plugin",
+        ],
+        docker_version: "20.10.24+dfsg1",
+        server_version: "20.10.24+dfsg1",
+        removed: [],
+        packages: { "docker.io": "20.10.24+dfsg1-1+b3", containerd: "1.6.20~ds1-1+b1", runc: "1.1.5+ds1-1+deb12u1" },
+      });
+      expect(result!.warnings).toEqual([
+        expect.stringMatching(/^the VM's current package lists offer no docker-ce, docker-ce-cli, containerd\.io: /),
+      ]);
+      expect(result!.repository).toBeUndefined();
+    },
+  );
 
-  it("official channel from nothing: the prerequisites first; with the repository in the lists, what it lacks is skipped as a real run does", async () => {
-    const withoutBuildx = officialOffer().replace(/docker-buildx-plugin:[\s\S]*?(?=docker-compose-plugin:)/, "");
-    const { result, remote, error } = await run({ check: true, users: [] }, [
-      os(),
-      look({ curl: false, packages: { curl: "" } }),
-      policy(OFFICIAL_ALL, withoutBuildx),
-    ]);
-    expectNothingChanged(remote);
-    expect(error).toBeUndefined();
-    expect(result!.would_change).toEqual([
-      "installed curl",
-      expect.stringMatching(
-        /^Docker's apt repository https:\/\/download\.docker\.com\/linux\/ubuntu jammy stable configured/,
-      ),
-      "installed docker-ce docker-ce-cli containerd.io docker-compose-plugin",
-      "enabled docker.service",
-      "started docker.service",
-    ]);
-    expect(result!.warnings).toEqual([
-      "docker-buildx-plugin is not offered by https://download.docker.com/linux/ubuntu; skipped",
-    ]);
-  });
+  it(
+    "official channel from nothing: the prerequisites first; with the repository in the lists, what it lacks is " +
+      "skipped as a real run does",
+    async () => {
+      const withoutBuildx = officialOffer().replace(/docker-buildx-plugin:[\s\S]*?(?=docker-compose-plugin:)/, "");
+      const { result, remote, error } = await run({ check: true, users: [] }, [
+        os(),
+        look({ curl: false, packages: { curl: "" } }),
+        policy(OFFICIAL_ALL, withoutBuildx),
+      ]);
+      expectNothingChanged(remote);
+      expect(error).toBeUndefined();
+      expect(result!.would_change).toEqual([
+        "installed curl",
+        expect.stringMatching(
+          /^Docker's apt repository https:\/\/download\.docker\.com\/linux\/ubuntu jammy stable configured/,
+        ),
+        "installed docker-ce docker-ce-cli containerd.io docker-compose-plugin",
+        "enabled docker.service",
+        "started docker.service",
+      ]);
+      expect(result!.warnings).toEqual([
+        "docker-buildx-plugin is not offered by https://download.docker.com/linux/ubuntu; skipped",
+      ]);
+    },
+  );
 });

@@ -1,4 +1,4 @@
-import { DPKG_HEALTH_PROBE } from "../../handlers/common/dpkg-repair";
+import { DPKG_HEALTH_PROBE } from "../../handlers/common/dpkg-health";
 import type { InstallerDeps } from "../../handlers/common/handler-kit";
 import { handler } from "../../handlers/install-packages/handler";
 import {
@@ -166,7 +166,9 @@ describe("install-packages: flow", () => {
       {
         match: DPKG_HEALTH_PROBE,
         stdout:
-          "0001\n--- audit\nThe following packages are in a mess due to serious problems during\ninstallation.  They must be reinstalled for them (and any dependencies) to\nfunction properly:\n jq                   lightweight and flexible command-line JSON processor\n",
+          "0001\n--- audit\nThe following packages are in a mess due to serious problems during\ninstallation.  " +
+          "They must be reinstalled for them (and any dependencies) to\nfunction properly:\n jq                   " +
+          "lightweight and flexible command-line JSON processor\n",
       },
       { match: /^A=\/var\/cache\/apt\/archives; debs=""\n/, sudo: true },
       { match: DPKG_HEALTH_PROBE, stdout: "--- audit\n" },
@@ -177,7 +179,8 @@ describe("install-packages: flow", () => {
     ]);
     expect(remote.done).toBe(true);
     expect(result!.changes).toEqual([
-      "repaired dpkg (an interrupted dpkg run; half-done packages: jq): dpkg --configure -a and apt-get -f install --no-remove",
+      "repaired dpkg (an interrupted dpkg run; half-done packages: jq): dpkg --configure -a and apt-get -f install " +
+        "--no-remove",
       "installed jq",
     ]);
     expect(result!.changed).toBe(true);
@@ -233,8 +236,10 @@ describe("install-packages: flow", () => {
     expect(remote.done).toBe(true);
     expect(error?.message).toBe(
       "install-packages failed while installing: none of the 2 packages could be installed:\n" +
-        "  - nope-one: unknown package: apt on the VM knows no package of that name (check the spelling, or whether its repository is configured)\n" +
-        "  - nope-two: unknown package: apt on the VM knows no package of that name (check the spelling, or whether its repository is configured)",
+        "  - nope-one: unknown package: apt on the VM knows no package of that name (check the spelling, or whether " +
+        "its repository is configured)\n" +
+        "  - nope-two: unknown package: apt on the VM knows no package of that name (check the spelling, or whether " +
+        "its repository is configured)",
     );
   });
 
@@ -297,7 +302,8 @@ describe("install-packages: flow", () => {
       {
         name: "broken",
         reason:
-          "broken : Depends: libgone but it is not installable; E: Unable to correct problems, you have held broken packages.",
+          "broken : Depends: libgone but it is not installable; E: Unable to correct problems, you have held broken " +
+          "packages.",
       },
     ]);
   });
@@ -329,7 +335,8 @@ describe("install-packages: flow", () => {
       {
         name: "jq",
         reason:
-          "apt-get reported success but dpkg shows status half-configured (an interrupted install: `sudo dpkg --configure -a` on the VM finishes it)",
+          "apt-get reported success but dpkg shows status half-configured (an interrupted install: `sudo dpkg " +
+          "--configure -a` on the VM finishes it)",
       },
     ]);
   });
@@ -438,7 +445,8 @@ describe("install-packages: check mode (check: true)", () => {
   const damaged = {
     match: DPKG_HEALTH_PROBE,
     stdout:
-      "0001\n--- audit\nThe following packages are only half configured:\n jq                   lightweight and flexible command-line JSON processor\n",
+      "0001\n--- audit\nThe following packages are only half configured:\n jq                   lightweight and " +
+      "flexible command-line JSON processor\n",
   };
 
   it("reports what it would install as would_change, in a real run's words, and runs no apt-get update or install", async () => {
@@ -461,7 +469,8 @@ describe("install-packages: check mode (check: true)", () => {
       apt_update: { ran: false, reason: "check mode: the package lists are read as they are, not refreshed" },
     });
     expect(lines).toContain(
-      "[install-packages] check mode: looking only; what would change is reported in would_change, nothing on the VM is changed",
+      "[install-packages] check mode: looking only; what would change is reported in would_change, nothing on the " +
+        "VM is changed",
     );
   });
 
@@ -484,7 +493,8 @@ describe("install-packages: check mode (check: true)", () => {
     ]);
     expect(remote.done).toBe(true);
     expect(result!.would_change).toEqual([
-      "repaired dpkg (an interrupted dpkg run; half-done packages: jq): dpkg --configure -a and apt-get -f install --no-remove",
+      "repaired dpkg (an interrupted dpkg run; half-done packages: jq): dpkg --configure -a and apt-get -f install " +
+        "--no-remove",
       "installed jq",
     ]);
     expect(result!.changes).toEqual([]);

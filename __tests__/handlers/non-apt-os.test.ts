@@ -38,8 +38,10 @@ describe.each(installers)("%s on Rocky Linux", (name, handler, event) => {
       ]);
       expect(result).toBeUndefined();
       expect(error?.message).toBe(
-        `${name} failed while detecting the OS: unsupported OS on the VM: /etc/os-release says ID=rocky ID_LIKE="rhel centos fedora" (Rocky Linux 9.4 (Blue Onyx)); ` +
-          "these installers support Ubuntu and Debian (and derivatives with ID_LIKE ubuntu or debian), whose packages they install with apt; nothing was changed on the VM",
+        `${name} failed while detecting the OS: unsupported OS on the VM: /etc/os-release says ID=rocky ` +
+          `ID_LIKE="rhel centos fedora" (Rocky Linux 9.4 (Blue Onyx)); ` +
+          "these installers support Ubuntu and Debian (and derivatives with ID_LIKE ubuntu or debian), whose " +
+          "packages they install with apt; nothing was changed on the VM",
       );
       // The os-release read was the one command: no apt, dpkg, systemd look or sudo before the refusal.
       expect(remote.calls.map((c) => c.command)).toEqual([

@@ -84,31 +84,35 @@ describe("openpgp: the keyring rebuilt from the packets read", () => {
     expect(binaryKeyring(readCertificates(pgpKey(file))).equals(dearmor(pgpKey(file)))).toBe(true);
   });
 
-  it("trust and marker packets and photo IDs (with their signatures) are dropped; direct-key signatures and third-party certifications kept", () => {
-    const [primary, uid, uidSig, subkey, binding] = split(pgpKey("alpha.gpg")).map(([tag, body]) =>
-      newFormat(tag, body),
-    );
-    const trust = newFormat(12, Buffer.from([0, 0]));
-    const photo = newFormat(17, Buffer.from([0x10, 0x01, 0x00, 0x00, 0xff, 0xd8]));
-    const served = Buffer.concat([
-      newFormat(10, Buffer.from("PGP")),
-      primary,
-      uidSig,
-      trust,
-      uid,
-      uidSig,
-      uidSig,
-      photo,
-      uidSig,
-      trust,
-      subkey,
-      binding,
-      trust,
-    ]);
-    const kept = split(binaryKeyring(readCertificates(served))).map(([tag, body]) => [tag, body.length]);
-    const [p, u, s, k, b] = split(pgpKey("alpha.gpg")).map(([tag, body]) => [tag, body.length]);
-    expect(kept).toEqual([p, s, u, s, s, k, b]);
-  });
+  it(
+    "trust and marker packets and photo IDs (with their signatures) are dropped; direct-key signatures and " +
+      "third-party certifications kept",
+    () => {
+      const [primary, uid, uidSig, subkey, binding] = split(pgpKey("alpha.gpg")).map(([tag, body]) =>
+        newFormat(tag, body),
+      );
+      const trust = newFormat(12, Buffer.from([0, 0]));
+      const photo = newFormat(17, Buffer.from([0x10, 0x01, 0x00, 0x00, 0xff, 0xd8]));
+      const served = Buffer.concat([
+        newFormat(10, Buffer.from("PGP")),
+        primary,
+        uidSig,
+        trust,
+        uid,
+        uidSig,
+        uidSig,
+        photo,
+        uidSig,
+        trust,
+        subkey,
+        binding,
+        trust,
+      ]);
+      const kept = split(binaryKeyring(readCertificates(served))).map(([tag, body]) => [tag, body.length]);
+      const [p, u, s, k, b] = split(pgpKey("alpha.gpg")).map(([tag, body]) => [tag, body.length]);
+      expect(kept).toEqual([p, s, u, s, s, k, b]);
+    },
+  );
 
   it("the same served key gives the same bytes, however its armour was laid out", () => {
     const laidOut = [
@@ -131,7 +135,8 @@ function strayBits(data: Buffer): Buffer {
   const stray = `${b64.slice(0, last)}${digits[digits.indexOf(b64[last]) | 1]}${b64.slice(last + 1)}`;
   expect(Buffer.from(stray, "base64").equals(data)).toBe(true);
   return Buffer.from(
-    `-----BEGIN PGP PUBLIC KEY BLOCK-----\n\n${stray.match(/.{1,64}/g)!.join("\n")}\n-----END PGP PUBLIC KEY BLOCK-----\n`,
+    `-----BEGIN PGP PUBLIC KEY BLOCK-----\n\n${stray.match(/.{1,64}/g)!.join("\n")}\n-----END PGP PUBLIC KEY ` +
+      `BLOCK-----\n`,
   );
 }
 

@@ -45,7 +45,8 @@ describe("os-release", () => {
   it("refuses another distribution, saying what it found", () => {
     expect(() => osFromRelease(FEDORA_39)).toThrow(UnsupportedOsError);
     expect(() => osFromRelease(FEDORA_39)).toThrow(
-      "unsupported OS on the VM: /etc/os-release says ID=fedora (Fedora Linux 39 (Container Image)); these installers support Ubuntu and Debian",
+      "unsupported OS on the VM: /etc/os-release says ID=fedora (Fedora Linux 39 (Container Image)); these " +
+        "installers support Ubuntu and Debian",
     );
     expect(() => osFromRelease("")).toThrow(/says ID=\(none\)/);
   });

@@ -8,8 +8,10 @@ import { utils } from "ssh2";
 import type { ConnectionEnv } from "../../handlers/common/connection-env";
 import { CommandError } from "../../handlers/common/exec";
 import { Progress } from "../../handlers/common/progress";
-import { connect, DEFAULT_SSH_RETRY, resolveSshRetry, retryWaitMs, SshConnectError } from "../../handlers/common/ssh";
+import { connect } from "../../handlers/common/ssh";
+import { SshConnectError } from "../../handlers/common/ssh-connect-error";
 import { fingerprintSha256, keyBlobType, parsePrivateKey, SshKeyError } from "../../handlers/common/ssh-keys";
+import { DEFAULT_SSH_RETRY, resolveSshRetry, retryWaitMs } from "../../handlers/common/ssh-retry-policy";
 import type { SshSession } from "../../handlers/common/ssh-session";
 import { SecretScrubber } from "../../shared/secrets";
 import { freePort, startServer, type TestServer } from "./support/ssh-server";
@@ -174,7 +176,8 @@ describe("connect over real SSH (in-process ssh2 server on 127.0.0.1)", () => {
     expect(err).toBeInstanceOf(SshConnectError);
     expect(err.retryable).toBe(false);
     expect(err.message).toContain(
-      `host key mismatch for 127.0.0.1:${server.port}: expected ${pin} but the server presented ${server.hostKeySha256} (ssh-ed25519); refusing to authenticate, nothing was sent to it.`,
+      `host key mismatch for 127.0.0.1:${server.port}: expected ${pin} but the server presented ` +
+        `${server.hostKeySha256} (ssh-ed25519); refusing to authenticate, nothing was sent to it.`,
     );
     // How to accept a legitimate change: one command, or the pin.
     expect(err.message).toContain("npm run trust -- <vm name>");
@@ -193,10 +196,13 @@ describe("connect over real SSH (in-process ssh2 server on 127.0.0.1)", () => {
         }).catch((e) => e)
       ).message as string;
     const both = `expected ${pin}`;
-    const seen = `but the server presented ${server.hostKeySha256} (ssh-ed25519); refusing to authenticate, nothing was sent to it.`;
+    const seen =
+      `but the server presented ${server.hostKeySha256} (ssh-ed25519); refusing to authenticate, nothing ` +
+      `was sent to it.`;
     const delivered = await refusal("delivered");
     expect(delivered).toContain(
-      `${both}, the host key this stack generated for the VM and delivered in its cloud_init (vms[].hostKeys "delivered"`,
+      `${both}, the host key this stack generated for the VM and delivered in its cloud_init (vms[].hostKeys ` +
+        `"delivered"`,
     );
     expect(delivered).toContain(seen);
     expect(delivered).toContain('set vms[].hostKeys to "first-contact" for this VM');
@@ -223,7 +229,8 @@ describe("connect over real SSH (in-process ssh2 server on 127.0.0.1)", () => {
     expect(err.retryable).toBe(false);
     expect(err.message).toMatch(
       new RegExp(
-        `^SSH authentication failed for ubuntu@127\\.0\\.0\\.1:${server.port}: the server accepted no method with the ssh-ed25519 key in SSH_KEY`,
+        `^SSH authentication failed for ubuntu@127\\.0\\.0\\.1:${server.port}: the server accepted no method with ` +
+          `the ssh-ed25519 key in SSH_KEY`,
       ),
     );
   });
@@ -332,7 +339,9 @@ describe("connect over real SSH (in-process ssh2 server on 127.0.0.1)", () => {
   it("authenticates with a PKCS#8 ed25519 key (converted for ssh2)", async () => {
     const pkcs8 = pem("ed25519", "pkcs8");
     const pub = crypto.createPublicKey(pkcs8).export({ format: "jwk" }).x!;
-    const line = `ssh-ed25519 ${Buffer.concat([Buffer.from([0, 0, 0, 11]), Buffer.from("ssh-ed25519"), Buffer.from([0, 0, 0, 32]), Buffer.from(pub, "base64url")]).toString("base64")}`;
+    const line =
+      `ssh-ed25519 ` +
+      `${Buffer.concat([Buffer.from([0, 0, 0, 11]), Buffer.from("ssh-ed25519"), Buffer.from([0, 0, 0, 32]), Buffer.from(pub, "base64url")]).toString("base64")}`;
     server = await startServer({ authorizedKey: line });
     session = await connect(target(server.port, { privateKey: pkcs8 }), {
       retry: quick(),

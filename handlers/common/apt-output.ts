@@ -77,11 +77,15 @@ export function candidateProblem(
   offer: Candidate | undefined,
 ): string | undefined {
   if (!offer)
-    return "unknown package: apt on the VM knows no package of that name (check the spelling, or whether its repository is configured)";
+    return (
+      "unknown package: apt on the VM knows no package of that name (check the spelling, or whether its " +
+      "repository is configured)"
+    );
   if (spec.version === undefined) {
     return offer.candidate
       ? undefined
-      : "no installation candidate: apt knows the name but nothing installs it (a virtual or obsolete package? `apt-cache showpkg` on the VM lists what provides it)";
+      : "no installation candidate: apt knows the name but nothing installs it (a virtual or obsolete package? " +
+          "`apt-cache showpkg` on the VM lists what provides it)";
   }
   if (offer.versions.includes(spec.version)) return undefined;
   const close = offer.versions.find((v) => v.replace(/^[0-9]+:/, "") === spec.version);
@@ -89,11 +93,14 @@ export function candidateProblem(
   return `version ${spec.version} is not available${close ? ` (did you mean ${close}?)` : ""}; available: ${available}`;
 }
 
+const LOCK_WORDS = new RegExp(
+  "Could not get lock|Unable to acquire the dpkg frontend lock|" +
+    "Unable to lock (the )?(directory|administration directory)|(is )?locked by another process",
+);
+
 /** True when apt or dpkg output says the lock is taken by someone else. */
 export function isLockError(text: string): boolean {
-  return /Could not get lock|Unable to acquire the dpkg frontend lock|Unable to lock (the )?(directory|administration directory)|(is )?locked by another process/.test(
-    text,
-  );
+  return LOCK_WORDS.test(text);
 }
 
 /**

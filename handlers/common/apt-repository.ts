@@ -1,8 +1,15 @@
 // Third-party apt repositories (Docker, PGDG) set up the way Docker's install docs do it, Ansible-like:
-// look first, change only what differs, say what changed.
-//
+// look first, change only what differs, say what changed. The key is trusted only once checked here
+// (openpgp.ts), and what is written is a keyring rebuilt from the checked packets, not the served file.
+
+import { KEY_FINGERPRINT, REPO_URL } from "../../shared/names";
+import { quote } from "../../shared/shell-quote";
+import type { Remote } from "./exec";
+import { binaryKeyring, OpenPgpError, readCertificates } from "./openpgp";
+import { type Progress, stepIf } from "./progress";
+
 //   const repo = await ensureAptRepository(remote, {
-//     name: "docker",                                        // /etc/apt/keyrings/docker.gpg + sources.list.d/docker.list
+//     name: "docker",                  // /etc/apt/keyrings/docker.gpg + sources.list.d/docker.list
 //     keyUrl: "https://download.docker.com/linux/ubuntu/gpg",
 //     uri: "https://download.docker.com/linux/ubuntu",
 //     suite: os.codename,                                    // "jammy"
@@ -38,13 +45,6 @@
 // user). The key is fetched by the login user (curl needs no root) and written by root from stdin. Earlier
 // versions wrote an armoured key as the served bytes to <name>.asc: the next call writes <name>.gpg and
 // points the source at it, and removeStaleRepositories removes the .asc (supersededKeyrings).
-
-import { KEY_FINGERPRINT, REPO_URL } from "../../shared/names";
-import { quote } from "../../shared/shell-quote";
-import type { Remote } from "./exec";
-import { binaryKeyring, OpenPgpError, readCertificates } from "./openpgp";
-import { type Progress, stepIf } from "./progress";
-
 /** File stems for keyrings and source files: no slashes, nothing a shell or apt treats specially. */
 const REPO_NAME = /^[a-z0-9][a-z0-9_.-]{0,63}$/;
 /** Suites ("jammy", "bookworm-pgdg") and components ("stable", "main"). */
@@ -94,7 +94,10 @@ export function sourceLine(
   architectures: string[],
   keyring: string,
 ): string {
-  return `deb [arch=${architectures.join(",")} signed-by=${keyring}] ${trimSlash(spec.uri)} ${spec.suite} ${spec.components.join(" ")}`;
+  return (
+    `deb [arch=${architectures.join(",")} signed-by=${keyring}] ${trimSlash(spec.uri)} ${spec.suite} ` +
+    `${spec.components.join(" ")}`
+  );
 }
 
 function trimSlash(uri: string): string {
@@ -193,7 +196,7 @@ export function legacyKeyring(name: string): string {
   return `${KEYRINGS_DIR}/${name}.asc`;
 }
 
-/** The keyring files earlier versions of ensureAptRepository wrote for the repository whose keyring is now `keyring`. */
+/** The keyring files earlier versions of ensureAptRepository wrote for the repository now in `keyring`. */
 export function supersededKeyrings(keyring: string): string[] {
   const m = /^(\/etc\/apt\/keyrings\/[a-z0-9][a-z0-9_.-]*)\.gpg$/.exec(keyring);
   return m ? [`${m[1]}.asc`] : [];
@@ -206,7 +209,8 @@ export function supersededKeyrings(keyring: string): string[] {
 async function fetchKey(remote: Remote, spec: AptRepositorySpec): Promise<{ vmArch: string; keyringBytes: Buffer }> {
   const fetched = await remote.run(
     `dpkg --print-architecture && t=$(mktemp) && trap 'rm -f "$t"' EXIT && ` +
-      `curl -fsSL --proto '=http,https' --retry 3 --connect-timeout 20 --max-time 120 -o "$t" ${quote(spec.keyUrl)} && base64 -w0 "$t"`,
+      `curl -fsSL --proto '=http,https' --retry 3 --connect-timeout 20 --max-time 120 -o "$t" ${quote(spec.keyUrl)} ` +
+      `&& base64 -w0 "$t"`,
     { check: false, label: `fetching ${spec.keyUrl}`, timeoutMs: 180_000 },
   );
   if (fetched.code !== 0) {
@@ -216,7 +220,8 @@ async function fetchKey(remote: Remote, spec: AptRepositorySpec): Promise<{ vmAr
         : fetched.stderr.trim().split("\n").slice(-2).join("; ") || `exit ${fetched.code}`;
     throw new Error(
       `could not fetch the signing key of apt repository ${spec.name} from ${spec.keyUrl} on the VM: ${why}. ` +
-        `Check the repository URL (a mirror must serve the key at that path) and that the VM reaches it (proxy, firewall, DNS).`,
+        `Check the repository URL (a mirror must serve the key at that path) and that the VM reaches it (proxy, ` +
+        `firewall, DNS).`,
     );
   }
   const [archLine = "", b64 = ""] = fetched.stdout.split("\n");
@@ -243,7 +248,8 @@ async function fetchKey(remote: Remote, spec: AptRepositorySpec): Promise<{ vmAr
 export function verifyKey(spec: AptRepositorySpec, key: Buffer): Buffer {
   const what = `the key at ${spec.keyUrl} for apt repository ${spec.name}`;
   const hint = spec.settings
-    ? `point ${spec.settings.keyUrl} at the repository's own key, or set ${spec.settings.fingerprints} when a mirror signs with a key of its own`
+    ? `point ${spec.settings.keyUrl} at the repository's own key, or set ${spec.settings.fingerprints} when a ` +
+      `mirror signs with a key of its own`
     : "point the key URL at the repository's own key, or give the fingerprint of the key a mirror signs with";
   let certificates: ReturnType<typeof readCertificates>;
   try {
@@ -263,20 +269,29 @@ export function verifyKey(spec: AptRepositorySpec, key: Buffer): Buffer {
     .filter(Boolean)
     .join("; ");
   throw new Error(
-    `${what} is not the expected key: expected ${spec.fingerprints.join(", ")}, served ${seen.join(", ")} (${detail}); ` +
+    `${what} is not the expected key: expected ${spec.fingerprints.join(", ")}, served ${seen.join(", ")} ` +
+      `(${detail}); ` +
       `nothing was written to the VM (no key, no source). To fix: ${hint}.`,
   );
 }
 
-/** The message for a key file that cannot be fully read; keys found in it that were not expected come first, by fingerprint. */
+/**
+ * The message for a key file that cannot be fully read; keys found in it that were not expected come
+ * first, by fingerprint.
+ */
 function unreadable(spec: AptRepositorySpec, what: string, err: OpenPgpError, hint: string): string {
   const hidden = err.hiddenKeys.filter((f) => !spec.fingerprints.includes(f));
   if (hidden.length === 0) {
-    return `${what} is not a readable OpenPGP public key (${err.message}); expected ${spec.fingerprints.join(", ")}; nothing was written to the VM (no key, no source). Check the URL: ${hint}.`;
+    return (
+      `${what} is not a readable OpenPGP public key (${err.message}); expected ` +
+      `${spec.fingerprints.join(", ")}; nothing was written to the VM (no key, no source). Check the URL: ${hint}.`
+    );
   }
   return (
-    `${what} holds more than the expected key ${spec.fingerprints.join(", ")}: besides it, key ${hidden.join(", ")} (not expected), which apt would have trusted too; ` +
-    `refused: ${err.message}. Nothing was written to the VM (no key, no source). Check who serves ${spec.keyUrl} (over http:// anyone on the path can alter it): ${hint}.`
+    `${what} holds more than the expected key ${spec.fingerprints.join(", ")}: besides it, key ${hidden.join(", ")} ` +
+    `(not expected), which apt would have trusted too; ` +
+    `refused: ${err.message}. Nothing was written to the VM (no key, no source). Check who serves ${spec.keyUrl} ` +
+    `(over http:// anyone on the path can alter it): ${hint}.`
   );
 }
 
@@ -293,19 +308,23 @@ async function writeKeyAndSource(
 ): Promise<string[]> {
   const k = quote(keyring);
   const s = quote(sourceFile);
-  // Said apart from "new key": a key this run wrote new is removed again when the repository then fails, a migrated one is not.
+  // Said apart from "new key": a key this run wrote new is removed again when the repository then
+  // fails, a migrated one is not.
   const [old] = supersededKeyrings(keyring);
   const script = [
     "set -e",
     `if [ ! -d ${KEYRINGS_DIR} ]; then install -m 0755 -d ${KEYRINGS_DIR}; echo "changed:created ${KEYRINGS_DIR}"; fi`,
     `t=$(mktemp); trap 'rm -f "$t"' EXIT; cat > "$t"`,
     `if ! cmp -s "$t" ${k}; then`,
-    `  if [ -e ${k} ]; then why="key differed"; ${old ? `elif [ -e ${quote(old)} ]; then why=${quote(`replaces ${old}`)}; ` : ""}else why="new key"; fi`,
+    `  if [ -e ${k} ]; then why="key differed"; ` +
+      `${old ? `elif [ -e ${quote(old)} ]; then why=${quote(`replaces ${old}`)}; ` : ""}else why="new key"; fi`,
     `  install -m 0644 "$t" ${k}.tmp && mv -f ${k}.tmp ${k}; echo "changed:wrote ${keyring} ($why)"`,
-    `elif [ -z "$(find ${k} -perm -0444)" ]; then chmod a+r ${k}; echo "changed:made ${keyring} readable by all (apt reads it as _apt)"; fi`,
+    `elif [ -z "$(find ${k} -perm -0444)" ]; then chmod a+r ${k}; echo "changed:made ${keyring} readable by all ` +
+      `(apt reads it as _apt)"; fi`,
     `if ! printf '%s\\n' ${quote(line)} | cmp -s - ${s}; then`,
     `  if [ -e ${s} ]; then why="line differed"; else why="new source"; fi`,
-    `  printf '%s\\n' ${quote(line)} > ${s}.tmp && chmod 0644 ${s}.tmp && mv -f ${s}.tmp ${s}; echo "changed:wrote ${sourceFile} ($why)"`,
+    `  printf '%s\\n' ${quote(line)} > ${s}.tmp && chmod 0644 ${s}.tmp && mv -f ${s}.tmp ${s}; echo "changed:wrote ` +
+      `${sourceFile} ($why)"`,
     "fi",
   ].join("\n");
   const result = await remote.run(script, {

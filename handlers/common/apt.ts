@@ -1,15 +1,12 @@
 // apt on the VM, modelled on Ansible's apt module: look at the state first, change only what differs,
-// report per package. Also what two installers on one host need: apt waits for the dpkg lock itself
-// (DPkg::Lock::Timeout) and we retry on top of that (apt-lock.ts): the first boot's hold (cloud-init,
-// apt-daily, unattended-upgrades) as long as the job may take, any other a bounded number of times; a
-// lock that never frees names its holder.
-//
-// The handler kit gives every installer a ready `apt` (with the event's `apt` settings); the
-// per-package whole is ensure-packages.ts, the parsers are apt-output.ts.
+// report per package. apt waits for the dpkg lock itself (DPkg::Lock::Timeout) and apt-lock.ts retries
+// on top: the first boot's hold as long as the job may take, any other a bounded number of times.
+// The kit gives every installer a ready `apt`; ensure-packages.ts is the per-package whole.
 
-import { type EventOf, eventFields, setting } from "../../shared/settings";
+import { APT_LOCK_SETTINGS, type AptEventSettings } from "../../shared/apt-lock-settings";
+import { eventFields } from "../../shared/settings";
 import { command, quote } from "../../shared/shell-quote";
-import { integer, object, type Validator } from "../../shared/validate";
+import { object, type Validator } from "../../shared/validate";
 import { type LockWaitContext, waitForFirstBootLocks, withLock } from "./apt-lock";
 import { type Candidate, type PackageState, parseAptCachePolicy, parseDpkgQuery } from "./apt-output";
 import { repairDpkg } from "./dpkg-repair-run";
@@ -19,47 +16,7 @@ import { type LockHolder, readLockHolders } from "./lock-holders";
 import type { Progress } from "./progress";
 
 // ---------------------------------------------------------------------------------------------------
-// Settings: the event's optional `apt` object.
-
-/** The event's `apt` key: how apt-get waits for the dpkg lock and for an install. Event only. */
-export const APT_LOCK_SETTINGS = {
-  lockTimeoutSec: setting(integer(0, 3600), {
-    event: "lock_timeout_sec",
-    eventOnly: true,
-    default: 30,
-    doc: "How long one apt-get waits for the dpkg lock itself (-o DPkg::Lock::Timeout).",
-  }),
-  lockAttempts: setting(integer(1, 50), {
-    event: "lock_attempts",
-    eventOnly: true,
-    default: 5,
-    doc: "apt-get runs in all while the lock stays busy (unless the first boot holds it); then the error names its holder.",
-  }),
-  lockRetryDelaySec: setting(integer(0, 600), {
-    event: "lock_retry_delay_sec",
-    eventOnly: true,
-    default: 15,
-    doc: "Seconds between those runs.",
-  }),
-  installTimeoutSec: setting(integer(10, 7200), {
-    event: "install_timeout_sec",
-    eventOnly: true,
-    default: 600,
-    doc: "Limit in seconds for one apt-get install, downloads included.",
-  }),
-  firstBootWaitSec: setting(integer(0, 86400), {
-    event: "first_boot_wait_sec",
-    eventOnly: true,
-    default: 1800,
-    doc:
-      "Longest wait, within time_budget_sec, for the VM's first boot: cloud-init to finish, and an apt lock " +
-      "held by cloud-init, apt-daily or unattended-upgrades (0: no such wait, those holders get the bounded " +
-      "wait above).",
-  }),
-} as const;
-
-/** The event's `apt` key once checked: every field filled in. */
-export type AptEventSettings = EventOf<typeof APT_LOCK_SETTINGS>;
+// Settings: the event's optional `apt` object (declared in shared/apt-lock-settings.ts).
 
 export interface AptSettings {
   lockTimeoutSec: number;
@@ -172,7 +129,8 @@ export class Apt {
   async listsAgeSec(): Promise<number | undefined> {
     const script =
       `now=$(date +%s); if ls /var/lib/apt/lists 2>/dev/null | grep -q _Packages; then ` +
-      `if [ -e ${STAMP} ]; then t=$(stat -c %Y ${STAMP}); else t=$(stat -c %Y /var/lib/apt/lists); fi; echo "$now $t"; ` +
+      `if [ -e ${STAMP} ]; then t=$(stat -c %Y ${STAMP}); else t=$(stat -c %Y /var/lib/apt/lists); fi; echo "$now ` +
+      `$t"; ` +
       `else echo "$now none"; fi`;
     const result = await this.remote.run(script, { env: QUERY_ENV, label: "apt lists age", timeoutMs: 30_000 });
     const m = /^([0-9]+) ([0-9]+|none)\s*$/.exec(result.stdout.trim());

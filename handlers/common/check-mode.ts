@@ -1,11 +1,7 @@
-// Check mode (the event's `check: true`), Ansible's --check for installers: every installer inspects as
-// it always does, decides what it would change, and reports that as `would_change` instead of doing it.
-// Nothing on the VM changes, not even apt's package lists (no apt-get update).
-//
-// The installers branch on `ctx.check` at each change they make. This file is the safety net under that:
-// in check mode the kit hands them a Remote that refuses every command marked as a change (`mutates` in
-// RunOptions, and every long step: runLong marks them all). An installer that forgot to branch then fails
-// its check naming the command, instead of changing the VM of someone who asked only to look.
+// Check mode (the event's `check: true`), Ansible's --check: the kit runs the installer's model and stops
+// before apply (installer-model.ts), so nothing on the VM changes, not even apt's lists. This file is the
+// safety net under that: inspect, and everything in a check, get a Remote that refuses every command
+// marked as a change (`mutates`, and every long step), so a look that would change the VM fails loudly.
 
 import type { Remote, RunOptions, RunResult } from "./exec";
 
@@ -13,7 +9,8 @@ import type { Remote, RunOptions, RunResult } from "./exec";
 export class CheckModeViolation extends Error {
   constructor(label: string) {
     super(
-      `check mode refused to run "${label}": it would change the VM (this is a bug in the installer: report it; nothing was changed)`,
+      `check mode refused to run "${label}": it would change the VM (this is a bug in the installer: report it; ` +
+        `nothing was changed)`,
     );
     this.name = "CheckModeViolation";
   }

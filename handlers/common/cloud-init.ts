@@ -1,15 +1,15 @@
-// cloud-init's state on the VM, read from its own files rather than `cloud-init status` (whose exit
-// codes and words differ by version: 22.4, Debian 12's, has no exit 2 and says "error" while later stages
-// still run). cloud-init writes /run/cloud-init/status.json as each stage starts and ends (its errors,
-// and from 23.4 on recoverable_errors, per stage) and result.json once modules:final has ended; /run is
-// per boot. So: no result.json yet, or a stage named, means running; result.json with errors means it
-// failed; recoverable errors mean done with warnings. A unit that failed, or no unit left running at the
-// end of the boot without a result, means it died. A VM without cloud-init answers the first test.
+// cloud-init's state on the VM, read from its own files rather than `cloud-init status`, whose exit codes
+// and words differ by version (22.4, Debian 12's, has no exit 2 and says "error" while stages still run).
 import { CommandError, type Remote, tail } from "./exec";
 import { type FirstBootClock, pollUntil } from "./first-boot";
 import { describeHolders, readLockHolders } from "./lock-holders";
 import type { Progress } from "./progress";
 
+// cloud-init writes /run/cloud-init/status.json as each stage starts and ends (its errors, and from 23.4
+// on recoverable_errors, per stage) and result.json once modules:final has ended; /run is per boot. So:
+// no result.json yet, or a stage named, means running; result.json with errors means it failed;
+// recoverable errors mean done with warnings. A unit that failed, or no unit left running at the end of
+// the boot without a result, means it died. A VM without cloud-init answers the first test.
 /** cloud-init's units; cloud-init.service is cloud-init-network.service from 24.3 on. */
 const UNIT_NAMES = ["cloud-init-local", "cloud-init", "cloud-init-network", "cloud-config", "cloud-final"];
 const UNITS = UNIT_NAMES.map((u) => `${u}.service`).join(" ");

@@ -40,7 +40,10 @@ function keyShapeProblem(key: string): string | undefined {
     return "SSH_KEY: holds a public key (ssh-... AAAA...); it must hold the private key (the file without .pub)";
   }
   if (!/-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----/.test(key)) {
-    return `SSH_KEY: does not look like a private key (${key.trim().length} characters, no "-----BEGIN ... PRIVATE KEY-----" line); give the key file's whole text, e.g. file("vm_key") in Terraform`;
+    return (
+      `SSH_KEY: does not look like a private key (${key.trim().length} characters, no "-----BEGIN ... PRIVATE ` +
+      `KEY-----" line); give the key file's whole text, e.g. file("vm_key") in Terraform`
+    );
   }
   return undefined;
 }
@@ -60,6 +63,9 @@ export function readConnectionEnv(env: NodeJS.ProcessEnv = process.env): Connect
   if (problems.length > 0) throw new ValidationError(CONNECTION_ENV_WHERE, inVariableOrder(problems));
   return { ...host, privateKey };
 }
+
+/** Where an SSH attempt goes and which host key it must find there (no private key: a probe has none). */
+export type HostTarget = Pick<ConnectionEnv, "host" | "port" | "user" | "hostKeySha256" | "hostKeySource">;
 
 /** Where a job that never authenticates (the host-key probe) connects: the same variables but SSH_KEY. */
 export function readHostEnv(env: NodeJS.ProcessEnv = process.env): Omit<ConnectionEnv, "privateKey"> {
@@ -95,7 +101,8 @@ function hostEnv(env: NodeJS.ProcessEnv, problems: string[]): Omit<ConnectionEnv
   if (user === undefined) problems.push('SSH_USER: required, the login on the VM (e.g. "ubuntu"), is not set');
   else if (!UNIX_USER.test(user))
     problems.push(
-      `SSH_USER: ${JSON.stringify(user.slice(0, 40))} is not a Unix user name (lowercase letters, digits, _ -; at most 32)`,
+      `SSH_USER: ${JSON.stringify(user.slice(0, 40))} is not a Unix user name (lowercase letters, digits, _ -; at ` +
+        `most 32)`,
     );
 
   let port = 22;
@@ -109,7 +116,8 @@ function hostEnv(env: NodeJS.ProcessEnv, problems: string[]): Omit<ConnectionEnv
   const hostKeySha256 = get("SSH_HOST_KEY_SHA256");
   if (hostKeySha256 !== undefined && !HOST_KEY_SHA256.test(hostKeySha256)) {
     problems.push(
-      `SSH_HOST_KEY_SHA256: ${JSON.stringify(hostKeySha256.slice(0, 80))} is not an OpenSSH fingerprint; expected "SHA256:" + 43 base64 characters, as \`ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub\` prints it`,
+      `SSH_HOST_KEY_SHA256: ${JSON.stringify(hostKeySha256.slice(0, 80))} is not an OpenSSH fingerprint; expected ` +
+        `"SHA256:" + 43 base64 characters, as \`ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub\` prints it`,
     );
   }
   const source = get("SSH_HOST_KEY_SOURCE");

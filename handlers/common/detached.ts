@@ -1,5 +1,12 @@
 // Long remote steps (apt-get, dpkg repair, service restarts) run detached on the VM, so a dropped SSH
-// link neither kills them mid-unpack nor leaves them orphaned with nobody reading their result:
+// link neither kills them mid-unpack nor leaves them orphaned with nobody reading their result; the
+// command that starts a step follows it, and after a lost connection the handler follows it again.
+
+import { createHash } from "node:crypto";
+import { quote } from "../../shared/shell-quote";
+import { CommandError } from "./exec";
+
+// Each step's files on the VM:
 //
 //   /run/vm-install/steps/<id>/   cmd (the step's script), pid and start (its runner's pid and start
 //                                 time), proxy (the proxies it was given), out, err, rc (when it ends)
@@ -21,11 +28,6 @@
 // http_proxy, https_proxy, ftp_proxy, all_proxy and no_proxy (either case) into the unit (or the setsid
 // runner), and a step whose fetches failed says which proxy it used. apt's own Acquire::*::Proxy
 // (apt.conf) needs nothing: apt reads it in the unit too.
-
-import { createHash } from "node:crypto";
-import { quote } from "../../shared/shell-quote";
-import { CommandError } from "./exec";
-
 export const STEPS_DIR = "/run/vm-install/steps";
 
 /** "start": attach to a live step of that id, else start it afresh; "follow": only wait for it. */
@@ -49,7 +51,8 @@ export function stepId(job: string, command: string): string {
  */
 const RUNNER =
   `d=$1; exec 9> "$d/lock"; command -v flock > /dev/null 2>&1 && flock 9; ` +
-  `x=$(cat /proc/$$/stat); x=\${x##*) }; set -- $x; echo "\${20}" > "$d/start"; echo $$ > "$d/pid.tmp" && mv "$d/pid.tmp" "$d/pid"; ` +
+  `x=$(cat /proc/$$/stat); x=\${x##*) }; set -- $x; echo "\${20}" > "$d/start"; echo $$ > "$d/pid.tmp" && mv ` +
+  `"$d/pid.tmp" "$d/pid"; ` +
   `sh "$d/cmd" 9>&- > "$d/out" 2> "$d/err" < /dev/null; echo $? > "$d/rc.tmp"; mv "$d/rc.tmp" "$d/rc"`;
 
 /** Finished and dead steps are kept this long (a follower that lost its link reads the result there), then removed. */
@@ -66,7 +69,8 @@ export const PROXY_VARIABLES = ["http_proxy", "https_proxy", "ftp_proxy", "all_p
  * not connect", curl's "Could not resolve host", and the socket errors under them.
  */
 const FETCH_FAILED =
-  "Failed to fetch|Could not (connect|resolve)|Unable to connect|Temporary failure resolving|Connection (refused|timed out)|Network is unreachable|No route to host|proxy";
+  "Failed to fetch|Could not (connect|resolve)|Unable to connect|Temporary failure resolving|Connection " +
+  "(refused|timed out)|Network is unreachable|No route to host|proxy";
 
 /**
  * The shell functions every mode uses. `started PID`: field 22 of /proc/PID/stat (the start time in
@@ -84,26 +88,32 @@ const FUNCTIONS = [
 
 /**
  * Exports the proxy settings the step is given (the setsid runner inherits them), names them in "$@"
- * as --setenv= arguments for systemd-run, and describes them in "$s/proxy". Per variable, the first that has it: this shell's
- * own environment (what sudo kept), the login session's (the environment sudo itself was started with,
- * /proc/$PPID/environ: pam_env gives it /etc/environment, sudo's own PAM stack on Debian does not), then
- * /etc/environment itself. A value with anything but URL and host-list characters is left out, and said.
+ * as --setenv= arguments for systemd-run, and describes them in "$s/proxy". Per variable, the first
+ * that has it: this shell's own environment (what sudo kept), the login session's (the environment sudo
+ * itself was started with, /proc/$PPID/environ: pam_env gives it /etc/environment, sudo's own PAM stack on
+ * Debian does not), then /etc/environment itself. A value with anything but URL and host-list characters is
+ * left out, and said.
  */
 const PROXIES = [
   `set --; said=""`,
   `for n in ${PROXY_VARIABLES.join(" ")}; do`,
   `  eval "v=\\\${$n-}"; from="this shell's environment"`,
-  `  [ -n "$v" ] || { v=$(sed -z -n "s/^$n=//p" "/proc/$PPID/environ" 2>/dev/null | head -z -n 1 | tr -d '\\000'); from="the login environment"; }`,
-  `  [ -n "$v" ] || { v=$(sed -n "s/^[[:space:]]*\\(export[[:space:]]\\{1,\\}\\)\\{0,1\\}$n=//p" /etc/environment 2>/dev/null | tail -n 1); ` +
+  `  [ -n "$v" ] || { v=$(sed -z -n "s/^$n=//p" "/proc/$PPID/environ" 2>/dev/null | head -z -n 1 | tr -d '\\000'); ` +
+    `from="the login environment"; }`,
+  `  [ -n "$v" ] || { v=$(sed -n "s/^[[:space:]]*\\(export[[:space:]]\\{1,\\}\\)\\{0,1\\}$n=//p" /etc/environment ` +
+    `2>/dev/null | tail -n 1); ` +
     `v=\${v%\\"}; v=\${v#\\"}; v=\${v%\\'}; v=\${v#\\'}; from="/etc/environment"; }`,
   `  [ -n "$v" ] || continue`,
-  `  case "$v" in *[!]A-Za-z0-9._~:/?#@%+=,*[-]*) echo "vm-install: $n from $from left out of step \${s##*/}: not a URL or host list" >&2; continue;; esac`,
+  `  case "$v" in *[!]A-Za-z0-9._~:/?#@%+=,*[-]*) echo "vm-install: $n from $from left out of step \${s##*/}: not a ` +
+    `URL or host list" >&2; continue;; esac`,
   // --setenv=NAME takes the value from systemd-run's own environment: a proxy's credentials stay off its command line.
   // The description goes into job messages: a proxy's user and password stay out of it.
-  `  export "$n=$v"; set -- "$@" "--setenv=$n"; w=$(printf '%s' "$v" | sed 's#//[^/@]*@#//[credentials]@#g'); said="\${said:+$said, }$n=$w (from $from)"`,
+  `  export "$n=$v"; set -- "$@" "--setenv=$n"; w=$(printf '%s' "$v" | sed 's#//[^/@]*@#//[credentials]@#g'); ` +
+    `said="\${said:+$said, }$n=$w (from $from)"`,
   `done`,
   `a=$(apt-config dump 2>/dev/null | grep -i '^Acquire::[a-z]*::Proxy ' | tr '\\n' ' ')`,
-  `{ if [ -n "$said" ]; then printf 'with %s' "$said"; else printf 'without a proxy in its environment'; fi; [ -n "$a" ] && printf '; apt.conf: %s' "$a"; echo; } > "$s/proxy"`,
+  `{ if [ -n "$said" ]; then printf 'with %s' "$said"; else printf 'without a proxy in its environment'; fi; [ -n ` +
+    `"$a" ] && printf '; apt.conf: %s' "$a"; echo; } > "$s/proxy"`,
 ];
 
 /** Exit statuses of the follower itself (not of the step): the step died without one, or never started. */
@@ -123,7 +133,8 @@ export function detachedScript(id: string, script: string, mode: DetachMode, dir
     `if command -v systemd-run >/dev/null 2>&1 && [ -d /run/systemd/system ]; then`,
     // systemd expands $VAR and turns $$ into $ in a unit's command line: every $ of the runner doubled.
     // --setenv values are not expanded (they are the unit's Environment=, not its command line).
-    `  systemd-run --quiet --collect --unit="vm-install-${id}-$(date +%s%N)" --description="vm-install step ${id}" "$@" sh -c ${quote(RUNNER.replace(/\$/g, "$$$$"))} vmi "$s" || exit ${STEP_NOT_STARTED}`,
+    `  systemd-run --quiet --collect --unit="vm-install-${id}-$(date +%s%N)" --description="vm-install step ${id}" ` +
+      `"$@" sh -c ${quote(RUNNER.replace(/\$/g, "$$$$"))} vmi "$s" || exit ${STEP_NOT_STARTED}`,
     `else setsid sh -c ${quote(RUNNER)} vmi "$s" < /dev/null > /dev/null 2>&1 & fi`,
   ];
   return [
@@ -133,8 +144,10 @@ export function detachedScript(id: string, script: string, mode: DetachMode, dir
       ? [
           // Another step of an earlier run still going: one apt at a time, so wait for it first.
           `for o in "$D"/*; do [ -d "$o" ] && [ "$o" != "$s" ] || continue; ` +
-            `if alive "$o"; then echo "vm-install: waiting for step \${o##*/}, still running from an earlier run" >&2; while alive "$o"; do sleep 0.2; done; fi; done`,
-          `find "$D" -mindepth 1 -maxdepth 1 -type d -mmin +${STALE_AFTER_MIN} | while read -r o; do alive "$o" || rm -rf "$o"; done`,
+            `if alive "$o"; then echo "vm-install: waiting for step \${o##*/}, still running from an earlier run" ` +
+            `>&2; while alive "$o"; do sleep 0.2; done; fi; done`,
+          `find "$D" -mindepth 1 -maxdepth 1 -type d -mmin +${STALE_AFTER_MIN} | while read -r o; do alive "$o" || ` +
+            `rm -rf "$o"; done`,
           `if alive "$s"; then echo "vm-install: attached to step ${id}, still running from an earlier run" >&2; else`,
           ...start,
           `fi`,
@@ -144,24 +157,26 @@ export function detachedScript(id: string, script: string, mode: DetachMode, dir
     `n=0; while [ ! -s "$s/pid" ] && [ ! -e "$s/rc" ] && [ $n -lt 200 ]; do n=$((n+1)); sleep 0.01; done`,
     `[ -s "$s/pid" ] && command -v flock > /dev/null 2>&1 && flock "$s/lock" true`,
     `n=0; while [ ! -e "$s/rc" ]; do`,
-    `  if [ -s "$s/pid" ]; then alive "$s" || [ -e "$s/rc" ] || { cat "$s/out"; cat "$s/err" >&2; echo "vm-install: step ${id} ended without an exit status (killed?)" >&2; exit ${STEP_DIED}; }`,
-    `  else n=$((n+1)); [ $n -gt 400 ] && { echo "vm-install: step ${id} did not start within 20 s" >&2; exit ${STEP_NOT_STARTED}; }; fi`,
+    `  if [ -s "$s/pid" ]; then alive "$s" || [ -e "$s/rc" ] || { cat "$s/out"; cat "$s/err" >&2; echo "vm-install: ` +
+      `step ${id} ended without an exit status (killed?)" >&2; exit ${STEP_DIED}; }`,
+    `  else n=$((n+1)); [ $n -gt 400 ] && { echo "vm-install: step ${id} did not start within 20 s" >&2; exit ` +
+      `${STEP_NOT_STARTED}; }; fi`,
     `  sleep 0.05`,
     `done`,
     `rc=$(cat "$s/rc"); cat "$s/out"; cat "$s/err" >&2`,
     // Which proxy a failed fetch went through (or that it went direct) is what an "unreachable" needs.
-    `[ "$rc" != 0 ] && [ -s "$s/proxy" ] && grep -qiE ${quote(FETCH_FAILED)} "$s/out" "$s/err" && echo "vm-install: step ${id} ran $(cat "$s/proxy")" >&2`,
+    `[ "$rc" != 0 ] && [ -s "$s/proxy" ] && grep -qiE ${quote(FETCH_FAILED)} "$s/out" "$s/err" && echo "vm-install: ` +
+      `step ${id} ran $(cat "$s/proxy")" >&2`,
     `exit "$rc"`,
   ].join("\n");
 }
 
 /** A command that failed because the SSH connection went away (not because of what it ran). */
+const CONNECTION_LOSS = new RegExp(
+  "SSH connection (was lost|is gone)|channel closed without an exit status|could not start the command|" +
+    "No response from server|Not connected",
+);
+
 export function isConnectionLoss(err: unknown): boolean {
-  return (
-    err instanceof CommandError &&
-    err.code === null &&
-    /SSH connection (was lost|is gone)|channel closed without an exit status|could not start the command|No response from server|Not connected/.test(
-      err.message,
-    )
-  );
+  return err instanceof CommandError && err.code === null && CONNECTION_LOSS.test(err.message);
 }

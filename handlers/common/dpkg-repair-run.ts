@@ -2,13 +2,10 @@
 // run the script as one detached root step, look again. Apt.ensureDpkgHealthy runs this once per run.
 
 import { isLockError } from "./apt-output";
+import { DPKG_HEALTH_PROBE, type DpkgHealth, needsRepair, parseDpkgHealth } from "./dpkg-health";
 import {
-  DPKG_HEALTH_PROBE,
-  type DpkgHealth,
   describeDamage,
   describeRepair,
-  needsRepair,
-  parseDpkgHealth,
   planRepair,
   repairFailureMessage,
   repairScript,

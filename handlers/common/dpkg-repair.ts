@@ -1,7 +1,23 @@
-// dpkg repairs itself before any apt work. A dpkg interrupted mid-run (killed, the VM rebooted, the
-// link dropped under an apt that died with it) leaves packages in one of dpkg's in-between states, and
-// every later apt-get stops on it. What each state needs (dpkg's own rules, src/main/enquiry.c and
-// src/main/configure.c):
+// dpkg repairs itself before any apt work: a dpkg interrupted mid-run leaves packages in one of its
+// in-between states, and every later apt-get stops on it. The decisions here are pure (plan, script,
+// words); apt.ts runs them.
+
+import { quote } from "../../shared/shell-quote";
+import { compareDebianVersions } from "./debian-version";
+import {
+  ARCHIVES,
+  auditPackages,
+  type DpkgHealth,
+  type DpkgPackage,
+  lines,
+  MAINTAINER_SCRIPT,
+  mustReinstall,
+  needsRepair,
+} from "./dpkg-health";
+import { tail } from "./exec";
+
+// A dpkg interrupted mid-run (killed, the VM rebooted, the link dropped under an apt that died with it):
+// what each in-between state needs (dpkg's own rules, src/main/enquiry.c and src/main/configure.c):
 //
 //   half-installed, or the reinst-required flag   the package's files are partly the old and partly the
 //       new version's: only unpacking a whole .deb over them again helps. `dpkg --configure -a` refuses
@@ -13,122 +29,7 @@
 //       --no-remove: it may install what is missing, never remove what the VM had.
 //
 // A maintainer script the killed dpkg left running is waited for first: configuring its package while it
-// still runs would run the same postinst twice at once. The decisions here are pure (plan, script,
-// words); apt.ts runs them.
-
-import { quote } from "../../shared/shell-quote";
-import { compareDebianVersions } from "./debian-version";
-import { tail } from "./exec";
-
-export const ARCHIVES = "/var/cache/apt/archives";
-
-/** A maintainer script's command line: dpkg runs them from info/ (postinst, prerm ...) or tmp.ci/ (a new preinst). */
-const MAINTAINER_SCRIPT = "[/]var/lib/dpkg/(info|tmp\\.ci)/";
-
-/**
- * Every package whose status is not settled, as "name\tarch\tstatus\tversion" lines, read from dpkg's
- * files themselves: dpkg-query and dpkg --audit need the lock (root) while a journal is pending, which
- * is exactly when this is asked. The journal's entries (updates/0000 ...) override the status file's.
- */
-export const UNSETTLED_AWK = [
-  'function flush() { if (p != "") r[p "\\t" a] = s "\\t" v; p = a = s = v = "" }',
-  "FNR == 1 { flush() }",
-  '/^Package: / { p = $2 } /^Architecture: / { a = $2 } /^Version: / { v = $2 } /^Status: / { s = $2 " " $3 " " $4 }',
-  "/^$/ { flush() }",
-  'END { flush(); for (k in r) { split(r[k], x, "\\t"); if (x[1] !~ / ok (installed|not-installed|config-files)$/) print k "\\t" r[k] } }',
-].join(" ");
-
-/**
- * One unprivileged look: journal files dpkg left unapplied (/var/lib/dpkg/updates), dpkg --audit, every
- * package not in a settled state, maintainer scripts still running, the .debs in apt's archive cache.
- */
-export const DPKG_HEALTH_PROBE = [
-  "ls -A /var/lib/dpkg/updates 2>/dev/null | head -5",
-  "echo '--- audit'; dpkg --audit 2>&1",
-  // An empty journal leaves the glob unexpanded, and awk stops at a file it cannot open.
-  `echo '--- packages'; set -- /var/lib/dpkg/updates/[0-9]*; [ -e "$1" ] || set --; awk ${quote(UNSETTLED_AWK)} /var/lib/dpkg/status "$@" 2>/dev/null`,
-  `echo '--- scripts'; pgrep -a -f '${MAINTAINER_SCRIPT}'`,
-  `echo '--- cache'; ls ${ARCHIVES} 2>/dev/null | grep '[.]deb$'`,
-  "true",
-].join("; ");
-
-/** A package dpkg holds in an in-between state. */
-export interface DpkgPackage {
-  name: string;
-  /** dpkg's Architecture field: amd64, all ... */
-  arch: string;
-  /** The want flag: install, hold, deinstall, purge. */
-  want: string;
-  /** ok, or reinstreq (dpkg's "reinst-required": the package must be reinstalled). */
-  flag: string;
-  /** half-installed, unpacked, half-configured, triggers-awaited, triggers-pending ... */
-  status: string;
-  /** The version dpkg has on record: for an upgrade cut short, the old one. May be empty. */
-  version: string;
-}
-
-export interface DpkgHealth {
-  /** dpkg's journal holds updates it never applied: it was interrupted. */
-  interrupted: boolean;
-  /** What dpkg --audit said (packages half-installed, half-configured, triggers pending ...). */
-  audit: string;
-  /** Every package not installed, not-installed or config-files with flag ok. */
-  packages: DpkgPackage[];
-  /** Maintainer scripts running right now ("<pid> <command line>"). */
-  scripts: string[];
-  /** File names of the .debs in the archive cache. */
-  cached: string[];
-}
-
-function section(stdout: string, name: string): string {
-  const start = stdout.indexOf(`--- ${name}\n`);
-  if (start < 0) return "";
-  const rest = stdout.slice(start + name.length + 5);
-  const end = rest.search(/^--- [a-z]+$/m);
-  return end < 0 ? rest : rest.slice(0, end);
-}
-
-const lines = (s: string) =>
-  s
-    .split("\n")
-    .map((l) => l.trim())
-    .filter(Boolean);
-
-export function parseDpkgHealth(stdout: string): DpkgHealth {
-  const updates = stdout.slice(0, Math.max(0, stdout.indexOf("--- audit\n")));
-  const packages = lines(section(stdout, "packages")).flatMap((line): DpkgPackage[] => {
-    const [name, arch = "", status = "", version = ""] = line.split("\t");
-    const [want = "", flag = "", state = ""] = status.split(" ");
-    return name && state ? [{ name, arch, want, flag, status: state, version }] : [];
-  });
-  return {
-    interrupted: updates.trim() !== "",
-    // Unprivileged, dpkg 1.21 (Debian 12) cannot even look at its lock (mode 0640) and says only that:
-    // no word on the packages, which the status files give anyway.
-    audit: section(stdout, "audit")
-      .replace(/^dpkg: error: unable to check lock file for dpkg database directory .*: Permission denied$/m, "")
-      .trim(),
-    packages,
-    scripts: lines(section(stdout, "scripts")),
-    cached: lines(section(stdout, "cache")),
-  };
-}
-
-/** A package that only unpacking a whole .deb again can mend. */
-export function mustReinstall(p: DpkgPackage): boolean {
-  return p.flag === "reinstreq" || p.status === "half-installed";
-}
-
-export function needsRepair(h: DpkgHealth): boolean {
-  return h.interrupted || h.audit !== "" || h.packages.length > 0;
-}
-
-/** Packages dpkg --audit names (its indented "<name>   <description>" lines). */
-export function auditPackages(audit: string): string[] {
-  const names = [...audit.matchAll(/^ ([a-z0-9][a-z0-9+.-]+)(?::[a-z0-9]+)?\s/gm)].map((m) => m[1]);
-  return [...new Set(names)];
-}
-
+// still runs would run the same postinst twice at once.
 // ---------------------------------------------------------------------------------------------------
 // The plan.
 
@@ -227,7 +128,8 @@ export function repairScript(plan: RepairPlan, opts: { lockTimeoutSec: number; w
   const out: string[] = [
     `A=${ARCHIVES}; debs=""`,
     `n=0; while pgrep -f '${MAINTAINER_SCRIPT}' > /dev/null; do n=$((n+1)); ` +
-      `if [ $n -gt ${opts.waitSec * 5} ]; then echo "${MARK} scripts still running after ${opts.waitSec}s:" >&2; pgrep -a -f '${MAINTAINER_SCRIPT}' >&2; exit ${REPAIR_SCRIPTS_RUNNING}; fi; sleep 0.2; done`,
+      `if [ $n -gt ${opts.waitSec * 5} ]; then echo "${MARK} scripts still running after ${opts.waitSec}s:" >&2; ` +
+      `pgrep -a -f '${MAINTAINER_SCRIPT}' >&2; exit ${REPAIR_SCRIPTS_RUNNING}; fi; sleep 0.2; done`,
   ];
   for (const r of plan.reinstall) {
     if (
@@ -247,15 +149,19 @@ export function repairScript(plan: RepairPlan, opts: { lockTimeoutSec: number; w
     } else {
       const got = r.version ? debFileName(r.name, r.version, r.arch) : `${r.name}_*_${r.arch}.deb`;
       out.push(
-        `f=""; rm -f "$A"/partial/${r.name}_*.deb; if (cd "$A/partial" && apt-get download -q -o DPkg::Lock::Timeout=${opts.lockTimeoutSec} ${quote(r.download!)} >&2); then ` +
-          `for g in "$A"/partial/${got}; do [ -s "$g" ] && mv -f "$g" "$A/" && f="$A/\${g##*/}"; done; [ -n "$f" ] && echo "${MARK} reinstall ${r.name} from the mirror"; fi`,
+        `f=""; rm -f "$A"/partial/${r.name}_*.deb; if (cd "$A/partial" && apt-get download -q -o ` +
+          `DPkg::Lock::Timeout=${opts.lockTimeoutSec} ${quote(r.download!)} >&2); then ` +
+          `for g in "$A"/partial/${got}; do [ -s "$g" ] && mv -f "$g" "$A/" && f="$A/\${g##*/}"; done; [ -n "$f" ] ` +
+          `&& echo "${MARK} reinstall ${r.name} from the mirror"; fi`,
         r.fallback
-          ? `if [ -z "$f" ] && [ -s "$A/${r.fallback}" ]; then f="$A/${r.fallback}"; echo "${MARK} reinstall ${r.name} from the archive cache (${versionOfFile(r.fallback)}, the version being unpacked)"; fi`
+          ? `if [ -z "$f" ] && [ -s "$A/${r.fallback}" ]; then f="$A/${r.fallback}"; echo "${MARK} reinstall ` +
+              `${r.name} from the archive cache (${versionOfFile(r.fallback)}, the version being unpacked)"; fi`
           : ":",
       );
     }
     out.push(
-      `[ -n "$f" ] && [ -s "$f" ] || { echo "${MARK} no-deb ${r.name}" ; echo "no .deb of ${label} in $A, and the mirror does not offer it" >&2; exit ${REPAIR_NO_DEB}; }`,
+      `[ -n "$f" ] && [ -s "$f" ] || { echo "${MARK} no-deb ${r.name}" ; echo "no .deb of ${label} in $A, and the ` +
+        `mirror does not offer it" >&2; exit ${REPAIR_NO_DEB}; }`,
     );
     out.push(`debs="$debs $f"`);
   }
@@ -263,7 +169,8 @@ export function repairScript(plan: RepairPlan, opts: { lockTimeoutSec: number; w
   out.push(
     // Fails on a package whose dependency was never unpacked: apt-get -f install brings that in next.
     `${dpkg} --configure -a`,
-    `apt-get -f install --no-remove -y -q -o DPkg::Lock::Timeout=${opts.lockTimeoutSec} -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold || exit $?`,
+    `apt-get -f install --no-remove -y -q -o DPkg::Lock::Timeout=${opts.lockTimeoutSec} -o ` +
+      `Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold || exit $?`,
     `${dpkg} --configure -a && dpkg --triggers-only -a`,
   );
   return out.join("\n");
@@ -302,14 +209,20 @@ export function wouldRemove(simulation: string): string[] {
 export function manualCommand(h: DpkgHealth, failing: string[] = []): string {
   const reinstall = h.packages.filter(mustReinstall);
   if (reinstall.length)
-    return `sudo apt-get install --reinstall ${reinstall.map((p) => (p.version ? `${p.name}=${p.version}` : p.name)).join(" ")}`;
+    return (
+      `sudo apt-get install --reinstall ` +
+      `${reinstall.map((p) => (p.version ? `${p.name}=${p.version}` : p.name)).join(" ")}`
+    );
   const names = failing.length ? failing : h.packages.map((p) => p.name);
   return names.length ? `sudo dpkg --configure ${names.join(" ")}` : "sudo dpkg --configure -a";
 }
 
 /** A package in between, in words: "perl-base (must be reinstalled, half-installed at 5.36.0-7+deb12u3)". */
 function stateOf(p: DpkgPackage): string {
-  return `${p.name} (${p.flag === "reinstreq" ? "must be reinstalled, " : ""}${p.status}${p.version ? ` at ${p.version}` : ""})`;
+  return (
+    `${p.name} ` +
+    `(${p.flag === "reinstreq" ? "must be reinstalled, " : ""}${p.status}${p.version ? ` at ${p.version}` : ""})`
+  );
 }
 
 /**
@@ -331,13 +244,16 @@ export function repairFailureMessage(f: {
       ? left.join(", ")
       : "no package named (updates still pending in /var/lib/dpkg/updates)";
   const still = needsRepair(f.after)
-    ? ` dpkg still reports: ${left.length ? left.join(", ") : tail(f.after.audit, 3).replace(/\n/g, " ") || "an interrupted run"}.`
+    ? ` dpkg still reports: ` +
+      `${left.length ? left.join(", ") : tail(f.after.audit, 3).replace(/\n/g, " ") || "an interrupted run"}.`
     : "";
   const removal = f.removes
-    ? ` apt-get -f install would remove ${f.removes.length ? f.removes.join(" ") : "packages"} the VM has; refused (--no-remove).`
+    ? ` apt-get -f install would remove ${f.removes.length ? f.removes.join(" ") : "packages"} the VM has; refused ` +
+      `(--no-remove).`
     : "";
   return (
-    `dpkg could not be repaired on ${f.target}${f.exit != null ? ` (exit ${f.exit})` : ""}: ${what}.${still}${removal}\n` +
+    `dpkg could not be repaired on ${f.target}${f.exit != null ? ` (exit ${f.exit})` : ""}: ` +
+    `${what}.${still}${removal}\n` +
     `dpkg's last lines:\n${tail(f.output, 12)}\n` +
     `On the VM, run \`${manualCommand(f.after, failing)}\` and read its error, then run the job again (raise run_id).`
   );

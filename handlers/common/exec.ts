@@ -1,5 +1,13 @@
 // Running commands on the VM. Installers talk to a `Remote`, never to ssh2 directly, so tests can hand
-// them a scripted double and the rules that matter live in one place:
+// them a scripted double and the rules that matter (sudo as a whole, a command line any login shell
+// passes on, data on stdin, no exit status is a failure, secrets scrubbed) live in one place.
+
+import { UNIX_USER } from "../../shared/names";
+import { secrets as defaultSecrets, type SecretScrubber } from "../../shared/secrets";
+import { quote } from "../../shared/shell-quote";
+import { formatDuration } from "./progress";
+
+// The rules, in full:
 //   - a privileged command runs through sudo as a whole: `sudo -n sh -c '<quoted>'`. `sudo A && B` would
 //     run B unprivileged, and a bare `sudo` could stop to ask for a password nobody will type;
 //   - every command, privileged or not, reaches sh through `sh -c` in a form any login shell passes on
@@ -7,12 +15,6 @@
 //   - data (SQL, passwords) goes on stdin, never on a command line, where `ps` on the VM would show it;
 //   - an exit without a status (channel died, signal) is a failure, never "exit 0";
 //   - every known secret is scrubbed from captured output and from error text.
-
-import { UNIX_USER } from "../../shared/names";
-import { secrets as defaultSecrets, type SecretScrubber } from "../../shared/secrets";
-import { quote } from "../../shared/shell-quote";
-import { formatDuration } from "./progress";
-
 export interface RunOptions {
   /** Run as root: the whole command goes to `sudo -n sh -c`. @default false */
   sudo?: boolean;
@@ -28,7 +30,10 @@ export interface RunOptions {
   env?: Record<string, string>;
   /** How errors and progress name the command. @default the command itself, shortened */
   label?: string;
-  /** The command changes the VM: check mode refuses it (check-mode.ts). Long steps (runLong) always are. @default false */
+  /**
+   * The command changes the VM: check mode refuses it (check-mode.ts). Long steps (runLong) always are.
+   * @default false
+   */
   mutates?: boolean;
 }
 
@@ -49,6 +54,13 @@ export interface Remote {
    * to its end across lost connections (resilient-connection.ts). Absent: run it with sudo in the channel.
    */
   runDetached?(command: string, opts?: RunOptions): Promise<RunResult>;
+}
+
+/** An open connection to the VM as the kit holds it: SshSession is one, tests give a scripted double. */
+export interface Connection extends Remote {
+  readonly target: string;
+  readonly hostKeySha256: string;
+  close(): Promise<void>;
 }
 
 /** `remote.runDetached` where the remote has it, else `run` with sudo: the same result either way. */
@@ -160,7 +172,10 @@ export class CommandError extends Error {
 /** Why sudo refused, in terms of what to change on the VM; undefined when it was not sudo. */
 function sudoHint(stderr: string, user: string): string | undefined {
   if (/sudo: (a password is required|a terminal is required)/.test(stderr)) {
-    return `${user} needs passwordless sudo on the VM: add "${user} ALL=(ALL) NOPASSWD:ALL" to a file in /etc/sudoers.d/`;
+    return (
+      `${user} needs passwordless sudo on the VM: add "${user} ALL=(ALL) NOPASSWD:ALL" to a file in ` +
+      `/etc/sudoers.d/`
+    );
   }
   if (/is not in the sudoers file|is not allowed to run sudo/.test(stderr)) {
     return `${user} may not use sudo on the VM: add it to the sudo group or /etc/sudoers.d/ with NOPASSWD`;
@@ -224,7 +239,8 @@ export class ExecRemote implements Remote {
         ? `it was killed by signal ${raw.signal}`
         : "the SSH channel closed without an exit status";
       throw new CommandError(
-        `${label} on ${where} did not finish: ${why} after ${formatDuration(durationMs)}${stderr.trim() ? `\n${tail(stderr)}` : ""}`,
+        `${label} on ${where} did not finish: ${why} after ` +
+          `${formatDuration(durationMs)}${stderr.trim() ? `\n${tail(stderr)}` : ""}`,
         scrub(command),
         null,
         stdout,

@@ -1,17 +1,15 @@
 // The inventory of what vm-install granted on a VM (pg_hba.conf lines, roles given LOGIN, docker group
-// members), one root-only JSON file keyed by installer. It exists so that a rerun with narrower settings
-// can take back what it gave, and only that: a grant found in place before the project made it is never
-// written here, so it is never revoked. Each installer owns its own key and reads the others' as opaque.
-//
-// Written after the changes it describes, in one atomic write: a run that dies in between leaves a grant
-// unrecorded (kept forever, the safe side) rather than a record of something someone else made.
+// members), one root-only JSON file keyed by installer, so a rerun with narrower settings can take back
+// what it gave, and only that. Written after the changes it describes, in one atomic write: a run that
+// dies in between leaves a grant unrecorded (kept forever, the safe side).
 
 import type { Remote } from "./exec";
 
 export const GRANTS_DIR = "/var/lib/vm-install";
 export const GRANTS_FILE = `${GRANTS_DIR}/grants.json`;
 const ABOUT =
-  "What vm-install granted on this VM; a rerun revokes what its settings no longer grant, and only what is listed here.";
+  "What vm-install granted on this VM; a rerun revokes what its settings no longer grant, and only what is listed " +
+  "here.";
 
 /** The whole file: `version`, `about`, then one key per installer ("postgres", "docker"). */
 export interface Inventory {
@@ -31,7 +29,8 @@ export function parseInventory(text: string | undefined): Inventory {
     value = JSON.parse(text);
   } catch (err) {
     throw new Error(
-      `${GRANTS_FILE} on the VM is not valid JSON (${(err as Error).message}): repair it, or remove it to make the project forget ` +
+      `${GRANTS_FILE} on the VM is not valid JSON (${(err as Error).message}): repair it, or remove it to make the ` +
+        `project forget ` +
         "what it granted (nothing is revoked then), and run the job again",
     );
   }
@@ -76,7 +75,8 @@ export function withSection(inventory: Inventory, installer: string, section: un
 export async function writeGrants(remote: Remote, inventory: Inventory): Promise<void> {
   await remote.run(
     `umask 077 && mkdir -p ${GRANTS_DIR} && chown root:root ${GRANTS_DIR} && chmod 0700 ${GRANTS_DIR} && ` +
-      `t=$(mktemp ${GRANTS_DIR}/.grants.json.XXXXXX) && { cat > "$t" && chmod 0600 "$t" && mv -f "$t" ${GRANTS_FILE} || { rm -f "$t"; exit 1; }; }`,
+      `t=$(mktemp ${GRANTS_DIR}/.grants.json.XXXXXX) && { cat > "$t" && chmod 0600 "$t" && mv -f "$t" ` +
+      `${GRANTS_FILE} || { rm -f "$t"; exit 1; }; }`,
     {
       sudo: true,
       stdin: `${JSON.stringify(inventory, null, 2)}\n`,

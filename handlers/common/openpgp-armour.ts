@@ -1,6 +1,6 @@
 // ASCII armour (RFC 4880 6.2), read two ways: strictly, for the key that is checked and rebuilt, and the
 // way apt reads an .asc keyring, only to name what a refused file would have made apt trust.
-//
+
 // Strict means one PUBLIC KEY BLOCK and nothing else: apt's own reader (apt-key's dearmor_keyring, an awk
 // script) decodes every block whose line starts with "-----BEGIN", of any type, whitespace after it
 // ignored, and concatenates them, so any second block, any text or binary around the armour, any line
@@ -8,7 +8,6 @@
 // is accounted for: blank lines around the block, LF or CRLF line ends, the Version/Comment/Charset
 // headers, a missing checksum (RFC 9580 makes it optional). Nothing read here is ever written: the
 // keyring apt gets is rebuilt from the decoded packets (./openpgp.ts).
-
 export class OpenPgpError extends Error {
   /** Primary keys (v4 fingerprints) found anywhere in a refused file, for the message a person reads. */
   hiddenKeys: string[] = [];
@@ -21,7 +20,10 @@ const HEADERS = new Set(["version", "comment", "charset"]);
 const BASE64_LINE = /^[A-Za-z0-9+/]+={0,2}$/;
 const CHECKSUM_LINE = /^=[A-Za-z0-9+/]{4}$/;
 
-/** True when `file` is to be read as armour: its first byte is text (a binary key starts with a packet header, high bit set). */
+/**
+ * True when `file` is to be read as armour: its first byte is text (a binary key starts with a packet
+ * header, high bit set).
+ */
 export function looksArmoured(file: Buffer): boolean {
   return file.length > 0 && (file[0] & 0x80) === 0;
 }
@@ -49,12 +51,17 @@ function shown(line: string): string {
 function outside(line: Line, where: "before" | "after"): string {
   if (/^\s*-----BEGIN/i.test(line.text)) {
     return where === "before"
-      ? `line ${line.number} is ${shown(line.text)}, not exactly ${BEGIN} (a key file is one such block and nothing else)`
-      : `a second armour block, ${shown(line.text)} at line ${line.number}: a key file is one ${BEGIN} block and nothing else`;
+      ? `line ${line.number} is ${shown(line.text)}, not exactly ${BEGIN} (a key file is one such block and nothing ` +
+          `else)`
+      : `a second armour block, ${shown(line.text)} at line ${line.number}: a key file is one ${BEGIN} block and ` +
+          `nothing else`;
   }
   if (/[^\x20-\x7e\t]/.test(line.text))
     return `binary data ${where} the armour (line ${line.number}): a key file is one armour block and nothing else`;
-  return `text ${where} the armour at line ${line.number} (${shown(line.text)}): a key file is one armour block and nothing else`;
+  return (
+    `text ${where} the armour at line ${line.number} (${shown(line.text)}): a key file is one armour block and ` +
+    `nothing else`
+  );
 }
 
 /** Why a line does not belong where it is inside the block, or undefined when it is base64. */

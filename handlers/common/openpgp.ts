@@ -1,8 +1,10 @@
-// Reads an OpenPGP key file (what a repository publishes as its signing key) far enough to say which
-// primary keys it holds, by their v4 fingerprints, and rebuilds from the packets read the binary keyring
-// apt is given, without gpg: the key bytes reach the handler anyway, so the check cannot be skipped on a
-// VM without gpg and runs before anything is written there.
-//
+// Reads an OpenPGP key file (a repository's signing key) far enough to say which primary keys it holds,
+// by their v4 fingerprints, and rebuilds from the packets read the binary keyring apt is given, without
+// gpg: the check cannot be skipped on a VM without gpg and runs before anything is written there.
+
+import { createHash } from "node:crypto";
+import { aptArmourBlocks, dearmor, looksArmoured, OpenPgpError } from "./openpgp-armour";
+
 // What apt trusts is what was verified: the served file is never written. Its packets are grouped per
 // primary key (the primary, its direct signatures, user IDs with their signatures, subkeys with their
 // binding signatures, in served order) and written back with canonical headers, so the keyring holds
@@ -19,10 +21,6 @@
 // refused too: gpgv on Debian 12 and Ubuntu 22.04 (GnuPG 2.2) reads neither, and every repository key
 // these installers meet is v4. Signatures are carried, not verified: gpgv checks the self-signatures
 // (a subkey without a valid binding signature is not used) when apt reads the keyring.
-
-import { createHash } from "node:crypto";
-import { aptArmourBlocks, dearmor, looksArmoured, OpenPgpError } from "./openpgp-armour";
-
 export { dearmor, OpenPgpError };
 
 const SIGNATURE = 2;
@@ -71,7 +69,10 @@ export function readKeyring(file: Buffer): KeyringSummary {
   };
 }
 
-/** Every primary key in `file` with the packets kept for it; an OpenPgpError (with the keys found anywhere in the file) when it cannot be fully read. */
+/**
+ * Every primary key in `file` with the packets kept for it; an OpenPgpError (with the keys found
+ * anywhere in the file) when it cannot be fully read.
+ */
 export function readCertificates(file: Buffer): Certificate[] {
   try {
     const data = looksArmoured(file) ? dearmor(file) : file;
@@ -83,7 +84,10 @@ export function readCertificates(file: Buffer): Certificate[] {
   }
 }
 
-/** The binary keyring apt is given: the certificates' packets, each with a canonical old-format header (as gpg --export writes them). */
+/**
+ * The binary keyring apt is given: the certificates' packets, each with a canonical old-format header
+ * (as gpg --export writes them).
+ */
 export function binaryKeyring(certificates: Certificate[]): Buffer {
   return Buffer.concat(certificates.flatMap((c) => c.packets.map(encode)));
 }
@@ -193,7 +197,8 @@ function keyVersion(body: Buffer, what: string): void {
   const version = body[0];
   if (version === 4) return;
   throw new OpenPgpError(
-    `${what} is a version ${version ?? "(empty)"} key; only version 4 keys are supported (gpgv on Debian 12 and Ubuntu 22.04 reads no other, and repository keys are v4)`,
+    `${what} is a version ${version ?? "(empty)"} key; only version 4 keys are supported (gpgv on Debian 12 and ` +
+      `Ubuntu 22.04 reads no other, and repository keys are v4)`,
   );
 }
 

@@ -50,18 +50,21 @@ export function osFromRelease(text: string): OsInfo {
   const f = parseOsReleaseText(text);
   const id = (f.ID ?? "").toLowerCase();
   const like = (f.ID_LIKE ?? "").toLowerCase().split(/\s+/).filter(Boolean);
-  const found = `ID=${id || "(none)"}${like.length ? ` ID_LIKE="${like.join(" ")}"` : ""}${f.PRETTY_NAME ? ` (${f.PRETTY_NAME})` : ""}`;
+  const likeWords = like.length ? ` ID_LIKE="${like.join(" ")}"` : "";
+  const found = `ID=${id || "(none)"}${likeWords}${f.PRETTY_NAME ? ` (${f.PRETTY_NAME})` : ""}`;
   const family = [id, ...like].find((x) => x === "ubuntu" || x === "debian") as OsFamily | undefined;
   if (!family) {
     throw new UnsupportedOsError(
-      `unsupported OS on the VM: /etc/os-release says ${found}; these installers support Ubuntu and Debian (and derivatives with ID_LIKE ubuntu or debian), ` +
+      `unsupported OS on the VM: /etc/os-release says ${found}; these installers support Ubuntu and Debian (and ` +
+        `derivatives with ID_LIKE ubuntu or debian), ` +
         "whose packages they install with apt; nothing was changed on the VM",
     );
   }
   const codename = f.UBUNTU_CODENAME || f.VERSION_CODENAME;
   if (!codename) {
     throw new UnsupportedOsError(
-      `cannot tell the release codename of the VM: /etc/os-release (${found}) has neither UBUNTU_CODENAME nor VERSION_CODENAME`,
+      `cannot tell the release codename of the VM: /etc/os-release (${found}) has neither UBUNTU_CODENAME nor ` +
+        `VERSION_CODENAME`,
     );
   }
   const info: OsInfo = { id, family, codename };

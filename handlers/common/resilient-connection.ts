@@ -1,5 +1,18 @@
 // The connection a handler works through: one SSH session at a time, replaced when it is lost, inside
-// the job's time budget.
+// the job's time budget; a long step lost with the link is followed again, never re-run.
+
+import { type DetachMode, detachedScript, isConnectionLoss, STEPS_DIR, stepId } from "./detached";
+import {
+  CommandError,
+  type Connection,
+  DEFAULT_TIMEOUT_MS,
+  type RunOptions,
+  type RunResult,
+  wrapCommand,
+} from "./exec";
+import { formatDuration, type Progress } from "./progress";
+
+// In full:
 //   - a command issued after the session was lost reconnects first (same retry policy, and the host
 //     key the first session saw is required of every later one);
 //   - a long step (runDetached) runs detached on the VM (detached.ts); when the link drops while it
@@ -7,12 +20,6 @@
 //   - every command's limit is cut to what is left of the job's budget (time_budget_sec), and running
 //     out is reported as a timeout naming the step it hit. A detached step is never killed by that: it
 //     finishes on the VM, and the next run waits for it.
-
-import { type DetachMode, detachedScript, isConnectionLoss, STEPS_DIR, stepId } from "./detached";
-import { CommandError, DEFAULT_TIMEOUT_MS, type RunOptions, type RunResult, wrapCommand } from "./exec";
-import type { Connection } from "./handler-kit";
-import { formatDuration, type Progress } from "./progress";
-
 /** Thrown when the job's time budget runs out; `step` is what was running. */
 export class JobTimeoutError extends Error {
   constructor(
@@ -70,9 +77,11 @@ export class ResilientConnection implements Connection {
   private timeout(label: string, detachedAs?: string): JobTimeoutError {
     const { budgetSec, started, now } = this.opts.budget;
     return new JobTimeoutError(
-      `timed out during "${label}": the job's time budget (time_budget_sec ${budgetSec}s, set from the job's wait_timeout_sec) ran out after ${formatDuration(now() - started)}` +
+      `timed out during "${label}": the job's time budget (time_budget_sec ${budgetSec}s, set from the job's ` +
+        `wait_timeout_sec) ran out after ${formatDuration(now() - started)}` +
         (detachedAs
-          ? `; the step itself was not stopped: it goes on on the VM (${STEPS_DIR}/${detachedAs}) and the next run waits for it`
+          ? `; the step itself was not stopped: it goes on on the VM (${STEPS_DIR}/${detachedAs}) and the next run ` +
+            `waits for it`
           : "") +
         ". Raise waitTimeoutSec if the VM is this slow.",
       label,
@@ -131,7 +140,8 @@ export class ResilientConnection implements Connection {
         if (err instanceof CommandError) this.sayWhatTheFollowerDid(label, err.stderr);
         if (!isConnectionLoss(err) || this.remainingMs() <= 0) throw err;
         this.opts.progress?.info(
-          `${label}: the connection was lost while it ran; it goes on on the VM as step ${id}: reconnecting to follow it`,
+          `${label}: the connection was lost while it ran; it goes on on the VM as step ${id}: reconnecting to ` +
+            `follow it`,
         );
         await this.replace(`to follow ${id}`);
         mode = "follow";

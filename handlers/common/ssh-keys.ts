@@ -48,7 +48,10 @@ export function openSshEd25519(seed: Buffer, pub: Buffer): string {
     sshString(publicBlob),
     sshString(section),
   ]).toString("base64");
-  return `-----BEGIN OPENSSH PRIVATE KEY-----\n${body.match(/.{1,70}/g)!.join("\n")}\n-----END OPENSSH PRIVATE KEY-----\n`;
+  return (
+    `-----BEGIN OPENSSH PRIVATE KEY-----\n${body.match(/.{1,70}/g)!.join("\n")}\n-----END OPENSSH PRIVATE ` +
+    `KEY-----\n`
+  );
 }
 
 /**
@@ -83,7 +86,8 @@ function fromPkcs8(text: string): string | undefined {
 export function parsePrivateKey(text: string): PrivateKey {
   const encrypted = () =>
     new SshKeyError(
-      "SSH_KEY is encrypted with a passphrase, and a job cannot type one: give an unencrypted key (ssh-keygen -p -N '' -f <keyfile> removes the passphrase from a copy)",
+      "SSH_KEY is encrypted with a passphrase, and a job cannot type one: give an unencrypted key (ssh-keygen -p -N " +
+        "'' -f <keyfile> removes the passphrase from a copy)",
     );
   if (/BEGIN ENCRYPTED PRIVATE KEY|Proc-Type: 4,ENCRYPTED/.test(text)) throw encrypted();
   const candidates = [text];
@@ -106,7 +110,8 @@ export function parsePrivateKey(text: string): PrivateKey {
     return { text: candidate, type: key.type };
   }
   throw new SshKeyError(
-    `SSH_KEY could not be read as a private key (${reason || "unknown format"}); supported: OpenSSH ("BEGIN OPENSSH PRIVATE KEY") ed25519, RSA and ECDSA, and PEM ("BEGIN RSA/EC PRIVATE KEY", "BEGIN PRIVATE KEY")`,
+    `SSH_KEY could not be read as a private key (${reason || "unknown format"}); supported: OpenSSH ("BEGIN OPENSSH ` +
+      `PRIVATE KEY") ed25519, RSA and ECDSA, and PEM ("BEGIN RSA/EC PRIVATE KEY", "BEGIN PRIVATE KEY")`,
   );
 }
 

@@ -70,7 +70,8 @@ export class SshSession implements Remote {
         settle(() =>
           reject(
             new Error(
-              `timed out after ${formatDuration(timeoutMs)}; the channel was closed (the command may still be running on the VM)`,
+              `timed out after ${formatDuration(timeoutMs)}; the channel was closed (the command may still be ` +
+                `running on the VM)`,
             ),
           ),
         );

@@ -1,4 +1,17 @@
-// One SSH connection to the VM, with the policy the installers need:
+// One SSH connection to the VM, with the policy the installers need: retry only what can heal, an
+// optional host-key pin (the key seen is always reported, so a first run says what to pin), keepalive so
+// a dead link fails in about 20 s. Keys and fingerprints: ssh-keys.ts; the session: ssh-session.ts.
+
+import { Client, type ConnectConfig } from "ssh2";
+import { secrets as defaultSecrets, type SecretScrubber } from "../../shared/secrets";
+import type { ConnectionEnv, HostTarget } from "./connection-env";
+import { formatDuration, type Progress } from "./progress";
+import { classify, type HostKeySeen, reachHint, SshConnectError } from "./ssh-connect-error";
+import { fingerprintSha256, keyBlobType, type PrivateKey, parsePrivateKey } from "./ssh-keys";
+import { DEFAULT_SSH_RETRY, retryWaitMs, type SshRetry } from "./ssh-retry-policy";
+import { SshSession } from "./ssh-session";
+
+// The policy in full:
 //   - retry only what can heal (the VM still booting, a network blip) with doubling waits inside a
 //     total time budget; fail at once on what cannot (authentication, a host key that does not match,
 //     an unknown host name, a key that does not parse);
@@ -7,83 +20,6 @@
 //   - keepalive (5 s x 3) so a dead link fails in about 20 s instead of hanging the job;
 //   - after `ready`, the session (ssh-session.ts) rejects every command still running when the
 //     connection is lost. Keys and fingerprints: ssh-keys.ts.
-
-import { Client, type ConnectConfig } from "ssh2";
-import type { HostKeySource } from "../../shared/names";
-import { secrets as defaultSecrets, type SecretScrubber } from "../../shared/secrets";
-import { eventFields } from "../../shared/settings";
-import { SSH_RETRY_SETTINGS, type SshEventSettings } from "../../shared/ssh-retry";
-import { object, type Validator } from "../../shared/validate";
-import type { ConnectionEnv } from "./connection-env";
-import { formatDuration, type Progress } from "./progress";
-import { fingerprintSha256, keyBlobType, type PrivateKey, parsePrivateKey } from "./ssh-keys";
-import { SshSession } from "./ssh-session";
-
-// ---------------------------------------------------------------------------------------------------
-// Retry settings: the event's optional `ssh` object.
-
-/** The resolved form used by `connect`. */
-export interface SshRetry {
-  attempts: number;
-  delaySec: number;
-  budgetSec: number;
-  timeoutSec: number;
-}
-
-/** 3 attempts 10 s apart ride out a VM that is still booting sshd; the budget bounds the whole. */
-export const DEFAULT_SSH_RETRY: SshRetry = {
-  attempts: SSH_RETRY_SETTINGS.attempts.default,
-  delaySec: SSH_RETRY_SETTINGS.delaySec.default,
-  budgetSec: SSH_RETRY_SETTINGS.budgetSec.default,
-  timeoutSec: SSH_RETRY_SETTINGS.timeoutSec.default,
-};
-/** A single wait never exceeds this, however many attempts are asked for. */
-export const MAX_RETRY_WAIT_SEC = 60;
-
-/** Validator for the event's `ssh` key (shared/ssh-retry.ts declares it); defaults filled in. */
-export const sshEventSettings: Validator<SshEventSettings> = object(eventFields(SSH_RETRY_SETTINGS));
-
-/** The event's `ssh` key as `connect` takes it; what it leaves out gets the declared default. */
-export function resolveSshRetry(settings: Partial<SshEventSettings> = {}): SshRetry {
-  return {
-    attempts: settings.attempts ?? DEFAULT_SSH_RETRY.attempts,
-    delaySec: settings.delay_sec ?? DEFAULT_SSH_RETRY.delaySec,
-    budgetSec: settings.budget_sec ?? DEFAULT_SSH_RETRY.budgetSec,
-    timeoutSec: settings.timeout_sec ?? DEFAULT_SSH_RETRY.timeoutSec,
-  };
-}
-
-/** The wait before attempt `next` (2-based): delay, 2 x delay, 4 x delay, ... capped. In ms. */
-export function retryWaitMs(retry: SshRetry, next: number): number {
-  return Math.min(retry.delaySec * 2 ** (next - 2), MAX_RETRY_WAIT_SEC) * 1000;
-}
-
-// ---------------------------------------------------------------------------------------------------
-// Connecting.
-
-/** Socket-level errors worth another attempt: the host is not up yet, or the network blinked. */
-export const RETRYABLE_CODES = [
-  "ECONNREFUSED",
-  "EHOSTUNREACH",
-  "ENETUNREACH",
-  "ETIMEDOUT",
-  "ECONNRESET",
-  "EAI_AGAIN",
-  "EPIPE",
-];
-
-/** Thrown when connecting fails; `retryable` says whether another attempt could have helped. */
-export class SshConnectError extends Error {
-  constructor(
-    message: string,
-    readonly retryable: boolean,
-    readonly code?: string,
-  ) {
-    super(message);
-    this.name = "SshConnectError";
-  }
-}
-
 export interface ConnectOptions {
   /** @default DEFAULT_SSH_RETRY */
   retry?: SshRetry;
@@ -102,7 +38,6 @@ export interface ConnectOptions {
 const sleepReal = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** What the retry loop needs of a target: where it is, and the pin when there is one. */
-export type HostTarget = Pick<ConnectionEnv, "host" | "port" | "user" | "hostKeySha256" | "hostKeySource">;
 
 /**
  * Connects to `target` with the retry policy, then returns a session. Parses the key first, so a bad
@@ -167,102 +102,28 @@ async function withRetries<T>(
     if (now() + wait >= deadline) {
       throw new SshConnectError(
         secrets.scrub(
-          `SSH to ${where} failed: ${last.message}; gave up after ${attempt} attempt${attempt === 1 ? "" : "s"} in ${formatDuration(now() - started)} because the next one would pass the ${retry.budgetSec}s budget (ssh.budget_sec). ${reachHint(target)}`,
+          `SSH to ${where} failed: ${last.message}; gave up after ${attempt} attempt${attempt === 1 ? "" : "s"} in ` +
+            `${formatDuration(now() - started)} because the next one would pass the ${retry.budgetSec}s budget ` +
+            `(ssh.budget_sec). ${reachHint(target)}`,
         ),
         true,
         last.code,
       );
     }
     opts.progress?.info(
-      `ssh ${where}: ${secrets.scrub(last.message)}; attempt ${attempt + 1}/${retry.attempts} in ${formatDuration(wait)}`,
+      `ssh ${where}: ${secrets.scrub(last.message)}; attempt ${attempt + 1}/${retry.attempts} in ` +
+        `${formatDuration(wait)}`,
     );
     await sleep(wait);
   }
   throw new SshConnectError(
     secrets.scrub(
-      `SSH to ${where} failed after ${retry.attempts} attempt${retry.attempts === 1 ? "" : "s"} in ${formatDuration(now() - started)}: ${last!.message}. ${reachHint(target)}`,
+      `SSH to ${where} failed after ${retry.attempts} attempt${retry.attempts === 1 ? "" : "s"} in ` +
+        `${formatDuration(now() - started)}: ${last!.message}. ${reachHint(target)}`,
     ),
     true,
     last!.code,
   );
-}
-
-function reachHint(target: HostTarget): string {
-  return `Check that the VM is running, that sshd listens on port ${target.port} and that the port is open to this job (access_port_list); raise ssh.attempts / ssh.budget_sec if the VM boots slowly.`;
-}
-
-/** What one attempt learnt about the server's host key. */
-interface HostKeySeen {
-  seen?: string;
-  type: string;
-  /** The key did not match SSH_HOST_KEY_SHA256: ssh2's error that follows is about that. */
-  mismatch: boolean;
-}
-
-/** ssh2's error of one attempt as an SshConnectError: retryable or not, in words a person can act on. */
-function classify(
-  err: Error & { level?: string; code?: string },
-  target: HostTarget,
-  key: PrivateKey | undefined,
-  readyTimeout: number,
-  host: HostKeySeen,
-): SshConnectError {
-  const where = `${target.user}@${target.host}:${target.port}`;
-  if (host.mismatch) return hostKeyMismatch(target, host);
-  if (err.level === "client-authentication" && key) {
-    return new SshConnectError(
-      `SSH authentication failed for ${where}: the server accepted no method with the ${key.type} key in SSH_KEY. Check SSH_USER and that the key's public half is in ~${target.user}/.ssh/authorized_keys on the VM (user_public_key).`,
-      false,
-    );
-  }
-  if (err.code && RETRYABLE_CODES.includes(err.code))
-    return new SshConnectError(`${err.code} (${err.message})`, true, err.code);
-  if (err.level === "client-timeout")
-    return new SshConnectError(
-      `no SSH handshake within ${formatDuration(readyTimeout)} (${err.message})`,
-      true,
-      "ETIMEDOUT",
-    );
-  if (/Connection lost before handshake/.test(err.message))
-    return new SshConnectError(
-      "the server closed the connection before the SSH handshake (sshd still starting?)",
-      true,
-      "ECONNRESET",
-    );
-  if (err.level === "client-dns")
-    return new SshConnectError(
-      `SSH to ${where}: the host name does not resolve (${err.message}); check VM_IP`,
-      false,
-      err.code,
-    );
-  return new SshConnectError(`SSH to ${where} failed: ${err.message}`, false, err.code);
-}
-
-/**
- * The one message for a host key that is not the expected one, pinned, delivered or recorded at first
- * contact. It is raised inside the key exchange, so nothing (no key, no password) has been sent to that
- * server. What to do depends on where the expected key came from (SSH_HOST_KEY_SOURCE).
- */
-export function hostKeyMismatch(target: HostTarget, host: { seen?: string; type: string }): SshConnectError {
-  const head = `host key mismatch for ${target.host}:${target.port}: expected ${target.hostKeySha256}`;
-  const refused = `but the server presented ${host.seen} (${host.type}); refusing to authenticate, nothing was sent to it.`;
-  const console = `ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub`;
-  const accept = `If the VM was legitimately rebuilt or its keys rotated, check ${host.seen} on the VM's console (${console}), then accept exactly it:`;
-  const impostor = "Otherwise something else answers at this address: do not accept it.";
-  const text: Record<HostKeySource | "unknown", string> = {
-    delivered:
-      `${head}, the host key this stack generated for the VM and delivered in its cloud_init (vms[].hostKeys "delivered", the default for kind "nubes"), ${refused} ` +
-      `Either the VM did not take the delivered key (an image without cloud-init, or one whose cloud-init skips ssh_keys: check ${console} on its console): then set vms[].hostKeys to "first-contact" for this VM and deploy again, which trusts the key it presents at first contact and records it; ` +
-      "or something other than that VM answers at this address: do not trust it.",
-    pin: `${head}, the VM's pin (vms[].hostKeySha256), ${refused} ${accept} set vms[].hostKeySha256 to it. ${impostor}`,
-    "first-contact":
-      `${head}, the key recorded in Terraform state at the VM's first contact, ${refused} ` +
-      `${accept} \`npm run trust -- <vm name> ${host.seen}\` (refused unless the VM presents it) or set vms[].hostKeySha256 to it. ${impostor}`,
-    unknown:
-      `${head} ${refused} The expected key (SSH_HOST_KEY_SHA256) is the VM's pin (vms[].hostKeySha256), the key delivered in its cloud_init, or the key recorded in Terraform state at the VM's first contact. ` +
-      `${accept} \`npm run trust -- <vm name> ${host.seen}\` (refused unless the VM presents it) or set vms[].hostKeySha256 to it. ${impostor}`,
-  };
-  return new SshConnectError(text[target.hostKeySource ?? "unknown"], false, "HOST_KEY_MISMATCH");
 }
 
 /** ssh2's settings for one attempt; the host verifier records the key seen and enforces the pin. */

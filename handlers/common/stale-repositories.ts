@@ -37,7 +37,10 @@ export interface SourceFile {
 export interface StalePlan {
   /** Files with nothing but stale entries. */
   remove: string[];
-  /** Files with stale and other entries: their new text (stale one-line entries commented out, stale deb822 stanzas dropped). */
+  /**
+   * Files with stale and other entries: their new text (stale one-line entries commented out, stale
+   * deb822 stanzas dropped).
+   */
   rewrite: { path: string; text: string }[];
   /** Keyrings the stale entries used (plus the legacy ones), not used by anything that stays. */
   keyrings: string[];
@@ -87,64 +90,33 @@ function isEntryStanza(stanza: string): boolean {
   return stanza.split("\n").some((l) => /^[A-Za-z-]+:/.test(l));
 }
 
+/** What planning one file needs: the URIs that make an entry stale, and the keyrings seen so far. */
+interface FilePlanning {
+  wanted: Set<string>;
+  kept: boolean;
+  plan: StalePlan;
+  staleKeyrings: Set<string>;
+  usedKeyrings: Set<string>;
+  /** The sources that supersede the stale entries (named in a disabled line). */
+  keepSources: string[];
+}
+
 /**
  * Finds every entry for `uris` outside `keep.sources` and decides, per file, whether it goes entirely
  * (only stale entries in it) or is rewritten without them. /etc/apt/sources.list is never removed:
  * its stale lines are commented out, so the user sees where they went.
  */
 export function planStaleRemoval(files: SourceFile[], opts: StaleRepositoryOptions): StalePlan {
-  const wanted = new Set(opts.uris.map(normalizeUri));
   const keepSources = new Set(opts.keep.sources);
   const plan: StalePlan = { remove: [], rewrite: [], keyrings: [] };
   const staleKeyrings = new Set<string>(opts.keyrings ?? []);
   const usedKeyrings = new Set<string>(opts.keep.keyrings);
-
+  const wanted = new Set(opts.uris.map(normalizeUri));
   for (const file of files) {
-    const kept = keepSources.has(file.path);
-    if (file.path.endsWith(".sources")) {
-      const blocks = stanzas(file.text);
-      const entries = blocks.map((b): Entry & { block: string } => {
-        const uris = (deb822Field(b, "URIs") ?? "").split(/\s+/).filter(Boolean);
-        const keyrings = (deb822Field(b, "Signed-By") ?? "").split(/\s+/).filter((v) => v.startsWith("/"));
-        return {
-          block: b,
-          keyrings,
-          stale: !kept && isEntryStanza(b) && uris.some((u) => wanted.has(normalizeUri(u))),
-        };
-      });
-      for (const e of entries) for (const k of e.keyrings) (e.stale ? staleKeyrings : usedKeyrings).add(k);
-      if (!entries.some((e) => e.stale)) continue;
-      const rest = entries.filter((e) => !e.stale && isEntryStanza(e.block));
-      if (rest.length === 0) plan.remove.push(file.path);
-      else
-        plan.rewrite.push({
-          path: file.path,
-          text: `${entries
-            .filter((e) => !e.stale)
-            .map((e) => e.block)
-            .join("\n\n")}\n`,
-        });
-      continue;
-    }
-    const lines = file.text.split("\n");
-    let stale = 0;
-    let others = 0;
-    const out = lines.map((line) => {
-      const m = ONE_LINE.exec(line);
-      if (!m) return line;
-      const keyrings = signedByOf(m[2]);
-      const isStale = !kept && wanted.has(normalizeUri(m[3]));
-      for (const k of keyrings) (isStale ? staleKeyrings : usedKeyrings).add(k);
-      if (!isStale) {
-        others++;
-        return line;
-      }
-      stale++;
-      return `# disabled by vm-install (superseded by ${opts.keep.sources.join(", ")}): ${line.trim()}`;
-    });
-    if (stale === 0) continue;
-    if (others === 0 && file.path.startsWith(`${SOURCES_DIR}/`)) plan.remove.push(file.path);
-    else plan.rewrite.push({ path: file.path, text: out.join("\n").replace(/\n*$/, "\n") });
+    const planning = { wanted, kept: keepSources.has(file.path), plan, staleKeyrings, usedKeyrings };
+    const ctx = { ...planning, keepSources: opts.keep.sources };
+    if (file.path.endsWith(".sources")) planDeb822File(file, ctx);
+    else planOneLineFile(file, ctx);
   }
   // Only keyrings in apt's own places, and never one that something staying still uses.
   const places = [`${KEYRINGS_DIR}/`, "/usr/share/keyrings/", "/etc/apt/trusted.gpg.d/"];
@@ -152,6 +124,42 @@ export function planStaleRemoval(files: SourceFile[], opts: StaleRepositoryOptio
     (k) => !usedKeyrings.has(k) && places.some((p) => k.startsWith(p)) && !k.includes(".."),
   );
   return plan;
+}
+
+/** A deb822 .sources file: its stale stanzas go; the file goes when no entry is left. */
+function planDeb822File(file: SourceFile, ctx: FilePlanning): void {
+  const entries = stanzas(file.text).map((b): Entry & { block: string } => {
+    const uris = (deb822Field(b, "URIs") ?? "").split(/\s+/).filter(Boolean);
+    const keyrings = (deb822Field(b, "Signed-By") ?? "").split(/\s+/).filter((v) => v.startsWith("/"));
+    const stale = !ctx.kept && isEntryStanza(b) && uris.some((u) => ctx.wanted.has(normalizeUri(u)));
+    return { block: b, keyrings, stale };
+  });
+  for (const e of entries) for (const k of e.keyrings) (e.stale ? ctx.staleKeyrings : ctx.usedKeyrings).add(k);
+  if (!entries.some((e) => e.stale)) return;
+  const rest = entries.filter((e) => !e.stale);
+  if (!rest.some((e) => isEntryStanza(e.block))) ctx.plan.remove.push(file.path);
+  else ctx.plan.rewrite.push({ path: file.path, text: `${rest.map((e) => e.block).join("\n\n")}\n` });
+}
+
+/** A one-line-style file: its stale lines are commented out; a .list file of only those goes. */
+function planOneLineFile(file: SourceFile, ctx: FilePlanning): void {
+  let stale = 0;
+  let others = 0;
+  const out = file.text.split("\n").map((line) => {
+    const m = ONE_LINE.exec(line);
+    if (!m) return line;
+    const isStale = !ctx.kept && ctx.wanted.has(normalizeUri(m[3]));
+    for (const k of signedByOf(m[2])) (isStale ? ctx.staleKeyrings : ctx.usedKeyrings).add(k);
+    if (!isStale) {
+      others++;
+      return line;
+    }
+    stale++;
+    return `# disabled by vm-install (superseded by ${ctx.keepSources.join(", ")}): ${line.trim()}`;
+  });
+  if (stale === 0) return;
+  if (others === 0 && file.path.startsWith(`${SOURCES_DIR}/`)) ctx.plan.remove.push(file.path);
+  else ctx.plan.rewrite.push({ path: file.path, text: out.join("\n").replace(/\n*$/, "\n") });
 }
 
 /** Splits the inspect command's output into source files, legacy keyrings present, fingerprints in trusted.gpg. */
@@ -211,47 +219,12 @@ export async function removeStaleRepositories(
     progress,
     "looking for stale sources and keys of the same repository",
     async () => {
-      const inspect = [
-        `for f in /etc/apt/sources.list ${SOURCES_DIR}/*.list ${SOURCES_DIR}/*.sources; do [ -f "$f" ] || continue; printf '@@@file %s\\n' "$f"; cat "$f"; printf '\\n@@@end\\n'; done`,
-        // Legacy keyrings that exist and no package owns (dpkg -S reads every file list: only for files there).
-        ...legacy.map(
-          (k) =>
-            `if [ -e ${quote(k)} ] && ! dpkg -S ${quote(k)} >/dev/null 2>&1; then printf '@@@keyring %s\\n' ${quote(k)}; fi`,
-        ),
-        // apt-key's keyring: read with a throwaway gpg home so nothing is created for root.
-        (opts.trustedFingerprints ?? []).length
-          ? `if [ -s /etc/apt/trusted.gpg ] && command -v gpg >/dev/null; then echo '@@@trusted'; h=$(mktemp -d); ` +
-            `gpg --homedir "$h" --no-default-keyring --keyring /etc/apt/trusted.gpg --with-colons --list-keys 2>/dev/null; rm -rf "$h"; fi`
-          : "",
-        "true",
-      ]
-        .filter(Boolean)
-        .join("\n");
-      const found = await remote.run(inspect, { sudo: true, label: "reading apt sources", timeoutMs: 60_000 });
+      const look = lookCommand(legacy, (opts.trustedFingerprints ?? []).length > 0);
+      const found = await remote.run(look, { sudo: true, label: "reading apt sources", timeoutMs: 60_000 });
       const { files, trusted, keyrings } = parseSourcesListing(found.stdout);
       const plan = planStaleRemoval(files, { ...opts, keyrings });
       const fingerprints = (opts.trustedFingerprints ?? []).filter((f) => trusted.includes(f));
-
-      const actions: string[] = [];
-      for (const path of plan.remove) actions.push(`rm -f ${quote(path)} && echo ${quote(`changed:removed ${path}`)}`);
-      for (const { path, text } of plan.rewrite) {
-        const b64 = Buffer.from(text, "utf8").toString("base64");
-        actions.push(
-          `printf '%s' ${quote(b64)} | base64 -d > ${quote(`${path}.tmp`)} && chmod 0644 ${quote(`${path}.tmp`)} && mv -f ${quote(`${path}.tmp`)} ${quote(path)} && echo ${quote(`changed:removed this repository's entries from ${path}`)}`,
-        );
-      }
-      for (const k of plan.keyrings) {
-        // A keyring a package ships (dpkg -S knows it) is that package's business, not ours.
-        actions.push(
-          `if [ -e ${quote(k)} ] && ! dpkg -S ${quote(k)} >/dev/null 2>&1; then rm -f ${quote(k)} && echo ${quote(`changed:removed ${k}`)}; fi`,
-        );
-      }
-      if (fingerprints.length) {
-        actions.push(
-          `h=$(mktemp -d) && gpg --homedir "$h" --batch --yes --no-default-keyring --keyring /etc/apt/trusted.gpg --delete-keys ${fingerprints.join(" ")} && rm -rf "$h" && ` +
-            `echo ${quote(`changed:removed key ${fingerprints.join(", ")} from /etc/apt/trusted.gpg (apt-key)`)}`,
-        );
-      }
+      const actions = removalActions(plan, fingerprints);
       if (actions.length === 0) return { changed: false, changes: [] };
       const removal = { sudo: true, label: "removing stale apt sources and keys", timeoutMs: 60_000, mutates: true };
       const result = await remote.run(["set -e", ...actions].join("\n"), removal);
@@ -264,4 +237,58 @@ export async function removeStaleRepositories(
     },
     "apt_repository",
   );
+}
+
+/** The one read-only look: every source file, the legacy keyrings no package owns, apt-key's keys. */
+function lookCommand(legacy: string[], withTrusted: boolean): string {
+  const sources = `/etc/apt/sources.list ${SOURCES_DIR}/*.list ${SOURCES_DIR}/*.sources`;
+  return [
+    `for f in ${sources}; do [ -f "$f" ] || continue; printf '@@@file %s\\n' "$f"; cat "$f"; printf '\\n@@@end\\n'; ` +
+      `done`,
+    // Legacy keyrings that exist and no package owns (dpkg -S reads every file list: only for files there).
+    ...legacy.map(
+      (k) =>
+        `if [ -e ${quote(k)} ] && ! dpkg -S ${quote(k)} >/dev/null 2>&1; then printf '@@@keyring %s\\n' ` +
+        `${quote(k)}; fi`,
+    ),
+    // apt-key's keyring: read with a throwaway gpg home so nothing is created for root.
+    withTrusted
+      ? `if [ -s /etc/apt/trusted.gpg ] && command -v gpg >/dev/null; then echo '@@@trusted'; h=$(mktemp -d); ` +
+        `gpg --homedir "$h" --no-default-keyring --keyring /etc/apt/trusted.gpg --with-colons --list-keys ` +
+        `2>/dev/null; rm -rf "$h"; fi`
+      : "",
+    "true",
+  ]
+    .filter(Boolean)
+    .join("\n");
+}
+
+/** The removal as shell lines, each echoing "changed:<what it did>" for the result. */
+function removalActions(plan: StalePlan, fingerprints: string[]): string[] {
+  const actions: string[] = [];
+  const said = (what: string) => `echo ${quote(`changed:${what}`)}`;
+  for (const path of plan.remove) actions.push(`rm -f ${quote(path)} && ${said(`removed ${path}`)}`);
+  for (const { path, text } of plan.rewrite) {
+    const b64 = Buffer.from(text, "utf8").toString("base64");
+    const tmp = quote(`${path}.tmp`);
+    actions.push(
+      `printf '%s' ${quote(b64)} | base64 -d > ${tmp} && chmod 0644 ${tmp} && mv -f ${tmp} ${quote(path)} && ` +
+        said(`removed this repository's entries from ${path}`),
+    );
+  }
+  for (const k of plan.keyrings) {
+    // A keyring a package ships (dpkg -S knows it) is that package's business, not ours.
+    actions.push(
+      `if [ -e ${quote(k)} ] && ! dpkg -S ${quote(k)} >/dev/null 2>&1; then rm -f ${quote(k)} && ` +
+        `${said(`removed ${k}`)}; fi`,
+    );
+  }
+  if (fingerprints.length) {
+    actions.push(
+      `h=$(mktemp -d) && gpg --homedir "$h" --batch --yes --no-default-keyring --keyring /etc/apt/trusted.gpg ` +
+        `--delete-keys ${fingerprints.join(" ")} && rm -rf "$h" && ` +
+        said(`removed key ${fingerprints.join(", ")} from /etc/apt/trusted.gpg (apt-key)`),
+    );
+  }
+  return actions;
 }

@@ -13,8 +13,10 @@ export async function requireSystemd(remote: Remote, service: string): Promise<v
   const r = await remote.run(SYSTEMD_PROBE, { label: "looking for systemd", timeoutMs: 30_000 });
   if (r.stdout.trim() === "systemd") return;
   throw new Error(
-    `${service} runs as a systemd service (systemctl enable, start, reload), and this VM was not booted with systemd: ` +
-      "/run/systemd/system does not exist (systemd's own test, sd_booted). A container or chroot without systemd as PID 1 cannot run it; " +
+    `${service} runs as a systemd service (systemctl enable, start, reload), and this VM was not booted with ` +
+      `systemd: ` +
+      "/run/systemd/system does not exist (systemd's own test, sd_booted). A container or chroot without systemd as " +
+      "PID 1 cannot run it; " +
       "use a VM (or a container started with systemd as init) and run the job again. Nothing was changed.",
   );
 }

@@ -16,10 +16,11 @@ export type DockerVerify = (typeof DOCKER_VERIFY_MODES)[number];
 export const dockerDefinition = defineInstallerDefinition({
   key: "docker",
   handler: "install-docker",
-  doc: "Docker Engine from Docker's repository (or the distribution's docker.io), compose, users in the docker group, verified with hello-world or docker info",
+  doc:
+    "Docker Engine from Docker's repository (or the distribution's docker.io), compose, users in the docker " +
+    "group, verified with hello-world or docker info",
   enabledByDefault: false,
   waitTimeoutSec: 900,
-  supportsCheckMode: true,
   settings: {
     compose: setting(boolean(), {
       event: "compose",
@@ -34,17 +35,23 @@ export const dockerDefinition = defineInstallerDefinition({
     repoUrl: setting(repoUrl, {
       event: "repo_url",
       default: DOCKER_UPSTREAM,
-      doc: "Docker's repository base or a mirror of it (/debian or /ubuntu is added; its key is <repoUrl>/<debian|ubuntu>/gpg).",
+      doc:
+        "Docker's repository base or a mirror of it (/debian or /ubuntu is added; its key is " +
+        "<repoUrl>/<debian|ubuntu>/gpg).",
     }),
     repoKeyFingerprint: setting(keyFingerprints, {
       event: "repo_key_fingerprint",
       default: [DOCKER_KEY_FINGERPRINT],
-      doc: "The key(s) the fetched keyring must hold, exactly, before apt may trust it (channel official); set it only for a mirror that signs with its own key.",
+      doc:
+        "The key(s) the fetched keyring must hold, exactly, before apt may trust it (channel official); set it " +
+        "only for a mirror that signs with its own key.",
     }),
     users: setting(list(unixUser, { unique: true }), {
       event: "users",
       defaultDoc: "the VM's login user (SSH_USER)",
-      doc: "Users added to the docker group (root-equivalent: list only who should be). A user vm-install added and a later run no longer lists is removed again; a member it did not add is never removed.",
+      doc:
+        "Users added to the docker group (root-equivalent: list only who should be). A user vm-install added and " +
+        "a later run no longer lists is removed again; a member it did not add is never removed.",
     }),
     verify: setting(oneOf(DOCKER_VERIFY_MODES), {
       event: "verify",
@@ -64,7 +71,8 @@ export const dockerDefinition = defineInstallerDefinition({
     users_added:
       "users this run added to the docker group; none in check mode, where would_change says who a run would add",
     revoked:
-      'grants this run took back, e.g. "group docker: deploy" (members vm-install had added, recorded in /var/lib/vm-install/grants.json, that users no longer lists)',
+      'grants this run took back, e.g. "group docker: deploy" (members vm-install had added, recorded in ' +
+      "/var/lib/vm-install/grants.json, that users no longer lists)",
     removed: "conflicting packages this run removed (channel official)",
     repository: "Docker's repository as configured: {uri, suite, line, keyring, source_file} (channel official)",
     apt_update: "{ran, reason}",

@@ -98,8 +98,11 @@ export async function installOfficial(
       if (force || !out.apt_update.ran) out.apt_update = await updateLists(apt, progress, event, force);
     } catch (err) {
       throw new Error(
-        `apt-get update failed with Docker's repository configured (${out.repository!.source_file}: ${out.repository!.line}): ${err instanceof CommandError ? aptFailureReason(err) : (err as Error).message}. ` +
-          `Check repo_url: ${base} must serve dists/${os.codename}/ signed by ${base}/gpg (Docker publishes only supported releases).`,
+        `apt-get update failed with Docker's repository configured (${out.repository!.source_file}: ` +
+          `${out.repository!.line}): ` +
+          `${err instanceof CommandError ? aptFailureReason(err) : (err as Error).message}. ` +
+          `Check repo_url: ${base} must serve dists/${os.codename}/ signed by ${base}/gpg (Docker publishes only ` +
+          `supported releases).`,
       );
     }
     toInstall = await officialPackagesToInstall(apt, repo, event, state, progress, out);
@@ -248,7 +251,8 @@ async function officialPackagesToInstall(
   if (missingRequired.length) {
     throw new Error(
       `Docker's repository ${base} (${os.codename}, ${arch}) offers no ${missingRequired.join(", ")}: ` +
-        `check repo_url (a mirror must carry ${os.family}/dists/${os.codename}/stable) and that Docker supports ${os.pretty_name ?? os.codename} on ${arch}.`,
+        `check repo_url (a mirror must carry ${os.family}/dists/${os.codename}/stable) and that Docker supports ` +
+        `${os.pretty_name ?? os.codename} on ${arch}.`,
     );
   }
   for (const p of unavailable) {
@@ -279,7 +283,8 @@ export function pickDistroCompose(offers: Map<string, Candidate>): { pick?: stri
   return {
     pick,
     warning: v1
-      ? `the distribution's compose is ${pick} ${version}: compose v1 (Python), called as docker-compose; channel "official" has v2`
+      ? `the distribution's compose is ${pick} ${version}: compose v1 (Python), called as docker-compose; channel ` +
+        `"official" has v2`
       : undefined,
   };
 }
@@ -313,7 +318,8 @@ export async function installDistro(
     const { pick, warning } = pickDistroCompose(offers);
     if (!pick)
       throw new Error(
-        `the distribution offers none of ${DISTRO_COMPOSE_CHOICES.join(", ")}: set compose to false, or use channel "official" for Docker's compose plugin`,
+        `the distribution offers none of ${DISTRO_COMPOSE_CHOICES.join(", ")}: set compose to false, or use channel ` +
+          `"official" for Docker's compose plugin`,
       );
     if (warning) out.warnings.push(warning);
     toInstall.push(pick);

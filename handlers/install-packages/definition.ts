@@ -1,21 +1,24 @@
 // install-packages as both sides see it: its cdktf.json settings, their event keys, defaults and rules.
 import { APT_LIST_SETTINGS, defineInstallerDefinition } from "../../shared/installer-definition";
 import { packageList } from "../../shared/names";
-import { setting } from "../../shared/settings";
+import { type EventOf, setting } from "../../shared/settings";
 
 export const packagesDefinition = defineInstallerDefinition({
   key: "packages",
   handler: "install-packages",
-  doc: "`apt-get update` (skippable), installs the listed packages, reports per package installed / already installed / failed with a reason",
+  doc:
+    "`apt-get update` (skippable), installs the listed packages, reports per package installed / already " +
+    "installed / failed with a reason",
   enabledByDefault: true,
   waitTimeoutSec: 600,
-  supportsCheckMode: true,
   settings: {
     packages: setting(packageList, {
       event: "packages",
       eventRequired: true,
       default: ["git", "curl", "htop", "jq", "unzip"],
-      doc: "Debian package names (lowercase, digits, + - .), each optionally pinned as name=version; each package once.",
+      doc:
+        "Debian package names (lowercase, digits, + - .), each optionally pinned as name=version; each package " +
+        "once.",
     }),
     ...APT_LIST_SETTINGS,
   },
@@ -23,8 +26,12 @@ export const packagesDefinition = defineInstallerDefinition({
     installed: "packages this run installed",
     already_installed: "packages that were there already",
     failed:
-      "[{name, reason}] for packages that could not be installed (status partial); when all fail, the job fails naming each reason",
+      "[{name, reason}] for packages that could not be installed (status partial); when all fail, the job fails " +
+      "naming each reason",
     versions: "installed version of every listed package",
     apt_update: "{ran, reason}: whether apt-get update ran and why (not)",
   },
 });
+
+/** The event install-packages is given, defaults filled in. */
+export type PackagesEvent = EventOf<typeof packagesDefinition.settings>;

@@ -26,7 +26,8 @@
 
 import { command } from "../../shared/shell-quote";
 import { GRANTS_FILE, readGrants } from "../common/grants";
-import { defineHandler, type InstallerResult, runHandler } from "../common/handler-kit";
+import { defineHandler, runHandler } from "../common/handler-kit";
+import type { InstallerResult } from "../common/installer-result";
 import { requireSystemd } from "../common/systemd";
 import { resolveListenNames } from "./addresses";
 import { checkInstallation } from "./check";

@@ -5,7 +5,7 @@
 import { configSchema } from "../../construct/config/parse";
 import { type CatalogEntry, INSTALLERS } from "../../construct/installers/catalog";
 import { JOB_MARGIN_SEC } from "../../construct/installers/installer-event";
-import { APT_LOCK_SETTINGS } from "../../handlers/common/apt";
+import { APT_LOCK_SETTINGS } from "../../shared/apt-lock-settings";
 import { allSettings } from "../../shared/installer-definition";
 import type { Setting, Settings } from "../../shared/settings";
 import { SSH_RETRY_SETTINGS } from "../../shared/ssh-retry";

@@ -105,7 +105,8 @@ export const LOCK_STDERR =
   "E: Unable to acquire the dpkg frontend lock (/var/lib/dpkg/lock-frontend), is another process using it?\n";
 
 export const LOCK_STAT =
-  "/var/lib/dpkg/lock-frontend 131090\n/var/lib/dpkg/lock 131091\n/var/lib/apt/lists/lock 262201\n/var/cache/apt/archives/lock 393300\n";
+  "/var/lib/dpkg/lock-frontend 131090\n/var/lib/dpkg/lock 131091\n/var/lib/apt/lists/lock " +
+  "262201\n/var/cache/apt/archives/lock 393300\n";
 export const PROC_LOCKS =
   "1: POSIX  ADVISORY  WRITE 4242 00:2d:131090 0 EOF\n" +
   "1: -> POSIX  ADVISORY  WRITE 5151 00:2d:131090 0 EOF\n" +

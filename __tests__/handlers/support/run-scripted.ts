@@ -1,16 +1,14 @@
 // Runs an installer through the real handler kit with a scripted double in place of the SSH connection.
-import {
-  type HandlerSpec,
-  type InstallerDeps,
-  type InstallerReport,
-  runHandler,
-} from "../../../handlers/common/handler-kit";
+import { type HandlerSpec, type InstallerDeps, runHandler } from "../../../handlers/common/handler-kit";
+import type { InstallerReport } from "../../../handlers/common/installer-result";
 import { SecretScrubber } from "../../../shared/secrets";
 import type { Settings } from "../../../shared/settings";
 import { ScriptedRemote, type Step } from "./scripted-remote";
 
 export const TEST_KEY =
-  "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW\n-----END OPENSSH PRIVATE KEY-----\n";
+  "-----BEGIN OPENSSH PRIVATE " +
+  "KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW\n-----END OPENSSH PRIVATE " +
+  "KEY-----\n";
 /** The job env the double's VM is reached with. */
 export const TEST_ENV = { VM_IP: "192.0.2.10", SSH_USER: "ubuntu", SSH_KEY: TEST_KEY };
 

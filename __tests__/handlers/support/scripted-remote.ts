@@ -4,9 +4,9 @@
 // CommandError wording and scrubbing are the production ones.
 
 import { CLOUD_INIT_PROBE } from "../../../handlers/common/cloud-init";
-import { DPKG_HEALTH_PROBE } from "../../../handlers/common/dpkg-repair";
+import { DPKG_HEALTH_PROBE } from "../../../handlers/common/dpkg-health";
+import type { Connection } from "../../../handlers/common/exec";
 import { ExecRemote, type RunOptions, type RunResult } from "../../../handlers/common/exec";
-import type { Connection } from "../../../handlers/common/handler-kit";
 import { LOCK_TABLE_PROBE } from "../../../handlers/common/lock-holders";
 import { SYSTEMD_PROBE } from "../../../handlers/common/systemd";
 import { SecretScrubber } from "../../../shared/secrets";
@@ -77,7 +77,8 @@ export class ScriptedRemote implements Connection {
         ? `${String(step.match)}${step.sudo !== undefined ? ` (sudo ${step.sudo})` : ""}`
         : "no more commands";
       throw new Error(
-        `ScriptedRemote: unexpected command #${this.next + 1} ${JSON.stringify(command)} (sudo ${!!opts.sudo}); expected ${expected}`,
+        `ScriptedRemote: unexpected command #${this.next + 1} ${JSON.stringify(command)} (sudo ${!!opts.sudo}); ` +
+          `expected ${expected}`,
       );
     }
     this.next++;

@@ -50,7 +50,8 @@ export function testKey(name: TestKeyName): TestKey {
       };
     } catch (err) {
       throw new Error(
-        `test key ${name}: cannot read ${file} or ${file}.pub (${(err as Error).message}); see __tests__/fixtures/keys/README.md to make it again`,
+        `test key ${name}: cannot read ${file} or ${file}.pub (${(err as Error).message}); see ` +
+          `__tests__/fixtures/keys/README.md to make it again`,
       );
     }
     loaded.set(name, key);
