@@ -3,9 +3,9 @@
 // run, or a line the admin wrote, is never listed, so a later run never takes it away.
 
 import { pgRoleName } from "../../shared/names";
-import { GRANTS_FILE, type Inventory, stringList, withSection, writeGrants } from "../common/grants";
+import { GRANTS_FILE, type Inventory, stringList } from "../common/grants";
 import type { RecordedRole } from "./pg";
-import { type Run, warn } from "./run";
+import type { Run } from "./run";
 import { psql } from "./server";
 import { revokeLoginSql } from "./sql";
 
@@ -81,30 +81,25 @@ export function planRoles(
   return { revoke, record: recorded.includes(user) || grantedNow ? [user] : [], skipped };
 }
 
-/** Why recorded roles kept LOGIN, as warnings (a real run and a check say the same). */
-export function reportSkippedRoles(run: Run, skipped: string[]): void {
-  for (const line of skipped) warn(run, line);
-}
-
-/** ALTER ROLE ... NOLOGIN for `roles` (see revokeLoginSql), said in changes and revoked. */
+/** ALTER ROLE ... NOLOGIN for `roles` (see revokeLoginSql). */
 export async function revokeRoles(run: Run, port: number, roles: string[]): Promise<void> {
-  if (!roles.length) return;
   await run.progress.step(
     `revoking LOGIN from ${roles.join(", ")}`,
     () => psql(run.remote, port, revokeLoginSql(roles), "psql (revoking LOGIN)", { mutates: true }),
     "revoke",
   );
-  reportRevokedRoles(run, roles);
 }
 
-/** The revocations said in the result, as made (or, in a check, as a real run would make them). */
-export function reportRevokedRoles(run: Pick<Run, "changes" | "revoked">, roles: string[]): void {
-  for (const r of roles) {
-    run.changes.push(
-      `revoked: role ${r} may no longer log in (NOLOGIN, its sessions ended; vm-install had created it or given it LOGIN; the role, what it owns and its data are kept)`,
-    );
-    run.revoked.push(`role ${r}: LOGIN`);
-  }
+/** The revocations' lines in the result: `what` for `changes`, `revoked` for `revoked`. */
+export function revokedRoleLines(roles: string[]): { what: string[]; revoked: string[] } {
+  return {
+    what: roles.map(
+      (r) =>
+        `revoked: role ${r} may no longer log in (NOLOGIN, its sessions ended; vm-install had created it or ` +
+        "given it LOGIN; the role, what it owns and its data are kept)",
+    ),
+    revoked: roles.map((r) => `role ${r}: LOGIN`),
+  };
 }
 
 /** `old` with this file's entries and this cluster's roles replaced (empty lists dropped). */
@@ -130,17 +125,7 @@ function canonical(g: PostgresGrants | undefined): string {
   return JSON.stringify([sorted(g?.hba), sorted(g?.roles)]);
 }
 
-/** Writes the inventory when this installer's section changed. */
-export async function saveGrants(
-  run: Run,
-  inventory: Inventory,
-  old: PostgresGrants | undefined,
-  next: PostgresGrants,
-): Promise<void> {
-  if (canonical(old) === canonical(next)) return;
-  await run.progress.step(
-    `recording in ${GRANTS_FILE}`,
-    () => writeGrants(run.remote, withSection(inventory, "postgres", next)),
-    "grants",
-  );
+/** The section differs from what is recorded (order aside): the inventory is to be written. */
+export function sectionChanged(old: PostgresGrants | undefined, next: PostgresGrants): boolean {
+  return canonical(old) !== canonical(next);
 }

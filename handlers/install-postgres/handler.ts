@@ -2,10 +2,11 @@
 // postgresql_user/postgresql_db style: look at the state first, change only what differs, report what
 // changed, and prove the result by logging in as the role over TCP.
 // The event's keys, rules and defaults are in definition.ts; the result is the common shape
-// (handler-kit.ts) plus the server's own fields (report.ts). Phases: server package -> cluster running
-// (below) -> role and database (role-database.ts) -> configuration files -> restart or reload
-// (configuration.ts) -> TCP login (verify.ts). In check mode (the event's check: true) check.ts runs
-// the same inspections and decisions and reports what these phases would change, changing nothing.
+// (handler-kit.ts) plus the server's own fields (report.ts). A run is inspect (state.ts) -> plan (plan.ts,
+// pure) -> apply (apply.ts), looking again and re-planning after a change later ones depend on -> TCP
+// login (verify.ts). A check (the event's check: true) is inspect -> plan: its would_change is the plan's
+// words, and it logs in only when nothing would change (before a change the login cannot be expected
+// to work; after, a failure is the error a run would end with).
 //
 // Which major: pg_version when given. Without it, the distribution's own (14 on Ubuntu 22.04, 15 on
 // Debian 12) when that is installed or nothing is; a VM that already runs only another major keeps it
@@ -24,163 +25,106 @@
 // the server itself (pg_file_settings, pg_hba_file_rules) before it is restarted or reloaded, so a
 // broken file is put back instead of leaving a server that will not start.
 
-import { command } from "../../shared/shell-quote";
-import { GRANTS_FILE, readGrants } from "../common/grants";
+import { checkSummary } from "../common/check-mode";
 import { defineHandler, type InstallerResult, runHandler } from "../common/handler-kit";
 import { requireSystemd } from "../common/systemd";
 import { resolveListenNames } from "./addresses";
-import { checkInstallation } from "./check";
-import { applyConfiguration, writeConfiguration } from "./configuration";
-import {
-  chooseCluster,
-  chooseMajor,
-  clusterCreatedLine,
-  clusterStartedLine,
-  installedLine,
-  planRoleAndDatabase,
-  registerPasswordForms,
-  serverSource,
-} from "./decisions";
+import { chooseMajor, planRoleAndDatabase, registerPasswordForms } from "./decisions";
 import { postgresDefinition } from "./definition";
-import { planRoles, postgresSection, reportSkippedRoles, revokeRoles, saveGrants, updatedSection } from "./grants";
-import { type Cluster, clusterUnit } from "./pg";
-import { ensurePgdgRepository, LEGACY_PGDG_KEYRING, pgdgKeyUrl } from "./pgdg";
-import { startFixingDropIn } from "./recovery";
-import { type InstallPostgresReport, postgresReport } from "./report";
-import { ensureRoleAndDatabase } from "./role-database";
+import { type PlanInput, type PostgresPlan, planPostgres } from "./plan";
+import { type InstallPostgresReport, postgresReport, type ServerFacts } from "./report";
 import { type Run, warn } from "./run";
-import { inspectInstallation, installPackages, type ServerInventory } from "./server";
+import { scramSecret } from "./scram";
+import { inspect, type PostgresState } from "./state";
 import { verifyLogin } from "./verify";
 
 export type { InstallPostgresReport };
 export { chooseMajor, planRoleAndDatabase };
 
-// ---------------------------------------------------------------------------------------------------
-// 1. The server package: look, install only when missing.
+/** Looks a plan can ask for in one run: install, create, start, and one spare. More is a bug in a plan. */
+const MAX_LOOKS = 4;
 
-async function ensureServer(
+/** A run: apply the plan's changes in order, looking again and re-planning after each marked replan. */
+async function apply(run: Run, input: PlanInput): Promise<InstallPostgresReport> {
+  let state = await inspect(run, false);
+  const done: Pick<ServerFacts, "installedFrom" | "restarted" | "reloaded"> = {
+    installedFrom: "already installed",
+    restarted: false,
+    reloaded: false,
+  };
+  for (let look = 1; ; look++) {
+    const plan = planPostgres(state, input);
+    say(run, plan, false);
+    const next = await applyUntilReplan(run, plan, done);
+    if (!next) return report(run, plan, done);
+    if (look === MAX_LOOKS)
+      throw new Error(`install-postgres re-planned ${look} times without settling (a bug in install-postgres)`);
+    state = await inspect(run, false, next);
+  }
+}
+
+/** The plan's changes applied up to one marked replan; what it learned then, undefined when all are done. */
+async function applyUntilReplan(
   run: Run,
-): Promise<{ found: ServerInventory; major: string; installedFrom: InstallPostgresReport["installed_from"] }> {
-  const { event, remote, os, progress } = run;
-  const found = await progress.step(
-    "looking for PostgreSQL packages and clusters",
-    () => inspectInstallation(remote),
-    "inspect",
-  );
-  const major = chooseMajor(event, os, found.packages);
-  if (found.packages.some((p) => p.major === major)) {
-    if (found.legacyPgdgKeyring) {
-      // apt trusts every key in the served file an earlier version kept: rebuilt now, not when PGDG is next needed.
-      progress.info(
-        `${LEGACY_PGDG_KEYRING} is the key file an earlier version wrote as served: setting PGDG up again from the verified key`,
-      );
-      await ensurePgdg(run, { update: event.update, cacheValidSec: event.cache_valid_sec });
-    }
-    return { found, major, installedFrom: "already installed" };
+  plan: PostgresPlan,
+  done: Pick<ServerFacts, "installedFrom" | "restarted" | "reloaded">,
+): Promise<Partial<PostgresState> | undefined> {
+  for (const change of plan.changes) {
+    const applied = await change.apply(run);
+    run.changes.push(...(applied?.what ?? change.what));
+    run.revoked.push(...(change.revoked ?? []));
+    if (applied?.installedFrom) done.installedFrom = applied.installedFrom;
+    if (change.kind === "restart") done.restarted = true;
+    if (change.kind === "reload") done.reloaded = true;
+    if (change.replan) return applied?.learned ?? {};
   }
-
-  const { own, name } = serverSource(os, major);
-  progress.info(
-    `PostgreSQL ${major} is not installed; installing it from ${own ? `${os.id} ${os.codename} (postgresql)` : `PGDG (${event.repo_url})`}`,
-  );
-  // As install-packages: refresh the lists first unless told not to or they are fresh enough; a
-  // repository just added is read whatever the policy says.
-  let policy = { update: event.update, cacheValidSec: event.cache_valid_sec };
-  if (!own && (await ensurePgdg(run, policy))) policy = { update: true, cacheValidSec: undefined };
-  await installPackages(
-    run.apt,
-    [name],
-    own
-      ? `PostgreSQL ${major} from ${os.id} ${os.codename}`
-      : `PostgreSQL ${major} from ${event.repo_url} ${os.codename}-pgdg`,
-    policy,
-  );
-  const after = await inspectInstallation(remote);
-  const pkg = after.packages.find((p) => p.major === major);
-  if (!pkg) {
-    throw new Error(
-      `apt-get installed ${name} but postgresql-${major} is still not installed (installed: ${after.packages.map((p) => `postgresql-${p.major}`).join(", ") || "none"}); ` +
-        (own
-          ? `another repository on the VM (PGDG?) provides a newer "postgresql": set pg_version to the major you want`
-          : "check the repository on the VM"),
-    );
-  }
-  run.changes.push(installedLine(major, pkg.version));
-  return { found: after, major, installedFrom: own ? "distribution" : "pgdg" };
+  return undefined;
 }
 
-/** PGDG's key and source in place; true when that changed an apt source. */
-async function ensurePgdg(run: Run, policy: { update: boolean; cacheValidSec?: number }): Promise<boolean> {
-  const { event, remote, os, progress } = run;
-  const repo = await progress.step(
-    `PGDG repository ${os.codename}-pgdg`,
-    () =>
-      ensurePgdgRepository(
-        remote,
-        os,
-        {
-          repoUrl: event.repo_url,
-          keyUrl: pgdgKeyUrl(event.repo_url, event.repo_key_url),
-          fingerprints: event.repo_key_fingerprint,
-        },
-        {
-          progress,
-          ensureCurl: () => installPackages(run.apt, ["curl", "ca-certificates"], "curl for the PGDG key", policy),
-        },
-      ),
-    "pgdg",
-  );
-  run.changes.push(...repo.changes.map((c) => `PGDG repository: ${c}`));
-  return repo.changes.length > 0;
+async function report(
+  run: Run,
+  plan: PostgresPlan,
+  done: Pick<ServerFacts, "installedFrom" | "restarted" | "reloaded">,
+): Promise<InstallPostgresReport> {
+  if (!plan.login) throw new Error("install-postgres ended without a running server to log in to (a bug)");
+  const { port, listen, hbaFile } = plan.login;
+  const { host, serverVersion } = await verifyLogin(run, port, listen, hbaFile, done.reloaded);
+  const result = postgresReport(run, { ...plan.facts, ...done, serverVersion, verifiedHost: host });
+  run.progress.info(result.summary);
+  return result;
 }
 
-// ---------------------------------------------------------------------------------------------------
-// 2. Its cluster, running.
-
-async function ensureCluster(run: Run, found: ServerInventory, major: string): Promise<Cluster> {
-  const { remote, progress } = run;
-  // Only clusters whose every field passed its rule; see chooseCluster for what is refused or skipped.
-  const chosen = chooseCluster(found, major);
-  for (const w of chosen.warnings) warn(run, w);
-  let cluster = chosen.cluster;
-  let units = found.units;
-  if (!cluster) {
-    // The package creates "main" unless createcluster.conf says otherwise, or it was dropped since.
-    await progress.step(
-      `creating cluster ${major}/main`,
-      () =>
-        remote.run(command("pg_createcluster", major, "main"), {
-          sudo: true,
-          label: `pg_createcluster ${major} main`,
-          timeoutMs: 300_000,
-          mutates: true,
-        }),
-      "cluster",
-    );
-    run.changes.push(clusterCreatedLine(major));
-    const again = await inspectInstallation(remote);
-    cluster = chooseCluster(again, major).cluster;
-    units = again.units;
-    if (!cluster)
-      throw new Error(`pg_createcluster ${major} main succeeded but pg_lsclusters does not list the cluster on the VM`);
+/** A check: the plan's words are what would change; the login only when nothing would. */
+async function check(run: Run, input: PlanInput): Promise<InstallPostgresReport> {
+  const plan = planPostgres(await inspect(run, true), input);
+  say(run, plan, true);
+  for (const change of plan.changes) {
+    run.changes.push(...change.what);
+    run.revoked.push(...(change.revoked ?? []));
   }
-  const unit = clusterUnit(cluster);
-  const active = units[unit] ?? "unknown";
-  if (active !== "active") {
-    progress.info(`${unit} is ${active}; starting it`);
-    const c = cluster;
-    await progress.step(`systemctl start ${unit}`, () => startFixingDropIn(run, c), "start");
-    run.changes.push(clusterStartedLine(`${cluster.major}/${cluster.name}`, active));
+  let facts = plan.facts;
+  if (!run.changes.length && plan.login) {
+    const { port, listen, hbaFile } = plan.login;
+    const { host, serverVersion } = await verifyLogin(run, port, listen, hbaFile, false);
+    facts = { ...facts, serverVersion, verifiedHost: host };
   }
-  return cluster;
+  const result = postgresReport(run, facts);
+  run.progress.info(checkSummary(run.changes, result.summary));
+  return result;
 }
 
-// ---------------------------------------------------------------------------------------------------
-// The installer.
+/** The plan's lines in the progress, warnings in the result too; a re-plan does not say a line twice. */
+function say(run: Run, plan: PostgresPlan, check: boolean): void {
+  for (const s of plan.said) {
+    if (s.checkOnly && !check) continue;
+    if (!s.warning) run.progress.info(s.line);
+    else if (!run.warnings.includes(s.line)) warn(run, s.line);
+  }
+}
 
 export const handler = defineHandler({
   definition: postgresDefinition,
-  async run({ event, check, remote, apt, os, progress, secrets }): Promise<InstallPostgresReport> {
+  async run({ event, check: checkOnly, remote, apt, os, progress, secrets }): Promise<InstallPostgresReport> {
     registerPasswordForms(secrets, event.db_password);
     await requireSystemd(remote, "PostgreSQL");
     const run: Run = {
@@ -197,46 +141,16 @@ export const handler = defineHandler({
     };
     // Before anything changes, in a check too: a listen_addresses name that is not the VM's own.
     run.resolved = await resolveListenNames(remote, event.listen_addresses);
-    if (check) return checkInstallation(run);
-    const { found, major, installedFrom } = await ensureServer(run);
-    const cluster = await ensureCluster(run, found, major);
-    const port = cluster.port;
-    const name = `${cluster.major}/${cluster.name}`;
-    const inventory = await progress.step(`reading ${GRANTS_FILE}`, () => readGrants(remote), "grants");
-    const recorded = postgresSection(inventory);
-    const { state, grantedLogin } = await ensureRoleAndDatabase(run, port, recorded?.roles[name] ?? []);
-    const roles = planRoles(recorded?.roles[name] ?? [], event.db_user, grantedLogin, state.recorded_roles ?? {});
-    reportSkippedRoles(run, roles.skipped);
-    await revokeRoles(run, port, roles.revoke);
-    const change = await writeConfiguration(
-      run,
-      state,
-      port,
-      recorded ? (recorded.hba[state.hba_file] ?? []) : undefined,
-    );
-    const { restarted, reloaded } = await applyConfiguration(run, cluster, state, change);
-    await saveGrants(
-      run,
-      inventory,
-      recorded,
-      updatedSection(recorded, state.hba_file, change.owned, name, roles.record),
-    );
-    const { host, serverVersion } = await verifyLogin(run, port, change.listen, state.hba_file, reloaded);
-
-    const facts = {
-      serverVersion,
-      major,
-      installedFrom,
-      cluster: name,
-      port,
-      listen: change.listen,
-      restarted,
-      reloaded,
-      verifiedHost: host,
+    const input: PlanInput = {
+      event,
+      os,
+      scram: (pw) => {
+        const secret = scramSecret(pw);
+        secrets.add(secret, "db_password_scram");
+        return secret;
+      },
     };
-    const report = postgresReport(run, facts);
-    progress.info(report.summary);
-    return report;
+    return checkOnly ? check(run, input) : apply(run, input);
   },
 });
 

@@ -101,14 +101,14 @@ export async function restartOrRollBack(
 /**
  * Starts a stopped cluster. When it does not start and our drop-in holds another listen_addresses than
  * the one wanted, that value is the likely cause: it is rewritten with the wanted one and the start
- * tried again (said in changes). Otherwise the start's own error stands.
+ * tried again (the line returned says so, for changes). Otherwise the start's own error stands.
  */
-export async function startFixingDropIn(run: Run, cluster: Cluster): Promise<void> {
+export async function startFixingDropIn(run: Run, cluster: Cluster): Promise<string | undefined> {
   const { remote, event } = run;
   const unit = clusterUnit(cluster);
   try {
     await startOrExplain(remote, unit, cluster);
-    return;
+    return undefined;
   } catch (err) {
     const dropIn = clusterDropIn(cluster);
     const found = await remote.run(`cat ${quote(dropIn)} 2>/dev/null; true`, {
@@ -122,8 +122,6 @@ export async function startFixingDropIn(run: Run, cluster: Cluster): Promise<voi
     const why = await serverError(remote, cluster);
     await writeFile(remote, dropIn, dropInContent(wanted), "0644");
     await startOrExplain(remote, unit, cluster);
-    run.changes.push(
-      `${unit} would not start with listen_addresses '${m[1]}' in ${dropIn} (${why}): rewritten to '${wanted}', started`,
-    );
+    return `${unit} would not start with listen_addresses '${m[1]}' in ${dropIn} (${why}): rewritten to '${wanted}', started`;
   }
 }
