@@ -52,7 +52,8 @@ export async function installServer(run: Run, major: string): Promise<Applied> {
 /** The key file an earlier version wrote as served, replaced by a keyring of the verified key. */
 export async function rebuildPgdgKeyring(run: Run): Promise<Applied> {
   run.progress.info(
-    `${LEGACY_PGDG_KEYRING} is the key file an earlier version wrote as served: setting PGDG up again from the verified key`,
+    `${LEGACY_PGDG_KEYRING} is the key file an earlier version wrote as served: ` +
+      "setting PGDG up again from the verified key",
   );
   return { what: await ensurePgdg(run, { update: run.event.update, cacheValidSec: run.event.cache_valid_sec }) };
 }

@@ -117,10 +117,12 @@ async function checkConfiguration(run: Run, state: ServerState, port: number, ch
   throw new Error(
     (problems.length ? `the server would not accept its configuration files: ${problems.join("; ")}; ` : "") +
       (override
-        ? `listen_addresses is also set in ${override.file} line ${override.line} ('${override.setting}'), which is read after ${dropIn} and wins: ` +
-          `remove it there${override.file?.endsWith("postgresql.auto.conf") ? " (ALTER SYSTEM RESET listen_addresses)" : ""}; `
+        ? `listen_addresses is also set in ${override.file} line ${override.line} ('${override.setting}'), ` +
+          `which is read after ${dropIn} and wins: remove it there` +
+          `${override.file?.endsWith("postgresql.auto.conf") ? " (ALTER SYSTEM RESET listen_addresses)" : ""}; `
         : "") +
-      `nothing was reloaded${change.hbaChanged ? `, and ${state.hba_file} was put back as it was` : ""}. Fix the files on the VM and run the job again`,
+      `nothing was reloaded${change.hbaChanged ? `, and ${state.hba_file} was put back as it was` : ""}. ` +
+      "Fix the files on the VM and run the job again",
   );
 }
 

@@ -30,7 +30,10 @@ export function postgresSection(inventory: Inventory): PostgresGrants | undefine
   return { hba: listMap(raw.hba), roles: listMap(raw.roles) };
 }
 
-/** The inventory's role names that are names vm-install could have created (pgRoleName); the others are reported by planRoles. */
+/**
+ * The inventory's role names that are names vm-install could have created (pgRoleName); the others are
+ * reported by planRoles.
+ */
 export function validRoleNames(recorded: string[]): string[] {
   return [...new Set(recorded)].filter((r) => {
     const problems: string[] = [];
@@ -57,7 +60,8 @@ export function planRoles(
   const skipped: string[] = [];
   const skip = (r: string, why: string) =>
     skipped.push(
-      `LOGIN of role ${JSON.stringify(r)} not taken back although ${GRANTS_FILE} lists it: ${why}; its entry is dropped from the inventory`,
+      `LOGIN of role ${JSON.stringify(r)} not taken back although ${GRANTS_FILE} lists it: ${why}; ` +
+        "its entry is dropped from the inventory",
     );
   for (const r of [...new Set(recorded)]) {
     if (r === user) continue;
@@ -74,7 +78,8 @@ export function planRoles(
     else if (!f.marked)
       skip(
         r,
-        "it carries no vm-install mark, so vm-install did not create it or give it LOGIN (an entry written by hand, or by a version that left no mark)",
+        "it carries no vm-install mark, so vm-install did not create it or give it LOGIN " +
+          "(an entry written by hand, or by a version that left no mark)",
       );
     else revoke.push(r);
   }

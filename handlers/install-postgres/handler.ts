@@ -1,29 +1,9 @@
-// install-postgres: a PostgreSQL server with one application database and role, Ansible
-// postgresql_user/postgresql_db style: look at the state first, change only what differs, report what
-// changed, and prove the result by logging in as the role over TCP.
-// The event's keys, rules and defaults are in definition.ts; the result is the common shape
-// (handler-kit.ts) plus the server's own fields (report.ts). A run is inspect (state.ts) -> plan (plan.ts,
-// pure) -> apply (apply.ts), looking again and re-planning after a change later ones depend on -> TCP
-// login (verify.ts). A check (the event's check: true) is inspect -> plan: its would_change is the plan's
-// words, and it logs in only when nothing would change (before a change the login cannot be expected
-// to work; after, a failure is the error a run would end with).
-//
-// Which major: pg_version when given. Without it, the distribution's own (14 on Ubuntu 22.04, 15 on
-// Debian 12) when that is installed or nothing is; a VM that already runs only another major keeps it
-// (a second server beside it is never what an omitted version means).
-// Where from: the distribution's `postgresql` for its own major, PGDG (`<repo_url> <codename>-pgdg main`,
-// key in /etc/apt/keyrings) for any other. Installed only when postgresql-<major> is missing.
-//
-// The password never travels on a command line or in an environment variable, and never in clear to
-// the server when it is ASCII: the job computes the SCRAM-SHA-256 secret itself (scram.ts) and sends
-// that on psql's stdin, in a session that keeps its statements out of the log (sql.ts QUIET_SESSION).
-// The TCP login check reads it from a 0600 pgpass file in memory (/dev/shm), unlinked before psql
-// starts (server.ts tcpLogin), so a dropped connection cannot leave it behind. The value is registered as a secret, so no output, error or progress line can carry it.
-//
-// Configuration: listen_addresses goes into a conf.d drop-in (Debian's postgresql.conf includes
-// conf.d last) and needs a restart; pg_hba.conf lines need only a reload. Both files are checked by
-// the server itself (pg_file_settings, pg_hba_file_rules) before it is restarted or reloaded, so a
-// broken file is put back instead of leaving a server that will not start.
+// install-postgres: a PostgreSQL server with one application database and role, Ansible postgresql_user /
+// postgresql_db style: change only what differs, report it, prove the result by logging in over TCP.
+// A run is inspect (state.ts) -> plan (plan.ts, pure) -> apply (apply.ts), looking again and re-planning
+// after a change later ones depend on -> TCP login (verify.ts). A check is inspect -> plan, so its
+// would_change is the plan's words; it logs in only when nothing would change (before a change the login
+// cannot be expected to work; after, a failure is the error a run would end with).
 
 import { checkSummary } from "../common/check-mode";
 import { defineHandler, type InstallerResult, runHandler } from "../common/handler-kit";
@@ -125,6 +105,9 @@ function say(run: Run, plan: PostgresPlan, check: boolean): void {
 export const handler = defineHandler({
   definition: postgresDefinition,
   async run({ event, check: checkOnly, remote, apt, os, progress, secrets }): Promise<InstallPostgresReport> {
+    // The password is never on a command line or in the environment, and reaches the server only as its
+    // SCRAM verifier when it is ASCII (scram.ts, sql.ts QUIET_SESSION, server.ts tcpLogin); every form it
+    // takes in what is sent is registered, so no output, error or progress line can carry it.
     registerPasswordForms(secrets, event.db_password);
     await requireSystemd(remote, "PostgreSQL");
     const run: Run = {

@@ -215,7 +215,9 @@ function predictNewCluster(
   const running = planRunning(input, cluster, server, { predicted: true });
   const said: Said[] = [
     {
-      line: `no cluster ${major}/main yet: what follows is predicted for a new one with Debian's defaults, not inspected`,
+      line:
+        `no cluster ${major}/main yet: ` +
+        "what follows is predicted for a new one with Debian's defaults, not inspected",
       checkOnly: true,
     },
     ...running.said.map((s) => ({ ...s, checkOnly: true })),
@@ -256,7 +258,9 @@ function planRunning(
     });
   } else {
     said.push({
-      line: `role ${event.db_user} (password unchanged) and database ${event.db_name} (owner ${event.db_user}) are as wanted`,
+      line:
+        `role ${event.db_user} (password unchanged) and database ${event.db_name} ` +
+        `(owner ${event.db_user}) are as wanted`,
     });
   }
 

@@ -5,7 +5,10 @@ import type { InstallerReport } from "../common/handler-kit";
 import type { Run } from "./run";
 
 export interface InstallPostgresReport extends InstallerReport {
-  /** The running server's version, e.g. "15.20". In a check that finds no running server (not installed, no cluster, stopped): "". */
+  /**
+   * The running server's version, e.g. "15.20". In a check that finds no running server (not installed,
+   * no cluster, stopped): "".
+   */
   pg_version: string;
   pg_major: string;
   /**
@@ -33,7 +36,10 @@ export interface InstallPostgresReport extends InstallerReport {
    * would change, as until then the login cannot be expected to work.
    */
   verified: { host: string; port: number; user: string; database: string } | null;
-  /** Grants this run took back (in a check: would take back): pg_hba.conf entries and roles' LOGIN that the inventory recorded and the settings no longer ask for. */
+  /**
+   * Grants this run took back (in a check: would take back): pg_hba.conf entries and roles' LOGIN that
+   * the inventory recorded and the settings no longer ask for.
+   */
   revoked: string[];
 }
 
