@@ -108,25 +108,7 @@ export function planPostgres(state: PostgresState, input: PlanInput): PostgresPl
   const name = `${cluster.major}/${cluster.name}`;
   const unit = clusterUnit(cluster);
   const active = installation.units[unit] ?? "unknown";
-  if (active !== "active") {
-    changes.push({
-      kind: "cluster-start",
-      what: [clusterStartedLine(name, active)],
-      why: `${unit} is ${active}`,
-      replan: true,
-      apply: (run) => apply.startCluster(run, cluster, installation, active),
-    });
-    said.push({
-      line:
-        `${unit} is ${active}, so the role, the database and the configuration files could not be inspected ` +
-        "(psql needs a running server): what a real run would change there is not listed. " +
-        "Run the job (it starts the cluster first), or start the cluster and check again",
-      warning: true,
-      checkOnly: true,
-    });
-    const listen = normalizeListen(event.listen_addresses);
-    return { changes, said, facts: facts(major, "already installed", name, cluster.port, listen) };
-  }
+  if (active !== "active") return joined({ changes, said }, planStart(input, state, major, cluster, active));
   // inspect reads a running cluster's server; without it there is nothing to plan from.
   if (!state.server) throw new Error(`${unit} is active but its server was not read (a bug in install-postgres)`);
   const running = planRunning(input, cluster, state.server);
@@ -138,6 +120,29 @@ export function planPostgres(state: PostgresState, input: PlanInput): PostgresPl
     facts: serverFacts,
     login: { port: cluster.port, listen: running.config.listen, hbaFile: state.server.state.hba_file },
   };
+}
+
+/** A stopped cluster: started, then looked at; a check cannot see past it (psql needs a running server). */
+function planStart(input: PlanInput, state: PostgresState, major: string, cluster: Cluster, was: string): PostgresPlan {
+  const name = `${cluster.major}/${cluster.name}`;
+  const unit = clusterUnit(cluster);
+  const start: PostgresChange = {
+    kind: "cluster-start",
+    what: [clusterStartedLine(name, was)],
+    why: `${unit} is ${was}`,
+    replan: true,
+    apply: (run) => apply.startCluster(run, cluster, state.installation, was),
+  };
+  const blind: Said = {
+    line:
+      `${unit} is ${was}, so the role, the database and the configuration files could not be inspected ` +
+      "(psql needs a running server): what a real run would change there is not listed. " +
+      "Run the job (it starts the cluster first), or start the cluster and check again",
+    warning: true,
+    checkOnly: true,
+  };
+  const listen = normalizeListen(input.event.listen_addresses);
+  return { changes: [start], said: [blind], facts: facts(major, "already installed", name, cluster.port, listen) };
 }
 
 function facts(
@@ -244,39 +249,9 @@ function planRunning(
   const name = `${cluster.major}/${cluster.name}`;
   const unit = clusterUnit(cluster);
   const port = cluster.port;
-  const changes: PostgresChange[] = [];
-  const said: Said[] = [];
-
-  const roleDb = planRoleAndDatabase(state, event, input.scram);
-  const grantedLogin = roleDb.plan.createRole || roleDb.plan.grantLogin;
-  if (roleDb.changes.length) {
-    changes.push({
-      kind: "role-database",
-      what: roleDb.changes,
-      why: "the role or the database differs from the settings",
-      apply: (run) => apply.roleAndDatabase(run, port, roleDb.plan, roleDb.changes),
-    });
-  } else {
-    said.push({
-      line:
-        `role ${event.db_user} (password unchanged) and database ${event.db_name} ` +
-        `(owner ${event.db_user}) are as wanted`,
-    });
-  }
-
-  const recordedRoles = recorded?.roles[name] ?? [];
-  const roles = planRoles(recordedRoles, event.db_user, grantedLogin, state.recorded_roles ?? {});
-  for (const line of roles.skipped) said.push({ line, warning: true });
-  if (roles.revoke.length) {
-    const lines = revokedRoleLines(roles.revoke);
-    changes.push({
-      kind: "revoke-login",
-      ...lines,
-      why: "the inventory lists roles vm-install gave LOGIN that the settings no longer name",
-      apply: (run) => apply.revokeLogin(run, port, roles.revoke),
-    });
-  }
-
+  const access = planAccess(input, port, name, server);
+  const changes = [...access.changes];
+  const said = [...access.said];
   const config = planConfiguration(event, state, recorded ? (recorded.hba[state.hba_file] ?? []) : undefined);
   if (config.listenChanged || config.hbaChanged) {
     changes.push({
@@ -301,7 +276,7 @@ function planRunning(
   for (const line of unappliedWarnings(event, unit, pending, config.listen))
     said.push({ line, warning: true, checkOnly: restart || config.hbaChanged });
 
-  const next = updatedSection(recorded, state.hba_file, config.owned, name, roles.record);
+  const next = updatedSection(recorded, state.hba_file, config.owned, name, access.record);
   if (!opts.predicted && sectionChanged(recorded, next)) {
     changes.push({
       kind: "inventory",
@@ -311,4 +286,43 @@ function planRunning(
     });
   }
   return { changes, said, config };
+}
+
+/** The role and database, and LOGIN taken back from roles no longer named; `record`: the roles to keep listed. */
+function planAccess(
+  input: PlanInput,
+  port: number,
+  cluster: string,
+  { state, recorded }: RunningServer,
+): { changes: PostgresChange[]; said: Said[]; record: string[] } {
+  const { event } = input;
+  const changes: PostgresChange[] = [];
+  const said: Said[] = [];
+  const roleDb = planRoleAndDatabase(state, event, input.scram);
+  const grantedLogin = roleDb.plan.createRole || roleDb.plan.grantLogin;
+  if (roleDb.changes.length) {
+    changes.push({
+      kind: "role-database",
+      what: roleDb.changes,
+      why: "the role or the database differs from the settings",
+      apply: (run) => apply.roleAndDatabase(run, port, roleDb.plan, roleDb.changes),
+    });
+  } else {
+    said.push({
+      line:
+        `role ${event.db_user} (password unchanged) and database ${event.db_name} ` +
+        `(owner ${event.db_user}) are as wanted`,
+    });
+  }
+  const roles = planRoles(recorded?.roles[cluster] ?? [], event.db_user, grantedLogin, state.recorded_roles ?? {});
+  for (const line of roles.skipped) said.push({ line, warning: true });
+  if (roles.revoke.length) {
+    changes.push({
+      kind: "revoke-login",
+      ...revokedRoleLines(roles.revoke),
+      why: "the inventory lists roles vm-install gave LOGIN that the settings no longer name",
+      apply: (run) => apply.revokeLogin(run, port, roles.revoke),
+    });
+  }
+  return { changes, said, record: roles.record };
 }
