@@ -113,7 +113,7 @@ describe("install-postgres: a check's would_change is the following run's change
     expect(again).toMatchObject({ would_change: [], revoked: [], verified: { user: event.db_user } });
   });
 
-  it("a stopped cluster: a check names the start and says it could not look past it; a run starts it first", async () => {
+  it("a stopped cluster: a check names the start and says it cannot look past it; a run starts it", async () => {
     const vm = new PostgresVm(newCluster());
     await job(vm, EVENT);
     vm.state.active = false;
