@@ -1,7 +1,7 @@
 // "Adding an installer is one folder plus one catalog line": a fixture installer (its definition.ts and
 // handler.ts in __tests__/fixtures/installers/install-hello) goes in through the same path the built-in
 // ones take. Its settings are checked at synth, its job is synthesized after the others, and its bundle
-// runs through the job runner against an in-process SSH server.
+// runs through the job runner against an in-process SSH server, check mode included with no code for it.
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { bundleHandler } from "../construct/bundling/bundle";
@@ -53,16 +53,19 @@ describe("a fixture installer plugged in through the catalog", () => {
     expect(fs.readFileSync(path.join(bundleDir, "handler.js"), "utf8")).toContain("/tmp/hello");
   });
 
-  it("runs its bundle through the job runner over real SSH and reports the common result shape", async () => {
+  it("runs its bundle through the job runner over real SSH: a check changes nothing and foresees the run's words", async () => {
     const key = testKey("client_ed25519");
     const seen: string[] = [];
+    let file = ""; // /tmp/hello on the double's VM
     const server = await startServer({
       authorizedKey: key.public,
       onExec: (line) => {
         seen.push(line);
-        return /os-release/.test(line)
-          ? { stdout: 'ID=debian\nVERSION_CODENAME=bookworm\nPRETTY_NAME="Debian GNU/Linux 12 (bookworm)"\n' }
-          : { stdout: "" };
+        if (/os-release/.test(line))
+          return { stdout: 'ID=debian\nVERSION_CODENAME=bookworm\nPRETTY_NAME="Debian GNU/Linux 12 (bookworm)"\n' };
+        if (line.includes("cat /tmp/hello")) return { stdout: file };
+        if (line.includes("> /tmp/hello")) file = "hi\nhi\n";
+        return { stdout: "" };
       },
     });
     try {
@@ -71,12 +74,19 @@ describe("a fixture installer plugged in through the catalog", () => {
         handlersDir: HANDLERS_DIR,
         cacheDir: tempDir("hello-bundle"),
       });
-      const job = await runJob({
-        dir: bundle.dir,
-        env: { VM_IP: "127.0.0.1", SSH_PORT: String(server.port), SSH_USER: "ubuntu", SSH_KEY: key.private },
-        event: { greeting: "hi", times: 2 },
-        timeoutSec: 60,
-      });
+      const env = { VM_IP: "127.0.0.1", SSH_PORT: String(server.port), SSH_USER: "ubuntu", SSH_KEY: key.private };
+      const runIt = (event: Record<string, unknown>) => runJob({ dir: bundle.dir, env, event, timeoutSec: 60 });
+      const writes = () => seen.filter((l) => l.includes("> /tmp/hello"));
+
+      // Check mode with no code for it: the kit runs the model and stops before apply.
+      const check = await runIt({ greeting: "hi", times: 2, check: true });
+      expect(check.phase).toBe("Succeeded");
+      const foreseen = JSON.parse(check.message);
+      expect(foreseen).toMatchObject({ changed: false, changes: [], would_change: ["wrote /tmp/hello"] });
+      expect(writes()).toEqual([]);
+      expect(file).toBe("");
+
+      const job = await runIt({ greeting: "hi", times: 2 });
       expect(job.phase).toBe("Succeeded");
       const result = JSON.parse(job.message);
       expect(Object.keys(result).slice(0, 8)).toEqual([
@@ -92,21 +102,21 @@ describe("a fixture installer plugged in through the catalog", () => {
       expect(result).toMatchObject({
         status: "ok",
         changed: true,
-        changes: ["wrote /tmp/hello"],
+        changes: foreseen.would_change,
         warnings: [],
         host_key_sha256: server.hostKeySha256,
         written: ["hi", "hi"],
       });
-      expect(seen.filter((l) => l.includes("/tmp/hello"))).toEqual([
-        "sh -c 'printf '\\''%s\\n'\\'' hi hi > /tmp/hello'",
-      ]);
+      expect(writes()).toEqual(["sh -c 'printf '\\''%s\\n'\\'' hi hi > /tmp/hello'"]);
 
-      const refused = await runJob({
-        dir: bundle.dir,
-        env: { VM_IP: "127.0.0.1", SSH_PORT: String(server.port), SSH_USER: "ubuntu", SSH_KEY: key.private },
-        event: { greeting: "Hi!" },
-        timeoutSec: 60,
-      });
+      // In place now: a check foresees nothing, a run changes nothing.
+      const clean = await runIt({ greeting: "hi", times: 2, check: true });
+      expect(JSON.parse(clean.message)).toMatchObject({ would_change: [] });
+      const again = await runIt({ greeting: "hi", times: 2 });
+      expect(JSON.parse(again.message)).toMatchObject({ changed: false, changes: [] });
+      expect(writes()).toHaveLength(1);
+
+      const refused = await runIt({ greeting: "Hi!" });
       expect(refused.phase).toBe("Failed");
       expect(refused.message).toMatch(/event greeting: "Hi!" is not allowed; expected lowercase words/);
     } finally {

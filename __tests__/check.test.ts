@@ -90,7 +90,7 @@ describe("running the checks through the job runner", () => {
   const policy =
     "jq:\n  Installed: (none)\n  Candidate: 1.6-2.1\n  Version table:\n     1.6-2.1 500\n        500 http://deb.debian.org/debian bookworm/main amd64 Packages\n";
 
-  test("a drifted installer, one the state cannot reach, one without check-mode support; nothing that changes anything reaches the VM", async () => {
+  test("a drifted installer, one the state cannot reach, a fixture installer checked with no check-mode code of its own; nothing that changes anything reaches the VM", async () => {
     const server = await startServer({
       authorizedKey: key.public,
       onExec: (line) => {
@@ -132,18 +132,18 @@ describe("running the checks through the job runner", () => {
         say: (l) => said.push(l),
       });
       expect(rows.map((r) => [r.vm, r.installer, r.state])).toEqual([
-        ["vm1", "install-hello", "error"],
+        ["vm1", "install-hello", "drift"],
         ["vm1", "install-packages", "drift"],
         ["vm2", "install-hello", "skipped"],
         ["vm2", "install-packages", "error"],
       ]);
-      expect(rows[0].summary).toMatch(/event check: install-hello does not support check mode/);
+      expect(rows[0].wouldChange).toEqual(["wrote /tmp/hello"]);
       expect(rows[1]).toMatchObject({
         wouldChange: ["installed jq"],
         summary: "check: 1 change would be made: installed jq",
       });
       expect(rows[3].summary).toBe("vm2 is not in the deployed state: deploy it first (npm run deploy)");
-      expect(server.commands.filter((c) => /apt-get|sudo|\/tmp\/hello/.test(c))).toEqual([]);
+      expect(server.commands.filter((c) => /apt-get|sudo|> \/tmp\/hello/.test(c))).toEqual([]);
       // Each job's whole progress is kept, and the caller hears a line per job.
       expect(fs.readFileSync(path.join(dir, rows[1].log!), "utf8")).toMatch(/check mode: looking only/);
       expect(said).toContain("vm1 install-packages: checking");

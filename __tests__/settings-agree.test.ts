@@ -4,7 +4,8 @@
 
 import { parseConfig } from "../construct/config/parse";
 import { INSTALLERS } from "../construct/installers/catalog";
-import { type HandlerSpec, type InstallerReport, runHandler } from "../handlers/common/handler-kit";
+import { type HandlerSpec, runHandler } from "../handlers/common/handler-kit";
+import type { InstallerReport } from "../handlers/common/installer-result";
 import { handler as dockerHandler } from "../handlers/install-docker/handler";
 import { handler as packagesHandler } from "../handlers/install-packages/handler";
 import { handler as postgresHandler } from "../handlers/install-postgres/handler";

@@ -3,7 +3,7 @@
 // Rounds, rotation and medians: rounds.ts; the results file: results.ts.
 
 import { bundleHandler } from "../construct/bundling/bundle";
-import type { CommonResult } from "../handlers/common/handler-kit";
+import type { CommonResult } from "../handlers/common/installer-result";
 import { runJob } from "../operator/runner/run-job";
 import { jobEnvFor, type Sandbox, startSandbox } from "../sandbox/index";
 import { timeRawSteps } from "./raw-sequences";

@@ -24,12 +24,6 @@ export interface InstallerDefinition<S extends Settings = Settings> {
   readonly check?: (config: Record<string, unknown>) => string[];
   /** Its own result fields: name -> one line (README). */
   readonly result: Readonly<Record<string, string>>;
-  /**
-   * Its `run` honours check mode (ctx.check: decide, report, change nothing). Without it an event with
-   * `check: true` is refused before connecting, as Ansible skips a module without check-mode support:
-   * an installer that never branched must not be trusted to only look. @default false
-   */
-  readonly supportsCheckMode?: boolean;
 }
 
 /** Identity helper that keeps `definition`'s literal types (the event type derives from them). */

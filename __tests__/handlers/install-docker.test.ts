@@ -1,5 +1,15 @@
 import type { InstallerDeps } from "../../handlers/common/handler-kit";
-import { groupMembers, parseDockerState, unmetNeeds, versionIn } from "../../handlers/install-docker/docker-state";
+import {
+  dockerNeeds,
+  groupMembers,
+  needWords,
+  parseDockerState,
+  versionIn,
+} from "../../handlers/install-docker/docker-state";
+
+/** The needs as typed data, and their words for progress lines. */
+const unmetNeeds = (...args: Parameters<typeof dockerNeeds>) => dockerNeeds(...args).map(needWords);
+
 import { handler } from "../../handlers/install-docker/handler";
 import { planGroup } from "../../handlers/install-docker/service-and-group";
 import { DEBIAN_12, DEBIAN_13, dpkgLine, policyBlock, UBUNTU_2204, UBUNTU_2404 } from "./support/fixtures";
@@ -716,9 +726,9 @@ describe("install-docker: already installed", () => {
         users: { ubuntu: ["docker"], deploy: ["deploy"] },
       }),
       grantsRead(),
+      info(), // the daemon is asked in the look, before any change
       usermod(["deploy"]),
       grantsWrite((w) => expect(w.docker).toEqual({ group_members: ["deploy"] })),
-      info(),
       hello,
     ]);
     expect(remote.done).toBe(true);
@@ -748,7 +758,12 @@ describe("install-docker: already installed", () => {
       compose_command: "docker-compose",
       channel: "distro",
     });
-    expect(unmetNeeds(parseDockerState(inspectOut(v1), ["ubuntu"]), { channel: "official", compose: true })).toEqual([
+    const needs = dockerNeeds(parseDockerState(inspectOut(v1), ["ubuntu"]), { channel: "official", compose: true });
+    expect(needs).toEqual([
+      { kind: "docker-ce", replacesDockerIo: true },
+      { kind: "compose", channel: "official" },
+    ]);
+    expect(needs.map(needWords)).toEqual([
       "docker-ce from Docker's repository is not installed (docker.io from the distribution is, and is replaced)",
       "the compose plugin (docker compose) is not installed",
     ]);
@@ -888,12 +903,12 @@ describe("install-docker: what it granted, it takes back (inventory in /var/lib/
       os(),
       look(members("ubuntu", "deploy")),
       grantsRead(inventory),
+      info(), // the daemon is asked in the look, before any change
       { match: /^gpasswd -d deploy docker$/, sudo: true },
       grantsWrite((w) => {
         expect(w.docker).toEqual({ group_members: ["ubuntu"] });
         expect(w.postgres).toEqual(inventory.postgres);
       }),
-      info(),
       hello,
     ]);
     expect(error).toBeUndefined();
@@ -925,11 +940,11 @@ describe("install-docker: what it granted, it takes back (inventory in /var/lib/
       os(),
       look(members("ubuntu")),
       grantsRead(),
+      info(), // the daemon is asked in the look, before any change
       usermod(["deploy"]),
       grantsWrite((w) =>
         expect(w).toEqual({ version: 1, about: expect.any(String), docker: { group_members: ["deploy"] } }),
       ),
-      info(),
       hello,
     ]);
     expect(remote.done).toBe(true);
@@ -941,9 +956,9 @@ describe("install-docker: what it granted, it takes back (inventory in /var/lib/
       os(),
       look(members("ubuntu")),
       grantsRead({ version: 1, docker: { group_members: ["ubuntu", "olduser"] } }),
+      info(), // the daemon is asked in the look, before any change
       { match: /^usermod -aG docker deploy && gpasswd -d ubuntu docker$/, sudo: true },
       grantsWrite((w) => expect(w.docker).toEqual({ group_members: ["deploy"] })),
-      info(),
       hello,
     ]);
     expect(remote.done).toBe(true);

@@ -1,8 +1,9 @@
 // The connection a handler works through (common/resilient-connection.ts): the job's time budget cuts
 // every command's limit and running out is a timeout naming the step; a detached step whose connection
 // drops is followed again on a new connection, never started twice.
+
+import type { Connection } from "../../handlers/common/exec";
 import { CommandError, type RunOptions, type RunResult } from "../../handlers/common/exec";
-import type { Connection } from "../../handlers/common/handler-kit";
 import { JobTimeoutError, ResilientConnection } from "../../handlers/common/resilient-connection";
 
 class FakeConnection implements Connection {

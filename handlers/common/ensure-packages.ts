@@ -31,7 +31,7 @@ export interface EnsureOutcome {
 }
 
 /** A package asked for: the spec as given, and its parts. */
-interface Wanted {
+export interface Wanted {
   spec: string;
   name: string;
   version?: string;
@@ -46,6 +46,50 @@ function plural(n: number, one: string, many: string): string {
   return `${n} ${n === 1 ? one : many}`;
 }
 
+/** The specs, parsed (the event's rule has already checked them). */
+export function wantedOf(specs: string[]): Wanted[] {
+  return specs.map((spec): Wanted => {
+    const parsed = parsePackageSpec(spec);
+    if (!parsed)
+      throw new Error(`ensurePackages: ${JSON.stringify(spec)} is not a package spec (validate the event first)`);
+    return { spec, ...parsed };
+  });
+}
+
+/** An outcome before anything was decided. */
+export function emptyOutcome(): EnsureOutcome {
+  const update = { ran: false, reason: "" };
+  return { installed: [], already_installed: [], failed: [], versions: {}, changed: false, update, wouldInstall: [] };
+}
+
+/** What dpkg says of `wanted` now (one dpkg-query, read-only). */
+export function lookAtPackages(apt: Apt, wanted: Wanted[]): Promise<Map<string, PackageState>> {
+  const label = `checking ${plural(wanted.length, "package", "packages")} with dpkg-query`;
+  return stepper(apt)(label, "check", () => apt.query(wanted.map((w) => w.name)));
+}
+
+/**
+ * The packages still to install (pure); those already there at the wanted version go to `outcome`.
+ * Says which in a progress line.
+ */
+export function stillNeeded(
+  apt: Apt,
+  wanted: Wanted[],
+  before: Map<string, PackageState>,
+  outcome: EnsureOutcome,
+): Wanted[] {
+  const needed = wanted.filter((w) => !alreadyThere(w, before.get(w.name)!, outcome));
+  if (needed.length === 0) {
+    outcome.update = { ran: false, reason: "nothing to install" };
+    const all = plural(wanted.length, "package is", "packages are");
+    apt.progress?.info(`nothing to do: all ${all} already installed (${wanted.map((w) => w.name).join(", ")})`);
+    return needed;
+  }
+  const already = outcome.already_installed.length ? `; already installed: ${outcome.already_installed.join(" ")}` : "";
+  apt.progress?.info(`to install: ${needed.map((w) => w.spec).join(" ")}${already}`);
+  return needed;
+}
+
 /**
  * Check state -> update if needed -> check candidates -> install what is missing -> verify each.
  * One bad package does not stop the others: unknown names and missing versions fail alone, and when
@@ -53,39 +97,22 @@ function plural(n: number, one: string, many: string): string {
  * Lock trouble (AptLockError) and failures of apt-get update are not per-package: they throw.
  */
 export async function ensurePackages(apt: Apt, specs: string[], opts: EnsureOptions): Promise<EnsureOutcome> {
-  const wanted = specs.map((spec): Wanted => {
-    const parsed = parsePackageSpec(spec);
-    if (!parsed)
-      throw new Error(`ensurePackages: ${JSON.stringify(spec)} is not a package spec (validate the event first)`);
-    return { spec, ...parsed };
-  });
-  const outcome: EnsureOutcome = {
-    installed: [],
-    already_installed: [],
-    failed: [],
-    versions: {},
-    changed: false,
-    update: { ran: false, reason: "" },
-    wouldInstall: [],
-  };
-  const before = await stepper(apt)(
-    `checking ${plural(wanted.length, "package", "packages")} with dpkg-query`,
-    "check",
-    () => apt.query(wanted.map((w) => w.name)),
-  );
-  const needed = wanted.filter((w) => !alreadyThere(w, before.get(w.name)!, outcome));
-  if (needed.length === 0) {
-    outcome.update = { ran: false, reason: "nothing to install" };
-    apt.progress?.info(
-      `nothing to do: all ${plural(wanted.length, "package is", "packages are")} already installed (${wanted.map((w) => w.name).join(", ")})`,
-    );
-    return outcome;
-  }
-  apt.progress?.info(
-    `to install: ${needed.map((w) => w.spec).join(" ")}${outcome.already_installed.length ? `; already installed: ${outcome.already_installed.join(" ")}` : ""}`,
-  );
+  const wanted = wantedOf(specs);
+  const outcome = emptyOutcome();
+  const before = await lookAtPackages(apt, wanted);
+  const needed = stillNeeded(apt, wanted, before, outcome);
+  if (needed.length === 0) return outcome;
   if (opts.check) return predictInstall(apt, needed, outcome);
+  return installNeeded(apt, { wanted, needed, before }, opts, outcome);
+}
 
+/** Update, candidates, install, verify: the part of ensurePackages that changes the VM. */
+export async function installNeeded(
+  apt: Apt,
+  { wanted, needed, before }: { wanted: Wanted[]; needed: Wanted[]; before: Map<string, PackageState> },
+  opts: EnsureOptions,
+  outcome: EnsureOutcome,
+): Promise<EnsureOutcome> {
   outcome.update = await refreshLists(apt, opts);
   const installable = await installableOf(apt, needed, opts, outcome);
   const installErrors = installable.length ? await install(apt, installable, before) : new Map<string, string>();
@@ -101,7 +128,7 @@ export async function ensurePackages(apt: Apt, specs: string[], opts: EnsureOpti
  * Check mode: what a real run would install, and (as warnings, in `failed`) what the VM's current lists
  * cannot offer; a real run refreshes the lists first, so those may still install. dpkg is only looked at.
  */
-async function predictInstall(apt: Apt, needed: Wanted[], outcome: EnsureOutcome): Promise<EnsureOutcome> {
+export async function predictInstall(apt: Apt, needed: Wanted[], outcome: EnsureOutcome): Promise<EnsureOutcome> {
   outcome.update = await apt.update(); // in check mode: dpkg's health looked at, nothing run
   const offers = await stepper(apt)("apt-cache policy (the lists as they are)", "candidates", () =>
     apt.candidates(needed.map((w) => w.name)),

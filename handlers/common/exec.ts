@@ -51,6 +51,13 @@ export interface Remote {
   runDetached?(command: string, opts?: RunOptions): Promise<RunResult>;
 }
 
+/** An open connection to the VM as the kit holds it: SshSession is one, tests give a scripted double. */
+export interface Connection extends Remote {
+  readonly target: string;
+  readonly hostKeySha256: string;
+  close(): Promise<void>;
+}
+
 /** `remote.runDetached` where the remote has it, else `run` with sudo: the same result either way. */
 export function runLong(remote: Remote, command: string, opts: RunOptions = {}): Promise<RunResult> {
   const marked = { ...opts, mutates: true };

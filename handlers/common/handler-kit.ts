@@ -1,104 +1,37 @@
 // The frame every installer runs in, so each handler file is only its own business:
-//   validate the event and the env (nothing touches the network before both pass)
-//   -> connect (retry policy from the event's `ssh` key) -> detect the OS
-//   -> the installer's own work (inspect, act only where needed, verify)
-//   -> the one result shape every installer reports (see InstallerResult).
-// With the event's `check: true` the same phases run but nothing on the VM changes: the installer reports
-// what it would change and the kit turns that into `would_change` (check-mode.ts).
-// Any error leaves as one Error whose message names the installer and the phase, scrubbed of secrets.
-// What leaves (result, error, progress) is also made printable (progress.ts): text from the VM goes to
-// the operator's terminal and Terraform's logs, never its escape sequences.
-//
-//   export const handler = defineHandler({
-//     definition: dockerDefinition,            // its settings: the event's keys, rules and defaults
-//     run: async ({ event, remote, apt, os, progress }) => ({ status: "ok", changes: [], summary: "...", ... }),
-//   });
-//   export const install = (event: unknown) => runHandler(handler, event);
+//   validate the event and the env (handler-input.ts) -> connect (retry policy from the event's `ssh`)
+//   -> detect the OS -> wait for the first boot -> the installer's model (installer-model.ts: inspect,
+//   plan, and unless `check: true` apply and verify) -> the one result shape (installer-result.ts).
+// Any error leaves as one Error naming the installer and the phase, scrubbed of secrets and printable:
+// text from the VM reaches the operator's terminal and Terraform's logs, never its escape sequences.
 
 import type { InstallerDefinition } from "../../shared/installer-definition";
 import { secrets as defaultSecrets, type SecretScrubber } from "../../shared/secrets";
-import { type EventOf, eventFields, type Settings } from "../../shared/settings";
-import type { SshEventSettings } from "../../shared/ssh-retry";
-import { boolean, type FieldsOf, integer, object, optional, ValidationError, validate } from "../../shared/validate";
-import { Apt, type AptEventSettings, aptEventSettings, resolveAptSettings } from "./apt";
-import { checkSummary, lookOnly } from "./check-mode";
+import type { EventOf, Settings } from "../../shared/settings";
+import { ValidationError } from "../../shared/validate";
+import { Apt, resolveAptSettings } from "./apt";
+import { lookOnly } from "./check-mode";
 import { waitForCloudInit } from "./cloud-init";
-import { type ConnectionEnv, readConnectionEnv } from "./connection-env";
-import type { Remote } from "./exec";
+import type { ConnectionEnv } from "./connection-env";
+import type { Connection, Remote } from "./exec";
 import { FirstBootClock } from "./first-boot";
+import { type CommonEvent, validateInput } from "./handler-input";
+import { type InstallerModel, runModel } from "./installer-model";
+import { type InstallerReport, type InstallerResult, result } from "./installer-result";
 import { detectOs, type OsInfo } from "./os-release";
 import { Progress, printable } from "./progress";
 import { type JobBudget, ResilientConnection } from "./resilient-connection";
-import { type ConnectOptions, connect, resolveSshRetry, type SshRetry, sshEventSettings } from "./ssh";
+import { type ConnectOptions, connect, resolveSshRetry, type SshRetry } from "./ssh";
 import { SshSession } from "./ssh-session";
-
-/** What an installer's `run` reports; the kit turns it into an InstallerResult. */
-export interface InstallerReport {
-  /** "ok": everything asked for is in place; "partial": some of it could not be done (see warnings). */
-  status: "ok" | "partial";
-  /**
-   * What this run did on the VM, one line each in words; empty when it changed nothing. In check mode:
-   * what it would have done, in the same words a real run would use (the kit reports it as would_change).
-   */
-  changes: string[];
-  /** One line for people reading the Terraform output. */
-  summary: string;
-  /** What a person should read though the job succeeded. @default [] */
-  warnings?: string[];
-}
-
-/** The result every installer returns, in this key order, followed by the installer's own fields. */
-export interface CommonResult {
-  status: InstallerReport["status"];
-  /** True when this run changed anything on the VM (as Ansible reports it): `changes` is not empty. */
-  changed: boolean;
-  changes: string[];
-  /** Check mode only (the event's `check: true`): what a real run would change, one line each; `changes` is empty. */
-  would_change?: string[];
-  summary: string;
-  warnings: string[];
-  /** The host key fingerprint seen, "SHA256:..." (pin it with SSH_HOST_KEY_SHA256). */
-  host_key_sha256: string;
-  os: OsInfo;
-  /** Milliseconds per phase (validate, connect, os, the installer's own steps, total). */
-  timings_ms: Record<string, number>;
-}
-
-export type InstallerResult<R> = CommonResult & Omit<R, keyof InstallerReport>;
-
-/** An open connection as the kit needs it; SshSession is one, tests give a scripted double. */
-export interface Connection extends Remote {
-  readonly target: string;
-  readonly hostKeySha256: string;
-  close(): Promise<void>;
-}
-
-/** The event keys every installer accepts besides its own. */
-export interface CommonEvent {
-  /** SSH retry policy (shared/ssh-retry.ts). */
-  ssh?: SshEventSettings;
-  /** How apt-get waits for the dpkg lock and for an install (common/apt.ts). */
-  apt?: AptEventSettings;
-  /**
-   * Seconds the whole job may take (the stack sets it from wait_timeout_sec, less a margin): every inner
-   * limit (connect, lock waits, update, install) is cut to what is left of it. Absent: no overall limit.
-   */
-  time_budget_sec?: number;
-  /** Check mode: inspect and report what would change (would_change), change nothing on the VM. @default false */
-  check?: boolean;
-}
-
-/** The rule for the event's time_budget_sec. */
-export const TIME_BUDGET_RULE = integer(10, 86400);
 
 export interface InstallerContext<E> {
   /** The validated event, defaults filled in. */
   event: E & CommonEvent;
-  /** Check mode: decide, report the changes as usual, make none (`remote` refuses commands marked `mutates`). */
+  /** Check mode: nothing on the VM changes (`remote` refuses commands marked `mutates`). */
   check: boolean;
-  /** The VM. */
+  /** The VM: the real one for apply, the look-only one (check-mode.ts) for inspect and in a check. */
   remote: Remote;
-  /** apt on the VM, with the event's `apt` settings. */
+  /** apt on the VM, with the event's `apt` settings (look-only where `remote` is). */
   apt: Apt;
   os: OsInfo;
   /** Progress lines and timings: `progress.step(label, fn, timingKey)` lands in timings_ms. */
@@ -111,12 +44,18 @@ export interface InstallerContext<E> {
   user: string;
 }
 
-/** An installer's handler: its definition (name, event keys and rules, secrets) and its work. */
+/** An installer's handler: its definition (name, event keys and rules, secrets) and its model. */
 export interface HandlerSpec<S extends Settings, R extends InstallerReport> {
   /** handlers/<handler>/definition.ts: the event's keys come from its settings; unknown keys are rejected. */
   definition: InstallerDefinition<S>;
-  /** The installer's work, on a connected VM of a supported OS. */
-  run(ctx: InstallerContext<EventOf<S>>): Promise<R>;
+  /** The installer's model (installer-model.ts); every new installer has one. */
+  // biome-ignore lint/suspicious/noExplicitAny: the state, outcome and proof types are the installer's own.
+  model?: InstallerModel<EventOf<S>, any, R, any, any>;
+  /**
+   * An installer not yet in the model: `run` does its whole work and branches on `ctx.check` itself.
+   * Kept while install-postgres moves to the model.
+   */
+  run?(ctx: InstallerContext<EventOf<S>>): Promise<R>;
 }
 
 /** Identity helper that gives `spec` its types. */
@@ -152,92 +91,6 @@ export class InstallerError extends Error {
   }
 }
 
-/** The event as given: an object, or event_json's string form. */
-export function eventObject(event: unknown): unknown {
-  if (typeof event !== "string") return event ?? {};
-  try {
-    return JSON.parse(event);
-  } catch (err) {
-    throw new ValidationError("event", [`(top level): not valid JSON (${(err as Error).message})`]);
-  }
-}
-
-/** `value` with every string in it (keys too) made printable: a result carries text from the VM. */
-function printableDeep<T>(value: T): T {
-  if (typeof value === "string") return printable(value) as T;
-  if (Array.isArray(value)) return value.map(printableDeep) as T;
-  if (value !== null && typeof value === "object") {
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [printable(k), printableDeep(v)])) as T;
-  }
-  return value;
-}
-
-/** The one result shape: common keys first, in a fixed order, then the installer's own. */
-function result<R extends InstallerReport>(
-  report: R,
-  connection: Connection,
-  os: OsInfo,
-  timings: Record<string, number>,
-  repairs: string[] = [],
-  check = false,
-  firstBoot: string[] = [],
-): InstallerResult<R> {
-  const { status, changes: reported, summary, warnings: ownWarnings = [], ...own } = report;
-  const warnings = [...firstBoot, ...ownWarnings];
-  const changes = [...repairs, ...reported];
-  const common: CommonResult = {
-    status,
-    changed: !check && changes.length > 0,
-    changes: check ? [] : changes,
-    ...(check ? { would_change: changes } : {}),
-    summary: check ? checkSummary(changes, summary) : summary,
-    warnings,
-    host_key_sha256: connection.hostKeySha256,
-    os,
-    timings_ms: timings,
-  };
-  return printableDeep({ ...common, ...own }) as InstallerResult<R>;
-}
-
-/** Both halves of the input, checked before anything else; every problem of both is reported at once. */
-function validateInput<S extends Settings>(
-  spec: HandlerSpec<S, InstallerReport>,
-  rawEvent: unknown,
-  env: NodeJS.ProcessEnv,
-): { event: EventOf<S> & CommonEvent; target: ConnectionEnv } {
-  type E = EventOf<S> & CommonEvent;
-  const validator = object<E>({
-    ...eventFields(spec.definition.settings),
-    apt: optional(aptEventSettings),
-    ssh: optional(sshEventSettings),
-    time_budget_sec: optional(TIME_BUDGET_RULE),
-    check: optional(boolean()),
-  } as FieldsOf<E>);
-  const problems: string[] = [];
-  let event: E | undefined;
-  let target: ConnectionEnv | undefined;
-  try {
-    event = validate(validator, eventObject(rawEvent), "event");
-  } catch (err) {
-    if (!(err instanceof ValidationError)) throw err;
-    problems.push(...err.problems.map((p) => `event ${p}`));
-  }
-  try {
-    target = readConnectionEnv(env);
-  } catch (err) {
-    if (!(err instanceof ValidationError)) throw err;
-    problems.push(...err.problems.map((p) => `env ${p}`));
-  }
-  if (event?.check && !spec.definition.supportsCheckMode) {
-    problems.push(
-      `event check: ${spec.definition.handler} does not support check mode (its definition does not declare supportsCheckMode), so it cannot be trusted to only look`,
-    );
-  }
-  if (problems.length > 0 || !event || !target)
-    throw new ValidationError("invalid input, nothing was done on the VM", problems);
-  return { event, target };
-}
-
 /** The SSH retry budget, cut to what is left of the job's (never below one attempt's worth). */
 function withinBudget(retry: SshRetry, budget: { started: number; budgetSec?: number; now: () => number }): SshRetry {
   if (budget.budgetSec === undefined) return retry;
@@ -252,18 +105,15 @@ function withinBudget(retry: SshRetry, budget: { started: number; budgetSec?: nu
  */
 const FIRST_BOOT_PHASE = "waiting for the VM's first boot (cloud-init)";
 
-/** Waits for the first boot, then hands out the Apt that waits for the first boot's locks. */
-async function afterFirstBoot(
-  remote: Remote,
-  event: CommonEvent,
-  opts: { budget: JobBudget; progress: Progress; check: boolean; deps: InstallerDeps },
-): Promise<{ apt: Apt; firstBoot: string[] }> {
-  const { budget, progress, check, deps } = opts;
-  const settings = resolveAptSettings(event.apt);
-  const { now, sleep } = deps;
-  const clock = new FirstBootClock({ budget, capSec: settings.firstBootWaitSec, now, sleep, progress });
-  const firstBoot = await waitForCloudInit(remote, clock, progress);
-  return { apt: new Apt(remote, settings, { progress, check, clock, sleep }), firstBoot };
+/** What the frame keeps for one job while it runs: who it is, its clock, and the phase for errors. */
+interface Job {
+  name: string;
+  secrets: SecretScrubber;
+  now: () => number;
+  progress: Progress;
+  started: number;
+  phase: string;
+  deps: InstallerDeps;
 }
 
 /** Runs one installer end to end; see the file comment for the phases. */
@@ -276,77 +126,114 @@ export async function runHandler<S extends Settings, R extends InstallerReport>(
   const secrets = deps.secrets ?? defaultSecrets;
   const now = deps.now ?? Date.now;
   const progress = new Progress(name, { write: deps.write, secrets, now });
-  const started = now();
-  let phase = "validating the event and the environment";
+  const job: Job = { name, secrets, now, progress, started: now(), phase: "", deps };
   let connection: Connection | undefined;
   try {
-    const { event, target } = validateInput(spec, rawEvent, deps.env ?? process.env);
+    job.phase = "validating the event and the environment";
+    const env = deps.env ?? process.env;
+    const { event, target } = validateInput(spec.definition, rawEvent, env);
     secrets.add(target.privateKey, "SSH_KEY");
-    secrets.add((deps.env ?? process.env).SSH_KEY, "SSH_KEY");
+    secrets.add(env.SSH_KEY, "SSH_KEY");
     for (const field of Object.keys(spec.definition.secrets ?? {}))
       secrets.add((event as Record<string, unknown>)[field] as string | undefined, field);
-    progress.timings.validate = now() - started;
+    progress.timings.validate = now() - job.started;
 
-    phase = "connecting over SSH";
-    const connectTo: NonNullable<InstallerDeps["connect"]> = deps.connect ?? connect;
-    const budget = { started, budgetSec: event.time_budget_sec, now };
-    const options = (): ConnectOptions => ({
-      retry: withinBudget(resolveSshRetry(event.ssh), budget),
-      progress,
-      secrets,
-      now,
-    });
-    const where = `${target.user}@${target.host}:${target.port}`;
-    const first = await progress.step(`ssh ${where}`, () => connectTo(target!, options()), "connect");
-    // Every later session must present the key this one did.
-    const again = () => connectTo({ ...target!, hostKeySha256: first.hostKeySha256 }, options());
-    connection = new ResilientConnection(first, again, {
-      job: name,
-      progress,
-      budget,
-      detach: first instanceof SshSession,
-    });
-    progress.info(
-      `host key ${connection.hostKeySha256}${target.hostKeySha256 ? " (matches SSH_HOST_KEY_SHA256)" : " (not pinned: set SSH_HOST_KEY_SHA256 to this to pin it)"}`,
-    );
-
-    phase = "detecting the OS";
+    job.phase = "connecting over SSH";
+    connection = await connectJob(job, event, target);
+    job.phase = "detecting the OS";
     const os = await progress.step("reading /etc/os-release", () => detectOs(connection!), "os");
     progress.info(`os: ${os.pretty_name ?? os.id}, treated as ${os.family} ${os.codename}`);
-
-    const check = event.check === true;
-    phase = check ? "checking (check mode: nothing is changed)" : "installing";
-    if (check)
-      progress.info(
-        "check mode: looking only; what would change is reported in would_change, nothing on the VM is changed",
-      );
-    const remote = check ? lookOnly(connection) : connection;
-    const installPhase = phase;
-    phase = FIRST_BOOT_PHASE;
-    const firstBootDeps = { ...deps, now };
-    const { apt, firstBoot } = await afterFirstBoot(remote, event, { budget, progress, check, deps: firstBootDeps });
-    phase = installPhase;
-    const report = await spec.run({
-      event,
-      check,
-      remote,
-      apt,
-      os,
-      progress,
-      secrets,
-      target: connection.target,
-      user: target.user,
-    });
-
-    progress.timings.total = now() - started;
-    return result(report, connection, os, { ...progress.timings }, apt.repairs, check, firstBoot);
+    return await runInstaller(spec, job, { event, user: target.user, connection, os });
   } catch (err) {
-    const message = err instanceof Error ? err.message : String(err);
-    const worded = err instanceof ValidationError ? `${name}: ${message}` : `${name} failed while ${phase}: ${message}`;
-    const clean = new InstallerError(printable(secrets.scrub(worded)), phase);
-    progress.info(`failed after ${((now() - started) / 1000).toFixed(1)}s`);
-    throw clean;
+    throw worded(job, err);
   } finally {
     await connection?.close().catch(() => undefined);
   }
+}
+
+/** The first session, then the resilient connection that reconnects to the same host key. */
+async function connectJob(job: Job, event: CommonEvent, target: ConnectionEnv): Promise<Connection> {
+  const { progress, secrets, now, deps } = job;
+  const connectTo: NonNullable<InstallerDeps["connect"]> = deps.connect ?? connect;
+  const budget = { started: job.started, budgetSec: event.time_budget_sec, now };
+  const options = (): ConnectOptions => ({
+    retry: withinBudget(resolveSshRetry(event.ssh), budget),
+    progress,
+    secrets,
+    now,
+  });
+  const where = `${target.user}@${target.host}:${target.port}`;
+  const first = await progress.step(`ssh ${where}`, () => connectTo(target, options()), "connect");
+  // Every later session must present the key this one did.
+  const again = () => connectTo({ ...target, hostKeySha256: first.hostKeySha256 }, options());
+  const connection = new ResilientConnection(first, again, {
+    job: job.name,
+    progress,
+    budget,
+    detach: first instanceof SshSession,
+  });
+  const pinned = target.hostKeySha256
+    ? " (matches SSH_HOST_KEY_SHA256)"
+    : " (not pinned: set SSH_HOST_KEY_SHA256 to this to pin it)";
+  progress.info(`host key ${connection.hostKeySha256}${pinned}`);
+  return connection;
+}
+
+/** Where the installer runs: the checked event, the login user, the connection and the OS seen. */
+interface Connected<E> {
+  event: E & CommonEvent;
+  user: string;
+  connection: Connection;
+  os: OsInfo;
+}
+
+/** First boot, then the installer's model (or its own run), then the one result shape. */
+async function runInstaller<S extends Settings, R extends InstallerReport>(
+  spec: HandlerSpec<S, R>,
+  job: Job,
+  { event, user, connection, os }: Connected<EventOf<S>>,
+): Promise<InstallerResult<R>> {
+  const { progress, secrets, now } = job;
+  const check = event.check === true;
+  const installPhase = check ? "checking (check mode: nothing is changed)" : "installing";
+  if (check)
+    progress.info(
+      "check mode: looking only; what would change is reported in would_change, nothing on the VM is changed",
+    );
+  job.phase = FIRST_BOOT_PHASE;
+  const budget = { started: job.started, budgetSec: event.time_budget_sec, now };
+  const look = lookOnly(connection);
+  const boot = await afterFirstBoot(check ? look : connection, event, { budget, progress, deps: { ...job.deps, now } });
+  job.phase = installPhase;
+  const base = { event, os, progress, secrets, target: connection.target, user };
+  const lookCtx = { ...base, check, remote: look, apt: check ? boot.apt(check) : boot.aptOver(look, true) };
+  const real = check ? lookCtx : { ...base, check, remote: connection, apt: boot.apt(false) };
+  const report = spec.model ? await runModel(spec.model, { real, look: lookCtx }) : await spec.run!(real);
+  progress.timings.total = now() - job.started;
+  const frame = { connection, os, timings: { ...progress.timings }, check, firstBoot: boot.firstBoot };
+  return result(report, { ...frame, repairs: real.apt.repairs });
+}
+
+/** The error as it leaves the job: named, phased, scrubbed, printable. */
+function worded(job: Job, err: unknown): InstallerError {
+  const message = err instanceof Error ? err.message : String(err);
+  const text =
+    err instanceof ValidationError ? `${job.name}: ${message}` : `${job.name} failed while ${job.phase}: ${message}`;
+  job.progress.info(`failed after ${((job.now() - job.started) / 1000).toFixed(1)}s`);
+  return new InstallerError(printable(job.secrets.scrub(text)), job.phase);
+}
+
+/** Waits for the first boot, then hands out Apts that wait for the first boot's locks. */
+async function afterFirstBoot(
+  remote: Remote,
+  event: CommonEvent,
+  opts: { budget: JobBudget; progress: Progress; deps: InstallerDeps },
+): Promise<{ apt: (check: boolean) => Apt; aptOver: (remote: Remote, check: boolean) => Apt; firstBoot: string[] }> {
+  const { budget, progress, deps } = opts;
+  const settings = resolveAptSettings(event.apt);
+  const { now, sleep } = deps;
+  const clock = new FirstBootClock({ budget, capSec: settings.firstBootWaitSec, now, sleep, progress });
+  const firstBoot = await waitForCloudInit(remote, clock, progress);
+  const aptOver = (over: Remote, check: boolean) => new Apt(over, settings, { progress, check, clock, sleep });
+  return { apt: (check) => aptOver(remote, check), aptOver, firstBoot };
 }

@@ -9,8 +9,14 @@
 //     finishes on the VM, and the next run waits for it.
 
 import { type DetachMode, detachedScript, isConnectionLoss, STEPS_DIR, stepId } from "./detached";
-import { CommandError, DEFAULT_TIMEOUT_MS, type RunOptions, type RunResult, wrapCommand } from "./exec";
-import type { Connection } from "./handler-kit";
+import {
+  CommandError,
+  type Connection,
+  DEFAULT_TIMEOUT_MS,
+  type RunOptions,
+  type RunResult,
+  wrapCommand,
+} from "./exec";
 import { formatDuration, type Progress } from "./progress";
 
 /** Thrown when the job's time budget runs out; `step` is what was running. */

@@ -10,7 +10,7 @@
 import { secrets as defaultSecrets, type SecretScrubber } from "../../shared/secrets";
 import { object, optional, ValidationError, validate } from "../../shared/validate";
 import { readHostEnv } from "../common/connection-env";
-import { eventObject } from "../common/handler-kit";
+import { eventObject } from "../common/handler-input";
 import { Progress } from "../common/progress";
 import {
   type ConnectOptions,

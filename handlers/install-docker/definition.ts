@@ -19,7 +19,6 @@ export const dockerDefinition = defineInstallerDefinition({
   doc: "Docker Engine from Docker's repository (or the distribution's docker.io), compose, users in the docker group, verified with hello-world or docker info",
   enabledByDefault: false,
   waitTimeoutSec: 900,
-  supportsCheckMode: true,
   settings: {
     compose: setting(boolean(), {
       event: "compose",

@@ -131,30 +131,47 @@ export async function inspectDocker(remote: Remote, users: string[]): Promise<Do
 /** Whether dpkg has `name` installed. */
 export const installed = (state: DockerState, name: string) => state.packages.get(name)?.installed === true;
 
-/** Why Docker is not yet as asked, in words; empty when it is. */
-export function unmetNeeds(state: DockerState, event: { channel: DockerChannel; compose: boolean }): string[] {
-  const needs: string[] = [];
-  if (!state.cli) needs.push("the docker CLI is not installed");
-  if (event.channel === "official" && !installed(state, "docker-ce")) {
-    const other = installed(state, "docker.io") ? " (docker.io from the distribution is, and is replaced)" : "";
-    needs.push(`docker-ce from Docker's repository is not installed${other}`);
-  }
-  if (event.channel === "official" && state.legacyKeyring) {
-    needs.push(
-      `${LEGACY_KEYRING} is the key file an earlier version wrote as served (apt trusts every key in it): rebuilt from the verified key`,
-    );
-  }
-  if (state.cli && state.active !== "active") needs.push(`docker.service is ${state.active || "missing"}`);
-  if (event.compose) {
-    const composeOk = state.composeV2 !== undefined || (event.channel === "distro" && state.composeV1 !== undefined);
-    if (!composeOk)
-      needs.push(
-        event.channel === "official"
-          ? "the compose plugin (docker compose) is not installed"
-          : "compose is not installed",
-      );
-  }
+/** One way Docker is not yet as asked: typed, so decisions read kinds, never words. */
+export type DockerNeed =
+  | { kind: "cli" }
+  | { kind: "docker-ce"; replacesDockerIo: boolean }
+  | { kind: "legacy-keyring" }
+  | { kind: "service"; active: string }
+  | { kind: "compose"; channel: DockerChannel };
+
+/** What Docker lacks for `event`; empty when it is as asked. Pure. */
+export function dockerNeeds(state: DockerState, event: { channel: DockerChannel; compose: boolean }): DockerNeed[] {
+  const needs: DockerNeed[] = [];
+  const official = event.channel === "official";
+  if (!state.cli) needs.push({ kind: "cli" });
+  if (official && !installed(state, "docker-ce"))
+    needs.push({ kind: "docker-ce", replacesDockerIo: installed(state, "docker.io") });
+  if (official && state.legacyKeyring) needs.push({ kind: "legacy-keyring" });
+  if (state.cli && state.active !== "active") needs.push({ kind: "service", active: state.active });
+  const composeOk = state.composeV2 !== undefined || (!official && state.composeV1 !== undefined);
+  if (event.compose && !composeOk) needs.push({ kind: "compose", channel: event.channel });
   return needs;
+}
+
+/** Only the service is down: that needs no package work, and no network. */
+export const needsPackages = (needs: DockerNeed[]) => needs.some((n) => n.kind !== "service");
+
+/** A need in words, for progress lines and errors. */
+export function needWords(need: DockerNeed): string {
+  switch (need.kind) {
+    case "cli":
+      return "the docker CLI is not installed";
+    case "docker-ce":
+      return `docker-ce from Docker's repository is not installed${need.replacesDockerIo ? " (docker.io from the distribution is, and is replaced)" : ""}`;
+    case "legacy-keyring":
+      return `${LEGACY_KEYRING} is the key file an earlier version wrote as served (apt trusts every key in it): rebuilt from the verified key`;
+    case "service":
+      return `docker.service is ${need.active || "missing"}`;
+    case "compose":
+      return need.channel === "official"
+        ? "the compose plugin (docker compose) is not installed"
+        : "compose is not installed";
+  }
 }
 
 /** Installed version of each Docker package present. */

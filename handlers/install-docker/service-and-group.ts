@@ -134,17 +134,22 @@ export async function planGroupStep(
   return { plan, cmds, changes, inventory, recorded };
 }
 
+/** The group step as decided by planGroupStep: nothing to do, or commands to run and a record to write. */
+export function groupStepIsEmpty(step: GroupStep): boolean {
+  return step.cmds.length === 0 && !(step.inventory && !sameSet(step.plan.record, step.recorded));
+}
+
 /**
- * Creates the docker group if the packages did not, adds the users not in it yet and removes those this
- * project added earlier that `users` no longer lists; the inventory records who it added.
+ * Makes the decided group step: creates the docker group if the packages did not, adds the users not in
+ * it yet and removes those this project added earlier that `users` no longer lists; the inventory
+ * records who it added.
  */
-export async function ensureGroup(
+export async function applyGroupStep(
   remote: Remote,
-  state: DockerState,
-  users: string[],
+  step: GroupStep,
   progress: Progress,
-): Promise<{ changes: string[]; added: string[]; revoked: string[] }> {
-  const { plan, cmds, changes, inventory, recorded } = await planGroupStep(remote, state, users, progress);
+): Promise<{ added: string[]; revoked: string[] }> {
+  const { plan, cmds, inventory, recorded } = step;
   if (cmds.length) {
     const label = [
       plan.add.length ? `adding ${plan.add.join(", ")} to` : "",
@@ -166,5 +171,5 @@ export async function ensureGroup(
       "grants",
     );
   }
-  return { changes, added: plan.add, revoked: plan.revoke.map((u) => `group docker: ${u}`) };
+  return { added: plan.add, revoked: plan.revoke.map((u) => `group docker: ${u}`) };
 }

@@ -1,11 +1,24 @@
 // The proof Docker works, run on every install: the daemon answers, and (verify "hello-world") a
-// container runs from the registry.
+// container runs from the registry. A look asks the daemon only; a restart is the one repair.
 import { type Remote, runLong, tail } from "../common/exec";
 import type { Progress } from "../common/progress";
 import type { DockerVerify } from "./definition";
+import type { DockerState } from "./docker-state";
+
+/** What `docker info` said: the server's version, in the words the result reports. */
+export interface DaemonAnswer {
+  server: string;
+  detail: string;
+}
 
 /** Both verification modes run as root: the users' new group only applies to new sessions. */
-export async function verifyDocker(remote: Remote, mode: DockerVerify): Promise<{ server: string; detail: string }> {
+export async function verifyDocker(remote: Remote, mode: DockerVerify): Promise<DaemonAnswer> {
+  const daemon = await daemonAnswers(remote);
+  return mode === "daemon" ? daemon : helloWorld(remote, daemon.server);
+}
+
+/** `docker info` (read-only): the daemon answers, or an error saying where to look. */
+export async function daemonAnswers(remote: Remote): Promise<DaemonAnswer> {
   const info = await remote.run("docker info --format '{{.ServerVersion}}'", {
     sudo: true,
     check: false,
@@ -19,7 +32,11 @@ export async function verifyDocker(remote: Remote, mode: DockerVerify): Promise<
         "See `systemctl status docker` and `journalctl -u docker` on the VM.",
     );
   }
-  if (mode === "daemon") return { server, detail: `docker info: server version ${server}` };
+  return { server, detail: `docker info: server version ${server}` };
+}
+
+/** A container from the registry runs (it pulls an image and creates a container: never in a check). */
+export async function helloWorld(remote: Remote, server: string): Promise<DaemonAnswer> {
   const run = await remote.run("docker run --rm hello-world", {
     sudo: true,
     check: false,
@@ -38,27 +55,34 @@ export async function verifyDocker(remote: Remote, mode: DockerVerify): Promise<
 }
 
 /**
- * The verification of a Docker found installed: when it fails, the daemon is restarted once (detached,
- * as any long step) and verified again; what that changed is returned for the result. A second failure
- * fails the job with the verification's own words.
+ * The daemon as a look sees it: asked only when docker.service is active (with the service stopped,
+ * docker.socket would start the daemon on the first call, a change). `failure`: why it did not answer.
  */
-export async function verifyOrRestart(
-  remote: Remote,
-  mode: DockerVerify,
-  progress: Progress,
-): Promise<{ server: string; detail: string; changes: string[] }> {
+export interface DaemonLook {
+  answer?: DaemonAnswer;
+  failure?: string;
+}
+
+export async function lookAtDaemon(remote: Remote, state: DockerState): Promise<DaemonLook | undefined> {
+  if (!state.cli || state.active !== "active") return undefined;
   try {
-    return { ...(await verifyDocker(remote, mode)), changes: [] };
+    return { answer: await daemonAnswers(remote) };
   } catch (err) {
-    const why = failureOf(err);
-    progress.info(`the installed Docker fails its verification; restarting docker.service once (${why})`);
-    await runLong(remote, "systemctl restart docker.service", {
-      label: "systemctl restart docker.service",
-      timeoutMs: 180_000,
-    });
-    const again = await verifyDocker(remote, mode);
-    return { ...again, changes: [restartLine(why, true)] };
+    return { failure: failureOf(err) };
   }
+}
+
+/**
+ * The restart of an installed Docker whose daemon does not answer: once, detached as any long step,
+ * then asked again. A second silence fails the job with the verification's own words.
+ */
+export async function restartDocker(remote: Remote, why: string, progress: Progress): Promise<DaemonAnswer> {
+  progress.info(`the installed Docker fails its verification; restarting docker.service once (${why})`);
+  await runLong(remote, "systemctl restart docker.service", {
+    label: "systemctl restart docker.service",
+    timeoutMs: 180_000,
+  });
+  return daemonAnswers(remote);
 }
 
 /** Why the installed Docker fails its verification: the first line of verifyDocker's error. */

@@ -1,7 +1,7 @@
 // install-packages as both sides see it: its cdktf.json settings, their event keys, defaults and rules.
 import { APT_LIST_SETTINGS, defineInstallerDefinition } from "../../shared/installer-definition";
 import { packageList } from "../../shared/names";
-import { setting } from "../../shared/settings";
+import { type EventOf, setting } from "../../shared/settings";
 
 export const packagesDefinition = defineInstallerDefinition({
   key: "packages",
@@ -9,7 +9,6 @@ export const packagesDefinition = defineInstallerDefinition({
   doc: "`apt-get update` (skippable), installs the listed packages, reports per package installed / already installed / failed with a reason",
   enabledByDefault: true,
   waitTimeoutSec: 600,
-  supportsCheckMode: true,
   settings: {
     packages: setting(packageList, {
       event: "packages",
@@ -28,3 +27,6 @@ export const packagesDefinition = defineInstallerDefinition({
     apt_update: "{ran, reason}: whether apt-get update ran and why (not)",
   },
 });
+
+/** The event install-packages is given, defaults filled in. */
+export type PackagesEvent = EventOf<typeof packagesDefinition.settings>;

@@ -1,11 +1,23 @@
-// install-packages: make sure a list of apt packages is installed on the VM, Ansible-apt style. The event's
-// keys, rules and defaults are in definition.ts; the result is the common shape (handler-kit.ts) plus
-// per-package lists. When nothing could be installed the job fails with every reason in the message; a
-// rerun changes nothing and runs no apt-get at all.
+// install-packages: make sure a list of apt packages is installed on the VM, Ansible-apt style, in the
+// kit's model: inspect reads dpkg (and, in a check, what the lists offer), the plan is one install
+// change, its apply runs apt. When nothing could be installed the job fails with every reason in the
+// message; a rerun changes nothing and runs no apt-get at all.
 
-import { type EnsureOutcome, ensurePackages } from "../common/ensure-packages";
-import { defineHandler, type InstallerReport, type InstallerResult, runHandler } from "../common/handler-kit";
-import { packagesDefinition } from "./definition";
+import type { PackageState } from "../common/apt-output";
+import {
+  type EnsureOutcome,
+  emptyOutcome,
+  installNeeded,
+  lookAtPackages,
+  predictInstall,
+  stillNeeded,
+  type Wanted,
+  wantedOf,
+} from "../common/ensure-packages";
+import { defineHandler, runHandler } from "../common/handler-kit";
+import type { ApplyOutcome, Change, InstallerModel, ModelRun } from "../common/installer-model";
+import type { InstallerReport, InstallerResult } from "../common/installer-result";
+import { type PackagesEvent, packagesDefinition } from "./definition";
 
 export interface InstallPackagesReport extends InstallerReport {
   installed: string[];
@@ -15,57 +27,91 @@ export interface InstallPackagesReport extends InstallerReport {
   apt_update: { ran: boolean; reason: string };
 }
 
+/** What dpkg says of the packages asked for, sorted into what is there and what is not. */
+interface PackagesState {
+  wanted: Wanted[];
+  before: Map<string, PackageState>;
+  needed: Wanted[];
+  /** already_installed and versions filled in; in a check also what the current lists cannot offer. */
+  seen: EnsureOutcome;
+}
+
+/** What the install change did, package by package. */
+interface InstallOutcome extends ApplyOutcome {
+  done: EnsureOutcome;
+}
+
 function plural(n: number, one: string, many: string): string {
   return `${n} ${n === 1 ? one : many}`;
 }
 
-/**
- * The outcome in words: one line per kind of change, a warning per package that failed. In check mode the
- * change is the one a real run would report, and a failure is only foreseen (a warning, status ok).
- */
-export function report(outcome: EnsureOutcome, total: number, check = false): InstallPackagesReport {
-  const done = check ? outcome.wouldInstall.map((spec) => spec.split("=")[0]) : outcome.installed;
-  const changes = done.length ? [`installed ${done.join(" ")}`] : [];
-  const warnings = outcome.failed.map(
-    (f) => `${f.name} ${check ? "may fail to install" : "was not installed"}: ${f.reason}`,
-  );
-  const summary =
-    outcome.installed.length || outcome.failed.length
-      ? `installed ${outcome.installed.length}, already installed ${outcome.already_installed.length}, failed ${outcome.failed.length}`
-      : `nothing to do: all ${plural(total, "package is", "packages are")} already installed`;
+const installedLine = (names: string[]) => (names.length ? [`installed ${names.join(" ")}`] : []);
+
+/** The summary line of a run, from what it found and did. */
+function summaryOf(outcome: EnsureOutcome, total: number): string {
+  const { installed, already_installed, failed } = outcome;
+  if (installed.length || failed.length)
+    return `installed ${installed.length}, already installed ${already_installed.length}, failed ${failed.length}`;
+  return `nothing to do: all ${plural(total, "package is", "packages are")} already installed`;
+}
+
+/** The one change: apt-get update (as the event allows), install, and dpkg's word on each package. */
+function installChange(state: PackagesState, event: PackagesEvent): Change<PackagesEvent, InstallOutcome> {
+  const names = state.needed.map((w) => w.name);
   return {
-    status: outcome.failed.length && !check ? "partial" : "ok",
-    changes,
-    summary,
-    warnings,
+    kind: "install",
+    what: installedLine(names),
+    why: `not installed (or not at the pinned version): ${names.join(", ")}`,
+    async apply({ apt }) {
+      const opts = { update: event.update, cacheValidSec: event.cache_valid_sec };
+      const done = await installNeeded(apt, state, opts, structuredClone(state.seen));
+      const total = state.wanted.length;
+      if (done.failed.length === total) {
+        const reasons = done.failed.map((f) => `  - ${f.name}: ${f.reason}`).join("\n");
+        throw new Error(`none of the ${plural(total, "package", "packages")} could be installed:\n${reasons}`);
+      }
+      return { what: installedLine(done.installed), done };
+    },
+  };
+}
+
+/**
+ * The report: per package from what the install did, or (nothing to do, or a check) from the look. In
+ * a check a failure is only foreseen: a warning, status ok.
+ */
+function report(run: ModelRun<PackagesState, PackagesEvent, InstallOutcome>): Omit<InstallPackagesReport, "changes"> {
+  const done = run.applied[0]?.outcome?.done;
+  const outcome = done ?? run.state.seen;
+  const total = run.state.wanted.length;
+  const why = (f: { name: string; reason: string }) =>
+    `${f.name} ${run.check ? "may fail to install" : "was not installed"}: ${f.reason}`;
+  return {
+    status: outcome.failed.length && !run.check ? "partial" : "ok",
+    summary: summaryOf(run.check ? { ...outcome, failed: [] } : outcome, total),
+    warnings: outcome.failed.map(why),
     installed: outcome.installed,
     already_installed: outcome.already_installed,
-    failed: check ? [] : outcome.failed,
+    failed: run.check ? [] : outcome.failed,
     versions: outcome.versions,
     apt_update: outcome.update,
   };
 }
 
-export const handler = defineHandler({
-  definition: packagesDefinition,
-  async run({ event, check, apt, progress }) {
-    const outcome = await ensurePackages(apt, event.packages, {
-      update: event.update,
-      cacheValidSec: event.cache_valid_sec,
-      check,
-    });
-    const total = event.packages.length;
-    if (check) return report(outcome, total, true);
-    if (outcome.failed.length === total) {
-      throw new Error(
-        `none of the ${plural(total, "package", "packages")} could be installed:\n${outcome.failed.map((f) => `  - ${f.name}: ${f.reason}`).join("\n")}`,
-      );
-    }
-    const result = report(outcome, total);
-    if (outcome.installed.length || outcome.failed.length) progress.info(result.summary); // "nothing to do" is already said
-    return result;
+export const packagesModel: InstallerModel<PackagesEvent, PackagesState, InstallPackagesReport, InstallOutcome> = {
+  async inspect({ event, apt, check }) {
+    const wanted = wantedOf(event.packages);
+    const seen = emptyOutcome();
+    const before = await lookAtPackages(apt, wanted);
+    const needed = stillNeeded(apt, wanted, before, seen);
+    // A check also says what the lists as they are cannot offer, and foresees a dpkg repair.
+    if (check && needed.length) await predictInstall(apt, needed, seen);
+    return { wanted, before, needed, seen };
   },
-});
+  plan: (state, event) => (state.needed.length ? [installChange(state, event)] : []),
+  report,
+};
+
+export const handler = defineHandler({ definition: packagesDefinition, model: packagesModel });
 
 /**
  * The job's entrypoint (handler.install): env carries the connection, the event the packages. Only the

@@ -53,7 +53,6 @@ export const postgresDefinition = defineInstallerDefinition({
   doc: "PostgreSQL (the distribution's, or another major from PGDG), a role and a database, listen_addresses and pg_hba entries for remote clients, verified by a TCP login with the password",
   enabledByDefault: false,
   waitTimeoutSec: 900,
-  supportsCheckMode: true,
   settings: {
     version: setting(pgMajor, {
       event: "pg_version",

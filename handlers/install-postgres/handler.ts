@@ -6,7 +6,8 @@
 // cannot be expected to work; after, a failure is the error a run would end with).
 
 import { checkSummary } from "../common/check-mode";
-import { defineHandler, type InstallerResult, runHandler } from "../common/handler-kit";
+import { defineHandler, runHandler } from "../common/handler-kit";
+import type { InstallerResult } from "../common/installer-result";
 import { requireSystemd } from "../common/systemd";
 import { resolveListenNames } from "./addresses";
 import { chooseMajor, planRoleAndDatabase, registerPasswordForms } from "./decisions";

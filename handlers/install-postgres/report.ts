@@ -1,7 +1,7 @@
 // install-postgres' result: the common shape (handler-kit.ts) plus the server's own fields, made the same
 // way by a real run and by a check.
 
-import type { InstallerReport } from "../common/handler-kit";
+import type { InstallerReport } from "../common/installer-result";
 import type { Run } from "./run";
 
 export interface InstallPostgresReport extends InstallerReport {

@@ -5,8 +5,7 @@
 
 import { CLOUD_INIT_PROBE } from "../../../handlers/common/cloud-init";
 import { DPKG_HEALTH_PROBE } from "../../../handlers/common/dpkg-repair";
-import { ExecRemote, type RunOptions, type RunResult } from "../../../handlers/common/exec";
-import type { Connection } from "../../../handlers/common/handler-kit";
+import { type Connection, ExecRemote, type RunOptions, type RunResult } from "../../../handlers/common/exec";
 import { LOCK_TABLE_PROBE } from "../../../handlers/common/lock-holders";
 import { SYSTEMD_PROBE } from "../../../handlers/common/systemd";
 import { UBUNTU_2204 } from "./fixtures";

@@ -1,10 +1,6 @@
 // Runs an installer through the real handler kit with a scripted double in place of the SSH connection.
-import {
-  type HandlerSpec,
-  type InstallerDeps,
-  type InstallerReport,
-  runHandler,
-} from "../../../handlers/common/handler-kit";
+import { type HandlerSpec, type InstallerDeps, runHandler } from "../../../handlers/common/handler-kit";
+import type { InstallerReport } from "../../../handlers/common/installer-result";
 import { SecretScrubber } from "../../../shared/secrets";
 import type { Settings } from "../../../shared/settings";
 import { ScriptedRemote, type Step } from "./scripted-remote";

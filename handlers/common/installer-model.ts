@@ -1,0 +1,171 @@
+// The installer model, Terraform's plan/apply split for one VM: an installer says how the VM is
+// (inspect, read-only), what differs from what was asked (plan: pure, typed changes, their words
+// included) and how each change is made (apply). The kit runs the loop, so check mode is the same code
+// stopped before the first apply, and a check's would_change is the next run's changes by construction:
+// both are the words of the same Change objects.
+
+import type { InstallerContext } from "./handler-kit";
+import type { InstallerReport } from "./installer-result";
+
+/** One difference between the VM and what was asked, and how it is put right. */
+export interface Change<E = unknown, O extends ApplyOutcome = ApplyOutcome> {
+  /** What sort of change, for code and the convergence guard ("install", "service", ...). */
+  readonly kind: string;
+  /** Its words: one line each in `changes` after a run, in `would_change` in a check. */
+  readonly what: readonly string[];
+  /** The difference seen that calls for it ("jq is not installed"), for progress and errors. */
+  readonly why: string;
+  /**
+   * Later changes depend on what this one does (an apt update, a package install, a restart): after
+   * it the kit inspects again and plans the rest from what the VM is then. @default false
+   */
+  readonly replan?: boolean;
+  /** Makes the change on the VM (ctx.remote is the real one here). */
+  apply(ctx: InstallerContext<E>): Promise<O | undefined>;
+}
+
+/**
+ * What applying a change learnt, when more than "done". `what`: the lines of what it did, when it did
+ * only part of what was planned (a package apt refused) or more than a check can foresee; without it
+ * the planned words are reported. Installers extend it with their own data for `report`.
+ */
+export interface ApplyOutcome {
+  what?: readonly string[];
+}
+
+/** A change as it was applied, with what applying it said. */
+export interface Applied<E, O extends ApplyOutcome> {
+  change: Change<E, O>;
+  outcome?: O;
+}
+
+/** What the installer's inspect gets: the VM through `lookOnly` (anything marked `mutates` is refused). */
+export interface InspectContext<E> extends InstallerContext<E> {
+  /** 0 for the first look; counts the looks after a `replan` change. */
+  round: number;
+}
+
+/** Everything a run (or a check) saw and did, for `verify` and `report`. */
+export interface ModelRun<S, E, O extends ApplyOutcome, V = undefined> {
+  check: boolean;
+  event: E;
+  /** The first look at the VM. */
+  before: S;
+  /** The last look (the first, unless a change asked to replan). */
+  state: S;
+  /** The first plan: a check's would_change. */
+  planned: readonly Change<E, O>[];
+  /** Every change applied, in order (empty in a check). */
+  applied: readonly Applied<E, O>[];
+  /** What verify said (undefined without a verify). */
+  verified?: V;
+}
+
+/** An installer in the model: the kit runs inspect -> plan -> (check: stop) -> apply -> verify -> report. */
+export interface InstallerModel<
+  E,
+  S,
+  R extends InstallerReport = InstallerReport,
+  O extends ApplyOutcome = ApplyOutcome,
+  V = undefined,
+> {
+  /** How the VM is, as far as the plan and the report need it. Read-only: it runs through lookOnly. */
+  inspect(ctx: InspectContext<E>): Promise<S>;
+  /** Pure: the changes that make `state` what the event asks for, in the order they are applied. */
+  plan(state: S, event: E): Change<E, O>[];
+  /**
+   * The proof after the changes (the daemon answers...). It runs in a check too, over the look-only
+   * remote (ctx.check true): only its read-only part may run there. Absent: the changes are the proof.
+   */
+  verify?(ctx: InstallerContext<E>, run: ModelRun<S, E, O, V>): Promise<V>;
+  /** The installer's own fields, status, summary and warnings; the kit fills `changes` from the words. */
+  report(run: ModelRun<S, E, O, V>): Omit<R, "changes">;
+}
+
+/** At most this many looks after `replan` changes: a plan that needs more does not converge. */
+export const MAX_REPLANS = 8;
+
+/** A plan that would loop: a bug in the installer, never something to retry. */
+export class PlanDoesNotConverge extends Error {
+  constructor(detail: string) {
+    super(`${detail} (a bug in the installer: its plan does not converge; report it)`);
+    this.name = "PlanDoesNotConverge";
+  }
+}
+
+/** The lines a change reports once applied: what it said it did, else its planned words. */
+export function appliedWords(applied: Applied<unknown, ApplyOutcome>): readonly string[] {
+  return applied.outcome?.what ?? applied.change.what;
+}
+
+type Words = Pick<Change, "kind" | "what" | "why">;
+const words = (change: Words) => `${change.kind}: ${change.what.join("; ") || change.why}`;
+const same = (a: Words, b: Words) => a.kind === b.kind && a.what.join("\n") === b.what.join("\n");
+
+/** The contexts the loop runs in: the real one for apply, the look-only one for inspect (and a check). */
+export interface ModelContexts<E> {
+  real: InstallerContext<E>;
+  look: InstallerContext<E>;
+}
+
+/** The loop: see the file comment. Returns the installer's report with `changes` filled in. */
+export async function runModel<E, S, R extends InstallerReport, O extends ApplyOutcome, V>(
+  model: InstallerModel<E, S, R, O, V>,
+  { real, look }: ModelContexts<E>,
+): Promise<R> {
+  const before = await model.inspect({ ...look, round: 0 });
+  const planned = model.plan(before, real.event);
+  const run: ModelRun<S, E, O, V> = {
+    check: real.check,
+    event: real.event,
+    before,
+    state: before,
+    planned,
+    applied: [],
+  };
+  if (!real.check) Object.assign(run, await applyAll(model, real, look, run));
+  const verified = model.verify ? await model.verify(real.check ? look : real, run) : undefined;
+  const reported = model.report({ ...run, verified });
+  if (!real.check) real.progress.info(reported.summary);
+  const changes = real.check ? planned.flatMap((c) => c.what) : run.applied.flatMap(appliedWords);
+  return { ...reported, changes } as R;
+}
+
+/** Applies the plan in order, looking and planning again after each `replan` change. */
+async function applyAll<E, S, R extends InstallerReport, O extends ApplyOutcome, V>(
+  model: InstallerModel<E, S, R, O, V>,
+  real: InstallerContext<E>,
+  look: InstallerContext<E>,
+  run: ModelRun<S, E, O, V>,
+): Promise<{ state: S; applied: Applied<E, O>[] }> {
+  const applied: Applied<E, O>[] = [];
+  let state = run.state;
+  let plan = run.planned;
+  for (let round = 1; ; round++) {
+    const thisRound: Change<E, O>[] = [];
+    const replanAfter = await applyUntilReplan(plan, real, applied, thisRound);
+    if (!replanAfter) return { state, applied };
+    if (round > MAX_REPLANS)
+      throw new PlanDoesNotConverge(`still planning after ${MAX_REPLANS} looks (last: ${words(replanAfter)})`);
+    state = await model.inspect({ ...look, round });
+    plan = model.plan(state, real.event);
+    const again = plan.find((c) => thisRound.some((done) => same(done, c)));
+    if (again) throw new PlanDoesNotConverge(`"${words(again)}" is planned again right after it was applied`);
+  }
+}
+
+/** Applies changes in order up to and including the first `replan` one; returns that one, if any. */
+async function applyUntilReplan<E, O extends ApplyOutcome>(
+  plan: readonly Change<E, O>[],
+  ctx: InstallerContext<E>,
+  applied: Applied<E, O>[],
+  thisRound: Change<E, O>[],
+): Promise<Change<E, O> | undefined> {
+  for (const change of plan) {
+    const outcome = await change.apply(ctx);
+    applied.push({ change, outcome });
+    thisRound.push(change);
+    if (change.replan) return change;
+  }
+  return undefined;
+}

@@ -1,0 +1,285 @@
+// install-docker in the kit's model. Inspect: one look at Docker (docker-state.ts), the group step
+// decided (the inventory read only when someone joins or leaves), and the daemon asked when Docker is
+// complete or in a check. Plan: the package work by channel (it replans: packages start and create
+// things themselves), the service, the group, a restart of a daemon that does not answer. Verify: the
+// daemon answers, and hello-world unless `verify: "daemon"`; a check never runs hello-world.
+
+import type { Change, InstallerModel, ModelRun } from "../common/installer-model";
+import { requireSystemd } from "../common/systemd";
+import type { DockerVerify } from "./definition";
+import {
+  composeReport,
+  type DockerNeed,
+  type DockerState,
+  dockerNeeds,
+  inspectDocker,
+  needsPackages,
+  needWords,
+  packageVersions,
+} from "./docker-state";
+import { type ForeseenPackages, foreseePackages } from "./foreseen-packages";
+import type { InstallDockerReport } from "./handler";
+import { type DockerEvent, installDistro, installOfficial, type PackageWork } from "./package-work";
+import {
+  applyGroupStep,
+  ensureService,
+  type GroupStep,
+  groupStepIsEmpty,
+  planGroupStep,
+  planService,
+} from "./service-and-group";
+import {
+  type DaemonAnswer,
+  type DaemonLook,
+  helloWorld,
+  lookAtDaemon,
+  restartDocker,
+  restartLine,
+  verifyDocker,
+} from "./verify";
+
+/** Docker as one look saw it, with what the plan and the report need beside it. */
+export interface DockerSeen {
+  docker: DockerState;
+  users: string[];
+  needs: DockerNeed[];
+  /** The group step decided; absent in a run whose package work comes first (decided after it). */
+  group?: GroupStep;
+  /** A check only: what the package work would do, from the lists as they are. */
+  foreseen?: ForeseenPackages;
+  /** The daemon asked (service active, and Docker complete or a check). */
+  daemon?: DaemonLook;
+}
+
+/** What a change did, for the report. */
+interface DockerOutcome {
+  what?: readonly string[];
+  work?: PackageWork;
+  group?: { added: string[]; revoked: string[] };
+  answer?: DaemonAnswer;
+}
+
+type DockerChange = Change<DockerEvent, DockerOutcome>;
+type DockerRun = ModelRun<DockerSeen, DockerEvent, DockerOutcome, DaemonAnswer | undefined>;
+
+/** Fails before any change when a user to add to the group does not exist. */
+function requireUsers(state: DockerState, users: string[]): void {
+  const unknown = users.filter((u) => state.users.get(u) === undefined);
+  if (unknown.length === 0) return;
+  const one = unknown.length === 1;
+  throw new Error(
+    `user${one ? "" : "s"} ${unknown.join(", ")} ${one ? "does" : "do"} not exist on the VM, so ${one ? "it" : "they"} cannot join the docker group: ` +
+      "create them first or remove them from users. Nothing was changed.",
+  );
+}
+
+/** After the package work, what the packages must have brought; else the job fails saying what is missing. */
+function requireInstalled(state: DockerState, event: DockerEvent): void {
+  if (!state.cli)
+    throw new Error(
+      `the packages are installed (${Object.keys(packageVersions(state)).join(", ") || "none"}) but \`docker --version\` still fails on the VM`,
+    );
+  if (event.compose && !composeReport(state).compose)
+    throw new Error(
+      "compose was installed but neither `docker compose version` nor `docker-compose --version` works on the VM",
+    );
+}
+
+/** The package work by channel; its lines are what the installs did (a check foresees them). */
+function packagesChange(seen: DockerSeen, event: DockerEvent): DockerChange {
+  const why = seen.needs.map(needWords).join("; ");
+  return {
+    kind: "packages",
+    what: seen.foreseen?.changes ?? [`installed Docker (channel ${event.channel})`],
+    why,
+    replan: true,
+    async apply({ apt, os, progress }) {
+      const work =
+        event.channel === "official"
+          ? await installOfficial(apt, os, event, seen.docker, progress)
+          : await installDistro(apt, event, seen.docker, progress);
+      return { what: work.changes, work };
+    },
+  };
+}
+
+function serviceChange(seen: DockerSeen, lines: string[]): DockerChange {
+  return {
+    kind: "service",
+    what: lines,
+    why: `docker.service is ${seen.docker.active || "missing"} (${seen.docker.enabled || "no unit"})`,
+    apply: async ({ remote, progress }) => ({ what: await ensureService(remote, seen.docker, progress) }),
+  };
+}
+
+/** docker.io's and docker-ce's maintainer scripts create the group: a run installing them does not. */
+function groupChange(step: GroupStep, installsEngine: boolean): DockerChange {
+  return {
+    kind: "group",
+    what: installsEngine ? step.changes.filter((c) => c !== "created group docker") : step.changes,
+    why: "the docker group's members differ from users",
+    apply: async ({ remote, progress }) => ({ group: await applyGroupStep(remote, step, progress) }),
+  };
+}
+
+/** A check cannot know whether Docker passes after the restart: its line stops before saying so. */
+function restartChange(failure: string): DockerChange {
+  return {
+    kind: "restart",
+    what: [restartLine(failure, false)],
+    why: failure,
+    async apply({ remote, progress }) {
+      const answer = await restartDocker(remote, failure, progress);
+      return { what: [restartLine(failure, true)], answer };
+    },
+  };
+}
+
+/** Pure: package work first (it replans), then the service, the group, a restart. */
+export function planDocker(seen: DockerSeen, event: DockerEvent): DockerChange[] {
+  const changes: DockerChange[] = [];
+  if (needsPackages(seen.needs)) changes.push(packagesChange(seen, event));
+  const service = planService(seen.docker);
+  if (service.cmds.length) changes.push(serviceChange(seen, service.changes));
+  if (seen.group && !groupStepIsEmpty(seen.group))
+    changes.push(groupChange(seen.group, seen.foreseen?.installsEngine ?? false));
+  if (seen.daemon?.failure && seen.needs.length === 0) changes.push(restartChange(seen.daemon.failure));
+  return changes;
+}
+
+export const dockerModel: InstallerModel<
+  DockerEvent,
+  DockerSeen,
+  InstallDockerReport,
+  DockerOutcome,
+  DaemonAnswer | undefined
+> = {
+  async inspect({ event, remote, apt, os, progress, check, user, round }) {
+    if (round === 0) await requireSystemd(remote, "Docker");
+    const users = event.users ?? [user];
+    const label = round === 0 ? "checking Docker on the VM" : "checking Docker after installing";
+    const docker = await progress.step(label, () => inspectDocker(remote, users), "check");
+    if (round > 0) requireInstalled(docker, event);
+    requireUsers(docker, users);
+    const needs = dockerNeeds(docker, event);
+    const seen: DockerSeen = { docker, users, needs };
+    if (!check && round === 0) sayWhatIsToDo(seen, event, progress);
+    // In a run, what the packages bring is looked at after them: the group is decided then.
+    if (!check && needsPackages(needs)) return seen;
+    if (check && needsPackages(needs)) seen.foreseen = await foreseePackages({ apt, os, event, progress }, docker);
+    seen.group = await planGroupStep(remote, docker, users, progress);
+    if (check || (round === 0 && needs.length === 0)) {
+      const verifyLabel = check ? "verify (docker info only: check mode)" : "docker info";
+      seen.daemon = await progress.step(verifyLabel, () => lookAtDaemon(remote, docker), "verify");
+    }
+    return seen;
+  },
+  plan: planDocker,
+  verify: (ctx, run) => (run.check ? Promise.resolve(undefined) : verifyRun(ctx.remote, ctx.progress, run)),
+  report: (run) => (run.check ? checkReport(run) : runReport(run)),
+};
+
+function sayWhatIsToDo(seen: DockerSeen, event: DockerEvent, progress: { info(m: string): void }): void {
+  const { docker, needs } = seen;
+  if (needs.length) {
+    progress.info(`to do (channel ${event.channel}): ${needs.map(needWords).join("; ")}`);
+    return;
+  }
+  const compose = docker.composeV2 ?? docker.composeV1;
+  progress.info(
+    `Docker ${docker.cli} is installed and running${compose ? `, compose ${compose}` : ""}: no package work`,
+  );
+}
+
+/**
+ * After the changes: the daemon answers (asked again unless nothing that touches it was changed since
+ * the look, or the restart just asked it), then hello-world unless the event says "daemon".
+ */
+async function verifyRun(
+  remote: Parameters<typeof verifyDocker>[0],
+  progress: { step<T>(label: string, fn: () => Promise<T>, timing?: string): Promise<T> },
+  run: DockerRun,
+): Promise<DaemonAnswer> {
+  const mode: DockerVerify = run.event.verify;
+  const restarted = run.applied.find((a) => a.change.kind === "restart")?.outcome?.answer;
+  const touched = run.applied.some((a) => a.change.kind === "packages" || a.change.kind === "service");
+  const known = restarted ?? (touched ? undefined : run.before.daemon?.answer);
+  const verify = () =>
+    !known ? verifyDocker(remote, mode) : mode === "daemon" ? Promise.resolve(known) : helloWorld(remote, known.server);
+  return progress.step(`verify (${mode})`, verify, "verify");
+}
+
+/** A check: every field tells the VM as it is now; what would change is only in would_change. */
+function checkReport(run: DockerRun): Omit<InstallDockerReport, "changes"> {
+  const { before, event } = run;
+  const { docker, daemon } = before;
+  const answer = daemon?.answer;
+  const skipped = event.verify === "hello-world" ? " (check mode: hello-world is not run)" : "";
+  const why = docker.cli ? `docker.service is ${docker.active || "missing"}` : "Docker is not installed";
+  const detail = answer ? `${answer.detail}${skipped}` : (daemon?.failure ?? `not verified in check mode: ${why}`);
+  // A daemon silent while other changes are due: the real run verifies after them.
+  const silent =
+    daemon?.failure && before.needs.length > 0
+      ? [`${daemon.failure} (a real run verifies again after its changes and fails if it still does not answer)`]
+      : [];
+  return {
+    status: "ok",
+    summary: docker.cli
+      ? `Docker ${docker.cli} is installed${answer ? ` (server ${answer.server})` : ""}`
+      : `Docker is not installed (channel ${event.channel})`,
+    warnings: [...(before.foreseen?.warnings ?? []), ...silent],
+    ...(docker.cli ? { docker_version: docker.cli } : {}),
+    ...(answer ? { server_version: answer.server } : {}),
+    ...composeReport(docker),
+    channel: event.channel,
+    packages: packageVersions(docker),
+    users_added: [],
+    revoked: [],
+    removed: [],
+    apt_update: before.foreseen?.apt_update ?? { ran: false, reason: "nothing to install" },
+    verify: { mode: event.verify, detail },
+  };
+}
+
+/** A run: what it found, did and verified. */
+function runReport(run: DockerRun): Omit<InstallDockerReport, "changes"> {
+  const { event, state } = run;
+  const after = state.docker;
+  const outcome = (kind: string) => run.applied.find((a) => a.change.kind === kind)?.outcome;
+  const work = outcome("packages")?.work;
+  const group = outcome("group")?.group ?? { added: [], revoked: [] };
+  const verified = run.verified!;
+  const compose = composeReport(after);
+  return {
+    status: "ok",
+    summary: runSummary(run, work, group),
+    warnings: work?.warnings ?? [],
+    docker_version: after.cli,
+    server_version: verified.server,
+    ...compose,
+    channel: event.channel,
+    packages: packageVersions(after),
+    users_added: group.added,
+    revoked: group.revoked,
+    removed: work?.removed ?? [],
+    ...(work?.repository ? { repository: work.repository } : {}),
+    apt_update: work?.apt_update ?? { ran: false, reason: "nothing to install" },
+    verify: { mode: event.verify, detail: verified.detail },
+  };
+}
+
+function runSummary(run: DockerRun, work: PackageWork | undefined, group: { added: string[]; revoked: string[] }) {
+  const after = run.state.docker;
+  if (run.before.needs.length === 0) {
+    const lines = run.applied.flatMap((a) => a.outcome?.what ?? a.change.what);
+    return `Docker ${after.cli} already installed; ${lines.length ? lines.join("; ") : "nothing changed"}`;
+  }
+  const compose = composeReport(after);
+  const source = work?.repository ? work.repository.uri : "the distribution";
+  return (
+    `Docker ${after.cli} (server ${run.verified!.server}) ${work ? `installed from ${source}` : "was installed; its service was not running and now is"}` +
+    (compose.compose ? `, compose ${compose.compose_version}` : "") +
+    (group.added.length ? `; added ${group.added.join(", ")} to group docker` : "") +
+    (group.revoked.length ? `; revoked ${group.revoked.join(", ")}` : "")
+  );
+}
