@@ -5,19 +5,18 @@
 import { command } from "../../shared/shell-quote";
 import { GRANTS_FILE, type Inventory, withSection, writeGrants } from "../common/grants";
 import { type ConfigPlan, reloadForHba, restartForListen, writeConfiguration } from "./configuration";
-import { chooseCluster, clusterStartedLine, installedLine, serverSource } from "./decisions";
+import { chooseCluster, clusterStartedLine, installedLine, type RoleDbDecision, serverSource } from "./decisions";
 import { type PostgresGrants, revokeRoles } from "./grants";
 import { type Cluster, clusterUnit, type ServerState } from "./pg";
 import { ensurePgdgRepository, LEGACY_PGDG_KEYRING, pgdgKeyUrl } from "./pgdg";
-import type { Applied } from "./plan";
+import type { PostgresOutcome } from "./plan";
 import { startFixingDropIn } from "./recovery";
 import { roleAndDatabase as applyRoleAndDatabase } from "./role-database";
 import type { Run } from "./run";
 import { inspectInstallation, installPackages, type ServerInventory } from "./server";
-import type { RoleDbPlan } from "./sql";
 
 /** The server package, from the distribution or from PGDG (its repository set up first). */
-export async function installServer(run: Run, major: string): Promise<Applied> {
+export async function installServer(run: Run, major: string): Promise<PostgresOutcome> {
   const { event, remote, os, progress } = run;
   const { own, name } = serverSource(os, major);
   const source = own ? `${os.id} ${os.codename} (postgresql)` : `PGDG (${event.repo_url})`;
@@ -44,13 +43,13 @@ export async function installServer(run: Run, major: string): Promise<Applied> {
   }
   return {
     what: [...pgdg, installedLine(major, pkg.version)],
-    learned: { installation: after },
+    installation: after,
     installedFrom: own ? "distribution" : "pgdg",
   };
 }
 
 /** The key file an earlier version wrote as served, replaced by a keyring of the verified key. */
-export async function rebuildPgdgKeyring(run: Run): Promise<Applied> {
+export async function rebuildPgdgKeyring(run: Run): Promise<PostgresOutcome> {
   run.progress.info(
     `${LEGACY_PGDG_KEYRING} is the key file an earlier version wrote as served: ` +
       "setting PGDG up again from the verified key",
@@ -76,7 +75,7 @@ async function ensurePgdg(run: Run, policy: { update: boolean; cacheValidSec?: n
 }
 
 /** `major`/main created; the inventory looked at again to find it. */
-export async function createCluster(run: Run, major: string): Promise<Applied> {
+export async function createCluster(run: Run, major: string): Promise<PostgresOutcome> {
   await run.progress.step(
     `creating cluster ${major}/main`,
     () =>
@@ -91,7 +90,7 @@ export async function createCluster(run: Run, major: string): Promise<Applied> {
   const again = await inspectInstallation(run.remote);
   if (!chooseCluster(again, major).cluster)
     throw new Error(`pg_createcluster ${major} main succeeded but pg_lsclusters does not list the cluster on the VM`);
-  return { learned: { installation: again } };
+  return { installation: again };
 }
 
 /** The cluster's unit started (see startFixingDropIn for a drop-in that kept it from starting). */
@@ -100,18 +99,23 @@ export async function startCluster(
   cluster: Cluster,
   installation: ServerInventory,
   was: string,
-): Promise<Applied> {
+): Promise<PostgresOutcome> {
   const unit = clusterUnit(cluster);
   run.progress.info(`${unit} is ${was}; starting it`);
   const fixed = await run.progress.step(`systemctl start ${unit}`, () => startFixingDropIn(run, cluster), "start");
   const started = clusterStartedLine(`${cluster.major}/${cluster.name}`, was);
   return {
     what: [...(fixed ? [fixed] : []), started],
-    learned: { installation: { ...installation, units: { ...installation.units, [unit]: "active" } } },
+    installation: { ...installation, units: { ...installation.units, [unit]: "active" } },
   };
 }
 
-export async function roleAndDatabase(run: Run, port: number, plan: RoleDbPlan, lines: string[]): Promise<undefined> {
+export async function roleAndDatabase(
+  run: Run,
+  port: number,
+  plan: RoleDbDecision,
+  lines: string[],
+): Promise<undefined> {
   await applyRoleAndDatabase(run, port, plan, lines);
   return undefined;
 }
@@ -137,10 +141,11 @@ export async function restartOrReload(
   cluster: Cluster,
   state: ServerState,
   plan: ConfigPlan,
-): Promise<undefined> {
-  if (plan.listenChanged) await restartForListen(run, cluster, state, plan);
-  else await reloadForHba(run, cluster, plan);
-  return undefined;
+): Promise<PostgresOutcome> {
+  const warnings = plan.listenChanged
+    ? await restartForListen(run, cluster, state, plan)
+    : await reloadForHba(run, cluster, plan);
+  return { warnings };
 }
 
 /** The inventory with install-postgres' section replaced. */

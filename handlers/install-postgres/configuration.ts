@@ -17,7 +17,7 @@ import {
   planHba,
 } from "./pg";
 import { restartOrRollBack } from "./recovery";
-import { type Run, warn } from "./run";
+import type { Run } from "./run";
 import { psqlJson, writeFile } from "./server";
 import { CONFIG_CHECK_SQL, type ConfigCheck, SETTLED_SQL, type Settled } from "./sql";
 
@@ -130,12 +130,13 @@ async function checkConfiguration(run: Run, state: ServerState, port: number, ch
 // Restart (listen_addresses is read only when the postmaster starts) or reload, then a look at what the
 // server runs with.
 
+/** The restart, then what the server runs with; returns the warnings of what is still not applied. */
 export async function restartForListen(
   run: Run,
   cluster: Cluster,
   state: ServerState,
   plan: ConfigPlan,
-): Promise<void> {
+): Promise<string[]> {
   const unit = clusterUnit(cluster);
   const previous = { text: state.dropin_text, listen: state.listen_addresses };
   await run.progress.step(
@@ -143,10 +144,10 @@ export async function restartForListen(
     () => restartOrRollBack(run, cluster, dropInPath(state.config_file), plan.listen, previous),
     "restart",
   );
-  await settled(run, cluster, plan.listen, true);
+  return settled(run, cluster, plan.listen, true);
 }
 
-export async function reloadForHba(run: Run, cluster: Cluster, plan: ConfigPlan): Promise<void> {
+export async function reloadForHba(run: Run, cluster: Cluster, plan: ConfigPlan): Promise<string[]> {
   const unit = clusterUnit(cluster);
   await run.progress.step(
     `systemctl reload ${unit} (pg_hba.conf)`,
@@ -157,11 +158,11 @@ export async function reloadForHba(run: Run, cluster: Cluster, plan: ConfigPlan)
       }),
     "reload",
   );
-  await settled(run, cluster, plan.listen, false);
+  return settled(run, cluster, plan.listen, false);
 }
 
-/** The server runs with `listen` and, right after a restart, nothing waits for another. */
-async function settled(run: Run, cluster: Cluster, listen: string, restarted: boolean): Promise<void> {
+/** The server runs with `listen` and, right after a restart, nothing waits for another; returns warnings. */
+async function settled(run: Run, cluster: Cluster, listen: string, restarted: boolean): Promise<string[]> {
   const now = await psqlJson<Settled>(run.remote, cluster.port, SETTLED_SQL, "psql (checking the running settings)");
   const log = cluster.logFile ?? "the cluster's log";
   if (normalizeListen(now.listen_addresses) !== listen) {
@@ -175,7 +176,7 @@ async function settled(run: Run, cluster: Cluster, listen: string, restarted: bo
       `settings still wait for a restart right after one: ${now.pending_restart.join(", ")}; see ${log} on the VM`,
     );
   }
-  for (const line of unappliedWarnings(run.event, clusterUnit(cluster), now.pending_restart, listen)) warn(run, line);
+  return unappliedWarnings(run.event, clusterUnit(cluster), now.pending_restart, listen);
 }
 
 /**

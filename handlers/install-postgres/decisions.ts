@@ -17,7 +17,7 @@ import {
   type ServerPackage,
   type ServerState,
 } from "./pg";
-import { isAscii, iterationCap, scramVerifierProblem, storedPasswordState } from "./scram";
+import { iterationCap, scramVerifierProblem, storedPasswordState } from "./scram";
 import type { RoleDbPlan } from "./sql";
 
 export type PostgresEvent = EventOf<typeof postgresDefinition.settings>;
@@ -148,21 +148,27 @@ export const installedLine = (major: string, version?: string): string =>
 export const clusterCreatedLine = (major: string): string => `cluster ${major}/main created`;
 export const clusterStartedLine = (cluster: string, was: string): string => `cluster ${cluster} started (was ${was})`;
 
+/** The role/database step as decided; the value the password is set to is made when it is applied. */
+export type RoleDbDecision = Omit<RoleDbPlan, "password"> & { setPassword: boolean };
+
 /** The role/database changes `state` calls for, and one line per change for the result. */
 export function planRoleAndDatabase(
   state: ServerState,
   event: Pick<PostgresEvent, "db_user" | "db_name" | "db_password">,
-  secretFor: (password: string) => string,
-): { plan: RoleDbPlan; changes: string[] } {
+): { plan: RoleDbDecision; changes: string[] } {
   const user = event.db_user;
   const db = event.db_name;
-  const plan: RoleDbPlan = { createRole: false, grantLogin: false, createDatabase: false, changeOwner: false };
+  const plan: RoleDbDecision = {
+    createRole: false,
+    grantLogin: false,
+    setPassword: false,
+    createDatabase: false,
+    changeOwner: false,
+  };
   const changes: string[] = [];
-  // Non-ASCII passwords are hashed by the server (see scram.ts for why); ASCII ones here.
-  const value = () => (isAscii(event.db_password) ? secretFor(event.db_password) : event.db_password);
   if (!state.role) {
     plan.createRole = true;
-    plan.password = value();
+    plan.setPassword = true;
     changes.push(`role ${user} created (LOGIN, password set)`);
   } else {
     if (!state.role.login) {
@@ -173,7 +179,7 @@ export function planRoleAndDatabase(
     const cap = iterationCap(state.scram_iterations);
     const now = storedPasswordState(state.role.secret, event.db_password, user, cap);
     if (now !== "same") {
-      plan.password = value();
+      plan.setPassword = true;
       const unchecked = scramVerifierProblem(state.role.secret, cap);
       changes.push(
         now === "md5"

@@ -6,137 +6,94 @@
 // cannot be expected to work; after, a failure is the error a run would end with).
 
 import { checkSummary } from "../common/check-mode";
-import { defineHandler, runHandler } from "../common/handler-kit";
+import { defineHandler, type InstallerContext, runHandler } from "../common/handler-kit";
+import { appliedWords, type Change, type InstallerModel, type ModelRun } from "../common/installer-model";
 import type { InstallerResult } from "../common/installer-result";
-import { requireSystemd } from "../common/systemd";
-import { resolveListenNames } from "./addresses";
-import { chooseMajor, planRoleAndDatabase, registerPasswordForms } from "./decisions";
+import type { Progress } from "../common/progress";
+import { chooseMajor, type PostgresEvent, planRoleAndDatabase } from "./decisions";
 import { postgresDefinition } from "./definition";
-import { type PlanInput, type PostgresPlan, planPostgres } from "./plan";
-import { type InstallPostgresReport, postgresReport, type ServerFacts } from "./report";
-import { type Run, warn } from "./run";
-import { scramSecret } from "./scram";
+import { type PostgresChange, type PostgresOutcome, type PostgresPlan, planPostgres } from "./plan";
+import { type InstallPostgresReport, postgresReport, type ReportLines } from "./report";
 import { inspect, type PostgresState } from "./state";
 import { verifyLogin } from "./verify";
 
 export type { InstallPostgresReport };
 export { chooseMajor, planRoleAndDatabase };
 
-/** Looks a plan can ask for in one run: install, create, start, and one spare. More is a bug in a plan. */
-const MAX_LOOKS = 4;
-
-/** A run: apply the plan's changes in order, looking again and re-planning after each marked replan. */
-async function apply(run: Run, input: PlanInput): Promise<InstallPostgresReport> {
-  let state = await inspect(run, false);
-  const done: Pick<ServerFacts, "installedFrom" | "restarted" | "reloaded"> = {
-    installedFrom: "already installed",
-    restarted: false,
-    reloaded: false,
-  };
-  for (let look = 1; ; look++) {
-    const plan = planPostgres(state, input);
-    say(run, plan, false);
-    const next = await applyUntilReplan(run, plan, done);
-    if (!next) return report(run, plan, done);
-    if (look === MAX_LOOKS)
-      throw new Error(`install-postgres re-planned ${look} times without settling (a bug in install-postgres)`);
-    state = await inspect(run, false, next);
-  }
+/** What verify found: the plan the report is made from (the last one) and the TCP login, when it ran. */
+interface Verified {
+  plan: PostgresPlan;
+  warnings: string[];
+  login?: { host: string; serverVersion: string };
+  /** For the check's summary line, said when the report is made. */
+  progress: Progress;
 }
 
-/** The plan's changes applied up to one marked replan; what it learned then, undefined when all are done. */
-async function applyUntilReplan(
-  run: Run,
-  plan: PostgresPlan,
-  done: Pick<ServerFacts, "installedFrom" | "restarted" | "reloaded">,
-): Promise<Partial<PostgresState> | undefined> {
-  for (const change of plan.changes) {
-    const applied = await change.apply(run);
-    run.changes.push(...(applied?.what ?? change.what));
-    run.revoked.push(...(change.revoked ?? []));
-    if (applied?.installedFrom) done.installedFrom = applied.installedFrom;
-    if (change.kind === "restart") done.restarted = true;
-    if (change.kind === "reload") done.reloaded = true;
-    if (change.replan) return applied?.learned ?? {};
-  }
-  return undefined;
-}
+type PostgresRun = ModelRun<PostgresState, PostgresEvent, PostgresOutcome, Verified>;
 
-async function report(
-  run: Run,
-  plan: PostgresPlan,
-  done: Pick<ServerFacts, "installedFrom" | "restarted" | "reloaded">,
-): Promise<InstallPostgresReport> {
-  if (!plan.login) throw new Error("install-postgres ended without a running server to log in to (a bug)");
-  const { port, listen, hbaFile } = plan.login;
-  const { host, serverVersion } = await verifyLogin(run, port, listen, hbaFile, done.reloaded);
-  const result = postgresReport(run, { ...plan.facts, ...done, serverVersion, verifiedHost: host });
-  run.progress.info(result.summary);
-  return result;
-}
+const revokedBy = (change: Change<PostgresEvent, PostgresOutcome>) => (change as PostgresChange).revoked ?? [];
 
-/** A check: the plan's words are what would change; the login only when nothing would. */
-async function check(run: Run, input: PlanInput): Promise<InstallPostgresReport> {
-  const plan = planPostgres(await inspect(run, true), input);
-  say(run, plan, true);
-  for (const change of plan.changes) {
-    run.changes.push(...change.what);
-    run.revoked.push(...(change.revoked ?? []));
-  }
-  let facts = plan.facts;
-  if (!run.changes.length && plan.login) {
-    const { port, listen, hbaFile } = plan.login;
-    const { host, serverVersion } = await verifyLogin(run, port, listen, hbaFile, false);
-    facts = { ...facts, serverVersion, verifiedHost: host };
-  }
-  const result = postgresReport(run, facts);
-  run.progress.info(checkSummary(run.changes, result.summary));
-  return result;
-}
-
-/** The plan's lines in the progress, warnings in the result too; a re-plan does not say a line twice. */
-function say(run: Run, plan: PostgresPlan, check: boolean): void {
+/**
+ * The proof: the role logs in over TCP. A check logs in only when nothing would change. The plan's lines
+ * are said here, once: a check's all of them, a run's those of its last plan (it re-planned past the rest).
+ */
+async function verify(ctx: InstallerContext<PostgresEvent>, run: PostgresRun): Promise<Verified> {
+  const plan = planPostgres(run.state, run.event);
+  const warnings: string[] = [];
   for (const s of plan.said) {
-    if (s.checkOnly && !check) continue;
-    if (!s.warning) run.progress.info(s.line);
-    else if (!run.warnings.includes(s.line)) warn(run, s.line);
+    if (s.checkOnly && !run.check) continue;
+    ctx.progress.info(s.line);
+    if (s.warning) warnings.push(s.line);
   }
+  for (const a of run.applied) warnings.push(...(a.outcome?.warnings ?? []));
+  const wouldChange = run.planned.some((c) => c.what.length);
+  if (!plan.login || (run.check && wouldChange)) {
+    if (!run.check) throw new Error("install-postgres ended without a running server to log in to (a bug)");
+    return { plan, warnings, progress: ctx.progress };
+  }
+  const { port, listen, hbaFile } = plan.login;
+  const reloaded = run.applied.some((a) => a.change.kind === "reload");
+  const login = await verifyLogin(ctx, port, listen, hbaFile, { reloaded, resolved: run.state.resolved });
+  return { plan, warnings, login, progress: ctx.progress };
 }
 
-export const handler = defineHandler({
-  definition: postgresDefinition,
-  async run({ event, check: checkOnly, remote, apt, os, progress, secrets }): Promise<InstallPostgresReport> {
-    // The password is never on a command line or in the environment, and reaches the server only as its
-    // SCRAM verifier when it is ASCII (scram.ts, sql.ts QUIET_SESSION, server.ts tcpLogin); every form it
-    // takes in what is sent is registered, so no output, error or progress line can carry it.
-    registerPasswordForms(secrets, event.db_password);
-    await requireSystemd(remote, "PostgreSQL");
-    const run: Run = {
-      event,
-      remote,
-      apt,
-      os,
-      progress,
-      secrets,
-      changes: [],
-      warnings: [],
-      revoked: [],
-      resolved: {},
-    };
-    // Before anything changes, in a check too: a listen_addresses name that is not the VM's own.
-    run.resolved = await resolveListenNames(remote, event.listen_addresses);
-    const input: PlanInput = {
-      event,
-      os,
-      scram: (pw) => {
-        const secret = scramSecret(pw);
-        secrets.add(secret, "db_password_scram");
-        return secret;
-      },
-    };
-    return checkOnly ? check(run, input) : apply(run, input);
-  },
-});
+function report(run: PostgresRun): Omit<InstallPostgresReport, "changes"> {
+  const verified = run.verified as Verified;
+  const { event } = run;
+  const changes = run.check ? run.planned : run.applied.map((a) => a.change);
+  const lines: ReportLines = {
+    changes: run.check ? run.planned.flatMap((c) => c.what) : run.applied.flatMap(appliedWords),
+    warnings: verified.warnings,
+    revoked: changes.flatMap(revokedBy),
+  };
+  const installedFrom = run.applied.map((a) => a.outcome?.installedFrom).find((from) => from !== undefined);
+  const facts = {
+    ...verified.plan.facts,
+    ...(installedFrom ? { installedFrom } : {}),
+    restarted: run.applied.some((a) => a.change.kind === "restart"),
+    reloaded: run.applied.some((a) => a.change.kind === "reload"),
+    ...(verified.login ? { serverVersion: verified.login.serverVersion, verifiedHost: verified.login.host } : {}),
+  };
+  const result = postgresReport(event, facts, lines);
+  // The kit says a run's summary; a check's is said here, as before the model.
+  if (run.check) verified.progress.info(checkSummary([...lines.changes], result.summary));
+  return result;
+}
+
+export const postgresModel: InstallerModel<
+  PostgresEvent,
+  PostgresState,
+  InstallPostgresReport,
+  PostgresOutcome,
+  Verified
+> = {
+  inspect,
+  plan: (state, event) => planPostgres(state, event).changes,
+  verify,
+  report,
+};
+
+export const handler = defineHandler({ definition: postgresDefinition, model: postgresModel });
 
 /** The job's entrypoint (handler.install). */
 export async function install(event: unknown): Promise<InstallerResult<InstallPostgresReport>> {

@@ -5,7 +5,7 @@
 // defaults for a new cluster) or say what it could not see; those lines are said in a check only.
 
 import { emptyInventory } from "../common/grants";
-import type { OsInfo } from "../common/os-release";
+import type { ApplyOutcome, Change } from "../common/installer-model";
 import * as apply from "./apply";
 import { type ConfigPlan, planConfiguration, unappliedWarnings } from "./configuration";
 import {
@@ -22,12 +22,12 @@ import { planRoles, revokedRoleLines, sectionChanged, updatedSection } from "./g
 import { type Cluster, clusterUnit, normalizeListen, type ServerState, shortServerVersion } from "./pg";
 import { legacyPgdgLine, pgdgSetupLine } from "./pgdg";
 import type { ServerFacts } from "./report";
-import type { Run } from "./run";
+import type { ServerInventory } from "./server";
 import type { PostgresState, RunningServer } from "./state";
 
 /** One change the plan calls for; `what`: its lines in `changes` (a check's `would_change`). */
-export interface PostgresChange {
-  kind:
+export interface PostgresChange extends Change<PostgresEvent, PostgresOutcome> {
+  readonly kind:
     | "server-package"
     | "pgdg-keyring"
     | "cluster-create"
@@ -38,20 +38,15 @@ export interface PostgresChange {
     | "restart"
     | "reload"
     | "inventory";
-  what: string[];
-  why: string;
   /** The grants it takes back, one line each (the result's `revoked`). */
-  revoked?: string[];
-  /** Later changes depend on what this one leaves: a run looks again and re-plans after it. */
-  replan?: boolean;
-  apply(run: Run): Promise<Applied | undefined>;
+  readonly revoked?: readonly string[];
 }
 
-/** What applying a change found out: its lines when only doing it tells (a version), what it looked at since. */
-export interface Applied {
-  what?: string[];
-  learned?: Partial<PostgresState>;
+/** What applying a change found out: the inventory it looked at since, where the package came from, warnings. */
+export interface PostgresOutcome extends ApplyOutcome {
+  installation?: ServerInventory;
   installedFrom?: ServerFacts["installedFrom"];
+  warnings?: string[];
 }
 
 /** A line the plan says in the progress (and, for a warning, in the result); checkOnly: a run re-plans instead. */
@@ -70,18 +65,10 @@ export interface PostgresPlan {
   login?: { port: number; listen: string; hbaFile: string };
 }
 
-/** `scram`: the secret stored for an ASCII password (scram.ts), made by the caller, who registers it. */
-export interface PlanInput {
-  event: PostgresEvent;
-  os: OsInfo;
-  scram: (password: string) => string;
-}
-
-export function planPostgres(state: PostgresState, input: PlanInput): PostgresPlan {
-  const { event, os } = input;
-  const { installation } = state;
+export function planPostgres(state: PostgresState, event: PostgresEvent): PostgresPlan {
+  const { installation, os } = state;
   const major = chooseMajor(event, os, installation.packages);
-  if (!installation.packages.some((p) => p.major === major)) return planServerPackage(state, input, major);
+  if (!installation.packages.some((p) => p.major === major)) return planServerPackage(state, event, major);
 
   const changes: PostgresChange[] = [];
   if (installation.legacyPgdgKeyring) {
@@ -103,15 +90,15 @@ export function planPostgres(state: PostgresState, input: PlanInput): PostgresPl
       replan: true,
       apply: (run) => apply.createCluster(run, major),
     });
-    return joined({ changes, said }, predictNewCluster(input, major, "already installed", installation.clusters));
+    return joined({ changes, said }, predictNewCluster(event, major, "already installed", installation.clusters));
   }
   const name = `${cluster.major}/${cluster.name}`;
   const unit = clusterUnit(cluster);
   const active = installation.units[unit] ?? "unknown";
-  if (active !== "active") return joined({ changes, said }, planStart(input, state, major, cluster, active));
+  if (active !== "active") return joined({ changes, said }, planStart(event, state, major, cluster, active));
   // inspect reads a running cluster's server; without it there is nothing to plan from.
   if (!state.server) throw new Error(`${unit} is active but its server was not read (a bug in install-postgres)`);
-  const running = planRunning(input, cluster, state.server);
+  const running = planRunning(event, cluster, state.server);
   const serverFacts = facts(major, "already installed", name, cluster.port, running.config.listen);
   serverFacts.serverVersion = shortServerVersion(state.server.state.server_version);
   return {
@@ -123,7 +110,13 @@ export function planPostgres(state: PostgresState, input: PlanInput): PostgresPl
 }
 
 /** A stopped cluster: started, then looked at; a check cannot see past it (psql needs a running server). */
-function planStart(input: PlanInput, state: PostgresState, major: string, cluster: Cluster, was: string): PostgresPlan {
+function planStart(
+  event: PostgresEvent,
+  state: PostgresState,
+  major: string,
+  cluster: Cluster,
+  was: string,
+): PostgresPlan {
   const name = `${cluster.major}/${cluster.name}`;
   const unit = clusterUnit(cluster);
   const start: PostgresChange = {
@@ -141,7 +134,7 @@ function planStart(input: PlanInput, state: PostgresState, major: string, cluste
     warning: true,
     checkOnly: true,
   };
-  const listen = normalizeListen(input.event.listen_addresses);
+  const listen = normalizeListen(event.listen_addresses);
   return { changes: [start], said: [blind], facts: facts(major, "already installed", name, cluster.port, listen) };
 }
 
@@ -160,8 +153,8 @@ function joined(first: Pick<PostgresPlan, "changes" | "said">, then: PostgresPla
 }
 
 /** The server package missing: install it (PGDG first for a major the distribution does not ship). */
-function planServerPackage(state: PostgresState, input: PlanInput, major: string): PostgresPlan {
-  const { event, os } = input;
+function planServerPackage(state: PostgresState, event: PostgresEvent, major: string): PostgresPlan {
+  const { os } = state;
   const { own, name } = serverSource(os, major);
   const said: Said[] = [];
   for (const f of state.outlook?.failed ?? [])
@@ -184,7 +177,7 @@ function planServerPackage(state: PostgresState, input: PlanInput, major: string
   };
   // The package creates the cluster "main" (postgresql-common's default), so no change creates one.
   const from = own ? "distribution" : "pgdg";
-  return joined({ changes: [install], said }, predictNewCluster(input, major, from, state.installation.clusters));
+  return joined({ changes: [install], said }, predictNewCluster(event, major, from, state.installation.clusters));
 }
 
 /** A cluster as Debian's packaging creates it. Its stock pg_hba.conf lines are not needed: ours are appended. */
@@ -206,7 +199,7 @@ function newClusterState(major: string): ServerState {
 
 /** What a run does to the cluster `major`/main once it exists; `clusters`: the others, whose ports it will not take. */
 function predictNewCluster(
-  input: PlanInput,
+  event: PostgresEvent,
   major: string,
   installedFrom: ServerFacts["installedFrom"],
   clusters: Cluster[],
@@ -217,7 +210,7 @@ function predictNewCluster(
   const dataDir = `/var/lib/postgresql/${major}/main`;
   const cluster: Cluster = { major, name: "main", port, status: "down", owner: "postgres", dataDir };
   const server: RunningServer = { state: newClusterState(major), inventory: emptyInventory() };
-  const running = planRunning(input, cluster, server, { predicted: true });
+  const running = planRunning(event, cluster, server, { predicted: true });
   const said: Said[] = [
     {
       line:
@@ -239,17 +232,16 @@ function predictNewCluster(
  * files, restart or reload, the inventory. `predicted`: a state assumed, not read (no inventory to keep).
  */
 function planRunning(
-  input: PlanInput,
+  event: PostgresEvent,
   cluster: Cluster,
   server: RunningServer,
   opts: { predicted?: boolean } = {},
 ): { changes: PostgresChange[]; said: Said[]; config: ConfigPlan } {
-  const { event } = input;
   const { state, recorded } = server;
   const name = `${cluster.major}/${cluster.name}`;
   const unit = clusterUnit(cluster);
   const port = cluster.port;
-  const access = planAccess(input, port, name, server);
+  const access = planAccess(event, port, name, server);
   const changes = [...access.changes];
   const said = [...access.said];
   const config = planConfiguration(event, state, recorded ? (recorded.hba[state.hba_file] ?? []) : undefined);
@@ -290,15 +282,14 @@ function planRunning(
 
 /** The role and database, and LOGIN taken back from roles no longer named; `record`: the roles to keep listed. */
 function planAccess(
-  input: PlanInput,
+  event: PostgresEvent,
   port: number,
   cluster: string,
   { state, recorded }: RunningServer,
 ): { changes: PostgresChange[]; said: Said[]; record: string[] } {
-  const { event } = input;
   const changes: PostgresChange[] = [];
   const said: Said[] = [];
-  const roleDb = planRoleAndDatabase(state, event, input.scram);
+  const roleDb = planRoleAndDatabase(state, event);
   const grantedLogin = roleDb.plan.createRole || roleDb.plan.grantLogin;
   if (roleDb.changes.length) {
     changes.push({

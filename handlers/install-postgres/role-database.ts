@@ -1,12 +1,13 @@
 // Role, password, database: read with the server's settings and files in one read-only query, decided
 // by planRoleAndDatabase (decisions.ts), changed in one psql session.
 
-import { refuseSuperuser, requireSafePaths, requireSsl } from "./decisions";
+import { type RoleDbDecision, refuseSuperuser, requireSafePaths, requireSsl } from "./decisions";
 import { validRoleNames } from "./grants";
 import { DROPIN_NAME, type ServerState } from "./pg";
 import type { Run } from "./run";
+import { isAscii, scramSecret } from "./scram";
 import { psql, psqlJson } from "./server";
-import { applySql, inspectSql, type RoleDbPlan } from "./sql";
+import { applySql, inspectSql } from "./sql";
 
 /** The server's state (see inspectSql); `recordedRoles`: the roles the inventory lists for this cluster. */
 export async function readServerState(run: Run, port: number, recordedRoles: string[]): Promise<ServerState> {
@@ -31,12 +32,29 @@ export async function readServerState(run: Run, port: number, recordedRoles: str
 }
 
 /** The role and database changed as `plan` says, in one psql session; `lines`: the plan's words. */
-export async function roleAndDatabase(run: Run, port: number, plan: RoleDbPlan, lines: string[]): Promise<void> {
+export async function roleAndDatabase(run: Run, port: number, plan: RoleDbDecision, lines: string[]): Promise<void> {
   const { event, remote, progress } = run;
+  const { setPassword, ...rest } = plan;
+  const sql = applySql(
+    { ...rest, password: setPassword ? passwordValue(run) : undefined },
+    event.db_name,
+    event.db_user,
+  );
   await progress.step(
     lines.join("; "),
-    () =>
-      psql(remote, port, applySql(plan, event.db_name, event.db_user), "psql (role and database)", { mutates: true }),
+    () => psql(remote, port, sql, "psql (role and database)", { mutates: true }),
     "role_db",
   );
+}
+
+/**
+ * What ALTER ROLE ... PASSWORD is given: the SCRAM-SHA-256 secret made here for an ASCII password
+ * (registered as a secret), the password itself otherwise, which the server hashes (see scram.ts isAscii).
+ */
+function passwordValue(run: Run): string {
+  const pw = run.event.db_password;
+  if (!isAscii(pw)) return pw;
+  const secret = scramSecret(pw);
+  run.secrets.add(secret, "db_password_scram");
+  return secret;
 }

@@ -45,7 +45,7 @@ export interface ScramSecret {
  * PostgreSQL runs the password through SASLprep before hashing, but copies a pure-ASCII one verbatim
  * (its SASLprep code: pg_is_ascii, then a plain copy), so for ASCII passwords, quotes, backslashes, spaces and all,
  * the secret computed here is exactly the server's. For other characters the full SASLprep needs Unicode
- * 3.2 tables this job does not carry: the server hashes those (decisions.ts planRoleAndDatabase), and
+ * 3.2 tables this job does not carry: the server hashes those (role-database.ts passwordValue), and
  * `prepareApproximately` only notices that the stored secret already matches (a false "differs" costs
  * one needless update, nothing more).
  */

@@ -1,17 +1,28 @@
 // What install-postgres looks at before it decides anything, read in one place so that a check and a run
-// see the same thing: a plan (plan.ts) is made from this and nothing else. Read-only throughout; a part
-// a change has just learned (the package inventory after an install) is taken from it, not read again.
+// see the same thing: a plan (plan.ts) is made from this and nothing else. Read-only (the kit's look-only
+// remote); a part a change has just read (the package inventory after an install) is not read again.
 
 import { ensurePackages } from "../common/ensure-packages";
 import { GRANTS_FILE, type Inventory, readGrants } from "../common/grants";
-import { chooseCluster, chooseMajor, serverSource } from "./decisions";
+import type { InspectContext } from "../common/installer-model";
+import type { OsInfo } from "../common/os-release";
+import { requireSystemd } from "../common/systemd";
+import { resolveListenNames } from "./addresses";
+import { chooseCluster, chooseMajor, type PostgresEvent, registerPasswordForms, serverSource } from "./decisions";
 import { type PostgresGrants, postgresSection } from "./grants";
-import type { ServerState } from "./pg";
+import { clusterUnit, type ServerState } from "./pg";
+import type { PostgresOutcome } from "./plan";
 import { readServerState } from "./role-database";
 import type { Run } from "./run";
 import { inspectInstallation, type ServerInventory } from "./server";
 
 export interface PostgresState {
+  os: OsInfo;
+  /**
+   * The host names of listen_addresses with the addresses the VM resolved them to, all its own
+   * (addresses.ts): looked up once, before anything changes, and used for the login.
+   */
+  resolved: Record<string, string[]>;
   /** Server packages, clusters, their units, the legacy PGDG keyring. */
   installation: ServerInventory;
   /**
@@ -31,22 +42,32 @@ export interface RunningServer {
   recorded?: PostgresGrants;
 }
 
-/** Everything a plan needs; `known`: what a change already learned since the last look. */
-export async function inspect(run: Run, check: boolean, known: Partial<PostgresState> = {}): Promise<PostgresState> {
-  const { event, remote, os, progress } = run;
+/** Everything a plan needs; after a change, what it already read is taken from its outcome. */
+export async function inspect(ctx: InspectContext<PostgresEvent, PostgresState>): Promise<PostgresState> {
+  const { event, remote, os, progress, secrets, previous } = ctx;
+  let resolved = previous?.state.resolved;
+  if (!resolved) {
+    registerPasswordForms(secrets, event.db_password);
+    await requireSystemd(remote, "PostgreSQL");
+    // Before anything changes, in a check too: a listen_addresses name that is not the VM's own.
+    resolved = await resolveListenNames(remote, event.listen_addresses);
+  }
+  const learned = previous?.applied
+    .flatMap((a) => (a.outcome as PostgresOutcome | undefined)?.installation ?? [])
+    .pop();
   const installation =
-    known.installation ??
+    learned ??
     (await progress.step("looking for PostgreSQL packages and clusters", () => inspectInstallation(remote), "inspect"));
+  const seen = { os, resolved, installation };
   const major = chooseMajor(event, os, installation.packages);
   if (!installation.packages.some((p) => p.major === major))
-    return { installation, outlook: check ? await packageOutlook(run, major) : undefined };
+    return { ...seen, outlook: ctx.check ? await packageOutlook(ctx, major) : undefined };
   const { cluster } = chooseCluster(installation, major);
-  if (!cluster || installation.units[`postgresql@${cluster.major}-${cluster.name}`] !== "active")
-    return { installation };
+  if (!cluster || installation.units[clusterUnit(cluster)] !== "active") return seen;
   const inventory = await progress.step(`reading ${GRANTS_FILE}`, () => readGrants(remote), "grants");
   const recorded = postgresSection(inventory);
-  const state = await readServerState(run, cluster.port, recorded?.roles[`${cluster.major}/${cluster.name}`] ?? []);
-  return { installation, server: { state, inventory, recorded } };
+  const state = await readServerState(ctx, cluster.port, recorded?.roles[`${cluster.major}/${cluster.name}`] ?? []);
+  return { ...seen, server: { state, inventory, recorded } };
 }
 
 /**

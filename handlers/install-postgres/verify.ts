@@ -13,18 +13,18 @@ export async function verifyLogin(
   port: number,
   listen: string,
   hbaFile: string,
-  reloaded: boolean,
+  opts: { reloaded: boolean; resolved: Record<string, string[]> },
 ): Promise<{ host: string; serverVersion: string }> {
   const { event, remote, progress } = run;
   const { db_name: db, db_user: user } = event;
-  const host = verifyHost(listen, run.resolved);
+  const host = verifyHost(listen, opts.resolved);
   const target = { host, port, db, user, password: event.db_password };
   const login = await progress.step(
     `logging in as ${user} to ${db} over TCP (${host}:${port})`,
     async () => {
       const first = await tcpLogin(remote, target);
       // A reload is a signal the postmaster handles a moment later: allow it that moment once.
-      if (first.code === 0 || !reloaded) return first;
+      if (first.code === 0 || !opts.reloaded) return first;
       await new Promise((res) => setTimeout(res, 1000));
       return tcpLogin(remote, target);
     },
