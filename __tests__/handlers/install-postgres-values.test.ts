@@ -173,21 +173,27 @@ describe("install-postgres: cluster names read from the VM", () => {
     },
   );
 
-  it("a cluster directory pg_lsclusters does not list (a line break in its name) is still found: the run is refused, no cluster created beside it", async () => {
-    for (const clusters of ["", MAIN]) {
-      const { error, remote } = await run(BASE, [
-        osStep(),
-        inspectStep(clusters, `${clusters ? unitLine("main") : ""}--- hidden\nhidden\n`),
-      ]);
-      expect(remote.calls).toHaveLength(2);
-      expect(remote.calls[1].command).toContain(
-        `echo '--- hidden'; for f in /etc/postgresql/*/*/postgresql.conf; do [ -e "$f" ] || [ -L "$f" ] || continue; n=\${f%/postgresql.conf}; n=\${n##*/}; case "$n" in *[[:space:][:cntrl:]]*) echo hidden;; esac; done`,
-      );
-      expect(error?.message).toMatch(
-        /a cluster directory under \/etc\/postgresql\/<version>\/ has a name with blanks, tabs or line breaks, .*no cluster is created beside it.*Nothing was changed/,
-      );
-    }
-  });
+  it(
+    "a cluster directory pg_lsclusters does not list (a line break in its name) is still found: the run is " +
+      "refused, no cluster created beside it",
+    async () => {
+      for (const clusters of ["", MAIN]) {
+        const { error, remote } = await run(BASE, [
+          osStep(),
+          inspectStep(clusters, `${clusters ? unitLine("main") : ""}--- hidden\nhidden\n`),
+        ]);
+        expect(remote.calls).toHaveLength(2);
+        expect(remote.calls[1].command).toContain(
+          `echo '--- hidden'; for f in /etc/postgresql/*/*/postgresql.conf; do [ -e "$f" ] || [ -L "$f" ] || ` +
+            `continue; n=\${f%/postgresql.conf}; n=\${n##*/}; case "$n" in *[[:space:][:cntrl:]]*) echo hidden;; ` +
+            "esac; done",
+        );
+        expect(error?.message).toMatch(
+          /a cluster directory under \/etc\/postgresql\/<version>\/ has a name with blanks, tabs or line breaks, .*no cluster is created beside it.*Nothing was changed/,
+        );
+      }
+    },
+  );
 
   it("check mode refuses and skips the same way", async () => {
     const name = "x$(id)";
@@ -223,7 +229,8 @@ describe("install-postgres: cluster names read from the VM", () => {
 
   it("every column has its rule: version, port, status, owner, data directory; an unusable log path is not used", () => {
     const row = (f: Partial<Record<"v" | "n" | "p" | "s" | "o" | "d" | "l", string>>) =>
-      `${f.v ?? "15"} ${f.n ?? "main"} ${f.p ?? "5432"} ${f.s ?? "online"} ${f.o ?? "postgres"} ${f.d ?? "/var/lib/postgresql/15/main"} ${f.l ?? "/var/log/postgresql/postgresql-15-main.log"}\n`;
+      `${f.v ?? "15"} ${f.n ?? "main"} ${f.p ?? "5432"} ${f.s ?? "online"} ${f.o ?? "postgres"} ` +
+      `${f.d ?? "/var/lib/postgresql/15/main"} ${f.l ?? "/var/log/postgresql/postgresql-15-main.log"}\n`;
     const refused = (f: Parameters<typeof row>[0]) => parseClusters(row(f)).refused.map((r) => r.reason);
     expect(parseClusters(row({})).clusters).toHaveLength(1);
     for (const v of ["15x", "1", "115", "15.", "$(id)"]) expect(parseClusters(row({ v })).clusters).toEqual([]);
@@ -362,7 +369,8 @@ describe("install-postgres: a stored SCRAM verifier is read before any of it is 
     expect(error).toBeUndefined();
     expect(remote.done).toBe(true);
     expect(result?.changes).toEqual([
-      "password of app_user set again: its stored SCRAM-SHA-256 verifier was not checked (its iteration count 2147483647 is above the 4096 this installer computes), so it is replaced",
+      "password of app_user set again: its stored SCRAM-SHA-256 verifier was not checked (its iteration count " +
+        "2147483647 is above the 4096 this installer computes), so it is replaced",
     ]);
     expect(counts().every((n) => n <= 4096)).toBe(true);
     expect(Date.now() - started).toBeLessThan(10_000);
@@ -499,13 +507,15 @@ describe("install-postgres: listen_addresses are IP literals or names that are t
     expect(check({ "lo.internal": ["127.0.1.1", "::1"] })).toEqual([]);
     expect(check({ "db.internal": ["10.0.0.5"] }, "10.0.0.5 2001:db8::5")).toEqual([]);
     expect(check({ "db.internal": ["10.0.0.5", "203.0.113.9"] })).toEqual([
-      "db.internal resolves on the VM to 203.0.113.9, which is not an address of the VM (its own: 127.0.0.1, ::1, 10.0.0.5, 2001:db8::5)",
+      "db.internal resolves on the VM to 203.0.113.9, which is not an address of the VM (its own: 127.0.0.1, " +
+        "::1, 10.0.0.5, 2001:db8::5)",
     ]);
     expect(check({ "gone.internal": [] })).toEqual([
       "gone.internal does not resolve on the VM (getent ahosts gone.internal found no address)",
     ]);
     expect(nameCheckCommand(["db.internal"])).toBe(
-      `for n in db.internal; do echo "@@name $n"; getent ahosts "$n" | awk '{print $1}'; done; echo '@@own'; ip -o addr show 2>/dev/null || hostname -I; true`,
+      `for n in db.internal; do echo "@@name $n"; getent ahosts "$n" | awk '{print $1}'; done; echo '@@own'; ` +
+        "ip -o addr show 2>/dev/null || hostname -I; true",
     );
   });
 
@@ -552,47 +562,53 @@ describe("install-postgres: the grants inventory is not taken on its word", () =
     ...over,
   });
 
-  it("only roles vm-install marked, not superusers, under a name it creates, lose LOGIN; every other is skipped with why", () => {
-    const plan = planRoles(
-      [
-        "postgres",
-        "admin",
-        "outsider",
-        "old_user",
-        "x; DROP ROLE y",
-        "Upper",
-        "pg_monitor",
-        "all",
-        "gone",
-        "nologin",
+  it(
+    "only roles vm-install marked, not superusers, under a name it creates, lose LOGIN; every other is skipped " +
+      "with why",
+    () => {
+      const plan = planRoles(
+        [
+          "postgres",
+          "admin",
+          "outsider",
+          "old_user",
+          "x; DROP ROLE y",
+          "Upper",
+          "pg_monitor",
+          "all",
+          "gone",
+          "nologin",
+          "app_user",
+          "old_user",
+        ],
         "app_user",
-        "old_user",
-      ],
-      "app_user",
-      false,
-      {
-        postgres: role({ superuser: true, bootstrap: true, marked: false }),
-        admin: role({ superuser: true }),
-        outsider: role({ marked: false }),
-        old_user: role(),
-        nologin: role({ login: false }),
-        app_user: role(),
-      },
-    );
-    expect(plan.revoke).toEqual(["old_user"]);
-    expect(plan.record).toEqual(["app_user"]);
-    const why = (r: string) => plan.skipped.find((s) => s.startsWith(`LOGIN of role ${JSON.stringify(r)} `));
-    expect(why("postgres")).toMatch(/not a role name vm-install creates/);
-    expect(why("admin")).toMatch(/it is a superuser, never revoked/);
-    expect(why("outsider")).toMatch(/it carries no vm-install mark, so vm-install did not create it or give it LOGIN/);
-    for (const r of ["x; DROP ROLE y", "Upper", "pg_monitor", "all"])
-      expect(why(r)).toMatch(/not a role name vm-install creates/);
-    expect(plan.skipped).toHaveLength(7); // gone and nologin have nothing to take back: no line
-    // The bootstrap superuser under another name (initdb -U) is recognised by the server's oid 10.
-    expect(planRoles(["dba"], "app_user", false, { dba: role({ superuser: true, bootstrap: true }) }).skipped).toEqual([
-      expect.stringMatching(/"dba" .*the bootstrap superuser, never revoked/),
-    ]);
-  });
+        false,
+        {
+          postgres: role({ superuser: true, bootstrap: true, marked: false }),
+          admin: role({ superuser: true }),
+          outsider: role({ marked: false }),
+          old_user: role(),
+          nologin: role({ login: false }),
+          app_user: role(),
+        },
+      );
+      expect(plan.revoke).toEqual(["old_user"]);
+      expect(plan.record).toEqual(["app_user"]);
+      const why = (r: string) => plan.skipped.find((s) => s.startsWith(`LOGIN of role ${JSON.stringify(r)} `));
+      expect(why("postgres")).toMatch(/not a role name vm-install creates/);
+      expect(why("admin")).toMatch(/it is a superuser, never revoked/);
+      expect(why("outsider")).toMatch(
+        /it carries no vm-install mark, so vm-install did not create it or give it LOGIN/,
+      );
+      for (const r of ["x; DROP ROLE y", "Upper", "pg_monitor", "all"])
+        expect(why(r)).toMatch(/not a role name vm-install creates/);
+      expect(plan.skipped).toHaveLength(7); // gone and nologin have nothing to take back: no line
+      // The bootstrap superuser under another name (initdb -U) is recognised by the server's oid 10.
+      expect(
+        planRoles(["dba"], "app_user", false, { dba: role({ superuser: true, bootstrap: true }) }).skipped,
+      ).toEqual([expect.stringMatching(/"dba" .*the bootstrap superuser, never revoked/)]);
+    },
+  );
 
   it("the server checks again: the NOLOGIN and the session ends touch only marked non-superusers other than oid 10", () => {
     const sql = revokeLoginSql(["old_user"]);
@@ -614,30 +630,37 @@ describe("install-postgres: the grants inventory is not taken on its word", () =
     ).not.toContain("COMMENT ON ROLE");
   });
 
-  it("a hand-edited inventory naming postgres and a role vm-install did not create: both keep LOGIN, the run says why, the record drops them", async () => {
-    const inventory = { version: 1, postgres: { hba: {}, roles: { "14/main": ["postgres", "outsider", "app_user"] } } };
-    const { result, error, remote } = await run(BASE, [
-      osStep(),
-      inspectStep(MAIN, unitLine("main")),
-      grantsRead(inventory),
-      psqlStep(/\\set recorded '\["outsider","app_user"\]'/, {
-        ...state(),
-        recorded_roles: { outsider: role({ marked: false }), app_user: role() },
-      }),
-      grantsWrite((w) => expect(w.postgres).toEqual({ hba: {}, roles: { "14/main": ["app_user"] } })),
-      loginStep(),
-    ]);
-    expect(error).toBeUndefined();
-    expect(remote.done).toBe(true);
-    expect(remote.calls.some((c) => /NOLOGIN/.test(String(c.opts.stdin ?? "")))).toBe(false);
-    expect(result?.revoked).toEqual([]);
-    expect(result?.warnings).toEqual([
-      expect.stringMatching(
-        /^LOGIN of role "postgres" not taken back although \/var\/lib\/vm-install\/grants.json lists it: not a role name vm-install creates/,
-      ),
-      expect.stringMatching(/^LOGIN of role "outsider" not taken back .*: it carries no vm-install mark/),
-    ]);
-  });
+  it(
+    "a hand-edited inventory naming postgres and a role vm-install did not create: both keep LOGIN, the run says " +
+      "why, the record drops them",
+    async () => {
+      const inventory = {
+        version: 1,
+        postgres: { hba: {}, roles: { "14/main": ["postgres", "outsider", "app_user"] } },
+      };
+      const { result, error, remote } = await run(BASE, [
+        osStep(),
+        inspectStep(MAIN, unitLine("main")),
+        grantsRead(inventory),
+        psqlStep(/\\set recorded '\["outsider","app_user"\]'/, {
+          ...state(),
+          recorded_roles: { outsider: role({ marked: false }), app_user: role() },
+        }),
+        grantsWrite((w) => expect(w.postgres).toEqual({ hba: {}, roles: { "14/main": ["app_user"] } })),
+        loginStep(),
+      ]);
+      expect(error).toBeUndefined();
+      expect(remote.done).toBe(true);
+      expect(remote.calls.some((c) => /NOLOGIN/.test(String(c.opts.stdin ?? "")))).toBe(false);
+      expect(result?.revoked).toEqual([]);
+      expect(result?.warnings).toEqual([
+        expect.stringMatching(
+          /^LOGIN of role "postgres" not taken back although \/var\/lib\/vm-install\/grants.json lists it: not a role name vm-install creates/,
+        ),
+        expect.stringMatching(/^LOGIN of role "outsider" not taken back .*: it carries no vm-install mark/),
+      ]);
+    },
+  );
 
   it("db_user naming an existing superuser is refused with the reason, before any change", async () => {
     const { error, remote } = await run(BASE, [
