@@ -3,10 +3,17 @@
 // from states a run meets (a new cluster, hand edits, narrowed settings), each ending where a check finds
 // nothing left to do.
 
+import { validateInput } from "../../handlers/common/handler-input";
 import { runHandler } from "../../handlers/common/handler-kit";
+import { osFromRelease } from "../../handlers/common/os-release";
+import { Progress } from "../../handlers/common/progress";
+import { postgresDefinition } from "../../handlers/install-postgres/definition";
 import { handler } from "../../handlers/install-postgres/handler";
+import { planPostgres } from "../../handlers/install-postgres/plan";
 import { scramSecret } from "../../handlers/install-postgres/scram";
+import { inspect } from "../../handlers/install-postgres/state";
 import { SecretScrubber } from "../../shared/secrets";
+import { UBUNTU_2204 } from "./support/fixtures";
 import { PG_HBA, type PgVmState, PostgresVm } from "./support/postgres-vm";
 import { TEST_ENV } from "./support/run-scripted";
 
@@ -128,5 +135,35 @@ describe("install-postgres: a check's would_change is the following run's change
     expect(run.changes).toEqual(["cluster 14/main started (was inactive)", "database myapp created (owner app_user)"]);
     expect(run.warnings).toEqual([]);
     expect((await job(vm, { ...EVENT, check: true })).would_change).toEqual([]);
+  });
+
+  it("a round that rebuilt the served PGDG key file and started the cluster: no second rebuild planned", async () => {
+    const vm = new PostgresVm(newCluster());
+    await job(vm, EVENT);
+    vm.state.active = false;
+    const { event } = validateInput(postgresDefinition, EVENT, TEST_ENV);
+    const ctx = {
+      event,
+      check: false,
+      remote: vm,
+      os: osFromRelease(UBUNTU_2204),
+      progress: new Progress("install-postgres", { write: () => {} }),
+      secrets: new SecretScrubber(),
+    } as unknown as Parameters<typeof inspect>[0];
+    const first = await inspect({ ...ctx, round: 0 });
+    first.installation.legacyPgdgKeyring = true;
+    const changes = planPostgres(first, event).changes;
+    expect(changes.map((c) => c.kind)).toEqual(["pgdg-keyring", "cluster-start"]);
+
+    // As the kit hands the round over: the rebuild said its lines, the start the inventory it leaves.
+    vm.state.active = true;
+    const installation = { ...first.installation, units: { "postgresql@14-main": "active" } };
+    const applied = [
+      { change: changes[0], outcome: { what: ["PGDG repository: removed /etc/apt/keyrings/pgdg.asc"] } },
+      { change: changes[1], outcome: { what: changes[1].what, installation } },
+    ];
+    const next = await inspect({ ...ctx, round: 1, previous: { state: first, applied } });
+    expect(next.installation.legacyPgdgKeyring).toBe(false);
+    expect(planPostgres(next, event).changes.map((c) => c.kind)).not.toContain("pgdg-keyring");
   });
 });

@@ -1,9 +1,9 @@
 // install-postgres: a PostgreSQL server with one application database and role, Ansible postgresql_user /
 // postgresql_db style: change only what differs, report it, prove the result by logging in over TCP.
-// A run is inspect (state.ts) -> plan (plan.ts, pure) -> apply (apply.ts), looking again and re-planning
-// after a change later ones depend on -> TCP login (verify.ts). A check is inspect -> plan, so its
-// would_change is the plan's words; it logs in only when nothing would change (before a change the login
-// cannot be expected to work; after, a failure is the error a run would end with).
+// The kit runs its model (installer-model.ts): inspect (state.ts) -> plan (plan.ts, pure) -> apply
+// (apply.ts), re-planning after a change later ones depend on -> verify (the TCP login) -> report. A check
+// stops before apply, so would_change is the plan's words; it logs in only when nothing would change
+// (before a change the login cannot be expected to work; after, a failure is the error a run would end with).
 
 import { checkSummary } from "../common/check-mode";
 import { defineHandler, type InstallerContext, runHandler } from "../common/handler-kit";

@@ -4,7 +4,7 @@
 
 import { ensurePackages } from "../common/ensure-packages";
 import { GRANTS_FILE, type Inventory, readGrants } from "../common/grants";
-import type { InspectContext } from "../common/installer-model";
+import type { Applied, ApplyOutcome, InspectContext } from "../common/installer-model";
 import type { OsInfo } from "../common/os-release";
 import { requireSystemd } from "../common/systemd";
 import { resolveListenNames } from "./addresses";
@@ -52,11 +52,8 @@ export async function inspect(ctx: InspectContext<PostgresEvent, PostgresState>)
     // Before anything changes, in a check too: a listen_addresses name that is not the VM's own.
     resolved = await resolveListenNames(remote, event.listen_addresses);
   }
-  const learned = previous?.applied
-    .flatMap((a) => (a.outcome as PostgresOutcome | undefined)?.installation ?? [])
-    .pop();
   const installation =
-    learned ??
+    learned(previous?.applied ?? []) ??
     (await progress.step("looking for PostgreSQL packages and clusters", () => inspectInstallation(remote), "inspect"));
   const seen = { os, resolved, installation };
   const major = chooseMajor(event, os, installation.packages);
@@ -68,6 +65,16 @@ export async function inspect(ctx: InspectContext<PostgresEvent, PostgresState>)
   const recorded = postgresSection(inventory);
   const state = await readServerState(ctx, cluster.port, recorded?.roles[`${cluster.major}/${cluster.name}`] ?? []);
   return { ...seen, server: { state, inventory, recorded } };
+}
+
+/**
+ * The package inventory the last change of a round read or updated (a start only marks its unit active),
+ * with the served PGDG key file gone when the round rebuilt it; undefined: none did, so it is read.
+ */
+function learned(applied: readonly Applied<PostgresEvent, ApplyOutcome>[]): ServerInventory | undefined {
+  const found = applied.flatMap((a) => (a.outcome as PostgresOutcome | undefined)?.installation ?? []).pop();
+  const rebuilt = applied.some((a) => a.change.kind === "pgdg-keyring");
+  return found && rebuilt ? { ...found, legacyPgdgKeyring: false } : found;
 }
 
 /**
