@@ -12,7 +12,7 @@ import { DEFAULT_PGDG_URL, PGDG_KEY_FINGERPRINT } from "./definition";
 
 export { DEFAULT_PGDG_URL, PGDG_KEY_FINGERPRINT };
 
-/** What earlier versions wrote as PGDG's keyring: the served file, rebuilt by the next run (see ensureServer). */
+/** What earlier versions wrote as PGDG's keyring: the served file, rebuilt by the next run (plan.ts pgdg-keyring). */
 export const LEGACY_PGDG_KEYRING = legacyKeyring("pgdg");
 
 /** Where postgresql.org publishes the key of its own repository. */

@@ -56,7 +56,7 @@ export function inspectSql(db: string, user: string, dropInName: string, recorde
   );
 }
 
-/** What the role/database step has to do; built by the handler from ServerState. */
+/** What the role/database step does: decided by planRoleAndDatabase (decisions.ts), the password made on apply. */
 export interface RoleDbPlan {
   createRole: boolean;
   /** The role exists but may not log in. */
