@@ -161,7 +161,8 @@ describe("a cluster's start that hangs", () => {
   const FAKE = `#!/bin/sh
 d=$(dirname "$0")
 case "$1" in
-  restart|start) echo $$ > "$d/waiting"; echo "$1" >> "$d/log"; while [ ! -e "$d/stopped" ]; do sleep 0.05; done; exit 1 ;;
+  restart|start) echo $$ > "$d/waiting"; echo "$1" >> "$d/log"
+    while [ ! -e "$d/stopped" ]; do sleep 0.05; done; exit 1 ;;
   is-active) [ -e "$d/stopped" ] && echo failed || echo "$(cat "$d/state")" ;;
   show) echo 0 ;;
   stop) echo stop >> "$d/log"; touch "$d/stopped" ;;

@@ -98,7 +98,10 @@ const inspectSqlStep = (s: ServerState) => psqlStep(/SELECT json_build_object\(\
 // ---------------------------------------------------------------------------------------------------
 // Cluster names (and the other columns) of pg_lsclusters.
 
-/** Names a database superuser can give /etc/postgresql/<major>/main by renaming it; none is one pg_createcluster accepts. */
+/**
+ * Names a database superuser can give /etc/postgresql/<major>/main by renaming it; none is one
+ * pg_createcluster accepts.
+ */
 const HOSTILE_TOKENS = [
   "x$(id)",
   "x$(touch${IFS}/tmp/pwned)",
@@ -227,57 +230,63 @@ describe("install-postgres: cluster names read from the VM", () => {
     expect(result?.cluster).toBe("14/My-cluster.2");
   });
 
-  it("every column has its rule: version, port, status, owner, data directory; an unusable log path is not used", () => {
-    const row = (f: Partial<Record<"v" | "n" | "p" | "s" | "o" | "d" | "l", string>>) =>
-      `${f.v ?? "15"} ${f.n ?? "main"} ${f.p ?? "5432"} ${f.s ?? "online"} ${f.o ?? "postgres"} ` +
-      `${f.d ?? "/var/lib/postgresql/15/main"} ${f.l ?? "/var/log/postgresql/postgresql-15-main.log"}\n`;
-    const refused = (f: Parameters<typeof row>[0]) => parseClusters(row(f)).refused.map((r) => r.reason);
-    expect(parseClusters(row({})).clusters).toHaveLength(1);
-    for (const v of ["15x", "1", "115", "15.", "$(id)"]) expect(parseClusters(row({ v })).clusters).toEqual([]);
-    for (const p of ["0", "65536", "05432", "<unknown>", "5432;id"])
-      expect(refused({ p })).toEqual([expect.stringMatching(/^port .* is not a TCP port$/)]);
-    for (const n of [".", "..", "x:y", "x/y"])
-      expect(refused({ n })).toEqual([expect.stringMatching(/^name .* is not one pg_createcluster accepts/)]);
-    expect(refused({ s: "online;id" })).toEqual([expect.stringMatching(/^status/)]);
-    expect(refused({ o: "$(id)" })).toEqual([expect.stringMatching(/^owner/)]);
-    for (const d of ["relative/dir", "/var/lib/$(id)", "/var/lib/../../etc"])
-      expect(refused({ d })).toEqual([expect.stringMatching(/^data directory/)]);
-    // The log column: Debian's place is used; "<unknown>", syslog, a relative logging_collector path or
-    // any other file (root reads it when the server fails) are not, and the cluster is still usable.
-    for (const l of [
-      "<unknown>",
-      "syslog",
-      "log/postgresql-%Y-%m-%d_%H%M%S.log",
-      "/etc/shadow",
-      "/var/log/postgresql/../../../etc/shadow",
-      "/var/log/postgresql/$(id)",
-    ]) {
-      const { clusters } = parseClusters(row({ l }));
-      expect(clusters).toHaveLength(1);
-      expect(clusters[0].logFile).toBeUndefined();
-    }
-    // A version 9.x cluster reads too.
-    expect(parseClusters(row({ v: "9.6" })).clusters[0].major).toBe("9.6");
-  });
+  it(
+    "every column has its rule: version, port, status, " + "owner, data directory; an unusable log path is not used",
+    () => {
+      const row = (f: Partial<Record<"v" | "n" | "p" | "s" | "o" | "d" | "l", string>>) =>
+        `${f.v ?? "15"} ${f.n ?? "main"} ${f.p ?? "5432"} ${f.s ?? "online"} ${f.o ?? "postgres"} ` +
+        `${f.d ?? "/var/lib/postgresql/15/main"} ${f.l ?? "/var/log/postgresql/postgresql-15-main.log"}\n`;
+      const refused = (f: Parameters<typeof row>[0]) => parseClusters(row(f)).refused.map((r) => r.reason);
+      expect(parseClusters(row({})).clusters).toHaveLength(1);
+      for (const v of ["15x", "1", "115", "15.", "$(id)"]) expect(parseClusters(row({ v })).clusters).toEqual([]);
+      for (const p of ["0", "65536", "05432", "<unknown>", "5432;id"])
+        expect(refused({ p })).toEqual([expect.stringMatching(/^port .* is not a TCP port$/)]);
+      for (const n of [".", "..", "x:y", "x/y"])
+        expect(refused({ n })).toEqual([expect.stringMatching(/^name .* is not one pg_createcluster accepts/)]);
+      expect(refused({ s: "online;id" })).toEqual([expect.stringMatching(/^status/)]);
+      expect(refused({ o: "$(id)" })).toEqual([expect.stringMatching(/^owner/)]);
+      for (const d of ["relative/dir", "/var/lib/$(id)", "/var/lib/../../etc"])
+        expect(refused({ d })).toEqual([expect.stringMatching(/^data directory/)]);
+      // The log column: Debian's place is used; "<unknown>", syslog, a relative logging_collector path or
+      // any other file (root reads it when the server fails) are not, and the cluster is still usable.
+      for (const l of [
+        "<unknown>",
+        "syslog",
+        "log/postgresql-%Y-%m-%d_%H%M%S.log",
+        "/etc/shadow",
+        "/var/log/postgresql/../../../etc/shadow",
+        "/var/log/postgresql/$(id)",
+      ]) {
+        const { clusters } = parseClusters(row({ l }));
+        expect(clusters).toHaveLength(1);
+        expect(clusters[0].logFile).toBeUndefined();
+      }
+      // A version 9.x cluster reads too.
+      expect(parseClusters(row({ v: "9.6" })).clusters[0].major).toBe("9.6");
+    },
+  );
 
-  it("a path the server names that is not plain (ALTER SYSTEM SET hba_file) stops the run before any change", async () => {
-    for (const bad of [
-      { hba_file: "/etc/postgresql/14/main/pg_hba.conf; id" },
-      { config_file: "/etc/$(id)/postgresql.conf" },
-      { hba_file: "relative.conf" },
-    ]) {
-      const { error, remote } = await run({ ...BASE, allow_remote: true, allowed_cidrs: ["10.0.0.0/8"] }, [
-        osStep(),
-        inspectStep(MAIN, unitLine("main")),
-        grantsRead(),
-        inspectSqlStep(state({ role: null, ...bad })),
-      ]);
-      expect(remote.done).toBe(true);
-      expect(error?.message).toMatch(
-        /the server reports (hba_file|config_file) .*, not a plain absolute path .*Nothing was changed/,
-      );
-    }
-  });
+  it(
+    "a path the server names that is not plain (ALTER " + "SYSTEM SET hba_file) stops the run before any change",
+    async () => {
+      for (const bad of [
+        { hba_file: "/etc/postgresql/14/main/pg_hba.conf; id" },
+        { config_file: "/etc/$(id)/postgresql.conf" },
+        { hba_file: "relative.conf" },
+      ]) {
+        const { error, remote } = await run({ ...BASE, allow_remote: true, allowed_cidrs: ["10.0.0.0/8"] }, [
+          osStep(),
+          inspectStep(MAIN, unitLine("main")),
+          grantsRead(),
+          inspectSqlStep(state({ role: null, ...bad })),
+        ]);
+        expect(remote.done).toBe(true);
+        expect(error?.message).toMatch(
+          /the server reports (hba_file|config_file) .*, not a plain absolute path .*Nothing was changed/,
+        );
+      }
+    },
+  );
 });
 
 // ---------------------------------------------------------------------------------------------------
@@ -500,36 +509,42 @@ describe("install-postgres: listen_addresses are IP literals or names that are t
       .map(([n, a]) => `@@name ${n}\n${a.join("\n")}${a.length ? "\n" : ""}`)
       .join("")}@@own\n${own}\n`;
 
-  it("a name is the VM's own only when every address it resolves to is (loopback counts; hostname -I works too)", () => {
-    const check = (names: Record<string, string[]>, own?: string) =>
-      listenNameProblems(parseNameCheck(answer(names, own), Object.keys(names)));
-    expect(check({ "db.internal": ["10.0.0.5", "10.0.0.5", "2001:db8:0::5"] })).toEqual([]);
-    expect(check({ "lo.internal": ["127.0.1.1", "::1"] })).toEqual([]);
-    expect(check({ "db.internal": ["10.0.0.5"] }, "10.0.0.5 2001:db8::5")).toEqual([]);
-    expect(check({ "db.internal": ["10.0.0.5", "203.0.113.9"] })).toEqual([
-      "db.internal resolves on the VM to 203.0.113.9, which is not an address of the VM (its own: 127.0.0.1, " +
-        "::1, 10.0.0.5, 2001:db8::5)",
-    ]);
-    expect(check({ "gone.internal": [] })).toEqual([
-      "gone.internal does not resolve on the VM (getent ahosts gone.internal found no address)",
-    ]);
-    expect(nameCheckCommand(["db.internal"])).toBe(
-      `for n in db.internal; do echo "@@name $n"; getent ahosts "$n" | awk '{print $1}'; done; echo '@@own'; ` +
-        "ip -o addr show 2>/dev/null || hostname -I; true",
-    );
-  });
+  it(
+    "a name is the VM's own only when every address it " + "resolves to is (loopback counts; hostname -I works too)",
+    () => {
+      const check = (names: Record<string, string[]>, own?: string) =>
+        listenNameProblems(parseNameCheck(answer(names, own), Object.keys(names)));
+      expect(check({ "db.internal": ["10.0.0.5", "10.0.0.5", "2001:db8:0::5"] })).toEqual([]);
+      expect(check({ "lo.internal": ["127.0.1.1", "::1"] })).toEqual([]);
+      expect(check({ "db.internal": ["10.0.0.5"] }, "10.0.0.5 2001:db8::5")).toEqual([]);
+      expect(check({ "db.internal": ["10.0.0.5", "203.0.113.9"] })).toEqual([
+        "db.internal resolves on the VM to 203.0.113.9, which is not an address of the VM (its own: 127.0.0.1, " +
+          "::1, 10.0.0.5, 2001:db8::5)",
+      ]);
+      expect(check({ "gone.internal": [] })).toEqual([
+        "gone.internal does not resolve on the VM (getent ahosts gone.internal found no address)",
+      ]);
+      expect(nameCheckCommand(["db.internal"])).toBe(
+        `for n in db.internal; do echo "@@name $n"; getent ahosts "$n" | awk '{print $1}'; done; echo '@@own'; ` +
+          "ip -o addr show 2>/dev/null || hostname -I; true",
+      );
+    },
+  );
 
-  it("a name that resolves elsewhere: refused before anything is installed or changed, and no password is sent", async () => {
-    const { error, remote } = await run({ ...BASE, listen_addresses: "localhost,db.internal" }, [
-      osStep(),
-      { match: "getent ahosts", sudo: false, stdout: answer({ "db.internal": ["203.0.113.9"] }) },
-    ]);
-    expect(remote.done).toBe(true);
-    expect(error?.message).toMatch(
-      /listen_addresses: db\.internal resolves on the VM to 203\.0\.113\.9, which is not an address of the VM .*nothing was changed and no password was sent/,
-    );
-    for (const c of remote.calls) expect(String(c.opts.stdin ?? "")).not.toContain("Tok3n");
-  });
+  it(
+    "a name that resolves elsewhere: refused before anything " + "is installed or changed, and no password is sent",
+    async () => {
+      const { error, remote } = await run({ ...BASE, listen_addresses: "localhost,db.internal" }, [
+        osStep(),
+        { match: "getent ahosts", sudo: false, stdout: answer({ "db.internal": ["203.0.113.9"] }) },
+      ]);
+      expect(remote.done).toBe(true);
+      expect(error?.message).toMatch(
+        /listen_addresses: db\.internal resolves on the VM to 203\.0\.113\.9, which is not an address of the VM .*nothing was changed and no password was sent/,
+      );
+      for (const c of remote.calls) expect(String(c.opts.stdin ?? "")).not.toContain("Tok3n");
+    },
+  );
 
   it("a name that is the VM's own: the login goes to the address found, never to the name", async () => {
     const { result, error, remote } = await run({ ...BASE, listen_addresses: "db.internal" }, [
@@ -610,25 +625,28 @@ describe("install-postgres: the grants inventory is not taken on its word", () =
     },
   );
 
-  it("the server checks again: the NOLOGIN and the session ends touch only marked non-superusers other than oid 10", () => {
-    const sql = revokeLoginSql(["old_user"]);
-    expect(
-      sql.match(
-        /NOT rolsuper AND oid <> 10 AND coalesce\(shobj_description\(oid, 'pg_authid'\) LIKE 'vm-install: %', false\)/g,
-      ),
-    ).toHaveLength(2);
-    expect(
-      applySql({ createRole: true, grantLogin: false, createDatabase: false, changeOwner: false }, "db", "u"),
-    ).toMatch(
-      /\\set mark 'vm-install: created by install-postgres[^']*'\nSELECT format\('COMMENT ON ROLE %I IS %L', :'db_user', :'mark'\) WHERE shobj_description\(.*\) IS NULL \\gexec/,
-    );
-    expect(
-      applySql({ createRole: false, grantLogin: true, createDatabase: false, changeOwner: false }, "db", "u"),
-    ).toContain("\\set mark 'vm-install: LOGIN given by");
-    expect(
-      applySql({ createRole: false, grantLogin: false, createDatabase: false, changeOwner: true }, "db", "u"),
-    ).not.toContain("COMMENT ON ROLE");
-  });
+  it(
+    "the server checks again: the NOLOGIN and the session " + "ends touch only marked non-superusers other than oid 10",
+    () => {
+      const sql = revokeLoginSql(["old_user"]);
+      expect(
+        sql.match(
+          /NOT rolsuper AND oid <> 10 AND coalesce\(shobj_description\(oid, 'pg_authid'\) LIKE 'vm-install: %', false\)/g,
+        ),
+      ).toHaveLength(2);
+      expect(
+        applySql({ createRole: true, grantLogin: false, createDatabase: false, changeOwner: false }, "db", "u"),
+      ).toMatch(
+        /\\set mark 'vm-install: created by install-postgres[^']*'\nSELECT format\('COMMENT ON ROLE %I IS %L', :'db_user', :'mark'\) WHERE shobj_description\(.*\) IS NULL \\gexec/,
+      );
+      expect(
+        applySql({ createRole: false, grantLogin: true, createDatabase: false, changeOwner: false }, "db", "u"),
+      ).toContain("\\set mark 'vm-install: LOGIN given by");
+      expect(
+        applySql({ createRole: false, grantLogin: false, createDatabase: false, changeOwner: true }, "db", "u"),
+      ).not.toContain("COMMENT ON ROLE");
+    },
+  );
 
   it(
     "a hand-edited inventory naming postgres and a role vm-install did not create: both keep LOGIN, the run says " +

@@ -740,25 +740,28 @@ describe("install-postgres: Ubuntu 24.04 (noble), PostgreSQL 16 from the distrib
 });
 
 describe("install-postgres: apt lists freshness", () => {
-  it("cache_valid_sec with lists younger than that: the lists are looked at, not refreshed, before installing", async () => {
-    // The script stops after the install: what comes next is covered above; here only the apt steps matter.
-    const { remote } = await run({ ...BASE, cache_valid_sec: 900 }, [
-      osStep(),
-      inspectStep(),
-      { match: /^dpkg-query -W -f=\S+ postgresql$/, sudo: false, code: 1 },
-      { match: /apt\/lists/, sudo: false, stdout: "1700000300 1700000000\n" },
-      {
-        match: "apt-cache policy postgresql",
-        sudo: false,
-        stdout: "postgresql:\n  Installed: (none)\n  Candidate: 14+238\n  Version table:\n     14+238 500\n",
-      },
-      { match: /^apt-get install -y -q .*postgresql$/, sudo: true },
-    ]);
-    const commands = remote.calls.map((c) => c.command);
-    expect(commands.filter((c) => /apt\/lists/.test(c))).toHaveLength(1);
-    expect(commands.filter((c) => /^apt-get update/.test(c))).toEqual([]);
-    expect(commands.filter((c) => /^apt-get install/.test(c))).toHaveLength(1);
-  });
+  it(
+    "cache_valid_sec with lists younger than that: the " + "lists are looked at, not refreshed, before installing",
+    async () => {
+      // The script stops after the install: what comes next is covered above; here only the apt steps matter.
+      const { remote } = await run({ ...BASE, cache_valid_sec: 900 }, [
+        osStep(),
+        inspectStep(),
+        { match: /^dpkg-query -W -f=\S+ postgresql$/, sudo: false, code: 1 },
+        { match: /apt\/lists/, sudo: false, stdout: "1700000300 1700000000\n" },
+        {
+          match: "apt-cache policy postgresql",
+          sudo: false,
+          stdout: "postgresql:\n  Installed: (none)\n  Candidate: 14+238\n  Version table:\n     14+238 500\n",
+        },
+        { match: /^apt-get install -y -q .*postgresql$/, sudo: true },
+      ]);
+      const commands = remote.calls.map((c) => c.command);
+      expect(commands.filter((c) => /apt\/lists/.test(c))).toHaveLength(1);
+      expect(commands.filter((c) => /^apt-get update/.test(c))).toEqual([]);
+      expect(commands.filter((c) => /^apt-get install/.test(c))).toHaveLength(1);
+    },
+  );
 });
 
 describe("install-postgres: idempotence and updates", () => {
@@ -977,21 +980,24 @@ describe("install-postgres: idempotence and updates", () => {
     ]);
   });
 
-  it("allow_remote with a localhost-only listen_addresses works but warns that remote clients cannot connect", async () => {
-    const { result, remote } = await run({ ...event, listen_addresses: "localhost" }, [
-      osStep(),
-      installed14(),
-      grantsRead(RECORDED),
-      inspectSqlStep(done({ listen_addresses: "localhost", dropin_text: null })),
-      loginStep(),
-    ]);
-    expect(remote.done).toBe(true);
-    expect(result?.changes).toEqual([]);
-    expect(result?.warnings).toEqual([
-      "allow_remote is true but listen_addresses 'localhost' accepts local connections only: set " +
-        `listen_addresses to "*" (or the VM's address) for remote clients`,
-    ]);
-  });
+  it(
+    "allow_remote with a localhost-only listen_addresses " + "works but warns that remote clients cannot connect",
+    async () => {
+      const { result, remote } = await run({ ...event, listen_addresses: "localhost" }, [
+        osStep(),
+        installed14(),
+        grantsRead(RECORDED),
+        inspectSqlStep(done({ listen_addresses: "localhost", dropin_text: null })),
+        loginStep(),
+      ]);
+      expect(remote.done).toBe(true);
+      expect(result?.changes).toEqual([]);
+      expect(result?.warnings).toEqual([
+        "allow_remote is true but listen_addresses 'localhost' accepts local connections only: set " +
+          `listen_addresses to "*" (or the VM's address) for remote clients`,
+      ]);
+    },
+  );
 
   it("a non-ASCII password is hashed by the server, in the quiet session, never on a command line", async () => {
     const UNI = "пароль «ü» 'q' \\ $x";
@@ -1145,30 +1151,35 @@ describe("install-postgres: what it granted, it takes back (inventory in /var/li
     },
   );
 
-  it("the previous version's host line (no inventory yet) becomes hostssl; the role it had is not adopted", async () => {
-    const { result, error, remote } = await run(event, [
-      osStep(),
-      installed14(),
-      grantsRead(),
-      inspectSqlStep(
-        ready({ hba_text: `${STOCK_HBA}host    myapp    app_user    10.0.0.0/8    scram-sha-256    ${HBA_MARKER}\n` }),
-      ),
-      writeStep(HBA_FILE, (stdin) => expect(stdin).toBe(`${STOCK_HBA + newLine}\n`)),
-      configCheckStep(),
-      { match: "systemctl reload postgresql@14-main", sudo: true },
-      settledStep("*"),
-      grantsWrite((w) =>
-        expect(w.postgres).toEqual({
-          hba: { [HBA_FILE]: ["hostssl myapp app_user 10.0.0.0/8 scram-sha-256"] },
-          roles: {},
-        }),
-      ),
-      loginStep(),
-    ]);
-    expect(error).toBeUndefined();
-    expect(remote.done).toBe(true);
-    expect(result!.revoked).toEqual(["pg_hba.conf: host myapp app_user 10.0.0.0/8 scram-sha-256"]);
-  });
+  it(
+    "the previous version's host line (no inventory yet) " + "becomes hostssl; the role it had is not adopted",
+    async () => {
+      const { result, error, remote } = await run(event, [
+        osStep(),
+        installed14(),
+        grantsRead(),
+        inspectSqlStep(
+          ready({
+            hba_text: `${STOCK_HBA}host    myapp    app_user    10.0.0.0/8    scram-sha-256    ${HBA_MARKER}\n`,
+          }),
+        ),
+        writeStep(HBA_FILE, (stdin) => expect(stdin).toBe(`${STOCK_HBA + newLine}\n`)),
+        configCheckStep(),
+        { match: "systemctl reload postgresql@14-main", sudo: true },
+        settledStep("*"),
+        grantsWrite((w) =>
+          expect(w.postgres).toEqual({
+            hba: { [HBA_FILE]: ["hostssl myapp app_user 10.0.0.0/8 scram-sha-256"] },
+            roles: {},
+          }),
+        ),
+        loginStep(),
+      ]);
+      expect(error).toBeUndefined();
+      expect(remote.done).toBe(true);
+      expect(result!.revoked).toEqual(["pg_hba.conf: host myapp app_user 10.0.0.0/8 scram-sha-256"]);
+    },
+  );
 
   it("remote_ssl false writes host; a server with ssl off and remote_ssl true fails before any change", async () => {
     const plain = await run({ ...event, remote_ssl: false }, [
@@ -1313,16 +1324,19 @@ describe("install-postgres: pure parts", () => {
   it("SCRAM-SHA-256 secrets match what PostgreSQL 15 stored for the same passwords", () => {
     // Read back from pg_authid after CREATE ROLE ... PASSWORD on the sandbox (Debian 12, PostgreSQL 15.20).
     const pencil =
-      "SCRAM-SHA-256$4096:xLT7FwwkS3/LQ3ZnHrdwFA==$Z6a80ul5T2+bLHSXhHsnFE+UcWIuIz3A4E7fJJhH+dg=:8BP6quHfW3OxDUtEK1sYUXdRQFQGPCqye6rioI6LUQc=";
+      "SCRAM-SHA-256$4096:xLT7FwwkS3/LQ3ZnHrdwFA==$Z6a80ul5T2+bLHSXhHsnFE+UcWIuIz3A4E7fJJhH+dg=:" +
+      "8BP6quHfW3OxDUtEK1sYUXdRQFQGPCqye6rioI6LUQc=";
     expect(scramSecret("pencil", Buffer.from("xLT7FwwkS3/LQ3ZnHrdwFA==", "base64"))).toBe(pencil);
     expect(storedPasswordState(pencil, "pencil", "vec1")).toBe("same");
     expect(storedPasswordState(pencil, "pencil ", "vec1")).toBe("different");
     const quoted =
-      "SCRAM-SHA-256$4096:kEa+cMwCTh/Lk4ZqXE3Seg==$wjeh1/7LJJpw9ljnxbGfrPACRa6ZclQxeUpbtni0u70=:IbHbDsnSelZjtYEhtDT2mypLGdj+Bqwykw8uVU9VdDw=";
+      "SCRAM-SHA-256$4096:kEa+cMwCTh/Lk4ZqXE3Seg==$wjeh1/7LJJpw9ljnxbGfrPACRa6ZclQxeUpbtni0u70=:" +
+      "IbHbDsnSelZjtYEhtDT2mypLGdj+Bqwykw8uVU9VdDw=";
     expect(storedPasswordState(quoted, `it's "q" \\ $x`, "vec2")).toBe("same");
     // Non-ASCII: NBSP -> space, the fi ligature -> "fi" (NFKC), soft hyphen dropped, as the server's SASLprep did.
     const cyrillic =
-      "SCRAM-SHA-256$4096:y607y+be9RAcU1+FWhF55A==$qcfvVIX9kfbrIBNrIlrGT1RK8i6LB9SJ4QtSxdl7Um0=:9vOb9DK7AJUBpg6/vkUWhZyv0xjTpULqmgJRmVgX9Gk=";
+      "SCRAM-SHA-256$4096:y607y+be9RAcU1+FWhF55A==$qcfvVIX9kfbrIBNrIlrGT1RK8i6LB9SJ4QtSxdl7Um0=:" +
+      "9vOb9DK7AJUBpg6/vkUWhZyv0xjTpULqmgJRmVgX9Gk=";
     expect(prepareApproximately("пароль\u00a0\ufb01\u00adü")).toBe("пароль fiü");
     expect(storedPasswordState(cyrillic, "пароль\u00a0\ufb01\u00adü", "vec4")).toBe("same");
     expect(storedPasswordState("md535ff36c156bd993074a924c264a32f68", "pencil", "vec3")).toBe("md5");
