@@ -25,7 +25,8 @@ const CLUSTER: Cluster = {
 };
 const DROPIN = "/etc/postgresql/15/main/conf.d/90-vm-install.conf";
 const LOG =
-  '2026-12-03 08:00:00.000 UTC [123] LOG:  could not bind IPv4 address "192.0.2.77": Cannot assign requested address\n' +
+  '2026-12-03 08:00:00.000 UTC [123] LOG:  could not bind IPv4 address "192.0.2.77": Cannot assign requested ' +
+  "address\n" +
   '2026-12-03 08:00:00.000 UTC [123] WARNING:  could not create listen socket for "192.0.2.77"\n' +
   "2026-12-03 08:00:00.000 UTC [123] FATAL:  could not create any TCP/IP sockets\n";
 
@@ -45,53 +46,63 @@ function runOn(steps: Step[], listen = "localhost"): { run: Run; remote: Scripte
 }
 
 describe("install-postgres: a listen_addresses the server cannot bind", () => {
-  it("restart fails: the drop-in is put back, the cluster restarted on it, the error names the value and the server's error", async () => {
-    const previous = "# Written by vm-install\nlisten_addresses = 'localhost'\n";
-    const { run, remote } = runOn([
-      {
-        match: "(systemctl restart postgresql@15-main & p=$!",
-        sudo: true,
-        code: 1,
-        stderr: "Job for postgresql@15-main.service failed.\n",
-      },
-      { match: "tail -n 40 /var/log/postgresql/postgresql-15-main.log", sudo: true, stdout: LOG },
-      { match: `cat > "$t"`, check: (_c, o) => expect([o.user, o.stdin]).toEqual(["postgres", previous]) },
-      { match: "(systemctl start postgresql@15-main & p=$!", sudo: true },
-    ]);
-    const err = await restartOrRollBack(run, CLUSTER, DROPIN, "192.0.2.77", {
-      text: previous,
-      listen: "localhost",
-    }).catch((e) => e);
-    expect(remote.done).toBe(true);
-    expect(err.message).toContain("listen_addresses '192.0.2.77' stopped PostgreSQL 15/main");
-    expect(err.message).toContain('could not bind IPv4 address "192.0.2.77": Cannot assign requested address');
-    expect(err.message).toContain("FATAL: could not create any TCP/IP sockets");
-    expect(err.message).toContain(
-      `Rolled back: ${DROPIN} put back as it was and the cluster restarted on its previous settings (listen_addresses 'localhost'), serving again`,
-    );
-  });
+  it(
+    "restart fails: the drop-in is put back, the cluster restarted on it, the error names the value and the " +
+      "server's error",
+    async () => {
+      const previous = "# Written by vm-install\nlisten_addresses = 'localhost'\n";
+      const { run, remote } = runOn([
+        {
+          match: "(systemctl restart postgresql@15-main & p=$!",
+          sudo: true,
+          code: 1,
+          stderr: "Job for postgresql@15-main.service failed.\n",
+        },
+        { match: "tail -n 40 /var/log/postgresql/postgresql-15-main.log", sudo: true, stdout: LOG },
+        { match: `cat > "$t"`, check: (_c, o) => expect([o.user, o.stdin]).toEqual(["postgres", previous]) },
+        { match: "(systemctl start postgresql@15-main & p=$!", sudo: true },
+      ]);
+      const err = await restartOrRollBack(run, CLUSTER, DROPIN, "192.0.2.77", {
+        text: previous,
+        listen: "localhost",
+      }).catch((e) => e);
+      expect(remote.done).toBe(true);
+      expect(err.message).toContain("listen_addresses '192.0.2.77' stopped PostgreSQL 15/main");
+      expect(err.message).toContain('could not bind IPv4 address "192.0.2.77": Cannot assign requested address');
+      expect(err.message).toContain("FATAL: could not create any TCP/IP sockets");
+      expect(err.message).toContain(
+        `Rolled back: ${DROPIN} put back as it was and the cluster restarted on its previous settings ` +
+          "(listen_addresses 'localhost'), serving again",
+      );
+    },
+  );
 
-  it("a server that comes up without one of the addresses (it only logs that): rolled back as well, naming what it logged", async () => {
-    const { run, remote } = runOn([
-      {
-        match: "systemctl stop postgresql@15-main; wait $p; echo",
-        sudo: true,
-        stdout: LOG.split("\n").slice(0, 2).join("\n"),
-      },
-      { match: `rm -f ${DROPIN}` },
-      { match: "systemctl restart postgresql@15-main", sudo: true },
-    ]);
-    const err = await restartOrRollBack(run, CLUSTER, DROPIN, "localhost,192.0.2.77", {
-      text: null,
-      listen: "localhost",
-    }).catch((e) => e);
-    expect(remote.done).toBe(true);
-    expect(err.message).toContain(
-      "listen_addresses 'localhost,192.0.2.77' could not be bound by PostgreSQL 15/main (it started without those addresses)",
-    );
-    expect(err.message).toContain('could not bind IPv4 address "192.0.2.77": Cannot assign requested address');
-    expect(err.message).toContain("Rolled back");
-  });
+  it(
+    "a server that comes up without one of the addresses (it only logs that): rolled back as well, naming what " +
+      "it logged",
+    async () => {
+      const { run, remote } = runOn([
+        {
+          match: "systemctl stop postgresql@15-main; wait $p; echo",
+          sudo: true,
+          stdout: LOG.split("\n").slice(0, 2).join("\n"),
+        },
+        { match: `rm -f ${DROPIN}` },
+        { match: "systemctl restart postgresql@15-main", sudo: true },
+      ]);
+      const err = await restartOrRollBack(run, CLUSTER, DROPIN, "localhost,192.0.2.77", {
+        text: null,
+        listen: "localhost",
+      }).catch((e) => e);
+      expect(remote.done).toBe(true);
+      expect(err.message).toContain(
+        "listen_addresses 'localhost,192.0.2.77' could not be bound by PostgreSQL 15/main (it started without " +
+          "those addresses)",
+      );
+      expect(err.message).toContain('could not bind IPv4 address "192.0.2.77": Cannot assign requested address');
+      expect(err.message).toContain("Rolled back");
+    },
+  );
 
   it("no drop-in before: it is removed again", async () => {
     const { run, remote } = runOn([
@@ -126,13 +137,12 @@ describe("install-postgres: a listen_addresses the server cannot bind", () => {
       ],
       "localhost",
     );
-    await startFixingDropIn(run, CLUSTER);
+    // The line for changes (the run puts it there, before "cluster ... started").
+    const line = await startFixingDropIn(run, CLUSTER);
     expect(remote.done).toBe(true);
-    expect(run.changes).toEqual([
-      expect.stringMatching(
-        /^postgresql@15-main would not start with listen_addresses '192\.0\.2\.77' in .*rewritten to 'localhost', started$/,
-      ),
-    ]);
+    expect(line).toMatch(
+      /^postgresql@15-main would not start with listen_addresses '192\.0\.2\.77' in .*rewritten to 'localhost', started$/,
+    );
   });
 
   it("a cluster that does not start for another reason: the start's own error stands, nothing rewritten", async () => {
@@ -151,7 +161,8 @@ describe("a cluster's start that hangs", () => {
   const FAKE = `#!/bin/sh
 d=$(dirname "$0")
 case "$1" in
-  restart|start) echo $$ > "$d/waiting"; echo "$1" >> "$d/log"; while [ ! -e "$d/stopped" ]; do sleep 0.05; done; exit 1 ;;
+  restart|start) echo $$ > "$d/waiting"; echo "$1" >> "$d/log"
+    while [ ! -e "$d/stopped" ]; do sleep 0.05; done; exit 1 ;;
   is-active) [ -e "$d/stopped" ] && echo failed || echo "$(cat "$d/state")" ;;
   show) echo 0 ;;
   stop) echo stop >> "$d/log"; touch "$d/stopped" ;;
@@ -182,11 +193,15 @@ esac
     });
   }
 
-  it("activating with no start command left for 2 s: the unit is stopped and the command fails, instead of waiting forever", async () => {
-    const r = await runWith("activating", clusterServiceCommand("restart", "postgresql@15-main"));
-    expect(r.code).toBe(3);
-    expect(r.stderr).toContain("postgresql@15-main: the server did not come up");
-    expect(r.log).toBe("restart\nstop\n");
-    expect(r.ms).toBeLessThan(10_000);
-  });
+  it(
+    "activating with no start command left for 2 s: the unit is stopped and the command fails, instead of " +
+      "waiting forever",
+    async () => {
+      const r = await runWith("activating", clusterServiceCommand("restart", "postgresql@15-main"));
+      expect(r.code).toBe(3);
+      expect(r.stderr).toContain("postgresql@15-main: the server did not come up");
+      expect(r.log).toBe("restart\nstop\n");
+      expect(r.ms).toBeLessThan(10_000);
+    },
+  );
 });

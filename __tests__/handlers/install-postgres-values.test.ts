@@ -98,7 +98,10 @@ const inspectSqlStep = (s: ServerState) => psqlStep(/SELECT json_build_object\(\
 // ---------------------------------------------------------------------------------------------------
 // Cluster names (and the other columns) of pg_lsclusters.
 
-/** Names a database superuser can give /etc/postgresql/<major>/main by renaming it; none is one pg_createcluster accepts. */
+/**
+ * Names a database superuser can give /etc/postgresql/<major>/main by renaming it; none is one
+ * pg_createcluster accepts.
+ */
 const HOSTILE_TOKENS = [
   "x$(id)",
   "x$(touch${IFS}/tmp/pwned)",
@@ -173,21 +176,27 @@ describe("install-postgres: cluster names read from the VM", () => {
     },
   );
 
-  it("a cluster directory pg_lsclusters does not list (a line break in its name) is still found: the run is refused, no cluster created beside it", async () => {
-    for (const clusters of ["", MAIN]) {
-      const { error, remote } = await run(BASE, [
-        osStep(),
-        inspectStep(clusters, `${clusters ? unitLine("main") : ""}--- hidden\nhidden\n`),
-      ]);
-      expect(remote.calls).toHaveLength(2);
-      expect(remote.calls[1].command).toContain(
-        `echo '--- hidden'; for f in /etc/postgresql/*/*/postgresql.conf; do [ -e "$f" ] || [ -L "$f" ] || continue; n=\${f%/postgresql.conf}; n=\${n##*/}; case "$n" in *[[:space:][:cntrl:]]*) echo hidden;; esac; done`,
-      );
-      expect(error?.message).toMatch(
-        /a cluster directory under \/etc\/postgresql\/<version>\/ has a name with blanks, tabs or line breaks, .*no cluster is created beside it.*Nothing was changed/,
-      );
-    }
-  });
+  it(
+    "a cluster directory pg_lsclusters does not list (a line break in its name) is still found: the run is " +
+      "refused, no cluster created beside it",
+    async () => {
+      for (const clusters of ["", MAIN]) {
+        const { error, remote } = await run(BASE, [
+          osStep(),
+          inspectStep(clusters, `${clusters ? unitLine("main") : ""}--- hidden\nhidden\n`),
+        ]);
+        expect(remote.calls).toHaveLength(2);
+        expect(remote.calls[1].command).toContain(
+          `echo '--- hidden'; for f in /etc/postgresql/*/*/postgresql.conf; do [ -e "$f" ] || [ -L "$f" ] || ` +
+            `continue; n=\${f%/postgresql.conf}; n=\${n##*/}; case "$n" in *[[:space:][:cntrl:]]*) echo hidden;; ` +
+            "esac; done",
+        );
+        expect(error?.message).toMatch(
+          /a cluster directory under \/etc\/postgresql\/<version>\/ has a name with blanks, tabs or line breaks, .*no cluster is created beside it.*Nothing was changed/,
+        );
+      }
+    },
+  );
 
   it("check mode refuses and skips the same way", async () => {
     const name = "x$(id)";
@@ -221,56 +230,63 @@ describe("install-postgres: cluster names read from the VM", () => {
     expect(result?.cluster).toBe("14/My-cluster.2");
   });
 
-  it("every column has its rule: version, port, status, owner, data directory; an unusable log path is not used", () => {
-    const row = (f: Partial<Record<"v" | "n" | "p" | "s" | "o" | "d" | "l", string>>) =>
-      `${f.v ?? "15"} ${f.n ?? "main"} ${f.p ?? "5432"} ${f.s ?? "online"} ${f.o ?? "postgres"} ${f.d ?? "/var/lib/postgresql/15/main"} ${f.l ?? "/var/log/postgresql/postgresql-15-main.log"}\n`;
-    const refused = (f: Parameters<typeof row>[0]) => parseClusters(row(f)).refused.map((r) => r.reason);
-    expect(parseClusters(row({})).clusters).toHaveLength(1);
-    for (const v of ["15x", "1", "115", "15.", "$(id)"]) expect(parseClusters(row({ v })).clusters).toEqual([]);
-    for (const p of ["0", "65536", "05432", "<unknown>", "5432;id"])
-      expect(refused({ p })).toEqual([expect.stringMatching(/^port .* is not a TCP port$/)]);
-    for (const n of [".", "..", "x:y", "x/y"])
-      expect(refused({ n })).toEqual([expect.stringMatching(/^name .* is not one pg_createcluster accepts/)]);
-    expect(refused({ s: "online;id" })).toEqual([expect.stringMatching(/^status/)]);
-    expect(refused({ o: "$(id)" })).toEqual([expect.stringMatching(/^owner/)]);
-    for (const d of ["relative/dir", "/var/lib/$(id)", "/var/lib/../../etc"])
-      expect(refused({ d })).toEqual([expect.stringMatching(/^data directory/)]);
-    // The log column: Debian's place is used; "<unknown>", syslog, a relative logging_collector path or
-    // any other file (root reads it when the server fails) are not, and the cluster is still usable.
-    for (const l of [
-      "<unknown>",
-      "syslog",
-      "log/postgresql-%Y-%m-%d_%H%M%S.log",
-      "/etc/shadow",
-      "/var/log/postgresql/../../../etc/shadow",
-      "/var/log/postgresql/$(id)",
-    ]) {
-      const { clusters } = parseClusters(row({ l }));
-      expect(clusters).toHaveLength(1);
-      expect(clusters[0].logFile).toBeUndefined();
-    }
-    // A version 9.x cluster reads too.
-    expect(parseClusters(row({ v: "9.6" })).clusters[0].major).toBe("9.6");
-  });
+  it(
+    "every column has its rule: version, port, status, " + "owner, data directory; an unusable log path is not used",
+    () => {
+      const row = (f: Partial<Record<"v" | "n" | "p" | "s" | "o" | "d" | "l", string>>) =>
+        `${f.v ?? "15"} ${f.n ?? "main"} ${f.p ?? "5432"} ${f.s ?? "online"} ${f.o ?? "postgres"} ` +
+        `${f.d ?? "/var/lib/postgresql/15/main"} ${f.l ?? "/var/log/postgresql/postgresql-15-main.log"}\n`;
+      const refused = (f: Parameters<typeof row>[0]) => parseClusters(row(f)).refused.map((r) => r.reason);
+      expect(parseClusters(row({})).clusters).toHaveLength(1);
+      for (const v of ["15x", "1", "115", "15.", "$(id)"]) expect(parseClusters(row({ v })).clusters).toEqual([]);
+      for (const p of ["0", "65536", "05432", "<unknown>", "5432;id"])
+        expect(refused({ p })).toEqual([expect.stringMatching(/^port .* is not a TCP port$/)]);
+      for (const n of [".", "..", "x:y", "x/y"])
+        expect(refused({ n })).toEqual([expect.stringMatching(/^name .* is not one pg_createcluster accepts/)]);
+      expect(refused({ s: "online;id" })).toEqual([expect.stringMatching(/^status/)]);
+      expect(refused({ o: "$(id)" })).toEqual([expect.stringMatching(/^owner/)]);
+      for (const d of ["relative/dir", "/var/lib/$(id)", "/var/lib/../../etc"])
+        expect(refused({ d })).toEqual([expect.stringMatching(/^data directory/)]);
+      // The log column: Debian's place is used; "<unknown>", syslog, a relative logging_collector path or
+      // any other file (root reads it when the server fails) are not, and the cluster is still usable.
+      for (const l of [
+        "<unknown>",
+        "syslog",
+        "log/postgresql-%Y-%m-%d_%H%M%S.log",
+        "/etc/shadow",
+        "/var/log/postgresql/../../../etc/shadow",
+        "/var/log/postgresql/$(id)",
+      ]) {
+        const { clusters } = parseClusters(row({ l }));
+        expect(clusters).toHaveLength(1);
+        expect(clusters[0].logFile).toBeUndefined();
+      }
+      // A version 9.x cluster reads too.
+      expect(parseClusters(row({ v: "9.6" })).clusters[0].major).toBe("9.6");
+    },
+  );
 
-  it("a path the server names that is not plain (ALTER SYSTEM SET hba_file) stops the run before any change", async () => {
-    for (const bad of [
-      { hba_file: "/etc/postgresql/14/main/pg_hba.conf; id" },
-      { config_file: "/etc/$(id)/postgresql.conf" },
-      { hba_file: "relative.conf" },
-    ]) {
-      const { error, remote } = await run({ ...BASE, allow_remote: true, allowed_cidrs: ["10.0.0.0/8"] }, [
-        osStep(),
-        inspectStep(MAIN, unitLine("main")),
-        grantsRead(),
-        inspectSqlStep(state({ role: null, ...bad })),
-      ]);
-      expect(remote.done).toBe(true);
-      expect(error?.message).toMatch(
-        /the server reports (hba_file|config_file) .*, not a plain absolute path .*Nothing was changed/,
-      );
-    }
-  });
+  it(
+    "a path the server names that is not plain (ALTER " + "SYSTEM SET hba_file) stops the run before any change",
+    async () => {
+      for (const bad of [
+        { hba_file: "/etc/postgresql/14/main/pg_hba.conf; id" },
+        { config_file: "/etc/$(id)/postgresql.conf" },
+        { hba_file: "relative.conf" },
+      ]) {
+        const { error, remote } = await run({ ...BASE, allow_remote: true, allowed_cidrs: ["10.0.0.0/8"] }, [
+          osStep(),
+          inspectStep(MAIN, unitLine("main")),
+          grantsRead(),
+          inspectSqlStep(state({ role: null, ...bad })),
+        ]);
+        expect(remote.done).toBe(true);
+        expect(error?.message).toMatch(
+          /the server reports (hba_file|config_file) .*, not a plain absolute path .*Nothing was changed/,
+        );
+      }
+    },
+  );
 });
 
 // ---------------------------------------------------------------------------------------------------
@@ -362,7 +378,8 @@ describe("install-postgres: a stored SCRAM verifier is read before any of it is 
     expect(error).toBeUndefined();
     expect(remote.done).toBe(true);
     expect(result?.changes).toEqual([
-      "password of app_user set again: its stored SCRAM-SHA-256 verifier was not checked (its iteration count 2147483647 is above the 4096 this installer computes), so it is replaced",
+      "password of app_user set again: its stored SCRAM-SHA-256 verifier was not checked (its iteration count " +
+        "2147483647 is above the 4096 this installer computes), so it is replaced",
     ]);
     expect(counts().every((n) => n <= 4096)).toBe(true);
     expect(Date.now() - started).toBeLessThan(10_000);
@@ -492,34 +509,42 @@ describe("install-postgres: listen_addresses are IP literals or names that are t
       .map(([n, a]) => `@@name ${n}\n${a.join("\n")}${a.length ? "\n" : ""}`)
       .join("")}@@own\n${own}\n`;
 
-  it("a name is the VM's own only when every address it resolves to is (loopback counts; hostname -I works too)", () => {
-    const check = (names: Record<string, string[]>, own?: string) =>
-      listenNameProblems(parseNameCheck(answer(names, own), Object.keys(names)));
-    expect(check({ "db.internal": ["10.0.0.5", "10.0.0.5", "2001:db8:0::5"] })).toEqual([]);
-    expect(check({ "lo.internal": ["127.0.1.1", "::1"] })).toEqual([]);
-    expect(check({ "db.internal": ["10.0.0.5"] }, "10.0.0.5 2001:db8::5")).toEqual([]);
-    expect(check({ "db.internal": ["10.0.0.5", "203.0.113.9"] })).toEqual([
-      "db.internal resolves on the VM to 203.0.113.9, which is not an address of the VM (its own: 127.0.0.1, ::1, 10.0.0.5, 2001:db8::5)",
-    ]);
-    expect(check({ "gone.internal": [] })).toEqual([
-      "gone.internal does not resolve on the VM (getent ahosts gone.internal found no address)",
-    ]);
-    expect(nameCheckCommand(["db.internal"])).toBe(
-      `for n in db.internal; do echo "@@name $n"; getent ahosts "$n" | awk '{print $1}'; done; echo '@@own'; ip -o addr show 2>/dev/null || hostname -I; true`,
-    );
-  });
+  it(
+    "a name is the VM's own only when every address it " + "resolves to is (loopback counts; hostname -I works too)",
+    () => {
+      const check = (names: Record<string, string[]>, own?: string) =>
+        listenNameProblems(parseNameCheck(answer(names, own), Object.keys(names)));
+      expect(check({ "db.internal": ["10.0.0.5", "10.0.0.5", "2001:db8:0::5"] })).toEqual([]);
+      expect(check({ "lo.internal": ["127.0.1.1", "::1"] })).toEqual([]);
+      expect(check({ "db.internal": ["10.0.0.5"] }, "10.0.0.5 2001:db8::5")).toEqual([]);
+      expect(check({ "db.internal": ["10.0.0.5", "203.0.113.9"] })).toEqual([
+        "db.internal resolves on the VM to 203.0.113.9, which is not an address of the VM (its own: 127.0.0.1, " +
+          "::1, 10.0.0.5, 2001:db8::5)",
+      ]);
+      expect(check({ "gone.internal": [] })).toEqual([
+        "gone.internal does not resolve on the VM (getent ahosts gone.internal found no address)",
+      ]);
+      expect(nameCheckCommand(["db.internal"])).toBe(
+        `for n in db.internal; do echo "@@name $n"; getent ahosts "$n" | awk '{print $1}'; done; echo '@@own'; ` +
+          "ip -o addr show 2>/dev/null || hostname -I; true",
+      );
+    },
+  );
 
-  it("a name that resolves elsewhere: refused before anything is installed or changed, and no password is sent", async () => {
-    const { error, remote } = await run({ ...BASE, listen_addresses: "localhost,db.internal" }, [
-      osStep(),
-      { match: "getent ahosts", sudo: false, stdout: answer({ "db.internal": ["203.0.113.9"] }) },
-    ]);
-    expect(remote.done).toBe(true);
-    expect(error?.message).toMatch(
-      /listen_addresses: db\.internal resolves on the VM to 203\.0\.113\.9, which is not an address of the VM .*nothing was changed and no password was sent/,
-    );
-    for (const c of remote.calls) expect(String(c.opts.stdin ?? "")).not.toContain("Tok3n");
-  });
+  it(
+    "a name that resolves elsewhere: refused before anything " + "is installed or changed, and no password is sent",
+    async () => {
+      const { error, remote } = await run({ ...BASE, listen_addresses: "localhost,db.internal" }, [
+        osStep(),
+        { match: "getent ahosts", sudo: false, stdout: answer({ "db.internal": ["203.0.113.9"] }) },
+      ]);
+      expect(remote.done).toBe(true);
+      expect(error?.message).toMatch(
+        /listen_addresses: db\.internal resolves on the VM to 203\.0\.113\.9, which is not an address of the VM .*nothing was changed and no password was sent/,
+      );
+      for (const c of remote.calls) expect(String(c.opts.stdin ?? "")).not.toContain("Tok3n");
+    },
+  );
 
   it("a name that is the VM's own: the login goes to the address found, never to the name", async () => {
     const { result, error, remote } = await run({ ...BASE, listen_addresses: "db.internal" }, [
@@ -552,92 +577,108 @@ describe("install-postgres: the grants inventory is not taken on its word", () =
     ...over,
   });
 
-  it("only roles vm-install marked, not superusers, under a name it creates, lose LOGIN; every other is skipped with why", () => {
-    const plan = planRoles(
-      [
-        "postgres",
-        "admin",
-        "outsider",
-        "old_user",
-        "x; DROP ROLE y",
-        "Upper",
-        "pg_monitor",
-        "all",
-        "gone",
-        "nologin",
+  it(
+    "only roles vm-install marked, not superusers, under a name it creates, lose LOGIN; every other is skipped " +
+      "with why",
+    () => {
+      const plan = planRoles(
+        [
+          "postgres",
+          "admin",
+          "outsider",
+          "old_user",
+          "x; DROP ROLE y",
+          "Upper",
+          "pg_monitor",
+          "all",
+          "gone",
+          "nologin",
+          "app_user",
+          "old_user",
+        ],
         "app_user",
-        "old_user",
-      ],
-      "app_user",
-      false,
-      {
-        postgres: role({ superuser: true, bootstrap: true, marked: false }),
-        admin: role({ superuser: true }),
-        outsider: role({ marked: false }),
-        old_user: role(),
-        nologin: role({ login: false }),
-        app_user: role(),
-      },
-    );
-    expect(plan.revoke).toEqual(["old_user"]);
-    expect(plan.record).toEqual(["app_user"]);
-    const why = (r: string) => plan.skipped.find((s) => s.startsWith(`LOGIN of role ${JSON.stringify(r)} `));
-    expect(why("postgres")).toMatch(/not a role name vm-install creates/);
-    expect(why("admin")).toMatch(/it is a superuser, never revoked/);
-    expect(why("outsider")).toMatch(/it carries no vm-install mark, so vm-install did not create it or give it LOGIN/);
-    for (const r of ["x; DROP ROLE y", "Upper", "pg_monitor", "all"])
-      expect(why(r)).toMatch(/not a role name vm-install creates/);
-    expect(plan.skipped).toHaveLength(7); // gone and nologin have nothing to take back: no line
-    // The bootstrap superuser under another name (initdb -U) is recognised by the server's oid 10.
-    expect(planRoles(["dba"], "app_user", false, { dba: role({ superuser: true, bootstrap: true }) }).skipped).toEqual([
-      expect.stringMatching(/"dba" .*the bootstrap superuser, never revoked/),
-    ]);
-  });
+        false,
+        {
+          postgres: role({ superuser: true, bootstrap: true, marked: false }),
+          admin: role({ superuser: true }),
+          outsider: role({ marked: false }),
+          old_user: role(),
+          nologin: role({ login: false }),
+          app_user: role(),
+        },
+      );
+      expect(plan.revoke).toEqual(["old_user"]);
+      expect(plan.record).toEqual(["app_user"]);
+      const why = (r: string) => plan.skipped.find((s) => s.startsWith(`LOGIN of role ${JSON.stringify(r)} `));
+      expect(why("postgres")).toMatch(/not a role name vm-install creates/);
+      expect(why("admin")).toMatch(/it is a superuser, never revoked/);
+      expect(why("outsider")).toMatch(
+        /it carries no vm-install mark, so vm-install did not create it or give it LOGIN/,
+      );
+      for (const r of ["x; DROP ROLE y", "Upper", "pg_monitor", "all"])
+        expect(why(r)).toMatch(/not a role name vm-install creates/);
+      expect(plan.skipped).toHaveLength(7); // gone and nologin have nothing to take back: no line
+      // The bootstrap superuser under another name (initdb -U) is recognised by the server's oid 10.
+      expect(
+        planRoles(["dba"], "app_user", false, { dba: role({ superuser: true, bootstrap: true }) }).skipped,
+      ).toEqual([expect.stringMatching(/"dba" .*the bootstrap superuser, never revoked/)]);
+    },
+  );
 
-  it("the server checks again: the NOLOGIN and the session ends touch only marked non-superusers other than oid 10", () => {
-    const sql = revokeLoginSql(["old_user"]);
-    expect(
-      sql.match(
-        /NOT rolsuper AND oid <> 10 AND coalesce\(shobj_description\(oid, 'pg_authid'\) LIKE 'vm-install: %', false\)/g,
-      ),
-    ).toHaveLength(2);
-    expect(
-      applySql({ createRole: true, grantLogin: false, createDatabase: false, changeOwner: false }, "db", "u"),
-    ).toMatch(
-      /\\set mark 'vm-install: created by install-postgres[^']*'\nSELECT format\('COMMENT ON ROLE %I IS %L', :'db_user', :'mark'\) WHERE shobj_description\(.*\) IS NULL \\gexec/,
-    );
-    expect(
-      applySql({ createRole: false, grantLogin: true, createDatabase: false, changeOwner: false }, "db", "u"),
-    ).toContain("\\set mark 'vm-install: LOGIN given by");
-    expect(
-      applySql({ createRole: false, grantLogin: false, createDatabase: false, changeOwner: true }, "db", "u"),
-    ).not.toContain("COMMENT ON ROLE");
-  });
+  it(
+    "the server checks again: the NOLOGIN and the session " + "ends touch only marked non-superusers other than oid 10",
+    () => {
+      const sql = revokeLoginSql(["old_user"]);
+      expect(
+        sql.match(
+          /NOT rolsuper AND oid <> 10 AND coalesce\(shobj_description\(oid, 'pg_authid'\) LIKE 'vm-install: %', false\)/g,
+        ),
+      ).toHaveLength(2);
+      expect(
+        applySql({ createRole: true, grantLogin: false, createDatabase: false, changeOwner: false }, "db", "u"),
+      ).toMatch(
+        /\\set mark 'vm-install: created by install-postgres[^']*'\nSELECT format\('COMMENT ON ROLE %I IS %L', :'db_user', :'mark'\) WHERE shobj_description\(.*\) IS NULL \\gexec/,
+      );
+      expect(
+        applySql({ createRole: false, grantLogin: true, createDatabase: false, changeOwner: false }, "db", "u"),
+      ).toContain("\\set mark 'vm-install: LOGIN given by");
+      expect(
+        applySql({ createRole: false, grantLogin: false, createDatabase: false, changeOwner: true }, "db", "u"),
+      ).not.toContain("COMMENT ON ROLE");
+    },
+  );
 
-  it("a hand-edited inventory naming postgres and a role vm-install did not create: both keep LOGIN, the run says why, the record drops them", async () => {
-    const inventory = { version: 1, postgres: { hba: {}, roles: { "14/main": ["postgres", "outsider", "app_user"] } } };
-    const { result, error, remote } = await run(BASE, [
-      osStep(),
-      inspectStep(MAIN, unitLine("main")),
-      grantsRead(inventory),
-      psqlStep(/\\set recorded '\["outsider","app_user"\]'/, {
-        ...state(),
-        recorded_roles: { outsider: role({ marked: false }), app_user: role() },
-      }),
-      grantsWrite((w) => expect(w.postgres).toEqual({ hba: {}, roles: { "14/main": ["app_user"] } })),
-      loginStep(),
-    ]);
-    expect(error).toBeUndefined();
-    expect(remote.done).toBe(true);
-    expect(remote.calls.some((c) => /NOLOGIN/.test(String(c.opts.stdin ?? "")))).toBe(false);
-    expect(result?.revoked).toEqual([]);
-    expect(result?.warnings).toEqual([
-      expect.stringMatching(
-        /^LOGIN of role "postgres" not taken back although \/var\/lib\/vm-install\/grants.json lists it: not a role name vm-install creates/,
-      ),
-      expect.stringMatching(/^LOGIN of role "outsider" not taken back .*: it carries no vm-install mark/),
-    ]);
-  });
+  it(
+    "a hand-edited inventory naming postgres and a role vm-install did not create: both keep LOGIN, the run says " +
+      "why, the record drops them",
+    async () => {
+      const inventory = {
+        version: 1,
+        postgres: { hba: {}, roles: { "14/main": ["postgres", "outsider", "app_user"] } },
+      };
+      const { result, error, remote } = await run(BASE, [
+        osStep(),
+        inspectStep(MAIN, unitLine("main")),
+        grantsRead(inventory),
+        psqlStep(/\\set recorded '\["outsider","app_user"\]'/, {
+          ...state(),
+          recorded_roles: { outsider: role({ marked: false }), app_user: role() },
+        }),
+        grantsWrite((w) => expect(w.postgres).toEqual({ hba: {}, roles: { "14/main": ["app_user"] } })),
+        loginStep(),
+      ]);
+      expect(error).toBeUndefined();
+      expect(remote.done).toBe(true);
+      expect(remote.calls.some((c) => /NOLOGIN/.test(String(c.opts.stdin ?? "")))).toBe(false);
+      expect(result?.revoked).toEqual([]);
+      expect(result?.warnings).toEqual([
+        expect.stringMatching(
+          /^LOGIN of role "postgres" not taken back although \/var\/lib\/vm-install\/grants.json lists it: not a role name vm-install creates/,
+        ),
+        expect.stringMatching(/^LOGIN of role "outsider" not taken back .*: it carries no vm-install mark/),
+      ]);
+    },
+  );
 
   it("db_user naming an existing superuser is refused with the reason, before any change", async () => {
     const { error, remote } = await run(BASE, [

@@ -40,9 +40,11 @@ export interface Applied<E, O extends ApplyOutcome> {
 }
 
 /** What the installer's inspect gets: the VM through `lookOnly` (anything marked `mutates` is refused). */
-export interface InspectContext<E> extends InstallerContext<E> {
+export interface InspectContext<E, S = unknown> extends InstallerContext<E> {
   /** 0 for the first look; counts the looks after a `replan` change. */
   round: number;
+  /** After round 0: the look before and what was applied since, so what a change already read is not read again. */
+  previous?: { state: S; applied: readonly Applied<E, ApplyOutcome>[] };
 }
 
 /** Everything a run (or a check) saw and did, for `verify` and `report`. */
@@ -70,7 +72,7 @@ export interface InstallerModel<
   V = undefined,
 > {
   /** How the VM is, as far as the plan and the report need it. Read-only: it runs through lookOnly. */
-  inspect(ctx: InspectContext<E>): Promise<S>;
+  inspect(ctx: InspectContext<E, S>): Promise<S>;
   /** Pure: the changes that make `state` what the event asks for, in the order they are applied. */
   plan(state: S, event: E): Change<E, O>[];
   /**
@@ -147,7 +149,7 @@ async function applyAll<E, S, R extends InstallerReport, O extends ApplyOutcome,
     if (!replanAfter) return { state, applied };
     if (round > MAX_REPLANS)
       throw new PlanDoesNotConverge(`still planning after ${MAX_REPLANS} looks (last: ${words(replanAfter)})`);
-    state = await model.inspect({ ...look, round });
+    state = await model.inspect({ ...look, round, previous: { state, applied: applied.slice(-thisRound.length) } });
     plan = model.plan(state, real.event);
     const again = plan.find((c) => thisRound.some((done) => same(done, c)));
     if (again) throw new PlanDoesNotConverge(`"${words(again)}" is planned again right after it was applied`);

@@ -3,11 +3,7 @@
 // loopback literal) must resolve there, and only to addresses of the VM itself. The server could not
 // listen on any other address anyway, and the login check would hand the password to whatever host the
 // name points at. The login then goes to the address the check found, never to the name again (a DNS
-// answer that changes in between cannot redirect it).
-//
-// The rule for the text itself (IP literals, strict; names that cannot be read as numbers) is in
-// shared/names.ts, checked at synth and in the event. The pure half is here; the command is
-// resolveListenNames.
+// answer that changes in between cannot redirect it). The rule for the text itself is shared/names.ts'.
 
 import { isIpv4, isIpv6, listenHostNames } from "../../shared/names";
 import { quote } from "../../shared/shell-quote";
@@ -19,7 +15,10 @@ export interface NameCheck {
   own: string[];
 }
 
-/** An IP literal in one form for comparison: IPv4 as is, IPv6 as eight 4-digit lower-case groups, an IPv4-mapped one as its IPv4. */
+/**
+ * An IP literal in one form for comparison: IPv4 as is, IPv6 as eight 4-digit lower-case groups, an
+ * IPv4-mapped one as its IPv4.
+ */
 export function canonicalIp(address: string): string | undefined {
   if (isIpv4(address)) return address;
   if (!isIpv6(address)) return undefined;
@@ -98,7 +97,8 @@ export function listenNameProblems(check: NameCheck): string[] {
     });
     if (foreign.length) {
       problems.push(
-        `${name} resolves on the VM to ${foreign.join(", ")}, which ${foreign.length === 1 ? "is not an address" : "are not addresses"} of the VM ` +
+        `${name} resolves on the VM to ${foreign.join(", ")}, ` +
+          `which ${foreign.length === 1 ? "is not an address" : "are not addresses"} of the VM ` +
           `(its own: ${check.own.join(", ") || "none found"})`,
       );
     }
@@ -109,8 +109,10 @@ export function listenNameProblems(check: NameCheck): string[] {
 /** The error for listenNameProblems' problems: nothing changed, nothing sent. */
 export function listenNameError(problems: string[]): Error {
   return new Error(
-    `listen_addresses: ${problems.join("; ")}. The server cannot listen on another host's address, and the TCP login check would send the ` +
-      `role's password to it, so nothing was changed and no password was sent: give the VM's own addresses (or "*" / "localhost"), ` +
+    `listen_addresses: ${problems.join("; ")}. ` +
+      "The server cannot listen on another host's address, and the TCP login check would send the " +
+      "role's password to it, so nothing was changed and no password was sent: " +
+      `give the VM's own addresses (or "*" / "localhost"), ` +
       "or make the name resolve to the VM on the VM itself (/etc/hosts, DNS), and run the job again",
   );
 }

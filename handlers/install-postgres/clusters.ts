@@ -110,7 +110,8 @@ export function pickCluster(clusters: Cluster[], major: string): Cluster | undef
 export function clusterUnit(c: Pick<Cluster, "major" | "name">): string {
   if (!PG_CLUSTER_VERSION.test(c.major) || !isPgClusterName(c.name)) {
     throw new Error(
-      `refusing cluster ${JSON.stringify(`${c.major}/${c.name}`)}: not a version and name postgresql-common creates (letters, digits, _ . - only)`,
+      `refusing cluster ${JSON.stringify(`${c.major}/${c.name}`)}: ` +
+        "not a version and name postgresql-common creates (letters, digits, _ . - only)",
     );
   }
   return `postgresql@${c.major}-${c.name}`;

@@ -1,6 +1,6 @@
-// The configuration phases: listen_addresses (a conf.d drop-in, needs a restart) and pg_hba.conf (needs a
-// reload) written only where they differ and checked by the server itself before it is restarted or
-// reloaded; then the restart or reload, and a check of what the server runs with.
+// The configuration: listen_addresses (a conf.d drop-in, needs a restart) and pg_hba.conf (needs a reload),
+// planned from the server's state, written only where they differ and checked by the server itself before
+// it is restarted or reloaded; then the restart or reload, and a look at what the server runs with.
 
 import { quote } from "../../shared/shell-quote";
 import { runLong } from "../common/exec";
@@ -17,13 +17,13 @@ import {
   planHba,
 } from "./pg";
 import { restartOrRollBack } from "./recovery";
-import { type Run, warn } from "./run";
+import type { Run } from "./run";
 import { psqlJson, writeFile } from "./server";
 import { CONFIG_CHECK_SQL, type ConfigCheck, SETTLED_SQL, type Settled } from "./sql";
 
 /**
- * What the configuration phase changes, decided from the server's state alone (no I/O): a real run
- * writes and reports it (writeConfiguration), a check only reports it. The restart/reload phase acts on it.
+ * What the configuration changes, decided from the server's state alone (no I/O): plan.ts makes its
+ * lines a change, written by writeConfiguration; the restart or reload acts on it.
  */
 export interface ConfigPlan {
   listen: string;
@@ -88,29 +88,14 @@ export function planConfiguration(
   };
 }
 
-/** The plan's lines said in the result, as made (or, in a check, as a real run would make them). */
-export function reportConfiguration(run: Run, plan: ConfigPlan): void {
-  run.changes.push(...plan.lines);
-  run.revoked.push(...plan.revoked);
-}
-
 /** The files written where they differ and checked by the server; nothing is restarted or reloaded yet. */
-export async function writeConfiguration(
-  run: Run,
-  state: ServerState,
-  port: number,
-  recordedHba: string[] | undefined,
-): Promise<ConfigPlan> {
-  const { event, remote } = run;
-  const plan = planConfiguration(event, state, recordedHba);
+export async function writeConfiguration(run: Run, state: ServerState, port: number, plan: ConfigPlan): Promise<void> {
+  const { remote } = run;
   // A change still waiting for a restart may already be in the drop-in.
   if (plan.listenChanged && (state.dropin_text ?? "") !== dropInContent(plan.listen))
     await writeFile(remote, plan.dropIn, dropInContent(plan.listen), "0644");
   if (plan.hbaChanged) await writeFile(remote, state.hba_file, plan.hba.content, "0640");
-  if (!plan.listenChanged && !plan.hbaChanged) return plan;
   await checkConfiguration(run, state, port, plan);
-  reportConfiguration(run, plan);
-  return plan;
 }
 
 /** The server's own reading of the files; a broken pg_hba.conf is put back before failing. */
@@ -132,75 +117,90 @@ async function checkConfiguration(run: Run, state: ServerState, port: number, ch
   throw new Error(
     (problems.length ? `the server would not accept its configuration files: ${problems.join("; ")}; ` : "") +
       (override
-        ? `listen_addresses is also set in ${override.file} line ${override.line} ('${override.setting}'), which is read after ${dropIn} and wins: ` +
-          `remove it there${override.file?.endsWith("postgresql.auto.conf") ? " (ALTER SYSTEM RESET listen_addresses)" : ""}; `
+        ? `listen_addresses is also set in ${override.file} line ${override.line} ('${override.setting}'), ` +
+          `which is read after ${dropIn} and wins: remove it there` +
+          `${override.file?.endsWith("postgresql.auto.conf") ? " (ALTER SYSTEM RESET listen_addresses)" : ""}; `
         : "") +
-      `nothing was reloaded${change.hbaChanged ? `, and ${state.hba_file} was put back as it was` : ""}. Fix the files on the VM and run the job again`,
+      `nothing was reloaded${change.hbaChanged ? `, and ${state.hba_file} was put back as it was` : ""}. ` +
+      "Fix the files on the VM and run the job again",
   );
 }
 
 // ---------------------------------------------------------------------------------------------------
-// 5. Restart (listen_addresses is read only when the postmaster starts) or reload, then check.
+// Restart (listen_addresses is read only when the postmaster starts) or reload, then a look at what the
+// server runs with.
 
-export async function applyConfiguration(
+/** The restart, then what the server runs with; returns the warnings of what is still not applied. */
+export async function restartForListen(
   run: Run,
   cluster: Cluster,
   state: ServerState,
-  change: ConfigPlan,
-): Promise<{ restarted: boolean; reloaded: boolean }> {
-  const { remote, progress } = run;
+  plan: ConfigPlan,
+): Promise<string[]> {
   const unit = clusterUnit(cluster);
-  const restarted = change.listenChanged;
-  const reloaded = !restarted && change.hbaChanged;
-  if (restarted) {
-    const previous = { text: state.dropin_text, listen: state.listen_addresses };
-    await progress.step(
-      `systemctl restart ${unit} (listen_addresses)`,
-      () => restartOrRollBack(run, cluster, dropInPath(state.config_file), change.listen, previous),
-      "restart",
-    );
-  } else if (reloaded) {
-    await progress.step(
-      `systemctl reload ${unit} (pg_hba.conf)`,
-      () =>
-        runLong(remote, `systemctl reload ${quote(unit)}`, { label: `systemctl reload ${unit}`, timeoutMs: 120_000 }),
-      "reload",
-    );
-  }
-  const settled =
-    restarted || reloaded
-      ? await psqlJson<Settled>(remote, cluster.port, SETTLED_SQL, "psql (checking the running settings)")
-      : state;
+  const previous = { text: state.dropin_text, listen: state.listen_addresses };
+  await run.progress.step(
+    `systemctl restart ${unit} (listen_addresses)`,
+    () => restartOrRollBack(run, cluster, dropInPath(state.config_file), plan.listen, previous),
+    "restart",
+  );
+  return settled(run, cluster, plan.listen, true);
+}
+
+export async function reloadForHba(run: Run, cluster: Cluster, plan: ConfigPlan): Promise<string[]> {
+  const unit = clusterUnit(cluster);
+  await run.progress.step(
+    `systemctl reload ${unit} (pg_hba.conf)`,
+    () =>
+      runLong(run.remote, `systemctl reload ${quote(unit)}`, {
+        label: `systemctl reload ${unit}`,
+        timeoutMs: 120_000,
+      }),
+    "reload",
+  );
+  return settled(run, cluster, plan.listen, false);
+}
+
+/** The server runs with `listen` and, right after a restart, nothing waits for another; returns warnings. */
+async function settled(run: Run, cluster: Cluster, listen: string, restarted: boolean): Promise<string[]> {
+  const now = await psqlJson<Settled>(run.remote, cluster.port, SETTLED_SQL, "psql (checking the running settings)");
   const log = cluster.logFile ?? "the cluster's log";
-  if (normalizeListen(settled.listen_addresses) !== change.listen) {
+  if (normalizeListen(now.listen_addresses) !== listen) {
     throw new Error(
-      `after the restart the server listens on '${settled.listen_addresses}', not '${change.listen}': see ${log} and pg_file_settings on the VM`,
+      `after the restart the server listens on '${now.listen_addresses}', not '${listen}': ` +
+        `see ${log} and pg_file_settings on the VM`,
     );
   }
-  if (settled.pending_restart.length && restarted) {
+  if (now.pending_restart.length && restarted) {
     throw new Error(
-      `settings still wait for a restart right after one: ${settled.pending_restart.join(", ")}; see ${log} on the VM`,
+      `settings still wait for a restart right after one: ${now.pending_restart.join(", ")}; see ${log} on the VM`,
     );
   }
-  warnUnapplied(run, unit, settled.pending_restart, change.listen);
-  return { restarted, reloaded };
+  return unappliedWarnings(run.event, clusterUnit(cluster), now.pending_restart, listen);
 }
 
 /**
  * What works as asked but not as meant: settings someone else changed that wait for a restart this job
  * does not make, and remote access with a server listening only locally.
  */
-export function warnUnapplied(run: Run, unit: string, pendingRestart: string[], listen: string): void {
+export function unappliedWarnings(
+  event: Pick<PostgresEvent, "allow_remote">,
+  unit: string,
+  pendingRestart: string[],
+  listen: string,
+): string[] {
+  const warnings: string[] = [];
   if (pendingRestart.length) {
-    warn(
-      run,
-      `settings changed by someone else wait for a restart of ${unit}: ${pendingRestart.join(", ")} (not restarted by this job)`,
+    warnings.push(
+      `settings changed by someone else wait for a restart of ${unit}: ${pendingRestart.join(", ")} ` +
+        "(not restarted by this job)",
     );
   }
-  if (run.event.allow_remote && listen.split(",").every((a) => a === "localhost" || a === "127.0.0.1" || a === "::1")) {
-    warn(
-      run,
-      `allow_remote is true but listen_addresses '${listen}' accepts local connections only: set listen_addresses to "*" (or the VM's address) for remote clients`,
+  if (event.allow_remote && listen.split(",").every((a) => a === "localhost" || a === "127.0.0.1" || a === "::1")) {
+    warnings.push(
+      `allow_remote is true but listen_addresses '${listen}' accepts local connections only: ` +
+        `set listen_addresses to "*" (or the VM's address) for remote clients`,
     );
   }
+  return warnings;
 }

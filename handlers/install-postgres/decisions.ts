@@ -17,26 +17,34 @@ import {
   type ServerPackage,
   type ServerState,
 } from "./pg";
-import { isAscii, iterationCap, scramVerifierProblem, storedPasswordState } from "./scram";
+import { iterationCap, scramVerifierProblem, storedPasswordState } from "./scram";
 import type { RoleDbPlan } from "./sql";
 
 export type PostgresEvent = EventOf<typeof postgresDefinition.settings>;
 
-/** Which major this run is about; see the file comment. */
+/**
+ * Which major this run is about: pg_version when given. Without it, the distribution's own (14 on Ubuntu
+ * 22.04, 15 on Debian 12) when that is installed or nothing is; a VM that already runs only another major
+ * keeps it (a second server beside it is never what an omitted version means).
+ */
 export function chooseMajor(event: Pick<PostgresEvent, "pg_version">, os: OsInfo, installed: ServerPackage[]): string {
   if (event.pg_version) return event.pg_version;
   const own = distributionMajor(os);
   if (own && (installed.length === 0 || installed.some((p) => p.major === own))) return own;
   if (installed.length > 0) return installed[installed.length - 1].major;
   throw new Error(
-    `pg_version is not set and this installer does not know which PostgreSQL ${os.pretty_name ?? `${os.id} ${os.codename}`} ships ` +
+    "pg_version is not set and this installer does not know which PostgreSQL " +
+      `${os.pretty_name ?? `${os.id} ${os.codename}`} ships ` +
       `(known: ${Object.entries(DISTRIBUTION_MAJOR)
         .map(([family, releases]) => `${family} ${Object.keys(releases).join("/")}`)
         .join(", ")}); set pg_version, e.g. "16"`,
   );
 }
 
-/** Where the server package comes from: the distribution's `postgresql` for its own major, else PGDG. */
+/**
+ * Where the server package comes from: the distribution's `postgresql` for its own major, PGDG
+ * (`<repo_url> <codename>-pgdg main`, key in /etc/apt/keyrings) for any other.
+ */
 export function serverSource(os: OsInfo, major: string): { own: boolean; name: string } {
   const own = major === distributionMajor(os);
   return { own, name: own ? "postgresql" : `postgresql-${major}` };
@@ -60,22 +68,27 @@ export function chooseCluster(
 ): { cluster?: Cluster; warnings: string[] } {
   const shown = (line: string) => JSON.stringify(line.length > 200 ? `${line.slice(0, 200)}...` : line);
   const fix =
-    "Clusters are named as pg_createcluster accepts (letters, digits, _ . - only): as root, rename the directory under /etc/postgresql/<version>/ " +
+    "Clusters are named as pg_createcluster accepts (letters, digits, _ . - only): " +
+    "as root, rename the directory under /etc/postgresql/<version>/ " +
     "back to such a name (or remove it if it is not a cluster), then run the job again. Nothing was changed";
   if (listing.hidden) {
     // postgresql-common itself skips a name with a line break (PgCommon's /^(.*)$/ does not match it), so
     // pg_lsclusters may show nothing of it: only the directory look in inspectInstallation finds it.
     throw new Error(
-      `${listing.hidden === 1 ? "a cluster directory" : `${listing.hidden} cluster directories`} under /etc/postgresql/<version>/ ` +
-        `${listing.hidden === 1 ? "has a name" : "have names"} with blanks, tabs or line breaks, which pg_lsclusters cannot list as one cluster ` +
-        `(or at all), so its listing cannot be trusted and no cluster is created beside ${listing.hidden === 1 ? "it" : "them"}. ${fix}`,
+      `${listing.hidden === 1 ? "a cluster directory" : `${listing.hidden} cluster directories`} ` +
+        "under /etc/postgresql/<version>/ " +
+        `${listing.hidden === 1 ? "has a name" : "have names"} with blanks, tabs or line breaks, ` +
+        "which pg_lsclusters cannot list as one cluster (or at all), so its listing cannot be trusted " +
+        `and no cluster is created beside ${listing.hidden === 1 ? "it" : "them"}. ${fix}`,
     );
   }
   const unreadable = listing.refused.filter((r) => r.major === undefined);
   if (unreadable.length) {
     throw new Error(
-      `pg_lsclusters printed ${unreadable.length === 1 ? "a line" : "lines"} this installer cannot read as a cluster: ` +
-        `${unreadable.map((r) => `${shown(r.line)} (${r.reason})`).join("; ")}. A directory under /etc/postgresql has a name with blanks or ` +
+      `pg_lsclusters printed ${unreadable.length === 1 ? "a line" : "lines"} ` +
+        "this installer cannot read as a cluster: " +
+        `${unreadable.map((r) => `${shown(r.line)} (${r.reason})`).join("; ")}. ` +
+        "A directory under /etc/postgresql has a name with blanks or " +
         `line breaks, so no line of the listing can be trusted. ${fix}`,
     );
   }
@@ -84,12 +97,14 @@ export function chooseCluster(
   if (!cluster && ofMajor.length) {
     throw new Error(
       `refusing the PostgreSQL ${major} cluster${ofMajor.length === 1 ? "" : "s"} pg_lsclusters lists: ` +
-        `${ofMajor.map((r) => `${shown(r.line)}: ${r.reason}`).join("; ")}. No other cluster of ${major} is usable, and none is created beside it. ${fix}`,
+        `${ofMajor.map((r) => `${shown(r.line)}: ${r.reason}`).join("; ")}. ` +
+        `No other cluster of ${major} is usable, and none is created beside it. ${fix}`,
     );
   }
   const warnings = listing.refused.map(
     (r) =>
-      `skipped a cluster pg_lsclusters lists, never used by this installer: ${shown(r.line)}: ${r.reason} (rename its directory under /etc/postgresql/${r.major}/ to a name pg_createcluster accepts)`,
+      `skipped a cluster pg_lsclusters lists, never used by this installer: ${shown(r.line)}: ${r.reason} ` +
+      `(rename its directory under /etc/postgresql/${r.major}/ to a name pg_createcluster accepts)`,
   );
   return { cluster, warnings };
 }
@@ -105,9 +120,10 @@ export function requireSafePaths(state: Pick<ServerState, "hba_file" | "config_f
   );
   if (!bad.length) return;
   throw new Error(
-    `the server reports ${bad.map((k) => `${k} ${JSON.stringify(String(state[k]).slice(0, 120))}`).join(" and ")}, not a plain absolute path ` +
-      "(letters, digits and _ . , + @ % = : / - only) that this installer will write to: set it back to the cluster's own file under " +
-      "/etc/postgresql/<version>/<cluster>/ (postgresql.conf, or ALTER SYSTEM RESET), restart the cluster and run the job again. Nothing was changed.",
+    `the server reports ${bad.map((k) => `${k} ${JSON.stringify(String(state[k]).slice(0, 120))}`).join(" and ")}, ` +
+      "not a plain absolute path (letters, digits and _ . , + @ % = : / - only) that this installer will write to: " +
+      "set it back to the cluster's own file under /etc/postgresql/<version>/<cluster>/ " +
+      "(postgresql.conf, or ALTER SYSTEM RESET), restart the cluster and run the job again. Nothing was changed.",
   );
 }
 
@@ -118,9 +134,11 @@ export function requireSafePaths(state: Pick<ServerState, "hba_file" | "config_f
 export function refuseSuperuser(event: Pick<PostgresEvent, "db_user">, state: Pick<ServerState, "role">): void {
   if (!state.role?.superuser) return;
   throw new Error(
-    `db_user ${event.db_user} is an existing superuser role on the server: this installer sets its role's password, makes it own the ` +
-      "database and may later take its LOGIN back, which it never does to a superuser. Choose another dbUser for the application " +
-      "(a role without SUPERUSER), or, if this role should be the application's, remove SUPERUSER from it first (ALTER ROLE ... NOSUPERUSER). Nothing was changed.",
+    `db_user ${event.db_user} is an existing superuser role on the server: ` +
+      "this installer sets its role's password, makes it own the database and may later take its LOGIN back, " +
+      "which it never does to a superuser. Choose another dbUser for the application (a role without SUPERUSER), " +
+      "or, if this role should be the application's, remove SUPERUSER from it first (ALTER ROLE ... NOSUPERUSER). " +
+      "Nothing was changed.",
   );
 }
 
@@ -130,21 +148,27 @@ export const installedLine = (major: string, version?: string): string =>
 export const clusterCreatedLine = (major: string): string => `cluster ${major}/main created`;
 export const clusterStartedLine = (cluster: string, was: string): string => `cluster ${cluster} started (was ${was})`;
 
+/** The role/database step as decided; the value the password is set to is made when it is applied. */
+export type RoleDbDecision = Omit<RoleDbPlan, "password"> & { setPassword: boolean };
+
 /** The role/database changes `state` calls for, and one line per change for the result. */
 export function planRoleAndDatabase(
   state: ServerState,
   event: Pick<PostgresEvent, "db_user" | "db_name" | "db_password">,
-  secretFor: (password: string) => string,
-): { plan: RoleDbPlan; changes: string[] } {
+): { plan: RoleDbDecision; changes: string[] } {
   const user = event.db_user;
   const db = event.db_name;
-  const plan: RoleDbPlan = { createRole: false, grantLogin: false, createDatabase: false, changeOwner: false };
+  const plan: RoleDbDecision = {
+    createRole: false,
+    grantLogin: false,
+    setPassword: false,
+    createDatabase: false,
+    changeOwner: false,
+  };
   const changes: string[] = [];
-  // Non-ASCII passwords are hashed by the server (see scram.ts for why); ASCII ones here.
-  const value = () => (isAscii(event.db_password) ? secretFor(event.db_password) : event.db_password);
   if (!state.role) {
     plan.createRole = true;
-    plan.password = value();
+    plan.setPassword = true;
     changes.push(`role ${user} created (LOGIN, password set)`);
   } else {
     if (!state.role.login) {
@@ -155,13 +179,14 @@ export function planRoleAndDatabase(
     const cap = iterationCap(state.scram_iterations);
     const now = storedPasswordState(state.role.secret, event.db_password, user, cap);
     if (now !== "same") {
-      plan.password = value();
+      plan.setPassword = true;
       const unchecked = scramVerifierProblem(state.role.secret, cap);
       changes.push(
         now === "md5"
           ? `password of ${user} re-hashed as SCRAM-SHA-256 (was md5)`
           : unchecked
-            ? `password of ${user} set again: its stored SCRAM-SHA-256 verifier was not checked (${unchecked}), so it is replaced`
+            ? `password of ${user} set again: ` +
+              `its stored SCRAM-SHA-256 verifier was not checked (${unchecked}), so it is replaced`
             : state.role.secret
               ? `password of ${user} updated`
               : `password of ${user} set`,
@@ -201,8 +226,10 @@ export function requireSsl(
 ): void {
   if (!event.allow_remote || !event.remote_ssl || state.ssl === "on") return;
   throw new Error(
-    `ssl is ${state.ssl ?? "unknown"} on the server, so hostssl entries (remote_ssl true, the default) would admit no remote client: ` +
-      `turn SSL on (ssl = on with ssl_cert_file and ssl_key_file, e.g. in a file under ${state.config_file.replace(/\/[^/]*$/, "")}/conf.d/, then restart the cluster) ` +
+    `ssl is ${state.ssl ?? "unknown"} on the server, ` +
+      "so hostssl entries (remote_ssl true, the default) would admit no remote client: " +
+      "turn SSL on (ssl = on with ssl_cert_file and ssl_key_file, " +
+      `e.g. in a file under ${state.config_file.replace(/\/[^/]*$/, "")}/conf.d/, then restart the cluster) ` +
       "or set remoteSsl false to admit unencrypted connections. Nothing was changed.",
   );
 }

@@ -3,9 +3,9 @@
 // run, or a line the admin wrote, is never listed, so a later run never takes it away.
 
 import { pgRoleName } from "../../shared/names";
-import { GRANTS_FILE, type Inventory, stringList, withSection, writeGrants } from "../common/grants";
+import { GRANTS_FILE, type Inventory, stringList } from "../common/grants";
 import type { RecordedRole } from "./pg";
-import { type Run, warn } from "./run";
+import type { Run } from "./run";
 import { psql } from "./server";
 import { revokeLoginSql } from "./sql";
 
@@ -30,7 +30,10 @@ export function postgresSection(inventory: Inventory): PostgresGrants | undefine
   return { hba: listMap(raw.hba), roles: listMap(raw.roles) };
 }
 
-/** The inventory's role names that are names vm-install could have created (pgRoleName); the others are reported by planRoles. */
+/**
+ * The inventory's role names that are names vm-install could have created (pgRoleName); the others are
+ * reported by planRoles.
+ */
 export function validRoleNames(recorded: string[]): string[] {
   return [...new Set(recorded)].filter((r) => {
     const problems: string[] = [];
@@ -57,7 +60,8 @@ export function planRoles(
   const skipped: string[] = [];
   const skip = (r: string, why: string) =>
     skipped.push(
-      `LOGIN of role ${JSON.stringify(r)} not taken back although ${GRANTS_FILE} lists it: ${why}; its entry is dropped from the inventory`,
+      `LOGIN of role ${JSON.stringify(r)} not taken back although ${GRANTS_FILE} lists it: ${why}; ` +
+        "its entry is dropped from the inventory",
     );
   for (const r of [...new Set(recorded)]) {
     if (r === user) continue;
@@ -74,37 +78,33 @@ export function planRoles(
     else if (!f.marked)
       skip(
         r,
-        "it carries no vm-install mark, so vm-install did not create it or give it LOGIN (an entry written by hand, or by a version that left no mark)",
+        "it carries no vm-install mark, so vm-install did not create it or give it LOGIN " +
+          "(an entry written by hand, or by a version that left no mark)",
       );
     else revoke.push(r);
   }
   return { revoke, record: recorded.includes(user) || grantedNow ? [user] : [], skipped };
 }
 
-/** Why recorded roles kept LOGIN, as warnings (a real run and a check say the same). */
-export function reportSkippedRoles(run: Run, skipped: string[]): void {
-  for (const line of skipped) warn(run, line);
-}
-
-/** ALTER ROLE ... NOLOGIN for `roles` (see revokeLoginSql), said in changes and revoked. */
+/** ALTER ROLE ... NOLOGIN for `roles` (see revokeLoginSql). */
 export async function revokeRoles(run: Run, port: number, roles: string[]): Promise<void> {
-  if (!roles.length) return;
   await run.progress.step(
     `revoking LOGIN from ${roles.join(", ")}`,
     () => psql(run.remote, port, revokeLoginSql(roles), "psql (revoking LOGIN)", { mutates: true }),
     "revoke",
   );
-  reportRevokedRoles(run, roles);
 }
 
-/** The revocations said in the result, as made (or, in a check, as a real run would make them). */
-export function reportRevokedRoles(run: Pick<Run, "changes" | "revoked">, roles: string[]): void {
-  for (const r of roles) {
-    run.changes.push(
-      `revoked: role ${r} may no longer log in (NOLOGIN, its sessions ended; vm-install had created it or given it LOGIN; the role, what it owns and its data are kept)`,
-    );
-    run.revoked.push(`role ${r}: LOGIN`);
-  }
+/** The revocations' lines in the result: `what` for `changes`, `revoked` for `revoked`. */
+export function revokedRoleLines(roles: string[]): { what: string[]; revoked: string[] } {
+  return {
+    what: roles.map(
+      (r) =>
+        `revoked: role ${r} may no longer log in (NOLOGIN, its sessions ended; vm-install had created it or ` +
+        "given it LOGIN; the role, what it owns and its data are kept)",
+    ),
+    revoked: roles.map((r) => `role ${r}: LOGIN`),
+  };
 }
 
 /** `old` with this file's entries and this cluster's roles replaced (empty lists dropped). */
@@ -130,17 +130,7 @@ function canonical(g: PostgresGrants | undefined): string {
   return JSON.stringify([sorted(g?.hba), sorted(g?.roles)]);
 }
 
-/** Writes the inventory when this installer's section changed. */
-export async function saveGrants(
-  run: Run,
-  inventory: Inventory,
-  old: PostgresGrants | undefined,
-  next: PostgresGrants,
-): Promise<void> {
-  if (canonical(old) === canonical(next)) return;
-  await run.progress.step(
-    `recording in ${GRANTS_FILE}`,
-    () => writeGrants(run.remote, withSection(inventory, "postgres", next)),
-    "grants",
-  );
+/** The section differs from what is recorded (order aside): the inventory is to be written. */
+export function sectionChanged(old: PostgresGrants | undefined, next: PostgresGrants): boolean {
+  return canonical(old) !== canonical(next);
 }

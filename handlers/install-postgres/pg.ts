@@ -73,9 +73,15 @@ export interface ServerState {
   dropin_text: string | null;
   /** The server's `ssl` setting: "on" or "off". */
   ssl?: string;
-  /** The server's scram_iterations (PostgreSQL 16+; null before): the cap on a stored verifier's count (scram.ts iterationCap). */
+  /**
+   * The server's scram_iterations (PostgreSQL 16+; null before): the cap on a stored verifier's count
+   * (scram.ts iterationCap).
+   */
   scram_iterations?: string | null;
-  /** Roles the inventory lists for this cluster that still exist, with what decides whether LOGIN may be taken back (grants.ts planRoles). */
+  /**
+   * Roles the inventory lists for this cluster that still exist, with what decides whether LOGIN may be
+   * taken back (grants.ts planRoles).
+   */
   recorded_roles?: Record<string, RecordedRole> | null;
 }
 

@@ -12,7 +12,7 @@ import { DEFAULT_PGDG_URL, PGDG_KEY_FINGERPRINT } from "./definition";
 
 export { DEFAULT_PGDG_URL, PGDG_KEY_FINGERPRINT };
 
-/** What earlier versions wrote as PGDG's keyring: the served file, rebuilt by the next run (see ensureServer). */
+/** What earlier versions wrote as PGDG's keyring: the served file, rebuilt by the next run (plan.ts pgdg-keyring). */
 export const LEGACY_PGDG_KEYRING = legacyKeyring("pgdg");
 
 /** Where postgresql.org publishes the key of its own repository. */
@@ -81,4 +81,24 @@ export async function ensurePgdgRepository(
     opts.progress,
   );
   return { changes: [...repo.changes, ...stale.changes], line: repo.line };
+}
+
+/** A check's words for setting PGDG up: it neither fetches the key nor reads the files a run would write. */
+export function pgdgSetupLine(
+  event: { repo_url: string; repo_key_url?: string },
+  os: Pick<OsInfo, "codename">,
+): string {
+  return (
+    `PGDG repository: ${event.repo_url} ${os.codename}-pgdg main set up where it differs ` +
+    `(its key from ${pgdgKeyUrl(event.repo_url, event.repo_key_url)}, checked against repo_key_fingerprint; ` +
+    "a check neither fetches the key nor reads the files it would write)"
+  );
+}
+
+/** A run sets PGDG up again when it finds the keyring an earlier version wrote: in a check's words. */
+export function legacyPgdgLine(repoUrl: string): string {
+  return (
+    `PGDG repository: ${LEGACY_PGDG_KEYRING}, the key file an earlier version wrote as served ` +
+    `(apt trusts every key in it), rebuilt from the verified key of ${repoUrl}`
+  );
 }

@@ -28,7 +28,8 @@ async function restartAndCheck(
   const log = cluster.logFile ? quote(cluster.logFile) : undefined;
   const action = clusterServiceCommand(verb, unit);
   const cmd = log
-    ? `s=$(stat -c %s ${log} 2>/dev/null || echo 0); ${action} || exit $?; tail -c +$((s+1)) ${log} 2>/dev/null | grep -E '${BIND_FAILURE}'; exit 0`
+    ? `s=$(stat -c %s ${log} 2>/dev/null || echo 0); ${action} || exit $?; ` +
+      `tail -c +$((s+1)) ${log} 2>/dev/null | grep -E '${BIND_FAILURE}'; exit 0`
     : action;
   const r = await runLong(remote, cmd, { label: `systemctl ${verb} ${unit}`, timeoutMs: 300_000, check: false });
   if (r.code !== 0) return { ok: false, stopped: true, error: tail(r.stderr || r.stdout, 3) };
@@ -77,7 +78,8 @@ export async function restartOrRollBack(
   if (first.ok) return;
   const why = first.stopped ? await serverError(remote, cluster) : (first.error ?? "");
   progress.info(
-    `${unit} did not come back as asked with listen_addresses '${listen}' (${why}); rolling back to '${previous.listen}'`,
+    `${unit} did not come back as asked with listen_addresses '${listen}' (${why}); ` +
+      `rolling back to '${previous.listen}'`,
   );
   if (previous.text === null)
     await remote.run(`rm -f ${quote(dropIn)}`, {
@@ -90,10 +92,15 @@ export async function restartOrRollBack(
   const back = await restartAndCheck(remote, cluster, first.stopped ? "start" : "restart");
   const where = `PostgreSQL ${cluster.major}/${cluster.name}`;
   throw new Error(
-    `listen_addresses '${listen}' ${first.stopped ? `stopped ${where}` : `could not be bound by ${where} (it started without those addresses)`}: the server said: ${why}. ` +
+    `listen_addresses '${listen}' ` +
+      (first.stopped ? `stopped ${where}` : `could not be bound by ${where} (it started without those addresses)`) +
+      ": " +
+      `the server said: ${why}. ` +
       (back.ok
-        ? `Rolled back: ${dropIn} ${previous.text === null ? "removed" : "put back as it was"} and the cluster restarted on its previous settings (listen_addresses '${previous.listen}'), serving again. `
-        : `Rolled back ${dropIn}, but the cluster still does not start: ${back.error ?? ""}; see journalctl -u ${unit}. `) +
+        ? `Rolled back: ${dropIn} ${previous.text === null ? "removed" : "put back as it was"} and the cluster ` +
+          `restarted on its previous settings (listen_addresses '${previous.listen}'), serving again. `
+        : `Rolled back ${dropIn}, but the cluster still does not start: ${back.error ?? ""}; ` +
+          `see journalctl -u ${unit}. `) +
       'Set listen_addresses to addresses the VM has (or "*" / "localhost") and run the job again.',
   );
 }
@@ -101,14 +108,14 @@ export async function restartOrRollBack(
 /**
  * Starts a stopped cluster. When it does not start and our drop-in holds another listen_addresses than
  * the one wanted, that value is the likely cause: it is rewritten with the wanted one and the start
- * tried again (said in changes). Otherwise the start's own error stands.
+ * tried again (the line returned says so, for changes). Otherwise the start's own error stands.
  */
-export async function startFixingDropIn(run: Run, cluster: Cluster): Promise<void> {
+export async function startFixingDropIn(run: Run, cluster: Cluster): Promise<string | undefined> {
   const { remote, event } = run;
   const unit = clusterUnit(cluster);
   try {
     await startOrExplain(remote, unit, cluster);
-    return;
+    return undefined;
   } catch (err) {
     const dropIn = clusterDropIn(cluster);
     const found = await remote.run(`cat ${quote(dropIn)} 2>/dev/null; true`, {
@@ -122,8 +129,9 @@ export async function startFixingDropIn(run: Run, cluster: Cluster): Promise<voi
     const why = await serverError(remote, cluster);
     await writeFile(remote, dropIn, dropInContent(wanted), "0644");
     await startOrExplain(remote, unit, cluster);
-    run.changes.push(
-      `${unit} would not start with listen_addresses '${m[1]}' in ${dropIn} (${why}): rewritten to '${wanted}', started`,
+    return (
+      `${unit} would not start with listen_addresses '${m[1]}' in ${dropIn} (${why}): ` +
+      `rewritten to '${wanted}', started`
     );
   }
 }

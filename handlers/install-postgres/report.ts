@@ -1,11 +1,14 @@
-// install-postgres' result: the common shape (handler-kit.ts) plus the server's own fields, made the same
+// install-postgres' result: the common shape (installer-result.ts) plus the server's own fields, made the same
 // way by a real run and by a check.
 
 import type { InstallerReport } from "../common/installer-result";
-import type { Run } from "./run";
+import type { PostgresEvent } from "./decisions";
 
 export interface InstallPostgresReport extends InstallerReport {
-  /** The running server's version, e.g. "15.20". In a check that finds no running server (not installed, no cluster, stopped): "". */
+  /**
+   * The running server's version, e.g. "15.20". In a check that finds no running server (not installed,
+   * no cluster, stopped): "".
+   */
   pg_version: string;
   pg_major: string;
   /**
@@ -33,7 +36,10 @@ export interface InstallPostgresReport extends InstallerReport {
    * would change, as until then the login cannot be expected to work.
    */
   verified: { host: string; port: number; user: string; database: string } | null;
-  /** Grants this run took back (in a check: would take back): pg_hba.conf entries and roles' LOGIN that the inventory recorded and the settings no longer ask for. */
+  /**
+   * Grants this run took back (in a check: would take back): pg_hba.conf entries and roles' LOGIN that
+   * the inventory recorded and the settings no longer ask for.
+   */
   revoked: string[];
 }
 
@@ -50,23 +56,32 @@ export interface ServerFacts {
   verifiedHost?: string;
 }
 
+/** What a run did or a check foresaw, in the result's words. */
+export interface ReportLines {
+  changes: readonly string[];
+  warnings: string[];
+  revoked: string[];
+}
+
 /** The summary line: what changed, or that nothing needed to. */
-export function summarize(run: Run, f: ServerFacts): string {
-  const n = run.changes.length;
+export function summarize(event: PostgresEvent, changes: readonly string[], f: ServerFacts): string {
+  const n = changes.length;
   const server = `PostgreSQL ${f.serverVersion || f.major} (${f.cluster}, port ${f.port})`;
   return n
     ? `${server}: ${n} change${n === 1 ? "" : "s"}${f.restarted ? ", restarted" : f.reloaded ? ", reloaded" : ""}`
-    : `nothing to do: ${server}, role ${run.event.db_user} and database ${run.event.db_name} are as wanted`;
+    : `nothing to do: ${server}, role ${event.db_user} and database ${event.db_name} are as wanted`;
 }
 
-/** The report of a run or a check, from what it found and did (or would do). */
-export function postgresReport(run: Run, f: ServerFacts): InstallPostgresReport {
-  const { event } = run;
+/** The report of a run or a check, from what it found and did (or would do); the kit adds `changes`. */
+export function postgresReport(
+  event: PostgresEvent,
+  f: ServerFacts,
+  lines: ReportLines,
+): Omit<InstallPostgresReport, "changes"> {
   return {
     status: "ok",
-    changes: run.changes,
-    summary: summarize(run, f),
-    warnings: run.warnings,
+    summary: summarize(event, lines.changes, f),
+    warnings: lines.warnings,
     pg_version: f.serverVersion,
     pg_major: f.major,
     installed_from: f.installedFrom,
@@ -83,6 +98,6 @@ export function postgresReport(run: Run, f: ServerFacts): InstallPostgresReport 
       f.verifiedHost === undefined
         ? null
         : { host: f.verifiedHost, port: f.port, user: event.db_user, database: event.db_name },
-    revoked: run.revoked,
+    revoked: lines.revoked,
   };
 }

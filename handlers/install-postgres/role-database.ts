@@ -1,13 +1,13 @@
 // Role, password, database: read with the server's settings and files in one read-only query, decided
 // by planRoleAndDatabase (decisions.ts), changed in one psql session.
 
-import { planRoleAndDatabase, refuseSuperuser, requireSafePaths, requireSsl } from "./decisions";
+import { type RoleDbDecision, refuseSuperuser, requireSafePaths, requireSsl } from "./decisions";
 import { validRoleNames } from "./grants";
 import { DROPIN_NAME, type ServerState } from "./pg";
 import type { Run } from "./run";
-import { scramSecret } from "./scram";
+import { isAscii, scramSecret } from "./scram";
 import { psql, psqlJson } from "./server";
-import { applySql, inspectSql, planIsEmpty, type RoleDbPlan } from "./sql";
+import { applySql, inspectSql } from "./sql";
 
 /** The server's state (see inspectSql); `recordedRoles`: the roles the inventory lists for this cluster. */
 export async function readServerState(run: Run, port: number, recordedRoles: string[]): Promise<ServerState> {
@@ -31,39 +31,30 @@ export async function readServerState(run: Run, port: number, recordedRoles: str
   return state;
 }
 
-/** What `state` calls for; an ASCII password's SCRAM secret is made here and registered as a secret. */
-export function planRoleDatabase(
-  run: Run,
-  state: ServerState,
-): { plan: RoleDbPlan; changes: string[]; grantedLogin: boolean } {
-  const { plan, changes } = planRoleAndDatabase(state, run.event, (pw) => {
-    const secret = scramSecret(pw);
-    run.secrets.add(secret, "db_password_scram");
-    return secret;
-  });
-  return { plan, changes, grantedLogin: plan.createRole || plan.grantLogin };
-}
-
-/** `recordedRoles`: the roles the inventory lists for this cluster. grantedLogin: this run gave the role LOGIN. */
-export async function ensureRoleAndDatabase(
-  run: Run,
-  port: number,
-  recordedRoles: string[],
-): Promise<{ state: ServerState; grantedLogin: boolean }> {
+/** The role and database changed as `plan` says, in one psql session; `lines`: the plan's words. */
+export async function roleAndDatabase(run: Run, port: number, plan: RoleDbDecision, lines: string[]): Promise<void> {
   const { event, remote, progress } = run;
-  const db = event.db_name;
-  const user = event.db_user;
-  const state = await readServerState(run, port, recordedRoles);
-  const { plan, changes, grantedLogin } = planRoleDatabase(run, state);
-  if (planIsEmpty(plan)) {
-    progress.info(`role ${user} (password unchanged) and database ${db} (owner ${user}) are as wanted`);
-    return { state, grantedLogin };
-  }
+  const { setPassword, ...rest } = plan;
+  const sql = applySql(
+    { ...rest, password: setPassword ? passwordValue(run) : undefined },
+    event.db_name,
+    event.db_user,
+  );
   await progress.step(
-    changes.join("; "),
-    () => psql(remote, port, applySql(plan, db, user), "psql (role and database)", { mutates: true }),
+    lines.join("; "),
+    () => psql(remote, port, sql, "psql (role and database)", { mutates: true }),
     "role_db",
   );
-  run.changes.push(...changes);
-  return { state, grantedLogin };
+}
+
+/**
+ * What ALTER ROLE ... PASSWORD is given: the SCRAM-SHA-256 secret made here for an ASCII password
+ * (registered as a secret), the password itself otherwise, which the server hashes (see scram.ts isAscii).
+ */
+function passwordValue(run: Run): string {
+  const pw = run.event.db_password;
+  if (!isAscii(pw)) return pw;
+  const secret = scramSecret(pw);
+  run.secrets.add(secret, "db_password_scram");
+  return secret;
 }

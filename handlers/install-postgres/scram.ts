@@ -3,13 +3,6 @@
 // what travels to the server, and could show up in pg_stat_activity or a log, is only the verifier.
 //
 //   SCRAM-SHA-256$<iterations>:<base64 salt>$<base64 StoredKey>:<base64 ServerKey>        (RFC 5802/7677)
-//
-// SASLprep: PostgreSQL runs the password through SASLprep before hashing, but copies a pure-ASCII
-// password verbatim (src/common/saslprep.c: pg_is_ascii -> strdup). So for ASCII passwords, quotes,
-// backslashes, spaces and all, the secret computed here is exactly the server's. For a password with
-// other characters the full SASLprep needs Unicode 3.2 tables this job does not carry; there the
-// handler lets the server hash it (see handler.ts) and uses `prepareApproximately` only to notice
-// that the stored secret already matches (a false "differs" costs one needless update, nothing more).
 
 import * as crypto from "node:crypto";
 
@@ -47,7 +40,15 @@ export interface ScramSecret {
   serverKey: Buffer;
 }
 
-/** True when every character is 7-bit ASCII: then SASLprep leaves the password exactly as it is. */
+/**
+ * True when every character is 7-bit ASCII: then SASLprep leaves the password exactly as it is.
+ * PostgreSQL runs the password through SASLprep before hashing, but copies a pure-ASCII one verbatim
+ * (its SASLprep code: pg_is_ascii, then a plain copy), so for ASCII passwords, quotes, backslashes, spaces and all,
+ * the secret computed here is exactly the server's. For other characters the full SASLprep needs Unicode
+ * 3.2 tables this job does not carry: the server hashes those (role-database.ts passwordValue), and
+ * `prepareApproximately` only notices that the stored secret already matches (a false "differs" costs
+ * one needless update, nothing more).
+ */
 export function isAscii(password: string): boolean {
   // biome-ignore lint/suspicious/noControlCharactersInRegex: the whole 7-bit range is the point, controls included.
   return /^[\x00-\x7f]*$/.test(password);
@@ -84,7 +85,8 @@ export function scramSecret(
   iterations = SCRAM_ITERATIONS,
 ): string {
   const { storedKey, serverKey } = keys(prepared, salt, iterations);
-  return `SCRAM-SHA-256$${iterations}:${salt.toString("base64")}$${storedKey.toString("base64")}:${serverKey.toString("base64")}`;
+  const [s, stored, server] = [salt, storedKey, serverKey].map((b) => b.toString("base64"));
+  return `SCRAM-SHA-256$${iterations}:${s}$${stored}:${server}`;
 }
 
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
@@ -100,7 +102,9 @@ function base64Field(
   if (value.toString("base64") !== text) return { problem: `its ${what} is not canonical base64` };
   if (value.length < bytes.min || value.length > bytes.max) {
     return {
-      problem: `its ${what} is ${value.length} bytes, not ${bytes.min === bytes.max ? bytes.min : `${bytes.min} to ${bytes.max}`}`,
+      problem:
+        `its ${what} is ${value.length} bytes, ` +
+        `not ${bytes.min === bytes.max ? bytes.min : `${bytes.min} to ${bytes.max}`}`,
     };
   }
   return { value };
@@ -139,7 +143,10 @@ export function readScramSecret(
   };
 }
 
-/** Parses a stored SCRAM-SHA-256 secret; undefined for anything else (md5, plain, null) and for one readScramSecret refuses. */
+/**
+ * Parses a stored SCRAM-SHA-256 secret; undefined for anything else (md5, plain, null) and for one
+ * readScramSecret refuses.
+ */
 export function parseScramSecret(
   text: string | null | undefined,
   maxIterations = SCRAM_ITERATIONS,
@@ -148,7 +155,10 @@ export function parseScramSecret(
   return readScramSecret(text, maxIterations).secret;
 }
 
-/** Why a stored secret that says it is SCRAM-SHA-256 is not checked (it is replaced instead); undefined when it is fine or not SCRAM. */
+/**
+ * Why a stored secret that says it is SCRAM-SHA-256 is not checked (it is replaced instead); undefined
+ * when it is fine or not SCRAM.
+ */
 export function scramVerifierProblem(
   text: string | null | undefined,
   maxIterations = SCRAM_ITERATIONS,

@@ -50,9 +50,12 @@ export interface ServerInventory {
   refused: RefusedCluster[];
   /** `systemctl is-active` of each cluster's unit, by unit name. */
   units: Record<string, string>;
-  /** Cluster directories (/etc/postgresql/<major>/<name>/postgresql.conf) whose name has blanks or control characters. */
+  /** Cluster directories (/etc/postgresql/<major>/<name>/postgresql.conf) with blanks or controls in their name. */
   hidden?: number;
-  /** /etc/apt/keyrings/pgdg.asc exists: the served key file an earlier version wrote (common/apt-repository.ts legacyKeyring). */
+  /**
+   * /etc/apt/keyrings/pgdg.asc exists: the served key file an earlier version wrote (common/apt-repository.ts
+   * legacyKeyring).
+   */
   legacyPgdgKeyring?: boolean;
 }
 
@@ -62,9 +65,11 @@ export interface ServerInventory {
  */
 export async function inspectInstallation(remote: Remote): Promise<ServerInventory> {
   const r = await remote.run(
-    `dpkg-query -W -f='\${Package}\\t\${Status}\\t\${Version}\\n' 'postgresql-[0-9]*' 2>/dev/null; echo '--- clusters'; ` +
+    `dpkg-query -W -f='\${Package}\\t\${Status}\\t\${Version}\\n' 'postgresql-[0-9]*' 2>/dev/null; ` +
+      "echo '--- clusters'; " +
       `if command -v pg_lsclusters >/dev/null 2>&1; then pg_lsclusters -h; echo '--- units'; ` +
-      `pg_lsclusters -h | while read -r v n _; do echo "postgresql@$v-$n $(systemctl is-active "postgresql@$v-$n")"; done; ` +
+      "pg_lsclusters -h | while read -r v n _; do " +
+      'echo "postgresql@$v-$n $(systemctl is-active "postgresql@$v-$n")"; done; ' +
       // Names with blanks or line breaks, which pg_lsclusters lists as lines no one can read, or not at
       // all (a newline): only counted, never printed.
       `echo '--- hidden'; for f in /etc/postgresql/*/*/postgresql.conf; do [ -e "$f" ] || [ -L "$f" ] || continue; ` +
@@ -90,7 +95,8 @@ export async function writeFile(remote: Remote, path: string, content: string, n
   const f = quote(path);
   await remote.run(
     `t=$(mktemp ${quote(`${path}.XXXXXX`)}) || exit 1; ` +
-      `if [ -e ${f} ]; then chmod --reference=${f} "$t"; else chmod ${newMode} "$t"; fi && cat > "$t" && mv -f "$t" ${f} || { rm -f "$t"; exit 1; }`,
+      `if [ -e ${f} ]; then chmod --reference=${f} "$t"; else chmod ${newMode} "$t"; fi && ` +
+      `cat > "$t" && mv -f "$t" ${f} || { rm -f "$t"; exit 1; }`,
     { user: "postgres", stdin: content, label: `writing ${path}`, timeoutMs: 30_000, mutates: true },
   );
 }
@@ -131,7 +137,8 @@ export async function tcpLogin(
     WHOAMI_SQL,
   );
   const r = await remote.run(
-    `umask 077; case "$(stat -f -c %T /dev/shm 2>/dev/null)" in tmpfs|ramfs) ;; *) echo ${quote(NO_SHM_MARK)} >&2; exit ${NO_SHM_EXIT};; esac; ` +
+    `umask 077; case "$(stat -f -c %T /dev/shm 2>/dev/null)" in tmpfs|ramfs) ;; ` +
+      `*) echo ${quote(NO_SHM_MARK)} >&2; exit ${NO_SHM_EXIT};; esac; ` +
       `d=$(mktemp -d /dev/shm/vm-install.XXXXXX) || exit 1; ` +
       `{ cat > "$d/pgpass" && exec 3< "$d/pgpass"; } ; rc=$?; rm -rf "$d"; [ "$rc" = 0 ] || exit 1; ` +
       `PGPASSFILE=/proc/self/fd/3 PGCONNECT_TIMEOUT=10 ${psqlCmd}`,
@@ -145,8 +152,10 @@ export async function tcpLogin(
   );
   if (r.code === NO_SHM_EXIT && r.stderr.includes(NO_SHM_MARK)) {
     throw new Error(
-      `the TCP login check needs /dev/shm to be a memory file system (tmpfs), to hold the password file it gives psql, and on the VM it is missing or not a tmpfs: ` +
-        "the password was not written anywhere. Mount one (systemd does at boot; by hand: mount -t tmpfs -o mode=1777,nosuid,nodev tmpfs /dev/shm) and run the job again; " +
+      "the TCP login check needs /dev/shm to be a memory file system (tmpfs), to hold the password file " +
+        "it gives psql, and on the VM it is missing or not a tmpfs: the password was not written anywhere. " +
+        "Mount one (systemd does at boot; by hand: mount -t tmpfs -o mode=1777,nosuid,nodev tmpfs /dev/shm) " +
+        "and run the job again; " +
         "the role, the database and the configuration are already in place",
     );
   }
@@ -175,10 +184,12 @@ export async function installPackages(
  */
 export function clusterServiceCommand(verb: "start" | "restart", unit: string): string {
   const u = quote(unit);
+  const stuck = `${unit}: the server did not come up (its start command ended, the unit stayed activating)`;
   return (
     `(systemctl ${verb} ${u} & p=$!; z=0; while kill -0 $p 2>/dev/null; do ` +
-    `if [ "$(systemctl is-active ${u})" = activating ] && [ "$(systemctl show -p ControlPID --value ${u})" = 0 ]; then z=$((z+1)); else z=0; fi; ` +
-    `if [ $z -ge 20 ]; then systemctl stop ${u}; wait $p; echo ${quote(`${unit}: the server did not come up (its start command ended, the unit stayed activating)`)} >&2; exit 3; fi; ` +
+    `if [ "$(systemctl is-active ${u})" = activating ] && ` +
+    `[ "$(systemctl show -p ControlPID --value ${u})" = 0 ]; then z=$((z+1)); else z=0; fi; ` +
+    `if [ $z -ge 20 ]; then systemctl stop ${u}; wait $p; echo ${quote(stuck)} >&2; exit 3; fi; ` +
     `sleep 0.1; done; wait $p)`
   );
 }
@@ -192,7 +203,8 @@ export async function startOrExplain(remote: Remote, unit: string, cluster: Clus
     });
   } catch (err) {
     throw new Error(
-      `${(err as Error).message}\nsee \`journalctl -u ${unit}\` and ${cluster.logFile ?? "the cluster's log"} on the VM`,
+      `${(err as Error).message}\nsee \`journalctl -u ${unit}\` and ${cluster.logFile ?? "the cluster's log"} ` +
+        "on the VM",
     );
   }
   const again = await remote.run(`systemctl is-active ${quote(unit)}`, {
@@ -202,7 +214,8 @@ export async function startOrExplain(remote: Remote, unit: string, cluster: Clus
   });
   if (again.stdout.trim() !== "active") {
     throw new Error(
-      `${unit} is ${again.stdout.trim()} right after systemctl start: see \`journalctl -u ${unit}\` and ${cluster.logFile ?? "the cluster's log"} on the VM`,
+      `${unit} is ${again.stdout.trim()} right after systemctl start: ` +
+        `see \`journalctl -u ${unit}\` and ${cluster.logFile ?? "the cluster's log"} on the VM`,
     );
   }
 }

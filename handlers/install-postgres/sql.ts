@@ -37,14 +37,18 @@ export function inspectSql(db: string, user: string, dropInName: string, recorde
   'hba_file', current_setting('hba_file'),
   'config_file', current_setting('config_file'),
   'listen_addresses', current_setting('listen_addresses'),
-  'pending_restart', coalesce((SELECT json_agg(name ORDER BY name) FROM pg_settings WHERE pending_restart), '[]'::json),
-  'role', (SELECT json_build_object('login', rolcanlogin, 'superuser', rolsuper, 'secret', rolpassword) FROM pg_authid WHERE rolname = :'db_user'),
+  'pending_restart', coalesce((SELECT json_agg(name ORDER BY name) FROM pg_settings WHERE pending_restart),
+                             '[]'::json),
+  'role', (SELECT json_build_object('login', rolcanlogin, 'superuser', rolsuper, 'secret', rolpassword)
+           FROM pg_authid WHERE rolname = :'db_user'),
   'database', (SELECT json_build_object('owner', pg_get_userbyid(datdba)) FROM pg_database WHERE datname = :'db_name'),
   'hba_text', pg_read_file(current_setting('hba_file'), 0, 67108864, false),
-  'dropin_text', pg_read_file(regexp_replace(current_setting('config_file'), '[^/]*$', '') || 'conf.d/' || :'dropin', 0, 67108864, true),
+  'dropin_text', pg_read_file(regexp_replace(current_setting('config_file'), '[^/]*$', '') || 'conf.d/' || :'dropin',
+                              0, 67108864, true),
   'ssl', current_setting('ssl'),
   'scram_iterations', current_setting('scram_iterations', true),
-  'recorded_roles', (SELECT json_object_agg(rolname, json_build_object('login', rolcanlogin, 'superuser', rolsuper, 'bootstrap', oid = 10,
+  'recorded_roles', (SELECT json_object_agg(rolname, json_build_object('login', rolcanlogin, 'superuser', rolsuper,
+                       'bootstrap', oid = 10,
                        'marked', coalesce(shobj_description(oid, 'pg_authid') LIKE ${MARK_PATTERN}, false)))
                      FROM pg_roles WHERE rolname IN (SELECT json_array_elements_text(:'recorded'::json)))
 );
@@ -52,7 +56,7 @@ export function inspectSql(db: string, user: string, dropInName: string, recorde
   );
 }
 
-/** What the role/database step has to do; built by the handler from ServerState. */
+/** What the role/database step does: decided by planRoleAndDatabase (decisions.ts), the password made on apply. */
 export interface RoleDbPlan {
   createRole: boolean;
   /** The role exists but may not log in. */
@@ -97,19 +101,24 @@ $quiet$;
 export function applySql(plan: RoleDbPlan, db: string, user: string): string {
   let sql = QUIET_SESSION + setVars({ db_name: db, db_user: user });
   if (plan.createRole) {
-    sql += `SELECT format('CREATE ROLE %I LOGIN', :'db_user') WHERE NOT EXISTS (SELECT FROM pg_roles WHERE rolname = :'db_user') \\gexec\n`;
+    sql +=
+      "SELECT format('CREATE ROLE %I LOGIN', :'db_user') " +
+      "WHERE NOT EXISTS (SELECT FROM pg_roles WHERE rolname = :'db_user') \\gexec\n";
   }
   if (plan.grantLogin) sql += `ALTER ROLE :"db_user" LOGIN;\n`;
   if (plan.createRole || plan.grantLogin) {
     sql +=
       setVars({ mark: plan.createRole ? ROLE_MARK.created : ROLE_MARK.login }) +
-      `SELECT format('COMMENT ON ROLE %I IS %L', :'db_user', :'mark') WHERE shobj_description((SELECT oid FROM pg_roles WHERE rolname = :'db_user'), 'pg_authid') IS NULL \\gexec\n`;
+      "SELECT format('COMMENT ON ROLE %I IS %L', :'db_user', :'mark') " +
+      "WHERE shobj_description((SELECT oid FROM pg_roles WHERE rolname = :'db_user'), 'pg_authid') IS NULL \\gexec\n";
   }
   if (plan.password !== undefined) {
     sql += `${setVars({ pw: plan.password })}ALTER ROLE :"db_user" PASSWORD :'pw';\n\\unset pw\n`;
   }
   if (plan.createDatabase) {
-    sql += `SELECT format('CREATE DATABASE %I OWNER %I', :'db_name', :'db_user') WHERE NOT EXISTS (SELECT FROM pg_database WHERE datname = :'db_name') \\gexec\n`;
+    sql +=
+      "SELECT format('CREATE DATABASE %I OWNER %I', :'db_name', :'db_user') " +
+      "WHERE NOT EXISTS (SELECT FROM pg_database WHERE datname = :'db_name') \\gexec\n";
   }
   if (plan.changeOwner) sql += `ALTER DATABASE :"db_name" OWNER TO :"db_user";\n`;
   return sql;
@@ -123,12 +132,17 @@ export function applySql(plan: RoleDbPlan, db: string, user: string): string {
  * skipped, and only sessions of roles that may not log in now are ended.
  */
 export function revokeLoginSql(roles: string[]): string {
-  const ours = `rolname = r AND NOT rolsuper AND oid <> 10 AND coalesce(shobj_description(oid, 'pg_authid') LIKE ${MARK_PATTERN}, false)`;
+  const ours =
+    "rolname = r AND NOT rolsuper AND oid <> 10 AND " +
+    `coalesce(shobj_description(oid, 'pg_authid') LIKE ${MARK_PATTERN}, false)`;
   return (
     QUIET_SESSION +
     setVars({ revoke: JSON.stringify(roles) }) +
-    `SELECT format('ALTER ROLE %I NOLOGIN', r) FROM json_array_elements_text(:'revoke'::json) AS t(r) WHERE EXISTS (SELECT FROM pg_roles WHERE ${ours} AND rolcanlogin) \\gexec
-SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE usename IN (SELECT r FROM json_array_elements_text(:'revoke'::json) AS t(r) WHERE EXISTS (SELECT FROM pg_roles WHERE ${ours} AND NOT rolcanlogin));
+    `SELECT format('ALTER ROLE %I NOLOGIN', r) FROM json_array_elements_text(:'revoke'::json) AS t(r)
+  WHERE EXISTS (SELECT FROM pg_roles WHERE ${ours} AND rolcanlogin) \\gexec
+SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+  WHERE usename IN (SELECT r FROM json_array_elements_text(:'revoke'::json) AS t(r)
+                    WHERE EXISTS (SELECT FROM pg_roles WHERE ${ours} AND NOT rolcanlogin));
 `
   );
 }
@@ -138,7 +152,8 @@ SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE usename IN (
  * files now (pg_file_settings and pg_hba_file_rules parse them on the spot).
  */
 export const CONFIG_CHECK_SQL = `SELECT json_build_object(
-  'listen', coalesce((SELECT json_agg(json_build_object('file', sourcefile, 'line', sourceline, 'setting', setting, 'error', error) ORDER BY seqno)
+  'listen', coalesce((SELECT json_agg(json_build_object('file', sourcefile, 'line', sourceline, 'setting', setting,
+                                                    'error', error) ORDER BY seqno)
                       FROM pg_file_settings WHERE name = 'listen_addresses'), '[]'::json),
   'config_errors', coalesce((SELECT json_agg(json_build_object('file', sourcefile, 'line', sourceline, 'error', error))
                       FROM pg_file_settings WHERE name IS NULL AND error IS NOT NULL), '[]'::json),
@@ -156,7 +171,8 @@ export interface ConfigCheck {
 /** After a restart or reload: the live value and anything still waiting for a restart. */
 export const SETTLED_SQL = `SELECT json_build_object(
   'listen_addresses', current_setting('listen_addresses'),
-  'pending_restart', coalesce((SELECT json_agg(name ORDER BY name) FROM pg_settings WHERE pending_restart), '[]'::json)
+  'pending_restart', coalesce((SELECT json_agg(name ORDER BY name) FROM pg_settings WHERE pending_restart),
+                             '[]'::json)
 );
 `;
 
@@ -167,4 +183,5 @@ export interface Settled {
 
 /** What the TCP login check selects: who we are, where, and the exact server version. */
 export const WHOAMI_SQL =
-  "SELECT json_build_object('user', current_user, 'database', current_database(), 'server_version', current_setting('server_version'))";
+  "SELECT json_build_object('user', current_user, 'database', current_database(), " +
+  "'server_version', current_setting('server_version'))";

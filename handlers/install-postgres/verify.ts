@@ -4,24 +4,27 @@ import { parsePsqlJson, shortServerVersion, verifyHost } from "./pg";
 import type { Run } from "./run";
 import { tcpLogin } from "./server";
 
-/** The login as `event.db_user` to `event.db_name` at the address the server listens on; a refusal throws with psql's reason and a hint. */
+/**
+ * The login as `event.db_user` to `event.db_name` at the address the server listens on; a refusal
+ * throws with psql's reason and a hint.
+ */
 export async function verifyLogin(
   run: Run,
   port: number,
   listen: string,
   hbaFile: string,
-  reloaded: boolean,
+  opts: { reloaded: boolean; resolved: Record<string, string[]> },
 ): Promise<{ host: string; serverVersion: string }> {
   const { event, remote, progress } = run;
   const { db_name: db, db_user: user } = event;
-  const host = verifyHost(listen, run.resolved);
+  const host = verifyHost(listen, opts.resolved);
   const target = { host, port, db, user, password: event.db_password };
   const login = await progress.step(
     `logging in as ${user} to ${db} over TCP (${host}:${port})`,
     async () => {
       const first = await tcpLogin(remote, target);
       // A reload is a signal the postmaster handles a moment later: allow it that moment once.
-      if (first.code === 0 || !reloaded) return first;
+      if (first.code === 0 || !opts.reloaded) return first;
       await new Promise((res) => setTimeout(res, 1000));
       return tcpLogin(remote, target);
     },
@@ -47,8 +50,10 @@ function loginHint(why: string, host: string, port: number, hbaFile: string): st
   const loopback = host === "127.0.0.1" || host === "::1";
   if (/no pg_hba\.conf entry/.test(why)) {
     return loopback
-      ? `pg_hba.conf (${hbaFile}) has no host rule for ${host}: the stock rules for 127.0.0.1/32 and ::1/128 were removed? Put one back`
-      : `pg_hba.conf (${hbaFile}) has no host rule for ${host}: add a network covering it to allowed_cidrs (with allow_remote), or add localhost to listen_addresses`;
+      ? `pg_hba.conf (${hbaFile}) has no host rule for ${host}: ` +
+          "the stock rules for 127.0.0.1/32 and ::1/128 were removed? Put one back"
+      : `pg_hba.conf (${hbaFile}) has no host rule for ${host}: ` +
+          "add a network covering it to allowed_cidrs (with allow_remote), or add localhost to listen_addresses";
   }
   if (/password authentication failed/.test(why))
     return "the password stored for the role does not match (was it changed while the job ran?)";

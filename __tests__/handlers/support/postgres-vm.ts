@@ -1,0 +1,169 @@
+// A stateful double of an Ubuntu 22.04 VM running PostgreSQL 14/main, for tests that run install-postgres
+// more than once against the same machine: unlike the scripted double it answers whatever the handler
+// asks, from its state, and what a run changes (role, database, files, inventory) is there for the next.
+// Only the commands install-postgres sends are understood; anything else fails the test, naming it.
+
+import { CLOUD_INIT_PROBE } from "../../../handlers/common/cloud-init";
+import { DPKG_HEALTH_PROBE } from "../../../handlers/common/dpkg-repair";
+import { type Connection, ExecRemote, type RunOptions, type RunResult } from "../../../handlers/common/exec";
+import { LOCK_TABLE_PROBE } from "../../../handlers/common/lock-holders";
+import { SYSTEMD_PROBE } from "../../../handlers/common/systemd";
+import { UBUNTU_2204 } from "./fixtures";
+import { GRANTS } from "./grants-steps";
+
+export const PG_CONF_DIR = "/etc/postgresql/14/main";
+export const PG_HBA = `${PG_CONF_DIR}/pg_hba.conf`;
+export const PG_DROPIN = `${PG_CONF_DIR}/conf.d/90-vm-install.conf`;
+
+export interface PgRole {
+  login: boolean;
+  superuser: boolean;
+  secret: string | null;
+  /** Carries vm-install's COMMENT (sql.ts ROLE_MARK). */
+  marked: boolean;
+}
+
+export interface PgVmState {
+  /** What the running server listens on (changes on restart, from the drop-in). */
+  listen: string;
+  active: boolean;
+  files: Record<string, string>;
+  roles: Record<string, PgRole>;
+  databases: Record<string, { owner: string }>;
+  /** The grants inventory's JSON, undefined: no file. */
+  inventory?: Record<string, unknown>;
+}
+
+const PKG = "postgresql-14\tinstall ok installed\t14.11-0ubuntu0.22.04.1\n";
+const CLUSTER =
+  "14  main    5432 online postgres /var/lib/postgresql/14/main /var/log/postgresql/postgresql-14-main.log\n";
+
+/** A psql variable as sql.ts setVars writes it (values here hold no quote or backslash). */
+function psqlVar(sql: string, name: string): string | undefined {
+  return new RegExp(`^\\\\set ${name} '([^']*)'$`, "m").exec(sql)?.[1];
+}
+
+export class PostgresVm implements Connection {
+  readonly target = "ubuntu@192.0.2.10:22";
+  readonly hostKeySha256 = `SHA256:${"A".repeat(43)}`;
+  /** Every command marked as a change that reached the VM. */
+  readonly mutating: string[] = [];
+
+  constructor(public state: PgVmState) {}
+
+  async run(command: string, opts: RunOptions = {}): Promise<RunResult> {
+    if (opts.mutates) this.mutating.push(opts.label ?? command);
+    const answer = this.answer(command, String(opts.stdin ?? ""));
+    const exec = new ExecRemote(
+      async () => ({ code: answer.code ?? 0, stdout: Buffer.from(answer.stdout ?? ""), stderr: Buffer.from("") }),
+      { target: this.target, user: "ubuntu" },
+    );
+    return exec.run(command, opts);
+  }
+
+  async close(): Promise<void> {}
+
+  private answer(command: string, stdin: string): { code?: number; stdout?: string } {
+    const s = this.state;
+    if (command === SYSTEMD_PROBE) return { stdout: "systemd\n" };
+    if (command === CLOUD_INIT_PROBE) return { stdout: "cloud-init: none\n" };
+    if (command === DPKG_HEALTH_PROBE) return { stdout: "--- audit\n" };
+    if (command === LOCK_TABLE_PROBE) return { stdout: "--- /proc/locks\n--- ofd\n" };
+    if (command.startsWith("cat /etc/os-release")) return { stdout: UBUNTU_2204 };
+    if (command.startsWith("dpkg-query ")) {
+      const unit = `postgresql@14-main ${s.active ? "active" : "inactive"}\n`;
+      return { stdout: `${PKG}--- clusters\n${CLUSTER}--- units\n${unit}--- hidden\n--- legacy keyring\n` };
+    }
+    if (command.startsWith(`if [ -e ${GRANTS} ]`))
+      return { stdout: s.inventory ? `present\n${JSON.stringify(s.inventory)}\n` : "absent\n" };
+    if (command.includes("mktemp /var/lib/vm-install/.grants.json")) {
+      s.inventory = JSON.parse(stdin);
+      return {};
+    }
+    const written = /^t=\$\(mktemp '?([^' ]+)\.XXXXXX'?\)/.exec(command);
+    if (written) {
+      s.files[written[1]] = stdin;
+      return {};
+    }
+    if (command.includes("systemctl restart")) {
+      s.listen = /listen_addresses = '([^']*)'/.exec(s.files[PG_DROPIN] ?? "")?.[1] ?? "localhost";
+      return {};
+    }
+    if (command.startsWith("systemctl reload")) return {};
+    if (command.includes("systemctl start")) {
+      s.active = true;
+      return {};
+    }
+    if (command.startsWith("systemctl is-active")) return { stdout: s.active ? "active\n" : "inactive\n" };
+    if (command.includes("psql -X -w") && command.includes(" -c ")) return this.login(command);
+    if (command.includes("psql -X -q -A -t -v ON_ERROR_STOP=1")) return this.psql(stdin);
+    throw new Error(`PostgresVm: a command this double does not know: ${command}`);
+  }
+
+  private psql(sql: string): { stdout?: string } {
+    const s = this.state;
+    if (sql.includes("'hba_text'")) return { stdout: `${JSON.stringify(this.serverState(sql))}\n` };
+    if (sql.includes("pg_hba_file_rules WHERE error IS NOT NULL")) {
+      const listen = /listen_addresses = '([^']*)'/.exec(s.files[PG_DROPIN] ?? "")?.[1] ?? "localhost";
+      const fromDropIn = { file: PG_DROPIN, line: 2, setting: listen, error: null };
+      return { stdout: `${JSON.stringify({ listen: [fromDropIn], config_errors: [], hba_errors: [] })}\n` };
+    }
+    if (sql.includes("'pending_restart'") && !sql.includes("'hba_text'"))
+      return { stdout: `${JSON.stringify({ listen_addresses: s.listen, pending_restart: [] })}\n` };
+    if (sql.includes("NOLOGIN")) {
+      for (const r of JSON.parse(psqlVar(sql, "revoke") ?? "[]") as string[]) {
+        const role = s.roles[r];
+        if (role && !role.superuser && role.marked) role.login = false;
+      }
+      return {};
+    }
+    const user = psqlVar(sql, "db_user");
+    const db = psqlVar(sql, "db_name");
+    if (!user || !db) throw new Error(`PostgresVm: SQL this double does not know:\n${sql}`);
+    if (sql.includes("CREATE ROLE")) s.roles[user] ??= { login: true, superuser: false, secret: null, marked: false };
+    if (sql.includes(`ALTER ROLE :"db_user" LOGIN`)) s.roles[user].login = true;
+    if (sql.includes("COMMENT ON ROLE")) s.roles[user].marked = true;
+    const pw = psqlVar(sql, "pw");
+    if (pw !== undefined) s.roles[user].secret = pw;
+    if (sql.includes("CREATE DATABASE")) s.databases[db] ??= { owner: user };
+    if (sql.includes("OWNER TO")) s.databases[db].owner = user;
+    return {};
+  }
+
+  /** The inspection query's answer (sql.ts inspectSql). */
+  private serverState(sql: string): object {
+    const s = this.state;
+    const user = psqlVar(sql, "db_user") ?? "";
+    const role = s.roles[user];
+    const recorded = JSON.parse(psqlVar(sql, "recorded") ?? "[]") as string[];
+    const facts = Object.fromEntries(
+      recorded
+        .filter((r) => s.roles[r])
+        .map((r) => [
+          r,
+          { login: s.roles[r].login, superuser: s.roles[r].superuser, bootstrap: false, marked: s.roles[r].marked },
+        ]),
+    );
+    return {
+      server_version: "14.11 (Ubuntu 14.11-0ubuntu0.22.04.1)",
+      hba_file: PG_HBA,
+      config_file: `${PG_CONF_DIR}/postgresql.conf`,
+      listen_addresses: s.listen,
+      pending_restart: [],
+      role: role ? { login: role.login, superuser: role.superuser, secret: role.secret } : null,
+      database: s.databases[psqlVar(sql, "db_name") ?? ""] ?? null,
+      hba_text: s.files[PG_HBA] ?? "",
+      dropin_text: s.files[PG_DROPIN] ?? null,
+      ssl: "on",
+      scram_iterations: null,
+      recorded_roles: Object.keys(facts).length ? facts : null,
+    };
+  }
+
+  /** The TCP login: the role must exist and may log in, the database exist. */
+  private login(command: string): { code?: number; stdout?: string } {
+    const [, user = "", db = ""] = / -U (\S+) -d (\S+) -c /.exec(command) ?? [];
+    if (!this.state.roles[user]?.login || !this.state.databases[db]) return { code: 2 };
+    return { stdout: `${JSON.stringify({ user, database: db, server_version: "14.11" })}\n` };
+  }
+}

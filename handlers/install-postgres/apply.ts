@@ -1,0 +1,159 @@
+// How each change of the plan (plan.ts) is made on the VM: the only place, with the files it calls,
+// where install-postgres changes anything. Each returns what it found out by doing it (a version, the
+// package inventory it had to look at anyway) so the run does not look twice.
+
+import { command } from "../../shared/shell-quote";
+import { GRANTS_FILE, type Inventory, withSection, writeGrants } from "../common/grants";
+import { type ConfigPlan, reloadForHba, restartForListen, writeConfiguration } from "./configuration";
+import { chooseCluster, clusterStartedLine, installedLine, type RoleDbDecision, serverSource } from "./decisions";
+import { type PostgresGrants, revokeRoles } from "./grants";
+import { type Cluster, clusterUnit, type ServerState } from "./pg";
+import { ensurePgdgRepository, LEGACY_PGDG_KEYRING, pgdgKeyUrl } from "./pgdg";
+import type { PostgresOutcome } from "./plan";
+import { startFixingDropIn } from "./recovery";
+import { roleAndDatabase as applyRoleAndDatabase } from "./role-database";
+import type { Run } from "./run";
+import { inspectInstallation, installPackages, type ServerInventory } from "./server";
+
+/** The server package, from the distribution or from PGDG (its repository set up first). */
+export async function installServer(run: Run, major: string): Promise<PostgresOutcome> {
+  const { event, remote, os, progress } = run;
+  const { own, name } = serverSource(os, major);
+  const source = own ? `${os.id} ${os.codename} (postgresql)` : `PGDG (${event.repo_url})`;
+  progress.info(`PostgreSQL ${major} is not installed; installing it from ${source}`);
+  // As install-packages: refresh the lists first unless told not to or they are fresh enough; a
+  // repository just added is read whatever the policy says.
+  let policy = { update: event.update, cacheValidSec: event.cache_valid_sec };
+  const pgdg = own ? [] : await ensurePgdg(run, policy);
+  if (pgdg.length) policy = { update: true, cacheValidSec: undefined };
+  const what = own
+    ? `PostgreSQL ${major} from ${os.id} ${os.codename}`
+    : `PostgreSQL ${major} from ${event.repo_url} ${os.codename}-pgdg`;
+  await installPackages(run.apt, [name], what, policy);
+  const after = await inspectInstallation(remote);
+  const pkg = after.packages.find((p) => p.major === major);
+  if (!pkg) {
+    const installed = after.packages.map((p) => `postgresql-${p.major}`).join(", ") || "none";
+    throw new Error(
+      `apt-get installed ${name} but postgresql-${major} is still not installed (installed: ${installed}); ` +
+        (own
+          ? `another repository on the VM (PGDG?) provides a newer "postgresql": set pg_version to the major you want`
+          : "check the repository on the VM"),
+    );
+  }
+  return {
+    what: [...pgdg, installedLine(major, pkg.version)],
+    installation: after,
+    installedFrom: own ? "distribution" : "pgdg",
+  };
+}
+
+/** The key file an earlier version wrote as served, replaced by a keyring of the verified key. */
+export async function rebuildPgdgKeyring(run: Run): Promise<PostgresOutcome> {
+  run.progress.info(
+    `${LEGACY_PGDG_KEYRING} is the key file an earlier version wrote as served: ` +
+      "setting PGDG up again from the verified key",
+  );
+  return { what: await ensurePgdg(run, { update: run.event.update, cacheValidSec: run.event.cache_valid_sec }) };
+}
+
+/** PGDG's key and source in place; the lines of what that changed. */
+async function ensurePgdg(run: Run, policy: { update: boolean; cacheValidSec?: number }): Promise<string[]> {
+  const { event, remote, os, progress } = run;
+  const settings = {
+    repoUrl: event.repo_url,
+    keyUrl: pgdgKeyUrl(event.repo_url, event.repo_key_url),
+    fingerprints: event.repo_key_fingerprint,
+  };
+  const ensureCurl = () => installPackages(run.apt, ["curl", "ca-certificates"], "curl for the PGDG key", policy);
+  const repo = await progress.step(
+    `PGDG repository ${os.codename}-pgdg`,
+    () => ensurePgdgRepository(remote, os, settings, { progress, ensureCurl }),
+    "pgdg",
+  );
+  return repo.changes.map((c) => `PGDG repository: ${c}`);
+}
+
+/** `major`/main created; the inventory looked at again to find it. */
+export async function createCluster(run: Run, major: string): Promise<PostgresOutcome> {
+  await run.progress.step(
+    `creating cluster ${major}/main`,
+    () =>
+      run.remote.run(command("pg_createcluster", major, "main"), {
+        sudo: true,
+        label: `pg_createcluster ${major} main`,
+        timeoutMs: 300_000,
+        mutates: true,
+      }),
+    "cluster",
+  );
+  const again = await inspectInstallation(run.remote);
+  if (!chooseCluster(again, major).cluster)
+    throw new Error(`pg_createcluster ${major} main succeeded but pg_lsclusters does not list the cluster on the VM`);
+  return { installation: again };
+}
+
+/** The cluster's unit started (see startFixingDropIn for a drop-in that kept it from starting). */
+export async function startCluster(
+  run: Run,
+  cluster: Cluster,
+  installation: ServerInventory,
+  was: string,
+): Promise<PostgresOutcome> {
+  const unit = clusterUnit(cluster);
+  run.progress.info(`${unit} is ${was}; starting it`);
+  const fixed = await run.progress.step(`systemctl start ${unit}`, () => startFixingDropIn(run, cluster), "start");
+  const started = clusterStartedLine(`${cluster.major}/${cluster.name}`, was);
+  return {
+    what: [...(fixed ? [fixed] : []), started],
+    installation: { ...installation, units: { ...installation.units, [unit]: "active" } },
+  };
+}
+
+export async function roleAndDatabase(
+  run: Run,
+  port: number,
+  plan: RoleDbDecision,
+  lines: string[],
+): Promise<undefined> {
+  await applyRoleAndDatabase(run, port, plan, lines);
+  return undefined;
+}
+
+export async function revokeLogin(run: Run, port: number, roles: string[]): Promise<undefined> {
+  await revokeRoles(run, port, roles);
+  return undefined;
+}
+
+export async function configurationFiles(
+  run: Run,
+  state: ServerState,
+  port: number,
+  plan: ConfigPlan,
+): Promise<undefined> {
+  await writeConfiguration(run, state, port, plan);
+  return undefined;
+}
+
+/** listen_addresses changed: a restart (rolled back when the server does not come back); else a reload. */
+export async function restartOrReload(
+  run: Run,
+  cluster: Cluster,
+  state: ServerState,
+  plan: ConfigPlan,
+): Promise<PostgresOutcome> {
+  const warnings = plan.listenChanged
+    ? await restartForListen(run, cluster, state, plan)
+    : await reloadForHba(run, cluster, plan);
+  return { warnings };
+}
+
+/** The inventory with install-postgres' section replaced. */
+export async function recordGrants(run: Run, inventory: Inventory, next: PostgresGrants): Promise<undefined> {
+  await run.progress.step(
+    `recording in ${GRANTS_FILE}`,
+    () => writeGrants(run.remote, withSection(inventory, "postgres", next)),
+    "grants",
+  );
+  return undefined;
+}

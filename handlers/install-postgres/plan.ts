@@ -1,0 +1,319 @@
+// What install-postgres would change, decided from what it saw (state.ts) and nothing else: no I/O, so a
+// check reports exactly this plan's words and a run applies it. A change that alters what later ones
+// depend on (the server package, a new or started cluster) is marked replan: a run looks again after it
+// and plans the rest from what is really there. Past such a change a check can only predict (Debian's
+// defaults for a new cluster) or say what it could not see; those lines are said in a check only.
+
+import { emptyInventory } from "../common/grants";
+import type { ApplyOutcome, Change } from "../common/installer-model";
+import * as apply from "./apply";
+import { type ConfigPlan, planConfiguration, unappliedWarnings } from "./configuration";
+import {
+  chooseCluster,
+  chooseMajor,
+  clusterCreatedLine,
+  clusterStartedLine,
+  installedLine,
+  type PostgresEvent,
+  planRoleAndDatabase,
+  serverSource,
+} from "./decisions";
+import { planRoles, revokedRoleLines, sectionChanged, updatedSection } from "./grants";
+import { type Cluster, clusterUnit, normalizeListen, type ServerState, shortServerVersion } from "./pg";
+import { legacyPgdgLine, pgdgSetupLine } from "./pgdg";
+import type { ServerFacts } from "./report";
+import type { ServerInventory } from "./server";
+import type { PostgresState, RunningServer } from "./state";
+
+/** One change the plan calls for; `what`: its lines in `changes` (a check's `would_change`). */
+export interface PostgresChange extends Change<PostgresEvent, PostgresOutcome> {
+  readonly kind:
+    | "server-package"
+    | "pgdg-keyring"
+    | "cluster-create"
+    | "cluster-start"
+    | "role-database"
+    | "revoke-login"
+    | "configuration"
+    | "restart"
+    | "reload"
+    | "inventory";
+  /** The grants it takes back, one line each (the result's `revoked`). */
+  readonly revoked?: readonly string[];
+}
+
+/** What applying a change found out: the inventory it looked at since, where the package came from, warnings. */
+export interface PostgresOutcome extends ApplyOutcome {
+  installation?: ServerInventory;
+  installedFrom?: ServerFacts["installedFrom"];
+  warnings?: string[];
+}
+
+/** A line the plan says in the progress (and, for a warning, in the result); checkOnly: a run re-plans instead. */
+export interface Said {
+  line: string;
+  warning?: boolean;
+  checkOnly?: boolean;
+}
+
+export interface PostgresPlan {
+  changes: PostgresChange[];
+  said: Said[];
+  /** The report's facts as far as the plan knows them (a check reports these). */
+  facts: ServerFacts;
+  /** Where the TCP login is tried: known only with a running server. */
+  login?: { port: number; listen: string; hbaFile: string };
+}
+
+export function planPostgres(state: PostgresState, event: PostgresEvent): PostgresPlan {
+  const { installation, os } = state;
+  const major = chooseMajor(event, os, installation.packages);
+  if (!installation.packages.some((p) => p.major === major)) return planServerPackage(state, event, major);
+
+  const changes: PostgresChange[] = [];
+  if (installation.legacyPgdgKeyring) {
+    changes.push({
+      kind: "pgdg-keyring",
+      what: [legacyPgdgLine(event.repo_url)],
+      why: "apt trusts every key in the served file an earlier version kept: rebuilt now, not when PGDG is next needed",
+      apply: (run) => apply.rebuildPgdgKeyring(run),
+    });
+  }
+  const chosen = chooseCluster(installation, major);
+  const said: Said[] = chosen.warnings.map((line) => ({ line, warning: true }));
+  const { cluster } = chosen;
+  if (!cluster) {
+    changes.push({
+      kind: "cluster-create",
+      what: [clusterCreatedLine(major)],
+      why: "the package creates main unless createcluster.conf says otherwise, or it was dropped since",
+      replan: true,
+      apply: (run) => apply.createCluster(run, major),
+    });
+    return joined({ changes, said }, predictNewCluster(event, major, "already installed", installation.clusters));
+  }
+  const name = `${cluster.major}/${cluster.name}`;
+  const unit = clusterUnit(cluster);
+  const active = installation.units[unit] ?? "unknown";
+  if (active !== "active") return joined({ changes, said }, planStart(event, state, major, cluster, active));
+  // inspect reads a running cluster's server; without it there is nothing to plan from.
+  if (!state.server) throw new Error(`${unit} is active but its server was not read (a bug in install-postgres)`);
+  const running = planRunning(event, cluster, state.server);
+  const serverFacts = facts(major, "already installed", name, cluster.port, running.config.listen);
+  serverFacts.serverVersion = shortServerVersion(state.server.state.server_version);
+  return {
+    changes: [...changes, ...running.changes],
+    said: [...said, ...running.said],
+    facts: serverFacts,
+    login: { port: cluster.port, listen: running.config.listen, hbaFile: state.server.state.hba_file },
+  };
+}
+
+/** A stopped cluster: started, then looked at; a check cannot see past it (psql needs a running server). */
+function planStart(
+  event: PostgresEvent,
+  state: PostgresState,
+  major: string,
+  cluster: Cluster,
+  was: string,
+): PostgresPlan {
+  const name = `${cluster.major}/${cluster.name}`;
+  const unit = clusterUnit(cluster);
+  const start: PostgresChange = {
+    kind: "cluster-start",
+    what: [clusterStartedLine(name, was)],
+    why: `${unit} is ${was}`,
+    replan: true,
+    apply: (run) => apply.startCluster(run, cluster, state.installation, was),
+  };
+  const blind: Said = {
+    line:
+      `${unit} is ${was}, so the role, the database and the configuration files could not be inspected ` +
+      "(psql needs a running server): what a real run would change there is not listed. " +
+      "Run the job (it starts the cluster first), or start the cluster and check again",
+    warning: true,
+    checkOnly: true,
+  };
+  const listen = normalizeListen(event.listen_addresses);
+  return { changes: [start], said: [blind], facts: facts(major, "already installed", name, cluster.port, listen) };
+}
+
+function facts(
+  major: string,
+  installedFrom: ServerFacts["installedFrom"],
+  cluster: string,
+  port: number,
+  listen: string,
+): ServerFacts {
+  return { serverVersion: "", major, installedFrom, cluster, port, listen, restarted: false, reloaded: false };
+}
+
+function joined(first: Pick<PostgresPlan, "changes" | "said">, then: PostgresPlan): PostgresPlan {
+  return { ...then, changes: [...first.changes, ...then.changes], said: [...first.said, ...then.said] };
+}
+
+/** The server package missing: install it (PGDG first for a major the distribution does not ship). */
+function planServerPackage(state: PostgresState, event: PostgresEvent, major: string): PostgresPlan {
+  const { os } = state;
+  const { own, name } = serverSource(os, major);
+  const said: Said[] = [];
+  for (const f of state.outlook?.failed ?? [])
+    said.push({ line: `${name} may fail to install: ${f.reason}`, warning: true, checkOnly: true });
+  if (own && state.outlook && !state.outlook.wouldInstall.length) {
+    said.push({
+      line:
+        `${name} is installed but postgresql-${major} is not: another repository (PGDG?) provides a newer ` +
+        `"${name}"; set pg_version to the major you want`,
+      warning: true,
+      checkOnly: true,
+    });
+  }
+  const install: PostgresChange = {
+    kind: "server-package",
+    what: [...(own ? [] : [pgdgSetupLine(event, os)]), installedLine(major)],
+    why: `postgresql-${major} is not installed`,
+    replan: true,
+    apply: (run) => apply.installServer(run, major),
+  };
+  // The package creates the cluster "main" (postgresql-common's default), so no change creates one.
+  const from = own ? "distribution" : "pgdg";
+  return joined({ changes: [install], said }, predictNewCluster(event, major, from, state.installation.clusters));
+}
+
+/** A cluster as Debian's packaging creates it. Its stock pg_hba.conf lines are not needed: ours are appended. */
+function newClusterState(major: string): ServerState {
+  const dir = `/etc/postgresql/${major}/main`;
+  return {
+    server_version: "",
+    hba_file: `${dir}/pg_hba.conf`,
+    config_file: `${dir}/postgresql.conf`,
+    listen_addresses: "localhost",
+    pending_restart: [],
+    role: null,
+    database: null,
+    hba_text: "",
+    dropin_text: null,
+    ssl: "on",
+  };
+}
+
+/** What a run does to the cluster `major`/main once it exists; `clusters`: the others, whose ports it will not take. */
+function predictNewCluster(
+  event: PostgresEvent,
+  major: string,
+  installedFrom: ServerFacts["installedFrom"],
+  clusters: Cluster[],
+): PostgresPlan {
+  // pg_createcluster takes the first free port from 5432.
+  let port = 5432;
+  while (clusters.some((c) => c.port === port)) port++;
+  const dataDir = `/var/lib/postgresql/${major}/main`;
+  const cluster: Cluster = { major, name: "main", port, status: "down", owner: "postgres", dataDir };
+  const server: RunningServer = { state: newClusterState(major), inventory: emptyInventory() };
+  const running = planRunning(event, cluster, server, { predicted: true });
+  const said: Said[] = [
+    {
+      line:
+        `no cluster ${major}/main yet: ` +
+        "what follows is predicted for a new one with Debian's defaults, not inspected",
+      checkOnly: true,
+    },
+    ...running.said.map((s) => ({ ...s, checkOnly: true })),
+  ];
+  return {
+    changes: running.changes,
+    said,
+    facts: facts(major, installedFrom, `${major}/main`, port, running.config.listen),
+  };
+}
+
+/**
+ * A running cluster's changes, in a run's order: role and database, LOGIN taken back, configuration
+ * files, restart or reload, the inventory. `predicted`: a state assumed, not read (no inventory to keep).
+ */
+function planRunning(
+  event: PostgresEvent,
+  cluster: Cluster,
+  server: RunningServer,
+  opts: { predicted?: boolean } = {},
+): { changes: PostgresChange[]; said: Said[]; config: ConfigPlan } {
+  const { state, recorded } = server;
+  const name = `${cluster.major}/${cluster.name}`;
+  const unit = clusterUnit(cluster);
+  const port = cluster.port;
+  const access = planAccess(event, port, name, server);
+  const changes = [...access.changes];
+  const said = [...access.said];
+  const config = planConfiguration(event, state, recorded ? (recorded.hba[state.hba_file] ?? []) : undefined);
+  if (config.listenChanged || config.hbaChanged) {
+    changes.push({
+      kind: "configuration",
+      what: config.lines,
+      revoked: config.revoked,
+      why: "listen_addresses or pg_hba.conf differs from the settings",
+      apply: (run) => apply.configurationFiles(run, state, port, config),
+    });
+  }
+  const restart = config.listenChanged;
+  if (restart || config.hbaChanged) {
+    changes.push({
+      kind: restart ? "restart" : "reload",
+      what: [],
+      why: restart ? "listen_addresses is read only when the postmaster starts" : "pg_hba.conf is read on reload",
+      apply: (run) => apply.restartOrReload(run, cluster, state, config),
+    });
+  }
+  // A restart for listen_addresses applies whatever else waits for one; a run says what it sees after it.
+  const pending = restart ? [] : state.pending_restart;
+  for (const line of unappliedWarnings(event, unit, pending, config.listen))
+    said.push({ line, warning: true, checkOnly: restart || config.hbaChanged });
+
+  const next = updatedSection(recorded, state.hba_file, config.owned, name, access.record);
+  if (!opts.predicted && sectionChanged(recorded, next)) {
+    changes.push({
+      kind: "inventory",
+      what: [],
+      why: "what install-postgres granted differs from its record",
+      apply: (run) => apply.recordGrants(run, server.inventory, next),
+    });
+  }
+  return { changes, said, config };
+}
+
+/** The role and database, and LOGIN taken back from roles no longer named; `record`: the roles to keep listed. */
+function planAccess(
+  event: PostgresEvent,
+  port: number,
+  cluster: string,
+  { state, recorded }: RunningServer,
+): { changes: PostgresChange[]; said: Said[]; record: string[] } {
+  const changes: PostgresChange[] = [];
+  const said: Said[] = [];
+  const roleDb = planRoleAndDatabase(state, event);
+  const grantedLogin = roleDb.plan.createRole || roleDb.plan.grantLogin;
+  if (roleDb.changes.length) {
+    changes.push({
+      kind: "role-database",
+      what: roleDb.changes,
+      why: "the role or the database differs from the settings",
+      apply: (run) => apply.roleAndDatabase(run, port, roleDb.plan, roleDb.changes),
+    });
+  } else {
+    said.push({
+      line:
+        `role ${event.db_user} (password unchanged) and database ${event.db_name} ` +
+        `(owner ${event.db_user}) are as wanted`,
+    });
+  }
+  const roles = planRoles(recorded?.roles[cluster] ?? [], event.db_user, grantedLogin, state.recorded_roles ?? {});
+  for (const line of roles.skipped) said.push({ line, warning: true });
+  if (roles.revoke.length) {
+    changes.push({
+      kind: "revoke-login",
+      ...revokedRoleLines(roles.revoke),
+      why: "the inventory lists roles vm-install gave LOGIN that the settings no longer name",
+      apply: (run) => apply.revokeLogin(run, port, roles.revoke),
+    });
+  }
+  return { changes, said, record: roles.record };
+}

@@ -1,0 +1,98 @@
+// What install-postgres looks at before it decides anything, read in one place so that a check and a run
+// see the same thing: a plan (plan.ts) is made from this and nothing else. Read-only (the kit's look-only
+// remote); a part a change has just read (the package inventory after an install) is not read again.
+
+import { ensurePackages } from "../common/ensure-packages";
+import { GRANTS_FILE, type Inventory, readGrants } from "../common/grants";
+import type { Applied, ApplyOutcome, InspectContext } from "../common/installer-model";
+import type { OsInfo } from "../common/os-release";
+import { requireSystemd } from "../common/systemd";
+import { resolveListenNames } from "./addresses";
+import { chooseCluster, chooseMajor, type PostgresEvent, registerPasswordForms, serverSource } from "./decisions";
+import { type PostgresGrants, postgresSection } from "./grants";
+import { clusterUnit, type ServerState } from "./pg";
+import type { PostgresOutcome } from "./plan";
+import { readServerState } from "./role-database";
+import type { Run } from "./run";
+import { inspectInstallation, type ServerInventory } from "./server";
+
+export interface PostgresState {
+  os: OsInfo;
+  /**
+   * The host names of listen_addresses with the addresses the VM resolved them to, all its own
+   * (addresses.ts): looked up once, before anything changes, and used for the login.
+   */
+  resolved: Record<string, string[]>;
+  /** Server packages, clusters, their units, the legacy PGDG keyring. */
+  installation: ServerInventory;
+  /**
+   * Check mode only, the server package missing: what apt says of installing it from the distribution
+   * (failed: why it would not install; wouldInstall empty: something else provides it). A run learns it
+   * by installing.
+   */
+  outlook?: { failed: { name: string; reason: string }[]; wouldInstall: string[] };
+  /** The cluster's server, read only when the cluster runs (psql needs it). */
+  server?: RunningServer;
+}
+
+export interface RunningServer {
+  state: ServerState;
+  /** The whole inventory file, and install-postgres' section of it (undefined: nothing recorded yet). */
+  inventory: Inventory;
+  recorded?: PostgresGrants;
+}
+
+/** Everything a plan needs; after a change, what it already read is taken from its outcome. */
+export async function inspect(ctx: InspectContext<PostgresEvent, PostgresState>): Promise<PostgresState> {
+  const { event, remote, os, progress, secrets, previous } = ctx;
+  let resolved = previous?.state.resolved;
+  if (!resolved) {
+    registerPasswordForms(secrets, event.db_password);
+    await requireSystemd(remote, "PostgreSQL");
+    // Before anything changes, in a check too: a listen_addresses name that is not the VM's own.
+    resolved = await resolveListenNames(remote, event.listen_addresses);
+  }
+  const installation =
+    learned(previous?.applied ?? []) ??
+    (await progress.step("looking for PostgreSQL packages and clusters", () => inspectInstallation(remote), "inspect"));
+  const seen = { os, resolved, installation };
+  const major = chooseMajor(event, os, installation.packages);
+  if (!installation.packages.some((p) => p.major === major))
+    return { ...seen, outlook: ctx.check ? await packageOutlook(ctx, major) : undefined };
+  const { cluster } = chooseCluster(installation, major);
+  if (!cluster || installation.units[clusterUnit(cluster)] !== "active") return seen;
+  const inventory = await progress.step(`reading ${GRANTS_FILE}`, () => readGrants(remote), "grants");
+  const recorded = postgresSection(inventory);
+  const state = await readServerState(ctx, cluster.port, recorded?.roles[`${cluster.major}/${cluster.name}`] ?? []);
+  return { ...seen, server: { state, inventory, recorded } };
+}
+
+/**
+ * The package inventory the last change of a round read or updated (a start only marks its unit active),
+ * with the served PGDG key file gone when the round rebuilt it; undefined: none did, so it is read.
+ */
+function learned(applied: readonly Applied<PostgresEvent, ApplyOutcome>[]): ServerInventory | undefined {
+  const found = applied.flatMap((a) => (a.outcome as PostgresOutcome | undefined)?.installation ?? []).pop();
+  const rebuilt = applied.some((a) => a.change.kind === "pgdg-keyring");
+  return found && rebuilt ? { ...found, legacyPgdgKeyring: false } : found;
+}
+
+/**
+ * apt's view of installing the server package, without fetching anything. PGDG's packages are not in the
+ * lists before its source is added, so they are not looked for; a check's Apt runs no update, it only
+ * looks at dpkg's health (a repair is a foreseen change).
+ */
+async function packageOutlook(run: Run, major: string): Promise<PostgresState["outlook"]> {
+  const { event, apt, os } = run;
+  const { own, name } = serverSource(os, major);
+  if (!own) {
+    await apt.update();
+    return { failed: [], wouldInstall: [name] };
+  }
+  const outcome = await ensurePackages(apt, [name], {
+    update: event.update,
+    cacheValidSec: event.cache_valid_sec,
+    check: true,
+  });
+  return { failed: outcome.failed, wouldInstall: outcome.wouldInstall };
+}
