@@ -21,16 +21,19 @@ const echoing = defineHandler({
     settings: {},
     result: { said: "what the VM said, keyed by it" },
   }),
-  async run({ remote, progress }) {
-    const said = (await remote.run("say", { label: "say" })).stdout;
-    progress.info(`the VM said ${said}`);
-    return {
+  model: {
+    async inspect({ remote, progress }) {
+      const said = (await remote.run("say", { label: "say" })).stdout;
+      progress.info(`the VM said ${said}`);
+      return said;
+    },
+    plan: () => [],
+    report: ({ state: said }) => ({
       status: "ok" as const,
-      changes: [],
       summary: `said ${said}`,
       warnings: [said],
       said: { [`key ${said}`]: said },
-    };
+    }),
   },
 });
 

@@ -49,14 +49,9 @@ export interface InstallerContext<E> {
 export interface HandlerSpec<S extends Settings, R extends InstallerReport> {
   /** handlers/<handler>/definition.ts: the event's keys come from its settings; unknown keys are rejected. */
   definition: InstallerDefinition<S>;
-  /** The installer's model (installer-model.ts); every new installer has one. */
+  /** The installer's model (installer-model.ts): the kit runs it, check mode included. */
   // biome-ignore lint/suspicious/noExplicitAny: the state, outcome and proof types are the installer's own.
-  model?: InstallerModel<EventOf<S>, any, R, any, any>;
-  /**
-   * An installer not yet in the model: `run` does its whole work and branches on `ctx.check` itself.
-   * Kept while install-postgres moves to the model.
-   */
-  run?(ctx: InstallerContext<EventOf<S>>): Promise<R>;
+  model: InstallerModel<EventOf<S>, any, R, any, any>;
 }
 
 /** Identity helper that gives `spec` its types. */
@@ -214,7 +209,7 @@ async function runInstaller<S extends Settings, R extends InstallerReport>(
   const base = { event, os, progress, secrets, target: connection.target, user };
   const lookCtx = { ...base, check, remote: look, apt: check ? boot.apt(check) : boot.aptOver(look, true) };
   const real = check ? lookCtx : { ...base, check, remote: connection, apt: boot.apt(false) };
-  const report = spec.model ? await runModel(spec.model, { real, look: lookCtx }) : await spec.run!(real);
+  const report = await runModel(spec.model, { real, look: lookCtx });
   progress.timings.total = now() - job.started;
   const frame = { connection, os, timings: { ...progress.timings }, check, firstBoot: boot.firstBoot };
   return result(report, { ...frame, repairs: real.apt.repairs });

@@ -128,7 +128,7 @@ export async function runModel<E, S, R extends InstallerReport, O extends ApplyO
   if (!real.check) Object.assign(run, await applyAll(model, real, look, run));
   const verified = model.verify ? await model.verify(real.check ? look : real, run) : undefined;
   const reported = model.report({ ...run, verified });
-  if (!real.check) real.progress.info(reported.summary);
+  if (!real.check) real.progress.once(reported.summary);
   const changes = real.check ? planned.flatMap((c) => c.what) : run.applied.flatMap(appliedWords);
   return { ...reported, changes } as R;
 }

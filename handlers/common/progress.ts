@@ -49,6 +49,8 @@ export function formatDuration(ms: number): string {
 export class Progress {
   /** Milliseconds per finished step, in the order the steps ran (repeated names add up). */
   readonly timings: Record<string, number> = {};
+  /** What info() printed, so a line already said (an installer's own summary) is not said twice. */
+  private readonly said: string[] = [];
   private readonly write: (line: string) => void;
   private readonly secrets: SecretScrubber;
   readonly now: () => number;
@@ -65,7 +67,12 @@ export class Progress {
 
   /** One line: "[tag] message". */
   info(message: string): void {
+    this.said.push(message);
     this.write(printable(this.secrets.scrub(`[${this.tag}] ${message}`)));
+  }
+  /** Says `message` unless a line beginning with it was already said. */
+  once(message: string): void {
+    if (!this.said.some((line) => line.startsWith(message))) this.info(message);
   }
 
   /**

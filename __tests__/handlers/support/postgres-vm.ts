@@ -4,7 +4,7 @@
 // Only the commands install-postgres sends are understood; anything else fails the test, naming it.
 
 import { CLOUD_INIT_PROBE } from "../../../handlers/common/cloud-init";
-import { DPKG_HEALTH_PROBE } from "../../../handlers/common/dpkg-repair";
+import { DPKG_HEALTH_PROBE } from "../../../handlers/common/dpkg-health";
 import { type Connection, ExecRemote, type RunOptions, type RunResult } from "../../../handlers/common/exec";
 import { LOCK_TABLE_PROBE } from "../../../handlers/common/lock-holders";
 import { SYSTEMD_PROBE } from "../../../handlers/common/systemd";
