@@ -13,6 +13,7 @@ export {
   hashMapper,
   hashMapperHcl,
   LocalBackend,
+  Op,
   PgBackend,
   S3Backend,
   TerraformAsset,

@@ -30,6 +30,7 @@ import {
   SLESS_DEFAULTS,
   VM_DEFAULTS,
 } from "./defaults";
+import { type RolloutConfig, resolveRollout, rolloutSetting, vmRolloutFields } from "./rollout";
 import type {
   HostKeysMode,
   InstallersConfig,
@@ -64,7 +65,7 @@ function installersFields(catalog: readonly CatalogEntry[]): Validator<RawInstal
 }
 
 type RawVm = Omit<Partial<VmConfig>, "installers" | "name"> & { name: string; installers?: RawInstallers };
-const vmFields = (installers: Validator<RawInstallers>) =>
+const vmFields = (installers: Validator<RawInstallers>, catalog: readonly CatalogEntry[]) =>
   object<RawVm>({
     name: required(
       string({ pattern: NAME, allowed: "a lowercase letter, then lowercase letters, digits or -, at most 31" }),
@@ -89,6 +90,7 @@ const vmFields = (installers: Validator<RawInstallers>) =>
     zabbix: optional(boolean()),
     sshRetry: optional(object<SshRetryConfig>(configFields(SSH_RETRY_SETTINGS) as never)),
     installers: optional(installers),
+    ...vmRolloutFields(catalog.map((def) => def.key)),
   });
 
 type RawConfig = {
@@ -101,6 +103,7 @@ type RawConfig = {
   sless?: Partial<SlessConfig>;
   installers?: RawInstallers;
   vms: RawVm[];
+  rollout?: Partial<RolloutConfig>;
 };
 const contextFields = (catalog: readonly CatalogEntry[]): Validator<RawConfig> => {
   const installers = installersFields(catalog);
@@ -133,7 +136,8 @@ const contextFields = (catalog: readonly CatalogEntry[]): Validator<RawConfig> =
       }),
     ),
     installers: optional(installers),
-    vms: required(list(vmFields(installers), { minItems: 1 })),
+    vms: required(list(vmFields(installers, catalog), { minItems: 1 })),
+    rollout: optional(rolloutSetting),
   });
 };
 
@@ -203,6 +207,7 @@ export function parseConfig(raw: unknown, catalog: readonly CatalogEntry[] = INS
       );
     seen.set(vm.name, i);
   });
+  const rollout = resolveRollout(given.rollout, vms, problems);
   if (problems.length > 0) throw new ValidationError(where, problems);
 
   return {
@@ -214,6 +219,7 @@ export function parseConfig(raw: unknown, catalog: readonly CatalogEntry[] = INS
     nubes,
     sless,
     vms,
+    rollout,
   };
 }
 

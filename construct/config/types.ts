@@ -8,6 +8,7 @@ import type { InstallerDefinition } from "../../shared/installer-definition";
 import type { ConfigOf, Settings } from "../../shared/settings";
 import type { SSH_RETRY_SETTINGS } from "../../shared/ssh-retry";
 import type { BackendConfig } from "./backend";
+import type { RolloutConfig, VmRolloutConfig } from "./rollout";
 
 export type DeleteMode = "delete" | "suspend" | "state_only";
 export type AddressKey = "externalConnect" | "internalConnect";
@@ -37,6 +38,8 @@ export interface VmInstallConfig {
   readonly sless: SlessConfig;
   /** The VMs, each with its own installers. At least one. */
   readonly vms: VmConfig[];
+  /** Waves and failure budget (./rollout.ts). @default one wave, maxFailures 0 */
+  readonly rollout?: RolloutConfig;
 }
 
 export interface NubesConfig {
@@ -69,7 +72,7 @@ export interface SlessConfig {
   readonly runtime: string;
 }
 
-export interface VmConfig {
+export interface VmConfig extends VmRolloutConfig {
   /** VM name: resource names, job names and output names derive from it. Lowercase, digits, "-". Required. */
   readonly name: string;
   /** "nubes": a vApp and VM are created; "existing": a host that is already there, reached at `address` (no Nubes resources; the sizing keys do not apply). @default "nubes" */

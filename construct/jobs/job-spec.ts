@@ -34,6 +34,11 @@ export interface JobSpec {
   readonly dependsOn: ITerraformDependable[];
   /** The previous installer on the same VM: this job runs after it, and reruns whenever it does. */
   readonly previous?: InstallerJob;
+  /**
+   * Leave a failure to the rollout's gates (construct/jobs/rollout-gate.ts): the job records phase Failed
+   * instead of failing the apply, and does nothing when `previous` did not succeed. @default false
+   */
+  readonly tolerateFailure?: boolean;
 }
 
 /** What the VM construct needs back from a job, whatever runs it. */
@@ -42,6 +47,8 @@ export interface InstallerJob extends ITerraformDependable {
   readonly message: string;
   /** "type.name", for meta-arguments that take a bare resource address (replace_triggered_by, depends_on in an override). */
   readonly address: string;
+  /** "Succeeded", "Failed" (or "NotRun"), as a Terraform expression; given by a job with tolerateFailure. */
+  readonly phase?: string;
 }
 
 /** The bare address of a resource whose logical id was overridden to `id`. */
