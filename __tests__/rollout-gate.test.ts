@@ -33,10 +33,15 @@ describe("a rollout in waves, as synthesized", () => {
   });
 
   test("waves [1, 2] with no budget: wave 2's jobs wait on the gate over wave 1's; jobs still fail by themselves", () => {
+    // (The gate still judges the results: a partial one stops the rollout.)
     const { tf } = synth({ jobTarget: "local", rollout: { waves: [1, 2] }, vms: hosts(3) });
     const data = tf.resource.terraform_data;
     expect(data.rollout_wave_1.depends_on).toEqual(["terraform_data.h1_packages"]);
-    expect(data.rollout_wave_1.input).toBeUndefined();
+    expect(data.rollout_wave_1.input).toEqual({ h1: '${local.rollout_wave_1_failures["h1"]}' });
+    expect(tf.locals.rollout_wave_1_failures.h1).toMatch(/"partial"/);
+    expect(data.rollout_wave_1.lifecycle.precondition[0].condition).toBe(
+      '${length([for vm in ["h1"] : vm if local.rollout_wave_1_failures[vm] != ""]) <= 0}',
+    );
     expect(data.rollout_wave_2.depends_on).toEqual([
       "terraform_data.rollout_wave_1",
       "terraform_data.h2_packages",
@@ -124,6 +129,7 @@ function standIn(stack: TerraformStack, id: string, phase: string, message: stri
  * "Failed"), with real Terraform; returns what it printed and the resources it made.
  */
 function applyRollout(phases: string[], rollout: Record<string, unknown>) {
+  const partial = JSON.stringify({ status: "partial", warnings: ["tree was not installed: unknown package"] });
   const vms = phases.map((_, i) => ({ name: `h${i + 1}` }));
   const config = parseConfig(context({ rollout, vms }));
   const plan = planRollout(config.vms, config.rollout);
@@ -136,7 +142,9 @@ function applyRollout(phases: string[], rollout: Record<string, unknown>) {
   for (const wave of plan.waves) {
     for (const vm of wave.vms) {
       const i = Number(vm.slice(1)) - 1;
-      const { job } = standIn(stack, `${vm}_packages`, phases[i], `apt says no on ${vm}\nsecond line`, gate);
+      const [phase, message] =
+        phases[i] === "partial" ? ["Succeeded", partial] : [phases[i], `apt says no on ${vm}\nsecond line`];
+      const { job } = standIn(stack, `${vm}_packages`, phase, message, gate);
       gated.push({ name: vm, jobs: [{ name: `${vm}-install-packages`, job }] });
     }
     gate = rolloutGate(stack, wave, plan, gated, gate);
@@ -187,6 +195,15 @@ describe("the gate's budget, as Terraform applies it", () => {
     expect(r.text).toMatch(
       /rollout stopped at wave 3 of 3: 2 VMs failed so far, more than rollout\.maxFailures allows over the rollout \(1\): h2 \(h2-install-packages: apt says no on h2\); h5 \(/,
     );
+  }, 60_000);
+
+  test("a partial result (a package not installed) is a failure too, named with its first warning", () => {
+    const r = applyRollout([S, "partial", S], { waves: [2, 1] });
+    expect(r.status).not.toBe(0);
+    expect(r.text).toMatch(
+      /rollout stopped at wave 1 of 2: 1 of 2 VMs failed, .*: h2 \(h2-install-packages: tree was not installed: unknown package\)/,
+    );
+    expect(r.state).not.toContain("terraform_data.h3_packages");
   }, 60_000);
 
   test("a wave's percentage budget: 1 of 3 failed within 34%, 2 of 3 not", () => {

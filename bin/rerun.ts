@@ -40,7 +40,8 @@ export function rerunTargets(config: VmInstallConfig, request: RerunRequest, cat
   const vm = config.vms.find((v) => v.name === request.vmName);
   if (!vm) {
     throw new RerunRefused(
-      `no VM named ${JSON.stringify(request.vmName)} in cdktf.json; the VMs are ${config.vms.map((v) => v.name).join(", ")}`,
+      `no VM named ${JSON.stringify(request.vmName)} in cdktf.json; ` +
+        `the VMs are ${config.vms.map((v) => v.name).join(", ")}`,
     );
   }
   const enabled = catalog.filter((def) => vm.installers[def.key]?.enabled);

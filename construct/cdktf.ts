@@ -17,6 +17,7 @@ export {
   PgBackend,
   S3Backend,
   TerraformAsset,
+  TerraformLocal,
   TerraformOutput,
   TerraformResource,
   TerraformStack,

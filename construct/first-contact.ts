@@ -37,7 +37,8 @@ function acceptedHostKeys(scope: Construct): TerraformVariable {
     type: "map(string)",
     default: {},
     description:
-      "Set by npm run trust only: VM name -> the SHA256 host key fingerprint the operator accepted for it (checked on the VM's console)",
+      "Set by npm run trust only: VM name -> the SHA256 host key fingerprint the operator accepted for it " +
+      "(checked on the VM's console)",
   });
   variable.overrideLogicalId(ACCEPTED_HOST_KEYS_VARIABLE);
   return variable;

@@ -46,7 +46,7 @@ export function hostKeyIds(vm: string): { probe: string; record: string; output:
   };
 }
 
-/** The stack's variable through which `npm run trust` gives the host key an operator accepted (VM name -> "SHA256:..."). */
+/** The variable through which `npm run trust` gives the host key an operator accepted (VM name -> "SHA256:..."). */
 export const ACCEPTED_HOST_KEYS_VARIABLE = "accepted_host_keys";
 
 /** The output that holds the address a VM's jobs connect to. */

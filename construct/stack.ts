@@ -75,7 +75,8 @@ export class VmInstallStack extends TerraformStack {
     // cannot carry `${`, nor may this.
     if (/[$%]\{/.test(baseDir)) {
       throw new Error(
-        `the project folder ${baseDir} contains "\${" or "%{", which Terraform would read as template syntax in the paths under it; move or rename it`,
+        `the project folder ${baseDir} contains "\${" or "%{", which Terraform would read as template syntax ` +
+          "in the paths under it; move or rename it",
       );
     }
 
@@ -128,8 +129,9 @@ export class VmInstallStack extends TerraformStack {
 
   /** The failures the rollout tolerated, VM -> its first failed job and message, as the last gate recorded them. */
   private failuresOutput(lastGate: TerraformData): void {
+    const gate = `${lastGate.terraformResourceType}.${lastGate.friendlyUniqueId}`;
     new TerraformOutput(this, ROLLOUT_FAILURES_OUTPUT, {
-      value: `\${{ for vm, failure in ${lastGate.terraformResourceType}.${lastGate.friendlyUniqueId}.output : vm => failure if failure != "" }}`,
+      value: `\${{ for vm, failure in ${gate}.output : vm => failure if failure != "" }}`,
       description: "VMs whose failure the rollout tolerated (rollout.maxFailures), with the failed job's message",
     }).overrideLogicalId(ROLLOUT_FAILURES_OUTPUT);
   }
@@ -181,7 +183,9 @@ export class VmInstallStack extends TerraformStack {
       check.addOverride("lifecycle.precondition", [
         {
           condition: `\${length(var.${name}) >= ${rule.minLength}}`,
-          error_message: `TF_VAR_${name} (${rule.what}) is shorter than ${rule.minLength} characters; set a longer one. The value is not shown.`,
+          error_message:
+            `TF_VAR_${name} (${rule.what}) is shorter than ${rule.minLength} characters; set a longer one. ` +
+            "The value is not shown.",
         },
       ]);
     }

@@ -90,13 +90,16 @@ function deliveryChecks(vm: VmConfig, machine: VcVmV3, key: DeliveredKeyRecord, 
   machine.addOverride("lifecycle.precondition", [
     {
       condition: `\${can(regex("^SHA256:[A-Za-z0-9+/]{43}$", ${key.sha256Ref}))}`,
-      error_message: `${vm.name}: no host key to deliver: the state holds none for it yet and ${file} (relative to the stack folder) is missing or not a key. Deploy through npm run deploy or bin/cdktf, which makes it, or set vms[].hostKeys to "first-contact" for an image without cloud-init.`,
+      error_message:
+        `${vm.name}: no host key to deliver: the state holds none for it yet and ${file} (relative to the stack ` +
+        "folder) is missing or not a key. Deploy through npm run deploy or bin/cdktf, which makes it, or set " +
+        'vms[].hostKeys to "first-contact" for an image without cloud-init.',
     },
   ]);
   machine.addOverride("lifecycle.replace_triggered_by", [key.address]);
 }
 
-/** A step in a VM's chain of jobs as the next job takes it (JobSpec.previous): it runs after `resource` and is replaced with it. */
+/** A step in a VM's chain as the next job takes it (JobSpec.previous): it runs after `resource`, replaced with it. */
 function chainLink(resource: TerraformData, id: string): InstallerJob {
   return { fqn: resource.fqn, address: resourceAddress(resource, id), message: "" };
 }
@@ -192,7 +195,7 @@ export class VmInstallation extends Construct {
     }
   }
 
-  /** The address the jobs connect to and, when there is one, the host key they require (what `npm run check` requires too). */
+  /** The address the jobs connect to and, if there is one, the host key they require (as `npm run check` does). */
   private connectionOutputs(vm: VmConfig, hostKeySha256: string | undefined): void {
     const addressOutput = addressOutputName(vm.name);
     new TerraformOutput(this, addressOutput, {
@@ -248,7 +251,11 @@ export class VmInstallation extends Construct {
     record.addOverride("lifecycle.postcondition", [
       {
         condition: `\${can(regex("^SHA256:[A-Za-z0-9+/]{43}$", self.output.sha256))}`,
-        error_message: `${vm.name}: terraform_data.${id} holds no host key to deliver: it was made while ${props.paths.placed(props.hostKeyFile!)} (relative to the stack folder) was missing, by a Terraform run without bin/cdktf. Run npm run synth (bin/cdktf makes the file), then terraform apply -replace=terraform_data.${id} in the stack folder; no VM was created with it.`,
+        error_message:
+          `${vm.name}: terraform_data.${id} holds no host key to deliver: it was made while ` +
+          `${props.paths.placed(props.hostKeyFile!)} (relative to the stack folder) was missing, by a Terraform ` +
+          "run without bin/cdktf. Run npm run synth (bin/cdktf makes the file), then terraform apply " +
+          `-replace=terraform_data.${id} in the stack folder; no VM was created with it.`,
       },
     ]);
     const output = (name: string) => `terraform_data.${id}.output.${name}`;

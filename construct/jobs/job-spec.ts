@@ -10,9 +10,12 @@ export interface JobConnection {
   readonly address: string;
   readonly user: string;
   readonly port: number;
-  /** The private key file as the configuration names it (relative to the stack folder unless given absolute); read at apply time, never at synth. Absent for a job that never authenticates (the host-key probe). */
+  /**
+   * The private key file as the configuration names it (relative to the stack folder unless absolute); read
+   * at apply time, never at synth. Absent for a job that never authenticates (the host-key probe).
+   */
   readonly privateKeyPath?: string;
-  /** The host key the job requires: the VM's pin, the key delivered to it, or the key recorded at first contact (a Terraform expression). */
+  /** The host key the job requires: the VM's pin, its delivered key or the first contact's (an expression). */
   readonly hostKeySha256?: string;
   /** Where that key comes from, for the job's mismatch message (SSH_HOST_KEY_SOURCE). */
   readonly hostKeySource?: HostKeySource;
@@ -45,7 +48,7 @@ export interface JobSpec {
 export interface InstallerJob extends ITerraformDependable {
   /** The handler's JSON result (or the error text), as a Terraform expression: the output's value. */
   readonly message: string;
-  /** "type.name", for meta-arguments that take a bare resource address (replace_triggered_by, depends_on in an override). */
+  /** "type.name", for meta-arguments that take a bare address (replace_triggered_by, depends_on in an override). */
   readonly address: string;
   /** "Succeeded", "Failed" (or "NotRun"), as a Terraform expression; given by a job with tolerateFailure. */
   readonly phase?: string;

@@ -1,21 +1,8 @@
-// One installer run on the deploying machine: a built-in terraform_data whose local-exec runs the same
-// bundled directory through the job runner (bin/invoke.ts), with the same env and event contract as a
-// sless_job. The command line, the env var names and the result state's outputs are the runner's
-// protocol (operator/runner/invoke-protocol.ts), built here from typed options, never spelt out. Only
-// built-ins, so `cdktf deploy` works with no provider to download.
-//
-// Terraform hides a provisioner's output when its config holds a sensitive value, and the job's progress
-// must stay visible: so nothing sensitive goes into the provisioner. The key stays a file path the runner
-// reads; a secret event field names the TF_VAR_ variable the runner takes it from (local-exec inherits
-// Terraform's environment). The result comes back through a state-shaped file the runner writes, read
-// into Terraform state by a second terraform_data (<job>_outcome) that is replaced with the job: its input
-// names the job's new id, so it is only known, and the file only read, once the job has run. Kept in
-// state, the message reaches `cdktf output` in the shape a sless_job reports, and a colleague's working
-// copy sharing that state plans without the file (ignore_changes: a missing file changes nothing).
-//
-// A changed secret (a new password) must rerun its job, as a changed event_json does for a sless_job,
-// from any working copy, without the state holding the value or a digest cheap to test guesses against:
-// triggers_replace reads the job's scrypt trigger from the file bin/cdktf writes (./secret-trigger.ts).
+// One installer run on the deploying machine: a built-in terraform_data whose local-exec runs the bundled job
+// through the job runner with a sless_job's env and event contract (the command line is the runner's protocol,
+// built from typed options), so `cdktf deploy` needs no provider. Nothing sensitive enters the provisioner,
+// as Terraform would hide the job's progress: the key stays a path and a secret names its TF_VAR_ variable.
+// The result comes back through a file the runner writes, kept in state by <job>_outcome.
 
 import * as path from "node:path";
 import type { Construct } from "constructs";
@@ -36,7 +23,7 @@ import { TerraformData } from "./terraform-data";
 export interface LocalJobProps {
   /** Folder for the jobs' result files (outside cdktf.out, which each synth rewrites). */
   readonly resultsDir: string;
-  /** How the result files, the secret triggers and the runner are named in the configuration (relative to the stack folder). */
+  /** How the result files, secret triggers and runner are named in the configuration (from the stack folder). */
   readonly paths: TerraformPaths;
   /** The project whose bin/invoke.ts runs the jobs. @default this checkout */
   readonly projectRoot?: string;
@@ -46,7 +33,8 @@ export interface LocalJobProps {
 function resultOutput(jobAddress: string, resultFile: string, output: ResultOutput): string {
   const file = JSON.stringify(resultFile);
   const none = JSON.stringify(RESULT_STATE_DEFAULTS[output]);
-  return `\${${jobAddress}.id == "" || !fileexists(${file}) ? ${none} : jsondecode(file(${file})).outputs.${output}.value}`;
+  const read = `jsondecode(file(${file})).outputs.${output}.value`;
+  return `\${${jobAddress}.id == "" || !fileexists(${file}) ? ${none} : ${read}}`;
 }
 
 /** The provisioner env var the event travels in: not a command line, so `ps` never shows it. */
@@ -110,7 +98,8 @@ function jobEnvironment(c: JobSpec["connection"]): Partial<Record<JobEnvVar, str
 
 /**
  * What makes a job run again: a new run_id, a changed bundle (its hash is in the path), a changed event or
- * connection, a changed secret. The previous installer's rerun is added by replace_triggered_by.
+ * connection, a changed secret (./secret-trigger.ts: a changed password reruns its job as a changed
+ * event_json does a sless_job's). The previous installer's rerun is added by replace_triggered_by.
  */
 function jobTriggers(spec: JobSpec, props: LocalJobProps): Record<string, string> {
   const c = spec.connection;
@@ -155,6 +144,9 @@ function localJob(props: LocalJobProps, root: string, scope: Construct, id: stri
   const address = resourceAddress(data, id);
   if (spec.previous) data.addOverride("lifecycle.replace_triggered_by", [spec.previous.address]);
 
+  // Replaced with the job (its input names the job's new id), so the file is only read once the job has run.
+  // Kept in state, the message reaches `cdktf output` as a sless_job's does; ignore_changes lets a colleague's
+  // copy sharing that state plan without the file.
   const result = new TerraformData(scope, `${id}_outcome`, {
     input: {
       message: resultOutput(address, resultFile, "message"),

@@ -61,7 +61,8 @@ export function slessJobTarget(props: SlessJobProps) {
       job.addOverride("lifecycle.postcondition", [
         {
           condition: `\${self.phase == "${JOB_SUCCEEDED}"}`,
-          error_message: `sless job ${spec.name} (${id}) ended in phase \${self.phase}, not ${JOB_SUCCEEDED}: \${self.message}`,
+          error_message:
+            `sless job ${spec.name} (${id}) ended in phase \${self.phase}, not ${JOB_SUCCEEDED}: ` + "${self.message}",
         },
       ]);
     }

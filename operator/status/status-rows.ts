@@ -104,11 +104,17 @@ function notOfThisVm(
   state: ReadonlySet<string>,
 ): string | undefined {
   if (vm.kind === "nubes" && !state.has(`nubes_vc_vm_v3.${vmResourceId(vm.name)}`)) {
-    return `${vm.name} is not in the Terraform state (deleted outside Terraform, or its creation failed): no result of an earlier VM is shown; npm run deploy creates it and runs its installers`;
+    return (
+      `${vm.name} is not in the Terraform state (deleted outside Terraform, or its creation failed): ` +
+      "no result of an earlier VM is shown; npm run deploy creates it and runs its installers"
+    );
   }
   const jobType = config.jobTarget === "sless" ? "sless_job" : "terraform_data";
   if (!state.has(`${jobType}.${installerJobId(vm.name, def.key)}`)) {
-    return `${def.handler} has not run on the current VM (its job is not in the Terraform state: the VM was replaced, or the last deploy stopped before this job); npm run deploy runs it`;
+    return (
+      `${def.handler} has not run on the current VM (its job is not in the Terraform state: the VM was ` +
+      "replaced, or the last deploy stopped before this job); npm run deploy runs it"
+    );
   }
   return undefined;
 }
@@ -151,7 +157,9 @@ function notReached(row: StatusRow, wave: number, state?: ReadonlySet<string>): 
   return {
     ...row,
     status: "not reached",
-    summary: `the rollout stopped before wave ${wave}: wave ${wave - 1} did not pass its gate (npm run deploy's error names the failed VMs)`,
+    summary:
+      `the rollout stopped before wave ${wave}: wave ${wave - 1} did not pass its gate ` +
+      "(npm run deploy's error names the failed VMs)",
   };
 }
 
