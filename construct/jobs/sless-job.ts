@@ -58,11 +58,11 @@ export function slessJobTarget(props: SlessJobProps) {
     // would carry on (and print the error as a result). Unless the rollout's gates judge failures, a job
     // that did not succeed stops the deploy here, naming itself and its message.
     if (!spec.tolerateFailure) {
+      const ended = `sless job ${spec.name} (${id}) ended in phase \${self.phase}`;
       job.addOverride("lifecycle.postcondition", [
         {
           condition: `\${self.phase == "${JOB_SUCCEEDED}"}`,
-          error_message:
-            `sless job ${spec.name} (${id}) ended in phase \${self.phase}, not ${JOB_SUCCEEDED}: ` + "${self.message}",
+          error_message: `${ended}, not ${JOB_SUCCEEDED}: \${self.message}`,
         },
       ]);
     }
