@@ -2,7 +2,7 @@
 // and those after it on that VM), leaving every other VM alone, without editing cdktf.json: one terraform
 // apply with -replace= of exactly those jobs, so the next deploy has nothing left to do. To make a rerun part
 // of the configuration instead, raise vms[].runId or vms[].runIds (README, Rollout).
-// Run it in the project folder, with the environment a deploy has. Exit code: terraform's, 2 bad usage.
+// Run it in the project folder, with the environment a deploy has. Exit code: terraform's; 64 bad usage.
 import { spawnSync } from "node:child_process";
 import * as path from "node:path";
 import type { VmInstallConfig } from "../construct/config/types";
@@ -15,6 +15,10 @@ export const USAGE = "usage: npm run rerun -- <vm name> [installer, e.g. install
 
 /** A command line rerun refuses, and why. */
 export class RerunRefused extends Error {}
+
+// As sysexits(3) and the project's other commands have them (README, Exit codes).
+const EXIT_ERROR = 1;
+const EXIT_USAGE = 64;
 
 export interface RerunRequest {
   vmName: string;
@@ -84,8 +88,13 @@ export function main(argv: string[], projectDir = projectFolder("rerun")): numbe
     const { config, stackDir } = readProject(projectDir);
     return replaceJobs(projectDir, stackDir, rerunTargets(config, request), request.applyArgs);
   } catch (err) {
-    say((err as Error).message);
-    return 2;
+    if (!(err instanceof RerunRefused)) {
+      say((err as Error).message);
+      return EXIT_ERROR;
+    }
+    say(err.message);
+    if (err.message !== USAGE) process.stderr.write(`${USAGE}\n`);
+    return EXIT_USAGE;
   }
 }
 
