@@ -176,7 +176,7 @@ describe("the gate's budget, as Terraform applies it", () => {
     const r = applyRollout([F, S, S, S], { waves: [1, 3], maxFailures: "50%" });
     expect(r.status).not.toBe(0);
     expect(r.text).toMatch(
-      /rollout stopped at wave 1 of 2: 1 of 1 VMs failed, more than rollout\.maxFailures allows in a wave \(0\): h1 \(h1-install-packages: apt says no on h1\)/,
+      /rollout stopped at wave 1 of 2: 1 of 1 VMs failed, more than rollout\.maxFailures allows in a wave \(0\): h1 \(h1-install-packages: apt says no on h1 second line\)/,
     );
     expect(r.state.filter((a) => /h[234]_packages/.test(a))).toEqual([]);
   }, 60_000);
@@ -193,7 +193,7 @@ describe("the gate's budget, as Terraform applies it", () => {
     const r = applyRollout([S, F, S, S, F, S, S], { waves: [1, 3, 3], maxFailures: 1 });
     expect(r.status).not.toBe(0);
     expect(r.text).toMatch(
-      /rollout stopped at wave 3 of 3: 2 VMs failed so far, more than rollout\.maxFailures allows over the rollout \(1\): h2 \(h2-install-packages: apt says no on h2\); h5 \(/,
+      /rollout stopped at wave 3 of 3: 2 VMs failed so far, more than rollout\.maxFailures allows over the rollout \(1\): h2 \(h2-install-packages: apt says no on h2 second line\); h5 \(/,
     );
   }, 60_000);
 

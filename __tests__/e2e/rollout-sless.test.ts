@@ -65,7 +65,7 @@ describeE2E("a rollout with a failure budget, sless jobs on the twin, three VMs"
     expect(run.code).toBe(0);
     expect(jobsCreated(run)).toEqual(["s1_packages", "s2_docker", "s2_packages", "s3_packages"]);
     expect(run.outputs.rollout_failures).toEqual({
-      s2: expect.stringMatching(/^s2-install-packages: .*vm-install-no-such-package/),
+      s2: expect.stringMatching(/^s2-install-packages: install-packages failed .*vm-install-no-such-package/),
     });
     // The job after the failed one ran on the platform, refused before any SSH: no address.
     expect(run.outputs.s2.s2_docker_result).toMatch(/VM_IP/);

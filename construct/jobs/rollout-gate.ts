@@ -31,8 +31,9 @@ function firstFailure(vm: GatedVm): string {
       rest,
     );
     if (job.phase === undefined) return partial;
-    const firstLine = Fn.element(Fn.split("\n", job.message), 0);
-    return Fn.conditional(Op.neq(job.phase, JOB_SUCCEEDED), Fn.format("%s: %s", [name, firstLine]), partial);
+    // One line, as Terraform's error and the output show it; an error's text is a few lines at most.
+    const oneLine = Fn.substr(Fn.join(" ", Fn.compact(Fn.split("\n", job.message))), 0, 500);
+    return Fn.conditional(Op.neq(job.phase, JOB_SUCCEEDED), Fn.format("%s: %s", [name, oneLine]), partial);
   }, "");
 }
 
