@@ -92,13 +92,26 @@ export class VmInstallStack extends TerraformStack {
         ? slessJobTarget({ runtime: config.sless.runtime })
         : localJobTarget({ resultsDir: resultsFolder(baseDir, config.stackName), paths });
 
+    this.installations = this.rollOut(props, jobTarget, paths, baseDir);
+  }
+
+  /**
+   * One VmInstallation per VM, wave by wave, each wave's jobs after the gate of the one before (a fleet in one
+   * wave with no failure budget has none); returned in vms[] order.
+   */
+  private rollOut(
+    props: VmInstallStackProps,
+    jobTarget: JobTargetFactory,
+    paths: TerraformPaths,
+    baseDir: string,
+  ): VmInstallation[] {
+    const { config } = props;
     const cloudInits = readCloudInits(config, paths);
     const keysDir = resultsFolder(baseDir, config.stackName);
     const plan = planRollout(config.vms, config.rollout);
+    const gated = plan.waves.length > 1 || plan.tolerant;
     const byName = new Map<string, VmInstallation>();
     let gate: TerraformData | undefined;
-    // Wave by wave, each after the gate of the one before; a fleet in one wave without a budget has none.
-    const gated = plan.waves.length > 1 || plan.tolerant;
     for (const wave of plan.waves) {
       for (const name of wave.vms) {
         const i = config.vms.findIndex((vm) => vm.name === name);
@@ -120,11 +133,11 @@ export class VmInstallStack extends TerraformStack {
       }
       if (gated) gate = rolloutGate(this, wave, plan, gatedVms(plan, wave, byName), gate);
     }
-    this.installations = config.vms.map((vm) => byName.get(vm.name)!);
     if (gated) {
       for (const line of describeRollout(plan)) Annotations.of(this).addInfo(line);
       if (plan.tolerant) this.failuresOutput(gate!);
     }
+    return config.vms.map((vm) => byName.get(vm.name)!);
   }
 
   /** The failures the rollout tolerated, VM -> its first failed job and message, as the last gate recorded them. */
