@@ -124,7 +124,7 @@ describe("each class of bad configuration fails with a message naming the key pa
 
   test("an unknown key, at the top and nested", () => {
     const p = problems(context({ colour: "blue", vms: [{ name: "vm1", cpus: 4 }] }));
-    const topKeys = "stackName, runId, parallelism, jobTarget, backend, nubes, sless, installers, vms";
+    const topKeys = "stackName, runId, parallelism, jobTarget, backend, nubes, sless, installers, vms, rollout";
     expect(p).toContainEqual(`colour: unknown key; allowed here: ${topKeys}`);
     expect(p).toContainEqual(
       expect.stringMatching(/^vms\[0\]\.cpus: unknown key; allowed here: name, kind, vappName, cpu, ram/),

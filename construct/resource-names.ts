@@ -46,10 +46,18 @@ export function hostKeyIds(vm: string): { probe: string; record: string; output:
   };
 }
 
-/** The stack's variable through which `npm run trust` gives the host key an operator accepted (VM name -> "SHA256:..."). */
+/** The variable through which `npm run trust` gives the host key an operator accepted (VM name -> "SHA256:..."). */
 export const ACCEPTED_HOST_KEYS_VARIABLE = "accepted_host_keys";
 
 /** The output that holds the address a VM's jobs connect to. */
 export function addressOutputName(vm: string): string {
   return `${resourcePrefix(vm)}_address`;
 }
+
+/** The logical id of the terraform_data gating the waves after wave `wave` (1 first). */
+export function rolloutGateId(wave: number): string {
+  return `rollout_wave_${wave}`;
+}
+
+/** The output listing the VMs whose failure the rollout tolerated, with their messages. */
+export const ROLLOUT_FAILURES_OUTPUT = "rollout_failures";

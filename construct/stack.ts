@@ -6,17 +6,20 @@ import type { Construct } from "constructs";
 import { NubesProvider } from "../providers/generated/nubes/provider/index";
 import { SlessProvider } from "../providers/generated/sless/provider/index";
 import { ValidationError } from "../shared/validate";
-import { App, TerraformStack, TerraformVariable } from "./cdktf";
+import { Annotations, App, TerraformOutput, TerraformStack, TerraformVariable } from "./cdktf";
 import { readCloudInit } from "./config/cloud-init";
 import { CONTEXT_KEY } from "./config/parse";
+import { describeRollout, planRollout, type RolloutPlan, type Wave } from "./config/rollout";
 import type { VmInstallConfig } from "./config/types";
 import { hostKeyFile } from "./delivered-host-keys";
 import type { CatalogEntry } from "./installers/catalog";
 import type { JobTargetFactory } from "./jobs/job-spec";
 import { localJobTarget } from "./jobs/local-job";
+import { type GatedVm, rolloutGate } from "./jobs/rollout-gate";
 import { resultsFolder } from "./jobs/secret-trigger";
 import { slessJobTarget } from "./jobs/sless-job";
 import { TerraformData } from "./jobs/terraform-data";
+import { ROLLOUT_FAILURES_OUTPUT } from "./resource-names";
 import { warnLocalStateSecrets } from "./risky-settings";
 import { configureBackend } from "./state-backend";
 import { TerraformPaths } from "./terraform-paths";
@@ -36,6 +39,14 @@ function readCloudInits(config: VmInstallConfig, paths: TerraformPaths): (Record
   });
   if (problems.length > 0) throw new ValidationError(`cdktf.json context.${CONTEXT_KEY}`, problems);
   return documents;
+}
+
+/** The VMs of `wave` and of the waves before it, with their jobs in run order, as the gate reads them. */
+function gatedVms(plan: RolloutPlan, wave: Wave, installations: Map<string, VmInstallation>): GatedVm[] {
+  return plan.waves
+    .filter((w) => w.number <= wave.number)
+    .flatMap((w) => w.vms)
+    .map((name) => ({ name, jobs: installations.get(name)!.jobs }));
 }
 
 /** The version constraint every version meets: sless.providerVersion "" (any). */
@@ -64,7 +75,8 @@ export class VmInstallStack extends TerraformStack {
     // cannot carry `${`, nor may this.
     if (/[$%]\{/.test(baseDir)) {
       throw new Error(
-        `the project folder ${baseDir} contains "\${" or "%{", which Terraform would read as template syntax in the paths under it; move or rename it`,
+        `the project folder ${baseDir} contains "\${" or "%{", which Terraform would read as template syntax ` +
+          "in the paths under it; move or rename it",
       );
     }
 
@@ -80,22 +92,61 @@ export class VmInstallStack extends TerraformStack {
         ? slessJobTarget({ runtime: config.sless.runtime })
         : localJobTarget({ resultsDir: resultsFolder(baseDir, config.stackName), paths });
 
+    this.installations = this.rollOut(props, jobTarget, paths, baseDir);
+  }
+
+  /**
+   * One VmInstallation per VM, wave by wave, each wave's jobs after the gate of the one before (a fleet in one
+   * wave with no failure budget has none); returned in vms[] order.
+   */
+  private rollOut(
+    props: VmInstallStackProps,
+    jobTarget: JobTargetFactory,
+    paths: TerraformPaths,
+    baseDir: string,
+  ): VmInstallation[] {
+    const { config } = props;
     const cloudInits = readCloudInits(config, paths);
     const keysDir = resultsFolder(baseDir, config.stackName);
-    this.installations = config.vms.map(
-      (vm, i) =>
-        new VmInstallation(this, vm.name, {
+    const plan = planRollout(config.vms, config.rollout);
+    const gated = plan.waves.length > 1 || plan.tolerant;
+    const byName = new Map<string, VmInstallation>();
+    let gate: TerraformData | undefined;
+    for (const wave of plan.waves) {
+      for (const name of wave.vms) {
+        const i = config.vms.findIndex((vm) => vm.name === name);
+        const vm = config.vms[i];
+        const installation = new VmInstallation(this, vm.name, {
           vm,
           cloudInit: cloudInits[i],
           hostKeyFile: hostKeyFile(keysDir, vm.name),
           nubes: config.nubes,
           runId: config.runId,
+          after: gate,
+          tolerateFailure: plan.tolerant,
           jobTarget,
           paths,
           installers: props.installers,
           secretVariable: (name, description, rule) => this.secretVariable(name, description, rule),
-        }),
-    );
+        });
+        byName.set(vm.name, installation);
+      }
+      if (gated) gate = rolloutGate(this, wave, plan, gatedVms(plan, wave, byName), gate);
+    }
+    if (gated) {
+      for (const line of describeRollout(plan)) Annotations.of(this).addInfo(line);
+      if (plan.tolerant) this.failuresOutput(gate!);
+    }
+    return config.vms.map((vm) => byName.get(vm.name)!);
+  }
+
+  /** The failures the rollout tolerated, VM -> its first failed job and message, as the last gate recorded them. */
+  private failuresOutput(lastGate: TerraformData): void {
+    const gate = `${lastGate.terraformResourceType}.${lastGate.friendlyUniqueId}`;
+    new TerraformOutput(this, ROLLOUT_FAILURES_OUTPUT, {
+      value: `\${{ for vm, failure in ${gate}.output : vm => failure if failure != "" }}`,
+      description: "VMs whose failure the rollout tolerated (rollout.maxFailures), with the failed job's message",
+    }).overrideLogicalId(ROLLOUT_FAILURES_OUTPUT);
   }
 
   // Provider addresses are settings (the sless provider is not public; Nubes may move): they replace the
@@ -145,7 +196,9 @@ export class VmInstallStack extends TerraformStack {
       check.addOverride("lifecycle.precondition", [
         {
           condition: `\${length(var.${name}) >= ${rule.minLength}}`,
-          error_message: `TF_VAR_${name} (${rule.what}) is shorter than ${rule.minLength} characters; set a longer one. The value is not shown.`,
+          error_message:
+            `TF_VAR_${name} (${rule.what}) is shorter than ${rule.minLength} characters; set a longer one. ` +
+            "The value is not shown.",
         },
       ]);
     }

@@ -5,18 +5,17 @@
 import { Construct } from "constructs";
 import { Vapp } from "../providers/generated/nubes/vapp/index";
 import { VcVmV3 } from "../providers/generated/nubes/vc-vm-v3/index";
-import { SSH_RETRY_SETTINGS } from "../shared/ssh-retry";
-import { Fn, type ITerraformDependable, TerraformOutput, TerraformStack, TerraformVariable } from "./cdktf";
+import { Fn, type ITerraformDependable, TerraformOutput, type TerraformVariable } from "./cdktf";
 import { privateKeyPermissionProblem } from "./config/key-file";
 import type { NubesConfig, VmConfig } from "./config/types";
 import { hostKeySource } from "./delivered-host-keys";
+import { recordHostKey } from "./first-contact";
 import { type CatalogEntry, INSTALLERS } from "./installers/catalog";
-import { installerEvent, secretVariableNames, sshEvent } from "./installers/installer-event";
+import { installerEvent, secretVariableNames } from "./installers/installer-event";
 import { HandlerAsset } from "./jobs/handler-asset";
-import { type InstallerJob, type JobTargetFactory, resourceAddress } from "./jobs/job-spec";
+import { type InstallerJob, type JobConnection, type JobTargetFactory, resourceAddress } from "./jobs/job-spec";
 import { TerraformData } from "./jobs/terraform-data";
 import {
-  ACCEPTED_HOST_KEYS_VARIABLE,
   addressOutputName,
   hostKeyIds,
   installerJobId,
@@ -30,16 +29,17 @@ import { warnRiskySettings } from "./risky-settings";
 import type { TerraformPaths } from "./terraform-paths";
 import { type DeliveredKeyRecord, vmCloudInit } from "./vm-cloud-init";
 
-/** The handler that reads a VM's host key at first contact (handlers/host-key). */
-export const HOST_KEY_HANDLER = "host-key";
-
 export interface VmInstallationProps {
   /** The VM and its resolved installers. */
   readonly vm: VmConfig;
   /** Nubes settings; required for a VM of kind "nubes". */
   readonly nubes?: NubesConfig;
-  /** run_id of every job. */
+  /** run_id of every job; the VM's own runId and runIds are added to it. */
   readonly runId: number;
+  /** The previous wave's gate, which every job of this VM runs after (construct/jobs/rollout-gate.ts). */
+  readonly after?: ITerraformDependable;
+  /** Leave failures to the rollout's gates instead of failing the apply (JobSpec.tolerateFailure). */
+  readonly tolerateFailure?: boolean;
   /** Turns each installer's JobSpec into resources (sless_job, or terraform_data + local-exec). */
   readonly jobTarget: JobTargetFactory;
   /** How paths are written into the configuration (relative to the stack folder) and checked at synth. */
@@ -80,24 +80,6 @@ function secretEvent(
 }
 
 /**
- * The stack's one variable of host keys an operator accepted, by VM name: empty on every deploy, set only
- * by `npm run trust` for the apply that replaces that VM's record.
- */
-function acceptedHostKeys(scope: Construct): TerraformVariable {
-  const stack = TerraformStack.of(scope);
-  const existing = stack.node.tryFindChild(ACCEPTED_HOST_KEYS_VARIABLE) as TerraformVariable | undefined;
-  if (existing) return existing;
-  const variable = new TerraformVariable(stack, ACCEPTED_HOST_KEYS_VARIABLE, {
-    type: "map(string)",
-    default: {},
-    description:
-      "Set by npm run trust only: VM name -> the SHA256 host key fingerprint the operator accepted for it (checked on the VM's console)",
-  });
-  variable.overrideLogicalId(ACCEPTED_HOST_KEYS_VARIABLE);
-  return variable;
-}
-
-/**
  * A VM is never created without a key to deliver: the record is empty only when the key file was
  * missing when it was made (Terraform run without bin/cdktf). The VM is replaced with the record, as
  * cloud-init reads the key at first boot only: replacing the record (`terraform apply -replace`) is how a
@@ -108,13 +90,16 @@ function deliveryChecks(vm: VmConfig, machine: VcVmV3, key: DeliveredKeyRecord, 
   machine.addOverride("lifecycle.precondition", [
     {
       condition: `\${can(regex("^SHA256:[A-Za-z0-9+/]{43}$", ${key.sha256Ref}))}`,
-      error_message: `${vm.name}: no host key to deliver: the state holds none for it yet and ${file} (relative to the stack folder) is missing or not a key. Deploy through npm run deploy or bin/cdktf, which makes it, or set vms[].hostKeys to "first-contact" for an image without cloud-init.`,
+      error_message:
+        `${vm.name}: no host key to deliver: the state holds none for it yet and ${file} (relative to the stack ` +
+        "folder) is missing or not a key. Deploy through npm run deploy or bin/cdktf, which makes it, or set " +
+        'vms[].hostKeys to "first-contact" for an image without cloud-init.',
     },
   ]);
   machine.addOverride("lifecycle.replace_triggered_by", [key.address]);
 }
 
-/** A step in a VM's chain of jobs as the next job takes it (JobSpec.previous): it runs after `resource` and is replaced with it. */
+/** A step in a VM's chain as the next job takes it (JobSpec.previous): it runs after `resource`, replaced with it. */
 function chainLink(resource: TerraformData, id: string): InstallerJob {
   return { fqn: resource.fqn, address: resourceAddress(resource, id), message: "" };
 }
@@ -122,8 +107,8 @@ function chainLink(resource: TerraformData, id: string): InstallerJob {
 export class VmInstallation extends Construct {
   /** The address the jobs connect to, as a Terraform expression. */
   readonly address: string;
-  /** Enabled installers' jobs, in run order. */
-  readonly jobs: { key: string; job: InstallerJob }[] = [];
+  /** Enabled installers' jobs, in run order, each with its job name ("<vm>-<handler>"). */
+  readonly jobs: { key: string; name: string; job: InstallerJob }[] = [];
   /** The host key recorded at first contact (absent when the VM's key is pinned). */
   readonly hostKeyRecord?: TerraformData;
 
@@ -145,7 +130,9 @@ export class VmInstallation extends Construct {
     const anyJob = installers.some((def) => vm.installers[def.key].enabled);
     const newVm = machine && anyJob ? this.vmGeneration(vm, machine) : undefined;
     const pinned = vm.hostKeySha256 !== undefined || delivered !== undefined;
-    const trust = !pinned && anyJob ? this.recordHostKey(props, host, machine, newVm) : undefined;
+    const dependsOn = [...(machine ? [machine as ITerraformDependable] : []), ...(props.after ? [props.after] : [])];
+    const runId = props.runId + (vm.runId ?? 0);
+    const trust = !pinned && anyJob ? recordHostKey(this, { ...props, runId, host, dependsOn, newVm }) : undefined;
     this.hostKeyRecord = trust?.record;
     const keyOnThisMachine = props.paths.resolve(vm.privateKeyPath);
     // Reported by synth with every other problem; a key made after synth is checked when it is read.
@@ -159,11 +146,23 @@ export class VmInstallation extends Construct {
       hostKeySha256: vm.hostKeySha256 ?? delivered?.sha256 ?? trust?.hostKeySha256,
       hostKeySource: hostKeySource(vm),
     };
-
     // Each job runs after the step before it on this VM and is replaced with it: a new VM, then the record
     // of its key (a new record, for a new VM or a key accepted by `npm run trust`, reruns every installer
     // against it), then each installer in turn.
-    let previous: InstallerJob | undefined = trust ? chainLink(trust.record, hostKeyIds(vm.name).record) : newVm;
+    const first = trust ? chainLink(trust.record, hostKeyIds(vm.name).record) : newVm;
+    this.installerJobs(props, installers, { connection, dependsOn, runId }, first);
+    this.connectionOutputs(vm, connection.hostKeySha256);
+  }
+
+  /** One job per enabled installer, chained after `previous`; an output per installer, "skipped" if disabled. */
+  private installerJobs(
+    props: VmInstallationProps,
+    installers: readonly CatalogEntry[],
+    common: { connection: JobConnection; dependsOn: ITerraformDependable[]; runId: number },
+    first: InstallerJob | undefined,
+  ): void {
+    const { vm } = props;
+    let previous = first;
     for (const def of installers) {
       const settings = vm.installers[def.key];
       const outputName = resultOutputName(vm.name, def.key);
@@ -174,28 +173,29 @@ export class VmInstallation extends Construct {
         }).overrideLogicalId(outputName);
         continue;
       }
+      const name = jobName(vm.name, def.handler);
       const job = props.jobTarget(this, installerJobId(vm.name, def.key), {
-        name: jobName(vm.name, def.handler),
+        name,
         asset: HandlerAsset.forHandler(this, def.handler, def.handlersDir),
-        connection,
+        connection: common.connection,
         event: installerEvent(vm, def, this.jobs.length > 0),
         secretEvent: secretEvent(vm, def, props.secretVariable),
-        runId: props.runId,
+        runId: common.runId + (vm.runIds?.[def.key] ?? 0),
         waitTimeoutSec: settings.waitTimeoutSec,
-        dependsOn: machine ? [machine as ITerraformDependable] : [],
+        dependsOn: common.dependsOn,
         previous,
+        tolerateFailure: props.tolerateFailure,
       });
-      this.jobs.push({ key: def.key, job });
+      this.jobs.push({ key: def.key, name, job });
       previous = job;
       new TerraformOutput(this, outputName, {
         value: job.message,
         description: `${vm.name}: ${def.handler} result (JSON)`,
       }).overrideLogicalId(outputName);
     }
-    this.connectionOutputs(vm, connection.hostKeySha256);
   }
 
-  /** The address the jobs connect to and, when there is one, the host key they require (what `npm run check` requires too). */
+  /** The address the jobs connect to and, if there is one, the host key they require (as `npm run check` does). */
   private connectionOutputs(vm: VmConfig, hostKeySha256: string | undefined): void {
     const addressOutput = addressOutputName(vm.name);
     new TerraformOutput(this, addressOutput, {
@@ -208,53 +208,6 @@ export class VmInstallation extends Construct {
       value: hostKeySha256,
       description: `${vm.name}: the host key the jobs require`,
     }).overrideLogicalId(keyOutput);
-  }
-
-  /**
-   * Trust on first contact, kept in Terraform state: a probe job reads the VM's host key without
-   * authenticating, and a terraform_data records the first key it reports. `ignore_changes` keeps that
-   * record through every later deploy (the probe's later reports do not move it), so the installers
-   * require the first key until the VM is replaced or a person accepts a new one (`npm run trust`, which
-   * replaces this record). A new VM (a new id, whatever the cause) replaces the probe and the record
-   * with it: the probe's message is then unknown until it has run on the new VM, so the new record is
-   * made after that run, from its report, never from the old VM's. A host of kind "existing" keeps its record.
-   */
-  private recordHostKey(
-    props: VmInstallationProps,
-    host: { address: string; user: string; port: number },
-    machine?: VcVmV3,
-    newVm?: InstallerJob,
-  ) {
-    const { vm } = props;
-    const ids = hostKeyIds(vm.name);
-    const probe = props.jobTarget(this, ids.probe, {
-      name: jobName(vm.name, HOST_KEY_HANDLER),
-      asset: HandlerAsset.forHandler(this, HOST_KEY_HANDLER),
-      connection: host,
-      event: sshEvent(vm),
-      secretEvent: {},
-      runId: props.runId,
-      waitTimeoutSec: (vm.sshRetry?.budgetSec ?? SSH_RETRY_SETTINGS.budgetSec.default) + 60,
-      dependsOn: machine ? [machine as ITerraformDependable] : [],
-      previous: newVm,
-    });
-    const id = ids.record;
-    // No default in the inner lookup: a probe result without a key fails the deploy instead of recording
-    // nothing. The key an operator accepted (npm run trust, which gives it for this one apply) comes first:
-    // then exactly that key is recorded, whatever answers while the apply runs.
-    const seen = Fn.lookup(Fn.jsondecode(probe.message), "host_key_sha256");
-    const sha256 = Fn.lookup(acceptedHostKeys(this).value, vm.name, seen);
-    const record = new TerraformData(this, "host_key", { input: { sha256 }, dependsOn: [probe] });
-    record.overrideLogicalId(id);
-    record.addOverride("lifecycle.ignore_changes", ["input"]);
-    if (newVm) record.addOverride("lifecycle.replace_triggered_by", [newVm.address]);
-    record.addOverride("lifecycle.postcondition", [
-      {
-        condition: `\${can(regex("^SHA256:[A-Za-z0-9+/]{43}$", self.output.sha256))}`,
-        error_message: `${vm.name}: the host-key job reported no SHA256 host key fingerprint, so none can be recorded; see ${vm.name}-${HOST_KEY_HANDLER}'s message.`,
-      },
-    ]);
-    return { probe, record, hostKeySha256: record.getStringAttribute("output.sha256") };
   }
 
   /**
@@ -298,7 +251,11 @@ export class VmInstallation extends Construct {
     record.addOverride("lifecycle.postcondition", [
       {
         condition: `\${can(regex("^SHA256:[A-Za-z0-9+/]{43}$", self.output.sha256))}`,
-        error_message: `${vm.name}: terraform_data.${id} holds no host key to deliver: it was made while ${props.paths.placed(props.hostKeyFile!)} (relative to the stack folder) was missing, by a Terraform run without bin/cdktf. Run npm run synth (bin/cdktf makes the file), then terraform apply -replace=terraform_data.${id} in the stack folder; no VM was created with it.`,
+        error_message:
+          `${vm.name}: terraform_data.${id} holds no host key to deliver: it was made while ` +
+          `${props.paths.placed(props.hostKeyFile!)} (relative to the stack folder) was missing, by a Terraform ` +
+          "run without bin/cdktf. Run npm run synth (bin/cdktf makes the file), then terraform apply " +
+          `-replace=terraform_data.${id} in the stack folder; no VM was created with it.`,
       },
     ]);
     const output = (name: string) => `terraform_data.${id}.output.${name}`;

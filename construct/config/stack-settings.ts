@@ -7,6 +7,7 @@ import { type CatalogEntry, INSTALLERS } from "../installers/catalog";
 import { backendSetting } from "./backend";
 import { installersRule } from "./installer-settings";
 import { nubesSetting, slessSetting } from "./provider-settings";
+import { ROLLOUT_RULES, rolloutSetting } from "./rollout";
 import { name } from "./value-rules";
 import { vmRules, vmSettings } from "./vm-settings";
 
@@ -48,6 +49,7 @@ export function stackSettings(catalog: readonly CatalogEntry[] = INSTALLERS) {
       rules: vmRules(catalog),
       doc: "The VMs, each with its own installers. At least one.",
     }),
+    rollout: rolloutSetting,
   };
 }
 
@@ -78,4 +80,5 @@ export const STACK_RULES: readonly SettingsRule[] = [
       });
     },
   },
+  ...ROLLOUT_RULES,
 ];

@@ -7,6 +7,7 @@ import { boolean, integer, list, oneOf, string } from "../../shared/validate";
 import type { CatalogEntry } from "../installers/catalog";
 import { installerProblems, installersRule, mergeInstallers, type WrittenInstallers } from "./installer-settings";
 import { DEFAULT_VAPP_PREFIX } from "./provider-settings";
+import { vmRolloutSettings } from "./rollout";
 import { NAME, nonEmpty } from "./value-rules";
 
 const port = string({
@@ -113,6 +114,7 @@ const VM_SETTINGS = {
 export function vmSettings(catalog: readonly CatalogEntry[]) {
   return {
     ...VM_SETTINGS,
+    ...vmRolloutSettings(catalog.map((def) => def.key)),
     installers: setting(installersRule(catalog), {
       default: {},
       doc: "This VM's installers: the top-level `installers` merged with these, key by key.",

@@ -24,11 +24,14 @@ export class HandlerAsset extends Construct {
     if (existing instanceof HandlerAsset) {
       if (existing.handlersDir === handlersDir) return existing;
       throw new Error(
-        `HandlerAsset.forHandler(${handler}): stack ${stack.node.path} already bundles a handler named "${handler}" from ${existing.handlersDir ?? "handlers/"}, not ${handlersDir ?? "handlers/"}; give one of them another name`,
+        `HandlerAsset.forHandler(${handler}): stack ${stack.node.path} already bundles a handler named ` +
+          `"${handler}" from ${existing.handlersDir ?? "handlers/"}, not ${handlersDir ?? "handlers/"}; ` +
+          "give one of them another name",
       );
     }
     throw new Error(
-      `HandlerAsset.forHandler(${handler}): stack ${stack.node.path} already has a child "${id}" that is not a HandlerAsset; rename that construct`,
+      `HandlerAsset.forHandler(${handler}): stack ${stack.node.path} already has a child "${id}" ` +
+        "that is not a HandlerAsset; rename that construct",
     );
   }
 

@@ -10,9 +10,12 @@ export interface JobConnection {
   readonly address: string;
   readonly user: string;
   readonly port: number;
-  /** The private key file as the configuration names it (relative to the stack folder unless given absolute); read at apply time, never at synth. Absent for a job that never authenticates (the host-key probe). */
+  /**
+   * The private key file as the configuration names it (relative to the stack folder unless absolute); read
+   * at apply time, never at synth. Absent for a job that never authenticates (the host-key probe).
+   */
   readonly privateKeyPath?: string;
-  /** The host key the job requires: the VM's pin, the key delivered to it, or the key recorded at first contact (a Terraform expression). */
+  /** The host key the job requires: the VM's pin, its delivered key or the first contact's (an expression). */
   readonly hostKeySha256?: string;
   /** Where that key comes from, for the job's mismatch message (SSH_HOST_KEY_SOURCE). */
   readonly hostKeySource?: HostKeySource;
@@ -34,14 +37,21 @@ export interface JobSpec {
   readonly dependsOn: ITerraformDependable[];
   /** The previous installer on the same VM: this job runs after it, and reruns whenever it does. */
   readonly previous?: InstallerJob;
+  /**
+   * Leave a failure to the rollout's gates (construct/jobs/rollout-gate.ts): the job records phase Failed
+   * instead of failing the apply, and does nothing when `previous` did not succeed. @default false
+   */
+  readonly tolerateFailure?: boolean;
 }
 
 /** What the VM construct needs back from a job, whatever runs it. */
 export interface InstallerJob extends ITerraformDependable {
   /** The handler's JSON result (or the error text), as a Terraform expression: the output's value. */
   readonly message: string;
-  /** "type.name", for meta-arguments that take a bare resource address (replace_triggered_by, depends_on in an override). */
+  /** "type.name", for meta-arguments that take a bare address (replace_triggered_by, depends_on in an override). */
   readonly address: string;
+  /** "Succeeded", "Failed" (or "NotRun"), as a Terraform expression; given by a job with tolerateFailure. */
+  readonly phase?: string;
 }
 
 /** The bare address of a resource whose logical id was overridden to `id`. */

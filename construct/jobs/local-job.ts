@@ -1,21 +1,8 @@
-// One installer run on the deploying machine: a built-in terraform_data whose local-exec runs the same
-// bundled directory through the job runner (bin/invoke.ts), with the same env and event contract as a
-// sless_job. The command line, the env var names and the result state's outputs are the runner's
-// protocol (operator/runner/invoke-protocol.ts), built here from typed options, never spelt out. Only
-// built-ins, so `cdktf deploy` works with no provider to download.
-//
-// Terraform hides a provisioner's output when its config holds a sensitive value, and the job's progress
-// must stay visible: so nothing sensitive goes into the provisioner. The key stays a file path the runner
-// reads; a secret event field names the TF_VAR_ variable the runner takes it from (local-exec inherits
-// Terraform's environment). The result comes back through a state-shaped file the runner writes, read
-// into Terraform state by a second terraform_data (<job>_outcome) that is replaced with the job: its input
-// names the job's new id, so it is only known, and the file only read, once the job has run. Kept in
-// state, the message reaches `cdktf output` in the shape a sless_job reports, and a colleague's working
-// copy sharing that state plans without the file (ignore_changes: a missing file changes nothing).
-//
-// A changed secret (a new password) must rerun its job, as a changed event_json does for a sless_job,
-// from any working copy, without the state holding the value or a digest cheap to test guesses against:
-// triggers_replace reads the job's scrypt trigger from the file bin/cdktf writes (./secret-trigger.ts).
+// One installer run on the deploying machine: a built-in terraform_data whose local-exec runs the bundled job
+// through the job runner with a sless_job's env and event contract (the command line is the runner's protocol,
+// built from typed options), so `cdktf deploy` needs no provider. Nothing sensitive enters the provisioner,
+// as Terraform would hide the job's progress: the key stays a path and a secret names its TF_VAR_ variable.
+// The result comes back through a file the runner writes, kept in state by <job>_outcome.
 
 import * as path from "node:path";
 import type { Construct } from "constructs";
@@ -25,39 +12,42 @@ import {
   RESULT_STATE_DEFAULTS,
   type ResultOutput,
 } from "../../operator/runner/invoke-protocol";
+import { command } from "../../shared/shell-quote";
 import { PROJECT_ROOT } from "../bundling/bundle";
 import type { TerraformPaths } from "../terraform-paths";
 import { type InstallerJob, type JobSpec, resourceAddress } from "./job-spec";
 import { secretTriggerExpression, secretTriggerFile } from "./secret-trigger";
+import { JOB_SUCCEEDED } from "./sless-job";
 import { TerraformData } from "./terraform-data";
 
 export interface LocalJobProps {
   /** Folder for the jobs' result files (outside cdktf.out, which each synth rewrites). */
   readonly resultsDir: string;
-  /** How the result files, the secret triggers and the runner are named in the configuration (relative to the stack folder). */
+  /** How the result files, secret triggers and runner are named in the configuration (from the stack folder). */
   readonly paths: TerraformPaths;
   /** The project whose bin/invoke.ts runs the jobs. @default this checkout */
   readonly projectRoot?: string;
 }
 
-/**
- * The job's message from the result file the runner wrote, "not run" when there is none. It names the
- * job's id, so while the job is being (re)created it is unknown at plan and read after the job has run.
- */
-function resultMessage(jobAddress: string, resultFile: string): string {
+/** An output of the result file the runner wrote, its default when there is none; read once the job has run. */
+function resultOutput(jobAddress: string, resultFile: string, output: ResultOutput): string {
   const file = JSON.stringify(resultFile);
-  return `\${${jobAddress}.id == "" || !fileexists(${file}) ? ${JSON.stringify(RESULT_STATE_DEFAULTS.message)} : jsondecode(file(${file})).outputs.${MESSAGE_OUTPUT}.value}`;
+  const none = JSON.stringify(RESULT_STATE_DEFAULTS[output]);
+  const read = `jsondecode(file(${file})).outputs.${output}.value`;
+  return `\${${jobAddress}.id == "" || !fileexists(${file}) ? ${none} : ${read}}`;
 }
 
 /** The provisioner env var the event travels in: not a command line, so `ps` never shows it. */
 const EVENT_ENV = "VM_INSTALL_EVENT";
-const MESSAGE_OUTPUT: ResultOutput = "message";
+/** The provisioner env var holding the previous installer's phase, for a job that tolerates failure. */
+const PREVIOUS_PHASE_ENV = "VM_INSTALL_PREVIOUS_PHASE";
 
 class LocalJob implements InstallerJob {
   constructor(
     readonly resource: TerraformData,
     readonly address: string,
     readonly message: string,
+    readonly phase?: string,
   ) {}
   get fqn(): string {
     return this.resource.fqn;
@@ -66,7 +56,7 @@ class LocalJob implements InstallerJob {
 
 /** The runner's command line for `spec`; every path in it relative to the stack folder. */
 function jobCommandLine(spec: JobSpec, resultFile: string, logDir: string, runnerRoot: string): string {
-  return invokeCommandLine(
+  const line = invokeCommandLine(
     {
       name: spec.name,
       // Terraform fills in path.module before /bin/sh sees the line; single quotes keep it one word.
@@ -85,74 +75,92 @@ function jobCommandLine(spec: JobSpec, resultFile: string, logDir: string, runne
     // node as the deploying machine's PATH finds it: cdktf itself runs on it.
     "node",
   );
+  if (!spec.tolerateFailure) return line;
+  // The runner exits 1 for a Failed job (2 for bad usage, which still fails the apply): a failure stays a
+  // recorded phase for the gate. After a failed installer this VM's later ones leave no result ("NotRun").
+  const notRun = command(`[${spec.name}]`, "not run: the installer before it on this VM did not succeed");
+  const skip = spec.previous?.phase
+    ? `[ "$${PREVIOUS_PHASE_ENV}" = ${JOB_SUCCEEDED} ] || { echo ${notRun}; exit 0; }; `
+    : "";
+  return `${skip}${line} || [ $? -eq 1 ]`;
+}
+
+/** The connection as the handler reads it from its environment. */
+function jobEnvironment(c: JobSpec["connection"]): Partial<Record<JobEnvVar, string>> {
+  return {
+    VM_IP: c.address,
+    SSH_USER: c.user,
+    SSH_PORT: String(c.port),
+    ...(c.hostKeySha256 ? { SSH_HOST_KEY_SHA256: c.hostKeySha256 } : {}),
+    ...(c.hostKeySha256 && c.hostKeySource ? { SSH_HOST_KEY_SOURCE: c.hostKeySource } : {}),
+  };
+}
+
+/**
+ * What makes a job run again: a new run_id, a changed bundle (its hash is in the path), a changed event or
+ * connection, a changed secret (./secret-trigger.ts: a changed password reruns its job as a changed
+ * event_json does a sless_job's). The previous installer's rerun is added by replace_triggered_by.
+ */
+function jobTriggers(spec: JobSpec, props: LocalJobProps): Record<string, string> {
+  const c = spec.connection;
+  const secretVariables = Object.keys(spec.secretEvent)
+    .sort()
+    .map((field) => spec.secretEvent[field].friendlyUniqueId);
+  const triggerFile = props.paths.placed(secretTriggerFile(props.resultsDir, spec.name));
+  return {
+    run_id: String(spec.runId),
+    source_dir: spec.asset.path,
+    event: JSON.stringify(spec.event),
+    connection: JSON.stringify([c.address, c.user, c.port, c.privateKeyPath ?? "", c.hostKeySha256 ?? ""]),
+    ...(secretVariables.length > 0 ? { secrets: secretTriggerExpression(triggerFile, secretVariables) } : {}),
+  };
+}
+
+/** One job: the terraform_data that runs it and the one that keeps its outcome in state. */
+function localJob(props: LocalJobProps, root: string, scope: Construct, id: string, spec: JobSpec): InstallerJob {
+  const resultFile = props.paths.placed(path.join(props.resultsDir, `${spec.name}.tfstate`));
+  const logDir = props.paths.placed(path.join(props.resultsDir, "logs"));
+  const previousPhase = spec.tolerateFailure ? spec.previous?.phase : undefined;
+  const after = spec.previous ? [...spec.dependsOn, spec.previous] : spec.dependsOn;
+  const data = new TerraformData(scope, id, {
+    triggersReplace: jobTriggers(spec, props),
+    input: { name: spec.name, result_file: resultFile },
+    dependsOn: after.length > 0 ? after : undefined,
+    provisioners: [
+      {
+        type: "local-exec",
+        command: jobCommandLine(spec, resultFile, logDir, props.paths.placed(root)),
+        environment: {
+          ...jobEnvironment(spec.connection),
+          [EVENT_ENV]: JSON.stringify(spec.event),
+          ...(previousPhase ? { [PREVIOUS_PHASE_ENV]: previousPhase } : {}),
+        },
+      },
+      // Destroy forgets the result with the job, so a later deploy cannot show a stale one.
+      { type: "local-exec", when: "destroy", command: 'rm -f "${self.input.result_file}"' },
+    ],
+  });
+  data.overrideLogicalId(id);
+  const address = resourceAddress(data, id);
+  if (spec.previous) data.addOverride("lifecycle.replace_triggered_by", [spec.previous.address]);
+
+  // Replaced with the job (its input names the job's new id), so the file is only read once the job has run.
+  // Kept in state, the message reaches `cdktf output` as a sless_job's does; ignore_changes lets a colleague's
+  // copy sharing that state plan without the file.
+  const result = new TerraformData(scope, `${id}_outcome`, {
+    input: {
+      message: resultOutput(address, resultFile, "message"),
+      ...(spec.tolerateFailure ? { phase: resultOutput(address, resultFile, "phase") } : {}),
+    },
+    triggersReplace: { job: `\${${address}.id}` },
+  });
+  result.overrideLogicalId(`${id}_outcome`);
+  result.addOverride("lifecycle.ignore_changes", ["input"]);
+  const phase = spec.tolerateFailure ? result.getStringAttribute("output.phase") : undefined;
+  return new LocalJob(data, address, result.getStringAttribute("output.message"), phase);
 }
 
 export function localJobTarget(props: LocalJobProps) {
   const root = props.projectRoot ?? PROJECT_ROOT;
-  return (scope: Construct, id: string, spec: JobSpec): InstallerJob => {
-    const c = spec.connection;
-    const resultFile = props.paths.placed(path.join(props.resultsDir, `${spec.name}.tfstate`));
-    const command = jobCommandLine(
-      spec,
-      resultFile,
-      props.paths.placed(path.join(props.resultsDir, "logs")),
-      props.paths.placed(root),
-    );
-    const jobEnv: Partial<Record<JobEnvVar, string>> = {
-      VM_IP: c.address,
-      SSH_USER: c.user,
-      SSH_PORT: String(c.port),
-      ...(c.hostKeySha256 ? { SSH_HOST_KEY_SHA256: c.hostKeySha256 } : {}),
-      ...(c.hostKeySha256 && c.hostKeySource ? { SSH_HOST_KEY_SOURCE: c.hostKeySource } : {}),
-    };
-    const event = JSON.stringify(spec.event);
-    const secretVariables = Object.keys(spec.secretEvent)
-      .sort()
-      .map((field) => spec.secretEvent[field].friendlyUniqueId);
-
-    const data = new TerraformData(scope, id, {
-      // What makes a job run again: a new run_id, a changed bundle (its hash is in the path), a changed
-      // event or connection. The previous installer's rerun is added below.
-      triggersReplace: {
-        run_id: String(spec.runId),
-        source_dir: spec.asset.path,
-        event,
-        connection: JSON.stringify([c.address, c.user, c.port, c.privateKeyPath ?? "", c.hostKeySha256 ?? ""]),
-        ...(secretVariables.length > 0
-          ? {
-              secrets: secretTriggerExpression(
-                props.paths.placed(secretTriggerFile(props.resultsDir, spec.name)),
-                secretVariables,
-              ),
-            }
-          : {}),
-      },
-      input: { name: spec.name, result_file: resultFile },
-      dependsOn: spec.previous
-        ? [...spec.dependsOn, spec.previous]
-        : spec.dependsOn.length > 0
-          ? spec.dependsOn
-          : undefined,
-      provisioners: [
-        {
-          type: "local-exec",
-          command,
-          environment: { ...jobEnv, [EVENT_ENV]: event },
-        },
-        // Destroy forgets the result with the job, so a later deploy cannot show a stale one.
-        { type: "local-exec", when: "destroy", command: 'rm -f "${self.input.result_file}"' },
-      ],
-    });
-    data.overrideLogicalId(id);
-    const address = resourceAddress(data, id);
-    if (spec.previous) data.addOverride("lifecycle.replace_triggered_by", [spec.previous.address]);
-
-    const result = new TerraformData(scope, `${id}_outcome`, {
-      input: { [MESSAGE_OUTPUT]: resultMessage(address, resultFile) },
-      triggersReplace: { job: `\${${address}.id}` },
-    });
-    result.overrideLogicalId(`${id}_outcome`);
-    result.addOverride("lifecycle.ignore_changes", ["input"]);
-    return new LocalJob(data, address, result.getStringAttribute(`output.${MESSAGE_OUTPUT}`));
-  };
+  return (scope: Construct, id: string, spec: JobSpec): InstallerJob => localJob(props, root, scope, id, spec);
 }

@@ -1,22 +1,9 @@
-// The local target's secret triggers: what makes a job rerun when one of its secrets (a password)
-// changes, from whichever working copy deploys, while the state a team shares (pg, s3) does not let its
-// reader test a guess cheaply: a plain or salted sha256 in state costs a guess one hash. A trigger is
-// scrypt (SECRET_KDF: OWASP's floor, 128 MiB and about 0.35 s here) over the job's secret values, so a
-// guess costs a full scrypt.
-//
-// Terraform has no deterministic slow KDF (its bcrypt salts at random, so nothing can be compared), a
-// plan runs nothing of ours, and cdktf keeps TF_VAR_ variables away from synth. So bin/cdktf, before cdktf
-// runs, computes each trigger from the TF_VAR_ values the deploy's environment holds for the runner
-// anyway, into an owner-only file beside the results; the job's triggers_replace reads that file at plan
-// time (construct/jobs/local-job.ts). The value reaches neither cdktf.out nor the state; the digest reaches the
-// state.
-//
-// Nothing can read the state that early, so the salt is not kept there: it is derived from what every
-// working copy sharing the state has alike, the configuration (stack, backend, job). A salt need not be
-// secret, only unique per deployment, so that no table computed once serves every state; the same
-// configuration then gives the same trigger in every copy, and nothing per copy (the random salt file of
-// older versions) makes a colleague's deploy rerun the job. An HMAC keyed by something each copy has and
-// the state lacks was the other way: the one such thing every copy surely has is the secret itself.
+// The local target's secret triggers: a job reruns when one of its secrets changes, from any working copy,
+// while a shared state gives no cheap guess test: the trigger is scrypt (SECRET_KDF) over the job's secrets.
+// Terraform has no deterministic slow KDF and runs nothing of ours at plan, so bin/cdktf writes each trigger
+// into an owner-only file the job's triggers_replace reads at plan time; the value reaches neither cdktf.out
+// nor the state. The salt derives from what every copy sharing the state has alike (stack, backend, job):
+// unique per deployment, the same in each copy, so a colleague's deploy reruns nothing.
 import { createHash, scryptSync } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
@@ -105,5 +92,6 @@ export function writeSecretTriggers(
  */
 export function secretTriggerExpression(file: string, variables: readonly string[]): string {
   const missing = `none: deployed without ${variables.map((v) => `TF_VAR_${v}`).join(", ")}`;
-  return `\${fileexists(${JSON.stringify(file)}) ? trimspace(file(${JSON.stringify(file)})) : ${JSON.stringify(missing)}}`;
+  const quoted = JSON.stringify(file);
+  return `\${fileexists(${quoted}) ? trimspace(file(${quoted})) : ${JSON.stringify(missing)}}`;
 }

@@ -2,7 +2,7 @@
 // business input in event_json. The platform reports the handler's JSON result in `message`.
 import type { Construct } from "constructs";
 import { Job } from "../../providers/generated/sless/job/index";
-import { Fn } from "../cdktf";
+import { Fn, Op } from "../cdktf";
 import { type InstallerJob, type JobSpec, resourceAddress } from "./job-spec";
 
 /** The only phase a deploy goes on after. */
@@ -11,6 +11,16 @@ export const JOB_SUCCEEDED = "Succeeded";
 export interface SlessJobProps {
   /** sless runtime name, e.g. "nodejs20". */
   readonly runtime: string;
+}
+
+/**
+ * The address the job connects to. A job that tolerates failure still runs after a failed installer (the
+ * gate must see every job end): it is then given no address, so the handler refuses before any SSH.
+ */
+function vmAddress(spec: JobSpec): string {
+  const previous = spec.previous?.phase;
+  if (!spec.tolerateFailure || previous === undefined) return spec.connection.address;
+  return Fn.conditional(Op.eq(previous, JOB_SUCCEEDED), spec.connection.address, "");
 }
 
 export function slessJobTarget(props: SlessJobProps) {
@@ -23,7 +33,7 @@ export function slessJobTarget(props: SlessJobProps) {
       entrypoint: "handler.install",
       sourceDir: spec.asset.path,
       envVars: {
-        VM_IP: c.address,
+        VM_IP: vmAddress(spec),
         SSH_USER: c.user,
         // Read by Terraform at apply time and marked sensitive: the key is never in cdktf.out or a plan.
         ...(c.privateKeyPath ? { SSH_KEY: Fn.sensitive(Fn.file(c.privateKeyPath)) } : {}),
@@ -45,14 +55,17 @@ export function slessJobTarget(props: SlessJobProps) {
     });
     job.overrideLogicalId(id);
     // The platform reports a failed handler as phase Failed, not as an error: without this check the deploy
-    // would carry on (and print the error as a result). Whatever the platform does, a job that did not
-    // succeed stops the deploy here, naming itself and its message.
-    job.addOverride("lifecycle.postcondition", [
-      {
-        condition: `\${self.phase == "${JOB_SUCCEEDED}"}`,
-        error_message: `sless job ${spec.name} (${id}) ended in phase \${self.phase}, not ${JOB_SUCCEEDED}: \${self.message}`,
-      },
-    ]);
+    // would carry on (and print the error as a result). Unless the rollout's gates judge failures, a job
+    // that did not succeed stops the deploy here, naming itself and its message.
+    if (!spec.tolerateFailure) {
+      const ended = `sless job ${spec.name} (${id}) ended in phase \${self.phase}`;
+      job.addOverride("lifecycle.postcondition", [
+        {
+          condition: `\${self.phase == "${JOB_SUCCEEDED}"}`,
+          error_message: `${ended}, not ${JOB_SUCCEEDED}: \${self.message}`,
+        },
+      ]);
+    }
     // A rerun of the previous installer reruns this one too (its result may depend on what that changed).
     if (spec.previous) job.addOverride("lifecycle.replace_triggered_by", [spec.previous.address]);
     return Object.assign(job, { address: resourceAddress(job, id) });

@@ -38,7 +38,8 @@ class TerraformSupportsData implements IValidation {
           : major > 1 || (major === 1 && minor >= 4)
             ? []
             : [
-                `Terraform ${major}.${minor} is too old for the local job target (terraform_data needs 1.4 or later): upgrade Terraform`,
+                `Terraform ${major}.${minor} is too old for the local job target ` +
+                  "(terraform_data needs 1.4 or later): upgrade Terraform",
               ];
     } catch (err) {
       versionProblems = [

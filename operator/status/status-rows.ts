@@ -1,14 +1,19 @@
 // What `npm run status` shows: one row per VM x installer, read from the deployed outputs (the same ones
 // `cdktf output` shows) and, with the local target, from the job's own result file and log. Pure: the
 // reading is bin/status.ts's business, so this is tested with plain objects.
+
+import { planRollout } from "../../construct/config/rollout";
 import type { VmConfig, VmInstallConfig } from "../../construct/config/types";
 import { type CatalogEntry, INSTALLERS } from "../../construct/installers/catalog";
-import { installerJobId, jobName, resultOutputName, vmResourceId } from "../../construct/resource-names";
+import { installerJobId, jobName, resultOutputName, rolloutGateId, vmResourceId } from "../../construct/resource-names";
 
-export type RowStatus = "ok" | "partial" | "failed" | "skipped" | "not run";
+/** "not reached": the VM's wave never started, as the rollout stopped at a gate before it. */
+export type RowStatus = "ok" | "partial" | "failed" | "skipped" | "not run" | "not reached";
 
 export interface StatusRow {
   vm: string;
+  /** The VM's rollout wave (1 first), when the stack rolls out in more than one. */
+  wave?: number;
   installer: string;
   status: RowStatus;
   /** Whether the last run changed anything; undefined when it did not report. */
@@ -99,23 +104,29 @@ function notOfThisVm(
   state: ReadonlySet<string>,
 ): string | undefined {
   if (vm.kind === "nubes" && !state.has(`nubes_vc_vm_v3.${vmResourceId(vm.name)}`)) {
-    return `${vm.name} is not in the Terraform state (deleted outside Terraform, or its creation failed): no result of an earlier VM is shown; npm run deploy creates it and runs its installers`;
+    return (
+      `${vm.name} is not in the Terraform state (deleted outside Terraform, or its creation failed): ` +
+      "no result of an earlier VM is shown; npm run deploy creates it and runs its installers"
+    );
   }
   const jobType = config.jobTarget === "sless" ? "sless_job" : "terraform_data";
   if (!state.has(`${jobType}.${installerJobId(vm.name, def.key)}`)) {
-    return `${def.handler} has not run on the current VM (its job is not in the Terraform state: the VM was replaced, or the last deploy stopped before this job); npm run deploy runs it`;
+    return (
+      `${def.handler} has not run on the current VM (its job is not in the Terraform state: the VM was ` +
+      "replaced, or the last deploy stopped before this job); npm run deploy runs it"
+    );
   }
   return undefined;
 }
 
-/** Every VM x installer of `config`, in config and catalog order. */
+/** Every VM x installer of `config`, in config and catalog order, or wave by wave when it rolls out in waves. */
 export function statusRows(
   config: VmInstallConfig,
   outputs: Record<string, string>,
   sources: StatusSources = {},
 ): StatusRow[] {
   const { local = () => undefined, state, catalog = INSTALLERS } = sources;
-  return config.vms.flatMap((vm) =>
+  const rows = (vm: VmConfig): StatusRow[] =>
     catalog.map((def) => {
       const output = outputs[resultOutputName(vm.name, def.key)];
       const record = local(jobName(vm.name, def.handler));
@@ -124,8 +135,32 @@ export function statusRows(
       const stale = result && state ? notOfThisVm(config, vm, def, state) : undefined;
       if (stale) return { vm: vm.name, installer: def.handler, status: "not run" as const, summary: stale };
       return statusRow(vm.name, def, output, record);
-    }),
+    });
+  const { waves } = planRollout(config.vms, config.rollout);
+  if (waves.length === 1) return config.vms.flatMap(rows);
+  const byName = new Map(config.vms.map((vm) => [vm.name, vm]));
+  return waves.flatMap((wave) =>
+    wave.vms.flatMap((name) =>
+      rows(byName.get(name)!).map((row) => ({ ...notReached(row, wave.number, state), wave: wave.number })),
+    ),
   );
+}
+
+/**
+ * A row that has not run, of a wave whose previous wave's gate is not in the state: the rollout stopped
+ * there (or has not got there yet), so this VM was never reached.
+ */
+function notReached(row: StatusRow, wave: number, state?: ReadonlySet<string>): StatusRow {
+  if (row.status !== "not run" || wave === 1 || !state || state.has(`terraform_data.${rolloutGateId(wave - 1)}`)) {
+    return row;
+  }
+  return {
+    ...row,
+    status: "not reached",
+    summary:
+      `the rollout stopped before wave ${wave}: wave ${wave - 1} did not pass its gate ` +
+      "(npm run deploy's error names the failed VMs)",
+  };
 }
 
 function firstLine(text: string): string {

@@ -9,11 +9,13 @@ const COLOUR: Record<RowStatus, string> = {
   failed: COLOURS.red,
   skipped: COLOURS.dim,
   "not run": COLOURS.dim,
+  "not reached": COLOURS.yellow,
 };
 const HEADINGS = ["VM", "INSTALLER", "STATUS", "CHANGED", "DURATION", "LAST RUN", "HOST KEY", "SUMMARY"];
 
 function cells(row: StatusRow): string[] {
   return [
+    ...(row.wave === undefined ? [] : [String(row.wave)]),
     row.vm,
     row.installer,
     row.status,
@@ -27,9 +29,11 @@ function cells(row: StatusRow): string[] {
 
 /** The table; `colour` for a terminal. Logs, when there are any, are listed under it. */
 export function renderStatusTable(rows: StatusRow[], colour: boolean): string {
-  const table = renderTable(HEADINGS, rows.map(cells), {
+  // Rows of a rollout in waves come wave by wave (status-rows.ts), the wave in a first column.
+  const waves = rows.some((r) => r.wave !== undefined);
+  const table = renderTable(waves ? ["WAVE", ...HEADINGS] : HEADINGS, rows.map(cells), {
     colour,
-    colourColumn: 2,
+    colourColumn: waves ? 3 : 2,
     colourOf: (i) => COLOUR[rows[i].status],
   });
   const logs = rows.filter((r) => r.log).map((r) => `  ${r.vm} ${r.installer}: ${r.log}`);

@@ -1,0 +1,101 @@
+// npm run rerun -- <vm> [installer] [terraform apply options]: runs one VM's installers again (or one installer
+// and those after it on that VM), leaving every other VM alone, without editing cdktf.json: one terraform
+// apply with -replace= of exactly those jobs, so the next deploy has nothing left to do. To make a rerun part
+// of the configuration instead, raise vms[].runId or vms[].runIds (README, Rollout).
+// Run it in the project folder, with the environment a deploy has. Exit code: terraform's; 64 bad usage.
+import { spawnSync } from "node:child_process";
+import * as path from "node:path";
+import type { VmInstallConfig } from "../construct/config/types";
+import { INSTALLERS } from "../construct/installers/catalog";
+import { installerJobId } from "../construct/resource-names";
+import { projectFolder, readProject, terraformCommand, terraformEnv } from "../operator/terraform-cli";
+
+const say = (line: string) => process.stderr.write(`rerun: ${line}\n`);
+export const USAGE = "usage: npm run rerun -- <vm name> [installer, e.g. install-packages] [terraform apply options]";
+
+/** A command line rerun refuses, and why. */
+export class RerunRefused extends Error {}
+
+// As sysexits(3) and the project's other commands have them (README, Exit codes).
+const EXIT_ERROR = 1;
+const EXIT_USAGE = 64;
+
+export interface RerunRequest {
+  vmName: string;
+  /** The installer's handler name ("install-packages") or key ("packages"); absent: every one of the VM's. */
+  installer?: string;
+  applyArgs: string[];
+}
+
+export function parseRerunArgs(argv: string[]): RerunRequest {
+  const [vmName, second, ...rest] = argv;
+  if (!vmName || vmName.startsWith("-")) throw new RerunRefused(USAGE);
+  if (second === undefined) return { vmName, applyArgs: [] };
+  if (second.startsWith("-")) return { vmName, applyArgs: [second, ...rest] };
+  return { vmName, installer: second, applyArgs: rest };
+}
+
+/**
+ * The addresses to replace: the VM's enabled installers' jobs, or the one named. The installers after it on
+ * the VM are replaced with it (replace_triggered_by), a local job's outcome with its job, the wave's gate
+ * with its jobs; nothing of any other VM is.
+ */
+export function rerunTargets(config: VmInstallConfig, request: RerunRequest, catalog = INSTALLERS): string[] {
+  const vm = config.vms.find((v) => v.name === request.vmName);
+  if (!vm) {
+    throw new RerunRefused(
+      `no VM named ${JSON.stringify(request.vmName)} in cdktf.json; ` +
+        `the VMs are ${config.vms.map((v) => v.name).join(", ")}`,
+    );
+  }
+  const enabled = catalog.filter((def) => vm.installers[def.key]?.enabled);
+  const chosen =
+    request.installer === undefined
+      ? enabled
+      : enabled.filter((def) => def.handler === request.installer || def.key === request.installer);
+  if (chosen.length === 0) {
+    const names = enabled.map((def) => def.handler).join(", ") || "none";
+    throw new RerunRefused(
+      request.installer === undefined
+        ? `${vm.name} has no enabled installer to rerun`
+        : `${vm.name} has no enabled installer ${JSON.stringify(request.installer)}; its installers are ${names}`,
+    );
+  }
+  const type = config.jobTarget === "sless" ? "sless_job" : "terraform_data";
+  return chosen.map((def) => `${type}.${installerJobId(vm.name, def.key)}`);
+}
+
+/** Synthesizes the stack, then one terraform apply replacing `targets`; its exit code. */
+function replaceJobs(projectDir: string, stackDir: string, targets: string[], applyArgs: string[]): number {
+  say("synthesizing the stack (cdktf synth)");
+  const synth = spawnSync("bash", [path.join(__dirname, "cdktf"), "synth"], {
+    cwd: projectDir,
+    stdio: ["ignore", "ignore", "inherit"],
+  });
+  if (synth.status !== 0) return synth.status ?? 1;
+  say(`replacing ${targets.join(", ")}`);
+  const env = terraformEnv(projectDir);
+  const tf = (args: string[]) =>
+    spawnSync(...terraformCommand([`-chdir=${stackDir}`, ...args]), { stdio: "inherit", env }).status ?? 1;
+  const init = tf(["init", "-input=false"]);
+  if (init !== 0) return init;
+  return tf(["apply", "-input=false", ...targets.map((t) => `-replace=${t}`), ...applyArgs]);
+}
+
+export function main(argv: string[], projectDir = projectFolder("rerun")): number {
+  try {
+    const request = parseRerunArgs(argv);
+    const { config, stackDir } = readProject(projectDir);
+    return replaceJobs(projectDir, stackDir, rerunTargets(config, request), request.applyArgs);
+  } catch (err) {
+    if (!(err instanceof RerunRefused)) {
+      say((err as Error).message);
+      return EXIT_ERROR;
+    }
+    say(err.message);
+    if (err.message !== USAGE) process.stderr.write(`${USAGE}\n`);
+    return EXIT_USAGE;
+  }
+}
+
+if (require.main === module) process.exit(main(process.argv.slice(2)));
