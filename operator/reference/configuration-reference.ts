@@ -16,8 +16,16 @@ export function keyPaths(settings: Settings, prefix = ""): [string, Setting][] {
 function groupWords(s: Setting): string {
   if (s.list) return `list${s.rule.schema.minItems ? ` (at least ${s.rule.schema.minItems})` : ""} of objects`;
   if (s.settings) return "object";
-  if (s.mergedInto || s.rule.schema.type === "object") return "object: installer key -> its settings";
+  if (s.mergedInto || s.rule.schema.type === "object") return `object: installer key -> ${valueWords(s)}`;
   return typeWords(s.rule.schema);
+}
+
+/** What an object keyed by installer holds: one kind of value (vms[].runIds), or each its settings. */
+function valueWords(s: Setting): string {
+  const values = Object.values(s.rule.schema.properties ?? {});
+  const one = values[0];
+  const alike = one && values.every((v) => JSON.stringify(v) === JSON.stringify(one));
+  return !s.mergedInto && alike && one.type !== "object" ? typeWords(one) : "its settings";
 }
 
 /** Every rule across settings, each with the key path of the group it belongs to. */
