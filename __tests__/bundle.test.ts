@@ -1,7 +1,8 @@
 import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { bundleHandler, esbuildRunCount, PROJECT_ROOT } from "../construct/bundling/bundle";
+import { bundleHandler, esbuildRunCount } from "../construct/bundling/bundle";
+import { PROJECT_ROOT } from "../construct/entry-points";
 import { INSTALLERS } from "../construct/installers/catalog";
 import { ENCRYPTED_KEY_PASSPHRASE, testKey } from "./handlers/support/test-keys";
 import { context, synth, tempDir } from "./support/synth";

@@ -6,7 +6,7 @@ import { execFileSync, spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { PROJECT_ROOT } from "../construct/bundling/bundle";
+import { PROJECT_ROOT } from "../construct/entry-points";
 
 const HAS_SCRIPT = spawnSync("sh", ["-c", "command -v script"]).status === 0;
 const withPty = HAS_SCRIPT ? test : test.skip;

@@ -5,7 +5,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import * as ts from "typescript";
-import { PROJECT_ROOT } from "../construct/bundling/bundle";
+import { PROJECT_ROOT } from "../construct/entry-points";
 
 const MAX_FUNCTION_LINES = 60;
 const MAX_FILE_LINES = 350;

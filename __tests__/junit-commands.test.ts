@@ -5,8 +5,8 @@
 import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { PROJECT_ROOT } from "../construct/bundling/bundle";
 import { CONTEXT_KEY } from "../construct/config/parse";
+import { PROJECT_ROOT } from "../construct/entry-points";
 import { installerJobId, resultOutputName } from "../construct/resource-names";
 import { context, tempDir } from "./support/synth";
 

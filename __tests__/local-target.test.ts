@@ -5,9 +5,11 @@ import { execFileSync, spawnSync } from "node:child_process";
 import { createHash, scryptSync } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { PROJECT_ROOT } from "../construct/bundling/bundle";
 import { App } from "../construct/cdktf";
 import { parseConfig } from "../construct/config/parse";
+import { PROJECT_ROOT } from "../construct/entry-points";
+import { invokeProgram, parseInvokeArgs } from "../construct/jobs/invoke-args";
+import { RESULT_STATE_DEFAULTS, resultAsTfstate, writeResultFile } from "../construct/jobs/job-result-file";
 import {
   secretTrigger,
   secretTriggerJobs,
@@ -16,13 +18,6 @@ import {
 } from "../construct/jobs/secret-trigger";
 import { VmInstallStack } from "../construct/stack";
 import { writeCdktfProject } from "../demo/project";
-import {
-  invokeProgram,
-  parseInvokeArgs,
-  RESULT_STATE_DEFAULTS,
-  resultAsTfstate,
-  writeResultFile,
-} from "../operator/runner/invoke-protocol";
 import { shellWords } from "./runner/fixtures";
 import { filesUnder, synth, synthApp, type TfJson, tempDir } from "./support/synth";
 

@@ -6,8 +6,8 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import Ajv2020 from "ajv/dist/2020";
 import { SCHEMA_FILE, schemaText, withReference } from "../bin/docs";
-import { PROJECT_ROOT } from "../construct/bundling/bundle";
 import { parseConfig } from "../construct/config/parse";
+import { PROJECT_ROOT } from "../construct/entry-points";
 import { INSTALLERS } from "../construct/installers/catalog";
 import { context } from "./support/synth";
 

@@ -5,9 +5,9 @@
 
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { PROJECT_ROOT } from "../construct/bundling/bundle";
 import { configSchema, parseConfig } from "../construct/config/parse";
 import { STACK_RULES, stackSettings } from "../construct/config/stack-settings";
+import { PROJECT_ROOT } from "../construct/entry-points";
 import { INSTALLERS } from "../construct/installers/catalog";
 import { type HandlerSpec, runHandler } from "../handlers/common/handler-kit";
 import type { InstallerReport } from "../handlers/common/installer-result";

@@ -1,9 +1,9 @@
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { PROJECT_ROOT } from "../construct/bundling/bundle";
 import { App } from "../construct/cdktf";
 import { parseConfig } from "../construct/config/parse";
+import { PROJECT_ROOT } from "../construct/entry-points";
 import { localStateSecretsWarning, secretsInState } from "../construct/risky-settings";
 import { VmInstallStack } from "../construct/stack";
 import { context, filesUnder, synth, synthApp, type TfJson, tempDir } from "./support/synth";

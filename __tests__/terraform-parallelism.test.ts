@@ -6,8 +6,8 @@ import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { PROJECT_ROOT } from "../construct/bundling/bundle";
 import { CONTEXT_KEY, parseConfig } from "../construct/config/parse";
+import { PROJECT_ROOT } from "../construct/entry-points";
 import { withTerraformParallelism } from "../operator/terraform-parallelism";
 import { context } from "./support/synth";
 

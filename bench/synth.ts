@@ -12,7 +12,7 @@ import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { PROJECT_ROOT } from "../construct/bundling/bundle";
+import { PROJECT_ROOT } from "../construct/entry-points";
 import { writeCdktfProject } from "../demo/project";
 import { allInstallersContext } from "./contexts";
 import { buildResult, commitInfo } from "./results";

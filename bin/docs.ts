@@ -3,7 +3,7 @@
 // the JSON Schema cdktf.json points its editor at. `--check` writes nothing and exits 1 on a difference.
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { PROJECT_ROOT } from "../construct/bundling/bundle";
+import { PROJECT_ROOT } from "../construct/entry-points";
 import { withSections } from "../operator/reference/readme-sections";
 import { cdktfJsonSchema } from "../operator/reference/settings-reference";
 

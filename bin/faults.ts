@@ -7,7 +7,7 @@ import { execFileSync, spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { PROJECT_ROOT } from "../construct/bundling/bundle";
+import { PROJECT_ROOT } from "../construct/entry-points";
 
 export const BEGIN = "<!-- faults:matrix (npm run faults) -->";
 export const END = "<!-- /faults:matrix -->";

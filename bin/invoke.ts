@@ -5,16 +5,9 @@
 // protocol the local job target shares with this CLI: operator/runner/invoke-protocol.ts.
 import * as path from "node:path";
 import { bundleHandler } from "../construct/bundling/bundle";
-import {
-  type Invocation,
-  parseInvokeArgs,
-  resolveInvocation,
-  resultAsTfstate,
-  USAGE,
-  USAGE_HINT,
-  UsageError,
-  writeResultFile,
-} from "../operator/runner/invoke-protocol";
+import { parseInvokeArgs, USAGE, USAGE_HINT, UsageError } from "../construct/jobs/invoke-args";
+import { resultAsTfstate, writeResultFile } from "../construct/jobs/job-result-file";
+import { type Invocation, resolveInvocation } from "../operator/runner/invocation";
 import { JobLog } from "../operator/runner/job-log";
 import { type JobResult, runJob } from "../operator/runner/run-job";
 

@@ -12,9 +12,9 @@ import { generateKeyPairSync } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { fingerprintSha256, openSshEd25519, sshString } from "../handlers/common/ssh-keys";
-import { writeResultFile } from "../operator/runner/result-state";
 import { HOST_KEY_SHA256, type HostKeySource } from "../shared/names";
 import type { VmConfig, VmInstallConfig } from "./config/types";
+import { writeResultFile } from "./jobs/job-result-file";
 import { resultsFolder } from "./jobs/secret-trigger";
 
 /** A host key pair as cloud-init's ssh_keys takes it, with the fingerprint every job requires. */

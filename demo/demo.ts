@@ -6,7 +6,7 @@
 // The demo's own cdktf project lives in .demo/ (gitignored); its app is this checkout's main.ts.
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { PROJECT_ROOT } from "../construct/bundling/bundle";
+import { PROJECT_ROOT } from "../construct/entry-points";
 import { readStatus } from "../operator/status/deployed-status";
 import { renderStatusTable } from "../operator/status/status-table";
 import {

@@ -4,7 +4,7 @@ import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { PROJECT_ROOT } from "../construct/bundling/bundle";
+import { PROJECT_ROOT } from "../construct/entry-points";
 
 /** Writes `<dir>/cdktf.json` whose app is this checkout's main.ts and whose context is `vmInstall`. */
 /** A sandbox as a VM of kind "existing" in cdktf.json, its host key pinned. */

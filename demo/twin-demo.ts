@@ -7,7 +7,7 @@
 import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { PROJECT_ROOT } from "../construct/bundling/bundle";
+import { PROJECT_ROOT } from "../construct/entry-points";
 import { sandboxSupportProblems } from "../sandbox/index";
 import { TWIN_CDKTF_FLAGS, twinDeployEnv } from "../twin/deploy-env";
 import { installTwin } from "../twin/install";

@@ -6,6 +6,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { CONTEXT_KEY, parseConfig } from "../construct/config/parse";
 import type { VmInstallConfig } from "../construct/config/types";
+import { ENTRY_POINTS } from "../construct/entry-points";
 
 /**
  * The project folder a command (status, check, trust) works on: the folder npm was started in (INIT_CWD)
@@ -68,7 +69,7 @@ export function terraformIn(stackDir: string, projectDir: string, args: string[]
 export function ensureInitialized(projectDir: string, stackDir: string, say: (line: string) => void): void {
   if (!fs.existsSync(path.join(stackDir, "cdk.tf.json"))) {
     say("no synthesized stack in this working copy: cdktf synth");
-    const synth = spawnSync("bash", [path.join(__dirname, "..", "bin", "cdktf"), "synth"], {
+    const synth = spawnSync("bash", [ENTRY_POINTS.cdktfWrapper, "synth"], {
       cwd: projectDir,
       encoding: "utf8",
       env: terraformEnv(projectDir),

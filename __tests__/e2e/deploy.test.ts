@@ -4,7 +4,7 @@ import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { PROJECT_ROOT } from "../../construct/bundling/bundle";
+import { PROJECT_ROOT } from "../../construct/entry-points";
 import { type CdktfRun, existingHost, readOutputs, runCdktf, writeCdktfProject } from "../../demo/project";
 import { type Sandbox, startSandbox } from "../../sandbox/index";
 import { tempDir } from "../support/synth";

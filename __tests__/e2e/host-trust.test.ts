@@ -7,7 +7,7 @@
 // installers run against it.
 import { spawnSync } from "node:child_process";
 import * as path from "node:path";
-import { PROJECT_ROOT } from "../../construct/bundling/bundle";
+import { PROJECT_ROOT } from "../../construct/entry-points";
 import { type CdktfRun, readOutputs, runCdktf, writeCdktfProject } from "../../demo/project";
 import type { Sandbox } from "../../sandbox/index";
 import { tempDir } from "../support/synth";

@@ -9,7 +9,7 @@
 import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { PROJECT_ROOT } from "../../construct/bundling/bundle";
+import { PROJECT_ROOT } from "../../construct/entry-points";
 import { existingHost, runCdktf, writeCdktfProject } from "../../demo/project";
 import { jobLogs } from "../../operator/runner/job-log";
 import type { Sandbox } from "../../sandbox/index";

@@ -7,7 +7,7 @@ import { randomBytes } from "node:crypto";
 import * as fs from "node:fs";
 import * as net from "node:net";
 import * as path from "node:path";
-import { PROJECT_ROOT } from "../../construct/bundling/bundle";
+import { PROJECT_ROOT } from "../../construct/entry-points";
 import { runCdktf, writeCdktfProject } from "../../demo/project";
 import type { StatusRow } from "../../operator/status/status-rows";
 import { getSandbox, listSandboxes, stopSandbox } from "../../sandbox/index";

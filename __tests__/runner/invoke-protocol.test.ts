@@ -11,12 +11,11 @@ import {
   invokeProgram,
   JOB_ENV_VARS,
   parseInvokeArgs,
-  RESULT_STATE_DEFAULTS,
-  resolveInvocation,
-  resultAsTfstate,
   USAGE,
   UsageError,
-} from "../../operator/runner/invoke-protocol";
+} from "../../construct/jobs/invoke-args";
+import { RESULT_STATE_DEFAULTS, resultAsTfstate } from "../../construct/jobs/job-result-file";
+import { resolveInvocation } from "../../operator/runner/invocation";
 import { cleanupFixtures, shellWords, tempDir } from "./fixtures";
 
 afterAll(cleanupFixtures);

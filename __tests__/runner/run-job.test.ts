@@ -1,7 +1,9 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { bundleHandler, PROJECT_ROOT } from "../../construct/bundling/bundle";
-import { makeScrubber, parseEntrypoint, type RunJobOptions, runJob } from "../../operator/runner/run-job";
+import { bundleHandler } from "../../construct/bundling/bundle";
+import { PROJECT_ROOT } from "../../construct/entry-points";
+import { parseEntrypoint } from "../../construct/jobs/job-contract";
+import { makeScrubber, type RunJobOptions, runJob } from "../../operator/runner/run-job";
 import { cleanupFixtures, jobDir, processGone, tempDir, waitFor } from "./fixtures";
 
 afterAll(cleanupFixtures);

@@ -4,9 +4,9 @@ import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { PROJECT_ROOT } from "../../construct/bundling/bundle";
 import { App } from "../../construct/cdktf";
 import { parseConfig } from "../../construct/config/parse";
+import { PROJECT_ROOT } from "../../construct/entry-points";
 import type { CatalogEntry } from "../../construct/installers/catalog";
 import { VmInstallStack } from "../../construct/stack";
 

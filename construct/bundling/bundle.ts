@@ -7,9 +7,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { MessageChannel, type MessagePort, receiveMessageOnPort, Worker } from "node:worker_threads";
 import type { BuildOptions, Metafile } from "esbuild";
-
-/** The project root: handlers/ and node_modules/ are found from here whatever the cwd. */
-export const PROJECT_ROOT = path.resolve(__dirname, "..", "..");
+import { PROJECT_ROOT } from "../entry-points";
 
 export interface BundleProps {
   /** Handler folder name under handlers/, e.g. "install-packages". */

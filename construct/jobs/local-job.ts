@@ -6,18 +6,14 @@
 
 import * as path from "node:path";
 import type { Construct } from "constructs";
-import {
-  invokeCommandLine,
-  type JobEnvVar,
-  RESULT_STATE_DEFAULTS,
-  type ResultOutput,
-} from "../../operator/runner/invoke-protocol";
 import { command } from "../../shared/shell-quote";
-import { PROJECT_ROOT } from "../bundling/bundle";
+import { PROJECT_ROOT } from "../entry-points";
 import type { TerraformPaths } from "../terraform-paths";
+import { invokeCommandLine, type JobEnvVar } from "./invoke-args";
+import { JOB_SUCCEEDED } from "./job-contract";
+import { RESULT_STATE_DEFAULTS, type ResultOutput } from "./job-result-file";
 import { type InstallerJob, type JobSpec, resourceAddress } from "./job-spec";
 import { secretTriggerExpression, secretTriggerFile } from "./secret-trigger";
-import { JOB_SUCCEEDED } from "./sless-job";
 import { TerraformData } from "./terraform-data";
 
 export interface LocalJobProps {

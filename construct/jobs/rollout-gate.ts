@@ -5,8 +5,8 @@ import type { Construct } from "constructs";
 import { Fn, Op, TerraformLocal } from "../cdktf";
 import type { RolloutPlan, Wave } from "../config/rollout";
 import { rolloutGateId } from "../resource-names";
+import { JOB_SUCCEEDED } from "./job-contract";
 import type { InstallerJob } from "./job-spec";
-import { JOB_SUCCEEDED } from "./sless-job";
 import { TerraformData } from "./terraform-data";
 
 /** A VM's jobs in run order, as the gate reads them. */

@@ -7,11 +7,11 @@
 import { createHash, scryptSync } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { writeResultFile } from "../../operator/runner/result-state";
 import type { VmInstallConfig } from "../config/types";
 import { type CatalogEntry, INSTALLERS } from "../installers/catalog";
 import { secretVariableNames } from "../installers/installer-event";
 import { jobName } from "../resource-names";
+import { writeResultFile } from "./job-result-file";
 
 /** scrypt's cost; the trigger names it, so raising it reruns each job once, knowingly. */
 export const SECRET_KDF = { N: 2 ** 17, r: 8, p: 1, keylen: 32 } as const;

@@ -3,10 +3,10 @@
 import type { Construct } from "constructs";
 import { Job } from "../../providers/generated/sless/job/index";
 import { Fn, Op } from "../cdktf";
+import { JOB_SUCCEEDED } from "./job-contract";
 import { type InstallerJob, type JobSpec, resourceAddress } from "./job-spec";
 
 /** The only phase a deploy goes on after. */
-export const JOB_SUCCEEDED = "Succeeded";
 
 export interface SlessJobProps {
   /** sless runtime name, e.g. "nodejs20". */

@@ -117,14 +117,6 @@ export function aptFailureReason(result: { stdout: string; stderr: string }): st
   return proxy.length && !reason.includes(proxy[0]) ? `${reason}; ${proxy[0]}` : reason;
 }
 
-/** The files apt and dpkg lock, in the order they are taken. */
-export const APT_LOCK_FILES = [
-  "/var/lib/dpkg/lock-frontend",
-  "/var/lib/dpkg/lock",
-  "/var/lib/apt/lists/lock",
-  "/var/cache/apt/archives/lock",
-];
-
 /** apt's own "It is held by process 1234 (apt-get)" note, used when /proc/locks shows nothing. */
 export function parseAptHolderNote(text: string): LockHolder | undefined {
   const m = /Could not get lock (\S+?)\.? It is held by process ([0-9]+) \(([^)]*)\)/.exec(text);

@@ -25,26 +25,6 @@ import { type ConnectOptions, connect } from "./ssh";
 import { resolveSshRetry, type SshRetry } from "./ssh-retry-policy";
 import { SshSession } from "./ssh-session";
 
-export interface InstallerContext<E> {
-  /** The validated event, defaults filled in. */
-  event: E & CommonEvent;
-  /** Check mode: nothing on the VM changes (`remote` refuses commands marked `mutates`). */
-  check: boolean;
-  /** The VM: the real one for apply, the look-only one (check-mode.ts) for inspect and in a check. */
-  remote: Remote;
-  /** apt on the VM, with the event's `apt` settings (look-only where `remote` is). */
-  apt: Apt;
-  os: OsInfo;
-  /** Progress lines and timings: `progress.step(label, fn, timingKey)` lands in timings_ms. */
-  progress: Progress;
-  /** Register more secret values here (the kit has already registered SSH_KEY and the definition's secrets). */
-  secrets: SecretScrubber;
-  /** "user@host:port". */
-  target: string;
-  /** The SSH login user (SSH_USER): e.g. the default member of a group the installer sets up. */
-  user: string;
-}
-
 /** An installer's handler: its definition (name, event keys and rules, secrets) and its model. */
 export interface HandlerSpec<S extends Settings, R extends InstallerReport> {
   /** handlers/<handler>/definition.ts: the event's keys come from its settings; unknown keys are rejected. */

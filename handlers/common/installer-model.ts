@@ -4,8 +4,33 @@
 // stopped before the first apply, and a check's would_change is the next run's changes by construction:
 // both are the words of the same Change objects.
 
-import type { InstallerContext } from "./handler-kit";
+import type { SecretScrubber } from "../../shared/secrets";
+import type { Apt } from "./apt";
+import type { Remote } from "./exec";
+import type { CommonEvent } from "./handler-input";
 import type { InstallerReport } from "./installer-result";
+import type { OsInfo } from "./os-release";
+import type { Progress } from "./progress";
+
+export interface InstallerContext<E> {
+  /** The validated event, defaults filled in. */
+  event: E & CommonEvent;
+  /** Check mode: nothing on the VM changes (`remote` refuses commands marked `mutates`). */
+  check: boolean;
+  /** The VM: the real one for apply, the look-only one (check-mode.ts) for inspect and in a check. */
+  remote: Remote;
+  /** apt on the VM, with the event's `apt` settings (look-only where `remote` is). */
+  apt: Apt;
+  os: OsInfo;
+  /** Progress lines and timings: `progress.step(label, fn, timingKey)` lands in timings_ms. */
+  progress: Progress;
+  /** Register more secret values here (the kit has already registered SSH_KEY and the definition's secrets). */
+  secrets: SecretScrubber;
+  /** "user@host:port". */
+  target: string;
+  /** The SSH login user (SSH_USER): e.g. the default member of a group the installer sets up. */
+  user: string;
+}
 
 /** One difference between the VM and what was asked, and how it is put right. */
 export interface Change<E = unknown, O extends ApplyOutcome = ApplyOutcome> {

@@ -4,8 +4,15 @@
 // "unattended-upgrade". Only where the cgroup names no unit (no systemd) does the process ancestry
 // decide: the holder or an ancestor is cloud-init, apt.systemd.daily or unattended-upgrade.
 import { quote } from "../../shared/shell-quote";
-import { APT_LOCK_FILES } from "./apt-output";
 import type { Remote } from "./exec";
+
+/** The files apt and dpkg lock, in the order they are taken. */
+export const APT_LOCK_FILES = [
+  "/var/lib/dpkg/lock-frontend",
+  "/var/lib/dpkg/lock",
+  "/var/lib/apt/lists/lock",
+  "/var/cache/apt/archives/lock",
+];
 
 /** A process holding one of apt's locks, with what tells whether the first boot holds it. */
 export interface LockHolder {

@@ -4,18 +4,26 @@
 
 import { command } from "../../shared/shell-quote";
 import { GRANTS_FILE, type Inventory, withSection, writeGrants } from "../common/grants";
+import type { ApplyOutcome } from "../common/installer-model";
 import { type ConfigPlan, reloadForHba, restartForListen, writeConfiguration } from "./configuration";
 import { chooseCluster, clusterStartedLine, installedLine, type RoleDbDecision, serverSource } from "./decisions";
 import { type PostgresGrants, revokeRoles } from "./grants";
 import { type Cluster, clusterUnit, type ServerState } from "./pg";
 import { ensurePgdgRepository, LEGACY_PGDG_KEYRING, pgdgKeyUrl } from "./pgdg";
-import type { PostgresOutcome } from "./plan";
 import { startFixingDropIn } from "./recovery";
+import type { ServerFacts } from "./report";
 import { roleAndDatabase as applyRoleAndDatabase } from "./role-database";
 import type { Run } from "./run";
 import { inspectInstallation, installPackages, type ServerInventory } from "./server";
 
 /** The server package, from the distribution or from PGDG (its repository set up first). */
+/** What applying a change found out: the inventory it looked at since, where the package came from, warnings. */
+export interface PostgresOutcome extends ApplyOutcome {
+  installation?: ServerInventory;
+  installedFrom?: ServerFacts["installedFrom"];
+  warnings?: string[];
+}
+
 export async function installServer(run: Run, major: string): Promise<PostgresOutcome> {
   const { event, remote, os, progress } = run;
   const { own, name } = serverSource(os, major);

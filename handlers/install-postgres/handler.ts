@@ -6,13 +6,15 @@
 // (before a change the login cannot be expected to work; after, a failure is the error a run would end with).
 
 import { checkSummary } from "../common/check-mode";
-import { defineHandler, type InstallerContext, runHandler } from "../common/handler-kit";
+import { defineHandler, runHandler } from "../common/handler-kit";
+import type { InstallerContext } from "../common/installer-model";
 import { appliedWords, type Change, type InstallerModel, type ModelRun } from "../common/installer-model";
 import type { InstallerResult } from "../common/installer-result";
 import type { Progress } from "../common/progress";
+import type { PostgresOutcome } from "./apply";
 import { chooseMajor, type PostgresEvent, planRoleAndDatabase } from "./decisions";
 import { postgresDefinition } from "./definition";
-import { type PostgresChange, type PostgresOutcome, type PostgresPlan, planPostgres } from "./plan";
+import { type PostgresChange, type PostgresPlan, planPostgres } from "./plan";
 import { type InstallPostgresReport, postgresReport, type ReportLines } from "./report";
 import { inspect, type PostgresState } from "./state";
 import { verifyLogin } from "./verify";

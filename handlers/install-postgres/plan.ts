@@ -5,7 +5,8 @@
 // defaults for a new cluster) or say what it could not see; those lines are said in a check only.
 
 import { emptyInventory } from "../common/grants";
-import type { ApplyOutcome, Change } from "../common/installer-model";
+import type { Change } from "../common/installer-model";
+import type { PostgresOutcome } from "./apply";
 import * as apply from "./apply";
 import { type ConfigPlan, planConfiguration, unappliedWarnings } from "./configuration";
 import {
@@ -22,7 +23,6 @@ import { planRoles, revokedRoleLines, sectionChanged, updatedSection } from "./g
 import { type Cluster, clusterUnit, normalizeListen, type ServerState, shortServerVersion } from "./pg";
 import { legacyPgdgLine, pgdgSetupLine } from "./pgdg";
 import type { ServerFacts } from "./report";
-import type { ServerInventory } from "./server";
 import type { PostgresState, RunningServer } from "./state";
 
 /** One change the plan calls for; `what`: its lines in `changes` (a check's `would_change`). */
@@ -40,13 +40,6 @@ export interface PostgresChange extends Change<PostgresEvent, PostgresOutcome> {
     | "inventory";
   /** The grants it takes back, one line each (the result's `revoked`). */
   readonly revoked?: readonly string[];
-}
-
-/** What applying a change found out: the inventory it looked at since, where the package came from, warnings. */
-export interface PostgresOutcome extends ApplyOutcome {
-  installation?: ServerInventory;
-  installedFrom?: ServerFacts["installedFrom"];
-  warnings?: string[];
 }
 
 /** A line the plan says in the progress (and, for a warning, in the result); checkOnly: a run re-plans instead. */

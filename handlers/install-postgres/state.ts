@@ -8,10 +8,10 @@ import type { Applied, ApplyOutcome, InspectContext } from "../common/installer-
 import type { OsInfo } from "../common/os-release";
 import { requireSystemd } from "../common/systemd";
 import { resolveListenNames } from "./addresses";
+import type { PostgresOutcome } from "./apply";
 import { chooseCluster, chooseMajor, type PostgresEvent, registerPasswordForms, serverSource } from "./decisions";
 import { type PostgresGrants, postgresSection } from "./grants";
 import { clusterUnit, type ServerState } from "./pg";
-import type { PostgresOutcome } from "./plan";
 import { readServerState } from "./role-database";
 import type { Run } from "./run";
 import { inspectInstallation, type ServerInventory } from "./server";

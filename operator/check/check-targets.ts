@@ -6,8 +6,8 @@ import type { VmConfig, VmInstallConfig } from "../../construct/config/types";
 import { hostKeySource } from "../../construct/delivered-host-keys";
 import { type CatalogEntry, INSTALLERS } from "../../construct/installers/catalog";
 import { installerEvent, secretVariableNames } from "../../construct/installers/installer-event";
+import type { SecretEnv } from "../../construct/jobs/invoke-args";
 import { addressOutputName, hostKeyIds, jobName } from "../../construct/resource-names";
-import type { SecretEnv } from "../runner/invoke-protocol";
 
 /** One installer of one VM, checked. */
 export interface CheckJob {

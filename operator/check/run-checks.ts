@@ -6,7 +6,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { bundleHandler } from "../../construct/bundling/bundle";
-import { resolveInvocation } from "../runner/invoke-protocol";
+import { resolveInvocation } from "../runner/invocation";
 import { JobLog } from "../runner/job-log";
 import { runJob } from "../runner/run-job";
 import type { CheckJob, CheckTarget } from "./check-targets";

@@ -4,10 +4,16 @@
 
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { PROJECT_ROOT } from "../../construct/bundling/bundle";
 import { privateKeyPermissionProblem } from "../../construct/config/key-file";
-import { type InvokeArgs, JOB_ENV_VARS, type JobEnvVar, parseEvent, UsageError } from "./invoke-args";
-import { DEFAULT_ENTRYPOINT, DEFAULT_TIMEOUT_SEC } from "./run-job";
+import { PROJECT_ROOT } from "../../construct/entry-points";
+import {
+  type InvokeArgs,
+  JOB_ENV_VARS,
+  type JobEnvVar,
+  parseEvent,
+  UsageError,
+} from "../../construct/jobs/invoke-args";
+import { DEFAULT_ENTRYPOINT, DEFAULT_TIMEOUT_SEC } from "../../construct/jobs/job-contract";
 
 /** Event fields whose string values are scrubbed from the output, besides SSH_KEY. */
 const SECRET_FIELD = /pass(word)?|secret|token|private_?key/i;

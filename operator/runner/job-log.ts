@@ -5,9 +5,7 @@
 // the same (the progress names hosts, users and packages).
 import * as fs from "node:fs";
 import * as path from "node:path";
-
-/** Runs kept per job. */
-export const LOG_RUNS_KEPT = 5;
+import { LOG_RUNS_KEPT } from "../../construct/jobs/job-contract";
 
 export class JobLog {
   readonly file: string;

@@ -2,7 +2,7 @@
 // failure's message) and its result channel (fd 3), where the bootstrap reports the outcome.
 import type { Readable } from "node:stream";
 import { StringDecoder } from "node:string_decoder";
-import type { JobPhase } from "./run-job";
+import type { JobPhase } from "../../construct/jobs/job-contract";
 
 export type OutputStream = "stdout" | "stderr";
 

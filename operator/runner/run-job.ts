@@ -7,11 +7,16 @@ import * as crypto from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import type { Readable } from "node:stream";
+import {
+  DEFAULT_ENTRYPOINT,
+  DEFAULT_TIMEOUT_SEC,
+  type JobPhase,
+  parseEntrypoint,
+} from "../../construct/jobs/job-contract";
 import { SecretScrubber } from "../../shared/secrets";
 import { type JobOutput, type OutputStream, type Report, streamOutput, tailText, watchForReport } from "./job-output";
 import { killGroup, track, untrack } from "./process-group";
 
-export type JobPhase = "Succeeded" | "Failed";
 export type { OutputStream } from "./job-output";
 
 export interface RunJobOptions {
@@ -44,9 +49,6 @@ export interface JobResult {
   readonly durationMs: number;
 }
 
-export const DEFAULT_ENTRYPOINT = "handler.install";
-export const DEFAULT_TIMEOUT_SEC = 900;
-
 const BOOTSTRAP = path.join(__dirname, "bootstrap.js");
 /** Variables a process needs to work at all; a platform container has its own values for these. */
 const BASIC_ENV = ["PATH", "HOME", "TMPDIR", "LANG", "TZ"] as const;
@@ -57,18 +59,6 @@ const KILL_GRACE_MS = 2000;
 const PIPE_GRACE_MS = 1000;
 /** Shorter values would scrub ordinary words out of every line; see makeScrubber. */
 const MIN_SECRET_CHARS = 4;
-
-/** Splits and checks "module.function"; throws an error naming what is wrong. */
-export function parseEntrypoint(entrypoint: string): { module: string; fn: string } {
-  const m = /^([A-Za-z0-9_-]+)\.([A-Za-z_$][A-Za-z0-9_$]*)$/.exec(entrypoint);
-  if (!m) {
-    throw new Error(
-      `entrypoint ${JSON.stringify(entrypoint)} is invalid: expected "module.function" such as "handler.install" ` +
-        `(module: letters, digits, _ or -, loaded as <dir>/<module>.js; no paths, no extension)`,
-    );
-  }
-  return { module: m[1], fn: m[2] };
-}
 
 /**
  * Returns a function that replaces every known secret value with [redacted], through the handlers' own

@@ -5,8 +5,9 @@
 import { randomBytes } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { DEFAULT_TIMEOUT_SEC, parseEntrypoint } from "../../construct/jobs/job-contract";
 import { eventSecrets } from "../../operator/runner/invocation";
-import { DEFAULT_TIMEOUT_SEC, parseEntrypoint, runJob } from "../../operator/runner/run-job";
+import { runJob } from "../../operator/runner/run-job";
 import { TWIN_STATE_DIR } from "../nubes/records";
 import type { CtyObject } from "../protocol/cty-value";
 import { type Diagnostic, errorDiagnostic, TwinError } from "../protocol/diagnostics";

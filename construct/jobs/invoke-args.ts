@@ -3,12 +3,10 @@
 // CLI parses with, so a flag renamed on one side only does not compile, and a value the CLI would refuse
 // fails at synth rather than at apply. The CLI is user-visible (`npm run invoke`, README): flags, usage
 // text and messages are its interface, not implementation details.
-import * as path from "node:path";
 import { parseArgs } from "node:util";
-import { PROJECT_ROOT } from "../../construct/bundling/bundle";
 import { command } from "../../shared/shell-quote";
-import { LOG_RUNS_KEPT } from "./job-log";
-import { DEFAULT_ENTRYPOINT, DEFAULT_TIMEOUT_SEC, parseEntrypoint } from "./run-job";
+import { entryPoints, PROJECT_ROOT } from "../entry-points";
+import { DEFAULT_ENTRYPOINT, DEFAULT_TIMEOUT_SEC, LOG_RUNS_KEPT, parseEntrypoint } from "./job-contract";
 
 /** The job env_vars of the Job contract: nothing else from the invoking environment reaches the handler. */
 export const JOB_ENV_VARS = [
@@ -265,7 +263,8 @@ export function invokeArgv(args: InvokeArgs): string[] {
 
 /** The program part of the runner's command line: Node, the transpile-only loader, the CLI script. */
 export function invokeProgram(projectRoot: string = PROJECT_ROOT, nodePath: string = process.execPath): string[] {
-  return [nodePath, "-r", path.join(projectRoot, "bin", "ts-register.js"), path.join(projectRoot, "bin", "invoke.ts")];
+  const { tsRegister, invokeCli } = entryPoints(projectRoot);
+  return [nodePath, "-r", tsRegister, invokeCli];
 }
 
 /** One /bin/sh command line running the CLI with `args`, every word quoted by shared/shell-quote. */
