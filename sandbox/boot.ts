@@ -4,23 +4,11 @@
 import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import * as fs from "node:fs";
-import * as net from "node:net";
 import * as path from "node:path";
 import { quote } from "../shared/shell-quote";
 import { IMAGE_USER } from "./image";
-import {
-  childEnv,
-  descendantsOf,
-  nsPids,
-  type ProcRef,
-  procAlive,
-  procComm,
-  procRef,
-  run,
-  runOk,
-  sleep,
-  tail,
-} from "./util";
+import { type ProcRef, procRef } from "./procfs";
+import { childEnv, runOk } from "./run";
 
 export const SSH_PORT = 22;
 
@@ -94,7 +82,8 @@ chmod 0440 ${q(`${m}/etc/sudoers.d/91-${user}`)}
 /** Without cloud-init: the login user, its key and fresh host keys are put in place from the host. */
 function hostIdentity(p: BootPaths, m: string, user: string, keys: string): string {
   const q = quote;
-  return `${user === IMAGE_USER ? "" : extraUser(m, user)}uid=$(chroot ${q(m)} id -u ${q(user)}); gid=$(chroot ${q(m)} id -g ${q(user)})
+  const ids = `uid=$(chroot ${q(m)} id -u ${q(user)}); gid=$(chroot ${q(m)} id -g ${q(user)})`;
+  return `${user === IMAGE_USER ? "" : extraUser(m, user)}${ids}
 install -d -m 700 -o "$uid" -g "$gid" ${q(`${m}/home/${user}/.ssh`)}
 install -m 600 -o "$uid" -g "$gid" ${q(keys)} ${q(`${m}/home/${user}/.ssh/authorized_keys`)}
 rm -f ${q(m)}/etc/ssh/ssh_host_*
@@ -130,7 +119,10 @@ function bootScript(i: BootScriptInput): string {
   const m = p.merged;
   const user = i.user ?? IMAGE_USER;
   const keys = i.authorizedKey ? path.join(p.runDir, "authorized_keys") : p.publicKey;
-  const hosts = `127.0.0.1\tlocalhost\n127.0.1.1\t${i.name}\n::1\t\tlocalhost ip6-localhost ip6-loopback\nff02::1\t\tip6-allnodes\nff02::2\t\tip6-allrouters\n`;
+  const hosts =
+    `127.0.0.1\tlocalhost\n127.0.1.1\t${i.name}\n::1\t\tlocalhost ip6-localhost ip6-loopback\n` +
+    "ff02::1\t\tip6-allnodes\nff02::2\t\tip6-allrouters\n";
+  const identity = i.cloudInit ? cloudInitIdentity(p, m) : hostIdentity(p, m, user, keys);
   return `#!/bin/sh
 # vm-install sandbox ${i.name}: run by unshare in private mount + pid namespaces (see sandbox/boot.ts).
 set -eu
@@ -142,7 +134,7 @@ mount -t overlay overlay -o ${q(`lowerdir=${i.lowerDir},upperdir=${p.upper},work
 for ns in /run/netns/*; do
   [ "$ns" = ${q(`/run/netns/${i.netns}`)} ] || umount -l "$ns" 2>/dev/null || true
 done
-${i.cloudInit ? cloudInitIdentity(p, m) : hostIdentity(p, m, user, keys)}printf '%s\\n' ${q(i.name)} > ${q(`${m}/etc/hostname`)}
+${identity}printf '%s\\n' ${q(i.name)} > ${q(`${m}/etc/hostname`)}
 printf '%s' ${q(hosts)} > ${q(`${m}/etc/hosts`)}
 echo "vm-install sandbox: booting ${i.name}"
 # --register=no --keep-unit: the host may have no systemd to register with. --capability=all and the bpf
@@ -202,171 +194,4 @@ export function spawnTree(i: BootScriptInput): ProcRef {
   } finally {
     fs.closeSync(logFd);
   }
-}
-
-function consoleTail(p: BootPaths): string {
-  try {
-    return tail(fs.readFileSync(p.consoleLog, "utf8"), 15);
-  } catch {
-    return "(no console output)";
-  }
-}
-
-/** The container's init (systemd), seen from the host: the descendant that is PID 1 of the innermost
- * of the two pid namespaces below ours (unshare's, then nspawn's). */
-export function findInit(top: ProcRef): number | undefined {
-  if (!procAlive(top)) return undefined;
-  const depth = nsPids(process.pid).length;
-  for (const pid of descendantsOf(top.pid)) {
-    const ns = nsPids(pid);
-    if (ns.length === depth + 2 && ns[ns.length - 1] === 1) return pid;
-  }
-  return undefined;
-}
-
-export function findNspawn(top: ProcRef): number | undefined {
-  if (!procAlive(top)) return undefined;
-  return descendantsOf(top.pid).find((p) => procComm(p) === "systemd-nspawn");
-}
-
-function sshBanner(address: string, port: number, timeoutMs: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const sock = net.connect({ host: address, port });
-    let buf = "";
-    const done = (ok: boolean) => {
-      clearTimeout(timer);
-      sock.destroy();
-      resolve(ok);
-    };
-    const timer = setTimeout(() => done(false), timeoutMs);
-    sock.setEncoding("utf8");
-    sock.on("data", (d: string) => {
-      buf += d;
-      if (buf.includes("\n")) done(buf.startsWith("SSH-"));
-    });
-    sock.on("error", () => done(false));
-    sock.on("close", () => done(false));
-  });
-}
-
-/** The ed25519 key sshd presents ("ssh-ed25519 AAAA..."), or "" when it offers none. */
-async function scanHostKey(address: string): Promise<string> {
-  const args = ["-T", "5", "-t", "ed25519", "-p", String(SSH_PORT), address];
-  const r = await run("ssh-keyscan", args, { env: childEnv() });
-  const line = r.stdout.split("\n").find((l) => l.split(/\s+/)[1] === "ssh-ed25519");
-  return line ? line.trim().split(/\s+/).slice(1, 3).join(" ") : "";
-}
-
-export interface ReadyInfo {
-  hostPublicKey: string;
-  hostKeySha256: string;
-  init: number;
-}
-
-/**
- * Waits until sshd answers with its banner and logins are allowed (systemd-user-sessions has removed
- * /run/nologin; before that sshd refuses every non-root user with "System is booting up").
- */
-export async function waitUntilReady(
-  name: string,
-  top: ProcRef,
-  p: BootPaths,
-  address: string,
-  timeoutMs: number,
-  exec: (cmd: string) => Promise<{ code: number; stdout: string }>,
-  /** "file": boot.sh generated the host key and copied it out; "sshd": cloud-init made it, ask sshd. */
-  hostKeyFrom: "file" | "sshd" = "file",
-): Promise<ReadyInfo> {
-  const deadline = Date.now() + timeoutMs;
-  const fail = (what: string) => new Error(`sandbox ${name}: ${what}. Console (${p.consoleLog}): ${consoleTail(p)}`);
-  let hostPublicKey = "";
-  let init: number | undefined;
-  let stage = hostKeyFrom === "file" ? "the host key to be generated" : "systemd to start in the container";
-  for (;;) {
-    if (!procAlive(top)) throw fail(`the boot process (unshare pid ${top.pid}) exited while waiting for ${stage}`);
-    if (Date.now() > deadline)
-      throw fail(`not ready after ${Math.round(timeoutMs / 1000)} s, still waiting for ${stage}`);
-    if (!hostPublicKey && hostKeyFrom === "file") {
-      // Type and key only: ssh-keygen -A in the chroot commented it with the host's name, which is noise.
-      if (fs.existsSync(p.hostPub))
-        hostPublicKey = fs.readFileSync(p.hostPub, "utf8").trim().split(/\s+/).slice(0, 2).join(" ");
-      else {
-        await sleep(50);
-        continue;
-      }
-      stage = "systemd to start in the container";
-    }
-    if (!init) {
-      init = findInit(top);
-      if (!init) {
-        await sleep(50);
-        continue;
-      }
-      stage = `sshd to answer on ${address}:${SSH_PORT}`;
-    }
-    if (stage.startsWith("sshd")) {
-      if (!(await sshBanner(address, SSH_PORT, 1000))) {
-        await sleep(100);
-        continue;
-      }
-      stage = "logins to be allowed (systemd-user-sessions)";
-    }
-    const r = await exec("systemctl is-active --quiet systemd-user-sessions.service && ! test -e /run/nologin");
-    if (r.code === 0) break;
-    await sleep(100);
-  }
-  if (!hostPublicKey) {
-    hostPublicKey = await scanHostKey(address);
-    const why = "did the user-data's ssh_genkeytypes or ssh_keys leave it out?";
-    if (!hostPublicKey) throw fail(`sshd answers on ${address} but offers no ed25519 host key (${why})`);
-  }
-  return { hostPublicKey, hostKeySha256: sha256Fingerprint(hostPublicKey), init };
-}
-
-/**
- * Stops the tree: SIGTERM to nspawn is an orderly poweroff of the container (well under a second when
- * idle); if that does not finish in time, SIGKILL to unshare kills every process of its pid namespace.
- */
-export async function killTree(top: ProcRef | undefined, graceMs = 10_000): Promise<void> {
-  if (!top || !procAlive(top)) return;
-  const nspawn = findNspawn(top);
-  if (nspawn) {
-    try {
-      process.kill(nspawn, "SIGTERM");
-    } catch {
-      /* gone already */
-    }
-    const deadline = Date.now() + graceMs;
-    while (procAlive(top) && Date.now() < deadline) await sleep(50);
-  }
-  if (procAlive(top)) {
-    try {
-      process.kill(top.pid, "SIGKILL");
-    } catch {
-      /* gone */
-    }
-    const deadline = Date.now() + 5000;
-    while (procAlive(top) && Date.now() < deadline) await sleep(50);
-    if (procAlive(top)) throw new Error(`unshare pid ${top.pid} survived SIGKILL for 5 s (stuck in the kernel?)`);
-  }
-}
-
-/** Processes whose command line names the run directory: catches a tree whose top pid was never
- * recorded (the starting process was killed between spawn and writing state). */
-export function processesMentioning(dir: string): number[] {
-  const out: number[] = [];
-  for (const e of fs.readdirSync("/proc")) {
-    if (!/^\d+$/.test(e)) continue;
-    const pid = Number(e);
-    if (pid === process.pid) continue;
-    try {
-      const cmd = fs.readFileSync(`/proc/${pid}/cmdline`, "utf8");
-      if (cmd.split("\0").some((a) => a === dir || a.includes(`${dir}/`) || a.includes(`${dir}:`))) {
-        out.push(pid);
-      }
-    } catch {
-      /* exited */
-    }
-  }
-  return out;
 }

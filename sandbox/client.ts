@@ -2,7 +2,16 @@
 // with its host key pinned (for checks in a separate session, and for raw baselines in benchmarks).
 import { execFile } from "node:child_process";
 import * as fs from "node:fs";
-import type { SandboxInfo } from "./index";
+
+export interface SandboxInfo {
+  name: string;
+  address: string;
+  port: number;
+  user: string;
+  privateKeyPath: string;
+  /** "SHA256:..." OpenSSH form of the target's ed25519 host key. */
+  hostKeySha256: string;
+}
 
 /** The job env_vars (VM_IP, SSH_USER, SSH_PORT, SSH_KEY) that reach `sb`, as the stack would give them. */
 export function jobEnvFor(sb: SandboxInfo, extra: Record<string, string> = {}): Record<string, string> {

@@ -1,19 +1,20 @@
 // debootstrap's own output read as counts, for the one progress line the sandbox image build shows
 // (shared/progress-line.ts) instead of debootstrap's ~800 "I:" lines (those go to the build's log file).
-//
-// What debootstrap prints, in order (non-verbose, as sandbox/image.ts runs it):
-//   I: Retrieving InRelease / Checking Release signature / Retrieving Packages / Resolving dependencies ...
-//   I: Retrieving <package> <version>      then  I: Validating <package> <version>, once per package
-//   I: Extracting <package>...             the required packages, unpacked by hand (first stage)
-//   I: Installing core packages...         dpkg, libc, ... installed with no line each
-//   I: Unpacking required packages...      then  I: Unpacking <package>...    (dpkg --unpack)
-//   I: Configuring required packages...    then  I: Configuring <package>...  (dpkg --configure)
-//   I: Unpacking the base system...  /  I: Configuring the base system...     the same, for the rest
-//   I: Base system installed successfully.
-// It never prints how many packages there are before it has retrieved them all, and a few (the core
-// ones, pre-dependencies) are installed without an Unpacking line: the counts below are what it has
-// done, the number retrieved is the only total.
 
+/**
+ * What debootstrap prints, in order (non-verbose, as sandbox/image.ts runs it):
+ *   I: Retrieving InRelease / Checking Release signature / Retrieving Packages / Resolving dependencies ...
+ *   I: Retrieving <package> <version>      then  I: Validating <package> <version>, once per package
+ *   I: Extracting <package>...             the required packages, unpacked by hand (first stage)
+ *   I: Installing core packages...         dpkg, libc, ... installed with no line each
+ *   I: Unpacking required packages...      then  I: Unpacking <package>...    (dpkg --unpack)
+ *   I: Configuring required packages...    then  I: Configuring <package>...  (dpkg --configure)
+ *   I: Unpacking the base system...  /  I: Configuring the base system...     the same, for the rest
+ *   I: Base system installed successfully.
+ * It never prints how many packages there are before it has retrieved them all, and a few (the core
+ * ones, pre-dependencies) are installed without an Unpacking line: the counts below are what it has
+ * done, the number retrieved is the only total.
+ */
 export type DebootstrapStage = "index" | "retrieve" | "extract" | "core" | "unpack" | "configure" | "installed";
 
 export interface DebootstrapCounts {

@@ -2,7 +2,7 @@
 // Tests use this for set-up and fault injection (stop sshd, fill the dpkg lock, kill postgres), so it
 // must work exactly when SSH does not.
 import { spawn } from "node:child_process";
-import { childEnv, killGroup } from "./util";
+import { childEnv, killGroup } from "./run";
 
 export interface RootExecResult {
   code: number;
@@ -93,7 +93,8 @@ export function spawnInTarget(initPid: () => number, command: string, opts: Root
       if (timedOut) {
         reject(
           new Error(
-            `root command in the sandbox timed out after ${opts.timeoutMs} ms and was killed: ${command.slice(0, 200)}` +
+            `root command in the sandbox timed out after ${opts.timeoutMs} ms and was killed: ` +
+              `${command.slice(0, 200)}` +
               (stderr.trim() ? ` (stderr: ${stderr.trim().slice(-500)})` : ""),
           ),
         );

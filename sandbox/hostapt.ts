@@ -193,7 +193,8 @@ export function imageAptConfig(root = "/etc/apt", release: Release = DEFAULT_REL
   const base = sources.find((s) => s.suites.includes(release) && s.uris.length);
   if (!base) {
     throw new Error(
-      `no apt source for Debian ${release} on this host, nor for ${SUPPORTED_RELEASES.filter((r) => r !== release).join(" or ")} to lend its mirror ` +
+      `no apt source for Debian ${release} on this host, nor for ` +
+        `${SUPPORTED_RELEASES.filter((r) => r !== release).join(" or ")} to lend its mirror ` +
         `(looked in ${root}/sources.list and ${root}/sources.list.d/*.{list,sources}): ` +
         `the sandbox image is installed from the host's own mirror; add a "${release}" entry for it`,
     );
@@ -222,7 +223,9 @@ export function imageAptConfig(root = "/etc/apt", release: Release = DEFAULT_REL
   return {
     mirror: base.uris[0],
     keyring: isPath(baseKey) && fs.existsSync(baseKey) ? baseKey : undefined,
-    sourcesFile: `# Written by vm-install's sandbox image build: the host's mirror, so apt works where only it is reachable.\n${note}${stanzas.join("\n\n")}\n`,
+    sourcesFile:
+      "# Written by vm-install's sandbox image build: the host's mirror, so apt works where only it is reachable.\n" +
+      `${note}${stanzas.join("\n\n")}\n`,
     keyrings: [...keyrings].sort(),
     confFiles: hostAcquireConf(root),
   };

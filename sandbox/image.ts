@@ -11,8 +11,8 @@ import { DebootstrapProgress, describeCounts, stageGroup } from "./debootstrap-p
 import { imageAptConfig } from "./hostapt";
 import { lock } from "./lock";
 import { DEFAULT_RELEASE, type Release } from "./release";
+import { childEnv, run, tail } from "./run";
 import { CACHE_DIR, listRunDirs, readState } from "./state";
-import { childEnv, run, tail } from "./util";
 
 /** Bumped by hand only for changes the script text does not show (none so far). */
 const RECIPE_VERSION = "1";
@@ -50,7 +50,8 @@ const b64 = (s: string | Buffer) => Buffer.from(s).toString("base64");
 
 /** Writes a file into the rootfs from base64, so arbitrary content survives shell quoting unchanged. */
 function putFile(dest: string, content: string | Buffer, mode = "0644"): string {
-  return `install -D -m ${mode} /dev/null "$ROOT${dest}" && printf '%s' ${quote(b64(content))} | base64 -d > "$ROOT${dest}"`;
+  const target = `"$ROOT${dest}"`;
+  return `install -D -m ${mode} /dev/null ${target} && printf '%s' ${quote(b64(content))} | base64 -d > ${target}`;
 }
 
 const CGROUP_UNIT = `[Unit]
@@ -65,7 +66,8 @@ Before=containerd.service docker.service multi-user.target
 [Service]
 Type=oneshot
 RemainAfterExit=yes
-ExecStart=/bin/sh -c 'for d in /sys/fs/cgroup/*/; do mountpoint -q "$d" && mount -o remount,rw,bind,nosuid,nodev,noexec "$d" || true; done'
+ExecStart=/bin/sh -c 'for d in /sys/fs/cgroup/*/; do \
+mountpoint -q "$d" && mount -o remount,rw,bind,nosuid,nodev,noexec "$d" || true; done'
 
 [Install]
 WantedBy=multi-user.target
@@ -92,7 +94,8 @@ export function buildScript(release: Release = DEFAULT_RELEASE): string {
   const apt = imageAptConfig(undefined, release);
   const keyringSteps = apt.keyrings.map(
     (k) =>
-      `[ -e "$ROOT${k}" ] || { ${putFile(k, fs.readFileSync(k))}; }  # sha256 ${createHash("sha256").update(fs.readFileSync(k)).digest("hex")}`,
+      `[ -e "$ROOT${k}" ] || { ${putFile(k, fs.readFileSync(k))}; }  ` +
+      `# sha256 ${createHash("sha256").update(fs.readFileSync(k)).digest("hex")}`,
   );
   const steps = [
     `# vm-install sandbox base image, recipe ${RECIPE_VERSION}`,
@@ -105,7 +108,8 @@ export function buildScript(release: Release = DEFAULT_RELEASE): string {
     ...keyringSteps,
     ...apt.confFiles.map(([name, text]) => putFile(`/etc/apt/apt.conf.d/${name}`, text)),
     "# the login user of a cloud image: passwordless sudo, key-only login",
-    `chroot "$ROOT" useradd --create-home --uid ${IMAGE_UID} --user-group --groups sudo --shell /bin/bash ${IMAGE_USER}`,
+    `chroot "$ROOT" useradd --create-home --uid ${IMAGE_UID} --user-group --groups sudo --shell /bin/bash ` +
+      IMAGE_USER,
     // '*' rather than useradd's locked '!': no password can match, and nothing treats the account as disabled.
     `chroot "$ROOT" usermod -p '*' ${IMAGE_USER}`,
     putFile(`/etc/sudoers.d/90-${IMAGE_USER}`, `${IMAGE_USER} ALL=(ALL) NOPASSWD:ALL\n`, "0440"),
@@ -116,7 +120,8 @@ export function buildScript(release: Release = DEFAULT_RELEASE): string {
     putFile("/etc/cloud/cloud-init.disabled", "vm-install sandbox: enabled per sandbox by sandbox/boot.ts\n"),
     "# Docker inside nspawn",
     putFile("/etc/systemd/system/vm-install-cgroup-rw.service", CGROUP_UNIT),
-    `ln -sf /etc/systemd/system/vm-install-cgroup-rw.service "$ROOT/etc/systemd/system/multi-user.target.wants/vm-install-cgroup-rw.service"`,
+    "ln -sf /etc/systemd/system/vm-install-cgroup-rw.service " +
+      '"$ROOT/etc/systemd/system/multi-user.target.wants/vm-install-cgroup-rw.service"',
     "# per-boot identity: machine-id and host keys are made fresh for every sandbox",
     `: > "$ROOT/etc/machine-id"`,
     // debootstrap leaves a fixed D-Bus id: point it at the per-boot one, as a systemd install does.
@@ -152,7 +157,8 @@ export function imagePaths(hash: string, release: Release = DEFAULT_RELEASE): Ba
   };
 }
 
-/** The build's full output (debootstrap's and the script's), kept beside the tarball: the build shows a progress line only. */
+/** The build's full output (debootstrap's and the script's), kept beside the tarball: the build shows a
+ * progress line only. */
 export function buildLogPath(tarball: string): string {
   return tarball.replace(/\.tar\.zst$/, ".build.log");
 }
@@ -167,7 +173,8 @@ function lastLines(text: string, n: number): string {
     .join("\n");
 }
 
-/** The error for a failed build: the last lines of its log and of debootstrap's own log (copied into it, as the build directory goes). */
+/** The error for a failed build: the last lines of its log and of debootstrap's own log (copied into it,
+ * as the build directory goes). */
 function buildFailure(code: number, root: string, logFile: string, logFd: number): Error {
   const output = fs.readFileSync(logFile, "utf8");
   const debootLog = path.join(root, "debootstrap", "debootstrap.log");
@@ -178,7 +185,8 @@ function buildFailure(code: number, root: string, logFile: string, logFd: number
     extra = `\nthe last lines of debootstrap's own log (copied to the end of ${logFile}):\n${lastLines(text, 8)}`;
   }
   return new Error(
-    `sandbox base image build failed (exit ${code}); the last lines of its log ${logFile}:\n${output.trim() ? lastLines(output, 20) : "  (no output)"}${extra}\n` +
+    `sandbox base image build failed (exit ${code}); the last lines of its log ${logFile}:\n` +
+      `${output.trim() ? lastLines(output, 20) : "  (no output)"}${extra}\n` +
       `Check that the host's apt mirror answers (apt-get update on the host), then rerun \`npm run sandbox image\``,
   );
 }
@@ -250,7 +258,8 @@ async function unpack(img: BaseImage, log: (l: string) => void): Promise<void> {
   if (r.code !== 0) {
     fs.rmSync(tmp, { recursive: true, force: true });
     throw new Error(
-      `unpacking the sandbox base image ${img.tarball} failed: ${tail(r.stderr)}; delete it and rerun \`npm run sandbox image\``,
+      `unpacking the sandbox base image ${img.tarball} failed: ${tail(r.stderr)}; ` +
+        "delete it and rerun `npm run sandbox image`",
     );
   }
   // The rename is what makes the rootfs visible: a half-unpacked tree is never used as a lower layer.

@@ -2,7 +2,8 @@
 // and the owner's pid + start time inside lets a later process take over a lock whose holder was killed.
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { type ProcRef, procAlive, procRef, sleep } from "./util";
+import { type ProcRef, procAlive, procRef } from "./procfs";
+import { sleep } from "./wait";
 
 export interface DirLock {
   dir: string;

@@ -3,8 +3,9 @@
 // claimed by an atomic mkdir, so concurrent sandboxes (in one process or many) never share a subnet.
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { childEnv, run, runOk } from "./run";
 import { runDirOf, type SandboxState, SUBNET_DIR } from "./state";
-import { childEnv, run, runOk, waitFor } from "./util";
+import { waitFor } from "./wait";
 
 const SUBNET_PREFIX = "10.200";
 const MIN_N = 1;
@@ -177,7 +178,8 @@ export async function setupNetwork(name: string, plan: NetPlan, log: (l: string)
   const r = await run("nft", ["-f", "-"], { input: rules, env: childEnv() });
   if (r.code !== 0) {
     throw new Error(
-      `nft could not create table ip ${plan.nftTable} for sandbox ${name}: ${r.stderr.trim()} (is the nf_tables kernel module available?)`,
+      `nft could not create table ip ${plan.nftTable} for sandbox ${name}: ${r.stderr.trim()} ` +
+        "(is the nf_tables kernel module available?)",
     );
   }
 }
@@ -212,7 +214,8 @@ export async function teardownNetwork(state: Pick<SandboxState, "netns" | "hostV
     // Two cleaners (a prune and a `down`) may race for the same leftover: gone is as good as deleted.
     if (r.code !== 0 && (await nftTableExists(state.nftTable))) {
       throw new Error(
-        `could not delete nft table ip ${state.nftTable}: ${r.stderr.trim()}; remove it with: nft delete table ip ${state.nftTable}`,
+        `could not delete nft table ip ${state.nftTable}: ${r.stderr.trim()}; ` +
+          `remove it with: nft delete table ip ${state.nftTable}`,
       );
     }
   }

@@ -12,7 +12,8 @@ export const SUPPORTED_RELEASES = Object.keys(RELEASES) as Release[];
 
 const describeSupported = () => SUPPORTED_RELEASES.map((r) => `${r} (Debian ${RELEASES[r]})`).join(", ");
 
-/** A release name as given by a user (`--release`, the environment, startSandbox): checked, or refused with the supported ones. */
+/** A release name as given by a user (`--release`, the environment, startSandbox): checked, or refused
+ * with the supported ones. */
 export function parseRelease(value: string, from = "release"): Release {
   if ((SUPPORTED_RELEASES as string[]).includes(value)) return value as Release;
   throw new Error(`${from}: unknown sandbox release ${JSON.stringify(value)}; supported: ${describeSupported()}`);
@@ -31,7 +32,7 @@ export function releaseSuites(release: Release): string[] {
   return [release, `${release}-updates`, `${release}-security`];
 }
 
-/** Takes `--release NAME` (or `--release=NAME`) out of a command line: the release, checked, and the other arguments. */
+/** Takes `--release NAME` (or `--release=NAME`) out of a command line: the release, checked, and the rest. */
 export function takeReleaseOption(args: string[]): { release?: Release; rest: string[] } {
   const rest: string[] = [];
   let release: Release | undefined;

@@ -3,8 +3,8 @@
 // remove it knowing only the name.
 import * as fs from "node:fs";
 import * as path from "node:path";
+import type { ProcRef } from "./procfs";
 import type { Release } from "./release";
-import { type ProcRef, writeFileAtomic } from "./util";
 
 /** /run is cleared on reboot, which is exactly the lifetime of these directories. */
 export const RUN_ROOT = process.env.VM_INSTALL_SANDBOX_RUN_DIR || "/run/vm-install-sandbox";
@@ -19,7 +19,8 @@ const NAME_RE = /^[a-z0-9]([a-z0-9-]{0,30}[a-z0-9])?$/;
 export function validateName(name: string): void {
   if (!NAME_RE.test(name)) {
     throw new Error(
-      `invalid sandbox name ${JSON.stringify(name)}: use 1-32 characters a-z, 0-9 and '-', starting and ending with a letter or digit`,
+      `invalid sandbox name ${JSON.stringify(name)}: ` +
+        "use 1-32 characters a-z, 0-9 and '-', starting and ending with a letter or digit",
     );
   }
 }
@@ -89,4 +90,11 @@ export function listRunDirs(): string[] {
   } catch {
     return [];
   }
+}
+
+/** Writes a file atomically (temp + rename) so a reader in another process never sees half of it. */
+export function writeFileAtomic(file: string, data: string, mode = 0o644): void {
+  const tmp = `${file}.tmp-${process.pid}-${Math.random().toString(16).slice(2)}`;
+  fs.writeFileSync(tmp, data, { mode });
+  fs.renameSync(tmp, file);
 }

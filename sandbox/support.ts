@@ -1,7 +1,7 @@
 // What the host must offer before anything is created: checked up front so a missing tool is one clear
 // line instead of a half-built sandbox and an exit code from deep inside a shell pipeline.
 import * as fs from "node:fs";
-import { which } from "./util";
+import { which } from "./run";
 
 /** command -> Debian package providing it (the ones bin/setup installs). */
 const REQUIRED: Array<[string, string]> = [

@@ -4,11 +4,11 @@
 // asks the providers' origin registries for checksums whatever provider_installation says, and they are
 // unreachable (and the sless one is not public). `terraform init` still writes the lock file from the mirror.
 // No plugin cache (see below).
-import type { TwinInstallation } from "./install";
 
 export const TWIN_CDKTF_FLAGS = ["--skip-provider-lock"] as const;
 
-export function twinDeployEnv(twin: TwinInstallation): Record<string, string> {
+/** Takes only the CLI configuration's path, so any installation (installTwin's, a test's) fits. */
+export function twinDeployEnv(twin: { cliConfig: string }): Record<string, string> {
   return {
     TF_CLI_CONFIG_FILE: twin.cliConfig,
     // No plugin cache: cdktf turns on a machine-wide one (~/.terraform.d/plugin-cache) unless told not to,

@@ -31,7 +31,8 @@ function launcher(entry: string, source: string): string {
     "#!/bin/sh",
     `# The vm-install twin of ${source}, written by \`npm run twin -- install\`: runs the TypeScript provider`,
     "# of this checkout (twin/) with the Node that installed it.",
-    `exec ${sq(process.execPath)} -r ${sq(path.join(PROJECT_ROOT, "bin", "ts-register.js"))} ${sq(path.join(PROJECT_ROOT, "twin", entry))} "$@"`,
+    `exec ${sq(process.execPath)} -r ${sq(path.join(PROJECT_ROOT, "bin", "ts-register.js"))} ` +
+      `${sq(path.join(PROJECT_ROOT, "twin", entry))} "$@"`,
     "",
   ].join("\n");
 }
@@ -95,6 +96,7 @@ if (require.main === module) {
   // The deploy environment without the placeholder tokens (the README's by-hand lines set those).
   const { TF_CLI_CONFIG_FILE, CDKTF_DISABLE_PLUGIN_CACHE_ENV, TF_PLUGIN_CACHE_DIR } = twinDeployEnv(done);
   process.stdout.write(
-    `export TF_CLI_CONFIG_FILE=${TF_CLI_CONFIG_FILE} CDKTF_DISABLE_PLUGIN_CACHE_ENV=${CDKTF_DISABLE_PLUGIN_CACHE_ENV} TF_PLUGIN_CACHE_DIR=${TF_PLUGIN_CACHE_DIR}\n`,
+    `export TF_CLI_CONFIG_FILE=${TF_CLI_CONFIG_FILE} ` +
+      `CDKTF_DISABLE_PLUGIN_CACHE_ENV=${CDKTF_DISABLE_PLUGIN_CACHE_ENV} TF_PLUGIN_CACHE_DIR=${TF_PLUGIN_CACHE_DIR}\n`,
   );
 }

@@ -15,7 +15,8 @@ export function parsePorts(list: unknown): number[] {
 function rules(ports: number[]): string {
   const allowed = ports.length ? `tcp dport != { ${ports.join(", ")} } ` : "";
   return [
-    // add + delete: an empty table to delete when there was none, so the file works either way (nft 1.0.6 has no "destroy").
+    // add + delete: an empty table to delete when there was none, so the file works either way
+    // (nft 1.0.6 has no "destroy").
     `add table inet ${TABLE}`,
     `delete table inet ${TABLE}`,
     `table inet ${TABLE} {`,

@@ -4,9 +4,9 @@
 // (and internalConnect: one network here); only access_port_list's TCP ports take connections from
 // outside. destroy honours delete_mode as the real provider does.
 import { randomUUID } from "node:crypto";
-import { killTree } from "../../sandbox/boot";
 import { getSandbox, listSandboxes, startSandbox, stopSandbox } from "../../sandbox/index";
 import { readState } from "../../sandbox/state";
+import { killTree } from "../../sandbox/tree";
 import type { CtyObject } from "../protocol/cty-value";
 import { TwinError } from "../protocol/diagnostics";
 import type { ResourceImplementation } from "../protocol/resource";
@@ -25,7 +25,8 @@ async function adoptable(name: string, log: (line: string) => void): Promise<str
   if (!found) return undefined;
   if (found.alive && found.status === "running") return getSandbox(name).address;
   log(
-    `VM ${name}: a stopped sandbox of that name is in the way; the twin cannot resume it, removing it and booting a new one`,
+    `VM ${name}: a stopped sandbox of that name is in the way; ` +
+      "the twin cannot resume it, removing it and booting a new one",
   );
   await stopSandbox(name);
   return undefined;
@@ -72,7 +73,8 @@ async function deleteVm(prior: CtyObject, log: (line: string) => void): Promise<
   if (mode === "delete") await stopSandbox(name);
   else if (mode === "suspend") await killTree(readState(name)?.pid);
   log(
-    `VM ${vmName}: destroy with delete_mode ${mode}: ${mode === "delete" ? "sandbox removed" : mode === "suspend" ? "sandbox powered off" : "sandbox left running"}`,
+    `VM ${vmName}: destroy with delete_mode ${mode}: ` +
+      (mode === "delete" ? "sandbox removed" : mode === "suspend" ? "sandbox powered off" : "sandbox left running"),
   );
 }
 

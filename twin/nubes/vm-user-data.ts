@@ -1,10 +1,8 @@
-// What a twin VM's cloud-init reads: the user-data the twin assumes the Nubes platform composes from a
-// nubes_vc_vm_v3 (README, "The twin"): a multipart/mixed message whose first part is the platform's
-// (user_login with user_public_key, passwordless sudo, bash) and whose second is the resource's
-// cloud_init, as given. cloud-init merges text/cloud-config parts in order with
-// dict(replace)+list()+str() unless a part says otherwise (its merge_how key or Merge-Type header):
-// a top-level key of cloud_init replaces the platform's, so a cloud_init with its own `users:` drops
-// user_login unless it lists it too or asks for list(append).
+// What a twin VM's cloud-init reads: the user-data the twin assumes Nubes composes from a nubes_vc_vm_v3
+// (README, "The twin"): multipart/mixed, the platform's part first (user_login with user_public_key,
+// passwordless sudo, bash), then the resource's cloud_init as given. cloud-init merges cloud-config parts
+// with dict(replace)+list()+str() unless a part says otherwise (merge_how, Merge-Type): a cloud_init with
+// its own `users:` drops user_login unless it lists it too or asks for list(append).
 
 import { parse } from "yaml";
 import { loginUserCloudConfig, mimeHeaders, multipartUserData, userDataKind } from "../../sandbox/cloud-init";

@@ -13,7 +13,8 @@ export const MAGIC_COOKIE_KEY = "TF_PLUGIN_MAGIC_COOKIE";
 export const MAGIC_COOKIE_VALUE = "d602bf8f470bc67ca7faa0386276bbdd4330efaf76d1a219cb4d6991ca9872b2";
 const CORE_PROTOCOL_VERSION = 1;
 const APP_PROTOCOL_VERSION = 6;
-/** Schemas, states and job messages are small, but a plan of many resources is one message: go-plugin allows this much. */
+/** Schemas, states and job messages are small, but a plan of many resources is one message: go-plugin
+ * allows this much. */
 const MAX_MESSAGE_BYTES = 256 * 1024 * 1024;
 
 const PROTO_DIR = path.resolve(__dirname, "..", "proto");
@@ -55,11 +56,17 @@ function unary(handlers: UnaryHandlers, onError: (rpc: string, e: Error) => void
 /** Why this process cannot act as a plugin, or undefined when Terraform started it properly. */
 export function handshakeProblem(env: NodeJS.ProcessEnv): string | undefined {
   if (env[MAGIC_COOKIE_KEY] !== MAGIC_COOKIE_VALUE) {
-    return "this is a Terraform provider plugin: Terraform starts it (install it with `npm run twin -- install`); it is not meant to be run by hand";
+    return (
+      "this is a Terraform provider plugin: Terraform starts it (install it with `npm run twin -- install`); " +
+      "it is not meant to be run by hand"
+    );
   }
   const offered = (env.PLUGIN_PROTOCOL_VERSIONS ?? String(APP_PROTOCOL_VERSION)).split(",").map((v) => v.trim());
   if (!offered.includes(String(APP_PROTOCOL_VERSION))) {
-    return `Terraform offered plugin protocol versions ${offered.join(",")}; this provider speaks only ${APP_PROTOCOL_VERSION} (Terraform 1.0 or later)`;
+    return (
+      `Terraform offered plugin protocol versions ${offered.join(",")}; ` +
+      `this provider speaks only ${APP_PROTOCOL_VERSION} (Terraform 1.0 or later)`
+    );
   }
   return undefined;
 }

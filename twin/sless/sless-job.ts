@@ -27,7 +27,7 @@ function keepLog(jobId: string, lines: string[]): void {
   fs.writeFileSync(file, lines.map((l) => `${l}\n`).join(""), { mode: 0o600 });
 }
 
-/** Runtimes the twin runs: any Node major, on this machine's Node (the platform's runtime names are "nodejs<major>"). */
+/** Runtimes the twin runs: any Node major, on this machine's Node (the platform's names are "nodejs<major>"). */
 const RUNTIME = /^nodejs\d+$/;
 
 function validateJob(config: CtyObject): Diagnostic[] {

@@ -1,5 +1,5 @@
-// Small process and file helpers shared by the sandbox modules. Node built-ins only: the sandbox must work
-// from a bare checkout with nothing but the lockfile's dependencies.
+// Running host programs without a shell (ip, nft, ssh-keygen, debootstrap) and the PATH they need.
+// Node built-ins only: the sandbox must work from a bare checkout with nothing but the lockfile's dependencies.
 import { type SpawnOptions, spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
@@ -19,6 +19,17 @@ export interface RunOptions {
   echoStdout?: boolean;
 }
 
+/** Feeds whole lines of a chunked stream to `sink`, holding back a partial last line until it ends. */
+function lineSplitter(sink: (l: string) => void): (chunk: string) => void {
+  let pending = "";
+  return (chunk: string) => {
+    pending += chunk;
+    const lines = pending.split("\n");
+    pending = lines.pop() ?? "";
+    for (const l of lines) sink(l);
+  };
+}
+
 /** Runs a program without a shell (arguments are never re-parsed) and collects its output. Never rejects
  * for a non-zero exit: callers decide what a failure means. Rejects when the program cannot start or times out. */
 export function run(cmd: string, args: string[], opts: RunOptions = {}): Promise<RunResult> {
@@ -34,15 +45,6 @@ export function run(cmd: string, args: string[], opts: RunOptions = {}): Promise
     let stderr = "";
     let timedOut = false;
     let timer: NodeJS.Timeout | undefined;
-    const lineSplitter = (sink: (l: string) => void) => {
-      let pending = "";
-      return (chunk: string) => {
-        pending += chunk;
-        const lines = pending.split("\n");
-        pending = lines.pop() ?? "";
-        for (const l of lines) sink(l);
-      };
-    };
     const emitErr = opts.onLine ? lineSplitter(opts.onLine) : undefined;
     const emitOut = opts.onLine && opts.echoStdout ? lineSplitter(opts.onLine) : undefined;
     child.stdout!.setEncoding("utf8");
@@ -64,7 +66,8 @@ export function run(cmd: string, args: string[], opts: RunOptions = {}): Promise
       if (timedOut) {
         reject(
           new Error(
-            `${cmd} ${args.join(" ").slice(0, 200)} timed out after ${opts.timeoutMs} ms and was killed${stderr ? `; stderr: ${tail(stderr)}` : ""}`,
+            `${cmd} ${args.join(" ").slice(0, 200)} timed out after ${opts.timeoutMs} ms and was killed` +
+              (stderr ? `; stderr: ${tail(stderr)}` : ""),
           ),
         );
         return;
@@ -114,10 +117,6 @@ export function tail(text: string, lines = 8): string {
   return text.trim().split("\n").slice(-lines).join(" | ");
 }
 
-export function sleep(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
-}
-
 /** Looks a program up on PATH (plus the sbin directories a non-login root shell may lack). */
 export function which(cmd: string): string | undefined {
   const dirs = (process.env.PATH ?? "")
@@ -142,109 +141,4 @@ export function childEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
   const parts = base.split(":");
   for (const d of ["/usr/local/sbin", "/usr/sbin", "/sbin"]) if (!parts.includes(d)) parts.push(d);
   return { ...process.env, PATH: parts.join(":"), LC_ALL: "C", ...extra };
-}
-
-// ---- processes, identified by pid + start time so a recycled pid is never mistaken for ours ----
-
-export interface ProcRef {
-  pid: number;
-  /** Field 22 of /proc/PID/stat (clock ticks since boot). */
-  startTime: string;
-}
-
-function statFields(pid: number): string[] | undefined {
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
-    // comm may contain spaces and parentheses: fields start after the last ')'.
-    const rest = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return rest; // rest[0] is field 3 (state)
-  } catch {
-    return undefined;
-  }
-}
-
-export function procRef(pid: number): ProcRef | undefined {
-  const f = statFields(pid);
-  return f ? { pid, startTime: f[19] } : undefined;
-}
-
-/** True while the process exists, is not a zombie, and is the same process that was recorded. */
-export function procAlive(ref: ProcRef | undefined): boolean {
-  if (!ref) return false;
-  const f = statFields(ref.pid);
-  if (!f) return false;
-  if (f[0] === "Z" || f[0] === "X") return false;
-  return f[19] === ref.startTime;
-}
-
-export function childrenOf(pid: number): number[] {
-  const out: number[] = [];
-  let tasks: string[] = [];
-  try {
-    tasks = fs.readdirSync(`/proc/${pid}/task`);
-  } catch {
-    return out;
-  }
-  for (const t of tasks) {
-    try {
-      const txt = fs.readFileSync(`/proc/${pid}/task/${t}/children`, "utf8").trim();
-      if (txt) for (const c of txt.split(/\s+/)) out.push(Number(c));
-    } catch {
-      /* task gone */
-    }
-  }
-  return out;
-}
-
-export function descendantsOf(pid: number): number[] {
-  const out: number[] = [];
-  const queue = [pid];
-  while (queue.length) {
-    const p = queue.shift()!;
-    for (const c of childrenOf(p)) {
-      out.push(c);
-      queue.push(c);
-    }
-  }
-  return out;
-}
-
-export function procComm(pid: number): string {
-  try {
-    return fs.readFileSync(`/proc/${pid}/comm`, "utf8").trim();
-  } catch {
-    return "";
-  }
-}
-
-/** The pid of a process in each nested pid namespace, outermost first (the NSpid line of /proc/PID/status). */
-export function nsPids(pid: number): number[] {
-  try {
-    const status = fs.readFileSync(`/proc/${pid}/status`, "utf8");
-    const m = /^NSpid:\s*(.*)$/m.exec(status);
-    return m ? m[1].trim().split(/\s+/).map(Number) : [];
-  } catch {
-    return [];
-  }
-}
-
-export async function waitFor(
-  what: string,
-  check: () => boolean | Promise<boolean>,
-  timeoutMs: number,
-  intervalMs = 50,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (await check()) return;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(intervalMs);
-  }
-}
-
-/** Writes a file atomically (temp + rename) so a reader in another process never sees half of it. */
-export function writeFileAtomic(file: string, data: string, mode = 0o644): void {
-  const tmp = `${file}.tmp-${process.pid}-${Math.random().toString(16).slice(2)}`;
-  fs.writeFileSync(tmp, data, { mode });
-  fs.renameSync(tmp, file);
 }
