@@ -18,6 +18,8 @@ describe("README benchmark table", () => {
       "check",
       "deploy",
       "detach",
+      "fast-install",
+      "fleet",
       "install-docker",
       "install-packages",
       "install-postgres",

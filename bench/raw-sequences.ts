@@ -10,9 +10,18 @@ type Step = [name: string, ...lines: string[]];
 
 /** The handlers' own apt-get command lines (handlers/common/apt.ts), output discarded: the same apt work. */
 const UPDATE =
-  "LC_ALL=C apt-get update -q >/dev/null && mkdir -p /var/lib/apt/periodic && touch /var/lib/apt/periodic/update-success-stamp";
-const install = (pkgs: string) =>
-  `LC_MESSAGES=C LANGUAGE= apt-get install -y -q -o DPkg::Lock::Timeout=30 -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold ${pkgs} >/dev/null`;
+  "LC_ALL=C apt-get update -q >/dev/null && mkdir -p /var/lib/apt/periodic" +
+  " && touch /var/lib/apt/periodic/update-success-stamp";
+/**
+ * How dpkg may skip its fsyncs (bench/fast-install.ts measures whether that is worth an opt-in): "safe" is
+ * what the handlers do; "unsafe-io" is dpkg's --force-unsafe-io; "eatmydata" runs apt under Debian's
+ * eatmydata (an LD_PRELOAD that turns fsync into a no-op for apt, dpkg and the maintainer scripts).
+ */
+export type Fsync = "safe" | "unsafe-io" | "eatmydata";
+const install = (pkgs: string, fsync: Fsync = "safe") =>
+  `LC_MESSAGES=C LANGUAGE= ${fsync === "eatmydata" ? "eatmydata " : ""}apt-get install -y -q` +
+  " -o DPkg::Lock::Timeout=30 -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold" +
+  `${fsync === "unsafe-io" ? " -o Dpkg::Options::=--force-unsafe-io" : ""} ${pkgs} >/dev/null`;
 
 const MARK = "@@bench-step";
 
@@ -25,10 +34,33 @@ function script(steps: Step[]): string {
 }
 
 /** apt-get update, then install `packages`, with the handlers' options. */
-export function rawPackages(packages: string[], opts: { update?: boolean } = {}): string {
+export function rawPackages(packages: string[], opts: { update?: boolean; fsync?: Fsync } = {}): string {
   return script([
     ...(opts.update === false ? [] : [["apt_update", UPDATE] as Step]),
-    ["apt_install", install(packages.join(" "))],
+    ["apt_install", install(packages.join(" "), opts.fsync)],
+  ]);
+}
+
+/**
+ * Two installers' apt work on one VM, one after the other: update, install `first`, install `second`.
+ * With `overlap`, the second's .debs are fetched into apt's cache while the first one's dpkg runs: their
+ * URIs from `apt-get install --print-uris` and curl, neither of which takes apt's locks (`apt-get
+ * --download-only` would wait on the lock-frontend the running install holds). The second install then
+ * finds them in /var/cache/apt/archives and checks their hashes as usual.
+ */
+export function rawTwoInstalls(first: string[], second: string[], opts: { overlap: boolean }): string {
+  const fetch = [
+    `apt-get install -y -qq --print-uris ${second.join(" ")}` +
+      ` | sed -n "s/^'\\([^']*\\)' \\([^ ]*\\) .*/\\1 \\2/p" > /tmp/uris`,
+    "( while read -r uri file; do curl -fsS -o /var/cache/apt/archives/partial/$file $uri &&" +
+      " mv /var/cache/apt/archives/partial/$file /var/cache/apt/archives/$file; done < /tmp/uris ) &",
+  ];
+  return script([
+    ["apt_update", UPDATE],
+    ...(opts.overlap ? [["prefetch", ...fetch] as Step] : []),
+    ["apt_install", install(first.join(" "))],
+    ...(opts.overlap ? [["prefetch_wait", "wait"] as Step] : []),
+    ["apt_install_next", install(second.join(" "))],
   ]);
 }
 
@@ -51,6 +83,7 @@ export interface RawPostgres {
   /** pg_hba entry for this network, with listen_addresses '*'; none when omitted. */
   remoteCidr?: string;
   update?: boolean;
+  fsync?: Fsync;
 }
 
 /** Debian 12's PostgreSQL 15: role, database, optional remote access, restart, a TCP login. Prints 1. */
@@ -59,7 +92,7 @@ export function rawPostgres(o: RawPostgres): string {
   const pgpass = `127.0.0.1:5432:${o.db}:${o.user}:${o.password.replace(/\\/g, "\\\\").replace(/:/g, "\\:")}`;
   return script([
     ...(o.update === false ? [] : [["apt_update", UPDATE] as Step]),
-    ["apt_install", install("postgresql")],
+    ["apt_install", install("postgresql", o.fsync)],
     [
       "role_db",
       "cd /",

@@ -20,7 +20,8 @@ export function roundsArg(script: string, argv: string[] = process.argv): number
   if (given === "--help" || given === "-h" || !Number.isInteger(n) || n < MIN_ROUNDS) {
     process.stderr.write(
       `usage: node -r ./bin/ts-register.js bench/${script} [rounds]\n` +
-        `  rounds: a whole number >= ${MIN_ROUNDS} (default ${MIN_ROUNDS}); the side that runs first rotates every round` +
+        `  rounds: a whole number >= ${MIN_ROUNDS} (default ${MIN_ROUNDS});` +
+        " the side that runs first rotates every round" +
         (given !== undefined && given !== "--help" && given !== "-h" ? `\n  got ${JSON.stringify(given)}` : "") +
         "\n",
     );
@@ -143,4 +144,21 @@ export const fmtS = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
 /** "median 12.34 s (min 11.00 s, max 14.00 s)". */
 export function describe(s: Stats, fmt: (ms: number) => string = fmtS): string {
   return `median ${fmt(s.median)} (min ${fmt(s.min)}, max ${fmt(s.max)})`;
+}
+
+/**
+ * Several independent comparisons in one results file: each group's outcomes from its own rotated rounds
+ * (every side of a group runs first in some round, which more sides than rounds in one rotation would not
+ * give), as one outcome. Side names must differ across groups.
+ */
+export function mergeOutcomes(outcomes: RoundsOutcome[]): RoundsOutcome {
+  const rounds = new Set(outcomes.map((o) => o.rounds));
+  if (rounds.size !== 1) throw new Error(`mergeOutcomes: groups ran different rounds: ${[...rounds].join(", ")}`);
+  const stats: Record<string, Stats> = {};
+  for (const o of outcomes)
+    for (const [name, s] of Object.entries(o.stats)) {
+      if (stats[name]) throw new Error(`mergeOutcomes: side ${name} is in two groups`);
+      stats[name] = s;
+    }
+  return { rounds: outcomes[0].rounds, records: outcomes.flatMap((o) => o.records), stats };
 }

@@ -31,6 +31,21 @@ export async function withSandbox<T>(fn: (sb: Sandbox) => Promise<T>): Promise<T
   }
 }
 
+/** Runs `fn` on `n` fresh sandboxes booted at once (boot and teardown outside any measurement); stops them all. */
+export async function withSandboxes<T>(n: number, fn: (sbs: Sandbox[]) => Promise<T>): Promise<T> {
+  const booted = await Promise.allSettled(Array.from({ length: n }, () => startSandbox()));
+  const sbs = booted.flatMap((b) => (b.status === "fulfilled" ? [b.value] : []));
+  for (const sb of sbs) live.add(sb);
+  try {
+    const failed = booted.find((b): b is PromiseRejectedResult => b.status === "rejected");
+    if (failed) throw new Error(`withSandboxes: ${n - sbs.length} of ${n} sandboxes did not boot: ${failed.reason}`);
+    return await fn(sbs);
+  } finally {
+    for (const sb of sbs) live.delete(sb);
+    await Promise.allSettled(sbs.map((sb) => sb.stop()));
+  }
+}
+
 export interface TimedJob {
   /** Wall time from spawning the job's process to its outcome. */
   ms: number;
@@ -149,9 +164,8 @@ export function phaseLines(records: RoundRecord[]): string[] {
   const lines: string[] = [];
   if (handler.length) {
     lines.push(`handler phases, median ms (timings_ms): ${medianOf(handler, "timings_ms")}`);
-    lines.push(
-      `handler: outside timings_ms (process start, bundle load, exit), median ${Math.round(median(handler.map((r) => r.extra!.outside_handler_ms as number)))} ms`,
-    );
+    const outside = Math.round(median(handler.map((r) => r.extra!.outside_handler_ms as number)));
+    lines.push(`handler: outside timings_ms (process start, bundle load, exit), median ${outside} ms`);
   }
   if (raw.length)
     lines.push(`raw steps, median ms (outside = ssh spawn, connect, auth, sudo, exit): ${medianOf(raw, "steps_ms")}`);
