@@ -248,7 +248,7 @@ describe("npm run trust: the key an operator accepts", () => {
       })();
       expect({ bad, code: err?.exitCode, message: err?.message }).toEqual({
         bad,
-        code: 2,
+        code: 64,
         message: expect.stringContaining("is not an SSH host key fingerprint"),
       });
     }
@@ -273,7 +273,7 @@ describe("npm run trust: the key an operator accepts", () => {
   test("no fingerprint and no terminal: the key is shown, not recorded, and the message says to pass it", async () => {
     const { d, said, asked } = deps();
     const err = await refusal(acceptedKey("web", target, undefined, d));
-    expect(err.exitCode).toBe(2);
+    expect(err.exitCode).toBe(64);
     expect(err.message).toContain(`no terminal to confirm ${seen} on`);
     expect(err.message).toContain(`npm run trust -- web ${seen}`);
     expect(said.join("\n")).toContain(`web at 192.0.2.7:22 presents ${seen} (ssh-ed25519); nothing was authenticated`);

@@ -8,7 +8,7 @@ import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { tempDir } from "../__tests__/support/synth";
-import { PROJECT_ROOT } from "../construct/bundling/bundle";
+import { PROJECT_ROOT } from "../construct/entry-points";
 import { existingHost, runCdktf, writeCdktfProject } from "../demo/project";
 import { checkTargets } from "../operator/check/check-targets";
 import { type DriftRow, runChecks } from "../operator/check/run-checks";

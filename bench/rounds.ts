@@ -3,29 +3,36 @@
 // (two sides: A B, B A, A B, ...; three: A B C, B C A, C A B, ...), so a warmer mirror cache, a busier
 // machine or whatever drifts during the run hits every side alike. Every round's figure is kept.
 //
-//   const rounds = roundsArg("install-packages.ts");                 // argv[2], >= 5, or exit 2 with usage
+//   const rounds = roundsArg("install-packages.ts");                 // argv[2], >= 5, or exit 64 with usage
 //   const out = await runRounds(rounds, [
 //     { name: "handler", label: "install-packages via the runner", run: async (round) => ({ ms, extra }) },
 //     { name: "raw", label: "raw ssh sequence", run: async () => ({ ms }) },
 //   ]);
 //   out.stats.handler.median; ratio(out, "handler", "raw");
 
+import { EXIT } from "../operator/exit-codes";
+
 /** Fewer rounds than this give a median that one slow mirror response can move: refused. */
 export const MIN_ROUNDS = 5;
 
-/** Rounds from argv[2] (default MIN_ROUNDS); fewer than MIN_ROUNDS or not a whole number: usage on stderr, exit 2. */
+/** Rounds from argv[2] (default MIN_ROUNDS); --help: the usage on stdout, exit 0; anything else: on stderr, exit 64. */
 export function roundsArg(script: string, argv: string[] = process.argv): number {
   const given = argv[2];
   const n = Number(given ?? MIN_ROUNDS);
-  if (given === "--help" || given === "-h" || !Number.isInteger(n) || n < MIN_ROUNDS) {
-    process.stderr.write(
+  const help = given === "--help" || given === "-h";
+  if (help || !Number.isInteger(n) || n < MIN_ROUNDS || argv.length > 3) {
+    const usage =
       `usage: node -r ./bin/ts-register.js bench/${script} [rounds]\n` +
-        `  rounds: a whole number >= ${MIN_ROUNDS} (default ${MIN_ROUNDS});` +
-        " the side that runs first rotates every round" +
-        (given !== undefined && given !== "--help" && given !== "-h" ? `\n  got ${JSON.stringify(given)}` : "") +
-        "\n",
-    );
-    process.exit(2);
+      `  rounds: a whole number >= ${MIN_ROUNDS} (default ${MIN_ROUNDS}); the side that runs first rotates every round`;
+    if (help) process.stdout.write(`${usage}\n`);
+    else
+      process.stderr.write(
+        `${usage}\n  got ${argv
+          .slice(2)
+          .map((a) => JSON.stringify(a))
+          .join(" ")}\n`,
+      );
+    process.exit(help ? EXIT.ok : EXIT.usage);
   }
   return n;
 }

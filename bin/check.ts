@@ -2,13 +2,13 @@
 // machine (operator/check) and prints what a deploy would change on each: the drift table. Nothing on any VM
 // changes. The address and the host key the jobs require come from the deployed state, the user, port,
 // key file and the installers' settings from cdktf.json, secrets from their TF_VAR_ variables.
-// --junit FILE also writes the rows as a JUnit report for CI (operator/reports); the exit code does not change.
-// Exit code (as terraform plan -detailed-exitcode): 0 nothing would change, 2 something would, 1 error.
+// --junit FILE also writes the rows as a JUnit report; exit code: nothing would change, or drift (README, Exit codes).
 import * as path from "node:path";
 import type { VmInstallConfig } from "../construct/config/types";
 import { checkTargets } from "../operator/check/check-targets";
 import { renderDriftTable } from "../operator/check/drift-table";
 import { exitCode, runChecks } from "../operator/check/run-checks";
+import { BadUsage, type CommandSpec, EXIT, runCommand } from "../operator/exit-codes";
 import { renderJunit, writeReportFile } from "../operator/reports/junit";
 import { parseReportArgs } from "../operator/reports/report-args";
 import { driftCases, reportSecrets } from "../operator/reports/report-cases";
@@ -16,13 +16,11 @@ import { readDeployed } from "../operator/status/deployed-status";
 import { projectFolder } from "../operator/terraform-cli";
 
 const say = (line: string) => process.stderr.write(`check: ${line}\n`);
+export const COMMAND: CommandSpec = { name: "check", usage: "usage: npm run check [-- [--json] [--junit FILE]]" };
 
 export async function main(argv: string[], projectDir = projectFolder("check")): Promise<number> {
   const args = parseReportArgs(argv, "check");
-  if ("error" in args) {
-    say(args.error);
-    return 1;
-  }
+  if ("error" in args) throw new BadUsage(args.error);
   let targets: ReturnType<typeof checkTargets>;
   let logDir: string;
   let config: VmInstallConfig;
@@ -34,7 +32,7 @@ export async function main(argv: string[], projectDir = projectFolder("check")):
     logDir = path.join(projectDir, ".vm-install", config.stackName, "logs");
   } catch (err) {
     say((err as Error).message);
-    return 1;
+    return EXIT.error;
   }
   const rows = await runChecks(targets, { logDir, projectDir, say });
   const colour = !args.json && process.stdout.isTTY === true && !process.env.NO_COLOR;
@@ -47,21 +45,11 @@ export async function main(argv: string[], projectDir = projectFolder("check")):
       writeReportFile(args.junit, xml);
     } catch (err) {
       say((err as Error).message);
-      return 1;
+      return EXIT.error;
     }
     say(`JUnit report written to ${args.junit}`);
   }
   return exitCode(rows);
 }
 
-if (require.main === module) {
-  main(process.argv.slice(2)).then(
-    (code) => {
-      process.exitCode = code;
-    },
-    (err) => {
-      say(`internal error: ${(err as Error).stack ?? err}`);
-      process.exitCode = 1;
-    },
-  );
-}
+if (require.main === module) runCommand(COMMAND, process.argv.slice(2), (argv) => main(argv));

@@ -1,17 +1,19 @@
 // `npm run faults`: runs the fault matrix (__tests__/e2e/faults.test.ts, root, sandbox VMs), then prints
 // one line per case (case, outcome, time to recover), the many-moments cases (one install cut at each
 // moment of its progress) as a table per install, and writes that, with the commit and the date, into the
-// README between the faults:matrix markers. Exit status: jest's (1 when any case failed).
+// README between the faults:matrix markers. Exit status: jest's (error when any case failed).
 // `-- --print` only prints the last recorded run (.cache/faults.json) without running anything.
 import { execFileSync, spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { PROJECT_ROOT } from "../construct/entry-points";
+import { BadUsage, type CommandSpec, EXIT, runCommand } from "../operator/exit-codes";
 
 export const BEGIN = "<!-- faults:matrix (npm run faults) -->";
 export const END = "<!-- /faults:matrix -->";
 const RECORDS = path.join(PROJECT_ROOT, ".cache", "faults.json");
+export const COMMAND: CommandSpec = { name: "faults", usage: "usage: npm run faults [-- --print]" };
 
 interface FaultRecord {
   case: string;
@@ -38,7 +40,8 @@ const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
  */
 export const MOMENT_GROUPS: Record<string, string> = {
   "postgresql install":
-    "dpkg and apt-get killed at moments of one `postgresql` install (29 packages), each struck on a line of dpkg's own --status-fd progress",
+    "dpkg and apt-get killed at moments of one `postgresql` install (29 packages), " +
+    "each struck on a line of dpkg's own --status-fd progress",
   "local package":
     "maintainer scripts and triggers cut mid-run (local packages whose scripts block until released or killed)",
 };
@@ -62,9 +65,10 @@ export function matrix(records: FaultRecord[], meta: { commit: string; date: str
     const rows = records.filter((r) => groupOf(r) === group);
     if (rows.length === 0) continue;
     const worst = Math.max(...rows.map((r) => r.recoverMs));
+    const recovered = `${rows.filter((r) => r.ok).length} of ${rows.length} moments recovered`;
     out.push(
       "",
-      `**${group}**: ${title}; ${rows.filter((r) => r.ok).length} of ${rows.length} moments recovered, the slowest in ${seconds(worst)}:`,
+      `**${group}**: ${title}; ${recovered}, the slowest in ${seconds(worst)}:`,
       "",
       "| moment | result | what the kill left, and the recovery | time to recover |",
       "| --- | --- | --- | --- |",
@@ -72,16 +76,16 @@ export function matrix(records: FaultRecord[], meta: { commit: string; date: str
     );
   }
   const passed = records.filter((r) => r.ok).length;
-  out.push(
-    "",
-    `${passed} of ${records.length} cases recovered with nothing lost and no manual step; \`${meta.command}\`, commit ${meta.commit}, ${meta.date}, ${os.cpus().length} cores.`,
-  );
+  const where = `\`${meta.command}\`, commit ${meta.commit}, ${meta.date}, ${os.cpus().length} cores`;
+  out.push("", `${passed} of ${records.length} cases recovered with nothing lost and no manual step; ${where}.`);
   return out.join("\n");
 }
 
 function main(argv: string[]): number {
+  const unknown = argv.filter((a) => a !== "--print");
+  if (unknown.length) throw new BadUsage(`unexpected ${unknown.join(" ")}`);
   const printOnly = argv.includes("--print");
-  let status = 0;
+  let status: number = EXIT.ok;
   if (!printOnly) {
     fs.mkdirSync(path.dirname(RECORDS), { recursive: true });
     fs.rmSync(RECORDS, { force: true });
@@ -90,12 +94,12 @@ function main(argv: string[]): number {
       stdio: "inherit",
       env: { ...process.env, FAULTS_REPORT: RECORDS, CI: process.env.CI ?? "true" },
     });
-    status = jest.status ?? 1;
+    status = jest.status ?? EXIT.error;
   }
   const records = readRecords(RECORDS);
   if (records.length === 0) {
     process.stderr.write(`faults: no records in ${RECORDS}\n`);
-    return 1;
+    return EXIT.error;
   }
   const commit = execFileSync("git", ["rev-parse", "--short=12", "HEAD"], {
     cwd: PROJECT_ROOT,
@@ -115,4 +119,4 @@ function main(argv: string[]): number {
   return status;
 }
 
-if (require.main === module) process.exit(main(process.argv.slice(2)));
+if (require.main === module) runCommand(COMMAND, process.argv.slice(2), main, { exit: true });

@@ -2,23 +2,22 @@
 // and those after it on that VM), leaving every other VM alone, without editing cdktf.json: one terraform
 // apply with -replace= of exactly those jobs, so the next deploy has nothing left to do. To make a rerun part
 // of the configuration instead, raise vms[].runId or vms[].runIds (README, Rollout).
-// Run it in the project folder, with the environment a deploy has. Exit code: terraform's; 64 bad usage.
+// Run it in the project folder, with the environment a deploy has. Exit code: terraform's (README, Exit codes).
 import { spawnSync } from "node:child_process";
 import * as path from "node:path";
 import type { VmInstallConfig } from "../construct/config/types";
 import { INSTALLERS } from "../construct/installers/catalog";
 import { installerJobId } from "../construct/resource-names";
+import { BadUsage, type CommandSpec, EXIT, runCommand } from "../operator/exit-codes";
 import { projectFolder, readProject, terraformCommand, terraformEnv } from "../operator/terraform-cli";
 
 const say = (line: string) => process.stderr.write(`rerun: ${line}\n`);
 export const USAGE = "usage: npm run rerun -- <vm name> [installer, e.g. install-packages] [terraform apply options]";
+// Only argv[0] asks for help: the options after the names are terraform apply's.
+export const COMMAND: CommandSpec = { name: "rerun", usage: USAGE, help: "first" };
 
-/** A command line rerun refuses, and why. */
-export class RerunRefused extends Error {}
-
-// As sysexits(3) and the project's other commands have them (README, Exit codes).
-const EXIT_ERROR = 1;
-const EXIT_USAGE = 64;
+/** A command line rerun refuses (bad usage), and why. */
+export class RerunRefused extends BadUsage {}
 
 export interface RerunRequest {
   vmName: string;
@@ -72,11 +71,11 @@ function replaceJobs(projectDir: string, stackDir: string, targets: string[], ap
     cwd: projectDir,
     stdio: ["ignore", "ignore", "inherit"],
   });
-  if (synth.status !== 0) return synth.status ?? 1;
+  if (synth.status !== 0) return synth.status ?? EXIT.error;
   say(`replacing ${targets.join(", ")}`);
   const env = terraformEnv(projectDir);
   const tf = (args: string[]) =>
-    spawnSync(...terraformCommand([`-chdir=${stackDir}`, ...args]), { stdio: "inherit", env }).status ?? 1;
+    spawnSync(...terraformCommand([`-chdir=${stackDir}`, ...args]), { stdio: "inherit", env }).status ?? EXIT.error;
   const init = tf(["init", "-input=false"]);
   if (init !== 0) return init;
   return tf(["apply", "-input=false", ...targets.map((t) => `-replace=${t}`), ...applyArgs]);
@@ -88,14 +87,10 @@ export function main(argv: string[], projectDir = projectFolder("rerun")): numbe
     const { config, stackDir } = readProject(projectDir);
     return replaceJobs(projectDir, stackDir, rerunTargets(config, request), request.applyArgs);
   } catch (err) {
-    if (!(err instanceof RerunRefused)) {
-      say((err as Error).message);
-      return EXIT_ERROR;
-    }
-    say(err.message);
-    if (err.message !== USAGE) process.stderr.write(`${USAGE}\n`);
-    return EXIT_USAGE;
+    if (err instanceof BadUsage) throw err;
+    say((err as Error).message);
+    return EXIT.error;
   }
 }
 
-if (require.main === module) process.exit(main(process.argv.slice(2)));
+if (require.main === module) runCommand(COMMAND, process.argv.slice(2), (argv) => main(argv), { exit: true });

@@ -1,9 +1,9 @@
 // npm run status [-- --json] [--junit FILE]: one row per VM x installer of the deployed stack: status,
 // changed, duration, last run, the host key seen, the summary line, and (local target) where the last run's
 // progress is kept (operator/status). --junit FILE also writes the rows as a JUnit report for CI (operator/reports).
-// Run it in the project folder. Exit code: 0 when every enabled installer is ok, 1 when one failed, is
-// partial or has not run, 2 when there is nothing to read (or the report cannot be written).
+// Run it in the project folder. Exit code: attention when an installer failed, is partial or has not run.
 import * as path from "node:path";
+import { BadUsage, type CommandSpec, EXIT, runCommand } from "../operator/exit-codes";
 import { renderJunit, writeReportFile } from "../operator/reports/junit";
 import { parseReportArgs } from "../operator/reports/report-args";
 import { reportSecrets, statusCases } from "../operator/reports/report-cases";
@@ -13,6 +13,7 @@ import { renderStatusTable } from "../operator/status/status-table";
 import { projectFolder, readProject } from "../operator/terraform-cli";
 
 const say = (line: string) => process.stderr.write(`status: ${line}\n`);
+export const COMMAND: CommandSpec = { name: "status", usage: "usage: npm run status [-- [--json] [--junit FILE]]" };
 
 /** Writes the JUnit report; false (having said why) when it cannot. */
 function writeJunit(file: string, rows: StatusRow[], projectDir: string): boolean {
@@ -32,21 +33,18 @@ function writeJunit(file: string, rows: StatusRow[], projectDir: string): boolea
 
 export function main(argv: string[], projectDir = projectFolder("status")): number {
   const args = parseReportArgs(argv, "status");
-  if ("error" in args) {
-    say(args.error);
-    return 2;
-  }
+  if ("error" in args) throw new BadUsage(args.error);
   let rows: StatusRow[];
   try {
     rows = readStatus(projectDir, say);
   } catch (err) {
     say((err as Error).message);
-    return 2;
+    return EXIT.error;
   }
   const colour = !args.json && process.stdout.isTTY === true && !process.env.NO_COLOR;
   process.stdout.write(`${args.json ? JSON.stringify(rows, null, 2) : renderStatusTable(rows, colour)}\n`);
-  if (args.junit && !writeJunit(args.junit, rows, projectDir)) return 2;
-  return rows.every((r) => r.status === "ok" || r.status === "skipped") ? 0 : 1;
+  if (args.junit && !writeJunit(args.junit, rows, projectDir)) return EXIT.error;
+  return rows.every((r) => r.status === "ok" || r.status === "skipped") ? EXIT.ok : EXIT.attention;
 }
 
-if (require.main === module) process.exit(main(process.argv.slice(2)));
+if (require.main === module) runCommand(COMMAND, process.argv.slice(2), (argv) => main(argv), { exit: true });

@@ -1,15 +1,9 @@
-// npm run trust -- <vm> [SHA256:...] [terraform apply options]: accept the host key a VM presents, after
-// a legitimate change (the VM rebuilt outside this stack, its keys rotated), without trusting whatever
-// answers. It reads the key the VM presents now the way the host-key job does (the key exchange only,
-// nothing authenticated, nothing sent), and goes on only with a key the operator accepted: the one given
-// on the command line (checked out of band, on the VM's console), which must be the one presented, or,
-// without one, the one presented, confirmed at a terminal prompt. A run with no terminal and no
-// fingerprint refuses. Then one `terraform apply` replaces the VM's record with exactly the accepted key
-// (the stack's accepted_host_keys variable, for this apply only) and the VM's installers run again,
-// requiring it: if something else answers by then, they fail before authenticating, and nothing (key,
-// password) is sent to it. The apply shows its plan and asks as any apply does (-auto-approve skips that).
-// Run it in the cdktf project folder (the one with cdktf.json), with the environment a deploy has
-// (TF_VAR_... secrets).
+// npm run trust -- <vm> [SHA256:...] [terraform apply options]: accept the host key a VM presents after a legitimate
+// change (the VM rebuilt, its keys rotated), without trusting whatever answers: only the key given (checked on the
+// VM's console), which must be the one presented, or the one presented, confirmed at a terminal (README, Host keys).
+// One `terraform apply` then replaces the VM's record with exactly that key and reruns its installers, which
+// require it: nothing (key, password) is sent to anything else. Run it in the cdktf project folder with the
+// environment a deploy has (TF_VAR_... secrets). Exit codes: README, Exit codes.
 import { spawnSync } from "node:child_process";
 import * as path from "node:path";
 import * as readline from "node:readline/promises";
@@ -19,6 +13,7 @@ import { ACCEPTED_HOST_KEYS_VARIABLE, addressOutputName, hostKeyIds } from "../c
 import type { HostTarget } from "../handlers/common/connection-env";
 import { type ConnectOptions, type HostKeyProbe, probeHostKey } from "../handlers/common/ssh";
 import { resolveSshRetry } from "../handlers/common/ssh-retry-policy";
+import { BadUsage, type CommandSpec, EXIT, runCommand } from "../operator/exit-codes";
 import { readDeployed } from "../operator/status/deployed-status";
 import { projectFolder, readProject, terraformCommand, terraformEnv } from "../operator/terraform-cli";
 import { HOST_KEY_SHA256 } from "../shared/names";
@@ -26,12 +21,17 @@ import { HOST_KEY_SHA256 } from "../shared/names";
 const say = (line: string) => process.stderr.write(`trust: ${line}\n`);
 export const USAGE =
   "usage: npm run trust -- <vm name> [SHA256:<fingerprint>] [terraform apply options, e.g. -auto-approve]";
+// Only argv[0] asks for help: the options after the names are terraform apply's.
+export const COMMAND: CommandSpec = { name: "trust", usage: USAGE, help: "first" };
 
-/** Why trust stopped before recording anything, and the exit code: 2 bad usage or no terminal to ask on, 1 refused. */
+/**
+ * Why trust stopped before recording anything, and the exit code: usage for a command line that names no VM of
+ * cdktf.json or no well-formed fingerprint (none, with no terminal to ask on), error for a refusal.
+ */
 export class TrustRefused extends Error {
   constructor(
     message: string,
-    readonly exitCode: 1 | 2,
+    readonly exitCode: typeof EXIT.usage | typeof EXIT.error,
   ) {
     super(message);
   }
@@ -47,13 +47,15 @@ export interface TrustRequest {
 /** The command line: the VM, an optional fingerprint in exactly ssh-keygen's form, then terraform apply options. */
 export function parseTrustArgs(argv: string[]): TrustRequest {
   const [vmName, second, ...rest] = argv;
-  if (!vmName || vmName.startsWith("-")) throw new TrustRefused(USAGE, 2);
+  if (!vmName || vmName.startsWith("-")) throw new TrustRefused(USAGE, EXIT.usage);
   if (second === undefined) return { vmName, applyArgs: [] };
   if (second.startsWith("-")) return { vmName, applyArgs: [second, ...rest] };
   if (!HOST_KEY_SHA256.test(second)) {
     throw new TrustRefused(
-      `${JSON.stringify(second)} is not an SSH host key fingerprint: give it as \`ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub\` prints it on the VM's console, "SHA256:" and 43 base64 characters without "=". ${USAGE}`,
-      2,
+      `${JSON.stringify(second)} is not an SSH host key fingerprint: give it as ` +
+        "`ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub` prints it on the VM's console, " +
+        `"SHA256:" and 43 base64 characters without "=". ${USAGE}`,
+      EXIT.usage,
     );
   }
   return { vmName, fingerprint: second, applyArgs: rest };
@@ -67,25 +69,31 @@ export function trustTarget(
 ): { vm: VmConfig; target: HostTarget; record: string } {
   const vm = config.vms.find((v) => v.name === vmName);
   const names = config.vms.map((v) => v.name).join(", ");
-  if (!vm) throw new TrustRefused(`no VM named ${JSON.stringify(vmName)} in cdktf.json (VMs: ${names})`, 2);
+  if (!vm) throw new TrustRefused(`no VM named ${JSON.stringify(vmName)} in cdktf.json (VMs: ${names})`, EXIT.usage);
   if (vm.hostKeySha256) {
     throw new TrustRefused(
-      `${vmName} is pinned (vms[].hostKeySha256 = ${vm.hostKeySha256}): nothing is recorded for it; to accept a new key, set the pin to it`,
-      2,
+      `${vmName} is pinned (vms[].hostKeySha256 = ${vm.hostKeySha256}): nothing is recorded for it; ` +
+        "to accept a new key, set the pin to it",
+      EXIT.error,
     );
   }
   if (vm.kind === "nubes" && vm.hostKeys === "delivered") {
     throw new TrustRefused(
-      `${vmName}'s host key is the one this stack delivered through its cloud_init (vms[].hostKeys "delivered", the default for kind "nubes"): every job requires that key, and nothing was recorded at first contact, so there is nothing to accept. ` +
-        `If the VM presents another key because its image ignored the delivered one (no cloud-init), set vms[].hostKeys to "first-contact" for it and deploy: its key is then recorded at first contact, and trust can accept a later one. Otherwise something else answers at its address: do not trust it.`,
-      2,
+      `${vmName}'s host key is the one this stack delivered through its cloud_init (vms[].hostKeys "delivered", ` +
+        'the default for kind "nubes"): every job requires that key, and nothing was recorded at first contact, ' +
+        "so there is nothing to accept. If the VM presents another key because its image ignored the delivered " +
+        'one (no cloud-init), set vms[].hostKeys to "first-contact" for it and deploy: its key is then recorded ' +
+        "at first contact, and trust can accept a later one. Otherwise something else answers at its address: " +
+        "do not trust it.",
+      EXIT.error,
     );
   }
   const address = vm.address ?? outputs[addressOutputName(vm.name)];
   if (!address)
     throw new TrustRefused(
-      `${vmName} has no address in the deployed state (output ${addressOutputName(vm.name)}): deploy it first (npm run deploy)`,
-      2,
+      `${vmName} has no address in the deployed state (output ${addressOutputName(vm.name)}): ` +
+        "deploy it first (npm run deploy)",
+      EXIT.error,
     );
   return {
     vm,
@@ -130,7 +138,7 @@ export async function acceptedKey(
   } catch (err) {
     throw new TrustRefused(
       `could not read ${vmName}'s host key at ${where}: ${(err as Error).message}; nothing was recorded`,
-      1,
+      EXIT.error,
     );
   }
   const check = `ssh-keygen -lf ${keyFile(seen.hostKeyType)}`;
@@ -138,24 +146,27 @@ export async function acceptedKey(
   if (fingerprint !== undefined) {
     if (seen.hostKeySha256 === fingerprint) return fingerprint;
     throw new TrustRefused(
-      `${vmName} at ${where} presents ${seen.hostKeySha256} (${seen.hostKeyType}), not the ${fingerprint} you gave: nothing was recorded and no installer ran. ` +
-        `Either the fingerprint was copied wrong (check it again on the VM's console: ${check}), or something other than that VM answers at ${where}: then do not accept it.`,
-      1,
+      `${vmName} at ${where} presents ${seen.hostKeySha256} (${seen.hostKeyType}), not the ${fingerprint} you ` +
+        "gave: nothing was recorded and no installer ran. Either the fingerprint was copied wrong (check it again " +
+        `on the VM's console: ${check}), or something other than that VM answers at ${where}: then do not accept it.`,
+      EXIT.error,
     );
   }
   if (!deps.interactive) {
     throw new TrustRefused(
-      `not recorded: no terminal to confirm ${seen.hostKeySha256} on. Check it on ${vmName}'s console (${check}), then pass it: npm run trust -- ${vmName} ${seen.hostKeySha256}`,
-      2,
+      `not recorded: no terminal to confirm ${seen.hostKeySha256} on. Check it on ${vmName}'s console (${check}), ` +
+        `then pass it: npm run trust -- ${vmName} ${seen.hostKeySha256}`,
+      EXIT.usage,
     );
   }
   const answer = await deps.ask(
-    `Is ${seen.hostKeySha256} what ${check} prints on ${vmName}'s console? Only then record it and run ${vmName}'s installers against it [y/N] `,
+    `Is ${seen.hostKeySha256} what ${check} prints on ${vmName}'s console? ` +
+      `Only then record it and run ${vmName}'s installers against it [y/N] `,
   );
   if (/^\s*y(es)?\s*$/i.test(answer)) return seen.hostKeySha256;
   throw new TrustRefused(
     `not recorded: ${seen.hostKeySha256} was not confirmed; ${vmName}'s record and installers are unchanged`,
-    1,
+    EXIT.error,
   );
 }
 
@@ -182,11 +193,11 @@ function recordKey(
     cwd: projectDir,
     stdio: ["ignore", "ignore", "inherit"],
   });
-  if (synth.status !== 0) return synth.status ?? 1;
+  if (synth.status !== 0) return synth.status ?? EXIT.error;
   say(`replacing ${record} with ${key}; ${vmName}'s installers then run again, requiring it`);
   const env = terraformEnv(projectDir);
   const tf = (args: string[]) =>
-    spawnSync(...terraformCommand([`-chdir=${stackDir}`, ...args]), { stdio: "inherit", env }).status ?? 1;
+    spawnSync(...terraformCommand([`-chdir=${stackDir}`, ...args]), { stdio: "inherit", env }).status ?? EXIT.error;
   const init = tf(["init", "-input=false"]);
   if (init !== 0) return init;
   // Both strings are checked (a VM name, a fingerprint): nothing else reaches the variable.
@@ -209,9 +220,11 @@ export async function main(argv: string[], projectDir = projectFolder("trust")):
     });
     return recordKey(projectDir, stackDir, vm.name, record, key, request.applyArgs);
   } catch (err) {
+    if (err instanceof TrustRefused && err.exitCode === EXIT.usage) throw new BadUsage(err.message);
     say((err as Error).message);
-    return err instanceof TrustRefused ? err.exitCode : 2;
+    return EXIT.error;
   }
 }
 
-if (require.main === module) main(process.argv.slice(2)).then((code) => process.exit(code));
+// exit: the terminal prompt's readline and the probe's socket would keep the process alive.
+if (require.main === module) runCommand(COMMAND, process.argv.slice(2), (argv) => main(argv), { exit: true });

@@ -2,6 +2,7 @@
 // hand. Progress goes to stderr, so `up --json` prints exactly one JSON line on stdout.
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { BadUsage, type CommandSpec, EXIT, runCommand } from "../operator/exit-codes";
 import { streamLog } from "../shared/progress-line";
 import { loginUserCloudConfig, multipartUserData, userDataKind } from "./cloud-init";
 import { ensureBaseRootfs } from "./image";
@@ -33,12 +34,14 @@ const err = (l: string) => process.stderr.write(`${l}\n`);
 /** The library's progress; on a terminal the image build is one updating line. */
 const progress = streamLog(process.stderr, "sandbox: ");
 
-/** The one-line message and exit code 2 the brief promises for a machine that cannot run sandboxes. */
+const COMMAND: CommandSpec = { name: "sandbox", usage: USAGE };
+
+/** One line naming what is missing on a machine that cannot run sandboxes, and the error exit code. */
 function requireSupport(): void {
   const problems = sandboxSupportProblems();
   if (problems.length) {
     err(`sandbox: cannot run here: ${problems.join("; ")}`);
-    process.exit(2);
+    process.exit(EXIT.error);
   }
 }
 
@@ -47,7 +50,7 @@ function option(args: string[], flag: string): string | undefined {
   const i = args.indexOf(flag);
   if (i < 0) return undefined;
   const v = args[i + 1];
-  if (v === undefined || v.startsWith("--")) throw new UsageError(`up: ${flag} needs a value`);
+  if (v === undefined || v.startsWith("--")) throw new BadUsage(`up: ${flag} needs a value`);
   args.splice(i, 2);
   return v;
 }
@@ -57,7 +60,7 @@ function cloudInitOf(file: string | undefined, user: string): CloudInitOptions |
   if (file === undefined) return undefined;
   const text = fs.readFileSync(file, "utf8");
   if (!userDataKind(text)) {
-    throw new UsageError(`up: ${file} is not user-data: start it with #cloud-config, #! or MIME multipart headers`);
+    throw new BadUsage(`up: ${file} is not user-data: start it with #cloud-config, #! or MIME multipart headers`);
   }
   return {
     userData: (pub) =>
@@ -74,7 +77,7 @@ function releaseArg(args: string[]): { release: ReturnType<typeof resolveRelease
     const { release, rest } = takeReleaseOption(args);
     return { release: release ?? resolveRelease(), rest };
   } catch (e) {
-    throw new UsageError((e as Error).message);
+    throw new BadUsage((e as Error).message);
   }
 }
 
@@ -83,14 +86,14 @@ async function up(argv: string[]): Promise<void> {
   const userData = option(args, "--user-data");
   const user = option(args, "--user");
   if (user && !userData) {
-    throw new UsageError("up: --user goes with --user-data (without it the login user is the image's ubuntu)");
+    throw new BadUsage("up: --user goes with --user-data (without it the login user is the image's ubuntu)");
   }
   const cloudInit = cloudInitOf(userData, user ?? "ubuntu");
   const json = args.includes("--json");
   const rest = args.filter((a) => a !== "--json");
   const unknown = rest.filter((a) => a.startsWith("-"));
   if (unknown.length || rest.length > 1)
-    throw new UsageError(`up: unexpected ${[...unknown, ...rest.slice(1)].join(" ")}`);
+    throw new BadUsage(`up: unexpected ${[...unknown, ...rest.slice(1)].join(" ")}`);
   requireSupport();
   const name = rest[0] ?? newSandboxName();
   // ^C during the boot leaves nothing half-made; once `up` has returned, only `down` removes it.
@@ -111,14 +114,16 @@ async function up(argv: string[]): Promise<void> {
   const t = sb.timings;
   process.stdout.write(
     [
-      `sandbox ${sb.name} (Debian ${RELEASES[sb.release]}, ${sb.release}) is up (boot to SSH ${(t.bootToSsh / 1000).toFixed(1)} s, total ${(t.total / 1000).toFixed(1)} s)`,
+      `sandbox ${sb.name} (Debian ${RELEASES[sb.release]}, ${sb.release}) is up ` +
+        `(boot to SSH ${(t.bootToSsh / 1000).toFixed(1)} s, total ${(t.total / 1000).toFixed(1)} s)`,
       `  address          ${sb.address}`,
       `  port             ${sb.port}`,
       `  user             ${sb.user}`,
       `  private key      ${sb.privateKeyPath}`,
       `  host key         ${sb.hostKeySha256}`,
       `  host side        ${sb.hostAddress} (the target reaches the host here)`,
-      `  ssh              ssh -i ${sb.privateKeyPath} -o UserKnownHostsFile=${sb.knownHostsPath} -o StrictHostKeyChecking=yes ${sb.user}@${sb.address}`,
+      `  ssh              ssh -i ${sb.privateKeyPath} -o UserKnownHostsFile=${sb.knownHostsPath} ` +
+        `-o StrictHostKeyChecking=yes ${sb.user}@${sb.address}`,
       `  remove           npm run sandbox down ${sb.name}`,
       "",
     ].join("\n"),
@@ -127,7 +132,7 @@ async function up(argv: string[]): Promise<void> {
 
 async function down(args: string[]): Promise<void> {
   if (args.length > 1 || args.some((a) => a.startsWith("-")))
-    throw new UsageError(`down: expected at most one name, got ${args.join(" ")}`);
+    throw new BadUsage(`down: expected at most one name, got ${args.join(" ")}`);
   requireSupport();
   const names = args.length ? args : listSandboxes().map((s) => s.name);
   if (!names.length) {
@@ -147,7 +152,8 @@ async function down(args: string[]): Promise<void> {
   }
 }
 
-function list(): void {
+function list(args: string[]): void {
+  if (args.length) throw new BadUsage(`list: unexpected ${args.join(" ")}`);
   const all = listSandboxes();
   if (!all.length) {
     err("sandbox: none running");
@@ -176,15 +182,13 @@ function list(): void {
 async function image(argv: string[]): Promise<void> {
   const { release, rest: args } = releaseArg(argv);
   const rebuild = args.includes("--rebuild");
-  if (args.some((a) => a !== "--rebuild")) throw new UsageError(`image: unexpected ${args.join(" ")}`);
+  if (args.some((a) => a !== "--rebuild")) throw new BadUsage(`image: unexpected ${args.join(" ")}`);
   requireSupport();
   const t = Date.now();
   const img = await ensureBaseRootfs(progress, { rebuild, release });
   process.stdout.write(`${img.tarball}\n`);
   err(`sandbox: ${release} base image ready in ${((Date.now() - t) / 1000).toFixed(1)} s (rootfs ${img.rootfs})`);
 }
-
-class UsageError extends Error {}
 
 async function main(argv: string[]): Promise<void> {
   const [first, ...rest] = argv;
@@ -198,7 +202,7 @@ async function main(argv: string[]): Promise<void> {
     case "down":
       return down(args);
     case "list":
-      return list();
+      return list(args);
     case "image":
       return image(args);
     default:
@@ -206,11 +210,14 @@ async function main(argv: string[]): Promise<void> {
   }
 }
 
-main(process.argv.slice(2)).catch((e: Error) => {
-  if (e instanceof UsageError) {
-    err(`sandbox: ${e.message}\n${USAGE}`);
-    process.exit(64);
+runCommand(COMMAND, process.argv.slice(2), async (argv) => {
+  try {
+    await main(argv);
+    return EXIT.ok;
+  } catch (e) {
+    if (e instanceof BadUsage) throw e;
+    err(`sandbox: ${(e as Error).message}`);
+    // At once: a half-started sandbox's children and timers would keep this process alive.
+    process.exit(EXIT.error);
   }
-  err(`sandbox: ${e.message}`);
-  process.exit(1);
 });

@@ -7,6 +7,7 @@
 
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { BadUsage, type CommandSpec, EXIT, runCommand } from "../operator/exit-codes";
 import { twinDeployEnv } from "./deploy-env";
 import { loadProviderSchema } from "./protocol/schema";
 
@@ -81,22 +82,29 @@ export function installTwin(dir = DEFAULT_TWIN_DIR): TwinInstallation {
   return { cliConfig, mirror, providers };
 }
 
-if (require.main === module) {
-  const args = process.argv.slice(2);
-  const dirAt = args.indexOf("--dir");
-  const usage = "usage: npm run twin -- install [--dir DIR]";
-  if (args[0] !== "install" || (dirAt >= 0 && !args[dirAt + 1]) || args.length > (dirAt >= 0 ? 3 : 1)) {
-    process.stderr.write(`twin: ${usage}\n`);
-    process.exit(2);
-  }
-  const done = installTwin(dirAt >= 0 ? path.resolve(args[dirAt + 1]) : undefined);
+const COMMAND: CommandSpec = { name: "twin", usage: "usage: npm run twin -- install [--dir DIR]" };
+
+/** `install [--dir DIR]`: the folder to install into (undefined: the default); BadUsage for anything else. */
+export function parseTwinArgs(args: readonly string[]): { dir?: string } {
+  const [command, ...rest] = args;
+  if (command !== "install") throw new BadUsage(command ? `unknown command ${command}` : "which command? install");
+  if (rest.length === 0) return {};
+  if (rest[0] !== "--dir") throw new BadUsage(`unexpected ${rest.join(" ")}`);
+  if (!rest[1] || rest[1].startsWith("-")) throw new BadUsage("--dir needs the folder to install into");
+  if (rest.length > 2) throw new BadUsage(`unexpected ${rest.slice(2).join(" ")}`);
+  return { dir: path.resolve(rest[1]) };
+}
+
+function main(args: string[]): number {
+  const done = installTwin(parseTwinArgs(args).dir);
   for (const [source, version] of Object.entries(done.providers))
     process.stderr.write(`twin: ${source} ${version} -> ${done.mirror}\n`);
   process.stderr.write("twin: use it with:\n");
   // The deploy environment without the placeholder tokens (the README's by-hand lines set those).
-  const { TF_CLI_CONFIG_FILE, CDKTF_DISABLE_PLUGIN_CACHE_ENV, TF_PLUGIN_CACHE_DIR } = twinDeployEnv(done);
-  process.stdout.write(
-    `export TF_CLI_CONFIG_FILE=${TF_CLI_CONFIG_FILE} ` +
-      `CDKTF_DISABLE_PLUGIN_CACHE_ENV=${CDKTF_DISABLE_PLUGIN_CACHE_ENV} TF_PLUGIN_CACHE_DIR=${TF_PLUGIN_CACHE_DIR}\n`,
-  );
+  const env = twinDeployEnv(done);
+  const names = ["TF_CLI_CONFIG_FILE", "CDKTF_DISABLE_PLUGIN_CACHE_ENV", "TF_PLUGIN_CACHE_DIR"] as const;
+  process.stdout.write(`export ${names.map((n) => `${n}=${env[n]}`).join(" ")}\n`);
+  return EXIT.ok;
 }
+
+if (require.main === module) runCommand(COMMAND, process.argv.slice(2), main);

@@ -329,7 +329,7 @@ for (const jobTarget of ["sless", "local"] as const) {
         code: 0,
         tail: "",
       });
-      const rows = statusRows(dir, env, 1);
+      const rows = statusRows(dir, env, 2);
       for (const vm of [flat, fixed]) {
         expect(rows.find((r) => r.vm === vm && r.installer === "install-packages")).toMatchObject({
           status: "not run",

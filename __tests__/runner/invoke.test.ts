@@ -154,7 +154,7 @@ describe("bin/invoke.ts", () => {
       `exports.install = async () => { require("fs").writeFileSync(${JSON.stringify(path.join(tempDir(), "ran"))}, "x"); return {}; };`,
     );
     const r = await cli(["--dir", dir, "--ssh-key-file", keyFile]);
-    expect(r.code).toBe(2);
+    expect(r.code).toBe(64);
     expect(r.stderr).toContain(`UNPROTECTED PRIVATE KEY FILE! Permissions 0644 for '${keyFile}' are too open.`);
     expect(r.stderr).toContain("This private key will be ignored.");
     expect(r.stderr).toContain(`chmod 600 '${keyFile}'`);
@@ -225,7 +225,7 @@ describe("bin/invoke.ts", () => {
 
   test("--secret-env naming an unset variable is a usage error that says what to export", async () => {
     const r = await cli(["--dir", jobDir(ECHO), "--secret-env", "db_password=TF_VAR_missing_pw"]);
-    expect(r.code).toBe(2);
+    expect(r.code).toBe(64);
     expect(r.stderr).toContain(
       "TF_VAR_missing_pw is not set; export TF_VAR_missing_pw=... before running (it holds the event's db_password)",
     );
@@ -305,9 +305,9 @@ describe("bin/invoke.ts", () => {
     [["--dir", "/tmp", "--result-file", "/nonexistent/dir/r.json"], /--result-file .*does not exist/],
     [["--dir", "/tmp", "--entrypoint", "../x.install"], /--entrypoint: entrypoint "..\/x.install" is invalid/],
     [["--dir", "/tmp", "--bogus"], /Unknown option '--bogus'/],
-  ])("bad usage %j exits 2 naming the problem", async (args, why) => {
+  ])("bad usage %j exits 64 naming the problem", async (args, why) => {
     const r = await cli(args as string[]);
-    expect(r.code).toBe(2);
+    expect(r.code).toBe(64);
     expect(r.stderr).toMatch(why as RegExp);
     expect(r.stderr).toContain("usage: npm run invoke");
     expect(r.stdout).toBe("");
@@ -315,7 +315,7 @@ describe("bin/invoke.ts", () => {
 
   test("--event-file - with bad JSON on stdin names stdin", async () => {
     const r = await cli(["--dir", "/tmp", "--event-file", "-"], { stdin: "oops" });
-    expect(r.code).toBe(2);
+    expect(r.code).toBe(64);
     expect(r.stderr).toMatch(/the event on stdin \(--event-file -\) is not valid JSON/);
   });
 

@@ -6,6 +6,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { bundleHandler } from "../../construct/bundling/bundle";
+import { EXIT, type ExitCode } from "../exit-codes";
 import { resolveInvocation } from "../runner/invocation";
 import { JobLog } from "../runner/job-log";
 import { runJob } from "../runner/run-job";
@@ -155,8 +156,8 @@ export async function runChecks(targets: CheckTarget[], opts: RunChecksOptions):
   return perVm.flat();
 }
 
-/** 0: nothing would change; 2: something would (as terraform plan -detailed-exitcode); 1: a check failed. */
-export function exitCode(rows: DriftRow[]): 0 | 1 | 2 {
-  if (rows.some((r) => r.state === "error")) return 1;
-  return rows.some((r) => r.state === "drift") ? 2 : 0;
+/** ok: nothing would change; attention: something would (terraform plan -detailed-exitcode); error: one failed. */
+export function exitCode(rows: DriftRow[]): ExitCode {
+  if (rows.some((r) => r.state === "error")) return EXIT.error;
+  return rows.some((r) => r.state === "drift") ? EXIT.attention : EXIT.ok;
 }

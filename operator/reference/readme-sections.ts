@@ -1,6 +1,7 @@
 // The README's generated sections, each between two markers: `npm run docs` rewrites what lies between
 // them, and __tests__/reference.test.ts fails when the committed text differs.
 import { type CatalogEntry, INSTALLERS } from "../../construct/installers/catalog";
+import { exitCodesReference } from "../exit-codes";
 import { configurationReference } from "./configuration-reference";
 import { installersReference } from "./settings-reference";
 
@@ -15,6 +16,7 @@ export interface ReadmeSection {
 export const README_SECTIONS: readonly ReadmeSection[] = [
   { name: "installers", where: "the installer tables", generate: installersReference },
   { name: "configuration", where: "the Configuration table", generate: configurationReference },
+  { name: "exit-codes", where: "the Exit codes table", generate: exitCodesReference },
 ];
 
 /** `readme` with every generated section put in; throws when a section's markers are missing. */

@@ -1,0 +1,108 @@
+// Every command the README documents ends bad usage the same way (README, Exit codes): exit 64, the usage on
+// stderr, nothing on stdout, nothing done; and --help prints the usage on stdout with exit 0. Real child
+// processes, as npm runs them, in an empty folder: no project, sandbox or deploy is needed to get this far.
+import { spawn } from "node:child_process";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { PROJECT_ROOT } from "../construct/entry-points";
+import { EXIT } from "../operator/exit-codes";
+
+interface Ran {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+const cwd = fs.mkdtempSync(path.join(os.tmpdir(), "bad-usage-"));
+afterAll(() => fs.rmSync(cwd, { recursive: true, force: true }));
+
+function run(script: string, args: string[]): Promise<Ran> {
+  const argv = ["-r", path.join(PROJECT_ROOT, "bin", "ts-register.js"), path.join(PROJECT_ROOT, script), ...args];
+  // Not npm's lifecycle: a command must not take INIT_CWD (the project this test runs in) as its project.
+  const env = { ...process.env, npm_lifecycle_event: "", INIT_CWD: "" };
+  const child = spawn(process.execPath, argv, { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (d) => {
+    stdout += d;
+  });
+  child.stderr.on("data", (d) => {
+    stderr += d;
+  });
+  return new Promise((resolve) => {
+    child.on("error", (err) => resolve({ code: null, stdout, stderr: `${stderr}spawn failed: ${err.message}` }));
+    child.on("close", (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+/** [command, script, bad arguments, what its usage says]. */
+const BAD: [string, string, string[], string][] = [
+  ["check", "bin/check.ts", ["--no-such-flag"], "usage: npm run check"],
+  ["check", "bin/check.ts", ["--junit"], "usage: npm run check"],
+  ["status", "bin/status.ts", ["--no-such-flag"], "usage: npm run status"],
+  ["status", "bin/status.ts", ["--json", "extra"], "usage: npm run status"],
+  ["rerun", "bin/rerun.ts", [], "usage: npm run rerun -- <vm name>"],
+  ["rerun", "bin/rerun.ts", ["--no-such-flag"], "usage: npm run rerun -- <vm name>"],
+  ["trust", "bin/trust.ts", [], "usage: npm run trust -- <vm name>"],
+  ["trust", "bin/trust.ts", ["web", "not-a-fingerprint"], "usage: npm run trust -- <vm name>"],
+  ["faults", "bin/faults.ts", ["--no-such-flag"], "usage: npm run faults"],
+  ["docs", "bin/docs.ts", ["--no-such-flag"], "usage: npm run docs"],
+  ["invoke", "bin/invoke.ts", ["--no-such-flag"], "usage: npm run invoke"],
+  ["invoke", "bin/invoke.ts", [], "usage: npm run invoke"],
+  ["sandbox", "sandbox/cli.ts", ["up", "--no-such-flag"], "usage: npm run sandbox"],
+  ["sandbox", "sandbox/cli.ts", ["list", "extra"], "usage: npm run sandbox"],
+  ["twin", "twin/install.ts", [], "usage: npm run twin -- install"],
+  ["twin", "twin/install.ts", ["install", "--dir"], "usage: npm run twin -- install"],
+  ["twin", "twin/install.ts", ["install", "extra"], "usage: npm run twin -- install"],
+  ["bench:synth", "bench/synth.ts", ["2"], "usage: node -r ./bin/ts-register.js bench/synth.ts"],
+  ["bench:synth", "bench/synth.ts", ["5", "extra"], "usage: node -r ./bin/ts-register.js bench/synth.ts"],
+];
+
+/** [command, script, arguments asking for help, what its usage says]. */
+const HELP: [string, string, string[], string][] = [
+  ["check", "bin/check.ts", ["--help"], "usage: npm run check"],
+  ["status", "bin/status.ts", ["-h"], "usage: npm run status"],
+  ["rerun", "bin/rerun.ts", ["--help"], "usage: npm run rerun"],
+  ["trust", "bin/trust.ts", ["-h"], "usage: npm run trust"],
+  ["faults", "bin/faults.ts", ["--help"], "usage: npm run faults"],
+  ["docs", "bin/docs.ts", ["--help"], "usage: npm run docs"],
+  ["invoke", "bin/invoke.ts", ["--help"], `Exit code: 0 Succeeded, 1 Failed, ${EXIT.usage} bad usage.`],
+  ["sandbox", "sandbox/cli.ts", ["--help"], "usage: npm run sandbox"],
+  ["twin", "twin/install.ts", ["--help"], "usage: npm run twin -- install"],
+  ["bench:synth", "bench/synth.ts", ["--help"], "usage: node -r ./bin/ts-register.js bench/synth.ts"],
+];
+
+// All at once: each is a Node start and a transpile, and none waits on another.
+const bad = Promise.all(BAD.map(([, script, args]) => run(script, args)));
+const help = Promise.all(HELP.map(([, script, args]) => run(script, args)));
+
+describe("bad usage: exit 64, the usage on stderr, nothing on stdout", () => {
+  test.each(BAD.map((c, i) => [c[0], c[2].join(" ") || "(no arguments)", i] as const))(
+    "npm run %s -- %s",
+    async (_name, _args, i) => {
+      const r = (await bad)[i];
+      expect({ code: r.code, stdout: r.stdout }).toEqual({ code: EXIT.usage, stdout: "" });
+      expect(r.stderr).toContain(BAD[i][3]);
+      expect(r.stderr).not.toContain("internal error");
+    },
+    60_000,
+  );
+});
+
+describe("--help: the usage on stdout, exit 0", () => {
+  test.each(HELP.map((c, i) => [c[0], c[2].join(" "), i] as const))(
+    "npm run %s -- %s",
+    async (_name, _args, i) => {
+      const r = (await help)[i];
+      expect({ code: r.code, stderr: r.stderr }).toEqual({ code: EXIT.ok, stderr: "" });
+      expect(r.stdout).toContain(HELP[i][3]);
+    },
+    60_000,
+  );
+});
+
+test("nothing was written where the commands ran", async () => {
+  await Promise.all([bad, help]);
+  expect(fs.readdirSync(cwd)).toEqual([]);
+});
