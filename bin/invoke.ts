@@ -2,7 +2,7 @@
 // it and run exactly as the platform runs it (operator/runner), against whatever VM the SSH_* variables name.
 // Progress goes to stdout as it comes; the last stdout line is the job's outcome as one JSON object, so
 // scripts read one line and people read the rest. The options, their parsing and the result files are the
-// protocol the local job target shares with this CLI: operator/runner/invoke-protocol.ts.
+// protocol the local job target shares with this CLI: construct/jobs/invoke-args.ts and job-result-file.ts.
 import * as path from "node:path";
 import { bundleHandler } from "../construct/bundling/bundle";
 import { parseInvokeArgs, USAGE, USAGE_HINT, UsageError } from "../construct/jobs/invoke-args";

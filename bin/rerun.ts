@@ -3,13 +3,11 @@
 // apply with -replace= of exactly those jobs, so the next deploy has nothing left to do. To make a rerun part
 // of the configuration instead, raise vms[].runId or vms[].runIds (README, Rollout).
 // Run it in the project folder, with the environment a deploy has. Exit code: terraform's (README, Exit codes).
-import { spawnSync } from "node:child_process";
-import * as path from "node:path";
 import type { VmInstallConfig } from "../construct/config/types";
 import { INSTALLERS } from "../construct/installers/catalog";
 import { installerJobId } from "../construct/resource-names";
 import { BadUsage, type CommandSpec, EXIT, runCommand } from "../operator/exit-codes";
-import { projectFolder, readProject, terraformCommand, terraformEnv } from "../operator/terraform-cli";
+import { projectFolder, readProject, synthAndApply } from "../operator/terraform-cli";
 
 const say = (line: string) => process.stderr.write(`rerun: ${line}\n`);
 export const USAGE = "usage: npm run rerun -- <vm name> [installer, e.g. install-packages] [terraform apply options]";
@@ -66,19 +64,12 @@ export function rerunTargets(config: VmInstallConfig, request: RerunRequest, cat
 
 /** Synthesizes the stack, then one terraform apply replacing `targets`; its exit code. */
 function replaceJobs(projectDir: string, stackDir: string, targets: string[], applyArgs: string[]): number {
-  say("synthesizing the stack (cdktf synth)");
-  const synth = spawnSync("bash", [path.join(__dirname, "cdktf"), "synth"], {
-    cwd: projectDir,
-    stdio: ["ignore", "ignore", "inherit"],
+  const replace = targets.map((t) => `-replace=${t}`);
+  return synthAndApply(projectDir, stackDir, [...replace, ...applyArgs], {
+    say,
+    applying: `replacing ${targets.join(", ")}`,
+    exitError: EXIT.error,
   });
-  if (synth.status !== 0) return synth.status ?? EXIT.error;
-  say(`replacing ${targets.join(", ")}`);
-  const env = terraformEnv(projectDir);
-  const tf = (args: string[]) =>
-    spawnSync(...terraformCommand([`-chdir=${stackDir}`, ...args]), { stdio: "inherit", env }).status ?? EXIT.error;
-  const init = tf(["init", "-input=false"]);
-  if (init !== 0) return init;
-  return tf(["apply", "-input=false", ...targets.map((t) => `-replace=${t}`), ...applyArgs]);
 }
 
 export function main(argv: string[], projectDir = projectFolder("rerun")): number {

@@ -4,8 +4,6 @@
 // One `terraform apply` then replaces the VM's record with exactly that key and reruns its installers, which
 // require it: nothing (key, password) is sent to anything else. Run it in the cdktf project folder with the
 // environment a deploy has (TF_VAR_... secrets). Exit codes: README, Exit codes.
-import { spawnSync } from "node:child_process";
-import * as path from "node:path";
 import * as readline from "node:readline/promises";
 import type { VmConfig, VmInstallConfig } from "../construct/config/types";
 import { sshEvent } from "../construct/installers/installer-event";
@@ -15,7 +13,7 @@ import { type ConnectOptions, type HostKeyProbe, probeHostKey } from "../handler
 import { resolveSshRetry } from "../handlers/common/ssh-retry-policy";
 import { BadUsage, type CommandSpec, EXIT, runCommand } from "../operator/exit-codes";
 import { readDeployed } from "../operator/status/deployed-status";
-import { projectFolder, readProject, terraformCommand, terraformEnv } from "../operator/terraform-cli";
+import { projectFolder, readProject, synthAndApply } from "../operator/terraform-cli";
 import { HOST_KEY_SHA256 } from "../shared/names";
 
 const say = (line: string) => process.stderr.write(`trust: ${line}\n`);
@@ -188,21 +186,13 @@ function recordKey(
   key: string,
   applyArgs: string[],
 ): number {
-  say("synthesizing the stack (cdktf synth)");
-  const synth = spawnSync("bash", [path.join(__dirname, "cdktf"), "synth"], {
-    cwd: projectDir,
-    stdio: ["ignore", "ignore", "inherit"],
-  });
-  if (synth.status !== 0) return synth.status ?? EXIT.error;
-  say(`replacing ${record} with ${key}; ${vmName}'s installers then run again, requiring it`);
-  const env = terraformEnv(projectDir);
-  const tf = (args: string[]) =>
-    spawnSync(...terraformCommand([`-chdir=${stackDir}`, ...args]), { stdio: "inherit", env }).status ?? EXIT.error;
-  const init = tf(["init", "-input=false"]);
-  if (init !== 0) return init;
   // Both strings are checked (a VM name, a fingerprint): nothing else reaches the variable.
   const accepted = `${ACCEPTED_HOST_KEYS_VARIABLE}={${JSON.stringify(vmName)} = ${JSON.stringify(key)}}`;
-  return tf(["apply", "-input=false", `-replace=${record}`, `-var=${accepted}`, ...applyArgs]);
+  return synthAndApply(projectDir, stackDir, [`-replace=${record}`, `-var=${accepted}`, ...applyArgs], {
+    say,
+    applying: `replacing ${record} with ${key}; ${vmName}'s installers then run again, requiring it`,
+    exitError: EXIT.error,
+  });
 }
 
 export async function main(argv: string[], projectDir = projectFolder("trust")): Promise<number> {

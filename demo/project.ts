@@ -4,7 +4,7 @@ import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { PROJECT_ROOT } from "../construct/entry-points";
+import { ENTRY_POINTS, PROJECT_ROOT } from "../construct/entry-points";
 
 /** Writes `<dir>/cdktf.json` whose app is this checkout's main.ts and whose context is `vmInstall`. */
 /** A sandbox as a VM of kind "existing" in cdktf.json, its host key pinned. */
@@ -27,7 +27,7 @@ export function writeCdktfProject(dir: string, vmInstall: unknown): void {
   fs.mkdirSync(dir, { recursive: true });
   const cdktf = {
     language: "typescript",
-    app: `node -r ${path.join(PROJECT_ROOT, "bin", "ts-register.js")} ${path.join(PROJECT_ROOT, "main.ts")}`,
+    app: `node -r ${ENTRY_POINTS.tsRegister} ${path.join(PROJECT_ROOT, "main.ts")}`,
     projectId: path.basename(dir),
     sendCrashReports: "false",
     terraformProviders: [],
@@ -79,7 +79,7 @@ function lineSplitter(sink: ((line: string) => void) | undefined) {
  */
 export function runCdktf(dir: string, args: string[], opts: RunCdktfOptions = {}): Promise<CdktfRun> {
   return new Promise((resolve) => {
-    const child = spawn("bash", [path.join(PROJECT_ROOT, "bin", "cdktf"), ...args], {
+    const child = spawn("bash", [ENTRY_POINTS.cdktfWrapper, ...args], {
       cwd: dir,
       env: { ...process.env, ...opts.env, FORCE_COLOR: "0", NO_COLOR: "1" },
       stdio: ["ignore", "pipe", "pipe"],

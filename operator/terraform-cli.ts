@@ -86,3 +86,30 @@ export function ensureInitialized(projectDir: string, stackDir: string, say: (li
       throw new Error(`terraform init failed in ${stackDir}: ${init.stderr.trim().split("\n").slice(-3).join(" ")}`);
   }
 }
+
+/**
+ * Synthesizes the stack (bin/cdktf synth), then `terraform init` and `terraform apply <applyArgs>` in its
+ * folder, output shown as it comes: the day-two commands that change a deploy (trust, rerun) apply the stack
+ * as the code says it now, never an older synth. `step.say` tells the person each step, `step.applying` what
+ * the apply does. Returns the first failing step's exit code, else apply's.
+ */
+export function synthAndApply(
+  projectDir: string,
+  stackDir: string,
+  applyArgs: string[],
+  step: { say: (line: string) => void; applying: string; exitError: number },
+): number {
+  const { exitError } = step;
+  step.say("synthesizing the stack (cdktf synth)");
+  const synth = spawnSync("bash", [ENTRY_POINTS.cdktfWrapper, "synth"], {
+    cwd: projectDir,
+    stdio: ["ignore", "ignore", "inherit"],
+  });
+  if (synth.status !== 0) return synth.status ?? exitError;
+  step.say(step.applying);
+  const env = terraformEnv(projectDir);
+  const tf = (args: string[]) =>
+    spawnSync(...terraformCommand([`-chdir=${stackDir}`, ...args]), { stdio: "inherit", env }).status ?? exitError;
+  const init = tf(["init", "-input=false"]);
+  return init !== 0 ? init : tf(["apply", "-input=false", ...applyArgs]);
+}

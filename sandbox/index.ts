@@ -1,6 +1,6 @@
 // The sandbox VM: a Debian 12 (or 13, "trixie") target with real systemd under systemd-nspawn in its own
 // network namespace, reached over real SSH: the Nubes VM of end-to-end tests and the no-cloud demo
-// (recipe: /work/shared/notes/sandbox-recipe.md). This file boots one and re-exports the public API;
+// (how to use one: sandbox/README.md). This file boots one and re-exports the public API;
 // handle.ts drives a running one, teardown.ts removes them, listing.ts lists them; image, hostapt and
 // release make the base image; network, boot, ready and tree the netns, nspawn tree, sshd wait and kill.
 

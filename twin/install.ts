@@ -7,11 +7,12 @@
 
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { ENTRY_POINTS, PROJECT_ROOT } from "../construct/entry-points";
 import { BadUsage, type CommandSpec, EXIT, runCommand } from "../operator/exit-codes";
+import { quote } from "../shared/shell-quote";
 import { twinDeployEnv } from "./deploy-env";
 import { loadProviderSchema } from "./protocol/schema";
 
-const PROJECT_ROOT = path.resolve(__dirname, "..");
 export const DEFAULT_TWIN_DIR = path.join(PROJECT_ROOT, ".cache", "twin");
 
 /** The versions the twins announce: nubes is the public build the stack pins; sless has no published one. */
@@ -25,15 +26,13 @@ function platform(): string {
   return `${process.platform}_${arch}`;
 }
 
-const sq = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
-
 function launcher(entry: string, source: string): string {
   return [
     "#!/bin/sh",
     `# The vm-install twin of ${source}, written by \`npm run twin -- install\`: runs the TypeScript provider`,
     "# of this checkout (twin/) with the Node that installed it.",
-    `exec ${sq(process.execPath)} -r ${sq(path.join(PROJECT_ROOT, "bin", "ts-register.js"))} ` +
-      `${sq(path.join(PROJECT_ROOT, "twin", entry))} "$@"`,
+    `exec ${quote(process.execPath)} -r ${quote(ENTRY_POINTS.tsRegister)} ` +
+      `${quote(path.join(PROJECT_ROOT, "twin", entry))} "$@"`,
     "",
   ].join("\n");
 }

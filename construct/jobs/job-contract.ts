@@ -6,6 +6,14 @@
 export type JobPhase = "Succeeded" | "Failed";
 export const JOB_SUCCEEDED = "Succeeded" satisfies JobPhase;
 
+/** How one run of a job ended, as the runner reports it and the local target's result file keeps it. */
+export interface JobResult {
+  readonly phase: JobPhase;
+  /** Succeeded: JSON.stringify of the handler's result. Failed: the error message, stack trimmed. */
+  readonly message: string;
+  readonly durationMs: number;
+}
+
 export const DEFAULT_ENTRYPOINT = "handler.install";
 /** The longest wait_timeout_sec an installer has by default. */
 export const DEFAULT_TIMEOUT_SEC = 900;

@@ -3,7 +3,7 @@
 // sless_job's message. The local target reads the outputs by these names; the CLI writes them.
 import * as fs from "node:fs";
 import * as path from "node:path";
-import type { JobResult } from "../../operator/runner/run-job";
+import type { JobResult } from "./job-contract";
 
 /**
  * The result state's outputs, with the values terraform_remote_state gives before the runner has

@@ -10,13 +10,14 @@ import type { Readable } from "node:stream";
 import {
   DEFAULT_ENTRYPOINT,
   DEFAULT_TIMEOUT_SEC,
-  type JobPhase,
+  type JobResult,
   parseEntrypoint,
 } from "../../construct/jobs/job-contract";
 import { SecretScrubber } from "../../shared/secrets";
 import { type JobOutput, type OutputStream, type Report, streamOutput, tailText, watchForReport } from "./job-output";
 import { killGroup, track, untrack } from "./process-group";
 
+export type { JobResult } from "../../construct/jobs/job-contract";
 export type { OutputStream } from "./job-output";
 
 export interface RunJobOptions {
@@ -40,13 +41,6 @@ export interface RunJobOptions {
   readonly secrets?: readonly string[];
   /** Cancels the job: the process group is killed and the phase is Failed. */
   readonly signal?: AbortSignal;
-}
-
-export interface JobResult {
-  readonly phase: JobPhase;
-  /** Succeeded: JSON.stringify of the handler's result. Failed: the error message, stack trimmed. */
-  readonly message: string;
-  readonly durationMs: number;
 }
 
 const BOOTSTRAP = path.join(__dirname, "bootstrap.js");

@@ -1,0 +1,154 @@
+// The layout the README's Architecture promises: the construct library (what main.ts reaches) imports no
+// operator tool, test rig or script; no module imports itself through others (a cycle makes load order
+// decide what a file sees); the project's own programs are named in one place; and the Architecture
+// listing names every folder, so a newcomer's map of the tree is the tree.
+import { execFileSync } from "node:child_process";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import * as ts from "typescript";
+import { ENTRY_POINTS, PROJECT_ROOT } from "../construct/entry-points";
+
+const tracked = execFileSync("git", ["ls-files", "-z"], { cwd: PROJECT_ROOT, encoding: "utf8" })
+  .split("\0")
+  .filter((f) => f !== "" && fs.existsSync(path.join(PROJECT_ROOT, f)));
+const SOURCE_ROOTS = ["main.ts", "construct", "handlers", "shared", "operator", "bin", "sandbox", "twin", "demo"];
+const sources = tracked.filter(
+  (f) => /\.(ts|js)$/.test(f) && SOURCE_ROOTS.some((r) => f === r || f.startsWith(`${r}/`)) && !/generated/.test(f),
+);
+
+/** The project files `file` imports (import, import type, export from, require, import()), as tracked paths. */
+function importsOf(file: string): string[] {
+  const text = fs.readFileSync(path.join(PROJECT_ROOT, file), "utf8");
+  return ts
+    .preProcessFile(text, true, true)
+    .importedFiles.map((ref) => ref.fileName)
+    .filter((spec) => spec.startsWith("."))
+    .map((spec) => resolve(path.posix.join(path.posix.dirname(file), spec)))
+    .filter((f): f is string => f !== undefined);
+}
+
+function resolve(base: string): string | undefined {
+  const candidates = [base, `${base}.ts`, `${base}.js`, `${base}/index.ts`, `${base}/index.js`];
+  return candidates.find((c) => sources.includes(c) || tracked.includes(c));
+}
+
+const graph = new Map(sources.map((f) => [f, importsOf(f)]));
+
+/** Every cycle's smallest witness: a path from a file back to itself, found by depth-first search. */
+function cycles(): string[] {
+  const found = new Set<string>();
+  const state = new Map<string, "open" | "done">();
+  const stack: string[] = [];
+  const visit = (f: string) => {
+    state.set(f, "open");
+    stack.push(f);
+    for (const next of graph.get(f) ?? []) {
+      if (state.get(next) === "open") found.add([...stack.slice(stack.indexOf(next)), next].join(" -> "));
+      else if (!state.has(next)) visit(next);
+    }
+    stack.pop();
+    state.set(f, "done");
+  };
+  for (const f of sources) if (!state.has(f)) visit(f);
+  return [...found].sort();
+}
+
+function closure(start: string): Set<string> {
+  const seen = new Set<string>();
+  const todo = [start];
+  while (todo.length > 0) {
+    const f = todo.pop() as string;
+    if (seen.has(f)) continue;
+    seen.add(f);
+    todo.push(...(graph.get(f) ?? []));
+  }
+  return seen;
+}
+
+describe("layout", () => {
+  it("reads the imports it checks (a resolver that found none would pass everything)", () => {
+    expect(graph.get("main.ts")).toEqual(expect.arrayContaining(["construct/stack.ts"]));
+    expect(graph.get("bin/invoke.ts")).toEqual(expect.arrayContaining(["construct/jobs/invoke-args.ts"]));
+    expect(closure("main.ts").size).toBeGreaterThan(30);
+  });
+
+  it("has no import cycle in the shipped source", () => {
+    expect(cycles()).toEqual([]);
+  });
+
+  it("finds a cycle when there is one (the checker itself)", () => {
+    graph.set("construct/a.ts", ["construct/b.ts"]);
+    graph.set("construct/b.ts", ["construct/a.ts"]);
+    sources.push("construct/a.ts", "construct/b.ts");
+    try {
+      expect(cycles()).toContain("construct/a.ts -> construct/b.ts -> construct/a.ts");
+    } finally {
+      graph.delete("construct/a.ts");
+      graph.delete("construct/b.ts");
+      sources.splice(sources.indexOf("construct/a.ts"), 2);
+    }
+  });
+
+  it("keeps the construct library (all main.ts reaches) free of the operator tools, scripts and test rigs", () => {
+    const outside = [...closure("main.ts")].filter((f) =>
+      ["operator/", "bin/", "sandbox/", "twin/", "bench/", "demo/", "__tests__/"].some((p) => f.startsWith(p)),
+    );
+    expect(outside).toEqual([]);
+  });
+
+  it("names the project's own programs only in construct/entry-points.ts, and each one exists", () => {
+    for (const file of Object.values(ENTRY_POINTS)) expect(fs.existsSync(file)).toBe(true);
+    const names = Object.values(ENTRY_POINTS).map((f) => path.basename(f));
+    const spelled = sources
+      .filter((f) => f !== "construct/entry-points.ts" && !f.startsWith("bin/"))
+      .flatMap((f) => {
+        const text = fs.readFileSync(path.join(PROJECT_ROOT, f), "utf8");
+        // A path put together from pieces: path.join(..., "bin", "cdktf") or a literal "bin/invoke.ts".
+        const pieces = [...text.matchAll(/["'`]bin["'`]\s*,\s*["'`]([\w.-]+)["'`]|["'`][^"'`\n]*bin\/([\w.-]+)["'`]/g)];
+        return pieces.filter((m) => names.includes(m[1] ?? m[2])).map((m) => `${f}: ${m[0]}`);
+      });
+    expect(spelled).toEqual([]);
+  });
+
+  it("lists every folder of the tree (two levels deep) in the README's Architecture", () => {
+    const readme = fs.readFileSync(path.join(PROJECT_ROOT, "README.md"), "utf8");
+    const section = readme.slice(
+      readme.indexOf("## Architecture\n"),
+      readme.indexOf("\n## ", readme.indexOf("## Architecture\n") + 1),
+    );
+    const block = section.slice(section.indexOf("```\n") + 4, section.lastIndexOf("```"));
+    // An entry: a line that starts at column 0 (its folders, then two spaces or more) and its continuation lines.
+    const entries = block.split(/\n(?=\S)/).map((e) => ({ keys: e.split(/\s{2,}/)[0].split(/,\s*/), text: e }));
+    const folders = [
+      ...new Set(
+        tracked.flatMap((f) => {
+          const parts = f.split("/").slice(0, -1);
+          return [parts.slice(0, 1), parts.slice(0, 2)].filter((p) => p.length > 0).map((p) => p.join("/"));
+        }),
+      ),
+    ].sort();
+    expect(folders.length).toBeGreaterThan(30);
+    const unlisted = folders.filter((folder) => {
+      const [top, sub] = folder.split("/");
+      return !entries.some(
+        (e) =>
+          e.keys.includes(`${folder}/`) ||
+          (sub !== undefined && e.keys.includes(`${top}/`) && new RegExp(`(^|[\\s(,]|${top}/)${sub}/`).test(e.text)),
+      );
+    });
+    expect(unlisted).toEqual([]);
+  });
+
+  it("cites no path outside the repository (another machine has no /work, no sibling folders)", () => {
+    const text = tracked.filter((f) => /\.(ts|js|md|json|sh)$|^bin\/|^\.ci\//.test(f) && !f.includes("generated"));
+    const escapes = text.flatMap((f) =>
+      fs
+        .readFileSync(path.join(PROJECT_ROOT, f), "utf8")
+        .split("\n")
+        .map((line, i) => ({ line, n: i + 1 }))
+        .filter(({ line }) => /\/work\/|\.\.\/shared\/(DESIGN|notes|seed)/.test(line))
+        .map(({ n }) => `${f}:${n}`),
+    );
+    expect(escapes).toEqual([]);
+  });
+});
