@@ -17,13 +17,13 @@ import { INSTALLERS } from "../construct/installers/catalog";
 import { installerEvent, secretVariableNames } from "../construct/installers/installer-event";
 import { existingHost, writeCdktfProject } from "../demo/project";
 import { checkTargets } from "../operator/check/check-targets";
-import { type DriftRow, runChecks } from "../operator/check/run-checks";
+import type { DriftRow } from "../operator/check/run-checks";
 import { readProject } from "../operator/terraform-cli";
 import type { Sandbox } from "../sandbox/index";
 import { allInstallersContext } from "./contexts";
 import { buildResult, commitInfo } from "./results";
 import { fmtMs, runRounds } from "./rounds";
-import { report, roundsArg, runMain, timeJob, withSandbox } from "./support";
+import { report, roundsArg, runMain, timeChecksInProcess, timeJob, withSandbox } from "./support";
 
 const rounds = roundsArg("check.ts");
 const VMS = 3;
@@ -107,14 +107,7 @@ async function main(): Promise<void> {
       const outputs = Object.fromEntries(ctx.vms.map((vm) => [`${vm.name}_address`, sb.address]));
       const inProcess = async () => {
         const targets = checkTargets(config, outputs, (p) => path.resolve(dir, p));
-        const started = performance.now();
-        const rows = await runChecks(targets, {
-          logDir: path.join(dir, "bench-logs"),
-          projectDir: dir,
-          say: () => undefined,
-          environment: env,
-        });
-        const ms = performance.now() - started;
+        const { rows, ms } = await timeChecksInProcess(targets, dir, env);
         requireInSync(rows, "runChecks");
         return { ms, extra: { ssh_work_ms: sshWork(rows) } };
       };

@@ -11,14 +11,14 @@ import { tempDir } from "../__tests__/support/synth";
 import { PROJECT_ROOT } from "../construct/entry-points";
 import { existingHost, runCdktf, writeCdktfProject } from "../demo/project";
 import { checkTargets } from "../operator/check/check-targets";
-import { type DriftRow, runChecks } from "../operator/check/run-checks";
+import type { DriftRow } from "../operator/check/run-checks";
 import { readProject } from "../operator/terraform-cli";
 import type { Sandbox } from "../sandbox/index";
 import { jobSpans, type TimedLine, waveGroups, wavesAllowedAddedMs, wavesFloor } from "./fleet-figures";
 import { rawPackages, timeRawSteps } from "./raw-sequences";
 import { buildResult, commitInfo } from "./results";
 import { fmtMs, median, mergeOutcomes, runRounds, type SideSpec } from "./rounds";
-import { report, roundsArg, runMain, withSandboxes } from "./support";
+import { report, roundsArg, runMain, timeChecksInProcess, withSandboxes } from "./support";
 
 export const VMS = 8;
 const NAMES = Array.from({ length: VMS }, (_, i) => `vm${i + 1}`);
@@ -133,14 +133,8 @@ function commandSides(dir: string, sbs: Sandbox[]): SideSpec[] {
       label: `the same ${VMS} check jobs through runChecks in-process`,
       run: async () => {
         const targets = checkTargets(config, outputs, (p) => path.resolve(dir, p));
-        const started = performance.now();
-        const rows = await runChecks(targets, {
-          logDir: path.join(dir, "bench-logs"),
-          projectDir: dir,
-          say: () => undefined,
-          environment: env,
-        });
-        return { ms: performance.now() - started, extra: { ssh_work_ms: sshWork(rows) } };
+        const { rows, ms } = await timeChecksInProcess(targets, dir, env);
+        return { ms, extra: { ssh_work_ms: sshWork(rows) } };
       },
     },
     { name: "status", label: `npm run status (${VMS} VMs)`, run: async () => node("status.ts").ms },

@@ -2,8 +2,11 @@
 // job timed through the job runner exactly as the platform would run it, and writing the results file.
 // Rounds, rotation and medians: rounds.ts; the results file: results.ts.
 
+import * as path from "node:path";
 import { bundleHandler } from "../construct/bundling/bundle";
 import type { CommonResult } from "../handlers/common/installer-result";
+import type { CheckTarget } from "../operator/check/check-targets";
+import { type DriftRow, runChecks } from "../operator/check/run-checks";
 import { runJob } from "../operator/runner/run-job";
 import { jobEnvFor, type Sandbox, startSandbox } from "../sandbox/index";
 import { timeRawSteps } from "./raw-sequences";
@@ -181,4 +184,17 @@ export function rerunSeries(outcome: RoundsOutcome, label: string, targetMs: num
       target_ms: targetMs,
     },
   };
+}
+
+/** The check jobs of `targets` run in-process, as `npm run check` runs them but without its process: the rows
+ * and their wall time, the baseline a check bench sets the command against. */
+export async function timeChecksInProcess(targets: CheckTarget[], dir: string, env: NodeJS.ProcessEnv) {
+  const started = performance.now();
+  const rows: DriftRow[] = await runChecks(targets, {
+    logDir: path.join(dir, "bench-logs"),
+    projectDir: dir,
+    say: () => undefined,
+    environment: env,
+  });
+  return { rows, ms: performance.now() - started };
 }
