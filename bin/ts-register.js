@@ -1,10 +1,9 @@
 // Transpile-only TypeScript loader: `node -r ./bin/ts-register.js file.ts`.
 // cdktf runs the app on every synth; type-checking there (ts-node) costs seconds, so types are checked
 // by `npm run typecheck` and the tests instead, and this hook only strips them with esbuild (a dependency
-// already, for bundling the handlers).
-//
-// The output is cached under .cache/ts, keyed by the source, its path and esbuild's version: on a hit
-// esbuild is not even started, which is most of a synth's or a local job's start-up (about 0.2 s).
+// already, for bundling the handlers). The output is cached under .cache/ts, keyed by the source, its path
+// and esbuild's version: on a hit esbuild is not even started, which is most of a synth's or a local job's
+// start-up (about 0.2 s).
 
 const crypto = require("node:crypto");
 const fs = require("node:fs");
@@ -20,7 +19,8 @@ try {
   ESBUILD_VERSION = require("esbuild/package.json").version;
 } catch {
   process.stderr.write(
-    "vm-install: the npm dependencies are not installed (node_modules/esbuild is missing): run `bash bin/setup` first\n",
+    "vm-install: the npm dependencies are not installed (node_modules/esbuild is missing): " +
+      "run `bash bin/setup` first\n",
   );
   process.exit(1);
 }

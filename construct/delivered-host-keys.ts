@@ -4,10 +4,6 @@
 // at plan time (construct/vm-installation.ts), so the private key is never in cdktf.out; a terraform_data
 // keeps the first key it read in state and ignores the file from then on, so another working copy (its
 // own file, or none) or a new file never changes the VM's key.
-//
-// node:crypto makes the key (ssh2's ed25519 generator fails by chance); the OpenSSH encoding and the
-// fingerprint are the ones the jobs use (handlers/common/ssh-keys.ts): Terraform cannot hash the
-// decoded key blob, so the fingerprint travels in the file with the key.
 import { generateKeyPairSync } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
@@ -27,7 +23,11 @@ export interface DeliveredHostKey {
   readonly sha256: string;
 }
 
-/** A new ed25519 host key pair. */
+/**
+ * A new ed25519 host key pair. node:crypto makes the key (ssh2's ed25519 generator fails by chance); the
+ * OpenSSH encoding and the fingerprint are the ones the jobs use (handlers/common/ssh-keys.ts): Terraform
+ * cannot hash the decoded key blob, so the fingerprint travels in the file with the key.
+ */
 export function generateHostKey(comment: string): DeliveredHostKey {
   const { privateKey } = generateKeyPairSync("ed25519");
   const jwk = privateKey.export({ format: "jwk" });

@@ -25,6 +25,7 @@ export function configureBackend(
       return;
     }
     case "s3":
+      // use_lockfile: Terraform >= 1.10 locks with an object beside the state (cdktf 0.21 predates the key).
       new S3Backend(stack, {
         bucket: backend.bucket,
         key: backend.key,
@@ -40,7 +41,7 @@ export function configureBackend(
             }
           : {}),
         ...(backend.usePathStyle !== undefined ? { usePathStyle: backend.usePathStyle } : {}),
-      }).addOverride("use_lockfile", true); // Terraform >= 1.10 locks with an object beside the state (cdktf 0.21 predates the key)
+      }).addOverride("use_lockfile", true);
       return;
   }
 }

@@ -40,7 +40,8 @@ export function vmCloudInit(
   const parts = [
     ...(key
       ? [
-          `ssh_keys = { ed25519_private = ${key.private}, ed25519_public = ${key.public} }, ssh_deletekeys = true, ssh_genkeytypes = []`,
+          `ssh_keys = { ed25519_private = ${key.private}, ed25519_public = ${key.public} }, ` +
+            "ssh_deletekeys = true, ssh_genkeytypes = []",
         ]
       : []),
     ...(Array.isArray(document?.users) ? [`users = ${withLoginUser(vm, paths, document.users)}`] : []),
@@ -56,6 +57,8 @@ export function vmCloudInit(
  */
 function withLoginUser(vm: VmConfig, paths: TerraformPaths, users: unknown[]): string {
   const publicKey = `chomp(file(${JSON.stringify(paths.setting(vm.publicKeyPath))}))`;
-  const login = `{ name = ${JSON.stringify(vm.user)}, ssh_authorized_keys = [${publicKey}], sudo = "ALL=(ALL) NOPASSWD:ALL", shell = "/bin/bash", lock_passwd = true }`;
+  const login =
+    `{ name = ${JSON.stringify(vm.user)}, ssh_authorized_keys = [${publicKey}], ` +
+    'sudo = "ALL=(ALL) NOPASSWD:ALL", shell = "/bin/bash", lock_passwd = true }';
   return `concat(jsondecode(${hclString(JSON.stringify(users))}), [${login}])`;
 }

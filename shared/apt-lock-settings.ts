@@ -15,7 +15,9 @@ export const APT_LOCK_SETTINGS = {
     event: "lock_attempts",
     eventOnly: true,
     default: 5,
-    doc: "apt-get runs in all while the lock stays busy (unless the first boot holds it); then the error names its holder.",
+    doc:
+      "apt-get runs in all while the lock stays busy (unless the first boot holds it); " +
+      "then the error names its holder.",
   }),
   lockRetryDelaySec: setting(integer(0, 600), {
     event: "lock_retry_delay_sec",

@@ -1,15 +1,8 @@
 // One line that shows how far a long step has got (the sandbox image build, a deploy). On a terminal it
 // is rewritten in place (carriage return, erase line), so the step takes one line however long it runs;
 // anywhere else (a pipe, a CI log, `| tee`) it becomes a handful of plain lines with no escape sequence:
-// one per stage of the step, each stage's last state, printed as the next stage begins.
-//
-//   const say = streamLog(process.stderr, "demo: ");   // lines; on a terminal, able to show a progress line
-//   const p = progressFor(say);                         // a terminal's progress line, else a line per stage
-//   p.update("12 packages retrieved", "retrieve");      // repainted on a terminal; off it, kept for later
-//   say("a line that stays");                           // printed above the progress line
-//   p.end();                                            // erased on a terminal; off it, the last stage's state
-//
-// Node built-ins only, no dependency: the sandbox (sandbox/) uses it from a bare checkout.
+// one per stage of the step, each stage's last state, printed as the next stage begins. Node built-ins
+// only, no dependency: the sandbox (sandbox/) uses it from a bare checkout.
 
 /** Where a progress line is written: process.stderr, or a test's recorder. */
 export interface ProgressStream {
@@ -110,7 +103,15 @@ export function streamLog(stream: ProgressStream, prefix = "", tty = stream.isTT
   return log;
 }
 
-/** The progress of a step that logs to `log`: its progress line on a terminal, else a line per stage through `log`. */
+/**
+ * The progress of a step that logs to `log`: its progress line on a terminal, else a line per stage through `log`.
+ *
+ *     const say = streamLog(process.stderr, "demo: "); // lines; on a terminal, able to show a progress line
+ *     const p = progressFor(say);                       // a terminal's progress line, else a line per stage
+ *     p.update("12 packages retrieved", "retrieve");    // repainted on a terminal; off it, kept for later
+ *     say("a line that stays");                         // printed above the progress line
+ *     p.end();                                          // erased on a terminal; off it, the last stage's state
+ */
 export function progressFor(log: (line: string) => void): Progress {
   return (log as StepLog).progress?.() ?? stagedLines(log);
 }

@@ -129,7 +129,7 @@ describe("usage text", () => {
   --timeout SEC         kill the job after SEC seconds (default 900)
   --ssh-key-file PATH   read SSH_KEY from PATH instead of the environment
   --result-file PATH    also write the final {"phase","message"} object to PATH (atomically)
-  --result-tfstate PATH also write it as the outputs of a Terraform state file (for terraform_remote_state)
+  --result-tfstate PATH also write it as the outputs of a Terraform state file (what the local target reads back)
   --log-dir DIR         also keep the job's progress in DIR/<name>-<UTC time>.log (0600, secrets scrubbed;
                         the last 5 runs of each job are kept)
   --event-env NAME      read the event (JSON) from environment variable NAME

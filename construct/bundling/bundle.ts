@@ -115,7 +115,8 @@ export function bundleHandler(props: BundleProps): Bundle {
 
   if (!fs.existsSync(entry)) {
     throw new Error(
-      `bundling ${props.handler}: ${entry} does not exist; every installer needs handlers/<name>/handler.ts exporting install(event)`,
+      `bundling ${props.handler}: ${entry} does not exist; ` +
+        "every installer needs handlers/<name>/handler.ts exporting install(event)",
     );
   }
   const { code, metafile } = runEsbuild(props.handler, bundleOptions(entry, minify));
@@ -223,16 +224,22 @@ function runEsbuild(handler: string, options: BuildOptions): { code: Buffer; met
   if (!reply || reply.id !== id) {
     worker = undefined;
     void thread.terminate();
+    const what = waited === "timed-out" ? `gave no answer within ${BUILD_TIMEOUT_MS / 1000} s` : "answered out of turn";
     throw new Error(
-      `bundling ${handler}: the esbuild worker (construct/bundling/esbuild-worker.js) ${waited === "timed-out" ? `gave no answer within ${BUILD_TIMEOUT_MS / 1000} s` : "answered out of turn"}; rerun, and if it persists run node -e 'require("esbuild")' to check the esbuild install`,
+      `bundling ${handler}: the esbuild worker (construct/bundling/esbuild-worker.js) ${what}; ` +
+        `rerun, and if it persists run node -e 'require("esbuild")' to check the esbuild install`,
     );
   }
   if (reply.errors) {
     const detail = reply.errors
-      .map(
-        (e) =>
-          `${e.location ? `${e.location.file}:${e.location.line}: ` : ""}${e.text}${/node_modules\/ssh2\/lib\/index\.js/.test(e.text) ? ` (handler bundles load ${SSH2_REPLACEMENTS["node_modules/ssh2/lib/index.js"]} in its place: export the name there)` : ""}`,
-      )
+      .map((e) => {
+        const where = e.location ? `${e.location.file}:${e.location.line}: ` : "";
+        const stub = SSH2_REPLACEMENTS["node_modules/ssh2/lib/index.js"];
+        const hint = /node_modules\/ssh2\/lib\/index\.js/.test(e.text)
+          ? ` (handler bundles load ${stub} in its place: export the name there)`
+          : "";
+        return `${where}${e.text}${hint}`;
+      })
       .join("\n  ");
     throw new Error(`bundling ${handler} with esbuild failed:\n  ${detail}`);
   }
@@ -245,7 +252,8 @@ function runEsbuild(handler: string, options: BuildOptions): { code: Buffer; met
     const bundled = Object.keys(metafile.inputs).some((input) => realPath(path.resolve(PROJECT_ROOT, input)) === file);
     if (bundled && !replaced.has(file)) {
       throw new Error(
-        `bundling ${handler}: ${from} went into the bundle as is, not replaced by ${SSH2_REPLACEMENTS[from]}; check the replace-files plugin in construct/bundling/esbuild-worker.js`,
+        `bundling ${handler}: ${from} went into the bundle as is, not replaced by ${SSH2_REPLACEMENTS[from]}; ` +
+          "check the replace-files plugin in construct/bundling/esbuild-worker.js",
       );
     }
   }

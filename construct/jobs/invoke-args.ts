@@ -43,7 +43,7 @@ const OPTIONS = {
   "result-tfstate": {
     type: "string",
     arg: "PATH",
-    help: ["also write it as the outputs of a Terraform state file (for terraform_remote_state)"],
+    help: ["also write it as the outputs of a Terraform state file (what the local target reads back)"],
   },
   "log-dir": {
     type: "string",
@@ -140,13 +140,13 @@ export function parseEvent(text: string, where: string): Record<string, unknown>
     value = JSON.parse(text);
   } catch (err) {
     throw new UsageError(
-      `${where} is not valid JSON (${(err as Error).message}); pass one JSON object, e.g. --event '{"packages":["git"]}'`,
+      `${where} is not valid JSON (${(err as Error).message}); ` +
+        `pass one JSON object, e.g. --event '{"packages":["git"]}'`,
     );
   }
   if (value === null || typeof value !== "object" || Array.isArray(value)) {
-    throw new UsageError(
-      `${where} must be a JSON object (got ${Array.isArray(value) ? "an array" : JSON.stringify(value)}); e.g. --event '{"packages":["git"]}'`,
-    );
+    const got = Array.isArray(value) ? "an array" : JSON.stringify(value);
+    throw new UsageError(`${where} must be a JSON object (got ${got}); e.g. --event '{"packages":["git"]}'`);
   }
   return value as Record<string, unknown>;
 }
@@ -255,7 +255,8 @@ export function invokeArgv(args: InvokeArgs): string[] {
   } catch (err) {
     const job = args.name === undefined ? "" : `job ${args.name}: `;
     throw new Error(
-      `${job}the job runner (bin/invoke.ts) would refuse the command line built for it, saying: ${(err as Error).message}`,
+      `${job}the job runner (bin/invoke.ts) would refuse the command line built for it, ` +
+        `saying: ${(err as Error).message}`,
     );
   }
   return argv;

@@ -34,7 +34,8 @@ const password: Validator<string> = withSchema(
       problems.push(`${path}: is empty; give the role a password of at least ${MIN_PASSWORD_CHARS} characters`);
     else if (value.length < MIN_PASSWORD_CHARS)
       problems.push(
-        `${path}: is too short (${value.length} characters); at least ${MIN_PASSWORD_CHARS} are required (the value is not shown)`,
+        `${path}: is too short (${value.length} characters); ` +
+          `at least ${MIN_PASSWORD_CHARS} are required (the value is not shown)`,
       );
     if (value.length > 1024) problems.push(`${path}: is ${value.length} characters long; at most 1024 are allowed`);
     // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are exactly what is refused here.
@@ -50,7 +51,9 @@ const TF_IDENTIFIER = /^[a-z][a-z0-9_]{0,63}$/;
 export const postgresDefinition = defineInstallerDefinition({
   key: "postgres",
   handler: "install-postgres",
-  doc: "PostgreSQL (the distribution's, or another major from PGDG), a role and a database, listen_addresses and pg_hba entries for remote clients, verified by a TCP login with the password",
+  doc:
+    "PostgreSQL (the distribution's, or another major from PGDG), a role and a database, listen_addresses and " +
+    "pg_hba entries for remote clients, verified by a TCP login with the password",
   enabledByDefault: false,
   waitTimeoutSec: 900,
   settings: {
@@ -69,7 +72,11 @@ export const postgresDefinition = defineInstallerDefinition({
       event: "db_user",
       eventRequired: true,
       default: "app_user",
-      doc: "Role to create, owner of the database (same rules as dbName; an existing superuser is refused). A role vm-install created (or gave LOGIN), marked so by a comment on the role, loses LOGIN when a later run no longer names it (kept, not dropped); a role without that mark, a superuser or the bootstrap superuser never does, whatever the inventory says.",
+      doc:
+        "Role to create, owner of the database (same rules as dbName; an existing superuser is refused). A role " +
+        "vm-install created (or gave LOGIN), marked so by a comment on the role, loses LOGIN when a later run no " +
+        "longer names it (kept, not dropped); a role without that mark, a superuser or the bootstrap superuser " +
+        "never does, whatever the inventory says.",
     }),
     passwordVariable: setting(
       string({
@@ -90,17 +97,24 @@ export const postgresDefinition = defineInstallerDefinition({
     listenAddresses: setting(listenAddresses, {
       event: "listen_addresses",
       default: "localhost",
-      doc: 'postgresql.conf listen_addresses: "*", "localhost", IP literals (dotted-quad IPv4, RFC 4291 IPv6; no numbers, octal, hex, short forms, CIDR or zone ids) or host names; a name must resolve on the VM to the VM\'s own addresses (checked before any change, and the login check connects to the address found).',
+      doc:
+        'postgresql.conf listen_addresses: "*", "localhost", IP literals (dotted-quad IPv4, RFC 4291 IPv6; no ' +
+        "numbers, octal, hex, short forms, CIDR or zone ids) or host names; a name must resolve on the VM to the " +
+        "VM's own addresses (checked before any change, and the login check connects to the address found).",
     }),
     allowRemote: setting(boolean(), {
       event: "allow_remote",
       default: false,
-      doc: "Add pg_hba.conf entries admitting remote clients of this database and role. Entries vm-install wrote that the settings no longer ask for (another dbName, dbUser or network) are removed on the next run.",
+      doc:
+        "Add pg_hba.conf entries admitting remote clients of this database and role. Entries vm-install wrote " +
+        "that the settings no longer ask for (another dbName, dbUser or network) are removed on the next run.",
     }),
     remoteSsl: setting(boolean(), {
       event: "remote_ssl",
       default: true,
-      doc: 'Remote entries are "hostssl" (clients must use SSL; the server must have ssl = on, as Debian and Ubuntu clusters do); false writes "host" (unencrypted connections admitted too).',
+      doc:
+        'Remote entries are "hostssl" (clients must use SSL; the server must have ssl = on, as Debian and Ubuntu ' +
+        'clusters do); false writes "host" (unencrypted connections admitted too).',
     }),
     allowedCidrs: setting(list(cidr, { minItems: 1, unique: true }), {
       event: "allowed_cidrs",
@@ -120,7 +134,9 @@ export const postgresDefinition = defineInstallerDefinition({
     repoKeyFingerprint: setting(keyFingerprints, {
       event: "repo_key_fingerprint",
       default: [PGDG_KEY_FINGERPRINT],
-      doc: "The key(s) the fetched PGDG keyring must hold, exactly, before apt may trust it; set it only for a mirror that signs with its own key.",
+      doc:
+        "The key(s) the fetched PGDG keyring must hold, exactly, before apt may trust it; set it only for a " +
+        "mirror that signs with its own key.",
     }),
     ...APT_LIST_SETTINGS,
   },
@@ -129,11 +145,13 @@ export const postgresDefinition = defineInstallerDefinition({
     ...(c.passwordVariable
       ? []
       : [
-          'passwordVariable: required when postgres is enabled; name a Terraform variable (e.g. "pg_password") and set TF_VAR_pg_password',
+          'passwordVariable: required when postgres is enabled; name a Terraform variable (e.g. "pg_password") ' +
+            "and set TF_VAR_pg_password",
         ]),
     ...(c.allowRemote && c.listenAddresses === "localhost"
       ? [
-          'listenAddresses: "localhost" with allowRemote true admits no remote client; set listenAddresses to "*" or the VM\'s address',
+          'listenAddresses: "localhost" with allowRemote true admits no remote client; set listenAddresses to ' +
+            '"*" or the VM\'s address',
         ]
       : []),
   ],
@@ -154,8 +172,10 @@ export const postgresDefinition = defineInstallerDefinition({
     listen_addresses: "as applied; allow_remote and allowed_cidrs as admitted",
     restarted: "the server was restarted (listen_addresses changed); reloaded: pg_hba.conf changed",
     verified:
-      "{host, port, user, database}: the TCP login that proved it works (null in check mode when a change would come first)",
+      "{host, port, user, database}: the TCP login that proved it works (null in check mode when a change " +
+      "would come first)",
     revoked:
-      'grants this run took back, e.g. "pg_hba.conf: hostssl myapp old_user 0.0.0.0/0 scram-sha-256", "role old_user: LOGIN" (only what /var/lib/vm-install/grants.json records)',
+      'grants this run took back, e.g. "pg_hba.conf: hostssl myapp old_user 0.0.0.0/0 scram-sha-256", "role ' +
+      'old_user: LOGIN" (only what /var/lib/vm-install/grants.json records)',
   },
 });

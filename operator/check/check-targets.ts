@@ -60,7 +60,10 @@ function stateProblem(vm: VmConfig, outputs: Record<string, string>): string | u
   if (!outputs[addressOutputName(vm.name)])
     return `${vm.name} is not in the deployed state: deploy it first (npm run deploy)`;
   if (!vm.hostKeySha256 && !outputs[hostKeyIds(vm.name).output]) {
-    return `the deployed state shows no host key for ${vm.name} (a deploy that never reached it, or one by an older version): run npm run deploy`;
+    return (
+      `the deployed state shows no host key for ${vm.name} ` +
+      "(a deploy that never reached it, or one by an older version): run npm run deploy"
+    );
   }
   return undefined;
 }

@@ -45,7 +45,8 @@ export function renderDriftTable(rows: DriftRow[], colour: boolean): string {
     errors.length
       ? `${errors.length} of ${checked} checks failed; ${drift.length} found drift`
       : drift.length
-        ? `drift: ${drift.length} of ${checked} installers would change something; raise runId in cdktf.json and npm run deploy to put it back`
+        ? `drift: ${drift.length} of ${checked} installers would change something; ` +
+          "raise runId in cdktf.json and npm run deploy to put it back"
         : `in sync: all ${checked} installers would change nothing`,
   );
   return lines.join("\n");

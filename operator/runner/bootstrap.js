@@ -1,16 +1,9 @@
 // The first script of a job process, playing the platform's runtime: read the invocation from stdin,
-// load <cwd>/<module>.js, call the export once and report the outcome on fd 3.
-//
-// Plain JavaScript on purpose: it runs in a bare `node` with no loader, in the job directory, with the
-// job's environment only.
-//
-// Protocol (kept in step with run-job.ts, and job-output.ts for fd 3):
-//   argv[2]  the entrypoint "module.function" (not secret; already validated by the runner)
-//   stdin    one JSON document {"nonce": "...", "event": <event>}: the event can hold a password, so it
-//            never goes on the command line or in the environment, where `ps` and /proc would show it
-//   fd 3     one line of JSON {"nonce", "phase", "message"}: a pipe of its own, so nothing the handler
-//            prints on stdout/stderr can pass for the result; the nonce (which only this script has
-//            seen) rules out a stray write to fd 3 by handler code too
+// load <cwd>/<module>.js, call the export once and report the outcome on fd 3. Plain JavaScript on
+// purpose: it runs in a bare `node` with no loader, in the job directory, with the job's environment only.
+// Protocol, kept in step with run-job.ts (and job-output.ts for fd 3): argv[2] is the entrypoint
+// "module.function" (not secret; already validated by the runner), stdin the invocation, fd 3 the
+// result (both described where they are read and written below).
 
 // Taken before any handler code runs: a handler that replaces these cannot tamper with the report.
 const fs = require("node:fs");
@@ -20,6 +13,11 @@ const stringify = JSON.stringify;
 const exit = process.exit.bind(process);
 const writeSync = fs.writeSync;
 
+/**
+ * One line of JSON {"nonce", "phase", "message"}: a pipe of its own, so nothing the handler prints on
+ * stdout/stderr can pass for the result; the nonce (which only this script has seen) rules out a stray
+ * write to fd 3 by handler code too.
+ */
 const RESULT_FD = 3;
 const MAX_FRAMES = 8;
 
@@ -95,6 +93,10 @@ function fail(message) {
   finish("Failed", message);
 }
 
+/**
+ * One JSON document {"nonce": "...", "event": <event>}: the event can hold a password, so it never goes on
+ * the command line or in the environment, where `ps` and /proc would show it.
+ */
 function readStdin() {
   return new Promise((resolve, reject) => {
     const chunks = [];
@@ -144,7 +146,8 @@ async function main() {
   if (!fs.existsSync(file)) {
     const present = fs.readdirSync(dir).join(", ") || "nothing";
     return fail(
-      `entrypoint ${entrypoint}: ${file} does not exist (the directory holds ${present}); the job directory must be a bundle made by bundleHandler`,
+      `entrypoint ${entrypoint}: ${file} does not exist (the directory holds ${present}); ` +
+        "the job directory must be a bundle made by bundleHandler",
     );
   }
   confineModuleLookup(dir);

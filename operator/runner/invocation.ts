@@ -78,8 +78,9 @@ function resolveSource(args: InvokeArgs, handlersDir: string): { installer?: str
   if (installer !== undefined) {
     if (!INSTALLER_NAME.test(installer) || !fs.existsSync(path.join(handlersDir, installer, "handler.ts"))) {
       const known = installersIn(handlersDir);
+      const missing = path.join(handlersDir, installer, "handler.ts");
       throw new UsageError(
-        `unknown installer ${JSON.stringify(installer)}: there is no ${path.join(handlersDir, installer, "handler.ts")}; known: ${known.join(", ") || "none"}`,
+        `unknown installer ${JSON.stringify(installer)}: there is no ${missing}; known: ${known.join(", ") || "none"}`,
       );
     }
   }
@@ -159,7 +160,8 @@ function addSecrets(
     const value = environment[variable];
     if (value === undefined || value === "") {
       throw new UsageError(
-        `--secret-env ${field}=${variable}: ${variable} is not set; export ${variable}=... before running (it holds the event's ${field})`,
+        `--secret-env ${field}=${variable}: ${variable} is not set; ` +
+          `export ${variable}=... before running (it holds the event's ${field})`,
       );
     }
     event[field] = value;

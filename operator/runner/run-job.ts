@@ -78,7 +78,8 @@ function jobEnvironment(env: Record<string, string>): Record<string, string> {
   for (const [name, value] of Object.entries(env)) {
     if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) {
       throw new Error(
-        `runJob: env var name ${JSON.stringify(name)} is invalid: use letters, digits and _ (not starting with a digit)`,
+        `runJob: env var name ${JSON.stringify(name)} is invalid: ` +
+          "use letters, digits and _ (not starting with a digit)",
       );
     }
     if (typeof value !== "string" || value.includes("\0")) {
@@ -227,9 +228,10 @@ function outcome(report: Report | undefined, ending: Ending, output: JobOutput, 
     ? `was killed by signal ${ending.exit.signal}`
     : `exited with code ${ending.exit?.code}`;
   const tail = tailText(output.stderrTail);
+  const stderr = tail ? `; last stderr lines:\n${tail}` : "; stderr was empty";
   return {
     phase: "Failed",
-    message: `the job process ${how} before reporting a result (did the handler call process.exit?)${tail ? `; last stderr lines:\n${tail}` : "; stderr was empty"}`,
+    message: `the job process ${how} before reporting a result (did the handler call process.exit?)${stderr}`,
   };
 }
 

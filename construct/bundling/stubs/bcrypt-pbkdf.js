@@ -5,7 +5,8 @@
 
 function pbkdf() {
   throw new Error(
-    "decrypting a passphrase-protected SSH key is left out of handler bundles (construct/bundling/stubs/bcrypt-pbkdf.js); give an unencrypted key",
+    "decrypting a passphrase-protected SSH key is left out of handler bundles " +
+      "(construct/bundling/stubs/bcrypt-pbkdf.js); give an unencrypted key",
   );
 }
 

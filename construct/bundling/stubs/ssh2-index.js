@@ -12,7 +12,8 @@ const HERE = "construct/bundling/stubs/ssh2-index.js";
 // handling; failing at the call names the cause.
 Client.prototype.sftp = function sftp() {
   throw new Error(
-    `ssh2 SFTP is left out of handler bundles to keep them small (${HERE}); run commands over exec instead, or drop the SFTP entry from SSH2_REPLACEMENTS in construct/bundling/bundle.ts`,
+    `ssh2 SFTP is left out of handler bundles to keep them small (${HERE}); run commands over exec instead, ` +
+      "or drop the SFTP entry from SSH2_REPLACEMENTS in construct/bundling/bundle.ts",
   );
 };
 
@@ -22,7 +23,8 @@ const utils = new Proxy(utilsExported, {
     // Symbols and the names runtimes probe (util.inspect, await) are not calls into ssh2.
     if (typeof prop !== "string" || prop in target || prop === "then" || prop === "toJSON") return target[prop];
     throw new Error(
-      `ssh2 utils.${prop} is not in the handler bundle: ${HERE} lists what handlers may use from ssh2; export it there and rerun __tests__/bundle.test.ts (bundle size limit)`,
+      `ssh2 utils.${prop} is not in the handler bundle: ${HERE} lists what handlers may use from ssh2; ` +
+        "export it there and rerun __tests__/bundle.test.ts (bundle size limit)",
     );
   },
 });

@@ -6,7 +6,8 @@
 class SFTP {
   constructor() {
     throw new Error(
-      "ssh2 SFTP is left out of handler bundles (construct/bundling/stubs/ssh2-sftp.js); run commands over exec instead",
+      "ssh2 SFTP is left out of handler bundles (construct/bundling/stubs/ssh2-sftp.js); " +
+        "run commands over exec instead",
     );
   }
 }
