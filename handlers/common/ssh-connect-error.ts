@@ -92,8 +92,8 @@ export function classify(
  */
 export function hostKeyMismatch(target: HostTarget, host: { seen?: string; type: string }): SshConnectError {
   const head = `host key mismatch for ${target.host}:${target.port}: expected ${target.hostKeySha256}`;
-  const refused =
-    `but the server presented ${host.seen} (${host.type}); refusing to authenticate, nothing was sent to it.`;
+  const presented = `but the server presented ${host.seen} (${host.type})`;
+  const refused = `${presented}; refusing to authenticate, nothing was sent to it.`;
   const console = `ssh-keygen -lf /etc/ssh/ssh_host_ed25519_key.pub`;
   const accept =
     `If the VM was legitimately rebuilt or its keys rotated, check ${host.seen} on the VM's console ` +
