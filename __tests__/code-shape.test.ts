@@ -56,7 +56,8 @@ function headerLines(text: string): number {
     while (i < lines.length && !lines[i].includes("*/")) i++;
     return i - start + 1;
   }
-  while (i < lines.length && lines[i].trim().startsWith("//")) i++;
+  const mark = lines[i]?.trim().startsWith("#") ? "#" : "//";
+  while (i < lines.length && lines[i].trim().startsWith(mark)) i++;
   return i - start;
 }
 
@@ -117,6 +118,28 @@ describe("code shape", () => {
     expect(headerLines("#!/usr/bin/env node\n// a\n// b\nimport x;\n")).toBe(2);
     expect(headerLines("/*\n * a\n */\nimport x;\n")).toBe(3);
     expect(headerLines("import x;\n// not a header\n")).toBe(0);
+    expect(headerLines("#!/usr/bin/env bash\n# a\n# b\nset -e\n# not the header\n")).toBe(2);
+  });
+
+  describe("shell scripts (bin/, .ci/)", () => {
+    const scripts = ["bin", ".ci"]
+      .flatMap((dir) => fs.readdirSync(path.join(PROJECT_ROOT, dir)).map((f) => path.join(dir, f)))
+      .filter((f) => !/\.(ts|js)$/.test(f))
+      .map((file) => ({ file, text: fs.readFileSync(path.join(PROJECT_ROOT, file), "utf8") }))
+      .filter((f) => f.text.startsWith("#!"));
+
+    it("finds them", () => {
+      expect(scripts.map((f) => f.file)).toEqual(expect.arrayContaining(["bin/setup", "bin/cdktf", ".ci/run"]));
+    });
+
+    it(`has no line over ${MAX_LINE_CHARS} characters`, () => {
+      expect(scripts.flatMap((f) => longLines(f.file, f.text))).toEqual([]);
+    });
+
+    it(`has no header comment over ${MAX_HEADER_LINES} lines`, () => {
+      const long = scripts.filter((f) => headerLines(f.text) > MAX_HEADER_LINES);
+      expect(long.map((f) => `${f.file}: header is ${headerLines(f.text)} lines`)).toEqual([]);
+    });
   });
 
   describe.each(SHIPPED)("%s", (root) => {
