@@ -5,7 +5,7 @@ import { spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { PROJECT_ROOT } from "../construct/entry-points";
+import { ENTRY_POINTS, PROJECT_ROOT } from "../construct/entry-points";
 import { EXIT } from "../operator/exit-codes";
 
 interface Ran {
@@ -18,7 +18,7 @@ const cwd = fs.mkdtempSync(path.join(os.tmpdir(), "bad-usage-"));
 afterAll(() => fs.rmSync(cwd, { recursive: true, force: true }));
 
 function run(script: string, args: string[]): Promise<Ran> {
-  const argv = ["-r", path.join(PROJECT_ROOT, "bin", "ts-register.js"), path.join(PROJECT_ROOT, script), ...args];
+  const argv = ["-r", ENTRY_POINTS.tsRegister, path.join(PROJECT_ROOT, script), ...args];
   // Not npm's lifecycle: a command must not take INIT_CWD (the project this test runs in) as its project.
   const env = { ...process.env, npm_lifecycle_event: "", INIT_CWD: "" };
   const child = spawn(process.execPath, argv, { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
