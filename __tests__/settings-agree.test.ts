@@ -15,6 +15,7 @@ import { handler as dockerHandler } from "../handlers/install-docker/handler";
 import { handler as packagesHandler } from "../handlers/install-packages/handler";
 import { handler as postgresHandler } from "../handlers/install-postgres/handler";
 import { keyPaths } from "../operator/reference/configuration-reference";
+import { cdktfJsonSchema } from "../operator/reference/settings-reference";
 import { SecretScrubber } from "../shared/secrets";
 import type { Setting, Settings } from "../shared/settings";
 import { SSH_RETRY_SETTINGS } from "../shared/ssh-retry";
@@ -242,6 +243,19 @@ describe("the stack's own settings: declared once, in the schema, the README and
         expect(resolvedAt(parseConfig(context()), keyPath)).toEqual(s.default);
     },
   );
+
+  it("describes every key of the published schema, nested and per-installer keys included", () => {
+    const undescribed: string[] = [];
+    const walk = (at: JsonSchema, where: string) => {
+      for (const [key, sub] of Object.entries((at.properties ?? {}) as Record<string, JsonSchema>)) {
+        if (typeof sub.description !== "string" || !sub.description) undescribed.push(`${where}${key}`);
+        walk(sub, `${where}${key}.`);
+        if (sub.items) walk(sub.items as JsonSchema, `${where}${key}[].`);
+      }
+    };
+    walk(cdktfJsonSchema() as JsonSchema, "");
+    expect(undescribed).toEqual([]);
+  });
 
   it("lists every rule across settings under the table", () => {
     const rules = [...STACK_RULES, ...declared.flatMap(([, s]) => s.rules ?? [])];

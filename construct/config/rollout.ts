@@ -67,7 +67,15 @@ export type RolloutConfig = ConfigOf<typeof ROLLOUT_SETTINGS>;
 
 /** The keys each VM takes for the rollout (vms[].wave, vms[].runId, vms[].runIds). */
 export function vmRolloutSettings(installerKeys: readonly string[]) {
-  const runIds = Object.fromEntries(installerKeys.map((key) => [key, optional(integer(0, MAX_RUN_ID))]));
+  const runIds = Object.fromEntries(
+    installerKeys.map((key) => [
+      key,
+      {
+        ...optional(integer(0, MAX_RUN_ID), undefined, `Added to the ${key} job's run_id on this VM.`),
+        shownDefault: 0,
+      },
+    ]),
+  );
   return {
     wave: setting(integer(1, 1000), {
       defaultDoc: "none (rollout.waves decides)",

@@ -132,6 +132,7 @@ export function cdktfJsonSchema(catalog: readonly CatalogEntry[] = INSTALLERS): 
     properties: {
       context: {
         type: "object",
+        description: "cdktf's context; vm-install reads its vmInstall key",
         properties: {
           vmInstall: { ...configSchema(catalog), description: "vm-install's configuration (README, Configuration)" },
         },
