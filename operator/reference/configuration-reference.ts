@@ -22,7 +22,8 @@ function groupWords(s: Setting): string {
 
 /** What an object keyed by installer holds: one kind of value (vms[].runIds), or each its settings. */
 function valueWords(s: Setting): string {
-  const values = Object.values(s.rule.schema.properties ?? {});
+  // Each key's own description names its key, so the kind of value is compared without it.
+  const values = Object.values(s.rule.schema.properties ?? {}).map(({ description, ...kind }) => kind);
   const one = values[0];
   const alike = one && values.every((v) => JSON.stringify(v) === JSON.stringify(one));
   return !s.mergedInto && alike && one.type !== "object" ? typeWords(one) : "its settings";
