@@ -11,7 +11,18 @@ import { ENTRY_POINTS, PROJECT_ROOT } from "../construct/entry-points";
 const tracked = execFileSync("git", ["ls-files", "-z"], { cwd: PROJECT_ROOT, encoding: "utf8" })
   .split("\0")
   .filter((f) => f !== "" && fs.existsSync(path.join(PROJECT_ROOT, f)));
-const SOURCE_ROOTS = ["main.ts", "construct", "handlers", "shared", "operator", "bin", "sandbox", "twin", "demo"];
+const SOURCE_ROOTS = [
+  "main.ts",
+  "construct",
+  "handlers",
+  "shared",
+  "operator",
+  "bin",
+  "sandbox",
+  "twin",
+  "demo",
+  "bench",
+];
 const sources = tracked.filter(
   (f) => /\.(ts|js)$/.test(f) && SOURCE_ROOTS.some((r) => f === r || f.startsWith(`${r}/`)) && !/generated/.test(f),
 );

@@ -8,7 +8,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { parseConfig } from "../construct/config/parse";
-import { PROJECT_ROOT } from "../construct/entry-points";
+import { ENTRY_POINTS, PROJECT_ROOT } from "../construct/entry-points";
 import { INSTALLERS } from "../construct/installers/catalog";
 import { installerEvent, secretVariableNames } from "../construct/installers/installer-event";
 import { existingHost, writeCdktfProject } from "../demo/project";
@@ -79,7 +79,7 @@ function runCli(dir: string): Measured {
   const started = performance.now();
   const out = spawnSync(
     process.execPath,
-    ["-r", path.join(PROJECT_ROOT, "bin", "ts-register.js"), path.join(PROJECT_ROOT, "bin", "check.ts"), "--json"],
+    ["-r", ENTRY_POINTS.tsRegister, path.join(PROJECT_ROOT, "bin", "check.ts"), "--json"],
     {
       cwd: dir,
       env,

@@ -8,7 +8,7 @@ import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { tempDir } from "../__tests__/support/synth";
-import { PROJECT_ROOT } from "../construct/entry-points";
+import { ENTRY_POINTS, PROJECT_ROOT } from "../construct/entry-points";
 import { existingHost, runCdktf, writeCdktfProject } from "../demo/project";
 import { checkTargets } from "../operator/check/check-targets";
 import type { DriftRow } from "../operator/check/run-checks";
@@ -112,10 +112,7 @@ function sshWork(rows: DriftRow[]): number {
 /** check, its jobs in-process, status and terraform output on one deployment in `dir`. */
 function commandSides(dir: string, sbs: Sandbox[]): SideSpec[] {
   const node = (script: string, ...args: string[]) =>
-    timed(
-      ["-r", path.join(PROJECT_ROOT, "bin", "ts-register.js"), path.join(PROJECT_ROOT, "bin", script), ...args],
-      dir,
-    );
+    timed(["-r", ENTRY_POINTS.tsRegister, path.join(PROJECT_ROOT, "bin", script), ...args], dir);
   const { config, stackDir } = readProject(dir);
   const outputs = Object.fromEntries(sbs.map((sb, i) => [`${NAMES[i]}_address`, sb.address]));
   return [

@@ -8,7 +8,7 @@ import { execFileSync, spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { PROJECT_ROOT } from "../construct/entry-points";
+import { ENTRY_POINTS, PROJECT_ROOT } from "../construct/entry-points";
 import { INSTALLERS } from "../construct/installers/catalog";
 import { resultAsTfstate } from "../construct/jobs/job-result-file";
 import { jobName, resultOutputName } from "../construct/resource-names";
@@ -108,11 +108,7 @@ async function main(): Promise<void> {
     const stackDir = deployedProject(dir);
     const sides = {
       status: () =>
-        timed(
-          process.execPath,
-          ["-r", path.join(PROJECT_ROOT, "bin", "ts-register.js"), path.join(PROJECT_ROOT, "bin", "status.ts")],
-          dir,
-        ),
+        timed(process.execPath, ["-r", ENTRY_POINTS.tsRegister, path.join(PROJECT_ROOT, "bin", "status.ts")], dir),
       terraform_output: () =>
         timed(
           process.execPath,
