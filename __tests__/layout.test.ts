@@ -11,7 +11,18 @@ import { ENTRY_POINTS, PROJECT_ROOT } from "../construct/entry-points";
 const tracked = execFileSync("git", ["ls-files", "-z"], { cwd: PROJECT_ROOT, encoding: "utf8" })
   .split("\0")
   .filter((f) => f !== "" && fs.existsSync(path.join(PROJECT_ROOT, f)));
-const SOURCE_ROOTS = ["main.ts", "construct", "handlers", "shared", "operator", "bin", "sandbox", "twin", "demo"];
+const SOURCE_ROOTS = [
+  "main.ts",
+  "construct",
+  "handlers",
+  "shared",
+  "operator",
+  "bin",
+  "sandbox",
+  "twin",
+  "demo",
+  "bench",
+];
 const sources = tracked.filter(
   (f) => /\.(ts|js)$/.test(f) && SOURCE_ROOTS.some((r) => f === r || f.startsWith(`${r}/`)) && !/generated/.test(f),
 );
@@ -140,15 +151,45 @@ describe("layout", () => {
   });
 
   it("cites no path outside the repository (another machine has no /work, no sibling folders)", () => {
-    const text = tracked.filter((f) => /\.(ts|js|md|json|sh)$|^bin\/|^\.ci\//.test(f) && !f.includes("generated"));
-    const escapes = text.flatMap((f) =>
-      fs
-        .readFileSync(path.join(PROJECT_ROOT, f), "utf8")
-        .split("\n")
-        .map((line, i) => ({ line, n: i + 1 }))
-        .filter(({ line }) => /\/work\/|\.\.\/shared\/(DESIGN|notes|seed)/.test(line))
-        .map(({ n }) => `${f}:${n}`),
+    const self = path.relative(PROJECT_ROOT, __filename); // its own samples below cite such paths on purpose
+    const text = tracked.filter(
+      (f) => /\.(ts|js|md|json|sh)$|^bin\/|^\.ci\//.test(f) && !f.includes("generated") && f !== self,
     );
+    const escapes = text.flatMap((f) => pathsOutside(f, fs.readFileSync(path.join(PROJECT_ROOT, f), "utf8")));
     expect(escapes).toEqual([]);
   });
+
+  it("knows a cited path outside the repository when it sees one", () => {
+    expect(pathsOutside("bench/x.ts", "// see /work/shared/DESIGN.md\n")).toEqual(["bench/x.ts:1"]);
+    expect(pathsOutside("x.ts", "const a = 1;\n// the design (../shared/DESIGN.md)\n")).toEqual(["x.ts:2"]);
+    expect(pathsOutside("bench/x.ts", "// the notes (../shared/NOTES.md)\n")).toEqual(["bench/x.ts:1"]);
+    expect(pathsOutside("README.md", "See ../../other-repo/README.md.\n")).toEqual(["README.md:1"]);
+    expect(pathsOutside("bin/setup", "# from ../vm-install-seed/keys\n")).toEqual(["bin/setup:1"]);
+    // A file of the repository, from the citing file's folder; or a path in code (a Terraform file() relative
+    // to the synthesized stack): fine.
+    expect(pathsOutside("__tests__/e2e/trixie/x.test.ts", "// follows it (../support/release.ts).\n")).toEqual([]);
+    expect(pathsOutside("construct/bundling/stubs/x.js", " * see SSH2_REPLACEMENTS in ../bundle.ts\n")).toEqual([]);
+    expect(pathsOutside("__tests__/x.test.ts", 'const t = `file("../../../k.pub")`;\n')).toEqual([]);
+  });
 });
+
+/**
+ * The lines of `file` that cite a path only this machine has: /work/..., anywhere; or, in a comment or
+ * Markdown, a relative path that names nothing in the repository from the citing file's folder (it climbs
+ * out, like ../shared/DESIGN.md written from the root, or names a file that is not there).
+ */
+function pathsOutside(file: string, text: string): string[] {
+  const root = path.resolve(PROJECT_ROOT);
+  const cited = (line: string) =>
+    [...line.matchAll(/(?<![\w.])(?:\.\.\/)+[\w./-]*/g)].some((m) => {
+      const before = line.slice(0, m.index);
+      if (!file.endsWith(".md") && !/^\s*(\/\/|\*|#|\/\*)|\s\/\/\s/.test(before)) return false;
+      const target = path.resolve(root, path.dirname(file), m[0].replace(/\.+$/, ""));
+      return !target.startsWith(`${root}${path.sep}`) || !fs.existsSync(target);
+    });
+  return text
+    .split("\n")
+    .map((line, i) => ({ line, n: i + 1 }))
+    .filter(({ line }) => /\/work\//.test(line) || cited(line))
+    .map(({ n }) => `${file}:${n}`);
+}

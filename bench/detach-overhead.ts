@@ -2,10 +2,8 @@
 //   npm run bench:detach [-- N]   (N rounds, default and minimum 5; root, sandbox prerequisites)
 // On one fresh sandbox, over one SSH session, the same short root step run both ways, the side that
 // runs first rotating every round: in the SSH channel with sudo (the old path) and detached through a
-// transient systemd unit and followed (common/detached.ts). Two steps: `true` (the bare cost) and
-// `apt-cache policy jq` (a step with output). Each side of a round runs its step 5 times and counts the
-// median, so one scheduling hiccup does not make a round. The step's own time is the same on both
-// sides: the difference of the medians is what detaching adds per step. Writes bench/results/detach.json.
+// transient systemd unit and followed (handlers/common/detached.ts). The step's own time is the same on
+// both sides: the difference of the medians is what detaching adds per step. Writes bench/results/detach.json.
 import { readConnectionEnv } from "../handlers/common/connection-env";
 import { ResilientConnection } from "../handlers/common/resilient-connection";
 import { connect } from "../handlers/common/ssh";
@@ -15,7 +13,10 @@ import { fmtMs, median, runRounds } from "./rounds";
 import { report, roundsArg, runMain, withSandbox } from "./support";
 
 const rounds = roundsArg("detach-overhead.ts");
+/** Two steps: `true` (the bare cost) and `apt-cache policy jq` (a step with output). */
 const STEPS = { true: "true", policy: "apt-cache policy jq" } as const;
+/** Each side of a round runs its step this many times and counts the median, so one scheduling hiccup does
+ * not make a round. */
 const PER_ROUND = 5;
 /** Issue 10: detaching must not cost more than about 0.3 s per step. */
 const TARGET_ADDED_MS = 300;
@@ -49,7 +50,9 @@ async function main(): Promise<void> {
       const result = buildResult({
         bench: "detach",
         command: `npm run bench:detach -- ${rounds}`,
-        description: `one root step over one SSH session to a sandbox: in the channel with sudo vs detached (transient systemd unit, followed); each side of a round is the median of ${PER_ROUND} runs`,
+        description:
+          "one root step over one SSH session to a sandbox: in the channel with sudo vs detached " +
+          `(transient systemd unit, followed); each side of a round is the median of ${PER_ROUND} runs`,
         outcome,
         sideLabels: Object.fromEntries(sides.map((s) => [s.name, s.label])),
         comparisons: Object.entries(STEPS).map(([key, step]) => ({

@@ -8,7 +8,7 @@ import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { tempDir } from "../__tests__/support/synth";
-import { PROJECT_ROOT } from "../construct/entry-points";
+import { ENTRY_POINTS, PROJECT_ROOT } from "../construct/entry-points";
 import { existingHost, runCdktf, writeCdktfProject } from "../demo/project";
 import { checkTargets } from "../operator/check/check-targets";
 import type { DriftRow } from "../operator/check/run-checks";
@@ -17,7 +17,7 @@ import type { Sandbox } from "../sandbox/index";
 import { jobSpans, type TimedLine, waveGroups, wavesAllowedAddedMs, wavesFloor } from "./fleet-figures";
 import { rawPackages, timeRawSteps } from "./raw-sequences";
 import { buildResult, commitInfo } from "./results";
-import { fmtMs, median, mergeOutcomes, runRounds, type SideSpec } from "./rounds";
+import { fmtMs, median, mergeOutcomes, type RoundsOutcome, runRounds, type SideSpec } from "./rounds";
 import { report, roundsArg, runMain, timeChecksInProcess, withSandboxes } from "./support";
 
 export const VMS = 8;
@@ -112,10 +112,7 @@ function sshWork(rows: DriftRow[]): number {
 /** check, its jobs in-process, status and terraform output on one deployment in `dir`. */
 function commandSides(dir: string, sbs: Sandbox[]): SideSpec[] {
   const node = (script: string, ...args: string[]) =>
-    timed(
-      ["-r", path.join(PROJECT_ROOT, "bin", "ts-register.js"), path.join(PROJECT_ROOT, "bin", script), ...args],
-      dir,
-    );
+    timed(["-r", ENTRY_POINTS.tsRegister, path.join(PROJECT_ROOT, "bin", script), ...args], dir);
   const { config, stackDir } = readProject(dir);
   const outputs = Object.fromEntries(sbs.map((sb, i) => [`${NAMES[i]}_address`, sb.address]));
   return [
@@ -190,10 +187,34 @@ async function main(): Promise<void> {
     log,
   );
   const commands = await commandRounds(rounds);
-  const outcome = mergeOutcomes([deploys, commands]);
+  report(fleetResult(rounds, mergeOutcomes([deploys, commands]), commit), fmtMs);
+}
+
+/** The figures shown beside the comparisons: the waves' floor, check's and status's time beyond SSH work. */
+function fleetSeries(outcome: RoundsOutcome) {
+  return {
+    waves_floor: {
+      label: "the waves' slowest VMs summed (job times from the deploy output)",
+      ms: extras(outcome.records, "waves", "waves_floor_ms"),
+    },
+    beyond_ssh: {
+      label: "npm run check's wall time less its SSH work (slowest VM's handler time)",
+      ms: extras(outcome.records, "check", "beyond_ssh_ms"),
+      target_ms: BEYOND_SSH_MS,
+    },
+    status_total: {
+      label: "npm run status's wall time (it does no SSH work)",
+      ms: outcome.stats.status.ms,
+      target_ms: BEYOND_SSH_MS,
+    },
+  };
+}
+
+/** The results file: the deploy comparisons and the command comparisons, with their targets. */
+function fleetResult(rounds: number, outcome: RoundsOutcome, commit: ReturnType<typeof commitInfo>) {
   const floor = median(extras(outcome.records, "waves", "waves_floor_ms"));
   const slowest = median(extras(outcome.records, "one_wave", "slowest_ms"));
-  const result = buildResult({
+  return buildResult({
     bench: "fleet",
     command: `npm run bench:fleet -- ${rounds}`,
     description: DESCRIPTION,
@@ -234,25 +255,9 @@ async function main(): Promise<void> {
         rerun: "status_total",
       },
     ],
-    series: {
-      waves_floor: {
-        label: "the waves' slowest VMs summed (job times from the deploy output)",
-        ms: extras(outcome.records, "waves", "waves_floor_ms"),
-      },
-      beyond_ssh: {
-        label: "npm run check's wall time less its SSH work (slowest VM's handler time)",
-        ms: extras(outcome.records, "check", "beyond_ssh_ms"),
-        target_ms: BEYOND_SSH_MS,
-      },
-      status_total: {
-        label: "npm run status's wall time (it does no SSH work)",
-        ms: outcome.stats.status.ms,
-        target_ms: BEYOND_SSH_MS,
-      },
-    },
+    series: fleetSeries(outcome),
     commit,
   });
-  report(result, fmtMs);
 }
 
 if (require.main === module) runMain(main);

@@ -185,18 +185,19 @@ export function summaryLines(result: BenchResult, fmt: (ms: number) => string): 
   const d = (s: Stats) =>
     `median ${fmt(s.median)}  (min ${fmt(s.min)}, max ${fmt(s.max)})  [${s.ms.map(fmt).join(", ")}]`;
   for (const [name, s] of Object.entries(result.sides)) lines.push(`${s.label} (${name}): ${d(s)}`);
-  for (const [name, s] of Object.entries(result.series))
-    lines.push(
-      `${s.label} (${name}): ${d(s)}${s.target_ms !== undefined ? `  target <= ${fmt(s.target_ms)}: ${s.met ? "met" : "NOT met"}` : ""}`,
-    );
+  const met = (m: boolean | undefined) => (m ? "met" : "NOT met");
+  for (const [name, s] of Object.entries(result.series)) {
+    const target = s.target_ms !== undefined ? `  target <= ${fmt(s.target_ms)}: ${met(s.met)}` : "";
+    lines.push(`${s.label} (${name}): ${d(s)}${target}`);
+  }
   for (const c of result.comparisons) {
     lines.push(
-      `ratio ${c.label}: ${c.project}/${c.baseline} = ${c.ratio.toFixed(3)} (paired per round ${c.paired_ratio.toFixed(3)}); ${targetText(result, c)}: ${c.met ? "met" : "NOT met"}`,
+      `ratio ${c.label}: ${c.project}/${c.baseline} = ${c.ratio.toFixed(3)} ` +
+        `(paired per round ${c.paired_ratio.toFixed(3)}); ${targetText(result, c)}: ${met(c.met)}`,
     );
   }
   for (const n of result.not_exercised) lines.push(`not exercised here: ${n}`);
-  lines.push(
-    `${result.rounds} rounds, commit ${result.commit.slice(0, 12)}${result.dirty ? ` (+ ${result.dirty_files.length} uncommitted files in the tree)` : ""}, ${result.date}`,
-  );
+  const dirty = result.dirty ? ` (+ ${result.dirty_files.length} uncommitted files in the tree)` : "";
+  lines.push(`${result.rounds} rounds, commit ${result.commit.slice(0, 12)}${dirty}, ${result.date}`);
   return lines;
 }

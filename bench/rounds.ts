@@ -2,13 +2,6 @@
 // measured in the same run) for N rounds, and the side that runs first rotates every round
 // (two sides: A B, B A, A B, ...; three: A B C, B C A, C A B, ...), so a warmer mirror cache, a busier
 // machine or whatever drifts during the run hits every side alike. Every round's figure is kept.
-//
-//   const rounds = roundsArg("install-packages.ts");                 // argv[2], >= 5, or exit 64 with usage
-//   const out = await runRounds(rounds, [
-//     { name: "handler", label: "install-packages via the runner", run: async (round) => ({ ms, extra }) },
-//     { name: "raw", label: "raw ssh sequence", run: async () => ({ ms }) },
-//   ]);
-//   out.stats.handler.median; ratio(out, "handler", "raw");
 
 import { EXIT } from "../operator/exit-codes";
 
@@ -95,6 +88,13 @@ export function rotation<T>(sides: readonly T[], round: number): T[] {
  * Runs `rounds` rounds of every side, rotating which side goes first each round; returns every
  * round's figure per side and each side's median, min and max. A failing side fails the whole run (a
  * benchmark of work that did not happen means nothing).
+ *
+ *   const rounds = roundsArg("install-packages.ts");                 // argv[2], >= 5, or exit 64 with usage
+ *   const out = await runRounds(rounds, [
+ *     { name: "handler", label: "install-packages via the runner", run: async (round) => ({ ms, extra }) },
+ *     { name: "raw", label: "raw ssh sequence", run: async () => ({ ms }) },
+ *   ]);
+ *   out.stats.handler.median; ratio(out, "handler", "raw");
  */
 export async function runRounds(
   rounds: number,

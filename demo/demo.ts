@@ -102,12 +102,14 @@ async function up(): Promise<number> {
   const code = await cdktf("deploy", "packages -> docker -> postgres", { TF_VAR_pg_password: demoPassword(DEMO_DIR) });
   if (code !== 0) {
     say(
-      `deploy failed (exit ${code}); fix what it said above and run \`npm run demo\` again, or \`npm run demo -- down\``,
+      `deploy failed (exit ${code}); fix what it said above and run \`npm run demo\` again, ` +
+        "or `npm run demo -- down`",
     );
     return code;
   }
   say(
-    `deployed. ssh: ssh -i ${sb.privateKeyPath} -p ${sb.port} ${sb.user}@${sb.address}; remove everything: npm run demo -- down`,
+    `deployed. ssh: ssh -i ${sb.privateKeyPath} -p ${sb.port} ${sb.user}@${sb.address}; ` +
+      "remove everything: npm run demo -- down",
   );
   // The deployed state as a table, last (the raw JSON: cdktf output in .demo, or npm run status -- --json there).
   process.stdout.write(

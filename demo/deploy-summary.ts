@@ -3,15 +3,17 @@
 // latest thing said (a job's own progress: "demo-install-docker: apt-get install docker.io ...").
 // Everything else (Terraform's init text, the plan's every attribute, each job's every step, cdktf's
 // outputs) is in the log file the demo names: a fresh deploy prints about 1,400 lines otherwise.
-//
-// It reads cdktf's plain output (bin/cdktf gives cdktf CI mode when piped): a stack's lines start with
-// its name, their continuations with as many spaces; a job of the local target speaks through
-// Terraform's local-exec, "<address> (<path>) (local-exec): <line>", its last line {"phase","message"}.
 import type { Progress } from "../shared/progress-line";
 
 /** At most this many lines of Terraform's errors are repeated; the rest is in the log. */
 const MAX_ERROR_LINES = 20;
 
+/**
+ * The summary reads cdktf's plain output (bin/cdktf gives cdktf CI mode when piped): a stack's lines start
+ * with its name, their continuations with as many spaces; a job of the local target speaks through
+ * Terraform's local-exec, "<address> (<path>) (local-exec): <line>" (this pattern), its last line
+ * {"phase","message"}.
+ */
 const LOCAL_EXEC = /^(\S+) \([^)]*\) \(local-exec\): (.*)$/;
 /** cdktf's own lines, not the stack's: the end of an error's text. */
 const CDKTF_OWN = /^(\d+ Stacks? deploying|Invoking Terraform CLI failed)/;

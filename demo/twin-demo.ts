@@ -55,7 +55,8 @@ export async function twinUp(): Promise<number> {
   const code = await cdktf(["deploy", "--auto-approve"]);
   if (code !== 0) {
     say(
-      `deploy failed (exit ${code}); read the job's message above, fix, and run \`npm run demo -- --twin\` again, or \`npm run demo -- down --twin\``,
+      `deploy failed (exit ${code}); read the job's message above, fix, and run \`npm run demo -- --twin\` again, ` +
+        "or `npm run demo -- down --twin`",
     );
     return code;
   }
