@@ -123,8 +123,14 @@ async function defaultRouteDevice(): Promise<{ dev: string; mtu: number } | unde
 }
 
 /** Creates netns, veth, addresses, default route, NAT and MSS clamp. Safe to undo with teardownNetwork
- * at any point of failure: every step is keyed by names recorded in the plan before it runs. */
-export async function setupNetwork(name: string, plan: NetPlan, log: (l: string) => void): Promise<void> {
+ * at any point of failure: every step is keyed by names recorded in the plan before it runs. `hostOnly`:
+ * the sandbox reaches the host side (10.200.N.1) and nothing beyond it (a VM behind a proxy). */
+export async function setupNetwork(
+  name: string,
+  plan: NetPlan,
+  log: (l: string) => void,
+  opts: { hostOnly?: boolean } = {},
+): Promise<void> {
   const uplink = await defaultRouteDevice();
   const mtu = uplink?.mtu ?? 1500;
   await ip(["netns", "add", plan.netns]);
@@ -162,6 +168,8 @@ export async function setupNetwork(name: string, plan: NetPlan, log: (l: string)
   const cidr = `${SUBNET_PREFIX}.${plan.subnet}.0/24`;
   // A table per sandbox: teardown deletes exactly it and nothing of the host's own rules. The clamp
   // matters where the uplink MTU is below 1500 (1400 here): without it large TLS/HTTP replies stall.
+  // Refused, not dropped: a blocked connect fails at once (apt says "Could not connect ..."), no time-out.
+  const fence = opts.hostOnly ? `\n    iifname "${plan.hostVeth}" reject with icmpx type admin-prohibited` : "";
   const rules = `table ip ${plan.nftTable} {
   comment "vm-install sandbox ${name}"
   chain postrouting {
@@ -171,7 +179,7 @@ export async function setupNetwork(name: string, plan: NetPlan, log: (l: string)
   chain forward {
     type filter hook forward priority mangle; policy accept;
     iifname "${plan.hostVeth}" tcp flags syn tcp option maxseg size set rt mtu
-    oifname "${plan.hostVeth}" tcp flags syn tcp option maxseg size set rt mtu
+    oifname "${plan.hostVeth}" tcp flags syn tcp option maxseg size set rt mtu${fence}
   }
 }
 `;

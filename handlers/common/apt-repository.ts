@@ -203,12 +203,25 @@ export function supersededKeyrings(keyring: string): string[] {
 }
 
 /**
+ * The proxy apt is configured with for the key URL's scheme (the VM's aptProxy file, apt-proxy.ts, or the
+ * VM's own apt.conf), handed to curl in its environment: never on its command line, where `ps` shows a
+ * proxy's credentials. Unset or DIRECT: curl goes as the login environment says.
+ */
+export function keyFetchProxy(keyUrl: string): string {
+  const scheme = keyUrl.startsWith("https:") ? "https" : "http";
+  return (
+    `P=; eval "$(apt-config shell P Acquire::${scheme}::Proxy 2>/dev/null)"; ` +
+    `case "$P" in ""|DIRECT) ;; *) export ${scheme}_proxy="$P";; esac; `
+  );
+}
+
+/**
  * The VM's architecture and the keyring rebuilt from the key as the VM sees it (it, not this job, must
  * reach the URL). base64 so a binary key survives the text channel; curl's own message on failure.
  */
 async function fetchKey(remote: Remote, spec: AptRepositorySpec): Promise<{ vmArch: string; keyringBytes: Buffer }> {
   const fetched = await remote.run(
-    `dpkg --print-architecture && t=$(mktemp) && trap 'rm -f "$t"' EXIT && ` +
+    `dpkg --print-architecture && ${keyFetchProxy(spec.keyUrl)}t=$(mktemp) && trap 'rm -f "$t"' EXIT && ` +
       `curl -fsSL --proto '=http,https' --retry 3 --connect-timeout 20 --max-time 120 -o "$t" ${quote(spec.keyUrl)} ` +
       `&& base64 -w0 "$t"`,
     { check: false, label: `fetching ${spec.keyUrl}`, timeoutMs: 180_000 },
