@@ -169,7 +169,7 @@ export async function setupNetwork(
   // A table per sandbox: teardown deletes exactly it and nothing of the host's own rules. The clamp
   // matters where the uplink MTU is below 1500 (1400 here): without it large TLS/HTTP replies stall.
   // Refused, not dropped: a blocked connect fails at once (apt says "Could not connect ..."), no time-out.
-  const fence = opts.hostOnly ? `\n    iifname "${plan.hostVeth}" reject with icmpx type admin-prohibited` : "";
+  const fence = opts.hostOnly ? `\n    iifname "${plan.hostVeth}" reject with icmp type admin-prohibited` : "";
   const rules = `table ip ${plan.nftTable} {
   comment "vm-install sandbox ${name}"
   chain postrouting {
