@@ -5,7 +5,7 @@ import { isHostName, isIpv4, isIpv6 } from "./names";
 import { setting } from "./settings";
 import { string, type Validator } from "./validate";
 
-/** scheme://host[:port][/]: nothing else apt's Acquire::http(s)::Proxy would need, nothing a shell or apt.conf reads. */
+/** scheme://host[:port][/]: all apt's Acquire::http(s)::Proxy needs, nothing a shell or apt.conf reads. */
 const SHAPE = /^(https?):\/\/(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)(?::([0-9]{1,5}))?\/?$/;
 
 /** Why `value` is not a proxy URL vm-install writes, or undefined when it is one. */

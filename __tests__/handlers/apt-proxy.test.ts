@@ -6,9 +6,9 @@ import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
+import { Apt } from "../../handlers/common/apt";
 import { unreachableFetches } from "../../handlers/common/apt-output";
-import { APT_PROXY_FILE, APT_PROXY_PROBE, aptProxyContent } from "../../handlers/common/apt-proxy";
-import { keyFetchProxy } from "../../handlers/common/apt-repository";
+import { APT_PROXY_FILE, APT_PROXY_PROBE, aptProxyContent, keyFetchProxy } from "../../handlers/common/apt-proxy";
 import { CLOUD_INIT_PROBE } from "../../handlers/common/cloud-init";
 import type { Connection, RunOptions, RunResult } from "../../handlers/common/exec";
 import { defineHandler, runHandler } from "../../handlers/common/handler-kit";
@@ -21,6 +21,7 @@ import { type EventOf, setting } from "../../shared/settings";
 import { integer } from "../../shared/validate";
 import { DEBIAN_12 } from "./support/fixtures";
 import { TEST_ENV } from "./support/run-scripted";
+import { ScriptedRemote } from "./support/scripted-remote";
 
 describe("the aptProxy rule", () => {
   it.each([
@@ -242,5 +243,32 @@ describe("apt-get update's unreachable servers", () => {
     expect(
       unreachableFetches("Hit:1 http://deb.debian.org/debian bookworm InRelease\nReading package lists..."),
     ).toEqual([]);
+  });
+
+  const update = (stdout: string, stderr = "") =>
+    new Apt(new ScriptedRemote([{ match: "apt-get update -q", sudo: true, stdout, stderr }])).update();
+
+  it("an update that reached none of the sources fails naming them and the proxy the step ran with", async () => {
+    const note = "vm-install: step job-0123456789ab ran without a proxy in its environment";
+    const err = `${OUT.split("\n")
+      .filter((l) => !l.includes("404"))
+      .join("\n")}\n${note}`;
+    await expect(update("Reading package lists...\n", err)).rejects.toThrow(
+      new RegExp(
+        "^apt-get update could not reach deb\\.debian\\.org, 10\\.0\\.0\\.9 from the VM: " +
+          "http://deb\\.debian\\.org/debian/dists/bookworm/InRelease: Temporary failure resolving 'deb\\.debian\\.org'; " +
+          ".*; the step ran without a proxy in its environment\\. Nothing was installed\\..*set the VM's aptProxy",
+      ),
+    );
+  });
+
+  it("one unreachable source among sources that answered stays apt's warning", async () => {
+    const hit = "Hit:1 http://deb.debian.org/debian bookworm InRelease\nReading package lists...\n";
+    await expect(update(hit, OUT)).resolves.toMatchObject({ ran: true });
+    await expect(
+      update("Get:1 http://deb.debian.org/debian bookworm InRelease [151 kB]\n", OUT),
+    ).resolves.toMatchObject({
+      ran: true,
+    });
   });
 });

@@ -135,8 +135,11 @@ export class AptLockError extends Error {
 }
 
 /** What apt says of a server it could not reach at all (not a 404 or a bad signature: those are the repository's). */
-const UNREACHABLE =
-  /Could not connect|Could not resolve|Temporary failure resolving|Unable to connect|Connection (timed out|refused|failed)|No route to host|Network is unreachable|proxy/i;
+const UNREACHABLE = new RegExp(
+  "Could not connect|Could not resolve|Temporary failure resolving|Unable to connect|" +
+    "Connection (timed out|refused|failed)|No route to host|Network is unreachable|proxy",
+  "i",
+);
 
 /**
  * apt-get update's "Failed to fetch URL  reason" lines whose server could not be reached (apt only warns

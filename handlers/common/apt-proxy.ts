@@ -25,7 +25,10 @@ export function aptProxyContent(url: string): string {
 }
 
 /** The look at the file every job makes ("absent", or "present" and its content). */
-export const APT_PROXY_PROBE = `f=${quote(APT_PROXY_FILE)}; if [ -e "$f" ]; then echo present; cat "$f" 2>/dev/null; else echo absent; fi`;
+export const APT_PROXY_PROBE = [
+  `f=${quote(APT_PROXY_FILE)}`,
+  'if [ -e "$f" ]; then echo present; cat "$f" 2>/dev/null; else echo absent; fi',
+].join("; ");
 
 /** The file as it is on the VM: its content, or undefined when there is none. */
 export async function readAptProxyFile(remote: Remote): Promise<string | undefined> {
@@ -120,4 +123,17 @@ export function withAptProxy<E, S, R extends InstallerReport, O extends ApplyOut
     ...(model.verify ? { verify: (ctx, run) => model.verify!(ctx, innerRun(run)) } : {}),
     report: (run) => model.report(innerRun(run)),
   };
+}
+
+/**
+ * The proxy apt is configured with for the key URL's scheme (this file, or the VM's own apt.conf), for
+ * apt-repository.ts's key fetch: handed to curl in its environment, never on its command line, where `ps`
+ * shows a proxy's credentials. Unset or DIRECT: curl goes as the login environment says.
+ */
+export function keyFetchProxy(keyUrl: string): string {
+  const scheme = keyUrl.startsWith("https:") ? "https" : "http";
+  return (
+    `P=; eval "$(apt-config shell P Acquire::${scheme}::Proxy 2>/dev/null)"; ` +
+    `case "$P" in ""|DIRECT) ;; *) export ${scheme}_proxy="$P";; esac; `
+  );
 }

@@ -4,6 +4,7 @@
 
 import { KEY_FINGERPRINT, REPO_URL } from "../../shared/names";
 import { quote } from "../../shared/shell-quote";
+import { keyFetchProxy } from "./apt-proxy";
 import type { Remote } from "./exec";
 import { binaryKeyring, OpenPgpError, readCertificates } from "./openpgp";
 import { type Progress, stepIf } from "./progress";
@@ -200,19 +201,6 @@ export function legacyKeyring(name: string): string {
 export function supersededKeyrings(keyring: string): string[] {
   const m = /^(\/etc\/apt\/keyrings\/[a-z0-9][a-z0-9_.-]*)\.gpg$/.exec(keyring);
   return m ? [`${m[1]}.asc`] : [];
-}
-
-/**
- * The proxy apt is configured with for the key URL's scheme (the VM's aptProxy file, apt-proxy.ts, or the
- * VM's own apt.conf), handed to curl in its environment: never on its command line, where `ps` shows a
- * proxy's credentials. Unset or DIRECT: curl goes as the login environment says.
- */
-export function keyFetchProxy(keyUrl: string): string {
-  const scheme = keyUrl.startsWith("https:") ? "https" : "http";
-  return (
-    `P=; eval "$(apt-config shell P Acquire::${scheme}::Proxy 2>/dev/null)"; ` +
-    `case "$P" in ""|DIRECT) ;; *) export ${scheme}_proxy="$P";; esac; `
-  );
 }
 
 /**

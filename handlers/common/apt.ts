@@ -88,18 +88,20 @@ const DPKG_DIED = /dpkg was interrupted|Sub-process \/usr\/bin\/dpkg (received s
 const DPKG_FAILED = /Sub-process \/usr\/bin\/dpkg returned an error code/;
 
 /**
- * apt-get update exits 0 when a server cannot be reached and leaves the lists as they were: the install
- * after it then fails on "unknown package", far from the cause. Such a fetch fails the update instead,
- * naming the server and apt's own words, before anything is installed.
+ * apt-get update exits 0 when no server can be reached and leaves the lists as they were: the install after
+ * it then fails on "unknown package", far from the cause. When it reached none of the VM's sources (no
+ * Hit or Get line) the update fails instead, naming the servers in apt's own words and, from the detached
+ * step's note, the proxy it went through. One unreachable source among working ones stays apt's warning.
  */
 function failOnUnreachable(output: string): void {
   const failed = unreachableFetches(output);
-  if (failed.length === 0) return;
+  if (failed.length === 0 || /^(Hit|Get):\d+ /m.test(output)) return;
   const hosts = [...new Set(failed.map((f) => /^[a-z+]+:\/\/([^/:]+)/.exec(f)?.[1] ?? f))];
+  const proxy = /^vm-install: step \S+ ran ((with|without) .*)$/m.exec(output)?.[1];
   throw new Error(
-    `apt-get update could not reach ${hosts.join(", ")} from the VM: ${failed.slice(0, 4).join("; ")}. ` +
-      "Nothing was installed. Check the VM's route, DNS and firewall to that mirror, or set the VM's aptProxy " +
-      "to a proxy it can reach.",
+    `apt-get update could not reach ${hosts.join(", ")} from the VM: ${failed.slice(0, 4).join("; ")}` +
+      `${proxy ? `; the step ran ${proxy}` : ""}. Nothing was installed. Check the VM's route, DNS and firewall ` +
+      "to that mirror, or set the VM's aptProxy to a proxy it can reach.",
   );
 }
 
