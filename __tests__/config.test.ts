@@ -151,6 +151,23 @@ describe("each class of bad configuration fails with a message naming the key pa
     expect(p).toContainEqual('vms[0].addressKey: expected one of "externalConnect", "internalConnect", got "publicIp"');
   });
 
+  test("an aptProxy with credentials, a path or another scheme is refused at synth, by the handlers' rule", () => {
+    const p = problems(
+      context({
+        vms: [
+          { name: "vm1", aptProxy: "http://user:pw@proxy:3128" },
+          { name: "vm2", aptProxy: "http://proxy:3128/x" },
+          { name: "vm3", aptProxy: "socks5://proxy:1080" },
+          { name: "vm4", aptProxy: "http://proxy.example:3128" },
+        ],
+      }),
+    );
+    expect(p).toContainEqual(expect.stringMatching(/^vms\[0\]\.aptProxy: .* holds credentials/));
+    expect(p).toContainEqual(expect.stringMatching(/^vms\[1\]\.aptProxy: .* is not http:\/\/host:port/));
+    expect(p).toContainEqual(expect.stringMatching(/^vms\[2\]\.aptProxy: .* is not http:\/\/host:port/));
+    expect(p.filter((x) => x.startsWith("vms[3]"))).toEqual([]);
+  });
+
   test("SSH retry settings out of range, and reserved PostgreSQL names the handler would refuse", () => {
     const p = problems(
       context({

@@ -187,6 +187,31 @@ describe("job contents", () => {
     expect(JSON.parse(jobs.vm1_packages.event_json).ssh).toBeUndefined();
   });
 
+  test("a VM's aptProxy reaches every enabled installer's event as apt_proxy; without it, none", () => {
+    const installers = { docker: { enabled: true }, postgres: { enabled: true, passwordVariable: "pg_password" } };
+    const { tf: proxied } = synth(
+      context({ installers, vms: [{ name: "vm1", aptProxy: "http://10.0.0.5:3142" }, { name: "vm2" }] }),
+    );
+    // Plain JSON, or HCL's jsonencode where a secret is merged in (postgres): the key and value either way.
+    const proxyOf = (event: string) =>
+      event.startsWith("${jsonencode(")
+        ? /"apt_proxy" = "([^"]*)"/.exec(event)?.[1]
+        : (JSON.parse(event).apt_proxy as string | undefined);
+    const events = Object.entries(jobsOf(proxied)).map(
+      ([name, job]) => [name, proxyOf((job as { event_json: string }).event_json)] as const,
+    );
+    expect(events.map(([n]) => n).sort()).toEqual([
+      "vm1_docker",
+      "vm1_packages",
+      "vm1_postgres",
+      "vm2_docker",
+      "vm2_packages",
+      "vm2_postgres",
+    ]);
+    for (const [name, proxy] of events)
+      expect([name, proxy]).toEqual([name, name.startsWith("vm1_") ? "http://10.0.0.5:3142" : undefined]);
+  });
+
   test("tokens are sensitive variables wired into the providers", () => {
     expect(tf.provider.nubes[0].api_token).toBe("${var.nubes_api_token}");
     expect(tf.provider.sless[0].token).toBe("${var.sless_token}");

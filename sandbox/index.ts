@@ -53,6 +53,9 @@ export interface StartOptions {
   /** Boot with cloud-init from a NoCloud seed: cloud-init, not the sandbox, makes the login user (`user`
    * names the one the user-data creates), its keys and the host keys; the image's `ubuntu` is removed. */
   cloudInit?: CloudInitOptions;
+  /** The sandbox reaches the host side (`hostAddress`) and nothing beyond: forwarded traffic from it is
+   * refused, so its only way to a mirror is a proxy the test runs on the host side. */
+  hostOnly?: boolean;
 }
 
 export interface CloudInitOptions {
@@ -105,7 +108,7 @@ export async function startSandbox(opts: StartOptions = {}): Promise<Sandbox> {
   };
   writeState(state);
   try {
-    const plan = await bringUpNetwork(state, paths, log);
+    const plan = await bringUpNetwork(state, paths, log, !!opts.hostOnly);
     const tNet = Date.now();
 
     const ready = await bootTree(state, opts, plan, paths);
@@ -146,7 +149,12 @@ function makeRunDir(name: string): string {
 }
 
 /** Claims a subnet and builds the netns, veth and nft table; recorded first so a crash is cleaned up by name. */
-async function bringUpNetwork(state: SandboxState, paths: BootPaths, log: (l: string) => void): Promise<NetPlan> {
+async function bringUpNetwork(
+  state: SandboxState,
+  paths: BootPaths,
+  log: (l: string) => void,
+  hostOnly: boolean,
+): Promise<NetPlan> {
   const { name } = state;
   const plan = netPlan(name, await claimSubnet(name));
   Object.assign(state, {
@@ -159,7 +167,7 @@ async function bringUpNetwork(state: SandboxState, paths: BootPaths, log: (l: st
   });
   writeState(state); // before creating anything, so a crash from here on is cleaned up by name
   prepareRunDir(paths);
-  await Promise.all([setupNetwork(name, plan, log), makeClientKey(paths, name)]);
+  await Promise.all([setupNetwork(name, plan, log, { hostOnly }), makeClientKey(paths, name)]);
   return plan;
 }
 

@@ -122,9 +122,39 @@ async function defaultRouteDevice(): Promise<{ dev: string; mtu: number } | unde
   return { dev: m[1], mtu };
 }
 
+/**
+ * The sandbox's own nft table: NAT out of the uplink, the MSS clamp, and with `hostOnly` the fence. A table
+ * per sandbox: teardown deletes exactly it and nothing of the host's own rules. The clamp matters where the
+ * uplink MTU is below 1500 (1400 here): without it large TLS/HTTP replies stall.
+ */
+function nftRules(name: string, plan: NetPlan, uplinkDev: string, hostOnly: boolean): string {
+  const cidr = `${SUBNET_PREFIX}.${plan.subnet}.0/24`;
+  // Refused, not dropped: a blocked connect fails at once (apt says "Could not connect ..."), no time-out.
+  const fence = hostOnly ? `\n    iifname "${plan.hostVeth}" reject with icmp type admin-prohibited` : "";
+  return `table ip ${plan.nftTable} {
+  comment "vm-install sandbox ${name}"
+  chain postrouting {
+    type nat hook postrouting priority srcnat; policy accept;
+    ip saddr ${cidr} oifname "${uplinkDev}" masquerade
+  }
+  chain forward {
+    type filter hook forward priority mangle; policy accept;
+    iifname "${plan.hostVeth}" tcp flags syn tcp option maxseg size set rt mtu
+    oifname "${plan.hostVeth}" tcp flags syn tcp option maxseg size set rt mtu${fence}
+  }
+}
+`;
+}
+
 /** Creates netns, veth, addresses, default route, NAT and MSS clamp. Safe to undo with teardownNetwork
- * at any point of failure: every step is keyed by names recorded in the plan before it runs. */
-export async function setupNetwork(name: string, plan: NetPlan, log: (l: string) => void): Promise<void> {
+ * at any point of failure: every step is keyed by names recorded in the plan before it runs. `hostOnly`:
+ * the sandbox reaches the host side (10.200.N.1) and nothing beyond it (a VM behind a proxy). */
+export async function setupNetwork(
+  name: string,
+  plan: NetPlan,
+  log: (l: string) => void,
+  opts: { hostOnly?: boolean } = {},
+): Promise<void> {
   const uplink = await defaultRouteDevice();
   const mtu = uplink?.mtu ?? 1500;
   await ip(["netns", "add", plan.netns]);
@@ -159,22 +189,7 @@ export async function setupNetwork(name: string, plan: NetPlan, log: (l: string)
   // Forwarding is host-wide and other sandboxes (or the host's own set-up) may rely on it: it is turned
   // on, never back off.
   fs.writeFileSync("/proc/sys/net/ipv4/ip_forward", "1\n");
-  const cidr = `${SUBNET_PREFIX}.${plan.subnet}.0/24`;
-  // A table per sandbox: teardown deletes exactly it and nothing of the host's own rules. The clamp
-  // matters where the uplink MTU is below 1500 (1400 here): without it large TLS/HTTP replies stall.
-  const rules = `table ip ${plan.nftTable} {
-  comment "vm-install sandbox ${name}"
-  chain postrouting {
-    type nat hook postrouting priority srcnat; policy accept;
-    ip saddr ${cidr} oifname "${uplink.dev}" masquerade
-  }
-  chain forward {
-    type filter hook forward priority mangle; policy accept;
-    iifname "${plan.hostVeth}" tcp flags syn tcp option maxseg size set rt mtu
-    oifname "${plan.hostVeth}" tcp flags syn tcp option maxseg size set rt mtu
-  }
-}
-`;
+  const rules = nftRules(name, plan, uplink.dev, !!opts.hostOnly);
   const r = await run("nft", ["-f", "-"], { input: rules, env: childEnv() });
   if (r.code !== 0) {
     throw new Error(

@@ -33,6 +33,7 @@ class FakeVm {
     if (cmd.startsWith("ls -A /var/lib/dpkg/updates")) return { stdout: "--- audit\n" };
     // No cloud-init on this VM, and nobody holds apt's locks.
     if (cmd.startsWith("if [ ! -e /run/cloud-init ]")) return { stdout: "cloud-init: none\n" };
+    if (cmd.startsWith("f=/etc/apt/apt.conf.d/90vm-install-proxy;")) return { stdout: "absent\n" };
     if (sudo && cmd.startsWith('ino=" "')) return { stdout: "--- /proc/locks\n--- ofd\n" };
     const words = (s: string) => s.trim().split(/\s+/);
     let m: RegExpExecArray | null;

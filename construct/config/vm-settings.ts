@@ -1,5 +1,6 @@
 // `vms[]`: one VM's settings and the rules across them, declared once; types, defaults, the check at
 // synth, the README's Configuration table and the JSON Schema all come from here.
+import { APT_PROXY_SETTING } from "../../shared/apt-proxy";
 import { hostAddress, hostKeySha256, unixUser } from "../../shared/names";
 import { group, type SettingsRule, setting } from "../../shared/settings";
 import { SSH_RETRY_SETTINGS } from "../../shared/ssh-retry";
@@ -103,6 +104,7 @@ const VM_SETTINGS = {
       "checked at synth (README, Your own cloud-init).",
   }),
   zabbix: setting(boolean(), { default: false, doc: "need_add_zabbix_template." }),
+  aptProxy: APT_PROXY_SETTING,
   sshRetry: group(SSH_RETRY_SETTINGS, {
     asGiven: true,
     defaultDoc: "the handler's, key by key",

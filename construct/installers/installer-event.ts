@@ -31,6 +31,7 @@ export function installerEvent(vm: VmConfig, def: CatalogEntry, afterAnother: bo
     ...(afterAnother ? { cache_valid_sec: FRESH_LISTS_SEC } : {}),
     ...toEvent(def.settings, settings),
     ...sshEvent(vm),
+    ...(vm.aptProxy ? { apt_proxy: vm.aptProxy } : {}),
     time_budget_sec: settings.waitTimeoutSec - JOB_MARGIN_SEC,
   };
 }

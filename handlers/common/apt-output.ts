@@ -133,3 +133,21 @@ export class AptLockError extends Error {
     this.name = "AptLockError";
   }
 }
+
+/** What apt says of a server it could not reach at all (not a 404 or a bad signature: those are the repository's). */
+const UNREACHABLE = new RegExp(
+  "Could not connect|Could not resolve|Temporary failure resolving|Unable to connect|" +
+    "Connection (timed out|refused|failed)|No route to host|Network is unreachable|proxy",
+  "i",
+);
+
+/**
+ * apt-get update's "Failed to fetch URL  reason" lines whose server could not be reached (apt only warns
+ * and exits 0 on them), as "URL: reason", each once: the mirror a VM without a route to it fails on.
+ */
+export function unreachableFetches(text: string): string[] {
+  const found = [...text.matchAll(/^[WE]: Failed to fetch (\S+)\s+(.*)$/gm)]
+    .filter((m) => UNREACHABLE.test(m[2]))
+    .map((m) => `${m[1]}: ${m[2].trim()}`);
+  return [...new Set(found)];
+}

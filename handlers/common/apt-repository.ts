@@ -4,6 +4,7 @@
 
 import { KEY_FINGERPRINT, REPO_URL } from "../../shared/names";
 import { quote } from "../../shared/shell-quote";
+import { keyFetchProxy } from "./apt-proxy";
 import type { Remote } from "./exec";
 import { binaryKeyring, OpenPgpError, readCertificates } from "./openpgp";
 import { type Progress, stepIf } from "./progress";
@@ -208,7 +209,7 @@ export function supersededKeyrings(keyring: string): string[] {
  */
 async function fetchKey(remote: Remote, spec: AptRepositorySpec): Promise<{ vmArch: string; keyringBytes: Buffer }> {
   const fetched = await remote.run(
-    `dpkg --print-architecture && t=$(mktemp) && trap 'rm -f "$t"' EXIT && ` +
+    `dpkg --print-architecture && ${keyFetchProxy(spec.keyUrl)}t=$(mktemp) && trap 'rm -f "$t"' EXIT && ` +
       `curl -fsSL --proto '=http,https' --retry 3 --connect-timeout 20 --max-time 120 -o "$t" ${quote(spec.keyUrl)} ` +
       `&& base64 -w0 "$t"`,
     { check: false, label: `fetching ${spec.keyUrl}`, timeoutMs: 180_000 },

@@ -8,7 +8,13 @@ import { eventFields } from "../../shared/settings";
 import { command, quote } from "../../shared/shell-quote";
 import { object, type Validator } from "../../shared/validate";
 import { type LockWaitContext, waitForFirstBootLocks, withLock } from "./apt-lock";
-import { type Candidate, type PackageState, parseAptCachePolicy, parseDpkgQuery } from "./apt-output";
+import {
+  type Candidate,
+  type PackageState,
+  parseAptCachePolicy,
+  parseDpkgQuery,
+  unreachableFetches,
+} from "./apt-output";
 import { repairDpkg } from "./dpkg-repair-run";
 import { CommandError, type Remote, type RunResult, runLong, tail } from "./exec";
 import { FirstBootClock } from "./first-boot";
@@ -80,6 +86,24 @@ const STAMP = "/var/lib/apt/periodic/update-success-stamp";
 const DPKG_DIED = /dpkg was interrupted|Sub-process \/usr\/bin\/dpkg (received signal|exited unexpectedly)/;
 /** apt's words when dpkg ran to its end but failed on a package (a maintainer script, most often). */
 const DPKG_FAILED = /Sub-process \/usr\/bin\/dpkg returned an error code/;
+
+/**
+ * apt-get update exits 0 when no server can be reached and leaves the lists as they were: the install after
+ * it then fails on "unknown package", far from the cause. When it reached none of the VM's sources (no
+ * Hit or Get line) the update fails instead, naming the servers in apt's own words and, from the detached
+ * step's note, the proxy it went through. One unreachable source among working ones stays apt's warning.
+ */
+function failOnUnreachable(output: string): void {
+  const failed = unreachableFetches(output);
+  if (failed.length === 0 || /^(Hit|Get):\d+ /m.test(output)) return;
+  const hosts = [...new Set(failed.map((f) => /^[a-z+]+:\/\/([^/:]+)/.exec(f)?.[1] ?? f))];
+  const proxy = /^vm-install: step \S+ ran ((with|without) .*)$/m.exec(output)?.[1];
+  throw new Error(
+    `apt-get update could not reach ${hosts.join(", ")} from the VM: ${failed.slice(0, 4).join("; ")}` +
+      `${proxy ? `; the step ran ${proxy}` : ""}. Nothing was installed. Check the VM's route, DNS and firewall ` +
+      "to that mirror, or set the VM's aptProxy to a proxy it can reach.",
+  );
+}
 
 export class Apt {
   private readonly sleep: (ms: number) => Promise<void>;
@@ -154,13 +178,14 @@ export class Apt {
       }
     }
     await this.ensureDpkgHealthy();
-    await this.withLock("apt-get update", () =>
+    const updated = await this.withLock("apt-get update", () =>
       runLong(this.remote, `apt-get update -q && mkdir -p ${STAMP.replace(/\/[^/]+$/, "")} && touch ${STAMP}`, {
         env: QUERY_ENV,
         label: "apt-get update",
         timeoutMs: 300_000,
       }),
     );
+    failOnUnreachable(`${updated.stdout}\n${updated.stderr}`);
     return {
       ran: true,
       reason:

@@ -116,6 +116,9 @@ const PROXIES = [
     `"$a" ] && printf '; apt.conf: %s' "$a"; echo; } > "$s/proxy"`,
 ];
 
+/** The step failed, or (apt-get update, exit 0) only warned that fetches failed. */
+const FAILED_OR_WARNED = `{ [ "$rc" != 0 ] || grep -q '^W: Failed to fetch' "$s/out" "$s/err"; }`;
+
 /** Exit statuses of the follower itself (not of the step): the step died without one, or never started. */
 export const STEP_DIED = 250;
 export const STEP_NOT_STARTED = 251;
@@ -165,8 +168,9 @@ export function detachedScript(id: string, script: string, mode: DetachMode, dir
     `done`,
     `rc=$(cat "$s/rc"); cat "$s/out"; cat "$s/err" >&2`,
     // Which proxy a failed fetch went through (or that it went direct) is what an "unreachable" needs.
-    `[ "$rc" != 0 ] && [ -s "$s/proxy" ] && grep -qiE ${quote(FETCH_FAILED)} "$s/out" "$s/err" && echo "vm-install: ` +
-      `step ${id} ran $(cat "$s/proxy")" >&2`,
+    // Also after apt-get update's warnings (exit 0): it only warns when it reaches no server; apt.ts reads it.
+    `${FAILED_OR_WARNED} && [ -s "$s/proxy" ] && grep -qiE ${quote(FETCH_FAILED)} "$s/out" "$s/err" && ` +
+      `echo "vm-install: step ${id} ran $(cat "$s/proxy")" >&2`,
     `exit "$rc"`,
   ].join("\n");
 }

@@ -3,6 +3,7 @@
 // network, and every problem of both is reported at once.
 
 import type { AptEventSettings } from "../../shared/apt-lock-settings";
+import { aptProxyUrl } from "../../shared/apt-proxy";
 import type { InstallerDefinition } from "../../shared/installer-definition";
 import { type EventOf, eventFields, type Settings } from "../../shared/settings";
 import type { SshEventSettings } from "../../shared/ssh-retry";
@@ -17,6 +18,8 @@ export interface CommonEvent {
   ssh?: SshEventSettings;
   /** How apt-get waits for the dpkg lock and for an install (common/apt.ts). */
   apt?: AptEventSettings;
+  /** The VM's apt proxy (vms[].aptProxy): written to apt's configuration by every installer (apt-proxy.ts). */
+  apt_proxy?: string;
   /**
    * Seconds the whole job may take (the stack sets it from wait_timeout_sec, less a margin): every inner
    * limit (connect, lock waits, update, install) is cut to what is left of it. Absent: no overall limit.
@@ -50,6 +53,7 @@ export function validateInput<S extends Settings>(
     ...eventFields(definition.settings),
     apt: optional(aptEventSettings),
     ssh: optional(sshEventSettings),
+    apt_proxy: optional(aptProxyUrl),
     time_budget_sec: optional(TIME_BUDGET_RULE),
     check: optional(boolean()),
   } as FieldsOf<E>);

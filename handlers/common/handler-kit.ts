@@ -10,6 +10,7 @@ import { secrets as defaultSecrets, type SecretScrubber } from "../../shared/sec
 import type { EventOf, Settings } from "../../shared/settings";
 import { ValidationError } from "../../shared/validate";
 import { Apt, resolveAptSettings } from "./apt";
+import { withAptProxy } from "./apt-proxy";
 import { lookOnly } from "./check-mode";
 import { waitForCloudInit } from "./cloud-init";
 import type { ConnectionEnv } from "./connection-env";
@@ -189,7 +190,7 @@ async function runInstaller<S extends Settings, R extends InstallerReport>(
   const base = { event, os, progress, secrets, target: connection.target, user };
   const lookCtx = { ...base, check, remote: look, apt: check ? boot.apt(check) : boot.aptOver(look, true) };
   const real = check ? lookCtx : { ...base, check, remote: connection, apt: boot.apt(false) };
-  const report = await runModel(spec.model, { real, look: lookCtx });
+  const report = await runModel(withAptProxy(spec.model), { real, look: lookCtx });
   progress.timings.total = now() - job.started;
   const frame = { connection, os, timings: { ...progress.timings }, check, firstBoot: boot.firstBoot };
   return result(report, { ...frame, repairs: real.apt.repairs });

@@ -6,6 +6,7 @@ import { configSchema } from "../../construct/config/parse";
 import { type CatalogEntry, INSTALLERS } from "../../construct/installers/catalog";
 import { JOB_MARGIN_SEC } from "../../construct/installers/installer-event";
 import { APT_LOCK_SETTINGS } from "../../shared/apt-lock-settings";
+import { APT_PROXY_SETTING } from "../../shared/apt-proxy";
 import { allSettings } from "../../shared/installer-definition";
 import type { Setting, Settings } from "../../shared/settings";
 import { SSH_RETRY_SETTINGS } from "../../shared/ssh-retry";
@@ -97,6 +98,13 @@ function commonTable(): string {
     "| --- | --- | --- | --- | --- |",
     ...rows("ssh", SSH_RETRY_SETTINGS, "vms[].sshRetry"),
     ...rows("apt", APT_LOCK_SETTINGS),
+    row(
+      `\`${APT_PROXY_SETTING.event}\``,
+      "`vms[].aptProxy`",
+      cell(typeWords(APT_PROXY_SETTING.rule.schema)),
+      cell(defaultWords(APT_PROXY_SETTING)),
+      cell(APT_PROXY_SETTING.doc),
+    ),
     row(
       "`time_budget_sec`",
       "(from `waitTimeoutSec`)",

@@ -3,6 +3,7 @@
 // asks, from its state, and what a run changes (role, database, files, inventory) is there for the next.
 // Only the commands install-postgres sends are understood; anything else fails the test, naming it.
 
+import { APT_PROXY_PROBE } from "../../../handlers/common/apt-proxy";
 import { CLOUD_INIT_PROBE } from "../../../handlers/common/cloud-init";
 import { DPKG_HEALTH_PROBE } from "../../../handlers/common/dpkg-health";
 import { type Connection, ExecRemote, type RunOptions, type RunResult } from "../../../handlers/common/exec";
@@ -67,6 +68,7 @@ export class PostgresVm implements Connection {
     const s = this.state;
     if (command === SYSTEMD_PROBE) return { stdout: "systemd\n" };
     if (command === CLOUD_INIT_PROBE) return { stdout: "cloud-init: none\n" };
+    if (command === APT_PROXY_PROBE) return { stdout: "absent\n" };
     if (command === DPKG_HEALTH_PROBE) return { stdout: "--- audit\n" };
     if (command === LOCK_TABLE_PROBE) return { stdout: "--- /proc/locks\n--- ofd\n" };
     if (command.startsWith("cat /etc/os-release")) return { stdout: UBUNTU_2204 };

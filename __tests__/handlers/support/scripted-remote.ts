@@ -3,6 +3,7 @@
 // test also proves nothing else ran. Results go through the real ExecRemote, so exit checks,
 // CommandError wording and scrubbing are the production ones.
 
+import { APT_PROXY_PROBE } from "../../../handlers/common/apt-proxy";
 import { CLOUD_INIT_PROBE } from "../../../handlers/common/cloud-init";
 import { DPKG_HEALTH_PROBE } from "../../../handlers/common/dpkg-health";
 import type { Connection } from "../../../handlers/common/exec";
@@ -38,6 +39,8 @@ export class ScriptedRemote implements Connection {
   cloudInitLooks = 0;
   /** How many times the look at apt's locks was answered without a step (nobody holds them). */
   lockLooks = 0;
+  /** How many times the look at the apt proxy file was answered "absent" without a step. */
+  proxyLooks = 0;
   closed = false;
   private next = 0;
 
@@ -66,6 +69,11 @@ export class ScriptedRemote implements Connection {
     if (command === CLOUD_INIT_PROBE && !matches) {
       this.cloudInitLooks++;
       return { code: 0, stdout: "cloud-init: none\n", stderr: "", durationMs: 0 };
+    }
+    // Every job looks at its apt proxy file; unless a test scripts it, there is none.
+    if (command === APT_PROXY_PROBE && !matches) {
+      this.proxyLooks++;
+      return { code: 0, stdout: "absent\n", stderr: "", durationMs: 0 };
     }
     if (command === LOCK_TABLE_PROBE && !matches) {
       this.lockLooks++;
