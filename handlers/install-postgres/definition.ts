@@ -9,6 +9,7 @@ import {
   pgRoleName,
   repoUrl,
 } from "../../shared/names";
+import { pgParameters } from "../../shared/pg-parameters";
 import { setting } from "../../shared/settings";
 import { boolean, list, string, type Validator, withSchema } from "../../shared/validate";
 
@@ -137,6 +138,16 @@ export const postgresDefinition = defineInstallerDefinition({
       doc:
         "The key(s) the fetched PGDG keyring must hold, exactly, before apt may trust it; set it only for a " +
         "mirror that signs with its own key.",
+    }),
+    parameters: setting(pgParameters, {
+      event: "parameters",
+      default: {},
+      doc:
+        "postgresql.conf settings, written to vm-install's conf.d drop-in; names and values are checked by the " +
+        "server itself before anything changes (unknown names fail with the nearest ones). A reload applies " +
+        "them, a restart those the server reads only at start; a value the server refuses on restart is " +
+        "rolled back with its log lines. listen_addresses, shared_preload_libraries and ssl* belong to other " +
+        "settings. A name removed from here is removed from the drop-in.",
     }),
     ...APT_LIST_SETTINGS,
   },

@@ -20,7 +20,8 @@ import {
   serverSource,
 } from "./decisions";
 import { planRoles, revokedRoleLines, sectionChanged, updatedSection } from "./grants";
-import { type Cluster, clusterUnit, normalizeListen, type ServerState, shortServerVersion } from "./pg";
+import { configurationChanges, planParameters, restartNeeded, withParameters } from "./parameters";
+import { type Cluster, clusterUnit, dropInPath, normalizeListen, type ServerState, shortServerVersion } from "./pg";
 import { legacyPgdgLine, pgdgSetupLine } from "./pgdg";
 import type { ServerFacts } from "./report";
 import type { PostgresState, RunningServer } from "./state";
@@ -237,27 +238,39 @@ function planRunning(
   const access = planAccess(event, port, name, server);
   const changes = [...access.changes];
   const said = [...access.said];
-  const config = planConfiguration(event, state, recorded ? (recorded.hba[state.hba_file] ?? []) : undefined);
-  if (config.listenChanged || config.hbaChanged) {
+  const params = planParameters(
+    event.parameters ?? {},
+    state.dropin_text,
+    server.parameters,
+    dropInPath(state.config_file),
+  );
+  const config = withParameters(
+    planConfiguration(event, state, recorded ? (recorded.hba[state.hba_file] ?? []) : undefined),
+    params,
+  );
+  if (configurationChanges(config)) {
     changes.push({
       kind: "configuration",
       what: config.lines,
       revoked: config.revoked,
-      why: "listen_addresses or pg_hba.conf differs from the settings",
+      why: "listen_addresses, parameters or pg_hba.conf differ from the settings",
       apply: (run) => apply.configurationFiles(run, state, port, config),
     });
   }
-  const restart = config.listenChanged;
-  if (restart || config.hbaChanged) {
+  const restart = restartNeeded(config);
+  if (restart || config.hbaChanged || params.reload.length) {
     changes.push({
       kind: restart ? "restart" : "reload",
       what: [],
-      why: restart ? "listen_addresses is read only when the postmaster starts" : "pg_hba.conf is read on reload",
+      why: restart
+        ? `${[...(config.listenChanged ? ["listen_addresses"] : []), ...params.restart].join(", ")} ` +
+          "read only when the postmaster starts"
+        : "pg_hba.conf and reloadable parameters are read on reload",
       apply: (run) => apply.restartOrReload(run, cluster, state, config),
     });
   }
   // A restart for listen_addresses applies whatever else waits for one; a run says what it sees after it.
-  const pending = restart ? [] : state.pending_restart;
+  const pending = restart ? [] : state.pending_restart.filter((n) => !params.restart.includes(n.toLowerCase()));
   for (const line of unappliedWarnings(event, unit, pending, config.listen))
     said.push({ line, warning: true, checkOnly: restart || config.hbaChanged });
 

@@ -11,6 +11,8 @@ import { resolveListenNames } from "./addresses";
 import type { PostgresOutcome } from "./apply";
 import { chooseCluster, chooseMajor, type PostgresEvent, registerPasswordForms, serverSource } from "./decisions";
 import { type PostgresGrants, postgresSection } from "./grants";
+import type { ParameterFacts } from "./parameters";
+import { readParameters } from "./parameters-server";
 import { clusterUnit, type ServerState } from "./pg";
 import { readServerState } from "./role-database";
 import type { Run } from "./run";
@@ -40,6 +42,8 @@ export interface RunningServer {
   /** The whole inventory file, and install-postgres' section of it (undefined: nothing recorded yet). */
   inventory: Inventory;
   recorded?: PostgresGrants;
+  /** pg_settings for the names `parameters` and the drop-in mention (undefined: none). */
+  parameters?: ParameterFacts;
 }
 
 /** Everything a plan needs; after a change, what it already read is taken from its outcome. */
@@ -64,7 +68,8 @@ export async function inspect(ctx: InspectContext<PostgresEvent, PostgresState>)
   const inventory = await progress.step(`reading ${GRANTS_FILE}`, () => readGrants(remote), "grants");
   const recorded = postgresSection(inventory);
   const state = await readServerState(ctx, cluster.port, recorded?.roles[`${cluster.major}/${cluster.name}`] ?? []);
-  return { ...seen, server: { state, inventory, recorded } };
+  const parameters = await readParameters(ctx, cluster, state);
+  return { ...seen, server: { state, inventory, recorded, parameters } };
 }
 
 /**
