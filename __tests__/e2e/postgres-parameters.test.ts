@@ -2,7 +2,7 @@
 // once and then rerun: a check foresees old -> new values, a reloadable one is applied without a restart,
 // a postmaster one with it, a value the server's parser refuses changes nothing, one that stops the
 // server on restart is rolled back with its log lines, an unknown name names the nearest, a rerun has
-// nothing to do and a name removed from the settings leaves the drop-in. Every outcome is read on the VM.
+// nothing to do and a name removed from the settings leaves the drop-in; then `extensions`. Read on the VM.
 import type { Sandbox } from "../../sandbox/index";
 import { describeE2E, expectSucceeded, root, runInstaller, sandboxPerSuite, withoutFrames } from "./support/e2e";
 import { FACTS } from "./support/release";
@@ -121,6 +121,82 @@ describeE2E("install-postgres parameters on a sandbox VM", () => {
       expect(await dropIn()).not.toMatch(/work_mem|max_connections/);
       expect(await sql("SHOW max_connections")).toBe("100");
       await until(async () => (await sql("SHOW work_mem")) === "4MB", "work_mem back to 4MB");
+      await expectServing();
+    },
+    T,
+  );
+
+  it(
+    "creates extensions, preloading what needs it next to the admin's libraries, and leaves a removed one",
+    async () => {
+      const inShop = async (q: string) =>
+        (await root(sb, `cd / && runuser -u postgres -- psql -X -At -d shop -c ${sh(q)}`)).trim();
+      // A library the admin preloads in a file of their own: kept.
+      await root(
+        sb,
+        `echo "shared_preload_libraries = 'auto_explain'" > /etc/postgresql/${PG}/main/conf.d/50-admin.conf && ` +
+          `systemctl restart postgresql@${PG}-main`,
+      );
+      const wanted = { work_mem: "32MB" };
+      // No such extension, nor a package for it: the job fails at its first change, naming both.
+      const before = await dropIn();
+      const none = await job(event(wanted, { extensions: ["pg_stat_statements", "nosuch_ext"] }));
+      expect(none.phase).toBe("Failed");
+      expect(withoutFrames(none.message)).toContain(
+        `extensions: nosuch_ext is not available on the server and postgresql-${PG}-nosuch-ext could not be installed`,
+      );
+      expect(await dropIn()).toBe(before);
+      expect(await sql("SHOW shared_preload_libraries")).toBe("auto_explain");
+      await expectServing();
+
+      const check = await job(event(wanted, { extensions: ["pg_stat_statements", "plpython3u"], check: true }));
+      expectSucceeded(check);
+      expect(check.result.would_change).toEqual([
+        `package postgresql-plpython3-${PG} installed (for extension plpython3u)`,
+        `parameter work_mem '4MB' -> '32MB' (${DROPIN}, reload)`,
+        `shared_preload_libraries 'auto_explain' -> 'auto_explain,pg_stat_statements' (${DROPIN}, restart; ` +
+          "for pg_stat_statements)",
+        "extension pg_stat_statements created in database shop",
+        "extension plpython3u created in database shop",
+      ]);
+
+      const run = await job(event(wanted, { extensions: ["pg_stat_statements", "plpython3u"] }));
+      expectSucceeded(run);
+      expect(run.result.changes).toEqual(check.result.would_change);
+      expect(run.result.restarted).toBe(true);
+      expect(await sql("SHOW shared_preload_libraries")).toBe("auto_explain,pg_stat_statements");
+      // Usable: the view answers (it errors when the library is not preloaded).
+      expect(await inShop("SELECT count(*) FROM pg_stat_statements")).toMatch(/^[0-9]+$/);
+      expect(await inShop("DO LANGUAGE plpython3u $$ plpy.notice('py') $$; SELECT 'ok'")).toBe("ok");
+      expect((await root(sb, `dpkg-query -W -f='\${Status}' postgresql-plpython3-${PG}`)).trim()).toBe(
+        "install ok installed",
+      );
+      const inventory = async () => JSON.parse(await root(sb, "cat /var/lib/vm-install/grants.json"));
+      expect((await inventory()).postgres.extensions).toEqual({
+        [`${PG}/main:shop`]: ["pg_stat_statements", "plpython3u"],
+      });
+
+      const again = await job(event(wanted, { extensions: ["pg_stat_statements", "plpython3u"] }));
+      expectSucceeded(again);
+      expect(again.result.changes).toEqual([]);
+
+      // Removed from the settings: reported, left in place, no longer recorded; its library stays loaded.
+      const removed = await job(event(wanted, { extensions: ["plpython3u"] }));
+      expectSucceeded(removed);
+      expect(removed.result.changes).toEqual([]);
+      expect(removed.result.warnings).toContain(
+        "extension pg_stat_statements in database shop is no longer in the settings: left in place (dropping " +
+          "loses data; DROP EXTENSION pg_stat_statements by hand if it is no longer used), no longer recorded",
+      );
+      expect(await inShop("SELECT extname FROM pg_extension WHERE extname = 'pg_stat_statements'")).toBe(
+        "pg_stat_statements",
+      );
+      expect((await inventory()).postgres.extensions).toEqual({ [`${PG}/main:shop`]: ["plpython3u"] });
+      expect(await sql("SHOW shared_preload_libraries")).toBe("auto_explain,pg_stat_statements");
+      const quiet = await job(event(wanted, { extensions: ["plpython3u"] }));
+      expectSucceeded(quiet);
+      expect(quiet.result.changes).toEqual([]);
+      expect(quiet.result.warnings).toEqual([]);
       await expectServing();
     },
     T,

@@ -1,6 +1,14 @@
-// install-postgres `parameters`: the synth/handler rule, postgresql.conf quoting (what the drop-in holds
+// install-postgres `parameters` and `extensions`: the rules, postgresql.conf quoting (what the drop-in holds
 // reads back as written, so a rerun has nothing to do), and the plan's old -> new lines with the restart
 // or reload each needs. The server's own judgement is the e2e suite's (postgres-parameters.test.ts).
+
+import {
+  type ExtensionFacts,
+  libraries,
+  planExtensions,
+  withPreload,
+} from "../../handlers/install-postgres/extensions";
+import { withExtensionRecord } from "../../handlers/install-postgres/extensions-server";
 import {
   confValue,
   nearestNames,
@@ -11,7 +19,7 @@ import {
 } from "../../handlers/install-postgres/parameters";
 import { serverWords } from "../../handlers/install-postgres/parameters-server";
 import { dropInContent } from "../../handlers/install-postgres/pg";
-import { pgParameters } from "../../shared/pg-parameters";
+import { pgExtensions, pgParameters } from "../../shared/pg-parameters";
 
 const DROPIN = "/etc/postgresql/15/main/conf.d/90-vm-install.conf";
 
@@ -171,5 +179,82 @@ describe("serverWords", () => {
     expect(serverWords(out)).toBe(
       'FATAL: invalid value for parameter "wal_level": "bogus"; HINT: Available values: minimal, replica, logical.',
     );
+  });
+});
+
+describe("extensions", () => {
+  const ext = (over: Partial<ExtensionFacts> = {}): ExtensionFacts => ({
+    available: ["pg_stat_statements", "hstore"],
+    installed: [],
+    preload: "",
+    preload_pending: false,
+    ...over,
+  });
+  const none = planParameters({}, null, facts, DROPIN);
+
+  it("installs a package only for what the server lacks, named by the table or postgresql-<major>-<name>", () => {
+    const plan = planExtensions(["hstore", "vector", "postgis", "postgis_topology", "pg_foo_bar"], "15", ext(), []);
+    expect(plan.packages).toEqual([
+      { name: "postgresql-15-pgvector", for: ["vector"] },
+      { name: "postgresql-15-postgis-3", for: ["postgis", "postgis_topology"] },
+      { name: "postgresql-15-pg-foo-bar", for: ["pg_foo_bar"] },
+    ]);
+    expect(plan.create).toEqual(["hstore", "vector", "postgis", "postgis_topology", "pg_foo_bar"]);
+  });
+
+  it("creates what the database lacks; records what it created or had recorded; reports a removed one", () => {
+    const plan = planExtensions(["hstore", "pg_stat_statements"], "15", ext({ installed: ["hstore"] }), [
+      "hstore",
+      "citext",
+    ]);
+    expect(plan).toMatchObject({ create: ["pg_stat_statements"], left: ["citext"] });
+    expect(plan.record).toEqual(["hstore", "pg_stat_statements"]);
+    // One the admin had created before is not recorded: a later removal says nothing of it.
+    expect(planExtensions(["hstore"], "15", ext({ installed: ["hstore"] }), []).record).toEqual([]);
+  });
+
+  it("adds the missing library to the running shared_preload_libraries, with a restart", () => {
+    const plan = withPreload(none, ["pg_stat_statements", "hstore"], ext({ preload: "auto_explain" }), null, DROPIN);
+    expect(plan.settings).toEqual({ shared_preload_libraries: "'auto_explain,pg_stat_statements'" });
+    expect(plan.restart).toEqual(["shared_preload_libraries"]);
+    expect(plan.lines).toEqual([
+      `shared_preload_libraries 'auto_explain' -> 'auto_explain,pg_stat_statements' (${DROPIN}, restart; ` +
+        "for pg_stat_statements)",
+    ]);
+  });
+
+  it("keeps its line and changes nothing once loaded; restarts for one written but waiting", () => {
+    const text = dropInContent("localhost", { shared_preload_libraries: "'pg_stat_statements'" });
+    const loaded = withPreload(none, ["pg_stat_statements"], ext({ preload: "pg_stat_statements" }), text, DROPIN);
+    expect(loaded).toMatchObject({ changed: false, restart: [], lines: [] });
+    expect(loaded.settings.shared_preload_libraries).toBe("'pg_stat_statements'");
+    const waiting = withPreload(none, ["pg_stat_statements"], ext(), text, DROPIN);
+    expect(waiting).toMatchObject({ changed: false, restart: ["shared_preload_libraries"] });
+    expect(waiting.lines).toEqual([
+      "shared_preload_libraries 'pg_stat_statements' applied (it was waiting for a restart)",
+    ]);
+    // No longer wanted: the library stays (the extension is left in place too).
+    expect(withPreload(none, [], ext({ preload: "pg_stat_statements" }), text, DROPIN).settings).toEqual({
+      shared_preload_libraries: "'pg_stat_statements'",
+    });
+  });
+
+  it("reads quoted library names", () => {
+    expect(libraries(' "auto_explain" , pg_stat_statements,')).toEqual(["auto_explain", "pg_stat_statements"]);
+  });
+
+  it("replaces one database's record, dropping the key when empty", () => {
+    const section = { hba: {}, roles: {}, extensions: { "15/main:a": ["x"] } };
+    expect(withExtensionRecord(section, "15/main:b", ["y"]).extensions).toEqual({
+      "15/main:a": ["x"],
+      "15/main:b": ["y"],
+    });
+    expect(withExtensionRecord(section, "15/main:a", [])).toEqual({ hba: {}, roles: {} });
+  });
+
+  it("refuses a name CREATE EXTENSION would not take from us", () => {
+    const out: string[] = [];
+    pgExtensions(["pg_stat_statements", "uuid-ossp", "Bad;", "x y"], "extensions", out);
+    expect(out).toHaveLength(2);
   });
 });

@@ -9,7 +9,7 @@ import {
   pgRoleName,
   repoUrl,
 } from "../../shared/names";
-import { pgParameters } from "../../shared/pg-parameters";
+import { pgExtensions, pgParameters } from "../../shared/pg-parameters";
 import { setting } from "../../shared/settings";
 import { boolean, list, string, type Validator, withSchema } from "../../shared/validate";
 
@@ -149,6 +149,17 @@ export const postgresDefinition = defineInstallerDefinition({
         "rolled back with its log lines. listen_addresses, shared_preload_libraries and ssl* belong to other " +
         "settings. A name removed from here is removed from the drop-in.",
     }),
+    extensions: setting(pgExtensions, {
+      event: "extensions",
+      default: [],
+      doc:
+        "Extensions created (CREATE EXTENSION IF NOT EXISTS) in dbName; a package is installed for one the " +
+        "server lacks (vector: postgresql-<major>-pgvector, postgis: -postgis-3, else postgresql-<major>-<name>), " +
+        "and shared_preload_libraries in the drop-in gets the libraries of those that work only preloaded " +
+        "(pg_stat_statements, pg_cron, pg_squeeze, timescaledb, pgaudit), keeping the server's other ones, with " +
+        "a restart. One removed from here is reported in warnings and left in place, never dropped (dropping " +
+        "loses data).",
+    }),
     ...APT_LIST_SETTINGS,
   },
   secrets: { db_password: "passwordVariable" },
@@ -181,7 +192,9 @@ export const postgresDefinition = defineInstallerDefinition({
     cluster: 'the cluster, e.g. "15/main", and its port',
     db_name: "the database; db_user the role",
     listen_addresses: "as applied; allow_remote and allowed_cidrs as admitted",
-    restarted: "the server was restarted (listen_addresses changed); reloaded: pg_hba.conf changed",
+    restarted:
+      "the server was restarted (listen_addresses, a postmaster parameter or shared_preload_libraries " +
+      "changed); reloaded: pg_hba.conf or a reloadable parameter changed",
     verified:
       "{host, port, user, database}: the TCP login that proved it works (null in check mode when a change " +
       "would come first)",

@@ -19,6 +19,9 @@ import {
   planRoleAndDatabase,
   serverSource,
 } from "./decisions";
+import { extensionChanges } from "./extension-changes";
+import { planExtensions, withPreload } from "./extensions";
+import { recordedExtensions, withExtensionRecord } from "./extensions-server";
 import { planRoles, revokedRoleLines, sectionChanged, updatedSection } from "./grants";
 import { configurationChanges, planParameters, restartNeeded, withParameters } from "./parameters";
 import { type Cluster, clusterUnit, dropInPath, normalizeListen, type ServerState, shortServerVersion } from "./pg";
@@ -38,7 +41,9 @@ export interface PostgresChange extends Change<PostgresEvent, PostgresOutcome> {
     | "configuration"
     | "restart"
     | "reload"
-    | "inventory";
+    | "inventory"
+    | "extension-package"
+    | "extensions";
   /** The grants it takes back, one line each (the result's `revoked`). */
   readonly revoked?: readonly string[];
 }
@@ -238,12 +243,38 @@ function planRunning(
   const access = planAccess(event, port, name, server);
   const changes = [...access.changes];
   const said = [...access.said];
-  const params = planParameters(
-    event.parameters ?? {},
-    state.dropin_text,
-    server.parameters,
-    dropInPath(state.config_file),
-  );
+  const recordedExt = recordedExtensions(recorded, name, event.db_name);
+  const extensions = planExtensions(event.extensions ?? [], cluster.major, server.extensions, recordedExt);
+  const ext = extensionChanges(extensions, event.db_name, port);
+  for (const line of ext.warnings) said.push({ line, warning: true });
+  const { config, params, restart, ...cfg } = planConfigChanges(event, cluster, server);
+  changes.push(...ext.packages, ...cfg.changes, ...ext.create);
+  // A restart for listen_addresses applies whatever else waits for one; a run says what it sees after it.
+  const pending = restart ? [] : state.pending_restart.filter((n) => !params.restart.includes(n.toLowerCase()));
+  for (const line of unappliedWarnings(event, unit, pending, config.listen))
+    said.push({ line, warning: true, checkOnly: restart || config.hbaChanged });
+
+  const granted = updatedSection(recorded, state.hba_file, config.owned, name, access.record);
+  const next = withExtensionRecord(granted, `${name}:${event.db_name}`, extensions.record);
+  if (!opts.predicted && sectionChanged(recorded, next)) {
+    changes.push({
+      kind: "inventory",
+      what: [],
+      why: "what install-postgres granted differs from its record",
+      apply: (run) => apply.recordGrants(run, server.inventory, next),
+    });
+  }
+  return { changes, said, config };
+}
+
+/** The drop-in (listen_addresses, parameters, preloaded libraries) and pg_hba.conf, then the restart or reload. */
+function planConfigChanges(event: PostgresEvent, cluster: Cluster, server: RunningServer) {
+  const { state, recorded } = server;
+  const port = cluster.port;
+  const changes: PostgresChange[] = [];
+  const dropIn = dropInPath(state.config_file);
+  const own = planParameters(event.parameters ?? {}, state.dropin_text, server.parameters, dropIn);
+  const params = withPreload(own, event.extensions ?? [], server.extensions, state.dropin_text, dropIn);
   const config = withParameters(
     planConfiguration(event, state, recorded ? (recorded.hba[state.hba_file] ?? []) : undefined),
     params,
@@ -269,21 +300,7 @@ function planRunning(
       apply: (run) => apply.restartOrReload(run, cluster, state, config),
     });
   }
-  // A restart for listen_addresses applies whatever else waits for one; a run says what it sees after it.
-  const pending = restart ? [] : state.pending_restart.filter((n) => !params.restart.includes(n.toLowerCase()));
-  for (const line of unappliedWarnings(event, unit, pending, config.listen))
-    said.push({ line, warning: true, checkOnly: restart || config.hbaChanged });
-
-  const next = updatedSection(recorded, state.hba_file, config.owned, name, access.record);
-  if (!opts.predicted && sectionChanged(recorded, next)) {
-    changes.push({
-      kind: "inventory",
-      what: [],
-      why: "what install-postgres granted differs from its record",
-      apply: (run) => apply.recordGrants(run, server.inventory, next),
-    });
-  }
-  return { changes, said, config };
+  return { changes, config, params, restart };
 }
 
 /** The role and database, and LOGIN taken back from roles no longer named; `record`: the roles to keep listed. */

@@ -10,6 +10,8 @@ import { requireSystemd } from "../common/systemd";
 import { resolveListenNames } from "./addresses";
 import type { PostgresOutcome } from "./apply";
 import { chooseCluster, chooseMajor, type PostgresEvent, registerPasswordForms, serverSource } from "./decisions";
+import type { ExtensionFacts } from "./extensions";
+import { readExtensions, recordedExtensions } from "./extensions-server";
 import { type PostgresGrants, postgresSection } from "./grants";
 import type { ParameterFacts } from "./parameters";
 import { readParameters } from "./parameters-server";
@@ -44,6 +46,8 @@ export interface RunningServer {
   recorded?: PostgresGrants;
   /** pg_settings for the names `parameters` and the drop-in mention (undefined: none). */
   parameters?: ParameterFacts;
+  /** What the server has of the extensions wanted or recorded (undefined: none). */
+  extensions?: ExtensionFacts;
 }
 
 /** Everything a plan needs; after a change, what it already read is taken from its outcome. */
@@ -69,7 +73,9 @@ export async function inspect(ctx: InspectContext<PostgresEvent, PostgresState>)
   const recorded = postgresSection(inventory);
   const state = await readServerState(ctx, cluster.port, recorded?.roles[`${cluster.major}/${cluster.name}`] ?? []);
   const parameters = await readParameters(ctx, cluster, state);
-  return { ...seen, server: { state, inventory, recorded, parameters } };
+  const name = `${cluster.major}/${cluster.name}`;
+  const ext = await readExtensions(ctx, cluster.port, state, recordedExtensions(recorded, name, ctx.event.db_name));
+  return { ...seen, server: { state, inventory, recorded, parameters, extensions: ext } };
 }
 
 /**
