@@ -167,7 +167,7 @@ describeE2E("install-postgres parameters on a sandbox VM", () => {
       expect(await sql("SHOW shared_preload_libraries")).toBe("auto_explain,pg_stat_statements");
       // Usable: the view answers (it errors when the library is not preloaded).
       expect(await inShop("SELECT count(*) FROM pg_stat_statements")).toMatch(/^[0-9]+$/);
-      expect(await inShop("DO LANGUAGE plpython3u $$ plpy.notice('py') $$; SELECT 'ok'")).toBe("ok");
+      expect(await inShop("DO LANGUAGE plpython3u $$ plpy.notice('py') $$; SELECT 'ok'")).toBe("DO\nok");
       expect((await root(sb, `dpkg-query -W -f='\${Status}' postgresql-plpython3-${PG}`)).trim()).toBe(
         "install ok installed",
       );
@@ -197,6 +197,17 @@ describeE2E("install-postgres parameters on a sandbox VM", () => {
       expectSucceeded(quiet);
       expect(quiet.result.changes).toEqual([]);
       expect(quiet.result.warnings).toEqual([]);
+
+      // A value set by ALTER SYSTEM (postgresql.auto.conf, read after the drop-in) wins: said, not hidden.
+      await sql("ALTER SYSTEM SET work_mem = '1MB'");
+      await sql("SELECT pg_reload_conf()");
+      await until(async () => (await sql("SHOW work_mem")) === "1MB", "work_mem 1MB");
+      const over = await job(event(wanted, { extensions: ["plpython3u"] }));
+      expectSucceeded(over);
+      expect(over.result.warnings).toEqual([
+        `parameter work_mem: the server runs with '1MB' from /var/lib/postgresql/${PG}/main/postgresql.auto.conf, ` +
+          `read after ${DROPIN}, not with '32MB': remove it there (ALTER SYSTEM RESET work_mem)`,
+      ]);
       await expectServing();
     },
     T,

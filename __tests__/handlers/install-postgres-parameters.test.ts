@@ -145,6 +145,22 @@ describe("planParameters", () => {
     expect(plan).toMatchObject({ changed: true, restart: ["max_connections"], reload: ["work_mem"], settings: {} });
   });
 
+  it("warns when a file read after the drop-in sets the same name (ALTER SYSTEM)", () => {
+    const text = dropInContent("localhost", { work_mem: "'64MB'" });
+    const auto = "/var/lib/postgresql/15/main/postgresql.auto.conf";
+    const over = { ...facts.known.work_mem, value: "1MB", sourcefile: auto };
+    const plan = planParameters({ work_mem: "64MB" }, text, { ...facts, known: { work_mem: over } }, DROPIN);
+    expect(plan.lines).toEqual([]);
+    expect(plan.warnings).toEqual([
+      `parameter work_mem: the server runs with '1MB' from ${auto}, read after ${DROPIN}, not with '64MB': ` +
+        "remove it there (ALTER SYSTEM RESET work_mem)",
+    ]);
+    const ours = { ...over, value: "64MB", sourcefile: DROPIN };
+    expect(
+      planParameters({ work_mem: "64MB" }, text, { ...facts, known: { work_mem: ours } }, DROPIN).warnings,
+    ).toEqual([]);
+  });
+
   it("assumes a restart where no server could be read (a check predicting a new cluster)", () => {
     const plan = planParameters({ work_mem: "64MB" }, null, undefined, DROPIN);
     expect(plan.lines).toEqual([`parameter work_mem (not set) -> '64MB' (${DROPIN}, restart)`]);

@@ -15,7 +15,8 @@ export function parameterFactsSql(names: string[]): string {
   return `WITH wanted AS (SELECT json_array_elements_text(${literal}::json) AS n)
 SELECT json_build_object(
   'known', coalesce((SELECT json_object_agg(lower(name), json_build_object('name', name,
-                       'value', current_setting(name), 'context', context, 'pending_restart', pending_restart))
+                       'value', current_setting(name), 'context', context, 'pending_restart', pending_restart,
+                       'sourcefile', sourcefile))
                      FROM pg_settings WHERE lower(name) IN (SELECT n FROM wanted)), '{}'::json),
   'all', CASE WHEN EXISTS (SELECT FROM wanted WHERE n NOT IN (SELECT lower(name) FROM pg_settings))
               THEN (SELECT json_agg(lower(name) ORDER BY name) FROM pg_settings) END

@@ -12,6 +12,8 @@ export interface ParameterFact {
   value: string;
   context: string;
   pending_restart: boolean;
+  /** The file the running value comes from (null: a default, or not from a file). */
+  sourcefile?: string | null;
 }
 
 /** What the server says of the names the settings and the drop-in mention (parameters-server.ts). */
@@ -33,6 +35,8 @@ export interface ParameterPlan {
   reload: string[];
   /** One line per parameter, in the result's words. */
   lines: string[];
+  /** Parameters as wanted in the drop-in but taken by the server from a file read after it. */
+  warnings: string[];
 }
 
 /** The text postgres reads a value from: booleans on/off, numbers as written. */
@@ -94,7 +98,7 @@ export function planParameters(
   dropIn: string,
 ): ParameterPlan {
   const current = ownParameters(dropInText);
-  const plan: ParameterPlan = { settings: {}, changed: false, restart: [], reload: [], lines: [] };
+  const plan: ParameterPlan = { settings: {}, changed: false, restart: [], reload: [], lines: [], warnings: [] };
   const how = (name: string) => {
     const restart = needsRestart(name, facts);
     (restart ? plan.restart : plan.reload).push(name);
@@ -111,6 +115,12 @@ export function planParameters(
     } else if (fact?.pending_restart) {
       plan.restart.push(name);
       plan.lines.push(`parameter ${name} ${text} applied (it was waiting for a restart)`);
+    } else if (fact?.sourcefile && fact.sourcefile !== dropIn) {
+      plan.warnings.push(
+        `parameter ${name}: the server runs with '${fact.value}' from ${fact.sourcefile}, read after ${dropIn}, ` +
+          `not with ${text}: remove it there` +
+          (fact.sourcefile.endsWith("postgresql.auto.conf") ? ` (ALTER SYSTEM RESET ${name})` : ""),
+      );
     }
   }
   for (const [name, text] of current) {

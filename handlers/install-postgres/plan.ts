@@ -248,6 +248,7 @@ function planRunning(
   const ext = extensionChanges(extensions, event.db_name, port);
   for (const line of ext.warnings) said.push({ line, warning: true });
   const { config, params, restart, ...cfg } = planConfigChanges(event, cluster, server);
+  for (const line of params.warnings) said.push({ line, warning: true });
   changes.push(...ext.packages, ...cfg.changes, ...ext.create);
   // A restart for listen_addresses applies whatever else waits for one; a run says what it sees after it.
   const pending = restart ? [] : state.pending_restart.filter((n) => !params.restart.includes(n.toLowerCase()));
