@@ -140,6 +140,14 @@ describeE2E("install-postgres parameters on a sandbox VM", () => {
       const wanted = { work_mem: "32MB" };
       // No such extension, nor a package for it: the job fails at its first change, naming both.
       const before = await dropIn();
+      const foreseen = await job(event(wanted, { extensions: ["nosuch_ext"], check: true }));
+      expectSucceeded(foreseen);
+      expect(foreseen.result.would_change).toContain(
+        `package postgresql-${PG}-nosuch-ext installed (for extension nosuch_ext)`,
+      );
+      expect(foreseen.result.warnings.join("\n")).toContain(
+        `postgresql-${PG}-nosuch-ext may fail to install: unknown package`,
+      );
       const none = await job(event(wanted, { extensions: ["pg_stat_statements", "nosuch_ext"] }));
       expect(none.phase).toBe("Failed");
       expect(withoutFrames(none.message)).toContain(

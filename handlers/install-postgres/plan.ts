@@ -247,6 +247,8 @@ function planRunning(
   const extensions = planExtensions(event.extensions ?? [], cluster.major, server.extensions, recordedExt);
   const ext = extensionChanges(extensions, event.db_name, port);
   for (const line of ext.warnings) said.push({ line, warning: true });
+  for (const f of server.failing ?? [])
+    said.push({ line: `${f.name} may fail to install: ${f.reason}`, warning: true, checkOnly: true });
   const { config, params, restart, ...cfg } = planConfigChanges(event, cluster, server);
   for (const line of params.warnings) said.push({ line, warning: true });
   changes.push(...ext.packages, ...cfg.changes, ...ext.create);

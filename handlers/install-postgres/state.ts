@@ -11,7 +11,7 @@ import { resolveListenNames } from "./addresses";
 import type { PostgresOutcome } from "./apply";
 import { chooseCluster, chooseMajor, type PostgresEvent, registerPasswordForms, serverSource } from "./decisions";
 import type { ExtensionFacts } from "./extensions";
-import { readExtensions, recordedExtensions } from "./extensions-server";
+import { extensionPackageOutlook, readExtensions, recordedExtensions } from "./extensions-server";
 import { type PostgresGrants, postgresSection } from "./grants";
 import type { ParameterFacts } from "./parameters";
 import { readParameters } from "./parameters-server";
@@ -48,6 +48,8 @@ export interface RunningServer {
   parameters?: ParameterFacts;
   /** What the server has of the extensions wanted or recorded (undefined: none). */
   extensions?: ExtensionFacts;
+  /** A check only: the extensions' packages apt would not install, with why. */
+  failing?: { name: string; reason: string }[];
 }
 
 /** Everything a plan needs; after a change, what it already read is taken from its outcome. */
@@ -75,7 +77,8 @@ export async function inspect(ctx: InspectContext<PostgresEvent, PostgresState>)
   const parameters = await readParameters(ctx, cluster, state);
   const name = `${cluster.major}/${cluster.name}`;
   const ext = await readExtensions(ctx, cluster.port, state, recordedExtensions(recorded, name, ctx.event.db_name));
-  return { ...seen, server: { state, inventory, recorded, parameters, extensions: ext } };
+  const failing = await extensionPackageOutlook(ctx, cluster.major, ext);
+  return { ...seen, server: { state, inventory, recorded, parameters, extensions: ext, failing } };
 }
 
 /**
