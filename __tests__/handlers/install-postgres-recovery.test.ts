@@ -145,6 +145,27 @@ describe("install-postgres: a listen_addresses the server cannot bind", () => {
     );
   });
 
+  it("rewrites only the listen_addresses line: the drop-in's parameters stay", async () => {
+    const text =
+      "# Written by vm-install\nlisten_addresses = '192.0.2.77'\nwork_mem = '64MB'\nmax_connections = '150'\n";
+    const { run, remote } = runOn(
+      [
+        { match: "(systemctl start postgresql@15-main &", sudo: true, code: 1, stderr: "Job failed.\n" },
+        { match: `cat ${DROPIN}`, sudo: true, stdout: text },
+        { match: "journalctl", stdout: LOG },
+        {
+          match: `cat > "$t"`,
+          check: (_c, o) => expect(o.stdin).toBe(text.replace("'192.0.2.77'", "'localhost'")),
+        },
+        { match: "(systemctl start postgresql@15-main &", sudo: true },
+        { match: /^systemctl is-active postgresql@15-main$/, stdout: "active\n" },
+      ],
+      "localhost",
+    );
+    await startFixingDropIn(run, CLUSTER);
+    expect(remote.done).toBe(true);
+  });
+
   it("a cluster that does not start for another reason: the start's own error stands, nothing rewritten", async () => {
     const { run, remote } = runOn([
       { match: "(systemctl start ", code: 1, stderr: "Job failed.\n" },

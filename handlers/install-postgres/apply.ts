@@ -8,6 +8,7 @@ import type { ApplyOutcome } from "../common/installer-model";
 import { type ConfigPlan, reloadForHba, restartForListen, writeConfiguration } from "./configuration";
 import { chooseCluster, clusterStartedLine, installedLine, type RoleDbDecision, serverSource } from "./decisions";
 import { type PostgresGrants, revokeRoles } from "./grants";
+import { restartNeeded } from "./parameters";
 import { type Cluster, clusterUnit, type ServerState } from "./pg";
 import { ensurePgdgRepository, LEGACY_PGDG_KEYRING, pgdgKeyUrl } from "./pgdg";
 import { startFixingDropIn } from "./recovery";
@@ -150,7 +151,7 @@ export async function restartOrReload(
   state: ServerState,
   plan: ConfigPlan,
 ): Promise<PostgresOutcome> {
-  const warnings = plan.listenChanged
+  const warnings = restartNeeded(plan)
     ? await restartForListen(run, cluster, state, plan)
     : await reloadForHba(run, cluster, plan);
   return { warnings };

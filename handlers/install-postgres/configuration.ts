@@ -5,6 +5,7 @@
 import { quote } from "../../shared/shell-quote";
 import { runLong } from "../common/exec";
 import type { PostgresEvent } from "./decisions";
+import type { ParameterPlan } from "./parameters";
 import type { Cluster, ServerState } from "./pg";
 import {
   clusterUnit,
@@ -40,6 +41,9 @@ export interface ConfigPlan {
   lines: string[];
   /** The grants it takes back, one line each (the result's `revoked`). */
   revoked: string[];
+  /** `parameters` (parameters.ts withParameters): their plan, and the drop-in's text holding them. */
+  parameters?: ParameterPlan;
+  dropInText?: string;
 }
 
 /**
@@ -92,8 +96,9 @@ export function planConfiguration(
 export async function writeConfiguration(run: Run, state: ServerState, port: number, plan: ConfigPlan): Promise<void> {
   const { remote } = run;
   // A change still waiting for a restart may already be in the drop-in.
-  if (plan.listenChanged && (state.dropin_text ?? "") !== dropInContent(plan.listen))
-    await writeFile(remote, plan.dropIn, dropInContent(plan.listen), "0644");
+  const text = plan.dropInText ?? dropInContent(plan.listen);
+  if ((plan.listenChanged || plan.parameters?.changed) && (state.dropin_text ?? "") !== text)
+    await writeFile(remote, plan.dropIn, text, "0644");
   if (plan.hbaChanged) await writeFile(remote, state.hba_file, plan.hba.content, "0640");
   await checkConfiguration(run, state, port, plan);
 }
@@ -139,9 +144,19 @@ export async function restartForListen(
 ): Promise<string[]> {
   const unit = clusterUnit(cluster);
   const previous = { text: state.dropin_text, listen: state.listen_addresses };
+  const params = plan.parameters?.lines.length ? plan.parameters : undefined;
+  const names = [...(plan.listenChanged ? ["listen_addresses"] : []), ...(params?.restart ?? [])];
+  const subject = params
+    ? [
+        ...(plan.listenChanged ? [`listen_addresses '${plan.listen}'`] : []),
+        ...[...params.restart, ...params.reload].map((n) =>
+          n in params.settings ? `${n} = ${params.settings[n]}` : `${n} (removed)`,
+        ),
+      ].join(", ")
+    : undefined;
   await run.progress.step(
-    `systemctl restart ${unit} (listen_addresses)`,
-    () => restartOrRollBack(run, cluster, dropInPath(state.config_file), plan.listen, previous),
+    `systemctl restart ${unit} (${names.join(", ")})`,
+    () => restartOrRollBack(run, cluster, dropInPath(state.config_file), plan.listen, previous, subject),
     "restart",
   );
   return settled(run, cluster, plan.listen, true);
@@ -149,8 +164,9 @@ export async function restartForListen(
 
 export async function reloadForHba(run: Run, cluster: Cluster, plan: ConfigPlan): Promise<string[]> {
   const unit = clusterUnit(cluster);
+  const what = [...(plan.hbaChanged ? ["pg_hba.conf"] : []), ...(plan.parameters?.reload ?? [])].join(", ");
   await run.progress.step(
-    `systemctl reload ${unit} (pg_hba.conf)`,
+    `systemctl reload ${unit} (${what})`,
     () =>
       runLong(run.remote, `systemctl reload ${quote(unit)}`, {
         label: `systemctl reload ${unit}`,

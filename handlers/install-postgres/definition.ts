@@ -9,6 +9,7 @@ import {
   pgRoleName,
   repoUrl,
 } from "../../shared/names";
+import { pgExtensions, pgParameters } from "../../shared/pg-parameters";
 import { setting } from "../../shared/settings";
 import { boolean, list, string, type Validator, withSchema } from "../../shared/validate";
 
@@ -138,6 +139,27 @@ export const postgresDefinition = defineInstallerDefinition({
         "The key(s) the fetched PGDG keyring must hold, exactly, before apt may trust it; set it only for a " +
         "mirror that signs with its own key.",
     }),
+    parameters: setting(pgParameters, {
+      event: "parameters",
+      default: {},
+      doc:
+        "postgresql.conf settings, written to vm-install's conf.d drop-in; names and values are checked by the " +
+        "server itself before anything changes (unknown names fail with the nearest ones). A reload applies " +
+        "them, a restart those the server reads only at start; a value the server refuses on restart is " +
+        "rolled back with its log lines. listen_addresses, shared_preload_libraries and ssl* belong to other " +
+        "settings. A name removed from here is removed from the drop-in.",
+    }),
+    extensions: setting(pgExtensions, {
+      event: "extensions",
+      default: [],
+      doc:
+        "Extensions created (CREATE EXTENSION IF NOT EXISTS) in dbName; a package is installed for one the " +
+        "server lacks (vector: postgresql-<major>-pgvector, postgis: -postgis-3, else postgresql-<major>-<name>), " +
+        "and shared_preload_libraries in the drop-in gets the libraries of those that work only preloaded " +
+        "(pg_stat_statements, pg_cron, pg_squeeze, timescaledb, pgaudit), keeping the server's other ones, with " +
+        "a restart. One removed from here is reported in warnings and left in place, never dropped (dropping " +
+        "loses data).",
+    }),
     ...APT_LIST_SETTINGS,
   },
   secrets: { db_password: "passwordVariable" },
@@ -170,7 +192,9 @@ export const postgresDefinition = defineInstallerDefinition({
     cluster: 'the cluster, e.g. "15/main", and its port',
     db_name: "the database; db_user the role",
     listen_addresses: "as applied; allow_remote and allowed_cidrs as admitted",
-    restarted: "the server was restarted (listen_addresses changed); reloaded: pg_hba.conf changed",
+    restarted:
+      "the server was restarted (listen_addresses, a postmaster parameter or shared_preload_libraries " +
+      "changed); reloaded: pg_hba.conf or a reloadable parameter changed",
     verified:
       "{host, port, user, database}: the TCP login that proved it works (null in check mode when a change " +
       "would come first)",

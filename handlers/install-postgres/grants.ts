@@ -14,6 +14,8 @@ export interface PostgresGrants {
   hba: Record<string, string[]>;
   /** Cluster ("15/main") -> roles this installer created or gave LOGIN. */
   roles: Record<string, string[]>;
+  /** "15/main:myapp" (cluster:database) -> extensions this installer created there. */
+  extensions?: Record<string, string[]>;
 }
 
 function listMap(value: unknown): Record<string, string[]> {
@@ -25,9 +27,14 @@ function listMap(value: unknown): Record<string, string[]> {
 
 /** The postgres section, or undefined when no run of this installer has recorded anything yet. */
 export function postgresSection(inventory: Inventory): PostgresGrants | undefined {
-  const raw = inventory.postgres as { hba?: unknown; roles?: unknown } | undefined;
+  const raw = inventory.postgres as { hba?: unknown; roles?: unknown; extensions?: unknown } | undefined;
   if (typeof raw !== "object" || raw === null) return undefined;
-  return { hba: listMap(raw.hba), roles: listMap(raw.roles) };
+  const extensions = listMap(raw.extensions);
+  return {
+    hba: listMap(raw.hba),
+    roles: listMap(raw.roles),
+    ...(Object.keys(extensions).length ? { extensions } : {}),
+  };
 }
 
 /**
@@ -119,7 +126,7 @@ export function updatedSection(
   const byCluster = { ...(old?.roles ?? {}), [cluster]: roles };
   if (!owned.length) delete hba[hbaFile];
   if (!roles.length) delete byCluster[cluster];
-  return { hba, roles: byCluster };
+  return { hba, roles: byCluster, ...(old?.extensions ? { extensions: old.extensions } : {}) };
 }
 
 function canonical(g: PostgresGrants | undefined): string {
@@ -127,7 +134,7 @@ function canonical(g: PostgresGrants | undefined): string {
     Object.keys(m)
       .sort()
       .map((k) => [k, [...m[k]].sort()]);
-  return JSON.stringify([sorted(g?.hba), sorted(g?.roles)]);
+  return JSON.stringify([sorted(g?.hba), sorted(g?.roles), sorted(g?.extensions)]);
 }
 
 /** The section differs from what is recorded (order aside): the inventory is to be written. */

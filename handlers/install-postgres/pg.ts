@@ -131,11 +131,15 @@ export function dropInPath(configFile: string): string {
   return `${configFile.replace(/\/[^/]*$/, "")}/conf.d/${DROPIN_NAME}`;
 }
 
-export function dropInContent(listen: string): string {
+/** `settings`: further lines, name -> its value already in postgresql.conf syntax (parameters.ts confValue). */
+export function dropInContent(listen: string, settings: Record<string, string> = {}): string {
   // postgresql.conf string syntax: single quotes, a quote doubled (the validator allows none anyway).
   return (
-    "# Written by vm-install (install-postgres) from its job's listen_addresses; a rerun rewrites it.\n" +
-    `listen_addresses = '${listen.replace(/'/g, "''")}'\n`
+    "# Written by vm-install (install-postgres) from its job's settings; a rerun rewrites it.\n" +
+    `listen_addresses = '${listen.replace(/'/g, "''")}'\n` +
+    Object.entries(settings)
+      .map(([name, value]) => `${name} = ${value}\n`)
+      .join("")
   );
 }
 

@@ -19,8 +19,12 @@ import {
   planRoleAndDatabase,
   serverSource,
 } from "./decisions";
+import { extensionChanges } from "./extension-changes";
+import { planExtensions, withPreload } from "./extensions";
+import { recordedExtensions, withExtensionRecord } from "./extensions-server";
 import { planRoles, revokedRoleLines, sectionChanged, updatedSection } from "./grants";
-import { type Cluster, clusterUnit, normalizeListen, type ServerState, shortServerVersion } from "./pg";
+import { configurationChanges, planParameters, restartNeeded, withParameters } from "./parameters";
+import { type Cluster, clusterUnit, dropInPath, normalizeListen, type ServerState, shortServerVersion } from "./pg";
 import { legacyPgdgLine, pgdgSetupLine } from "./pgdg";
 import type { ServerFacts } from "./report";
 import type { PostgresState, RunningServer } from "./state";
@@ -37,7 +41,9 @@ export interface PostgresChange extends Change<PostgresEvent, PostgresOutcome> {
     | "configuration"
     | "restart"
     | "reload"
-    | "inventory";
+    | "inventory"
+    | "extension-package"
+    | "extensions";
   /** The grants it takes back, one line each (the result's `revoked`). */
   readonly revoked?: readonly string[];
 }
@@ -237,31 +243,22 @@ function planRunning(
   const access = planAccess(event, port, name, server);
   const changes = [...access.changes];
   const said = [...access.said];
-  const config = planConfiguration(event, state, recorded ? (recorded.hba[state.hba_file] ?? []) : undefined);
-  if (config.listenChanged || config.hbaChanged) {
-    changes.push({
-      kind: "configuration",
-      what: config.lines,
-      revoked: config.revoked,
-      why: "listen_addresses or pg_hba.conf differs from the settings",
-      apply: (run) => apply.configurationFiles(run, state, port, config),
-    });
-  }
-  const restart = config.listenChanged;
-  if (restart || config.hbaChanged) {
-    changes.push({
-      kind: restart ? "restart" : "reload",
-      what: [],
-      why: restart ? "listen_addresses is read only when the postmaster starts" : "pg_hba.conf is read on reload",
-      apply: (run) => apply.restartOrReload(run, cluster, state, config),
-    });
-  }
+  const recordedExt = recordedExtensions(recorded, name, event.db_name);
+  const extensions = planExtensions(event.extensions ?? [], cluster.major, server.extensions, recordedExt);
+  const ext = extensionChanges(extensions, event.db_name, port);
+  for (const line of ext.warnings) said.push({ line, warning: true });
+  for (const f of server.failing ?? [])
+    said.push({ line: `${f.name} may fail to install: ${f.reason}`, warning: true, checkOnly: true });
+  const { config, params, restart, ...cfg } = planConfigChanges(event, cluster, server);
+  for (const line of params.warnings) said.push({ line, warning: true });
+  changes.push(...ext.packages, ...cfg.changes, ...ext.create);
   // A restart for listen_addresses applies whatever else waits for one; a run says what it sees after it.
-  const pending = restart ? [] : state.pending_restart;
+  const pending = restart ? [] : state.pending_restart.filter((n) => !params.restart.includes(n.toLowerCase()));
   for (const line of unappliedWarnings(event, unit, pending, config.listen))
     said.push({ line, warning: true, checkOnly: restart || config.hbaChanged });
 
-  const next = updatedSection(recorded, state.hba_file, config.owned, name, access.record);
+  const granted = updatedSection(recorded, state.hba_file, config.owned, name, access.record);
+  const next = withExtensionRecord(granted, `${name}:${event.db_name}`, extensions.record);
   if (!opts.predicted && sectionChanged(recorded, next)) {
     changes.push({
       kind: "inventory",
@@ -271,6 +268,42 @@ function planRunning(
     });
   }
   return { changes, said, config };
+}
+
+/** The drop-in (listen_addresses, parameters, preloaded libraries) and pg_hba.conf, then the restart or reload. */
+function planConfigChanges(event: PostgresEvent, cluster: Cluster, server: RunningServer) {
+  const { state, recorded } = server;
+  const port = cluster.port;
+  const changes: PostgresChange[] = [];
+  const dropIn = dropInPath(state.config_file);
+  const own = planParameters(event.parameters ?? {}, state.dropin_text, server.parameters, dropIn);
+  const params = withPreload(own, event.extensions ?? [], server.extensions, state.dropin_text, dropIn);
+  const config = withParameters(
+    planConfiguration(event, state, recorded ? (recorded.hba[state.hba_file] ?? []) : undefined),
+    params,
+  );
+  if (configurationChanges(config)) {
+    changes.push({
+      kind: "configuration",
+      what: config.lines,
+      revoked: config.revoked,
+      why: "listen_addresses, parameters or pg_hba.conf differ from the settings",
+      apply: (run) => apply.configurationFiles(run, state, port, config),
+    });
+  }
+  const restart = restartNeeded(config);
+  if (restart || config.hbaChanged || params.reload.length) {
+    changes.push({
+      kind: restart ? "restart" : "reload",
+      what: [],
+      why: restart
+        ? `${[...(config.listenChanged ? ["listen_addresses"] : []), ...params.restart].join(", ")} ` +
+          "read only when the postmaster starts"
+        : "pg_hba.conf and reloadable parameters are read on reload",
+      apply: (run) => apply.restartOrReload(run, cluster, state, config),
+    });
+  }
+  return { changes, config, params, restart };
 }
 
 /** The role and database, and LOGIN taken back from roles no longer named; `record`: the roles to keep listed. */

@@ -7,7 +7,7 @@
 
 import { quote } from "../../shared/shell-quote";
 import { type Remote, runLong, tail } from "../common/exec";
-import { type Cluster, clusterUnit, DROPIN_NAME, dropInContent, normalizeListen } from "./pg";
+import { type Cluster, clusterUnit, DROPIN_NAME, normalizeListen } from "./pg";
 import type { Run } from "./run";
 import { clusterServiceCommand, startOrExplain, writeFile } from "./server";
 
@@ -47,7 +47,12 @@ export async function serverError(remote: Remote, cluster: Cluster): Promise<str
     label: "reading the server's log",
     timeoutMs: 30_000,
   });
-  const lines = r.stdout.split("\n").filter((l) => /FATAL|could not (bind|create)|PANIC|invalid value/.test(l));
+  // Start-up checks across settings are written without a level ("... must be less than max_connections").
+  const lines = r.stdout
+    .split("\n")
+    .filter((l) =>
+      /FATAL|could not (bind|create)|PANIC|invalid value|must be (less|at least)|outside the valid/.test(l),
+    );
   const picked = [
     ...new Set(lines.map((l) => l.replace(/^.*?(LOG|FATAL|WARNING|PANIC|ERROR):\s+/, "$1: ").trim())),
   ].slice(-4);
@@ -61,9 +66,9 @@ export function clusterDropIn(cluster: Pick<Cluster, "major" | "name">): string 
 }
 
 /**
- * Restarts the cluster for a new listen_addresses; when it does not come back, puts `previous` back
- * (the drop-in's text before, or null: there was none), restarts it on that, and throws naming the
- * value and the server's error.
+ * Restarts the cluster for a new listen_addresses (or `parameters`: `subject` names what changed); when it
+ * does not come back, puts `previous` back (the drop-in's text before, or null: there was none), restarts
+ * it on that, and throws naming the value and the server's error.
  */
 export async function restartOrRollBack(
   run: Run,
@@ -71,16 +76,14 @@ export async function restartOrRollBack(
   dropIn: string,
   listen: string,
   previous: { text: string | null; listen: string },
+  subject = `listen_addresses '${listen}'`,
 ): Promise<void> {
   const { remote, progress } = run;
   const unit = clusterUnit(cluster);
   const first = await restartAndCheck(remote, cluster, "restart");
   if (first.ok) return;
   const why = first.stopped ? await serverError(remote, cluster) : (first.error ?? "");
-  progress.info(
-    `${unit} did not come back as asked with listen_addresses '${listen}' (${why}); ` +
-      `rolling back to '${previous.listen}'`,
-  );
+  progress.info(`${unit} did not come back as asked with ${subject} (${why}); rolling back ${dropIn}`);
   if (previous.text === null)
     await remote.run(`rm -f ${quote(dropIn)}`, {
       user: "postgres",
@@ -91,8 +94,9 @@ export async function restartOrRollBack(
   else await writeFile(remote, dropIn, previous.text, "0644");
   const back = await restartAndCheck(remote, cluster, first.stopped ? "start" : "restart");
   const where = `PostgreSQL ${cluster.major}/${cluster.name}`;
+  const onlyListen = subject.startsWith("listen_addresses");
   throw new Error(
-    `listen_addresses '${listen}' ` +
+    `${subject} ` +
       (first.stopped ? `stopped ${where}` : `could not be bound by ${where} (it started without those addresses)`) +
       ": " +
       `the server said: ${why}. ` +
@@ -101,7 +105,9 @@ export async function restartOrRollBack(
           `restarted on its previous settings (listen_addresses '${previous.listen}'), serving again. `
         : `Rolled back ${dropIn}, but the cluster still does not start: ${back.error ?? ""}; ` +
           `see journalctl -u ${unit}. `) +
-      'Set listen_addresses to addresses the VM has (or "*" / "localhost") and run the job again.',
+      (onlyListen
+        ? 'Set listen_addresses to addresses the VM has (or "*" / "localhost") and run the job again.'
+        : "Correct those settings and run the job again."),
   );
 }
 
@@ -127,7 +133,8 @@ export async function startFixingDropIn(run: Run, cluster: Cluster): Promise<str
     const wanted = normalizeListen(event.listen_addresses);
     if (!m || normalizeListen(m[1]) === wanted) throw err;
     const why = await serverError(remote, cluster);
-    await writeFile(remote, dropIn, dropInContent(wanted), "0644");
+    // Only the listen_addresses line: the drop-in's other settings (parameters) stay as they are.
+    await writeFile(remote, dropIn, found.stdout.replace(m[0], `listen_addresses = '${wanted}'`), "0644");
     await startOrExplain(remote, unit, cluster);
     return (
       `${unit} would not start with listen_addresses '${m[1]}' in ${dropIn} (${why}): ` +

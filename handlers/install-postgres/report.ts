@@ -27,9 +27,12 @@ export interface InstallPostgresReport extends InstallerReport {
   allow_remote: boolean;
   /** The networks pg_hba.conf admits for the role (empty without allow_remote). */
   allowed_cidrs: string[];
-  /** The server was restarted (listen_addresses changed). Always false in a check (would_change says it). */
+  /**
+   * The server was restarted (listen_addresses, a postmaster parameter or shared_preload_libraries
+   * changed). Always false in a check (would_change says it).
+   */
   restarted: boolean;
-  /** The configuration was reloaded (pg_hba.conf changed, no restart needed). Always false in a check. */
+  /** The configuration was reloaded (pg_hba.conf or a reloadable parameter, no restart). Always false in a check. */
   reloaded: boolean;
   /**
    * The TCP login that proved it works. null in a check that did not log in: it does only when nothing

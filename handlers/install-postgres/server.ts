@@ -24,10 +24,11 @@ export function psql(
   port: number,
   sql: string,
   label: string,
-  opts: { mutates?: boolean } = {},
+  opts: { mutates?: boolean; database?: string } = {},
 ): Promise<{ stdout: string }> {
   // `cd /`: the login user's home may be closed to postgres, and psql would complain about it.
-  return remote.run(`cd / && psql -X -q -A -t -v ON_ERROR_STOP=1 -p ${port} -d postgres -f -`, {
+  const db = quote(opts.database ?? "postgres");
+  return remote.run(`cd / && psql -X -q -A -t -v ON_ERROR_STOP=1 -p ${port} -d ${db} -f -`, {
     user: "postgres",
     stdin: sql,
     env: { PGCLIENTENCODING: "UTF8", LC_MESSAGES: "C" },
@@ -37,8 +38,14 @@ export function psql(
   });
 }
 
-export async function psqlJson<T>(remote: Remote, port: number, sql: string, label: string): Promise<T> {
-  return parsePsqlJson<T>((await psql(remote, port, sql, label)).stdout, label);
+export async function psqlJson<T>(
+  remote: Remote,
+  port: number,
+  sql: string,
+  label: string,
+  database?: string,
+): Promise<T> {
+  return parsePsqlJson<T>((await psql(remote, port, sql, label, { database })).stdout, label);
 }
 
 /** The server packages and clusters on the VM. */

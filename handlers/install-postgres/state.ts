@@ -10,7 +10,11 @@ import { requireSystemd } from "../common/systemd";
 import { resolveListenNames } from "./addresses";
 import type { PostgresOutcome } from "./apply";
 import { chooseCluster, chooseMajor, type PostgresEvent, registerPasswordForms, serverSource } from "./decisions";
+import type { ExtensionFacts } from "./extensions";
+import { extensionPackageOutlook, readExtensions, recordedExtensions } from "./extensions-server";
 import { type PostgresGrants, postgresSection } from "./grants";
+import type { ParameterFacts } from "./parameters";
+import { readParameters } from "./parameters-server";
 import { clusterUnit, type ServerState } from "./pg";
 import { readServerState } from "./role-database";
 import type { Run } from "./run";
@@ -40,6 +44,12 @@ export interface RunningServer {
   /** The whole inventory file, and install-postgres' section of it (undefined: nothing recorded yet). */
   inventory: Inventory;
   recorded?: PostgresGrants;
+  /** pg_settings for the names `parameters` and the drop-in mention (undefined: none). */
+  parameters?: ParameterFacts;
+  /** What the server has of the extensions wanted or recorded (undefined: none). */
+  extensions?: ExtensionFacts;
+  /** A check only: the extensions' packages apt would not install, with why. */
+  failing?: { name: string; reason: string }[];
 }
 
 /** Everything a plan needs; after a change, what it already read is taken from its outcome. */
@@ -64,7 +74,11 @@ export async function inspect(ctx: InspectContext<PostgresEvent, PostgresState>)
   const inventory = await progress.step(`reading ${GRANTS_FILE}`, () => readGrants(remote), "grants");
   const recorded = postgresSection(inventory);
   const state = await readServerState(ctx, cluster.port, recorded?.roles[`${cluster.major}/${cluster.name}`] ?? []);
-  return { ...seen, server: { state, inventory, recorded } };
+  const parameters = await readParameters(ctx, cluster, state);
+  const name = `${cluster.major}/${cluster.name}`;
+  const ext = await readExtensions(ctx, cluster.port, state, recordedExtensions(recorded, name, ctx.event.db_name));
+  const failing = await extensionPackageOutlook(ctx, cluster.major, ext);
+  return { ...seen, server: { state, inventory, recorded, parameters, extensions: ext, failing } };
 }
 
 /**
