@@ -11,6 +11,7 @@ import {
 } from "../../shared/names";
 import { setting } from "../../shared/settings";
 import { boolean, list, string, type Validator, withSchema } from "../../shared/validate";
+import { TLS_SETTINGS } from "./tls-settings";
 
 export const DEFAULT_PGDG_URL = "https://apt.postgresql.org/pub/repos/apt";
 /** The PostgreSQL Debian Repository signing key (ACCC4CF8). */
@@ -138,6 +139,7 @@ export const postgresDefinition = defineInstallerDefinition({
         "The key(s) the fetched PGDG keyring must hold, exactly, before apt may trust it; set it only for a " +
         "mirror that signs with its own key.",
     }),
+    ...TLS_SETTINGS,
     ...APT_LIST_SETTINGS,
   },
   secrets: { db_password: "passwordVariable" },

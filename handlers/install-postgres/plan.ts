@@ -24,6 +24,7 @@ import { type Cluster, clusterUnit, normalizeListen, type ServerState, shortServ
 import { legacyPgdgLine, pgdgSetupLine } from "./pgdg";
 import type { ServerFacts } from "./report";
 import type { PostgresState, RunningServer } from "./state";
+import { planTls } from "./tls-plan";
 
 /** One change the plan calls for; `what`: its lines in `changes` (a check's `would_change`). */
 export interface PostgresChange extends Change<PostgresEvent, PostgresOutcome> {
@@ -37,7 +38,8 @@ export interface PostgresChange extends Change<PostgresEvent, PostgresOutcome> {
     | "configuration"
     | "restart"
     | "reload"
-    | "inventory";
+    | "inventory"
+    | "tls";
   /** The grants it takes back, one line each (the result's `revoked`). */
   readonly revoked?: readonly string[];
 }
@@ -256,6 +258,9 @@ function planRunning(
       apply: (run) => apply.restartOrReload(run, cluster, state, config),
     });
   }
+  const tls = planTls(event, cluster, state, server.tls);
+  changes.push(...tls.changes);
+  said.push(...tls.said);
   // A restart for listen_addresses applies whatever else waits for one; a run says what it sees after it.
   const pending = restart ? [] : state.pending_restart;
   for (const line of unappliedWarnings(event, unit, pending, config.listen))

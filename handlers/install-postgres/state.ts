@@ -15,6 +15,8 @@ import { clusterUnit, type ServerState } from "./pg";
 import { readServerState } from "./role-database";
 import type { Run } from "./run";
 import { inspectInstallation, type ServerInventory } from "./server";
+import type { TlsSeen } from "./tls";
+import { readTls } from "./tls-remote";
 
 export interface PostgresState {
   os: OsInfo;
@@ -40,6 +42,8 @@ export interface RunningServer {
   /** The whole inventory file, and install-postgres' section of it (undefined: nothing recorded yet). */
   inventory: Inventory;
   recorded?: PostgresGrants;
+  /** The server certificate (tls "stack-ca" or "given" only). */
+  tls?: TlsSeen;
 }
 
 /** Everything a plan needs; after a change, what it already read is taken from its outcome. */
@@ -64,7 +68,8 @@ export async function inspect(ctx: InspectContext<PostgresEvent, PostgresState>)
   const inventory = await progress.step(`reading ${GRANTS_FILE}`, () => readGrants(remote), "grants");
   const recorded = postgresSection(inventory);
   const state = await readServerState(ctx, cluster.port, recorded?.roles[`${cluster.major}/${cluster.name}`] ?? []);
-  return { ...seen, server: { state, inventory, recorded } };
+  const tls = event.tls === "debian" ? undefined : await readTls(ctx, state.config_file);
+  return { ...seen, server: { state, inventory, recorded, tls } };
 }
 
 /**

@@ -1,0 +1,70 @@
+// The stack's CA for PostgreSQL server certificates (installers.postgres.tls "stack-ca"): one EC key and
+// self-signed CA certificate per stack, made on the deploying machine by bin/cdktf before cdktf runs, into
+// an owner-only file beside the jobs' results (.vm-install/<stack>/postgres-ca.json). Terraform reads it at
+// plan time, so the key is never in cdktf.out; the jobs sign each VM's certificate with it, and the
+// certificate is the stack's output for clients (psql sslrootcert=).
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { generate } from "selfsigned";
+import type { VmInstallConfig } from "./config/types";
+import { writeResultFile } from "./jobs/job-result-file";
+import { resultsFolder } from "./jobs/secret-trigger";
+
+export interface StackCa {
+  /** PEM "CERTIFICATE": the clients' sslrootcert. */
+  readonly cert: string;
+  /** PEM "PRIVATE KEY" (PKCS#8, P-256): a secret. */
+  readonly key: string;
+}
+
+export const CA_VALID_DAYS = 3650;
+
+/** A new CA: a P-256 key and its self-signed certificate (CA:TRUE, signs certificates only), 10 years. */
+export async function generateCa(commonName: string, validDays = CA_VALID_DAYS): Promise<StackCa> {
+  const notBeforeDate = new Date(Date.now() - 5 * 60_000);
+  const pems = await generate([{ name: "commonName", value: commonName }], {
+    keyType: "ec",
+    algorithm: "sha256",
+    notBeforeDate,
+    notAfterDate: new Date(notBeforeDate.getTime() + validDays * 24 * 3600 * 1000),
+    extensions: [
+      { name: "basicConstraints", cA: true, pathLenConstraint: 0, critical: true },
+      { name: "keyUsage", keyCertSign: true, cRLSign: true, critical: true },
+    ],
+  });
+  return { cert: pems.cert, key: pems.private };
+}
+
+/** The VMs whose PostgreSQL certificate the stack's CA issues. */
+export function stackCaVms(config: Pick<VmInstallConfig, "vms">): string[] {
+  return config.vms
+    .filter((vm) => vm.installers.postgres?.enabled && vm.installers.postgres.tls === "stack-ca")
+    .map((vm) => vm.name);
+}
+
+/** Where the stack's CA is kept (owner-only, outside cdktf.out). */
+export function caFile(resultsDir: string): string {
+  return path.join(resultsDir, "postgres-ca.json");
+}
+
+/** The CA in `file`, or undefined when there is none or it is not whole (then a new one is made). */
+export function readCaFile(file: string): StackCa | undefined {
+  try {
+    const parsed = JSON.parse(fs.readFileSync(file, "utf8")) as Partial<StackCa>;
+    const whole = parsed.cert?.includes("BEGIN CERTIFICATE") && parsed.key?.includes("PRIVATE KEY");
+    return whole ? (parsed as StackCa) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Makes the stack's CA file when a VM needs it and there is none; an existing CA is never replaced. */
+export async function writeStackCa(projectDir: string, config: VmInstallConfig): Promise<string | undefined> {
+  if (!stackCaVms(config).length) return undefined;
+  const dir = resultsFolder(projectDir, config.stackName);
+  const file = caFile(dir);
+  if (readCaFile(file)) return undefined;
+  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  writeResultFile(file, JSON.stringify(await generateCa(`vm-install PostgreSQL CA of ${config.stackName}`)));
+  return file;
+}
