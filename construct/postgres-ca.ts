@@ -6,6 +6,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { generate } from "selfsigned";
+import { STACK_CA_VARIABLES } from "../handlers/install-postgres/tls-settings";
 import type { VmInstallConfig } from "./config/types";
 import { writeResultFile } from "./jobs/job-result-file";
 import { resultsFolder } from "./jobs/secret-trigger";
@@ -67,4 +68,18 @@ export async function writeStackCa(projectDir: string, config: VmInstallConfig):
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
   writeResultFile(file, JSON.stringify(await generateCa(`vm-install PostgreSQL CA of ${config.stackName}`)));
   return file;
+}
+
+/**
+ * The stack's CA as the environment of the Terraform variables its jobs read (TF_VAR_postgres_tls_ca_*),
+ * from its file; empty when no VM needs it or there is no file. bin/cdktf exports these for cdktf.
+ */
+export function caEnvironment(projectDir: string, config: VmInstallConfig): Record<string, string> {
+  if (!stackCaVms(config).length) return {};
+  const ca = readCaFile(caFile(resultsFolder(projectDir, config.stackName)));
+  if (!ca) return {};
+  return {
+    [`TF_VAR_${STACK_CA_VARIABLES.tls_ca_cert}`]: ca.cert,
+    [`TF_VAR_${STACK_CA_VARIABLES.tls_ca_key}`]: ca.key,
+  };
 }

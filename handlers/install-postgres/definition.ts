@@ -11,7 +11,7 @@ import {
 } from "../../shared/names";
 import { setting } from "../../shared/settings";
 import { boolean, list, string, type Validator, withSchema } from "../../shared/validate";
-import { TLS_SETTINGS } from "./tls-settings";
+import { TLS_SETTINGS, tlsConfigProblems, tlsSecretVariables } from "./tls-settings";
 
 export const DEFAULT_PGDG_URL = "https://apt.postgresql.org/pub/repos/apt";
 /** The PostgreSQL Debian Repository signing key (ACCC4CF8). */
@@ -143,7 +143,9 @@ export const postgresDefinition = defineInstallerDefinition({
     ...APT_LIST_SETTINGS,
   },
   secrets: { db_password: "passwordVariable" },
+  conditionalSecrets: tlsSecretVariables,
   check: (c) => [
+    ...tlsConfigProblems(c),
     ...(c.passwordVariable
       ? []
       : [

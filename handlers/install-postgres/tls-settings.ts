@@ -10,6 +10,14 @@ export type TlsMode = (typeof TLS_MODES)[number];
 
 const PEM_MAX = 65_536;
 
+const variableName = string({
+  pattern: /^[a-z][a-z0-9_]{0,63}$/,
+  allowed: 'a Terraform variable name (lowercase, digits, _), e.g. "pg_tls_key", set as TF_VAR_pg_tls_key',
+});
+
+/** The Terraform variables the stack's CA reaches the jobs through: bin/cdktf sets them from its CA file. */
+export const STACK_CA_VARIABLES = { tls_ca_cert: "postgres_tls_ca_cert", tls_ca_key: "postgres_tls_ca_key" } as const;
+
 /** PEM text of `kind` ("" for none): its value is never quoted, as a key is a secret. */
 function pem(kind: "CERTIFICATE" | "PRIVATE KEY"): Validator<string> {
   return withSchema(
@@ -35,7 +43,7 @@ export const TLS_SETTINGS = {
       'The server certificate: "debian" leaves the cluster\'s own (snakeoil: clients can only use ' +
       'sslmode=require); "stack-ca" issues one for the VM\'s address and names from the CA the stack makes ' +
       '(its certificate is the output <vm>_postgres_ca_cert: sslmode=verify-full); "given" installs ' +
-      "tlsCertFile with the key from tlsKeyVariable.",
+      "the certificate and key of tlsCertVariable and tlsKeyVariable.",
   }),
   tlsNames: setting(list(hostAddress, { unique: true }), {
     event: "tls_names",
@@ -64,23 +72,22 @@ export const TLS_SETTINGS = {
     default: "",
     doc: "The stack's CA key (PEM, a secret), from its CA file (stack-ca).",
   }),
-  tlsCertFile: setting(string({ pattern: /^[^\0]{1,4096}$/, allowed: "a file path" }), {
+  tlsCertVariable: setting(variableName, {
     defaultDoc: 'none; required with tls "given"',
-    doc: 'The certificate file (PEM, the server\'s first, then its chain) for tls "given", read at plan.',
+    doc:
+      'Terraform variable holding the certificate for tls "given" (PEM: the server\'s, then its chain), set ' +
+      'as TF_VAR_<name>, e.g. TF_VAR_pg_tls_cert="$(cat server.crt)"; the job gets it as tls_cert.',
   }),
   tlsCert: setting(pem("CERTIFICATE"), {
     event: "tls_cert",
     eventOnly: true,
     default: "",
-    doc: "The given certificate (PEM), from tlsCertFile.",
+    doc: "The given certificate (PEM), from tlsCertVariable.",
   }),
-  tlsKeyVariable: setting(
-    string({ pattern: /^[a-z][a-z0-9_]{0,63}$/, allowed: "a Terraform variable name (lowercase, digits, _)" }),
-    {
-      defaultDoc: 'none; required with tls "given"',
-      doc: "Terraform variable holding the given key (PEM), set as TF_VAR_<name>; the job gets it as tls_key.",
-    },
-  ),
+  tlsKeyVariable: setting(variableName, {
+    defaultDoc: 'none; required with tls "given"',
+    doc: 'Terraform variable holding the key for tls "given" (PEM), set as TF_VAR_<name>; the job gets it as tls_key.',
+  }),
   tlsKey: setting(pem("PRIVATE KEY"), {
     event: "tls_key",
     eventOnly: true,
@@ -88,3 +95,29 @@ export const TLS_SETTINGS = {
     doc: "The given key (PEM, a secret), from tlsKeyVariable.",
   }),
 };
+
+/** The secret event fields tls asks for, each from its Terraform variable (the definition's conditionalSecrets). */
+export function tlsSecretVariables(c: Record<string, unknown>): Record<string, string> {
+  if (c.tls === "stack-ca") return { ...STACK_CA_VARIABLES };
+  if (c.tls !== "given") return {};
+  return {
+    ...(c.tlsCertVariable ? { tls_cert: String(c.tlsCertVariable) } : {}),
+    ...(c.tlsKeyVariable ? { tls_key: String(c.tlsKeyVariable) } : {}),
+  };
+}
+
+/** The tls settings' contradictions at synth, in the settings' words. */
+export function tlsConfigProblems(c: Record<string, unknown>): string[] {
+  const problems: string[] = [];
+  if (c.tls === "given" && (!c.tlsCertVariable || !c.tlsKeyVariable))
+    problems.push(
+      'tlsCertVariable, tlsKeyVariable: required with tls "given"; name the Terraform variables holding the ' +
+        "certificate and its key (set as TF_VAR_<name>)",
+    );
+  if (Number(c.tlsValidDays) <= Number(c.tlsRenewDays))
+    problems.push(
+      `tlsValidDays: ${c.tlsValidDays} is not more than tlsRenewDays (${c.tlsRenewDays}); every run would replace ` +
+        "the certificate: make it longer",
+    );
+  return problems;
+}

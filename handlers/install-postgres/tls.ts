@@ -163,7 +163,7 @@ export function tlsEventProblems(event: TlsEvent): string[] {
   if (event.tls === "stack-ca" && (!event.tls_ca_cert || !event.tls_ca_key))
     problems.push('tls "stack-ca" needs tls_ca_cert and tls_ca_key (the stack sends them from its CA file)');
   if (event.tls === "given" && (!event.tls_cert || !event.tls_key))
-    problems.push('tls "given" needs tls_cert and tls_key (tlsCertFile and tlsKeyVariable)');
+    problems.push('tls "given" needs tls_cert and tls_key (tlsCertVariable and tlsKeyVariable)');
   if (event.tls_valid_days <= event.tls_renew_days)
     problems.push(
       `tls_valid_days (${event.tls_valid_days}) must be more than tls_renew_days (${event.tls_renew_days}), ` +
