@@ -6,6 +6,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { generate } from "selfsigned";
+import { pemText } from "../handlers/install-postgres/tls";
 import { STACK_CA_VARIABLES } from "../handlers/install-postgres/tls-settings";
 import type { VmInstallConfig } from "./config/types";
 import { writeResultFile } from "./jobs/job-result-file";
@@ -33,7 +34,7 @@ export async function generateCa(commonName: string, validDays = CA_VALID_DAYS):
       { name: "keyUsage", keyCertSign: true, cRLSign: true, critical: true },
     ],
   });
-  return { cert: pems.cert, key: pems.private };
+  return { cert: pemText(pems.cert), key: pemText(pems.private) };
 }
 
 /** The VMs whose PostgreSQL certificate the stack's CA issues. */

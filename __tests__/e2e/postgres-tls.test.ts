@@ -60,7 +60,8 @@ describeE2E("install-postgres tls stack-ca on a sandbox VM: a remote verify-full
     db_password: PW,
     listen_addresses: sb.address,
     allow_remote: true,
-    allowed_cidrs: [`${sb.hostAddress}/32`],
+    // The host (the remote client) and the VM itself (the job's login check connects to the listen address).
+    allowed_cidrs: [`${sb.hostAddress}/32`, `${sb.address}/32`],
     tls: "stack-ca",
     tls_names: ["db.vm-install.test"],
     tls_ca_cert: ca.cert,

@@ -12,7 +12,15 @@ import type { Cluster } from "./pg";
 import { clusterUnit } from "./pg";
 import type { Run } from "./run";
 import { psqlJson } from "./server";
-import { type TlsDecision, type TlsEvent, type TlsSeen, tlsDropInContent, tlsEventProblems, tlsFiles } from "./tls";
+import {
+  pemText,
+  type TlsDecision,
+  type TlsEvent,
+  type TlsSeen,
+  tlsDropInContent,
+  tlsEventProblems,
+  tlsFiles,
+} from "./tls";
 
 const DAY_MS = 24 * 3600 * 1000;
 
@@ -45,7 +53,8 @@ export async function readTls(
   if (problems.length) throw new Error(`TLS settings: ${problems.join("; ")}`);
   const f = tlsFiles(configFile);
   const r = await remote.run(
-    `echo '--- cert'; cat ${quote(f.cert)} 2>/dev/null; echo '--- key'; ` +
+    // Each part ends in a newline of its own: a PEM file may lack its last one.
+    `echo '--- cert'; cat ${quote(f.cert)} 2>/dev/null; echo; echo '--- key'; ` +
       `[ -e ${quote(f.key)} ] && openssl pkey -in ${quote(f.key)} -pubout 2>/dev/null; ` +
       `echo '--- dropin'; cat ${quote(f.dropIn)} 2>/dev/null && echo '--- present'; ` +
       "echo '--- host'; hostname; hostname -f 2>/dev/null; true",
@@ -64,7 +73,7 @@ export async function readTls(
           .filter(Boolean),
       ),
     ],
-    certPem: part("cert").includes("BEGIN CERTIFICATE") ? part("cert") : null,
+    certPem: part("cert").includes("BEGIN CERTIFICATE") ? `${part("cert").trim()}\n` : null,
     keyPublicPem: part("key").includes("BEGIN PUBLIC KEY") ? part("key") : null,
     dropInText: r.stdout.includes("--- present\n") ? dropIn : null,
   };
@@ -92,7 +101,7 @@ export async function issueCertificate(event: TlsEvent, names: string[]): Promis
       { name: "subjectAltName", altNames: names.map((n) => (isIP(n) ? { type: 7, ip: n } : { type: 2, value: n })) },
     ],
   });
-  return { cert: pems.cert, key };
+  return { cert: pemText(pems.cert), key: pemText(key) };
 }
 
 /** Writes `path` as postgres from stdin, atomically, with `mode` from the start (umask 077 until chmod). */
@@ -111,7 +120,9 @@ export async function applyTls(run: Run, cluster: Cluster, configFile: string, d
   const f = tlsFiles(configFile);
   if (d.issue) {
     const pair =
-      d.issue === "stack-ca" ? await issueCertificate(event, d.names) : { cert: event.tls_cert, key: event.tls_key };
+      d.issue === "stack-ca"
+        ? await issueCertificate(event, d.names)
+        : { cert: pemText(event.tls_cert), key: pemText(event.tls_key) };
     secrets.add(pair.key, "tls server key");
     await progress.step(
       `writing the server certificate ${f.cert}`,

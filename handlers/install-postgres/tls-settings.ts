@@ -42,7 +42,7 @@ export const TLS_SETTINGS = {
     doc:
       'The server certificate: "debian" leaves the cluster\'s own (snakeoil: clients can only use ' +
       'sslmode=require); "stack-ca" issues one for the VM\'s address and names from the CA the stack makes ' +
-      '(its certificate is the output <vm>_postgres_ca_cert: sslmode=verify-full); "given" installs ' +
+      '(its certificate is the stack\'s output postgres_ca_cert: sslmode=verify-full); "given" installs ' +
       "the certificate and key of tlsCertVariable and tlsKeyVariable.",
   }),
   tlsNames: setting(list(hostAddress, { unique: true }), {

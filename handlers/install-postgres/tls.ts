@@ -9,6 +9,9 @@ import { normalizeListen } from "./pg";
 
 const DAY_MS = 24 * 3600 * 1000;
 
+/** PEM as files hold it: \n line ends, one at the end (a generator may end with none). */
+export const pemText = (pem: string) => `${pem.replace(/\r\n/g, "\n").trim()}\n`;
+
 /** What inspect read for the certificate; `now` is the plan's clock (ms), read with it. */
 export interface TlsSeen {
   now: number;
@@ -121,7 +124,7 @@ function givenProblem(event: TlsEvent, seen: TlsSeen, names: string[]): { proble
       ? [`the given certificate expires ${expires.toISOString().slice(0, 10)}: give a new one`]
       : []),
   ];
-  const same = seen.certPem?.trim() === event.tls_cert.trim() && seen.keyPublicPem === spki(cert.publicKey);
+  const same = seen.certPem === pemText(event.tls_cert) && seen.keyPublicPem === spki(cert.publicKey);
   return { problem: same ? "" : seen.certPem ? "another is installed" : "none yet", warnings };
 }
 

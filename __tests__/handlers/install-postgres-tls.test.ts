@@ -1,0 +1,152 @@
+// install-postgres' server certificate decision (tls.ts): which certificate on the VM still serves and
+// which is replaced, in the words a check and a run share, for the class of ways a certificate goes bad
+// (none, unreadable, another CA, a key that is not its own, a missing name, near expiry), and the given
+// pair refused when the key is not the certificate's.
+import { createPublicKey, generateKeyPairSync } from "node:crypto";
+import { generateCa, type StackCa } from "../../construct/postgres-ca";
+import {
+  decideTls,
+  type TlsEvent,
+  type TlsSeen,
+  tlsDropInContent,
+  tlsFiles,
+} from "../../handlers/install-postgres/tls";
+import { issueCertificate, targetAddress } from "../../handlers/install-postgres/tls-remote";
+
+const CONF = "/etc/postgresql/15/main/postgresql.conf";
+const DAY = 24 * 3600 * 1000;
+let ca: StackCa;
+let other: StackCa;
+beforeAll(async () => {
+  [ca, other] = await Promise.all([generateCa("ca"), generateCa("other")]);
+});
+
+const event = (over: Partial<TlsEvent> = {}): TlsEvent => ({
+  tls: "stack-ca",
+  tls_names: ["db.example.test"],
+  tls_renew_days: 30,
+  tls_valid_days: 365,
+  tls_ca_cert: ca.cert,
+  tls_ca_key: ca.key,
+  tls_cert: "",
+  tls_key: "",
+  listen_addresses: "10.0.0.5",
+  ...over,
+});
+const NAMES = ["10.0.0.5", "db1", "db1.example.test", "db.example.test"];
+const pubOf = (key: string) => String(createPublicKey(key).export({ type: "spki", format: "pem" }));
+const seenWith = async (over: Partial<TlsEvent> = {}, names = NAMES): Promise<TlsSeen> => {
+  const pair = await issueCertificate(event(over), names);
+  return {
+    now: Date.now(),
+    address: "10.0.0.5",
+    hostnames: ["db1", "db1.example.test"],
+    certPem: pair.cert,
+    keyPublicPem: pubOf(pair.key),
+    dropInText: tlsDropInContent(tlsFiles(CONF)),
+  };
+};
+const forNames = `issued by the stack's CA for ${NAMES.join(", ")}`;
+
+describe("the server certificate (tls stack-ca)", () => {
+  test("a certificate that serves: no change, the same names in the same order as issued", async () => {
+    const d = decideTls(event(), await seenWith(), CONF);
+    expect(d).toMatchObject({ issue: undefined, writeDropIn: false, lines: [], names: NAMES });
+  });
+
+  test("none yet: issued, and the drop-in written", async () => {
+    const seen = { ...(await seenWith()), certPem: null, keyPublicPem: null, dropInText: null };
+    expect(decideTls(event(), seen, CONF).lines).toEqual([
+      `server certificate for ${NAMES.join(", ")} issued by the stack's CA (/etc/postgresql/15/main/vm-install-server.crt)`,
+      "ssl_cert_file and ssl_key_file -> /etc/postgresql/15/main/vm-install-server.crt, " +
+        "/etc/postgresql/15/main/vm-install-server.key (/etc/postgresql/15/main/conf.d/91-vm-install-tls.conf)",
+    ]);
+  });
+
+  test.each<[string, (s: TlsSeen) => Promise<TlsSeen> | TlsSeen, string]>([
+    [
+      "unreadable",
+      (s) => ({ ...s, certPem: "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n" }),
+      "the file on the VM is not a certificate",
+    ],
+    [
+      "another CA's",
+      async () => seenWith({ tls_ca_cert: other.cert, tls_ca_key: other.key }),
+      "it was not signed by the stack's CA",
+    ],
+    ["its key missing", (s) => ({ ...s, keyPublicPem: null }), "its key file is missing or does not match it"],
+    [
+      "another key beside it",
+      (s) => ({
+        ...s,
+        keyPublicPem: pubOf(
+          String(
+            generateKeyPairSync("ec", { namedCurve: "prime256v1" }).privateKey.export({ type: "pkcs8", format: "pem" }),
+          ),
+        ),
+      }),
+      "its key file is missing or does not match it",
+    ],
+    [
+      "a name missing",
+      async () => seenWith({}, ["10.0.0.5", "db1", "db1.example.test"]),
+      "it does not cover db.example.test",
+    ],
+    [
+      "the address missing",
+      async () => seenWith({}, ["db1", "db1.example.test", "db.example.test"]),
+      "it does not cover 10.0.0.5",
+    ],
+  ])("%s: replaced, saying why", async (_what, spoil, why) => {
+    const seen = await spoil(await seenWith());
+    const d = decideTls(event(), seen, CONF);
+    expect(d.issue).toBe("stack-ca");
+    expect(d.lines).toEqual([`server certificate replaced (${why}): ${forNames}`]);
+  });
+
+  test("near expiry: replaced within tls_renew_days, kept a day before it (the boundary)", async () => {
+    const seen = await seenWith({ tls_valid_days: 40 });
+    const expires = new Date(Date.now() + 40 * DAY - 5 * 60_000).toISOString().slice(0, 10);
+    expect(decideTls(event(), { ...seen, now: Date.now() + 11 * DAY }, CONF).lines).toEqual([
+      `server certificate replaced (expires ${expires}, within 30 days): ${forNames}`,
+    ]);
+    expect(decideTls(event(), { ...seen, now: Date.now() + 9 * DAY }, CONF).lines).toEqual([]);
+  });
+
+  test("a drop-in someone edited is rewritten, the certificate kept", async () => {
+    const seen = { ...(await seenWith()), dropInText: "ssl_cert_file = '/tmp/x'\n" };
+    const d = decideTls(event(), seen, CONF);
+    expect(d.issue).toBeUndefined();
+    expect(d.writeDropIn).toBe(true);
+  });
+
+  test("the target's address, whatever the form of the kit's target", () => {
+    expect(targetAddress("admin@10.0.0.5:22")).toBe("10.0.0.5");
+    expect(targetAddress("admin@[2001:db8::5]:2222")).toBe("2001:db8::5");
+    expect(targetAddress("admin@db1.example.test:22")).toBe("db1.example.test");
+  });
+});
+
+describe("the given certificate (tls given)", () => {
+  test("installed when another is there, kept when it is the one; a key that is not its own is refused", async () => {
+    const pair = await issueCertificate(event(), NAMES);
+    const given = event({ tls: "given", tls_cert: pair.cert, tls_key: pair.key });
+    const seen = await seenWith();
+    expect(decideTls(given, seen, CONF).lines).toEqual([
+      "server certificate replaced: the given one (/etc/postgresql/15/main/vm-install-server.crt)",
+    ]);
+    expect(decideTls(given, { ...seen, certPem: pair.cert, keyPublicPem: pubOf(pair.key) }, CONF).lines).toEqual([]);
+    expect(() => decideTls({ ...given, tls_key: other.key }, seen, CONF)).toThrow(/tls_key is not the key/);
+  });
+
+  test("a given certificate near expiry or without the VM's address: warned, never replaced by the job", async () => {
+    const pair = await issueCertificate(event({ tls_valid_days: 10 }), ["db1"]);
+    const given = event({ tls: "given", tls_cert: pair.cert, tls_key: pair.key });
+    const d = decideTls(given, { ...(await seenWith()), certPem: pair.cert, keyPublicPem: pubOf(pair.key) }, CONF);
+    expect(d.lines).toEqual([]);
+    expect(d.warnings).toEqual([
+      expect.stringMatching(/^the given certificate does not cover 10\.0\.0\.5, db1\.example\.test, db\.example\.test/),
+      expect.stringMatching(/^the given certificate expires \d{4}-\d\d-\d\d: give a new one$/),
+    ]);
+  });
+});
