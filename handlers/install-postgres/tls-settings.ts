@@ -48,7 +48,9 @@ export const TLS_SETTINGS = {
   tlsNames: setting(list(hostAddress, { unique: true }), {
     event: "tls_names",
     default: [],
-    doc: 'Names and addresses clients connect to, besides the VM\'s address, its host names and listenAddresses ("stack-ca").',
+    doc:
+      "Names and addresses clients connect to, besides the VM's address, its host names and listenAddresses " +
+      '("stack-ca").',
   }),
   tlsRenewDays: setting(integer(1, 3650), {
     event: "tls_renew_days",
