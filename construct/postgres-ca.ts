@@ -3,11 +3,12 @@
 // an owner-only file beside the jobs' results (.vm-install/<stack>/postgres-ca.json). Terraform reads it at
 // plan time, so the key is never in cdktf.out; the jobs sign each VM's certificate with it, and the
 // certificate is the stack's output for clients (psql sslrootcert=).
+import { generateKeyPairSync } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { generate } from "selfsigned";
 import { pemText } from "../handlers/install-postgres/tls";
 import { STACK_CA_VARIABLES } from "../handlers/install-postgres/tls-settings";
+import { issueCaCertificate } from "../handlers/install-postgres/x509-issue";
 import type { VmInstallConfig } from "./config/types";
 import { writeResultFile } from "./jobs/job-result-file";
 import { resultsFolder } from "./jobs/secret-trigger";
@@ -21,20 +22,13 @@ export interface StackCa {
 
 export const CA_VALID_DAYS = 3650;
 
-/** A new CA: a P-256 key and its self-signed certificate (CA:TRUE, signs certificates only), 10 years. */
+/** A new CA: a P-256 key and its self-signed certificate (CA:TRUE, pathlen 0, signs certificates only). */
 export async function generateCa(commonName: string, validDays = CA_VALID_DAYS): Promise<StackCa> {
-  const notBeforeDate = new Date(Date.now() - 5 * 60_000);
-  const pems = await generate([{ name: "commonName", value: commonName }], {
-    keyType: "ec",
-    algorithm: "sha256",
-    notBeforeDate,
-    notAfterDate: new Date(notBeforeDate.getTime() + validDays * 24 * 3600 * 1000),
-    extensions: [
-      { name: "basicConstraints", cA: true, pathLenConstraint: 0, critical: true },
-      { name: "keyUsage", keyCertSign: true, cRLSign: true, critical: true },
-    ],
-  });
-  return { cert: pemText(pems.cert), key: pemText(pems.private) };
+  const { privateKey } = generateKeyPairSync("ec", { namedCurve: "prime256v1" });
+  const key = pemText(String(privateKey.export({ type: "pkcs8", format: "pem" })));
+  const notBefore = new Date(Date.now() - 5 * 60_000);
+  const notAfter = new Date(notBefore.getTime() + validDays * 24 * 3600 * 1000);
+  return { cert: issueCaCertificate({ key, commonName, notBefore, notAfter }), key };
 }
 
 /** The VMs whose PostgreSQL certificate the stack's CA issues. */

@@ -2,9 +2,15 @@
 // which is replaced, in the words a check and a run share, for the class of ways a certificate goes bad
 // (none, unreadable, another CA, a key that is not its own, a missing name, near expiry), and the given
 // pair refused when the key is not the certificate's.
-import { createPublicKey, generateKeyPairSync } from "node:crypto";
+import { spawnSync } from "node:child_process";
+import { createPrivateKey, createPublicKey, generateKeyPairSync, X509Certificate } from "node:crypto";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { generate } from "selfsigned";
 import { generateCa, type StackCa } from "../../construct/postgres-ca";
 import {
+  covers,
   decideTls,
   type TlsEvent,
   type TlsSeen,
@@ -12,6 +18,7 @@ import {
   tlsFiles,
 } from "../../handlers/install-postgres/tls";
 import { issueCertificate, targetAddress } from "../../handlers/install-postgres/tls-remote";
+import { ipBytes } from "../../handlers/install-postgres/x509-issue";
 
 const CONF = "/etc/postgresql/15/main/postgresql.conf";
 const DAY = 24 * 3600 * 1000;
@@ -148,5 +155,59 @@ describe("the given certificate (tls given)", () => {
       expect.stringMatching(/^the given certificate does not cover 10\.0\.0\.5, db1\.example\.test, db\.example\.test/),
       expect.stringMatching(/^the given certificate expires \d{4}-\d\d-\d\d: give a new one$/),
     ]);
+  });
+});
+
+describe("the certificate the job signs (x509-issue.ts, DER by hand)", () => {
+  test("openssl verifies it against the CA and reads every name; node checks each address and name; another CA refuses it", async () => {
+    const names = ["10.0.0.5", "2001:db8::5", "::ffff:192.0.2.7", "db1", "db.example.test"];
+    const pair = await issueCertificate(event(), names);
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "x509-"));
+    fs.writeFileSync(path.join(dir, "ca.pem"), ca.cert);
+    fs.writeFileSync(path.join(dir, "other.pem"), other.cert);
+    fs.writeFileSync(path.join(dir, "srv.pem"), pair.cert);
+    const openssl = (...args: string[]) => spawnSync("openssl", args, { encoding: "utf8" });
+    const ok = openssl(
+      "verify",
+      "-x509_strict",
+      "-purpose",
+      "sslserver",
+      "-CAfile",
+      path.join(dir, "ca.pem"),
+      path.join(dir, "srv.pem"),
+    );
+    expect(ok.stdout.trim()).toBe(`${path.join(dir, "srv.pem")}: OK`);
+    expect(openssl("verify", "-CAfile", path.join(dir, "other.pem"), path.join(dir, "srv.pem")).status).not.toBe(0);
+    const text = openssl("x509", "-in", path.join(dir, "srv.pem"), "-noout", "-ext", "subjectAltName").stdout;
+    expect(text).toContain(
+      "IP Address:10.0.0.5, IP Address:2001:DB8:0:0:0:0:0:5, IP Address:0:0:0:0:0:FFFF:C000:207, DNS:db1, DNS:db.example.test",
+    );
+    const cert = new X509Certificate(pair.cert);
+    for (const n of names) expect(covers(cert, n)).toBe(true);
+    expect(covers(cert, "10.0.0.6")).toBe(false);
+    expect(covers(cert, "other.example.test")).toBe(false);
+    expect(cert.ca).toBe(false);
+    expect(cert.checkPrivateKey(createPrivateKey(pair.key))).toBe(true);
+    expect(new Date(cert.validTo).getTime() - Date.now()).toBeGreaterThan(364 * DAY);
+  });
+
+  test("an RSA CA signs too (sha256WithRSAEncryption); IPv6 literals become their 16 bytes", async () => {
+    const rsa = await generate([{ name: "commonName", value: "rsa ca" }], {
+      keyType: "rsa",
+      keySize: 2048,
+      algorithm: "sha256",
+      extensions: [
+        { name: "basicConstraints", cA: true, critical: true },
+        { name: "keyUsage", keyCertSign: true, critical: true },
+      ],
+    });
+    const pair = await issueCertificate(event({ tls_ca_cert: rsa.cert, tls_ca_key: rsa.private }), ["db1"]);
+    const cert = new X509Certificate(pair.cert);
+    const rsaCa = new X509Certificate(rsa.cert);
+    expect(cert.checkIssued(rsaCa) && cert.verify(rsaCa.publicKey)).toBe(true);
+    expect(() => ipBytes("not-an-ip")).toThrow(/not an IP address/);
+    expect(ipBytes("2001:db8::5").toString("hex")).toBe("20010db8000000000000000000000005");
+    expect(ipBytes("::").toString("hex")).toBe("0".repeat(32));
+    expect(ipBytes("fe80::1:2").toString("hex")).toBe("fe800000000000000000000000010002");
   });
 });

@@ -3,8 +3,6 @@
 // signed with the stack's CA key (or the given pair), sent on stdin and never on a command line, the key
 // 0600 owned by postgres; then a reload, as ssl_cert_file and ssl_key_file are read on reload.
 import { createPrivateKey, generateKeyPairSync, X509Certificate } from "node:crypto";
-import { isIP } from "node:net";
-import { generate } from "selfsigned";
 import { quote } from "../../shared/shell-quote";
 import type { Remote } from "../common/exec";
 import { runLong } from "../common/exec";
@@ -21,6 +19,7 @@ import {
   tlsEventProblems,
   tlsFiles,
 } from "./tls";
+import { issueServerCertificate } from "./x509-issue";
 
 const DAY_MS = 24 * 3600 * 1000;
 
@@ -82,26 +81,16 @@ export async function readTls(
 /** A new key and a certificate for `names` signed by the stack's CA, valid tls_valid_days from now. */
 export async function issueCertificate(event: TlsEvent, names: string[]): Promise<{ cert: string; key: string }> {
   const { privateKey, publicKey } = generateKeyPairSync("ec", { namedCurve: "prime256v1" });
-  const key = String(privateKey.export({ type: "pkcs8", format: "pem" }));
-  const notBeforeDate = new Date(Date.now() - 5 * 60_000);
-  const pems = await generate([{ name: "commonName", value: names[0] ?? "postgres" }], {
-    keyType: "ec",
-    algorithm: "sha256",
-    keyPair: { privateKey: key, publicKey: String(publicKey.export({ type: "spki", format: "pem" })) },
-    ca: {
-      cert: event.tls_ca_cert,
-      key: String(createPrivateKey(event.tls_ca_key).export({ type: "pkcs8", format: "pem" })),
-    },
-    notBeforeDate,
-    notAfterDate: new Date(notBeforeDate.getTime() + event.tls_valid_days * DAY_MS),
-    extensions: [
-      { name: "basicConstraints", cA: false, critical: true },
-      { name: "keyUsage", digitalSignature: true, keyEncipherment: true, critical: true },
-      { name: "extKeyUsage", serverAuth: true },
-      { name: "subjectAltName", altNames: names.map((n) => (isIP(n) ? { type: 7, ip: n } : { type: 2, value: n })) },
-    ],
+  const notBefore = new Date(Date.now() - 5 * 60_000);
+  const cert = issueServerCertificate({
+    caCert: event.tls_ca_cert,
+    caKey: event.tls_ca_key,
+    publicKey,
+    names,
+    notBefore,
+    notAfter: new Date(notBefore.getTime() + event.tls_valid_days * DAY_MS),
   });
-  return { cert: pemText(pems.cert), key: pemText(key) };
+  return { cert, key: pemText(String(privateKey.export({ type: "pkcs8", format: "pem" }))) };
 }
 
 /** Writes `path` as postgres from stdin, atomically, with `mode` from the start (umask 077 until chmod). */
