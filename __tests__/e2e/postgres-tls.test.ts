@@ -44,6 +44,30 @@ function verifyFull(
   });
 }
 
+/** The target's process list and environments, polled every ~100 ms while `fn` runs: the lines holding any needle. */
+async function watchProcesses<T>(sb: Sandbox, needles: string[], fn: () => Promise<T>) {
+  const ps = "ps -e -ww -o args; cat /proc/[0-9]*/environ 2>/dev/null | tr '\\0' '\\n'";
+  let stop = false;
+  let polls = 0;
+  const hits = new Set<string>();
+  const loop = (async () => {
+    while (!stop) {
+      const r = await sb.rootExec(ps, { timeoutMs: 10_000 }).catch(() => undefined);
+      if (r) {
+        polls++;
+        for (const line of r.stdout.split("\n")) if (needles.some((n) => line.includes(n))) hits.add(line);
+      }
+      await new Promise((res) => setTimeout(res, 100));
+    }
+  })();
+  try {
+    return { value: await fn(), hits: [...hits], polls };
+  } finally {
+    stop = true;
+    await loop;
+  }
+}
+
 /** The PEM bodies of a key, each line long enough to be told apart from anything else. */
 const keyBodyLines = (pem: string) => pem.split("\n").filter((l) => l.length > 40 && !l.startsWith("-----"));
 
@@ -97,8 +121,20 @@ describeE2E("install-postgres tls stack-ca on a sandbox VM: a remote verify-full
   test(
     "fresh VM: the stack's CA issues the certificate; verify-full connects; another CA and a wrong name are refused",
     async () => {
-      const run = await job(event());
+      // The CA key's lines, and the "PRIVATE KEY" marker of the server key the job sends on stdin.
+      const {
+        value: run,
+        hits,
+        polls,
+      } = await watchProcesses(sb, [...keyBodyLines(ca.key), "PRIVATE KEY"], () => job(event()));
       expectSucceeded(run);
+      expect(polls).toBeGreaterThan(20);
+      expect(hits).toEqual([]);
+      // The CA key never reaches the VM: no file there holds a line of it.
+      const grep = keyBodyLines(ca.key)
+        .map((l) => `-e '${l}'`)
+        .join(" ");
+      expect(await root(sb, `grep -rlF ${grep} /etc /var /tmp /root /home 2>/dev/null; true`)).toBe("");
       expect(run.result.changes).toEqual(
         expect.arrayContaining([
           `server certificate for ${sb.address}, ${(await root(sb, "hostname")).trim()}, db.vm-install.test ` +
@@ -146,13 +182,14 @@ describeE2E("install-postgres tls stack-ca on a sandbox VM: a remote verify-full
   test.each([
     ["near expiry", "expires", () => ca, 5],
     ["signed by another CA", "it was not signed by the stack's CA", () => other, 365],
+    ["without a name of tls_names", "it does not cover db.vm-install.test", () => ca, 365],
   ])(
     "a certificate %s is replaced on the next run; a check foresees it in the same words",
     async (_what, reason, signer, days) => {
       const names = [sb.address, (await root(sb, "hostname")).trim(), "db.vm-install.test"];
       const planted = await issueCertificate(
         { ...event(), tls_ca_cert: signer().cert, tls_ca_key: signer().key, tls_valid_days: days } as never,
-        names,
+        reason.includes("does not cover") ? names.slice(0, 2) : names,
       );
       await sb.rootExec(`runuser -u postgres -- sh -c 'cat > ${KEY}'`, { input: planted.key, timeoutMs: 30_000 });
       await sb.rootExec(`runuser -u postgres -- sh -c 'cat > ${CERT}'`, { input: planted.cert, timeoutMs: 30_000 });
