@@ -9,6 +9,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { generate } from "selfsigned";
 import { generateCa, type StackCa } from "../../construct/postgres-ca";
+import { requireSsl } from "../../handlers/install-postgres/decisions";
 import {
   covers,
   decideTls,
@@ -209,5 +210,15 @@ describe("the certificate the job signs (x509-issue.ts, DER by hand)", () => {
     expect(ipBytes("2001:db8::5").toString("hex")).toBe("20010db8000000000000000000000005");
     expect(ipBytes("::").toString("hex")).toBe("0".repeat(32));
     expect(ipBytes("fe80::1:2").toString("hex")).toBe("fe800000000000000000000000010002");
+  });
+});
+
+describe("a server with ssl off", () => {
+  const off = { ssl: "off", config_file: CONF };
+  test('hostssl with tls "debian" is refused before any change; "stack-ca" and "given" turn SSL on themselves', () => {
+    const remote = { allow_remote: true, remote_ssl: true } as const;
+    expect(() => requireSsl({ ...remote, tls: "debian" }, off)).toThrow(/or set tls "stack-ca".*Nothing was changed/);
+    expect(() => requireSsl({ ...remote, tls: "stack-ca" }, off)).not.toThrow();
+    expect(() => requireSsl({ ...remote, tls: "given" }, off)).not.toThrow();
   });
 });
