@@ -9,7 +9,9 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { generate } from "selfsigned";
 import { generateCa, type StackCa } from "../../construct/postgres-ca";
+import { runHandler } from "../../handlers/common/handler-kit";
 import { requireSsl } from "../../handlers/install-postgres/decisions";
+import { handler } from "../../handlers/install-postgres/handler";
 import {
   covers,
   decideTls,
@@ -20,6 +22,9 @@ import {
 } from "../../handlers/install-postgres/tls";
 import { issueCertificate, targetAddress } from "../../handlers/install-postgres/tls-remote";
 import { ipBytes } from "../../handlers/install-postgres/x509-issue";
+import { SecretScrubber } from "../../shared/secrets";
+import { PG_HBA, type PgVmState, PostgresVm, TLS_CERT, TLS_DROPIN, TLS_KEY } from "./support/postgres-vm";
+import { TEST_ENV } from "./support/run-scripted";
 
 const CONF = "/etc/postgresql/15/main/postgresql.conf";
 const DAY = 24 * 3600 * 1000;
@@ -220,5 +225,76 @@ describe("a server with ssl off", () => {
     expect(() => requireSsl({ ...remote, tls: "debian" }, off)).toThrow(/or set tls "stack-ca".*Nothing was changed/);
     expect(() => requireSsl({ ...remote, tls: "stack-ca" }, off)).not.toThrow();
     expect(() => requireSsl({ ...remote, tls: "given" }, off)).not.toThrow();
+  });
+});
+
+describe("tls stack-ca through the handler and the kit: a check's would_change is the following run's changes", () => {
+  const EVENT = () => ({
+    db_name: "myapp",
+    db_user: "app_user",
+    db_password: "correct horse 42",
+    listen_addresses: "*",
+    allow_remote: true,
+    allowed_cidrs: ["10.0.0.0/8"],
+    tls: "stack-ca",
+    tls_ca_cert: ca.cert,
+    tls_ca_key: ca.key,
+  });
+  const newCluster = (): PgVmState => ({
+    listen: "localhost",
+    active: true,
+    files: { [PG_HBA]: "local all postgres peer\n" },
+    roles: { postgres: { login: true, superuser: true, secret: null, marked: false } },
+    databases: { postgres: { owner: "postgres" } },
+  });
+  const job = (vm: PostgresVm, event: object) =>
+    runHandler(handler, event, {
+      env: TEST_ENV,
+      connect: async () => vm,
+      write: () => {},
+      secrets: new SecretScrubber(),
+    });
+
+  /** Check, run, check again: the check changes nothing, the run does what it said, then nothing is left. */
+  async function checkThenRun(vm: PostgresVm, event: object): Promise<string[]> {
+    const before = structuredClone(vm.state);
+    vm.mutating.length = 0;
+    const check = await job(vm, { ...event, check: true });
+    expect(check).toMatchObject({ status: "ok", changed: false });
+    expect(vm.mutating).toEqual([]);
+    expect(vm.state).toEqual(before);
+    const run = await job(vm, event);
+    expect(run.changes).toEqual(check.would_change);
+    expect((await job(vm, { ...event, check: true })).would_change).toEqual([]);
+    return check.would_change as string[];
+  }
+
+  test("a new cluster: the certificate and the drop-in are foreseen, then made, the key the certificate's", async () => {
+    const vm = new PostgresVm(newCluster());
+    const words = await checkThenRun(vm, EVENT());
+    expect(words).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^server certificate for .*db1, db1\.example\.test issued by the stack's CA \(/),
+        expect.stringMatching(/^ssl_cert_file and ssl_key_file -> /),
+      ]),
+    );
+    const cert = new X509Certificate(vm.state.files[TLS_CERT]);
+    expect(cert.checkIssued(new X509Certificate(ca.cert))).toBe(true);
+    expect(cert.checkPrivateKey(createPrivateKey(vm.state.files[TLS_KEY]))).toBe(true);
+    expect(vm.state.files[TLS_DROPIN]).toContain(`ssl_key_file = '${TLS_KEY}'`);
+  });
+
+  test("a certificate near expiry: the check says so in the run's words; the run replaces it", async () => {
+    const vm = new PostgresVm(newCluster());
+    await job(vm, EVENT());
+    const names = new X509Certificate(vm.state.files[TLS_CERT]).subjectAltName ?? "";
+    const planted = await issueCertificate(event({ tls_valid_days: 3 }), ["192.0.2.10", "db1", "db1.example.test"]);
+    vm.state.files[TLS_CERT] = planted.cert;
+    vm.state.files[TLS_KEY] = planted.key;
+    const words = await checkThenRun(vm, EVENT());
+    expect(words).toEqual([
+      expect.stringMatching(/^server certificate replaced \(expires \d{4}-\d\d-\d\d, within 30 days\): /),
+    ]);
+    expect(new X509Certificate(vm.state.files[TLS_CERT]).subjectAltName).toBe(names);
   });
 });
