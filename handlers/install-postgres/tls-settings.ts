@@ -12,7 +12,7 @@ const PEM_MAX = 65_536;
 
 const variableName = string({
   pattern: /^[a-z][a-z0-9_]{0,63}$/,
-  allowed: 'a Terraform variable name (lowercase, digits, _), e.g. "pg_tls_key", set as TF_VAR_pg_tls_key',
+  allowed: "a Terraform variable name (lowercase, digits, _), set as TF_VAR_<name>",
 });
 
 /** The Terraform variables the stack's CA reaches the jobs through: bin/cdktf sets them from its CA file. */
