@@ -20,7 +20,7 @@ import {
   tlsDropInContent,
   tlsFiles,
 } from "../../handlers/install-postgres/tls";
-import { issueCertificate, targetAddress } from "../../handlers/install-postgres/tls-remote";
+import { issueCertificate, probeAddress, targetAddress } from "../../handlers/install-postgres/tls-remote";
 import { ipBytes } from "../../handlers/install-postgres/x509-issue";
 import { SecretScrubber } from "../../shared/secrets";
 import { PG_HBA, type PgVmState, PostgresVm, TLS_CERT, TLS_DROPIN, TLS_KEY } from "./support/postgres-vm";
@@ -296,5 +296,24 @@ describe("tls stack-ca through the handler and the kit: a check's would_change i
       expect.stringMatching(/^server certificate replaced \(expires \d{4}-\d\d-\d\d, within 30 days\): /),
     ]);
     expect(new X509Certificate(vm.state.files[TLS_CERT]).subjectAltName).toBe(names);
+  });
+
+  test("a reload that could not load the new certificate (the old one still presented): the run fails, naming both", async () => {
+    const vm = new PostgresVm(newCluster());
+    await job(vm, EVENT());
+    vm.presented = vm.state.files[TLS_CERT];
+    vm.state.files[TLS_CERT] = (await issueCertificate(event({ tls_valid_days: 3 }), ["db1"])).cert;
+    const run = await job(vm, EVENT()).catch((err: Error) => err);
+    expect(String(run)).toMatch(
+      /after the reload the server at 127\.0\.0\.1:5432 presents another certificate \(SHA-256 [0-9A-F:]+\), not the one written to \/etc\/postgresql\/14\/main\/vm-install-server\.crt/,
+    );
+  });
+
+  test("where the handshake is tried: loopback when the server listens there, else its first address", () => {
+    expect(probeAddress("*", 5432)).toBe("127.0.0.1:5432");
+    expect(probeAddress("10.0.0.5,localhost", 5433)).toBe("127.0.0.1:5433");
+    expect(probeAddress("10.0.0.5", 5432)).toBe("10.0.0.5:5432");
+    expect(probeAddress("2001:db8::5", 5432)).toBe("[2001:db8::5]:5432");
+    expect(probeAddress("db1.example.test", 5432)).toBe("db1.example.test:5432");
   });
 });

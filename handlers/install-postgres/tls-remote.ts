@@ -3,11 +3,12 @@
 // signed with the stack's CA key (or the given pair), sent on stdin and never on a command line, the key
 // 0600 owned by postgres; then a reload, as ssl_cert_file and ssl_key_file are read on reload.
 import { createPrivateKey, generateKeyPairSync, X509Certificate } from "node:crypto";
+import { isIPv6 } from "node:net";
 import { quote } from "../../shared/shell-quote";
 import type { Remote } from "../common/exec";
 import { runLong } from "../common/exec";
 import type { Cluster } from "./pg";
-import { clusterUnit } from "./pg";
+import { clusterUnit, normalizeListen } from "./pg";
 import type { Run } from "./run";
 import { psqlJson } from "./server";
 import {
@@ -107,17 +108,19 @@ async function writePrivate(remote: Remote, path: string, content: string, mode:
 export async function applyTls(run: Run, cluster: Cluster, configFile: string, d: TlsDecision): Promise<void> {
   const { remote, event, progress, secrets } = run;
   const f = tlsFiles(configFile);
+  let pair: { cert: string; key: string } | undefined;
   if (d.issue) {
-    const pair =
+    const issued =
       d.issue === "stack-ca"
         ? await issueCertificate(event, d.names)
         : { cert: pemText(event.tls_cert), key: pemText(event.tls_key) };
-    secrets.add(pair.key, "tls server key");
+    pair = issued;
+    secrets.add(issued.key, "tls server key");
     await progress.step(
       `writing the server certificate ${f.cert}`,
       async () => {
-        await writePrivate(remote, f.key, pair.key, "0600");
-        await writePrivate(remote, f.cert, pair.cert, "0644");
+        await writePrivate(remote, f.key, issued.key, "0600");
+        await writePrivate(remote, f.cert, issued.cert, "0644");
       },
       "tls",
     );
@@ -130,6 +133,36 @@ export async function applyTls(run: Run, cluster: Cluster, configFile: string, d
     "reload",
   );
   await checkServed(run, cluster, f);
+  if (pair) await checkPresented(run, cluster, pair.cert, f.cert);
+}
+
+/** Where the job reaches the server from the VM itself: loopback when it listens there, else its first address. */
+export function probeAddress(listen: string, port: number): string {
+  const entries = normalizeListen(listen).split(",");
+  const host = entries.includes("*") || entries.includes("localhost") ? "127.0.0.1" : entries[0];
+  return isIPv6(host) ? `[${host}]:${port}` : `${host}:${port}`;
+}
+
+/**
+ * The server presents the certificate just written: a reload that could not load it (a key it refuses)
+ * keeps the old one and only logs why, so the handshake is the proof (openssl s_client, STARTTLS postgres).
+ */
+async function checkPresented(run: Run, cluster: Cluster, cert: string, file: string): Promise<void> {
+  const at = probeAddress(run.event.listen_addresses, cluster.port);
+  const r = await run.remote.run(
+    `timeout 30 openssl s_client -connect ${quote(at)} -starttls postgres </dev/null 2>/dev/null | ` +
+      "openssl x509 -noout -fingerprint -sha256",
+    { check: false, env: { LC_ALL: "C" }, label: `openssl s_client -connect ${at}`, timeoutMs: 60_000 },
+  );
+  const presented = /Fingerprint=([0-9A-F:]+)/i.exec(r.stdout)?.[1]?.toUpperCase();
+  const written = new X509Certificate(cert).fingerprint256;
+  if (presented === written) return;
+  throw new Error(
+    `after the reload the server at ${at} presents ` +
+      `${presented ? `another certificate (SHA-256 ${presented})` : "no certificate"}, ` +
+      `not the one written to ${file} (SHA-256 ${written}): ` +
+      `see ${cluster.logFile ?? "the cluster's log"} on the VM for why it was not loaded`,
+  );
 }
 
 const SSL_FILES_SQL =

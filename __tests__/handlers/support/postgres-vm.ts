@@ -3,7 +3,7 @@
 // asks, from its state, and what a run changes (role, database, files, inventory) is there for the next.
 // Only the commands install-postgres sends are understood; anything else fails the test, naming it.
 
-import { createPublicKey } from "node:crypto";
+import { createPublicKey, X509Certificate } from "node:crypto";
 import { CLOUD_INIT_PROBE } from "../../../handlers/common/cloud-init";
 import { DPKG_HEALTH_PROBE } from "../../../handlers/common/dpkg-health";
 import { type Connection, ExecRemote, type RunOptions, type RunResult } from "../../../handlers/common/exec";
@@ -50,6 +50,8 @@ function psqlVar(sql: string, name: string): string | undefined {
 export class PostgresVm implements Connection {
   readonly target = "ubuntu@192.0.2.10:22";
   readonly hostKeySha256 = `SHA256:${"A".repeat(43)}`;
+  /** The certificate the server presents when it is not the file's (one a reload could not load). */
+  presented?: string;
   /** Every command marked as a change that reached the VM. */
   readonly mutating: string[] = [];
 
@@ -95,6 +97,11 @@ export class PostgresVm implements Connection {
       return {};
     }
     if (command.startsWith("echo '--- cert'")) return this.tlsFiles();
+    if (command.includes("openssl s_client")) {
+      // The server presents what it loaded at the last reload (`presented`), by default the file.
+      const pem = this.presented ?? s.files[TLS_CERT];
+      return { stdout: pem ? `sha256 Fingerprint=${new X509Certificate(pem).fingerprint256}\n` : "" };
+    }
     const written = /^(?:umask 077; )?t=\$\(mktemp '?([^' ]+)\.XXXXXX'?\)/.exec(command);
     if (written) {
       s.files[written[1]] = stdin;
