@@ -1,13 +1,15 @@
 // Run by bin/cdktf before cdktf: the files Terraform reads at plan time that synth must not write into
-// cdktf.out. The local target's secret triggers (construct/jobs/secret-trigger.ts) from the TF_VAR_ values in
-// this environment, which cdktf does not pass to synth; the host key of each Nubes VM that has none yet
-// (construct/delivered-host-keys.ts). A configuration that does not parse is left to synth to report, with
-// every other problem.
+// cdktf.out. The host key of each Nubes VM that has none yet (construct/delivered-host-keys.ts), the stack's
+// PostgreSQL CA (construct/postgres-ca.ts, then in this environment as its TF_VAR_ variables) and the local
+// target's secret triggers from the TF_VAR_ values here, which cdktf does not pass to synth. With --ca-env it
+// prints the CA's variables (NUL-separated name, value) for bin/cdktf to export. A configuration that does
+// not parse is left to synth to report, with every other problem.
 
 import * as fs from "node:fs";
 import { CONTEXT_KEY, parseConfig } from "../construct/config/parse";
 import { writeHostKeys } from "../construct/delivered-host-keys";
 import { writeSecretTriggers } from "../construct/jobs/secret-trigger";
+import { caEnvironment, writeStackCa } from "../construct/postgres-ca";
 
 let config: ReturnType<typeof parseConfig> | undefined;
 try {
@@ -15,7 +17,21 @@ try {
 } catch {
   config = undefined;
 }
-if (config) {
-  writeSecretTriggers(process.cwd(), config, process.env);
+
+async function main(): Promise<void> {
+  if (!config) return;
+  const caEnv = caEnvironment(process.cwd(), config);
+  if (process.argv.includes("--ca-env")) {
+    for (const [name, value] of Object.entries(caEnv)) process.stdout.write(`${name}\0${value}\0`);
+    return;
+  }
   writeHostKeys(process.cwd(), config);
+  await writeStackCa(process.cwd(), config);
+  Object.assign(process.env, caEnvironment(process.cwd(), config));
+  writeSecretTriggers(process.cwd(), config, process.env);
 }
+
+main().catch((err) => {
+  console.error(`vm-install: ${err instanceof Error ? err.message : String(err)}`);
+  process.exit(1);
+});

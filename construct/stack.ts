@@ -19,6 +19,7 @@ import { type GatedVm, rolloutGate } from "./jobs/rollout-gate";
 import { resultsFolder } from "./jobs/secret-trigger";
 import { slessJobTarget } from "./jobs/sless-job";
 import { TerraformData } from "./jobs/terraform-data";
+import { stackCaOutput } from "./postgres-ca-output";
 import { ROLLOUT_FAILURES_OUTPUT } from "./resource-names";
 import { warnLocalStateSecrets } from "./risky-settings";
 import { configureBackend } from "./state-backend";
@@ -93,6 +94,7 @@ export class VmInstallStack extends TerraformStack {
         : localJobTarget({ resultsDir: resultsFolder(baseDir, config.stackName), paths });
 
     this.installations = this.rollOut(props, jobTarget, paths, baseDir);
+    stackCaOutput(this, config, paths, baseDir);
   }
 
   /**

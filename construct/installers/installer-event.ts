@@ -39,5 +39,6 @@ export function installerEvent(vm: VmConfig, def: CatalogEntry, afterAnother: bo
 /** The event's secret fields, each with the name of the variable that holds it (set as TF_VAR_<name>). */
 export function secretVariableNames(vm: VmConfig, def: CatalogEntry): Record<string, string> {
   const settings = vm.installers[def.key] as unknown as Record<string, unknown>;
-  return Object.fromEntries(Object.entries(def.secrets ?? {}).map(([field, key]) => [field, String(settings[key])]));
+  const named = Object.entries(def.secrets ?? {}).map(([field, key]) => [field, String(settings[key])]);
+  return { ...Object.fromEntries(named), ...(settings.enabled ? def.conditionalSecrets?.(settings) : {}) };
 }

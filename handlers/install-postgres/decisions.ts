@@ -221,15 +221,17 @@ export function registerPasswordForms(secrets: SecretScrubber, pw: string): void
  * the job would have to choose. Debian's and Ubuntu's clusters are created with ssl = on (snakeoil).
  */
 export function requireSsl(
-  event: Pick<PostgresEvent, "allow_remote" | "remote_ssl">,
+  event: Pick<PostgresEvent, "allow_remote" | "remote_ssl" | "tls">,
   state: Pick<ServerState, "ssl" | "config_file">,
 ): void {
-  if (!event.allow_remote || !event.remote_ssl || state.ssl === "on") return;
+  // tls "stack-ca" or "given" turns SSL on with the certificate it installs (ssl is read on reload).
+  if (!event.allow_remote || !event.remote_ssl || state.ssl === "on" || event.tls !== "debian") return;
   throw new Error(
     `ssl is ${state.ssl ?? "unknown"} on the server, ` +
       "so hostssl entries (remote_ssl true, the default) would admit no remote client: " +
       "turn SSL on (ssl = on with ssl_cert_file and ssl_key_file, " +
       `e.g. in a file under ${state.config_file.replace(/\/[^/]*$/, "")}/conf.d/, then restart the cluster) ` +
-      "or set remoteSsl false to admit unencrypted connections. Nothing was changed.",
+      'or set tls "stack-ca" (the stack issues a certificate), or set remoteSsl false to admit unencrypted ' +
+      "connections. Nothing was changed.",
   );
 }

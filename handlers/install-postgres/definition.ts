@@ -12,6 +12,7 @@ import {
 import { pgExtensions, pgParameters } from "../../shared/pg-parameters";
 import { setting } from "../../shared/settings";
 import { boolean, list, string, type Validator, withSchema } from "../../shared/validate";
+import { TLS_SETTINGS, tlsConfigProblems, tlsSecretVariables } from "./tls-settings";
 
 export const DEFAULT_PGDG_URL = "https://apt.postgresql.org/pub/repos/apt";
 /** The PostgreSQL Debian Repository signing key (ACCC4CF8). */
@@ -160,10 +161,13 @@ export const postgresDefinition = defineInstallerDefinition({
         "a restart. One removed from here is reported in warnings and left in place, never dropped (dropping " +
         "loses data).",
     }),
+    ...TLS_SETTINGS,
     ...APT_LIST_SETTINGS,
   },
   secrets: { db_password: "passwordVariable" },
+  conditionalSecrets: tlsSecretVariables,
   check: (c) => [
+    ...tlsConfigProblems(c),
     ...(c.passwordVariable
       ? []
       : [

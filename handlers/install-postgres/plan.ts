@@ -28,6 +28,7 @@ import { type Cluster, clusterUnit, dropInPath, normalizeListen, type ServerStat
 import { legacyPgdgLine, pgdgSetupLine } from "./pgdg";
 import type { ServerFacts } from "./report";
 import type { PostgresState, RunningServer } from "./state";
+import { planTls } from "./tls-plan";
 
 /** One change the plan calls for; `what`: its lines in `changes` (a check's `would_change`). */
 export interface PostgresChange extends Change<PostgresEvent, PostgresOutcome> {
@@ -43,7 +44,8 @@ export interface PostgresChange extends Change<PostgresEvent, PostgresOutcome> {
     | "reload"
     | "inventory"
     | "extension-package"
-    | "extensions";
+    | "extensions"
+    | "tls";
   /** The grants it takes back, one line each (the result's `revoked`). */
   readonly revoked?: readonly string[];
 }
@@ -251,7 +253,9 @@ function planRunning(
     said.push({ line: `${f.name} may fail to install: ${f.reason}`, warning: true, checkOnly: true });
   const { config, params, restart, ...cfg } = planConfigChanges(event, cluster, server);
   for (const line of params.warnings) said.push({ line, warning: true });
-  changes.push(...ext.packages, ...cfg.changes, ...ext.create);
+  const tls = planTls(event, cluster, state, server.tls);
+  said.push(...tls.said);
+  changes.push(...ext.packages, ...cfg.changes, ...tls.changes, ...ext.create);
   // A restart for listen_addresses applies whatever else waits for one; a run says what it sees after it.
   const pending = restart ? [] : state.pending_restart.filter((n) => !params.restart.includes(n.toLowerCase()));
   for (const line of unappliedWarnings(event, unit, pending, config.listen))

@@ -19,6 +19,8 @@ import { clusterUnit, type ServerState } from "./pg";
 import { readServerState } from "./role-database";
 import type { Run } from "./run";
 import { inspectInstallation, type ServerInventory } from "./server";
+import type { TlsSeen } from "./tls";
+import { readTls } from "./tls-remote";
 
 export interface PostgresState {
   os: OsInfo;
@@ -50,6 +52,8 @@ export interface RunningServer {
   extensions?: ExtensionFacts;
   /** A check only: the extensions' packages apt would not install, with why. */
   failing?: { name: string; reason: string }[];
+  /** The server certificate (tls "stack-ca" or "given" only). */
+  tls?: TlsSeen;
 }
 
 /** Everything a plan needs; after a change, what it already read is taken from its outcome. */
@@ -78,7 +82,8 @@ export async function inspect(ctx: InspectContext<PostgresEvent, PostgresState>)
   const name = `${cluster.major}/${cluster.name}`;
   const ext = await readExtensions(ctx, cluster.port, state, recordedExtensions(recorded, name, ctx.event.db_name));
   const failing = await extensionPackageOutlook(ctx, cluster.major, ext);
-  return { ...seen, server: { state, inventory, recorded, parameters, extensions: ext, failing } };
+  const tls = event.tls === "debian" ? undefined : await readTls(ctx, state.config_file);
+  return { ...seen, server: { state, inventory, recorded, parameters, extensions: ext, failing, tls } };
 }
 
 /**

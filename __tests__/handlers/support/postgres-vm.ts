@@ -3,6 +3,7 @@
 // asks, from its state, and what a run changes (role, database, files, inventory) is there for the next.
 // Only the commands install-postgres sends are understood; anything else fails the test, naming it.
 
+import { createPublicKey, X509Certificate } from "node:crypto";
 import { APT_PROXY_PROBE } from "../../../handlers/common/apt-proxy";
 import { CLOUD_INIT_PROBE } from "../../../handlers/common/cloud-init";
 import { DPKG_HEALTH_PROBE } from "../../../handlers/common/dpkg-health";
@@ -15,6 +16,9 @@ import { GRANTS } from "./grants-steps";
 export const PG_CONF_DIR = "/etc/postgresql/14/main";
 export const PG_HBA = `${PG_CONF_DIR}/pg_hba.conf`;
 export const PG_DROPIN = `${PG_CONF_DIR}/conf.d/90-vm-install.conf`;
+export const TLS_CERT = `${PG_CONF_DIR}/vm-install-server.crt`;
+export const TLS_KEY = `${PG_CONF_DIR}/vm-install-server.key`;
+export const TLS_DROPIN = `${PG_CONF_DIR}/conf.d/91-vm-install-tls.conf`;
 
 export interface PgRole {
   login: boolean;
@@ -47,6 +51,8 @@ function psqlVar(sql: string, name: string): string | undefined {
 export class PostgresVm implements Connection {
   readonly target = "ubuntu@192.0.2.10:22";
   readonly hostKeySha256 = `SHA256:${"A".repeat(43)}`;
+  /** The certificate the server presents when it is not the file's (one a reload could not load). */
+  presented?: string;
   /** Every command marked as a change that reached the VM. */
   readonly mutating: string[] = [];
 
@@ -63,6 +69,16 @@ export class PostgresVm implements Connection {
   }
 
   async close(): Promise<void> {}
+
+  /** What tls-remote.ts readTls reads: the certificate, its key's public half, the drop-in, the host names. */
+  private tlsFiles(): { stdout: string } {
+    const f = this.state.files;
+    const key = f[TLS_KEY] ? String(createPublicKey(f[TLS_KEY]).export({ type: "spki", format: "pem" })) : "";
+    const dropIn = f[TLS_DROPIN] === undefined ? "" : `${f[TLS_DROPIN]}--- present\n`;
+    return {
+      stdout: `--- cert\n${f[TLS_CERT] ?? ""}\n--- key\n${key}--- dropin\n${dropIn}--- host\ndb1\ndb1.example.test\n`,
+    };
+  }
 
   private answer(command: string, stdin: string): { code?: number; stdout?: string } {
     const s = this.state;
@@ -82,7 +98,13 @@ export class PostgresVm implements Connection {
       s.inventory = JSON.parse(stdin);
       return {};
     }
-    const written = /^t=\$\(mktemp '?([^' ]+)\.XXXXXX'?\)/.exec(command);
+    if (command.startsWith("echo '--- cert'")) return this.tlsFiles();
+    if (command.includes("openssl s_client")) {
+      // The server presents what it loaded at the last reload (`presented`), by default the file.
+      const pem = this.presented ?? s.files[TLS_CERT];
+      return { stdout: pem ? `sha256 Fingerprint=${new X509Certificate(pem).fingerprint256}\n` : "" };
+    }
+    const written = /^(?:umask 077; )?t=\$\(mktemp '?([^' ]+)\.XXXXXX'?\)/.exec(command);
     if (written) {
       s.files[written[1]] = stdin;
       return {};
@@ -104,6 +126,13 @@ export class PostgresVm implements Connection {
 
   private psql(sql: string): { stdout?: string } {
     const s = this.state;
+    if (sql.includes("current_setting('ssl_cert_file')")) {
+      const dropIn = this.state.files[TLS_DROPIN] ?? "";
+      const setting = (name: string) => new RegExp(`^${name} = '([^']*)'$`, "m").exec(dropIn)?.[1] ?? "snakeoil";
+      return {
+        stdout: `${JSON.stringify({ cert: setting("ssl_cert_file"), key: setting("ssl_key_file"), errors: [] })}\n`,
+      };
+    }
     if (sql.includes("'hba_text'")) return { stdout: `${JSON.stringify(this.serverState(sql))}\n` };
     if (sql.includes("pg_hba_file_rules WHERE error IS NOT NULL")) {
       const listen = /listen_addresses = '([^']*)'/.exec(s.files[PG_DROPIN] ?? "")?.[1] ?? "localhost";

@@ -1,0 +1,113 @@
+// The stack's PostgreSQL CA (installers.postgres.tls "stack-ca") as synthesized: bin/cdktf's CA file, the
+// output clients take as sslrootcert, and the key's way to the jobs (a sensitive variable bin/cdktf sets
+// from the file), never in cdktf.out. The handler side, end to end: __tests__/e2e/postgres-tls.test.ts.
+import { X509Certificate } from "node:crypto";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { App } from "../construct/cdktf";
+import { parseConfig } from "../construct/config/parse";
+import { resultsFolder } from "../construct/jobs/secret-trigger";
+import { caEnvironment, caFile, readCaFile, writeStackCa } from "../construct/postgres-ca";
+import { VmInstallStack } from "../construct/stack";
+import { filesUnder, tempDir } from "./support/synth";
+
+const postgres = (over: Record<string, unknown> = {}) => ({
+  enabled: true,
+  passwordVariable: "pg_password",
+  tls: "stack-ca",
+  ...over,
+});
+const ctx = (over: Record<string, unknown> = {}, target: "sless" | "local" = "sless") =>
+  target === "sless"
+    ? {
+        nubes: { vdcUid: "vdc-1", nsxtUid: "nsxt-1" },
+        vms: [{ name: "vm1" }],
+        installers: { postgres: postgres(over) },
+      }
+    : {
+        jobTarget: "local",
+        vms: [{ name: "db", kind: "existing", address: "192.0.2.1", privateKeyPath: "id" }],
+        installers: { postgres: postgres(over) },
+      };
+
+function synthIn(project: string, context: Record<string, unknown>) {
+  const config = parseConfig(context);
+  const outdir = path.join(project, "cdktf.out");
+  const app = new App({ outdir });
+  new VmInstallStack(app, config.stackName, { config, baseDir: project });
+  app.synth();
+  const tf = JSON.parse(fs.readFileSync(path.join(outdir, "stacks", config.stackName, "cdk.tf.json"), "utf8"));
+  return { config, outdir, tf };
+}
+
+describe("the stack's PostgreSQL CA", () => {
+  test("one owner-only CA file per stack, a CA that signs certificates only, never replaced once whole", async () => {
+    const project = tempDir("pgca");
+    const config = parseConfig(ctx());
+    const file = caFile(resultsFolder(project, config.stackName));
+    expect(await writeStackCa(project, config)).toBe(file);
+    expect(fs.statSync(file).mode & 0o777).toBe(0o600);
+    expect(fs.statSync(path.dirname(file)).mode & 0o777).toBe(0o700);
+    const ca = readCaFile(file)!;
+    const cert = new X509Certificate(ca.cert);
+    expect(cert.ca).toBe(true);
+    expect(cert.checkPrivateKey(require("node:crypto").createPrivateKey(ca.key))).toBe(true);
+    expect(await writeStackCa(project, config)).toBeUndefined();
+    expect(readCaFile(file)).toEqual(ca);
+    expect(caEnvironment(project, config)).toEqual({
+      TF_VAR_postgres_tls_ca_cert: ca.cert,
+      TF_VAR_postgres_tls_ca_key: ca.key,
+    });
+    // No VM asks for it: no file, no variables.
+    const none = tempDir("pgca-none");
+    const debian = parseConfig(ctx({ tls: "debian" }));
+    expect(await writeStackCa(none, debian)).toBeUndefined();
+    expect(fs.existsSync(caFile(resultsFolder(none, debian.stackName)))).toBe(false);
+    expect(caEnvironment(none, debian)).toEqual({});
+  });
+
+  test.each(["sless", "local"] as const)(
+    "%s target: the output reads the CA file at plan, the key reaches the job as a sensitive variable, and no byte of the key or certificate body is in cdktf.out",
+    async (target) => {
+      const project = tempDir(`pgca-${target}`);
+      const config = parseConfig(ctx({}, target));
+      await writeStackCa(project, config);
+      const ca = readCaFile(caFile(resultsFolder(project, config.stackName)))!;
+      const { tf, outdir } = synthIn(project, ctx({}, target));
+      expect(tf.output.postgres_ca_cert.value).toMatch(
+        /^\$\{try\(jsondecode\(file\(".*postgres-ca\.json"\)\)\.cert, ""\)\}$/,
+      );
+      expect(tf.variable.postgres_tls_ca_key).toMatchObject({ sensitive: true, type: "string" });
+      expect(tf.variable.postgres_tls_ca_cert).toMatchObject({ sensitive: true });
+      const synthesized = filesUnder(outdir)
+        .map((f) => fs.readFileSync(f, "latin1"))
+        .join("\n");
+      const body = (pem: string) => pem.split("\n").filter((l) => l.length > 20 && !l.startsWith("-----"));
+      for (const line of [...body(ca.key), ...body(ca.cert)]) expect(synthesized).not.toContain(line);
+      if (target === "sless") {
+        expect(JSON.stringify(tf.resource.sless_job.vm1_postgres.event_json)).toContain("var.postgres_tls_ca_key");
+      } else {
+        const data = tf.resource.terraform_data.db_postgres;
+        expect(JSON.stringify(data.provisioner)).toContain("tls_ca_key=TF_VAR_postgres_tls_ca_key");
+      }
+    },
+  );
+
+  test("tls other than stack-ca: no output, no CA variables", () => {
+    const { tf } = synthIn(tempDir("pgca-debian"), ctx({ tls: "debian" }));
+    expect(tf.output.postgres_ca_cert).toBeUndefined();
+    expect(tf.variable.postgres_tls_ca_key).toBeUndefined();
+  });
+
+  test('tls "given" needs both variables; tlsValidDays must exceed tlsRenewDays', () => {
+    expect(() => parseConfig(ctx({ tls: "given" }))).toThrow(/tlsCertVariable, tlsKeyVariable: required/);
+    expect(() => parseConfig(ctx({ tlsValidDays: 30, tlsRenewDays: 30 }))).toThrow(/tlsValidDays: 30 is not more/);
+    const { tf } = synthIn(
+      tempDir("pgca-given"),
+      ctx({ tls: "given", tlsCertVariable: "pg_tls_cert", tlsKeyVariable: "pg_tls_key" }),
+    );
+    expect(tf.variable.pg_tls_key).toMatchObject({ sensitive: true });
+    expect(JSON.stringify(tf.resource.sless_job.vm1_postgres.event_json)).toContain("var.pg_tls_key");
+    expect(tf.output.postgres_ca_cert).toBeUndefined();
+  });
+});

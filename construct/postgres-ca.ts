@@ -1,0 +1,80 @@
+// The stack's CA for PostgreSQL server certificates (installers.postgres.tls "stack-ca"): one EC key and
+// self-signed CA certificate per stack, made on the deploying machine by bin/cdktf before cdktf runs, into
+// an owner-only file beside the jobs' results (.vm-install/<stack>/postgres-ca.json). Terraform reads it at
+// plan time, so the key is never in cdktf.out; the jobs sign each VM's certificate with it, and the
+// certificate is the stack's output for clients (psql sslrootcert=).
+import { generateKeyPairSync } from "node:crypto";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { pemText } from "../handlers/install-postgres/tls";
+import { STACK_CA_VARIABLES } from "../handlers/install-postgres/tls-settings";
+import { issueCaCertificate } from "../handlers/install-postgres/x509-issue";
+import type { VmInstallConfig } from "./config/types";
+import { writeResultFile } from "./jobs/job-result-file";
+import { resultsFolder } from "./jobs/secret-trigger";
+
+export interface StackCa {
+  /** PEM "CERTIFICATE": the clients' sslrootcert. */
+  readonly cert: string;
+  /** PEM "PRIVATE KEY" (PKCS#8, P-256): a secret. */
+  readonly key: string;
+}
+
+export const CA_VALID_DAYS = 3650;
+
+/** A new CA: a P-256 key and its self-signed certificate (CA:TRUE, pathlen 0, signs certificates only). */
+export async function generateCa(commonName: string, validDays = CA_VALID_DAYS): Promise<StackCa> {
+  const { privateKey } = generateKeyPairSync("ec", { namedCurve: "prime256v1" });
+  const key = pemText(String(privateKey.export({ type: "pkcs8", format: "pem" })));
+  const notBefore = new Date(Date.now() - 5 * 60_000);
+  const notAfter = new Date(notBefore.getTime() + validDays * 24 * 3600 * 1000);
+  return { cert: issueCaCertificate({ key, commonName, notBefore, notAfter }), key };
+}
+
+/** The VMs whose PostgreSQL certificate the stack's CA issues. */
+export function stackCaVms(config: Pick<VmInstallConfig, "vms">): string[] {
+  return config.vms
+    .filter((vm) => vm.installers.postgres?.enabled && vm.installers.postgres.tls === "stack-ca")
+    .map((vm) => vm.name);
+}
+
+/** Where the stack's CA is kept (owner-only, outside cdktf.out). */
+export function caFile(resultsDir: string): string {
+  return path.join(resultsDir, "postgres-ca.json");
+}
+
+/** The CA in `file`, or undefined when there is none or it is not whole (then a new one is made). */
+export function readCaFile(file: string): StackCa | undefined {
+  try {
+    const parsed = JSON.parse(fs.readFileSync(file, "utf8")) as Partial<StackCa>;
+    const whole = parsed.cert?.includes("BEGIN CERTIFICATE") && parsed.key?.includes("PRIVATE KEY");
+    return whole ? (parsed as StackCa) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Makes the stack's CA file when a VM needs it and there is none; an existing CA is never replaced. */
+export async function writeStackCa(projectDir: string, config: VmInstallConfig): Promise<string | undefined> {
+  if (!stackCaVms(config).length) return undefined;
+  const dir = resultsFolder(projectDir, config.stackName);
+  const file = caFile(dir);
+  if (readCaFile(file)) return undefined;
+  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  writeResultFile(file, JSON.stringify(await generateCa(`vm-install PostgreSQL CA of ${config.stackName}`)));
+  return file;
+}
+
+/**
+ * The stack's CA as the environment of the Terraform variables its jobs read (TF_VAR_postgres_tls_ca_*),
+ * from its file; empty when no VM needs it or there is no file. bin/cdktf exports these for cdktf.
+ */
+export function caEnvironment(projectDir: string, config: VmInstallConfig): Record<string, string> {
+  if (!stackCaVms(config).length) return {};
+  const ca = readCaFile(caFile(resultsFolder(projectDir, config.stackName)));
+  if (!ca) return {};
+  return {
+    [`TF_VAR_${STACK_CA_VARIABLES.tls_ca_cert}`]: ca.cert,
+    [`TF_VAR_${STACK_CA_VARIABLES.tls_ca_key}`]: ca.key,
+  };
+}

@@ -1,0 +1,176 @@
+// The server certificate, decided from what inspect saw (tls-remote.ts) and nothing else: which names it
+// must cover, whether the one on the VM still serves (signed by the stack's CA, covering every name, its
+// key beside it, not near expiry) and the conf.d drop-in that points the server at it. Pure, so a check
+// foresees a replacement in the same words a run reports it.
+import { createPublicKey, X509Certificate } from "node:crypto";
+import { isIP } from "node:net";
+import type { PostgresEvent } from "./decisions";
+import { normalizeListen } from "./pg";
+
+const DAY_MS = 24 * 3600 * 1000;
+
+/** PEM as files hold it: \n line ends, one at the end (a generator may end with none). */
+export const pemText = (pem: string) => `${pem.replace(/\r\n/g, "\n").trim()}\n`;
+
+/** What inspect read for the certificate; `now` is the plan's clock (ms), read with it. */
+export interface TlsSeen {
+  now: number;
+  /** The address the job reached the VM at: clients use it too. */
+  address: string;
+  /** `hostname` and `hostname -f` on the VM. */
+  hostnames: string[];
+  certPem: string | null;
+  /** The public key of the key file (openssl pkey -pubout): the key itself is never read back. */
+  keyPublicPem: string | null;
+  dropInText: string | null;
+}
+
+export interface TlsFiles {
+  cert: string;
+  key: string;
+  dropIn: string;
+}
+
+export type TlsEvent = Pick<
+  PostgresEvent,
+  | "tls"
+  | "tls_names"
+  | "tls_renew_days"
+  | "tls_valid_days"
+  | "tls_ca_cert"
+  | "tls_ca_key"
+  | "tls_cert"
+  | "tls_key"
+  | "listen_addresses"
+>;
+
+/** What the change does: issue (or install) a certificate, rewrite the drop-in; `lines`: its words. */
+export interface TlsDecision {
+  issue?: "stack-ca" | "given";
+  names: string[];
+  writeDropIn: boolean;
+  lines: string[];
+  /** What works but not as meant (a given certificate that does not cover the VM's address...). */
+  warnings: string[];
+}
+
+/** The certificate, its key and the drop-in, beside the cluster's postgresql.conf. */
+export function tlsFiles(configFile: string): TlsFiles {
+  const dir = configFile.replace(/\/[^/]*$/, "");
+  return {
+    cert: `${dir}/vm-install-server.crt`,
+    key: `${dir}/vm-install-server.key`,
+    dropIn: `${dir}/conf.d/91-vm-install-tls.conf`,
+  };
+}
+
+export function tlsDropInContent(files: TlsFiles): string {
+  return (
+    "# Written by vm-install (install-postgres): the server certificate it manages; a rerun rewrites it.\n" +
+    "ssl = on\n" +
+    `ssl_cert_file = '${files.cert.replace(/'/g, "''")}'\n` +
+    `ssl_key_file = '${files.key.replace(/'/g, "''")}'\n`
+  );
+}
+
+/** The names a client may connect to: the VM's address and host names, listen_addresses, tls_names. */
+export function certificateNames(event: TlsEvent, seen: Pick<TlsSeen, "address" | "hostnames">): string[] {
+  const listen = normalizeListen(event.listen_addresses)
+    .split(",")
+    .filter((a) => a && a !== "*");
+  const hostnames = seen.hostnames.filter((h) => /^[A-Za-z0-9]([A-Za-z0-9.-]{0,252})$/.test(h));
+  const all = [seen.address, ...hostnames, ...listen, ...event.tls_names].filter((n) => n && n !== "localhost");
+  return [...new Set(all)];
+}
+
+/** Whether `cert` names `name` in its subjectAltName (an address as an IP entry, a name as a DNS one). */
+export function covers(cert: X509Certificate, name: string): boolean {
+  return isIP(name) ? cert.checkIP(name) !== undefined : cert.checkHost(name, { wildcards: false }) !== undefined;
+}
+
+const spki = (key: { export(o: { type: "spki"; format: "pem" }): string | Buffer }) =>
+  String(key.export({ type: "spki", format: "pem" }));
+
+/** Why the certificate on the VM must be replaced ("" when it serves), for stack-ca. */
+export function caCertificateProblem(event: TlsEvent, seen: TlsSeen, names: string[]): string {
+  if (!seen.certPem) return "none yet";
+  let cert: X509Certificate;
+  try {
+    cert = new X509Certificate(seen.certPem);
+  } catch {
+    return "the file on the VM is not a certificate";
+  }
+  const ca = new X509Certificate(event.tls_ca_cert);
+  if (!cert.checkIssued(ca) || !cert.verify(ca.publicKey)) return "it was not signed by the stack's CA";
+  if (seen.keyPublicPem !== spki(cert.publicKey)) return "its key file is missing or does not match it";
+  const missing = names.filter((n) => !covers(cert, n));
+  if (missing.length) return `it does not cover ${missing.join(", ")}`;
+  const expires = new Date(cert.validTo);
+  if (expires.getTime() - seen.now < event.tls_renew_days * DAY_MS)
+    return `expires ${expires.toISOString().slice(0, 10)}, within ${event.tls_renew_days} days`;
+  return "";
+}
+
+/** The given certificate's problem with the VM's ("" when it is the one installed), and its warnings. */
+function givenProblem(event: TlsEvent, seen: TlsSeen, names: string[]): { problem: string; warnings: string[] } {
+  const cert = new X509Certificate(event.tls_cert);
+  if (spki(createPublicKey(event.tls_key)) !== spki(cert.publicKey))
+    throw new Error("tls_key is not the key of the first certificate in tls_cert: give the matching pair");
+  const missing = names.filter((n) => !covers(cert, n));
+  const expires = new Date(cert.validTo);
+  const warnings = [
+    ...(missing.length ? [`the given certificate does not cover ${missing.join(", ")} (verify-full fails there)`] : []),
+    ...(expires.getTime() - seen.now < event.tls_renew_days * DAY_MS
+      ? [`the given certificate expires ${expires.toISOString().slice(0, 10)}: give a new one`]
+      : []),
+  ];
+  const same = seen.certPem === pemText(event.tls_cert) && seen.keyPublicPem === spki(cert.publicKey);
+  return { problem: same ? "" : seen.certPem ? "another is installed" : "none yet", warnings };
+}
+
+/** The whole decision for tls "stack-ca" or "given" ("debian" plans nothing). */
+export function decideTls(event: TlsEvent, seen: TlsSeen, configFile: string): TlsDecision {
+  const files = tlsFiles(configFile);
+  const names = certificateNames(event, seen);
+  const lines: string[] = [];
+  let warnings: string[] = [];
+  let issue: TlsDecision["issue"];
+  if (event.tls === "stack-ca") {
+    const problem = caCertificateProblem(event, seen, names);
+    if (problem) {
+      issue = "stack-ca";
+      lines.push(
+        problem === "none yet"
+          ? `server certificate for ${names.join(", ")} issued by the stack's CA (${files.cert})`
+          : `server certificate replaced (${problem}): issued by the stack's CA for ${names.join(", ")}`,
+      );
+    }
+  } else if (event.tls === "given") {
+    const given = givenProblem(event, seen, names);
+    warnings = given.warnings;
+    if (given.problem) {
+      issue = "given";
+      lines.push(
+        `server certificate ${given.problem === "none yet" ? "installed" : "replaced"}: the given one (${files.cert})`,
+      );
+    }
+  }
+  const writeDropIn = seen.dropInText !== tlsDropInContent(files);
+  if (writeDropIn) lines.push(`ssl_cert_file and ssl_key_file -> ${files.cert}, ${files.key} (${files.dropIn})`);
+  return { issue, names, writeDropIn, lines, warnings };
+}
+
+/** The settings' own contradictions, before anything is read: the handler's refusal, in the settings' words. */
+export function tlsEventProblems(event: TlsEvent): string[] {
+  const problems: string[] = [];
+  if (event.tls === "stack-ca" && (!event.tls_ca_cert || !event.tls_ca_key))
+    problems.push('tls "stack-ca" needs tls_ca_cert and tls_ca_key (the stack sends them from its CA file)');
+  if (event.tls === "given" && (!event.tls_cert || !event.tls_key))
+    problems.push('tls "given" needs tls_cert and tls_key (tlsCertVariable and tlsKeyVariable)');
+  if (event.tls_valid_days <= event.tls_renew_days)
+    problems.push(
+      `tls_valid_days (${event.tls_valid_days}) must be more than tls_renew_days (${event.tls_renew_days}), ` +
+        "or every run would replace the certificate",
+    );
+  return problems;
+}
