@@ -1,0 +1,97 @@
+// End-to-end: `state: "absent"` takes back off exactly what an installer put on, on one sandbox VM
+// reused by every case (each leaves the VM as it found it, which is what is asserted). Per installer:
+// the VM's package list, apt sources and keys, groups and users before; install; a check of absent
+// (would_change says the removals, nothing moves); absent; the same VM as before; `dpkg --audit` empty;
+// a rerun with nothing to do.
+import type { Sandbox } from "../../sandbox/index";
+import {
+  describeE2E,
+  expectSucceeded,
+  type InstallerRun,
+  root,
+  runInstaller,
+  sandboxPerSuite,
+  vmFingerprint,
+} from "./support/e2e";
+
+const T = 600_000;
+
+/** What absent must give back: every package with its version and state, apt's sources and keys, accounts. */
+async function vmState(sb: Sandbox): Promise<Record<string, string>> {
+  const sh = (command: string) => root(sb, command, 60_000);
+  return {
+    packages: await sh("dpkg-query -W -f='${Package} ${Version} ${db:Status-Abbrev}\\n' | sort"),
+    apt: await sh("ls -la --time-style=+ /etc/apt/sources.list.d /etc/apt/keyrings 2>&1; true"),
+    groups: await sh("getent group | sort"),
+    users: await sh("getent passwd | cut -d: -f1 | sort"),
+  };
+}
+
+async function expectAuditClean(sb: Sandbox): Promise<void> {
+  expect(await root(sb, "dpkg --audit; echo rc=$?")).toBe("rc=0\n");
+}
+
+/** Absent as a check, then for real, then again: the three results. */
+async function absentThrice(sb: Sandbox, handler: string, event: Record<string, unknown>) {
+  const before = await vmFingerprint(sb);
+  const check = await runInstaller(sb, handler, { ...event, state: "absent", check: true });
+  expectSucceeded(check);
+  expect(await vmFingerprint(sb)).toEqual(before);
+  const real = await runInstaller(sb, handler, { ...event, state: "absent" });
+  expectSucceeded(real);
+  const again = await runInstaller(sb, handler, { ...event, state: "absent" });
+  expectSucceeded(again);
+  return { check: check.result, real: real.result, again: again.result };
+}
+
+const noWork = (run: InstallerRun["result"]) => ({ changes: run.changes, changed: run.changed });
+
+describeE2E("state absent on a sandbox VM: install, take back, the VM as before", () => {
+  let sb: Sandbox;
+  sandboxPerSuite((s) => (sb = s), T);
+
+  test(
+    "install-packages: jq and what it pulled in go, curl (there before) stays; a package of someone else's keeps " +
+      "the library it needs until it is gone",
+    async () => {
+      const event = { packages: ["jq", "curl"], update: true };
+      const pristine = await vmState(sb);
+      expect(pristine.packages).toMatch(/^curl /m);
+      expect(pristine.packages).not.toMatch(/^jq /m);
+      const install = await runInstaller(sb, "install-packages", event);
+      expectSucceeded(install);
+      expect(install.result.already_installed).toEqual(["curl"]);
+      const installed = await vmState(sb);
+      const brought = ["jq", "libjq1", "libonig5"];
+      for (const p of brought) expect(installed.packages).toMatch(new RegExp(`^${p} .* ii $`, "m"));
+
+      // Someone else's package that needs libonig5: absent must not take the library from under it.
+      await root(
+        sb,
+        'd=$(mktemp -d) && mkdir "$d/DEBIAN" && printf \'Package: keeper\\nVersion: 1\\nArchitecture: all\\n' +
+          'Maintainer: t <t@t>\\nDepends: libonig5\\nDescription: t\\n\' > "$d/DEBIAN/control" && ' +
+          'dpkg-deb -b "$d" /tmp/keeper.deb >/dev/null && dpkg -i /tmp/keeper.deb >/dev/null',
+      );
+      const first = await absentThrice(sb, "install-packages", event);
+      expect(first.check.would_change).toEqual(["removed jq libjq1"]);
+      expect(first.check.changed).toBe(false);
+      expect(first.real).toMatchObject({ state: "absent", changed: true, changes: ["removed jq libjq1"] });
+      expect(first.real.removed).toEqual(["jq", "libjq1"]);
+      expect(first.real.kept).toEqual(["libonig5"]);
+      expect(first.real.warnings.join("\n")).toMatch(/kept libonig5: keeper .* depends on it/);
+      expect(noWork(first.again)).toEqual({ changes: [], changed: false });
+      expect((await vmState(sb)).packages).toMatch(/^libonig5 .* ii $/m);
+      await expectAuditClean(sb);
+
+      // keeper gone: the next absent takes libonig5 too, and the VM is as before the install.
+      await root(sb, "dpkg --purge keeper >/dev/null && rm -f /tmp/keeper.deb");
+      const second = await absentThrice(sb, "install-packages", event);
+      expect(second.check.would_change).toEqual(["removed libonig5"]);
+      expect(second.real.changes).toEqual(["removed libonig5"]);
+      expect(noWork(second.again)).toEqual({ changes: [], changed: false });
+      expect(await vmState(sb)).toEqual(pristine);
+      await expectAuditClean(sb);
+    },
+    T,
+  );
+});
