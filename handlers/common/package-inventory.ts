@@ -147,8 +147,8 @@ export function parseSystemNames(stdout: string): SystemNames {
 
 /** The look before and after each install (tests answer it for a VM whose names do not change). */
 export const SYSTEM_NAMES_SCRIPT =
-  "echo '--- packages' && dpkg-query -W -f='${db:Status-Abbrev}\\t${Package}\\n' && echo '--- groups' && getent group | cut -d: -f1 && " +
-  "echo '--- users' && getent passwd | cut -d: -f1";
+  "echo '--- packages' && dpkg-query -W -f='${db:Status-Abbrev}\\t${Package}\\n' && " +
+  "echo '--- groups' && getent group | cut -d: -f1 && echo '--- users' && getent passwd | cut -d: -f1";
 
 /** The VM's packages, groups and users now (read-only). */
 export async function readSystemNames(remote: Remote): Promise<SystemNames> {
