@@ -103,6 +103,13 @@ const VM_SETTINGS = {
       "checked at synth (README, Your own cloud-init).",
   }),
   zabbix: setting(boolean(), { default: false, doc: "need_add_zabbix_template." }),
+  onDestroy: setting(oneOf(["keep", "uninstall"] as const), {
+    default: "keep",
+    doc:
+      '"uninstall": `cdktf destroy` runs each installer with state "absent" on this host first, taking back what ' +
+      'vm-install installed (kind "existing", jobTarget "local", installers with `state` only; README, Taking ' +
+      'software back off); "keep" leaves it all on a host that lives on.',
+  }),
   sshRetry: group(SSH_RETRY_SETTINGS, {
     asGiven: true,
     defaultDoc: "the handler's, key by key",
@@ -173,6 +180,10 @@ export function vmRules(catalog: readonly CatalogEntry[]): readonly SettingsRule
           : [],
     },
     {
+      doc: 'onDestroy "uninstall" is for kind "existing" on jobTarget "local", with installers that have `state`',
+      check: (vm: Written, root: Written) => uninstallProblems(catalog, vm, root),
+    },
+    {
       doc: "each enabled installer's own checks across its settings (the installers' tables)",
       check: (vm: Written, root: Written) =>
         installerProblems(
@@ -200,4 +211,28 @@ function deliveredProblems(vm: Written): string[] {
     ];
   }
   return [];
+}
+
+/**
+ * onDestroy "uninstall": a Nubes VM goes with the stack (nothing to take back), the sless target runs jobs
+ * only when created (a destroy-time step would run here, without the VM's key, which is a sless secret
+ * there), and an installer without `state` has no way back.
+ */
+function uninstallProblems(catalog: readonly CatalogEntry[], vm: Written, root: Written): string[] {
+  if (vm.onDestroy !== "uninstall") return [];
+  if (vm.kind !== "existing")
+    return ['onDestroy: "uninstall" is for kind "existing": a VM this stack creates is destroyed with it'];
+  if ((root.jobTarget ?? "sless") !== "local")
+    return [
+      'onDestroy: "uninstall" needs jobTarget "local": sless jobs run only when created, so a destroy cannot ' +
+        'run one; uninstall with state "absent" on a deploy instead',
+    ];
+  const merged = mergeInstallers(catalog, root.installers as WrittenInstallers, vm.installers as WrittenInstallers);
+  return catalog
+    .filter((def) => merged[def.key]?.enabled && !("state" in def.settings))
+    .map(
+      (def) =>
+        `onDestroy: "uninstall": ${def.handler} cannot take its software back off (it has no state setting); ` +
+        `disable it on this VM or keep onDestroy "keep"`,
+    );
 }
