@@ -3,7 +3,9 @@
 // the VM's package list, apt sources and keys, groups and users before; install; a check of absent
 // (would_change says the removals, nothing moves); absent; the same VM as before; `dpkg --audit` empty;
 // a rerun with nothing to do.
+import { existingHost, runCdktf, writeCdktfProject } from "../../demo/project";
 import type { Sandbox } from "../../sandbox/index";
+import { tempDir } from "../support/synth";
 import {
   describeE2E,
   expectSucceeded,
@@ -124,6 +126,41 @@ describeE2E("state absent on a sandbox VM: install, take back, the VM as before"
       expect(real).toMatchObject({ state: "absent", revoked: [`group docker: ${user}`], kept: [] });
       expect(real.removed).toContain("docker.io");
       expect(noWork(again)).toEqual({ changes: [], changed: false });
+      expect(await vmState(sb)).toEqual(pristine);
+      await expectAuditClean(sb);
+    },
+    T,
+  );
+
+  test(
+    'cdktf destroy with onDestroy "uninstall" (existing host, local target) takes back what the deploy installed',
+    async () => {
+      const dir = tempDir("absent-destroy");
+      const pristine = await vmState(sb);
+      const project = (runId: number) =>
+        writeCdktfProject(dir, {
+          stackName: "e2e-absent",
+          runId,
+          jobTarget: "local",
+          installers: { packages: { packages: ["jq", "curl"] } },
+          vms: [{ ...existingHost("one", sb), onDestroy: "uninstall" }],
+        });
+      for (const runId of [1, 2]) {
+        // The second deploy reruns the job (a new run_id replaces it): that must not uninstall first.
+        project(runId);
+        const deploy = await runCdktf(dir, ["deploy", "--auto-approve"]);
+        const failed = deploy.code ? deploy.output.slice(-3000) : "";
+        expect({ code: deploy.code, failed }).toEqual({ code: 0, failed: "" });
+        expect(deploy.output).not.toMatch(/_uninstall.*Destroying/);
+        expect(deploy.output).toMatch(/one_packages(?: \([^)]*\))?: Creating/);
+        expect((await vmState(sb)).packages).toMatch(/^jq ii $/m);
+      }
+      const destroy = await runCdktf(dir, ["destroy", "--auto-approve"]);
+      expect({ code: destroy.code, tail: destroy.code ? destroy.output.slice(-3000) : "" }).toEqual({
+        code: 0,
+        tail: "",
+      });
+      expect(destroy.output).toMatch(/one_packages_uninstall.*\(local-exec\):.*removed jq libjq1 libonig5/);
       expect(await vmState(sb)).toEqual(pristine);
       await expectAuditClean(sb);
     },
