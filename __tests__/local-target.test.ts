@@ -418,10 +418,10 @@ describe('vms[].onDestroy "uninstall": cdktf destroy runs each installer with st
     ["a Nubes VM (it goes with the stack)", { kind: "nubes", address: undefined }, {}, /is for kind "existing"/],
     ["the sless target (its jobs run only when created)", {}, { jobTarget: "sless" }, /needs jobTarget "local"/],
     [
-      "an installer without state (install-postgres)",
+      "an installer whose event carries a secret (install-postgres: db_password)",
       {},
       { installers: { postgres: { enabled: true, passwordVariable: "pg_password" } } },
-      /install-postgres cannot take its software back off/,
+      /install-postgres cannot be uninstalled by a destroy/,
     ],
   ])("refused at synth for %s", (_what, vm, root, message) => {
     const vms = [{ ...uninstall.vms[0], ...vm }];

@@ -216,7 +216,8 @@ function deliveredProblems(vm: Written): string[] {
 /**
  * onDestroy "uninstall": a Nubes VM goes with the stack (nothing to take back), the sless target runs jobs
  * only when created (a destroy-time step would run here, without the VM's key, which is a sless secret
- * there), and an installer without `state` has no way back.
+ * there), an installer without `state` has no way back, and one with a secret would need it in the
+ * destroy-time step's input, which Terraform keeps in state in clear.
  */
 function uninstallProblems(catalog: readonly CatalogEntry[], vm: Written, root: Written): string[] {
   if (vm.onDestroy !== "uninstall") return [];
@@ -229,10 +230,11 @@ function uninstallProblems(catalog: readonly CatalogEntry[], vm: Written, root: 
     ];
   const merged = mergeInstallers(catalog, root.installers as WrittenInstallers, vm.installers as WrittenInstallers);
   return catalog
-    .filter((def) => merged[def.key]?.enabled && !("state" in def.settings))
+    .filter((def) => merged[def.key]?.enabled && (!("state" in def.settings) || def.secrets !== undefined))
     .map(
       (def) =>
-        `onDestroy: "uninstall": ${def.handler} cannot take its software back off (it has no state setting); ` +
+        `onDestroy: "uninstall": ${def.handler} cannot be uninstalled by a destroy (it has no state setting, ` +
+        "or needs a secret a destroy-time step would keep in state); " +
         `disable it on this VM or keep onDestroy "keep"`,
     );
 }

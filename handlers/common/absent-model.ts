@@ -5,7 +5,7 @@
 import type { InstallerState } from "../../shared/removal-settings";
 import type { ApplyOutcome, Change, InstallerContext, InstallerModel, ModelRun } from "./installer-model";
 import type { InstallerReport } from "./installer-result";
-import { lookForRemoval, planRemoval, type RemovalLook, removalWarnings } from "./removal";
+import { lookForRemoval, planRemoval, type RemovalLook, type RemovalMode, removalWarnings } from "./removal";
 
 /** Every absent report: what was (or, in a check, would be) taken off, and what was kept and why. */
 export interface AbsentReport extends InstallerReport {
@@ -50,6 +50,12 @@ export interface AbsentSeen<X = undefined> {
 export interface AbsentExtra<E, X> {
   inspect(ctx: InstallerContext<E>): Promise<X>;
   plan(extra: X): Change<E>[];
+  /** Its changes after the packages' (data a package removal leaves). */
+  after?(extra: X): Change<E>[];
+  /** "remove" keeps the packages' configuration and data (install-postgres without purgeData). @default purge */
+  mode?(event: E): RemovalMode;
+  /** Its own result fields. */
+  report?(extra: X, done: boolean): Record<string, unknown>;
   /** Members it takes back out of groups, so a group they were the only members of is not kept for them. */
   revokedMembers(extra: X): string[];
   revoked(extra: X): string[];
@@ -73,12 +79,12 @@ export function absentModel<E, X = undefined>(
       const label = `reading what vm-install installed (${installer})`;
       const removal = await ctx.progress.step(
         label,
-        () => lookForRemoval(ctx, installer, extra.revokedMembers(own)),
+        () => lookForRemoval(ctx, installer, extra.revokedMembers(own), extra.mode?.(ctx.event)),
         "check",
       );
       return { removal, extra: own };
     },
-    plan: (seen) => [...extra.plan(seen.extra), ...planRemoval<E>(seen.removal)],
+    plan: (seen) => [...extra.plan(seen.extra), ...planRemoval<E>(seen.removal), ...(extra.after?.(seen.extra) ?? [])],
     report: (run) => absentReport(run, extra),
   };
 }
@@ -89,7 +95,8 @@ function absentReport<E, X>(
 ): Omit<AbsentReport, "changes"> {
   const { removal, extra: own } = run.before;
   const done = !run.check;
-  const removed = done && run.applied.some((a) => a.change.kind === "remove-packages") ? removal.set.remove : [];
+  const applied = run.applied.find((a) => a.change.kind === "remove-packages");
+  const removed = done && applied ? removal.set.remove.concat(removal.mode === "purge" ? removal.residual : []) : [];
   const revoked = done ? extra.revoked(own) : [];
   const kept = removal.set.kept.map((k) => k.name);
   const nothing = run.planned.length === 0;
@@ -104,5 +111,6 @@ function absentReport<E, X>(
     removed,
     revoked,
     kept,
+    ...extra.report?.(own, done),
   };
 }

@@ -40,6 +40,19 @@ export function parseRelations(stdout: string): Map<string, PackageRelations> {
   return present;
 }
 
+/** Pure: the packages DEPENDENCY_SCRIPT shows removed with their configuration kept (config-files). */
+export function parseResidual(stdout: string): Set<string> {
+  const residual = new Set<string>();
+  for (const line of stdout.split("\n")) {
+    const [abbrev = "", name] = line.split("\t");
+    if (name && abbrev[1] === "c") residual.add(name.trim());
+  }
+  return residual;
+}
+
+/** "purge": packages and their configuration go; "remove": the configuration (and data) stays. */
+export type RemovalMode = "purge" | "remove";
+
 /** What a removal may take, and what it keeps because something that stays needs it. */
 export interface RemovalSet {
   remove: string[];
@@ -74,8 +87,13 @@ export function removalSet(recorded: readonly string[], present: Map<string, Pac
 /** One installer's record against the VM: what a removal takes, keeps, and the record it leaves. */
 export interface RemovalLook {
   installer: string;
+  mode: RemovalMode;
   record: InstalledRecord;
   set: RemovalSet;
+  /** Recorded packages removed earlier with their configuration kept: purged in mode "purge". */
+  residual: string[];
+  /** Users and groups stay: a package is kept, or the configuration and data they own stay (mode "remove"). */
+  keepAccounts: boolean;
   /** Recorded groups and users still there, each with its members (groups) for the decision. */
   groups: string[];
   users: string[];
@@ -92,10 +110,13 @@ export async function lookForRemoval(
   { remote }: Pick<InstallerContext<unknown>, "remote">,
   installer: string,
   revokedMembers: readonly string[] = [],
+  mode: RemovalMode = "purge",
 ): Promise<RemovalLook> {
   const record = recordOf(await readPackageInventory(remote), installer);
   const dpkg = await remote.run(DEPENDENCY_SCRIPT, { env: { LC_ALL: "C" }, label: "dpkg-query", timeoutMs: 60_000 });
   const set = removalSet(record.packages, parseRelations(dpkg.stdout));
+  const leftover = parseResidual(dpkg.stdout);
+  const residual = record.packages.filter((p) => leftover.has(p));
   const names = await remote.run(LOOK_SCRIPT, { label: "listing groups and users", timeoutMs: 30_000 });
   const [, groupText = "", userText = ""] = names.stdout.split(/^--- (?:groups|users)$/m);
   const members = new Map(
@@ -105,7 +126,7 @@ export async function lookForRemoval(
       .map((l) => [l.split(":")[0], (l.split(":")[1] ?? "").split(",").filter(Boolean)] as const),
   );
   const users = new Set(userText.split("\n").map((l) => l.trim()));
-  const keepAccounts = set.kept.length > 0;
+  const keepAccounts = set.kept.length > 0 || mode === "remove";
   const groupsKept = record.groups
     .filter((g) => members.has(g))
     .map((g) => ({ name: g, members: members.get(g)!.filter((m) => !revokedMembers.includes(m)) }))
@@ -116,8 +137,11 @@ export async function lookForRemoval(
   const files = record.files.length ? await existingFiles(remote, record.files) : [];
   return {
     installer,
+    mode,
     record,
     set,
+    residual,
+    keepAccounts,
     groups,
     users: keepAccounts ? [] : record.users.filter((u) => users.has(u)),
     groupsKept,
@@ -138,8 +162,9 @@ async function existingFiles(remote: InstallerContext<unknown>["remote"], files:
 /** The record a removal leaves: what it kept (a later removal takes it once nothing needs it). */
 export function recordAfter(look: RemovalLook): InstalledRecord {
   const keptNames = new Set(look.set.kept.map((k) => k.name));
+  if (look.mode === "remove") for (const p of [...look.set.remove, ...look.residual]) keptNames.add(p);
   const kept = look.record.packages.filter((p) => keptNames.has(p));
-  const accounts = kept.length > 0;
+  const accounts = look.keepAccounts;
   return {
     packages: kept,
     groups: accounts ? look.record.groups : look.groupsKept.map((g) => g.name),
@@ -153,13 +178,14 @@ const sameList = (a: string[], b: string[]) => a.length === b.length && a.every(
 /** Pure: the changes that take `look`'s record back off, in order: packages, users, groups, files, record. */
 export function planRemoval<E>(look: RemovalLook): Change<E>[] {
   const changes: Change<E>[] = [];
-  const { remove } = look.set;
+  const remove = look.mode === "purge" ? [...look.set.remove, ...look.residual] : look.set.remove;
+  const kept = look.mode === "remove" ? " (their configuration and data stay)" : "";
   if (remove.length)
     changes.push({
       kind: "remove-packages",
-      what: [`removed ${remove.join(" ")}`],
+      what: [`removed ${remove.join(" ")}${kept}`],
       why: `installed by vm-install (${look.installer}) and still there`,
-      apply: async ({ apt }) => void (await purgeExactly(apt, remove)),
+      apply: async ({ apt }) => void (await purgeExactly(apt, remove, look.mode)),
     });
   const accounts = [...look.users.map((u) => `userdel ${quote(u)}`), ...look.groups.map((g) => `groupdel ${quote(g)}`)];
   if (accounts.length)
@@ -214,10 +240,10 @@ const INSTALL_ENV = { DEBIAN_FRONTEND: "noninteractive", LC_MESSAGES: "C", LANGU
  * `apt-get purge` of exactly `names`: apt's simulation first, refused (nothing changed) when it would take
  * anything else; then dpkg's word that they are gone and that `dpkg --audit` is empty.
  */
-export async function purgeExactly(apt: Apt, names: string[]): Promise<void> {
-  const sim = await apt.remote.run(command("apt-get", "purge", "-s", "-q", ...names), {
+export async function purgeExactly(apt: Apt, names: string[], mode: RemovalMode = "purge"): Promise<void> {
+  const sim = await apt.remote.run(command("apt-get", mode, "-s", "-q", ...names), {
     env: { LC_ALL: "C" },
-    label: "apt-get purge -s",
+    label: `apt-get ${mode} -s`,
     timeoutMs: 120_000,
   });
   const would = [...sim.stdout.matchAll(/^(?:Purg|Remv) (\S+?)(?::\S+)?(?: |$)/gm)].map((m) => m[1]);
@@ -229,17 +255,17 @@ export async function purgeExactly(apt: Apt, names: string[]): Promise<void> {
     );
   await apt.ensureDpkgHealthy();
   const purge = command(
-    ...["apt-get", "purge", "-y", "-q", "-o", `DPkg::Lock::Timeout=${apt.settings.lockTimeoutSec}`, ...names],
+    ...["apt-get", mode, "-y", "-q", "-o", `DPkg::Lock::Timeout=${apt.settings.lockTimeoutSec}`, ...names],
   );
-  await apt.withLock("apt-get purge", () =>
+  await apt.withLock(`apt-get ${mode}`, () =>
     runLong(apt.remote, purge, {
       env: INSTALL_ENV,
-      label: `apt-get purge ${names.join(" ")}`,
+      label: `apt-get ${mode} ${names.join(" ")}`,
       timeoutMs: apt.settings.installTimeoutSec * 1000,
     }),
   );
   const still = [...(await apt.query(names))].filter(([, s]) => s.installed).map(([n]) => n);
-  if (still.length) throw new Error(`apt-get purge ran but dpkg still has ${still.join(" ")} installed`);
+  if (still.length) throw new Error(`apt-get ${mode} ran but dpkg still has ${still.join(" ")} installed`);
   const audit = await apt.remote.run("dpkg --audit", { label: "dpkg --audit", timeoutMs: 60_000, check: false });
   if (audit.stdout.trim() || audit.code !== 0)
     throw new Error(`after removing ${names.join(" ")} dpkg --audit reports: ${tail(audit.stdout, 10)}`);
