@@ -33,6 +33,7 @@ async function vmState(sb: Sandbox): Promise<Record<string, string>> {
     ),
     groups: await sh("getent group | sort"),
     users: await sh("getent passwd | cut -d: -f1 | sort"),
+    postgres: await sh("find /etc/postgresql /etc/postgresql-common /var/lib/postgresql 2>/dev/null | sort; true"),
   };
 }
 
@@ -41,14 +42,14 @@ async function expectAuditClean(sb: Sandbox): Promise<void> {
 }
 
 /** Absent as a check, then for real, then again: the three results. */
-async function absentThrice(sb: Sandbox, handler: string, event: Record<string, unknown>) {
+async function absentThrice(sb: Sandbox, handler: string, event: Record<string, unknown>, secrets: string[] = []) {
   const before = await vmFingerprint(sb);
-  const check = await runInstaller(sb, handler, { ...event, state: "absent", check: true });
+  const check = await runInstaller(sb, handler, { ...event, state: "absent", check: true }, { secrets });
   expectSucceeded(check);
   expect(await vmFingerprint(sb)).toEqual(before);
-  const real = await runInstaller(sb, handler, { ...event, state: "absent" });
+  const real = await runInstaller(sb, handler, { ...event, state: "absent" }, { secrets });
   expectSucceeded(real);
-  const again = await runInstaller(sb, handler, { ...event, state: "absent" });
+  const again = await runInstaller(sb, handler, { ...event, state: "absent" }, { secrets });
   expectSucceeded(again);
   return { check: check.result, real: real.result, again: again.result };
 }
@@ -161,6 +162,55 @@ describeE2E("state absent on a sandbox VM: install, take back, the VM as before"
         tail: "",
       });
       expect(destroy.output).toMatch(/one_packages_uninstall.*\(local-exec\):.*removed jq libjq1 libonig5/);
+      expect(await vmState(sb)).toEqual(pristine);
+      await expectAuditClean(sb);
+    },
+    T,
+  );
+
+  test(
+    "install-postgres (the distribution's): without purgeData its grants are revoked, its packages removed and " +
+      "the cluster kept where the result says; with purgeData the VM is as before",
+    async () => {
+      const PW = "absent-test-password-1";
+      const event = {
+        db_name: "shop",
+        db_user: "shop_app",
+        db_password: PW,
+        listen_addresses: "*",
+        allow_remote: true,
+        allowed_cidrs: ["10.200.0.0/16"],
+      };
+      const pristine = await vmState(sb);
+      const install = await runInstaller(sb, "install-postgres", event, { secrets: [PW] });
+      expectSucceeded(install);
+      const cluster = install.result.cluster as string;
+      const major = cluster.split("/")[0];
+      const dataDir = `/var/lib/postgresql/${cluster}`;
+
+      const keep = await absentThrice(sb, "install-postgres", event, [PW]);
+      expect(keep.check.would_change).toEqual([
+        "revoked: pg_hba.conf: hostssl shop shop_app 10.200.0.0/16 scram-sha-256",
+        `revoked: role shop_app: LOGIN (cluster ${cluster})`,
+        expect.stringMatching(new RegExp(`^removed .*postgresql-${major} .*\\(their configuration and data stay\\)$`)),
+      ]);
+      expect(keep.real.changes).toEqual(keep.check.would_change);
+      expect(keep.real.data_kept).toEqual([`/var/lib/postgresql/${major}`, `/etc/postgresql/${major}`]);
+      expect(keep.real.revoked).toHaveLength(2);
+      expect(noWork(keep.again)).toEqual({ changes: [], changed: false });
+      const kept = await vmState(sb);
+      expect(kept.postgres).toContain(`${dataDir}/PG_VERSION`);
+      expect(kept.packages).toMatch(new RegExp(`^postgresql-${major} rc $`, "m"));
+      expect(kept.users).toMatch(/^postgres$/m);
+      expect(await root(sb, `grep -c vm-install /etc/postgresql/${cluster}/pg_hba.conf; true`)).toBe("0\n");
+      await expectAuditClean(sb);
+
+      const purge = await absentThrice(sb, "install-postgres", { ...event, purge_data: true }, [PW]);
+      expect(purge.check.would_change).toEqual(purge.real.changes);
+      expect(purge.real.changes).toEqual(
+        expect.arrayContaining([`removed /var/lib/postgresql/${major} (purgeData)`, "removed user postgres"]),
+      );
+      expect(noWork(purge.again)).toEqual({ changes: [], changed: false });
       expect(await vmState(sb)).toEqual(pristine);
       await expectAuditClean(sb);
     },

@@ -127,9 +127,11 @@ export async function lookForRemoval(
   );
   const users = new Set(userText.split("\n").map((l) => l.trim()));
   const keepAccounts = set.kept.length > 0 || mode === "remove";
+  // Members that leave with this removal (revoked, or users it deletes) do not keep a group.
+  const leaving = [...revokedMembers, ...(keepAccounts ? [] : record.users.filter((u) => users.has(u)))];
   const groupsKept = record.groups
     .filter((g) => members.has(g))
-    .map((g) => ({ name: g, members: members.get(g)!.filter((m) => !revokedMembers.includes(m)) }))
+    .map((g) => ({ name: g, members: members.get(g)!.filter((m) => !leaving.includes(m)) }))
     .filter((g) => g.members.length > 0);
   const groups = keepAccounts
     ? []
@@ -187,7 +189,11 @@ export function planRemoval<E>(look: RemovalLook): Change<E>[] {
       why: `installed by vm-install (${look.installer}) and still there`,
       apply: async ({ apt }) => void (await purgeExactly(apt, remove, look.mode)),
     });
-  const accounts = [...look.users.map((u) => `userdel ${quote(u)}`), ...look.groups.map((g) => `groupdel ${quote(g)}`)];
+  // userdel also takes the user's own group (USERGROUPS_ENAB): a group may be gone by its turn.
+  const accounts = [
+    ...look.users.map((u) => `userdel ${quote(u)}`),
+    ...look.groups.map((g) => `{ ! getent group ${quote(g)} >/dev/null || groupdel ${quote(g)}; }`),
+  ];
   if (accounts.length)
     changes.push({
       kind: "remove-accounts",

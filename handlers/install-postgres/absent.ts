@@ -32,7 +32,7 @@ export interface PostgresAbsentSeen {
   hba: HbaRevoke[];
   /** Recorded roles per online cluster's port. */
   roles: { port: number; cluster: string; roles: string[] }[];
-  /** The clusters' data and configuration directories that exist. */
+  /** The data and configuration directories of the majors vm-install installed, that exist. */
   dirs: string[];
 }
 
@@ -93,6 +93,9 @@ function forgetGrants(seen: PostgresAbsentSeen): Change<PostgresEvent>[] {
   ];
 }
 
+/** The parents the packages made, once empty: nothing else is in them. */
+const EMPTY_PARENTS = "rmdir --ignore-fail-on-non-empty /etc/postgresql /var/lib/postgresql 2>/dev/null; true";
+
 function purgeDataChange(seen: PostgresAbsentSeen): Change<PostgresEvent>[] {
   if (!seen.purge || seen.dirs.length === 0) return [];
   return [
@@ -101,7 +104,7 @@ function purgeDataChange(seen: PostgresAbsentSeen): Change<PostgresEvent>[] {
       what: seen.dirs.map((d) => `removed ${d} (purgeData)`),
       why: "purgeData: true",
       apply: async ({ remote }) =>
-        void (await remote.run(`rm -rf -- ${seen.dirs.map(quote).join(" ")}`, {
+        void (await remote.run(`rm -rf -- ${seen.dirs.map(quote).join(" ")} && ${EMPTY_PARENTS}`, {
           sudo: true,
           mutates: true,
           label: "removing the clusters' data and configuration",
@@ -120,7 +123,11 @@ export const postgresTakeBack: AbsentExtra<PostgresEvent, PostgresAbsentSeen> = 
       .packages.map((p) => /^postgresql-(\d+)$/.exec(p)?.[1])
       .filter((m): m is string => m !== undefined);
     const clusters = (await inspectInstallation(remote)).clusters.filter((c) => majors.includes(c.major));
-    const candidates = clusters.flatMap((c) => [c.dataDir, `/etc/postgresql/${c.major}/${c.name}`]);
+    // Each major's directories whole (pg_lsclusters goes with postgresql-common, so a purge after a
+    // removal finds its clusters there), and a cluster's data directory kept elsewhere.
+    const perMajor = majors.flatMap((m) => [`/var/lib/postgresql/${m}`, `/etc/postgresql/${m}`]);
+    const elsewhere = clusters.map((c) => c.dataDir).filter((d) => !perMajor.some((m) => d.startsWith(`${m}/`)));
+    const candidates = [...perMajor, ...elsewhere];
     const there = candidates.length
       ? await remote.run(`for d in ${candidates.map(quote).join(" ")}; do [ -e "$d" ] && echo "$d"; done; true`, {
           sudo: true,
