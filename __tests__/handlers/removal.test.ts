@@ -4,6 +4,7 @@
 import { newNames, PACKAGES_FILE, parseSystemNames } from "../../handlers/common/package-inventory";
 import { parseRelations, removalSet } from "../../handlers/common/removal";
 import { handler } from "../../handlers/install-packages/handler";
+import { withoutEntries } from "../../handlers/install-postgres/absent";
 import { DEBIAN_12, dpkgLine } from "./support/fixtures";
 import { runScripted } from "./support/run-scripted";
 import type { Step } from "./support/scripted-remote";
@@ -131,5 +132,25 @@ describe("install-packages with state absent (scripted VM)", () => {
     ]);
     expect(error?.message).toMatch(/would also remove other, which vm-install did not install: nothing was removed/);
     expect(remote.calls.some((c) => c.opts.mutates)).toBe(false);
+  });
+});
+
+describe("install-postgres absent: its pg_hba.conf lines out, nobody else's", () => {
+  const ours = "hostssl    shop    app    10.0.0.0/8    scram-sha-256    # vm-install:install-postgres";
+  const text = [
+    "local all postgres peer",
+    "hostssl shop app 10.0.0.0/8 scram-sha-256",
+    ours,
+    "host    shop    old    0.0.0.0/0    scram-sha-256    # vm-install:install-postgres",
+  ].join("\n");
+
+  it("takes a marked line only when the inventory lists its entry; the admin's identical line stays", () => {
+    const { content, removed } = withoutEntries(text, ["hostssl shop app 10.0.0.0/8 scram-sha-256"]);
+    expect(removed).toEqual(["hostssl shop app 10.0.0.0/8 scram-sha-256"]);
+    expect(content.split("\n")).toEqual([
+      "local all postgres peer",
+      "hostssl shop app 10.0.0.0/8 scram-sha-256",
+      "host    shop    old    0.0.0.0/0    scram-sha-256    # vm-install:install-postgres",
+    ]);
   });
 });
