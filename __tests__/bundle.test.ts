@@ -7,8 +7,11 @@ import { INSTALLERS } from "../construct/installers/catalog";
 import { ENCRYPTED_KEY_PASSPHRASE, testKey } from "./handlers/support/test-keys";
 import { context, synth, tempDir } from "./support/synth";
 
-/** What a job's zip may hold, with room under the platform's limit for the code still to come. */
-const MAX_BUNDLE_BYTES = 350 * 1024;
+/**
+ * What a job's zip may hold, with room under the platform's limit for the code still to come. 380 KB since
+ * state absent (~14 KB in every installer) took install-postgres from ~354 KB to 367 KB.
+ */
+const MAX_BUNDLE_BYTES = 380 * 1024;
 
 describe.each(INSTALLERS.map((i) => i.handler))("bundle of %s", (handler) => {
   const bundle = bundleHandler({ handler, cacheDir: tempDir("bundles") });
