@@ -122,6 +122,23 @@ describe("install-packages with state absent (scripted VM)", () => {
     expect(JSON.parse(remote.packageInventory!).installers).toEqual({});
   });
 
+  it("removes only system accounts (uid/gid 100-999): a hand edit naming root or a person removes neither", async () => {
+    const edited = JSON.stringify({
+      version: 1,
+      installers: { packages: { users: ["root", "alice", "svc"], groups: ["root", "alice", "svc"] } },
+    });
+    const { result } = await runScripted(handler, { ...event, check: true }, [
+      os,
+      { ...read, stdout: `present\n${edited}\n` },
+      { ...relations, stdout: rel("curl") },
+      {
+        ...accounts,
+        stdout: "--- groups\nroot:0:\nalice:1000:\nsvc:120:\n--- users\nroot:0\nalice:1000\nsvc:110\n",
+      },
+    ]);
+    expect(result?.would_change).toEqual(["removed user svc", "removed group svc"]);
+  });
+
   it("refuses, changing nothing, when apt would take a package vm-install did not install", async () => {
     const { error, remote } = await runScripted(handler, event, [
       os,

@@ -103,7 +103,13 @@ export interface RemovalLook {
 }
 
 const LOOK_SCRIPT =
-  "echo '--- groups' && getent group | cut -d: -f1,4 && echo '--- users' && getent passwd | cut -d: -f1";
+  "echo '--- groups' && getent group | cut -d: -f1,3,4 && echo '--- users' && getent passwd | cut -d: -f1,3";
+
+/**
+ * Debian's range for the system accounts maintainer scripts create (adduser --system): only these are
+ * ever removed, so a hand edit of the inventory can never name root or a person's account.
+ */
+const isSystemId = (id: string | undefined) => /^[0-9]+$/.test(id ?? "") && Number(id) >= 100 && Number(id) <= 999;
 
 /** Reads the record, the VM's packages and relations, groups, users and which recorded files exist (read-only). */
 export async function lookForRemoval(
@@ -122,10 +128,17 @@ export async function lookForRemoval(
   const members = new Map(
     groupText
       .split("\n")
-      .filter(Boolean)
-      .map((l) => [l.split(":")[0], (l.split(":")[1] ?? "").split(",").filter(Boolean)] as const),
+      .map((l) => l.split(":"))
+      .filter(([name, gid]) => name && isSystemId(gid))
+      .map(([name, , list = ""]) => [name, list.split(",").filter(Boolean)] as const),
   );
-  const users = new Set(userText.split("\n").map((l) => l.trim()));
+  const users = new Set(
+    userText
+      .split("\n")
+      .map((l) => l.split(":"))
+      .filter(([name, uid]) => name && isSystemId(uid))
+      .map(([name]) => name),
+  );
   const keepAccounts = set.kept.length > 0 || mode === "remove";
   // Members that leave with this removal (revoked, or users it deletes) do not keep a group.
   const leaving = [...revokedMembers, ...(keepAccounts ? [] : record.users.filter((u) => users.has(u)))];
