@@ -7,7 +7,11 @@ import { INSTALLERS } from "../construct/installers/catalog";
 import { ENCRYPTED_KEY_PASSPHRASE, testKey } from "./handlers/support/test-keys";
 import { context, synth, tempDir } from "./support/synth";
 
-/** What a job's zip may hold, with room under the platform's limit for the code still to come. */
+/**
+ * What a job's zip may hold, with room under the platform's limit for the code still to come. 400 KB since
+ * issue 21 (state absent in every installer, PostgreSQL's parameters, extensions and TLS) took install-postgres
+ * from ~354 KB to ~390 KB.
+ */
 const MAX_BUNDLE_BYTES = 400 * 1024;
 
 describe.each(INSTALLERS.map((i) => i.handler))("bundle of %s", (handler) => {

@@ -51,6 +51,7 @@ describe("configuration defaults", () => {
       waitTimeoutSec: 600,
       packages: ["git", "curl", "htop", "jq", "unzip"],
       update: true,
+      state: "present",
     });
     expect(vm.installers.docker).toMatchObject({
       enabled: false,

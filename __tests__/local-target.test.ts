@@ -371,3 +371,60 @@ describe("local job target with existing hosts", () => {
     expect(ok.status).toBe(0);
   }, 60000);
 });
+
+describe('vms[].onDestroy "uninstall": cdktf destroy runs each installer with state absent first', () => {
+  const uninstall = {
+    stackName: "gone",
+    jobTarget: "local",
+    installers: { docker: { enabled: true, channel: "distro" } },
+    vms: [{ name: "h1", kind: "existing", address: "192.0.2.10", privateKeyPath: "/keys/h1", onDestroy: "uninstall" }],
+  };
+  const { tf, stackDir } = synth(uninstall);
+  const data = tf.resource.terraform_data;
+  const ids = Object.keys(data).filter((id) => id.endsWith("_uninstall"));
+
+  test("one per installer, destroyed in the reverse order of install, each after its own job", () => {
+    expect(ids.sort()).toEqual(["h1_docker_uninstall", "h1_packages_uninstall"]);
+    expect(data.h1_docker_uninstall.depends_on).toEqual([
+      "terraform_data.h1_docker",
+      "terraform_data.h1_packages_uninstall",
+    ]);
+    expect(data.h1_packages_uninstall.depends_on).toEqual(["terraform_data.h1_packages"]);
+    // No triggers: a job's rerun replaces the job, never this, so a rerun does not uninstall first.
+    for (const id of ids) expect(data[id].triggers_replace).toBeUndefined();
+  });
+
+  test("its destroy-time step references only self; the event says absent; the key stays a path", () => {
+    const r = data.h1_docker_uninstall;
+    const [step] = r.provisioner;
+    expect(step["local-exec"].when).toBe("destroy");
+    expect(JSON.stringify(step)).not.toMatch(/\$\{(?!self\.input\.)/);
+    expect(JSON.parse(r.input.VM_INSTALL_EVENT)).toMatchObject({ channel: "distro", state: "absent" });
+    expect(r.input.command).toContain("/keys/h1");
+    expect(r.input.command).toContain("h1-install-docker-uninstall");
+    expect(data.h1_docker.provisioner[0]["local-exec"].environment.VM_INSTALL_EVENT).toContain('"state":"present"');
+  });
+
+  test("terraform validate passes on it, offline", () => {
+    const env = tfEnv();
+    execFileSync("terraform", ["init", "-input=false", "-backend=false"], { cwd: stackDir, env, stdio: "pipe" });
+    const result = JSON.parse(
+      execFileSync("terraform", ["validate", "-json"], { cwd: stackDir, env, encoding: "utf8" }),
+    );
+    expect(result.diagnostics).toEqual([]);
+  }, 60000);
+
+  test.each([
+    ["a Nubes VM (it goes with the stack)", { kind: "nubes", address: undefined }, {}, /is for kind "existing"/],
+    ["the sless target (its jobs run only when created)", {}, { jobTarget: "sless" }, /needs jobTarget "local"/],
+    [
+      "an installer whose event carries a secret (install-postgres: db_password)",
+      {},
+      { installers: { postgres: { enabled: true, passwordVariable: "pg_password" } } },
+      /install-postgres cannot be uninstalled by a destroy/,
+    ],
+  ])("refused at synth for %s", (_what, vm, root, message) => {
+    const vms = [{ ...uninstall.vms[0], ...vm }];
+    expect(() => parseConfig({ ...uninstall, nubes: { vdcUid: "v", nsxtUid: "n" }, ...root, vms })).toThrow(message);
+  });
+});

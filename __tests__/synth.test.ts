@@ -129,6 +129,7 @@ describe("job contents", () => {
     expect(JSON.parse(jobs.vm1_packages.event_json)).toEqual({
       packages: ["git", "curl", "htop", "jq", "unzip"],
       update: true,
+      state: "present",
       time_budget_sec: 585,
     });
     expect(jobs.vm1_packages.wait_timeout_sec).toBe(600);
@@ -141,6 +142,7 @@ describe("job contents", () => {
       repo_key_fingerprint: ["9DC858229FC7DD38854AE2D88D81803C0EBFCD88"],
       verify: "daemon",
       update: true,
+      state: "present",
       time_budget_sec: 885,
     });
     expect(JSON.parse(jobs.vm1_packages.event_json).cache_valid_sec).toBeUndefined();

@@ -185,6 +185,7 @@ export class VmInstallation extends Construct {
         dependsOn: common.dependsOn,
         previous,
         tolerateFailure: props.tolerateFailure,
+        uninstallOnDestroy: vm.onDestroy === "uninstall",
       });
       this.jobs.push({ key: def.key, name, job });
       previous = job;

@@ -175,7 +175,7 @@ describe("install-docker: event validation (before any SSH)", () => {
     [
       "an unknown key",
       { composer: true },
-      /event composer: unknown key; allowed here: compose, channel, repo_url, repo_key_fingerprint, users, verify, update, cache_valid_sec, apt, ssh/,
+      /event composer: unknown key; allowed here: compose, channel, repo_url, repo_key_fingerprint, users, verify, update, cache_valid_sec, state, apt, ssh/,
     ],
     [
       "bad apt settings",

@@ -22,8 +22,10 @@ class FakeVm {
   };
   readonly installed = new Map<string, string>([["curl", "7.88.1-10+deb12u5"]]);
   readonly log: string[] = [];
+  /** /var/lib/vm-install/packages.json as the job last wrote it. */
+  inventory?: string;
 
-  exec = (line: string): ExecReply => {
+  exec = (line: string, stdin?: Buffer): ExecReply => {
     this.log.push(line);
     const { sudo, script } = unwrapLine(line);
     let cmd = script.replace(/^(export [A-Z_]+=\S*; )+/, "");
@@ -35,6 +37,17 @@ class FakeVm {
     if (cmd.startsWith("if [ ! -e /run/cloud-init ]")) return { stdout: "cloud-init: none\n" };
     if (cmd.startsWith("f=/etc/apt/apt.conf.d/90vm-install-proxy;")) return { stdout: "absent\n" };
     if (sudo && cmd.startsWith('ino=" "')) return { stdout: "--- /proc/locks\n--- ofd\n" };
+    // The package inventory (common/package-inventory.ts): the look around each install, and its file.
+    if (cmd.startsWith("echo '--- packages'")) {
+      const lines = [...this.installed.keys()].map((n) => `ii \t${n}\n`).join("");
+      return { stdout: `--- packages\n${lines}--- groups\n--- users\n` };
+    }
+    if (sudo && cmd.startsWith("if [ -e /var/lib/vm-install/packages.json ]"))
+      return { stdout: this.inventory ? `present\n${this.inventory}` : "absent\n" };
+    if (sudo && cmd.startsWith("umask 077 && mkdir -p /var/lib/vm-install") && cmd.includes("packages.json")) {
+      this.inventory = stdin?.toString();
+      return {};
+    }
     const words = (s: string) => s.trim().split(/\s+/);
     let m: RegExpExecArray | null;
     if (/^cat \/etc\/os-release/.test(cmd)) return { stdout: DEBIAN_12 };
@@ -143,6 +156,8 @@ describe("bundled install-packages handler over real SSH", () => {
       ),
     ).toBe(true);
     expect(sent.filter((c) => c.script.includes("dpkg-query")).every((c) => !c.sudo)).toBe(true);
+    // What it installed is recorded for state absent; curl was there before, so it is not.
+    expect(JSON.parse(vm.inventory ?? "{}").installers?.packages?.packages).toEqual(["git", "jq"]);
   });
 
   it("a rerun changes nothing and runs no apt-get", async () => {

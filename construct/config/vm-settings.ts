@@ -105,6 +105,13 @@ const VM_SETTINGS = {
   }),
   zabbix: setting(boolean(), { default: false, doc: "need_add_zabbix_template." }),
   aptProxy: APT_PROXY_SETTING,
+  onDestroy: setting(oneOf(["keep", "uninstall"] as const), {
+    default: "keep",
+    doc:
+      '"uninstall": `cdktf destroy` runs each installer with state "absent" on this host first, taking back what ' +
+      'vm-install installed (kind "existing", jobTarget "local", installers with `state` only; README, Taking ' +
+      'software back off); "keep" leaves it all on a host that lives on.',
+  }),
   sshRetry: group(SSH_RETRY_SETTINGS, {
     asGiven: true,
     defaultDoc: "the handler's, key by key",
@@ -175,6 +182,10 @@ export function vmRules(catalog: readonly CatalogEntry[]): readonly SettingsRule
           : [],
     },
     {
+      doc: 'onDestroy "uninstall" is for kind "existing" on jobTarget "local", with installers that have `state`',
+      check: (vm: Written, root: Written) => uninstallProblems(catalog, vm, root),
+    },
+    {
       doc: "each enabled installer's own checks across its settings (the installers' tables)",
       check: (vm: Written, root: Written) =>
         installerProblems(
@@ -202,4 +213,30 @@ function deliveredProblems(vm: Written): string[] {
     ];
   }
   return [];
+}
+
+/**
+ * onDestroy "uninstall": a Nubes VM goes with the stack (nothing to take back), the sless target runs jobs
+ * only when created (a destroy-time step would run here, without the VM's key, which is a sless secret
+ * there), an installer without `state` has no way back, and one with a secret would need it in the
+ * destroy-time step's input, which Terraform keeps in state in clear.
+ */
+function uninstallProblems(catalog: readonly CatalogEntry[], vm: Written, root: Written): string[] {
+  if (vm.onDestroy !== "uninstall") return [];
+  if (vm.kind !== "existing")
+    return ['onDestroy: "uninstall" is for kind "existing": a VM this stack creates is destroyed with it'];
+  if ((root.jobTarget ?? "sless") !== "local")
+    return [
+      'onDestroy: "uninstall" needs jobTarget "local": sless jobs run only when created, so a destroy cannot ' +
+        'run one; uninstall with state "absent" on a deploy instead',
+    ];
+  const merged = mergeInstallers(catalog, root.installers as WrittenInstallers, vm.installers as WrittenInstallers);
+  return catalog
+    .filter((def) => merged[def.key]?.enabled && (!("state" in def.settings) || def.secrets !== undefined))
+    .map(
+      (def) =>
+        `onDestroy: "uninstall": ${def.handler} cannot be uninstalled by a destroy (it has no state setting, ` +
+        "or needs a secret a destroy-time step would keep in state); " +
+        `disable it on this VM or keep onDestroy "keep"`,
+    );
 }

@@ -42,6 +42,11 @@ export interface JobSpec {
    * instead of failing the apply, and does nothing when `previous` did not succeed. @default false
    */
   readonly tolerateFailure?: boolean;
+  /**
+   * `cdktf destroy` runs this job with state "absent" first (vms[].onDestroy "uninstall"; the local target
+   * only, config refuses it elsewhere). @default false
+   */
+  readonly uninstallOnDestroy?: boolean;
 }
 
 /** What the VM construct needs back from a job, whatever runs it. */
@@ -52,6 +57,8 @@ export interface InstallerJob extends ITerraformDependable {
   readonly address: string;
   /** "Succeeded", "Failed" (or "NotRun"), as a Terraform expression; given by a job with tolerateFailure. */
   readonly phase?: string;
+  /** The resource whose destroy takes this job's software back off (uninstallOnDestroy). */
+  readonly uninstall?: ITerraformDependable;
 }
 
 /** The bare address of a resource whose logical id was overridden to `id`. */

@@ -15,6 +15,7 @@ import { RESULT_STATE_DEFAULTS, type ResultOutput } from "./job-result-file";
 import { type InstallerJob, type JobSpec, resourceAddress } from "./job-spec";
 import { secretTriggerExpression, secretTriggerFile } from "./secret-trigger";
 import { TerraformData } from "./terraform-data";
+import { uninstallOnDestroy } from "./uninstall-on-destroy";
 
 export interface LocalJobProps {
   /** Folder for the jobs' result files (outside cdktf.out, which each synth rewrites). */
@@ -39,6 +40,7 @@ const EVENT_ENV = "VM_INSTALL_EVENT";
 const PREVIOUS_PHASE_ENV = "VM_INSTALL_PREVIOUS_PHASE";
 
 class LocalJob implements InstallerJob {
+  uninstall?: TerraformData;
   constructor(
     readonly resource: TerraformData,
     readonly address: string,
@@ -153,7 +155,19 @@ function localJob(props: LocalJobProps, root: string, scope: Construct, id: stri
   result.overrideLogicalId(`${id}_outcome`);
   result.addOverride("lifecycle.ignore_changes", ["input"]);
   const phase = spec.tolerateFailure ? result.getStringAttribute("output.phase") : undefined;
-  return new LocalJob(data, address, result.getStringAttribute("output.message"), phase);
+  const job = new LocalJob(data, address, result.getStringAttribute("output.message"), phase);
+  if (spec.uninstallOnDestroy) {
+    const name = `${spec.name}-uninstall`;
+    const file = props.paths.placed(path.join(props.resultsDir, `${name}.tfstate`));
+    const absent = { ...spec, name, tolerateFailure: false, event: { ...spec.event, state: "absent" } };
+    job.uninstall = uninstallOnDestroy(scope, id, {
+      job: data,
+      previous: spec.previous?.uninstall,
+      command: jobCommandLine(absent, file, logDir, props.paths.placed(root)),
+      environment: { ...jobEnvironment(spec.connection), [EVENT_ENV]: JSON.stringify(absent.event) },
+    });
+  }
+  return job;
 }
 
 export function localJobTarget(props: LocalJobProps) {

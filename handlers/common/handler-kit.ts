@@ -20,6 +20,7 @@ import { type CommonEvent, validateInput } from "./handler-input";
 import { type InstallerModel, runModel } from "./installer-model";
 import { type InstallerReport, type InstallerResult, result } from "./installer-result";
 import { detectOs, type OsInfo } from "./os-release";
+import { recordInstalls } from "./package-inventory";
 import { Progress, printable } from "./progress";
 import { type JobBudget, ResilientConnection } from "./resilient-connection";
 import { type ConnectOptions, connect } from "./ssh";
@@ -189,7 +190,9 @@ async function runInstaller<S extends Settings, R extends InstallerReport>(
   job.phase = installPhase;
   const base = { event, os, progress, secrets, target: connection.target, user };
   const lookCtx = { ...base, check, remote: look, apt: check ? boot.apt(check) : boot.aptOver(look, true) };
-  const real = check ? lookCtx : { ...base, check, remote: connection, apt: boot.apt(false) };
+  // Every install of a real run is recorded, so that state absent can take back exactly that.
+  const apt = check ? lookCtx.apt : recordInstalls(boot.apt(false), spec.definition.key);
+  const real = check ? lookCtx : { ...base, check, remote: connection, apt };
   const report = await runModel(withAptProxy(spec.model), { real, look: lookCtx });
   progress.timings.total = now() - job.started;
   const frame = { connection, os, timings: { ...progress.timings }, check, firstBoot: boot.firstBoot };

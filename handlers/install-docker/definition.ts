@@ -1,6 +1,7 @@
 // install-docker as both sides see it: its cdktf.json settings, their event keys, defaults and rules.
 import { APT_LIST_SETTINGS, defineInstallerDefinition } from "../../shared/installer-definition";
 import { keyFingerprints, repoUrl, unixUser } from "../../shared/names";
+import { ABSENT_RESULT, REMOVAL_SETTINGS } from "../../shared/removal-settings";
 import { setting } from "../../shared/settings";
 import { boolean, list, oneOf } from "../../shared/validate";
 
@@ -59,6 +60,7 @@ export const dockerDefinition = defineInstallerDefinition({
       doc: '"hello-world" runs docker run --rm hello-world (needs a registry); "daemon" checks docker info only.',
     }),
     ...APT_LIST_SETTINGS,
+    ...REMOVAL_SETTINGS,
   },
   result: {
     docker_version: "the docker CLI's version; absent only in a check of a VM without Docker",
@@ -73,9 +75,11 @@ export const dockerDefinition = defineInstallerDefinition({
     revoked:
       'grants this run took back, e.g. "group docker: deploy" (members vm-install had added, recorded in ' +
       "/var/lib/vm-install/grants.json, that users no longer lists)",
-    removed: "conflicting packages this run removed (channel official)",
+    removed: "conflicting packages this run removed (channel official); with state absent, Docker's packages it purged",
     repository: "Docker's repository as configured: {uri, suite, line, keyring, source_file} (channel official)",
     apt_update: "{ran, reason}",
     verify: "{mode, detail}: how the installation was checked and what it said",
+    state: ABSENT_RESULT.state,
+    kept: ABSENT_RESULT.kept,
   },
 });

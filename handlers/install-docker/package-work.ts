@@ -8,6 +8,7 @@ import { aptFailureReason, type Candidate } from "../common/apt-output";
 import { ensureAptRepository } from "../common/apt-repository";
 import { CommandError } from "../common/exec";
 import type { OsInfo } from "../common/os-release";
+import { updateRecord, withAdded } from "../common/package-inventory";
 import type { Progress } from "../common/progress";
 import { removeStaleRepositories } from "../common/stale-repositories";
 import { DOCKER_UPSTREAM, type dockerDefinition } from "./definition";
@@ -223,6 +224,7 @@ async function configureRepository(
     progress,
   );
   out.changes.push(...repo.changes, ...stale.changes);
+  await recordWrittenFiles(apt.remote, repo);
   out.repository = {
     uri: repo.uri,
     suite: os.codename,
@@ -327,4 +329,16 @@ export async function installDistro(
   await progress.step(`apt-get install ${toInstall.join(" ")}`, () => apt.install(toInstall), "apt_install");
   out.changes.push(`installed ${toInstall.join(" ")}`);
   return out;
+}
+
+/** The source and keyring this run wrote new are vm-install's: recorded, so state absent removes them. */
+async function recordWrittenFiles(
+  remote: Apt["remote"],
+  repo: { changes: string[]; sourceFile: string; keyring: string },
+) {
+  const written = [
+    ...(repo.changes.some((c) => c.startsWith(`wrote ${repo.sourceFile} (new source)`)) ? [repo.sourceFile] : []),
+    ...(repo.changes.some((c) => c.startsWith(`wrote ${repo.keyring} (new key)`)) ? [repo.keyring] : []),
+  ];
+  if (written.length) await updateRecord(remote, "docker", (record) => withAdded(record, { files: written }));
 }

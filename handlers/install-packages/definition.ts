@@ -1,6 +1,7 @@
 // install-packages as both sides see it: its cdktf.json settings, their event keys, defaults and rules.
 import { APT_LIST_SETTINGS, defineInstallerDefinition } from "../../shared/installer-definition";
 import { packageList } from "../../shared/names";
+import { ABSENT_RESULT, REMOVAL_SETTINGS } from "../../shared/removal-settings";
 import { type EventOf, setting } from "../../shared/settings";
 
 export const packagesDefinition = defineInstallerDefinition({
@@ -21,6 +22,7 @@ export const packagesDefinition = defineInstallerDefinition({
         "once.",
     }),
     ...APT_LIST_SETTINGS,
+    ...REMOVAL_SETTINGS,
   },
   result: {
     installed: "packages this run installed",
@@ -30,6 +32,7 @@ export const packagesDefinition = defineInstallerDefinition({
       "naming each reason",
     versions: "installed version of every listed package",
     apt_update: "{ran, reason}: whether apt-get update ran and why (not)",
+    ...ABSENT_RESULT,
   },
 });
 

@@ -3,6 +3,7 @@
 // change, its apply runs apt. When nothing could be installed the job fails with every reason in the
 // message; a rerun changes nothing and runs no apt-get at all.
 
+import { type AbsentReport, absentModel, presentOrAbsent } from "../common/absent-model";
 import type { PackageState } from "../common/apt-output";
 import {
   type EnsureOutcome,
@@ -111,12 +112,16 @@ export const packagesModel: InstallerModel<PackagesEvent, PackagesState, Install
   report,
 };
 
-export const handler = defineHandler({ definition: packagesDefinition, model: packagesModel });
+/** State absent takes back what install-packages recorded it installed (common/absent-model.ts). */
+export const handler = defineHandler({
+  definition: packagesDefinition,
+  model: presentOrAbsent(packagesModel, absentModel("packages")),
+});
 
 /**
  * The job's entrypoint (handler.install): env carries the connection, the event the packages. Only the
  * event is taken: whatever else a platform passes is ignored (tests use runHandler with deps).
  */
-export async function install(event: unknown): Promise<InstallerResult<InstallPackagesReport>> {
-  return runHandler(handler, event);
+export async function install(event: unknown): Promise<InstallerResult<InstallPackagesReport | AbsentReport>> {
+  return runHandler<typeof packagesDefinition.settings, InstallPackagesReport | AbsentReport>(handler, event);
 }

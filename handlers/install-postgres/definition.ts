@@ -10,6 +10,7 @@ import {
   repoUrl,
 } from "../../shared/names";
 import { pgExtensions, pgParameters } from "../../shared/pg-parameters";
+import { ABSENT_RESULT, REMOVAL_SETTINGS } from "../../shared/removal-settings";
 import { setting } from "../../shared/settings";
 import { boolean, list, string, type Validator, withSchema } from "../../shared/validate";
 import { TLS_SETTINGS, tlsConfigProblems, tlsSecretVariables } from "./tls-settings";
@@ -163,6 +164,14 @@ export const postgresDefinition = defineInstallerDefinition({
     }),
     ...TLS_SETTINGS,
     ...APT_LIST_SETTINGS,
+    ...REMOVAL_SETTINGS,
+    purgeData: setting(boolean(), {
+      event: "purge_data",
+      default: false,
+      doc:
+        'With state "absent": also purge the packages and remove the data and configuration directories of the ' +
+        "clusters of a major vm-install installed. Without it they stay, and the result's data_kept says where.",
+    }),
   },
   secrets: { db_password: "passwordVariable" },
   conditionalSecrets: tlsSecretVariables,
@@ -205,5 +214,9 @@ export const postgresDefinition = defineInstallerDefinition({
     revoked:
       'grants this run took back, e.g. "pg_hba.conf: hostssl myapp old_user 0.0.0.0/0 scram-sha-256", "role ' +
       'old_user: LOGIN" (only what /var/lib/vm-install/grants.json records)',
+    state: ABSENT_RESULT.state,
+    removed: ABSENT_RESULT.removed,
+    kept: ABSENT_RESULT.kept,
+    data_kept: "state absent without purgeData: the clusters' data and configuration directories left in place",
   },
 });

@@ -5,12 +5,14 @@
 // stops before apply, so would_change is the plan's words; it logs in only when nothing would change
 // (before a change the login cannot be expected to work; after, a failure is the error a run would end with).
 
+import { type AbsentReport, presentOrAbsent } from "../common/absent-model";
 import { checkSummary } from "../common/check-mode";
 import { defineHandler, runHandler } from "../common/handler-kit";
 import type { InstallerContext } from "../common/installer-model";
 import { appliedWords, type Change, type InstallerModel, type ModelRun } from "../common/installer-model";
 import type { InstallerResult } from "../common/installer-result";
 import type { Progress } from "../common/progress";
+import { postgresAbsentModel } from "./absent";
 import type { PostgresOutcome } from "./apply";
 import { chooseMajor, type PostgresEvent, planRoleAndDatabase } from "./decisions";
 import { postgresDefinition } from "./definition";
@@ -95,9 +97,13 @@ export const postgresModel: InstallerModel<
   report,
 };
 
-export const handler = defineHandler({ definition: postgresDefinition, model: postgresModel });
+/** State absent takes back what install-postgres granted and installed (absent.ts). */
+export const handler = defineHandler({
+  definition: postgresDefinition,
+  model: presentOrAbsent(postgresModel, postgresAbsentModel),
+});
 
 /** The job's entrypoint (handler.install). */
-export async function install(event: unknown): Promise<InstallerResult<InstallPostgresReport>> {
-  return runHandler(handler, event);
+export async function install(event: unknown): Promise<InstallerResult<InstallPostgresReport | AbsentReport>> {
+  return runHandler<typeof postgresDefinition.settings, InstallPostgresReport | AbsentReport>(handler, event);
 }

@@ -9,6 +9,7 @@ import { DPKG_HEALTH_PROBE } from "../../../handlers/common/dpkg-health";
 import type { Connection } from "../../../handlers/common/exec";
 import { ExecRemote, type RunOptions, type RunResult } from "../../../handlers/common/exec";
 import { LOCK_TABLE_PROBE } from "../../../handlers/common/lock-holders";
+import { PACKAGES_FILE, SYSTEM_NAMES_SCRIPT } from "../../../handlers/common/package-inventory";
 import { SYSTEMD_PROBE } from "../../../handlers/common/systemd";
 import { SecretScrubber } from "../../../shared/secrets";
 
@@ -33,6 +34,10 @@ export class ScriptedRemote implements Connection {
   readonly calls: Call[] = [];
   /** Commands answered without a step: the dpkg health look before apt work, on a healthy dpkg. */
   readonly implicit: string[] = [];
+  /** How many times the package inventory's look around an install was answered without a step (nothing new). */
+  namesLooks = 0;
+  /** The package inventory as written when no step scripted it (reads of it answer this; undefined: no file). */
+  packageInventory?: string;
   /** How many times the look for systemd was answered without a step (the VM runs systemd). */
   systemdLooks = 0;
   /** How many times the look for cloud-init was answered without a step (the VM has none). */
@@ -58,6 +63,24 @@ export class ScriptedRemote implements Connection {
     if (command === DPKG_HEALTH_PROBE && !matches) {
       this.implicit.push(command);
       return { code: 0, stdout: "--- audit\n", stderr: "", durationMs: 0 };
+    }
+    // Each install is bracketed by a look at the VM's packages, groups and users (package-inventory.ts);
+    // unless a test scripts it, the install brought nothing new, so nothing is recorded.
+    if (command === SYSTEM_NAMES_SCRIPT && !matches) {
+      this.namesLooks++;
+      return { code: 0, stdout: "--- packages\n--- groups\n--- users\n", stderr: "", durationMs: 0 };
+    }
+    // The package inventory's file, read and written when no step scripts it: kept here.
+    if (!matches && opts.sudo && command.startsWith(`if [ -e ${PACKAGES_FILE} ]`))
+      return {
+        code: 0,
+        stdout: this.packageInventory ? `present\n${this.packageInventory}` : "absent\n",
+        stderr: "",
+        durationMs: 0,
+      };
+    if (!matches && opts.sudo && command.includes(`mv -f "$t" ${PACKAGES_FILE}`)) {
+      this.packageInventory = String(opts.stdin);
+      return { code: 0, stdout: "", stderr: "", durationMs: 0 };
     }
     // Docker and PostgreSQL look for systemd first; unless a test scripts it, the VM runs systemd.
     if (command === SYSTEMD_PROBE && !matches) {
