@@ -2,7 +2,8 @@
 import { APT_LIST_SETTINGS, defineInstallerDefinition } from "../../shared/installer-definition";
 import { keyFingerprints, repoUrl, unixUser } from "../../shared/names";
 import { setting } from "../../shared/settings";
-import { boolean, list, oneOf } from "../../shared/validate";
+import { boolean, integer, list, oneOf, string } from "../../shared/validate";
+import { DAEMON_JSON, daemonConfigRule, MIRROR_URL } from "./daemon-config";
 
 /** Docker's upstream repository base; also what stale-entry clean-up recognises when repoUrl is a mirror. */
 export const DOCKER_UPSTREAM = "https://download.docker.com/linux";
@@ -57,6 +58,43 @@ export const dockerDefinition = defineInstallerDefinition({
       event: "verify",
       default: "hello-world",
       doc: '"hello-world" runs docker run --rm hello-world (needs a registry); "daemon" checks docker info only.',
+    }),
+    logRotation: setting(boolean(), {
+      event: "log_rotation",
+      default: true,
+      doc:
+        `Containers log to json-file rotated at logMaxSize, logMaxFile files kept (${DAEMON_JSON} log-driver, ` +
+        "log-opts; a restart of dockerd, for containers created after it). false leaves both as the file has them.",
+    }),
+    logMaxSize: setting(string({ pattern: /^[1-9][0-9]{0,5}[kmg]$/, allowed: "a size such as 10m, 500k or 1g" }), {
+      event: "log_max_size",
+      default: "10m",
+      doc: 'Size at which a container\'s log file is rotated (log-opts max-size: "10m", "500k", "1g").',
+    }),
+    logMaxFile: setting(integer(1, 100), {
+      event: "log_max_file",
+      default: 3,
+      doc: "Rotated log files kept per container (log-opts max-file).",
+    }),
+    registryMirrors: setting(
+      list(string({ pattern: MIRROR_URL, allowed: "http(s)://host[:port], no path or credentials" }), { unique: true }),
+      {
+        event: "registry_mirrors",
+        default: [],
+        doc:
+          "Registry mirrors for Docker Hub images (registry-mirrors; applied by a reload). http:// works without " +
+          "insecure-registries (dockerd pulls through a mirror over the URL's scheme). Empty leaves the file's " +
+          "registry-mirrors as they are. hello-world's verification names a mirror that does not answer.",
+      },
+    ),
+    daemonConfig: setting(daemonConfigRule, {
+      event: "daemon_config",
+      default: {},
+      doc:
+        `Other ${DAEMON_JSON} keys, as dockerd names them (e.g. {"live-restore": true}); merged with the ` +
+        "file's keys, which are never dropped. A file dockerd refuses is rolled back and the job fails with " +
+        "dockerd's words. Refused: the typed settings' keys, hosts, data-root, graph, exec-root, pidfile, " +
+        "tlskey, and anything that looks like a credential.",
     }),
     ...APT_LIST_SETTINGS,
   },

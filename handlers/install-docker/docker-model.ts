@@ -7,6 +7,8 @@
 import type { Change, InstallerModel, ModelRun } from "../common/installer-model";
 import type { InstallerReport } from "../common/installer-result";
 import { requireSystemd } from "../common/systemd";
+import { badFileError, DAEMON_JSON, type DaemonFile, parseDaemonFile, planDaemonConfig } from "./daemon-config";
+import { applyDaemonConfig, readDaemonFile } from "./daemon-config-apply";
 import type { DockerChannel, DockerVerify } from "./definition";
 import {
   type ComposeReport,
@@ -82,6 +84,8 @@ export interface DockerSeen {
   foreseen?: ForeseenPackages;
   /** The daemon asked (service active, and Docker complete or a check). */
   daemon?: DaemonLook;
+  /** /etc/docker/daemon.json as found; read once the packages are there (or in a check). */
+  daemonFile?: DaemonFile;
 }
 
 /** What a change did, for the report. */
@@ -170,10 +174,29 @@ function restartChange(failure: string): DockerChange {
   };
 }
 
-/** Pure: package work first (it replans), then the service, the group, a restart. */
+/** daemon.json merged with the settings; dockerd restarted or reloaded for it, rolled back if it refuses. */
+function daemonConfigChange(seen: DockerSeen, event: DockerEvent): DockerChange | undefined {
+  if (!seen.daemonFile) return undefined;
+  const plan = planDaemonConfig(seen.daemonFile, event, seen.docker.active === "active");
+  if (!plan) return undefined;
+  return {
+    kind: "daemon-config",
+    what: plan.lines,
+    why: `${plan.changed.join(", ")} in /etc/docker/daemon.json differ from the settings`,
+    replan: true,
+    async apply({ remote, progress }) {
+      await applyDaemonConfig(remote, plan, progress);
+      return undefined;
+    },
+  };
+}
+
+/** Pure: package work first (it replans), then daemon.json (it replans), the service, the group, a restart. */
 export function planDocker(seen: DockerSeen, event: DockerEvent): DockerChange[] {
   const changes: DockerChange[] = [];
   if (needsPackages(seen.needs)) changes.push(packagesChange(seen, event));
+  const config = daemonConfigChange(seen, event);
+  if (config) changes.push(config);
   const service = planService(seen.docker);
   if (service.cmds.length) changes.push(serviceChange(seen, service.changes));
   if (seen.group && !groupStepIsEmpty(seen.group))
@@ -202,6 +225,7 @@ export const dockerModel: InstallerModel<
     // In a run, what the packages bring is looked at after them: the group is decided then.
     if (!check && needsPackages(needs)) return seen;
     if (check && needsPackages(needs)) seen.foreseen = await foreseePackages({ apt, os, event, progress }, docker);
+    seen.daemonFile = await daemonFileOf(remote, docker, progress);
     seen.group = await planGroupStep(remote, docker, users, progress);
     if (check || (round === 0 && needs.length === 0)) {
       const verifyLabel = check ? "verify (docker info only: check mode)" : "docker info";
@@ -213,6 +237,19 @@ export const dockerModel: InstallerModel<
   verify: (ctx, run) => (run.check ? Promise.resolve(undefined) : verifyRun(ctx.remote, ctx.progress, run)),
   report: (run) => (run.check ? checkReport(run) : runReport(run)),
 };
+
+/** daemon.json from the look, or read as root when the look could not; a file dockerd cannot read stops here. */
+async function daemonFileOf(
+  remote: Parameters<typeof readDaemonFile>[0],
+  docker: DockerState,
+  progress: { step<T>(label: string, fn: () => Promise<T>, timing?: string): Promise<T> },
+): Promise<DaemonFile> {
+  const seen = docker.daemonJson;
+  if (seen.kind === "unreadable") return progress.step(`reading ${DAEMON_JSON}`, () => readDaemonFile(remote), "check");
+  const file = parseDaemonFile(seen.kind === "text", seen.kind === "text" ? seen.text : "");
+  if (file.kind === "bad") throw badFileError(file.problem);
+  return file;
+}
 
 function sayWhatIsToDo(seen: DockerSeen, event: DockerEvent, progress: { info(m: string): void }): void {
   const { docker, needs } = seen;
@@ -237,7 +274,7 @@ async function verifyRun(
 ): Promise<DaemonAnswer> {
   const mode: DockerVerify = run.event.verify;
   const restarted = run.applied.find((a) => a.change.kind === "restart")?.outcome?.answer;
-  const touched = run.applied.some((a) => a.change.kind === "packages" || a.change.kind === "service");
+  const touched = run.applied.some((a) => ["packages", "service", "daemon-config"].includes(a.change.kind));
   const known = restarted ?? (touched ? undefined : run.before.daemon?.answer);
   const verify = () =>
     !known ? verifyDocker(remote, mode) : mode === "daemon" ? Promise.resolve(known) : helloWorld(remote, known.server);
