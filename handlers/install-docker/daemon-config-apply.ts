@@ -76,8 +76,20 @@ async function restart(remote: Remote, label: string): Promise<number> {
 
 const RELOADED = /Reloaded configuration|level=(error|fatal)/;
 
+/** The file's exact bytes now (null: absent), to put back byte for byte if dockerd refuses the new one. */
+async function exactText(remote: Remote): Promise<string | null> {
+  const f = quote(DAEMON_JSON);
+  const r = await remote.run(`if [ -e ${f} ]; then printf 'present:'; cat ${f}; fi`, {
+    sudo: true,
+    label: `reading ${DAEMON_JSON}`,
+    timeoutMs: 30_000,
+  });
+  return r.stdout.startsWith("present:") ? r.stdout.slice("present:".length) : null;
+}
+
 /** Writes the file and restarts or reloads; on dockerd's refusal, rolls back and fails with its words. */
 export async function applyDaemonConfig(remote: Remote, plan: DaemonConfigPlan, progress: Progress): Promise<void> {
+  const previous = await exactText(remote);
   const since = await vmNow(remote);
   await progress.step(
     `writing ${DAEMON_JSON} (${plan.changed.join(", ")})`,
@@ -89,7 +101,7 @@ export async function applyDaemonConfig(remote: Remote, plan: DaemonConfigPlan, 
     : await reloadRefused(remote, since, progress);
   if (refused === undefined) return;
   progress.info(`dockerd refused the new ${DAEMON_JSON} (${refused.split("\n")[0]}); rolling it back`);
-  await writeDaemonJson(remote, plan.previous);
+  await writeDaemonJson(remote, previous);
   const back = await restart(remote, "systemctl restart docker.service (rolled back)");
   const answers =
     back === 0
@@ -101,7 +113,7 @@ export async function applyDaemonConfig(remote: Remote, plan: DaemonConfigPlan, 
   throw new Error(
     `dockerd did not accept ${DAEMON_JSON} with ${plan.changed.join(", ")} set as asked; dockerd said:\n${refused}\n` +
       (answers
-        ? `Rolled back: ${DAEMON_JSON} ${plan.previous === null ? "removed" : "put back as it was"} and ` +
+        ? `Rolled back: ${DAEMON_JSON} ${previous === null ? "removed" : "put back as it was"} and ` +
           "docker.service restarted on it, serving again. "
         : `Rolled back ${DAEMON_JSON}, but docker.service still does not come back: see journalctl -u docker.service. `) +
       "Fix the value in daemonConfig (or the registry mirrors / log settings) and run the job again.",

@@ -170,8 +170,6 @@ export function sameJson(a: unknown, b: unknown): boolean {
 
 /** The change daemon.json needs: the file's new text, each key's old -> new, and restart or reload. */
 export interface DaemonConfigPlan {
-  /** The file's text before (null: absent), put back when dockerd refuses the new one. */
-  previous: string | null;
   next: string;
   changed: string[];
   lines: string[];
@@ -201,7 +199,6 @@ export function planDaemonConfig(
     ? `restarted docker.service (${changed.filter((k) => !RELOADABLE_KEYS.has(k)).join(", ") || "it was not running"})`
     : `reloaded docker.service (${changed.join(", ")}: applied without a restart)`;
   return {
-    previous: file.kind === "absent" ? null : file.text,
     next: `${JSON.stringify(merged, null, 2)}\n`,
     changed,
     lines: [...changed.map((k) => `${DAEMON_JSON}: ${k} ${shown(current[k])} -> ${shown(owned[k])}`), how],
