@@ -136,6 +136,24 @@ describeE2E("install-docker: daemon.json and registry mirrors on a sandbox VM (d
       expect((await fileStamp(sb)).split("\n")[1]).toBe(stamp.split("\n")[1]);
       expect((await root(sb, "systemctl is-active docker.service")).trim()).toBe("active");
       expect((await root(sb, "docker info --format '{{.ServerVersion}}'")).trim()).toMatch(/^[0-9]/);
+
+      // A key dockerd re-reads on SIGHUP (debug) with a value it refuses: the reload's error, the same roll back,
+      // and dockerd never restarted.
+      const pid = await mainPid(sb);
+      const reload = await runInstaller(sb, "install-docker", {
+        channel: "distro",
+        compose: false,
+        verify: "daemon",
+        registry_mirrors: [registry!.url],
+        daemon_config: { debug: "yes" },
+      });
+      expect(reload.phase).toBe("Failed");
+      expect(reload.message).toMatch(
+        /dockerd did not accept \/etc\/docker\/daemon\.json with debug set as asked; dockerd said:\n.*level=error/,
+      );
+      expect(reload.message).toMatch(/Rolled back: \/etc\/docker\/daemon\.json put back as it was/);
+      expect(await root(sb, `cat ${FILE}`)).toBe(old);
+      expect((await root(sb, "docker info --format '{{.ServerVersion}}'")).trim()).toMatch(/^[0-9]/);
     },
     T,
   );

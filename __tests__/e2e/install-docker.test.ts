@@ -226,8 +226,11 @@ describeE2E("install-docker on sandbox VMs, through the bundle and the job runne
         "wrote /etc/apt/sources.list.d/docker.list (new source)",
         "removed /etc/apt/sources.list.d/docker-ce.list",
         "installed docker-ce docker-ce-cli containerd.io docker-compose-plugin",
+        // Log rotation is on by default: daemon.json is written and dockerd (re)started on it.
+        '/etc/docker/daemon.json: log-driver (unset) -> "json-file"',
+        '/etc/docker/daemon.json: log-opts (unset) -> {"max-size":"10m","max-file":"3"}',
+        "restarted docker.service (log-driver, log-opts)",
         "enabled docker.service",
-        "started docker.service",
         `added ${sb.user} to group docker`,
       ]);
 
