@@ -152,7 +152,9 @@ describeE2E("install-docker: daemon.json and registry mirrors on a sandbox VM (d
         /dockerd did not accept \/etc\/docker\/daemon\.json with debug set as asked; dockerd said:\n.*level=error/,
       );
       expect(reload.message).toMatch(/Rolled back: \/etc\/docker\/daemon\.json put back as it was/);
+      expect(reload.message).toMatch(/dockerd kept running on it \(not restarted\), serving/);
       expect(await root(sb, `cat ${FILE}`)).toBe(old);
+      expect(await mainPid(sb)).toBe(pid);
       expect((await root(sb, "docker info --format '{{.ServerVersion}}'")).trim()).toMatch(/^[0-9]/);
     },
     T,

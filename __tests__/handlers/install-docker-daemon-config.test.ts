@@ -307,7 +307,7 @@ describe("install-docker with daemon.json (scripted double)", () => {
     ]);
     expect(remote.done).toBe(true);
     expect(error?.message).toMatch(
-      /dockerd did not accept \/etc\/docker\/daemon\.json with no-such-option set as asked; dockerd said:\nunable to configure the Docker daemon .*: no-such-option\nRolled back: \/etc\/docker\/daemon\.json put back as it was and docker\.service restarted on it, serving again\./,
+      /dockerd did not accept \/etc\/docker\/daemon\.json with no-such-option set as asked; dockerd said:\nunable to configure the Docker daemon .*: no-such-option\nRolled back: \/etc\/docker\/daemon\.json put back as it was and docker\.service restarted on it, serving\./,
     );
   });
 

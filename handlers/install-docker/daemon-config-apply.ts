@@ -102,19 +102,19 @@ export async function applyDaemonConfig(remote: Remote, plan: DaemonConfigPlan, 
   if (refused === undefined) return;
   progress.info(`dockerd refused the new ${DAEMON_JSON} (${refused.split("\n")[0]}); rolling it back`);
   await writeDaemonJson(remote, previous);
-  const back = await restart(remote, "systemctl restart docker.service (rolled back)");
+  // A refused reload leaves dockerd running on what it had: the file put back is all. A refused start needs one.
+  const back = plan.restart ? await restart(remote, "systemctl restart docker.service (rolled back)") : 0;
   const answers =
-    back === 0
-      ? await daemonAnswers(remote).then(
-          () => true,
-          () => false,
-        )
-      : false;
+    back === 0 &&
+    (await daemonAnswers(remote).then(
+      () => true,
+      () => false,
+    ));
+  const how = plan.restart ? "docker.service restarted on it" : "dockerd kept running on it (not restarted)";
   throw new Error(
     `dockerd did not accept ${DAEMON_JSON} with ${plan.changed.join(", ")} set as asked; dockerd said:\n${refused}\n` +
       (answers
-        ? `Rolled back: ${DAEMON_JSON} ${previous === null ? "removed" : "put back as it was"} and ` +
-          "docker.service restarted on it, serving again. "
+        ? `Rolled back: ${DAEMON_JSON} ${previous === null ? "removed" : "put back as it was"} and ${how}, serving. `
         : `Rolled back ${DAEMON_JSON}, but docker.service still does not come back: see journalctl -u docker.service. `) +
       "Fix the value in daemonConfig (or the registry mirrors / log settings) and run the job again.",
   );
