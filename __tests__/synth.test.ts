@@ -140,6 +140,11 @@ describe("job contents", () => {
       repo_url: "https://download.docker.com/linux",
       repo_key_fingerprint: ["9DC858229FC7DD38854AE2D88D81803C0EBFCD88"],
       verify: "daemon",
+      log_rotation: true,
+      log_max_size: "10m",
+      log_max_file: 3,
+      registry_mirrors: [],
+      daemon_config: {},
       update: true,
       time_budget_sec: 885,
     });

@@ -6,8 +6,18 @@
 import { quote } from "../../shared/shell-quote";
 import type { Remote } from "../common/exec";
 import { runLong, tail } from "../common/exec";
+import type { Change } from "../common/installer-model";
 import type { Progress } from "../common/progress";
-import { badFileError, DAEMON_JSON, type DaemonConfigPlan, type DaemonFile, parseDaemonFile } from "./daemon-config";
+import {
+  badFileError,
+  DAEMON_JSON,
+  type DaemonConfigPlan,
+  type DaemonFile,
+  parseDaemonFile,
+  planDaemonConfig,
+} from "./daemon-config";
+import type { DockerState } from "./docker-state";
+import type { DockerEvent } from "./package-work";
 import { daemonAnswers } from "./verify";
 
 /** Replaces daemon.json as root, atomically, keeping its mode (0644 when new); null removes it. */
@@ -54,7 +64,8 @@ async function journalSince(remote: Remote, since: string, waitFor?: RegExp): Pr
   // A reload is applied by dockerd after systemctl returns: its answer is waited for, bounded (20 s).
   const cmd = waitFor
     ? `for i in $(seq 1 40); do out=$(${read}); ` +
-      `if printf '%s' "$out" | grep -Eq ${quote(waitFor.source)}; then break; fi; sleep 0.5; done; printf '%s\\n' "$out"`
+      `if printf '%s' "$out" | grep -Eq ${quote(waitFor.source)}; then break; fi; sleep 0.5; done; ` +
+      `printf '%s\\n' "$out"`
     : `${read}; true`;
   const r = await remote.run(cmd, {
     sudo: true,
@@ -115,7 +126,8 @@ export async function applyDaemonConfig(remote: Remote, plan: DaemonConfigPlan, 
     `dockerd did not accept ${DAEMON_JSON} with ${plan.changed.join(", ")} set as asked; dockerd said:\n${refused}\n` +
       (answers
         ? `Rolled back: ${DAEMON_JSON} ${previous === null ? "removed" : "put back as it was"} and ${how}, serving. `
-        : `Rolled back ${DAEMON_JSON}, but docker.service still does not come back: see journalctl -u docker.service. `) +
+        : `Rolled back ${DAEMON_JSON}, but docker.service still does not come back: ` +
+          "see journalctl -u docker.service. ") +
       "Fix the value in daemonConfig (or the registry mirrors / log settings) and run the job again.",
   );
 }
@@ -169,4 +181,33 @@ export async function readDaemonFile(remote: Remote): Promise<DaemonFile> {
   const file = parseDaemonFile(first.trim() === "present", rest.join("\n"));
   if (file.kind === "bad") throw badFileError(file.problem);
   return file;
+}
+
+/** daemon.json from the look, or read as root when the look could not; a file dockerd cannot read stops here. */
+export async function daemonFileOf(remote: Remote, docker: DockerState, progress: Progress): Promise<DaemonFile> {
+  const seen = docker.daemonJson;
+  if (seen.kind === "unreadable") return progress.step(`reading ${DAEMON_JSON}`, () => readDaemonFile(remote), "check");
+  const file = parseDaemonFile(seen.kind === "text", seen.kind === "text" ? seen.text : "");
+  if (file.kind === "bad") throw badFileError(file.problem);
+  return file;
+}
+
+/** daemon.json merged with the settings, as a planned change; dockerd restarted or reloaded for it. */
+export function daemonConfigChange(
+  file: DaemonFile,
+  daemonActive: boolean,
+  event: DockerEvent,
+): Change<DockerEvent> | undefined {
+  const plan = planDaemonConfig(file, event, daemonActive);
+  if (!plan) return undefined;
+  return {
+    kind: "daemon-config",
+    what: plan.lines,
+    why: `${plan.changed.join(", ")} in ${DAEMON_JSON} differ from the settings`,
+    replan: true,
+    async apply({ remote, progress }) {
+      await applyDaemonConfig(remote, plan, progress);
+      return undefined;
+    },
+  };
 }

@@ -7,8 +7,8 @@
 import type { Change, InstallerModel, ModelRun } from "../common/installer-model";
 import type { InstallerReport } from "../common/installer-result";
 import { requireSystemd } from "../common/systemd";
-import { badFileError, DAEMON_JSON, type DaemonFile, parseDaemonFile, planDaemonConfig } from "./daemon-config";
-import { applyDaemonConfig, readDaemonFile } from "./daemon-config-apply";
+import type { DaemonFile } from "./daemon-config";
+import { daemonConfigChange, daemonFileOf } from "./daemon-config-apply";
 import type { DockerChannel, DockerVerify } from "./definition";
 import {
   type ComposeReport,
@@ -174,28 +174,11 @@ function restartChange(failure: string): DockerChange {
   };
 }
 
-/** daemon.json merged with the settings; dockerd restarted or reloaded for it, rolled back if it refuses. */
-function daemonConfigChange(seen: DockerSeen, event: DockerEvent): DockerChange | undefined {
-  if (!seen.daemonFile) return undefined;
-  const plan = planDaemonConfig(seen.daemonFile, event, seen.docker.active === "active");
-  if (!plan) return undefined;
-  return {
-    kind: "daemon-config",
-    what: plan.lines,
-    why: `${plan.changed.join(", ")} in /etc/docker/daemon.json differ from the settings`,
-    replan: true,
-    async apply({ remote, progress }) {
-      await applyDaemonConfig(remote, plan, progress);
-      return undefined;
-    },
-  };
-}
-
 /** Pure: package work first (it replans), then daemon.json (it replans), the service, the group, a restart. */
 export function planDocker(seen: DockerSeen, event: DockerEvent): DockerChange[] {
   const changes: DockerChange[] = [];
   if (needsPackages(seen.needs)) changes.push(packagesChange(seen, event));
-  const config = daemonConfigChange(seen, event);
+  const config = seen.daemonFile && daemonConfigChange(seen.daemonFile, seen.docker.active === "active", event);
   if (config) changes.push(config);
   const service = planService(seen.docker);
   if (service.cmds.length) changes.push(serviceChange(seen, service.changes));
@@ -237,19 +220,6 @@ export const dockerModel: InstallerModel<
   verify: (ctx, run) => (run.check ? Promise.resolve(undefined) : verifyRun(ctx.remote, ctx.progress, run)),
   report: (run) => (run.check ? checkReport(run) : runReport(run)),
 };
-
-/** daemon.json from the look, or read as root when the look could not; a file dockerd cannot read stops here. */
-async function daemonFileOf(
-  remote: Parameters<typeof readDaemonFile>[0],
-  docker: DockerState,
-  progress: { step<T>(label: string, fn: () => Promise<T>, timing?: string): Promise<T> },
-): Promise<DaemonFile> {
-  const seen = docker.daemonJson;
-  if (seen.kind === "unreadable") return progress.step(`reading ${DAEMON_JSON}`, () => readDaemonFile(remote), "check");
-  const file = parseDaemonFile(seen.kind === "text", seen.kind === "text" ? seen.text : "");
-  if (file.kind === "bad") throw badFileError(file.problem);
-  return file;
-}
 
 function sayWhatIsToDo(seen: DockerSeen, event: DockerEvent, progress: { info(m: string): void }): void {
   const { docker, needs } = seen;
