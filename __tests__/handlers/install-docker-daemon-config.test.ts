@@ -311,6 +311,57 @@ describe("install-docker with daemon.json (scripted double)", () => {
     );
   });
 
+  const MIRROR = "http://10.200.1.1:5000";
+  const reloadSteps = (journal: string): Step[] => [
+    os,
+    look(ROTATED),
+    { match: "printf 'present:'; cat /etc/docker/daemon.json", sudo: true, stdout: `present:${ROTATED}\n` },
+    { match: "date +%s", sudo: false, stdout: "1764900000\n" },
+    {
+      match: `t=$(mktemp ${DAEMON_JSON}.XXXXXX)`,
+      sudo: true,
+      check: (_c, opts) => expect(JSON.parse(String(opts.stdin))["registry-mirrors"]).toEqual([MIRROR]),
+    },
+    { match: /^systemctl reload docker\.service$/, sudo: true },
+    { match: "journalctl -u docker.service --since @1764900000", sudo: true, stdout: journal },
+  ];
+
+  it("only registry-mirrors changed: a reload, answered in dockerd's journal; no restart", async () => {
+    const { result, remote, error } = await run({ ...event, registry_mirrors: [MIRROR] }, [
+      ...reloadSteps('Dec 05 02:10:00 vm dockerd[812]: time="x" level=info msg="Reloaded configuration: {}"\n'),
+      look(JSON.stringify({ ...JSON.parse(ROTATED), "registry-mirrors": [MIRROR] })),
+      info,
+    ]);
+    expect(error).toBeUndefined();
+    expect(remote.done).toBe(true);
+    expect(remote.calls.map((c) => c.command).filter((c) => /systemctl restart/.test(c))).toEqual([]);
+    expect(result?.changes).toEqual([
+      `${DAEMON_JSON}: registry-mirrors (unset) -> ["${MIRROR}"]`,
+      "reloaded docker.service (registry-mirrors: applied without a restart)",
+    ]);
+  });
+
+  it("a reload dockerd refuses: the file put back byte for byte, no restart, the job fails with dockerd's line", async () => {
+    const { error, remote } = await run({ ...event, registry_mirrors: [MIRROR] }, [
+      ...reloadSteps(
+        'Dec 05 02:10:00 vm dockerd[812]: time="x" level=error msg="unable to configure the Docker daemon with ' +
+          'file /etc/docker/daemon.json: invalid mirror"\n',
+      ),
+      {
+        match: `t=$(mktemp ${DAEMON_JSON}.XXXXXX)`,
+        sudo: true,
+        check: (_c, o) => expect(o.stdin).toBe(`${ROTATED}\n`),
+      },
+      info,
+    ]);
+    expect(remote.done).toBe(true);
+    expect(remote.calls.map((c) => c.command).filter((c) => /systemctl restart/.test(c))).toEqual([]);
+    expect(error?.message).toMatch(
+      /with registry-mirrors set as asked; dockerd said:\n.*level=error msg="unable to configure .*invalid mirror"\n/,
+    );
+    expect(error?.message).toMatch(/put back as it was and dockerd kept running on it \(not restarted\), serving\./);
+  });
+
   it("a daemon.json that is not JSON stops the job before any change", async () => {
     const { error, remote } = await run(event, [os, look("{ broken")]);
     expect(error?.message).toMatch(
