@@ -30,17 +30,26 @@ describeE2E("install-docker: daemon.json and registry mirrors on a sandbox VM (d
   }, 60_000);
 
   test(
-    "install: log rotation is on by default (json-file, max-size, max-file), dockerd restarted for it; a rerun changes nothing",
+    "install: log rotation is on by default (json-file, max-size, max-file), foreseen by a check, dockerd restarted for it; a rerun changes nothing",
     async () => {
+      const lines = [
+        `${FILE}: log-driver (unset) -> "json-file"`,
+        `${FILE}: log-opts (unset) -> {"max-size":"10m","max-file":"3"}`,
+        "restarted docker.service (log-driver, log-opts)",
+      ];
+      // A check of the bare VM foresees the file with the packages; it writes nothing.
+      const check = await runInstaller(sb, "install-docker", {
+        channel: "distro",
+        verify: "daemon",
+        compose: false,
+        check: true,
+      });
+      expectSucceeded(check);
+      expect(check.result.would_change).toEqual(expect.arrayContaining(lines));
+      expect((await sb.rootExec(`test -e ${FILE}`)).code).not.toBe(0);
       const run = await runInstaller(sb, "install-docker", { channel: "distro", verify: "daemon", compose: false });
       expectSucceeded(run);
-      expect(run.result.changes).toEqual(
-        expect.arrayContaining([
-          `${FILE}: log-driver (unset) -> "json-file"`,
-          `${FILE}: log-opts (unset) -> {"max-size":"10m","max-file":"3"}`,
-          "restarted docker.service (log-driver, log-opts)",
-        ]),
-      );
+      expect(run.result.changes).toEqual(expect.arrayContaining(lines));
       expect(await daemonJson(sb)).toEqual({
         "log-driver": "json-file",
         "log-opts": { "max-size": "10m", "max-file": "3" },
