@@ -64,7 +64,8 @@ export const dockerDefinition = defineInstallerDefinition({
       default: true,
       doc:
         `Containers log to json-file rotated at logMaxSize, logMaxFile files kept (${DAEMON_JSON} log-driver, ` +
-        "log-opts; a restart of dockerd, for containers created after it). false leaves both as the file has them.",
+        "log-opts; a restart of dockerd, for containers created after it; another driver's log-opts are replaced). " +
+        "false leaves both as the file has them.",
     }),
     logMaxSize: setting(string({ pattern: /^[1-9][0-9]{0,5}[kmg]$/, allowed: "a size such as 10m, 500k or 1g" }), {
       event: "log_max_size",
