@@ -231,6 +231,8 @@ const info: Step = { match: "docker info --format '{{.ServerVersion}}'", sudo: t
 const event = { channel: "distro", compose: false, users: ["admin"], verify: "daemon" };
 const run = (e: unknown, script: Step[]) => runScripted(handler, e, script);
 const ROTATED = JSON.stringify({ "log-driver": "json-file", "log-opts": { "max-size": "10m", "max-file": "3" } });
+const noGrants: Step = { match: "cat /var/lib/vm-install/grants.json", sudo: true, stdout: "absent\n" };
+const recorded: Step = { match: "/var/lib/vm-install/.grants.json.XXXXXX", sudo: true };
 const LINES = [
   `${DAEMON_JSON}: log-driver (unset) -> "json-file"`,
   `${DAEMON_JSON}: log-opts (unset) -> {"max-size":"10m","max-file":"3"}`,
@@ -251,6 +253,7 @@ describe("install-docker with daemon.json (scripted double)", () => {
     const { result, remote, error } = await run(event, [
       os,
       look(admin),
+      noGrants,
       { match: "printf 'present:'; cat /etc/docker/daemon.json", sudo: true, stdout: `present:${admin}\n` },
       { match: "date +%s", sudo: false, stdout: "1764900000\n" },
       {
@@ -267,6 +270,12 @@ describe("install-docker with daemon.json (scripted double)", () => {
       },
       { match: /systemctl restart docker\.service$/, sudo: true },
       info,
+      noGrants,
+      {
+        ...recorded,
+        // Only what vm-install wrote: the admin's userland-proxy is not vm-install's to take back.
+        check: (_c, o) => expect(JSON.parse(String(o.stdin)).docker).toEqual({ daemon_json: JSON.parse(ROTATED) }),
+      },
       look(
         JSON.stringify({
           "userland-proxy": false,
@@ -274,6 +283,7 @@ describe("install-docker with daemon.json (scripted double)", () => {
           "log-opts": { "max-size": "10m", "max-file": "3" },
         }),
       ),
+      noGrants,
       info,
     ]);
     expect(error).toBeUndefined();
@@ -329,6 +339,8 @@ describe("install-docker with daemon.json (scripted double)", () => {
   it("only registry-mirrors changed: a reload, answered in dockerd's journal; no restart", async () => {
     const { result, remote, error } = await run({ ...event, registry_mirrors: [MIRROR] }, [
       ...reloadSteps('Dec 05 02:10:00 vm dockerd[812]: time="x" level=info msg="Reloaded configuration: {}"\n'),
+      noGrants,
+      recorded,
       look(JSON.stringify({ ...JSON.parse(ROTATED), "registry-mirrors": [MIRROR] })),
       info,
     ]);

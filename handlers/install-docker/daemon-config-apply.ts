@@ -13,9 +13,11 @@ import {
   DAEMON_JSON,
   type DaemonConfigPlan,
   type DaemonFile,
+  ownedValues,
   parseDaemonFile,
   planDaemonConfig,
 } from "./daemon-config";
+import { type DaemonRecord, readDaemonRecord, writeDaemonRecord } from "./daemon-record";
 import type { DockerState } from "./docker-state";
 import type { DockerEvent } from "./package-work";
 import { daemonAnswers } from "./verify";
@@ -110,7 +112,7 @@ export async function applyDaemonConfig(remote: Remote, plan: DaemonConfigPlan, 
   const refused = plan.restart
     ? await restartRefused(remote, since, progress)
     : await reloadRefused(remote, since, progress);
-  if (refused === undefined) return;
+  if (refused === undefined) return writeDaemonRecord(remote, plan.recordAfter, progress);
   progress.info(`dockerd refused the new ${DAEMON_JSON} (${refused.split("\n")[0]}); rolling it back`);
   await writeDaemonJson(remote, previous);
   // A refused reload leaves dockerd running on what it had: the file put back is all. A refused start needs one.
@@ -197,8 +199,9 @@ export function daemonConfigChange(
   file: DaemonFile,
   daemonActive: boolean,
   event: DockerEvent,
+  recorded: DaemonRecord = {},
 ): Change<DockerEvent> | undefined {
-  const plan = planDaemonConfig(file, event, daemonActive);
+  const plan = planDaemonConfig(file, event, daemonActive, recorded);
   if (!plan) return undefined;
   return {
     kind: "daemon-config",
@@ -210,4 +213,20 @@ export function daemonConfigChange(
       return undefined;
     },
   };
+}
+
+/**
+ * The inventory's record of what vm-install wrote, read (as root) only when the file holds a key the
+ * settings do not ask for (it may be vm-install's, to remove); a write reads it again to update it.
+ */
+export async function daemonRecordOf(
+  remote: Remote,
+  file: DaemonFile,
+  event: DockerEvent,
+  progress: Progress,
+): Promise<DaemonRecord> {
+  const current = file.kind === "json" ? file.value : {};
+  const owned = ownedValues(event, current);
+  const unowned = Object.keys(current).some((k) => !(k in owned));
+  return unowned ? readDaemonRecord(remote, progress) : {};
 }

@@ -168,41 +168,110 @@ export function sameJson(a: unknown, b: unknown): boolean {
   return a === b;
 }
 
+/**
+ * Pure. What a key vm-install recorded becomes once the settings no longer ask for it: undefined
+ * (removed), the file's value minus the options vm-install set (log-opts), or the file's value
+ * untouched when it is not what vm-install wrote.
+ */
+export function withoutRecorded(key: string, current: unknown, recorded: unknown): unknown {
+  if (key !== "log-opts") return sameJson(current, recorded) ? undefined : current;
+  if (!isObject(current) || !isObject(recorded)) return current;
+  const left = Object.fromEntries(
+    Object.entries(current).filter(([k, v]) => !(k in recorded && sameJson(v, recorded[k]))),
+  );
+  return Object.keys(left).length ? left : undefined;
+}
+
+/**
+ * Pure. The record after a write: each key the settings own that vm-install changed now or had recorded
+ * (log-opts: the options changed now or recorded). A key the file already held as asked, never
+ * recorded, stays the admin's.
+ */
+export function nextRecord(current: DaemonJson, owned: DaemonJson, recorded: DaemonJson): DaemonJson {
+  const out: DaemonJson = {};
+  for (const [k, v] of Object.entries(owned)) {
+    if (k === "log-opts" && isObject(v)) {
+      const was = isObject(current[k]) ? (current[k] as DaemonJson) : {};
+      const rec = isObject(recorded[k]) ? (recorded[k] as DaemonJson) : {};
+      const mine = Object.entries(v).filter(([o, x]) => o in rec || !sameJson(was[o], x));
+      if (mine.length) out[k] = Object.fromEntries(mine);
+    } else if (k in recorded || !sameJson(current[k], v)) out[k] = v;
+  }
+  return out;
+}
+
 /** The change daemon.json needs: the file's new text, each key's old -> new, and restart or reload. */
 export interface DaemonConfigPlan {
   next: string;
   changed: string[];
   lines: string[];
-  /** A key that dockerd reads only when it starts changed (or dockerd is not running): restart. */
+  /** A key that dockerd reads only when it starts changed or was removed (or dockerd is not running): restart. */
   restart: boolean;
+  /** What the inventory records as written by vm-install once the file is applied, from the record then. */
+  recordAfter: (recorded: DaemonJson) => DaemonJson;
 }
 
 const shown = (v: unknown) => (v === undefined ? "(unset)" : JSON.stringify(v));
 
 /**
- * Pure. The file merged: keys the settings do not own kept as they are, in their order; owned keys set.
- * Undefined when nothing differs (the file is then not written, dockerd not touched).
+ * Keys vm-install recorded that the settings no longer ask for, and what each becomes (undefined:
+ * removed). A key whose value is not what vm-install wrote is left as it is (not listed).
+ */
+function unasked(current: DaemonJson, owned: DaemonJson, recorded: DaemonJson): Map<string, unknown> {
+  const out = new Map<string, unknown>();
+  for (const key of Object.keys(recorded)) {
+    if (key in owned || !(key in current)) continue;
+    const left = withoutRecorded(key, current[key], recorded[key]);
+    if (!sameJson(left, current[key])) out.set(key, left);
+  }
+  return out;
+}
+
+function removalLine(key: string, was: unknown, left: unknown): string {
+  return left === undefined
+    ? `${DAEMON_JSON}: removed ${key} ${shown(was)} (written by vm-install, no longer asked for)`
+    : `${DAEMON_JSON}: ${key} ${shown(was)} -> ${shown(left)} (vm-install's options removed, no longer asked for)`;
+}
+
+/**
+ * Pure. The file merged: keys the settings do not own kept as they are, in their order; owned keys set;
+ * keys vm-install wrote (`recorded`) and the settings no longer ask for removed while the file holds
+ * what vm-install wrote. Undefined when nothing differs (the file is then not written, dockerd not touched).
  */
 export function planDaemonConfig(
   file: DaemonFile,
   s: DaemonSettings,
   daemonActive: boolean,
+  recorded: DaemonJson = {},
 ): DaemonConfigPlan | undefined {
   if (file.kind === "bad") throw badFileError(file.problem);
   const current = file.kind === "json" ? file.value : {};
   const owned = ownedValues(s, current);
-  const changed = Object.keys(owned).filter((k) => !sameJson(current[k], owned[k]));
+  const set = Object.keys(owned).filter((k) => !sameJson(current[k], owned[k]));
+  const dropped = unasked(current, owned, recorded);
+  const changed = [...set, ...dropped.keys()];
   if (changed.length === 0) return undefined;
   const merged: DaemonJson = { ...current, ...owned };
-  const restart = !daemonActive || changed.some((k) => !RELOADABLE_KEYS.has(k));
+  for (const [k, left] of dropped) {
+    if (left === undefined) delete merged[k];
+    else merged[k] = left;
+  }
+  // dockerd's reload leaves a setting as it was when its key is gone from the file: a removal needs a restart.
+  const needsRestart = [...set.filter((k) => !RELOADABLE_KEYS.has(k)), ...dropped.keys()];
+  const restart = !daemonActive || needsRestart.length > 0;
   const how = restart
-    ? `restarted docker.service (${changed.filter((k) => !RELOADABLE_KEYS.has(k)).join(", ") || "it was not running"})`
+    ? `restarted docker.service (${needsRestart.join(", ") || "it was not running"})`
     : `reloaded docker.service (${changed.join(", ")}: applied without a restart)`;
   return {
     next: `${JSON.stringify(merged, null, 2)}\n`,
     changed,
-    lines: [...changed.map((k) => `${DAEMON_JSON}: ${k} ${shown(current[k])} -> ${shown(owned[k])}`), how],
+    lines: [
+      ...set.map((k) => `${DAEMON_JSON}: ${k} ${shown(current[k])} -> ${shown(owned[k])}`),
+      ...[...dropped].map(([k, left]) => removalLine(k, current[k], left)),
+      how,
+    ],
     restart,
+    recordAfter: (now) => nextRecord(current, owned, now),
   };
 }
 

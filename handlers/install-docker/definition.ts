@@ -65,7 +65,7 @@ export const dockerDefinition = defineInstallerDefinition({
       doc:
         `Containers log to json-file rotated at logMaxSize, logMaxFile files kept (${DAEMON_JSON} log-driver, ` +
         "log-opts; a restart of dockerd, for containers created after it; another driver's log-opts are replaced). " +
-        "false leaves both as the file has them.",
+        "false removes what vm-install wrote there (still as it wrote it); the admin's own values stay.",
     }),
     logMaxSize: setting(string({ pattern: /^[1-9][0-9]{0,5}[kmg]$/, allowed: "a size such as 10m, 500k or 1g" }), {
       event: "log_max_size",
@@ -84,8 +84,9 @@ export const dockerDefinition = defineInstallerDefinition({
         default: [],
         doc:
           "Registry mirrors for Docker Hub images (registry-mirrors; applied by a reload). http:// works without " +
-          "insecure-registries (dockerd pulls through a mirror over the URL's scheme). Empty leaves the file's " +
-          "registry-mirrors as they are. hello-world's verification names a mirror that does not answer.",
+          "insecure-registries (dockerd pulls through a mirror over the URL's scheme). Mirrors vm-install wrote " +
+          "and no longer listed are removed (a restart); registry-mirrors the admin wrote are never removed, even " +
+          "when this is empty. hello-world's verification names a mirror that does not answer.",
       },
     ),
     daemonConfig: setting(daemonConfigRule, {
@@ -93,7 +94,8 @@ export const dockerDefinition = defineInstallerDefinition({
       default: {},
       doc:
         `Other ${DAEMON_JSON} keys, as dockerd names them (e.g. {"live-restore": true}); merged with the ` +
-        "file's keys, which are never dropped. A file dockerd refuses is rolled back and the job fails with " +
+        "file's keys. A key vm-install wrote and no longer asked for is removed while the file holds the value " +
+        "it wrote (recorded in /var/lib/vm-install/grants.json); the admin's keys are never removed. A file dockerd refuses is rolled back and the job fails with " +
         "dockerd's words. Refused: the typed settings' keys, hosts, data-root, graph, exec-root, pidfile, " +
         "tlskey, and anything that looks like a credential.",
     }),

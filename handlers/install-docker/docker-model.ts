@@ -8,7 +8,8 @@ import type { Change, InstallerModel, ModelRun } from "../common/installer-model
 import type { InstallerReport } from "../common/installer-result";
 import { requireSystemd } from "../common/systemd";
 import type { DaemonFile } from "./daemon-config";
-import { daemonConfigChange, daemonFileOf } from "./daemon-config-apply";
+import { daemonConfigChange, daemonFileOf, daemonRecordOf } from "./daemon-config-apply";
+import type { DaemonRecord } from "./daemon-record";
 import type { DockerChannel, DockerVerify } from "./definition";
 import {
   type ComposeReport,
@@ -86,6 +87,8 @@ export interface DockerSeen {
   daemon?: DaemonLook;
   /** /etc/docker/daemon.json as found; read once the packages are there (or in a check). */
   daemonFile?: DaemonFile;
+  /** What the inventory says vm-install wrote into daemon.json (read only when it can matter). */
+  daemonRecord?: DaemonRecord;
 }
 
 /** What a change did, for the report. */
@@ -178,7 +181,8 @@ function restartChange(failure: string): DockerChange {
 export function planDocker(seen: DockerSeen, event: DockerEvent): DockerChange[] {
   const changes: DockerChange[] = [];
   if (needsPackages(seen.needs)) changes.push(packagesChange(seen, event));
-  const config = seen.daemonFile && daemonConfigChange(seen.daemonFile, seen.docker.active === "active", event);
+  const active = seen.docker.active === "active";
+  const config = seen.daemonFile && daemonConfigChange(seen.daemonFile, active, event, seen.daemonRecord);
   if (config) changes.push(config);
   const service = planService(seen.docker);
   if (service.cmds.length) changes.push(serviceChange(seen, service.changes));
@@ -209,6 +213,7 @@ export const dockerModel: InstallerModel<
     if (!check && needsPackages(needs)) return seen;
     if (check && needsPackages(needs)) seen.foreseen = await foreseePackages({ apt, os, event, progress }, docker);
     seen.daemonFile = await daemonFileOf(remote, docker, progress);
+    seen.daemonRecord = await daemonRecordOf(remote, seen.daemonFile, event, progress);
     seen.group = await planGroupStep(remote, docker, users, progress);
     if (check || (round === 0 && needs.length === 0)) {
       const verifyLabel = check ? "verify (docker info only: check mode)" : "docker info";
