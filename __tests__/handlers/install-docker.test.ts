@@ -952,11 +952,12 @@ describe("install-docker: what it granted, it takes back (inventory in /var/lib/
 
   it(
     "a member vm-install added and users no longer lists leaves the group; the inventory forgets them, other " +
-      "installers' records kept",
+      "installers' records and the daemon.json record kept",
     async () => {
+      const daemonJson = { "log-driver": "json-file" };
       const inventory = {
         version: 1,
-        docker: { group_members: ["ubuntu", "deploy"] },
+        docker: { group_members: ["ubuntu", "deploy"], daemon_json: daemonJson },
         postgres: { roles: [{ cluster: "15/main", name: "a" }] },
       };
       const { result, remote, error } = await run({ users: ["ubuntu"] }, [
@@ -966,7 +967,7 @@ describe("install-docker: what it granted, it takes back (inventory in /var/lib/
         info(), // the daemon is asked in the look, before any change
         { match: /^gpasswd -d deploy docker$/, sudo: true },
         grantsWrite((w) => {
-          expect(w.docker).toEqual({ group_members: ["ubuntu"] });
+          expect(w.docker).toEqual({ group_members: ["ubuntu"], daemon_json: daemonJson });
           expect(w.postgres).toEqual(inventory.postgres);
         }),
         hello,
