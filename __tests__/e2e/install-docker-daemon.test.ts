@@ -3,7 +3,7 @@
 // sandbox's veth (fixtures/hello-registry.ts), serving a hello-world built here; the sandbox has no other
 // way to a registry (a pull without the mirror fails), so verify "hello-world" passing proves the path.
 // The cases run in order on the one VM: install + log rotation, a check and a reload for the mirror,
-// a rollback of a file dockerd refuses, a mirror that does not answer.
+// a rollback of a file dockerd refuses, a mirror that does not answer, the mirror taken back.
 import type { Sandbox } from "../../sandbox/index";
 import { busyboxIsStatic, freePort, type HelloRegistry, startHelloRegistry } from "./fixtures/hello-registry";
 import { describeE2E, expectSucceeded, root, runInstaller, sandboxPerSuite, vmFingerprint } from "./support/e2e";
@@ -184,6 +184,57 @@ describeE2E("install-docker: daemon.json and registry mirrors on a sandbox VM (d
       expect(run.message).toMatch(/docker run --rm hello-world` failed/);
       // The setting was applied as asked (the mirror is the VM's problem, not the file's).
       expect((await daemonJson(sb))["registry-mirrors"]).toEqual([dead]);
+    },
+    T,
+  );
+
+  test(
+    "registryMirrors [] takes back the mirror vm-install wrote (restart, admin's keys kept, recorded no more); an admin's registry-mirrors survives it",
+    async () => {
+      const mirror = registry!.url;
+      const event = { channel: "distro", compose: false, verify: "daemon" };
+      const set = await runInstaller(sb, "install-docker", { ...event, registry_mirrors: [mirror] });
+      expectSucceeded(set);
+      expect((await daemonJson(sb))["registry-mirrors"]).toEqual([mirror]);
+      const grants = async () => JSON.parse(await root(sb, "cat /var/lib/vm-install/grants.json"));
+      expect((await grants()).docker.daemon_json["registry-mirrors"]).toEqual([mirror]);
+
+      const lines = [
+        `${FILE}: removed registry-mirrors ${JSON.stringify([mirror])} (written by vm-install, no longer asked for)`,
+        "restarted docker.service (registry-mirrors)",
+      ];
+      const stamp = await fileStamp(sb);
+      const check = await runInstaller(sb, "install-docker", { ...event, registry_mirrors: [], check: true });
+      expectSucceeded(check);
+      expect(check.result).toMatchObject({ changed: false, would_change: lines });
+      expect(await fileStamp(sb)).toBe(stamp);
+
+      const pid = await mainPid(sb);
+      const run = await runInstaller(sb, "install-docker", { ...event, registry_mirrors: [] });
+      expectSucceeded(run);
+      expect(run.result.changes).toEqual(lines);
+      expect(await daemonJson(sb)).toEqual({
+        "userland-proxy": false,
+        "log-driver": "json-file",
+        "log-opts": { "max-size": "10m", "max-file": "3" },
+      });
+      // dockerd itself dropped the mirror (a reload would have kept it): restarted.
+      expect(await mainPid(sb)).not.toBe(pid);
+      expect(JSON.parse(await root(sb, "docker info --format '{{json .RegistryConfig.Mirrors}}'"))).toEqual([]);
+      expect((await grants()).docker.daemon_json).not.toHaveProperty("registry-mirrors");
+      expect((await root(sb, "stat -c '%a %U' /var/lib/vm-install/grants.json")).trim()).toBe("600 root");
+      const again = await runInstaller(sb, "install-docker", { ...event, registry_mirrors: [] });
+      expectSucceeded(again);
+      expect(again.result).toMatchObject({ changed: false, changes: [] });
+
+      // The admin writes the same mirror by hand: it is theirs, and registryMirrors [] leaves it.
+      await root(sb, `sed -i '1s|^{|{"registry-mirrors": ["${mirror}"], |' ${FILE} && systemctl restart docker`);
+      const admin = await root(sb, `cat ${FILE}`);
+      const kept = await runInstaller(sb, "install-docker", { ...event, registry_mirrors: [] });
+      expectSucceeded(kept);
+      expect(kept.result).toMatchObject({ changed: false, changes: [] });
+      expect(await root(sb, `cat ${FILE}`)).toBe(admin);
+      expect((await daemonJson(sb))["registry-mirrors"]).toEqual([mirror]);
     },
     T,
   );
