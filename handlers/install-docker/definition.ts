@@ -96,8 +96,8 @@ export const dockerDefinition = defineInstallerDefinition({
         `Other ${DAEMON_JSON} keys, as dockerd names them (e.g. {"live-restore": true}); merged with the ` +
         "file's keys. A key vm-install wrote and no longer asked for is removed while the file holds the value " +
         "it wrote (recorded in /var/lib/vm-install/grants.json); the admin's keys are never removed. A file " +
-        "dockerd refuses is rolled back and the job fails with dockerd's words. Refused: the typed settings' keys, hosts, data-root, graph, exec-root, pidfile, " +
-        "tlskey, and anything that looks like a credential.",
+        "dockerd refuses is rolled back and the job fails with dockerd's words. Refused: the typed settings' " +
+        "keys, hosts, data-root, graph, exec-root, pidfile, tlskey, and anything that looks like a credential.",
     }),
     ...APT_LIST_SETTINGS,
   },
