@@ -168,8 +168,10 @@ describeE2E("install-docker on sandbox VMs, through the bundle and the job runne
       expect(
         (await root(sb, "stat -c '%U:%G %a' /var/lib/vm-install /var/lib/vm-install/grants.json")).trim().split("\n"),
       ).toEqual(["root:root 700", "root:root 600"]);
+      // Beside the members, what the first run wrote into daemon.json (log rotation, the default).
       expect(JSON.parse(await root(sb, "cat /var/lib/vm-install/grants.json")).docker).toEqual({
         group_members: ["u1"],
+        daemon_json: { "log-driver": "json-file", "log-opts": { "max-size": "10m", "max-file": "3" } },
       });
     },
     T,
