@@ -168,8 +168,10 @@ describeE2E("install-docker on sandbox VMs, through the bundle and the job runne
       expect(
         (await root(sb, "stat -c '%U:%G %a' /var/lib/vm-install /var/lib/vm-install/grants.json")).trim().split("\n"),
       ).toEqual(["root:root 700", "root:root 600"]);
+      // Beside the members, what the first run wrote into daemon.json (log rotation, the default).
       expect(JSON.parse(await root(sb, "cat /var/lib/vm-install/grants.json")).docker).toEqual({
         group_members: ["u1"],
+        daemon_json: { "log-driver": "json-file", "log-opts": { "max-size": "10m", "max-file": "3" } },
       });
     },
     T,
@@ -226,8 +228,11 @@ describeE2E("install-docker on sandbox VMs, through the bundle and the job runne
         "wrote /etc/apt/sources.list.d/docker.list (new source)",
         "removed /etc/apt/sources.list.d/docker-ce.list",
         "installed docker-ce docker-ce-cli containerd.io docker-compose-plugin",
+        // Log rotation is on by default: daemon.json is written and dockerd (re)started on it.
+        '/etc/docker/daemon.json: log-driver (unset) -> "json-file"',
+        '/etc/docker/daemon.json: log-opts (unset) -> {"max-size":"10m","max-file":"3"}',
+        "restarted docker.service (log-driver, log-opts)",
         "enabled docker.service",
-        "started docker.service",
         `added ${sb.user} to group docker`,
       ]);
 

@@ -21,8 +21,18 @@ import type { Step } from "./support/scripted-remote";
 /** Docker's real release key: the default repo_key_fingerprint accepts it, and only it. */
 const ARMORED = pgpKey("docker-release.asc");
 
+/**
+ * These tests are about packages, the service, the group and the verification: daemon.json is left out
+ * of them (log_rotation false, so the settings own no key of it). install-docker-daemon-config.test.ts
+ * tests it, with the default log rotation on.
+ */
 const run = (event: unknown, script: Step[], deps: Partial<InstallerDeps> = {}) =>
-  runScripted(handler, event, script, deps);
+  runScripted(
+    handler,
+    typeof event === "object" && event !== null ? { log_rotation: false, ...event } : event,
+    script,
+    deps,
+  );
 
 /** What the inspect command prints for a VM in a given state. */
 interface VmState {
@@ -175,7 +185,7 @@ describe("install-docker: event validation (before any SSH)", () => {
     [
       "an unknown key",
       { composer: true },
-      /event composer: unknown key; allowed here: compose, channel, repo_url, repo_key_fingerprint, users, verify, update, cache_valid_sec, state, apt, ssh/,
+      /event composer: unknown key; allowed here: compose, channel, repo_url, repo_key_fingerprint, users, verify, log_rotation, log_max_size, log_max_file, registry_mirrors, daemon_config, update, cache_valid_sec, state, apt, ssh/,
     ],
     [
       "bad apt settings",
@@ -942,11 +952,12 @@ describe("install-docker: what it granted, it takes back (inventory in /var/lib/
 
   it(
     "a member vm-install added and users no longer lists leaves the group; the inventory forgets them, other " +
-      "installers' records kept",
+      "installers' records and the daemon.json record kept",
     async () => {
+      const daemonJson = { "log-driver": "json-file" };
       const inventory = {
         version: 1,
-        docker: { group_members: ["ubuntu", "deploy"] },
+        docker: { group_members: ["ubuntu", "deploy"], daemon_json: daemonJson },
         postgres: { roles: [{ cluster: "15/main", name: "a" }] },
       };
       const { result, remote, error } = await run({ users: ["ubuntu"] }, [
@@ -956,7 +967,7 @@ describe("install-docker: what it granted, it takes back (inventory in /var/lib/
         info(), // the daemon is asked in the look, before any change
         { match: /^gpasswd -d deploy docker$/, sudo: true },
         grantsWrite((w) => {
-          expect(w.docker).toEqual({ group_members: ["ubuntu"] });
+          expect(w.docker).toEqual({ group_members: ["ubuntu"], daemon_json: daemonJson });
           expect(w.postgres).toEqual(inventory.postgres);
         }),
         hello,
@@ -1187,6 +1198,7 @@ describe("install-docker: verify modes and failures", () => {
           'docker: Error response from daemon: Get "https://registry-1.docker.io/v2/": dial tcp: lookup ' +
           "registry-1.docker.io: no such host.\n",
       },
+      { match: "docker info --format '{{json .RegistryConfig.Mirrors}}'", sudo: true, stdout: "[]\n" },
     ]);
     expect(error?.message).toMatch(
       /Docker is installed and its daemon runs \(server 27\.0\.3\), but `docker run --rm hello-world` failed \(exit 125\): docker: Error response from daemon: .*no such host\.\. The VM must reach Docker Hub .* set verify to "daemon"\./s,

@@ -3,7 +3,8 @@ import { APT_LIST_SETTINGS, defineInstallerDefinition } from "../../shared/insta
 import { keyFingerprints, repoUrl, unixUser } from "../../shared/names";
 import { ABSENT_RESULT, REMOVAL_SETTINGS } from "../../shared/removal-settings";
 import { setting } from "../../shared/settings";
-import { boolean, list, oneOf } from "../../shared/validate";
+import { boolean, integer, list, oneOf, string } from "../../shared/validate";
+import { DAEMON_JSON, daemonConfigRule, MIRROR_URL } from "./daemon-config";
 
 /** Docker's upstream repository base; also what stale-entry clean-up recognises when repoUrl is a mirror. */
 export const DOCKER_UPSTREAM = "https://download.docker.com/linux";
@@ -58,6 +59,46 @@ export const dockerDefinition = defineInstallerDefinition({
       event: "verify",
       default: "hello-world",
       doc: '"hello-world" runs docker run --rm hello-world (needs a registry); "daemon" checks docker info only.',
+    }),
+    logRotation: setting(boolean(), {
+      event: "log_rotation",
+      default: true,
+      doc:
+        `Containers log to json-file rotated at logMaxSize, logMaxFile files kept (${DAEMON_JSON} log-driver, ` +
+        "log-opts; a restart of dockerd, for containers created after it; another driver's log-opts are replaced). " +
+        "false removes what vm-install wrote there (still as it wrote it); the admin's own values stay.",
+    }),
+    logMaxSize: setting(string({ pattern: /^[1-9][0-9]{0,5}[kmg]$/, allowed: "a size such as 10m, 500k or 1g" }), {
+      event: "log_max_size",
+      default: "10m",
+      doc: 'Size at which a container\'s log file is rotated (log-opts max-size: "10m", "500k", "1g").',
+    }),
+    logMaxFile: setting(integer(1, 100), {
+      event: "log_max_file",
+      default: 3,
+      doc: "Rotated log files kept per container (log-opts max-file).",
+    }),
+    registryMirrors: setting(
+      list(string({ pattern: MIRROR_URL, allowed: "http(s)://host[:port], no path or credentials" }), { unique: true }),
+      {
+        event: "registry_mirrors",
+        default: [],
+        doc:
+          "Registry mirrors for Docker Hub images (registry-mirrors; applied by a reload). http:// works without " +
+          "insecure-registries (dockerd pulls through a mirror over the URL's scheme). Mirrors vm-install wrote " +
+          "and no longer listed are removed (a restart); registry-mirrors the admin wrote are never removed, even " +
+          "when this is empty. hello-world's verification names a mirror that does not answer.",
+      },
+    ),
+    daemonConfig: setting(daemonConfigRule, {
+      event: "daemon_config",
+      default: {},
+      doc:
+        `Other ${DAEMON_JSON} keys, as dockerd names them (e.g. {"live-restore": true}); merged with the ` +
+        "file's keys. A key vm-install wrote and no longer asked for is removed while the file holds the value " +
+        "it wrote (recorded in /var/lib/vm-install/grants.json); the admin's keys are never removed. A file " +
+        "dockerd refuses is rolled back and the job fails with dockerd's words. Refused: the typed settings' " +
+        "keys, hosts, data-root, graph, exec-root, pidfile, tlskey, and anything that looks like a credential.",
     }),
     ...APT_LIST_SETTINGS,
     ...REMOVAL_SETTINGS,

@@ -7,6 +7,9 @@
 import type { Change, InstallerModel, ModelRun } from "../common/installer-model";
 import type { InstallerReport } from "../common/installer-result";
 import { requireSystemd } from "../common/systemd";
+import type { DaemonFile } from "./daemon-config";
+import { daemonConfigChange, daemonFileOf, daemonRecordOf } from "./daemon-config-apply";
+import type { DaemonRecord } from "./daemon-record";
 import type { DockerChannel, DockerVerify } from "./definition";
 import {
   type ComposeReport,
@@ -82,6 +85,10 @@ export interface DockerSeen {
   foreseen?: ForeseenPackages;
   /** The daemon asked (service active, and Docker complete or a check). */
   daemon?: DaemonLook;
+  /** /etc/docker/daemon.json as found; read once the packages are there (or in a check). */
+  daemonFile?: DaemonFile;
+  /** What the inventory says vm-install wrote into daemon.json (read only when it can matter). */
+  daemonRecord?: DaemonRecord;
 }
 
 /** What a change did, for the report. */
@@ -170,10 +177,13 @@ function restartChange(failure: string): DockerChange {
   };
 }
 
-/** Pure: package work first (it replans), then the service, the group, a restart. */
+/** Pure: package work first (it replans), then daemon.json (it replans), the service, the group, a restart. */
 export function planDocker(seen: DockerSeen, event: DockerEvent): DockerChange[] {
   const changes: DockerChange[] = [];
   if (needsPackages(seen.needs)) changes.push(packagesChange(seen, event));
+  const active = seen.docker.active === "active";
+  const config = seen.daemonFile && daemonConfigChange(seen.daemonFile, active, event, seen.daemonRecord);
+  if (config) changes.push(config);
   const service = planService(seen.docker);
   if (service.cmds.length) changes.push(serviceChange(seen, service.changes));
   if (seen.group && !groupStepIsEmpty(seen.group))
@@ -202,6 +212,8 @@ export const dockerModel: InstallerModel<
     // In a run, what the packages bring is looked at after them: the group is decided then.
     if (!check && needsPackages(needs)) return seen;
     if (check && needsPackages(needs)) seen.foreseen = await foreseePackages({ apt, os, event, progress }, docker);
+    seen.daemonFile = await daemonFileOf(remote, docker, progress);
+    seen.daemonRecord = await daemonRecordOf(remote, seen.daemonFile, event, progress);
     seen.group = await planGroupStep(remote, docker, users, progress);
     if (check || (round === 0 && needs.length === 0)) {
       const verifyLabel = check ? "verify (docker info only: check mode)" : "docker info";
@@ -237,7 +249,7 @@ async function verifyRun(
 ): Promise<DaemonAnswer> {
   const mode: DockerVerify = run.event.verify;
   const restarted = run.applied.find((a) => a.change.kind === "restart")?.outcome?.answer;
-  const touched = run.applied.some((a) => a.change.kind === "packages" || a.change.kind === "service");
+  const touched = run.applied.some((a) => ["packages", "service", "daemon-config"].includes(a.change.kind));
   const known = restarted ?? (touched ? undefined : run.before.daemon?.answer);
   const verify = () =>
     !known ? verifyDocker(remote, mode) : mode === "daemon" ? Promise.resolve(known) : helloWorld(remote, known.server);

@@ -5,6 +5,7 @@ import { quote } from "../../shared/shell-quote";
 import { type PackageState, parseDpkgQuery } from "../common/apt-output";
 import { legacyKeyring } from "../common/apt-repository";
 import type { Remote } from "../common/exec";
+import { DAEMON_JSON } from "./daemon-config";
 import type { DockerChannel } from "./definition";
 import { DOCKER_PACKAGES, WATCHED } from "./docker-packages";
 
@@ -35,6 +36,8 @@ export interface DockerState {
    * (common/apt-repository.ts legacyKeyring), rebuilt from the verified key even when Docker needs nothing.
    */
   legacyKeyring: boolean;
+  /** /etc/docker/daemon.json: its text, absent, or unreadable without root (read again as root then). */
+  daemonJson: { kind: "text"; text: string } | { kind: "absent" } | { kind: "unreadable" };
 }
 
 /** The inspect command for `users`. Each probe prints "@@@<name> <exit status>" and then its output. */
@@ -53,6 +56,7 @@ export function inspectCommand(users: string[]): string {
     ...users.map((u) => probe(`user:${u}`, `id -nG ${quote(u)}`)),
     probe("curl", "command -v curl"),
     probe("legacy_keyring", `test -e ${LEGACY_KEYRING}`),
+    probe("daemon_json", `if [ -e ${DAEMON_JSON} ]; then cat ${DAEMON_JSON}; else exit 3; fi`),
   ].join("\n");
 }
 
@@ -110,7 +114,14 @@ export function parseDockerState(stdout: string, users: string[]): DockerState {
     users: userMap,
     curl: s.get("curl")?.code === 0,
     legacyKeyring: s.get("legacy_keyring")?.code === 0,
+    daemonJson: daemonJsonIn(s.get("daemon_json")),
   };
+}
+
+/** The daemon_json probe: exit 3 is "no file" (also when the probe is missing: a VM double without it). */
+function daemonJsonIn(probe: { code: number; out: string } | undefined): DockerState["daemonJson"] {
+  if (!probe || probe.code === 3) return { kind: "absent" };
+  return probe.code === 0 ? { kind: "text", text: probe.out } : { kind: "unreadable" };
 }
 
 /** "docker:x:999:ubuntu,deploy" -> ["ubuntu", "deploy"]. */

@@ -93,6 +93,12 @@ export function planGroup(
   return { add, revoke, record };
 }
 
+/** The inventory's docker section as it is (daemon_json beside group_members is kept when either is written). */
+function dockerSection(inventory: Inventory): Record<string, unknown> {
+  const d = inventory.docker;
+  return typeof d === "object" && d !== null && !Array.isArray(d) ? (d as Record<string, unknown>) : {};
+}
+
 /** The group step decided: its plan, the commands and change lines, and the inventory as read (if it was). */
 export interface GroupStep {
   plan: GroupPlan;
@@ -168,7 +174,11 @@ export async function applyGroupStep(
   if (inventory && !sameSet(plan.record, recorded)) {
     await progress.step(
       `recording in ${GRANTS_FILE}`,
-      () => writeGrants(remote, withSection(inventory, "docker", { group_members: plan.record })),
+      () =>
+        writeGrants(
+          remote,
+          withSection(inventory, "docker", { ...dockerSection(inventory), group_members: plan.record }),
+        ),
       "grants",
     );
   }

@@ -4,6 +4,7 @@ import { type Remote, runLong, tail } from "../common/exec";
 import type { Progress } from "../common/progress";
 import type { DockerVerify } from "./definition";
 import type { DockerState } from "./docker-state";
+import { failingMirrors } from "./mirror-probe";
 
 /** What `docker info` said: the server's version, in the words the result reports. */
 export interface DaemonAnswer {
@@ -46,6 +47,13 @@ export async function helloWorld(remote: Remote, server: string): Promise<Daemon
     mutates: true,
   });
   if (run.code !== 0 || !/Hello from Docker!/.test(run.stdout)) {
+    const mirrors = await failingMirrors(remote);
+    if (mirrors.length)
+      throw new Error(
+        `\`docker run --rm hello-world\` failed (exit ${run.code}) and ${mirrors.join("; ")}: start it or fix ` +
+          `registryMirrors (registry-mirrors in /etc/docker/daemon.json), then run the job again. dockerd said: ` +
+          `${tail(run.stderr || run.stdout, 3) || "(no output)"}`,
+      );
     throw new Error(
       `Docker is installed and its daemon runs (server ${server}), but \`docker run --rm hello-world\` failed (exit ` +
         `${run.code}): ` +

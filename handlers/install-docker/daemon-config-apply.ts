@@ -1,0 +1,232 @@
+// daemon.json written and applied: a restart (or a reload, for keys dockerd re-reads on SIGHUP) that dockerd
+// must survive. A file dockerd refuses is rolled back (the previous text, or none) and dockerd brought
+// back on it; the job fails with dockerd's own lines from its journal, as install-postgres does for
+// a listen_addresses the server refuses.
+
+import { quote } from "../../shared/shell-quote";
+import type { Remote } from "../common/exec";
+import { runLong, tail } from "../common/exec";
+import type { Change } from "../common/installer-model";
+import type { Progress } from "../common/progress";
+import {
+  badFileError,
+  DAEMON_JSON,
+  type DaemonConfigPlan,
+  type DaemonFile,
+  ownedValues,
+  parseDaemonFile,
+  planDaemonConfig,
+} from "./daemon-config";
+import { type DaemonRecord, readDaemonRecord, writeDaemonRecord } from "./daemon-record";
+import type { DockerState } from "./docker-state";
+import type { DockerEvent } from "./package-work";
+import { daemonAnswers } from "./verify";
+
+/** Replaces daemon.json as root, atomically, keeping its mode (0644 when new); null removes it. */
+async function writeDaemonJson(remote: Remote, text: string | null): Promise<void> {
+  const f = quote(DAEMON_JSON);
+  const cmd =
+    text === null
+      ? `rm -f ${f}`
+      : `mkdir -p /etc/docker && t=$(mktemp ${quote(`${DAEMON_JSON}.XXXXXX`)}) || exit 1; ` +
+        `if [ -e ${f} ]; then chmod --reference=${f} "$t"; else chmod 0644 "$t"; fi && ` +
+        `cat > "$t" && mv -f "$t" ${f} || { rm -f "$t"; exit 1; }`;
+  await remote.run(cmd, {
+    sudo: true,
+    ...(text === null ? {} : { stdin: text }),
+    label: `${text === null ? "removing" : "writing"} ${DAEMON_JSON}`,
+    timeoutMs: 30_000,
+    mutates: true,
+  });
+}
+
+/** The VM's clock in seconds: the journal is read from here on. */
+async function vmNow(remote: Remote): Promise<string> {
+  const r = await remote.run("date +%s", { label: "date", timeoutMs: 30_000 });
+  return r.stdout.trim();
+}
+
+/** dockerd's own lines in docker.service's journal since `since` (syslog prefixes cut off). */
+export function dockerdLines(journal: string): string[] {
+  return journal
+    .split("\n")
+    .filter((l) => /\bdockerd\[[0-9]+\]: /.test(l))
+    .map((l) => l.replace(/^.*?\bdockerd\[[0-9]+\]: /, "").trim())
+    .filter(Boolean);
+}
+
+/** What dockerd said against the file: its error lines, else its last lines. */
+export function dockerdError(lines: string[]): string {
+  const errors = lines.filter((l) => /level=(error|fatal)|unable to configure|failed to start daemon/i.test(l));
+  return tail((errors.length ? errors : lines).join("\n"), 5) || "(dockerd wrote nothing to the journal)";
+}
+
+async function journalSince(remote: Remote, since: string, waitFor?: RegExp): Promise<string[]> {
+  const read = `journalctl -u docker.service --since @${Number(since)} --no-pager -o short 2>/dev/null`;
+  // A reload is applied by dockerd after systemctl returns: its answer is waited for, bounded (20 s).
+  const cmd = waitFor
+    ? `for i in $(seq 1 40); do out=$(${read}); ` +
+      `if printf '%s' "$out" | grep -Eq ${quote(waitFor.source)}; then break; fi; sleep 0.5; done; ` +
+      `printf '%s\\n' "$out"`
+    : `${read}; true`;
+  const r = await remote.run(cmd, {
+    sudo: true,
+    check: false,
+    label: "journalctl -u docker.service",
+    timeoutMs: 60_000,
+  });
+  return dockerdLines(r.stdout);
+}
+
+/** systemctl restart (a failed unit and docker.socket reset first: dockerd's unit limits its starts). */
+async function restart(remote: Remote, label: string): Promise<number> {
+  const cmd =
+    "systemctl reset-failed docker.service docker.socket 2>/dev/null; " +
+    "systemctl start docker.socket 2>/dev/null; systemctl restart docker.service";
+  const r = await runLong(remote, cmd, { label, timeoutMs: 180_000, check: false });
+  return r.code ?? 1;
+}
+
+const RELOADED = /Reloaded configuration|level=(error|fatal)/;
+
+/** The file's exact bytes now (null: absent), to put back byte for byte if dockerd refuses the new one. */
+async function exactText(remote: Remote): Promise<string | null> {
+  const f = quote(DAEMON_JSON);
+  const r = await remote.run(`if [ -e ${f} ]; then printf 'present:'; cat ${f}; fi`, {
+    sudo: true,
+    label: `reading ${DAEMON_JSON}`,
+    timeoutMs: 30_000,
+  });
+  return r.stdout.startsWith("present:") ? r.stdout.slice("present:".length) : null;
+}
+
+/** Writes the file and restarts or reloads; on dockerd's refusal, rolls back and fails with its words. */
+export async function applyDaemonConfig(remote: Remote, plan: DaemonConfigPlan, progress: Progress): Promise<void> {
+  const previous = await exactText(remote);
+  const since = await vmNow(remote);
+  await progress.step(
+    `writing ${DAEMON_JSON} (${plan.changed.join(", ")})`,
+    () => writeDaemonJson(remote, plan.next),
+    "daemon.json",
+  );
+  const refused = plan.restart
+    ? await restartRefused(remote, since, progress)
+    : await reloadRefused(remote, since, progress);
+  if (refused === undefined) return writeDaemonRecord(remote, plan.recordAfter, progress);
+  progress.info(`dockerd refused the new ${DAEMON_JSON} (${refused.split("\n")[0]}); rolling it back`);
+  await writeDaemonJson(remote, previous);
+  // A refused reload leaves dockerd running on what it had: the file put back is all. A refused start needs one.
+  const back = plan.restart ? await restart(remote, "systemctl restart docker.service (rolled back)") : 0;
+  const answers =
+    back === 0 &&
+    (await daemonAnswers(remote).then(
+      () => true,
+      () => false,
+    ));
+  const how = plan.restart ? "docker.service restarted on it" : "dockerd kept running on it (not restarted)";
+  throw new Error(
+    `dockerd did not accept ${DAEMON_JSON} with ${plan.changed.join(", ")} set as asked; dockerd said:\n${refused}\n` +
+      (answers
+        ? `Rolled back: ${DAEMON_JSON} ${previous === null ? "removed" : "put back as it was"} and ${how}, serving. `
+        : `Rolled back ${DAEMON_JSON}, but docker.service still does not come back: ` +
+          "see journalctl -u docker.service. ") +
+      "Fix the value in daemonConfig (or the registry mirrors / log settings) and run the job again.",
+  );
+}
+
+/** The restart: undefined when dockerd started and answers, else dockerd's error. */
+async function restartRefused(remote: Remote, since: string, progress: Progress): Promise<string | undefined> {
+  const code = await progress.step(
+    "systemctl restart docker.service (daemon.json)",
+    () => restart(remote, "systemctl restart docker.service"),
+    "restart",
+  );
+  if (code === 0) {
+    try {
+      await daemonAnswers(remote);
+      return undefined;
+    } catch (err) {
+      return (err as Error).message.split("\n")[0];
+    }
+  }
+  return dockerdError(await journalSince(remote, since));
+}
+
+/** The reload: dockerd answers it in its journal ("Reloaded configuration", or an error it keeps running past). */
+async function reloadRefused(remote: Remote, since: string, progress: Progress): Promise<string | undefined> {
+  await progress.step(
+    "systemctl reload docker.service (daemon.json)",
+    () =>
+      runLong(remote, "systemctl reload docker.service", {
+        label: "systemctl reload docker.service",
+        timeoutMs: 120_000,
+      }),
+    "reload",
+  );
+  const lines = await journalSince(remote, since, RELOADED);
+  const errors = lines.filter((l) => /level=(error|fatal)/.test(l));
+  if (errors.length) return dockerdError(errors);
+  if (!lines.some((l) => /Reloaded configuration/.test(l)))
+    return 'dockerd did not log "Reloaded configuration" within 20 s of the reload';
+  return undefined;
+}
+
+/** daemon.json as the VM has it (read as root: an admin may have made it 0600). Read-only. */
+export async function readDaemonFile(remote: Remote): Promise<DaemonFile> {
+  const f = quote(DAEMON_JSON);
+  const r = await remote.run(`if [ -e ${f} ]; then echo present; cat ${f}; else echo absent; fi`, {
+    sudo: true,
+    label: `reading ${DAEMON_JSON}`,
+    timeoutMs: 30_000,
+  });
+  const [first, ...rest] = r.stdout.split("\n");
+  const file = parseDaemonFile(first.trim() === "present", rest.join("\n"));
+  if (file.kind === "bad") throw badFileError(file.problem);
+  return file;
+}
+
+/** daemon.json from the look, or read as root when the look could not; a file dockerd cannot read stops here. */
+export async function daemonFileOf(remote: Remote, docker: DockerState, progress: Progress): Promise<DaemonFile> {
+  const seen = docker.daemonJson;
+  if (seen.kind === "unreadable") return progress.step(`reading ${DAEMON_JSON}`, () => readDaemonFile(remote), "check");
+  const file = parseDaemonFile(seen.kind === "text", seen.kind === "text" ? seen.text : "");
+  if (file.kind === "bad") throw badFileError(file.problem);
+  return file;
+}
+
+/** daemon.json merged with the settings, as a planned change; dockerd restarted or reloaded for it. */
+export function daemonConfigChange(
+  file: DaemonFile,
+  daemonActive: boolean,
+  event: DockerEvent,
+  recorded: DaemonRecord = {},
+): Change<DockerEvent> | undefined {
+  const plan = planDaemonConfig(file, event, daemonActive, recorded);
+  if (!plan) return undefined;
+  return {
+    kind: "daemon-config",
+    what: plan.lines,
+    why: `${plan.changed.join(", ")} in ${DAEMON_JSON} differ from the settings`,
+    replan: true,
+    async apply({ remote, progress }) {
+      await applyDaemonConfig(remote, plan, progress);
+      return undefined;
+    },
+  };
+}
+
+/**
+ * The inventory's record of what vm-install wrote, read (as root) only when the file holds a key the
+ * settings do not ask for (it may be vm-install's, to remove); a write reads it again to update it.
+ */
+export async function daemonRecordOf(
+  remote: Remote,
+  file: DaemonFile,
+  event: DockerEvent,
+  progress: Progress,
+): Promise<DaemonRecord> {
+  const current = file.kind === "json" ? file.value : {};
+  const owned = ownedValues(event, current);
+  const unowned = Object.keys(current).some((k) => !(k in owned));
+  return unowned ? readDaemonRecord(remote, progress) : {};
+}
