@@ -21,7 +21,7 @@ const T = 600_000;
 /**
  * What absent must give back: every package by name and dpkg state (an install may upgrade a package that
  * was there, when a new one needs a newer version of it: absent does not downgrade), apt's sources and
- * keys with their content, groups with their members, users.
+ * keys with their content, groups with their members, users, daemon.json (log rotation is on by default).
  */
 async function vmState(sb: Sandbox): Promise<Record<string, string>> {
   const sh = (command: string) => root(sb, command, 60_000);
@@ -34,6 +34,7 @@ async function vmState(sb: Sandbox): Promise<Record<string, string>> {
     groups: await sh("getent group | sort"),
     users: await sh("getent passwd | cut -d: -f1 | sort"),
     postgres: await sh("find /etc/postgresql /etc/postgresql-common /var/lib/postgresql 2>/dev/null | sort; true"),
+    daemonJson: await sh("cat /etc/docker/daemon.json 2>/dev/null || echo '(none)'"),
   };
 }
 
@@ -122,7 +123,10 @@ describeE2E("state absent on a sandbox VM: install, take back, the VM as before"
       const revoked = `revoked: removed ${user} from group docker (added by vm-install)`;
       expect(check.would_change[0]).toBe(revoked);
       expect(check.would_change[1]).toMatch(/^removed (\S+ )*docker\.io( \S+)*$/);
-      expect(check.would_change.slice(2)).toEqual(["removed group docker"]);
+      expect(check.would_change.slice(2)).toEqual([
+        "removed group docker",
+        "removed /etc/docker/daemon.json (it held only what vm-install wrote)",
+      ]);
       expect(real.changes).toEqual(check.would_change);
       expect(real).toMatchObject({ state: "absent", revoked: [`group docker: ${user}`], kept: [] });
       expect(real.removed).toContain("docker.io");

@@ -1,12 +1,15 @@
 // install-docker with `state: "absent"`: first the docker group memberships vm-install granted
 // (grants.json) are taken back, then the generic removal (common/absent-model.ts) purges the packages
 // its installs brought, the docker group they created once no one else is in it, and the apt source and
-// keyring it wrote (recorded by package-work.ts). Members it did not add, and Docker that was there
-// before vm-install, are never touched.
+// keyring it wrote (recorded by package-work.ts), then the daemon.json keys it wrote (daemon-absent.ts).
+// Members it did not add, and Docker that was there before vm-install, are never touched.
 import { command } from "../../shared/shell-quote";
 import { type AbsentExtra, absentModel } from "../common/absent-model";
 import { GRANTS_FILE, type Inventory, readGrants, stringList, withSection, writeGrants } from "../common/grants";
 import type { Change } from "../common/installer-model";
+import { type DaemonTakeBack, daemonTakeBack, daemonTakeBackChange } from "./daemon-absent";
+import { readDaemonFileAsIs } from "./daemon-config-apply";
+import { recordOf } from "./daemon-record";
 import type { DockerEvent } from "./package-work";
 
 /** What vm-install granted in the docker group, against who is in it now. */
@@ -16,6 +19,8 @@ export interface DockerGrantsSeen {
   revoke: string[];
   /** Whether grants.json lists anyone (then it is cleared). */
   recorded: boolean;
+  /** The daemon.json keys vm-install wrote, taken back after the packages (undefined: none recorded). */
+  daemon?: DaemonTakeBack;
 }
 
 /** The members of group docker now ([] when there is no such group). */
@@ -38,7 +43,9 @@ function revokeChange(seen: DockerGrantsSeen): Change<DockerEvent> {
           label: "removing members vm-install added from group docker",
           timeoutMs: 60_000,
         });
-      await writeGrants(remote, withSection(seen.inventory, "docker", { group_members: [] }));
+      const docker = seen.inventory.docker;
+      const rest = typeof docker === "object" && docker !== null && !Array.isArray(docker) ? docker : {};
+      await writeGrants(remote, withSection(seen.inventory, "docker", { ...rest, group_members: [] }));
       return undefined;
     },
   };
@@ -49,9 +56,12 @@ export const dockerGrantsBack: AbsentExtra<DockerEvent, DockerGrantsSeen> = {
     const inventory = await readGrants(remote);
     const recorded = stringList((inventory.docker as { group_members?: unknown } | undefined)?.group_members);
     const now = await members(remote);
-    return { inventory, revoke: recorded.filter((u) => now.includes(u)), recorded: recorded.length > 0 };
+    const record = recordOf(inventory);
+    const daemon = Object.keys(record).length ? daemonTakeBack(await readDaemonFileAsIs(remote), record) : undefined;
+    return { inventory, revoke: recorded.filter((u) => now.includes(u)), recorded: recorded.length > 0, daemon };
   },
   plan: (seen) => (seen.recorded ? [revokeChange(seen)] : []),
+  after: (seen) => (seen.daemon ? [daemonTakeBackChange(seen.daemon)] : []),
   revokedMembers: (seen) => seen.revoke,
   revoked: (seen) => seen.revoke.map((u) => `group docker: ${u}`),
 };

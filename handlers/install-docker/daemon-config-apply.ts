@@ -23,7 +23,7 @@ import type { DockerEvent } from "./package-work";
 import { daemonAnswers } from "./verify";
 
 /** Replaces daemon.json as root, atomically, keeping its mode (0644 when new); null removes it. */
-async function writeDaemonJson(remote: Remote, text: string | null): Promise<void> {
+export async function writeDaemonJson(remote: Remote, text: string | null): Promise<void> {
   const f = quote(DAEMON_JSON);
   const cmd =
     text === null
@@ -171,8 +171,15 @@ async function reloadRefused(remote: Remote, since: string, progress: Progress):
   return undefined;
 }
 
-/** daemon.json as the VM has it (read as root: an admin may have made it 0600). Read-only. */
+/** daemon.json as the VM has it; a file dockerd cannot read stops the job here. */
 export async function readDaemonFile(remote: Remote): Promise<DaemonFile> {
+  const file = await readDaemonFileAsIs(remote);
+  if (file.kind === "bad") throw badFileError(file.problem);
+  return file;
+}
+
+/** daemon.json as the VM has it, even one dockerd cannot read (read as root: an admin may have made it 0600). */
+export async function readDaemonFileAsIs(remote: Remote): Promise<DaemonFile> {
   const f = quote(DAEMON_JSON);
   const r = await remote.run(`if [ -e ${f} ]; then echo present; cat ${f}; else echo absent; fi`, {
     sudo: true,
@@ -180,9 +187,7 @@ export async function readDaemonFile(remote: Remote): Promise<DaemonFile> {
     timeoutMs: 30_000,
   });
   const [first, ...rest] = r.stdout.split("\n");
-  const file = parseDaemonFile(first.trim() === "present", rest.join("\n"));
-  if (file.kind === "bad") throw badFileError(file.problem);
-  return file;
+  return parseDaemonFile(first.trim() === "present", rest.join("\n"));
 }
 
 /** daemon.json from the look, or read as root when the look could not; a file dockerd cannot read stops here. */

@@ -1,0 +1,69 @@
+// install-docker with `state: "absent"` takes back the daemon.json keys vm-install wrote (the record in
+// the inventory), after the packages: the file is no dpkg conffile, so a purge leaves it, and a dockerd that
+// was there before vm-install must run again on the admin's own configuration.
+import type { Change } from "../common/installer-model";
+import { type DaemonFile, type DaemonJson, sameJson, withoutRecorded } from "./daemon-config";
+import { writeDaemonJson } from "./daemon-config-apply";
+import { type DaemonRecord, writeDaemonRecord } from "./daemon-record";
+import type { DockerEvent } from "./package-work";
+
+/** What taking back daemon.json does: the file's next text (null: remove it, undefined: leave it). */
+export interface DaemonTakeBack {
+  next?: string | null;
+  removed: string[];
+  /** Recorded keys the file no longer holds as vm-install wrote them: left to the admin. */
+  kept: string[];
+}
+
+/** Pure. daemon.json without what vm-install wrote and the file still holds; undefined when nothing is recorded. */
+export function daemonTakeBack(file: DaemonFile, record: DaemonRecord): DaemonTakeBack | undefined {
+  const keys = Object.keys(record);
+  if (!keys.length) return undefined;
+  if (file.kind !== "json") return { removed: [], kept: keys };
+  const value: DaemonJson = { ...file.value };
+  const removed: string[] = [];
+  const kept: string[] = [];
+  for (const key of keys) {
+    const left = withoutRecorded(key, value[key], record[key]);
+    if (sameJson(left, value[key])) kept.push(key);
+    else {
+      removed.push(left === undefined ? key : `${key} (the options vm-install set)`);
+      if (left === undefined) delete value[key];
+      else value[key] = left;
+    }
+  }
+  if (!removed.length) return { removed, kept };
+  return { next: Object.keys(value).length ? `${JSON.stringify(value, null, 2)}\n` : null, removed, kept };
+}
+
+function words(plan: DaemonTakeBack): string[] {
+  const file = "/etc/docker/daemon.json";
+  const lines = [];
+  if (plan.next === null) lines.push(`removed ${file} (it held only what vm-install wrote)`);
+  else if (plan.removed.length) lines.push(`${file}: removed ${plan.removed.join(", ")} (written by vm-install)`);
+  if (plan.kept.length) lines.push(`${file}: left ${plan.kept.join(", ")} (changed since vm-install wrote it)`);
+  return lines;
+}
+
+/** The change: the file rewritten or removed, dockerd restarted when it still runs, the record cleared. */
+export function daemonTakeBackChange(plan: DaemonTakeBack): Change<DockerEvent> {
+  return {
+    kind: "daemon-json",
+    what: words(plan),
+    why: "the inventory records daemon.json keys vm-install wrote",
+    async apply({ remote, progress }) {
+      if (plan.next !== undefined) {
+        await writeDaemonJson(remote, plan.next);
+        // A dockerd that was there before vm-install (its packages were not recorded, so they stay).
+        await remote.run("if systemctl is-active --quiet docker.service; then systemctl restart docker.service; fi", {
+          sudo: true,
+          mutates: true,
+          label: "restarting docker.service on its configuration before vm-install",
+          timeoutMs: 120_000,
+        });
+      }
+      await writeDaemonRecord(remote, () => ({}), progress);
+      return undefined;
+    },
+  };
+}
