@@ -6,6 +6,7 @@
 import { existingHost, runCdktf, writeCdktfProject } from "../../demo/project";
 import type { Sandbox } from "../../sandbox/index";
 import { tempDir } from "../support/synth";
+import { startFakeDockerRepo } from "./fixtures/docker-repo";
 import {
   describeE2E,
   expectSucceeded,
@@ -15,6 +16,7 @@ import {
   sandboxPerSuite,
   vmFingerprint,
 } from "./support/e2e";
+import { RELEASE } from "./support/release";
 
 const T = 600_000;
 
@@ -133,6 +135,38 @@ describeE2E("state absent on a sandbox VM: install, take back, the VM as before"
       expect(noWork(again)).toEqual({ changes: [], changed: false });
       expect(await vmState(sb)).toEqual(pristine);
       await expectAuditClean(sb);
+    },
+    T,
+  );
+
+  test(
+    'install-docker (channel "official", a stand-in for Docker\'s repository): the apt source and keyring it ' +
+      "wrote go with the packages; the VM as before",
+    async () => {
+      const repo = await startFakeDockerRepo({ host: sb.hostAddress, suite: RELEASE });
+      try {
+        const event = { repo_url: repo.url, repo_key_fingerprint: repo.fingerprint, verify: "daemon" };
+        const pristine = await vmState(sb);
+        expectSucceeded(await runInstaller(sb, "install-docker", event));
+        const installed = await vmState(sb);
+        expect(installed.apt).toContain("/etc/apt/sources.list.d/docker.list");
+        expect(installed.apt).toContain("/etc/apt/keyrings/docker.gpg");
+
+        const { check, real, again } = await absentThrice(sb, "install-docker", event);
+        expect(check.would_change).toEqual(
+          expect.arrayContaining([
+            "removed /etc/apt/sources.list.d/docker.list",
+            "removed /etc/apt/keyrings/docker.gpg",
+          ]),
+        );
+        expect(real.changes).toEqual(check.would_change);
+        expect(real.removed).toContain("docker-ce");
+        expect(noWork(again)).toEqual({ changes: [], changed: false });
+        expect(await vmState(sb)).toEqual(pristine);
+        await expectAuditClean(sb);
+      } finally {
+        await repo.stop();
+      }
     },
     T,
   );

@@ -26,6 +26,7 @@ import {
   runInstaller,
   sandboxPerSuite,
   vmFingerprint,
+  watchProcesses,
   withoutFrames,
 } from "./support/e2e";
 import { FACTS, RELEASE } from "./support/release";
@@ -79,36 +80,6 @@ function hostPsql(
         resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout: stdout.trim(), stderr }),
     );
   });
-}
-
-/** Lines of the target's process list and process environments that mention any needle. */
-const PS = "ps -e -ww -o args; cat /proc/[0-9]*/environ 2>/dev/null | tr '\\0' '\\n'";
-
-/** Runs `fn` while polling the target's processes every ~100 ms; returns its value, the hits and the poll count. */
-async function watchProcesses<T>(
-  sb: Sandbox,
-  needles: string[],
-  fn: () => Promise<T>,
-): Promise<{ value: T; hits: string[]; polls: number }> {
-  let stop = false;
-  let polls = 0;
-  const hits = new Set<string>();
-  const loop = (async () => {
-    while (!stop) {
-      const r = await sb.rootExec(PS, { timeoutMs: 10_000 }).catch(() => undefined);
-      if (r) {
-        polls++;
-        for (const line of r.stdout.split("\n")) if (needles.some((n) => line.includes(n))) hits.add(line);
-      }
-      await new Promise((res) => setTimeout(res, 100));
-    }
-  })();
-  try {
-    return { value: await fn(), hits: [...hits], polls };
-  } finally {
-    stop = true;
-    await loop;
-  }
 }
 
 /** Everything the server and the system logged, as root on the target. */

@@ -11,7 +11,7 @@ import * as path from "node:path";
 import { generateCa, type StackCa } from "../../construct/postgres-ca";
 import { issueCertificate } from "../../handlers/install-postgres/tls-remote";
 import { type Sandbox, startSandbox } from "../../sandbox/index";
-import { describeE2E, expectSucceeded, root, runInstaller } from "./support/e2e";
+import { describeE2E, expectSucceeded, root, runInstaller, watchProcesses } from "./support/e2e";
 import { FACTS } from "./support/release";
 
 const T = 15 * 60_000;
@@ -42,30 +42,6 @@ function verifyFull(
         resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout: stdout.trim(), stderr }),
     );
   });
-}
-
-/** The target's process list and environments, polled every ~100 ms while `fn` runs: the lines holding any needle. */
-async function watchProcesses<T>(sb: Sandbox, needles: string[], fn: () => Promise<T>) {
-  const ps = "ps -e -ww -o args; cat /proc/[0-9]*/environ 2>/dev/null | tr '\\0' '\\n'";
-  let stop = false;
-  let polls = 0;
-  const hits = new Set<string>();
-  const loop = (async () => {
-    while (!stop) {
-      const r = await sb.rootExec(ps, { timeoutMs: 10_000 }).catch(() => undefined);
-      if (r) {
-        polls++;
-        for (const line of r.stdout.split("\n")) if (needles.some((n) => line.includes(n))) hits.add(line);
-      }
-      await new Promise((res) => setTimeout(res, 100));
-    }
-  })();
-  try {
-    return { value: await fn(), hits: [...hits], polls };
-  } finally {
-    stop = true;
-    await loop;
-  }
 }
 
 /** The PEM bodies of a key, each line long enough to be told apart from anything else. */

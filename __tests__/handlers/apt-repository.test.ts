@@ -70,8 +70,9 @@ describe("apt-repository: ensureAptRepository", () => {
         match: 'cat > "$t"',
         sudo: true,
         stdout:
-          "changed:created /etc/apt/keyrings\nchanged:wrote /etc/apt/keyrings/docker.gpg (new key)\nchanged:wrote " +
-          "/etc/apt/sources.list.d/docker.list (new source)\n",
+          "changed:created /etc/apt/keyrings\nchanged:wrote /etc/apt/keyrings/docker.gpg (new key)\n" +
+          "created:/etc/apt/keyrings/docker.gpg\nchanged:wrote /etc/apt/sources.list.d/docker.list (new source)\n" +
+          "created:/etc/apt/sources.list.d/docker.list\n",
         check: (c, opts) => {
           expect(c).toContain("install -m 0755 -d /etc/apt/keyrings");
           expect(c).toContain(
@@ -89,6 +90,11 @@ describe("apt-repository: ensureAptRepository", () => {
             "elif [ -e /etc/apt/keyrings/docker.asc ]; then why='replaces /etc/apt/keyrings/docker.asc'; else " +
               'why="new key"; fi',
           );
+          // Only a file written where there was none is marked as vm-install's own (state absent removes it).
+          expect(c).toContain(`if [ "$why" = "new key" ]; then echo created:/etc/apt/keyrings/docker.gpg; fi`);
+          expect(c).toContain(
+            `if [ "$why" = "new source" ]; then echo created:/etc/apt/sources.list.d/docker.list; fi`,
+          );
           // Not the served armour: the binary keyring rebuilt from its packets.
           expect(Buffer.from(opts.stdin as Buffer).equals(dearmor(ARMORED))).toBe(true);
         },
@@ -103,6 +109,7 @@ describe("apt-repository: ensureAptRepository", () => {
         "wrote /etc/apt/keyrings/docker.gpg (new key)",
         "wrote /etc/apt/sources.list.d/docker.list (new source)",
       ],
+      created: ["/etc/apt/keyrings/docker.gpg", "/etc/apt/sources.list.d/docker.list"],
       keyring: "/etc/apt/keyrings/docker.gpg",
       sourceFile: "/etc/apt/sources.list.d/docker.list",
       line:

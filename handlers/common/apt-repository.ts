@@ -79,6 +79,8 @@ export interface AptRepositoryOutcome {
   changed: boolean;
   /** What changed, one line each ("wrote /etc/apt/keyrings/docker.gpg (new key)", ...). */
   changes: string[];
+  /** The files this call wrote where there was none: vm-install's, so state absent takes them back. */
+  created: string[];
   /** The keyring file the source is signed by. */
   keyring: string;
   /** The source file written. */
@@ -171,12 +173,13 @@ export async function ensureAptRepository(
       const keyring = `${KEYRINGS_DIR}/${spec.name}.gpg`;
       const sourceFile = `${SOURCES_DIR}/${spec.name}.list`;
       const line = sourceLine(spec, architectures, keyring);
-      const changes = await writeKeyAndSource(remote, keyringBytes, keyring, sourceFile, line);
+      const { changes, created } = await writeKeyAndSource(remote, keyringBytes, keyring, sourceFile, line);
       for (const change of changes) progress?.info(change);
       if (changes.length === 0) progress?.info(`${sourceFile} and ${keyring} are up to date`);
       return {
         changed: changes.length > 0,
         changes,
+        created,
         keyring,
         sourceFile,
         line,
@@ -306,7 +309,7 @@ async function writeKeyAndSource(
   keyring: string,
   sourceFile: string,
   line: string,
-): Promise<string[]> {
+): Promise<{ changes: string[]; created: string[] }> {
   const k = quote(keyring);
   const s = quote(sourceFile);
   // Said apart from "new key": a key this run wrote new is removed again when the repository then
@@ -320,12 +323,14 @@ async function writeKeyAndSource(
     `  if [ -e ${k} ]; then why="key differed"; ` +
       `${old ? `elif [ -e ${quote(old)} ]; then why=${quote(`replaces ${old}`)}; ` : ""}else why="new key"; fi`,
     `  install -m 0644 "$t" ${k}.tmp && mv -f ${k}.tmp ${k}; echo "changed:wrote ${keyring} ($why)"`,
+    `  if [ "$why" = "new key" ]; then echo ${quote(`created:${keyring}`)}; fi`,
     `elif [ -z "$(find ${k} -perm -0444)" ]; then chmod a+r ${k}; echo "changed:made ${keyring} readable by all ` +
       `(apt reads it as _apt)"; fi`,
     `if ! printf '%s\\n' ${quote(line)} | cmp -s - ${s}; then`,
     `  if [ -e ${s} ]; then why="line differed"; else why="new source"; fi`,
     `  printf '%s\\n' ${quote(line)} > ${s}.tmp && chmod 0644 ${s}.tmp && mv -f ${s}.tmp ${s}; echo "changed:wrote ` +
       `${sourceFile} ($why)"`,
+    `  if [ "$why" = "new source" ]; then echo ${quote(`created:${sourceFile}`)}; fi`,
     "fi",
   ].join("\n");
   const result = await remote.run(script, {
@@ -335,8 +340,10 @@ async function writeKeyAndSource(
     timeoutMs: 60_000,
     mutates: true,
   });
-  return result.stdout
-    .split("\n")
-    .filter((l) => l.startsWith("changed:"))
-    .map((l) => l.slice("changed:".length));
+  const marked = (mark: string) =>
+    result.stdout
+      .split("\n")
+      .filter((l) => l.startsWith(mark))
+      .map((l) => l.slice(mark.length));
+  return { changes: marked("changed:"), created: marked("created:") };
 }

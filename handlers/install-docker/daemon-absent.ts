@@ -54,8 +54,12 @@ export function daemonTakeBackChange(plan: DaemonTakeBack): Change<DockerEvent> 
     async apply({ remote, progress }) {
       if (plan.next !== undefined) {
         await writeDaemonJson(remote, plan.next);
-        // A dockerd that was there before vm-install (its packages were not recorded, so they stay).
-        await remote.run("if systemctl is-active --quiet docker.service; then systemctl restart docker.service; fi", {
+        // A dockerd that was there before vm-install (its packages were not recorded, so they stay). One whose
+        // package just went may still run with its unit file gone: nothing to restart there.
+        const restart =
+          "systemctl daemon-reload; if systemctl is-active --quiet docker.service && " +
+          "systemctl cat docker.service >/dev/null 2>&1; then systemctl restart docker.service; fi";
+        await remote.run(restart, {
           sudo: true,
           mutates: true,
           label: "restarting docker.service on its configuration before vm-install",

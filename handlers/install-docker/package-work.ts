@@ -332,13 +332,6 @@ export async function installDistro(
 }
 
 /** The source and keyring this run wrote new are vm-install's: recorded, so state absent removes them. */
-async function recordWrittenFiles(
-  remote: Apt["remote"],
-  repo: { changes: string[]; sourceFile: string; keyring: string },
-) {
-  const written = [
-    ...(repo.changes.some((c) => c.startsWith(`wrote ${repo.sourceFile} (new source)`)) ? [repo.sourceFile] : []),
-    ...(repo.changes.some((c) => c.startsWith(`wrote ${repo.keyring} (new key)`)) ? [repo.keyring] : []),
-  ];
-  if (written.length) await updateRecord(remote, "docker", (record) => withAdded(record, { files: written }));
+async function recordWrittenFiles(remote: Apt["remote"], repo: { created: string[] }) {
+  if (repo.created.length) await updateRecord(remote, "docker", (record) => withAdded(record, { files: repo.created }));
 }

@@ -6,6 +6,7 @@
 import { ensureAptRepository, legacyKeyring } from "../common/apt-repository";
 import type { Remote } from "../common/exec";
 import type { OsInfo } from "../common/os-release";
+import { updateRecord, withAdded } from "../common/package-inventory";
 import type { Progress } from "../common/progress";
 import { removeStaleRepositories } from "../common/stale-repositories";
 import { DEFAULT_PGDG_URL, PGDG_KEY_FINGERPRINT } from "./definition";
@@ -70,6 +71,8 @@ export async function ensurePgdgRepository(
     },
     opts.progress,
   );
+  // Written new by this run: vm-install's, so state absent takes them back.
+  if (repo.created.length) await updateRecord(remote, "postgres", (r) => withAdded(r, { files: repo.created }));
 
   const stale = await removeStaleRepositories(
     remote,

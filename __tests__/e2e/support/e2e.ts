@@ -183,3 +183,33 @@ export async function dpkgStatus(sb: Sandbox, names: string[]): Promise<Record<s
   }
   return out;
 }
+
+/** Lines of the target's process list and process environments that mention any needle. */
+const PS = "ps -e -ww -o args; cat /proc/[0-9]*/environ 2>/dev/null | tr '\\0' '\\n'";
+
+/** Runs `fn` while polling the target's processes every ~100 ms; returns its value, the hits and the poll count. */
+export async function watchProcesses<T>(
+  sb: Sandbox,
+  needles: string[],
+  fn: () => Promise<T>,
+): Promise<{ value: T; hits: string[]; polls: number }> {
+  let stop = false;
+  let polls = 0;
+  const hits = new Set<string>();
+  const loop = (async () => {
+    while (!stop) {
+      const r = await sb.rootExec(PS, { timeoutMs: 10_000 }).catch(() => undefined);
+      if (r) {
+        polls++;
+        for (const line of r.stdout.split("\n")) if (needles.some((n) => line.includes(n))) hits.add(line);
+      }
+      await new Promise((res) => setTimeout(res, 100));
+    }
+  })();
+  try {
+    return { value: await fn(), hits: [...hits], polls };
+  } finally {
+    stop = true;
+    await loop;
+  }
+}
