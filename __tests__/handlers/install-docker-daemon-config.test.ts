@@ -15,6 +15,7 @@ import { dockerdError, dockerdLines } from "../../handlers/install-docker/daemon
 import { handler } from "../../handlers/install-docker/handler";
 import { mirrorProblems, parseMirrors, probeCommand } from "../../handlers/install-docker/mirror-probe";
 import { validate } from "../../shared/validate";
+import { CURSOR, JOURNAL_MARK } from "./support/docker-journal";
 import { DEBIAN_12, dpkgLine } from "./support/fixtures";
 import { runScripted } from "./support/run-scripted";
 import type { Step } from "./support/scripted-remote";
@@ -255,7 +256,7 @@ describe("install-docker with daemon.json (scripted double)", () => {
       look(admin),
       noGrants,
       { match: "printf 'present:'; cat /etc/docker/daemon.json", sudo: true, stdout: `present:${admin}\n` },
-      { match: "date +%s", sudo: false, stdout: "1764900000\n" },
+      JOURNAL_MARK,
       {
         match: `t=$(mktemp ${DAEMON_JSON}.XXXXXX)`,
         sudo: true,
@@ -296,11 +297,11 @@ describe("install-docker with daemon.json (scripted double)", () => {
       os,
       look(ROTATED),
       { match: "printf 'present:'; cat /etc/docker/daemon.json", sudo: true, stdout: `present:${ROTATED}\n` },
-      { match: "date +%s", sudo: false, stdout: "1764900000\n" },
+      JOURNAL_MARK,
       { match: `t=$(mktemp ${DAEMON_JSON}.XXXXXX)`, sudo: true },
       { match: /systemctl restart docker\.service$/, sudo: true, code: 1, stderr: "Job for docker.service failed." },
       {
-        match: "journalctl -u docker.service --since @1764900000",
+        match: `journalctl -u docker.service --after-cursor='${CURSOR}'`,
         sudo: true,
         stdout:
           "Dec 05 02:10:00 vm dockerd[812]: unable to configure the Docker daemon with file /etc/docker/daemon.json: " +
@@ -326,14 +327,14 @@ describe("install-docker with daemon.json (scripted double)", () => {
     os,
     look(ROTATED),
     { match: "printf 'present:'; cat /etc/docker/daemon.json", sudo: true, stdout: `present:${ROTATED}\n` },
-    { match: "date +%s", sudo: false, stdout: "1764900000\n" },
+    JOURNAL_MARK,
     {
       match: `t=$(mktemp ${DAEMON_JSON}.XXXXXX)`,
       sudo: true,
       check: (_c, opts) => expect(JSON.parse(String(opts.stdin))["registry-mirrors"]).toEqual([MIRROR]),
     },
     { match: /^systemctl reload docker\.service$/, sudo: true },
-    { match: "journalctl -u docker.service --since @1764900000", sudo: true, stdout: journal },
+    { match: `journalctl -u docker.service --after-cursor='${CURSOR}'`, sudo: true, stdout: journal },
   ];
 
   it("only registry-mirrors changed: a reload, answered in dockerd's journal; no restart", async () => {

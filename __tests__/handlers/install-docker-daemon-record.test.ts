@@ -9,6 +9,7 @@ import {
   planDaemonConfig,
 } from "../../handlers/install-docker/daemon-config";
 import { handler } from "../../handlers/install-docker/handler";
+import { JOURNAL_MARK } from "./support/docker-journal";
 import { DEBIAN_12, dpkgLine } from "./support/fixtures";
 import { runScripted } from "./support/run-scripted";
 import type { Step } from "./support/scripted-remote";
@@ -131,7 +132,7 @@ describe("install-docker takes back the daemon.json keys it wrote (scripted doub
       look(NOW),
       grants,
       { match: "printf 'present:'; cat /etc/docker/daemon.json", sudo: true, stdout: `present:${JSON.stringify(NOW)}` },
-      { match: "date +%s", sudo: false, stdout: "1764900000\n" },
+      JOURNAL_MARK,
       {
         match: `t=$(mktemp ${DAEMON_JSON}.XXXXXX)`,
         sudo: true,

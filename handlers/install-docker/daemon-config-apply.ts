@@ -40,13 +40,20 @@ export async function writeDaemonJson(remote: Remote, text: string | null): Prom
   });
 }
 
-/** The VM's clock in seconds: the journal is read from here on. */
-async function vmNow(remote: Remote): Promise<string> {
-  const r = await remote.run("date +%s", { label: "date", timeoutMs: 30_000 });
+/**
+ * Where docker.service's journal stands before the write: its last entry's cursor ("" when it has none). A
+ * time would not do: `--since` counts whole seconds, so an error dockerd logged earlier in the same second
+ * (a refused file the run before) read as an answer to this change.
+ */
+async function journalMark(remote: Remote): Promise<string> {
+  const r = await remote.run(
+    "journalctl -u docker.service -n 1 -o export --no-pager 2>/dev/null | sed -n 's/^__CURSOR=//p'",
+    { sudo: true, check: false, label: "journalctl -u docker.service (cursor)", timeoutMs: 30_000 },
+  );
   return r.stdout.trim();
 }
 
-/** dockerd's own lines in docker.service's journal since `since` (syslog prefixes cut off). */
+/** dockerd's own lines in docker.service's journal (syslog prefixes cut off). */
 export function dockerdLines(journal: string): string[] {
   return journal
     .split("\n")
@@ -61,8 +68,9 @@ export function dockerdError(lines: string[]): string {
   return tail((errors.length ? errors : lines).join("\n"), 5) || "(dockerd wrote nothing to the journal)";
 }
 
-async function journalSince(remote: Remote, since: string, waitFor?: RegExp): Promise<string[]> {
-  const read = `journalctl -u docker.service --since @${Number(since)} --no-pager -o short 2>/dev/null`;
+async function journalSince(remote: Remote, mark: string, waitFor?: RegExp): Promise<string[]> {
+  const after = mark ? ` --after-cursor=${quote(mark)}` : "";
+  const read = `journalctl -u docker.service${after} --no-pager -o short 2>/dev/null`;
   // A reload is applied by dockerd after systemctl returns: its answer is waited for, bounded (20 s).
   const cmd = waitFor
     ? `for i in $(seq 1 40); do out=$(${read}); ` +
@@ -103,15 +111,15 @@ async function exactText(remote: Remote): Promise<string | null> {
 /** Writes the file and restarts or reloads; on dockerd's refusal, rolls back and fails with its words. */
 export async function applyDaemonConfig(remote: Remote, plan: DaemonConfigPlan, progress: Progress): Promise<void> {
   const previous = await exactText(remote);
-  const since = await vmNow(remote);
+  const mark = await journalMark(remote);
   await progress.step(
     `writing ${DAEMON_JSON} (${plan.changed.join(", ")})`,
     () => writeDaemonJson(remote, plan.next),
     "daemon.json",
   );
   const refused = plan.restart
-    ? await restartRefused(remote, since, progress)
-    : await reloadRefused(remote, since, progress);
+    ? await restartRefused(remote, mark, progress)
+    : await reloadRefused(remote, mark, progress);
   if (refused === undefined) return writeDaemonRecord(remote, plan.recordAfter, progress);
   progress.info(`dockerd refused the new ${DAEMON_JSON} (${refused.split("\n")[0]}); rolling it back`);
   await writeDaemonJson(remote, previous);
@@ -135,7 +143,7 @@ export async function applyDaemonConfig(remote: Remote, plan: DaemonConfigPlan, 
 }
 
 /** The restart: undefined when dockerd started and answers, else dockerd's error. */
-async function restartRefused(remote: Remote, since: string, progress: Progress): Promise<string | undefined> {
+async function restartRefused(remote: Remote, mark: string, progress: Progress): Promise<string | undefined> {
   const code = await progress.step(
     "systemctl restart docker.service (daemon.json)",
     () => restart(remote, "systemctl restart docker.service"),
@@ -149,11 +157,11 @@ async function restartRefused(remote: Remote, since: string, progress: Progress)
       return (err as Error).message.split("\n")[0];
     }
   }
-  return dockerdError(await journalSince(remote, since));
+  return dockerdError(await journalSince(remote, mark));
 }
 
 /** The reload: dockerd answers it in its journal ("Reloaded configuration", or an error it keeps running past). */
-async function reloadRefused(remote: Remote, since: string, progress: Progress): Promise<string | undefined> {
+async function reloadRefused(remote: Remote, mark: string, progress: Progress): Promise<string | undefined> {
   await progress.step(
     "systemctl reload docker.service (daemon.json)",
     () =>
@@ -163,7 +171,7 @@ async function reloadRefused(remote: Remote, since: string, progress: Progress):
       }),
     "reload",
   );
-  const lines = await journalSince(remote, since, RELOADED);
+  const lines = await journalSince(remote, mark, RELOADED);
   const errors = lines.filter((l) => /level=(error|fatal)/.test(l));
   if (errors.length) return dockerdError(errors);
   if (!lines.some((l) => /Reloaded configuration/.test(l)))
