@@ -10,7 +10,8 @@ import {
 } from "../../handlers/install-docker/daemon-config";
 import { handler } from "../../handlers/install-docker/handler";
 import { JOURNAL_MARK } from "./support/docker-journal";
-import { DEBIAN_12, dpkgLine } from "./support/fixtures";
+import { dockerLook } from "./support/docker-look";
+import { DEBIAN_12 } from "./support/fixtures";
 import { runScripted } from "./support/run-scripted";
 import type { Step } from "./support/scripted-remote";
 
@@ -79,21 +80,7 @@ describe("planDaemonConfig with the inventory's record: what vm-install wrote an
 });
 
 // The handler on the scripted double: Docker installed and running, a mirror vm-install wrote, an admin key.
-const sec = (name: string, code: number, out: string) => `@@@${name} ${code}\n${out}\n`;
-function look(daemonJson: unknown): Step {
-  const out =
-    sec("docker", 0, "Docker version 20.10.24+dfsg1, build 297e128") +
-    sec("compose", 1, "docker: 'compose' is not a docker command.") +
-    sec("active", 0, "active") +
-    sec("enabled", 0, "enabled") +
-    sec("dpkg", 0, dpkgLine("docker.io", "20.10.24+dfsg1-1+b3").trimEnd()) +
-    sec("group", 0, "docker:x:999:admin") +
-    sec("user:admin", 0, "admin docker") +
-    sec("curl", 0, "/usr/bin/curl") +
-    sec("legacy_keyring", 1, "") +
-    sec("daemon_json", 0, JSON.stringify(daemonJson));
-  return { match: /^o=\$\(docker --version 2>&1\)/, sudo: false, stdout: out };
-}
+const look = (daemonJson: unknown): Step => dockerLook(JSON.stringify(daemonJson));
 const os: Step = { match: "cat /etc/os-release", sudo: false, stdout: DEBIAN_12 };
 const info: Step = { match: "docker info --format '{{.ServerVersion}}'", sudo: true, stdout: "20.10.24\n" };
 const event = { channel: "distro", compose: false, users: ["admin"], verify: "daemon", registry_mirrors: [] };
