@@ -28,7 +28,9 @@ beforeAll(() => {
   }
   fs.writeFileSync(
     path.join(root, "node_modules", ".bin", "cdktf"),
-    '#!/bin/sh\necho "CI=${CI-unset} FORCE_COLOR=${FORCE_COLOR-unset} args=$*"\n',
+    '#!/bin/sh\necho "CI=${CI-unset} FORCE_COLOR=${FORCE_COLOR-unset} args=$*"\n' +
+      // What bin/cdktf-prepare.ts handed on: the stack CA's key as a variable (its first line only).
+      '[ -z "${TF_VAR_postgres_tls_ca_key-}" ] || printf "%s\\n" "$TF_VAR_postgres_tls_ca_key" | head -1\n',
     {
       mode: 0o755,
     },
@@ -94,3 +96,51 @@ withPty(
     );
   },
 );
+
+describe("before cdktf: one Node start writes the project's files and hands on its variables and arguments", () => {
+  const context = {
+    stackName: "wrapped",
+    jobTarget: "local",
+    parallelism: 3,
+    vms: [{ name: "db", kind: "existing", address: "192.0.2.1", privateKeyPath: "id" }],
+    installers: { postgres: { enabled: true, passwordVariable: "pg_password", tls: "stack-ca" } },
+  };
+  const projectWith = (name: string) => {
+    const dir = path.join(tmp, name);
+    fs.mkdirSync(dir);
+    fs.writeFileSync(path.join(dir, "cdktf.json"), JSON.stringify({ app: "true", context: { vmInstall: context } }));
+    return dir;
+  };
+
+  test("the stack CA is written and its key exported, the parallelism setting added, cdktf.out made owner-only", () => {
+    const dir = projectWith("prepared");
+    fs.mkdirSync(path.join(dir, "cdktf.out"));
+    fs.writeFileSync(path.join(dir, "cdktf.out", "wide"), "", { mode: 0o644 });
+    const run = spawnSync("bash", [wrapper, "deploy", "--auto-approve"], {
+      cwd: dir,
+      encoding: "utf8",
+      env: cleanEnv(),
+    });
+    expect(run.status).toBe(0);
+    expect(run.stdout.trim().split("\n")).toEqual([
+      "CI=1 FORCE_COLOR=0 args=deploy --auto-approve --terraform-parallelism=3",
+      "-----BEGIN PRIVATE KEY-----",
+    ]);
+    expect(fs.statSync(path.join(dir, ".vm-install", "wrapped", "postgres-ca.json")).mode & 0o777).toBe(0o600);
+    expect(fs.statSync(path.join(dir, "cdktf.out", "wide")).mode & 0o777).toBe(0o600);
+    expect(run.stderr).toContain("cdktf.out/wide was mode 0644");
+  });
+
+  test("a project file it cannot write: bin/cdktf exits 1 with its reason, and cdktf never runs", () => {
+    const dir = projectWith("unwritable");
+    fs.writeFileSync(path.join(dir, ".vm-install"), "a file where the results folder belongs");
+    const run = spawnSync("bash", [wrapper, "deploy", "--auto-approve"], {
+      cwd: dir,
+      encoding: "utf8",
+      env: cleanEnv(),
+    });
+    expect(run.status).toBe(1);
+    expect(run.stdout).toBe("");
+    expect(run.stderr).toMatch(/^vm-install: .*\.vm-install/m);
+  });
+});

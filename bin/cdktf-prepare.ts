@@ -1,0 +1,56 @@
+// Run once by bin/cdktf before cdktf (one Node start, not four: about 0.5 s of every command). It writes the
+// files Terraform reads at plan time that synth must not write into cdktf.out: the host key of each Nubes VM
+// that has none yet (construct/delivered-host-keys.ts), the stack's PostgreSQL CA (construct/postgres-ca.ts)
+// and the local target's secret triggers from the TF_VAR_ values here, which cdktf does not pass to synth.
+// It prints NUL-separated records for bin/cdktf to read: see PrepareRecord. A configuration that does not
+// parse is left to synth to report, with every other problem; cdktf's arguments then go as given.
+import * as fs from "node:fs";
+import { CONTEXT_KEY, parseConfig } from "../construct/config/parse";
+import { writeHostKeys } from "../construct/delivered-host-keys";
+import { writeSecretTriggers } from "../construct/jobs/secret-trigger";
+import { caEnvironment, writeStackCa } from "../construct/postgres-ca";
+import { withTerraformParallelism } from "../operator/terraform-parallelism";
+
+/**
+ * One record: its kind, then its fields, each ended by NUL. "out" <cdktf's output folder>; "env" <name>
+ * <value> (the stack CA's TF_VAR_ variables: through this pipe, never a command line); "arg" <one of cdktf's
+ * arguments, with the project's settings that belong there (operator/terraform-parallelism.ts)>; "ok" last,
+ * so that bin/cdktf tells a finished run from one that failed half-way.
+ */
+type PrepareRecord = ["out", string] | ["env", string, string] | ["arg", string] | ["ok"];
+
+function readProjectJson(): { output?: unknown; context?: Record<string, unknown> } {
+  try {
+    return JSON.parse(fs.readFileSync("cdktf.json", "utf8"));
+  } catch {
+    return {};
+  }
+}
+
+async function prepare(args: string[]): Promise<PrepareRecord[]> {
+  const json = readProjectJson();
+  const records: PrepareRecord[] = [["out", typeof json.output === "string" ? json.output : "cdktf.out"]];
+  let config: ReturnType<typeof parseConfig> | undefined;
+  try {
+    config = parseConfig(json.context?.[CONTEXT_KEY]);
+  } catch {
+    config = undefined;
+  }
+  if (config) {
+    writeHostKeys(process.cwd(), config);
+    await writeStackCa(process.cwd(), config);
+    const caEnv = caEnvironment(process.cwd(), config);
+    Object.assign(process.env, caEnv);
+    writeSecretTriggers(process.cwd(), config, process.env);
+    for (const [name, value] of Object.entries(caEnv)) records.push(["env", name, value]);
+  }
+  const cdktfArgs = config ? withTerraformParallelism(args, config.parallelism) : args;
+  return [...records, ...cdktfArgs.map((a): PrepareRecord => ["arg", a]), ["ok"]];
+}
+
+prepare(process.argv.slice(2))
+  .then((records) => process.stdout.write(records.map((r) => r.map((f) => `${f}\0`).join("")).join("")))
+  .catch((err) => {
+    console.error(`vm-install: ${err instanceof Error ? err.message : String(err)}`);
+    process.exit(1);
+  });
