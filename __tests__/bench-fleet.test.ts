@@ -1,6 +1,6 @@
 // The fleet bench's figures (bench/fleet-figures.ts): waves as rollout.waves splits the VMs, each VM's job
 // time from the deploy output, and the waves' floor and allowance issue 20 sets. No VM here.
-import { jobSpans, waveGroups, wavesAllowedAddedMs, wavesFloor } from "../bench/fleet-figures";
+import { applySpan, jobSpans, waveGroups, wavesAllowedAddedMs, wavesFloor } from "../bench/fleet-figures";
 
 const names = ["vm1", "vm2", "vm3", "vm4", "vm5", "vm6", "vm7", "vm8"];
 
@@ -39,6 +39,24 @@ describe("jobSpans", () => {
 
   it("names the VM whose job the deploy did not run", () => {
     expect(() => jobSpans(lines, ["vm3"], "packages")).toThrow(/no "Creation complete" for vm3_packages/);
+  });
+});
+
+describe("applySpan", () => {
+  const lines = [
+    { ms: 50, line: "bench-fleet  Initializing the backend..." },
+    { ms: 300, line: "bench-fleet  terraform_data.vm2_packages (rollout): Creating..." },
+    { ms: 310, line: "bench-fleet  terraform_data.vm1_packages: Creating..." },
+    { ms: 9300, line: "bench-fleet  Apply complete! Resources: 16 added, 0 changed, 0 destroyed." },
+  ];
+
+  it("times the apply from the first job Terraform started to Apply complete", () => {
+    expect(applySpan(lines)).toBe(9000);
+  });
+
+  it("says which line is missing", () => {
+    expect(() => applySpan(lines.slice(0, 3))).toThrow(/no "Apply complete!"/);
+    expect(() => applySpan([lines[0], lines[3]])).toThrow(/no job creation/);
   });
 });
 

@@ -38,6 +38,18 @@ export function jobSpans(lines: TimedLine[], vms: string[], installer: string): 
   );
 }
 
+/**
+ * From the first job Terraform started creating to its "Apply complete!": the deploy less synth, init and
+ * plan (the fixed cost every cdktf deploy pays before a job can start). Throws when either line is missing.
+ */
+export function applySpan(lines: TimedLine[]): number {
+  const first = lines.find((l) => /terraform_data\.\S+(?: \([^)]*\))?: Creating\.\.\./.test(l.line));
+  const done = lines.find((l) => /Apply complete!/.test(l.line));
+  if (!first || !done)
+    throw new Error(`applySpan: no ${first ? '"Apply complete!"' : "job creation"} in the deploy output`);
+  return Math.round(done.ms - first.ms);
+}
+
 /** The sum over waves of each wave's slowest job: the least a rollout in these waves can take for its jobs. */
 export function wavesFloor(spans: Record<string, number>, waves: string[][]): number {
   return waves.reduce((sum, wave) => sum + Math.max(...wave.map((vm) => spans[vm])), 0);

@@ -14,7 +14,7 @@ import { checkTargets } from "../operator/check/check-targets";
 import type { DriftRow } from "../operator/check/run-checks";
 import { readProject } from "../operator/terraform-cli";
 import type { Sandbox } from "../sandbox/index";
-import { jobSpans, type TimedLine, waveGroups, wavesAllowedAddedMs, wavesFloor } from "./fleet-figures";
+import { applySpan, jobSpans, type TimedLine, waveGroups, wavesAllowedAddedMs, wavesFloor } from "./fleet-figures";
 import { rawPackages, timeRawSteps } from "./raw-sequences";
 import { buildResult, commitInfo } from "./results";
 import { fmtMs, median, mergeOutcomes, type RoundsOutcome, runRounds, type SideSpec } from "./rounds";
@@ -43,9 +43,8 @@ function context(sbs: Sandbox[], waves?: number[]) {
   };
 }
 
-/** One deploy to `sbs`; its wall time and each VM's job time. Leaves the project in `dir`. */
-async function deploy(dir: string, sbs: Sandbox[], waves?: number[]) {
-  writeCdktfProject(dir, context(sbs, waves));
+/** `cdktf deploy` of the project in `dir`: its wall time and its output lines, each with when it came. */
+async function runDeploy(dir: string, vms: number) {
   const lines: TimedLine[] = [];
   const started = performance.now();
   const run = await runCdktf(dir, ["deploy", "--auto-approve"], {
@@ -53,8 +52,15 @@ async function deploy(dir: string, sbs: Sandbox[], waves?: number[]) {
     onLine: (line) => lines.push({ ms: performance.now(), line }),
   });
   const ms = performance.now() - started;
-  if (run.code !== 0) throw new Error(`deploy to ${sbs.length} VMs failed in ${dir}:\n${run.output.slice(-3000)}`);
-  return { ms, spans: jobSpans(lines, NAMES.slice(0, sbs.length), "packages") };
+  if (run.code !== 0) throw new Error(`deploy to ${vms} VMs failed in ${dir}:\n${run.output.slice(-3000)}`);
+  return { ms, lines };
+}
+
+/** One deploy to `sbs`; its wall time, each VM's job time and the apply's. Leaves the project in `dir`. */
+async function deploy(dir: string, sbs: Sandbox[], waves?: number[]) {
+  writeCdktfProject(dir, context(sbs, waves));
+  const { ms, lines } = await runDeploy(dir, sbs.length);
+  return { ms, spans: jobSpans(lines, NAMES.slice(0, sbs.length), "packages"), applyMs: applySpan(lines) };
 }
 
 /** A side that deploys to 8 fresh VMs in a fresh project folder; `waves` undefined: one wave. */
@@ -72,6 +78,7 @@ function deploySide(name: string, label: string, waves?: number[]): SideSpec {
             ms: d.ms,
             extra: {
               job_ms: d.spans,
+              apply_ms: d.applyMs,
               slowest_ms: wavesFloor(d.spans, [NAMES]),
               waves_floor_ms: wavesFloor(d.spans, groups),
             },
@@ -135,6 +142,7 @@ function commandSides(dir: string, sbs: Sandbox[]): SideSpec[] {
       },
     },
     { name: "status", label: `npm run status (${VMS} VMs)`, run: async () => node("status.ts").ms },
+    { name: "deploy_again", label: DEPLOY_AGAIN, run: async () => (await runDeploy(dir, VMS)).ms },
     {
       name: "terraform_output",
       label: "node running terraform output -json",
@@ -162,6 +170,8 @@ function commandRounds(rounds: number) {
   });
 }
 
+const DEPLOY_AGAIN = `the same ${VMS}-VM deploy again, nothing to change: cdktf's fixed cost (synth, init, plan)`;
+
 const extras = (records: { side: string; extra?: Record<string, unknown> }[], side: string, key: string) =>
   records.filter((r) => r.side === side).map((r) => r.extra![key] as number);
 
@@ -170,7 +180,7 @@ const DESCRIPTION =
   "local target, " +
   `no rollout; waves: the same with rollout.waves [${WAVES.join(", ")}]; raw: apt-get update + install ${PACKAGE} ` +
   `as one root script over one ssh per VM, on ${VMS} fresh sandboxes at once; check, check_jobs, status, ` +
-  `terraform_output: on one ${VMS}-VM deployment of the same stack. All ${VMS} VMs are containers on this one ` +
+  `terraform_output, deploy_again: on one ${VMS}-VM deployment of the same stack. All ${VMS} VMs are containers on this one ` +
   "machine, sharing its cores, disk and mirror";
 
 async function main(): Promise<void> {
@@ -193,6 +203,10 @@ async function main(): Promise<void> {
 /** The figures shown beside the comparisons: the waves' floor, check's and status's time beyond SSH work. */
 function fleetSeries(outcome: RoundsOutcome) {
   return {
+    apply_phase: {
+      label: "one wave's apply alone (first job started to Apply complete)",
+      ms: extras(outcome.records, "one_wave", "apply_ms"),
+    },
     waves_floor: {
       label: "the waves' slowest VMs summed (job times from the deploy output)",
       ms: extras(outcome.records, "waves", "waves_floor_ms"),
@@ -227,9 +241,22 @@ function fleetResult(rounds: number, outcome: RoundsOutcome, commit: ReturnType<
       check_jobs: `the same ${VMS} check jobs through runChecks in-process`,
       status: `npm run status (${VMS} VMs)`,
       terraform_output: "node running terraform output -json",
+      deploy_again: DEPLOY_AGAIN,
     },
     comparisons: [
-      { label: `fleet: one wave vs raw, ${VMS} VMs at once`, project: "one_wave", baseline: "raw", target: 1.1 },
+      {
+        label: `fleet: one wave vs raw, ${VMS} VMs at once`,
+        project: "one_wave",
+        baseline: "raw",
+        target: 1.1,
+        rerun: "apply_phase",
+      },
+      {
+        label: "fleet: a deploy with nothing to change (cdktf's fixed cost) vs raw: the room a 1.10 target leaves",
+        project: "deploy_again",
+        baseline: "raw",
+        target: 0.1,
+      },
       {
         label: `fleet: waves [${WAVES.join(", ")}] vs one wave (allowed: waves' slowest VMs summed + 5%)`,
         project: "waves",
