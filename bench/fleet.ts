@@ -180,8 +180,8 @@ const DESCRIPTION =
   "local target, " +
   `no rollout; waves: the same with rollout.waves [${WAVES.join(", ")}]; raw: apt-get update + install ${PACKAGE} ` +
   `as one root script over one ssh per VM, on ${VMS} fresh sandboxes at once; check, check_jobs, status, ` +
-  `terraform_output, deploy_again: on one ${VMS}-VM deployment of the same stack. All ${VMS} VMs are containers on this one ` +
-  "machine, sharing its cores, disk and mirror";
+  `terraform_output, deploy_again: on one ${VMS}-VM deployment of the same stack. ` +
+  `All ${VMS} VMs are containers on this one machine, sharing its cores, disk and mirror`;
 
 async function main(): Promise<void> {
   const rounds = roundsArg("fleet.ts");
@@ -224,10 +224,53 @@ function fleetSeries(outcome: RoundsOutcome) {
   };
 }
 
-/** The results file: the deploy comparisons and the command comparisons, with their targets. */
-function fleetResult(rounds: number, outcome: RoundsOutcome, commit: ReturnType<typeof commitInfo>) {
+/** The comparisons with their targets: the deploys', then the commands'. */
+function fleetComparisons(outcome: RoundsOutcome) {
   const floor = median(extras(outcome.records, "waves", "waves_floor_ms"));
   const slowest = median(extras(outcome.records, "one_wave", "slowest_ms"));
+  return [
+    {
+      label: `fleet: one wave vs raw, ${VMS} VMs at once`,
+      project: "one_wave",
+      baseline: "raw",
+      target: 1.1,
+      rerun: "apply_phase",
+    },
+    {
+      label: "fleet: a deploy with nothing to change (cdktf's fixed cost) vs raw: the room a 1.10 target leaves",
+      project: "deploy_again",
+      baseline: "raw",
+      target: 0.1,
+    },
+    {
+      label: `fleet: waves [${WAVES.join(", ")}] vs one wave (allowed: waves' slowest VMs summed + 5%)`,
+      project: "waves",
+      baseline: "one_wave",
+      target: 0,
+      targetAddedMs: wavesAllowedAddedMs(floor, slowest),
+      rerun: "waves_floor",
+    },
+    {
+      label: `fleet: check (${VMS} VMs) vs its jobs alone`,
+      project: "check",
+      baseline: "check_jobs",
+      target: 0,
+      targetAddedMs: BEYOND_SSH_MS,
+      rerun: "beyond_ssh",
+    },
+    {
+      label: `fleet: status (${VMS} VMs) vs node + terraform output`,
+      project: "status",
+      baseline: "terraform_output",
+      target: 0,
+      targetAddedMs: BEYOND_SSH_MS,
+      rerun: "status_total",
+    },
+  ];
+}
+
+/** The results file: the deploy comparisons and the command comparisons, with their targets. */
+function fleetResult(rounds: number, outcome: RoundsOutcome, commit: ReturnType<typeof commitInfo>) {
   return buildResult({
     bench: "fleet",
     command: `npm run bench:fleet -- ${rounds}`,
@@ -243,45 +286,7 @@ function fleetResult(rounds: number, outcome: RoundsOutcome, commit: ReturnType<
       terraform_output: "node running terraform output -json",
       deploy_again: DEPLOY_AGAIN,
     },
-    comparisons: [
-      {
-        label: `fleet: one wave vs raw, ${VMS} VMs at once`,
-        project: "one_wave",
-        baseline: "raw",
-        target: 1.1,
-        rerun: "apply_phase",
-      },
-      {
-        label: "fleet: a deploy with nothing to change (cdktf's fixed cost) vs raw: the room a 1.10 target leaves",
-        project: "deploy_again",
-        baseline: "raw",
-        target: 0.1,
-      },
-      {
-        label: `fleet: waves [${WAVES.join(", ")}] vs one wave (allowed: waves' slowest VMs summed + 5%)`,
-        project: "waves",
-        baseline: "one_wave",
-        target: 0,
-        targetAddedMs: wavesAllowedAddedMs(floor, slowest),
-        rerun: "waves_floor",
-      },
-      {
-        label: `fleet: check (${VMS} VMs) vs its jobs alone`,
-        project: "check",
-        baseline: "check_jobs",
-        target: 0,
-        targetAddedMs: BEYOND_SSH_MS,
-        rerun: "beyond_ssh",
-      },
-      {
-        label: `fleet: status (${VMS} VMs) vs node + terraform output`,
-        project: "status",
-        baseline: "terraform_output",
-        target: 0,
-        targetAddedMs: BEYOND_SSH_MS,
-        rerun: "status_total",
-      },
-    ],
+    comparisons: fleetComparisons(outcome),
     series: fleetSeries(outcome),
     commit,
   });
