@@ -27,7 +27,8 @@ const MARK_PATTERN = "'vm-install: %'";
 /**
  * One JSON object describing the server, the role, the database, and the two files the handler may
  * edit (read by the server itself with pg_read_file: one round trip instead of three on a rerun), and which
- * of vm-install's TLS files exist (pg_stat_file), so tls "debian" costs no look of its own when none does.
+ * of vm-install's TLS files exist, so tls "debian" costs no look of its own when none does (pg_stat_file's
+ * modification time: its row as a whole is never IS NOT NULL, creation being null outside Windows).
  * The 4-argument pg_read_file (missing_ok) is there in every supported major.
  */
 export function inspectSql(db: string, user: string, dropInName: string, recordedRoles: string[] = []): string {
@@ -57,7 +58,7 @@ export function inspectSql(db: string, user: string, dropInName: string, recorde
   'tls_left', (SELECT json_agg(p ORDER BY i)
                FROM json_array_elements_text(:'tls_files'::json) WITH ORDINALITY AS t(n, i),
                     LATERAL (SELECT regexp_replace(current_setting('config_file'), '[^/]*$', '') || n AS p) f
-               WHERE pg_stat_file(p, true) IS NOT NULL),
+               WHERE (pg_stat_file(p, true)).modification IS NOT NULL),
   'scram_iterations', current_setting('scram_iterations', true),
   'recorded_roles', (SELECT json_object_agg(rolname, json_build_object('login', rolcanlogin, 'superuser', rolsuper,
                        'bootstrap', oid = 10,
