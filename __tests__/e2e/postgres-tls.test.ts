@@ -357,8 +357,11 @@ describeE2E(
           expect(check.result.would_change).toEqual([line]);
           expect(presented(sb)).toBe(new X509Certificate(pair.cert).fingerprint256);
 
-          const run = await job(given(), next);
+          const { value: run, hits } = await watchProcesses(sb, [...keyBodyLines(next.key), "PRIVATE KEY"], () =>
+            job(given(), next),
+          );
           expectSucceeded(run);
+          expect(hits).toEqual([]);
           expect(run.result.changes).toEqual([line]);
           expect(await root(sb, `cat ${CERT}`)).toBe(next.cert);
           expect(presented(sb)).toBe(new X509Certificate(next.cert).fingerprint256);
