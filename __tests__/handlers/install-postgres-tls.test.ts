@@ -57,6 +57,7 @@ const seenWith = async (over: Partial<TlsEvent> = {}, names = NAMES): Promise<Tl
     certPem: pair.cert,
     keyPublicPem: pubOf(pair.key),
     dropInText: tlsDropInContent(tlsFiles(CONF)),
+    existing: Object.values(tlsFiles(CONF)),
   };
 };
 const forNames = `issued by the stack's CA for ${NAMES.join(", ")}`;
@@ -305,7 +306,7 @@ describe("tls stack-ca through the handler and the kit: a check's would_change i
     vm.state.files[TLS_CERT] = (await issueCertificate(event({ tls_valid_days: 3 }), ["db1"])).cert;
     const run = await job(vm, EVENT()).catch((err: Error) => err);
     expect(String(run)).toMatch(
-      /after the reload the server at 127\.0\.0\.1:5432 presents another certificate \(SHA-256 [0-9A-F:]+\), not the one written to \/etc\/postgresql\/14\/main\/vm-install-server\.crt/,
+      /after the reload the server at 127\.0\.0\.1:5432 presents another certificate \(SHA-256 [0-9A-F:]+\), not the one in \/etc\/postgresql\/14\/main\/vm-install-server\.crt/,
     );
   });
 

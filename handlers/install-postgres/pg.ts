@@ -73,6 +73,8 @@ export interface ServerState {
   dropin_text: string | null;
   /** The server's `ssl` setting: "on" or "off". */
   ssl?: string;
+  /** Which of vm-install's TLS files (TLS_FILE_NAMES) exist, as paths; null or absent: none. */
+  tls_left?: string[] | null;
   /**
    * The server's scram_iterations (PostgreSQL 16+; null before): the cap on a stored verifier's count
    * (scram.ts iterationCap).
@@ -126,6 +128,13 @@ export function normalizeListen(value: string): string {
 
 /** Our conf.d drop-in, under the cluster's config directory (Debian's postgresql.conf includes conf.d). */
 export const DROPIN_NAME = "90-vm-install.conf";
+
+/** The server certificate's files (tls "stack-ca" or "given"), relative to postgresql.conf's folder. */
+export const TLS_FILE_NAMES = {
+  dropIn: "conf.d/91-vm-install-tls.conf",
+  cert: "vm-install-server.crt",
+  key: "vm-install-server.key",
+} as const;
 
 export function dropInPath(configFile: string): string {
   return `${configFile.replace(/\/[^/]*$/, "")}/conf.d/${DROPIN_NAME}`;

@@ -3,7 +3,7 @@
 // itself (:"name" as an identifier, :'name' as a literal, via libpq's PQescapeIdentifier/Literal), or
 // quoted by the server with format('%I', ...). Nothing user-given is pasted into SQL text by the handler.
 
-import { psqlMetaQuote } from "./pg";
+import { psqlMetaQuote, TLS_FILE_NAMES } from "./pg";
 
 /** `\set name 'value'` lines for psql; values are psql-quoted (see psqlMetaQuote). */
 function setVars(vars: Record<string, string>): string {
@@ -26,12 +26,21 @@ const MARK_PATTERN = "'vm-install: %'";
 
 /**
  * One JSON object describing the server, the role, the database, and the two files the handler may
- * edit (read by the server itself with pg_read_file: one round trip instead of three on a rerun).
+ * edit (read by the server itself with pg_read_file: one round trip instead of three on a rerun), and which
+ * of vm-install's TLS files exist, so tls "debian" costs no look of its own when none does (pg_stat_file's
+ * modification time: its row as a whole is never IS NOT NULL, creation being null outside Windows).
  * The 4-argument pg_read_file (missing_ok) is there in every supported major.
  */
 export function inspectSql(db: string, user: string, dropInName: string, recordedRoles: string[] = []): string {
+  const tlsFiles = JSON.stringify(Object.values(TLS_FILE_NAMES));
   return (
-    setVars({ db_name: db, db_user: user, dropin: dropInName, recorded: JSON.stringify(recordedRoles) }) +
+    setVars({
+      db_name: db,
+      db_user: user,
+      dropin: dropInName,
+      recorded: JSON.stringify(recordedRoles),
+      tls_files: tlsFiles,
+    }) +
     `SELECT json_build_object(
   'server_version', current_setting('server_version'),
   'hba_file', current_setting('hba_file'),
@@ -46,6 +55,10 @@ export function inspectSql(db: string, user: string, dropInName: string, recorde
   'dropin_text', pg_read_file(regexp_replace(current_setting('config_file'), '[^/]*$', '') || 'conf.d/' || :'dropin',
                               0, 67108864, true),
   'ssl', current_setting('ssl'),
+  'tls_left', (SELECT json_agg(p ORDER BY i)
+               FROM json_array_elements_text(:'tls_files'::json) WITH ORDINALITY AS t(n, i),
+                    LATERAL (SELECT regexp_replace(current_setting('config_file'), '[^/]*$', '') || n AS p) f
+               WHERE (pg_stat_file(p, true)).modification IS NOT NULL),
   'scram_iterations', current_setting('scram_iterations', true),
   'recorded_roles', (SELECT json_object_agg(rolname, json_build_object('login', rolcanlogin, 'superuser', rolsuper,
                        'bootstrap', oid = 10,

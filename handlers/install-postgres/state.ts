@@ -20,6 +20,7 @@ import { readServerState } from "./role-database";
 import type { Run } from "./run";
 import { inspectInstallation, type ServerInventory } from "./server";
 import type { TlsSeen } from "./tls";
+import { refuseTlsSettings } from "./tls-problems";
 import { readTls } from "./tls-remote";
 
 export interface PostgresState {
@@ -52,7 +53,7 @@ export interface RunningServer {
   extensions?: ExtensionFacts;
   /** A check only: the extensions' packages apt would not install, with why. */
   failing?: { name: string; reason: string }[];
-  /** The server certificate (tls "stack-ca" or "given" only). */
+  /** The server certificate, and with tls "debian" what is left of vm-install's. */
   tls?: TlsSeen;
 }
 
@@ -62,6 +63,10 @@ export async function inspect(ctx: InspectContext<PostgresEvent, PostgresState>)
   let resolved = previous?.state.resolved;
   if (!resolved) {
     registerPasswordForms(secrets, event.db_password);
+    // The kit registers the definition's secrets; these two come from a file and a variable of their own.
+    secrets.add(event.tls_ca_key || undefined, "tls_ca_key");
+    secrets.add(event.tls_key || undefined, "tls_key");
+    refuseTlsSettings(event, Date.now());
     await requireSystemd(remote, "PostgreSQL");
     // Before anything changes, in a check too: a listen_addresses name that is not the VM's own.
     resolved = await resolveListenNames(remote, event.listen_addresses);
@@ -82,7 +87,9 @@ export async function inspect(ctx: InspectContext<PostgresEvent, PostgresState>)
   const name = `${cluster.major}/${cluster.name}`;
   const ext = await readExtensions(ctx, cluster.port, state, recordedExtensions(recorded, name, ctx.event.db_name));
   const failing = await extensionPackageOutlook(ctx, cluster.major, ext);
-  const tls = event.tls === "debian" ? undefined : await readTls(ctx, state.config_file);
+  // tls "debian" looks at the certificate only when the state query found vm-install's files left over.
+  const tls =
+    event.tls !== "debian" || state.tls_left?.length ? await readTls(ctx, cluster.port, state.config_file) : undefined;
   return { ...seen, server: { state, inventory, recorded, parameters, extensions: ext, failing, tls } };
 }
 

@@ -1,8 +1,8 @@
-// The server certificate on the VM: read for the plan (the certificate, the public half of its key, the
-// drop-in, the VM's host names), and written by the "tls" change: a key made here for each certificate,
-// signed with the stack's CA key (or the given pair), sent on stdin and never on a command line, the key
-// 0600 owned by postgres; then a reload, as ssl_cert_file and ssl_key_file are read on reload.
-import { createPrivateKey, generateKeyPairSync, X509Certificate } from "node:crypto";
+// The server certificate on the VM: read for the plan (the certificate, its key's public half, the drop-in,
+// the host names; with tls "debian", what the ssl settings fall back to), written by the "tls" change (a key
+// made here or the given one, on stdin only, 0600 owned by postgres) or removed on "debian"; then a reload
+// (ssl_cert_file and ssl_key_file are read on reload) and the handshake that proves what the server presents.
+import { generateKeyPairSync, X509Certificate } from "node:crypto";
 import { isIPv6 } from "node:net";
 import { quote } from "../../shared/shell-quote";
 import type { Remote } from "../common/exec";
@@ -13,13 +13,14 @@ import type { Run } from "./run";
 import { psqlJson } from "./server";
 import {
   pemText,
+  type SslFallback,
   type TlsDecision,
   type TlsEvent,
   type TlsSeen,
   tlsDropInContent,
-  tlsEventProblems,
   tlsFiles,
 } from "./tls";
+import { type DebianTlsDecision, type SslFileSetting, sslFallback } from "./tls-debian";
 import { issueServerCertificate } from "./x509-issue";
 
 const DAY_MS = 24 * 3600 * 1000;
@@ -32,51 +33,60 @@ export function targetAddress(target: string): string {
     .replace(/^\[(.*)\]$/, "$1");
 }
 
-/** What the plan needs; the settings' contradictions and a CA key that is not the CA's refuse first. */
+/** What the plan needs: the certificate, its key's public half, the drop-in; in "debian" mode the fallback. */
 export async function readTls(
-  ctx: Pick<Run, "remote" | "secrets" | "target"> & { event: TlsEvent },
+  ctx: Pick<Run, "remote" | "target"> & { event: TlsEvent },
+  port: number,
   configFile: string,
 ): Promise<TlsSeen> {
-  const { remote, event, secrets } = ctx;
-  // The kit registers the definition's secrets; these two come from a file and a variable of their own.
-  secrets.add(event.tls_ca_key || undefined, "tls_ca_key");
-  secrets.add(event.tls_key || undefined, "tls_key");
-  const problems = tlsEventProblems(event);
-  if (event.tls === "stack-ca" && !problems.length) {
-    const ca = new X509Certificate(event.tls_ca_cert);
-    if (!ca.ca) problems.push("tls_ca_cert is not a CA certificate (basicConstraints CA:TRUE)");
-    if (!ca.checkPrivateKey(createPrivateKey(event.tls_ca_key)))
-      problems.push(
-        "tls_ca_key is not the key of tls_ca_cert: the stack's CA file is damaged; delete it to make a new CA",
-      );
-  }
-  if (problems.length) throw new Error(`TLS settings: ${problems.join("; ")}`);
+  const { remote, event } = ctx;
   const f = tlsFiles(configFile);
   const r = await remote.run(
     // Each part ends in a newline of its own: a PEM file may lack its last one.
     `echo '--- cert'; cat ${quote(f.cert)} 2>/dev/null; echo; echo '--- key'; ` +
       `[ -e ${quote(f.key)} ] && openssl pkey -in ${quote(f.key)} -pubout 2>/dev/null; ` +
-      `echo '--- dropin'; cat ${quote(f.dropIn)} 2>/dev/null && echo '--- present'; ` +
+      `echo '--- dropin'; cat ${quote(f.dropIn)} 2>/dev/null && echo '--- present'; echo '--- existing'; ` +
+      `for p in ${[f.dropIn, f.cert, f.key].map(quote).join(" ")}; do [ -e "$p" ] && echo "$p"; done; ` +
       "echo '--- host'; hostname; hostname -f 2>/dev/null; true",
     { user: "postgres", env: { LC_ALL: "C" }, label: "reading the server certificate", timeoutMs: 30_000 },
   );
   const part = (name: string) => r.stdout.split(`--- ${name}\n`)[1]?.split(/^--- /m)[0] ?? "";
-  const dropIn = part("dropin");
+  const lines = (name: string) => [
+    ...new Set(
+      part(name)
+        .split("\n")
+        .map((h) => h.trim())
+        .filter(Boolean),
+    ),
+  ];
+  const existing = lines("existing");
   return {
     now: Date.now(),
     address: targetAddress(ctx.target),
-    hostnames: [
-      ...new Set(
-        part("host")
-          .split("\n")
-          .map((h) => h.trim())
-          .filter(Boolean),
-      ),
-    ],
+    hostnames: lines("host"),
     certPem: part("cert").includes("BEGIN CERTIFICATE") ? `${part("cert").trim()}\n` : null,
     keyPublicPem: part("key").includes("BEGIN PUBLIC KEY") ? part("key") : null,
-    dropInText: r.stdout.includes("--- present\n") ? dropIn : null,
+    dropInText: r.stdout.includes("--- present\n") ? part("dropin") : null,
+    existing,
+    fallback: event.tls === "debian" && existing.length ? await readFallback(remote, port, f.dropIn) : undefined,
   };
+}
+
+const FILE_SETTINGS_SQL =
+  "select json_build_object('lines', coalesce((select json_agg(json_build_object('name', name, " +
+  "'setting', setting, 'file', sourcefile) order by seqno) from pg_file_settings where error is null and " +
+  "name in ('ssl', 'ssl_cert_file', 'ssl_key_file')), '[]'::json), 'defaults', (select json_object_agg(name, " +
+  "boot_val) from pg_settings where name in ('ssl', 'ssl_cert_file', 'ssl_key_file')))";
+
+/** The ssl settings as the configuration files have them without vm-install's drop-in. */
+async function readFallback(remote: Remote, port: number, dropIn: string): Promise<SslFallback> {
+  const r = await psqlJson<{ lines: SslFileSetting[]; defaults: Record<string, string> }>(
+    remote,
+    port,
+    FILE_SETTINGS_SQL,
+    "psql (the ssl settings of the configuration files)",
+  );
+  return sslFallback(r.lines, r.defaults, dropIn);
 }
 
 /** A new key and a certificate for `names` signed by the stack's CA, valid tls_valid_days from now. */
@@ -126,14 +136,43 @@ export async function applyTls(run: Run, cluster: Cluster, configFile: string, d
     );
   }
   if (d.writeDropIn) await writePrivate(remote, f.dropIn, tlsDropInContent(f), "0644");
+  await reload(run, cluster);
+  await checkServed(run, cluster, f, `another file sets them after ${f.dropIn}`);
+  if (pair) await checkPresented(run, cluster, pair.cert, f.cert);
+}
+
+async function reload(run: Run, cluster: Cluster): Promise<void> {
   const unit = clusterUnit(cluster);
-  await progress.step(
+  await run.progress.step(
     `systemctl reload ${unit} (server certificate)`,
-    () => runLong(remote, `systemctl reload ${quote(unit)}`, { label: `systemctl reload ${unit}`, timeoutMs: 120_000 }),
+    () =>
+      runLong(run.remote, `systemctl reload ${quote(unit)}`, { label: `systemctl reload ${unit}`, timeoutMs: 120_000 }),
     "reload",
   );
-  await checkServed(run, cluster, f);
-  if (pair) await checkPresented(run, cluster, pair.cert, f.cert);
+}
+
+/**
+ * The "tls" change of tls "debian": vm-install's files go, a reload, and the server's word and handshake
+ * that it serves the fallback certificate (a relative ssl_cert_file is the data directory's).
+ */
+export async function removeTls(run: Run, cluster: Cluster, configFile: string, d: DebianTlsDecision): Promise<void> {
+  const f = tlsFiles(configFile);
+  await run.remote.run(`rm -f -- ${d.remove.map(quote).join(" ")}`, {
+    user: "postgres",
+    label: `removing ${d.remove.join(", ")}`,
+    timeoutMs: 30_000,
+    mutates: true,
+  });
+  await reload(run, cluster);
+  await checkServed(run, cluster, d.fallback, `a file still sets them, or ${f.dropIn} is back`);
+  if (d.fallback.ssl !== "on") return;
+  const file = d.fallback.cert.startsWith("/") ? d.fallback.cert : `${cluster.dataDir}/${d.fallback.cert}`;
+  const pem = await run.remote.run(`cat ${quote(file)}`, {
+    user: "postgres",
+    label: `reading ${file}`,
+    timeoutMs: 30_000,
+  });
+  await checkPresented(run, cluster, pem.stdout, file);
 }
 
 /** Where the job reaches the server from the VM itself: loopback when it listens there, else its first address. */
@@ -160,7 +199,7 @@ async function checkPresented(run: Run, cluster: Cluster, cert: string, file: st
   throw new Error(
     `after the reload the server at ${at} presents ` +
       `${presented ? `another certificate (SHA-256 ${presented})` : "no certificate"}, ` +
-      `not the one written to ${file} (SHA-256 ${written}): ` +
+      `not the one in ${file} (SHA-256 ${written}): ` +
       `see ${cluster.logFile ?? "the cluster's log"} on the VM for why it was not loaded`,
   );
 }
@@ -170,8 +209,8 @@ const SSL_FILES_SQL =
   "'errors', coalesce((select json_agg(name || ': ' || error) from pg_file_settings where error is not null " +
   "and name like 'ssl%'), '[]'::json))";
 
-/** After the reload the server runs with our files, and read them without an error. */
-async function checkServed(run: Run, cluster: Cluster, f: ReturnType<typeof tlsFiles>): Promise<void> {
+/** After the reload the server runs with the files `f` names, and read them without an error; `or`: why not. */
+async function checkServed(run: Run, cluster: Cluster, f: { cert: string; key: string }, or: string): Promise<void> {
   const now = await psqlJson<{ cert: string; key: string; errors: string[] }>(
     run.remote,
     cluster.port,
@@ -181,7 +220,7 @@ async function checkServed(run: Run, cluster: Cluster, f: ReturnType<typeof tlsF
   if (now.cert === f.cert && now.key === f.key && !now.errors.length) return;
   throw new Error(
     `after the reload the server uses ssl_cert_file '${now.cert}' and ssl_key_file '${now.key}', not ` +
-      `${f.cert} and ${f.key}${now.errors.length ? ` (${now.errors.join("; ")})` : ""}: another file sets them ` +
-      `after ${f.dropIn}, or see ${cluster.logFile ?? "the cluster's log"} on the VM`,
+      `${f.cert} and ${f.key}${now.errors.length ? ` (${now.errors.join("; ")})` : ""}: ${or}, ` +
+      `or see ${cluster.logFile ?? "the cluster's log"} on the VM`,
   );
 }

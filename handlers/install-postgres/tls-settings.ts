@@ -49,8 +49,8 @@ export const TLS_SETTINGS = {
     event: "tls_names",
     default: [],
     doc:
-      "Names and addresses clients connect to, besides the VM's address, its host names and listenAddresses " +
-      '("stack-ca").',
+      "Names and addresses clients connect to, besides the VM's address, its host names and listenAddresses: " +
+      '"stack-ca" issues for them too; a "given" certificate that does not name one is refused.',
   }),
   tlsRenewDays: setting(integer(1, 3650), {
     event: "tls_renew_days",

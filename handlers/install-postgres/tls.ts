@@ -5,7 +5,7 @@
 import { createPublicKey, X509Certificate } from "node:crypto";
 import { isIP } from "node:net";
 import type { PostgresEvent } from "./decisions";
-import { normalizeListen } from "./pg";
+import { normalizeListen, TLS_FILE_NAMES } from "./pg";
 
 const DAY_MS = 24 * 3600 * 1000;
 
@@ -23,6 +23,17 @@ export interface TlsSeen {
   /** The public key of the key file (openssl pkey -pubout): the key itself is never read back. */
   keyPublicPem: string | null;
   dropInText: string | null;
+  /** Which of vm-install's three files (TlsFiles) exist, whatever they hold. */
+  existing: string[];
+  /** tls "debian" with the drop-in there: what the ssl settings become without it (tls-debian.ts). */
+  fallback?: SslFallback;
+}
+
+/** ssl, ssl_cert_file and ssl_key_file as the server would have them without vm-install's drop-in. */
+export interface SslFallback {
+  ssl: string;
+  cert: string;
+  key: string;
 }
 
 export interface TlsFiles {
@@ -58,9 +69,9 @@ export interface TlsDecision {
 export function tlsFiles(configFile: string): TlsFiles {
   const dir = configFile.replace(/\/[^/]*$/, "");
   return {
-    cert: `${dir}/vm-install-server.crt`,
-    key: `${dir}/vm-install-server.key`,
-    dropIn: `${dir}/conf.d/91-vm-install-tls.conf`,
+    cert: `${dir}/${TLS_FILE_NAMES.cert}`,
+    key: `${dir}/${TLS_FILE_NAMES.key}`,
+    dropIn: `${dir}/${TLS_FILE_NAMES.dropIn}`,
   };
 }
 
@@ -118,7 +129,14 @@ function givenProblem(event: TlsEvent, seen: TlsSeen, names: string[]): { proble
     throw new Error("tls_key is not the key of the first certificate in tls_cert: give the matching pair");
   const missing = names.filter((n) => !covers(cert, n));
   const expires = new Date(cert.validTo);
+  const from = new Date(cert.validFrom);
   const warnings = [
+    ...(from.getTime() > seen.now
+      ? [
+          `the given certificate is valid only from ${from.toISOString()} (the job's clock): ` +
+            "clients refuse it until then",
+        ]
+      : []),
     ...(missing.length ? [`the given certificate does not cover ${missing.join(", ")} (verify-full fails there)`] : []),
     ...(expires.getTime() - seen.now < event.tls_renew_days * DAY_MS
       ? [`the given certificate expires ${expires.toISOString().slice(0, 10)}: give a new one`]
@@ -128,7 +146,7 @@ function givenProblem(event: TlsEvent, seen: TlsSeen, names: string[]): { proble
   return { problem: same ? "" : seen.certPem ? "another is installed" : "none yet", warnings };
 }
 
-/** The whole decision for tls "stack-ca" or "given" ("debian" plans nothing). */
+/** The whole decision for tls "stack-ca" or "given" ("debian": tls-debian.ts). */
 export function decideTls(event: TlsEvent, seen: TlsSeen, configFile: string): TlsDecision {
   const files = tlsFiles(configFile);
   const names = certificateNames(event, seen);
@@ -158,19 +176,4 @@ export function decideTls(event: TlsEvent, seen: TlsSeen, configFile: string): T
   const writeDropIn = seen.dropInText !== tlsDropInContent(files);
   if (writeDropIn) lines.push(`ssl_cert_file and ssl_key_file -> ${files.cert}, ${files.key} (${files.dropIn})`);
   return { issue, names, writeDropIn, lines, warnings };
-}
-
-/** The settings' own contradictions, before anything is read: the handler's refusal, in the settings' words. */
-export function tlsEventProblems(event: TlsEvent): string[] {
-  const problems: string[] = [];
-  if (event.tls === "stack-ca" && (!event.tls_ca_cert || !event.tls_ca_key))
-    problems.push('tls "stack-ca" needs tls_ca_cert and tls_ca_key (the stack sends them from its CA file)');
-  if (event.tls === "given" && (!event.tls_cert || !event.tls_key))
-    problems.push('tls "given" needs tls_cert and tls_key (tlsCertVariable and tlsKeyVariable)');
-  if (event.tls_valid_days <= event.tls_renew_days)
-    problems.push(
-      `tls_valid_days (${event.tls_valid_days}) must be more than tls_renew_days (${event.tls_renew_days}), ` +
-        "or every run would replace the certificate",
-    );
-  return problems;
 }

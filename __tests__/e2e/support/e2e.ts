@@ -2,6 +2,7 @@
 // a job runs (bundled by the stack's bundler, started by the job runner), and checking the target over a
 // separate SSH session.
 import { bundleHandler } from "../../../construct/bundling/bundle";
+import { resolveInvocation } from "../../../operator/runner/invocation";
 import { runJob } from "../../../operator/runner/run-job";
 import { jobEnvFor, type Sandbox, sandboxSupportProblems, sshRun, startSandbox } from "../../../sandbox/index";
 import { DEFAULT_RELEASE } from "../../../sandbox/release";
@@ -143,17 +144,23 @@ export async function runInstaller(
     secrets?: string[];
     signal?: AbortSignal;
     onLine?: (line: string) => void;
+    /**
+     * Secret event fields (field -> value) sent as the deployed job sends them: the runner's --secret-env
+     * sets each from a TF_VAR_ variable into the event and scrubs it from everything printed.
+     */
+    secretEnv?: Record<string, string>;
   } = {},
 ): Promise<InstallerRun> {
   const bundle = bundleHandler({ handler });
   const lines: string[] = [];
   const env = opts.env ?? jobEnv(sb);
+  const inv = opts.secretEnv ? await withSecretEnv(bundle.dir, event, opts.secretEnv) : { event, secrets: [] };
   const out = await runJob({
     dir: bundle.dir,
     env,
-    event,
+    event: inv.event,
     timeoutSec: opts.timeoutSec ?? 900,
-    secrets: [env.SSH_KEY, ...(opts.secrets ?? [])].filter(Boolean),
+    secrets: [env.SSH_KEY, ...(opts.secrets ?? []), ...inv.secrets].filter(Boolean),
     onOutput: (line) => {
       lines.push(line);
       opts.onLine?.(line);
@@ -161,6 +168,18 @@ export async function runInstaller(
     signal: opts.signal,
   });
   return { ...out, result: out.phase === "Succeeded" ? JSON.parse(out.message) : undefined, lines };
+}
+
+/** The event as the runner completes it from --secret-env FIELD=TF_VAR_e2e_FIELD, and what it scrubs. */
+async function withSecretEnv(
+  dir: string,
+  event: unknown,
+  values: Record<string, string>,
+): Promise<{ event: unknown; secrets: string[] }> {
+  const secretEnv = Object.keys(values).map((field) => ({ field, variable: `TF_VAR_e2e_${field}` }));
+  const environment = Object.fromEntries(secretEnv.map((v) => [v.variable, values[v.field]]));
+  const inv = await resolveInvocation({ dir, event: event as Record<string, unknown>, secretEnv }, environment);
+  return { event: inv.event, secrets: inv.secrets };
 }
 
 /** Runs `command` on the target as the SSH user over a separate session (the `ssh` client, pinned key). */

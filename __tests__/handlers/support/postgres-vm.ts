@@ -19,6 +19,9 @@ export const PG_DROPIN = `${PG_CONF_DIR}/conf.d/90-vm-install.conf`;
 export const TLS_CERT = `${PG_CONF_DIR}/vm-install-server.crt`;
 export const TLS_KEY = `${PG_CONF_DIR}/vm-install-server.key`;
 export const TLS_DROPIN = `${PG_CONF_DIR}/conf.d/91-vm-install-tls.conf`;
+/** Debian's snakeoil pair, as a stock postgresql.conf names it (a test puts a certificate in files). */
+export const SNAKEOIL = "/etc/ssl/certs/ssl-cert-snakeoil.pem";
+export const SNAKEOIL_KEY = "/etc/ssl/private/ssl-cert-snakeoil.key";
 
 export interface PgRole {
   login: boolean;
@@ -75,8 +78,11 @@ export class PostgresVm implements Connection {
     const f = this.state.files;
     const key = f[TLS_KEY] ? String(createPublicKey(f[TLS_KEY]).export({ type: "spki", format: "pem" })) : "";
     const dropIn = f[TLS_DROPIN] === undefined ? "" : `${f[TLS_DROPIN]}--- present\n`;
+    const existing = [TLS_DROPIN, TLS_CERT, TLS_KEY].filter((p) => f[p] !== undefined).map((p) => `${p}\n`);
     return {
-      stdout: `--- cert\n${f[TLS_CERT] ?? ""}\n--- key\n${key}--- dropin\n${dropIn}--- host\ndb1\ndb1.example.test\n`,
+      stdout:
+        `--- cert\n${f[TLS_CERT] ?? ""}\n--- key\n${key}--- dropin\n${dropIn}--- existing\n${existing.join("")}` +
+        "--- host\ndb1\ndb1.example.test\n",
     };
   }
 
@@ -100,8 +106,8 @@ export class PostgresVm implements Connection {
     }
     if (command.startsWith("echo '--- cert'")) return this.tlsFiles();
     if (command.includes("openssl s_client")) {
-      // The server presents what it loaded at the last reload (`presented`), by default the file.
-      const pem = this.presented ?? s.files[TLS_CERT];
+      // The server presents what it loaded at the last reload (`presented`), by default the file it names.
+      const pem = this.presented ?? s.files[s.files[TLS_DROPIN] === undefined ? SNAKEOIL : TLS_CERT];
       return { stdout: pem ? `sha256 Fingerprint=${new X509Certificate(pem).fingerprint256}\n` : "" };
     }
     const written = /^(?:umask 077; )?t=\$\(mktemp '?([^' ]+)\.XXXXXX'?\)/.exec(command);
@@ -114,6 +120,11 @@ export class PostgresVm implements Connection {
       return {};
     }
     if (command.startsWith("systemctl reload")) return {};
+    if (command.startsWith("rm -f -- ")) {
+      for (const p of command.slice(9).split(" ")) delete s.files[p.replace(/^'|'$/g, "")];
+      return {};
+    }
+    if (command.startsWith("cat /")) return { stdout: s.files[command.slice(4).replace(/^'|'$/g, "")] ?? "" };
     if (command.includes("systemctl start")) {
       s.active = true;
       return {};
@@ -126,9 +137,13 @@ export class PostgresVm implements Connection {
 
   private psql(sql: string): { stdout?: string } {
     const s = this.state;
+    if (sql.includes("pg_file_settings where error is null"))
+      return { stdout: `${JSON.stringify(this.fileSettings())}\n` };
     if (sql.includes("current_setting('ssl_cert_file')")) {
       const dropIn = this.state.files[TLS_DROPIN] ?? "";
-      const setting = (name: string) => new RegExp(`^${name} = '([^']*)'$`, "m").exec(dropIn)?.[1] ?? "snakeoil";
+      const setting = (name: string) =>
+        new RegExp(`^${name} = '([^']*)'$`, "m").exec(dropIn)?.[1] ??
+        (name === "ssl_cert_file" ? SNAKEOIL : SNAKEOIL_KEY);
       return {
         stdout: `${JSON.stringify({ cert: setting("ssl_cert_file"), key: setting("ssl_key_file"), errors: [] })}\n`,
       };
@@ -161,6 +176,23 @@ export class PostgresVm implements Connection {
     return {};
   }
 
+  /** pg_file_settings' ssl lines (Debian's postgresql.conf, then the drop-in) and the built-in defaults. */
+  private fileSettings(): object {
+    const conf = `${PG_CONF_DIR}/postgresql.conf`;
+    const lines = [
+      { name: "ssl", setting: "on", file: conf },
+      { name: "ssl_cert_file", setting: SNAKEOIL, file: conf },
+      { name: "ssl_key_file", setting: SNAKEOIL_KEY, file: conf },
+    ];
+    if (this.state.files[TLS_DROPIN] !== undefined)
+      lines.push(
+        { name: "ssl", setting: "on", file: TLS_DROPIN },
+        { name: "ssl_cert_file", setting: TLS_CERT, file: TLS_DROPIN },
+        { name: "ssl_key_file", setting: TLS_KEY, file: TLS_DROPIN },
+      );
+    return { lines, defaults: { ssl: "off", ssl_cert_file: "server.crt", ssl_key_file: "server.key" } };
+  }
+
   /** The inspection query's answer (sql.ts inspectSql). */
   private serverState(sql: string): object {
     const s = this.state;
@@ -186,6 +218,7 @@ export class PostgresVm implements Connection {
       hba_text: s.files[PG_HBA] ?? "",
       dropin_text: s.files[PG_DROPIN] ?? null,
       ssl: "on",
+      tls_left: [TLS_DROPIN, TLS_CERT, TLS_KEY].filter((p) => s.files[p] !== undefined),
       scram_iterations: null,
       recorded_roles: Object.keys(facts).length ? facts : null,
     };
