@@ -2,12 +2,14 @@
 // cdktf.out. The host key of each Nubes VM that has none yet (construct/delivered-host-keys.ts), the stack's
 // PostgreSQL CA (construct/postgres-ca.ts, then in this environment as its TF_VAR_ variables) and the local
 // target's secret triggers from the TF_VAR_ values here, which cdktf does not pass to synth. With --ca-env it
-// prints the CA's variables (NUL-separated name, value) for bin/cdktf to export. A configuration that does
-// not parse is left to synth to report, with every other problem.
+// prints the CA's variables (NUL-separated name, value) for bin/cdktf to export. Given cdktf's arguments after
+// --, it stops a deploy or destroy that lacks a secret variable. A configuration that does not parse is left
+// to synth to report, with every other problem.
 
 import * as fs from "node:fs";
 import { CONTEXT_KEY, parseConfig } from "../construct/config/parse";
 import { writeHostKeys } from "../construct/delivered-host-keys";
+import { unsetSecretsMessage, unsetSecretVariables } from "../construct/installers/unset-secrets";
 import { writeSecretTriggers } from "../construct/jobs/secret-trigger";
 import { caEnvironment, writeStackCa } from "../construct/postgres-ca";
 
@@ -29,6 +31,12 @@ async function main(): Promise<void> {
   await writeStackCa(process.cwd(), config);
   Object.assign(process.env, caEnvironment(process.cwd(), config));
   writeSecretTriggers(process.cwd(), config, process.env);
+  const cdktfArgs = process.argv.slice(process.argv.indexOf("--") + 1);
+  const unset = process.argv.includes("--") ? unsetSecretVariables(config, process.env, cdktfArgs) : [];
+  if (unset.length > 0) {
+    console.error(unsetSecretsMessage(cdktfArgs.find((a) => !a.startsWith("-")) ?? "", unset));
+    process.exit(1);
+  }
 }
 
 main().catch((err) => {
