@@ -1,10 +1,9 @@
 // Run by bin/cdktf before cdktf: the files Terraform reads at plan time that synth must not write into
-// cdktf.out. The host key of each Nubes VM that has none yet (construct/delivered-host-keys.ts), the stack's
-// PostgreSQL CA (construct/postgres-ca.ts, then in this environment as its TF_VAR_ variables) and the local
-// target's secret triggers from the TF_VAR_ values here, which cdktf does not pass to synth. With --ca-env it
-// prints the CA's variables (NUL-separated name, value) for bin/cdktf to export. Given cdktf's arguments after
-// --, it stops a deploy or destroy that lacks a secret variable. A configuration that does not parse is left
-// to synth to report, with every other problem.
+// cdktf.out: each Nubes VM's host key (construct/delivered-host-keys.ts), the stack's PostgreSQL CA (then its
+// TF_VAR_ variables here; --ca-env prints them NUL-separated for bin/cdktf to export), the local target's
+// secret triggers from the TF_VAR_ values here, which cdktf does not pass to synth. Given cdktf's arguments
+// after --, it stops a deploy or destroy lacking a secret variable. A configuration that does not parse is
+// left to synth to report, with every other problem.
 
 import * as fs from "node:fs";
 import { CONTEXT_KEY, parseConfig } from "../construct/config/parse";
