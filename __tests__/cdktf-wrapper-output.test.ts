@@ -119,7 +119,7 @@ describe("before cdktf: one Node start writes the project's files and hands on i
     const run = spawnSync("bash", [wrapper, "deploy", "--auto-approve"], {
       cwd: dir,
       encoding: "utf8",
-      env: cleanEnv(),
+      env: cleanEnv({ TF_VAR_pg_password: "a password" }),
     });
     expect(run.status).toBe(0);
     expect(run.stdout.trim().split("\n")).toEqual([
@@ -142,5 +142,22 @@ describe("before cdktf: one Node start writes the project's files and hands on i
     expect(run.status).toBe(1);
     expect(run.stdout).toBe("");
     expect(run.stderr).toMatch(/^vm-install: .*\.vm-install/m);
+  });
+
+  test("a deploy or destroy without an installer's secret variable: exit 1 naming it, before cdktf", () => {
+    const dir = projectWith("unset");
+    for (const command of ["deploy", "destroy"]) {
+      const run = spawnSync("bash", [wrapper, command, "--auto-approve"], {
+        cwd: dir,
+        encoding: "utf8",
+        env: cleanEnv(),
+      });
+      expect(run.status).toBe(1);
+      expect(run.stdout).toBe("");
+      expect(run.stderr).toContain(`vm-install: cdktf ${command} needs TF_VAR_pg_password set`);
+    }
+    // synth asks for no variable: it runs.
+    const synth = spawnSync("bash", [wrapper, "synth"], { cwd: dir, encoding: "utf8", env: cleanEnv() });
+    expect(synth.stdout.trim()).toBe("CI=1 FORCE_COLOR=0 args=synth");
   });
 });

@@ -417,14 +417,41 @@ describe('vms[].onDestroy "uninstall": cdktf destroy runs each installer with st
   test.each([
     ["a Nubes VM (it goes with the stack)", { kind: "nubes", address: undefined }, {}, /is for kind "existing"/],
     ["the sless target (its jobs run only when created)", {}, { jobTarget: "sless" }, /needs jobTarget "local"/],
-    [
-      "an installer whose event carries a secret (install-postgres: db_password)",
-      {},
-      { installers: { postgres: { enabled: true, passwordVariable: "pg_password" } } },
-      /install-postgres cannot be uninstalled by a destroy/,
-    ],
   ])("refused at synth for %s", (_what, vm, root, message) => {
     const vms = [{ ...uninstall.vms[0], ...vm }];
     expect(() => parseConfig({ ...uninstall, nubes: { vdcUid: "v", nsxtUid: "n" }, ...root, vms })).toThrow(message);
+  });
+
+  test("install-postgres: its uninstall names the password's TF_VAR_ (--secret-env); no value, no var. in it", () => {
+    // The value is in this process's environment while it synthesizes: none of it may reach cdktf.out.
+    const secret = "uninstall-synth-secret-value";
+    const before = process.env.TF_VAR_pg_password;
+    process.env.TF_VAR_pg_password = secret;
+    try {
+      const postgres = { enabled: true, passwordVariable: "pg_password", tls: "given" };
+      const tls = { tlsCertVariable: "pg_tls_cert", tlsKeyVariable: "pg_tls_key" };
+      const out = synth({ ...uninstall, installers: { ...uninstall.installers, postgres: { ...postgres, ...tls } } });
+      const r = out.tf.resource.terraform_data.h1_postgres_uninstall;
+      // Taken back first, as it was installed last: a destroy takes a dependent before what it depends on.
+      expect(r.depends_on).toEqual(["terraform_data.h1_postgres", "terraform_data.h1_docker_uninstall"]);
+      expect(parseInvokeArgs(shellWords(r.input.command).slice(4))).toMatchObject({
+        name: "h1-install-postgres-uninstall",
+        secretEnv: [
+          { field: "db_password", variable: "TF_VAR_pg_password" },
+          { field: "tls_cert", variable: "TF_VAR_pg_tls_cert" },
+          { field: "tls_key", variable: "TF_VAR_pg_tls_key" },
+        ],
+      });
+      const event = JSON.parse(r.input.VM_INSTALL_EVENT);
+      expect(event).toMatchObject({ state: "absent", db_user: "app_user", tls: "given" });
+      for (const field of ["db_password", "tls_cert", "tls_key"]) expect(event[field]).toBeUndefined();
+      // Nothing Terraform would evaluate to a secret (and keep in state): no variable, no file read.
+      expect(JSON.stringify(r)).not.toMatch(/var\.|sensitive\(|file\(/);
+      expect(JSON.stringify(r.provisioner)).not.toMatch(/\$\{(?!self\.input\.)/);
+      for (const f of filesUnder(out.outdir)) expect(fs.readFileSync(f, "utf8")).not.toContain(secret);
+    } finally {
+      if (before === undefined) delete process.env.TF_VAR_pg_password;
+      else process.env.TF_VAR_pg_password = before;
+    }
   });
 });

@@ -1,12 +1,13 @@
 // Run once by bin/cdktf before cdktf (one Node start, not four: about 0.5 s of every command). It writes the
-// files Terraform reads at plan time that synth must not write into cdktf.out: the host key of each Nubes VM
-// that has none yet (construct/delivered-host-keys.ts), the stack's PostgreSQL CA (construct/postgres-ca.ts)
-// and the local target's secret triggers from the TF_VAR_ values here, which cdktf does not pass to synth.
-// It prints NUL-separated records for bin/cdktf to read: see PrepareRecord. A configuration that does not
-// parse is left to synth to report, with every other problem; cdktf's arguments then go as given.
+// files Terraform reads at plan time that synth must not write into cdktf.out: Nubes VMs' host keys, the
+// stack's PostgreSQL CA, the local target's secret triggers from the TF_VAR_ values cdktf does not pass to
+// synth; stops a deploy or destroy that lacks an installer's secret variable (unset-secrets.ts); and prints
+// NUL-ended records for bin/cdktf (PrepareRecord). A configuration that does not parse is left to synth to
+// report, with every other problem; cdktf's arguments then go as given.
 import * as fs from "node:fs";
 import { CONTEXT_KEY, parseConfig } from "../construct/config/parse";
 import { writeHostKeys } from "../construct/delivered-host-keys";
+import { unsetSecretsMessage, unsetSecretVariables } from "../construct/installers/unset-secrets";
 import { writeSecretTriggers } from "../construct/jobs/secret-trigger";
 import { caEnvironment, writeStackCa } from "../construct/postgres-ca";
 import { withTerraformParallelism } from "../operator/terraform-parallelism";
@@ -43,14 +44,21 @@ async function prepare(args: string[]): Promise<PrepareRecord[]> {
     Object.assign(process.env, caEnv);
     writeSecretTriggers(process.cwd(), config, process.env);
     for (const [name, value] of Object.entries(caEnv)) records.push(["env", name, value]);
+    const unset = unsetSecretVariables(config, process.env, args);
+    if (unset.length > 0) throw new Unset(unsetSecretsMessage(args.find((a) => !a.startsWith("-")) ?? "", unset));
   }
   const cdktfArgs = config ? withTerraformParallelism(args, config.parallelism) : args;
   return [...records, ...cdktfArgs.map((a): PrepareRecord => ["arg", a]), ["ok"]];
 }
 
+/** A stop whose message is whole as it is (one line per variable, each with its own prefix). */
+class Unset extends Error {}
+
 prepare(process.argv.slice(2))
   .then((records) => process.stdout.write(records.map((r) => r.map((f) => `${f}\0`).join("")).join("")))
   .catch((err) => {
-    console.error(`vm-install: ${err instanceof Error ? err.message : String(err)}`);
+    console.error(
+      err instanceof Unset ? err.message : `vm-install: ${err instanceof Error ? err.message : String(err)}`,
+    );
     process.exit(1);
   });

@@ -3,9 +3,10 @@
 // the VM's package list, apt sources and keys, groups and users before; install; a check of absent
 // (would_change says the removals, nothing moves); absent; the same VM as before; `dpkg --audit` empty;
 // a rerun with nothing to do.
-import { existingHost, runCdktf, writeCdktfProject } from "../../demo/project";
+import * as fs from "node:fs";
+import { type CdktfRun, existingHost, runCdktf, writeCdktfProject } from "../../demo/project";
 import type { Sandbox } from "../../sandbox/index";
-import { tempDir } from "../support/synth";
+import { filesUnder, tempDir } from "../support/synth";
 import { startFakeDockerRepo } from "./fixtures/docker-repo";
 import {
   describeE2E,
@@ -42,6 +43,36 @@ async function vmState(sb: Sandbox): Promise<Record<string, string>> {
 
 async function expectAuditClean(sb: Sandbox): Promise<void> {
   expect(await root(sb, "dpkg --audit; echo rc=$?")).toBe("rc=0\n");
+}
+
+/** A cdktf run that succeeded (its output's tail when it did not). */
+function expectRan(run: CdktfRun): void {
+  expect({ code: run.code, tail: run.code ? run.output.slice(-3000) : "" }).toEqual({ code: 0, tail: "" });
+}
+
+/** Not one file of the project folder (cdktf.out, the state and its backup, results, logs) holds `secret`. */
+function expectNowhere(dir: string, secret: string): void {
+  const holding = filesUnder(dir).filter((f) => fs.readFileSync(f).includes(secret));
+  expect(holding).toEqual([]);
+}
+
+/**
+ * Removed without purging: what the install brought is left as dpkg's "rc" (its configuration) or "un"
+ * (known, not installed), nothing else differs from before the install.
+ */
+function expectPackagesBack(pristine: string, installed: string, after: string): void {
+  const lines = (text: string) => new Set(text.split("\n").filter(Boolean));
+  const [before, during, now] = [lines(pristine), lines(installed), lines(after)];
+  expect([...before].filter((l) => !now.has(l))).toEqual([]);
+  const extra = [...now].filter((l) => !before.has(l));
+  expect(extra.length).toBeGreaterThan(0);
+  for (const line of extra) {
+    const name = line.split(" ")[0];
+    expect({ line, installed: during.has(`${name} ii `) }).toEqual({
+      line: expect.stringMatching(/^\S+ (rc|un) $/),
+      installed: true,
+    });
+  }
 }
 
 /** Absent as a check, then for real, then again: the three results. */
@@ -202,6 +233,69 @@ describeE2E("state absent on a sandbox VM: install, take back, the VM as before"
       expect(destroy.output).toMatch(/one_packages_uninstall.*\(local-exec\):.*removed jq libjq1 libonig5/);
       expect(await vmState(sb)).toEqual(pristine);
       await expectAuditClean(sb);
+    },
+    T,
+  );
+
+  test(
+    'cdktf destroy with onDestroy "uninstall" takes install-postgres back with the password from the destroying ' +
+      "shell: none in cdktf.out, state or logs; without it the destroy stops before the VM is touched",
+    async () => {
+      const PW = "destroy-test-password-1";
+      const dir = tempDir("absent-destroy-pg");
+      const env = { TF_VAR_pg_password: PW };
+      // The suite's own environment must not set it: the refused destroy below runs without it.
+      expect(process.env.TF_VAR_pg_password).toBeUndefined();
+      const project = (purgeData: boolean) =>
+        writeCdktfProject(dir, {
+          stackName: "e2e-absent-pg",
+          jobTarget: "local",
+          installers: {
+            packages: { enabled: false },
+            postgres: { enabled: true, passwordVariable: "pg_password", purgeData },
+          },
+          vms: [{ ...existingHost("one", sb), onDestroy: "uninstall" }],
+        });
+      const pristine = await vmState(sb);
+      project(false);
+      expectRan(await runCdktf(dir, ["deploy", "--auto-approve"], { env }));
+      const installed = await vmState(sb);
+      const major = /^postgresql-(\d+) ii $/m.exec(installed.packages)?.[1];
+      expect(major).toBeDefined();
+      const dataDir = `/var/lib/postgresql/${major}/main`;
+
+      // Unset, bin/cdktf stops the destroy before cdktf runs (piped, cdktf waits for ever at Terraform's
+      // prompt); set but empty, the runner refuses the absent run before it connects. Either way the
+      // message names the variable and what it holds, and the VM is as installed.
+      const unset = await runCdktf(dir, ["destroy", "--auto-approve"]);
+      expect(unset.code).toBe(1);
+      expect(unset.output).toMatch(/cdktf destroy needs TF_VAR_pg_password set \(install-postgres's db_password/);
+      expect(unset.output).not.toMatch(/_uninstall.*\(local-exec\)/);
+      expect(await vmState(sb)).toEqual(installed);
+      const empty = await runCdktf(dir, ["destroy", "--auto-approve"], { env: { TF_VAR_pg_password: "" } });
+      expect(empty.code).not.toBe(0);
+      expect(empty.output).toMatch(/TF_VAR_pg_password is not set; export TF_VAR_pg_password=.*db_password/);
+      expect(await vmState(sb)).toEqual(installed);
+
+      const destroy = await runCdktf(dir, ["destroy", "--auto-approve"], { env });
+      expectRan(destroy);
+      expect(destroy.output).toMatch(
+        new RegExp(`one_postgres_uninstall.*\\(local-exec\\):.*removed .*postgresql-${major}\\b`),
+      );
+      const kept = await vmState(sb);
+      expect(kept.postgres).toContain(`${dataDir}/PG_VERSION`);
+      expectPackagesBack(pristine.packages, installed.packages, kept.packages);
+      expect(kept.packages).toMatch(new RegExp(`^postgresql-${major} rc $`, "m"));
+      await expectAuditClean(sb);
+      expectNowhere(dir, PW);
+
+      // purgeData: a second deploy finds the kept cluster; its destroy purges it all: the VM as before.
+      project(true);
+      expectRan(await runCdktf(dir, ["deploy", "--auto-approve"], { env }));
+      expectRan(await runCdktf(dir, ["destroy", "--auto-approve"], { env }));
+      expect(await vmState(sb)).toEqual(pristine);
+      await expectAuditClean(sb);
+      expectNowhere(dir, PW);
     },
     T,
   );

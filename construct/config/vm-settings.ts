@@ -109,8 +109,9 @@ const VM_SETTINGS = {
     default: "keep",
     doc:
       '"uninstall": `cdktf destroy` runs each installer with state "absent" on this host first, taking back what ' +
-      'vm-install installed (kind "existing", jobTarget "local", installers with `state` only; README, Taking ' +
-      'software back off); "keep" leaves it all on a host that lives on.',
+      'vm-install installed (kind "existing", jobTarget "local", installers with `state` only; with postgres, ' +
+      "the destroy needs TF_VAR_<passwordVariable> set, as a deploy does; README, Taking software back off); " +
+      '"keep" leaves it all on a host that lives on.',
   }),
   sshRetry: group(SSH_RETRY_SETTINGS, {
     asGiven: true,
@@ -218,8 +219,8 @@ function deliveredProblems(vm: Written): string[] {
 /**
  * onDestroy "uninstall": a Nubes VM goes with the stack (nothing to take back), the sless target runs jobs
  * only when created (a destroy-time step would run here, without the VM's key, which is a sless secret
- * there), an installer without `state` has no way back, and one with a secret would need it in the
- * destroy-time step's input, which Terraform keeps in state in clear.
+ * there), and an installer without `state` has no way back. A secret is no reason to refuse: the absent
+ * run names its TF_VAR_ variable (--secret-env), read from the destroying shell, as the install's does.
  */
 function uninstallProblems(catalog: readonly CatalogEntry[], vm: Written, root: Written): string[] {
   if (vm.onDestroy !== "uninstall") return [];
@@ -232,11 +233,10 @@ function uninstallProblems(catalog: readonly CatalogEntry[], vm: Written, root: 
     ];
   const merged = mergeInstallers(catalog, root.installers as WrittenInstallers, vm.installers as WrittenInstallers);
   return catalog
-    .filter((def) => merged[def.key]?.enabled && (!("state" in def.settings) || def.secrets !== undefined))
+    .filter((def) => merged[def.key]?.enabled && !("state" in def.settings))
     .map(
       (def) =>
-        `onDestroy: "uninstall": ${def.handler} cannot be uninstalled by a destroy (it has no state setting, ` +
-        "or needs a secret a destroy-time step would keep in state); " +
+        `onDestroy: "uninstall": ${def.handler} cannot be uninstalled by a destroy (it has no state setting); ` +
         `disable it on this VM or keep onDestroy "keep"`,
     );
 }

@@ -159,6 +159,8 @@ function localJob(props: LocalJobProps, root: string, scope: Construct, id: stri
   if (spec.uninstallOnDestroy) {
     const name = `${spec.name}-uninstall`;
     const file = props.paths.placed(path.join(props.resultsDir, `${name}.tfstate`));
+    // Its secrets as the install's: --secret-env names their TF_VAR_ variables, read from the destroying
+    // shell (which Terraform makes set them: a variable without a default is required by a destroy too).
     const absent = { ...spec, name, tolerateFailure: false, event: { ...spec.event, state: "absent" } };
     job.uninstall = uninstallOnDestroy(scope, id, {
       job: data,

@@ -1,8 +1,8 @@
 // vms[].onDestroy "uninstall" on the local target: a terraform_data beside each job whose destroy-time
 // local-exec runs the same job with state "absent", so `cdktf destroy` takes back what vm-install put
 // on a host that lives on. A destroy-time step may only reference `self`: the runner's command line and
-// its environment are kept in the resource's input (nothing secret: the key stays a path, read when it
-// runs). No triggers: a job's rerun replaces the job, never this, so a rerun never uninstalls first.
+// its environment are kept in the resource's input, so nothing secret: the key stays a path and a secret
+// its TF_VAR_ name, both read when it runs. No triggers: a job's rerun replaces the job, never this.
 import type { Construct } from "constructs";
 import type { ITerraformDependable } from "../cdktf";
 import { TerraformData } from "./terraform-data";
@@ -14,7 +14,7 @@ export interface UninstallProps {
   readonly previous?: ITerraformDependable;
   /** The runner's command line for the absent run. */
   readonly command: string;
-  /** Its environment: the connection and the event (no secrets: installers with secrets have no state). */
+  /** Its environment: the connection and the event without its secrets (the command line names their variables). */
   readonly environment: Record<string, string>;
 }
 

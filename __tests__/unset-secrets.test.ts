@@ -1,0 +1,40 @@
+// bin/cdktf stops a deploy or destroy whose secret variable is unset, naming it: Terraform would prompt
+// for it, and piped cdktf waits for ever (seen: a destroy without TF_VAR_pg_password hung 10 minutes).
+import { parseConfig } from "../construct/config/parse";
+import { unsetSecretsMessage, unsetSecretVariables } from "../construct/installers/unset-secrets";
+
+const config = parseConfig({
+  jobTarget: "local",
+  installers: { postgres: { enabled: true, passwordVariable: "pg_password" } },
+  vms: [
+    { name: "one", kind: "existing", address: "192.0.2.1" },
+    { name: "two", kind: "existing", address: "192.0.2.2" },
+    { name: "off", kind: "existing", address: "192.0.2.3", installers: { postgres: { enabled: false } } },
+  ],
+});
+
+describe("unsetSecretVariables", () => {
+  test.each([["deploy"], ["apply"], ["destroy"]])("cdktf %s: each unset variable once, with every use", (cmd) => {
+    expect(unsetSecretVariables(config, {}, [cmd, "--auto-approve"])).toEqual([
+      {
+        variable: "TF_VAR_pg_password",
+        holds: ["install-postgres's db_password on vms[one]", "install-postgres's db_password on vms[two]"],
+      },
+    ]);
+  });
+
+  test("set (even empty: Terraform takes that as a value, the runner refuses it) or another command: none", () => {
+    expect(unsetSecretVariables(config, { TF_VAR_pg_password: "" }, ["destroy"])).toEqual([]);
+    for (const cmd of ["synth", "diff", "output"]) expect(unsetSecretVariables(config, {}, [cmd])).toEqual([]);
+    expect(unsetSecretVariables(config, {}, [])).toEqual([]);
+  });
+
+  test("the message names the command, the variable, what it holds and what to do", () => {
+    const message = unsetSecretsMessage("destroy", unsetSecretVariables(config, {}, ["destroy"]));
+    expect(message).toContain(
+      "vm-install: cdktf destroy needs TF_VAR_pg_password set (install-postgres's db_password on vms[one], " +
+        "install-postgres's db_password on vms[two]); export TF_VAR_pg_password=...\n",
+    );
+    expect(message).toMatch(/nothing was run$/);
+  });
+});

@@ -1,0 +1,43 @@
+// A deploy or destroy with an installer's secret variable unset stops at Terraform's prompt for it, which
+// cdktf run piped neither shows nor answers: it waits for ever. bin/cdktf names the missing ones first.
+// A destroy needs them too: Terraform asks for every variable of the stack, and onDestroy "uninstall"
+// hands them to the absent runs (--secret-env).
+import type { VmInstallConfig } from "../config/types";
+import { type CatalogEntry, INSTALLERS } from "./catalog";
+import { secretVariableNames } from "./installer-event";
+
+/** The cdktf commands that apply: Terraform prompts there for a variable without a value. */
+const APPLYING = new Set(["deploy", "apply", "destroy"]);
+
+/** Each secret variable cdktf's `args` need that `env` lacks, with what it holds; none for other commands. */
+export function unsetSecretVariables(
+  config: VmInstallConfig,
+  env: NodeJS.ProcessEnv,
+  args: readonly string[],
+  installers: readonly CatalogEntry[] = INSTALLERS,
+): { variable: string; holds: string[] }[] {
+  const command = args.find((a) => !a.startsWith("-"));
+  if (!command || !APPLYING.has(command)) return [];
+  const holds = new Map<string, string[]>();
+  for (const vm of config.vms)
+    for (const def of installers) {
+      if (!vm.installers[def.key]?.enabled) continue;
+      for (const [field, name] of Object.entries(secretVariableNames(vm, def)))
+        holds.set(name, [...(holds.get(name) ?? []), `${def.handler}'s ${field} on vms[${vm.name}]`]);
+    }
+  return [...holds]
+    .filter(([name]) => env[`TF_VAR_${name}`] === undefined)
+    .map(([name, what]) => ({ variable: `TF_VAR_${name}`, holds: what }));
+}
+
+/** What bin/cdktf stops with, one line per variable. */
+export function unsetSecretsMessage(command: string, unset: { variable: string; holds: string[] }[]): string {
+  const lines = unset.map(
+    (u) => `vm-install: cdktf ${command} needs ${u.variable} set (${u.holds.join(", ")}); export ${u.variable}=...`,
+  );
+  return [
+    ...lines,
+    "vm-install: Terraform asks for every variable of the stack, on a destroy too, and would wait for the answer; " +
+      "nothing was run",
+  ].join("\n");
+}
