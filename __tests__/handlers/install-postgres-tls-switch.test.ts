@@ -5,16 +5,13 @@
 // only warns (without the VM's address, not yet valid, near expiry).
 import { generateKeyPairSync, X509Certificate } from "node:crypto";
 import { generateCa, type StackCa } from "../../construct/postgres-ca";
-import { runHandler } from "../../handlers/common/handler-kit";
-import { handler } from "../../handlers/install-postgres/handler";
 import { decideTls, type TlsEvent, tlsDropInContent, tlsFiles } from "../../handlers/install-postgres/tls";
 import { decideDebianTls, sslFallback } from "../../handlers/install-postgres/tls-debian";
 import { givenPairProblems, refuseTlsSettings } from "../../handlers/install-postgres/tls-problems";
 import { issueCertificate } from "../../handlers/install-postgres/tls-remote";
 import { issueServerCertificate } from "../../handlers/install-postgres/x509-issue";
-import { SecretScrubber } from "../../shared/secrets";
-import { PG_HBA, type PgVmState, PostgresVm, SNAKEOIL, TLS_CERT, TLS_DROPIN, TLS_KEY } from "./support/postgres-vm";
-import { TEST_ENV } from "./support/run-scripted";
+import { checkThenRun, newCluster, pgJob } from "./support/postgres-jobs";
+import { PostgresVm, SNAKEOIL, TLS_CERT, TLS_DROPIN, TLS_KEY } from "./support/postgres-vm";
 
 const DAY = 24 * 3600 * 1000;
 const CONF = "/etc/postgresql/14/main/postgresql.conf";
@@ -66,35 +63,6 @@ const EVENT = (over: object = {}) => ({
   tls_ca_key: ca.key,
   ...over,
 });
-const newCluster = (): PgVmState => ({
-  listen: "localhost",
-  active: true,
-  files: { [PG_HBA]: "local all postgres peer\n" },
-  roles: { postgres: { login: true, superuser: true, secret: null, marked: false } },
-  databases: { postgres: { owner: "postgres" } },
-});
-const job = (vm: PostgresVm, event: object) =>
-  runHandler(handler, event, {
-    env: TEST_ENV,
-    connect: async () => vm,
-    write: () => {},
-    secrets: new SecretScrubber(),
-  });
-
-/** Check, run, check again: the check changes nothing, the run does what it said, then nothing is left. */
-async function checkThenRun(vm: PostgresVm, event: object): Promise<string[]> {
-  const before = structuredClone(vm.state);
-  vm.mutating.length = 0;
-  const check = await job(vm, { ...event, check: true });
-  expect(check).toMatchObject({ status: "ok", changed: false });
-  expect(vm.mutating).toEqual([]);
-  expect(vm.state).toEqual(before);
-  const run = await job(vm, event);
-  expect(run.changes).toEqual(check.would_change);
-  const again = await job(vm, { ...event, check: true });
-  expect(again.would_change).toEqual([]);
-  return check.would_change as string[];
-}
 
 describe('tls back to "debian": vm-install\'s certificate is removed as a planned change', () => {
   const removed =
@@ -104,7 +72,7 @@ describe('tls back to "debian": vm-install\'s certificate is removed as a planne
   test("after stack-ca: a check names the drop-in and both files, the run removes them, then nothing is left", async () => {
     const vm = new PostgresVm(newCluster());
     vm.state.files[SNAKEOIL] = pairFor(["snakeoil"]).cert;
-    await job(vm, EVENT());
+    await pgJob(vm, EVENT());
     expect(vm.state.files[TLS_DROPIN]).toBeDefined();
     expect(await checkThenRun(vm, EVENT({ tls: "debian" }))).toEqual([removed]);
     expect([TLS_DROPIN, TLS_CERT, TLS_KEY].filter((f) => vm.state.files[f] !== undefined)).toEqual([]);
@@ -114,7 +82,7 @@ describe('tls back to "debian": vm-install\'s certificate is removed as a planne
   test("after given, only the drop-in left: it alone goes", async () => {
     const vm = new PostgresVm(newCluster());
     vm.state.files[SNAKEOIL] = pairFor(["snakeoil"]).cert;
-    await job(vm, EVENT({ tls: "debian" }));
+    await pgJob(vm, EVENT({ tls: "debian" }));
     vm.state.files[TLS_DROPIN] = tlsDropInContent(tlsFiles(CONF));
     expect(await checkThenRun(vm, EVENT({ tls: "debian" }))).toEqual([
       `vm-install's server certificate removed (tls "debian"): ${TLS_DROPIN}; ssl_cert_file is ${SNAKEOIL} again`,
@@ -124,9 +92,9 @@ describe('tls back to "debian": vm-install\'s certificate is removed as a planne
   test("a reload after which the server still presents vm-install's certificate: the run fails, naming both", async () => {
     const vm = new PostgresVm(newCluster());
     vm.state.files[SNAKEOIL] = pairFor(["snakeoil"]).cert;
-    await job(vm, EVENT());
+    await pgJob(vm, EVENT());
     vm.presented = vm.state.files[TLS_CERT];
-    const run = await job(vm, EVENT({ tls: "debian" })).catch((err: Error) => err);
+    const run = await pgJob(vm, EVENT({ tls: "debian" })).catch((err: Error) => err);
     expect(String(run)).toMatch(
       new RegExp(`presents another certificate \\(SHA-256 [0-9A-F:]+\\), not the one in ${SNAKEOIL}`),
     );
@@ -273,7 +241,7 @@ describe('the given pair (tls "given"): refused before anything changes, or warn
     const key = pairFor(NAMES).key;
     const given = { ...EVENT({ tls: "given", tls_cert: pairFor(NAMES).cert, tls_key: key }) };
     for (const check of [true, false]) {
-      const err = await job(vm, { ...given, check }).catch((e: Error) => e);
+      const err = await pgJob(vm, { ...given, check }).catch((e: Error) => e);
       expect(String(err)).toMatch(/TLS settings: tls_key is not the key of the first certificate.*Nothing was changed/);
       for (const l of key.split("\n").filter((x) => x.length > 20)) expect(String(err)).not.toContain(l);
     }
@@ -286,7 +254,7 @@ describe('the given pair (tls "given"): refused before anything changes, or warn
     const vm = new PostgresVm(newCluster());
     const first = pairFor(NAMES);
     const given = (p: { cert: string; key: string }) => EVENT({ tls: "given", tls_cert: p.cert, tls_key: p.key });
-    await job(vm, given(first));
+    await pgJob(vm, given(first));
     expect(vm.state.files[TLS_CERT]).toBe(first.cert);
     const second = pairFor(NAMES);
     expect(await checkThenRun(vm, given(second))).toEqual([`server certificate replaced: the given one (${TLS_CERT})`]);

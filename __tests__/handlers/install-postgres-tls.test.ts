@@ -9,9 +9,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { generate } from "selfsigned";
 import { generateCa, type StackCa } from "../../construct/postgres-ca";
-import { runHandler } from "../../handlers/common/handler-kit";
 import { requireSsl } from "../../handlers/install-postgres/decisions";
-import { handler } from "../../handlers/install-postgres/handler";
 import {
   covers,
   decideTls,
@@ -22,9 +20,8 @@ import {
 } from "../../handlers/install-postgres/tls";
 import { issueCertificate, probeAddress, targetAddress } from "../../handlers/install-postgres/tls-remote";
 import { ipBytes } from "../../handlers/install-postgres/x509-issue";
-import { SecretScrubber } from "../../shared/secrets";
-import { PG_HBA, type PgVmState, PostgresVm, TLS_CERT, TLS_DROPIN, TLS_KEY } from "./support/postgres-vm";
-import { TEST_ENV } from "./support/run-scripted";
+import { checkThenRun, newCluster, pgJob } from "./support/postgres-jobs";
+import { PostgresVm, TLS_CERT, TLS_DROPIN, TLS_KEY } from "./support/postgres-vm";
 
 const CONF = "/etc/postgresql/15/main/postgresql.conf";
 const DAY = 24 * 3600 * 1000;
@@ -241,34 +238,6 @@ describe("tls stack-ca through the handler and the kit: a check's would_change i
     tls_ca_cert: ca.cert,
     tls_ca_key: ca.key,
   });
-  const newCluster = (): PgVmState => ({
-    listen: "localhost",
-    active: true,
-    files: { [PG_HBA]: "local all postgres peer\n" },
-    roles: { postgres: { login: true, superuser: true, secret: null, marked: false } },
-    databases: { postgres: { owner: "postgres" } },
-  });
-  const job = (vm: PostgresVm, event: object) =>
-    runHandler(handler, event, {
-      env: TEST_ENV,
-      connect: async () => vm,
-      write: () => {},
-      secrets: new SecretScrubber(),
-    });
-
-  /** Check, run, check again: the check changes nothing, the run does what it said, then nothing is left. */
-  async function checkThenRun(vm: PostgresVm, event: object): Promise<string[]> {
-    const before = structuredClone(vm.state);
-    vm.mutating.length = 0;
-    const check = await job(vm, { ...event, check: true });
-    expect(check).toMatchObject({ status: "ok", changed: false });
-    expect(vm.mutating).toEqual([]);
-    expect(vm.state).toEqual(before);
-    const run = await job(vm, event);
-    expect(run.changes).toEqual(check.would_change);
-    expect((await job(vm, { ...event, check: true })).would_change).toEqual([]);
-    return check.would_change as string[];
-  }
 
   test("a new cluster: the certificate and the drop-in are foreseen, then made, the key the certificate's", async () => {
     const vm = new PostgresVm(newCluster());
@@ -287,7 +256,7 @@ describe("tls stack-ca through the handler and the kit: a check's would_change i
 
   test("a certificate near expiry: the check says so in the run's words; the run replaces it", async () => {
     const vm = new PostgresVm(newCluster());
-    await job(vm, EVENT());
+    await pgJob(vm, EVENT());
     const names = new X509Certificate(vm.state.files[TLS_CERT]).subjectAltName ?? "";
     const planted = await issueCertificate(event({ tls_valid_days: 3 }), ["192.0.2.10", "db1", "db1.example.test"]);
     vm.state.files[TLS_CERT] = planted.cert;
@@ -301,10 +270,10 @@ describe("tls stack-ca through the handler and the kit: a check's would_change i
 
   test("a reload that could not load the new certificate (the old one still presented): the run fails, naming both", async () => {
     const vm = new PostgresVm(newCluster());
-    await job(vm, EVENT());
+    await pgJob(vm, EVENT());
     vm.presented = vm.state.files[TLS_CERT];
     vm.state.files[TLS_CERT] = (await issueCertificate(event({ tls_valid_days: 3 }), ["db1"])).cert;
-    const run = await job(vm, EVENT()).catch((err: Error) => err);
+    const run = await pgJob(vm, EVENT()).catch((err: Error) => err);
     expect(String(run)).toMatch(
       /after the reload the server at 127\.0\.0\.1:5432 presents another certificate \(SHA-256 [0-9A-F:]+\), not the one in \/etc\/postgresql\/14\/main\/vm-install-server\.crt/,
     );
