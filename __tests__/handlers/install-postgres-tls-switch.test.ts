@@ -10,7 +10,7 @@ import { decideDebianTls, sslFallback } from "../../handlers/install-postgres/tl
 import { givenPairProblems, refuseTlsSettings } from "../../handlers/install-postgres/tls-problems";
 import { issueCertificate } from "../../handlers/install-postgres/tls-remote";
 import { issueServerCertificate } from "../../handlers/install-postgres/x509-issue";
-import { checkThenRun, newCluster, pgJob } from "./support/postgres-jobs";
+import { checkThenRun, newCluster, pgJob, remoteTlsEvent, tlsEventFrom } from "./support/postgres-jobs";
 import { PostgresVm, SNAKEOIL, TLS_CERT, TLS_DROPIN, TLS_KEY } from "./support/postgres-vm";
 
 const DAY = 24 * 3600 * 1000;
@@ -21,18 +21,7 @@ beforeAll(async () => {
   [ca, other] = await Promise.all([generateCa("ca"), generateCa("other")]);
 });
 
-const tlsEvent = (over: Partial<TlsEvent> = {}): TlsEvent => ({
-  tls: "given",
-  tls_names: ["db.example.test"],
-  tls_renew_days: 30,
-  tls_valid_days: 365,
-  tls_ca_cert: ca.cert,
-  tls_ca_key: ca.key,
-  tls_cert: "",
-  tls_key: "",
-  listen_addresses: "*",
-  ...over,
-});
+const tlsEvent = (over: Partial<TlsEvent> = {}): TlsEvent => tlsEventFrom(ca, { tls: "given", ...over });
 /** A pair issued by `ca` for `names`, valid from `from` for `days`. */
 function pairFor(names: string[], from = Date.now() - 60_000, days = 365): { cert: string; key: string } {
   const { privateKey, publicKey } = generateKeyPairSync("ec", { namedCurve: "prime256v1" });
@@ -50,19 +39,7 @@ function pairFor(names: string[], from = Date.now() - 60_000, days = 365): { cer
 const asGiven = (p: { cert: string; key: string }) => ({ tls_cert: p.cert, tls_key: p.key });
 const NAMES = ["192.0.2.10", "db1", "db1.example.test", "db.example.test"];
 
-const EVENT = (over: object = {}) => ({
-  db_name: "myapp",
-  db_user: "app_user",
-  db_password: "correct horse 42",
-  listen_addresses: "*",
-  allow_remote: true,
-  allowed_cidrs: ["10.0.0.0/8"],
-  tls: "stack-ca",
-  tls_names: ["db.example.test"],
-  tls_ca_cert: ca.cert,
-  tls_ca_key: ca.key,
-  ...over,
-});
+const EVENT = (over: object = {}) => remoteTlsEvent(ca, { tls_names: ["db.example.test"], ...over });
 
 describe('tls back to "debian": vm-install\'s certificate is removed as a planned change', () => {
   const removed =

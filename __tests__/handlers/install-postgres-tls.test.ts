@@ -20,7 +20,7 @@ import {
 } from "../../handlers/install-postgres/tls";
 import { issueCertificate, probeAddress, targetAddress } from "../../handlers/install-postgres/tls-remote";
 import { ipBytes } from "../../handlers/install-postgres/x509-issue";
-import { checkThenRun, newCluster, pgJob } from "./support/postgres-jobs";
+import { checkThenRun, newCluster, pgJob, remoteTlsEvent, tlsEventFrom } from "./support/postgres-jobs";
 import { PostgresVm, TLS_CERT, TLS_DROPIN, TLS_KEY } from "./support/postgres-vm";
 
 const CONF = "/etc/postgresql/15/main/postgresql.conf";
@@ -31,18 +31,7 @@ beforeAll(async () => {
   [ca, other] = await Promise.all([generateCa("ca"), generateCa("other")]);
 });
 
-const event = (over: Partial<TlsEvent> = {}): TlsEvent => ({
-  tls: "stack-ca",
-  tls_names: ["db.example.test"],
-  tls_renew_days: 30,
-  tls_valid_days: 365,
-  tls_ca_cert: ca.cert,
-  tls_ca_key: ca.key,
-  tls_cert: "",
-  tls_key: "",
-  listen_addresses: "10.0.0.5",
-  ...over,
-});
+const event = (over: Partial<TlsEvent> = {}): TlsEvent => tlsEventFrom(ca, { listen_addresses: "10.0.0.5", ...over });
 const NAMES = ["10.0.0.5", "db1", "db1.example.test", "db.example.test"];
 const pubOf = (key: string) => String(createPublicKey(key).export({ type: "spki", format: "pem" }));
 const seenWith = async (over: Partial<TlsEvent> = {}, names = NAMES): Promise<TlsSeen> => {
@@ -227,17 +216,7 @@ describe("a server with ssl off", () => {
 });
 
 describe("tls stack-ca through the handler and the kit: a check's would_change is the following run's changes", () => {
-  const EVENT = () => ({
-    db_name: "myapp",
-    db_user: "app_user",
-    db_password: "correct horse 42",
-    listen_addresses: "*",
-    allow_remote: true,
-    allowed_cidrs: ["10.0.0.0/8"],
-    tls: "stack-ca",
-    tls_ca_cert: ca.cert,
-    tls_ca_key: ca.key,
-  });
+  const EVENT = () => remoteTlsEvent(ca);
 
   test("a new cluster: the certificate and the drop-in are foreseen, then made, the key the certificate's", async () => {
     const vm = new PostgresVm(newCluster());

@@ -1,7 +1,9 @@
 // install-postgres run against the stateful double (postgres-vm.ts) the way the TLS suites drive it: a fresh
 // cluster, one job, and check -> run -> check (the check foresees exactly what the run does, then nothing).
+import type { StackCa } from "../../../construct/postgres-ca";
 import { runHandler } from "../../../handlers/common/handler-kit";
 import { handler } from "../../../handlers/install-postgres/handler";
+import type { TlsEvent } from "../../../handlers/install-postgres/tls";
 import { SecretScrubber } from "../../../shared/secrets";
 import { PG_HBA, type PgVmState, type PostgresVm } from "./postgres-vm";
 import { TEST_ENV } from "./run-scripted";
@@ -37,3 +39,31 @@ export async function checkThenRun(vm: PostgresVm, event: object): Promise<strin
   expect((await pgJob(vm, { ...event, check: true })).would_change).toEqual([]);
   return check.would_change as string[];
 }
+
+/** The TLS part of an event, issuing from `ca` unless `over` says otherwise. */
+export const tlsEventFrom = (ca: StackCa, over: Partial<TlsEvent> = {}): TlsEvent => ({
+  tls: "stack-ca",
+  tls_names: ["db.example.test"],
+  tls_renew_days: 30,
+  tls_valid_days: 365,
+  tls_ca_cert: ca.cert,
+  tls_ca_key: ca.key,
+  tls_cert: "",
+  tls_key: "",
+  listen_addresses: "*",
+  ...over,
+});
+
+/** An install-postgres event open to 10.0.0.0/8 on every address, its certificate from `ca` (stack-ca). */
+export const remoteTlsEvent = (ca: StackCa, over: object = {}) => ({
+  db_name: "myapp",
+  db_user: "app_user",
+  db_password: "correct horse 42",
+  listen_addresses: "*",
+  allow_remote: true,
+  allowed_cidrs: ["10.0.0.0/8"],
+  tls: "stack-ca",
+  tls_ca_cert: ca.cert,
+  tls_ca_key: ca.key,
+  ...over,
+});
