@@ -29,6 +29,32 @@ describe("unsetSecretVariables", () => {
     expect(unsetSecretVariables(config, {}, [])).toEqual([]);
   });
 
+  test("sless: a value cdktf hands Terraform with --var counts as set; a --var-file may hold any: none checked", () => {
+    const sless = parseConfig({
+      nubes: { vdcUid: "vdc-1", nsxtUid: "nsxt-1" },
+      vms: [{ name: "one" }],
+      installers: { postgres: { enabled: true, passwordVariable: "pg_password" } },
+    });
+    for (const args of [
+      ["destroy", "--var", "pg_password=x"],
+      ["destroy", "--var=pg_password=x"],
+      ["deploy", "--var", "other=1", "--var", "pg_password="],
+      ["deploy", "--var-file", "secrets.tfvars"],
+      ["deploy", "--var-file=secrets.tfvars"],
+    ])
+      expect(unsetSecretVariables(sless, {}, args)).toEqual([]);
+    // Another variable given that way leaves this one unset.
+    expect(unsetSecretVariables(sless, {}, ["deploy", "--var", "other=pg_password"])).toHaveLength(1);
+  });
+
+  test("local target: the runner reads TF_VAR_ from the environment, so --var and --var-file do not count", () => {
+    for (const args of [
+      ["destroy", "--var", "pg_password=x"],
+      ["deploy", "--var-file=secrets.tfvars"],
+    ])
+      expect(unsetSecretVariables(config, {}, args)).toHaveLength(1);
+  });
+
   test("the message names the command, the variable, what it holds and what to do", () => {
     const message = unsetSecretsMessage("destroy", unsetSecretVariables(config, {}, ["destroy"]));
     expect(message).toContain(

@@ -18,6 +18,9 @@ export function unsetSecretVariables(
 ): { variable: string; holds: string[] }[] {
   const command = args.find((a) => !a.startsWith("-"));
   if (!command || !APPLYING.has(command)) return [];
+  // The local target's runner reads the secrets from this environment (--secret-env): only TF_VAR_ counts there.
+  const given = config.jobTarget === "local" ? new Set<string>() : cdktfVarArgs(args);
+  if (given === "var-file") return [];
   const holds = new Map<string, string[]>();
   for (const vm of config.vms)
     for (const def of installers) {
@@ -26,8 +29,24 @@ export function unsetSecretVariables(
         holds.set(name, [...(holds.get(name) ?? []), `${def.handler}'s ${field} on vms[${vm.name}]`]);
     }
   return [...holds]
-    .filter(([name]) => env[`TF_VAR_${name}`] === undefined)
+    .filter(([name]) => env[`TF_VAR_${name}`] === undefined && !given.has(name))
     .map(([name, what]) => ({ variable: `TF_VAR_${name}`, holds: what }));
+}
+
+/**
+ * The variables cdktf's `--var name=value` (or `--var=name=value`) sets: Terraform takes those as it takes
+ * TF_VAR_, and sless jobs get them through Terraform. A `--var-file` may set any of them, and only Terraform
+ * reads it: "var-file", check nothing.
+ */
+function cdktfVarArgs(args: readonly string[]): Set<string> | "var-file" {
+  const names = new Set<string>();
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i];
+    if (a === "--var-file" || a.startsWith("--var-file=")) return "var-file";
+    const value = a === "--var" ? args[++i] : a.startsWith("--var=") ? a.slice("--var=".length) : undefined;
+    if (value?.includes("=")) names.add(value.slice(0, value.indexOf("=")).trim());
+  }
+  return names;
 }
 
 /** What bin/cdktf stops with, one line per variable. */
