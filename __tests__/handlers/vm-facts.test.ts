@@ -1,0 +1,98 @@
+// The facts layer's framing: whatever bytes a probe prints (marker lines, another probe's frame, NULs,
+// invalid UTF-8, no final line break), each probe's answer comes back exactly, under its own name.
+import { execFileSync } from "node:child_process";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { defineLook, LookCorrupted } from "../../handlers/common/vm-facts";
+
+/** A deterministic generator (mulberry32), so a failing seed can be replayed. */
+function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const NASTY = ["\n", "\0", "@@@end\n", "--- host\n", "b 0\n", "a Zm9v\n", "=", " ", "\r", "\xff", "é", "\n\n"];
+
+function randomBytes(next: () => number): Buffer {
+  const parts: Buffer[] = [];
+  const n = Math.floor(next() * 12);
+  for (let i = 0; i < n; i++) {
+    if (next() < 0.5) parts.push(Buffer.from(NASTY[Math.floor(next() * NASTY.length)], "latin1"));
+    else parts.push(Buffer.from(Array.from({ length: Math.floor(next() * 20) }, () => Math.floor(next() * 256))));
+  }
+  return Buffer.concat(parts);
+}
+
+describe("a look's framing", () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "vm-facts-"));
+  afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  test("300 random contents per probe, three probes a look: every answer exact, every status kept", () => {
+    const next = rng(20261205);
+    for (let round = 0; round < 100; round++) {
+      const files = [0, 1, 2].map((i) => {
+        const f = path.join(dir, `f${i}`);
+        const bytes = randomBytes(next);
+        fs.writeFileSync(f, bytes);
+        return { f, bytes, code: Math.floor(next() * 4) };
+      });
+      const look = defineLook("test", [
+        { name: "a", command: `cat '${files[0].f}'; exit ${files[0].code}`, writer: "anyone", use: "test" },
+        { name: "b", command: `cat '${files[1].f}'; exit ${files[1].code}`, writer: "service", use: "test" },
+        { name: "c:x", command: `cat '${files[2].f}'; exit ${files[2].code}`, writer: "root", use: "test" },
+      ] as const);
+      const stdout = execFileSync("sh", ["-c", look.script]).toString("utf8");
+      const facts = look.parse(stdout);
+      (["a", "b", "c:x"] as const).forEach((name, i) => {
+        const f = facts.get(name);
+        expect({ round, name, text: f.text, code: f.code }).toEqual({
+          round,
+          name,
+          text: files[i].bytes.toString("utf8"),
+          code: files[i].code,
+        });
+      });
+      expect(facts.get("c:x").writer).toBe("root");
+    }
+  });
+
+  test("stderr is dropped unless asked for, and then framed with stdout", () => {
+    const look = defineLook("test", [
+      { name: "quiet", command: "echo out; echo err >&2", writer: "root", use: "test" },
+      { name: "loud", command: "echo out; echo err >&2", writer: "root", use: "test", stderr: true },
+    ] as const);
+    const facts = look.parse(execFileSync("sh", ["-c", look.script]).toString());
+    expect(facts.get("quiet").text).toBe("out\n");
+    expect(facts.get("loud").text).toBe("out\nerr\n");
+  });
+
+  test("output that is not the script's frames is refused as a whole", () => {
+    const look = defineLook("the test look", [
+      { name: "a", command: "true", writer: "root", use: "test" },
+      { name: "b", command: "true", writer: "root", use: "test" },
+    ] as const);
+    const good = execFileSync("sh", ["-c", look.script]).toString();
+    expect(() => look.parse(good)).not.toThrow();
+    const [a, b] = good.trim().split("\n");
+    for (const bad of ["", a, `${b}\n${a}`, `${a}\n${a}`, `${a}\n${b}\n${b}`, `${a}\nb !!`, `${a}\nb ${"Zm9v"}`]) {
+      expect(() => look.parse(bad)).toThrow(LookCorrupted);
+    }
+  });
+
+  test("names are checked where a look is declared", () => {
+    expect(() => defineLook("x", [{ name: "A B", command: "true", writer: "root", use: "" }])).toThrow(/probe name/);
+    expect(() =>
+      defineLook("x", [
+        { name: "a", command: "true", writer: "root", use: "" },
+        { name: "a", command: "true", writer: "root", use: "" },
+      ]),
+    ).toThrow(/twice/);
+  });
+});

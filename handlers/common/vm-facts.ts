@@ -1,0 +1,118 @@
+// The facts layer: one SSH exec per look at the VM, framed so no byte the VM writes can forge a field, each
+// fact carrying who on the VM can write it. Frame: one line per probe, its name, a space, then base64 of its
+// stdout, a line break and its exit status (base64 has no line break or space; the parser takes exactly the
+// declared names, in order, each once). Decisions that act as root on a path, delete, sign or send a secret
+// take only RootFact or the stack's settings; a fact a service user or any user can write informs messages
+// and warnings only. vm-facts.test.ts holds the framing to random bytes.
+
+/** Who on the VM can change what a probe reads. */
+export type Writer =
+  /** only root (dpkg's database, /etc/os-release, systemd's view, root-owned 0644 files, the kernel) */
+  | "root"
+  /** a service user as well as root (files owned by postgres, a cluster's configuration, psql's answers) */
+  | "service"
+  /** any user on the VM (listeners on a port, /tmp, process names, anything a login user can write) */
+  | "anyone";
+
+export interface Probe<N extends string = string, W extends Writer = Writer> {
+  /** Its name in the output and in code: lower case letters, digits and `_:.-`. */
+  readonly name: N;
+  /** A read-only sh command; run with stdin from /dev/null, stderr dropped unless `stderr` is true. */
+  readonly command: string;
+  /** Who on the VM can write what it reads (for the decisions it may feed, and the audit table). */
+  readonly writer: W;
+  /** What the installer uses it for, in a few words (the audit table in the docs). */
+  readonly use: string;
+  /** Keep stderr, after stdout in the same frame (a tool's error words are part of the fact). */
+  readonly stderr?: boolean;
+}
+
+/** One probe's answer. */
+export interface Fact<W extends Writer = Writer> {
+  readonly name: string;
+  readonly writer: W;
+  /** The probe's exit status. */
+  readonly code: number;
+  /** What it printed, exactly (bytes decoded as UTF-8). */
+  readonly text: string;
+}
+
+/** A fact only root can write: what decisions to act as root, delete, sign or send a secret may take. */
+export type RootFact = Fact<"root">;
+
+type NameOf<P extends readonly Probe[]> = P[number]["name"];
+type WriterOf<P extends readonly Probe[], N extends NameOf<P>> = Extract<P[number], { name: N }>["writer"];
+
+/** The answers of a look, by probe name, typed with each probe's writer. */
+export interface Facts<P extends readonly Probe[]> {
+  get<N extends NameOf<P>>(name: N): Fact<WriterOf<P, N>>;
+}
+
+/** A look: its script (one SSH exec) and the parser of that script's output. */
+export interface Look<P extends readonly Probe[]> {
+  readonly probes: P;
+  readonly script: string;
+  parse(stdout: string): Facts<P>;
+}
+
+const NAME = /^[a-z0-9_:.-]{1,64}$/;
+
+/** Thrown when a look's output is not the frames its script prints: the look is not used at all. */
+export class LookCorrupted extends Error {}
+
+/**
+ * Declares a look. `what` names it in errors ("the docker look"). Names must be unique and well formed;
+ * `const` keeps each probe's name and writer in the type, so `facts.get("x")` knows its writer.
+ */
+export function defineLook<const P extends readonly Probe[]>(what: string, probes: P): Look<P> {
+  const seen = new Set<string>();
+  for (const p of probes) {
+    if (!NAME.test(p.name)) throw new Error(`${what}: probe name ${JSON.stringify(p.name)} is not [a-z0-9_:.-]+`);
+    if (seen.has(p.name)) throw new Error(`${what}: probe ${p.name} is declared twice`);
+    seen.add(p.name);
+  }
+  return { probes, script: lookScript(probes), parse: (stdout) => parseLook(what, probes, stdout) };
+}
+
+/**
+ * The probes as one sh script. Each runs in a subshell (an `exit` ends only that probe) with stdin closed;
+ * the printf after it appends a line break and its status inside the encoded part.
+ */
+function lookScript(probes: readonly Probe[]): string {
+  return probes
+    .map((p) => {
+      const err = p.stderr ? "2>&1" : "2>/dev/null";
+      return `printf '%s ' ${p.name}; { (${p.command}) </dev/null ${err}; printf '\\n%s' "$?"; } | base64 -w0; echo`;
+    })
+    .join("\n");
+}
+
+function parseLook<P extends readonly Probe[]>(what: string, probes: P, stdout: string): Facts<P> {
+  const lines = stdout.split("\n");
+  if (lines[lines.length - 1] === "") lines.pop();
+  if (lines.length !== probes.length) {
+    throw new LookCorrupted(`${what}: expected ${probes.length} answers, got ${lines.length} lines (cut short?)`);
+  }
+  const facts = new Map<string, Fact>();
+  probes.forEach((p, i) => {
+    const m = /^([a-z0-9_:.-]+) ([A-Za-z0-9+/]*={0,2})$/.exec(lines[i]);
+    if (!m || m[1] !== p.name) {
+      throw new LookCorrupted(`${what}: answer ${i + 1} is not probe ${p.name}'s frame`);
+    }
+    const decoded = Buffer.from(m[2], "base64").toString("utf8");
+    const cut = decoded.lastIndexOf("\n");
+    const code = Number(decoded.slice(cut + 1));
+    if (cut < 0 || !/^[0-9]{1,3}$/.test(decoded.slice(cut + 1))) {
+      throw new LookCorrupted(`${what}: probe ${p.name}'s frame has no exit status`);
+    }
+    facts.set(p.name, { name: p.name, writer: p.writer, code, text: decoded.slice(0, cut) });
+  });
+  return {
+    get: (name) => {
+      const f = facts.get(name);
+      if (!f) throw new Error(`${what}: no probe named ${name}`);
+      // biome-ignore lint/suspicious/noExplicitAny: the declared writer is the probe's own, checked by defineLook.
+      return f as any;
+    },
+  };
+}
