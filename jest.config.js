@@ -7,4 +7,6 @@ module.exports = {
   // would only repeat that work.
   transform: { "^.+\\.ts$": ["ts-jest", { diagnostics: false }] },
   testTimeout: 120000,
+  // Longest suites first, so parallel workers end together (bin/test runs several).
+  testSequencer: "<rootDir>/__tests__/support/longest-first.js",
 };

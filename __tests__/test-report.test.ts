@@ -1,0 +1,85 @@
+// bin/test's end of run: the ten slowest suites and the summary line over every jest report, the per-case
+// breakdown `npm run test:times` prints, and the order the sequencer starts suites in.
+import * as path from "node:path";
+import { type JestReport, slowestSuites, suiteBreakdown, suiteDurations, summaryLine } from "../bin/test-report";
+import { PROJECT_ROOT } from "../construct/entry-points";
+
+const suite = (name: string, seconds: number, cases: [string, string, number][]) => ({
+  name: path.join(PROJECT_ROOT, name),
+  startTime: 1_000,
+  endTime: 1_000 + seconds * 1000,
+  assertionResults: cases.map(([fullName, status, ms]) => ({ fullName, status, duration: ms })),
+});
+
+const report = (over: Partial<JestReport>, suites: JestReport["testResults"]): JestReport => ({
+  numPassedTests: 0,
+  numFailedTests: 0,
+  numRuntimeErrorTestSuites: 0,
+  numPendingTests: 0,
+  numTodoTests: 0,
+  testResults: suites,
+  ...over,
+});
+
+const A = suite("__tests__/e2e/a.test.ts", 300, [
+  ["a one", "passed", 1000],
+  ["a two", "failed", 250_000],
+]);
+const B = suite("__tests__/b.test.ts", 2.5, [["b one", "passed", 2400]]);
+const C = suite("__tests__/e2e/c.test.ts", 40, [["c one", "pending", 0]]);
+
+describe("bin/test-report", () => {
+  const reports = [
+    report({ numPassedTests: 2, numFailedTests: 1, numPendingTests: 1 }, [A, C]),
+    report({ numPassedTests: 1, numRuntimeErrorTestSuites: 1, numTodoTests: 1 }, [B]),
+  ];
+
+  test("the summary line adds every report up; a suite that could not run counts as failed", () => {
+    expect(summaryLine(reports)).toBe("3 passed, 2 failed, 2 skipped");
+  });
+
+  test("the slowest suites, slowest first, with their case counts, across reports", () => {
+    expect(slowestSuites(reports, 2)).toEqual([
+      " 300.0 s  __tests__/e2e/a.test.ts (2 cases)",
+      "  40.0 s  __tests__/e2e/c.test.ts (1 cases)",
+    ]);
+    expect(slowestSuites(reports)).toHaveLength(3);
+  });
+
+  test("a suite's cases, slowest first: the slowest suite by default, else the one named by part of its path", () => {
+    expect(suiteBreakdown(reports)).toEqual([
+      "__tests__/e2e/a.test.ts: 300.0 s, 2 cases",
+      " 250.0 s  failed  a two",
+      "   1.0 s  passed  a one",
+    ]);
+    expect(suiteBreakdown(reports, "b.test")[0]).toBe("__tests__/b.test.ts: 2.5 s, 1 cases");
+    expect(() => suiteBreakdown(reports, "nope")).toThrow(/no suite .* "nope"/);
+  });
+
+  test("the durations file the sequencer reads: seconds by path, sorted by path", () => {
+    expect(Object.entries(suiteDurations(reports))).toEqual([
+      ["__tests__/b.test.ts", 2.5],
+      ["__tests__/e2e/a.test.ts", 300],
+      ["__tests__/e2e/c.test.ts", 40],
+    ]);
+  });
+});
+
+describe("the longest-first sequencer", () => {
+  const LongestFirst = require("./support/longest-first.js") as any;
+  const known = require("./support/suite-durations.json") as Record<string, number>;
+  const test_ = (rel: string) => ({
+    path: path.join(PROJECT_ROOT, rel),
+    context: { config: { cacheDirectory: "/nonexistent", name: "x" } },
+  });
+
+  test("starts known long suites first, then unknown end-to-end ones, then the rest", () => {
+    const seq = new LongestFirst({ contexts: [], globalConfig: {} });
+    seq._getCache = () => ({});
+    const [longest] = Object.entries(known).sort(([, a], [, b]) => b - a)[0];
+    const order = seq
+      .sort([test_("__tests__/unit-new.test.ts"), test_("__tests__/e2e/new.test.ts"), test_(longest)])
+      .map((t: { path: string }) => path.relative(PROJECT_ROOT, t.path));
+    expect(order).toEqual([longest, "__tests__/e2e/new.test.ts", "__tests__/unit-new.test.ts"]);
+  });
+});

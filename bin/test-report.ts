@@ -1,0 +1,120 @@
+// What a test run took, from jest's JSON reports: bin/test prints the ten slowest suites and then the one
+// summary line CI reads ("N passed, N failed, N skipped"), over every report the run wrote (it runs jest
+// more than once). `npm run test:times [-- <suite>]` breaks the slowest suite (or the one named by a part
+// of its path) down by case, from the last run's reports, so where the time goes is one command away.
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { PROJECT_ROOT } from "../construct/entry-points";
+import { BadUsage, type CommandSpec, EXIT, runCommand } from "../operator/exit-codes";
+
+export const COMMAND: CommandSpec = {
+  name: "test:times",
+  usage: "usage: npm run test:times [-- <part of a suite's path> | --durations]   (bin/test runs it with --summary)",
+};
+
+interface JestCase {
+  fullName: string;
+  status: string;
+  duration?: number | null;
+}
+interface JestSuite {
+  name: string;
+  startTime: number;
+  endTime: number;
+  assertionResults: JestCase[];
+}
+export interface JestReport {
+  numPassedTests: number;
+  numFailedTests: number;
+  numRuntimeErrorTestSuites: number;
+  numPendingTests: number;
+  numTodoTests: number;
+  testResults: JestSuite[];
+}
+
+/** Where bin/test has jest write its reports: one per jest run, all read together. */
+export const REPORT_DIR = path.join(PROJECT_ROOT, ".cache", "jest-reports");
+
+const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+const relative = (file: string) => path.relative(PROJECT_ROOT, file) || file;
+
+const bySpan = (suites: JestSuite[]) => [...suites].sort((a, b) => b.endTime - b.startTime - (a.endTime - a.startTime));
+
+/** The summary line of several reports together. */
+export function summaryLine(reports: JestReport[]): string {
+  const sum = (f: (r: JestReport) => number) => reports.reduce((n, r) => n + f(r), 0);
+  const failed = sum((r) => r.numFailedTests + r.numRuntimeErrorTestSuites);
+  const skipped = sum((r) => r.numPendingTests + r.numTodoTests);
+  return `${sum((r) => r.numPassedTests)} passed, ${failed} failed, ${skipped} skipped`;
+}
+
+/** The `n` slowest suites, one line each: seconds, path, number of cases. */
+export function slowestSuites(reports: JestReport[], n = 10): string[] {
+  return bySpan(reports.flatMap((r) => r.testResults))
+    .slice(0, n)
+    .map(
+      (s) =>
+        `${seconds(s.endTime - s.startTime).padStart(8)}  ${relative(s.name)} (${s.assertionResults.length} cases)`,
+    );
+}
+
+/** One suite's cases, slowest first; `which` is a part of its path, else the slowest suite. */
+export function suiteBreakdown(reports: JestReport[], which?: string): string[] {
+  const suites = reports.flatMap((r) => r.testResults);
+  const chosen = which ? suites.filter((s) => relative(s.name).includes(which)) : bySpan(suites).slice(0, 1);
+  if (chosen.length === 0) throw new BadUsage(`no suite in the last run's reports has "${which}" in its path`);
+  return chosen.flatMap((s) => [
+    `${relative(s.name)}: ${seconds(s.endTime - s.startTime)}, ${s.assertionResults.length} cases`,
+    ...[...s.assertionResults]
+      .sort((a, b) => (b.duration ?? 0) - (a.duration ?? 0))
+      .map((c) => `${seconds(c.duration ?? 0).padStart(8)}  ${c.status.padEnd(7)} ${c.fullName}`),
+  ]);
+}
+
+/** Where the sequencer (__tests__/support/longest-first.js) finds durations on a machine with no jest cache. */
+export const DURATIONS_FILE = path.join(PROJECT_ROOT, "__tests__", "support", "suite-durations.json");
+
+/** Each suite's seconds, by path from the project root, sorted by path (a stable diff when rewritten). */
+export function suiteDurations(reports: JestReport[]): Record<string, number> {
+  const entries = reports
+    .flatMap((r) => r.testResults)
+    .map((s) => [relative(s.name), Math.round((s.endTime - s.startTime) / 100) / 10] as const)
+    .sort(([a], [b]) => (a < b ? -1 : 1));
+  return Object.fromEntries(entries);
+}
+
+/** The reports in `dir` (bin/test's), oldest first; a missing or empty file is an error of the run. */
+export function readReports(dir = REPORT_DIR): JestReport[] {
+  if (!fs.existsSync(dir)) return [];
+  return fs
+    .readdirSync(dir)
+    .filter((f) => f.endsWith(".json"))
+    .sort()
+    .map((f) => JSON.parse(fs.readFileSync(path.join(dir, f), "utf8")) as JestReport);
+}
+
+function main(argv: string[]): number {
+  if (argv.length > 1) throw new BadUsage(`unexpected ${argv.slice(1).join(" ")}`);
+  const reports = readReports();
+  if (argv[0] === "--summary") {
+    if (reports.length === 0) {
+      process.stdout.write("0 passed, 1 failed\n");
+      return EXIT.error;
+    }
+    process.stdout.write(`slowest suites:\n${slowestSuites(reports).join("\n")}\n${summaryLine(reports)}\n`);
+    return EXIT.ok;
+  }
+  if (reports.length === 0) {
+    process.stderr.write(`test:times: no reports under ${relative(REPORT_DIR)}: run npm test first\n`);
+    return EXIT.error;
+  }
+  if (argv[0] === "--durations") {
+    fs.writeFileSync(DURATIONS_FILE, `${JSON.stringify(suiteDurations(reports), null, 2)}\n`);
+    process.stdout.write(`test:times: wrote ${relative(DURATIONS_FILE)}\n`);
+    return EXIT.ok;
+  }
+  process.stdout.write(`${suiteBreakdown(reports, argv[0]).join("\n")}\n`);
+  return EXIT.ok;
+}
+
+if (require.main === module) runCommand(COMMAND, process.argv.slice(2), main, { exit: true });
