@@ -1,4 +1,4 @@
-// `npm run faults`: runs the fault matrix (__tests__/e2e/faults.test.ts, root, sandbox VMs), then prints
+// `npm run faults`: runs the fault matrix (__tests__/e2e/faults/, root, sandbox VMs), then prints
 // one line per case (case, outcome, time to recover), the many-moments cases (one install cut at each
 // moment of its progress) as a table per install, and writes that, with the commit and the date, into the
 // README between the faults:matrix markers. Exit status: jest's (error when any case failed).
@@ -35,7 +35,7 @@ const cell = (s: string) => s.replace(/\|/g, "\\|").replace(/\n/g, " ");
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 
 /**
- * The many-moments cases (faults.test.ts): one install cut at many moments of its own progress, recorded
+ * The many-moments cases (e2e/support/fault-cases.ts): one install cut at many moments of its own progress, recorded
  * as "<install>: <moment>". Each group gets a table of its own, one row per moment.
  */
 export const MOMENT_GROUPS: Record<string, string> = {
@@ -89,7 +89,7 @@ function main(argv: string[]): number {
   if (!printOnly) {
     fs.mkdirSync(path.dirname(RECORDS), { recursive: true });
     fs.rmSync(RECORDS, { force: true });
-    const jest = spawnSync("npx", ["jest", "--runInBand", "__tests__/e2e/faults.test.ts"], {
+    const jest = spawnSync("npx", ["jest", "--maxWorkers=4", "__tests__/e2e/faults/"], {
       cwd: PROJECT_ROOT,
       stdio: "inherit",
       env: { ...process.env, FAULTS_REPORT: RECORDS, CI: process.env.CI ?? "true" },
