@@ -1,47 +1,17 @@
 // `cdktf deploy` end to end with the local job target: real Terraform, real jobs through the runner,
-// real software on sandbox VMs given as existing hosts.
+// real software on a sandbox VM given as an existing host: one VM's life from deploy to destroy. A failing
+// installer, a copied cdktf.out and two VMs are in deploy-*.test.ts beside it (they run side by side).
 import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { PROJECT_ROOT } from "../../construct/entry-points";
-import { type CdktfRun, existingHost, readOutputs, runCdktf, writeCdktfProject } from "../../demo/project";
-import { type Sandbox, startSandbox } from "../../sandbox/index";
+import { readOutputs, runCdktf } from "../../demo/project";
+import type { Sandbox } from "../../sandbox/index";
 import { tempDir } from "../support/synth";
+import { deploy, env, host, indexOf, jobsRun, PASSWORD } from "./support/deploy";
 import { describeE2E, dpkgStatus, sandboxPerSuite, sshUser, vmFingerprint } from "./support/e2e";
 import { FACTS } from "./support/release";
-
-const PASSWORD = `pw with 'single' "double" $dollar \\back spaces`;
-const env = { TF_VAR_pg_password: PASSWORD };
-
-const host = existingHost;
-
-/** Jobs whose terraform_data was (re)created in this run, by logical id (a job's outcome record or a secret's length check is not a job). */
-function jobsRun(run: CdktfRun): string[] {
-  const created = [...run.output.matchAll(/terraform_data\.([a-z0-9_]+)(?: \([^)]*\))?: Creating\.\.\./g)].map(
-    (m) => m[1],
-  );
-  return [...new Set(created.filter((id) => !/_(check|outcome)$/.test(id)))].sort();
-}
-
-function indexOf(run: CdktfRun, pattern: RegExp): number {
-  const m = pattern.exec(run.output);
-  if (!m) throw new Error(`not in the deploy output: ${pattern}\n${run.output.slice(-3000)}`);
-  return m.index;
-}
-
-async function deploy(
-  dir: string,
-  stack: string,
-  ctx: unknown,
-  secrets: Record<string, string> = env,
-): Promise<CdktfRun & { outputs: Record<string, string> }> {
-  writeCdktfProject(dir, ctx);
-  const run = await runCdktf(dir, ["deploy", "--auto-approve", "--outputs-file", path.join(dir, "outputs.json")], {
-    env: secrets,
-  });
-  return { ...run, outputs: run.code === 0 ? readOutputs(dir, stack) : {} };
-}
 
 describeE2E("cdktf deploy, local target, one VM with all three installers", () => {
   let sb: Sandbox;
@@ -273,129 +243,4 @@ describeE2E("cdktf deploy, local target, one VM with all three installers", () =
     expect(fs.existsSync(runDir)).toBe(false);
     expect(fs.existsSync(`/run/netns/${netns}`)).toBe(false);
   }, 300000);
-});
-
-describeE2E("cdktf deploy, local target, a failing installer", () => {
-  let sb: Sandbox;
-  sandboxPerSuite((s) => (sb = s));
-
-  test("an unknown-only package list fails the deploy with the handler's message; fixed, the next deploy succeeds", async () => {
-    const dir = tempDir("deploy-fail");
-    const ctx = (packages: string[]) => ({
-      stackName: "e2e-fail",
-      jobTarget: "local",
-      installers: { packages: { packages } },
-      vms: [host("f", sb)],
-    });
-    const bad = await deploy(dir, "e2e-fail", ctx(["no-such-package-xyz"]));
-    expect(bad.code).not.toBe(0);
-    expect(bad.output).toContain("[f-install-packages] Failed:");
-    expect(bad.output).toMatch(/no-such-package-xyz/);
-    expect(bad.output).toContain("local-exec provisioner error");
-
-    const good = await deploy(dir, "e2e-fail", ctx(["jq"]));
-    expect(good.code).toBe(0);
-    expect(jobsRun(good)).toEqual(["f_packages"]);
-    expect(JSON.parse(good.outputs.f_packages_result).status).toBe("ok");
-    // No broken state: a third deploy has nothing to do.
-    const again = await deploy(dir, "e2e-fail", ctx(["jq"]));
-    expect(again.code).toBe(0);
-    expect(jobsRun(again)).toEqual([]);
-    expect((await runCdktf(dir, ["destroy", "--auto-approve"], { env })).code).toBe(0);
-  }, 600000);
-});
-
-describeE2E("cdktf.out travels: synthesized in one folder, deployed from a copy in another", () => {
-  let sb: Sandbox;
-  sandboxPerSuite((s) => (sb = s));
-
-  test("terraform apply in the copy's stack folder runs the jobs and writes state and results there, none in the first folder", async () => {
-    const parent = tempDir("travel");
-    const first = path.join(parent, "first");
-    const copy = path.join(parent, "copy");
-    const key = path.join(parent, "keys", "vm_key");
-    fs.mkdirSync(path.dirname(key));
-    fs.copyFileSync(sb.privateKeyPath, key);
-    fs.chmodSync(key, 0o600);
-    // The key given relative to the project, as a user writes it.
-    writeCdktfProject(first, {
-      stackName: "e2e-travel",
-      jobTarget: "local",
-      installers: { packages: { packages: ["jq"] } },
-      vms: [{ ...host("t", sb), privateKeyPath: "../keys/vm_key" }],
-    });
-    const synth = await runCdktf(first, ["synth"], { env });
-    expect(synth.code).toBe(0);
-    fs.cpSync(first, copy, { recursive: true });
-    fs.rmSync(first, { recursive: true });
-    const stackDir = path.join(copy, "cdktf.out", "stacks", "e2e-travel");
-    const terraform = (...args: string[]) =>
-      spawnSync("terraform", args, {
-        cwd: stackDir,
-        env: { ...process.env, ...env, TF_IN_AUTOMATION: "1" },
-        encoding: "utf8",
-      });
-    expect(terraform("init", "-input=false").status).toBe(0);
-    const apply = terraform("apply", "-auto-approve", "-input=false", "-no-color");
-    expect(apply.stderr).toBe("");
-    expect(apply.status).toBe(0);
-    const outputs = JSON.parse(terraform("output", "-json").stdout);
-    expect(JSON.parse(outputs.t_packages_result.value)).toMatchObject({ status: "ok" });
-    expect((await dpkgStatus(sb, ["jq"])).jq).toBe("install ok installed");
-    // State and results live in the copy; the first folder was never recreated.
-    expect(fs.existsSync(path.join(copy, "terraform.e2e-travel.tfstate"))).toBe(true);
-    expect(fs.readdirSync(path.join(copy, ".vm-install", "e2e-travel"))).toContain("t-install-packages.tfstate");
-    expect(fs.existsSync(first)).toBe(false);
-  }, 600000);
-});
-
-describeE2E("cdktf deploy, local target, two VMs", () => {
-  let a: Sandbox;
-  let b: Sandbox;
-  beforeAll(async () => {
-    [a, b] = await Promise.all([startSandbox(), startSandbox()]);
-  }, 300000);
-  afterAll(async () => {
-    await Promise.all([a?.stop(), b?.stop()]);
-  }, 120000);
-
-  test("both get their software; different VMs' jobs run in parallel, one VM's in order; a change on one VM reruns only its jobs", async () => {
-    const dir = tempDir("deploy-two");
-    const ctx = (aPackages: string[]) => ({
-      stackName: "e2e-two",
-      jobTarget: "local",
-      installers: { packages: { packages: ["jq"] }, postgres: { enabled: true, passwordVariable: "pg_password" } },
-      vms: [{ ...host("a", a), installers: { packages: { packages: aPackages } } }, host("b", b)],
-    });
-    const run = await deploy(dir, "e2e-two", ctx(["jq"]));
-    expect(run.code).toBe(0);
-    expect(jobsRun(run)).toEqual(["a_packages", "a_postgres", "b_packages", "b_postgres"]);
-    for (const vm of ["a", "b"]) {
-      expect(JSON.parse(run.outputs[`${vm}_packages_result`]).status).toBe("ok");
-      expect(JSON.parse(run.outputs[`${vm}_postgres_result`]).status).toBe("ok");
-      // In order on one VM.
-      expect(indexOf(run, new RegExp(`${vm}_postgres(?: \\([^)]*\\))?: Creating`))).toBeGreaterThan(
-        indexOf(run, new RegExp(`${vm}_packages(?: \\([^)]*\\))?: Creation complete`)),
-      );
-    }
-    // In parallel across VMs: both first jobs start before either finishes.
-    const firstDone = Math.min(
-      indexOf(run, /a_packages(?: \([^)]*\))?: Creation complete/),
-      indexOf(run, /b_packages(?: \([^)]*\))?: Creation complete/),
-    );
-    expect(indexOf(run, /a_packages(?: \([^)]*\))?: Creating/)).toBeLessThan(firstDone);
-    expect(indexOf(run, /b_packages(?: \([^)]*\))?: Creating/)).toBeLessThan(firstDone);
-    for (const sb of [a, b])
-      expect(await dpkgStatus(sb, ["jq", "postgresql"])).toEqual({
-        jq: "install ok installed",
-        postgresql: "install ok installed",
-      });
-
-    const changed = await deploy(dir, "e2e-two", ctx(["jq", "unzip"]));
-    expect(changed.code).toBe(0);
-    expect(jobsRun(changed)).toEqual(["a_packages", "a_postgres"]);
-    expect((await dpkgStatus(a, ["unzip"])).unzip).toBe("install ok installed");
-    expect(await dpkgStatus(b, ["unzip"])).toEqual({});
-    expect((await runCdktf(dir, ["destroy", "--auto-approve"], { env })).code).toBe(0);
-  }, 900000);
 });
