@@ -1,7 +1,8 @@
 // The one reducer for text from a VM (shared/printable-text.ts), over seeded random strings of everything a
 // VM can print: whatever goes in, printableLine gives one line with nothing a terminal acts on, the same
 // line when given again, and never more text than it was given; text with nothing to reduce comes out as
-// it went in.
+// it went in. A table of such cells has a line per row.
+import { renderTable } from "../../operator/text-table";
 import { LINE_BREAK_MARK, printable, printableLine } from "../../shared/printable-text";
 import { rng } from "../support/seeded-random";
 import { NOT_ONE_PRINTABLE_LINE } from "../support/vm-says";
@@ -94,5 +95,16 @@ describe("printable over random text (seeded)", () => {
       for (const line of text.split("\n")) expect(line.replace(/\t/g, " ")).not.toMatch(NOT_ONE_PRINTABLE_LINE);
       expect(printable(text)).toBe(text);
     }
+  });
+});
+
+describe("a table of random cells", () => {
+  test("a line per row, whatever the cells hold", () => {
+    const cells = texts([SAFE, NASTY], SEED + 3);
+    const rows = Array.from({ length: RUNS / 4 }, (_, i) => cells.slice(i * 4, i * 4 + 4));
+    const opts = { colour: false, colourColumn: 0, colourOf: () => "" };
+    const lines = renderTable(["A", "B", "C", "D"], rows, opts).split("\n");
+    expect(lines).toHaveLength(rows.length + 1);
+    for (const line of lines) expect(line).not.toMatch(NOT_ONE_PRINTABLE_LINE);
   });
 });
