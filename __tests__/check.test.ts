@@ -7,12 +7,13 @@ import { parseConfig } from "../construct/config/parse";
 import { type CatalogEntry, INSTALLERS } from "../construct/installers/catalog";
 import { checkTargets } from "../operator/check/check-targets";
 import { renderDriftTable } from "../operator/check/drift-table";
-import { type DriftRow, exitCode, runChecks } from "../operator/check/run-checks";
+import { type DriftRow, exitCode, rowFromMessage, runChecks } from "../operator/check/run-checks";
 import { projectFolder } from "../operator/terraform-cli";
 import { helloDefinition } from "./fixtures/installers/install-hello/definition";
 import { startServer } from "./handlers/support/ssh-server";
 import { testKey } from "./handlers/support/test-keys";
 import { context, tempDir } from "./support/synth";
+import { HOSTILE, hostileResult, NOT_ONE_PRINTABLE_LINE, OWN_COLOURS, stringsIn } from "./support/vm-says";
 
 const PIN = `SHA256:${"p".repeat(43)}`;
 const RECORDED = `SHA256:${"r".repeat(43)}`;
@@ -227,6 +228,43 @@ describe("the drift table and the exit code", () => {
     expect(errors).toContain("\x1b[31merror");
     expect(errors).toContain("  demo install-docker: boom (log: .vm-install/s/logs/x.log)");
     expect(errors.split("\n").at(-1)).toBe("1 of 1 checks failed; 0 found drift");
+  });
+});
+
+// The job's message is the VM's word: would_change, the summary, warnings and an error's text each reach a
+// row (and what --json prints) as one printable line, and the table, its warnings and its errors get a line each.
+describe("what the VM says is data in the drift table, not layout", () => {
+  const job = { vm: "web-1", installer: "install-packages" };
+  const fromMessages = [
+    rowFromMessage(job, "Succeeded", hostileResult({ would_change: [HOSTILE, "installed jq"] }), { log: "x.log" }),
+    rowFromMessage(job, "Succeeded", hostileResult({ would_change: [] }), {}),
+    rowFromMessage(job, "Failed", `install-packages failed while installing: ${HOSTILE}`, { log: "x.log" }),
+    rowFromMessage(job, "Succeeded", `not JSON: ${HOSTILE}`, {}),
+  ];
+  const forged: DriftRow[] = [
+    { ...job, state: "drift", wouldChange: [HOSTILE, HOSTILE], summary: HOSTILE, warnings: [HOSTILE], log: HOSTILE },
+    { ...job, state: "error", wouldChange: [], summary: HOSTILE, warnings: [HOSTILE, HOSTILE], log: HOSTILE },
+    { ...job, state: "in sync", wouldChange: [], summary: HOSTILE, warnings: [] },
+  ];
+
+  test("every text of every row built from a job message is one printable line", () => {
+    expect(fromMessages.map((r) => r.state)).toEqual(["drift", "in sync", "error", "error"]);
+    expect(fromMessages[0].wouldChange).toHaveLength(2);
+    expect(fromMessages[0].warnings).toHaveLength(2);
+    for (const text of stringsIn(fromMessages)) expect(text).not.toMatch(NOT_ONE_PRINTABLE_LINE);
+  });
+
+  test("the table has a line per row, a line per warning and per error, and no escape but its own colours", () => {
+    for (const rows of [fromMessages, forged]) {
+      const lines = renderDriftTable(rows, false).split("\n");
+      const warnings = rows.flatMap((r) => r.warnings).length;
+      const errors = rows.filter((r) => r.state === "error").length;
+      expect(lines).toHaveLength(1 + rows.length + (warnings ? 2 + warnings : 0) + (errors ? 2 + errors : 0) + 2);
+      expect(lines.slice(1, 1 + rows.length).every((l) => l.startsWith("web-1  install-packages  "))).toBe(true);
+      for (const line of lines) expect(line).not.toMatch(NOT_ONE_PRINTABLE_LINE);
+      const coloured = renderDriftTable(rows, true).replace(OWN_COLOURS, "");
+      expect(coloured).toBe(renderDriftTable(rows, false));
+    }
   });
 });
 

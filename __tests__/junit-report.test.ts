@@ -12,6 +12,7 @@ import { parseReportArgs } from "../operator/reports/report-args";
 import { driftCases, reportSecrets, statusCases } from "../operator/reports/report-cases";
 import type { StatusRow } from "../operator/status/status-rows";
 import { context, tempDir } from "./support/synth";
+import { HOSTILE, NOT_ONE_PRINTABLE_LINE } from "./support/vm-says";
 
 const XSD = path.join(__dirname, "fixtures", "junit", "jenkins-junit.xsd");
 const WHEN = "2026-12-04T02:00:00.000Z";
@@ -125,6 +126,37 @@ describe("JUnit report contents", () => {
     // biome-ignore lint/suspicious/noControlCharactersInRegex: asserting none is left
     expect(xml).not.toMatch(/[\u0000-\u0008\u000b\u000c\u000e-\u001f]/);
     expect(xml).toContain('classname="a&lt;b&gt;&amp;&quot;c&apos;"');
+  });
+});
+
+// A row's texts come from job messages: the VM's word, or a forged record in the state. The report is still
+// valid, each attribute one line, each item of system-out and of a drift's detail one line of its own.
+describe("what the VM says is data in the JUnit report, not layout", () => {
+  const check = driftCases([
+    drift({ vm: HOSTILE, state: "drift", wouldChange: [HOSTILE, HOSTILE], summary: HOSTILE, warnings: [HOSTILE] }),
+    drift({ installer: HOSTILE, state: "error", summary: HOSTILE, warnings: [HOSTILE, HOSTILE], log: HOSTILE }),
+  ]);
+  const stat = statusCases([
+    status({ summary: HOSTILE, lastRun: HOSTILE, hostKey: HOSTILE, log: HOSTILE }),
+    status({ vm: HOSTILE, status: "failed", summary: HOSTILE, hostKey: HOSTILE }),
+  ]);
+  const reports = [check, stat].map((cases) => renderJunit({ title: HOSTILE, cases, timestamp: WHEN }));
+  const inner = (xml: string, element: string) =>
+    [...xml.matchAll(new RegExp(`<${element}[^>]*>([^<]*)</${element}>`, "g"))].map((m) => m[1].split("\n").length);
+
+  const validate = haveXmllint || process.env.CI === "true" ? test : test.skip;
+  validate("valid against the schema", () => {
+    for (const xml of reports) expect(schemaProblems(xml)).toBe("");
+  });
+
+  test("no control, escape, bidi or separator; attributes one line; a line per item in system-out and detail", () => {
+    for (const xml of reports) {
+      for (const line of xml.split("\n")) expect(line).not.toMatch(NOT_ONE_PRINTABLE_LINE);
+      for (const [, value] of xml.matchAll(/="([^"]*)"/g)) expect(value).not.toMatch(/&#(9|10|13);/);
+    }
+    expect(inner(reports[0], "failure")).toEqual([2]);
+    expect(inner(reports[0], "system-out")).toEqual([2, 3]);
+    expect(inner(reports[1], "system-out")).toEqual([4, 1]);
   });
 });
 

@@ -11,6 +11,7 @@ import type { InstallerJob } from "../construct/jobs/job-spec";
 import { type GatedVm, rolloutGate } from "../construct/jobs/rollout-gate";
 import { TerraformData } from "../construct/jobs/terraform-data";
 import { context, synth, type TfJson, tempDir } from "./support/synth";
+import { HOSTILE, NOT_ONE_PRINTABLE_LINE } from "./support/vm-says";
 
 const pin = `SHA256:${"E".repeat(43)}`;
 const hosts = (n: number) =>
@@ -128,7 +129,11 @@ function standIn(stack: TerraformStack, id: string, phase: string, message: stri
  * Applies a fleet of stand-ins in the waves given, each VM one job with `phases[vm]` ("Succeeded" or
  * "Failed"), with real Terraform; returns what it printed and the resources it made.
  */
-function applyRollout(phases: string[], rollout: Record<string, unknown>) {
+function applyRollout(
+  phases: string[],
+  rollout: Record<string, unknown>,
+  says = (vm: string) => `apt says no on ${vm}\nsecond line`,
+) {
   const partial = JSON.stringify({ status: "partial", warnings: ["tree was not installed: unknown package"] });
   const vms = phases.map((_, i) => ({ name: `h${i + 1}` }));
   const config = parseConfig(context({ rollout, vms }));
@@ -142,8 +147,7 @@ function applyRollout(phases: string[], rollout: Record<string, unknown>) {
   for (const wave of plan.waves) {
     for (const vm of wave.vms) {
       const i = Number(vm.slice(1)) - 1;
-      const [phase, message] =
-        phases[i] === "partial" ? ["Succeeded", partial] : [phases[i], `apt says no on ${vm}\nsecond line`];
+      const [phase, message] = phases[i] === "partial" ? ["Succeeded", partial] : [phases[i], says(vm)];
       const { job } = standIn(stack, `${vm}_packages`, phase, message, gate);
       gated.push({ name: vm, jobs: [{ name: `${vm}-install-packages`, job }] });
     }
@@ -162,6 +166,7 @@ function applyRollout(phases: string[], rollout: Record<string, unknown>) {
   const text = `${apply.stdout}\n${apply.stderr}`.replace(/[\s│]+/g, " ");
   return {
     status: apply.status,
+    errors: apply.stderr.split("\n"),
     text,
     state,
     tf: JSON.parse(fs.readFileSync(path.join(dir, "cdk.tf.json"), "utf8")) as TfJson,
@@ -204,6 +209,15 @@ describe("the gate's budget, as Terraform applies it", () => {
       /rollout stopped at wave 1 of 2: 1 of 2 VMs failed, .*: h2 \(h2-install-packages: tree was not installed: unknown package\)/,
     );
     expect(r.state).not.toContain("terraform_data.h3_packages");
+  }, 60_000);
+
+  test("what a VM said reaches Terraform's error as one line of text: no control, escape, bidi or separator", () => {
+    const r = applyRollout([F, S], { waves: [1, 1] }, (vm) => `apt says no on ${vm}: ${HOSTILE}`);
+    expect(r.status).not.toBe(0);
+    expect(r.text).toMatch(
+      /h1 \(h1-install-packages: apt says no on h1: 24\.0\.5 vm2 install-docker ok yes - fake row \[2J/,
+    );
+    for (const line of r.errors) expect(line).not.toMatch(NOT_ONE_PRINTABLE_LINE);
   }, 60_000);
 
   test("a wave's percentage budget: 1 of 3 failed within 34%, 2 of 3 not", () => {

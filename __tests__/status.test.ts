@@ -3,6 +3,7 @@ import { parseConfig } from "../construct/config/parse";
 import { INSTALLERS } from "../construct/installers/catalog";
 import { statusRow, statusRows } from "../operator/status/status-rows";
 import { renderStatusTable } from "../operator/status/status-table";
+import { HOSTILE, hostileResult, NOT_ONE_PRINTABLE_LINE, OWN_COLOURS, stringsIn } from "./support/vm-says";
 
 const packages = INSTALLERS.find((d) => d.key === "packages")!;
 const ok = JSON.stringify({
@@ -163,5 +164,53 @@ describe("status table", () => {
     expect(renderStatusTable(withLog, false)).toMatch(
       /\n\nlast run's full progress:\n {2}vm1 install-packages: \.vm-install\/s\/logs\/vm1-install-packages-20261203T080000000Z\.log$/,
     );
+  });
+});
+
+// A job message is the VM's word (or an older job's, or a forged record in the state): each of its texts
+// reaches a cell as one printable line, a line break shown as ⏎, so no text adds a row or moves the cursor.
+describe("what the VM says is data in the status table, not layout", () => {
+  const config = parseConfig({
+    jobTarget: "local",
+    installers: { docker: { enabled: true } },
+    vms: [
+      { name: "web-1", kind: "existing", address: "192.0.2.1" },
+      { name: "db", kind: "existing", address: "192.0.2.2" },
+    ],
+  });
+  const outputs = {
+    web_1_packages_result: hostileResult(),
+    web_1_docker_result: `install-docker failed: ${HOSTILE}`, // a sless job's error text
+    web_1_postgres_result: "skipped",
+    db_packages_result: hostileResult({ status: "partial" }),
+  };
+  const local = (job: string) =>
+    job === "db-install-docker" ? { phase: "Failed", message: HOSTILE, finishedAt: HOSTILE, log: HOSTILE } : undefined;
+  const rows = statusRows(config, outputs, { local });
+
+  test("every text of every row (what --json prints) is one printable line", () => {
+    expect(rows.map((r) => [r.vm, r.installer, r.status])).toEqual([
+      ["web-1", "install-packages", "ok"],
+      ["web-1", "install-docker", "failed"],
+      ["web-1", "install-postgres", "skipped"],
+      ["db", "install-packages", "partial"],
+      ["db", "install-docker", "failed"],
+      ["db", "install-postgres", "not run"],
+    ]);
+    for (const text of stringsIn(rows)) expect(text).not.toMatch(NOT_ONE_PRINTABLE_LINE);
+    expect(rows[0].summary).toContain("24.0.5⏎vm2  install-docker  ok");
+  });
+
+  test("the table has a line per row, its log list a line per log, and no escape but its own colours", () => {
+    const forged = rows.map((r) => ({ ...r, summary: HOSTILE, hostKey: HOSTILE, lastRun: HOSTILE }));
+    for (const table of [renderStatusTable(rows, false), renderStatusTable(forged, false)]) {
+      const lines = table.split("\n");
+      expect(lines).toHaveLength(1 + 6 + 3);
+      expect(lines.slice(1, 7).map((l) => l.split(" ")[0])).toEqual(["web-1", "web-1", "web-1", "db", "db", "db"]);
+      expect(lines.slice(7, 9)).toEqual(["", "last run's full progress:"]);
+      for (const line of lines) expect(line).not.toMatch(NOT_ONE_PRINTABLE_LINE);
+    }
+    const coloured = renderStatusTable(forged, true).replace(OWN_COLOURS, "");
+    expect(coloured).toBe(renderStatusTable(forged, false));
   });
 });

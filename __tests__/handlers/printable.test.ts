@@ -2,11 +2,14 @@
 // terminal and Terraform's logs through progress lines, the error message and the job's result. What a
 // terminal would act on instead of showing is taken out where the text leaves the handler, once: every
 // C0 control but newline and tab, DEL, the C1 controls, whole ESC sequences (not only the ESC, or
-// "[31m" would remain) and the bidi controls that make text display in another order than it reads.
+// "[31m" would remain), bidi and zero-width controls. A progress line and every field of the result are
+// one line (a line break shows as ⏎); only the error message keeps its lines.
 import { defineHandler, runHandler } from "../../handlers/common/handler-kit";
-import { Progress, printable } from "../../handlers/common/progress";
+import { Progress } from "../../handlers/common/progress";
 import { defineInstallerDefinition } from "../../shared/installer-definition";
+import { printable } from "../../shared/printable-text";
 import { SecretScrubber } from "../../shared/secrets";
+import { HOSTILE, NOT_ONE_PRINTABLE_LINE, stringsIn } from "../support/vm-says";
 import { TEST_ENV } from "./support/run-scripted";
 import { ScriptedRemote } from "./support/scripted-remote";
 
@@ -37,8 +40,10 @@ const echoing = defineHandler({
   },
 });
 
-const C0 = Array.from({ length: 32 }, (_, i) => String.fromCharCode(i)).filter((c) => c !== "\n" && c !== "\t");
-const C1 = Array.from({ length: 32 }, (_, i) => String.fromCharCode(0x80 + i));
+/** The line breaks that are not LF: each becomes one (a CRLF too). */
+const BREAKS = ["\r\n", "\v", "\f", "\x85", "\u2028", "\u2029"];
+const C0 = Array.from({ length: 32 }, (_, i) => String.fromCharCode(i)).filter((c) => !"\n\t\v\f".includes(c));
+const C1 = Array.from({ length: 32 }, (_, i) => String.fromCharCode(0x80 + i)).filter((c) => c !== "\x85");
 const BIDI = [
   "\u061c",
   "\u200e",
@@ -52,6 +57,11 @@ const BIDI = [
   "\u2067",
   "\u2068",
   "\u2069",
+  "\u200b", // zero-width space, joiners, word joiner, BOM: invisible, and they split what looks like one word
+  "\u200c",
+  "\u200d",
+  "\u2060",
+  "\ufeff",
 ];
 const SEQUENCES = [
   "\x1b[31m", // colour (CSI)
@@ -78,9 +88,12 @@ describe("printable", () => {
     expect(alone(String.fromCharCode(code))).toBe("ab");
   });
 
-  it.each(BIDI.map((c) => [c.charCodeAt(0)]))("removes bidi control U+%s", (code) => {
-    expect(printable(`a${String.fromCharCode(code)}b`)).toBe("ab");
-  });
+  it.each(BIDI.map((c) => [c.charCodeAt(0).toString(16).padStart(4, "0"), c]))(
+    "removes bidi or zero-width control U+%s",
+    (_, c) => {
+      expect(printable(`a${c}b`)).toBe("ab");
+    },
+  );
 
   it.each(SEQUENCES.map((s) => [JSON.stringify(s), s]))("removes the whole escape sequence %s", (_, seq) => {
     expect(printable(`before ${seq}after`)).toBe("before after");
@@ -89,6 +102,10 @@ describe("printable", () => {
   it("keeps newlines, tabs and ordinary text, non-ASCII letters included", () => {
     const text = "Setting up jq (1.6-2.1) ...\n\tdone: Grüße, 日本語, ½ — “quoted”\n";
     expect(printable(text)).toBe(text);
+  });
+
+  it.each(BREAKS.map((b) => [JSON.stringify(b), b]))("a line break %s becomes a newline", (_, b) => {
+    expect(printable(`a${b}b`)).toBe("a\nb");
   });
 
   it("CRLF and apt's CR-overwritten progress become plain lines", () => {
@@ -122,9 +139,9 @@ describe("at the handler's boundary", () => {
       { env: TEST_ENV, connect: async () => remote, write: (l) => lines.push(l), secrets: new SecretScrubber() },
     );
     expect(result.os.pretty_name).toBe("Debian GNU/Linux 12(bookworm)");
-    expect(result.summary).toBe("said warn!\n");
-    expect(result.warnings).toEqual(["warn!\n"]);
-    expect((result as unknown as { said: Record<string, string> }).said).toEqual({ "key warn!\n": "warn!\n" });
+    expect(result.summary).toBe("said warn!");
+    expect(result.warnings).toEqual(["warn!"]);
+    expect((result as unknown as { said: Record<string, string> }).said).toEqual({ "key warn!": "warn!" });
     for (const line of lines) expect(line).toBe(printable(line));
     expect(lines.join("\n")).toContain("os: Debian GNU/Linux 12(bookworm)");
   });
@@ -142,5 +159,18 @@ describe("at the handler's boundary", () => {
     expect(err).toBeInstanceOf(Error);
     expect((err as Error).message).toContain("E: bad thing");
     expect((err as Error).message).toBe(printable((err as Error).message));
+  });
+
+  it("a VM that says anything: each progress line and every string of the result (keys too) is one line", async () => {
+    const lines: string[] = [];
+    const remote = new ScriptedRemote([
+      { match: "os-release", stdout: `ID=debian\nVERSION_CODENAME=bookworm\nPRETTY_NAME="${HOSTILE}"\n` },
+      { match: "say", stdout: HOSTILE },
+    ]);
+    const deps = { env: TEST_ENV, connect: async () => remote, write: (l: string) => lines.push(l) };
+    const result = await runHandler(echoing, {}, { ...deps, secrets: new SecretScrubber() });
+    for (const text of [...lines, ...stringsIn(result)]) expect(text).not.toMatch(NOT_ONE_PRINTABLE_LINE);
+    expect(result.summary).toMatch(/^said 24\.0\.5⏎vm2 {2}install-docker {2}ok/);
+    expect(lines.filter((l) => l.includes("the VM said"))).toHaveLength(1);
   });
 });

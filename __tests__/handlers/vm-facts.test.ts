@@ -5,18 +5,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { defineLook, LookCorrupted } from "../../handlers/common/vm-facts";
-
-/** A deterministic generator (mulberry32), so a failing seed can be replayed. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { rng } from "../support/seeded-random";
 
 const NASTY = ["\n", "\0", "@@@end\n", "--- host\n", "b 0\n", "a Zm9v\n", "=", " ", "\r", "\xff", "é", "\n\n"];
 

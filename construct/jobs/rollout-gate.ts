@@ -15,6 +15,15 @@ export interface GatedVm {
   readonly jobs: readonly { readonly name: string; readonly job: InstallerJob }[];
 }
 
+/**
+ * `text` as one line Terraform's error can show, capped: each run of controls (line breaks too), format
+ * characters (bidi, zero-width) and line separators a space, by RE2's classes. A job message is the VM's
+ * word, or an older job's; shared/printable-text.ts, which the handlers apply, cannot run inside Terraform.
+ * The backslashes are doubled: HCL reads the string once, RE2 then reads `\p{Cc}`.
+ */
+const oneLine = (text: string) =>
+  Fn.substr(Fn.trimspace(Fn.replace(text, "/[\\\\p{Cc}\\\\p{Cf}\\\\p{Zl}\\\\p{Zp}]+/", " ")), 0, 500);
+
 /** A result's field, "" when the message is not a JSON result (a failed job's error text, "not run"). */
 const resultField = (message: string, field: string) => Fn.try([Fn.lookup(Fn.jsondecode(message), field, ""), ""]);
 
@@ -27,13 +36,14 @@ function firstFailure(vm: GatedVm): string {
   return vm.jobs.reduceRight<string>((rest, { name, job }) => {
     const partial = Fn.conditional(
       Op.eq(resultField(job.message, "status"), "partial"),
-      Fn.format("%s: %s", [name, Fn.try([Fn.element(Fn.lookup(Fn.jsondecode(job.message), "warnings", []), 0), ""])]),
+      Fn.format("%s: %s", [
+        name,
+        oneLine(Fn.try([Fn.element(Fn.lookup(Fn.jsondecode(job.message), "warnings", []), 0), ""])),
+      ]),
       rest,
     );
     if (job.phase === undefined) return partial;
-    // One line, as Terraform's error and the output show it; an error's text is a few lines at most.
-    const oneLine = Fn.substr(Fn.join(" ", Fn.compact(Fn.split("\n", job.message))), 0, 500);
-    return Fn.conditional(Op.neq(job.phase, JOB_SUCCEEDED), Fn.format("%s: %s", [name, oneLine]), partial);
+    return Fn.conditional(Op.neq(job.phase, JOB_SUCCEEDED), Fn.format("%s: %s", [name, oneLine(job.message)]), partial);
   }, "");
 }
 

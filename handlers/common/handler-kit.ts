@@ -6,6 +6,7 @@
 // text from the VM reaches the operator's terminal and Terraform's logs, never its escape sequences.
 
 import type { InstallerDefinition } from "../../shared/installer-definition";
+import { printable } from "../../shared/printable-text";
 import { secrets as defaultSecrets, type SecretScrubber } from "../../shared/secrets";
 import type { EventOf, Settings } from "../../shared/settings";
 import { ValidationError } from "../../shared/validate";
@@ -21,7 +22,7 @@ import { type InstallerModel, runModel } from "./installer-model";
 import { type InstallerReport, type InstallerResult, result } from "./installer-result";
 import { detectOs, type OsInfo } from "./os-release";
 import { recordInstalls } from "./package-inventory";
-import { Progress, printable } from "./progress";
+import { Progress } from "./progress";
 import { type JobBudget, ResilientConnection } from "./resilient-connection";
 import { type ConnectOptions, connect } from "./ssh";
 import { resolveSshRetry, type SshRetry } from "./ssh-retry-policy";

@@ -1,11 +1,12 @@
 // The one result shape every installer reports, whatever it installs: the stack's outputs, `npm run
 // status` and `npm run check` read these keys without knowing the installer. Text in it comes from the
-// VM, so it leaves printable (progress.ts).
+// VM, and every field of it is one line (a name, a version, a summary, one change or warning each), so
+// every string leaves as one printable line (shared/printable-text.ts).
 
+import { printableLine } from "../../shared/printable-text";
 import { checkSummary } from "./check-mode";
 import type { Connection } from "./exec";
 import type { OsInfo } from "./os-release";
-import { printable } from "./progress";
 
 /** What an installer reports; the kit turns it into an InstallerResult. */
 export interface InstallerReport {
@@ -53,12 +54,12 @@ export interface ResultFrame {
   firstBoot: string[];
 }
 
-/** `value` with every string in it (keys too) made printable: a result carries text from the VM. */
-export function printableDeep<T>(value: T): T {
-  if (typeof value === "string") return printable(value) as T;
-  if (Array.isArray(value)) return value.map(printableDeep) as T;
+/** `value` with every string in it (keys too) one printable line: a result carries text from the VM. */
+export function printableLines<T>(value: T): T {
+  if (typeof value === "string") return printableLine(value) as T;
+  if (Array.isArray(value)) return value.map(printableLines) as T;
   if (value !== null && typeof value === "object") {
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [printable(k), printableDeep(v)])) as T;
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [printableLine(k), printableLines(v)])) as T;
   }
   return value;
 }
@@ -79,5 +80,5 @@ export function result<R extends InstallerReport>(report: R, frame: ResultFrame)
     os: frame.os,
     timings_ms: frame.timings,
   };
-  return printableDeep({ ...common, ...own }) as InstallerResult<R>;
+  return printableLines({ ...common, ...own }) as InstallerResult<R>;
 }

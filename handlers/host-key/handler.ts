@@ -12,7 +12,7 @@ import { readHostEnv } from "../common/connection-env";
 import { eventObject } from "../common/handler-input";
 import { startJob, worded } from "../common/handler-kit";
 import type { CommonResult } from "../common/installer-result";
-import { printableDeep } from "../common/installer-result";
+import { printableLines } from "../common/installer-result";
 import { type ConnectOptions, type HostKeyProbe, probeHostKey } from "../common/ssh";
 import { resolveSshRetry, sshEventSettings } from "../common/ssh-retry-policy";
 
@@ -58,7 +58,7 @@ export async function run(rawEvent: unknown, deps: HostKeyDeps = {}): Promise<Ho
     const pin = pinned ? ", the pinned key" : "";
     progress.info(`${where} presents ${seen.hostKeySha256} (${seen.hostKeyType})${pin}; nothing was authenticated`);
     progress.timings.total = now() - job.started;
-    return printableDeep({
+    return printableLines({
       status: "ok",
       changed: false,
       changes: [],

@@ -1,6 +1,7 @@
 // The drift rows as a person reads them (operator/text-table.ts): one row per VM x installer and what would
 // change; a row with several changes, warnings or an error spells them out under the table.
 
+import { printableLine } from "../../shared/printable-text";
 import { COLOURS, renderTable } from "../text-table";
 import type { DriftRow, DriftState } from "./run-checks";
 
@@ -32,12 +33,14 @@ export function renderDriftTable(rows: DriftRow[], colour: boolean): string {
   });
   const drift = rows.filter((r) => r.state === "drift");
   const errors = rows.filter((r) => r.state === "error");
-  const warnings = rows.flatMap((r) => r.warnings.map((w) => `  ${r.vm} ${r.installer}: ${w}`));
+  // Below the table too, a warning or an error is one line whatever the row holds.
+  const warnings = rows.flatMap((r) => r.warnings.map((w) => printableLine(`  ${r.vm} ${r.installer}: ${w}`)));
   const lines = [table];
   if (warnings.length) lines.push("", "warnings:", ...warnings);
   if (errors.length) {
     lines.push("", "errors (the check could not tell; full progress in the log):");
-    for (const r of errors) lines.push(`  ${r.vm} ${r.installer}: ${r.summary}${r.log ? ` (log: ${r.log})` : ""}`);
+    for (const r of errors)
+      lines.push(printableLine(`  ${r.vm} ${r.installer}: ${r.summary}${r.log ? ` (log: ${r.log})` : ""}`));
   }
   const checked = rows.filter((r) => r.state !== "skipped").length;
   lines.push(

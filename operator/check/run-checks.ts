@@ -6,6 +6,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { bundleHandler } from "../../construct/bundling/bundle";
+import { printable, printableLine } from "../../shared/printable-text";
 import { EXIT, type ExitCode } from "../exit-codes";
 import { resolveInvocation } from "../runner/invocation";
 import { JobLog } from "../runner/job-log";
@@ -51,27 +52,37 @@ function row(
   return { vm: job.vm, installer: job.installer, state, wouldChange: [], summary, warnings: [], ...extra };
 }
 
-/** An error message (a heading, then a list of problems) on one line, as a table cell takes it. */
+/** An error message (a heading, then a list of problems) on one printable line, as a table cell takes it. */
 function oneLine(message: string): string {
-  const line = message.trim().replace(/\s*\n\s*/g, " ");
-  return line.length > 400 ? `${line.slice(0, 397)}...` : line;
+  const line = printable(message)
+    .trim()
+    .replace(/\s*\n\s*/g, " ");
+  return printableLine(line.length > 400 ? `${line.slice(0, 397)}...` : line);
 }
 
-/** The job's message as a row: a result that lists would_change, or the error it failed with. */
-function rowOf(job: CheckJob, phase: string, message: string, extra: Partial<DriftRow>): DriftRow {
+/**
+ * The job's message as a row: a result that lists would_change, or the error it failed with. The message is
+ * the VM's word: each text taken from it is one printable line.
+ */
+export function rowFromMessage(
+  job: Pick<CheckJob, "vm" | "installer">,
+  phase: string,
+  message: string,
+  extra: Partial<DriftRow>,
+): DriftRow {
   if (phase !== "Succeeded") return row(job, "error", oneLine(message), extra);
   let result: { would_change?: unknown; summary?: unknown; warnings?: unknown; timings_ms?: { total?: unknown } };
   try {
     result = JSON.parse(message);
   } catch {
-    return row(job, "error", `the job's result is not JSON: ${message.slice(0, 200)}`, extra);
+    return row(job, "error", printableLine(`the job's result is not JSON: ${message.slice(0, 200)}`), extra);
   }
   if (!Array.isArray(result.would_change))
     return row(job, "error", "the job's result has no would_change: was it bundled from an older version?", extra);
-  const wouldChange = result.would_change.map(String);
-  const warnings = Array.isArray(result.warnings) ? result.warnings.map(String) : [];
+  const wouldChange = result.would_change.map((w) => printableLine(String(w)));
+  const warnings = Array.isArray(result.warnings) ? result.warnings.map((w) => printableLine(String(w))) : [];
   const handlerMs = typeof result.timings_ms?.total === "number" ? result.timings_ms.total : undefined;
-  return row(job, wouldChange.length ? "drift" : "in sync", String(result.summary ?? ""), {
+  return row(job, wouldChange.length ? "drift" : "in sync", printableLine(String(result.summary ?? "")), {
     ...extra,
     wouldChange,
     warnings,
@@ -116,7 +127,7 @@ async function runOne(target: CheckTarget, job: CheckJob, opts: RunChecksOptions
       onOutput: (line) => log.line(line),
     });
     log.line(JSON.stringify({ phase: result.phase, message: result.message }));
-    return rowOf(job, result.phase, result.message, { durationMs: result.durationMs, log: relLog });
+    return rowFromMessage(job, result.phase, result.message, { durationMs: result.durationMs, log: relLog });
   } catch (err) {
     log.line(`check could not run: ${(err as Error).message}`);
     return row(job, "error", oneLine((err as Error).message), { durationMs: Date.now() - started, log: relLog });

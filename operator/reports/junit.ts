@@ -2,10 +2,11 @@
 // shape the "JUnit 10" schema describes (__tests__/fixtures/junit/jenkins-junit.xsd). One <testsuite> per VM
 // rather than per command: Jenkins and GitLab both total failures and time per suite, so a broken VM
 // stands out as one red suite, while classname = VM keeps Jenkins' per-class view grouped the same way.
-// Every text goes through the scrubber first (a second line of defence: the handlers scrub already) and
-// then through xmlText, which also drops what XML 1.0 cannot carry at all (most control characters).
+// Every text is the VM's word: scrubbed (again: the handlers scrub already), made printable (an attribute
+// one line, an element's text a line per item: shared/printable-text.ts), then escaped for XML 1.0.
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { printable, printableLine } from "../../shared/printable-text";
 import { makeScrubber } from "../runner/run-job";
 
 export interface NotPassed {
@@ -67,16 +68,28 @@ function seconds(ms: number): string {
   return (Math.max(0, ms) / 1000).toFixed(3);
 }
 
-function caseXml(c: JunitCase, scrub: (t: string) => string): string[] {
+/** How a report's texts are written: an attribute as one line, an element's text with its lines. */
+interface Writer {
+  attr: (text: string) => string;
+  text: (text: string) => string;
+}
+
+/** The secrets scrubbed first: a secret with a line break (a key) is matched before the breaks are marked. */
+function writer(secrets: readonly string[]): Writer {
+  const scrub = makeScrubber(secrets);
+  return { attr: (t) => attr(printableLine(scrub(t))), text: (t) => xmlText(printable(scrub(t))) };
+}
+
+function caseXml(c: JunitCase, w: Writer): string[] {
   const time = c.timeMs === undefined ? "" : ` time="${seconds(c.timeMs)}"`;
-  const open = `    <testcase classname="${attr(scrub(c.classname))}" name="${attr(scrub(c.name))}"${time}`;
+  const open = `    <testcase classname="${w.attr(c.classname)}" name="${w.attr(c.name)}"${time}`;
   const inner: string[] = [];
   const o = c.outcome;
   if (o.kind !== "passed") {
-    const head = `<${o.kind} type="${attr(o.type)}" message="${attr(scrub(o.message))}"`;
-    inner.push(o.detail ? `      ${head}>${xmlText(scrub(o.detail))}</${o.kind}>` : `      ${head}/>`);
+    const head = `<${o.kind} type="${w.attr(o.type)}" message="${w.attr(o.message)}"`;
+    inner.push(o.detail ? `      ${head}>${w.text(o.detail)}</${o.kind}>` : `      ${head}/>`);
   }
-  if (c.systemOut) inner.push(`      <system-out>${xmlText(scrub(c.systemOut))}</system-out>`);
+  if (c.systemOut) inner.push(`      <system-out>${w.text(c.systemOut)}</system-out>`);
   return inner.length ? [`${open}>`, ...inner, "    </testcase>"] : [`${open}/>`];
 }
 
@@ -100,17 +113,17 @@ function countAttrs(n: Counts): string {
 
 /** The report as a JUnit XML document; suites in the order their VMs first appear. */
 export function renderJunit(report: JunitReport): string {
-  const scrub = makeScrubber(report.secrets ?? []);
+  const w = writer(report.secrets ?? []);
   const vms = [...new Set(report.cases.map((c) => c.classname))];
   const all = counts(report.cases);
-  const root = `<testsuites name="${attr(report.title)}" ${countAttrs(all)} time="${seconds(all.ms)}">`;
+  const root = `<testsuites name="${w.attr(report.title)}" ${countAttrs(all)} time="${seconds(all.ms)}">`;
   const lines = ['<?xml version="1.0" encoding="UTF-8"?>', root];
   for (const vm of vms) {
     const cases = report.cases.filter((c) => c.classname === vm);
     const n = counts(cases);
-    const when = `skipped="${n.skipped}" time="${seconds(n.ms)}" timestamp="${attr(report.timestamp)}"`;
-    const open = `  <testsuite name="${attr(scrub(vm))}" ${countAttrs(n)} ${when}>`;
-    lines.push(open, ...cases.flatMap((c) => caseXml(c, scrub)), "  </testsuite>");
+    const when = `skipped="${n.skipped}" time="${seconds(n.ms)}" timestamp="${w.attr(report.timestamp)}"`;
+    const open = `  <testsuite name="${w.attr(vm)}" ${countAttrs(n)} ${when}>`;
+    lines.push(open, ...cases.flatMap((c) => caseXml(c, w)), "  </testsuite>");
   }
   lines.push("</testsuites>", "");
   return lines.join("\n");

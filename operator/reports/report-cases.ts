@@ -6,12 +6,17 @@ import * as fs from "node:fs";
 import type { VmInstallConfig } from "../../construct/config/types";
 import { INSTALLERS } from "../../construct/installers/catalog";
 import { secretVariableNames } from "../../construct/installers/installer-event";
+import { printableLine } from "../../shared/printable-text";
 import type { DriftRow } from "../check/run-checks";
 import type { StatusRow } from "../status/status-rows";
 import type { CaseOutcome, JunitCase } from "./junit";
 
+/** The parts a line each: a part is one item (a summary, a warning), one line whatever the row holds. */
 function lines(...parts: (string | undefined)[]): string | undefined {
-  const text = parts.filter((p): p is string => Boolean(p)).join("\n");
+  const text = parts
+    .filter((p): p is string => Boolean(p))
+    .map(printableLine)
+    .join("\n");
   return text || undefined;
 }
 
@@ -19,7 +24,7 @@ function driftOutcome(row: DriftRow): CaseOutcome {
   switch (row.state) {
     case "drift": {
       const message = row.wouldChange.join("; ");
-      return { kind: "failure", type: "drift", message, detail: row.wouldChange.join("\n") };
+      return { kind: "failure", type: "drift", message, detail: lines(...row.wouldChange) };
     }
     case "error":
       return { kind: "error", type: "check error", message: row.summary };

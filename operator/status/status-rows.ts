@@ -1,11 +1,13 @@
 // What `npm run status` shows: one row per VM x installer, read from the deployed outputs (the same ones
 // `cdktf output` shows) and, with the local target, from the job's own result file and log. Pure: the
-// reading is bin/status.ts's business, so this is tested with plain objects.
+// reading is bin/status.ts's business, so this is tested with plain objects. A job message is the VM's
+// word (or an older job's, or a forged record): each text in a row is one printable line, --json's too.
 
 import { planRollout } from "../../construct/config/rollout";
 import type { VmConfig, VmInstallConfig } from "../../construct/config/types";
 import { type CatalogEntry, INSTALLERS } from "../../construct/installers/catalog";
 import { installerJobId, jobName, resultOutputName, rolloutGateId, vmResourceId } from "../../construct/resource-names";
+import { printable, printableLine } from "../../shared/printable-text";
 
 /** "not reached": the VM's wave never started, as the rollout stopped at a gate before it. */
 export type RowStatus = "ok" | "partial" | "failed" | "skipped" | "not run" | "not reached";
@@ -57,8 +59,8 @@ export function statusRow(
     installer: def.handler,
     status: "not run",
     summary: "",
-    log: local?.log,
-    lastRun: local?.finishedAt,
+    log: local?.log && printableLine(local.log),
+    lastRun: local?.finishedAt && printableLine(local.finishedAt),
   };
   if (output === "skipped") return { ...row, status: "skipped", summary: "disabled in cdktf.json" };
   if (local?.phase === "Failed") return { ...row, status: "failed", summary: firstLine(local.message) };
@@ -75,10 +77,10 @@ export function statusRow(
     ...row,
     status: result.status === "partial" ? "partial" : "ok",
     changed: typeof result.changed === "boolean" ? result.changed : undefined,
-    summary: String(result.summary ?? ""),
+    summary: printableLine(String(result.summary ?? "")),
     durationMs: typeof result.timings_ms?.total === "number" ? result.timings_ms.total : undefined,
-    hostKey: typeof result.host_key_sha256 === "string" ? result.host_key_sha256 : undefined,
-    lastRun: typeof result.finished_at === "string" ? result.finished_at : row.lastRun,
+    hostKey: typeof result.host_key_sha256 === "string" ? printableLine(result.host_key_sha256) : undefined,
+    lastRun: typeof result.finished_at === "string" ? printableLine(result.finished_at) : row.lastRun,
   };
 }
 
@@ -163,6 +165,7 @@ function notReached(row: StatusRow, wave: number, state?: ReadonlySet<string>): 
   };
 }
 
+/** An error message's heading: its first line, printable. */
 function firstLine(text: string): string {
-  return text.split("\n")[0].slice(0, 300);
+  return printableLine(printable(text).split("\n")[0].slice(0, 300));
 }

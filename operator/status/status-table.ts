@@ -1,5 +1,6 @@
 // The status rows as a person reads them (operator/text-table.ts): the status coloured on a terminal.
 
+import { printableLine } from "../../shared/printable-text";
 import { COLOURS, renderTable } from "../text-table";
 import type { RowStatus, StatusRow } from "./status-rows";
 
@@ -36,6 +37,6 @@ export function renderStatusTable(rows: StatusRow[], colour: boolean): string {
     colourColumn: waves ? 3 : 2,
     colourOf: (i) => COLOUR[rows[i].status],
   });
-  const logs = rows.filter((r) => r.log).map((r) => `  ${r.vm} ${r.installer}: ${r.log}`);
+  const logs = rows.filter((r) => r.log).map((r) => printableLine(`  ${r.vm} ${r.installer}: ${r.log}`));
   return [table, ...(logs.length ? ["", "last run's full progress:", ...logs] : [])].join("\n");
 }
