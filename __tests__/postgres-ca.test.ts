@@ -7,7 +7,14 @@ import * as path from "node:path";
 import { App } from "../construct/cdktf";
 import { parseConfig } from "../construct/config/parse";
 import { resultsFolder } from "../construct/jobs/secret-trigger";
-import { caEnvironment, caFile, readCaFile, writeStackCa } from "../construct/postgres-ca";
+import {
+  caEnvironment,
+  caFile,
+  knownCertificateNames,
+  readCaFile,
+  sharedCertificateNames,
+  writeStackCa,
+} from "../construct/postgres-ca";
 import { VmInstallStack } from "../construct/stack";
 import { filesUnder, tempDir } from "./support/synth";
 
@@ -109,5 +116,45 @@ describe("the stack's PostgreSQL CA", () => {
     expect(tf.variable.pg_tls_key).toMatchObject({ sensitive: true });
     expect(JSON.stringify(tf.resource.sless_job.vm1_postgres.event_json)).toContain("var.pg_tls_key");
     expect(tf.output.postgres_ca_cert).toBeUndefined();
+  });
+
+  test("a name two stack-ca VMs are both given is named at synth (any case, any IPv6 form); tls debian's are not", () => {
+    const local = (vms: object[]) =>
+      parseConfig({
+        jobTarget: "local",
+        vms,
+        installers: { postgres: { enabled: true, passwordVariable: "pg_password" } },
+      });
+    const vm = (name: string, address: string, pg: Record<string, unknown>) => ({
+      name,
+      kind: "existing",
+      address,
+      privateKeyPath: "id",
+      installers: { postgres: { tls: "stack-ca", ...pg } },
+    });
+    const shared = local([
+      vm("a", "192.0.2.1", { tlsNames: ["db.example.test"], listenAddresses: "2001:db8::5" }),
+      vm("b", "192.0.2.2", { tlsNames: ["DB.example.test"], listenAddresses: "2001:db8:0:0:0:0:0:5,localhost" }),
+      vm("c", "192.0.2.1", { tls: "debian", tlsNames: ["db.example.test"] }),
+      vm("d", "192.0.2.4", { listenAddresses: "*", tlsNames: ["d.example.test"] }),
+    ]);
+    expect(knownCertificateNames(shared.vms[3])).toEqual(["192.0.2.4", "d.example.test"]);
+    expect(sharedCertificateNames(shared)).toEqual([
+      expect.stringMatching(/^vms\[a\], vms\[b\]: each is given 2001:db8::5 \(address, listenAddresses or tlsNames\)/),
+      expect.stringMatching(/^vms\[a\], vms\[b\]: each is given db\.example\.test .*give each VM names of its own/),
+    ]);
+    const { tf, outdir } = synthIn(tempDir("pgca-shared"), {
+      jobTarget: "local",
+      vms: [vm("a", "192.0.2.1", {}), vm("b", "192.0.2.1", {})],
+      installers: { postgres: { enabled: true, passwordVariable: "pg_password" } },
+    });
+    expect(tf.output.postgres_ca_cert).toBeDefined();
+    const manifest = JSON.parse(fs.readFileSync(path.join(outdir, "manifest.json"), "utf8"));
+    const warns = Object.values<{ annotations: { level: string; message: string }[] }>(manifest.stacks).flatMap((st) =>
+      st.annotations.filter((a) => a.level === "@cdktf/warn").map((a) => a.message),
+    );
+    expect(warns).toEqual(
+      expect.arrayContaining([expect.stringMatching(/^vms\[a\], vms\[b\]: each is given 192\.0\.2\.1 /)]),
+    );
   });
 });

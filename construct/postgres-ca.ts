@@ -2,14 +2,17 @@
 // self-signed CA certificate per stack, made on the deploying machine by bin/cdktf before cdktf runs, into
 // an owner-only file beside the jobs' results (.vm-install/<stack>/postgres-ca.json). Terraform reads it at
 // plan time, so the key is never in cdktf.out; the jobs sign each VM's certificate with it, and the
-// certificate is the stack's output for clients (psql sslrootcert=).
+// certificate is the stack's output for clients (psql sslrootcert=). A name two VMs are both given: a warning.
 import { generateKeyPairSync } from "node:crypto";
 import * as fs from "node:fs";
+import { isIP } from "node:net";
 import * as path from "node:path";
-import { pemText } from "../handlers/install-postgres/tls";
+import type { Construct } from "constructs";
+import { certificateNames, pemText, type TlsEvent } from "../handlers/install-postgres/tls";
 import { STACK_CA_VARIABLES } from "../handlers/install-postgres/tls-settings";
-import { issueCaCertificate } from "../handlers/install-postgres/x509-issue";
-import type { VmInstallConfig } from "./config/types";
+import { ipBytes, issueCaCertificate } from "../handlers/install-postgres/x509-issue";
+import { Annotations } from "./cdktf";
+import type { VmConfig, VmInstallConfig } from "./config/types";
 import { writeResultFile } from "./jobs/job-result-file";
 import { resultsFolder } from "./jobs/secret-trigger";
 
@@ -36,6 +39,47 @@ export function stackCaVms(config: Pick<VmInstallConfig, "vms">): string[] {
   return config.vms
     .filter((vm) => vm.installers.postgres?.enabled && vm.installers.postgres.tls === "stack-ca")
     .map((vm) => vm.name);
+}
+
+/**
+ * The names the stack's CA will sign for `vm` that synth already knows: its configured address, the
+ * literals of listenAddresses, tlsNames (the handler's own rule; a Nubes address comes only at apply).
+ */
+export function knownCertificateNames(vm: VmConfig): string[] {
+  const pg = vm.installers.postgres;
+  const event = { listen_addresses: pg.listenAddresses, tls_names: pg.tlsNames } as TlsEvent;
+  return certificateNames(event, { address: vm.address ?? "" });
+}
+
+/**
+ * A name two stack-ca VMs are both given: the CA signs it for each, so either can answer for the other to a
+ * verify-full client using it. Allowed (a failover pair may mean it), named at synth.
+ */
+export function sharedCertificateNames(config: Pick<VmInstallConfig, "vms">): string[] {
+  const holders = new Map<string, { name: string; vms: string[] }>();
+  for (const vm of config.vms.filter((v) => stackCaVms(config).includes(v.name))) {
+    for (const name of knownCertificateNames(vm)) {
+      const key = isIP(name) ? `ip:${ipBytes(name).toString("hex")}` : `dns:${name.toLowerCase()}`;
+      const entry = holders.get(key) ?? { name, vms: [] };
+      if (!entry.vms.includes(vm.name)) entry.vms.push(vm.name);
+      holders.set(key, entry);
+    }
+  }
+  return [...holders.values()]
+    .filter((h) => h.vms.length > 1)
+    .map((h) => {
+      const vms = h.vms.map((v) => `vms[${v}]`).join(", ");
+      return (
+        `${vms}: each is given ${h.name} (address, listenAddresses or tlsNames), so the stack's CA signs it for ` +
+        "each and either can answer a verify-full client that connects to another by it; give each VM names of " +
+        "its own unless they are meant to stand in for one another"
+      );
+    });
+}
+
+/** Adds the warning for each name several VMs' certificates share to `scope`. */
+export function warnSharedCertificateNames(scope: Construct, config: VmInstallConfig): void {
+  for (const warning of sharedCertificateNames(config)) Annotations.of(scope).addWarning(warning);
 }
 
 /** Where the stack's CA is kept (owner-only, outside cdktf.out). */

@@ -19,6 +19,7 @@ import { type GatedVm, rolloutGate } from "./jobs/rollout-gate";
 import { resultsFolder } from "./jobs/secret-trigger";
 import { slessJobTarget } from "./jobs/sless-job";
 import { TerraformData } from "./jobs/terraform-data";
+import { warnSharedCertificateNames } from "./postgres-ca";
 import { stackCaOutput } from "./postgres-ca-output";
 import { ROLLOUT_FAILURES_OUTPUT } from "./resource-names";
 import { warnLocalStateSecrets } from "./risky-settings";
@@ -95,6 +96,7 @@ export class VmInstallStack extends TerraformStack {
 
     this.installations = this.rollOut(props, jobTarget, paths, baseDir);
     stackCaOutput(this, config, paths, baseDir);
+    warnSharedCertificateNames(this, config);
   }
 
   /**

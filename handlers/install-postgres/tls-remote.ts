@@ -1,5 +1,5 @@
-// The server certificate on the VM: read for the plan (the certificate, its key's public half, the drop-in,
-// the host names; with tls "debian", what the ssl settings fall back to), written by the "tls" change (a key
+// The server certificate on the VM: read for the plan (one framed look: the certificate, its key's public
+// half, the drop-in; with tls "debian", what the ssl settings fall back to), written by the "tls" change (a key
 // made here or the given one, on stdin only, 0600 owned by postgres) or removed on "debian"; then a reload
 // (ssl_cert_file and ssl_key_file are read on reload) and the handshake that proves what the server presents.
 import { generateKeyPairSync, X509Certificate } from "node:crypto";
@@ -7,6 +7,7 @@ import { isIPv6 } from "node:net";
 import { quote } from "../../shared/shell-quote";
 import type { Remote } from "../common/exec";
 import { runLong } from "../common/exec";
+import { defineLook } from "../common/vm-facts";
 import type { Cluster } from "./pg";
 import { clusterUnit, normalizeListen } from "./pg";
 import type { Run } from "./run";
@@ -16,6 +17,7 @@ import {
   type SslFallback,
   type TlsDecision,
   type TlsEvent,
+  type TlsFiles,
   type TlsSeen,
   tlsDropInContent,
   tlsFiles,
@@ -33,6 +35,39 @@ export function targetAddress(target: string): string {
     .replace(/^\[(.*)\]$/, "$1");
 }
 
+/**
+ * The look at vm-install's three files, one exec as postgres (the key is its 0600 file). Every answer is
+ * the postgres user's to write: it decides what to replace and which of the files to remove, as postgres,
+ * never which names to issue for (certificateNames takes the stack's alone).
+ */
+export function tlsLook(f: TlsFiles) {
+  const exists = (name: string, path: string) =>
+    ({
+      name,
+      command: `[ -e ${quote(path)} ]`,
+      writer: "service",
+      use: `is ${path} there (tls debian removes it)`,
+    }) as const;
+  return defineLook("the server certificate look", [
+    { name: "cert", command: `cat ${quote(f.cert)}`, writer: "service", use: "the certificate: kept or replaced" },
+    {
+      name: "key",
+      command: `[ -e ${quote(f.key)} ] && openssl pkey -in ${quote(f.key)} -pubout`,
+      writer: "service",
+      use: "its key's public half: does it match the certificate",
+    },
+    {
+      name: "dropin",
+      command: `cat ${quote(f.dropIn)}`,
+      writer: "service",
+      use: "the drop-in: rewritten if it differs",
+    },
+    exists("exists:dropin", f.dropIn),
+    exists("exists:cert", f.cert),
+    exists("exists:key", f.key),
+  ] as const);
+}
+
 /** What the plan needs: the certificate, its key's public half, the drop-in; in "debian" mode the fallback. */
 export async function readTls(
   ctx: Pick<Run, "remote" | "target"> & { event: TlsEvent },
@@ -41,32 +76,26 @@ export async function readTls(
 ): Promise<TlsSeen> {
   const { remote, event } = ctx;
   const f = tlsFiles(configFile);
-  const r = await remote.run(
-    // Each part ends in a newline of its own: a PEM file may lack its last one.
-    `echo '--- cert'; cat ${quote(f.cert)} 2>/dev/null; echo; echo '--- key'; ` +
-      `[ -e ${quote(f.key)} ] && openssl pkey -in ${quote(f.key)} -pubout 2>/dev/null; ` +
-      `echo '--- dropin'; cat ${quote(f.dropIn)} 2>/dev/null && echo '--- present'; echo '--- existing'; ` +
-      `for p in ${[f.dropIn, f.cert, f.key].map(quote).join(" ")}; do [ -e "$p" ] && echo "$p"; done; ` +
-      "echo '--- host'; hostname; hostname -f 2>/dev/null; true",
-    { user: "postgres", env: { LC_ALL: "C" }, label: "reading the server certificate", timeoutMs: 30_000 },
-  );
-  const part = (name: string) => r.stdout.split(`--- ${name}\n`)[1]?.split(/^--- /m)[0] ?? "";
-  const lines = (name: string) => [
-    ...new Set(
-      part(name)
-        .split("\n")
-        .map((h) => h.trim())
-        .filter(Boolean),
-    ),
-  ];
-  const existing = lines("existing");
+  const look = tlsLook(f);
+  const r = await remote.run(look.script, {
+    user: "postgres",
+    env: { LC_ALL: "C" },
+    label: "reading the server certificate",
+    timeoutMs: 30_000,
+  });
+  const facts = look.parse(r.stdout);
+  const cert = facts.get("cert");
+  const key = facts.get("key");
+  const dropIn = facts.get("dropin");
+  const existing = (["dropin", "cert", "key"] as const)
+    .filter((n) => facts.get(`exists:${n}`).code === 0)
+    .map((n) => ({ dropin: f.dropIn, cert: f.cert, key: f.key })[n]);
   return {
     now: Date.now(),
     address: targetAddress(ctx.target),
-    hostnames: lines("host"),
-    certPem: part("cert").includes("BEGIN CERTIFICATE") ? `${part("cert").trim()}\n` : null,
-    keyPublicPem: part("key").includes("BEGIN PUBLIC KEY") ? part("key") : null,
-    dropInText: r.stdout.includes("--- present\n") ? part("dropin") : null,
+    certPem: cert.code === 0 && cert.text.includes("BEGIN CERTIFICATE") ? `${cert.text.trim()}\n` : null,
+    keyPublicPem: key.code === 0 && key.text.includes("BEGIN PUBLIC KEY") ? key.text : null,
+    dropInText: dropIn.code === 0 ? dropIn.text : null,
     existing,
     fallback: event.tls === "debian" && existing.length ? await readFallback(remote, port, f.dropIn) : undefined,
   };

@@ -41,16 +41,17 @@ export const TLS_SETTINGS = {
     default: "debian",
     doc:
       'The server certificate: "debian" leaves the cluster\'s own (snakeoil: clients can only use ' +
-      'sslmode=require); "stack-ca" issues one for the VM\'s address and names from the CA the stack makes ' +
-      '(its certificate is the stack\'s output postgres_ca_cert: sslmode=verify-full); "given" installs ' +
-      "the certificate and key of tlsCertVariable and tlsKeyVariable.",
+      'sslmode=require); "stack-ca" issues one for the VM\'s address, listenAddresses and tlsNames from the CA ' +
+      "the stack makes (its certificate is the stack's output postgres_ca_cert: sslmode=verify-full); " +
+      '"given" installs the certificate and key of tlsCertVariable and tlsKeyVariable.',
   }),
   tlsNames: setting(list(hostAddress, { unique: true }), {
     event: "tls_names",
     default: [],
     doc:
-      "Names and addresses clients connect to, besides the VM's address, its host names and listenAddresses: " +
-      '"stack-ca" issues for them too; a "given" certificate that does not name one is refused.',
+      "Names and addresses clients connect to, besides the VM's address and listenAddresses (the VM's own host " +
+      'names are not taken from it: list them here): "stack-ca" issues for them too; a "given" certificate that ' +
+      "does not name one is refused.",
   }),
   tlsRenewDays: setting(integer(1, 3650), {
     event: "tls_renew_days",

@@ -1,11 +1,12 @@
 // The server certificate, decided from what inspect saw (tls-remote.ts) and nothing else: which names it
-// must cover, whether the one on the VM still serves (signed by the stack's CA, covering every name, its
-// key beside it, not near expiry) and the conf.d drop-in that points the server at it. Pure, so a check
+// must cover, whether the one on the VM still serves (signed by the stack's CA, naming every name and no other,
+// its key beside it, not near expiry) and the conf.d drop-in that points the server at it. Pure, so a check
 // foresees a replacement in the same words a run reports it.
 import { createPublicKey, X509Certificate } from "node:crypto";
 import { isIP } from "node:net";
 import type { PostgresEvent } from "./decisions";
 import { normalizeListen, TLS_FILE_NAMES } from "./pg";
+import { ipBytes } from "./x509-issue";
 
 const DAY_MS = 24 * 3600 * 1000;
 
@@ -15,10 +16,8 @@ export const pemText = (pem: string) => `${pem.replace(/\r\n/g, "\n").trim()}\n`
 /** What inspect read for the certificate; `now` is the plan's clock (ms), read with it. */
 export interface TlsSeen {
   now: number;
-  /** The address the job reached the VM at: clients use it too. */
+  /** The address the job reached the VM at (the stack's, never the VM's word): clients use it too. */
   address: string;
-  /** `hostname` and `hostname -f` on the VM. */
-  hostnames: string[];
   certPem: string | null;
   /** The public key of the key file (openssl pkey -pubout): the key itself is never read back. */
   keyPublicPem: string | null;
@@ -84,14 +83,33 @@ export function tlsDropInContent(files: TlsFiles): string {
   );
 }
 
-/** The names a client may connect to: the VM's address and host names, listen_addresses, tls_names. */
-export function certificateNames(event: TlsEvent, seen: Pick<TlsSeen, "address" | "hostnames">): string[] {
+/**
+ * The names a client may connect to, from the stack alone: the address the job reached the VM at,
+ * listen_addresses, tls_names. Nothing the VM says (files, `hostname`): the stack's CA signs these, and a
+ * name another VM of the stack answers to must never reach this one's certificate.
+ */
+export function certificateNames(event: TlsEvent, seen: Pick<TlsSeen, "address">): string[] {
   const listen = normalizeListen(event.listen_addresses)
     .split(",")
     .filter((a) => a && a !== "*");
-  const hostnames = seen.hostnames.filter((h) => /^[A-Za-z0-9]([A-Za-z0-9.-]{0,252})$/.test(h));
-  const all = [seen.address, ...hostnames, ...listen, ...event.tls_names].filter((n) => n && n !== "localhost");
+  const all = [seen.address, ...listen, ...event.tls_names].filter((n) => n && n !== "localhost");
   return [...new Set(all)];
+}
+
+/** What `cert`'s subjectAltName names besides `names` (an address compared as bytes, a name without case). */
+export function namedBeyond(cert: X509Certificate, names: readonly string[]): string[] {
+  const ips = new Set(names.filter((n) => isIP(n)).map((n) => ipBytes(n).toString("hex")));
+  const dns = new Set(names.filter((n) => !isIP(n)).map((n) => n.toLowerCase()));
+  // Node quotes an entry holding a comma or a quote, so the split cannot join two entries into a known name.
+  const entries = (cert.subjectAltName ?? "").split(", ").filter(Boolean);
+  return entries
+    .filter((e) => {
+      const ip = /^IP Address:(.+)$/.exec(e)?.[1];
+      if (ip !== undefined) return !(isIP(ip) && ips.has(ipBytes(ip).toString("hex")));
+      const name = /^DNS:(.+)$/.exec(e)?.[1];
+      return name === undefined || !dns.has(name.toLowerCase());
+    })
+    .map((e) => e.replace(/^(DNS|IP Address):/, ""));
 }
 
 /** Whether `cert` names `name` in its subjectAltName (an address as an IP entry, a name as a DNS one). */
@@ -116,6 +134,8 @@ export function caCertificateProblem(event: TlsEvent, seen: TlsSeen, names: stri
   if (seen.keyPublicPem !== spki(cert.publicKey)) return "its key file is missing or does not match it";
   const missing = names.filter((n) => !covers(cert, n));
   if (missing.length) return `it does not cover ${missing.join(", ")}`;
+  const beyond = namedBeyond(cert, names);
+  if (beyond.length) return `it also names ${beyond.join(", ")}, which the settings do not`;
   const expires = new Date(cert.validTo);
   if (expires.getTime() - seen.now < event.tls_renew_days * DAY_MS)
     return `expires ${expires.toISOString().slice(0, 10)}, within ${event.tls_renew_days} days`;

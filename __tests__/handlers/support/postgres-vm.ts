@@ -12,6 +12,7 @@ import { LOCK_TABLE_PROBE } from "../../../handlers/common/lock-holders";
 import { SYSTEMD_PROBE } from "../../../handlers/common/systemd";
 import { UBUNTU_2204 } from "./fixtures";
 import { GRANTS } from "./grants-steps";
+import { answerLook, isLook, type ProbeAnswer } from "./look-answers";
 
 export const PG_CONF_DIR = "/etc/postgresql/14/main";
 export const PG_HBA = `${PG_CONF_DIR}/pg_hba.conf`;
@@ -58,6 +59,8 @@ export class PostgresVm implements Connection {
   presented?: string;
   /** Every command marked as a change that reached the VM. */
   readonly mutating: string[] = [];
+  /** What `hostname` prints here: root on the VM sets it to anything, so no look may take it as a name. */
+  hostnames = ["db1", "db1.example.test"];
 
   constructor(public state: PgVmState) {}
 
@@ -73,17 +76,25 @@ export class PostgresVm implements Connection {
 
   async close(): Promise<void> {}
 
-  /** What tls-remote.ts readTls reads: the certificate, its key's public half, the drop-in, the host names. */
-  private tlsFiles(): { stdout: string } {
+  /**
+   * A probe of a look (tls-remote.ts readTls): files read with cat, tested with [ -e ], a key's public half;
+   * `hostname` answers `hostnames`, so a look that asked would get the VM's word.
+   */
+  private probe(command: string): ProbeAnswer {
     const f = this.state.files;
-    const key = f[TLS_KEY] ? String(createPublicKey(f[TLS_KEY]).export({ type: "spki", format: "pem" })) : "";
-    const dropIn = f[TLS_DROPIN] === undefined ? "" : `${f[TLS_DROPIN]}--- present\n`;
-    const existing = [TLS_DROPIN, TLS_CERT, TLS_KEY].filter((p) => f[p] !== undefined).map((p) => `${p}\n`);
-    return {
-      stdout:
-        `--- cert\n${f[TLS_CERT] ?? ""}\n--- key\n${key}--- dropin\n${dropIn}--- existing\n${existing.join("")}` +
-        "--- host\ndb1\ndb1.example.test\n",
-    };
+    const path = (p: string) => p.replace(/^'|'$/g, "");
+    const cat = /^cat (\S+)$/.exec(command);
+    if (cat) return f[path(cat[1])] === undefined ? { stdout: "", code: 1 } : { stdout: f[path(cat[1])], code: 0 };
+    const key = /^\[ -e (\S+) \] && openssl pkey -in \S+ -pubout$/.exec(command);
+    if (key) {
+      const pem = f[path(key[1])];
+      if (pem === undefined) return { stdout: "", code: 1 };
+      return { stdout: String(createPublicKey(pem).export({ type: "spki", format: "pem" })), code: 0 };
+    }
+    const exists = /^\[ -e (\S+) \]$/.exec(command);
+    if (exists) return { stdout: "", code: f[path(exists[1])] === undefined ? 1 : 0 };
+    if (/\bhostname\b/.test(command)) return { stdout: `${this.hostnames.join("\n")}\n`, code: 0 };
+    throw new Error(`PostgresVm: a probe this double does not know: ${command}`);
   }
 
   private answer(command: string, stdin: string): { code?: number; stdout?: string } {
@@ -104,7 +115,7 @@ export class PostgresVm implements Connection {
       s.inventory = JSON.parse(stdin);
       return {};
     }
-    if (command.startsWith("echo '--- cert'")) return this.tlsFiles();
+    if (isLook(command)) return { stdout: answerLook(command, (c) => this.probe(c)) };
     if (command.includes("openssl s_client")) {
       // The server presents what it loaded at the last reload (`presented`), by default the file it names.
       const pem = this.presented ?? s.files[s.files[TLS_DROPIN] === undefined ? SNAKEOIL : TLS_CERT];
