@@ -95,13 +95,16 @@ export async function inspectInstallation(remote: Remote): Promise<ServerInvento
   };
 }
 
-/** Replaces a file as postgres, atomically (temporary file in the same directory + mv), keeping its mode. */
+/**
+ * Replaces a file as postgres, atomically (temporary file in the same directory + mv -T, which replaces a
+ * link at `path` rather than moving into the directory it names), keeping its mode.
+ */
 export async function writeFile(remote: Remote, path: string, content: string, newMode: string): Promise<void> {
   const f = quote(path);
   await remote.run(
     `t=$(mktemp ${quote(`${path}.XXXXXX`)}) || exit 1; ` +
       `if [ -e ${f} ]; then chmod --reference=${f} "$t"; else chmod ${newMode} "$t"; fi && ` +
-      `cat > "$t" && mv -f "$t" ${f} || { rm -f "$t"; exit 1; }`,
+      `cat > "$t" && mv -fT "$t" ${f} || { rm -f "$t"; exit 1; }`,
     { user: "postgres", stdin: content, label: `writing ${path}`, timeoutMs: 30_000, mutates: true },
   );
 }
