@@ -8,11 +8,11 @@ import { ENCRYPTED_KEY_PASSPHRASE, testKey } from "./handlers/support/test-keys"
 import { context, synth, tempDir } from "./support/synth";
 
 /**
- * What a job's zip may hold, with room under the platform's limit for the code still to come. 400 KB since
- * issue 21 (state absent in every installer, PostgreSQL's parameters, extensions and TLS) took install-postgres
- * from ~354 KB to ~390 KB.
+ * A tripwire, not a design constraint (DESIGN.md, turn 4 contracts: 2 MB): a bundle that suddenly grows by
+ * megabytes pulled in something it should not. install-postgres was ~397 KB before issue 30's login check
+ * (its own wire client and SCRAM, ~410 KB), against the 400 KB cap of issue 21.
  */
-const MAX_BUNDLE_BYTES = 400 * 1024;
+const MAX_BUNDLE_BYTES = 2 * 1024 * 1024;
 
 describe.each(INSTALLERS.map((i) => i.handler))("bundle of %s", (handler) => {
   const bundle = bundleHandler({ handler, cacheDir: tempDir("bundles") });

@@ -9,12 +9,8 @@
 // fails the suite (describeE2E); elsewhere it is skipped with the reason.
 import { execFile, execFileSync } from "node:child_process";
 import * as net from "node:net";
-import { readConnectionEnv } from "../../handlers/common/connection-env";
-import { connect } from "../../handlers/common/ssh";
 import { PGDG_KEY_FINGERPRINT } from "../../handlers/install-postgres/definition";
-import { tcpLogin } from "../../handlers/install-postgres/server";
-import { jobEnvFor, type Sandbox, startSandbox } from "../../sandbox/index";
-import { SecretScrubber } from "../../shared/secrets";
+import { type Sandbox, startSandbox } from "../../sandbox/index";
 import { armour, pgpKey } from "../handlers/support/pgp-fixtures";
 import { startFakeDockerRepo } from "./fixtures/docker-repo";
 import {
@@ -27,7 +23,6 @@ import {
   sandboxPerSuite,
   vmFingerprint,
   watchProcesses,
-  withoutFrames,
 } from "./support/e2e";
 import { FACTS, RELEASE } from "./support/release";
 
@@ -452,7 +447,7 @@ describeE2E("install-postgres on a sandbox VM, through the bundle and the job ru
       expect(logs).not.toContain("SCRAM-SHA-256$");
       expect(logs).not.toMatch(/ALTER ROLE/);
 
-      // The pgpass file of the TCP check is gone, and no file anywhere in the temp dirs holds the password.
+      // No file anywhere in the temp dirs holds the password.
       const left = await sb.rootExec("grep -rlF -f /dev/stdin /tmp /var/tmp /home /root 2>/dev/null; true", {
         input: "Pg2tok\n",
         timeoutMs: 60_000,
@@ -557,47 +552,11 @@ describeE2E("install-postgres on a sandbox VM, through the bundle and the job ru
     },
     T,
   );
-
-  test(
-    "the login check's pgpass file has no name on the VM while psql runs, and a dropped connection leaves nothing",
-    async () => {
-      // A listener that accepts and never answers: psql waits in its connect (PGCONNECT_TIMEOUT=10).
-      const mute = sb.rootSpawn(
-        `python3 -c 'import socket,time; s=socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind(("127.0.0.1", 5499)); s.listen(1); print("listening", flush=True); c, _ = s.accept(); time.sleep(30)'`,
-      );
-      const listening = async () => (await sb.rootExec("ss -Hltn 'sport = :5499'")).stdout.includes("5499");
-      await until(listening, "the mute listener");
-      const session = await connect(readConnectionEnv(jobEnvFor(sb)), { secrets: new SecretScrubber() });
-      const login = tcpLogin(session, {
-        host: "127.0.0.1",
-        port: 5499,
-        db: "shop",
-        user: "shop_app",
-        password: PW1,
-      }).catch((e: Error) => e);
-      const psqlPid = async () => (await sb.rootExec("pgrep -x psql || true")).stdout.trim();
-      await until(async () => (await psqlPid()) !== "", "psql to start");
-      const pid = (await psqlPid()).split("\n")[0];
-      // psql holds the file open through its descriptor 3, and no directory names it any more.
-      expect((await sb.rootExec(`readlink /proc/${pid}/fd/3`)).stdout.trim()).toMatch(
-        /^\/dev\/shm\/vm-install\.[A-Za-z0-9]+\/pgpass \(deleted\)$/,
-      );
-      const leftovers = "find / /tmp /dev/shm -xdev -name pgpass 2>/dev/null; ls -A /dev/shm | grep vm-install; true";
-      expect((await sb.rootExec(leftovers)).stdout.trim()).toBe("");
-      // The job's connection drops in the middle of the check.
-      await session.close();
-      await login;
-      await until(async () => (await psqlPid()) === "", "psql to end");
-      expect((await sb.rootExec(leftovers)).stdout.trim()).toBe("");
-      mute.kill();
-    },
-    T,
-  );
 });
 
 // Values read from the VM and hand edits on it, attacked as the VM's own users would (issue 17): a
 // database superuser renaming a cluster's directory, the application's role setting its own verifier, a
-// hand edit of the root-only inventory or of /etc/hosts, a VM without a tmpfs at /dev/shm. A sandbox of
+// hand edit of the root-only inventory or of /etc/hosts. A sandbox of
 // its own, so each test runs alone too (-t): the first one to need the server installs it.
 describeE2E("install-postgres on a sandbox VM: values read from the VM and hand edits", () => {
   let sb: Sandbox;
@@ -841,59 +800,6 @@ else: shutil.rmtree(d + n)' ${op}`,
       });
       // Back to "*" for what follows.
       expectSucceeded(await job(event()));
-    },
-    T,
-  );
-
-  test(
-    "no tmpfs at /dev/shm: the login check refuses, naming /dev/shm, and the password is written nowhere",
-    async () => {
-      await ready();
-      // A VM without /dev/shm runs PostgreSQL with System V shared memory (new backends attach the
-      // server's POSIX segments by name there): so does this one while it lacks it. Two ways to lack it: no
-      // /dev/shm at all (the old code then wrote the password file under /tmp), and a directory on disk
-      // mounted there. The tmpfs is detached lazily and put back after.
-      const restart = `systemctl restart postgresql@${PG}-main && systemctl is-active postgresql@${PG}-main`;
-      await asPostgres(sb, "ALTER SYSTEM SET dynamic_shared_memory_type = 'sysv';\n");
-      await root(sb, restart);
-      const cases = {
-        missing: "umount -l /dev/shm && rmdir /dev/shm",
-        "on disk":
-          "umount -l /dev/shm && mkdir -p -m 1777 /var/tmp/disk-shm && mount --bind /var/tmp/disk-shm /dev/shm",
-      };
-      for (const [what, unmount] of Object.entries(cases)) {
-        await root(sb, unmount);
-        try {
-          const run = await job(event({ db_password: PW2 }));
-          const why =
-            /the TCP login check needs \/dev\/shm to be a memory file system \(tmpfs\).*the password was not written anywhere/;
-          expect({
-            what,
-            phase: run.phase,
-            message: why.test(run.message) ? "names /dev/shm" : withoutFrames(run.message),
-          }).toEqual({
-            what,
-            phase: "Failed",
-            message: "names /dev/shm",
-          });
-          expect(run.message).toContain("mount -t tmpfs -o mode=1777,nosuid,nodev tmpfs /dev/shm");
-          expectNoSecretsOut(run);
-          const left = await sb.rootExec("grep -rlF -f /dev/stdin /tmp /var/tmp /dev /home /root 2>/dev/null; true", {
-            input: "Pg2tok\n",
-            timeoutMs: 60_000,
-          });
-          expect(left.stdout.trim()).toBe("");
-        } finally {
-          await root(
-            sb,
-            "if mountpoint -q /dev/shm; then umount /dev/shm; fi; mkdir -p /dev/shm && mount -t tmpfs -o mode=1777,nosuid,nodev tmpfs /dev/shm",
-          );
-        }
-      }
-      await asPostgres(sb, "ALTER SYSTEM RESET dynamic_shared_memory_type;\n");
-      await root(sb, restart);
-      // With the tmpfs back, the same run passes.
-      expectSucceeded(await job(event({ db_password: PW2 })));
     },
     T,
   );

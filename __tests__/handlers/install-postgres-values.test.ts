@@ -36,14 +36,14 @@ import {
   scramSecret,
   storedPasswordState,
 } from "../../handlers/install-postgres/scram";
-import { tcpLogin } from "../../handlers/install-postgres/server";
 import { applySql, inspectSql, revokeLoginSql } from "../../handlers/install-postgres/sql";
 import { isCidr, isHostAddress, isIpv6, listenAddresses } from "../../shared/names";
 import { context } from "../support/synth";
 import { UBUNTU_2204 } from "./support/fixtures";
 import { grantsRead, grantsWrite } from "./support/grants-steps";
+import { listenerStep, POSTMASTER_PID, ssLine } from "./support/listener-look";
 import { runScripted } from "./support/run-scripted";
-import { ScriptedRemote, type Step } from "./support/scripted-remote";
+import type { ScriptedRemote, Step } from "./support/scripted-remote";
 
 const PW = "Tok3n-values 'q' \\ $x";
 const BASE = { db_name: "myapp", db_user: "app_user", db_password: PW };
@@ -72,11 +72,9 @@ const psqlStep = (sql: RegExp, stdout: unknown = "", extra: Partial<Step> = {}):
   },
 });
 const WHO = { user: "app_user", database: "myapp", server_version: "14.11" };
-const loginStep = (host = "127.0.0.1"): Step => ({
-  match: `psql -X -w -q -A -t -h ${host} -p 5432 -U app_user -d myapp -c`,
-  sudo: false,
-  stdout: `${JSON.stringify(WHO)}\n`,
-});
+/** The login check: the postmaster listens on `host`, and SCRAM with a server whose role has PW. */
+const loginStep = (host = "127.0.0.1"): Step =>
+  listenerStep(host, { tunnel: { password: PW, who: JSON.stringify(WHO) } });
 
 function state(over: Partial<ServerState> = {}): ServerState {
   return {
@@ -695,34 +693,97 @@ describe("install-postgres: the grants inventory is not taken on its word", () =
 });
 
 // ---------------------------------------------------------------------------------------------------
-// The TCP login check's pgpass file: memory or nothing.
+// The TCP login check: the password (or any proof of it) only to the cluster's own postmaster, with
+// SCRAM-SHA-256, and never on the VM (issue 30, finding 1).
 
-describe("install-postgres: the TCP login's password file is in /dev/shm (a tmpfs) or nowhere", () => {
-  const target = { host: "127.0.0.1", port: 5432, db: "myapp", user: "app_user", password: PW };
+describe("install-postgres: the login check sends nothing to a peer that has not proved itself", () => {
+  const look = () => [osStep(), inspectStep(MAIN, unitLine("main")), grantsRead(), inspectSqlStep(state())];
+  /** Nothing of the password in any command, stdin or environment, nor in any byte sent through a channel. */
+  const expectPasswordKept = (remote: ScriptedRemote) => {
+    for (const c of remote.calls) {
+      expect(`${c.command}\n${String(c.opts.stdin ?? "")}\n${JSON.stringify(c.opts.env ?? {})}`).not.toContain(PW);
+    }
+    for (const t of remote.tunnels) expect(t.server?.received().toString("latin1") ?? "").not.toContain(PW);
+  };
 
-  it("the command has no fallback to another directory, and checks /dev/shm is a tmpfs before writing", async () => {
-    const remote = new ScriptedRemote([{ match: "psql -X -w", stdout: `${JSON.stringify(WHO)}\n` }]);
-    await tcpLogin(remote, target);
-    const cmd = remote.calls[0].command;
-    expect(cmd).not.toMatch(/\|\| mktemp -d\)/);
-    expect(cmd).toMatch(
-      /^umask 077; case "\$\(stat -f -c %T \/dev\/shm 2>\/dev\/null\)" in tmpfs\|ramfs\) ;; \*\) echo .* >&2; exit 97;; esac; d=\$\(mktemp -d \/dev\/shm\/vm-install\.XXXXXX\) \|\| exit 1; /,
-    );
-  });
-
-  it("no tmpfs at /dev/shm: the run fails naming /dev/shm and what to do, the password written nowhere", async () => {
+  it("another process on 127.0.0.1, the server on ::1 only: fails naming its pid, user and command; no channel", async () => {
     const { error, remote } = await run(BASE, [
-      osStep(),
-      inspectStep(MAIN, unitLine("main")),
-      grantsRead(),
-      inspectSqlStep(state()),
-      { match: "psql -X -w", sudo: false, code: 97, stderr: "vm-install: /dev/shm is not a tmpfs\n" },
+      ...look(),
+      listenerStep("127.0.0.1", {
+        ss: [ssLine("127.0.0.1", 4321, "python3"), ssLine("::1")],
+        holders: `  ${POSTMASTER_PID} postgres /usr/lib/postgresql/14/bin/postgres\n 4321 mallory python3 /tmp/squat.py\n`,
+        tunnel: { password: PW, mode: "cleartext" },
+      }),
     ]);
     expect(remote.done).toBe(true);
     expect(error?.message).toMatch(
-      /the TCP login check needs \/dev\/shm to be a memory file system \(tmpfs\).* the password was not written anywhere\. Mount one .*mount -t tmpfs .* \/dev\/shm\) and run the job again/,
+      /127\.0\.0\.1:5432 is not held by the cluster's server: pid 4321, user mallory: python3 \/tmp\/squat\.py listens there, not postgresql@14-main \(MainPID 812\); nothing was sent to it .* stop it \(kill 4321\)/,
     );
-    expect(error?.message).not.toContain("Tok3n");
+    expect(remote.tunnels).toEqual([]);
+    expectPasswordKept(remote);
+  });
+
+  it("the look runs as root, in one exec, and reads the unit systemd runs", async () => {
+    const { remote } = await run(BASE, [...look(), loginStep()]);
+    const call = remote.calls.find((c) => c.command.includes("ss -Hltnp"));
+    expect(call?.opts.sudo).toBe(true);
+    expect(call?.command).toContain("systemctl show -p MainPID --value postgresql@14-main)");
+  });
+
+  it("the postmaster's own socket, but it asks for a cleartext password (a password rule): refused, nothing sent", async () => {
+    const { error, remote } = await run(BASE, [
+      ...look(),
+      listenerStep("127.0.0.1", { tunnel: { password: PW, mode: "cleartext" } }),
+    ]);
+    expect(error?.message).toMatch(
+      /app_user could not log in to myapp over TCP at 127\.0\.0\.1:5432: the server asked for a cleartext password, not SCRAM-SHA-256: nothing derived from the password was sent/,
+    );
+    expect(remote.tunnels).toHaveLength(1);
+    expectPasswordKept(remote);
+  });
+
+  it("a server that cannot show it holds the verifier: refused after SCRAM, before the query", async () => {
+    const { error, remote } = await run(BASE, [
+      ...look(),
+      listenerStep("127.0.0.1", { tunnel: { password: PW, mode: "bad-signature" } }),
+    ]);
+    expect(error?.message).toMatch(/the server's signature is wrong/);
+    expectPasswordKept(remote);
+  });
+
+  it("a good exchange: verified with auth scram-sha-256, the password nowhere on the VM", async () => {
+    const { result, error, remote, lines } = await run(BASE, [...look(), loginStep()]);
+    expect(error).toBeUndefined();
+    expect(result?.verified).toEqual({
+      host: "127.0.0.1",
+      port: 5432,
+      user: "app_user",
+      database: "myapp",
+      auth: "scram-sha-256",
+    });
+    expect(lines.some((l) => /over TCP \(127\.0\.0\.1:5432, SCRAM-SHA-256, postmaster pid 812\)/.test(l))).toBe(true);
+    expect(remote.tunnels[0].server?.proofAccepted).toBe(true);
+    expectPasswordKept(remote);
+  });
+
+  it("TCP forwarding off on the VM: nothing sent, the run succeeds with a warning saying why and how", async () => {
+    const { result, error, remote } = await run(BASE, [
+      ...look(),
+      listenerStep("127.0.0.1", { tunnel: { refused: "forwarding" } }),
+    ]);
+    expect(error).toBeUndefined();
+    expect(result?.verified).toBeNull();
+    expect(result?.warnings).toEqual([
+      expect.stringMatching(
+        /^the TCP login check \(app_user to myapp at 127\.0\.0\.1:5432\) was not run, and nothing of the password was sent: .*AllowTcpForwarding local/,
+      ),
+    ]);
+    expectPasswordKept(remote);
+  });
+
+  it("nothing listening (the channel's connect refused): fails asking whether the server listens", async () => {
+    const { error } = await run(BASE, [...look(), listenerStep("127.0.0.1", { tunnel: { refused: "connect" } })]);
+    expect(error?.message).toMatch(/Connection refused \(is the server listening on 127\.0\.0\.1:5432\?\)/);
   });
 });
 

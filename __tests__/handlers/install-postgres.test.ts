@@ -12,7 +12,6 @@ import {
   normalizeListen,
   parseClusters,
   parseServerPackages,
-  pgpassField,
   planHba,
   psqlMetaQuote,
   type ServerState,
@@ -27,6 +26,7 @@ import {
 } from "../../handlers/install-postgres/scram";
 import { DEBIAN_12, UBUNTU_2204, UBUNTU_2404 } from "./support/fixtures";
 import { grantsRead, grantsWrite } from "./support/grants-steps";
+import { listenerStep } from "./support/listener-look";
 import { ALPHA_FPR, BETA_FPR, pgpKey } from "./support/pgp-fixtures";
 import { runScripted } from "./support/run-scripted";
 import type { Call, Step } from "./support/scripted-remote";
@@ -123,12 +123,9 @@ const writeStep = (path: string, check?: (stdin: string) => void): Step => ({
 });
 const HBA_FILE = "/etc/postgresql/14/main/pg_hba.conf";
 const WHO = { user: "app_user", database: "myapp", server_version: "14.11 (Ubuntu 14.11-0ubuntu0.22.04.1)" };
-const loginStep = (host = "127.0.0.1", extra: Partial<Step> = {}): Step => ({
-  match: `psql -X -w -q -A -t -h ${host} -p 5432 -U app_user -d myapp -c`,
-  sudo: false,
-  stdout: `${JSON.stringify(WHO)}\n`,
-  ...extra,
-});
+/** The login check: the look at the port's listeners (the postmaster), then SCRAM with a server whose role has `password`. */
+const loginStep = (host = "127.0.0.1", opts: { who?: object; password?: string } = {}): Step =>
+  listenerStep(host, { tunnel: { password: opts.password ?? PW, who: JSON.stringify(opts.who ?? WHO) } });
 
 /** No command line and no exported variable of any call carries the password in any form. */
 function expectNoPasswordOnCommandLines(calls: Call[], pw = PW, fragments = PW_FRAGMENTS) {
@@ -390,18 +387,14 @@ describe("install-postgres: Ubuntu 22.04, PostgreSQL 14 from the distribution", 
       ]),
     );
 
-    // The secret sent is SCRAM-SHA-256 of exactly PW; PW itself travels only to the TCP check, on stdin.
+    // The secret sent is SCRAM-SHA-256 of exactly PW; PW itself never reaches the VM: the login check
+    // proves it knows it to the server, with SCRAM, through a TCP channel.
     const calls = remote.calls;
     expect(storedPasswordState(sentSecret(calls), PW, "app_user")).toBe("same");
     expectNoPasswordOnCommandLines(calls);
-    const withPw = calls.filter((c) => String(c.opts.stdin ?? "").includes(pgpassField(PW)));
-    expect(withPw).toHaveLength(1);
-    // In memory, and unlinked before psql runs: it reads the file through an open descriptor.
-    expect(withPw[0].command).toMatch(
-      /^umask 077; case .*; esac; d=\$\(mktemp -d \/dev\/shm\/vm-install\.XXXXXX\) \|\| exit 1; .*cat > "\$d\/pgpass" && exec 3< "\$d\/pgpass"; } ; rc=\$\?; rm -rf "\$d";.*PGPASSFILE=\/proc\/self\/fd\/3 /,
-    );
-    expect(String(withPw[0].opts.stdin)).toBe(`127.0.0.1:5432:myapp:app_user:${pgpassField(PW)}\n`);
-    for (const c of calls) if (c !== withPw[0]) expect(String(c.opts.stdin ?? "")).not.toContain(PW);
+    for (const c of calls) expect(String(c.opts.stdin ?? "")).not.toContain(PW);
+    expect(remote.tunnels.map((t) => [t.host, t.port, t.server?.proofAccepted])).toEqual([["127.0.0.1", 5432, true]]);
+    expect(remote.tunnels[0].server?.received().toString("latin1")).not.toContain(PW);
     // And nothing the job reports carries it.
     expect(JSON.stringify(result)).not.toContain("two  spaces");
     expect(JSON.stringify(result)).not.toContain("SCRAM-SHA-256$");
@@ -468,7 +461,7 @@ describe("install-postgres: Ubuntu 22.04, PostgreSQL 14 from the distribution", 
       inspectSqlStep(state16),
       psqlStep(/CREATE ROLE/),
       grantsWrite((w) => expect(w.postgres).toEqual({ hba: {}, roles: { "16/main": ["app_user"] } })),
-      loginStep("127.0.0.1", { stdout: `${JSON.stringify({ ...WHO, server_version: state16.server_version })}\n` }),
+      loginStep("127.0.0.1", { who: { ...WHO, server_version: state16.server_version } }),
     ]);
     expect(error).toBeUndefined();
     expect(remote.done).toBe(true);
@@ -634,7 +627,7 @@ describe("install-postgres: Ubuntu 24.04 (noble), PostgreSQL 16 from the distrib
               roles: { "16/main": ["app_user"] },
             }),
           ),
-          loginStep("127.0.0.1", { stdout: `${JSON.stringify({ ...WHO, server_version: SERVER16 })}\n` }),
+          loginStep("127.0.0.1", { who: { ...WHO, server_version: SERVER16 } }),
         ],
       );
       expect(error).toBeUndefined();
@@ -718,7 +711,7 @@ describe("install-postgres: Ubuntu 24.04 (noble), PostgreSQL 16 from the distrib
       inspectSqlStep(state17),
       psqlStep(/CREATE ROLE/),
       grantsWrite((w) => expect(w.postgres).toEqual({ hba: {}, roles: { "17/main": ["app_user"] } })),
-      loginStep("127.0.0.1", { stdout: `${JSON.stringify({ ...WHO, server_version: state17.server_version })}\n` }),
+      loginStep("127.0.0.1", { who: { ...WHO, server_version: state17.server_version } }),
     ]);
     expect(error).toBeUndefined();
     expect(remote.done).toBe(true);
@@ -827,7 +820,7 @@ describe("install-postgres: idempotence and updates", () => {
           expect(String(o.stdin)).not.toContain(NEW);
         },
       }),
-      loginStep(),
+      loginStep("127.0.0.1", { password: NEW }),
     ]);
     expect(error).toBeUndefined();
     expect(remote.done).toBe(true);
@@ -1015,7 +1008,7 @@ describe("install-postgres: idempotence and updates", () => {
           expect(sql).not.toContain("SCRAM-SHA-256$");
         },
       }),
-      loginStep(),
+      loginStep("127.0.0.1", { password: UNI }),
     ]);
     expect(remote.done).toBe(true);
     expect(result?.changes).toEqual(["password of app_user updated"]);
@@ -1040,7 +1033,7 @@ describe("install-postgres: idempotence and updates", () => {
           config_file: "/etc/postgresql/16/main/postgresql.conf",
         }),
       ),
-      loginStep("127.0.0.1", { stdout: `${JSON.stringify({ ...WHO, server_version: "16.3" })}\n` }),
+      loginStep("127.0.0.1", { who: { ...WHO, server_version: "16.3" } }),
     ]);
     expect(remote.done).toBe(true);
     expect(result).toMatchObject({
@@ -1290,13 +1283,7 @@ describe("install-postgres: failures say what, where and what to do", () => {
           database: { owner: "app_user" },
         }),
       ),
-      loginStep("127.0.0.1", {
-        code: 2,
-        stdout: "",
-        stderr:
-          'psql: error: connection to server at "127.0.0.1", port 5432 failed: FATAL:  password authentication ' +
-          `failed for user "app_user"\n`,
-      }),
+      loginStep("127.0.0.1", { password: "the password before someone changed it" }),
     ]);
     expect(remote.done).toBe(true);
     expect(error?.message).toMatch(
@@ -1462,9 +1449,8 @@ describe("install-postgres: pure parts", () => {
     expect(verifyHost("10.0.0.5, 10.0.0.6")).toBe("10.0.0.5");
   });
 
-  it("quoting for psql variables and pgpass", () => {
+  it("quoting for psql variables", () => {
     expect(psqlMetaQuote(`a'b\\c`)).toBe(`'a''b\\\\c'`);
-    expect(pgpassField(`p:a\\ss`)).toBe(`p\\:a\\\\ss`);
   });
 });
 
@@ -1507,7 +1493,7 @@ describe("install-postgres: check mode (check: true) looks, reports would_change
       calls.filter((c) => /CREATE|ALTER|NOLOGIN|pg_reload_conf/.test(String(c.opts.stdin ?? ""))).map((c) => c.command),
     ).toEqual([]);
   }
-  const loggedIn = (calls: Call[]) => calls.some((c) => c.command.includes("psql -X -w -q -A -t -h"));
+  const loggedIn = (remote: { tunnels: unknown[] }) => remote.tunnels.length > 0;
 
   it("all as wanted: would_change is empty, and the TCP login check ran and is reported", async () => {
     const { result, error, remote } = await run(event, [
@@ -1520,7 +1506,7 @@ describe("install-postgres: check mode (check: true) looks, reports would_change
     expect(error).toBeUndefined();
     expect(remote.done).toBe(true);
     expectLookedOnly(remote.calls);
-    expect(loggedIn(remote.calls)).toBe(true);
+    expect(loggedIn(remote)).toBe(true);
     expect(result).toMatchObject({
       status: "ok",
       changed: false,
@@ -1540,15 +1526,12 @@ describe("install-postgres: check mode (check: true) looks, reports would_change
   });
 
   it("a TCP login that fails when nothing would change fails the check as it would fail a run", async () => {
-    const refused =
-      'psql: error: connection to server at "127.0.0.1", port 5432 failed: FATAL:  password authentication ' +
-      `failed for user "app_user"\n`;
     const { error, remote } = await run(event, [
       osStep(),
       installed14(),
       grantsRead(RECORDED),
       inspectSqlStep(asWanted()),
-      loginStep("127.0.0.1", { code: 2, stdout: "", stderr: refused }),
+      loginStep("127.0.0.1", { password: "the password before someone changed it" }),
     ]);
     expect(remote.done).toBe(true);
     expectLookedOnly(remote.calls);
@@ -1575,7 +1558,7 @@ describe("install-postgres: check mode (check: true) looks, reports would_change
       expect(error).toBeUndefined();
       expect(remote.done).toBe(true);
       expectLookedOnly(remote.calls);
-      expect(loggedIn(remote.calls)).toBe(false);
+      expect(loggedIn(remote)).toBe(false);
       expect(result).toMatchObject({
         changed: false,
         changes: [],
@@ -1612,7 +1595,7 @@ describe("install-postgres: check mode (check: true) looks, reports would_change
       expect(error).toBeUndefined();
       expect(remote.done).toBe(true);
       expectLookedOnly(remote.calls);
-      expect(loggedIn(remote.calls)).toBe(false);
+      expect(loggedIn(remote)).toBe(false);
       expect(result!.would_change).toEqual([
         "revoked: role old_user may no longer log in (NOLOGIN, its sessions ended; vm-install had created it or " +
           "given it LOGIN; the role, what it owns and its data are kept)",

@@ -2,6 +2,7 @@
 // them a scripted double and the rules that matter (sudo as a whole, a command line any login shell
 // passes on, data on stdin, no exit status is a failure, secrets scrubbed) live in one place.
 
+import type { Duplex } from "node:stream";
 import { UNIX_USER } from "../../shared/names";
 import { secrets as defaultSecrets, type SecretScrubber } from "../../shared/secrets";
 import { quote } from "../../shared/shell-quote";
@@ -54,6 +55,23 @@ export interface Remote {
    * to its end across lost connections (resilient-connection.ts). Absent: run it with sudo in the channel.
    */
   runDetached?(command: string, opts?: RunOptions): Promise<RunResult>;
+  /**
+   * A TCP stream to host:port as the VM itself reaches it (an SSH direct-tcpip channel), for a protocol
+   * the job speaks itself (the SCRAM login check). Read-only for check mode: opening it changes nothing.
+   * Rejects with a TunnelRefused when sshd or the VM refuses it. Absent: the transport has no such thing.
+   */
+  tunnel?(host: string, port: number, opts?: { timeoutMs?: number }): Promise<Duplex>;
+}
+
+/** The VM's sshd would not open the TCP channel: `forwarding` when it is not allowed at all (reason 1). */
+export class TunnelRefused extends Error {
+  constructor(
+    message: string,
+    readonly forwarding: boolean,
+  ) {
+    super(message);
+    this.name = "TunnelRefused";
+  }
 }
 
 /** An open connection to the VM as the kit holds it: SshSession is one, tests give a scripted double. */

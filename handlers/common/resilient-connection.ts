@@ -1,6 +1,7 @@
 // The connection a handler works through: one SSH session at a time, replaced when it is lost, inside
 // the job's time budget; a long step lost with the link is followed again, never re-run.
 
+import type { Duplex } from "node:stream";
 import { type DetachMode, detachedScript, isConnectionLoss, STEPS_DIR, stepId } from "./detached";
 import {
   CommandError,
@@ -106,6 +107,16 @@ export class ResilientConnection implements Connection {
         throw this.timeout(label, detachedAs);
       throw err;
     }
+  }
+
+  /** The current session's TCP channel (reconnecting first when it was lost); absent on a transport without one. */
+  async tunnel(host: string, port: number, opts: { timeoutMs?: number } = {}): Promise<Duplex> {
+    const label = `a TCP channel to ${host}:${port}`;
+    const left = this.remainingMs();
+    if (left <= 0) throw this.timeout(label);
+    if (this.current.lost) await this.replace(`before ${label}`);
+    if (!this.current.tunnel) throw new Error(`the connection to ${this.target} offers no TCP channels`);
+    return this.current.tunnel(host, port, { timeoutMs: Math.min(opts.timeoutMs ?? 30_000, Math.max(1000, left)) });
   }
 
   /** A new session in place of the lost one (the kit's connect: retry policy, the first host key required). */

@@ -1,8 +1,17 @@
 // A connected VM as a Remote: every command one exec channel, and a connection lost after `ready`
 // rejects every command still running (it would otherwise wait forever for an exit status).
+import type { Duplex } from "node:stream";
 import type { Client, ClientChannel } from "ssh2";
 import type { SecretScrubber } from "../../shared/secrets";
-import { ExecRemote, type RawExec, type RawExecResult, type Remote, type RunOptions, type RunResult } from "./exec";
+import {
+  ExecRemote,
+  type RawExec,
+  type RawExecResult,
+  type Remote,
+  type RunOptions,
+  type RunResult,
+  TunnelRefused,
+} from "./exec";
 import { formatDuration } from "./progress";
 
 /** A connected VM: a Remote plus what was learnt while connecting. Close it when done. */
@@ -47,6 +56,62 @@ export class SshSession implements Remote {
 
   run(command: string, opts?: RunOptions): Promise<RunResult> {
     return this.remote.run(command, opts);
+  }
+
+  /**
+   * A direct-tcpip channel to host:port from the VM (ssh2 forwardOut). sshd's "administratively
+   * prohibited" (AllowTcpForwarding no, or the key's no-port-forwarding) and its failed connect both
+   * reject with a TunnelRefused naming which it was.
+   */
+  tunnel(host: string, port: number, opts: { timeoutMs?: number } = {}): Promise<Duplex> {
+    return new Promise<Duplex>((resolve, reject) => {
+      if (this.deadReason) {
+        reject(new Error(`the SSH connection is gone (${this.deadReason})`));
+        return;
+      }
+      const where = `${host.includes(":") ? `[${host}]` : host}:${port}`;
+      let settled = false;
+      const settle = (fn: () => void) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        this.pending.delete(onLost);
+        fn();
+      };
+      const onLost = (err: Error) => settle(() => reject(err));
+      this.pending.add(onLost);
+      const ms = opts.timeoutMs ?? 30_000;
+      const timer = setTimeout(
+        () =>
+          settle(() => reject(new Error(`no TCP channel to ${where} from ${this.target} after ${formatDuration(ms)}`))),
+        ms,
+      );
+      this.client.forwardOut("127.0.0.1", 0, host, port, (err, stream) => {
+        if (settled) {
+          stream?.close();
+          return;
+        }
+        if (!err) return settle(() => resolve(stream));
+        const reason = (err as Error & { reason?: number }).reason;
+        const description = err.message.replace(/^\(SSH\) Channel open failure: /, "");
+        settle(() =>
+          reject(
+            reason === 1
+              ? new TunnelRefused(
+                  `the VM's sshd refused a TCP channel to ${where} ` +
+                    `(${description || "administratively prohibited"}): ` +
+                    "TCP forwarding is off for this login (AllowTcpForwarding, DisableForwarding or the key's " +
+                    "no-port-forwarding)",
+                  true,
+                )
+              : new TunnelRefused(
+                  `${this.target} could not connect to ${where}: ${description || "open failed"}`,
+                  false,
+                ),
+          ),
+        );
+      });
+    });
   }
 
   private readonly rawExec: RawExec = (commandLine, { stdin, timeoutMs }) =>

@@ -11,7 +11,6 @@ import {
   type ClusterListing,
   DISTRIBUTION_MAJOR,
   distributionMajor,
-  pgpassField,
   pickCluster,
   psqlMetaQuote,
   type ServerPackage,
@@ -208,7 +207,6 @@ export function registerPasswordForms(secrets: SecretScrubber, pw: string): void
   const forms = [
     psqlMetaQuote(pw),
     psqlMetaQuote(pw).slice(1, -1),
-    pgpassField(pw),
     pw.replace(/'/g, "''"),
     pw.replace(/\\/g, "\\\\").replace(/'/g, "''"),
   ];

@@ -24,7 +24,7 @@ export const MIN_PASSWORD_CHARS = 12;
 
 /**
  * The password: printable text of 12 to 1024 characters. Control characters (a newline above all)
- * cannot be written into pgpass or a psql variable. No message ever quotes the value.
+ * cannot be written into a psql variable. No message ever quotes the value.
  */
 const password: Validator<string> = withSchema(
   (value, path, problems) => {
@@ -209,8 +209,9 @@ export const postgresDefinition = defineInstallerDefinition({
       "the server was restarted (listen_addresses, a postmaster parameter or shared_preload_libraries " +
       "changed); reloaded: pg_hba.conf or a reloadable parameter changed",
     verified:
-      "{host, port, user, database}: the TCP login that proved it works (null in check mode when a change " +
-      "would come first)",
+      '{host, port, user, database, auth: "scram-sha-256"}: the TCP login that proved it works, to the ' +
+      "cluster's own postmaster, the server's SCRAM signature checked (null in check mode when a change would " +
+      "come first, and when the VM's sshd opens no TCP channels: a warning says so)",
     revoked:
       'grants this run took back, e.g. "pg_hba.conf: hostssl myapp old_user 0.0.0.0/0 scram-sha-256", "role ' +
       'old_user: LOGIN" (only what /var/lib/vm-install/grants.json records)',

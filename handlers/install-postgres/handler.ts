@@ -55,9 +55,12 @@ async function verify(ctx: InstallerContext<PostgresEvent>, run: PostgresRun): P
     if (!run.check) throw new Error("install-postgres ended without a running server to log in to (a bug)");
     return { plan, warnings, progress: ctx.progress };
   }
-  const { port, listen, hbaFile } = plan.login;
   const reloaded = run.applied.some((a) => a.change.kind === "reload");
-  const login = await verifyLogin(ctx, port, listen, hbaFile, { reloaded, resolved: run.state.resolved });
+  const login = await verifyLogin(ctx, plan.login, { reloaded, resolved: run.state.resolved });
+  if ("warning" in login) {
+    ctx.progress.info(login.warning);
+    return { plan, warnings: [...warnings, login.warning], progress: ctx.progress };
+  }
   return { plan, warnings, login, progress: ctx.progress };
 }
 

@@ -276,11 +276,6 @@ export function psqlMetaQuote(value: string): string {
   return `'${value.replace(/\\/g, "\\\\").replace(/'/g, "''")}'`;
 }
 
-/** One ~/.pgpass-format field: `:` and `\` escaped with a backslash. */
-export function pgpassField(value: string): string {
-  return value.replace(/\\/g, "\\\\").replace(/:/g, "\\:");
-}
-
 /**
  * The host the TCP check connects to: loopback when the server listens there, else its first address. A
  * host name is never connected to by name: `resolved` holds the addresses the VM gave for it, all checked

@@ -63,7 +63,7 @@ export interface PostgresPlan {
   /** The report's facts as far as the plan knows them (a check reports these). */
   facts: ServerFacts;
   /** Where the TCP login is tried: known only with a running server. */
-  login?: { port: number; listen: string; hbaFile: string };
+  login?: { port: number; listen: string; hbaFile: string; unit: string };
 }
 
 export function planPostgres(state: PostgresState, event: PostgresEvent): PostgresPlan {
@@ -106,7 +106,7 @@ export function planPostgres(state: PostgresState, event: PostgresEvent): Postgr
     changes: [...changes, ...running.changes],
     said: [...said, ...running.said],
     facts: serverFacts,
-    login: { port: cluster.port, listen: running.config.listen, hbaFile: state.server.state.hba_file },
+    login: { port: cluster.port, listen: running.config.listen, hbaFile: state.server.state.hba_file, unit },
   };
 }
 

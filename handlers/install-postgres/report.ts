@@ -35,10 +35,12 @@ export interface InstallPostgresReport extends InstallerReport {
   /** The configuration was reloaded (pg_hba.conf or a reloadable parameter, no restart). Always false in a check. */
   reloaded: boolean;
   /**
-   * The TCP login that proved it works. null in a check that did not log in: it does only when nothing
-   * would change, as until then the login cannot be expected to work.
+   * The TCP login that proved it works: SCRAM-SHA-256 to the cluster's own postmaster, the server's
+   * signature verified (verify.ts). null in a check that did not log in (it does only when nothing would
+   * change, as until then the login cannot be expected to work) and when the VM's sshd opens no TCP
+   * channels (a warning says so).
    */
-  verified: { host: string; port: number; user: string; database: string } | null;
+  verified: { host: string; port: number; user: string; database: string; auth: "scram-sha-256" } | null;
   /**
    * Grants this run took back (in a check: would take back): pg_hba.conf entries and roles' LOGIN that
    * the inventory recorded and the settings no longer ask for.
@@ -100,7 +102,7 @@ export function postgresReport(
     verified:
       f.verifiedHost === undefined
         ? null
-        : { host: f.verifiedHost, port: f.port, user: event.db_user, database: event.db_name },
+        : { host: f.verifiedHost, port: f.port, user: event.db_user, database: event.db_name, auth: "scram-sha-256" },
     revoked: lines.revoked,
   };
 }

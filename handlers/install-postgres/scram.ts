@@ -68,15 +68,25 @@ export function prepareApproximately(password: string): string {
   return password.replace(NON_ASCII_SPACE, " ").replace(MAPPED_TO_NOTHING, "").normalize("NFKC");
 }
 
-function hmac(key: Buffer, text: string): Buffer {
+export function hmacSha256(key: Buffer, text: string): Buffer {
   return crypto.createHmac("sha256", key).update(text, "utf8").digest();
 }
 
-function keys(prepared: string, salt: Buffer, iterations: number): { storedKey: Buffer; serverKey: Buffer } {
+/** RFC 5802's ClientKey, StoredKey and ServerKey of an already SASLprep'd password (PBKDF2-HMAC-SHA-256). */
+export function scramKeys(
+  prepared: string,
+  salt: Buffer,
+  iterations: number,
+): { clientKey: Buffer; storedKey: Buffer; serverKey: Buffer } {
   const salted = crypto.pbkdf2Sync(Buffer.from(prepared, "utf8"), salt, iterations, 32, "sha256");
-  const clientKey = hmac(salted, "Client Key");
-  return { storedKey: crypto.createHash("sha256").update(clientKey).digest(), serverKey: hmac(salted, "Server Key") };
+  const clientKey = hmacSha256(salted, "Client Key");
+  return {
+    clientKey,
+    storedKey: crypto.createHash("sha256").update(clientKey).digest(),
+    serverKey: hmacSha256(salted, "Server Key"),
+  };
 }
+const keys = scramKeys;
 
 /** The secret PostgreSQL would store for `password` (already SASLprep'd when not ASCII). */
 export function scramSecret(

@@ -1,7 +1,7 @@
 // Talking to the VM about PostgreSQL: psql as the superuser (SQL on stdin), the package/cluster
-// inventory, atomic file writes as postgres, the TCP login check, packages and the cluster's unit.
+// inventory, atomic file writes as postgres, packages and the cluster's unit.
 
-import { command, quote } from "../../shared/shell-quote";
+import { quote } from "../../shared/shell-quote";
 import type { Apt } from "../common/apt";
 import { ensurePackages } from "../common/ensure-packages";
 import { type Remote, runLong } from "../common/exec";
@@ -11,12 +11,10 @@ import {
   parsePsqlJson,
   parseServerPackages,
   parseUnits,
-  pgpassField,
   type RefusedCluster,
   type ServerPackage,
 } from "./pg";
 import { LEGACY_PGDG_KEYRING } from "./pgdg";
-import { WHOAMI_SQL } from "./sql";
 
 /** psql as the postgres superuser over the local socket, SQL on stdin, stopping at the first error. */
 export function psql(
@@ -97,76 +95,18 @@ export async function inspectInstallation(remote: Remote): Promise<ServerInvento
   };
 }
 
-/** Replaces a file as postgres, atomically (temporary file in the same directory + mv), keeping its mode. */
+/**
+ * Replaces a file as postgres, atomically (temporary file in the same directory + mv -T, which replaces a
+ * link at `path` rather than moving into the directory it names), keeping its mode.
+ */
 export async function writeFile(remote: Remote, path: string, content: string, newMode: string): Promise<void> {
   const f = quote(path);
   await remote.run(
     `t=$(mktemp ${quote(`${path}.XXXXXX`)}) || exit 1; ` +
       `if [ -e ${f} ]; then chmod --reference=${f} "$t"; else chmod ${newMode} "$t"; fi && ` +
-      `cat > "$t" && mv -f "$t" ${f} || { rm -f "$t"; exit 1; }`,
+      `cat > "$t" && mv -fT "$t" ${f} || { rm -f "$t"; exit 1; }`,
     { user: "postgres", stdin: content, label: `writing ${path}`, timeoutMs: 30_000, mutates: true },
   );
-}
-
-/** Exit status and stderr line of the login check's shell when /dev/shm is not a memory file system. */
-export const NO_SHM_EXIT = 97;
-const NO_SHM_MARK = "vm-install: /dev/shm is not a tmpfs";
-
-/**
- * Logs in as the role over TCP. libpq takes a password from a pgpass file only when it is a regular
- * file, so one is written, in memory (/dev/shm, which must be a tmpfs: never a directory on disk, and
- * never /tmp as a fallback), and unlinked before psql starts: psql reads it through the shell's open
- * descriptor (/proc/self/fd/3), so no name of it is left on the VM even if the connection drops or the
- * job is killed, and the kernel frees it with the last process. Without a tmpfs at /dev/shm nothing is
- * written and the check fails saying so. Returns psql's result or stderr.
- */
-export async function tcpLogin(
-  remote: Remote,
-  t: { host: string; port: number; db: string; user: string; password: string },
-) {
-  const pgpass = `${[t.host, String(t.port), t.db, t.user, t.password].map(pgpassField).join(":")}\n`;
-  const psqlCmd = command(
-    "psql",
-    "-X",
-    "-w",
-    "-q",
-    "-A",
-    "-t",
-    "-h",
-    t.host,
-    "-p",
-    String(t.port),
-    "-U",
-    t.user,
-    "-d",
-    t.db,
-    "-c",
-    WHOAMI_SQL,
-  );
-  const r = await remote.run(
-    `umask 077; case "$(stat -f -c %T /dev/shm 2>/dev/null)" in tmpfs|ramfs) ;; ` +
-      `*) echo ${quote(NO_SHM_MARK)} >&2; exit ${NO_SHM_EXIT};; esac; ` +
-      `d=$(mktemp -d /dev/shm/vm-install.XXXXXX) || exit 1; ` +
-      `{ cat > "$d/pgpass" && exec 3< "$d/pgpass"; } ; rc=$?; rm -rf "$d"; [ "$rc" = 0 ] || exit 1; ` +
-      `PGPASSFILE=/proc/self/fd/3 PGCONNECT_TIMEOUT=10 ${psqlCmd}`,
-    {
-      stdin: pgpass,
-      check: false,
-      env: { LC_MESSAGES: "C" },
-      label: `psql -h ${t.host} -p ${t.port} -U ${t.user} -d ${t.db}`,
-      timeoutMs: 60_000,
-    },
-  );
-  if (r.code === NO_SHM_EXIT && r.stderr.includes(NO_SHM_MARK)) {
-    throw new Error(
-      "the TCP login check needs /dev/shm to be a memory file system (tmpfs), to hold the password file " +
-        "it gives psql, and on the VM it is missing or not a tmpfs: the password was not written anywhere. " +
-        "Mount one (systemd does at boot; by hand: mount -t tmpfs -o mode=1777,nosuid,nodev tmpfs /dev/shm) " +
-        "and run the job again; " +
-        "the role, the database and the configuration are already in place",
-    );
-  }
-  return r;
 }
 
 /** apt-get install through the shared Apt helper; throws when any of `specs` could not be installed. */

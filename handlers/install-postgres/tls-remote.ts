@@ -133,12 +133,16 @@ export async function issueCertificate(event: TlsEvent, names: string[]): Promis
   return { cert, key: pemText(String(privateKey.export({ type: "pkcs8", format: "pem" }))) };
 }
 
-/** Writes `path` as postgres from stdin, atomically, with `mode` from the start (umask 077 until chmod). */
+/**
+ * Writes `path` as postgres from stdin, atomically, with `mode` from the start (umask 077 until chmod). As
+ * postgres, never root: a link in the cluster's directory (postgres' own) leads only where postgres may
+ * write; `mv -T` replaces a link at `path` instead of moving the file into the directory it names.
+ */
 async function writePrivate(remote: Remote, path: string, content: string, mode: string): Promise<void> {
   const p = quote(path);
   await remote.run(
     `umask 077; t=$(mktemp ${quote(`${path}.XXXXXX`)}) || exit 1; ` +
-      `cat > "$t" && chmod ${mode} "$t" && mv -f "$t" ${p} || { rm -f "$t"; exit 1; }`,
+      `cat > "$t" && chmod ${mode} "$t" && mv -fT "$t" ${p} || { rm -f "$t"; exit 1; }`,
     { user: "postgres", stdin: content, label: `writing ${path}`, timeoutMs: 30_000, mutates: true },
   );
 }

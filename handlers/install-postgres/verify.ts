@@ -1,61 +1,125 @@
-// Proof that it works: the role logs in over TCP with the password, as a client would.
+// Proof that it works: the role logs in over TCP with the password, as a client would, to a peer that
+// proves itself twice: the listener is the cluster's postmaster (listener.ts, before anything is sent),
+// and the server shows it holds the role's SCRAM verifier (pg-wire.ts). The job speaks the protocol
+// itself through an SSH channel, so nothing of the password is ever written on the VM.
 
+import { TunnelRefused } from "../common/exec";
+import { proveListener } from "./listener";
 import { parsePsqlJson, shortServerVersion, verifyHost } from "./pg";
+import { ServerRefused, scramQuery } from "./pg-wire";
 import type { Run } from "./run";
-import { tcpLogin } from "./server";
+import { WHOAMI_SQL } from "./sql";
+
+export interface LoginProof {
+  host: string;
+  serverVersion: string;
+}
+
+/** The login was not tried because the VM's sshd opens no TCP channels; the reason, as a warning. */
+export interface LoginSkipped {
+  host: string;
+  warning: string;
+}
 
 /**
- * The login as `event.db_user` to `event.db_name` at the address the server listens on; a refusal
- * throws with psql's reason and a hint.
+ * The login as `event.db_user` to `event.db_name` at the address the server listens on. Throws, with
+ * nothing sent, when another process listens there; a refusal throws with the server's reason and a hint.
+ * With TCP forwarding off for the login, nothing is sent and the result says so (LoginSkipped).
  */
 export async function verifyLogin(
   run: Run,
-  port: number,
-  listen: string,
-  hbaFile: string,
+  login: { port: number; listen: string; hbaFile: string; unit: string },
   opts: { reloaded: boolean; resolved: Record<string, string[]> },
-): Promise<{ host: string; serverVersion: string }> {
+): Promise<LoginProof | LoginSkipped> {
   const { event, remote, progress } = run;
   const { db_name: db, db_user: user } = event;
-  const host = verifyHost(listen, opts.resolved);
-  const target = { host, port, db, user, password: event.db_password };
-  const login = await progress.step(
-    `logging in as ${user} to ${db} over TCP (${host}:${port})`,
-    async () => {
-      const first = await tcpLogin(remote, target);
-      // A reload is a signal the postmaster handles a moment later: allow it that moment once.
-      if (first.code === 0 || !opts.reloaded) return first;
-      await new Promise((res) => setTimeout(res, 1000));
-      return tcpLogin(remote, target);
-    },
-    "verify_login",
+  const { port, unit, hbaFile } = login;
+  const host = verifyHost(login.listen, opts.resolved);
+  const where = `${host.includes(":") ? `[${host}]` : host}:${port}`;
+  const tunnel = remote.tunnel?.bind(remote);
+  if (!tunnel)
+    return { host, warning: `the TCP login check was not run: this connection to the VM opens no TCP channels` };
+  const pid = await progress.step(
+    `proving ${where} is ${unit}'s own listener`,
+    () => proveListener(remote, { host, port, unit }),
+    "verify_listener",
   );
-  if (login.code !== 0) {
-    const why = login.stderr.trim().split("\n").slice(-3).join(" ") || `psql exit ${login.code}`;
-    throw new Error(
-      `${user} could not log in to ${db} over TCP at ${host}:${port}: ${why} (${loginHint(why, host, port, hbaFile)})`,
+  const attempt = async () => {
+    const stream = await tunnel(host, port, { timeoutMs: 30_000 });
+    return scramQuery(stream, {
+      user,
+      database: db,
+      password: event.db_password,
+      query: WHOAMI_SQL,
+      timeoutMs: 60_000,
+    });
+  };
+  let answer: Awaited<ReturnType<typeof scramQuery>>;
+  try {
+    answer = await progress.step(
+      `logging in as ${user} to ${db} over TCP (${where}, SCRAM-SHA-256, postmaster pid ${pid})`,
+      async () => {
+        try {
+          return await attempt();
+        } catch (err) {
+          // A reload is a signal the postmaster handles a moment later: allow it that moment once.
+          if (!(err instanceof ServerRefused) || !opts.reloaded) throw err;
+          await new Promise((res) => setTimeout(res, 1000));
+          return attempt();
+        }
+      },
+      "verify_login",
     );
+  } catch (err) {
+    if (err instanceof TunnelRefused && err.forwarding) return { host, warning: forwardingOff(err, user, db, where) };
+    const why = (err as Error).message;
+    const hint =
+      err instanceof ServerRefused
+        ? loginHint(err.sqlstate, why, host, hbaFile)
+        : err instanceof TunnelRefused
+          ? `is the server listening on ${where}?`
+          : undefined;
+    throw new Error(`${user} could not log in to ${db} over TCP at ${where}: ${why}${hint ? ` (${hint})` : ""}`);
   }
+  return { host, serverVersion: serverVersionOf(answer.value, user, db) };
+}
+
+/** WHOAMI_SQL's answer: it must be the role and database asked for; the server's version. */
+function serverVersionOf(value: string | null, user: string, db: string): string {
   const who = parsePsqlJson<{ user: string; database: string; server_version: string }>(
-    login.stdout,
+    `${value ?? ""}\n`,
     "the TCP login check",
   );
   if (who.user !== user || who.database !== db)
     throw new Error(`the TCP login check ran as ${who.user} in ${who.database}, not ${user} in ${db}`);
-  return { host, serverVersion: shortServerVersion(who.server_version) };
+  return shortServerVersion(who.server_version);
 }
 
-/** What to look at when the login check fails, from psql's own words. */
-function loginHint(why: string, host: string, port: number, hbaFile: string): string {
+/**
+ * Why a VM with forwarding off gets a warning, not a failure: hardening guides (CIS) set AllowTcpForwarding
+ * no, and the role, its password and pg_hba.conf are already in place and checked server-side; the only
+ * thing missing is the end-to-end proof, and nothing of the password left the job.
+ */
+function forwardingOff(err: TunnelRefused, user: string, db: string, where: string): string {
+  return (
+    `the TCP login check (${user} to ${db} at ${where}) was not run, and nothing of the password was sent: ` +
+    `${err.message}. The check speaks SCRAM-SHA-256 from the job itself through such a channel, since psql ` +
+    "on the VM cannot refuse to send a cleartext password to whatever listens there. To have it, allow " +
+    "local forwarding for the SSH user (e.g. `Match User <ssh user>` with `AllowTcpForwarding local` in sshd_config)"
+  );
+}
+
+/** What to look at when the server refused the login, from its SQLSTATE and words. */
+function loginHint(sqlstate: string, why: string, host: string, hbaFile: string): string | undefined {
   const loopback = host === "127.0.0.1" || host === "::1";
-  if (/no pg_hba\.conf entry/.test(why)) {
+  if (sqlstate === "28000" && /pg_hba\.conf/.test(why)) {
     return loopback
       ? `pg_hba.conf (${hbaFile}) has no host rule for ${host}: ` +
           "the stock rules for 127.0.0.1/32 and ::1/128 were removed? Put one back"
       : `pg_hba.conf (${hbaFile}) has no host rule for ${host}: ` +
           "add a network covering it to allowed_cidrs (with allow_remote), or add localhost to listen_addresses";
   }
-  if (/password authentication failed/.test(why))
+  if (sqlstate === "28P01")
     return "the password stored for the role does not match (was it changed while the job ran?)";
-  return `is the server listening on ${host}:${port}?`;
+  return undefined;
 }

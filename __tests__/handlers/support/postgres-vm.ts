@@ -4,14 +4,17 @@
 // Only the commands install-postgres sends are understood; anything else fails the test, naming it.
 
 import { createPublicKey, X509Certificate } from "node:crypto";
+import type { Duplex } from "node:stream";
 import { APT_PROXY_PROBE } from "../../../handlers/common/apt-proxy";
 import { CLOUD_INIT_PROBE } from "../../../handlers/common/cloud-init";
 import { DPKG_HEALTH_PROBE } from "../../../handlers/common/dpkg-health";
 import { type Connection, ExecRemote, type RunOptions, type RunResult } from "../../../handlers/common/exec";
 import { LOCK_TABLE_PROBE } from "../../../handlers/common/lock-holders";
 import { SYSTEMD_PROBE } from "../../../handlers/common/systemd";
+import { type FakePostgres, fakePostgres } from "./fake-postgres";
 import { UBUNTU_2204 } from "./fixtures";
 import { GRANTS } from "./grants-steps";
+import { frame, POSTMASTER_PID, ssLine } from "./listener-look";
 import { answerLook, isLook, type ProbeAnswer } from "./look-answers";
 
 export const PG_CONF_DIR = "/etc/postgresql/14/main";
@@ -61,11 +64,14 @@ export class PostgresVm implements Connection {
   readonly mutating: string[] = [];
   /** What `hostname` prints here: root on the VM sets it to anything, so no look may take it as a name. */
   hostnames = ["db1", "db1.example.test"];
+  /** Every command, as given to run(), with the user it ran as and its stdin. */
+  readonly commands: { command: string; user?: string; sudo?: boolean; stdin: string }[] = [];
 
   constructor(public state: PgVmState) {}
 
   async run(command: string, opts: RunOptions = {}): Promise<RunResult> {
     if (opts.mutates) this.mutating.push(opts.label ?? command);
+    this.commands.push({ command, user: opts.user, sudo: opts.sudo, stdin: String(opts.stdin ?? "") });
     const answer = this.answer(command, String(opts.stdin ?? ""));
     const exec = new ExecRemote(
       async () => ({ code: answer.code ?? 0, stdout: Buffer.from(answer.stdout ?? ""), stderr: Buffer.from("") }),
@@ -75,6 +81,28 @@ export class PostgresVm implements Connection {
   }
 
   async close(): Promise<void> {}
+
+  /**
+   * The TCP login: a server holding the role's stored verifier, which the role must exist for and may log
+   * in with, to a database that exists; otherwise one that refuses any proof.
+   */
+  async tunnel(): Promise<Duplex> {
+    const [user, db] = this.loginAs ?? ["", ""];
+    const role = this.state.roles[user];
+    const ok = role?.login && this.state.databases[db] && role.secret?.startsWith("SCRAM-SHA-256$");
+    const who = JSON.stringify({ user, database: db, server_version: "14.11" });
+    const server = ok
+      ? fakePostgres({ password: "", verifier: role.secret ?? "", who })
+      : fakePostgres({ password: "\u0000 no such role", who });
+    this.channels.push(server);
+    return server.client;
+  }
+
+  /** The login check's channels, each with the fake server at its end (what the client sent). */
+  readonly channels: FakePostgres[] = [];
+
+  /** Who the login check logs in as: the role and database of the last inspection query. */
+  private loginAs?: [string, string];
 
   /**
    * A probe of a look (tls-remote.ts readTls): files read with cat, tested with [ -e ], a key's public half;
@@ -115,6 +143,15 @@ export class PostgresVm implements Connection {
       s.inventory = JSON.parse(stdin);
       return {};
     }
+    if (command.includes("ss -Hltnp 'sport = :5432'")) {
+      const listening = this.state.active ? ["127.0.0.1", "::1"].map((a) => ssLine(a)) : [];
+      return {
+        stdout:
+          frame("listeners", listening.map((l) => `${l}\n`).join("")) +
+          frame("main_pid", String(this.state.active ? POSTMASTER_PID : 0)) +
+          frame("holders", ""),
+      };
+    }
     if (isLook(command)) return { stdout: answerLook(command, (c) => this.probe(c)) };
     if (command.includes("openssl s_client")) {
       // The server presents what it loaded at the last reload (`presented`), by default the file it names.
@@ -141,7 +178,6 @@ export class PostgresVm implements Connection {
       return {};
     }
     if (command.startsWith("systemctl is-active")) return { stdout: s.active ? "active\n" : "inactive\n" };
-    if (command.includes("psql -X -w") && command.includes(" -c ")) return this.login(command);
     if (command.includes("psql -X -q -A -t -v ON_ERROR_STOP=1")) return this.psql(stdin);
     throw new Error(`PostgresVm: a command this double does not know: ${command}`);
   }
@@ -208,6 +244,7 @@ export class PostgresVm implements Connection {
   private serverState(sql: string): object {
     const s = this.state;
     const user = psqlVar(sql, "db_user") ?? "";
+    this.loginAs = [user, psqlVar(sql, "db_name") ?? ""];
     const role = s.roles[user];
     const recorded = JSON.parse(psqlVar(sql, "recorded") ?? "[]") as string[];
     const facts = Object.fromEntries(
@@ -233,12 +270,5 @@ export class PostgresVm implements Connection {
       scram_iterations: null,
       recorded_roles: Object.keys(facts).length ? facts : null,
     };
-  }
-
-  /** The TCP login: the role must exist and may log in, the database exist. */
-  private login(command: string): { code?: number; stdout?: string } {
-    const [, user = "", db = ""] = / -U (\S+) -d (\S+) -c /.exec(command) ?? [];
-    if (!this.state.roles[user]?.login || !this.state.databases[db]) return { code: 2 };
-    return { stdout: `${JSON.stringify({ user, database: db, server_version: "14.11" })}\n` };
   }
 }

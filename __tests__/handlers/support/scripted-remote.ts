@@ -3,15 +3,20 @@
 // test also proves nothing else ran. Results go through the real ExecRemote, so exit checks,
 // CommandError wording and scrubbing are the production ones.
 
+import type { Duplex } from "node:stream";
 import { APT_PROXY_PROBE } from "../../../handlers/common/apt-proxy";
 import { CLOUD_INIT_PROBE } from "../../../handlers/common/cloud-init";
 import { DPKG_HEALTH_PROBE } from "../../../handlers/common/dpkg-health";
 import type { Connection } from "../../../handlers/common/exec";
-import { ExecRemote, type RunOptions, type RunResult } from "../../../handlers/common/exec";
+import { ExecRemote, type RunOptions, type RunResult, TunnelRefused } from "../../../handlers/common/exec";
 import { LOCK_TABLE_PROBE } from "../../../handlers/common/lock-holders";
 import { PACKAGES_FILE, SYSTEM_NAMES_SCRIPT } from "../../../handlers/common/package-inventory";
 import { SYSTEMD_PROBE } from "../../../handlers/common/systemd";
 import { SecretScrubber } from "../../../shared/secrets";
+import { type FakeMode, type FakePostgres, fakePostgres } from "./fake-postgres";
+
+/** What a TCP channel opened after a step reaches: a fake PostgreSQL server, or sshd's refusal. */
+export type TunnelAnswer = { password: string; mode?: FakeMode; who?: string } | { refused: "forwarding" | "connect" };
 
 export interface Step {
   /** The command as given to run() (before sudo wrapping): a substring or a pattern. */
@@ -23,6 +28,8 @@ export interface Step {
   stderr?: string;
   /** Extra assertions on the call. */
   check?: (command: string, opts: RunOptions) => void;
+  /** What the TCP channels opened after this step reach (tunnel()); none: opening one fails the test. */
+  tunnel?: TunnelAnswer;
 }
 
 export interface Call {
@@ -47,6 +54,8 @@ export class ScriptedRemote implements Connection {
   /** How many times the look at the apt proxy file was answered "absent" without a step. */
   proxyLooks = 0;
   closed = false;
+  /** Every TCP channel opened, with the fake server at its end. */
+  readonly tunnels: { host: string; port: number; server?: FakePostgres }[] = [];
   private next = 0;
 
   constructor(
@@ -127,6 +136,21 @@ export class ScriptedRemote implements Connection {
 
   async close(): Promise<void> {
     this.closed = true;
+  }
+
+  /** A channel to the fake server the last matched step names (its `tunnel`). */
+  async tunnel(host: string, port: number): Promise<Duplex> {
+    const answer = this.next > 0 ? this.script[this.next - 1].tunnel : undefined;
+    if (!answer) throw new Error(`ScriptedRemote: a TCP channel to ${host}:${port} no step expects`);
+    if ("refused" in answer) {
+      this.tunnels.push({ host, port });
+      throw answer.refused === "forwarding"
+        ? new TunnelRefused("the VM's sshd refused a TCP channel (administratively prohibited)", true)
+        : new TunnelRefused(`${this.target} could not connect to ${host}:${port}: Connection refused`, false);
+    }
+    const server = fakePostgres(answer);
+    this.tunnels.push({ host, port, server });
+    return server.client;
   }
 
   /** Every scripted step was used. */

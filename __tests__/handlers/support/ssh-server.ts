@@ -28,6 +28,11 @@ export interface TestServerOptions {
   onExec?: (command: string, stdin: Buffer) => ExecReply | Promise<ExecReply>;
   /** @default 0 (any free port) */
   port?: number;
+  /**
+   * direct-tcpip channels (ssh2 forwardOut): "forward" connects to the destination asked for and pipes,
+   * "refuse" fails the open (CONNECT_FAILED). @default none: ssh2 refuses them itself
+   */
+  tcpip?: "forward" | "refuse";
 }
 
 export interface TestServer {
@@ -87,6 +92,15 @@ export async function startServer(opts: TestServerOptions): Promise<TestServer> 
       ctx.accept();
     });
     client.on("ready", () => {
+      if (opts.tcpip)
+        client.on("tcpip", (accept, reject, info) => {
+          if (opts.tcpip === "refuse") return reject();
+          const socket = net.connect(info.destPort, info.destIP, () => {
+            const channel = accept();
+            channel.pipe(socket).pipe(channel);
+          });
+          socket.on("error", () => reject());
+        });
       client.on("session", (acceptSession) => {
         const session = acceptSession();
         session.on("exec", (accept, _reject, info) => {
