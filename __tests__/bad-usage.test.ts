@@ -55,6 +55,7 @@ const BAD: [string, string, string[], string][] = [
   ["twin", "twin/install.ts", [], "usage: npm run twin -- install"],
   ["twin", "twin/install.ts", ["install", "--dir"], "usage: npm run twin -- install"],
   ["twin", "twin/install.ts", ["install", "extra"], "usage: npm run twin -- install"],
+  ["test:times", "bin/test-report.ts", ["a", "b"], "usage: npm run test:times"],
   ["bench:synth", "bench/synth.ts", ["2"], "usage: node -r ./bin/ts-register.js bench/synth.ts"],
   ["bench:synth", "bench/synth.ts", ["5", "extra"], "usage: node -r ./bin/ts-register.js bench/synth.ts"],
 ];
@@ -70,6 +71,7 @@ const HELP: [string, string, string[], string][] = [
   ["invoke", "bin/invoke.ts", ["--help"], `Exit code: 0 Succeeded, 1 Failed, ${EXIT.usage} bad usage.`],
   ["sandbox", "sandbox/cli.ts", ["--help"], "usage: npm run sandbox"],
   ["twin", "twin/install.ts", ["--help"], "usage: npm run twin -- install"],
+  ["test:times", "bin/test-report.ts", ["--help"], "usage: npm run test:times"],
   ["bench:synth", "bench/synth.ts", ["--help"], "usage: node -r ./bin/ts-register.js bench/synth.ts"],
 ];
 
