@@ -214,7 +214,7 @@ describe("the mirror probe", () => {
 // The handler on the scripted double: Docker installed and running (Debian 12, distro channel).
 
 const look = dockerLook;
-const os: Step = { match: "cat /etc/os-release", sudo: false, stdout: DEBIAN_12 };
+const os: Step = { match: "cat /etc/os-release", sudo: false, facts: { os_release: DEBIAN_12 } };
 const info: Step = { match: "docker info --format '{{.ServerVersion}}'", sudo: true, stdout: "20.10.24\n" };
 const event = { channel: "distro", compose: false, users: ["admin"], verify: "daemon" };
 const run = (e: unknown, script: Step[]) => runScripted(handler, e, script);

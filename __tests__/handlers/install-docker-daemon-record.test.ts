@@ -81,7 +81,7 @@ describe("planDaemonConfig with the inventory's record: what vm-install wrote an
 
 // The handler on the scripted double: Docker installed and running, a mirror vm-install wrote, an admin key.
 const look = (daemonJson: unknown): Step => dockerLook(JSON.stringify(daemonJson));
-const os: Step = { match: "cat /etc/os-release", sudo: false, stdout: DEBIAN_12 };
+const os: Step = { match: "cat /etc/os-release", sudo: false, facts: { os_release: DEBIAN_12 } };
 const info: Step = { match: "docker info --format '{{.ServerVersion}}'", sudo: true, stdout: "20.10.24\n" };
 const event = { channel: "distro", compose: false, users: ["admin"], verify: "daemon", registry_mirrors: [] };
 const NOW = { ...ROTATED, "registry-mirrors": [MIRROR], "userland-proxy": false };

@@ -67,7 +67,9 @@ describe("os-release", () => {
   });
 
   it("detectOs reads the file over the remote, unprivileged", async () => {
-    const remote = new ScriptedRemote([{ match: "cat /etc/os-release", sudo: false, stdout: DEBIAN_12 }]);
+    const remote = new ScriptedRemote([
+      { match: "cat /etc/os-release", sudo: false, facts: { os_release: DEBIAN_12 } },
+    ]);
     await expect(detectOs(remote)).resolves.toMatchObject({ family: "debian", codename: "bookworm" });
     expect(remote.done).toBe(true);
   });

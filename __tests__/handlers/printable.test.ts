@@ -113,7 +113,7 @@ describe("at the handler's boundary", () => {
   it("the result (every string in it) and every progress line of a run", async () => {
     const lines: string[] = [];
     const remote = new ScriptedRemote([
-      { match: "os-release", stdout: osRelease },
+      { match: "os-release", facts: { os_release: osRelease } },
       { match: "say", stdout: `warn\x1b[1m!\x1b[0m\u202e\n` },
     ]);
     const result = await runHandler(
@@ -131,7 +131,7 @@ describe("at the handler's boundary", () => {
 
   it("the error message", async () => {
     const remote = new ScriptedRemote([
-      { match: "os-release", stdout: osRelease },
+      { match: "os-release", facts: { os_release: osRelease } },
       { match: "say", code: 1, stderr: "E: \x1b[31mbad\x1b[0m\x07\u202e thing\r\n" },
     ]);
     const err = await runHandler(

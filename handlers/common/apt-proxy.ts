@@ -8,6 +8,7 @@ import type { Remote } from "./exec";
 import type { CommonEvent } from "./handler-input";
 import type { Applied, ApplyOutcome, Change, InstallerModel, ModelRun } from "./installer-model";
 import type { InstallerReport } from "./installer-result";
+import { defineLook, type Fact } from "./vm-facts";
 
 /** Read after the distribution's own files (apt reads apt.conf.d in order), so this proxy wins over theirs. */
 export const APT_PROXY_FILE = "/etc/apt/apt.conf.d/90vm-install-proxy";
@@ -24,21 +25,26 @@ export function aptProxyContent(url: string): string {
   ].join("\n");
 }
 
-/** The look at the file every job makes ("absent", or "present" and its content). */
-export const APT_PROXY_PROBE = [
-  `f=${quote(APT_PROXY_FILE)}`,
-  'if [ -e "$f" ]; then echo present; cat "$f" 2>/dev/null; else echo absent; fi',
-].join("; ");
+/**
+ * The look at the file every job makes (in the kit's boot look): exit 3 when there is none. No sudo: the
+ * file is world-readable (apt's methods read it as _apt); one that is not reads as "" and is rewritten.
+ */
+export const APT_PROXY_PROBE = {
+  name: "apt_proxy",
+  command: `if [ -e ${quote(APT_PROXY_FILE)} ]; then cat ${quote(APT_PROXY_FILE)}; else exit 3; fi`,
+  writer: "root",
+  use: "rewrite or remove the apt proxy file only when it differs from the setting",
+} as const;
+
+export const APT_PROXY_LOOK = defineLook("the look at the apt proxy file", [APT_PROXY_PROBE] as const);
+
+/** The file's content from the probe's answer, or undefined when there is none. */
+export const proxyFileFrom = (fact: Fact<"root">): string | undefined => (fact.code === 3 ? undefined : fact.text);
 
 /** The file as it is on the VM: its content, or undefined when there is none. */
 export async function readAptProxyFile(remote: Remote): Promise<string | undefined> {
-  // No sudo: the file is world-readable (apt's methods read it as _apt); one that is not reads as "" and is rewritten.
-  const r = await remote.run(APT_PROXY_PROBE, {
-    label: `reading ${APT_PROXY_FILE}`,
-    timeoutMs: 30_000,
-  });
-  const [head, ...rest] = r.stdout.split("\n");
-  return head === "present" ? rest.join("\n") : undefined;
+  const r = await remote.run(APT_PROXY_LOOK.script, { label: `reading ${APT_PROXY_FILE}`, timeoutMs: 30_000 });
+  return proxyFileFrom(APT_PROXY_LOOK.parse(r.stdout).get("apt_proxy"));
 }
 
 /** The file's content `url` asks for: none without a proxy. */
@@ -103,13 +109,17 @@ function innerRun<S, E, O extends ApplyOutcome, V>(run: ModelRun<WithProxy<S>, E
  */
 export function withAptProxy<E, S, R extends InstallerReport, O extends ApplyOutcome, V>(
   model: InstallerModel<E, S, R, O, V>,
+  seen?: { file: string | undefined },
 ): InstallerModel<E, WithProxy<S>, R, O, V> {
   return {
     async inspect(ctx) {
       const { previous } = ctx;
-      // Looked at once: after a replan the file is what the proxy change made it, or as it was.
+      // Looked at once (in the kit's boot look when given): after a replan the file is what the proxy
+      // change made it, or as it was.
       const proxyFile = !previous
-        ? await readAptProxyFile(ctx.remote)
+        ? seen
+          ? seen.file
+          : await readAptProxyFile(ctx.remote)
         : previous.applied.some((a) => !own(a))
           ? wantedFile(ctx.event.apt_proxy)
           : previous.state.proxyFile;

@@ -3,6 +3,7 @@
 // Derivatives count when they declare ID_LIKE=ubuntu or debian (Linux Mint: UBUNTU_CODENAME=jammy).
 
 import type { Remote } from "./exec";
+import { defineLook, type Fact } from "./vm-facts";
 
 export type OsFamily = "ubuntu" | "debian";
 
@@ -73,11 +74,28 @@ export function osFromRelease(text: string): OsInfo {
   return info;
 }
 
-/** Reads the VM's os-release (/etc, falling back to /usr/lib as systemd specifies) and interprets it. */
+/** The VM's os-release (/etc, falling back to /usr/lib as systemd specifies): root's files. */
+export const OS_RELEASE_PROBE = {
+  name: "os_release",
+  command: "cat /etc/os-release || cat /usr/lib/os-release",
+  writer: "root",
+  use: "the distribution and codename (repository lines, package names)",
+} as const;
+
+const OS_LOOK = defineLook("the look at os-release", [OS_RELEASE_PROBE] as const);
+
+/** The OsInfo of the os_release probe's answer; throws when neither file could be read. */
+export function osFromFact(fact: Fact<"root">): OsInfo {
+  if (fact.code !== 0)
+    throw new UnsupportedOsError(
+      "cannot read /etc/os-release nor /usr/lib/os-release on the VM, so its distribution is unknown: " +
+        "these installers support Ubuntu and Debian, which have one; nothing was changed on the VM",
+    );
+  return osFromRelease(fact.text);
+}
+
+/** Reads the VM's os-release alone (the kit reads it in its boot look) and interprets it. */
 export async function detectOs(remote: Remote): Promise<OsInfo> {
-  const result = await remote.run("cat /etc/os-release 2>/dev/null || cat /usr/lib/os-release", {
-    label: "reading /etc/os-release",
-    timeoutMs: 30_000,
-  });
-  return osFromRelease(result.stdout);
+  const result = await remote.run(OS_LOOK.script, { label: "reading /etc/os-release", timeoutMs: 30_000 });
+  return osFromFact(OS_LOOK.parse(result.stdout).get("os_release"));
 }

@@ -116,3 +116,17 @@ function parseLook<P extends readonly Probe[]>(what: string, probes: P, stdout: 
     },
   };
 }
+
+/**
+ * `fact` as a RootFact, or an error naming the decision and the fact: decisions that act as root, delete,
+ * sign or send a secret call it on what they are handed, so a fact widened or cast past the types (a look
+ * built at run time, a caller in plain JavaScript) is refused all the same.
+ */
+export function rootFact(fact: Fact, decision: string): RootFact {
+  if (fact.writer === "root") return fact as RootFact;
+  const who = fact.writer === "service" ? "a service user" : "any user on the VM";
+  throw new Error(
+    `${decision} takes only what root alone can write on the VM, and ${fact.name} can be written by ${who}: ` +
+      "refused (a bug in vm-install: report it)",
+  );
+}

@@ -4,14 +4,14 @@
 // Only the commands install-postgres sends are understood; anything else fails the test, naming it.
 
 import { createPublicKey, X509Certificate } from "node:crypto";
-import { APT_PROXY_PROBE } from "../../../handlers/common/apt-proxy";
-import { CLOUD_INIT_PROBE } from "../../../handlers/common/cloud-init";
-import { DPKG_HEALTH_PROBE } from "../../../handlers/common/dpkg-health";
+import { BOOT_LOOK } from "../../../handlers/common/boot-look";
+import { DPKG_HEALTH_LOOK } from "../../../handlers/common/dpkg-health";
 import { type Connection, ExecRemote, type RunOptions, type RunResult } from "../../../handlers/common/exec";
-import { LOCK_TABLE_PROBE } from "../../../handlers/common/lock-holders";
+import { LOCK_TABLE_LOOK } from "../../../handlers/common/lock-holders";
 import { SYSTEMD_PROBE } from "../../../handlers/common/systemd";
 import { UBUNTU_2204 } from "./fixtures";
 import { GRANTS } from "./grants-steps";
+import { answerLook } from "./look-answers";
 
 export const PG_CONF_DIR = "/etc/postgresql/14/main";
 export const PG_HBA = `${PG_CONF_DIR}/pg_hba.conf`;
@@ -89,11 +89,9 @@ export class PostgresVm implements Connection {
   private answer(command: string, stdin: string): { code?: number; stdout?: string } {
     const s = this.state;
     if (command === SYSTEMD_PROBE) return { stdout: "systemd\n" };
-    if (command === CLOUD_INIT_PROBE) return { stdout: "cloud-init: none\n" };
-    if (command === APT_PROXY_PROBE) return { stdout: "absent\n" };
-    if (command === DPKG_HEALTH_PROBE) return { stdout: "--- audit\n" };
-    if (command === LOCK_TABLE_PROBE) return { stdout: "--- /proc/locks\n--- ofd\n" };
-    if (command.startsWith("cat /etc/os-release")) return { stdout: UBUNTU_2204 };
+    if (command === BOOT_LOOK.script) return { stdout: answerLook(command, { os_release: UBUNTU_2204 }) };
+    if (command === DPKG_HEALTH_LOOK.script || command === LOCK_TABLE_LOOK.script)
+      return { stdout: answerLook(command) };
     if (command.startsWith("dpkg-query ")) {
       const unit = `postgresql@14-main ${s.active ? "active" : "inactive"}\n`;
       return { stdout: `${PKG}--- clusters\n${CLUSTER}--- units\n${unit}--- hidden\n--- legacy keyring\n` };
