@@ -8,7 +8,7 @@ import type { Remote } from "./exec";
 import type { CommonEvent } from "./handler-input";
 import type { Applied, ApplyOutcome, Change, InstallerModel, ModelRun } from "./installer-model";
 import type { InstallerReport } from "./installer-result";
-import { defineLook, type Fact } from "./vm-facts";
+import { defineLook, type RootFact, rootFact } from "./vm-facts";
 
 /** Read after the distribution's own files (apt reads apt.conf.d in order), so this proxy wins over theirs. */
 export const APT_PROXY_FILE = "/etc/apt/apt.conf.d/90vm-install-proxy";
@@ -38,8 +38,11 @@ export const APT_PROXY_PROBE = {
 
 export const APT_PROXY_LOOK = defineLook("the look at the apt proxy file", [APT_PROXY_PROBE] as const);
 
-/** The file's content from the probe's answer, or undefined when there is none. */
-export const proxyFileFrom = (fact: Fact<"root">): string | undefined => (fact.code === 3 ? undefined : fact.text);
+/** The file's content from the probe's answer, or undefined when there is none (root writes or removes it). */
+export function proxyFileFrom(fact: RootFact): string | undefined {
+  const f = rootFact(fact, `the rewrite of ${APT_PROXY_FILE}`);
+  return f.code === 3 ? undefined : f.text;
+}
 
 /** The file as it is on the VM: its content, or undefined when there is none. */
 export async function readAptProxyFile(remote: Remote): Promise<string | undefined> {

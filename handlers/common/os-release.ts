@@ -3,7 +3,7 @@
 // Derivatives count when they declare ID_LIKE=ubuntu or debian (Linux Mint: UBUNTU_CODENAME=jammy).
 
 import type { Remote } from "./exec";
-import { defineLook, type Fact } from "./vm-facts";
+import { defineLook, type RootFact, rootFact } from "./vm-facts";
 
 export type OsFamily = "ubuntu" | "debian";
 
@@ -85,8 +85,9 @@ export const OS_RELEASE_PROBE = {
 const OS_LOOK = defineLook("the look at os-release", [OS_RELEASE_PROBE] as const);
 
 /** The OsInfo of the os_release probe's answer; throws when neither file could be read. */
-export function osFromFact(fact: Fact<"root">): OsInfo {
-  if (fact.code !== 0)
+export function osFromFact(fact: RootFact): OsInfo {
+  // The codename goes into repository lines root writes.
+  if (rootFact(fact, "the OS detection").code !== 0)
     throw new UnsupportedOsError(
       "cannot read /etc/os-release nor /usr/lib/os-release on the VM, so its distribution is unknown: " +
         "these installers support Ubuntu and Debian, which have one; nothing was changed on the VM",

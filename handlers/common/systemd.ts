@@ -4,7 +4,7 @@
 // had installed packages whose services cannot start.
 
 import type { Remote } from "./exec";
-import type { RootFact } from "./vm-facts";
+import { type RootFact, rootFact } from "./vm-facts";
 
 /** systemd's own test, sd_booted(3): /run/systemd/system exists only when systemd is PID 1. */
 export const SYSTEMD_PROBE = "if [ -d /run/systemd/system ]; then echo systemd; else echo none; fi";
@@ -25,7 +25,7 @@ export async function requireSystemd(remote: Remote, service: string): Promise<v
 
 /** requireSystemd from SYSTEMD_LOOK_PROBE's answer. */
 export function requireSystemdFrom(fact: RootFact, service: string): void {
-  if (fact.code !== 0) throw noSystemd(service);
+  if (rootFact(fact, `the check for systemd before ${service}`).code !== 0) throw noSystemd(service);
 }
 
 function noSystemd(service: string): Error {
