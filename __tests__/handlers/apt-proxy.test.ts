@@ -8,7 +8,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { Apt } from "../../handlers/common/apt";
 import { unreachableFetches } from "../../handlers/common/apt-output";
-import { APT_PROXY_FILE, APT_PROXY_LOOK, aptProxyContent, keyFetchProxy } from "../../handlers/common/apt-proxy";
+import { APT_PROXY_FILE, aptProxyContent, keyFetchProxy } from "../../handlers/common/apt-proxy";
 import { BOOT_LOOK } from "../../handlers/common/boot-look";
 import type { Connection, RunOptions, RunResult } from "../../handlers/common/exec";
 import { defineHandler, runHandler } from "../../handlers/common/handler-kit";
@@ -73,7 +73,6 @@ class ProxyVm implements Connection {
       return ok(answerLook(command, { os_release: DEBIAN_12, apt_proxy: file }));
     }
     this.log.push(`${opts.mutates ? "change" : "look"}${opts.sudo ? " (sudo)" : ""}: ${command.slice(0, 60)}`);
-    if (command === APT_PROXY_LOOK.script) return ok(answerLook(command, { apt_proxy: file }));
     if (command.includes(`mv -f '${APT_PROXY_FILE}.tmp'`) || command.includes(`mv -f ${APT_PROXY_FILE}.tmp`))
       this.file = String(opts.stdin);
     else if (command.startsWith("rm -f ")) this.file = undefined;

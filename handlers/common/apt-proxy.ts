@@ -4,11 +4,10 @@
 // Written only when it differs, removed when the setting is gone: only this one file, which vm-install owns.
 
 import { quote } from "../../shared/shell-quote";
-import type { Remote } from "./exec";
 import type { CommonEvent } from "./handler-input";
 import type { Applied, ApplyOutcome, Change, InstallerModel, ModelRun } from "./installer-model";
 import type { InstallerReport } from "./installer-result";
-import { defineLook, type RootFact, rootFact } from "./vm-facts";
+import { type RootFact, rootFact } from "./vm-facts";
 
 /** Read after the distribution's own files (apt reads apt.conf.d in order), so this proxy wins over theirs. */
 export const APT_PROXY_FILE = "/etc/apt/apt.conf.d/90vm-install-proxy";
@@ -36,18 +35,10 @@ export const APT_PROXY_PROBE = {
   use: "rewrite or remove the apt proxy file only when it differs from the setting",
 } as const;
 
-export const APT_PROXY_LOOK = defineLook("the look at the apt proxy file", [APT_PROXY_PROBE] as const);
-
 /** The file's content from the probe's answer, or undefined when there is none (root writes or removes it). */
 export function proxyFileFrom(fact: RootFact): string | undefined {
   const f = rootFact(fact, `the rewrite of ${APT_PROXY_FILE}`);
   return f.code === 3 ? undefined : f.text;
-}
-
-/** The file as it is on the VM: its content, or undefined when there is none. */
-export async function readAptProxyFile(remote: Remote): Promise<string | undefined> {
-  const r = await remote.run(APT_PROXY_LOOK.script, { label: `reading ${APT_PROXY_FILE}`, timeoutMs: 30_000 });
-  return proxyFileFrom(APT_PROXY_LOOK.parse(r.stdout).get("apt_proxy"));
 }
 
 /** The file's content `url` asks for: none without a proxy. */
@@ -112,17 +103,15 @@ function innerRun<S, E, O extends ApplyOutcome, V>(run: ModelRun<WithProxy<S>, E
  */
 export function withAptProxy<E, S, R extends InstallerReport, O extends ApplyOutcome, V>(
   model: InstallerModel<E, S, R, O, V>,
-  seen?: { file: string | undefined },
+  seen: { file: string | undefined },
 ): InstallerModel<E, WithProxy<S>, R, O, V> {
   return {
     async inspect(ctx) {
       const { previous } = ctx;
-      // Looked at once (in the kit's boot look when given): after a replan the file is what the proxy
-      // change made it, or as it was.
+      // Looked at once, in the kit's boot look: after a replan the file is what the proxy change made
+      // it, or as it was.
       const proxyFile = !previous
-        ? seen
-          ? seen.file
-          : await readAptProxyFile(ctx.remote)
+        ? seen.file
         : previous.applied.some((a) => !own(a))
           ? wantedFile(ctx.event.apt_proxy)
           : previous.state.proxyFile;

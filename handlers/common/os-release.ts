@@ -2,8 +2,7 @@
 // local sandbox Debian 12 or 13, and repository lines (Docker, PGDG) need the right distribution and codename.
 // Derivatives count when they declare ID_LIKE=ubuntu or debian (Linux Mint: UBUNTU_CODENAME=jammy).
 
-import type { Remote } from "./exec";
-import { defineLook, type RootFact, rootFact } from "./vm-facts";
+import { type RootFact, rootFact } from "./vm-facts";
 
 export type OsFamily = "ubuntu" | "debian";
 
@@ -82,8 +81,6 @@ export const OS_RELEASE_PROBE = {
   use: "the distribution and codename (repository lines, package names)",
 } as const;
 
-const OS_LOOK = defineLook("the look at os-release", [OS_RELEASE_PROBE] as const);
-
 /** The OsInfo of the os_release probe's answer; throws when neither file could be read. */
 export function osFromFact(fact: RootFact): OsInfo {
   // The codename goes into repository lines root writes.
@@ -93,10 +90,4 @@ export function osFromFact(fact: RootFact): OsInfo {
         "these installers support Ubuntu and Debian, which have one; nothing was changed on the VM",
     );
   return osFromRelease(fact.text);
-}
-
-/** Reads the VM's os-release alone (the kit reads it in its boot look) and interprets it. */
-export async function detectOs(remote: Remote): Promise<OsInfo> {
-  const result = await remote.run(OS_LOOK.script, { label: "reading /etc/os-release", timeoutMs: 30_000 });
-  return osFromFact(OS_LOOK.parse(result.stdout).get("os_release"));
 }

@@ -50,6 +50,8 @@ export interface Facts<P extends readonly Probe[]> {
 
 /** A look: its script (one SSH exec) and the parser of that script's output. */
 export interface Look<P extends readonly Probe[]> {
+  /** Its name in errors and in the docs' audit table ("the look at Docker"). */
+  readonly what: string;
   readonly probes: P;
   readonly script: string;
   parse(stdout: string): Facts<P>;
@@ -71,7 +73,7 @@ export function defineLook<const P extends readonly Probe[]>(what: string, probe
     if (seen.has(p.name)) throw new Error(`${what}: probe ${p.name} is declared twice`);
     seen.add(p.name);
   }
-  return { probes, script: lookScript(probes), parse: (stdout) => parseLook(what, probes, stdout) };
+  return { what, probes, script: lookScript(probes), parse: (stdout) => parseLook(what, probes, stdout) };
 }
 
 /**

@@ -56,12 +56,14 @@ export function dockerProbes(users: string[]) {
     probe("docker", "docker --version", "the CLI installed, and its version"),
     // The CLI looks for plugins in ~/.docker/cli-plugins first: the login user can put one there.
     probe("compose", "docker compose version", "compose installed, its version (reported)", "anyone"),
-    // The standalone v1 starts a Python interpreter (half a second): only asked when the plugin is not there.
+    // The standalone v1 starts a Python interpreter (half a second): only asked when the plugin is not there,
+    // so a plugin in ~/.docker decides whether it is asked.
     probe(
       "compose_v1",
       "docker compose version >/dev/null 2>&1 && exit 4; command -v docker-compose >/dev/null || exit 5; " +
         "docker-compose --version",
       "the standalone compose v1 (distro channel)",
+      "anyone",
     ),
     probe("active", "systemctl is-active docker.service", "start the service"),
     probe("enabled", "systemctl is-enabled docker.service", "enable the service"),

@@ -3,7 +3,6 @@
 // test also proves nothing else ran. Results go through the real ExecRemote, so exit checks,
 // CommandError wording and scrubbing are the production ones.
 
-import { APT_PROXY_LOOK } from "../../../handlers/common/apt-proxy";
 import { CLOUD_INIT_LOOK } from "../../../handlers/common/cloud-init";
 import { DPKG_HEALTH_LOOK } from "../../../handlers/common/dpkg-health";
 import type { Connection } from "../../../handlers/common/exec";
@@ -49,8 +48,6 @@ export class ScriptedRemote implements Connection {
   cloudInitLooks = 0;
   /** How many times the look at apt's locks was answered without a step (nobody holds them). */
   lockLooks = 0;
-  /** How many times the look at the apt proxy file was answered "absent" without a step. */
-  proxyLooks = 0;
   closed = false;
   private next = 0;
 
@@ -95,11 +92,6 @@ export class ScriptedRemote implements Connection {
     // apt step; unless a test scripts them, the VM has no cloud-init and nobody holds a lock.
     if (command === CLOUD_INIT_LOOK.script && !matches) {
       this.cloudInitLooks++;
-      return quiet(answerLook(command));
-    }
-    // The apt proxy file on its own (the kit reads it in its boot look); unless a test scripts it, there is none.
-    if (command === APT_PROXY_LOOK.script && !matches) {
-      this.proxyLooks++;
       return quiet(answerLook(command));
     }
     if (command === LOCK_TABLE_LOOK.script && !matches) {
