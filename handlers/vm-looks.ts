@@ -5,6 +5,7 @@
 import { BOOT_LOOK } from "./common/boot-look";
 import { CLOUD_INIT_LOG_LOOK, CLOUD_INIT_LOOK } from "./common/cloud-init";
 import { DPKG_HEALTH_LOOK } from "./common/dpkg-health";
+import { GRANTS_LOOK } from "./common/grants";
 import { LOCK_TABLE_LOOK } from "./common/lock-holders";
 import { INVENTORY_LOOK, SYSTEM_NAMES_LOOK } from "./common/package-inventory";
 import { REMOVAL_LOOK } from "./common/removal";
@@ -34,5 +35,6 @@ export const VM_LOOKS: readonly ListedLook[] = [
   ...looksOf("every installer: apt work", DPKG_HEALTH_LOOK, LOCK_TABLE_LOOK, SYSTEM_NAMES_LOOK, INVENTORY_LOOK),
   ...looksOf("every installer: state absent", REMOVAL_LOOK),
   ...looksOf("install-docker, install-postgres: a repository", sourcesLook(["/etc/apt/keyrings/NAME.asc"], true)),
+  ...looksOf("install-docker, install-postgres: grants", GRANTS_LOOK),
   ...looksOf("install-docker", { what: "the look at Docker", probes: dockerProbes(["NAME"]) }),
 ];

@@ -18,6 +18,7 @@ import { validate } from "../../shared/validate";
 import { CURSOR, JOURNAL_MARK } from "./support/docker-journal";
 import { dockerLook } from "./support/docker-look";
 import { DEBIAN_12 } from "./support/fixtures";
+import { grantsRead } from "./support/grants-steps";
 import { runScripted } from "./support/run-scripted";
 import type { Step } from "./support/scripted-remote";
 
@@ -219,7 +220,7 @@ const info: Step = { match: "docker info --format '{{.ServerVersion}}'", sudo: t
 const event = { channel: "distro", compose: false, users: ["admin"], verify: "daemon" };
 const run = (e: unknown, script: Step[]) => runScripted(handler, e, script);
 const ROTATED = JSON.stringify({ "log-driver": "json-file", "log-opts": { "max-size": "10m", "max-file": "3" } });
-const noGrants: Step = { match: "cat /var/lib/vm-install/grants.json", sudo: true, stdout: "absent\n" };
+const noGrants: Step = grantsRead();
 const recorded: Step = { match: "/var/lib/vm-install/.grants.json.XXXXXX", sudo: true };
 const LINES = [
   `${DAEMON_JSON}: log-driver (unset) -> "json-file"`,

@@ -12,6 +12,7 @@ import { handler } from "../../handlers/install-docker/handler";
 import { JOURNAL_MARK } from "./support/docker-journal";
 import { dockerLook } from "./support/docker-look";
 import { DEBIAN_12 } from "./support/fixtures";
+import { grantsRead } from "./support/grants-steps";
 import { runScripted } from "./support/run-scripted";
 import type { Step } from "./support/scripted-remote";
 
@@ -89,11 +90,7 @@ const INVENTORY = {
   version: 1,
   docker: { group_members: ["admin"], daemon_json: { ...ROTATED, "registry-mirrors": [MIRROR] } },
 };
-const grants: Step = {
-  match: "cat /var/lib/vm-install/grants.json",
-  sudo: true,
-  stdout: `present\n${JSON.stringify(INVENTORY)}\n`,
-};
+const grants: Step = grantsRead(INVENTORY);
 const REMOVED = [
   `${DAEMON_JSON}: removed registry-mirrors ["${MIRROR}"] (written by vm-install, no longer asked for)`,
   "restarted docker.service (registry-mirrors)",
@@ -137,7 +134,7 @@ describe("install-docker takes back the daemon.json keys it wrote (scripted doub
         },
       },
       look({ ...ROTATED, "userland-proxy": false }),
-      { ...grants, stdout: `present\n${JSON.stringify({ ...INVENTORY, docker: { daemon_json: ROTATED } })}\n` },
+      grantsRead({ ...INVENTORY, docker: { daemon_json: ROTATED } }),
       info,
     ]);
     expect(error).toBeUndefined();

@@ -3,6 +3,7 @@
 // (a decision loosened to take any Fact). And at run time each decision refuses such a fact all the same,
 // for facts widened past the types (a look built at run time) or code in plain JavaScript.
 import { proxyFileFrom } from "../../handlers/common/apt-proxy";
+import { grantsFrom } from "../../handlers/common/grants";
 import { osFromFact } from "../../handlers/common/os-release";
 import { inventoryFrom, systemNamesFrom } from "../../handlers/common/package-inventory";
 import { removalFrom } from "../../handlers/common/removal";
@@ -35,6 +36,8 @@ describe("decisions that act as root, delete, sign or send a secret", () => {
     ["the package record", () => systemNamesFrom({ packages: root, groups: root, users: user })],
     // @ts-expect-error the inventory names what state absent removes
     ["the inventory", () => inventoryFrom(service)],
+    // @ts-expect-error the grants inventory names the only grants a rerun revokes
+    ["the grants inventory", () => grantsFrom(user)],
     // @ts-expect-error stale sources are removed or rewritten as root
     ["stale apt sources", () => sourcesListingFrom({ sources: user, keyrings: root, trusted: root })],
     // @ts-expect-error daemon.json is rewritten as root from what it holds

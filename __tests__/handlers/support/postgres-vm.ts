@@ -7,10 +7,11 @@ import { createPublicKey, X509Certificate } from "node:crypto";
 import { BOOT_LOOK } from "../../../handlers/common/boot-look";
 import { DPKG_HEALTH_LOOK } from "../../../handlers/common/dpkg-health";
 import { type Connection, ExecRemote, type RunOptions, type RunResult } from "../../../handlers/common/exec";
+import { GRANTS_LOOK } from "../../../handlers/common/grants";
 import { LOCK_TABLE_LOOK } from "../../../handlers/common/lock-holders";
 import { SYSTEMD_PROBE } from "../../../handlers/common/systemd";
 import { UBUNTU_2204 } from "./fixtures";
-import { GRANTS } from "./grants-steps";
+import { grantsText } from "./grants-steps";
 import { answerLook } from "./look-answers";
 
 export const PG_CONF_DIR = "/etc/postgresql/14/main";
@@ -96,8 +97,7 @@ export class PostgresVm implements Connection {
       const unit = `postgresql@14-main ${s.active ? "active" : "inactive"}\n`;
       return { stdout: `${PKG}--- clusters\n${CLUSTER}--- units\n${unit}--- hidden\n--- legacy keyring\n` };
     }
-    if (command.startsWith(`if [ -e ${GRANTS} ]`))
-      return { stdout: s.inventory ? `present\n${JSON.stringify(s.inventory)}\n` : "absent\n" };
+    if (command === GRANTS_LOOK.script) return { stdout: answerLook(command, { grants: grantsText(s.inventory) }) };
     if (command.includes("mktemp /var/lib/vm-install/.grants.json")) {
       s.inventory = JSON.parse(stdin);
       return {};
