@@ -11,6 +11,7 @@ import { INVENTORY_LOOK, SYSTEM_NAMES_LOOK } from "./common/package-inventory";
 import { REMOVAL_LOOK } from "./common/removal";
 import { sourcesLook } from "./common/stale-repositories";
 import type { Probe } from "./common/vm-facts";
+import { DAEMON_FILE_LOOK, DAEMON_WRITE_LOOK } from "./install-docker/daemon-config-apply";
 import { dockerProbes } from "./install-docker/docker-state";
 
 /** One look as the audit table lists it: who makes it, its name, its probes. */
@@ -37,4 +38,5 @@ export const VM_LOOKS: readonly ListedLook[] = [
   ...looksOf("install-docker, install-postgres: a repository", sourcesLook(["/etc/apt/keyrings/NAME.asc"], true)),
   ...looksOf("install-docker, install-postgres: grants", GRANTS_LOOK),
   ...looksOf("install-docker", { what: "the look at Docker", probes: dockerProbes(["NAME"]) }),
+  ...looksOf("install-docker: daemon.json", DAEMON_FILE_LOOK, DAEMON_WRITE_LOOK),
 ];

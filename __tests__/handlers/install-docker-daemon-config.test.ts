@@ -15,7 +15,7 @@ import { dockerdError, dockerdLines } from "../../handlers/install-docker/daemon
 import { handler } from "../../handlers/install-docker/handler";
 import { mirrorProblems, parseMirrors, probeCommand } from "../../handlers/install-docker/mirror-probe";
 import { validate } from "../../shared/validate";
-import { CURSOR, JOURNAL_MARK } from "./support/docker-journal";
+import { beforeWrite, CURSOR } from "./support/docker-journal";
 import { dockerLook } from "./support/docker-look";
 import { DEBIAN_12 } from "./support/fixtures";
 import { grantsRead } from "./support/grants-steps";
@@ -243,8 +243,7 @@ describe("install-docker with daemon.json (scripted double)", () => {
       os,
       look(admin),
       noGrants,
-      { match: "printf 'present:'; cat /etc/docker/daemon.json", sudo: true, stdout: `present:${admin}\n` },
-      JOURNAL_MARK,
+      beforeWrite(`${admin}\n`),
       {
         match: `t=$(mktemp ${DAEMON_JSON}.XXXXXX)`,
         sudo: true,
@@ -284,8 +283,7 @@ describe("install-docker with daemon.json (scripted double)", () => {
     const { error, remote } = await run({ ...event, daemon_config: { "no-such-option": true } }, [
       os,
       look(ROTATED),
-      { match: "printf 'present:'; cat /etc/docker/daemon.json", sudo: true, stdout: `present:${ROTATED}\n` },
-      JOURNAL_MARK,
+      beforeWrite(`${ROTATED}\n`),
       { match: `t=$(mktemp ${DAEMON_JSON}.XXXXXX)`, sudo: true },
       { match: /systemctl restart docker\.service$/, sudo: true, code: 1, stderr: "Job for docker.service failed." },
       {
@@ -314,8 +312,7 @@ describe("install-docker with daemon.json (scripted double)", () => {
   const reloadSteps = (journal: string): Step[] => [
     os,
     look(ROTATED),
-    { match: "printf 'present:'; cat /etc/docker/daemon.json", sudo: true, stdout: `present:${ROTATED}\n` },
-    JOURNAL_MARK,
+    beforeWrite(`${ROTATED}\n`),
     {
       match: `t=$(mktemp ${DAEMON_JSON}.XXXXXX)`,
       sudo: true,

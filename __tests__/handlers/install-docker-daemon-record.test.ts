@@ -9,7 +9,7 @@ import {
   planDaemonConfig,
 } from "../../handlers/install-docker/daemon-config";
 import { handler } from "../../handlers/install-docker/handler";
-import { JOURNAL_MARK } from "./support/docker-journal";
+import { beforeWrite } from "./support/docker-journal";
 import { dockerLook } from "./support/docker-look";
 import { DEBIAN_12 } from "./support/fixtures";
 import { grantsRead } from "./support/grants-steps";
@@ -115,8 +115,7 @@ describe("install-docker takes back the daemon.json keys it wrote (scripted doub
       os,
       look(NOW),
       grants,
-      { match: "printf 'present:'; cat /etc/docker/daemon.json", sudo: true, stdout: `present:${JSON.stringify(NOW)}` },
-      JOURNAL_MARK,
+      beforeWrite(`${JSON.stringify(NOW)}`),
       {
         match: `t=$(mktemp ${DAEMON_JSON}.XXXXXX)`,
         sudo: true,
