@@ -7,10 +7,13 @@ import * as path from "node:path";
 import { bundleHandler } from "../construct/bundling/bundle";
 import { parseConfig } from "../construct/config/parse";
 import { type CatalogEntry, INSTALLERS } from "../construct/installers/catalog";
+import { BOOT_LOOK } from "../handlers/common/boot-look";
 import { runJob } from "../operator/runner/run-job";
 import { helloDefinition } from "./fixtures/installers/install-hello/definition";
+import { answerLook } from "./handlers/support/look-answers";
 import { startServer } from "./handlers/support/ssh-server";
 import { testKey } from "./handlers/support/test-keys";
+import { unwrapLine } from "./handlers/support/wire";
 import { context, synth, tempDir } from "./support/synth";
 
 const HANDLERS_DIR = path.join(__dirname, "fixtures", "installers");
@@ -61,8 +64,11 @@ describe("a fixture installer plugged in through the catalog", () => {
       authorizedKey: key.public,
       onExec: (line) => {
         seen.push(line);
-        if (/os-release/.test(line))
-          return { stdout: 'ID=debian\nVERSION_CODENAME=bookworm\nPRETTY_NAME="Debian GNU/Linux 12 (bookworm)"\n' };
+        const script = unwrapLine(line).script.replace(/^(export [A-Z_]+=\S*; )+/, "");
+        if (script === BOOT_LOOK.script) {
+          const os = 'ID=debian\nVERSION_CODENAME=bookworm\nPRETTY_NAME="Debian GNU/Linux 12 (bookworm)"\n';
+          return { stdout: answerLook(script, { os_release: os }) };
+        }
         if (line.includes("cat /tmp/hello")) return { stdout: file };
         if (line.includes("> /tmp/hello")) file = "hi\nhi\n";
         return { stdout: "" };

@@ -9,6 +9,7 @@ import { SCHEMA_FILE, schemaText, withReference } from "../bin/docs";
 import { parseConfig } from "../construct/config/parse";
 import { PROJECT_ROOT } from "../construct/entry-points";
 import { INSTALLERS } from "../construct/installers/catalog";
+import { VM_LOOKS } from "../handlers/vm-looks";
 import { context } from "./support/synth";
 
 const read = (file: string) => fs.readFileSync(path.join(PROJECT_ROOT, file), "utf8");
@@ -32,6 +33,28 @@ describe("generated reference", () => {
         if (s.event) expect(readme).toContain(`\`${s.event}\``);
       }
     }
+  });
+});
+
+describe("the audit of what the installers read from the VM", () => {
+  const sources = (dir: string): string[] =>
+    fs.readdirSync(path.join(PROJECT_ROOT, dir), { withFileTypes: true }).flatMap((e) => {
+      const rel = path.join(dir, e.name);
+      return e.isDirectory() ? sources(rel) : e.name.endsWith(".ts") ? [rel] : [];
+    });
+
+  it("lists every look the handlers declare (defineLook) in handlers/vm-looks.ts, so the table has it", () => {
+    const declared = sources("handlers").flatMap((f) =>
+      [...read(f).matchAll(/defineLook\(\s*"([^"]+)"/g)].map((m) => m[1]),
+    );
+    expect(declared.length).toBeGreaterThan(5);
+    const listed = new Set(VM_LOOKS.map((l) => l.look));
+    expect(declared.filter((what) => !listed.has(what))).toEqual([]);
+  });
+
+  it("has a row for every probe, with its writer", () => {
+    const readme = read("README.md");
+    for (const l of VM_LOOKS) for (const p of l.probes) expect(readme).toContain(`| \`${p.name}\` | `);
   });
 });
 

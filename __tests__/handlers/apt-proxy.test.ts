@@ -8,8 +8,8 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { Apt } from "../../handlers/common/apt";
 import { unreachableFetches } from "../../handlers/common/apt-output";
-import { APT_PROXY_FILE, APT_PROXY_PROBE, aptProxyContent, keyFetchProxy } from "../../handlers/common/apt-proxy";
-import { CLOUD_INIT_PROBE } from "../../handlers/common/cloud-init";
+import { APT_PROXY_FILE, aptProxyContent, keyFetchProxy } from "../../handlers/common/apt-proxy";
+import { BOOT_LOOK } from "../../handlers/common/boot-look";
 import type { Connection, RunOptions, RunResult } from "../../handlers/common/exec";
 import { defineHandler, runHandler } from "../../handlers/common/handler-kit";
 import type { InstallerModel } from "../../handlers/common/installer-model";
@@ -20,6 +20,7 @@ import { SecretScrubber } from "../../shared/secrets";
 import { type EventOf, setting } from "../../shared/settings";
 import { integer } from "../../shared/validate";
 import { DEBIAN_12 } from "./support/fixtures";
+import { answerLook } from "./support/look-answers";
 import { TEST_ENV } from "./support/run-scripted";
 import { ScriptedRemote } from "./support/scripted-remote";
 
@@ -65,10 +66,13 @@ class ProxyVm implements Connection {
 
   async run(command: string, opts: RunOptions = {}): Promise<RunResult> {
     const ok = (stdout = "") => ({ code: 0, stdout, stderr: "", durationMs: 0 });
-    if (command === CLOUD_INIT_PROBE) return ok("cloud-init: none\n");
-    if (command.includes("/etc/os-release")) return ok(DEBIAN_12);
+    const file = this.file === undefined ? { code: 3 } : this.file;
+    // The kit's boot look reads the file with os-release and cloud-init: one look at it.
+    if (command === BOOT_LOOK.script) {
+      this.log.push(`look: ${APT_PROXY_FILE} (the boot look)`);
+      return ok(answerLook(command, { os_release: DEBIAN_12, apt_proxy: file }));
+    }
     this.log.push(`${opts.mutates ? "change" : "look"}${opts.sudo ? " (sudo)" : ""}: ${command.slice(0, 60)}`);
-    if (command === APT_PROXY_PROBE) return ok(this.file === undefined ? "absent\n" : `present\n${this.file}`);
     if (command.includes(`mv -f '${APT_PROXY_FILE}.tmp'`) || command.includes(`mv -f ${APT_PROXY_FILE}.tmp`))
       this.file = String(opts.stdin);
     else if (command.startsWith("rm -f ")) this.file = undefined;
@@ -138,7 +142,7 @@ describe("the proxy file, a change every installer plans first", () => {
     // Written first, as root, the content on stdin; the file looked at once though the plan was made three times.
     const changes = vm.log.filter((l) => l.startsWith("change"));
     expect(changes[0]).toMatch(/^change \(sudo\): cat > /);
-    expect(vm.log.filter((l) => l.includes("90vm-install-proxy; if"))).toHaveLength(1);
+    expect(vm.log.filter((l) => l.startsWith("look") && l.includes("90vm-install-proxy"))).toHaveLength(1);
     // The installer's report sees only its own changes.
     expect(run.summary).toBe("level 2, 2 raise(s)");
   });

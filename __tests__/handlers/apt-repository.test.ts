@@ -6,6 +6,7 @@ import {
   removeStaleRepositories,
   type StaleRepositoryOptions,
 } from "../../handlers/common/stale-repositories";
+import { sourcesFacts } from "./support/look-answers";
 import { ALPHA_FPR, DOCKER_FPR, pgpKey } from "./support/pgp-fixtures";
 import { ScriptedRemote } from "./support/scripted-remote";
 
@@ -288,9 +289,7 @@ describe("apt-repository: stale entries", () => {
   });
 
   it("finds nothing to do on a clean VM: one look, no second command", async () => {
-    const remote = new ScriptedRemote([
-      { match: "@@@file", sudo: true, stdout: `@@@file ${ours.path}\n${ours.text}\n@@@end\n` },
-    ]);
+    const remote = new ScriptedRemote([{ match: "apt.sources", sudo: true, facts: sourcesFacts([ours]) }]);
     expect(await removeStaleRepositories(remote, opts)).toEqual({ changed: false, changes: [] });
     expect(remote.done).toBe(true);
   });
@@ -301,18 +300,18 @@ describe("apt-repository: stale entries", () => {
       "https://download.docker.com/linux/ubuntu jammy stable";
     const remote = new ScriptedRemote([
       {
-        match: "@@@file",
+        match: "apt.sources",
         sudo: true,
-        stdout:
-          `@@@file ${ours.path}\n${ours.text}\n@@@end\n@@@file ` +
-          `/etc/apt/sources.list.d/docker-ce.list\n${old}\n\n@@@end\n@@@keyring ` +
-          `/etc/apt/keyrings/docker.asc\n@@@trusted\n` +
+        facts: sourcesFacts(
+          [ours, { path: "/etc/apt/sources.list.d/docker-ce.list", text: `${old}\n` }],
+          ["/etc/apt/keyrings/docker.asc"],
           "pub:-:4096:1:8D81803C0EBFCD88:1487788586:::-:::scESA::::::23::0:\nfpr:::::::::9DC858229FC7DD38854AE2D88D81803C0EBFCD88:\n",
+        ),
         check: (c) => {
           expect(c).toContain("--keyring /etc/apt/trusted.gpg --with-colons --list-keys");
           expect(c).toContain(
             "if [ -e /usr/share/keyrings/docker-archive-keyring.gpg ] && ! dpkg -S " +
-              "/usr/share/keyrings/docker-archive-keyring.gpg >/dev/null 2>&1; then printf '@@@keyring %s\\n'",
+              "/usr/share/keyrings/docker-archive-keyring.gpg >/dev/null 2>&1; then echo",
           );
         },
       },
@@ -359,15 +358,15 @@ describe("apt-repository: a VM set up when the served armour was written as <nam
   it("removeStaleRepositories looks for it without being told, and removes it once the source points at the .gpg", async () => {
     const remote = new ScriptedRemote([
       {
-        match: "@@@file",
+        match: "apt.sources",
         sudo: true,
-        stdout:
-          `@@@file /etc/apt/sources.list.d/pgdg.list\n${pgdgList}\n@@@end\n@@@keyring ` +
-          `/etc/apt/keyrings/pgdg.asc\n`,
+        facts: sourcesFacts(
+          [{ path: "/etc/apt/sources.list.d/pgdg.list", text: pgdgList }],
+          ["/etc/apt/keyrings/pgdg.asc"],
+        ),
         check: (c) =>
           expect(c).toContain(
-            "if [ -e /etc/apt/keyrings/pgdg.asc ] && ! dpkg -S /etc/apt/keyrings/pgdg.asc >/dev/null 2>&1; then " +
-              "printf '@@@keyring %s\\n'",
+            "if [ -e /etc/apt/keyrings/pgdg.asc ] && ! dpkg -S /etc/apt/keyrings/pgdg.asc >/dev/null 2>&1; then echo",
           ),
       },
       {

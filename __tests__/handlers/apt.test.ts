@@ -8,11 +8,12 @@ import {
   parseAptHolderNote,
   parseDpkgQuery,
 } from "../../handlers/common/apt-output";
-import { DPKG_HEALTH_PROBE } from "../../handlers/common/dpkg-health";
+import { DPKG_HEALTH_LOOK } from "../../handlers/common/dpkg-health";
 import { CommandError } from "../../handlers/common/exec";
-import { parseLockTable } from "../../handlers/common/lock-holders";
+import { LOCK_TABLE_LOOK, parseLockTable } from "../../handlers/common/lock-holders";
 import { probeOutput } from "./support/dpkg-probe";
 import { dpkgLine, LOCK_STAT, LOCK_STDERR, LOCK_TABLE, PROC_LOCKS, policyBlock, SESSION_APT } from "./support/fixtures";
+import { answerLook } from "./support/look-answers";
 import { ScriptedRemote } from "./support/scripted-remote";
 
 const noSleep = { sleep: async () => undefined };
@@ -66,10 +67,12 @@ describe("parsers", () => {
   });
 
   it("finds lock holders in /proc/locks by inode, skipping blocked waiters", () => {
-    expect(parseLockTable(`${LOCK_STAT}--- /proc/locks\n${PROC_LOCKS}`)).toEqual([
-      { lock: "/var/lib/dpkg/lock-frontend", pid: 4242 },
-      { lock: "/var/lib/dpkg/lock", pid: 4242 },
-    ]);
+    expect(parseLockTable(answerLook(LOCK_TABLE_LOOK, { "locks.files": LOCK_STAT, "locks.proc": PROC_LOCKS }))).toEqual(
+      [
+        { lock: "/var/lib/dpkg/lock-frontend", pid: 4242 },
+        { lock: "/var/lib/dpkg/lock", pid: 4242 },
+      ],
+    );
     expect(parseAptHolderNote(LOCK_STDERR)).toEqual({
       lock: "/var/lib/dpkg/lock-frontend",
       pid: 4242,
@@ -167,7 +170,7 @@ describe("Apt on a scripted VM", () => {
         code: 100,
         stderr: "E: Could not get lock /var/lib/apt/lists/lock. It is held by process 77 (apt-get)\n",
       },
-      { match: "/proc/locks", stdout: "--- /proc/locks\n--- ofd\n" },
+      { match: "/proc/locks", stdout: answerLook(LOCK_TABLE_LOOK) },
     ]);
     const err = await new Apt(remote, resolveAptSettings({ lock_attempts: 1 }), noSleep).update().catch((e) => e);
     expect(err.message).toContain("/var/lib/apt/lists/lock is held by pid 77 (apt-get)");
@@ -226,10 +229,13 @@ describe("Apt on a scripted VM", () => {
 });
 
 describe("dpkg repairs itself before apt work", () => {
-  const INTERRUPTED =
-    "tmp.i\n0001\n--- audit\nThe following packages are only half configured, probably due to problems\nconfiguring " +
-    "them the first time.  The configuration should be retried using\ndpkg --configure <package> or the configure " +
-    "menu option in dselect:\n gcc-12    GNU C compiler\n";
+  const INTERRUPTED = probeOutput({
+    updates: "tmp.i\n0001",
+    audit:
+      "The following packages are only half configured, probably due to problems\nconfiguring " +
+      "them the first time.  The configuration should be retried using\ndpkg --configure <package> or the configure " +
+      "menu option in dselect:\n gcc-12    GNU C compiler",
+  });
   /** dpkg killed while it upgraded perl-base: reinst-required, the old version on record, the new .deb in the cache. */
   const KILLED_UNPACK = probeOutput({
     updates: "0000",
@@ -248,13 +254,13 @@ describe("dpkg repairs itself before apt work", () => {
       "repairs",
     async () => {
       const remote = new ScriptedRemote([
-        { match: DPKG_HEALTH_PROBE, sudo: false, stdout: INTERRUPTED },
+        { match: DPKG_HEALTH_LOOK.script, sudo: false, stdout: INTERRUPTED },
         {
           ...repair,
           check: (c) =>
             expect(c).toMatch(/--configure -a\napt-get -f install --no-remove -y -q -o DPkg::Lock::Timeout=30 /),
         },
-        { match: DPKG_HEALTH_PROBE, stdout: "--- audit\n" },
+        { match: DPKG_HEALTH_LOOK.script, stdout: probeOutput({}) },
         { match: "apt-get install", sudo: true },
         { match: "apt-get install", sudo: true },
       ]);
@@ -274,7 +280,7 @@ describe("dpkg repairs itself before apt work", () => {
       "the source",
     async () => {
       const remote = new ScriptedRemote([
-        { match: DPKG_HEALTH_PROBE, stdout: KILLED_UNPACK },
+        { match: DPKG_HEALTH_LOOK.script, stdout: KILLED_UNPACK },
         {
           ...repair,
           stdout: "vm-install-repair: reinstall perl-base from the archive cache\n",
@@ -283,7 +289,7 @@ describe("dpkg repairs itself before apt work", () => {
             expect(c.indexOf("--unpack $debs")).toBeLessThan(c.indexOf("--configure -a"));
           },
         },
-        { match: DPKG_HEALTH_PROBE, stdout: CLEAN },
+        { match: DPKG_HEALTH_LOOK.script, stdout: CLEAN },
         { match: "apt-get install", sudo: true },
       ]);
       const apt = new Apt(remote, DEFAULT_APT, noSleep);
@@ -312,9 +318,9 @@ describe("dpkg repairs itself before apt work", () => {
         "E: Sub-process /usr/bin/dpkg returned an error code (1)",
       ].join("\n");
       const remote = new ScriptedRemote([
-        { match: DPKG_HEALTH_PROBE, stdout: left },
+        { match: DPKG_HEALTH_LOOK.script, stdout: left },
         { ...repair, code: 100, stderr: dpkgSaid },
-        { match: DPKG_HEALTH_PROBE, stdout: left },
+        { match: DPKG_HEALTH_LOOK.script, stdout: left },
       ]);
       const err = await new Apt(remote, DEFAULT_APT, noSleep).update().catch((e: Error) => e);
       expect(remote.done).toBe(true);
@@ -331,7 +337,7 @@ describe("dpkg repairs itself before apt work", () => {
   it("no .deb of a package to reinstall, anywhere: the error names it and the reinstall to run", async () => {
     const gone = probeOutput({ packages: ["perl-base\tamd64\tinstall reinstreq half-installed\t5.36.0-7+deb12u3"] });
     const remote = new ScriptedRemote([
-      { match: DPKG_HEALTH_PROBE, stdout: gone },
+      { match: DPKG_HEALTH_LOOK.script, stdout: gone },
       {
         ...repair,
         code: 90,
@@ -340,7 +346,7 @@ describe("dpkg repairs itself before apt work", () => {
           "E: Can not find version '5.36.0-7+deb12u3' of package 'perl-base'\nno .deb of perl-base 5.36.0-7+deb12u3 " +
           "in /var/cache/apt/archives, and the mirror does not offer it\n",
       },
-      { match: DPKG_HEALTH_PROBE, stdout: gone },
+      { match: DPKG_HEALTH_LOOK.script, stdout: gone },
     ]);
     const err = (await new Apt(remote, DEFAULT_APT, noSleep).update().catch((e: Error) => e)) as Error;
     expect(err.message).toMatch(
@@ -353,9 +359,9 @@ describe("dpkg repairs itself before apt work", () => {
   it("apt-get -f install would remove packages: refused, and the error says which", async () => {
     const broken = probeOutput({ packages: ["libfoo1\tamd64\tinstall ok unpacked\t1.0"] });
     const remote = new ScriptedRemote([
-      { match: DPKG_HEALTH_PROBE, stdout: broken },
+      { match: DPKG_HEALTH_LOOK.script, stdout: broken },
       { ...repair, code: 100, stderr: "E: Packages need to be removed but remove is disabled.\n" },
-      { match: DPKG_HEALTH_PROBE, stdout: broken },
+      { match: DPKG_HEALTH_LOOK.script, stdout: broken },
       {
         match: "apt-get -s -f install",
         sudo: false,
@@ -369,13 +375,13 @@ describe("dpkg repairs itself before apt work", () => {
 
   it("the lock busy during the repair: looked at again, then repaired", async () => {
     const remote = new ScriptedRemote([
-      { match: DPKG_HEALTH_PROBE, stdout: KILLED_UNPACK },
+      { match: DPKG_HEALTH_LOOK.script, stdout: KILLED_UNPACK },
       { ...repair, code: 2, stderr: "dpkg: error: dpkg frontend lock was locked by another process with pid 4242\n" },
       { match: "stat -c", sudo: true, stdout: LOCK_TABLE },
       { match: "/proc/$p/cmdline", stdout: SESSION_APT },
-      { match: DPKG_HEALTH_PROBE, stdout: INTERRUPTED },
+      { match: DPKG_HEALTH_LOOK.script, stdout: INTERRUPTED },
       { ...repair, check: (c) => expect(c).not.toContain("--unpack") },
-      { match: DPKG_HEALTH_PROBE, stdout: CLEAN },
+      { match: DPKG_HEALTH_LOOK.script, stdout: CLEAN },
     ]);
     const apt = new Apt(remote, { ...DEFAULT_APT, lockRetryDelaySec: 0 }, noSleep);
     await apt.ensureDpkgHealthy();
@@ -385,7 +391,7 @@ describe("dpkg repairs itself before apt work", () => {
   });
 
   it("check mode: the repair is only recorded, in a real run's words", async () => {
-    const remote = new ScriptedRemote([{ match: DPKG_HEALTH_PROBE, stdout: KILLED_UNPACK }]);
+    const remote = new ScriptedRemote([{ match: DPKG_HEALTH_LOOK.script, stdout: KILLED_UNPACK }]);
     const apt = new Apt(remote, DEFAULT_APT, { ...noSleep, check: true });
     await apt.update();
     expect(remote.done).toBe(true);
@@ -404,13 +410,13 @@ describe("dpkg repairs itself before apt work", () => {
       const remote = new ScriptedRemote([
         { match: "apt-get install", code: 100, stderr: failed },
         {
-          match: DPKG_HEALTH_PROBE,
+          match: DPKG_HEALTH_LOOK.script,
           stdout: probeOutput({
             packages: ["watch\tall\tinstall ok half-configured\t1.0", "files\tall\tinstall ok triggers-awaited\t1.0"],
           }),
         },
         repair,
-        { match: DPKG_HEALTH_PROBE, stdout: CLEAN },
+        { match: DPKG_HEALTH_LOOK.script, stdout: CLEAN },
         { match: "apt-get install", sudo: true },
       ]);
       const apt = new Apt(remote, DEFAULT_APT, noSleep);
@@ -442,9 +448,9 @@ describe("dpkg repairs itself before apt work", () => {
   it("dpkg killed under an install: repaired, and the install runs once more", async () => {
     const remote = new ScriptedRemote([
       { match: "apt-get install", code: 100, stderr: "E: Sub-process /usr/bin/dpkg received signal 9.\n" },
-      { match: DPKG_HEALTH_PROBE, stdout: KILLED_UNPACK },
+      { match: DPKG_HEALTH_LOOK.script, stdout: KILLED_UNPACK },
       repair,
-      { match: DPKG_HEALTH_PROBE, stdout: CLEAN },
+      { match: DPKG_HEALTH_LOOK.script, stdout: CLEAN },
       { match: "apt-get install", sudo: true },
     ]);
     const apt = new Apt(remote, DEFAULT_APT, noSleep);

@@ -3,7 +3,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { compareDebianVersions } from "../../handlers/common/debian-version";
-import { DPKG_HEALTH_PROBE, needsRepair, parseDpkgHealth, UNSETTLED_AWK } from "../../handlers/common/dpkg-health";
+import { DPKG_HEALTH_LOOK, needsRepair, parseDpkgHealth, UNSETTLED_AWK } from "../../handlers/common/dpkg-health";
 import {
   debFileName,
   describeDamage,
@@ -38,8 +38,8 @@ describe("the dpkg health probe", () => {
     "is one unprivileged command that reads dpkg's files, not only dpkg-query (which needs the lock while a " +
       "journal is pending)",
     () => {
-      expect(DPKG_HEALTH_PROBE).toContain('/var/lib/dpkg/status "$@"');
-      expect(DPKG_HEALTH_PROBE).not.toMatch(/sudo/);
+      expect(DPKG_HEALTH_LOOK.script).toContain('/var/lib/dpkg/status "$@"');
+      expect(DPKG_HEALTH_LOOK.script).not.toMatch(/sudo/);
     },
   );
 
@@ -67,7 +67,7 @@ describe("the dpkg health probe", () => {
   });
 
   it("a healthy dpkg, also in the short form older doubles answer: nothing to repair", () => {
-    for (const out of ["--- audit\n", probeOutput({ cache: ["jq_1.6-2.1_amd64.deb"] })]) {
+    for (const out of [probeOutput({}), probeOutput({ cache: ["jq_1.6-2.1_amd64.deb"] })]) {
       const h = parseDpkgHealth(out);
       expect(needsRepair(h)).toBe(false);
       expect(h.packages).toEqual([]);
@@ -120,7 +120,7 @@ describe("the dpkg health probe", () => {
   });
 
   it("reads the journal only when there is one (an unexpanded glob would stop awk)", () => {
-    expect(DPKG_HEALTH_PROBE).toContain('set -- /var/lib/dpkg/updates/[0-9]*; [ -e "$1" ] || set --;');
+    expect(DPKG_HEALTH_LOOK.script).toContain('set -- /var/lib/dpkg/updates/[0-9]*; [ -e "$1" ] || set --;');
   });
 
   it("a journal alone, or an audit alone, needs repair", () => {
@@ -258,9 +258,11 @@ describe("the repair in words", () => {
   });
 
   it("without a package list (an older probe's answer): the packages dpkg --audit names", () => {
-    expect(describeDamage(parseDpkgHealth("0001\n--- audit\nhalf configured:\n gcc-12    GNU C compiler\n"))).toBe(
-      "an interrupted dpkg run; half-done packages: gcc-12",
-    );
+    expect(
+      describeDamage(
+        parseDpkgHealth(probeOutput({ updates: "0001", audit: "half configured:\n gcc-12    GNU C compiler" })),
+      ),
+    ).toBe("an interrupted dpkg run; half-done packages: gcc-12");
   });
 
   it("the packages dpkg and apt name as failing", () => {

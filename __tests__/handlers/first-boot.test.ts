@@ -2,12 +2,13 @@
 // cloud-init, apt-daily or unattended-upgrades waited for within the job's budget, not a count of
 // attempts; holders classified by their unit, never by a name alone.
 import { Apt, DEFAULT_APT } from "../../handlers/common/apt";
-import { cloudInitState, parseCloudInitProbe } from "../../handlers/common/cloud-init";
+import { BOOT_LOOK } from "../../handlers/common/boot-look";
+import { CLOUD_INIT_LOOK, cloudInitFrom, cloudInitState } from "../../handlers/common/cloud-init";
 import { FIRST_BOOT_POLL_MS, FirstBootClock } from "../../handlers/common/first-boot";
 import type { InstallerDeps } from "../../handlers/common/handler-kit";
 import {
   firstBootReason,
-  LOCK_TABLE_PROBE,
+  LOCK_TABLE_LOOK,
   parseHolderDetails,
   parseLockTable,
 } from "../../handlers/common/lock-holders";
@@ -38,6 +39,7 @@ import {
   SESSION_APT,
   UNATTENDED_UPGRADE,
 } from "./support/fixtures";
+import { type Answer, answerLook } from "./support/look-answers";
 import { runScripted } from "./support/run-scripted";
 import { ScriptedRemote, type Step } from "./support/scripted-remote";
 
@@ -50,8 +52,15 @@ function fakeTime() {
   };
 }
 
-const os: Step = { match: "cat /etc/os-release", stdout: DEBIAN_12 };
-const probe = (stdout: string): Step => ({ match: "/run/cloud-init/status.json", sudo: false, stdout });
+const os: Step = { match: "cat /etc/os-release", facts: { os_release: DEBIAN_12 } };
+/** The kit's first look: os-release, and cloud-init as `cloud` says (no cloud-init when not given). */
+const boot = (cloud: Record<string, Answer> = {}): Step => ({
+  match: "cat /etc/os-release",
+  sudo: false,
+  facts: { os_release: DEBIAN_12, ...cloud },
+});
+/** cloud-init looked at again while the first boot goes on. */
+const probe = (facts: Record<string, Answer>): Step => ({ match: "/run/cloud-init/status.json", sudo: false, facts });
 const locks = (stdout: string): Step => ({ match: "/proc/locks", sudo: true, stdout });
 const details = (stdout: string): Step => ({ match: "/proc/$p/cmdline", sudo: true, stdout });
 const dpkg = (stdout: string): Step => ({ match: /^dpkg-query -W /, code: 1, stdout });
@@ -63,16 +72,17 @@ const installed = dpkg(dpkgLine("git", "1:2.39.2-1.1"));
 const cloudLog = (log = "", output = ""): Step => ({
   match: "cloud-init-output.log",
   sudo: true,
-  stdout: `${log}--- output\n${output}`,
+  facts: { "cloud_init.log": log, "cloud_init.output": output },
 });
 const run = (event: unknown, script: Step[], deps: Partial<InstallerDeps> = {}) =>
   runScripted(handler, { packages: ["git"], ...(event as object) }, script, deps);
 
 describe("cloud-init's state, from its own files", () => {
-  const state = (text: string) => cloudInitState(parseCloudInitProbe(text));
+  const state = (answers: Record<string, Answer>) =>
+    cloudInitState(cloudInitFrom(CLOUD_INIT_LOOK.parse(answerLook(CLOUD_INIT_LOOK, answers)).get));
 
   it("no cloud-init, disabled, or installed but not run this boot: nothing to wait for", () => {
-    expect(state("cloud-init: none\n").kind).toBe("absent");
+    expect(state({ cloud_init: "none\n" }).kind).toBe("absent");
     expect(state(cloudInitProbe({ markers: ["/etc/cloud/cloud-init.disabled"] }))).toMatchObject({
       kind: "disabled",
       words: expect.stringContaining("/etc/cloud/cloud-init.disabled"),
@@ -180,7 +190,11 @@ describe("lock holders: first boot by unit, never by a name alone", () => {
   });
 
   it("open-file-description locks (pid -1 in /proc/locks) are found through fdinfo", () => {
-    const table = `${LOCK_STAT}--- /proc/locks\n5: OFDLCK ADVISORY  WRITE -1 00:2d:131090 0 EOF\n--- ofd\n131090 977\n`;
+    const table = answerLook(LOCK_TABLE_LOOK, {
+      "locks.files": LOCK_STAT,
+      "locks.proc": "5: OFDLCK ADVISORY  WRITE -1 00:2d:131090 0 EOF\n",
+      "locks.ofd": "131090 977\n",
+    });
     expect(parseLockTable(table)).toEqual([{ lock: "/var/lib/dpkg/lock-frontend", pid: 977 }]);
   });
 });
@@ -202,10 +216,11 @@ describe("the first-boot clock", () => {
 });
 
 describe("install-packages waits for cloud-init", () => {
-  it("no cloud-init: one look, no wait, no warning", async () => {
-    const { result, remote } = await run({}, [os, dpkg(""), update, policy, install(), installed]);
+  it("no cloud-init: one look (the kit's first, with os-release), no wait, no warning", async () => {
+    const { result, remote } = await run({}, [boot(), dpkg(""), update, policy, install(), installed]);
     expect(result?.status).toBe("ok");
-    expect(remote.cloudInitLooks).toBe(1);
+    expect(remote.calls[0].command).toBe(BOOT_LOOK.script);
+    expect(remote.cloudInitLooks).toBe(0);
     expect(result?.warnings).toEqual([]);
     expect(result?.timings_ms).not.toHaveProperty("first_boot");
   });
@@ -215,8 +230,7 @@ describe("install-packages waits for cloud-init", () => {
     const { result, remote, lines } = await run(
       {},
       [
-        os,
-        probe(RUNNING_FINAL_22),
+        boot(RUNNING_FINAL_22),
         probe(RUNNING_FINAL_22),
         probe(RUNNING_FINAL_22),
         probe(DONE_22),
@@ -248,16 +262,7 @@ describe("install-packages waits for cloud-init", () => {
       '"while parsing a flow sequence"\n' +
       "2026-12-04 01:16:29,101 - cloud_config.py[WARNING]: Failed at merging in cloud config part from case.cfg: " +
       "empty cloud config\n";
-    const { result } = await run({}, [
-      os,
-      probe(DONE_22),
-      cloudLog(log),
-      dpkg(""),
-      update,
-      policy,
-      install(),
-      installed,
-    ]);
+    const { result } = await run({}, [boot(DONE_22), cloudLog(log), dpkg(""), update, policy, install(), installed]);
     expect(result?.status).toBe("ok");
     expect(result?.warnings).toEqual([
       "cloud-init finished the VM's first boot with warnings in its log (/var/log/cloud-init.log): " +
@@ -272,8 +277,7 @@ describe("install-packages waits for cloud-init", () => {
     const { lines } = await run(
       {},
       [
-        os,
-        probe(RUNNING_FINAL_22),
+        boot(RUNNING_FINAL_22),
         locks(LOCK_TABLE),
         details(CLOUD_FINAL_APT),
         probe(DONE_22),
@@ -297,7 +301,7 @@ describe("install-packages waits for cloud-init", () => {
   });
 
   it("done with recoverable errors (23.4+): a warning in the result naming them", async () => {
-    const { result } = await run({}, [os, probe(DONE_RECOVERABLE_23), dpkg(""), update, policy, install(), installed]);
+    const { result } = await run({}, [boot(DONE_RECOVERABLE_23), dpkg(""), update, policy, install(), installed]);
     expect(result?.status).toBe("ok");
     expect(result?.warnings).toEqual([
       "cloud-init finished the VM's first boot with recoverable errors: DEPRECATED: Deprecated cloud-config " +
@@ -312,7 +316,7 @@ describe("install-packages waits for cloud-init", () => {
       "2024-05-01 10:00:09,102 - util.py[WARNING]: Failed to run module scripts-user (scripts in " +
       "/var/lib/cloud/instance/scripts)\x1b]0;pwned\x07\n" +
       "";
-    const { error, remote } = await run({}, [os, probe(RUNCMD_FAILED_22), cloudLog(log, "+ false\n")]);
+    const { error, remote } = await run({}, [boot(RUNCMD_FAILED_22), cloudLog(log, "+ false\n")]);
     expect(remote.done).toBe(true);
     expect(error?.message).toMatch(
       /^install-packages failed while waiting for the VM's first boot \(cloud-init\): cloud-init reported errors on the VM's first boot/,
@@ -328,8 +332,9 @@ describe("install-packages waits for cloud-init", () => {
 
   it("still running when the job's budget ends: fails naming the stage and the setting to raise", async () => {
     const { t, deps } = fakeTime();
-    const script = Array.from({ length: 12 }, () => probe(RUNNING_FINAL_22));
-    const { error, remote } = await run({ time_budget_sec: 60 }, [os, ...script], deps);
+    // Twelve looks, 5 s apart: the kit's first, then eleven of cloud-init alone.
+    const script = Array.from({ length: 11 }, () => probe(RUNNING_FINAL_22));
+    const { error, remote } = await run({ time_budget_sec: 60 }, [boot(RUNNING_FINAL_22), ...script], deps);
     expect(remote.done).toBe(true);
     expect(error?.message).toMatch(
       /cloud-init had not finished the VM's first boot after 60 s \(still waiting for stage modules:final\)/,
@@ -340,9 +345,9 @@ describe("install-packages waits for cloud-init", () => {
     expect(t.now).toBe(60_000);
   });
 
-  it("apt.first_boot_wait_sec 0: cloud-init is not even looked at", async () => {
+  it("apt.first_boot_wait_sec 0: cloud-init, even running, is not waited for nor looked at again", async () => {
     const { result, remote } = await run({ apt: { first_boot_wait_sec: 0 } }, [
-      os,
+      boot(RUNNING_FINAL_22),
       dpkg(""),
       update,
       policy,
@@ -358,7 +363,7 @@ describe("install-packages waits for cloud-init", () => {
     const lost: Step = { ...probe(RUNNING_FINAL_22), code: null };
     const { result } = await run(
       {},
-      [os, lost, probe(DONE_22), cloudLog(), dpkg(""), update, policy, install(), installed],
+      [boot(RUNNING_FINAL_22), lost, probe(DONE_22), cloudLog(), dpkg(""), update, policy, install(), installed],
       deps,
     );
     expect(result?.status).toBe("ok");
@@ -368,7 +373,7 @@ describe("install-packages waits for cloud-init", () => {
     const { deps } = fakeTime();
     const { result, remote, lines } = await run(
       { check: true },
-      [os, probe(RUNNING_FINAL_22), probe(DONE_22), cloudLog(), dpkg(""), policy],
+      [boot(RUNNING_FINAL_22), probe(DONE_22), cloudLog(), dpkg(""), policy],
       deps,
     );
     expect(remote.done).toBe(true);
@@ -384,7 +389,7 @@ describe("every installer waits for the first boot before its own work", () => {
     ["install-docker", dockerHandler, {}],
     ["install-postgres", postgresHandler, pg],
   ] as const)("%s: a failed first boot fails it before anything of its own ran", async (name, spec, event) => {
-    const { error, remote } = await runScripted(spec as never, event, [os, probe(RUNCMD_FAILED_22), cloudLog()]);
+    const { error, remote } = await runScripted(spec as never, event, [boot(RUNCMD_FAILED_22), cloudLog()]);
     expect(remote.done).toBe(true);
     expect(error?.message).toMatch(
       new RegExp(`^${name} failed while waiting for the VM's first boot \\(cloud-init\\)`),
@@ -488,6 +493,6 @@ describe("a lock held by the first boot is waited for within the budget, not loc
     const remote = new ScriptedRemote([install()]);
     await new Apt(remote, DEFAULT_APT, { sleep: async () => undefined }).install(["git"]);
     expect(remote.lockLooks).toBe(1);
-    expect(LOCK_TABLE_PROBE).toContain("/proc/locks");
+    expect(LOCK_TABLE_LOOK.script).toContain("/proc/locks");
   });
 });

@@ -15,9 +15,10 @@ import { dockerdError, dockerdLines } from "../../handlers/install-docker/daemon
 import { handler } from "../../handlers/install-docker/handler";
 import { mirrorProblems, parseMirrors, probeCommand } from "../../handlers/install-docker/mirror-probe";
 import { validate } from "../../shared/validate";
-import { CURSOR, JOURNAL_MARK } from "./support/docker-journal";
+import { beforeWrite, CURSOR } from "./support/docker-journal";
 import { dockerLook } from "./support/docker-look";
 import { DEBIAN_12 } from "./support/fixtures";
+import { grantsRead } from "./support/grants-steps";
 import { runScripted } from "./support/run-scripted";
 import type { Step } from "./support/scripted-remote";
 
@@ -214,12 +215,12 @@ describe("the mirror probe", () => {
 // The handler on the scripted double: Docker installed and running (Debian 12, distro channel).
 
 const look = dockerLook;
-const os: Step = { match: "cat /etc/os-release", sudo: false, stdout: DEBIAN_12 };
+const os: Step = { match: "cat /etc/os-release", sudo: false, facts: { os_release: DEBIAN_12 } };
 const info: Step = { match: "docker info --format '{{.ServerVersion}}'", sudo: true, stdout: "20.10.24\n" };
 const event = { channel: "distro", compose: false, users: ["admin"], verify: "daemon" };
 const run = (e: unknown, script: Step[]) => runScripted(handler, e, script);
 const ROTATED = JSON.stringify({ "log-driver": "json-file", "log-opts": { "max-size": "10m", "max-file": "3" } });
-const noGrants: Step = { match: "cat /var/lib/vm-install/grants.json", sudo: true, stdout: "absent\n" };
+const noGrants: Step = grantsRead();
 const recorded: Step = { match: "/var/lib/vm-install/.grants.json.XXXXXX", sudo: true };
 const LINES = [
   `${DAEMON_JSON}: log-driver (unset) -> "json-file"`,
@@ -242,8 +243,7 @@ describe("install-docker with daemon.json (scripted double)", () => {
       os,
       look(admin),
       noGrants,
-      { match: "printf 'present:'; cat /etc/docker/daemon.json", sudo: true, stdout: `present:${admin}\n` },
-      JOURNAL_MARK,
+      beforeWrite(`${admin}\n`),
       {
         match: `t=$(mktemp ${DAEMON_JSON}.XXXXXX)`,
         sudo: true,
@@ -283,8 +283,7 @@ describe("install-docker with daemon.json (scripted double)", () => {
     const { error, remote } = await run({ ...event, daemon_config: { "no-such-option": true } }, [
       os,
       look(ROTATED),
-      { match: "printf 'present:'; cat /etc/docker/daemon.json", sudo: true, stdout: `present:${ROTATED}\n` },
-      JOURNAL_MARK,
+      beforeWrite(`${ROTATED}\n`),
       { match: `t=$(mktemp ${DAEMON_JSON}.XXXXXX)`, sudo: true },
       { match: /systemctl restart docker\.service$/, sudo: true, code: 1, stderr: "Job for docker.service failed." },
       {
@@ -313,8 +312,7 @@ describe("install-docker with daemon.json (scripted double)", () => {
   const reloadSteps = (journal: string): Step[] => [
     os,
     look(ROTATED),
-    { match: "printf 'present:'; cat /etc/docker/daemon.json", sudo: true, stdout: `present:${ROTATED}\n` },
-    JOURNAL_MARK,
+    beforeWrite(`${ROTATED}\n`),
     {
       match: `t=$(mktemp ${DAEMON_JSON}.XXXXXX)`,
       sudo: true,

@@ -9,9 +9,10 @@ import {
   planDaemonConfig,
 } from "../../handlers/install-docker/daemon-config";
 import { handler } from "../../handlers/install-docker/handler";
-import { JOURNAL_MARK } from "./support/docker-journal";
+import { beforeWrite } from "./support/docker-journal";
 import { dockerLook } from "./support/docker-look";
 import { DEBIAN_12 } from "./support/fixtures";
+import { grantsRead } from "./support/grants-steps";
 import { runScripted } from "./support/run-scripted";
 import type { Step } from "./support/scripted-remote";
 
@@ -81,7 +82,7 @@ describe("planDaemonConfig with the inventory's record: what vm-install wrote an
 
 // The handler on the scripted double: Docker installed and running, a mirror vm-install wrote, an admin key.
 const look = (daemonJson: unknown): Step => dockerLook(JSON.stringify(daemonJson));
-const os: Step = { match: "cat /etc/os-release", sudo: false, stdout: DEBIAN_12 };
+const os: Step = { match: "cat /etc/os-release", sudo: false, facts: { os_release: DEBIAN_12 } };
 const info: Step = { match: "docker info --format '{{.ServerVersion}}'", sudo: true, stdout: "20.10.24\n" };
 const event = { channel: "distro", compose: false, users: ["admin"], verify: "daemon", registry_mirrors: [] };
 const NOW = { ...ROTATED, "registry-mirrors": [MIRROR], "userland-proxy": false };
@@ -89,11 +90,7 @@ const INVENTORY = {
   version: 1,
   docker: { group_members: ["admin"], daemon_json: { ...ROTATED, "registry-mirrors": [MIRROR] } },
 };
-const grants: Step = {
-  match: "cat /var/lib/vm-install/grants.json",
-  sudo: true,
-  stdout: `present\n${JSON.stringify(INVENTORY)}\n`,
-};
+const grants: Step = grantsRead(INVENTORY);
 const REMOVED = [
   `${DAEMON_JSON}: removed registry-mirrors ["${MIRROR}"] (written by vm-install, no longer asked for)`,
   "restarted docker.service (registry-mirrors)",
@@ -118,8 +115,7 @@ describe("install-docker takes back the daemon.json keys it wrote (scripted doub
       os,
       look(NOW),
       grants,
-      { match: "printf 'present:'; cat /etc/docker/daemon.json", sudo: true, stdout: `present:${JSON.stringify(NOW)}` },
-      JOURNAL_MARK,
+      beforeWrite(`${JSON.stringify(NOW)}`),
       {
         match: `t=$(mktemp ${DAEMON_JSON}.XXXXXX)`,
         sudo: true,
@@ -137,7 +133,7 @@ describe("install-docker takes back the daemon.json keys it wrote (scripted doub
         },
       },
       look({ ...ROTATED, "userland-proxy": false }),
-      { ...grants, stdout: `present\n${JSON.stringify({ ...INVENTORY, docker: { daemon_json: ROTATED } })}\n` },
+      grantsRead({ ...INVENTORY, docker: { daemon_json: ROTATED } }),
       info,
     ]);
     expect(error).toBeUndefined();

@@ -1,5 +1,6 @@
 import type { InstallerDeps } from "../../handlers/common/handler-kit";
 import {
+  dockerLook,
   dockerNeeds,
   groupMembers,
   needWords,
@@ -14,6 +15,7 @@ import { handler } from "../../handlers/install-docker/handler";
 import { planGroup } from "../../handlers/install-docker/service-and-group";
 import { DEBIAN_12, DEBIAN_13, dpkgLine, policyBlock, UBUNTU_2204, UBUNTU_2404 } from "./support/fixtures";
 import { grantsRead, grantsWrite } from "./support/grants-steps";
+import { type Answer, answerLook, sourcesFacts } from "./support/look-answers";
 import { ALPHA_FPR, BETA_FPR, DOCKER_FPR, pgpKey } from "./support/pgp-fixtures";
 import { runScripted } from "./support/run-scripted";
 import type { Step } from "./support/scripted-remote";
@@ -47,47 +49,46 @@ interface VmState {
   curl?: boolean;
   legacyKeyring?: boolean;
 }
-function inspectOut(s: VmState): string {
-  const sec = (name: string, code: number, out: string) => `@@@${name} ${code}\n${out}\n`;
+function inspectOut(s: VmState): Record<string, Answer> {
+  const facts: Record<string, Answer> = {};
+  const sec = (name: string, code: number, text: string) => {
+    facts[name] = { text: `${text}\n`, code };
+  };
   const pkgs = { "ca-certificates": "20230311ubuntu0.22.04.1", curl: "7.81.0-1ubuntu1.16", ...(s.packages ?? {}) };
-  let out = sec(
-    "docker",
-    s.cli ? 0 : 127,
-    s.cli ? `Docker version ${s.cli}, build 7d4bcd8` : "sh: 1: docker: not found",
-  );
-  out += sec(
+  sec("docker", s.cli ? 0 : 127, s.cli ? `Docker version ${s.cli}, build 7d4bcd8` : "sh: 1: docker: not found");
+  sec(
     "compose",
     s.compose ? 0 : s.cli ? 1 : 127,
     s.compose ? `Docker Compose version v${s.compose}` : "docker: 'compose' is not a docker command.",
   );
-  if (!s.compose && s.composeV1) out += sec("compose_v1", 0, `docker-compose version ${s.composeV1}, build unknown`);
-  out += sec("active", s.active === "active" ? 0 : 3, s.active ?? "inactive");
-  out += sec(
+  if (!s.compose && s.composeV1) sec("compose_v1", 0, `docker-compose version ${s.composeV1}, build unknown`);
+  sec("active", s.active === "active" ? 0 : 3, s.active ?? "inactive");
+  sec(
     "enabled",
     s.enabled === "enabled" ? 0 : 1,
     s.enabled ?? "Failed to get unit file state for docker.service: No such file or directory",
   );
-  out += sec(
+  sec(
     "dpkg",
     1,
     Object.entries(pkgs)
       .map(([n, v]) => dpkgLine(n, v).trimEnd())
       .join("\n"),
   );
-  out += sec("group", s.group ? 0 : 2, s.group ? `docker:x:999:${s.group.join(",")}` : "");
+  sec("group", s.group ? 0 : 2, s.group ? `docker:x:999:${s.group.join(",")}` : "");
   for (const [u, groups] of Object.entries(s.users ?? { ubuntu: ["ubuntu", "adm", "sudo"] })) {
-    out += sec(`user:${u}`, groups ? 0 : 1, groups ? groups.join(" ") : `id: '${u}': no such user`);
+    sec(`user:${u}`, groups ? 0 : 1, groups ? groups.join(" ") : `id: '${u}': no such user`);
   }
-  out += sec("curl", s.curl === false ? 1 : 0, s.curl === false ? "" : "/usr/bin/curl");
-  out += sec("legacy_keyring", s.legacyKeyring ? 0 : 1, "");
-  return out;
+  sec("curl", s.curl === false ? 1 : 0, s.curl === false ? "" : "/usr/bin/curl");
+  sec("legacy_keyring", s.legacyKeyring ? 0 : 1, "");
+  return facts;
 }
 
-const os = (text = UBUNTU_2204): Step => ({ match: "cat /etc/os-release", sudo: false, stdout: text });
+const os = (text = UBUNTU_2204): Step => ({ match: "cat /etc/os-release", sudo: false, facts: { os_release: text } });
 const look = (s: VmState, check?: Step["check"]): Step => ({
-  match: /^o=\$\(docker --version 2>&1\)/,
+  match: /^printf '%s ' docker; /,
   sudo: false,
-  stdout: inspectOut(s),
+  facts: inspectOut(s),
   check: check ?? ((_c, opts) => expect(opts.env?.LC_ALL).toBe("C")),
 });
 const keyFetch = (distro: string, base = "https://download.docker.com/linux"): Step => ({
@@ -107,11 +108,12 @@ const keyWrite = (line: string, changed = true): Step => ({
     expect(c).toContain("/etc/apt/keyrings/docker.gpg");
   },
 });
-const staleLook = (stdout = ""): Step => ({
+const staleLook = (files: { path: string; text: string }[] = []): Step => ({
   match: "for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list",
   sudo: true,
-  stdout,
+  facts: sourcesFacts(files),
 });
+const dockerList = (line: string) => ({ path: "/etc/apt/sources.list.d/docker.list", text: `${line}\n` });
 const update: Step = { match: /^apt-get update /, sudo: true };
 const policy = (names: string, stdout: string): Step => ({ match: `apt-cache policy ${names}`, sudo: false, stdout });
 const install = (specs: string): Step => ({
@@ -231,7 +233,7 @@ describe("install-docker: official channel", () => {
       look({}),
       keyFetch("ubuntu"),
       keyWrite(line),
-      staleLook(`@@@file /etc/apt/sources.list.d/docker.list\n${line}\n\n@@@end\n`),
+      staleLook([dockerList(line)]),
       update,
       policy(OFFICIAL_ALL, t.offer),
       install(OFFICIAL_ALL),
@@ -314,10 +316,10 @@ describe("install-docker: official channel", () => {
         }),
         keyFetch("ubuntu"),
         keyWrite(line),
-        staleLook(
-          `@@@file /etc/apt/sources.list.d/docker.list\n${line}\n\n@@@end\n@@@file ${stray}\ndeb [arch=amd64] ` +
-            `https://download.docker.com/linux/ubuntu noble stable\n\n@@@end\n`,
-        ),
+        staleLook([
+          dockerList(line),
+          { path: stray, text: "deb [arch=amd64] https://download.docker.com/linux/ubuntu noble stable\n" },
+        ]),
         { match: `rm -f ${stray}`, sudo: true, stdout: `changed:removed ${stray}\n` },
         update,
         policy(
@@ -412,11 +414,13 @@ describe("install-docker: official channel", () => {
         }),
         keyFetch("ubuntu"),
         keyWrite(line),
-        staleLook(
-          `@@@file /etc/apt/sources.list.d/docker.list\n${line}\n\n@@@end\n@@@file ` +
-            `/etc/apt/sources.list.d/archive_uri-https_download_docker_com_linux_ubuntu-jammy.list\ndeb ` +
-            `[arch=amd64] https://download.docker.com/linux/ubuntu jammy stable\n\n@@@end\n`,
-        ),
+        staleLook([
+          dockerList(line),
+          {
+            path: "/etc/apt/sources.list.d/archive_uri-https_download_docker_com_linux_ubuntu-jammy.list",
+            text: "deb [arch=amd64] https://download.docker.com/linux/ubuntu jammy stable\n",
+          },
+        ]),
         {
           match: "rm -f /etc/apt/sources.list.d/archive_uri-https_download_docker_com_linux_ubuntu-jammy.list",
           sudo: true,
@@ -503,7 +507,7 @@ describe("install-docker: official channel", () => {
         }),
         keyFetch("debian"),
         keyWrite(line),
-        staleLook(`@@@file /etc/apt/sources.list.d/docker.list\n${line}\n\n@@@end\n`),
+        staleLook([dockerList(line)]),
         update,
         policy("docker-ce docker-ce-cli containerd.io docker-buildx-plugin", trixieOffer),
         {
@@ -809,7 +813,10 @@ describe("install-docker: already installed", () => {
       compose_command: "docker-compose",
       channel: "distro",
     });
-    const needs = dockerNeeds(parseDockerState(inspectOut(v1), ["ubuntu"]), { channel: "official", compose: true });
+    const needs = dockerNeeds(parseDockerState(answerLook(dockerLook(["ubuntu"]), inspectOut(v1)), ["ubuntu"]), {
+      channel: "official",
+      compose: true,
+    });
     expect(needs).toEqual([
       { kind: "docker-ce", replacesDockerIo: true },
       { kind: "compose", channel: "official" },
@@ -834,8 +841,13 @@ describe("install-docker: already installed", () => {
         users: { ubuntu: ["docker"] },
       };
       const official = { channel: "official" as const, compose: true };
-      expect(unmetNeeds(parseDockerState(inspectOut(complete), ["ubuntu"]), official)).toEqual([]);
-      const legacy = parseDockerState(inspectOut({ ...complete, legacyKeyring: true }), ["ubuntu"]);
+      expect(
+        unmetNeeds(parseDockerState(answerLook(dockerLook(["ubuntu"]), inspectOut(complete)), ["ubuntu"]), official),
+      ).toEqual([]);
+      const legacy = parseDockerState(
+        answerLook(dockerLook(["ubuntu"]), inspectOut({ ...complete, legacyKeyring: true })),
+        ["ubuntu"],
+      );
       expect(unmetNeeds(legacy, official)).toEqual([
         "/etc/apt/keyrings/docker.asc is the key file an earlier version wrote as served (apt trusts every key in " +
           "it): rebuilt from the verified key",
@@ -1031,7 +1043,7 @@ describe("install-docker: what it granted, it takes back (inventory in /var/lib/
     const { error, remote } = await run({ users: ["ubuntu"] }, [
       os(),
       look(members("ubuntu", "deploy")),
-      { ...grantsRead(), stdout: "present\n{not json\n" },
+      grantsRead("{not json\n"),
     ]);
     expect(remote.done).toBe(true);
     expect(error?.message).toMatch(
@@ -1260,8 +1272,10 @@ describe("install-docker: parsing", () => {
 
   it("takes an error text from systemctl as no state", () => {
     const state = parseDockerState(
-      "@@@active 1\nSystem has not been booted with systemd as init system (PID 1). Can't operate.\n@@@enabled " +
-        "1\nFailed to get unit file state for docker.service: No such file or directory\n",
+      answerLook(dockerLook([]), {
+        active: { text: "System has not been booted with systemd as init system (PID 1). Can't operate.\n", code: 1 },
+        enabled: { text: "Failed to get unit file state for docker.service: No such file or directory\n", code: 1 },
+      }),
       [],
     );
     expect(state.active).toBe("");
@@ -1439,7 +1453,7 @@ describe("install-docker: check mode (check: true) foresees, changes nothing", (
       const touching = remote.calls.filter((c) =>
         /curl -f|\/etc\/apt\/sources\.list\.d|\/etc\/apt\/keyrings/.test(c.command),
       );
-      expect(touching.map((c) => c.command.match(/test -e \S+|curl -f|\/etc\/apt\/\S+/g))).toEqual([
+      expect(touching.map((c) => c.command.match(/test -e [^\s)]+|curl -f|\/etc\/apt\/\S+/g))).toEqual([
         ["test -e /etc/apt/keyrings/docker.asc"],
       ]);
       expect(result).toMatchObject({

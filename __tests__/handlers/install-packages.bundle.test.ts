@@ -7,7 +7,12 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { bundleHandler } from "../../construct/bundling/bundle";
+import { BOOT_LOOK } from "../../handlers/common/boot-look";
+import { DPKG_HEALTH_LOOK } from "../../handlers/common/dpkg-health";
+import { LOCK_TABLE_LOOK } from "../../handlers/common/lock-holders";
+import { INVENTORY_LOOK, SYSTEM_NAMES_LOOK } from "../../handlers/common/package-inventory";
 import { DEBIAN_12, dpkgLine, policyBlock } from "./support/fixtures";
+import { answerLook } from "./support/look-answers";
 import { type ExecReply, startServer, type TestServer } from "./support/ssh-server";
 import { testKey } from "./support/test-keys";
 import { unwrapLine } from "./support/wire";
@@ -32,25 +37,23 @@ class FakeVm {
     // A long step run detached (common/detached.ts): the step's own script is what the VM would run.
     const detached = /printf '%s\\n' '((?:[^']|'\\'')*)' > "\$s\/cmd"/.exec(cmd);
     if (sudo && detached) cmd = detached[1].replace(/'\\''/g, "'").replace(/^(export [A-Z_]+=\S*; )+/, "");
-    if (cmd.startsWith("ls -A /var/lib/dpkg/updates")) return { stdout: "--- audit\n" };
-    // No cloud-init on this VM, and nobody holds apt's locks.
-    if (cmd.startsWith("if [ ! -e /run/cloud-init ]")) return { stdout: "cloud-init: none\n" };
-    if (cmd.startsWith("f=/etc/apt/apt.conf.d/90vm-install-proxy;")) return { stdout: "absent\n" };
-    if (sudo && cmd.startsWith('ino=" "')) return { stdout: "--- /proc/locks\n--- ofd\n" };
+    // Debian 12, no cloud-init, no apt proxy file; dpkg clean, and nobody holds apt's locks.
+    if (cmd === BOOT_LOOK.script) return { stdout: answerLook(cmd, { os_release: DEBIAN_12 }) };
+    if (cmd === DPKG_HEALTH_LOOK.script) return { stdout: answerLook(cmd) };
+    if (sudo && cmd === LOCK_TABLE_LOOK.script) return { stdout: answerLook(cmd) };
     // The package inventory (common/package-inventory.ts): the look around each install, and its file.
-    if (cmd.startsWith("echo '--- packages'")) {
+    if (cmd === SYSTEM_NAMES_LOOK.script) {
       const lines = [...this.installed.keys()].map((n) => `ii \t${n}\n`).join("");
-      return { stdout: `--- packages\n${lines}--- groups\n--- users\n` };
+      return { stdout: answerLook(cmd, { "names.packages": lines }) };
     }
-    if (sudo && cmd.startsWith("if [ -e /var/lib/vm-install/packages.json ]"))
-      return { stdout: this.inventory ? `present\n${this.inventory}` : "absent\n" };
+    if (sudo && cmd === INVENTORY_LOOK.script)
+      return { stdout: answerLook(cmd, { "inventory.packages": this.inventory ?? { code: 3 } }) };
     if (sudo && cmd.startsWith("umask 077 && mkdir -p /var/lib/vm-install") && cmd.includes("packages.json")) {
       this.inventory = stdin?.toString();
       return {};
     }
     const words = (s: string) => s.trim().split(/\s+/);
     let m: RegExpExecArray | null;
-    if (/^cat \/etc\/os-release/.test(cmd)) return { stdout: DEBIAN_12 };
     if ((m = /^dpkg-query -W -f='[^']*' (.*)$/.exec(cmd))) {
       const names = words(m[1]);
       return {

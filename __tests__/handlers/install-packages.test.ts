@@ -1,6 +1,7 @@
-import { DPKG_HEALTH_PROBE } from "../../handlers/common/dpkg-health";
+import { DPKG_HEALTH_LOOK } from "../../handlers/common/dpkg-health";
 import type { InstallerDeps } from "../../handlers/common/handler-kit";
 import { handler } from "../../handlers/install-packages/handler";
+import { probeOutput } from "./support/dpkg-probe";
 import {
   DEBIAN_12,
   dpkgLine,
@@ -21,7 +22,7 @@ const KEY = TEST_KEY;
 const run = (event: unknown, script: Step[], deps: Partial<InstallerDeps> = {}) =>
   runScripted(handler, event, script, deps);
 
-const os = (text = DEBIAN_12): Step => ({ match: "cat /etc/os-release", sudo: false, stdout: text });
+const os = (text = DEBIAN_12): Step => ({ match: "cat /etc/os-release", sudo: false, facts: { os_release: text } });
 const dpkg = (stdout: string): Step => ({ match: /^dpkg-query -W /, sudo: false, code: 1, stdout });
 const update: Step = { match: /^apt-get update /, sudo: true };
 const policy = (stdout: string, names?: string): Step => ({
@@ -164,14 +165,17 @@ describe("install-packages: flow", () => {
       os(UBUNTU_2204),
       dpkg(dpkgLine("jq", "1.6-2.1ubuntu3", "install reinstreq half-installed")),
       {
-        match: DPKG_HEALTH_PROBE,
-        stdout:
-          "0001\n--- audit\nThe following packages are in a mess due to serious problems during\ninstallation.  " +
-          "They must be reinstalled for them (and any dependencies) to\nfunction properly:\n jq                   " +
-          "lightweight and flexible command-line JSON processor\n",
+        match: DPKG_HEALTH_LOOK.script,
+        stdout: probeOutput({
+          updates: "0001",
+          audit:
+            "The following packages are in a mess due to serious problems during\ninstallation.  " +
+            "They must be reinstalled for them (and any dependencies) to\nfunction properly:\n jq                   " +
+            "lightweight and flexible command-line JSON processor",
+        }),
       },
       { match: /^A=\/var\/cache\/apt\/archives; debs=""\n/, sudo: true },
-      { match: DPKG_HEALTH_PROBE, stdout: "--- audit\n" },
+      { match: DPKG_HEALTH_LOOK.script, stdout: probeOutput({}) },
       update,
       policy(policyBlock("jq", "1.6-2.1ubuntu3"), "jq"),
       install("jq"),
@@ -443,10 +447,13 @@ describe("install-packages: flow", () => {
 
 describe("install-packages: check mode (check: true)", () => {
   const damaged = {
-    match: DPKG_HEALTH_PROBE,
-    stdout:
-      "0001\n--- audit\nThe following packages are only half configured:\n jq                   lightweight and " +
-      "flexible command-line JSON processor\n",
+    match: DPKG_HEALTH_LOOK.script,
+    stdout: probeOutput({
+      updates: "0001",
+      audit:
+        "The following packages are only half configured:\n jq                   lightweight and " +
+        "flexible command-line JSON processor",
+    }),
   };
 
   it("reports what it would install as would_change, in a real run's words, and runs no apt-get update or install", async () => {

@@ -54,7 +54,7 @@ const HBA_FILE = "/etc/postgresql/14/main/pg_hba.conf";
 const PG14_PKG = "postgresql-14\tinstall ok installed\t14.11-0ubuntu0.22.04.1\n";
 const MAIN =
   "14  main    5432 online postgres /var/lib/postgresql/14/main /var/log/postgresql/postgresql-14-main.log\n";
-const osStep = (): Step => ({ match: "cat /etc/os-release", sudo: false, stdout: UBUNTU_2204 });
+const osStep = (): Step => ({ match: "cat /etc/os-release", sudo: false, facts: { os_release: UBUNTU_2204 } });
 const inspectStep = (clusters: string, units: string): Step => ({
   match: /^dpkg-query -W .*pg_lsclusters -h/,
   sudo: false,

@@ -27,6 +27,7 @@ import {
 import { DEBIAN_12, UBUNTU_2204, UBUNTU_2404 } from "./support/fixtures";
 import { grantsRead, grantsWrite } from "./support/grants-steps";
 import { listenerStep } from "./support/listener-look";
+import { sourcesFacts } from "./support/look-answers";
 import { ALPHA_FPR, BETA_FPR, pgpKey } from "./support/pgp-fixtures";
 import { runScripted } from "./support/run-scripted";
 import type { Call, Step } from "./support/scripted-remote";
@@ -81,7 +82,11 @@ function serverState(over: Partial<ServerState> = {}): ServerState {
 const DROPIN = "/etc/postgresql/14/main/conf.d/90-vm-install.conf";
 const BASE = { db_name: "myapp", db_user: "app_user", db_password: PW };
 
-const osStep = (text = UBUNTU_2204): Step => ({ match: "cat /etc/os-release", sudo: false, stdout: text });
+const osStep = (text = UBUNTU_2204): Step => ({
+  match: "cat /etc/os-release",
+  sudo: false,
+  facts: { os_release: text },
+});
 /** inspectInstallation: dpkg-query of the server packages, then clusters and their units when there are any. */
 const inspectStep = (pkgs = "", clusters?: string, units?: string): Step => ({
   match:
@@ -431,11 +436,16 @@ describe("install-postgres: Ubuntu 22.04, PostgreSQL 14 from the distribution", 
         check: (_c, o) => expect(Buffer.from(o.stdin as Buffer).equals(dearmor(armoured))).toBe(true),
       },
       {
-        match: /^for f in \/etc\/apt\/sources.list /,
+        match: "for f in /etc/apt/sources.list ",
         sudo: true,
-        stdout:
-          "@@@file /etc/apt/sources.list.d/pgdg.list\ndeb [arch=amd64 signed-by=/etc/apt/keyrings/pgdg.gpg] " +
-          "https://apt.postgresql.org/pub/repos/apt jammy-pgdg main\n\n@@@end\n",
+        facts: sourcesFacts([
+          {
+            path: "/etc/apt/sources.list.d/pgdg.list",
+            text:
+              "deb [arch=amd64 signed-by=/etc/apt/keyrings/pgdg.gpg] " +
+              "https://apt.postgresql.org/pub/repos/apt jammy-pgdg main\n",
+          },
+        ]),
       },
       { match: /^dpkg-query -W -f=\S+ postgresql-16$/, sudo: false, code: 1 },
       { match: /^apt-get update /, sudo: true },
@@ -543,7 +553,7 @@ describe("install-postgres: Ubuntu 22.04, PostgreSQL 14 from the distribution", 
           sudo: true,
           stdout: "changed:wrote /etc/apt/keyrings/pgdg.gpg (new key)\n",
         },
-        { match: /^for f in \/etc\/apt\/sources.list /, sudo: true, stdout: "" },
+        { match: "for f in /etc/apt/sources.list ", sudo: true, facts: sourcesFacts([]) },
         { match: /^dpkg-query -W -f=\S+ postgresql-16$/, sudo: false, code: 1 },
         { match: /^apt-get update /, sudo: true, code: 100, stderr: "E: stop here\n" },
       ],
@@ -683,9 +693,9 @@ describe("install-postgres: Ubuntu 24.04 (noble), PostgreSQL 16 from the distrib
         check: (_c, o) => expect(Buffer.from(o.stdin as Buffer).equals(dearmor(armoured))).toBe(true),
       },
       {
-        match: /^for f in \/etc\/apt\/sources.list /,
+        match: "for f in /etc/apt/sources.list ",
         sudo: true,
-        stdout: `@@@file /etc/apt/sources.list.d/pgdg.list\n${line}\n\n@@@end\n`,
+        facts: sourcesFacts([{ path: "/etc/apt/sources.list.d/pgdg.list", text: `${line}\n` }]),
       },
       { match: /^dpkg-query -W -f=\S+ postgresql-17$/, sudo: false, code: 1 },
       { match: /^apt-get update /, sudo: true },

@@ -1,8 +1,7 @@
 // The kit's model loop (handlers/common/installer-model.ts), with installers made up for the purpose over
 // a VM that is a map of keys: inspect only looks, a check stops at the plan, a run applies it, looks and
 // plans again after a `replan` change, and a plan that would loop fails naming the change.
-import { APT_PROXY_PROBE } from "../../handlers/common/apt-proxy";
-import { CLOUD_INIT_PROBE } from "../../handlers/common/cloud-init";
+import { BOOT_LOOK } from "../../handlers/common/boot-look";
 import type { Connection, RunOptions, RunResult } from "../../handlers/common/exec";
 import { defineHandler, runHandler } from "../../handlers/common/handler-kit";
 import { type Change, type InstallerModel, MAX_REPLANS } from "../../handlers/common/installer-model";
@@ -12,6 +11,7 @@ import { SecretScrubber } from "../../shared/secrets";
 import { type EventOf, setting } from "../../shared/settings";
 import { integer } from "../../shared/validate";
 import { DEBIAN_12 } from "./support/fixtures";
+import { answerLook } from "./support/look-answers";
 import { TEST_ENV } from "./support/run-scripted";
 
 /** A made-up installer with nothing about check mode in its definition. */
@@ -35,9 +35,7 @@ class KeysVm implements Connection {
 
   async run(command: string, opts: RunOptions = {}): Promise<RunResult> {
     const ok = (stdout = "") => ({ code: 0, stdout, stderr: "", durationMs: 0 });
-    if (command === CLOUD_INIT_PROBE) return ok("cloud-init: none\n");
-    if (command === APT_PROXY_PROBE) return ok("absent\n");
-    if (command.includes("/etc/os-release")) return ok(DEBIAN_12);
+    if (command === BOOT_LOOK.script) return ok(answerLook(command, { os_release: DEBIAN_12 }));
     this.log.push(`${opts.mutates ? "change" : "look"}: ${command}`);
     const [verb, key, value] = command.split(" ");
     if (verb === "set") this.keys.set(key, value);

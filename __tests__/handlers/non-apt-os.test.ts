@@ -1,6 +1,7 @@
 // A VM without apt (Rocky Linux: dnf): each installer refuses it from its os-release, with a message
 // that says what it found and what it supports, before any package, apt or system command runs, in a
 // real run and in check mode alike.
+import { BOOT_LOOK } from "../../handlers/common/boot-look";
 import { handler as docker } from "../../handlers/install-docker/handler";
 import { handler as packages } from "../../handlers/install-packages/handler";
 import { handler as postgres } from "../../handlers/install-postgres/handler";
@@ -34,7 +35,7 @@ describe.each(installers)("%s on Rocky Linux", (name, handler, event) => {
     "check %s: refused from os-release with the reason, nothing else ran on the VM",
     async (check) => {
       const { error, remote, result } = await runScripted(handler as never, { ...event, check }, [
-        { match: "cat /etc/os-release", sudo: false, stdout: ROCKY_9 },
+        { match: "cat /etc/os-release", sudo: false, facts: { os_release: ROCKY_9 } },
       ]);
       expect(result).toBeUndefined();
       expect(error?.message).toBe(
@@ -44,9 +45,8 @@ describe.each(installers)("%s on Rocky Linux", (name, handler, event) => {
           "packages they install with apt; nothing was changed on the VM",
       );
       // The os-release read was the one command: no apt, dpkg, systemd look or sudo before the refusal.
-      expect(remote.calls.map((c) => c.command)).toEqual([
-        "cat /etc/os-release 2>/dev/null || cat /usr/lib/os-release",
-      ]);
+      expect(remote.calls.map((c) => c.command)).toEqual([BOOT_LOOK.script]);
+      expect(remote.calls[0].opts.sudo).toBeFalsy();
       expect(remote.implicit).toEqual([]);
       expect(remote.systemdLooks).toBe(0);
       expect(remote.closed).toBe(true);

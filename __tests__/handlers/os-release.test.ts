@@ -1,4 +1,5 @@
-import { detectOs, osFromRelease, parseOsReleaseText, UnsupportedOsError } from "../../handlers/common/os-release";
+import { lookAtBoot } from "../../handlers/common/boot-look";
+import { osFromFact, osFromRelease, parseOsReleaseText, UnsupportedOsError } from "../../handlers/common/os-release";
 import { DEBIAN_12, FEDORA_39, MINT_21, UBUNTU_2204, UBUNTU_2404 } from "./support/fixtures";
 import { ScriptedRemote } from "./support/scripted-remote";
 
@@ -66,9 +67,17 @@ describe("os-release", () => {
     });
   });
 
-  it("detectOs reads the file over the remote, unprivileged", async () => {
-    const remote = new ScriptedRemote([{ match: "cat /etc/os-release", sudo: false, stdout: DEBIAN_12 }]);
-    await expect(detectOs(remote)).resolves.toMatchObject({ family: "debian", codename: "bookworm" });
+  it("the kit's boot look reads the file over the remote, unprivileged", async () => {
+    const remote = new ScriptedRemote([
+      { match: "cat /etc/os-release", sudo: false, facts: { os_release: DEBIAN_12 } },
+    ]);
+    await expect(lookAtBoot(remote)).resolves.toMatchObject({ os: { family: "debian", codename: "bookworm" } });
     expect(remote.done).toBe(true);
+  });
+
+  it("neither file readable: refused, saying so", () => {
+    expect(() => osFromFact({ name: "os_release", writer: "root", code: 1, text: "" })).toThrow(
+      /cannot read \/etc\/os-release nor \/usr\/lib\/os-release on the VM/,
+    );
   });
 });

@@ -130,7 +130,7 @@ describe("at the handler's boundary", () => {
   it("the result (every string in it) and every progress line of a run", async () => {
     const lines: string[] = [];
     const remote = new ScriptedRemote([
-      { match: "os-release", stdout: osRelease },
+      { match: "os-release", facts: { os_release: osRelease } },
       { match: "say", stdout: `warn\x1b[1m!\x1b[0m\u202e\n` },
     ]);
     const result = await runHandler(
@@ -148,7 +148,7 @@ describe("at the handler's boundary", () => {
 
   it("the error message", async () => {
     const remote = new ScriptedRemote([
-      { match: "os-release", stdout: osRelease },
+      { match: "os-release", facts: { os_release: osRelease } },
       { match: "say", code: 1, stderr: "E: \x1b[31mbad\x1b[0m\x07\u202e thing\r\n" },
     ]);
     const err = await runHandler(
@@ -164,7 +164,10 @@ describe("at the handler's boundary", () => {
   it("a VM that says anything: each progress line and every string of the result (keys too) is one line", async () => {
     const lines: string[] = [];
     const remote = new ScriptedRemote([
-      { match: "os-release", stdout: `ID=debian\nVERSION_CODENAME=bookworm\nPRETTY_NAME="${HOSTILE}"\n` },
+      {
+        match: "os-release",
+        facts: { os_release: `ID=debian\nVERSION_CODENAME=bookworm\nPRETTY_NAME="${HOSTILE}"\n` },
+      },
       { match: "say", stdout: HOSTILE },
     ]);
     const deps = { env: TEST_ENV, connect: async () => remote, write: (l: string) => lines.push(l) };

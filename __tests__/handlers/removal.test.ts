@@ -1,8 +1,8 @@
 // state absent: which recorded packages a removal may take (removal.ts's rule, over the class of
 // relations dpkg has: plain, alternatives, virtual packages, chains), what an install records
 // (package-inventory.ts), and install-packages' absent run over the scripted double, check mode included.
-import { newNames, PACKAGES_FILE, parseSystemNames } from "../../handlers/common/package-inventory";
-import { parseRelations, removalSet } from "../../handlers/common/removal";
+import { newNames, systemNamesFrom } from "../../handlers/common/package-inventory";
+import { parseRelations, REMOVAL_LOOK, removalSet } from "../../handlers/common/removal";
 import { handler } from "../../handlers/install-packages/handler";
 import { withoutEntries } from "../../handlers/install-postgres/absent";
 import { DEBIAN_12, dpkgLine } from "./support/fixtures";
@@ -76,8 +76,9 @@ describe("removalSet: the recorded packages nothing that stays depends on", () =
 });
 
 describe("what an install records", () => {
+  const root = (name: string, text: string) => ({ name, writer: "root" as const, code: 0, text });
   const look = (pkgs: string, groups: string, users: string) =>
-    parseSystemNames(`--- packages\n${pkgs}--- groups\n${groups}--- users\n${users}`);
+    systemNamesFrom({ packages: root("p", pkgs), groups: root("g", groups), users: root("u", users) });
 
   it("only what is newly there (not config-files, not not-installed), with the groups and users it created", () => {
     const before = look("ii \tcurl\nrc \tjq\n", "root\nadm\n", "root\n");
@@ -88,29 +89,31 @@ describe("what an install records", () => {
 
 describe("install-packages with state absent (scripted VM)", () => {
   const inventory = JSON.stringify({ version: 1, installers: { packages: { packages: ["jq", "libjq1", "htop"] } } });
-  const read: Step = { match: `if [ -e ${PACKAGES_FILE} ]`, sudo: true, stdout: `present\n${inventory}\n` };
-  const relations: Step = {
-    match: "dpkg-query -W -f='${db:Status-Abbrev}\\t${Package}\\t${Provides}",
-    sudo: false,
-    stdout: rel("jq", "libjq1") + rel("libjq1") + rel("curl"),
-  };
-  const accounts: Step = { match: "echo '--- groups'", sudo: false, stdout: "--- groups\nroot:\n--- users\nroot\n" };
-  const os: Step = { match: "cat /etc/os-release", sudo: false, stdout: DEBIAN_12 };
+  /** The one look before a removal (as root): the inventory, dpkg's relations, groups, users. */
+  const look = (o: { inventory?: string; relations?: string; groups?: string; users?: string } = {}): Step => ({
+    match: REMOVAL_LOOK.script,
+    sudo: true,
+    facts: {
+      "inventory.packages": `${o.inventory ?? inventory}\n`,
+      "removal.dpkg": o.relations ?? rel("jq", "libjq1") + rel("libjq1") + rel("curl"),
+      "removal.groups": o.groups ?? "root:\n",
+      "removal.users": o.users ?? "root\n",
+    },
+  });
+  const os: Step = { match: "cat /etc/os-release", sudo: false, facts: { os_release: DEBIAN_12 } };
   const event = { packages: ["jq", "curl"], state: "absent" };
 
   it("check mode: would_change says the removal in a real run's words; nothing privileged but the read runs", async () => {
-    const { result, remote } = await runScripted(handler, { ...event, check: true }, [os, read, relations, accounts]);
+    const { result, remote } = await runScripted(handler, { ...event, check: true }, [os, look()]);
     expect(remote.done).toBe(true);
-    expect(remote.calls.filter((c) => c.opts.sudo).map((c) => c.command)).toEqual([expect.stringContaining("if [ -e")]);
+    expect(remote.calls.filter((c) => c.opts.sudo).map((c) => c.command)).toEqual([REMOVAL_LOOK.script]);
     expect(result).toMatchObject({ state: "absent", changed: false, changes: [], would_change: ["removed jq libjq1"] });
   });
 
   it("a run purges exactly those after apt's simulation agrees, checks dpkg, and forgets them", async () => {
     const { result, remote, error } = await runScripted(handler, event, [
       os,
-      read,
-      relations,
-      accounts,
+      look(),
       { match: "apt-get purge -s -q jq libjq1", sudo: false, stdout: "Purg jq [1.6]\nPurg libjq1 [1.6]\n" },
       { match: /apt-get purge -y -q .* jq libjq1$/, sudo: true },
       { match: /^dpkg-query -W -f=.* jq libjq1$/, sudo: false, code: 1, stdout: dpkgLine("jq") + dpkgLine("libjq1") },
@@ -129,12 +132,12 @@ describe("install-packages with state absent (scripted VM)", () => {
     });
     const { result } = await runScripted(handler, { ...event, check: true }, [
       os,
-      { ...read, stdout: `present\n${edited}\n` },
-      { ...relations, stdout: rel("curl") },
-      {
-        ...accounts,
-        stdout: "--- groups\nroot:0:\nalice:1000:\nsvc:120:\n--- users\nroot:0\nalice:1000\nsvc:110\n",
-      },
+      look({
+        inventory: edited,
+        relations: rel("curl"),
+        groups: "root:0:\nalice:1000:\nsvc:120:\n",
+        users: "root:0\nalice:1000\nsvc:110\n",
+      }),
     ]);
     expect(result?.would_change).toEqual(["removed user svc", "removed group svc"]);
   });
@@ -142,9 +145,7 @@ describe("install-packages with state absent (scripted VM)", () => {
   it("refuses, changing nothing, when apt would take a package vm-install did not install", async () => {
     const { error, remote } = await runScripted(handler, event, [
       os,
-      read,
-      relations,
-      accounts,
+      look(),
       { match: "apt-get purge -s", sudo: false, stdout: "Purg jq [1.6]\nPurg libjq1 [1.6]\nPurg other [1]\n" },
     ]);
     expect(error?.message).toMatch(/would also remove other, which vm-install did not install: nothing was removed/);

@@ -4,10 +4,10 @@
 // Written only when it differs, removed when the setting is gone: only this one file, which vm-install owns.
 
 import { quote } from "../../shared/shell-quote";
-import type { Remote } from "./exec";
 import type { CommonEvent } from "./handler-input";
 import type { Applied, ApplyOutcome, Change, InstallerModel, ModelRun } from "./installer-model";
 import type { InstallerReport } from "./installer-result";
+import { type RootFact, rootFact } from "./vm-facts";
 
 /** Read after the distribution's own files (apt reads apt.conf.d in order), so this proxy wins over theirs. */
 export const APT_PROXY_FILE = "/etc/apt/apt.conf.d/90vm-install-proxy";
@@ -24,21 +24,21 @@ export function aptProxyContent(url: string): string {
   ].join("\n");
 }
 
-/** The look at the file every job makes ("absent", or "present" and its content). */
-export const APT_PROXY_PROBE = [
-  `f=${quote(APT_PROXY_FILE)}`,
-  'if [ -e "$f" ]; then echo present; cat "$f" 2>/dev/null; else echo absent; fi',
-].join("; ");
+/**
+ * The look at the file every job makes (in the kit's boot look): exit 3 when there is none. No sudo: the
+ * file is world-readable (apt's methods read it as _apt); one that is not reads as "" and is rewritten.
+ */
+export const APT_PROXY_PROBE = {
+  name: "apt_proxy",
+  command: `if [ -e ${quote(APT_PROXY_FILE)} ]; then cat ${quote(APT_PROXY_FILE)}; else exit 3; fi`,
+  writer: "root",
+  use: "rewrite or remove the apt proxy file only when it differs from the setting",
+} as const;
 
-/** The file as it is on the VM: its content, or undefined when there is none. */
-export async function readAptProxyFile(remote: Remote): Promise<string | undefined> {
-  // No sudo: the file is world-readable (apt's methods read it as _apt); one that is not reads as "" and is rewritten.
-  const r = await remote.run(APT_PROXY_PROBE, {
-    label: `reading ${APT_PROXY_FILE}`,
-    timeoutMs: 30_000,
-  });
-  const [head, ...rest] = r.stdout.split("\n");
-  return head === "present" ? rest.join("\n") : undefined;
+/** The file's content from the probe's answer, or undefined when there is none (root writes or removes it). */
+export function proxyFileFrom(fact: RootFact): string | undefined {
+  const f = rootFact(fact, `the rewrite of ${APT_PROXY_FILE}`);
+  return f.code === 3 ? undefined : f.text;
 }
 
 /** The file's content `url` asks for: none without a proxy. */
@@ -103,13 +103,15 @@ function innerRun<S, E, O extends ApplyOutcome, V>(run: ModelRun<WithProxy<S>, E
  */
 export function withAptProxy<E, S, R extends InstallerReport, O extends ApplyOutcome, V>(
   model: InstallerModel<E, S, R, O, V>,
+  seen: { file: string | undefined },
 ): InstallerModel<E, WithProxy<S>, R, O, V> {
   return {
     async inspect(ctx) {
       const { previous } = ctx;
-      // Looked at once: after a replan the file is what the proxy change made it, or as it was.
+      // Looked at once, in the kit's boot look: after a replan the file is what the proxy change made
+      // it, or as it was.
       const proxyFile = !previous
-        ? await readAptProxyFile(ctx.remote)
+        ? seen.file
         : previous.applied.some((a) => !own(a))
           ? wantedFile(ctx.event.apt_proxy)
           : previous.state.proxyFile;

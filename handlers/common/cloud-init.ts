@@ -4,6 +4,7 @@ import { CommandError, type Remote, tail } from "./exec";
 import { type FirstBootClock, pollUntil } from "./first-boot";
 import { describeHolders, readLockHolders } from "./lock-holders";
 import type { Progress } from "./progress";
+import { defineLook, type Fact } from "./vm-facts";
 
 // cloud-init writes /run/cloud-init/status.json as each stage starts and ends (its errors, and from 23.4
 // on recoverable_errors, per stage) and result.json once modules:final has ended; /run is per boot. So:
@@ -16,27 +17,73 @@ const UNITS = UNIT_NAMES.map((u) => `${u}.service`).join(" ");
 const DISABLED = ["/etc/cloud/cloud-init.disabled", "/run/cloud-init/disabled"];
 const STAGES = ["init-local", "init", "modules-config", "modules-final"];
 
-/** One unprivileged read: nothing more than two file tests on a VM without cloud-init. */
-export const CLOUD_INIT_PROBE = [
-  "if [ ! -e /run/cloud-init ] && ! command -v cloud-init > /dev/null 2>&1; then echo 'cloud-init: none'; exit 0; fi",
-  "echo 'cloud-init: present'",
-  `for f in ${[...DISABLED, "/run/cloud-init/enabled"].join(" ")}; do [ -e "$f" ] && echo "marker $f"; done`,
-  "grep -qw 'cloud-init=disabled' /proc/cmdline 2>/dev/null && echo 'marker cloud-init=disabled (kernel)'",
-  'echo "system: $(systemctl is-system-running 2>/dev/null)"',
-  `echo '--- units'; systemctl show -p Id -p LoadState -p ActiveState -p Result ${UNITS} 2>/dev/null`,
-  "echo '--- status.json'; cat /run/cloud-init/status.json 2>/dev/null",
-  "echo '--- result.json'; cat /run/cloud-init/result.json 2>/dev/null",
-  "true",
-].join("\n");
+/** One unprivileged look, each of cloud-init's files and systemd's view its own probe (all root-written). */
+export const CLOUD_INIT_PROBES = [
+  {
+    name: "cloud_init",
+    command:
+      "if [ -e /run/cloud-init ] || command -v cloud-init > /dev/null 2>&1; then echo present; else echo none; fi",
+    writer: "root",
+    use: "whether the VM has cloud-init at all",
+  },
+  {
+    name: "cloud_init.markers",
+    command:
+      `for f in ${[...DISABLED, "/run/cloud-init/enabled"].join(" ")}; do [ -e "$f" ] && echo "$f"; done; ` +
+      "grep -qw 'cloud-init=disabled' /proc/cmdline && echo 'cloud-init=disabled (kernel)'; true",
+    writer: "root",
+    use: "cloud-init disabled, or enabled for this boot",
+  },
+  {
+    name: "systemd.system",
+    command: "systemctl is-system-running",
+    writer: "root",
+    use: "whether the boot is still starting (cloud-init waited for)",
+  },
+  {
+    name: "cloud_init.units",
+    command: `systemctl show -p Id -p LoadState -p ActiveState -p Result ${UNITS}`,
+    writer: "root",
+    use: "a cloud-init unit failed or still running",
+  },
+  {
+    name: "cloud_init.status",
+    command: "cat /run/cloud-init/status.json",
+    writer: "root",
+    use: "the stage running, each stage's errors",
+  },
+  {
+    name: "cloud_init.result",
+    command: "cat /run/cloud-init/result.json",
+    writer: "root",
+    use: "the first boot ended, and its errors",
+  },
+] as const;
+
+/** The look while waiting: cloud-init's probes alone (the first one is in the kit's boot look). */
+export const CLOUD_INIT_LOOK = defineLook("the look at cloud-init", CLOUD_INIT_PROBES);
 
 /** cloud-init's own warning and error lines of this boot, and the end of its output log (root). */
-export const CLOUD_INIT_LOG_PROBE =
-  "awk '/running .init-local. at/ { n = 0 } /\\[(WARNING|ERROR|CRITICAL)\\]/ { l[++n] = $0 } " +
-  "END { for (i = (n > 8 ? n - 7 : 1); i <= n; i++) print l[i] }' /var/log/cloud-init.log 2>/dev/null; " +
-  // Its output log ends with what cloud-init prints itself (host keys, fingerprints, ci-info tables): left out.
-  "echo '--- output'; awk '/^-----BEGIN SSH HOST KEY/ { skip = 1 } " +
-  "!skip && !/^(ci-info: |Cloud-init v[.] |#+$|<[0-9]+>)/ { print } /^-----END SSH HOST KEY/ { skip = 0 }' " +
-  "/var/log/cloud-init-output.log 2>/dev/null | tail -n 5; true";
+export const CLOUD_INIT_LOG_LOOK = defineLook("the look at cloud-init's logs", [
+  {
+    name: "cloud_init.log",
+    command:
+      "awk '/running .init-local. at/ { n = 0 } /\\[(WARNING|ERROR|CRITICAL)\\]/ { l[++n] = $0 } " +
+      "END { for (i = (n > 8 ? n - 7 : 1); i <= n; i++) print l[i] }' /var/log/cloud-init.log",
+    writer: "root",
+    use: "cloud-init's warnings and errors, in the job's error or warnings",
+  },
+  {
+    name: "cloud_init.output",
+    // Its output log ends with what cloud-init prints itself (host keys, fingerprints, ci-info tables): left out.
+    command:
+      "awk '/^-----BEGIN SSH HOST KEY/ { skip = 1 } " +
+      "!skip && !/^(ci-info: |Cloud-init v[.] |#+$|<[0-9]+>)/ { print } /^-----END SSH HOST KEY/ { skip = 0 }' " +
+      "/var/log/cloud-init-output.log | tail -n 5",
+    writer: "root",
+    use: "the end of cloud-init's output log, in the job's error",
+  },
+] as const);
 
 type Json = Record<string, unknown>;
 
@@ -49,9 +96,11 @@ export interface CloudInitProbe {
   result?: Json;
 }
 
-export function parseCloudInitProbe(text: string): CloudInitProbe {
-  const [head, ...rest] = text.split(/^--- /m);
-  const part = (name: string) => rest.find((p) => p.startsWith(`${name}\n`))?.slice(name.length + 1) ?? "";
+/** The name of one of cloud-init's probes. */
+export type CloudInitFactName = (typeof CLOUD_INIT_PROBES)[number]["name"];
+
+/** cloud-init's state from its probes' answers (from CLOUD_INIT_LOOK or the kit's boot look). */
+export function cloudInitFrom(get: (name: CloudInitFactName) => Fact): CloudInitProbe {
   const json = (s: string): Json | undefined => {
     try {
       const v = JSON.parse(s);
@@ -60,18 +109,18 @@ export function parseCloudInitProbe(text: string): CloudInitProbe {
       return undefined;
     }
   };
-  const units = part("units")
-    .split(/\n\s*\n/)
+  const units = get("cloud_init.units")
+    .text.split(/\n\s*\n/)
     .map((block) => Object.fromEntries(block.split("\n").map((l) => [l.split("=")[0], l.slice(l.indexOf("=") + 1)])))
     .filter((u) => u.Id && u.LoadState === "loaded")
     .map((u) => ({ id: u.Id, load: u.LoadState, active: u.ActiveState ?? "", result: u.Result ?? "" }));
   return {
-    present: /^cloud-init: present$/m.test(head),
-    markers: [...head.matchAll(/^marker (.*)$/gm)].map((m) => m[1]),
-    system: /^system: (.*)$/m.exec(head)?.[1].trim() ?? "",
+    present: get("cloud_init").text.trim() === "present",
+    markers: get("cloud_init.markers").text.split("\n").filter(Boolean),
+    system: get("systemd.system").text.split("\n")[0].trim(),
     units,
-    status: json(part("status.json")),
-    result: json(part("result.json")),
+    status: json(get("cloud_init.status").text),
+    result: json(get("cloud_init.result").text),
   };
 }
 
@@ -144,11 +193,12 @@ export class FirstBootError extends Error {
   }
 }
 
-/** cloud-init's state; while it runs, with whoever holds apt's locks (its package work, most often). */
-async function look(remote: Remote): Promise<CloudInitState> {
+/** cloud-init's state (the boot look's answer first, if given); while it runs, with apt's lock holders. */
+async function look(remote: Remote, seen?: CloudInitProbe): Promise<CloudInitState> {
   const opts = { env: { LC_ALL: "C" }, label: "looking at cloud-init", timeoutMs: 30_000 };
-  const r = await remote.run(CLOUD_INIT_PROBE, opts);
-  const state = cloudInitState(parseCloudInitProbe(r.stdout));
+  const probe =
+    seen ?? cloudInitFrom(CLOUD_INIT_LOOK.parse((await remote.run(CLOUD_INIT_LOOK.script, opts)).stdout).get);
+  const state = cloudInitState(probe);
   if (state.kind !== "running") return state;
   const holders = await readLockHolders(remote).catch((err) => {
     if (err instanceof CommandError) return [];
@@ -160,12 +210,13 @@ async function look(remote: Remote): Promise<CloudInitState> {
 /** This boot's warning and error lines of /var/log/cloud-init.log (the last 8), and the end of its output log. */
 async function readLog(remote: Remote): Promise<{ log: string; output: string }> {
   const opts = { sudo: true, check: false, label: "reading cloud-init's log", timeoutMs: 30_000 };
-  const r = await remote.run(CLOUD_INIT_LOG_PROBE, opts).catch((err) => {
-    if (err instanceof CommandError) return { stdout: "" };
+  const r = await remote.run(CLOUD_INIT_LOG_LOOK.script, opts).catch((err) => {
+    if (err instanceof CommandError) return undefined;
     throw err;
   });
-  const [log, output = ""] = r.stdout.split("--- output\n");
-  return { log, output };
+  if (!r) return { log: "", output: "" };
+  const facts = CLOUD_INIT_LOG_LOOK.parse(r.stdout);
+  return { log: facts.get("cloud_init.log").text, output: facts.get("cloud_init.output").text };
 }
 
 /** A log line without its timestamp: "util.py[WARNING]: Failed loading yaml blob. ...". */
@@ -217,14 +268,22 @@ async function doneWarnings(remote: Remote, end: DoneState, progress?: Progress)
  * Waits for cloud-init to finish the VM's first boot (when it has cloud-init at all). Returns the
  * warnings for the result (recoverable errors); throws FirstBootError when it failed or did not finish.
  */
-export async function waitForCloudInit(remote: Remote, clock: FirstBootClock, progress?: Progress): Promise<string[]> {
+export async function waitForCloudInit(
+  remote: Remote,
+  clock: FirstBootClock,
+  progress?: Progress,
+  first?: CloudInitProbe,
+): Promise<string[]> {
   if (!clock.enabled) return [];
+  let seen = first;
   let last = { kind: "absent", words: "" } as CloudInitState;
   const started = clock.now();
   const end = await pollUntil(
     clock,
     async () => {
-      last = await look(remote);
+      const given = seen;
+      seen = undefined;
+      last = await look(remote, given);
       return last.kind === "running" ? { waiting: last.words } : { done: last };
     },
     progress,

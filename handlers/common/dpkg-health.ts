@@ -3,6 +3,7 @@
 // .debs in apt's cache), and its parser. What to do about it is dpkg-repair.ts's.
 
 import { quote } from "../../shared/shell-quote";
+import { defineLook } from "./vm-facts";
 
 export const ARCHIVES = "/var/cache/apt/archives";
 
@@ -27,16 +28,37 @@ export const UNSETTLED_AWK = [
  * One unprivileged look: journal files dpkg left unapplied (/var/lib/dpkg/updates), dpkg --audit, every
  * package not in a settled state, maintainer scripts still running, the .debs in apt's archive cache.
  */
-export const DPKG_HEALTH_PROBE = [
-  "ls -A /var/lib/dpkg/updates 2>/dev/null | head -5",
-  "echo '--- audit'; dpkg --audit 2>&1",
-  // An empty journal leaves the glob unexpanded, and awk stops at a file it cannot open.
-  `echo '--- packages'; set -- /var/lib/dpkg/updates/[0-9]*; [ -e "$1" ] || set --; awk ${quote(UNSETTLED_AWK)} ` +
-    `/var/lib/dpkg/status "$@" 2>/dev/null`,
-  `echo '--- scripts'; pgrep -a -f '${MAINTAINER_SCRIPT}'`,
-  `echo '--- cache'; ls ${ARCHIVES} 2>/dev/null | grep '[.]deb$'`,
-  "true",
-].join("; ");
+export const DPKG_HEALTH_LOOK = defineLook("the look at dpkg's health", [
+  {
+    name: "dpkg.updates",
+    command: "ls -A /var/lib/dpkg/updates | head -5",
+    writer: "root",
+    use: "dpkg was interrupted: repair before apt work",
+  },
+  { name: "dpkg.audit", command: "dpkg --audit", stderr: true, writer: "root", use: "packages dpkg --audit names" },
+  {
+    name: "dpkg.unsettled",
+    // An empty journal leaves the glob unexpanded, and awk stops at a file it cannot open.
+    command:
+      `set -- /var/lib/dpkg/updates/[0-9]*; [ -e "$1" ] || set --; awk ${quote(UNSETTLED_AWK)} ` +
+      `/var/lib/dpkg/status "$@"`,
+    writer: "root",
+    use: "packages in an in-between state: which to configure or reinstall",
+  },
+  {
+    name: "dpkg.scripts",
+    command: `pgrep -a -f '${MAINTAINER_SCRIPT}'`,
+    // Any user can start a process with such a command line: it only makes the repair wait and say so.
+    writer: "anyone",
+    use: "maintainer scripts still running: the repair waits, and says so",
+  },
+  {
+    name: "dpkg.cache",
+    command: `ls ${ARCHIVES} | grep '[.]deb$'`,
+    writer: "root",
+    use: "whether a package to reinstall is in apt's cache",
+  },
+] as const);
 
 /** A package dpkg holds in an in-between state. */
 export interface DpkgPackage {
@@ -66,14 +88,6 @@ export interface DpkgHealth {
   cached: string[];
 }
 
-function section(stdout: string, name: string): string {
-  const start = stdout.indexOf(`--- ${name}\n`);
-  if (start < 0) return "";
-  const rest = stdout.slice(start + name.length + 5);
-  const end = rest.search(/^--- [a-z]+$/m);
-  return end < 0 ? rest : rest.slice(0, end);
-}
-
 /** The non-empty lines of `s`, trimmed. */
 export const lines = (s: string) =>
   s
@@ -81,23 +95,25 @@ export const lines = (s: string) =>
     .map((l) => l.trim())
     .filter(Boolean);
 
+/** The look's output as DpkgHealth. */
 export function parseDpkgHealth(stdout: string): DpkgHealth {
-  const updates = stdout.slice(0, Math.max(0, stdout.indexOf("--- audit\n")));
-  const packages = lines(section(stdout, "packages")).flatMap((line): DpkgPackage[] => {
+  const facts = DPKG_HEALTH_LOOK.parse(stdout);
+  const packages = lines(facts.get("dpkg.unsettled").text).flatMap((line): DpkgPackage[] => {
     const [name, arch = "", status = "", version = ""] = line.split("\t");
     const [want = "", flag = "", state = ""] = status.split(" ");
     return name && state ? [{ name, arch, want, flag, status: state, version }] : [];
   });
   return {
-    interrupted: updates.trim() !== "",
+    interrupted: facts.get("dpkg.updates").text.trim() !== "",
     // Unprivileged, dpkg 1.21 (Debian 12) cannot even look at its lock (mode 0640) and says only that:
     // no word on the packages, which the status files give anyway.
-    audit: section(stdout, "audit")
-      .replace(/^dpkg: error: unable to check lock file for dpkg database directory .*: Permission denied$/m, "")
+    audit: facts
+      .get("dpkg.audit")
+      .text.replace(/^dpkg: error: unable to check lock file for dpkg database directory .*: Permission denied$/m, "")
       .trim(),
     packages,
-    scripts: lines(section(stdout, "scripts")),
-    cached: lines(section(stdout, "cache")),
+    scripts: lines(facts.get("dpkg.scripts").text),
+    cached: lines(facts.get("dpkg.cache").text),
   };
 }
 

@@ -2,7 +2,7 @@
 // run the script as one detached root step, look again. Apt.ensureDpkgHealthy runs this once per run.
 
 import { isLockError } from "./apt-output";
-import { DPKG_HEALTH_PROBE, type DpkgHealth, needsRepair, parseDpkgHealth } from "./dpkg-health";
+import { DPKG_HEALTH_LOOK, type DpkgHealth, needsRepair, parseDpkgHealth } from "./dpkg-health";
 import {
   describeDamage,
   describeRepair,
@@ -33,7 +33,7 @@ const INSTALL_ENV = { DEBIAN_FRONTEND: "noninteractive", LC_MESSAGES: "C", LANGU
 
 async function look(remote: Remote): Promise<DpkgHealth> {
   return parseDpkgHealth(
-    (await remote.run(DPKG_HEALTH_PROBE, { env: QUERY_ENV, label: "dpkg --audit", timeoutMs: 60_000 })).stdout,
+    (await remote.run(DPKG_HEALTH_LOOK.script, { env: QUERY_ENV, label: "dpkg --audit", timeoutMs: 60_000 })).stdout,
   );
 }
 

@@ -4,6 +4,7 @@
 // dies in between leaves a grant unrecorded (kept forever, the safe side).
 
 import type { Remote } from "./exec";
+import { defineLook, type RootFact, rootFact } from "./vm-facts";
 
 export const GRANTS_DIR = "/var/lib/vm-install";
 export const GRANTS_FILE = `${GRANTS_DIR}/grants.json`;
@@ -52,15 +53,27 @@ export function stringList(value: unknown): string[] {
   return Array.isArray(value) ? value.filter((v): v is string => typeof v === "string") : [];
 }
 
+/** The inventory file (root's, 0600: read through sudo); exit 3 when there is none. */
+export const GRANTS_LOOK = defineLook("the look at the grants inventory", [
+  {
+    name: "grants",
+    command: `if [ -e ${GRANTS_FILE} ]; then cat ${GRANTS_FILE}; else exit 3; fi`,
+    writer: "root",
+    use: "what vm-install granted: the only grants a rerun revokes",
+  },
+] as const);
+
+/** The inventory from its probe's answer: only root's file may say which grants are revoked. */
+export function grantsFrom(fact: RootFact): Inventory {
+  const f = rootFact(fact, "the revocation of grants");
+  if (f.code !== 0 && f.code !== 3) throw new Error(`cannot read ${GRANTS_FILE} on the VM (exit ${f.code})`);
+  return parseInventory(f.code === 3 ? undefined : f.text);
+}
+
 /** Reads the inventory (root-only, so through sudo). Missing file: an empty inventory. */
 export async function readGrants(remote: Remote): Promise<Inventory> {
-  const r = await remote.run(`if [ -e ${GRANTS_FILE} ]; then echo present; cat ${GRANTS_FILE}; else echo absent; fi`, {
-    sudo: true,
-    label: `reading ${GRANTS_FILE}`,
-    timeoutMs: 30_000,
-  });
-  const [first, ...rest] = r.stdout.split("\n");
-  return parseInventory(first.trim() === "present" ? rest.join("\n") : undefined);
+  const r = await remote.run(GRANTS_LOOK.script, { sudo: true, label: `reading ${GRANTS_FILE}`, timeoutMs: 30_000 });
+  return grantsFrom(GRANTS_LOOK.parse(r.stdout).get("grants"));
 }
 
 /** The inventory with `installer`'s section replaced; other installers' sections are kept as they were. */

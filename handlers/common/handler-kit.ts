@@ -12,6 +12,7 @@ import type { EventOf, Settings } from "../../shared/settings";
 import { ValidationError } from "../../shared/validate";
 import { Apt, resolveAptSettings } from "./apt";
 import { withAptProxy } from "./apt-proxy";
+import { type BootFacts, lookAtBoot } from "./boot-look";
 import { lookOnly } from "./check-mode";
 import { waitForCloudInit } from "./cloud-init";
 import type { ConnectionEnv } from "./connection-env";
@@ -20,7 +21,7 @@ import { FirstBootClock } from "./first-boot";
 import { type CommonEvent, validateInput } from "./handler-input";
 import { type InstallerModel, runModel } from "./installer-model";
 import { type InstallerReport, type InstallerResult, result } from "./installer-result";
-import { detectOs, type OsInfo } from "./os-release";
+import type { OsInfo } from "./os-release";
 import { recordInstalls } from "./package-inventory";
 import { Progress } from "./progress";
 import { type JobBudget, ResilientConnection } from "./resilient-connection";
@@ -125,9 +126,11 @@ export async function runHandler<S extends Settings, R extends InstallerReport>(
     job.phase = "connecting over SSH";
     connection = await connectJob(job, event, target);
     job.phase = "detecting the OS";
-    const os = await progress.step("reading /etc/os-release", () => detectOs(connection!), "os");
+    // One exec: os-release, cloud-init's state and the apt proxy file (boot-look.ts).
+    const boot = await progress.step("reading /etc/os-release", () => lookAtBoot(connection!), "os");
+    const { os } = boot;
     progress.info(`os: ${os.pretty_name ?? os.id}, treated as ${os.family} ${os.codename}`);
-    return await runInstaller(spec, job, { event, user: target.user, connection, os });
+    return await runInstaller(spec, job, { event, user: target.user, connection, os, boot });
   } catch (err) {
     throw worded(job, err);
   } finally {
@@ -169,13 +172,14 @@ interface Connected<E> {
   user: string;
   connection: Connection;
   os: OsInfo;
+  boot: BootFacts;
 }
 
 /** First boot, then the installer's model (or its own run), then the one result shape. */
 async function runInstaller<S extends Settings, R extends InstallerReport>(
   spec: HandlerSpec<S, R>,
   job: Job,
-  { event, user, connection, os }: Connected<EventOf<S>>,
+  { event, user, connection, os, boot: seen }: Connected<EventOf<S>>,
 ): Promise<InstallerResult<R>> {
   const { progress, secrets, now } = job;
   const check = event.check === true;
@@ -187,14 +191,15 @@ async function runInstaller<S extends Settings, R extends InstallerReport>(
   job.phase = FIRST_BOOT_PHASE;
   const budget = { started: job.started, budgetSec: event.time_budget_sec, now };
   const look = lookOnly(connection);
-  const boot = await afterFirstBoot(check ? look : connection, event, { budget, progress, deps: { ...job.deps, now } });
+  const deps = { ...job.deps, now };
+  const boot = await afterFirstBoot(check ? look : connection, event, { budget, progress, deps, seen });
   job.phase = installPhase;
   const base = { event, os, progress, secrets, target: connection.target, user };
   const lookCtx = { ...base, check, remote: look, apt: check ? boot.apt(check) : boot.aptOver(look, true) };
   // Every install of a real run is recorded, so that state absent can take back exactly that.
   const apt = check ? lookCtx.apt : recordInstalls(boot.apt(false), spec.definition.key);
   const real = check ? lookCtx : { ...base, check, remote: connection, apt };
-  const report = await runModel(withAptProxy(spec.model), { real, look: lookCtx });
+  const report = await runModel(withAptProxy(spec.model, { file: seen.proxyFile }), { real, look: lookCtx });
   progress.timings.total = now() - job.started;
   const frame = { connection, os, timings: { ...progress.timings }, check, firstBoot: boot.firstBoot };
   return result(report, { ...frame, repairs: real.apt.repairs });
@@ -213,13 +218,13 @@ export function worded(job: Job, err: unknown): InstallerError {
 async function afterFirstBoot(
   remote: Remote,
   event: CommonEvent,
-  opts: { budget: JobBudget; progress: Progress; deps: InstallerDeps },
+  opts: { budget: JobBudget; progress: Progress; deps: InstallerDeps; seen: BootFacts },
 ): Promise<{ apt: (check: boolean) => Apt; aptOver: (remote: Remote, check: boolean) => Apt; firstBoot: string[] }> {
-  const { budget, progress, deps } = opts;
+  const { budget, progress, deps, seen } = opts;
   const settings = resolveAptSettings(event.apt);
   const { now, sleep } = deps;
   const clock = new FirstBootClock({ budget, capSec: settings.firstBootWaitSec, now, sleep, progress });
-  const firstBoot = await waitForCloudInit(remote, clock, progress);
+  const firstBoot = await waitForCloudInit(remote, clock, progress, seen.cloudInit);
   const aptOver = (over: Remote, check: boolean) => new Apt(over, settings, { progress, check, clock, sleep });
   return { apt: (check) => aptOver(remote, check), aptOver, firstBoot };
 }

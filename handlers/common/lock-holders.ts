@@ -5,6 +5,7 @@
 // decide: the holder or an ancestor is cloud-init, apt.systemd.daily or unattended-upgrade.
 import { quote } from "../../shared/shell-quote";
 import type { Remote } from "./exec";
+import { defineLook } from "./vm-facts";
 
 /** The files apt and dpkg lock, in the order they are taken. */
 export const APT_LOCK_FILES = [
@@ -39,19 +40,38 @@ const INTERPRETER = "(\\S*/)?(python3?(\\.[0-9]+)?|sh|bash|dash) (-\\S+ )*";
 const STARTER = "(/usr)?/bin/(cloud-init|unattended-upgrade)|/usr/lib/apt/apt\\.systemd\\.daily";
 const FIRST_BOOT_COMMAND = new RegExp(`^(${INTERPRETER})?(${STARTER})( |$)`);
 
+const LOCK_INODES =
+  `ino=" "; for f in ${APT_LOCK_FILES.map(quote).join(" ")}; do ` +
+  '[ -e "$f" ] && ino="$ino$(stat -c %i "$f") "; done';
+
 /**
  * The lock table (root): each lock file's inode, /proc/locks, and for open-file-description locks
  * (which /proc/locks shows with pid -1) the pids whose fdinfo holds one on a lock file's inode.
  */
-export const LOCK_TABLE_PROBE = [
-  `ino=" "; for f in ${APT_LOCK_FILES.map(quote).join(" ")}; do [ -e "$f" ] || continue`,
-  `stat -c '%n %i' "$f" && ino="$ino$(stat -c %i "$f") "; done`,
-  "echo '--- /proc/locks'; cat /proc/locks",
-  "echo '--- ofd'; for i in " +
-    `$(awk '$2 == "OFDLCK" && $5 == "-1" { n = split($6, a, ":"); print a[n] }' /proc/locks | sort -u); do ` +
-    `case "$ino" in *" $i "*) grep -l -E "^lock:.*OFDLCK.*:$i " /proc/[0-9]*/fdinfo/* 2>/dev/null | ` +
-    `sed "s#^/proc/\\([0-9]*\\)/.*#$i \\1#";; esac; done | sort -u`,
-].join("; ");
+export const LOCK_TABLE_LOOK = defineLook("the look at apt's locks", [
+  {
+    name: "locks.files",
+    command: `for f in ${APT_LOCK_FILES.map(quote).join(" ")}; do [ -e "$f" ] && stat -c '%n %i' "$f"; done; true`,
+    writer: "root",
+    use: "the inodes of apt's and dpkg's lock files",
+  },
+  {
+    name: "locks.proc",
+    command: "cat /proc/locks",
+    writer: "root",
+    use: "which pid holds a lock (the kernel's table)",
+  },
+  {
+    name: "locks.ofd",
+    command:
+      `${LOCK_INODES}; for i in ` +
+      `$(awk '$2 == "OFDLCK" && $5 == "-1" { n = split($6, a, ":"); print a[n] }' /proc/locks | sort -u); do ` +
+      `case "$ino" in *" $i "*) grep -l -E "^lock:.*OFDLCK.*:$i " /proc/[0-9]*/fdinfo/* | ` +
+      `sed "s#^/proc/\\([0-9]*\\)/.*#$i \\1#";; esac; done | sort -u`,
+    writer: "root",
+    use: "which pid holds an open-file-description lock (the kernel's fdinfo)",
+  },
+] as const);
 
 /** Per holder, itself and its ancestors up to pid 1: "holder\tpid\tppid\tcgroup\tcommand" lines (root). */
 export function holderDetailsProbe(pids: number[]): string {
@@ -65,27 +85,15 @@ export function holderDetailsProbe(pids: number[]): string {
   );
 }
 
-/** The probe's output cut at its "--- name" lines: the part before the first is "". */
-function sections(text: string): Map<string, string> {
-  const out = new Map<string, string>();
-  let name = "";
-  for (const line of text.split("\n")) {
-    const m = /^--- (\S+)$/.exec(line);
-    if (m) name = m[1];
-    else out.set(name, `${out.get(name) ?? ""}${line}\n`);
-  }
-  return out;
-}
-
 /**
  * Pairs the lock files' inodes with /proc/locks (6th field maj:min:inode) and the open-file-description
  * holders found in fdinfo. Blocked waiters ("->" lines) are not holders. By inode only: the lock files
  * all live on the root filesystem.
  */
-export function parseLockTable(probeOut: string): { lock: string; pid: number }[] {
-  const parts = sections(probeOut);
+export function parseLockTable(lookOut: string): { lock: string; pid: number }[] {
+  const facts = LOCK_TABLE_LOOK.parse(lookOut);
   const byInode = new Map<string, string>();
-  for (const line of (parts.get("") ?? "").split("\n")) {
+  for (const line of facts.get("locks.files").text.split("\n")) {
     const m = /^(\S+) ([0-9]+)$/.exec(line.trim());
     if (m) byInode.set(m[2], m[1]);
   }
@@ -94,11 +102,11 @@ export function parseLockTable(probeOut: string): { lock: string; pid: number }[
     const lock = inode !== undefined ? byInode.get(inode) : undefined;
     if (lock && pid > 0 && !found.some((f) => f.lock === lock && f.pid === pid)) found.push({ lock, pid });
   };
-  for (const line of (parts.get("/proc/locks") ?? "").split("\n")) {
+  for (const line of facts.get("locks.proc").text.split("\n")) {
     const fields = line.trim().split(/\s+/);
     if (fields.length >= 6 && fields[1] !== "->") add(fields[5].split(":")[2], Number(fields[4]));
   }
-  for (const line of (parts.get("ofd") ?? "").split("\n")) {
+  for (const line of facts.get("locks.ofd").text.split("\n")) {
     const [inode, pid] = line.trim().split(" ");
     if (pid) add(inode, Number(pid));
   }
@@ -147,7 +155,7 @@ export function firstBootReason(chain: ProcessInfo[]): string | undefined {
 export async function readLockHolders(remote: Remote): Promise<LockHolder[]> {
   const env = { LC_ALL: "C" };
   const opts = { sudo: true, check: false, env, timeoutMs: 30_000 };
-  const table = await remote.run(LOCK_TABLE_PROBE, { ...opts, label: "finding the apt lock holder" });
+  const table = await remote.run(LOCK_TABLE_LOOK.script, { ...opts, label: "finding the apt lock holder" });
   const held = parseLockTable(table.stdout);
   if (held.length === 0) return [];
   const pids = [...new Set(held.map((h) => h.pid))];

@@ -2,7 +2,7 @@
 // local sandbox Debian 12 or 13, and repository lines (Docker, PGDG) need the right distribution and codename.
 // Derivatives count when they declare ID_LIKE=ubuntu or debian (Linux Mint: UBUNTU_CODENAME=jammy).
 
-import type { Remote } from "./exec";
+import { type RootFact, rootFact } from "./vm-facts";
 
 export type OsFamily = "ubuntu" | "debian";
 
@@ -73,11 +73,21 @@ export function osFromRelease(text: string): OsInfo {
   return info;
 }
 
-/** Reads the VM's os-release (/etc, falling back to /usr/lib as systemd specifies) and interprets it. */
-export async function detectOs(remote: Remote): Promise<OsInfo> {
-  const result = await remote.run("cat /etc/os-release 2>/dev/null || cat /usr/lib/os-release", {
-    label: "reading /etc/os-release",
-    timeoutMs: 30_000,
-  });
-  return osFromRelease(result.stdout);
+/** The VM's os-release (/etc, falling back to /usr/lib as systemd specifies): root's files. */
+export const OS_RELEASE_PROBE = {
+  name: "os_release",
+  command: "cat /etc/os-release || cat /usr/lib/os-release",
+  writer: "root",
+  use: "the distribution and codename (repository lines, package names)",
+} as const;
+
+/** The OsInfo of the os_release probe's answer; throws when neither file could be read. */
+export function osFromFact(fact: RootFact): OsInfo {
+  // The codename goes into repository lines root writes.
+  if (rootFact(fact, "the OS detection").code !== 0)
+    throw new UnsupportedOsError(
+      "cannot read /etc/os-release nor /usr/lib/os-release on the VM, so its distribution is unknown: " +
+        "these installers support Ubuntu and Debian, which have one; nothing was changed on the VM",
+    );
+  return osFromRelease(fact.text);
 }

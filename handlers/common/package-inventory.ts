@@ -7,6 +7,7 @@
 import type { Apt } from "./apt";
 import type { Remote } from "./exec";
 import { GRANTS_DIR } from "./grants";
+import { defineLook, type RootFact, rootFact } from "./vm-facts";
 
 export const PACKAGES_FILE = `${GRANTS_DIR}/packages.json`;
 const ABOUT =
@@ -73,14 +74,31 @@ export function recordOf(inventory: PackageInventory, installer: string): Instal
   return inventory.installers[installer] ?? emptyRecord();
 }
 
+/** The inventory file (root's, 0600: read through sudo); exit 3 when there is none. */
+export const INVENTORY_PROBE = {
+  name: "inventory.packages",
+  command: `if [ -e ${PACKAGES_FILE} ]; then cat ${PACKAGES_FILE}; else exit 3; fi`,
+  writer: "root",
+  use: "what vm-install installed: what state absent may remove",
+} as const;
+
+export const INVENTORY_LOOK = defineLook("the look at the package inventory", [INVENTORY_PROBE] as const);
+
+/** The inventory from its probe's answer: only root's file may say what a removal takes. */
+export function inventoryFrom(fact: RootFact): PackageInventory {
+  const f = rootFact(fact, "the package inventory");
+  if (f.code !== 0 && f.code !== 3) throw new Error(`cannot read ${PACKAGES_FILE} on the VM (exit ${f.code})`);
+  return parsePackageInventory(f.code === 3 ? undefined : f.text);
+}
+
 /** Reads the inventory (root-only, so through sudo). */
 export async function readPackageInventory(remote: Remote): Promise<PackageInventory> {
-  const r = await remote.run(
-    `if [ -e ${PACKAGES_FILE} ]; then echo present; cat ${PACKAGES_FILE}; else echo absent; fi`,
-    { sudo: true, label: `reading ${PACKAGES_FILE}`, timeoutMs: 30_000 },
-  );
-  const [first, ...rest] = r.stdout.split("\n");
-  return parsePackageInventory(first.trim() === "present" ? rest.join("\n") : undefined);
+  const r = await remote.run(INVENTORY_LOOK.script, {
+    sudo: true,
+    label: `reading ${PACKAGES_FILE}`,
+    timeoutMs: 30_000,
+  });
+  return inventoryFrom(INVENTORY_LOOK.parse(r.stdout).get("inventory.packages"));
 }
 
 /** Writes the inventory atomically, directory 0700 and file 0600, root's; the content goes on stdin. */
@@ -127,37 +145,62 @@ export function withAdded(record: InstalledRecord, more: Partial<InstalledRecord
 /** dpkg status letters (db:Status-Abbrev's second) of a package that is not there: not-installed, config-files. */
 const GONE = new Set(["n", "c"]);
 
-/** Pure: SYSTEM_NAMES_SCRIPT's output as sets. */
-export function parseSystemNames(stdout: string): SystemNames {
-  const [, dpkg = "", groups = "", users = ""] = stdout.split(/^--- (?:packages|groups|users)$/m);
+/** The look before and after each install: only root writes dpkg's database, /etc/group and /etc/passwd. */
+export const SYSTEM_NAMES_LOOK = defineLook("the look at packages, groups and users", [
+  {
+    name: "names.packages",
+    command: "dpkg-query -W -f='${db:Status-Abbrev}\\t${Package}\\n'",
+    writer: "root",
+    use: "packages an install brought: recorded for state absent to remove",
+  },
+  {
+    name: "names.groups",
+    command: "getent group | cut -d: -f1",
+    writer: "root",
+    use: "groups an install brought: recorded for state absent to remove",
+  },
+  {
+    name: "names.users",
+    command: "getent passwd | cut -d: -f1",
+    writer: "root",
+    use: "users an install brought: recorded for state absent to remove",
+  },
+] as const);
+
+/** Pure: the look's answers as sets; root's facts only, since what is recorded may later be deleted. */
+export function systemNamesFrom(facts: { packages: RootFact; groups: RootFact; users: RootFact }): SystemNames {
+  // A list cut short would make everything after the install look new, and recorded for removal.
+  const failed = Object.values(facts).find((f) => f.code !== 0);
+  if (failed)
+    throw new Error(`listing the VM's packages, groups and users failed: ${failed.name} exited ${failed.code}`);
   const packages = new Set<string>();
-  for (const line of dpkg.split("\n")) {
+  for (const line of rootFact(facts.packages, "the package record").text.split("\n")) {
     const [abbrev, name] = line.split("\t");
     if (name && abbrev.length >= 2 && !GONE.has(abbrev[1])) packages.add(name.trim());
   }
-  const names = (text: string) =>
+  const names = (fact: RootFact) =>
     new Set(
-      text
-        .split("\n")
+      rootFact(fact, "the package record")
+        .text.split("\n")
         .map((l) => l.trim())
         .filter(Boolean),
     );
-  return { packages, groups: names(groups), users: names(users) };
+  return { packages, groups: names(facts.groups), users: names(facts.users) };
 }
-
-/** The look before and after each install (tests answer it for a VM whose names do not change). */
-export const SYSTEM_NAMES_SCRIPT =
-  "echo '--- packages' && dpkg-query -W -f='${db:Status-Abbrev}\\t${Package}\\n' && " +
-  "echo '--- groups' && getent group | cut -d: -f1 && echo '--- users' && getent passwd | cut -d: -f1";
 
 /** The VM's packages, groups and users now (read-only). */
 export async function readSystemNames(remote: Remote): Promise<SystemNames> {
-  const r = await remote.run(SYSTEM_NAMES_SCRIPT, {
+  const r = await remote.run(SYSTEM_NAMES_LOOK.script, {
     env: { LC_ALL: "C" },
     label: "listing packages, groups and users",
     timeoutMs: 60_000,
   });
-  return parseSystemNames(r.stdout);
+  const facts = SYSTEM_NAMES_LOOK.parse(r.stdout);
+  return systemNamesFrom({
+    packages: facts.get("names.packages"),
+    groups: facts.get("names.groups"),
+    users: facts.get("names.users"),
+  });
 }
 
 /** Pure: what is in `after` and was not in `before`. */

@@ -8,7 +8,8 @@ import { command, quote } from "../../shared/shell-quote";
 import type { Apt } from "./apt";
 import { runLong, tail } from "./exec";
 import type { Change, InstallerContext } from "./installer-model";
-import { type InstalledRecord, readPackageInventory, recordOf, updateRecord } from "./package-inventory";
+import { INVENTORY_PROBE, type InstalledRecord, inventoryFrom, recordOf, updateRecord } from "./package-inventory";
+import { defineLook, type RootFact, rootFact } from "./vm-facts";
 
 /** A present package's relations, as dpkg has them. */
 export interface PackageRelations {
@@ -16,9 +17,6 @@ export interface PackageRelations {
   /** Depends and Pre-Depends: each group is satisfied by any one of its alternatives. */
   depends: string[][];
 }
-
-const DEPENDENCY_SCRIPT =
-  "dpkg-query -W -f='${db:Status-Abbrev}\\t${Package}\\t${Provides}\\t${Pre-Depends}\\t${Depends}\\n'";
 
 /** A relation's package name: "perl:any (>= 5.10)" -> "perl". */
 const relationName = (text: string) => text.trim().split(/[\s(:]/)[0];
@@ -102,14 +100,42 @@ export interface RemovalLook {
   files: string[];
 }
 
-const LOOK_SCRIPT =
-  "echo '--- groups' && getent group | cut -d: -f1,3,4 && echo '--- users' && getent passwd | cut -d: -f1,3";
+/** One look as root (the inventory is root's 0600): the record, dpkg's relations, groups, users. */
+export const REMOVAL_LOOK = defineLook("the look before a removal", [
+  INVENTORY_PROBE,
+  {
+    name: "removal.dpkg",
+    command: "dpkg-query -W -f='${db:Status-Abbrev}\\t${Package}\\t${Provides}\\t${Pre-Depends}\\t${Depends}\\n'",
+    writer: "root",
+    use: "what a recorded package's removal would break: kept",
+  },
+  {
+    name: "removal.groups",
+    command: "getent group | cut -d: -f1,3,4",
+    writer: "root",
+    use: "recorded system groups still there, and their members",
+  },
+  {
+    name: "removal.users",
+    command: "getent passwd | cut -d: -f1,3",
+    writer: "root",
+    use: "recorded system users still there: deleted",
+  },
+] as const);
 
 /**
  * Debian's range for the system accounts maintainer scripts create (adduser --system): only these are
  * ever removed, so a hand edit of the inventory can never name root or a person's account.
  */
 const isSystemId = (id: string | undefined) => /^[0-9]+$/.test(id ?? "") && Number(id) >= 100 && Number(id) <= 999;
+
+/** What a removal decides from: root's facts only, since it deletes packages, accounts and files. */
+export interface RemovalFacts {
+  inventory: RootFact;
+  dpkg: RootFact;
+  groups: RootFact;
+  users: RootFact;
+}
 
 /** Reads the record, the VM's packages and relations, groups, users and which recorded files exist (read-only). */
 export async function lookForRemoval(
@@ -118,22 +144,47 @@ export async function lookForRemoval(
   revokedMembers: readonly string[] = [],
   mode: RemovalMode = "purge",
 ): Promise<RemovalLook> {
-  const record = recordOf(await readPackageInventory(remote), installer);
-  const dpkg = await remote.run(DEPENDENCY_SCRIPT, { env: { LC_ALL: "C" }, label: "dpkg-query", timeoutMs: 60_000 });
-  const set = removalSet(record.packages, parseRelations(dpkg.stdout));
-  const leftover = parseResidual(dpkg.stdout);
+  const opts = { sudo: true, env: { LC_ALL: "C" }, label: "looking at what a removal takes", timeoutMs: 60_000 };
+  const facts = REMOVAL_LOOK.parse((await remote.run(REMOVAL_LOOK.script, opts)).stdout);
+  const look = removalFrom(
+    {
+      inventory: facts.get("inventory.packages"),
+      dpkg: facts.get("removal.dpkg"),
+      groups: facts.get("removal.groups"),
+      users: facts.get("removal.users"),
+    },
+    installer,
+    revokedMembers,
+    mode,
+  );
+  const files = look.record.files.length ? await existingFiles(remote, look.record.files) : [];
+  return { ...look, files };
+}
+
+/** Pure: the removal `facts` decide (the files recorded are looked for apart: they come from the record). */
+export function removalFrom(
+  facts: RemovalFacts,
+  installer: string,
+  revokedMembers: readonly string[] = [],
+  mode: RemovalMode = "purge",
+): RemovalLook {
+  const record = recordOf(inventoryFrom(facts.inventory), installer);
+  for (const f of [facts.dpkg, facts.groups, facts.users]) {
+    if (rootFact(f, "a removal").code !== 0)
+      throw new Error(`the look before a removal failed: ${f.name} exited ${f.code}`);
+  }
+  const set = removalSet(record.packages, parseRelations(facts.dpkg.text));
+  const leftover = parseResidual(facts.dpkg.text);
   const residual = record.packages.filter((p) => leftover.has(p));
-  const names = await remote.run(LOOK_SCRIPT, { label: "listing groups and users", timeoutMs: 30_000 });
-  const [, groupText = "", userText = ""] = names.stdout.split(/^--- (?:groups|users)$/m);
   const members = new Map(
-    groupText
+    facts.groups.text
       .split("\n")
       .map((l) => l.split(":"))
       .filter(([name, gid]) => name && isSystemId(gid))
       .map(([name, , list = ""]) => [name, list.split(",").filter(Boolean)] as const),
   );
   const users = new Set(
-    userText
+    facts.users.text
       .split("\n")
       .map((l) => l.split(":"))
       .filter(([name, uid]) => name && isSystemId(uid))
@@ -149,7 +200,6 @@ export async function lookForRemoval(
   const groups = keepAccounts
     ? []
     : record.groups.filter((g) => members.has(g) && !groupsKept.some((k) => k.name === g));
-  const files = record.files.length ? await existingFiles(remote, record.files) : [];
   return {
     installer,
     mode,
@@ -160,7 +210,7 @@ export async function lookForRemoval(
     groups,
     users: keepAccounts ? [] : record.users.filter((u) => users.has(u)),
     groupsKept,
-    files,
+    files: [],
   };
 }
 

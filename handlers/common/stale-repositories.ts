@@ -6,6 +6,7 @@ import { quote } from "../../shared/shell-quote";
 import { KEYRINGS_DIR, SOURCES_DIR, supersededKeyrings } from "./apt-repository";
 import type { Remote } from "./exec";
 import { type Progress, stepIf } from "./progress";
+import { defineLook, type RootFact, rootFact } from "./vm-facts";
 
 export interface StaleRepositoryOptions {
   /** The repository's URIs (the scheme is ignored: an old http:// entry is the same repository). */
@@ -162,38 +163,24 @@ function planOneLineFile(file: SourceFile, ctx: FilePlanning): void {
   else ctx.plan.rewrite.push({ path: file.path, text: out.join("\n").replace(/\n*$/, "\n") });
 }
 
-/** Splits the inspect command's output into source files, legacy keyrings present, fingerprints in trusted.gpg. */
-function parseSourcesListing(stdout: string): { files: SourceFile[]; trusted: string[]; keyrings: string[] } {
-  const files: SourceFile[] = [];
-  const trusted: string[] = [];
-  const keyrings: string[] = [];
-  let current: string[] | undefined;
-  let inTrusted = false;
-  for (const line of stdout.split("\n")) {
-    const file = /^@@@file (.+)$/.exec(line);
-    if (file) {
-      current = [];
-      files.push({ path: file[1], text: "" });
-      continue;
-    }
-    const keyring = current ? null : /^@@@keyring (\/.+)$/.exec(line);
-    if (keyring) {
-      keyrings.push(keyring[1]);
-      continue;
-    }
-    if (line === "@@@end" && current) {
-      // The printf before @@@end added one line break: joining the lines between restores the bytes.
-      files[files.length - 1].text = current.join("\n");
-      current = undefined;
-    } else if (line === "@@@trusted") {
-      inTrusted = true;
-    } else if (current) {
-      current.push(line);
-    } else if (inTrusted) {
-      const fpr = /^fpr:+([0-9A-F]{16,}):/.exec(line);
-      if (fpr) trusted.push(fpr[1]);
-    }
-  }
+/** Lines of "base64(a) base64(b)" (or one field): what the sources and keyrings probes print per item. */
+function encodedLines(text: string): string[][] {
+  return text
+    .split("\n")
+    .filter(Boolean)
+    .map((l) => l.split(" ").map((f) => Buffer.from(f, "base64").toString("utf8")));
+}
+
+/** The look's answers (root's: what is removed comes from them) as source files, keyrings, trusted keys. */
+export function sourcesListingFrom(facts: { sources: RootFact; keyrings: RootFact; trusted: RootFact }): {
+  files: SourceFile[];
+  trusted: string[];
+  keyrings: string[];
+} {
+  const decision = "the removal of stale apt sources";
+  const files = encodedLines(rootFact(facts.sources, decision).text).map(([path, text = ""]) => ({ path, text }));
+  const keyrings = encodedLines(rootFact(facts.keyrings, decision).text).map(([k]) => k);
+  const trusted = [...rootFact(facts.trusted, decision).text.matchAll(/^fpr:+([0-9A-F]{16,}):/gm)].map((m) => m[1]);
   return { files, trusted, keyrings };
 }
 
@@ -219,9 +206,14 @@ export async function removeStaleRepositories(
     progress,
     "looking for stale sources and keys of the same repository",
     async () => {
-      const look = lookCommand(legacy, (opts.trustedFingerprints ?? []).length > 0);
-      const found = await remote.run(look, { sudo: true, label: "reading apt sources", timeoutMs: 60_000 });
-      const { files, trusted, keyrings } = parseSourcesListing(found.stdout);
+      const look = sourcesLook(legacy, (opts.trustedFingerprints ?? []).length > 0);
+      const found = await remote.run(look.script, { sudo: true, label: "reading apt sources", timeoutMs: 60_000 });
+      const facts = look.parse(found.stdout);
+      const { files, trusted, keyrings } = sourcesListingFrom({
+        sources: facts.get("apt.sources"),
+        keyrings: facts.get("apt.keyrings"),
+        trusted: facts.get("apt.trusted"),
+      });
       const plan = planStaleRemoval(files, { ...opts, keyrings });
       const fingerprints = (opts.trustedFingerprints ?? []).filter((f) => trusted.includes(f));
       const actions = removalActions(plan, fingerprints);
@@ -239,28 +231,42 @@ export async function removeStaleRepositories(
   );
 }
 
-/** The one read-only look: every source file, the legacy keyrings no package owns, apt-key's keys. */
-function lookCommand(legacy: string[], withTrusted: boolean): string {
+const b64 = (word: string) => `"$(printf %s ${word} | base64 -w0)"`;
+
+/** The one read-only look (as root): every source file, the legacy keyrings no package owns, apt-key's keys. */
+export function sourcesLook(legacy: string[], withTrusted: boolean) {
   const sources = `/etc/apt/sources.list ${SOURCES_DIR}/*.list ${SOURCES_DIR}/*.sources`;
-  return [
-    `for f in ${sources}; do [ -f "$f" ] || continue; printf '@@@file %s\\n' "$f"; cat "$f"; printf '\\n@@@end\\n'; ` +
-      `done`,
-    // Legacy keyrings that exist and no package owns (dpkg -S reads every file list: only for files there).
-    ...legacy.map(
-      (k) =>
-        `if [ -e ${quote(k)} ] && ! dpkg -S ${quote(k)} >/dev/null 2>&1; then printf '@@@keyring %s\\n' ` +
-        `${quote(k)}; fi`,
-    ),
-    // apt-key's keyring: read with a throwaway gpg home so nothing is created for root.
-    withTrusted
-      ? `if [ -s /etc/apt/trusted.gpg ] && command -v gpg >/dev/null; then echo '@@@trusted'; h=$(mktemp -d); ` +
-        `gpg --homedir "$h" --no-default-keyring --keyring /etc/apt/trusted.gpg --with-colons --list-keys ` +
-        `2>/dev/null; rm -rf "$h"; fi`
-      : "",
-    "true",
-  ]
-    .filter(Boolean)
-    .join("\n");
+  // Legacy keyrings that exist and no package owns (dpkg -S reads every file list: only for files there).
+  const keyrings = legacy.map(
+    (k) => `if [ -e ${quote(k)} ] && ! dpkg -S ${quote(k)} >/dev/null 2>&1; then echo ${b64(quote(k))}; fi`,
+  );
+  return defineLook("the look at apt's sources", [
+    {
+      name: "apt.sources",
+      command:
+        `for f in ${sources}; do [ -f "$f" ] || continue; ` +
+        `printf '%s %s\\n' ${b64('"$f"')} "$(base64 -w0 < "$f")"; done; true`,
+      writer: "root",
+      use: "older source lines for the same repository: disabled, or their file removed",
+    },
+    {
+      name: "apt.keyrings",
+      command: [...keyrings, "true"].join("; "),
+      writer: "root",
+      use: "keyrings only those older lines used, no package owns: removed",
+    },
+    {
+      name: "apt.trusted",
+      // apt-key's keyring: read with a throwaway gpg home so nothing is created for root.
+      command: withTrusted
+        ? `[ -s /etc/apt/trusted.gpg ] && command -v gpg >/dev/null || exit 3; h=$(mktemp -d); ` +
+          `gpg --homedir "$h" --no-default-keyring --keyring /etc/apt/trusted.gpg --with-colons --list-keys; ` +
+          `rm -rf "$h"`
+        : "exit 3",
+      writer: "root",
+      use: "the repository's key in apt-key's trusted.gpg: deleted",
+    },
+  ] as const);
 }
 
 /** The removal as shell lines, each echoing "changed:<what it did>" for the result. */

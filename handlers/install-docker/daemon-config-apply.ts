@@ -8,6 +8,7 @@ import type { Remote } from "../common/exec";
 import { runLong, tail } from "../common/exec";
 import type { Change } from "../common/installer-model";
 import type { Progress } from "../common/progress";
+import { defineLook, type RootFact, rootFact } from "../common/vm-facts";
 import {
   badFileError,
   DAEMON_JSON,
@@ -38,19 +39,6 @@ export async function writeDaemonJson(remote: Remote, text: string | null): Prom
     timeoutMs: 30_000,
     mutates: true,
   });
-}
-
-/**
- * Where docker.service's journal stands before the write: its last entry's cursor ("" when it has none). A
- * time would not do: `--since` counts whole seconds, so an error dockerd logged earlier in the same second
- * (a refused file the run before) read as an answer to this change.
- */
-async function journalMark(remote: Remote): Promise<string> {
-  const r = await remote.run(
-    "journalctl -u docker.service -n 1 -o export --no-pager 2>/dev/null | sed -n 's/^__CURSOR=//p'",
-    { sudo: true, check: false, label: "journalctl -u docker.service (cursor)", timeoutMs: 30_000 },
-  );
-  return r.stdout.trim();
 }
 
 /** dockerd's own lines in docker.service's journal (syslog prefixes cut off). */
@@ -97,21 +85,46 @@ async function restart(remote: Remote, label: string): Promise<number> {
 
 const RELOADED = /Reloaded configuration|level=(error|fatal)/;
 
-/** The file's exact bytes now (null: absent), to put back byte for byte if dockerd refuses the new one. */
-async function exactText(remote: Remote): Promise<string | null> {
-  const f = quote(DAEMON_JSON);
-  const r = await remote.run(`if [ -e ${f} ]; then printf 'present:'; cat ${f}; fi`, {
-    sudo: true,
-    label: `reading ${DAEMON_JSON}`,
-    timeoutMs: 30_000,
-  });
-  return r.stdout.startsWith("present:") ? r.stdout.slice("present:".length) : null;
+const DAEMON_JSON_AS_ROOT = {
+  name: "daemon_json.root",
+  command: `if [ -e ${quote(DAEMON_JSON)} ]; then cat ${quote(DAEMON_JSON)}; else exit 3; fi`,
+  writer: "root",
+  use: "daemon.json's exact bytes: merged, or put back if dockerd refuses the new one",
+} as const;
+
+/** daemon.json read as root (an admin may have made it 0600): for a file the unprivileged look could not read. */
+export const DAEMON_FILE_LOOK = defineLook("the look at daemon.json as root", [DAEMON_JSON_AS_ROOT] as const);
+
+/**
+ * Before the write, in one exec: the file's exact bytes (to put back byte for byte), and where
+ * docker.service's journal stands, its last entry's cursor ("" when it has none). A time would not do:
+ * `--since` counts whole seconds, so an error dockerd logged earlier in the same second (a refused file the
+ * run before) read as an answer to this change.
+ */
+export const DAEMON_WRITE_LOOK = defineLook("the look before daemon.json is written", [
+  DAEMON_JSON_AS_ROOT,
+  {
+    name: "docker.journal_cursor",
+    command: "journalctl -u docker.service -n 1 -o export --no-pager | sed -n 's/^__CURSOR=//p'",
+    writer: "root",
+    use: "dockerd's answer to the new file is what it logs after this",
+  },
+] as const);
+
+/** The file as root sees it: its bytes, or null when there is none. */
+function daemonBytes(fact: RootFact): string | null {
+  const f = rootFact(fact, `the rewrite of ${DAEMON_JSON}`);
+  if (f.code === 3) return null;
+  if (f.code !== 0) throw new Error(`cannot read ${DAEMON_JSON} on the VM as root (exit ${f.code})`);
+  return f.text;
 }
 
 /** Writes the file and restarts or reloads; on dockerd's refusal, rolls back and fails with its words. */
 export async function applyDaemonConfig(remote: Remote, plan: DaemonConfigPlan, progress: Progress): Promise<void> {
-  const previous = await exactText(remote);
-  const mark = await journalMark(remote);
+  const opts = { sudo: true, label: `reading ${DAEMON_JSON} and docker.service's journal cursor`, timeoutMs: 30_000 };
+  const before = DAEMON_WRITE_LOOK.parse((await remote.run(DAEMON_WRITE_LOOK.script, opts)).stdout);
+  const previous = daemonBytes(before.get("daemon_json.root"));
+  const mark = before.get("docker.journal_cursor").text.trim();
   await progress.step(
     `writing ${DAEMON_JSON} (${plan.changed.join(", ")})`,
     () => writeDaemonJson(remote, plan.next),
@@ -188,14 +201,13 @@ export async function readDaemonFile(remote: Remote): Promise<DaemonFile> {
 
 /** daemon.json as the VM has it, even one dockerd cannot read (read as root: an admin may have made it 0600). */
 export async function readDaemonFileAsIs(remote: Remote): Promise<DaemonFile> {
-  const f = quote(DAEMON_JSON);
-  const r = await remote.run(`if [ -e ${f} ]; then echo present; cat ${f}; else echo absent; fi`, {
+  const r = await remote.run(DAEMON_FILE_LOOK.script, {
     sudo: true,
     label: `reading ${DAEMON_JSON}`,
     timeoutMs: 30_000,
   });
-  const [first, ...rest] = r.stdout.split("\n");
-  return parseDaemonFile(first.trim() === "present", rest.join("\n"));
+  const bytes = daemonBytes(DAEMON_FILE_LOOK.parse(r.stdout).get("daemon_json.root"));
+  return parseDaemonFile(bytes !== null, bytes ?? "");
 }
 
 /** daemon.json from the look, or read as root when the look could not; a file dockerd cannot read stops here. */

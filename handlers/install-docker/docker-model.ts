@@ -6,7 +6,7 @@
 
 import type { Change, InstallerModel, ModelRun } from "../common/installer-model";
 import type { InstallerReport } from "../common/installer-result";
-import { requireSystemd } from "../common/systemd";
+import { requireSystemdFrom } from "../common/systemd";
 import type { DaemonFile } from "./daemon-config";
 import { daemonConfigChange, daemonFileOf, daemonRecordOf } from "./daemon-config-apply";
 import type { DaemonRecord } from "./daemon-record";
@@ -200,10 +200,11 @@ export const dockerModel: InstallerModel<
   DaemonAnswer | undefined
 > = {
   async inspect({ event, remote, apt, os, progress, check, user, round }) {
-    if (round === 0) await requireSystemd(remote, "Docker");
     const users = event.users ?? [user];
     const label = round === 0 ? "checking Docker on the VM" : "checking Docker after installing";
     const docker = await progress.step(label, () => inspectDocker(remote, users), "check");
+    // systemd is asked in the same look: no change was made before this refusal.
+    if (round === 0) requireSystemdFrom(docker.systemd, "Docker");
     if (round > 0) requireInstalled(docker, event);
     requireUsers(docker, users);
     const needs = dockerNeeds(docker, event);

@@ -5,6 +5,8 @@ import { quote } from "../../shared/shell-quote";
 import { type PackageState, parseDpkgQuery } from "../common/apt-output";
 import { legacyKeyring } from "../common/apt-repository";
 import type { Remote } from "../common/exec";
+import { SYSTEMD_LOOK_PROBE } from "../common/systemd";
+import { defineLook, type RootFact, rootFact, type Writer } from "../common/vm-facts";
 import { DAEMON_JSON } from "./daemon-config";
 import type { DockerChannel } from "./definition";
 import { DOCKER_PACKAGES, WATCHED } from "./docker-packages";
@@ -38,67 +40,77 @@ export interface DockerState {
   legacyKeyring: boolean;
   /** /etc/docker/daemon.json: its text, absent, or unreadable without root (read again as root then). */
   daemonJson: { kind: "text"; text: string } | { kind: "absent" } | { kind: "unreadable" };
+  /** Whether the VM was booted with systemd (exit 0), checked before any change. */
+  systemd: RootFact;
 }
 
-/** The inspect command for `users`. Each probe prints "@@@<name> <exit status>" and then its output. */
-export function inspectCommand(users: string[]): string {
-  const probe = (name: string, cmd: string) => `o=$(${cmd} 2>&1); r=$?; printf '@@@%s %s\\n%s\\n' ${name} "$r" "$o"`;
+/** The probes of Docker's look for `users`; every tool's error words are kept (stderr). */
+export function dockerProbes(users: string[]) {
+  const probe = <const N extends string, const W extends Writer = "root">(
+    name: N,
+    command: string,
+    use: string,
+    writer: W = "root" as W,
+  ) => ({ name, command, use, writer, stderr: true }) as const;
   return [
-    probe("docker", "docker --version"),
-    probe("compose", "docker compose version"),
-    // The standalone v1 starts a Python interpreter (half a second): only asked when the plugin is not there.
-    `if [ "$r" -ne 0 ] && command -v docker-compose >/dev/null 2>&1; then ` +
-      `${probe("compose_v1", "docker-compose --version")}; fi`,
-    probe("active", "systemctl is-active docker.service"),
-    probe("enabled", "systemctl is-enabled docker.service"),
-    probe("dpkg", `dpkg-query -W -f='\${Package}\\t\${Status}\\t\${Version}\\n' ${WATCHED.join(" ")}`),
-    probe("group", "getent group docker"),
-    ...users.map((u) => probe(`user:${u}`, `id -nG ${quote(u)}`)),
-    probe("curl", "command -v curl"),
-    probe("legacy_keyring", `test -e ${LEGACY_KEYRING}`),
-    probe("daemon_json", `if [ -e ${DAEMON_JSON} ]; then cat ${DAEMON_JSON}; else exit 3; fi`),
-  ].join("\n");
+    probe("docker", "docker --version", "the CLI installed, and its version"),
+    // The CLI looks for plugins in ~/.docker/cli-plugins first: the login user can put one there.
+    probe("compose", "docker compose version", "compose installed, its version (reported)", "anyone"),
+    // The standalone v1 starts a Python interpreter (half a second): only asked when the plugin is not there,
+    // so a plugin in ~/.docker decides whether it is asked.
+    probe(
+      "compose_v1",
+      "docker compose version >/dev/null 2>&1 && exit 4; command -v docker-compose >/dev/null || exit 5; " +
+        "docker-compose --version",
+      "the standalone compose v1 (distro channel)",
+      "anyone",
+    ),
+    probe("active", "systemctl is-active docker.service", "start the service"),
+    probe("enabled", "systemctl is-enabled docker.service", "enable the service"),
+    probe(
+      "dpkg",
+      `dpkg-query -W -f='\${Package}\\t\${Status}\\t\${Version}\\n' ${WATCHED.join(" ")}`,
+      "the package work (docker-ce, docker.io, conflicts)",
+    ),
+    probe("group", "getent group docker", "the docker group's members: who joins or leaves"),
+    ...users.map((u) => probe(`user:${u}`, `id -nG ${quote(u)}`, "the user exists, and its groups")),
+    probe("curl", "command -v curl", "install curl before the key fetch"),
+    probe("legacy_keyring", `test -e ${LEGACY_KEYRING}`, "rebuild the key file an earlier version wrote"),
+    probe(
+      "daemon_json",
+      `if [ -e ${DAEMON_JSON} ]; then cat ${DAEMON_JSON}; else exit 3; fi`,
+      "the daemon.json keys the settings own (rewritten as root)",
+    ),
+    SYSTEMD_LOOK_PROBE,
+  ];
 }
 
-/** The probes' output as name -> {code, out}. */
-function sections(stdout: string): Map<string, { code: number; out: string }> {
-  const out = new Map<string, { code: number; out: string }>();
-  let current: { code: number; lines: string[] } | undefined;
-  const flush = (name: string | undefined) => {
-    if (name && current) out.set(name, { code: current.code, out: current.lines.join("\n").trim() });
-  };
-  let name: string | undefined;
-  for (const line of stdout.split("\n")) {
-    const m = /^@@@(\S+) ([0-9]+)$/.exec(line);
-    if (m) {
-      flush(name);
-      name = m[1];
-      current = { code: Number(m[2]), lines: [] };
-    } else if (current) {
-      current.lines.push(line);
-    }
-  }
-  flush(name);
-  return out;
-}
+type DockerProbeName = ReturnType<typeof dockerProbes>[number]["name"];
+
+/** Docker's one look for `users` (one SSH exec). */
+export const dockerLook = (users: string[]) => defineLook("the look at Docker", dockerProbes(users));
 
 /** "Docker version 27.0.3, build 7d4bcd8" -> "27.0.3"; "Docker Compose version v2.29.1" -> "2.29.1". */
 export function versionIn(text: string): string | undefined {
   return /version v?([0-9][^\s,]*)/i.exec(text)?.[1];
 }
 
-/** The inspect command's output as a DockerState. */
+/** The look's output as a DockerState. */
 export function parseDockerState(stdout: string, users: string[]): DockerState {
-  const s = sections(stdout);
-  const ok = (name: string) => (s.get(name)?.code === 0 ? s.get(name)!.out : undefined);
+  const facts = dockerLook(users).parse(stdout);
+  const get = (name: DockerProbeName) => {
+    const f = facts.get(name);
+    return { ...f, text: f.text.trim() };
+  };
+  const ok = (name: DockerProbeName) => (get(name).code === 0 ? get(name).text : undefined);
   const cliOut = ok("docker");
   const v2 = ok("compose");
   const v1 = ok("compose_v1");
-  const firstLine = (name: string) => (s.get(name)?.out ?? "").split("\n")[0].trim();
+  const firstLine = (name: DockerProbeName) => get(name).text.split("\n")[0].trim();
   const userMap = new Map<string, string[] | undefined>();
   for (const u of users) {
-    const r = s.get(`user:${u}`);
-    userMap.set(u, r && r.code === 0 ? r.out.split(/\s+/).filter(Boolean) : undefined);
+    const r = get(`user:${u}`);
+    userMap.set(u, r.code === 0 ? r.text.split(/\s+/).filter(Boolean) : undefined);
   }
   return {
     cli: cliOut ? (versionIn(cliOut) ?? cliOut) : undefined,
@@ -108,20 +120,22 @@ export function parseDockerState(stdout: string, users: string[]): DockerState {
     active: /^[a-z-]+$/.test(firstLine("active")) ? firstLine("active") : "",
     // "enabled", "disabled", "masked", "static", "not-found", ...; an error text (no unit) counts as "".
     enabled: /^[a-z-]+$/.test(firstLine("enabled")) ? firstLine("enabled") : "",
-    packages: parseDpkgQuery(s.get("dpkg")?.out ?? "", WATCHED),
-    group: s.get("group")?.code === 0,
-    groupMembers: s.get("group")?.code === 0 ? groupMembers(s.get("group")!.out) : [],
+    packages: parseDpkgQuery(get("dpkg").text, WATCHED),
+    group: get("group").code === 0,
+    groupMembers: get("group").code === 0 ? groupMembers(get("group").text) : [],
     users: userMap,
-    curl: s.get("curl")?.code === 0,
-    legacyKeyring: s.get("legacy_keyring")?.code === 0,
-    daemonJson: daemonJsonIn(s.get("daemon_json")),
+    curl: get("curl").code === 0,
+    legacyKeyring: get("legacy_keyring").code === 0,
+    daemonJson: daemonJsonIn(facts.get("daemon_json")),
+    systemd: facts.get("systemd"),
   };
 }
 
-/** The daemon_json probe: exit 3 is "no file" (also when the probe is missing: a VM double without it). */
-function daemonJsonIn(probe: { code: number; out: string } | undefined): DockerState["daemonJson"] {
-  if (!probe || probe.code === 3) return { kind: "absent" };
-  return probe.code === 0 ? { kind: "text", text: probe.out } : { kind: "unreadable" };
+/** The daemon_json probe: exit 3 is "no file"; its text decides what root writes into daemon.json. */
+export function daemonJsonIn(fact: RootFact): DockerState["daemonJson"] {
+  const f = rootFact(fact, "daemon.json's rewrite");
+  if (f.code === 3) return { kind: "absent" };
+  return f.code === 0 ? { kind: "text", text: f.text.trim() } : { kind: "unreadable" };
 }
 
 /** "docker:x:999:ubuntu,deploy" -> ["ubuntu", "deploy"]. */
@@ -132,7 +146,7 @@ export function groupMembers(getent: string): string[] {
 
 /** One unprivileged, read-only look at Docker on the VM. */
 export async function inspectDocker(remote: Remote, users: string[]): Promise<DockerState> {
-  const result = await remote.run(inspectCommand(users), {
+  const result = await remote.run(dockerLook(users).script, {
     env: { LC_ALL: "C" },
     label: "checking Docker on the VM",
     timeoutMs: 60_000,

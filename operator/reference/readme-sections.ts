@@ -4,6 +4,7 @@ import { type CatalogEntry, INSTALLERS } from "../../construct/installers/catalo
 import { exitCodesReference } from "../exit-codes";
 import { configurationReference } from "./configuration-reference";
 import { installersReference } from "./settings-reference";
+import { vmFactsReference } from "./vm-facts-reference";
 
 export interface ReadmeSection {
   /** The marker's name: `<!-- generated:NAME (npm run docs) -->` ... `<!-- /generated:NAME -->`. */
@@ -17,6 +18,7 @@ export const README_SECTIONS: readonly ReadmeSection[] = [
   { name: "installers", where: "the installer tables", generate: installersReference },
   { name: "configuration", where: "the Configuration table", generate: configurationReference },
   { name: "exit-codes", where: "the Exit codes table", generate: exitCodesReference },
+  { name: "vm-facts", where: "the table of what the installers read from the VM", generate: vmFactsReference },
 ];
 
 /** `readme` with every generated section put in; throws when a section's markers are missing. */

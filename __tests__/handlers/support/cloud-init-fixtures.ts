@@ -1,6 +1,7 @@
 // cloud-init's files as its own status_wrapper writes them (cloudinit/cmd/main.py): status.json per stage
 // (errors; from 23.4 on recoverable_errors too), result.json once modules:final has ended. 22.4 is Debian
-// 12's version. The probe's answer (cloud-init.ts CLOUD_INIT_PROBE) is assembled from them.
+// 12's version. The probes' answers (cloud-init.ts CLOUD_INIT_PROBES) are assembled from them.
+import type { Answer } from "./look-answers";
 
 const DS = "DataSourceNoCloud [seed=/var/lib/cloud/seed/nocloud-net][dsmode=net]";
 const STAGES = ["init-local", "init", "modules-config", "modules-final"] as const;
@@ -59,21 +60,16 @@ function unitBlock(u: UnitShape): string {
   return `Id=${u.id}\nLoadState=loaded\nActiveState=${u.active}\nResult=${result}\n`;
 }
 
-/** The probe's answer on a VM with cloud-init. */
-export function cloudInitProbe(opts: ProbeShape): string {
-  const units = (opts.units ?? ALL_DONE).map(unitBlock).join("\n");
-  return [
-    "cloud-init: present",
-    ...(opts.markers ?? ["/run/cloud-init/enabled"]).map((m) => `marker ${m}`),
-    `system: ${opts.system ?? "running"}`,
-    "--- units",
-    units,
-    "--- status.json",
-    opts.status ?? "",
-    "--- result.json",
-    opts.result ?? "",
-    "",
-  ].join("\n");
+/** The probes' answers on a VM with cloud-init. */
+export function cloudInitProbe(opts: ProbeShape): Record<string, Answer> {
+  return {
+    cloud_init: "present\n",
+    "cloud_init.markers": (opts.markers ?? ["/run/cloud-init/enabled"]).map((m) => `${m}\n`).join(""),
+    "systemd.system": `${opts.system ?? "running"}\n`,
+    "cloud_init.units": (opts.units ?? ALL_DONE).map(unitBlock).join("\n"),
+    "cloud_init.status": opts.status ?? "",
+    "cloud_init.result": opts.result ?? "",
+  };
 }
 
 /** Units while modules:final runs. */

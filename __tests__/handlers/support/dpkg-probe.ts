@@ -1,6 +1,10 @@
-// What DPKG_HEALTH_PROBE prints on a VM, section by section, for the repair's unit tests.
+// What DPKG_HEALTH_LOOK prints on a VM, probe by probe, for the repair's unit tests.
+import { DPKG_HEALTH_LOOK } from "../../../handlers/common/dpkg-health";
+import { answerLook } from "./look-answers";
 
-/** The probe's output: dpkg's journal, --audit, packages in between, running maintainer scripts, cached .debs. */
+const lines = (items: string[] = []) => items.map((l) => `${l}\n`).join("");
+
+/** The look's output: dpkg's journal, --audit, packages in between, running maintainer scripts, cached .debs. */
 export function probeOutput(parts: {
   updates?: string;
   audit?: string;
@@ -8,16 +12,11 @@ export function probeOutput(parts: {
   scripts?: string[];
   cache?: string[];
 }): string {
-  return [
-    parts.updates ?? "",
-    "--- audit",
-    parts.audit ?? "",
-    "--- packages",
-    ...(parts.packages ?? []),
-    "--- scripts",
-    ...(parts.scripts ?? []),
-    "--- cache",
-    ...(parts.cache ?? []),
-    "",
-  ].join("\n");
+  return answerLook(DPKG_HEALTH_LOOK, {
+    "dpkg.updates": parts.updates ? `${parts.updates}\n` : "",
+    "dpkg.audit": parts.audit ? `${parts.audit}\n` : "",
+    "dpkg.unsettled": lines(parts.packages),
+    "dpkg.scripts": lines(parts.scripts),
+    "dpkg.cache": lines(parts.cache),
+  });
 }

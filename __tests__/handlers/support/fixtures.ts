@@ -1,4 +1,6 @@
 // Real output of the tools the handlers parse, captured from Ubuntu 22.04 and Debian 12 (and the os-release of Debian 13 and Ubuntu 24.04).
+import { LOCK_TABLE_LOOK } from "../../../handlers/common/lock-holders";
+import { answerLook } from "./look-answers";
 
 export const UBUNTU_2204 = `PRETTY_NAME="Ubuntu 22.04.4 LTS"
 NAME="Ubuntu"
@@ -113,10 +115,13 @@ export const PROC_LOCKS =
   "2: POSIX  ADVISORY  WRITE 4242 00:2d:131091 0 EOF\n" +
   "3: FLOCK  ADVISORY  WRITE 777 00:19:999 0 EOF\n";
 
-/** The lock table probe's answer (lock-holders.ts LOCK_TABLE_PROBE): pid 4242 holds the dpkg locks. */
-export const LOCK_TABLE = `${LOCK_STAT}--- /proc/locks\n${PROC_LOCKS}--- ofd\n`;
-/** The same probe with nobody holding a lock. */
-export const LOCK_TABLE_FREE = `${LOCK_STAT}--- /proc/locks\n3: FLOCK  ADVISORY  WRITE 777 00:19:999 0 EOF\n--- ofd\n`;
+/** The lock table look's answer (lock-holders.ts LOCK_TABLE_LOOK): pid 4242 holds the dpkg locks. */
+export const LOCK_TABLE = answerLook(LOCK_TABLE_LOOK, { "locks.files": LOCK_STAT, "locks.proc": PROC_LOCKS });
+/** The same look with nobody holding a lock. */
+export const LOCK_TABLE_FREE = answerLook(LOCK_TABLE_LOOK, {
+  "locks.files": LOCK_STAT,
+  "locks.proc": "3: FLOCK  ADVISORY  WRITE 777 00:19:999 0 EOF\n",
+});
 
 /** holderDetailsProbe's lines for `holder`: [pid, ppid, cgroup, command] of it and its ancestors. */
 export function holderChain(holder: number, chain: [number, number, string, string][]): string {

@@ -1,15 +1,20 @@
 // The scripted steps of the inventory of grants (handlers/common/grants.ts), shared by the installers'
 // handler tests: one read, one atomic write of the root-only file.
+import type { Answer } from "./look-answers";
 import type { Step } from "./scripted-remote";
 
 export const GRANTS = "/var/lib/vm-install/grants.json";
 
 /** The root-only inventory read; `inventory` undefined: no file yet. */
-export const grantsRead = (inventory?: object): Step => ({
-  match: `if [ -e ${GRANTS} ]; then echo present; cat ${GRANTS}; else echo absent; fi`,
+export const grantsRead = (inventory?: object | string): Step => ({
+  match: `cat ${GRANTS}`,
   sudo: true,
-  stdout: inventory ? `present\n${JSON.stringify(inventory)}\n` : "absent\n",
+  facts: { grants: grantsText(inventory) },
 });
+
+/** The grants probe's answer: the file's text (a string is taken as is), or no file (exit 3). */
+export const grantsText = (inventory?: object | string): Answer =>
+  inventory === undefined ? { code: 3 } : typeof inventory === "string" ? inventory : `${JSON.stringify(inventory)}\n`;
 
 /** The inventory written (atomically, 0600 in a 0700 directory); `expectWritten` sees the parsed JSON. */
 export const grantsWrite = (expectWritten: (written: Record<string, unknown>) => void): Step => ({

@@ -1,27 +1,77 @@
-// A stateful double's side of a vm-facts look (handlers/common/vm-facts.ts): each probe line of the look's
-// script answered by the double's own `answer` for that probe's command, framed as the script frames it on a
-// VM (name, space, base64 of stdout + "\n" + exit status). The handler's own parser reads it back.
+// What a look's script prints on the VM, for doubles: each probe's answer framed as vm-facts.ts frames it,
+// from the probes a script declares (read off the script itself, so dynamic looks work too). A probe a
+// test does not answer gets its "nothing there" answer below: clean dpkg, no cloud-init, no proxy file.
 
-/** What one probe's command prints on the double, and its exit status. */
-export interface ProbeAnswer {
-  stdout: string;
-  code: number;
+/** A probe's answer: its text (exit 0), or text and exit status. */
+export type Answer = string | { text?: string; code?: number };
+
+/** The answer of a probe no test step names: the VM as the installers find it most of the time. */
+export const QUIET: Record<string, Answer> = {
+  cloud_init: "none\n",
+  apt_proxy: { code: 3 },
+  "inventory.packages": { code: 3 },
+  systemd: { code: 0 },
+  daemon_json: { code: 3 },
+  compose_v1: { code: 5 },
+  "apt.trusted": { code: 3 },
+};
+
+/** The probe names of a look's script, in order; undefined when `script` is not a look's. */
+export function probeNames(script: string): string[] | undefined {
+  const names = [...script.matchAll(/^printf '%s ' ([a-z0-9_:.-]+); \{ \(/gm)].map((m) => m[1]);
+  return names.length && names.length === script.split("\n").length ? names : undefined;
 }
 
+/** A look's probe line: its name and its command, as vm-facts.ts writes them. */
 const PROBE_LINE = /^printf '%s ' ([a-z0-9_:.-]+); \{ \((.*)\) <\/dev\/null 2>(?:&1|\/dev\/null); printf /;
 
 /** Whether `command` is a look's script (every line a framed probe). */
 export const isLook = (command: string) => command.split("\n").every((l) => PROBE_LINE.test(l));
 
-/** The stdout of the look `script` on a VM whose probes `answer` answers (it throws on one it does not know). */
-export function answerLook(script: string, answer: (command: string) => ProbeAnswer): string {
+/**
+ * What `script` prints on a stateful double whose `answer` knows each probe's command (it throws on one it
+ * does not know): the double answers what is asked, not a list of names.
+ */
+export function answerLookWith(script: string, answer: (command: string) => { stdout: string; code: number }): string {
   return script
     .split("\n")
     .map((line) => {
       const m = PROBE_LINE.exec(line);
-      if (!m) throw new Error(`answerLook: not a probe line of a look: ${line}`);
+      if (!m) throw new Error(`answerLookWith: not a probe line of a look: ${line}`);
       const a = answer(m[2]);
-      return `${m[1]} ${Buffer.from(`${a.stdout}\n${a.code}`, "utf8").toString("base64")}\n`;
+      return frame(m[1], { text: a.stdout, code: a.code });
     })
     .join("");
+}
+
+/** The frame of one probe. */
+export function frame(name: string, answer: Answer): string {
+  const { text = "", code = 0 } = typeof answer === "string" ? { text: answer } : answer;
+  return `${name} ${Buffer.from(`${text}\n${code}`).toString("base64")}\n`;
+}
+
+/** What `script` prints when its probes answer `answers` (the rest QUIET, else empty with exit 0). */
+export function answerLook(script: string | { script: string }, answers: Record<string, Answer> = {}): string {
+  const text = typeof script === "string" ? script : script.script;
+  const names = probeNames(text);
+  if (!names) throw new Error(`answerLook: not a look's script: ${text.slice(0, 80)}`);
+  // A per-item probe ("user:deploy") the look did not ask for is simply not printed.
+  const unknown = Object.keys(answers).filter((n) => !names.includes(n) && !n.includes(":"));
+  if (unknown.length) throw new Error(`answerLook: the look has no probe ${unknown.join(", ")} (it has ${names})`);
+  return names.map((n) => frame(n, answers[n] ?? QUIET[n] ?? "")).join("");
+}
+
+const b64 = (text: string) => Buffer.from(text).toString("base64");
+
+/** stale-repositories.ts's look answered: the source files (path, bytes), legacy keyrings there, apt-key's keys. */
+export function sourcesFacts(
+  files: { path: string; text: string }[],
+  keyrings: string[] = [],
+  trusted?: string,
+): Record<string, Answer> {
+  return {
+    "apt.sources": files.map((f) => `${b64(f.path)} ${b64(f.text)}\n`).join(""),
+    "apt.keyrings": keyrings.map((k) => `${b64(k)}\n`).join(""),
+    "apt.trusted": trusted === undefined ? { code: 3 } : trusted,
+  };
 }

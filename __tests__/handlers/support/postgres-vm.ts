@@ -5,17 +5,17 @@
 
 import { createPublicKey, X509Certificate } from "node:crypto";
 import type { Duplex } from "node:stream";
-import { APT_PROXY_PROBE } from "../../../handlers/common/apt-proxy";
-import { CLOUD_INIT_PROBE } from "../../../handlers/common/cloud-init";
-import { DPKG_HEALTH_PROBE } from "../../../handlers/common/dpkg-health";
+import { BOOT_LOOK } from "../../../handlers/common/boot-look";
+import { DPKG_HEALTH_LOOK } from "../../../handlers/common/dpkg-health";
 import { type Connection, ExecRemote, type RunOptions, type RunResult } from "../../../handlers/common/exec";
-import { LOCK_TABLE_PROBE } from "../../../handlers/common/lock-holders";
+import { GRANTS_LOOK } from "../../../handlers/common/grants";
+import { LOCK_TABLE_LOOK } from "../../../handlers/common/lock-holders";
 import { SYSTEMD_PROBE } from "../../../handlers/common/systemd";
 import { type FakePostgres, fakePostgres } from "./fake-postgres";
 import { UBUNTU_2204 } from "./fixtures";
-import { GRANTS } from "./grants-steps";
+import { grantsText } from "./grants-steps";
 import { frame, POSTMASTER_PID, ssLine } from "./listener-look";
-import { answerLook, isLook, type ProbeAnswer } from "./look-answers";
+import { answerLook, answerLookWith, isLook } from "./look-answers";
 
 export const PG_CONF_DIR = "/etc/postgresql/14/main";
 export const PG_HBA = `${PG_CONF_DIR}/pg_hba.conf`;
@@ -108,7 +108,7 @@ export class PostgresVm implements Connection {
    * A probe of a look (tls-remote.ts readTls): files read with cat, tested with [ -e ], a key's public half;
    * `hostname` answers `hostnames`, so a look that asked would get the VM's word.
    */
-  private probe(command: string): ProbeAnswer {
+  private probe(command: string): { stdout: string; code: number } {
     const f = this.state.files;
     const path = (p: string) => p.replace(/^'|'$/g, "");
     const cat = /^cat (\S+)$/.exec(command);
@@ -128,17 +128,14 @@ export class PostgresVm implements Connection {
   private answer(command: string, stdin: string): { code?: number; stdout?: string } {
     const s = this.state;
     if (command === SYSTEMD_PROBE) return { stdout: "systemd\n" };
-    if (command === CLOUD_INIT_PROBE) return { stdout: "cloud-init: none\n" };
-    if (command === APT_PROXY_PROBE) return { stdout: "absent\n" };
-    if (command === DPKG_HEALTH_PROBE) return { stdout: "--- audit\n" };
-    if (command === LOCK_TABLE_PROBE) return { stdout: "--- /proc/locks\n--- ofd\n" };
-    if (command.startsWith("cat /etc/os-release")) return { stdout: UBUNTU_2204 };
+    if (command === BOOT_LOOK.script) return { stdout: answerLook(command, { os_release: UBUNTU_2204 }) };
+    if (command === DPKG_HEALTH_LOOK.script || command === LOCK_TABLE_LOOK.script)
+      return { stdout: answerLook(command) };
     if (command.startsWith("dpkg-query ")) {
       const unit = `postgresql@14-main ${s.active ? "active" : "inactive"}\n`;
       return { stdout: `${PKG}--- clusters\n${CLUSTER}--- units\n${unit}--- hidden\n--- legacy keyring\n` };
     }
-    if (command.startsWith(`if [ -e ${GRANTS} ]`))
-      return { stdout: s.inventory ? `present\n${JSON.stringify(s.inventory)}\n` : "absent\n" };
+    if (command === GRANTS_LOOK.script) return { stdout: answerLook(command, { grants: grantsText(s.inventory) }) };
     if (command.includes("mktemp /var/lib/vm-install/.grants.json")) {
       s.inventory = JSON.parse(stdin);
       return {};
@@ -152,7 +149,7 @@ export class PostgresVm implements Connection {
           frame("holders", ""),
       };
     }
-    if (isLook(command)) return { stdout: answerLook(command, (c) => this.probe(c)) };
+    if (isLook(command)) return { stdout: answerLookWith(command, (c) => this.probe(c)) };
     if (command.includes("openssl s_client")) {
       // The server presents what it loaded at the last reload (`presented`), by default the file it names.
       const pem = this.presented ?? s.files[s.files[TLS_DROPIN] === undefined ? SNAKEOIL : TLS_CERT];

@@ -4,16 +4,16 @@
 // CommandError wording and scrubbing are the production ones.
 
 import type { Duplex } from "node:stream";
-import { APT_PROXY_PROBE } from "../../../handlers/common/apt-proxy";
-import { CLOUD_INIT_PROBE } from "../../../handlers/common/cloud-init";
-import { DPKG_HEALTH_PROBE } from "../../../handlers/common/dpkg-health";
+import { CLOUD_INIT_LOOK } from "../../../handlers/common/cloud-init";
+import { DPKG_HEALTH_LOOK } from "../../../handlers/common/dpkg-health";
 import type { Connection } from "../../../handlers/common/exec";
 import { ExecRemote, type RunOptions, type RunResult, TunnelRefused } from "../../../handlers/common/exec";
-import { LOCK_TABLE_PROBE } from "../../../handlers/common/lock-holders";
-import { PACKAGES_FILE, SYSTEM_NAMES_SCRIPT } from "../../../handlers/common/package-inventory";
+import { LOCK_TABLE_LOOK } from "../../../handlers/common/lock-holders";
+import { INVENTORY_LOOK, PACKAGES_FILE, SYSTEM_NAMES_LOOK } from "../../../handlers/common/package-inventory";
 import { SYSTEMD_PROBE } from "../../../handlers/common/systemd";
 import { SecretScrubber } from "../../../shared/secrets";
 import { type FakeMode, type FakePostgres, fakePostgres } from "./fake-postgres";
+import { type Answer, answerLook } from "./look-answers";
 
 /** What a TCP channel opened after a step reaches: a fake PostgreSQL server, or sshd's refusal. */
 export type TunnelAnswer = { password: string; mode?: FakeMode; who?: string } | { refused: "forwarding" | "connect" };
@@ -25,6 +25,8 @@ export interface Step {
   sudo?: boolean;
   code?: number | null;
   stdout?: string;
+  /** For a look's script (vm-facts.ts): its probes' answers, framed; a probe not named answers look-answers' QUIET. */
+  facts?: Record<string, Answer>;
   stderr?: string;
   /** Extra assertions on the call. */
   check?: (command: string, opts: RunOptions) => void;
@@ -39,6 +41,8 @@ export interface Call {
 
 export class ScriptedRemote implements Connection {
   readonly calls: Call[] = [];
+  /** Every command run, the ones answered without a step too: the job's SSH execs, in order. */
+  readonly sent: string[] = [];
   /** Commands answered without a step: the dpkg health look before apt work, on a healthy dpkg. */
   readonly implicit: string[] = [];
   /** How many times the package inventory's look around an install was answered without a step (nothing new). */
@@ -51,8 +55,6 @@ export class ScriptedRemote implements Connection {
   cloudInitLooks = 0;
   /** How many times the look at apt's locks was answered without a step (nobody holds them). */
   lockLooks = 0;
-  /** How many times the look at the apt proxy file was answered "absent" without a step. */
-  proxyLooks = 0;
   closed = false;
   /** Every TCP channel opened, with the fake server at its end. */
   readonly tunnels: { host: string; port: number; server?: FakePostgres }[] = [];
@@ -66,50 +68,44 @@ export class ScriptedRemote implements Connection {
   ) {}
 
   async run(command: string, opts: RunOptions = {}): Promise<RunResult> {
+    this.sent.push(command);
     const step = this.script[this.next];
     const matches = step && (typeof step.match === "string" ? command.includes(step.match) : step.match.test(command));
+    const quiet = (stdout: string): RunResult => ({ code: 0, stdout, stderr: "", durationMs: 0 });
     // dpkg's health is looked at before any apt work; unless a test scripts it, dpkg is clean.
-    if (command === DPKG_HEALTH_PROBE && !matches) {
+    if (command === DPKG_HEALTH_LOOK.script && !matches) {
       this.implicit.push(command);
-      return { code: 0, stdout: "--- audit\n", stderr: "", durationMs: 0 };
+      return quiet(answerLook(command));
     }
     // Each install is bracketed by a look at the VM's packages, groups and users (package-inventory.ts);
     // unless a test scripts it, the install brought nothing new, so nothing is recorded.
-    if (command === SYSTEM_NAMES_SCRIPT && !matches) {
+    if (command === SYSTEM_NAMES_LOOK.script && !matches) {
       this.namesLooks++;
-      return { code: 0, stdout: "--- packages\n--- groups\n--- users\n", stderr: "", durationMs: 0 };
+      return quiet(answerLook(command));
     }
     // The package inventory's file, read and written when no step scripts it: kept here.
-    if (!matches && opts.sudo && command.startsWith(`if [ -e ${PACKAGES_FILE} ]`))
-      return {
-        code: 0,
-        stdout: this.packageInventory ? `present\n${this.packageInventory}` : "absent\n",
-        stderr: "",
-        durationMs: 0,
-      };
+    if (!matches && opts.sudo && command === INVENTORY_LOOK.script) {
+      const file = this.packageInventory;
+      return quiet(answerLook(command, { "inventory.packages": file ? file : { code: 3 } }));
+    }
     if (!matches && opts.sudo && command.includes(`mv -f "$t" ${PACKAGES_FILE}`)) {
       this.packageInventory = String(opts.stdin);
-      return { code: 0, stdout: "", stderr: "", durationMs: 0 };
+      return quiet("");
     }
-    // Docker and PostgreSQL look for systemd first; unless a test scripts it, the VM runs systemd.
+    // PostgreSQL looks for systemd first; unless a test scripts it, the VM runs systemd.
     if (command === SYSTEMD_PROBE && !matches) {
       this.systemdLooks++;
-      return { code: 0, stdout: "systemd\n", stderr: "", durationMs: 0 };
+      return quiet("systemd\n");
     }
-    // The kit looks for cloud-init first, and Apt at the lock before its first apt step; unless a test
-    // scripts them, the VM has no cloud-init and nobody holds a lock.
-    if (command === CLOUD_INIT_PROBE && !matches) {
+    // While the first boot goes on cloud-init is looked at again, and Apt at the lock before its first
+    // apt step; unless a test scripts them, the VM has no cloud-init and nobody holds a lock.
+    if (command === CLOUD_INIT_LOOK.script && !matches) {
       this.cloudInitLooks++;
-      return { code: 0, stdout: "cloud-init: none\n", stderr: "", durationMs: 0 };
+      return quiet(answerLook(command));
     }
-    // Every job looks at its apt proxy file; unless a test scripts it, there is none.
-    if (command === APT_PROXY_PROBE && !matches) {
-      this.proxyLooks++;
-      return { code: 0, stdout: "absent\n", stderr: "", durationMs: 0 };
-    }
-    if (command === LOCK_TABLE_PROBE && !matches) {
+    if (command === LOCK_TABLE_LOOK.script && !matches) {
       this.lockLooks++;
-      return { code: 0, stdout: "--- /proc/locks\n--- ofd\n", stderr: "", durationMs: 0 };
+      return quiet(answerLook(command));
     }
     this.calls.push({ command, opts });
     if (!step || !matches || (step.sudo !== undefined && step.sudo !== !!opts.sudo)) {
@@ -126,7 +122,7 @@ export class ScriptedRemote implements Connection {
     const exec = new ExecRemote(
       async () => ({
         code: step.code === undefined ? 0 : step.code,
-        stdout: Buffer.from(step.stdout ?? ""),
+        stdout: Buffer.from(step.facts ? answerLook(command, step.facts) : (step.stdout ?? "")),
         stderr: Buffer.from(step.stderr ?? ""),
       }),
       { target: this.target, user: "ubuntu", secrets: this.secrets },

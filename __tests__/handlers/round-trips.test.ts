@@ -1,0 +1,48 @@
+// How many SSH execs a rerun makes (issue 30: each a round trip, 50 ms and more on a real link): a rerun
+// that changes nothing is looks only, and back-to-back looks are one exec. Counted on the scripted
+// double, every command it answers, with or without a step.
+import { REMOVAL_LOOK } from "../../handlers/common/removal";
+import { handler as docker } from "../../handlers/install-docker/handler";
+import { handler as packages } from "../../handlers/install-packages/handler";
+import { dockerLook } from "./support/docker-look";
+import { DEBIAN_12, dpkgLine } from "./support/fixtures";
+import { runScripted } from "./support/run-scripted";
+import type { Step } from "./support/scripted-remote";
+
+const os: Step = { match: "cat /etc/os-release", sudo: false, facts: { os_release: DEBIAN_12 } };
+const ROTATED = JSON.stringify({ "log-driver": "json-file", "log-opts": { "max-size": "10m", "max-file": "3" } });
+
+describe("a rerun's SSH execs", () => {
+  it("install-packages, all installed: the boot look and dpkg's answer, 2 execs (4 before the facts layer)", async () => {
+    const { result, remote } = await runScripted(packages, { packages: ["git", "curl"] }, [
+      os,
+      { match: /^dpkg-query -W /, code: 0, stdout: dpkgLine("git", "1:2.39.2-1.1") + dpkgLine("curl", "7.88.1") },
+    ]);
+    expect(result?.changed).toBe(false);
+    expect(remote.done).toBe(true);
+    expect(remote.sent).toHaveLength(2);
+  });
+
+  it("install-docker, all in place (daemon.json rotated): boot look, Docker's look, docker info, 3 execs (6 before)", async () => {
+    const event = { channel: "distro", compose: false, users: ["admin"], verify: "daemon" };
+    const { result, remote, error } = await runScripted(docker, event, [
+      os,
+      dockerLook(ROTATED),
+      { match: "docker info --format '{{.ServerVersion}}'", sudo: true, stdout: "20.10.24\n" },
+    ]);
+    expect(error).toBeUndefined();
+    expect(result?.changed).toBe(false);
+    expect(remote.done).toBe(true);
+    expect(remote.sent).toHaveLength(3);
+  });
+
+  it("install-packages state absent, nothing recorded: the boot look and one root look, 2 execs (6 before)", async () => {
+    const { result, remote } = await runScripted(packages, { packages: ["jq"], state: "absent" }, [
+      os,
+      { match: REMOVAL_LOOK.script, sudo: true, facts: { "inventory.packages": { code: 3 } } },
+    ]);
+    expect(result?.changed).toBe(false);
+    expect(remote.done).toBe(true);
+    expect(remote.sent).toHaveLength(2);
+  });
+});

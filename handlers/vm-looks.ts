@@ -1,0 +1,50 @@
+// Every look the installers make at the VM, for the docs' audit table (operator/reference/vm-facts-reference.ts:
+// README "What the installers read from the VM") and the test that every defineLook is listed here. A look
+// built at run time (Docker's per user, the stale sources' per keyring) is listed with a placeholder.
+// An installer adds its looks with one line: ...looksOf("install-x", LOOK_A, LOOK_B).
+import { BOOT_LOOK } from "./common/boot-look";
+import { CLOUD_INIT_LOG_LOOK, CLOUD_INIT_LOOK } from "./common/cloud-init";
+import { DPKG_HEALTH_LOOK } from "./common/dpkg-health";
+import { GRANTS_LOOK } from "./common/grants";
+import { LOCK_TABLE_LOOK } from "./common/lock-holders";
+import { INVENTORY_LOOK, SYSTEM_NAMES_LOOK } from "./common/package-inventory";
+import { REMOVAL_LOOK } from "./common/removal";
+import { sourcesLook } from "./common/stale-repositories";
+import type { Probe } from "./common/vm-facts";
+import { DAEMON_FILE_LOOK, DAEMON_WRITE_LOOK } from "./install-docker/daemon-config-apply";
+import { dockerProbes } from "./install-docker/docker-state";
+import { listenerLook } from "./install-postgres/listener";
+import { tlsFiles } from "./install-postgres/tls";
+import { tlsLook } from "./install-postgres/tls-remote";
+
+/** One look as the audit table lists it: who makes it, its name, its probes. */
+export interface ListedLook {
+  /** The installer making it, or what part of every installer ("every installer: apt work"). */
+  readonly installer: string;
+  /** The look's `what` (defineLook's first argument). */
+  readonly look: string;
+  readonly probes: readonly Probe[];
+}
+
+/** `looks` listed under `installer`. */
+export function looksOf(
+  installer: string,
+  ...looks: { readonly what: string; readonly probes: readonly Probe[] }[]
+): ListedLook[] {
+  return looks.map((l) => ({ installer, look: l.what, probes: l.probes }));
+}
+
+export const VM_LOOKS: readonly ListedLook[] = [
+  ...looksOf("every installer", BOOT_LOOK, CLOUD_INIT_LOOK, CLOUD_INIT_LOG_LOOK),
+  ...looksOf("every installer: apt work", DPKG_HEALTH_LOOK, LOCK_TABLE_LOOK, SYSTEM_NAMES_LOOK, INVENTORY_LOOK),
+  ...looksOf("every installer: state absent", REMOVAL_LOOK),
+  ...looksOf("install-docker, install-postgres: a repository", sourcesLook(["/etc/apt/keyrings/NAME.asc"], true)),
+  ...looksOf("install-docker, install-postgres: grants", GRANTS_LOOK),
+  ...looksOf("install-docker", { what: "the look at Docker", probes: dockerProbes(["NAME"]) }),
+  ...looksOf("install-docker: daemon.json", DAEMON_FILE_LOOK, DAEMON_WRITE_LOOK),
+  ...looksOf(
+    "install-postgres",
+    listenerLook(5432, "postgresql@MAJOR-NAME"),
+    tlsLook(tlsFiles("/etc/postgresql/MAJOR/NAME/postgresql.conf")),
+  ),
+];
