@@ -29,6 +29,7 @@ describe("README benchmark table", () => {
       "install-postgres",
       "status",
       "synth",
+      "wan",
     ]);
     for (const r of results) {
       expect(r.rounds).toBeGreaterThanOrEqual(5);
