@@ -2,7 +2,7 @@
 // `npm run bench:report`; this fails when someone edits one without the other. Files only: no benchmark
 // runs here.
 import * as fs from "node:fs";
-import { applyTable, currentTable, loadResults, README, renderTable } from "../bench/report";
+import { applyTable, currentTable, loadResults, README, renderTable, renderWan, WAN_MARKERS } from "../bench/report";
 import { rotation, runRounds } from "../bench/rounds";
 
 describe("README benchmark table", () => {
@@ -11,6 +11,10 @@ describe("README benchmark table", () => {
 
   it("is exactly what `npm run bench:report` makes of bench/results/*.json", () => {
     expect(currentTable(readme)).toBe(renderTable(results));
+  });
+
+  it("has the round-trip table (bench:wan) exactly as `npm run bench:report` makes it of bench/results/wan.json", () => {
+    expect(currentTable(readme, WAN_MARKERS)).toBe(renderWan(results));
   });
 
   it("has a results file for every benchmark, each with >= 5 rounds of every side and a commit", () => {
@@ -25,6 +29,7 @@ describe("README benchmark table", () => {
       "install-postgres",
       "status",
       "synth",
+      "wan",
     ]);
     for (const r of results) {
       expect(r.rounds).toBeGreaterThanOrEqual(5);
@@ -40,7 +45,7 @@ describe("README benchmark table", () => {
       readme.indexOf("## Benchmarks"),
       readme.indexOf("\n## ", readme.indexOf("## Benchmarks") + 1),
     );
-    const outside = applyTable(section, "");
+    const outside = applyTable(applyTable(section, ""), "", WAN_MARKERS);
     expect(outside).not.toMatch(/\b\d+(\.\d+)?\s?(ms|s)\b/);
   });
 });

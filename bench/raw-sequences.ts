@@ -84,7 +84,14 @@ export interface RawPostgres {
   remoteCidr?: string;
   update?: boolean;
   fsync?: Fsync;
+  /**
+   * Again on a VM this script already set up: role and database created, the pg_hba line added only where
+   * missing, no restart (what a hand-written rerun does, and what the handler's rerun does: nothing).
+   */
+  rerun?: boolean;
 }
+
+const hba = (o: RawPostgres) => `host ${o.db} ${o.user} ${o.remoteCidr} scram-sha-256`;
 
 /** Debian 12's PostgreSQL 15: role, database, optional remote access, restart, a TCP login. Prints 1. */
 export function rawPostgres(o: RawPostgres): string {
@@ -97,16 +104,31 @@ export function rawPostgres(o: RawPostgres): string {
       "role_db",
       "cd /",
       "runuser -u postgres -- psql -X -q -v ON_ERROR_STOP=1 <<'SQL'",
-      `CREATE ROLE ${o.user} LOGIN PASSWORD '${sqlPw}';`,
-      `CREATE DATABASE ${o.db} OWNER ${o.user};`,
+      ...(o.rerun
+        ? [
+            `SELECT format('CREATE ROLE %I LOGIN PASSWORD %L', '${o.user}', '${sqlPw}')` +
+              ` WHERE NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '${o.user}') \\gexec`,
+            `SELECT format('CREATE DATABASE %I OWNER %I', '${o.db}', '${o.user}')` +
+              ` WHERE NOT EXISTS (SELECT FROM pg_database WHERE datname = '${o.db}') \\gexec`,
+          ]
+        : [`CREATE ROLE ${o.user} LOGIN PASSWORD '${sqlPw}';`, `CREATE DATABASE ${o.db} OWNER ${o.user};`]),
       "SQL",
     ],
-    ...(o.remoteCidr
+    ...(o.remoteCidr && o.rerun
+      ? [
+          [
+            "config",
+            `grep -qxF "${hba(o)}" /etc/postgresql/15/main/pg_hba.conf ||` +
+              ` { echo "${hba(o)}" >> /etc/postgresql/15/main/pg_hba.conf; systemctl reload postgresql@15-main; }`,
+          ] as Step,
+        ]
+      : []),
+    ...(o.remoteCidr && !o.rerun
       ? [
           [
             "restart",
             "echo \"listen_addresses = '*'\" > /etc/postgresql/15/main/conf.d/90-bench.conf",
-            `echo "host ${o.db} ${o.user} ${o.remoteCidr} scram-sha-256" >> /etc/postgresql/15/main/pg_hba.conf`,
+            `echo "${hba(o)}" >> /etc/postgresql/15/main/pg_hba.conf`,
             "systemctl restart postgresql@15-main",
           ] as Step,
         ]
