@@ -25,9 +25,11 @@ import {
   scramSecret,
   storedPasswordState,
 } from "../../handlers/install-postgres/scram";
+import { INSTALLATION_LOOK } from "../../handlers/install-postgres/server";
 import { DEBIAN_12, UBUNTU_2204, UBUNTU_2404 } from "./support/fixtures";
 import { grantsRead, grantsWrite } from "./support/grants-steps";
 import { ALPHA_FPR, BETA_FPR, pgpKey } from "./support/pgp-fixtures";
+import { listingAnswer } from "./support/postgres-listing";
 import { runScripted } from "./support/run-scripted";
 import type { Call, Step } from "./support/scripted-remote";
 
@@ -84,10 +86,9 @@ const BASE = { db_name: "myapp", db_user: "app_user", db_password: PW };
 const osStep = (text = UBUNTU_2204): Step => ({ match: "cat /etc/os-release", sudo: false, stdout: text });
 /** inspectInstallation: dpkg-query of the server packages, then clusters and their units when there are any. */
 const inspectStep = (pkgs = "", clusters?: string, units?: string): Step => ({
-  match:
-    /^dpkg-query -W -f='\$\{Package\}\\t\$\{Status\}\\t\$\{Version\}\\n' 'postgresql-\[0-9\]\*' .*pg_lsclusters -h/,
+  match: INSTALLATION_LOOK.script,
   sudo: false,
-  stdout: `${pkgs}--- clusters\n${clusters !== undefined ? `${clusters}--- units\n${units ?? ""}` : ""}`,
+  stdout: listingAnswer(INSTALLATION_LOOK.script, { packages: pkgs, clusters, units: units ?? "" }),
 });
 const installed14 = (unit = "active") => inspectStep(PG14_PKG, PG14_CLUSTER, `postgresql@14-main ${unit}\n`);
 const PSQL = "cd / && psql -X -q -A -t -v ON_ERROR_STOP=1 -p 5432 -d postgres -f -";

@@ -50,6 +50,8 @@ export interface Facts<P extends readonly Probe[]> {
 
 /** A look: its script (one SSH exec) and the parser of that script's output. */
 export interface Look<P extends readonly Probe[]> {
+  /** Its name in errors and in the docs' audit table ("the look at Docker"). */
+  readonly what: string;
   readonly probes: P;
   readonly script: string;
   parse(stdout: string): Facts<P>;
@@ -71,7 +73,7 @@ export function defineLook<const P extends readonly Probe[]>(what: string, probe
     if (seen.has(p.name)) throw new Error(`${what}: probe ${p.name} is declared twice`);
     seen.add(p.name);
   }
-  return { probes, script: lookScript(probes), parse: (stdout) => parseLook(what, probes, stdout) };
+  return { what, probes, script: lookScript(probes), parse: (stdout) => parseLook(what, probes, stdout) };
 }
 
 /**
@@ -115,4 +117,18 @@ function parseLook<P extends readonly Probe[]>(what: string, probes: P, stdout: 
       return f as any;
     },
   };
+}
+
+/**
+ * `fact` as a RootFact, or an error naming the decision and the fact: decisions that act as root, delete,
+ * sign or send a secret call it on what they are handed, so a fact widened or cast past the types (a look
+ * built at run time, a caller in plain JavaScript) is refused all the same.
+ */
+export function rootFact(fact: Fact, decision: string): RootFact {
+  if (fact.writer === "root") return fact as RootFact;
+  const who = fact.writer === "service" ? "a service user" : "any user on the VM";
+  throw new Error(
+    `${decision} takes only what root alone can write on the VM, and ${fact.name} can be written by ${who}: ` +
+      "refused (a bug in vm-install: report it)",
+  );
 }
