@@ -2,11 +2,14 @@
 // cluster directories, and pg_lsclusters prints those names. No name, whatever bytes it holds, may set another
 // fact of the look: the legacy PGDG keyring (which leads to a root action: PGDG set up again), the units'
 // states, the count of unreadable directories. And a rerun costs few round trips.
+import * as fs from "node:fs";
+import * as path from "node:path";
 import type { Connection, RunOptions } from "../../handlers/common/exec";
 import { runHandler } from "../../handlers/common/handler-kit";
 import type { RootFact } from "../../handlers/common/vm-facts";
 import { rebuildPgdgKeyring } from "../../handlers/install-postgres/apply";
 import { handler } from "../../handlers/install-postgres/handler";
+import { POSTGRES_LOOKS } from "../../handlers/install-postgres/looks";
 import { legacyPgdgLine } from "../../handlers/install-postgres/pgdg";
 import type { Run } from "../../handlers/install-postgres/run";
 import { SecretScrubber } from "../../shared/secrets";
@@ -76,6 +79,37 @@ describe("install-postgres: the installation look", () => {
   });
 });
 
+describe("install-postgres: its looks, listed for the audit table (looks.ts)", () => {
+  const dir = path.join(__dirname, "../../handlers/install-postgres");
+  const declared = fs
+    .readdirSync(dir)
+    .filter((f) => f.endsWith(".ts"))
+    .flatMap((f) =>
+      [...fs.readFileSync(path.join(dir, f), "utf8").matchAll(/defineLook\(\s*"([^"]+)"/g)].map((m) => m[1]),
+    );
+
+  it("lists every defineLook of install-postgres, once", () => {
+    expect(declared.length).toBeGreaterThanOrEqual(4);
+    expect(POSTGRES_LOOKS.map((l) => l.what).sort()).toEqual([...declared].sort());
+  });
+
+  it("says who writes what each probe reads: root for dpkg, systemd, the resolver, the kernel and /etc/apt", () => {
+    const writers = Object.fromEntries(
+      POSTGRES_LOOKS.flatMap((l) => l.probes.map((p) => [`${l.what}: ${p.name}`, p.writer])),
+    );
+    expect(writers).toMatchObject({
+      "the look at PostgreSQL's packages and clusters: packages": "root",
+      "the look at PostgreSQL's packages and clusters: clusters": "service",
+      "the look at PostgreSQL's packages and clusters: units": "root",
+      "the look at PostgreSQL's packages and clusters: hidden": "service",
+      "the look at PostgreSQL's packages and clusters: legacy_keyring": "root",
+      "the look at PostgreSQL's packages and clusters: name:0": "root",
+      "the look at PostgreSQL's packages and clusters: own": "root",
+    });
+    for (const l of POSTGRES_LOOKS) for (const p of l.probes) expect(p.use.length).toBeGreaterThan(10);
+  });
+});
+
 describe("install-postgres: the legacy keyring's decision", () => {
   it("takes root's fact only: a service user's is refused before anything is set up", async () => {
     const run = { progress: { info: () => {} } } as unknown as Run;
@@ -118,5 +152,15 @@ describe("install-postgres: round trips", () => {
       "psql (reading the role, the database and the settings)",
       "psql -h 127.0.0.1 -p 5432 -U app_user -d myapp",
     ]);
+  });
+
+  it("with a listen_addresses name: still 8, the name resolved in the same look (9 when it had its own)", async () => {
+    const vm = new PostgresVm({ ...newCluster(), hosts: { "db.internal": ["10.0.0.5"] } });
+    const event = { ...EVENT, listen_addresses: "db.internal" };
+    await pgJob(vm, event);
+    const sent = await execsOf(vm, event);
+    expect(sent).toHaveLength(8);
+    expect(sent[4]).toBe("dpkg-query + pg_lsclusters, resolving db.internal");
+    expect(sent[7]).toBe("psql -h 10.0.0.5 -p 5432 -U app_user -d myapp");
   });
 });

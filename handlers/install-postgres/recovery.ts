@@ -43,7 +43,7 @@ async function restartAndCheck(
  * (the server's own words, for the error only), and with `dropIn` our drop-in's text (its listen_addresses
  * decides whether the start is tried again with the wanted value). All the postgres user's to write.
  */
-export function failureLook(cluster: Cluster, dropIn?: string) {
+export function failureLook(cluster: Pick<Cluster, "major" | "name" | "logFile">, dropIn?: string) {
   const unit = clusterUnit(cluster);
   const probes: Probe<string, "service">[] = [];
   if (dropIn) probes.push({ name: "dropin", command: `cat ${quote(dropIn)}`, writer: "service", use: DROPIN_USE });

@@ -46,6 +46,8 @@ export interface PgVmState {
   clusterDirs?: string[];
   /** /etc/apt/keyrings/pgdg.asc, the key file an earlier version wrote, is there. */
   legacyPgdgKeyring?: boolean;
+  /** What the VM's resolver answers for a name (getent ahosts); its own address is 10.0.0.5. */
+  hosts?: Record<string, string[]>;
 }
 
 const PKG = "postgresql-14\tinstall ok installed\t14.11-0ubuntu0.22.04.1\n";
@@ -120,6 +122,8 @@ export class PostgresVm implements Connection {
       units: { "postgresql@14-main": s.active ? "active" : "inactive" },
       hidden: (s.clusterDirs ?? []).filter((n) => /[\s\p{Cc}]/u.test(n)).length,
       legacyKeyring: s.legacyPgdgKeyring,
+      resolved: s.hosts,
+      own: "2: eth0    inet 10.0.0.5/24 brd 10.0.0.255 scope global eth0\n",
     };
   }
 
