@@ -120,7 +120,7 @@ export function installationLook(names: string[] = []) {
   return defineLook("the look at PostgreSQL's packages and clusters", [...INSTALLATION_PROBES, ...nameProbes(names)]);
 }
 
-/** The look once its names are checked, or without names: packages and clusters only. */
+/** The look without listen names: after a change, and for state absent. */
 export const INSTALLATION_LOOK = installationLook();
 
 /** The packages and clusters the look found (the legacy keyring's fact typed as root's, as it is). */
