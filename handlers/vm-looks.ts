@@ -13,9 +13,7 @@ import { sourcesLook } from "./common/stale-repositories";
 import type { Probe } from "./common/vm-facts";
 import { DAEMON_FILE_LOOK, DAEMON_WRITE_LOOK } from "./install-docker/daemon-config-apply";
 import { dockerProbes } from "./install-docker/docker-state";
-import { listenerLook } from "./install-postgres/listener";
-import { tlsFiles } from "./install-postgres/tls";
-import { tlsLook } from "./install-postgres/tls-remote";
+import { POSTGRES_LOOKS } from "./install-postgres/looks";
 
 /** One look as the audit table lists it: who makes it, its name, its probes. */
 export interface ListedLook {
@@ -42,9 +40,5 @@ export const VM_LOOKS: readonly ListedLook[] = [
   ...looksOf("install-docker, install-postgres: grants", GRANTS_LOOK),
   ...looksOf("install-docker", { what: "the look at Docker", probes: dockerProbes(["NAME"]) }),
   ...looksOf("install-docker: daemon.json", DAEMON_FILE_LOOK, DAEMON_WRITE_LOOK),
-  ...looksOf(
-    "install-postgres",
-    listenerLook(5432, "postgresql@MAJOR-NAME"),
-    tlsLook(tlsFiles("/etc/postgresql/MAJOR/NAME/postgresql.conf")),
-  ),
+  ...looksOf("install-postgres", ...POSTGRES_LOOKS),
 ];

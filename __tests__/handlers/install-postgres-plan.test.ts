@@ -141,6 +141,7 @@ describe("install-postgres: a check's would_change is the following run's change
     const vm = new PostgresVm(newCluster());
     await job(vm, EVENT);
     vm.state.active = false;
+    vm.state.legacyPgdgKeyring = true;
     const { event } = validateInput(postgresDefinition, EVENT, TEST_ENV);
     const ctx = {
       event,
@@ -151,7 +152,6 @@ describe("install-postgres: a check's would_change is the following run's change
       secrets: new SecretScrubber(),
     } as unknown as Parameters<typeof inspect>[0];
     const first = await inspect({ ...ctx, round: 0 });
-    first.installation.legacyPgdgKeyring = true;
     const changes = planPostgres(first, event).changes;
     expect(changes.map((c) => c.kind)).toEqual(["pgdg-keyring", "cluster-start"]);
 
@@ -163,7 +163,7 @@ describe("install-postgres: a check's would_change is the following run's change
       { change: changes[1], outcome: { what: changes[1].what, installation } },
     ];
     const next = await inspect({ ...ctx, round: 1, previous: { state: first, applied } });
-    expect(next.installation.legacyPgdgKeyring).toBe(false);
+    expect(next.installation.legacyPgdgKeyring).toBeUndefined();
     expect(planPostgres(next, event).changes.map((c) => c.kind)).not.toContain("pgdg-keyring");
   });
 });

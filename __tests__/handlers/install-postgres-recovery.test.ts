@@ -8,10 +8,16 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { Progress } from "../../handlers/common/progress";
 import type { Cluster } from "../../handlers/install-postgres/pg";
-import { clusterDropIn, restartOrRollBack, startFixingDropIn } from "../../handlers/install-postgres/recovery";
+import {
+  clusterDropIn,
+  failureLook,
+  restartOrRollBack,
+  startFixingDropIn,
+} from "../../handlers/install-postgres/recovery";
 import type { Run } from "../../handlers/install-postgres/run";
 import { clusterServiceCommand } from "../../handlers/install-postgres/server";
 import { SecretScrubber } from "../../shared/secrets";
+import { answerLookWith } from "./support/look-answers";
 import { ScriptedRemote, type Step } from "./support/scripted-remote";
 
 const CLUSTER: Cluster = {
@@ -29,6 +35,19 @@ const LOG =
   "address\n" +
   '2026-12-03 08:00:00.000 UTC [123] WARNING:  could not create listen socket for "192.0.2.77"\n' +
   "2026-12-03 08:00:00.000 UTC [123] FATAL:  could not create any TCP/IP sockets\n";
+
+/**
+ * The look at a cluster that did not start (recovery.ts failureLook), answered: its log's tail, its journal
+ * (empty), and our drop-in when `dropIn` is given (the start's retry reads it too).
+ */
+function failureStep(answers: { dropIn?: string; log?: string }, match = "journalctl -u postgresql@15-main"): Step {
+  const look = failureLook(CLUSTER, answers.dropIn === undefined ? undefined : DROPIN);
+  const stdout = answerLookWith(look.script, (c) => {
+    if (c.startsWith("cat ")) return { stdout: answers.dropIn ?? "", code: 0 };
+    return { stdout: c.startsWith("tail ") ? (answers.log ?? "") : "", code: 0 };
+  });
+  return { match, sudo: true, stdout, check: (cmd) => expect(cmd).toBe(look.script) };
+}
 
 function runOn(steps: Step[], listen = "localhost"): { run: Run; remote: ScriptedRemote; lines: string[] } {
   const remote = new ScriptedRemote(steps);
@@ -58,7 +77,7 @@ describe("install-postgres: a listen_addresses the server cannot bind", () => {
           code: 1,
           stderr: "Job for postgresql@15-main.service failed.\n",
         },
-        { match: "tail -n 40 /var/log/postgresql/postgresql-15-main.log", sudo: true, stdout: LOG },
+        failureStep({ log: LOG }, "tail -n 40 /var/log/postgresql/postgresql-15-main.log"),
         { match: `cat > "$t"`, check: (_c, o) => expect([o.user, o.stdin]).toEqual(["postgres", previous]) },
         { match: "(systemctl start postgresql@15-main & p=$!", sudo: true },
       ]);
@@ -107,7 +126,7 @@ describe("install-postgres: a listen_addresses the server cannot bind", () => {
   it("no drop-in before: it is removed again", async () => {
     const { run, remote } = runOn([
       { match: "systemctl restart ", code: 1 },
-      { match: "journalctl", stdout: LOG },
+      failureStep({ log: LOG }),
       { match: `rm -f ${DROPIN}`, check: (_c, o) => expect(o.user).toBe("postgres") },
       { match: "systemctl start ", sudo: true },
     ]);
@@ -129,8 +148,7 @@ describe("install-postgres: a listen_addresses the server cannot bind", () => {
     const { run, remote } = runOn(
       [
         { match: "(systemctl start postgresql@15-main &", sudo: true, code: 1, stderr: "Job failed.\n" },
-        { match: `cat ${DROPIN}`, sudo: true, stdout: "listen_addresses = '192.0.2.77'\n" },
-        { match: "journalctl", stdout: LOG },
+        failureStep({ dropIn: "listen_addresses = '192.0.2.77'\n", log: LOG }),
         { match: `cat > "$t"`, check: (_c, o) => expect(o.stdin).toContain("listen_addresses = 'localhost'") },
         { match: "(systemctl start postgresql@15-main &", sudo: true },
         { match: /^systemctl is-active postgresql@15-main$/, stdout: "active\n" },
@@ -151,8 +169,7 @@ describe("install-postgres: a listen_addresses the server cannot bind", () => {
     const { run, remote } = runOn(
       [
         { match: "(systemctl start postgresql@15-main &", sudo: true, code: 1, stderr: "Job failed.\n" },
-        { match: `cat ${DROPIN}`, sudo: true, stdout: text },
-        { match: "journalctl", stdout: LOG },
+        failureStep({ dropIn: text, log: LOG }),
         {
           match: `cat > "$t"`,
           check: (_c, o) => expect(o.stdin).toBe(text.replace("'192.0.2.77'", "'localhost'")),
@@ -169,7 +186,7 @@ describe("install-postgres: a listen_addresses the server cannot bind", () => {
   it("a cluster that does not start for another reason: the start's own error stands, nothing rewritten", async () => {
     const { run, remote } = runOn([
       { match: "(systemctl start ", code: 1, stderr: "Job failed.\n" },
-      { match: `cat ${DROPIN}`, stdout: "listen_addresses = 'localhost'\n" },
+      failureStep({ dropIn: "listen_addresses = 'localhost'\n" }),
     ]);
     await expect(startFixingDropIn(run, CLUSTER)).rejects.toThrow(/see `journalctl -u postgresql@15-main`/);
     expect(remote.done).toBe(true);

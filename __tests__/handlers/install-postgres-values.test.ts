@@ -14,12 +14,8 @@ jest.mock("node:crypto", () => {
 });
 
 import { parseConfig } from "../../construct/config/parse";
-import {
-  canonicalIp,
-  listenNameProblems,
-  nameCheckCommand,
-  parseNameCheck,
-} from "../../handlers/install-postgres/addresses";
+import { rootFact } from "../../handlers/common/vm-facts";
+import { canonicalIp, listenNameProblems, nameCheckFrom, nameProbes } from "../../handlers/install-postgres/addresses";
 import { planRoles } from "../../handlers/install-postgres/grants";
 import { handler } from "../../handlers/install-postgres/handler";
 import {
@@ -36,12 +32,14 @@ import {
   scramSecret,
   storedPasswordState,
 } from "../../handlers/install-postgres/scram";
+import { INSTALLATION_LOOK, installationLook } from "../../handlers/install-postgres/server";
 import { applySql, inspectSql, revokeLoginSql } from "../../handlers/install-postgres/sql";
 import { isCidr, isHostAddress, isIpv6, listenAddresses } from "../../shared/names";
 import { context } from "../support/synth";
 import { UBUNTU_2204 } from "./support/fixtures";
 import { grantsRead, grantsWrite } from "./support/grants-steps";
 import { listenerStep, POSTMASTER_PID, ssLine } from "./support/listener-look";
+import { type Listing, listingAnswer } from "./support/postgres-listing";
 import { runScripted } from "./support/run-scripted";
 import type { ScriptedRemote, Step } from "./support/scripted-remote";
 
@@ -55,10 +53,11 @@ const PG14_PKG = "postgresql-14\tinstall ok installed\t14.11-0ubuntu0.22.04.1\n"
 const MAIN =
   "14  main    5432 online postgres /var/lib/postgresql/14/main /var/log/postgresql/postgresql-14-main.log\n";
 const osStep = (): Step => ({ match: "cat /etc/os-release", sudo: false, facts: { os_release: UBUNTU_2204 } });
-const inspectStep = (clusters: string, units: string): Step => ({
-  match: /^dpkg-query -W .*pg_lsclusters -h/,
+/** The installation look (server.ts): `units` is its units probe's output, `hidden` the directories counted. */
+const inspectStep = (clusters: string, units: string, hidden = 0): Step => ({
+  match: "pg_lsclusters -h",
   sudo: false,
-  stdout: `${PG14_PKG}--- clusters\n${clusters}--- units\n${units}`,
+  stdout: listingAnswer(INSTALLATION_LOOK.script, { packages: PG14_PKG, clusters, units, hidden }),
 });
 const PSQL = "cd / && psql -X -q -A -t -v ON_ERROR_STOP=1 -p 5432 -d postgres -f -";
 const psqlStep = (sql: RegExp, stdout: unknown = "", extra: Partial<Step> = {}): Step => ({
@@ -181,11 +180,11 @@ describe("install-postgres: cluster names read from the VM", () => {
       for (const clusters of ["", MAIN]) {
         const { error, remote } = await run(BASE, [
           osStep(),
-          inspectStep(clusters, `${clusters ? unitLine("main") : ""}--- hidden\nhidden\n`),
+          inspectStep(clusters, clusters ? unitLine("main") : "", 1),
         ]);
         expect(remote.calls).toHaveLength(2);
         expect(remote.calls[1].command).toContain(
-          `echo '--- hidden'; for f in /etc/postgresql/*/*/postgresql.conf; do [ -e "$f" ] || [ -L "$f" ] || ` +
+          `for f in /etc/postgresql/*/*/postgresql.conf; do [ -e "$f" ] || [ -L "$f" ] || ` +
             `continue; n=\${f%/postgresql.conf}; n=\${n##*/}; case "$n" in *[[:space:][:cntrl:]]*) echo hidden;; ` +
             "esac; done",
         );
@@ -502,16 +501,21 @@ describe("install-postgres: listen_addresses are IP literals or names that are t
     "2: eth0    inet 10.0.0.5/24 brd 10.0.0.255 scope global eth0\\       valid_lft forever preferred_lft forever",
     "2: eth0    inet6 2001:db8::5/64 scope global \\       valid_lft forever preferred_lft forever",
   ].join("\n");
-  const answer = (names: Record<string, string[]>, own = IP_ADDR) =>
-    `${Object.entries(names)
-      .map(([n, a]) => `@@name ${n}\n${a.join("\n")}${a.length ? "\n" : ""}`)
-      .join("")}@@own\n${own}\n`;
+  /** The installation look with `names`, answered: each name's addresses (getent ahosts), the VM's own. */
+  const answer = (names: Record<string, string[]>, own = IP_ADDR, over: Partial<Listing> = {}) =>
+    listingAnswer(installationLook(Object.keys(names)).script, { packages: "", resolved: names, own, ...over });
+  const nameCheck = (names: Record<string, string[]>, own?: string) => {
+    const look = installationLook(Object.keys(names));
+    const facts = look.parse(answer(names, own));
+    return nameCheckFrom((n) => rootFact(facts.get(n), "the test"), Object.keys(names));
+  };
+
+  const PG14 = { packages: PG14_PKG, clusters: MAIN, units: unitLine("main") };
 
   it(
     "a name is the VM's own only when every address it " + "resolves to is (loopback counts; hostname -I works too)",
     () => {
-      const check = (names: Record<string, string[]>, own?: string) =>
-        listenNameProblems(parseNameCheck(answer(names, own), Object.keys(names)));
+      const check = (names: Record<string, string[]>, own?: string) => listenNameProblems(nameCheck(names, own));
       expect(check({ "db.internal": ["10.0.0.5", "10.0.0.5", "2001:db8:0::5"] })).toEqual([]);
       expect(check({ "lo.internal": ["127.0.1.1", "::1"] })).toEqual([]);
       expect(check({ "db.internal": ["10.0.0.5"] }, "10.0.0.5 2001:db8::5")).toEqual([]);
@@ -522,10 +526,11 @@ describe("install-postgres: listen_addresses are IP literals or names that are t
       expect(check({ "gone.internal": [] })).toEqual([
         "gone.internal does not resolve on the VM (getent ahosts gone.internal found no address)",
       ]);
-      expect(nameCheckCommand(["db.internal"])).toBe(
-        `for n in db.internal; do echo "@@name $n"; getent ahosts "$n" | awk '{print $1}'; done; echo '@@own'; ` +
-          "ip -o addr show 2>/dev/null || hostname -I; true",
-      );
+      expect(nameProbes(["db.internal", "x-1.internal"])).toEqual([
+        expect.objectContaining({ name: "name:0", command: "getent ahosts db.internal", writer: "root" }),
+        expect.objectContaining({ name: "name:1", command: "getent ahosts x-1.internal", writer: "root" }),
+        expect.objectContaining({ name: "own", command: "ip -o addr show || hostname -I", writer: "root" }),
+      ]);
     },
   );
 
@@ -534,7 +539,7 @@ describe("install-postgres: listen_addresses are IP literals or names that are t
     async () => {
       const { error, remote } = await run({ ...BASE, listen_addresses: "localhost,db.internal" }, [
         osStep(),
-        { match: "getent ahosts", sudo: false, stdout: answer({ "db.internal": ["203.0.113.9"] }) },
+        { match: "getent ahosts", sudo: false, stdout: answer({ "db.internal": ["203.0.113.9"] }, IP_ADDR, PG14) },
       ]);
       expect(remote.done).toBe(true);
       expect(error?.message).toMatch(
@@ -547,8 +552,11 @@ describe("install-postgres: listen_addresses are IP literals or names that are t
   it("a name that is the VM's own: the login goes to the address found, never to the name", async () => {
     const { result, error, remote } = await run({ ...BASE, listen_addresses: "db.internal" }, [
       osStep(),
-      { match: "getent ahosts", sudo: false, stdout: answer({ "db.internal": ["2001:db8::5", "10.0.0.5"] }) },
-      inspectStep(MAIN, unitLine("main")),
+      {
+        match: "getent ahosts",
+        sudo: false,
+        stdout: answer({ "db.internal": ["2001:db8::5", "10.0.0.5"] }, IP_ADDR, PG14),
+      },
       grantsRead(),
       inspectSqlStep(state({ listen_addresses: "db.internal", dropin_text: dropInContent("db.internal") })),
       loginStep("10.0.0.5"),

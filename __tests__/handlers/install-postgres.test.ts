@@ -24,11 +24,13 @@ import {
   scramSecret,
   storedPasswordState,
 } from "../../handlers/install-postgres/scram";
+import { INSTALLATION_LOOK } from "../../handlers/install-postgres/server";
 import { DEBIAN_12, UBUNTU_2204, UBUNTU_2404 } from "./support/fixtures";
 import { grantsRead, grantsWrite } from "./support/grants-steps";
 import { listenerStep } from "./support/listener-look";
 import { sourcesFacts } from "./support/look-answers";
 import { ALPHA_FPR, BETA_FPR, pgpKey } from "./support/pgp-fixtures";
+import { listingAnswer } from "./support/postgres-listing";
 import { runScripted } from "./support/run-scripted";
 import type { Call, Step } from "./support/scripted-remote";
 
@@ -89,10 +91,9 @@ const osStep = (text = UBUNTU_2204): Step => ({
 });
 /** inspectInstallation: dpkg-query of the server packages, then clusters and their units when there are any. */
 const inspectStep = (pkgs = "", clusters?: string, units?: string): Step => ({
-  match:
-    /^dpkg-query -W -f='\$\{Package\}\\t\$\{Status\}\\t\$\{Version\}\\n' 'postgresql-\[0-9\]\*' .*pg_lsclusters -h/,
+  match: INSTALLATION_LOOK.script,
   sudo: false,
-  stdout: `${pkgs}--- clusters\n${clusters !== undefined ? `${clusters}--- units\n${units ?? ""}` : ""}`,
+  stdout: listingAnswer(INSTALLATION_LOOK.script, { packages: pkgs, clusters, units: units ?? "" }),
 });
 const installed14 = (unit = "active") => inspectStep(PG14_PKG, PG14_CLUSTER, `postgresql@14-main ${unit}\n`);
 const PSQL = "cd / && psql -X -q -A -t -v ON_ERROR_STOP=1 -p 5432 -d postgres -f -";

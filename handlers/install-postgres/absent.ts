@@ -6,9 +6,11 @@
 
 import { quote } from "../../shared/shell-quote";
 import { type AbsentExtra, absentModel } from "../common/absent-model";
+import type { Remote } from "../common/exec";
 import { type Inventory, readGrants, withSection, writeGrants } from "../common/grants";
 import type { Change } from "../common/installer-model";
 import { readPackageInventory, recordOf } from "../common/package-inventory";
+import { defineLook, type Probe } from "../common/vm-facts";
 import type { Cluster } from "./clusters";
 import type { PostgresEvent } from "./decisions";
 import { type PostgresGrants, postgresSection } from "./grants";
@@ -34,6 +36,8 @@ export interface PostgresAbsentSeen {
   roles: { port: number; cluster: string; roles: string[] }[];
   /** The data and configuration directories of the majors vm-install installed, that exist. */
   dirs: string[];
+  /** Data directories of those clusters elsewhere (pg_lsclusters' word): kept, purgeData or not, and named. */
+  kept: string[];
 }
 
 /** Pure: `text` without the lines carrying HBA_MARKER whose entry is one of `entries`. */
@@ -49,16 +53,49 @@ export function withoutEntries(text: string, entries: string[]): { content: stri
   return { content: kept.join("\n"), removed };
 }
 
-async function lookAtHba(
-  remote: Parameters<AbsentExtra<PostgresEvent, unknown>["inspect"]>[0]["remote"],
-  grants?: PostgresGrants,
-) {
+/**
+ * The look at what state absent acts on, one exec as root: which of `dirs` exist, and each pg_hba.conf the
+ * inventory lists. The postgres user owns /var/lib/postgresql, /etc/postgresql and pg_hba.conf, so both are
+ * its to write: the paths removed are the inventory's (root's) only, the file is written back as postgres.
+ */
+export function takeBackLook(dirs: string[], hbaFiles: string[]) {
+  const exists: Probe<string, "service">[] = dirs.map((d, i) => ({
+    name: `dir:${i}`,
+    command: `[ -e ${quote(d)} ]`,
+    writer: "service",
+    use: "is a major's data or configuration directory there (removed with purgeData, else kept and named)",
+  }));
+  const hba: Probe<string, "service">[] = hbaFiles.map((f, i) => ({
+    name: `hba:${i}`,
+    command: `cat ${quote(f)}`,
+    writer: "service",
+    use: "a pg_hba.conf the inventory lists: written back as postgres without vm-install's lines",
+  }));
+  return defineLook("the look at what state absent takes back from PostgreSQL", [...exists, ...hba]);
+}
+
+/** Which of `dirs` exist and what each of `hbaFiles` holds ("" when it cannot be read). */
+async function lookAtTakeBack(remote: Remote, dirs: string[], hbaFiles: string[]) {
+  if (!dirs.length && !hbaFiles.length) return { there: [], hba: [] };
+  const look = takeBackLook(dirs, hbaFiles);
+  const r = await remote.run(look.script, {
+    sudo: true,
+    label: "looking for the clusters' directories and pg_hba.conf",
+  });
+  const facts = look.parse(r.stdout);
+  return {
+    there: dirs.filter((_, i) => facts.get(`dir:${i}`).code === 0),
+    hba: hbaFiles.map((_, i) => facts.get(`hba:${i}`).text),
+  };
+}
+
+/** The recorded pg_hba.conf lines still in `texts` (the files' contents, in the inventory's order). */
+function hbaRevokes(grants: PostgresGrants | undefined, texts: string[]): HbaRevoke[] {
   const out: HbaRevoke[] = [];
-  for (const [file, entries] of Object.entries(grants?.hba ?? {})) {
-    const r = await remote.run(`cat ${quote(file)} 2>/dev/null || true`, { sudo: true, label: `reading ${file}` });
-    const { content, removed } = withoutEntries(r.stdout, entries);
+  Object.entries(grants?.hba ?? {}).forEach(([file, entries], i) => {
+    const { content, removed } = withoutEntries(texts[i] ?? "", entries);
     if (removed.length) out.push({ file, entries: removed, content });
-  }
+  });
   return out;
 }
 
@@ -124,17 +161,14 @@ export const postgresTakeBack: AbsentExtra<PostgresEvent, PostgresAbsentSeen> = 
       .filter((m): m is string => m !== undefined);
     const clusters = (await inspectInstallation(remote)).clusters.filter((c) => majors.includes(c.major));
     // Each major's directories whole (pg_lsclusters goes with postgresql-common, so a purge after a
-    // removal finds its clusters there), and a cluster's data directory kept elsewhere.
+    // removal finds its clusters there). A data directory pg_lsclusters names elsewhere is never removed:
+    // the cluster's configuration says where it is, and the postgres user writes that.
     const perMajor = majors.flatMap((m) => [`/var/lib/postgresql/${m}`, `/etc/postgresql/${m}`]);
     const elsewhere = clusters.map((c) => c.dataDir).filter((d) => !perMajor.some((m) => d.startsWith(`${m}/`)));
-    const candidates = [...perMajor, ...elsewhere];
-    const there = candidates.length
-      ? await remote.run(`for d in ${candidates.map(quote).join(" ")}; do [ -e "$d" ] && echo "$d"; done; true`, {
-          sudo: true,
-          label: "looking for the clusters' directories",
-        })
-      : { stdout: "" };
-    const dirs = candidates.filter((d) => there.stdout.split("\n").includes(d));
+    const hbaFiles = purge ? [] : Object.keys(grants?.hba ?? {});
+    const found = await lookAtTakeBack(remote, [...perMajor, ...elsewhere], hbaFiles);
+    const dirs = perMajor.filter((d) => found.there.includes(d));
+    const kept = elsewhere.filter((d) => found.there.includes(d));
     const online = (c: Cluster) => c.status.startsWith("online");
     const roles = purge
       ? []
@@ -146,8 +180,8 @@ export const postgresTakeBack: AbsentExtra<PostgresEvent, PostgresAbsentSeen> = 
             roles: grants?.roles[`${c.major}/${c.name}`] ?? [],
           }))
           .filter((r) => r.roles.length > 0);
-    const hba = purge ? [] : await lookAtHba(remote, grants);
-    return { purge, inventory, grants, clusters, hba, roles, dirs };
+    const hba = hbaRevokes(grants, found.hba);
+    return { purge, inventory, grants, clusters, hba, roles, dirs, kept };
   },
   plan: (seen) => [...revokeChanges(seen), ...forgetGrants(seen)],
   after: purgeDataChange,
@@ -157,7 +191,8 @@ export const postgresTakeBack: AbsentExtra<PostgresEvent, PostgresAbsentSeen> = 
     ...seen.hba.flatMap((h) => h.entries.map((e) => `pg_hba.conf: ${e}`)),
     ...seen.roles.flatMap((r) => r.roles.map((role) => `role ${role}: LOGIN`)),
   ],
-  report: (seen) => (seen.purge ? {} : { data_kept: seen.dirs }),
+  report: (seen) =>
+    seen.purge ? (seen.kept.length ? { data_kept: seen.kept } : {}) : { data_kept: [...seen.dirs, ...seen.kept] },
 };
 
 /** The absent side of install-postgres (handler.ts puts it beside the install model). */

@@ -5,9 +5,9 @@
 // name points at. The login then goes to the address the check found, never to the name again (a DNS
 // answer that changes in between cannot redirect it). The rule for the text itself is shared/names.ts'.
 
-import { isIpv4, isIpv6, listenHostNames } from "../../shared/names";
+import { isIpv4, isIpv6 } from "../../shared/names";
 import { quote } from "../../shared/shell-quote";
-import type { Remote } from "../common/exec";
+import type { Fact, Probe } from "../common/vm-facts";
 
 /** What the VM answered: each name's addresses (getent ahosts) and the VM's own (ip -o addr, or hostname -I). */
 export interface NameCheck {
@@ -45,36 +45,44 @@ function isLoopback(canonical: string): boolean {
   return /^127\./.test(canonical) || canonical === "0000:0000:0000:0000:0000:0000:0000:0001";
 }
 
-/** The command that answers for `names` (each already a valid host name, quoted as well). */
-export function nameCheckCommand(names: string[]): string {
-  return (
-    `for n in ${names.map(quote).join(" ")}; do echo "@@name $n"; getent ahosts "$n" | awk '{print $1}'; done; ` +
-    "echo '@@own'; ip -o addr show 2>/dev/null || hostname -I; true"
-  );
+/**
+ * The look's probes for `names` (each already a valid host name, quoted as well): each one's addresses as
+ * the VM resolves it, and the VM's own addresses. Root's facts: the resolver is root's configuration
+ * (/etc/hosts, nsswitch, the name servers root set), the addresses the kernel's.
+ */
+export function nameProbes(names: string[]): Probe<string, "root">[] {
+  if (!names.length) return [];
+  const probes: Probe<string, "root">[] = names.map((n, i) => ({
+    name: `name:${i}`,
+    command: `getent ahosts ${quote(n)}`,
+    writer: "root",
+    use: "a listen_addresses name's addresses on the VM: its own only, or the job stops (the login goes there)",
+  }));
+  probes.push({
+    name: "own",
+    command: "ip -o addr show || hostname -I",
+    writer: "root",
+    use: "the VM's own addresses, which a listen_addresses name must resolve to",
+  });
+  return probes;
 }
 
-/** nameCheckCommand's output. Anything that is not an IP literal is ignored. */
-export function parseNameCheck(stdout: string, names: string[]): NameCheck {
-  const out: NameCheck = { resolved: Object.fromEntries(names.map((n) => [n, []])), own: [] };
-  let section: string | undefined;
-  for (const raw of stdout.split("\n")) {
-    const line = raw.trim();
-    const name = /^@@name (.*)$/.exec(line);
-    if (name) {
-      section = names.includes(name[1]) ? name[1] : undefined;
-      continue;
-    }
-    if (line === "@@own") {
-      section = "@@own";
-      continue;
-    }
-    if (section === "@@own") {
-      // `ip -o addr`: "2: eth0    inet 10.0.0.5/24 brd ..."; `hostname -I`: "10.0.0.5 2001:db8::5".
-      const ip = /\binet6? ([0-9A-Fa-f:.]+)\//.exec(line);
-      for (const a of ip ? [ip[1]] : line.split(/\s+/)) if (isIpv4(a) || isIpv6(a)) out.own.push(a);
-    } else if (section !== undefined && (isIpv4(line) || isIpv6(line))) {
-      if (!out.resolved[section].includes(line)) out.resolved[section].push(line);
-    }
+/** nameProbes' answers (`get` gives each by its name). Anything that is not an IP literal is ignored. */
+export function nameCheckFrom(get: (name: string) => Fact<"root">, names: string[]): NameCheck {
+  const out: NameCheck = { resolved: {}, own: [] };
+  if (!names.length) return out;
+  names.forEach((n, i) => {
+    // getent ahosts: "10.0.0.5       STREAM db.internal", a line per address and socket type.
+    const addresses = get(`name:${i}`)
+      .text.split("\n")
+      .map((l) => l.trim().split(/\s+/)[0])
+      .filter((a) => isIpv4(a) || isIpv6(a));
+    out.resolved[n] = [...new Set(addresses)];
+  });
+  for (const line of get("own").text.split("\n")) {
+    // `ip -o addr`: "2: eth0    inet 10.0.0.5/24 brd ..."; `hostname -I`: "10.0.0.5 2001:db8::5".
+    const ip = /\binet6? ([0-9A-Fa-f:.]+)\//.exec(line);
+    for (const a of ip ? [ip[1]] : line.trim().split(/\s+/)) if (isIpv4(a) || isIpv6(a)) out.own.push(a);
   }
   return out;
 }
@@ -117,20 +125,8 @@ export function listenNameError(problems: string[]): Error {
   );
 }
 
-/**
- * Resolves the names in `listen` on the VM and checks them (listenNameProblems); throws when any is not
- * the VM's own. Returns each name's addresses, for the login check to connect to. No command is run when
- * `listen` holds no name to resolve.
- */
-export async function resolveListenNames(remote: Remote, listen: string): Promise<Record<string, string[]>> {
-  const names = listenHostNames(listen);
-  if (!names.length) return {};
-  const r = await remote.run(nameCheckCommand(names), {
-    env: { LC_ALL: "C" },
-    label: `resolving ${names.join(", ")} on the VM`,
-    timeoutMs: 60_000,
-  });
-  const check = parseNameCheck(r.stdout, names);
+/** `check`'s names, each with its addresses, for the login check to connect to; throws when any is not the VM's own. */
+export function checkedListenNames(check: NameCheck): Record<string, string[]> {
   const problems = listenNameProblems(check);
   if (problems.length) throw listenNameError(problems);
   return check.resolved;

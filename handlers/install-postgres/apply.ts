@@ -5,6 +5,7 @@
 import { command } from "../../shared/shell-quote";
 import { GRANTS_FILE, type Inventory, withSection, writeGrants } from "../common/grants";
 import type { ApplyOutcome } from "../common/installer-model";
+import { type RootFact, rootFact } from "../common/vm-facts";
 import { type ConfigPlan, reloadForHba, restartForListen, writeConfiguration } from "./configuration";
 import { chooseCluster, clusterStartedLine, installedLine, type RoleDbDecision, serverSource } from "./decisions";
 import { type PostgresGrants, revokeRoles } from "./grants";
@@ -58,7 +59,8 @@ export async function installServer(run: Run, major: string): Promise<PostgresOu
 }
 
 /** The key file an earlier version wrote as served, replaced by a keyring of the verified key. */
-export async function rebuildPgdgKeyring(run: Run): Promise<PostgresOutcome> {
+export async function rebuildPgdgKeyring(run: Run, found: RootFact): Promise<PostgresOutcome> {
+  rootFact(found, `setting PGDG up again for ${LEGACY_PGDG_KEYRING}`);
   run.progress.info(
     `${LEGACY_PGDG_KEYRING} is the key file an earlier version wrote as served: ` +
       "setting PGDG up again from the verified key",

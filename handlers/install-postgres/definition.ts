@@ -170,7 +170,9 @@ export const postgresDefinition = defineInstallerDefinition({
       default: false,
       doc:
         'With state "absent": also purge the packages and remove the data and configuration directories of the ' +
-        "clusters of a major vm-install installed. Without it they stay, and the result's data_kept says where.",
+        "clusters of a major vm-install installed (/var/lib/postgresql/<major>, /etc/postgresql/<major>; a data " +
+        "directory a cluster's configuration puts elsewhere is never removed). Without it they stay, and the " +
+        "result's data_kept says where.",
     }),
   },
   secrets: { db_password: "passwordVariable" },
@@ -218,6 +220,8 @@ export const postgresDefinition = defineInstallerDefinition({
     state: ABSENT_RESULT.state,
     removed: ABSENT_RESULT.removed,
     kept: ABSENT_RESULT.kept,
-    data_kept: "state absent without purgeData: the clusters' data and configuration directories left in place",
+    data_kept:
+      "state absent: the clusters' data and configuration directories left in place (with purgeData only a data " +
+      "directory outside /var/lib/postgresql/<major>)",
   },
 });

@@ -72,14 +72,14 @@ export function planPostgres(state: PostgresState, event: PostgresEvent): Postgr
   if (!installation.packages.some((p) => p.major === major)) return planServerPackage(state, event, major);
 
   const changes: PostgresChange[] = [];
-  if (installation.legacyPgdgKeyring) {
+  const legacy = installation.legacyPgdgKeyring; // root's word (a RootFact) that the served key file is there
+  if (legacy)
     changes.push({
       kind: "pgdg-keyring",
       what: [legacyPgdgLine(event.repo_url)],
       why: "apt trusts every key in the served file an earlier version kept: rebuilt now, not when PGDG is next needed",
-      apply: (run) => apply.rebuildPgdgKeyring(run),
+      apply: (run) => apply.rebuildPgdgKeyring(run, legacy),
     });
-  }
   const chosen = chooseCluster(installation, major);
   const said: Said[] = chosen.warnings.map((line) => ({ line, warning: true }));
   const { cluster } = chosen;

@@ -7,6 +7,7 @@
 
 import { quote } from "../../shared/shell-quote";
 import { type Remote, runLong, tail } from "../common/exec";
+import { defineLook, type Probe } from "../common/vm-facts";
 import { type Cluster, clusterUnit, DROPIN_NAME, normalizeListen } from "./pg";
 import type { Run } from "./run";
 import { clusterServiceCommand, startOrExplain, writeFile } from "./server";
@@ -37,18 +38,48 @@ async function restartAndCheck(
   return unbound.length ? { ok: false, stopped: false, error: unbound.join("; ") } : { ok: true, stopped: false };
 }
 
-/** The server's own words on why it stopped: FATAL/could-not lines of its log, else the unit's journal. */
-export async function serverError(remote: Remote, cluster: Cluster): Promise<string> {
+/**
+ * The look at a cluster that did not start, one exec as root: the tail of its log and its unit's journal
+ * (the server's own words, for the error only), and with `dropIn` our drop-in's text (its listen_addresses
+ * decides whether the start is tried again with the wanted value). All the postgres user's to write.
+ */
+export function failureLook(cluster: Pick<Cluster, "major" | "name" | "logFile">, dropIn?: string) {
   const unit = clusterUnit(cluster);
-  const log = cluster.logFile ? `tail -n 40 ${quote(cluster.logFile)} 2>/dev/null; ` : "";
-  const r = await remote.run(`${log}journalctl -u ${quote(unit)} -n 20 --no-pager -o cat 2>/dev/null; true`, {
+  const probes: Probe<string, "service">[] = [];
+  if (dropIn) probes.push({ name: "dropin", command: `cat ${quote(dropIn)}`, writer: "service", use: DROPIN_USE });
+  if (cluster.logFile)
+    probes.push({ name: "log", command: `tail -n 40 ${quote(cluster.logFile)}`, writer: "service", use: WORDS_USE });
+  probes.push({
+    name: "journal",
+    command: `journalctl -u ${quote(unit)} -n 20 --no-pager -o cat`,
+    writer: "service",
+    use: WORDS_USE,
+  });
+  return defineLook("the look at a cluster that did not start", probes);
+}
+const DROPIN_USE = "vm-install's drop-in of a cluster that did not start: its listen_addresses rewritten as postgres";
+const WORDS_USE = "the server's words on why it stopped (the error message only)";
+
+async function lookAtFailure(remote: Remote, cluster: Cluster, dropIn?: string) {
+  const look = failureLook(cluster, dropIn);
+  const r = await remote.run(look.script, {
     sudo: true,
-    check: false,
     label: "reading the server's log",
     timeoutMs: 30_000,
   });
+  const facts = look.parse(r.stdout);
+  const text = (name: string) => (look.probes.some((p) => p.name === name) ? facts.get(name).text : "");
+  return { dropIn: text("dropin"), words: serverWords(`${text("log")}\n${text("journal")}`, cluster) };
+}
+
+/** The server's own words on why it stopped: FATAL/could-not lines of its log, else the unit's journal. */
+export async function serverError(remote: Remote, cluster: Cluster): Promise<string> {
+  return (await lookAtFailure(remote, cluster)).words;
+}
+
+function serverWords(output: string, cluster: Cluster): string {
   // Start-up checks across settings are written without a level ("... must be less than max_connections").
-  const lines = r.stdout
+  const lines = output
     .split("\n")
     .filter((l) =>
       /FATAL|could not (bind|create)|PANIC|invalid value|must be (less|at least)|outside the valid/.test(l),
@@ -56,7 +87,7 @@ export async function serverError(remote: Remote, cluster: Cluster): Promise<str
   const picked = [
     ...new Set(lines.map((l) => l.replace(/^.*?(LOG|FATAL|WARNING|PANIC|ERROR):\s+/, "$1: ").trim())),
   ].slice(-4);
-  return picked.length ? picked.join("; ") : `no FATAL line in its log (see journalctl -u ${unit})`;
+  return picked.length ? picked.join("; ") : `no FATAL line in its log (see journalctl -u ${clusterUnit(cluster)})`;
 }
 
 /** Our drop-in under the cluster's Debian config directory, without asking the (stopped) server. */
@@ -124,17 +155,13 @@ export async function startFixingDropIn(run: Run, cluster: Cluster): Promise<str
     return undefined;
   } catch (err) {
     const dropIn = clusterDropIn(cluster);
-    const found = await remote.run(`cat ${quote(dropIn)} 2>/dev/null; true`, {
-      sudo: true,
-      label: `reading ${dropIn}`,
-      timeoutMs: 30_000,
-    });
-    const m = /^\s*listen_addresses\s*=\s*'([^']*)'/m.exec(found.stdout);
+    const found = await lookAtFailure(remote, cluster, dropIn);
+    const m = /^\s*listen_addresses\s*=\s*'([^']*)'/m.exec(found.dropIn);
     const wanted = normalizeListen(event.listen_addresses);
     if (!m || normalizeListen(m[1]) === wanted) throw err;
-    const why = await serverError(remote, cluster);
+    const why = found.words;
     // Only the listen_addresses line: the drop-in's other settings (parameters) stay as they are.
-    await writeFile(remote, dropIn, found.stdout.replace(m[0], `listen_addresses = '${wanted}'`), "0644");
+    await writeFile(remote, dropIn, found.dropIn.replace(m[0], `listen_addresses = '${wanted}'`), "0644");
     await startOrExplain(remote, unit, cluster);
     return (
       `${unit} would not start with listen_addresses '${m[1]}' in ${dropIn} (${why}): ` +

@@ -5,6 +5,8 @@ import { quote } from "../../shared/shell-quote";
 import type { Apt } from "../common/apt";
 import { ensurePackages } from "../common/ensure-packages";
 import { type Remote, runLong } from "../common/exec";
+import { defineLook, type Facts, type RootFact, rootFact } from "../common/vm-facts";
+import { checkedListenNames, nameCheckFrom, nameProbes } from "./addresses";
 import {
   type Cluster,
   parseClusters,
@@ -58,41 +60,107 @@ export interface ServerInventory {
   /** Cluster directories (/etc/postgresql/<major>/<name>/postgresql.conf) with blanks or controls in their name. */
   hidden?: number;
   /**
-   * /etc/apt/keyrings/pgdg.asc exists: the served key file an earlier version wrote (common/apt-repository.ts
-   * legacyKeyring).
+   * Root's fact that /etc/apt/keyrings/pgdg.asc exists (undefined: it does not): the served key file an
+   * earlier version wrote (common/apt-repository.ts legacyKeyring), which the plan rebuilds as root.
    */
-  legacyPgdgKeyring?: boolean;
+  legacyPgdgKeyring?: RootFact;
 }
 
 /**
- * Server packages (dpkg), clusters (pg_lsclusters, absent before postgresql-common is installed) and
- * whether systemd runs each cluster's unit: one command, as a rerun's first look should be cheap.
+ * The look's probes. pg_lsclusters prints what the postgres user's directories and files say (a cluster
+ * directory's name, its configuration); systemd answers for each unit it names, so the states are root's
+ * but the names are not (clusterUnit refuses one postgresql-common would not create).
  */
-export async function inspectInstallation(remote: Remote): Promise<ServerInventory> {
-  const r = await remote.run(
-    `dpkg-query -W -f='\${Package}\\t\${Status}\\t\${Version}\\n' 'postgresql-[0-9]*' 2>/dev/null; ` +
-      "echo '--- clusters'; " +
-      `if command -v pg_lsclusters >/dev/null 2>&1; then pg_lsclusters -h; echo '--- units'; ` +
-      "pg_lsclusters -h | while read -r v n _; do " +
-      'echo "postgresql@$v-$n $(systemctl is-active "postgresql@$v-$n")"; done; ' +
-      // Names with blanks or line breaks, which pg_lsclusters lists as lines no one can read, or not at
-      // all (a newline): only counted, never printed.
-      `echo '--- hidden'; for f in /etc/postgresql/*/*/postgresql.conf; do [ -e "$f" ] || [ -L "$f" ] || continue; ` +
-      `n=\${f%/postgresql.conf}; n=\${n##*/}; case "$n" in *[[:space:][:cntrl:]]*) echo hidden;; esac; done; fi; ` +
-      `echo '--- legacy keyring'; [ -e ${LEGACY_PGDG_KEYRING} ] && echo present; true`,
-    { env: { LC_ALL: "C" }, label: "dpkg-query + pg_lsclusters", timeoutMs: 60_000 },
-  );
-  const [inventory, legacy = ""] = r.stdout.split("--- legacy keyring\n");
-  const [pkgs, rest = ""] = inventory.split("--- clusters\n");
-  const [clusters, unitsAndHidden = ""] = rest.split("--- units\n");
-  const [units, hidden = ""] = unitsAndHidden.split("--- hidden\n");
+const INSTALLATION_PROBES = [
+  {
+    name: "packages",
+    command: `dpkg-query -W -f='\${Package}\\t\${Status}\\t\${Version}\\n' 'postgresql-[0-9]*'`,
+    writer: "root",
+    use: "the server packages installed (which major is there, install or not)",
+  },
+  {
+    name: "clusters",
+    command: "command -v pg_lsclusters >/dev/null && pg_lsclusters -h",
+    writer: "service",
+    use: "the clusters: version, name, port, status, owner, data directory, log (each field checked)",
+  },
+  {
+    name: "units",
+    command:
+      "command -v pg_lsclusters >/dev/null && pg_lsclusters -h | while read -r v n _; do " +
+      'echo "postgresql@$v-$n $(systemctl is-active "postgresql@$v-$n")"; done',
+    writer: "root",
+    use: "systemd's state of each cluster's unit (start it or not); the unit names come from pg_lsclusters",
+  },
+  {
+    // Names with blanks or line breaks, which pg_lsclusters lists as lines no one can read, or not at all
+    // (a newline): only counted, never printed.
+    name: "hidden",
+    command:
+      'for f in /etc/postgresql/*/*/postgresql.conf; do [ -e "$f" ] || [ -L "$f" ] || continue; ' +
+      'n=${f%/postgresql.conf}; n=${n##*/}; case "$n" in *[[:space:][:cntrl:]]*) echo hidden;; esac; done',
+    writer: "service",
+    use: "how many cluster directories have blanks or controls in their names (the run is refused)",
+  },
+  {
+    name: "legacy_keyring",
+    command: `[ -e ${LEGACY_PGDG_KEYRING} ]`,
+    writer: "root",
+    use: "the served PGDG key file an earlier version wrote (/etc/apt/keyrings is root's): rebuilt as root",
+  },
+] as const;
+
+/**
+ * Server packages, clusters, their units, the legacy keyring, and `names`' addresses with the VM's own
+ * (addresses.ts; a job's first look, in a check too): one exec, as a rerun's first look should be cheap.
+ */
+export function installationLook(names: string[] = []) {
+  return defineLook("the look at PostgreSQL's packages and clusters", [...INSTALLATION_PROBES, ...nameProbes(names)]);
+}
+
+/** The look without listen names: after a change, and for state absent. */
+export const INSTALLATION_LOOK = installationLook();
+
+/** The packages and clusters the look found (the legacy keyring's fact typed as root's, as it is). */
+function inventoryFrom(facts: Facts<ReturnType<typeof installationLook>["probes"]>): ServerInventory {
+  const legacy = facts.get("legacy_keyring");
   return {
-    packages: parseServerPackages(pkgs),
-    ...parseClusters(clusters),
-    units: parseUnits(units),
-    hidden: hidden.split("\n").filter((l) => l.trim() === "hidden").length,
-    legacyPgdgKeyring: legacy.trim() === "present",
+    packages: parseServerPackages(facts.get("packages").text),
+    ...parseClusters(facts.get("clusters").text),
+    units: parseUnits(facts.get("units").text),
+    hidden: facts
+      .get("hidden")
+      .text.split("\n")
+      .filter((l) => l === "hidden").length,
+    legacyPgdgKeyring: legacy.code === 0 ? legacy : undefined,
   };
+}
+
+/** Server packages (dpkg), clusters (pg_lsclusters, absent before postgresql-common is installed), units. */
+export async function inspectInstallation(remote: Remote): Promise<ServerInventory> {
+  return (await lookAtInstallation(remote, [])).installation;
+}
+
+/**
+ * inspectInstallation with `names`' addresses as the VM resolves them, checked to be the VM's own
+ * (addresses.ts; throws when one is not): a job's first look, before anything changes and before the
+ * login sends the password to those addresses.
+ */
+export async function lookAtInstallation(
+  remote: Remote,
+  names: string[],
+): Promise<{ installation: ServerInventory; resolved: Record<string, string[]> }> {
+  const look = names.length ? installationLook(names) : INSTALLATION_LOOK;
+  const r = await remote.run(look.script, {
+    env: { LC_ALL: "C" },
+    label: names.length ? `dpkg-query + pg_lsclusters, resolving ${names.join(", ")}` : "dpkg-query + pg_lsclusters",
+    timeoutMs: 60_000,
+  });
+  const facts = look.parse(r.stdout);
+  // The login sends the password to these addresses: root's facts only.
+  const check = nameCheckFrom((n) => rootFact(facts.get(n), "the listen_addresses names' check"), names);
+  const resolved = checkedListenNames(check);
+  return { installation: inventoryFrom(facts), resolved };
 }
 
 /**

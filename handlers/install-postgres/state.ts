@@ -2,12 +2,12 @@
 // see the same thing: a plan (plan.ts) is made from this and nothing else. Read-only (the kit's look-only
 // remote); a part a change has just read (the package inventory after an install) is not read again.
 
+import { listenHostNames } from "../../shared/names";
 import { ensurePackages } from "../common/ensure-packages";
 import { GRANTS_FILE, type Inventory, readGrants } from "../common/grants";
 import type { Applied, ApplyOutcome, InspectContext } from "../common/installer-model";
 import type { OsInfo } from "../common/os-release";
 import { requireSystemd } from "../common/systemd";
-import { resolveListenNames } from "./addresses";
 import type { PostgresOutcome } from "./apply";
 import { chooseCluster, chooseMajor, type PostgresEvent, registerPasswordForms, serverSource } from "./decisions";
 import type { ExtensionFacts } from "./extensions";
@@ -18,7 +18,7 @@ import { readParameters } from "./parameters-server";
 import { clusterUnit, type ServerState } from "./pg";
 import { readServerState } from "./role-database";
 import type { Run } from "./run";
-import { inspectInstallation, type ServerInventory } from "./server";
+import { inspectInstallation, lookAtInstallation, type ServerInventory } from "./server";
 import type { TlsSeen } from "./tls";
 import { refuseTlsSettings } from "./tls-problems";
 import { readTls } from "./tls-remote";
@@ -57,11 +57,13 @@ export interface RunningServer {
   tls?: TlsSeen;
 }
 
+const LOOKING = "looking for PostgreSQL packages and clusters";
+
 /** Everything a plan needs; after a change, what it already read is taken from its outcome. */
 export async function inspect(ctx: InspectContext<PostgresEvent, PostgresState>): Promise<PostgresState> {
   const { event, remote, os, progress, secrets, previous } = ctx;
-  let resolved = previous?.state.resolved;
-  if (!resolved) {
+  let first: Awaited<ReturnType<typeof lookAtInstallation>> | undefined;
+  if (!previous) {
     registerPasswordForms(secrets, event.db_password);
     // The kit registers the definition's secrets; these two come from a file and a variable of their own.
     secrets.add(event.tls_ca_key || undefined, "tls_ca_key");
@@ -69,11 +71,14 @@ export async function inspect(ctx: InspectContext<PostgresEvent, PostgresState>)
     refuseTlsSettings(event, Date.now());
     await requireSystemd(remote, "PostgreSQL");
     // Before anything changes, in a check too: a listen_addresses name that is not the VM's own.
-    resolved = await resolveListenNames(remote, event.listen_addresses);
+    const names = listenHostNames(event.listen_addresses);
+    first = await progress.step(LOOKING, () => lookAtInstallation(remote, names), "inspect");
   }
+  const resolved = first?.resolved ?? previous?.state.resolved ?? {};
   const installation =
+    first?.installation ??
     learned(previous?.applied ?? []) ??
-    (await progress.step("looking for PostgreSQL packages and clusters", () => inspectInstallation(remote), "inspect"));
+    (await progress.step(LOOKING, () => inspectInstallation(remote), "inspect"));
   const seen = { os, resolved, installation };
   const major = chooseMajor(event, os, installation.packages);
   if (!installation.packages.some((p) => p.major === major))
@@ -100,7 +105,7 @@ export async function inspect(ctx: InspectContext<PostgresEvent, PostgresState>)
 function learned(applied: readonly Applied<PostgresEvent, ApplyOutcome>[]): ServerInventory | undefined {
   const found = applied.flatMap((a) => (a.outcome as PostgresOutcome | undefined)?.installation ?? []).pop();
   const rebuilt = applied.some((a) => a.change.kind === "pgdg-keyring");
-  return found && rebuilt ? { ...found, legacyPgdgKeyring: false } : found;
+  return found && rebuilt ? { ...found, legacyPgdgKeyring: undefined } : found;
 }
 
 /**

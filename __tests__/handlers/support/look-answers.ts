@@ -28,11 +28,17 @@ const PROBE_LINE = /^printf '%s ' ([a-z0-9_:.-]+); \{ \((.*)\) <\/dev\/null 2>(?
 /** Whether `command` is a look's script (every line a framed probe). */
 export const isLook = (command: string) => command.split("\n").every((l) => PROBE_LINE.test(l));
 
+/** What one probe's command prints on a stateful double, and its exit status. */
+export interface ProbeAnswer {
+  stdout: string;
+  code: number;
+}
+
 /**
  * What `script` prints on a stateful double whose `answer` knows each probe's command (it throws on one it
  * does not know): the double answers what is asked, not a list of names.
  */
-export function answerLookWith(script: string, answer: (command: string) => { stdout: string; code: number }): string {
+export function answerLookWith(script: string, answer: (command: string) => ProbeAnswer): string {
   return script
     .split("\n")
     .map((line) => {

@@ -16,6 +16,7 @@ import { UBUNTU_2204 } from "./fixtures";
 import { grantsText } from "./grants-steps";
 import { frame, POSTMASTER_PID, ssLine } from "./listener-look";
 import { answerLook, answerLookWith, isLook } from "./look-answers";
+import { type Listing, listingProbe } from "./postgres-listing";
 
 export const PG_CONF_DIR = "/etc/postgresql/14/main";
 export const PG_HBA = `${PG_CONF_DIR}/pg_hba.conf`;
@@ -44,6 +45,12 @@ export interface PgVmState {
   databases: Record<string, { owner: string }>;
   /** The grants inventory's JSON, undefined: no file. */
   inventory?: Record<string, unknown>;
+  /** Cluster directories beside 14/main (/etc/postgresql/14/<name>/postgresql.conf): postgres may make any. */
+  clusterDirs?: string[];
+  /** /etc/apt/keyrings/pgdg.asc, the key file an earlier version wrote, is there. */
+  legacyPgdgKeyring?: boolean;
+  /** What the VM's resolver answers for a name (getent ahosts); its own address is 10.0.0.5. */
+  hosts?: Record<string, string[]>;
 }
 
 const PKG = "postgresql-14\tinstall ok installed\t14.11-0ubuntu0.22.04.1\n";
@@ -105,10 +112,12 @@ export class PostgresVm implements Connection {
   private loginAs?: [string, string];
 
   /**
-   * A probe of a look (tls-remote.ts readTls): files read with cat, tested with [ -e ], a key's public half;
-   * `hostname` answers `hostnames`, so a look that asked would get the VM's word.
+   * A probe of a look: the installation look's (postgres-listing.ts); readTls': files read with cat, tested
+   * with [ -e ], a key's public half; `hostname` answers `hostnames`, so a look that asked would get the VM's word.
    */
   private probe(command: string): { stdout: string; code: number } {
+    const listed = listingProbe(command, this.listing());
+    if (listed) return listed;
     const f = this.state.files;
     const path = (p: string) => p.replace(/^'|'$/g, "");
     const cat = /^cat (\S+)$/.exec(command);
@@ -125,23 +134,51 @@ export class PostgresVm implements Connection {
     throw new Error(`PostgresVm: a probe this double does not know: ${command}`);
   }
 
+  /**
+   * What the installation look reads here: 14/main, and a line for each other cluster directory as
+   * pg_lsclusters prints its name, line breaks and all (postgresql-common 248 skips a name with an inner line
+   * break, by its untaint pattern; the look must not depend on that, nor on any field staying one line).
+   */
+  listing(): Listing {
+    const s = this.state;
+    const others = (s.clusterDirs ?? []).map(
+      (n) => `14  ${n} 5433 down postgres /var/lib/postgresql/14/other /var/log/postgresql/postgresql-14-other.log\n`,
+    );
+    return {
+      packages: PKG,
+      clusters: CLUSTER + others.join(""),
+      units: { "postgresql@14-main": s.active ? "active" : "inactive" },
+      hidden: (s.clusterDirs ?? []).filter((n) => /[\s\p{Cc}]/u.test(n)).length,
+      legacyKeyring: s.legacyPgdgKeyring,
+      resolved: s.hosts,
+      own: "2: eth0    inet 10.0.0.5/24 brd 10.0.0.255 scope global eth0\n",
+    };
+  }
+
+  /** The addresses the running server listens on: listen_addresses as applied, names through `hosts`. */
+  private listening(): string[] {
+    return this.state.listen.split(",").flatMap((a) => {
+      const v = a.trim();
+      if (v === "*") return ["0.0.0.0", "::"];
+      if (v === "localhost") return ["127.0.0.1", "::1"];
+      if (/^[0-9.]+$|:/.test(v)) return [v];
+      return this.state.hosts?.[v] ?? [];
+    });
+  }
+
   private answer(command: string, stdin: string): { code?: number; stdout?: string } {
     const s = this.state;
     if (command === SYSTEMD_PROBE) return { stdout: "systemd\n" };
     if (command === BOOT_LOOK.script) return { stdout: answerLook(command, { os_release: UBUNTU_2204 }) };
     if (command === DPKG_HEALTH_LOOK.script || command === LOCK_TABLE_LOOK.script)
       return { stdout: answerLook(command) };
-    if (command.startsWith("dpkg-query ")) {
-      const unit = `postgresql@14-main ${s.active ? "active" : "inactive"}\n`;
-      return { stdout: `${PKG}--- clusters\n${CLUSTER}--- units\n${unit}--- hidden\n--- legacy keyring\n` };
-    }
     if (command === GRANTS_LOOK.script) return { stdout: answerLook(command, { grants: grantsText(s.inventory) }) };
     if (command.includes("mktemp /var/lib/vm-install/.grants.json")) {
       s.inventory = JSON.parse(stdin);
       return {};
     }
     if (command.includes("ss -Hltnp 'sport = :5432'")) {
-      const listening = this.state.active ? ["127.0.0.1", "::1"].map((a) => ssLine(a)) : [];
+      const listening = this.state.active ? this.listening().map((a) => ssLine(a)) : [];
       return {
         stdout:
           frame("listeners", listening.map((l) => `${l}\n`).join("")) +

@@ -1,0 +1,68 @@
+// What install-postgres' installation look reads on a double's VM (server.ts, addresses.ts): the server
+// packages, what pg_lsclusters prints, systemd's answer for each unit it names, the count of cluster
+// directories with blanks or controls in their names, the legacy PGDG keyring, resolver answers and the
+// VM's own addresses. Probes are told apart by their commands; each answers as its tool would.
+import { answerLookWith, type ProbeAnswer } from "./look-answers";
+
+export interface Listing {
+  /** dpkg-query's lines. */
+  packages: string;
+  /** What pg_lsclusters -h prints; undefined: postgresql-common is not installed. */
+  clusters?: string;
+  /**
+   * `systemctl is-active` of a unit, for each unit pg_lsclusters names (undefined: "inactive"); a string:
+   * the probe's output as is.
+   */
+  units?: Record<string, string> | string;
+  /** Cluster directories whose names hold blanks or controls. */
+  hidden?: number;
+  /** /etc/apt/keyrings/pgdg.asc exists. */
+  legacyKeyring?: boolean;
+  /** getent ahosts' addresses per name (a name not listed resolves to nothing). */
+  resolved?: Record<string, string[]>;
+  /** What `ip -o addr show` prints. */
+  own?: string;
+}
+
+/** The units pg_lsclusters' lines name, as `read -r v n _` splits each line (the name is the second word). */
+export function unitsNamed(clusters: string): string[] {
+  return clusters
+    .split("\n")
+    .slice(0, clusters.endsWith("\n") ? -1 : undefined)
+    .map((line) => {
+      const [v = "", n = ""] = line.trim().split(/[ \t]+/);
+      return `postgresql@${v}-${n}`;
+    });
+}
+
+/** One probe of the look answered from `l`; undefined: not one of its probes. */
+export function listingProbe(command: string, l: Listing): ProbeAnswer | undefined {
+  const none = l.clusters === undefined;
+  if (command.startsWith("dpkg-query -W")) return { stdout: l.packages, code: l.packages ? 0 : 1 };
+  if (command.includes("| while read")) {
+    if (none) return { stdout: "", code: 1 };
+    if (typeof l.units === "string") return { stdout: l.units, code: 0 };
+    const units = l.units;
+    const lines = unitsNamed(l.clusters ?? "").map((u) => `${u} ${units?.[u] ?? "inactive"}\n`);
+    return { stdout: lines.join(""), code: 0 };
+  }
+  if (command.includes("pg_lsclusters -h")) return none ? { stdout: "", code: 1 } : { stdout: l.clusters!, code: 0 };
+  if (command.includes("/etc/postgresql/*/*/postgresql.conf"))
+    return { stdout: "hidden\n".repeat(l.hidden ?? 0), code: 0 };
+  if (command === "[ -e /etc/apt/keyrings/pgdg.asc ]") return { stdout: "", code: l.legacyKeyring ? 0 : 1 };
+  const name = /^getent ahosts '?([^' ]+)'?$/.exec(command);
+  if (name) {
+    const addresses = l.resolved?.[name[1]] ?? [];
+    return { stdout: addresses.map((a) => `${a}       STREAM ${name[1]}\n`).join(""), code: addresses.length ? 0 : 2 };
+  }
+  if (command.startsWith("ip -o addr show")) return { stdout: l.own ?? "", code: 0 };
+  return undefined;
+}
+
+/** The look `script` answered from `l`. */
+export const listingAnswer = (script: string, l: Listing): string =>
+  answerLookWith(script, (c) => {
+    const a = listingProbe(c, l);
+    if (!a) throw new Error(`postgres-listing: a probe of the installation look this double does not know: ${c}`);
+    return a;
+  });
