@@ -1,6 +1,6 @@
 // What a test run took, from jest's JSON reports: bin/test prints the ten slowest suites and then the one
-// summary line CI reads ("N passed, N failed, N skipped"), over every report the run wrote (it runs jest
-// more than once). `npm run test:times [-- <suite>]` breaks the slowest suite (or the one named by a part
+// summary line CI reads ("N passed, N failed, N skipped"), over every report in its folder (one per jest
+// run; bin/test runs one). `npm run test:times [-- <suite>]` breaks the slowest suite (or the one named by a part
 // of its path) down by case, from the last run's reports, so where the time goes is one command away.
 import * as fs from "node:fs";
 import * as path from "node:path";
