@@ -189,14 +189,22 @@ describeE2E("cdktf deploy, local target, one VM with all three installers", () =
       );
       return {
         code: out.status,
-        rows: JSON.parse(out.stdout || "[]") as { installer: string; state: string; wouldChange: string[] }[],
+        rows: JSON.parse(out.stdout || "[]") as {
+          installer: string;
+          state: string;
+          wouldChange: string[];
+          summary: string;
+        }[],
         stderr: out.stderr,
       };
     };
     const inSync = check();
-    expect({ code: inSync.code, states: inSync.rows.map((r) => r.state) }).toEqual({
+    // An error's words are in the comparison, so a failure here says what the check met.
+    const errors = (rows: typeof inSync.rows) => rows.filter((r) => r.state === "error").map((r) => r.summary);
+    expect({ code: inSync.code, states: inSync.rows.map((r) => r.state), errors: errors(inSync.rows) }).toEqual({
       code: 0,
       states: ["in sync", "in sync", "in sync"],
+      errors: [],
     });
 
     await sb.rootExec("apt-get remove -y -q jq && sudo -u postgres dropdb myapp", { timeoutMs: 120_000 });

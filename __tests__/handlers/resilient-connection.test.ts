@@ -36,7 +36,51 @@ const lostError = () =>
     1,
   );
 
+/** A budget that never runs out in these tests. */
+const BUDGET = { started: 0, budgetSec: 3600, now: () => 0 };
+
 describe("ResilientConnection", () => {
+  it("a read lost with the session is read again once on a new one; a change lost with it is never repeated", async () => {
+    const first = new FakeConnection(async () => {
+      first.lost = true;
+      throw lostError();
+    });
+    const second = new FakeConnection(async () => ({ code: 0, stdout: "ok\n", stderr: "", durationMs: 0 }));
+    const rc = new ResilientConnection(first, async () => second, {
+      job: "install-packages",
+      budget: BUDGET,
+      detach: false,
+    });
+    expect((await rc.run("cat /etc/os-release", { label: "reading /etc/os-release" })).stdout).toBe("ok\n");
+    expect([first.calls.length, second.calls.length, rc.reconnects]).toEqual([1, 1, 1]);
+
+    const third = new FakeConnection(async () => {
+      third.lost = true;
+      throw lostError();
+    });
+    const never = new FakeConnection();
+    const changing = new ResilientConnection(third, async () => never, {
+      job: "install-packages",
+      budget: BUDGET,
+      detach: false,
+    });
+    await expect(changing.run("rm -f /etc/apt/x", { mutates: true })).rejects.toThrow(/connection was lost/);
+    expect(never.calls).toEqual([]);
+
+    // Lost again on the new session: the second loss is the job's error (no loop of reconnects).
+    const a = new FakeConnection(async () => {
+      a.lost = true;
+      throw lostError();
+    });
+    const b = new FakeConnection(async () => {
+      b.lost = true;
+      throw lostError();
+    });
+    const twice = new ResilientConnection(a, async () => b, { job: "install-packages", budget: BUDGET, detach: false });
+    await expect(twice.run("cat /etc/os-release")).rejects.toThrow(/connection was lost/);
+    expect([a.calls.length, b.calls.length]).toEqual([1, 1]);
+  });
+
   it("cuts each command's limit to what is left of the job's budget", async () => {
     let t = 0;
     const conn = new FakeConnection();

@@ -15,7 +15,8 @@ import { formatDuration, type Progress } from "./progress";
 
 // In full:
 //   - a command issued after the session was lost reconnects first (same retry policy, and the host
-//     key the first session saw is required of every later one);
+//     key the first session saw is required of every later one); a read lost with the session is read
+//     again once on the new one (a change is never repeated: it may have happened);
 //   - a long step (runDetached) runs detached on the VM (detached.ts); when the link drops while it
 //     runs, the handler reconnects and follows the same step again instead of failing or re-running it;
 //   - every command's limit is cut to what is left of the job's budget (time_budget_sec), and running
@@ -93,7 +94,7 @@ export class ResilientConnection implements Connection {
     return this.runLimited(command, opts);
   }
 
-  private async runLimited(command: string, opts: RunOptions, detachedAs?: string): Promise<RunResult> {
+  private async runLimited(command: string, opts: RunOptions, detachedAs?: string, again = false): Promise<RunResult> {
     const label = opts.label ?? command.slice(0, 80);
     const left = this.remainingMs();
     if (left <= 0) throw this.timeout(label, detachedAs);
@@ -105,6 +106,12 @@ export class ResilientConnection implements Connection {
     } catch (err) {
       if (cut && err instanceof CommandError && err.code === null && /timed out after/.test(err.message))
         throw this.timeout(label, detachedAs);
+      // A read (not marked mutates: it changes nothing) lost with the link is read again, once, on a new
+      // session: a stalled link (seen: 20 s without an answer to keepalives) must not fail a job over a look.
+      if (!opts.mutates && !detachedAs && !again && this.current.lost) {
+        await this.replace(`during "${label}"`);
+        return this.runLimited(command, opts, detachedAs, true);
+      }
       throw err;
     }
   }
