@@ -6,6 +6,7 @@ import { X509Certificate } from "node:crypto";
 import { generateCa, type StackCa } from "../../construct/postgres-ca";
 import { certificateNames, type TlsEvent, type TlsSeen } from "../../handlers/install-postgres/tls";
 import { issueCertificate, readTls } from "../../handlers/install-postgres/tls-remote";
+import { rng } from "../support/seeded-random";
 import { newCluster, pgJob, remoteTlsEvent, tlsEventFrom } from "./support/postgres-jobs";
 import { PG_CONF_DIR, PostgresVm, TLS_CERT, TLS_DROPIN, TLS_KEY } from "./support/postgres-vm";
 
@@ -17,17 +18,6 @@ beforeAll(async () => {
   forged = (await issueCertificate(tlsEventFrom(ca), ["other-vm.db.internal", "10.200.99.7"])).cert;
 });
 
-/** A deterministic generator (mulberry32): a failing seed can be replayed. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 const pick = <T>(next: () => number, from: readonly T[]): T => from[Math.floor(next() * from.length)];
 
 const HOSTILE_NAMES = ["other-vm.db.internal", "10.200.99.7", "db1", "2001:db8::99", "*.db.internal", "localhost"];
