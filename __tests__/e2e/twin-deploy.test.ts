@@ -26,6 +26,12 @@ function jobsCompleted(run: CdktfRun): string[] {
   return [...run.output.matchAll(/sless_job\.([a-z0-9_]+)(?: \([^)]*\))?: Creation complete/g)].map((m) => m[1]);
 }
 
+/** A failed deploy in CI said only "Expected: 0, Received: 1": say what cdktf and the jobs said. */
+function expectExit(run: CdktfRun, code: number): void {
+  if (run.code !== code)
+    throw new Error(`cdktf exited ${run.code}, not ${code}:\n${outputWords(run, STACK).slice(-4000)}`);
+}
+
 function indexOf(run: CdktfRun, pattern: RegExp): number {
   const m = pattern.exec(run.output);
   if (!m) throw new Error(`not in the deploy output: ${pattern}\n${run.output.slice(-3000)}`);
@@ -89,7 +95,7 @@ describeE2E("cdktf deploy of the production stack against the twin of Nubes and 
 
   test("deploy: vApp, a VM booted with the configured user and key and the delivered host key, three jobs in order, outputs", async () => {
     const run = await cdktf("deploy", ctx());
-    expect(run.code).toBe(0);
+    expectExit(run, 0);
     // No probe: the first job already requires the key the stack delivered through cloud_init.
     expect(jobsCompleted(run)).toEqual([`${vm}_packages`, `${vm}_docker`, `${vm}_postgres`]);
     expect(indexOf(run, new RegExp(`sless_job\\.${vm}_packages[^\\n]*: Creating`))).toBeGreaterThan(
@@ -137,7 +143,7 @@ describeE2E("cdktf deploy of the production stack against the twin of Nubes and 
   test("deploy again unchanged: nothing changes", async () => {
     const before = readOutputs(dir, STACK);
     const run = await cdktf("deploy", ctx());
-    expect(run.code).toBe(0);
+    expectExit(run, 0);
     expect(run.output).toContain("No changes.");
     expect(jobsCompleted(run)).toEqual([]);
     expect(run.outputs).toEqual(before);
@@ -146,7 +152,7 @@ describeE2E("cdktf deploy of the production stack against the twin of Nubes and 
   test("a raised runId reruns the jobs in order on the same VM", async () => {
     const address = readOutputs(dir, STACK)[`${vm}_address`];
     const run = await cdktf("deploy", ctx({ runId: 2 }));
-    expect(run.code).toBe(0);
+    expectExit(run, 0);
     expect(jobsCompleted(run)).toEqual([`${vm}_packages`, `${vm}_docker`, `${vm}_postgres`]);
     expect(run.output).not.toMatch(/nubes_vc_vm_v3[^\n]*: Creating/);
     expect(run.outputs[`${vm}_address`]).toBe(address);
@@ -169,14 +175,14 @@ describeE2E("cdktf deploy of the production stack against the twin of Nubes and 
     expect(failed.output).not.toMatch(new RegExp(`sless_job\\.${vm}_docker[^\\n]*: Creating`));
 
     const fixed = await cdktf("deploy", ctx({ runId: 2, packages: ["git", "jq", "unzip"] }));
-    expect(fixed.code).toBe(0);
+    expectExit(fixed, 0);
     expect(JSON.parse(fixed.outputs[`${vm}_packages_result`])).toMatchObject({ status: "ok", installed: ["unzip"] });
     expect(jobsCompleted(fixed)).toEqual([`${vm}_packages`, `${vm}_docker`, `${vm}_postgres`]);
   }, 600_000);
 
   test("destroy with delete_mode delete removes the sandbox and the vApp", async () => {
     const run = await cdktf("destroy", ctx({ runId: 2, packages: ["git", "jq", "unzip"] }));
-    expect(run.code).toBe(0);
+    expectExit(run, 0);
     expect(listSandboxes().map((s) => s.name)).not.toContain(sandbox);
     expect(readVapp(`vm-install-${vm}`)).toBeUndefined();
   }, 300_000);
