@@ -11,6 +11,7 @@ import { sourcesListingFrom } from "../../handlers/common/stale-repositories";
 import { requireSystemdFrom } from "../../handlers/common/systemd";
 import { type Fact, type RootFact, rootFact, type Writer } from "../../handlers/common/vm-facts";
 import { daemonJsonIn } from "../../handlers/install-docker/docker-state";
+import { VM_LOOKS } from "../../handlers/vm-looks";
 
 const fact = <W extends Writer>(writer: W, text = ""): Fact<W> => ({
   name: `a ${writer} probe`,
@@ -68,5 +69,22 @@ describe("decisions that act as root, delete, sign or send a secret", () => {
     const narrowed: RootFact = rootFact(dynamic, "a test");
     expect(narrowed.text).toBe("x");
     expect(() => rootFact(widened, "a test")).toThrow(REFUSED);
+  });
+});
+
+describe("what root reads on a service user's behalf", () => {
+  // A probe reading a file's content as root follows whatever link the file's owner plants there, and the
+  // content reaches a job message (the log's FATAL lines) or a file written back as that user (pg_hba.conf).
+  const READS_CONTENT = /(^|[;&|(]\s*|\s)(cat|tail|head|sed|awk|grep|openssl \w+ -in) /;
+
+  it("every probe that reads the content of a file a service user can write reads it as that user", () => {
+    const asRoot = VM_LOOKS.flatMap((l) =>
+      l.probes
+        .filter((p) => p.writer === "service" && READS_CONTENT.test(p.command) && !p.readAs)
+        .map((p) => `${l.look}: ${p.name}`),
+    );
+    expect(asRoot).toEqual([]);
+    const readAs = VM_LOOKS.flatMap((l) => l.probes.filter((p) => p.readAs).map((p) => p.name));
+    expect(readAs).toEqual(expect.arrayContaining(["cert", "key", "dropin", "log", "hba:0"]));
   });
 });

@@ -75,7 +75,28 @@ describe("a look's framing", () => {
     }
   });
 
+  test("a probe with readAs runs as that user: a link its owner plants reaches only what that user may read", () => {
+    if (process.getuid?.() !== 0) throw new Error("this test runs runuser, which needs root (CI runs as root)");
+    const secret = path.join(dir, "root-only");
+    fs.writeFileSync(secret, "FATAL: root's words\n", { mode: 0o600 });
+    const open = path.join(dir, "open");
+    fs.writeFileSync(open, "anyone's words\n", { mode: 0o644 });
+    fs.chmodSync(dir, 0o755);
+    const look = defineLook("test", [
+      { name: "as-root", command: `cat ${secret}`, writer: "service", use: "test" },
+      { name: "as-nobody", command: `cat ${secret}`, writer: "service", readAs: "nobody", use: "test" },
+      { name: "open", command: `cat '${open}' | tr a-z A-Z`, writer: "service", readAs: "nobody", use: "test" },
+    ] as const);
+    const facts = look.parse(execFileSync("sh", ["-c", look.script]).toString());
+    expect(facts.get("as-root").text).toBe("FATAL: root's words\n");
+    expect(facts.get("as-nobody")).toMatchObject({ text: "", code: 1 });
+    expect(facts.get("open")).toMatchObject({ text: "ANYONE'S WORDS\n", code: 0 });
+  });
+
   test("names are checked where a look is declared", () => {
+    expect(() => defineLook("x", [{ name: "a", command: "true", writer: "root", readAs: "a b", use: "" }])).toThrow(
+      /not a user name/,
+    );
     expect(() => defineLook("x", [{ name: "A B", command: "true", writer: "root", use: "" }])).toThrow(/probe name/);
     expect(() =>
       defineLook("x", [

@@ -56,6 +56,8 @@ export interface AbsentExtra<E, X> {
   mode?(event: E): RemovalMode;
   /** Its own result fields. */
   report?(extra: X, done: boolean): Record<string, unknown>;
+  /** What it could not take back and why, after the removal's warnings. */
+  warnings?(extra: X): string[];
   /** Members it takes back out of groups, so a group they were the only members of is not kept for them. */
   revokedMembers(extra: X): string[];
   revoked(extra: X): string[];
@@ -107,7 +109,7 @@ function absentReport<E, X>(
     summary: nothing
       ? "nothing to do: nothing vm-install installed for this installer is left on the VM"
       : `${verb} what vm-install installed: ${run.planned.flatMap((c) => c.what).join("; ") || "its record"}`,
-    warnings: removalWarnings(removal),
+    warnings: [...removalWarnings(removal), ...(extra.warnings?.(own) ?? [])],
     removed,
     revoked,
     kept,

@@ -5,6 +5,8 @@
 // take only RootFact or the stack's settings; a fact a service user or any user can write informs messages
 // and warnings only. vm-facts.test.ts holds the framing to random bytes.
 
+import { quote } from "../../shared/shell-quote";
+
 /** Who on the VM can change what a probe reads. */
 export type Writer =
   /** only root (dpkg's database, /etc/os-release, systemd's view, root-owned 0644 files, the kernel) */
@@ -25,6 +27,12 @@ export interface Probe<N extends string = string, W extends Writer = Writer> {
   readonly use: string;
   /** Keep stderr, after stdout in the same frame (a tool's error words are part of the fact). */
   readonly stderr?: boolean;
+  /**
+   * Run as this user, not as the look (root): a file a service user controls is read with that user's rights,
+   * so a link it plants at the path reaches nothing it could not read itself (vm-looks.test.ts requires it of
+   * every probe that reads a service user's file).
+   */
+  readonly readAs?: string;
 }
 
 /** One probe's answer. */
@@ -58,6 +66,7 @@ export interface Look<P extends readonly Probe[]> {
 }
 
 const NAME = /^[a-z0-9_:.-]{1,64}$/;
+const USER = /^[a-z_][a-z0-9_-]{0,31}$/;
 
 /** Thrown when a look's output is not the frames its script prints: the look is not used at all. */
 export class LookCorrupted extends Error {}
@@ -71,6 +80,9 @@ export function defineLook<const P extends readonly Probe[]>(what: string, probe
   for (const p of probes) {
     if (!NAME.test(p.name)) throw new Error(`${what}: probe name ${JSON.stringify(p.name)} is not [a-z0-9_:.-]+`);
     if (seen.has(p.name)) throw new Error(`${what}: probe ${p.name} is declared twice`);
+    if (p.readAs !== undefined && !USER.test(p.readAs)) {
+      throw new Error(`${what}: probe ${p.name} reads as ${JSON.stringify(p.readAs)}, not a user name`);
+    }
     seen.add(p.name);
   }
   return { what, probes, script: lookScript(probes), parse: (stdout) => parseLook(what, probes, stdout) };
@@ -84,7 +96,8 @@ function lookScript(probes: readonly Probe[]): string {
   return probes
     .map((p) => {
       const err = p.stderr ? "2>&1" : "2>/dev/null";
-      return `printf '%s ' ${p.name}; { (${p.command}) </dev/null ${err}; printf '\\n%s' "$?"; } | base64 -w0; echo`;
+      const command = p.readAs ? `runuser -u ${p.readAs} -- sh -c ${quote(p.command)}` : p.command;
+      return `printf '%s ' ${p.name}; { (${command}) </dev/null ${err}; printf '\\n%s' "$?"; } | base64 -w0; echo`;
     })
     .join("\n");
 }

@@ -32,6 +32,8 @@ export interface PostgresAbsentSeen {
   /** Clusters of a major whose server package vm-install installed. */
   clusters: Cluster[];
   hba: HbaRevoke[];
+  /** Recorded pg_hba.conf files the postgres user cannot read (a link to elsewhere): their lines stay, named. */
+  hbaUnread: string[];
   /** Recorded roles per online cluster's port. */
   roles: { port: number; cluster: string; roles: string[] }[];
   /** The data and configuration directories of the majors vm-install installed, that exist. */
@@ -56,7 +58,8 @@ export function withoutEntries(text: string, entries: string[]): { content: stri
 /**
  * The look at what state absent acts on, one exec as root: which of `dirs` exist, and each pg_hba.conf the
  * inventory lists. The postgres user owns /var/lib/postgresql, /etc/postgresql and pg_hba.conf, so both are
- * its to write: the paths removed are the inventory's (root's) only, the file is written back as postgres.
+ * its to write: the paths removed are the inventory's (root's) only, the file is read and written back as
+ * postgres (read as root, a link postgres planted there would copy a root-only file into postgres' own).
  */
 export function takeBackLook(dirs: string[], hbaFiles: string[]) {
   const exists: Probe<string, "service">[] = dirs.map((d, i) => ({
@@ -69,6 +72,7 @@ export function takeBackLook(dirs: string[], hbaFiles: string[]) {
     name: `hba:${i}`,
     command: `cat ${quote(f)}`,
     writer: "service",
+    readAs: "postgres",
     use: "a pg_hba.conf the inventory lists: written back as postgres without vm-install's lines",
   }));
   return defineLook("the look at what state absent takes back from PostgreSQL", [...exists, ...hba]);
@@ -76,7 +80,7 @@ export function takeBackLook(dirs: string[], hbaFiles: string[]) {
 
 /** Which of `dirs` exist and what each of `hbaFiles` holds ("" when it cannot be read). */
 async function lookAtTakeBack(remote: Remote, dirs: string[], hbaFiles: string[]) {
-  if (!dirs.length && !hbaFiles.length) return { there: [], hba: [] };
+  if (!dirs.length && !hbaFiles.length) return { there: [], hba: [], unread: [] };
   const look = takeBackLook(dirs, hbaFiles);
   const r = await remote.run(look.script, {
     sudo: true,
@@ -86,6 +90,7 @@ async function lookAtTakeBack(remote: Remote, dirs: string[], hbaFiles: string[]
   return {
     there: dirs.filter((_, i) => facts.get(`dir:${i}`).code === 0),
     hba: hbaFiles.map((_, i) => facts.get(`hba:${i}`).text),
+    unread: hbaFiles.filter((_, i) => facts.get(`hba:${i}`).code !== 0),
   };
 }
 
@@ -181,7 +186,7 @@ export const postgresTakeBack: AbsentExtra<PostgresEvent, PostgresAbsentSeen> = 
           }))
           .filter((r) => r.roles.length > 0);
     const hba = hbaRevokes(grants, found.hba);
-    return { purge, inventory, grants, clusters, hba, roles, dirs, kept };
+    return { purge, inventory, grants, clusters, hba, hbaUnread: found.unread, roles, dirs, kept };
   },
   plan: (seen) => [...revokeChanges(seen), ...forgetGrants(seen)],
   after: purgeDataChange,
@@ -191,6 +196,12 @@ export const postgresTakeBack: AbsentExtra<PostgresEvent, PostgresAbsentSeen> = 
     ...seen.hba.flatMap((h) => h.entries.map((e) => `pg_hba.conf: ${e}`)),
     ...seen.roles.flatMap((r) => r.roles.map((role) => `role ${role}: LOGIN`)),
   ],
+  warnings: (seen) =>
+    seen.hbaUnread.map(
+      (f) =>
+        `${f} could not be read as postgres (gone, or a link to a file postgres may not read): ` +
+        "vm-install's lines in it, if any, were not revoked; check the file and remove them by hand",
+    ),
   report: (seen) =>
     seen.purge ? (seen.kept.length ? { data_kept: seen.kept } : {}) : { data_kept: [...seen.dirs, ...seen.kept] },
 };

@@ -46,9 +46,11 @@ async function restartAndCheck(
 export function failureLook(cluster: Pick<Cluster, "major" | "name" | "logFile">, dropIn?: string) {
   const unit = clusterUnit(cluster);
   const probes: Probe<string, "service">[] = [];
-  if (dropIn) probes.push({ name: "dropin", command: `cat ${quote(dropIn)}`, writer: "service", use: DROPIN_USE });
+  // Read as postgres: the postgres user can swap either file for a link to a file only root may read.
+  const asPostgres = { writer: "service", readAs: "postgres" } as const;
+  if (dropIn) probes.push({ name: "dropin", command: `cat ${quote(dropIn)}`, ...asPostgres, use: DROPIN_USE });
   if (cluster.logFile)
-    probes.push({ name: "log", command: `tail -n 40 ${quote(cluster.logFile)}`, writer: "service", use: WORDS_USE });
+    probes.push({ name: "log", command: `tail -n 40 ${quote(cluster.logFile)}`, ...asPostgres, use: WORDS_USE });
   probes.push({
     name: "journal",
     command: `journalctl -u ${quote(unit)} -n 20 --no-pager -o cat`,

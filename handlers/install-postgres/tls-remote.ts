@@ -49,17 +49,25 @@ export function tlsLook(f: TlsFiles) {
       use: `is ${path} there (tls debian removes it)`,
     }) as const;
   return defineLook("the server certificate look", [
-    { name: "cert", command: `cat ${quote(f.cert)}`, writer: "service", use: "the certificate: kept or replaced" },
+    {
+      name: "cert",
+      command: `cat ${quote(f.cert)}`,
+      writer: "service",
+      readAs: "postgres",
+      use: "the certificate: kept or replaced",
+    },
     {
       name: "key",
       command: `[ -e ${quote(f.key)} ] && openssl pkey -in ${quote(f.key)} -pubout`,
       writer: "service",
+      readAs: "postgres",
       use: "its key's public half: does it match the certificate",
     },
     {
       name: "dropin",
       command: `cat ${quote(f.dropIn)}`,
       writer: "service",
+      readAs: "postgres",
       use: "the drop-in: rewritten if it differs",
     },
     exists("exists:dropin", f.dropIn),

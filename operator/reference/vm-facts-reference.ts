@@ -11,7 +11,9 @@ const cell = (text: string) => text.replace(/\|/g, "\\|").replace(/\s+/g, " ").t
 export function vmFactsReference(): string {
   const rows = VM_LOOKS.flatMap((l) =>
     l.probes.map(
-      (p) => `| ${cell(l.installer)} | ${cell(l.look)} | \`${p.name}\` | ${WRITER_WORDS[p.writer]} | ${cell(p.use)} |`,
+      (p) =>
+        `| ${cell(l.installer)} | ${cell(l.look)} | \`${p.name}\` | ${WRITER_WORDS[p.writer]}` +
+        `${p.readAs ? ` (read as ${p.readAs})` : ""} | ${cell(p.use)} |`,
     ),
   );
   return ["| installer | look | probe | who can write it | use |", "|---|---|---|---|---|", ...rows].join("\n");

@@ -44,10 +44,18 @@ export function answerLookWith(script: string, answer: (command: string) => Prob
     .map((line) => {
       const m = PROBE_LINE.exec(line);
       if (!m) throw new Error(`answerLookWith: not a probe line of a look: ${line}`);
-      const a = answer(m[2]);
+      const a = answer(asRun(m[2]));
       return frame(m[1], { text: a.stdout, code: a.code });
     })
     .join("");
+}
+
+/** A probe's command as the VM runs it: one with `readAs` unwrapped from its `runuser -u <user> -- sh -c '...'`. */
+function asRun(command: string): string {
+  const m = /^runuser -u [a-z_][a-z0-9_-]* -- sh -c (.*)$/.exec(command);
+  if (!m) return command;
+  const q = m[1];
+  return q.startsWith("'") ? q.slice(1, -1).replace(/'\\''/g, "'") : q;
 }
 
 /** The frame of one probe. */
