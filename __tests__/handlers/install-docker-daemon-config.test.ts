@@ -56,6 +56,10 @@ describe("daemonConfig (the pass-through): dockerd-shaped keys, JSON values, not
     ["log-opts", /set by a typed setting/],
     ["hosts", /refused: exposes the Docker API/],
     ["data-root", /refused: moves every image/],
+    // The same data by another name: remapped (hidden) or read through another driver, or the API handed to a plugin.
+    ["userns-remap", /refused: .*images and containers/],
+    ["storage-driver", /refused: .*images and containers/],
+    ["authorization-plugins", /refused: .*plugin/],
     ["registry-password", /looks like a credential/],
   ])("refuses the key %j", (key, why) => {
     const got = problems({ [key]: true });
@@ -64,12 +68,24 @@ describe("daemonConfig (the pass-through): dockerd-shaped keys, JSON values, not
     expect(got[0]).toMatch(why);
   });
 
+  it("accepts an address-like value without credentials (a mail address, a proxy without user)", () => {
+    expect(problems({ labels: ["maintainer=ops@example.org"], proxies: { "http-proxy": "proxy:3128" } })).toEqual([]);
+    expect(problems({ proxies: { "no-proxy": "localhost,127.0.0.1,.internal" } })).toEqual([]);
+  });
+
   it("refuses every typed and refused key, whatever its value", () => {
     for (const key of [...TYPED_KEYS, ...Object.keys(REFUSED_KEYS)]) expect(problems({ [key]: [] })).toHaveLength(1);
   });
 
   it.each([
     [{ proxies: { "http-proxy": "http://user:pw@proxy:3128" } }, /a URL with credentials/],
+    // Credentials in every URL form dockerd (Go's http.ProxyFromEnvironment) takes: no scheme, no "//", a list.
+    [{ proxies: { "http-proxy": "user:pw@proxy:3128" } }, /proxies\.http-proxy: a URL with credentials/],
+    [{ proxies: { "https-proxy": "//user:pw@proxy" } }, /a URL with credentials/],
+    [{ proxies: { "http-proxy": "user:p%40w@10.0.0.1" } }, /a URL with credentials/],
+    [{ proxies: { "http-proxy": "user@proxy:3128" } }, /a URL with credentials/],
+    [{ "http-proxy": "SOCKS5://u:p@proxy:1080" }, /a URL with credentials/],
+    [{ labels: ["a=1", "mirror=https://u:p@m.example"] }, /labels\[1\]: a URL with credentials/],
     [{ labels: ["a\nb"] }, /control characters/],
     [{ "x-thing": { auth: { token: "t" } } }, /x-thing\.auth\.token: looks like a credential/],
     [{ "shutdown-timeout": Number.NaN }, /not a finite number/],

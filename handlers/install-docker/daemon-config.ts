@@ -31,7 +31,8 @@ export const RELOADABLE_KEYS: ReadonlySet<string> = new Set([
  * Keys the pass-through refuses, and why. hosts: the API on a TCP socket is root for whoever reaches it,
  * and with Debian's and Docker's units (`-H fd://`) dockerd refuses to start at all. data-root/graph and
  * exec-root/pidfile: moving them hides every image and container (or breaks the unit's socket and pid
- * files) on a restart. tlskey: a private key's path is a secret's place, not a setting to pass blindly.
+ * files) on a restart, and so do userns-remap and storage-driver by other names; authorization-plugins
+ * hands the API to a plugin. tlskey: a private key's path is a secret's place, not a setting to pass blindly.
  */
 export const REFUSED_KEYS: Readonly<Record<string, string>> = {
   hosts: "exposes the Docker API (root on the VM) and conflicts with the unit's -H fd://",
@@ -40,13 +41,25 @@ export const REFUSED_KEYS: Readonly<Record<string, string>> = {
   "exec-root": "the unit and docker.socket expect the default",
   pidfile: "the unit and docker.socket expect the default",
   tlskey: "a private key's place: set it on the VM by hand",
+  // The same data by other names: a remap or another driver shows dockerd other images and containers.
+  "userns-remap": "remaps dockerd into another data directory: the images and containers go out of sight",
+  "storage-driver": "another driver reads another directory: the images and containers go out of sight",
+  "authorization-plugins": "hands every API call (root on the VM) to a plugin's judgement",
 };
 
 /** dockerd's option names in daemon.json: lower-case words joined by hyphens ("max-concurrent-downloads"). */
 export const DAEMON_KEY = /^[a-z][a-z0-9]*(-[a-z0-9]+)*$/;
 /** A key or value that looks like a credential: never passed through (it would sit in cdktf.json and logs). */
 const SECRET_KEY = /(password|passwd|secret|token|credential)/i;
-const URL_WITH_USER = /[a-z][a-z0-9+.-]*:\/\/[^/\s@]*@/i;
+/**
+ * A URL's user part, in every form a proxy or mirror value takes: with a scheme (`http://u:p@h`, any user
+ * part), or without one (`u:p@h:3128`, `//u:p@h`, as Go's proxy parsing accepts), anywhere in the value
+ * (a list, a label). A bare `name@host` without a scheme is a mail address, not refused.
+ */
+const URL_WITH_USER = /[a-z][a-z0-9+.-]*:\/\/[^/\s@]*@|(^|[\s,;=]|\/\/)[^\s,;=/@:]+:[^\s,;=/@]*@[^\s@]/i;
+/** A proxy's value is a URL whatever its form: any user part there (`user@proxy:3128`) is a credential. */
+const PROXY_KEY = /proxy$/i;
+const PROXY_WITH_USER = /^([a-z][a-z0-9+.-]*:)?(\/\/)?[^\s/@]+@/i;
 const MAX_JSON = 16_384;
 
 export type DaemonJson = Record<string, unknown>;
@@ -65,7 +78,9 @@ function valueProblems(v: unknown, path: string, out: string[]): void {
   if (typeof v === "string") {
     // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is refused.
     if (/[\u0000-\u001f\u007f]/.test(v)) out.push(`${path}: control characters are not allowed`);
-    if (URL_WITH_USER.test(v)) out.push(`${path}: a URL with credentials is not allowed (a secret in cdktf.json)`);
+    const proxy = PROXY_KEY.test(path) && PROXY_WITH_USER.test(v.trim());
+    if (proxy || URL_WITH_USER.test(v))
+      out.push(`${path}: a URL with credentials is not allowed (a secret in cdktf.json)`);
     return;
   }
   if (Array.isArray(v)) {

@@ -98,7 +98,9 @@ export const dockerDefinition = defineInstallerDefinition({
         "file's keys. A key vm-install wrote and no longer asked for is removed while the file holds the value " +
         "it wrote (recorded in /var/lib/vm-install/grants.json); the admin's keys are never removed. A file " +
         "dockerd refuses is rolled back and the job fails with dockerd's words. Refused: the typed settings' " +
-        "keys, hosts, data-root, graph, exec-root, pidfile, tlskey, and anything that looks like a credential.",
+        "keys, hosts, data-root, graph, exec-root, pidfile, tlskey, userns-remap, storage-driver, " +
+        "authorization-plugins, and anything that looks like a credential (a URL with a user part, with or " +
+        "without a scheme; any user part in a proxy).",
     }),
     ...APT_LIST_SETTINGS,
     ...REMOVAL_SETTINGS,
