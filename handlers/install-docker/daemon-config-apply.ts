@@ -14,11 +14,10 @@ import {
   DAEMON_JSON,
   type DaemonConfigPlan,
   type DaemonFile,
-  ownedValues,
   parseDaemonFile,
   planDaemonConfig,
 } from "./daemon-config";
-import { type DaemonRecord, readDaemonRecord, writeDaemonRecord } from "./daemon-record";
+import { type DaemonRecord, NO_RECORD, writeDaemonRecord } from "./daemon-record";
 import type { DockerState } from "./docker-state";
 import type { DockerEvent } from "./package-work";
 import { daemonAnswers } from "./verify";
@@ -224,7 +223,7 @@ export function daemonConfigChange(
   file: DaemonFile,
   daemonActive: boolean,
   event: DockerEvent,
-  recorded: DaemonRecord = {},
+  recorded: DaemonRecord = NO_RECORD,
 ): Change<DockerEvent> | undefined {
   const plan = planDaemonConfig(file, event, daemonActive, recorded);
   if (!plan) return undefined;
@@ -238,20 +237,4 @@ export function daemonConfigChange(
       return undefined;
     },
   };
-}
-
-/**
- * The inventory's record of what vm-install wrote, read (as root) only when the file holds a key the
- * settings do not ask for (it may be vm-install's, to remove); a write reads it again to update it.
- */
-export async function daemonRecordOf(
-  remote: Remote,
-  file: DaemonFile,
-  event: DockerEvent,
-  progress: Progress,
-): Promise<DaemonRecord> {
-  const current = file.kind === "json" ? file.value : {};
-  const owned = ownedValues(event, current);
-  const unowned = Object.keys(current).some((k) => !(k in owned));
-  return unowned ? readDaemonRecord(remote, progress) : {};
 }

@@ -3,6 +3,10 @@
 // restarted or only reloaded for it. The writing, the restart and the rollback are in daemon-config-apply.ts.
 
 import { type JsonSchema, type Validator, withSchema } from "../../shared/validate";
+import { type DaemonRecord, NO_RECORD, nextRecord, takenBack } from "./daemon-record";
+import { isObject, sameJson } from "./json-value";
+
+export { sameJson };
 
 export const DAEMON_JSON = "/etc/docker/daemon.json";
 
@@ -63,10 +67,6 @@ const PROXY_WITH_USER = /^([a-z][a-z0-9+.-]*:)?(\/\/)?[^\s/@]+@/i;
 const MAX_JSON = 16_384;
 
 export type DaemonJson = Record<string, unknown>;
-
-function isObject(v: unknown): v is DaemonJson {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
-}
 
 /** Problems of one pass-through value (a JSON value: no functions, no NaN, strings without control bytes). */
 function valueProblems(v: unknown, path: string, out: string[]): void {
@@ -171,50 +171,6 @@ export function parseDaemonFile(present: boolean, text: string): DaemonFile {
   }
 }
 
-/** Deep equality of JSON values; object key order does not count. */
-export function sameJson(a: unknown, b: unknown): boolean {
-  if (Array.isArray(a) || Array.isArray(b)) {
-    return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((x, i) => sameJson(x, b[i]));
-  }
-  if (isObject(a) && isObject(b)) {
-    const ka = Object.keys(a);
-    return ka.length === Object.keys(b).length && ka.every((k) => k in b && sameJson(a[k], b[k]));
-  }
-  return a === b;
-}
-
-/**
- * Pure. What a key vm-install recorded becomes once the settings no longer ask for it: undefined
- * (removed), the file's value minus the options vm-install set (log-opts), or the file's value
- * untouched when it is not what vm-install wrote.
- */
-export function withoutRecorded(key: string, current: unknown, recorded: unknown): unknown {
-  if (key !== "log-opts") return sameJson(current, recorded) ? undefined : current;
-  if (!isObject(current) || !isObject(recorded)) return current;
-  const left = Object.fromEntries(
-    Object.entries(current).filter(([k, v]) => !(k in recorded && sameJson(v, recorded[k]))),
-  );
-  return Object.keys(left).length ? left : undefined;
-}
-
-/**
- * Pure. The record after a write: each key the settings own that vm-install changed now or had recorded
- * (log-opts: the options changed now or recorded). A key the file already held as asked, never
- * recorded, stays the admin's.
- */
-export function nextRecord(current: DaemonJson, owned: DaemonJson, recorded: DaemonJson): DaemonJson {
-  const out: DaemonJson = {};
-  for (const [k, v] of Object.entries(owned)) {
-    if (k === "log-opts" && isObject(v)) {
-      const was = isObject(current[k]) ? (current[k] as DaemonJson) : {};
-      const rec = isObject(recorded[k]) ? (recorded[k] as DaemonJson) : {};
-      const mine = Object.entries(v).filter(([o, x]) => o in rec || !sameJson(was[o], x));
-      if (mine.length) out[k] = Object.fromEntries(mine);
-    } else if (k in recorded || !sameJson(current[k], v)) out[k] = v;
-  }
-  return out;
-}
-
 /** The change daemon.json needs: the file's new text, each key's old -> new, and restart or reload. */
 export interface DaemonConfigPlan {
   next: string;
@@ -222,27 +178,31 @@ export interface DaemonConfigPlan {
   lines: string[];
   /** A key that dockerd reads only when it starts changed or was removed (or dockerd is not running): restart. */
   restart: boolean;
-  /** What the inventory records as written by vm-install once the file is applied, from the record then. */
-  recordAfter: (recorded: DaemonJson) => DaemonJson;
+  /** What the inventory records (written, and replaced, by vm-install) once the file is applied. */
+  recordAfter: (recorded: DaemonRecord) => DaemonRecord;
 }
 
 const shown = (v: unknown) => (v === undefined ? "(unset)" : JSON.stringify(v));
 
 /**
  * Keys vm-install recorded that the settings no longer ask for, and what each becomes (undefined:
- * removed). A key whose value is not what vm-install wrote is left as it is (not listed).
+ * removed; the value vm-install replaced: put back). A key whose value is not what vm-install wrote is
+ * left as it is (not listed).
  */
-function unasked(current: DaemonJson, owned: DaemonJson, recorded: DaemonJson): Map<string, unknown> {
+function unasked(current: DaemonJson, owned: DaemonJson, recorded: DaemonRecord): Map<string, unknown> {
   const out = new Map<string, unknown>();
-  for (const key of Object.keys(recorded)) {
+  for (const key of Object.keys(recorded.written)) {
     if (key in owned || !(key in current)) continue;
-    const left = withoutRecorded(key, current[key], recorded[key]);
+    const left = takenBack(key, current[key], recorded.written[key], recorded.replaced[key]);
     if (!sameJson(left, current[key])) out.set(key, left);
   }
   return out;
 }
 
-function removalLine(key: string, was: unknown, left: unknown): string {
+function removalLine(key: string, was: unknown, left: unknown, restored: boolean): string {
+  const change = `${key} ${shown(was)} -> ${shown(left)}`;
+  if (restored)
+    return `${DAEMON_JSON}: restored ${change} (the admin's value vm-install replaced; no longer asked for)`;
   return left === undefined
     ? `${DAEMON_JSON}: removed ${key} ${shown(was)} (written by vm-install, no longer asked for)`
     : `${DAEMON_JSON}: ${key} ${shown(was)} -> ${shown(left)} (vm-install's options removed, no longer asked for)`;
@@ -251,13 +211,14 @@ function removalLine(key: string, was: unknown, left: unknown): string {
 /**
  * Pure. The file merged: keys the settings do not own kept as they are, in their order; owned keys set;
  * keys vm-install wrote (`recorded`) and the settings no longer ask for removed while the file holds
- * what vm-install wrote. Undefined when nothing differs (the file is then not written, dockerd not touched).
+ * what vm-install wrote, or set back to the admin's value vm-install replaced there. Undefined when nothing
+ * differs (the file is then not written, dockerd not touched).
  */
 export function planDaemonConfig(
   file: DaemonFile,
   s: DaemonSettings,
   daemonActive: boolean,
-  recorded: DaemonJson = {},
+  recorded: DaemonRecord = NO_RECORD,
 ): DaemonConfigPlan | undefined {
   if (file.kind === "bad") throw badFileError(file.problem);
   const current = file.kind === "json" ? file.value : {};
@@ -282,7 +243,7 @@ export function planDaemonConfig(
     changed,
     lines: [
       ...set.map((k) => `${DAEMON_JSON}: ${k} ${shown(current[k])} -> ${shown(owned[k])}`),
-      ...[...dropped].map(([k, left]) => removalLine(k, current[k], left)),
+      ...[...dropped].map(([k, left]) => removalLine(k, current[k], left, k in recorded.replaced)),
       how,
     ],
     restart,
