@@ -32,6 +32,12 @@ export const RELOADABLE_KEYS: ReadonlySet<string> = new Set([
 ]);
 
 /**
+ * The reloadable keys whose running value `docker info` shows: a reload's outcome is read from them
+ * (daemon-running.ts). A change with none of them, or with a key outside RELOADABLE_KEYS, restarts dockerd.
+ */
+export const OBSERVED_RELOAD_KEYS = ["debug", "labels", "live-restore", "registry-mirrors"] as const;
+
+/**
  * Keys the pass-through refuses, and why. hosts: the API on a TCP socket is root for whoever reaches it,
  * and with Debian's and Docker's units (`-H fd://`) dockerd refuses to start at all. data-root/graph and
  * exec-root/pidfile: moving them hides every image and container (or breaks the unit's socket and pid
@@ -234,9 +240,12 @@ export function planDaemonConfig(
   }
   // dockerd's reload leaves a setting as it was when its key is gone from the file: a removal needs a restart.
   const needsRestart = [...set.filter((k) => !RELOADABLE_KEYS.has(k)), ...dropped.keys()];
-  const restart = !daemonActive || needsRestart.length > 0;
+  // dockerd applies a reload whole or not at all: one key docker info shows tells which.
+  const seen = changed.some((k) => (OBSERVED_RELOAD_KEYS as readonly string[]).includes(k));
+  const restart = !daemonActive || needsRestart.length > 0 || !seen;
+  const why = needsRestart.join(", ") || (daemonActive ? `${changed.join(", ")}: docker info shows none` : "");
   const how = restart
-    ? `restarted docker.service (${needsRestart.join(", ") || "it was not running"})`
+    ? `restarted docker.service (${why || "it was not running"})`
     : `reloaded docker.service (${changed.join(", ")}: applied without a restart)`;
   return {
     next: `${JSON.stringify(merged, null, 2)}\n`,
