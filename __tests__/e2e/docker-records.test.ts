@@ -140,4 +140,34 @@ describeE2E("install-docker's records on a sandbox VM: re-checked before use, ta
     },
     T,
   );
+
+  test(
+    "state absent puts back the admin's dns and log-opts vm-install replaced, keeps their debug and alice's membership",
+    async () => {
+      const event = { ...BASE, users: ["bob"] };
+      const set = await runInstaller(sb, "install-docker", { ...event, daemon_config: { dns: ["10.0.0.53"] } });
+      expectSucceeded(set);
+      expect(await daemonJson(sb)).toEqual({
+        ...ADMIN,
+        "log-opts": { "max-size": "10m", "max-file": "3" },
+        dns: ["10.0.0.53"],
+        debug: true,
+      });
+      const absent = await runInstaller(sb, "install-docker", { ...event, state: "absent" });
+      expectSucceeded(absent);
+      expect(absent.result.changes).toEqual(
+        expect.arrayContaining([
+          `${FILE}: restored log-opts {"max-size":"100m","max-file":"10"}, dns ["192.0.2.53"] (the admin's values vm-install replaced)`,
+        ]),
+      );
+      // The admin's file as they left it: their log options, their resolver, their debug.
+      expect(await daemonJson(sb)).toEqual({ ...ADMIN, debug: true });
+      // docker.io went (vm-install installed it); group docker stays while alice, the admin's, is in it.
+      expect(await members(sb)).toEqual(["alice"]);
+      const again = await runInstaller(sb, "install-docker", { ...event, state: "absent" });
+      expectSucceeded(again);
+      expect(again.result).toMatchObject({ changed: false, changes: [] });
+    },
+    T,
+  );
 });
