@@ -362,7 +362,7 @@ describe("install-docker with daemon.json (scripted double)", () => {
       facts: {
         "daemon_json.root": `${ROTATED}\n`,
         "docker.journal_cursor": `${CURSOR}\n`,
-        "docker.running": state(null),
+        "docker.running": `${state(null)}\n`,
       },
     },
     {
@@ -374,7 +374,11 @@ describe("install-docker with daemon.json (scripted double)", () => {
     {
       match: "printf '%s ' docker.running; { (before=",
       sudo: true,
-      check: (c) => expect(c).toContain(`--after-cursor='${CURSOR}'`),
+      check: (c) => {
+        expect(c).toContain(`--after-cursor='${CURSOR}'`);
+        // The state before, as $(docker info ...) reads it (no line break): else it "moves" at once.
+        expect(c).toContain(`before='${state(null)}';`);
+      },
       facts: { "docker.running": after.running, "docker.journal": after.journal },
     },
   ];

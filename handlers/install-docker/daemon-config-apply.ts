@@ -117,7 +117,8 @@ function daemonBytes(fact: RootFact): string | null {
 function beforeWrite(stdout: string, reload: boolean): { previous: string | null; mark: string; running: string } {
   if (reload) {
     const f = DAEMON_RELOAD_WRITE_LOOK.parse(stdout);
-    const running = f.get("docker.running").text;
+    // As the poll's $(docker info ...) will read it: without the line break docker info ends with.
+    const running = f.get("docker.running").text.replace(/\n+$/, "");
     return {
       previous: daemonBytes(f.get("daemon_json.root")),
       mark: f.get("docker.journal_cursor").text.trim(),
