@@ -11,7 +11,8 @@ import { INVENTORY_LOOK, SYSTEM_NAMES_LOOK } from "./common/package-inventory";
 import { REMOVAL_LOOK } from "./common/removal";
 import { sourcesLook } from "./common/stale-repositories";
 import type { Probe } from "./common/vm-facts";
-import { DAEMON_FILE_LOOK, DAEMON_WRITE_LOOK } from "./install-docker/daemon-config-apply";
+import { DAEMON_FILE_LOOK, DAEMON_RELOAD_WRITE_LOOK, DAEMON_WRITE_LOOK } from "./install-docker/daemon-config-apply";
+import { reloadLook } from "./install-docker/daemon-running";
 import { dockerProbes } from "./install-docker/docker-state";
 import { POSTGRES_LOOKS } from "./install-postgres/looks";
 
@@ -39,6 +40,7 @@ export const VM_LOOKS: readonly ListedLook[] = [
   ...looksOf("install-docker, install-postgres: a repository", sourcesLook(["/etc/apt/keyrings/NAME.asc"], true)),
   ...looksOf("install-docker, install-postgres: grants", GRANTS_LOOK),
   ...looksOf("install-docker", { what: "the look at Docker", probes: dockerProbes(["NAME"]) }),
-  ...looksOf("install-docker: daemon.json", DAEMON_FILE_LOOK, DAEMON_WRITE_LOOK),
+  ...looksOf("install-docker: daemon.json", DAEMON_FILE_LOOK, DAEMON_WRITE_LOOK, DAEMON_RELOAD_WRITE_LOOK),
+  ...looksOf("install-docker: daemon.json reloaded", reloadLook("STATE", "CURSOR")),
   ...looksOf("install-postgres", ...POSTGRES_LOOKS),
 ];

@@ -24,6 +24,7 @@ import type { Step } from "./support/scripted-remote";
 
 const DEFAULTS = { log_rotation: true, log_max_size: "10m", log_max_file: 3, registry_mirrors: [], daemon_config: {} };
 const absent = parseDaemonFile(false, "");
+const ROTATED_TEXT = JSON.stringify({ "log-driver": "json-file", "log-opts": { "max-size": "10m", "max-file": "3" } });
 const file = (v: unknown) => parseDaemonFile(true, JSON.stringify(v, null, 2));
 const problems = (v: unknown) => {
   const out: string[] = [];
@@ -56,6 +57,10 @@ describe("daemonConfig (the pass-through): dockerd-shaped keys, JSON values, not
     ["log-opts", /set by a typed setting/],
     ["hosts", /refused: exposes the Docker API/],
     ["data-root", /refused: moves every image/],
+    // The same data by another name: remapped (hidden) or read through another driver, or the API handed to a plugin.
+    ["userns-remap", /refused: .*images and containers/],
+    ["storage-driver", /refused: .*images and containers/],
+    ["authorization-plugins", /refused: .*plugin/],
     ["registry-password", /looks like a credential/],
   ])("refuses the key %j", (key, why) => {
     const got = problems({ [key]: true });
@@ -64,12 +69,24 @@ describe("daemonConfig (the pass-through): dockerd-shaped keys, JSON values, not
     expect(got[0]).toMatch(why);
   });
 
+  it("accepts an address-like value without credentials (a mail address, a proxy without user)", () => {
+    expect(problems({ labels: ["maintainer=ops@example.org"], proxies: { "http-proxy": "proxy:3128" } })).toEqual([]);
+    expect(problems({ proxies: { "no-proxy": "localhost,127.0.0.1,.internal" } })).toEqual([]);
+  });
+
   it("refuses every typed and refused key, whatever its value", () => {
     for (const key of [...TYPED_KEYS, ...Object.keys(REFUSED_KEYS)]) expect(problems({ [key]: [] })).toHaveLength(1);
   });
 
   it.each([
     [{ proxies: { "http-proxy": "http://user:pw@proxy:3128" } }, /a URL with credentials/],
+    // Credentials in every URL form dockerd (Go's http.ProxyFromEnvironment) takes: no scheme, no "//", a list.
+    [{ proxies: { "http-proxy": "user:pw@proxy:3128" } }, /proxies\.http-proxy: a URL with credentials/],
+    [{ proxies: { "https-proxy": "//user:pw@proxy" } }, /a URL with credentials/],
+    [{ proxies: { "http-proxy": "user:p%40w@10.0.0.1" } }, /a URL with credentials/],
+    [{ proxies: { "http-proxy": "user@proxy:3128" } }, /a URL with credentials/],
+    [{ "http-proxy": "SOCKS5://u:p@proxy:1080" }, /a URL with credentials/],
+    [{ labels: ["a=1", "mirror=https://u:p@m.example"] }, /labels\[1\]: a URL with credentials/],
     [{ labels: ["a\nb"] }, /control characters/],
     [{ "x-thing": { auth: { token: "t" } } }, /x-thing\.auth\.token: looks like a credential/],
     [{ "shutdown-timeout": Number.NaN }, /not a finite number/],
@@ -132,6 +149,20 @@ describe("planDaemonConfig (pure): merged, written only when it differs, restart
     expect(planDaemonConfig(absent, { ...DEFAULTS, log_rotation: false }, true)).toBeUndefined();
   });
 
+  it("a reload only when docker info shows one of the changed keys (the outcome is read from it), else a restart", () => {
+    const rotated = JSON.parse(ROTATED_TEXT);
+    const s = { ...DEFAULTS, daemon_config: { "max-concurrent-downloads": 6 } };
+    const plan = planDaemonConfig(file(rotated), s, true)!;
+    expect(plan.restart).toBe(true);
+    expect(plan.lines.at(-1)).toBe("restarted docker.service (max-concurrent-downloads: docker info shows none)");
+    const both = planDaemonConfig(
+      file(rotated),
+      { ...s, daemon_config: { "max-concurrent-downloads": 6, debug: true } },
+      true,
+    )!;
+    expect(both.restart).toBe(false);
+  });
+
   it("only keys dockerd reloads changed, dockerd running: a reload; not running: a restart (which starts it)", () => {
     const rotated = { "log-driver": "json-file", "log-opts": { "max-size": "10m", "max-file": "3" } };
     const s = { ...DEFAULTS, registry_mirrors: ["http://10.200.1.1:5000"], daemon_config: { "live-restore": true } };
@@ -183,6 +214,12 @@ describe("dockerd's own words from its journal", () => {
       'time="x" level=error msg="b"',
     );
     expect(dockerdError([])).toBe("(dockerd wrote nothing to the journal)");
+    // dockerd's own level field decides, never a value quoted in its message; a configuration dump is no word.
+    const dump = `time="x" level=info msg="Reloaded configuration: {\\"labels\\":[\\"n=level=error\\"]${"y".repeat(900)}}"`;
+    expect(dockerdError([dump, 'time="x" level=warning msg="w"'])).toBe('time="x" level=warning msg="w"');
+    const long = dockerdError([`time="x" level=error msg="${"z".repeat(900)}\u001b[2J"`]);
+    expect(long.length).toBeLessThanOrEqual(301);
+    expect(long).not.toMatch("\u001b");
   });
 });
 
@@ -309,22 +346,53 @@ describe("install-docker with daemon.json (scripted double)", () => {
   });
 
   const MIRROR = "http://10.200.1.1:5000";
-  const reloadSteps = (journal: string): Step[] => [
+  /** dockerd's running state as the reload looks read it (docker info's template, by daemon.json names). */
+  const state = (mirrors: string[] | null, labels: string[] | null = null) =>
+    JSON.stringify({ debug: false, labels, "live-restore": false, "registry-mirrors": mirrors });
+  type Asked = { registry_mirrors?: string[]; daemon_config?: object };
+  const reloadSteps = (
+    after: { running: string; journal: string },
+    set: Asked = { registry_mirrors: [MIRROR] },
+  ): Step[] => [
     os,
     look(ROTATED),
-    beforeWrite(`${ROTATED}\n`),
+    {
+      match: "journalctl -u docker.service -n 1 -o export --no-pager",
+      sudo: true,
+      facts: {
+        "daemon_json.root": `${ROTATED}\n`,
+        "docker.journal_cursor": `${CURSOR}\n`,
+        "docker.running": `${state(null)}\n`,
+      },
+    },
     {
       match: `t=$(mktemp ${DAEMON_JSON}.XXXXXX)`,
       sudo: true,
-      check: (_c, opts) => expect(JSON.parse(String(opts.stdin))["registry-mirrors"]).toEqual([MIRROR]),
+      check: (_c, opts) => expect(JSON.parse(String(opts.stdin))).toMatchObject(setAsFile(set)),
     },
     { match: /^systemctl reload docker\.service$/, sudo: true },
-    { match: `journalctl -u docker.service --after-cursor='${CURSOR}'`, sudo: true, stdout: journal },
+    {
+      match: "printf '%s ' docker.running; { (before=",
+      sudo: true,
+      check: (c) => {
+        expect(c).toContain(`--after-cursor='${CURSOR}'`);
+        // The state before, as $(docker info ...) reads it (no line break): else it "moves" at once.
+        expect(c).toContain(`before='${state(null)}';`);
+      },
+      facts: { "docker.running": after.running, "docker.journal": after.journal },
+    },
   ];
+  const setAsFile = (set: Asked) => ({
+    ...(set.registry_mirrors ? { "registry-mirrors": set.registry_mirrors } : {}),
+    ...set.daemon_config,
+  });
+  const REFUSED =
+    'Dec 05 02:10:00 vm dockerd[812]: time="x" level=error msg="unable to configure the Docker daemon with ' +
+    'file /etc/docker/daemon.json: invalid mirror"\n';
 
-  it("only registry-mirrors changed: a reload, answered in dockerd's journal; no restart", async () => {
+  it("only registry-mirrors changed: a reload, taken as dockerd's running state shows it; no restart", async () => {
     const { result, remote, error } = await run({ ...event, registry_mirrors: [MIRROR] }, [
-      ...reloadSteps('Dec 05 02:10:00 vm dockerd[812]: time="x" level=info msg="Reloaded configuration: {}"\n'),
+      ...reloadSteps({ running: state([`${MIRROR}/`]), journal: "" }),
       noGrants,
       recorded,
       look(JSON.stringify({ ...JSON.parse(ROTATED), "registry-mirrors": [MIRROR] })),
@@ -339,12 +407,27 @@ describe("install-docker with daemon.json (scripted double)", () => {
     ]);
   });
 
+  it("a value that reads like a log level in dockerd's 'Reloaded configuration' dump: accepted, as the state shows", async () => {
+    const labels = ["note=level=error", 'x=level=fatal msg="b"'];
+    const dump =
+      'Dec 05 02:10:00 vm dockerd[812]: time="x" level=info msg="Reloaded configuration: {\\"labels\\":' +
+      `[\\"note=level=error\\"],${'\\"mtu\\":1500,'.repeat(200)}}"\n`;
+    const set = { daemon_config: { labels } };
+    const { result, remote, error } = await run({ ...event, ...set }, [
+      ...reloadSteps({ running: state(null, [...labels].reverse()), journal: dump }, set),
+      noGrants,
+      recorded,
+      look(JSON.stringify({ ...JSON.parse(ROTATED), labels })),
+      info,
+    ]);
+    expect(error).toBeUndefined();
+    expect(remote.done).toBe(true);
+    expect(result?.changes.at(-1)).toBe("reloaded docker.service (labels: applied without a restart)");
+  });
+
   it("a reload dockerd refuses: the file put back byte for byte, no restart, the job fails with dockerd's line", async () => {
     const { error, remote } = await run({ ...event, registry_mirrors: [MIRROR] }, [
-      ...reloadSteps(
-        'Dec 05 02:10:00 vm dockerd[812]: time="x" level=error msg="unable to configure the Docker daemon with ' +
-          'file /etc/docker/daemon.json: invalid mirror"\n',
-      ),
+      ...reloadSteps({ running: state(null), journal: REFUSED }),
       {
         match: `t=$(mktemp ${DAEMON_JSON}.XXXXXX)`,
         sudo: true,
@@ -358,6 +441,20 @@ describe("install-docker with daemon.json (scripted double)", () => {
       /with registry-mirrors set as asked; dockerd said:\n.*level=error msg="unable to configure .*invalid mirror"\n/,
     );
     expect(error?.message).toMatch(/put back as it was and dockerd kept running on it \(not restarted\), serving\./);
+  });
+
+  it("a reload whose values never show, dockerd silent: refused, saying what did not take, no dump", async () => {
+    const dump = `Dec 05 02:10:00 vm dockerd[812]: time="x" level=info msg="Reloaded configuration: {${"x".repeat(5000)}}"\n`;
+    const { error, remote } = await run({ ...event, registry_mirrors: [MIRROR] }, [
+      ...reloadSteps({ running: state(null), journal: dump }),
+      { match: `t=$(mktemp ${DAEMON_JSON}.XXXXXX)`, sudo: true },
+      info,
+    ]);
+    expect(remote.done).toBe(true);
+    expect(error?.message).toMatch(
+      "dockerd said:\ndockerd's running configuration did not take registry-mirrors from /etc/docker/daemon.json within 20 s",
+    );
+    expect(error?.message).not.toMatch(/Reloaded configuration/);
   });
 
   it("a daemon.json that is not JSON stops the job before any change", async () => {

@@ -2,12 +2,8 @@
 // members are: only what the inventory records, only while the file still holds what vm-install wrote;
 // an admin's key of the same name is never removed. Pure decisions first, then the handler on the
 // scripted double (a check foresees the removal; a run removes, restarts and records).
-import {
-  DAEMON_JSON,
-  nextRecord,
-  parseDaemonFile,
-  planDaemonConfig,
-} from "../../handlers/install-docker/daemon-config";
+import { DAEMON_JSON, parseDaemonFile, planDaemonConfig } from "../../handlers/install-docker/daemon-config";
+import { nextRecord } from "../../handlers/install-docker/daemon-record";
 import { handler } from "../../handlers/install-docker/handler";
 import { beforeWrite } from "./support/docker-journal";
 import { dockerLook } from "./support/docker-look";
@@ -21,11 +17,13 @@ const file = (v: unknown) => parseDaemonFile(true, JSON.stringify(v, null, 2));
 const MIRROR = "http://10.200.1.1:5000";
 const OPTS = { "max-size": "10m", "max-file": "3" };
 const ROTATED = { "log-driver": "json-file", "log-opts": OPTS };
+/** A record of what vm-install wrote, none of it replacing an admin's value. */
+const wrote = (written: object, replaced: object = {}) => ({ written: { ...written }, replaced: { ...replaced } });
 
 describe("planDaemonConfig with the inventory's record: what vm-install wrote and is no longer asked is removed", () => {
   it("registryMirrors [] after vm-install set a mirror: removed, admin's keys kept, a restart", () => {
     const now = { ...ROTATED, "registry-mirrors": [MIRROR], "userland-proxy": false };
-    const plan = planDaemonConfig(file(now), DEFAULTS, true, { "registry-mirrors": [MIRROR] })!;
+    const plan = planDaemonConfig(file(now), DEFAULTS, true, wrote({ "registry-mirrors": [MIRROR] }))!;
     expect(plan).toBeDefined();
     expect(JSON.parse(plan.next)).toEqual({ ...ROTATED, "userland-proxy": false });
     expect(plan.lines).toEqual([
@@ -34,7 +32,7 @@ describe("planDaemonConfig with the inventory's record: what vm-install wrote an
     ]);
     // A reload keeps a setting whose key is gone from the file: only a restart drops the mirror.
     expect(plan.restart).toBe(true);
-    expect(plan.recordAfter({ "registry-mirrors": [MIRROR] })).toEqual({});
+    expect(plan.recordAfter(wrote({ "registry-mirrors": [MIRROR] }))).toEqual(wrote({}));
   });
 
   it.each([
@@ -43,19 +41,19 @@ describe("planDaemonConfig with the inventory's record: what vm-install wrote an
     ["recorded under another key", { "live-restore": true }],
   ])("an empty registryMirrors leaves a registry-mirrors %s", (_why, recorded) => {
     const now = { ...ROTATED, "registry-mirrors": ["https://by-hand.example"] };
-    expect(planDaemonConfig(file(now), DEFAULTS, true, recorded)).toBeUndefined();
+    expect(planDaemonConfig(file(now), DEFAULTS, true, wrote(recorded))).toBeUndefined();
   });
 
   it("a key dropped from daemonConfig is removed when vm-install wrote it; one it did not write is kept", () => {
     const now = { ...ROTATED, "live-restore": true, debug: true };
-    const plan = planDaemonConfig(file(now), DEFAULTS, true, { "live-restore": true })!;
+    const plan = planDaemonConfig(file(now), DEFAULTS, true, wrote({ "live-restore": true }))!;
     expect(JSON.parse(plan.next)).toEqual({ ...ROTATED, debug: true });
     expect(plan.changed).toEqual(["live-restore"]);
   });
 
   it("logRotation false: log-driver and vm-install's log-opts removed, the admin's log options kept", () => {
     const now = { "log-driver": "json-file", "log-opts": { ...OPTS, labels: "app" } };
-    const recorded = { "log-driver": "json-file", "log-opts": OPTS };
+    const recorded = wrote({ "log-driver": "json-file", "log-opts": OPTS });
     const plan = planDaemonConfig(file(now), { ...DEFAULTS, log_rotation: false }, true, recorded)!;
     expect(JSON.parse(plan.next)).toEqual({ "log-opts": { labels: "app" } });
     expect(plan.lines).toContain(
@@ -70,13 +68,13 @@ describe("planDaemonConfig with the inventory's record: what vm-install wrote an
   });
 
   it("records what it changed or had recorded; a value the file already held as asked stays the admin's", () => {
-    expect(nextRecord({}, { ...ROTATED }, {})).toEqual(ROTATED);
+    expect(nextRecord({}, { ...ROTATED }, wrote({}))).toEqual(wrote(ROTATED));
     const admin = { "log-driver": "json-file", "log-opts": { "max-size": "10m", labels: "a" } };
     const owned = { "log-driver": "json-file", "log-opts": { labels: "a", ...OPTS }, "registry-mirrors": [MIRROR] };
-    expect(nextRecord(admin, owned, {})).toEqual({ "log-opts": { "max-file": "3" }, "registry-mirrors": [MIRROR] });
-    expect(nextRecord({ ...ROTATED }, { ...ROTATED }, { "log-driver": "json-file", "log-opts": OPTS })).toEqual(
-      ROTATED,
+    expect(nextRecord(admin, owned, wrote({}))).toEqual(
+      wrote({ "log-opts": { "max-file": "3" }, "registry-mirrors": [MIRROR] }),
     );
+    expect(nextRecord({ ...ROTATED }, { ...ROTATED }, wrote(ROTATED))).toEqual(wrote(ROTATED));
   });
 });
 

@@ -966,15 +966,19 @@ describe("install-docker: what it granted, it takes back (inventory in /var/lib/
     "a member vm-install added and users no longer lists leaves the group; the inventory forgets them, other " +
       "installers' records and the daemon.json record kept",
     async () => {
-      const daemonJson = { "log-driver": "json-file" };
+      // The file holds the key as vm-install wrote it: the record holds, and is kept.
+      const daemonJson = { debug: true };
       const inventory = {
         version: 1,
         docker: { group_members: ["ubuntu", "deploy"], daemon_json: daemonJson },
         postgres: { roles: [{ cluster: "15/main", name: "a" }] },
       };
-      const { result, remote, error } = await run({ users: ["ubuntu"] }, [
+      const withFile = look(members("ubuntu", "deploy"));
+      withFile.facts = { ...withFile.facts, daemon_json: JSON.stringify(daemonJson) };
+      const event = { users: ["ubuntu"], log_rotation: false, daemon_config: daemonJson };
+      const { result, remote, error } = await run(event, [
         os(),
-        look(members("ubuntu", "deploy")),
+        withFile,
         grantsRead(inventory),
         info(), // the daemon is asked in the look, before any change
         { match: /^gpasswd -d deploy docker$/, sudo: true },
@@ -1031,12 +1035,16 @@ describe("install-docker: what it granted, it takes back (inventory in /var/lib/
       look(members("ubuntu")),
       grantsRead({ version: 1, docker: { group_members: ["ubuntu", "olduser"] } }),
       info(), // the daemon is asked in the look, before any change
+      // olduser left the group since: forgotten first, so a later grant by hand is never revoked.
+      grantsRead({ version: 1, docker: { group_members: ["ubuntu", "olduser"] } }),
+      grantsWrite((w) => expect(w.docker).toEqual({ group_members: ["ubuntu"] })),
       { match: /^usermod -aG docker deploy && gpasswd -d ubuntu docker$/, sudo: true },
       grantsWrite((w) => expect(w.docker).toEqual({ group_members: ["deploy"] })),
       hello,
     ]);
     expect(remote.done).toBe(true);
     expect(result!.revoked).toEqual(["group docker: ubuntu"]);
+    expect(result!.changes[0]).toMatch(/^forgot: olduser in group docker \(not a member now/);
   });
 
   it("a damaged inventory fails the run before any change, saying how to recover", async () => {
@@ -1345,6 +1353,8 @@ describe("install-docker: check mode (check: true) foresees, changes nothing", (
       changed: false,
       changes: [],
       would_change: [
+        "forgot: deploy in group docker (not a member now: removed since vm-install added them; a later grant is " +
+          "the admin's, never revoked)",
         "started docker.service",
         "added ops to group docker",
         "revoked: removed ubuntu from group docker (added by vm-install, no longer in users)",

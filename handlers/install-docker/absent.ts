@@ -57,7 +57,9 @@ export const dockerGrantsBack: AbsentExtra<DockerEvent, DockerGrantsSeen> = {
     const recorded = stringList((inventory.docker as { group_members?: unknown } | undefined)?.group_members);
     const now = await members(remote);
     const record = recordOf(inventory);
-    const daemon = Object.keys(record).length ? daemonTakeBack(await readDaemonFileAsIs(remote), record) : undefined;
+    const daemon = Object.keys(record.written).length
+      ? daemonTakeBack(await readDaemonFileAsIs(remote), record)
+      : undefined;
     return { inventory, revoke: recorded.filter((u) => now.includes(u)), recorded: recorded.length > 0, daemon };
   },
   plan: (seen) => (seen.recorded ? [revokeChange(seen)] : []),

@@ -2,38 +2,47 @@
 // the inventory), after the packages: the file is no dpkg conffile, so a purge leaves it, and a dockerd that
 // was there before vm-install must run again on the admin's own configuration.
 import type { Change } from "../common/installer-model";
-import { type DaemonFile, type DaemonJson, sameJson, withoutRecorded } from "./daemon-config";
+import type { DaemonFile, DaemonJson } from "./daemon-config";
 import { writeDaemonJson } from "./daemon-config-apply";
-import { type DaemonRecord, writeDaemonRecord } from "./daemon-record";
+import { type DaemonRecord, NO_RECORD, takenBack, writeDaemonRecord } from "./daemon-record";
+import { sameJson } from "./json-value";
 import type { DockerEvent } from "./package-work";
 
 /** What taking back daemon.json does: the file's next text (null: remove it, undefined: leave it). */
 export interface DaemonTakeBack {
   next?: string | null;
   removed: string[];
+  /** Keys set back to the admin's value vm-install replaced. */
+  restored: string[];
   /** Recorded keys the file no longer holds as vm-install wrote them: left to the admin. */
   kept: string[];
 }
 
-/** Pure. daemon.json without what vm-install wrote and the file still holds; undefined when nothing is recorded. */
+/**
+ * Pure. daemon.json without what vm-install wrote and the file still holds, the admin's values it replaced
+ * put back; undefined when nothing is recorded.
+ */
 export function daemonTakeBack(file: DaemonFile, record: DaemonRecord): DaemonTakeBack | undefined {
-  const keys = Object.keys(record);
+  const keys = Object.keys(record.written);
   if (!keys.length) return undefined;
-  if (file.kind !== "json") return { removed: [], kept: keys };
+  if (file.kind !== "json") return { removed: [], restored: [], kept: keys };
   const value: DaemonJson = { ...file.value };
   const removed: string[] = [];
+  const restored: string[] = [];
   const kept: string[] = [];
   for (const key of keys) {
-    const left = withoutRecorded(key, value[key], record[key]);
+    const left = takenBack(key, value[key], record.written[key], record.replaced[key]);
     if (sameJson(left, value[key])) kept.push(key);
     else {
-      removed.push(left === undefined ? key : `${key} (the options vm-install set)`);
+      if (key in record.replaced) restored.push(`${key} ${JSON.stringify(left)}`);
+      else removed.push(left === undefined ? key : `${key} (the options vm-install set)`);
       if (left === undefined) delete value[key];
       else value[key] = left;
     }
   }
-  if (!removed.length) return { removed, kept };
-  return { next: Object.keys(value).length ? `${JSON.stringify(value, null, 2)}\n` : null, removed, kept };
+  if (!removed.length && !restored.length) return { removed, restored, kept };
+  const next = Object.keys(value).length ? `${JSON.stringify(value, null, 2)}\n` : null;
+  return { next, removed, restored, kept };
 }
 
 function words(plan: DaemonTakeBack): string[] {
@@ -41,6 +50,8 @@ function words(plan: DaemonTakeBack): string[] {
   const lines = [];
   if (plan.next === null) lines.push(`removed ${file} (it held only what vm-install wrote)`);
   else if (plan.removed.length) lines.push(`${file}: removed ${plan.removed.join(", ")} (written by vm-install)`);
+  if (plan.next !== null && plan.restored.length)
+    lines.push(`${file}: restored ${plan.restored.join(", ")} (the admin's values vm-install replaced)`);
   if (plan.kept.length) lines.push(`${file}: left ${plan.kept.join(", ")} (changed since vm-install wrote it)`);
   return lines;
 }
@@ -66,7 +77,7 @@ export function daemonTakeBackChange(plan: DaemonTakeBack): Change<DockerEvent> 
           timeoutMs: 120_000,
         });
       }
-      await writeDaemonRecord(remote, () => ({}), progress);
+      await writeDaemonRecord(remote, () => NO_RECORD, progress);
       return undefined;
     },
   };

@@ -5,7 +5,7 @@
 
 import { quote } from "../../shared/shell-quote";
 import type { Remote } from "../common/exec";
-import { runLong, tail } from "../common/exec";
+import { runLong } from "../common/exec";
 import type { Change } from "../common/installer-model";
 import type { Progress } from "../common/progress";
 import { defineLook, type RootFact, rootFact } from "../common/vm-facts";
@@ -14,13 +14,16 @@ import {
   DAEMON_JSON,
   type DaemonConfigPlan,
   type DaemonFile,
-  ownedValues,
   parseDaemonFile,
   planDaemonConfig,
 } from "./daemon-config";
-import { type DaemonRecord, readDaemonRecord, writeDaemonRecord } from "./daemon-record";
+import { type DaemonRecord, NO_RECORD, writeDaemonRecord } from "./daemon-record";
+import { dockerdError, notTaken, RUNNING_PROBE, reloadLook, reloadRefusal } from "./daemon-running";
 import type { DockerState } from "./docker-state";
 import type { DockerEvent } from "./package-work";
+
+export { dockerdError };
+
 import { daemonAnswers } from "./verify";
 
 /** Replaces daemon.json as root, atomically, keeping its mode (0644 when new); null removes it. */
@@ -50,22 +53,9 @@ export function dockerdLines(journal: string): string[] {
     .filter(Boolean);
 }
 
-/** What dockerd said against the file: its error lines, else its last lines. */
-export function dockerdError(lines: string[]): string {
-  const errors = lines.filter((l) => /level=(error|fatal)|unable to configure|failed to start daemon/i.test(l));
-  return tail((errors.length ? errors : lines).join("\n"), 5) || "(dockerd wrote nothing to the journal)";
-}
-
-async function journalSince(remote: Remote, mark: string, waitFor?: RegExp): Promise<string[]> {
+async function journalSince(remote: Remote, mark: string): Promise<string[]> {
   const after = mark ? ` --after-cursor=${quote(mark)}` : "";
-  const read = `journalctl -u docker.service${after} --no-pager -o short 2>/dev/null`;
-  // A reload is applied by dockerd after systemctl returns: its answer is waited for, bounded (20 s).
-  const cmd = waitFor
-    ? `for i in $(seq 1 40); do out=$(${read}); ` +
-      `if printf '%s' "$out" | grep -Eq ${quote(waitFor.source)}; then break; fi; sleep 0.5; done; ` +
-      `printf '%s\\n' "$out"`
-    : `${read}; true`;
-  const r = await remote.run(cmd, {
+  const r = await remote.run(`journalctl -u docker.service${after} --no-pager -o short 2>/dev/null; true`, {
     sudo: true,
     check: false,
     label: "journalctl -u docker.service",
@@ -82,8 +72,6 @@ async function restart(remote: Remote, label: string): Promise<number> {
   const r = await runLong(remote, cmd, { label, timeoutMs: 180_000, check: false });
   return r.code ?? 1;
 }
-
-const RELOADED = /Reloaded configuration|level=(error|fatal)/;
 
 const DAEMON_JSON_AS_ROOT = {
   name: "daemon_json.root",
@@ -107,8 +95,14 @@ export const DAEMON_WRITE_LOOK = defineLook("the look before daemon.json is writ
     name: "docker.journal_cursor",
     command: "journalctl -u docker.service -n 1 -o export --no-pager | sed -n 's/^__CURSOR=//p'",
     writer: "root",
-    use: "dockerd's answer to the new file is what it logs after this",
+    use: "dockerd's words on a refused file are what it logs after this",
   },
+] as const);
+
+/** Before a reload's write, the same and dockerd's running state, to see the reload take. */
+export const DAEMON_RELOAD_WRITE_LOOK = defineLook("the look before daemon.json is written for a reload", [
+  ...DAEMON_WRITE_LOOK.probes,
+  RUNNING_PROBE,
 ] as const);
 
 /** The file as root sees it: its bytes, or null when there is none. */
@@ -119,12 +113,31 @@ function daemonBytes(fact: RootFact): string | null {
   return f.text;
 }
 
+/** The look before the write: the file's bytes, the journal's cursor, and (a reload) dockerd's running state. */
+function beforeWrite(stdout: string, reload: boolean): { previous: string | null; mark: string; running: string } {
+  if (reload) {
+    const f = DAEMON_RELOAD_WRITE_LOOK.parse(stdout);
+    // As the poll's $(docker info ...) will read it: without the line break docker info ends with.
+    const running = f.get("docker.running").text.replace(/\n+$/, "");
+    return {
+      previous: daemonBytes(f.get("daemon_json.root")),
+      mark: f.get("docker.journal_cursor").text.trim(),
+      running,
+    };
+  }
+  const f = DAEMON_WRITE_LOOK.parse(stdout);
+  return {
+    previous: daemonBytes(f.get("daemon_json.root")),
+    mark: f.get("docker.journal_cursor").text.trim(),
+    running: "",
+  };
+}
+
 /** Writes the file and restarts or reloads; on dockerd's refusal, rolls back and fails with its words. */
 export async function applyDaemonConfig(remote: Remote, plan: DaemonConfigPlan, progress: Progress): Promise<void> {
-  const opts = { sudo: true, label: `reading ${DAEMON_JSON} and docker.service's journal cursor`, timeoutMs: 30_000 };
-  const before = DAEMON_WRITE_LOOK.parse((await remote.run(DAEMON_WRITE_LOOK.script, opts)).stdout);
-  const previous = daemonBytes(before.get("daemon_json.root"));
-  const mark = before.get("docker.journal_cursor").text.trim();
+  const opts = { sudo: true, label: `reading ${DAEMON_JSON} and docker.service's journal cursor`, timeoutMs: 60_000 };
+  const script = plan.restart ? DAEMON_WRITE_LOOK.script : DAEMON_RELOAD_WRITE_LOOK.script;
+  const { previous, mark, running } = beforeWrite((await remote.run(script, opts)).stdout, !plan.restart);
   await progress.step(
     `writing ${DAEMON_JSON} (${plan.changed.join(", ")})`,
     () => writeDaemonJson(remote, plan.next),
@@ -132,7 +145,7 @@ export async function applyDaemonConfig(remote: Remote, plan: DaemonConfigPlan, 
   );
   const refused = plan.restart
     ? await restartRefused(remote, mark, progress)
-    : await reloadRefused(remote, mark, progress);
+    : await reloadRefused(remote, plan, { mark, running }, progress);
   if (refused === undefined) return writeDaemonRecord(remote, plan.recordAfter, progress);
   progress.info(`dockerd refused the new ${DAEMON_JSON} (${refused.split("\n")[0]}); rolling it back`);
   await writeDaemonJson(remote, previous);
@@ -173,8 +186,16 @@ async function restartRefused(remote: Remote, mark: string, progress: Progress):
   return dockerdError(await journalSince(remote, mark));
 }
 
-/** The reload: dockerd answers it in its journal ("Reloaded configuration", or an error it keeps running past). */
-async function reloadRefused(remote: Remote, mark: string, progress: Progress): Promise<string | undefined> {
+/**
+ * The reload: dockerd's running state read until it moves (daemon-running.ts); undefined when it shows the
+ * file's values for the changed keys, else the refusal's words (dockerd's error lines, or what did not take).
+ */
+async function reloadRefused(
+  remote: Remote,
+  plan: DaemonConfigPlan,
+  before: { mark: string; running: string },
+  progress: Progress,
+): Promise<string | undefined> {
   await progress.step(
     "systemctl reload docker.service (daemon.json)",
     () =>
@@ -184,12 +205,12 @@ async function reloadRefused(remote: Remote, mark: string, progress: Progress): 
       }),
     "reload",
   );
-  const lines = await journalSince(remote, mark, RELOADED);
-  const errors = lines.filter((l) => /level=(error|fatal)/.test(l));
-  if (errors.length) return dockerdError(errors);
-  if (!lines.some((l) => /Reloaded configuration/.test(l)))
-    return 'dockerd did not log "Reloaded configuration" within 20 s of the reload';
-  return undefined;
+  const look = reloadLook(before.running, before.mark);
+  const opts = { sudo: true, label: "docker info after the reload", timeoutMs: 60_000 };
+  const after = look.parse((await remote.run(look.script, opts)).stdout);
+  const missed = notTaken(after.get("docker.running").text, JSON.parse(plan.next), plan.changed);
+  if (missed?.length === 0) return undefined;
+  return reloadRefusal(missed, dockerdLines(after.get("docker.journal").text));
 }
 
 /** daemon.json as the VM has it; a file dockerd cannot read stops the job here. */
@@ -224,7 +245,7 @@ export function daemonConfigChange(
   file: DaemonFile,
   daemonActive: boolean,
   event: DockerEvent,
-  recorded: DaemonRecord = {},
+  recorded: DaemonRecord = NO_RECORD,
 ): Change<DockerEvent> | undefined {
   const plan = planDaemonConfig(file, event, daemonActive, recorded);
   if (!plan) return undefined;
@@ -238,20 +259,4 @@ export function daemonConfigChange(
       return undefined;
     },
   };
-}
-
-/**
- * The inventory's record of what vm-install wrote, read (as root) only when the file holds a key the
- * settings do not ask for (it may be vm-install's, to remove); a write reads it again to update it.
- */
-export async function daemonRecordOf(
-  remote: Remote,
-  file: DaemonFile,
-  event: DockerEvent,
-  progress: Progress,
-): Promise<DaemonRecord> {
-  const current = file.kind === "json" ? file.value : {};
-  const owned = ownedValues(event, current);
-  const unowned = Object.keys(current).some((k) => !(k in owned));
-  return unowned ? readDaemonRecord(remote, progress) : {};
 }

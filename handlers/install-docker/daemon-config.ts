@@ -3,6 +3,10 @@
 // restarted or only reloaded for it. The writing, the restart and the rollback are in daemon-config-apply.ts.
 
 import { type JsonSchema, type Validator, withSchema } from "../../shared/validate";
+import { type DaemonRecord, NO_RECORD, nextRecord, takenBack } from "./daemon-record";
+import { isObject, sameJson } from "./json-value";
+
+export { sameJson };
 
 export const DAEMON_JSON = "/etc/docker/daemon.json";
 
@@ -28,10 +32,17 @@ export const RELOADABLE_KEYS: ReadonlySet<string> = new Set([
 ]);
 
 /**
+ * The reloadable keys whose running value `docker info` shows: a reload's outcome is read from them
+ * (daemon-running.ts). A change with none of them, or with a key outside RELOADABLE_KEYS, restarts dockerd.
+ */
+export const OBSERVED_RELOAD_KEYS = ["debug", "labels", "live-restore", "registry-mirrors"] as const;
+
+/**
  * Keys the pass-through refuses, and why. hosts: the API on a TCP socket is root for whoever reaches it,
  * and with Debian's and Docker's units (`-H fd://`) dockerd refuses to start at all. data-root/graph and
  * exec-root/pidfile: moving them hides every image and container (or breaks the unit's socket and pid
- * files) on a restart. tlskey: a private key's path is a secret's place, not a setting to pass blindly.
+ * files) on a restart, and so do userns-remap and storage-driver by other names; authorization-plugins
+ * hands the API to a plugin. tlskey: a private key's path is a secret's place, not a setting to pass blindly.
  */
 export const REFUSED_KEYS: Readonly<Record<string, string>> = {
   hosts: "exposes the Docker API (root on the VM) and conflicts with the unit's -H fd://",
@@ -40,20 +51,28 @@ export const REFUSED_KEYS: Readonly<Record<string, string>> = {
   "exec-root": "the unit and docker.socket expect the default",
   pidfile: "the unit and docker.socket expect the default",
   tlskey: "a private key's place: set it on the VM by hand",
+  // The same data by other names: a remap or another driver shows dockerd other images and containers.
+  "userns-remap": "remaps dockerd into another data directory: the images and containers go out of sight",
+  "storage-driver": "another driver reads another directory: the images and containers go out of sight",
+  "authorization-plugins": "hands every API call (root on the VM) to a plugin's judgement",
 };
 
 /** dockerd's option names in daemon.json: lower-case words joined by hyphens ("max-concurrent-downloads"). */
 export const DAEMON_KEY = /^[a-z][a-z0-9]*(-[a-z0-9]+)*$/;
 /** A key or value that looks like a credential: never passed through (it would sit in cdktf.json and logs). */
 const SECRET_KEY = /(password|passwd|secret|token|credential)/i;
-const URL_WITH_USER = /[a-z][a-z0-9+.-]*:\/\/[^/\s@]*@/i;
+/**
+ * A URL's user part, in every form a proxy or mirror value takes: with a scheme (`http://u:p@h`, any user
+ * part), or without one (`u:p@h:3128`, `//u:p@h`, as Go's proxy parsing accepts), anywhere in the value
+ * (a list, a label). A bare `name@host` without a scheme is a mail address, not refused.
+ */
+const URL_WITH_USER = /[a-z][a-z0-9+.-]*:\/\/[^/\s@]*@|(^|[\s,;=]|\/\/)[^\s,;=/@:]+:[^\s,;=/@]*@[^\s@]/i;
+/** A proxy's value is a URL whatever its form: any user part there (`user@proxy:3128`) is a credential. */
+const PROXY_KEY = /proxy$/i;
+const PROXY_WITH_USER = /^([a-z][a-z0-9+.-]*:)?(\/\/)?[^\s/@]+@/i;
 const MAX_JSON = 16_384;
 
 export type DaemonJson = Record<string, unknown>;
-
-function isObject(v: unknown): v is DaemonJson {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
-}
 
 /** Problems of one pass-through value (a JSON value: no functions, no NaN, strings without control bytes). */
 function valueProblems(v: unknown, path: string, out: string[]): void {
@@ -65,7 +84,9 @@ function valueProblems(v: unknown, path: string, out: string[]): void {
   if (typeof v === "string") {
     // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is refused.
     if (/[\u0000-\u001f\u007f]/.test(v)) out.push(`${path}: control characters are not allowed`);
-    if (URL_WITH_USER.test(v)) out.push(`${path}: a URL with credentials is not allowed (a secret in cdktf.json)`);
+    const proxy = PROXY_KEY.test(path) && PROXY_WITH_USER.test(v.trim());
+    if (proxy || URL_WITH_USER.test(v))
+      out.push(`${path}: a URL with credentials is not allowed (a secret in cdktf.json)`);
     return;
   }
   if (Array.isArray(v)) {
@@ -156,50 +177,6 @@ export function parseDaemonFile(present: boolean, text: string): DaemonFile {
   }
 }
 
-/** Deep equality of JSON values; object key order does not count. */
-export function sameJson(a: unknown, b: unknown): boolean {
-  if (Array.isArray(a) || Array.isArray(b)) {
-    return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((x, i) => sameJson(x, b[i]));
-  }
-  if (isObject(a) && isObject(b)) {
-    const ka = Object.keys(a);
-    return ka.length === Object.keys(b).length && ka.every((k) => k in b && sameJson(a[k], b[k]));
-  }
-  return a === b;
-}
-
-/**
- * Pure. What a key vm-install recorded becomes once the settings no longer ask for it: undefined
- * (removed), the file's value minus the options vm-install set (log-opts), or the file's value
- * untouched when it is not what vm-install wrote.
- */
-export function withoutRecorded(key: string, current: unknown, recorded: unknown): unknown {
-  if (key !== "log-opts") return sameJson(current, recorded) ? undefined : current;
-  if (!isObject(current) || !isObject(recorded)) return current;
-  const left = Object.fromEntries(
-    Object.entries(current).filter(([k, v]) => !(k in recorded && sameJson(v, recorded[k]))),
-  );
-  return Object.keys(left).length ? left : undefined;
-}
-
-/**
- * Pure. The record after a write: each key the settings own that vm-install changed now or had recorded
- * (log-opts: the options changed now or recorded). A key the file already held as asked, never
- * recorded, stays the admin's.
- */
-export function nextRecord(current: DaemonJson, owned: DaemonJson, recorded: DaemonJson): DaemonJson {
-  const out: DaemonJson = {};
-  for (const [k, v] of Object.entries(owned)) {
-    if (k === "log-opts" && isObject(v)) {
-      const was = isObject(current[k]) ? (current[k] as DaemonJson) : {};
-      const rec = isObject(recorded[k]) ? (recorded[k] as DaemonJson) : {};
-      const mine = Object.entries(v).filter(([o, x]) => o in rec || !sameJson(was[o], x));
-      if (mine.length) out[k] = Object.fromEntries(mine);
-    } else if (k in recorded || !sameJson(current[k], v)) out[k] = v;
-  }
-  return out;
-}
-
 /** The change daemon.json needs: the file's new text, each key's old -> new, and restart or reload. */
 export interface DaemonConfigPlan {
   next: string;
@@ -207,27 +184,31 @@ export interface DaemonConfigPlan {
   lines: string[];
   /** A key that dockerd reads only when it starts changed or was removed (or dockerd is not running): restart. */
   restart: boolean;
-  /** What the inventory records as written by vm-install once the file is applied, from the record then. */
-  recordAfter: (recorded: DaemonJson) => DaemonJson;
+  /** What the inventory records (written, and replaced, by vm-install) once the file is applied. */
+  recordAfter: (recorded: DaemonRecord) => DaemonRecord;
 }
 
 const shown = (v: unknown) => (v === undefined ? "(unset)" : JSON.stringify(v));
 
 /**
  * Keys vm-install recorded that the settings no longer ask for, and what each becomes (undefined:
- * removed). A key whose value is not what vm-install wrote is left as it is (not listed).
+ * removed; the value vm-install replaced: put back). A key whose value is not what vm-install wrote is
+ * left as it is (not listed).
  */
-function unasked(current: DaemonJson, owned: DaemonJson, recorded: DaemonJson): Map<string, unknown> {
+function unasked(current: DaemonJson, owned: DaemonJson, recorded: DaemonRecord): Map<string, unknown> {
   const out = new Map<string, unknown>();
-  for (const key of Object.keys(recorded)) {
+  for (const key of Object.keys(recorded.written)) {
     if (key in owned || !(key in current)) continue;
-    const left = withoutRecorded(key, current[key], recorded[key]);
+    const left = takenBack(key, current[key], recorded.written[key], recorded.replaced[key]);
     if (!sameJson(left, current[key])) out.set(key, left);
   }
   return out;
 }
 
-function removalLine(key: string, was: unknown, left: unknown): string {
+function removalLine(key: string, was: unknown, left: unknown, restored: boolean): string {
+  const change = `${key} ${shown(was)} -> ${shown(left)}`;
+  if (restored)
+    return `${DAEMON_JSON}: restored ${change} (the admin's value vm-install replaced; no longer asked for)`;
   return left === undefined
     ? `${DAEMON_JSON}: removed ${key} ${shown(was)} (written by vm-install, no longer asked for)`
     : `${DAEMON_JSON}: ${key} ${shown(was)} -> ${shown(left)} (vm-install's options removed, no longer asked for)`;
@@ -236,13 +217,14 @@ function removalLine(key: string, was: unknown, left: unknown): string {
 /**
  * Pure. The file merged: keys the settings do not own kept as they are, in their order; owned keys set;
  * keys vm-install wrote (`recorded`) and the settings no longer ask for removed while the file holds
- * what vm-install wrote. Undefined when nothing differs (the file is then not written, dockerd not touched).
+ * what vm-install wrote, or set back to the admin's value vm-install replaced there. Undefined when nothing
+ * differs (the file is then not written, dockerd not touched).
  */
 export function planDaemonConfig(
   file: DaemonFile,
   s: DaemonSettings,
   daemonActive: boolean,
-  recorded: DaemonJson = {},
+  recorded: DaemonRecord = NO_RECORD,
 ): DaemonConfigPlan | undefined {
   if (file.kind === "bad") throw badFileError(file.problem);
   const current = file.kind === "json" ? file.value : {};
@@ -258,16 +240,19 @@ export function planDaemonConfig(
   }
   // dockerd's reload leaves a setting as it was when its key is gone from the file: a removal needs a restart.
   const needsRestart = [...set.filter((k) => !RELOADABLE_KEYS.has(k)), ...dropped.keys()];
-  const restart = !daemonActive || needsRestart.length > 0;
+  // dockerd applies a reload whole or not at all: one key docker info shows tells which.
+  const seen = changed.some((k) => (OBSERVED_RELOAD_KEYS as readonly string[]).includes(k));
+  const restart = !daemonActive || needsRestart.length > 0 || !seen;
+  const why = needsRestart.join(", ") || (daemonActive ? `${changed.join(", ")}: docker info shows none` : "");
   const how = restart
-    ? `restarted docker.service (${needsRestart.join(", ") || "it was not running"})`
+    ? `restarted docker.service (${why || "it was not running"})`
     : `reloaded docker.service (${changed.join(", ")}: applied without a restart)`;
   return {
     next: `${JSON.stringify(merged, null, 2)}\n`,
     changed,
     lines: [
       ...set.map((k) => `${DAEMON_JSON}: ${k} ${shown(current[k])} -> ${shown(owned[k])}`),
-      ...[...dropped].map(([k, left]) => removalLine(k, current[k], left)),
+      ...[...dropped].map(([k, left]) => removalLine(k, current[k], left, k in recorded.replaced)),
       how,
     ],
     restart,

@@ -66,7 +66,8 @@ export const dockerDefinition = defineInstallerDefinition({
       doc:
         `Containers log to json-file rotated at logMaxSize, logMaxFile files kept (${DAEMON_JSON} log-driver, ` +
         "log-opts; a restart of dockerd, for containers created after it; another driver's log-opts are replaced). " +
-        "false removes what vm-install wrote there (still as it wrote it); the admin's own values stay.",
+        "false takes back what vm-install wrote there (still as it wrote it), putting back the admin's log-driver " +
+        "and log options it had replaced; the admin's own values stay.",
     }),
     logMaxSize: setting(string({ pattern: /^[1-9][0-9]{0,5}[kmg]$/, allowed: "a size such as 10m, 500k or 1g" }), {
       event: "log_max_size",
@@ -95,10 +96,13 @@ export const dockerDefinition = defineInstallerDefinition({
       default: {},
       doc:
         `Other ${DAEMON_JSON} keys, as dockerd names them (e.g. {"live-restore": true}); merged with the ` +
-        "file's keys. A key vm-install wrote and no longer asked for is removed while the file holds the value " +
-        "it wrote (recorded in /var/lib/vm-install/grants.json); the admin's keys are never removed. A file " +
+        "file's keys. A key vm-install wrote and no longer asked for is removed, or set back to the admin's " +
+        "value it replaced, while the file holds the value it wrote (recorded in /var/lib/vm-install/grants.json; " +
+        "a key changed or removed by hand since is forgotten); the admin's keys are never removed. A file " +
         "dockerd refuses is rolled back and the job fails with dockerd's words. Refused: the typed settings' " +
-        "keys, hosts, data-root, graph, exec-root, pidfile, tlskey, and anything that looks like a credential.",
+        "keys, hosts, data-root, graph, exec-root, pidfile, tlskey, userns-remap, storage-driver, " +
+        "authorization-plugins, and anything that looks like a credential (a URL with a user part, with or " +
+        "without a scheme; any user part in a proxy).",
     }),
     ...APT_LIST_SETTINGS,
     ...REMOVAL_SETTINGS,

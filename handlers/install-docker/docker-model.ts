@@ -1,14 +1,15 @@
-// install-docker in the kit's model. Inspect: one look at Docker (docker-state.ts), the group step
-// decided (the inventory read only when someone joins or leaves), and the daemon asked when Docker is
-// complete or in a check. Plan: the package work by channel (it replans: packages start and create
-// things themselves), the service, the group, a restart of a daemon that does not answer. Verify: the
-// daemon answers, and hello-world unless `verify: "daemon"`; a check never runs hello-world.
+// install-docker in the kit's model. Inspect: one look at Docker (docker-state.ts), the inventory read and
+// re-checked against it (record-check.ts), the group step decided, the daemon asked when Docker is complete
+// or in a check. Plan: the package work by channel (it replans: packages start and create things), records
+// the VM left forgotten, daemon.json, the service, the group, a restart of a daemon that does not answer.
+// Verify: the daemon answers, and hello-world unless `verify: "daemon"`; a check never runs hello-world.
 
+import { GRANTS_FILE, readGrants } from "../common/grants";
 import type { Change, InstallerModel, ModelRun } from "../common/installer-model";
 import type { InstallerReport } from "../common/installer-result";
 import { requireSystemdFrom } from "../common/systemd";
 import type { DaemonFile } from "./daemon-config";
-import { daemonConfigChange, daemonFileOf, daemonRecordOf } from "./daemon-config-apply";
+import { daemonConfigChange, daemonFileOf } from "./daemon-config-apply";
 import type { DaemonRecord } from "./daemon-record";
 import type { DockerChannel, DockerVerify } from "./definition";
 import {
@@ -30,6 +31,7 @@ import {
   installOfficial,
   type PackageWork,
 } from "./package-work";
+import { checkRecords, forgetChange, type RecordCheck } from "./record-check";
 import {
   applyGroupStep,
   ensureService,
@@ -87,7 +89,9 @@ export interface DockerSeen {
   daemon?: DaemonLook;
   /** /etc/docker/daemon.json as found; read once the packages are there (or in a check). */
   daemonFile?: DaemonFile;
-  /** What the inventory says vm-install wrote into daemon.json (read only when it can matter). */
+  /** The inventory re-checked against the VM (read once Docker is installed). */
+  records?: RecordCheck;
+  /** What vm-install wrote into daemon.json and replaced there, as the file bears it out. */
   daemonRecord?: DaemonRecord;
 }
 
@@ -177,10 +181,12 @@ function restartChange(failure: string): DockerChange {
   };
 }
 
-/** Pure: package work first (it replans), then daemon.json (it replans), the service, the group, a restart. */
+/** Pure: package work, records forgotten, daemon.json (each replans), the service, the group, a restart. */
 export function planDocker(seen: DockerSeen, event: DockerEvent): DockerChange[] {
   const changes: DockerChange[] = [];
   if (needsPackages(seen.needs)) changes.push(packagesChange(seen, event));
+  const forget = seen.records && forgetChange(seen.records);
+  if (forget) changes.push(forget);
   const active = seen.docker.active === "active";
   const config = seen.daemonFile && daemonConfigChange(seen.daemonFile, active, event, seen.daemonRecord);
   if (config) changes.push(config);
@@ -214,8 +220,11 @@ export const dockerModel: InstallerModel<
     if (!check && needsPackages(needs)) return seen;
     if (check && needsPackages(needs)) seen.foreseen = await foreseePackages({ apt, os, event, progress }, docker);
     seen.daemonFile = await daemonFileOf(remote, docker, progress);
-    seen.daemonRecord = await daemonRecordOf(remote, seen.daemonFile, event, progress);
-    seen.group = await planGroupStep(remote, docker, users, progress);
+    // Every record is re-checked before use: one the VM no longer bears out is forgotten, never acted on.
+    const inventory = await progress.step(`reading ${GRANTS_FILE}`, () => readGrants(remote), "grants");
+    seen.records = checkRecords(inventory, docker, users, seen.daemonFile);
+    seen.daemonRecord = seen.records.daemon;
+    seen.group = planGroupStep(docker, users, seen.records.inventory);
     if (check || (round === 0 && needs.length === 0)) {
       const verifyLabel = check ? "verify (docker info only: check mode)" : "docker info";
       seen.daemon = await progress.step(verifyLabel, () => lookAtDaemon(remote, docker), "verify");

@@ -3,17 +3,10 @@
 
 import { command } from "../../shared/shell-quote";
 import { CommandError, type Remote, runLong, tail } from "../common/exec";
-import {
-  GRANTS_FILE,
-  type Inventory,
-  readGrants,
-  sameSet,
-  stringList,
-  withSection,
-  writeGrants,
-} from "../common/grants";
+import { GRANTS_FILE, type Inventory, sameSet, withSection, writeGrants } from "../common/grants";
 import type { Progress } from "../common/progress";
 import type { DockerState } from "./docker-state";
+import { groupMembersOf } from "./record-check";
 
 /** What docker.service needs to be enabled and running: the systemctl commands and their change lines. Pure. */
 export function planService(state: Pick<DockerState, "active" | "enabled">): { cmds: string[]; changes: string[] } {
@@ -99,33 +92,19 @@ function dockerSection(inventory: Inventory): Record<string, unknown> {
   return typeof d === "object" && d !== null && !Array.isArray(d) ? (d as Record<string, unknown>) : {};
 }
 
-/** The group step decided: its plan, the commands and change lines, and the inventory as read (if it was). */
+/** The group step decided: its plan, the commands and change lines, and the inventory it was decided from. */
 export interface GroupStep {
   plan: GroupPlan;
   cmds: string[];
   changes: string[];
-  /** Read only when someone joins or a member is not listed; undefined otherwise. */
-  inventory?: Inventory;
+  /** As read and re-checked (record-check.ts): what the step's record is written into. */
+  inventory: Inventory;
   recorded: string[];
 }
 
-/**
- * Decides the group step; changes nothing (check mode stops here). The root-only inventory is read only
- * when someone joins or a member is not listed: a rerun with nothing to do stays unprivileged.
- */
-export async function planGroupStep(
-  remote: Remote,
-  state: DockerState,
-  users: string[],
-  progress: Progress,
-): Promise<GroupStep> {
-  const unlisted = state.groupMembers.filter((m) => !users.includes(m));
-  const joining = users.some((u) => !(state.users.get(u) ?? []).includes("docker"));
-  const inventory =
-    joining || unlisted.length
-      ? await progress.step(`reading ${GRANTS_FILE}`, () => readGrants(remote), "grants")
-      : undefined;
-  const recorded = stringList((inventory?.docker as { group_members?: unknown } | undefined)?.group_members);
+/** Pure. Decides the group step from the inventory as re-checked; changes nothing (check mode stops here). */
+export function planGroupStep(state: DockerState, users: string[], inventory: Inventory): GroupStep {
+  const recorded = groupMembersOf(inventory);
   const plan = planGroup(state, users, recorded);
   const cmds: string[] = [];
   const changes: string[] = [];
@@ -143,7 +122,7 @@ export async function planGroupStep(
 
 /** The group step as decided by planGroupStep: nothing to do, or commands to run and a record to write. */
 export function groupStepIsEmpty(step: GroupStep): boolean {
-  return step.cmds.length === 0 && !(step.inventory && !sameSet(step.plan.record, step.recorded));
+  return step.cmds.length === 0 && sameSet(step.plan.record, step.recorded);
 }
 
 /**
@@ -171,7 +150,7 @@ export async function applyGroupStep(
       "users",
     );
   }
-  if (inventory && !sameSet(plan.record, recorded)) {
+  if (!sameSet(plan.record, recorded)) {
     await progress.step(
       `recording in ${GRANTS_FILE}`,
       () =>

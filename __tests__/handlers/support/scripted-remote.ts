@@ -8,6 +8,7 @@ import { CLOUD_INIT_LOOK } from "../../../handlers/common/cloud-init";
 import { DPKG_HEALTH_LOOK } from "../../../handlers/common/dpkg-health";
 import type { Connection } from "../../../handlers/common/exec";
 import { ExecRemote, type RunOptions, type RunResult, TunnelRefused } from "../../../handlers/common/exec";
+import { GRANTS_LOOK } from "../../../handlers/common/grants";
 import { LOCK_TABLE_LOOK } from "../../../handlers/common/lock-holders";
 import { INVENTORY_LOOK, PACKAGES_FILE, SYSTEM_NAMES_LOOK } from "../../../handlers/common/package-inventory";
 import { SYSTEMD_PROBE } from "../../../handlers/common/systemd";
@@ -55,6 +56,8 @@ export class ScriptedRemote implements Connection {
   cloudInitLooks = 0;
   /** How many times the look at apt's locks was answered without a step (nobody holds them). */
   lockLooks = 0;
+  /** How many times the grants inventory was read without a step (the VM has none). */
+  grantsLooks = 0;
   closed = false;
   /** Every TCP channel opened, with the fake server at its end. */
   readonly tunnels: { host: string; port: number; server?: FakePostgres }[] = [];
@@ -91,6 +94,12 @@ export class ScriptedRemote implements Connection {
     if (!matches && opts.sudo && command.includes(`mv -f "$t" ${PACKAGES_FILE}`)) {
       this.packageInventory = String(opts.stdin);
       return quiet("");
+    }
+    // install-docker reads the grants inventory on every run that finds Docker, to re-check its records;
+    // unless a test scripts it, vm-install granted nothing on the VM yet.
+    if (!matches && opts.sudo && command === GRANTS_LOOK.script) {
+      this.grantsLooks++;
+      return quiet(answerLook(command, { grants: { code: 3 } }));
     }
     // PostgreSQL looks for systemd first; unless a test scripts it, the VM runs systemd.
     if (command === SYSTEMD_PROBE && !matches) {
