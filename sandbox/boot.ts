@@ -136,6 +136,12 @@ for ns in /run/netns/*; do
 done
 ${identity}printf '%s\\n' ${q(i.name)} > ${q(`${m}/etc/hostname`)}
 printf '%s' ${q(hosts)} > ${q(`${m}/etc/hosts`)}
+# The host's cgroup v1 hides from the sandbox's systemd when a unit's last process has gone; a user manager
+# stopped 10 s after a login then hung in "deactivating", and every new login (pam_systemd) waited on it for
+# minutes (seen in CI after Docker's install brought libpam-systemd). A VM's kernel has no such gap: here the
+# user manager stays up instead of stopping.
+mkdir -p ${q(`${m}/etc/systemd/logind.conf.d`)}
+printf '[Login]\nUserStopDelaySec=infinity\n' > ${q(`${m}/etc/systemd/logind.conf.d/90-vm-install-sandbox.conf`)}
 echo "vm-install sandbox: booting ${i.name}"
 # --register=no --keep-unit: the host may have no systemd to register with. --capability=all and the bpf
 # and keyring syscalls: dockerd (iptables, cgroups) and containerd inside. The docker bind: overlay2

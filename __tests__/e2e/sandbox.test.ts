@@ -233,6 +233,16 @@ suite("sandbox VM (systemd-nspawn target over real SSH)", () => {
     expect(pw.stderr).toMatch(/Permission denied \(publickey\)/);
   });
 
+  test("logind keeps a user's manager up between logins (boot.ts says why: a stop hung under cgroup v1)", async () => {
+    const r = await ssh(
+      sb!,
+      pinned,
+      "busctl get-property org.freedesktop.login1 /org/freedesktop/login1 " +
+        "org.freedesktop.login1.Manager UserStopDelayUSec",
+    );
+    expect({ code: r.code, delay: r.stdout.trim() }).toEqual({ code: 0, delay: "t 18446744073709551615" });
+  });
+
   test("systemd is PID 1 and the system is running", async () => {
     const r = await ssh(sb!, pinned, "ps -o comm= -p 1; systemctl is-system-running --wait; hostname");
     const [pid1, state, hostname] = r.stdout.trim().split("\n");
