@@ -48,7 +48,6 @@ describe.each(installers)("%s on Rocky Linux", (name, handler, event) => {
       expect(remote.calls.map((c) => c.command)).toEqual([BOOT_LOOK.script]);
       expect(remote.calls[0].opts.sudo).toBeFalsy();
       expect(remote.implicit).toEqual([]);
-      expect(remote.systemdLooks).toBe(0);
       expect(remote.closed).toBe(true);
     },
   );

@@ -3,13 +3,10 @@
 // fails with "System has not been booted with systemd", and the job would fail deep inside, after apt
 // had installed packages whose services cannot start.
 
-import type { Remote } from "./exec";
 import { type RootFact, rootFact } from "./vm-facts";
 
-/** systemd's own test, sd_booted(3): /run/systemd/system exists only when systemd is PID 1. */
-export const SYSTEMD_PROBE = "if [ -d /run/systemd/system ]; then echo systemd; else echo none; fi";
-
-/** The same test as a probe of an installer's own look (exit 0: systemd). */
+/** systemd's own test, sd_booted(3) (/run/systemd/system exists only when systemd is PID 1), as a probe of an
+ * installer's first look (exit 0: systemd). */
 export const SYSTEMD_LOOK_PROBE = {
   name: "systemd",
   command: "[ -d /run/systemd/system ]",
@@ -17,13 +14,7 @@ export const SYSTEMD_LOOK_PROBE = {
   use: "refuse, before any change, a VM not booted with systemd",
 } as const;
 
-/** Throws, naming the service and what to do, when the VM was not booted with systemd. */
-export async function requireSystemd(remote: Remote, service: string): Promise<void> {
-  const r = await remote.run(SYSTEMD_PROBE, { label: "looking for systemd", timeoutMs: 30_000 });
-  if (r.stdout.trim() !== "systemd") throw noSystemd(service);
-}
-
-/** requireSystemd from SYSTEMD_LOOK_PROBE's answer. */
+/** Throws, naming the service and what to do, when SYSTEMD_LOOK_PROBE says the VM was not booted with systemd. */
 export function requireSystemdFrom(fact: RootFact, service: string): void {
   if (rootFact(fact, `the check for systemd before ${service}`).code !== 0) throw noSystemd(service);
 }

@@ -5,6 +5,7 @@ import { quote } from "../../shared/shell-quote";
 import type { Apt } from "../common/apt";
 import { ensurePackages } from "../common/ensure-packages";
 import { type Remote, runLong } from "../common/exec";
+import { SYSTEMD_LOOK_PROBE } from "../common/systemd";
 import { defineLook, type Facts, type RootFact, rootFact } from "../common/vm-facts";
 import { checkedListenNames, nameCheckFrom, nameProbes } from "./addresses";
 import {
@@ -102,6 +103,7 @@ const INSTALLATION_PROBES = [
     writer: "service",
     use: "how many cluster directories have blanks or controls in their names (the run is refused)",
   },
+  SYSTEMD_LOOK_PROBE,
   {
     name: "legacy_keyring",
     command: `[ -e ${LEGACY_PGDG_KEYRING} ]`,
@@ -149,7 +151,7 @@ export async function inspectInstallation(remote: Remote): Promise<ServerInvento
 export async function lookAtInstallation(
   remote: Remote,
   names: string[],
-): Promise<{ installation: ServerInventory; resolved: Record<string, string[]> }> {
+): Promise<{ installation: ServerInventory; resolved: Record<string, string[]>; systemd: RootFact }> {
   const look = names.length ? installationLook(names) : INSTALLATION_LOOK;
   const r = await remote.run(look.script, {
     env: { LC_ALL: "C" },
@@ -157,10 +159,11 @@ export async function lookAtInstallation(
     timeoutMs: 60_000,
   });
   const facts = look.parse(r.stdout);
+  const systemd = facts.get("systemd");
   // The login sends the password to these addresses: root's facts only.
   const check = nameCheckFrom((n) => rootFact(facts.get(n), "the listen_addresses names' check"), names);
   const resolved = checkedListenNames(check);
-  return { installation: inventoryFrom(facts), resolved };
+  return { installation: inventoryFrom(facts), resolved, systemd };
 }
 
 /**

@@ -7,7 +7,7 @@ import { ensurePackages } from "../common/ensure-packages";
 import { GRANTS_FILE, type Inventory, readGrants } from "../common/grants";
 import type { Applied, ApplyOutcome, InspectContext } from "../common/installer-model";
 import type { OsInfo } from "../common/os-release";
-import { requireSystemd } from "../common/systemd";
+import { requireSystemdFrom } from "../common/systemd";
 import type { PostgresOutcome } from "./apply";
 import { chooseCluster, chooseMajor, type PostgresEvent, registerPasswordForms, serverSource } from "./decisions";
 import type { ExtensionFacts } from "./extensions";
@@ -69,10 +69,10 @@ export async function inspect(ctx: InspectContext<PostgresEvent, PostgresState>)
     secrets.add(event.tls_ca_key || undefined, "tls_ca_key");
     secrets.add(event.tls_key || undefined, "tls_key");
     refuseTlsSettings(event, Date.now());
-    await requireSystemd(remote, "PostgreSQL");
-    // Before anything changes, in a check too: a listen_addresses name that is not the VM's own.
+    // Before anything changes, in a check too: a VM without systemd, a listen_addresses name not the VM's own.
     const names = listenHostNames(event.listen_addresses);
     first = await progress.step(LOOKING, () => lookAtInstallation(remote, names), "inspect");
+    requireSystemdFrom(first.systemd, "PostgreSQL");
   }
   const resolved = first?.resolved ?? previous?.state.resolved ?? {};
   const installation =

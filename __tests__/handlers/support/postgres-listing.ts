@@ -16,6 +16,8 @@ export interface Listing {
   units?: Record<string, string> | string;
   /** Cluster directories whose names hold blanks or controls. */
   hidden?: number;
+  /** The VM was booted with systemd. @default true */
+  systemd?: boolean;
   /** /etc/apt/keyrings/pgdg.asc exists. */
   legacyKeyring?: boolean;
   /** getent ahosts' addresses per name (a name not listed resolves to nothing). */
@@ -49,6 +51,7 @@ export function listingProbe(command: string, l: Listing): ProbeAnswer | undefin
   if (command.includes("pg_lsclusters -h")) return none ? { stdout: "", code: 1 } : { stdout: l.clusters!, code: 0 };
   if (command.includes("/etc/postgresql/*/*/postgresql.conf"))
     return { stdout: "hidden\n".repeat(l.hidden ?? 0), code: 0 };
+  if (command === "[ -d /run/systemd/system ]") return { stdout: "", code: l.systemd === false ? 1 : 0 };
   if (command === "[ -e /etc/apt/keyrings/pgdg.asc ]") return { stdout: "", code: l.legacyKeyring ? 0 : 1 };
   const name = /^getent ahosts '?([^' ]+)'?$/.exec(command);
   if (name) {

@@ -10,7 +10,6 @@ import { DPKG_HEALTH_LOOK } from "../../../handlers/common/dpkg-health";
 import { type Connection, ExecRemote, type RunOptions, type RunResult } from "../../../handlers/common/exec";
 import { GRANTS_LOOK } from "../../../handlers/common/grants";
 import { LOCK_TABLE_LOOK } from "../../../handlers/common/lock-holders";
-import { SYSTEMD_PROBE } from "../../../handlers/common/systemd";
 import { type FakePostgres, fakePostgres } from "./fake-postgres";
 import { UBUNTU_2204 } from "./fixtures";
 import { grantsText } from "./grants-steps";
@@ -168,7 +167,6 @@ export class PostgresVm implements Connection {
 
   private answer(command: string, stdin: string): { code?: number; stdout?: string } {
     const s = this.state;
-    if (command === SYSTEMD_PROBE) return { stdout: "systemd\n" };
     if (command === BOOT_LOOK.script) return { stdout: answerLook(command, { os_release: UBUNTU_2204 }) };
     if (command === DPKG_HEALTH_LOOK.script || command === LOCK_TABLE_LOOK.script)
       return { stdout: answerLook(command) };

@@ -11,7 +11,6 @@ import { ExecRemote, type RunOptions, type RunResult, TunnelRefused } from "../.
 import { GRANTS_LOOK } from "../../../handlers/common/grants";
 import { LOCK_TABLE_LOOK } from "../../../handlers/common/lock-holders";
 import { INVENTORY_LOOK, PACKAGES_FILE, SYSTEM_NAMES_LOOK } from "../../../handlers/common/package-inventory";
-import { SYSTEMD_PROBE } from "../../../handlers/common/systemd";
 import { SecretScrubber } from "../../../shared/secrets";
 import { type FakeMode, type FakePostgres, fakePostgres } from "./fake-postgres";
 import { type Answer, answerLook } from "./look-answers";
@@ -51,7 +50,6 @@ export class ScriptedRemote implements Connection {
   /** The package inventory as written when no step scripted it (reads of it answer this; undefined: no file). */
   packageInventory?: string;
   /** How many times the look for systemd was answered without a step (the VM runs systemd). */
-  systemdLooks = 0;
   /** How many times the look for cloud-init was answered without a step (the VM has none). */
   cloudInitLooks = 0;
   /** How many times the look at apt's locks was answered without a step (nobody holds them). */
@@ -100,11 +98,6 @@ export class ScriptedRemote implements Connection {
     if (!matches && opts.sudo && command === GRANTS_LOOK.script) {
       this.grantsLooks++;
       return quiet(answerLook(command, { grants: { code: 3 } }));
-    }
-    // PostgreSQL looks for systemd first; unless a test scripts it, the VM runs systemd.
-    if (command === SYSTEMD_PROBE && !matches) {
-      this.systemdLooks++;
-      return quiet("systemd\n");
     }
     // While the first boot goes on cloud-init is looked at again, and Apt at the lock before its first
     // apt step; unless a test scripts them, the VM has no cloud-init and nobody holds a lock.
