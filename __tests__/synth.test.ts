@@ -549,9 +549,9 @@ describe("through main.ts, as cdktf runs it", () => {
     for (const name of Object.keys(tf.output)) expect(hcl).toContain(`output "${name}" {`);
     for (const name of Object.keys(tf.variable))
       expect(hcl).toMatch(new RegExp(`variable "${name}" \\{[^}]*sensitive\\s*= true`));
-    expect(hcl).toMatch(/provider "nubes" \{\n\s*api_token\s*= "\$\{var\.nubes_api_token\}"/);
+    expect(hcl).toMatch(/provider "nubes" \{\n\s*api_token\s*= \(var\.nubes_api_token\)/);
     expect(hcl).toMatch(
-      /provider "sless" \{\n\s*endpoint\s*= "https:\/\/sless\.kube5s\.ru"\n\s*token\s*= "\$\{var\.sless_token\}"/,
+      /provider "sless" \{\n\s*endpoint\s*= "https:\/\/sless\.kube5s\.ru"\n\s*token\s*= \(var\.sless_token\)/,
     );
     expect(checked).toBeGreaterThan(40);
   });
