@@ -56,8 +56,8 @@ const stackFiles = (outdir: string, stack: string) =>
 test("the local target's stack as HCL passes terraform validate and plans the configuration the JSON does", () => {
   // Side by side at the same depth, so the relative paths in both are the same.
   const base = tempDir("hcl");
-  const { outdir: hclOut } = synthApp(LOCAL, { outdir: path.join(base, "hcl"), hcl: true });
-  const { outdir: jsonOut } = synthApp(LOCAL, { outdir: path.join(base, "json") });
+  const { outdir: hclOut } = synthApp(LOCAL, { outdir: path.join(base, "hcl"), cwd: base, hcl: true });
+  const { outdir: jsonOut } = synthApp(LOCAL, { outdir: path.join(base, "json"), cwd: base });
   const hclStack = path.join(hclOut, "stacks", "hcl");
   expect(stackFiles(hclOut, "hcl")).toEqual(["cdk.tf"]);
   tf(hclStack, ["init", "-backend=false", "-input=false", "-no-color"]);
