@@ -4,6 +4,7 @@
 // real; only its built-in terraform_data is used, so the local target's stack runs offline.
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { configAsHcl } from "../construct/json-config-as-hcl";
 import { terraformIn } from "../operator/terraform-cli";
 import { context, synthApp, tempDir } from "./support/synth";
 
@@ -24,8 +25,9 @@ const LOCAL = context({
   ],
 });
 
-function tf(stackDir: string, args: string[]): string {
-  const r = terraformIn(stackDir, path.dirname(path.dirname(stackDir)), args);
+/** terraform <args> in `stackDir`; `projectDir` gets the empty CLI configuration when none is set. */
+function tf(stackDir: string, args: string[], projectDir = path.dirname(path.dirname(stackDir))): string {
+  const r = terraformIn(stackDir, projectDir, args);
   expect({ args, status: r.status, stderr: r.stderr }).toEqual({ args, status: 0, stderr: "" });
   return r.stdout;
 }
@@ -92,3 +94,36 @@ test("each synth removes the stack file of the other kind an earlier one left", 
   synthApp(LOCAL, { outdir, hcl: true });
   expect(stackFiles(outdir, "hcl")).toEqual(["cdk.tf"]);
 }, 60_000);
+
+test("strings as HCL templates: quotes, backslashes, newlines, escapes and directives mean what JSON syntax meant", () => {
+  // Each value as Terraform reads it from JSON syntax and from the HCL written for it, compared as outputs.
+  const values: Record<string, unknown> = {
+    quotes: "rm -f \"${path.module}/a b\" 'c'",
+    backslash: "C:\\dir\\ and \\n stays two characters",
+    lines: "one\ntwo\r\n\tthree",
+    escaped: "$${literal} and %%{literal} and $ alone and 100%",
+    nested: '${format("%s-\\"%s\\"", "a}", "b{")} after',
+    directive: '%{ for x in ["a", "b"] }${x};%{ endfor }',
+    lone: '${jsonencode({ k = "v}" })}',
+    list: ["a", '${upper("b")}'],
+    object: { "key with space": "${1 + 1}", plain: true, n: 3, none: null },
+  };
+  const base = tempDir("hcl-strings");
+  const outputs = (dir: string, file: string, text: string) => {
+    fs.mkdirSync(dir);
+    fs.writeFileSync(path.join(dir, file), text);
+    tf(dir, ["init", "-input=false", "-no-color"], base);
+    tf(dir, ["apply", "-auto-approve", "-input=false", "-no-color"], base);
+    return JSON.parse(tf(dir, ["output", "-json"], base));
+  };
+  const config = { output: Object.fromEntries(Object.entries(values).map(([k, v]) => [k, { value: v }])) };
+  const fromJson = outputs(path.join(base, "json"), "main.tf.json", JSON.stringify(config));
+  const fromHcl = outputs(path.join(base, "hcl"), "main.tf", configAsHcl(config as never));
+  expect(Object.keys(fromJson).sort()).toEqual(Object.keys(values).sort());
+  expect(fromHcl).toEqual(fromJson);
+  // Not vacuous: the values are the templates' results.
+  expect(fromHcl.quotes.value).toBe("rm -f \"./a b\" 'c'");
+  expect(fromHcl.escaped.value).toBe("${literal} and %{literal} and $ alone and 100%");
+  expect(fromHcl.directive.value).toBe("a;b;");
+  expect(fromHcl.lines.value).toBe("one\ntwo\r\n\tthree");
+}, 120_000);
