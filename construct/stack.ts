@@ -109,7 +109,11 @@ export class VmInstallStack extends TerraformStack {
     const jobTarget: JobTargetFactory =
       config.jobTarget === "sless"
         ? slessJobTarget({ runtime: config.sless.runtime })
-        : localJobTarget({ resultsDir: resultsFolder(baseDir, config.stackName), paths });
+        : localJobTarget({
+            resultsDir: resultsFolder(baseDir, config.stackName),
+            paths,
+            parallelism: config.parallelism,
+          });
 
     this.installations = this.rollOut(props, jobTarget, paths, baseDir);
     if (props.secretTriggers === "unknown" && secretTriggerJobs(config, props.installers).length > 0)

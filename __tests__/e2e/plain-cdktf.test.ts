@@ -1,6 +1,6 @@
 // The cdktf CLI run directly (node_modules/.bin/cdktf, as `npx cdktf` runs it), not through bin/cdktf: a
 // deploy of the local-target shape to a sandbox, a password rotation, an unset password and a destroy, under
-// a person's umask 022. What bin/cdktf does around cdktf the app now does at synth (construct/
+// a person's umask 022, and a parallelism setting held without bin/cdktf's flag. What bin/cdktf does around cdktf the app now does at synth (construct/
 // synth-preparation.ts): the state and plan files owner-only before Terraform writes them, the secret
 // trigger from the TF_VAR_ values cdktf withholds from the app; an unset secret stops the plan by name.
 import { spawn } from "node:child_process";
@@ -114,6 +114,26 @@ describeE2E("the cdktf CLI run directly: deploy, password rotation, unset passwo
     expect(again.code).toBe(0);
     expect(jobsRun(again)).toEqual([]);
   }, 900_000);
+
+  test("parallelism 1 holds without --terraform-parallelism: two VMs' jobs one at a time", async () => {
+    const par = tempDir("plain-cdktf-par");
+    writeCdktfProject(par, {
+      stackName: "plain-par",
+      jobTarget: "local",
+      parallelism: 1,
+      installers: { packages: { packages: ["jq"] } },
+      vms: [host("a", sb), host("b", sb)],
+    });
+    const run = await plainCdktf(par, ["deploy", "--auto-approve"], {});
+    expect({ code: run.code, tail: run.code === 0 ? "" : run.output.slice(-3000) }).toEqual({ code: 0, tail: "" });
+    expect(jobsRun(run)).toEqual(["a_packages", "b_packages"]);
+    // Terraform (its default -parallelism 10) started both; the second runner waited for the one slot.
+    expect(run.output).toMatch(
+      /\[[ab]-install-packages\] waiting for one of the stack's 1 job slots \(parallelism 1\)/,
+    );
+    const destroyed = await plainCdktf(par, ["destroy", "--auto-approve"], {});
+    expect(destroyed.code).toBe(0);
+  }, 600_000);
 
   test("the password unset: the deploy stops at once naming TF_VAR_pg_password, no prompt waits", async () => {
     const started = Date.now();
