@@ -52,6 +52,15 @@ const BAD: [string, string, string[], string][] = [
   ["invoke", "bin/invoke.ts", [], "usage: npm run invoke"],
   ["sandbox", "sandbox/cli.ts", ["up", "--no-such-flag"], "usage: npm run sandbox"],
   ["sandbox", "sandbox/cli.ts", ["list", "extra"], "usage: npm run sandbox"],
+  // Not every sandbox on the machine for a forgotten name.
+  ["sandbox", "sandbox/cli.ts", ["down"], "pass --all for every one"],
+  ["sandbox", "sandbox/cli.ts", ["down", "--all", "demo"], "usage: npm run sandbox"],
+  // No terminal to approve on (stdin is not one here): said before anything runs, not Terraform's EOF.
+  ["rerun", "bin/rerun.ts", ["web"], "pass the approval in advance, as in `npm run rerun -- web -auto-approve`"],
+  ["trust", "bin/trust.ts", ["web"], "as in `npm run trust -- web SHA256:<fingerprint> -auto-approve`"],
+  ["providers", "providers/generate.ts", ["--no-such-flag"], "usage: npm run providers"],
+  ["demo", "demo/demo.ts", ["sideways"], "usage: npm run demo"],
+  ["bench:report", "bench/report.ts", ["--no-such-flag"], "usage: npm run bench:report"],
   ["twin", "twin/install.ts", [], "usage: npm run twin -- install"],
   ["twin", "twin/install.ts", ["install", "--dir"], "usage: npm run twin -- install"],
   ["twin", "twin/install.ts", ["install", "extra"], "usage: npm run twin -- install"],
@@ -73,6 +82,9 @@ const HELP: [string, string, string[], string][] = [
   ["twin", "twin/install.ts", ["--help"], "usage: npm run twin -- install"],
   ["test:times", "bin/test-report.ts", ["--help"], "usage: npm run test:times"],
   ["bench:synth", "bench/synth.ts", ["--help"], "usage: node -r ./bin/ts-register.js bench/synth.ts"],
+  ["providers", "providers/generate.ts", ["--help"], "usage: npm run providers"],
+  ["demo", "demo/demo.ts", ["--help"], "usage: npm run demo"],
+  ["bench:report", "bench/report.ts", ["-h"], "usage: npm run bench:report"],
 ];
 
 // All at once: each is a Node start and a transpile, and none waits on another.

@@ -71,8 +71,8 @@ function onTerminal(command: string): string {
 test("piped: CI=1 and FORCE_COLOR=0 (cdktf's --no-color default), the arguments unchanged", () => {
   expect(piped(["synth"])).toBe("CI=1 FORCE_COLOR=0 args=synth");
   expect(piped(["deploy", "--auto-approve"])).toBe("CI=1 FORCE_COLOR=0 args=deploy --auto-approve");
-  // No terminal to answer an approval prompt on: plain lines too.
-  expect(piped(["deploy"])).toBe("CI=1 FORCE_COLOR=0 args=deploy");
+  // A deploy with no terminal to approve on is refused before cdktf (bash-commands-usage.test.ts).
+  expect(piped(["diff"])).toBe("CI=1 FORCE_COLOR=0 args=diff");
 });
 
 test("piped, a CI or FORCE_COLOR the caller set is kept", () => {

@@ -133,6 +133,8 @@ describe("local job target with existing hosts", () => {
       resultTfstate: job.input.result_file,
       logDir: path.relative(stackDir, path.join(PROJECT_ROOT, ".vm-install", "local", "logs")),
       secretEnv: [{ field: "db_password", variable: "TF_VAR_pg_password" }],
+      // The stack's parallelism (10 by default), held by the jobs however Terraform is run.
+      jobSlots: { count: 10, dir: path.relative(stackDir, path.join(PROJECT_ROOT, ".vm-install", "local.job-slots")) },
     });
     expect(run.environment).toEqual({
       VM_IP: "192.0.2.10",

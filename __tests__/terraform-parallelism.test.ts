@@ -79,7 +79,7 @@ describe("bin/cdktf passes the setting on", () => {
       const expected = [command, "--auto-approve", "--terraform-parallelism=3"];
       expect(cdktfGets([command, "--auto-approve"], 3)).toEqual(expected);
     }
-    expect(cdktfGets(["deploy", "--var", "a b"])).toEqual(["deploy", "--var", "a b", "--terraform-parallelism=10"]);
+    expect(cdktfGets(["diff", "--var", "a b"])).toEqual(["diff", "--var", "a b", "--terraform-parallelism=10"]);
     expect(cdktfGets(["synth"], 3)).toEqual(["synth"]);
   });
 

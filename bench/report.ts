@@ -5,6 +5,7 @@
 //   npm run bench:report -- --check exit 1 when README.md's table is not what the results files give
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { EXIT } from "../operator/exit-codes";
 import { type BenchResult, targetText } from "./results";
 import { isWanResult, renderWanTable } from "./wan-figures";
 
@@ -165,7 +166,20 @@ export function renderWan(results: BenchResult[]): string {
   return renderWanTable(results.find(isWanResult));
 }
 
+const USAGE = "usage: npm run bench:report [-- --check]";
+
 if (require.main === module) {
+  const args = process.argv.slice(2);
+  if (args.includes("--help") || args.includes("-h")) {
+    process.stdout.write(
+      `${USAGE}\n  rewrites README.md's benchmark tables from bench/results/*.json; --check: only compare\n`,
+    );
+    process.exit(EXIT.ok);
+  }
+  if (args.some((a) => a !== "--check")) {
+    process.stderr.write(`bench:report: unexpected ${args.filter((a) => a !== "--check").join(" ")}\n${USAGE}\n`);
+    process.exit(EXIT.usage);
+  }
   const readme = fs.readFileSync(README, "utf8");
   const results = loadResults();
   const table = renderTable(results);

@@ -5,11 +5,12 @@
 // protocol the local job target shares with this CLI: construct/jobs/invoke-args.ts and job-result-file.ts.
 import * as path from "node:path";
 import { bundleHandler } from "../construct/bundling/bundle";
-import { parseInvokeArgs, USAGE, USAGE_HINT, UsageError } from "../construct/jobs/invoke-args";
+import { type InvokeArgs, parseInvokeArgs, USAGE, USAGE_HINT, UsageError } from "../construct/jobs/invoke-args";
 import { resultAsTfstate, writeResultFile } from "../construct/jobs/job-result-file";
 import { BadUsage, type CommandSpec, EXIT, runCommand } from "../operator/exit-codes";
 import { type Invocation, resolveInvocation } from "../operator/runner/invocation";
 import { JobLog } from "../operator/runner/job-log";
+import { takeJobSlot } from "../operator/runner/job-slots";
 import { type JobResult, runJob } from "../operator/runner/run-job";
 
 // invoke-args.ts's USAGE still ends with the old "2 bad usage" line; it is being moved (construct/jobs/), so the
@@ -55,12 +56,14 @@ async function invoke(inv: Invocation, say: (line: string) => void): Promise<Pic
 
 export async function main(argv: string[]): Promise<number> {
   let inv: Invocation;
+  let args: InvokeArgs;
   try {
-    const args = parseInvokeArgs(argv);
-    if (args === "help") {
+    const parsed = parseInvokeArgs(argv);
+    if (parsed === "help") {
       process.stdout.write(`${HELP}\n`);
       return EXIT.ok;
     }
+    args = parsed;
     inv = await resolveInvocation(args);
   } catch (err) {
     if (err instanceof UsageError) throw new BadUsage(`${err.message}\n`);
@@ -74,7 +77,14 @@ export async function main(argv: string[]): Promise<number> {
     log?.line(line);
   };
   if (inv.name) say(`[${label}] starting`);
-  const result = await invoke(inv, say);
+  const slots = args.jobSlots && { count: args.jobSlots.count, dir: path.resolve(args.jobSlots.dir) };
+  const release = slots ? await takeJobSlot(slots, (line) => say(`[${label}] ${line}`)) : undefined;
+  let result: Pick<JobResult, "phase" | "message">;
+  try {
+    result = await invoke(inv, say);
+  } finally {
+    release?.();
+  }
   const json = JSON.stringify({ phase: result.phase, message: result.message });
   log?.line(json);
   log?.close();

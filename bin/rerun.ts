@@ -7,6 +7,7 @@ import type { VmInstallConfig } from "../construct/config/types";
 import { INSTALLERS } from "../construct/installers/catalog";
 import { installerJobId } from "../construct/resource-names";
 import { BadUsage, type CommandSpec, EXIT, runCommand } from "../operator/exit-codes";
+import { approvalRefusal } from "../operator/terraform-approval";
 import { projectFolder, readProject, synthAndApply } from "../operator/terraform-cli";
 
 const say = (line: string) => process.stderr.write(`rerun: ${line}\n`);
@@ -72,9 +73,17 @@ function replaceJobs(projectDir: string, stackDir: string, targets: string[], ap
   });
 }
 
+/** A rerun that Terraform would ask to approve where no one can answer: refused, saying what to pass. */
+export function refuseUnapproved(request: RerunRequest, stdinIsTerminal: boolean): void {
+  const example = ["npm run rerun --", request.vmName, request.installer, ...request.applyArgs, "-auto-approve"];
+  const refusal = approvalRefusal(request.applyArgs, stdinIsTerminal, example.filter(Boolean).join(" "));
+  if (refusal) throw new RerunRefused(refusal);
+}
+
 export function main(argv: string[], projectDir = projectFolder("rerun")): number {
   try {
     const request = parseRerunArgs(argv);
+    refuseUnapproved(request, process.stdin.isTTY === true);
     const { config, stackDir } = readProject(projectDir);
     return replaceJobs(projectDir, stackDir, rerunTargets(config, request), request.applyArgs);
   } catch (err) {

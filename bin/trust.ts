@@ -13,6 +13,7 @@ import { type ConnectOptions, type HostKeyProbe, probeHostKey } from "../handler
 import { resolveSshRetry } from "../handlers/common/ssh-retry-policy";
 import { BadUsage, type CommandSpec, EXIT, runCommand } from "../operator/exit-codes";
 import { readDeployed } from "../operator/status/deployed-status";
+import { approvalRefusal } from "../operator/terraform-approval";
 import { projectFolder, readProject, synthAndApply } from "../operator/terraform-cli";
 import { HOST_KEY_SHA256 } from "../shared/names";
 
@@ -198,6 +199,10 @@ function recordKey(
 export async function main(argv: string[], projectDir = projectFolder("trust")): Promise<number> {
   try {
     const request = parseTrustArgs(argv);
+    const fingerprint = request.fingerprint ?? "SHA256:<fingerprint>";
+    const example = ["npm run trust --", request.vmName, fingerprint, ...request.applyArgs, "-auto-approve"];
+    const refusal = approvalRefusal(request.applyArgs, process.stdin.isTTY === true, example.filter(Boolean).join(" "));
+    if (refusal) throw new TrustRefused(refusal, EXIT.usage);
     const { stackDir } = readProject(projectDir);
     const { config, outputs } = readDeployed(projectDir, say);
     const { vm, target, record } = trustTarget(config, request.vmName, outputs);

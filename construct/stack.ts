@@ -3,6 +3,7 @@
 
 import * as path from "node:path";
 import type { Construct } from "constructs";
+import { STACK_CA_VARIABLES } from "../handlers/install-postgres/tls-settings";
 import { NubesProvider } from "../providers/generated/nubes/provider/index";
 import { SlessProvider } from "../providers/generated/sless/provider/index";
 import { ValidationError } from "../shared/validate";
@@ -16,7 +17,7 @@ import type { CatalogEntry } from "./installers/catalog";
 import type { JobTargetFactory } from "./jobs/job-spec";
 import { localJobTarget } from "./jobs/local-job";
 import { type GatedVm, rolloutGate } from "./jobs/rollout-gate";
-import { resultsFolder } from "./jobs/secret-trigger";
+import { resultsFolder, secretTriggerJobs } from "./jobs/secret-trigger";
 import { slessJobTarget } from "./jobs/sless-job";
 import { TerraformData } from "./jobs/terraform-data";
 import { warnSharedCertificateNames } from "./postgres-ca";
@@ -51,6 +52,17 @@ function gatedVms(plan: RolloutPlan, wave: Wave, installations: Map<string, VmIn
     .map((name) => ({ name, jobs: installations.get(name)!.jobs }));
 }
 
+/** A secret variable's error when it is unset or empty; the stack CA's come from bin/cdktf, not the person. */
+export function unsetVariableMessage(name: string, description: string): string {
+  const holds = description.replace(/\s*\(TF_VAR_[^)]*\)$/, "");
+  if ((Object.values(STACK_CA_VARIABLES) as string[]).includes(name))
+    return (
+      `vm-install: TF_VAR_${name} is not set: it is the stack's PostgreSQL CA (${holds}), which ` +
+      "`npm run deploy` (bin/cdktf) reads from its file for Terraform; run that instead of cdktf directly."
+    );
+  return `vm-install: TF_VAR_${name} is not set (${holds}); export TF_VAR_${name}=... and run the command again.`;
+}
+
 /** The version constraint every version meets: sless.providerVersion "" (any). */
 export const ANY_VERSION = ">= 0.0.0";
 
@@ -61,6 +73,11 @@ export interface VmInstallStackProps {
   readonly baseDir?: string;
   /** The installers, in run order; the config must have been parsed with the same list. @default the catalog */
   readonly installers?: readonly CatalogEntry[];
+  /**
+   * Whether the local jobs' secret triggers are as the secrets are now (construct/synth-preparation.ts);
+   * "unknown" stops every plan with one line naming the command that writes them. @default "current"
+   */
+  readonly secretTriggers?: "current" | "unknown";
 }
 
 export class VmInstallStack extends TerraformStack {
@@ -92,9 +109,15 @@ export class VmInstallStack extends TerraformStack {
     const jobTarget: JobTargetFactory =
       config.jobTarget === "sless"
         ? slessJobTarget({ runtime: config.sless.runtime })
-        : localJobTarget({ resultsDir: resultsFolder(baseDir, config.stackName), paths });
+        : localJobTarget({
+            resultsDir: resultsFolder(baseDir, config.stackName),
+            paths,
+            parallelism: config.parallelism,
+          });
 
     this.installations = this.rollOut(props, jobTarget, paths, baseDir);
+    if (props.secretTriggers === "unknown" && secretTriggerJobs(config, props.installers).length > 0)
+      this.stopForUnknownTriggers();
     stackCaOutput(this, config, paths, baseDir);
     warnSharedCertificateNames(this, config);
   }
@@ -181,7 +204,28 @@ export class VmInstallStack extends TerraformStack {
   }
 
   /**
-   * One sensitive string variable per name, set through TF_VAR_<name>; never given a default. A rule's
+   * cdktf gives the app no TF_VAR_ value and this system has no /proc to read them from: a job's trigger may
+   * be older than its secret, and the change would be silently ignored. Stopped at plan, before anything runs.
+   */
+  private stopForUnknownTriggers(): void {
+    const stop = new TerraformData(this, "secret_triggers_check", {});
+    stop.overrideLogicalId("secret_triggers_check");
+    stop.addOverride("lifecycle.precondition", [
+      {
+        condition: "${false}",
+        error_message:
+          "vm-install: cdktf ran this app without the TF_VAR_ values (it passes none to synth, and this system " +
+          "has no /proc to read them from), so a changed secret would not rerun its job: run `npm run deploy` " +
+          "(or `npm run destroy`), which writes the secret triggers first.",
+      },
+    ]);
+  }
+
+  /**
+   * One sensitive string variable per name, set through TF_VAR_<name>. Not a required variable: Terraform
+   * would ask for it at a prompt that a run without a terminal (cdktf piped, CI) never answers. The default is
+   * "" and a validation refuses "", naming the variable, before anything runs (the value a validation error
+   * shows is then always ""). A rule's
    * minimum length is checked at plan time, before any job runs, by a precondition of its own: a
    * `validation` block would do it earlier, but Terraform (1.11) prints the value of every variable its
    * condition names in the error, sensitive or not; a precondition's error shows no value.
@@ -189,7 +233,13 @@ export class VmInstallStack extends TerraformStack {
   private secretVariable(name: string, description: string, rule?: SecretRule): TerraformVariable {
     let variable = this.secrets.get(name);
     if (!variable) {
-      variable = new TerraformVariable(this, name, { type: "string", sensitive: true, description });
+      variable = new TerraformVariable(this, name, {
+        type: "string",
+        sensitive: true,
+        description,
+        default: "",
+        validation: [{ condition: `\${var.${name} != ""}`, errorMessage: unsetVariableMessage(name, description) }],
+      });
       variable.overrideLogicalId(name);
       this.secrets.set(name, variable);
     }

@@ -7,6 +7,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { PROJECT_ROOT } from "../construct/entry-points";
+import { EXIT } from "../operator/exit-codes";
 import { readStatus } from "../operator/status/deployed-status";
 import { renderStatusTable } from "../operator/status/status-table";
 import {
@@ -134,13 +135,18 @@ async function down(): Promise<number> {
 
 if (require.main === module) {
   const args = process.argv.slice(2);
+  const usage = "usage: npm run demo [-- up|down] [--twin]";
+  if (args.includes("--help") || args.includes("-h")) {
+    process.stdout.write(`${usage}\n`);
+    process.exit(EXIT.ok);
+  }
   const twin = args.includes("--twin");
   const rest = args.filter((a) => a !== "--twin");
   const command = rest[0] ?? "up";
   const run = command === "up" ? (twin ? twinUp : up) : command === "down" ? (twin ? twinDown : down) : undefined;
   if (!run || rest.length > 1) {
-    say(`unknown arguments ${JSON.stringify(rest.join(" "))}; usage: npm run demo [-- up|down] [--twin]`);
-    process.exit(2);
+    say(`unknown arguments ${JSON.stringify(rest.join(" "))}; ${usage}`);
+    process.exit(EXIT.usage);
   }
   run().then(
     (code) => process.exit(code),

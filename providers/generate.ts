@@ -8,6 +8,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { generateProviderBindingsFromSchema } from "@cdktf/provider-generator";
+import { EXIT } from "../operator/exit-codes";
 
 export const SCHEMAS_DIR = path.join(__dirname, "schemas");
 export const GENERATED_DIR = path.join(__dirname, "generated");
@@ -37,8 +38,22 @@ export async function generateBindings(outDir: string): Promise<string[]> {
   }
 }
 
+const USAGE = "usage: npm run providers [-- <outDir>]";
+
 if (require.main === module) {
-  const outDir = path.resolve(process.argv[2] ?? GENERATED_DIR);
+  const args = process.argv.slice(2);
+  if (args.includes("--help") || args.includes("-h")) {
+    process.stdout.write(
+      `${USAGE}\n  regenerates the bindings from providers/schemas/ into outDir (default providers/generated/)\n`,
+    );
+    process.exit(EXIT.ok);
+  }
+  // outDir is emptied first: an option mistaken for it must not be.
+  if (args.length > 1 || args[0]?.startsWith("-")) {
+    process.stderr.write(`providers: unexpected ${args.join(" ")}\n${USAGE}\n`);
+    process.exit(EXIT.usage);
+  }
+  const outDir = path.resolve(args[0] ?? GENERATED_DIR);
   generateBindings(outDir).then(
     (names) =>
       console.log(`providers: generated ${names.join(", ")} into ${path.relative(process.cwd(), outDir) || "."}`),

@@ -23,7 +23,8 @@ const USAGE = `usage: npm run sandbox -- [command] [options]
                                      boot a sandbox VM (default command); it keeps running after this exits.
                                      --user-data: boot it with cloud-init, as a cloud would: NAME (default
                                      ubuntu) with the sandbox's key, then FILE (#cloud-config, #! or MIME multipart)
-  down [name]                        remove one sandbox, or every sandbox when no name is given
+  down <name> | --all                remove one sandbox, or with --all every sandbox on this machine (the tests'
+                                     and other people's too)
   list                               show sandboxes: name, status, address, release
   image [--rebuild] [--release R]    build (or rebuild) the cached base image of a release
 releases (R): ${Object.entries(RELEASES)
@@ -131,10 +132,17 @@ async function up(argv: string[]): Promise<void> {
 }
 
 async function down(args: string[]): Promise<void> {
-  if (args.length > 1 || args.some((a) => a.startsWith("-")))
-    throw new BadUsage(`down: expected at most one name, got ${args.join(" ")}`);
+  const all = args.includes("--all");
+  const named = args.filter((a) => a !== "--all");
+  if (named.length > 1 || named.some((a) => a.startsWith("-")) || (all && named.length > 0))
+    throw new BadUsage(`down: expected one name or --all, got ${args.join(" ")}`);
+  // Every sandbox on the machine is more than a forgotten name should remove: the tests' and other people's.
+  if (!all && named.length === 0)
+    throw new BadUsage(
+      "down: which sandbox? name it (npm run sandbox -- list shows them), or pass --all for every one",
+    );
   requireSupport();
-  const names = args.length ? args : listSandboxes().map((s) => s.name);
+  const names = all ? listSandboxes().map((s) => s.name) : named;
   if (!names.length) {
     err("sandbox: nothing to remove");
     return;

@@ -136,6 +136,8 @@ describe("usage text", () => {
   --secret-env F=VAR    set event field F from environment variable VAR (e.g. db_password=TF_VAR_pg_password),
                         so a secret is on no command line and in no file; repeatable
   --name NAME           the job's name, shown in progress and in a failure
+  --job-slots N:DIR     run only while fewer than N runners hold a slot file in DIR, else wait (a stack's
+                        parallelism, held by its local jobs whatever -parallelism Terraform was given)
   --entrypoint M.F      module.function to call (default handler.install)
   --handlers-dir DIR    where <installer> folders are (default handlers/ of this project)
   -h, --help            this text
@@ -147,7 +149,7 @@ Exit code: 0 Succeeded, 1 Failed, 2 bad usage.`);
 
   test("every option it lists is one the parser accepts", () => {
     const flags = [...USAGE.matchAll(/^ {2}(?:-h, )?(--[a-z-]+)/gm)].map((m) => m[1]);
-    expect(flags).toHaveLength(14);
+    expect(flags).toHaveLength(15);
     for (const flag of flags) {
       const argv =
         flag === "--help"
@@ -160,7 +162,15 @@ Exit code: 0 Succeeded, 1 Failed, 2 bad usage.`);
                   "--dir",
                   "/d",
                   flag,
-                  flag === "--event" ? "{}" : flag === "--timeout" ? "5" : flag === "--entrypoint" ? "a.b" : "x",
+                  flag === "--event"
+                    ? "{}"
+                    : flag === "--timeout"
+                      ? "5"
+                      : flag === "--entrypoint"
+                        ? "a.b"
+                        : flag === "--job-slots"
+                          ? "2:d"
+                          : "x",
                 ];
       expect(() => parseInvokeArgs(argv)).not.toThrow();
     }

@@ -8,7 +8,7 @@ import { App } from "../../construct/cdktf";
 import { parseConfig } from "../../construct/config/parse";
 import { PROJECT_ROOT } from "../../construct/entry-points";
 import type { CatalogEntry } from "../../construct/installers/catalog";
-import { VmInstallStack } from "../../construct/stack";
+import { VmInstallStack, type VmInstallStackProps } from "../../construct/stack";
 
 export type TfJson = Record<string, any>;
 
@@ -29,23 +29,28 @@ export function synth(
   ctx: Record<string, unknown>,
   outdir = tempDir("synth"),
   installers?: readonly CatalogEntry[],
+  props: Pick<VmInstallStackProps, "secretTriggers"> = {},
 ): { tf: TfJson; outdir: string; stackDir: string } {
   const config = parseConfig(ctx, installers);
   const app = new App({ outdir });
-  new VmInstallStack(app, config.stackName, { config, baseDir: PROJECT_ROOT, installers });
+  new VmInstallStack(app, config.stackName, { config, baseDir: PROJECT_ROOT, installers, ...props });
   app.synth();
   const stackDir = path.join(outdir, "stacks", config.stackName);
   return { tf: JSON.parse(fs.readFileSync(path.join(stackDir, "cdk.tf.json"), "utf8")), outdir, stackDir };
 }
 
-/** Runs main.ts in a fresh process as cdktf would (context and outdir through its environment). */
+/**
+ * Runs main.ts in a fresh process as cdktf would (context and outdir through its environment), in a project
+ * folder of its own (`cwd`, by default a new one): the app prepares the project folder for Terraform.
+ */
 export function synthApp(
   ctx: Record<string, unknown>,
-  opts: { outdir?: string; env?: Record<string, string>; hcl?: boolean } = {},
+  opts: { outdir?: string; env?: Record<string, string>; hcl?: boolean; cwd?: string } = {},
 ): { outdir: string; stdout: string } {
   const outdir = opts.outdir ?? tempDir("app");
-  const stdout = execFileSync(process.execPath, ["-r", "./bin/ts-register.js", "main.ts"], {
-    cwd: PROJECT_ROOT,
+  const app = [path.join(PROJECT_ROOT, "bin", "ts-register.js"), path.join(PROJECT_ROOT, "main.ts")];
+  const stdout = execFileSync(process.execPath, ["-r", ...app], {
+    cwd: opts.cwd ?? tempDir("app-project"),
     env: {
       ...process.env,
       ...opts.env,

@@ -64,6 +64,14 @@ const OPTIONS = {
     ],
   },
   name: { type: "string", arg: "NAME", help: ["the job's name, shown in progress and in a failure"] },
+  "job-slots": {
+    type: "string",
+    arg: "N:DIR",
+    help: [
+      "run only while fewer than N runners hold a slot file in DIR, else wait (a stack's",
+      "parallelism, held by its local jobs whatever -parallelism Terraform was given)",
+    ],
+  },
   entrypoint: { type: "string", arg: "M.F", help: [`module.function to call (default ${DEFAULT_ENTRYPOINT})`] },
   "handlers-dir": {
     type: "string",
@@ -131,6 +139,8 @@ export interface InvokeArgs {
   readonly name?: string;
   readonly entrypoint?: string;
   readonly handlersDir?: string;
+  /** At most `count` jobs sharing `dir` run at once (operator/runner/job-slots.ts). */
+  readonly jobSlots?: { readonly count: number; readonly dir: string };
 }
 
 /** An event given as text (a flag, a file, a variable): one JSON object. `where` names its source. */
@@ -187,6 +197,14 @@ function parseSecretEnv(specs: readonly string[] | undefined): SecretEnv[] | und
   });
 }
 
+function parseJobSlots(text: string | undefined): InvokeArgs["jobSlots"] {
+  if (text === undefined) return undefined;
+  const m = /^(\d{1,3}):(.+)$/.exec(text);
+  if (!m || Number(m[1]) < 1 || Number(m[1]) > 256)
+    throw new UsageError(`--job-slots ${text}: expected N:DIR, N from 1 to 256, e.g. 10:.vm-install/web/slots`);
+  return { count: Number(m[1]), dir: m[2] };
+}
+
 /** Parses the CLI's argv (without node and the script); "help" for -h/--help. Throws UsageError. */
 export function parseInvokeArgs(argv: readonly string[]): InvokeArgs | "help" {
   const { values: o, positionals } = parseFlags(argv);
@@ -220,6 +238,7 @@ export function parseInvokeArgs(argv: readonly string[]): InvokeArgs | "help" {
     name: o.name,
     entrypoint: o.entrypoint,
     handlersDir: o["handlers-dir"],
+    jobSlots: parseJobSlots(o["job-slots"]),
   };
   // Only the options given become keys, so the result says exactly what the command line said.
   for (const key of Object.keys(args) as (keyof InvokeArgs)[]) if (args[key] === undefined) delete args[key];
@@ -249,6 +268,7 @@ export function invokeArgv(args: InvokeArgs): string[] {
   add("log-dir", args.logDir);
   add("entrypoint", args.entrypoint);
   add("handlers-dir", args.handlersDir);
+  add("job-slots", args.jobSlots && `${args.jobSlots.count}:${args.jobSlots.dir}`);
   for (const s of args.secretEnv ?? []) add("secret-env", `${s.field}=${s.variable}`);
   try {
     parseInvokeArgs(argv);

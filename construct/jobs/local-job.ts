@@ -24,6 +24,8 @@ export interface LocalJobProps {
   readonly paths: TerraformPaths;
   /** The project whose bin/invoke.ts runs the jobs. @default this checkout */
   readonly projectRoot?: string;
+  /** At most this many of the stack's jobs at once (the `parallelism` setting), however Terraform is run. */
+  readonly parallelism?: number;
 }
 
 /** An output of the result file the runner wrote, its default when there is none; read once the job has run. */
@@ -53,7 +55,13 @@ class LocalJob implements InstallerJob {
 }
 
 /** The runner's command line for `spec`; every path in it relative to the stack folder. */
-function jobCommandLine(spec: JobSpec, resultFile: string, logDir: string, runnerRoot: string): string {
+function jobCommandLine(
+  spec: JobSpec,
+  resultFile: string,
+  logDir: string,
+  runnerRoot: string,
+  jobSlots?: { count: number; dir: string },
+): string {
   const line = invokeCommandLine(
     {
       name: spec.name,
@@ -64,6 +72,7 @@ function jobCommandLine(spec: JobSpec, resultFile: string, logDir: string, runne
       timeoutSec: spec.waitTimeoutSec,
       resultTfstate: resultFile,
       logDir,
+      jobSlots,
       secretEnv: Object.entries(spec.secretEvent).map(([field, variable]) => ({
         field,
         variable: `TF_VAR_${variable.friendlyUniqueId}`,
@@ -118,6 +127,9 @@ function jobTriggers(spec: JobSpec, props: LocalJobProps): Record<string, string
 function localJob(props: LocalJobProps, root: string, scope: Construct, id: string, spec: JobSpec): InstallerJob {
   const resultFile = props.paths.placed(path.join(props.resultsDir, `${spec.name}.tfstate`));
   const logDir = props.paths.placed(path.join(props.resultsDir, "logs"));
+  // Beside the results folder, not in it: that folder's listing is the jobs' results, logs and triggers.
+  const slotDir = `${props.resultsDir}.job-slots`;
+  const slots = props.parallelism ? { count: props.parallelism, dir: props.paths.placed(slotDir) } : undefined;
   const previousPhase = spec.tolerateFailure ? spec.previous?.phase : undefined;
   const after = spec.previous ? [...spec.dependsOn, spec.previous] : spec.dependsOn;
   const data = new TerraformData(scope, id, {
@@ -127,7 +139,7 @@ function localJob(props: LocalJobProps, root: string, scope: Construct, id: stri
     provisioners: [
       {
         type: "local-exec",
-        command: jobCommandLine(spec, resultFile, logDir, props.paths.placed(root)),
+        command: jobCommandLine(spec, resultFile, logDir, props.paths.placed(root), slots),
         environment: {
           ...jobEnvironment(spec.connection),
           [EVENT_ENV]: JSON.stringify(spec.event),
@@ -165,7 +177,7 @@ function localJob(props: LocalJobProps, root: string, scope: Construct, id: stri
     job.uninstall = uninstallOnDestroy(scope, id, {
       job: data,
       previous: spec.previous?.uninstall,
-      command: jobCommandLine(absent, file, logDir, props.paths.placed(root)),
+      command: jobCommandLine(absent, file, logDir, props.paths.placed(root), slots),
       environment: { ...jobEnvironment(spec.connection), [EVENT_ENV]: JSON.stringify(absent.event) },
     });
   }
