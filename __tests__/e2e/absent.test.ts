@@ -7,6 +7,7 @@ import type { Sandbox } from "../../sandbox/index";
 import { startFakeDockerRepo } from "./fixtures/docker-repo";
 import { absentThrice, expectAuditClean, noWork, T, vmState } from "./support/absent-e2e";
 import { describeE2E, expectSucceeded, root, runInstaller, sandboxPerSuite } from "./support/e2e";
+import { remoteEvent } from "./support/postgres-e2e";
 import { RELEASE } from "./support/release";
 
 describeE2E("state absent on a sandbox VM: install, take back, the VM as before", () => {
@@ -126,14 +127,7 @@ describeE2E("state absent on a sandbox VM: install, take back, the VM as before"
       "the cluster kept where the result says; with purgeData the VM is as before",
     async () => {
       const PW = "absent-test-password-1";
-      const event = {
-        db_name: "shop",
-        db_user: "shop_app",
-        db_password: PW,
-        listen_addresses: "*",
-        allow_remote: true,
-        allowed_cidrs: ["10.200.0.0/16"],
-      };
+      const event = remoteEvent(PW);
       const pristine = await vmState(sb);
       const install = await runInstaller(sb, "install-postgres", event, { secrets: [PW] });
       expectSucceeded(install);

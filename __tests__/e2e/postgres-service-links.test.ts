@@ -5,6 +5,7 @@
 // as postgres): root's words reach neither the job's message nor a file postgres can read.
 import type { Sandbox } from "../../sandbox/index";
 import { describeE2E, expectSucceeded, root, runInstaller, sandboxPerSuite, withoutFrames } from "./support/e2e";
+import { remoteEvent } from "./support/postgres-e2e";
 import { FACTS } from "./support/release";
 
 const T = 15 * 60_000;
@@ -20,14 +21,7 @@ describeE2E("install-postgres reads the postgres user's files as postgres", () =
   sandboxPerSuite((s) => {
     sb = s;
   }, T);
-  const event = {
-    db_name: "shop",
-    db_user: "shop_app",
-    db_password: PW,
-    listen_addresses: "*",
-    allow_remote: true,
-    allowed_cidrs: ["10.200.0.0/16"],
-  };
+  const event = remoteEvent(PW);
   const job = (ev: Record<string, unknown>) => runInstaller(sb, "install-postgres", ev, { secrets: [PW] });
   const asPostgres = (command: string) => root(sb, `runuser -u postgres -- sh -c '${command}'`);
 

@@ -17,6 +17,16 @@ export const PW2 = `Pg2tok it's "new" $(id) \\ \`x\` end `;
 export const PW3 = `Pg3tok пароль «ü» 'q' \\ $x`;
 export const TOKENS = ["Pg1tok", "Pg2tok", "Pg3tok"];
 
+/** shop and shop_app, listening everywhere, one remote network allowed: a pg_hba line of vm-install's to take back. */
+export const remoteEvent = (password: string) => ({
+  db_name: "shop",
+  db_user: "shop_app",
+  db_password: password,
+  listen_addresses: "*",
+  allow_remote: true,
+  allowed_cidrs: ["10.200.0.0/16"],
+});
+
 /** Nothing the job let out holds a password, and the runner's own last-line scrubbing had nothing to do. */
 export function expectNoSecretsOut(run: InstallerRun): void {
   const out = [run.message, ...run.lines].join("\n");
