@@ -1,0 +1,152 @@
+// Issue 32 finding 1 end to end: root installs a package of its own at five moments of an install-packages
+// job, each moment chosen by the VM's own progress (an apt hook blocked on a fifo, the job's apt-get seen
+// waiting, a line of its dpkg's record, its step's exit status), never a timer. After each, the inventory
+// holds only the job's own packages and state absent takes exactly those: the VM is as before plus root's.
+import type { Sandbox } from "../../sandbox/index";
+import { T, vmState } from "./support/absent-e2e";
+import { describeE2E, expectSucceeded, root, runInstaller, sandboxPerSuite } from "./support/e2e";
+import { waitForProcess } from "./support/faults";
+
+const OURS = ["jq", "libjq1", "libonig5"];
+const HOLD = "/run/pkgtx-hold";
+/** An apt-get update of anyone's waits here while the fifo exists (the test's way to stop the job mid-update). */
+const UPDATE_HOOK = `APT::Update::Pre-Invoke { "if [ -p ${HOLD}/update ]; then cat ${HOLD}/update > /dev/null; fi"; };`;
+/** root's own apt-get, waiting for the job's locks as an admin's would. */
+const rootInstall = (pkg: string, extra = "") =>
+  `DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 ${extra} install -y -q ${pkg} > ${HOLD}/${pkg}.log 2>&1`;
+/** Polls (20 ms) a shell condition in the target until it holds: the VM's own progress. */
+const until = (cond: string) => `n=0; until ${cond}; do n=$((n+1)); [ $n -gt 6000 ] && exit 3; sleep 0.02; done`;
+
+interface Moment {
+  name: string;
+  /** root's package. */
+  pkg: string;
+  /** Event fields beside packages. */
+  event: Record<string, unknown>;
+  /** Arms the moment before the job starts; `done` settles once root's install at that moment is over. */
+  arm(sb: Sandbox): Promise<{ done: Promise<unknown> }>;
+}
+
+/** root's apt-get install of `pkg` started now and held in its DPkg::Pre-Invoke (holding apt's locks) until released. */
+async function heldRootInstall(
+  sb: Sandbox,
+  pkg: string,
+): Promise<{ release(): Promise<unknown>; done: Promise<unknown> }> {
+  await root(sb, `rm -f ${HOLD}/${pkg} && mkfifo ${HOLD}/${pkg}`);
+  const spawned = sb.rootSpawn(rootInstall(pkg, `-o 'DPkg::Pre-Invoke::=cat ${HOLD}/${pkg} > /dev/null'`));
+  const done = spawned.done.then(async (r) => {
+    if (r.code !== 0)
+      throw new Error(`root's apt-get install ${pkg} failed: ${await root(sb, `cat ${HOLD}/${pkg}.log`)}`);
+  });
+  done.catch(() => undefined);
+  // Its hook reading the fifo: apt-get holds its locks from then until it is released.
+  const ended = done.then(() => {
+    throw new Error(`root's apt-get install ${pkg} ended before its hook held it`);
+  });
+  ended.catch(() => undefined);
+  await Promise.race([waitForProcess(sb, `^cat ${HOLD}/${pkg}$`), ended]);
+  return { release: () => root(sb, `echo go > ${HOLD}/${pkg}`), done };
+}
+
+const MOMENTS: Moment[] = [
+  {
+    name: "before inspect (root's transaction holds the locks from before the job until its apt-get update)",
+    pkg: "tree",
+    event: { update: true },
+    arm: async (sb) => {
+      const held = await heldRootInstall(sb, "tree");
+      return {
+        done: waitForProcess(sb, "^apt-get update -q$")
+          .then(held.release)
+          .then(() => held.done),
+      };
+    },
+  },
+  {
+    name: "during the job's apt-get update (root's whole transaction)",
+    pkg: "bc",
+    event: { update: true },
+    arm: async (sb) => {
+      await root(sb, `mkfifo ${HOLD}/update`);
+      // The job's update is held in its hook while root's install runs whole; then it goes on, and later ones pass.
+      const done = waitForProcess(sb, `^cat ${HOLD}/update$`).then(() =>
+        root(sb, `${rootInstall("bc")}; r=$?; echo go > ${HOLD}/update; rm -f ${HOLD}/update; exit $r`),
+      );
+      return { done };
+    },
+  },
+  {
+    name: "while the job's apt-get waits for the lock",
+    pkg: "pv",
+    event: { update: false, apt: { lock_timeout_sec: 300 } },
+    arm: async (sb) => {
+      const held = await heldRootInstall(sb, "pv");
+      return {
+        done: waitForProcess(sb, "^apt-get install .* jq$")
+          .then(held.release)
+          .then(() => held.done),
+      };
+    },
+  },
+  {
+    name: "during the job's unpack (root's apt-get then waits for the job's lock)",
+    pkg: "ncdu",
+    event: { update: false },
+    arm: async (sb) => {
+      // The job's own dpkg status log (apt-transaction.ts), emptied first of the last case's.
+      await root(sb, "rm -rf /run/vm-install/apt-transaction");
+      const unpacking = until("grep -qs '^status: jq: half-installed' /run/vm-install/apt-transaction/status");
+      return { done: root(sb, unpacking, 180_000).then(() => root(sb, rootInstall("ncdu"))) };
+    },
+  },
+  {
+    name: "during verify (the job's apt-get step has just ended)",
+    pkg: "dos2unix",
+    event: { update: false },
+    arm: async (sb) => {
+      await root(sb, `touch ${HOLD}/started`);
+      const stepEnded =
+        `for d in /run/vm-install/steps/*/; do [ "$d/rc" -nt ${HOLD}/started ] && grep -qs 'apt-get install' "$d/cmd" && ` +
+        "exit 0; done; false";
+      return { done: root(sb, until(`(${stepEnded})`), 180_000).then(() => root(sb, rootInstall("dos2unix"))) };
+    },
+  },
+];
+
+describeE2E("what install-packages records while root installs packages of its own", () => {
+  let sb: Sandbox;
+  sandboxPerSuite((s) => (sb = s), T);
+
+  beforeAll(async () => {
+    // The admin's lists, fresh: root's own installs need them before any job has run.
+    await root(sb, `mkdir -p ${HOLD} && echo '${UPDATE_HOOK}' > /etc/apt/apt.conf.d/99pkgtx-hold && apt-get update -q`);
+  }, T);
+
+  for (const moment of MOMENTS) {
+    test(
+      `root installs ${moment.pkg} ${moment.name}: recorded are only the job's packages, and absent takes only those`,
+      async () => {
+        const pristine = await vmState(sb);
+        const armed = await moment.arm(sb);
+        armed.done.catch(() => undefined);
+        const install = await runInstaller(sb, "install-packages", { packages: ["jq"], ...moment.event });
+        await armed.done;
+        expectSucceeded(install);
+        expect(install.result.installed).toEqual(["jq"]);
+        const inventory = JSON.parse(await root(sb, "cat /var/lib/vm-install/packages.json"));
+        expect(inventory.installers.packages.packages).toEqual(OURS);
+
+        const absent = await runInstaller(sb, "install-packages", { packages: ["jq"], state: "absent" });
+        expectSucceeded(absent);
+        expect(absent.result.removed).toEqual(OURS);
+        // The VM as before, plus root's package: nothing of root's is missing, nothing of ours is left.
+        const lines = (text: string) => new Set(text.split("\n").filter((l) => / ii $/.test(l)));
+        const [before, after] = [lines(pristine.packages), lines((await vmState(sb)).packages)];
+        expect([...before].filter((l) => !after.has(l))).toEqual([]);
+        expect([...after].filter((l) => !before.has(l))).toEqual([`${moment.pkg} ii `]);
+        expect(await root(sb, "dpkg --audit; echo rc=$?")).toBe("rc=0\n");
+      },
+      T,
+    );
+  }
+});
