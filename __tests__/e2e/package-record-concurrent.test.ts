@@ -1,7 +1,8 @@
 // Issue 32 finding 1 end to end: root installs a package of its own at five moments of an install-packages
-// job, each moment chosen by the VM's own progress (an apt hook blocked on a fifo, the job's apt-get seen
-// waiting, a line of its dpkg's record, its step's exit status), never a timer. After each, the inventory
-// holds only the job's own packages and state absent takes exactly those: the VM is as before plus root's.
+// job, each chosen by the VM's own progress (an apt hook blocked on a fifo, the job's apt-get seen waiting,
+// a line of its dpkg's record, its step's exit status), never a timer; and unattended-upgrades and cloud-init
+// (their units) while the job says it waits for them. After each, the inventory holds only the job's own
+// packages and state absent takes exactly those: the VM is as before plus the other's package.
 import type { Sandbox } from "../../sandbox/index";
 import { T, vmState } from "./support/absent-e2e";
 import { describeE2E, expectSucceeded, root, runInstaller, sandboxPerSuite } from "./support/e2e";
@@ -15,7 +16,8 @@ const UPDATE_HOOK = `APT::Update::Pre-Invoke { "if [ -p ${HOLD}/update ]; then c
 const rootInstall = (pkg: string, extra = "") =>
   `DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 ${extra} install -y -q ${pkg} > ${HOLD}/${pkg}.log 2>&1`;
 /** Polls (20 ms) a shell condition in the target until it holds: the VM's own progress. */
-const until = (cond: string) => `n=0; until ${cond}; do n=$((n+1)); [ $n -gt 6000 ] && exit 3; sleep 0.02; done`;
+const until = (cond: string, sec = 120) =>
+  `n=0; until ${cond}; do n=$((n+1)); [ $n -gt ${sec * 50} ] && exit 3; sleep 0.02; done`;
 
 interface Moment {
   name: string;
@@ -23,19 +25,34 @@ interface Moment {
   pkg: string;
   /** Event fields beside packages. */
   event: Record<string, unknown>;
-  /** Arms the moment before the job starts; `done` settles once root's install at that moment is over. */
-  arm(sb: Sandbox): Promise<{ done: Promise<unknown> }>;
+  /**
+   * Arms the moment before the job starts; `done` settles once root's install at that moment is over;
+   * `onLine` is given the job's progress lines when the moment is one the job itself announces.
+   */
+  arm(sb: Sandbox): Promise<{ done: Promise<unknown>; onLine?: (line: string) => void }>;
 }
 
-/** root's apt-get install of `pkg` started now and held in its DPkg::Pre-Invoke (holding apt's locks) until released. */
+/**
+ * root's apt-get install of `pkg` started now (in systemd unit `unit`, as unattended-upgrades' or cloud-init's
+ * would run, when given) and held in its DPkg::Pre-Invoke, holding apt's locks, until released.
+ */
 async function heldRootInstall(
   sb: Sandbox,
   pkg: string,
+  unit?: string,
 ): Promise<{ release(): Promise<unknown>; done: Promise<unknown> }> {
-  await root(sb, `rm -f ${HOLD}/${pkg} && mkfifo ${HOLD}/${pkg}`);
-  const spawned = sb.rootSpawn(rootInstall(pkg, `-o 'DPkg::Pre-Invoke::=cat ${HOLD}/${pkg} > /dev/null'`));
-  const done = spawned.done.then(async (r) => {
-    if (r.code !== 0)
+  const rc = `${HOLD}/${pkg}.rc`;
+  await root(sb, `rm -f ${HOLD}/${pkg} ${rc} && mkfifo ${HOLD}/${pkg}`);
+  const script = `${rootInstall(pkg, `-o 'DPkg::Pre-Invoke::=cat ${HOLD}/${pkg} > /dev/null'`)}; echo $? > ${rc}`;
+  // systemd expands $ in a unit's command line: doubled, each stays one.
+  if (unit)
+    await root(
+      sb,
+      `systemd-run --quiet --collect --unit=${unit} sh -c '${script.replace(/\$/g, "$$$$").replace(/'/g, `'\\''`)}'`,
+    );
+  else sb.rootSpawn(script);
+  const done = root(sb, until(`[ -s ${rc} ]`, 600), 700_000).then(async () => {
+    if ((await root(sb, `cat ${rc}`)).trim() !== "0")
       throw new Error(`root's apt-get install ${pkg} failed: ${await root(sb, `cat ${HOLD}/${pkg}.log`)}`);
   });
   done.catch(() => undefined);
@@ -46,6 +63,27 @@ async function heldRootInstall(
   ended.catch(() => undefined);
   await Promise.race([waitForProcess(sb, `^cat ${HOLD}/${pkg}$`), ended]);
   return { release: () => root(sb, `echo go > ${HOLD}/${pkg}`), done };
+}
+
+/** A held install in `unit`, released when the job says it waits for the first boot's hold on the lock. */
+function firstBootMoment(unit: string, who: string, pkg: string): Moment {
+  return {
+    name: `by ${who} (${unit}) while the job waits for the first boot's lock`,
+    pkg,
+    event: { update: false },
+    arm: async (sb) => {
+      const held = await heldRootInstall(sb, pkg, unit);
+      let released: Promise<unknown> | undefined;
+      const onLine = (line: string) => {
+        if (!released && line.includes("the apt lock the first boot holds")) released = held.release();
+      };
+      const done = held.done.then(() => {
+        if (!released) throw new Error(`the job never said it waited for ${unit}`);
+        return released;
+      });
+      return { done, onLine };
+    },
+  };
 }
 
 const MOMENTS: Moment[] = [
@@ -111,6 +149,9 @@ const MOMENTS: Moment[] = [
       return { done: root(sb, until(`(${stepEnded})`), 180_000).then(() => root(sb, rootInstall("dos2unix"))) };
     },
   },
+  firstBootMoment("unattended-upgrades.service", "unattended-upgrades", "ed"),
+  // cloud-init 24.x's unit name: 22.4's own units (cloud-final ...) are on the image, so no transient unit may take them.
+  firstBootMoment("cloud-init-main.service", "cloud-init", "unzip"),
 ];
 
 describeE2E("what install-packages records while root installs packages of its own", () => {
@@ -124,12 +165,13 @@ describeE2E("what install-packages records while root installs packages of its o
 
   for (const moment of MOMENTS) {
     test(
-      `root installs ${moment.pkg} ${moment.name}: recorded are only the job's packages, and absent takes only those`,
+      `${moment.pkg} installed ${moment.name}: recorded are only the job's packages, and absent takes only those`,
       async () => {
         const pristine = await vmState(sb);
         const armed = await moment.arm(sb);
         armed.done.catch(() => undefined);
-        const install = await runInstaller(sb, "install-packages", { packages: ["jq"], ...moment.event });
+        const event = { packages: ["jq"], ...moment.event };
+        const install = await runInstaller(sb, "install-packages", event, { onLine: armed.onLine });
         await armed.done;
         expectSucceeded(install);
         expect(install.result.installed).toEqual(["jq"]);
