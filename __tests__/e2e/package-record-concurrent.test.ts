@@ -66,12 +66,15 @@ async function heldRootInstall(
 }
 
 /** A held install in `unit`, released when the job says it waits for the first boot's hold on the lock. */
-function firstBootMoment(unit: string, who: string, pkg: string): Moment {
+function firstBootMoment(units: string[], who: string, pkg: string): Moment {
   return {
-    name: `by ${who} (${unit}) while the job waits for the first boot's lock`,
+    name: `by ${who} (in a unit of its: ${units.join(" or ")}) while the job waits for the first boot's lock`,
     pkg,
     event: { update: false },
     arm: async (sb) => {
+      // The first name the image has no unit file of: systemd lets no transient unit take an installed one's.
+      const free = `for u in ${units.join(" ")}; do systemctl cat "$u" > /dev/null 2>&1 || { echo "$u"; exit 0; }; done; exit 3`;
+      const unit = (await root(sb, free)).trim();
       const held = await heldRootInstall(sb, pkg, unit);
       let released: Promise<unknown> | undefined;
       const onLine = (line: string) => {
@@ -149,9 +152,13 @@ const MOMENTS: Moment[] = [
       return { done: root(sb, until(`(${stepEnded})`), 180_000).then(() => root(sb, rootInstall("dos2unix"))) };
     },
   },
-  firstBootMoment("unattended-upgrades.service", "unattended-upgrades", "ed"),
-  // cloud-init 24.x's unit name: 22.4's own units (cloud-final ...) are on the image, so no transient unit may take them.
-  firstBootMoment("cloud-init-main.service", "cloud-init", "unzip"),
+  firstBootMoment(["unattended-upgrades.service", "apt-daily-upgrade.service"], "unattended-upgrades", "ed"),
+  // The image's cloud-init has some of these (22.4: cloud-final, ...; 24.x and later: cloud-init-main, ...).
+  firstBootMoment(
+    ["cloud-final.service", "cloud-init-main.service", "cloud-init-network.service", "cloud-init.service"],
+    "cloud-init",
+    "unzip",
+  ),
 ];
 
 describeE2E("what install-packages records while root installs packages of its own", () => {
