@@ -2,11 +2,12 @@
 // job, each chosen by the VM's own progress (an apt hook blocked on a fifo, the job's apt-get seen waiting,
 // a line of its dpkg's record, its step's exit status), never a timer; and unattended-upgrades and cloud-init
 // (their units) while the job says it waits for them. After each, the inventory holds only the job's own
-// packages and state absent takes exactly those: the VM is as before plus the other's package.
+// packages and state absent takes exactly those: the VM is as before plus the other's package. Last, the
+// job's own dpkg killed mid-unpack: what that failed transaction left is recorded too.
 import type { Sandbox } from "../../sandbox/index";
 import { T, vmState } from "./support/absent-e2e";
 import { describeE2E, expectSucceeded, root, runInstaller, sandboxPerSuite } from "./support/e2e";
-import { waitForProcess } from "./support/faults";
+import { armStrike, waitForProcess } from "./support/faults";
 
 const OURS = ["jq", "libjq1", "libonig5"];
 const HOLD = "/run/pkgtx-hold";
@@ -198,4 +199,26 @@ describeE2E("what install-packages records while root installs packages of its o
       T,
     );
   }
+
+  test(
+    "the job's own dpkg killed mid-unpack: what it left is recorded from that transaction, and absent takes it all",
+    async () => {
+      const pristine = await vmState(sb);
+      // Last here: the striker stays in dpkg.cfg.d (it only logs while nothing is armed).
+      const armed = await armStrike(sb, { on: "^status: jq: half-installed$", kill: "dpkg" });
+      const event = { packages: ["jq"], update: false };
+      let run = await runInstaller(sb, "install-packages", event);
+      expect((await armed.fired())?.what).toMatch(/^killed dpkg \d+ at: status: jq: half-installed/);
+      if (run.phase !== "Succeeded") run = await runInstaller(sb, "install-packages", event);
+      expectSucceeded(run);
+      const inventory = JSON.parse(await root(sb, "cat /var/lib/vm-install/packages.json"));
+      expect(inventory.installers.packages.packages).toEqual(OURS);
+      const absent = await runInstaller(sb, "install-packages", { packages: ["jq"], state: "absent" });
+      expectSucceeded(absent);
+      expect(absent.result.removed).toEqual(OURS);
+      const lines = (text: string) => new Set(text.split("\n").filter((l) => / ii $/.test(l)));
+      expect(lines((await vmState(sb)).packages)).toEqual(lines(pristine.packages));
+    },
+    T,
+  );
 });
