@@ -2,12 +2,13 @@
 // README "What the installers read from the VM") and the test that every defineLook is listed here. A look
 // built at run time (Docker's per user, the stale sources' per keyring) is listed with a placeholder.
 // An installer adds its looks with one line: ...looksOf("install-x", LOOK_A, LOOK_B).
+import { TRANSACTION_LOOK } from "./common/apt-transaction";
 import { BOOT_LOOK } from "./common/boot-look";
 import { CLOUD_INIT_LOG_LOOK, CLOUD_INIT_LOOK } from "./common/cloud-init";
 import { DPKG_HEALTH_LOOK } from "./common/dpkg-health";
 import { GRANTS_LOOK } from "./common/grants";
 import { LOCK_TABLE_LOOK } from "./common/lock-holders";
-import { INVENTORY_LOOK, SYSTEM_NAMES_LOOK } from "./common/package-inventory";
+import { INVENTORY_LOOK } from "./common/package-inventory";
 import { REMOVAL_LOOK } from "./common/removal";
 import { sourcesLook } from "./common/stale-repositories";
 import type { Probe } from "./common/vm-facts";
@@ -35,7 +36,7 @@ export function looksOf(
 
 export const VM_LOOKS: readonly ListedLook[] = [
   ...looksOf("every installer", BOOT_LOOK, CLOUD_INIT_LOOK, CLOUD_INIT_LOG_LOOK),
-  ...looksOf("every installer: apt work", DPKG_HEALTH_LOOK, LOCK_TABLE_LOOK, SYSTEM_NAMES_LOOK, INVENTORY_LOOK),
+  ...looksOf("every installer: apt work", DPKG_HEALTH_LOOK, LOCK_TABLE_LOOK, TRANSACTION_LOOK, INVENTORY_LOOK),
   ...looksOf("every installer: state absent", REMOVAL_LOOK),
   ...looksOf("install-docker, install-postgres: a repository", sourcesLook(["/etc/apt/keyrings/NAME.asc"], true)),
   ...looksOf("install-docker, install-postgres: grants", GRANTS_LOOK),

@@ -7,10 +7,11 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { bundleHandler } from "../../construct/bundling/bundle";
+import { TRANSACTION_LOOK, TRANSACTION_PROLOGUE } from "../../handlers/common/apt-transaction";
 import { BOOT_LOOK } from "../../handlers/common/boot-look";
 import { DPKG_HEALTH_LOOK } from "../../handlers/common/dpkg-health";
 import { LOCK_TABLE_LOOK } from "../../handlers/common/lock-holders";
-import { INVENTORY_LOOK, SYSTEM_NAMES_LOOK } from "../../handlers/common/package-inventory";
+import { INVENTORY_LOOK } from "../../handlers/common/package-inventory";
 import { DEBIAN_12, dpkgLine, policyBlock } from "./support/fixtures";
 import { answerLook } from "./support/look-answers";
 import { type ExecReply, startServer, type TestServer } from "./support/ssh-server";
@@ -29,6 +30,8 @@ class FakeVm {
   readonly log: string[] = [];
   /** /var/lib/vm-install/packages.json as the job last wrote it. */
   inventory?: string;
+  /** The last install's record as its dpkg hooks wrote it (common/apt-transaction.ts). */
+  transaction: Record<string, string> = {};
 
   exec = (line: string, stdin?: Buffer): ExecReply => {
     this.log.push(line);
@@ -41,11 +44,8 @@ class FakeVm {
     if (cmd === BOOT_LOOK.script) return { stdout: answerLook(cmd, { os_release: DEBIAN_12 }) };
     if (cmd === DPKG_HEALTH_LOOK.script) return { stdout: answerLook(cmd) };
     if (sudo && cmd === LOCK_TABLE_LOOK.script) return { stdout: answerLook(cmd) };
-    // The package inventory (common/package-inventory.ts): the look around each install, and its file.
-    if (cmd === SYSTEM_NAMES_LOOK.script) {
-      const lines = [...this.installed.keys()].map((n) => `ii \t${n}\n`).join("");
-      return { stdout: answerLook(cmd, { "names.packages": lines }) };
-    }
+    // The package inventory (common/package-inventory.ts): each install's own record, and its file.
+    if (sudo && cmd === TRANSACTION_LOOK.script) return { stdout: answerLook(cmd, this.transaction) };
     if (sudo && cmd === INVENTORY_LOOK.script)
       return { stdout: answerLook(cmd, { "inventory.packages": this.inventory ?? { code: 3 } }) };
     if (sudo && cmd.startsWith("umask 077 && mkdir -p /var/lib/vm-install") && cmd.includes("packages.json")) {
@@ -72,8 +72,13 @@ class FakeVm {
           .map((n) => policyBlock(n, this.repo[n]))
           .join(""),
       };
-    if ((m = /^apt-get install -y -q (?:-o \S+ )+(.*)$/.exec(cmd))) {
-      for (const n of words(m[1])) this.installed.set(n, this.repo[n]);
+    // The step empties the record's directory, then apt-get's dpkg hooks write it (options quoted: left out).
+    if (sudo && cmd.startsWith(`${TRANSACTION_PROLOGUE} && apt-get install -y -q `)) {
+      const specs = words(cmd.replace(/'[^']*'/g, "")).filter((w) => this.repo[w]);
+      const before = [...this.installed.keys()].map((n) => `ii \t${n}\n`).join("");
+      for (const n of specs) this.installed.set(n, this.repo[n]);
+      const status = specs.map((n) => `status: ${n}: installed\n`).join("");
+      this.transaction = { "apt_tx.before.packages": before, "apt_tx.status": status };
       return { stdout: "Setting up ...\n" };
     }
     return { code: 127, stderr: `fake vm: unknown command: ${cmd}\n` };
@@ -158,7 +163,10 @@ describe("bundled install-packages handler over real SSH", () => {
           c.script.includes("export DEBIAN_FRONTEND=noninteractive;"),
       ),
     ).toBe(true);
-    expect(sent.filter((c) => c.script.includes("dpkg-query")).every((c) => !c.sudo)).toBe(true);
+    // (The install step's dpkg hooks run dpkg-query as root, inside apt's transaction.)
+    const queries = sent.filter((c) => c.script.includes("dpkg-query") && !c.script.includes("apt-get install"));
+    expect(queries.length).toBeGreaterThan(0);
+    expect(queries.every((c) => !c.sudo)).toBe(true);
     // What it installed is recorded for state absent; curl was there before, so it is not.
     expect(JSON.parse(vm.inventory ?? "{}").installers?.packages?.packages).toEqual(["git", "jq"]);
   });

@@ -1,7 +1,6 @@
 // state absent: which recorded packages a removal may take (removal.ts's rule, over the class of
-// relations dpkg has: plain, alternatives, virtual packages, chains), what an install records
-// (package-inventory.ts), and install-packages' absent run over the scripted double, check mode included.
-import { newNames, systemNamesFrom } from "../../handlers/common/package-inventory";
+// relations dpkg has: plain, alternatives, virtual packages, chains), and install-packages' absent run
+// over the scripted double, check mode included (what an install records: apt-transaction.test.ts).
 import { parseRelations, REMOVAL_LOOK, removalSet } from "../../handlers/common/removal";
 import { handler } from "../../handlers/install-packages/handler";
 import { withoutEntries } from "../../handlers/install-postgres/absent";
@@ -72,18 +71,6 @@ describe("removalSet: the recorded packages nothing that stays depends on", () =
 
   it("a recorded package that depends on a foreign one is still taken (only the reverse keeps anything)", () => {
     expect(removalSet(["curl"], vm).remove).toEqual(["curl"]);
-  });
-});
-
-describe("what an install records", () => {
-  const root = (name: string, text: string) => ({ name, writer: "root" as const, code: 0, text });
-  const look = (pkgs: string, groups: string, users: string) =>
-    systemNamesFrom({ packages: root("p", pkgs), groups: root("g", groups), users: root("u", users) });
-
-  it("only what is newly there (not config-files, not not-installed), with the groups and users it created", () => {
-    const before = look("ii \tcurl\nrc \tjq\n", "root\nadm\n", "root\n");
-    const after = look("ii \tcurl\nii \tjq\niU \tlibjq1\nrc \tgone\n", "root\nadm\ndocker\n", "root\npostgres\n");
-    expect(newNames(before, after)).toEqual({ packages: ["jq", "libjq1"], groups: ["docker"], users: ["postgres"] });
   });
 });
 

@@ -3,9 +3,10 @@
 // (a decision loosened to take any Fact). And at run time each decision refuses such a fact all the same,
 // for facts widened past the types (a look built at run time) or code in plain JavaScript.
 import { proxyFileFrom } from "../../handlers/common/apt-proxy";
+import { transactionFrom } from "../../handlers/common/apt-transaction";
 import { grantsFrom } from "../../handlers/common/grants";
 import { osFromFact } from "../../handlers/common/os-release";
-import { inventoryFrom, systemNamesFrom } from "../../handlers/common/package-inventory";
+import { inventoryFrom } from "../../handlers/common/package-inventory";
 import { removalFrom } from "../../handlers/common/removal";
 import { sourcesListingFrom } from "../../handlers/common/stale-repositories";
 import { requireSystemdFrom } from "../../handlers/common/systemd";
@@ -22,6 +23,14 @@ const fact = <W extends Writer>(writer: W, text = ""): Fact<W> => ({
 const root = fact("root");
 const user = fact("anyone");
 const service = fact("service");
+const TX = {
+  "before.packages": root,
+  "before.groups": root,
+  "before.users": root,
+  status: root,
+  "after.groups": root,
+  "after.users": root,
+};
 /** What a look built at run time gives: the writer is known only then. */
 const widened: Fact = fact("anyone");
 
@@ -34,7 +43,7 @@ describe("decisions that act as root, delete, sign or send a secret", () => {
     // @ts-expect-error nor which accounts are there to delete
     ["removal: the accounts", () => removalFrom({ inventory: root, dpkg: root, groups: service, users: root }, "x")],
     // @ts-expect-error what an install recorded is later deleted
-    ["the package record", () => systemNamesFrom({ packages: root, groups: root, users: user })],
+    ["the package record", () => transactionFrom({ ...TX, status: user })],
     // @ts-expect-error the inventory names what state absent removes
     ["the inventory", () => inventoryFrom(service)],
     // @ts-expect-error the grants inventory names the only grants a rerun revokes

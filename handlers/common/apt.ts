@@ -15,6 +15,7 @@ import {
   parseDpkgQuery,
   unreachableFetches,
 } from "./apt-output";
+import { inTransaction, recordedStep, TRANSACTION_OPTIONS, type TransactionRecord } from "./apt-transaction";
 import { repairDpkg } from "./dpkg-repair-run";
 import { CommandError, type Remote, type RunResult, runLong, tail } from "./exec";
 import { FirstBootClock } from "./first-boot";
@@ -109,6 +110,7 @@ export class Apt {
   private readonly sleep: (ms: number) => Promise<void>;
   private readonly clock: FirstBootClock;
   private health?: Promise<void>;
+  private recorder?: (record: TransactionRecord) => Promise<void>;
   /** What this run repaired before its apt work ("repaired dpkg: ..."), for the result's `changes`. */
   readonly repairs: string[] = [];
 
@@ -205,12 +207,13 @@ export class Apt {
   }
 
   /** The apt-get install command line for `specs` (name or name=version). */
-  installCommand(specs: string[], opts: { allowDowngrades?: boolean } = {}): string {
+  installCommand(specs: string[], opts: { allowDowngrades?: boolean } = {}, extra: string[] = []): string {
     return command(
       "apt-get",
       "install",
       "-y",
       "-q",
+      ...extra,
       "-o",
       `DPkg::Lock::Timeout=${this.settings.lockTimeoutSec}`,
       // Keep the VM's changed config files and take the package's default otherwise: never a prompt.
@@ -226,14 +229,7 @@ export class Apt {
   /** `apt-get install -y` of `specs`, noninteractive, with the lock retry. Throws CommandError on failure. */
   async install(specs: string[], opts: { allowDowngrades?: boolean } = {}): Promise<RunResult> {
     await this.ensureDpkgHealthy();
-    const once = () =>
-      this.withLock("apt-get install", () =>
-        runLong(this.remote, this.installCommand(specs, opts), {
-          env: INSTALL_ENV,
-          label: `apt-get install ${specs.join(" ")}`,
-          timeoutMs: this.settings.installTimeoutSec * 1000,
-        }),
-      );
+    const once = () => this.withLock("apt-get install", () => this.installOnce(specs, opts));
     try {
       return await once();
     } catch (err) {
@@ -259,6 +255,27 @@ export class Apt {
       if (!repaired) throw err;
       return once();
     }
+  }
+
+  /**
+   * Hands what each apt-get install of this Apt brought (apt-transaction.ts: its own dpkg's record, whatever
+   * its outcome) to `sink`. A sink that fails fails the install when apt-get succeeded.
+   */
+  recordTransactions(sink: (record: TransactionRecord) => Promise<void>): void {
+    this.recorder = sink;
+  }
+
+  /** One apt-get install; with a recorder, as a transaction whose record goes to it. */
+  private async installOnce(specs: string[], opts: { allowDowngrades?: boolean }): Promise<RunResult> {
+    const recorder = this.recorder;
+    const line = this.installCommand(specs, opts, recorder ? TRANSACTION_OPTIONS : []);
+    const run = () =>
+      runLong(this.remote, recorder ? inTransaction(line) : line, {
+        env: INSTALL_ENV,
+        label: `apt-get install ${specs.join(" ")}`,
+        timeoutMs: this.settings.installTimeoutSec * 1000,
+      });
+    return recorder ? recordedStep(this.remote, run, recorder) : run();
   }
 
   /**

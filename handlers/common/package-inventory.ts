@@ -1,8 +1,8 @@
 // What vm-install installed on a VM, per installer: the packages, system groups and users each apt-get
-// install of a job newly brought (dpkg and getent looked at before and after it, so retries, failed
-// batches and dependencies are all counted), and files an installer wrote. `state: "absent"` takes back
-// exactly these; what was there before a run is never listed. Its own root-only file beside grants.json,
-// so an installer writing its grants from an earlier read cannot drop what was recorded meanwhile.
+// install of a job brought, as that transaction's own dpkg recorded them (apt-transaction.ts: never a diff
+// across a wait, so what another process installs meanwhile is not ours), and files an installer wrote.
+// `state: "absent"` takes back exactly these. Its own root-only file beside grants.json, so an installer
+// writing its grants from an earlier read cannot drop what was recorded meanwhile.
 
 import type { Apt } from "./apt";
 import type { Remote } from "./exec";
@@ -25,13 +25,6 @@ export interface PackageInventory {
   version: 1;
   about?: string;
   installers: Record<string, InstalledRecord>;
-}
-
-/** The packages dpkg has on the VM (any state but not-installed and config-files), its groups and users. */
-export interface SystemNames {
-  packages: Set<string>;
-  groups: Set<string>;
-  users: Set<string>;
 }
 
 export function emptyRecord(): InstalledRecord {
@@ -142,103 +135,15 @@ export function withAdded(record: InstalledRecord, more: Partial<InstalledRecord
   };
 }
 
-/** dpkg status letters (db:Status-Abbrev's second) of a package that is not there: not-installed, config-files. */
-const GONE = new Set(["n", "c"]);
-
-/** The look before and after each install: only root writes dpkg's database, /etc/group and /etc/passwd. */
-export const SYSTEM_NAMES_LOOK = defineLook("the look at packages, groups and users", [
-  {
-    name: "names.packages",
-    command: "dpkg-query -W -f='${db:Status-Abbrev}\\t${Package}\\n'",
-    writer: "root",
-    use: "packages an install brought: recorded for state absent to remove",
-  },
-  {
-    name: "names.groups",
-    command: "getent group | cut -d: -f1",
-    writer: "root",
-    use: "groups an install brought: recorded for state absent to remove",
-  },
-  {
-    name: "names.users",
-    command: "getent passwd | cut -d: -f1",
-    writer: "root",
-    use: "users an install brought: recorded for state absent to remove",
-  },
-] as const);
-
-/** Pure: the look's answers as sets; root's facts only, since what is recorded may later be deleted. */
-export function systemNamesFrom(facts: { packages: RootFact; groups: RootFact; users: RootFact }): SystemNames {
-  // A list cut short would make everything after the install look new, and recorded for removal.
-  const failed = Object.values(facts).find((f) => f.code !== 0);
-  if (failed)
-    throw new Error(`listing the VM's packages, groups and users failed: ${failed.name} exited ${failed.code}`);
-  const packages = new Set<string>();
-  for (const line of rootFact(facts.packages, "the package record").text.split("\n")) {
-    const [abbrev, name] = line.split("\t");
-    if (name && abbrev.length >= 2 && !GONE.has(abbrev[1])) packages.add(name.trim());
-  }
-  const names = (fact: RootFact) =>
-    new Set(
-      rootFact(fact, "the package record")
-        .text.split("\n")
-        .map((l) => l.trim())
-        .filter(Boolean),
-    );
-  return { packages, groups: names(facts.groups), users: names(facts.users) };
-}
-
-/** The VM's packages, groups and users now (read-only). */
-export async function readSystemNames(remote: Remote): Promise<SystemNames> {
-  const r = await remote.run(SYSTEM_NAMES_LOOK.script, {
-    env: { LC_ALL: "C" },
-    label: "listing packages, groups and users",
-    timeoutMs: 60_000,
-  });
-  const facts = SYSTEM_NAMES_LOOK.parse(r.stdout);
-  return systemNamesFrom({
-    packages: facts.get("names.packages"),
-    groups: facts.get("names.groups"),
-    users: facts.get("names.users"),
-  });
-}
-
-/** Pure: what is in `after` and was not in `before`. */
-export function newNames(before: SystemNames, after: SystemNames): Omit<InstalledRecord, "files"> {
-  const added = (a: Set<string>, b: Set<string>) => [...b].filter((n) => !a.has(n)).sort();
-  return {
-    packages: added(before.packages, after.packages),
-    groups: added(before.groups, after.groups),
-    users: added(before.users, after.users),
-  };
-}
-
 /**
- * Makes every `apt.install` of this job record what it newly brought under `installer`, whether it
- * succeeded or not (a failed batch may still have installed dependencies). A failure to record fails the
- * job when the install itself succeeded: a package left unrecorded could never be taken back off.
+ * Makes every apt-get install of this job record what its transaction brought under `installer`, whether
+ * it succeeded or not (a failed batch may still have installed dependencies). A failure to record fails
+ * the job when the install itself succeeded: a package left unrecorded could never be taken back off.
  */
 export function recordInstalls(apt: Apt, installer: string): Apt {
-  const install = apt.install.bind(apt);
-  apt.install = async (specs, opts) => {
-    const before = await readSystemNames(apt.remote);
-    let failure: unknown;
-    try {
-      return await install(specs, opts);
-    } catch (err) {
-      failure = err;
-      throw err;
-    } finally {
-      const recorded = recordNew(apt.remote, installer, before);
-      if (failure === undefined) await recorded;
-      else await recorded.catch(() => undefined);
-    }
-  };
+  apt.recordTransactions(async (added) => {
+    if (added.packages.length + added.groups.length + added.users.length === 0) return;
+    await updateRecord(apt.remote, installer, (record) => withAdded(record, added));
+  });
   return apt;
-}
-
-async function recordNew(remote: Remote, installer: string, before: SystemNames): Promise<void> {
-  const added = newNames(before, await readSystemNames(remote));
-  if (added.packages.length + added.groups.length + added.users.length === 0) return;
-  await updateRecord(remote, installer, (record) => withAdded(record, added));
 }

@@ -14,6 +14,7 @@ export const QUIET: Record<string, Answer> = {
   daemon_json: { code: 3 },
   compose_v1: { code: 5 },
   "apt.trusted": { code: 3 },
+  "apt_tx.status": { code: 3 },
 };
 
 /** The probe names of a look's script, in order; undefined when `script` is not a look's. */

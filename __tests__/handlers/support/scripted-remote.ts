@@ -4,13 +4,14 @@
 // CommandError wording and scrubbing are the production ones.
 
 import type { Duplex } from "node:stream";
+import { TRANSACTION_LOOK, TRANSACTION_PROLOGUE } from "../../../handlers/common/apt-transaction";
 import { CLOUD_INIT_LOOK } from "../../../handlers/common/cloud-init";
 import { DPKG_HEALTH_LOOK } from "../../../handlers/common/dpkg-health";
 import type { Connection } from "../../../handlers/common/exec";
 import { ExecRemote, type RunOptions, type RunResult, TunnelRefused } from "../../../handlers/common/exec";
 import { GRANTS_LOOK } from "../../../handlers/common/grants";
 import { LOCK_TABLE_LOOK } from "../../../handlers/common/lock-holders";
-import { INVENTORY_LOOK, PACKAGES_FILE, SYSTEM_NAMES_LOOK } from "../../../handlers/common/package-inventory";
+import { INVENTORY_LOOK, PACKAGES_FILE } from "../../../handlers/common/package-inventory";
 import { SecretScrubber } from "../../../shared/secrets";
 import { type FakeMode, type FakePostgres, fakePostgres } from "./fake-postgres";
 import { type Answer, answerLook } from "./look-answers";
@@ -45,8 +46,8 @@ export class ScriptedRemote implements Connection {
   readonly sent: string[] = [];
   /** Commands answered without a step: the dpkg health look before apt work, on a healthy dpkg. */
   readonly implicit: string[] = [];
-  /** How many times the package inventory's look around an install was answered without a step (nothing new). */
-  namesLooks = 0;
+  /** How many times the look at an install's transaction record was answered without a step (nothing new). */
+  transactionLooks = 0;
   /** The package inventory as written when no step scripted it (reads of it answer this; undefined: no file). */
   packageInventory?: string;
   /** How many times the look for systemd was answered without a step (the VM runs systemd). */
@@ -68,8 +69,10 @@ export class ScriptedRemote implements Connection {
     private readonly secrets = new SecretScrubber(),
   ) {}
 
-  async run(command: string, opts: RunOptions = {}): Promise<RunResult> {
-    this.sent.push(command);
+  async run(sent: string, opts: RunOptions = {}): Promise<RunResult> {
+    this.sent.push(sent);
+    // An install step's record directory made empty first (apt-transaction.ts): steps match the apt-get line.
+    const command = sent.startsWith(`${TRANSACTION_PROLOGUE} && `) ? sent.slice(TRANSACTION_PROLOGUE.length + 4) : sent;
     const step = this.script[this.next];
     const matches = step && (typeof step.match === "string" ? command.includes(step.match) : step.match.test(command));
     const quiet = (stdout: string): RunResult => ({ code: 0, stdout, stderr: "", durationMs: 0 });
@@ -78,10 +81,10 @@ export class ScriptedRemote implements Connection {
       this.implicit.push(command);
       return quiet(answerLook(command));
     }
-    // Each install is bracketed by a look at the VM's packages, groups and users (package-inventory.ts);
-    // unless a test scripts it, the install brought nothing new, so nothing is recorded.
-    if (command === SYSTEM_NAMES_LOOK.script && !matches) {
-      this.namesLooks++;
+    // Each install's own record is read after it (apt-transaction.ts); unless a test scripts it, dpkg ran
+    // no hook (a double runs no dpkg), so nothing is recorded.
+    if (command === TRANSACTION_LOOK.script && !matches) {
+      this.transactionLooks++;
       return quiet(answerLook(command));
     }
     // The package inventory's file, read and written when no step scripts it: kept here.

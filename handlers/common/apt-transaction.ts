@@ -1,0 +1,168 @@
+// What one apt-get install brought, written by its own dpkg runs inside apt's frontend lock (no other apt
+// or dpkg runs until apt-get exits): the status logger lists every package they touched, the first
+// pre-invoke hook what dpkg had before them, each post-invoke hook the groups and users after them. So a
+// package root, unattended-upgrades or cloud-init installs at any moment of a job is never taken for ours.
+// Root-only directory, reset when an install step starts (a rerun attaching to a running step reads it).
+
+import { quote } from "../../shared/shell-quote";
+import type { Remote } from "./exec";
+import { defineLook, type RootFact, rootFact } from "./vm-facts";
+
+export const TRANSACTION_DIR = "/run/vm-install/apt-transaction";
+const at = (file: string) => `${TRANSACTION_DIR}/${file}`;
+
+/** Writes each file whole (tmp, then rename), so a hook cut short never leaves half a list. */
+const saved = (pairs: [string, string][]) =>
+  `${pairs.map(([cmd, file]) => `${cmd} > ${at(file)}.tmp`).join(" && ")} && ` +
+  pairs.map(([, file]) => `mv ${at(file)}.tmp ${at(file)}`).join(" && ");
+
+const PACKAGES = `dpkg-query -W -f='\${db:Status-Abbrev}\\t\${Package}\\n'`;
+/** Only the first dpkg run of the transaction says what was there before it. */
+const PRE_INVOKE =
+  `[ -e ${at("before.users")} ] || { ` +
+  `${saved([
+    [PACKAGES, "before.packages"],
+    ["getent group", "before.groups"],
+    ["getent passwd", "before.users"],
+  ])}; }`;
+/** Each dpkg run overwrites it: the last one's is the transaction's end (a killed dpkg leaves the one before). */
+const POST_INVOKE = saved([
+  ["getent group", "after.groups"],
+  ["getent passwd", "after.users"],
+]);
+
+/** apt-get's options that make its dpkg runs keep the record (dpkg runs each hook with sh -c, as root). */
+export const TRANSACTION_OPTIONS = [
+  `Dpkg::Options::=--pre-invoke=${PRE_INVOKE}`,
+  `Dpkg::Options::=--post-invoke=${POST_INVOKE}`,
+  `Dpkg::Options::=--status-logger=cat >> ${at("status")}`,
+].flatMap((o) => ["-o", o]);
+
+/** Before apt-get, in the same step: an empty record directory, root's alone (/run/vm-install is root's). */
+const MAKE_DIR = `rm -rf ${TRANSACTION_DIR} && mkdir -m 700 ${TRANSACTION_DIR}`;
+export const TRANSACTION_PROLOGUE = `mkdir -p /run/vm-install && ${MAKE_DIR}`;
+
+/** `apt-get install ...` (with TRANSACTION_OPTIONS) as the step that keeps its record. */
+export function inTransaction(installCommand: string): string {
+  return `${TRANSACTION_PROLOGUE} && ${installCommand}`;
+}
+
+/** Each file of the record, and what it tells (the docs' audit table): all of it root's, dpkg's hooks'. */
+const USES = {
+  "before.packages": "packages there before this job's install (its first dpkg run's pre-invoke hook)",
+  "before.groups": "groups there before this job's install",
+  "before.users": "users there before this job's install",
+  status: "every package this job's own dpkg runs touched (their status logger): recorded if new",
+  "after.groups": "groups after this job's last dpkg run (its post-invoke hook): recorded if new",
+  "after.users": "users after this job's last dpkg run: recorded if new",
+} as const;
+const FILES = Object.keys(USES) as (keyof typeof USES)[];
+const probe = <N extends keyof typeof USES>(name: N) =>
+  ({
+    name: `apt_tx.${name}`,
+    command: `if [ -e ${quote(at(name))} ]; then cat ${quote(at(name))}; else exit 3; fi`,
+    writer: "root",
+    use: USES[name],
+  }) as const;
+
+/** After each apt-get install, as root (the directory is 0700): the transaction's own record. */
+export const TRANSACTION_LOOK = defineLook("the look at the apt transaction's record", FILES.map(probe));
+
+export type TransactionFacts = Record<keyof typeof USES, RootFact>;
+
+/** What the transaction brought (the inventory's lists). */
+export interface TransactionRecord {
+  packages: string[];
+  groups: string[];
+  users: string[];
+}
+
+/** dpkg's states of a package that is not on the VM. */
+const GONE_STATES = new Set(["not-installed", "config-files"]);
+/** db:Status-Abbrev's second letter for those: n, c. */
+const GONE_ABBREV = new Set(["n", "c"]);
+
+const text = (fact: RootFact) => rootFact(fact, "the apt transaction's record").text;
+const firstFields = (fact: RootFact) =>
+  new Set(
+    text(fact)
+      .split("\n")
+      .map((l) => l.split(":")[0].trim())
+      .filter(Boolean),
+  );
+
+/**
+ * Pure: the packages dpkg touched whose last state leaves them on the VM and that were not there before
+ * the first dpkg run; the groups and users there after the last run and not before the first.
+ */
+export function transactionFrom(facts: TransactionFacts): TransactionRecord {
+  for (const f of Object.values(facts)) {
+    if (f.code !== 0 && f.code !== 3) throw new Error(`reading ${TRANSACTION_DIR} failed: ${f.name} exited ${f.code}`);
+  }
+  const last = new Map<string, string>();
+  if (facts.status.code === 0) {
+    for (const line of text(facts.status).split("\n")) {
+      const m = /^status: ([^\s:]+)(?::[^\s:]+)?: (\S+)$/.exec(line.trim());
+      if (m) last.set(m[1], m[2]);
+    }
+  }
+  const none = { packages: [], groups: [], users: [] };
+  if (last.size === 0) return none;
+  if (facts["before.packages"].code !== 0)
+    throw new Error(
+      `dpkg changed packages in this job's apt-get install but ${at("before.packages")} is missing ` +
+        "(its pre-invoke hook did not run): what it installed cannot be told from what was there",
+    );
+  const before = new Set<string>();
+  for (const line of text(facts["before.packages"]).split("\n")) {
+    const [abbrev = "", name] = line.split("\t");
+    if (name && abbrev.length >= 2 && !GONE_ABBREV.has(abbrev[1])) before.add(name.trim());
+  }
+  const packages = [...last].filter(([n, state]) => !GONE_STATES.has(state) && !before.has(n)).map(([n]) => n);
+  const appeared = (b: RootFact, a: RootFact) => {
+    if (b.code !== 0 || a.code !== 0) return [];
+    const was = firstFields(b);
+    return [...firstFields(a)].filter((n) => !was.has(n)).sort();
+  };
+  return {
+    packages: packages.sort(),
+    groups: appeared(facts["before.groups"], facts["after.groups"]),
+    users: appeared(facts["before.users"], facts["after.users"]),
+  };
+}
+
+/** Reads the transaction's record (root's, 0700: through sudo). */
+export async function readTransaction(remote: Remote): Promise<TransactionRecord> {
+  const r = await remote.run(TRANSACTION_LOOK.script, {
+    sudo: true,
+    label: `reading ${TRANSACTION_DIR}`,
+    timeoutMs: 30_000,
+  });
+  const facts = TRANSACTION_LOOK.parse(r.stdout);
+  return transactionFrom(Object.fromEntries(FILES.map((f) => [f, facts.get(`apt_tx.${f}`)])) as TransactionFacts);
+}
+
+/**
+ * Runs `step` (one apt-get install with TRANSACTION_OPTIONS, inTransaction) and hands its record to
+ * `recorder`, whatever the step's outcome; a recorder that fails fails the step only when apt-get succeeded.
+ */
+export async function recordedStep<T>(
+  remote: Remote,
+  step: () => Promise<T>,
+  recorder: (record: TransactionRecord) => Promise<void>,
+): Promise<T> {
+  const outcome = await step().then(
+    (result) => ({ result }),
+    (error: unknown) => ({ error }),
+  );
+  const recorded = readTransaction(remote).then(recorder);
+  if ("error" in outcome) {
+    await recorded.catch(() => undefined);
+    throw outcome.error;
+  }
+  // A plain Error: a CommandError would read as apt's own failure, and be retried package by package.
+  await recorded.catch((err: Error) => {
+    throw new Error(`apt-get install succeeded, but recording what it brought failed: ${err.message}`);
+  });
+  return outcome.result;
+}
