@@ -47,6 +47,7 @@ describeE2E("install-postgres state absent with purgeData: what the postgres use
       );
       expect(absent.result.changes.join("\n")).not.toContain("/srv/");
       expect(absent.result.data_kept).toEqual([ADMIN[0]]);
+      expect(absent.result.warnings).toEqual(expect.arrayContaining([expect.stringMatching(`^${ADMIN[0]} kept: `)]));
       for (const d of ADMIN)
         expect(await root(sb, `stat -c '%U %a' ${d}; cat ${d}/keep.txt`)).toBe("root 700\nprecious\n");
       expect(await root(sb, `ls -d /etc/postgresql/${major} /var/lib/postgresql/${major} 2>&1; true`)).toMatch(

@@ -66,6 +66,7 @@ describe("install-postgres absent: what a purge removes", () => {
         "removed /etc/postgresql/15 (purgeData)",
       ]);
       expect(postgresTakeBack.report?.(seen, true)).toEqual({ data_kept: [elsewhere] });
+      expect(postgresTakeBack.warnings?.(seen)).toEqual([expect.stringMatching(new RegExp(`^${elsewhere} kept: `))]);
     },
   );
 

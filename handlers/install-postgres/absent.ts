@@ -196,12 +196,20 @@ export const postgresTakeBack: AbsentExtra<PostgresEvent, PostgresAbsentSeen> = 
     ...seen.hba.flatMap((h) => h.entries.map((e) => `pg_hba.conf: ${e}`)),
     ...seen.roles.flatMap((r) => r.roles.map((role) => `role ${role}: LOGIN`)),
   ],
-  warnings: (seen) =>
-    seen.hbaUnread.map(
+  warnings: (seen) => [
+    ...seen.hbaUnread.map(
       (f) =>
         `${f} could not be read as postgres (gone, or a link to a file postgres may not read): ` +
         "vm-install's lines in it, if any, were not revoked; check the file and remove them by hand",
     ),
+    // purgeData removes only the majors' own directories: one a cluster's configuration names elsewhere is
+    // the postgres user's word, not vm-install's record, so it is kept, and said, since a purge was asked.
+    ...(seen.purge ? seen.kept : []).map(
+      (d) =>
+        `${d} kept: a cluster's configuration names it as its data directory, outside the directories ` +
+        "vm-install installed; remove it by hand if it is yours to remove",
+    ),
+  ],
   report: (seen) =>
     seen.purge ? (seen.kept.length ? { data_kept: seen.kept } : {}) : { data_kept: [...seen.dirs, ...seen.kept] },
 };
