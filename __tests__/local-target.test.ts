@@ -19,7 +19,7 @@ import {
 import { VmInstallStack } from "../construct/stack";
 import { writeCdktfProject } from "../demo/project";
 import { shellWords } from "./runner/fixtures";
-import { filesUnder, synth, synthApp, type TfJson, tempDir } from "./support/synth";
+import { filesUnder, synth, synthApp, type TfJson, tempDir, testKeyPair, withTestKeys } from "./support/synth";
 
 const tfEnv = (): NodeJS.ProcessEnv => {
   const rc = path.join(tempDir("tfrc"), "terraformrc");
@@ -29,7 +29,7 @@ const tfEnv = (): NodeJS.ProcessEnv => {
 
 /** Synthesizes `context` as a working copy in `dir` would (its own cdktf.out and .vm-install). */
 function synthIn(dir: string, context: Record<string, unknown>): { tf: TfJson; outdir: string } {
-  const config = parseConfig(context);
+  const config = parseConfig(withTestKeys(context, dir));
   const outdir = path.join(dir, "cdktf.out");
   const app = new App({ outdir });
   new VmInstallStack(app, config.stackName, { config, baseDir: dir });
@@ -41,6 +41,9 @@ function synthIn(dir: string, context: Record<string, unknown>): { tf: TfJson; o
 }
 
 const pin = `SHA256:${"E".repeat(43)}`;
+/** The hosts' key files, absolute as a user may write them (they must exist: synth checks them). */
+const H1_KEY = testKeyPair().privateKeyPath;
+const H2_KEY = H1_KEY;
 const ctx = {
   stackName: "local",
   jobTarget: "local",
@@ -56,14 +59,14 @@ const ctx = {
       address: "192.0.2.10",
       sshPort: 2201,
       user: "deploy",
-      privateKeyPath: "/keys/h1",
+      privateKeyPath: H1_KEY,
       hostKeySha256: pin,
     },
     {
       name: "h2",
       kind: "existing",
       address: "192.0.2.11",
-      privateKeyPath: "/keys/h2",
+      privateKeyPath: H2_KEY,
       installers: { docker: { enabled: false } },
     },
   ],
@@ -128,7 +131,7 @@ describe("local job target with existing hosts", () => {
       // Terraform fills this in before the shell runs; single quotes kept it literal here.
       dir: `\${path.module}/${job.triggers_replace.source_dir}`,
       eventEnv: "VM_INSTALL_EVENT",
-      sshKeyFile: "/keys/h1",
+      sshKeyFile: H1_KEY,
       timeoutSec: 900,
       resultTfstate: job.input.result_file,
       logDir: path.relative(stackDir, path.join(PROJECT_ROOT, ".vm-install", "local", "logs")),
@@ -140,6 +143,8 @@ describe("local job target with existing hosts", () => {
       SSH_PORT: "2201",
       SSH_HOST_KEY_SHA256: pin,
       SSH_HOST_KEY_SOURCE: "pin",
+      // Where the key comes from in cdktf.json: the job's messages name it (the key itself stays a path).
+      SSH_KEY_SETTING: `vms[h1].privateKeyPath (${H1_KEY})`,
       VM_INSTALL_EVENT: expect.any(String),
     });
     const event = JSON.parse(run.environment.VM_INSTALL_EVENT);
@@ -235,7 +240,7 @@ describe("local job target with existing hosts", () => {
       stackName: "wrapped",
       jobTarget: "local",
       installers: { postgres: { enabled: true, passwordVariable: "app_pw" } },
-      vms: [{ name: "db", kind: "existing", address: "192.0.2.1" }],
+      vms: [{ name: "db", kind: "existing", address: "192.0.2.1", privateKeyPath: H1_KEY }],
     };
     writeCdktfProject(dir, project);
     const run = spawnSync("bash", [path.join(PROJECT_ROOT, "bin", "cdktf"), "synth"], {
@@ -377,7 +382,7 @@ describe('vms[].onDestroy "uninstall": cdktf destroy runs each installer with st
     stackName: "gone",
     jobTarget: "local",
     installers: { docker: { enabled: true, channel: "distro" } },
-    vms: [{ name: "h1", kind: "existing", address: "192.0.2.10", privateKeyPath: "/keys/h1", onDestroy: "uninstall" }],
+    vms: [{ name: "h1", kind: "existing", address: "192.0.2.10", privateKeyPath: H1_KEY, onDestroy: "uninstall" }],
   };
   const { tf, stackDir } = synth(uninstall);
   const data = tf.resource.terraform_data;
@@ -400,7 +405,7 @@ describe('vms[].onDestroy "uninstall": cdktf destroy runs each installer with st
     expect(step["local-exec"].when).toBe("destroy");
     expect(JSON.stringify(step)).not.toMatch(/\$\{(?!self\.input\.)/);
     expect(JSON.parse(r.input.VM_INSTALL_EVENT)).toMatchObject({ channel: "distro", state: "absent" });
-    expect(r.input.command).toContain("/keys/h1");
+    expect(r.input.command).toContain(H1_KEY);
     expect(r.input.command).toContain("h1-install-docker-uninstall");
     expect(data.h1_docker.provisioner[0]["local-exec"].environment.VM_INSTALL_EVENT).toContain('"state":"present"');
   });

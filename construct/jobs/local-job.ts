@@ -89,6 +89,7 @@ function jobEnvironment(c: JobSpec["connection"]): Partial<Record<JobEnvVar, str
     VM_IP: c.address,
     SSH_USER: c.user,
     SSH_PORT: String(c.port),
+    ...(c.keySetting ? { SSH_KEY_SETTING: c.keySetting } : {}),
     ...(c.hostKeySha256 ? { SSH_HOST_KEY_SHA256: c.hostKeySha256 } : {}),
     ...(c.hostKeySha256 && c.hostKeySource ? { SSH_HOST_KEY_SOURCE: c.hostKeySource } : {}),
   };
