@@ -225,7 +225,8 @@ describe("the drift table and the exit code", () => {
       "warnings:",
       "  demo install-packages: jq may fail to install: ...",
       "",
-      "drift: 2 of 3 installers would change something; raise runId in cdktf.json and npm run deploy to put it back",
+      "drift: 2 of 3 installers would change something; to put it back: npm run rerun -- demo install-packages (it " +
+        "reruns the installers after it on that VM too); after an edit to cdktf.json not yet deployed: npm run deploy",
     ]);
     expect(text).not.toContain("\x1b[");
     const errors = renderDriftTable(

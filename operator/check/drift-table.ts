@@ -48,9 +48,23 @@ export function renderDriftTable(rows: DriftRow[], colour: boolean): string {
     errors.length
       ? `${errors.length} of ${checked} checks failed; ${drift.length} found drift`
       : drift.length
-        ? `drift: ${drift.length} of ${checked} installers would change something; ` +
-          "raise runId in cdktf.json and npm run deploy to put it back"
+        ? `drift: ${drift.length} of ${checked} installers would change something; ${fixes(drift)}`
         : `in sync: all ${checked} installers would change nothing`,
   );
   return lines.join("\n");
+}
+
+/**
+ * The commands that put the drift back: per VM, a rerun of its first drifting installer (those after it on
+ * the VM rerun with it). A plain deploy does nothing for drift (no setting changed, so no job reruns), unless
+ * cdktf.json was edited since the last deploy: then the deploy is the fix.
+ */
+function fixes(drift: DriftRow[]): string {
+  const first = new Map<string, string>();
+  for (const r of drift) if (!first.has(r.vm)) first.set(r.vm, r.installer);
+  const reruns = [...first].map(([vm, installer]) => `npm run rerun -- ${vm} ${installer}`);
+  return (
+    `to put it back: ${reruns.join("; ")} (it reruns the installers after it on that VM too); after an edit ` +
+    "to cdktf.json not yet deployed: npm run deploy"
+  );
 }
