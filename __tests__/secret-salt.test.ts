@@ -110,4 +110,13 @@ describe("a salt per deployment", () => {
     expect(saltInState(JSON.parse(read(first, STATE)))).toBe(read(first, SALT).trim());
     expect(terraform(first, ["plan", "-detailed-exitcode"]).status).toBe(0);
   }, 120000);
+
+  test("a destroy ends the deployment: the record and the cache go, and the next deploy makes a new salt", () => {
+    const before = read(first, SALT);
+    expect(terraform(first, ["destroy", "-auto-approve"]).status).toBe(0);
+    expect(saltInState(JSON.parse(read(first, STATE)))).toBeUndefined();
+    expect(fs.existsSync(path.join(first, SALT))).toBe(false);
+    synth(first);
+    expect(read(first, SALT)).not.toBe(before);
+  }, 120000);
 });

@@ -110,7 +110,9 @@ export function secretSaltResource(scope: Construct, file: string): TerraformDat
   const quoted = JSON.stringify(file);
   const cache = `trimspace(file(${quoted}))`;
   const salt = new TerraformData(scope, SECRET_SALT_ID, {
-    input: { salt: `\${fileexists(${quoted}) ? ${cache} : ""}` },
+    input: { salt: `\${fileexists(${quoted}) ? ${cache} : ""}`, file },
+    // A destroy ends the deployment: its cache goes with the record, and a deploy after it makes a new salt.
+    provisioners: [{ type: "local-exec", when: "destroy", command: 'rm -f "${self.input.file}"' }],
   });
   salt.overrideLogicalId(SECRET_SALT_ID);
   salt.addOverride("lifecycle.ignore_changes", ["input"]);
