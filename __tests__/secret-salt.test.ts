@@ -6,7 +6,7 @@ import { execFileSync, spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { ENTRY_POINTS } from "../construct/entry-points";
-import { saltInState } from "../construct/jobs/secret-salt";
+import { deploymentSalt, saltInState } from "../construct/jobs/secret-salt";
 import { writeCdktfProject } from "../demo/project";
 import { tempDir, testKeyPair } from "./support/synth";
 
@@ -120,3 +120,22 @@ describe("a salt per deployment", () => {
     expect(read(first, SALT)).not.toBe(before);
   }, 120000);
 });
+
+test("a shared backend that cannot be read stops the run, saying so; no salt is made up in its place", () => {
+  const dir = tempDir("salt-pg");
+  const results = path.join(dir, RESULTS);
+  const saved = process.env.PG_CONN_STR;
+  // Nothing listens here: the backend cannot be read, as without its credentials.
+  process.env.PG_CONN_STR = "postgres://nobody@127.0.0.1:9/none?sslmode=disable&connect_timeout=2";
+  try {
+    expect(() =>
+      deploymentSalt(dir, results, { stackName: "vm-install", backend: { type: "pg", schemaName: "vm_install" } }),
+    ).toThrow(
+      /^reading the deployment's secret salt from the pg backend: terraform init -input=false -no-color failed \(.*\); set the backend's credentials as for a deploy/,
+    );
+  } finally {
+    if (saved === undefined) delete process.env.PG_CONN_STR;
+    else process.env.PG_CONN_STR = saved;
+  }
+  expect(fs.existsSync(path.join(dir, SALT))).toBe(false);
+}, 60000);

@@ -45,7 +45,9 @@ export type StateReader = (projectDir: string, config: Pick<VmInstallConfig, "st
 export const readState: StateReader = (projectDir, config) => {
   if (config.backend.type === "local") {
     const file = path.join(projectDir, `terraform.${config.stackName}.tfstate`);
-    return fs.existsSync(file) ? JSON.parse(fs.readFileSync(file, "utf8")) : undefined;
+    const text = fs.existsSync(file) ? fs.readFileSync(file, "utf8") : "";
+    // An empty file is no state yet (Terraform's own reading); anything else must be the state it wrote.
+    return text.trim() ? JSON.parse(text) : undefined;
   }
   return pullState(projectDir, config);
 };
@@ -69,7 +71,7 @@ function pullState(projectDir: string, config: Pick<VmInstallConfig, "stackName"
         const why = (run.stderr || run.stdout || String(run.error)).trim().split("\n").slice(-3).join(" ");
         throw new Error(
           `reading the deployment's secret salt from the ${config.backend.type} backend: terraform ${args.join(" ")} ` +
-            `failed (${why}); set the backend's credentials as for a deploy (README, Shared state)`,
+            `failed (${why}); set the backend's credentials as for a deploy (README, State a team can share)`,
         );
       }
       if (args[0] === "state") return run.stdout.trim() ? JSON.parse(run.stdout) : undefined;
