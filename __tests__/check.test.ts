@@ -63,6 +63,8 @@ describe("check targets: from cdktf.json and the deployed outputs", () => {
       env: { VM_IP: "10.0.0.6", SSH_USER: "admin", SSH_PORT: "2222", SSH_HOST_KEY_SHA256: RECORDED },
       keyFile: "/project/keys/db",
     });
+    // The key named as cdktf.json names it, for the job's messages (the file itself stays a path).
+    expect(targets[1].env.SSH_KEY_SETTING).toBe("vms[db].privateKeyPath (keys/db)");
     expect(targets[0].problem).toBeUndefined();
     expect(targets[1].problem).toBeUndefined();
   });
