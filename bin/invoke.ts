@@ -59,16 +59,12 @@ async function invoke(inv: Invocation, say: (line: string) => void): Promise<Pic
  * so Terraform shows one line naming the job and the setting at fault, never this command's usage, and
  * `npm run status` reads why. A person at the command line gets the usage error.
  */
-function cannotStart(args: InvokeArgs, err: UsageError): Promise<number> | never {
+function cannotStart(args: InvokeArgs, err: UsageError): number {
   if (args.name === undefined) throw new BadUsage(`${err.message}\n`);
   if (args.resultTfstate)
     fs.mkdirSync(path.dirname(path.resolve(args.resultTfstate)), { recursive: true, mode: 0o700 });
-  return Promise.resolve(
-    report({ phase: "Failed", message: err.message }, args.name, {
-      resultFile: args.resultFile,
-      resultTfstate: args.resultTfstate,
-    }),
-  );
+  const files = { resultFile: args.resultFile, resultTfstate: args.resultTfstate };
+  return report({ phase: "Failed", message: err.message }, args.name, files);
 }
 
 export async function main(argv: string[]): Promise<number> {
