@@ -63,6 +63,8 @@ describe("check targets: from cdktf.json and the deployed outputs", () => {
       env: { VM_IP: "10.0.0.6", SSH_USER: "admin", SSH_PORT: "2222", SSH_HOST_KEY_SHA256: RECORDED },
       keyFile: "/project/keys/db",
     });
+    // The key named as cdktf.json names it, for the job's messages (the file itself stays a path).
+    expect(targets[1].env.SSH_KEY_SETTING).toBe("vms[db].privateKeyPath (keys/db)");
     expect(targets[0].problem).toBeUndefined();
     expect(targets[1].problem).toBeUndefined();
   });
@@ -225,7 +227,8 @@ describe("the drift table and the exit code", () => {
       "warnings:",
       "  demo install-packages: jq may fail to install: ...",
       "",
-      "drift: 2 of 3 installers would change something; raise runId in cdktf.json and npm run deploy to put it back",
+      "drift: 2 of 3 installers would change something; to put it back: npm run rerun -- demo install-packages (it " +
+        "reruns the installers after it on that VM too); after an edit to cdktf.json not yet deployed: npm run deploy",
     ]);
     expect(text).not.toContain("\x1b[");
     const errors = renderDriftTable(

@@ -128,7 +128,9 @@ describe("each class of bad configuration fails with a message naming the key pa
     const topKeys = "stackName, runId, parallelism, jobTarget, backend, nubes, sless, installers, vms, rollout";
     expect(p).toContainEqual(`colour: unknown key; allowed here: ${topKeys}`);
     expect(p).toContainEqual(
-      expect.stringMatching(/^vms\[0\]\.cpus: unknown key; allowed here: name, kind, vappName, cpu, ram/),
+      expect.stringMatching(
+        /^vms\[0\]\.cpus: unknown key; did you mean "cpu"\? allowed here: name, kind, vappName, cpu, ram/,
+      ),
     );
   });
 
@@ -179,7 +181,7 @@ describe("each class of bad configuration fails with a message naming the key pa
     expect(p).toContainEqual("vms[0].sshRetry.attempts: expected a whole number from 1 to 20, got number 0");
     expect(p).toContainEqual(
       expect.stringMatching(
-        /^vms\[0\]\.sshRetry\.budget_sec: unknown key; allowed here: attempts, delaySec, budgetSec, timeoutSec$/,
+        /^vms\[0\]\.sshRetry\.budget_sec: unknown key; did you mean "budgetSec"\? allowed here: attempts, delaySec, budgetSec, timeoutSec$/,
       ),
     );
     expect(p).toContainEqual(

@@ -13,14 +13,14 @@ import { parseConfig } from "../construct/config/parse";
 import { generateHostKey, hostKeyFile, readHostKeyFile, writeHostKeys } from "../construct/delivered-host-keys";
 import { resultsFolder } from "../construct/jobs/secret-trigger";
 import { VmInstallStack } from "../construct/stack";
-import { context, filesUnder, type TfJson, tempDir } from "./support/synth";
+import { context, filesUnder, type TfJson, tempDir, testKeyPair, withTestKeys } from "./support/synth";
 
 const pin = `SHA256:${"A".repeat(43)}`;
 const RECORD = "terraform_data.vm1_delivered_host_key";
 
 /** Synthesizes `ctx` for a project in `projectDir` (its key files under .vm-install there). */
 function synthIn(projectDir: string, ctx: Record<string, unknown>): { tf: TfJson; outdir: string } {
-  const config = parseConfig(ctx);
+  const config = parseConfig(withTestKeys(ctx, projectDir));
   const outdir = path.join(projectDir, "cdktf.out");
   const app = new App({ outdir });
   new VmInstallStack(app, config.stackName, { config, baseDir: projectDir });
@@ -357,6 +357,7 @@ describe("the user's cloud-init (vms[].cloudInit)", () => {
     );
     // A users: list of the user's own gets the login user appended: cloud-init would let it replace the platform's.
     fs.writeFileSync(path.join(project, "users.yaml"), "#cloud-config\nusers:\n  - name: alice\n");
+    fs.copyFileSync(testKeyPair().publicKeyPath, path.join(project, "k.pub"));
     const withUsers = synthIn(
       project,
       context({ vms: [{ name: "vm1", user: "deployer", cloudInit: "users.yaml", publicKeyPath: "k.pub" }] }),

@@ -19,7 +19,7 @@ import {
 import { VmInstallStack } from "../construct/stack";
 import { writeCdktfProject } from "../demo/project";
 import { shellWords } from "./runner/fixtures";
-import { filesUnder, synth, synthApp, type TfJson, tempDir } from "./support/synth";
+import { filesUnder, synth, synthApp, type TfJson, tempDir, testKeyPair, withTestKeys } from "./support/synth";
 
 const tfEnv = (): NodeJS.ProcessEnv => {
   const rc = path.join(tempDir("tfrc"), "terraformrc");
@@ -29,7 +29,7 @@ const tfEnv = (): NodeJS.ProcessEnv => {
 
 /** Synthesizes `context` as a working copy in `dir` would (its own cdktf.out and .vm-install). */
 function synthIn(dir: string, context: Record<string, unknown>): { tf: TfJson; outdir: string } {
-  const config = parseConfig(context);
+  const config = parseConfig(withTestKeys(context, dir));
   const outdir = path.join(dir, "cdktf.out");
   const app = new App({ outdir });
   new VmInstallStack(app, config.stackName, { config, baseDir: dir });
@@ -41,6 +41,9 @@ function synthIn(dir: string, context: Record<string, unknown>): { tf: TfJson; o
 }
 
 const pin = `SHA256:${"E".repeat(43)}`;
+/** The hosts' key files, absolute as a user may write them (they must exist: synth checks them). */
+const H1_KEY = testKeyPair().privateKeyPath;
+const H2_KEY = H1_KEY;
 const ctx = {
   stackName: "local",
   jobTarget: "local",
@@ -56,14 +59,14 @@ const ctx = {
       address: "192.0.2.10",
       sshPort: 2201,
       user: "deploy",
-      privateKeyPath: "/keys/h1",
+      privateKeyPath: H1_KEY,
       hostKeySha256: pin,
     },
     {
       name: "h2",
       kind: "existing",
       address: "192.0.2.11",
-      privateKeyPath: "/keys/h2",
+      privateKeyPath: H2_KEY,
       installers: { docker: { enabled: false } },
     },
   ],
@@ -88,7 +91,8 @@ describe("local job target with existing hosts", () => {
     };
     const { outdir } = synthApp(many, { env: { PATH: `${bin}:${process.env.PATH}` } });
     const many6 = JSON.parse(fs.readFileSync(path.join(outdir, "stacks", "local", "cdk.tf.json"), "utf8"));
-    expect(Object.keys(many6.resource.terraform_data)).toHaveLength(55); // per host: probe, record, 3 installers, an outcome per job (4); one password check
+    // Per host: probe, record, 3 installers, an outcome per job (4); one password check, one salt record.
+    expect(Object.keys(many6.resource.terraform_data)).toHaveLength(56);
     expect(fs.readFileSync(log, "utf8").trim().split("\n")).toEqual(["version"]);
   });
 
@@ -112,6 +116,7 @@ describe("local job target with existing hosts", () => {
       "h2_postgres",
       "h2_postgres_outcome",
       "pg_password_check",
+      "vm_install_secret_salt",
     ]);
   });
 
@@ -128,7 +133,7 @@ describe("local job target with existing hosts", () => {
       // Terraform fills this in before the shell runs; single quotes kept it literal here.
       dir: `\${path.module}/${job.triggers_replace.source_dir}`,
       eventEnv: "VM_INSTALL_EVENT",
-      sshKeyFile: "/keys/h1",
+      sshKeyFile: H1_KEY,
       timeoutSec: 900,
       resultTfstate: job.input.result_file,
       logDir: path.relative(stackDir, path.join(PROJECT_ROOT, ".vm-install", "local", "logs")),
@@ -142,6 +147,8 @@ describe("local job target with existing hosts", () => {
       SSH_PORT: "2201",
       SSH_HOST_KEY_SHA256: pin,
       SSH_HOST_KEY_SOURCE: "pin",
+      // Where the key comes from in cdktf.json: the job's messages name it (the key itself stays a path).
+      SSH_KEY_SETTING: `vms[h1].privateKeyPath (${H1_KEY})`,
       VM_INSTALL_EVENT: expect.any(String),
     });
     const event = JSON.parse(run.environment.VM_INSTALL_EVENT);
@@ -152,7 +159,7 @@ describe("local job target with existing hosts", () => {
     expect(cleanup).toEqual({ command: 'rm -f "${self.input.result_file}"', when: "destroy" });
   });
 
-  test("a changed secret reruns its job from any working copy: the trigger is scrypt over the value, salted by the configuration, in an owner-only file outside cdktf.out", () => {
+  test("a changed secret reruns its job from any working copy: the trigger is scrypt over the value, salted by the deployment's own salt and the job, in an owner-only file outside cdktf.out", () => {
     const copies = [tempDir("copy-a"), tempDir("copy-b")];
     const config = parseConfig(ctx);
     const triggerOf = (dir: string, job: string) =>
@@ -166,9 +173,28 @@ describe("local job target with existing hosts", () => {
         `\${fileexists(${JSON.stringify(file)}) ? trimspace(file(${JSON.stringify(file)})) : "none: deployed without TF_VAR_pg_password"}`,
       );
     }
+    // The two copies share one deployment's state (a pg backend, say): the first deploy makes the salt, the
+    // state keeps it (here: a state that holds what the first copy's plan records), the second reads it back.
+    const salt = () => fs.readFileSync(path.join(copies[0], ".vm-install", "local", "deployment-salt"), "utf8").trim();
+    const shared = () => ({
+      resources: [
+        {
+          type: "terraform_data",
+          name: "vm_install_secret_salt",
+          instances: [{ attributes: { output: { value: { salt: salt() } } } }],
+        },
+      ],
+    });
+    const nothingYet = () => undefined;
     // The class: the files bin/cdktf writes are exactly the files the jobs' triggers read.
-    const written = copies.map((dir) =>
-      writeSecretTriggers(dir, config, { TF_VAR_pg_password: "first password, long" }),
+    const written = copies.map((dir, i) =>
+      writeSecretTriggers(
+        dir,
+        config,
+        { TF_VAR_pg_password: "first password, long" },
+        undefined,
+        i === 0 ? nothingYet : shared,
+      ),
     );
     copies.forEach((dir, i) => {
       const read = Object.values<any>(synthesized[i].tf.resource.terraform_data)
@@ -178,32 +204,22 @@ describe("local job target with existing hosts", () => {
       expect(read.sort()).toEqual(written[i].sort());
       expect(read).toHaveLength(2);
     });
-    // scrypt (N=2^17, r=8, p=1) over the values, salted by stack, backend and job: the same in every
-    // working copy of this deployment, so a colleague's deploy does not rerun the job, and a guess against
-    // the state costs a full scrypt.
-    const computed = new Map<string, string>();
-    const scrypt = (password: string, job: string, backend: unknown = { type: "local" }) => {
-      const key = JSON.stringify([password, job, backend]);
-      if (!computed.has(key)) {
-        const salt = createHash("sha256")
-          .update(JSON.stringify(["vm-install secret trigger v1", "local", backend, job]))
-          .digest("hex");
-        computed.set(
-          key,
-          `scrypt-N131072-r8-p1:${scryptSync(JSON.stringify([password]), salt, 32, { N: 2 ** 17, r: 8, p: 1, maxmem: 2 ** 28 }).toString("hex")}\n`,
-        );
-      }
-      return computed.get(key);
+    // scrypt (N=2^17, r=8, p=1) over the values, salted by the deployment's random salt and the job: the
+    // same in every working copy of this deployment, so a colleague's deploy does not rerun the job, and a
+    // guess against the state costs a full scrypt.
+    expect(salt()).toMatch(/^[0-9a-f]{64}$/);
+    const scrypt = (password: string, job: string, deployment = salt()) => {
+      const jobSalt = createHash("sha256")
+        .update(JSON.stringify(["vm-install secret trigger v2", deployment, job]))
+        .digest("hex");
+      return `scrypt-N131072-r8-p1:${scryptSync(JSON.stringify([password]), jobSalt, 32, { N: 2 ** 17, r: 8, p: 1, maxmem: 2 ** 28 }).toString("hex")}\n`;
     };
     for (const dir of copies) {
       expect(triggerOf(dir, "h1-install-postgres")).toBe(scrypt("first password, long", "h1-install-postgres"));
       expect(triggerOf(dir, "h2-install-postgres")).toBe(scrypt("first password, long", "h2-install-postgres"));
-      expect(
-        fs.statSync(path.join(dir, ".vm-install", "local", "h1-install-postgres.secret-trigger")).mode & 0o777,
-      ).toBe(0o600);
+      for (const f of ["h1-install-postgres.secret-trigger", "deployment-salt"])
+        expect(fs.statSync(path.join(dir, ".vm-install", "local", f)).mode & 0o777).toBe(0o600);
       expect(fs.statSync(path.join(dir, ".vm-install", "local")).mode & 0o777).toBe(0o700);
-      // No per-copy salt any more: that is what made a colleague's deploy rerun the job.
-      expect(fs.existsSync(path.join(dir, ".vm-install", "local", "secret-salt"))).toBe(false);
     }
     // Unchanged: not rewritten. Another password, in either copy: another trigger. Without the variable
     // (cdktf synth in a shell without it) the last one stays.
@@ -212,16 +228,6 @@ describe("local job target with existing hosts", () => {
     expect(triggerOf(copies[1], "h1-install-postgres")).toBe(scrypt("second password, long", "h1-install-postgres"));
     expect(writeSecretTriggers(copies[1], config, {})).toEqual([]);
     expect(triggerOf(copies[1], "h1-install-postgres")).toBe(scrypt("second password, long", "h1-install-postgres"));
-    // Another deployment (here: another backend) salts differently.
-    writeSecretTriggers(copies[0], parseConfig({ ...ctx, backend: { type: "pg" } }), {
-      TF_VAR_pg_password: "first password, long",
-    });
-    expect(triggerOf(copies[0], "h1-install-postgres")).toBe(
-      scrypt("first password, long", "h1-install-postgres", { type: "pg" }),
-    );
-    expect(scrypt("first password, long", "h1-install-postgres", { type: "pg" })).not.toBe(
-      scrypt("first password, long", "h1-install-postgres"),
-    );
     // Jobs without a secret carry no such trigger; the sless target none at all (its event_json is the trigger).
     expect(jobs.h1_packages.triggers_replace.secrets).toBeUndefined();
     expect(
@@ -237,7 +243,7 @@ describe("local job target with existing hosts", () => {
       stackName: "wrapped",
       jobTarget: "local",
       installers: { postgres: { enabled: true, passwordVariable: "app_pw" } },
-      vms: [{ name: "db", kind: "existing", address: "192.0.2.1" }],
+      vms: [{ name: "db", kind: "existing", address: "192.0.2.1", privateKeyPath: H1_KEY }],
     };
     writeCdktfProject(dir, project);
     const run = spawnSync("bash", [path.join(PROJECT_ROOT, "bin", "cdktf"), "synth"], {
@@ -246,7 +252,8 @@ describe("local job target with existing hosts", () => {
       encoding: "utf8",
     });
     expect(run.status).toBe(0);
-    const salt = secretTriggerSalt(parseConfig(project), "db-install-postgres");
+    const deployment = fs.readFileSync(path.join(dir, ".vm-install", "wrapped", "deployment-salt"), "utf8").trim();
+    const salt = secretTriggerSalt(deployment, "db-install-postgres");
     expect(
       fs.readFileSync(path.join(dir, ".vm-install", "wrapped", "db-install-postgres.secret-trigger"), "utf8"),
     ).toBe(`${secretTrigger(["wrapped password, long"], salt)}\n`);
@@ -353,10 +360,15 @@ describe("local job target with existing hosts", () => {
 
   test("a password shorter than 12 characters stops terraform plan before any job runs, naming the variable, never the value", () => {
     const env = tfEnv();
-    execFileSync("terraform", ["init", "-input=false", "-reconfigure"], { cwd: stackDir, env, stdio: "pipe" });
+    // A project of its own: the plan reads the deployment's salt there (bin/cdktf caches it before a run).
+    const project = tempDir("plan");
+    const planDir = path.join(synthIn(project, ctx).outdir, "stacks", "local");
+    execFileSync("terraform", ["init", "-input=false", "-reconfigure"], { cwd: planDir, env, stdio: "pipe" });
+    fs.mkdirSync(path.join(project, ".vm-install", "local"), { recursive: true });
+    fs.writeFileSync(path.join(project, ".vm-install", "local", "deployment-salt"), `${"5".repeat(64)}\n`);
     const plan = (password: string) =>
       spawnSync("terraform", ["plan", "-input=false", "-no-color", "-lock=false", "-refresh=false"], {
-        cwd: stackDir,
+        cwd: planDir,
         env: { ...env, TF_VAR_pg_password: password },
         encoding: "utf8",
       });
@@ -379,7 +391,7 @@ describe('vms[].onDestroy "uninstall": cdktf destroy runs each installer with st
     stackName: "gone",
     jobTarget: "local",
     installers: { docker: { enabled: true, channel: "distro" } },
-    vms: [{ name: "h1", kind: "existing", address: "192.0.2.10", privateKeyPath: "/keys/h1", onDestroy: "uninstall" }],
+    vms: [{ name: "h1", kind: "existing", address: "192.0.2.10", privateKeyPath: H1_KEY, onDestroy: "uninstall" }],
   };
   const { tf, stackDir } = synth(uninstall);
   const data = tf.resource.terraform_data;
@@ -402,7 +414,7 @@ describe('vms[].onDestroy "uninstall": cdktf destroy runs each installer with st
     expect(step["local-exec"].when).toBe("destroy");
     expect(JSON.stringify(step)).not.toMatch(/\$\{(?!self\.input\.)/);
     expect(JSON.parse(r.input.VM_INSTALL_EVENT)).toMatchObject({ channel: "distro", state: "absent" });
-    expect(r.input.command).toContain("/keys/h1");
+    expect(r.input.command).toContain(H1_KEY);
     expect(r.input.command).toContain("h1-install-docker-uninstall");
     expect(data.h1_docker.provisioner[0]["local-exec"].environment.VM_INSTALL_EVENT).toContain('"state":"present"');
   });

@@ -16,7 +16,7 @@ import {
   writeStackCa,
 } from "../construct/postgres-ca";
 import { VmInstallStack } from "../construct/stack";
-import { filesUnder, tempDir } from "./support/synth";
+import { filesUnder, tempDir, withTestKeys } from "./support/synth";
 
 const postgres = (over: Record<string, unknown> = {}) => ({
   enabled: true,
@@ -33,12 +33,12 @@ const ctx = (over: Record<string, unknown> = {}, target: "sless" | "local" = "sl
       }
     : {
         jobTarget: "local",
-        vms: [{ name: "db", kind: "existing", address: "192.0.2.1", privateKeyPath: "id" }],
+        vms: [{ name: "db", kind: "existing", address: "192.0.2.1" }],
         installers: { postgres: postgres(over) },
       };
 
 function synthIn(project: string, context: Record<string, unknown>) {
-  const config = parseConfig(context);
+  const config = parseConfig(withTestKeys(context, project));
   const outdir = path.join(project, "cdktf.out");
   const app = new App({ outdir });
   new VmInstallStack(app, config.stackName, { config, baseDir: project });
@@ -129,7 +129,6 @@ describe("the stack's PostgreSQL CA", () => {
       name,
       kind: "existing",
       address,
-      privateKeyPath: "id",
       installers: { postgres: { tls: "stack-ca", ...pg } },
     });
     const shared = local([

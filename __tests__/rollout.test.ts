@@ -94,7 +94,10 @@ describe("bad rollout input names its key", () => {
     [{ waves: [1.5] }, /^rollout\.waves\[0\]: expected .* got 1\.5$/],
     [{ maxFailures: -1 }, /^rollout\.maxFailures: expected failed VMs tolerated: a whole number from 0/],
     [{ maxFailures: "ten" }, /^rollout\.maxFailures: expected .* got "ten"$/],
-    [{ maxFails: 1 }, /^rollout\.maxFails: unknown key; allowed here: waves, maxFailures$/],
+    [
+      { maxFails: 1 },
+      /^rollout\.maxFails: unknown key; did you mean "maxFailures"\? allowed here: waves, maxFailures$/,
+    ],
   ])("rollout %j", (rollout, message) => {
     expect(problems(context({ rollout }))).toEqual([expect.stringMatching(message)]);
   });
@@ -113,7 +116,9 @@ describe("bad rollout input names its key", () => {
     expect(p).toEqual([
       "vms[0].wave: expected a whole number from 1 to 1000, got number 0",
       "vms[0].runId: expected a whole number from 0 to 1000000000, got number -1",
-      expect.stringMatching(/^vms\[0\]\.runIds\.pakages: unknown key; allowed here: packages, docker, postgres/),
+      expect.stringMatching(
+        /^vms\[0\]\.runIds\.pakages: unknown key; did you mean "packages"\? allowed here: packages, docker, postgres/,
+      ),
       'vms[0].runIds.docker: expected a whole number from 0 to 1000000000, got "2"',
     ]);
   });

@@ -6,7 +6,10 @@ import { parseConfig } from "../construct/config/parse";
 import { PROJECT_ROOT } from "../construct/entry-points";
 import { localStateSecretsWarning, secretsInState } from "../construct/risky-settings";
 import { VmInstallStack } from "../construct/stack";
-import { context, filesUnder, synth, synthApp, type TfJson, tempDir } from "./support/synth";
+import { context, filesUnder, synth, synthApp, type TfJson, tempDir, testKeyPair } from "./support/synth";
+
+/** A key file given relative to the project, as a user writes one (it must exist: synth checks it). */
+const TEST_KEY = path.relative(PROJECT_ROOT, testKeyPair().privateKeyPath);
 
 const nubesSchema = require("../providers/schemas/nubes.json").provider_schemas["terra.k8c.ru/nubes/nubes"];
 const slessSchema = require("../providers/schemas/sless.json").provider_schemas["sless.kube5s.ru/sless/sless"];
@@ -95,7 +98,7 @@ describe("job contents", () => {
           user: "admin",
           sshPort: 2222,
           hostKeySha256: `SHA256:${"A".repeat(43)}`,
-          privateKeyPath: "keys/id_vm1",
+          privateKeyPath: TEST_KEY,
         },
       ],
     }),
@@ -120,7 +123,8 @@ describe("job contents", () => {
       SSH_HOST_KEY_SHA256: `SHA256:${"A".repeat(43)}`,
       SSH_HOST_KEY_SOURCE: "pin",
       // Relative to the stack folder, where Terraform runs: the same file wherever the project is copied.
-      SSH_KEY: `\${sensitive(file("${path.relative(stackDir, path.resolve(__dirname, "..", "keys/id_vm1"))}"))}`,
+      SSH_KEY: `\${sensitive(file("${path.relative(stackDir, path.resolve(PROJECT_ROOT, TEST_KEY))}"))}`,
+      SSH_KEY_SETTING: `vms[vm1].privateKeyPath (${TEST_KEY})`,
     });
   });
 
@@ -496,10 +500,10 @@ describe("through main.ts, as cdktf runs it", () => {
 
   test("no secret value appears in any file under cdktf.out", () => {
     const dir = tempDir("secrets");
-    const keyText =
-      "-----BEGIN OPENSSH PRIVATE KEY-----\nSENTINEL-PRIVATE-KEY-0c1f\n-----END OPENSSH PRIVATE KEY-----\n";
+    // A real key (synth reads it to check it); its body's middle line is what must not leak.
+    const keyText = fs.readFileSync(testKeyPair().privateKeyPath, "utf8");
     fs.writeFileSync(path.join(dir, "vm_key"), keyText, { mode: 0o600 });
-    fs.writeFileSync(path.join(dir, "vm_key.pub"), "ssh-ed25519 AAAA test\n");
+    fs.copyFileSync(testKeyPair().publicKeyPath, path.join(dir, "vm_key.pub"));
     const secrets = {
       TF_VAR_nubes_api_token: "SENTINEL-NUBES-7a1",
       TF_VAR_sless_token: "SENTINEL-SLESS-9b2",
@@ -514,7 +518,7 @@ describe("through main.ts, as cdktf runs it", () => {
     );
     const files = filesUnder(outdir);
     expect(files.length).toBeGreaterThan(3);
-    const needles = [...Object.values(secrets), "SENTINEL-NUBES-ENV-4d4", "SENTINEL-PRIVATE-KEY-0c1f"];
+    const needles = [...Object.values(secrets), "SENTINEL-NUBES-ENV-4d4", ...keyText.split("\n").slice(3, 5)];
     for (const file of files) {
       const text = fs.readFileSync(file, "utf8");
       for (const needle of needles) expect({ file, found: text.includes(needle) }).toEqual({ file, found: false });
@@ -581,7 +585,7 @@ describe("through main.ts, as cdktf runs it", () => {
 
   test("a private key file others can read fails the synth with OpenSSH's refusal", () => {
     const keyFile = path.join(tempDir("key"), "vm_key");
-    fs.writeFileSync(keyFile, "-----BEGIN OPENSSH PRIVATE KEY-----\nAAAA\n-----END OPENSSH PRIVATE KEY-----\n");
+    fs.copyFileSync(testKeyPair().privateKeyPath, keyFile);
     fs.chmodSync(keyFile, 0o640);
     const ctx = context({ vms: [{ name: "vm1", kind: "existing", address: "192.0.2.1", privateKeyPath: keyFile }] });
     let stderr = "";
@@ -590,7 +594,9 @@ describe("through main.ts, as cdktf runs it", () => {
     } catch (err) {
       stderr = String((err as { stderr?: string }).stderr);
     }
-    expect(stderr).toContain(`vm1: UNPROTECTED PRIVATE KEY FILE! Permissions 0640 for '${keyFile}' are too open.`);
+    expect(stderr).toContain(
+      `vms[vm1].privateKeyPath (${keyFile}): UNPROTECTED PRIVATE KEY FILE! Permissions 0640 for '${keyFile}' are too open.`,
+    );
     fs.chmodSync(keyFile, 0o600);
     expect(() => synthApp(ctx)).not.toThrow();
   });

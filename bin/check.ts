@@ -9,11 +9,12 @@ import { caEnvironment } from "../construct/postgres-ca";
 import { checkTargets } from "../operator/check/check-targets";
 import { renderDriftTable } from "../operator/check/drift-table";
 import { exitCode, runChecks } from "../operator/check/run-checks";
+import { settingsChanged } from "../operator/check/settings-changed";
 import { BadUsage, type CommandSpec, EXIT, runCommand } from "../operator/exit-codes";
 import { renderJunit, writeReportFile } from "../operator/reports/junit";
 import { parseReportArgs } from "../operator/reports/report-args";
 import { driftCases, reportSecrets } from "../operator/reports/report-cases";
-import { readDeployed } from "../operator/status/deployed-status";
+import { readDeployed, readShownState } from "../operator/status/deployed-status";
 import { projectFolder } from "../operator/terraform-cli";
 
 const say = (line: string) => process.stderr.write(`check: ${line}\n`);
@@ -39,7 +40,11 @@ export async function main(argv: string[], projectDir = projectFolder("check")):
   const environment = { ...caEnvironment(projectDir, config), ...process.env };
   const rows = await runChecks(targets, { logDir, projectDir, say, environment });
   const colour = !args.json && process.stdout.isTTY === true && !process.env.NO_COLOR;
-  process.stdout.write(`${args.json ? JSON.stringify(rows, null, 2) : renderDriftTable(rows, colour)}\n`);
+  // Which fix each drift takes: a deploy where cdktf.json changed since the last one, else a rerun.
+  const changed = rows.some((r) => r.state === "drift")
+    ? settingsChanged(config, readShownState(projectDir))
+    : undefined;
+  process.stdout.write(`${args.json ? JSON.stringify(rows, null, 2) : renderDriftTable(rows, colour, changed)}\n`);
   if (args.junit) {
     const secrets = reportSecrets(config, process.env, (setting) => path.resolve(projectDir, setting));
     const timestamp = new Date().toISOString();

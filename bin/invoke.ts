@@ -3,6 +3,7 @@
 // Progress goes to stdout as it comes; the last stdout line is the job's outcome as one JSON object, so
 // scripts read one line and people read the rest. The options, their parsing and the result files are the
 // protocol the local job target shares with this CLI: construct/jobs/invoke-args.ts and job-result-file.ts.
+import * as fs from "node:fs";
 import * as path from "node:path";
 import { bundleHandler } from "../construct/bundling/bundle";
 import { type InvokeArgs, parseInvokeArgs, USAGE, USAGE_HINT, UsageError } from "../construct/jobs/invoke-args";
@@ -54,19 +55,36 @@ async function invoke(inv: Invocation, say: (line: string) => void): Promise<Pic
   }
 }
 
+/**
+ * A job the stack runs (--name) that cannot start: its Failed result, as a job that ran and failed reports it,
+ * so Terraform shows one line naming the job and the setting at fault, never this command's usage, and
+ * `npm run status` reads why. A person at the command line gets the usage error.
+ */
+function cannotStart(args: InvokeArgs, err: UsageError): number {
+  if (args.name === undefined) throw new BadUsage(`${err.message}\n`);
+  if (args.resultTfstate)
+    fs.mkdirSync(path.dirname(path.resolve(args.resultTfstate)), { recursive: true, mode: 0o700 });
+  const files = { resultFile: args.resultFile, resultTfstate: args.resultTfstate };
+  return report({ phase: "Failed", message: err.message }, args.name, files);
+}
+
 export async function main(argv: string[]): Promise<number> {
-  let inv: Invocation;
-  let args: InvokeArgs;
+  let args: InvokeArgs | "help";
   try {
-    const parsed = parseInvokeArgs(argv);
-    if (parsed === "help") {
-      process.stdout.write(`${HELP}\n`);
-      return EXIT.ok;
-    }
-    args = parsed;
-    inv = await resolveInvocation(args);
+    args = parseInvokeArgs(argv);
   } catch (err) {
     if (err instanceof UsageError) throw new BadUsage(`${err.message}\n`);
+    throw err;
+  }
+  if (args === "help") {
+    process.stdout.write(`${HELP}\n`);
+    return EXIT.ok;
+  }
+  let inv: Invocation;
+  try {
+    inv = await resolveInvocation(args);
+  } catch (err) {
+    if (err instanceof UsageError) return cannotStart(args, err);
     throw err;
   }
 
@@ -85,13 +103,26 @@ export async function main(argv: string[]): Promise<number> {
   } finally {
     release?.();
   }
-  const json = JSON.stringify({ phase: result.phase, message: result.message });
-  log?.line(json);
+  log?.line(JSON.stringify({ phase: result.phase, message: result.message }));
   log?.close();
+  return report(result, label, inv, inv.name !== undefined);
+}
+
+/**
+ * Writes the outcome where it was asked for and prints it as the last stdout line; a failed job the stack
+ * runs says which job and why on stderr too (Terraform reports only "exit status 1" for a failed local-exec).
+ */
+function report(
+  result: Pick<JobResult, "phase" | "message">,
+  label: string,
+  files: { resultFile?: string; resultTfstate?: string },
+  named = true,
+): number {
+  const json = JSON.stringify({ phase: result.phase, message: result.message });
   let code: number = result.phase === "Succeeded" ? EXIT.ok : EXIT.error;
   const outputs: [string | undefined, string, string][] = [
-    [inv.resultFile, json, "--result-file"],
-    [inv.resultTfstate, resultAsTfstate(result, label), "--result-tfstate"],
+    [files.resultFile, json, "--result-file"],
+    [files.resultTfstate, resultAsTfstate(result, label), "--result-tfstate"],
   ];
   for (const [file, text, option] of outputs) {
     if (!file) continue;
@@ -103,8 +134,7 @@ export async function main(argv: string[]): Promise<number> {
     }
   }
   process.stdout.write(`${json}\n`);
-  // Terraform reports only "exit status 1" for a failed local-exec: say which job and why on stderr too.
-  if (result.phase === "Failed" && inv.name) process.stderr.write(`[${label}] Failed: ${result.message}\n`);
+  if (result.phase === "Failed" && named) process.stderr.write(`[${label}] Failed: ${result.message}\n`);
   return code;
 }
 

@@ -8,6 +8,7 @@ import * as path from "node:path";
 import { cdktfCallerVariables } from "./cdktf-caller-environment";
 import type { VmInstallConfig } from "./config/types";
 import { writeHostKeys } from "./delivered-host-keys";
+import { deploymentSalt } from "./jobs/secret-salt";
 import { resultsFolder, secretTriggerJobs, writeSecretTriggers } from "./jobs/secret-trigger";
 import { writeStackCa } from "./postgres-ca";
 
@@ -72,6 +73,9 @@ export async function prepareForTerraform(
   ownerOnly(path.join(stackDir, "plan"), 0o600, say);
 
   if (env[PREPARED_ENV] === "1" || secretTriggerJobs(config).length === 0) return { secretTriggers: "current" };
+  // The salt is the deployment's, not the values': cached, or read back from the state, whether or not the
+  // values are known here, so the plan's check of it holds for plain `cdktf` as for bin/cdktf.
+  deploymentSalt(projectDir, results, config);
   const caller = cdktfCallerVariables(env);
   const own = Object.fromEntries(Object.entries(env).filter(([name]) => name.startsWith("TF_VAR_")));
   if (!caller && Object.keys(own).length === 0) return { secretTriggers: "unknown" };

@@ -6,7 +6,7 @@ import { Construct } from "constructs";
 import { Vapp } from "../providers/generated/nubes/vapp/index";
 import { VcVmV3 } from "../providers/generated/nubes/vc-vm-v3/index";
 import { Fn, type ITerraformDependable, TerraformOutput, type TerraformVariable } from "./cdktf";
-import { privateKeyPermissionProblem } from "./config/key-file";
+import { keyFileProblems, keySettingName } from "./config/key-file";
 import type { NubesConfig, VmConfig } from "./config/types";
 import { hostKeySource } from "./delivered-host-keys";
 import { recordHostKey } from "./first-contact";
@@ -134,15 +134,12 @@ export class VmInstallation extends Construct {
     const runId = props.runId + (vm.runId ?? 0);
     const trust = !pinned && anyJob ? recordHostKey(this, { ...props, runId, host, dependsOn, newVm }) : undefined;
     this.hostKeyRecord = trust?.record;
-    const keyOnThisMachine = props.paths.resolve(vm.privateKeyPath);
-    // Reported by synth with every other problem; a key made after synth is checked when it is read.
-    this.node.addValidation({
-      validate: () =>
-        [privateKeyPermissionProblem(keyOnThisMachine)].filter((p): p is string => !!p).map((p) => `${vm.name}: ${p}`),
-    });
+    // Reported by synth with every other problem, in cdktf.json's words; the runner checks the key again.
+    this.node.addValidation({ validate: () => keyFileProblems(vm, props.paths, anyJob) });
     const connection = {
       ...host,
       privateKeyPath: props.paths.setting(vm.privateKeyPath),
+      keySetting: keySettingName(vm.name, "privateKeyPath", vm.privateKeyPath),
       hostKeySha256: vm.hostKeySha256 ?? delivered?.sha256 ?? trust?.hostKeySha256,
       hostKeySource: hostKeySource(vm),
     };

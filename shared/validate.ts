@@ -4,6 +4,8 @@
 // Not a schema library (TypeBox, Valibot): these messages are quoted by tests and the README, and every
 // byte here is bundled into each job.
 
+import { nearestName } from "./nearest-name";
+
 /** A JSON Schema (draft 2020-12 subset: type, enum, pattern, minimum/maximum, items, properties). */
 export type JsonSchema = Record<string, unknown>;
 
@@ -195,6 +197,13 @@ export function optional<T>(validator: Validator<T>, defaultValue?: T, doc?: str
   return { validator, fallback: { value: defaultValue }, doc };
 }
 
+/** An unknown key's problem: the nearest allowed name first (a slip of a letter), then every allowed name. */
+function unknownKey(path: string, key: string, allowed: readonly string[]): string {
+  const nearest = nearestName(key, allowed);
+  const guess = nearest === undefined ? "" : ` did you mean "${nearest}"?`;
+  return `${path}: unknown key;${guess} allowed here: ${allowed.join(", ")}`;
+}
+
 /** The JSON Schema of an object with exactly these fields. */
 export function objectSchema(fields: Record<string, Field<unknown>>): JsonSchema {
   const properties: Record<string, JsonSchema> = {};
@@ -229,8 +238,7 @@ export function object<T>(fields: FieldsOf<T>): Validator<T> {
       }
       const given = value as Record<string, unknown>;
       for (const key of Object.keys(given)) {
-        if (!(key in fields))
-          problems.push(`${prefix}${key}: unknown key; allowed here: ${Object.keys(fields).join(", ")}`);
+        if (!(key in fields)) problems.push(unknownKey(`${prefix}${key}`, key, Object.keys(fields)));
       }
       for (const [key, field] of Object.entries(fields) as [string, Field<unknown>][]) {
         if (given[key] === undefined) {

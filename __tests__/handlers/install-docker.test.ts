@@ -187,7 +187,7 @@ describe("install-docker: event validation (before any SSH)", () => {
     [
       "an unknown key",
       { composer: true },
-      /event composer: unknown key; allowed here: compose, channel, repo_url, repo_key_fingerprint, users, verify, log_rotation, log_max_size, log_max_file, registry_mirrors, daemon_config, update, cache_valid_sec, state, apt, ssh/,
+      /event composer: unknown key; did you mean "compose"\? allowed here: compose, channel, repo_url, repo_key_fingerprint, users, verify, log_rotation, log_max_size, log_max_file, registry_mirrors, daemon_config, update, cache_valid_sec, state, apt, ssh/,
     ],
     [
       "bad apt settings",

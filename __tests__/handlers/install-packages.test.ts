@@ -65,7 +65,7 @@ describe("install-packages: event validation (before any SSH)", () => {
     [
       "an unknown key",
       { packages: ["git"], packgaes: ["x"] },
-      /event packgaes: unknown key; allowed here: packages, update, cache_valid_sec, state, apt, ssh/,
+      /event packgaes: unknown key; did you mean "packages"\? allowed here: packages, update, cache_valid_sec, state, apt, ssh/,
     ],
     [
       "bad ssh settings",

@@ -235,7 +235,7 @@ describe("install-postgres: event validation (before any SSH)", () => {
     [
       "an unknown key",
       { ...BASE, db_pasword: "x" },
-      /event db_pasword: unknown key; allowed here: pg_version, db_name, db_user, db_password, listen_addresses, allow_remote, remote_ssl, allowed_cidrs, repo_url, repo_key_url, repo_key_fingerprint, parameters, extensions, tls, tls_names, tls_renew_days, tls_valid_days, tls_ca_cert, tls_ca_key, tls_cert, tls_key, update, cache_valid_sec, state, purge_data, apt, ssh/,
+      /event db_pasword: unknown key; did you mean "db_password"\? allowed here: pg_version, db_name, db_user, db_password, listen_addresses, allow_remote, remote_ssl, allowed_cidrs, repo_url, repo_key_url, repo_key_fingerprint, parameters, extensions, tls, tls_names, tls_renew_days, tls_valid_days, tls_ca_cert, tls_ca_key, tls_cert, tls_key, update, cache_valid_sec, state, purge_data, apt, ssh/,
     ],
   ];
 

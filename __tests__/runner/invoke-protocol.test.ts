@@ -142,7 +142,7 @@ describe("usage text", () => {
   --handlers-dir DIR    where <installer> folders are (default handlers/ of this project)
   -h, --help            this text
 
-The job gets only these variables from the environment: VM_IP, SSH_USER, SSH_KEY, SSH_PORT, SSH_HOST_KEY_SHA256, SSH_HOST_KEY_SOURCE.
+The job gets only these variables from the environment: VM_IP, SSH_USER, SSH_KEY, SSH_KEY_SETTING, SSH_PORT, SSH_HOST_KEY_SHA256, SSH_HOST_KEY_SOURCE.
 Progress is printed to stdout; the last stdout line is {"phase": "Succeeded"|"Failed", "message": ...}.
 Exit code: 0 Succeeded, 1 Failed, 2 bad usage.`);
   });

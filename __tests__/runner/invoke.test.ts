@@ -301,7 +301,10 @@ describe("bin/invoke.ts", () => {
       /--event-file \/nonexistent\/event.json: cannot read it/,
     ],
     [["--dir", "/tmp", "--timeout", "soon"], /--timeout soon: expected a positive number/],
-    [["--dir", "/tmp", "--ssh-key-file", "/nonexistent/key"], /--ssh-key-file \/nonexistent\/key: cannot read it/],
+    [
+      ["--dir", "/tmp", "--ssh-key-file", "/nonexistent/key"],
+      /--ssh-key-file \/nonexistent\/key: \/nonexistent\/key does not exist; make it with ssh-keygen/,
+    ],
     [["--dir", "/tmp", "--result-file", "/nonexistent/dir/r.json"], /--result-file .*does not exist/],
     [["--dir", "/tmp", "--entrypoint", "../x.install"], /--entrypoint: entrypoint "..\/x.install" is invalid/],
     [["--dir", "/tmp", "--bogus"], /Unknown option '--bogus'/],

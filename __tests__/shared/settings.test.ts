@@ -42,7 +42,7 @@ describe("settings declared in groups and lists", () => {
       check({ items: [{ id: "a", size: 0 }], inner: { depht: 1 } });
     } catch (err) {
       expect((err as ValidationError).problems).toEqual([
-        "inner.depht: unknown key; allowed here: depth",
+        'inner.depht: unknown key; did you mean "depth"? allowed here: depth',
         "items[0].size: expected a whole number from 1 to 9, got number 0",
       ]);
     }

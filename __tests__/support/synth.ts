@@ -1,6 +1,7 @@
 // Synthesizes VmInstallStack from a context object, in-process (fast) or through main.ts in a fresh Node
 // process exactly as `cdktf synth` runs it (for what only the real app path shows).
 import { execFileSync } from "node:child_process";
+import * as crypto from "node:crypto";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
@@ -9,6 +10,7 @@ import { parseConfig } from "../../construct/config/parse";
 import { PROJECT_ROOT } from "../../construct/entry-points";
 import type { CatalogEntry } from "../../construct/installers/catalog";
 import { VmInstallStack, type VmInstallStackProps } from "../../construct/stack";
+import { openSshEd25519, sshString } from "../../handlers/common/ssh-keys";
 
 export type TfJson = Record<string, any>;
 
@@ -21,6 +23,40 @@ export function context(patch: Record<string, unknown> = {}): Record<string, unk
   };
 }
 
+let keyPair: { privateKeyPath: string; publicKeyPath: string } | undefined;
+
+/** A throwaway ed25519 pair (private 0600), made once per test process: synth checks the key files it is given. */
+export function testKeyPair(): { privateKeyPath: string; publicKeyPath: string } {
+  if (keyPair) return keyPair;
+  const dir = tempDir("keys");
+  const { privateKey } = crypto.generateKeyPairSync("ed25519");
+  const jwk = privateKey.export({ format: "jwk" });
+  const pub = Buffer.from(jwk.x!, "base64url");
+  const blob = Buffer.concat([sshString("ssh-ed25519"), sshString(pub)]);
+  keyPair = { privateKeyPath: path.join(dir, "vm_key"), publicKeyPath: path.join(dir, "vm_key.pub") };
+  fs.writeFileSync(keyPair.privateKeyPath, openSshEd25519(Buffer.from(jwk.d!, "base64url"), pub), { mode: 0o600 });
+  fs.writeFileSync(keyPair.publicKeyPath, `ssh-ed25519 ${blob.toString("base64")} test\n`);
+  return keyPair;
+}
+
+/**
+ * `ctx` with testKeyPair() for each VM that names no key file of its own (the public one only for a VM the
+ * stack creates), relative to `projectDir` as a user writes them: a test about something else synthesizes
+ * as a deployer with keys would.
+ */
+export function withTestKeys(ctx: Record<string, unknown>, projectDir = PROJECT_ROOT): Record<string, unknown> {
+  if (!Array.isArray(ctx.vms)) return ctx;
+  const keys = testKeyPair();
+  const privateKeyPath = path.relative(projectDir, keys.privateKeyPath);
+  const publicKeyPath = path.relative(projectDir, keys.publicKeyPath);
+  const vms = ctx.vms.map((vm) =>
+    vm && typeof vm === "object"
+      ? { privateKeyPath, ...((vm as { kind?: string }).kind === "existing" ? {} : { publicKeyPath }), ...vm }
+      : vm,
+  );
+  return { ...ctx, vms };
+}
+
 export function tempDir(prefix: string): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), `vm-install-${prefix}-`));
 }
@@ -31,7 +67,7 @@ export function synth(
   installers?: readonly CatalogEntry[],
   props: Pick<VmInstallStackProps, "secretTriggers"> = {},
 ): { tf: TfJson; outdir: string; stackDir: string } {
-  const config = parseConfig(ctx, installers);
+  const config = parseConfig(withTestKeys(ctx), installers);
   const app = new App({ outdir });
   new VmInstallStack(app, config.stackName, { config, baseDir: PROJECT_ROOT, installers, ...props });
   app.synth();
@@ -54,7 +90,7 @@ export function synthApp(
     env: {
       ...process.env,
       ...opts.env,
-      CDKTF_CONTEXT_JSON: JSON.stringify({ vmInstall: ctx }),
+      CDKTF_CONTEXT_JSON: JSON.stringify({ vmInstall: withTestKeys(ctx) }),
       CDKTF_OUTDIR: outdir,
       ...(opts.hcl ? { SYNTH_HCL_OUTPUT: "true" } : {}),
     },

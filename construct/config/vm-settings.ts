@@ -58,11 +58,15 @@ const VM_SETTINGS = {
   user: setting(unixUser, { default: "ubuntu", doc: "Login user created on the VM and used by the jobs over SSH." }),
   publicKeyPath: setting(filePath, {
     default: "vm_key.pub",
-    doc: "Public key file, relative to the project, read by Terraform at apply time.",
+    doc:
+      "Public key file, relative to the project, read by Terraform at apply time; checked at synth (the pair " +
+      "of privateKeyPath).",
   }),
   privateKeyPath: setting(filePath, {
     default: "vm_key",
-    doc: "Private key file, relative to the project, read by Terraform's file() at apply time (never inlined).",
+    doc:
+      "Private key file, relative to the project, read by Terraform's file() at apply time (never inlined); checked " +
+      "at synth (exists, owner-only, an unencrypted key) when the VM runs a job.",
   }),
   accessPorts: setting(list(port, { unique: true }), {
     default: ["22"],

@@ -13,6 +13,7 @@ export const JOB_ENV_VARS = [
   "VM_IP",
   "SSH_USER",
   "SSH_KEY",
+  "SSH_KEY_SETTING",
   "SSH_PORT",
   "SSH_HOST_KEY_SHA256",
   "SSH_HOST_KEY_SOURCE",

@@ -15,6 +15,8 @@ export interface JobConnection {
    * at apply time, never at synth. Absent for a job that never authenticates (the host-key probe).
    */
   readonly privateKeyPath?: string;
+  /** Where cdktf.json names that key ("vms[db].privateKeyPath (vm_key)"): SSH_KEY_SETTING, for messages. */
+  readonly keySetting?: string;
   /** The host key the job requires: the VM's pin, its delivered key or the first contact's (an expression). */
   readonly hostKeySha256?: string;
   /** Where that key comes from, for the job's mismatch message (SSH_HOST_KEY_SOURCE). */

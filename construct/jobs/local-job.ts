@@ -7,12 +7,14 @@
 import * as path from "node:path";
 import type { Construct } from "constructs";
 import { command } from "../../shared/shell-quote";
+import { TerraformStack } from "../cdktf";
 import { PROJECT_ROOT } from "../entry-points";
 import type { TerraformPaths } from "../terraform-paths";
 import { invokeCommandLine, type JobEnvVar } from "./invoke-args";
 import { JOB_SUCCEEDED } from "./job-contract";
 import { RESULT_STATE_DEFAULTS, type ResultOutput } from "./job-result-file";
 import { type InstallerJob, type JobSpec, resourceAddress } from "./job-spec";
+import { secretSaltFile, secretSaltResource } from "./secret-salt";
 import { secretTriggerExpression, secretTriggerFile } from "./secret-trigger";
 import { TerraformData } from "./terraform-data";
 import { uninstallOnDestroy } from "./uninstall-on-destroy";
@@ -98,6 +100,7 @@ function jobEnvironment(c: JobSpec["connection"]): Partial<Record<JobEnvVar, str
     VM_IP: c.address,
     SSH_USER: c.user,
     SSH_PORT: String(c.port),
+    ...(c.keySetting ? { SSH_KEY_SETTING: c.keySetting } : {}),
     ...(c.hostKeySha256 ? { SSH_HOST_KEY_SHA256: c.hostKeySha256 } : {}),
     ...(c.hostKeySha256 && c.hostKeySource ? { SSH_HOST_KEY_SOURCE: c.hostKeySource } : {}),
   };
@@ -186,5 +189,11 @@ function localJob(props: LocalJobProps, root: string, scope: Construct, id: stri
 
 export function localJobTarget(props: LocalJobProps) {
   const root = props.projectRoot ?? PROJECT_ROOT;
-  return (scope: Construct, id: string, spec: JobSpec): InstallerJob => localJob(props, root, scope, id, spec);
+  let salt: TerraformData | undefined;
+  return (scope: Construct, id: string, spec: JobSpec): InstallerJob => {
+    // One record of the deployment's salt in the state, once a job has a secret trigger to salt.
+    if (!salt && Object.keys(spec.secretEvent).length > 0)
+      salt = secretSaltResource(TerraformStack.of(scope), props.paths.placed(secretSaltFile(props.resultsDir)));
+    return localJob(props, root, scope, id, spec);
+  };
 }

@@ -2,8 +2,8 @@
 // while a shared state gives no cheap guess test: the trigger is scrypt (SECRET_KDF) over the job's secrets.
 // Terraform has no deterministic slow KDF and runs nothing of ours at plan, so bin/cdktf writes each trigger
 // into an owner-only file the job's triggers_replace reads at plan time; the value reaches neither cdktf.out
-// nor the state. The salt derives from what every copy sharing the state has alike (stack, backend, job):
-// unique per deployment, the same in each copy, so a colleague's deploy reruns nothing.
+// nor the state. The salt is the deployment's own, random and kept in its state (./secret-salt.ts), with the
+// job's name: the same in each copy sharing the state, so a colleague's deploy reruns nothing.
 import { createHash, scryptSync } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
@@ -12,6 +12,7 @@ import { type CatalogEntry, INSTALLERS } from "../installers/catalog";
 import { secretVariableNames } from "../installers/installer-event";
 import { jobName } from "../resource-names";
 import { writeResultFile } from "./job-result-file";
+import { deploymentSalt, type StateReader } from "./secret-salt";
 
 /** scrypt's cost; the trigger names it, so raising it reruns each job once, knowingly. */
 export const SECRET_KDF = { N: 2 ** 17, r: 8, p: 1, keylen: 32 } as const;
@@ -26,10 +27,10 @@ export function secretTriggerFile(resultsDir: string, job: string): string {
   return path.join(resultsDir, `${job}.secret-trigger`);
 }
 
-/** The salt: the same for `job` in every working copy of the deployment, different for another job or deployment. */
-export function secretTriggerSalt(config: Pick<VmInstallConfig, "stackName" | "backend">, job: string): string {
+/** scrypt's salt for `job`: the deployment's salt (./secret-salt.ts) and the job, so no two jobs share one. */
+export function secretTriggerSalt(deploymentSalt: string, job: string): string {
   return createHash("sha256")
-    .update(JSON.stringify(["vm-install secret trigger v1", config.stackName, config.backend, job]))
+    .update(JSON.stringify(["vm-install secret trigger v2", deploymentSalt, job]))
     .digest("hex");
 }
 
@@ -64,20 +65,27 @@ export function secretTriggerJobs(
 
 /**
  * Writes the trigger of each job whose secrets `env` holds, rewriting a file only when it changed; a job
- * whose secrets are not all set keeps its last trigger (`cdktf synth` without them). Returns the files written.
+ * whose secrets are not all set keeps its last trigger (`cdktf synth` without them). The deployment's salt
+ * is cached (or read back from the state) first, only when a trigger is to be written. Returns the files
+ * written.
  */
 export function writeSecretTriggers(
   projectDir: string,
   config: VmInstallConfig,
   env: NodeJS.ProcessEnv,
   installers?: readonly CatalogEntry[],
+  readState?: StateReader,
 ): string[] {
+  const resultsDir = resultsFolder(projectDir, config.stackName);
+  const due = secretTriggerJobs(config, installers)
+    .map(({ job, variables }) => ({ job, values: variables.map((v) => env[`TF_VAR_${v}`]) }))
+    .filter((j): j is { job: string; values: string[] } => j.values.every((v) => v !== undefined));
+  if (due.length === 0) return [];
+  const salt = deploymentSalt(projectDir, resultsDir, config, readState);
   const written: string[] = [];
-  for (const { job, variables } of secretTriggerJobs(config, installers)) {
-    const values = variables.map((v) => env[`TF_VAR_${v}`]);
-    if (values.some((v) => v === undefined)) continue;
-    const file = secretTriggerFile(resultsFolder(projectDir, config.stackName), job);
-    const trigger = secretTrigger(values as string[], secretTriggerSalt(config, job));
+  for (const { job, values } of due) {
+    const file = secretTriggerFile(resultsDir, job);
+    const trigger = secretTrigger(values, secretTriggerSalt(salt, job));
     if (fs.existsSync(file) && fs.readFileSync(file, "utf8").trim() === trigger) continue;
     fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
     writeResultFile(file, trigger);

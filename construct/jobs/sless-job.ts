@@ -37,6 +37,7 @@ export function slessJobTarget(props: SlessJobProps) {
         SSH_USER: c.user,
         // Read by Terraform at apply time and marked sensitive: the key is never in cdktf.out or a plan.
         ...(c.privateKeyPath ? { SSH_KEY: Fn.sensitive(Fn.file(c.privateKeyPath)) } : {}),
+        ...(c.privateKeyPath && c.keySetting ? { SSH_KEY_SETTING: c.keySetting } : {}),
         SSH_PORT: String(c.port),
         ...(c.hostKeySha256 ? { SSH_HOST_KEY_SHA256: c.hostKeySha256 } : {}),
         ...(c.hostKeySha256 && c.hostKeySource ? { SSH_HOST_KEY_SOURCE: c.hostKeySource } : {}),

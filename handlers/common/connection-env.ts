@@ -14,6 +14,11 @@ export interface ConnectionEnv {
   user: string;
   /** SSH_KEY: the private key text (OpenSSH or PEM), newlines normalised. */
   privateKey: string;
+  /**
+   * SSH_KEY_SETTING: where the deployer set that key ("vms[db].privateKeyPath (vm_key)"), so a key problem is
+   * told in the words of cdktf.json rather than of the variable it travels in.
+   */
+  keySetting?: string;
   /** SSH_HOST_KEY_SHA256: when set, the server's host key must have this fingerprint. */
   hostKeySha256?: string;
   /** SSH_HOST_KEY_SOURCE: where that fingerprint comes from (for the mismatch message). */
@@ -35,9 +40,12 @@ export function normalizeKeyText(text: string): string {
 }
 
 /** What is wrong with SSH_KEY's shape, in words that never quote the value; undefined when fine. */
-function keyShapeProblem(key: string): string | undefined {
+function keyShapeProblem(key: string, setting: string | undefined): string | undefined {
   if (/^(ssh-(ed25519|rsa|dss)|ecdsa-sha2-\S+) AAAA/.test(key.trim())) {
-    return "SSH_KEY: holds a public key (ssh-... AAAA...); it must hold the private key (the file without .pub)";
+    return (
+      `SSH_KEY: ${setting ? `the file in ${setting}` : "it"} holds a public key (ssh-... AAAA...); it must hold ` +
+      "the private key (the file without .pub)"
+    );
   }
   if (!/-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----/.test(key)) {
     return (
@@ -57,11 +65,14 @@ export function readConnectionEnv(env: NodeJS.ProcessEnv = process.env): Connect
   if (rawKey === undefined) problems.push("SSH_KEY: required, the private key text, is not set");
   else {
     privateKey = normalizeKeyText(rawKey);
-    const problem = keyShapeProblem(privateKey);
+    const problem = keyShapeProblem(privateKey, presentValue(env, "SSH_KEY_SETTING"));
     if (problem) problems.push(problem);
   }
+  const keySetting = presentValue(env, "SSH_KEY_SETTING");
+  if (keySetting !== undefined && !/^[\x20-\x7e]{1,300}$/.test(keySetting))
+    problems.push("SSH_KEY_SETTING: not one line of at most 300 printable ASCII characters");
   if (problems.length > 0) throw new ValidationError(CONNECTION_ENV_WHERE, inVariableOrder(problems));
-  return { ...host, privateKey };
+  return { ...host, privateKey, ...(keySetting ? { keySetting } : {}) };
 }
 
 /** Where an SSH attempt goes and which host key it must find there (no private key: a probe has none). */
@@ -75,7 +86,15 @@ export function readHostEnv(env: NodeJS.ProcessEnv = process.env): Omit<Connecti
   return host;
 }
 
-const VARIABLE_ORDER = ["VM_IP", "SSH_USER", "SSH_KEY", "SSH_PORT", "SSH_HOST_KEY_SHA256", "SSH_HOST_KEY_SOURCE"];
+const VARIABLE_ORDER = [
+  "VM_IP",
+  "SSH_USER",
+  "SSH_KEY",
+  "SSH_KEY_SETTING",
+  "SSH_PORT",
+  "SSH_HOST_KEY_SHA256",
+  "SSH_HOST_KEY_SOURCE",
+];
 
 /** Problems in the order the variables are listed everywhere else (a stable sort by their prefix). */
 function inVariableOrder(problems: string[]): string[] {

@@ -56,9 +56,9 @@ export function classify(
   if (host.mismatch) return hostKeyMismatch(target, host);
   if (err.level === "client-authentication" && key) {
     return new SshConnectError(
-      `SSH authentication failed for ${where}: the server accepted no method with the ${key.type} key in SSH_KEY. ` +
-        `Check SSH_USER and that the key's public half is in ~${target.user}/.ssh/authorized_keys on the VM ` +
-        `(user_public_key).`,
+      `SSH authentication failed for ${where}: the server accepted no method with the ${key.type} key in ` +
+        `${key.source ?? "SSH_KEY"}. Check ${key.source ? "vms[].user" : "SSH_USER"} and that the key's public half ` +
+        `is in ~${target.user}/.ssh/authorized_keys on the VM (user_public_key).`,
       false,
     );
   }

@@ -7,6 +7,8 @@ import { utils } from "ssh2";
 export interface PrivateKey {
   text: string;
   type: string;
+  /** Where the key came from, as messages name it: "SSH_KEY", or the cdktf.json setting (SSH_KEY_SETTING). */
+  source?: string;
 }
 
 /** Thrown for a key that cannot be used; the message never contains any of the key. */
@@ -81,13 +83,14 @@ function fromPkcs8(text: string): string | undefined {
 
 /**
  * Parses SSH_KEY text: OpenSSH (ed25519, RSA, ECDSA), PEM PKCS#1/SEC1, and PKCS#8 (converted).
- * Throws SshKeyError saying what is wrong and what to give instead.
+ * Throws SshKeyError saying what is wrong and what to give instead, naming the key as `source` does
+ * (the setting a user wrote, when known: "vms[db].privateKeyPath (vm_key)", not the variable it travels in).
  */
-export function parsePrivateKey(text: string): PrivateKey {
+export function parsePrivateKey(text: string, source = "SSH_KEY"): PrivateKey {
   const encrypted = () =>
     new SshKeyError(
-      "SSH_KEY is encrypted with a passphrase, and a job cannot type one: give an unencrypted key (ssh-keygen -p -N " +
-        "'' -f <keyfile> removes the passphrase from a copy)",
+      `${source} is encrypted with a passphrase, and a job cannot type one: give an unencrypted key (ssh-keygen -p ` +
+        "-N '' -f <keyfile> removes the passphrase from a copy)",
     );
   if (/BEGIN ENCRYPTED PRIVATE KEY|Proc-Type: 4,ENCRYPTED/.test(text)) throw encrypted();
   const candidates = [text];
@@ -105,13 +108,13 @@ export function parsePrivateKey(text: string): PrivateKey {
       continue;
     }
     if (!key.isPrivateKey()) {
-      throw new SshKeyError("SSH_KEY holds a public key; it must hold the private key (the key file without .pub)");
+      throw new SshKeyError(`${source} holds a public key; it must hold the private key (the key file without .pub)`);
     }
-    return { text: candidate, type: key.type };
+    return { text: candidate, type: key.type, ...(source === "SSH_KEY" ? {} : { source }) };
   }
   throw new SshKeyError(
-    `SSH_KEY could not be read as a private key (${reason || "unknown format"}); supported: OpenSSH ("BEGIN OPENSSH ` +
-      `PRIVATE KEY") ed25519, RSA and ECDSA, and PEM ("BEGIN RSA/EC PRIVATE KEY", "BEGIN PRIVATE KEY")`,
+    `${source} could not be read as a private key (${reason || "unknown format"}); supported: OpenSSH ("BEGIN ` +
+      `OPENSSH PRIVATE KEY") ed25519, RSA and ECDSA, and PEM ("BEGIN RSA/EC PRIVATE KEY", "BEGIN PRIVATE KEY")`,
   );
 }
 

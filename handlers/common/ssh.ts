@@ -47,7 +47,7 @@ export async function connect(target: ConnectionEnv, opts: ConnectOptions = {}):
   const secrets = opts.secrets ?? defaultSecrets;
   const now = opts.now ?? Date.now;
   const where = `${target.user}@${target.host}:${target.port}`;
-  const key = parsePrivateKey(target.privateKey);
+  const key = parsePrivateKey(target.privateKey, target.keySetting);
   secrets.add(target.privateKey, "SSH_KEY");
   if (key.text !== target.privateKey) secrets.add(key.text, "SSH_KEY"); // the converted form is as secret
   return withRetries(target, opts, async (readyTimeout, attempt) => {

@@ -2,6 +2,7 @@
 // enabled installer, the job's own event with `check: true`. Read from the configuration (user, port,
 // key file, the installers' settings: the same event the deploy sent, construct/installers/installer-event.ts)
 // and the deployed state's outputs (the address, and the host key the jobs require). Pure: no VM, no disk.
+import { keySettingName } from "../../construct/config/key-file";
 import type { VmConfig, VmInstallConfig } from "../../construct/config/types";
 import { hostKeySource } from "../../construct/delivered-host-keys";
 import { type CatalogEntry, INSTALLERS } from "../../construct/installers/catalog";
@@ -26,7 +27,7 @@ export interface CheckJob {
 /** One VM: how to reach it, and its jobs in run order. `problem`: why it cannot be checked. */
 export interface CheckTarget {
   vm: string;
-  /** VM_IP, SSH_USER, SSH_PORT, SSH_HOST_KEY_SHA256 as the jobs get them. */
+  /** VM_IP, SSH_USER, SSH_PORT, SSH_KEY_SETTING, SSH_HOST_KEY_SHA256 as the jobs get them. */
   env: Record<string, string>;
   /** The private key file, resolved against the project folder. */
   keyFile: string;
@@ -84,6 +85,8 @@ export function checkTargets(
         VM_IP: outputs[addressOutputName(vm.name)] ?? "",
         SSH_USER: vm.user,
         SSH_PORT: String(vm.sshPort),
+        // A key problem is told in cdktf.json's words, as a deploy's job tells it.
+        SSH_KEY_SETTING: keySettingName(vm.name, "privateKeyPath", vm.privateKeyPath),
         ...(hostKey ? { SSH_HOST_KEY_SHA256: hostKey, SSH_HOST_KEY_SOURCE: hostKeySource(vm) } : {}),
       },
       keyFile: resolveKey(vm.privateKeyPath),

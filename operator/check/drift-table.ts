@@ -25,7 +25,7 @@ function cells(row: DriftRow): string[] {
 }
 
 /** The table, then the closing line: what the exit code means, and where errors' full progress is. */
-export function renderDriftTable(rows: DriftRow[], colour: boolean): string {
+export function renderDriftTable(rows: DriftRow[], colour: boolean, changed?: ReadonlySet<string>): string {
   const table = renderTable(HEADINGS, rows.map(cells), {
     colour,
     colourColumn: 2,
@@ -48,9 +48,32 @@ export function renderDriftTable(rows: DriftRow[], colour: boolean): string {
     errors.length
       ? `${errors.length} of ${checked} checks failed; ${drift.length} found drift`
       : drift.length
-        ? `drift: ${drift.length} of ${checked} installers would change something; ` +
-          "raise runId in cdktf.json and npm run deploy to put it back"
+        ? `drift: ${drift.length} of ${checked} installers would change something; ${fixes(drift, changed)}`
         : `in sync: all ${checked} installers would change nothing`,
   );
   return lines.join("\n");
+}
+
+/**
+ * The commands that put the drift back, per VM from its first drifting installer (those after it on the VM
+ * rerun with it): a plain deploy when that installer's settings changed in cdktf.json since the last deploy
+ * (`changed`, "<vm> <installer>"), else a rerun (no setting changed, so a deploy reruns nothing). Without
+ * `changed` (the state could not be read) both are named.
+ */
+function fixes(drift: DriftRow[], changed?: ReadonlySet<string>): string {
+  const first = new Map<string, string>();
+  for (const r of drift) if (!first.has(r.vm)) first.set(r.vm, r.installer);
+  const rerun = (vm: string, installer: string) => `npm run rerun -- ${vm} ${installer}`;
+  if (!changed) {
+    return (
+      `to put it back: ${[...first].map(([vm, i]) => rerun(vm, i)).join("; ")} (it reruns the installers after ` +
+      "it on that VM too); after an edit to cdktf.json not yet deployed: npm run deploy"
+    );
+  }
+  const edited = [...first].filter(([vm, i]) => changed.has(`${vm} ${i}`)).map(([vm]) => vm);
+  const commands = [
+    ...[...first].filter(([vm]) => !edited.includes(vm)).map(([vm, i]) => rerun(vm, i)),
+    ...(edited.length ? [`npm run deploy (cdktf.json changed for ${edited.join(", ")} since the last deploy)`] : []),
+  ];
+  return `to put it back: ${commands.join("; ")}`;
 }

@@ -4,7 +4,7 @@
 
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { privateKeyPermissionProblem } from "../../construct/config/key-file";
+import { privateKeyFileProblem } from "../../construct/config/key-file";
 import { PROJECT_ROOT } from "../../construct/entry-points";
 import {
   type InvokeArgs,
@@ -126,13 +126,14 @@ function jobEnv(args: InvokeArgs, environment: NodeJS.ProcessEnv): Partial<Recor
     if (v !== undefined && v !== "") env[name] = v;
   }
   if (args.sshKeyFile !== undefined) {
-    const open = privateKeyPermissionProblem(args.sshKeyFile);
-    if (open) throw new UsageError(`--ssh-key-file: ${open}`);
-    try {
-      env.SSH_KEY = fs.readFileSync(args.sshKeyFile, "utf8");
-    } catch (err) {
-      throw new UsageError(`--ssh-key-file ${args.sshKeyFile}: cannot read it (${(err as Error).message})`);
-    }
+    // Named as the deployer wrote it when the stack runs the job (SSH_KEY_SETTING), else as the option.
+    const problem = privateKeyFileProblem(
+      path.resolve(args.sshKeyFile),
+      env.SSH_KEY_SETTING ?? `--ssh-key-file ${args.sshKeyFile}`,
+      false,
+    );
+    if (problem) throw new UsageError(problem);
+    env.SSH_KEY = fs.readFileSync(args.sshKeyFile, "utf8");
   }
   return env;
 }

@@ -71,6 +71,18 @@ export function readDeployed(
   return { config, outputs: deployedOutputs(stackDir, projectDir) };
 }
 
+/** The deployed state as `terraform show -json` gives it; undefined when it cannot be read (nothing deployed). */
+export function readShownState(projectDir: string): unknown {
+  const { stackDir } = readProject(projectDir);
+  const out = terraformIn(stackDir, projectDir, ["show", "-json"]);
+  if (out.status !== 0) return undefined;
+  try {
+    return JSON.parse(out.stdout);
+  } catch {
+    return undefined;
+  }
+}
+
 /** The status rows of the deployed stack (see readDeployed). */
 export function readStatus(projectDir: string, say: (line: string) => void = () => undefined): StatusRow[] {
   const { config, stackDir } = readProject(projectDir);

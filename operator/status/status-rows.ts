@@ -6,7 +6,14 @@
 import { planRollout } from "../../construct/config/rollout";
 import type { VmConfig, VmInstallConfig } from "../../construct/config/types";
 import { type CatalogEntry, INSTALLERS } from "../../construct/installers/catalog";
-import { installerJobId, jobName, resultOutputName, rolloutGateId, vmResourceId } from "../../construct/resource-names";
+import {
+  hostKeyIds,
+  installerJobId,
+  jobName,
+  resultOutputName,
+  rolloutGateId,
+  vmResourceId,
+} from "../../construct/resource-names";
 import { printable, printableLine } from "../../shared/printable-text";
 
 /** "not reached": the VM's wave never started, as the rollout stopped at a gate before it. */
@@ -104,6 +111,8 @@ function notOfThisVm(
   vm: VmConfig,
   def: CatalogEntry,
   state: ReadonlySet<string>,
+  outputs: Record<string, string>,
+  text: string | undefined,
 ): string | undefined {
   if (vm.kind === "nubes" && !state.has(`nubes_vc_vm_v3.${vmResourceId(vm.name)}`)) {
     return (
@@ -113,12 +122,46 @@ function notOfThisVm(
   }
   const jobType = config.jobTarget === "sless" ? "sless_job" : "terraform_data";
   if (!state.has(`${jobType}.${installerJobId(vm.name, def.key)}`)) {
+    const then = reportedHostKey(text);
+    const now = outputs[hostKeyIds(vm.name).output];
+    if (then && now && then !== now) {
+      return (
+        `${def.handler} has not run on the current VM: the VM was replaced since it last ran (host key ${then} ` +
+        `then, ${now} now); npm run deploy runs it there`
+      );
+    }
     return (
-      `${def.handler} has not run on the current VM (its job is not in the Terraform state: the VM was ` +
-      "replaced, or the last deploy stopped before this job); npm run deploy runs it"
+      `${def.handler} has not run on the current VM: its job is not in the Terraform state, so the last deploy ` +
+      "stopped before it (its output says why); npm run deploy runs it"
     );
   }
   return undefined;
+}
+
+/** The host key a result reports it ran against, when it is a result that says. */
+function reportedHostKey(text: string | undefined): string | undefined {
+  try {
+    const key = (JSON.parse(text ?? "") as ReportedResult).host_key_sha256;
+    return typeof key === "string" ? printableLine(key) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * A row that has not run after an installer that failed before it on the same VM: that failure is why (the
+ * chain stops there), whatever an older result of this one says.
+ */
+function afterFailure(row: StatusRow, failed: StatusRow | undefined): StatusRow {
+  if (!failed || row.status !== "not run") return row;
+  return {
+    vm: row.vm,
+    installer: row.installer,
+    status: "not run",
+    summary:
+      `not run: ${failed.installer} failed before it on ${row.vm} (see its row); once that is put right, ` +
+      "npm run deploy runs both",
+  };
 }
 
 /** Every VM x installer of `config`, in config and catalog order, or wave by wave when it rolls out in waves. */
@@ -128,16 +171,25 @@ export function statusRows(
   sources: StatusSources = {},
 ): StatusRow[] {
   const { local = () => undefined, state, catalog = INSTALLERS } = sources;
-  const rows = (vm: VmConfig): StatusRow[] =>
-    catalog.map((def) => {
+  const rows = (vm: VmConfig): StatusRow[] => {
+    let failed: StatusRow | undefined;
+    return catalog.map((def) => {
       const output = outputs[resultOutputName(vm.name, def.key)];
       const record = local(jobName(vm.name, def.handler));
       // Only a result is checked: a row without one says "not run" (or "skipped") as it is.
       const result = record !== undefined || (output !== undefined && !["", "skipped", "not run"].includes(output));
-      const stale = result && state ? notOfThisVm(config, vm, def, state) : undefined;
-      if (stale) return { vm: vm.name, installer: def.handler, status: "not run" as const, summary: stale };
-      return statusRow(vm.name, def, output, record);
+      const text = record?.phase === "Succeeded" ? record.message : output;
+      const stale = result && state ? notOfThisVm(config, vm, def, state, outputs, text) : undefined;
+      const row = afterFailure(
+        stale
+          ? { vm: vm.name, installer: def.handler, status: "not run" as const, summary: stale }
+          : statusRow(vm.name, def, output, record),
+        failed,
+      );
+      if (row.status === "failed") failed ??= row;
+      return row;
     });
+  };
   const { waves } = planRollout(config.vms, config.rollout);
   if (waves.length === 1) return config.vms.flatMap(rows);
   const byName = new Map(config.vms.map((vm) => [vm.name, vm]));

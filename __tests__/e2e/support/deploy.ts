@@ -1,6 +1,7 @@
 // What the `cdktf deploy` end-to-end suites share: a deploy of a written cdktf.json through the real CLI,
 // the jobs a run (re)created, and where a line is in its output.
 import * as path from "node:path";
+import { SECRET_SALT_ID } from "../../../construct/jobs/secret-salt";
 import { type CdktfRun, existingHost, readOutputs, runCdktf, writeCdktfProject } from "../../../demo/project";
 
 export const PASSWORD = `pw with 'single' "double" $dollar \\back spaces`;
@@ -8,12 +9,15 @@ export const env = { TF_VAR_pg_password: PASSWORD };
 
 export const host = existingHost;
 
-/** Jobs whose terraform_data was (re)created in this run, by logical id (a job's outcome record or a secret's length check is not a job). */
+/**
+ * Jobs whose terraform_data was (re)created in this run, by logical id (a job's outcome record, a secret's
+ * length check or the deployment's secret salt record is not a job).
+ */
 export function jobsRun(run: CdktfRun): string[] {
   const created = [...run.output.matchAll(/terraform_data\.([a-z0-9_]+)(?: \([^)]*\))?: Creating\.\.\./g)].map(
     (m) => m[1],
   );
-  return [...new Set(created.filter((id) => !/_(check|outcome)$/.test(id)))].sort();
+  return [...new Set(created.filter((id) => !/_(check|outcome)$/.test(id) && id !== SECRET_SALT_ID))].sort();
 }
 
 export function indexOf(run: CdktfRun, pattern: RegExp): number {
