@@ -91,6 +91,11 @@ describe("a look's framing", () => {
     expect(facts.get("as-root").text).toBe("FATAL: root's words\n");
     expect(facts.get("as-nobody")).toMatchObject({ text: "", code: 1 });
     expect(facts.get("open")).toMatchObject({ text: "ANYONE'S WORDS\n", code: 0 });
+    // A look run as another user (the TLS look runs as postgres, where runuser is refused) reads as that user.
+    const asNobody = look.parse(execFileSync("runuser", ["-u", "nobody", "--", "sh", "-c", look.script]).toString());
+    expect(asNobody.get("as-root")).toMatchObject({ text: "", code: 1 });
+    expect(asNobody.get("as-nobody")).toMatchObject({ text: "", code: 1 });
+    expect(asNobody.get("open")).toMatchObject({ text: "ANYONE'S WORDS\n", code: 0 });
   });
 
   test("names are checked where a look is declared", () => {

@@ -28,9 +28,9 @@ export interface Probe<N extends string = string, W extends Writer = Writer> {
   /** Keep stderr, after stdout in the same frame (a tool's error words are part of the fact). */
   readonly stderr?: boolean;
   /**
-   * Run as this user, not as the look (root): a file a service user controls is read with that user's rights,
-   * so a link it plants at the path reaches nothing it could not read itself (vm-looks.test.ts requires it of
-   * every probe that reads a service user's file).
+   * Run as this user when the look runs as root: a file a service user controls is read with that user's
+   * rights, so a link it plants at the path reaches nothing it could not read itself (root-facts.test.ts
+   * requires it of every probe that reads a service user's file).
    */
   readonly readAs?: string;
 }
@@ -96,10 +96,19 @@ function lookScript(probes: readonly Probe[]): string {
   return probes
     .map((p) => {
       const err = p.stderr ? "2>&1" : "2>/dev/null";
-      const command = p.readAs ? `runuser -u ${p.readAs} -- sh -c ${quote(p.command)}` : p.command;
+      const command = p.readAs ? readingAs(p.readAs, p.command) : p.command;
       return `printf '%s ' ${p.name}; { (${command}) </dev/null ${err}; printf '\\n%s' "$?"; } | base64 -w0; echo`;
     })
     .join("\n");
+}
+
+/**
+ * `command` with `user`'s rights when the look runs as root; a look run as another user (the TLS look runs as
+ * postgres, where runuser is refused) already reads with no more than that user's rights.
+ */
+function readingAs(user: string, command: string): string {
+  const q = quote(command);
+  return `if [ "$(id -u)" -eq 0 ]; then runuser -u ${user} -- sh -c ${q}; else sh -c ${q}; fi`;
 }
 
 function parseLook<P extends readonly Probe[]>(what: string, probes: P, stdout: string): Facts<P> {

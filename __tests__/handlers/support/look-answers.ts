@@ -51,9 +51,11 @@ export function answerLookWith(script: string, answer: (command: string) => Prob
     .join("");
 }
 
-/** A probe's command as the VM runs it: one with `readAs` unwrapped from its `runuser -u <user> -- sh -c '...'`. */
+/** A probe's command as the VM runs it: one with `readAs` unwrapped from vm-facts.ts' runuser wrapper. */
 function asRun(command: string): string {
-  const m = /^runuser -u [a-z_][a-z0-9_-]* -- sh -c (.*)$/.exec(command);
+  const m = /^if \[ "\$\(id -u\)" -eq 0 \]; then runuser -u [a-z_][a-z0-9_-]* -- sh -c (.*); else sh -c \1; fi$/.exec(
+    command,
+  );
   if (!m) return command;
   const q = m[1];
   return q.startsWith("'") ? q.slice(1, -1).replace(/'\\''/g, "'") : q;
