@@ -73,9 +73,11 @@ export async function prepareForTerraform(
   ownerOnly(path.join(stackDir, "plan"), 0o600, say);
 
   if (env[PREPARED_ENV] === "1" || secretTriggerJobs(config).length === 0) return { secretTriggers: "current" };
-  // The salt is the deployment's, not the values': cached, or read back from the state, whether or not the
-  // values are known here, so the plan's check of it holds for plain `cdktf` as for bin/cdktf.
-  deploymentSalt(projectDir, results, config);
+  // The salt is the deployment's, not the values': with a local state it is cached (or read back) whether or
+  // not the values are known here, so the plan's check of it holds for plain `cdktf`. A shared backend is
+  // read only for a deploy that has the values (and so its credentials); without them the plan names the
+  // command to run.
+  if (config.backend.type === "local") deploymentSalt(projectDir, results, config);
   const caller = cdktfCallerVariables(env);
   const own = Object.fromEntries(Object.entries(env).filter(([name]) => name.startsWith("TF_VAR_")));
   if (!caller && Object.keys(own).length === 0) return { secretTriggers: "unknown" };
