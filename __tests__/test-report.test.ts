@@ -62,6 +62,14 @@ describe("bin/test-report", () => {
       ["__tests__/e2e/a.test.ts", 300],
       ["__tests__/e2e/c.test.ts", 40],
     ]);
+    // A report from another checkout (a clean clone CI ran) keys its suites the same way.
+    const elsewhere = { ...B, name: path.join("/tmp", "clone", "__tests__", "b.test.ts") };
+    expect(suiteDurations([report({}, [elsewhere])])).toEqual({ "__tests__/b.test.ts": 2.5 });
+  });
+
+  test("the durations file names suites from the checkout's root, as the sequencer looks them up", () => {
+    const known = require("./support/suite-durations.json") as Record<string, number>;
+    expect(Object.keys(known).filter((k) => !k.startsWith("__tests__/"))).toEqual([]);
   });
 });
 

@@ -75,10 +75,16 @@ export function suiteBreakdown(reports: JestReport[], which?: string): string[] 
 export const DURATIONS_FILE = path.join(PROJECT_ROOT, "__tests__", "support", "suite-durations.json");
 
 /** Each suite's seconds, by path from the project root, sorted by path (a stable diff when rewritten). */
+/** A suite's path from its checkout's root (`__tests__/...`), whichever checkout's report it comes from. */
+const suiteKey = (file: string) => {
+  const at = file.lastIndexOf(`${path.sep}__tests__${path.sep}`);
+  return at < 0 ? relative(file) : file.slice(at + 1);
+};
+
 export function suiteDurations(reports: JestReport[]): Record<string, number> {
   const entries = reports
     .flatMap((r) => r.testResults)
-    .map((s) => [relative(s.name), Math.round((s.endTime - s.startTime) / 100) / 10] as const)
+    .map((s) => [suiteKey(s.name), Math.round((s.endTime - s.startTime) / 100) / 10] as const)
     .sort(([a], [b]) => (a < b ? -1 : 1));
   return Object.fromEntries(entries);
 }
