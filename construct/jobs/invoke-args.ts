@@ -4,21 +4,12 @@
 // fails at synth rather than at apply. The CLI is user-visible (`npm run invoke`, README): flags, usage
 // text and messages are its interface, not implementation details.
 import { parseArgs } from "node:util";
+import { JOB_ENV_VARS } from "../../shared/job-env";
 import { command } from "../../shared/shell-quote";
 import { entryPoints, PROJECT_ROOT } from "../entry-points";
 import { DEFAULT_ENTRYPOINT, DEFAULT_TIMEOUT_SEC, LOG_RUNS_KEPT, parseEntrypoint } from "./job-contract";
 
-/** The job env_vars of the Job contract: nothing else from the invoking environment reaches the handler. */
-export const JOB_ENV_VARS = [
-  "VM_IP",
-  "SSH_USER",
-  "SSH_KEY",
-  "SSH_KEY_SETTING",
-  "SSH_PORT",
-  "SSH_HOST_KEY_SHA256",
-  "SSH_HOST_KEY_SOURCE",
-] as const;
-export type JobEnvVar = (typeof JOB_ENV_VARS)[number];
+export { JOB_ENV_VARS, type JobEnvVar } from "../../shared/job-env";
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const JOB_NAME = /^[A-Za-z0-9._-]{1,100}$/;

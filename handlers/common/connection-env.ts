@@ -2,6 +2,7 @@
 // carries what to do there. Read and checked before any socket opens, with every problem named by its
 // variable. SSH_KEY is never echoed in an error, not even a prefix of it.
 
+import { JOB_ENV_VARS } from "../../shared/job-env";
 import { HOST_KEY_SHA256, HOST_KEY_SOURCES, type HostKeySource, isHostAddress, UNIX_USER } from "../../shared/names";
 import { ValidationError } from "../../shared/validate";
 
@@ -86,15 +87,7 @@ export function readHostEnv(env: NodeJS.ProcessEnv = process.env): Omit<Connecti
   return host;
 }
 
-const VARIABLE_ORDER = [
-  "VM_IP",
-  "SSH_USER",
-  "SSH_KEY",
-  "SSH_KEY_SETTING",
-  "SSH_PORT",
-  "SSH_HOST_KEY_SHA256",
-  "SSH_HOST_KEY_SOURCE",
-];
+const VARIABLE_ORDER: readonly string[] = JOB_ENV_VARS;
 
 /** Problems in the order the variables are listed everywhere else (a stable sort by their prefix). */
 function inVariableOrder(problems: string[]): string[] {
