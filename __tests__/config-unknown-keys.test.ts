@@ -1,19 +1,8 @@
 // An unknown key in cdktf.json names the allowed key it most likely meant, at every level of the
 // configuration and in a job's event (the same validator), and names none when nothing is close.
-import { configSchema, parseConfig } from "../construct/config/parse";
+import { configSchema } from "../construct/config/parse";
 import { editDistance, nearestName } from "../shared/nearest-name";
-import { ValidationError } from "../shared/validate";
-import { context } from "./support/synth";
-
-function problems(ctx: unknown): string[] {
-  try {
-    parseConfig(ctx);
-  } catch (err) {
-    if (err instanceof ValidationError) return err.problems;
-    throw err;
-  }
-  throw new Error("expected the configuration to be rejected");
-}
+import { configProblems, context } from "./support/synth";
 
 /** Every object of the configuration's schema with its allowed keys, by a path like "vms[].installers.postgres". */
 function objectsOf(schema: any, path = "(top level)"): { path: string; keys: string[] }[] {
@@ -41,7 +30,7 @@ function slips(key: string): string[] {
 
 describe("unknown keys in cdktf.json", () => {
   test("the issue's typo: installers.postgres.allowedCidr names allowedCidrs", () => {
-    const p = problems(context({ installers: { postgres: { enabled: true, allowedCidr: ["10.0.0.0/8"] } } }));
+    const p = configProblems(context({ installers: { postgres: { enabled: true, allowedCidr: ["10.0.0.0/8"] } } }));
     expect(p).toContainEqual(
       expect.stringMatching(
         /^installers\.postgres\.allowedCidr: unknown key; did you mean "allowedCidrs"\? allowed here: .*allowedCidrs/,
@@ -50,7 +39,7 @@ describe("unknown keys in cdktf.json", () => {
   });
 
   test("at the top, in a VM and in a list item: the nearest name, then every allowed one", () => {
-    const p = problems(context({ stackname: "x", vms: [{ name: "vm1", cpus: 4, installers: { dockr: {} } }] }));
+    const p = configProblems(context({ stackname: "x", vms: [{ name: "vm1", cpus: 4, installers: { dockr: {} } }] }));
     expect(p).toContainEqual(
       expect.stringMatching(/^stackname: unknown key; did you mean "stackName"\? allowed here: stackName, runId/),
     );
@@ -64,7 +53,7 @@ describe("unknown keys in cdktf.json", () => {
 
   test("a key like none of the allowed ones names none", () => {
     const topKeys = "stackName, runId, parallelism, jobTarget, backend, nubes, sless, installers, vms, rollout";
-    expect(problems(context({ colour: "blue" }))).toContainEqual(`colour: unknown key; allowed here: ${topKeys}`);
+    expect(configProblems(context({ colour: "blue" }))).toContainEqual(`colour: unknown key; allowed here: ${topKeys}`);
   });
 
   test("the class: every slip of every key of every object of the configuration names that key", () => {

@@ -1,16 +1,5 @@
 import { parseConfig } from "../construct/config/parse";
-import { ValidationError } from "../shared/validate";
-import { context } from "./support/synth";
-
-function problems(ctx: unknown): string[] {
-  try {
-    parseConfig(ctx);
-  } catch (err) {
-    if (err instanceof ValidationError) return err.problems;
-    throw err;
-  }
-  throw new Error("expected the configuration to be rejected");
-}
+import { configProblems, context } from "./support/synth";
 
 describe("configuration defaults", () => {
   test("a minimal context gets every documented default", () => {
@@ -109,7 +98,7 @@ describe("configuration defaults", () => {
       "B97B0AFCAA1A47F044F244A07FCC7D46ACCC4CF8",
       "65BCE0E8CBCA4D562DB7E9CCEB56BEEFDC00166A",
     ]);
-    expect(problems(context({ installers: { docker: { repoKeyFingerprint: "0EBFCD88" } } }))).toEqual([
+    expect(configProblems(context({ installers: { docker: { repoKeyFingerprint: "0EBFCD88" } } }))).toEqual([
       'installers.docker.repoKeyFingerprint: "0EBFCD88" is not an OpenPGP key fingerprint ' +
         "(40 hex digits; a short key ID is not enough)",
     ]);
@@ -118,13 +107,13 @@ describe("configuration defaults", () => {
 
 describe("each class of bad configuration fails with a message naming the key path and what is allowed", () => {
   test("no vmInstall context at all", () => {
-    expect(problems(undefined)).toEqual([
+    expect(configProblems(undefined)).toEqual([
       expect.stringMatching(/vmInstall: missing; add a "vmInstall" object under "context" in cdktf.json/),
     ]);
   });
 
   test("an unknown key, at the top and nested", () => {
-    const p = problems(context({ colour: "blue", vms: [{ name: "vm1", cpus: 4 }] }));
+    const p = configProblems(context({ colour: "blue", vms: [{ name: "vm1", cpus: 4 }] }));
     const topKeys = "stackName, runId, parallelism, jobTarget, backend, nubes, sless, installers, vms, rollout";
     expect(p).toContainEqual(`colour: unknown key; allowed here: ${topKeys}`);
     expect(p).toContainEqual(
@@ -135,7 +124,9 @@ describe("each class of bad configuration fails with a message naming the key pa
   });
 
   test("a wrong type", () => {
-    const p = problems(context({ runId: "2", vms: [{ name: "vm1", cpu: "two", zabbix: "yes", accessPorts: "22" }] }));
+    const p = configProblems(
+      context({ runId: "2", vms: [{ name: "vm1", cpu: "two", zabbix: "yes", accessPorts: "22" }] }),
+    );
     expect(p).toContainEqual('runId: expected a whole number from 1 to 1000000000, got "2"');
     expect(p).toContainEqual('vms[0].cpu: expected a whole number from 1 to 64, got "two"');
     expect(p).toContainEqual('vms[0].zabbix: expected true or false, got "yes"');
@@ -143,7 +134,7 @@ describe("each class of bad configuration fails with a message naming the key pa
   });
 
   test("a value outside its choices or range", () => {
-    const p = problems(
+    const p = configProblems(
       context({
         nubes: { vdcUid: "v", nsxtUid: "n", deleteMode: "destroy" },
         vms: [{ name: "vm1", ram: 0, addressKey: "publicIp" }],
@@ -155,7 +146,7 @@ describe("each class of bad configuration fails with a message naming the key pa
   });
 
   test("an aptProxy with credentials, a path or another scheme is refused at synth, by the handlers' rule", () => {
-    const p = problems(
+    const p = configProblems(
       context({
         vms: [
           { name: "vm1", aptProxy: "http://user:pw@proxy:3128" },
@@ -172,7 +163,7 @@ describe("each class of bad configuration fails with a message naming the key pa
   });
 
   test("SSH retry settings out of range, and reserved PostgreSQL names the handler would refuse", () => {
-    const p = problems(
+    const p = configProblems(
       context({
         installers: { postgres: { dbName: "template1", dbUser: "public" } },
         vms: [{ name: "vm1", sshRetry: { attempts: 0, budget_sec: 5 } }],
@@ -193,16 +184,16 @@ describe("each class of bad configuration fails with a message naming the key pa
   });
 
   test("a missing required key", () => {
-    const p = problems({ nubes: { vdcUid: "v" } });
+    const p = configProblems({ nubes: { vdcUid: "v" } });
     expect(p).toContainEqual("nubes.nsxtUid: required key is missing");
     expect(p).toContainEqual("vms: required key is missing");
-    expect(problems({ vms: [{ name: "vm1" }] })).toEqual([
+    expect(configProblems({ vms: [{ name: "vm1" }] })).toEqual([
       expect.stringMatching(/^nubes: required when a VM is of kind "nubes" \(the default\)/),
     ]);
   });
 
   test("an existing host: address required, Nubes-only keys refused, no nubes section needed", () => {
-    const p = problems({ vms: [{ name: "h1", kind: "existing", cpu: 4, image: "x" }] });
+    const p = configProblems({ vms: [{ name: "h1", kind: "existing", cpu: 4, image: "x" }] });
     expect(p).toEqual([
       'vms[0].address: required for kind "existing": the host\'s IP address or name',
       'vms[0].cpu: only for kind "nubes" (a VM this stack creates); remove it from an existing host',
@@ -231,14 +222,14 @@ describe("each class of bad configuration fails with a message naming the key pa
       user: "deploy",
       privateKeyPath: "/keys/h1",
     });
-    expect(problems({ jobTarget: "lambda", vms: [{ name: "h1", kind: "server", address: "h" }] })).toEqual([
+    expect(configProblems({ jobTarget: "lambda", vms: [{ name: "h1", kind: "server", address: "h" }] })).toEqual([
       'jobTarget: expected one of "sless", "local", got "lambda"',
       'vms[0].kind: expected one of "nubes", "existing", got "server"',
     ]);
   });
 
   test("an invalid package name", () => {
-    const p = problems(
+    const p = configProblems(
       context({
         installers: { packages: { packages: ["git", "git;touch /tmp/pwned", "Curl", "x", "jq=not a version"] } },
       }),
@@ -251,11 +242,11 @@ describe("each class of bad configuration fails with a message naming the key pa
       expect.stringMatching(/^installers\.packages\.packages\[3\]: "x" is not a Debian package name/),
       expect.stringMatching(/^installers\.packages\.packages\[4\]: "jq=not a version" is not a Debian package name/),
     ]);
-    expect(problems(context({ installers: { packages: { packages: [] } } }))).toEqual([
+    expect(configProblems(context({ installers: { packages: { packages: [] } } }))).toEqual([
       "installers.packages.packages: expected at least 1 item, got 0",
     ]);
     expect(
-      problems(context({ installers: { packages: { packages: ["git", "jq", "git=1:2.39.5-0+deb12u3"] } } })),
+      configProblems(context({ installers: { packages: { packages: ["git", "jq", "git=1:2.39.5-0+deb12u3"] } } })),
     ).toEqual([
       'installers.packages.packages[2]: package "git" is already listed at installers.packages.packages[0]; ' +
         "list each package once",
@@ -263,7 +254,7 @@ describe("each class of bad configuration fails with a message naming the key pa
   });
 
   test("an invalid identifier (database, role, user, VM name) or network value", () => {
-    const p = problems(
+    const p = configProblems(
       context({
         installers: {
           postgres: {
@@ -306,13 +297,13 @@ describe("each class of bad configuration fails with a message naming the key pa
     expect(p).toContainEqual(
       expect.stringMatching(/^vms\[0\]\.hostKeySha256: "md5:ab" is not allowed; expected an OpenSSH fingerprint/),
     );
-    expect(problems(context({ installers: { postgres: { dbUser: "postgres" } } }))).toEqual([
+    expect(configProblems(context({ installers: { postgres: { dbUser: "postgres" } } }))).toEqual([
       expect.stringMatching(/dbUser: "postgres" is reserved by PostgreSQL/),
     ]);
   });
 
   test("postgres enabled with no password variable", () => {
-    const p = problems(context({ vms: [{ name: "vm1", installers: { postgres: { enabled: true } } }] }));
+    const p = configProblems(context({ vms: [{ name: "vm1", installers: { postgres: { enabled: true } } }] }));
     expect(p).toEqual([
       expect.stringMatching(
         new RegExp(
@@ -324,7 +315,7 @@ describe("each class of bad configuration fails with a message naming the key pa
   });
 
   test("remote access asked for while listening on localhost only", () => {
-    const p = problems(
+    const p = configProblems(
       context({ installers: { postgres: { enabled: true, passwordVariable: "pg_password", allowRemote: true } } }),
     );
     expect(p).toEqual([
@@ -335,7 +326,7 @@ describe("each class of bad configuration fails with a message naming the key pa
   });
 
   test("a key path Terraform would read as a template", () => {
-    const p = problems(
+    const p = configProblems(
       context({ vms: [{ name: "vm1", privateKeyPath: "keys/${var.x}", publicKeyPath: "keys/%{if true}k" }] }),
     );
     expect(p).toEqual([
@@ -347,7 +338,7 @@ describe("each class of bad configuration fails with a message naming the key pa
   });
 
   test("no string anywhere may carry template syntax, whatever its own rule allows", () => {
-    const p = problems(
+    const p = configProblems(
       context({
         nubes: { vdcUid: "vdc-%{ for x in [1] }x%{ endfor }", nsxtUid: "nsxt" },
         vms: [{ name: "vm1", image: 'Ubuntu_22-${file("/etc/shadow")}', vappName: "app${var.pg_password}" }],
@@ -371,23 +362,23 @@ describe("each class of bad configuration fails with a message naming the key pa
       type: "pg",
       schemaName: "vm_install",
     });
-    expect(problems(context({ backend: { type: "s3", bucket: "tf-state" } }))).toEqual([
+    expect(configProblems(context({ backend: { type: "s3", bucket: "tf-state" } }))).toEqual([
       'backend.key: required for backend "s3"',
       'backend.region: required for backend "s3"',
     ]);
-    expect(problems(context({ backend: { type: "pg", connStr: "postgres://u:secret@db/tf" } }))).toEqual([
+    expect(configProblems(context({ backend: { type: "pg", connStr: "postgres://u:secret@db/tf" } }))).toEqual([
       "backend.connStr: unknown key; allowed here: type, schemaName, bucket, key, region, endpoint, usePathStyle",
     ]);
-    expect(problems(context({ backend: { type: "local", bucket: "tf-state" } }))).toEqual([
+    expect(configProblems(context({ backend: { type: "local", bucket: "tf-state" } }))).toEqual([
       'backend.bucket: not a setting of backend "local"',
     ]);
-    expect(problems(context({ backend: { type: "consul" } }))).toEqual([
+    expect(configProblems(context({ backend: { type: "consul" } }))).toEqual([
       expect.stringMatching(/^backend\.type: .*"local", "pg" or "s3"|^backend\.type: /),
     ]);
   });
 
   test("two VMs with one name", () => {
-    expect(problems(context({ vms: [{ name: "a" }, { name: "a" }] }))).toEqual([
+    expect(configProblems(context({ vms: [{ name: "a" }, { name: "a" }] }))).toEqual([
       'vms[1].name: "a" is already used by vms[0]; VM names must be unique',
     ]);
   });

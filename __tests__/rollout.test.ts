@@ -2,8 +2,7 @@
 // down) per wave and overall, per-VM wave numbers, per-VM run ids, and bad input named by its key.
 import { parseConfig } from "../construct/config/parse";
 import { describeRollout, planRollout, type RolloutConfig } from "../construct/config/rollout";
-import { ValidationError } from "../shared/validate";
-import { context } from "./support/synth";
+import { configProblems, context } from "./support/synth";
 
 const fleet = (n: number, waves?: number[]) =>
   Array.from({ length: n }, (_, i) => ({ name: `vm${i + 1}`, ...(waves ? { wave: waves[i] } : {}) }));
@@ -11,16 +10,6 @@ const fleet = (n: number, waves?: number[]) =>
 function plan(n: number, rollout: Partial<RolloutConfig>, waves?: number[]) {
   const config = parseConfig(context({ rollout, vms: fleet(n, waves) }));
   return planRollout(config.vms, config.rollout);
-}
-
-function problems(ctx: unknown): string[] {
-  try {
-    parseConfig(ctx);
-  } catch (err) {
-    if (err instanceof ValidationError) return err.problems;
-    throw err;
-  }
-  throw new Error("expected the configuration to be rejected");
 }
 
 describe("rollout waves", () => {
@@ -99,20 +88,22 @@ describe("bad rollout input names its key", () => {
       /^rollout\.maxFails: unknown key; did you mean "maxFailures"\? allowed here: waves, maxFailures$/,
     ],
   ])("rollout %j", (rollout, message) => {
-    expect(problems(context({ rollout }))).toEqual([expect.stringMatching(message)]);
+    expect(configProblems(context({ rollout }))).toEqual([expect.stringMatching(message)]);
   });
 
   test("vms[].wave on some VMs only, or beside rollout.waves", () => {
-    expect(problems(context({ vms: [{ name: "a", wave: 1 }, { name: "b" }] }))).toEqual([
+    expect(configProblems(context({ vms: [{ name: "a", wave: 1 }, { name: "b" }] }))).toEqual([
       "vms[1].wave: required once any VM gives one (vms[0] does): every VM names its wave",
     ]);
-    expect(problems(context({ rollout: { waves: [1] }, vms: [{ name: "a", wave: 1 }] }))).toEqual([
+    expect(configProblems(context({ rollout: { waves: [1] }, vms: [{ name: "a", wave: 1 }] }))).toEqual([
       "rollout.waves: vms[0].wave numbers the waves too; give rollout.waves or vms[].wave, not both",
     ]);
   });
 
   test("bad per-VM wave and run ids", () => {
-    const p = problems(context({ vms: [{ name: "a", wave: 0, runId: -1, runIds: { pakages: 1, docker: "2" } }] }));
+    const p = configProblems(
+      context({ vms: [{ name: "a", wave: 0, runId: -1, runIds: { pakages: 1, docker: "2" } }] }),
+    );
     expect(p).toEqual([
       "vms[0].wave: expected a whole number from 1 to 1000, got number 0",
       "vms[0].runId: expected a whole number from 0 to 1000000000, got number -1",

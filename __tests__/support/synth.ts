@@ -11,6 +11,7 @@ import { PROJECT_ROOT } from "../../construct/entry-points";
 import type { CatalogEntry } from "../../construct/installers/catalog";
 import { VmInstallStack, type VmInstallStackProps } from "../../construct/stack";
 import { openSshEd25519, sshString } from "../../handlers/common/ssh-keys";
+import { ValidationError } from "../../shared/validate";
 
 export type TfJson = Record<string, any>;
 
@@ -106,4 +107,15 @@ export function filesUnder(dir: string): string[] {
     .readdirSync(dir, { withFileTypes: true, recursive: true })
     .filter((e) => e.isFile())
     .map((e) => path.join(e.parentPath ?? (e as any).path, e.name));
+}
+
+/** The problems parseConfig names for `ctx`; throws when it accepts it. */
+export function configProblems(ctx: unknown): string[] {
+  try {
+    parseConfig(ctx);
+  } catch (err) {
+    if (err instanceof ValidationError) return err.problems;
+    throw err;
+  }
+  throw new Error("expected the configuration to be rejected");
 }
