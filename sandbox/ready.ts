@@ -44,6 +44,18 @@ async function scanHostKey(address: string): Promise<string> {
   return line ? line.trim().split(/\s+/).slice(1, 3).join(" ") : "";
 }
 
+/** What the container's systemd was doing when the wait gave up: the sandbox is torn down right after,
+ * so this is the only look a failed CI run leaves. */
+const SYSTEMD_STATE =
+  "systemctl is-system-running; systemctl list-jobs --no-pager; ls -l /run/nologin; " +
+  "journalctl -b --no-pager -o short-monotonic -n 40";
+
+async function systemdState(exec: (cmd: string) => Promise<{ code: number; stdout: string }>): Promise<string> {
+  const r = await exec(`${SYSTEMD_STATE} 2>&1`).catch((e: Error) => ({ code: -1, stdout: e.message }));
+  const lines = r.stdout.trim().split("\n").slice(-60);
+  return `. systemd in the container said:\n${lines.join("\n")}\n`;
+}
+
 export interface ReadyInfo {
   hostPublicKey: string;
   hostKeySha256: string;
@@ -71,8 +83,10 @@ export async function waitUntilReady(
   let stage = hostKeyFrom === "file" ? "the host key to be generated" : "systemd to start in the container";
   for (;;) {
     if (!procAlive(top)) throw fail(`the boot process (unshare pid ${top.pid}) exited while waiting for ${stage}`);
-    if (Date.now() > deadline)
-      throw fail(`not ready after ${Math.round(timeoutMs / 1000)} s, still waiting for ${stage}`);
+    if (Date.now() > deadline) {
+      const why = init ? await systemdState(exec) : "";
+      throw fail(`not ready after ${Math.round(timeoutMs / 1000)} s, still waiting for ${stage}${why}`);
+    }
     if (!hostPublicKey && hostKeyFrom === "file") {
       // Type and key only: ssh-keygen -A in the chroot commented it with the host's name, which is noise.
       if (fs.existsSync(p.hostPub))
