@@ -44,6 +44,9 @@ async function scanHostKey(address: string): Promise<string> {
   return line ? line.trim().split(/\s+/).slice(1, 3).join(" ") : "";
 }
 
+/** The name of the error a boot that ran out of time throws (startSandbox boots once more on it). */
+export const NOT_READY = "SandboxNotReady";
+
 /** What the container's systemd was doing when the wait gave up: the sandbox is torn down right after,
  * so this is the only look a failed CI run leaves. */
 const SYSTEMD_STATE =
@@ -85,7 +88,8 @@ export async function waitUntilReady(
     if (!procAlive(top)) throw fail(`the boot process (unshare pid ${top.pid}) exited while waiting for ${stage}`);
     if (Date.now() > deadline) {
       const why = init ? await systemdState(exec) : "";
-      throw fail(`not ready after ${Math.round(timeoutMs / 1000)} s, still waiting for ${stage}${why}`);
+      const e = fail(`not ready after ${Math.round(timeoutMs / 1000)} s, still waiting for ${stage}${why}`);
+      throw Object.assign(e, { name: NOT_READY });
     }
     if (!hostPublicKey && hostKeyFrom === "file") {
       // Type and key only: ssh-keygen -A in the chroot commented it with the host's name, which is noise.
