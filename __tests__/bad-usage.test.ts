@@ -1,4 +1,4 @@
-// Every command the README documents ends bad usage the same way (README, Exit codes): exit 64, the usage on
+// Every command the docs document ends bad usage the same way (docs/exit-codes.md): exit 64, the usage on
 // stderr, nothing on stdout, nothing done; and --help prints the usage on stdout with exit 0. Real child
 // processes, as npm runs them, in an empty folder: no project, sandbox or deploy is needed to get this far.
 import { spawn } from "node:child_process";

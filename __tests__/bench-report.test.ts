@@ -1,20 +1,28 @@
-// The README's benchmark table is generated from the committed results files (bench/results/*.json) by
+// docs/benchmarks.md's tables are generated from the committed results files (bench/results/*.json) by
 // `npm run bench:report`; this fails when someone edits one without the other. Files only: no benchmark
 // runs here.
 import * as fs from "node:fs";
-import { applyTable, currentTable, loadResults, README, renderTable, renderWan, WAN_MARKERS } from "../bench/report";
+import {
+  applyTable,
+  BENCHMARKS_PAGE,
+  currentTable,
+  loadResults,
+  renderTable,
+  renderWan,
+  WAN_MARKERS,
+} from "../bench/report";
 import { rotation, runRounds } from "../bench/rounds";
 
-describe("README benchmark table", () => {
-  const readme = fs.readFileSync(README, "utf8");
+describe("the benchmark tables of docs/benchmarks.md", () => {
+  const page = fs.readFileSync(BENCHMARKS_PAGE, "utf8");
   const results = loadResults();
 
   it("is exactly what `npm run bench:report` makes of bench/results/*.json", () => {
-    expect(currentTable(readme)).toBe(renderTable(results));
+    expect(currentTable(page)).toBe(renderTable(results));
   });
 
   it("has the round-trip table (bench:wan) exactly as `npm run bench:report` makes it of bench/results/wan.json", () => {
-    expect(currentTable(readme, WAN_MARKERS)).toBe(renderWan(results));
+    expect(currentTable(page, WAN_MARKERS)).toBe(renderWan(results));
   });
 
   it("has a results file for every benchmark, each with >= 5 rounds of every side and a commit", () => {
@@ -40,12 +48,8 @@ describe("README benchmark table", () => {
     }
   });
 
-  it("has no hand-typed figures left in the Benchmarks section outside the generated block", () => {
-    const section = readme.slice(
-      readme.indexOf("## Benchmarks"),
-      readme.indexOf("\n## ", readme.indexOf("## Benchmarks") + 1),
-    );
-    const outside = applyTable(applyTable(section, ""), "", WAN_MARKERS);
+  it("has no hand-typed figures left in the page outside the generated blocks", () => {
+    const outside = applyTable(applyTable(page, ""), "", WAN_MARKERS);
     expect(outside).not.toMatch(/\b\d+(\.\d+)?\s?(ms|s)\b/);
   });
 });

@@ -212,7 +212,7 @@ describe("round trips", () => {
     expect(CASES.map((c) => c.name)).toEqual(["packages-rerun", "postgres-rerun", "packages-first", "postgres-first"]);
   });
 
-  it("render as the README table, one row per case and side", () => {
+  it("render as the docs/benchmarks.md table, one row per case and side", () => {
     const records = [
       ...runs("postgres-rerun", "project", 0, [300, 300, 300, 300, 300]),
       ...runs("postgres-rerun", "project", 50, [1300, 1300, 1300, 1300, 1300]),

@@ -68,7 +68,7 @@ describe.each(["status", "check"] as const)("npm run %s -- --junit FILE", (comma
   const withJunit = run(command, dir, ["--junit", report]);
 
   test("the console output and the exit code are as without it", () => {
-    // status: an installer failed (attention); check: a check could not run (error). README, Exit codes.
+    // status: an installer failed (attention); check: a check could not run (error). docs/exit-codes.md.
     expect(plain.status).toBe(command === "status" ? 2 : 1);
     expect(withJunit.status).toBe(plain.status);
     expect(withJunit.stdout).toBe(plain.stdout);

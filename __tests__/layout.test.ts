@@ -1,4 +1,4 @@
-// The layout the README's Architecture promises: the construct library (what main.ts reaches) imports no
+// The layout docs/architecture.md promises: the construct library (what main.ts reaches) imports no
 // operator tool, test rig or script; no module imports itself through others (a cycle makes load order
 // decide what a file sees); the project's own programs are named in one place; and the Architecture
 // listing names every folder, so a newcomer's map of the tree is the tree.
@@ -121,12 +121,10 @@ describe("layout", () => {
     expect(spelled).toEqual([]);
   });
 
-  it("lists every folder of the tree (two levels deep) in the README's Architecture", () => {
-    const readme = fs.readFileSync(path.join(PROJECT_ROOT, "README.md"), "utf8");
-    const section = readme.slice(
-      readme.indexOf("## Architecture\n"),
-      readme.indexOf("\n## ", readme.indexOf("## Architecture\n") + 1),
-    );
+  it("lists every folder of the tree (two levels deep) in docs/architecture.md", () => {
+    const page = fs.readFileSync(path.join(PROJECT_ROOT, "docs", "architecture.md"), "utf8");
+    const end = page.indexOf("\n## ");
+    const section = end < 0 ? page : page.slice(0, end);
     const block = section.slice(section.indexOf("```\n") + 4, section.lastIndexOf("```"));
     // An entry: a line that starts at column 0 (its folders, then two spaces or more) and its continuation lines.
     const entries = block.split(/\n(?=\S)/).map((e) => ({ keys: e.split(/\s{2,}/)[0].split(/,\s*/), text: e }));

@@ -1,5 +1,5 @@
-// What is generated from the installers' definitions is committed as generated: the README's installer
-// tables and vm-install.schema.json (npm run docs). And the JSON Schema an editor applies to cdktf.json
+// What is generated from the installers' definitions is committed as generated: the docs/ pages' tables
+// and vm-install.schema.json (npm run docs). And the JSON Schema an editor applies to cdktf.json
 // agrees with synth's own check on the project's config and on typical mistakes.
 
 import * as fs from "node:fs";
@@ -10,14 +10,15 @@ import { parseConfig } from "../construct/config/parse";
 import { PROJECT_ROOT } from "../construct/entry-points";
 import { INSTALLERS } from "../construct/installers/catalog";
 import { VM_LOOKS } from "../handlers/vm-looks";
+import { docPages, installerPage } from "../operator/reference/doc-sections";
 import { context } from "./support/synth";
 
 const read = (file: string) => fs.readFileSync(path.join(PROJECT_ROOT, file), "utf8");
 
 describe("generated reference", () => {
-  it("README.md's installer tables are what the definitions generate (run npm run docs)", () => {
-    const readme = read("README.md");
-    expect(withReference(readme)).toBe(readme);
+  it.each(docPages())("%s's tables are what the definitions generate (run npm run docs)", (page) => {
+    const text = read(page);
+    expect(withReference(page, text)).toBe(text);
   });
 
   it(`${SCHEMA_FILE} is what the definitions generate (run npm run docs), and cdktf.json points at it`, () => {
@@ -26,11 +27,11 @@ describe("generated reference", () => {
   });
 
   it("lists every setting of every installer, with its event key", () => {
-    const readme = read("README.md");
     for (const def of INSTALLERS) {
+      const page = read(installerPage(def));
       for (const [key, s] of Object.entries(def.settings)) {
-        if (!s.eventOnly) expect(readme).toContain(`| \`${key}\` | `);
-        if (s.event) expect(readme).toContain(`\`${s.event}\``);
+        if (!s.eventOnly) expect(page).toContain(`| \`${key}\` | `);
+        if (s.event) expect(page).toContain(`\`${s.event}\``);
       }
     }
   });
@@ -53,8 +54,8 @@ describe("the audit of what the installers read from the VM", () => {
   });
 
   it("has a row for every probe, with its writer", () => {
-    const readme = read("README.md");
-    for (const l of VM_LOOKS) for (const p of l.probes) expect(readme).toContain(`| \`${p.name}\` | `);
+    const page = read("docs/vm-facts.md");
+    for (const l of VM_LOOKS) for (const p of l.probes) expect(page).toContain(`| \`${p.name}\` | `);
   });
 });
 

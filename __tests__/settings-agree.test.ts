@@ -1,7 +1,7 @@
 // Config and handler accept and refuse exactly the same values, for every setting that has both a
 // cdktf.json key and an event key: each probe value goes through parseConfig (synth) and through the
 // handler's own event check (runHandler, stopped before it would connect). And every stack setting is
-// in the JSON Schema (description, default) and the README's table, and parse accepts its default.
+// in the JSON Schema (description, default) and docs/configuration.md's table, and parse accepts its default.
 
 import * as fs from "node:fs";
 import * as path from "node:path";
@@ -177,13 +177,13 @@ describe("sshRetry (cdktf.json) and ssh (every event) agree on every value", () 
   );
 });
 
-describe("the stack's own settings: declared once, in the schema, the README and parse alike", () => {
+describe("the stack's own settings: declared once, in the schema, docs/configuration.md and parse alike", () => {
   const settings = stackSettings();
   const declared = keyPaths(settings);
-  const readme = fs.readFileSync(path.join(PROJECT_ROOT, "README.md"), "utf8");
+  const page = fs.readFileSync(path.join(PROJECT_ROOT, "docs", "configuration.md"), "utf8");
   const schema = configSchema() as JsonSchema;
 
-  /** The schema of the key at a README key path ("vms[].sshRetry.attempts"). */
+  /** The schema of the key at a docs key path ("vms[].sshRetry.attempts"). */
   function schemaAt(keyPath: string): JsonSchema | undefined {
     let at: JsonSchema | undefined = schema;
     keyPath.split(".").forEach((part, i, parts) => {
@@ -222,14 +222,14 @@ describe("the stack's own settings: declared once, in the schema, the README and
   });
 
   it.each(declared.map(([keyPath, s]) => [keyPath, s] as const))(
-    "%s: in the schema with a description and its default, and a row of the README's table",
+    "%s: in the schema with a description and its default, and a row of docs/configuration.md's table",
     (keyPath, s) => {
       const at = schemaAt(keyPath);
       expect(at).toBeDefined();
       expect(at?.description).toContain(s.doc);
       if (s.default !== undefined && !s.list) expect(at?.default).toEqual(s.default);
       else expect(at?.description).toMatch(s.required ? / Required\.$/ : / Default: .+\.$/);
-      expect(readme).toContain(`| \`${keyPath}\` | `);
+      expect(page).toContain(`| \`${keyPath}\` | `);
     },
   );
 
@@ -260,6 +260,6 @@ describe("the stack's own settings: declared once, in the schema, the README and
   it("lists every rule across settings under the table", () => {
     const rules = [...STACK_RULES, ...declared.flatMap(([, s]) => s.rules ?? [])];
     expect(rules.length).toBeGreaterThanOrEqual(8);
-    for (const rule of rules) expect(readme).toContain(`: ${rule.doc}.`);
+    for (const rule of rules) expect(page).toContain(`: ${rule.doc}.`);
   });
 });

@@ -696,7 +696,7 @@ describe("through main.ts, as cdktf runs it", () => {
         "vms[bare]: the host private key delivered to it. " +
         "bin/cdktf keeps them owner-only (0600), but whoever reads the file or a copy of it (a backup, a shared folder, git) has those secrets; " +
         'keep the state in an encrypted, access-controlled backend: "backend": {"type": "s3", ...} (encrypted at rest) or {"type": "pg"} over TLS, ' +
-        'or use "jobTarget": "local", which keeps the SSH key and the passwords out of state (README, Secrets)',
+        'or use "jobTarget": "local", which keeps the SSH key and the passwords out of state (docs/secrets.md)',
     );
     // Without a postgres job, the key alone.
     expect(

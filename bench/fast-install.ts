@@ -2,7 +2,7 @@
 // has just created) beat the raw floor by the 15% that adopting it needs? Raw sequences only (the floor):
 // postgres and packages as the installers' own apt lines, plain vs --force-unsafe-io vs eatmydata, and two
 // installers on one VM with the next one's downloads overlapping the previous one's dpkg. Fresh sandbox
-// per run, sides rotated every round; eatmydata is set up before the timed run. Verdict: README Benchmarks.
+// per run, sides rotated every round; eatmydata is set up before the timed run. Verdict: docs/benchmarks.md.
 //   npm run bench:fast [-- N]     writes bench/results/fast-install.json
 import type { Sandbox } from "../sandbox/index";
 import { type Fsync, rawPackages, rawPostgres, rawTwoInstalls, timeRawSteps } from "./raw-sequences";

@@ -1,8 +1,8 @@
-// `npm run bench:report`: rebuilds the README's benchmark tables from bench/results/*.json, between the
+// `npm run bench:report`: rebuilds docs/benchmarks.md's tables from bench/results/*.json, between the
 // markers <!-- bench:table --> ... <!-- /bench:table --> and <!-- bench:wan --> ... (bench/wan-figures.ts),
 // so they say exactly what was measured. __tests__/bench-report.test.ts fails when they disagree.
-//   npm run bench:report            rewrite the table in README.md
-//   npm run bench:report -- --check exit 1 when README.md's table is not what the results files give
+//   npm run bench:report            rewrite the tables in docs/benchmarks.md
+//   npm run bench:report -- --check exit 1 when docs/benchmarks.md's tables are not what the results files give
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { EXIT } from "../operator/exit-codes";
@@ -11,7 +11,7 @@ import { isWanResult, renderWanTable } from "./wan-figures";
 
 export const ROOT = path.join(__dirname, "..");
 export const RESULTS_DIR = path.join(__dirname, "results");
-export const README = path.join(ROOT, "README.md");
+export const BENCHMARKS_PAGE = path.join(ROOT, "docs", "benchmarks.md");
 export const BEGIN = "<!-- bench:table -->";
 export const END = "<!-- /bench:table -->";
 /** The round-trip table of bench/results/wan.json (its own columns: round trips, not ratios). */
@@ -146,7 +146,7 @@ export function renderTable(all: BenchResult[]): string {
 export function applyTable(readme: string, table: string, m = TABLE_MARKERS): string {
   const start = readme.indexOf(m.begin);
   const end = readme.indexOf(m.end);
-  if (start < 0 || end < 0 || end < start) throw new Error(`README.md has no ${m.begin} ... ${m.end} block`);
+  if (start < 0 || end < 0 || end < start) throw new Error(`docs/benchmarks.md has no ${m.begin} ... ${m.end} block`);
   return `${readme.slice(0, start + m.begin.length)}\n${table}\n${readme.slice(end)}`;
 }
 
@@ -154,7 +154,7 @@ export function applyTable(readme: string, table: string, m = TABLE_MARKERS): st
 export function currentTable(readme: string, m = TABLE_MARKERS): string {
   const start = readme.indexOf(m.begin);
   const end = readme.indexOf(m.end);
-  if (start < 0 || end < 0 || end < start) throw new Error(`README.md has no ${m.begin} ... ${m.end} block`);
+  if (start < 0 || end < 0 || end < start) throw new Error(`docs/benchmarks.md has no ${m.begin} ... ${m.end} block`);
   return readme
     .slice(start + m.begin.length, end)
     .replace(/^\n/, "")
@@ -172,7 +172,7 @@ if (require.main === module) {
   const args = process.argv.slice(2);
   if (args.includes("--help") || args.includes("-h")) {
     process.stdout.write(
-      `${USAGE}\n  rewrites README.md's benchmark tables from bench/results/*.json; --check: only compare\n`,
+      `${USAGE}\n  rewrites docs/benchmarks.md's tables from bench/results/*.json; --check: only compare\n`,
     );
     process.exit(EXIT.ok);
   }
@@ -180,22 +180,22 @@ if (require.main === module) {
     process.stderr.write(`bench:report: unexpected ${args.filter((a) => a !== "--check").join(" ")}\n${USAGE}\n`);
     process.exit(EXIT.usage);
   }
-  const readme = fs.readFileSync(README, "utf8");
+  const readme = fs.readFileSync(BENCHMARKS_PAGE, "utf8");
   const results = loadResults();
   const table = renderTable(results);
   const wan = renderWan(results);
   if (process.argv.includes("--check")) {
     if (currentTable(readme) !== table || currentTable(readme, WAN_MARKERS) !== wan) {
       process.stderr.write(
-        "bench:report: README.md's benchmark tables differ from bench/results/*.json; run `npm run bench:report`\n",
+        "bench:report: docs/benchmarks.md's tables differ from bench/results/*.json; run `npm run bench:report`\n",
       );
       process.exit(1);
     }
-    process.stdout.write("bench:report: README.md's benchmark tables match bench/results/*.json\n");
+    process.stdout.write("bench:report: docs/benchmarks.md's tables match bench/results/*.json\n");
   } else {
     const next = applyTable(applyTable(readme, table), wan, WAN_MARKERS);
-    if (next !== readme) fs.writeFileSync(README, next);
-    const what = next === readme ? "README.md already up to date" : "README.md's benchmark tables rewritten";
+    if (next !== readme) fs.writeFileSync(BENCHMARKS_PAGE, next);
+    const what = next === readme ? "docs/benchmarks.md already up to date" : "docs/benchmarks.md's tables rewritten";
     process.stdout.write(`bench:report: ${what} from ${results.length} results files\n`);
   }
 }

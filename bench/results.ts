@@ -1,6 +1,6 @@
 // The results file every benchmark writes (bench/results/<bench>.json): every round's figure per side,
 // medians with min and max, the ratios, the commit measured and the date. `npm run bench:report` builds
-// the README's benchmark table from these files alone (bench/report.ts), so the two cannot disagree.
+// docs/benchmarks.md's table from these files alone (bench/report.ts), so the two cannot disagree.
 import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
@@ -16,7 +16,7 @@ export interface SideResult extends Stats {
 }
 
 export interface ComparisonResult {
-  /** The README row's name, e.g. "install-packages". */
+  /** The docs/benchmarks.md row's name, e.g. "install-packages". */
   label: string;
   project: string;
   baseline: string;

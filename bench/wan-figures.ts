@@ -1,4 +1,4 @@
-// What bench/wan.ts derives from its runs, and the README table `npm run bench:report` makes of it: per case
+// What bench/wan.ts derives from its runs, and docs/benchmarks.md's table `npm run bench:report` makes of it: per case
 // and side, the extra wall time a round-trip time of RTT adds, in round trips ((median at RTT - median at 0)
 // / RTT), against targets. Installers run in the platform's cluster and reach the VM over its public
 // address, so every sequential SSH round trip the job makes costs a real RTT; this counts them.

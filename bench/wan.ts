@@ -2,7 +2,7 @@
 // sequence. A delay proxy (bench/delay-proxy.ts) in front of the sandbox's sshd adds RTT 0 or 50 ms; each
 // case runs its four sides (project and raw, at each RTT) rotated every round; round trips = (median at 50
 // - median at 0) / 50 ms. Cases: both installers' rerun on a VM each side set up, and a first install
-// on a fresh sandbox per run. Writes bench/results/wan.json; `npm run bench:report` makes the README table.
+// on a fresh sandbox per run. Writes bench/results/wan.json; `npm run bench:report` makes the docs/benchmarks.md table.
 //   npm run bench:wan [-- N]     (N rounds, >= 5, default 5; root, sandbox prerequisites)
 import * as fs from "node:fs";
 import * as path from "node:path";

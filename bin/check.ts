@@ -2,7 +2,7 @@
 // machine (operator/check) and prints what a deploy would change on each: the drift table. Nothing on any VM
 // changes. The address and the host key the jobs require come from the deployed state, the user, port,
 // key file and the installers' settings from cdktf.json, secrets from their TF_VAR_ variables.
-// --junit FILE also writes the rows as a JUnit report; exit code: nothing would change, or drift (README, Exit codes).
+// --junit FILE also writes the rows as a JUnit report; exit code: nothing would change, or drift (docs/exit-codes.md).
 import * as path from "node:path";
 import type { VmInstallConfig } from "../construct/config/types";
 import { caEnvironment } from "../construct/postgres-ca";

@@ -1,19 +1,20 @@
-// `npm run docs`: writes what is generated from the settings' declarations (operator/reference): the
-// README's installer and Configuration tables (between generated:* markers) and vm-install.schema.json,
-// the JSON Schema cdktf.json points its editor at. `--check` writes nothing and fails (error) on a difference.
+// `npm run docs`: writes what is generated from the declarations (operator/reference): the tables of the
+// docs/ pages (between generated:* markers; an installer's page is started when missing) and
+// vm-install.schema.json, the JSON Schema cdktf.json points its editor at. `--check` writes nothing and fails
+// (error) on a difference.
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { PROJECT_ROOT } from "../construct/entry-points";
 import { BadUsage, type CommandSpec, EXIT, runCommand } from "../operator/exit-codes";
-import { withSections } from "../operator/reference/readme-sections";
+import { docPages, newPage, withSections } from "../operator/reference/doc-sections";
 import { cdktfJsonSchema } from "../operator/reference/settings-reference";
 
 export const SCHEMA_FILE = "vm-install.schema.json";
 export const COMMAND: CommandSpec = { name: "docs", usage: "usage: npm run docs [-- --check]" };
 
-/** `readme` with its generated sections (installer tables, Configuration table) put in. */
-export function withReference(readme: string): string {
-  return withSections(readme);
+/** `text`, the page `page` (relative to the project), with its generated sections put in. */
+export function withReference(page: string, text: string): string {
+  return withSections(page, text || newPage(page));
 }
 
 export function schemaText(): string {
@@ -25,7 +26,10 @@ function main(argv: string[]): number {
   if (unknown.length) throw new BadUsage(`unexpected ${unknown.join(" ")}`);
   const check = argv.includes("--check");
   const files: [string, (old: string) => string][] = [
-    [path.join(PROJECT_ROOT, "README.md"), withReference],
+    ...docPages().map((page): [string, (old: string) => string] => [
+      path.join(PROJECT_ROOT, page),
+      (old) => withReference(page, old),
+    ]),
     [path.join(PROJECT_ROOT, SCHEMA_FILE), () => schemaText()],
   ];
   let stale = 0;

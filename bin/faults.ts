@@ -1,7 +1,7 @@
 // `npm run faults`: runs the fault matrix (__tests__/e2e/faults/, root, sandbox VMs), then prints
 // one line per case (case, outcome, time to recover), the many-moments cases (one install cut at each
 // moment of its progress) as a table per install, and writes that, with the commit and the date, into the
-// README between the faults:matrix markers. Exit status: jest's (error when any case failed).
+// docs/faults.md between the faults:matrix markers. Exit status: jest's (error when any case failed).
 // `-- --print` only prints the last recorded run (.cache/faults.json) without running anything.
 import { execFileSync, spawnSync } from "node:child_process";
 import * as fs from "node:fs";
@@ -108,13 +108,13 @@ function main(argv: string[]): number {
   const table = matrix(records, { commit, date: new Date().toISOString().slice(0, 10), command: "npm run faults" });
   process.stdout.write(`\n${table}\n`);
   if (!printOnly) {
-    const readme = path.join(PROJECT_ROOT, "README.md");
+    const readme = path.join(PROJECT_ROOT, "docs", "faults.md");
     const text = fs.readFileSync(readme, "utf8");
     const start = text.indexOf(BEGIN);
     const end = text.indexOf(END);
-    if (start < 0 || end < start) throw new Error(`README.md has no "${BEGIN}" ... "${END}" section`);
+    if (start < 0 || end < start) throw new Error(`docs/faults.md has no "${BEGIN}" ... "${END}" section`);
     fs.writeFileSync(readme, `${text.slice(0, start + BEGIN.length)}\n${table}\n${text.slice(end)}`);
-    process.stdout.write("faults: README.md updated\n");
+    process.stdout.write("faults: docs/faults.md updated\n");
   }
   return status;
 }

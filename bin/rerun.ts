@@ -1,8 +1,8 @@
 // npm run rerun -- <vm> [installer] [terraform apply options]: runs one VM's installers again (or one installer
 // and those after it on that VM), leaving every other VM alone, without editing cdktf.json: one terraform
 // apply with -replace= of exactly those jobs, so the next deploy has nothing left to do. To make a rerun part
-// of the configuration instead, raise vms[].runId or vms[].runIds (README, Rollout).
-// Run it in the project folder, with the environment a deploy has. Exit code: terraform's (README, Exit codes).
+// of the configuration instead, raise vms[].runId or vms[].runIds (docs/rollout.md).
+// Run it in the project folder, with the environment a deploy has. Exit code: terraform's (docs/exit-codes.md).
 import type { VmInstallConfig } from "../construct/config/types";
 import { INSTALLERS } from "../construct/installers/catalog";
 import { installerJobId } from "../construct/resource-names";

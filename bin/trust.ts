@@ -1,9 +1,9 @@
 // npm run trust -- <vm> [SHA256:...] [terraform apply options]: accept the host key a VM presents after a legitimate
 // change (the VM rebuilt, its keys rotated), without trusting whatever answers: only the key given (checked on the
-// VM's console), which must be the one presented, or the one presented, confirmed at a terminal (README, Host keys).
+// VM's console), which must be the one presented, or the one presented, confirmed at a terminal (docs/host-keys.md).
 // One `terraform apply` then replaces the VM's record with exactly that key and reruns its installers, which
 // require it: nothing (key, password) is sent to anything else. Run it in the cdktf project folder with the
-// environment a deploy has (TF_VAR_... secrets). Exit codes: README, Exit codes.
+// environment a deploy has (TF_VAR_... secrets). Exit codes: docs/exit-codes.md.
 import * as readline from "node:readline/promises";
 import type { VmConfig, VmInstallConfig } from "../construct/config/types";
 import { sshEvent } from "../construct/installers/installer-event";

@@ -55,7 +55,7 @@ export function warnRiskySettings(scope: Construct, vm: VmConfig, nubes?: NubesC
  * What a sless stack's state holds in clear text, by VM: a sless_job keeps its inputs in state, the SSH
  * private key (env_vars.SSH_KEY, every job but the host-key probe) and each secret event field of its
  * installer (event_json), as the definitions declare them, and a Nubes VM's delivered host key (which any
- * target's state holds: README, Secrets). Provider tokens are provider configuration, never state. Empty
+ * target's state holds: docs/secrets.md). Provider tokens are provider configuration, never state. Empty
  * with the local target, which keeps the SSH key and the passwords out of state.
  */
 export function secretsInState(config: VmInstallConfig, installers: readonly CatalogEntry[] = INSTALLERS): string[] {
@@ -91,7 +91,7 @@ export function localStateSecretsWarning(
     "(a backup, a shared folder, git) has those secrets; " +
     'keep the state in an encrypted, access-controlled backend: "backend": {"type": "s3", ...} (encrypted at rest) ' +
     'or {"type": "pg"} over TLS, or use "jobTarget": "local", which keeps the SSH key and the passwords out of state ' +
-    "(README, Secrets)"
+    "(docs/secrets.md)"
   );
 }
 

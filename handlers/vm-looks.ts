@@ -1,5 +1,5 @@
 // Every look the installers make at the VM, for the docs' audit table (operator/reference/vm-facts-reference.ts:
-// README "What the installers read from the VM") and the test that every defineLook is listed here. A look
+// docs/vm-facts.md) and the test that every defineLook is listed here. A look
 // built at run time (Docker's per user, the stale sources' per keyring) is listed with a placeholder.
 // An installer adds its looks with one line: ...looksOf("install-x", LOOK_A, LOOK_B).
 import { TRANSACTION_LOOK } from "./common/apt-transaction";

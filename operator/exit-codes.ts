@@ -1,13 +1,13 @@
-// One exit-code convention for every command the README documents, so a script or CI job tells "done", "done,
+// One exit-code convention for every command the docs document, so a script or CI job tells "done", "done,
 // and a person must look", "failed" and "called wrong" apart the same way everywhere. `npm run docs` writes the
-// table into the README's Exit codes section; runCommand is how a command's main ends with one of them.
+// table into docs/exit-codes.md; runCommand is how a command's main ends with one of them.
 
 /** The codes; 64 is sysexits(3)'s EX_USAGE, 2 what `terraform plan -detailed-exitcode` gives a change. */
 export const EXIT = { ok: 0, attention: 2, error: 1, usage: 64 } as const;
 export type ExitName = keyof typeof EXIT;
 export type ExitCode = (typeof EXIT)[ExitName];
 
-/** Why each code, one line each: the README's table. */
+/** Why each code, one line each: docs/exit-codes.md's table. */
 export const EXIT_MEANINGS: Readonly<Record<ExitName, string>> = {
   ok: "done; nothing needs attention (`--help` too: the usage on stdout)",
   attention: "done, and a person must look: drift (`npm run check`), an installer not ok (`npm run status`)",
@@ -15,7 +15,7 @@ export const EXIT_MEANINGS: Readonly<Record<ExitName, string>> = {
   usage: "bad usage, nothing done: an unknown option, a missing or extra argument, a VM not in cdktf.json",
 };
 
-/** The README's table (between the generated:exit-codes markers). */
+/** docs/exit-codes.md's table (between the generated:exit-codes markers). */
 export function exitCodesReference(): string {
   const rows = (Object.keys(EXIT) as ExitName[])
     .sort((a, b) => EXIT[a] - EXIT[b])

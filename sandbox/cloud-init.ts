@@ -1,7 +1,7 @@
 // User-data for a sandbox booted with cloud-init (NoCloud seed): the pieces a cloud platform puts
 // together, so that the twin and the CLI compose it the way a real platform would. cloud-init reads a
 // MIME multipart/mixed message part by part (cloudinit/user_data.py walks it, nested multiparts
-// included) and merges the text/cloud-config parts in order; see twin/README or sandbox/README for
+// included) and merges the text/cloud-config parts in order; see docs/twin.md or sandbox/README.md for
 // the merge rules the twin relies on.
 import { randomBytes } from "node:crypto";
 

@@ -30,7 +30,7 @@ export const aptProxyUrl: Validator<string> = string({
   check: aptProxyProblem,
 });
 
-/** `vms[].aptProxy`, the event's `apt_proxy`: declared once for the VM's settings, the handlers and the README. */
+/** `vms[].aptProxy`, the event's `apt_proxy`: declared once for the VM's settings, the handlers and the docs. */
 export const APT_PROXY_SETTING = setting(aptProxyUrl, {
   event: "apt_proxy",
   defaultDoc: "none: apt goes direct",

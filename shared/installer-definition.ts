@@ -10,7 +10,7 @@ export interface InstallerDefinition<S extends Settings = Settings> {
   readonly key: string;
   /** Folder under handlers/ holding handler.ts; jobs are named "<vm>-<handler>". */
   readonly handler: string;
-  /** One line: what it does on the VM (README). */
+  /** One line: what it does on the VM (docs/<installer>.md). */
   readonly doc: string;
   /** Whether it runs when cdktf.json does not say. */
   readonly enabledByDefault: boolean;
@@ -29,7 +29,7 @@ export interface InstallerDefinition<S extends Settings = Settings> {
   readonly check?: (config: Record<string, unknown>) => string[];
   /** Allowed but risky settings, warned about at synth for an enabled installer: "<key>: what to set instead". */
   readonly warnings?: (config: Record<string, unknown>) => string[];
-  /** Its own result fields: name -> one line (README). */
+  /** Its own result fields: name -> one line (docs/<installer>.md). */
   readonly result: Readonly<Record<string, string>>;
 }
 

@@ -1,6 +1,6 @@
 // One declaration per setting, read by every side: the stack's config check and defaults (cdktf.json,
 // camelCase keys, at synth), the settings -> event mapping, the handler's event check (snake_case keys),
-// the JSON Schema an editor checks cdktf.json with, and the README's tables. One rule object checks
+// the JSON Schema an editor checks cdktf.json with, and the docs' tables. One rule object checks
 // every side, so they cannot accept different values; groups and lists of settings nest the same way.
 import { type Field, type FieldsOf, list, object, optional, required, type Validator } from "./validate";
 
@@ -8,7 +8,7 @@ import { type Field, type FieldsOf, list, object, optional, required, type Valid
 export interface Setting<T = unknown> {
   /** What a value must be, on both sides. */
   readonly rule: Validator<T>;
-  /** One line: what it does. The README and the JSON Schema show it. */
+  /** One line: what it does. The docs and the JSON Schema show it. */
   readonly doc: string;
   /** The value when it is not given: at synth, and in the handler when the event leaves it out. */
   readonly default?: T | Readonly<T>;
@@ -38,7 +38,7 @@ export interface Setting<T = unknown> {
 
 /** A rule across the settings of one group, declared beside them. */
 export interface SettingsRule {
-  /** The rule in words (README). */
+  /** The rule in words (docs). */
   readonly doc: string;
   /**
    * Each problem as "<key>: what to do", its key under `path`, the group's ("vms[0]"); `root` is the whole

@@ -1,7 +1,7 @@
 // A small validator used twice over the same rules: at synth on cdktf.json, and by each handler on its
 // event before any SSH command. Every problem names its key path and what is allowed, all are collected,
 // and each validator carries the JSON Schema of what it accepts (a `check` has none: synth sees it).
-// Not a schema library (TypeBox, Valibot): these messages are quoted by tests and the README, and every
+// Not a schema library (TypeBox, Valibot): these messages are quoted by tests and the docs, and every
 // byte here is bundled into each job.
 
 import { nearestName } from "./nearest-name";

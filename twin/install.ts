@@ -99,7 +99,7 @@ function main(args: string[]): number {
   for (const [source, version] of Object.entries(done.providers))
     process.stderr.write(`twin: ${source} ${version} -> ${done.mirror}\n`);
   process.stderr.write("twin: use it with:\n");
-  // The deploy environment without the placeholder tokens (the README's by-hand lines set those).
+  // The deploy environment without the placeholder tokens (docs/twin.md's by-hand lines set those).
   const env = twinDeployEnv(done);
   const names = ["TF_CLI_CONFIG_FILE", "CDKTF_DISABLE_PLUGIN_CACHE_ENV", "TF_PLUGIN_CACHE_DIR"] as const;
   process.stdout.write(`export ${names.map((n) => `${n}=${env[n]}`).join(" ")}\n`);

@@ -104,7 +104,7 @@ describe("install-packages: event validation (before any SSH)", () => {
 });
 
 describe("install-packages: flow", () => {
-  // The same run on each Ubuntu release the handlers are proven on by transcripts (README, Operating systems).
+  // The same run on each Ubuntu release the handlers are proven on by transcripts (docs/os-matrix.md).
   it.each([
     {
       os: UBUNTU_2204,

@@ -1,6 +1,6 @@
 // Where the stack's Terraform state lives: `backend`. Credentials never come from cdktf.json: pg reads
 // PG_CONN_STR, s3 the AWS_* variables, as Terraform's own backends do; a sless stack's state holds the SSH
-// key and the password, so a shared backend must be encrypted and access-controlled (README, Secrets).
+// key and the password, so a shared backend must be encrypted and access-controlled (docs/secrets.md).
 import { type ConfigOf, group, type SettingsRule, setting } from "../../shared/settings";
 import { boolean, oneOf, string } from "../../shared/validate";
 

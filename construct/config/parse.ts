@@ -46,7 +46,7 @@ export function parseConfig(raw: unknown, catalog: readonly CatalogEntry[] = INS
   if (raw === undefined) {
     throw new ValidationError(where, [
       `${CONTEXT_KEY}: missing; add a "${CONTEXT_KEY}" object under "context" in cdktf.json ` +
-        "(see README, Configuration)",
+        "(see docs/configuration.md)",
     ]);
   }
   const settings = stackSettings(catalog);

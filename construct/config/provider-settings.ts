@@ -1,4 +1,4 @@
-// `nubes` and `sless`: the two providers' settings, declared once (types, defaults, check, README, schema).
+// `nubes` and `sless`: the two providers' settings, declared once (types, defaults, check, docs, schema).
 import { group, setting } from "../../shared/settings";
 import { boolean, oneOf, string } from "../../shared/validate";
 import { name, nonEmpty, url } from "./value-rules";

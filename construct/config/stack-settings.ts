@@ -1,5 +1,5 @@
 // Everything under cdktf.json `context.vmInstall`, declared once: the top level, then its groups. The
-// types (types.ts), the defaults and the check (parse.ts), the README's Configuration table and the
+// types (types.ts), the defaults and the check (parse.ts), docs/configuration.md's table and the
 // JSON Schema (operator/reference) all come from this declaration and the rules beside it.
 import { group, type SettingsRule, setting } from "../../shared/settings";
 import { integer, oneOf } from "../../shared/validate";
@@ -26,13 +26,13 @@ export function stackSettings(catalog: readonly CatalogEntry[] = INSTALLERS) {
       default: 10,
       doc:
         "At most this many jobs (and other resources) at once across the stack: Terraform's -parallelism " +
-        "(its default), passed to every deploy, destroy and diff bin/cdktf runs (README, Parallelism).",
+        "(its default), passed to every deploy, destroy and diff bin/cdktf runs (docs/parallelism.md).",
     }),
     jobTarget: setting(oneOf(["sless", "local"] as const), {
       default: "sless",
       doc:
         'Where the jobs run: "sless" (sless_job on the platform) or "local" (terraform_data + local-exec running ' +
-        "the same bundle through the job runner on the deploying machine; README, Jobs without sless).",
+        "the same bundle through the job runner on the deploying machine; docs/local-target.md).",
     }),
     backend: backendSetting,
     nubes: nubesSetting,

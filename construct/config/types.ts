@@ -15,7 +15,7 @@ export type VmInstallConfig = ConfigOf<ReturnType<typeof stackSettings>>;
 export type NubesConfig = NonNullable<VmInstallConfig["nubes"]>;
 export type SlessConfig = VmInstallConfig["sless"];
 export type VmConfig = VmInstallConfig["vms"][number];
-/** How the jobs come to know a VM's SSH host key (README, Host keys). */
+/** How the jobs come to know a VM's SSH host key (docs/host-keys.md). */
 export type HostKeysMode = VmConfig["hostKeys"];
 /** `vms[].sshRetry`: only what is given goes into the event's `ssh`; the handler defaults the rest. */
 export type SshRetryConfig = NonNullable<VmConfig["sshRetry"]>;

@@ -1,5 +1,5 @@
 // `vms[]`: one VM's settings and the rules across them, declared once; types, defaults, the check at
-// synth, the README's Configuration table and the JSON Schema all come from here.
+// synth, docs/configuration.md's table and the JSON Schema all come from here.
 import { APT_PROXY_SETTING } from "../../shared/apt-proxy";
 import { hostAddress, hostKeySha256, unixUser } from "../../shared/names";
 import { group, type SettingsRule, setting } from "../../shared/settings";
@@ -98,14 +98,14 @@ const VM_SETTINGS = {
     doc:
       '"delivered": the stack generates the VM\'s ed25519 host key, delivers it through cloud_init, and every job ' +
       'requires it from the first byte; "first-contact": the key the VM presents at first contact is recorded ' +
-      "(or hostKeySha256 pins it), for images without cloud-init (README, Host keys).",
+      "(or hostKeySha256 pins it), for images without cloud-init (docs/host-keys.md).",
     resolve: (value: HostKeysMode | undefined, vm: Written): HostKeysMode => value ?? defaultHostKeys(vm),
   }),
   cloudInit: setting(filePath, {
     defaultDoc: "none",
     doc:
       "A #cloud-config file (relative to the project) merged with the stack's part into the VM's cloud_init; " +
-      "checked at synth (README, Your own cloud-init).",
+      "checked at synth (docs/cloud-init.md).",
   }),
   zabbix: setting(boolean(), { default: false, doc: "need_add_zabbix_template." }),
   aptProxy: APT_PROXY_SETTING,
@@ -114,7 +114,7 @@ const VM_SETTINGS = {
     doc:
       '"uninstall": `cdktf destroy` runs each installer with state "absent" on this host first, taking back what ' +
       'vm-install installed (kind "existing", jobTarget "local", installers with `state` only; with postgres, ' +
-      "the destroy needs TF_VAR_<passwordVariable> set, as a deploy does; README, Taking software back off); " +
+      "the destroy needs TF_VAR_<passwordVariable> set, as a deploy does; docs/absent.md); " +
       '"keep" leaves it all on a host that lives on.',
   }),
   sshRetry: group(SSH_RETRY_SETTINGS, {

@@ -1,6 +1,6 @@
 // The installers, in the order they run on one VM (packages -> docker -> postgres: two apt runs on one
 // host only fight over the dpkg lock). Each is declared once in handlers/<handler>/definition.ts; adding
-// one is its folder plus one line here (README, "Adding an installer").
+// one is its folder plus one line here (docs/adding-an-installer.md).
 import { dockerDefinition } from "../../handlers/install-docker/definition";
 import { packagesDefinition } from "../../handlers/install-packages/definition";
 import { postgresDefinition } from "../../handlers/install-postgres/definition";

@@ -1,7 +1,7 @@
 // The job runner's command line: the flag table, the usage text, parsing argv into InvokeArgs and
 // building argv (and the /bin/sh line) back from them. The local job target builds with the same table the
 // CLI parses with, so a flag renamed on one side only does not compile, and a value the CLI would refuse
-// fails at synth rather than at apply. The CLI is user-visible (`npm run invoke`, README): flags, usage
+// fails at synth rather than at apply. The CLI is user-visible (`npm run invoke`, docs/job-runner.md): flags, usage
 // text and messages are its interface, not implementation details.
 import { parseArgs } from "node:util";
 import { JOB_ENV_VARS } from "../../shared/job-env";

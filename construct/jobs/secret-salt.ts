@@ -71,7 +71,8 @@ function pullState(projectDir: string, config: Pick<VmInstallConfig, "stackName"
         const why = (run.stderr || run.stdout || String(run.error)).trim().split("\n").slice(-3).join(" ");
         throw new Error(
           `reading the deployment's secret salt from the ${config.backend.type} backend: terraform ${args.join(" ")} ` +
-            `failed (${why}); set the backend's credentials as for a deploy (README, State a team can share)`,
+            `failed (${why}); set the backend's credentials as for a deploy ` +
+            "(docs/operations.md, State a team can share)",
         );
       }
       if (args[0] === "state") return run.stdout.trim() ? JSON.parse(run.stdout) : undefined;

@@ -1,11 +1,11 @@
-// The README's Configuration table, generated from the stack's declaration (construct/config/
+// docs/configuration.md's table, generated from the stack's declaration (construct/config/
 // stack-settings.ts): every key with its type, default and doc, then the rules across settings.
 import { STACK_RULES, stackSettings } from "../../construct/config/stack-settings";
 import { type CatalogEntry, INSTALLERS } from "../../construct/installers/catalog";
 import type { Setting, Settings, SettingsRule } from "../../shared/settings";
 import { cell, defaultWords, row, typeWords } from "./settings-reference";
 
-/** Every key path of `settings` as the README names it: "vms[].sshRetry.attempts". */
+/** Every key path of `settings` as docs/configuration.md names it: "vms[].sshRetry.attempts". */
 export function keyPaths(settings: Settings, prefix = ""): [string, Setting][] {
   return Object.entries(settings).flatMap(([key, s]): [string, Setting][] => {
     const path = `${prefix}${key}${s.list ? "[]" : ""}`;
@@ -36,7 +36,7 @@ function rulesOf(settings: Settings, rules: readonly SettingsRule[], where: stri
   return [...own, ...inner];
 }
 
-/** The README section between the configuration markers. */
+/** docs/configuration.md's section between the configuration markers. */
 export function configurationReference(catalog: readonly CatalogEntry[] = INSTALLERS): string {
   const settings = stackSettings(catalog);
   const rows = keyPaths(settings).map(([path, s]) => {

@@ -1,4 +1,5 @@
-// The README's installer tables and the JSON Schema of cdktf.json, generated from the settings'
+// The installers' tables (docs/<installer>.md, docs/installers.md) and the JSON Schema of cdktf.json,
+// generated from the settings'
 // declarations (the installers' definitions, the stack's) so the docs cannot drift from the checks.
 // `npm run docs` writes them; __tests__/reference.test.ts fails when the committed ones differ.
 
@@ -12,7 +13,7 @@ import type { Setting, Settings } from "../../shared/settings";
 import { SSH_RETRY_SETTINGS } from "../../shared/ssh-retry";
 import type { JsonSchema } from "../../shared/validate";
 
-/** A value as the README shows it. */
+/** A value as the docs show it. */
 function code(value: unknown): string {
   return `\`${JSON.stringify(value).replace(/,/g, ", ")}\``;
 }
@@ -54,8 +55,8 @@ export function defaultWords(s: Setting): string {
   return s.defaultDoc ?? "none";
 }
 
-/** One installer's settings: cdktf.json key, event key, type, default, what it does. */
-function installerTable(def: CatalogEntry): string {
+/** One installer's page section (docs/<installer>.md): its settings' cdktf.json key, event key, type, default, doc. */
+export function installerReference(def: CatalogEntry): string {
   const rows = Object.entries(allSettings(def)).map(([key, s]) => {
     const configKey = s.eventOnly ? "(event only)" : `\`${key}\``;
     const eventKey = s.event ? `\`${s.event}\`${s.eventRequired ? " (required)" : ""}` : "(stack only)";
@@ -67,8 +68,6 @@ function installerTable(def: CatalogEntry): string {
     .map(([field, doc]) => `\`${field}\` (${doc})`)
     .join("; ");
   return [
-    `#### ${def.handler} (\`installers.${def.key}\`)`,
-    "",
     `${def.doc}.`,
     "",
     "| cdktf.json key | event key | type | default | what it does |",
@@ -79,8 +78,8 @@ function installerTable(def: CatalogEntry): string {
   ].join("\n");
 }
 
-/** Event keys every installer takes, from `vms[].sshRetry` (ssh) or only in the event (apt). */
-function commonTable(): string {
+/** Event keys every installer takes, from `vms[].sshRetry` (ssh) or only in the event (apt): docs/installers.md. */
+export function commonReference(): string {
   const rows = (group: string, settings: Settings, config?: string) =>
     Object.entries(settings).map(([key, s]) =>
       row(
@@ -92,8 +91,6 @@ function commonTable(): string {
       ),
     );
   return [
-    "#### Every installer",
-    "",
     "| event key | cdktf.json key | type | default | what it does |",
     "| --- | --- | --- | --- | --- |",
     ...rows("ssh", SSH_RETRY_SETTINGS, "vms[].sshRetry"),
@@ -125,11 +122,6 @@ function commonTable(): string {
   ].join("\n");
 }
 
-/** The README section between the installers markers. */
-export function installersReference(catalog: readonly CatalogEntry[] = INSTALLERS): string {
-  return [...catalog.map(installerTable), commonTable()].join("\n\n");
-}
-
 /** The JSON Schema for cdktf.json: cdktf's own keys pass, `context.vmInstall` is checked key by key. */
 export function cdktfJsonSchema(catalog: readonly CatalogEntry[] = INSTALLERS): JsonSchema {
   return {
@@ -142,7 +134,7 @@ export function cdktfJsonSchema(catalog: readonly CatalogEntry[] = INSTALLERS): 
         type: "object",
         description: "cdktf's context; vm-install reads its vmInstall key",
         properties: {
-          vmInstall: { ...configSchema(catalog), description: "vm-install's configuration (README, Configuration)" },
+          vmInstall: { ...configSchema(catalog), description: "vm-install's configuration (docs/configuration.md)" },
         },
         required: ["vmInstall"],
       },

@@ -1,4 +1,4 @@
-// The README's audit of what the installers read from the VM (issue 30): every probe of every look, with
+// docs/vm-facts.md's audit of what the installers read from the VM (issue 30): every probe of every look, with
 // who on the VM can write what it reads and what the installer does with it. Generated from the looks'
 // declarations (handlers/vm-looks.ts), so the table is the code.
 import { VM_LOOKS } from "../../handlers/vm-looks";

@@ -176,8 +176,10 @@ export function statusRows(
     return catalog.map((def) => {
       const output = outputs[resultOutputName(vm.name, def.key)];
       const record = local(jobName(vm.name, def.handler));
-      // Only a result is checked: a row without one says "not run" (or "skipped") as it is.
-      const result = record !== undefined || (output !== undefined && !["", "skipped", "not run"].includes(output));
+      // Only a result is checked: a row without one says "not run" (or "skipped") as it is. An installer the
+      // stack skips is skipped whatever result file its last run left (its job left the state with the file).
+      const result =
+        output !== "skipped" && (record !== undefined || (output !== undefined && !["", "not run"].includes(output)));
       const text = record?.phase === "Succeeded" ? record.message : output;
       const stale = result && state ? notOfThisVm(config, vm, def, state, outputs, text) : undefined;
       const row = afterFailure(

@@ -1,5 +1,5 @@
 // What a twin VM's cloud-init reads: the user-data the twin assumes Nubes composes from a nubes_vc_vm_v3
-// (README, "The twin"): multipart/mixed, the platform's part first (user_login with user_public_key,
+// (docs/twin.md): multipart/mixed, the platform's part first (user_login with user_public_key,
 // passwordless sudo, bash), then the resource's cloud_init as given. cloud-init merges cloud-config parts
 // with dict(replace)+list()+str() unless a part says otherwise (merge_how, Merge-Type): a cloud_init with
 // its own `users:` drops user_login unless it lists it too or asks for list(append).
