@@ -1,6 +1,6 @@
-// The stack's PostgreSQL CA (installers.postgres.tls "stack-ca") as synthesized: bin/cdktf's CA file, the
-// output clients take as sslrootcert, and the key's way to the jobs (a sensitive variable bin/cdktf sets
-// from the file), never in cdktf.out. The handler side, end to end: __tests__/e2e/postgres-tls.test.ts.
+// The stack's PostgreSQL CA (installers.postgres.tls "stack-ca") as synthesized: the CA file the app makes
+// (one, whatever runs at once), the output clients take as sslrootcert, and the key's way to the jobs (read
+// from the file at plan or by the runner), never in cdktf.out. End to end: e2e/plain-cdktf-stack-ca.test.ts.
 import { X509Certificate } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
@@ -8,7 +8,6 @@ import { App } from "../construct/cdktf";
 import { parseConfig } from "../construct/config/parse";
 import { resultsFolder } from "../construct/jobs/secret-trigger";
 import {
-  caEnvironment,
   caFile,
   knownCertificateNames,
   readCaFile,
@@ -61,41 +60,68 @@ describe("the stack's PostgreSQL CA", () => {
     expect(cert.checkPrivateKey(require("node:crypto").createPrivateKey(ca.key))).toBe(true);
     expect(await writeStackCa(project, config)).toBeUndefined();
     expect(readCaFile(file)).toEqual(ca);
-    expect(caEnvironment(project, config)).toEqual({
-      TF_VAR_postgres_tls_ca_cert: ca.cert,
-      TF_VAR_postgres_tls_ca_key: ca.key,
-    });
-    // No VM asks for it: no file, no variables.
+    // No VM asks for it: no file.
     const none = tempDir("pgca-none");
     const debian = parseConfig(ctx({ tls: "debian" }));
     expect(await writeStackCa(none, debian)).toBeUndefined();
     expect(fs.existsSync(caFile(resultsFolder(none, debian.stackName)))).toBe(false);
-    expect(caEnvironment(none, debian)).toEqual({});
+  });
+
+  test("synths at once make one CA: each is handed the same file, and no stray file is left", async () => {
+    const project = tempDir("pgca-race");
+    const config = parseConfig(ctx());
+    const made = await Promise.all(Array.from({ length: 6 }, () => writeStackCa(project, config)));
+    const file = caFile(resultsFolder(project, config.stackName));
+    expect(made.filter((m) => m === file)).toHaveLength(1);
+    expect(readCaFile(file)).toBeDefined();
+    expect(fs.readdirSync(path.dirname(file))).toEqual(["postgres-ca.json"]);
+  });
+
+  test("a CA file that is not whole is refused, naming it, and left as it is", async () => {
+    const project = tempDir("pgca-torn");
+    const config = parseConfig(ctx());
+    const file = caFile(resultsFolder(project, config.stackName));
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    fs.writeFileSync(file, '{"cert": "-----BEGIN CERTIFICATE-----"}');
+    await expect(writeStackCa(project, config)).rejects.toThrow(
+      `${file} is not a whole PostgreSQL CA (cert and key): restore it, or move it away to make a new CA`,
+    );
+    expect(fs.readFileSync(file, "utf8")).toBe('{"cert": "-----BEGIN CERTIFICATE-----"}');
   });
 
   test.each(["sless", "local"] as const)(
-    "%s target: the output reads the CA file at plan, the key reaches the job as a sensitive variable, and no byte of the key or certificate body is in cdktf.out",
+    "%s target: Terraform reads the CA file at plan, no variable carries it, and no byte of the key or certificate body is in cdktf.out",
     async (target) => {
       const project = tempDir(`pgca-${target}`);
       const config = parseConfig(ctx({}, target));
       await writeStackCa(project, config);
       const ca = readCaFile(caFile(resultsFolder(project, config.stackName)))!;
       const { tf, outdir } = synthIn(project, ctx({}, target));
-      expect(tf.output.postgres_ca_cert.value).toMatch(
-        /^\$\{try\(jsondecode\(file\(".*postgres-ca\.json"\)\)\.cert, ""\)\}$/,
-      );
-      expect(tf.variable.postgres_tls_ca_key).toMatchObject({ sensitive: true, type: "string" });
-      expect(tf.variable.postgres_tls_ca_cert).toMatchObject({ sensitive: true });
+      const file = "../../../.vm-install/vm-install/postgres-ca.json";
+      expect(tf.output.postgres_ca_cert.value).toBe(`\${try(jsondecode(file("${file}")).cert, "")}`);
+      expect(Object.keys(tf.variable).filter((name) => name.includes("tls_ca"))).toEqual([]);
+      // A missing or torn file stops the plan by name, not with Terraform's own file() error.
+      const check = tf.resource.terraform_data.postgres_ca_check.lifecycle.precondition[0];
+      expect(check.condition).toContain(`try(jsondecode(file("\${path.module}/${file}")).key, "") != ""`);
+      expect(check.error_message).toContain(`the stack's PostgreSQL CA file ${file} (relative to the stack folder)`);
       const synthesized = filesUnder(outdir)
         .map((f) => fs.readFileSync(f, "latin1"))
         .join("\n");
       const body = (pem: string) => pem.split("\n").filter((l) => l.length > 20 && !l.startsWith("-----"));
       for (const line of [...body(ca.key), ...body(ca.cert)]) expect(synthesized).not.toContain(line);
       if (target === "sless") {
-        expect(JSON.stringify(tf.resource.sless_job.vm1_postgres.event_json)).toContain("var.postgres_tls_ca_key");
+        expect(tf.resource.sless_job.vm1_postgres.event_json).toContain(
+          `"tls_ca_key" = sensitive(try(jsondecode(file("${file}")).key, ""))`,
+        );
       } else {
         const data = tf.resource.terraform_data.db_postgres;
-        expect(JSON.stringify(data.provisioner)).toContain("tls_ca_key=TF_VAR_postgres_tls_ca_key");
+        const command = String(data.provisioner[0]["local-exec"].command);
+        expect(command).toContain(`--secret-file 'tls_ca_key=${file}#key'`);
+        expect(command).toContain(`--secret-file 'tls_ca_cert=${file}#cert'`);
+        expect(command).not.toContain("postgres_tls_ca");
+        // A new CA reruns the job: its certificate's hash is a trigger; the key is in none.
+        expect(data.triggers_replace.stack_ca).toBe(`\${sha256(try(jsondecode(file("${file}")).cert, ""))}`);
+        expect(JSON.stringify(data.triggers_replace)).not.toContain(".key");
       }
     },
   );

@@ -9,16 +9,15 @@ import { CONTEXT_KEY, parseConfig } from "../construct/config/parse";
 import { writeHostKeys } from "../construct/delivered-host-keys";
 import { unsetSecretsMessage, unsetSecretVariables } from "../construct/installers/unset-secrets";
 import { writeSecretTriggers } from "../construct/jobs/secret-trigger";
-import { caEnvironment, writeStackCa } from "../construct/postgres-ca";
+import { writeStackCa } from "../construct/postgres-ca";
 import { withTerraformParallelism } from "../operator/terraform-parallelism";
 
 /**
- * One record: its kind, then its fields, each ended by NUL. "out" <cdktf's output folder>; "env" <name>
- * <value> (the stack CA's TF_VAR_ variables: through this pipe, never a command line); "arg" <one of cdktf's
- * arguments, with the project's settings that belong there (operator/terraform-parallelism.ts)>; "ok" last,
- * so that bin/cdktf tells a finished run from one that failed half-way.
+ * One record: its kind, then its fields, each ended by NUL. "out" <cdktf's output folder>; "arg" <one of
+ * cdktf's arguments, with the project's settings that belong there (operator/terraform-parallelism.ts)>;
+ * "ok" last, so that bin/cdktf tells a finished run from one that failed half-way.
  */
-type PrepareRecord = ["out", string] | ["env", string, string] | ["arg", string] | ["ok"];
+type PrepareRecord = ["out", string] | ["arg", string] | ["ok"];
 
 function readProjectJson(): { output?: unknown; context?: Record<string, unknown> } {
   try {
@@ -40,10 +39,7 @@ async function prepare(args: string[]): Promise<PrepareRecord[]> {
   if (config) {
     writeHostKeys(process.cwd(), config);
     await writeStackCa(process.cwd(), config);
-    const caEnv = caEnvironment(process.cwd(), config);
-    Object.assign(process.env, caEnv);
     writeSecretTriggers(process.cwd(), config, process.env);
-    for (const [name, value] of Object.entries(caEnv)) records.push(["env", name, value]);
     const unset = unsetSecretVariables(config, process.env, args);
     if (unset.length > 0) throw new Unset(unsetSecretsMessage(args.find((a) => !a.startsWith("-")) ?? "", unset));
   }

@@ -5,7 +5,6 @@
 // --junit FILE also writes the rows as a JUnit report; exit code: nothing would change, or drift (docs/exit-codes.md).
 import * as path from "node:path";
 import type { VmInstallConfig } from "../construct/config/types";
-import { caEnvironment } from "../construct/postgres-ca";
 import { checkTargets } from "../operator/check/check-targets";
 import { renderDriftTable } from "../operator/check/drift-table";
 import { exitCode, runChecks } from "../operator/check/run-checks";
@@ -36,9 +35,7 @@ export async function main(argv: string[], projectDir = projectFolder("check")):
     say((err as Error).message);
     return EXIT.error;
   }
-  // The stack's PostgreSQL CA from its file, as bin/cdktf gives it to a deploy (an exported value wins).
-  const environment = { ...caEnvironment(projectDir, config), ...process.env };
-  const rows = await runChecks(targets, { logDir, projectDir, say, environment });
+  const rows = await runChecks(targets, { logDir, projectDir, say });
   const colour = !args.json && process.stdout.isTTY === true && !process.env.NO_COLOR;
   // Which fix each drift takes: a deploy where cdktf.json changed since the last one, else a rerun.
   const changed = rows.some((r) => r.state === "drift")

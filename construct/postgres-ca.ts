@@ -1,19 +1,20 @@
 // The stack's CA for PostgreSQL server certificates (installers.postgres.tls "stack-ca"): one EC key and
-// self-signed CA certificate per stack, made on the deploying machine by bin/cdktf before cdktf runs, into
-// an owner-only file beside the jobs' results (.vm-install/<stack>/postgres-ca.json). Terraform reads it at
-// plan time, so the key is never in cdktf.out; the jobs sign each VM's certificate with it, and the
-// certificate is the stack's output for clients (psql sslrootcert=). A name two VMs are both given: a warning.
-import { generateKeyPairSync } from "node:crypto";
+// self-signed CA certificate per stack, made on the deploying machine by the app at synth (plain cdktf or
+// bin/cdktf), into an owner-only file beside the jobs' results (.vm-install/<stack>/postgres-ca.json). Read
+// from there at plan time or by the job runner, so the key is never in cdktf.out; the jobs sign each VM's
+// certificate with it, and the certificate is the stack's output for clients (psql sslrootcert=). A name two
+// VMs are both given: a warning.
+import { generateKeyPairSync, randomUUID } from "node:crypto";
 import * as fs from "node:fs";
 import { isIP } from "node:net";
 import * as path from "node:path";
 import type { Construct } from "constructs";
 import { certificateNames, pemText, type TlsEvent } from "../handlers/install-postgres/tls";
-import { STACK_CA_VARIABLES } from "../handlers/install-postgres/tls-settings";
 import { ipBytes, issueCaCertificate } from "../handlers/install-postgres/x509-issue";
 import { Annotations } from "./cdktf";
 import type { VmConfig, VmInstallConfig } from "./config/types";
-import { writeResultFile } from "./jobs/job-result-file";
+import { INSTALLERS } from "./installers/catalog";
+import { stackCaFields } from "./installers/installer-event";
 import { resultsFolder } from "./jobs/secret-trigger";
 
 export interface StackCa {
@@ -34,10 +35,10 @@ export async function generateCa(commonName: string, validDays = CA_VALID_DAYS):
   return { cert: issueCaCertificate({ key, commonName, notBefore, notAfter }), key };
 }
 
-/** The VMs whose PostgreSQL certificate the stack's CA issues. */
+/** The VMs an installer of which takes the stack's CA (install-postgres with tls "stack-ca"). */
 export function stackCaVms(config: Pick<VmInstallConfig, "vms">): string[] {
   return config.vms
-    .filter((vm) => vm.installers.postgres?.enabled && vm.installers.postgres.tls === "stack-ca")
+    .filter((vm) => INSTALLERS.some((def) => vm.installers[def.key] && Object.keys(stackCaFields(vm, def)).length))
     .map((vm) => vm.name);
 }
 
@@ -87,7 +88,7 @@ export function caFile(resultsDir: string): string {
   return path.join(resultsDir, "postgres-ca.json");
 }
 
-/** The CA in `file`, or undefined when there is none or it is not whole (then a new one is made). */
+/** The CA in `file`, or undefined when there is none or it is not whole (writeStackCa then refuses it). */
 export function readCaFile(file: string): StackCa | undefined {
   try {
     const parsed = JSON.parse(fs.readFileSync(file, "utf8")) as Partial<StackCa>;
@@ -98,27 +99,34 @@ export function readCaFile(file: string): StackCa | undefined {
   }
 }
 
-/** Makes the stack's CA file when a VM needs it and there is none; an existing CA is never replaced. */
+/**
+ * Makes the stack's CA file when a VM needs it and there is none; returns it when made. An existing file is
+ * never replaced, and of two synths at once only one makes it: the CA is written whole to a file of this
+ * process's own, then linked to its name, which fails when that exists (the other synth's CA is kept). A
+ * file that is there but not a whole CA is refused, naming it: the VMs' certificates may have come from it.
+ */
 export async function writeStackCa(projectDir: string, config: VmInstallConfig): Promise<string | undefined> {
   if (!stackCaVms(config).length) return undefined;
   const dir = resultsFolder(projectDir, config.stackName);
   const file = caFile(dir);
-  if (readCaFile(file)) return undefined;
-  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
-  writeResultFile(file, JSON.stringify(await generateCa(`vm-install PostgreSQL CA of ${config.stackName}`)));
-  return file;
-}
-
-/**
- * The stack's CA as the environment of the Terraform variables its jobs read (TF_VAR_postgres_tls_ca_*),
- * from its file; empty when no VM needs it or there is no file. bin/cdktf exports these for cdktf.
- */
-export function caEnvironment(projectDir: string, config: VmInstallConfig): Record<string, string> {
-  if (!stackCaVms(config).length) return {};
-  const ca = readCaFile(caFile(resultsFolder(projectDir, config.stackName)));
-  if (!ca) return {};
-  return {
-    [`TF_VAR_${STACK_CA_VARIABLES.tls_ca_cert}`]: ca.cert,
-    [`TF_VAR_${STACK_CA_VARIABLES.tls_ca_key}`]: ca.key,
-  };
+  if (!fs.existsSync(file)) {
+    fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const ca = await generateCa(`vm-install PostgreSQL CA of ${config.stackName}`);
+    const own = path.join(dir, `.${path.basename(file)}.${process.pid}.${randomUUID()}.tmp`);
+    try {
+      fs.writeFileSync(own, `${JSON.stringify(ca)}\n`, { mode: 0o600, flag: "wx" });
+      fs.linkSync(own, file);
+      return file;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+    } finally {
+      fs.rmSync(own, { force: true });
+    }
+  }
+  if (!readCaFile(file))
+    throw new Error(
+      `${file} is not a whole PostgreSQL CA (cert and key): restore it, or move it away to make a new CA ` +
+        "(every stack-ca VM's certificate is then issued again, and clients need the new postgres_ca_cert)",
+    );
+  return undefined;
 }

@@ -3,7 +3,6 @@
 
 import * as path from "node:path";
 import type { Construct } from "constructs";
-import { STACK_CA_VARIABLES } from "../handlers/install-postgres/tls-settings";
 import { NubesProvider } from "../providers/generated/nubes/provider/index";
 import { SlessProvider } from "../providers/generated/sless/provider/index";
 import { ValidationError } from "../shared/validate";
@@ -20,7 +19,7 @@ import { type GatedVm, rolloutGate } from "./jobs/rollout-gate";
 import { resultsFolder, secretTriggerJobs } from "./jobs/secret-trigger";
 import { slessJobTarget } from "./jobs/sless-job";
 import { TerraformData } from "./jobs/terraform-data";
-import { warnSharedCertificateNames } from "./postgres-ca";
+import { caFile, warnSharedCertificateNames } from "./postgres-ca";
 import { stackCaOutput } from "./postgres-ca-output";
 import { ROLLOUT_FAILURES_OUTPUT } from "./resource-names";
 import { warnLocalStateSecrets } from "./risky-settings";
@@ -52,14 +51,9 @@ function gatedVms(plan: RolloutPlan, wave: Wave, installations: Map<string, VmIn
     .map((name) => ({ name, jobs: installations.get(name)!.jobs }));
 }
 
-/** A secret variable's error when it is unset or empty; the stack CA's come from bin/cdktf, not the person. */
+/** A secret variable's error when it is unset or empty. */
 export function unsetVariableMessage(name: string, description: string): string {
   const holds = description.replace(/\s*\(TF_VAR_[^)]*\)$/, "");
-  if ((Object.values(STACK_CA_VARIABLES) as string[]).includes(name))
-    return (
-      `vm-install: TF_VAR_${name} is not set: it is the stack's PostgreSQL CA (${holds}), which ` +
-      "`npm run deploy` (bin/cdktf) reads from its file for Terraform; run that instead of cdktf directly."
-    );
   return `vm-install: TF_VAR_${name} is not set (${holds}); export TF_VAR_${name}=... and run the command again.`;
 }
 
@@ -118,7 +112,7 @@ export class VmInstallStack extends TerraformStack {
     this.installations = this.rollOut(props, jobTarget, paths, baseDir);
     if (props.secretTriggers === "unknown" && secretTriggerJobs(config, props.installers).length > 0)
       this.stopForUnknownTriggers();
-    stackCaOutput(this, config, paths, baseDir);
+    stackCaOutput(this, config, paths, caFile(resultsFolder(baseDir, config.stackName)));
     warnSharedCertificateNames(this, config);
   }
 
@@ -147,6 +141,7 @@ export class VmInstallStack extends TerraformStack {
           vm,
           cloudInit: cloudInits[i],
           hostKeyFile: hostKeyFile(keysDir, vm.name),
+          stackCaFile: caFile(keysDir),
           nubes: config.nubes,
           runId: config.runId,
           after: gate,
@@ -210,9 +205,11 @@ export class VmInstallStack extends TerraformStack {
   private stopForUnknownTriggers(): void {
     const stop = new TerraformData(this, "secret_triggers_check", {});
     stop.overrideLogicalId("secret_triggers_check");
+    // Never true (path.module is the stack folder, "."): a condition naming nothing of the configuration, as
+    // "${false}" did, is refused at init ("Invalid precondition expression") and this message never shown.
     stop.addOverride("lifecycle.precondition", [
       {
-        condition: "${false}",
+        condition: '${path.module == ""}',
         error_message:
           "vm-install: cdktf ran this app without the TF_VAR_ values (it passes none to synth, and this system " +
           "has no /proc to read them from), so a changed secret would not rerun its job: run `npm run deploy` " +

@@ -11,9 +11,15 @@ import type { NubesConfig, VmConfig } from "./config/types";
 import { hostKeySource } from "./delivered-host-keys";
 import { recordHostKey } from "./first-contact";
 import { type CatalogEntry, INSTALLERS } from "./installers/catalog";
-import { installerEvent, secretVariableNames } from "./installers/installer-event";
+import { installerEvent, secretVariableNames, stackCaFields } from "./installers/installer-event";
 import { HandlerAsset } from "./jobs/handler-asset";
-import { type InstallerJob, type JobConnection, type JobTargetFactory, resourceAddress } from "./jobs/job-spec";
+import {
+  type InstallerJob,
+  type JobConnection,
+  type JobSpec,
+  type JobTargetFactory,
+  resourceAddress,
+} from "./jobs/job-spec";
 import { TerraformData } from "./jobs/terraform-data";
 import {
   addressOutputName,
@@ -52,6 +58,8 @@ export interface VmInstallationProps {
   readonly cloudInit?: Record<string, unknown>;
   /** The file bin/cdktf keeps this VM's delivered host key in (absolute); read by Terraform at plan time. */
   readonly hostKeyFile?: string;
+  /** The stack's CA file (absolute), made by the app at synth; the jobs whose settings ask for it read it. */
+  readonly stackCaFile?: string;
 }
 
 /** What a secret's Terraform variable checks at plan time, from the rule of the event field it feeds. */
@@ -177,6 +185,7 @@ export class VmInstallation extends Construct {
         connection: common.connection,
         event: installerEvent(vm, def, this.jobs.length > 0),
         secretEvent: secretEvent(vm, def, props.secretVariable),
+        stackCa: this.stackCa(vm, def, props),
         runId: common.runId + (vm.runIds?.[def.key] ?? 0),
         waitTimeoutSec: settings.waitTimeoutSec,
         dependsOn: common.dependsOn,
@@ -191,6 +200,13 @@ export class VmInstallation extends Construct {
         description: `${vm.name}: ${def.handler} result (JSON)`,
       }).overrideLogicalId(outputName);
     }
+  }
+
+  /** The fields `def`'s job on `vm` takes from the stack's CA file, and that file; none when it takes none. */
+  private stackCa(vm: VmConfig, def: CatalogEntry, props: VmInstallationProps): JobSpec["stackCa"] {
+    const fields = stackCaFields(vm, def);
+    if (!Object.keys(fields).length || !props.stackCaFile) return undefined;
+    return { file: props.paths.placed(props.stackCaFile), fields };
   }
 
   /** The address the jobs connect to and, if there is one, the host key they require (as `npm run check` does). */

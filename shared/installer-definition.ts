@@ -21,10 +21,15 @@ export interface InstallerDefinition<S extends Settings = Settings> {
   /** Secret event fields, each set from the Terraform variable a setting names: event field -> setting key. */
   readonly secrets?: Readonly<Record<string, keyof S & string>>;
   /**
-   * Secret event fields the settings call for beyond `secrets` (a stack's own CA): event field -> the
-   * Terraform variable that holds it, as `secrets` resolves to.
+   * Secret event fields the settings call for beyond `secrets` (a given certificate's key): event field ->
+   * the Terraform variable that holds it, as `secrets` resolves to.
    */
   readonly conditionalSecrets?: (config: Record<string, unknown>) => Record<string, string>;
+  /**
+   * Secret event fields the stack's CA file holds (made by the app at synth, construct/postgres-ca.ts), which
+   * the settings call for: event field -> its property in the file. Read from the file, never a variable.
+   */
+  readonly stackCaSecrets?: (config: Record<string, unknown>) => Record<string, "cert" | "key">;
   /** Checks across settings at synth, for an enabled installer: each problem as "<key>: what to do". */
   readonly check?: (config: Record<string, unknown>) => string[];
   /** Allowed but risky settings, warned about at synth for an enabled installer: "<key>: what to set instead". */

@@ -37,6 +37,10 @@ describe("command line round trip", () => {
       { field: "db_password", variable: "TF_VAR_pg_password" },
       { field: "token", variable: "API_TOKEN" },
     ],
+    secretFile: [
+      { field: "tls_ca_key", file: `/p/${HOSTILE}#x.json`, property: "key" },
+      { field: "tls_ca_cert", file: "../.vm-install/s/postgres-ca.json", property: "cert" },
+    ],
   };
 
   test.each<[string, InvokeArgs]>([
@@ -92,6 +96,11 @@ describe("command line round trip", () => {
       /give an installer name or --dir, not both/,
     ],
     ["two event sources", { dir: "/d", event: {}, eventEnv: "E" }, /give one of --event, --event-file, --event-env/],
+    [
+      "a secret file property that is no name",
+      { dir: "/d", secretFile: [{ field: "tls_ca_key", file: "/ca.json", property: "a.b" }] },
+      /--secret-file tls_ca_key=\/ca\.json#a\.b: expected FIELD=PATH#PROPERTY/,
+    ],
   ])("building refuses %s at once, saying the runner would", (_, args, why) => {
     expect(() => invokeArgv(args)).toThrow(
       /the job runner \(bin\/invoke\.ts\) would refuse the command line built for it, saying: /,
@@ -135,6 +144,8 @@ describe("usage text", () => {
   --event-env NAME      read the event (JSON) from environment variable NAME
   --secret-env F=VAR    set event field F from environment variable VAR (e.g. db_password=TF_VAR_pg_password),
                         so a secret is on no command line and in no file; repeatable
+  --secret-file F=PATH#P set event field F from string property P of the JSON file PATH (e.g.
+                        tls_ca_key=.vm-install/web/postgres-ca.json#key: the stack's CA); repeatable
   --name NAME           the job's name, shown in progress and in a failure
   --job-slots N:DIR     run only while fewer than N runners hold a slot file in DIR, else wait (a stack's
                         parallelism, held by its local jobs whatever -parallelism Terraform was given)
@@ -149,29 +160,31 @@ Exit code: 0 Succeeded, 1 Failed, 2 bad usage.`);
 
   test("every option it lists is one the parser accepts", () => {
     const flags = [...USAGE.matchAll(/^ {2}(?:-h, )?(--[a-z-]+)/gm)].map((m) => m[1]);
-    expect(flags).toHaveLength(15);
+    expect(flags).toHaveLength(16);
     for (const flag of flags) {
       const argv =
         flag === "--help"
           ? [flag]
           : flag === "--secret-env"
             ? ["--dir", "/d", flag, "a=B"]
-            : flag === "--dir"
-              ? [flag, "/d"]
-              : [
-                  "--dir",
-                  "/d",
-                  flag,
-                  flag === "--event"
-                    ? "{}"
-                    : flag === "--timeout"
-                      ? "5"
-                      : flag === "--entrypoint"
-                        ? "a.b"
-                        : flag === "--job-slots"
-                          ? "2:d"
-                          : "x",
-                ];
+            : flag === "--secret-file"
+              ? ["--dir", "/d", flag, "a=/f.json#b"]
+              : flag === "--dir"
+                ? [flag, "/d"]
+                : [
+                    "--dir",
+                    "/d",
+                    flag,
+                    flag === "--event"
+                      ? "{}"
+                      : flag === "--timeout"
+                        ? "5"
+                        : flag === "--entrypoint"
+                          ? "a.b"
+                          : flag === "--job-slots"
+                            ? "2:d"
+                            : "x",
+                  ];
       expect(() => parseInvokeArgs(argv)).not.toThrow();
     }
   });
@@ -215,6 +228,45 @@ describe("resolveInvocation", () => {
       Readable.from([Buffer.from('{"from":"stdin"}')]),
     );
     expect(fromStdin.event).toEqual({ from: "stdin" });
+  });
+});
+
+describe("--secret-file", () => {
+  const caJson = (text: string) => {
+    const file = path.join(tempDir(), "postgres-ca.json");
+    fs.writeFileSync(file, text, { mode: 0o600 });
+    return file;
+  };
+
+  test("each field from its property of the file; every value is scrubbed", async () => {
+    const file = caJson(JSON.stringify({ cert: "CERT-PEM", key: "KEY-PEM" }));
+    const argv = [
+      "--dir",
+      tempDir(),
+      "--secret-file",
+      `tls_ca_key=${file}#key`,
+      "--secret-file",
+      `tls_ca_cert=${file}#cert`,
+    ];
+    const inv = await resolveInvocation(parseInvokeArgs(argv) as InvokeArgs, {});
+    expect(inv.event).toEqual({ tls_ca_key: "KEY-PEM", tls_ca_cert: "CERT-PEM" });
+    expect(inv.secrets).toEqual(["KEY-PEM", "CERT-PEM"]);
+  });
+
+  test.each([
+    [
+      "no file",
+      (dir: string) => path.join(dir, "none.json"),
+      /cannot read .*none\.json as JSON \(ENOENT.*run cdktf synth or deploy/,
+    ],
+    ["not JSON", () => caJson("-----BEGIN"), /cannot read .*postgres-ca\.json as JSON/],
+    ["no such property", () => caJson('{"cert":"C"}'), /postgres-ca\.json holds no key \(the event's tls_ca_key\)/],
+    ["an empty property", () => caJson('{"key":""}'), /holds no key/],
+  ])("%s: refused, naming the option and the file", async (_, make, why) => {
+    const dir = tempDir();
+    const args = parseInvokeArgs(["--dir", dir, "--secret-file", `tls_ca_key=${make(dir)}#key`]) as InvokeArgs;
+    await expect(resolveInvocation(args, {})).rejects.toThrow(/^--secret-file tls_ca_key=/);
+    await expect(resolveInvocation(args, {})).rejects.toThrow(why);
   });
 });
 

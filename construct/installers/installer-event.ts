@@ -42,3 +42,9 @@ export function secretVariableNames(vm: VmConfig, def: CatalogEntry): Record<str
   const named = Object.entries(def.secrets ?? {}).map(([field, key]) => [field, String(settings[key])]);
   return { ...Object.fromEntries(named), ...(settings.enabled ? def.conditionalSecrets?.(settings) : {}) };
 }
+
+/** The event's secret fields read from the stack's CA file, each with its property there (none when disabled). */
+export function stackCaFields(vm: VmConfig, def: CatalogEntry): Record<string, "cert" | "key"> {
+  const settings = vm.installers[def.key] as unknown as Record<string, unknown>;
+  return settings.enabled ? (def.stackCaSecrets?.(settings) ?? {}) : {};
+}

@@ -55,6 +55,15 @@ const OPTIONS = {
       "so a secret is on no command line and in no file; repeatable",
     ],
   },
+  "secret-file": {
+    type: "string",
+    multiple: true,
+    arg: "F=PATH#P",
+    help: [
+      "set event field F from string property P of the JSON file PATH (e.g.",
+      "tls_ca_key=.vm-install/web/postgres-ca.json#key: the stack's CA); repeatable",
+    ],
+  },
   name: { type: "string", arg: "NAME", help: ["the job's name, shown in progress and in a failure"] },
   "job-slots": {
     type: "string",
@@ -106,6 +115,13 @@ export interface SecretEnv {
   readonly variable: string;
 }
 
+/** An event field the runner sets from a property of a JSON file, so the value is in no other file. */
+export interface SecretFile {
+  readonly field: string;
+  readonly file: string;
+  readonly property: string;
+}
+
 /**
  * What a command line says, checked for shape but before anything is read from disk or the environment:
  * the form the local target builds and the parser gives back (one round trip, tested).
@@ -128,6 +144,7 @@ export interface InvokeArgs {
   /** Where the job's progress is kept, one file per run. */
   readonly logDir?: string;
   readonly secretEnv?: readonly SecretEnv[];
+  readonly secretFile?: readonly SecretFile[];
   readonly name?: string;
   readonly entrypoint?: string;
   readonly handlersDir?: string;
@@ -189,6 +206,18 @@ function parseSecretEnv(specs: readonly string[] | undefined): SecretEnv[] | und
   });
 }
 
+function parseSecretFile(specs: readonly string[] | undefined): SecretFile[] | undefined {
+  return specs?.map((spec): SecretFile => {
+    const m = /^([A-Za-z_][A-Za-z0-9_]*)=(.+)#([A-Za-z_][A-Za-z0-9_]*)$/s.exec(spec);
+    if (!m) {
+      throw new UsageError(
+        `--secret-file ${spec}: expected FIELD=PATH#PROPERTY, e.g. tls_ca_key=.vm-install/web/postgres-ca.json#key`,
+      );
+    }
+    return { field: m[1], file: m[2], property: m[3] };
+  });
+}
+
 function parseJobSlots(text: string | undefined): InvokeArgs["jobSlots"] {
   if (text === undefined) return undefined;
   const m = /^(\d{1,3}):(.+)$/.exec(text);
@@ -212,6 +241,7 @@ export function parseInvokeArgs(argv: readonly string[]): InvokeArgs | "help" {
   const event = o.event === undefined ? undefined : parseEvent(o.event, "--event");
   const timeoutSec = parseTimeout(o.timeout);
   const secretEnv = parseSecretEnv(o["secret-env"]);
+  const secretFile = parseSecretFile(o["secret-file"]);
   if (o.name !== undefined && !JOB_NAME.test(o.name))
     throw new UsageError(`--name ${o.name}: letters, digits, . _ - only`);
 
@@ -227,6 +257,7 @@ export function parseInvokeArgs(argv: readonly string[]): InvokeArgs | "help" {
     resultTfstate: o["result-tfstate"],
     logDir: o["log-dir"],
     secretEnv,
+    secretFile,
     name: o.name,
     entrypoint: o.entrypoint,
     handlersDir: o["handlers-dir"],
@@ -262,6 +293,7 @@ export function invokeArgv(args: InvokeArgs): string[] {
   add("handlers-dir", args.handlersDir);
   add("job-slots", args.jobSlots && `${args.jobSlots.count}:${args.jobSlots.dir}`);
   for (const s of args.secretEnv ?? []) add("secret-env", `${s.field}=${s.variable}`);
+  for (const s of args.secretFile ?? []) add("secret-file", `${s.field}=${s.file}#${s.property}`);
   try {
     parseInvokeArgs(argv);
   } catch (err) {

@@ -33,6 +33,12 @@ export interface JobSpec {
   readonly event: Record<string, unknown>;
   /** Event fields whose values are secrets, each from a sensitive Terraform variable (TF_VAR_<name>). */
   readonly secretEvent: Record<string, TerraformVariable>;
+  /**
+   * Event fields from the stack's CA file (construct/postgres-ca.ts), read at plan (sless) or by the runner
+   * (local), never through a variable: `file` as the configuration names it (relative to the stack folder),
+   * `fields` event field -> its property there.
+   */
+  readonly stackCa?: { readonly file: string; readonly fields: Readonly<Record<string, "cert" | "key">> };
   readonly runId: number;
   readonly waitTimeoutSec: number;
   /** What must be in place first: the VM (when this stack creates it). */

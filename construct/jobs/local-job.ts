@@ -1,7 +1,8 @@
 // One installer run on the deploying machine: a built-in terraform_data whose local-exec runs the bundled job
 // through the job runner with a sless_job's env and event contract (the command line is the runner's protocol,
 // built from typed options), so `cdktf deploy` needs no provider. Nothing sensitive enters the provisioner,
-// as Terraform would hide the job's progress: the key stays a path and a secret names its TF_VAR_ variable.
+// as Terraform would hide the job's progress: the key stays a path, a secret names its TF_VAR_ variable or
+// (the stack's CA) its file.
 // The result comes back through a file the runner writes, kept in state by <job>_outcome.
 
 import * as path from "node:path";
@@ -9,6 +10,7 @@ import type { Construct } from "constructs";
 import { command } from "../../shared/shell-quote";
 import { TerraformStack } from "../cdktf";
 import { PROJECT_ROOT } from "../entry-points";
+import { caTriggerExpression } from "../postgres-ca-output";
 import type { TerraformPaths } from "../terraform-paths";
 import { invokeCommandLine, type JobEnvVar } from "./invoke-args";
 import { JOB_SUCCEEDED } from "./job-contract";
@@ -79,6 +81,11 @@ function jobCommandLine(
         field,
         variable: `TF_VAR_${variable.friendlyUniqueId}`,
       })),
+      secretFile: Object.entries(spec.stackCa?.fields ?? {}).map(([field, property]) => ({
+        field,
+        file: spec.stackCa!.file,
+        property,
+      })),
     },
     runnerRoot,
     // node as the deploying machine's PATH finds it: cdktf itself runs on it.
@@ -109,7 +116,8 @@ function jobEnvironment(c: JobSpec["connection"]): Partial<Record<JobEnvVar, str
 /**
  * What makes a job run again: a new run_id, a changed bundle (its hash is in the path), a changed event or
  * connection, a changed secret (./secret-trigger.ts: a changed password reruns its job as a changed
- * event_json does a sless_job's). The previous installer's rerun is added by replace_triggered_by.
+ * event_json does a sless_job's), a new stack CA (its certificate's hash). The previous installer's rerun is
+ * added by replace_triggered_by.
  */
 function jobTriggers(spec: JobSpec, props: LocalJobProps): Record<string, string> {
   const c = spec.connection;
@@ -123,6 +131,7 @@ function jobTriggers(spec: JobSpec, props: LocalJobProps): Record<string, string
     event: JSON.stringify(spec.event),
     connection: JSON.stringify([c.address, c.user, c.port, c.privateKeyPath ?? "", c.hostKeySha256 ?? ""]),
     ...(secretVariables.length > 0 ? { secrets: secretTriggerExpression(triggerFile, secretVariables) } : {}),
+    ...(spec.stackCa ? { stack_ca: caTriggerExpression(spec.stackCa.file) } : {}),
   };
 }
 

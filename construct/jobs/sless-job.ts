@@ -26,7 +26,16 @@ function vmAddress(spec: JobSpec): string {
 export function slessJobTarget(props: SlessJobProps) {
   return (scope: Construct, id: string, spec: JobSpec): InstallerJob => {
     const c = spec.connection;
-    const secrets = Object.entries(spec.secretEvent);
+    // A secret joins the event only as a Terraform expression: a variable, or (the stack's CA) a property of
+    // its file read at plan, so cdktf.out holds var.<name> or the file's path, not the value.
+    const ca = spec.stackCa;
+    const secrets: [string, unknown][] = [
+      ...Object.entries(spec.secretEvent).map(([field, variable]): [string, unknown] => [field, variable.value]),
+      ...Object.entries(ca?.fields ?? {}).map(([field, property]): [string, unknown] => [
+        field,
+        Fn.sensitive(Fn.try([Fn.lookup(Fn.jsondecode(Fn.file(ca!.file)), property), ""])),
+      ]),
+    ];
     const job = new Job(scope, id, {
       name: spec.name,
       runtime: props.runtime,
@@ -42,13 +51,9 @@ export function slessJobTarget(props: SlessJobProps) {
         ...(c.hostKeySha256 ? { SSH_HOST_KEY_SHA256: c.hostKeySha256 } : {}),
         ...(c.hostKeySha256 && c.hostKeySource ? { SSH_HOST_KEY_SOURCE: c.hostKeySource } : {}),
       },
-      // A secret joins the event only as a Terraform reference, so cdktf.out holds var.<name>, not the value.
       eventJson:
         secrets.length > 0
-          ? Fn.jsonencode({
-              ...spec.event,
-              ...Object.fromEntries(secrets.map(([field, variable]) => [field, variable.value])),
-            })
+          ? Fn.jsonencode({ ...spec.event, ...Object.fromEntries(secrets) })
           : JSON.stringify(spec.event),
       runId: spec.runId,
       waitTimeoutSec: spec.waitTimeoutSec,

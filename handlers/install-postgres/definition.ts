@@ -13,7 +13,7 @@ import { pgExtensions, pgParameters } from "../../shared/pg-parameters";
 import { ABSENT_RESULT, REMOVAL_SETTINGS } from "../../shared/removal-settings";
 import { setting } from "../../shared/settings";
 import { boolean, list, string, type Validator, withSchema } from "../../shared/validate";
-import { TLS_SETTINGS, tlsConfigProblems, tlsSecretVariables } from "./tls-settings";
+import { TLS_SETTINGS, tlsConfigProblems, tlsSecretVariables, tlsStackCaFields } from "./tls-settings";
 
 export const DEFAULT_PGDG_URL = "https://apt.postgresql.org/pub/repos/apt";
 /** The PostgreSQL Debian Repository signing key (ACCC4CF8). */
@@ -177,6 +177,7 @@ export const postgresDefinition = defineInstallerDefinition({
   },
   secrets: { db_password: "passwordVariable" },
   conditionalSecrets: tlsSecretVariables,
+  stackCaSecrets: tlsStackCaFields,
   check: (c) => [
     ...tlsConfigProblems(c),
     ...(c.passwordVariable

@@ -15,8 +15,8 @@ const variableName = string({
   allowed: "a Terraform variable name (lowercase, digits, _), set as TF_VAR_<name>",
 });
 
-/** The Terraform variables the stack's CA reaches the jobs through: bin/cdktf sets them from its CA file. */
-export const STACK_CA_VARIABLES = { tls_ca_cert: "postgres_tls_ca_cert", tls_ca_key: "postgres_tls_ca_key" } as const;
+/** The event fields the stack's CA reaches the jobs in, each the property of the stack's CA file holding it. */
+export const STACK_CA_FIELDS = { tls_ca_cert: "cert", tls_ca_key: "key" } as const;
 
 /** PEM text of `kind` ("" for none): its value is never quoted, as a key is a secret. */
 function pem(kind: "CERTIFICATE" | "PRIVATE KEY"): Validator<string> {
@@ -99,14 +99,18 @@ export const TLS_SETTINGS = {
   }),
 };
 
-/** The secret event fields tls asks for, each from its Terraform variable (the definition's conditionalSecrets). */
+/** The secret event fields tls "given" asks for, each from its Terraform variable (conditionalSecrets). */
 export function tlsSecretVariables(c: Record<string, unknown>): Record<string, string> {
-  if (c.tls === "stack-ca") return { ...STACK_CA_VARIABLES };
   if (c.tls !== "given") return {};
   return {
     ...(c.tlsCertVariable ? { tls_cert: String(c.tlsCertVariable) } : {}),
     ...(c.tlsKeyVariable ? { tls_key: String(c.tlsKeyVariable) } : {}),
   };
+}
+
+/** The secret event fields tls "stack-ca" asks for, each from the stack's CA file (stackCaSecrets). */
+export function tlsStackCaFields(c: Record<string, unknown>): Record<string, "cert" | "key"> {
+  return c.tls === "stack-ca" ? { ...STACK_CA_FIELDS } : {};
 }
 
 /** The tls settings' contradictions at synth, in the settings' words. */

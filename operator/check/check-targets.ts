@@ -6,8 +6,10 @@ import { keySettingName } from "../../construct/config/key-file";
 import type { VmConfig, VmInstallConfig } from "../../construct/config/types";
 import { hostKeySource } from "../../construct/delivered-host-keys";
 import { type CatalogEntry, INSTALLERS } from "../../construct/installers/catalog";
-import { installerEvent, secretVariableNames } from "../../construct/installers/installer-event";
-import type { SecretEnv } from "../../construct/jobs/invoke-args";
+import { installerEvent, secretVariableNames, stackCaFields } from "../../construct/installers/installer-event";
+import type { SecretEnv, SecretFile } from "../../construct/jobs/invoke-args";
+import { resultsFolder } from "../../construct/jobs/secret-trigger";
+import { caFile } from "../../construct/postgres-ca";
 import { addressOutputName, hostKeyIds, jobName } from "../../construct/resource-names";
 
 /** One installer of one VM, checked. */
@@ -21,6 +23,8 @@ export interface CheckJob {
   event: Record<string, unknown>;
   /** Secret event fields and the TF_VAR_ variables they are read from (never put in the event here). */
   secretEnv: SecretEnv[];
+  /** Secret event fields read from the stack's CA file, as a deploy's runner reads them. */
+  secretFile: SecretFile[];
   timeoutSec: number;
 }
 
@@ -39,7 +43,11 @@ export interface CheckTarget {
   problem?: string;
 }
 
-function jobsOf(vm: VmConfig, catalog: readonly CatalogEntry[]): { jobs: CheckJob[]; skipped: string[] } {
+function jobsOf(
+  vm: VmConfig,
+  catalog: readonly CatalogEntry[],
+  stackCaFile: string,
+): { jobs: CheckJob[]; skipped: string[] } {
   const enabled = catalog.filter((def) => vm.installers[def.key].enabled);
   const jobs = enabled.map((def, i) => ({
     vm: vm.name,
@@ -50,6 +58,11 @@ function jobsOf(vm: VmConfig, catalog: readonly CatalogEntry[]): { jobs: CheckJo
     secretEnv: Object.entries(secretVariableNames(vm, def)).map(([field, name]) => ({
       field,
       variable: `TF_VAR_${name}`,
+    })),
+    secretFile: Object.entries(stackCaFields(vm, def)).map(([field, property]) => ({
+      field,
+      file: stackCaFile,
+      property,
     })),
     timeoutSec: vm.installers[def.key].waitTimeoutSec,
   }));
@@ -76,8 +89,10 @@ export function checkTargets(
   resolveKey: (setting: string) => string,
   catalog: readonly CatalogEntry[] = INSTALLERS,
 ): CheckTarget[] {
+  // The project folder's results: where the app keeps the stack's CA.
+  const stackCaFile = caFile(resultsFolder(resolveKey("."), config.stackName));
   return config.vms.map((vm) => {
-    const { jobs, skipped } = jobsOf(vm, catalog);
+    const { jobs, skipped } = jobsOf(vm, catalog, stackCaFile);
     const hostKey = vm.hostKeySha256 ?? outputs[hostKeyIds(vm.name).output];
     return {
       vm: vm.name,

@@ -113,6 +113,7 @@ async function runOne(target: CheckTarget, job: CheckJob, opts: RunChecksOptions
         event: job.event,
         sshKeyFile: target.keyFile,
         secretEnv: job.secretEnv,
+        secretFile: job.secretFile,
         name: job.name,
       },
       { ...(opts.environment ?? process.env), ...target.env },

@@ -6,6 +6,8 @@ import * as fs from "node:fs";
 import type { VmInstallConfig } from "../../construct/config/types";
 import { INSTALLERS } from "../../construct/installers/catalog";
 import { secretVariableNames } from "../../construct/installers/installer-event";
+import { resultsFolder } from "../../construct/jobs/secret-trigger";
+import { caFile, readCaFile, stackCaVms } from "../../construct/postgres-ca";
 import { printableLine } from "../../shared/printable-text";
 import type { DriftRow } from "../check/run-checks";
 import type { StatusRow } from "../status/status-rows";
@@ -101,6 +103,11 @@ export function reportSecrets(config: VmInstallConfig, environment: NodeJS.Proce
       // No key file here: nothing of it can be in a row either.
     }
   }
+  // The stack's PostgreSQL CA, which a check's job reads from its file.
+  const ca = stackCaVms(config).length
+    ? readCaFile(caFile(resultsFolder(resolveKey("."), config.stackName)))
+    : undefined;
+  if (ca) values.push(ca.key);
   for (const name of ["NUBES_API_TOKEN", "TF_VAR_nubes_api_token", "TF_VAR_sless_token"]) {
     const value = environment[name];
     if (value) values.push(value);

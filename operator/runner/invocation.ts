@@ -149,7 +149,28 @@ function resultFilePath(args: InvokeArgs): string | undefined {
   return resultFile;
 }
 
-/** Sets the --secret-env fields in `event`; returns every value to scrub, the key included. */
+/**
+ * The --secret-file field's value: the string property of the JSON file, read as this user (an owner-only
+ * file the app made: the stack's CA). A missing file or property is refused, naming both.
+ */
+function secretFileValue(s: NonNullable<InvokeArgs["secretFile"]>[number]): string {
+  const option = `--secret-file ${s.field}=${s.file}#${s.property}`;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(fs.readFileSync(s.file, "utf8"));
+  } catch (err) {
+    throw new UsageError(
+      `${option}: cannot read ${path.resolve(s.file)} as JSON (${(err as Error).message.split("\n")[0]}); ` +
+        "run cdktf synth or deploy in the project folder, which makes it",
+    );
+  }
+  const value = (parsed as Record<string, unknown> | null)?.[s.property];
+  if (typeof value !== "string" || value === "")
+    throw new UsageError(`${option}: ${path.resolve(s.file)} holds no ${s.property} (the event's ${s.field})`);
+  return value;
+}
+
+/** Sets the --secret-env and --secret-file fields in `event`; returns every value to scrub, the key included. */
 function addSecrets(
   event: Record<string, unknown>,
   args: InvokeArgs,
@@ -166,6 +187,11 @@ function addSecrets(
       );
     }
     event[field] = value;
+    secrets.push(value);
+  }
+  for (const s of args.secretFile ?? []) {
+    const value = secretFileValue(s);
+    event[s.field] = value;
     secrets.push(value);
   }
   if (sshKey) secrets.push(sshKey);
