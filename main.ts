@@ -4,6 +4,7 @@
 import * as path from "node:path";
 import { App } from "./construct/cdktf";
 import { CONTEXT_KEY, parseConfig } from "./construct/config/parse";
+import { warnCheckpoint } from "./construct/risky-settings";
 import { VmInstallStack } from "./construct/stack";
 import { finishStackFiles } from "./construct/stack-files";
 import { prepareForTerraform } from "./construct/synth-preparation";
@@ -24,7 +25,8 @@ async function main(): Promise<void> {
     const config = parseConfig(app.node.tryGetContext(CONTEXT_KEY));
     const stackDir = path.join(path.resolve(app.outdir), "stacks", config.stackName);
     const prepared = await prepareForTerraform(process.cwd(), stackDir, config);
-    new VmInstallStack(app, config.stackName, { config, secretTriggers: prepared.secretTriggers });
+    const stack = new VmInstallStack(app, config.stackName, { config, secretTriggers: prepared.secretTriggers });
+    warnCheckpoint(stack, process.env);
   } catch (err) {
     if (err instanceof ValidationError) {
       console.error(`vm-install: invalid configuration in ${err.message}`);

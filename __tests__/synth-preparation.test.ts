@@ -10,7 +10,7 @@ import { parseConfig } from "../construct/config/parse";
 import { PROJECT_ROOT } from "../construct/entry-points";
 import { resultsFolder, secretTriggerFile } from "../construct/jobs/secret-trigger";
 import { localStateFile, PREPARED_ENV, prepareForTerraform } from "../construct/synth-preparation";
-import { context, synth, tempDir } from "./support/synth";
+import { context, synth, synthApp, tempDir } from "./support/synth";
 
 const LOCAL = context({
   stackName: "prep",
@@ -120,4 +120,16 @@ test("under cdktf: the TF_VAR_ values of the process that started the app's shel
   expect(JSON.parse(r.stdout)).toEqual({ TF_VAR_pg_password: "from cdktf's environment", TF_VAR_other: "x" });
   // Not started with CDKTF_OUTDIR: not cdktf's app, nothing to read.
   expect(cdktfCallerVariables({})).toBeUndefined();
+});
+
+test("a synth whose cdktf has no CHECKPOINT_DISABLE warns that cdktf and Terraform will call HashiCorp, and says what to export", () => {
+  const warnings = (env: Record<string, string>) => {
+    const { outdir } = synthApp(LOCAL, { env });
+    const manifest = JSON.parse(fs.readFileSync(path.join(outdir, "manifest.json"), "utf8"));
+    return (manifest.stacks.prep.annotations as { level: string; message: string }[])
+      .filter((a) => a.level === "@cdktf/warn" && a.message.includes("CHECKPOINT_DISABLE"))
+      .map((a) => a.message);
+  };
+  expect(warnings({ CHECKPOINT_DISABLE: "" })).toEqual([expect.stringMatching(/export CHECKPOINT_DISABLE=1/)]);
+  expect(warnings({ CHECKPOINT_DISABLE: "1" })).toEqual([]);
 });

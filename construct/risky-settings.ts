@@ -104,3 +104,16 @@ export function warnLocalStateSecrets(
   const warning = localStateSecretsWarning(config, installers);
   if (warning) Annotations.of(scope).addWarning(warning);
 }
+
+/**
+ * cdktf (after every synth) and Terraform report to HashiCorp's checkpoint service unless CHECKPOINT_DISABLE
+ * is in cdktf's own environment, which the app can read but not change: bin/cdktf sets it, a plain
+ * `npx cdktf` run has it only when the person exported it. No cdktf.json key turns either call off.
+ */
+export function warnCheckpoint(scope: Construct, env: NodeJS.ProcessEnv): void {
+  if (env.CHECKPOINT_DISABLE) return;
+  Annotations.of(scope).addWarning(
+    "CHECKPOINT_DISABLE is not set: cdktf and Terraform report this run to HashiCorp's checkpoint service; " +
+      "export CHECKPOINT_DISABLE=1 before running cdktf directly (npm run deploy and the other npm scripts set it)",
+  );
+}
