@@ -25,7 +25,7 @@ async function main(): Promise<void> {
     const config = parseConfig(app.node.tryGetContext(CONTEXT_KEY));
     const stackDir = path.join(path.resolve(app.outdir), "stacks", config.stackName);
     const prepared = await prepareForTerraform(process.cwd(), stackDir, config);
-    const stack = new VmInstallStack(app, config.stackName, { config, secretTriggers: prepared.secretTriggers });
+    const stack = new VmInstallStack(app, config.stackName, { config, ...prepared });
     warnCheckpoint(stack, process.env);
   } catch (err) {
     if (err instanceof ValidationError) {

@@ -23,7 +23,7 @@ const local = (pg: Record<string, unknown>) => ({
  */
 async function plan(
   ctx: Record<string, unknown>,
-  props: Pick<VmInstallStackProps, "secretTriggers"> = {},
+  props: Pick<VmInstallStackProps, "secretTriggers" | "parallelism"> = {},
   prepared = false,
 ) {
   const project = tempDir("plan-stops");
@@ -44,6 +44,12 @@ test.each([
     local({}),
     { secretTriggers: "unknown" as const },
     "vm-install: cdktf ran this app without the TF_VAR_ values",
+  ],
+  [
+    "the parallelism setting not held by the Terraform cdktf runs",
+    local({}),
+    { parallelism: "not-held" as const },
+    "vm-install: cdktf.json's parallelism is 10, but this cdktf was run without --terraform-parallelism",
   ],
   [
     "the stack's CA file missing",

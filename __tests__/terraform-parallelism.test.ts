@@ -8,8 +8,8 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { CONTEXT_KEY, parseConfig } from "../construct/config/parse";
 import { PROJECT_ROOT } from "../construct/entry-points";
-import { withTerraformParallelism } from "../operator/terraform-parallelism";
-import { context } from "./support/synth";
+import { parallelismHeld, withTerraformParallelism } from "../construct/terraform-parallelism";
+import { context, synth } from "./support/synth";
 
 const VMS = [{ name: "web-1", kind: "existing", address: "192.0.2.1" }];
 
@@ -85,5 +85,59 @@ describe("bin/cdktf passes the setting on", () => {
 
   test("a configuration that does not parse leaves the arguments as given (synth reports it)", () => {
     expect(cdktfGets(["deploy", "--auto-approve"], 0)).toEqual(["deploy", "--auto-approve"]);
+  });
+});
+
+describe("a plain cdktf run: does its Terraform hold the setting (checked at synth)", () => {
+  const sless = { jobTarget: "sless" as const, parallelism: 3 };
+  const cdktf = (...args: string[]) => ["node", "/p/node_modules/.bin/cdktf", ...args];
+  test.each([
+    ["sless, no --terraform-parallelism on a deploy", sless, cdktf("deploy", "--auto-approve"), {}, "not-held"],
+    ["... on a destroy", sless, cdktf("destroy", "--auto-approve"), {}, "not-held"],
+    ["... given with =", sless, cdktf("deploy", "--terraform-parallelism=3"), {}, "held"],
+    ["... given as two words", sless, cdktf("deploy", "--terraform-parallelism", "3"), {}, "held"],
+    ["... another value: the caller's wins", sless, cdktf("deploy", "--terraform-parallelism=7"), {}, "held"],
+    ["... in TF_CLI_ARGS_apply", sless, cdktf("deploy"), { TF_CLI_ARGS_apply: "-parallelism=3" }, "held"],
+    ["a synth or a diff runs no job", sless, cdktf("diff"), {}, "held"],
+    ["node options before cdktf's script", sless, ["node", "--no-warnings", "/p/cdktf", "deploy"], {}, "not-held"],
+    ["Terraform's own default", { ...sless, parallelism: 10 }, cdktf("deploy"), {}, "held"],
+    ["the local target's runners hold it", { ...sless, jobTarget: "local" as const }, cdktf("deploy"), {}, "held"],
+    ["cdktf's command line unreadable", sless, undefined, {}, "unknown"],
+  ])("%s: %s", (_, config, args, env, held) => {
+    expect(parallelismHeld(config, args, env)).toBe(held);
+  });
+
+  test("not held: every plan stops naming the option; unknown: a synth warning; held: neither", () => {
+    const ctx = context({ vms: VMS, jobTarget: "local" });
+    const stops = (parallelism: "held" | "not-held" | "unknown") => {
+      const { tf, outdir } = synth(ctx, undefined, undefined, { parallelism });
+      const manifest = JSON.parse(fs.readFileSync(path.join(outdir, "manifest.json"), "utf8"));
+      const warnings = Object.values(manifest.stacks as Record<string, { annotations: { message: string }[] }>)
+        .flatMap((s) => s.annotations.map((a) => a.message))
+        .filter((m) => m.includes("--terraform-parallelism"));
+      return [tf.resource?.terraform_data?.parallelism_check?.lifecycle.precondition[0].error_message, warnings];
+    };
+    expect(stops("held")).toEqual([undefined, []]);
+    expect(stops("not-held")).toEqual([
+      expect.stringMatching(/^vm-install: cdktf\.json's parallelism is 10, but .*pass --terraform-parallelism=10/),
+      [],
+    ]);
+    expect(stops("unknown")).toEqual([undefined, [expect.stringContaining("could not be read")]]);
+  });
+
+  test("cdktf's command line as the app reads it from /proc: the app's shell is skipped, cdktf's own args found", () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "vm-install-fake-cdktf-"));
+    const read = `require(${JSON.stringify(path.join(PROJECT_ROOT, "construct", "cdktf-caller-environment.ts"))})`;
+    const app = `node -r ${path.join(PROJECT_ROOT, "bin", "ts-register.js")} -e 'console.log(JSON.stringify(${read}.cdktfCaller().args))'`;
+    const fake = path.join(dir, "cdktf");
+    fs.writeFileSync(
+      fake,
+      "const { execSync } = require('node:child_process');" +
+        `process.stdout.write(execSync(${JSON.stringify(app)}, { env: { ...process.env, CDKTF_OUTDIR: 'cdktf.out' } }));`,
+    );
+    const out = execFileSync(process.execPath, [fake, "deploy", "--auto-approve"], { encoding: "utf8" });
+    const args = JSON.parse(out) as string[];
+    expect(args.slice(1)).toEqual([fake, "deploy", "--auto-approve"]);
+    expect(parallelismHeld({ jobTarget: "sless", parallelism: 3 }, args, {})).toBe("not-held");
   });
 });

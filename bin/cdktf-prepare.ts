@@ -10,7 +10,7 @@ import { writeHostKeys } from "../construct/delivered-host-keys";
 import { unsetSecretsMessage, unsetSecretVariables } from "../construct/installers/unset-secrets";
 import { writeSecretTriggers } from "../construct/jobs/secret-trigger";
 import { writeStackCa } from "../construct/postgres-ca";
-import { withTerraformParallelism } from "../operator/terraform-parallelism";
+import { withTerraformParallelism } from "../construct/terraform-parallelism";
 
 /**
  * One record: its kind, then its fields, each ended by NUL. "out" <cdktf's output folder>; "arg" <one of

@@ -24,6 +24,7 @@ import { stackCaOutput } from "./postgres-ca-output";
 import { ROLLOUT_FAILURES_OUTPUT } from "./resource-names";
 import { warnLocalStateSecrets } from "./risky-settings";
 import { configureBackend } from "./state-backend";
+import { unheldParallelismMessage, unknownParallelismMessage } from "./terraform-parallelism";
 import { TerraformPaths } from "./terraform-paths";
 import { type SecretRule, VmInstallation } from "./vm-installation";
 
@@ -72,6 +73,11 @@ export interface VmInstallStackProps {
    * "unknown" stops every plan with one line naming the command that writes them. @default "current"
    */
   readonly secretTriggers?: "current" | "unknown";
+  /**
+   * Whether the Terraform running this stack holds `parallelism` (construct/terraform-parallelism.ts):
+   * "not-held" stops every plan naming the option to pass; "unknown" is a synth warning. @default "held"
+   */
+  readonly parallelism?: "held" | "not-held" | "unknown";
 }
 
 export class VmInstallStack extends TerraformStack {
@@ -112,6 +118,10 @@ export class VmInstallStack extends TerraformStack {
     this.installations = this.rollOut(props, jobTarget, paths, baseDir);
     if (props.secretTriggers === "unknown" && secretTriggerJobs(config, props.installers).length > 0)
       this.stopForUnknownTriggers();
+    // With sless jobs only Terraform's -parallelism holds the setting, and cdktf passes one only when told.
+    if (props.parallelism === "not-held")
+      this.stopPlan("parallelism_check", unheldParallelismMessage(config.parallelism));
+    if (props.parallelism === "unknown") Annotations.of(this).addWarning(unknownParallelismMessage(config.parallelism));
     stackCaOutput(this, config, paths, caFile(resultsFolder(baseDir, config.stackName)));
     warnSharedCertificateNames(this, config);
   }
@@ -203,19 +213,21 @@ export class VmInstallStack extends TerraformStack {
    * be older than its secret, and the change would be silently ignored. Stopped at plan, before anything runs.
    */
   private stopForUnknownTriggers(): void {
-    const stop = new TerraformData(this, "secret_triggers_check", {});
-    stop.overrideLogicalId("secret_triggers_check");
+    this.stopPlan(
+      "secret_triggers_check",
+      "vm-install: cdktf ran this app without the TF_VAR_ values (it passes none to synth, and this system " +
+        "has no /proc to read them from), so a changed secret would not rerun its job: run `npm run deploy` " +
+        "(or `npm run destroy`), which writes the secret triggers first.",
+    );
+  }
+
+  /** Every plan stops with `message`, before anything runs. */
+  private stopPlan(id: string, message: string): void {
+    const stop = new TerraformData(this, id, {});
+    stop.overrideLogicalId(id);
     // Never true (path.module is the stack folder, "."): a condition naming nothing of the configuration, as
     // "${false}" did, is refused at init ("Invalid precondition expression") and this message never shown.
-    stop.addOverride("lifecycle.precondition", [
-      {
-        condition: '${path.module == ""}',
-        error_message:
-          "vm-install: cdktf ran this app without the TF_VAR_ values (it passes none to synth, and this system " +
-          "has no /proc to read them from), so a changed secret would not rerun its job: run `npm run deploy` " +
-          "(or `npm run destroy`), which writes the secret triggers first.",
-      },
-    ]);
+    stop.addOverride("lifecycle.precondition", [{ condition: '${path.module == ""}', error_message: message }]);
   }
 
   /**

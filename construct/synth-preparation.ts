@@ -5,12 +5,13 @@
 // (cdktf-caller-environment.ts). bin/cdktf has done the triggers already when it set PREPARED_ENV.
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { cdktfCallerVariables } from "./cdktf-caller-environment";
+import { type CdktfCaller, cdktfCaller, variablesOf } from "./cdktf-caller-environment";
 import type { VmInstallConfig } from "./config/types";
 import { writeHostKeys } from "./delivered-host-keys";
 import { deploymentSalt } from "./jobs/secret-salt";
 import { resultsFolder, secretTriggerJobs, writeSecretTriggers } from "./jobs/secret-trigger";
 import { writeStackCa } from "./postgres-ca";
+import { parallelismHeld } from "./terraform-parallelism";
 
 /** Set by bin/cdktf for the app: its own preparation (bin/cdktf-prepare.ts) wrote the secret triggers. */
 export const PREPARED_ENV = "VM_INSTALL_PREPARED";
@@ -45,6 +46,8 @@ export interface Preparation {
    * values could not be read here, so a trigger may be stale and a changed secret would go unnoticed.
    */
   readonly secretTriggers: "current" | "unknown";
+  /** Whether the Terraform this cdktf run starts holds the `parallelism` setting (terraform-parallelism.ts). */
+  readonly parallelism: "held" | "not-held" | "unknown";
 }
 
 /**
@@ -72,15 +75,32 @@ export async function prepareForTerraform(
   for (const dir of [path.dirname(path.dirname(stackDir)), stackDir]) ownerOnly(dir, 0o700, say);
   ownerOnly(path.join(stackDir, "plan"), 0o600, say);
 
-  if (env[PREPARED_ENV] === "1" || secretTriggerJobs(config).length === 0) return { secretTriggers: "current" };
+  const caller = cdktfCaller(env);
+  // bin/cdktf puts the setting on cdktf's command line itself (PREPARED_ENV says it ran).
+  const parallelism =
+    env[PREPARED_ENV] === "1"
+      ? "held"
+      : parallelismHeld(config, caller?.args, caller ? Object.fromEntries(caller.environment) : env);
+  return { secretTriggers: await secretTriggersFor(projectDir, results, config, env, caller), parallelism };
+}
+
+/** Writes the local jobs' secret triggers from the values this synth can read, or says it could not. */
+async function secretTriggersFor(
+  projectDir: string,
+  results: string,
+  config: VmInstallConfig,
+  env: NodeJS.ProcessEnv,
+  caller: CdktfCaller | undefined,
+): Promise<Preparation["secretTriggers"]> {
+  if (env[PREPARED_ENV] === "1" || secretTriggerJobs(config).length === 0) return "current";
   // The salt is the deployment's, not the values': with a local state it is cached (or read back) whether or
   // not the values are known here, so the plan's check of it holds for plain `cdktf`. A shared backend is
   // read only for a deploy that has the values (and so its credentials); without them the plan names the
   // command to run.
   if (config.backend.type === "local") deploymentSalt(projectDir, results, config);
-  const caller = cdktfCallerVariables(env);
+  const variables = caller && variablesOf(caller);
   const own = Object.fromEntries(Object.entries(env).filter(([name]) => name.startsWith("TF_VAR_")));
-  if (!caller && Object.keys(own).length === 0) return { secretTriggers: "unknown" };
-  writeSecretTriggers(projectDir, config, { ...caller, ...own });
-  return { secretTriggers: "current" };
+  if (!variables && Object.keys(own).length === 0) return "unknown";
+  writeSecretTriggers(projectDir, config, { ...variables, ...own });
+  return "current";
 }

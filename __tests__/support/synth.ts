@@ -66,7 +66,7 @@ export function synth(
   ctx: Record<string, unknown>,
   outdir = tempDir("synth"),
   installers?: readonly CatalogEntry[],
-  props: Pick<VmInstallStackProps, "secretTriggers"> = {},
+  props: Pick<VmInstallStackProps, "secretTriggers" | "parallelism"> = {},
 ): { tf: TfJson; outdir: string; stackDir: string } {
   const config = parseConfig(withTestKeys(ctx), installers);
   const app = new App({ outdir });
