@@ -139,6 +139,9 @@ function clientConfig(
     port: target.port,
     username: target.user,
     privateKey: key.text,
+    // The key alone: ssh2's default first asks with method "none" (to learn the server's methods), one
+    // more round trip per connection over a long link for an answer this client never uses.
+    authHandler: ["publickey"],
     readyTimeout,
     keepaliveInterval: opts.keepaliveIntervalMs ?? 5000,
     keepaliveCountMax: opts.keepaliveCountMax ?? 3,
