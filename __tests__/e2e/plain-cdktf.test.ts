@@ -1,48 +1,20 @@
 // The cdktf CLI run directly (node_modules/.bin/cdktf, as `npx cdktf` runs it), not through bin/cdktf: a
 // deploy of the local-target shape to a sandbox, a password rotation, an unset password and a destroy, under
-// a person's umask 022, and a parallelism setting held without bin/cdktf's flag. What bin/cdktf does around cdktf the app now does at synth (construct/
-// synth-preparation.ts): the state and plan files owner-only before Terraform writes them, the secret
-// trigger from the TF_VAR_ values cdktf withholds from the app; an unset secret stops the plan by name.
-import { spawn } from "node:child_process";
+// a person's umask 022, and a parallelism setting held without bin/cdktf's flag. What bin/cdktf does around
+// cdktf the app now does at synth (construct/synth-preparation.ts): the state and plan files owner-only
+// before Terraform writes them, the secret trigger from the TF_VAR_ values cdktf withholds from the app.
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { PROJECT_ROOT } from "../../construct/entry-points";
-import { type CdktfRun, writeCdktfProject } from "../../demo/project";
+import { writeCdktfProject } from "../../demo/project";
 import type { Sandbox } from "../../sandbox/index";
 import { tempDir } from "../support/synth";
 import { host, jobsRun } from "./support/deploy";
 import { describeE2E, sandboxPerSuite } from "./support/e2e";
+import { plainCdktf } from "./support/plain-cdktf";
 
 const STACK = "plain";
 const PW1 = "plain cdktf's first password";
 const PW2 = "plain cdktf's second password";
-const CDKTF = path.join(PROJECT_ROOT, "node_modules", ".bin", "cdktf");
-
-/** `cdktf <args>` in `dir`, stdin not a terminal, under umask 022, with only `secrets` as TF_VAR_ values. */
-function plainCdktf(dir: string, args: string[], secrets: Record<string, string>): Promise<CdktfRun> {
-  const env: NodeJS.ProcessEnv = { ...process.env, CI: "1", FORCE_COLOR: "0", NO_COLOR: "1", ...secrets };
-  for (const name of Object.keys(env)) if (name.startsWith("TF_VAR_") && !(name in secrets)) delete env[name];
-  delete env.VM_INSTALL_PREPARED;
-  // What a person exports once (brief: no checkpoint call, an empty CLI configuration).
-  env.CHECKPOINT_DISABLE = "1";
-  env.TF_CLI_CONFIG_FILE = path.join(PROJECT_ROOT, ".cache", "terraformrc");
-  fs.mkdirSync(path.dirname(env.TF_CLI_CONFIG_FILE), { recursive: true });
-  if (!fs.existsSync(env.TF_CLI_CONFIG_FILE)) fs.writeFileSync(env.TF_CLI_CONFIG_FILE, "");
-  const old = process.umask(0o022);
-  try {
-    const child = spawn(CDKTF, args, { cwd: dir, env, stdio: ["ignore", "pipe", "pipe"] });
-    let output = "";
-    child.stdout.on("data", (d) => {
-      output += d;
-    });
-    child.stderr.on("data", (d) => {
-      output += d;
-    });
-    return new Promise((resolve) => child.on("close", (code) => resolve({ code: code ?? 1, output })));
-  } finally {
-    process.umask(old);
-  }
-}
 
 /** Files group or others can reach: open to them, with every folder above them (to `dir`) open to them too. */
 function reachableByOthers(dir: string): string[] {
