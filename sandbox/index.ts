@@ -80,13 +80,22 @@ export function newSandboxName(): string {
  * one of six sandboxes booted together not allow logins for 90 s, where boots take seconds (not seen again
  * in 24 boots six at a time beside other suites), and a suite should fail on what it tests, not its bench.
  */
-export async function startSandbox(opts: StartOptions = {}): Promise<Sandbox> {
+export function startSandbox(opts: StartOptions = {}): Promise<Sandbox> {
+  return bootingOnceMore(startOnce, opts);
+}
+
+/** `start(opts)`, and once more when it ran out of its default boot time (saying so on `say`). */
+export async function bootingOnceMore<T>(
+  start: (opts: StartOptions) => Promise<T>,
+  opts: StartOptions,
+  say: (text: string) => void = (text) => process.stderr.write(text),
+): Promise<T> {
   try {
-    return await startOnce(opts);
+    return await start(opts);
   } catch (e) {
     if ((e as Error).name !== NOT_READY || opts.bootTimeoutMs !== undefined) throw e;
-    process.stderr.write(`sandbox: ${(e as Error).message}\nsandbox: booting it once more\n`);
-    return startOnce(opts);
+    say(`sandbox: ${(e as Error).message}\nsandbox: booting it once more\n`);
+    return start(opts);
   }
 }
 
