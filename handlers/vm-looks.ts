@@ -6,6 +6,7 @@ import { TRANSACTION_LOOK } from "./common/apt-transaction";
 import { BOOT_LOOK } from "./common/boot-look";
 import { CLOUD_INIT_LOG_LOOK, CLOUD_INIT_LOOK } from "./common/cloud-init";
 import { DPKG_HEALTH_LOOK } from "./common/dpkg-health";
+import { packagesProbe, wantedOf } from "./common/ensure-packages";
 import { GRANTS_LOOK } from "./common/grants";
 import { LOCK_TABLE_LOOK } from "./common/lock-holders";
 import { INVENTORY_LOOK } from "./common/package-inventory";
@@ -36,6 +37,8 @@ export function looksOf(
 
 export const VM_LOOKS: readonly ListedLook[] = [
   ...looksOf("every installer", BOOT_LOOK, CLOUD_INIT_LOOK, CLOUD_INIT_LOG_LOOK),
+  // install-packages' own probe rides in the kit's first look (installer-model.ts firstLook).
+  ...looksOf("install-packages", { what: BOOT_LOOK.what, probes: [packagesProbe(wantedOf(["name"]))] }),
   ...looksOf("every installer: apt work", DPKG_HEALTH_LOOK, LOCK_TABLE_LOOK, TRANSACTION_LOOK, INVENTORY_LOOK),
   ...looksOf("every installer: state absent", REMOVAL_LOOK),
   ...looksOf("install-docker, install-postgres: a repository", sourcesLook(["/etc/apt/keyrings/NAME.asc"], true)),

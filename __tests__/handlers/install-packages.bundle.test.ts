@@ -10,10 +10,11 @@ import { bundleHandler } from "../../construct/bundling/bundle";
 import { TRANSACTION_LOOK, TRANSACTION_PROLOGUE } from "../../handlers/common/apt-transaction";
 import { BOOT_LOOK } from "../../handlers/common/boot-look";
 import { DPKG_HEALTH_LOOK } from "../../handlers/common/dpkg-health";
+import { PACKAGES_PROBE } from "../../handlers/common/ensure-packages";
 import { LOCK_TABLE_LOOK } from "../../handlers/common/lock-holders";
 import { INVENTORY_LOOK } from "../../handlers/common/package-inventory";
 import { DEBIAN_12, dpkgLine, policyBlock } from "./support/fixtures";
-import { answerLook } from "./support/look-answers";
+import { answerLook, probesOf } from "./support/look-answers";
 import { type ExecReply, startServer, type TestServer } from "./support/ssh-server";
 import { testKey } from "./support/test-keys";
 import { unwrapLine } from "./support/wire";
@@ -33,6 +34,17 @@ class FakeVm {
   /** The last install's record as its dpkg hooks wrote it (common/apt-transaction.ts). */
   transaction: Record<string, string> = {};
 
+  /** dpkg-query's answer, when `cmd` is one. */
+  dpkgQuery(cmd: string): ExecReply | undefined {
+    const m = /^dpkg-query -W -f='[^']*' (.*)$/.exec(cmd);
+    if (!m) return undefined;
+    const names = m[1].trim().split(/\s+/);
+    return {
+      code: names.every((n) => this.installed.has(n)) ? 0 : 1,
+      stdout: names.map((n) => (this.installed.has(n) ? dpkgLine(n, this.installed.get(n)) : "")).join(""),
+    };
+  }
+
   exec = (line: string, stdin?: Buffer): ExecReply => {
     this.log.push(line);
     const { sudo, script } = unwrapLine(line);
@@ -41,7 +53,13 @@ class FakeVm {
     const detached = /printf '%s\\n' '((?:[^']|'\\'')*)' > "\$s\/cmd"/.exec(cmd);
     if (sudo && detached) cmd = detached[1].replace(/'\\''/g, "'").replace(/^(export [A-Z_]+=\S*; )+/, "");
     // Debian 12, no cloud-init, no apt proxy file; dpkg clean, and nobody holds apt's locks.
-    if (cmd === BOOT_LOOK.script) return { stdout: answerLook(cmd, { os_release: DEBIAN_12 }) };
+    // The kit's first look carries install-packages' dpkg-query: answered as that command alone is.
+    if (cmd.startsWith(BOOT_LOOK.script)) {
+      const dpkg = probesOf(cmd).find((p) => p.name === PACKAGES_PROBE);
+      const seen = dpkg && this.dpkgQuery(dpkg.command);
+      const packages = seen && { text: seen.stdout ?? "", code: seen.code ?? 0 };
+      return { stdout: answerLook(cmd, { os_release: DEBIAN_12, ...(packages ? { packages } : {}) }) };
+    }
     if (cmd === DPKG_HEALTH_LOOK.script) return { stdout: answerLook(cmd) };
     if (sudo && cmd === LOCK_TABLE_LOOK.script) return { stdout: answerLook(cmd) };
     // The package inventory (common/package-inventory.ts): each install's own record, and its file.
@@ -54,13 +72,8 @@ class FakeVm {
     }
     const words = (s: string) => s.trim().split(/\s+/);
     let m: RegExpExecArray | null;
-    if ((m = /^dpkg-query -W -f='[^']*' (.*)$/.exec(cmd))) {
-      const names = words(m[1]);
-      return {
-        code: names.every((n) => this.installed.has(n)) ? 0 : 1,
-        stdout: names.map((n) => (this.installed.has(n) ? dpkgLine(n, this.installed.get(n)) : "")).join(""),
-      };
-    }
+    const query = this.dpkgQuery(cmd);
+    if (query) return query;
     if (!sudo && /apt-get/.test(cmd))
       return { code: 1, stderr: "E: Could not open lock file - open (13: Permission denied)\n" };
     if (/^apt-get update -q && mkdir -p \/var\/lib\/apt\/periodic && touch /.test(cmd))
@@ -146,7 +159,7 @@ describe("bundled install-packages handler over real SSH", () => {
       host_key_sha256: server.hostKeySha256,
     });
     expect(Object.keys(result.timings_ms)).toEqual(
-      expect.arrayContaining(["connect", "os", "check", "apt_update", "apt_install", "verify", "total"]),
+      expect.arrayContaining(["connect", "os", "apt_update", "apt_install", "verify", "total"]),
     );
     expect(job.stdout).toMatch(/\[install-packages\] apt-get update \.\.\. \d+\.\ds/);
     expect(job.stdout).not.toContain(key.private.split("\n")[1]);

@@ -32,6 +32,7 @@ export function presentOrAbsent<
 >(present: AnyModel<E, P>, absent: AnyModel<E, A>): AnyModel<E, P> {
   const pick = (event: E): AnyModel<E, P | A> => (event.state === "absent" ? absent : present);
   const model: AnyModel<E, P> = {
+    firstLook: (event) => pick(event).firstLook?.(event) ?? [],
     inspect: (ctx) => pick(ctx.event).inspect(ctx),
     plan: (state, event) => pick(event).plan(state, event),
     verify: (ctx, run) => pick(run.event).verify?.(ctx, run) ?? Promise.resolve(undefined),

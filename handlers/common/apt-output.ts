@@ -1,5 +1,6 @@
 // What apt and dpkg print, parsed: package states, candidates, lock holders, failure reasons. Pure, so
 // the tests feed them real tool output.
+import { quote } from "../../shared/shell-quote";
 import { tail } from "./exec";
 import type { LockHolder } from "./lock-holders";
 
@@ -34,6 +35,22 @@ export function parseDpkgQuery(stdout: string, names: string[]): Map<string, Pac
     if (!states.get(name)!.installed) states.set(name, state);
   }
   return states;
+}
+
+/** dpkg's view of `names` (LC_ALL=C: its words are parsed). */
+export function dpkgQueryCommand(names: readonly string[]): string {
+  return `dpkg-query -W -f='\${Package}\\t\${Status}\\t\${Version}\\n' ${names.map(quote).join(" ")}`;
+}
+
+/** What dpkgQueryCommand printed, per name. Exit 1 only means "some name not found": an answer, not a failure. */
+export function dpkgQueryAnswer(
+  stdout: string,
+  code: number,
+  stderr: string,
+  names: string[],
+): Map<string, PackageState> {
+  if (code > 1) throw new Error(`dpkg-query failed on the VM (exit ${code}): ${tail(stderr, 5)}`);
+  return parseDpkgQuery(stdout, names);
 }
 
 /** What the configured repositories offer for one package. */

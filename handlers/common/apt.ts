@@ -5,19 +5,20 @@
 
 import { APT_LOCK_SETTINGS, type AptEventSettings } from "../../shared/apt-lock-settings";
 import { eventFields } from "../../shared/settings";
-import { command, quote } from "../../shared/shell-quote";
+import { command } from "../../shared/shell-quote";
 import { object, type Validator } from "../../shared/validate";
 import { type LockWaitContext, waitForFirstBootLocks, withLock } from "./apt-lock";
 import {
   type Candidate,
+  dpkgQueryAnswer,
+  dpkgQueryCommand,
   type PackageState,
   parseAptCachePolicy,
-  parseDpkgQuery,
   unreachableFetches,
 } from "./apt-output";
 import { inTransaction, recordedStep, TRANSACTION_OPTIONS, type TransactionRecord } from "./apt-transaction";
 import { repairDpkg } from "./dpkg-repair-run";
-import { CommandError, type Remote, type RunResult, runLong, tail } from "./exec";
+import { CommandError, type Remote, type RunResult, runLong } from "./exec";
 import { FirstBootClock } from "./first-boot";
 import { type LockHolder, readLockHolders } from "./lock-holders";
 import type { Progress } from "./progress";
@@ -81,6 +82,7 @@ export interface AptUpdateOutcome {
 
 /** Messages stay English (parsed) while the VM's own locale settings (LC_CTYPE ...) stay as they are. */
 const QUERY_ENV = { LC_ALL: "C" };
+
 const INSTALL_ENV = { DEBIAN_FRONTEND: "noninteractive", LC_MESSAGES: "C", LANGUAGE: "" };
 const STAMP = "/var/lib/apt/periodic/update-success-stamp";
 /** apt's words when dpkg itself was interrupted under it. */
@@ -132,19 +134,13 @@ export class Apt {
   /** dpkg's view of each name (one dpkg-query for all). */
   async query(names: string[]): Promise<Map<string, PackageState>> {
     if (names.length === 0) return new Map();
-    // Exit 1 only means "some name not found": that is an answer, not a failure.
-    const result = await this.remote.run(
-      `dpkg-query -W -f='\${Package}\\t\${Status}\\t\${Version}\\n' ${names.map(quote).join(" ")}`,
-      {
-        check: false,
-        env: QUERY_ENV,
-        label: "dpkg-query",
-        timeoutMs: 60_000,
-      },
-    );
-    if (result.code > 1)
-      throw new Error(`dpkg-query failed on the VM (exit ${result.code}): ${tail(result.stderr, 5)}`);
-    return parseDpkgQuery(result.stdout, names);
+    const result = await this.remote.run(dpkgQueryCommand(names), {
+      check: false,
+      env: QUERY_ENV,
+      label: "dpkg-query",
+      timeoutMs: 60_000,
+    });
+    return dpkgQueryAnswer(result.stdout, result.code, result.stderr, names);
   }
 
   /**

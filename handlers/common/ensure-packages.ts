@@ -1,9 +1,10 @@
 // The Ansible-apt whole: make sure these packages are installed, reporting per package.
 import { parsePackageSpec } from "../../shared/names";
 import type { Apt, AptUpdateOutcome } from "./apt";
-import { aptFailureReason, candidateProblem, type PackageState } from "./apt-output";
+import { aptFailureReason, candidateProblem, dpkgQueryAnswer, dpkgQueryCommand, type PackageState } from "./apt-output";
 import { CommandError } from "./exec";
 import { stepIf } from "./progress";
+import type { Fact, Probe } from "./vm-facts";
 
 export interface EnsureOptions {
   /** Run apt-get update before installing (only when something is to be installed). */
@@ -62,10 +63,31 @@ export function emptyOutcome(): EnsureOutcome {
   return { installed: [], already_installed: [], failed: [], versions: {}, changed: false, update, wouldInstall: [] };
 }
 
-/** What dpkg says of `wanted` now (one dpkg-query, read-only). */
-export function lookAtPackages(apt: Apt, wanted: Wanted[]): Promise<Map<string, PackageState>> {
+/** The name of packagesProbe's answer in a look. */
+export const PACKAGES_PROBE = "packages";
+
+/** dpkg's view of `wanted` as a probe of the kit's first look (installer-model.ts firstLook). */
+export function packagesProbe(wanted: readonly Wanted[]): Probe {
+  return {
+    name: PACKAGES_PROBE,
+    command: dpkgQueryCommand(wanted.map((w) => w.name)),
+    writer: "root",
+    use: "which of the packages asked for dpkg has, at which version: what to install",
+  };
+}
+
+/**
+ * What dpkg says of `wanted` now (one dpkg-query, read-only), or what it said in the kit's first look
+ * (`early`, packagesProbe's answer) when that look read it and dpkg-query answered.
+ */
+export function lookAtPackages(apt: Apt, wanted: Wanted[], early?: Fact): Promise<Map<string, PackageState>> {
+  const names = wanted.map((w) => w.name);
   const label = `checking ${plural(wanted.length, "package", "packages")} with dpkg-query`;
-  return stepper(apt)(label, "check", () => apt.query(wanted.map((w) => w.name)));
+  if (early && early.code <= 1) {
+    apt.progress?.info(`${label}: read in the first look`);
+    return Promise.resolve(dpkgQueryAnswer(early.text, early.code, "", names));
+  }
+  return stepper(apt)(label, "check", () => apt.query(names));
 }
 
 /**

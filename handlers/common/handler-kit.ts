@@ -14,7 +14,7 @@ import { Apt, resolveAptSettings } from "./apt";
 import { withAptProxy } from "./apt-proxy";
 import { type BootFacts, lookAtBoot } from "./boot-look";
 import { lookOnly } from "./check-mode";
-import { waitForCloudInit } from "./cloud-init";
+import { cloudInitState, waitForCloudInit } from "./cloud-init";
 import type { ConnectionEnv } from "./connection-env";
 import type { Connection, Remote } from "./exec";
 import { FirstBootClock } from "./first-boot";
@@ -126,8 +126,9 @@ export async function runHandler<S extends Settings, R extends InstallerReport>(
     job.phase = "connecting over SSH";
     connection = await connectJob(job, event, target);
     job.phase = "detecting the OS";
-    // One exec: os-release, cloud-init's state and the apt proxy file (boot-look.ts).
-    const boot = await progress.step("reading /etc/os-release", () => lookAtBoot(connection!), "os");
+    // One exec: os-release, cloud-init's state, the apt proxy file and the installer's first probes.
+    const own = spec.model.firstLook?.(event) ?? [];
+    const boot = await progress.step("reading /etc/os-release", () => lookAtBoot(connection!, own), "os");
     const { os } = boot;
     progress.info(`os: ${os.pretty_name ?? os.id}, treated as ${os.family} ${os.codename}`);
     return await runInstaller(spec, job, { event, user: target.user, connection, os, boot });
@@ -199,7 +200,10 @@ async function runInstaller<S extends Settings, R extends InstallerReport>(
   // Every install of a real run is recorded, so that state absent can take back exactly that.
   const apt = check ? lookCtx.apt : recordInstalls(boot.apt(false), spec.definition.key);
   const real = check ? lookCtx : { ...base, check, remote: connection, apt };
-  const report = await runModel(withAptProxy(spec.model, { file: seen.proxyFile }), { real, look: lookCtx });
+  // The first look's dpkg and the like stand for inspect's own reads only when no first boot ran since.
+  const firstLook = boot.waited ? undefined : seen.installer;
+  const model = withAptProxy(spec.model, { file: seen.proxyFile });
+  const report = await runModel(model, { real, look: lookCtx, firstLook });
   progress.timings.total = now() - job.started;
   const frame = { connection, os, timings: { ...progress.timings }, check, firstBoot: boot.firstBoot };
   return result(report, { ...frame, repairs: real.apt.repairs });
@@ -219,12 +223,19 @@ async function afterFirstBoot(
   remote: Remote,
   event: CommonEvent,
   opts: { budget: JobBudget; progress: Progress; deps: InstallerDeps; seen: BootFacts },
-): Promise<{ apt: (check: boolean) => Apt; aptOver: (remote: Remote, check: boolean) => Apt; firstBoot: string[] }> {
+): Promise<{
+  apt: (check: boolean) => Apt;
+  aptOver: (remote: Remote, check: boolean) => Apt;
+  firstBoot: string[];
+  /** cloud-init was still at the first boot when the first look read the VM, and it was waited for. */
+  waited: boolean;
+}> {
   const { budget, progress, deps, seen } = opts;
   const settings = resolveAptSettings(event.apt);
   const { now, sleep } = deps;
   const clock = new FirstBootClock({ budget, capSec: settings.firstBootWaitSec, now, sleep, progress });
   const firstBoot = await waitForCloudInit(remote, clock, progress, seen.cloudInit);
   const aptOver = (over: Remote, check: boolean) => new Apt(over, settings, { progress, check, clock, sleep });
-  return { apt: (check) => aptOver(remote, check), aptOver, firstBoot };
+  const waited = clock.enabled && cloudInitState(seen.cloudInit).kind === "running";
+  return { apt: (check) => aptOver(remote, check), aptOver, firstBoot, waited };
 }

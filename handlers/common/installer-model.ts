@@ -11,6 +11,7 @@ import type { CommonEvent } from "./handler-input";
 import type { InstallerReport } from "./installer-result";
 import type { OsInfo } from "./os-release";
 import type { Progress } from "./progress";
+import type { Fact, Probe } from "./vm-facts";
 
 export interface InstallerContext<E> {
   /** The validated event, defaults filled in. */
@@ -68,6 +69,11 @@ export interface Applied<E, O extends ApplyOutcome> {
 export interface InspectContext<E, S = unknown> extends InstallerContext<E> {
   /** 0 for the first look; counts the looks after a `replan` change. */
   round: number;
+  /**
+   * Round 0 only: the answers of the model's `firstLook` probes, read in the kit's first look when the VM's
+   * first boot was already over (else undefined: inspect reads for itself, after the wait).
+   */
+  firstLook?: (name: string) => Fact | undefined;
   /** After round 0: the look before and what was applied since, so what a change already read is not read again. */
   previous?: { state: S; applied: readonly Applied<E, ApplyOutcome>[] };
 }
@@ -96,6 +102,11 @@ export interface InstallerModel<
   O extends ApplyOutcome = ApplyOutcome,
   V = undefined,
 > {
+  /**
+   * Probes that depend on the event alone, read in the kit's first look (with os-release, one SSH exec), so
+   * a rerun that finds everything in place costs one exec over a long link. Their answers reach inspect.
+   */
+  firstLook?(event: E): readonly Probe[];
   /** How the VM is, as far as the plan and the report need it. Read-only: it runs through lookOnly. */
   inspect(ctx: InspectContext<E, S>): Promise<S>;
   /** Pure: the changes that make `state` what the event asks for, in the order they are applied. */
@@ -133,14 +144,16 @@ const same = (a: Words, b: Words) => a.kind === b.kind && a.what.join("\n") === 
 export interface ModelContexts<E> {
   real: InstallerContext<E>;
   look: InstallerContext<E>;
+  /** The first look's answers to `firstLook`'s probes, when they may stand for inspect's own reads. */
+  firstLook?: (name: string) => Fact | undefined;
 }
 
 /** The loop: see the file comment. Returns the installer's report with `changes` filled in. */
 export async function runModel<E, S, R extends InstallerReport, O extends ApplyOutcome, V>(
   model: InstallerModel<E, S, R, O, V>,
-  { real, look }: ModelContexts<E>,
+  { real, look, firstLook }: ModelContexts<E>,
 ): Promise<R> {
-  const before = await model.inspect({ ...look, round: 0 });
+  const before = await model.inspect({ ...look, round: 0, firstLook });
   const planned = model.plan(before, real.event);
   const run: ModelRun<S, E, O, V> = {
     check: real.check,

@@ -10,6 +10,8 @@ import {
   emptyOutcome,
   installNeeded,
   lookAtPackages,
+  PACKAGES_PROBE,
+  packagesProbe,
   predictInstall,
   stillNeeded,
   type Wanted,
@@ -99,10 +101,11 @@ function report(run: ModelRun<PackagesState, PackagesEvent, InstallOutcome>): Om
 }
 
 export const packagesModel: InstallerModel<PackagesEvent, PackagesState, InstallPackagesReport, InstallOutcome> = {
-  async inspect({ event, apt, check }) {
+  firstLook: (event) => [packagesProbe(wantedOf(event.packages))],
+  async inspect({ event, apt, check, firstLook }) {
     const wanted = wantedOf(event.packages);
     const seen = emptyOutcome();
-    const before = await lookAtPackages(apt, wanted);
+    const before = await lookAtPackages(apt, wanted, firstLook?.(PACKAGES_PROBE));
     const needed = stillNeeded(apt, wanted, before, seen);
     // A check also says what the lists as they are cannot offer, and foresees a dpkg repair.
     if (check && needed.length) await predictInstall(apt, needed, seen);

@@ -15,6 +15,9 @@ export const QUIET: Record<string, Answer> = {
   compose_v1: { code: 5 },
   "apt.trusted": { code: 3 },
   "apt_tx.status": { code: 3 },
+  // install-packages' dpkg-query in the kit's first look, when no step answers it: not read (as where
+  // dpkg-query is missing), so inspect reads dpkg itself and a transcript's own dpkg step answers that.
+  packages: { code: 127 },
 };
 
 /** The probe names of a look's script, in order; undefined when `script` is not a look's. */
@@ -49,6 +52,14 @@ export function answerLookWith(script: string, answer: (command: string) => Prob
       return frame(m[1], { text: a.stdout, code: a.code });
     })
     .join("");
+}
+
+/** A look's probes, name and command as the VM runs it, in order. */
+export function probesOf(script: string): { name: string; command: string }[] {
+  return script.split("\n").flatMap((line) => {
+    const m = PROBE_LINE.exec(line);
+    return m ? [{ name: m[1], command: asRun(m[2]) }] : [];
+  });
 }
 
 /** A probe's command as the VM runs it: one with `readAs` unwrapped from vm-facts.ts' runuser wrapper. */

@@ -14,7 +14,7 @@ import { LOCK_TABLE_LOOK } from "../../../handlers/common/lock-holders";
 import { INVENTORY_LOOK, PACKAGES_FILE } from "../../../handlers/common/package-inventory";
 import { SecretScrubber } from "../../../shared/secrets";
 import { type FakeMode, type FakePostgres, fakePostgres } from "./fake-postgres";
-import { type Answer, answerLook } from "./look-answers";
+import { type Answer, answerLook, probesOf } from "./look-answers";
 
 /** What a TCP channel opened after a step reaches: a fake PostgreSQL server, or sshd's refusal. */
 export type TunnelAnswer = { password: string; mode?: FakeMode; who?: string } | { refused: "forwarding" | "connect" };
@@ -124,15 +124,35 @@ export class ScriptedRemote implements Connection {
     }
     this.next++;
     step.check?.(command, opts);
+    const facts = step.facts && { ...this.foldedInto(command, step.facts), ...step.facts };
     const exec = new ExecRemote(
       async () => ({
         code: step.code === undefined ? 0 : step.code,
-        stdout: Buffer.from(step.facts ? answerLook(command, step.facts) : (step.stdout ?? "")),
+        stdout: Buffer.from(facts ? answerLook(command, facts) : (step.stdout ?? "")),
         stderr: Buffer.from(step.stderr ?? ""),
       }),
       { target: this.target, user: "ubuntu", secrets: this.secrets },
     );
     return exec.run(command, opts);
+  }
+
+  /**
+   * A look's probes its step does not answer, answered by the steps scripted next when they match the probe's
+   * command (the kit reads an installer's first probes in its boot look: a transcript of the reads one by one
+   * still answers them, in order), those steps used up.
+   */
+  private foldedInto(script: string, answered: Record<string, Answer>): Record<string, Answer> {
+    const out: Record<string, Answer> = {};
+    for (const probe of probesOf(script)) {
+      if (probe.name in answered) continue;
+      const next = this.script[this.next];
+      const hit =
+        next && (typeof next.match === "string" ? probe.command.includes(next.match) : next.match.test(probe.command));
+      if (!hit || next.facts) continue;
+      this.next++;
+      out[probe.name] = { text: next.stdout ?? "", code: next.code ?? 0 };
+    }
+    return out;
   }
 
   async close(): Promise<void> {
