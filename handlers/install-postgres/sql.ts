@@ -32,7 +32,8 @@ const RECORDED_ROLES = `(SELECT json_object_agg(rolname, json_build_object('logi
 
 /** The recorded roles alone, as the server has them now (state absent's look before taking LOGIN back). */
 export function recordedRolesSql(roles: string[]): string {
-  return `${setVars({ recorded: JSON.stringify(roles) })}SELECT json_build_object('recorded_roles', ${RECORDED_ROLES});\n`;
+  const vars = setVars({ recorded: JSON.stringify(roles) });
+  return `${vars}SELECT json_build_object('recorded_roles', ${RECORDED_ROLES});\n`;
 }
 
 /**
