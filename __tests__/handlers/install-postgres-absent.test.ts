@@ -16,14 +16,20 @@ const cluster = (name: string, dataDir: string) =>
   `15  ${name}    5432 online postgres ${dataDir} /var/log/postgresql/postgresql-15-${name}.log\n`;
 
 /** A VM where vm-install installed postgresql-15 and recorded its pg_hba.conf line; `files`: what exists. */
-function vm(clusters: string, files: Record<string, string>): Remote & { sent: string[] } {
+function vm(
+  clusters: string,
+  files: Record<string, string>,
+  roles: { recorded: string[]; server: Record<string, object> } = { recorded: [], server: {} },
+): Remote & { sent: string[] } {
   const sent: string[] = [];
-  const grants = { version: 1, postgres: { hba: { [HBA]: [OURS] }, roles: {} } };
+  const grants = { version: 1, postgres: { hba: { [HBA]: [OURS] }, roles: { "15/main": roles.recorded } } };
   const packages = { version: 1, installers: { postgres: { packages: ["postgresql-15"], groups: [], users: [] } } };
   const answer = (command: string): string => {
     if (command === GRANTS_LOOK.script) return answerLook(command, { grants: JSON.stringify(grants) });
     if (command === INVENTORY_LOOK.script)
       return answerLook(command, { "inventory.packages": JSON.stringify(packages) });
+    // The server's own answer on the recorded roles (sql.ts recordedRolesSql), as psql -At prints it.
+    if (command.includes("psql -X")) return `${JSON.stringify({ recorded_roles: roles.server })}\n`;
     if (!isLook(command)) throw new Error(`absent test: a command this double does not know: ${command}`);
     return answerLookWith(command, (probe) => {
       const listed = listingProbe(probe, { packages: "", clusters, units: {} });
@@ -94,4 +100,31 @@ describe("install-postgres absent: what a purge removes", () => {
     );
     expect(text.get("hba:0").text).toBe(forged);
   });
+
+  it(
+    "a recorded role the admin dropped and made again (no vm-install mark) keeps LOGIN and is named; a dropped " +
+      "one is not claimed as revoked; only the marked one is taken back",
+    async () => {
+      const mark = { login: true, superuser: false, bootstrap: false, marked: true };
+      const remote = vm(
+        cluster("main", "/var/lib/postgresql/15/main"),
+        { ...DIRS, [HBA]: "local all postgres peer\n" },
+        {
+          recorded: ["app_user", "remade", "dropped"],
+          server: { app_user: mark, remade: { ...mark, marked: false } },
+        },
+      );
+      const seen = await inspect(remote, false);
+      expect(seen.roles).toEqual([{ port: 5432, cluster: "15/main", roles: ["app_user"] }]);
+      expect(postgresTakeBack.revoked?.(seen)).toEqual(["role app_user: LOGIN"]);
+      expect(postgresTakeBack.plan(seen).flatMap((c) => c.what)).toEqual([
+        "revoked: role app_user: LOGIN (cluster 15/main)",
+      ]);
+      expect(postgresTakeBack.warnings?.(seen)).toEqual([
+        expect.stringMatching(
+          /^LOGIN of role "remade" not taken back .* carries no vm-install mark.*\(cluster 15\/main\)$/,
+        ),
+      ]);
+    },
+  );
 });

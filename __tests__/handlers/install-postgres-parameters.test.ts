@@ -219,7 +219,7 @@ describe("extensions", () => {
   });
 
   it("creates what the database lacks; records what it created or had recorded; reports a removed one", () => {
-    const plan = planExtensions(["hstore", "pg_stat_statements"], "15", ext({ installed: ["hstore"] }), [
+    const plan = planExtensions(["hstore", "pg_stat_statements"], "15", ext({ installed: ["hstore", "citext"] }), [
       "hstore",
       "citext",
     ]);
@@ -227,6 +227,13 @@ describe("extensions", () => {
     expect(plan.record).toEqual(["hstore", "pg_stat_statements"]);
     // One the admin had created before is not recorded: a later removal says nothing of it.
     expect(planExtensions(["hstore"], "15", ext({ installed: ["hstore"] }), []).record).toEqual([]);
+  });
+
+  it("a recorded extension the admin dropped since: forgotten when no longer wanted (not said to be left in place), created and recorded again when still wanted", () => {
+    const dropped = planExtensions(["hstore"], "15", ext({ installed: ["hstore"] }), ["hstore", "citext"]);
+    expect(dropped).toMatchObject({ create: [], record: ["hstore"], left: [] });
+    const wanted = planExtensions(["citext"], "15", ext({ installed: [] }), ["citext"]);
+    expect(wanted).toMatchObject({ create: ["citext"], record: ["citext"], left: [] });
   });
 
   it("adds the missing library to the running shared_preload_libraries, with a restart", () => {

@@ -31,20 +31,23 @@ const POST_INVOKE = saved([
   ["getent passwd", "after.users"],
 ]);
 
-/** apt-get's options that make its dpkg runs keep the record (dpkg runs each hook with sh -c, as root). */
-export const TRANSACTION_OPTIONS = [
-  `Dpkg::Options::=--pre-invoke=${PRE_INVOKE}`,
-  `Dpkg::Options::=--post-invoke=${POST_INVOKE}`,
-  `Dpkg::Options::=--status-logger=cat >> ${at("status")}`,
-].flatMap((o) => ["-o", o]);
+/** dpkg's own options that make its runs keep the record (dpkg runs each hook with sh -c, as root). */
+export const TRANSACTION_DPKG_OPTIONS = [
+  `--pre-invoke=${PRE_INVOKE}`,
+  `--post-invoke=${POST_INVOKE}`,
+  `--status-logger=cat >> ${at("status")}`,
+];
+
+/** The same, given to apt-get for the dpkg runs it makes. */
+export const TRANSACTION_OPTIONS = TRANSACTION_DPKG_OPTIONS.flatMap((o) => ["-o", `Dpkg::Options::=${o}`]);
 
 /** Before apt-get, in the same step: an empty record directory, root's alone (/run/vm-install is root's). */
 const MAKE_DIR = `rm -rf ${TRANSACTION_DIR} && mkdir -m 700 ${TRANSACTION_DIR}`;
 export const TRANSACTION_PROLOGUE = `mkdir -p /run/vm-install && ${MAKE_DIR}`;
 
-/** `apt-get install ...` (with TRANSACTION_OPTIONS) as the step that keeps its record. */
+/** `apt-get install ...` (with TRANSACTION_OPTIONS), or a script of such (in braces), as a step keeping a record. */
 export function inTransaction(installCommand: string): string {
-  return `${TRANSACTION_PROLOGUE} && ${installCommand}`;
+  return `${TRANSACTION_PROLOGUE} && ${installCommand.includes("\n") ? `{\n${installCommand}\n}` : installCommand}`;
 }
 
 /** Each file of the record, and what it tells (the docs' audit table): all of it root's, dpkg's hooks'. */
@@ -143,13 +146,15 @@ export async function readTransaction(remote: Remote): Promise<TransactionRecord
 }
 
 /**
- * Runs `step` (one apt-get install with TRANSACTION_OPTIONS, inTransaction) and hands its record to
- * `recorder`, whatever the step's outcome; a recorder that fails fails the step only when apt-get succeeded.
+ * Runs `step` (one apt-get install with TRANSACTION_OPTIONS, or the dpkg repair with its hooks, inTransaction)
+ * and hands its record to `recorder`, whatever the step's outcome; a recorder that fails fails the step only
+ * when the step succeeded. `what`: the step, in the error's words.
  */
 export async function recordedStep<T>(
   remote: Remote,
   step: () => Promise<T>,
   recorder: (record: TransactionRecord) => Promise<void>,
+  what = "apt-get install",
 ): Promise<T> {
   const outcome = await step().then(
     (result) => ({ result }),
@@ -162,7 +167,7 @@ export async function recordedStep<T>(
   }
   // A plain Error: a CommandError would read as apt's own failure, and be retried package by package.
   await recorded.catch((err: Error) => {
-    throw new Error(`apt-get install succeeded, but recording what it brought failed: ${err.message}`);
+    throw new Error(`${what} succeeded, but recording what it brought failed: ${err.message}`);
   });
   return outcome.result;
 }

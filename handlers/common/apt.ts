@@ -310,6 +310,7 @@ export class Apt {
         progress: this.opts.progress,
         withLock: (what, op) => this.withLock(what, op),
         repaired: (line) => this.repairs.push(line),
+        record: this.recorder,
       }),
     );
     return this.health;

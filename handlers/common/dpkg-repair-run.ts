@@ -2,6 +2,7 @@
 // run the script as one detached root step, look again. Apt.ensureDpkgHealthy runs this once per run.
 
 import { isLockError } from "./apt-output";
+import { inTransaction, recordedStep, type TransactionRecord } from "./apt-transaction";
 import { DPKG_HEALTH_LOOK, type DpkgHealth, needsRepair, parseDpkgHealth } from "./dpkg-health";
 import {
   describeDamage,
@@ -25,6 +26,11 @@ export interface RepairContext {
   withLock<T>(what: string, op: () => Promise<T>): Promise<T>;
   /** Receives the line for the result's `changes` ("repaired dpkg (...): ..."). */
   repaired(line: string): void;
+  /**
+   * Where what the repair's own dpkg runs installed goes (Apt's recorder: the job's inventory), as for an
+   * install: the packages apt-get -f install brings are this job's doing. None: the repair keeps no record.
+   */
+  record?: (record: TransactionRecord) => Promise<void>;
 }
 
 /** Messages stay English (parsed) while the VM's own locale settings stay as they are. */
@@ -51,16 +57,21 @@ export async function repairDpkg(ctx: RepairContext): Promise<void> {
   const ran = await ctx.withLock("dpkg repair", async () => {
     const plan = planRepair(attempt++ === 0 ? before : await look(ctx.remote));
     // A maintainer script left running is waited for as long as a lock would be.
+    const { record } = ctx;
     const script = repairScript(plan, {
       lockTimeoutSec: ctx.settings.lockTimeoutSec,
       waitSec: ctx.settings.lockTimeoutSec,
+      record: !!record,
     });
-    try {
-      const r = await runLong(ctx.remote, script, {
+    const run = () =>
+      runLong(ctx.remote, record ? inTransaction(script) : script, {
         env: INSTALL_ENV,
         label: "dpkg repair",
         timeoutMs: ctx.settings.installTimeoutSec * 1000,
       });
+    try {
+      // Recorded after each attempt, whatever its outcome (a busy lock may stop it after dpkg installed some).
+      const r = await (record ? recordedStep(ctx.remote, run, record, "the dpkg repair") : run());
       return { plan, output: `${r.stdout}\n${r.stderr}`, exit: undefined as number | undefined };
     } catch (err) {
       if (!(err instanceof CommandError) || err.code === null || isLockError(`${err.stderr}\n${err.stdout}`)) throw err;

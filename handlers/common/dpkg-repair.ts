@@ -3,6 +3,7 @@
 // words); apt.ts runs them.
 
 import { quote } from "../../shared/shell-quote";
+import { TRANSACTION_DPKG_OPTIONS, TRANSACTION_OPTIONS } from "./apt-transaction";
 import { compareDebianVersions } from "./debian-version";
 import {
   ARCHIVES,
@@ -123,8 +124,14 @@ export const REPAIR_SCRIPTS_RUNNING = 91;
  * `waitSec`), unpack a whole .deb over each package that must be reinstalled, then configure
  * everything and let apt install what is missing without removing anything.
  */
-export function repairScript(plan: RepairPlan, opts: { lockTimeoutSec: number; waitSec: number }): string {
-  const dpkg = "dpkg --force-confdef --force-confold";
+export function repairScript(
+  plan: RepairPlan,
+  opts: { lockTimeoutSec: number; waitSec: number; record?: boolean },
+): string {
+  // Recorded: every dpkg run of the repair, apt-get's too, keeps the job's transaction record (apt-transaction.ts).
+  const hooks = opts.record ? TRANSACTION_DPKG_OPTIONS.map(quote) : [];
+  const aptHooks = opts.record ? ` ${TRANSACTION_OPTIONS.map(quote).join(" ")}` : "";
+  const dpkg = ["dpkg --force-confdef --force-confold", ...hooks].join(" ");
   const out: string[] = [
     `A=${ARCHIVES}; debs=""`,
     `n=0; while pgrep -f '${MAINTAINER_SCRIPT}' > /dev/null; do n=$((n+1)); ` +
@@ -170,8 +177,8 @@ export function repairScript(plan: RepairPlan, opts: { lockTimeoutSec: number; w
     // Fails on a package whose dependency was never unpacked: apt-get -f install brings that in next.
     `${dpkg} --configure -a`,
     `apt-get -f install --no-remove -y -q -o DPkg::Lock::Timeout=${opts.lockTimeoutSec} -o ` +
-      `Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold || exit $?`,
-    `${dpkg} --configure -a && dpkg --triggers-only -a`,
+      `Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold${aptHooks} || exit $?`,
+    `${dpkg} --configure -a && ${["dpkg", ...hooks].join(" ")} --triggers-only -a`,
   );
   return out.join("\n");
 }

@@ -7,16 +7,16 @@
 import { quote } from "../../shared/shell-quote";
 import { type AbsentExtra, absentModel } from "../common/absent-model";
 import type { Remote } from "../common/exec";
-import { type Inventory, readGrants, withSection, writeGrants } from "../common/grants";
+import { GRANTS_FILE, type Inventory, readGrants, withSection, writeGrants } from "../common/grants";
 import type { Change } from "../common/installer-model";
 import { readPackageInventory, recordOf } from "../common/package-inventory";
 import { defineLook, type Probe } from "../common/vm-facts";
 import type { Cluster } from "./clusters";
 import type { PostgresEvent } from "./decisions";
-import { type PostgresGrants, postgresSection } from "./grants";
-import { HBA_MARKER, hbaFields } from "./pg";
-import { inspectInstallation, psql, writeFile } from "./server";
-import { revokeLoginSql } from "./sql";
+import { type PostgresGrants, planRoles, postgresSection, validRoleNames } from "./grants";
+import { HBA_MARKER, hbaFields, type RecordedRole } from "./pg";
+import { inspectInstallation, psql, psqlJson, writeFile } from "./server";
+import { recordedRolesSql, revokeLoginSql } from "./sql";
 
 /** A pg_hba.conf with vm-install's recorded lines taken out. */
 interface HbaRevoke {
@@ -34,8 +34,10 @@ export interface PostgresAbsentSeen {
   hba: HbaRevoke[];
   /** Recorded pg_hba.conf files the postgres user cannot read (a link to elsewhere): their lines stay, named. */
   hbaUnread: string[];
-  /** Recorded roles per online cluster's port. */
+  /** Recorded roles per online cluster's port that the server shows are still vm-install's grant (marked, LOGIN). */
   roles: { port: number; cluster: string; roles: string[] }[];
+  /** Recorded roles not taken back, with why (re-made by someone else since, a superuser ...): warnings. */
+  rolesKept: string[];
   /** The data and configuration directories of the majors vm-install installed, that exist. */
   dirs: string[];
   /** Data directories of those clusters elsewhere (pg_lsclusters' word): kept, purgeData or not, and named. */
@@ -102,6 +104,28 @@ function hbaRevokes(grants: PostgresGrants | undefined, texts: string[]): HbaRev
     if (removed.length) out.push({ file, entries: removed, content });
   });
   return out;
+}
+
+/**
+ * The recorded roles re-checked on each cluster's server: only a role that may log in and carries the mark
+ * vm-install left when it gave LOGIN is taken back (planRoles). One the admin dropped and made again under the
+ * same name carries none: it stays, and is named; one dropped is gone, nothing to take back.
+ */
+async function recheckRoles(remote: Remote, recorded: { port: number; cluster: string; roles: string[] }[]) {
+  const roles: PostgresAbsentSeen["roles"] = [];
+  const rolesKept: string[] = [];
+  for (const r of recorded) {
+    const facts = await psqlJson<{ recorded_roles: Record<string, RecordedRole> | null }>(
+      remote,
+      r.port,
+      recordedRolesSql(validRoleNames(r.roles)),
+      `psql (reading the roles ${GRANTS_FILE} lists, cluster ${r.cluster})`,
+    );
+    const plan = planRoles(r.roles, "", false, facts.recorded_roles ?? {});
+    rolesKept.push(...plan.skipped.map((line) => `${line} (cluster ${r.cluster})`));
+    if (plan.revoke.length) roles.push({ ...r, roles: plan.revoke });
+  }
+  return { roles, rolesKept };
 }
 
 function revokeChanges(seen: PostgresAbsentSeen): Change<PostgresEvent>[] {
@@ -175,7 +199,7 @@ export const postgresTakeBack: AbsentExtra<PostgresEvent, PostgresAbsentSeen> = 
     const dirs = perMajor.filter((d) => found.there.includes(d));
     const kept = elsewhere.filter((d) => found.there.includes(d));
     const online = (c: Cluster) => c.status.startsWith("online");
-    const roles = purge
+    const recorded = purge
       ? []
       : clusters
           .filter(online)
@@ -185,8 +209,9 @@ export const postgresTakeBack: AbsentExtra<PostgresEvent, PostgresAbsentSeen> = 
             roles: grants?.roles[`${c.major}/${c.name}`] ?? [],
           }))
           .filter((r) => r.roles.length > 0);
+    const { roles, rolesKept } = await recheckRoles(remote, recorded);
     const hba = hbaRevokes(grants, found.hba);
-    return { purge, inventory, grants, clusters, hba, hbaUnread: found.unread, roles, dirs, kept };
+    return { purge, inventory, grants, clusters, hba, hbaUnread: found.unread, roles, rolesKept, dirs, kept };
   },
   plan: (seen) => [...revokeChanges(seen), ...forgetGrants(seen)],
   after: purgeDataChange,
@@ -197,6 +222,7 @@ export const postgresTakeBack: AbsentExtra<PostgresEvent, PostgresAbsentSeen> = 
     ...seen.roles.flatMap((r) => r.roles.map((role) => `role ${role}: LOGIN`)),
   ],
   warnings: (seen) => [
+    ...seen.rolesKept,
     ...seen.hbaUnread.map(
       (f) =>
         `${f} could not be read as postgres (gone, or a link to a file postgres may not read): ` +

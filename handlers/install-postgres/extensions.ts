@@ -62,7 +62,7 @@ export interface ExtensionPlan {
   create: string[];
   /** The inventory's list for this database afterwards. */
   record: string[];
-  /** Recorded, no longer wanted: reported, left in place. */
+  /** Recorded, no longer wanted, still there: reported, left in place. */
   left: string[];
 }
 
@@ -84,7 +84,9 @@ export function planExtensions(
   }
   const create = wanted.filter((e) => !installed.includes(e));
   const record = [...new Set([...recorded.filter((e) => wanted.includes(e)), ...create])].sort();
-  return { packages, create, record, left: recorded.filter((e) => !wanted.includes(e)) };
+  // One dropped since (by the admin) is only forgotten: saying it is left in place would act on a stale record.
+  const left = recorded.filter((e) => !wanted.includes(e) && (!facts || installed.includes(e)));
+  return { packages, create, record, left };
 }
 
 /** The libraries of a shared_preload_libraries value (names may be double-quoted). */

@@ -24,6 +24,18 @@ export const ROLE_MARK = {
 };
 const MARK_PATTERN = "'vm-install: %'";
 
+/** The roles of psql variable `recorded` (a JSON list) that exist, with what grants.ts planRoles decides on. */
+const RECORDED_ROLES = `(SELECT json_object_agg(rolname, json_build_object('login', rolcanlogin, 'superuser', rolsuper,
+                       'bootstrap', oid = 10,
+                       'marked', coalesce(shobj_description(oid, 'pg_authid') LIKE ${MARK_PATTERN}, false)))
+                     FROM pg_roles WHERE rolname IN (SELECT json_array_elements_text(:'recorded'::json)))`;
+
+/** The recorded roles alone, as the server has them now (state absent's look before taking LOGIN back). */
+export function recordedRolesSql(roles: string[]): string {
+  const vars = setVars({ recorded: JSON.stringify(roles) });
+  return `${vars}SELECT json_build_object('recorded_roles', ${RECORDED_ROLES});\n`;
+}
+
 /**
  * One JSON object describing the server, the role, the database, and the two files the handler may
  * edit (read by the server itself with pg_read_file: one round trip instead of three on a rerun), and which
@@ -60,10 +72,7 @@ export function inspectSql(db: string, user: string, dropInName: string, recorde
                     LATERAL (SELECT regexp_replace(current_setting('config_file'), '[^/]*$', '') || n AS p) f
                WHERE (pg_stat_file(p, true)).modification IS NOT NULL),
   'scram_iterations', current_setting('scram_iterations', true),
-  'recorded_roles', (SELECT json_object_agg(rolname, json_build_object('login', rolcanlogin, 'superuser', rolsuper,
-                       'bootstrap', oid = 10,
-                       'marked', coalesce(shobj_description(oid, 'pg_authid') LIKE ${MARK_PATTERN}, false)))
-                     FROM pg_roles WHERE rolname IN (SELECT json_array_elements_text(:'recorded'::json)))
+  'recorded_roles', ${RECORDED_ROLES}
 );
 `
   );

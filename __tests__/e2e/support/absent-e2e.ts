@@ -8,13 +8,30 @@ import { expectSucceeded, type InstallerRun, root, runInstaller, vmFingerprint }
 
 export const T = 600_000;
 
+/** What a record file still records: `version`, `about` and empty lists and objects left out ({} for none). */
+export function stillRecorded(text: string): unknown {
+  const prune = (v: unknown): unknown => {
+    if (Array.isArray(v)) return v.length ? v : undefined;
+    if (typeof v !== "object" || v === null) return v;
+    const kept = Object.entries(v)
+      .filter(([k]) => k !== "version" && k !== "about")
+      .map(([k, x]) => [k, prune(x)] as const)
+      .filter(([, x]) => x !== undefined);
+    return kept.length ? Object.fromEntries(kept) : undefined;
+  };
+  return text.trim() ? (prune(JSON.parse(text)) ?? {}) : {};
+}
+
 /**
  * What absent must give back: every package by name and dpkg state (an install may upgrade a package that
  * was there, when a new one needs a newer version of it: absent does not downgrade), apt's sources and
- * keys with their content, groups with their members, users, daemon.json (log rotation is on by default).
+ * keys with their content, groups with their members, users, PostgreSQL's trees (paths and owners),
+ * daemon.json (log rotation is on by default), and what vm-install's two record files still record.
  */
 export async function vmState(sb: Sandbox): Promise<Record<string, string>> {
   const sh = (command: string) => root(sb, command, 60_000);
+  const records = async (file: string) =>
+    JSON.stringify(stillRecorded(await sh(`cat /var/lib/vm-install/${file} 2>/dev/null; true`)));
   return {
     packages: await sh("dpkg-query -W -f='${Package} ${db:Status-Abbrev}\\n' | sort"),
     apt: await sh(
@@ -23,8 +40,12 @@ export async function vmState(sb: Sandbox): Promise<Record<string, string>> {
     ),
     groups: await sh("getent group | sort"),
     users: await sh("getent passwd | cut -d: -f1 | sort"),
-    postgres: await sh("find /etc/postgresql /etc/postgresql-common /var/lib/postgresql 2>/dev/null | sort; true"),
+    postgres: await sh(
+      "find /etc/postgresql /etc/postgresql-common /var/lib/postgresql -printf '%p %u:%g\\n' 2>/dev/null | sort; true",
+    ),
     daemonJson: await sh("cat /etc/docker/daemon.json 2>/dev/null || echo '(none)'"),
+    grants: await records("grants.json"),
+    installed: await records("packages.json"),
   };
 }
 

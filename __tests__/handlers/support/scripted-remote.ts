@@ -71,8 +71,10 @@ export class ScriptedRemote implements Connection {
 
   async run(sent: string, opts: RunOptions = {}): Promise<RunResult> {
     this.sent.push(sent);
-    // An install step's record directory made empty first (apt-transaction.ts): steps match the apt-get line.
-    const command = sent.startsWith(`${TRANSACTION_PROLOGUE} && `) ? sent.slice(TRANSACTION_PROLOGUE.length + 4) : sent;
+    // An install step's record directory made empty first (apt-transaction.ts): steps match the apt-get line,
+    // or the script (the dpkg repair's) inTransaction put in braces.
+    const inTx = sent.startsWith(`${TRANSACTION_PROLOGUE} && `) ? sent.slice(TRANSACTION_PROLOGUE.length + 4) : sent;
+    const command = inTx !== sent && inTx.startsWith("{\n") && inTx.endsWith("\n}") ? inTx.slice(2, -2) : inTx;
     const step = this.script[this.next];
     const matches = step && (typeof step.match === "string" ? command.includes(step.match) : step.match.test(command));
     const quiet = (stdout: string): RunResult => ({ code: 0, stdout, stderr: "", durationMs: 0 });
