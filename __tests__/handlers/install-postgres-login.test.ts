@@ -2,29 +2,29 @@
 // needs the server's signature, against a scripted fake server (nothing derived from the password is
 // written to a peer that asks for anything else); the listener decision over ss's output.
 import { judgeListeners, parseListeners } from "../../handlers/install-postgres/listener";
-import { ServerRefused, scramQuery } from "../../handlers/install-postgres/pg-wire";
+import { ServerRefused, scramLogin, type WireLogin } from "../../handlers/install-postgres/pg-wire";
 import { ScramClient, ScramRefused } from "../../handlers/install-postgres/scram-client";
 import { type FakeMode, fakePostgres } from "./support/fake-postgres";
 import { POSTMASTER_PID as PM, ssLine } from "./support/listener-look";
 
 const PW = "Sw0rdfish: quotes ' \" and spaces";
 const WHO = JSON.stringify({ user: "app_user", database: "myapp", server_version: "15.10" });
-const login = { user: "app_user", database: "myapp", password: PW, query: "SELECT 1", timeoutMs: 5000 };
+const login = { user: "app_user", database: "myapp", password: PW, timeoutMs: 5000 };
 
 /** Runs the client against a fake in `mode`; what it returned or threw, and every byte it wrote. */
-async function against(mode: FakeMode, serverPassword = PW) {
+async function against(mode: FakeMode, serverPassword = PW, tls: WireLogin["tls"] = "off") {
   const fake = fakePostgres({ password: serverPassword, mode, who: WHO });
-  const outcome = await scramQuery(fake.client, login).then(
+  const outcome = await scramLogin(fake.client, { ...login, tls }).then(
     (answer) => ({ answer, error: undefined }),
     (error: Error) => ({ answer: undefined, error }),
   );
   const sent = fake.received();
-  return { ...outcome, sent, fake, types: messageTypes(sent) };
+  return { ...outcome, sent, fake, types: messageTypes(sent, tls === "prefer" ? 8 : 0) };
 }
 
-/** The type bytes of the client's typed messages (after the SSLRequest and the startup message). */
-function messageTypes(sent: Buffer): string[] {
-  let i = 8 + sent.readInt32BE(8);
+/** The type bytes of the client's typed messages (after the SSLRequest, if `skip` says one came, and the startup). */
+function messageTypes(sent: Buffer, skip: number): string[] {
+  let i = skip + sent.readInt32BE(skip);
   const types: string[] = [];
   while (i + 5 <= sent.length) {
     types.push(String.fromCharCode(sent[i]));
@@ -41,12 +41,31 @@ function expectNoPassword(sent: Buffer) {
 }
 
 describe("the login check's wire client: SCRAM-SHA-256 only, the server proven", () => {
-  it("a good exchange: the query's answer, the server's signature checked, Terminate sent", async () => {
-    const { answer, error, fake, types } = await against("scram");
-    expect(error).toBeUndefined();
-    expect(answer).toEqual({ value: WHO, tls: false });
-    expect(fake.proofAccepted).toBe(true);
-    expect(types).toEqual(["p", "p", "Q", "X"]);
+  it.each<WireLogin["tls"]>(["off", "prefer"])(
+    "a good exchange (tls %s): the server's version and the session's role, its signature checked, Terminate sent",
+    async (tls) => {
+      const { answer, error, fake, types } = await against("scram", PW, tls);
+      expect(error).toBeUndefined();
+      expect(answer).toEqual({ serverVersion: "15.10", sessionUser: "app_user", tls: false });
+      expect(fake.proofAccepted).toBe(true);
+      // The SASL initial response went with the startup message: no query, nothing after the proof but X.
+      expect(types).toEqual(["p", "p", "X"]);
+    },
+  );
+
+  it("the SASL initial response goes with the startup message, in the same write (a round trip less)", async () => {
+    const fake = fakePostgres({ password: PW, who: WHO });
+    const writes: Buffer[] = [];
+    const write = fake.client.write.bind(fake.client);
+    fake.client.write = ((chunk: Buffer, ...rest: never[]) => {
+      writes.push(Buffer.from(chunk));
+      return write(chunk, ...rest);
+    }) as typeof fake.client.write;
+    await scramLogin(fake.client, { ...login, tls: "off" });
+    const first = writes[0];
+    expect(first.readInt32BE(4)).toBe(196608);
+    expect(String.fromCharCode(first[first.readInt32BE(0)])).toBe("p");
+    expect(first.toString("latin1")).toContain("SCRAM-SHA-256\0");
   });
 
   it.each<[FakeMode, RegExp]>([
@@ -58,11 +77,13 @@ describe("the login check's wire client: SCRAM-SHA-256 only, the server proven",
     const { error, sent, types } = await against(mode);
     expect(error).toBeInstanceOf(ScramRefused);
     expect(error?.message).toMatch(why);
-    expect(types).toEqual([]);
+    // Only the SASL initial response, sent with the startup message: a nonce, nothing of the password.
+    expect(types).toEqual(["p"]);
+    expect(sent.toString("latin1")).toMatch(/SCRAM-SHA-256\0.{4}n,,n=,r=[A-Za-z0-9+/]+$/s);
     expectNoPassword(sent);
   });
 
-  it("a wrong server signature: refused after the proof, no query sent", async () => {
+  it("a wrong server signature: refused after the proof, nothing more sent", async () => {
     const { error, fake, types, sent } = await against("bad-signature");
     expect(fake.proofAccepted).toBe(true);
     expect(error).toBeInstanceOf(ScramRefused);

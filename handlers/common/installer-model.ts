@@ -90,6 +90,8 @@ export interface ModelRun<S, E, O extends ApplyOutcome, V = undefined> {
   planned: readonly Change<E, O>[];
   /** Every change applied, in order (empty in a check). */
   applied: readonly Applied<E, O>[];
+  /** How many of `applied` came after `state` was read (0: what it says of the VM still stands). */
+  appliedSinceLook: number;
   /** What verify said (undefined without a verify). */
   verified?: V;
 }
@@ -162,6 +164,7 @@ export async function runModel<E, S, R extends InstallerReport, O extends ApplyO
     state: before,
     planned,
     applied: [],
+    appliedSinceLook: 0,
   };
   if (!real.check) Object.assign(run, await applyAll(model, real, look, run));
   const verified = model.verify ? await model.verify(real.check ? look : real, run) : undefined;
@@ -177,14 +180,14 @@ async function applyAll<E, S, R extends InstallerReport, O extends ApplyOutcome,
   real: InstallerContext<E>,
   look: InstallerContext<E>,
   run: ModelRun<S, E, O, V>,
-): Promise<{ state: S; applied: Applied<E, O>[] }> {
+): Promise<{ state: S; applied: Applied<E, O>[]; appliedSinceLook: number }> {
   const applied: Applied<E, O>[] = [];
   let state = run.state;
   let plan = run.planned;
   for (let round = 1; ; round++) {
     const thisRound: Change<E, O>[] = [];
     const replanAfter = await applyUntilReplan(plan, real, applied, thisRound);
-    if (!replanAfter) return { state, applied };
+    if (!replanAfter) return { state, applied, appliedSinceLook: thisRound.length };
     if (round > MAX_REPLANS)
       throw new PlanDoesNotConverge(`still planning after ${MAX_REPLANS} looks (last: ${words(replanAfter)})`);
     state = await model.inspect({ ...look, round, previous: { state, applied: applied.slice(-thisRound.length) } });

@@ -172,18 +172,16 @@ export class SshSession implements Remote {
       });
     });
 
-  /** Ends the connection; resolves once it is closed (or after 2 s, whichever is first). */
+  /**
+   * Ends the connection: the disconnect and the end of the stream are written, and it resolves without
+   * waiting for the server to close its side, a round trip that decides nothing (issue 30): every command
+   * has already ended, and the job exits right after.
+   */
   close(): Promise<void> {
     if (this.deadReason) return Promise.resolve();
-    return new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, 2000);
-      this.client.once("close", () => {
-        clearTimeout(timer);
-        resolve();
-      });
-      this.deadReason = "closed by the handler";
-      this.client.end();
-    });
+    this.deadReason = "closed by the handler";
+    this.client.end();
+    return new Promise<void>((resolve) => setImmediate(resolve));
   }
 }
 

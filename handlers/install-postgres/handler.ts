@@ -18,7 +18,7 @@ import { chooseMajor, type PostgresEvent, planRoleAndDatabase } from "./decision
 import { postgresDefinition } from "./definition";
 import { type PostgresChange, type PostgresPlan, planPostgres } from "./plan";
 import { type InstallPostgresReport, postgresReport, type ReportLines } from "./report";
-import { inspect, type PostgresState } from "./state";
+import { inspect, type PostgresState, postgresFirstLook } from "./state";
 import { verifyLogin } from "./verify";
 
 export type { InstallPostgresReport };
@@ -56,7 +56,9 @@ async function verify(ctx: InstallerContext<PostgresEvent>, run: PostgresRun): P
     return { plan, warnings, progress: ctx.progress };
   }
   const reloaded = run.applied.some((a) => a.change.kind === "reload");
-  const login = await verifyLogin(ctx, plan.login, { reloaded, resolved: run.state.resolved });
+  // Nothing applied since the server was last looked at: who listened then still stands (the login's proof).
+  const listener = run.appliedSinceLook ? undefined : run.state.server?.listener;
+  const login = await verifyLogin(ctx, plan.login, { reloaded, resolved: run.state.resolved, listener });
   if ("warning" in login) {
     ctx.progress.info(login.warning);
     return { plan, warnings: [...warnings, login.warning], progress: ctx.progress };
@@ -94,6 +96,7 @@ export const postgresModel: InstallerModel<
   PostgresOutcome,
   Verified
 > = {
+  firstLook: postgresFirstLook,
   inspect,
   plan: (state, event) => planPostgres(state, event).changes,
   verify,

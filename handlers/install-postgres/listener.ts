@@ -6,7 +6,7 @@
 
 import { quote } from "../../shared/shell-quote";
 import type { Remote } from "../common/exec";
-import { defineLook } from "../common/vm-facts";
+import { defineLook, type Fact } from "../common/vm-facts";
 
 /** The look at host:port's listeners, the cluster unit's main process, and the holders' names. */
 export function listenerLook(port: number, unit: string) {
@@ -105,32 +105,41 @@ function holderNames(text: string): Map<number, string> {
   return names;
 }
 
-/**
- * Looks (as root) and throws, before anything is sent, unless the postmaster of `unit` alone holds
- * host:port. Returns the postmaster's pid.
- */
-export async function proveListener(remote: Remote, t: { host: string; port: number; unit: string }): Promise<number> {
-  const look = listenerLook(t.port, t.unit);
+/** The listener look's three answers (listenerLook), however they were read. */
+export interface ListenerFacts {
+  listeners: Fact;
+  mainPid: Fact;
+  holders: Fact;
+}
+
+/** Looks (as root) at who holds host:port: the listener look on its own. */
+export async function lookAtListener(remote: Remote, port: number, unit: string): Promise<ListenerFacts> {
+  const look = listenerLook(port, unit);
   const r = await remote.run(look.script, {
     sudo: true,
     env: { LC_ALL: "C" },
-    label: `ss -ltnp sport :${t.port} + systemctl show ${t.unit}`,
+    label: `ss -ltnp sport :${port} + systemctl show ${unit}`,
     timeoutMs: 60_000,
   });
   const facts = look.parse(r.stdout);
+  return { listeners: facts.get("listeners"), mainPid: facts.get("main_pid"), holders: facts.get("holders") };
+}
+
+/** Throws, before anything is sent, unless the postmaster of `unit` alone holds host:port; its pid. */
+export function proveListener(facts: ListenerFacts, t: { host: string; port: number; unit: string }): number {
   const where = `${t.host.includes(":") ? `[${t.host}]` : t.host}:${t.port}`;
-  const listeners = facts.get("listeners");
+  const { listeners } = facts;
   if (listeners.code !== 0)
     throw new Error(
       `the login check could not list who listens on ${where} (ss exit ${listeners.code}: is iproute2 installed?); ` +
         "the password was not sent",
     );
-  const verdict = judgeListeners(listeners.text, facts.get("main_pid").text, t.host, t.port);
+  const verdict = judgeListeners(listeners.text, facts.mainPid.text, t.host, t.port);
   if (verdict.ok) return verdict.pid;
-  const main = facts.get("main_pid").text.trim() || "none";
+  const main = facts.mainPid.text.trim() || "none";
   const nothingSent = "nothing was sent to it (the role's password and any proof of it stay in the job)";
   if (verdict.why === "other") {
-    const names = holderNames(facts.get("holders").text);
+    const names = holderNames(facts.holders.text);
     const kill = verdict.holders.length ? ` (kill ${verdict.holders.join(" ")})` : "";
     const held = verdict.holders.map((p) => names.get(p) ?? `pid ${p}`).join("; ") || "a socket no process owns";
     throw new Error(

@@ -3,19 +3,31 @@
 // a listen name, cluster 15/main, one recorded pg_hba.conf.
 import type { Probe } from "../common/vm-facts";
 import { takeBackLook } from "./absent";
+import type { PostgresEvent } from "./decisions";
 import { listenerLook } from "./listener";
+import type { Cluster } from "./pg";
 import { failureLook } from "./recovery";
 import { installationLook } from "./server";
+import { serverLook } from "./server-look";
 import { tlsFiles } from "./tls";
 import { tlsLook } from "./tls-remote";
 
 const CONF = "/etc/postgresql/15/main/postgresql.conf";
+const MAIN_CLUSTER: Cluster = {
+  major: "15",
+  name: "main",
+  port: 5432,
+  status: "online",
+  owner: "postgres",
+  dataDir: "/var/lib/postgresql/15/main",
+};
 const MAIN = { major: "15", name: "main", logFile: "/var/log/postgresql/postgresql-15-main.log" };
 
 export const POSTGRES_LOOKS: readonly { readonly what: string; readonly probes: readonly Probe[] }[] = [
   installationLook(["NAME"]),
   tlsLook(tlsFiles(CONF)),
   listenerLook(5432, "postgresql@15-main"),
+  serverLook(MAIN_CLUSTER, { db_name: "NAME", db_user: "USER" } as PostgresEvent),
   failureLook(MAIN, "/etc/postgresql/15/main/conf.d/90-vm-install.conf"),
   takeBackLook(["/var/lib/postgresql/15", "/etc/postgresql/15"], ["/etc/postgresql/15/main/pg_hba.conf"]),
 ];

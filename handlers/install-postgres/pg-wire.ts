@@ -1,8 +1,8 @@
 // The PostgreSQL wire protocol (v3), the little of it the login check needs, spoken by the job itself
 // over a stream to the server (an SSH channel from the VM): StartupMessage, SCRAM-SHA-256 and nothing
-// else, one simple query, Terminate. psql on the VM cannot refuse a cleartext or md5 request before
-// libpq 16 (require_auth), and a listener that is not the server would get the password; here every
-// other authentication request ends the exchange before a byte derived from the password is written.
+// else, the ParameterStatus up to ReadyForQuery, Terminate. psql on the VM cannot refuse a cleartext or
+// md5 request before libpq 16 (require_auth), and a listener that is not the server would get the
+// password; here every other authentication request ends the exchange before a byte derived from it goes.
 
 import type { Duplex } from "node:stream";
 import * as tls from "node:tls";
@@ -24,15 +24,20 @@ export interface WireLogin {
   user: string;
   database: string;
   password: string;
-  /** A simple query whose first row's first column is returned. */
-  query: string;
+  /**
+   * "prefer": an SSLRequest first, TLS when the server has it (libpq's sslmode=prefer, a round trip and a
+   * handshake); "off": no TLS, for a loopback peer whose rules do not ask for it.
+   */
+  tls: "prefer" | "off";
   timeoutMs?: number;
 }
 
-/** What the exchange proved and answered. */
+/** What the exchange proved: the session's user and the server's version, as the server reported them. */
 export interface WireAnswer {
-  /** The first column of the first row (null for SQL NULL or no row). */
-  value: string | null;
+  /** ParameterStatus server_version, e.g. "15.10 (Debian 15.10-0+deb12u1)". */
+  serverVersion: string;
+  /** ParameterStatus session_authorization: the role the session runs as. */
+  sessionUser: string;
   /** The session ran in TLS (the server accepted the SSLRequest). */
   tls: boolean;
 }
@@ -165,12 +170,13 @@ async function negotiateTls(stream: Duplex, inbox: Inbox): Promise<Duplex | unde
 }
 
 /**
- * Logs in over `stream` with SCRAM-SHA-256 only and runs `t.query`. Refuses (ScramRefused, before any
+ * Logs in over `stream` with SCRAM-SHA-256 only, up to ReadyForQuery. Refuses (ScramRefused, before any
  * byte derived from the password is written) a request for anything but SASL with SCRAM-SHA-256, and
- * (after the proof, before the query) a missing or wrong server signature, or an AuthenticationOk
- * without one. An ErrorResponse becomes ServerRefused. The stream is ended either way.
+ * (after the proof) a missing or wrong server signature, or an AuthenticationOk without one. An
+ * ErrorResponse becomes ServerRefused. The stream is ended either way. The SASL initial response (a nonce,
+ * nothing of the password) goes with the startup message: one round trip less (issue 30).
  */
-export async function scramQuery(stream: Duplex, t: WireLogin): Promise<WireAnswer> {
+export async function scramLogin(stream: Duplex, t: WireLogin): Promise<WireAnswer> {
   let current = stream;
   let inbox = new Inbox(stream);
   const timer = setTimeout(
@@ -178,44 +184,23 @@ export async function scramQuery(stream: Duplex, t: WireLogin): Promise<WireAnsw
     t.timeoutMs ?? 30_000,
   );
   try {
-    const secure = await negotiateTls(stream, inbox);
+    const secure = t.tls === "prefer" ? await negotiateTls(stream, inbox) : undefined;
     if (secure) {
       current = secure;
       inbox = new Inbox(secure);
     }
-    current.write(startupMessage(t.user, t.database));
-    let scram: ScramClient | undefined;
-    let proven = false;
-    for (;;) {
-      const m = await inbox.message();
-      if (m.type === "E") throw serverError(m.body);
-      if (m.type !== "R")
-        throw new ScramRefused(`the server sent message ${JSON.stringify(m.type)} before authenticating`);
-      const code = m.body.readInt32BE(0);
-      if (code === 10) {
-        const offered = m.body.subarray(4).toString("utf8").split("\0").filter(Boolean);
-        if (scram || !offered.includes(SCRAM_MECHANISM))
-          throw new ScramRefused(`the server offered SASL ${offered.join(", ").slice(0, 80)}, not ${SCRAM_MECHANISM}`);
-        scram = new ScramClient(t.password);
-        const first = Buffer.from(scram.first(), "utf8");
-        current.write(message("p", cstring(SCRAM_MECHANISM), int32(first.length), first));
-      } else if (code === 11 && scram) {
-        current.write(message("p", Buffer.from(scram.final(m.body.subarray(4).toString("utf8")), "utf8")));
-      } else if (code === 12 && scram) {
-        scram.verify(m.body.subarray(4).toString("utf8"));
-        proven = true;
-      } else if (code === 0) {
-        if (!proven) throw new ScramRefused("the server let the role in without proving it knows the password");
-        break;
-      } else {
-        const asked = AUTH_NAMES[code] ?? `authentication type ${code}`;
-        throw new ScramRefused(
-          `the server asked for ${asked}${scram ? " in the middle of SCRAM" : ""}, ` +
-            `not ${SCRAM_MECHANISM}: nothing derived from the password was sent`,
-        );
-      }
-    }
-    return { value: await query(current, inbox, t.query), tls: secure !== undefined };
+    const scram = new ScramClient(t.password);
+    const first = Buffer.from(scram.first(), "utf8");
+    const initial = message("p", cstring(SCRAM_MECHANISM), int32(first.length), first);
+    current.write(Buffer.concat([startupMessage(t.user, t.database), initial]));
+    await authenticate(current, inbox, scram);
+    const status = await untilReady(inbox);
+    current.write(message("X"));
+    return {
+      serverVersion: status.server_version ?? "",
+      sessionUser: status.session_authorization ?? "",
+      tls: secure !== undefined,
+    };
   } finally {
     clearTimeout(timer);
     current.end();
@@ -223,22 +208,48 @@ export async function scramQuery(stream: Duplex, t: WireLogin): Promise<WireAnsw
   }
 }
 
-/** After AuthenticationOk: wait for ReadyForQuery, run one simple query, send Terminate. */
-async function query(stream: Duplex, inbox: Inbox, sql: string): Promise<string | null> {
-  for (let m = await inbox.message(); m.type !== "Z"; m = await inbox.message()) {
+/** The SASL exchange after the initial response, up to AuthenticationOk with the server's signature checked. */
+async function authenticate(stream: Duplex, inbox: Inbox, scram: ScramClient): Promise<void> {
+  let offered = false;
+  let proven = false;
+  for (;;) {
+    const m = await inbox.message();
     if (m.type === "E") throw serverError(m.body);
-  }
-  stream.write(message("Q", cstring(sql)));
-  let value: string | null | undefined;
-  let failure: ServerRefused | undefined;
-  for (let m = await inbox.message(); m.type !== "Z"; m = await inbox.message()) {
-    if (m.type === "E") failure ??= serverError(m.body);
-    if (m.type === "D" && value === undefined) {
-      const len = m.body.readUInt16BE(0) > 0 ? m.body.readInt32BE(2) : -1;
-      value = len < 0 ? null : m.body.toString("utf8", 6, 6 + len);
+    if (m.type !== "R")
+      throw new ScramRefused(`the server sent message ${JSON.stringify(m.type)} before authenticating`);
+    const code = m.body.readInt32BE(0);
+    if (code === 10) {
+      const mechanisms = m.body.subarray(4).toString("utf8").split("\0").filter(Boolean);
+      if (offered || !mechanisms.includes(SCRAM_MECHANISM))
+        throw new ScramRefused(`the server offered SASL ${mechanisms.join(", ").slice(0, 80)}, not ${SCRAM_MECHANISM}`);
+      offered = true;
+    } else if (code === 11 && offered) {
+      stream.write(message("p", Buffer.from(scram.final(m.body.subarray(4).toString("utf8")), "utf8")));
+    } else if (code === 12 && offered) {
+      scram.verify(m.body.subarray(4).toString("utf8"));
+      proven = true;
+    } else if (code === 0) {
+      if (!proven) throw new ScramRefused("the server let the role in without proving it knows the password");
+      return;
+    } else {
+      const asked = AUTH_NAMES[code] ?? `authentication type ${code}`;
+      throw new ScramRefused(
+        `the server asked for ${asked}${offered ? " in the middle of SCRAM" : ""}, ` +
+          `not ${SCRAM_MECHANISM}: nothing derived from the password was sent`,
+      );
     }
   }
-  stream.write(message("X"));
-  if (failure) throw failure;
-  return value ?? null;
+}
+
+/** After AuthenticationOk: the ParameterStatus values up to ReadyForQuery (an error there is the server's refusal). */
+async function untilReady(inbox: Inbox): Promise<Record<string, string>> {
+  const status: Record<string, string> = {};
+  for (let m = await inbox.message(); m.type !== "Z"; m = await inbox.message()) {
+    if (m.type === "E") throw serverError(m.body);
+    if (m.type === "S") {
+      const [name, value] = m.body.toString("utf8").split("\0");
+      status[name] = value ?? "";
+    }
+  }
+  return status;
 }

@@ -2,32 +2,30 @@
 // by planRoleAndDatabase (decisions.ts), changed in one psql session.
 
 import { type RoleDbDecision, refuseSuperuser, requireSafePaths, requireSsl } from "./decisions";
-import { validRoleNames } from "./grants";
 import { DROPIN_NAME, type ServerState } from "./pg";
 import type { Run } from "./run";
 import { isAscii, scramSecret } from "./scram";
 import { psql, psqlJson } from "./server";
 import { applySql, inspectSql } from "./sql";
 
-/** The server's state (see inspectSql); `recordedRoles`: the roles the inventory lists for this cluster. */
-export async function readServerState(run: Run, port: number, recordedRoles: string[]): Promise<ServerState> {
+export const STATE_LABEL = "psql (reading the role, the database and the settings)";
+
+/** The server's state (see inspectSql), on its own: server-look.ts reads it with the inventory and listeners. */
+export async function readServerState(run: Run, port: number): Promise<ServerState> {
   const { event, remote, progress } = run;
-  const label = "psql (reading the role, the database and the settings)";
   const state = await progress.step(
     "reading the role, the database and the settings",
-    () =>
-      psqlJson<ServerState>(
-        remote,
-        port,
-        inspectSql(event.db_name, event.db_user, DROPIN_NAME, validRoleNames(recordedRoles)),
-        label,
-      ),
+    () => psqlJson<ServerState>(remote, port, inspectSql(event.db_name, event.db_user, DROPIN_NAME), STATE_LABEL),
     "inspect_sql",
   );
-  // Before any change: a check fails here too, as the real run would.
+  return checkedState(run, state);
+}
+
+/** Before any change, in a check too, as the real run would: paths, a superuser db_user, ssl for hostssl. */
+export function checkedState(run: Run, state: ServerState): ServerState {
   requireSafePaths(state);
-  refuseSuperuser(event, state);
-  requireSsl(event, state);
+  refuseSuperuser(run.event, state);
+  requireSsl(run.event, state);
   return state;
 }
 

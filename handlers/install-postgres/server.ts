@@ -6,7 +6,7 @@ import type { Apt } from "../common/apt";
 import { ensurePackages } from "../common/ensure-packages";
 import { type Remote, runLong } from "../common/exec";
 import { SYSTEMD_LOOK_PROBE } from "../common/systemd";
-import { defineLook, type Facts, type RootFact, rootFact } from "../common/vm-facts";
+import { defineLook, type Fact, type Facts, type RootFact, rootFact } from "../common/vm-facts";
 import { checkedListenNames, nameCheckFrom, nameProbes } from "./addresses";
 import {
   type Cluster,
@@ -143,22 +143,42 @@ export async function inspectInstallation(remote: Remote): Promise<ServerInvento
   return (await lookAtInstallation(remote, [])).installation;
 }
 
+/** What the installation look saw: the inventory, the listen names' own addresses, systemd's fact. */
+export interface InstallationSeen {
+  installation: ServerInventory;
+  resolved: Record<string, string[]>;
+  systemd: RootFact;
+}
+
 /**
  * inspectInstallation with `names`' addresses as the VM resolves them, checked to be the VM's own
  * (addresses.ts; throws when one is not): a job's first look, before anything changes and before the
  * login sends the password to those addresses.
  */
-export async function lookAtInstallation(
-  remote: Remote,
-  names: string[],
-): Promise<{ installation: ServerInventory; resolved: Record<string, string[]>; systemd: RootFact }> {
+export async function lookAtInstallation(remote: Remote, names: string[]): Promise<InstallationSeen> {
   const look = names.length ? installationLook(names) : INSTALLATION_LOOK;
   const r = await remote.run(look.script, {
     env: { LC_ALL: "C" },
     label: names.length ? `dpkg-query + pg_lsclusters, resolving ${names.join(", ")}` : "dpkg-query + pg_lsclusters",
     timeoutMs: 60_000,
   });
-  const facts = look.parse(r.stdout);
+  return installationSeen(look.parse(r.stdout), names);
+}
+
+/**
+ * The same from the kit's first look, which read installationLook(names)'s probes (installer-model.ts
+ * firstLook); undefined when it has not every answer.
+ */
+export function installationFromFirstLook(
+  answer: (name: string) => Fact | undefined,
+  names: string[],
+): InstallationSeen | undefined {
+  const look = installationLook(names);
+  if (look.probes.some((p) => answer(p.name) === undefined)) return undefined;
+  return installationSeen({ get: (name) => answer(name) } as Facts<typeof look.probes>, names);
+}
+
+function installationSeen(facts: Facts<ReturnType<typeof installationLook>["probes"]>, names: string[]) {
   const systemd = facts.get("systemd");
   // The login sends the password to these addresses: root's facts only.
   const check = nameCheckFrom((n) => rootFact(facts.get(n), "the listen_addresses names' check"), names);

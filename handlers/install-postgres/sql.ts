@@ -24,11 +24,21 @@ export const ROLE_MARK = {
 };
 const MARK_PATTERN = "'vm-install: %'";
 
-/** The roles of psql variable `recorded` (a JSON list) that exist, with what grants.ts planRoles decides on. */
-const RECORDED_ROLES = `(SELECT json_object_agg(rolname, json_build_object('login', rolcanlogin, 'superuser', rolsuper,
+/** Each role of pg_roles `where` keeps, with what grants.ts planRoles decides on. */
+const rolesWhere = (where: string) =>
+  `(SELECT json_object_agg(rolname, json_build_object('login', rolcanlogin, 'superuser', rolsuper,
                        'bootstrap', oid = 10,
                        'marked', coalesce(shobj_description(oid, 'pg_authid') LIKE ${MARK_PATTERN}, false)))
-                     FROM pg_roles WHERE rolname IN (SELECT json_array_elements_text(:'recorded'::json)))`;
+                     FROM pg_roles WHERE ${where})`;
+
+/** The roles of psql variable `recorded` (a JSON list) that exist. */
+const RECORDED_ROLES = rolesWhere("rolname IN (SELECT json_array_elements_text(:'recorded'::json))");
+
+/**
+ * Every role that may log in: a recorded role without LOGIN has nothing to take back (planRoles), so the
+ * state query needs no list from the inventory and is read beside it (server-look.ts).
+ */
+const LOGIN_ROLES = rolesWhere("rolcanlogin");
 
 /** The recorded roles alone, as the server has them now (state absent's look before taking LOGIN back). */
 export function recordedRolesSql(roles: string[]): string {
@@ -43,16 +53,10 @@ export function recordedRolesSql(roles: string[]): string {
  * modification time: its row as a whole is never IS NOT NULL, creation being null outside Windows).
  * The 4-argument pg_read_file (missing_ok) is there in every supported major.
  */
-export function inspectSql(db: string, user: string, dropInName: string, recordedRoles: string[] = []): string {
+export function inspectSql(db: string, user: string, dropInName: string): string {
   const tlsFiles = JSON.stringify(Object.values(TLS_FILE_NAMES));
   return (
-    setVars({
-      db_name: db,
-      db_user: user,
-      dropin: dropInName,
-      recorded: JSON.stringify(recordedRoles),
-      tls_files: tlsFiles,
-    }) +
+    setVars({ db_name: db, db_user: user, dropin: dropInName, tls_files: tlsFiles }) +
     `SELECT json_build_object(
   'server_version', current_setting('server_version'),
   'hba_file', current_setting('hba_file'),
@@ -72,7 +76,7 @@ export function inspectSql(db: string, user: string, dropInName: string, recorde
                     LATERAL (SELECT regexp_replace(current_setting('config_file'), '[^/]*$', '') || n AS p) f
                WHERE (pg_stat_file(p, true)).modification IS NOT NULL),
   'scram_iterations', current_setting('scram_iterations', true),
-  'recorded_roles', ${RECORDED_ROLES}
+  'recorded_roles', ${LOGIN_ROLES}
 );
 `
   );
@@ -202,8 +206,3 @@ export interface Settled {
   listen_addresses: string;
   pending_restart: string[];
 }
-
-/** What the TCP login check selects: who we are, where, and the exact server version. */
-export const WHOAMI_SQL =
-  "SELECT json_build_object('user', current_user, 'database', current_database(), " +
-  "'server_version', current_setting('server_version'))";

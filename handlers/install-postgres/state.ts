@@ -4,7 +4,7 @@
 
 import { listenHostNames } from "../../shared/names";
 import { ensurePackages } from "../common/ensure-packages";
-import { GRANTS_FILE, type Inventory, readGrants } from "../common/grants";
+import type { Inventory } from "../common/grants";
 import type { Applied, ApplyOutcome, InspectContext } from "../common/installer-model";
 import type { OsInfo } from "../common/os-release";
 import { requireSystemdFrom } from "../common/systemd";
@@ -16,9 +16,16 @@ import { type PostgresGrants, postgresSection } from "./grants";
 import type { ParameterFacts } from "./parameters";
 import { readParameters } from "./parameters-server";
 import { clusterUnit, type ServerState } from "./pg";
-import { readServerState } from "./role-database";
 import type { Run } from "./run";
-import { inspectInstallation, lookAtInstallation, type ServerInventory } from "./server";
+import {
+  type InstallationSeen,
+  inspectInstallation,
+  installationFromFirstLook,
+  installationLook,
+  lookAtInstallation,
+  type ServerInventory,
+} from "./server";
+import { type ListenerSeen, lookAtServer } from "./server-look";
 import type { TlsSeen } from "./tls";
 import { refuseTlsSettings } from "./tls-problems";
 import { readTls } from "./tls-remote";
@@ -55,6 +62,8 @@ export interface RunningServer {
   failing?: { name: string; reason: string }[];
   /** The server certificate, and with tls "debian" what is left of vm-install's. */
   tls?: TlsSeen;
+  /** Who listened on the cluster's port when this was read: the login check's proof when nothing changed since. */
+  listener?: ListenerSeen;
 }
 
 const LOOKING = "looking for PostgreSQL packages and clusters";
@@ -62,7 +71,7 @@ const LOOKING = "looking for PostgreSQL packages and clusters";
 /** Everything a plan needs; after a change, what it already read is taken from its outcome. */
 export async function inspect(ctx: InspectContext<PostgresEvent, PostgresState>): Promise<PostgresState> {
   const { event, remote, os, progress, secrets, previous } = ctx;
-  let first: Awaited<ReturnType<typeof lookAtInstallation>> | undefined;
+  let first: InstallationSeen | undefined;
   if (!previous) {
     registerPasswordForms(secrets, event.db_password);
     // The kit registers the definition's secrets; these two come from a file and a variable of their own.
@@ -71,7 +80,10 @@ export async function inspect(ctx: InspectContext<PostgresEvent, PostgresState>)
     refuseTlsSettings(event, Date.now());
     // Before anything changes, in a check too: a VM without systemd, a listen_addresses name not the VM's own.
     const names = listenHostNames(event.listen_addresses);
-    first = await progress.step(LOOKING, () => lookAtInstallation(remote, names), "inspect");
+    // On a VM whose first boot was over, the kit's first look read it already (postgresFirstLook).
+    first =
+      (ctx.firstLook && installationFromFirstLook(ctx.firstLook, names)) ??
+      (await progress.step(LOOKING, () => lookAtInstallation(remote, names), "inspect"));
     requireSystemdFrom(first.systemd, "PostgreSQL");
   }
   const resolved = first?.resolved ?? previous?.state.resolved ?? {};
@@ -85,9 +97,8 @@ export async function inspect(ctx: InspectContext<PostgresEvent, PostgresState>)
     return { ...seen, outlook: ctx.check ? await packageOutlook(ctx, major) : undefined };
   const { cluster } = chooseCluster(installation, major);
   if (!cluster || installation.units[clusterUnit(cluster)] !== "active") return seen;
-  const inventory = await progress.step(`reading ${GRANTS_FILE}`, () => readGrants(remote), "grants");
+  const { inventory, state, listener } = await lookAtServer(ctx, cluster);
   const recorded = postgresSection(inventory);
-  const state = await readServerState(ctx, cluster.port, recorded?.roles[`${cluster.major}/${cluster.name}`] ?? []);
   const parameters = await readParameters(ctx, cluster, state);
   const name = `${cluster.major}/${cluster.name}`;
   const ext = await readExtensions(ctx, cluster.port, state, recordedExtensions(recorded, name, ctx.event.db_name));
@@ -95,7 +106,20 @@ export async function inspect(ctx: InspectContext<PostgresEvent, PostgresState>)
   // tls "debian" looks at the certificate only when the state query found vm-install's files left over.
   const tls =
     event.tls !== "debian" || state.tls_left?.length ? await readTls(ctx, cluster.port, state.config_file) : undefined;
-  return { ...seen, server: { state, inventory, recorded, parameters, extensions: ext, failing, tls } };
+  return { ...seen, server: { state, inventory, recorded, parameters, extensions: ext, failing, tls, listener } };
+}
+
+/**
+ * The installation look's probes, read in the kit's first look (installer-model.ts firstLook); none when
+ * the TLS settings are refused, which inspect then says before any look of install-postgres' own.
+ */
+export function postgresFirstLook(event: PostgresEvent) {
+  try {
+    refuseTlsSettings(event, Date.now());
+  } catch {
+    return [];
+  }
+  return installationLook(listenHostNames(event.listen_addresses)).probes;
 }
 
 /**

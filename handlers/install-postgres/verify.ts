@@ -4,11 +4,11 @@
 // itself through an SSH channel, so nothing of the password is ever written on the VM.
 
 import { TunnelRefused } from "../common/exec";
-import { proveListener } from "./listener";
-import { parsePsqlJson, shortServerVersion, verifyHost } from "./pg";
-import { ServerRefused, scramQuery } from "./pg-wire";
+import { lookAtListener, proveListener } from "./listener";
+import { shortServerVersion, verifyHost } from "./pg";
+import { ServerRefused, scramLogin, type WireAnswer, type WireLogin } from "./pg-wire";
 import type { Run } from "./run";
-import { WHOAMI_SQL } from "./sql";
+import type { ListenerSeen } from "./server-look";
 
 export interface LoginProof {
   host: string;
@@ -29,7 +29,7 @@ export interface LoginSkipped {
 export async function verifyLogin(
   run: Run,
   login: { port: number; listen: string; hbaFile: string; unit: string },
-  opts: { reloaded: boolean; resolved: Record<string, string[]> },
+  opts: { reloaded: boolean; resolved: Record<string, string[]>; listener?: ListenerSeen },
 ): Promise<LoginProof | LoginSkipped> {
   const { event, remote, progress } = run;
   const { db_name: db, db_user: user } = event;
@@ -39,35 +39,29 @@ export async function verifyLogin(
   const tunnel = remote.tunnel?.bind(remote);
   if (!tunnel)
     return { host, warning: `the TCP login check was not run: this connection to the VM opens no TCP channels` };
-  const pid = await progress.step(
-    `proving ${where} is ${unit}'s own listener`,
-    () => proveListener(remote, { host, port, unit }),
-    "verify_listener",
-  );
-  const attempt = async () => {
-    const stream = await tunnel(host, port, { timeoutMs: 30_000 });
-    return scramQuery(stream, {
+  // The server look's answer when nothing changed since it was read; else a look now.
+  const seen = opts.listener?.port === port && opts.listener.unit === unit ? opts.listener : undefined;
+  const target = { host, port, unit };
+  const pid = seen
+    ? proveListener(seen, target)
+    : await progress.step(
+        `proving ${where} is ${unit}'s own listener`,
+        async () => proveListener(await lookAtListener(remote, port, unit), target),
+        "verify_listener",
+      );
+  const attempt = (tls: WireLogin["tls"]) => async () =>
+    scramLogin(await tunnel(host, port, { timeoutMs: 30_000 }), {
       user,
       database: db,
       password: event.db_password,
-      query: WHOAMI_SQL,
+      tls,
       timeoutMs: 60_000,
     });
-  };
-  let answer: Awaited<ReturnType<typeof scramQuery>>;
+  let answer: WireAnswer;
   try {
     answer = await progress.step(
       `logging in as ${user} to ${db} over TCP (${where}, SCRAM-SHA-256, postmaster pid ${pid})`,
-      async () => {
-        try {
-          return await attempt();
-        } catch (err) {
-          // A reload is a signal the postmaster handles a moment later: allow it that moment once.
-          if (!(err instanceof ServerRefused) || !opts.reloaded) throw err;
-          await new Promise((res) => setTimeout(res, 1000));
-          return attempt();
-        }
-      },
+      () => withRetries(attempt, isLoopback(host) ? "off" : "prefer", opts.reloaded),
       "verify_login",
     );
   } catch (err) {
@@ -81,18 +75,32 @@ export async function verifyLogin(
           : undefined;
     throw new Error(`${user} could not log in to ${db} over TCP at ${where}: ${why}${hint ? ` (${hint})` : ""}`);
   }
-  return { host, serverVersion: serverVersionOf(answer.value, user, db) };
+  if (answer.sessionUser !== user)
+    throw new Error(`the TCP login check ran as ${JSON.stringify(answer.sessionUser)}, not ${user}`);
+  return { host, serverVersion: shortServerVersion(answer.serverVersion) };
 }
 
-/** WHOAMI_SQL's answer: it must be the role and database asked for; the server's version. */
-function serverVersionOf(value: string | null, user: string, db: string): string {
-  const who = parsePsqlJson<{ user: string; database: string; server_version: string }>(
-    `${value ?? ""}\n`,
-    "the TCP login check",
-  );
-  if (who.user !== user || who.database !== db)
-    throw new Error(`the TCP login check ran as ${who.user} in ${who.database}, not ${user} in ${db}`);
-  return shortServerVersion(who.server_version);
+const isLoopback = (host: string) => host === "::1" || host.startsWith("127.");
+
+/**
+ * The login, once more when it can only be the moment: after a reload, which the postmaster handles a
+ * moment later; and with TLS when plain was tried on loopback and the server's rules ask for encryption
+ * (an admin's hostssl line for it: the stock rules take both).
+ */
+async function withRetries(
+  login: (tls: WireLogin["tls"]) => () => Promise<WireAnswer>,
+  tls: WireLogin["tls"],
+  reloaded: boolean,
+): Promise<WireAnswer> {
+  try {
+    return await login(tls)();
+  } catch (err) {
+    if (!(err instanceof ServerRefused)) throw err;
+    if (tls === "off" && err.sqlstate === "28000" && /no encryption/.test(err.message)) return login("prefer")();
+    if (!reloaded) throw err;
+    await new Promise((res) => setTimeout(res, 1000));
+    return login(tls)();
+  }
 }
 
 /**

@@ -1,5 +1,5 @@
 // A scripted PostgreSQL server at the other end of an in-memory stream, for the login check's tests: it
-// answers an SSLRequest with N, then asks for what `mode` says (SCRAM-SHA-256 done right, cleartext, md5,
+// answers an SSLRequest (if one comes) with N, then asks for what `mode` says (SCRAM-SHA-256 done right, cleartext, md5,
 // SCRAM with a wrong server signature, or "ok" without asking at all), answers one query with `who`,
 // and keeps every byte the client wrote. The server side of SCRAM is written here from RFC 5802, apart
 // from the code under test (only scram.ts's verifier, the server's stored form, is shared).
@@ -47,6 +47,7 @@ export function fakePostgres(opts: {
   let pending = Buffer.alloc(0);
   let stage: "ssl" | "startup" | "sasl-first" | "sasl-final" | "ready" | "closed" = "ssl";
   let clientFirstBare = "";
+  let startupUser = "";
   let serverFirst = "";
   const state = { proofAccepted: false };
 
@@ -81,11 +82,13 @@ export function fakePostgres(opts: {
     const type = untyped ? "" : String.fromCharCode(pending[0]);
     const body = pending.subarray(untyped ? 4 : 5, total);
     pending = pending.subarray(total);
-    if (stage === "ssl") {
-      if (body.readInt32BE(0) !== 80877103) throw new Error("fake: expected an SSLRequest first");
+    if (stage === "ssl" && body.readInt32BE(0) === 80877103) {
       send(Buffer.from("N"));
       stage = "startup";
-    } else if (stage === "startup") {
+    } else if (stage === "ssl" || stage === "startup") {
+      if (body.readInt32BE(0) !== 196608) throw new Error("fake: expected a startup message (protocol 3.0)");
+      const params = body.subarray(4).toString("utf8").split("\0");
+      startupUser = params[params.indexOf("user") + 1] ?? "";
       stage = "sasl-first";
       if (mode === "cleartext") send(auth(3));
       else if (mode === "md5") send(auth(5, Buffer.from([1, 2, 3, 4])));
@@ -140,7 +143,9 @@ export function fakePostgres(opts: {
   function ready() {
     stage = "ready";
     send(auth(0));
-    send(msg("S", Buffer.from("server_version\x0015.10\0")));
+    const version = (JSON.parse(opts.who ?? "{}") as { server_version?: string }).server_version ?? "15.10";
+    send(msg("S", Buffer.from(`server_version\0${version}\0`)));
+    send(msg("S", Buffer.from(`session_authorization\0${startupUser}\0`)));
     send(msg("K", Buffer.alloc(8)));
     send(msg("Z", Buffer.from("I")));
   }

@@ -13,7 +13,7 @@ import { LOCK_TABLE_LOOK } from "../../../handlers/common/lock-holders";
 import { type FakePostgres, fakePostgres } from "./fake-postgres";
 import { UBUNTU_2204 } from "./fixtures";
 import { grantsText } from "./grants-steps";
-import { frame, POSTMASTER_PID, ssLine } from "./listener-look";
+import { POSTMASTER_PID, ssLine } from "./listener-look";
 import { answerLook, answerLookWith, isLook } from "./look-answers";
 import { type Listing, listingProbe } from "./postgres-listing";
 
@@ -117,6 +117,21 @@ export class PostgresVm implements Connection {
   private probe(command: string): { stdout: string; code: number } {
     const listed = listingProbe(command, this.listing());
     if (listed) return listed;
+    // The server look's (server-look.ts) and the listener look's probes.
+    if (command.startsWith("ss -Hltnp 'sport = :5432'")) {
+      const listening = this.state.active ? this.listening().map((a) => ssLine(a)) : [];
+      return { stdout: listening.map((l) => `${l}\n`).join(""), code: 0 };
+    }
+    if (command.startsWith("systemctl show -p MainPID")) {
+      return { stdout: String(this.state.active ? POSTMASTER_PID : 0), code: 0 };
+    }
+    if (command.startsWith("for p in $(ss -Hltnp")) return { stdout: "", code: 0 };
+    if (command === GRANTS_LOOK.probes[0].command) {
+      const a = grantsText(this.state.inventory);
+      return typeof a === "string" ? { stdout: a, code: 0 } : { stdout: a.text ?? "", code: a.code ?? 0 };
+    }
+    const sql = /^export PGCLIENTENCODING=UTF8 LC_MESSAGES=C; echo ([A-Za-z0-9+/=]+) \| base64 -d \| /.exec(command);
+    if (sql) return { stdout: this.psql(Buffer.from(sql[1], "base64").toString("utf8")).stdout ?? "", code: 0 };
     const f = this.state.files;
     const path = (p: string) => p.replace(/^'|'$/g, "");
     const cat = /^cat (\S+)$/.exec(command);
@@ -167,22 +182,18 @@ export class PostgresVm implements Connection {
 
   private answer(command: string, stdin: string): { code?: number; stdout?: string } {
     const s = this.state;
-    if (command === BOOT_LOOK.script) return { stdout: answerLook(command, { os_release: UBUNTU_2204 }) };
+    if (command.startsWith(BOOT_LOOK.script)) {
+      // The kit's first look, with the installation look's probes after its own (postgresFirstLook).
+      const own = command.slice(BOOT_LOOK.script.length + 1);
+      const boot = answerLook(BOOT_LOOK.script, { os_release: UBUNTU_2204 });
+      return { stdout: boot + (own ? answerLookWith(own, (c) => this.probe(c)) : "") };
+    }
     if (command === DPKG_HEALTH_LOOK.script || command === LOCK_TABLE_LOOK.script)
       return { stdout: answerLook(command) };
     if (command === GRANTS_LOOK.script) return { stdout: answerLook(command, { grants: grantsText(s.inventory) }) };
     if (command.includes("mktemp /var/lib/vm-install/.grants.json")) {
       s.inventory = JSON.parse(stdin);
       return {};
-    }
-    if (command.includes("ss -Hltnp 'sport = :5432'")) {
-      const listening = this.state.active ? this.listening().map((a) => ssLine(a)) : [];
-      return {
-        stdout:
-          frame("listeners", listening.map((l) => `${l}\n`).join("")) +
-          frame("main_pid", String(this.state.active ? POSTMASTER_PID : 0)) +
-          frame("holders", ""),
-      };
     }
     if (isLook(command)) return { stdout: answerLookWith(command, (c) => this.probe(c)) };
     if (command.includes("openssl s_client")) {
@@ -278,7 +289,10 @@ export class PostgresVm implements Connection {
     const user = psqlVar(sql, "db_user") ?? "";
     this.loginAs = [user, psqlVar(sql, "db_name") ?? ""];
     const role = s.roles[user];
-    const recorded = JSON.parse(psqlVar(sql, "recorded") ?? "[]") as string[];
+    // The state query names no roles: it reports every role that may log in (sql.ts LOGIN_ROLES); absent's
+    // query names the recorded ones.
+    const named = psqlVar(sql, "recorded");
+    const recorded = named ? (JSON.parse(named) as string[]) : Object.keys(s.roles).filter((r) => s.roles[r].login);
     const facts = Object.fromEntries(
       recorded
         .filter((r) => s.roles[r])

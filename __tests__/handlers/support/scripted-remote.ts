@@ -145,12 +145,24 @@ export class ScriptedRemote implements Connection {
    */
   private foldedInto(script: string, answered: Record<string, Answer>): Record<string, Answer> {
     const out: Record<string, Answer> = {};
-    for (const probe of probesOf(script)) {
-      if (probe.name in answered) continue;
+    const probes = probesOf(script);
+    for (const probe of probes) {
+      if (probe.name in answered || probe.name in out) continue;
       const next = this.script[this.next];
       const hit =
-        next && (typeof next.match === "string" ? probe.command.includes(next.match) : next.match.test(probe.command));
-      if (!hit || next.facts) continue;
+        next &&
+        (typeof next.match === "string"
+          ? probe.command.includes(next.match) || probesOf(next.match).some((p) => p.name === probe.name)
+          : next.match.test(probe.command));
+      if (!hit) continue;
+      // A step that answers a whole look (its framed output, or its facts) answers every probe of it folded here.
+      const whole = next.facts ?? framesOf(next.stdout ?? "");
+      if (whole && Object.keys(whole).every((name) => probes.some((p) => p.name === name))) {
+        this.next++;
+        Object.assign(out, whole);
+        continue;
+      }
+      if (next.facts) continue;
       this.next++;
       out[probe.name] = { text: next.stdout ?? "", code: next.code ?? 0 };
     }
@@ -185,4 +197,20 @@ export class ScriptedRemote implements Connection {
   get remaining(): string[] {
     return this.script.slice(this.next).map((s) => String(s.match));
   }
+}
+
+/** A look's framed output as answers by probe name; undefined when `stdout` is not frames only. */
+function framesOf(stdout: string): Record<string, Answer> | undefined {
+  const lines = stdout.split("\n").filter((l) => l !== "");
+  if (!lines.length) return undefined;
+  const out: Record<string, Answer> = {};
+  for (const line of lines) {
+    const m = /^([a-z0-9_:.-]+) ([A-Za-z0-9+/]*={0,2})$/.exec(line);
+    if (!m) return undefined;
+    const decoded = Buffer.from(m[2], "base64").toString("utf8");
+    const cut = decoded.lastIndexOf("\n");
+    if (cut < 0) return undefined;
+    out[m[1]] = { text: decoded.slice(0, cut), code: Number(decoded.slice(cut + 1)) };
+  }
+  return out;
 }
