@@ -30,10 +30,10 @@ const PACKAGES = ["git", "curl", "jq", "htop", "unzip"];
 const PASSWORD = "bench 'pw' \"with\" $quotes \\ and spaces";
 const log = (line: string) => process.stdout.write(`${line}\n`);
 const NOTE =
-  "Measured on a 2-core machine shared with four other sessions that were busy (tests, builds, sandboxes) " +
-  "during the whole run: the load average says how busy; the delay's cost is a difference of medians, so the " +
-  "load widens the spread, and a first install's apt-get time (the mirror's, untouched by the delay) swings " +
-  "by more than a round trip: its figure outside apt-get is the steadier one.";
+  "The load average at the start and the end says how busy the 2-core machine was (other sessions' tests " +
+  "widen the spread): the delay's cost is a difference of medians, and a first install's apt-get time (the " +
+  "mirror's, untouched by the delay) swings by more than a round trip, so its figure outside apt-get is the " +
+  "steadier one.";
 
 const pgEvent = (sb: Sandbox) => ({
   db_name: "shop",
