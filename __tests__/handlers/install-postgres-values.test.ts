@@ -775,6 +775,32 @@ describe("install-postgres: the login check sends nothing to a peer that has not
     expectPasswordKept(remote);
   });
 
+  it("to a loopback address the login asks for no TLS (two round trips less); TLS once when the rules ask for it", async () => {
+    const plain = await run(BASE, [...look(), loginStep()]);
+    expect(plain.error).toBeUndefined();
+    expect(plain.remote.tunnels.map((t) => t.server?.askedSsl())).toEqual([false]);
+    const hostssl = await run(BASE, [
+      ...look(),
+      listenerStep("127.0.0.1", { tunnel: { password: PW, who: JSON.stringify(WHO), mode: "ssl-required" } }),
+    ]);
+    expect(hostssl.error).toBeUndefined();
+    expect(hostssl.remote.tunnels.map((t) => t.server?.askedSsl())).toEqual([false, true]);
+    expect(hostssl.remote.tunnels[1].server?.proofAccepted).toBe(true);
+  });
+
+  it("to another address of the VM the login asks for TLS first (remote rules are hostssl)", async () => {
+    const event = { ...BASE, listen_addresses: "10.0.0.5" };
+    const { error, remote } = await run(event, [
+      osStep(),
+      inspectStep(MAIN, unitLine("main")),
+      grantsRead(),
+      inspectSqlStep(state({ listen_addresses: "10.0.0.5", dropin_text: dropInContent("10.0.0.5") })),
+      listenerStep("10.0.0.5", { tunnel: { password: PW, who: JSON.stringify(WHO) } }),
+    ]);
+    expect(error).toBeUndefined();
+    expect(remote.tunnels.map((t) => [t.host, t.server?.askedSsl()])).toEqual([["10.0.0.5", true]]);
+  });
+
   it("TCP forwarding off on the VM: nothing sent, the run succeeds with a warning saying why and how", async () => {
     const { result, error, remote } = await run(BASE, [
       ...look(),

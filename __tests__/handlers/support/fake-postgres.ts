@@ -8,13 +8,23 @@ import * as crypto from "node:crypto";
 import { Duplex } from "node:stream";
 import { scramSecret } from "../../../handlers/install-postgres/scram";
 
-export type FakeMode = "scram" | "cleartext" | "md5" | "bad-signature" | "ok-without-auth" | "sasl-other";
+export type FakeMode =
+  | "scram"
+  | "cleartext"
+  | "md5"
+  | "bad-signature"
+  | "ok-without-auth"
+  | "sasl-other"
+  /** pg_hba.conf admits the role with encryption only (hostssl): a startup without an SSLRequest is refused. */
+  | "ssl-required";
 
 export interface FakePostgres {
   /** The job's end of the stream. */
   client: Duplex;
   /** Every byte the client wrote, in order. */
   received(): Buffer;
+  /** Whether the client began with an SSLRequest. */
+  askedSsl(): boolean;
   /** Whether the client authenticated with a valid proof (SCRAM modes). */
   proofAccepted: boolean;
 }
@@ -48,6 +58,8 @@ export function fakePostgres(opts: {
   let stage: "ssl" | "startup" | "sasl-first" | "sasl-final" | "ready" | "closed" = "ssl";
   let clientFirstBare = "";
   let startupUser = "";
+  /** Whether an SSLRequest came first (the fake answers N; "ssl-required" then lets the startup through). */
+  let askedSsl = false;
   let serverFirst = "";
   const state = { proofAccepted: false };
 
@@ -85,6 +97,12 @@ export function fakePostgres(opts: {
     if (stage === "ssl" && body.readInt32BE(0) === 80877103) {
       send(Buffer.from("N"));
       stage = "startup";
+      askedSsl = true;
+    } else if (stage === "ssl" && mode === "ssl-required") {
+      const why = 'no pg_hba.conf entry for host "127.0.0.1", user "app_user", database "myapp", no encryption';
+      send(msg("E", Buffer.from(`SFATAL\0C28000\0M${why}\0\0`)));
+      stage = "closed";
+      client.push(null);
     } else if (stage === "ssl" || stage === "startup") {
       if (body.readInt32BE(0) !== 196608) throw new Error("fake: expected a startup message (protocol 3.0)");
       const params = body.subarray(4).toString("utf8").split("\0");
@@ -95,7 +113,7 @@ export function fakePostgres(opts: {
       else if (mode === "ok-without-auth") ready();
       else if (mode === "sasl-other") send(auth(10, Buffer.from("SCRAM-SHA-1\0\0")));
       else send(auth(10, Buffer.from("SCRAM-SHA-256-PLUS\0SCRAM-SHA-256\0\0")));
-    } else if (type === "p" && stage === "sasl-first" && (mode === "scram" || mode === "bad-signature")) {
+    } else if (type === "p" && stage === "sasl-first" && ["scram", "bad-signature", "ssl-required"].includes(mode)) {
       const mech = body.subarray(0, body.indexOf(0)).toString();
       if (mech !== "SCRAM-SHA-256") throw new Error(`fake: mechanism ${mech}`);
       const data = body.subarray(body.indexOf(0) + 5).toString();
@@ -152,6 +170,7 @@ export function fakePostgres(opts: {
 
   return {
     client,
+    askedSsl: () => askedSsl,
     received: () => Buffer.concat(chunks),
     get proofAccepted() {
       return state.proofAccepted;
