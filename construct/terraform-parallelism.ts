@@ -38,12 +38,26 @@ export function parallelismHeld(
   const tfArgs = Object.entries(cdktfEnv).filter(([name]) => name === "TF_CLI_ARGS" || name.startsWith("TF_CLI_ARGS_"));
   if (tfArgs.some(([, value]) => /(^|\s)--?parallelism(=|\s)/.test(value ?? ""))) return "held";
   if (!cdktfArgs) return "unknown";
-  // node [its options] <cdktf's script> <cdktf's command and options>
-  const script = cdktfArgs.slice(1).findIndex((a) => !a.startsWith("-"));
-  const args = script < 0 ? [] : cdktfArgs.slice(script + 2);
-  const command = args.find((a) => !a.startsWith("-"));
+  const args = cdktfArgs.slice(1);
+  const command = cdktfCommand(args);
   if (!command || !RUNS_JOBS.has(command) || givesParallelism(args)) return "held";
   return "not-held";
+}
+
+/**
+ * cdktf's command in `args` ([node's options] <cdktf's script> [cdktf's options] <command> ...): node's options
+ * may take values (`--require x.js`), so the script is the first argument named cdktf, else the first that
+ * is no option; after it, the one global option that takes a value (`--log-level debug`) is skipped.
+ */
+function cdktfCommand(args: readonly string[]): string | undefined {
+  const named = args.findIndex((a) => /(^|\/)cdktf(\.js)?$/.test(a));
+  const script = named >= 0 ? named : args.findIndex((a) => !a.startsWith("-"));
+  if (script < 0) return undefined;
+  for (let i = script + 1; i < args.length; i++) {
+    if (args[i] === "--log-level") i++;
+    else if (!args[i].startsWith("-")) return args[i];
+  }
+  return undefined;
 }
 
 /** The one line a plan stops with when the setting would not hold. */
