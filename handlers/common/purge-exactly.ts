@@ -3,7 +3,9 @@
 import { command } from "../../shared/shell-quote";
 import type { Apt } from "./apt";
 import { runLong, tail } from "./exec";
-import type { RemovalMode } from "./removal";
+
+/** "purge": packages and their configuration go; "remove": the configuration (and data) stays. */
+export type RemovalMode = "purge" | "remove";
 
 const INSTALL_ENV = { DEBIAN_FRONTEND: "noninteractive", LC_MESSAGES: "C", LANGUAGE: "" };
 

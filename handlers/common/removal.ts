@@ -16,7 +16,7 @@ import {
   updateRecord,
   withTimesOfItsPackages,
 } from "./package-inventory";
-import { purgeExactly } from "./purge-exactly";
+import { purgeExactly, type RemovalMode } from "./purge-exactly";
 import { defineLook, type RootFact, rootFact } from "./vm-facts";
 
 /** A present package's relations, as dpkg has them. */
@@ -56,8 +56,7 @@ export function parseResidual(stdout: string): Set<string> {
   return residual;
 }
 
-/** "purge": packages and their configuration go; "remove": the configuration (and data) stays. */
-export type RemovalMode = "purge" | "remove";
+export type { RemovalMode };
 
 /** What a removal may take, and what it keeps because something that stays needs it. */
 export interface RemovalSet {
