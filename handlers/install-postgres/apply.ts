@@ -141,9 +141,9 @@ export async function configurationFiles(
   state: ServerState,
   port: number,
   plan: ConfigPlan,
-): Promise<undefined> {
+): Promise<PostgresOutcome | undefined> {
   await writeConfiguration(run, state, port, plan);
-  return undefined;
+  return plan.hbaCopies.length ? { warnings: plan.hbaCopies } : undefined;
 }
 
 /** listen_addresses changed: a restart (rolled back when the server does not come back); else a reload. */
