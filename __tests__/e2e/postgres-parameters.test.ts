@@ -117,6 +117,8 @@ describeE2E("install-postgres parameters on a sandbox VM", () => {
           "the server's other files or its default apply, restart)",
         `parameter work_mem '64MB' removed from ${DROPIN} (no longer in the settings; ` +
           "the server's other files or its default apply, reload)",
+        `parameter max_connections: vm-install's '150' taken back; '100' from /etc/postgresql/${PG}/main/postgresql.conf in effect`,
+        "parameter work_mem: vm-install's '64MB' taken back; '4MB' (default) in effect",
       ]);
       expect(await dropIn()).not.toMatch(/work_mem|max_connections/);
       expect(await sql("SHOW max_connections")).toBe("100");

@@ -19,6 +19,7 @@ import { answerLook } from "./support/look-answers";
 const root = (name: string, text: string | undefined) =>
   ({ name, writer: "root", code: text === undefined ? 3 : 0, text: text ?? "" }) as const;
 const facts = (files: Partial<Record<keyof TransactionFacts, string>>): TransactionFacts => ({
+  "before.time": root("before.time", files["before.time"]),
   "before.packages": root("before.packages", files["before.packages"]),
   "before.groups": root("before.groups", files["before.groups"]),
   "before.users": root("before.users", files["before.users"]),

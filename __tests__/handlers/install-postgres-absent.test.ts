@@ -83,7 +83,7 @@ describe("install-postgres absent: what a purge removes", () => {
     expect(postgresTakeBack.report?.(seen, true)).toEqual({
       data_kept: ["/var/lib/postgresql/15", "/etc/postgresql/15", "/srv/pg/15/main"],
     });
-    expect(seen.hba).toEqual([{ file: HBA, entries: [OURS], content: "local all postgres peer\n" }]);
+    expect(seen.hba).toEqual([{ file: HBA, entries: [OURS], content: "local all postgres peer\n", copies: [] }]);
     // grants, package inventory, packages and clusters, then one look at the directories and the file.
     expect(remote.sent).toHaveLength(4);
   });

@@ -1384,6 +1384,7 @@ describe("install-postgres: pure parts", () => {
       removed: [],
       duplicates: [],
       owned: [e("10.0.0.0/8")],
+      copies: [],
     });
     expect(planHba(p1.content, [e("10.0.0.0/8")], [e("10.0.0.0/8")])).toMatchObject({
       content: p1.content,
@@ -1422,13 +1423,15 @@ describe("install-postgres: pure parts", () => {
       added: [e("10.0.0.0/8")],
       removed: [e("10.0.0.0/8", "host")],
     });
-    // A second copy of our own line is dropped, not revoked.
+    // Before any inventory a second marked copy is dropped, not revoked; with one, the inventory's one line per
+    // entry makes the other the admin's copy, which stays (install-postgres-hba-copy.test.ts).
     const twice = `${STOCK_HBA + ours("10.0.0.0/8")}\n${ours("10.0.0.0/8")}\n`;
-    expect(planHba(twice, [e("10.0.0.0/8")], [e("10.0.0.0/8")])).toMatchObject({
+    expect(planHba(twice, [e("10.0.0.0/8")], undefined)).toMatchObject({
       content: p1.content,
       duplicates: [e("10.0.0.0/8")],
       removed: [],
     });
+    expect(planHba(twice, [e("10.0.0.0/8")], [e("10.0.0.0/8")])).toMatchObject({ content: twice, duplicates: [] });
     // A file without a final newline gets one.
     expect(planHba("local all all peer", [hbaEntry("host", "db", "u", "::1/128")], undefined).content).toBe(
       `local all all peer\nhost    db    u    ::1/128    scram-sha-256    ${HBA_MARKER}\n`,

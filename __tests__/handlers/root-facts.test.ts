@@ -24,6 +24,7 @@ const root = fact("root");
 const user = fact("anyone");
 const service = fact("service");
 const TX = {
+  "before.time": root,
   "before.packages": root,
   "before.groups": root,
   "before.users": root,
@@ -31,6 +32,7 @@ const TX = {
   "after.groups": root,
   "after.users": root,
 };
+const REMOVAL = { inventory: root, dpkg: root, groups: root, users: root, dpkgLog: root };
 /** What a look built at run time gives: the writer is known only then. */
 const widened: Fact = fact("anyone");
 
@@ -39,9 +41,11 @@ const REFUSED = /takes only what root alone can write on the VM, and a (anyone|s
 describe("decisions that act as root, delete, sign or send a secret", () => {
   const decisions: [string, () => unknown][] = [
     // @ts-expect-error a user's fact cannot say what a removal deletes
-    ["removal: the inventory", () => removalFrom({ inventory: user, dpkg: root, groups: root, users: root }, "x")],
+    ["removal: the inventory", () => removalFrom({ ...REMOVAL, inventory: user }, "x")],
     // @ts-expect-error nor which accounts are there to delete
-    ["removal: the accounts", () => removalFrom({ inventory: root, dpkg: root, groups: service, users: root }, "x")],
+    ["removal: the accounts", () => removalFrom({ ...REMOVAL, groups: service }, "x")],
+    // @ts-expect-error nor whether a recorded package is still the one vm-install installed
+    ["removal: dpkg's log", () => removalFrom({ ...REMOVAL, dpkgLog: user }, "x")],
     // @ts-expect-error what an install recorded is later deleted
     ["the package record", () => transactionFrom({ ...TX, status: user })],
     // @ts-expect-error the inventory names what state absent removes
@@ -65,7 +69,7 @@ describe("decisions that act as root, delete, sign or send a secret", () => {
   });
 
   it("the same decisions take root's facts", () => {
-    expect(removalFrom({ inventory: { ...root, code: 3 }, dpkg: root, groups: root, users: root }, "x").set).toEqual({
+    expect(removalFrom({ ...REMOVAL, inventory: { ...root, code: 3 } }, "x").set).toEqual({
       remove: [],
       kept: [],
     });

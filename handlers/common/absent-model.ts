@@ -14,7 +14,10 @@ export interface AbsentReport extends InstallerReport {
   removed: string[];
   /** Grants taken back ("group docker: deploy"). */
   revoked: string[];
-  /** Recorded packages kept because something vm-install did not install depends on them. */
+  /**
+   * Recorded packages kept: something vm-install did not install depends on them, or dpkg's log cannot say
+   * whether they were removed and installed again since (removal.ts).
+   */
   kept: string[];
 }
 
@@ -101,7 +104,7 @@ function absentReport<E, X>(
   const applied = run.applied.find((a) => a.change.kind === "remove-packages");
   const removed = done && applied ? removal.set.remove.concat(removal.mode === "purge" ? removal.residual : []) : [];
   const revoked = done ? extra.revoked(own) : [];
-  const kept = removal.set.kept.map((k) => k.name);
+  const kept = [...removal.set.kept, ...removal.unsure].map((k) => k.name);
   const nothing = run.planned.length === 0;
   const verb = run.check ? "would remove" : "removed";
   return {

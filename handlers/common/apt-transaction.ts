@@ -21,6 +21,7 @@ const PACKAGES = `dpkg-query -W -f='\${db:Status-Abbrev}\\t\${Package}\\n'`;
 const PRE_INVOKE =
   `[ -e ${at("before.users")} ] || { ` +
   `${saved([
+    ["date '+%F %T'", "before.time"],
     [PACKAGES, "before.packages"],
     ["getent group", "before.groups"],
     ["getent passwd", "before.users"],
@@ -52,6 +53,7 @@ export function inTransaction(installCommand: string): string {
 
 /** Each file of the record, and what it tells (the docs' audit table): all of it root's, dpkg's hooks'. */
 const USES = {
+  "before.time": "the VM's clock as dpkg.log writes it, before this job's first dpkg run: recorded with its packages",
   "before.packages": "packages there before this job's install (its first dpkg run's pre-invoke hook)",
   "before.groups": "groups there before this job's install",
   "before.users": "users there before this job's install",
@@ -78,7 +80,12 @@ export interface TransactionRecord {
   packages: string[];
   groups: string[];
   users: string[];
+  /** When its first dpkg run began, in dpkg.log's words ("2026-12-05 21:51:06"); none from an older hook. */
+  at?: string;
 }
+
+/** A time as dpkg.log and `date '+%F %T'` write it: such strings sort as the times do. */
+export const DPKG_TIME = /^[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}$/;
 
 /** dpkg's states of a package that is not on the VM. */
 const GONE_STATES = new Set(["not-installed", "config-files"]);
@@ -127,10 +134,13 @@ export function transactionFrom(facts: TransactionFacts): TransactionRecord {
     const was = firstFields(b);
     return [...firstFields(a)].filter((n) => !was.has(n)).sort();
   };
+  const time = facts["before.time"];
+  const began = time?.code === 0 ? text(time).trim() : "";
   return {
     packages: packages.sort(),
     groups: appeared(facts["before.groups"], facts["after.groups"]),
     users: appeared(facts["before.users"], facts["after.users"]),
+    ...(DPKG_TIME.test(began) ? { at: began } : {}),
   };
 }
 

@@ -5,6 +5,7 @@
 // writing its grants from an earlier read cannot drop what was recorded meanwhile.
 
 import type { Apt } from "./apt";
+import { DPKG_TIME, type TransactionRecord } from "./apt-transaction";
 import type { Remote } from "./exec";
 import { GRANTS_DIR } from "./grants";
 import { defineLook, type RootFact, rootFact } from "./vm-facts";
@@ -19,7 +20,15 @@ export interface InstalledRecord {
   groups: string[];
   users: string[];
   files: string[];
+  /**
+   * Per package, when the job's transaction that installed it began, as dpkg.log writes times (removal.ts:
+   * a removal dpkg logged after it means someone installed it again). None in records of older versions.
+   */
+  installedAt?: Record<string, string>;
 }
+
+/** The lists of a record (installedAt only says more about `packages`). */
+export const RECORD_LISTS = ["packages", "groups", "users", "files"] as const;
 
 export interface PackageInventory {
   version: 1;
@@ -52,11 +61,17 @@ export function parsePackageInventory(text: string | undefined): PackageInventor
   const raw = typeof value.installers === "object" && value.installers !== null ? value.installers : {};
   for (const [key, section] of Object.entries(raw as Record<string, Record<string, unknown>>)) {
     const s = section ?? {};
+    const packages = strings(s.packages);
+    const times = Object.entries(typeof s.installedAt === "object" && s.installedAt !== null ? s.installedAt : {});
+    const installedAt = Object.fromEntries(
+      times.filter(([p, t]) => packages.includes(p) && typeof t === "string" && DPKG_TIME.test(t)),
+    );
     installers[key] = {
-      packages: strings(s.packages),
+      packages,
       groups: strings(s.groups),
       users: strings(s.users),
       files: strings(s.files),
+      ...(Object.keys(installedAt).length ? { installedAt } : {}),
     };
   }
   return { version: 1, about: ABOUT, installers };
@@ -97,7 +112,9 @@ export async function readPackageInventory(remote: Remote): Promise<PackageInven
 /** Writes the inventory atomically, directory 0700 and file 0600, root's; the content goes on stdin. */
 export async function writePackageInventory(remote: Remote, inventory: PackageInventory): Promise<void> {
   const installers = Object.fromEntries(
-    Object.entries(inventory.installers).filter(([, r]) => Object.values(r).some((list) => list.length > 0)),
+    Object.entries(inventory.installers)
+      .filter(([, r]) => RECORD_LISTS.some((list) => r[list].length > 0))
+      .map(([k, r]) => [k, withTimesOfItsPackages(r)]),
   );
   await remote.run(
     `umask 077 && mkdir -p ${GRANTS_DIR} && chown root:root ${GRANTS_DIR} && chmod 0700 ${GRANTS_DIR} && ` +
@@ -124,15 +141,31 @@ export async function updateRecord(
   await writePackageInventory(remote, inventory);
 }
 
-/** `record` with `more` added to each list (each name once, in the order first seen). */
-export function withAdded(record: InstalledRecord, more: Partial<InstalledRecord>): InstalledRecord {
+/** `record` with the times of packages it no longer lists left out (and none when none is left). */
+export function withTimesOfItsPackages(record: InstalledRecord): InstalledRecord {
+  const { installedAt, ...lists } = record;
+  const kept = Object.entries(installedAt ?? {}).filter(([p]) => record.packages.includes(p));
+  return kept.length ? { ...lists, installedAt: Object.fromEntries(kept) } : lists;
+}
+
+/**
+ * `record` with `more` added to each list (each name once, in the order first seen); a transaction's packages
+ * get its time (`more.at`), also those recorded before: it installed them again, so they are its now.
+ */
+export function withAdded(
+  record: InstalledRecord,
+  more: Partial<Omit<InstalledRecord, "installedAt">> & Pick<TransactionRecord, "at">,
+): InstalledRecord {
   const merge = (a: string[], b: string[] = []) => [...new Set([...a, ...b])];
-  return {
+  const times = { ...record.installedAt };
+  for (const p of more.packages ?? []) if (more.at) times[p] = more.at;
+  return withTimesOfItsPackages({
     packages: merge(record.packages, more.packages),
     groups: merge(record.groups, more.groups),
     users: merge(record.users, more.users),
     files: merge(record.files, more.files),
-  };
+    installedAt: times,
+  });
 }
 
 /**

@@ -1,14 +1,22 @@
 // Taking back off what an installer put on a VM (`state: "absent"`), as planned changes of the kit's
 // model: the packages, groups, users and files package-inventory.ts recorded for it, nothing else. The
 // rule: a recorded package still present is purged unless a package that stays depends on it (Depends or
-// Pre-Depends, through Provides; an alternative a staying package satisfies needs none of ours), so
-// nothing outside the record is removed or broken; apt-get autoremove is never run (it would also
-// take packages other people's removals orphaned).
+// Pre-Depends, through Provides; an alternative a staying package satisfies needs none of ours), so nothing
+// outside the record is removed or broken; apt-get autoremove is never run (it would take packages others
+// orphaned). One dpkg's log shows removed and installed again since is someone else's (dpkg-log.ts): kept.
 import { command, quote } from "../../shared/shell-quote";
-import type { Apt } from "./apt";
-import { runLong, tail } from "./exec";
+import { DPKG_LOG_PROBE, type DpkgLogLine, provenanceOf } from "./dpkg-log";
 import type { Change, InstallerContext } from "./installer-model";
-import { INVENTORY_PROBE, type InstalledRecord, inventoryFrom, recordOf, updateRecord } from "./package-inventory";
+import {
+  INVENTORY_PROBE,
+  type InstalledRecord,
+  inventoryFrom,
+  RECORD_LISTS,
+  recordOf,
+  updateRecord,
+  withTimesOfItsPackages,
+} from "./package-inventory";
+import { purgeExactly, type RemovalMode } from "./purge-exactly";
 import { defineLook, type RootFact, rootFact } from "./vm-facts";
 
 /** A present package's relations, as dpkg has them. */
@@ -48,8 +56,7 @@ export function parseResidual(stdout: string): Set<string> {
   return residual;
 }
 
-/** "purge": packages and their configuration go; "remove": the configuration (and data) stays. */
-export type RemovalMode = "purge" | "remove";
+export type { RemovalMode };
 
 /** What a removal may take, and what it keeps because something that stays needs it. */
 export interface RemovalSet {
@@ -88,6 +95,10 @@ export interface RemovalLook {
   mode: RemovalMode;
   record: InstalledRecord;
   set: RemovalSet;
+  /** Recorded packages dpkg's log shows removed and installed again since: kept, and dropped from the record. */
+  reinstalled: { name: string; removal: DpkgLogLine }[];
+  /** Recorded packages with a time whose logs cannot say whether they were: kept and still recorded. */
+  unsure: { name: string; why: string }[];
   /** Recorded packages removed earlier with their configuration kept: purged in mode "purge". */
   residual: string[];
   /** Users and groups stay: a package is kept, or the configuration and data they own stay (mode "remove"). */
@@ -109,6 +120,7 @@ export const REMOVAL_LOOK = defineLook("the look before a removal", [
     writer: "root",
     use: "what a recorded package's removal would break: kept",
   },
+  DPKG_LOG_PROBE,
   {
     name: "removal.groups",
     command: "getent group | cut -d: -f1,3,4",
@@ -135,6 +147,7 @@ export interface RemovalFacts {
   dpkg: RootFact;
   groups: RootFact;
   users: RootFact;
+  dpkgLog: RootFact;
 }
 
 /** Reads the record, the VM's packages and relations, groups, users and which recorded files exist (read-only). */
@@ -152,6 +165,7 @@ export async function lookForRemoval(
       dpkg: facts.get("removal.dpkg"),
       groups: facts.get("removal.groups"),
       users: facts.get("removal.users"),
+      dpkgLog: facts.get("removal.dpkg_log"),
     },
     installer,
     revokedMembers,
@@ -173,7 +187,13 @@ export function removalFrom(
     if (rootFact(f, "a removal").code !== 0)
       throw new Error(`the look before a removal failed: ${f.name} exited ${f.code}`);
   }
-  const set = removalSet(record.packages, parseRelations(facts.dpkg.text));
+  const present = parseRelations(facts.dpkg.text);
+  const { reinstalled, unsure } = provenanceOf(record, present, facts.dpkgLog);
+  const notOurs = new Set([...reinstalled, ...unsure].map((p) => p.name));
+  const set = removalSet(
+    record.packages.filter((p) => !notOurs.has(p)),
+    present,
+  );
   const leftover = parseResidual(facts.dpkg.text);
   const residual = record.packages.filter((p) => leftover.has(p));
   const members = new Map(
@@ -205,6 +225,8 @@ export function removalFrom(
     mode,
     record,
     set,
+    reinstalled,
+    unsure,
     residual,
     keepAccounts,
     groups,
@@ -226,16 +248,17 @@ async function existingFiles(remote: InstallerContext<unknown>["remote"], files:
 
 /** The record a removal leaves: what it kept (a later removal takes it once nothing needs it). */
 export function recordAfter(look: RemovalLook): InstalledRecord {
-  const keptNames = new Set(look.set.kept.map((k) => k.name));
+  const keptNames = new Set([...look.set.kept, ...look.unsure].map((k) => k.name));
   if (look.mode === "remove") for (const p of [...look.set.remove, ...look.residual]) keptNames.add(p);
   const kept = look.record.packages.filter((p) => keptNames.has(p));
   const accounts = look.keepAccounts;
-  return {
+  return withTimesOfItsPackages({
     packages: kept,
     groups: accounts ? look.record.groups : look.groupsKept.map((g) => g.name),
     users: accounts ? look.record.users : [],
     files: [],
-  };
+    installedAt: look.record.installedAt,
+  });
 }
 
 const sameList = (a: string[], b: string[]) => a.length === b.length && a.every((x, i) => x === b[i]);
@@ -284,7 +307,7 @@ export function planRemoval<E>(look: RemovalLook): Change<E>[] {
         })),
     });
   const after = recordAfter(look);
-  const changed = (Object.keys(after) as (keyof InstalledRecord)[]).some((k) => !sameList(after[k], look.record[k]));
+  const changed = RECORD_LISTS.some((k) => !sameList(after[k], look.record[k]));
   if (changed)
     changes.push({
       kind: "inventory",
@@ -298,44 +321,17 @@ export function planRemoval<E>(look: RemovalLook): Change<E>[] {
 /** The warnings a removal leaves: what it kept and why. */
 export function removalWarnings(look: RemovalLook): string[] {
   return [
+    ...look.reinstalled.map(
+      ({ name, removal: r }) =>
+        `${name} was removed and installed again since vm-install installed it: kept ` +
+        `(dpkg.log: ${r.action} at ${r.time})`,
+    ),
+    ...look.unsure.map(
+      ({ name, why }) =>
+        `kept ${name}: vm-install cannot tell whether it was removed and installed again since it installed it ` +
+        `(${why}); if it is still vm-install's, remove it by hand (apt-get purge ${name})`,
+    ),
     ...look.set.kept.map((k) => `kept ${k.name}: ${k.neededBy} (not installed by this installer) depends on it`),
     ...look.groupsKept.map((g) => `kept group ${g.name}: ${g.members.join(", ")} (not added by vm-install) in it`),
   ];
-}
-
-const INSTALL_ENV = { DEBIAN_FRONTEND: "noninteractive", LC_MESSAGES: "C", LANGUAGE: "" };
-
-/**
- * `apt-get purge` of exactly `names`: apt's simulation first, refused (nothing changed) when it would take
- * anything else; then dpkg's word that they are gone and that `dpkg --audit` is empty.
- */
-export async function purgeExactly(apt: Apt, names: string[], mode: RemovalMode = "purge"): Promise<void> {
-  const sim = await apt.remote.run(command("apt-get", mode, "-s", "-q", ...names), {
-    env: { LC_ALL: "C" },
-    label: `apt-get ${mode} -s`,
-    timeoutMs: 120_000,
-  });
-  const would = [...sim.stdout.matchAll(/^(?:Purg|Remv) (\S+?)(?::\S+)?(?: |$)/gm)].map((m) => m[1]);
-  const extra = would.filter((n) => !names.includes(n));
-  if (extra.length)
-    throw new Error(
-      `removing ${names.join(" ")} would also remove ${extra.join(" ")}, which vm-install did not install: ` +
-        "nothing was removed; remove what depends on them by hand first, or leave state present",
-    );
-  await apt.ensureDpkgHealthy();
-  const purge = command(
-    ...["apt-get", mode, "-y", "-q", "-o", `DPkg::Lock::Timeout=${apt.settings.lockTimeoutSec}`, ...names],
-  );
-  await apt.withLock(`apt-get ${mode}`, () =>
-    runLong(apt.remote, purge, {
-      env: INSTALL_ENV,
-      label: `apt-get ${mode} ${names.join(" ")}`,
-      timeoutMs: apt.settings.installTimeoutSec * 1000,
-    }),
-  );
-  const still = [...(await apt.query(names))].filter(([, s]) => s.installed).map(([n]) => n);
-  if (still.length) throw new Error(`apt-get ${mode} ran but dpkg still has ${still.join(" ")} installed`);
-  const audit = await apt.remote.run("dpkg --audit", { label: "dpkg --audit", timeoutMs: 60_000, check: false });
-  if (audit.stdout.trim() || audit.code !== 0)
-    throw new Error(`after removing ${names.join(" ")} dpkg --audit reports: ${tail(audit.stdout, 10)}`);
 }

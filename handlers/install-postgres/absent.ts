@@ -14,7 +14,7 @@ import { defineLook, type Probe } from "../common/vm-facts";
 import type { Cluster } from "./clusters";
 import type { PostgresEvent } from "./decisions";
 import { type PostgresGrants, planRoles, postgresSection, validRoleNames } from "./grants";
-import { HBA_MARKER, hbaFields, type RecordedRole } from "./pg";
+import { entryOf, HBA_MARKER, hbaCopyWarning, ownHbaLines, type RecordedRole } from "./pg";
 import { inspectInstallation, psql, psqlJson, writeFile } from "./server";
 import { recordedRolesSql, revokeLoginSql } from "./sql";
 
@@ -23,6 +23,8 @@ interface HbaRevoke {
   file: string;
   entries: string[];
   content: string;
+  /** Entries taken back whose copy (vm-install's marker included) stays: named in warnings. */
+  copies: string[];
 }
 
 export interface PostgresAbsentSeen {
@@ -44,17 +46,17 @@ export interface PostgresAbsentSeen {
   kept: string[];
 }
 
-/** Pure: `text` without the lines carrying HBA_MARKER whose entry is one of `entries`. */
-export function withoutEntries(text: string, entries: string[]): { content: string; removed: string[] } {
-  const removed: string[] = [];
-  const kept = text.split("\n").filter((line) => {
-    if (!line.includes(HBA_MARKER)) return true;
-    const entry = hbaFields(line).join(" ");
-    if (!entries.includes(entry)) return true;
-    removed.push(entry);
-    return false;
-  });
-  return { content: kept.join("\n"), removed };
+/**
+ * Pure: `text` without vm-install's own lines of `entries` (one marked line per entry, pg.ts ownHbaLines);
+ * `copies`: the entries taken back whose copy, marker included, stays.
+ */
+export function withoutEntries(text: string, entries: string[]) {
+  const lines = text.split("\n");
+  const own = ownHbaLines(lines, entries);
+  const removed = lines.filter((_, i) => own.has(i)).map((line) => entryOf(line)!);
+  const marked = lines.filter((line, i) => !own.has(i) && line.includes(HBA_MARKER)).map(entryOf);
+  const copies = removed.filter((e) => marked.includes(e));
+  return { content: lines.filter((_, i) => !own.has(i)).join("\n"), removed, copies };
 }
 
 /**
@@ -100,8 +102,8 @@ async function lookAtTakeBack(remote: Remote, dirs: string[], hbaFiles: string[]
 function hbaRevokes(grants: PostgresGrants | undefined, texts: string[]): HbaRevoke[] {
   const out: HbaRevoke[] = [];
   Object.entries(grants?.hba ?? {}).forEach(([file, entries], i) => {
-    const { content, removed } = withoutEntries(texts[i] ?? "", entries);
-    if (removed.length) out.push({ file, entries: removed, content });
+    const { content, removed, copies } = withoutEntries(texts[i] ?? "", entries);
+    if (removed.length) out.push({ file, entries: removed, content, copies });
   });
   return out;
 }
@@ -222,6 +224,7 @@ export const postgresTakeBack: AbsentExtra<PostgresEvent, PostgresAbsentSeen> = 
     ...seen.roles.flatMap((r) => r.roles.map((role) => `role ${role}: LOGIN`)),
   ],
   warnings: (seen) => [
+    ...seen.hba.flatMap((h) => h.copies.map((e) => hbaCopyWarning(h.file, e))),
     ...seen.rolesKept,
     ...seen.hbaUnread.map(
       (f) =>

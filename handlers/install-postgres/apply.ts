@@ -10,7 +10,8 @@ import { type ConfigPlan, reloadForHba, restartForListen, writeConfiguration } f
 import { chooseCluster, clusterStartedLine, installedLine, type RoleDbDecision, serverSource } from "./decisions";
 import { type PostgresGrants, revokeRoles } from "./grants";
 import { restartNeeded } from "./parameters";
-import { type Cluster, clusterUnit, type ServerState } from "./pg";
+import { takenBack } from "./parameters-server";
+import { type Cluster, clusterUnit, dropInPath, type ServerState } from "./pg";
 import { ensurePgdgRepository, LEGACY_PGDG_KEYRING, pgdgKeyUrl } from "./pgdg";
 import { startFixingDropIn } from "./recovery";
 import type { ServerFacts } from "./report";
@@ -141,9 +142,9 @@ export async function configurationFiles(
   state: ServerState,
   port: number,
   plan: ConfigPlan,
-): Promise<undefined> {
+): Promise<PostgresOutcome | undefined> {
   await writeConfiguration(run, state, port, plan);
-  return undefined;
+  return plan.hbaCopies.length ? { warnings: plan.hbaCopies } : undefined;
 }
 
 /** listen_addresses changed: a restart (rolled back when the server does not come back); else a reload. */
@@ -156,7 +157,9 @@ export async function restartOrReload(
   const warnings = restartNeeded(plan)
     ? await restartForListen(run, cluster, state, plan)
     : await reloadForHba(run, cluster, plan);
-  return { warnings };
+  // What is in effect for a parameter taken back is known only now: more than the plan's words say.
+  const takenBackLines = await takenBack(run, cluster, dropInPath(state.config_file), plan.parameters?.removed ?? {});
+  return takenBackLines.length ? { warnings, what: takenBackLines } : { warnings };
 }
 
 /** The inventory with install-postgres' section replaced. */

@@ -12,6 +12,7 @@ import {
   dropInContent,
   dropInPath,
   type HbaPlan,
+  hbaCopyWarning,
   hbaEntry,
   listenOverride,
   normalizeListen,
@@ -37,6 +38,8 @@ export interface ConfigPlan {
   hbaChanged: boolean;
   /** The wanted entries whose line is ours, for the inventory. */
   owned: string[];
+  /** Copies of lines it takes back, kept (warnings: a check's from the plan, a run's from applying it). */
+  hbaCopies: string[];
   /** One line per change, in the words the result's `changes` uses. */
   lines: string[];
   /** The grants it takes back, one line each (the result's `revoked`). */
@@ -87,6 +90,7 @@ export function planConfiguration(
     hba,
     hbaChanged: hba.content !== state.hba_text,
     owned: hba.owned,
+    hbaCopies: hba.copies.map((e) => hbaCopyWarning(state.hba_file, e)),
     lines,
     revoked,
   };

@@ -149,7 +149,9 @@ export const postgresDefinition = defineInstallerDefinition({
         "server itself before anything changes (unknown names fail with the nearest ones). A reload applies " +
         "them, a restart those the server reads only at start; a value the server refuses on restart is " +
         "rolled back with its log lines. listen_addresses, shared_preload_libraries and ssl* belong to other " +
-        "settings. A name removed from here is removed from the drop-in.",
+        "settings. A name removed from here is removed from the drop-in (a reload, or a restart for a name read " +
+        "only at start), so postgresql.conf's own value or the default applies again; changes name the value " +
+        "then in effect and where it comes from, as the server reports it.",
     }),
     extensions: setting(pgExtensions, {
       event: "extensions",

@@ -4,7 +4,15 @@
 // ranges, enums and check hooks are judged exactly as at the next start. Nothing here writes.
 
 import { quote } from "../../shared/shell-quote";
-import { changedNames, namesToRead, type ParameterFacts, plainValue, readOnlyNames, unknownNames } from "./parameters";
+import {
+  changedNames,
+  namesToRead,
+  type ParameterFact,
+  type ParameterFacts,
+  plainValue,
+  readOnlyNames,
+  unknownNames,
+} from "./parameters";
 import { type Cluster, clusterUnit, type ServerState } from "./pg";
 import type { Run } from "./run";
 import { psqlJson } from "./server";
@@ -16,7 +24,7 @@ export function parameterFactsSql(names: string[]): string {
 SELECT json_build_object(
   'known', coalesce((SELECT json_object_agg(lower(name), json_build_object('name', name,
                        'value', current_setting(name), 'context', context, 'pending_restart', pending_restart,
-                       'sourcefile', sourcefile))
+                       'sourcefile', sourcefile, 'source', source))
                      FROM pg_settings WHERE lower(name) IN (SELECT n FROM wanted)), '{}'::json),
   'all', CASE WHEN EXISTS (SELECT FROM wanted WHERE n NOT IN (SELECT lower(name) FROM pg_settings))
               THEN (SELECT json_agg(lower(name) ORDER BY name) FROM pg_settings) END
@@ -89,6 +97,36 @@ async function judgeValues(run: Run, cluster: Cluster, state: ServerState, names
       `: ${serverWords(r.stderr || r.stdout)}; nothing was changed (${clusterUnit(cluster)} runs as before). ` +
       "Correct the values in parameters and run the job again",
   );
+}
+
+/** A parameter vm-install took back, in `changes`' words: what it was, and the value in effect now and whence. */
+export function takenBackLine(name: string, ours: string, now: ParameterFact | undefined): string {
+  const where = now?.sourcefile ? ` from ${now.sourcefile}` : ` (${now?.source ?? "default"})`;
+  return `parameter ${name}: vm-install's ${ours} taken back; ${now ? `'${now.value}'${where}` : "no value"} in effect`;
+}
+
+/** Reads of pg_settings while new sessions still show the drop-in's value (the reload not yet read). */
+const RELOAD_READS = 50;
+
+/**
+ * After the reload or restart that applied the drop-in without `removed` (name -> its text there): pg_settings'
+ * word on each. A reload reaches new sessions once the postmaster has read the files again, so the read is
+ * repeated (briefly) while one still comes from the drop-in.
+ */
+export async function takenBack(run: Run, cluster: Cluster, dropIn: string, removed: Record<string, string>) {
+  const names = Object.keys(removed).sort();
+  for (let read = 1; names.length; read++) {
+    const facts = await psqlJson<ParameterFacts>(
+      run.remote,
+      cluster.port,
+      parameterFactsSql(names),
+      "psql (reading the parameters taken back)",
+    );
+    if (read >= RELOAD_READS || !names.some((n) => facts.known[n]?.sourcefile === dropIn))
+      return names.map((n) => takenBackLine(n, removed[n], facts.known[n]));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return [];
 }
 
 /** The message lines of the postmaster's output, prefixes (time, pid) dropped. */

@@ -14,6 +14,8 @@ export interface ParameterFact {
   pending_restart: boolean;
   /** The file the running value comes from (null: a default, or not from a file). */
   sourcefile?: string | null;
+  /** pg_settings' source ("default", "configuration file", "user", ...). */
+  source?: string;
 }
 
 /** What the server says of the names the settings and the drop-in mention (parameters-server.ts). */
@@ -37,6 +39,8 @@ export interface ParameterPlan {
   lines: string[];
   /** Parameters as wanted in the drop-in but taken by the server from a file read after it. */
   warnings: string[];
+  /** Names taken out of the drop-in, with the text they had there (parameters-server.ts takenBack). */
+  removed: Record<string, string>;
 }
 
 /** The text postgres reads a value from: booleans on/off, numbers as written. */
@@ -98,7 +102,15 @@ export function planParameters(
   dropIn: string,
 ): ParameterPlan {
   const current = ownParameters(dropInText);
-  const plan: ParameterPlan = { settings: {}, changed: false, restart: [], reload: [], lines: [], warnings: [] };
+  const plan: ParameterPlan = {
+    settings: {},
+    changed: false,
+    restart: [],
+    reload: [],
+    lines: [],
+    warnings: [],
+    removed: {},
+  };
   const how = (name: string) => {
     const restart = needsRestart(name, facts);
     (restart ? plan.restart : plan.reload).push(name);
@@ -126,6 +138,7 @@ export function planParameters(
   for (const [name, text] of current) {
     if (name in wanted) continue;
     plan.changed = true;
+    plan.removed[name] = text;
     plan.lines.push(
       `parameter ${name} ${text} removed from ${dropIn} (no longer in the settings; ` +
         `the server's other files or its default apply, ${how(name)})`,

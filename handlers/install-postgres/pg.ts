@@ -184,6 +184,11 @@ export function hbaEntry(type: HbaType, db: string, user: string, cidr: string):
   return `${type} ${db} ${user} ${cidr} scram-sha-256`;
 }
 
+/** The warning for a copy of a line vm-install took back (planHba's and absent's `copies`). */
+export function hbaCopyWarning(file: string, entry: string): string {
+  return `${file}: kept a copy of vm-install's line ${entry}, marker included: vm-install took back its one line`;
+}
+
 export function hbaLine(type: HbaType, db: string, user: string, cidr: string): string {
   return `${type}    ${db}    ${user}    ${cidr}    scram-sha-256    ${HBA_MARKER}`;
 }
@@ -216,45 +221,73 @@ export interface HbaPlan {
   duplicates: string[];
   /** The wanted entries whose line is this installer's (carries HBA_MARKER): what the inventory records. */
   owned: string[];
+  /** Entries taken back whose marked copy (not vm-install's: one line per entry is) stays: named in warnings. */
+  copies: string[];
 }
 
 /** A host/hostssl line's fields as an entry ("hostssl db user cidr method"), or undefined for any other line. */
-function entryOf(line: string): string | undefined {
+export function entryOf(line: string): string | undefined {
   const f = hbaFields(line);
   if (f.length !== 5 || !/^host(ssl)?$/i.test(f[0])) return undefined;
   return [f[0].toLowerCase(), f[1], f[2], f[3], f[4].toLowerCase()].join(" ");
 }
 
 /**
+ * The indexes of `lines` that are vm-install's own: with an inventory (`recorded`), one marked line per
+ * recorded entry, the last (vm-install appends its one line; taking back the last keeps the copy that was
+ * already matched first); without one (a version that kept none), every marked line.
+ */
+export function ownHbaLines(lines: string[], recorded: string[] | undefined): Set<number> {
+  const own = new Set<number>();
+  const claimed = new Set<string>();
+  for (let i = lines.length - 1; i >= 0; i--) {
+    const entry = lines[i].includes(HBA_MARKER) ? entryOf(lines[i]) : undefined;
+    if (entry === undefined || (recorded !== undefined && (!recorded.includes(entry) || claimed.has(entry)))) continue;
+    claimed.add(entry);
+    own.add(i);
+  }
+  return own;
+}
+
+/**
  * Ensures exactly `wanted` (hbaEntry form; empty: none) have a line. A line the admin wrote with the same
- * fields counts as present and is never this installer's (not recorded, never removed). A line of ours
- * (HBA_MARKER) that is not wanted is removed when the inventory lists it, or, with no inventory yet
- * (`recorded` undefined: written by a version that kept none), because the marker alone says we wrote it.
- * Lines without the marker are never touched. New lines go at the end: the stock file has no broader
- * `host` rule for remote addresses.
+ * fields counts as present and is never this installer's (not recorded, never removed). Only vm-install's
+ * own lines (ownHbaLines) are removed: a recorded one no longer wanted, or one the admin's own line with
+ * the same fields makes redundant. A marked line that is not its own (a copy, marker and all, or one the
+ * inventory does not list) is never touched; a copy of a line taken back is named (`copies`). New lines go
+ * at the end: the stock file has no broader `host` rule for remote addresses.
  */
 export function planHba(content: string, wanted: string[], recorded: string[] | undefined): HbaPlan {
   const lines = content.split("\n");
   if (lines[lines.length - 1] === "") lines.pop();
-  const present = new Set<string>();
-  const plan: HbaPlan = { content, added: [], removed: [], duplicates: [], owned: [] };
-  const kept = lines.filter((line) => {
+  const own = ownHbaLines(lines, recorded);
+  const first = new Map<string, number>();
+  const copies: string[] = [];
+  const plan: HbaPlan = { content, added: [], removed: [], duplicates: [], owned: [], copies: [] };
+  const kept = lines.filter((line, i) => {
     const entry = entryOf(line);
     if (entry === undefined) return true;
-    const ours = line.includes(HBA_MARKER);
-    if (wanted.includes(entry) && !present.has(entry)) {
-      present.add(entry);
-      if (ours) plan.owned.push(entry);
+    const ours = own.has(i);
+    if (!ours) {
+      if (line.includes(HBA_MARKER)) copies.push(entry);
+      if (wanted.includes(entry) && !first.has(entry)) first.set(entry, i);
       return true;
     }
-    if (!ours) return true;
-    if (wanted.includes(entry)) plan.duplicates.push(entry);
-    else if (recorded === undefined || recorded.includes(entry)) plan.removed.push(entry);
-    else return true;
+    if (!wanted.includes(entry)) plan.removed.push(entry);
+    // Redundant only behind the admin's own line (a copy of ours first: ours stays, the one recorded).
+    else if (first.has(entry) && (recorded === undefined || !lines[first.get(entry)!].includes(HBA_MARKER)))
+      plan.duplicates.push(entry);
+    else {
+      first.set(entry, i);
+      plan.owned.push(entry);
+      return true;
+    }
     return false;
   });
-  plan.added = wanted.filter((e) => !present.has(e));
+  plan.added = wanted.filter((e) => !first.has(e));
   plan.owned.push(...plan.added);
+  plan.owned = [...new Set(plan.owned)];
+  plan.copies = copies.filter((e) => plan.removed.includes(e));
   if (plan.added.length + plan.removed.length + plan.duplicates.length === 0) return plan;
   const out = [...kept, ...plan.added.map((e) => hbaLineOf(e))];
   return { ...plan, content: `${out.join("\n")}\n` };

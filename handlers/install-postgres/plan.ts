@@ -253,6 +253,7 @@ function planRunning(
     said.push({ line: `${f.name} may fail to install: ${f.reason}`, warning: true, checkOnly: true });
   const { config, params, restart, ...cfg } = planConfigChanges(event, cluster, server);
   for (const line of params.warnings) said.push({ line, warning: true });
+  for (const line of config.hbaCopies) said.push({ line, warning: true, checkOnly: true });
   const tls = planTls(event, cluster, state, server.tls);
   said.push(...tls.said);
   changes.push(...ext.packages, ...cfg.changes, ...tls.changes, ...ext.create);
@@ -260,7 +261,6 @@ function planRunning(
   const pending = restart ? [] : state.pending_restart.filter((n) => !params.restart.includes(n.toLowerCase()));
   for (const line of unappliedWarnings(event, unit, pending, config.listen))
     said.push({ line, warning: true, checkOnly: restart || config.hbaChanged });
-
   const granted = updatedSection(recorded, state.hba_file, config.owned, name, access.record);
   const next = withExtensionRecord(granted, `${name}:${event.db_name}`, extensions.record);
   if (!opts.predicted && sectionChanged(recorded, next)) {
