@@ -5,7 +5,7 @@
 import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { cdktfCallerVariables } from "../construct/cdktf-caller-environment";
+import { cdktfCaller } from "../construct/cdktf-caller-environment";
 import { parseConfig } from "../construct/config/parse";
 import { PROJECT_ROOT } from "../construct/entry-points";
 import { resultsFolder, secretTriggerFile } from "../construct/jobs/secret-trigger";
@@ -107,7 +107,7 @@ describe("secret triggers", () => {
 test("under cdktf: the TF_VAR_ values of the process that started the app's shell, not the shell's", () => {
   // As cdktf runs an app: its own environment minus TF_VAR_, plus CDKTF_OUTDIR, through /bin/sh -c.
   const read = `require(${JSON.stringify(path.join(PROJECT_ROOT, "construct", "cdktf-caller-environment.ts"))})`;
-  const app = `node -r ${path.join(PROJECT_ROOT, "bin", "ts-register.js")} -e 'console.log(JSON.stringify(${read}.cdktfCallerVariables()))'`;
+  const app = `node -r ${path.join(PROJECT_ROOT, "bin", "ts-register.js")} -e 'const m = ${read}; console.log(JSON.stringify(m.variablesOf(m.cdktfCaller())))'`;
   const cdktf =
     "const { execSync } = require('node:child_process');" +
     "const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('TF_VAR_')));" +
@@ -119,7 +119,7 @@ test("under cdktf: the TF_VAR_ values of the process that started the app's shel
   expect(r.stderr).toBe("");
   expect(JSON.parse(r.stdout)).toEqual({ TF_VAR_pg_password: "from cdktf's environment", TF_VAR_other: "x" });
   // Not started with CDKTF_OUTDIR: not cdktf's app, nothing to read.
-  expect(cdktfCallerVariables({})).toBeUndefined();
+  expect(cdktfCaller({})).toBeUndefined();
 });
 
 test("a synth whose cdktf has no CHECKPOINT_DISABLE warns that cdktf and Terraform will call HashiCorp, and says what to export", () => {

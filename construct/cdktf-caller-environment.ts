@@ -70,9 +70,3 @@ export function cdktfCaller(env: NodeJS.ProcessEnv = process.env): CdktfCaller |
 export function variablesOf(caller: CdktfCaller): Record<string, string> {
   return Object.fromEntries([...caller.environment].filter(([name]) => name.startsWith("TF_VAR_")));
 }
-
-/** The TF_VAR_ variables of the process that ran this app (cdktfCaller), or undefined. */
-export function cdktfCallerVariables(env: NodeJS.ProcessEnv = process.env): Record<string, string> | undefined {
-  const caller = cdktfCaller(env);
-  return caller && variablesOf(caller);
-}

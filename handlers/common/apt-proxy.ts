@@ -106,7 +106,7 @@ export function withAptProxy<E, S, R extends InstallerReport, O extends ApplyOut
   seen: { file: string | undefined },
 ): InstallerModel<E, WithProxy<S>, R, O, V> {
   return {
-    ...(model.firstLook ? { firstLook: (event: E) => model.firstLook!(event) } : {}),
+    firstLook: (event) => model.firstLook?.(event) ?? [],
     async inspect(ctx) {
       const { previous } = ctx;
       // Looked at once, in the kit's boot look: after a replan the file is what the proxy change made
