@@ -20,6 +20,8 @@ const root = (name: string, text: string | undefined) =>
   ({ name, writer: "root", code: text === undefined ? 3 : 0, text: text ?? "" }) as const;
 const facts = (files: Partial<Record<keyof TransactionFacts, string>>): TransactionFacts => ({
   "before.time": root("before.time", files["before.time"]),
+  "before.log_size": root("before.log_size", files["before.log_size"]),
+  "logged.first": root("logged.first", files["logged.first"]),
   "before.packages": root("before.packages", files["before.packages"]),
   "before.groups": root("before.groups", files["before.groups"]),
   "before.users": root("before.users", files["before.users"]),
@@ -92,6 +94,17 @@ describe("transactionFrom", () => {
     );
   });
 
+  it("the transaction's time: its first line in dpkg.log, else the pre-invoke hook's clock, else none", () => {
+    const base = { "before.packages": "", status: status("jq: installed") };
+    const at = (files: Partial<Record<keyof TransactionFacts, string>>) =>
+      transactionFrom(facts({ ...base, ...files })).at;
+    expect(at({ "before.time": "2026-12-05 23:18:35\n", "logged.first": "2026-12-05 23:18:36\n" })).toBe(
+      "2026-12-05 23:18:36",
+    );
+    expect(at({ "before.time": "2026-12-05 23:18:35\n", "logged.first": "\n" })).toBe("2026-12-05 23:18:35");
+    expect(at({ "before.time": "yesterday\n" })).toBeUndefined();
+  });
+
   it("a file that could not be read is an error", () => {
     const f = { ...facts({}), status: { ...root("status", ""), code: 1 } };
     expect(() => transactionFrom(f)).toThrow(`reading ${TRANSACTION_DIR} failed: status exited 1`);
@@ -103,7 +116,10 @@ describe("the hooks apt-get hands dpkg", () => {
   let bin: string;
   const option = (flag: string) => {
     const o = TRANSACTION_OPTIONS.find((x) => x.startsWith(`Dpkg::Options::=${flag}=`))!;
-    return o.slice(`Dpkg::Options::=${flag}=`.length).replaceAll(TRANSACTION_DIR, dir);
+    return o
+      .slice(`Dpkg::Options::=${flag}=`.length)
+      .replaceAll(TRANSACTION_DIR, dir)
+      .replaceAll("/var/log/dpkg.log", path.join(dir, "..", "dpkg.log"));
   };
   const sh = (script: string, env: Record<string, string> = {}) =>
     execFileSync("sh", ["-c", script], { env: { PATH: `${bin}:/usr/bin:/bin`, ...env }, input: "" });
@@ -135,6 +151,25 @@ describe("the hooks apt-get hands dpkg", () => {
     expect(read("after.groups")).toBe("group-of-two\n");
     expect(read("status")).toBe("status: jq: installed\nstatus: x: unpacked\n");
     expect(fs.readdirSync(dir).filter((f) => f.endsWith(".tmp"))).toEqual([]);
+  });
+
+  it.each([
+    ["a log with lines before the job's", "2026-12-01 10:00:00 startup archives unpack\n"],
+    ["no log yet (the job's transaction begins it)", undefined],
+  ])("the first line the first dpkg run wrote to dpkg.log is the transaction's time: %s", (_, before) => {
+    const log = path.join(dir, "..", "dpkg.log");
+    if (before !== undefined) fs.writeFileSync(log, before);
+    const state = path.join(dir, "..", "state");
+    fs.writeFileSync(state, "ii \tcurl\n");
+    sh(option("--pre-invoke"), { STATE: state });
+    fs.appendFileSync(
+      log,
+      "2026-12-05 23:18:36 startup archives unpack\n2026-12-05 23:18:36 install jq:amd64 <none> 1.6\n",
+    );
+    sh(option("--post-invoke"), { STATE: "one" });
+    fs.appendFileSync(log, "2026-12-05 23:18:40 startup packages configure\n");
+    sh(option("--post-invoke"), { STATE: "two" });
+    expect(fs.readFileSync(path.join(dir, "logged.first"), "utf8")).toBe("2026-12-05 23:18:36\n");
   });
 
   it("a hook that cannot list groups fails (dpkg then stops) and leaves no list at all", () => {

@@ -17,20 +17,31 @@ const saved = (pairs: [string, string][]) =>
   pairs.map(([, file]) => `mv ${at(file)}.tmp ${at(file)}`).join(" && ");
 
 const PACKAGES = `dpkg-query -W -f='\${db:Status-Abbrev}\\t\${Package}\\n'`;
-/** Only the first dpkg run of the transaction says what was there before it. */
+const DPKG_LOG = "/var/log/dpkg.log";
+/** Only the first dpkg run of the transaction says what was there before it (and how long dpkg.log was). */
 const PRE_INVOKE =
   `[ -e ${at("before.users")} ] || { ` +
   `${saved([
     ["date '+%F %T'", "before.time"],
+    [`{ wc -c < ${DPKG_LOG} || echo 0; } 2>/dev/null`, "before.log_size"],
     [PACKAGES, "before.packages"],
     ["getent group", "before.groups"],
     ["getent passwd", "before.users"],
   ])}; }`;
+/**
+ * After the first dpkg run: the time of the first line it wrote to dpkg.log, which is when the transaction
+ * began in dpkg's own words (the pre-invoke hook's clock can be a second or more before it, and on a VM
+ * whose dpkg.log this transaction began, the log must not seem to begin after the install).
+ */
+const FIRST_LOGGED =
+  `[ -e ${at("logged.first")} ] || { tail -c +$(($(cat ${at("before.log_size")} 2>/dev/null || echo 0) + 1)) ` +
+  `${DPKG_LOG} 2>/dev/null | head -n 1 | cut -c 1-19 > ${at("logged.first")}.tmp && ` +
+  `mv ${at("logged.first")}.tmp ${at("logged.first")}; }`;
 /** Each dpkg run overwrites it: the last one's is the transaction's end (a killed dpkg leaves the one before). */
-const POST_INVOKE = saved([
+const POST_INVOKE = `${FIRST_LOGGED}; ${saved([
   ["getent group", "after.groups"],
   ["getent passwd", "after.users"],
-]);
+])}`;
 
 /** dpkg's own options that make its runs keep the record (dpkg runs each hook with sh -c, as root). */
 export const TRANSACTION_DPKG_OPTIONS = [
@@ -53,7 +64,10 @@ export function inTransaction(installCommand: string): string {
 
 /** Each file of the record, and what it tells (the docs' audit table): all of it root's, dpkg's hooks'. */
 const USES = {
-  "before.time": "the VM's clock as dpkg.log writes it, before this job's first dpkg run: recorded with its packages",
+  "before.time":
+    "the VM's clock as dpkg.log writes it, before this job's first dpkg run (when logged.first is not there)",
+  "before.log_size": "dpkg.log's length before this job's first dpkg run (where its own lines begin)",
+  "logged.first": "the time of the first line this job's dpkg runs wrote to dpkg.log: recorded with its packages",
   "before.packages": "packages there before this job's install (its first dpkg run's pre-invoke hook)",
   "before.groups": "groups there before this job's install",
   "before.users": "users there before this job's install",
@@ -134,13 +148,14 @@ export function transactionFrom(facts: TransactionFacts): TransactionRecord {
     const was = firstFields(b);
     return [...firstFields(a)].filter((n) => !was.has(n)).sort();
   };
-  const time = facts["before.time"];
-  const began = time?.code === 0 ? text(time).trim() : "";
+  const began = [facts["logged.first"], facts["before.time"]]
+    .map((f) => (f?.code === 0 ? text(f).trim() : ""))
+    .find((t) => DPKG_TIME.test(t));
   return {
     packages: packages.sort(),
     groups: appeared(facts["before.groups"], facts["after.groups"]),
     users: appeared(facts["before.users"], facts["after.users"]),
-    ...(DPKG_TIME.test(began) ? { at: began } : {}),
+    ...(began ? { at: began } : {}),
   };
 }
 
