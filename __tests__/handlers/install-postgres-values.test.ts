@@ -734,9 +734,11 @@ describe("install-postgres: the login check sends nothing to a peer that has not
 
   it("the look runs as root, in one exec, and reads the unit systemd runs", async () => {
     const { remote } = await run(BASE, [...look(), loginStep()]);
-    const call = remote.calls.find((c) => c.command.includes("ss -Hltnp"));
-    expect(call?.opts.sudo).toBe(true);
-    expect(call?.command).toContain("systemctl show -p MainPID --value postgresql@14-main)");
+    // The first look carries it too, through sudo -n; this double does not answer it there.
+    expect(remote.calls[0].command).toMatch(/timeout -k 2 20 sudo -n sh -c '.*ss -Hltnp/);
+    const call = remote.calls.find((c) => c.opts.sudo && c.command.includes("ss -Hltnp"));
+    expect(call?.command).toContain('systemctl show -p MainPID --value "$VMI_UNIT")');
+    expect(call?.opts.env).toMatchObject({ VMI_PORT: "5432", VMI_UNIT: "postgresql@14-main" });
   });
 
   it("the postmaster's own socket, but it asks for a cleartext password (a password rule): refused, nothing sent", async () => {

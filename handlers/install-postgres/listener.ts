@@ -10,12 +10,20 @@ import { defineLook, type Fact } from "../common/vm-facts";
 
 /** The look at host:port's listeners, the cluster unit's main process, and the holders' names. */
 export function listenerLook(port: number, unit: string) {
-  const sockets = `ss -Hltnp 'sport = :${port}'`;
-  return defineLook("the look at who listens on the PostgreSQL port", [
+  return defineLook("the look at who listens on the PostgreSQL port", listenerProbes(String(port), quote(unit)));
+}
+
+/**
+ * The listener look's probes, `port` as it may stand inside double quotes and `unit` as a sh word: literals,
+ * or variables set by a look that runs them once per cluster (server-look.ts).
+ */
+export function listenerProbes(port: string, unit: string) {
+  const sockets = `ss -Hltnp "sport = :${port}"`;
+  return [
     { name: "listeners", command: sockets, writer: "root", use: "which processes hold the port (kernel sockets)" },
     {
       name: "main_pid",
-      command: `systemctl show -p MainPID --value ${quote(unit)}`,
+      command: `systemctl show -p MainPID --value ${unit}`,
       writer: "root",
       use: "the cluster's postmaster (systemd)",
     },
@@ -27,7 +35,7 @@ export function listenerLook(port: number, unit: string) {
       writer: "anyone",
       use: "names the holders in the error (user and command)",
     },
-  ] as const);
+  ] as const;
 }
 
 /** One listening socket as ss shows it: local address (no brackets, no %interface) and the pids it names. */

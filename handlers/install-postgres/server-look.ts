@@ -1,11 +1,13 @@
-// The look at a running cluster, one SSH exec as root where a rerun made three in a row (issue 30): the
-// grants inventory (root's), the server's own account of the role, the database and its settings (psql as
-// postgres), and who listens on the cluster's port, for the login check when nothing changes before it.
-// A psql that fails here is run again on its own, so its error reads as before.
+// The look at a running cluster, as root: the grants inventory (root's), the server's own account of the
+// role, the database and its settings (psql as postgres), and who listens on the cluster's port, for the
+// login check when nothing changes before it. A rerun reads it inside the kit's first look, through
+// `sudo -n` once per running cluster (serverLooksProbe); where that gave no answer for the chosen cluster it
+// is one exec of its own. A psql that fails here is run again on its own, so its error reads as before.
 
+import { quote } from "../../shared/shell-quote";
 import { GRANTS_LOOK, grantsFrom, type Inventory } from "../common/grants";
-import { defineLook } from "../common/vm-facts";
-import { type ListenerFacts, listenerLook } from "./listener";
+import { defineLook, type Fact, LookCorrupted } from "../common/vm-facts";
+import { type ListenerFacts, listenerProbes } from "./listener";
 import { type Cluster, clusterUnit, DROPIN_NAME, parsePsqlJson, type ServerState } from "./pg";
 import { checkedState, readServerState, STATE_LABEL } from "./role-database";
 import type { Run } from "./run";
@@ -22,43 +24,91 @@ export interface ServerSeen {
 
 /**
  * psql as postgres with `sql` on its stdin, carried in base64 so that the look's script keeps one line per
- * probe (the SQL is the look's own, nothing secret, and nothing the VM wrote).
+ * probe (the SQL is the look's own, nothing secret, and nothing the VM wrote). `port`: a number or a sh word.
  */
-export function psqlProbeCommand(port: number, sql: string): string {
+export function psqlProbeCommand(port: number | string, sql: string): string {
   return (
     `export PGCLIENTENCODING=UTF8 LC_MESSAGES=C; echo ${Buffer.from(sql).toString("base64")} | base64 -d | ` +
     `(cd / && psql -X -q -A -t -v ON_ERROR_STOP=1 -p ${port} -d postgres -f -)`
   );
 }
 
-export function serverLook(cluster: Cluster, event: Run["event"]) {
-  const unit = clusterUnit(cluster);
+/** The look; its probes take the cluster's port and unit from $VMI_PORT and $VMI_UNIT (set per cluster). */
+export function serverLook(event: Pick<Run["event"], "db_name" | "db_user">) {
   return defineLook("the look at the running cluster", [
     ...GRANTS_LOOK.probes,
     {
       name: "state",
-      command: psqlProbeCommand(cluster.port, inspectSql(event.db_name, event.db_user, DROPIN_NAME)),
+      command: psqlProbeCommand('"$VMI_PORT"', inspectSql(event.db_name, event.db_user, DROPIN_NAME)),
       writer: "service",
       readAs: "postgres",
       use: "the role, the database, listen_addresses, pg_hba.conf and the drop-in as the server reports them",
     },
-    ...listenerLook(cluster.port, unit).probes,
+    ...listenerProbes("$VMI_PORT", '"$VMI_UNIT"'),
   ] as const);
 }
 
-/** Grants, state and listeners of `cluster` in one exec; a failed psql is run again alone to say why. */
-export async function lookAtServer(run: Run, cluster: Cluster): Promise<ServerSeen> {
-  const { remote, progress } = run;
-  const look = serverLook(cluster, run.event);
-  const facts = await progress.step(
-    "reading the grants inventory, the role, the database and the settings",
-    async () =>
-      look.parse(
-        (await remote.run(look.script, { sudo: true, env: { LC_ALL: "C" }, label: STATE_LABEL, timeoutMs: 120_000 }))
-          .stdout,
-      ),
-    "inspect_sql",
-  );
+/**
+ * The server look once per cluster pg_lsclusters lists whose unit is active, as root through `sudo -n`
+ * (nothing when sudo asks for a password), within 20 s: one line per cluster, `major/name:port` (checked
+ * in sh as clusterUnit and a port are) and the base64 of that cluster's look. The lines are root's script's
+ * own; what they carry is framed per probe and typed by serverLook.
+ */
+export function serverLooksProbe(event: Pick<Run["event"], "db_name" | "db_user">) {
+  const perCluster =
+    "command -v pg_lsclusters >/dev/null || exit 0; pg_lsclusters -h | while read -r v n p _; do " +
+    'case "$v" in [1-9][0-9] | [6-9].[0-9]) ;; *) continue ;; esac; ' +
+    'case "$n" in "" | . | .. | *[!A-Za-z0-9_.-]*) continue ;; esac; ' +
+    'case "$p" in "" | *[!0-9]*) continue ;; esac; ' +
+    'VMI_PORT=$p VMI_UNIT="postgresql@$v-$n"; export VMI_PORT VMI_UNIT; ' +
+    'systemctl is-active -q "$VMI_UNIT" </dev/null || continue; ' +
+    `printf '%s/%s:%s ' "$v" "$n" "$p"; ` +
+    `{ ${serverLook(event).script.replace(/\n/g, "; ")}; } </dev/null | base64 -w0; echo; done`;
+  return {
+    name: "server_looks",
+    command: `timeout -k 2 20 sudo -n sh -c ${quote(`export LC_ALL=C; ${perCluster}`)}`,
+    writer: "root",
+    use: "the look at the running cluster, per cluster, read in the first look (its probes are listed below)",
+  } as const;
+}
+
+/** The chosen cluster's look from the first look's server_looks answer; undefined: not there, or not whole. */
+function foldedLook(event: Run["event"], cluster: Cluster, answer: Fact | undefined) {
+  if (answer?.writer !== "root" || answer.code !== 0) return undefined;
+  const key = `${cluster.major}/${cluster.name}:${cluster.port} `;
+  const lines = answer.text.split("\n").filter((l) => l.startsWith(key));
+  if (lines.length !== 1) return undefined;
+  try {
+    return serverLook(event).parse(Buffer.from(lines[0].slice(key.length), "base64").toString("utf8"));
+  } catch (e) {
+    if (e instanceof LookCorrupted) return undefined;
+    throw e;
+  }
+}
+
+/**
+ * Grants, state and listeners of `cluster`: from the first look when it read them (`firstLook`), else in
+ * one exec; a failed psql is run again alone to say why.
+ */
+export async function lookAtServer(
+  run: Run,
+  cluster: Cluster,
+  firstLook?: (name: string) => Fact | undefined,
+): Promise<ServerSeen> {
+  const { remote, progress, event } = run;
+  const look = serverLook(event);
+  const unit = clusterUnit(cluster);
+  const facts =
+    foldedLook(event, cluster, firstLook?.("server_looks")) ??
+    (await progress.step(
+      "reading the grants inventory, the role, the database and the settings",
+      async () => {
+        const env = { LC_ALL: "C", VMI_PORT: String(cluster.port), VMI_UNIT: unit };
+        const r = await remote.run(look.script, { sudo: true, env, label: STATE_LABEL, timeoutMs: 120_000 });
+        return look.parse(r.stdout);
+      },
+      "inspect_sql",
+    ));
   const inventory = grantsFrom(facts.get("grants"));
   const answer = facts.get("state");
   const state =
@@ -67,7 +117,7 @@ export async function lookAtServer(run: Run, cluster: Cluster): Promise<ServerSe
       : await readServerState(run, cluster.port);
   const listener = {
     port: cluster.port,
-    unit: clusterUnit(cluster),
+    unit,
     listeners: facts.get("listeners"),
     mainPid: facts.get("main_pid"),
     holders: facts.get("holders"),

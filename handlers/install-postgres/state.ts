@@ -25,7 +25,7 @@ import {
   lookAtInstallation,
   type ServerInventory,
 } from "./server";
-import { type ListenerSeen, lookAtServer } from "./server-look";
+import { type ListenerSeen, lookAtServer, serverLooksProbe } from "./server-look";
 import type { TlsSeen } from "./tls";
 import { refuseTlsSettings } from "./tls-problems";
 import { readTls } from "./tls-remote";
@@ -97,7 +97,7 @@ export async function inspect(ctx: InspectContext<PostgresEvent, PostgresState>)
     return { ...seen, outlook: ctx.check ? await packageOutlook(ctx, major) : undefined };
   const { cluster } = chooseCluster(installation, major);
   if (!cluster || installation.units[clusterUnit(cluster)] !== "active") return seen;
-  const { inventory, state, listener } = await lookAtServer(ctx, cluster);
+  const { inventory, state, listener } = await lookAtServer(ctx, cluster, ctx.firstLook);
   const recorded = postgresSection(inventory);
   const parameters = await readParameters(ctx, cluster, state);
   const name = `${cluster.major}/${cluster.name}`;
@@ -110,8 +110,9 @@ export async function inspect(ctx: InspectContext<PostgresEvent, PostgresState>)
 }
 
 /**
- * The installation look's probes, read in the kit's first look (installer-model.ts firstLook); none when
- * the TLS settings are refused, which inspect then says before any look of install-postgres' own.
+ * The installation look's probes and the running clusters' server looks, read in the kit's first look
+ * (installer-model.ts firstLook); none when the TLS settings are refused, which inspect then says before
+ * any look of install-postgres' own.
  */
 export function postgresFirstLook(event: PostgresEvent) {
   try {
@@ -119,7 +120,7 @@ export function postgresFirstLook(event: PostgresEvent) {
   } catch {
     return [];
   }
-  return installationLook(listenHostNames(event.listen_addresses)).probes;
+  return [...installationLook(listenHostNames(event.listen_addresses)).probes, serverLooksProbe(event)];
 }
 
 /**

@@ -27,7 +27,7 @@ export function listenerStep(
   const port = opts.port ?? 5432;
   const ss = opts.ss ?? [ssLine(host, POSTMASTER_PID, "postgres", port)];
   return {
-    match: `ss -Hltnp 'sport = :${port}'`,
+    match: `ss -Hltnp "sport = :${port}"`,
     sudo: true,
     stdout:
       frame("listeners", ss.map((l) => `${l}\n`).join("")) +

@@ -27,7 +27,8 @@ export function probeNames(script: string): string[] | undefined {
 }
 
 /** A look's probe line: its name and its command, as vm-facts.ts writes them. */
-const PROBE_LINE = /^printf '%s ' ([a-z0-9_:.-]+); \{ \((.*)\) <\/dev\/null 2>(?:&1|\/dev\/null); printf /;
+const PROBE_LINE =
+  /^printf '%s ' ([a-z0-9_:.-]+); \{ \((.*)\) <\/dev\/null 2>(?:&1|\/dev\/null); printf '\\n%s' "\$\?"; \} \| base64 -w0; echo$/;
 
 /** Whether `command` is a look's script (every line a framed probe). */
 export const isLook = (command: string) => command.split("\n").every((l) => PROBE_LINE.test(l));

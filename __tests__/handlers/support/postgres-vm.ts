@@ -52,6 +52,8 @@ export interface PgVmState {
   hosts?: Record<string, string[]>;
 }
 
+/** How the first look's server looks (server-look.ts serverLooksProbe) begin. */
+const SERVER_LOOKS = "timeout -k 2 20 sudo -n sh -c ";
 const PKG = "postgresql-14\tinstall ok installed\t14.11-0ubuntu0.22.04.1\n";
 const CLUSTER =
   "14  main    5432 online postgres /var/lib/postgresql/14/main /var/log/postgresql/postgresql-14-main.log\n";
@@ -72,6 +74,9 @@ export class PostgresVm implements Connection {
   hostnames = ["db1", "db1.example.test"];
   /** Every command, as given to run(), with the user it ran as and its stdin. */
   readonly commands: { command: string; user?: string; sudo?: boolean; stdin: string }[] = [];
+
+  /** Replaces the first look's server looks answer (sudo refused, lines forged), given the real one. */
+  serverLooksAnswer?: (real: { stdout: string; code: number }) => { stdout: string; code: number };
 
   constructor(public state: PgVmState) {}
 
@@ -111,14 +116,30 @@ export class PostgresVm implements Connection {
   private loginAs?: [string, string];
 
   /**
+   * The first look's server looks (server-look.ts serverLooksProbe): 14/main's, answered as the server look
+   * is, while its unit runs.
+   */
+  private serverLooks(command: string): { stdout: string; code: number } {
+    if (!this.state.active) return { stdout: "", code: 0 };
+    const word = command.slice(SERVER_LOOKS.length);
+    const script = word.slice(1, -1).replace(/'\\''/g, "'");
+    const inner = /\{ (printf '%s ' .*); \} <\/dev\/null \| base64 -w0; echo; done$/.exec(script)?.[1];
+    if (!inner) throw new Error(`PostgresVm: not the server looks' script: ${script.slice(0, 200)}`);
+    const framed = answerLookWith(inner.split(/; (?=printf '%s ' )/).join("\n"), (c) => this.probe(c));
+    const real = { stdout: `14/main:5432 ${Buffer.from(framed).toString("base64")}\n`, code: 0 };
+    return this.serverLooksAnswer ? this.serverLooksAnswer(real) : real;
+  }
+
+  /**
    * A probe of a look: the installation look's (postgres-listing.ts); readTls': files read with cat, tested
    * with [ -e ], a key's public half; `hostname` answers `hostnames`, so a look that asked would get the VM's word.
    */
   private probe(command: string): { stdout: string; code: number } {
+    if (command.startsWith(SERVER_LOOKS)) return this.serverLooks(command);
     const listed = listingProbe(command, this.listing());
     if (listed) return listed;
     // The server look's (server-look.ts) and the listener look's probes.
-    if (command.startsWith("ss -Hltnp 'sport = :5432'")) {
+    if (/^ss -Hltnp "sport = :(5432|\$VMI_PORT)"/.test(command)) {
       const listening = this.state.active ? this.listening().map((a) => ssLine(a)) : [];
       return { stdout: listening.map((l) => `${l}\n`).join(""), code: 0 };
     }

@@ -126,7 +126,7 @@ export class ScriptedRemote implements Connection {
     }
     this.next++;
     step.check?.(command, opts);
-    const facts = step.facts && { ...this.foldedInto(command, step.facts), ...step.facts };
+    const facts = step.facts && { ...this.foldedInto(withEnv(command, opts.env), step.facts), ...step.facts };
     const exec = new ExecRemote(
       async () => ({
         code: step.code === undefined ? 0 : step.code,
@@ -148,6 +148,9 @@ export class ScriptedRemote implements Connection {
     const probes = probesOf(script);
     for (const probe of probes) {
       if (probe.name in answered || probe.name in out) continue;
+      // A probe carrying looks of its own (server-look.ts serverLooksProbe) holds every command of them: it
+      // is answered only by a step naming it, and a transcript of those looks one by one stays theirs.
+      if (probe.command.includes("| base64 -w0; echo")) continue;
       const next = this.script[this.next];
       const hit =
         next &&
@@ -197,6 +200,17 @@ export class ScriptedRemote implements Connection {
   get remaining(): string[] {
     return this.script.slice(this.next).map((s) => String(s.match));
   }
+}
+
+/**
+ * `script` with the variables the run exports written in (a look run per cluster takes its port from one,
+ * server-look.ts), so a step scripted with the value still matches its probe.
+ */
+function withEnv(script: string, env: Record<string, string> = {}): string {
+  return Object.entries(env).reduce(
+    (s, [name, value]) => s.replaceAll(`"$${name}"`, value).replaceAll(`$${name}`, value),
+    script,
+  );
 }
 
 /** A look's framed output as answers by probe name; undefined when `stdout` is not frames only. */
