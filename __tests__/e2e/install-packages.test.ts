@@ -9,6 +9,7 @@
 import { spawn } from "node:child_process";
 import * as path from "node:path";
 import type { Sandbox } from "../../sandbox/index";
+import { DEFAULT_RELEASE } from "../../sandbox/release";
 import {
   describeE2E,
   dpkgStatus,
@@ -20,6 +21,7 @@ import {
   sshUser,
 } from "./support/e2e";
 import { acceptedLogins, blockSshFor, freshEd25519Key, holdDpkgLock, waitForProcess } from "./support/faults";
+import { RELEASE } from "./support/release";
 
 const ROOT = path.resolve(__dirname, "../..");
 const FIVE = ["git", "curl", "jq", "htop", "unzip"];
@@ -56,6 +58,13 @@ function expectFailed(run: InstallerRun): string {
 }
 
 /** Lines the handler printed that mention `text`. */
+// What the VM's release cannot change runs once, on the default release (trixie/install-packages.test.ts
+// runs this file on Debian 13 too, issue 31): the job's retries while the sandbox's netns refuses the port
+// (sshd never sees them), input refused before any SSH, and the CLI around the job.
+const releaseFree = RELEASE === DEFAULT_RELEASE;
+const testOnce = (releaseFree ? test : () => undefined) as typeof test;
+const describeOnce = (releaseFree ? describe : () => undefined) as typeof describe;
+
 const linesWith = (lines: string[], text: string | RegExp) =>
   lines.filter((l) => (typeof text === "string" ? l.includes(text) : text.test(l)));
 
@@ -162,7 +171,7 @@ describeE2E("install-packages on a sandbox VM, through the bundle and the job ru
     const event = { packages: ["curl"], update: true };
     sandboxPerSuite((s) => (sb = s), T);
 
-    test(
+    testOnce(
       "sshd refusing connections for the first 15 s: the job retries and succeeds once it answers",
       async () => {
         // Attempts at about 0, 3, 9 and 21 s (waits 3, 6, 12 s): the first three meet the block, the
@@ -298,7 +307,7 @@ describeE2E("install-packages on a sandbox VM, through the bundle and the job ru
   });
 
   // -------------------------------------------------------------------------------------------------
-  describe("input validation, and the CLI", () => {
+  describeOnce("input validation, and the CLI", () => {
     let sb: Sandbox;
     sandboxPerSuite((s) => (sb = s), T);
 

@@ -45,56 +45,47 @@ describeE2E("a deploy leaves what it writes in the project folder to its owner, 
   });
 
   sandboxPerSuite((s) => (sb = s));
+  // One umask, the widest: bin/cdktf sets umask 077 whatever it was started with, so 022 (a shell's
+  // usual) takes the same path, and a file 022 would leave open, 000 leaves open too. The tightening
+  // case goes on in this deploy's folder (its state and .backup are there).
+  const mask = 0o000;
+  const stack = "modes-0";
+  const dir = tempDir(stack);
 
-  test.each([
-    ["022", 0o022],
-    ["000", 0o000],
-  ])(
-    "umask %s: state, .backup, plan, .terraform, results, logs and triggers are 0600, their folders 0700",
-    async (_, mask) => {
-      const stack = `modes-${mask.toString(8)}`;
-      const dir = tempDir(stack);
-      writeCdktfProject(dir, ctx(stack));
-      fs.chmodSync(path.join(dir, "cdktf.json"), 0o600); // the test's own file, not the project's output
-      expect((await cdktfWithUmask(mask, dir, ["deploy", "--auto-approve"])).code).toBe(0);
-      // Terraform writes the .backup when it replaces a state: a second deploy that reruns the jobs.
-      writeCdktfProject(dir, ctx(stack, 2));
-      fs.chmodSync(path.join(dir, "cdktf.json"), 0o600);
-      expect((await cdktfWithUmask(mask, dir, ["deploy", "--auto-approve"])).code).toBe(0);
-      // A plan file (cdktf diff) holds every variable's value, the password included.
-      const diff = await cdktfWithUmask(mask, dir, ["diff"]);
-      expect(diff.code).toBe(0);
-
-      // Not vacuous: the files that hold or may hold secrets are there.
-      const stackDir = path.join("cdktf.out", "stacks", stack);
-      const written = fs.readdirSync(dir, { recursive: true, encoding: "utf8" });
-      expect(written).toEqual(
-        expect.arrayContaining([
-          `terraform.${stack}.tfstate`,
-          `terraform.${stack}.tfstate.backup`,
-          path.join(stackDir, ".terraform", "terraform.tfstate"),
-          path.join(".vm-install", stack, "m-install-postgres.tfstate"),
-          path.join(".vm-install", stack, "m-install-postgres.secret-trigger"),
-        ]),
-      );
-      expect(written.some((f) => f.startsWith(path.join(".vm-install", stack, "logs", "m-install-postgres-")))).toBe(
-        true,
-      );
-      expect(written.filter((f) => path.basename(f) === "plan")).not.toEqual([]);
-      expect(openToOthers(dir)).toEqual([]);
-    },
-    600_000,
-  );
-
-  test("a state and results left open to others are made owner-only before the deploy, each named with its old mode", async () => {
-    const stack = "modes-tighten";
-    const dir = tempDir(stack);
+  test("umask 000: state, .backup, plan, .terraform, results, logs and triggers are 0600, their folders 0700", async () => {
     writeCdktfProject(dir, ctx(stack));
-    fs.chmodSync(path.join(dir, "cdktf.json"), 0o600);
-    expect((await cdktfWithUmask(0o077, dir, ["deploy", "--auto-approve"])).code).toBe(0);
+    fs.chmodSync(path.join(dir, "cdktf.json"), 0o600); // the test's own file, not the project's output
+    expect((await cdktfWithUmask(mask, dir, ["deploy", "--auto-approve"])).code).toBe(0);
+    // Terraform writes the .backup when it replaces a state: a second deploy that reruns the jobs.
     writeCdktfProject(dir, ctx(stack, 2));
     fs.chmodSync(path.join(dir, "cdktf.json"), 0o600);
-    expect((await cdktfWithUmask(0o077, dir, ["deploy", "--auto-approve"])).code).toBe(0);
+    expect((await cdktfWithUmask(mask, dir, ["deploy", "--auto-approve"])).code).toBe(0);
+    // A plan file (cdktf diff) holds every variable's value, the password included.
+    const diff = await cdktfWithUmask(mask, dir, ["diff"]);
+    expect(diff.code).toBe(0);
+
+    // Not vacuous: the files that hold or may hold secrets are there.
+    const stackDir = path.join("cdktf.out", "stacks", stack);
+    const written = fs.readdirSync(dir, { recursive: true, encoding: "utf8" });
+    expect(written).toEqual(
+      expect.arrayContaining([
+        `terraform.${stack}.tfstate`,
+        `terraform.${stack}.tfstate.backup`,
+        path.join(stackDir, ".terraform", "terraform.tfstate"),
+        path.join(".vm-install", stack, "m-install-postgres.tfstate"),
+        path.join(".vm-install", stack, "m-install-postgres.secret-trigger"),
+      ]),
+    );
+    expect(written.some((f) => f.startsWith(path.join(".vm-install", stack, "logs", "m-install-postgres-")))).toBe(
+      true,
+    );
+    expect(written.filter((f) => path.basename(f) === "plan")).not.toEqual([]);
+    expect(openToOthers(dir)).toEqual([]);
+  }, 600_000);
+
+  test("a state and results left open to others are made owner-only before the deploy, each named with its old mode", async () => {
+    // The umask 000 case's folder: deployed twice, so the state has its .backup.
+    expect(openToOthers(dir)).toEqual([]);
     // As an older version, or another tool, left them.
     const widened = {
       [`terraform.${stack}.tfstate`]: 0o644,

@@ -4,5 +4,5 @@ import { describeE2E, perTest } from "../support/e2e";
 import { MOMENTS, postgresMomentCases, T } from "../support/fault-cases";
 
 describeE2E("fault matrix: a postgresql install cut while it configures, on sandbox VMs", () => {
-  postgresMomentCases(perTest(T), MOMENTS.slice(6));
+  postgresMomentCases(perTest(T), MOMENTS.slice(4));
 });

@@ -1,4 +1,0 @@
-// deploy.test.ts again, on Debian 13: every sandbox of the suite boots the trixie image, and the
-// expectations that depend on the release follow it (../support/release.ts).
-process.env.VM_INSTALL_SANDBOX_RELEASE = "trixie";
-require("../deploy.test");
