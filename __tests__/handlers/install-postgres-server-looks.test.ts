@@ -33,7 +33,7 @@ function runWithFakes(clusters: string): { out: string; units: string[]; dir: st
   fake("systemctl", `echo "$*" >> ${dir}/units; case "$*" in *down*) exit 3 ;; *show*) echo 812 ;; esac`);
   fake("psql", 'cat >/dev/null; echo "{\\"port\\": $VMI_PORT}"');
   fake("ss", "exit 0");
-  fake("runuser", 'shift 3; exec "$@"');
+  fake("runuser", `echo "$2 $4" >> ${dir}/runuser; shift 3; exec "$@"`);
   fake("id", "echo 0");
   const out = execFileSync("sh", ["-c", sudoScript()], {
     env: { PATH: `${bin}:/usr/bin:/bin`, HOME: dir },
@@ -65,8 +65,10 @@ describe("the first look's server looks (the script sudo runs)", () => {
       hostile.map(([v, n, p]) => line(v, n, p)).join("") +
       line("16", "down", "5440") +
       line("9.6", "a-b.c_D", "5441");
-    const { out, units } = runWithFakes(clusters);
+    const { out, units, dir } = runWithFakes(clusters);
     expect(fs.existsSync(pwned)).toBe(false);
+    // The postgres user's files are read with its rights: pg_lsclusters and psql run as postgres.
+    expect(fs.readFileSync(path.join(dir, "runuser"), "utf8")).toMatch(/^postgres pg_lsclusters\n(postgres sh\n){2}$/);
     const keys = out
       .trimEnd()
       .split("\n")

@@ -49,14 +49,16 @@ export function serverLook(event: Pick<Run["event"], "db_name" | "db_user">) {
 }
 
 /**
- * The server look once per cluster pg_lsclusters lists whose unit is active, as root through `sudo -n`
- * (nothing when sudo asks for a password), within 20 s: one line per cluster, `major/name:port` (checked
- * in sh as clusterUnit and a port are) and the base64 of that cluster's look. The lines are root's script's
- * own; what they carry is framed per probe and typed by serverLook.
+ * The server look once per cluster pg_lsclusters (run as postgres) lists whose unit is active, as
+ * root through `sudo -n` (nothing when sudo asks for a password), within 20 s: one line per cluster,
+ * `major/name:port` (checked in sh as clusterUnit and a port are) and the base64 of that cluster's
+ * look. The lines are root's script's own; what they carry is framed per probe and typed by serverLook.
  */
 export function serverLooksProbe(event: Pick<Run["event"], "db_name" | "db_user">) {
   const perCluster =
-    "command -v pg_lsclusters >/dev/null || exit 0; pg_lsclusters -h | while read -r v n p _; do " +
+    "command -v pg_lsclusters >/dev/null || exit 0; " +
+    // pg_lsclusters reads the postgres user's files: with its rights, so a link planted there leads nowhere more.
+    "runuser -u postgres -- pg_lsclusters -h </dev/null | while read -r v n p _; do " +
     'case "$v" in [1-9][0-9] | [6-9].[0-9]) ;; *) continue ;; esac; ' +
     'case "$n" in "" | . | .. | *[!A-Za-z0-9_.-]*) continue ;; esac; ' +
     'case "$p" in "" | *[!0-9]*) continue ;; esac; ' +
