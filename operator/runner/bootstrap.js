@@ -12,6 +12,7 @@ const Module = require("node:module");
 const stringify = JSON.stringify;
 const exit = process.exit.bind(process);
 const writeSync = fs.writeSync;
+const { stdout, stderr } = process;
 
 /**
  * One line of JSON {"nonce", "phase", "message"}: a pipe of its own, so nothing the handler prints on
@@ -83,10 +84,22 @@ function describeError(err) {
 
 function finish(phase, message) {
   report(phase, message);
-  // Exit at once, as the platform ends the job when the handler returns: a socket or timer the handler
-  // left open must not keep the job alive until the timeout. stdout/stderr are pipes, which Node writes
-  // synchronously on Linux, so nothing printed is lost.
-  exit(0);
+  // Exit as soon as what the handler printed is in the pipes, as the platform ends the job when the
+  // handler returns: a socket or timer the handler left open must not keep the job alive. Node writes a
+  // pipe at once only while it has room; what waits behind a full pipe (a runner slow to read) is lost
+  // on exit, so the exit comes after the last write's callback on each stream.
+  let open = 2;
+  const done = () => {
+    open -= 1;
+    if (open === 0) exit(0);
+  };
+  for (const stream of [stdout, stderr]) {
+    try {
+      stream.write("", done);
+    } catch {
+      done();
+    }
+  }
 }
 
 function fail(message) {
