@@ -354,6 +354,10 @@ describe("install-postgres: Ubuntu 22.04, PostgreSQL 14 from the distribution", 
     expect(error).toBeUndefined();
     expect(remote.done).toBe(true);
     expect(remote.closed).toBe(true);
+    // The verify's dpkg-query and the look at packages and clusters ride in the look after the install, with its
+    // record (issue 30): 17 execs, 19 before (the double records nothing, so no inventory is written).
+    expect(remote.sent).toHaveLength(17);
+    expect(remote.transactionLooks).toBe(1);
     expect(result).toMatchObject({
       status: "ok",
       pg_version: "14.11",

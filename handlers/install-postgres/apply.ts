@@ -17,7 +17,13 @@ import { startFixingDropIn } from "./recovery";
 import type { ServerFacts } from "./report";
 import { roleAndDatabase as applyRoleAndDatabase } from "./role-database";
 import type { Run } from "./run";
-import { inspectInstallation, installPackages, type ServerInventory } from "./server";
+import {
+  INSTALLATION_PROBES_AS_ROOT,
+  inspectInstallation,
+  installationFromFirstLook,
+  installPackages,
+  type ServerInventory,
+} from "./server";
 
 /** The server package, from the distribution or from PGDG (its repository set up first). */
 /** What applying a change found out: the inventory it looked at since, where the package came from, warnings. */
@@ -40,8 +46,11 @@ export async function installServer(run: Run, major: string): Promise<PostgresOu
   const what = own
     ? `PostgreSQL ${major} from ${os.id} ${os.codename}`
     : `PostgreSQL ${major} from ${event.repo_url} ${os.codename}-pgdg`;
-  await installPackages(run.apt, [name], what, policy);
-  const after = await inspectInstallation(remote);
+  const installed = await installPackages(run.apt, [name], what, policy, INSTALLATION_PROBES_AS_ROOT);
+  // Read with the install's record when it was (one exec, issue 30); else looked at now.
+  const after =
+    (installed.seen && installationFromFirstLook(installed.seen, [])?.installation) ??
+    (await inspectInstallation(remote));
   const pkg = after.packages.find((p) => p.major === major);
   if (!pkg) {
     const installed = after.packages.map((p) => `postgresql-${p.major}`).join(", ") || "none";
@@ -77,7 +86,8 @@ async function ensurePgdg(run: Run, policy: { update: boolean; cacheValidSec?: n
     keyUrl: pgdgKeyUrl(event.repo_url, event.repo_key_url),
     fingerprints: event.repo_key_fingerprint,
   };
-  const ensureCurl = () => installPackages(run.apt, ["curl", "ca-certificates"], "curl for the PGDG key", policy);
+  const ensureCurl = async () =>
+    void (await installPackages(run.apt, ["curl", "ca-certificates"], "curl for the PGDG key", policy));
   const repo = await progress.step(
     `PGDG repository ${os.codename}-pgdg`,
     () => ensurePgdgRepository(remote, os, settings, { progress, ensureCurl }),

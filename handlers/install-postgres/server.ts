@@ -3,10 +3,10 @@
 
 import { quote } from "../../shared/shell-quote";
 import type { Apt } from "../common/apt";
-import { ensurePackages } from "../common/ensure-packages";
+import { type EnsureOutcome, ensurePackages } from "../common/ensure-packages";
 import { type Remote, runLong } from "../common/exec";
 import { SYSTEMD_LOOK_PROBE } from "../common/systemd";
-import { defineLook, type Fact, type Facts, type RootFact, rootFact } from "../common/vm-facts";
+import { defineLook, type Fact, type Facts, type Probe, type RootFact, rootFact } from "../common/vm-facts";
 import { checkedListenNames, nameCheckFrom, nameProbes } from "./addresses";
 import {
   type Cluster,
@@ -113,6 +113,15 @@ const INSTALLATION_PROBES = [
 ] as const;
 
 /**
+ * The same probes read as root, in the look after installing the server package (the transaction's, one
+ * exec with the install's record and verify, issue 30): pg_lsclusters and the cluster directories, which the
+ * postgres user controls, are read with postgres' rights (the unit states too: their names come from them).
+ */
+export const INSTALLATION_PROBES_AS_ROOT = INSTALLATION_PROBES.map((p) =>
+  p.writer === "service" || p.name === "units" ? { ...p, readAs: "postgres" } : p,
+);
+
+/**
  * Server packages, clusters, their units, the legacy keyring, and `names`' addresses with the VM's own
  * (addresses.ts; a job's first look, in a check too): one exec, as a rerun's first look should be cheap.
  */
@@ -200,17 +209,22 @@ export async function writeFile(remote: Remote, path: string, content: string, n
   );
 }
 
-/** apt-get install through the shared Apt helper; throws when any of `specs` could not be installed. */
+/**
+ * apt-get install through the shared Apt helper; throws when any of `specs` could not be installed. `also`:
+ * probes read in the look after the install (ensure-packages.ts), their answers in the outcome's `seen`.
+ */
 export async function installPackages(
   apt: Apt,
   specs: string[],
   what: string,
   policy: { update: boolean; cacheValidSec?: number },
-): Promise<void> {
-  const outcome = await ensurePackages(apt, specs, policy);
+  also?: readonly Probe[],
+): Promise<EnsureOutcome> {
+  const outcome = await ensurePackages(apt, specs, { ...policy, also });
   if (outcome.failed.length) {
     throw new Error(`could not install ${what}: ${outcome.failed.map((f) => `${f.name}: ${f.reason}`).join("; ")}`);
   }
+  return outcome;
 }
 
 /**
