@@ -25,6 +25,7 @@ import {
   storedPasswordState,
 } from "../../handlers/install-postgres/scram";
 import { INSTALLATION_LOOK } from "../../handlers/install-postgres/server";
+import { configWriteOf } from "./support/config-write";
 import { DEBIAN_12, UBUNTU_2204, UBUNTU_2404 } from "./support/fixtures";
 import { grantsRead, grantsWrite } from "./support/grants-steps";
 import { listenerStep } from "./support/listener-look";
@@ -110,13 +111,22 @@ const psqlStep = (sql: string | RegExp, stdout: unknown = "", extra: Partial<Ste
   },
 });
 const inspectSqlStep = (state: ServerState) => psqlStep(/SELECT json_build_object\(\n {2}'server_version'/, state);
-const configCheckStep = (over: object = {}) =>
-  psqlStep(/FROM pg_hba_file_rules WHERE error IS NOT NULL/, {
-    listen: [{ file: DROPIN, line: 2, setting: "*", error: null }],
-    config_errors: [],
-    hba_errors: [],
-    ...over,
-  });
+/**
+ * The configuration exec (configuration.ts writeConfiguration), one as postgres: `files` written in order, each
+ * from its bytes of stdin (its content checked), then the server's check, answering `over`.
+ */
+const configStep = (files: [string, ((content: string) => void)?][], over: object = {}): Step => ({
+  match: /^\{ (t=\$\(mktemp |export PGCLIENTENCODING=UTF8 LC_MESSAGES=C; echo )/,
+  sudo: false,
+  stdout: `${JSON.stringify({ listen: [{ file: DROPIN, line: 2, setting: "*", error: null }], config_errors: [], hba_errors: [], ...over })}\n`,
+  check: (c, o) => {
+    expect(o.user).toBe("postgres");
+    const written = configWriteOf(c, String(o.stdin ?? ""));
+    expect(written?.files.map((f) => f.path)).toEqual(files.map(([path]) => path));
+    expect(written?.sql).toMatch(/FROM pg_hba_file_rules WHERE error IS NOT NULL/);
+    files.forEach(([, check], i) => check?.(written!.files[i].content));
+  },
+});
 const settledStep = (listen = "*", pending: string[] = []) =>
   psqlStep(/'pending_restart'/, { listen_addresses: listen, pending_restart: pending });
 const writeStep = (path: string, check?: (stdin: string) => void): Step => ({
@@ -322,15 +332,19 @@ describe("install-postgres: Ubuntu 22.04, PostgreSQL 14 from the distribution", 
             expect(sql.indexOf("CREATE ROLE")).toBeLessThan(sql.indexOf("CREATE DATABASE"));
           },
         }),
-        writeStep(DROPIN, (stdin) => expect(stdin).toBe(dropInContent("*"))),
-        writeStep("/etc/postgresql/14/main/pg_hba.conf", (stdin) => {
-          expect(stdin.startsWith(STOCK_HBA)).toBe(true);
-          expect(stdin.slice(STOCK_HBA.length)).toBe(
-            `hostssl    myapp    app_user    10.0.0.0/8    scram-sha-256    ${HBA_MARKER}\nhostssl    myapp    ` +
-              `app_user    192.168.1.0/24    scram-sha-256    ${HBA_MARKER}\n`,
-          );
-        }),
-        configCheckStep(),
+        configStep([
+          [DROPIN, (stdin) => expect(stdin).toBe(dropInContent("*"))],
+          [
+            "/etc/postgresql/14/main/pg_hba.conf",
+            (stdin) => {
+              expect(stdin.startsWith(STOCK_HBA)).toBe(true);
+              expect(stdin.slice(STOCK_HBA.length)).toBe(
+                `hostssl    myapp    app_user    10.0.0.0/8    scram-sha-256    ${HBA_MARKER}\nhostssl    myapp    ` +
+                  `app_user    192.168.1.0/24    scram-sha-256    ${HBA_MARKER}\n`,
+              );
+            },
+          ],
+        ]),
         { match: "systemctl restart postgresql@14-main", sudo: true },
         settledStep("*"),
         grantsWrite((w) =>
@@ -355,8 +369,9 @@ describe("install-postgres: Ubuntu 22.04, PostgreSQL 14 from the distribution", 
     expect(remote.done).toBe(true);
     expect(remote.closed).toBe(true);
     // The verify's dpkg-query and the look at packages and clusters ride in the look after the install, with its
-    // record (issue 30): 17 execs, 19 before (the double records nothing, so no inventory is written).
-    expect(remote.sent).toHaveLength(17);
+    // record; the drop-in, pg_hba.conf and the server's check of them are one exec (issue 30): 15 execs, 19
+    // before (the double records nothing, so no inventory is written).
+    expect(remote.sent).toHaveLength(15);
     expect(remote.transactionLooks).toBe(1);
     expect(result).toMatchObject({
       status: "ok",
@@ -622,18 +637,21 @@ describe("install-postgres: Ubuntu 24.04 (noble), PostgreSQL 16 from the distrib
           grantsRead(),
           inspectSqlStep(state16),
           psqlStep(/CREATE ROLE %I LOGIN/),
-          writeStep(DROPIN16, (stdin) => expect(stdin).toBe(dropInContent("*"))),
-          writeStep(HBA16, (stdin) => {
-            expect(stdin.startsWith(STOCK_HBA)).toBe(true);
-            expect(stdin.slice(STOCK_HBA.length)).toBe(
-              `hostssl    myapp    app_user    10.0.0.0/8    scram-sha-256    ${HBA_MARKER}\n`,
-            );
-          }),
-          psqlStep(/FROM pg_hba_file_rules WHERE error IS NOT NULL/, {
-            listen: [{ file: DROPIN16, line: 2, setting: "*", error: null }],
-            config_errors: [],
-            hba_errors: [],
-          }),
+          configStep(
+            [
+              [DROPIN16, (stdin) => expect(stdin).toBe(dropInContent("*"))],
+              [
+                HBA16,
+                (stdin) => {
+                  expect(stdin.startsWith(STOCK_HBA)).toBe(true);
+                  expect(stdin.slice(STOCK_HBA.length)).toBe(
+                    `hostssl    myapp    app_user    10.0.0.0/8    scram-sha-256    ${HBA_MARKER}\n`,
+                  );
+                },
+              ],
+            ],
+            { listen: [{ file: DROPIN16, line: 2, setting: "*", error: null }] },
+          ),
           { match: "systemctl restart postgresql@16-main", sudo: true },
           settledStep("*"),
           grantsWrite((w) =>
@@ -901,13 +919,17 @@ describe("install-postgres: idempotence and updates", () => {
       installed14(),
       grantsRead(RECORDED),
       inspectSqlStep(done()),
-      writeStep("/etc/postgresql/14/main/pg_hba.conf", (stdin) => {
-        expect(stdin).not.toContain("10.0.0.0/8");
-        expect(stdin.endsWith(`hostssl    myapp    app_user    10.1.2.3/32    scram-sha-256    ${HBA_MARKER}\n`)).toBe(
-          true,
-        );
-      }),
-      configCheckStep(),
+      configStep([
+        [
+          "/etc/postgresql/14/main/pg_hba.conf",
+          (stdin) => {
+            expect(stdin).not.toContain("10.0.0.0/8");
+            expect(
+              stdin.endsWith(`hostssl    myapp    app_user    10.1.2.3/32    scram-sha-256    ${HBA_MARKER}\n`),
+            ).toBe(true);
+          },
+        ],
+      ]),
       { match: "systemctl reload postgresql@14-main", sudo: true },
       settledStep("*"),
       grantsWrite((w) =>
@@ -954,7 +976,7 @@ describe("install-postgres: idempotence and updates", () => {
       installed14(),
       grantsRead(RECORDED),
       inspectSqlStep(done({ listen_addresses: "localhost", pending_restart: ["listen_addresses"] })),
-      configCheckStep(),
+      configStep([]),
       { match: "systemctl restart postgresql@14-main", sudo: true },
       settledStep("*"),
       loginStep(),
@@ -973,8 +995,7 @@ describe("install-postgres: idempotence and updates", () => {
       installed14(),
       grantsRead(RECORDED),
       inspectSqlStep(done()),
-      writeStep("/etc/postgresql/14/main/pg_hba.conf"),
-      configCheckStep(),
+      configStep([["/etc/postgresql/14/main/pg_hba.conf"]]),
       { match: "systemctl reload postgresql@14-main", sudo: true },
       settledStep("*", ["shared_buffers"]),
       grantsWrite(() => undefined),
@@ -1099,8 +1120,7 @@ describe("install-postgres: what it granted, it takes back (inventory in /var/li
         psqlStep(
           /\\set revoke '\["old_user"\]'\nSELECT format\('ALTER ROLE %I NOLOGIN', r\)[\s\S]*pg_terminate_backend/,
         ),
-        writeStep(HBA_FILE, (stdin) => expect(stdin).toBe(`${STOCK_HBA + newLine}\n`)),
-        configCheckStep(),
+        configStep([[HBA_FILE, (stdin) => expect(stdin).toBe(`${STOCK_HBA + newLine}\n`)]]),
         { match: "systemctl reload postgresql@14-main", sudo: true },
         settledStep("*"),
         grantsWrite((w) =>
@@ -1171,8 +1191,7 @@ describe("install-postgres: what it granted, it takes back (inventory in /var/li
             hba_text: `${STOCK_HBA}host    myapp    app_user    10.0.0.0/8    scram-sha-256    ${HBA_MARKER}\n`,
           }),
         ),
-        writeStep(HBA_FILE, (stdin) => expect(stdin).toBe(`${STOCK_HBA + newLine}\n`)),
-        configCheckStep(),
+        configStep([[HBA_FILE, (stdin) => expect(stdin).toBe(`${STOCK_HBA + newLine}\n`)]]),
         { match: "systemctl reload postgresql@14-main", sudo: true },
         settledStep("*"),
         grantsWrite((w) =>
@@ -1195,10 +1214,12 @@ describe("install-postgres: what it granted, it takes back (inventory in /var/li
       installed14(),
       grantsRead(),
       inspectSqlStep(ready()),
-      writeStep(HBA_FILE, (stdin) =>
-        expect(stdin).toBe(`${STOCK_HBA}${hbaLine("host", "myapp", "app_user", "10.0.0.0/8")}\n`),
-      ),
-      configCheckStep(),
+      configStep([
+        [
+          HBA_FILE,
+          (stdin) => expect(stdin).toBe(`${STOCK_HBA}${hbaLine("host", "myapp", "app_user", "10.0.0.0/8")}\n`),
+        ],
+      ]),
       { match: "systemctl reload postgresql@14-main", sudo: true },
       settledStep("*"),
       grantsWrite(() => undefined),
@@ -1249,8 +1270,9 @@ describe("install-postgres: failures say what, where and what to do", () => {
           database: { owner: "app_user" },
         }),
       ),
-      writeStep("/etc/postgresql/14/main/pg_hba.conf"),
-      configCheckStep({ hba_errors: [{ line: 98, error: 'invalid IP mask "255.0.0.x"' }] }),
+      configStep([["/etc/postgresql/14/main/pg_hba.conf"]], {
+        hba_errors: [{ line: 98, error: 'invalid IP mask "255.0.0.x"' }],
+      }),
       writeStep("/etc/postgresql/14/main/pg_hba.conf", (stdin) => expect(stdin).toBe(STOCK_HBA)),
     ]);
     expect(remote.done).toBe(true);
@@ -1273,8 +1295,7 @@ describe("install-postgres: failures say what, where and what to do", () => {
           database: { owner: "app_user" },
         }),
       ),
-      writeStep(DROPIN),
-      configCheckStep({
+      configStep([[DROPIN]], {
         listen: [
           { file: DROPIN, line: 2, setting: "*", error: null },
           { file: "/var/lib/postgresql/14/main/postgresql.auto.conf", line: 3, setting: "localhost", error: null },

@@ -16,11 +16,13 @@ import {
   hbaEntry,
   listenOverride,
   normalizeListen,
+  parsePsqlJson,
   planHba,
 } from "./pg";
 import { restartOrRollBack } from "./recovery";
 import type { Run } from "./run";
 import { psqlJson, writeFile } from "./server";
+import { psqlProbeCommand } from "./server-look";
 import { CONFIG_CHECK_SQL, type ConfigCheck, SETTLED_SQL, type Settled } from "./sql";
 
 /**
@@ -96,26 +98,54 @@ export function planConfiguration(
   };
 }
 
-/** The files written where they differ and checked by the server; nothing is restarted or reloaded yet. */
+/**
+ * The files written where they differ and checked by the server, in one exec as postgres (three before, issue
+ * 30); nothing is restarted or reloaded yet.
+ */
 export async function writeConfiguration(run: Run, state: ServerState, port: number, plan: ConfigPlan): Promise<void> {
-  const { remote } = run;
   // A change still waiting for a restart may already be in the drop-in.
   const text = plan.dropInText ?? dropInContent(plan.listen);
+  const files: FileWrite[] = [];
   if ((plan.listenChanged || plan.parameters?.changed) && (state.dropin_text ?? "") !== text)
-    await writeFile(remote, plan.dropIn, text, "0644");
-  if (plan.hbaChanged) await writeFile(remote, state.hba_file, plan.hba.content, "0640");
-  await checkConfiguration(run, state, port, plan);
+    files.push({ path: plan.dropIn, content: text, mode: "0644" });
+  if (plan.hbaChanged) files.push({ path: state.hba_file, content: plan.hba.content, mode: "0640" });
+  const label = [...files.map((f) => `writing ${f.path}`), "psql (checking the configuration files)"].join(", ");
+  const r = await run.remote.run(
+    [...files.map(writeFromStdin), `{ ${psqlProbeCommand(port, CONFIG_CHECK_SQL)}; }`].join(" && "),
+    {
+      user: "postgres",
+      stdin: files.map((f) => f.content).join(""),
+      label,
+      timeoutMs: 120_000,
+      mutates: files.length > 0,
+    },
+  );
+  await checkConfiguration(run, state, plan, parsePsqlJson<ConfigCheck>(r.stdout, label));
+}
+
+export interface FileWrite {
+  path: string;
+  content: string;
+  mode: string;
+}
+
+/**
+ * writeFile's atomic replace (server.ts), its content the next bytes of stdin: head -c reads no more than
+ * it is asked for, and the size is checked, so a short or long read fails instead of writing a cut file.
+ */
+export function writeFromStdin(f: FileWrite): string {
+  const p = quote(f.path);
+  const n = Buffer.byteLength(f.content);
+  return (
+    `{ t=$(mktemp ${quote(`${f.path}.XXXXXX`)}) || exit 1; ` +
+    `if [ -e ${p} ]; then chmod --reference=${p} "$t"; else chmod ${f.mode} "$t"; fi && ` +
+    `head -c ${n} > "$t" && [ "$(wc -c < "$t")" -eq ${n} ] && mv -fT "$t" ${p} || { rm -f "$t"; exit 1; }; }`
+  );
 }
 
 /** The server's own reading of the files; a broken pg_hba.conf is put back before failing. */
-async function checkConfiguration(run: Run, state: ServerState, port: number, change: ConfigPlan): Promise<void> {
+async function checkConfiguration(run: Run, state: ServerState, change: ConfigPlan, check: ConfigCheck): Promise<void> {
   const dropIn = dropInPath(state.config_file);
-  const check = await psqlJson<ConfigCheck>(
-    run.remote,
-    port,
-    CONFIG_CHECK_SQL,
-    "psql (checking the configuration files)",
-  );
   const problems = [
     ...check.config_errors.map((e) => `${e.file ?? "?"} line ${e.line ?? "?"}: ${e.error}`),
     ...check.hba_errors.map((e) => `${state.hba_file} line ${e.line}: ${e.error}`),
