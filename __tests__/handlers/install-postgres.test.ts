@@ -28,7 +28,7 @@ import { INSTALLATION_LOOK } from "../../handlers/install-postgres/server";
 import { configWriteOf } from "./support/config-write";
 import { DEBIAN_12, UBUNTU_2204, UBUNTU_2404 } from "./support/fixtures";
 import { grantsRead, grantsWrite } from "./support/grants-steps";
-import { listenerStep } from "./support/listener-look";
+import { listenerStep, ssLine } from "./support/listener-look";
 import { sourcesFacts } from "./support/look-answers";
 import { ALPHA_FPR, BETA_FPR, pgpKey } from "./support/pgp-fixtures";
 import { listingAnswer } from "./support/postgres-listing";
@@ -127,8 +127,30 @@ const configStep = (files: [string, ((content: string) => void)?][], over: objec
     files.forEach(([, check], i) => check?.(written!.files[i].content));
   },
 });
-const settledStep = (listen = "*", pending: string[] = []) =>
-  psqlStep(/'pending_restart'/, { listen_addresses: listen, pending_restart: pending });
+/**
+ * The look after a restart or reload (configuration.ts settledLook), as root: what the server runs with, and
+ * who listens on its port, answered as `login`'s listener look would be; the login's TCP channel follows it.
+ */
+const settledStep = (listen: string, pending: string[], login: Step): Step => ({
+  match: "printf '%s ' settled; ",
+  sudo: true,
+  facts: {
+    settled: `${JSON.stringify({ listen_addresses: listen, pending_restart: pending })}\n`,
+    ...Object.fromEntries(
+      (login.stdout ?? "")
+        .split("\n")
+        .filter(Boolean)
+        .map((line) => {
+          const [name, b64] = line.split(" ");
+          const text = Buffer.from(b64, "base64").toString();
+          const cut = text.lastIndexOf("\n");
+          return [name, { text: text.slice(0, cut), code: Number(text.slice(cut + 1)) }];
+        }),
+    ),
+  },
+  check: (_c, o) => expect(o.env?.LC_ALL).toBe("C"),
+  tunnel: login.tunnel,
+});
 const writeStep = (path: string, check?: (stdin: string) => void): Step => ({
   match: `t=$(mktemp ${path}.XXXXXX)`,
   sudo: false,
@@ -346,7 +368,7 @@ describe("install-postgres: Ubuntu 22.04, PostgreSQL 14 from the distribution", 
           ],
         ]),
         { match: "systemctl restart postgresql@14-main", sudo: true },
-        settledStep("*"),
+        settledStep("*", [], loginStep()),
         grantsWrite((w) =>
           expect(w).toEqual({
             version: 1,
@@ -362,16 +384,16 @@ describe("install-postgres: Ubuntu 22.04, PostgreSQL 14 from the distribution", 
             },
           }),
         ),
-        loginStep(),
       ],
     );
     expect(error).toBeUndefined();
     expect(remote.done).toBe(true);
     expect(remote.closed).toBe(true);
     // The verify's dpkg-query and the look at packages and clusters ride in the look after the install, with its
-    // record; the drop-in, pg_hba.conf and the server's check of them are one exec (issue 30): 15 execs, 19
-    // before (the double records nothing, so no inventory is written).
-    expect(remote.sent).toHaveLength(15);
+    // record; the drop-in, pg_hba.conf and the server's check of them are one exec; the look after the restart
+    // reads who listens, the login's proof (issue 30): 14 execs, 19 before (the double records nothing, so no
+    // inventory is written).
+    expect(remote.sent).toHaveLength(14);
     expect(remote.transactionLooks).toBe(1);
     expect(result).toMatchObject({
       status: "ok",
@@ -653,14 +675,13 @@ describe("install-postgres: Ubuntu 24.04 (noble), PostgreSQL 16 from the distrib
             { listen: [{ file: DROPIN16, line: 2, setting: "*", error: null }] },
           ),
           { match: "systemctl restart postgresql@16-main", sudo: true },
-          settledStep("*"),
+          settledStep("*", [], loginStep("127.0.0.1", { who: { ...WHO, server_version: SERVER16 } })),
           grantsWrite((w) =>
             expect(w.postgres).toEqual({
               hba: { [HBA16]: ["hostssl myapp app_user 10.0.0.0/8 scram-sha-256"] },
               roles: { "16/main": ["app_user"] },
             }),
           ),
-          loginStep("127.0.0.1", { who: { ...WHO, server_version: SERVER16 } }),
         ],
       );
       expect(error).toBeUndefined();
@@ -931,13 +952,12 @@ describe("install-postgres: idempotence and updates", () => {
         ],
       ]),
       { match: "systemctl reload postgresql@14-main", sudo: true },
-      settledStep("*"),
+      settledStep("*", [], loginStep()),
       grantsWrite((w) =>
         expect((w.postgres as { hba: object }).hba).toEqual({
           [HBA_FILE]: ["hostssl myapp app_user 10.1.2.3/32 scram-sha-256"],
         }),
       ),
-      loginStep(),
     ]);
     expect(remote.done).toBe(true);
     expect(result).toMatchObject({
@@ -978,8 +998,7 @@ describe("install-postgres: idempotence and updates", () => {
       inspectSqlStep(done({ listen_addresses: "localhost", pending_restart: ["listen_addresses"] })),
       configStep([]),
       { match: "systemctl restart postgresql@14-main", sudo: true },
-      settledStep("*"),
-      loginStep(),
+      settledStep("*", [], loginStep()),
     ]);
     expect(remote.done).toBe(true);
     expect(result).toMatchObject({
@@ -987,6 +1006,30 @@ describe("install-postgres: idempotence and updates", () => {
       changed: true,
       changes: [`listen_addresses 'localhost' -> '*' (${DROPIN})`],
     });
+  });
+
+  // The look after the restart is the login's proof (issue 30: no look of its own before the login): a process
+  // that took the port while the server restarted is named there, and nothing is sent to it.
+  it("another process on the port right after the restart: the job fails naming it, no TCP channel opened", async () => {
+    const squatter = listenerStep("127.0.0.1", {
+      ss: [ssLine("127.0.0.1", 4242, "nc")],
+      holders: "   4242 mallory nc -lk 127.0.0.1 5432\n",
+      tunnel: { password: PW },
+    });
+    const { error, remote } = await run(event, [
+      osStep(),
+      installed14(),
+      grantsRead(RECORDED),
+      inspectSqlStep(done({ listen_addresses: "localhost", pending_restart: ["listen_addresses"] })),
+      configStep([]),
+      { match: "systemctl restart postgresql@14-main", sudo: true },
+      settledStep("*", [], squatter),
+    ]);
+    expect(remote.done).toBe(true);
+    expect(error?.message).toMatch(
+      /127\.0\.0\.1:5432 is not held by the cluster's server: pid 4242, user mallory: nc -lk 127\.0\.0\.1 5432 listens there/,
+    );
+    expect(remote.tunnels).toEqual([]);
   });
 
   it("settings someone else left pending are reported, not restarted", async () => {
@@ -997,9 +1040,8 @@ describe("install-postgres: idempotence and updates", () => {
       inspectSqlStep(done()),
       configStep([["/etc/postgresql/14/main/pg_hba.conf"]]),
       { match: "systemctl reload postgresql@14-main", sudo: true },
-      settledStep("*", ["shared_buffers"]),
+      settledStep("*", ["shared_buffers"], loginStep()),
       grantsWrite(() => undefined),
-      loginStep(),
     ]);
     expect(remote.done).toBe(true);
     expect(result?.restarted).toBe(false);
@@ -1122,7 +1164,7 @@ describe("install-postgres: what it granted, it takes back (inventory in /var/li
         ),
         configStep([[HBA_FILE, (stdin) => expect(stdin).toBe(`${STOCK_HBA + newLine}\n`)]]),
         { match: "systemctl reload postgresql@14-main", sudo: true },
-        settledStep("*"),
+        settledStep("*", [], loginStep()),
         grantsWrite((w) =>
           expect(w).toMatchObject({
             docker: { group_members: ["ubuntu"] },
@@ -1132,7 +1174,6 @@ describe("install-postgres: what it granted, it takes back (inventory in /var/li
             },
           }),
         ),
-        loginStep(),
       ]);
       expect(error).toBeUndefined();
       expect(remote.done).toBe(true);
@@ -1193,14 +1234,13 @@ describe("install-postgres: what it granted, it takes back (inventory in /var/li
         ),
         configStep([[HBA_FILE, (stdin) => expect(stdin).toBe(`${STOCK_HBA + newLine}\n`)]]),
         { match: "systemctl reload postgresql@14-main", sudo: true },
-        settledStep("*"),
+        settledStep("*", [], loginStep()),
         grantsWrite((w) =>
           expect(w.postgres).toEqual({
             hba: { [HBA_FILE]: ["hostssl myapp app_user 10.0.0.0/8 scram-sha-256"] },
             roles: {},
           }),
         ),
-        loginStep(),
       ]);
       expect(error).toBeUndefined();
       expect(remote.done).toBe(true);
@@ -1221,9 +1261,8 @@ describe("install-postgres: what it granted, it takes back (inventory in /var/li
         ],
       ]),
       { match: "systemctl reload postgresql@14-main", sudo: true },
-      settledStep("*"),
+      settledStep("*", [], loginStep()),
       grantsWrite(() => undefined),
-      loginStep(),
     ]);
     expect(plain.error).toBeUndefined();
     expect(plain.remote.done).toBe(true);

@@ -24,6 +24,7 @@ import {
   installPackages,
   type ServerInventory,
 } from "./server";
+import type { ListenerSeen } from "./server-look";
 
 /** The server package, from the distribution or from PGDG (its repository set up first). */
 /** What applying a change found out: the inventory it looked at since, where the package came from, warnings. */
@@ -31,6 +32,8 @@ export interface PostgresOutcome extends ApplyOutcome {
   installation?: ServerInventory;
   installedFrom?: ServerFacts["installedFrom"];
   warnings?: string[];
+  /** Who listened on the cluster's port right after a restart or reload (the login's proof, issue 30). */
+  listener?: ListenerSeen;
 }
 
 export async function installServer(run: Run, major: string): Promise<PostgresOutcome> {
@@ -164,12 +167,12 @@ export async function restartOrReload(
   state: ServerState,
   plan: ConfigPlan,
 ): Promise<PostgresOutcome> {
-  const warnings = restartNeeded(plan)
+  const { warnings, listener } = restartNeeded(plan)
     ? await restartForListen(run, cluster, state, plan)
     : await reloadForHba(run, cluster, plan);
   // What is in effect for a parameter taken back is known only now: more than the plan's words say.
   const takenBackLines = await takenBack(run, cluster, dropInPath(state.config_file), plan.parameters?.removed ?? {});
-  return takenBackLines.length ? { warnings, what: takenBackLines } : { warnings };
+  return takenBackLines.length ? { warnings, listener, what: takenBackLines } : { warnings, listener };
 }
 
 /** The inventory with install-postgres' section replaced. */

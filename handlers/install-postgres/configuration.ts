@@ -4,7 +4,9 @@
 
 import { quote } from "../../shared/shell-quote";
 import { runLong } from "../common/exec";
+import { defineLook } from "../common/vm-facts";
 import type { PostgresEvent } from "./decisions";
+import { listenerLook } from "./listener";
 import type { ParameterPlan } from "./parameters";
 import type { Cluster, ServerState } from "./pg";
 import {
@@ -22,7 +24,7 @@ import {
 import { restartOrRollBack } from "./recovery";
 import type { Run } from "./run";
 import { psqlJson, writeFile } from "./server";
-import { psqlProbeCommand } from "./server-look";
+import { type ListenerSeen, psqlProbeCommand } from "./server-look";
 import { CONFIG_CHECK_SQL, type ConfigCheck, SETTLED_SQL, type Settled } from "./sql";
 
 /**
@@ -169,13 +171,19 @@ async function checkConfiguration(run: Run, state: ServerState, change: ConfigPl
 // Restart (listen_addresses is read only when the postmaster starts) or reload, then a look at what the
 // server runs with.
 
+/** What the server runs with after a restart or reload: warnings, and who listens on its port then. */
+export interface SettledOutcome {
+  warnings: string[];
+  listener: ListenerSeen;
+}
+
 /** The restart, then what the server runs with; returns the warnings of what is still not applied. */
 export async function restartForListen(
   run: Run,
   cluster: Cluster,
   state: ServerState,
   plan: ConfigPlan,
-): Promise<string[]> {
+): Promise<SettledOutcome> {
   const unit = clusterUnit(cluster);
   const previous = { text: state.dropin_text, listen: state.listen_addresses };
   const params = plan.parameters?.lines.length ? plan.parameters : undefined;
@@ -196,7 +204,7 @@ export async function restartForListen(
   return settled(run, cluster, plan.listen, true);
 }
 
-export async function reloadForHba(run: Run, cluster: Cluster, plan: ConfigPlan): Promise<string[]> {
+export async function reloadForHba(run: Run, cluster: Cluster, plan: ConfigPlan): Promise<SettledOutcome> {
   const unit = clusterUnit(cluster);
   const what = [...(plan.hbaChanged ? ["pg_hba.conf"] : []), ...(plan.parameters?.reload ?? [])].join(", ");
   await run.progress.step(
@@ -211,9 +219,41 @@ export async function reloadForHba(run: Run, cluster: Cluster, plan: ConfigPlan)
   return settled(run, cluster, plan.listen, false);
 }
 
+const SETTLED_LABEL = "psql (checking the running settings)";
+
+/**
+ * After a restart or reload, one exec as root: what the server runs with (psql as postgres) and who listens
+ * on its port (the login check's proof when nothing but the records changes before it; issue 30).
+ */
+export function settledLook(cluster: Pick<Cluster, "port" | "major" | "name">) {
+  return defineLook("the look at the server after a restart or reload", [
+    {
+      name: "settled",
+      command: psqlProbeCommand(cluster.port, SETTLED_SQL),
+      writer: "service",
+      readAs: "postgres",
+      use: "listen_addresses in effect and what still waits for a restart, as the server reports them",
+    },
+    ...listenerLook(cluster.port, clusterUnit(cluster)).probes,
+  ] as const);
+}
+
 /** The server runs with `listen` and, right after a restart, nothing waits for another; returns warnings. */
-async function settled(run: Run, cluster: Cluster, listen: string, restarted: boolean): Promise<string[]> {
-  const now = await psqlJson<Settled>(run.remote, cluster.port, SETTLED_SQL, "psql (checking the running settings)");
+async function settled(run: Run, cluster: Cluster, listen: string, restarted: boolean): Promise<SettledOutcome> {
+  const look = settledLook(cluster);
+  const r = await run.remote.run(look.script, {
+    sudo: true,
+    env: { LC_ALL: "C" },
+    label: `${SETTLED_LABEL} + ss -ltnp sport :${cluster.port}`,
+    timeoutMs: 120_000,
+  });
+  const facts = look.parse(r.stdout);
+  const answer = facts.get("settled");
+  // A psql that failed in the look is run again on its own, so its error reads as before.
+  const now =
+    answer.code === 0
+      ? parsePsqlJson<Settled>(answer.text, SETTLED_LABEL)
+      : await psqlJson<Settled>(run.remote, cluster.port, SETTLED_SQL, SETTLED_LABEL);
   const log = cluster.logFile ?? "the cluster's log";
   if (normalizeListen(now.listen_addresses) !== listen) {
     throw new Error(
@@ -226,7 +266,15 @@ async function settled(run: Run, cluster: Cluster, listen: string, restarted: bo
       `settings still wait for a restart right after one: ${now.pending_restart.join(", ")}; see ${log} on the VM`,
     );
   }
-  return unappliedWarnings(run.event, clusterUnit(cluster), now.pending_restart, listen);
+  const unit = clusterUnit(cluster);
+  const listener = {
+    port: cluster.port,
+    unit,
+    listeners: facts.get("listeners"),
+    mainPid: facts.get("main_pid"),
+    holders: facts.get("holders"),
+  };
+  return { warnings: unappliedWarnings(run.event, unit, now.pending_restart, listen), listener };
 }
 
 /**

@@ -188,9 +188,15 @@ export class ScriptedRemote implements Connection {
     this.closed = true;
   }
 
-  /** A channel to the fake server the last matched step names (its `tunnel`). */
+  /**
+   * A channel to the fake server the last matched step naming one names (its `tunnel`): the look that proved
+   * the listener may come a write or two before the login (install-postgres' records).
+   */
   async tunnel(host: string, port: number): Promise<Duplex> {
-    const answer = this.next > 0 ? this.script[this.next - 1].tunnel : undefined;
+    const answer = this.script
+      .slice(0, this.next)
+      .reverse()
+      .find((s) => s.tunnel)?.tunnel;
     if (!answer) throw new Error(`ScriptedRemote: a TCP channel to ${host}:${port} no step expects`);
     if ("refused" in answer) {
       this.tunnels.push({ host, port });
