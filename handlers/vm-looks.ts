@@ -55,9 +55,13 @@ export const VM_LOOKS: readonly ListedLook[] = [
   ...looksOf("install-docker: daemon.json", DAEMON_FILE_LOOK, DAEMON_WRITE_LOOK, DAEMON_RELOAD_WRITE_LOOK),
   ...looksOf("install-docker: daemon.json reloaded", reloadLook("STATE", "CURSOR")),
   ...looksOf("install-postgres", ...POSTGRES_LOOKS),
-  // Its installation look's probes, read as root in the look after installing the server package.
+  // Its installation look's probes, read as root in the look after installing the server package, and the
+  // server look's for the cluster the package creates.
   ...looksOf("install-postgres: after installing the server", {
     what: TRANSACTION_LOOK.what,
-    probes: INSTALLATION_PROBES_AS_ROOT,
+    probes: [
+      ...INSTALLATION_PROBES_AS_ROOT,
+      ...(POSTGRES_LOOKS.find((l) => l.what === "the look at the running cluster")?.probes ?? []),
+    ],
   }),
 ];

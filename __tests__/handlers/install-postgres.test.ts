@@ -389,11 +389,14 @@ describe("install-postgres: Ubuntu 22.04, PostgreSQL 14 from the distribution", 
     expect(error).toBeUndefined();
     expect(remote.done).toBe(true);
     expect(remote.closed).toBe(true);
-    // The verify's dpkg-query and the look at packages and clusters ride in the look after the install, with its
-    // record; the drop-in, pg_hba.conf and the server's check of them are one exec; the look after the restart
-    // reads who listens, the login's proof (issue 30): 14 execs, 19 before (the double records nothing, so no
-    // inventory is written).
-    expect(remote.sent).toHaveLength(14);
+    // The verify's dpkg-query, the look at packages and clusters and the server look (grants, role, database,
+    // settings) ride in the look after the install, with its record; the drop-in, pg_hba.conf and the server's
+    // check of them are one exec; the look after the restart reads who listens, the login's proof (issue 30):
+    // 13 execs, 19 before (the double records nothing, so no inventory is written).
+    expect(remote.sent).toHaveLength(13);
+    expect(lines).toContain(
+      "[install-postgres] the grants inventory, the role, the database and the settings: read with the install's record",
+    );
     expect(remote.transactionLooks).toBe(1);
     expect(result).toMatchObject({
       status: "ok",
@@ -422,17 +425,11 @@ describe("install-postgres: Ubuntu 22.04, PostgreSQL 14 from the distribution", 
       "pg_hba.conf: hostssl myapp app_user 192.168.1.0/24 scram-sha-256 added",
     ]);
     expect(Object.keys(result!.timings_ms)).toEqual(
-      expect.arrayContaining([
-        "connect",
-        "os",
-        "apt_install",
-        "inspect_sql",
-        "role_db",
-        "restart",
-        "verify_login",
-        "total",
-      ]),
+      expect.arrayContaining(["connect", "os", "apt_install", "role_db", "restart", "verify_login", "total"]),
     );
+    // The server was read with the install's record (inside apt_install), its listener after the restart.
+    expect(result!.timings_ms).not.toHaveProperty("inspect_sql");
+    expect(result!.timings_ms).not.toHaveProperty("verify_listener");
 
     // The secret sent is SCRAM-SHA-256 of exactly PW; PW itself never reaches the VM: the login check
     // proves it knows it to the server, with SCRAM, through a TCP channel.

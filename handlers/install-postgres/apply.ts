@@ -3,6 +3,7 @@
 // package inventory it had to look at anyway) so the run does not look twice.
 
 import { command } from "../../shared/shell-quote";
+import type { SeenFacts } from "../common/apt-transaction";
 import { GRANTS_FILE, type Inventory, withSection, writeGrants } from "../common/grants";
 import type { ApplyOutcome } from "../common/installer-model";
 import { type RootFact, rootFact } from "../common/vm-facts";
@@ -24,9 +25,8 @@ import {
   installPackages,
   type ServerInventory,
 } from "./server";
-import type { ListenerSeen } from "./server-look";
+import { type ListenerSeen, serverProbesFor } from "./server-look";
 
-/** The server package, from the distribution or from PGDG (its repository set up first). */
 /** What applying a change found out: the inventory it looked at since, where the package came from, warnings. */
 export interface PostgresOutcome extends ApplyOutcome {
   installation?: ServerInventory;
@@ -34,9 +34,16 @@ export interface PostgresOutcome extends ApplyOutcome {
   warnings?: string[];
   /** Who listened on the cluster's port right after a restart or reload (the login's proof, issue 30). */
   listener?: ListenerSeen;
+  /** The server look's answers for `cluster`, read with the install's record (state.ts takes them). */
+  server?: { cluster: Cluster; answer: SeenFacts };
 }
 
-export async function installServer(run: Run, major: string): Promise<PostgresOutcome> {
+/**
+ * The server package, from the distribution or from PGDG (its repository set up first). The look after the
+ * install reads the packages and clusters and, for the cluster the package creates (`predicted`), the server
+ * look's answers: inspect takes them when that is the cluster it finds (one exec where it was three, issue 30).
+ */
+export async function installServer(run: Run, major: string, predicted: Cluster): Promise<PostgresOutcome> {
   const { event, remote, os, progress } = run;
   const { own, name } = serverSource(os, major);
   const source = own ? `${os.id} ${os.codename} (postgresql)` : `PGDG (${event.repo_url})`;
@@ -49,7 +56,8 @@ export async function installServer(run: Run, major: string): Promise<PostgresOu
   const what = own
     ? `PostgreSQL ${major} from ${os.id} ${os.codename}`
     : `PostgreSQL ${major} from ${event.repo_url} ${os.codename}-pgdg`;
-  const installed = await installPackages(run.apt, [name], what, policy, INSTALLATION_PROBES_AS_ROOT);
+  const also = [...INSTALLATION_PROBES_AS_ROOT, ...serverProbesFor(predicted, event)];
+  const installed = await installPackages(run.apt, [name], what, policy, also);
   // Read with the install's record when it was (one exec, issue 30); else looked at now.
   const after =
     (installed.seen && installationFromFirstLook(installed.seen, [])?.installation) ??
@@ -68,6 +76,7 @@ export async function installServer(run: Run, major: string): Promise<PostgresOu
     what: [...pgdg, installedLine(major, pkg.version)],
     installation: after,
     installedFrom: own ? "distribution" : "pgdg",
+    ...(installed.seen ? { server: { cluster: predicted, answer: installed.seen } } : {}),
   };
 }
 

@@ -15,7 +15,7 @@ import { extensionPackageOutlook, readExtensions, recordedExtensions } from "./e
 import { type PostgresGrants, postgresSection } from "./grants";
 import type { ParameterFacts } from "./parameters";
 import { readParameters } from "./parameters-server";
-import { clusterUnit, type ServerState } from "./pg";
+import { type Cluster, clusterUnit, type ServerState } from "./pg";
 import type { Run } from "./run";
 import {
   type InstallationSeen,
@@ -25,7 +25,7 @@ import {
   lookAtInstallation,
   type ServerInventory,
 } from "./server";
-import { type ListenerSeen, lookAtServer, serverLooksProbe } from "./server-look";
+import { type ListenerSeen, lookAtServer, type ServerSeen, serverLooksProbe, serverSeenFrom } from "./server-look";
 import type { TlsSeen } from "./tls";
 import { refuseTlsSettings } from "./tls-problems";
 import { readTls } from "./tls-remote";
@@ -97,7 +97,8 @@ export async function inspect(ctx: InspectContext<PostgresEvent, PostgresState>)
     return { ...seen, outlook: ctx.check ? await packageOutlook(ctx, major) : undefined };
   const { cluster } = chooseCluster(installation, major);
   if (!cluster || installation.units[clusterUnit(cluster)] !== "active") return seen;
-  const { inventory, state, listener } = await lookAtServer(ctx, cluster, ctx.firstLook);
+  const { inventory, state, listener } = await (readWithInstall(ctx, previous?.applied ?? [], cluster) ??
+    lookAtServer(ctx, cluster, ctx.firstLook));
   const recorded = postgresSection(inventory);
   const parameters = await readParameters(ctx, cluster, state);
   const name = `${cluster.major}/${cluster.name}`;
@@ -131,6 +132,22 @@ function learned(applied: readonly Applied<PostgresEvent, ApplyOutcome>[]): Serv
   const found = applied.flatMap((a) => (a.outcome as PostgresOutcome | undefined)?.installation ?? []).pop();
   const rebuilt = applied.some((a) => a.change.kind === "pgdg-keyring");
   return found && rebuilt ? { ...found, legacyPgdgKeyring: undefined } : found;
+}
+
+/**
+ * The server look read with the install's record (apply.ts installServer), when the install was the last
+ * change applied and the cluster it predicted is the one found; undefined: looked at now.
+ */
+function readWithInstall(
+  run: Run,
+  applied: readonly Applied<PostgresEvent, ApplyOutcome>[],
+  cluster: Cluster,
+): Promise<ServerSeen> | undefined {
+  const read = (applied.at(-1)?.outcome as PostgresOutcome | undefined)?.server;
+  const same = (a: Cluster, b: Cluster) => a.major === b.major && a.name === b.name && a.port === b.port;
+  if (!read || !same(read.cluster, cluster)) return undefined;
+  run.progress.info("the grants inventory, the role, the database and the settings: read with the install's record");
+  return serverSeenFrom(run, cluster, read.answer);
 }
 
 /**
