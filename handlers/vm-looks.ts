@@ -17,7 +17,7 @@ import { DAEMON_FILE_LOOK, DAEMON_RELOAD_WRITE_LOOK, DAEMON_WRITE_LOOK } from ".
 import { reloadLook } from "./install-docker/daemon-running";
 import { dockerProbes } from "./install-docker/docker-state";
 import { POSTGRES_LOOKS } from "./install-postgres/looks";
-import { INSTALLATION_PROBES_AS_ROOT } from "./install-postgres/server";
+import { INSTALLATION_PROBES_AS_ROOT, SERVER_PACKAGE_PROBE } from "./install-postgres/server";
 
 /** One look as the audit table lists it: who makes it, its name, its probes. */
 export interface ListedLook {
@@ -55,6 +55,8 @@ export const VM_LOOKS: readonly ListedLook[] = [
   ...looksOf("install-docker: daemon.json", DAEMON_FILE_LOOK, DAEMON_WRITE_LOOK, DAEMON_RELOAD_WRITE_LOOK),
   ...looksOf("install-docker: daemon.json reloaded", reloadLook("STATE", "CURSOR")),
   ...looksOf("install-postgres", ...POSTGRES_LOOKS),
+  // dpkg's word on the distribution's server package rides in the kit's first look (installer-model.ts firstLook).
+  ...looksOf("install-postgres", { what: BOOT_LOOK.what, probes: [SERVER_PACKAGE_PROBE] }),
   // Its installation look's probes, read as root in the look after installing the server package, and the
   // server look's for the cluster the package creates.
   ...looksOf("install-postgres: after installing the server", {

@@ -19,6 +19,8 @@ export interface EnsureOptions {
    * their answers in the outcome's `seen`; undefined there when none was read (nothing to install, no record).
    */
   also?: readonly Probe[];
+  /** packagesProbe's answer for these specs from an earlier look (the kit's first), instead of a dpkg-query. */
+  early?: Fact;
 }
 
 export interface EnsureOutcome {
@@ -136,7 +138,7 @@ export function stillNeeded(
 export async function ensurePackages(apt: Apt, specs: string[], opts: EnsureOptions): Promise<EnsureOutcome> {
   const wanted = wantedOf(specs);
   const outcome = emptyOutcome();
-  const before = await lookAtPackages(apt, wanted);
+  const before = await lookAtPackages(apt, wanted, opts.early);
   const needed = stillNeeded(apt, wanted, before, outcome);
   if (needed.length === 0) return outcome;
   if (opts.check) return predictInstall(apt, needed, outcome);

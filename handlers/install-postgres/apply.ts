@@ -6,7 +6,7 @@ import { command } from "../../shared/shell-quote";
 import type { SeenFacts } from "../common/apt-transaction";
 import { GRANTS_FILE, type Inventory, withSection, writeGrants } from "../common/grants";
 import type { ApplyOutcome } from "../common/installer-model";
-import { type RootFact, rootFact } from "../common/vm-facts";
+import { type Fact, type RootFact, rootFact } from "../common/vm-facts";
 import { type ConfigPlan, reloadForHba, restartForListen, writeConfiguration } from "./configuration";
 import { chooseCluster, clusterStartedLine, installedLine, type RoleDbDecision, serverSource } from "./decisions";
 import { type PostgresGrants, revokeRoles } from "./grants";
@@ -42,8 +42,14 @@ export interface PostgresOutcome extends ApplyOutcome {
  * The server package, from the distribution or from PGDG (its repository set up first). The look after the
  * install reads the packages and clusters and, for the cluster the package creates (`predicted`), the server
  * look's answers: inspect takes them when that is the cluster it finds (one exec where it was three, issue 30).
+ * `early`: the first look's dpkg answer on the distribution's package (SERVER_PACKAGE_PROBE).
  */
-export async function installServer(run: Run, major: string, predicted: Cluster): Promise<PostgresOutcome> {
+export async function installServer(
+  run: Run,
+  major: string,
+  predicted: Cluster,
+  early?: Fact,
+): Promise<PostgresOutcome> {
   const { event, remote, os, progress } = run;
   const { own, name } = serverSource(os, major);
   const source = own ? `${os.id} ${os.codename} (postgresql)` : `PGDG (${event.repo_url})`;
@@ -57,7 +63,7 @@ export async function installServer(run: Run, major: string, predicted: Cluster)
     ? `PostgreSQL ${major} from ${os.id} ${os.codename}`
     : `PostgreSQL ${major} from ${event.repo_url} ${os.codename}-pgdg`;
   const also = [...INSTALLATION_PROBES_AS_ROOT, ...serverProbesFor(predicted, event)];
-  const installed = await installPackages(run.apt, [name], what, policy, also);
+  const installed = await installPackages(run.apt, [name], what, policy, also, own ? early : undefined);
   // Read with the install's record when it was (one exec, issue 30); else looked at now.
   const after =
     (installed.seen && installationFromFirstLook(installed.seen, [])?.installation) ??

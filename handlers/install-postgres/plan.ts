@@ -175,7 +175,8 @@ function planServerPackage(state: PostgresState, event: PostgresEvent, major: st
     what: [...(own ? [] : [pgdgSetupLine(event, os)]), installedLine(major)],
     why: `postgresql-${major} is not installed`,
     replan: true,
-    apply: (run) => apply.installServer(run, major, newClusterOf(major, state.installation.clusters)),
+    apply: (run) =>
+      apply.installServer(run, major, newClusterOf(major, state.installation.clusters), state.serverPackage),
   };
   // The package creates the cluster "main" (postgresql-common's default), so no change creates one.
   const from = own ? "distribution" : "pgdg";

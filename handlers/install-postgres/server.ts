@@ -3,7 +3,7 @@
 
 import { quote } from "../../shared/shell-quote";
 import type { Apt } from "../common/apt";
-import { type EnsureOutcome, ensurePackages } from "../common/ensure-packages";
+import { type EnsureOutcome, ensurePackages, packagesProbe, wantedOf } from "../common/ensure-packages";
 import { type Remote, runLong } from "../common/exec";
 import { SYSTEMD_LOOK_PROBE } from "../common/systemd";
 import { defineLook, type Fact, type Facts, type Probe, type RootFact, rootFact } from "../common/vm-facts";
@@ -113,6 +113,16 @@ const INSTALLATION_PROBES = [
 ] as const;
 
 /**
+ * dpkg's word on the distribution's server package ("postgresql", which names the distribution's major), read
+ * in the kit's first look: the install's own check of it when it installs from the distribution (issue 30).
+ */
+export const SERVER_PACKAGE_PROBE = {
+  ...packagesProbe(wantedOf(["postgresql"])),
+  name: "server_package",
+  use: "whether the distribution's postgresql package is there (then apt-get is not run for it)",
+} as const;
+
+/**
  * The same probes read as root, in the look after installing the server package (the transaction's, one
  * exec with the install's record and verify, issue 30): pg_lsclusters and the cluster directories, which the
  * postgres user controls, are read with postgres' rights (the unit states too: their names come from them).
@@ -211,7 +221,8 @@ export async function writeFile(remote: Remote, path: string, content: string, n
 
 /**
  * apt-get install through the shared Apt helper; throws when any of `specs` could not be installed. `also`:
- * probes read in the look after the install (ensure-packages.ts), their answers in the outcome's `seen`.
+ * probes read in the look after the install (ensure-packages.ts), their answers in the outcome's `seen`;
+ * `early`: dpkg's word on `specs` read before (the first look), instead of a dpkg-query now.
  */
 export async function installPackages(
   apt: Apt,
@@ -219,8 +230,9 @@ export async function installPackages(
   what: string,
   policy: { update: boolean; cacheValidSec?: number },
   also?: readonly Probe[],
+  early?: Fact,
 ): Promise<EnsureOutcome> {
-  const outcome = await ensurePackages(apt, specs, { ...policy, also });
+  const outcome = await ensurePackages(apt, specs, { ...policy, also, early });
   if (outcome.failed.length) {
     throw new Error(`could not install ${what}: ${outcome.failed.map((f) => `${f.name}: ${f.reason}`).join("; ")}`);
   }

@@ -8,6 +8,7 @@ import type { Inventory } from "../common/grants";
 import type { Applied, ApplyOutcome, InspectContext } from "../common/installer-model";
 import type { OsInfo } from "../common/os-release";
 import { requireSystemdFrom } from "../common/systemd";
+import type { Fact } from "../common/vm-facts";
 import type { PostgresOutcome } from "./apply";
 import { chooseCluster, chooseMajor, type PostgresEvent, registerPasswordForms, serverSource } from "./decisions";
 import type { ExtensionFacts } from "./extensions";
@@ -23,6 +24,7 @@ import {
   installationFromFirstLook,
   installationLook,
   lookAtInstallation,
+  SERVER_PACKAGE_PROBE,
   type ServerInventory,
 } from "./server";
 import { type ListenerSeen, lookAtServer, type ServerSeen, serverLooksProbe, serverSeenFrom } from "./server-look";
@@ -47,6 +49,8 @@ export interface PostgresState {
   outlook?: { failed: { name: string; reason: string }[]; wouldInstall: string[] };
   /** The cluster's server, read only when the cluster runs (psql needs it). */
   server?: RunningServer;
+  /** Round 0, from the kit's first look: dpkg's word on the distribution's postgresql (SERVER_PACKAGE_PROBE). */
+  serverPackage?: Fact;
 }
 
 export interface RunningServer {
@@ -91,10 +95,11 @@ export async function inspect(ctx: InspectContext<PostgresEvent, PostgresState>)
     first?.installation ??
     learned(previous?.applied ?? []) ??
     (await progress.step(LOOKING, () => inspectInstallation(remote), "inspect"));
-  const seen = { os, resolved, installation };
+  const serverPackage = first ? ctx.firstLook?.(SERVER_PACKAGE_PROBE.name) : undefined;
+  const seen = { os, resolved, installation, ...(serverPackage ? { serverPackage } : {}) };
   const major = chooseMajor(event, os, installation.packages);
   if (!installation.packages.some((p) => p.major === major))
-    return { ...seen, outlook: ctx.check ? await packageOutlook(ctx, major) : undefined };
+    return { ...seen, outlook: ctx.check ? await packageOutlook(ctx, major, serverPackage) : undefined };
   const { cluster } = chooseCluster(installation, major);
   if (!cluster || installation.units[clusterUnit(cluster)] !== "active") return seen;
   const { inventory, state, listener } = await (readWithInstall(ctx, previous?.applied ?? [], cluster) ??
@@ -121,7 +126,11 @@ export function postgresFirstLook(event: PostgresEvent) {
   } catch {
     return [];
   }
-  return [...installationLook(listenHostNames(event.listen_addresses)).probes, serverLooksProbe(event)];
+  return [
+    ...installationLook(listenHostNames(event.listen_addresses)).probes,
+    SERVER_PACKAGE_PROBE,
+    serverLooksProbe(event),
+  ];
 }
 
 /**
@@ -155,7 +164,7 @@ function readWithInstall(
  * lists before its source is added, so they are not looked for; a check's Apt runs no update, it only
  * looks at dpkg's health (a repair is a foreseen change).
  */
-async function packageOutlook(run: Run, major: string): Promise<PostgresState["outlook"]> {
+async function packageOutlook(run: Run, major: string, early?: Fact): Promise<PostgresState["outlook"]> {
   const { event, apt, os } = run;
   const { own, name } = serverSource(os, major);
   if (!own) {
@@ -166,6 +175,7 @@ async function packageOutlook(run: Run, major: string): Promise<PostgresState["o
     update: event.update,
     cacheValidSec: event.cache_valid_sec,
     check: true,
+    early,
   });
   return { failed: outcome.failed, wouldInstall: outcome.wouldInstall };
 }
