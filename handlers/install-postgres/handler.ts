@@ -72,7 +72,7 @@ async function verify(ctx: InstallerContext<PostgresEvent>, run: PostgresRun): P
  * The listener a restart or reload read after it (apply.ts restartOrReload), when every change applied since
  * wrote only the grants inventory (a file of root's, nothing the server reads); else undefined: a look now.
  */
-function listenerSince(applied: PostgresRun["applied"]): ListenerSeen | undefined {
+export function listenerSince(applied: PostgresRun["applied"]): ListenerSeen | undefined {
   for (let i = applied.length - 1; i >= 0; i--) {
     const listener = (applied[i].outcome as PostgresOutcome | undefined)?.listener;
     if (listener) return listener;
