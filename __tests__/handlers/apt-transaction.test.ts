@@ -190,21 +190,19 @@ describe("recordedStep", () => {
 
   it("records after a failed apt-get too (a failed batch may have installed dependencies); apt's error stands", async () => {
     const seen: string[][] = [];
-    const step = recordedStep(
-      remote(recorded),
-      () => Promise.reject(aptFailed),
-      async (r) => void seen.push(r.packages),
-    );
+    const step = recordedStep(remote(recorded), () => Promise.reject(aptFailed), {
+      probes: [],
+      record: async (r) => void seen.push(r.packages),
+    });
     await expect(step).rejects.toBe(aptFailed);
     expect(seen).toEqual([["jq"]]);
   });
 
   it("a record that cannot be kept fails a successful install, as a plain error (not apt's own failure)", async () => {
-    const step = recordedStep(
-      remote(recorded),
-      async () => "ok",
-      () => Promise.reject(new Error("disk full")),
-    );
+    const step = recordedStep(remote(recorded), async () => "ok", {
+      probes: [],
+      record: () => Promise.reject(new Error("disk full")),
+    });
     const err = await step.catch((e: Error) => e);
     expect(err).not.toBeInstanceOf(CommandError);
     expect(String(err)).toMatch(/apt-get install succeeded, but recording what it brought failed: disk full/);

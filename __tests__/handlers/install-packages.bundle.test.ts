@@ -63,7 +63,18 @@ class FakeVm {
     if (cmd === DPKG_HEALTH_LOOK.script) return { stdout: answerLook(cmd) };
     if (sudo && cmd === LOCK_TABLE_LOOK.script) return { stdout: answerLook(cmd) };
     // The package inventory (common/package-inventory.ts): each install's own record, and its file.
-    if (sudo && cmd === TRANSACTION_LOOK.script) return { stdout: answerLook(cmd, this.transaction) };
+    // Read with it (one exec): the inventory file and dpkg's word on the packages asked for (the verify).
+    if (sudo && cmd.startsWith(TRANSACTION_LOOK.script)) {
+      const verify = probesOf(cmd).find((p) => p.name === "installed");
+      const seen = verify && this.dpkgQuery(verify.command);
+      return {
+        stdout: answerLook(cmd, {
+          ...this.transaction,
+          "inventory.packages": this.inventory ?? { code: 3 },
+          ...(seen ? { installed: { text: seen.stdout ?? "", code: seen.code ?? 0 } } : {}),
+        }),
+      };
+    }
     if (sudo && cmd === INVENTORY_LOOK.script)
       return { stdout: answerLook(cmd, { "inventory.packages": this.inventory ?? { code: 3 } }) };
     if (sudo && cmd.startsWith("umask 077 && mkdir -p /var/lib/vm-install") && cmd.includes("packages.json")) {
@@ -159,7 +170,8 @@ describe("bundled install-packages handler over real SSH", () => {
       host_key_sha256: server.hostKeySha256,
     });
     expect(Object.keys(result.timings_ms)).toEqual(
-      expect.arrayContaining(["connect", "os", "apt_update", "apt_install", "verify", "total"]),
+      // dpkg's word on the batch is read with the install's record (issue 30): no verify step of its own.
+      expect.arrayContaining(["connect", "os", "apt_update", "candidates", "apt_install", "total"]),
     );
     expect(job.stdout).toMatch(/\[install-packages\] apt-get update \.\.\. \d+\.\ds/);
     expect(job.stdout).not.toContain(key.private.split("\n")[1]);
@@ -176,8 +188,17 @@ describe("bundled install-packages handler over real SSH", () => {
           c.script.includes("export DEBIAN_FRONTEND=noninteractive;"),
       ),
     ).toBe(true);
-    // (The install step's dpkg hooks run dpkg-query as root, inside apt's transaction.)
-    const queries = sent.filter((c) => c.script.includes("dpkg-query") && !c.script.includes("apt-get install"));
+    // (The install step's dpkg hooks run dpkg-query as root, inside apt's transaction; the look after it, root's
+    // for the record's 0700 directory, reads dpkg's word on the batch with it.)
+    const txLooks = sent.filter((c) => c.script.startsWith(TRANSACTION_LOOK.script));
+    expect(txLooks.length).toBeGreaterThan(0);
+    expect(txLooks.every((c) => c.sudo && probesOf(c.script).some((p) => p.name === "installed"))).toBe(true);
+    const queries = sent.filter(
+      (c) =>
+        c.script.includes("dpkg-query") &&
+        !c.script.includes("apt-get install") &&
+        !c.script.startsWith(TRANSACTION_LOOK.script),
+    );
     expect(queries.length).toBeGreaterThan(0);
     expect(queries.every((c) => !c.sudo)).toBe(true);
     // What it installed is recorded for state absent; curl was there before, so it is not.

@@ -25,9 +25,10 @@ import {
   storedPasswordState,
 } from "../../handlers/install-postgres/scram";
 import { INSTALLATION_LOOK } from "../../handlers/install-postgres/server";
+import { configWriteOf } from "./support/config-write";
 import { DEBIAN_12, UBUNTU_2204, UBUNTU_2404 } from "./support/fixtures";
 import { grantsRead, grantsWrite } from "./support/grants-steps";
-import { listenerStep } from "./support/listener-look";
+import { listenerStep, ssLine } from "./support/listener-look";
 import { sourcesFacts } from "./support/look-answers";
 import { ALPHA_FPR, BETA_FPR, pgpKey } from "./support/pgp-fixtures";
 import { listingAnswer } from "./support/postgres-listing";
@@ -110,15 +111,46 @@ const psqlStep = (sql: string | RegExp, stdout: unknown = "", extra: Partial<Ste
   },
 });
 const inspectSqlStep = (state: ServerState) => psqlStep(/SELECT json_build_object\(\n {2}'server_version'/, state);
-const configCheckStep = (over: object = {}) =>
-  psqlStep(/FROM pg_hba_file_rules WHERE error IS NOT NULL/, {
-    listen: [{ file: DROPIN, line: 2, setting: "*", error: null }],
-    config_errors: [],
-    hba_errors: [],
-    ...over,
-  });
-const settledStep = (listen = "*", pending: string[] = []) =>
-  psqlStep(/'pending_restart'/, { listen_addresses: listen, pending_restart: pending });
+/**
+ * The configuration exec (configuration.ts writeConfiguration), one as postgres: `files` written in order, each
+ * from its bytes of stdin (its content checked), then the server's check, answering `over`.
+ */
+const configStep = (files: [string, ((content: string) => void)?][], over: object = {}): Step => ({
+  match: /^\{ (t=\$\(mktemp |export PGCLIENTENCODING=UTF8 LC_MESSAGES=C; echo )/,
+  sudo: false,
+  stdout: `${JSON.stringify({ listen: [{ file: DROPIN, line: 2, setting: "*", error: null }], config_errors: [], hba_errors: [], ...over })}\n`,
+  check: (c, o) => {
+    expect(o.user).toBe("postgres");
+    const written = configWriteOf(c, String(o.stdin ?? ""));
+    expect(written?.files.map((f) => f.path)).toEqual(files.map(([path]) => path));
+    expect(written?.sql).toMatch(/FROM pg_hba_file_rules WHERE error IS NOT NULL/);
+    files.forEach(([, check], i) => check?.(written!.files[i].content));
+  },
+});
+/**
+ * The look after a restart or reload (configuration.ts settledLook), as root: what the server runs with, and
+ * who listens on its port, answered as `login`'s listener look would be; the login's TCP channel follows it.
+ */
+const settledStep = (listen: string, pending: string[], login: Step): Step => ({
+  match: "printf '%s ' settled; ",
+  sudo: true,
+  facts: {
+    settled: `${JSON.stringify({ listen_addresses: listen, pending_restart: pending })}\n`,
+    ...Object.fromEntries(
+      (login.stdout ?? "")
+        .split("\n")
+        .filter(Boolean)
+        .map((line) => {
+          const [name, b64] = line.split(" ");
+          const text = Buffer.from(b64, "base64").toString();
+          const cut = text.lastIndexOf("\n");
+          return [name, { text: text.slice(0, cut), code: Number(text.slice(cut + 1)) }];
+        }),
+    ),
+  },
+  check: (_c, o) => expect(o.env?.LC_ALL).toBe("C"),
+  tunnel: login.tunnel,
+});
 const writeStep = (path: string, check?: (stdin: string) => void): Step => ({
   match: `t=$(mktemp ${path}.XXXXXX)`,
   sudo: false,
@@ -322,17 +354,21 @@ describe("install-postgres: Ubuntu 22.04, PostgreSQL 14 from the distribution", 
             expect(sql.indexOf("CREATE ROLE")).toBeLessThan(sql.indexOf("CREATE DATABASE"));
           },
         }),
-        writeStep(DROPIN, (stdin) => expect(stdin).toBe(dropInContent("*"))),
-        writeStep("/etc/postgresql/14/main/pg_hba.conf", (stdin) => {
-          expect(stdin.startsWith(STOCK_HBA)).toBe(true);
-          expect(stdin.slice(STOCK_HBA.length)).toBe(
-            `hostssl    myapp    app_user    10.0.0.0/8    scram-sha-256    ${HBA_MARKER}\nhostssl    myapp    ` +
-              `app_user    192.168.1.0/24    scram-sha-256    ${HBA_MARKER}\n`,
-          );
-        }),
-        configCheckStep(),
+        configStep([
+          [DROPIN, (stdin) => expect(stdin).toBe(dropInContent("*"))],
+          [
+            "/etc/postgresql/14/main/pg_hba.conf",
+            (stdin) => {
+              expect(stdin.startsWith(STOCK_HBA)).toBe(true);
+              expect(stdin.slice(STOCK_HBA.length)).toBe(
+                `hostssl    myapp    app_user    10.0.0.0/8    scram-sha-256    ${HBA_MARKER}\nhostssl    myapp    ` +
+                  `app_user    192.168.1.0/24    scram-sha-256    ${HBA_MARKER}\n`,
+              );
+            },
+          ],
+        ]),
         { match: "systemctl restart postgresql@14-main", sudo: true },
-        settledStep("*"),
+        settledStep("*", [], loginStep()),
         grantsWrite((w) =>
           expect(w).toEqual({
             version: 1,
@@ -348,12 +384,22 @@ describe("install-postgres: Ubuntu 22.04, PostgreSQL 14 from the distribution", 
             },
           }),
         ),
-        loginStep(),
       ],
     );
     expect(error).toBeUndefined();
     expect(remote.done).toBe(true);
     expect(remote.closed).toBe(true);
+    // dpkg's word on postgresql rides in the kit's first look; the verify's dpkg-query, the look at packages and
+    // clusters and the server look (grants, role, database, settings) in the look after the install, with its
+    // record; the drop-in, pg_hba.conf and the server's check of them are one exec; the look after the restart
+    // reads who listens, the login's proof (issue 30): 12 execs, 19 before (the double records nothing, so no
+    // inventory is written).
+    expect(remote.sent).toHaveLength(12);
+    expect(remote.sent.filter((c) => c.startsWith("dpkg-query"))).toEqual([]);
+    expect(lines).toContain(
+      "[install-postgres] the grants inventory, the role, the database and the settings: read with the install's record",
+    );
+    expect(remote.transactionLooks).toBe(1);
     expect(result).toMatchObject({
       status: "ok",
       pg_version: "14.11",
@@ -381,17 +427,11 @@ describe("install-postgres: Ubuntu 22.04, PostgreSQL 14 from the distribution", 
       "pg_hba.conf: hostssl myapp app_user 192.168.1.0/24 scram-sha-256 added",
     ]);
     expect(Object.keys(result!.timings_ms)).toEqual(
-      expect.arrayContaining([
-        "connect",
-        "os",
-        "apt_install",
-        "inspect_sql",
-        "role_db",
-        "restart",
-        "verify_login",
-        "total",
-      ]),
+      expect.arrayContaining(["connect", "os", "apt_install", "role_db", "restart", "verify_login", "total"]),
     );
+    // The server was read with the install's record (inside apt_install), its listener after the restart.
+    expect(result!.timings_ms).not.toHaveProperty("inspect_sql");
+    expect(result!.timings_ms).not.toHaveProperty("verify_listener");
 
     // The secret sent is SCRAM-SHA-256 of exactly PW; PW itself never reaches the VM: the login check
     // proves it knows it to the server, with SCRAM, through a TCP channel.
@@ -618,27 +658,29 @@ describe("install-postgres: Ubuntu 24.04 (noble), PostgreSQL 16 from the distrib
           grantsRead(),
           inspectSqlStep(state16),
           psqlStep(/CREATE ROLE %I LOGIN/),
-          writeStep(DROPIN16, (stdin) => expect(stdin).toBe(dropInContent("*"))),
-          writeStep(HBA16, (stdin) => {
-            expect(stdin.startsWith(STOCK_HBA)).toBe(true);
-            expect(stdin.slice(STOCK_HBA.length)).toBe(
-              `hostssl    myapp    app_user    10.0.0.0/8    scram-sha-256    ${HBA_MARKER}\n`,
-            );
-          }),
-          psqlStep(/FROM pg_hba_file_rules WHERE error IS NOT NULL/, {
-            listen: [{ file: DROPIN16, line: 2, setting: "*", error: null }],
-            config_errors: [],
-            hba_errors: [],
-          }),
+          configStep(
+            [
+              [DROPIN16, (stdin) => expect(stdin).toBe(dropInContent("*"))],
+              [
+                HBA16,
+                (stdin) => {
+                  expect(stdin.startsWith(STOCK_HBA)).toBe(true);
+                  expect(stdin.slice(STOCK_HBA.length)).toBe(
+                    `hostssl    myapp    app_user    10.0.0.0/8    scram-sha-256    ${HBA_MARKER}\n`,
+                  );
+                },
+              ],
+            ],
+            { listen: [{ file: DROPIN16, line: 2, setting: "*", error: null }] },
+          ),
           { match: "systemctl restart postgresql@16-main", sudo: true },
-          settledStep("*"),
+          settledStep("*", [], loginStep("127.0.0.1", { who: { ...WHO, server_version: SERVER16 } })),
           grantsWrite((w) =>
             expect(w.postgres).toEqual({
               hba: { [HBA16]: ["hostssl myapp app_user 10.0.0.0/8 scram-sha-256"] },
               roles: { "16/main": ["app_user"] },
             }),
           ),
-          loginStep("127.0.0.1", { who: { ...WHO, server_version: SERVER16 } }),
         ],
       );
       expect(error).toBeUndefined();
@@ -897,21 +939,24 @@ describe("install-postgres: idempotence and updates", () => {
       installed14(),
       grantsRead(RECORDED),
       inspectSqlStep(done()),
-      writeStep("/etc/postgresql/14/main/pg_hba.conf", (stdin) => {
-        expect(stdin).not.toContain("10.0.0.0/8");
-        expect(stdin.endsWith(`hostssl    myapp    app_user    10.1.2.3/32    scram-sha-256    ${HBA_MARKER}\n`)).toBe(
-          true,
-        );
-      }),
-      configCheckStep(),
+      configStep([
+        [
+          "/etc/postgresql/14/main/pg_hba.conf",
+          (stdin) => {
+            expect(stdin).not.toContain("10.0.0.0/8");
+            expect(
+              stdin.endsWith(`hostssl    myapp    app_user    10.1.2.3/32    scram-sha-256    ${HBA_MARKER}\n`),
+            ).toBe(true);
+          },
+        ],
+      ]),
       { match: "systemctl reload postgresql@14-main", sudo: true },
-      settledStep("*"),
+      settledStep("*", [], loginStep()),
       grantsWrite((w) =>
         expect((w.postgres as { hba: object }).hba).toEqual({
           [HBA_FILE]: ["hostssl myapp app_user 10.1.2.3/32 scram-sha-256"],
         }),
       ),
-      loginStep(),
     ]);
     expect(remote.done).toBe(true);
     expect(result).toMatchObject({
@@ -950,10 +995,9 @@ describe("install-postgres: idempotence and updates", () => {
       installed14(),
       grantsRead(RECORDED),
       inspectSqlStep(done({ listen_addresses: "localhost", pending_restart: ["listen_addresses"] })),
-      configCheckStep(),
+      configStep([]),
       { match: "systemctl restart postgresql@14-main", sudo: true },
-      settledStep("*"),
-      loginStep(),
+      settledStep("*", [], loginStep()),
     ]);
     expect(remote.done).toBe(true);
     expect(result).toMatchObject({
@@ -963,18 +1007,40 @@ describe("install-postgres: idempotence and updates", () => {
     });
   });
 
+  // The look after the restart is the login's proof (issue 30: no look of its own before the login): a process
+  // that took the port while the server restarted is named there, and nothing is sent to it.
+  it("another process on the port right after the restart: the job fails naming it, no TCP channel opened", async () => {
+    const squatter = listenerStep("127.0.0.1", {
+      ss: [ssLine("127.0.0.1", 4242, "nc")],
+      holders: "   4242 mallory nc -lk 127.0.0.1 5432\n",
+      tunnel: { password: PW },
+    });
+    const { error, remote } = await run(event, [
+      osStep(),
+      installed14(),
+      grantsRead(RECORDED),
+      inspectSqlStep(done({ listen_addresses: "localhost", pending_restart: ["listen_addresses"] })),
+      configStep([]),
+      { match: "systemctl restart postgresql@14-main", sudo: true },
+      settledStep("*", [], squatter),
+    ]);
+    expect(remote.done).toBe(true);
+    expect(error?.message).toMatch(
+      /127\.0\.0\.1:5432 is not held by the cluster's server: pid 4242, user mallory: nc -lk 127\.0\.0\.1 5432 listens there/,
+    );
+    expect(remote.tunnels).toEqual([]);
+  });
+
   it("settings someone else left pending are reported, not restarted", async () => {
     const { result, remote } = await run({ ...event, allowed_cidrs: ["10.0.0.0/8", "10.9.0.0/16"] }, [
       osStep(),
       installed14(),
       grantsRead(RECORDED),
       inspectSqlStep(done()),
-      writeStep("/etc/postgresql/14/main/pg_hba.conf"),
-      configCheckStep(),
+      configStep([["/etc/postgresql/14/main/pg_hba.conf"]]),
       { match: "systemctl reload postgresql@14-main", sudo: true },
-      settledStep("*", ["shared_buffers"]),
+      settledStep("*", ["shared_buffers"], loginStep()),
       grantsWrite(() => undefined),
-      loginStep(),
     ]);
     expect(remote.done).toBe(true);
     expect(result?.restarted).toBe(false);
@@ -1095,10 +1161,9 @@ describe("install-postgres: what it granted, it takes back (inventory in /var/li
         psqlStep(
           /\\set revoke '\["old_user"\]'\nSELECT format\('ALTER ROLE %I NOLOGIN', r\)[\s\S]*pg_terminate_backend/,
         ),
-        writeStep(HBA_FILE, (stdin) => expect(stdin).toBe(`${STOCK_HBA + newLine}\n`)),
-        configCheckStep(),
+        configStep([[HBA_FILE, (stdin) => expect(stdin).toBe(`${STOCK_HBA + newLine}\n`)]]),
         { match: "systemctl reload postgresql@14-main", sudo: true },
-        settledStep("*"),
+        settledStep("*", [], loginStep()),
         grantsWrite((w) =>
           expect(w).toMatchObject({
             docker: { group_members: ["ubuntu"] },
@@ -1108,7 +1173,6 @@ describe("install-postgres: what it granted, it takes back (inventory in /var/li
             },
           }),
         ),
-        loginStep(),
       ]);
       expect(error).toBeUndefined();
       expect(remote.done).toBe(true);
@@ -1167,17 +1231,15 @@ describe("install-postgres: what it granted, it takes back (inventory in /var/li
             hba_text: `${STOCK_HBA}host    myapp    app_user    10.0.0.0/8    scram-sha-256    ${HBA_MARKER}\n`,
           }),
         ),
-        writeStep(HBA_FILE, (stdin) => expect(stdin).toBe(`${STOCK_HBA + newLine}\n`)),
-        configCheckStep(),
+        configStep([[HBA_FILE, (stdin) => expect(stdin).toBe(`${STOCK_HBA + newLine}\n`)]]),
         { match: "systemctl reload postgresql@14-main", sudo: true },
-        settledStep("*"),
+        settledStep("*", [], loginStep()),
         grantsWrite((w) =>
           expect(w.postgres).toEqual({
             hba: { [HBA_FILE]: ["hostssl myapp app_user 10.0.0.0/8 scram-sha-256"] },
             roles: {},
           }),
         ),
-        loginStep(),
       ]);
       expect(error).toBeUndefined();
       expect(remote.done).toBe(true);
@@ -1191,14 +1253,15 @@ describe("install-postgres: what it granted, it takes back (inventory in /var/li
       installed14(),
       grantsRead(),
       inspectSqlStep(ready()),
-      writeStep(HBA_FILE, (stdin) =>
-        expect(stdin).toBe(`${STOCK_HBA}${hbaLine("host", "myapp", "app_user", "10.0.0.0/8")}\n`),
-      ),
-      configCheckStep(),
+      configStep([
+        [
+          HBA_FILE,
+          (stdin) => expect(stdin).toBe(`${STOCK_HBA}${hbaLine("host", "myapp", "app_user", "10.0.0.0/8")}\n`),
+        ],
+      ]),
       { match: "systemctl reload postgresql@14-main", sudo: true },
-      settledStep("*"),
+      settledStep("*", [], loginStep()),
       grantsWrite(() => undefined),
-      loginStep(),
     ]);
     expect(plain.error).toBeUndefined();
     expect(plain.remote.done).toBe(true);
@@ -1245,8 +1308,9 @@ describe("install-postgres: failures say what, where and what to do", () => {
           database: { owner: "app_user" },
         }),
       ),
-      writeStep("/etc/postgresql/14/main/pg_hba.conf"),
-      configCheckStep({ hba_errors: [{ line: 98, error: 'invalid IP mask "255.0.0.x"' }] }),
+      configStep([["/etc/postgresql/14/main/pg_hba.conf"]], {
+        hba_errors: [{ line: 98, error: 'invalid IP mask "255.0.0.x"' }],
+      }),
       writeStep("/etc/postgresql/14/main/pg_hba.conf", (stdin) => expect(stdin).toBe(STOCK_HBA)),
     ]);
     expect(remote.done).toBe(true);
@@ -1269,8 +1333,7 @@ describe("install-postgres: failures say what, where and what to do", () => {
           database: { owner: "app_user" },
         }),
       ),
-      writeStep(DROPIN),
-      configCheckStep({
+      configStep([[DROPIN]], {
         listen: [
           { file: DROPIN, line: 2, setting: "*", error: null },
           { file: "/var/lib/postgresql/14/main/postgresql.auto.conf", line: 3, setting: "localhost", error: null },

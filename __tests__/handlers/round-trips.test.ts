@@ -1,11 +1,12 @@
 // How many SSH execs a rerun makes (issue 30: each a round trip, 50 ms and more on a real link): a rerun
 // that changes nothing is looks only, and back-to-back looks are one exec. Counted on the scripted
 // double, every command it answers, with or without a step.
+import { TRANSACTION_LOOK } from "../../handlers/common/apt-transaction";
 import { REMOVAL_LOOK } from "../../handlers/common/removal";
 import { handler as docker } from "../../handlers/install-docker/handler";
 import { handler as packages } from "../../handlers/install-packages/handler";
 import { dockerLook } from "./support/docker-look";
-import { DEBIAN_12, dpkgLine } from "./support/fixtures";
+import { DEBIAN_12, dpkgLine, policyBlock } from "./support/fixtures";
 import { runScripted } from "./support/run-scripted";
 import type { Step } from "./support/scripted-remote";
 
@@ -48,5 +49,34 @@ describe("a rerun's SSH execs", () => {
     expect(result?.changed).toBe(false);
     expect(remote.done).toBe(true);
     expect(remote.sent).toHaveLength(2);
+  });
+});
+
+describe("a first install's SSH execs", () => {
+  // dpkg's word on what was asked and the inventory the record is added to are read in the look after the
+  // install, with its record (issue 30): that look and the write, where it was the look, a dpkg-query, the
+  // inventory read and the write.
+  it("install-packages, jq missing: boot look, lock, dpkg health, update, policy, install, its look, the record written: 8 execs (10 before)", async () => {
+    const { result, remote, error } = await runScripted(packages, { packages: ["jq"] }, [
+      os,
+      { match: /^dpkg-query -W /, code: 1, stdout: "" },
+      { match: /^apt-get update /, sudo: true },
+      { match: "apt-cache policy jq", sudo: false, stdout: policyBlock("jq", "1.6-2.1") },
+      { match: /^apt-get install -y -q .* jq$/, sudo: true },
+      {
+        match: TRANSACTION_LOOK.script,
+        sudo: true,
+        facts: {
+          "apt_tx.before.packages": "ii \tcurl\n",
+          "apt_tx.status": "status: jq: installed\nstatus: libjq1: installed\n",
+          installed: dpkgLine("jq", "1.6-2.1"),
+        },
+      },
+    ]);
+    expect(error).toBeUndefined();
+    expect(result?.installed).toEqual(["jq"]);
+    expect(remote.done).toBe(true);
+    expect(JSON.parse(remote.packageInventory ?? "{}").installers.packages.packages).toEqual(["jq", "libjq1"]);
+    expect(remote.sent).toHaveLength(8);
   });
 });

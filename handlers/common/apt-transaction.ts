@@ -6,7 +6,7 @@
 
 import { quote } from "../../shared/shell-quote";
 import type { Remote } from "./exec";
-import { defineLook, type RootFact, rootFact } from "./vm-facts";
+import { defineLook, type Fact, type Probe, type RootFact, rootFact } from "./vm-facts";
 
 export const TRANSACTION_DIR = "/run/vm-install/apt-transaction";
 const at = (file: string) => `${TRANSACTION_DIR}/${file}`;
@@ -159,33 +159,69 @@ export function transactionFrom(facts: TransactionFacts): TransactionRecord {
   };
 }
 
-/** Reads the transaction's record (root's, 0700: through sudo). */
-export async function readTransaction(remote: Remote): Promise<TransactionRecord> {
-  const r = await remote.run(TRANSACTION_LOOK.script, {
+/** A look's answers by probe name, for probes declared at run time (undefined: not read). */
+export type SeenFacts = (name: string) => Fact | undefined;
+
+/**
+ * Where a transaction's record goes (package-inventory.ts recordInstalls), and what it reads to add it there
+ * (the inventory file): read in the same exec as the record.
+ */
+export interface TransactionRecorder {
+  readonly probes: readonly Probe[];
+  record(added: TransactionRecord, seen: SeenFacts): Promise<void>;
+}
+
+/**
+ * The look after an install step, as root (the directory is 0700): the transaction's own record and `more`
+ * (what the recorder reads to keep it; what the caller reads right after the step: the packages it asked
+ * for, an installer's own look), one exec where it was three and more (issue 30).
+ */
+export function afterTransactionLook(more: readonly Probe[] = []) {
+  return defineLook(TRANSACTION_LOOK.what, [...TRANSACTION_LOOK.probes, ...more]);
+}
+
+/** Reads the transaction's record with the recorder's and the caller's probes; the record, and every answer. */
+export async function readTransaction(
+  remote: Remote,
+  more: readonly Probe[] = [],
+): Promise<{ record: TransactionRecord; seen: SeenFacts }> {
+  const look = afterTransactionLook(more);
+  const r = await remote.run(look.script, {
     sudo: true,
     label: `reading ${TRANSACTION_DIR}`,
     timeoutMs: 30_000,
   });
-  const facts = TRANSACTION_LOOK.parse(r.stdout);
-  return transactionFrom(Object.fromEntries(FILES.map((f) => [f, facts.get(`apt_tx.${f}`)])) as TransactionFacts);
+  const facts = look.parse(r.stdout);
+  const names = new Set(look.probes.map((p) => p.name));
+  const seen: SeenFacts = (name) => (names.has(name) ? facts.get(name) : undefined);
+  const record = transactionFrom(
+    Object.fromEntries(FILES.map((f) => [f, facts.get(`apt_tx.${f}`)])) as TransactionFacts,
+  );
+  return { record, seen };
 }
 
 /**
  * Runs `step` (one apt-get install with TRANSACTION_OPTIONS, or the dpkg repair with its hooks, inTransaction)
  * and hands its record to `recorder`, whatever the step's outcome; a recorder that fails fails the step only
- * when the step succeeded. `what`: the step, in the error's words.
+ * when the step succeeded. `what`: the step, in the error's words. `also`: probes read in the same look after
+ * the step, their answers in `seen` (undefined when the look could not be read).
  */
 export async function recordedStep<T>(
   remote: Remote,
   step: () => Promise<T>,
-  recorder: (record: TransactionRecord) => Promise<void>,
+  recorder: TransactionRecorder,
   what = "apt-get install",
-): Promise<T> {
+  also: readonly Probe[] = [],
+): Promise<{ result: T; seen?: SeenFacts }> {
   const outcome = await step().then(
     (result) => ({ result }),
     (error: unknown) => ({ error }),
   );
-  const recorded = readTransaction(remote).then(recorder);
+  let seen: SeenFacts | undefined;
+  const recorded = readTransaction(remote, [...recorder.probes, ...also]).then((read) => {
+    seen = read.seen;
+    return recorder.record(read.record, read.seen);
+  });
   if ("error" in outcome) {
     await recorded.catch(() => undefined);
     throw outcome.error;
@@ -194,5 +230,5 @@ export async function recordedStep<T>(
   await recorded.catch((err: Error) => {
     throw new Error(`${what} succeeded, but recording what it brought failed: ${err.message}`);
   });
-  return outcome.result;
+  return { result: outcome.result, seen };
 }

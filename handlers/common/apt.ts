@@ -16,12 +16,18 @@ import {
   parseAptCachePolicy,
   unreachableFetches,
 } from "./apt-output";
-import { inTransaction, recordedStep, TRANSACTION_OPTIONS, type TransactionRecord } from "./apt-transaction";
+import type { TransactionRecorder } from "./apt-transaction";
+import { inTransaction, recordedStep, type SeenFacts, TRANSACTION_OPTIONS } from "./apt-transaction";
 import { repairDpkg } from "./dpkg-repair-run";
 import { CommandError, type Remote, type RunResult, runLong } from "./exec";
 import { FirstBootClock } from "./first-boot";
 import { type LockHolder, readLockHolders } from "./lock-holders";
 import type { Progress } from "./progress";
+import type { Probe } from "./vm-facts";
+
+/** An install's options: downgrades allowed; probes read in the look after it (with a recorder). */
+type InstallOptions = { allowDowngrades?: boolean; also?: readonly Probe[] };
+type Installed = RunResult & { seen?: SeenFacts };
 
 // ---------------------------------------------------------------------------------------------------
 // Settings: the event's optional `apt` object (declared in shared/apt-lock-settings.ts).
@@ -112,7 +118,7 @@ export class Apt {
   private readonly sleep: (ms: number) => Promise<void>;
   private readonly clock: FirstBootClock;
   private health?: Promise<void>;
-  private recorder?: (record: TransactionRecord) => Promise<void>;
+  private recorder?: TransactionRecorder;
   /** What this run repaired before its apt work ("repaired dpkg: ..."), for the result's `changes`. */
   readonly repairs: string[] = [];
 
@@ -222,8 +228,11 @@ export class Apt {
     );
   }
 
-  /** `apt-get install -y` of `specs`, noninteractive, with the lock retry. Throws CommandError on failure. */
-  async install(specs: string[], opts: { allowDowngrades?: boolean } = {}): Promise<RunResult> {
+  /**
+   * `apt-get install -y` of `specs`, noninteractive, with the lock retry. Throws CommandError on failure.
+   * With a recorder, `also` is read in the look after the install (the transaction's), its answers in `seen`.
+   */
+  async install(specs: string[], opts: InstallOptions = {}): Promise<Installed> {
     await this.ensureDpkgHealthy();
     const once = () => this.withLock("apt-get install", () => this.installOnce(specs, opts));
     try {
@@ -255,14 +264,14 @@ export class Apt {
 
   /**
    * Hands what each apt-get install of this Apt brought (apt-transaction.ts: its own dpkg's record, whatever
-   * its outcome) to `sink`. A sink that fails fails the install when apt-get succeeded.
+   * its outcome) to `recorder`. A recorder that fails fails the install when apt-get succeeded.
    */
-  recordTransactions(sink: (record: TransactionRecord) => Promise<void>): void {
-    this.recorder = sink;
+  recordTransactions(recorder: TransactionRecorder): void {
+    this.recorder = recorder;
   }
 
   /** One apt-get install; with a recorder, as a transaction whose record goes to it. */
-  private async installOnce(specs: string[], opts: { allowDowngrades?: boolean }): Promise<RunResult> {
+  private async installOnce(specs: string[], opts: InstallOptions): Promise<Installed> {
     const recorder = this.recorder;
     const line = this.installCommand(specs, opts, recorder ? TRANSACTION_OPTIONS : []);
     const run = () =>
@@ -271,7 +280,9 @@ export class Apt {
         label: `apt-get install ${specs.join(" ")}`,
         timeoutMs: this.settings.installTimeoutSec * 1000,
       });
-    return recorder ? recordedStep(this.remote, run, recorder) : run();
+    if (!recorder) return run();
+    const { result, seen } = await recordedStep(this.remote, run, recorder, "apt-get install", opts.also);
+    return { ...result, seen };
   }
 
   /**

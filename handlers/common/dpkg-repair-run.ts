@@ -2,7 +2,7 @@
 // run the script as one detached root step, look again. Apt.ensureDpkgHealthy runs this once per run.
 
 import { isLockError } from "./apt-output";
-import { inTransaction, recordedStep, type TransactionRecord } from "./apt-transaction";
+import { inTransaction, recordedStep, type TransactionRecorder } from "./apt-transaction";
 import { DPKG_HEALTH_LOOK, type DpkgHealth, needsRepair, parseDpkgHealth } from "./dpkg-health";
 import {
   describeDamage,
@@ -30,7 +30,7 @@ export interface RepairContext {
    * Where what the repair's own dpkg runs installed goes (Apt's recorder: the job's inventory), as for an
    * install: the packages apt-get -f install brings are this job's doing. None: the repair keeps no record.
    */
-  record?: (record: TransactionRecord) => Promise<void>;
+  record?: TransactionRecorder;
 }
 
 /** Messages stay English (parsed) while the VM's own locale settings stay as they are. */
@@ -71,7 +71,7 @@ export async function repairDpkg(ctx: RepairContext): Promise<void> {
       });
     try {
       // Recorded after each attempt, whatever its outcome (a busy lock may stop it after dpkg installed some).
-      const r = await (record ? recordedStep(ctx.remote, run, record, "the dpkg repair") : run());
+      const r = record ? (await recordedStep(ctx.remote, run, record, "the dpkg repair")).result : await run();
       return { plan, output: `${r.stdout}\n${r.stderr}`, exit: undefined as number | undefined };
     } catch (err) {
       if (!(err instanceof CommandError) || err.code === null || isLockError(`${err.stderr}\n${err.stdout}`)) throw err;

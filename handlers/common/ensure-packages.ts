@@ -2,6 +2,7 @@
 import { parsePackageSpec } from "../../shared/names";
 import type { Apt, AptUpdateOutcome } from "./apt";
 import { aptFailureReason, candidateProblem, dpkgQueryAnswer, dpkgQueryCommand, type PackageState } from "./apt-output";
+import type { SeenFacts } from "./apt-transaction";
 import { CommandError } from "./exec";
 import { stepIf } from "./progress";
 import type { Fact, Probe } from "./vm-facts";
@@ -13,6 +14,13 @@ export interface EnsureOptions {
   cacheValidSec?: number;
   /** Check mode: stop after deciding; what would be installed is in `wouldInstall`. @default false */
   check?: boolean;
+  /**
+   * Read in the look right after the install (the transaction's, with the packages' own verify: one exec),
+   * their answers in the outcome's `seen`; undefined there when none was read (nothing to install, no record).
+   */
+  also?: readonly Probe[];
+  /** packagesProbe's answer for these specs from an earlier look (the kit's first), instead of a dpkg-query. */
+  early?: Fact;
 }
 
 export interface EnsureOutcome {
@@ -29,6 +37,8 @@ export interface EnsureOutcome {
   update: AptUpdateOutcome;
   /** Check mode: the specs a real run would install (in the order asked). */
   wouldInstall: string[];
+  /** The answers to `also` after the last install, when it was read (EnsureOptions.also). */
+  seen?: SeenFacts;
 }
 
 /** A package asked for: the spec as given, and its parts. */
@@ -65,6 +75,8 @@ export function emptyOutcome(): EnsureOutcome {
 
 /** The name of packagesProbe's answer in a look. */
 export const PACKAGES_PROBE = "packages";
+/** The name of the verify's dpkg-query in the look after an install. */
+const INSTALLED_PROBE = "installed";
 
 /** dpkg's view of `wanted` as a probe of the kit's first look (installer-model.ts firstLook). */
 export function packagesProbe(wanted: readonly Wanted[]): Probe {
@@ -74,6 +86,11 @@ export function packagesProbe(wanted: readonly Wanted[]): Probe {
     writer: "root",
     use: "which of the packages asked for dpkg has, at which version: what to install",
   };
+}
+
+/** dpkg's view of what was just installed, read in the look after the install (apt-transaction.ts). */
+export function verifyProbe(wanted: readonly Wanted[]): Probe {
+  return { ...packagesProbe(wanted), name: INSTALLED_PROBE, use: "dpkg's word on the packages just installed" };
 }
 
 /**
@@ -121,7 +138,7 @@ export function stillNeeded(
 export async function ensurePackages(apt: Apt, specs: string[], opts: EnsureOptions): Promise<EnsureOutcome> {
   const wanted = wantedOf(specs);
   const outcome = emptyOutcome();
-  const before = await lookAtPackages(apt, wanted);
+  const before = await lookAtPackages(apt, wanted, opts.early);
   const needed = stillNeeded(apt, wanted, before, outcome);
   if (needed.length === 0) return outcome;
   if (opts.check) return predictInstall(apt, needed, outcome);
@@ -137,8 +154,9 @@ export async function installNeeded(
 ): Promise<EnsureOutcome> {
   outcome.update = await refreshLists(apt, opts);
   const installable = await installableOf(apt, needed, opts, outcome);
-  const installErrors = installable.length ? await install(apt, installable, before) : new Map<string, string>();
-  await verify(apt, installable, installErrors, outcome);
+  const installed = installable.length ? await install(apt, installable, before, opts.also ?? []) : undefined;
+  outcome.seen = installed?.seen;
+  await verify(apt, installable, installed?.errors ?? new Map<string, string>(), outcome, installed?.verified);
   outcome.changed = outcome.installed.length > 0;
   // Report in the order asked, whatever order the steps found them in.
   const order = new Map(wanted.map((w, i) => [w.name, i]));
@@ -209,18 +227,30 @@ async function installableOf(
   return installable;
 }
 
-/** One transaction, or one by one when it fails, so each failure has its own reason: name -> reason. */
+/**
+ * One transaction, or one by one when it fails, so each failure has its own reason: name -> reason. The look
+ * after it (with a recorder) reads dpkg's word on the batch (`verified`) and `also` (`seen`).
+ */
 async function install(
   apt: Apt,
   installable: Wanted[],
   before: Map<string, PackageState>,
-): Promise<Map<string, string>> {
+  also: readonly Probe[],
+): Promise<{ errors: Map<string, string>; verified?: Fact; seen?: SeenFacts }> {
   const errors = new Map<string, string>();
   const downgrade = (w: Wanted) => w.version !== undefined && before.get(w.name)!.installed;
   const batch = installable.map((w) => w.spec);
+  const verify = verifyProbe(installable);
+  let verified: Fact | undefined;
+  let seen: SeenFacts | undefined;
   await stepper(apt)(`apt-get install ${batch.join(" ")}`, "apt_install", async () => {
     try {
-      await apt.install(batch, { allowDowngrades: installable.some(downgrade) });
+      const done = await apt.install(batch, {
+        allowDowngrades: installable.some(downgrade),
+        also: [verify, ...also],
+      });
+      verified = done.seen?.(INSTALLED_PROBE);
+      seen = done.seen;
     } catch (err) {
       // Only an apt that ran and said no is a per-package matter; a timeout or a lost connection
       // (no exit code) would only repeat for each package.
@@ -234,7 +264,7 @@ async function install(
       );
       for (const w of installable) {
         try {
-          await apt.install([w.spec], { allowDowngrades: downgrade(w) });
+          seen = (await apt.install([w.spec], { allowDowngrades: downgrade(w), also })).seen;
         } catch (one) {
           if (!(one instanceof CommandError) || one.code === null) throw one;
           errors.set(w.name, aptFailureReason(one));
@@ -242,22 +272,29 @@ async function install(
       }
     }
   });
-  return errors;
+  return { errors, verified, seen };
 }
 
 const INTERRUPTED = " (an interrupted install: `sudo dpkg --configure -a` on the VM finishes it)";
 
-/** dpkg's word on what apt said it did: each package to `installed` or `failed`. */
+/**
+ * dpkg's word on what apt said it did: each package to `installed` or `failed`; `verified`: that word as the
+ * look after the install read it (else one dpkg-query now).
+ */
 async function verify(
   apt: Apt,
   installable: Wanted[],
   installErrors: Map<string, string>,
   outcome: EnsureOutcome,
+  verified?: Fact,
 ): Promise<void> {
   if (installable.length === 0) return;
-  const after = await stepper(apt)("verifying with dpkg-query", "verify", () =>
-    apt.query(installable.map((w) => w.name)),
-  );
+  const names = installable.map((w) => w.name);
+  if (verified && verified.code <= 1) apt.progress?.info("verifying with dpkg-query: read with the install's record");
+  const after =
+    verified && verified.code <= 1
+      ? dpkgQueryAnswer(verified.text, verified.code, "", names)
+      : await stepper(apt)("verifying with dpkg-query", "verify", () => apt.query(names));
   for (const w of installable) {
     const state = after.get(w.name)!;
     if (state.installed && (w.version === undefined || state.version === w.version)) {

@@ -135,8 +135,9 @@ export async function updateRecord(
   remote: Remote,
   installer: string,
   edit: (record: InstalledRecord) => InstalledRecord,
+  read?: PackageInventory,
 ): Promise<void> {
-  const inventory = await readPackageInventory(remote);
+  const inventory = read ?? (await readPackageInventory(remote));
   inventory.installers[installer] = edit(recordOf(inventory, installer));
   await writePackageInventory(remote, inventory);
 }
@@ -174,9 +175,15 @@ export function withAdded(
  * the job when the install itself succeeded: a package left unrecorded could never be taken back off.
  */
 export function recordInstalls(apt: Apt, installer: string): Apt {
-  apt.recordTransactions(async (added) => {
-    if (added.packages.length + added.groups.length + added.users.length === 0) return;
-    await updateRecord(apt.remote, installer, (record) => withAdded(record, added));
+  apt.recordTransactions({
+    // Read with the transaction's record, in the same exec (issue 30).
+    probes: [INVENTORY_PROBE],
+    record: async (added, seen) => {
+      if (added.packages.length + added.groups.length + added.users.length === 0) return;
+      const fact = seen(INVENTORY_PROBE.name);
+      const read = fact ? inventoryFrom(rootFact(fact, "the package inventory")) : undefined;
+      await updateRecord(apt.remote, installer, (record) => withAdded(record, added), read);
+    },
   });
   return apt;
 }

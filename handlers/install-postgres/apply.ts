@@ -3,9 +3,10 @@
 // package inventory it had to look at anyway) so the run does not look twice.
 
 import { command } from "../../shared/shell-quote";
+import type { SeenFacts } from "../common/apt-transaction";
 import { GRANTS_FILE, type Inventory, withSection, writeGrants } from "../common/grants";
 import type { ApplyOutcome } from "../common/installer-model";
-import { type RootFact, rootFact } from "../common/vm-facts";
+import { type Fact, type RootFact, rootFact } from "../common/vm-facts";
 import { type ConfigPlan, reloadForHba, restartForListen, writeConfiguration } from "./configuration";
 import { chooseCluster, clusterStartedLine, installedLine, type RoleDbDecision, serverSource } from "./decisions";
 import { type PostgresGrants, revokeRoles } from "./grants";
@@ -17,17 +18,38 @@ import { startFixingDropIn } from "./recovery";
 import type { ServerFacts } from "./report";
 import { roleAndDatabase as applyRoleAndDatabase } from "./role-database";
 import type { Run } from "./run";
-import { inspectInstallation, installPackages, type ServerInventory } from "./server";
+import {
+  INSTALLATION_PROBES_AS_ROOT,
+  inspectInstallation,
+  installationFromFirstLook,
+  installPackages,
+  type ServerInventory,
+} from "./server";
+import { type ListenerSeen, serverProbesFor } from "./server-look";
 
-/** The server package, from the distribution or from PGDG (its repository set up first). */
 /** What applying a change found out: the inventory it looked at since, where the package came from, warnings. */
 export interface PostgresOutcome extends ApplyOutcome {
   installation?: ServerInventory;
   installedFrom?: ServerFacts["installedFrom"];
   warnings?: string[];
+  /** Who listened on the cluster's port right after a restart or reload (the login's proof, issue 30). */
+  listener?: ListenerSeen;
+  /** The server look's answers for `cluster`, read with the install's record (state.ts takes them). */
+  server?: { cluster: Cluster; answer: SeenFacts };
 }
 
-export async function installServer(run: Run, major: string): Promise<PostgresOutcome> {
+/**
+ * The server package, from the distribution or from PGDG (its repository set up first). The look after the
+ * install reads the packages and clusters and, for the cluster the package creates (`predicted`), the server
+ * look's answers: inspect takes them when that is the cluster it finds (one exec where it was three, issue 30).
+ * `early`: the first look's dpkg answer on the distribution's package (SERVER_PACKAGE_PROBE).
+ */
+export async function installServer(
+  run: Run,
+  major: string,
+  predicted: Cluster,
+  early?: Fact,
+): Promise<PostgresOutcome> {
   const { event, remote, os, progress } = run;
   const { own, name } = serverSource(os, major);
   const source = own ? `${os.id} ${os.codename} (postgresql)` : `PGDG (${event.repo_url})`;
@@ -40,8 +62,12 @@ export async function installServer(run: Run, major: string): Promise<PostgresOu
   const what = own
     ? `PostgreSQL ${major} from ${os.id} ${os.codename}`
     : `PostgreSQL ${major} from ${event.repo_url} ${os.codename}-pgdg`;
-  await installPackages(run.apt, [name], what, policy);
-  const after = await inspectInstallation(remote);
+  const also = [...INSTALLATION_PROBES_AS_ROOT, ...serverProbesFor(predicted, event)];
+  const installed = await installPackages(run.apt, [name], what, policy, also, own ? early : undefined);
+  // Read with the install's record when it was (one exec, issue 30); else looked at now.
+  const after =
+    (installed.seen && installationFromFirstLook(installed.seen, [])?.installation) ??
+    (await inspectInstallation(remote));
   const pkg = after.packages.find((p) => p.major === major);
   if (!pkg) {
     const installed = after.packages.map((p) => `postgresql-${p.major}`).join(", ") || "none";
@@ -56,6 +82,7 @@ export async function installServer(run: Run, major: string): Promise<PostgresOu
     what: [...pgdg, installedLine(major, pkg.version)],
     installation: after,
     installedFrom: own ? "distribution" : "pgdg",
+    ...(installed.seen ? { server: { cluster: predicted, answer: installed.seen } } : {}),
   };
 }
 
@@ -77,7 +104,8 @@ async function ensurePgdg(run: Run, policy: { update: boolean; cacheValidSec?: n
     keyUrl: pgdgKeyUrl(event.repo_url, event.repo_key_url),
     fingerprints: event.repo_key_fingerprint,
   };
-  const ensureCurl = () => installPackages(run.apt, ["curl", "ca-certificates"], "curl for the PGDG key", policy);
+  const ensureCurl = async () =>
+    void (await installPackages(run.apt, ["curl", "ca-certificates"], "curl for the PGDG key", policy));
   const repo = await progress.step(
     `PGDG repository ${os.codename}-pgdg`,
     () => ensurePgdgRepository(remote, os, settings, { progress, ensureCurl }),
@@ -154,12 +182,12 @@ export async function restartOrReload(
   state: ServerState,
   plan: ConfigPlan,
 ): Promise<PostgresOutcome> {
-  const warnings = restartNeeded(plan)
+  const { warnings, listener } = restartNeeded(plan)
     ? await restartForListen(run, cluster, state, plan)
     : await reloadForHba(run, cluster, plan);
   // What is in effect for a parameter taken back is known only now: more than the plan's words say.
   const takenBackLines = await takenBack(run, cluster, dropInPath(state.config_file), plan.parameters?.removed ?? {});
-  return takenBackLines.length ? { warnings, what: takenBackLines } : { warnings };
+  return takenBackLines.length ? { warnings, listener, what: takenBackLines } : { warnings, listener };
 }
 
 /** The inventory with install-postgres' section replaced. */

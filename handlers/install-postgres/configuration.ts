@@ -4,7 +4,9 @@
 
 import { quote } from "../../shared/shell-quote";
 import { runLong } from "../common/exec";
+import { defineLook } from "../common/vm-facts";
 import type { PostgresEvent } from "./decisions";
+import { listenerLook } from "./listener";
 import type { ParameterPlan } from "./parameters";
 import type { Cluster, ServerState } from "./pg";
 import {
@@ -16,11 +18,13 @@ import {
   hbaEntry,
   listenOverride,
   normalizeListen,
+  parsePsqlJson,
   planHba,
 } from "./pg";
 import { restartOrRollBack } from "./recovery";
 import type { Run } from "./run";
 import { psqlJson, writeFile } from "./server";
+import { type ListenerSeen, psqlProbeCommand } from "./server-look";
 import { CONFIG_CHECK_SQL, type ConfigCheck, SETTLED_SQL, type Settled } from "./sql";
 
 /**
@@ -96,26 +100,54 @@ export function planConfiguration(
   };
 }
 
-/** The files written where they differ and checked by the server; nothing is restarted or reloaded yet. */
+/**
+ * The files written where they differ and checked by the server, in one exec as postgres (three before, issue
+ * 30); nothing is restarted or reloaded yet.
+ */
 export async function writeConfiguration(run: Run, state: ServerState, port: number, plan: ConfigPlan): Promise<void> {
-  const { remote } = run;
   // A change still waiting for a restart may already be in the drop-in.
   const text = plan.dropInText ?? dropInContent(plan.listen);
+  const files: FileWrite[] = [];
   if ((plan.listenChanged || plan.parameters?.changed) && (state.dropin_text ?? "") !== text)
-    await writeFile(remote, plan.dropIn, text, "0644");
-  if (plan.hbaChanged) await writeFile(remote, state.hba_file, plan.hba.content, "0640");
-  await checkConfiguration(run, state, port, plan);
+    files.push({ path: plan.dropIn, content: text, mode: "0644" });
+  if (plan.hbaChanged) files.push({ path: state.hba_file, content: plan.hba.content, mode: "0640" });
+  const label = [...files.map((f) => `writing ${f.path}`), "psql (checking the configuration files)"].join(", ");
+  const r = await run.remote.run(
+    [...files.map(writeFromStdin), `{ ${psqlProbeCommand(port, CONFIG_CHECK_SQL)}; }`].join(" && "),
+    {
+      user: "postgres",
+      stdin: files.map((f) => f.content).join(""),
+      label,
+      timeoutMs: 120_000,
+      mutates: files.length > 0,
+    },
+  );
+  await checkConfiguration(run, state, plan, parsePsqlJson<ConfigCheck>(r.stdout, label));
+}
+
+export interface FileWrite {
+  path: string;
+  content: string;
+  mode: string;
+}
+
+/**
+ * writeFile's atomic replace (server.ts), its content the next bytes of stdin: head -c reads no more than
+ * it is asked for, and the size is checked, so a short or long read fails instead of writing a cut file.
+ */
+export function writeFromStdin(f: FileWrite): string {
+  const p = quote(f.path);
+  const n = Buffer.byteLength(f.content);
+  return (
+    `{ t=$(mktemp ${quote(`${f.path}.XXXXXX`)}) || exit 1; ` +
+    `if [ -e ${p} ]; then chmod --reference=${p} "$t"; else chmod ${f.mode} "$t"; fi && ` +
+    `head -c ${n} > "$t" && [ "$(wc -c < "$t")" -eq ${n} ] && mv -fT "$t" ${p} || { rm -f "$t"; exit 1; }; }`
+  );
 }
 
 /** The server's own reading of the files; a broken pg_hba.conf is put back before failing. */
-async function checkConfiguration(run: Run, state: ServerState, port: number, change: ConfigPlan): Promise<void> {
+async function checkConfiguration(run: Run, state: ServerState, change: ConfigPlan, check: ConfigCheck): Promise<void> {
   const dropIn = dropInPath(state.config_file);
-  const check = await psqlJson<ConfigCheck>(
-    run.remote,
-    port,
-    CONFIG_CHECK_SQL,
-    "psql (checking the configuration files)",
-  );
   const problems = [
     ...check.config_errors.map((e) => `${e.file ?? "?"} line ${e.line ?? "?"}: ${e.error}`),
     ...check.hba_errors.map((e) => `${state.hba_file} line ${e.line}: ${e.error}`),
@@ -139,13 +171,19 @@ async function checkConfiguration(run: Run, state: ServerState, port: number, ch
 // Restart (listen_addresses is read only when the postmaster starts) or reload, then a look at what the
 // server runs with.
 
+/** What the server runs with after a restart or reload: warnings, and who listens on its port then. */
+export interface SettledOutcome {
+  warnings: string[];
+  listener: ListenerSeen;
+}
+
 /** The restart, then what the server runs with; returns the warnings of what is still not applied. */
 export async function restartForListen(
   run: Run,
   cluster: Cluster,
   state: ServerState,
   plan: ConfigPlan,
-): Promise<string[]> {
+): Promise<SettledOutcome> {
   const unit = clusterUnit(cluster);
   const previous = { text: state.dropin_text, listen: state.listen_addresses };
   const params = plan.parameters?.lines.length ? plan.parameters : undefined;
@@ -166,7 +204,7 @@ export async function restartForListen(
   return settled(run, cluster, plan.listen, true);
 }
 
-export async function reloadForHba(run: Run, cluster: Cluster, plan: ConfigPlan): Promise<string[]> {
+export async function reloadForHba(run: Run, cluster: Cluster, plan: ConfigPlan): Promise<SettledOutcome> {
   const unit = clusterUnit(cluster);
   const what = [...(plan.hbaChanged ? ["pg_hba.conf"] : []), ...(plan.parameters?.reload ?? [])].join(", ");
   await run.progress.step(
@@ -181,9 +219,41 @@ export async function reloadForHba(run: Run, cluster: Cluster, plan: ConfigPlan)
   return settled(run, cluster, plan.listen, false);
 }
 
+const SETTLED_LABEL = "psql (checking the running settings)";
+
+/**
+ * After a restart or reload, one exec as root: what the server runs with (psql as postgres) and who listens
+ * on its port (the login check's proof when nothing but the records changes before it; issue 30).
+ */
+export function settledLook(cluster: Pick<Cluster, "port" | "major" | "name">) {
+  return defineLook("the look at the server after a restart or reload", [
+    {
+      name: "settled",
+      command: psqlProbeCommand(cluster.port, SETTLED_SQL),
+      writer: "service",
+      readAs: "postgres",
+      use: "listen_addresses in effect and what still waits for a restart, as the server reports them",
+    },
+    ...listenerLook(cluster.port, clusterUnit(cluster)).probes,
+  ] as const);
+}
+
 /** The server runs with `listen` and, right after a restart, nothing waits for another; returns warnings. */
-async function settled(run: Run, cluster: Cluster, listen: string, restarted: boolean): Promise<string[]> {
-  const now = await psqlJson<Settled>(run.remote, cluster.port, SETTLED_SQL, "psql (checking the running settings)");
+async function settled(run: Run, cluster: Cluster, listen: string, restarted: boolean): Promise<SettledOutcome> {
+  const look = settledLook(cluster);
+  const r = await run.remote.run(look.script, {
+    sudo: true,
+    env: { LC_ALL: "C" },
+    label: `${SETTLED_LABEL} + ss -ltnp sport :${cluster.port}`,
+    timeoutMs: 120_000,
+  });
+  const facts = look.parse(r.stdout);
+  const answer = facts.get("settled");
+  // A psql that failed in the look is run again on its own, so its error reads as before.
+  const now =
+    answer.code === 0
+      ? parsePsqlJson<Settled>(answer.text, SETTLED_LABEL)
+      : await psqlJson<Settled>(run.remote, cluster.port, SETTLED_SQL, SETTLED_LABEL);
   const log = cluster.logFile ?? "the cluster's log";
   if (normalizeListen(now.listen_addresses) !== listen) {
     throw new Error(
@@ -196,7 +266,15 @@ async function settled(run: Run, cluster: Cluster, listen: string, restarted: bo
       `settings still wait for a restart right after one: ${now.pending_restart.join(", ")}; see ${log} on the VM`,
     );
   }
-  return unappliedWarnings(run.event, clusterUnit(cluster), now.pending_restart, listen);
+  const unit = clusterUnit(cluster);
+  const listener = {
+    port: cluster.port,
+    unit,
+    listeners: facts.get("listeners"),
+    mainPid: facts.get("main_pid"),
+    holders: facts.get("holders"),
+  };
+  return { warnings: unappliedWarnings(run.event, unit, now.pending_restart, listen), listener };
 }
 
 /**

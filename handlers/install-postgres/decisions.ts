@@ -61,6 +61,14 @@ export function serverSource(os: OsInfo, major: string): { own: boolean; name: s
  *   pg_lsclusters skips a name with a newline) refuses the run as well.
  * Refusals and warnings say which directory to rename; nothing has been changed when they are thrown.
  */
+/** The cluster `major`/main as the package creates it: pg_createcluster takes the first free port from 5432. */
+export function newClusterOf(major: string, clusters: readonly Cluster[]): Cluster {
+  let port = 5432;
+  while (clusters.some((c) => c.port === port)) port++;
+  const dataDir = `/var/lib/postgresql/${major}/main`;
+  return { major, name: "main", port, status: "down", owner: "postgres", dataDir };
+}
+
 export function chooseCluster(
   listing: ClusterListing & { hidden?: number },
   major: string,

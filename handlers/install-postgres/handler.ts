@@ -18,6 +18,7 @@ import { chooseMajor, type PostgresEvent, planRoleAndDatabase } from "./decision
 import { postgresDefinition } from "./definition";
 import { type PostgresChange, type PostgresPlan, planPostgres } from "./plan";
 import { type InstallPostgresReport, postgresReport, type ReportLines } from "./report";
+import type { ListenerSeen } from "./server-look";
 import { inspect, type PostgresState, postgresFirstLook } from "./state";
 import { verifyLogin } from "./verify";
 
@@ -56,14 +57,28 @@ async function verify(ctx: InstallerContext<PostgresEvent>, run: PostgresRun): P
     return { plan, warnings, progress: ctx.progress };
   }
   const reloaded = run.applied.some((a) => a.change.kind === "reload");
-  // Nothing applied since the server was last looked at: who listened then still stands (the login's proof).
-  const listener = run.appliedSinceLook ? undefined : run.state.server?.listener;
+  // Nothing applied since the server was last looked at: who listened then still stands (the login's proof);
+  // else who listened right after the last restart or reload, when only the records were written since.
+  const listener = run.appliedSinceLook ? listenerSince(run.applied) : run.state.server?.listener;
   const login = await verifyLogin(ctx, plan.login, { reloaded, resolved: run.state.resolved, listener });
   if ("warning" in login) {
     ctx.progress.info(login.warning);
     return { plan, warnings: [...warnings, login.warning], progress: ctx.progress };
   }
   return { plan, warnings, login, progress: ctx.progress };
+}
+
+/**
+ * The listener a restart or reload read after it (apply.ts restartOrReload), when every change applied since
+ * wrote only the grants inventory (a file of root's, nothing the server reads); else undefined: a look now.
+ */
+export function listenerSince(applied: PostgresRun["applied"]): ListenerSeen | undefined {
+  for (let i = applied.length - 1; i >= 0; i--) {
+    const listener = (applied[i].outcome as PostgresOutcome | undefined)?.listener;
+    if (listener) return listener;
+    if (applied[i].change.kind !== "inventory") return undefined;
+  }
+  return undefined;
 }
 
 function report(run: PostgresRun): Omit<InstallPostgresReport, "changes"> {

@@ -3,6 +3,7 @@
 // a listen name, cluster 15/main, one recorded pg_hba.conf.
 import { defineLook, type Probe } from "../common/vm-facts";
 import { takeBackLook } from "./absent";
+import { settledLook } from "./configuration";
 import type { PostgresEvent } from "./decisions";
 import { listenerLook } from "./listener";
 import { failureLook } from "./recovery";
@@ -22,5 +23,6 @@ export const POSTGRES_LOOKS: readonly { readonly what: string; readonly probes: 
   defineLook("the first look: the running clusters", [serverLooksProbe(EVENT)]),
   serverLook(EVENT),
   failureLook(MAIN, "/etc/postgresql/15/main/conf.d/90-vm-install.conf"),
+  settledLook({ major: "15", name: "main", port: 5432 }),
   takeBackLook(["/var/lib/postgresql/15", "/etc/postgresql/15"], ["/etc/postgresql/15/main/pg_hba.conf"]),
 ];

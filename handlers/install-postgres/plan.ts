@@ -15,6 +15,7 @@ import {
   clusterCreatedLine,
   clusterStartedLine,
   installedLine,
+  newClusterOf,
   type PostgresEvent,
   planRoleAndDatabase,
   serverSource,
@@ -174,7 +175,8 @@ function planServerPackage(state: PostgresState, event: PostgresEvent, major: st
     what: [...(own ? [] : [pgdgSetupLine(event, os)]), installedLine(major)],
     why: `postgresql-${major} is not installed`,
     replan: true,
-    apply: (run) => apply.installServer(run, major),
+    apply: (run) =>
+      apply.installServer(run, major, newClusterOf(major, state.installation.clusters), state.serverPackage),
   };
   // The package creates the cluster "main" (postgresql-common's default), so no change creates one.
   const from = own ? "distribution" : "pgdg";
@@ -205,11 +207,8 @@ function predictNewCluster(
   installedFrom: ServerFacts["installedFrom"],
   clusters: Cluster[],
 ): PostgresPlan {
-  // pg_createcluster takes the first free port from 5432.
-  let port = 5432;
-  while (clusters.some((c) => c.port === port)) port++;
-  const dataDir = `/var/lib/postgresql/${major}/main`;
-  const cluster: Cluster = { major, name: "main", port, status: "down", owner: "postgres", dataDir };
+  const cluster = newClusterOf(major, clusters);
+  const { port } = cluster;
   const server: RunningServer = { state: newClusterState(major), inventory: emptyInventory() };
   const running = planRunning(event, cluster, server, { predicted: true });
   const said: Said[] = [

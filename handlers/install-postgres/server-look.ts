@@ -6,7 +6,7 @@
 
 import { quote } from "../../shared/shell-quote";
 import { GRANTS_LOOK, grantsFrom, type Inventory } from "../common/grants";
-import { defineLook, type Fact, LookCorrupted } from "../common/vm-facts";
+import { defineLook, type Fact, LookCorrupted, rootFact } from "../common/vm-facts";
 import { type ListenerFacts, listenerProbes } from "./listener";
 import { type Cluster, clusterUnit, DROPIN_NAME, parsePsqlJson, type ServerState } from "./pg";
 import { checkedState, readServerState, STATE_LABEL } from "./role-database";
@@ -111,18 +111,48 @@ export async function lookAtServer(
       },
       "inspect_sql",
     ));
-  const inventory = grantsFrom(facts.get("grants"));
-  const answer = facts.get("state");
+  return serverSeenFrom(run, cluster, (name) => facts.get(name as never));
+}
+
+/**
+ * serverLook's probes for `cluster`, its port and unit written in (no run-time variables): as the look after
+ * installing the server package reads them (apply.ts installServer, issue 30).
+ */
+export function serverProbesFor(cluster: Cluster, event: Pick<Run["event"], "db_name" | "db_user">) {
+  const port = String(cluster.port);
+  const unit = quote(clusterUnit(cluster));
+  const written = (command: string) =>
+    command
+      .replaceAll('"$VMI_PORT"', port)
+      .replaceAll("$VMI_PORT", port)
+      .replaceAll('"$VMI_UNIT"', unit)
+      .replaceAll("$VMI_UNIT", unit);
+  return serverLook(event).probes.map((p) => ({ ...p, command: written(p.command) }));
+}
+
+/** The server look's answers, however they were read (`answer`: by probe name), as what inspect needs. */
+export async function serverSeenFrom(
+  run: Run,
+  cluster: Cluster,
+  answer: (name: string) => Fact | undefined,
+): Promise<ServerSeen> {
+  const get = (name: string) => {
+    const fact = answer(name);
+    if (!fact) throw new Error(`the look at the running cluster: no probe named ${name} (a bug in install-postgres)`);
+    return fact;
+  };
+  const inventory = grantsFrom(rootFact(get("grants"), "the grants inventory"));
+  const found = get("state");
   const state =
-    answer.code === 0
-      ? checkedState(run, parsePsqlJson<ServerState>(answer.text, STATE_LABEL))
+    found.code === 0
+      ? checkedState(run, parsePsqlJson<ServerState>(found.text, STATE_LABEL))
       : await readServerState(run, cluster.port);
   const listener = {
     port: cluster.port,
-    unit,
-    listeners: facts.get("listeners"),
-    mainPid: facts.get("main_pid"),
-    holders: facts.get("holders"),
+    unit: clusterUnit(cluster),
+    listeners: get("listeners"),
+    mainPid: get("main_pid"),
+    holders: get("holders"),
   };
   return { inventory, state, listener };
 }

@@ -3,10 +3,10 @@
 
 import { quote } from "../../shared/shell-quote";
 import type { Apt } from "../common/apt";
-import { ensurePackages } from "../common/ensure-packages";
+import { type EnsureOutcome, ensurePackages, packagesProbe, wantedOf } from "../common/ensure-packages";
 import { type Remote, runLong } from "../common/exec";
 import { SYSTEMD_LOOK_PROBE } from "../common/systemd";
-import { defineLook, type Fact, type Facts, type RootFact, rootFact } from "../common/vm-facts";
+import { defineLook, type Fact, type Facts, type Probe, type RootFact, rootFact } from "../common/vm-facts";
 import { checkedListenNames, nameCheckFrom, nameProbes } from "./addresses";
 import {
   type Cluster,
@@ -113,6 +113,25 @@ const INSTALLATION_PROBES = [
 ] as const;
 
 /**
+ * dpkg's word on the distribution's server package ("postgresql", which names the distribution's major), read
+ * in the kit's first look: the install's own check of it when it installs from the distribution (issue 30).
+ */
+export const SERVER_PACKAGE_PROBE = {
+  ...packagesProbe(wantedOf(["postgresql"])),
+  name: "server_package",
+  use: "whether the distribution's postgresql package is there (then apt-get is not run for it)",
+} as const;
+
+/**
+ * The same probes read as root, in the look after installing the server package (the transaction's, one
+ * exec with the install's record and verify, issue 30): pg_lsclusters and the cluster directories, which the
+ * postgres user controls, are read with postgres' rights (the unit states too: their names come from them).
+ */
+export const INSTALLATION_PROBES_AS_ROOT = INSTALLATION_PROBES.map((p) =>
+  p.writer === "service" || p.name === "units" ? { ...p, readAs: "postgres" } : p,
+);
+
+/**
  * Server packages, clusters, their units, the legacy keyring, and `names`' addresses with the VM's own
  * (addresses.ts; a job's first look, in a check too): one exec, as a rerun's first look should be cheap.
  */
@@ -200,17 +219,24 @@ export async function writeFile(remote: Remote, path: string, content: string, n
   );
 }
 
-/** apt-get install through the shared Apt helper; throws when any of `specs` could not be installed. */
+/**
+ * apt-get install through the shared Apt helper; throws when any of `specs` could not be installed. `also`:
+ * probes read in the look after the install (ensure-packages.ts), their answers in the outcome's `seen`;
+ * `early`: dpkg's word on `specs` read before (the first look), instead of a dpkg-query now.
+ */
 export async function installPackages(
   apt: Apt,
   specs: string[],
   what: string,
   policy: { update: boolean; cacheValidSec?: number },
-): Promise<void> {
-  const outcome = await ensurePackages(apt, specs, policy);
+  also?: readonly Probe[],
+  early?: Fact,
+): Promise<EnsureOutcome> {
+  const outcome = await ensurePackages(apt, specs, { ...policy, also, early });
   if (outcome.failed.length) {
     throw new Error(`could not install ${what}: ${outcome.failed.map((f) => `${f.name}: ${f.reason}`).join("; ")}`);
   }
+  return outcome;
 }
 
 /**

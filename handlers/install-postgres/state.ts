@@ -8,6 +8,7 @@ import type { Inventory } from "../common/grants";
 import type { Applied, ApplyOutcome, InspectContext } from "../common/installer-model";
 import type { OsInfo } from "../common/os-release";
 import { requireSystemdFrom } from "../common/systemd";
+import type { Fact } from "../common/vm-facts";
 import type { PostgresOutcome } from "./apply";
 import { chooseCluster, chooseMajor, type PostgresEvent, registerPasswordForms, serverSource } from "./decisions";
 import type { ExtensionFacts } from "./extensions";
@@ -15,7 +16,7 @@ import { extensionPackageOutlook, readExtensions, recordedExtensions } from "./e
 import { type PostgresGrants, postgresSection } from "./grants";
 import type { ParameterFacts } from "./parameters";
 import { readParameters } from "./parameters-server";
-import { clusterUnit, type ServerState } from "./pg";
+import { type Cluster, clusterUnit, type ServerState } from "./pg";
 import type { Run } from "./run";
 import {
   type InstallationSeen,
@@ -23,9 +24,10 @@ import {
   installationFromFirstLook,
   installationLook,
   lookAtInstallation,
+  SERVER_PACKAGE_PROBE,
   type ServerInventory,
 } from "./server";
-import { type ListenerSeen, lookAtServer, serverLooksProbe } from "./server-look";
+import { type ListenerSeen, lookAtServer, type ServerSeen, serverLooksProbe, serverSeenFrom } from "./server-look";
 import type { TlsSeen } from "./tls";
 import { refuseTlsSettings } from "./tls-problems";
 import { readTls } from "./tls-remote";
@@ -47,6 +49,8 @@ export interface PostgresState {
   outlook?: { failed: { name: string; reason: string }[]; wouldInstall: string[] };
   /** The cluster's server, read only when the cluster runs (psql needs it). */
   server?: RunningServer;
+  /** Round 0, from the kit's first look: dpkg's word on the distribution's postgresql (SERVER_PACKAGE_PROBE). */
+  serverPackage?: Fact;
 }
 
 export interface RunningServer {
@@ -91,13 +95,15 @@ export async function inspect(ctx: InspectContext<PostgresEvent, PostgresState>)
     first?.installation ??
     learned(previous?.applied ?? []) ??
     (await progress.step(LOOKING, () => inspectInstallation(remote), "inspect"));
-  const seen = { os, resolved, installation };
+  const serverPackage = first ? ctx.firstLook?.(SERVER_PACKAGE_PROBE.name) : undefined;
+  const seen = { os, resolved, installation, ...(serverPackage ? { serverPackage } : {}) };
   const major = chooseMajor(event, os, installation.packages);
   if (!installation.packages.some((p) => p.major === major))
-    return { ...seen, outlook: ctx.check ? await packageOutlook(ctx, major) : undefined };
+    return { ...seen, outlook: ctx.check ? await packageOutlook(ctx, major, serverPackage) : undefined };
   const { cluster } = chooseCluster(installation, major);
   if (!cluster || installation.units[clusterUnit(cluster)] !== "active") return seen;
-  const { inventory, state, listener } = await lookAtServer(ctx, cluster, ctx.firstLook);
+  const { inventory, state, listener } = await (readWithInstall(ctx, previous?.applied ?? [], cluster) ??
+    lookAtServer(ctx, cluster, ctx.firstLook));
   const recorded = postgresSection(inventory);
   const parameters = await readParameters(ctx, cluster, state);
   const name = `${cluster.major}/${cluster.name}`;
@@ -120,7 +126,11 @@ export function postgresFirstLook(event: PostgresEvent) {
   } catch {
     return [];
   }
-  return [...installationLook(listenHostNames(event.listen_addresses)).probes, serverLooksProbe(event)];
+  return [
+    ...installationLook(listenHostNames(event.listen_addresses)).probes,
+    SERVER_PACKAGE_PROBE,
+    serverLooksProbe(event),
+  ];
 }
 
 /**
@@ -134,11 +144,27 @@ function learned(applied: readonly Applied<PostgresEvent, ApplyOutcome>[]): Serv
 }
 
 /**
+ * The server look read with the install's record (apply.ts installServer), when the install was the last
+ * change applied and the cluster it predicted is the one found; undefined: looked at now.
+ */
+function readWithInstall(
+  run: Run,
+  applied: readonly Applied<PostgresEvent, ApplyOutcome>[],
+  cluster: Cluster,
+): Promise<ServerSeen> | undefined {
+  const read = (applied.at(-1)?.outcome as PostgresOutcome | undefined)?.server;
+  const same = (a: Cluster, b: Cluster) => a.major === b.major && a.name === b.name && a.port === b.port;
+  if (!read || !same(read.cluster, cluster)) return undefined;
+  run.progress.info("the grants inventory, the role, the database and the settings: read with the install's record");
+  return serverSeenFrom(run, cluster, read.answer);
+}
+
+/**
  * apt's view of installing the server package, without fetching anything. PGDG's packages are not in the
  * lists before its source is added, so they are not looked for; a check's Apt runs no update, it only
  * looks at dpkg's health (a repair is a foreseen change).
  */
-async function packageOutlook(run: Run, major: string): Promise<PostgresState["outlook"]> {
+async function packageOutlook(run: Run, major: string, early?: Fact): Promise<PostgresState["outlook"]> {
   const { event, apt, os } = run;
   const { own, name } = serverSource(os, major);
   if (!own) {
@@ -149,6 +175,7 @@ async function packageOutlook(run: Run, major: string): Promise<PostgresState["o
     update: event.update,
     cacheValidSec: event.cache_valid_sec,
     check: true,
+    early,
   });
   return { failed: outcome.failed, wouldInstall: outcome.wouldInstall };
 }

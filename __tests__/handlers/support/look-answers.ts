@@ -15,6 +15,9 @@ export const QUIET: Record<string, Answer> = {
   compose_v1: { code: 5 },
   "apt.trusted": { code: 3 },
   "apt_tx.status": { code: 3 },
+  // The packages' verify read with an install's record, when no step answers it: not read, so the verify
+  // runs its own dpkg-query and a transcript's own dpkg step answers that.
+  installed: { code: 127 },
   // install-packages' dpkg-query in the kit's first look, when no step answers it: not read (as where
   // dpkg-query is missing), so inspect reads dpkg itself and a transcript's own dpkg step answers that.
   packages: { code: 127 },

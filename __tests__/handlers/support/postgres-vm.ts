@@ -10,6 +10,7 @@ import { DPKG_HEALTH_LOOK } from "../../../handlers/common/dpkg-health";
 import { type Connection, ExecRemote, type RunOptions, type RunResult } from "../../../handlers/common/exec";
 import { GRANTS_LOOK } from "../../../handlers/common/grants";
 import { LOCK_TABLE_LOOK } from "../../../handlers/common/lock-holders";
+import { configWriteOf } from "./config-write";
 import { type FakePostgres, fakePostgres } from "./fake-postgres";
 import { UBUNTU_2204 } from "./fixtures";
 import { grantsText } from "./grants-steps";
@@ -221,6 +222,11 @@ export class PostgresVm implements Connection {
       // The server presents what it loaded at the last reload (`presented`), by default the file it names.
       const pem = this.presented ?? s.files[s.files[TLS_DROPIN] === undefined ? SNAKEOIL : TLS_CERT];
       return { stdout: pem ? `sha256 Fingerprint=${new X509Certificate(pem).fingerprint256}\n` : "" };
+    }
+    const config = configWriteOf(command, stdin);
+    if (config) {
+      for (const f of config.files) s.files[f.path] = f.content;
+      return config.sql ? this.psql(config.sql) : {};
     }
     const written = /^(?:umask 077; )?t=\$\(mktemp '?([^' ]+)\.XXXXXX'?\)/.exec(command);
     if (written) {

@@ -83,11 +83,13 @@ export class ScriptedRemote implements Connection {
       this.implicit.push(command);
       return quiet(answerLook(command));
     }
-    // Each install's own record is read after it (apt-transaction.ts); unless a test scripts it, dpkg ran
-    // no hook (a double runs no dpkg), so nothing is recorded.
-    if (command === TRANSACTION_LOOK.script && !matches) {
+    // Each install's own record is read after it (apt-transaction.ts), with the package inventory and what
+    // the caller reads then (the packages' verify, an installer's look: answered by the steps scripted next
+    // when they match); unless a test scripts it, dpkg ran no hook (a double runs no dpkg): nothing recorded.
+    if (command.startsWith(TRANSACTION_LOOK.script) && !matches) {
       this.transactionLooks++;
-      return quiet(answerLook(command));
+      const kept = this.inventoryAnswer(command);
+      return quiet(answerLook(command, { ...kept, ...this.foldedInto(withEnv(command, opts.env), kept) }));
     }
     // The package inventory's file, read and written when no step scripts it: kept here.
     if (!matches && opts.sudo && command === INVENTORY_LOOK.script) {
@@ -126,7 +128,11 @@ export class ScriptedRemote implements Connection {
     }
     this.next++;
     step.check?.(command, opts);
-    const facts = step.facts && { ...this.foldedInto(withEnv(command, opts.env), step.facts), ...step.facts };
+    const facts = step.facts && {
+      ...this.inventoryAnswer(command),
+      ...this.foldedInto(withEnv(command, opts.env), step.facts),
+      ...step.facts,
+    };
     const exec = new ExecRemote(
       async () => ({
         code: step.code === undefined ? 0 : step.code,
@@ -136,6 +142,12 @@ export class ScriptedRemote implements Connection {
       { target: this.target, user: "ubuntu", secrets: this.secrets },
     );
     return exec.run(command, opts);
+  }
+
+  /** The package inventory's probe answered from the file as kept here, when `script` is a look reading it. */
+  private inventoryAnswer(script: string): Record<string, Answer> {
+    if (!probesOf(script).some((p) => p.name === "inventory.packages")) return {};
+    return { "inventory.packages": this.packageInventory ? this.packageInventory : { code: 3 } };
   }
 
   /**
@@ -176,9 +188,15 @@ export class ScriptedRemote implements Connection {
     this.closed = true;
   }
 
-  /** A channel to the fake server the last matched step names (its `tunnel`). */
+  /**
+   * A channel to the fake server the last matched step naming one names (its `tunnel`): the look that proved
+   * the listener may come a write or two before the login (install-postgres' records).
+   */
   async tunnel(host: string, port: number): Promise<Duplex> {
-    const answer = this.next > 0 ? this.script[this.next - 1].tunnel : undefined;
+    const answer = this.script
+      .slice(0, this.next)
+      .reverse()
+      .find((s) => s.tunnel)?.tunnel;
     if (!answer) throw new Error(`ScriptedRemote: a TCP channel to ${host}:${port} no step expects`);
     if ("refused" in answer) {
       this.tunnels.push({ host, port });
