@@ -124,7 +124,7 @@ const configStep = (files: [string, ((content: string) => void)?][], over: objec
     const written = configWriteOf(c, String(o.stdin ?? ""));
     expect(written?.files.map((f) => f.path)).toEqual(files.map(([path]) => path));
     expect(written?.sql).toMatch(/FROM pg_hba_file_rules WHERE error IS NOT NULL/);
-    files.forEach(([, check], i) => check?.(written!.files[i].content));
+    for (const [i, [, check]] of files.entries()) check?.(written?.files[i].content ?? "");
   },
 });
 /**
