@@ -14,7 +14,7 @@ import { legacyPgdgLine } from "../../handlers/install-postgres/pgdg";
 import type { Run } from "../../handlers/install-postgres/run";
 import { SecretScrubber } from "../../shared/secrets";
 import { rng } from "../support/seeded-random";
-import { newCluster, pgJob } from "./support/postgres-jobs";
+import { installedVm, newCluster, pgJob } from "./support/postgres-jobs";
 import { PostgresVm } from "./support/postgres-vm";
 import { TEST_ENV } from "./support/run-scripted";
 
@@ -49,16 +49,9 @@ function hostileNames(seed: number, count: number): string[] {
   return names;
 }
 
-/** A VM where install-postgres already ran once with EVENT. */
-async function installedVm(): Promise<PostgresVm> {
-  const vm = new PostgresVm(newCluster());
-  await pgJob(vm, EVENT);
-  return vm;
-}
-
 describe("install-postgres: the installation look", () => {
   it("no cluster directory's name sets the legacy keyring: a check on a VM without it plans no PGDG work", async () => {
-    const vm = await installedVm();
+    const vm = await installedVm(EVENT);
     for (const name of hostileNames(30, 40)) {
       vm.state.clusterDirs = [name];
       const outcome = await pgJob(vm, { ...EVENT, check: true }).then(
@@ -72,7 +65,7 @@ describe("install-postgres: the installation look", () => {
   });
 
   it("the keyring that is there is found: a check plans PGDG set up again, and nothing else", async () => {
-    const vm = await installedVm();
+    const vm = await installedVm(EVENT);
     vm.state.legacyPgdgKeyring = true;
     const check = await pgJob(vm, { ...EVENT, check: true });
     expect(check.would_change).toEqual([legacyPgdgLine("https://apt.postgresql.org/pub/repos/apt")]);
@@ -144,7 +137,7 @@ async function execsOf(vm: PostgresVm, event: object): Promise<string[]> {
 describe("install-postgres: round trips", () => {
   it("a rerun that changes nothing: 1 SSH exec (2 before, 8 before the facts layer): the first look reads the packages, the clusters and, through sudo -n, the server look (grants, psql, listeners)", async () => {
     // The login itself is no exec: it goes through a TCP channel of the same connection (pg-wire.ts).
-    const vm = await installedVm();
+    const vm = await installedVm(EVENT);
     const sent = await execsOf(vm, EVENT);
     expect(sent).toEqual(["reading /etc/os-release, cloud-init's state and the apt proxy file"]);
     const first = vm.commands.at(-1)?.command ?? "";

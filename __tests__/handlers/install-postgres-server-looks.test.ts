@@ -8,8 +8,8 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { serverLook, serverLooksProbe } from "../../handlers/install-postgres/server-look";
-import { newCluster, pgJob } from "./support/postgres-jobs";
-import { PostgresVm } from "./support/postgres-vm";
+import { installedVm, pgJob } from "./support/postgres-jobs";
+import type { PostgresVm } from "./support/postgres-vm";
 
 const EVENT = { db_name: "myapp", db_user: "app_user", db_password: "correct horse 42" };
 
@@ -101,15 +101,9 @@ async function job(vm: PostgresVm) {
   return { result, sent: vm.commands.slice(before).map((c) => c.command) };
 }
 
-async function installedVm(): Promise<PostgresVm> {
-  const vm = new PostgresVm(newCluster());
-  await pgJob(vm, EVENT);
-  return vm;
-}
-
 describe("install-postgres: a rerun reads the server in the first look", () => {
   it("one exec when sudo answers; the same result from the look on its own when it does not", async () => {
-    const vm = await installedVm();
+    const vm = await installedVm(EVENT);
     const folded = await job(vm);
     expect(folded.sent).toHaveLength(1);
     vm.serverLooksAnswer = () => ({ stdout: "", code: 1 });
@@ -144,7 +138,7 @@ describe("install-postgres: a rerun reads the server in the first look", () => {
     ],
   ];
   it.each(unusable)("%s: not used; the look is made on its own", async (_what, answer) => {
-    const vm = await installedVm();
+    const vm = await installedVm(EVENT);
     vm.serverLooksAnswer = answer;
     const { result, sent } = await job(vm);
     expect(result).toMatchObject({ status: "ok", changed: false });
@@ -153,7 +147,7 @@ describe("install-postgres: a rerun reads the server in the first look", () => {
   });
 
   it("a squatter seen in the first look fails the job naming its pid; no channel is opened", async () => {
-    const vm = await installedVm();
+    const vm = await installedVm(EVENT);
     const channels = vm.channels.length;
     vm.serverLooksAnswer = (r) => {
       const framed = Buffer.from(r.stdout.split(" ")[1], "base64").toString("utf8");

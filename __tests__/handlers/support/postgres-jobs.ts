@@ -5,7 +5,7 @@ import { runHandler } from "../../../handlers/common/handler-kit";
 import { handler } from "../../../handlers/install-postgres/handler";
 import type { TlsEvent } from "../../../handlers/install-postgres/tls";
 import { SecretScrubber } from "../../../shared/secrets";
-import { PG_HBA, type PgVmState, type PostgresVm } from "./postgres-vm";
+import { PG_HBA, type PgVmState, PostgresVm } from "./postgres-vm";
 import { TEST_ENV } from "./run-scripted";
 
 /** A cluster as apt leaves it: local only, running, the postgres role and database. */
@@ -25,6 +25,13 @@ export const pgJob = (vm: PostgresVm, event: object) =>
     write: () => {},
     secrets: new SecretScrubber(),
   });
+
+/** A VM where install-postgres already ran once with `event`. */
+export async function installedVm(event: object): Promise<PostgresVm> {
+  const vm = new PostgresVm(newCluster());
+  await pgJob(vm, event);
+  return vm;
+}
 
 /** Check, run, check again: the check changes nothing, the run does what it said, then nothing is left. */
 export async function checkThenRun(vm: PostgresVm, event: object): Promise<string[]> {
