@@ -441,6 +441,19 @@ describe("makeScrubber", () => {
 describe("runJob: output after the process exits", () => {
   // A job printing faster than the runner reads fills the pipe; what Node then holds back was lost on the
   // exit (CI lost the last 21 of 300 lines once, on a loaded machine; 3000 lines lose some every time).
+  test("a handler that replaced process.stdout.write (never calling back) and left a timer still ends when it returns", async () => {
+    const r = await run(
+      `exports.install = async () => {
+        setInterval(() => {}, 1000);
+        process.stdout.write = () => true;
+        return { ok: 1 };
+      };`,
+      { timeoutSec: 20 },
+    ).promise;
+    expect(r).toMatchObject({ phase: "Succeeded", message: '{"ok":1}' });
+    expect(r.durationMs).toBeLessThan(10000);
+  });
+
   test("every line printed before the handler returns arrives", async () => {
     for (let round = 0; round < 5; round++) {
       const { promise, lines } = run(

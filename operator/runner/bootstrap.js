@@ -12,7 +12,8 @@ const Module = require("node:module");
 const stringify = JSON.stringify;
 const exit = process.exit.bind(process);
 const writeSync = fs.writeSync;
-const { stdout, stderr } = process;
+const writeOut = process.stdout.write.bind(process.stdout);
+const writeErr = process.stderr.write.bind(process.stderr);
 
 /**
  * One line of JSON {"nonce", "phase", "message"}: a pipe of its own, so nothing the handler prints on
@@ -93,9 +94,9 @@ function finish(phase, message) {
     open -= 1;
     if (open === 0) exit(0);
   };
-  for (const stream of [stdout, stderr]) {
+  for (const write of [writeOut, writeErr]) {
     try {
-      stream.write("", done);
+      write("", done);
     } catch {
       done();
     }
