@@ -3,6 +3,7 @@
 // built at run time (Docker's per user, the stale sources' per keyring) is listed with a placeholder.
 // An installer adds its looks with one line: ...looksOf("install-x", LOOK_A, LOOK_B).
 import { afterTransactionLook, TRANSACTION_LOOK } from "./common/apt-transaction";
+import { afterUpdateLook } from "./common/apt-update";
 import { BOOT_LOOK } from "./common/boot-look";
 import { CLOUD_INIT_LOG_LOOK, CLOUD_INIT_LOOK } from "./common/cloud-init";
 import { DPKG_HEALTH_LOOK } from "./common/dpkg-health";
@@ -45,6 +46,8 @@ export const VM_LOOKS: readonly ListedLook[] = [
     "every installer: apt work",
     DPKG_HEALTH_LOOK,
     LOCK_TABLE_LOOK,
+    // Read as root right after apt-get update, in its exec: the two looks above and the candidates.
+    afterUpdateLook({ health: true, names: ["NAME"] }),
     afterTransactionLook([INVENTORY_PROBE, verifyProbe(wantedOf(["name"]))]),
     INVENTORY_LOOK,
   ),

@@ -198,18 +198,79 @@ describe("Apt on a scripted VM", () => {
 
   it("updates when the lists are older, or missing, and stamps the time", async () => {
     const remote = new ScriptedRemote([
-      { match: "/var/lib/apt/lists", stdout: "1700009999 1700000000\n" },
+      { match: "ls /var/lib/apt/lists", stdout: "1700009999 1700000000\n" },
       {
         match:
           /^apt-get update -q && mkdir -p \/var\/lib\/apt\/periodic && touch \/var\/lib\/apt\/periodic\/update-success-stamp$/,
         sudo: true,
       },
-      { match: "/var/lib/apt/lists", stdout: "1700009999 none\n" },
+      { match: "ls /var/lib/apt/lists", stdout: "1700009999 none\n" },
       { match: "apt-get update", sudo: true },
     ]);
     const apt = new Apt(remote);
     expect((await apt.update({ cacheValidSec: 3600 })).ran).toBe(true);
     expect((await apt.update({ cacheValidSec: 3600 })).ran).toBe(true);
+    expect(remote.done).toBe(true);
+  });
+
+  it("the first update reads dpkg's health and the candidates after it, in its own exec (issue 30)", async () => {
+    const remote = new ScriptedRemote([
+      {
+        match: "apt-get update",
+        sudo: true,
+        stdout: "Hit:1 http://deb.debian.org/debian bookworm InRelease\n",
+      },
+      { match: "apt-cache policy jq", stdout: policyBlock("jq", "1.6-2.1") },
+    ]);
+    const apt = new Apt(remote, DEFAULT_APT, noSleep);
+    await apt.update({ policyOf: ["jq"] });
+    expect((await apt.candidates(["jq"])).get("jq")?.candidate).toBe("1.6-2.1");
+    await apt.ensureDpkgHealthy();
+    expect(remote.done).toBe(true);
+    // One exec: no lock table, dpkg look or apt-cache policy of their own.
+    expect(remote.sent).toHaveLength(1);
+    expect(remote.sent[0]).toMatch(/^\( apt-get update -q .*\n\); vmi_status=\$\?; echo\n/);
+    expect(remote.implicit).toEqual([]);
+    expect(remote.lockLooks).toBe(0);
+    // Read once: the lists change with the next update, and another name is asked of apt itself.
+    await expect(apt.candidates(["jq"])).rejects.toThrow(/unexpected command #3 "apt-cache policy jq"/);
+  });
+
+  it("a lock held as the look after the update read dpkg: dpkg is looked at again, alone", async () => {
+    const held = answerLook(LOCK_TABLE_LOOK, { "locks.files": LOCK_STAT, "locks.proc": PROC_LOCKS });
+    const remote = new ScriptedRemote([
+      { match: "apt-get update", sudo: true },
+      // What the look after the update says: someone holds dpkg's lock (and dpkg looks half-done).
+      { match: "/proc/locks", stdout: held },
+      { match: DPKG_HEALTH_LOOK.script, stdout: probeOutput({ updates: "0000" }) },
+      // The holder is not the first boot: no wait; dpkg read again on its own, clean now.
+      { match: "/proc/locks", sudo: true, stdout: held },
+      { match: "/proc/$p/cmdline", stdout: SESSION_APT },
+      { match: DPKG_HEALTH_LOOK.script, stdout: probeOutput({}) },
+    ]);
+    const apt = new Apt(remote, DEFAULT_APT, noSleep);
+    await apt.update();
+    expect(remote.done).toBe(true);
+    expect(apt.repairs).toEqual([]);
+  });
+
+  it("an update whose output lacks the look after it (cut short): dpkg and the candidates are read alone", async () => {
+    const remote = new ScriptedRemote([
+      { match: "apt-get update", sudo: true },
+      { match: "apt-cache policy jq", stdout: policyBlock("jq", "1.6-2.1") },
+      { match: "apt-cache policy jq", stdout: policyBlock("jq", "1.6-2.1") },
+    ]);
+    const cut = Object.assign(Object.create(remote), {
+      run: async (command: string, opts = {}) => {
+        const r = await remote.run(command, opts);
+        return command.startsWith("( apt-get update") ? { ...r, stdout: r.stdout.split("\n")[0] } : r;
+      },
+    });
+    const apt = new Apt(cut, DEFAULT_APT, noSleep);
+    await apt.update({ policyOf: ["jq"] });
+    expect(remote.implicit).toEqual([DPKG_HEALTH_LOOK.script]);
+    expect(remote.lockLooks).toBe(1);
+    expect((await apt.candidates(["jq"])).get("jq")?.candidate).toBe("1.6-2.1");
     expect(remote.done).toBe(true);
   });
 
@@ -318,6 +379,8 @@ describe("dpkg repairs itself before apt work", () => {
         "E: Sub-process /usr/bin/dpkg returned an error code (1)",
       ].join("\n");
       const remote = new ScriptedRemote([
+        // apt-get update first: dpkg's health is read in the look after it, in the same exec.
+        { match: "apt-get update", sudo: true },
         { match: DPKG_HEALTH_LOOK.script, stdout: left },
         { ...repair, code: 100, stderr: dpkgSaid },
         { match: DPKG_HEALTH_LOOK.script, stdout: left },
@@ -337,6 +400,8 @@ describe("dpkg repairs itself before apt work", () => {
   it("no .deb of a package to reinstall, anywhere: the error names it and the reinstall to run", async () => {
     const gone = probeOutput({ packages: ["perl-base\tamd64\tinstall reinstreq half-installed\t5.36.0-7+deb12u3"] });
     const remote = new ScriptedRemote([
+      // apt-get update first: dpkg's health is read in the look after it, in the same exec.
+      { match: "apt-get update", sudo: true },
       { match: DPKG_HEALTH_LOOK.script, stdout: gone },
       {
         ...repair,
@@ -359,6 +424,8 @@ describe("dpkg repairs itself before apt work", () => {
   it("apt-get -f install would remove packages: refused, and the error says which", async () => {
     const broken = probeOutput({ packages: ["libfoo1\tamd64\tinstall ok unpacked\t1.0"] });
     const remote = new ScriptedRemote([
+      // apt-get update first: dpkg's health is read in the look after it, in the same exec.
+      { match: "apt-get update", sudo: true },
       { match: DPKG_HEALTH_LOOK.script, stdout: broken },
       { ...repair, code: 100, stderr: "E: Packages need to be removed but remove is disabled.\n" },
       { match: DPKG_HEALTH_LOOK.script, stdout: broken },

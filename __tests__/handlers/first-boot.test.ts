@@ -220,8 +220,10 @@ describe("install-packages waits for cloud-init", () => {
     const { result, remote } = await run({}, [boot(), dpkg(""), update, policy, install(), installed]);
     expect(result?.status).toBe("ok");
     expect(remote.calls[0].command.startsWith(`${BOOT_LOOK.script}\n`)).toBe(true); // and the dpkg-query
-    // boot look, update, policy, install (the verify rides in the look after it, answered by the double)
-    expect(remote.calls).toHaveLength(4);
+    // boot look, update (the policy and dpkg's health read after it), install (the verify rides in the look
+    // after it, answered by the double)
+    expect(remote.calls).toHaveLength(3);
+    expect(remote.implicit).toEqual([]);
     expect(remote.transactionLooks).toBe(1);
     expect(remote.cloudInitLooks).toBe(0);
     expect(result?.warnings).toEqual([]);
@@ -440,19 +442,21 @@ describe("a lock held by the first boot is waited for within the budget, not loc
     expect(lines.some((l) => l.includes("attempt 2/2"))).toBe(false);
   });
 
-  it("held by cloud-init's apt before the first apt step: waited for before dpkg is even looked at", async () => {
+  it("held by cloud-init's apt as apt-get update ends: waited for before dpkg's health counts", async () => {
     const { deps } = fakeTime();
     const { result, remote, lines } = await run(
       {},
       [
         os,
         dpkg(""),
+        update,
+        // The look after the update: the lock is held, so what it read of dpkg is not taken.
+        locks(LOCK_TABLE),
         locks(LOCK_TABLE),
         details(CLOUD_FINAL_APT),
         locks(LOCK_TABLE),
         details(CLOUD_FINAL_APT),
         locks(LOCK_TABLE_FREE),
-        update,
         policy,
         install(),
         installed,
@@ -467,7 +471,11 @@ describe("a lock held by the first boot is waited for within the budget, not loc
   it("held by the first boot past the budget: fails naming the holder and the setting to raise", async () => {
     const { deps } = fakeTime();
     const busy = Array.from({ length: 6 }, () => [locks(LOCK_TABLE), details(UNATTENDED_UPGRADE)]).flat();
-    const { error, remote } = await run({ time_budget_sec: 30 }, [os, dpkg(""), ...busy], deps);
+    const { error, remote } = await run(
+      { time_budget_sec: 30 },
+      [os, dpkg(""), update, locks(LOCK_TABLE), ...busy],
+      deps,
+    );
     expect(remote.done).toBe(true);
     expect(error?.message).toMatch(
       /stayed held by the VM's first boot or apt's own periodic work: \/var\/lib\/dpkg\/lock-frontend is held by pid 4242/,

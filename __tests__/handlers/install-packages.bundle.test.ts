@@ -14,7 +14,7 @@ import { PACKAGES_PROBE } from "../../handlers/common/ensure-packages";
 import { LOCK_TABLE_LOOK } from "../../handlers/common/lock-holders";
 import { INVENTORY_LOOK } from "../../handlers/common/package-inventory";
 import { DEBIAN_12, dpkgLine, policyBlock } from "./support/fixtures";
-import { answerLook, probesOf } from "./support/look-answers";
+import { answerFollowed, answerLook, probesOf } from "./support/look-answers";
 import { type ExecReply, startServer, type TestServer } from "./support/ssh-server";
 import { testKey } from "./support/test-keys";
 import { unwrapLine } from "./support/wire";
@@ -52,6 +52,13 @@ class FakeVm {
     // A long step run detached (common/detached.ts): the step's own script is what the VM would run.
     const detached = /printf '%s\\n' '((?:[^']|'\\'')*)' > "\$s\/cmd"/.exec(cmd);
     if (sudo && detached) cmd = detached[1].replace(/'\\''/g, "'").replace(/^(export [A-Z_]+=\S*; )+/, "");
+    return this.answer(cmd, sudo, stdin);
+  };
+
+  answer(cmd: string, sudo: boolean, stdin?: Buffer): ExecReply {
+    // A step and the look after it (apt-get update's): the probes apt-cache answers, the others QUIET.
+    const followed = answerFollowed(cmd, (c) => (c.startsWith("apt-cache ") ? this.answer(c, sudo) : undefined));
+    if (followed) return followed;
     // Debian 12, no cloud-init, no apt proxy file; dpkg clean, and nobody holds apt's locks.
     // The kit's first look carries install-packages' dpkg-query: answered as that command alone is.
     if (cmd.startsWith(BOOT_LOOK.script)) {
@@ -106,7 +113,7 @@ class FakeVm {
       return { stdout: "Setting up ...\n" };
     }
     return { code: 127, stderr: `fake vm: unknown command: ${cmd}\n` };
-  };
+  }
 }
 
 function runJob(

@@ -162,10 +162,12 @@ describe("install-packages: flow", () => {
     expect(lines.some((l) => /^\[install-packages\] apt-get update \.\.\. \d+\.\ds$/.test(l))).toBe(true);
   });
 
-  it("an interrupted dpkg is repaired before apt-get update, and the result's changes say so first", async () => {
+  it("an interrupted dpkg, seen after apt-get update, is repaired before the install, and the result's changes say so first", async () => {
     const { result, remote } = await run({ packages: ["jq"] }, [
       os(UBUNTU_2204),
       dpkg(dpkgLine("jq", "1.6-2.1ubuntu3", "install reinstreq half-installed")),
+      // dpkg's health and the candidates, read in the look after apt-get update (one exec).
+      update,
       {
         match: DPKG_HEALTH_LOOK.script,
         stdout: probeOutput({
@@ -176,10 +178,9 @@ describe("install-packages: flow", () => {
             "lightweight and flexible command-line JSON processor",
         }),
       },
+      policy(policyBlock("jq", "1.6-2.1ubuntu3"), "jq"),
       { match: /^A=\/var\/cache\/apt\/archives; debs=""\n/, sudo: true },
       { match: DPKG_HEALTH_LOOK.script, stdout: probeOutput({}) },
-      update,
-      policy(policyBlock("jq", "1.6-2.1ubuntu3"), "jq"),
       install("jq"),
       dpkg(dpkgLine("jq", "1.6-2.1ubuntu3")),
     ]);

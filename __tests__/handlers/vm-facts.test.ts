@@ -4,7 +4,7 @@ import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { defineLook, LookCorrupted } from "../../handlers/common/vm-facts";
+import { defineLook, followedByLook, LookCorrupted, lookAtEnd } from "../../handlers/common/vm-facts";
 import { rng } from "../support/seeded-random";
 
 const NASTY = ["\n", "\0", "@@@end\n", "--- host\n", "b 0\n", "a Zm9v\n", "=", " ", "\r", "\xff", "é", "\n\n"];
@@ -109,5 +109,61 @@ describe("a look's framing", () => {
         { name: "a", command: "true", writer: "root", use: "" },
       ]),
     ).toThrow(/twice/);
+  });
+});
+
+describe("a look after a command in the same exec (followedByLook)", () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "vm-facts-after-"));
+  afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const look = defineLook("after", [
+    { name: "a", command: `cat '${path.join(dir, "a")}'`, writer: "root", use: "test" },
+    { name: "b", command: "echo b", writer: "root", use: "test" },
+  ] as const);
+  const run = (script: string) => {
+    try {
+      return { stdout: execFileSync("sh", ["-c", script]).toString("utf8"), code: 0 };
+    } catch (e) {
+      const err = e as { stdout: Buffer; status: number };
+      return { stdout: err.stdout.toString("utf8"), code: err.status };
+    }
+  };
+
+  test("200 random outputs of the command (frames of the look among them): its output and the facts exact", () => {
+    const next = rng(20261206);
+    for (let round = 0; round < 200; round++) {
+      const out = randomBytes(next);
+      // The command may print the look's own frames, forged: they stay its output.
+      const forged = round % 3 === 0 ? Buffer.from(`a ${Buffer.from("forged\n0").toString("base64")}\n`) : undefined;
+      const said = forged ? Buffer.concat([out, forged]) : out;
+      fs.writeFileSync(path.join(dir, "out"), said);
+      const content = randomBytes(next);
+      fs.writeFileSync(path.join(dir, "a"), content);
+      const code = Math.floor(next() * 3);
+      const r = run(followedByLook(`cat '${path.join(dir, "out")}'; exit ${code}`, look));
+      const seen = lookAtEnd(look, r.stdout);
+      const text = said.toString("utf8");
+      expect({ round, code: r.code }).toEqual({ round, code });
+      expect({ round, before: seen.before }).toEqual({ round, before: text });
+      expect({ round, a: seen.facts?.get("a").text }).toEqual({ round, a: content.toString("utf8") });
+      expect(seen.facts?.get("b")).toMatchObject({ text: "b\n", code: 0 });
+    }
+  });
+
+  test("an exec cut short, or one that is not the look's, gives no facts and all its output", () => {
+    fs.writeFileSync(path.join(dir, "a"), "x");
+    const whole = run(followedByLook("echo done", look)).stdout;
+    expect(lookAtEnd(look, whole).facts?.get("a").text).toBe("x");
+    const lines = whole.split("\n");
+    for (const cut of [lines.slice(0, -2).join("\n"), "done\n", "", whole.replace("b ", "c ")]) {
+      expect(lookAtEnd(look, cut)).toEqual({ before: cut, facts: undefined });
+    }
+  });
+
+  test("an exit in the command ends only the command: the look still runs", () => {
+    fs.writeFileSync(path.join(dir, "a"), "y");
+    const r = run(followedByLook("echo gone; exit 7; echo never", look));
+    expect(r.code).toBe(7);
+    expect(lookAtEnd(look, r.stdout)).toMatchObject({ before: "gone\n" });
+    expect(lookAtEnd(look, r.stdout).facts?.get("a").text).toBe("y");
   });
 });

@@ -14,16 +14,24 @@ import {
   dpkgQueryCommand,
   type PackageState,
   parseAptCachePolicy,
-  unreachableFetches,
 } from "./apt-output";
 import type { TransactionRecorder } from "./apt-transaction";
 import { inTransaction, recordedStep, type SeenFacts, TRANSACTION_OPTIONS } from "./apt-transaction";
+import {
+  afterUpdateFrom,
+  afterUpdateLook,
+  failOnUnreachable,
+  LISTS_AGE_SCRIPT,
+  listsAge,
+  UPDATE_COMMAND,
+} from "./apt-update";
+import type { DpkgHealth } from "./dpkg-health";
 import { repairDpkg } from "./dpkg-repair-run";
 import { CommandError, type Remote, type RunResult, runLong } from "./exec";
 import { FirstBootClock } from "./first-boot";
 import { type LockHolder, readLockHolders } from "./lock-holders";
 import type { Progress } from "./progress";
-import type { Probe } from "./vm-facts";
+import { type Fact, followedByLook, lookAtEnd, type Probe } from "./vm-facts";
 
 /** An install's options: downgrades allowed; probes read in the look after it (with a recorder). */
 type InstallOptions = { allowDowngrades?: boolean; also?: readonly Probe[] };
@@ -90,34 +98,17 @@ export interface AptUpdateOutcome {
 const QUERY_ENV = { LC_ALL: "C" };
 
 const INSTALL_ENV = { DEBIAN_FRONTEND: "noninteractive", LC_MESSAGES: "C", LANGUAGE: "" };
-const STAMP = "/var/lib/apt/periodic/update-success-stamp";
 /** apt's words when dpkg itself was interrupted under it. */
 const DPKG_DIED = /dpkg was interrupted|Sub-process \/usr\/bin\/dpkg (received signal|exited unexpectedly)/;
 /** apt's words when dpkg ran to its end but failed on a package (a maintainer script, most often). */
 const DPKG_FAILED = /Sub-process \/usr\/bin\/dpkg returned an error code/;
 
-/**
- * apt-get update exits 0 when no server can be reached and leaves the lists as they were: the install after
- * it then fails on "unknown package", far from the cause. When it reached none of the VM's sources (no
- * Hit or Get line) the update fails instead, naming the servers in apt's own words and, from the detached
- * step's note, the proxy it went through. One unreachable source among working ones stays apt's warning.
- */
-function failOnUnreachable(output: string): void {
-  const failed = unreachableFetches(output);
-  if (failed.length === 0 || /^(Hit|Get):\d+ /m.test(output)) return;
-  const hosts = [...new Set(failed.map((f) => /^[a-z+]+:\/\/([^/:]+)/.exec(f)?.[1] ?? f))];
-  const proxy = /^vm-install: step \S+ ran ((with|without) .*)$/m.exec(output)?.[1];
-  throw new Error(
-    `apt-get update could not reach ${hosts.join(", ")} from the VM: ${failed.slice(0, 4).join("; ")}` +
-      `${proxy ? `; the step ran ${proxy}` : ""}. Nothing was installed. Check the VM's route, DNS and firewall ` +
-      "to that mirror, or set the VM's aptProxy to a proxy it can reach.",
-  );
-}
-
 export class Apt {
   private readonly sleep: (ms: number) => Promise<void>;
   private readonly clock: FirstBootClock;
   private health?: Promise<void>;
+  /** apt-cache policy read after the update, for the names asked: candidates() answers it once. */
+  private offered?: { names: Set<string>; offers: Map<string, Candidate> };
   private recorder?: TransactionRecorder;
   /** What this run repaired before its apt work ("repaired dpkg: ..."), for the result's `changes`. */
   readonly repairs: string[] = [];
@@ -149,25 +140,18 @@ export class Apt {
     return dpkgQueryAnswer(result.stdout, result.code, result.stderr, names);
   }
 
-  /**
-   * Seconds since the package lists were last refreshed, or undefined when there are none (a fresh
-   * image with its lists deleted). Like Ansible: our stamp (or Ubuntu's update-notifier's) when there
-   * is one, else the lists directory's time.
-   */
+  /** Seconds since the lists were refreshed (apt-update.ts); undefined when there are none (lists deleted). */
   async listsAgeSec(): Promise<number | undefined> {
-    const script =
-      `now=$(date +%s); if ls /var/lib/apt/lists 2>/dev/null | grep -q _Packages; then ` +
-      `if [ -e ${STAMP} ]; then t=$(stat -c %Y ${STAMP}); else t=$(stat -c %Y /var/lib/apt/lists); fi; echo "$now ` +
-      `$t"; ` +
-      `else echo "$now none"; fi`;
-    const result = await this.remote.run(script, { env: QUERY_ENV, label: "apt lists age", timeoutMs: 30_000 });
-    const m = /^([0-9]+) ([0-9]+|none)\s*$/.exec(result.stdout.trim());
-    if (!m || m[2] === "none") return undefined;
-    return Math.max(0, Number(m[1]) - Number(m[2]));
+    const r = await this.remote.run(LISTS_AGE_SCRIPT, { env: QUERY_ENV, label: "apt lists age", timeoutMs: 30_000 });
+    return listsAge(r.stdout);
   }
 
-  /** `apt-get update`, unless `cacheValidSec` is given and the lists are younger than that (or in check mode). */
-  async update(opts: { cacheValidSec?: number } = {}): Promise<AptUpdateOutcome> {
+  /**
+   * `apt-get update`, unless `cacheValidSec` is given and the lists are younger than that (or in check mode).
+   * The look after it, in the same exec, reads dpkg's health when this run has not looked yet, and apt-cache
+   * policy of `policyOf` (what candidates() of those names then answers without an exec of its own).
+   */
+  async update(opts: { cacheValidSec?: number; policyOf?: readonly string[] } = {}): Promise<AptUpdateOutcome> {
     if (this.opts.check) {
       await this.ensureDpkgHealthy();
       return { ran: false, reason: "check mode: the package lists are read as they are, not refreshed" };
@@ -181,15 +165,22 @@ export class Apt {
         };
       }
     }
-    await this.ensureDpkgHealthy();
+    const fresh = this.health === undefined;
+    const look = afterUpdateLook({ health: fresh, names: opts.policyOf ?? [] });
     const updated = await this.withLock("apt-get update", () =>
-      runLong(this.remote, `apt-get update -q && mkdir -p ${STAMP.replace(/\/[^/]+$/, "")} && touch ${STAMP}`, {
+      runLong(this.remote, followedByLook(UPDATE_COMMAND, look), {
         env: QUERY_ENV,
         label: "apt-get update",
         timeoutMs: 300_000,
       }),
     );
-    failOnUnreachable(`${updated.stdout}\n${updated.stderr}`);
+    const { before, facts } = lookAtEnd(look, updated.stdout);
+    failOnUnreachable(`${before}\n${updated.stderr}`);
+    const seen = facts ? afterUpdateFrom(look, facts.get as (name: string) => Fact) : {};
+    if (seen.offers) this.offered = { names: new Set(opts.policyOf), offers: seen.offers };
+    // Nobody held a lock as dpkg was read: that look stands for the one before the first apt work.
+    if (fresh && seen.health) this.health ??= this.repair(seen.health);
+    await this.ensureDpkgHealthy();
     return {
       ran: true,
       reason:
@@ -200,6 +191,9 @@ export class Apt {
   /** What the repositories offer for each name (one apt-cache policy for all). */
   async candidates(names: string[]): Promise<Map<string, Candidate>> {
     if (names.length === 0) return new Map();
+    const kept = this.offered;
+    this.offered = undefined;
+    if (kept && names.every((n) => kept.names.has(n))) return kept.offers;
     const result = await this.remote.run(command("apt-cache", "policy", ...names), {
       env: QUERY_ENV,
       label: "apt-cache policy",
@@ -313,18 +307,22 @@ export class Apt {
    */
   ensureDpkgHealthy(): Promise<void> {
     // The first boot's apt (cloud-init's, apt-daily's) is waited for before dpkg is even looked at.
-    this.health ??= this.firstBootLocks().then(() =>
-      repairDpkg({
-        remote: this.remote,
-        settings: this.settings,
-        check: !!this.opts.check,
-        progress: this.opts.progress,
-        withLock: (what, op) => this.withLock(what, op),
-        repaired: (line) => this.repairs.push(line),
-        record: this.recorder,
-      }),
-    );
+    this.health ??= this.firstBootLocks().then(() => this.repair());
     return this.health;
+  }
+
+  /** dpkg-repair-run.ts on what `seen` says (read after the update), or on a look of its own. */
+  private repair(seen?: DpkgHealth): Promise<void> {
+    return repairDpkg({
+      remote: this.remote,
+      settings: this.settings,
+      check: !!this.opts.check,
+      progress: this.opts.progress,
+      withLock: (what, op) => this.withLock(what, op),
+      repaired: (line) => this.repairs.push(line),
+      record: this.recorder,
+      seen,
+    });
   }
 
   /** Who holds apt's locks right now, with their units (lock-holders.ts; needs neither fuser nor lsof on the VM). */

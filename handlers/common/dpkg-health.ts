@@ -3,7 +3,7 @@
 // .debs in apt's cache), and its parser. What to do about it is dpkg-repair.ts's.
 
 import { quote } from "../../shared/shell-quote";
-import { defineLook } from "./vm-facts";
+import { defineLook, type Fact } from "./vm-facts";
 
 export const ARCHIVES = "/var/cache/apt/archives";
 
@@ -97,7 +97,12 @@ export const lines = (s: string) =>
 
 /** The look's output as DpkgHealth. */
 export function parseDpkgHealth(stdout: string): DpkgHealth {
-  const facts = DPKG_HEALTH_LOOK.parse(stdout);
+  return dpkgHealthFrom(DPKG_HEALTH_LOOK.parse(stdout).get);
+}
+
+/** DpkgHealth from the look's probes however they were read (alone, or after apt-get update: apt-update.ts). */
+export function dpkgHealthFrom(get: (name: (typeof DPKG_HEALTH_LOOK.probes)[number]["name"]) => Fact): DpkgHealth {
+  const facts = { get };
   const packages = lines(facts.get("dpkg.unsettled").text).flatMap((line): DpkgPackage[] => {
     const [name, arch = "", status = "", version = ""] = line.split("\t");
     const [want = "", flag = "", state = ""] = status.split(" ");

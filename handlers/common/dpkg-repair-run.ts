@@ -31,6 +31,8 @@ export interface RepairContext {
    * install: the packages apt-get -f install brings are this job's doing. None: the repair keeps no record.
    */
   record?: TransactionRecorder;
+  /** dpkg's health as already read (after apt-get update, nobody holding a lock): no look of its own first. */
+  seen?: DpkgHealth;
 }
 
 /** Messages stay English (parsed) while the VM's own locale settings stay as they are. */
@@ -44,7 +46,7 @@ async function look(remote: Remote): Promise<DpkgHealth> {
 }
 
 export async function repairDpkg(ctx: RepairContext): Promise<void> {
-  const before = await look(ctx.remote);
+  const before = ctx.seen ?? (await look(ctx.remote));
   if (!needsRepair(before)) return;
   const damage = describeDamage(before);
   if (ctx.check) {

@@ -152,7 +152,7 @@ export async function installNeeded(
   opts: EnsureOptions,
   outcome: EnsureOutcome,
 ): Promise<EnsureOutcome> {
-  outcome.update = await refreshLists(apt, opts);
+  outcome.update = await refreshLists(apt, opts, needed);
   const installable = await installableOf(apt, needed, opts, outcome);
   const installed = installable.length ? await install(apt, installable, before, opts.also ?? []) : undefined;
   outcome.seen = installed?.seen;
@@ -195,14 +195,16 @@ function alreadyThere(w: Wanted, state: PackageState, outcome: EnsureOutcome): b
   return ok;
 }
 
-/** Fresh package lists, unless asked not to or they are fresh enough. */
-async function refreshLists(apt: Apt, opts: EnsureOptions): Promise<AptUpdateOutcome> {
+/** Fresh package lists, unless asked not to or they are fresh enough; `needed`'s candidates read with them. */
+async function refreshLists(apt: Apt, opts: EnsureOptions, needed: Wanted[]): Promise<AptUpdateOutcome> {
   if (!opts.update) return { ran: false, reason: "update: false" };
   const label =
     opts.cacheValidSec === undefined
       ? "apt-get update"
       : `apt-get update unless the lists are younger than ${opts.cacheValidSec}s`;
-  const update = await stepper(apt)(label, "apt_update", () => apt.update({ cacheValidSec: opts.cacheValidSec }));
+  const update = await stepper(apt)(label, "apt_update", () =>
+    apt.update({ cacheValidSec: opts.cacheValidSec, policyOf: needed.map((w) => w.name) }),
+  );
   if (!update.ran) apt.progress?.info(`apt-get update skipped: ${update.reason}`);
   return update;
 }

@@ -5,7 +5,7 @@
 // decide: the holder or an ancestor is cloud-init, apt.systemd.daily or unattended-upgrade.
 import { quote } from "../../shared/shell-quote";
 import type { Remote } from "./exec";
-import { defineLook } from "./vm-facts";
+import { defineLook, type Fact } from "./vm-facts";
 
 /** The files apt and dpkg lock, in the order they are taken. */
 export const APT_LOCK_FILES = [
@@ -91,7 +91,14 @@ export function holderDetailsProbe(pids: number[]): string {
  * all live on the root filesystem.
  */
 export function parseLockTable(lookOut: string): { lock: string; pid: number }[] {
-  const facts = LOCK_TABLE_LOOK.parse(lookOut);
+  return lockTableFrom(LOCK_TABLE_LOOK.parse(lookOut).get);
+}
+
+/** parseLockTable from the look's probes however they were read (alone, or after apt-get update). */
+export function lockTableFrom(
+  get: (name: (typeof LOCK_TABLE_LOOK.probes)[number]["name"]) => Fact,
+): { lock: string; pid: number }[] {
+  const facts = { get };
   const byInode = new Map<string, string>();
   for (const line of facts.get("locks.files").text.split("\n")) {
     const m = /^(\S+) ([0-9]+)$/.exec(line.trim());

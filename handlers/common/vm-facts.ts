@@ -154,3 +154,40 @@ export function rootFact(fact: Fact, decision: string): RootFact {
       "refused (a bug in vm-install: report it)",
   );
 }
+
+/** The line that ends a command's part of an exec that a look follows (followedByLook). */
+const STATUS_KEPT = "); vmi_status=$?; echo";
+
+/**
+ * `command`, then `look`, in one exec: a long step's result and the look after it for one round trip (issue
+ * 30). The look runs whatever the command's outcome; the exec exits with the command's status. The look's
+ * frames are the output's last lines, after a line break: nothing the command printed before them can stand
+ * in for one (lookAtEnd counts them from the end).
+ */
+export function followedByLook(command: string, look: Look<readonly Probe[]>): string {
+  if (look.probes.length === 0) return command;
+  return `( ${command}\n${STATUS_KEPT}\n${look.script}\nexit $vmi_status`;
+}
+
+/**
+ * A followedByLook exec's output: the command's own (`before`) and the look's facts; `facts` is undefined when
+ * the last lines are not the look's whole frames (the exec was cut short, or ran elsewhere), and the caller
+ * then looks on its own.
+ */
+export function lookAtEnd<P extends readonly Probe[]>(
+  look: Look<P>,
+  stdout: string,
+): { before: string; facts: Facts<P> | undefined } {
+  if (look.probes.length === 0) return { before: stdout, facts: look.parse("") };
+  const lines = stdout.split("\n");
+  if (lines[lines.length - 1] === "") lines.pop();
+  // The line break printed after the command starts the frames on a line of their own.
+  const at = lines.length - look.probes.length;
+  if (at < 0) return { before: stdout, facts: undefined };
+  try {
+    return { before: lines.slice(0, at).join("\n"), facts: look.parse(lines.slice(at).join("\n")) };
+  } catch (e) {
+    if (e instanceof LookCorrupted) return { before: stdout, facts: undefined };
+    throw e;
+  }
+}

@@ -49,19 +49,20 @@ export function noPackageWork(): PackageWork {
   return { changes: [], removed: [], warnings: [], apt_update: { ran: false, reason: "nothing to install" } };
 }
 
-/** apt-get update with the event's policy; `force` (a source just changed) ignores update/cache_valid_sec. */
+/**
+ * apt-get update with the event's policy; `force` (a source just changed) ignores update/cache_valid_sec.
+ * `policyOf`: the names whose candidates are asked next, read with the update (one exec).
+ */
 async function updateLists(
   apt: Apt,
   progress: Progress,
   event: DockerEvent,
   force: boolean,
+  policyOf: readonly string[] = [],
 ): Promise<AptUpdateOutcome> {
   if (!force && !event.update) return { ran: false, reason: "update: false" };
-  const outcome = await progress.step(
-    "apt-get update",
-    () => apt.update({ cacheValidSec: force ? undefined : event.cache_valid_sec }),
-    "apt_update",
-  );
+  const cacheValidSec = force ? undefined : event.cache_valid_sec;
+  const outcome = await progress.step("apt-get update", () => apt.update({ cacheValidSec, policyOf }), "apt_update");
   if (force) outcome.reason = "an apt source changed";
   if (!outcome.ran) progress.info(`apt-get update skipped: ${outcome.reason}`);
   return outcome;
@@ -96,7 +97,8 @@ export async function installOfficial(
     // A changed source must be read whatever update/cache_valid_sec say; otherwise the event's policy,
     // unless the update for ca-certificates/curl just ran.
     try {
-      if (force || !out.apt_update.ran) out.apt_update = await updateLists(apt, progress, event, force);
+      if (force || !out.apt_update.ran)
+        out.apt_update = await updateLists(apt, progress, event, force, officialWanted(event));
     } catch (err) {
       throw new Error(
         `apt-get update failed with Docker's repository configured (${out.repository!.source_file}: ` +
@@ -302,8 +304,8 @@ export async function installDistro(
   const { needEngine, needCompose } = distroNeeds(event, state);
   if (!needEngine && !needCompose) return out;
 
-  out.apt_update = await updateLists(apt, progress, event, false);
   const names = [...(needEngine ? ["docker.io"] : []), ...(needCompose ? DISTRO_COMPOSE_CHOICES : [])];
+  out.apt_update = await updateLists(apt, progress, event, false, names);
   const offers = await progress.step("apt-cache policy", () => apt.candidates(names), "candidates");
   const toInstall: string[] = [];
   if (needEngine) {

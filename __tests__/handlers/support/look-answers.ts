@@ -21,6 +21,9 @@ export const QUIET: Record<string, Answer> = {
   // install-packages' dpkg-query in the kit's first look, when no step answers it: not read (as where
   // dpkg-query is missing), so inspect reads dpkg itself and a transcript's own dpkg step answers that.
   packages: { code: 127 },
+  // apt-cache policy read after apt-get update, when no step answers it: not read, so the candidates are
+  // asked of apt on their own and a transcript's own policy step answers that.
+  "apt.policy": { code: 127 },
 };
 
 /** The probe names of a look's script, in order; undefined when `script` is not a look's. */
@@ -35,6 +38,38 @@ const PROBE_LINE =
 
 /** Whether `command` is a look's script (every line a framed probe). */
 export const isLook = (command: string) => command.split("\n").every((l) => PROBE_LINE.test(l));
+
+/** A reply of a stateful double to one command. */
+export interface Reply {
+  code?: number | null;
+  stdout?: string;
+  stderr?: string;
+}
+
+/**
+ * A stateful double's reply to a followedByLook exec (undefined when `script` is not one): `answer` replies to
+ * the command, then to each probe's command alone; a probe it does not know (undefined) answers QUIET (dpkg
+ * clean, nobody holding apt's locks).
+ */
+export function answerFollowed<R extends Reply>(
+  script: string,
+  answer: (command: string) => R | undefined,
+): R | undefined {
+  const parts = followedParts(script);
+  if (!parts) return undefined;
+  const r = answer(parts.command) ?? ({} as R);
+  const frames = probesOf(parts.look).map((p) => {
+    const a = answer(p.command);
+    return frame(p.name, a ? { text: a.stdout ?? "", code: a.code ?? 0 } : (QUIET[p.name] ?? ""));
+  });
+  return { ...r, stdout: `${r.stdout ?? ""}\n${frames.join("")}` };
+}
+
+/** A command and the look after it in one exec (vm-facts.ts followedByLook), split; undefined when not one. */
+export function followedParts(script: string): { command: string; look: string } | undefined {
+  const m = /^\( ([\s\S]*)\n\); vmi_status=\$\?; echo\n([\s\S]*)\nexit \$vmi_status$/.exec(script);
+  return m && isLook(m[2]) ? { command: m[1], look: m[2] } : undefined;
+}
 
 /** What one probe's command prints on a stateful double, and its exit status. */
 export interface ProbeAnswer {

@@ -14,7 +14,7 @@ import { LOCK_TABLE_LOOK } from "../../../handlers/common/lock-holders";
 import { INVENTORY_LOOK, PACKAGES_FILE } from "../../../handlers/common/package-inventory";
 import { SecretScrubber } from "../../../shared/secrets";
 import { type FakeMode, type FakePostgres, fakePostgres } from "./fake-postgres";
-import { type Answer, answerLook, probesOf } from "./look-answers";
+import { type Answer, answerLook, followedParts, probesOf } from "./look-answers";
 
 /** What a TCP channel opened after a step reaches: a fake PostgreSQL server, or sshd's refusal. */
 export type TunnelAnswer = { password: string; mode?: FakeMode; who?: string } | { refused: "forwarding" | "connect" };
@@ -71,6 +71,16 @@ export class ScriptedRemote implements Connection {
 
   async run(sent: string, opts: RunOptions = {}): Promise<RunResult> {
     this.sent.push(sent);
+    const followed = followedParts(sent);
+    if (!followed) return this.answer(sent, opts);
+    // A command and the look after it in one exec (vm-facts.ts followedByLook): the command as scripted (a
+    // failure throws as it would), then the look, its probes answered by the steps scripted next where they
+    // match (a transcript of the reads one by one has them after the command), the others QUIET.
+    const r = await this.answer(followed.command, opts);
+    return { ...r, stdout: `${r.stdout}\n${answerLook(followed.look, this.foldedInto(followed.look, {}))}` };
+  }
+
+  private async answer(sent: string, opts: RunOptions): Promise<RunResult> {
     // An install step's record directory made empty first (apt-transaction.ts): steps match the apt-get line,
     // or the script (the dpkg repair's) inTransaction put in braces.
     const inTx = sent.startsWith(`${TRANSACTION_PROLOGUE} && `) ? sent.slice(TRANSACTION_PROLOGUE.length + 4) : sent;
