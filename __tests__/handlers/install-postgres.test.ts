@@ -33,7 +33,7 @@ import { sourcesFacts } from "./support/look-answers";
 import { ALPHA_FPR, BETA_FPR, pgpKey } from "./support/pgp-fixtures";
 import { listingAnswer } from "./support/postgres-listing";
 import { runScripted } from "./support/run-scripted";
-import type { Call, Step } from "./support/scripted-remote";
+import { type Call, ScriptedRemote, type Step } from "./support/scripted-remote";
 
 /** Quotes of both kinds, $, backslashes (one and two) and runs of spaces: everything a shell or SQL would trip on. */
 const PW = `it's "q" $HOME \\back\\\\slash  two  spaces`;
@@ -391,10 +391,12 @@ describe("install-postgres: Ubuntu 22.04, PostgreSQL 14 from the distribution", 
     expect(remote.closed).toBe(true);
     // dpkg's word on postgresql rides in the kit's first look; the verify's dpkg-query, the look at packages and
     // clusters and the server look (grants, role, database, settings) in the look after the install, with its
-    // record; the drop-in, pg_hba.conf and the server's check of them are one exec; the look after the restart
-    // reads who listens, the login's proof; apt's locks, dpkg's health and the candidates are read after apt-get
-    // update, in its exec (issue 30): 9 execs, 19 before (the double records nothing, so no inventory is written).
-    expect(remote.sent).toHaveLength(9);
+    // record; the drop-in, pg_hba.conf and the server's check of them are one exec; the look after the restart,
+    // in its exec, reads who listens, the login's proof; apt's locks, dpkg's health and the candidates are read
+    // after apt-get update, in its exec (issue 30): 8 execs, 19 before (the double records nothing, so no
+    // inventory is written).
+    expect(remote.sent).toHaveLength(8);
+    expect(remote.sent.filter((c) => c.includes("printf '%s ' settled; "))).toHaveLength(1);
     expect(remote.implicit).toEqual([]);
     expect(remote.sent.filter((c) => c.startsWith("dpkg-query"))).toEqual([]);
     expect(lines).toContain(
@@ -1006,6 +1008,37 @@ describe("install-postgres: idempotence and updates", () => {
       changed: true,
       changes: [`listen_addresses 'localhost' -> '*' (${DROPIN})`],
     });
+  });
+
+  it("the look after the restart rides in the restart's exec; cut off, it is made on its own (issue 30)", async () => {
+    const steps = () => [
+      osStep(),
+      installed14(),
+      grantsRead(RECORDED),
+      inspectSqlStep(done({ listen_addresses: "localhost", pending_restart: ["listen_addresses"] })),
+      configStep([]),
+      { match: "systemctl restart postgresql@14-main", sudo: true },
+      settledStep("*", [], loginStep()),
+    ];
+    const whole = await run(event, steps());
+    expect(whole.remote.done).toBe(true);
+    const restart = whole.remote.sent.filter((c) => c.includes("systemctl restart postgresql@14-main"));
+    expect(restart).toHaveLength(1);
+    expect(restart[0]).toMatch(/\n\); vmi_status=\$\?; echo\nprintf '%s ' settled; /);
+    expect(whole.remote.sent.some((c) => c.startsWith("printf '%s ' settled; "))).toBe(false);
+    // A restart whose output came back without the look's frames (a lost connection followed again): its own exec.
+    const remote = new ScriptedRemote([...steps(), settledStep("*", [], loginStep())]);
+    const cutOff = Object.assign(Object.create(remote), {
+      run: async (command: string, opts = {}) => {
+        const r = await remote.run(command, opts);
+        return command.includes("systemctl restart") ? { ...r, stdout: "" } : r;
+      },
+    });
+    const cut = await runScripted(handler, event, [], { connect: async () => cutOff });
+    expect(cut.error).toBeUndefined();
+    expect(remote.done).toBe(true);
+    expect(remote.sent.filter((c) => c.startsWith("printf '%s ' settled; "))).toHaveLength(1);
+    expect(cut.result).toMatchObject({ restarted: true, changed: true });
   });
 
   // The look after the restart is the login's proof (issue 30: no look of its own before the login): a process

@@ -4,7 +4,7 @@
 
 import { quote } from "../../shared/shell-quote";
 import { runLong } from "../common/exec";
-import { defineLook } from "../common/vm-facts";
+import { defineLook, type Facts } from "../common/vm-facts";
 import type { PostgresEvent } from "./decisions";
 import { listenerLook } from "./listener";
 import type { ParameterPlan } from "./parameters";
@@ -196,12 +196,14 @@ export async function restartForListen(
         ),
       ].join(", ")
     : undefined;
-  await run.progress.step(
+  // What the server runs with is read in the restart's own exec (issue 30: one round trip less).
+  const look = settledLook(cluster);
+  const seen = await run.progress.step(
     `systemctl restart ${unit} (${names.join(", ")})`,
-    () => restartOrRollBack(run, cluster, dropInPath(state.config_file), plan.listen, previous, subject),
+    () => restartOrRollBack(run, cluster, dropInPath(state.config_file), plan.listen, previous, subject, look),
     "restart",
   );
-  return settled(run, cluster, plan.listen, true);
+  return settled(run, cluster, plan.listen, true, seen);
 }
 
 export async function reloadForHba(run: Run, cluster: Cluster, plan: ConfigPlan): Promise<SettledOutcome> {
@@ -238,16 +240,24 @@ export function settledLook(cluster: Pick<Cluster, "port" | "major" | "name">) {
   ] as const);
 }
 
-/** The server runs with `listen` and, right after a restart, nothing waits for another; returns warnings. */
-async function settled(run: Run, cluster: Cluster, listen: string, restarted: boolean): Promise<SettledOutcome> {
+/**
+ * The server runs with `listen` and, right after a restart, nothing waits for another; returns warnings.
+ * `seen`: settledLook's facts as the restart's exec read them; else the look is one exec of its own.
+ */
+async function settled(
+  run: Run,
+  cluster: Cluster,
+  listen: string,
+  restarted: boolean,
+  seen?: Facts<ReturnType<typeof settledLook>["probes"]>,
+): Promise<SettledOutcome> {
   const look = settledLook(cluster);
-  const r = await run.remote.run(look.script, {
-    sudo: true,
-    env: { LC_ALL: "C" },
-    label: `${SETTLED_LABEL} + ss -ltnp sport :${cluster.port}`,
-    timeoutMs: 120_000,
-  });
-  const facts = look.parse(r.stdout);
+  const label = `${SETTLED_LABEL} + ss -ltnp sport :${cluster.port}`;
+  const facts =
+    seen ??
+    look.parse(
+      (await run.remote.run(look.script, { sudo: true, env: { LC_ALL: "C" }, label, timeoutMs: 120_000 })).stdout,
+    );
   const answer = facts.get("settled");
   // A psql that failed in the look is run again on its own, so its error reads as before.
   const now =

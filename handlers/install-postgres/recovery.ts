@@ -7,7 +7,7 @@
 
 import { quote } from "../../shared/shell-quote";
 import { type Remote, runLong, tail } from "../common/exec";
-import { defineLook, type Probe } from "../common/vm-facts";
+import { defineLook, type Facts, followedByLook, type Look, lookAtEnd, type Probe } from "../common/vm-facts";
 import { type Cluster, clusterUnit, DROPIN_NAME, normalizeListen } from "./pg";
 import type { Run } from "./run";
 import { clusterServiceCommand, startOrExplain, writeFile } from "./server";
@@ -18,13 +18,15 @@ const BIND_FAILURE = "could not (bind|create listen socket)";
 /**
  * Restarts (or starts) the cluster's unit, detached. pg_ctlcluster makes systemctl fail when the
  * postmaster does not come up; one that came up without some address of listen_addresses (it only logs
- * that) does not count as up either: the lines it logged since the restart are the error.
+ * that) does not count as up either: the lines it logged since the restart are the error. `after` is read in
+ * the same exec, after the restart (vm-facts.ts followedByLook); its facts come back when the restart held.
  */
-async function restartAndCheck(
+async function restartAndCheck<P extends readonly Probe[]>(
   remote: Remote,
   cluster: Cluster,
   verb: "restart" | "start",
-): Promise<{ ok: boolean; stopped: boolean; error?: string }> {
+  after?: Look<P>,
+): Promise<{ ok: boolean; stopped: boolean; error?: string; seen?: Facts<P> }> {
   const unit = clusterUnit(cluster);
   const log = cluster.logFile ? quote(cluster.logFile) : undefined;
   const action = clusterServiceCommand(verb, unit);
@@ -32,10 +34,18 @@ async function restartAndCheck(
     ? `s=$(stat -c %s ${log} 2>/dev/null || echo 0); ${action} || exit $?; ` +
       `tail -c +$((s+1)) ${log} 2>/dev/null | grep -E '${BIND_FAILURE}'; exit 0`
     : action;
-  const r = await runLong(remote, cmd, { label: `systemctl ${verb} ${unit}`, timeoutMs: 300_000, check: false });
-  if (r.code !== 0) return { ok: false, stopped: true, error: tail(r.stderr || r.stdout, 3) };
-  const unbound = r.stdout.split("\n").filter((l) => new RegExp(BIND_FAILURE).test(l));
-  return unbound.length ? { ok: false, stopped: false, error: unbound.join("; ") } : { ok: true, stopped: false };
+  const label = `systemctl ${verb} ${unit}`;
+  const r = await runLong(remote, after ? followedByLook(cmd, after) : cmd, {
+    label,
+    timeoutMs: 300_000,
+    check: false,
+  });
+  const { before, facts } = after ? lookAtEnd(after, r.stdout) : { before: r.stdout, facts: undefined };
+  if (r.code !== 0) return { ok: false, stopped: true, error: tail(r.stderr || before, 3) };
+  const unbound = before.split("\n").filter((l) => new RegExp(BIND_FAILURE).test(l));
+  return unbound.length
+    ? { ok: false, stopped: false, error: unbound.join("; ") }
+    : { ok: true, stopped: false, seen: facts };
 }
 
 /**
@@ -101,20 +111,22 @@ export function clusterDropIn(cluster: Pick<Cluster, "major" | "name">): string 
 /**
  * Restarts the cluster for a new listen_addresses (or `parameters`: `subject` names what changed); when it
  * does not come back, puts `previous` back (the drop-in's text before, or null: there was none), restarts
- * it on that, and throws naming the value and the server's error.
+ * it on that, and throws naming the value and the server's error. Returns `after`'s facts, read in the
+ * restart's exec, when that look was given and its answer came back whole.
  */
-export async function restartOrRollBack(
+export async function restartOrRollBack<P extends readonly Probe[]>(
   run: Run,
   cluster: Cluster,
   dropIn: string,
   listen: string,
   previous: { text: string | null; listen: string },
   subject = `listen_addresses '${listen}'`,
-): Promise<void> {
+  after?: Look<P>,
+): Promise<Facts<P> | undefined> {
   const { remote, progress } = run;
   const unit = clusterUnit(cluster);
-  const first = await restartAndCheck(remote, cluster, "restart");
-  if (first.ok) return;
+  const first = await restartAndCheck(remote, cluster, "restart", after);
+  if (first.ok) return first.seen;
   const why = first.stopped ? await serverError(remote, cluster) : (first.error ?? "");
   progress.info(`${unit} did not come back as asked with ${subject} (${why}); rolling back ${dropIn}`);
   if (previous.text === null)

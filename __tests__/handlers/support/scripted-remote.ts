@@ -174,11 +174,14 @@ export class ScriptedRemote implements Connection {
       // is answered only by a step naming it, and a transcript of those looks one by one stays theirs.
       if (probe.command.includes("| base64 -w0; echo")) continue;
       const next = this.script[this.next];
+      // A step answering a look by its facts answers it where it is folded in too (the look after a restart).
+      const named = next?.facts !== undefined && probe.name in next.facts;
       const hit =
         next &&
-        (typeof next.match === "string"
-          ? probe.command.includes(next.match) || probesOf(next.match).some((p) => p.name === probe.name)
-          : next.match.test(probe.command));
+        (named ||
+          (typeof next.match === "string"
+            ? probe.command.includes(next.match) || probesOf(next.match).some((p) => p.name === probe.name)
+            : next.match.test(probe.command)));
       if (!hit) continue;
       // A step that answers a whole look (its framed output, or its facts) answers every probe of it folded here.
       const whole = next.facts ?? framesOf(next.stdout ?? "");
