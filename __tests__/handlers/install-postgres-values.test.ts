@@ -738,7 +738,9 @@ describe("install-postgres: the login check sends nothing to a peer that has not
     expect(remote.calls[0].command).toMatch(/timeout -k 2 20 sudo -n sh -c '.*ss -Hltnp/);
     const call = remote.calls.find((c) => c.opts.sudo && c.command.includes("ss -Hltnp"));
     expect(call?.command).toContain('systemctl show -p MainPID --value "$VMI_UNIT")');
-    expect(call?.opts.env).toMatchObject({ VMI_PORT: "5432", VMI_UNIT: "postgresql@14-main" });
+    // The port and the unit are bound in the look itself, each probe exporting them (vm-facts.ts Probe.env).
+    expect(call?.command).toContain("export VMI_PORT=5432 VMI_UNIT=postgresql@14-main; ");
+    expect(call?.opts.env).toEqual({ LC_ALL: "C" });
   });
 
   it("the postmaster's own socket, but it asks for a cleartext password (a password rule): refused, nothing sent", async () => {

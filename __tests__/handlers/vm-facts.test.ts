@@ -98,6 +98,22 @@ describe("a look's framing", () => {
     expect(asNobody.get("open")).toMatchObject({ text: "ANYONE'S WORDS\n", code: 0 });
   });
 
+  test("a probe's env is exported in its own subshell, any value exactly, and nowhere else", () => {
+    const odd = `it's "q" $HOME \\ ;x`;
+    const look = defineLook("test", [
+      { name: "a", command: 'printf %s "$VMI_X"', writer: "root", use: "test", env: { VMI_X: odd } },
+      { name: "b", command: 'printf %s "${VMI_X-unset}"', writer: "root", use: "test" },
+      { name: "c", command: 'printf %s "$VMI_X"', writer: "root", use: "test", env: { VMI_X: "5432" } },
+    ] as const);
+    const facts = look.parse(execFileSync("sh", ["-c", look.script]).toString());
+    expect(facts.get("a").text).toBe(odd);
+    expect(facts.get("b").text).toBe("unset");
+    expect(facts.get("c").text).toBe("5432");
+    expect(() =>
+      defineLook("x", [{ name: "a", command: "true", writer: "root", use: "", env: { "A;B": "1" } }]),
+    ).toThrow(/exports "A;B", not a name/);
+  });
+
   test("names are checked where a look is declared", () => {
     expect(() => defineLook("x", [{ name: "a", command: "true", writer: "root", readAs: "a b", use: "" }])).toThrow(
       /not a user name/,

@@ -33,6 +33,11 @@ export interface Probe<N extends string = string, W extends Writer = Writer> {
    * requires it of every probe that reads a service user's file).
    */
   readonly readAs?: string;
+  /**
+   * Variables the command reads, exported in its own subshell: one command for every cluster, bound per look
+   * (the server look's port and unit). Values are quoted; names must be sh variable names.
+   */
+  readonly env?: Readonly<Record<string, string>>;
 }
 
 /** One probe's answer. */
@@ -67,6 +72,7 @@ export interface Look<P extends readonly Probe[]> {
 
 const NAME = /^[a-z0-9_:.-]{1,64}$/;
 const USER = /^[a-z_][a-z0-9_-]{0,31}$/;
+const ENV_NAME = /^[A-Z_][A-Z0-9_]*$/;
 
 /** Thrown when a look's output is not the frames its script prints: the look is not used at all. */
 export class LookCorrupted extends Error {}
@@ -83,6 +89,9 @@ export function defineLook<const P extends readonly Probe[]>(what: string, probe
     if (p.readAs !== undefined && !USER.test(p.readAs)) {
       throw new Error(`${what}: probe ${p.name} reads as ${JSON.stringify(p.readAs)}, not a user name`);
     }
+    for (const name of Object.keys(p.env ?? {})) {
+      if (!ENV_NAME.test(name)) throw new Error(`${what}: probe ${p.name} exports ${JSON.stringify(name)}, not a name`);
+    }
     seen.add(p.name);
   }
   return { what, probes, script: lookScript(probes), parse: (stdout) => parseLook(what, probes, stdout) };
@@ -96,7 +105,9 @@ function lookScript(probes: readonly Probe[]): string {
   return probes
     .map((p) => {
       const err = p.stderr ? "2>&1" : "2>/dev/null";
-      const command = p.readAs ? readingAs(p.readAs, p.command) : p.command;
+      const exports = Object.entries(p.env ?? {}).map(([name, value]) => `${name}=${quote(value)}`);
+      const read = p.readAs ? readingAs(p.readAs, p.command) : p.command;
+      const command = exports.length ? `export ${exports.join(" ")}; ${read}` : read;
       return `printf '%s ' ${p.name}; { (${command}) </dev/null ${err}; printf '\\n%s' "$?"; } | base64 -w0; echo`;
     })
     .join("\n");
@@ -153,6 +164,11 @@ export function rootFact(fact: Fact, decision: string): RootFact {
     `${decision} takes only what root alone can write on the VM, and ${fact.name} can be written by ${who}: ` +
       "refused (a bug in vm-install: report it)",
   );
+}
+
+/** `probes`, each exporting `env` (Probe.env); the same probes when there is none. */
+export function withEnv<const P extends readonly Probe[]>(probes: P, env?: Readonly<Record<string, string>>): P {
+  return (env ? probes.map((p) => ({ ...p, env: { ...p.env, ...env } })) : probes) as P;
 }
 
 /** The line that ends a command's part of an exec that a look follows (followedByLook). */

@@ -6,7 +6,7 @@
 
 import { quote } from "../../shared/shell-quote";
 import { GRANTS_LOOK, grantsFrom, type Inventory } from "../common/grants";
-import { defineLook, type Fact, LookCorrupted, rootFact } from "../common/vm-facts";
+import { defineLook, type Fact, LookCorrupted, rootFact, withEnv } from "../common/vm-facts";
 import { type ListenerFacts, listenerProbes } from "./listener";
 import { type Cluster, clusterUnit, DROPIN_NAME, parsePsqlJson, type ServerState } from "./pg";
 import { checkedState, readServerState, STATE_LABEL } from "./role-database";
@@ -33,9 +33,13 @@ export function psqlProbeCommand(port: number | string, sql: string): string {
   );
 }
 
-/** The look; its probes take the cluster's port and unit from $VMI_PORT and $VMI_UNIT (set per cluster). */
-export function serverLook(event: Pick<Run["event"], "db_name" | "db_user">) {
-  return defineLook("the look at the running cluster", [
+/**
+ * The look; its probes take the cluster's port and unit from $VMI_PORT and $VMI_UNIT: bound to `cluster`'s
+ * when it is given (each probe exports them), else set by the script it runs in (serverLooksProbe's loop).
+ */
+export function serverLook(event: Pick<Run["event"], "db_name" | "db_user">, cluster?: Cluster) {
+  const env = cluster && { VMI_PORT: String(cluster.port), VMI_UNIT: clusterUnit(cluster) };
+  const probes = [
     ...GRANTS_LOOK.probes,
     {
       name: "state",
@@ -45,7 +49,8 @@ export function serverLook(event: Pick<Run["event"], "db_name" | "db_user">) {
       use: "the role, the database, listen_addresses, pg_hba.conf and the drop-in as the server reports them",
     },
     ...listenerProbes("$VMI_PORT", '"$VMI_UNIT"'),
-  ] as const);
+  ] as const;
+  return defineLook("the look at the running cluster", withEnv(probes, env));
 }
 
 /**
@@ -98,14 +103,13 @@ export async function lookAtServer(
   firstLook?: (name: string) => Fact | undefined,
 ): Promise<ServerSeen> {
   const { remote, progress, event } = run;
-  const look = serverLook(event);
-  const unit = clusterUnit(cluster);
+  const look = serverLook(event, cluster);
   const facts =
     foldedLook(event, cluster, firstLook?.("server_looks")) ??
     (await progress.step(
       "reading the grants inventory, the role, the database and the settings",
       async () => {
-        const env = { LC_ALL: "C", VMI_PORT: String(cluster.port), VMI_UNIT: unit };
+        const env = { LC_ALL: "C" };
         const r = await remote.run(look.script, { sudo: true, env, label: STATE_LABEL, timeoutMs: 120_000 });
         return look.parse(r.stdout);
       },
@@ -114,20 +118,9 @@ export async function lookAtServer(
   return serverSeenFrom(run, cluster, (name) => facts.get(name as never));
 }
 
-/**
- * serverLook's probes for `cluster`, its port and unit written in (no run-time variables): as the look after
- * installing the server package reads them (apply.ts installServer, issue 30).
- */
+/** serverLook's probes bound to `cluster`, as the look after installing the server package reads them (apply.ts). */
 export function serverProbesFor(cluster: Cluster, event: Pick<Run["event"], "db_name" | "db_user">) {
-  const port = String(cluster.port);
-  const unit = quote(clusterUnit(cluster));
-  const written = (command: string) =>
-    command
-      .replaceAll('"$VMI_PORT"', port)
-      .replaceAll("$VMI_PORT", port)
-      .replaceAll('"$VMI_UNIT"', unit)
-      .replaceAll("$VMI_UNIT", unit);
-  return serverLook(event).probes.map((p) => ({ ...p, command: written(p.command) }));
+  return serverLook(event, cluster).probes;
 }
 
 /** The server look's answers, however they were read (`answer`: by probe name), as what inspect needs. */

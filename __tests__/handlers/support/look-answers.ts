@@ -101,15 +101,26 @@ export function probesOf(script: string): { name: string; command: string }[] {
   });
 }
 
-/** A probe's command as the VM runs it: one with `readAs` unwrapped from vm-facts.ts' runuser wrapper. */
+/**
+ * A probe's command as the VM runs it: its exported variables (Probe.env) written in where it reads them,
+ * one with `readAs` unwrapped from vm-facts.ts' runuser wrapper.
+ */
 function asRun(command: string): string {
+  const value = "'(?:[^']|'\\\\'')*'|[A-Za-z0-9_@%+=:,./-]+";
+  const exported = new RegExp(`^export ((?:[A-Z_][A-Z0-9_]*=(?:${value}) ?)+); ([\\s\\S]*)$`).exec(command);
+  const values = exported
+    ? [...exported[1].matchAll(new RegExp(`([A-Z_][A-Z0-9_]*)=(${value})`, "g"))].map(([, n, v]) => [n, unword(v)])
+    : [];
+  const rest = exported ? exported[2] : command;
   const m = /^if \[ "\$\(id -u\)" -eq 0 \]; then runuser -u [a-z_][a-z0-9_-]* -- sh -c (.*); else sh -c \1; fi$/.exec(
-    command,
+    rest,
   );
-  if (!m) return command;
-  const q = m[1];
-  return q.startsWith("'") ? q.slice(1, -1).replace(/'\\''/g, "'") : q;
+  const inner = m ? unword(m[1]) : rest;
+  return values.reduce((c, [n, v]) => c.replaceAll(`"$${n}"`, v).replaceAll(`$${n}`, v), inner);
 }
+
+/** A word as quote() wrote it, back to its value. */
+const unword = (w: string) => (w.startsWith("'") ? w.slice(1, -1).replace(/'\\''/g, "'") : w);
 
 /** The frame of one probe. */
 export function frame(name: string, answer: Answer): string {

@@ -99,7 +99,7 @@ export class ScriptedRemote implements Connection {
     if (command.startsWith(TRANSACTION_LOOK.script) && !matches) {
       this.transactionLooks++;
       const kept = this.inventoryAnswer(command);
-      return quiet(answerLook(command, { ...kept, ...this.foldedInto(withEnv(command, opts.env), kept) }));
+      return quiet(answerLook(command, { ...kept, ...this.foldedInto(command, kept) }));
     }
     // The package inventory's file, read and written when no step scripts it: kept here.
     if (!matches && opts.sudo && command === INVENTORY_LOOK.script) {
@@ -140,7 +140,7 @@ export class ScriptedRemote implements Connection {
     step.check?.(command, opts);
     const facts = step.facts && {
       ...this.inventoryAnswer(command),
-      ...this.foldedInto(withEnv(command, opts.env), step.facts),
+      ...this.foldedInto(command, step.facts),
       ...step.facts,
     };
     const exec = new ExecRemote(
@@ -231,17 +231,6 @@ export class ScriptedRemote implements Connection {
   get remaining(): string[] {
     return this.script.slice(this.next).map((s) => String(s.match));
   }
-}
-
-/**
- * `script` with the variables the run exports written in (a look run per cluster takes its port from one,
- * server-look.ts), so a step scripted with the value still matches its probe.
- */
-function withEnv(script: string, env: Record<string, string> = {}): string {
-  return Object.entries(env).reduce(
-    (s, [name, value]) => s.replaceAll(`"$${name}"`, value).replaceAll(`$${name}`, value),
-    script,
-  );
 }
 
 /** A look's framed output as answers by probe name; undefined when `stdout` is not frames only. */
