@@ -992,16 +992,19 @@ describe("install-postgres: idempotence and updates", () => {
     });
   });
 
+  /** A rerun whose listen_addresses waits for a restart: the restart, then `after` (the look after it). */
+  const pendingListen = (after: Step): Step[] => [
+    osStep(),
+    installed14(),
+    grantsRead(RECORDED),
+    inspectSqlStep(done({ listen_addresses: "localhost", pending_restart: ["listen_addresses"] })),
+    configStep([]),
+    { match: "systemctl restart postgresql@14-main", sudo: true },
+    after,
+  ];
+
   it("a listen_addresses change that is still waiting for a restart is applied", async () => {
-    const { result, remote } = await run(event, [
-      osStep(),
-      installed14(),
-      grantsRead(RECORDED),
-      inspectSqlStep(done({ listen_addresses: "localhost", pending_restart: ["listen_addresses"] })),
-      configStep([]),
-      { match: "systemctl restart postgresql@14-main", sudo: true },
-      settledStep("*", [], loginStep()),
-    ]);
+    const { result, remote } = await run(event, pendingListen(settledStep("*", [], loginStep())));
     expect(remote.done).toBe(true);
     expect(result).toMatchObject({
       restarted: true,
@@ -1011,15 +1014,7 @@ describe("install-postgres: idempotence and updates", () => {
   });
 
   it("the look after the restart rides in the restart's exec; cut off, it is made on its own (issue 30)", async () => {
-    const steps = () => [
-      osStep(),
-      installed14(),
-      grantsRead(RECORDED),
-      inspectSqlStep(done({ listen_addresses: "localhost", pending_restart: ["listen_addresses"] })),
-      configStep([]),
-      { match: "systemctl restart postgresql@14-main", sudo: true },
-      settledStep("*", [], loginStep()),
-    ];
+    const steps = () => pendingListen(settledStep("*", [], loginStep()));
     const whole = await run(event, steps());
     expect(whole.remote.done).toBe(true);
     const restart = whole.remote.sent.filter((c) => c.includes("systemctl restart postgresql@14-main"));
@@ -1049,15 +1044,7 @@ describe("install-postgres: idempotence and updates", () => {
       holders: "   4242 mallory nc -lk 127.0.0.1 5432\n",
       tunnel: { password: PW },
     });
-    const { error, remote } = await run(event, [
-      osStep(),
-      installed14(),
-      grantsRead(RECORDED),
-      inspectSqlStep(done({ listen_addresses: "localhost", pending_restart: ["listen_addresses"] })),
-      configStep([]),
-      { match: "systemctl restart postgresql@14-main", sudo: true },
-      settledStep("*", [], squatter),
-    ]);
+    const { error, remote } = await run(event, pendingListen(settledStep("*", [], squatter)));
     expect(remote.done).toBe(true);
     expect(error?.message).toMatch(
       /127\.0\.0\.1:5432 is not held by the cluster's server: pid 4242, user mallory: nc -lk 127\.0\.0\.1 5432 listens there/,
