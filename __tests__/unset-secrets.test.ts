@@ -23,8 +23,24 @@ describe("unsetSecretVariables", () => {
     ]);
   });
 
-  test("set (even empty: Terraform takes that as a value, the runner refuses it) or another command: none", () => {
-    expect(unsetSecretVariables(config, { TF_VAR_pg_password: "" }, ["destroy"])).toEqual([]);
+  test("set but empty: named as such, before Terraform (whose words cdktf may drop as it exits)", () => {
+    const empty = unsetSecretVariables(config, { TF_VAR_pg_password: "" }, ["destroy"]);
+    expect(empty).toEqual([
+      {
+        variable: "TF_VAR_pg_password",
+        holds: ["install-postgres's db_password on vms[one]", "install-postgres's db_password on vms[two]"],
+        empty: true,
+      },
+    ]);
+    expect(unsetSecretsMessage("destroy", empty)).toBe(
+      "vm-install: cdktf destroy needs TF_VAR_pg_password set, not empty (install-postgres's db_password on " +
+        "vms[one], install-postgres's db_password on vms[two]); export TF_VAR_pg_password=...\n" +
+        "vm-install: the stack refuses an empty secret; nothing was run",
+    );
+  });
+
+  test("set or another command: none", () => {
+    expect(unsetSecretVariables(config, { TF_VAR_pg_password: "x" }, ["destroy"])).toEqual([]);
     for (const cmd of ["synth", "diff", "output"]) expect(unsetSecretVariables(config, {}, [cmd])).toEqual([]);
     expect(unsetSecretVariables(config, {}, [])).toEqual([]);
   });

@@ -9,13 +9,17 @@ import { secretVariableNames } from "./installer-event";
 /** The cdktf commands that apply: Terraform prompts there for a variable without a value. */
 const APPLYING = new Set(["deploy", "apply", "destroy"]);
 
-/** Each secret variable cdktf's `args` need that `env` lacks, with what it holds; none for other commands. */
+/**
+ * Each secret variable cdktf's `args` need that `env` lacks or holds empty (the stack's variable check would
+ * refuse it in Terraform, whose words cdktf may drop as Terraform exits), with what it holds; none for other
+ * commands.
+ */
 export function unsetSecretVariables(
   config: VmInstallConfig,
   env: NodeJS.ProcessEnv,
   args: readonly string[],
   installers: readonly CatalogEntry[] = INSTALLERS,
-): { variable: string; holds: string[] }[] {
+): UnsetSecret[] {
   const command = args.find((a) => !a.startsWith("-"));
   if (!command || !APPLYING.has(command)) return [];
   // The local target's runner reads the secrets from this environment (--secret-env): only TF_VAR_ counts there.
@@ -29,8 +33,19 @@ export function unsetSecretVariables(
         holds.set(name, [...(holds.get(name) ?? []), `${def.handler}'s ${field} on vms[${vm.name}]`]);
     }
   return [...holds]
-    .filter(([name]) => env[`TF_VAR_${name}`] === undefined && !given.has(name))
-    .map(([name, what]) => ({ variable: `TF_VAR_${name}`, holds: what }));
+    .filter(([name]) => !env[`TF_VAR_${name}`] && !given.has(name))
+    .map(([name, what]) => ({
+      variable: `TF_VAR_${name}`,
+      holds: what,
+      ...(env[`TF_VAR_${name}`] === "" ? { empty: true } : {}),
+    }));
+}
+
+/** A secret variable a command needs: its name, what it holds, and whether it is set but empty. */
+export interface UnsetSecret {
+  variable: string;
+  holds: string[];
+  empty?: boolean;
 }
 
 /**
@@ -50,13 +65,14 @@ function cdktfVarArgs(args: readonly string[]): Set<string> | "var-file" {
 }
 
 /** What bin/cdktf stops with, one line per variable. */
-export function unsetSecretsMessage(command: string, unset: { variable: string; holds: string[] }[]): string {
+export function unsetSecretsMessage(command: string, unset: UnsetSecret[]): string {
   const lines = unset.map(
-    (u) => `vm-install: cdktf ${command} needs ${u.variable} set (${u.holds.join(", ")}); export ${u.variable}=...`,
+    (u) =>
+      `vm-install: cdktf ${command} needs ${u.variable} set${u.empty ? ", not empty" : ""} ` +
+      `(${u.holds.join(", ")}); export ${u.variable}=...`,
   );
-  return [
-    ...lines,
-    "vm-install: Terraform asks for every variable of the stack, on a destroy too, and would wait for the answer; " +
-      "nothing was run",
-  ].join("\n");
+  const why = unset.some((u) => !u.empty)
+    ? "Terraform asks for every variable of the stack, on a destroy too, and would wait for the answer"
+    : "the stack refuses an empty secret";
+  return [...lines, `vm-install: ${why}; nothing was run`].join("\n");
 }
