@@ -254,6 +254,22 @@ describe("Apt on a scripted VM", () => {
     expect(apt.repairs).toEqual([]);
   });
 
+  it("the lock table unread after the update (a probe failed): dpkg's health is not taken, it is read again", async () => {
+    const remote = new ScriptedRemote([
+      { match: "apt-get update", sudo: true },
+      // What the look after the update says: /proc/locks could not be read, and dpkg looks half-done.
+      { match: "/proc/locks", stdout: answerLook(LOCK_TABLE_LOOK, { "locks.proc": { code: 1 } }) },
+      { match: DPKG_HEALTH_LOOK.script, stdout: probeOutput({ updates: "0000" }) },
+    ]);
+    const apt = new Apt(remote, DEFAULT_APT, noSleep);
+    await apt.update();
+    expect(remote.done).toBe(true);
+    // Read again on its own (the double's dpkg is clean there): nothing to repair.
+    expect(remote.lockLooks).toBe(1);
+    expect(remote.implicit).toEqual([DPKG_HEALTH_LOOK.script]);
+    expect(apt.repairs).toEqual([]);
+  });
+
   it("an update whose output lacks the look after it (cut short): dpkg and the candidates are read alone", async () => {
     const remote = new ScriptedRemote([
       { match: "apt-get update", sudo: true },

@@ -74,11 +74,15 @@ export interface AfterUpdate {
   offers?: Map<string, Candidate>;
 }
 
-/** What the look after the update says, by its probes' answers (`has`: the probes it has). */
+/**
+ * What the look after the update says, from its probes' answers. dpkg's health counts only when the lock table
+ * was read whole (every lock probe exited 0) and names no holder.
+ */
 export function afterUpdateFrom(look: ReturnType<typeof afterUpdateLook>, get: (name: string) => Fact): AfterUpdate {
   const has = (name: string) => look.probes.some((p) => p.name === name);
   const out: AfterUpdate = {};
   if (has(POLICY) && get(POLICY).code === 0) out.offers = parseAptCachePolicy(get(POLICY).text);
-  if (has("locks.proc") && lockTableFrom(get).length === 0) out.health = dpkgHealthFrom(get);
+  const locksRead = has("locks.proc") && LOCK_TABLE_LOOK.probes.every((p) => get(p.name).code === 0);
+  if (locksRead && lockTableFrom(get).length === 0) out.health = dpkgHealthFrom(get);
   return out;
 }
