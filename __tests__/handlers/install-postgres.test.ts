@@ -391,11 +391,13 @@ describe("install-postgres: Ubuntu 22.04, PostgreSQL 14 from the distribution", 
     expect(remote.closed).toBe(true);
     // dpkg's word on postgresql rides in the kit's first look; the verify's dpkg-query, the look at packages and
     // clusters and the server look (grants, role, database, settings) in the look after the install, with its
-    // record; the drop-in, pg_hba.conf and the server's check of them are one exec; the look after the restart,
-    // in its exec, reads who listens, the login's proof; apt's locks, dpkg's health and the candidates are read
-    // after apt-get update, in its exec (issue 30): 8 execs, 19 before (the double records nothing, so no
-    // inventory is written).
-    expect(remote.sent).toHaveLength(8);
+    // record; the role and database's SQL, the drop-in, pg_hba.conf and the server's check of them are one exec
+    // as postgres; the look after the restart, in its exec, reads who listens, the login's proof; apt's locks,
+    // dpkg's health and the candidates are read after apt-get update, in its exec (issue 30): 7 execs, 19
+    // before (the double records nothing, so no inventory is written).
+    expect(remote.sent).toHaveLength(7);
+    const joined = remote.sent.find((c) => c.startsWith("{ head -c "));
+    expect(joined).toMatch(/psql [^\n]* >\/dev\/null \|\| exit \$\(\(100 \+ \$\?\)\); \} && \{ t=\$\(mktemp /);
     expect(remote.sent.filter((c) => c.includes("printf '%s ' settled; "))).toHaveLength(1);
     expect(remote.implicit).toEqual([]);
     expect(remote.sent.filter((c) => c.startsWith("dpkg-query"))).toEqual([]);
@@ -1011,6 +1013,22 @@ describe("install-postgres: idempotence and updates", () => {
       changed: true,
       changes: [`listen_addresses 'localhost' -> '*' (${DROPIN})`],
     });
+  });
+
+  it("the database's SQL fails in the exec it shares with the configuration: named as its own step, nothing written", async () => {
+    const { error, remote } = await run(event, [
+      osStep(),
+      installed14(),
+      grantsRead(RECORDED),
+      inspectSqlStep(done({ database: null, hba_text: STOCK_HBA })),
+      // One exec: the SQL first (it fails), then pg_hba.conf and the check, which never run.
+      psqlStep(/CREATE DATABASE/, "", { code: 3, stderr: "ERROR:  permission denied to create database\n" }),
+    ]);
+    expect(remote.done).toBe(true);
+    expect(remote.sent.filter((c) => c.startsWith("{ head -c "))).toHaveLength(1);
+    expect(error?.message).toMatch(
+      /psql \(role and database\) failed on \S+ \(exit 3\):\nERROR: {2}permission denied to create database/,
+    );
   });
 
   it("the look after the restart rides in the restart's exec; cut off, it is made on its own (issue 30)", async () => {

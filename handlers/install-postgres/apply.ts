@@ -26,6 +26,7 @@ import {
   type ServerInventory,
 } from "./server";
 import { type ListenerSeen, serverProbesFor } from "./server-look";
+import type { SqlFirst } from "./sql-first";
 
 /** What applying a change found out: the inventory it looked at since, where the package came from, warnings. */
 export interface PostgresOutcome extends ApplyOutcome {
@@ -165,13 +166,16 @@ export async function revokeLogin(run: Run, port: number, roles: string[]): Prom
   return undefined;
 }
 
+/** The configuration files; with `first`, that SQL (the role and database) runs first in the same exec. */
 export async function configurationFiles(
   run: Run,
   state: ServerState,
   port: number,
   plan: ConfigPlan,
+  first?: SqlFirst,
 ): Promise<PostgresOutcome | undefined> {
-  await writeConfiguration(run, state, port, plan);
+  const write = () => writeConfiguration(run, state, port, plan, first);
+  await (first ? run.progress.step(`${first.step}; the configuration files`, write, "role_db") : write());
   return plan.hbaCopies.length ? { warnings: plan.hbaCopies } : undefined;
 }
 

@@ -26,6 +26,7 @@ import type { Run } from "./run";
 import { psqlJson, writeFile } from "./server";
 import { type ListenerSeen, psqlProbeCommand } from "./server-look";
 import { CONFIG_CHECK_SQL, type ConfigCheck, SETTLED_SQL, type Settled } from "./sql";
+import { firstFailed, type SqlFirst, sqlFromStdin } from "./sql-first";
 
 /**
  * What the configuration changes, decided from the server's state alone (no I/O): plan.ts makes its
@@ -102,26 +103,37 @@ export function planConfiguration(
 
 /**
  * The files written where they differ and checked by the server, in one exec as postgres (three before, issue
- * 30); nothing is restarted or reloaded yet.
+ * 30); nothing is restarted or reloaded yet. With `first`, that SQL runs before them in the same exec, its
+ * bytes first on stdin: when it fails nothing is written, and the error names it.
  */
-export async function writeConfiguration(run: Run, state: ServerState, port: number, plan: ConfigPlan): Promise<void> {
+export async function writeConfiguration(
+  run: Run,
+  state: ServerState,
+  port: number,
+  plan: ConfigPlan,
+  first?: SqlFirst,
+): Promise<void> {
   // A change still waiting for a restart may already be in the drop-in.
   const text = plan.dropInText ?? dropInContent(plan.listen);
   const files: FileWrite[] = [];
   if ((plan.listenChanged || plan.parameters?.changed) && (state.dropin_text ?? "") !== text)
     files.push({ path: plan.dropIn, content: text, mode: "0644" });
   if (plan.hbaChanged) files.push({ path: state.hba_file, content: plan.hba.content, mode: "0640" });
-  const label = [...files.map((f) => `writing ${f.path}`), "psql (checking the configuration files)"].join(", ");
-  const r = await run.remote.run(
-    [...files.map(writeFromStdin), `{ ${psqlProbeCommand(port, CONFIG_CHECK_SQL)}; }`].join(" && "),
-    {
+  const parts = [...files.map(writeFromStdin), `{ ${psqlProbeCommand(port, CONFIG_CHECK_SQL)}; }`];
+  const writes = [...files.map((f) => `writing ${f.path}`), "psql (checking the configuration files)"];
+  const label = [...(first ? [first.label] : []), ...writes].join(", ");
+  const script = first ? [sqlFromStdin(port, first.sql), ...parts] : parts;
+  const r = await run.remote
+    .run(script.join(" && "), {
       user: "postgres",
-      stdin: files.map((f) => f.content).join(""),
+      stdin: (first?.sql ?? "") + files.map((f) => f.content).join(""),
       label,
       timeoutMs: 120_000,
-      mutates: files.length > 0,
-    },
-  );
+      mutates: files.length > 0 || first !== undefined,
+    })
+    .catch((err) => {
+      throw first ? firstFailed(err, label, first.label) : err;
+    });
   await checkConfiguration(run, state, plan, parsePsqlJson<ConfigCheck>(r.stdout, label));
 }
 

@@ -17,17 +17,20 @@ import {
   installedLine,
   newClusterOf,
   type PostgresEvent,
-  planRoleAndDatabase,
   serverSource,
 } from "./decisions";
 import { extensionChanges } from "./extension-changes";
 import { planExtensions, withPreload } from "./extensions";
 import { recordedExtensions, withExtensionRecord } from "./extensions-server";
-import { planRoles, revokedRoleLines, sectionChanged, updatedSection } from "./grants";
+import { sectionChanged, updatedSection } from "./grants";
 import { configurationChanges, planParameters, restartNeeded, withParameters } from "./parameters";
 import { type Cluster, clusterUnit, dropInPath, normalizeListen, type ServerState, shortServerVersion } from "./pg";
 import { legacyPgdgLine, pgdgSetupLine } from "./pgdg";
+import { planAccess } from "./plan-access";
+import { joinAdjacent } from "./plan-joins";
 import type { ServerFacts } from "./report";
+import type { Run } from "./run";
+import type { SqlFirst } from "./sql-first";
 import type { PostgresState, RunningServer } from "./state";
 import { planTls } from "./tls-plan";
 
@@ -49,6 +52,11 @@ export interface PostgresChange extends Change<PostgresEvent, PostgresOutcome> {
     | "tls";
   /** The grants it takes back, one line each (the result's `revoked`). */
   readonly revoked?: readonly string[];
+  /** Right after another change's SQL, made in one exec with it (plan-joins.ts); `sql`: that SQL. */
+  readonly joined?: {
+    sql?(run: Run): SqlFirst;
+    after?(run: Run, first: SqlFirst): Promise<PostgresOutcome | undefined>;
+  };
 }
 
 /** A line the plan says in the progress (and, for a warning, in the result); checkOnly: a run re-plans instead. */
@@ -270,7 +278,7 @@ function planRunning(
       apply: (run) => apply.recordGrants(run, server.inventory, next),
     });
   }
-  return { changes, said, config };
+  return { changes: joinAdjacent(changes), said, config };
 }
 
 /** The drop-in (listen_addresses, parameters, preloaded libraries) and pg_hba.conf, then the restart or reload. */
@@ -292,6 +300,7 @@ function planConfigChanges(event: PostgresEvent, cluster: Cluster, server: Runni
       revoked: config.revoked,
       why: "listen_addresses, parameters or pg_hba.conf differ from the settings",
       apply: (run) => apply.configurationFiles(run, state, port, config),
+      joined: { after: (run, first) => apply.configurationFiles(run, state, port, config, first) },
     });
   }
   const restart = restartNeeded(config);
@@ -307,42 +316,4 @@ function planConfigChanges(event: PostgresEvent, cluster: Cluster, server: Runni
     });
   }
   return { changes, config, params, restart };
-}
-
-/** The role and database, and LOGIN taken back from roles no longer named; `record`: the roles to keep listed. */
-function planAccess(
-  event: PostgresEvent,
-  port: number,
-  cluster: string,
-  { state, recorded }: RunningServer,
-): { changes: PostgresChange[]; said: Said[]; record: string[] } {
-  const changes: PostgresChange[] = [];
-  const said: Said[] = [];
-  const roleDb = planRoleAndDatabase(state, event);
-  const grantedLogin = roleDb.plan.createRole || roleDb.plan.grantLogin;
-  if (roleDb.changes.length) {
-    changes.push({
-      kind: "role-database",
-      what: roleDb.changes,
-      why: "the role or the database differs from the settings",
-      apply: (run) => apply.roleAndDatabase(run, port, roleDb.plan, roleDb.changes),
-    });
-  } else {
-    said.push({
-      line:
-        `role ${event.db_user} (password unchanged) and database ${event.db_name} ` +
-        `(owner ${event.db_user}) are as wanted`,
-    });
-  }
-  const roles = planRoles(recorded?.roles[cluster] ?? [], event.db_user, grantedLogin, state.recorded_roles ?? {});
-  for (const line of roles.skipped) said.push({ line, warning: true });
-  if (roles.revoke.length) {
-    changes.push({
-      kind: "revoke-login",
-      ...revokedRoleLines(roles.revoke),
-      why: "the inventory lists roles vm-install gave LOGIN that the settings no longer name",
-      apply: (run) => apply.revokeLogin(run, port, roles.revoke),
-    });
-  }
-  return { changes, said, record: roles.record };
 }

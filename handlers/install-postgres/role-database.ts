@@ -29,20 +29,23 @@ export function checkedState(run: Run, state: ServerState): ServerState {
   return state;
 }
 
+export const ROLE_DB_LABEL = "psql (role and database)";
+
 /** The role and database changed as `plan` says, in one psql session; `lines`: the plan's words. */
 export async function roleAndDatabase(run: Run, port: number, plan: RoleDbDecision, lines: string[]): Promise<void> {
-  const { event, remote, progress } = run;
-  const { setPassword, ...rest } = plan;
-  const sql = applySql(
-    { ...rest, password: setPassword ? passwordValue(run) : undefined },
-    event.db_name,
-    event.db_user,
-  );
-  await progress.step(
+  const sql = roleDatabaseSql(run, plan);
+  await run.progress.step(
     lines.join("; "),
-    () => psql(remote, port, sql, "psql (role and database)", { mutates: true }),
+    () => psql(run.remote, port, sql, ROLE_DB_LABEL, { mutates: true }),
     "role_db",
   );
+}
+
+/** The SQL that makes the role and database what `plan` says (the password's secret registered). */
+export function roleDatabaseSql(run: Run, plan: RoleDbDecision): string {
+  const { setPassword, ...rest } = plan;
+  const password = setPassword ? passwordValue(run) : undefined;
+  return applySql({ ...rest, password }, run.event.db_name, run.event.db_user);
 }
 
 /**

@@ -20,6 +20,11 @@ import {
 import { LEGACY_PGDG_KEYRING } from "./pgdg";
 
 /** psql as the postgres superuser over the local socket, SQL on stdin, stopping at the first error. */
+/** psql as the jobs run it, its SQL on stdin. `cd /`: the login user's home may be closed to postgres. */
+export function psqlLine(port: number, database = "postgres"): string {
+  return `cd / && psql -X -q -A -t -v ON_ERROR_STOP=1 -p ${port} -d ${quote(database)} -f -`;
+}
+
 export function psql(
   remote: Remote,
   port: number,
@@ -27,9 +32,7 @@ export function psql(
   label: string,
   opts: { mutates?: boolean; database?: string } = {},
 ): Promise<{ stdout: string }> {
-  // `cd /`: the login user's home may be closed to postgres, and psql would complain about it.
-  const db = quote(opts.database ?? "postgres");
-  return remote.run(`cd / && psql -X -q -A -t -v ON_ERROR_STOP=1 -p ${port} -d ${db} -f -`, {
+  return remote.run(psqlLine(port, opts.database), {
     user: "postgres",
     stdin: sql,
     env: { PGCLIENTENCODING: "UTF8", LC_MESSAGES: "C" },

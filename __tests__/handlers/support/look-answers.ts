@@ -65,6 +65,25 @@ export function answerFollowed<R extends Reply>(
   return { ...r, stdout: `${r.stdout ?? ""}\n${frames.join("")}` };
 }
 
+/**
+ * An exec as postgres whose first part is SQL from the first bytes of stdin (sql-first.ts), split: that psql's
+ * command as psql() sends it alone, its SQL, and the rest of the exec with the rest of stdin; undefined when
+ * `script` is not one.
+ */
+export function sqlFirstParts(
+  script: string,
+  stdin: string,
+): { psql: string; sql: string; rest: string; restStdin: string } | undefined {
+  const m =
+    /^\{ head -c ([0-9]+) \| \(export PGCLIENTENCODING=UTF8 LC_MESSAGES=C; (cd \/ && psql [^)]*)\) >\/dev\/null \|\| exit \$\(\(100 \+ \$\?\)\); \} && ([\s\S]*)$/.exec(
+      script,
+    );
+  if (!m) return undefined;
+  const bytes = Buffer.from(stdin);
+  const n = Number(m[1]);
+  return { psql: m[2], sql: bytes.subarray(0, n).toString(), rest: m[3], restStdin: bytes.subarray(n).toString() };
+}
+
 /** A command and the look after it in one exec (vm-facts.ts followedByLook), split; undefined when not one. */
 export function followedParts(script: string): { command: string; look: string } | undefined {
   const m = /^\( ([\s\S]*)\n\); vmi_status=\$\?; echo\n([\s\S]*)\nexit \$vmi_status$/.exec(script);

@@ -15,7 +15,7 @@ import { type FakePostgres, fakePostgres } from "./fake-postgres";
 import { UBUNTU_2204 } from "./fixtures";
 import { grantsText } from "./grants-steps";
 import { POSTMASTER_PID, ssLine } from "./listener-look";
-import { answerLook, answerLookWith, isLook } from "./look-answers";
+import { answerLook, answerLookWith, isLook, sqlFirstParts } from "./look-answers";
 import { type Listing, listingProbe } from "./postgres-listing";
 
 export const PG_CONF_DIR = "/etc/postgresql/14/main";
@@ -222,6 +222,12 @@ export class PostgresVm implements Connection {
       // The server presents what it loaded at the last reload (`presented`), by default the file it names.
       const pem = this.presented ?? s.files[s.files[TLS_DROPIN] === undefined ? SNAKEOIL : TLS_CERT];
       return { stdout: pem ? `sha256 Fingerprint=${new X509Certificate(pem).fingerprint256}\n` : "" };
+    }
+    // The role and database's SQL run first in the configuration's exec (sql-first.ts).
+    const first = sqlFirstParts(command, stdin);
+    if (first) {
+      this.psql(first.sql);
+      return this.answer(first.rest, first.restStdin);
     }
     const config = configWriteOf(command, stdin);
     if (config) {

@@ -14,7 +14,7 @@ import { LOCK_TABLE_LOOK } from "../../../handlers/common/lock-holders";
 import { INVENTORY_LOOK, PACKAGES_FILE } from "../../../handlers/common/package-inventory";
 import { SecretScrubber } from "../../../shared/secrets";
 import { type FakeMode, type FakePostgres, fakePostgres } from "./fake-postgres";
-import { type Answer, answerLook, followedParts, probesOf } from "./look-answers";
+import { type Answer, answerLook, followedParts, probesOf, sqlFirstParts } from "./look-answers";
 
 /** What a TCP channel opened after a step reaches: a fake PostgreSQL server, or sshd's refusal. */
 export type TunnelAnswer = { password: string; mode?: FakeMode; who?: string } | { refused: "forwarding" | "connect" };
@@ -71,6 +71,18 @@ export class ScriptedRemote implements Connection {
 
   async run(sent: string, opts: RunOptions = {}): Promise<RunResult> {
     this.sent.push(sent);
+    // The role and database's SQL run first in the configuration's exec (sql-first.ts): the steps scripted for
+    // the two execs it was answer its two parts; the exec's status is 100 + psql's when the SQL fails.
+    const first = sqlFirstParts(sent, String(opts.stdin ?? ""));
+    if (first) {
+      const sql = await this.answer(first.psql, { ...opts, stdin: first.sql, check: false });
+      if (sql.code === 0) return this.answer(first.rest, { ...opts, stdin: first.restStdin });
+      const failed = new ExecRemote(
+        async () => ({ code: 100 + sql.code, stdout: Buffer.from(""), stderr: Buffer.from(sql.stderr) }),
+        { target: this.target, user: "ubuntu", secrets: this.secrets },
+      );
+      return failed.run(sent, opts);
+    }
     const followed = followedParts(sent);
     if (!followed) return this.answer(sent, opts);
     // A command and the look after it in one exec (vm-facts.ts followedByLook): the command as scripted (a
