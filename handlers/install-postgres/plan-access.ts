@@ -5,7 +5,7 @@ import * as apply from "./apply";
 import type { PostgresEvent } from "./decisions";
 import { planRoleAndDatabase } from "./decisions";
 import { planRoles, revokedRoleLines } from "./grants";
-import type { PostgresChange, Said } from "./plan";
+import type { PostgresChange, Said } from "./plan-change";
 import { ROLE_DB_LABEL, roleDatabaseSql } from "./role-database";
 import type { RunningServer } from "./state";
 

@@ -3,7 +3,7 @@
 // server's check of them, as postgres. The joined change keeps both changes' words, in order, and a
 // failure still names the part that failed (sql-first.ts).
 
-import type { PostgresChange } from "./plan";
+import type { PostgresChange } from "./plan-change";
 
 /** `changes` with each change that has SQL to give (`joined.sql`) joined to a next one that takes it. */
 export function joinAdjacent(changes: readonly PostgresChange[]): PostgresChange[] {

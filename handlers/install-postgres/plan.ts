@@ -5,8 +5,6 @@
 // defaults for a new cluster) or say what it could not see; those lines are said in a check only.
 
 import { emptyInventory } from "../common/grants";
-import type { Change } from "../common/installer-model";
-import type { PostgresOutcome } from "./apply";
 import * as apply from "./apply";
 import { type ConfigPlan, planConfiguration, unappliedWarnings } from "./configuration";
 import {
@@ -27,44 +25,13 @@ import { configurationChanges, planParameters, restartNeeded, withParameters } f
 import { type Cluster, clusterUnit, dropInPath, normalizeListen, type ServerState, shortServerVersion } from "./pg";
 import { legacyPgdgLine, pgdgSetupLine } from "./pgdg";
 import { planAccess } from "./plan-access";
+import type { PostgresChange, Said } from "./plan-change";
 import { joinAdjacent } from "./plan-joins";
 import type { ServerFacts } from "./report";
-import type { Run } from "./run";
-import type { SqlFirst } from "./sql-first";
 import type { PostgresState, RunningServer } from "./state";
 import { planTls } from "./tls-plan";
 
-/** One change the plan calls for; `what`: its lines in `changes` (a check's `would_change`). */
-export interface PostgresChange extends Change<PostgresEvent, PostgresOutcome> {
-  readonly kind:
-    | "server-package"
-    | "pgdg-keyring"
-    | "cluster-create"
-    | "cluster-start"
-    | "role-database"
-    | "revoke-login"
-    | "configuration"
-    | "restart"
-    | "reload"
-    | "inventory"
-    | "extension-package"
-    | "extensions"
-    | "tls";
-  /** The grants it takes back, one line each (the result's `revoked`). */
-  readonly revoked?: readonly string[];
-  /** Right after another change's SQL, made in one exec with it (plan-joins.ts); `sql`: that SQL. */
-  readonly joined?: {
-    sql?(run: Run): SqlFirst;
-    after?(run: Run, first: SqlFirst): Promise<PostgresOutcome | undefined>;
-  };
-}
-
-/** A line the plan says in the progress (and, for a warning, in the result); checkOnly: a run re-plans instead. */
-export interface Said {
-  line: string;
-  warning?: boolean;
-  checkOnly?: boolean;
-}
+export type { PostgresChange, Said };
 
 export interface PostgresPlan {
   changes: PostgresChange[];
