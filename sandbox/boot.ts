@@ -6,6 +6,7 @@ import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { quote } from "../shared/shell-quote";
+import { joinOwnCgroups } from "./cgroups";
 import { IMAGE_USER } from "./image";
 import { type ProcRef, procRef } from "./procfs";
 import { childEnv, runOk } from "./run";
@@ -147,7 +148,7 @@ printf '%s' ${q(hosts)} > ${q(`${m}/etc/hosts`)}
 # user manager stays up instead of stopping.
 mkdir -p ${q(`${m}/etc/systemd/logind.conf.d`)}
 printf '[Login]\nUserStopDelaySec=infinity\n' > ${q(`${m}/etc/systemd/logind.conf.d/90-vm-install-sandbox.conf`)}
-echo "vm-install sandbox: booting ${i.name}"
+${joinOwnCgroups(i.name)}echo "vm-install sandbox: booting ${i.name}"
 # --register=no --keep-unit: the host may have no systemd to register with. --capability=all and the bpf
 # and keyring syscalls: dockerd (iptables, cgroups) and containerd inside. The docker bind: overlay2
 # cannot sit on the overlayfs root.

@@ -2,6 +2,7 @@
 // leftovers of runs that died, and the process trees of this process's own sandboxes when it exits.
 import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
+import { removeOwnCgroups } from "./cgroups";
 import { listClaims, netPlan, releaseSubnet, teardownNetwork } from "./network";
 import { type ProcRef, procAlive } from "./procfs";
 import { listRunDirs, readState, runDirOf, validateName, writeState } from "./state";
@@ -77,6 +78,8 @@ export async function stopSandbox(name: string): Promise<void> {
     }
     await sleep(100);
   }
+  // Its cgroups, empty once its processes are gone (cgroups.ts); one still busy is left for the next start.
+  await removeOwnCgroups(name, sleep);
   // The network by what state recorded, plus any claim by this name state did not record yet.
   const nets = new Map<number | undefined, { netns?: string; hostVeth?: string; nftTable?: string }>();
   nets.set(state?.subnet, {

@@ -8,6 +8,7 @@ import { type ExecFileOptions, execFile } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
+import { sandboxCgroups } from "../../sandbox/cgroups";
 import {
   checkSandboxSupport,
   ensureBaseImage,
@@ -147,11 +148,12 @@ interface Traces {
   veth: boolean;
   nftTable: boolean;
   runDir: boolean;
+  cgroups: string[];
   processes: number[];
 }
 
 async function traces(
-  sb: Pick<Sandbox, "netns" | "hostVeth" | "nftTable" | "runDir">,
+  sb: Pick<Sandbox, "name" | "netns" | "hostVeth" | "nftTable" | "runDir">,
   tree: Map<number, string>,
 ): Promise<Traces> {
   const tables = await exec("nft", ["list", "tables"]);
@@ -162,11 +164,12 @@ async function traces(
     veth: fs.existsSync(`/sys/class/net/${sb.hostVeth}`),
     nftTable: tables.stdout.split("\n").some((l) => l.trim() === `table ip ${sb.nftTable}`),
     runDir: fs.existsSync(sb.runDir),
+    cgroups: sandboxCgroups(sb.name).filter((c) => fs.existsSync(c)),
     processes: survivors(tree),
   };
 }
 
-const NO_TRACES: Traces = { netns: false, veth: false, nftTable: false, runDir: false, processes: [] };
+const NO_TRACES: Traces = { netns: false, veth: false, nftTable: false, runDir: false, cgroups: [], processes: [] };
 
 suite("sandbox VM (systemd-nspawn target over real SSH)", () => {
   let sb: Sandbox | undefined;
@@ -304,6 +307,20 @@ suite("sandbox VM (systemd-nspawn target over real SSH)", () => {
       // Keys are per sandbox: a's key does not open b.
       const cross = await ssh({ ...b, privateKeyPath: a.privateKeyPath }, b.knownHostsPath, "true");
       expect(cross.stderr).toMatch(/Permission denied/);
+      // Each in cgroups of its own (sandbox/cgroups.ts): the same unit runs in both, and is stopped and started
+      // again in one while the other's runs. Sharing one cgroup, the stop could not see the unit's cgroup
+      // empty (the other's process was in it) and the start was refused.
+      const unit = "vmi-cgroup-probe";
+      const start = `systemd-run --unit=${unit} sleep 1000`;
+      for (const s of [a, b]) expect((await s.rootExec(start)).stderr).toMatch(/Running as unit/);
+      const again = await a.rootExec(`systemctl stop ${unit} && ${start}`);
+      expect({ code: again.code, stderr: again.stderr }).toEqual({ code: 0, stderr: expect.stringMatching(/Running/) });
+      for (const s of [a, b]) expect((await s.rootExec(`systemctl is-active ${unit}`)).stdout.trim()).toBe("active");
+      for (const s of [a, b]) {
+        const cgroups = sandboxCgroups(s.name).map((c) => `${c}/payload/system.slice/${unit}.service/cgroup.procs`);
+        expect(cgroups.length).toBeGreaterThan(0);
+        for (const procs of cgroups) expect(fs.readFileSync(procs, "utf8").trim()).toMatch(/^[0-9]+$/);
+      }
     } finally {
       const t2 = Date.now();
       await Promise.all([a.stop(), b.stop()]);

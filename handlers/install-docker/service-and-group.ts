@@ -40,19 +40,20 @@ export async function ensureService(remote: Remote, state: DockerState, progress
   } catch (err) {
     if (!(err instanceof CommandError)) throw err;
     const journal = await remote
-      .run("journalctl -u docker.service -n 15 --no-pager -o cat", {
+      .run("journalctl -u docker.service -u docker.socket -n 20 --no-pager -o cat", {
         sudo: true,
         check: false,
         label: "journalctl -u docker.service",
         timeoutMs: 30_000,
       })
       .then(
-        (r) => tail(r.stdout, 15),
+        (r) => tail(r.stdout, 20),
         () => "",
       );
+    // systemd's own lines on the two units (why a start "failed because of unavailable resources") come last.
     throw new Error(
       `docker.service did not start (${cmds.join(" && ")}): ${tail(err.stderr || err.stdout, 5)}` +
-        (journal ? `\nlast lines of \`journalctl -u docker.service\` on the VM:\n${journal}` : "") +
+        (journal ? `\nlast lines of \`journalctl -u docker.service -u docker.socket\` on the VM:\n${journal}` : "") +
         `\nFix the cause on the VM (often a broken /etc/docker/daemon.json, or a kernel without overlay/iptables ` +
         `support), then run the job again.`,
     );
