@@ -2,7 +2,8 @@
 // so a link it plants at their path reaches nothing of root's. The cluster's log becomes a link to a root-only
 // file whose line looks like the server's (a failed start's error is built from the log's FATAL lines), and
 // pg_hba.conf a link to a root-only file carrying vm-install's line (absent writes the file back without it,
-// as postgres): root's words reach neither the job's message nor a file postgres can read.
+// as postgres): root's words reach neither the job's message nor a file postgres can read. The log swapped for
+// such a link after a restart that held: the bind check after the restart reads it as postgres too.
 import type { Sandbox } from "../../sandbox/index";
 import { describeE2E, expectSucceeded, root, runInstaller, sandboxPerSuite, withoutFrames } from "./support/e2e";
 import { remoteEvent } from "./support/postgres-e2e";
@@ -45,6 +46,31 @@ describeE2E("install-postgres reads the postgres user's files as postgres", () =
       const back = await job(event);
       expectSucceeded(back);
       expect((await root(sb, `systemctl is-active ${UNIT}`)).trim()).toBe("active");
+    },
+    T,
+  );
+
+  it(
+    "the log swapped for a link after a restart that held: the bind check reads none of root's file",
+    async () => {
+      // What the postgres user can do the moment the server is up, done by an ExecStartPost run as postgres: the
+      // log becomes a link to a root-only file, longer than the log was, whose last line reads as a bind failure.
+      expectSucceeded(await job(event)); // installed and running: the swap below happens at the restart only
+      const dropIn = `/etc/systemd/system/${UNIT}.service.d`;
+      const swap = `mv ${LOG} ${LOG}.real && ln -s /root/bind.log ${LOG}`;
+      await root(
+        sb,
+        `{ head -c 2000000 /dev/zero | tr '\\0' x; printf '\\nLOG:  could not bind IPv4 address ${SECRET}\\n'; } ` +
+          `> /root/bind.log && chmod 600 /root/bind.log && mkdir -p ${dropIn} && ` +
+          `printf '[Service]\\nExecStartPost=/usr/sbin/runuser -u postgres -- sh -c "${swap}"\\n' > ${dropIn}/swap.conf` +
+          " && systemctl daemon-reload",
+      );
+      const restarted = await job({ ...event, parameters: { max_connections: 110 } });
+      expect(restarted.lines.join("\n")).not.toContain(SECRET);
+      expectSucceeded(restarted);
+      expect((await root(sb, `readlink ${LOG}`)).trim()).toBe("/root/bind.log");
+
+      await root(sb, `rm -r ${dropIn} && systemctl daemon-reload && rm ${LOG} && mv ${LOG}.real ${LOG}`);
     },
     T,
   );

@@ -117,7 +117,7 @@ function lookScript(probes: readonly Probe[]): string {
  * `command` with `user`'s rights when the look runs as root; a look run as another user (the TLS look runs as
  * postgres, where runuser is refused) already reads with no more than that user's rights.
  */
-function readingAs(user: string, command: string): string {
+export function readingAs(user: string, command: string): string {
   const q = quote(command);
   return `if [ "$(id -u)" -eq 0 ]; then runuser -u ${user} -- sh -c ${q}; else sh -c ${q}; fi`;
 }

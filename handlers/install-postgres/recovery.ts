@@ -7,7 +7,15 @@
 
 import { quote } from "../../shared/shell-quote";
 import { type Remote, runLong, tail } from "../common/exec";
-import { defineLook, type Facts, followedByLook, type Look, lookAtEnd, type Probe } from "../common/vm-facts";
+import {
+  defineLook,
+  type Facts,
+  followedByLook,
+  type Look,
+  lookAtEnd,
+  type Probe,
+  readingAs,
+} from "../common/vm-facts";
 import { type Cluster, clusterUnit, DROPIN_NAME, normalizeListen } from "./pg";
 import type { Run } from "./run";
 import { clusterServiceCommand, startOrExplain, writeFile } from "./server";
@@ -30,9 +38,13 @@ async function restartAndCheck<P extends readonly Probe[]>(
   const unit = clusterUnit(cluster);
   const log = cluster.logFile ? quote(cluster.logFile) : undefined;
   const action = clusterServiceCommand(verb, unit);
+  // The log is the postgres user's: read as postgres, so a link planted at its path (between the restart and
+  // the read) reaches nothing of root's; a FIFO there cannot hold the job past the timeout.
+  const asPostgres = (command: string) => readingAs("postgres", command);
   const cmd = log
-    ? `s=$(stat -c %s ${log} 2>/dev/null || echo 0); ${action} || exit $?; ` +
-      `tail -c +$((s+1)) ${log} 2>/dev/null | grep -E '${BIND_FAILURE}'; exit 0`
+    ? `s=$(${asPostgres(`stat -c %s ${log} 2>/dev/null`)}); case "$s" in ''|*[!0-9]*) s=0;; esac; ` +
+      `${action} || exit $?; export VMI_FROM=$((s+1)); ` +
+      `${asPostgres(`timeout 20 tail -c +"$VMI_FROM" ${log} 2>/dev/null`)} | grep -E '${BIND_FAILURE}'; exit 0`
     : action;
   const label = `systemctl ${verb} ${unit}`;
   const r = await runLong(remote, after ? followedByLook(cmd, after) : cmd, {
