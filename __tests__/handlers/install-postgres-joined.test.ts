@@ -8,7 +8,7 @@ import * as path from "node:path";
 import { CommandError } from "../../handlers/common/exec";
 import type { PostgresChange } from "../../handlers/install-postgres/plan";
 import { joinAdjacent } from "../../handlers/install-postgres/plan-joins";
-import { firstFailed, sqlFromStdin } from "../../handlers/install-postgres/sql-first";
+import { joinedFailure, sqlFromStdin } from "../../handlers/install-postgres/sql-first";
 
 describe("SQL first on stdin, then the rest of the exec", () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "sql-first-"));
@@ -44,14 +44,22 @@ describe("SQL first on stdin, then the rest of the exec", () => {
     expect(run("SELECT 1;\n", "file\n", 3)).toMatchObject({ code: 103, rest: undefined });
   });
 
-  test("its error is named after the SQL's own step, with psql's own status", () => {
+  test("its error is named after the SQL's own step, with psql's own status; another failure after the exec", () => {
     const label = "psql (role and database), writing /etc/x, psql (checking the configuration files)";
-    const err = new CommandError(`${label} failed on u@h:22 (exit 103):\nERROR: no`, "c", 103, "", "ERROR: no", 5);
-    const named = firstFailed(err, label, "psql (role and database)") as CommandError;
-    expect(named.message).toBe("psql (role and database) failed on u@h:22 (exit 3):\nERROR: no");
-    expect(named.code).toBe(3);
-    const writeFailed = new CommandError(`${label} failed on u@h:22 (exit 1)`, "c", 1, "", "", 5);
-    expect(firstFailed(writeFailed, label, "psql (role and database)")).toBe(writeFailed);
+    const first = { sql: "", label: "psql (role and database)", step: "" };
+    const result = (code: number, stderr: string) => ({ code, stdout: "", stderr, durationMs: 5 });
+    const named = joinedFailure(result(103, "ERROR: no"), "c", label, first);
+    expect(named).toBeInstanceOf(CommandError);
+    expect({ message: named?.message, code: named?.code }).toEqual({
+      message: "psql (role and database) failed (exit 3):\nERROR: no",
+      code: 3,
+    });
+    const writeFailed = joinedFailure(result(1, "mv: no"), "c", label, first);
+    expect({ message: writeFailed?.message, code: writeFailed?.code }).toEqual({
+      message: `${label} failed (exit 1):\nmv: no`,
+      code: 1,
+    });
+    expect(joinedFailure(result(0, ""), "c", label, first)).toBeUndefined();
   });
 });
 

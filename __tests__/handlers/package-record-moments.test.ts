@@ -7,7 +7,7 @@ import { runHandler } from "../../handlers/common/handler-kit";
 import { handler } from "../../handlers/install-packages/handler";
 import { SecretScrubber } from "../../shared/secrets";
 import { DEBIAN_12, dpkgLine, policyBlock } from "./support/fixtures";
-import { answerFollowed, answerLook, probeNames } from "./support/look-answers";
+import { answerFollowed, answerLook, answerWithTransaction, probeNames } from "./support/look-answers";
 import { TEST_ENV } from "./support/run-scripted";
 
 const MOMENTS = [
@@ -70,7 +70,9 @@ class SharedVm implements Connection {
   }
 
   private answer(command: string, opts: RunOptions): { code?: number; stdout?: string } {
-    const followed = answerFollowed(command, (c) => (/^apt-(get|cache) /.test(c) ? this.answer(c, opts) : undefined));
+    const followed =
+      answerWithTransaction(command, (part) => this.answer(part, opts)) ??
+      answerFollowed(command, (c) => (/^apt-(get|cache) /.test(c) ? this.answer(c, opts) : undefined));
     if (followed) return followed;
     const names = probeNames(command);
     if (names) return { stdout: answerLook(command, this.lookAnswers(names)) };

@@ -54,10 +54,10 @@ describe("a rerun's SSH execs", () => {
 
 describe("a first install's SSH execs", () => {
   // dpkg's word on what was asked and the inventory the record is added to are read in the look after the
-  // install, with its record (issue 30): that look and the write, where it was the look, a dpkg-query, the
-  // inventory read and the write. apt's locks, dpkg's health and the candidates are read in the look after
-  // apt-get update, in its exec (issue 30).
-  it("install-packages, jq missing: boot look, update (locks, dpkg health, policy), install, its look, the record written: 5 execs (8 before)", async () => {
+  // install, with its record, in the install's own exec (issue 30): that exec and the write, where it was the
+  // install, a look, a dpkg-query, the inventory read and the write. apt's locks, dpkg's health and the
+  // candidates are read in the look after apt-get update, in its exec (issue 30).
+  it("install-packages, jq missing: boot look, update (locks, dpkg health, policy), install with its look, the record written: 4 execs (8 before)", async () => {
     const { result, remote, error } = await runScripted(packages, { packages: ["jq"] }, [
       os,
       { match: /^dpkg-query -W /, code: 1, stdout: "" },
@@ -78,7 +78,8 @@ describe("a first install's SSH execs", () => {
     expect(result?.installed).toEqual(["jq"]);
     expect(remote.done).toBe(true);
     expect(JSON.parse(remote.packageInventory ?? "{}").installers.packages.packages).toEqual(["jq", "libjq1"]);
-    expect(remote.sent).toHaveLength(5);
+    expect(remote.sent).toHaveLength(4);
+    expect(remote.sent[2]).toContain(TRANSACTION_LOOK.script);
     expect(remote.implicit).toEqual([]);
     expect(remote.lockLooks).toBe(0);
   });

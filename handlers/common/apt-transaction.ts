@@ -5,8 +5,17 @@
 // Root-only directory, reset when an install step starts (a rerun attaching to a running step reads it).
 
 import { quote } from "../../shared/shell-quote";
-import type { Remote } from "./exec";
-import { defineLook, type Fact, type Probe, type RootFact, rootFact } from "./vm-facts";
+import { commandFailed, type Remote, type RunOptions, type RunResult, runLong } from "./exec";
+import {
+  defineLook,
+  type Fact,
+  type Facts,
+  followedByLook,
+  lookAtEnd,
+  type Probe,
+  type RootFact,
+  rootFact,
+} from "./vm-facts";
 
 export const TRANSACTION_DIR = "/run/vm-install/apt-transaction";
 const at = (file: string) => `${TRANSACTION_DIR}/${file}`;
@@ -180,18 +189,21 @@ export function afterTransactionLook(more: readonly Probe[] = []) {
   return defineLook(TRANSACTION_LOOK.what, [...TRANSACTION_LOOK.probes, ...more]);
 }
 
-/** Reads the transaction's record with the recorder's and the caller's probes; the record, and every answer. */
+/**
+ * Reads the transaction's record with the recorder's and the caller's probes; the record, and every answer.
+ * `answered`: that look's answers where they came back with the step's own exec (followedStep).
+ */
 export async function readTransaction(
   remote: Remote,
   more: readonly Probe[] = [],
+  answered?: Facts<readonly Probe[]>,
 ): Promise<{ record: TransactionRecord; seen: SeenFacts }> {
   const look = afterTransactionLook(more);
-  const r = await remote.run(look.script, {
-    sudo: true,
-    label: `reading ${TRANSACTION_DIR}`,
-    timeoutMs: 30_000,
-  });
-  const facts = look.parse(r.stdout);
+  const read = async () =>
+    look.parse(
+      (await remote.run(look.script, { sudo: true, label: `reading ${TRANSACTION_DIR}`, timeoutMs: 30_000 })).stdout,
+    );
+  const facts = answered ?? (await read());
   const names = new Set(look.probes.map((p) => p.name));
   const seen: SeenFacts = (name) => (names.has(name) ? facts.get(name) : undefined);
   const record = transactionFrom(
@@ -212,13 +224,14 @@ export async function recordedStep<T>(
   recorder: TransactionRecorder,
   what = "apt-get install",
   also: readonly Probe[] = [],
+  answered: () => Facts<readonly Probe[]> | undefined = () => undefined,
 ): Promise<{ result: T; seen?: SeenFacts }> {
   const outcome = await step().then(
     (result) => ({ result }),
     (error: unknown) => ({ error }),
   );
   let seen: SeenFacts | undefined;
-  const recorded = readTransaction(remote, [...recorder.probes, ...also]).then((read) => {
+  const recorded = readTransaction(remote, [...recorder.probes, ...also], answered()).then((read) => {
     seen = read.seen;
     return recorder.record(read.record, read.seen);
   });
@@ -231,4 +244,29 @@ export async function recordedStep<T>(
     throw new Error(`${what} succeeded, but recording what it brought failed: ${err.message}`);
   });
   return { result: outcome.result, seen };
+}
+
+/**
+ * `command` (apt-get install with TRANSACTION_OPTIONS) as an install step followed, in the same exec, by the
+ * look recordedStep reads after it (issue 30: one round trip less per install). `run` gives the step's result
+ * without the look's frames and throws what run() would for it; `answered` hands recordedStep the look's
+ * answers, undefined when they did not come back whole (recordedStep then reads them on its own).
+ */
+export function followedStep(
+  remote: Remote,
+  command: string,
+  opts: RunOptions & { label: string },
+  more: readonly Probe[],
+): { run: () => Promise<RunResult>; answered: () => Facts<readonly Probe[]> | undefined } {
+  const look = afterTransactionLook(more);
+  let answers: Facts<readonly Probe[]> | undefined;
+  const run = async () => {
+    const r = await runLong(remote, followedByLook(inTransaction(command), look), { ...opts, check: false });
+    const { before, facts } = lookAtEnd(look, r.stdout);
+    answers = facts;
+    const result = { ...r, stdout: before };
+    if (r.code !== 0) throw commandFailed(opts.label, command, result);
+    return result;
+  };
+  return { run, answered: () => answers };
 }

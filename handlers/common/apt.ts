@@ -16,7 +16,7 @@ import {
   parseAptCachePolicy,
 } from "./apt-output";
 import type { TransactionRecorder } from "./apt-transaction";
-import { inTransaction, recordedStep, type SeenFacts, TRANSACTION_OPTIONS } from "./apt-transaction";
+import { followedStep, recordedStep, type SeenFacts, TRANSACTION_OPTIONS } from "./apt-transaction";
 import {
   afterUpdateFrom,
   afterUpdateLook,
@@ -31,7 +31,7 @@ import { CommandError, type Remote, type RunResult, runLong } from "./exec";
 import { FirstBootClock } from "./first-boot";
 import { type LockHolder, readLockHolders } from "./lock-holders";
 import type { Progress } from "./progress";
-import { type Fact, followedByLook, lookAtEnd, type Probe } from "./vm-facts";
+import { followedByLook, lookAtEnd, type Probe } from "./vm-facts";
 
 /** An install's options: downgrades allowed; probes read in the look after it (with a recorder). */
 type InstallOptions = { allowDowngrades?: boolean; also?: readonly Probe[] };
@@ -176,7 +176,7 @@ export class Apt {
     );
     const { before, facts } = lookAtEnd(look, updated.stdout);
     failOnUnreachable(`${before}\n${updated.stderr}`);
-    const seen = facts ? afterUpdateFrom(look, facts.get as (name: string) => Fact) : {};
+    const seen = facts ? afterUpdateFrom(look, (name) => facts.get(name)) : {};
     if (seen.offers) this.offered = { names: new Set(opts.policyOf), offers: seen.offers };
     // Nobody held a lock as dpkg was read: that look stands for the one before the first apt work.
     if (fresh && seen.health) this.health ??= this.repair(seen.health);
@@ -268,14 +268,15 @@ export class Apt {
   private async installOnce(specs: string[], opts: InstallOptions): Promise<Installed> {
     const recorder = this.recorder;
     const line = this.installCommand(specs, opts, recorder ? TRANSACTION_OPTIONS : []);
-    const run = () =>
-      runLong(this.remote, recorder ? inTransaction(line) : line, {
-        env: INSTALL_ENV,
-        label: `apt-get install ${specs.join(" ")}`,
-        timeoutMs: this.settings.installTimeoutSec * 1000,
-      });
-    if (!recorder) return run();
-    const { result, seen } = await recordedStep(this.remote, run, recorder, "apt-get install", opts.also);
+    const how = {
+      env: INSTALL_ENV,
+      label: `apt-get install ${specs.join(" ")}`,
+      timeoutMs: this.settings.installTimeoutSec * 1000,
+    };
+    if (!recorder) return runLong(this.remote, line, how);
+    const also = opts.also ?? [];
+    const { run, answered } = followedStep(this.remote, line, how, [...recorder.probes, ...also]);
+    const { result, seen } = await recordedStep(this.remote, run, recorder, "apt-get install", also, answered);
     return { ...result, seen };
   }
 

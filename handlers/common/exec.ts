@@ -187,6 +187,16 @@ export class CommandError extends Error {
   }
 }
 
+/**
+ * The error for a failed `r`, for a caller that ran with `check: false` to take the output apart first (a look's
+ * frames at its end, vm-facts.ts lookAtEnd) or to name the part of the exec that failed.
+ */
+export function commandFailed(label: string, command: string, r: RunResult, code = r.code): CommandError {
+  const output = tail(r.stderr.trim() ? r.stderr : r.stdout);
+  const message = `${label} failed (exit ${code})${output ? `:\n${output}` : ""}`;
+  return new CommandError(message, command, code, r.stdout, r.stderr, r.durationMs);
+}
+
 /** Why sudo refused, in terms of what to change on the VM; undefined when it was not sudo. */
 function sudoHint(stderr: string, user: string): string | undefined {
   if (/sudo: (a password is required|a terminal is required)/.test(stderr)) {

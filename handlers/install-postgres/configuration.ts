@@ -26,7 +26,7 @@ import type { Run } from "./run";
 import { psqlJson, writeFile } from "./server";
 import { type ListenerSeen, psqlProbeCommand } from "./server-look";
 import { CONFIG_CHECK_SQL, type ConfigCheck, SETTLED_SQL, type Settled } from "./sql";
-import { firstFailed, type SqlFirst, sqlFromStdin } from "./sql-first";
+import { joinedFailure, type SqlFirst, sqlFromStdin } from "./sql-first";
 
 /**
  * What the configuration changes, decided from the server's state alone (no I/O): plan.ts makes its
@@ -122,18 +122,18 @@ export async function writeConfiguration(
   const parts = [...files.map(writeFromStdin), `{ ${psqlProbeCommand(port, CONFIG_CHECK_SQL)}; }`];
   const writes = [...files.map((f) => `writing ${f.path}`), "psql (checking the configuration files)"];
   const label = [...(first ? [first.label] : []), ...writes].join(", ");
-  const script = first ? [sqlFromStdin(port, first.sql), ...parts] : parts;
-  const r = await run.remote
-    .run(script.join(" && "), {
-      user: "postgres",
-      stdin: (first?.sql ?? "") + files.map((f) => f.content).join(""),
-      label,
-      timeoutMs: 120_000,
-      mutates: files.length > 0 || first !== undefined,
-    })
-    .catch((err) => {
-      throw first ? firstFailed(err, label, first.label) : err;
-    });
+  const script = (first ? [sqlFromStdin(port, first.sql), ...parts] : parts).join(" && ");
+  const r = await run.remote.run(script, {
+    user: "postgres",
+    stdin: (first?.sql ?? "") + files.map((f) => f.content).join(""),
+    label,
+    timeoutMs: 120_000,
+    mutates: files.length > 0 || first !== undefined,
+    // Joined, the exit status says which part failed: the error is built here (sql-first.ts).
+    check: first === undefined,
+  });
+  const failed = first && joinedFailure(r, script, label, first);
+  if (failed) throw failed;
   await checkConfiguration(run, state, plan, parsePsqlJson<ConfigCheck>(r.stdout, label));
 }
 

@@ -2,7 +2,7 @@
 // configuration's writes, plan-joins.ts: one exec where there were two, issue 30). Its bytes come first on
 // stdin and head -c reads no more than them; its status is 100 + psql's, so the error names the SQL's step.
 
-import { CommandError } from "../common/exec";
+import { type CommandError, commandFailed, type RunResult } from "../common/exec";
 import { psqlLine } from "./server";
 
 /** SQL run first in the configuration's exec, in its own psql session (the role and database: plan-joins.ts). */
@@ -23,12 +23,13 @@ export function sqlFromStdin(port: number, sql: string): string {
   return `{ head -c ${Buffer.byteLength(sql)} | (${psql}) >/dev/null || exit $((${SQL_FIRST_FAILED} + $?)); }`;
 }
 
-/** The joined exec's error, named after the SQL run first when that is what failed (its status 100 + psql's). */
-export function firstFailed(err: unknown, label: string, firstLabel: string): unknown {
-  if (!(err instanceof CommandError) || err.code === null || err.code <= SQL_FIRST_FAILED) return err;
-  const code = err.code - SQL_FIRST_FAILED;
-  const message = err.message
-    .replace(`${label} failed`, `${firstLabel} failed`)
-    .replace(`(exit ${err.code})`, `(exit ${code})`);
-  return new CommandError(message, err.command, code, err.stdout, err.stderr, err.durationMs);
+/**
+ * The joined exec's error, from its result run with `check: false`: named after the SQL run first when that is
+ * what failed (its status 100 + psql's), else after the whole exec; undefined when it succeeded.
+ */
+export function joinedFailure(r: RunResult, command: string, label: string, first: SqlFirst): CommandError | undefined {
+  if (r.code === 0) return undefined;
+  if (r.code !== null && r.code > SQL_FIRST_FAILED)
+    return commandFailed(first.label, command, r, r.code - SQL_FIRST_FAILED);
+  return commandFailed(label, command, r);
 }

@@ -2,6 +2,8 @@
 // from the probes a script declares (read off the script itself, so dynamic looks work too). A probe a
 // test does not answer gets its "nothing there" answer below: clean dpkg, no cloud-init, no proxy file.
 
+import { TRANSACTION_LOOK } from "../../../handlers/common/apt-transaction";
+
 /** A probe's answer: its text (exit 0), or text and exit status. */
 export type Answer = string | { text?: string; code?: number };
 
@@ -63,6 +65,17 @@ export function answerFollowed<R extends Reply>(
     return frame(p.name, a ? { text: a.stdout ?? "", code: a.code ?? 0 } : (QUIET[p.name] ?? ""));
   });
   return { ...r, stdout: `${r.stdout ?? ""}\n${frames.join("")}` };
+}
+
+/**
+ * A stateful double's reply to an install and the look at its transaction in one exec (apt-transaction.ts
+ * followedStep; undefined when `script` is not one): each part answered as the double answers it alone.
+ */
+export function answerWithTransaction<R extends Reply>(script: string, answer: (part: string) => R): R | undefined {
+  const parts = followedParts(script);
+  if (!parts?.look.startsWith(TRANSACTION_LOOK.script)) return undefined;
+  const r = answer(parts.command);
+  return { ...r, stdout: `${r.stdout ?? ""}\n${answer(parts.look).stdout ?? ""}` };
 }
 
 /**

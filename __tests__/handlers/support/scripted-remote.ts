@@ -88,8 +88,18 @@ export class ScriptedRemote implements Connection {
     // A command and the look after it in one exec (vm-facts.ts followedByLook): the command as scripted (a
     // failure throws as it would), then the look, its probes answered by the steps scripted next where they
     // match (a transcript of the reads one by one has them after the command), the others QUIET.
-    const r = await this.answer(followed.command, opts);
-    return { ...r, stdout: `${r.stdout}\n${answerLook(followed.look, this.foldedInto(followed.look, {}))}` };
+    // An install's transaction look rides in its exec (apt-transaction.ts followedStep): answered as the look
+    // on its own was, by its scripted step or the record of no hook run. The look runs whatever the outcome.
+    const r = await this.answer(followed.command, { ...opts, check: false });
+    const look = followed.look.startsWith(TRANSACTION_LOOK.script)
+      ? (await this.answer(followed.look, { ...opts, sudo: true })).stdout
+      : answerLook(followed.look, this.foldedInto(followed.look, {}));
+    const whole = { ...r, stdout: `${r.stdout}\n${look}` };
+    if (r.code === 0 || opts.check === false) return whole;
+    return new ExecRemote(
+      async () => ({ code: r.code, stdout: Buffer.from(whole.stdout), stderr: Buffer.from(r.stderr) }),
+      { target: this.target, user: "ubuntu", secrets: this.secrets },
+    ).run(sent, opts);
   }
 
   private async answer(sent: string, opts: RunOptions): Promise<RunResult> {
