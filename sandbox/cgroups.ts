@@ -32,7 +32,7 @@ done
 
 /**
  * Removes the sandbox's cgroups, deepest first. Once its processes are gone they are empty; a process still
- * exiting keeps one busy for a moment, so each is tried a few times. Nothing left is fatal: it is reported.
+ * exiting keeps one busy for a moment, so each is tried for 2 s. Returns those left (an empty one is harmless).
  */
 export async function removeOwnCgroups(name: string, sleep: (ms: number) => Promise<void>): Promise<string[]> {
   const left: string[] = [];

@@ -78,7 +78,7 @@ export async function stopSandbox(name: string): Promise<void> {
     }
     await sleep(100);
   }
-  // Its cgroups, empty once its processes are gone (cgroups.ts); one still busy is left for the next start.
+  // Its cgroups (cgroups.ts), empty once its processes are gone.
   await removeOwnCgroups(name, sleep);
   // The network by what state recorded, plus any claim by this name state did not record yet.
   const nets = new Map<number | undefined, { netns?: string; hostVeth?: string; nftTable?: string }>();
