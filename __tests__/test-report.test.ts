@@ -90,4 +90,16 @@ describe("the longest-first sequencer", () => {
       .map((t: { path: string }) => path.relative(PROJECT_ROOT, t.path));
     expect(order).toEqual([longest, "__tests__/e2e/new.test.ts", "__tests__/unit-new.test.ts"]);
   });
+
+  test("runs the unit suites after the first two end-to-end suites, while those wait on their VMs", () => {
+    const seq = new LongestFirst({ contexts: [], globalConfig: {} });
+    const ms: Record<string, number> = { e1: 300, e2: 200, e3: 100, u1: 9, u2: 3 };
+    const at = (name: string) => (name.startsWith("e") ? `__tests__/e2e/${name}.test.ts` : `__tests__/${name}.test.ts`);
+    seq._getCache = () =>
+      Object.fromEntries(Object.entries(ms).map(([name, s]) => [path.join(PROJECT_ROOT, at(name)), [0, s * 1000]]));
+    const order = seq
+      .sort(["u2", "e3", "u1", "e1", "e2"].map((name) => test_(at(name))))
+      .map((t: { path: string }) => path.basename(t.path, ".test.ts"));
+    expect(order).toEqual(["e1", "e2", "u1", "u2", "e3"]);
+  });
 });
