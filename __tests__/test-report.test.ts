@@ -81,17 +81,7 @@ describe("the longest-first sequencer", () => {
     context: { config: { cacheDirectory: "/nonexistent", name: "x" } },
   });
 
-  test("starts known long suites first, then unknown end-to-end ones, then the rest", () => {
-    const seq = new LongestFirst({ contexts: [], globalConfig: {} });
-    seq._getCache = () => ({});
-    const [longest] = Object.entries(known).sort(([, a], [, b]) => b - a)[0];
-    const order = seq
-      .sort([test_("__tests__/unit-new.test.ts"), test_("__tests__/e2e/new.test.ts"), test_(longest)])
-      .map((t: { path: string }) => path.relative(PROJECT_ROOT, t.path));
-    expect(order).toEqual([longest, "__tests__/e2e/new.test.ts", "__tests__/unit-new.test.ts"]);
-  });
-
-  test("runs the unit suites after the first two end-to-end suites, while those wait on their VMs", () => {
+  test("runs the unit suites first, then the end-to-end suites, each longest first", () => {
     const seq = new LongestFirst({ contexts: [], globalConfig: {} });
     const ms: Record<string, number> = { e1: 300, e2: 200, e3: 100, u1: 9, u2: 3 };
     const at = (name: string) => (name.startsWith("e") ? `__tests__/e2e/${name}.test.ts` : `__tests__/${name}.test.ts`);
@@ -100,6 +90,26 @@ describe("the longest-first sequencer", () => {
     const order = seq
       .sort(["u2", "e3", "u1", "e1", "e2"].map((name) => test_(at(name))))
       .map((t: { path: string }) => path.basename(t.path, ".test.ts"));
-    expect(order).toEqual(["e1", "e2", "u1", "u2", "e3"]);
+    expect(order).toEqual(["u1", "u2", "e1", "e2", "e3"]);
+  });
+
+  test("without a cache: known durations, else a guess by kind", () => {
+    const seq = new LongestFirst({ contexts: [], globalConfig: {} });
+    seq._getCache = () => ({});
+    const [longest] = Object.entries(known)
+      .filter(([rel]) => rel.startsWith("__tests__/e2e/"))
+      .sort(([, a], [, b]) => b - a)[0];
+    const [longestUnit] = Object.entries(known)
+      .filter(([rel]) => !rel.startsWith("__tests__/e2e/"))
+      .sort(([, a], [, b]) => b - a)[0];
+    const order = seq
+      .sort([
+        test_("__tests__/unit-new.test.ts"),
+        test_("__tests__/e2e/new.test.ts"),
+        test_(longest),
+        test_(longestUnit),
+      ])
+      .map((t: { path: string }) => path.relative(PROJECT_ROOT, t.path));
+    expect(order).toEqual([longestUnit, "__tests__/unit-new.test.ts", longest, "__tests__/e2e/new.test.ts"]);
   });
 });
