@@ -64,10 +64,7 @@ export async function stopSandbox(name: string): Promise<void> {
       /* run dir going away under us: keep removing */
     }
   }
-  // No orderly poweroff: the overlay it would leave consistent is removed below. With postgres running,
-  // the poweroff made a stop take 0.65 s and 0.75 CPU-s against 0.42 s and 0.4 CPU-s (3 rounds each, idle
-  // machine), once per sandbox, and a test run boots about 100.
-  await killTree(state?.pid, 0);
+  await killTree(state?.pid);
   // Anything still running from this run directory (a tree whose pid was never recorded).
   for (let round = 0; round < 20; round++) {
     const left = processesMentioning(runDir);

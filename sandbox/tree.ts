@@ -23,12 +23,11 @@ export function findNspawn(top: ProcRef): number | undefined {
 
 /**
  * Stops the tree: SIGTERM to nspawn is an orderly poweroff of the container (well under a second when
- * idle); if that does not finish within `graceMs`, SIGKILL to unshare kills every process of its pid
- * namespace. With no grace the SIGKILL comes first: for a VM whose disk goes with it.
+ * idle); if that does not finish in time, SIGKILL to unshare kills every process of its pid namespace.
  */
 export async function killTree(top: ProcRef | undefined, graceMs = 10_000): Promise<void> {
   if (!top || !procAlive(top)) return;
-  const nspawn = graceMs > 0 ? findNspawn(top) : undefined;
+  const nspawn = findNspawn(top);
   if (nspawn) {
     try {
       process.kill(nspawn, "SIGTERM");
