@@ -66,7 +66,7 @@ describe("delay proxy", () => {
 
   it("holds each direction about RTT/2, not more, not less", async () => {
     // A long RTT of its own: held twice would be a whole RTT, and the bound below leaves RTT/2 for timers a
-    // loaded machine fires late (at RTT 200 one direction took 415 ms beside the end-to-end suites' start).
+    // loaded machine fires late (at RTT 200 one direction took 415 ms beside the base images' builds).
     const LONG = 2000;
     const long = await rig(LONG);
     const { client, server } = await long.connect();
