@@ -2,6 +2,7 @@
 // Tests use this for set-up and fault injection (stop sshd, fill the dpkg lock, kill postgres), so it
 // must work exactly when SSH does not.
 import { spawn } from "node:child_process";
+import { constants } from "node:os";
 import { childEnv, killGroup } from "./run";
 
 export interface RootExecResult {
@@ -100,8 +101,9 @@ export function spawnInTarget(initPid: () => number, command: string, opts: Root
         );
         return;
       }
-      // A signal death is reported like a shell does (128 + n), never as success.
-      const sigNo = signal ? ((require("node:os") as typeof import("os")).constants.signals[signal] ?? 0) : 0;
+      // A signal death is reported like a shell does (128 + n), never as success. os is imported above,
+      // not required here: this runs after a test ended too, when jest no longer allows a require.
+      const sigNo = signal ? (constants.signals[signal] ?? 0) : 0;
       resolve({ code: code ?? 128 + sigNo, stdout, stderr });
     });
     child.stdin.on("error", () => undefined);

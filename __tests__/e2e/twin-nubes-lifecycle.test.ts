@@ -67,7 +67,9 @@ describeE2E("nubes_vc_vm_v3 in the twin: delete_mode and resume_if_exists", () =
   const key = path.join(tf.dir, "vm_key");
   const listing = () => listSandboxes().find((s) => s.name === sandbox);
   const apply = (vars: string[] = []) => tf.run(["apply", "-auto-approve", "-input=false", ...vars]);
-  const destroy = (vars: string[] = []) => tf.run(["destroy", "-auto-approve", "-input=false", ...vars]);
+  /** An apply or destroy that must succeed: a failure throws with Terraform's own words (a bare exit code told nothing). */
+  const applied = (vars: string[] = []) => tf.ok(["apply", "-auto-approve", "-input=false", ...vars]);
+  const destroyed = (vars: string[] = []) => tf.ok(["destroy", "-auto-approve", "-input=false", ...vars]);
   const address = () => JSON.parse(tf.ok(["output", "-json"])).address.value as string;
 
   beforeAll(() => {
@@ -82,12 +84,12 @@ describeE2E("nubes_vc_vm_v3 in the twin: delete_mode and resume_if_exists", () =
   });
 
   test("state_only: destroy forgets the VM and leaves it running; the next create adopts it", () => {
-    expect(apply().code).toBe(0);
+    applied();
     const first = { address: address(), createdAt: listing()?.createdAt };
     expect(listing()).toMatchObject({ alive: true, status: "running" });
-    expect(destroy().code).toBe(0);
+    destroyed();
     expect(listing()).toMatchObject({ alive: true, status: "running", createdAt: first.createdAt });
-    expect(apply().code).toBe(0);
+    applied();
     expect({ address: address(), createdAt: listing()?.createdAt }).toEqual(first);
   }, 300_000);
 
@@ -100,7 +102,7 @@ describeE2E("nubes_vc_vm_v3 in the twin: delete_mode and resume_if_exists", () =
       const r = apply(['-var=ports=["22","8080"]']);
       expect(r.output).toContain("Resources: 0 added, 1 changed, 0 destroyed.");
       expect(await connects(vmAddress, 8080)).toBe(true);
-      expect(apply().code).toBe(0);
+      applied();
       expect(await connects(vmAddress, 8080)).toBe(false);
     } finally {
       server.kill();
@@ -108,7 +110,7 @@ describeE2E("nubes_vc_vm_v3 in the twin: delete_mode and resume_if_exists", () =
   }, 300_000);
 
   test("resume_if_exists = false refuses a running VM of the same name, saying what to do", () => {
-    expect(destroy().code).toBe(0);
+    destroyed();
     const r = apply(["-var=resume=false"]);
     expect(r.code).not.toBe(0);
     const said = r.output.replace(/\s+/g, " ");
@@ -117,19 +119,19 @@ describeE2E("nubes_vc_vm_v3 in the twin: delete_mode and resume_if_exists", () =
   }, 300_000);
 
   test("suspend: destroy powers the VM off", () => {
-    expect(apply(["-var=delete_mode=suspend"]).code).toBe(0);
-    expect(destroy(["-var=delete_mode=suspend"]).code).toBe(0);
+    applied(["-var=delete_mode=suspend"]);
+    destroyed(["-var=delete_mode=suspend"]);
     expect(listing()).toMatchObject({ alive: false });
   }, 300_000);
 
   test("a powered-off VM is not resumed but replaced by a new one; a VM deleted outside Terraform is planned again", async () => {
     const before = listing()?.createdAt;
-    expect(apply(["-var=delete_mode=delete"]).code).toBe(0);
+    applied(["-var=delete_mode=delete"]);
     expect(listing()).toMatchObject({ alive: true, status: "running" });
     expect(listing()?.createdAt).not.toBe(before);
     await stopSandbox(sandbox);
     const plan = tf.run(["plan", "-input=false", "-var=delete_mode=delete"]);
     expect(plan.output).toMatch(/nubes_vc_vm_v3\.vm will be created/);
-    expect(destroy(["-var=delete_mode=delete"]).code).toBe(0);
+    destroyed(["-var=delete_mode=delete"]);
   }, 300_000);
 });
