@@ -1,7 +1,14 @@
 // bin/test's end of run: the ten slowest suites and the summary line over every jest report, the per-case
 // breakdown `npm run test:times` prints, and the order the sequencer starts suites in.
 import * as path from "node:path";
-import { type JestReport, slowestSuites, suiteBreakdown, suiteDurations, summaryLine } from "../bin/test-report";
+import {
+  type JestReport,
+  machineLine,
+  slowestSuites,
+  suiteBreakdown,
+  suiteDurations,
+  summaryLine,
+} from "../bin/test-report";
 import { PROJECT_ROOT } from "../construct/entry-points";
 
 const suite = (name: string, seconds: number, cases: [string, string, number][]) => ({
@@ -65,6 +72,16 @@ describe("bin/test-report", () => {
     // A report from another checkout (a clean clone CI ran) keys its suites the same way.
     const elsewhere = { ...B, name: path.join("/tmp", "clone", "__tests__", "b.test.ts") };
     expect(suiteDurations([report({}, [elsewhere])])).toEqual({ "__tests__/b.test.ts": 2.5 });
+  });
+
+  test("what the machine spent: CPU seconds busy of those the cores had, user and system, processes started", () => {
+    // Two snapshots of /proc/stat (USER_HZ ticks), 10 s apart on 2 cores; nice counts as user, iowait as idle.
+    const at = (user: number, nice: number, system: number, idle: number, iowait: number, processes: number) =>
+      `cpu  ${user} ${nice} ${system} ${idle} ${iowait} 0 50 0 0 0\ncpu0 1 2 3 4 5 6 7 8 9 10\n` +
+      `intr 1 2 3\nctxt 99\nbtime 1\nprocesses ${processes}\nprocs_running 3\n`;
+    const line = machineLine(at(1000, 0, 500, 9000, 10, 4000), at(2100, 100, 1100, 9150, 60, 4700), 10_400);
+    expect(line).toBe("machine: 10 s; CPU busy 18 s of 20 s (user 12 s, system 6 s); 700 processes started");
+    expect(() => machineLine("cpu  1 2\n", at(1, 1, 1, 1, 1, 1), 1)).toThrow(/not \/proc\/stat/);
   });
 
   test("the durations file names suites from the checkout's root, as the sequencer looks them up", () => {

@@ -1,7 +1,8 @@
-// What a test run took, from jest's JSON reports: bin/test prints the ten slowest suites and then the one
-// summary line CI reads ("N passed, N failed, N skipped"), over every report in its folder (one per jest
-// run; bin/test runs one). `npm run test:times [-- <suite>]` breaks the slowest suite (or the one named by a part
-// of its path) down by case, from the last run's reports, so where the time goes is one command away.
+// What a test run took, from jest's JSON reports: bin/test prints the ten slowest suites, what the machine
+// spent (CPU seconds, processes started), then the one summary line CI reads ("N passed, N failed, N
+// skipped"), over every report in its folder (one per jest run; bin/test runs one). `npm run test:times
+// [-- <suite>]` breaks the slowest suite (or the one named by a part of its path) down by case, from the
+// last run's reports, so where the time goes is one command away.
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { PROJECT_ROOT } from "../construct/entry-points";
@@ -74,19 +75,59 @@ export function suiteBreakdown(reports: JestReport[], which?: string): string[] 
 /** Where the sequencer (__tests__/support/longest-first.js) finds durations on a machine with no jest cache. */
 export const DURATIONS_FILE = path.join(PROJECT_ROOT, "__tests__", "support", "suite-durations.json");
 
-/** Each suite's seconds, by path from the project root, sorted by path (a stable diff when rewritten). */
 /** A suite's path from its checkout's root (`__tests__/...`), whichever checkout's report it comes from. */
 const suiteKey = (file: string) => {
   const at = file.lastIndexOf(`${path.sep}__tests__${path.sep}`);
   return at < 0 ? relative(file) : file.slice(at + 1);
 };
 
+/** Each suite's seconds, by path from the project root, sorted by path (a stable diff when rewritten). */
 export function suiteDurations(reports: JestReport[]): Record<string, number> {
   const entries = reports
     .flatMap((r) => r.testResults)
     .map((s) => [suiteKey(s.name), Math.round((s.endTime - s.startTime) / 100) / 10] as const)
     .sort(([a], [b]) => (a < b ? -1 : 1));
   return Object.fromEntries(entries);
+}
+
+/** Where bin/test keeps /proc/stat as it was when the run began (the file's time is the start). */
+export const MACHINE_START = path.join(PROJECT_ROOT, ".cache", "test-machine-start.stat");
+
+/** /proc/stat's aggregate cpu line (USER_HZ ticks: 1/100 s on Linux) and its process count. */
+function procStat(text: string): { user: number; system: number; busy: number; total: number; processes: number } {
+  const cpu = /^cpu\s+(.*)$/m.exec(text)?.[1].trim().split(/\s+/).map(Number) ?? [];
+  const processes = Number(/^processes\s+(\d+)$/m.exec(text)?.[1]);
+  if (cpu.length < 7 || cpu.some((n) => !Number.isFinite(n)) || !Number.isFinite(processes)) {
+    throw new Error("not /proc/stat: no cpu line of at least seven counters, or no processes line");
+  }
+  const [user, nice, system, idle, iowait, irq, softirq, steal = 0] = cpu;
+  const busy = user + nice + system + irq + softirq + steal;
+  return { user: user + nice, system, busy, total: busy + idle + iowait, processes };
+}
+
+/**
+ * What the machine did during the run, from /proc/stat at its start and end: CPU seconds busy (user, system)
+ * of those the cores had, and processes started. Wall time varies with the machine and its load; the CPU
+ * and, above all, the process count say what the suites cost wherever they run.
+ */
+export function machineLine(start: string, end: string, elapsedMs: number): string {
+  const [a, b] = [procStat(start), procStat(end)];
+  const s = (ticks: number) => `${Math.round(ticks / 100)} s`;
+  return (
+    `machine: ${Math.round(elapsedMs / 1000)} s; CPU busy ${s(b.busy - a.busy)} of ${s(b.total - a.total)} ` +
+    `(user ${s(b.user - a.user)}, system ${s(b.system - a.system)}); ${b.processes - a.processes} processes started`
+  );
+}
+
+/** machineLine for this run, or nothing where there is no /proc/stat or no start snapshot. */
+function thisRunsMachineLine(): string[] {
+  try {
+    const start = fs.readFileSync(MACHINE_START, "utf8");
+    const elapsed = Date.now() - fs.statSync(MACHINE_START).mtimeMs;
+    return [machineLine(start, fs.readFileSync("/proc/stat", "utf8"), elapsed)];
+  } catch {
+    return [];
+  }
 }
 
 /** The reports in `dir` (bin/test's), oldest first; a missing or empty file is an error of the run. */
@@ -107,7 +148,8 @@ function main(argv: string[]): number {
       process.stdout.write("0 passed, 1 failed\n");
       return EXIT.error;
     }
-    process.stdout.write(`slowest suites:\n${slowestSuites(reports).join("\n")}\n${summaryLine(reports)}\n`);
+    const lines = ["slowest suites:", ...slowestSuites(reports), ...thisRunsMachineLine(), summaryLine(reports)];
+    process.stdout.write(`${lines.join("\n")}\n`);
     return EXIT.ok;
   }
   if (reports.length === 0) {
