@@ -1,11 +1,12 @@
 // The sandbox VM: a Debian 12 (or 13, "trixie") target with real systemd under systemd-nspawn in its own
 // network namespace, reached over real SSH: the Nubes VM of end-to-end tests and the no-cloud demo
-// (how to use one: sandbox/README.md). This file boots one and re-exports the public API;
-// handle.ts drives a running one, teardown.ts removes them, listing.ts lists them; image, hostapt and
-// release make the base image; network, boot, ready and tree the netns, nspawn tree, sshd wait and kill.
-
+// (how to use one: sandbox/README.md). This file boots one and re-exports the public API; handle.ts drives a
+// running one, teardown.ts removes them, listing.ts lists them, snapshot.ts keeps one's state to boot others
+// from; image, hostapt and release make the base image; network, boot, ready and tree the netns, nspawn
+// tree, sshd wait and kill.
 import { randomBytes } from "node:crypto";
 import * as fs from "node:fs";
+import * as path from "node:path";
 import { type BootPaths, bootPaths, makeClientKey, prepareRunDir, SSH_PORT, spawnTree } from "./boot";
 import { nocloudMetaData } from "./cloud-init";
 import { spawnInTarget } from "./exec";
@@ -15,6 +16,7 @@ import { claimSubnet, type NetPlan, netPlan, setupNetwork } from "./network";
 import { procRef } from "./procfs";
 import { NOT_READY, type ReadyInfo, waitUntilReady } from "./ready";
 import { resolveRelease } from "./release";
+import { copySnapshotDocker, ensureSnapshotWith, type Snapshot, type SnapshotRecipe } from "./snapshot";
 import { RUN_ROOT, readState, runDirOf, type SandboxState, validateName, writeFileAtomic, writeState } from "./state";
 import { checkSandboxSupport } from "./support";
 import { pruneSandboxes, stopSandbox, trackTree } from "./teardown";
@@ -29,6 +31,7 @@ export { ensureBaseImage } from "./image";
 export { listSandboxes, type SandboxListing } from "./listing";
 export type { Release } from "./release";
 export { DEFAULT_RELEASE, parseRelease, RELEASE_ENV, RELEASES, resolveRelease, SUPPORTED_RELEASES } from "./release";
+export { keepAsSnapshot, readSnapshot, SNAPSHOT_ROOT, type Snapshot, type SnapshotRecipe } from "./snapshot";
 export { CACHE_DIR, RUN_ROOT } from "./state";
 export { checkSandboxSupport, SandboxUnsupportedError, sandboxSupportProblems } from "./support";
 export { pruneSandboxes, stopSandbox } from "./teardown";
@@ -56,6 +59,9 @@ export interface StartOptions {
   /** The sandbox reaches the host side (`hostAddress`) and nothing beyond: forwarded traffic from it is
    * refused, so its only way to a mirror is a proxy the test runs on the host side. */
   hostOnly?: boolean;
+  /** Boot from this snapshot (snapshot.ts): its packages, files and data, this sandbox's own identity. Its
+   * release is the sandbox's; the login user is the image's, made by the sandbox (no user, no cloudInit). */
+  from?: Snapshot;
 }
 
 export interface CloudInitOptions {
@@ -108,11 +114,12 @@ async function startOnce(opts: StartOptions): Promise<Sandbox> {
     const where = "put the key in the user-data's users[].ssh_authorized_keys";
     throw new Error(`startSandbox: authorizedKey and cloudInit exclude each other: ${where}`);
   }
-  const release = resolveRelease(opts.release);
+  const release = resolveRelease(opts.from?.release ?? opts.release);
   const t0 = Date.now();
   await pruneSandboxes(log);
   const img = await ensureBaseRootfs(log, { release });
   const tImage = Date.now();
+  const from = opts.from && snapshotUsable(opts, img.hash);
 
   const runDir = makeRunDir(name);
   const paths = bootPaths(runDir);
@@ -126,13 +133,15 @@ async function startOnce(opts: StartOptions): Promise<Sandbox> {
     port: SSH_PORT,
     user: opts.user ?? IMAGE_USER,
     privateKeyPath: paths.privateKey,
-    lowerDir: img.rootfs,
+    lowerDir: from ? `${from.layer}:${img.rootfs}` : img.rootfs,
     imageHash: img.hash,
+    snapshot: from?.layer,
     release,
   };
   writeState(state);
   try {
     const plan = await bringUpNetwork(state, paths, log, !!opts.hostOnly);
+    if (from) copySnapshotDocker(from, paths.docker);
     const tNet = Date.now();
 
     const ready = await bootTree(state, opts, plan, paths);
@@ -152,6 +161,28 @@ async function startOnce(opts: StartOptions): Promise<Sandbox> {
     );
     throw e;
   }
+}
+
+/** opts.from, when this sandbox can boot from it; else why not, thrown. */
+function snapshotUsable(opts: StartOptions, imageHash: string): Snapshot {
+  const s = opts.from as Snapshot;
+  const why =
+    opts.user || opts.cloudInit
+      ? "a sandbox made from a snapshot has the image's login user: no user, no cloudInit"
+      : opts.release && resolveRelease(opts.release) !== s.release
+        ? `it is of ${s.release}, not ${opts.release}`
+        : s.imageHash !== imageHash
+          ? `it sits on base image ${s.imageHash}, this ${s.release} image is ${imageHash}`
+          : !fs.existsSync(s.layer)
+            ? `its layer ${s.layer} is gone`
+            : undefined;
+  if (why) throw new Error(`startSandbox: cannot boot from the snapshot in ${path.dirname(s.layer)}: ${why}`);
+  return s;
+}
+
+/** The snapshot `recipe` describes, made once on a fresh sandbox of its release (snapshot.ts), then shared. */
+export function ensureSnapshot(recipe: SnapshotRecipe): Promise<Snapshot> {
+  return ensureSnapshotWith(recipe, (release) => startSandbox({ release, log: recipe.log }));
 }
 
 /** The run directory, claimed by creating it: a second start of the same name fails here. */

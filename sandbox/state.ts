@@ -52,6 +52,8 @@ export interface SandboxState {
   knownHostsPath?: string;
   lowerDir?: string;
   imageHash?: string;
+  /** The snapshot's layer this sandbox boots from (snapshot.ts), between the image and its own layer. */
+  snapshot?: string;
   /** Booted with a NoCloud seed: cloud-init made the login user and the host keys. */
   cloudInit?: boolean;
   /** Absent in the state of a sandbox started before releases existed: bookworm. */

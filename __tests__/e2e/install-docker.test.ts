@@ -29,6 +29,7 @@ import {
   vmFingerprint,
 } from "./support/e2e";
 import { FACTS, RELEASE } from "./support/release";
+import { dockerIoByApt } from "./support/snapshots";
 
 const T = 900_000;
 
@@ -318,8 +319,7 @@ describeE2E("install-docker on sandbox VMs, through the bundle and the job runne
     "official channel over docker.io: Docker's real key served with a second key hidden in another armour block, the repository signed by that one: " +
       "refused naming it, no maintainer script of the repository ran, no trace in /etc/apt, docker.io still runs",
     async () => {
-      sb = await started.sandbox();
-      await root(sb, "apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q docker.io", 600_000);
+      sb = await started.sandbox(await dockerIoByApt());
       const marker = "/var/lib/vm-install-e2e-smuggled-postinst";
       const repo = await started.dockerRepo({
         host: sb.hostAddress,
@@ -355,8 +355,7 @@ describeE2E("install-docker on sandbox VMs, through the bundle and the job runne
     "official channel over docker.io: a repository whose key is not Docker's fails and leaves no trace, docker.io still runs; " +
       "with its fingerprint given, the conflicting distribution packages are removed, Docker's installed from the test repository (buildx plugin included)",
     async () => {
-      sb = await started.sandbox();
-      await root(sb, "apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q docker.io", 600_000);
+      sb = await started.sandbox(await dockerIoByApt());
       expect((await root(sb, "systemctl is-active docker")).trim()).toBe("active");
       const conflicting = FACTS.dockerIoConflicting;
       expect(await dpkgStatus(sb, conflicting)).toEqual(

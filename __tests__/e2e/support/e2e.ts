@@ -4,7 +4,14 @@
 import { bundleHandler } from "../../../construct/bundling/bundle";
 import { resolveInvocation } from "../../../operator/runner/invocation";
 import { runJob } from "../../../operator/runner/run-job";
-import { jobEnvFor, type Sandbox, sandboxSupportProblems, sshRun, startSandbox } from "../../../sandbox/index";
+import {
+  jobEnvFor,
+  type Sandbox,
+  type Snapshot,
+  sandboxSupportProblems,
+  sshRun,
+  startSandbox,
+} from "../../../sandbox/index";
 import { DEFAULT_RELEASE } from "../../../sandbox/release";
 import { type FakeDockerRepo, type FakeDockerRepoOptions, startFakeDockerRepo } from "../fixtures/docker-repo";
 import { FACTS, RELEASE, RELEASE_LABEL } from "./release";
@@ -51,7 +58,8 @@ export function sandboxPerSuite(use: (sb: Sandbox) => void, timeoutMs = 300_000)
  * the repository first (the sandbox's network carries it), then the sandbox.
  */
 export function perTest(timeoutMs: number): {
-  sandbox(): Promise<Sandbox>;
+  /** A fresh sandbox, or one made from a snapshot (snapshots.ts). */
+  sandbox(from?: Snapshot): Promise<Sandbox>;
   dockerRepo(opts: FakeDockerRepoOptions): Promise<FakeDockerRepo>;
 } {
   const live: { sb?: Sandbox; repo?: FakeDockerRepo } = {};
@@ -62,7 +70,13 @@ export function perTest(timeoutMs: number): {
     live.sb = undefined;
   }, timeoutMs);
   return {
-    sandbox: async () => (live.sb = await startSandbox()),
+    sandbox: async (from) => {
+      live.sb = await startSandbox({ from });
+      // sshd answers before the boot has ended: a snapshot's services (docker.service) may still be
+      // starting. The state the snapshot kept is the one with them running.
+      if (from) await live.sb.rootExec("systemctl is-system-running --wait", { timeoutMs: 180_000 });
+      return live.sb;
+    },
     dockerRepo: async (opts) => (live.repo = await startFakeDockerRepo(opts)),
   };
 }
