@@ -33,8 +33,9 @@ const IDENTITY = ["etc/machine-id", "var/lib/systemd/random-seed", "var/lib/dbus
 
 /**
  * Powers `sb` off (SIGTERM to nspawn: systemd stops every service, so PostgreSQL's data is shut down
- * cleanly; after killTree's 10 s grace it is killed, and PostgreSQL recovers at the next boot) and keeps its layer and docker folder in `dir`, without its identity; then removes the sandbox
- * as stopSandbox does. `dir` must not exist yet.
+ * cleanly; past killTree's 10 s grace it is killed, and PostgreSQL recovers at the next boot) and keeps its
+ * layer and docker folder in `dir`, without its identity; then removes the sandbox as stopSandbox does.
+ * `dir` must not exist yet.
  */
 export async function keepAsSnapshot(sb: Sandbox, dir: string): Promise<Snapshot> {
   const state = readState(sb.name);

@@ -2,18 +2,38 @@
 // case that only needs to start from such a state boots in seconds instead of installing for a minute. The
 // state is made exactly as the cases made it themselves; each case still gets a VM of its own.
 import { randomBytes } from "node:crypto";
+import * as fs from "node:fs";
+import * as path from "node:path";
 import { ensureSnapshot, type Snapshot } from "../../../sandbox/index";
 import { root } from "./e2e";
 import { RELEASE } from "./release";
 
-/** Snapshots belong to one test run (bin/test names it); a jest started by hand makes its own per process. */
-const RUN = process.env.VM_INSTALL_TEST_RUN ?? `process-${process.pid}-${randomBytes(4).toString("hex")}`;
+/**
+ * Snapshots belong to one test run: bin/test names it, and removes earlier runs' snapshots. In a jest
+ * started by hand each suite file makes its own (jest loads this module once per file) and removes them
+ * after its last test: a docker.io one is about 600 MB (an exit handler of the process did not remove
+ * them in a hand run).
+ */
+const RUN = process.env.VM_INSTALL_TEST_RUN ?? `suite-${process.pid}-${randomBytes(4).toString("hex")}`;
+const ownMade = new Set<string>();
+if (!process.env.VM_INSTALL_TEST_RUN) {
+  afterAll(() => {
+    for (const dir of ownMade) fs.rmSync(dir, { recursive: true, force: true });
+  });
+}
+
+/** ensureSnapshot, noting the snapshot for removal after the suite when the run is not bin/test's. */
+async function snapshot(recipe: Parameters<typeof ensureSnapshot>[0]): Promise<Snapshot> {
+  const made = await ensureSnapshot(recipe);
+  ownMade.add(path.dirname(made.layer));
+  return made;
+}
 
 const DOCKER_IO = "apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q docker.io";
 
 /** The distribution's docker.io installed by root with apt, no vm-install job: a VM before an official-channel job. */
 export function dockerIoByApt(): Promise<Snapshot> {
-  return ensureSnapshot({
+  return snapshot({
     name: "docker.io-by-apt",
     inputs: [RUN, DOCKER_IO],
     release: RELEASE,
