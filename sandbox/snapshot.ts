@@ -31,6 +31,38 @@ export const SNAPSHOT_ROOT = path.join(RUN_ROOT, ".snapshots");
 /** What a VM made from a template must not share: removed from the layer (boot.ts writes host keys anew). */
 const IDENTITY = ["etc/machine-id", "var/lib/systemd/random-seed", "var/lib/dbus/machine-id"];
 
+/** `rel` inside `layer` when no directory on the way is a symlink, else undefined (see scrubIdentity). */
+function inside(layer: string, rel: string): string | undefined {
+  let at = layer;
+  for (const part of path
+    .dirname(rel)
+    .split("/")
+    .filter((p) => p !== ".")) {
+    at = path.join(at, part);
+    const st = fs.lstatSync(at, { throwIfNoEntry: false });
+    if (!st?.isDirectory()) return undefined;
+  }
+  return path.join(layer, rel);
+}
+
+/**
+ * Removes the identity files from a layer. The layer is what the VM wrote: its root may have made /etc/ssh
+ * a symlink to /etc/ssh, which on the host is the host's own. So no directory on the way is followed
+ * when it is a symlink (such a VM keeps those files, and boot.ts writes host keys anew anyway), and the
+ * files themselves are unlinked, never followed.
+ */
+export function scrubIdentity(layer: string): void {
+  for (const f of IDENTITY) {
+    const file = inside(layer, f);
+    if (file) fs.rmSync(file, { force: true });
+  }
+  // etc/ssh itself a real directory too: inside() checks the directories above the file it is given.
+  const ssh = path.join(layer, "etc", "ssh");
+  for (const key of inside(layer, "etc/ssh/.") ? fs.readdirSync(ssh) : []) {
+    if (key.startsWith("ssh_host_")) fs.rmSync(path.join(ssh, key), { force: true });
+  }
+}
+
 /**
  * Powers `sb` off (SIGTERM to nspawn: systemd stops every service, so PostgreSQL's data is shut down
  * cleanly; past killTree's 10 s grace it is killed, and PostgreSQL recovers at the next boot) and keeps its
@@ -48,11 +80,7 @@ export async function keepAsSnapshot(sb: Sandbox, dir: string): Promise<Snapshot
   fs.mkdirSync(made, { recursive: true, mode: 0o700 });
   fs.renameSync(path.join(run, "upper"), path.join(made, "layer"));
   fs.renameSync(path.join(run, "docker"), path.join(made, "docker"));
-  for (const f of IDENTITY) fs.rmSync(path.join(made, "layer", f), { force: true });
-  const ssh = path.join(made, "layer", "etc", "ssh");
-  for (const key of fs.existsSync(ssh) ? fs.readdirSync(ssh) : []) {
-    if (key.startsWith("ssh_host_")) fs.rmSync(path.join(ssh, key));
-  }
+  scrubIdentity(path.join(made, "layer"));
   const snapshot = { layer: path.join(dir, "layer"), docker: path.join(dir, "docker") };
   const meta: Snapshot = { ...snapshot, release: resolveRelease(state.release), imageHash: state.imageHash };
   fs.writeFileSync(path.join(made, "snapshot.json"), `${JSON.stringify(meta, null, 2)}\n`);
