@@ -134,7 +134,9 @@ function bootScript(i: BootScriptInput): string {
 set -eu
 # The files written into the VM below get a machine's usual modes, whatever umask started the sandbox.
 umask 022
-mount -t overlay overlay -o ${q(`lowerdir=${i.lowerDir},upperdir=${p.upper},workdir=${p.work}`)} ${q(m)}
+# redirect_dir: a directory of a lower layer (the base image, a snapshot) renames as on a disk, where
+# overlayfs' default refuses with EXDEV and only tools that fall back to copying (mv) would cope.
+mount -t overlay overlay -o ${q(`lowerdir=${i.lowerDir},upperdir=${p.upper},workdir=${p.work},redirect_dir=on`)} ${q(m)}
 # This namespace inherited the host's mounts of other sandboxes' network namespaces; holding them would
 # keep those namespaces alive after their own teardown.
 for ns in /run/netns/*; do

@@ -12,6 +12,7 @@ import { type CdktfRun, readOutputs, runCdktf, writeCdktfProject } from "../../d
 import type { Sandbox } from "../../sandbox/index";
 import { tempDir } from "../support/synth";
 import { describeE2E, jobEnv, runInstaller, sandboxPerSuite } from "./support/e2e";
+import { postgresByJob } from "./support/snapshots";
 
 const STACK = "e2e-trust";
 const env = { TF_VAR_pg_password: "a password of 12+ characters" };
@@ -66,7 +67,8 @@ describeE2E("host keys: trust on first contact, remembered in Terraform state", 
   const sshdLogSince = async (since: string) =>
     (await sb.rootExec(`journalctl -u ssh --no-pager -o cat --since ${since}`)).stdout;
 
-  sandboxPerSuite((s) => (sb = s));
+  // PostgreSQL is there already: its job is the second one pinned to the key, not an install to wait for.
+  sandboxPerSuite((s) => (sb = s), 900_000, postgresByJob);
   beforeAll(() => {
     dir = tempDir("host-trust");
   });

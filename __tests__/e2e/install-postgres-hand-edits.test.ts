@@ -4,16 +4,21 @@ import * as net from "node:net";
 import type { Sandbox } from "../../sandbox/index";
 import { describeE2E, expectSucceeded, root, runInstaller, sandboxPerSuite, vmFingerprint } from "./support/e2e";
 import { asPostgres, CLUSTER, expectNoSecretsOut, hostPsql, PG, PW1, T, until } from "./support/postgres-e2e";
+import { postgresByJob } from "./support/snapshots";
 
 // Values read from the VM and hand edits on it, attacked as the VM's own users would (issue 17): a
 // database superuser renaming a cluster's directory, the application's role setting its own verifier, a
-// hand edit of the root-only inventory or of /etc/hosts. A sandbox of
-// its own, so each test runs alone too (-t): the first one to need the server installs it.
+// hand edit of the root-only inventory or of /etc/hosts. A sandbox of its own, made from the postgresByJob
+// snapshot, so each test runs alone too (-t): the first one to need the server runs this suite's event.
 describeE2E("install-postgres on a sandbox VM: values read from the VM and hand edits", () => {
   let sb: Sandbox;
-  sandboxPerSuite((s) => {
-    sb = s;
-  }, T);
+  sandboxPerSuite(
+    (s) => {
+      sb = s;
+    },
+    T,
+    postgresByJob,
+  );
   const event = (over: Record<string, unknown> = {}) => ({
     db_name: "shop",
     db_user: "shop_app",

@@ -6,6 +6,7 @@
 import type { Sandbox } from "../../sandbox/index";
 import { describeE2E, expectSucceeded, root, runInstaller, sandboxPerSuite } from "./support/e2e";
 import { CLUSTER, CONF, remoteEvent, T } from "./support/postgres-e2e";
+import { postgresByJob } from "./support/snapshots";
 
 const PW = "hba-copy-test-password-1";
 const HBA = `${CONF}/pg_hba.conf`;
@@ -20,7 +21,7 @@ const copyWarning = (net: string) =>
 
 describeE2E("what vm-install takes back gives the admin's own back: parameters, a copied pg_hba.conf line", () => {
   let sb: Sandbox;
-  sandboxPerSuite((s) => (sb = s), T);
+  sandboxPerSuite((s) => (sb = s), T, postgresByJob);
   /** The sandbox's own address as a /32: a client on the VM connecting to it matches only these rules. */
   let VM_NET: string;
   const job = (over: Record<string, unknown>) =>

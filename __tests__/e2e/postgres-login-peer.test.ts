@@ -6,6 +6,7 @@
 import type { Sandbox } from "../../sandbox/index";
 import { describeE2E, expectSucceeded, root, runInstaller, sandboxPerSuite, withoutFrames } from "./support/e2e";
 import { FACTS } from "./support/release";
+import { postgresByJob } from "./support/snapshots";
 
 const T = 15 * 60_000;
 const UNIT = `postgresql@${FACTS.pgMajor}-main`;
@@ -52,9 +53,13 @@ while True:
 
 describeE2E("install-postgres: the login check proves its peer before sending anything", () => {
   let sb: Sandbox;
-  sandboxPerSuite((s) => {
-    sb = s;
-  }, T);
+  sandboxPerSuite(
+    (s) => {
+      sb = s;
+    },
+    T,
+    postgresByJob,
+  );
   const event = { db_name: "shop", db_user: "shop_app" };
   const job = () => runInstaller(sb, "install-postgres", event, { secretEnv: { db_password: PW } });
   const listeners = async () => root(sb, "ss -Hltnp 'sport = :5432'");

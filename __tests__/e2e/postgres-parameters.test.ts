@@ -6,6 +6,7 @@
 import type { Sandbox } from "../../sandbox/index";
 import { describeE2E, expectSucceeded, root, runInstaller, sandboxPerSuite, withoutFrames } from "./support/e2e";
 import { FACTS } from "./support/release";
+import { postgresByJob } from "./support/snapshots";
 
 const T = 15 * 60_000;
 const PG = FACTS.pgMajor;
@@ -14,9 +15,13 @@ const PW = "Param-test-password-1";
 
 describeE2E("install-postgres parameters on a sandbox VM", () => {
   let sb: Sandbox;
-  sandboxPerSuite((s) => {
-    sb = s;
-  }, T);
+  sandboxPerSuite(
+    (s) => {
+      sb = s;
+    },
+    T,
+    postgresByJob,
+  );
   const event = (parameters: Record<string, unknown>, over: Record<string, unknown> = {}) => ({
     db_name: "shop",
     db_user: "shop_app",

@@ -6,13 +6,14 @@
 import type { Sandbox } from "../../sandbox/index";
 import { describeE2E, expectSucceeded, root, runInstaller, sandboxPerSuite } from "./support/e2e";
 import { T } from "./support/postgres-e2e";
+import { postgresByJob } from "./support/snapshots";
 
 const PW = "purge-foreign-data-pw-1";
 const ADMIN = ["/srv/admin-data", "/srv/admin-linked"];
 
 describeE2E("install-postgres state absent with purgeData: what the postgres user names is kept", () => {
   let sb: Sandbox;
-  sandboxPerSuite((s) => (sb = s), T);
+  sandboxPerSuite((s) => (sb = s), T, postgresByJob);
 
   test(
     "a cluster the postgres user configured on /srv/admin-data and a link to an admin directory: both kept",

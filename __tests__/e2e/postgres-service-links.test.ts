@@ -8,6 +8,7 @@ import type { Sandbox } from "../../sandbox/index";
 import { describeE2E, expectSucceeded, root, runInstaller, sandboxPerSuite, withoutFrames } from "./support/e2e";
 import { remoteEvent } from "./support/postgres-e2e";
 import { FACTS } from "./support/release";
+import { postgresByJob } from "./support/snapshots";
 
 const T = 15 * 60_000;
 const PG = FACTS.pgMajor;
@@ -19,9 +20,13 @@ const PW = "Links-test-password-3";
 
 describeE2E("install-postgres reads the postgres user's files as postgres", () => {
   let sb: Sandbox;
-  sandboxPerSuite((s) => {
-    sb = s;
-  }, T);
+  sandboxPerSuite(
+    (s) => {
+      sb = s;
+    },
+    T,
+    postgresByJob,
+  );
   const event = remoteEvent(PW);
   const job = (ev: Record<string, unknown>) => runInstaller(sb, "install-postgres", ev, { secrets: [PW] });
   const asPostgres = (command: string) => root(sb, `runuser -u postgres -- sh -c '${command}'`);

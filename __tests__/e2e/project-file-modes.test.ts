@@ -10,6 +10,7 @@ import { type CdktfRun, existingHost, runCdktf, writeCdktfProject } from "../../
 import type { Sandbox } from "../../sandbox/index";
 import { tempDir } from "../support/synth";
 import { describeE2E, sandboxPerSuite } from "./support/e2e";
+import { postgresByJob } from "./support/snapshots";
 
 const PASSWORD = "file modes password, long enough";
 const env = { TF_VAR_pg_password: PASSWORD };
@@ -44,7 +45,8 @@ describeE2E("a deploy leaves what it writes in the project folder to its owner, 
     vms: [existingHost("m", sb)],
   });
 
-  sandboxPerSuite((s) => (sb = s));
+  // PostgreSQL is there already: its job writes its result, log and secret trigger without an install.
+  sandboxPerSuite((s) => (sb = s), 900_000, postgresByJob);
   // One umask, the widest: bin/cdktf sets umask 077 whatever it was started with, so 022 (a shell's
   // usual) takes the same path, and a file 022 would leave open, 000 leaves open too. The tightening
   // case goes on in this deploy's folder (its state and .backup are there).

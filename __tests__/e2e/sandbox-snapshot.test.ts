@@ -1,7 +1,7 @@
 // End-to-end: sandbox snapshots (sandbox/snapshot.ts). A sandbox's state kept after a clean poweroff boots
 // other sandboxes: each sees the snapshot's files and services, has an identity of its own (address, host
 // key, machine-id), and what one writes no other sees; the snapshot outlives them. ensureSnapshot makes a
-// state once however many ask at the same time.
+// state once however many ask at the same time. Directories of the lower layers rename as on a disk.
 import { randomBytes } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
@@ -19,6 +19,7 @@ import { describeE2E, root } from "./support/e2e";
 
 const T = 300_000;
 const MARK = "/etc/vm-install-e2e-snapshot";
+const DIR = "/srv/vm-install-e2e-dir";
 
 /** What makes a VM itself, read over SSH (so sshd with the new host key answers too). */
 async function identity(sb: Sandbox): Promise<{ address: string; hostKey: string; machineId: string; mark: string }> {
@@ -46,7 +47,7 @@ describeE2E("sandbox snapshots: a state kept once, booted as VMs of their own", 
       "writes apart; a third after them sees the snapshot as it was",
     async () => {
       const first = await start();
-      await root(first, `echo kept > ${MARK}`);
+      await root(first, `echo kept > ${MARK} && mkdir -p ${DIR} && echo in-dir > ${DIR}/f`);
       const was = await identity(first);
       const snap = await keepAsSnapshot(first, dir);
       expect(listSandboxes().map((s) => s.name)).not.toContain(first.name);
@@ -67,6 +68,16 @@ describeE2E("sandbox snapshots: a state kept once, booted as VMs of their own", 
       expect(new Set([was.machineId, ib.machineId, ic.machineId]).size).toBe(3);
       await root(b, `echo b > ${MARK}`);
       expect((await root(c, `cat ${MARK}`)).trim()).toBe("kept");
+      // A directory of the snapshot, and one of the base image, rename as on a disk (rename(2), no copying
+      // fallback): overlayfs refuses a lower directory's rename with EXDEV unless it may redirect.
+      await root(
+        b,
+        `python3 -c 'import os; os.rename("${DIR}", "${DIR}.moved"); os.rename("/etc/default", "/etc/d2")'`,
+      );
+      expect(await root(b, `cat ${DIR}.moved/f; ls -d ${DIR} /etc/default 2>&1; true`)).toMatch(
+        /^in-dir\n.*No such file or directory\n.*No such file or directory\n$/,
+      );
+      expect(await root(c, `cat ${DIR}/f; ls -d /etc/default`)).toBe("in-dir\n/etc/default\n");
 
       await b.stop();
       await c.stop();

@@ -16,6 +16,7 @@ import type { Sandbox } from "../../sandbox/index";
 import { tempDir } from "../support/synth";
 import { describeE2E, dpkgStatus, runInstaller, sandboxPerSuite } from "./support/e2e";
 import { holdDpkgLock } from "./support/faults";
+import { postgresByJob } from "./support/snapshots";
 
 const STACK = "e2e-shared";
 const DB_PASSWORD = "state-db password, long enough";
@@ -44,7 +45,7 @@ describeE2E("shared state in PostgreSQL: two working copies, one deployment, one
       },
     );
 
-  sandboxPerSuite((s) => (sb = s));
+  sandboxPerSuite((s) => (sb = s), 900_000, postgresByJob);
   // The postgres deployment's own VM: its install-postgres must not touch the one that holds the state.
   let db: Sandbox;
   sandboxPerSuite((s) => (db = s));

@@ -4,6 +4,7 @@
 import { describeE2E, expectSucceeded, perTest, root, runInstaller } from "../support/e2e";
 import { expectFailed, matrixCase, PASSWORD, T } from "../support/fault-cases";
 import { vmProblems } from "../support/faults";
+import { postgresByJob } from "../support/snapshots";
 
 describeE2E("fault matrix: settings a service refuses, on sandbox VMs", () => {
   const started = perTest(T);
@@ -12,7 +13,7 @@ describeE2E("fault matrix: settings a service refuses, on sandbox VMs", () => {
     "unbindable listen_addresses",
     "an unbindable listen_addresses: the job fails naming the value and the server's error, PostgreSQL serves on its old settings, the fixed rerun succeeds",
     async () => {
-      const vm = await started.sandbox();
+      const vm = await started.sandbox(await postgresByJob());
       const event = { db_name: "faults", db_user: "faults_user", db_password: PASSWORD };
       expectSucceeded(await runInstaller(vm, "install-postgres", event, { secrets: [PASSWORD] }));
       const bad = await runInstaller(

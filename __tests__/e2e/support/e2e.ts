@@ -39,13 +39,14 @@ export function describeE2E(suiteName: string, body: () => void): void {
 }
 
 /**
- * A fresh sandbox for the enclosing describe block: booted before its first test and handed to `use`,
- * stopped after its last (also when a test failed).
+ * A fresh sandbox for the enclosing describe block, or one made from the snapshot `from` gives
+ * (snapshots.ts): booted before its first test and handed to `use`, stopped after its last (also when a
+ * test failed).
  */
-export function sandboxPerSuite(use: (sb: Sandbox) => void, timeoutMs = 300_000): void {
+export function sandboxPerSuite(use: (sb: Sandbox) => void, timeoutMs = 300_000, from?: () => Promise<Snapshot>): void {
   let sb: Sandbox | undefined;
   beforeAll(async () => {
-    sb = await startSandbox();
+    sb = await bootFrom(from && (await from()));
     use(sb);
   }, timeoutMs);
   afterAll(async () => {
@@ -71,14 +72,20 @@ export function perTest(timeoutMs: number): {
   }, timeoutMs);
   return {
     sandbox: async (from) => {
-      live.sb = await startSandbox({ from });
-      // sshd answers before the boot has ended: a snapshot's services (docker.service) may still be
-      // starting. The state the snapshot kept is the one with them running.
-      if (from) await live.sb.rootExec("systemctl is-system-running --wait", { timeoutMs: 180_000 });
+      live.sb = await bootFrom(from);
       return live.sb;
     },
     dockerRepo: async (opts) => (live.repo = await startFakeDockerRepo(opts)),
   };
+}
+
+/** A fresh sandbox, or one made from a snapshot and booted to the end. */
+export async function bootFrom(from?: Snapshot): Promise<Sandbox> {
+  const sb = await startSandbox({ from });
+  // sshd answers before the boot has ended: a snapshot's services (docker.service, PostgreSQL) may still be
+  // starting. The state the snapshot kept is the one with them running.
+  if (from) await sb.rootExec("systemctl is-system-running --wait", { timeoutMs: 180_000 });
+  return sb;
 }
 
 /** A root command on the target that must succeed; its stdout. */

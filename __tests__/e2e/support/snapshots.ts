@@ -5,7 +5,7 @@ import { randomBytes } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { ensureSnapshot, type Snapshot } from "../../../sandbox/index";
-import { root } from "./e2e";
+import { expectSucceeded, root, runInstaller } from "./e2e";
 import { RELEASE } from "./release";
 
 /**
@@ -39,6 +39,28 @@ export function dockerIoByApt(): Promise<Snapshot> {
     release: RELEASE,
     make: async (sb) => {
       await root(sb, DOCKER_IO, 600_000);
+    },
+  });
+}
+
+/** The event of postgresByJob's install: what the suites' own first runs change is their business. */
+const PG_SNAPSHOT_PW = "Snapshot-password-0 'q' $x";
+const PG_SNAPSHOT_EVENT = { db_name: "shop", db_user: "shop_app", db_password: PG_SNAPSHOT_PW };
+
+/**
+ * The distribution's PostgreSQL installed by an install-postgres job on a fresh VM (database shop, role
+ * shop_app, local logins only), for suites whose subject comes after the install: their first run becomes a
+ * rerun over vm-install's own install, with their password and settings. The fresh install itself is the
+ * subject of install-postgres' "fresh VM" case, absent's and apt-proxy's, which keep their own.
+ */
+export function postgresByJob(): Promise<Snapshot> {
+  return snapshot({
+    name: "postgres-by-job",
+    // The run's name is in the key: a snapshot never outlives the handler bundle that made it.
+    inputs: [RUN, "install-postgres", JSON.stringify(PG_SNAPSHOT_EVENT)],
+    release: RELEASE,
+    make: async (sb) => {
+      expectSucceeded(await runInstaller(sb, "install-postgres", PG_SNAPSHOT_EVENT, { secrets: [PG_SNAPSHOT_PW] }));
     },
   });
 }
