@@ -12,7 +12,7 @@ export interface DelayProxy {
   close(): Promise<void>;
 }
 
-export interface DelayProxyOptions {
+interface DelayProxyOptions {
   /** Where to forward to. */
   host: string;
   port: number;
@@ -24,7 +24,7 @@ export interface DelayProxyOptions {
  * Passes what `from` sends on to `to`, each chunk `delayMs` after it arrived, in order; its end (FIN) too,
  * after the last chunk. While `to` cannot take more, `from` is paused (TCP's own back-pressure).
  */
-export function delayedPipe(from: net.Socket, to: net.Socket, delayMs: number): void {
+function delayedPipe(from: net.Socket, to: net.Socket, delayMs: number): void {
   const queue: { due: number; chunk: Buffer | null }[] = [];
   let timer: NodeJS.Timeout | undefined;
   let waitingDrain = false;

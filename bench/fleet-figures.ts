@@ -56,7 +56,7 @@ export function wavesFloor(spans: Record<string, number>, waves: string[][]): nu
 }
 
 /** Issue 20: waves may cost at most the sum of the waves' slowest VMs plus this share. */
-export const WAVES_SLACK = 0.05;
+const WAVES_SLACK = 0.05;
 
 /**
  * How much longer than one wave a deploy in waves may take, from medians of the same run: one wave's

@@ -20,7 +20,7 @@ import { buildResult, commitInfo } from "./results";
 import { fmtMs, median, mergeOutcomes, type RoundsOutcome, runRounds, type SideSpec } from "./rounds";
 import { report, roundsArg, runMain, timeChecksInProcess, withSandboxes } from "./support";
 
-export const VMS = 8;
+const VMS = 8;
 const NAMES = Array.from({ length: VMS }, (_, i) => `vm${i + 1}`);
 const WAVES = [1, 3, 4];
 const PACKAGE = "jq";

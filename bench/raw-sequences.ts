@@ -75,7 +75,7 @@ export function rawDockerDistro(user: string, opts: { update?: boolean } = {}): 
   ]);
 }
 
-export interface RawPostgres {
+interface RawPostgres {
   db: string;
   user: string;
   /** A test value: it goes into the script as a SQL literal. */
@@ -142,7 +142,7 @@ export function rawPostgres(o: RawPostgres): string {
 }
 
 /** Milliseconds per step, from the markers a script printed on stderr. */
-export function stepTimes(stderr: string): Record<string, number> {
+function stepTimes(stderr: string): Record<string, number> {
   const marks = [...stderr.matchAll(new RegExp(`^${MARK} (\\S+) (\\d+)$`, "gm"))].map((m) => ({
     name: m[1],
     ns: BigInt(m[2]),
@@ -152,7 +152,7 @@ export function stepTimes(stderr: string): Record<string, number> {
   return out;
 }
 
-export interface RawTiming {
+interface RawTiming {
   /** Wall time of the `ssh` process, spawn to exit. */
   ms: number;
   /** Each step's time on the VM; `outside` is the rest (ssh process, connect, auth, sudo, exit). */

@@ -9,11 +9,11 @@ import { EXIT } from "../operator/exit-codes";
 import { type BenchResult, targetText } from "./results";
 import { isWanResult, renderWanTable } from "./wan-figures";
 
-export const ROOT = path.join(__dirname, "..");
-export const RESULTS_DIR = path.join(__dirname, "results");
+const ROOT = path.join(__dirname, "..");
+const RESULTS_DIR = path.join(__dirname, "results");
 export const BENCHMARKS_PAGE = path.join(ROOT, "docs", "benchmarks.md");
-export const BEGIN = "<!-- bench:table -->";
-export const END = "<!-- /bench:table -->";
+const BEGIN = "<!-- bench:table -->";
+const END = "<!-- /bench:table -->";
 /** The round-trip table of bench/results/wan.json (its own columns: round trips, not ratios). */
 export const WAN_MARKERS = { begin: "<!-- bench:wan -->", end: "<!-- /bench:wan -->" };
 const TABLE_MARKERS = { begin: BEGIN, end: END };
@@ -48,7 +48,7 @@ const APT_STEPS = ["apt_update", "apt_install"];
  * handler's timings_ms or the raw script's step markers. What the project adds, without the mirror's
  * swings; undefined for sides without step figures.
  */
-export function outsideApt(r: BenchResult, side: string): number | undefined {
+function outsideApt(r: BenchResult, side: string): number | undefined {
   const runs = r.runs.filter((x) => x.side === side);
   const per = runs.map((x) => {
     const steps = (x.extra?.timings_ms ?? x.extra?.steps_ms) as Record<string, number> | undefined;

@@ -6,7 +6,7 @@
 import { EXIT } from "../operator/exit-codes";
 
 /** Fewer rounds than this give a median that one slow mirror response can move: refused. */
-export const MIN_ROUNDS = 5;
+const MIN_ROUNDS = 5;
 
 /** Rounds from argv[2] (default MIN_ROUNDS); --help: the usage on stdout, exit 0; anything else: on stderr, exit 64. */
 export function roundsArg(script: string, argv: string[] = process.argv): number {
@@ -144,14 +144,9 @@ export function pairedRatio(outcome: RoundsOutcome, project: string, baseline: s
   return round3(median(per));
 }
 
-export const round3 = (x: number) => Math.round(x * 1000) / 1000;
+const round3 = (x: number) => Math.round(x * 1000) / 1000;
 export const fmtMs = (ms: number) => `${Math.round(ms)} ms`;
 export const fmtS = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
-
-/** "median 12.34 s (min 11.00 s, max 14.00 s)". */
-export function describe(s: Stats, fmt: (ms: number) => string = fmtS): string {
-  return `median ${fmt(s.median)} (min ${fmt(s.min)}, max ${fmt(s.max)})`;
-}
 
 /**
  * Several independent comparisons in one results file: each group's outcomes from its own rotated rounds

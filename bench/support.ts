@@ -13,7 +13,7 @@ import { timeRawSteps } from "./raw-sequences";
 import { type BenchResult, summaryLines, writeResult } from "./results";
 import { median, type RoundRecord, type RoundsOutcome, type SideSpec } from "./rounds";
 
-export { fmtMs, fmtS, MIN_ROUNDS, median, roundsArg } from "./rounds";
+export { roundsArg } from "./rounds";
 
 const live = new Set<Sandbox>();
 for (const sig of ["SIGINT", "SIGTERM"] as const) {
@@ -49,7 +49,7 @@ export async function withSandboxes<T>(n: number, fn: (sbs: Sandbox[]) => Promis
   }
 }
 
-export interface TimedJob {
+interface TimedJob {
   /** Wall time from spawning the job's process to its outcome. */
   ms: number;
   result: HandlerResult;
@@ -94,7 +94,7 @@ export function report(result: BenchResult, fmt: (ms: number) => string): void {
   process.stdout.write(`results: ${file}\n`);
 }
 
-export interface InstallerBenchOptions {
+interface InstallerBenchOptions {
   /** handlers/<handler>/handler.ts */
   handler: string;
   handlerLabel: string;

@@ -12,7 +12,7 @@ export const SIDES = ["project", "raw"] as const;
 export type WanSide = (typeof SIDES)[number];
 
 /** A case's target: at most N round trips, or at most N more than the raw ssh sequence's. */
-export type WanTarget = { maxRoundTrips: number } | { overRaw: number };
+type WanTarget = { maxRoundTrips: number } | { overRaw: number };
 
 export interface WanCase {
   name: string;
@@ -42,19 +42,19 @@ export function roundTrips(atZero: number[], atRtt: number[], rttMs: number): nu
 }
 
 /** A run's wall time less its apt-get update and install (the mirror's share, which no RTT touches). */
-export function outsideAptMs(r: RoundRecord): number | undefined {
+function outsideAptMs(r: RoundRecord): number | undefined {
   const steps = (r.extra?.timings_ms ?? r.extra?.steps_ms) as Record<string, number> | undefined;
   if (!steps) return undefined;
   return r.ms - (steps.apt_update ?? 0) - (steps.apt_install ?? 0);
 }
 
-export interface Spread {
+interface Spread {
   median: number;
   min: number;
   max: number;
 }
 
-export interface RoundTripRow {
+interface RoundTripRow {
   case: string;
   case_label: string;
   side: WanSide;

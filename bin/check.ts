@@ -17,9 +17,9 @@ import { readDeployed, readShownState } from "../operator/status/deployed-status
 import { projectFolder } from "../operator/terraform-cli";
 
 const say = (line: string) => process.stderr.write(`check: ${line}\n`);
-export const COMMAND: CommandSpec = { name: "check", usage: "usage: npm run check [-- [--json] [--junit FILE]]" };
+const COMMAND: CommandSpec = { name: "check", usage: "usage: npm run check [-- [--json] [--junit FILE]]" };
 
-export async function main(argv: string[], projectDir = projectFolder("check")): Promise<number> {
+async function main(argv: string[], projectDir = projectFolder("check")): Promise<number> {
   const args = parseReportArgs(argv, "check");
   if ("error" in args) throw new BadUsage(args.error);
   let targets: ReturnType<typeof checkTargets>;

@@ -10,7 +10,7 @@ import { docPages, newPage, withSections } from "../operator/reference/doc-secti
 import { cdktfJsonSchema } from "../operator/reference/settings-reference";
 
 export const SCHEMA_FILE = "vm-install.schema.json";
-export const COMMAND: CommandSpec = { name: "docs", usage: "usage: npm run docs [-- --check]" };
+const COMMAND: CommandSpec = { name: "docs", usage: "usage: npm run docs [-- --check]" };
 
 /** `text`, the page `page` (relative to the project), with its generated sections put in. */
 export function withReference(page: string, text: string): string {

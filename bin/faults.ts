@@ -10,10 +10,10 @@ import * as path from "node:path";
 import { PROJECT_ROOT } from "../construct/entry-points";
 import { BadUsage, type CommandSpec, EXIT, runCommand } from "../operator/exit-codes";
 
-export const BEGIN = "<!-- faults:matrix (npm run faults) -->";
-export const END = "<!-- /faults:matrix -->";
+const BEGIN = "<!-- faults:matrix (npm run faults) -->";
+const END = "<!-- /faults:matrix -->";
 const RECORDS = path.join(PROJECT_ROOT, ".cache", "faults.json");
-export const COMMAND: CommandSpec = { name: "faults", usage: "usage: npm run faults [-- --print]" };
+const COMMAND: CommandSpec = { name: "faults", usage: "usage: npm run faults [-- --print]" };
 
 interface FaultRecord {
   case: string;
@@ -38,7 +38,7 @@ const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
  * The many-moments cases (e2e/support/fault-cases.ts): one install cut at many moments of its own progress, recorded
  * as "<install>: <moment>". Each group gets a table of its own, one row per moment.
  */
-export const MOMENT_GROUPS: Record<string, string> = {
+const MOMENT_GROUPS: Record<string, string> = {
   "postgresql install":
     "dpkg and apt-get killed at moments of one `postgresql` install (29 packages), " +
     "each struck on a line of dpkg's own --status-fd progress",

@@ -21,7 +21,7 @@ const HELP = USAGE.replace(
   `Exit code: ${EXIT.ok} Succeeded, ${EXIT.error} Failed, ${EXIT.usage} bad usage.`,
 );
 // Help only as the first argument: parseInvokeArgs finds -h/--help anywhere else, where it is not an option's value.
-export const COMMAND: CommandSpec = { name: "invoke", usage: USAGE_HINT, help: "first", helpText: HELP };
+const COMMAND: CommandSpec = { name: "invoke", usage: USAGE_HINT, help: "first", helpText: HELP };
 
 /** Bundles (for an installer name) and runs the job; anything that goes wrong on the way is a Failed result. */
 async function invoke(inv: Invocation, say: (line: string) => void): Promise<Pick<JobResult, "phase" | "message">> {
@@ -68,7 +68,7 @@ function cannotStart(args: InvokeArgs, err: UsageError): number {
   return report({ phase: "Failed", message: err.message }, args.name, files);
 }
 
-export async function main(argv: string[]): Promise<number> {
+async function main(argv: string[]): Promise<number> {
   let args: InvokeArgs | "help";
   try {
     args = parseInvokeArgs(argv);

@@ -11,14 +11,14 @@ import { approvalRefusal } from "../operator/terraform-approval";
 import { projectFolder, readProject, synthAndApply } from "../operator/terraform-cli";
 
 const say = (line: string) => process.stderr.write(`rerun: ${line}\n`);
-export const USAGE = "usage: npm run rerun -- <vm name> [installer, e.g. install-packages] [terraform apply options]";
+const USAGE = "usage: npm run rerun -- <vm name> [installer, e.g. install-packages] [terraform apply options]";
 // Only argv[0] asks for help: the options after the names are terraform apply's.
-export const COMMAND: CommandSpec = { name: "rerun", usage: USAGE, help: "first" };
+const COMMAND: CommandSpec = { name: "rerun", usage: USAGE, help: "first" };
 
 /** A command line rerun refuses (bad usage), and why. */
 export class RerunRefused extends BadUsage {}
 
-export interface RerunRequest {
+interface RerunRequest {
   vmName: string;
   /** The installer's handler name ("install-packages") or key ("packages"); absent: every one of the VM's. */
   installer?: string;
@@ -74,13 +74,13 @@ function replaceJobs(projectDir: string, stackDir: string, targets: string[], ap
 }
 
 /** A rerun that Terraform would ask to approve where no one can answer: refused, saying what to pass. */
-export function refuseUnapproved(request: RerunRequest, stdinIsTerminal: boolean): void {
+function refuseUnapproved(request: RerunRequest, stdinIsTerminal: boolean): void {
   const example = ["npm run rerun --", request.vmName, request.installer, ...request.applyArgs, "-auto-approve"];
   const refusal = approvalRefusal(request.applyArgs, stdinIsTerminal, example.filter(Boolean).join(" "));
   if (refusal) throw new RerunRefused(refusal);
 }
 
-export function main(argv: string[], projectDir = projectFolder("rerun")): number {
+function main(argv: string[], projectDir = projectFolder("rerun")): number {
   try {
     const request = parseRerunArgs(argv);
     refuseUnapproved(request, process.stdin.isTTY === true);

@@ -13,7 +13,7 @@ import { renderStatusTable } from "../operator/status/status-table";
 import { projectFolder, readProject } from "../operator/terraform-cli";
 
 const say = (line: string) => process.stderr.write(`status: ${line}\n`);
-export const COMMAND: CommandSpec = { name: "status", usage: "usage: npm run status [-- [--json] [--junit FILE]]" };
+const COMMAND: CommandSpec = { name: "status", usage: "usage: npm run status [-- [--json] [--junit FILE]]" };
 
 /** Writes the JUnit report; false (having said why) when it cannot. */
 function writeJunit(file: string, rows: StatusRow[], projectDir: string): boolean {
@@ -31,7 +31,7 @@ function writeJunit(file: string, rows: StatusRow[], projectDir: string): boolea
   return true;
 }
 
-export function main(argv: string[], projectDir = projectFolder("status")): number {
+function main(argv: string[], projectDir = projectFolder("status")): number {
   const args = parseReportArgs(argv, "status");
   if ("error" in args) throw new BadUsage(args.error);
   let rows: StatusRow[];

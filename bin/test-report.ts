@@ -8,7 +8,7 @@ import * as path from "node:path";
 import { PROJECT_ROOT } from "../construct/entry-points";
 import { BadUsage, type CommandSpec, EXIT, runCommand } from "../operator/exit-codes";
 
-export const COMMAND: CommandSpec = {
+const COMMAND: CommandSpec = {
   name: "test:times",
   usage: "usage: npm run test:times [-- <part of a suite's path> | --durations]   (bin/test runs it with --summary)",
 };
@@ -34,7 +34,7 @@ export interface JestReport {
 }
 
 /** Where bin/test has jest write its reports: one per jest run, all read together. */
-export const REPORT_DIR = path.join(PROJECT_ROOT, ".cache", "jest-reports");
+const REPORT_DIR = path.join(PROJECT_ROOT, ".cache", "jest-reports");
 
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 const relative = (file: string) => path.relative(PROJECT_ROOT, file) || file;
@@ -73,7 +73,7 @@ export function suiteBreakdown(reports: JestReport[], which?: string): string[] 
 }
 
 /** Where the sequencer (__tests__/support/longest-first.js) finds durations on a machine with no jest cache. */
-export const DURATIONS_FILE = path.join(PROJECT_ROOT, "__tests__", "support", "suite-durations.json");
+const DURATIONS_FILE = path.join(PROJECT_ROOT, "__tests__", "support", "suite-durations.json");
 
 /** A suite's path from its checkout's root (`__tests__/...`), whichever checkout's report it comes from. */
 const suiteKey = (file: string) => {
@@ -91,7 +91,7 @@ export function suiteDurations(reports: JestReport[]): Record<string, number> {
 }
 
 /** Where bin/test keeps /proc/stat as it was when the run began (the file's time is the start). */
-export const MACHINE_START = path.join(PROJECT_ROOT, ".cache", "test-machine-start.stat");
+const MACHINE_START = path.join(PROJECT_ROOT, ".cache", "test-machine-start.stat");
 
 /** /proc/stat's aggregate cpu line (USER_HZ ticks: 1/100 s on Linux) and its process count. */
 function procStat(text: string): { user: number; system: number; busy: number; total: number; processes: number } {
@@ -131,7 +131,7 @@ function thisRunsMachineLine(): string[] {
 }
 
 /** The reports in `dir` (bin/test's), oldest first; a missing or empty file is an error of the run. */
-export function readReports(dir = REPORT_DIR): JestReport[] {
+function readReports(dir = REPORT_DIR): JestReport[] {
   if (!fs.existsSync(dir)) return [];
   return fs
     .readdirSync(dir)

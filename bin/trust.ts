@@ -18,10 +18,9 @@ import { projectFolder, readProject, synthAndApply } from "../operator/terraform
 import { HOST_KEY_SHA256 } from "../shared/names";
 
 const say = (line: string) => process.stderr.write(`trust: ${line}\n`);
-export const USAGE =
-  "usage: npm run trust -- <vm name> [SHA256:<fingerprint>] [terraform apply options, e.g. -auto-approve]";
+const USAGE = "usage: npm run trust -- <vm name> [SHA256:<fingerprint>] [terraform apply options, e.g. -auto-approve]";
 // Only argv[0] asks for help: the options after the names are terraform apply's.
-export const COMMAND: CommandSpec = { name: "trust", usage: USAGE, help: "first" };
+const COMMAND: CommandSpec = { name: "trust", usage: USAGE, help: "first" };
 
 /**
  * Why trust stopped before recording anything, and the exit code: usage for a command line that names no VM of
@@ -36,7 +35,7 @@ export class TrustRefused extends Error {
   }
 }
 
-export interface TrustRequest {
+interface TrustRequest {
   vmName: string;
   /** The fingerprint the operator checked out of band; absent: ask at the terminal. */
   fingerprint?: string;
@@ -196,7 +195,7 @@ function recordKey(
   });
 }
 
-export async function main(argv: string[], projectDir = projectFolder("trust")): Promise<number> {
+async function main(argv: string[], projectDir = projectFolder("trust")): Promise<number> {
   try {
     const request = parseTrustArgs(argv);
     const fingerprint = request.fingerprint ?? "SHA256:<fingerprint>";

@@ -22,5 +22,4 @@ export {
   TerraformResource,
   TerraformStack,
   TerraformVariable,
-  Token,
 } from "cdktf";

@@ -11,10 +11,10 @@ import { TerraformData } from "./jobs/terraform-data";
 import { ACCEPTED_HOST_KEYS_VARIABLE, hostKeyIds, jobName } from "./resource-names";
 
 /** The handler that reads a VM's host key at first contact (handlers/host-key). */
-export const HOST_KEY_HANDLER = "host-key";
+const HOST_KEY_HANDLER = "host-key";
 
 /** What the probe needs of the VM construct. */
-export interface FirstContactProps {
+interface FirstContactProps {
   readonly vm: VmConfig;
   readonly jobTarget: JobTargetFactory;
   readonly runId: number;

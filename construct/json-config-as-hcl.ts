@@ -33,7 +33,7 @@ function quotedEnd(text: string, from: number): number {
 }
 
 /** A JSON-syntax string (a template) as an HCL expression: a lone `${expr}` bare, else a quoted template. */
-export function templateAsHcl(text: string): string {
+function templateAsHcl(text: string): string {
   if (text.startsWith("${") && sequenceEnd(text, 0) === text.length) return `(${text.slice(2, -1)})`;
   let out = "";
   for (let i = 0; i < text.length; i++) {
@@ -63,7 +63,7 @@ function bareList(value: Json): string {
 }
 
 /** A JSON value as an HCL expression, nested lines indented by `pad`. */
-export function valueAsHcl(value: Json, pad = ""): string {
+function valueAsHcl(value: Json, pad = ""): string {
   if (typeof value === "string") return templateAsHcl(value);
   if (value === null || typeof value !== "object") return String(value);
   const inner = pad + INDENT;

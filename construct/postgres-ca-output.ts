@@ -9,11 +9,11 @@ import { TerraformData } from "./jobs/terraform-data";
 import { stackCaVms } from "./postgres-ca";
 import type { TerraformPaths } from "./terraform-paths";
 
-export const CA_OUTPUT = "postgres_ca_cert";
-export const CA_CHECK = "postgres_ca_check";
+const CA_OUTPUT = "postgres_ca_cert";
+const CA_CHECK = "postgres_ca_check";
 
 /** A property of the CA file (relative to the stack folder) as an expression, "" without the file. */
-export function caFileProperty(file: string, property: "cert" | "key"): string {
+function caFileProperty(file: string, property: "cert" | "key"): string {
   return `try(jsondecode(file(${JSON.stringify(file)})).${property}, "")`;
 }
 

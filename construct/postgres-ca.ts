@@ -24,7 +24,7 @@ export interface StackCa {
   readonly key: string;
 }
 
-export const CA_VALID_DAYS = 3650;
+const CA_VALID_DAYS = 3650;
 
 /** A new CA: a P-256 key and its self-signed certificate (CA:TRUE, pathlen 0, signs certificates only). */
 export async function generateCa(commonName: string, validDays = CA_VALID_DAYS): Promise<StackCa> {

@@ -53,13 +53,13 @@ function gatedVms(plan: RolloutPlan, wave: Wave, installations: Map<string, VmIn
 }
 
 /** A secret variable's error when it is unset or empty. */
-export function unsetVariableMessage(name: string, description: string): string {
+function unsetVariableMessage(name: string, description: string): string {
   const holds = description.replace(/\s*\(TF_VAR_[^)]*\)$/, "");
   return `vm-install: TF_VAR_${name} is not set (${holds}); export TF_VAR_${name}=... and run the command again.`;
 }
 
 /** The version constraint every version meets: sless.providerVersion "" (any). */
-export const ANY_VERSION = ">= 0.0.0";
+const ANY_VERSION = ">= 0.0.0";
 
 export interface VmInstallStackProps {
   /** The validated configuration (construct/config parseConfig). */

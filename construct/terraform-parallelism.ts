@@ -10,7 +10,7 @@ const TAKES_PARALLELISM = new Set(["deploy", "apply", "destroy", "diff", "plan",
 /** The ones among them that run jobs (a diff only plans). */
 const RUNS_JOBS = new Set(["deploy", "apply", "destroy", "watch"]);
 /** Terraform's -parallelism when none is given. */
-export const TERRAFORM_DEFAULT_PARALLELISM = 10;
+const TERRAFORM_DEFAULT_PARALLELISM = 10;
 
 const givesParallelism = (args: readonly string[]) =>
   args.some((a) => a === "--terraform-parallelism" || a.startsWith("--terraform-parallelism="));

@@ -35,7 +35,7 @@ import { warnRiskySettings } from "./risky-settings";
 import type { TerraformPaths } from "./terraform-paths";
 import { type DeliveredKeyRecord, vmCloudInit } from "./vm-cloud-init";
 
-export interface VmInstallationProps {
+interface VmInstallationProps {
   /** The VM and its resolved installers. */
   readonly vm: VmConfig;
   /** Nubes settings; required for a VM of kind "nubes". */

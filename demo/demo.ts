@@ -23,7 +23,7 @@ import { DeploySummary } from "./deploy-summary";
 import { demoPassword, existingHost, runCdktf, writeCdktfProject } from "./project";
 import { twinDown, twinUp } from "./twin-demo";
 
-export const DEMO_DIR = path.join(PROJECT_ROOT, ".demo");
+const DEMO_DIR = path.join(PROJECT_ROOT, ".demo");
 const SANDBOX_NAME = "vm-install-demo";
 
 /** Progress on stderr; on a terminal, long steps (the image build, the deploy) show one updating line. */

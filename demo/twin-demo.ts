@@ -13,7 +13,7 @@ import { TWIN_CDKTF_FLAGS, twinDeployEnv } from "../twin/deploy-env";
 import { installTwin } from "../twin/install";
 import { demoPassword, runCdktf, writeCdktfProject } from "./project";
 
-export const TWIN_DEMO_DIR = path.join(PROJECT_ROOT, ".demo-twin");
+const TWIN_DEMO_DIR = path.join(PROJECT_ROOT, ".demo-twin");
 const KEY = path.join(TWIN_DEMO_DIR, "vm_key");
 
 const say = (line: string) => process.stderr.write(`demo (twin): ${line}\n`);

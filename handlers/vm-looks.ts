@@ -21,7 +21,7 @@ import { POSTGRES_LOOKS } from "./install-postgres/looks";
 import { INSTALLATION_PROBES_AS_ROOT, SERVER_PACKAGE_PROBE } from "./install-postgres/server";
 
 /** One look as the audit table lists it: who makes it, its name, its probes. */
-export interface ListedLook {
+interface ListedLook {
   /** The installer making it, or what part of every installer ("every installer: apt work"). */
   readonly installer: string;
   /** The look's `what` (defineLook's first argument). */
@@ -30,7 +30,7 @@ export interface ListedLook {
 }
 
 /** `looks` listed under `installer`. */
-export function looksOf(
+function looksOf(
   installer: string,
   ...looks: { readonly what: string; readonly probes: readonly Probe[] }[]
 ): ListedLook[] {

@@ -4,11 +4,11 @@
 
 /** The codes; 64 is sysexits(3)'s EX_USAGE, 2 what `terraform plan -detailed-exitcode` gives a change. */
 export const EXIT = { ok: 0, attention: 2, error: 1, usage: 64 } as const;
-export type ExitName = keyof typeof EXIT;
+type ExitName = keyof typeof EXIT;
 export type ExitCode = (typeof EXIT)[ExitName];
 
 /** Why each code, one line each: docs/exit-codes.md's table. */
-export const EXIT_MEANINGS: Readonly<Record<ExitName, string>> = {
+const EXIT_MEANINGS: Readonly<Record<ExitName, string>> = {
   ok: "done; nothing needs attention (`--help` too: the usage on stdout)",
   attention: "done, and a person must look: drift (`npm run check`), an installer not ok (`npm run status`)",
   error: "failed: stderr says what, where and what to do (an unreachable VM, no deployed state, a refusal)",
@@ -40,12 +40,12 @@ export interface CommandSpec {
 const HELP = ["--help", "-h"];
 
 /** Whether argv asks for the usage. */
-export function asksForHelp(argv: readonly string[], where: CommandSpec["help"] = "anywhere"): boolean {
+function asksForHelp(argv: readonly string[], where: CommandSpec["help"] = "anywhere"): boolean {
   return where === "first" ? HELP.includes(argv[0]) : argv.some((a) => HELP.includes(a));
 }
 
 /** Prints a bad-usage message and the usage (once: a message may end with it) on stderr; EXIT.usage. */
-export function badUsage(spec: CommandSpec, message: string): typeof EXIT.usage {
+function badUsage(spec: CommandSpec, message: string): typeof EXIT.usage {
   const usage = message.includes(spec.usage) ? "" : `${spec.usage}\n`;
   process.stderr.write(`${spec.name}: ${message}\n${usage}`);
   return EXIT.usage;

@@ -4,7 +4,7 @@
 // first, in one line that says what to pass.
 
 /** Whether `args` approve in advance: `-auto-approve`, `--auto-approve`, `=true` spelled out or not. */
-export function autoApproved(args: readonly string[]): boolean {
+function autoApproved(args: readonly string[]): boolean {
   return args.some((a) => /^--?auto-approve(=true)?$/.test(a));
 }
 

@@ -34,7 +34,7 @@ export function readProject(projectDir: string): { config: VmInstallConfig; stac
   return { config, stackDir: path.join(projectDir, "cdktf.out", "stacks", config.stackName) };
 }
 
-export function terraformEnv(projectDir: string): NodeJS.ProcessEnv {
+function terraformEnv(projectDir: string): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env, CHECKPOINT_DISABLE: "1" };
   if (!env.TF_CLI_CONFIG_FILE || !fs.existsSync(env.TF_CLI_CONFIG_FILE)) {
     fs.mkdirSync(path.join(projectDir, ".cache"), { recursive: true });
@@ -49,7 +49,7 @@ export function terraformEnv(projectDir: string): NodeJS.ProcessEnv {
  * .backup and lock files with 0666 & ~umask, and what it writes can hold secrets (bin/cdktf does the same
  * for every deploy).
  */
-export function terraformCommand(args: string[]): [string, string[]] {
+function terraformCommand(args: string[]): [string, string[]] {
   return ["sh", ["-c", 'umask 077 && exec terraform "$@"', "terraform", ...args]];
 }
 

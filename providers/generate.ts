@@ -10,7 +10,7 @@ import * as path from "node:path";
 import { generateProviderBindingsFromSchema } from "@cdktf/provider-generator";
 import { EXIT } from "../operator/exit-codes";
 
-export const SCHEMAS_DIR = path.join(__dirname, "schemas");
+const SCHEMAS_DIR = path.join(__dirname, "schemas");
 export const GENERATED_DIR = path.join(__dirname, "generated");
 
 /** Writes one folder per schema file (nubes/, sless/) under `outDir`, replacing what was there. */

@@ -15,9 +15,9 @@
  * ones, pre-dependencies) are installed without an Unpacking line: the counts below are what it has
  * done, the number retrieved is the only total.
  */
-export type DebootstrapStage = "index" | "retrieve" | "extract" | "core" | "unpack" | "configure" | "installed";
+type DebootstrapStage = "index" | "retrieve" | "extract" | "core" | "unpack" | "configure" | "installed";
 
-export interface DebootstrapCounts {
+interface DebootstrapCounts {
   stage: DebootstrapStage | undefined;
   retrieved: number;
   extracted: number;

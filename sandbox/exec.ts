@@ -48,7 +48,7 @@ function nsenterArgs(initPid: number, command: string): string[] {
   ];
 }
 
-export interface Spawned {
+interface Spawned {
   done: Promise<RootExecResult>;
   kill(): void;
 }

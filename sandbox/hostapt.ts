@@ -5,7 +5,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { DEFAULT_RELEASE, type Release, releaseSuites, SUPPORTED_RELEASES } from "./release";
 
-export interface AptSource {
+interface AptSource {
   file: string;
   uris: string[];
   suites: string[];
@@ -83,7 +83,7 @@ export function readHostAptSources(root = "/etc/apt"): AptSource[] {
   return out;
 }
 
-export interface ImageApt {
+interface ImageApt {
   /** The mirror debootstrap installs from: the host's URI for the base suite. */
   mirror: string;
   /** Keyring the host verifies that mirror with (debootstrap --keyring), when it names a file. */
@@ -139,7 +139,7 @@ function topLevelKeys(text: string): string[] {
  * appstream refer to programs the image does not have, so they stay out. Credentials
  * (auth.conf.d) are deliberately never copied into an image.
  */
-export function hostAcquireConf(root = "/etc/apt"): Array<[string, string]> {
+function hostAcquireConf(root = "/etc/apt"): Array<[string, string]> {
   const dir = path.join(root, "apt.conf.d");
   const out: Array<[string, string]> = [];
   let names: string[] = [];
@@ -170,7 +170,7 @@ export function hostAcquireConf(root = "/etc/apt"): Array<[string, string]> {
  * release (a Debian 12 host asked for trixie) lends its own entries with the suite names changed: the same
  * mirror serves every release, and no other mirror may be assumed.
  */
-export function releaseSources(host: AptSource[], release: Release): { sources: AptSource[]; via?: Release } {
+function releaseSources(host: AptSource[], release: Release): { sources: AptSource[]; via?: Release } {
   const pick = (r: Release) => {
     const wanted = releaseSuites(r);
     return host.filter((s) => s.suites.some((x) => wanted.includes(x)));

@@ -19,7 +19,7 @@ const RECIPE_VERSION = "1";
 
 /** What a Nubes Ubuntu image has and the installers rely on (sudo, curl, gnupg, lsb-release for
  * repository set-up; python3 as cloud images have it), on top of a bootable systemd + sshd. */
-export const IMAGE_PACKAGES = [
+const IMAGE_PACKAGES = [
   "systemd",
   "systemd-sysv",
   "dbus",
@@ -44,7 +44,7 @@ export const IMAGE_PACKAGES = [
 ];
 
 export const IMAGE_USER = "ubuntu";
-export const IMAGE_UID = 1000;
+const IMAGE_UID = 1000;
 
 const b64 = (s: string | Buffer) => Buffer.from(s).toString("base64");
 
@@ -90,7 +90,7 @@ locale: C.UTF-8
 
 /** The whole build as one bash script: its text is the cache key, so nothing may influence the image
  * that is not written here. $ROOT is the (empty) target directory, $OUT the tarball to write. */
-export function buildScript(release: Release = DEFAULT_RELEASE): string {
+function buildScript(release: Release = DEFAULT_RELEASE): string {
   const apt = imageAptConfig(undefined, release);
   const keyringSteps = apt.keyrings.map(
     (k) =>
@@ -135,7 +135,7 @@ export function buildScript(release: Release = DEFAULT_RELEASE): string {
   return `${steps.join("\n")}\n`;
 }
 
-export interface BaseImage {
+interface BaseImage {
   release: Release;
   hash: string;
   tarball: string;

@@ -22,18 +22,15 @@ import { checkSandboxSupport } from "./support";
 import { pruneSandboxes, stopSandbox, trackTree } from "./teardown";
 import { findInit } from "./tree";
 
-export type { SandboxInfo, SshRun } from "./client";
 export { jobEnvFor, sshRun } from "./client";
-export { loginUserCloudConfig, multipartUserData, userDataKind } from "./cloud-init";
-export type { RootExecOptions, RootExecResult } from "./exec";
+export { loginUserCloudConfig, multipartUserData } from "./cloud-init";
 export type { Sandbox } from "./handle";
 export { ensureBaseImage } from "./image";
-export { listSandboxes, type SandboxListing } from "./listing";
+export { listSandboxes } from "./listing";
 export type { Release } from "./release";
-export { DEFAULT_RELEASE, parseRelease, RELEASE_ENV, RELEASES, resolveRelease, SUPPORTED_RELEASES } from "./release";
-export { keepAsSnapshot, readSnapshot, SNAPSHOT_ROOT, type Snapshot, type SnapshotRecipe } from "./snapshot";
-export { CACHE_DIR, RUN_ROOT } from "./state";
-export { checkSandboxSupport, SandboxUnsupportedError, sandboxSupportProblems } from "./support";
+export { RELEASES, resolveRelease } from "./release";
+export { keepAsSnapshot, SNAPSHOT_ROOT, type Snapshot } from "./snapshot";
+export { checkSandboxSupport, sandboxSupportProblems } from "./support";
 export { pruneSandboxes, stopSandbox } from "./teardown";
 
 export interface StartOptions {

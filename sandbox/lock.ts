@@ -5,7 +5,7 @@ import * as path from "node:path";
 import { type ProcRef, procAlive, procRef } from "./procfs";
 import { sleep } from "./wait";
 
-export interface DirLock {
+interface DirLock {
   dir: string;
   release(): void;
 }
@@ -19,7 +19,7 @@ function ownerOf(dir: string): ProcRef | undefined {
 }
 
 /** Tries once. Returns undefined while a live process holds it; a lock left by a dead process is broken. */
-export function tryLock(dir: string, extra?: Record<string, unknown>): DirLock | undefined {
+function tryLock(dir: string, extra?: Record<string, unknown>): DirLock | undefined {
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
       fs.mkdirSync(dir);

@@ -39,7 +39,7 @@ function claimPath(n: number): string {
 }
 
 /** The sandbox holding subnet N, if any (reads the claim directory). */
-export function subnetHolder(n: number): string | undefined {
+function subnetHolder(n: number): string | undefined {
   try {
     return fs.readFileSync(path.join(claimPath(n), "name"), "utf8").trim();
   } catch {
@@ -199,16 +199,16 @@ export async function setupNetwork(
   }
 }
 
-export function vethExists(dev: string): boolean {
+function vethExists(dev: string): boolean {
   return fs.existsSync(`/sys/class/net/${dev}`);
 }
 
-export async function nftTableExists(table: string): Promise<boolean> {
+async function nftTableExists(table: string): Promise<boolean> {
   const r = await run("nft", ["list", "table", "ip", table], { env: childEnv() });
   return r.code === 0;
 }
 
-export function netnsExists(netns: string): boolean {
+function netnsExists(netns: string): boolean {
   return fs.existsSync(path.join("/run/netns", netns));
 }
 

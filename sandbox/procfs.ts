@@ -33,7 +33,7 @@ export function procAlive(ref: ProcRef | undefined): boolean {
   return f[19] === ref.startTime;
 }
 
-export function childrenOf(pid: number): number[] {
+function childrenOf(pid: number): number[] {
   const out: number[] = [];
   let tasks: string[] = [];
   try {

@@ -90,7 +90,7 @@ export async function keepAsSnapshot(sb: Sandbox, dir: string): Promise<Snapshot
 }
 
 /** The snapshot in `dir`, or undefined when there is none (or only one being made). */
-export function readSnapshot(dir: string): Snapshot | undefined {
+function readSnapshot(dir: string): Snapshot | undefined {
   try {
     return JSON.parse(fs.readFileSync(path.join(dir, "snapshot.json"), "utf8")) as Snapshot;
   } catch {

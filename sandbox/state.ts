@@ -25,7 +25,7 @@ export function validateName(name: string): void {
   }
 }
 
-export type SandboxStatus = "starting" | "running" | "stopping";
+type SandboxStatus = "starting" | "running" | "stopping";
 
 export interface SandboxState {
   name: string;
@@ -65,7 +65,7 @@ export function runDirOf(name: string): string {
   return path.join(RUN_ROOT, name);
 }
 
-export function statePath(name: string): string {
+function statePath(name: string): string {
   return path.join(runDirOf(name), "state.json");
 }
 

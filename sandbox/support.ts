@@ -16,7 +16,7 @@ const REQUIRED: Array<[string, string]> = [
   ["tar", "tar"],
 ];
 
-export class SandboxUnsupportedError extends Error {
+class SandboxUnsupportedError extends Error {
   constructor(message: string) {
     super(message);
     this.name = "SandboxUnsupportedError";

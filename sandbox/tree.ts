@@ -16,7 +16,7 @@ export function findInit(top: ProcRef): number | undefined {
   return undefined;
 }
 
-export function findNspawn(top: ProcRef): number | undefined {
+function findNspawn(top: ProcRef): number | undefined {
   if (!procAlive(top)) return undefined;
   return descendantsOf(top.pid).find((p) => procComm(p) === "systemd-nspawn");
 }

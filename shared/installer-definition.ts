@@ -64,7 +64,7 @@ export function allSettings(definition: InstallerDefinition): Settings {
 }
 
 /** The most a `cache_valid_sec` may say: beyond a month, lists are not "fresh" in any useful sense. */
-export const MAX_CACHE_VALID_SEC = 30 * 24 * 3600;
+const MAX_CACHE_VALID_SEC = 30 * 24 * 3600;
 
 /** How apt's package lists are refreshed: every installer that runs apt-get takes these. */
 export const APT_LIST_SETTINGS = {

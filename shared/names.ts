@@ -5,13 +5,13 @@
 import { list, refine, string, type Validator, withSchema } from "./validate";
 
 /** Debian policy: lowercase letters, digits, + - . ; at least two characters, starting alphanumeric. */
-export const DEBIAN_PACKAGE = /^[a-z0-9][a-z0-9+.-]+$/;
+const DEBIAN_PACKAGE = /^[a-z0-9][a-z0-9+.-]+$/;
 /** Debian version: [epoch:]upstream[-revision]; digits first, then alphanumerics and . + ~ : - */
-export const DEBIAN_VERSION = /^([0-9]+:)?[0-9][A-Za-z0-9.+~-]*$/;
+const DEBIAN_VERSION = /^([0-9]+:)?[0-9][A-Za-z0-9.+~-]*$/;
 /** PostgreSQL identifiers kept to the unquoted, lowercase form (so psql, pg_hba and URLs agree). */
-export const PG_IDENTIFIER = /^[a-z_][a-z0-9_]{0,62}$/;
+const PG_IDENTIFIER = /^[a-z_][a-z0-9_]{0,62}$/;
 /** A PostgreSQL major version, 10 or later. */
-export const PG_MAJOR = /^(1[0-9]|[2-9][0-9])$/;
+const PG_MAJOR = /^(1[0-9]|[2-9][0-9])$/;
 /** A Unix login name as useradd accepts it by default. */
 export const UNIX_USER = /^[a-z_][a-z0-9_-]{0,31}$/;
 /** An OpenSSH host key fingerprint: "SHA256:" then 43 base64 characters (no padding). */
@@ -105,14 +105,10 @@ function listenItemProblem(item: string): string | undefined {
  * the VM itself: the installer checks that there before the TCP login sends the password (see
  * handlers/install-postgres/addresses.ts).
  */
-export function listenAddressesProblem(value: string): string | undefined {
+function listenAddressesProblem(value: string): string | undefined {
   const problems = value.split(",").map((i) => listenItemProblem(i.trim()));
   const found = problems.filter((p): p is string => p !== undefined);
   return found.length ? found.join("; ") : undefined;
-}
-
-export function isListenAddresses(value: string): boolean {
-  return listenAddressesProblem(value) === undefined;
 }
 
 /** The items of listen_addresses that are host names to resolve on the VM ("localhost", the loopback, never is). */
@@ -127,7 +123,7 @@ export function listenHostNames(value: string): string[] {
  * lists every directory under /etc/postgresql/<major>/, and those directories belong to postgres): anything
  * else is refused before it can reach a command.
  */
-export const PG_CLUSTER_NAME = /^[A-Za-z0-9_.-]{1,255}$/;
+const PG_CLUSTER_NAME = /^[A-Za-z0-9_.-]{1,255}$/;
 export function isPgClusterName(value: string): boolean {
   return PG_CLUSTER_NAME.test(value) && value !== "." && value !== "..";
 }
@@ -163,7 +159,7 @@ const packageSpecCheck = string({
   check: (v) => (parsePackageSpec(v) ? undefined : "is not a Debian package name with an optional =version"),
 });
 /** The same rule, with the pattern the JSON Schema gives an editor (the check keeps its own message). */
-export const packageSpec: Validator<string> = withSchema(packageSpecCheck, {
+const packageSpec: Validator<string> = withSchema(packageSpecCheck, {
   ...packageSpecCheck.schema,
   pattern: `^${DEBIAN_PACKAGE.source.slice(1, -1)}(=${DEBIAN_VERSION.source.slice(1, -1)})?$`,
 });
@@ -183,7 +179,7 @@ export const packageList: Validator<string[]> = refine(list(packageSpec, { minIt
   });
 });
 
-export const pgIdentifier: Validator<string> = string({
+const pgIdentifier: Validator<string> = string({
   pattern: PG_IDENTIFIER,
   allowed: "a PostgreSQL name: lowercase letter or _, then lowercase letters, digits or _, at most 63",
   check: (v) =>
@@ -262,7 +258,7 @@ export const KEY_FINGERPRINT = /^[0-9A-F]{40}$/;
 const KEY_FINGERPRINT_INPUT = /^ *([0-9A-Fa-f] *){40}$/;
 
 /** The stored form of a fingerprint as given, or undefined when it is not 40 hex digits. */
-export function normalizeFingerprint(value: string): string | undefined {
+function normalizeFingerprint(value: string): string | undefined {
   return KEY_FINGERPRINT_INPUT.test(value) ? value.replace(/ /g, "").toUpperCase() : undefined;
 }
 

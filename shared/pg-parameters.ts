@@ -5,7 +5,7 @@
 import { list, string, type Validator, withSchema } from "./validate";
 
 /** A GUC name as postgresql.conf takes it, lowercase; a custom one has dotted parts ("pg_stat_statements.max"). */
-export const GUC_NAME = /^[a-z_][a-z0-9_]*(\.[a-z_][a-z0-9_]*)*$/;
+const GUC_NAME = /^[a-z_][a-z0-9_]*(\.[a-z_][a-z0-9_]*)*$/;
 
 /** A value of `parameters`: postgres reads every one of them from text. */
 export type PgParameterValue = string | number | boolean;
@@ -78,7 +78,7 @@ export const pgParameters: Validator<Record<string, PgParameterValue>> = withSch
 );
 
 /** An extension name as CREATE EXTENSION takes it (contrib's "uuid-ossp" has a hyphen). */
-export const PG_EXTENSION = /^[a-z_][a-z0-9_-]{0,62}$/;
+const PG_EXTENSION = /^[a-z_][a-z0-9_-]{0,62}$/;
 
 export const pgExtensions: Validator<string[]> = list(
   string({

@@ -5,7 +5,7 @@
 // only, no dependency: the sandbox (sandbox/) uses it from a bare checkout.
 
 /** Where a progress line is written: process.stderr, or a test's recorder. */
-export interface ProgressStream {
+interface ProgressStream {
   write(text: string): unknown;
   isTTY?: boolean;
   /** The terminal's width: a progress line longer than that would wrap and could not be rewritten. */
@@ -25,7 +25,7 @@ export interface Progress {
 }
 
 /** A line log (one call, one line) that can show a progress line too when it writes to a terminal. */
-export interface StepLog {
+interface StepLog {
   (line: string): void;
   /** Present on a terminal: starts the progress line that this log's own lines are printed above. */
   progress?: () => Progress;
@@ -35,12 +35,12 @@ export interface StepLog {
 export const ERASE_LINE = "\r\x1b[2K";
 
 /** `text` cut to `width` characters (an ellipsis marks the cut), so it never wraps. */
-export function clip(text: string, width: number): string {
+function clip(text: string, width: number): string {
   return text.length <= width ? text : `${text.slice(0, Math.max(0, width - 3))}...`;
 }
 
 /** Off a terminal: the last state of each stage, as a line through `write`, once that stage is over. */
-export function stagedLines(write: (line: string) => void): Progress {
+function stagedLines(write: (line: string) => void): Progress {
   let stage: string | undefined;
   let pending: string | undefined;
   const flush = () => {
@@ -58,7 +58,7 @@ export function stagedLines(write: (line: string) => void): Progress {
 }
 
 /** On a terminal: one line on `stream`, after `prefix`, rewritten on every change. */
-export function terminalLine(stream: ProgressStream, prefix = ""): Progress & { above(line: string): void } {
+function terminalLine(stream: ProgressStream, prefix = ""): Progress & { above(line: string): void } {
   let shown: string | undefined;
   const paint = () =>
     stream.write(`${ERASE_LINE}${clip(`${prefix}${shown}`, Math.max(20, (stream.columns || 80) - 1))}`);

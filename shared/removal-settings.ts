@@ -3,7 +3,7 @@
 import { setting } from "./settings";
 import { oneOf } from "./validate";
 
-export const INSTALLER_STATES = ["present", "absent"] as const;
+const INSTALLER_STATES = ["present", "absent"] as const;
 export type InstallerState = (typeof INSTALLER_STATES)[number];
 
 export const REMOVAL_SETTINGS = {

@@ -8,7 +8,7 @@
  * "root", "password"), and "[redacted]" everywhere it occurs would spell it out by its positions. A text
  * that contains one is withheld whole instead. 12 is also the shortest password the installers accept.
  */
-export const MIN_REDACTABLE_CHARS = 12;
+const MIN_REDACTABLE_CHARS = 12;
 
 /** A registry of secret values and the labels they are replaced with. */
 export class SecretScrubber {

@@ -73,7 +73,7 @@ function at(path: string): string {
   return path === "" ? "(top level)" : path;
 }
 
-export interface StringRule {
+interface StringRule {
   /** A pattern the whole string must match. */
   pattern?: RegExp;
   /** What a valid value looks like, in words, for the error message. */
@@ -205,7 +205,7 @@ function unknownKey(path: string, key: string, allowed: readonly string[]): stri
 }
 
 /** The JSON Schema of an object with exactly these fields. */
-export function objectSchema(fields: Record<string, Field<unknown>>): JsonSchema {
+function objectSchema(fields: Record<string, Field<unknown>>): JsonSchema {
   const properties: Record<string, JsonSchema> = {};
   for (const [key, field] of Object.entries(fields)) {
     const extra = {

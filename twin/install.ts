@@ -13,10 +13,10 @@ import { quote } from "../shared/shell-quote";
 import { twinDeployEnv } from "./deploy-env";
 import { loadProviderSchema } from "./protocol/schema";
 
-export const DEFAULT_TWIN_DIR = path.join(PROJECT_ROOT, ".cache", "twin");
+const DEFAULT_TWIN_DIR = path.join(PROJECT_ROOT, ".cache", "twin");
 
 /** The versions the twins announce: nubes is the public build the stack pins; sless has no published one. */
-export const TWIN_PROVIDERS = [
+const TWIN_PROVIDERS = [
   { name: "nubes", version: "2.0.0", entry: "nubes-provider.ts" },
   { name: "sless", version: "1.0.0", entry: "sless-provider.ts" },
 ] as const;
@@ -84,7 +84,7 @@ export function installTwin(dir = DEFAULT_TWIN_DIR): TwinInstallation {
 const COMMAND: CommandSpec = { name: "twin", usage: "usage: npm run twin -- install [--dir DIR]" };
 
 /** `install [--dir DIR]`: the folder to install into (undefined: the default); BadUsage for anything else. */
-export function parseTwinArgs(args: readonly string[]): { dir?: string } {
+function parseTwinArgs(args: readonly string[]): { dir?: string } {
   const [command, ...rest] = args;
   if (command !== "install") throw new BadUsage(command ? `unknown command ${command}` : "which command? install");
   if (rest.length === 0) return {};

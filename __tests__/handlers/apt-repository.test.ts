@@ -1,5 +1,5 @@
 import { ensureAptRepository, keyFormat, sourceLine, supersededKeyrings } from "../../handlers/common/apt-repository";
-import { dearmor } from "../../handlers/common/openpgp";
+import { dearmor } from "../../handlers/common/openpgp-armour";
 import {
   normalizeUri,
   planStaleRemoval,

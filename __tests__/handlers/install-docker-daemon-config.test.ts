@@ -11,7 +11,8 @@ import {
   REFUSED_KEYS,
   TYPED_KEYS,
 } from "../../handlers/install-docker/daemon-config";
-import { dockerdError, dockerdLines } from "../../handlers/install-docker/daemon-config-apply";
+import { dockerdLines } from "../../handlers/install-docker/daemon-config-apply";
+import { dockerdError } from "../../handlers/install-docker/daemon-running";
 import { handler } from "../../handlers/install-docker/handler";
 import { mirrorProblems, parseMirrors, probeCommand } from "../../handlers/install-docker/mirror-probe";
 import { validate } from "../../shared/validate";

@@ -1,8 +1,9 @@
 // PostgreSQL from PGDG when pg_version names a major the release does not ship: the repository set up from a
 // key that must be PGDG's (or one repo_key_fingerprint admits), checked before anything is written, then the
 // server package from it, on Ubuntu 22.04 (jammy-pgdg) and 24.04 (noble-pgdg).
-import { dearmor } from "../../handlers/common/openpgp";
-import { PGDG_KEY_FINGERPRINT, pgdgKeyUrl } from "../../handlers/install-postgres/pgdg";
+import { dearmor } from "../../handlers/common/openpgp-armour";
+import { PGDG_KEY_FINGERPRINT } from "../../handlers/install-postgres/definition";
+import { pgdgKeyUrl } from "../../handlers/install-postgres/pgdg";
 import { UBUNTU_2404 } from "./support/fixtures";
 import { grantsRead, grantsWrite } from "./support/grants-steps";
 import { sourcesFacts } from "./support/look-answers";

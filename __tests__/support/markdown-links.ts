@@ -3,7 +3,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 
-export interface Link {
+interface Link {
   /** The file the link is in, relative to the root. */
   readonly from: string;
   readonly line: number;
@@ -72,7 +72,7 @@ export function relativeLinks(from: string, text: string): Link[] {
 }
 
 /** Where a link points, relative to the root, and its anchor. */
-export function resolve(link: Link): { file: string; anchor?: string } {
+function resolve(link: Link): { file: string; anchor?: string } {
   const [file, anchor] = link.target.split("#", 2) as [string, string | undefined];
   const to = file === "" ? link.from : path.posix.normalize(path.posix.join(path.posix.dirname(link.from), file));
   return { file: to, anchor: anchor === undefined ? undefined : decodeURIComponent(anchor) };

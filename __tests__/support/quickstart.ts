@@ -5,12 +5,12 @@ import * as path from "node:path";
 import { PROJECT_ROOT } from "../../construct/entry-points";
 
 /** The marker comment right before the existing-host cdktf.json. */
-export const EXISTING_HOST_MARKER = "<!-- quickstart:existing-host";
+const EXISTING_HOST_MARKER = "<!-- quickstart:existing-host";
 
 /** What the README tells the reader to replace in the existing-host file, as printed there. */
-export const EXISTING_HOST_PLACEHOLDERS = { address: "192.0.2.10", user: "ubuntu", privateKeyPath: "vm_key" } as const;
+const EXISTING_HOST_PLACEHOLDERS = { address: "192.0.2.10", user: "ubuntu", privateKeyPath: "vm_key" } as const;
 
-export interface CdktfJson {
+interface CdktfJson {
   app: string;
   context: { vmInstall: { vms: Record<string, unknown>[] } & Record<string, unknown> };
   [key: string]: unknown;

@@ -9,7 +9,7 @@ import { MessageChannel, type MessagePort, receiveMessageOnPort, Worker } from "
 import type { BuildOptions, Metafile } from "esbuild";
 import { PROJECT_ROOT } from "../entry-points";
 
-export interface BundleProps {
+interface BundleProps {
   /** Handler folder name under handlers/, e.g. "install-packages". */
   readonly handler: string;
   /** Where content-addressed bundle directories go. @default "<project>/.cache/bundles" */
@@ -38,7 +38,7 @@ export interface Bundle {
  * __tests__/handlers/install-packages.bundle.test.ts runs one against a real SSH server, so a stand-in
  * that breaks the client fails there.
  */
-export const SSH2_REPLACEMENTS: Readonly<Record<string, string>> = {
+const SSH2_REPLACEMENTS: Readonly<Record<string, string>> = {
   "node_modules/ssh2/lib/index.js": "construct/bundling/stubs/ssh2-index.js",
   "node_modules/ssh2/lib/protocol/SFTP.js": "construct/bundling/stubs/ssh2-sftp.js",
   "node_modules/bcrypt-pbkdf/index.js": "construct/bundling/stubs/bcrypt-pbkdf.js",
@@ -48,7 +48,7 @@ export const SSH2_REPLACEMENTS: Readonly<Record<string, string>> = {
  * esbuild options for a handler. Fixed target and format, paths relative to the project root and no
  * timestamps, so equal sources give byte-identical output on any machine and in any checkout folder.
  */
-export function bundleOptions(entry: string, minify: boolean): BuildOptions {
+function bundleOptions(entry: string, minify: boolean): BuildOptions {
   return {
     entryPoints: [entry],
     absWorkingDir: PROJECT_ROOT,

@@ -9,7 +9,7 @@ import type { TerraformPaths } from "../terraform-paths";
 import type { VmConfig } from "./types";
 
 /** OpenSSH's own refusal for `file`, or undefined when the file is private (or absent: reading it will say). */
-export function privateKeyPermissionProblem(file: string): string | undefined {
+function privateKeyPermissionProblem(file: string): string | undefined {
   let mode: number;
   try {
     mode = fs.statSync(file).mode;
@@ -74,7 +74,7 @@ function publicHalf(text: string): { blob: Buffer; isPrivate: boolean } | undefi
  * What keeps `file` from being the VM's authorised key: it must be an OpenSSH public key and, when the
  * private key file reads, its public half (else the VM is made with a key the jobs cannot log in with).
  */
-export function publicKeyFileProblem(file: string, setting: string, privateFile: string): string | undefined {
+function publicKeyFileProblem(file: string, setting: string, privateFile: string): string | undefined {
   const read = readKeyFile(
     file,
     setting,

@@ -16,7 +16,7 @@ export const CONTEXT_KEY = "vmInstall";
  * so such a string would run as an expression at plan time (file("/etc/shadow"), a variable's value).
  * No setting needs either sequence: they are refused everywhere, whatever a setting's own rule allows.
  */
-export function templateSyntaxProblems(value: unknown, path = ""): string[] {
+function templateSyntaxProblems(value: unknown, path = ""): string[] {
   if (typeof value === "string") {
     const found = /[$%]\{/.exec(value);
     if (!found) return [];

@@ -3,7 +3,7 @@ import { group, setting } from "../../shared/settings";
 import { boolean, oneOf, string } from "../../shared/validate";
 import { name, nonEmpty, url } from "./value-rules";
 
-export const NUBES_SETTINGS = {
+const NUBES_SETTINGS = {
   endpoint: setting(url, { defaultDoc: "the provider's own", doc: "Nubes API endpoint." }),
   providerSource: setting(nonEmpty, { default: "terra.k8c.ru/nubes/nubes", doc: "Provider source address." }),
   providerVersion: setting(nonEmpty, { default: "2.0.0", doc: "Provider version constraint." }),

@@ -5,7 +5,7 @@ import { type ConfigOf, group, type SettingsRule, setting } from "../../shared/s
 import { integer, list, object, optional, type Validator, withSchema } from "../../shared/validate";
 
 /** A number of VMs: a whole count, or a percentage of some set of VMs written "25%". */
-export type Share = number | `${number}%`;
+type Share = number | `${number}%`;
 
 /** One wave: its number (1 first), its VMs' names in vms[] order and how many of them may fail. */
 export interface Wave {

@@ -12,7 +12,7 @@ import { name } from "./value-rules";
 import { vmRules, vmSettings } from "./vm-settings";
 
 /** Far beyond what a platform's job quota takes: a bigger value is likelier a typo than a plan. */
-export const MAX_PARALLELISM = 256;
+const MAX_PARALLELISM = 256;
 
 /** The stack's settings, the VMs' installers from `catalog`. */
 export function stackSettings(catalog: readonly CatalogEntry[] = INSTALLERS) {

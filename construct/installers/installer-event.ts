@@ -11,7 +11,7 @@ import type { CatalogEntry } from "./catalog";
  * install): a later installer takes lists younger than this as fresh instead of updating them again
  * (2-3 s each). A repository an installer adds is read regardless (the handlers force that update).
  */
-export const FRESH_LISTS_SEC = 900;
+const FRESH_LISTS_SEC = 900;
 
 /**
  * What a job's wait_timeout_sec keeps back from the handler's own budget (time_budget_sec): starting the

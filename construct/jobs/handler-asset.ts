@@ -4,7 +4,7 @@ import { Construct } from "constructs";
 import { type Bundle, bundleHandler } from "../bundling/bundle";
 import { AssetType, TerraformAsset, TerraformStack } from "../cdktf";
 
-export interface HandlerAssetProps {
+interface HandlerAssetProps {
   /** Folder under handlersDir holding handler.ts. */
   readonly handler: string;
   /** Where that folder is. @default the project's handlers/ */

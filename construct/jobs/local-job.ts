@@ -21,7 +21,7 @@ import { secretTriggerExpression, secretTriggerFile } from "./secret-trigger";
 import { TerraformData } from "./terraform-data";
 import { uninstallOnDestroy } from "./uninstall-on-destroy";
 
-export interface LocalJobProps {
+interface LocalJobProps {
   /** Folder for the jobs' result files (outside cdktf.out, which each synth rewrites). */
   readonly resultsDir: string;
   /** How the result files, secret triggers and runner are named in the configuration (from the stack folder). */

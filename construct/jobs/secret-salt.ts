@@ -42,7 +42,7 @@ export function saltInState(state: unknown): string | undefined {
 export type StateReader = (projectDir: string, config: Pick<VmInstallConfig, "stackName" | "backend">) => unknown;
 
 /** The local backend's file, read as it is; a pg or s3 backend through `terraform state pull`. */
-export const readState: StateReader = (projectDir, config) => {
+const readState: StateReader = (projectDir, config) => {
   if (config.backend.type === "local") {
     const file = path.join(projectDir, `terraform.${config.stackName}.tfstate`);
     const text = fs.existsSync(file) ? fs.readFileSync(file, "utf8") : "";

@@ -15,7 +15,7 @@ import { writeResultFile } from "./job-result-file";
 import { deploymentSalt, type StateReader } from "./secret-salt";
 
 /** scrypt's cost; the trigger names it, so raising it reruns each job once, knowingly. */
-export const SECRET_KDF = { N: 2 ** 17, r: 8, p: 1, keylen: 32 } as const;
+const SECRET_KDF = { N: 2 ** 17, r: 8, p: 1, keylen: 32 } as const;
 
 /** The local target's folder of results, logs and triggers for `stackName`, in the project folder. */
 export function resultsFolder(projectDir: string, stackName: string): string {

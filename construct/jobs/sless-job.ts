@@ -8,7 +8,7 @@ import { type InstallerJob, type JobSpec, resourceAddress } from "./job-spec";
 
 /** The only phase a deploy goes on after. */
 
-export interface SlessJobProps {
+interface SlessJobProps {
   /** sless runtime name, e.g. "nodejs20". */
   readonly runtime: string;
 }

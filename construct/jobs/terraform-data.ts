@@ -13,7 +13,7 @@ import {
   TerraformStack,
 } from "../cdktf";
 
-export interface TerraformDataConfig extends TerraformMetaArguments {
+interface TerraformDataConfig extends TerraformMetaArguments {
   /** Stored in state and reflected in `output` after apply. */
   readonly input?: Record<string, string>;
   /** A change replaces the resource (and reruns its provisioners). */

@@ -7,7 +7,7 @@ import type { Construct } from "constructs";
 import type { ITerraformDependable } from "../cdktf";
 import { TerraformData } from "./terraform-data";
 
-export interface UninstallProps {
+interface UninstallProps {
   /** The job: destroyed only after this has run, so the software is there to take back. */
   readonly job: ITerraformDependable;
   /** The previous installer's uninstall on the same VM: destroyed after this one (the reverse of install). */

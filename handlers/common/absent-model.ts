@@ -45,7 +45,7 @@ export function presentOrAbsent<
 }
 
 /** What the generic absent model saw: the removal look, plus an installer's own. */
-export interface AbsentSeen<X = undefined> {
+interface AbsentSeen<X = undefined> {
   removal: RemovalLook;
   extra: X;
 }

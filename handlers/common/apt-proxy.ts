@@ -11,7 +11,7 @@ import { type RootFact, rootFact } from "./vm-facts";
 
 /** Read after the distribution's own files (apt reads apt.conf.d in order), so this proxy wins over theirs. */
 export const APT_PROXY_FILE = "/etc/apt/apt.conf.d/90vm-install-proxy";
-export const APT_PROXY_KIND = "apt-proxy";
+const APT_PROXY_KIND = "apt-proxy";
 
 /** The file's whole content for `url` (already checked by shared/apt-proxy.ts: no quotes, no credentials). */
 export function aptProxyContent(url: string): string {
@@ -45,7 +45,7 @@ export function proxyFileFrom(fact: RootFact): string | undefined {
 const wantedFile = (url: string | undefined) => (url === undefined ? undefined : aptProxyContent(url));
 
 /** The change that makes the file what `url` asks for, or none when it already is. Pure. */
-export function planAptProxy(current: string | undefined, url: string | undefined): Change[] {
+function planAptProxy(current: string | undefined, url: string | undefined): Change[] {
   const f = quote(APT_PROXY_FILE);
   if (url === undefined) {
     if (current === undefined) return [];
@@ -79,7 +79,7 @@ export function planAptProxy(current: string | undefined, url: string | undefine
 }
 
 /** An installer's state with the proxy file's beside it. */
-export interface WithProxy<S> {
+interface WithProxy<S> {
   proxyFile: string | undefined;
   inner: S;
 }

@@ -56,7 +56,7 @@ const ARCH = /^[a-z0-9][a-z0-9-]{0,31}$/;
 export const KEYRINGS_DIR = "/etc/apt/keyrings";
 export const SOURCES_DIR = "/etc/apt/sources.list.d";
 
-export interface AptRepositorySpec {
+interface AptRepositorySpec {
   /** File stem: /etc/apt/keyrings/<name>.gpg and /etc/apt/sources.list.d/<name>.list. */
   name: string;
   /** Where the repository's signing key is published (http/https). */
@@ -74,7 +74,7 @@ export interface AptRepositorySpec {
   architectures?: string[];
 }
 
-export interface AptRepositoryOutcome {
+interface AptRepositoryOutcome {
   /** True when this call changed a file (the caller should run apt-get update). */
   changed: boolean;
   /** What changed, one line each ("wrote /etc/apt/keyrings/docker.gpg (new key)", ...). */
@@ -249,7 +249,7 @@ async function fetchKey(remote: Remote, spec: AptRepositorySpec): Promise<{ vmAr
  * `spec.fingerprints` as its primary keys and nothing unaccounted for (subkeys belong to their primary).
  * Called before anything is written, hence "nothing was written" in every message.
  */
-export function verifyKey(spec: AptRepositorySpec, key: Buffer): Buffer {
+function verifyKey(spec: AptRepositorySpec, key: Buffer): Buffer {
   const what = `the key at ${spec.keyUrl} for apt repository ${spec.name}`;
   const hint = spec.settings
     ? `point ${spec.settings.keyUrl} at the repository's own key, or set ${spec.settings.fingerprints} when a ` +

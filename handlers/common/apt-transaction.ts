@@ -193,7 +193,7 @@ export function afterTransactionLook(more: readonly Probe[] = []) {
  * Reads the transaction's record with the recorder's and the caller's probes; the record, and every answer.
  * `answered`: that look's answers where they came back with the step's own exec (followedStep).
  */
-export async function readTransaction(
+async function readTransaction(
   remote: Remote,
   more: readonly Probe[] = [],
   answered?: Facts<readonly Probe[]>,

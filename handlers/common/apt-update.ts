@@ -9,7 +9,7 @@ import { DPKG_HEALTH_LOOK, type DpkgHealth, dpkgHealthFrom } from "./dpkg-health
 import { LOCK_TABLE_LOOK, lockTableFrom } from "./lock-holders";
 import { defineLook, type Fact, type Probe } from "./vm-facts";
 
-export const STAMP = "/var/lib/apt/periodic/update-success-stamp";
+const STAMP = "/var/lib/apt/periodic/update-success-stamp";
 
 /** The update, and our stamp of its success (listsAgeScript reads it). */
 export const UPDATE_COMMAND = `apt-get update -q && mkdir -p ${STAMP.replace(/\/[^/]+$/, "")} && touch ${STAMP}`;
@@ -67,7 +67,7 @@ export function afterUpdateLook(opts: { health: boolean; names: readonly string[
   return defineLook("the look after apt-get update", [...health, ...policy]);
 }
 
-export interface AfterUpdate {
+interface AfterUpdate {
   /** dpkg's health, when it was read and nobody held an apt lock then. */
   health?: DpkgHealth;
   /** apt-cache policy's answer for the names asked, when they were. */

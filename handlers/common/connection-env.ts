@@ -27,8 +27,7 @@ export interface ConnectionEnv {
 }
 
 /** Where a problem came from, for ValidationError's heading. */
-export const CONNECTION_ENV_WHERE =
-  "job environment (env_vars VM_IP, SSH_USER, SSH_KEY, SSH_PORT, SSH_HOST_KEY_SHA256)";
+const CONNECTION_ENV_WHERE = "job environment (env_vars VM_IP, SSH_USER, SSH_KEY, SSH_PORT, SSH_HOST_KEY_SHA256)";
 
 /**
  * Normalises key text as it arrives through env vars: a key pasted as one line with literal "\n"

@@ -59,7 +59,7 @@ const RUNNER =
 export const STALE_AFTER_MIN = 60;
 
 /** The proxy variables a step is given, as curl, wget and apt read them (both cases are in use). */
-export const PROXY_VARIABLES = ["http_proxy", "https_proxy", "ftp_proxy", "all_proxy", "no_proxy"].flatMap((n) => [
+const PROXY_VARIABLES = ["http_proxy", "https_proxy", "ftp_proxy", "all_proxy", "no_proxy"].flatMap((n) => [
   n,
   n.toUpperCase(),
 ]);

@@ -16,7 +16,7 @@ import {
 import { CommandError, type Remote, runLong } from "./exec";
 import type { Progress } from "./progress";
 
-export interface RepairContext {
+interface RepairContext {
   remote: Remote;
   settings: { lockTimeoutSec: number; installTimeoutSec: number };
   /** Check mode: the repair a real run would make is only recorded. */

@@ -43,7 +43,7 @@ function versionOfFile(file: string): string {
   return (file.split("_")[1] ?? "").replace(/%3a/gi, ":");
 }
 
-export interface Reinstall {
+interface Reinstall {
   name: string;
   arch: string;
   /** The version on record, "" when dpkg has none. */
@@ -56,7 +56,7 @@ export interface Reinstall {
   fallback?: string;
 }
 
-export interface RepairPlan {
+interface RepairPlan {
   reinstall: Reinstall[];
   /** Packages `dpkg --configure -a` finishes (unpacked, half-configured, triggers-*). */
   configure: string[];
@@ -117,7 +117,7 @@ export function describeRepair(plan: RepairPlan, sources: Map<string, string> = 
 const MARK = "vm-install-repair:";
 /** Exit statuses of the repair script itself (not of dpkg or apt). */
 export const REPAIR_NO_DEB = 90;
-export const REPAIR_SCRIPTS_RUNNING = 91;
+const REPAIR_SCRIPTS_RUNNING = 91;
 
 /**
  * The repair, run as root in one detached step: wait for left-over maintainer scripts (up to

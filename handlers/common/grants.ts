@@ -23,7 +23,7 @@ export function emptyInventory(): Inventory {
 }
 
 /** The file's text as read (undefined: no file yet) as an Inventory; a damaged file fails with what to do. */
-export function parseInventory(text: string | undefined): Inventory {
+function parseInventory(text: string | undefined): Inventory {
   if (text === undefined || text.trim() === "") return emptyInventory();
   let value: unknown;
   try {

@@ -30,7 +30,7 @@ export interface CommonEvent {
 }
 
 /** The rule for the event's time_budget_sec. */
-export const TIME_BUDGET_RULE = integer(10, 86400);
+const TIME_BUDGET_RULE = integer(10, 86400);
 
 /** The event as given: an object, or event_json's string form. */
 export function eventObject(event: unknown): unknown {

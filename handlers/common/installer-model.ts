@@ -126,7 +126,7 @@ export interface InstallerModel<
 export const MAX_REPLANS = 8;
 
 /** A plan that would loop: a bug in the installer, never something to retry. */
-export class PlanDoesNotConverge extends Error {
+class PlanDoesNotConverge extends Error {
   constructor(detail: string) {
     super(`${detail} (a bug in the installer: its plan does not converge; report it)`);
     this.name = "PlanDoesNotConverge";
@@ -143,7 +143,7 @@ const words = (change: Words) => `${change.kind}: ${change.what.join("; ") || ch
 const same = (a: Words, b: Words) => a.kind === b.kind && a.what.join("\n") === b.what.join("\n");
 
 /** The contexts the loop runs in: the real one for apply, the look-only one for inspect (and a check). */
-export interface ModelContexts<E> {
+interface ModelContexts<E> {
   real: InstallerContext<E>;
   look: InstallerContext<E>;
   /** The first look's answers to `firstLook`'s probes, when they may stand for inspect's own reads. */

@@ -8,7 +8,7 @@ import type { Remote } from "./exec";
 import { defineLook, type Fact } from "./vm-facts";
 
 /** The files apt and dpkg lock, in the order they are taken. */
-export const APT_LOCK_FILES = [
+const APT_LOCK_FILES = [
   "/var/lib/dpkg/lock-frontend",
   "/var/lib/dpkg/lock",
   "/var/lib/apt/lists/lock",
@@ -74,7 +74,7 @@ export const LOCK_TABLE_LOOK = defineLook("the look at apt's locks", [
 ] as const);
 
 /** Per holder, itself and its ancestors up to pid 1: "holder\tpid\tppid\tcgroup\tcommand" lines (root). */
-export function holderDetailsProbe(pids: number[]): string {
+function holderDetailsProbe(pids: number[]): string {
   return (
     `for h in ${pids.join(" ")}; do p=$h; n=0; while [ -r /proc/$p/status ] && [ $n -lt 16 ]; do ` +
     `u=$(sed -n 's/^[0-9]*:name=systemd://p; s/^0:://p' /proc/$p/cgroup 2>/dev/null | head -n 1); ` +
@@ -121,7 +121,7 @@ export function lockTableFrom(
 }
 
 /** One process of a holder's ancestry, the holder first. */
-export interface ProcessInfo {
+interface ProcessInfo {
   pid: number;
   command: string;
   /** The unit its cgroup path names (the last .service or .scope in it), if any. */
@@ -129,7 +129,7 @@ export interface ProcessInfo {
 }
 
 /** "/system.slice/cloud-final.service" -> cloud-final.service; "/" or "" -> undefined. */
-export function unitOf(cgroup: string): string | undefined {
+function unitOf(cgroup: string): string | undefined {
   return cgroup
     .split("/")
     .filter((part) => /\.(service|scope)$/.test(part))

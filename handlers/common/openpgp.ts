@@ -21,7 +21,7 @@ import { aptArmourBlocks, dearmor, looksArmoured, OpenPgpError } from "./openpgp
 // refused too: gpgv on Debian 12 and Ubuntu 22.04 (GnuPG 2.2) reads neither, and every repository key
 // these installers meet is v4. Signatures are carried, not verified: gpgv checks the self-signatures
 // (a subkey without a valid binding signature is not used) when apt reads the keyring.
-export { dearmor, OpenPgpError };
+export { OpenPgpError };
 
 const SIGNATURE = 2;
 const PUBLIC_KEY = 6;
@@ -41,32 +41,16 @@ const TAG_NAMES: Record<number, string> = {
   17: "user attribute",
 };
 
-export interface KeyringSummary {
-  /** v4 fingerprints of the primary keys, upper-case hex, in file order. */
-  primaries: string[];
-  /** How many subkeys came with them (belonging to their primary: not checked on their own). */
-  subkeys: number;
-}
-
 interface Packet {
   tag: number;
   body: Buffer;
 }
 
 /** One primary key as read, with the packets the rebuilt keyring keeps for it. */
-export interface Certificate {
+interface Certificate {
   fingerprint: string;
   subkeys: number;
   packets: Packet[];
-}
-
-/** The primary keys in `file` (ASCII armour or binary), or an OpenPgpError saying why it cannot be read. */
-export function readKeyring(file: Buffer): KeyringSummary {
-  const certificates = readCertificates(file);
-  return {
-    primaries: certificates.map((c) => c.fingerprint),
-    subkeys: certificates.reduce((n, c) => n + c.subkeys, 0),
-  };
 }
 
 /**

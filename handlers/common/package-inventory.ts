@@ -30,13 +30,13 @@ export interface InstalledRecord {
 /** The lists of a record (installedAt only says more about `packages`). */
 export const RECORD_LISTS = ["packages", "groups", "users", "files"] as const;
 
-export interface PackageInventory {
+interface PackageInventory {
   version: 1;
   about?: string;
   installers: Record<string, InstalledRecord>;
 }
 
-export function emptyRecord(): InstalledRecord {
+function emptyRecord(): InstalledRecord {
   return { packages: [], groups: [], users: [], files: [] };
 }
 
@@ -110,7 +110,7 @@ export async function readPackageInventory(remote: Remote): Promise<PackageInven
 }
 
 /** Writes the inventory atomically, directory 0700 and file 0600, root's; the content goes on stdin. */
-export async function writePackageInventory(remote: Remote, inventory: PackageInventory): Promise<void> {
+async function writePackageInventory(remote: Remote, inventory: PackageInventory): Promise<void> {
   const installers = Object.fromEntries(
     Object.entries(inventory.installers)
       .filter(([, r]) => RECORD_LISTS.some((list) => r[list].length > 0))

@@ -20,7 +20,7 @@ import { purgeExactly, type RemovalMode } from "./purge-exactly";
 import { defineLook, type RootFact, rootFact } from "./vm-facts";
 
 /** A present package's relations, as dpkg has them. */
-export interface PackageRelations {
+interface PackageRelations {
   provides: string[];
   /** Depends and Pre-Depends: each group is satisfied by any one of its alternatives. */
   depends: string[][];
@@ -47,7 +47,7 @@ export function parseRelations(stdout: string): Map<string, PackageRelations> {
 }
 
 /** Pure: the packages DEPENDENCY_SCRIPT shows removed with their configuration kept (config-files). */
-export function parseResidual(stdout: string): Set<string> {
+function parseResidual(stdout: string): Set<string> {
   const residual = new Set<string>();
   for (const line of stdout.split("\n")) {
     const [abbrev = "", name] = line.split("\t");
@@ -59,7 +59,7 @@ export function parseResidual(stdout: string): Set<string> {
 export type { RemovalMode };
 
 /** What a removal may take, and what it keeps because something that stays needs it. */
-export interface RemovalSet {
+interface RemovalSet {
   remove: string[];
   kept: { name: string; neededBy: string }[];
 }
@@ -142,7 +142,7 @@ export const REMOVAL_LOOK = defineLook("the look before a removal", [
 const isSystemId = (id: string | undefined) => /^[0-9]+$/.test(id ?? "") && Number(id) >= 100 && Number(id) <= 999;
 
 /** What a removal decides from: root's facts only, since it deletes packages, accounts and files. */
-export interface RemovalFacts {
+interface RemovalFacts {
   inventory: RootFact;
   dpkg: RootFact;
   groups: RootFact;
@@ -247,7 +247,7 @@ async function existingFiles(remote: InstallerContext<unknown>["remote"], files:
 }
 
 /** The record a removal leaves: what it kept (a later removal takes it once nothing needs it). */
-export function recordAfter(look: RemovalLook): InstalledRecord {
+function recordAfter(look: RemovalLook): InstalledRecord {
   const keptNames = new Set([...look.set.kept, ...look.unsure].map((k) => k.name));
   if (look.mode === "remove") for (const p of [...look.set.remove, ...look.residual]) keptNames.add(p);
   const kept = look.record.packages.filter((p) => keptNames.has(p));

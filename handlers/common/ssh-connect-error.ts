@@ -7,7 +7,7 @@ import { formatDuration } from "./progress";
 import type { PrivateKey } from "./ssh-keys";
 
 /** Socket-level errors worth another attempt: the host is not up yet, or the network blinked. */
-export const RETRYABLE_CODES = [
+const RETRYABLE_CODES = [
   "ECONNREFUSED",
   "EHOSTUNREACH",
   "ENETUNREACH",
@@ -90,7 +90,7 @@ export function classify(
  * contact. It is raised inside the key exchange, so nothing (no key, no password) has been sent to that
  * server. What to do depends on where the expected key came from (SSH_HOST_KEY_SOURCE).
  */
-export function hostKeyMismatch(target: HostTarget, host: { seen?: string; type: string }): SshConnectError {
+function hostKeyMismatch(target: HostTarget, host: { seen?: string; type: string }): SshConnectError {
   const head = `host key mismatch for ${target.host}:${target.port}: expected ${target.hostKeySha256}`;
   const presented = `but the server presented ${host.seen} (${host.type})`;
   const refused = `${presented}; refusing to authenticate, nothing was sent to it.`;

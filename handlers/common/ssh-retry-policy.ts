@@ -21,7 +21,7 @@ export const DEFAULT_SSH_RETRY: SshRetry = {
   timeoutSec: SSH_RETRY_SETTINGS.timeoutSec.default,
 };
 /** A single wait never exceeds this, however many attempts are asked for. */
-export const MAX_RETRY_WAIT_SEC = 60;
+const MAX_RETRY_WAIT_SEC = 60;
 
 /** Validator for the event's `ssh` key (shared/ssh-retry.ts declares it); defaults filled in. */
 export const sshEventSettings: Validator<SshEventSettings> = object(eventFields(SSH_RETRY_SETTINGS));

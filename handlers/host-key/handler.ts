@@ -16,10 +16,10 @@ import { printableLines } from "../common/installer-result";
 import { type ConnectOptions, type HostKeyProbe, probeHostKey } from "../common/ssh";
 import { resolveSshRetry, sshEventSettings } from "../common/ssh-retry-policy";
 
-export const HANDLER = "host-key";
+const HANDLER = "host-key";
 
 /** The common result keys but os (nothing is logged in to read it), then the key's own. */
-export interface HostKeyResult extends Omit<CommonResult, "os" | "would_change"> {
+interface HostKeyResult extends Omit<CommonResult, "os" | "would_change"> {
   status: "ok";
   changed: false;
   /** Its type, e.g. "ssh-ed25519". */
@@ -28,7 +28,7 @@ export interface HostKeyResult extends Omit<CommonResult, "os" | "would_change">
   pinned: boolean;
 }
 
-export interface HostKeyDeps {
+interface HostKeyDeps {
   env?: NodeJS.ProcessEnv;
   probe?: (target: HostTarget, opts: ConnectOptions) => Promise<HostKeyProbe>;
   write?: (line: string) => void;

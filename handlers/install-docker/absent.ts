@@ -13,7 +13,7 @@ import { recordOf } from "./daemon-record";
 import type { DockerEvent } from "./package-work";
 
 /** What vm-install granted in the docker group, against who is in it now. */
-export interface DockerGrantsSeen {
+interface DockerGrantsSeen {
   inventory: Inventory;
   /** Members vm-install added (grants.json) that are members now: to revoke. */
   revoke: string[];
@@ -51,7 +51,7 @@ function revokeChange(seen: DockerGrantsSeen): Change<DockerEvent> {
   };
 }
 
-export const dockerGrantsBack: AbsentExtra<DockerEvent, DockerGrantsSeen> = {
+const dockerGrantsBack: AbsentExtra<DockerEvent, DockerGrantsSeen> = {
   async inspect({ remote }) {
     const inventory = await readGrants(remote);
     const recorded = stringList((inventory.docker as { group_members?: unknown } | undefined)?.group_members);

@@ -22,8 +22,6 @@ import { dockerdError, notTaken, RUNNING_PROBE, reloadLook, reloadRefusal } from
 import type { DockerState } from "./docker-state";
 import type { DockerEvent } from "./package-work";
 
-export { dockerdError };
-
 import { daemonAnswers } from "./verify";
 
 /** Replaces daemon.json as root, atomically, keeping its mode (0644 when new); null removes it. */
@@ -134,7 +132,7 @@ function beforeWrite(stdout: string, reload: boolean): { previous: string | null
 }
 
 /** Writes the file and restarts or reloads; on dockerd's refusal, rolls back and fails with its words. */
-export async function applyDaemonConfig(remote: Remote, plan: DaemonConfigPlan, progress: Progress): Promise<void> {
+async function applyDaemonConfig(remote: Remote, plan: DaemonConfigPlan, progress: Progress): Promise<void> {
   const opts = { sudo: true, label: `reading ${DAEMON_JSON} and docker.service's journal cursor`, timeoutMs: 60_000 };
   const script = plan.restart ? DAEMON_WRITE_LOOK.script : DAEMON_RELOAD_WRITE_LOOK.script;
   const { previous, mark, running } = beforeWrite((await remote.run(script, opts)).stdout, !plan.restart);
@@ -214,7 +212,7 @@ async function reloadRefused(
 }
 
 /** daemon.json as the VM has it; a file dockerd cannot read stops the job here. */
-export async function readDaemonFile(remote: Remote): Promise<DaemonFile> {
+async function readDaemonFile(remote: Remote): Promise<DaemonFile> {
   const file = await readDaemonFileAsIs(remote);
   if (file.kind === "bad") throw badFileError(file.problem);
   return file;

@@ -6,8 +6,6 @@ import { type JsonSchema, type Validator, withSchema } from "../../shared/valida
 import { type DaemonRecord, NO_RECORD, nextRecord, takenBack } from "./daemon-record";
 import { isObject, sameJson } from "./json-value";
 
-export { sameJson };
-
 export const DAEMON_JSON = "/etc/docker/daemon.json";
 
 /** Keys the typed settings own: the pass-through may not set them. */
@@ -19,7 +17,7 @@ export const TYPED_KEYS = ["log-driver", "log-opts", "registry-mirrors"] as cons
  * moby's daemon/reload.go (v24: "These are the settings that Reload changes"). log-driver and log-opts
  * are not among them: they need a restart (and then apply to containers created after it).
  */
-export const RELOADABLE_KEYS: ReadonlySet<string> = new Set([
+const RELOADABLE_KEYS: ReadonlySet<string> = new Set([
   "debug",
   "labels",
   "live-restore",
@@ -58,7 +56,7 @@ export const REFUSED_KEYS: Readonly<Record<string, string>> = {
 };
 
 /** dockerd's option names in daemon.json: lower-case words joined by hyphens ("max-concurrent-downloads"). */
-export const DAEMON_KEY = /^[a-z][a-z0-9]*(-[a-z0-9]+)*$/;
+const DAEMON_KEY = /^[a-z][a-z0-9]*(-[a-z0-9]+)*$/;
 /** A key or value that looks like a credential: never passed through (it would sit in cdktf.json and logs). */
 const SECRET_KEY = /(password|passwd|secret|token|credential)/i;
 /**
@@ -138,7 +136,7 @@ export const daemonConfigRule: Validator<DaemonJson> = withSchema((value, path, 
 export const MIRROR_URL = /^https?:\/\/[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?(:[0-9]{1,5})?\/?$/;
 
 /** What the settings ask of daemon.json. */
-export interface DaemonSettings {
+interface DaemonSettings {
   log_rotation: boolean;
   log_max_size: string;
   log_max_file: number;
@@ -147,7 +145,7 @@ export interface DaemonSettings {
 }
 
 /** The keys and values the settings own, as dockerd reads them. `current` gives the log-opts kept beside ours. */
-export function ownedValues(s: DaemonSettings, current: DaemonJson): DaemonJson {
+function ownedValues(s: DaemonSettings, current: DaemonJson): DaemonJson {
   const owned: DaemonJson = {};
   if (s.log_rotation) {
     const opts = isObject(current["log-opts"]) && current["log-driver"] === "json-file" ? current["log-opts"] : {};

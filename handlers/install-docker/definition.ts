@@ -10,8 +10,8 @@ import { DAEMON_JSON, daemonConfigRule, MIRROR_URL } from "./daemon-config";
 export const DOCKER_UPSTREAM = "https://download.docker.com/linux";
 /** Docker's release signing key (docs: "9DC8 5822 9FC7 DD38 854A E2D8 8D81 803C 0EBF CD88"). */
 export const DOCKER_KEY_FINGERPRINT = "9DC858229FC7DD38854AE2D88D81803C0EBFCD88";
-export const DOCKER_CHANNELS = ["official", "distro"] as const;
-export const DOCKER_VERIFY_MODES = ["hello-world", "daemon"] as const;
+const DOCKER_CHANNELS = ["official", "distro"] as const;
+const DOCKER_VERIFY_MODES = ["hello-world", "daemon"] as const;
 export type DockerChannel = (typeof DOCKER_CHANNELS)[number];
 export type DockerVerify = (typeof DOCKER_VERIFY_MODES)[number];
 

@@ -77,7 +77,7 @@ export interface InstallDockerReport extends InstallerReport, ComposeReport {
 }
 
 /** Docker as one look saw it, with what the plan and the report need beside it. */
-export interface DockerSeen {
+interface DockerSeen {
   docker: DockerState;
   users: string[];
   needs: DockerNeed[];
@@ -182,7 +182,7 @@ function restartChange(failure: string): DockerChange {
 }
 
 /** Pure: package work, records forgotten, daemon.json (each replans), the service, the group, a restart. */
-export function planDocker(seen: DockerSeen, event: DockerEvent): DockerChange[] {
+function planDocker(seen: DockerSeen, event: DockerEvent): DockerChange[] {
   const changes: DockerChange[] = [];
   if (needsPackages(seen.needs)) changes.push(packagesChange(seen, event));
   const forget = seen.records && forgetChange(seen.records);

@@ -45,7 +45,7 @@ export interface PackageWork {
   repository?: DockerRepository;
 }
 
-export function noPackageWork(): PackageWork {
+function noPackageWork(): PackageWork {
   return { changes: [], removed: [], warnings: [], apt_update: { ran: false, reason: "nothing to install" } };
 }
 

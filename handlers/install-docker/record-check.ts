@@ -44,7 +44,7 @@ export function checkRecords(
 }
 
 /** The change lines of what the check forgets. */
-export function forgetLines(check: RecordCheck): string[] {
+function forgetLines(check: RecordCheck): string[] {
   return [
     ...check.members.map(
       (m) =>

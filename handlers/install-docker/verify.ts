@@ -97,7 +97,7 @@ export async function restartDocker(remote: Remote, why: string, progress: Progr
 }
 
 /** Why the installed Docker fails its verification: the first line of verifyDocker's error. */
-export function failureOf(err: unknown): string {
+function failureOf(err: unknown): string {
   return (err instanceof Error ? err.message : String(err)).split("\n")[0];
 }
 

@@ -22,7 +22,7 @@ import type { ApplyOutcome, Change, InstallerModel, ModelRun } from "../common/i
 import type { InstallerReport, InstallerResult } from "../common/installer-result";
 import { type PackagesEvent, packagesDefinition } from "./definition";
 
-export interface InstallPackagesReport extends InstallerReport {
+interface InstallPackagesReport extends InstallerReport {
   installed: string[];
   already_installed: string[];
   failed: { name: string; reason: string }[];
@@ -100,7 +100,7 @@ function report(run: ModelRun<PackagesState, PackagesEvent, InstallOutcome>): Om
   };
 }
 
-export const packagesModel: InstallerModel<PackagesEvent, PackagesState, InstallPackagesReport, InstallOutcome> = {
+const packagesModel: InstallerModel<PackagesEvent, PackagesState, InstallPackagesReport, InstallOutcome> = {
   firstLook: (event) => [packagesProbe(wantedOf(event.packages))],
   async inspect({ event, apt, check, firstLook }) {
     const wanted = wantedOf(event.packages);

@@ -27,7 +27,7 @@ interface HbaRevoke {
   copies: string[];
 }
 
-export interface PostgresAbsentSeen {
+interface PostgresAbsentSeen {
   purge: boolean;
   inventory: Inventory;
   grants?: PostgresGrants;

@@ -10,7 +10,7 @@ import { quote } from "../../shared/shell-quote";
 import type { Fact, Probe } from "../common/vm-facts";
 
 /** What the VM answered: each name's addresses (getent ahosts) and the VM's own (ip -o addr, or hostname -I). */
-export interface NameCheck {
+interface NameCheck {
   resolved: Record<string, string[]>;
   own: string[];
 }
@@ -115,7 +115,7 @@ export function listenNameProblems(check: NameCheck): string[] {
 }
 
 /** The error for listenNameProblems' problems: nothing changed, nothing sent. */
-export function listenNameError(problems: string[]): Error {
+function listenNameError(problems: string[]): Error {
   return new Error(
     `listen_addresses: ${problems.join("; ")}. ` +
       "The server cannot listen on another host's address, and the TCP login check would send the " +

@@ -40,7 +40,7 @@ export interface ClusterListing {
  * "<unknown>", "syslog", a path relative to the data directory (logging_collector) or, from a cluster's
  * configuration the database superuser controls, any file root can read.
  */
-export function isClusterLog(logFile: string): boolean {
+function isClusterLog(logFile: string): boolean {
   return isSafeAbsolutePath(logFile) && logFile.startsWith("/var/log/postgresql/");
 }
 

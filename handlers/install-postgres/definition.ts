@@ -20,7 +20,7 @@ export const DEFAULT_PGDG_URL = "https://apt.postgresql.org/pub/repos/apt";
 export const PGDG_KEY_FINGERPRINT = "B97B0AFCAA1A47F044F244A07FCC7D46ACCC4CF8";
 
 /** Shorter passwords are refused: at plan time by the Terraform variable's validation, and by the handler. */
-export const MIN_PASSWORD_CHARS = 12;
+const MIN_PASSWORD_CHARS = 12;
 
 /**
  * The password: printable text of 12 to 1024 characters. Control characters (a newline above all)

@@ -10,7 +10,7 @@ import { confValue, type ParameterPlan, parseDropIn } from "./parameters";
  * its shared hash table then (the view fails otherwise), pg_cron and pg_squeeze start background workers,
  * timescaledb refuses to load later, pgaudit's hooks must be in every backend from its start.
  */
-export const PRELOAD: Record<string, string> = {
+const PRELOAD: Record<string, string> = {
   pg_stat_statements: "pg_stat_statements",
   pg_cron: "pg_cron",
   pg_squeeze: "pg_squeeze",
@@ -40,7 +40,7 @@ const PACKAGES: Record<string, (major: string) => string> = {
   pltcl: (m) => `postgresql-pltcl-${m}`,
 };
 
-export function extensionPackage(name: string, major: string): string {
+function extensionPackage(name: string, major: string): string {
   return PACKAGES[name]?.(major) ?? `postgresql-${major}-${name.replace(/_/g, "-")}`;
 }
 

@@ -14,16 +14,13 @@ import type { InstallerResult } from "../common/installer-result";
 import type { Progress } from "../common/progress";
 import { postgresAbsentModel } from "./absent";
 import type { PostgresOutcome } from "./apply";
-import { chooseMajor, type PostgresEvent, planRoleAndDatabase } from "./decisions";
+import type { PostgresEvent } from "./decisions";
 import { postgresDefinition } from "./definition";
 import { type PostgresChange, type PostgresPlan, planPostgres } from "./plan";
 import { type InstallPostgresReport, postgresReport, type ReportLines } from "./report";
 import type { ListenerSeen } from "./server-look";
 import { inspect, type PostgresState, postgresFirstLook } from "./state";
 import { verifyLogin } from "./verify";
-
-export type { InstallPostgresReport };
-export { chooseMajor, planRoleAndDatabase };
 
 /** What verify found: the plan the report is made from (the last one) and the TCP login, when it ran. */
 interface Verified {
@@ -104,13 +101,7 @@ function report(run: PostgresRun): Omit<InstallPostgresReport, "changes"> {
   return result;
 }
 
-export const postgresModel: InstallerModel<
-  PostgresEvent,
-  PostgresState,
-  InstallPostgresReport,
-  PostgresOutcome,
-  Verified
-> = {
+const postgresModel: InstallerModel<PostgresEvent, PostgresState, InstallPostgresReport, PostgresOutcome, Verified> = {
   firstLook: postgresFirstLook,
   inspect,
   plan: (state, event) => planPostgres(state, event).changes,

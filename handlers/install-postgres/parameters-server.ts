@@ -18,7 +18,7 @@ import type { Run } from "./run";
 import { psqlJson } from "./server";
 
 /** pg_settings for `names` (lowercase), and every name when one of them is unknown; names sent as JSON data. */
-export function parameterFactsSql(names: string[]): string {
+function parameterFactsSql(names: string[]): string {
   const literal = `'${JSON.stringify(names).replace(/'/g, "''")}'`;
   return `WITH wanted AS (SELECT json_array_elements_text(${literal}::json) AS n)
 SELECT json_build_object(

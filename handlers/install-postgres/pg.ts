@@ -43,7 +43,6 @@ export {
   type Cluster,
   type ClusterListing,
   clusterUnit,
-  isClusterLog,
   parseClusters,
   parseUnits,
   pickCluster,
@@ -153,7 +152,7 @@ export function dropInContent(listen: string, settings: Record<string, string> =
 }
 
 /** One row of pg_file_settings for listen_addresses, in the order the server reads them. */
-export interface FileSetting {
+interface FileSetting {
   file: string | null;
   line: number | null;
   setting: string | null;
@@ -177,7 +176,7 @@ export function listenOverride(rows: FileSetting[], ourFile: string): FileSettin
 export const HBA_MARKER = "# vm-install:install-postgres";
 
 /** "hostssl" (the client must use SSL) or "host" (SSL or not), from remote_ssl. */
-export type HbaType = "hostssl" | "host";
+type HbaType = "hostssl" | "host";
 
 /** One of this installer's entries as the inventory names it: "hostssl myapp app_user 10.0.0.0/8 scram-sha-256". */
 export function hbaEntry(type: HbaType, db: string, user: string, cidr: string): string {

@@ -9,15 +9,13 @@ import type { OsInfo } from "../common/os-release";
 import { updateRecord, withAdded } from "../common/package-inventory";
 import type { Progress } from "../common/progress";
 import { removeStaleRepositories } from "../common/stale-repositories";
-import { DEFAULT_PGDG_URL, PGDG_KEY_FINGERPRINT } from "./definition";
-
-export { DEFAULT_PGDG_URL, PGDG_KEY_FINGERPRINT };
+import { DEFAULT_PGDG_URL } from "./definition";
 
 /** What earlier versions wrote as PGDG's keyring: the served file, rebuilt by the next run (plan.ts pgdg-keyring). */
 export const LEGACY_PGDG_KEYRING = legacyKeyring("pgdg");
 
 /** Where postgresql.org publishes the key of its own repository. */
-export const DEFAULT_PGDG_KEY_URL = "https://www.postgresql.org/media/keys/ACCC4CF8.asc";
+const DEFAULT_PGDG_KEY_URL = "https://www.postgresql.org/media/keys/ACCC4CF8.asc";
 
 /**
  * The key's URL for a repository URL: postgresql.org's own address for the official repository, and
@@ -30,14 +28,14 @@ export function pgdgKeyUrl(repoUrl: string, explicit?: string): string {
   return base === DEFAULT_PGDG_URL ? DEFAULT_PGDG_KEY_URL : `${base}/ACCC4CF8.asc`;
 }
 
-export interface PgdgSettings {
+interface PgdgSettings {
   repoUrl: string;
   keyUrl: string;
   /** The keys the PGDG keyring must hold, exactly (40 hex digits, upper case). */
   fingerprints: string[];
 }
 
-export interface PgdgOutcome {
+interface PgdgOutcome {
   /** One line per file written or removed. */
   changes: string[];
   /** The source line in effect. */

@@ -31,7 +31,7 @@ import type { ServerFacts } from "./report";
 import type { PostgresState, RunningServer } from "./state";
 import { planTls } from "./tls-plan";
 
-export type { PostgresChange, Said };
+export type { PostgresChange };
 
 export interface PostgresPlan {
   changes: PostgresChange[];

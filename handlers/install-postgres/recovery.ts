@@ -97,7 +97,7 @@ async function lookAtFailure(remote: Remote, cluster: Cluster, dropIn?: string) 
 }
 
 /** The server's own words on why it stopped: FATAL/could-not lines of its log, else the unit's journal. */
-export async function serverError(remote: Remote, cluster: Cluster): Promise<string> {
+async function serverError(remote: Remote, cluster: Cluster): Promise<string> {
   return (await lookAtFailure(remote, cluster)).words;
 }
 

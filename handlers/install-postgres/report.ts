@@ -69,7 +69,7 @@ export interface ReportLines {
 }
 
 /** The summary line: what changed, or that nothing needed to. */
-export function summarize(event: PostgresEvent, changes: readonly string[], f: ServerFacts): string {
+function summarize(event: PostgresEvent, changes: readonly string[], f: ServerFacts): string {
   const n = changes.length;
   const server = `PostgreSQL ${f.serverVersion || f.major} (${f.cluster}, port ${f.port})`;
   return n

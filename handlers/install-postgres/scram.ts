@@ -7,13 +7,13 @@
 import * as crypto from "node:crypto";
 
 /** PostgreSQL's default (scram_iterations in 16+, fixed before): what the secrets made here use. */
-export const SCRAM_ITERATIONS = 4096;
+const SCRAM_ITERATIONS = 4096;
 /** SCRAM_DEFAULT_SALT_LEN in PostgreSQL. */
-export const SCRAM_SALT_BYTES = 16;
+const SCRAM_SALT_BYTES = 16;
 /** SCRAM_KEY_LEN (SHA-256): StoredKey and ServerKey are exactly this long. */
-export const SCRAM_KEY_BYTES = 32;
+const SCRAM_KEY_BYTES = 32;
 /** The longest salt a stored verifier may have here: far beyond the 16 bytes PostgreSQL and libpq write. */
-export const MAX_SCRAM_SALT_BYTES = 64;
+const MAX_SCRAM_SALT_BYTES = 64;
 /**
  * The ceiling on the iteration count this job will compute, whatever the server says: checking a stored
  * verifier runs PBKDF2 with its count, synchronously, on the job's only thread. 1,000,000 SHA-256
@@ -33,7 +33,7 @@ export function iterationCap(serverScramIterations?: string | null): number {
   return Math.min(MAX_SCRAM_ITERATIONS, Math.max(SCRAM_ITERATIONS, server));
 }
 
-export interface ScramSecret {
+interface ScramSecret {
   iterations: number;
   salt: Buffer;
   storedKey: Buffer;
@@ -154,18 +154,6 @@ export function readScramSecret(
 }
 
 /**
- * Parses a stored SCRAM-SHA-256 secret; undefined for anything else (md5, plain, null) and for one
- * readScramSecret refuses.
- */
-export function parseScramSecret(
-  text: string | null | undefined,
-  maxIterations = SCRAM_ITERATIONS,
-): ScramSecret | undefined {
-  if (!text?.startsWith("SCRAM-SHA-256$")) return undefined;
-  return readScramSecret(text, maxIterations).secret;
-}
-
-/**
  * Why a stored secret that says it is SCRAM-SHA-256 is not checked (it is replaced instead); undefined
  * when it is fine or not SCRAM.
  */
@@ -178,7 +166,7 @@ export function scramVerifierProblem(
 }
 
 /** What the role's stored password (pg_authid.rolpassword) is, compared with the one wanted. */
-export type StoredPasswordState =
+type StoredPasswordState =
   /** SCRAM-SHA-256 of this very password: nothing to do. */
   | "same"
   /** SCRAM-SHA-256 of another password. */

@@ -18,7 +18,7 @@ function setVars(vars: Record<string, string>): string {
  * the mark is the server's own proof, which a hand edit of the inventory cannot add: only a superuser or
  * a CREATEROLE role can comment on a role. A role without it is never revoked (grants.ts planRoles).
  */
-export const ROLE_MARK = {
+const ROLE_MARK = {
   created: "vm-install: created by install-postgres; a later run that no longer names it as db_user takes LOGIN back",
   login: "vm-install: LOGIN given by install-postgres; a later run that no longer names it as db_user takes LOGIN back",
 };
@@ -92,10 +92,6 @@ export interface RoleDbPlan {
   createDatabase: boolean;
   /** The database exists with another owner. */
   changeOwner: boolean;
-}
-
-export function planIsEmpty(p: RoleDbPlan): boolean {
-  return !p.createRole && !p.grantLogin && p.password === undefined && !p.createDatabase && !p.changeOwner;
 }
 
 /**

@@ -9,7 +9,7 @@ import { covers } from "./tls";
 const spki = (key: KeyObject) => String(key.export({ type: "spki", format: "pem" }));
 
 /** The settings' own contradictions, before anything is read: the handler's refusal, in the settings' words. */
-export function tlsEventProblems(event: TlsEvent): string[] {
+function tlsEventProblems(event: TlsEvent): string[] {
   const problems: string[] = [];
   if (event.tls === "stack-ca" && (!event.tls_ca_cert || !event.tls_ca_key))
     problems.push('tls "stack-ca" needs tls_ca_cert and tls_ca_key (the stack sends them from its CA file)');

@@ -5,8 +5,7 @@ import { hostAddress } from "../../shared/names";
 import { setting } from "../../shared/settings";
 import { integer, list, oneOf, string, type Validator, withSchema } from "../../shared/validate";
 
-export const TLS_MODES = ["debian", "stack-ca", "given"] as const;
-export type TlsMode = (typeof TLS_MODES)[number];
+const TLS_MODES = ["debian", "stack-ca", "given"] as const;
 
 const PEM_MAX = 65_536;
 
@@ -16,7 +15,7 @@ const variableName = string({
 });
 
 /** The event fields the stack's CA reaches the jobs in, each the property of the stack's CA file holding it. */
-export const STACK_CA_FIELDS = { tls_ca_cert: "cert", tls_ca_key: "key" } as const;
+const STACK_CA_FIELDS = { tls_ca_cert: "cert", tls_ca_key: "key" } as const;
 
 /** PEM text of `kind` ("" for none): its value is never quoted, as a key is a secret. */
 function pem(kind: "CERTIFICATE" | "PRIVATE KEY"): Validator<string> {

@@ -97,7 +97,7 @@ export function certificateNames(event: TlsEvent, seen: Pick<TlsSeen, "address">
 }
 
 /** What `cert`'s subjectAltName names besides `names` (an address compared as bytes, a name without case). */
-export function namedBeyond(cert: X509Certificate, names: readonly string[]): string[] {
+function namedBeyond(cert: X509Certificate, names: readonly string[]): string[] {
   const ips = new Set(names.filter((n) => isIP(n)).map((n) => ipBytes(n).toString("hex")));
   const dns = new Set(names.filter((n) => !isIP(n)).map((n) => n.toLowerCase()));
   // Node quotes an entry holding a comma or a quote, so the split cannot join two entries into a known name.
@@ -121,7 +121,7 @@ const spki = (key: { export(o: { type: "spki"; format: "pem" }): string | Buffer
   String(key.export({ type: "spki", format: "pem" }));
 
 /** Why the certificate on the VM must be replaced ("" when it serves), for stack-ca. */
-export function caCertificateProblem(event: TlsEvent, seen: TlsSeen, names: string[]): string {
+function caCertificateProblem(event: TlsEvent, seen: TlsSeen, names: string[]): string {
   if (!seen.certPem) return "none yet";
   let cert: X509Certificate;
   try {

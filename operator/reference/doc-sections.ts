@@ -6,7 +6,7 @@ import { configurationReference } from "./configuration-reference";
 import { commonReference, installerReference } from "./settings-reference";
 import { vmFactsReference } from "./vm-facts-reference";
 
-export interface DocSection {
+interface DocSection {
   /** The marker's name: `<!-- generated:NAME (npm run docs) -->` ... `<!-- /generated:NAME -->`. */
   readonly name: string;
   /** The page it is in, relative to the project root. */
@@ -19,7 +19,7 @@ export interface DocSection {
 /** An installer's own page: its settings table and result fields. */
 export const installerPage = (def: CatalogEntry): string => `docs/${def.handler}.md`;
 
-export function docSections(catalog: readonly CatalogEntry[] = INSTALLERS): DocSection[] {
+function docSections(catalog: readonly CatalogEntry[] = INSTALLERS): DocSection[] {
   return [
     ...catalog.map((def) => ({
       name: def.handler,

@@ -51,7 +51,7 @@ export function eventSecrets(value: unknown, key = "", out: string[] = []): stri
 }
 
 /** The installers under handlersDir (folders with a handler.ts), for messages. */
-export function installersIn(handlersDir: string): string[] {
+function installersIn(handlersDir: string): string[] {
   try {
     return fs
       .readdirSync(handlersDir)

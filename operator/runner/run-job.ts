@@ -18,7 +18,6 @@ import { type JobOutput, type OutputStream, type Report, streamOutput, tailText,
 import { killGroup, track, untrack } from "./process-group";
 
 export type { JobResult } from "../../construct/jobs/job-contract";
-export type { OutputStream } from "./job-output";
 
 export interface RunJobOptions {
   /** The bundled job directory (the job's source_dir); becomes the process's cwd. */

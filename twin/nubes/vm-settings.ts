@@ -5,7 +5,7 @@ import { deleteModeProblems } from "./delete-mode";
 import { cloudInitProblems } from "./vm-user-data";
 
 /** Sandbox names are 1-32 characters a-z 0-9 -; the twin names a VM's sandbox with this prefix. */
-export const SANDBOX_PREFIX = "nubes-";
+const SANDBOX_PREFIX = "nubes-";
 const SANDBOX_NAME = /^[a-z0-9]([a-z0-9-]{0,30}[a-z0-9])?$/;
 const UNIX_USER = /^[a-z_][a-z0-9_-]{0,31}$/;
 /** base-passwd's users and groups, on every Debian and Ubuntu image before cloud-init runs: cloud-init's

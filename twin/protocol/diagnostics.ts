@@ -17,10 +17,6 @@ export function errorDiagnostic(summary: string, detail = "", attribute?: string
   };
 }
 
-export function warningDiagnostic(summary: string, detail = ""): Diagnostic {
-  return { severity: 2, summary, detail };
-}
-
 /** A failure with what a person should read: thrown by resource code, reported as one error diagnostic. */
 export class TwinError extends Error {
   constructor(

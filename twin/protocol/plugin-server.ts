@@ -22,7 +22,7 @@ const PROTO_DIR = path.resolve(__dirname, "..", "proto");
 // biome-ignore lint/suspicious/noExplicitAny: proto-loader's package objects are untyped by design.
 type GrpcPackage = any;
 
-export function loadProto(file: string): GrpcPackage {
+function loadProto(file: string): GrpcPackage {
   const definition = protoLoader.loadSync(path.join(PROTO_DIR, file), {
     keepCase: true,
     longs: Number,

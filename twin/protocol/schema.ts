@@ -4,7 +4,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import type { CtyType } from "./cty-value";
 
-export interface SchemaAttribute {
+interface SchemaAttribute {
   type: CtyType;
   description?: string;
   description_kind?: string;
@@ -22,7 +22,7 @@ export interface SchemaBlock {
   deprecated?: boolean;
 }
 
-export interface TypeSchema {
+interface TypeSchema {
   version: number;
   block: SchemaBlock;
 }
@@ -35,7 +35,7 @@ export interface ProviderSchema {
   resource_schemas: Record<string, TypeSchema>;
 }
 
-export const SCHEMAS_DIR = path.resolve(__dirname, "..", "..", "providers", "schemas");
+const SCHEMAS_DIR = path.resolve(__dirname, "..", "..", "providers", "schemas");
 
 /** Reads providers/schemas/<name>.json; it holds exactly one provider. */
 export function loadProviderSchema(name: string, dir = SCHEMAS_DIR): ProviderSchema {

@@ -9,7 +9,7 @@ import { expectSucceeded, type InstallerRun, root, runInstaller, vmFingerprint }
 export const T = 600_000;
 
 /** What a record file still records: `version`, `about` and empty lists and objects left out ({} for none). */
-export function stillRecorded(text: string): unknown {
+function stillRecorded(text: string): unknown {
   const prune = (v: unknown): unknown => {
     if (Array.isArray(v)) return v.length ? v : undefined;
     if (typeof v !== "object" || v === null) return v;

@@ -8,7 +8,7 @@ import * as net from "node:net";
 import * as os from "node:os";
 import * as path from "node:path";
 
-export const APT_CACHER_BIN = "/usr/sbin/apt-cacher-ng";
+const APT_CACHER_BIN = "/usr/sbin/apt-cacher-ng";
 
 export interface AptCacher {
   /** http://<host address>:<port> as a VM's aptProxy. */

@@ -93,7 +93,7 @@ export function matrixCase(name: string, title: string, body: () => Promise<{ ou
 // load. One moment per state the kill leaves and repair it takes (issue 31): the largest and the last
 // unpack left what unpack 10 of 29 leaves (one package iHR, the ones before iU, libc-bin=it) and were
 // repaired alike; the kill in libc-bin's trigger processing left libc-bin=it, as the postinst moments do.
-export const PG = ["postgresql", "postgresql-15", "postgresql-common", "perl-base"];
+const PG = ["postgresql", "postgresql-15", "postgresql-common", "perl-base"];
 export const MOMENTS: { moment: string; strike?: DpkgStrike }[] = [
   { moment: "apt-get killed while a .deb downloads" },
   {
@@ -171,22 +171,21 @@ export function postgresMomentCases(started: Started, moments: typeof MOMENTS): 
 
 // Maintainer scripts cut mid-run, at the moment they are known to be running: local packages whose
 // script blocks on a fifo while a marker exists (support/faults.ts holdMaintainerScript).
-export const HELD: { moment: string; tag: "postinst" | "trigger"; packages: string[]; kill: "the script" | "dpkg" }[] =
-  [
-    { moment: "its postinst killed mid-run", tag: "postinst", packages: [HELD_PACKAGES.postinst], kill: "the script" },
-    {
-      moment: "dpkg killed while its postinst runs",
-      tag: "postinst",
-      packages: [HELD_PACKAGES.postinst],
-      kill: "dpkg",
-    },
-    {
-      moment: "the postinst of a file trigger's package killed mid-run (dpkg processing the trigger)",
-      tag: "trigger",
-      packages: [HELD_PACKAGES.triggerFiles, HELD_PACKAGES.triggerWatch],
-      kill: "the script",
-    },
-  ];
+const HELD: { moment: string; tag: "postinst" | "trigger"; packages: string[]; kill: "the script" | "dpkg" }[] = [
+  { moment: "its postinst killed mid-run", tag: "postinst", packages: [HELD_PACKAGES.postinst], kill: "the script" },
+  {
+    moment: "dpkg killed while its postinst runs",
+    tag: "postinst",
+    packages: [HELD_PACKAGES.postinst],
+    kill: "dpkg",
+  },
+  {
+    moment: "the postinst of a file trigger's package killed mid-run (dpkg processing the trigger)",
+    tag: "trigger",
+    packages: [HELD_PACKAGES.triggerFiles, HELD_PACKAGES.triggerWatch],
+    kill: "the script",
+  },
+];
 
 /** The maintainer-script cases: a local package's script held running, then killed (or dpkg under it). */
 export function heldScriptCases(started: Started): void {

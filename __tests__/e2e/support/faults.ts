@@ -113,7 +113,7 @@ os.rename(marker + ".tmp", marker)
 time.sleep(seconds)
 `;
 
-export interface LockHold {
+interface LockHold {
   /** The holder's pid inside the target (what /proc/locks there shows). */
   readonly pid: number;
   /** The holder's command line, as the target's /proc/<pid>/cmdline gives it (NULs as spaces). */
@@ -198,7 +198,7 @@ export async function holdDpkgLockInUnit(sb: Sandbox, unit: string, seconds: num
 // ---------------------------------------------------------------------------------------------------
 // Keys.
 
-export interface GeneratedKey {
+interface GeneratedKey {
   privateKeyPath: string;
   privateKey: string;
   /** Its public key's OpenSSH fingerprint, "SHA256:...". */
@@ -316,7 +316,7 @@ print(" ".join(busy))' ${DPKG_LOCKS.join(" ")} /var/lib/apt/lists/lock /var/cach
 // ---------------------------------------------------------------------------------------------------
 // The matrix: each fault case records its outcome; `npm run faults` prints and publishes them.
 
-export interface FaultRecord {
+interface FaultRecord {
   case: string;
   /** What happened, in a few words: "job completed", "failed, rerun completed", ... */
   outcome: string;
@@ -326,7 +326,7 @@ export interface FaultRecord {
 }
 
 /** Where the records go: FAULTS_REPORT, else .cache/faults.json under the project. */
-export function faultReportPath(): string {
+function faultReportPath(): string {
   return process.env.FAULTS_REPORT ?? path.resolve(__dirname, "../../../.cache/faults.json");
 }
 
@@ -335,21 +335,6 @@ export function recordFault(record: FaultRecord): void {
   const file = faultReportPath();
   fs.mkdirSync(path.dirname(file), { recursive: true });
   fs.appendFileSync(file, `${JSON.stringify(record)}\n`);
-}
-
-/**
- * SIGKILLs the oldest process matching `pattern` the moment one runs (pkill, retried every 50 ms until it
- * hits one: apt starts dpkg several times, and a pid read a moment ago may be gone). Resolves when killed.
- */
-export async function killWhenRunning(sb: Sandbox, pattern: string, timeoutMs = 120_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const r = await sb.rootExec(`pkill -KILL -o -f ${shellQuote(selfSafe(pattern))}`, { timeoutMs: 10_000 });
-    if (r.code === 0) return;
-    if (Date.now() > deadline)
-      throw new Error(`no process matching ${pattern} to kill in ${sb.name} within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -365,7 +350,7 @@ export async function killWhenRunning(sb: Sandbox, pattern: string, timeoutMs = 
  * logger has acted on every line (a strike at dpkg's last line would otherwise depend on the load).
  */
 const STRIKER = "/usr/local/sbin/vmi-fault-striker";
-export const STRIKE_DIR = "/run/vmi-fault";
+const STRIKE_DIR = "/run/vmi-fault";
 const STRIKER_SOURCE = `import os, re, signal, subprocess, sys, time
 d = ${JSON.stringify(STRIKE_DIR)}
 def ancestor(name):
@@ -476,7 +461,7 @@ export interface DpkgStrike {
 }
 
 /** Installs the striker in the target (idempotent); every later dpkg run reports to it. */
-export async function installStriker(sb: Sandbox): Promise<void> {
+async function installStriker(sb: Sandbox): Promise<void> {
   await mustRoot(
     sb,
     `mkdir -p ${STRIKE_DIR} && cat > ${STRIKER} && ` +
@@ -487,7 +472,7 @@ export async function installStriker(sb: Sandbox): Promise<void> {
 }
 
 /** What a strike hit: when (Date.now() of the kill: the target shares the host's clock), and in words. */
-export interface Struck {
+interface Struck {
   at: number;
   /** "killed dpkg 1234 at: <dpkg's line>; left: <package>=<dpkg-query's abbreviated status> ..." */
   what: string;
@@ -594,7 +579,7 @@ export async function installHeldPackagesRepo(sb: Sandbox): Promise<void> {
   await mustRoot(sb, `mkdir -p ${STRIKE_DIR} && python3 -`, REPO_BUILDER);
 }
 
-export interface HeldScript {
+interface HeldScript {
   /** Resolves with the script's pid once it is blocked (it writes its pid first: the target's own word). */
   running: Promise<number>;
   /** Lets later runs of the script pass without blocking (the hold marker goes). */

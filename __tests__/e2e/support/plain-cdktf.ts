@@ -6,7 +6,7 @@ import * as path from "node:path";
 import { PROJECT_ROOT } from "../../../construct/entry-points";
 import type { CdktfRun } from "../../../demo/project";
 
-export const CDKTF = path.join(PROJECT_ROOT, "node_modules", ".bin", "cdktf");
+const CDKTF = path.join(PROJECT_ROOT, "node_modules", ".bin", "cdktf");
 
 /** `cdktf <args>` in `dir` with only `secrets` as TF_VAR_ values (bin/cdktf's environment removed). */
 export function plainCdktf(dir: string, args: string[], secrets: Record<string, string>): Promise<CdktfRun> {

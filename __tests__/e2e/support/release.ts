@@ -4,7 +4,7 @@
 // handlers' tables, so a suite checks the installers against the release rather than against themselves.
 import { RELEASES, type Release, resolveRelease } from "../../../sandbox/index";
 
-export interface ReleaseFacts {
+interface ReleaseFacts {
   /** VERSION_ID of /etc/os-release. */
   version: string;
   /** The PostgreSQL major the distribution ships (its "postgresql" package). */
@@ -27,7 +27,7 @@ export interface ReleaseFacts {
   };
 }
 
-export const RELEASE_FACTS: Record<Release, ReleaseFacts> = {
+const RELEASE_FACTS: Record<Release, ReleaseFacts> = {
   // Debian 12: PostgreSQL 15; docker.io 20.10 with compose v1 (Python) only.
   bookworm: {
     version: "12",

@@ -7,7 +7,7 @@ const DS = "DataSourceNoCloud [seed=/var/lib/cloud/seed/nocloud-net][dsmode=net]
 const STAGES = ["init-local", "init", "modules-config", "modules-final"] as const;
 type Stage = (typeof STAGES)[number];
 
-export interface StatusShape {
+interface StatusShape {
   /** Stages that have ended, in order; the next one is running when `running` is set. */
   finished: Stage[];
   running?: Stage;
@@ -32,12 +32,12 @@ export function statusJson(shape: StatusShape): string {
   return JSON.stringify({ v1 }, null, 1);
 }
 
-export function resultJson(errors: string[] = [], recoverable?: Record<string, string[]>): string {
+function resultJson(errors: string[] = [], recoverable?: Record<string, string[]>): string {
   const v1 = { datasource: DS, errors, ...(recoverable ? { recoverable_errors: recoverable } : {}) };
   return JSON.stringify({ v1 });
 }
 
-export interface UnitShape {
+interface UnitShape {
   id: string;
   active: "active" | "activating" | "inactive" | "failed";
   result?: string;
@@ -46,7 +46,7 @@ export interface UnitShape {
 const UNITS = ["cloud-init-local", "cloud-init", "cloud-config", "cloud-final"];
 const ALL_DONE: UnitShape[] = UNITS.map((u) => ({ id: `${u}.service`, active: "active" }));
 
-export interface ProbeShape {
+interface ProbeShape {
   status?: string;
   result?: string;
   system?: string;

@@ -6,7 +6,7 @@ import type { Step, TunnelAnswer } from "./scripted-remote";
 export const POSTMASTER_PID = 812;
 
 /** One frame as vm-facts' look script prints it: name, then base64 of the output, a newline and the status. */
-export function frame(name: string, text: string, code = 0): string {
+function frame(name: string, text: string, code = 0): string {
   return `${name} ${Buffer.from(`${text}\n${code}`).toString("base64")}\n`;
 }
 

@@ -8,7 +8,7 @@ import { TRANSACTION_LOOK } from "../../../handlers/common/apt-transaction";
 export type Answer = string | { text?: string; code?: number };
 
 /** The answer of a probe no test step names: the VM as the installers find it most of the time. */
-export const QUIET: Record<string, Answer> = {
+const QUIET: Record<string, Answer> = {
   cloud_init: "none\n",
   apt_proxy: { code: 3 },
   "inventory.packages": { code: 3 },
@@ -42,7 +42,7 @@ const PROBE_LINE =
 export const isLook = (command: string) => command.split("\n").every((l) => PROBE_LINE.test(l));
 
 /** A reply of a stateful double to one command. */
-export interface Reply {
+interface Reply {
   code?: number | null;
   stdout?: string;
   stderr?: string;
@@ -155,7 +155,7 @@ function asRun(command: string): string {
 const unword = (w: string) => (w.startsWith("'") ? w.slice(1, -1).replace(/'\\''/g, "'") : w);
 
 /** The frame of one probe. */
-export function frame(name: string, answer: Answer): string {
+function frame(name: string, answer: Answer): string {
   const { text = "", code = 0 } = typeof answer === "string" ? { text: answer } : answer;
   return `${name} ${Buffer.from(`${text}\n${code}`).toString("base64")}\n`;
 }

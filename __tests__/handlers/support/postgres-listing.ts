@@ -27,7 +27,7 @@ export interface Listing {
 }
 
 /** The units pg_lsclusters' lines name, as `read -r v n _` splits each line (the name is the second word). */
-export function unitsNamed(clusters: string): string[] {
+function unitsNamed(clusters: string): string[] {
   return clusters
     .split("\n")
     .slice(0, clusters.endsWith("\n") ? -1 : undefined)

@@ -20,15 +20,15 @@ import { type Listing, listingProbe } from "./postgres-listing";
 
 export const PG_CONF_DIR = "/etc/postgresql/14/main";
 export const PG_HBA = `${PG_CONF_DIR}/pg_hba.conf`;
-export const PG_DROPIN = `${PG_CONF_DIR}/conf.d/90-vm-install.conf`;
+const PG_DROPIN = `${PG_CONF_DIR}/conf.d/90-vm-install.conf`;
 export const TLS_CERT = `${PG_CONF_DIR}/vm-install-server.crt`;
 export const TLS_KEY = `${PG_CONF_DIR}/vm-install-server.key`;
 export const TLS_DROPIN = `${PG_CONF_DIR}/conf.d/91-vm-install-tls.conf`;
 /** Debian's snakeoil pair, as a stock postgresql.conf names it (a test puts a certificate in files). */
 export const SNAKEOIL = "/etc/ssl/certs/ssl-cert-snakeoil.pem";
-export const SNAKEOIL_KEY = "/etc/ssl/private/ssl-cert-snakeoil.key";
+const SNAKEOIL_KEY = "/etc/ssl/private/ssl-cert-snakeoil.key";
 
-export interface PgRole {
+interface PgRole {
   login: boolean;
   superuser: boolean;
   secret: string | null;

@@ -1,0 +1,188 @@
+// Every export is imported by another file (issue 34): one nothing imports is dead code, or an internal that
+// looks like API. Tests count as users of __tests__/ and of the rigs they drive (sandbox/, twin/, demo/); of
+// product code only where the symbol's own file uses it too (an internal its unit test reaches): a symbol only
+// tests reach runs nowhere, a re-export only tests import is a detour. A file run directly (bin/, main.ts) is
+// no exception: only what is called by name without an import (a handler's install, which the job calls) and
+// the few others in ALLOWED, each with why, stay exported with no importer.
+import * as fs from "node:fs";
+import * as path from "node:path";
+import * as ts from "typescript";
+import { PROJECT_ROOT } from "../construct/entry-points";
+import { type ExportUse, exportUses, ownProgram } from "./support/export-uses";
+
+interface Allowed {
+  /** Project-relative; `*` stands for one folder name. */
+  file: string;
+  symbol: string;
+  why: string;
+}
+
+const ALLOWED: readonly Allowed[] = [
+  {
+    file: "handlers/*/handler.ts",
+    symbol: "install",
+    why: "the job's entry point: operator/runner/bootstrap.js calls the bundled handler.js's install",
+  },
+  {
+    file: "__tests__/fixtures/installers/install-hello/handler.ts",
+    symbol: "install",
+    why: "the fixture installer's entry point, as a real handler's (adding-an-installer.test.ts runs its bundle)",
+  },
+  {
+    file: "__tests__/fixtures/installers/install-hello/handler.ts",
+    symbol: "handler",
+    why: "docs/adding-an-installer.md tells every handler.ts to export it, and this fixture follows those steps",
+  },
+  {
+    file: "construct/bundling/bundle.ts",
+    symbol: "esbuildRunCount",
+    why: "the only way bundle.test.ts can see that a synth reuses a handler's bundle instead of building it again",
+  },
+  {
+    file: "sandbox/index.ts",
+    symbol: "pruneSandboxes",
+    why: "sandbox/README.md offers it to the code that starts sandboxes, to remove their leftovers",
+  },
+];
+
+const TESTS = "__tests__/";
+/** Folders whose users are tests: the test rigs, and the demo whose deploy the end-to-end tests share. */
+const RIGS = ["sandbox/", "twin/", "demo/"];
+const GENERATED = /(^|\/)generated\//;
+
+/** What to do about an export, or undefined while it is used. */
+function advice(u: ExportUse): string | undefined {
+  const tests = u.users.filter((f) => f.startsWith(TESTS));
+  if (u.users.length > tests.length) return undefined;
+  const testsServe = u.file.startsWith(TESTS) || RIGS.some((r) => u.file.startsWith(r));
+  if (tests.length > 0 && (testsServe || (u.own && !u.reexport))) return undefined;
+  if (tests.length > 0 && u.reexport) return `only tests import this re-export (${tests[0]}): import it where declared`;
+  if (tests.length > 0) return `only tests use it (${tests[0]}): it runs nowhere; delete it or move it into its test`;
+  return u.own ? "only its own file uses it: drop `export`" : "nothing uses it: delete it";
+}
+
+const glob = (pattern: string) => new RegExp(`^${pattern.replace(/[.]/g, "\\.").replace(/\*/g, "[^/]+")}$`);
+const allowedBy = (u: ExportUse) => ALLOWED.find((a) => a.symbol === u.symbol && glob(a.file).test(u.file));
+
+/** The files tsconfig.json type-checks, and twin/, which `npm run twin` runs though tsconfig does not name it. */
+function projectProgram(): ts.Program {
+  const config = ts.getParsedCommandLineOfConfigFile(
+    path.join(PROJECT_ROOT, "tsconfig.json"),
+    {},
+    {
+      ...ts.sys,
+      onUnRecoverableConfigFileDiagnostic: (d) => {
+        throw new Error(`tsconfig.json: ${ts.flattenDiagnosticMessageText(d.messageText, "\n")}`);
+      },
+    },
+  );
+  if (!config) throw new Error("tsconfig.json could not be read");
+  const twin = fs
+    .readdirSync(path.join(PROJECT_ROOT, "twin"), { recursive: true, encoding: "utf8" })
+    .filter((f) => f.endsWith(".ts"))
+    .map((f) => path.join(PROJECT_ROOT, "twin", f));
+  return ownProgram([...config.fileNames, ...twin], config.options);
+}
+
+/** A program of in-memory files under /virtual, for the checker's own cases. */
+function virtualProgram(files: Record<string, string>): ts.Program {
+  const options: ts.CompilerOptions = {
+    module: ts.ModuleKind.CommonJS,
+    moduleResolution: ts.ModuleResolutionKind.Node10,
+  };
+  const host: ts.CompilerHost = {
+    ...ts.createCompilerHost(options),
+    getCurrentDirectory: () => "/virtual",
+    fileExists: (f) => f in files,
+    readFile: (f) => files[f],
+    directoryExists: (d) => Object.keys(files).some((f) => f.startsWith(`${d}/`)),
+    realpath: (f) => f,
+    getSourceFile: (f, language) => (f in files ? ts.createSourceFile(f, files[f], language) : undefined),
+  };
+  return ownProgram(Object.keys(files), options, host);
+}
+
+let uses: ExportUse[];
+
+beforeAll(() => {
+  uses = exportUses(projectProgram(), PROJECT_ROOT, (f) => !GENERATED.test(f) && !f.startsWith("node_modules/"));
+});
+
+describe("unused exports", () => {
+  it("reads the uses it checks (a resolver that found none would flag everything, or nothing)", () => {
+    const root = uses.find((u) => u.file === "construct/entry-points.ts" && u.symbol === "PROJECT_ROOT");
+    expect(root?.users.length).toBeGreaterThan(20);
+    expect(uses.filter((u) => u.file.startsWith("handlers/")).length).toBeGreaterThan(200);
+  });
+
+  it("has no export that nothing imports, but those ALLOWED", () => {
+    const unused = uses
+      .map((u) => ({ u, why: advice(u) }))
+      .filter(({ u, why }) => why !== undefined && !allowedBy(u))
+      .map(({ u, why }) => `  ${u.file}: ${u.symbol} (${why})`);
+    if (unused.length > 0)
+      throw new Error(
+        `${unused.length} export(s) that nothing imports: remove the export or the symbol, or add it to ALLOWED ` +
+          `in __tests__/unused-exports.test.ts with a reason\n${unused.join("\n")}`,
+      );
+  });
+
+  it("allows only exports that need it (an entry that allows nothing is stale: remove it)", () => {
+    const stale = ALLOWED.filter((a) => !uses.some((u) => allowedBy(u) === a && advice(u) !== undefined));
+    expect(stale.map((a) => `${a.file}: ${a.symbol}`)).toEqual([]);
+  });
+
+  it("follows imports through renames, re-exports, namespaces and typeof import (the checker itself)", () => {
+    const program = virtualProgram({
+      "/virtual/lib.ts": [
+        "export function used() {}",
+        "export function ownOnly() {}",
+        "ownOnly();",
+        "export function dead() {}",
+        "export interface Shape { a?: number }",
+        "export const viaNamespace = 1, viaTypeof = 2, renamed = 3, relayed = 4;",
+      ].join("\n"),
+      "/virtual/relay.ts": 'import { relayed, used as u } from "./lib";\nu();\nexport { relayed, u };',
+      "/virtual/barrel.ts":
+        'export { used, renamed as alias } from "./lib";\nexport { dead as unreached } from "./lib";',
+      "/virtual/app.ts": [
+        'import { alias, used } from "./barrel";',
+        'import * as lib from "./lib";',
+        'import type { Shape } from "./lib";',
+        'const { viaTypeof } = require("./lib") as typeof import("./lib");',
+        "export const app: Shape = { a: lib.viaNamespace + viaTypeof + alias };",
+        "used();",
+      ].join("\n"),
+    });
+    const seen = exportUses(program, "/virtual", () => true).map(
+      (u) => `${u.file}: ${u.symbol} ${advice(u) ?? "used"}`,
+    );
+    expect(seen.sort()).toEqual([
+      "app.ts: app nothing uses it: delete it",
+      "barrel.ts: alias used",
+      "barrel.ts: unreached nothing uses it: delete it",
+      "barrel.ts: used used",
+      "lib.ts: Shape used",
+      "lib.ts: dead nothing uses it: delete it",
+      "lib.ts: ownOnly only its own file uses it: drop `export`",
+      "lib.ts: relayed used",
+      "lib.ts: renamed used",
+      "lib.ts: used used",
+      "lib.ts: viaNamespace used",
+      "lib.ts: viaTypeof used",
+      "relay.ts: relayed nothing uses it: delete it",
+      "relay.ts: u only its own file uses it: drop `export`",
+    ]);
+  });
+
+  it("counts tests as users of product code only for an internal its own file uses", () => {
+    const use = (file: string, own: boolean, users: string[], reexport = false) =>
+      advice({ file, symbol: "s", own, reexport, users });
+    expect(use("handlers/x.ts", true, ["__tests__/x.test.ts"])).toBeUndefined();
+    expect(use("handlers/x.ts", false, ["__tests__/x.test.ts"])).toMatch(/^only tests use it/);
+    expect(use("handlers/x.ts", true, ["__tests__/x.test.ts"], true)).toMatch(/^only tests import this re-export/);
+    expect(use("sandbox/x.ts", false, ["__tests__/e2e/x.test.ts"])).toBeUndefined();
+    expect(use("__tests__/support/x.ts", false, ["__tests__/x.test.ts"])).toBeUndefined();
+    expect(use("handlers/x.ts", false, ["construct/y.ts"])).toBeUndefined();
+  });
+});
