@@ -14,7 +14,7 @@ interface BundleProps {
   readonly handler: string;
   /** Where content-addressed bundle directories go. @default "<project>/.cache/bundles" */
   readonly cacheDir?: string;
-  /** Minify the output. @default true (250-280 KB per installer instead of about 1 MB) */
+  /** Minify the output. @default true (310-440 KB per installer instead of 610-810 KB) */
   readonly minify?: boolean;
   /** Handlers folder, for tests that bundle a fixture handler. @default "<project>/handlers" */
   readonly handlersDir?: string;
@@ -33,8 +33,8 @@ export interface Bundle {
  * Files that handler bundles load from a smaller stand-in (project-relative paths), each shown unused by
  * handlers in its stand-in's header. Handlers only run commands as an SSH client with an unencrypted key:
  * ssh2's index would add its server, key generator and HTTP agents, its client loads SFTP eagerly, and
- * its key parser loads bcrypt-pbkdf (with tweetnacl) for passphrases; together about 120 KB of a bundle
- * the size test caps at 384 KB. __tests__/bundle.test.ts runs every bundle, and
+ * its key parser loads bcrypt-pbkdf (with tweetnacl) for passphrases: together about 120 KB more in every
+ * bundle (310-440 KB without them). __tests__/bundle.test.ts runs every bundle, and
  * __tests__/handlers/install-packages.bundle.test.ts runs one against a real SSH server, so a stand-in
  * that breaks the client fails there.
  */

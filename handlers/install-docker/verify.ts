@@ -102,8 +102,8 @@ function failureOf(err: unknown): string {
 }
 
 /**
- * The change line of verifyOrRestart's restart. A check foresees the restart but cannot know whether
- * Docker then passes (`passes` false): the line stops before saying so.
+ * The change line of the planned restart (restartDocker) of a Docker that fails its verification. A check
+ * foresees the restart but cannot know whether Docker then passes (`passes` false): the line stops before.
  */
 export function restartLine(why: string, passes: boolean): string {
   return (
