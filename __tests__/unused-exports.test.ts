@@ -1,14 +1,14 @@
 // Every export is imported by another file (issue 34): one nothing imports is dead code, or an internal that
-// looks like API. Tests count as users of __tests__/ and of the rigs they drive (sandbox/, twin/, demo/); of
-// product code only where the symbol's own file uses it too (an internal its unit test reaches): a symbol only
-// tests reach runs nowhere, a re-export only tests import is a detour. A file run directly (bin/, main.ts) is
-// no exception: only what is called by name without an import (a handler's install, which the job calls) and
-// the few others in ALLOWED, each with why, stay exported with no importer.
+// looks like API. Tests use __tests__/ and the rigs they drive (sandbox/, twin/, demo/), product code only where
+// its own file uses it too: what only tests reach runs nowhere; a re-export only tests import is a detour. A type
+// a used export's declaration names is used, transitively: a caller names what it passes or gets back (a props
+// type). The checker finds those, not declaration emit, which inlines a private type without error. bin/ is no
+// exception: only what runs without an import (a handler's install) and ALLOWED's few, with why, stay unimported.
 import * as fs from "node:fs";
 import * as path from "node:path";
 import * as ts from "typescript";
 import { PROJECT_ROOT } from "../construct/entry-points";
-import { type ExportUse, exportUses, ownProgram } from "./support/export-uses";
+import { type ExportUse, exportUses, ownProgram, publicTypes } from "./support/export-uses";
 
 interface Allowed {
   /** Project-relative; `*` stands for one folder name. */
@@ -97,27 +97,41 @@ function virtualProgram(files: Record<string, string>): ts.Program {
     readFile: (f) => files[f],
     directoryExists: (d) => Object.keys(files).some((f) => f.startsWith(`${d}/`)),
     realpath: (f) => f,
-    getSourceFile: (f, language) => (f in files ? ts.createSourceFile(f, files[f], language) : undefined),
   };
   return ownProgram(Object.keys(files), options, host);
 }
 
-let uses: ExportUse[];
+interface Verdict {
+  u: ExportUse;
+  /** What to do about it, or undefined while it is used. */
+  why: string | undefined;
+}
+
+/** Each export's verdict: a type the declaration of a used or ALLOWED export names is used, by its callers. */
+function verdicts(program: ts.Program, root: string, inScope: (file: string) => boolean): Verdict[] {
+  const uses = exportUses(program, root, inScope);
+  const used = uses.filter((u) => !advice(u) || allowedBy(u));
+  const surface = publicTypes(program, root, inScope, used);
+  const named = new Set(surface.map((t) => `${t.file}: ${t.symbol}`));
+  return uses.map((u) => ({ u, why: named.has(`${u.file}: ${u.symbol}`) ? undefined : advice(u) }));
+}
+
+let uses: Verdict[];
 
 beforeAll(() => {
-  uses = exportUses(projectProgram(), PROJECT_ROOT, (f) => !GENERATED.test(f) && !f.startsWith("node_modules/"));
+  const inScope = (f: string) => !GENERATED.test(f) && !f.startsWith("node_modules/");
+  uses = verdicts(projectProgram(), PROJECT_ROOT, inScope);
 });
 
 describe("unused exports", () => {
   it("reads the uses it checks (a resolver that found none would flag everything, or nothing)", () => {
-    const root = uses.find((u) => u.file === "construct/entry-points.ts" && u.symbol === "PROJECT_ROOT");
-    expect(root?.users.length).toBeGreaterThan(20);
-    expect(uses.filter((u) => u.file.startsWith("handlers/")).length).toBeGreaterThan(200);
+    const root = uses.find(({ u }) => u.file === "construct/entry-points.ts" && u.symbol === "PROJECT_ROOT");
+    expect(root?.u.users.length).toBeGreaterThan(20);
+    expect(uses.filter(({ u }) => u.file.startsWith("handlers/")).length).toBeGreaterThan(200);
   });
 
   it("has no export that nothing imports, but those ALLOWED", () => {
     const unused = uses
-      .map((u) => ({ u, why: advice(u) }))
       .filter(({ u, why }) => why !== undefined && !allowedBy(u))
       .map(({ u, why }) => `  ${u.file}: ${u.symbol} (${why})`);
     if (unused.length > 0)
@@ -128,7 +142,7 @@ describe("unused exports", () => {
   });
 
   it("allows only exports that need it (an entry that allows nothing is stale: remove it)", () => {
-    const stale = ALLOWED.filter((a) => !uses.some((u) => allowedBy(u) === a && advice(u) !== undefined));
+    const stale = ALLOWED.filter((a) => !uses.some(({ u, why }) => allowedBy(u) === a && why !== undefined));
     expect(stale.map((a) => `${a.file}: ${a.symbol}`)).toEqual([]);
   });
 
@@ -172,6 +186,42 @@ describe("unused exports", () => {
       "lib.ts: viaTypeof used",
       "relay.ts: relayed nothing uses it: delete it",
       "relay.ts: u only its own file uses it: drop `export`",
+    ]);
+  });
+
+  it("counts the types a used export's declaration names as used, through members and aliases", () => {
+    const program = virtualProgram({
+      "/virtual/job.ts": [
+        "export interface JobProps { retry: Retry; kind: Kind }",
+        "export type Retry = { times: number; wait: Wait };",
+        "export interface Wait { sec: number }",
+        "export enum Kind { Once }",
+        "export interface Peeked { key: string }",
+        "export interface Spare { n: number }",
+        "export interface Held { n: number }",
+        "export class Job { constructor(props: JobProps) {} private peek(p: Peeked) { return p; } }",
+        "export function spare(s: Spare) { return s; }",
+        "const table: { [name: string]: Held } = {};",
+        "export const held = table.a;",
+      ].join("\n"),
+      // Files that only import, read up to their imports: one whose code goes on past an import, all of it.
+      "/virtual/app.ts": 'import { Job } from "./job";\nnew Job({} as never);',
+      "/virtual/late.ts": 'import { Job } from "./job";\nJob;\nimport { held } from "./job";\nheld;',
+    });
+    const seen = verdicts(program, "/virtual", () => true)
+      .filter(({ u }) => u.file === "job.ts")
+      .map(({ u, why }) => `${u.symbol} ${why ?? "used"}`);
+    expect(seen.sort()).toEqual([
+      "Held used",
+      "Job used",
+      "JobProps used",
+      "Kind used",
+      "Peeked only its own file uses it: drop `export`",
+      "Retry used",
+      "Spare only its own file uses it: drop `export`",
+      "Wait used",
+      "held used",
+      "spare nothing uses it: delete it",
     ]);
   });
 

@@ -12,7 +12,7 @@ export interface DelayProxy {
   close(): Promise<void>;
 }
 
-interface DelayProxyOptions {
+export interface DelayProxyOptions {
   /** Where to forward to. */
   host: string;
   port: number;

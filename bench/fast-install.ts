@@ -28,7 +28,7 @@ const EATMYDATA_SETUP =
   " apt-get clean; rm -rf /var/lib/apt/lists/*";
 
 /** The timed script of one side; `sb` gives the postgres side its remote CIDR. */
-type Work = "postgres" | "packages";
+export type Work = "postgres" | "packages";
 export function fastScript(work: Work, fsync: Fsync, sb: Pick<Sandbox, "hostAddress">): string {
   return work === "postgres"
     ? rawPostgres({ db: "shop", user: "shop_app", password: PASSWORD, remoteCidr: `${sb.hostAddress}/32`, fsync })

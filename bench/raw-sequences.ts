@@ -75,7 +75,7 @@ export function rawDockerDistro(user: string, opts: { update?: boolean } = {}): 
   ]);
 }
 
-interface RawPostgres {
+export interface RawPostgres {
   db: string;
   user: string;
   /** A test value: it goes into the script as a SQL literal. */
@@ -152,7 +152,7 @@ function stepTimes(stderr: string): Record<string, number> {
   return out;
 }
 
-interface RawTiming {
+export interface RawTiming {
   /** Wall time of the `ssh` process, spawn to exit. */
   ms: number;
   /** Each step's time on the VM; `outside` is the rest (ssh process, connect, auth, sudo, exit). */

@@ -11,11 +11,11 @@ const RESULTS_DIR = path.join(__dirname, "results");
 /** The 1-minute load average when the bench started (this module loads with it): how busy the shared machine was. */
 const LOAD_AT_START = Math.round(os.loadavg()[0] * 100) / 100;
 
-interface SideResult extends Stats {
+export interface SideResult extends Stats {
   label: string;
 }
 
-interface ComparisonResult {
+export interface ComparisonResult {
   /** The docs/benchmarks.md row's name, e.g. "install-packages". */
   label: string;
   project: string;
@@ -34,7 +34,7 @@ interface ComparisonResult {
 }
 
 /** A figure taken with the project side but not rotated against anything (a rerun on the same VM). */
-interface SeriesResult extends Stats {
+export interface SeriesResult extends Stats {
   label: string;
   /** Target in ms, if any. */
   target_ms?: number;
@@ -87,7 +87,7 @@ export function commitInfo(): { commit: string; dirty: boolean; dirty_files: str
   return { commit, dirty: files.length > 0, dirty_files: files.sort() };
 }
 
-interface BuildOptions {
+export interface BuildOptions {
   bench: string;
   command: string;
   description: string;

@@ -49,7 +49,7 @@ export async function withSandboxes<T>(n: number, fn: (sbs: Sandbox[]) => Promis
   }
 }
 
-interface TimedJob {
+export interface TimedJob {
   /** Wall time from spawning the job's process to its outcome. */
   ms: number;
   result: HandlerResult;
@@ -94,7 +94,7 @@ export function report(result: BenchResult, fmt: (ms: number) => string): void {
   process.stdout.write(`results: ${file}\n`);
 }
 
-interface InstallerBenchOptions {
+export interface InstallerBenchOptions {
   /** handlers/<handler>/handler.ts */
   handler: string;
   handlerLabel: string;

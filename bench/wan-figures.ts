@@ -12,7 +12,7 @@ export const SIDES = ["project", "raw"] as const;
 export type WanSide = (typeof SIDES)[number];
 
 /** A case's target: at most N round trips, or at most N more than the raw ssh sequence's. */
-type WanTarget = { maxRoundTrips: number } | { overRaw: number };
+export type WanTarget = { maxRoundTrips: number } | { overRaw: number };
 
 export interface WanCase {
   name: string;
@@ -48,13 +48,13 @@ function outsideAptMs(r: RoundRecord): number | undefined {
   return r.ms - (steps.apt_update ?? 0) - (steps.apt_install ?? 0);
 }
 
-interface Spread {
+export interface Spread {
   median: number;
   min: number;
   max: number;
 }
 
-interface RoundTripRow {
+export interface RoundTripRow {
   case: string;
   case_label: string;
   side: WanSide;

@@ -18,7 +18,7 @@ const COMMAND: CommandSpec = { name: "rerun", usage: USAGE, help: "first" };
 /** A command line rerun refuses (bad usage), and why. */
 export class RerunRefused extends BadUsage {}
 
-interface RerunRequest {
+export interface RerunRequest {
   vmName: string;
   /** The installer's handler name ("install-packages") or key ("packages"); absent: every one of the VM's. */
   installer?: string;

@@ -35,7 +35,7 @@ export class TrustRefused extends Error {
   }
 }
 
-interface TrustRequest {
+export interface TrustRequest {
   vmName: string;
   /** The fingerprint the operator checked out of band; absent: ask at the terminal. */
   fingerprint?: string;

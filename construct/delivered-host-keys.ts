@@ -14,7 +14,7 @@ import { writeResultFile } from "./jobs/job-result-file";
 import { resultsFolder } from "./jobs/secret-trigger";
 
 /** A host key pair as cloud-init's ssh_keys takes it, with the fingerprint every job requires. */
-interface DeliveredHostKey {
+export interface DeliveredHostKey {
   /** "ssh-ed25519 AAAA... <comment>": cloud-init's ed25519_public. */
   readonly public: string;
   /** OpenSSH's "BEGIN OPENSSH PRIVATE KEY" text: cloud-init's ed25519_private. */

@@ -14,7 +14,7 @@ import { ACCEPTED_HOST_KEYS_VARIABLE, hostKeyIds, jobName } from "./resource-nam
 const HOST_KEY_HANDLER = "host-key";
 
 /** What the probe needs of the VM construct. */
-interface FirstContactProps {
+export interface FirstContactProps {
   readonly vm: VmConfig;
   readonly jobTarget: JobTargetFactory;
   readonly runId: number;

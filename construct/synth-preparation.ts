@@ -40,7 +40,7 @@ function ownerOnly(file: string, mode: 0o600 | 0o700, say: (line: string) => voi
   say(`vm-install: ${file} was mode ${was}, open to group or others; made owner-only (it can hold secrets)`);
 }
 
-interface Preparation {
+export interface Preparation {
   /**
    * "current": every local job's secret trigger is as its values are now, or there is none; "unknown": the
    * values could not be read here, so a trigger may be stale and a changed secret would go unnoticed.

@@ -35,7 +35,8 @@ import { warnRiskySettings } from "./risky-settings";
 import type { TerraformPaths } from "./terraform-paths";
 import { type DeliveredKeyRecord, vmCloudInit } from "./vm-cloud-init";
 
-interface VmInstallationProps {
+/** One VM's settings, and what the stack shares among its VMs (job target, paths, secret variables). */
+export interface VmInstallationProps {
   /** The VM and its resolved installers. */
   readonly vm: VmConfig;
   /** Nubes settings; required for a VM of kind "nubes". */

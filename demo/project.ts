@@ -43,7 +43,7 @@ export interface CdktfRun {
   output: string;
 }
 
-interface RunCdktfOptions {
+export interface RunCdktfOptions {
   env?: Record<string, string>;
   /** Stream the output to this process's stderr as it comes (a person watching a deploy). */
   echo?: boolean;

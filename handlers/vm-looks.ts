@@ -21,7 +21,7 @@ import { POSTGRES_LOOKS } from "./install-postgres/looks";
 import { INSTALLATION_PROBES_AS_ROOT, SERVER_PACKAGE_PROBE } from "./install-postgres/server";
 
 /** One look as the audit table lists it: who makes it, its name, its probes. */
-interface ListedLook {
+export interface ListedLook {
   /** The installer making it, or what part of every installer ("every installer: apt work"). */
   readonly installer: string;
   /** The look's `what` (defineLook's first argument). */

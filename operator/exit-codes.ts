@@ -4,7 +4,7 @@
 
 /** The codes; 64 is sysexits(3)'s EX_USAGE, 2 what `terraform plan -detailed-exitcode` gives a change. */
 export const EXIT = { ok: 0, attention: 2, error: 1, usage: 64 } as const;
-type ExitName = keyof typeof EXIT;
+export type ExitName = keyof typeof EXIT;
 export type ExitCode = (typeof EXIT)[ExitName];
 
 /** Why each code, one line each: docs/exit-codes.md's table. */

@@ -6,7 +6,7 @@ import { printableLine } from "../shared/printable-text";
 /** ANSI colour codes a table's rows use: green, yellow, red, dim. */
 export const COLOURS = { green: "32", yellow: "33", red: "31", dim: "2" } as const;
 
-interface TableOptions {
+export interface TableOptions {
   colour: boolean;
   /** The column whose cells are coloured. */
   colourColumn: number;

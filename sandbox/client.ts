@@ -24,7 +24,7 @@ export function jobEnvFor(sb: SandboxInfo, extra: Record<string, string> = {}): 
   };
 }
 
-interface SshRun {
+export interface SshRun {
   code: number;
   stdout: string;
   stderr: string;

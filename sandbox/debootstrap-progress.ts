@@ -15,9 +15,9 @@
  * ones, pre-dependencies) are installed without an Unpacking line: the counts below are what it has
  * done, the number retrieved is the only total.
  */
-type DebootstrapStage = "index" | "retrieve" | "extract" | "core" | "unpack" | "configure" | "installed";
+export type DebootstrapStage = "index" | "retrieve" | "extract" | "core" | "unpack" | "configure" | "installed";
 
-interface DebootstrapCounts {
+export interface DebootstrapCounts {
   stage: DebootstrapStage | undefined;
   retrieved: number;
   extracted: number;

@@ -48,7 +48,7 @@ function nsenterArgs(initPid: number, command: string): string[] {
   ];
 }
 
-interface Spawned {
+export interface Spawned {
   done: Promise<RootExecResult>;
   kill(): void;
 }

@@ -5,7 +5,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { DEFAULT_RELEASE, type Release, releaseSuites, SUPPORTED_RELEASES } from "./release";
 
-interface AptSource {
+export interface AptSource {
   file: string;
   uris: string[];
   suites: string[];
@@ -83,7 +83,7 @@ export function readHostAptSources(root = "/etc/apt"): AptSource[] {
   return out;
 }
 
-interface ImageApt {
+export interface ImageApt {
   /** The mirror debootstrap installs from: the host's URI for the base suite. */
   mirror: string;
   /** Keyring the host verifies that mirror with (debootstrap --keyring), when it names a file. */

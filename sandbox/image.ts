@@ -135,7 +135,7 @@ function buildScript(release: Release = DEFAULT_RELEASE): string {
   return `${steps.join("\n")}\n`;
 }
 
-interface BaseImage {
+export interface BaseImage {
   release: Release;
   hash: string;
   tarball: string;

@@ -4,7 +4,7 @@ import { procAlive } from "./procfs";
 import type { Release } from "./release";
 import { listRunDirs, readState, type SandboxState } from "./state";
 
-interface SandboxListing {
+export interface SandboxListing {
   name: string;
   status: SandboxState["status"] | "broken";
   /** The process tree is alive. */

@@ -5,7 +5,7 @@ import * as path from "node:path";
 import { type ProcRef, procAlive, procRef } from "./procfs";
 import { sleep } from "./wait";
 
-interface DirLock {
+export interface DirLock {
   dir: string;
   release(): void;
 }

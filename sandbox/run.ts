@@ -4,13 +4,13 @@ import { type SpawnOptions, spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 
-interface RunResult {
+export interface RunResult {
   code: number;
   stdout: string;
   stderr: string;
 }
 
-interface RunOptions {
+export interface RunOptions {
   input?: string;
   timeoutMs?: number;
   env?: NodeJS.ProcessEnv;

@@ -25,7 +25,7 @@ export function validateName(name: string): void {
   }
 }
 
-type SandboxStatus = "starting" | "running" | "stopping";
+export type SandboxStatus = "starting" | "running" | "stopping";
 
 export interface SandboxState {
   name: string;

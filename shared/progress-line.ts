@@ -5,7 +5,7 @@
 // only, no dependency: the sandbox (sandbox/) uses it from a bare checkout.
 
 /** Where a progress line is written: process.stderr, or a test's recorder. */
-interface ProgressStream {
+export interface ProgressStream {
   write(text: string): unknown;
   isTTY?: boolean;
   /** The terminal's width: a progress line longer than that would wrap and could not be rewritten. */
@@ -25,7 +25,7 @@ export interface Progress {
 }
 
 /** A line log (one call, one line) that can show a progress line too when it writes to a terminal. */
-interface StepLog {
+export interface StepLog {
   (line: string): void;
   /** Present on a terminal: starts the progress line that this log's own lines are printed above. */
   progress?: () => Progress;

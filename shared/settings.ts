@@ -60,7 +60,7 @@ export function setting<T, const O extends Omit<Setting<T>, "rule">>(
 }
 
 /** Options of a group setting: those of a setting, and for a list its least length. */
-type GroupOptions = Omit<Setting, "rule" | "settings"> & { readonly minItems?: number };
+export type GroupOptions = Omit<Setting, "rule" | "settings"> & { readonly minItems?: number };
 
 /** A setting whose value is an object of `settings` (with `list: true`, a list of them). */
 export function group<const S extends Settings, const O extends GroupOptions>(settings: S, options: O) {

@@ -73,7 +73,7 @@ function at(path: string): string {
   return path === "" ? "(top level)" : path;
 }
 
-interface StringRule {
+export interface StringRule {
   /** A pattern the whole string must match. */
   pattern?: RegExp;
   /** What a valid value looks like, in words, for the error message. */

@@ -1,7 +1,8 @@
 // Which files use each export of the project, by the compiler's own symbol resolution rather than by
 // name: an import (named, renamed, namespace, `typeof import`) is followed through every re-export to the
 // declaration it names, so a symbol reached through a barrel or under another name still counts as used.
-// __tests__/unused-exports.test.ts reads it over one program of every file.
+// And which types the declarations of the used ones name: their callers name those too (publicTypes).
+// __tests__/unused-exports.test.ts reads both over one program of every file.
 import * as path from "node:path";
 import * as ts from "typescript";
 
@@ -17,24 +18,47 @@ export interface ExportUse {
   users: string[];
 }
 
+/** A type the declaration of a public export names, directly or through another such type's. */
+export interface SurfaceType {
+  /** Project-relative, `/`-separated: where it is declared. */
+  file: string;
+  symbol: string;
+}
+
+/** The symbol each ExportUse stands for, for publicTypes. */
+const declared = new WeakMap<ExportUse, ts.Symbol>();
+
 /**
  * A program of `roots` in which every file under node_modules is empty and the default lib is left out:
  * only the project's own symbols are looked up, and reading the dependencies' types (cdktf's alone are
  * megabytes) would take longer than all the rest. JSDoc is not parsed either: no type here is written in it.
+ * Nor is the code of a file that only imports (most tests; 30% of the text): it uses what its imports name.
  */
 export function ownProgram(roots: readonly string[], options: ts.CompilerOptions, base?: ts.CompilerHost): ts.Program {
   const lean: ts.CompilerOptions = { ...options, noLib: true, types: [], noEmit: true };
   const host = base ?? ts.createCompilerHost(lean);
-  const getSourceFile = host.getSourceFile.bind(host);
   const leanHost: ts.CompilerHost = {
     ...host,
     jsDocParsingMode: ts.JSDocParsingMode.ParseNone,
-    getSourceFile: (file, language, onError, create) =>
-      file.includes("/node_modules/")
-        ? ts.createSourceFile(file, "export {};", language)
-        : getSourceFile(file, language, onError, create),
+    getSourceFile: (file, language) => {
+      const text = file.includes("/node_modules/") ? "export {};" : host.readFile(file);
+      if (text === undefined) return undefined;
+      return ts.createSourceFile(file, importsOnly(text) ?? text, language);
+    },
   };
   return ts.createProgram(roots, lean, leanHost);
+}
+
+/**
+ * The imports a file opens with, when they are all it takes from the project's other files: it has no export
+ * (its code might use one), no import past its opening ones, and no module of ours as an object (`import * as
+ * ns`, `import("./x")`, `require("./x")`) whose members its code would name. Otherwise undefined.
+ */
+function importsOnly(text: string): string | undefined {
+  if (/\bexport\b|\bimport\s*\*\s*as\s+\w+\s+from\s*["']\.|\b(?:import|require)\s*\(\s*["']\./.test(text))
+    return undefined;
+  const head = /^(?:\s+|\/\/[^\n]*|\/\*[\s\S]*?\*\/|import\b[^;]*;)*/.exec(text)?.[0] ?? "";
+  return /^\s*import\b/m.test(text.slice(head.length)) ? undefined : head;
 }
 
 /** Every export declared in the files `inScope` accepts (project-relative paths), with who uses it. */
@@ -60,15 +84,19 @@ export function exportUses(program: ts.Program, root: string, inScope: (file: st
   const modules = new Set<ts.Symbol>();
   for (const sf of files) {
     const file = relative(sf);
+    // Called on every node of every file: a look at its kind first, the checker only past it.
     const visit = (node: ts.Node): void => {
-      const specifier = moduleObjectAt(node);
+      if (node.kind === IDENTIFIER) {
+        const id = node as ts.Identifier;
+        if (!names.has(id.text)) return;
+        if (isMember(id)) members.push({ id, file });
+        else if (isUse(id)) mark(symbolAt(checker, id), file, isImport(id.parent));
+        return;
+      }
+      const specifier = MODULE_OBJECTS.has(node.kind) ? moduleObjectAt(node) : undefined;
       const module = specifier && checker.getSymbolAtLocation(specifier);
       if (module) modules.add(module);
-      if (ts.isIdentifier(node) && names.has(node.text)) {
-        if (isMember(node)) members.push({ id: node, file });
-        else if (isUse(node)) mark(symbolAt(checker, node), file, isImport(node.parent));
-      }
-      ts.forEachChild(node, visit);
+      forEachChild(node, visit);
     };
     visit(sf);
   }
@@ -91,9 +119,123 @@ export function exportUses(program: ts.Program, root: string, inScope: (file: st
       const own = aliasChain(checker, e).some((s) => inCode.get(s)?.has(file));
       const target = e.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(e) : e;
       const reexport = !(target.declarations ?? []).some((d) => d.getSourceFile() === sf);
-      return { file, symbol: e.name, own, reexport, users: [...by].sort() };
+      const use = { file, symbol: e.name, own, reexport, users: [...by].sort() };
+      declared.set(use, e);
+      return use;
     }),
   );
+}
+
+const TYPE = ts.SymbolFlags.Interface | ts.SymbolFlags.TypeAlias | ts.SymbolFlags.Enum | ts.SymbolFlags.Class;
+
+/**
+ * The types (interface, alias, enum, class) of the files `inScope` accepts that the declarations of `roots`
+ * (uses exportUses gave for this program) name, transitively: a parameter's or return type, a public member's,
+ * a const's type, an interface's members, an alias's definition. Not what a body or a private member names.
+ */
+export function publicTypes(
+  program: ts.Program,
+  root: string,
+  inScope: (file: string) => boolean,
+  roots: readonly ExportUse[],
+): SurfaceType[] {
+  const checker = program.getTypeChecker();
+  const relative = (node: ts.Node) => path.relative(root, node.getSourceFile().fileName).split(path.sep).join("/");
+  const target = (s: ts.Symbol) =>
+    checker.getExportSymbolOfSymbol(s.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(s) : s);
+  const found = new Map<ts.Symbol, SurfaceType>();
+  const queue = roots.flatMap((u) => {
+    const s = declared.get(u);
+    return s ? [target(s)] : [];
+  });
+  for (let next = queue.pop(); next; next = queue.pop()) {
+    for (const d of next.declarations ?? []) {
+      if (d.getSourceFile().isDeclarationFile || !inScope(relative(d))) continue;
+      const ids = namedIn(d).map((id) => checker.getSymbolAtLocation(id));
+      for (const named of [...ids, ...inferred(checker, d)]) {
+        const s = named && target(named);
+        const at = s?.declarations?.[0];
+        if (!s || !at || !(s.flags & TYPE) || found.has(s) || at.getSourceFile().isDeclarationFile) continue;
+        if (!inScope(relative(at))) continue;
+        found.set(s, { file: relative(at), symbol: s.name });
+        queue.push(s);
+      }
+    }
+  }
+  return [...found.values()];
+}
+
+/**
+ * The types an unannotated const holds, as far as its type names them, where it copies another value (`= x`,
+ * `= x.y`, `= table[key]`). Not a call's: inferring its type arguments costs more than all the rest of this.
+ */
+function inferred(checker: ts.TypeChecker, d: ts.Declaration): ts.Symbol[] {
+  if (!ts.isVariableDeclaration(d) || d.type || !d.initializer) return [];
+  const init = d.initializer;
+  const copied = ts.isIdentifier(init) || ts.isPropertyAccessExpression(init) || ts.isElementAccessExpression(init);
+  const type = copied ? checker.getTypeAtLocation(d.name) : undefined;
+  const names = (t: ts.Type, depth: number): ts.Symbol[] => {
+    if (depth > 2) return [];
+    const parts = [
+      ...(t.isUnionOrIntersection() ? t.types : []),
+      ...(t.aliasTypeArguments ?? []),
+      ...(t.flags & ts.TypeFlags.Object && (t as ts.ObjectType).objectFlags & ts.ObjectFlags.Reference
+        ? checker.getTypeArguments(t as ts.TypeReference)
+        : []),
+    ];
+    const own = [t.aliasSymbol, t.getSymbol()].filter((s): s is ts.Symbol => s !== undefined);
+    return [...own, ...parts.flatMap((p) => names(p, depth + 1))];
+  };
+  return type ? names(type, 0) : [];
+}
+
+/** The identifiers of the types a declaration's caller sees: its signature, its members, its definition. */
+function namedIn(d: ts.Declaration): ts.Identifier[] {
+  const ids: ts.Identifier[] = [];
+  const visit = (node: ts.Node): void => {
+    if (ts.isIdentifier(node)) ids.push(node);
+    else ts.forEachChild(node, visit);
+  };
+  for (const node of surfaceOf(d)) visit(node);
+  return ids;
+}
+
+function surfaceOf(d: ts.Declaration): readonly ts.Node[] {
+  if (ts.isInterfaceDeclaration(d)) return [...(d.typeParameters ?? []), ...(d.heritageClauses ?? []), ...d.members];
+  if (ts.isTypeAliasDeclaration(d)) return [...(d.typeParameters ?? []), d.type];
+  if (ts.isFunctionDeclaration(d)) return signatureOf(d);
+  if (ts.isVariableDeclaration(d)) return d.type ? [d.type] : initializerSurface(d.initializer);
+  if (!ts.isClassDeclaration(d)) return [];
+  const members = d.members.filter((m) => !(m.name && ts.isPrivateIdentifier(m.name)) && !isPrivate(m));
+  return [...(d.typeParameters ?? []), ...(d.heritageClauses ?? []), ...members.flatMap(memberSurface)];
+}
+
+/** What a class member shows: a method's or accessor's signature, a property's declared type. */
+function memberSurface(m: ts.ClassElement): readonly ts.Node[] {
+  if (ts.isPropertyDeclaration(m)) return m.type ? [m.type] : initializerSurface(m.initializer);
+  if (ts.isIndexSignatureDeclaration(m)) return [m];
+  return ts.isFunctionLike(m) ? signatureOf(m) : [];
+}
+
+function signatureOf(f: ts.SignatureDeclaration): readonly ts.Node[] {
+  const params = f.parameters.flatMap((p) => (p.type ? [p.type] : []));
+  return [...(f.typeParameters ?? []), ...params, ...(f.type ? [f.type] : [])];
+}
+
+/** An initializer's type where it is written: a signature (`= (x: T) => ...`), `as T`, `new T()`, `f<T>()`. */
+function initializerSurface(e: ts.Expression | undefined): readonly ts.Node[] {
+  let inner = e;
+  while (inner && ts.isParenthesizedExpression(inner)) inner = inner.expression;
+  if (!inner) return [];
+  if (ts.isArrowFunction(inner) || ts.isFunctionExpression(inner)) return signatureOf(inner);
+  if ((ts.isAsExpression(inner) || ts.isTypeAssertionExpression(inner)) && !ts.isConstTypeReference(inner.type))
+    return [inner.type];
+  if (ts.isNewExpression(inner)) return [inner.expression, ...(inner.typeArguments ?? [])];
+  return ts.isCallExpression(inner) ? (inner.typeArguments ?? []) : [];
+}
+
+function isPrivate(node: ts.Node): boolean {
+  return ts.canHaveModifiers(node) && !!ts.getModifiers(node)?.some((m) => m.kind === ts.SyntaxKind.PrivateKeyword);
 }
 
 /** The module's exports declared in this very file (a re-export's specifier is one; `export *` is not). */
@@ -120,6 +262,16 @@ function aliasChain(checker: ts.TypeChecker, symbol: ts.Symbol | undefined): ts.
   }
   return chain;
 }
+
+const { forEachChild } = ts;
+const IDENTIFIER = ts.SyntaxKind.Identifier;
+/** The kinds moduleObjectAt looks at. */
+const MODULE_OBJECTS = new Set([
+  ts.SyntaxKind.NamespaceImport,
+  ts.SyntaxKind.ImportEqualsDeclaration,
+  ts.SyntaxKind.ImportType,
+  ts.SyntaxKind.CallExpression,
+]);
 
 /** The module specifier of an expression or type that stands for a whole module. */
 function moduleObjectAt(node: ts.Node): ts.Node | undefined {

@@ -3,7 +3,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 
-interface Link {
+export interface Link {
   /** The file the link is in, relative to the root. */
   readonly from: string;
   readonly line: number;

@@ -10,7 +10,7 @@ const EXISTING_HOST_MARKER = "<!-- quickstart:existing-host";
 /** What the README tells the reader to replace in the existing-host file, as printed there. */
 const EXISTING_HOST_PLACEHOLDERS = { address: "192.0.2.10", user: "ubuntu", privateKeyPath: "vm_key" } as const;
 
-interface CdktfJson {
+export interface CdktfJson {
   app: string;
   context: { vmInstall: { vms: Record<string, unknown>[] } & Record<string, unknown> };
   [key: string]: unknown;

@@ -5,7 +5,7 @@ import * as path from "node:path";
 import { installTwin, type TwinInstallation } from "../../twin/install";
 import { tempDir } from "../support/synth";
 
-interface TfRun {
+export interface TfRun {
   code: number;
   output: string;
 }

@@ -9,7 +9,8 @@ import { MessageChannel, type MessagePort, receiveMessageOnPort, Worker } from "
 import type { BuildOptions, Metafile } from "esbuild";
 import { PROJECT_ROOT } from "../entry-points";
 
-interface BundleProps {
+/** What bundleHandler bundles (a folder under handlers/) and where the bundle goes. */
+export interface BundleProps {
   /** Handler folder name under handlers/, e.g. "install-packages". */
   readonly handler: string;
   /** Where content-addressed bundle directories go. @default "<project>/.cache/bundles" */

@@ -31,7 +31,7 @@ const HOST_KEY_KEYS = ["ssh_keys", "ssh_deletekeys", "ssh_genkeytypes"];
 /** Module lists: a list without cc_ssh or users-groups drops the host key or the login user. */
 const MODULE_LISTS = ["cloud_init_modules", "cloud_config_modules", "cloud_final_modules"];
 
-interface CloudInitRead {
+export interface CloudInitRead {
   /** The document as cloud-init reads it; absent when there are problems. */
   readonly document?: Record<string, unknown>;
   /** Each "line N: ..." or a problem with the whole file. */

@@ -8,14 +8,14 @@ import { type Field, type FieldsOf, object, optional, type Validator } from "../
 import type { BUILT_IN_INSTALLERS, CatalogEntry } from "../installers/catalog";
 
 /** What every installer's settings hold besides its own (`enabled`, `waitTimeoutSec`). */
-type InstallerCommonConfig = ConfigOf<ReturnType<typeof commonSettings>>;
+export type InstallerCommonConfig = ConfigOf<ReturnType<typeof commonSettings>>;
 /** An installer's resolved settings: the common ones and its own. */
-type InstallerConfig<S extends Settings = Settings> = InstallerCommonConfig & ConfigOf<S>;
+export type InstallerConfig<S extends Settings = Settings> = InstallerCommonConfig & ConfigOf<S>;
 type ConfigOfDefinition<D> = D extends InstallerDefinition<infer S> ? InstallerConfig<S> : never;
 type BuiltIn = typeof BUILT_IN_INSTALLERS;
 
 /** Each installer's settings by its key: the built-in ones typed, any other (a plugged-in installer) generic. */
-type InstallersConfig = { readonly [K in keyof BuiltIn]: ConfigOfDefinition<BuiltIn[K]> } & {
+export type InstallersConfig = { readonly [K in keyof BuiltIn]: ConfigOfDefinition<BuiltIn[K]> } & {
   readonly [key: string]: InstallerCommonConfig & Record<string, unknown>;
 };
 

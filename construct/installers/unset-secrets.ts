@@ -42,7 +42,7 @@ export function unsetSecretVariables(
 }
 
 /** A secret variable a command needs: its name, what it holds, and whether it is set but empty. */
-interface UnsetSecret {
+export interface UnsetSecret {
   variable: string;
   holds: string[];
   empty?: boolean;

@@ -4,7 +4,8 @@ import { Construct } from "constructs";
 import { type Bundle, bundleHandler } from "../bundling/bundle";
 import { AssetType, TerraformAsset, TerraformStack } from "../cdktf";
 
-interface HandlerAssetProps {
+/** The handler a HandlerAsset bundles and copies into cdktf.out. */
+export interface HandlerAssetProps {
   /** Folder under handlersDir holding handler.ts. */
   readonly handler: string;
   /** Where that folder is. @default the project's handlers/ */

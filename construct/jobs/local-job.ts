@@ -21,7 +21,8 @@ import { secretTriggerExpression, secretTriggerFile } from "./secret-trigger";
 import { TerraformData } from "./terraform-data";
 import { uninstallOnDestroy } from "./uninstall-on-destroy";
 
-interface LocalJobProps {
+/** The local target's settings: where its jobs' results go, how they are named, how many run at once. */
+export interface LocalJobProps {
   /** Folder for the jobs' result files (outside cdktf.out, which each synth rewrites). */
   readonly resultsDir: string;
   /** How the result files, secret triggers and runner are named in the configuration (from the stack folder). */

@@ -6,9 +6,8 @@ import { Fn, Op } from "../cdktf";
 import { JOB_SUCCEEDED } from "./job-contract";
 import { type InstallerJob, type JobSpec, resourceAddress } from "./job-spec";
 
-/** The only phase a deploy goes on after. */
-
-interface SlessJobProps {
+/** The sless target's settings: the runtime its sless_jobs run on. */
+export interface SlessJobProps {
   /** sless runtime name, e.g. "nodejs20". */
   readonly runtime: string;
 }

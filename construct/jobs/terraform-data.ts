@@ -13,7 +13,8 @@ import {
   TerraformStack,
 } from "../cdktf";
 
-interface TerraformDataConfig extends TerraformMetaArguments {
+/** A terraform_data's arguments: its input, the triggers that replace it, and Terraform's meta-arguments. */
+export interface TerraformDataConfig extends TerraformMetaArguments {
   /** Stored in state and reflected in `output` after apply. */
   readonly input?: Record<string, string>;
   /** A change replaces the resource (and reruns its provisioners). */

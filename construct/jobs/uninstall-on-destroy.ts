@@ -7,7 +7,8 @@ import type { Construct } from "constructs";
 import type { ITerraformDependable } from "../cdktf";
 import { TerraformData } from "./terraform-data";
 
-interface UninstallProps {
+/** The job an uninstall undoes, the uninstall before it, and the runner's command line and environment for it. */
+export interface UninstallProps {
   /** The job: destroyed only after this has run, so the software is there to take back. */
   readonly job: ITerraformDependable;
   /** The previous installer's uninstall on the same VM: destroyed after this one (the reverse of install). */

@@ -45,7 +45,7 @@ export function presentOrAbsent<
 }
 
 /** What the generic absent model saw: the removal look, plus an installer's own. */
-interface AbsentSeen<X = undefined> {
+export interface AbsentSeen<X = undefined> {
   removal: RemovalLook;
   extra: X;
 }

@@ -10,7 +10,7 @@ import { type FirstBootClock, pollUntil } from "./first-boot";
 import { describeHolders, type LockHolder, readLockHolders } from "./lock-holders";
 import { formatDuration, type Progress } from "./progress";
 
-interface LockWaitSettings {
+export interface LockWaitSettings {
   lockTimeoutSec: number;
   lockAttempts: number;
   lockRetryDelaySec: number;

@@ -79,7 +79,7 @@ function planAptProxy(current: string | undefined, url: string | undefined): Cha
 }
 
 /** An installer's state with the proxy file's beside it. */
-interface WithProxy<S> {
+export interface WithProxy<S> {
   proxyFile: string | undefined;
   inner: S;
 }

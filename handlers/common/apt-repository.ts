@@ -56,7 +56,7 @@ const ARCH = /^[a-z0-9][a-z0-9-]{0,31}$/;
 export const KEYRINGS_DIR = "/etc/apt/keyrings";
 export const SOURCES_DIR = "/etc/apt/sources.list.d";
 
-interface AptRepositorySpec {
+export interface AptRepositorySpec {
   /** File stem: /etc/apt/keyrings/<name>.gpg and /etc/apt/sources.list.d/<name>.list. */
   name: string;
   /** Where the repository's signing key is published (http/https). */
@@ -74,7 +74,7 @@ interface AptRepositorySpec {
   architectures?: string[];
 }
 
-interface AptRepositoryOutcome {
+export interface AptRepositoryOutcome {
   /** True when this call changed a file (the caller should run apt-get update). */
   changed: boolean;
   /** What changed, one line each ("wrote /etc/apt/keyrings/docker.gpg (new key)", ...). */

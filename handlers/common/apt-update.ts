@@ -67,7 +67,7 @@ export function afterUpdateLook(opts: { health: boolean; names: readonly string[
   return defineLook("the look after apt-get update", [...health, ...policy]);
 }
 
-interface AfterUpdate {
+export interface AfterUpdate {
   /** dpkg's health, when it was read and nobody held an apt lock then. */
   health?: DpkgHealth;
   /** apt-cache policy's answer for the names asked, when they were. */

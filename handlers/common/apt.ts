@@ -40,7 +40,7 @@ type Installed = RunResult & { seen?: SeenFacts };
 // ---------------------------------------------------------------------------------------------------
 // Settings: the event's optional `apt` object (declared in shared/apt-lock-settings.ts).
 
-interface AptSettings {
+export interface AptSettings {
   lockTimeoutSec: number;
   lockAttempts: number;
   lockRetryDelaySec: number;
@@ -74,7 +74,7 @@ export function resolveAptSettings(settings: Partial<AptEventSettings> = {}): Ap
 // ---------------------------------------------------------------------------------------------------
 // Talking to apt on the VM.
 
-interface AptOptions {
+export interface AptOptions {
   /** Retry notices and steps go here. */
   progress?: Progress;
   /** Replaceable in tests. */

@@ -97,7 +97,7 @@ export interface CloudInitProbe {
 }
 
 /** The name of one of cloud-init's probes. */
-type CloudInitFactName = (typeof CLOUD_INIT_PROBES)[number]["name"];
+export type CloudInitFactName = (typeof CLOUD_INIT_PROBES)[number]["name"];
 
 /** cloud-init's state from its probes' answers (from CLOUD_INIT_LOOK or the kit's boot look). */
 export function cloudInitFrom(get: (name: CloudInitFactName) => Fact): CloudInitProbe {
@@ -125,9 +125,9 @@ export function cloudInitFrom(get: (name: CloudInitFactName) => Fact): CloudInit
 }
 
 /** `logOnly`: a cloud-init before 23.4, which records no recoverable errors: its log has its warnings. */
-type DoneState = { kind: "done"; warnings: string[]; logOnly?: boolean };
+export type DoneState = { kind: "done"; warnings: string[]; logOnly?: boolean };
 
-type CloudInitState =
+export type CloudInitState =
   | { kind: "absent" | "not-run" | "disabled"; words: string }
   | { kind: "running"; words: string }
   | DoneState

@@ -67,7 +67,7 @@ export function dpkgLogFrom(fact: RootFact): DpkgLog {
 }
 
 /** Whether `pkg`, installed by vm-install's transaction that began at `at`, is still the one it installed. */
-type Provenance =
+export type Provenance =
   | { verdict: "ours" }
   | { verdict: "reinstalled"; removal: DpkgLogLine }
   | { verdict: "unknown"; why: string };

@@ -16,7 +16,7 @@ import {
 import { CommandError, type Remote, runLong } from "./exec";
 import type { Progress } from "./progress";
 
-interface RepairContext {
+export interface RepairContext {
   remote: Remote;
   settings: { lockTimeoutSec: number; installTimeoutSec: number };
   /** Check mode: the repair a real run would make is only recorded. */

@@ -43,7 +43,7 @@ function versionOfFile(file: string): string {
   return (file.split("_")[1] ?? "").replace(/%3a/gi, ":");
 }
 
-interface Reinstall {
+export interface Reinstall {
   name: string;
   arch: string;
   /** The version on record, "" when dpkg has none. */
@@ -56,7 +56,7 @@ interface Reinstall {
   fallback?: string;
 }
 
-interface RepairPlan {
+export interface RepairPlan {
   reinstall: Reinstall[];
   /** Packages `dpkg --configure -a` finishes (unpacked, half-configured, triggers-*). */
   configure: string[];

@@ -7,7 +7,7 @@ import { CommandError } from "./exec";
 import { stepIf } from "./progress";
 import type { Fact, Probe } from "./vm-facts";
 
-interface EnsureOptions {
+export interface EnsureOptions {
   /** Run apt-get update before installing (only when something is to be installed). */
   update: boolean;
   /** With update: skip it when the lists are younger than this many seconds. */

@@ -211,7 +211,7 @@ function sudoHint(stderr: string, user: string): string | undefined {
   return undefined;
 }
 
-interface ExecRemoteOptions {
+export interface ExecRemoteOptions {
   /** How messages name the VM, e.g. "ubuntu@10.0.0.5:22". */
   target: string;
   /** The SSH login, for sudo hints. */

@@ -10,7 +10,7 @@ import type { JobBudget } from "./resilient-connection";
 /** Seconds between two looks while waiting; each look prints one progress line. */
 export const FIRST_BOOT_POLL_MS = 5_000;
 
-interface FirstBootOptions {
+export interface FirstBootOptions {
   /** The job's overall limit (absent: none). */
   budget?: JobBudget;
   /** apt.first_boot_wait_sec: 0 turns every first-boot wait off. */
@@ -63,7 +63,7 @@ export class FirstBootClock {
  * the time waited so far, every FIRST_BOOT_POLL_MS. A look lost with the SSH link is simply looked again.
  * Returns undefined when the clock ran out first (the caller words the failure).
  */
-type Look<T> = { done: T } | { waiting: string };
+export type Look<T> = { done: T } | { waiting: string };
 
 export async function pollUntil<T>(clock: FirstBootClock, look: () => Promise<Look<T>>, progress?: Progress) {
   const since = clock.now();

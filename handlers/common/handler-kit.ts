@@ -61,7 +61,7 @@ export interface InstallerDeps {
 }
 
 /** An error the kit has already worded (prefix, phase, scrubbed). */
-class InstallerError extends Error {
+export class InstallerError extends Error {
   constructor(
     message: string,
     readonly phase: string,
@@ -86,7 +86,7 @@ function withinBudget(retry: SshRetry, budget: { started: number; budgetSec?: nu
 const FIRST_BOOT_PHASE = "waiting for the VM's first boot (cloud-init)";
 
 /** What the frame keeps for one job while it runs: who it is, its clock, and the phase for errors. */
-interface Job {
+export interface Job {
   name: string;
   secrets: SecretScrubber;
   now: () => number;

@@ -143,7 +143,7 @@ const words = (change: Words) => `${change.kind}: ${change.what.join("; ") || ch
 const same = (a: Words, b: Words) => a.kind === b.kind && a.what.join("\n") === b.what.join("\n");
 
 /** The contexts the loop runs in: the real one for apply, the look-only one for inspect (and a check). */
-interface ModelContexts<E> {
+export interface ModelContexts<E> {
   real: InstallerContext<E>;
   look: InstallerContext<E>;
   /** The first look's answers to `firstLook`'s probes, when they may stand for inspect's own reads. */

@@ -43,7 +43,7 @@ export interface CommonResult {
 export type InstallerResult<R> = CommonResult & Omit<R, keyof InstallerReport>;
 
 /** What the kit adds to the installer's report: where it ran, and what it did before the installer. */
-interface ResultFrame {
+export interface ResultFrame {
   connection: Pick<Connection, "hostKeySha256">;
   os: OsInfo;
   timings: Record<string, number>;

@@ -121,7 +121,7 @@ export function lockTableFrom(
 }
 
 /** One process of a holder's ancestry, the holder first. */
-interface ProcessInfo {
+export interface ProcessInfo {
   pid: number;
   command: string;
   /** The unit its cgroup path names (the last .service or .scope in it), if any. */

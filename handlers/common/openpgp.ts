@@ -47,7 +47,7 @@ interface Packet {
 }
 
 /** One primary key as read, with the packets the rebuilt keyring keeps for it. */
-interface Certificate {
+export interface Certificate {
   fingerprint: string;
   subkeys: number;
   packets: Packet[];

@@ -4,7 +4,7 @@
 
 import { type RootFact, rootFact } from "./vm-facts";
 
-type OsFamily = "ubuntu" | "debian";
+export type OsFamily = "ubuntu" | "debian";
 
 export interface OsInfo {
   /** ID as the file says it: "ubuntu", "debian", or a derivative such as "linuxmint". */

@@ -30,7 +30,7 @@ export interface InstalledRecord {
 /** The lists of a record (installedAt only says more about `packages`). */
 export const RECORD_LISTS = ["packages", "groups", "users", "files"] as const;
 
-interface PackageInventory {
+export interface PackageInventory {
   version: 1;
   about?: string;
   installers: Record<string, InstalledRecord>;

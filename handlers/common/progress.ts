@@ -6,7 +6,7 @@
 import { printableLine } from "../../shared/printable-text";
 import { secrets as defaultSecrets, type SecretScrubber } from "../../shared/secrets";
 
-interface ProgressOptions {
+export interface ProgressOptions {
   /** Where lines go. @default process.stdout */
   write?: (line: string) => void;
   /** @default the process-wide registry */

@@ -20,7 +20,7 @@ import { purgeExactly, type RemovalMode } from "./purge-exactly";
 import { defineLook, type RootFact, rootFact } from "./vm-facts";
 
 /** A present package's relations, as dpkg has them. */
-interface PackageRelations {
+export interface PackageRelations {
   provides: string[];
   /** Depends and Pre-Depends: each group is satisfied by any one of its alternatives. */
   depends: string[][];
@@ -59,7 +59,7 @@ function parseResidual(stdout: string): Set<string> {
 export type { RemovalMode };
 
 /** What a removal may take, and what it keeps because something that stays needs it. */
-interface RemovalSet {
+export interface RemovalSet {
   remove: string[];
   kept: { name: string; neededBy: string }[];
 }
@@ -142,7 +142,7 @@ export const REMOVAL_LOOK = defineLook("the look before a removal", [
 const isSystemId = (id: string | undefined) => /^[0-9]+$/.test(id ?? "") && Number(id) >= 100 && Number(id) <= 999;
 
 /** What a removal decides from: root's facts only, since it deletes packages, accounts and files. */
-interface RemovalFacts {
+export interface RemovalFacts {
   inventory: RootFact;
   dpkg: RootFact;
   groups: RootFact;

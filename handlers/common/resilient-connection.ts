@@ -40,7 +40,7 @@ export interface JobBudget {
   now: () => number;
 }
 
-interface ResilientOptions {
+export interface ResilientOptions {
   /** Names the job's steps on the VM (stepId). */
   job: string;
   progress?: Progress;

@@ -22,20 +22,20 @@ export interface StaleRepositoryOptions {
   trustedFingerprints?: string[];
 }
 
-interface StaleRepositoryOutcome {
+export interface StaleRepositoryOutcome {
   changed: boolean;
   /** One line per change ("removed /etc/apt/sources.list.d/docker-ce.list", ...). */
   changes: string[];
 }
 
 /** A source file as read from the VM. */
-interface SourceFile {
+export interface SourceFile {
   path: string;
   text: string;
 }
 
 /** What to do about the stale entries, worked out from the files (pure, for the tests). */
-interface StalePlan {
+export interface StalePlan {
   /** Files with nothing but stale entries. */
   remove: string[];
   /**

@@ -19,7 +19,7 @@ import { resolveSshRetry, sshEventSettings } from "../common/ssh-retry-policy";
 const HANDLER = "host-key";
 
 /** The common result keys but os (nothing is logged in to read it), then the key's own. */
-interface HostKeyResult extends Omit<CommonResult, "os" | "would_change"> {
+export interface HostKeyResult extends Omit<CommonResult, "os" | "would_change"> {
   status: "ok";
   changed: false;
   /** Its type, e.g. "ssh-ed25519". */
@@ -28,7 +28,7 @@ interface HostKeyResult extends Omit<CommonResult, "os" | "would_change"> {
   pinned: boolean;
 }
 
-interface HostKeyDeps {
+export interface HostKeyDeps {
   env?: NodeJS.ProcessEnv;
   probe?: (target: HostTarget, opts: ConnectOptions) => Promise<HostKeyProbe>;
   write?: (line: string) => void;

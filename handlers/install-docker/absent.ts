@@ -13,7 +13,7 @@ import { recordOf } from "./daemon-record";
 import type { DockerEvent } from "./package-work";
 
 /** What vm-install granted in the docker group, against who is in it now. */
-interface DockerGrantsSeen {
+export interface DockerGrantsSeen {
   inventory: Inventory;
   /** Members vm-install added (grants.json) that are members now: to revoke. */
   revoke: string[];

@@ -136,7 +136,7 @@ export const daemonConfigRule: Validator<DaemonJson> = withSchema((value, path, 
 export const MIRROR_URL = /^https?:\/\/[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?(:[0-9]{1,5})?\/?$/;
 
 /** What the settings ask of daemon.json. */
-interface DaemonSettings {
+export interface DaemonSettings {
   log_rotation: boolean;
   log_max_size: string;
   log_max_file: number;

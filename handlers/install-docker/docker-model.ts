@@ -77,7 +77,7 @@ export interface InstallDockerReport extends InstallerReport, ComposeReport {
 }
 
 /** Docker as one look saw it, with what the plan and the report need beside it. */
-interface DockerSeen {
+export interface DockerSeen {
   docker: DockerState;
   users: string[];
   needs: DockerNeed[];

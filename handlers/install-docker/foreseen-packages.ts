@@ -18,7 +18,7 @@ import {
 } from "./package-work";
 
 /** What a look needs to foresee the package work. */
-interface ForeseeContext {
+export interface ForeseeContext {
   apt: Apt;
   os: OsInfo;
   event: DockerEvent;

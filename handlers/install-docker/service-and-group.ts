@@ -62,7 +62,7 @@ export async function ensureService(remote: Remote, state: DockerState, progress
 }
 
 /** What the group step does: who joins, who leaves, and who the inventory lists afterwards. */
-interface GroupPlan {
+export interface GroupPlan {
   add: string[];
   /** Members this project added earlier that `users` no longer lists. */
   revoke: string[];

@@ -22,7 +22,7 @@ import type { ApplyOutcome, Change, InstallerModel, ModelRun } from "../common/i
 import type { InstallerReport, InstallerResult } from "../common/installer-result";
 import { type PackagesEvent, packagesDefinition } from "./definition";
 
-interface InstallPackagesReport extends InstallerReport {
+export interface InstallPackagesReport extends InstallerReport {
   installed: string[];
   already_installed: string[];
   failed: { name: string; reason: string }[];

@@ -27,7 +27,7 @@ interface HbaRevoke {
   copies: string[];
 }
 
-interface PostgresAbsentSeen {
+export interface PostgresAbsentSeen {
   purge: boolean;
   inventory: Inventory;
   grants?: PostgresGrants;

@@ -10,7 +10,7 @@ import { quote } from "../../shared/shell-quote";
 import type { Fact, Probe } from "../common/vm-facts";
 
 /** What the VM answered: each name's addresses (getent ahosts) and the VM's own (ip -o addr, or hostname -I). */
-interface NameCheck {
+export interface NameCheck {
   resolved: Record<string, string[]>;
   own: string[];
 }

@@ -184,7 +184,7 @@ async function checkConfiguration(run: Run, state: ServerState, change: ConfigPl
 // server runs with.
 
 /** What the server runs with after a restart or reload: warnings, and who listens on its port then. */
-interface SettledOutcome {
+export interface SettledOutcome {
   warnings: string[];
   listener: ListenerSeen;
 }

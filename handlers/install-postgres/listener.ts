@@ -83,7 +83,7 @@ function reaches(socket: Socket, host: string, port: number): boolean {
   return socket.address === h || wild.includes(socket.address);
 }
 
-type ListenerVerdict =
+export type ListenerVerdict =
   | { ok: true; pid: number }
   | { ok: false; why: "unreadable" | "no-server" | "nobody" | "other"; holders: number[] };
 

@@ -152,7 +152,7 @@ export function dropInContent(listen: string, settings: Record<string, string> =
 }
 
 /** One row of pg_file_settings for listen_addresses, in the order the server reads them. */
-interface FileSetting {
+export interface FileSetting {
   file: string | null;
   line: number | null;
   setting: string | null;
@@ -176,7 +176,7 @@ export function listenOverride(rows: FileSetting[], ourFile: string): FileSettin
 export const HBA_MARKER = "# vm-install:install-postgres";
 
 /** "hostssl" (the client must use SSL) or "host" (SSL or not), from remote_ssl. */
-type HbaType = "hostssl" | "host";
+export type HbaType = "hostssl" | "host";
 
 /** One of this installer's entries as the inventory names it: "hostssl myapp app_user 10.0.0.0/8 scram-sha-256". */
 export function hbaEntry(type: HbaType, db: string, user: string, cidr: string): string {

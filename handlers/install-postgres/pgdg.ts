@@ -28,14 +28,14 @@ export function pgdgKeyUrl(repoUrl: string, explicit?: string): string {
   return base === DEFAULT_PGDG_URL ? DEFAULT_PGDG_KEY_URL : `${base}/ACCC4CF8.asc`;
 }
 
-interface PgdgSettings {
+export interface PgdgSettings {
   repoUrl: string;
   keyUrl: string;
   /** The keys the PGDG keyring must hold, exactly (40 hex digits, upper case). */
   fingerprints: string[];
 }
 
-interface PgdgOutcome {
+export interface PgdgOutcome {
   /** One line per file written or removed. */
   changes: string[];
   /** The source line in effect. */

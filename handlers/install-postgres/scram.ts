@@ -33,7 +33,7 @@ export function iterationCap(serverScramIterations?: string | null): number {
   return Math.min(MAX_SCRAM_ITERATIONS, Math.max(SCRAM_ITERATIONS, server));
 }
 
-interface ScramSecret {
+export interface ScramSecret {
   iterations: number;
   salt: Buffer;
   storedKey: Buffer;
@@ -166,7 +166,7 @@ export function scramVerifierProblem(
 }
 
 /** What the role's stored password (pg_authid.rolpassword) is, compared with the one wanted. */
-type StoredPasswordState =
+export type StoredPasswordState =
   /** SCRAM-SHA-256 of this very password: nothing to do. */
   | "same"
   /** SCRAM-SHA-256 of another password. */

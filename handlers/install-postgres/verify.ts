@@ -10,13 +10,13 @@ import { ServerRefused, scramLogin, type WireAnswer, type WireLogin } from "./pg
 import type { Run } from "./run";
 import type { ListenerSeen } from "./server-look";
 
-interface LoginProof {
+export interface LoginProof {
   host: string;
   serverVersion: string;
 }
 
 /** The login was not tried because the VM's sshd opens no TCP channels; the reason, as a warning. */
-interface LoginSkipped {
+export interface LoginSkipped {
   host: string;
   warning: string;
 }

@@ -32,7 +32,7 @@ export interface DriftRow {
   log?: string;
 }
 
-interface RunChecksOptions {
+export interface RunChecksOptions {
   /** Where each job's progress is kept (one file per run, the last few kept). */
   logDir: string;
   /** The project folder: log paths in rows are relative to it. */

@@ -9,7 +9,7 @@ import * as path from "node:path";
 import { printable, printableLine } from "../../shared/printable-text";
 import { makeScrubber } from "../runner/run-job";
 
-interface NotPassed {
+export interface NotPassed {
   kind: "failure" | "error" | "skipped";
   type: string;
   message: string;
@@ -29,7 +29,7 @@ export interface JunitCase {
   systemOut?: string;
 }
 
-interface JunitReport {
+export interface JunitReport {
   /** The command that produced it, e.g. "vm-install check". */
   title: string;
   cases: JunitCase[];

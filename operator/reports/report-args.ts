@@ -1,6 +1,6 @@
 // The arguments `npm run check` and `npm run status` share: --json (rows as JSON on stdout instead of the
 // table) and --junit FILE (the rows also written as a JUnit report, for CI; the console output stays).
-interface ReportArgs {
+export interface ReportArgs {
   json: boolean;
   junit?: string;
 }

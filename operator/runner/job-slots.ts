@@ -5,7 +5,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 
-interface JobSlots {
+export interface JobSlots {
   /** How many jobs of the stack may run at once. */
   readonly count: number;
   /** The stack's slot folder (owner-only, beside the jobs' results). */

@@ -92,7 +92,7 @@ export function statusRow(
 }
 
 /** Where the rows come from besides the outputs. */
-interface StatusSources {
+export interface StatusSources {
   /** The local target's record of a job, by job name. */
   local?: (job: string) => LocalJobRecord | undefined;
   /** The resource addresses in the deployed state (`terraform state list`); unchecked when absent. */

@@ -3,7 +3,7 @@ import { type CtyObject, UNKNOWN } from "../protocol/cty-value";
 import { type Diagnostic, errorDiagnostic } from "../protocol/diagnostics";
 
 const DELETE_MODES = ["state_only", "suspend", "delete"] as const;
-type DeleteMode = (typeof DELETE_MODES)[number];
+export type DeleteMode = (typeof DELETE_MODES)[number];
 
 /** The real provider's defaults: destroy forgets (state_only), create adopts (resume_if_exists). */
 export const LIFECYCLE_DEFAULTS = { delete_mode: "state_only", resume_if_exists: true } as const;

@@ -6,7 +6,7 @@ import * as path from "node:path";
 
 export const TWIN_STATE_DIR = process.env.VM_INSTALL_TWIN_STATE_DIR || "/run/vm-install-twin";
 
-interface VappRecord {
+export interface VappRecord {
   id: string;
   vapp_name: string;
   vdc_uid: string;

@@ -3,7 +3,7 @@
 // usable as its own CA, whose DER it reads from the handshake line and trusts as the only root.
 import { generate } from "selfsigned";
 
-interface ServerCertificate {
+export interface ServerCertificate {
   certPem: string;
   keyPem: string;
   /** The certificate's DER, base64 without padding, as go-plugin's handshake line carries it. */

@@ -24,7 +24,7 @@ export function requiredProblems(typeName: string, block: SchemaBlock, config: C
     );
 }
 
-interface Plan {
+export interface Plan {
   planned: CtyObject | null;
   requiresReplace: string[];
 }

@@ -16,7 +16,7 @@ interface DynamicValue {
 const asObject = (v: DynamicValue | undefined) => decodeValue(v?.msgpack) as CtyObject | null;
 const dynamic = (v: CtyObject | null) => ({ msgpack: encodeValue(v) });
 
-interface TwinProvider {
+export interface TwinProvider {
   schema: ProviderSchema;
   resources: Record<string, ResourceImplementation>;
   /** Provider configuration checks (values may be unknown). */

@@ -4,7 +4,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import type { CtyType } from "./cty-value";
 
-interface SchemaAttribute {
+export interface SchemaAttribute {
   type: CtyType;
   description?: string;
   description_kind?: string;
@@ -22,7 +22,7 @@ export interface SchemaBlock {
   deprecated?: boolean;
 }
 
-interface TypeSchema {
+export interface TypeSchema {
   version: number;
   block: SchemaBlock;
 }

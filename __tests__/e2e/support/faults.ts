@@ -113,7 +113,7 @@ os.rename(marker + ".tmp", marker)
 time.sleep(seconds)
 `;
 
-interface LockHold {
+export interface LockHold {
   /** The holder's pid inside the target (what /proc/locks there shows). */
   readonly pid: number;
   /** The holder's command line, as the target's /proc/<pid>/cmdline gives it (NULs as spaces). */
@@ -198,7 +198,7 @@ export async function holdDpkgLockInUnit(sb: Sandbox, unit: string, seconds: num
 // ---------------------------------------------------------------------------------------------------
 // Keys.
 
-interface GeneratedKey {
+export interface GeneratedKey {
   privateKeyPath: string;
   privateKey: string;
   /** Its public key's OpenSSH fingerprint, "SHA256:...". */
@@ -316,7 +316,7 @@ print(" ".join(busy))' ${DPKG_LOCKS.join(" ")} /var/lib/apt/lists/lock /var/cach
 // ---------------------------------------------------------------------------------------------------
 // The matrix: each fault case records its outcome; `npm run faults` prints and publishes them.
 
-interface FaultRecord {
+export interface FaultRecord {
   case: string;
   /** What happened, in a few words: "job completed", "failed, rerun completed", ... */
   outcome: string;
@@ -472,7 +472,7 @@ async function installStriker(sb: Sandbox): Promise<void> {
 }
 
 /** What a strike hit: when (Date.now() of the kill: the target shares the host's clock), and in words. */
-interface Struck {
+export interface Struck {
   at: number;
   /** "killed dpkg 1234 at: <dpkg's line>; left: <package>=<dpkg-query's abbreviated status> ..." */
   what: string;
@@ -579,7 +579,7 @@ export async function installHeldPackagesRepo(sb: Sandbox): Promise<void> {
   await mustRoot(sb, `mkdir -p ${STRIKE_DIR} && python3 -`, REPO_BUILDER);
 }
 
-interface HeldScript {
+export interface HeldScript {
   /** Resolves with the script's pid once it is blocked (it writes its pid first: the target's own word). */
   running: Promise<number>;
   /** Lets later runs of the script pass without blocking (the hold marker goes). */

@@ -4,7 +4,7 @@
 // handlers' tables, so a suite checks the installers against the release rather than against themselves.
 import { RELEASES, type Release, resolveRelease } from "../../../sandbox/index";
 
-interface ReleaseFacts {
+export interface ReleaseFacts {
   /** VERSION_ID of /etc/os-release. */
   version: string;
   /** The PostgreSQL major the distribution ships (its "postgresql" package). */

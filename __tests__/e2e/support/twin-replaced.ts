@@ -42,7 +42,7 @@ function statusRows(dir: string, env: Record<string, string>, exitCode = 0): Sta
 }
 
 /** The ways a VM is replaced: a changed image, `terraform apply -replace`, the VM deleted outside Terraform. */
-type ReplaceCause = "image" | "replace" | "deleted";
+export type ReplaceCause = "image" | "replace" | "deleted";
 
 // A replaced VM, for every cause, is a new machine with a new host key and nothing installed: the next
 // deploy must probe it, record its key and run every installer on it, with the address read from

@@ -7,7 +7,7 @@ const DS = "DataSourceNoCloud [seed=/var/lib/cloud/seed/nocloud-net][dsmode=net]
 const STAGES = ["init-local", "init", "modules-config", "modules-final"] as const;
 type Stage = (typeof STAGES)[number];
 
-interface StatusShape {
+export interface StatusShape {
   /** Stages that have ended, in order; the next one is running when `running` is set. */
   finished: Stage[];
   running?: Stage;
@@ -37,7 +37,7 @@ function resultJson(errors: string[] = [], recoverable?: Record<string, string[]
   return JSON.stringify({ v1 });
 }
 
-interface UnitShape {
+export interface UnitShape {
   id: string;
   active: "active" | "activating" | "inactive" | "failed";
   result?: string;
@@ -46,7 +46,7 @@ interface UnitShape {
 const UNITS = ["cloud-init-local", "cloud-init", "cloud-config", "cloud-final"];
 const ALL_DONE: UnitShape[] = UNITS.map((u) => ({ id: `${u}.service`, active: "active" }));
 
-interface ProbeShape {
+export interface ProbeShape {
   status?: string;
   result?: string;
   system?: string;

@@ -1,7 +1,7 @@
 // install-postgres' configuration exec (configuration.ts writeConfiguration) read back, for doubles: the files it
 // writes, in order, each its byte count of stdin, and the SQL of the psql check after them.
 
-interface ConfigWrite {
+export interface ConfigWrite {
   files: { path: string; content: string }[];
   /** The check's SQL (carried in base64 on the command line). */
   sql?: string;

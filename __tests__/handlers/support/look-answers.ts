@@ -42,7 +42,7 @@ const PROBE_LINE =
 export const isLook = (command: string) => command.split("\n").every((l) => PROBE_LINE.test(l));
 
 /** A reply of a stateful double to one command. */
-interface Reply {
+export interface Reply {
   code?: number | null;
   stdout?: string;
   stderr?: string;

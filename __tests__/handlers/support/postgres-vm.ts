@@ -28,7 +28,7 @@ export const TLS_DROPIN = `${PG_CONF_DIR}/conf.d/91-vm-install-tls.conf`;
 export const SNAKEOIL = "/etc/ssl/certs/ssl-cert-snakeoil.pem";
 const SNAKEOIL_KEY = "/etc/ssl/private/ssl-cert-snakeoil.key";
 
-interface PgRole {
+export interface PgRole {
   login: boolean;
   superuser: boolean;
   secret: string | null;

@@ -17,7 +17,7 @@ export interface ExecReply {
   drop?: boolean;
 }
 
-interface TestServerOptions {
+export interface TestServerOptions {
   /** Host private key text. @default the fixed test host key (test-keys.ts host_ed25519) */
   hostKey?: string;
   /** The one client public key accepted (OpenSSH public text or private text). */

@@ -7,7 +7,7 @@ import * as path from "node:path";
 
 const KEYS_DIR = path.resolve(__dirname, "..", "..", "fixtures", "keys");
 
-interface TestKey {
+export interface TestKey {
   /** OpenSSH private key text, as ssh-keygen writes it. */
   readonly private: string;
   /** The authorized_keys line: type, base64 blob, comment. */
@@ -29,7 +29,7 @@ const FINGERPRINTS = {
   encrypted_ed25519: "SHA256:Q8s37WdxW0WeDb45sbxMQ4lMncYtdDCX1iA8SmWyEGk",
 } as const;
 
-type TestKeyName = keyof typeof FINGERPRINTS;
+export type TestKeyName = keyof typeof FINGERPRINTS;
 
 export const TEST_KEY_NAMES = Object.keys(FINGERPRINTS) as TestKeyName[];
 

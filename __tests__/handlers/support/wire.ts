@@ -1,7 +1,7 @@
 // What a test double of the VM needs to read a line as sh on the VM would: commandLine (exec.ts) always
 // sends `[sudo -n [-u USER]] sh -c WORD`, WORD the script quoted, or base64 for sh to decode and eval.
 
-interface WireCommand {
+export interface WireCommand {
   sudo: boolean;
   user?: string;
   /** The script sh runs: exports first, then the command. */
