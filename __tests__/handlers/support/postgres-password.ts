@@ -5,7 +5,7 @@ import type { Call } from "./scripted-remote";
 /** Quotes of both kinds, $, backslashes (one and two) and runs of spaces: everything a shell or SQL would trip on. */
 export const PW = `it's "q" $HOME \\back\\\\slash  two  spaces`;
 /** Fragments of PW that must not show up in any command line, whatever quoting was applied to them. */
-export const PW_FRAGMENTS = [PW, `"q" $HOME`, "back\\", "two  spaces", "it''s", "it'\\''s"];
+const PW_FRAGMENTS = [PW, `"q" $HOME`, "back\\", "two  spaces", "it''s", "it'\\''s"];
 
 /** No command line and no exported variable of any call carries the password in any form. */
 export function expectNoPasswordOnCommandLines(calls: Call[], pw = PW, fragments = PW_FRAGMENTS) {

@@ -36,7 +36,7 @@ host    replication     all             ::1/128                 scram-sha-256
 
 export const PG14_PKG =
   "postgresql-14\tinstall ok installed\t14.11-0ubuntu0.22.04.1\npostgresql-9.1\tunknown ok not-installed\t\n";
-export const PG14_CLUSTER =
+const PG14_CLUSTER =
   "14  main    5432 online postgres /var/lib/postgresql/14/main /var/log/postgresql/postgresql-14-main.log\n";
 
 export function serverState(over: Partial<ServerState> = {}): ServerState {
@@ -196,7 +196,7 @@ export const RECORDED = {
   },
 };
 /** The pg_hba.conf line OPEN_EVENT's run appended. */
-export const OUR_LINE = `hostssl    myapp    app_user    10.0.0.0/8    scram-sha-256    ${HBA_MARKER}\n`;
+const OUR_LINE = `hostssl    myapp    app_user    10.0.0.0/8    scram-sha-256    ${HBA_MARKER}\n`;
 /** PW's SCRAM verifier, as the first run stored it. */
 export const SECRET = scramSecret(PW);
 /** The server as OPEN_EVENT's run left it: listening everywhere, the role with PW, its database, our line. */
