@@ -60,39 +60,53 @@ function pgdgSteps(codename: string, major: string, version: string): Step[] {
   ];
 }
 
+/**
+ * A first install of `major` from PGDG on a VM whose release does not ship it (`os` answers the OS probe):
+ * the repository set up, the server package from it, the role and database made; what both releases share
+ * asserted here, the result handed back for the rest.
+ */
+async function firstFromPgdg(os: Step, codename: string, major: string, server: string, version: string) {
+  const state = majorState(major, server);
+  const { result, error, remote } = await run({ ...BASE, pg_version: major }, [
+    os,
+    inspectStep(),
+    ...pgdgSteps(codename, major, version),
+    grantsRead(),
+    inspectSqlStep(state),
+    psqlStep(/CREATE ROLE/),
+    grantsWrite((w) => expect(w.postgres).toEqual({ hba: {}, roles: { [`${major}/main`]: ["app_user"] } })),
+    loginStep("127.0.0.1", { who: { ...WHO, server_version: state.server_version } }),
+  ]);
+  expect(error).toBeUndefined();
+  expect(remote.done).toBe(true);
+  expect(result).toMatchObject({ pg_major: major, installed_from: "pgdg", cluster: `${major}/main` });
+  expect(result!.changes).toEqual([
+    "PGDG repository: wrote /etc/apt/keyrings/pgdg.gpg (new key)",
+    "PGDG repository: wrote /etc/apt/sources.list.d/pgdg.list (new source)",
+    `installed postgresql-${major} ${version}`,
+    "role app_user created (LOGIN, password set)",
+    "database myapp created (owner app_user)",
+  ]);
+  expectNoPasswordOnCommandLines(remote.calls);
+  return result!;
+}
+
 describe("install-postgres: Ubuntu 22.04, another major from PGDG", () => {
   it("another major comes from PGDG: <repo_url> jammy-pgdg main, signed by the key in /etc/apt/keyrings", async () => {
-    const state16 = majorState("16", "16.3 (Ubuntu 16.3-1.pgdg22.04+1)");
-    const { result, error, remote } = await run({ ...BASE, pg_version: "16" }, [
+    const result = await firstFromPgdg(
       osStep(),
-      inspectStep(),
-      ...pgdgSteps("jammy", "16", "16.3-1.pgdg22.04+1"),
-      grantsRead(),
-      inspectSqlStep(state16),
-      psqlStep(/CREATE ROLE/),
-      grantsWrite((w) => expect(w.postgres).toEqual({ hba: {}, roles: { "16/main": ["app_user"] } })),
-      loginStep("127.0.0.1", { who: { ...WHO, server_version: state16.server_version } }),
-    ]);
-    expect(error).toBeUndefined();
-    expect(remote.done).toBe(true);
+      "jammy",
+      "16",
+      "16.3 (Ubuntu 16.3-1.pgdg22.04+1)",
+      "16.3-1.pgdg22.04+1",
+    );
     expect(result).toMatchObject({
       pg_version: "16.3",
-      pg_major: "16",
-      installed_from: "pgdg",
-      cluster: "16/main",
       restarted: false,
       reloaded: false,
       listen_addresses: "localhost",
       allowed_cidrs: [],
     });
-    expect(result!.changes).toEqual([
-      "PGDG repository: wrote /etc/apt/keyrings/pgdg.gpg (new key)",
-      "PGDG repository: wrote /etc/apt/sources.list.d/pgdg.list (new source)",
-      "installed postgresql-16 16.3-1.pgdg22.04+1",
-      "role app_user created (LOGIN, password set)",
-      "database myapp created (owner app_user)",
-    ]);
-    expectNoPasswordOnCommandLines(remote.calls);
   });
 
   it("a mirror's key is taken from the mirror unless repo_key_url says otherwise", () => {
@@ -165,32 +179,8 @@ describe("install-postgres: Ubuntu 22.04, another major from PGDG", () => {
 
 describe("install-postgres: Ubuntu 24.04 (noble), another major from PGDG", () => {
   it("another major comes from PGDG: <repo_url> noble-pgdg main (PostgreSQL 17)", async () => {
-    const state17 = majorState("17", "17.11 (Ubuntu 17.11-1.pgdg24.04+2)");
-    const { result, error, remote } = await run({ ...BASE, pg_version: "17" }, [
-      osStep(UBUNTU_2404),
-      inspectStep(),
-      ...pgdgSteps("noble", "17", "17.11-1.pgdg24.04+2"),
-      grantsRead(),
-      inspectSqlStep(state17),
-      psqlStep(/CREATE ROLE/),
-      grantsWrite((w) => expect(w.postgres).toEqual({ hba: {}, roles: { "17/main": ["app_user"] } })),
-      loginStep("127.0.0.1", { who: { ...WHO, server_version: state17.server_version } }),
-    ]);
-    expect(error).toBeUndefined();
-    expect(remote.done).toBe(true);
-    expect(result).toMatchObject({
-      pg_version: "17.11",
-      pg_major: "17",
-      installed_from: "pgdg",
-      cluster: "17/main",
-      os: { id: "ubuntu", codename: "noble" },
-    });
-    expect(result!.changes).toEqual([
-      "PGDG repository: wrote /etc/apt/keyrings/pgdg.gpg (new key)",
-      "PGDG repository: wrote /etc/apt/sources.list.d/pgdg.list (new source)",
-      "installed postgresql-17 17.11-1.pgdg24.04+2",
-      "role app_user created (LOGIN, password set)",
-      "database myapp created (owner app_user)",
-    ]);
+    const server = "17.11 (Ubuntu 17.11-1.pgdg24.04+2)";
+    const result = await firstFromPgdg(osStep(UBUNTU_2404), "noble", "17", server, "17.11-1.pgdg24.04+2");
+    expect(result).toMatchObject({ pg_version: "17.11", os: { id: "ubuntu", codename: "noble" } });
   });
 });
