@@ -477,7 +477,7 @@ describe("install-packages: check mode (check: true)", () => {
       summary: "check: 1 change would be made: installed git jq",
       installed: [],
       already_installed: ["curl"],
-      apt_update: { ran: false, reason: "check mode: the package lists are read as they are, not refreshed" },
+      apt_update: { ran: false, reason: "nothing was installed, so the package lists were not refreshed" },
     });
     expect(lines).toContain(
       "[install-packages] check mode: looking only; what would change is reported in would_change, nothing on the " +

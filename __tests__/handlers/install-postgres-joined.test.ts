@@ -6,7 +6,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { CommandError } from "../../handlers/common/exec";
-import type { PostgresChange } from "../../handlers/install-postgres/plan";
+import type { PostgresChange } from "../../handlers/install-postgres/plan-change";
 import { joinAdjacent } from "../../handlers/install-postgres/plan-joins";
 import { joinedFailure, sqlFromStdin } from "../../handlers/install-postgres/sql-first";
 

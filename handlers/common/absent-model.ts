@@ -3,7 +3,14 @@
 // for both. The generic absent model takes back what package-inventory.ts recorded (removal.ts); an
 // installer with grants of its own puts its changes before those (install-docker/absent.ts).
 import type { InstallerState } from "../../shared/removal-settings";
-import type { ApplyOutcome, Change, InstallerContext, InstallerModel, ModelRun } from "./installer-model";
+import {
+  type ApplyOutcome,
+  appliedWords,
+  type Change,
+  type InstallerContext,
+  type InstallerModel,
+  type ModelRun,
+} from "./installer-model";
 import type { InstallerReport } from "./installer-result";
 import { lookForRemoval, planRemoval, type RemovalLook, type RemovalMode, removalWarnings } from "./removal";
 
@@ -39,6 +46,8 @@ export function presentOrAbsent<
     inspect: (ctx) => pick(ctx.event).inspect(ctx),
     plan: (state, event) => pick(event).plan(state, event),
     verify: (ctx, run) => pick(run.event).verify?.(ctx, run) ?? Promise.resolve(undefined),
+    // Absent has no verify: only the present side's reads-only proof runs in a check.
+    ...(present.verifyReadsOnly ? { verifyReadsOnly: true } : {}),
     report: (run) => pick(run.event).report(run) as Omit<P, "changes">,
   };
   return model;
@@ -100,19 +109,19 @@ function absentReport<E, X>(
   extra: AbsentExtra<E, X>,
 ): Omit<AbsentReport, "changes"> {
   const { removal, extra: own } = run.before;
-  const done = !run.check;
+  const done = run.applied.length > 0;
   const applied = run.applied.find((a) => a.change.kind === "remove-packages");
   const removed = done && applied ? removal.set.remove.concat(removal.mode === "purge" ? removal.residual : []) : [];
   const revoked = done ? extra.revoked(own) : [];
   const kept = [...removal.set.kept, ...removal.unsure].map((k) => k.name);
   const nothing = run.planned.length === 0;
-  const verb = run.check ? "would remove" : "removed";
   return {
     status: "ok",
     state: "absent",
+    // A check that would change something says so in the kit's words (check-mode.ts checkSummary).
     summary: nothing
       ? "nothing to do: nothing vm-install installed for this installer is left on the VM"
-      : `${verb} what vm-install installed: ${run.planned.flatMap((c) => c.what).join("; ") || "its record"}`,
+      : `removed what vm-install installed: ${run.applied.flatMap(appliedWords).join("; ") || "its record"}`,
     warnings: [...removalWarnings(removal), ...(extra.warnings?.(own) ?? [])],
     removed,
     revoked,

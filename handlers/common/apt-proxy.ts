@@ -119,11 +119,13 @@ export function withAptProxy<E, S, R extends InstallerReport, O extends ApplyOut
       const inner = previous && { state: previous.state.inner, applied: previous.applied.filter(own) };
       return { proxyFile, inner: await model.inspect({ ...ctx, previous: inner }) };
     },
-    plan: (state, event) => [
-      ...(planAptProxy(state.proxyFile, (event as CommonEvent).apt_proxy) as Change<E, O>[]),
-      ...model.plan(state.inner, event),
-    ],
+    plan(state, event) {
+      const inner = model.plan(state.inner, event);
+      const own = planAptProxy(state.proxyFile, (event as CommonEvent).apt_proxy) as Change<E, O>[];
+      return Array.isArray(inner) ? [...own, ...inner] : { ...inner, changes: [...own, ...inner.changes] };
+    },
     ...(model.verify ? { verify: (ctx, run) => model.verify!(ctx, innerRun(run)) } : {}),
+    ...(model.verifyReadsOnly ? { verifyReadsOnly: true } : {}),
     report: (run) => model.report(innerRun(run)),
   };
 }

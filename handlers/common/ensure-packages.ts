@@ -12,8 +12,6 @@ export interface EnsureOptions {
   update: boolean;
   /** With update: skip it when the lists are younger than this many seconds. */
   cacheValidSec?: number;
-  /** Check mode: stop after deciding; what would be installed is in `wouldInstall`. @default false */
-  check?: boolean;
   /**
    * Read in the look right after the install (the transaction's, with the packages' own verify: one exec),
    * their answers in the outcome's `seen`; undefined there when none was read (nothing to install, no record).
@@ -35,7 +33,7 @@ export interface EnsureOutcome {
   changed: boolean;
   /** apt-get update: whether it ran and why. */
   update: AptUpdateOutcome;
-  /** Check mode: the specs a real run would install (in the order asked). */
+  /** previewInstall only: the specs a run would install (in the order asked). */
   wouldInstall: string[];
   /** The answers to `also` after the last install, when it was read (EnsureOptions.also). */
   seen?: SeenFacts;
@@ -141,8 +139,18 @@ export async function ensurePackages(apt: Apt, specs: string[], opts: EnsureOpti
   const before = await lookAtPackages(apt, wanted, opts.early);
   const needed = stillNeeded(apt, wanted, before, outcome);
   if (needed.length === 0) return outcome;
-  if (opts.check) return predictInstall(apt, needed, outcome);
   return installNeeded(apt, { wanted, needed, before }, opts, outcome);
+}
+
+/**
+ * A check's preview of ensurePackages (installer-model.ts preview), through the look-only Apt: what a run
+ * would install, and what the lists as they are cannot offer. `early` as in EnsureOptions.
+ */
+export async function previewInstall(apt: Apt, specs: string[], early?: Fact): Promise<EnsureOutcome> {
+  const wanted = wantedOf(specs);
+  const outcome = emptyOutcome();
+  const needed = stillNeeded(apt, wanted, await lookAtPackages(apt, wanted, early), outcome);
+  return needed.length ? predictInstall(apt, needed, outcome) : outcome;
 }
 
 /** Update, candidates, install, verify: the part of ensurePackages that changes the VM. */
@@ -165,11 +173,12 @@ export async function installNeeded(
 }
 
 /**
- * Check mode: what a real run would install, and (as warnings, in `failed`) what the VM's current lists
- * cannot offer; a real run refreshes the lists first, so those may still install. dpkg is only looked at.
+ * A preview: what a run would install, and (in `failed`, for warnings) what the VM's current lists cannot
+ * offer; a run refreshes the lists first, so those may still install. `apt` is the look-only one (a
+ * check's): its update only looks at dpkg's health, so a repair due is foreseen.
  */
 export async function predictInstall(apt: Apt, needed: Wanted[], outcome: EnsureOutcome): Promise<EnsureOutcome> {
-  outcome.update = await apt.update(); // in check mode: dpkg's health looked at, nothing run
+  outcome.update = await apt.update(); // the look-only Apt: dpkg's health looked at, nothing run
   const offers = await stepper(apt)("apt-cache policy (the lists as they are)", "candidates", () =>
     apt.candidates(needed.map((w) => w.name)),
   );

@@ -196,14 +196,14 @@ async function runInstaller<S extends Settings, R extends InstallerReport>(
   const boot = await afterFirstBoot(check ? look : connection, event, { budget, progress, deps, seen });
   job.phase = installPhase;
   const base = { event, os, progress, secrets, target: connection.target, user };
-  const lookCtx = { ...base, check, remote: look, apt: check ? boot.apt(check) : boot.aptOver(look, true) };
+  const lookCtx = { ...base, remote: look, apt: check ? boot.apt(check) : boot.aptOver(look, true) };
   // Every install of a real run is recorded, so that state absent can take back exactly that.
   const apt = check ? lookCtx.apt : recordInstalls(boot.apt(false), spec.definition.key);
-  const real = check ? lookCtx : { ...base, check, remote: connection, apt };
+  const real = check ? lookCtx : { ...base, remote: connection, apt };
   // The first look's dpkg and the like stand for inspect's own reads only when no first boot ran since.
   const firstLook = boot.waited ? undefined : seen.installer;
   const model = withAptProxy(spec.model, { file: seen.proxyFile });
-  const report = await runModel(model, { real, look: lookCtx, firstLook });
+  const report = await runModel(model, { check, real, look: lookCtx, firstLook });
   progress.timings.total = now() - job.started;
   const frame = { connection, os, timings: { ...progress.timings }, check, firstBoot: boot.firstBoot };
   return result(report, { ...frame, repairs: real.apt.repairs });

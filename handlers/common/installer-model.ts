@@ -1,11 +1,12 @@
 // The installer model, Terraform's plan/apply split for one VM: an installer says how the VM is
 // (inspect, read-only), what differs from what was asked (plan: pure, typed changes, their words
-// included) and how each change is made (apply). The kit runs the loop, so check mode is the same code
-// stopped before the first apply, and a check's would_change is the next run's changes by construction:
-// both are the words of the same Change objects.
+// included) and how each change is made (apply). The kit runs the loop and alone knows check mode: the
+// same code stopped before the first apply, so a check's would_change is the next run's changes by
+// construction (the words of the same Change objects, or their preview where only applying can know).
 
 import type { SecretScrubber } from "../../shared/secrets";
 import type { Apt } from "./apt";
+import { checkSummary } from "./check-mode";
 import type { Remote } from "./exec";
 import type { CommonEvent } from "./handler-input";
 import type { InstallerReport } from "./installer-result";
@@ -16,9 +17,7 @@ import type { Fact, Probe } from "./vm-facts";
 export interface InstallerContext<E> {
   /** The validated event, defaults filled in. */
   event: E & CommonEvent;
-  /** Check mode: nothing on the VM changes (`remote` refuses commands marked `mutates`). */
-  check: boolean;
-  /** The VM: the real one for apply, the look-only one (check-mode.ts) for inspect and in a check. */
+  /** The VM: the real one for apply, the look-only one (check-mode.ts) for inspect, previews and a check. */
   remote: Remote;
   /** apt on the VM, with the event's `apt` settings (look-only where `remote` is). */
   apt: Apt;
@@ -48,6 +47,33 @@ export interface Change<E = unknown, O extends ApplyOutcome = ApplyOutcome> {
   readonly replan?: boolean;
   /** Makes the change on the VM (ctx.remote is the real one here). */
   apply(ctx: InstallerContext<E>): Promise<O | undefined>;
+  /**
+   * What only applying can know (what the lists offer, a key not yet fetched), foreseen read-only over the
+   * look-only VM: a check reports its words where a run reports the outcome's. Absent: `what` stands.
+   */
+  preview?(ctx: InstallerContext<E>): Promise<Preview>;
+}
+
+/** A line the kit says in the progress; a warning also joins the result's warnings. */
+export interface Note {
+  readonly line: string;
+  readonly warning?: boolean;
+}
+
+/** A check's foresight of one change: its words in would_change (else the change's), and what to say. */
+export interface Preview {
+  what?: readonly string[];
+  notes?: readonly Note[];
+}
+
+/**
+ * The changes that make the VM what the event asks, in the order they are applied, and what the plan says
+ * beside them (warnings about the VM as it is). The kit says the notes of the plan it ends with: a check's
+ * first, a run's last (the one it applied to the end).
+ */
+export interface Plan<E, O extends ApplyOutcome = ApplyOutcome> {
+  changes: Change<E, O>[];
+  notes?: readonly Note[];
 }
 
 /**
@@ -78,9 +104,11 @@ export interface InspectContext<E, S = unknown> extends InstallerContext<E> {
   previous?: { state: S; applied: readonly Applied<E, ApplyOutcome>[] };
 }
 
-/** Everything a run (or a check) saw and did, for `verify` and `report`. */
+/**
+ * Everything a run (or a check) saw and did, for `verify` and `report`. A report tells the VM as the last
+ * look saw it and what was applied: in a check nothing was, and the kit puts the plan in would_change.
+ */
 export interface ModelRun<S, E, O extends ApplyOutcome, V = undefined> {
-  check: boolean;
   event: E;
   /** The first look at the VM. */
   before: S;
@@ -88,15 +116,17 @@ export interface ModelRun<S, E, O extends ApplyOutcome, V = undefined> {
   state: S;
   /** The first plan: a check's would_change. */
   planned: readonly Change<E, O>[];
-  /** Every change applied, in order (empty in a check). */
+  /** The plan the kit ended with (a check's first, a run's last): an installer's own plan type, as it made it. */
+  lastPlan: Plan<E, O>;
+  /** Every change applied, in order (none in a check). */
   applied: readonly Applied<E, O>[];
   /** How many of `applied` came after `state` was read (0: what it says of the VM still stands). */
   appliedSinceLook: number;
-  /** What verify said (undefined without a verify). */
+  /** What verify said (undefined without a verify, and in a check that did not run it). */
   verified?: V;
 }
 
-/** An installer in the model: the kit runs inspect -> plan -> (check: stop) -> apply -> verify -> report. */
+/** An installer in the model: the kit runs inspect -> plan -> (check: preview, stop) -> apply -> verify -> report. */
 export interface InstallerModel<
   E,
   S,
@@ -111,13 +141,15 @@ export interface InstallerModel<
   firstLook?(event: E): readonly Probe[];
   /** How the VM is, as far as the plan and the report need it. Read-only: it runs through lookOnly. */
   inspect(ctx: InspectContext<E, S>): Promise<S>;
-  /** Pure: the changes that make `state` what the event asks for, in the order they are applied. */
-  plan(state: S, event: E): Change<E, O>[];
-  /**
-   * The proof after the changes (the daemon answers...). It runs in a check too, over the look-only
-   * remote (ctx.check true): only its read-only part may run there. Absent: the changes are the proof.
-   */
+  /** Pure: the changes that make `state` what the event asks for (a bare list: no notes). */
+  plan(state: S, event: E): Change<E, O>[] | Plan<E, O>;
+  /** The proof after the changes (the daemon answers...); a run only, unless `verifyReadsOnly`. */
   verify?(ctx: InstallerContext<E>, run: ModelRun<S, E, O, V>): Promise<V>;
+  /**
+   * verify only reads (a login over TCP changes nothing on the VM): a check that finds nothing to change
+   * runs it too, over the look-only VM, as the proof of the VM as it is. @default false
+   */
+  verifyReadsOnly?: boolean;
   /** The installer's own fields, status, summary and warnings; the kit fills `changes` from the words. */
   report(run: ModelRun<S, E, O, V>): Omit<R, "changes">;
 }
@@ -144,34 +176,66 @@ const same = (a: Words, b: Words) => a.kind === b.kind && a.what.join("\n") === 
 
 /** The contexts the loop runs in: the real one for apply, the look-only one for inspect (and a check). */
 export interface ModelContexts<E> {
+  /** Check mode (the event's `check: true`): the kit stops before the first apply. */
+  check: boolean;
   real: InstallerContext<E>;
   look: InstallerContext<E>;
   /** The first look's answers to `firstLook`'s probes, when they may stand for inspect's own reads. */
   firstLook?: (name: string) => Fact | undefined;
 }
 
+/** A bare list of changes as a plan without notes. */
+function planOf<E, O extends ApplyOutcome>(plan: Change<E, O>[] | Plan<E, O>): Plan<E, O> {
+  return Array.isArray(plan) ? { changes: plan } : plan;
+}
+
 /** The loop: see the file comment. Returns the installer's report with `changes` filled in. */
 export async function runModel<E, S, R extends InstallerReport, O extends ApplyOutcome, V>(
   model: InstallerModel<E, S, R, O, V>,
-  { real, look, firstLook }: ModelContexts<E>,
+  { check, real, look, firstLook }: ModelContexts<E>,
 ): Promise<R> {
   const before = await model.inspect({ ...look, round: 0, firstLook });
-  const planned = model.plan(before, real.event);
+  const first = planOf(model.plan(before, real.event));
   const run: ModelRun<S, E, O, V> = {
-    check: real.check,
     event: real.event,
     before,
     state: before,
-    planned,
+    planned: first.changes,
+    lastPlan: first,
     applied: [],
     appliedSinceLook: 0,
   };
-  if (!real.check) Object.assign(run, await applyAll(model, real, look, run));
-  const verified = model.verify ? await model.verify(real.check ? look : real, run) : undefined;
+  const ended = check ? await previewAll(first, look) : await applyAll(model, real, look, run, first);
+  if (!check) Object.assign(run, ended.run);
+  for (const note of ended.notes) real.progress.info(note.line);
+  const proves = !check || (model.verifyReadsOnly === true && ended.changes.length === 0);
+  const verified = model.verify && proves ? await model.verify(check ? look : real, run) : undefined;
   const reported = model.report({ ...run, verified });
-  if (!real.check) real.progress.once(reported.summary);
-  const changes = real.check ? planned.flatMap((c) => c.what) : run.applied.flatMap(appliedWords);
-  return { ...reported, changes } as R;
+  real.progress.once(check ? checkSummary(ended.changes, reported.summary) : reported.summary);
+  const warnings = [...ended.notes.filter((n) => n.warning).map((n) => n.line), ...(reported.warnings ?? [])];
+  return { ...reported, warnings, changes: ended.changes } as R;
+}
+
+/** How the loop ended: the lines for `changes` (a check's would_change), the notes to say, a run's record. */
+interface Ended<S, E, O extends ApplyOutcome> {
+  changes: string[];
+  notes: readonly Note[];
+  run?: { state: S; applied: Applied<E, O>[]; appliedSinceLook: number; lastPlan: Plan<E, O> };
+}
+
+/** A check: each change's preview, in order, over the look-only VM; nothing is applied. */
+async function previewAll<E, S, O extends ApplyOutcome>(
+  plan: Plan<E, O>,
+  look: InstallerContext<E>,
+): Promise<Ended<S, E, O>> {
+  const changes: string[] = [];
+  const notes = [...(plan.notes ?? [])];
+  for (const change of plan.changes) {
+    const preview = change.preview ? await change.preview(look) : undefined;
+    changes.push(...(preview?.what ?? change.what));
+    notes.push(...(preview?.notes ?? []));
+  }
+  return { changes, notes };
 }
 
 /** Applies the plan in order, looking and planning again after each `replan` change. */
@@ -180,19 +244,27 @@ async function applyAll<E, S, R extends InstallerReport, O extends ApplyOutcome,
   real: InstallerContext<E>,
   look: InstallerContext<E>,
   run: ModelRun<S, E, O, V>,
-): Promise<{ state: S; applied: Applied<E, O>[]; appliedSinceLook: number }> {
+  first: Plan<E, O>,
+): Promise<Ended<S, E, O>> {
   const applied: Applied<E, O>[] = [];
   let state = run.state;
-  let plan = run.planned;
+  let plan = first;
   for (let round = 1; ; round++) {
     const thisRound: Change<E, O>[] = [];
-    const replanAfter = await applyUntilReplan(plan, real, applied, thisRound);
-    if (!replanAfter) return { state, applied, appliedSinceLook: thisRound.length };
+    const replanAfter = await applyUntilReplan(plan.changes, real, applied, thisRound);
+    if (!replanAfter) {
+      const changes = applied.flatMap(appliedWords);
+      return {
+        changes,
+        notes: plan.notes ?? [],
+        run: { state, applied, appliedSinceLook: thisRound.length, lastPlan: plan },
+      };
+    }
     if (round > MAX_REPLANS)
       throw new PlanDoesNotConverge(`still planning after ${MAX_REPLANS} looks (last: ${words(replanAfter)})`);
     state = await model.inspect({ ...look, round, previous: { state, applied: applied.slice(-thisRound.length) } });
-    plan = model.plan(state, real.event);
-    const again = plan.find((c) => thisRound.some((done) => same(done, c)));
+    plan = planOf(model.plan(state, real.event));
+    const again = plan.changes.find((c) => thisRound.some((done) => same(done, c)));
     if (again) throw new PlanDoesNotConverge(`"${words(again)}" is planned again right after it was applied`);
   }
 }

@@ -1,12 +1,13 @@
 // install-docker in the kit's model. Inspect: one look at Docker (docker-state.ts), the inventory read and
-// re-checked against it (record-check.ts), the group step decided, the daemon asked when Docker is complete
-// or in a check. Plan: the package work by channel (it replans: packages start and create things), records
-// the VM left forgotten, daemon.json, the service, the group, a restart of a daemon that does not answer.
-// Verify: the daemon answers, and hello-world unless `verify: "daemon"`; a check never runs hello-world.
+// re-checked against it (record-check.ts), the group step decided, the daemon asked when no package work is
+// due. Plan: the package work by channel (it replans: packages start and create things; a check previews it),
+// records the VM left forgotten, daemon.json, the service, the group, a restart of a daemon that does not
+// answer. Verify (a run only): the daemon answers, and hello-world unless `verify: "daemon"`.
 
 import { GRANTS_FILE, readGrants } from "../common/grants";
 import type { Change, InstallerModel, ModelRun } from "../common/installer-model";
 import type { InstallerReport } from "../common/installer-result";
+import type { Progress } from "../common/progress";
 import { requireSystemdFrom } from "../common/systemd";
 import type { DaemonFile } from "./daemon-config";
 import { daemonConfigChange, daemonFileOf } from "./daemon-config-apply";
@@ -23,7 +24,8 @@ import {
   needWords,
   packageVersions,
 } from "./docker-state";
-import { type ForeseenPackages, foreseePackages } from "./foreseen-packages";
+import { installsEngine } from "./package-choice";
+import { previewPackages } from "./package-preview";
 import {
   type DockerEvent,
   type DockerRepository,
@@ -51,9 +53,9 @@ import {
 } from "./verify";
 
 /**
- * In check mode every field tells the VM as it is now (docker_version, packages, compose: from the look;
- * server_version: from `docker info` when the daemon answers). users_added, revoked and removed stay
- * empty there, since the check did none of it: what a real run would do is in would_change.
+ * Every field tells the VM as the last look saw it and what was applied: in a check (nothing applied)
+ * docker_version, packages and compose as they are, server_version from `docker info` when the daemon
+ * answers, and users_added, revoked and removed empty: what a run would do is in would_change.
  */
 export interface InstallDockerReport extends InstallerReport, ComposeReport {
   /** The docker CLI's version ("27.0.3", "20.10.24+dfsg1"); absent only in a check of a VM without Docker. */
@@ -81,16 +83,14 @@ export interface DockerSeen {
   docker: DockerState;
   users: string[];
   needs: DockerNeed[];
-  /** The group step decided; absent in a run whose package work comes first (decided after it). */
-  group?: GroupStep;
-  /** A check only: what the package work would do, from the lists as they are. */
-  foreseen?: ForeseenPackages;
-  /** The daemon asked (service active, and Docker complete or a check). */
+  /** The group step decided (before package work, as far as the VM lets it be foreseen). */
+  group: GroupStep;
+  /** The daemon asked (on the first look, when its service is active). */
   daemon?: DaemonLook;
-  /** /etc/docker/daemon.json as found; read once the packages are there (or in a check). */
-  daemonFile?: DaemonFile;
-  /** The inventory re-checked against the VM (read once Docker is installed). */
-  records?: RecordCheck;
+  /** /etc/docker/daemon.json as found. */
+  daemonFile: DaemonFile;
+  /** The inventory re-checked against the VM. */
+  records: RecordCheck;
   /** What vm-install wrote into daemon.json and replaced there, as the file bears it out. */
   daemonRecord?: DaemonRecord;
 }
@@ -131,12 +131,12 @@ function requireInstalled(state: DockerState, event: DockerEvent): void {
     );
 }
 
-/** The package work by channel; its lines are what the installs did (a check foresees them). */
+/** The package work by channel; its lines are what the installs did (a check previews them). */
 function packagesChange(seen: DockerSeen, event: DockerEvent): DockerChange {
   const why = seen.needs.map(needWords).join("; ");
   return {
     kind: "packages",
-    what: seen.foreseen?.changes ?? [`installed Docker (channel ${event.channel})`],
+    what: [`installed Docker (channel ${event.channel})`],
     why,
     replan: true,
     async apply({ apt, os, progress }) {
@@ -146,6 +146,7 @@ function packagesChange(seen: DockerSeen, event: DockerEvent): DockerChange {
           : await installDistro(apt, event, seen.docker, progress);
       return { what: work.changes, work };
     },
+    preview: ({ apt, os, progress }) => previewPackages({ apt, os, event, progress }, seen.docker),
   };
 }
 
@@ -185,15 +186,15 @@ function restartChange(failure: string): DockerChange {
 function planDocker(seen: DockerSeen, event: DockerEvent): DockerChange[] {
   const changes: DockerChange[] = [];
   if (needsPackages(seen.needs)) changes.push(packagesChange(seen, event));
-  const forget = seen.records && forgetChange(seen.records);
+  const forget = forgetChange(seen.records);
   if (forget) changes.push(forget);
   const active = seen.docker.active === "active";
-  const config = seen.daemonFile && daemonConfigChange(seen.daemonFile, active, event, seen.daemonRecord);
+  const config = daemonConfigChange(seen.daemonFile, active, event, seen.daemonRecord);
   if (config) changes.push(config);
   const service = planService(seen.docker);
   if (service.cmds.length) changes.push(serviceChange(seen, service.changes));
-  if (seen.group && !groupStepIsEmpty(seen.group))
-    changes.push(groupChange(seen.group, seen.foreseen?.installsEngine ?? false));
+  if (!groupStepIsEmpty(seen.group))
+    changes.push(groupChange(seen.group, needsPackages(seen.needs) && installsEngine(event, seen.docker)));
   if (seen.daemon?.failure && seen.needs.length === 0) changes.push(restartChange(seen.daemon.failure));
   return changes;
 }
@@ -205,7 +206,7 @@ export const dockerModel: InstallerModel<
   DockerOutcome,
   DaemonAnswer | undefined
 > = {
-  async inspect({ event, remote, apt, os, progress, check, user, round }) {
+  async inspect({ event, remote, progress, user, round }) {
     const users = event.users ?? [user];
     const label = round === 0 ? "checking Docker on the VM" : "checking Docker after installing";
     const docker = await progress.step(label, () => inspectDocker(remote, users), "check");
@@ -214,30 +215,24 @@ export const dockerModel: InstallerModel<
     if (round > 0) requireInstalled(docker, event);
     requireUsers(docker, users);
     const needs = dockerNeeds(docker, event);
-    const seen: DockerSeen = { docker, users, needs };
-    if (!check && round === 0) sayWhatIsToDo(seen, event, progress);
-    // In a run, what the packages bring is looked at after them: the group is decided then.
-    if (!check && needsPackages(needs)) return seen;
-    if (check && needsPackages(needs)) seen.foreseen = await foreseePackages({ apt, os, event, progress }, docker);
-    seen.daemonFile = await daemonFileOf(remote, docker, progress);
+    if (round === 0) sayWhatIsToDo(docker, needs, event, progress);
+    const daemonFile = await daemonFileOf(remote, docker, progress);
     // Every record is re-checked before use: one the VM no longer bears out is forgotten, never acted on.
     const inventory = await progress.step(`reading ${GRANTS_FILE}`, () => readGrants(remote), "grants");
-    seen.records = checkRecords(inventory, docker, users, seen.daemonFile);
-    seen.daemonRecord = seen.records.daemon;
-    seen.group = planGroupStep(docker, users, seen.records.inventory);
-    if (check || (round === 0 && needs.length === 0)) {
-      const verifyLabel = check ? "verify (docker info only: check mode)" : "docker info";
-      seen.daemon = await progress.step(verifyLabel, () => lookAtDaemon(remote, docker), "verify");
-    }
+    const records = checkRecords(inventory, docker, users, daemonFile);
+    const group = planGroupStep(docker, users, records.inventory);
+    const seen: DockerSeen = { docker, users, needs, daemonFile, records, daemonRecord: records.daemon, group };
+    // With package work due, the verification after it asks the daemon; so does it after any replan.
+    if (round === 0 && !needsPackages(needs))
+      seen.daemon = await progress.step("docker info", () => lookAtDaemon(remote, docker), "verify");
     return seen;
   },
   plan: planDocker,
-  verify: (ctx, run) => (run.check ? Promise.resolve(undefined) : verifyRun(ctx.remote, ctx.progress, run)),
-  report: (run) => (run.check ? checkReport(run) : runReport(run)),
+  verify: (ctx, run) => verifyRun(ctx.remote, ctx.progress, run),
+  report,
 };
 
-function sayWhatIsToDo(seen: DockerSeen, event: DockerEvent, progress: { info(m: string): void }): void {
-  const { docker, needs } = seen;
+function sayWhatIsToDo(docker: DockerState, needs: DockerNeed[], event: DockerEvent, progress: Progress): void {
   if (needs.length) {
     progress.info(`to do (channel ${event.channel}): ${needs.map(needWords).join("; ")}`);
     return;
@@ -266,75 +261,59 @@ async function verifyRun(
   return progress.step(`verify (${mode})`, verify, "verify");
 }
 
-/** A check: every field tells the VM as it is now; what would change is only in would_change. */
-function checkReport(run: DockerRun): Omit<InstallDockerReport, "changes"> {
-  const { before, event } = run;
-  const { docker, daemon } = before;
-  const answer = daemon?.answer;
-  const skipped = event.verify === "hello-world" ? " (check mode: hello-world is not run)" : "";
-  const why = docker.cli ? `docker.service is ${docker.active || "missing"}` : "Docker is not installed";
-  const detail = answer ? `${answer.detail}${skipped}` : (daemon?.failure ?? `not verified in check mode: ${why}`);
-  // A daemon silent while other changes are due: the real run verifies after them.
-  const silent =
-    daemon?.failure && before.needs.length > 0
-      ? [`${daemon.failure} (a real run verifies again after its changes and fails if it still does not answer)`]
-      : [];
-  return {
-    status: "ok",
-    summary: docker.cli
-      ? `Docker ${docker.cli} is installed${answer ? ` (server ${answer.server})` : ""}`
-      : `Docker is not installed (channel ${event.channel})`,
-    warnings: [...(before.foreseen?.warnings ?? []), ...silent],
-    ...(docker.cli ? { docker_version: docker.cli } : {}),
-    ...(answer ? { server_version: answer.server } : {}),
-    ...composeReport(docker),
-    channel: event.channel,
-    packages: packageVersions(docker),
-    users_added: [],
-    revoked: [],
-    removed: [],
-    apt_update: before.foreseen?.apt_update ?? { ran: false, reason: "nothing to install" },
-    verify: { mode: event.verify, detail },
-  };
-}
-
-/** A run: what it found, did and verified. */
-function runReport(run: DockerRun): Omit<InstallDockerReport, "changes"> {
+/** What the run found, did and verified; with nothing applied (a check), the VM as the look saw it. */
+function report(run: DockerRun): Omit<InstallDockerReport, "changes"> {
   const { event, state } = run;
   const after = state.docker;
   const outcome = (kind: string) => run.applied.find((a) => a.change.kind === kind)?.outcome;
   const work = outcome("packages")?.work;
   const group = outcome("group")?.group ?? { added: [], revoked: [] };
-  const verified = run.verified!;
-  const compose = composeReport(after);
+  const answer = run.verified ?? run.before.daemon?.answer;
+  const notInstalled = needsPackages(run.before.needs) && !work;
   return {
     status: "ok",
-    summary: runSummary(run, work, group),
+    summary: summaryOf(run, work, group),
     warnings: work?.warnings ?? [],
-    docker_version: after.cli,
-    server_version: verified.server,
-    ...compose,
+    ...(after.cli ? { docker_version: after.cli } : {}),
+    ...(answer ? { server_version: answer.server } : {}),
+    ...composeReport(after),
     channel: event.channel,
     packages: packageVersions(after),
     users_added: group.added,
     revoked: group.revoked,
     removed: work?.removed ?? [],
     ...(work?.repository ? { repository: work.repository } : {}),
-    apt_update: work?.apt_update ?? { ran: false, reason: "nothing to install" },
-    verify: { mode: event.verify, detail: verified.detail },
+    apt_update:
+      work?.apt_update ??
+      (notInstalled
+        ? { ran: false, reason: "nothing was installed, so the package lists were not refreshed" }
+        : { ran: false, reason: "nothing to install" }),
+    verify: { mode: event.verify, detail: verifyDetail(run) },
   };
 }
 
-function runSummary(run: DockerRun, work: PackageWork | undefined, group: { added: string[]; revoked: string[] }) {
+/** The verification's words; without one (a check verifies nothing), what the look's `docker info` said. */
+function verifyDetail(run: DockerRun): string {
+  if (run.verified) return run.verified.detail;
+  const { docker, daemon } = run.before;
+  const answer = daemon?.answer;
+  const skipped = run.event.verify === "hello-world" ? " (hello-world runs in a real run only)" : "";
+  const why = docker.cli ? `docker.service is ${docker.active || "missing"}` : "Docker is not installed";
+  return answer ? `${answer.detail}${skipped}` : (daemon?.failure ?? `not verified (a real run verifies): ${why}`);
+}
+
+function summaryOf(run: DockerRun, work: PackageWork | undefined, group: { added: string[]; revoked: string[] }) {
   const after = run.state.docker;
   if (run.before.needs.length === 0) {
     const lines = run.applied.flatMap((a) => a.outcome?.what ?? a.change.what);
     return `Docker ${after.cli} already installed; ${lines.length ? lines.join("; ") : "nothing changed"}`;
   }
+  // Nothing applied though Docker needed work: a check, whose summary the kit words from would_change.
+  if (!run.verified) return after.cli ? `Docker ${after.cli} is installed` : "Docker is not installed";
   const compose = composeReport(after);
   const source = work?.repository ? work.repository.uri : "the distribution";
   return (
-    `Docker ${after.cli} (server ${run.verified!.server}) ` +
+    `Docker ${after.cli} (server ${run.verified.server}) ` +
     `${work ? `installed from ${source}` : "was installed; its service was not running and now is"}` +
     (compose.compose ? `, compose ${compose.compose_version}` : "") +
     (group.added.length ? `; added ${group.added.join(", ")} to group docker` : "") +

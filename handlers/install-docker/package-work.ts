@@ -4,7 +4,7 @@
 import type { EventOf } from "../../shared/settings";
 import { quote } from "../../shared/shell-quote";
 import type { Apt, AptUpdateOutcome } from "../common/apt";
-import { aptFailureReason, type Candidate } from "../common/apt-output";
+import { aptFailureReason } from "../common/apt-output";
 import { ensureAptRepository } from "../common/apt-repository";
 import { CommandError } from "../common/exec";
 import type { OsInfo } from "../common/os-release";
@@ -13,16 +13,14 @@ import type { Progress } from "../common/progress";
 import { removeStaleRepositories } from "../common/stale-repositories";
 import { DOCKER_UPSTREAM, type dockerDefinition } from "./definition";
 import {
-  COMPOSE_PLUGIN,
   CONFLICTING_PACKAGES,
   DISTRO_COMPOSE_CHOICES,
   DOCKER_KEY_FINGERPRINT,
   LEGACY_DOCKER_KEYRINGS,
-  OFFICIAL_PACKAGES,
-  OPTIONAL_OFFICIAL_PACKAGES,
   PREREQUISITES,
 } from "./docker-packages";
 import { type DockerState, installed } from "./docker-state";
+import { distroNeeds, officialChoice, officialWanted, pickDistroCompose } from "./package-choice";
 
 export type DockerEvent = EventOf<typeof dockerDefinition.settings>;
 
@@ -156,11 +154,6 @@ export function conflictingInstalled(state: DockerState): string[] {
   return CONFLICTING_PACKAGES.filter((p) => installed(state, p));
 }
 
-/** Docker's packages the official channel installs, before the repository's offer is read. */
-export function officialWanted(event: DockerEvent): string[] {
-  return [...OFFICIAL_PACKAGES, ...OPTIONAL_OFFICIAL_PACKAGES, ...(event.compose ? [COMPOSE_PLUGIN] : [])];
-}
-
 /** Docker's docs, step 1: what fetching the key needs. */
 async function installPrerequisites(
   apt: Apt,
@@ -250,47 +243,19 @@ async function officialPackagesToInstall(
   const arch = repo.architectures.join(",");
   const wanted = officialWanted(event);
   const offers = await progress.step("apt-cache policy", () => apt.candidates(wanted), "candidates");
-  const unavailable = wanted.filter((p) => !offers.get(p)?.candidate);
-  const missingRequired = unavailable.filter((p) => !OPTIONAL_OFFICIAL_PACKAGES.includes(p));
-  if (missingRequired.length) {
+  const choice = officialChoice(event, state, offers);
+  if (choice.missingRequired.length) {
     throw new Error(
-      `Docker's repository ${base} (${os.codename}, ${arch}) offers no ${missingRequired.join(", ")}: ` +
+      `Docker's repository ${base} (${os.codename}, ${arch}) offers no ${choice.missingRequired.join(", ")}: ` +
         `check repo_url (a mirror must carry ${os.family}/dists/${os.codename}/stable) and that Docker supports ` +
         `${os.pretty_name ?? os.codename} on ${arch}.`,
     );
   }
-  for (const p of unavailable) {
+  for (const p of choice.skipped) {
     out.warnings.push(`${p} is not offered by ${base}; skipped`);
     progress.info(`${p} is not offered by ${base}; skipped`);
   }
-  return wanted.filter((p) => !unavailable.includes(p) && !installed(state, p));
-}
-
-/** What the distro channel installs: the engine, compose, or both (or neither). */
-export function distroNeeds(event: DockerEvent, state: DockerState): { needEngine: boolean; needCompose: boolean } {
-  // A docker-ce already there is Docker too: installing docker.io would only make apt remove it.
-  const needEngine = !installed(state, "docker.io") && !installed(state, "docker-ce");
-  const needCompose =
-    event.compose &&
-    state.composeV2 === undefined &&
-    state.composeV1 === undefined &&
-    !DISTRO_COMPOSE_CHOICES.some((p) => installed(state, p));
-  return { needEngine, needCompose };
-}
-
-/** The distribution's compose apt offers, best first, and a note when it is v1. */
-export function pickDistroCompose(offers: Map<string, Candidate>): { pick?: string; warning?: string } {
-  const pick = DISTRO_COMPOSE_CHOICES.find((p) => offers.get(p)?.candidate);
-  if (!pick) return {};
-  const version = offers.get(pick)!.candidate!;
-  const v1 = pick === "docker-compose" && /^(\d+:)?1\./.test(version);
-  return {
-    pick,
-    warning: v1
-      ? `the distribution's compose is ${pick} ${version}: compose v1 (Python), called as docker-compose; channel ` +
-        `"official" has v2`
-      : undefined,
-  };
+  return choice.toInstall;
 }
 
 /** The distribution's docker.io, and its compose when asked: whichever package apt offers. */

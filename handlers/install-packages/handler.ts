@@ -1,7 +1,7 @@
 // install-packages: make sure a list of apt packages is installed on the VM, Ansible-apt style, in the
-// kit's model: inspect reads dpkg (and, in a check, what the lists offer), the plan is one install
-// change, its apply runs apt. When nothing could be installed the job fails with every reason in the
-// message; a rerun changes nothing and runs no apt-get at all.
+// kit's model: inspect reads dpkg, the plan is one install change, its apply runs apt (its preview, in a
+// check, asks the lists as they are what they offer). When nothing could be installed the job fails with
+// every reason in the message; a rerun changes nothing and runs no apt-get at all.
 
 import { type AbsentReport, absentModel, presentOrAbsent } from "../common/absent-model";
 import type { PackageState } from "../common/apt-output";
@@ -35,7 +35,7 @@ interface PackagesState {
   wanted: Wanted[];
   before: Map<string, PackageState>;
   needed: Wanted[];
-  /** already_installed and versions filled in; in a check also what the current lists cannot offer. */
+  /** already_installed and versions filled in. */
   seen: EnsureOutcome;
 }
 
@@ -75,40 +75,41 @@ function installChange(state: PackagesState, event: PackagesEvent): Change<Packa
       }
       return { what: installedLine(done.installed), done };
     },
+    // What the lists as they are cannot offer is only foreseen: a run refreshes them first.
+    async preview({ apt }) {
+      const foreseen = await predictInstall(apt, state.needed, emptyOutcome());
+      return {
+        notes: foreseen.failed.map((f) => ({ line: `${f.name} may fail to install: ${f.reason}`, warning: true })),
+      };
+    },
   };
 }
 
-/**
- * The report: per package from what the install did, or (nothing to do, or a check) from the look. In
- * a check a failure is only foreseen: a warning, status ok.
- */
+/** The report: per package from what the install did, or (nothing to do, or a check) from the look. */
 function report(run: ModelRun<PackagesState, PackagesEvent, InstallOutcome>): Omit<InstallPackagesReport, "changes"> {
   const done = run.applied[0]?.outcome?.done;
   const outcome = done ?? run.state.seen;
   const total = run.state.wanted.length;
-  const why = (f: { name: string; reason: string }) =>
-    `${f.name} ${run.check ? "may fail to install" : "was not installed"}: ${f.reason}`;
+  const notRun = { ran: false, reason: "nothing was installed, so the package lists were not refreshed" };
   return {
-    status: outcome.failed.length && !run.check ? "partial" : "ok",
-    summary: summaryOf(run.check ? { ...outcome, failed: [] } : outcome, total),
-    warnings: outcome.failed.map(why),
+    status: outcome.failed.length ? "partial" : "ok",
+    summary: summaryOf(outcome, total),
+    warnings: outcome.failed.map((f) => `${f.name} was not installed: ${f.reason}`),
     installed: outcome.installed,
     already_installed: outcome.already_installed,
-    failed: run.check ? [] : outcome.failed,
+    failed: outcome.failed,
     versions: outcome.versions,
-    apt_update: outcome.update,
+    apt_update: done || !run.state.needed.length ? outcome.update : notRun,
   };
 }
 
 const packagesModel: InstallerModel<PackagesEvent, PackagesState, InstallPackagesReport, InstallOutcome> = {
   firstLook: (event) => [packagesProbe(wantedOf(event.packages))],
-  async inspect({ event, apt, check, firstLook }) {
+  async inspect({ event, apt, firstLook }) {
     const wanted = wantedOf(event.packages);
     const seen = emptyOutcome();
     const before = await lookAtPackages(apt, wanted, firstLook?.(PACKAGES_PROBE));
     const needed = stillNeeded(apt, wanted, before, seen);
-    // A check also says what the lists as they are cannot offer, and foresees a dpkg repair.
-    if (check && needed.length) await predictInstall(apt, needed, seen);
     return { wanted, before, needed, seen };
   },
   plan: (state, event) => (state.needed.length ? [installChange(state, event)] : []),

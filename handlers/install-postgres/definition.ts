@@ -219,7 +219,7 @@ export const postgresDefinition = defineInstallerDefinition({
       "come first, and when the VM's sshd opens no TCP channels: a warning says so)",
     revoked:
       'grants this run took back, e.g. "pg_hba.conf: hostssl myapp old_user 0.0.0.0/0 scram-sha-256", "role ' +
-      'old_user: LOGIN" (only what /var/lib/vm-install/grants.json records)',
+      'old_user: LOGIN" (only what /var/lib/vm-install/grants.json records); in check mode what a run would take back',
     state: ABSENT_RESULT.state,
     removed: ABSENT_RESULT.removed,
     kept: ABSENT_RESULT.kept,

@@ -2,8 +2,7 @@
 // packages installed, CREATE EXTENSION in the application database. Names go to psql as JSON data in a
 // psql variable and are quoted by the server (format %I); nothing user-given is pasted into SQL.
 
-import { ensurePackages } from "../common/ensure-packages";
-import { type ExtensionFacts, planExtensions } from "./extensions";
+import type { ExtensionFacts } from "./extensions";
 import type { PostgresGrants } from "./grants";
 import { psqlMetaQuote, type ServerState } from "./pg";
 import type { Run } from "./run";
@@ -63,17 +62,6 @@ export async function readExtensions(
     },
     "extensions",
   );
-}
-
-/**
- * A check only: what apt says of installing the packages for extensions the server lacks (nothing is
- * fetched; a run learns it by installing). Each failure becomes a warning beside the foreseen change.
- */
-export async function extensionPackageOutlook(run: Run, major: string, facts: ExtensionFacts | undefined) {
-  const packages = planExtensions(run.event.extensions ?? [], major, facts, []).packages.map((p) => p.name);
-  if (!run.check || !packages.length) return undefined;
-  const { update, cache_valid_sec } = run.event;
-  return (await ensurePackages(run.apt, packages, { update, cacheValidSec: cache_valid_sec, check: true })).failed;
 }
 
 /** The packages, then a look that the server now has every extension they were for. */

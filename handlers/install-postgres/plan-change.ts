@@ -35,9 +35,12 @@ export interface PostgresChange extends Change<PostgresEvent, PostgresOutcome> {
   };
 }
 
-/** A line the plan says in the progress (and, for a warning, in the result); checkOnly: a run re-plans instead. */
+/**
+ * A line the plan says in the progress (and, for a warning, in the result). `foreseen`: a prediction past a
+ * change not yet applied, said only by a check (its preview): a run looks again after that change instead.
+ */
 export interface Said {
   line: string;
   warning?: boolean;
-  checkOnly?: boolean;
+  foreseen?: boolean;
 }

@@ -2,7 +2,7 @@
 // check reports exactly this plan's words and a run applies it. A change that alters what later ones
 // depend on (the server package, a new or started cluster) is marked replan: a run looks again after it
 // and plans the rest from what is really there. Past such a change a check can only predict (Debian's
-// defaults for a new cluster) or say what it could not see; those lines are said in a check only.
+// defaults for a new cluster) or say what it could not see: those lines are foreseen (plan-preview.ts).
 
 import { emptyInventory } from "../common/grants";
 import * as apply from "./apply";
@@ -27,12 +27,11 @@ import { legacyPgdgLine, pgdgSetupLine } from "./pgdg";
 import { planAccess } from "./plan-access";
 import type { PostgresChange, Said } from "./plan-change";
 import { joinAdjacent } from "./plan-joins";
+import { previewPackages, previewServerPackage } from "./plan-preview";
 import type { ServerFacts } from "./report";
+import type { Run } from "./run";
 import type { PostgresState, RunningServer } from "./state";
 import { planTls } from "./tls-plan";
-
-export type { PostgresChange };
-
 export interface PostgresPlan {
   changes: PostgresChange[];
   said: Said[];
@@ -109,7 +108,7 @@ function planStart(
       "(psql needs a running server): what a real run would change there is not listed. " +
       "Run the job (it starts the cluster first), or start the cluster and check again",
     warning: true,
-    checkOnly: true,
+    foreseen: true,
   };
   const listen = normalizeListen(event.listen_addresses);
   return { changes: [start], said: [blind], facts: facts(major, "already installed", name, cluster.port, listen) };
@@ -134,17 +133,6 @@ function planServerPackage(state: PostgresState, event: PostgresEvent, major: st
   const { os } = state;
   const { own, name } = serverSource(os, major);
   const said: Said[] = [];
-  for (const f of state.outlook?.failed ?? [])
-    said.push({ line: `${name} may fail to install: ${f.reason}`, warning: true, checkOnly: true });
-  if (own && state.outlook && !state.outlook.wouldInstall.length) {
-    said.push({
-      line:
-        `${name} is installed but postgresql-${major} is not: another repository (PGDG?) provides a newer ` +
-        `"${name}"; set pg_version to the major you want`,
-      warning: true,
-      checkOnly: true,
-    });
-  }
   const install: PostgresChange = {
     kind: "server-package",
     what: [...(own ? [] : [pgdgSetupLine(event, os)]), installedLine(major)],
@@ -152,6 +140,7 @@ function planServerPackage(state: PostgresState, event: PostgresEvent, major: st
     replan: true,
     apply: (run) =>
       apply.installServer(run, major, newClusterOf(major, state.installation.clusters), state.serverPackage),
+    preview: (run) => previewServerPackage(run.apt, own, name, major, state.serverPackage),
   };
   // The package creates the cluster "main" (postgresql-common's default), so no change creates one.
   const from = own ? "distribution" : "pgdg";
@@ -191,9 +180,9 @@ function predictNewCluster(
       line:
         `no cluster ${major}/main yet: ` +
         "what follows is predicted for a new one with Debian's defaults, not inspected",
-      checkOnly: true,
+      foreseen: true,
     },
-    ...running.said.map((s) => ({ ...s, checkOnly: true })),
+    ...running.said.map((s) => ({ ...s, foreseen: true })),
   ];
   return {
     changes: running.changes,
@@ -223,18 +212,18 @@ function planRunning(
   const extensions = planExtensions(event.extensions ?? [], cluster.major, server.extensions, recordedExt);
   const ext = extensionChanges(extensions, event.db_name, port);
   for (const line of ext.warnings) said.push({ line, warning: true });
-  for (const f of server.failing ?? [])
-    said.push({ line: `${f.name} may fail to install: ${f.reason}`, warning: true, checkOnly: true });
   const { config, params, restart, ...cfg } = planConfigChanges(event, cluster, server);
   for (const line of params.warnings) said.push({ line, warning: true });
-  for (const line of config.hbaCopies) said.push({ line, warning: true, checkOnly: true });
+  for (const line of config.hbaCopies) said.push({ line, warning: true, foreseen: true });
   const tls = planTls(event, cluster, state, server.tls);
   said.push(...tls.said);
-  changes.push(...ext.packages, ...cfg.changes, ...tls.changes, ...ext.create);
+  const names = extensions.packages.map((p) => p.name);
+  const packages = ext.packages.map((c) => ({ ...c, preview: (run: Run) => previewPackages(run.apt, names) }));
+  changes.push(...packages, ...cfg.changes, ...tls.changes, ...ext.create);
   // A restart for listen_addresses applies whatever else waits for one; a run says what it sees after it.
   const pending = restart ? [] : state.pending_restart.filter((n) => !params.restart.includes(n.toLowerCase()));
   for (const line of unappliedWarnings(event, unit, pending, config.listen))
-    said.push({ line, warning: true, checkOnly: restart || config.hbaChanged });
+    said.push({ line, warning: true, foreseen: restart || config.hbaChanged });
   const granted = updatedSection(recorded, state.hba_file, config.owned, name, access.record);
   const next = withExtensionRecord(granted, `${name}:${event.db_name}`, extensions.record);
   if (!opts.predicted && sectionChanged(recorded, next)) {

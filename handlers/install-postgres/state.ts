@@ -3,16 +3,15 @@
 // remote); a part a change has just read (the package inventory after an install) is not read again.
 
 import { listenHostNames } from "../../shared/names";
-import { ensurePackages } from "../common/ensure-packages";
 import type { Inventory } from "../common/grants";
 import type { Applied, ApplyOutcome, InspectContext } from "../common/installer-model";
 import type { OsInfo } from "../common/os-release";
 import { requireSystemdFrom } from "../common/systemd";
 import type { Fact } from "../common/vm-facts";
 import type { PostgresOutcome } from "./apply";
-import { chooseCluster, chooseMajor, type PostgresEvent, registerPasswordForms, serverSource } from "./decisions";
+import { chooseCluster, chooseMajor, type PostgresEvent, registerPasswordForms } from "./decisions";
 import type { ExtensionFacts } from "./extensions";
-import { extensionPackageOutlook, readExtensions, recordedExtensions } from "./extensions-server";
+import { readExtensions, recordedExtensions } from "./extensions-server";
 import { type PostgresGrants, postgresSection } from "./grants";
 import type { ParameterFacts } from "./parameters";
 import { readParameters } from "./parameters-server";
@@ -41,12 +40,6 @@ export interface PostgresState {
   resolved: Record<string, string[]>;
   /** Server packages, clusters, their units, the legacy PGDG keyring. */
   installation: ServerInventory;
-  /**
-   * Check mode only, the server package missing: what apt says of installing it from the distribution
-   * (failed: why it would not install; wouldInstall empty: something else provides it). A run learns it
-   * by installing.
-   */
-  outlook?: { failed: { name: string; reason: string }[]; wouldInstall: string[] };
   /** The cluster's server, read only when the cluster runs (psql needs it). */
   server?: RunningServer;
   /** Round 0, from the kit's first look: dpkg's word on the distribution's postgresql (SERVER_PACKAGE_PROBE). */
@@ -62,8 +55,6 @@ export interface RunningServer {
   parameters?: ParameterFacts;
   /** What the server has of the extensions wanted or recorded (undefined: none). */
   extensions?: ExtensionFacts;
-  /** A check only: the extensions' packages apt would not install, with why. */
-  failing?: { name: string; reason: string }[];
   /** The server certificate, and with tls "debian" what is left of vm-install's. */
   tls?: TlsSeen;
   /** Who listened on the cluster's port when this was read: the login check's proof when nothing changed since. */
@@ -98,8 +89,7 @@ export async function inspect(ctx: InspectContext<PostgresEvent, PostgresState>)
   const serverPackage = first ? ctx.firstLook?.(SERVER_PACKAGE_PROBE.name) : undefined;
   const seen = { os, resolved, installation, ...(serverPackage ? { serverPackage } : {}) };
   const major = chooseMajor(event, os, installation.packages);
-  if (!installation.packages.some((p) => p.major === major))
-    return { ...seen, outlook: ctx.check ? await packageOutlook(ctx, major, serverPackage) : undefined };
+  if (!installation.packages.some((p) => p.major === major)) return seen;
   const { cluster } = chooseCluster(installation, major);
   if (!cluster || installation.units[clusterUnit(cluster)] !== "active") return seen;
   const { inventory, state, listener } = await (readWithInstall(ctx, previous?.applied ?? [], cluster) ??
@@ -108,11 +98,10 @@ export async function inspect(ctx: InspectContext<PostgresEvent, PostgresState>)
   const parameters = await readParameters(ctx, cluster, state);
   const name = `${cluster.major}/${cluster.name}`;
   const ext = await readExtensions(ctx, cluster.port, state, recordedExtensions(recorded, name, ctx.event.db_name));
-  const failing = await extensionPackageOutlook(ctx, cluster.major, ext);
   // tls "debian" looks at the certificate only when the state query found vm-install's files left over.
   const tls =
     event.tls !== "debian" || state.tls_left?.length ? await readTls(ctx, cluster.port, state.config_file) : undefined;
-  return { ...seen, server: { state, inventory, recorded, parameters, extensions: ext, failing, tls, listener } };
+  return { ...seen, server: { state, inventory, recorded, parameters, extensions: ext, tls, listener } };
 }
 
 /**
@@ -157,25 +146,4 @@ function readWithInstall(
   if (!read || !same(read.cluster, cluster)) return undefined;
   run.progress.info("the grants inventory, the role, the database and the settings: read with the install's record");
   return serverSeenFrom(run, cluster, read.answer);
-}
-
-/**
- * apt's view of installing the server package, without fetching anything. PGDG's packages are not in the
- * lists before its source is added, so they are not looked for; a check's Apt runs no update, it only
- * looks at dpkg's health (a repair is a foreseen change).
- */
-async function packageOutlook(run: Run, major: string, early?: Fact): Promise<PostgresState["outlook"]> {
-  const { event, apt, os } = run;
-  const { own, name } = serverSource(os, major);
-  if (!own) {
-    await apt.update();
-    return { failed: [], wouldInstall: [name] };
-  }
-  const outcome = await ensurePackages(apt, [name], {
-    update: event.update,
-    cacheValidSec: event.cache_valid_sec,
-    check: true,
-    early,
-  });
-  return { failed: outcome.failed, wouldInstall: outcome.wouldInstall };
 }

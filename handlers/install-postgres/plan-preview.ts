@@ -1,0 +1,84 @@
+// What a check foresees of install-postgres' plan (installer-model.ts preview): what apt would say of the
+// packages it installs, read through the look-only Apt, and the plan's foreseen lines (predictions past a
+// change not yet applied), which a run never says since it looks again after that change.
+
+import type { Apt } from "../common/apt";
+import { previewInstall } from "../common/ensure-packages";
+import type { Note, Plan, Preview } from "../common/installer-model";
+import type { Fact } from "../common/vm-facts";
+import type { PostgresOutcome } from "./apply";
+import type { PostgresEvent } from "./decisions";
+import type { PostgresChange, Said } from "./plan-change";
+import type { ServerFacts } from "./report";
+
+const mayFail = (f: { name: string; reason: string }): Note => ({
+  line: `${f.name} may fail to install: ${f.reason}`,
+  warning: true,
+});
+
+/** The extensions' packages: each apt would not install, as a warning beside the foreseen change. */
+export async function previewPackages(apt: Apt, names: string[]): Promise<Preview> {
+  return { notes: (await previewInstall(apt, names)).failed.map(mayFail) };
+}
+
+/**
+ * The server package: PGDG's packages are not in the lists before its source is added, so they are not
+ * looked for (the update still looks at dpkg's health: a repair is foreseen). `early`: the first look's word.
+ */
+export async function previewServerPackage(
+  apt: Apt,
+  own: boolean,
+  name: string,
+  major: string,
+  early?: Fact,
+): Promise<Preview> {
+  if (!own) {
+    await apt.update();
+    return {};
+  }
+  const outlook = await previewInstall(apt, [name], early);
+  const notes = outlook.failed.map((f) => mayFail({ ...f, name }));
+  if (!outlook.wouldInstall.length)
+    notes.push({
+      line:
+        `${name} is installed but postgresql-${major} is not: another repository (PGDG?) provides a newer ` +
+        `"${name}"; set pg_version to the major you want`,
+      warning: true,
+    });
+  return { notes };
+}
+
+/** The plan as the kit takes it, with what the report and the login need of it. */
+export interface KitPostgresPlan extends Plan<PostgresEvent, PostgresOutcome> {
+  facts: ServerFacts;
+  login?: { port: number; listen: string; hbaFile: string; unit: string };
+}
+
+/**
+ * The plan's lines as notes, said by a run and a check alike, except the foreseen ones: those go into the
+ * first change's preview, after its own notes, so only a check says them.
+ */
+export function asKitPlan(plan: {
+  changes: PostgresChange[];
+  said: Said[];
+  facts: ServerFacts;
+  login?: KitPostgresPlan["login"];
+}): KitPostgresPlan {
+  const note = ({ line, warning }: Said): Note => ({ line, ...(warning ? { warning } : {}) });
+  const foreseen = plan.said.filter((s) => s.foreseen).map(note);
+  const [first, ...rest] = plan.changes;
+  const notes = plan.said.filter((s) => !s.foreseen || !first).map(note);
+  const changes = first && foreseen.length ? [withNotes(first, foreseen), ...rest] : plan.changes;
+  return { changes, notes, facts: plan.facts, ...(plan.login ? { login: plan.login } : {}) };
+}
+
+function withNotes(change: PostgresChange, notes: Note[]): PostgresChange {
+  const own = change.preview;
+  return {
+    ...change,
+    async preview(run) {
+      const seen = own ? await own(run) : {};
+      return { ...seen, notes: [...(seen.notes ?? []), ...notes] };
+    },
+  };
+}
