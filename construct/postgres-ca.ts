@@ -32,7 +32,7 @@ export async function generateCa(commonName: string, validDays = CA_VALID_DAYS):
   const key = pemText(String(privateKey.export({ type: "pkcs8", format: "pem" })));
   const notBefore = new Date(Date.now() - 5 * 60_000);
   const notAfter = new Date(notBefore.getTime() + validDays * 24 * 3600 * 1000);
-  return { cert: issueCaCertificate({ key, commonName, notBefore, notAfter }), key };
+  return { cert: await issueCaCertificate({ key, commonName, notBefore, notAfter }), key };
 }
 
 /** The VMs an installer of which takes the stack's CA (install-postgres with tls "stack-ca"). */

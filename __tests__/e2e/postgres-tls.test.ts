@@ -373,7 +373,7 @@ describeE2E(
           const stranger = opensslServer(dir, "given-ca", "server3", [`IP:${sb.address}`, "DNS:db.vm-install.test"]);
           const { privateKey, publicKey } = generateKeyPairSync("ec", { namedCurve: "prime256v1" });
           const expired = {
-            cert: issueServerCertificate({
+            cert: await issueServerCertificate({
               caCert: givenCa.cert,
               caKey: givenCa.key,
               publicKey,

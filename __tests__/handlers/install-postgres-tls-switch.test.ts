@@ -23,9 +23,13 @@ beforeAll(async () => {
 
 const tlsEvent = (over: Partial<TlsEvent> = {}): TlsEvent => tlsEventFrom(ca, { tls: "given", ...over });
 /** A pair issued by `ca` for `names`, valid from `from` for `days`. */
-function pairFor(names: string[], from = Date.now() - 60_000, days = 365): { cert: string; key: string } {
+async function pairFor(
+  names: string[],
+  from = Date.now() - 60_000,
+  days = 365,
+): Promise<{ cert: string; key: string }> {
   const { privateKey, publicKey } = generateKeyPairSync("ec", { namedCurve: "prime256v1" });
-  const cert = issueServerCertificate({
+  const cert = await issueServerCertificate({
     caCert: ca.cert,
     caKey: ca.key,
     publicKey,
@@ -48,7 +52,7 @@ describe('tls back to "debian": vm-install\'s certificate is removed as a planne
 
   test("after stack-ca: a check names the drop-in and both files, the run removes them, then nothing is left", async () => {
     const vm = new PostgresVm(newCluster());
-    vm.state.files[SNAKEOIL] = pairFor(["snakeoil"]).cert;
+    vm.state.files[SNAKEOIL] = (await pairFor(["snakeoil"])).cert;
     await pgJob(vm, EVENT());
     expect(vm.state.files[TLS_DROPIN]).toBeDefined();
     expect(await checkThenRun(vm, EVENT({ tls: "debian" }))).toEqual([removed]);
@@ -58,7 +62,7 @@ describe('tls back to "debian": vm-install\'s certificate is removed as a planne
 
   test("after given, only the drop-in left: it alone goes", async () => {
     const vm = new PostgresVm(newCluster());
-    vm.state.files[SNAKEOIL] = pairFor(["snakeoil"]).cert;
+    vm.state.files[SNAKEOIL] = (await pairFor(["snakeoil"])).cert;
     await pgJob(vm, EVENT({ tls: "debian" }));
     vm.state.files[TLS_DROPIN] = tlsDropInContent(tlsFiles(CONF));
     expect(await checkThenRun(vm, EVENT({ tls: "debian" }))).toEqual([
@@ -68,7 +72,7 @@ describe('tls back to "debian": vm-install\'s certificate is removed as a planne
 
   test("a reload after which the server still presents vm-install's certificate: the run fails, naming both", async () => {
     const vm = new PostgresVm(newCluster());
-    vm.state.files[SNAKEOIL] = pairFor(["snakeoil"]).cert;
+    vm.state.files[SNAKEOIL] = (await pairFor(["snakeoil"])).cert;
     await pgJob(vm, EVENT());
     vm.presented = vm.state.files[TLS_CERT];
     const run = await pgJob(vm, EVENT({ tls: "debian" })).catch((err: Error) => err);
@@ -139,55 +143,59 @@ describe('the given pair (tls "given"): refused before anything changes, or warn
         passphrase: "a passphrase",
       }),
     );
-  test.each<[string, () => Partial<TlsEvent>, RegExp]>([
+  test.each<[string, () => Promise<Partial<TlsEvent>>, RegExp]>([
     [
       "a key that is not the certificate's",
-      () => ({ ...asGiven(pairFor(NAMES)), tls_key: pairFor(NAMES).key }),
+      async () => ({ ...asGiven(await pairFor(NAMES)), tls_key: (await pairFor(NAMES)).key }),
       /^tls_key is not the key of the first certificate in tls_cert \(CN=192\.0\.2\.10, SHA-256 [0-9A-F:]+\): give that certificate's own key/,
     ],
     [
       "the CA's key with the server's certificate",
-      () => ({ tls_cert: pairFor(NAMES).cert, tls_key: ca.key }),
+      async () => ({ tls_cert: (await pairFor(NAMES)).cert, tls_key: ca.key }),
       /^tls_key is not the key/,
     ],
     [
       "a key locked by a passphrase",
-      () => ({ tls_cert: pairFor(NAMES).cert, tls_key: encrypted() }),
+      async () => ({ tls_cert: (await pairFor(NAMES)).cert, tls_key: encrypted() }),
       /^tls_key is encrypted with a passphrase, which the server cannot ask for.*openssl pkey/,
     ],
     [
       "an unreadable certificate",
-      () => ({
+      async () => ({
         tls_cert: "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n",
-        tls_key: pairFor(NAMES).key,
+        tls_key: (await pairFor(NAMES)).key,
       }),
       /^tls_cert: its first PEM block is not a certificate/,
     ],
     [
       "an expired certificate",
-      () => asGiven(pairFor(NAMES, Date.now() - 40 * DAY, 30)),
+      async () => asGiven(await pairFor(NAMES, Date.now() - 40 * DAY, 30)),
       /^tls_cert expired on \d{4}-\d\d-\d\d: every client that verifies .* give a renewed certificate$/,
     ],
-    ["one expired a second ago", () => asGiven(pairFor(NAMES, Date.now() - DAY - 1000, 1)), /^tls_cert expired on /],
+    [
+      "one expired a second ago",
+      async () => asGiven(await pairFor(NAMES, Date.now() - DAY - 1000, 1)),
+      /^tls_cert expired on /,
+    ],
     [
       "a certificate without a name of tlsNames",
-      () => asGiven(pairFor(NAMES.slice(0, 1))),
+      async () => asGiven(await pairFor(NAMES.slice(0, 1))),
       /^tls_cert does not cover db\.example\.test of tlsNames, .* take them out of tlsNames$/,
     ],
-  ])("%s: refused, saying what and what to do", (_what, pair, message) => {
-    const problems = givenPairProblems(tlsEvent(pair()), Date.now());
+  ])("%s: refused, saying what and what to do", async (_what, pair, message) => {
+    const problems = givenPairProblems(tlsEvent(await pair()), Date.now());
     expect(problems).toEqual([expect.stringMatching(message)]);
   });
 
-  test("a sound pair: no refusal, also with the chain after the certificate and \\r\\n line ends", () => {
-    const pair = pairFor(NAMES);
+  test("a sound pair: no refusal, also with the chain after the certificate and \\r\\n line ends", async () => {
+    const pair = await pairFor(NAMES);
     expect(givenPairProblems(tlsEvent(asGiven(pair)), Date.now())).toEqual([]);
     const chained = `${pair.cert}${ca.cert}`.replace(/\n/g, "\r\n");
     expect(givenPairProblems(tlsEvent({ tls_cert: chained, tls_key: pair.key }), Date.now())).toEqual([]);
   });
 
   test("without the VM's address, not yet valid, near expiry: installed, with a warning each", async () => {
-    const pair = pairFor(["db.example.test"], Date.now() + 3600_000, 10);
+    const pair = await pairFor(["db.example.test"], Date.now() + 3600_000, 10);
     expect(givenPairProblems(tlsEvent(asGiven(pair)), Date.now())).toEqual([]);
     const seen = {
       now: Date.now(),
@@ -214,8 +222,8 @@ describe('the given pair (tls "given"): refused before anything changes, or warn
       commands.push(command);
       return run(command, opts);
     };
-    const key = pairFor(NAMES).key;
-    const given = { ...EVENT({ tls: "given", tls_cert: pairFor(NAMES).cert, tls_key: key }) };
+    const key = (await pairFor(NAMES)).key;
+    const given = { ...EVENT({ tls: "given", tls_cert: (await pairFor(NAMES)).cert, tls_key: key }) };
     for (const check of [true, false]) {
       const err = await pgJob(vm, { ...given, check }).catch((e: Error) => e);
       expect(String(err)).toMatch(/TLS settings: tls_key is not the key of the first certificate.*Nothing was changed/);
@@ -228,11 +236,11 @@ describe('the given pair (tls "given"): refused before anything changes, or warn
 
   test("a changed given certificate replaces the one installed; the same one again changes nothing", async () => {
     const vm = new PostgresVm(newCluster());
-    const first = pairFor(NAMES);
+    const first = await pairFor(NAMES);
     const given = (p: { cert: string; key: string }) => EVENT({ tls: "given", tls_cert: p.cert, tls_key: p.key });
     await pgJob(vm, given(first));
     expect(vm.state.files[TLS_CERT]).toBe(first.cert);
-    const second = pairFor(NAMES);
+    const second = await pairFor(NAMES);
     expect(await checkThenRun(vm, given(second))).toEqual([`server certificate replaced: the given one (${TLS_CERT})`]);
     expect(new X509Certificate(vm.state.files[TLS_CERT]).fingerprint256).toBe(
       new X509Certificate(second.cert).fingerprint256,
@@ -246,7 +254,8 @@ describe('the given pair (tls "given"): refused before anything changes, or warn
     expect(() => refuseTlsSettings(stack({ tls_ca_key: other.key }), Date.now())).toThrow(
       /^TLS settings: tls_ca_key is not the key of tls_ca_cert: .*delete it to make a new CA\. Nothing was changed\.$/,
     );
-    expect(() => refuseTlsSettings(stack({ tls_ca_cert: pairFor(NAMES).cert }), Date.now())).toThrow(
+    const server = (await pairFor(NAMES)).cert;
+    expect(() => refuseTlsSettings(stack({ tls_ca_cert: server }), Date.now())).toThrow(
       /tls_ca_cert is not a CA certificate/,
     );
     expect(() => refuseTlsSettings(tlsEvent({ tls_valid_days: 30 }), Date.now())).toThrow(

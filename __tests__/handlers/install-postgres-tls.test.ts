@@ -142,7 +142,7 @@ describe("the given certificate (tls given)", () => {
   });
 });
 
-describe("the certificate the job signs (x509-issue.ts, DER by hand)", () => {
+describe("the certificate the job signs (x509-issue.ts, through @peculiar/x509)", () => {
   test("openssl verifies it against the CA and reads every name; node checks each address and name; another CA refuses it", async () => {
     const names = ["10.0.0.5", "2001:db8::5", "::ffff:192.0.2.7", "db1", "db.example.test"];
     const pair = await issueCertificate(event(), names);

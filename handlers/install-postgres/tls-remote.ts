@@ -130,7 +130,7 @@ async function readFallback(remote: Remote, port: number, dropIn: string): Promi
 export async function issueCertificate(event: TlsEvent, names: string[]): Promise<{ cert: string; key: string }> {
   const { privateKey, publicKey } = generateKeyPairSync("ec", { namedCurve: "prime256v1" });
   const notBefore = new Date(Date.now() - 5 * 60_000);
-  const cert = issueServerCertificate({
+  const cert = await issueServerCertificate({
     caCert: event.tls_ca_cert,
     caKey: event.tls_ca_key,
     publicKey,
