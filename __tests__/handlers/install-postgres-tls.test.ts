@@ -2,12 +2,21 @@
 // which is replaced, in the words a check and a run share, for the class of ways a certificate goes bad
 // (none, unreadable, another CA, a key that is not its own, a missing name, near expiry), and the given
 // pair refused when the key is not the certificate's.
+// The polyfill before @peculiar/x509, which refuses to load without Reflect metadata.
+import "reflect-metadata";
 import { spawnSync } from "node:child_process";
-import { createPrivateKey, createPublicKey, generateKeyPairSync, X509Certificate } from "node:crypto";
+import {
+  createPrivateKey,
+  createPublicKey,
+  generateKeyPairSync,
+  KeyObject,
+  webcrypto,
+  X509Certificate,
+} from "node:crypto";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { generate } from "selfsigned";
+import { BasicConstraintsExtension, KeyUsageFlags, KeyUsagesExtension, X509CertificateGenerator } from "@peculiar/x509";
 import { generateCa, type StackCa } from "../../construct/postgres-ca";
 import { requireSsl } from "../../handlers/install-postgres/decisions";
 import {
@@ -46,6 +55,27 @@ const seenWith = async (over: Partial<TlsEvent> = {}, names = NAMES): Promise<Tl
   };
 };
 const forNames = `issued by the stack's CA for ${NAMES.join(", ")}`;
+
+/** An RSA CA that states no key identifier, as another tool may make one (the issued AKI is then computed). */
+async function rsaCaWithoutKeyId(): Promise<{ cert: string; key: string }> {
+  const algorithm = { name: "RSASSA-PKCS1-v1_5", hash: "SHA-256", publicExponent: new Uint8Array([1, 0, 1]) };
+  const keys = await webcrypto.subtle.generateKey({ ...algorithm, modulusLength: 2048 }, true, ["sign", "verify"]);
+  const cert = await X509CertificateGenerator.createSelfSigned(
+    {
+      name: [{ CN: ["rsa ca"] }],
+      keys,
+      extensions: [
+        new BasicConstraintsExtension(true, undefined, true),
+        new KeyUsagesExtension(KeyUsageFlags.keyCertSign, true),
+      ],
+    },
+    webcrypto,
+  );
+  return {
+    cert: cert.toString("pem"),
+    key: String(KeyObject.from(keys.privateKey).export({ type: "pkcs8", format: "pem" })),
+  };
+}
 
 describe("the server certificate (tls stack-ca)", () => {
   test("a certificate that serves: no change, the same names in the same order as issued", async () => {
@@ -176,16 +206,8 @@ describe("the certificate the job signs (x509-issue.ts, through @peculiar/x509)"
   });
 
   test("an RSA CA signs too (sha256WithRSAEncryption); IPv6 literals become their 16 bytes", async () => {
-    const rsa = await generate([{ name: "commonName", value: "rsa ca" }], {
-      keyType: "rsa",
-      keySize: 2048,
-      algorithm: "sha256",
-      extensions: [
-        { name: "basicConstraints", cA: true, critical: true },
-        { name: "keyUsage", keyCertSign: true, critical: true },
-      ],
-    });
-    const pair = await issueCertificate(event({ tls_ca_cert: rsa.cert, tls_ca_key: rsa.private }), ["db1"]);
+    const rsa = await rsaCaWithoutKeyId();
+    const pair = await issueCertificate(event({ tls_ca_cert: rsa.cert, tls_ca_key: rsa.key }), ["db1"]);
     const cert = new X509Certificate(pair.cert);
     const rsaCa = new X509Certificate(rsa.cert);
     expect(cert.checkIssued(rsaCa) && cert.verify(rsaCa.publicKey)).toBe(true);

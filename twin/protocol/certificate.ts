@@ -1,7 +1,19 @@
 // go-plugin's automatic mTLS, server side: Terraform hands the plugin its client certificate
 // (PLUGIN_CLIENT_CERT) and expects a fresh self-signed server certificate, valid for "localhost" and
 // usable as its own CA, whose DER it reads from the handshake line and trusts as the only root.
-import { generate } from "selfsigned";
+// The polyfill first: @peculiar/x509's registry (tsyringe) refuses to load without Reflect metadata.
+import "reflect-metadata";
+import { KeyObject, webcrypto } from "node:crypto";
+import {
+  BasicConstraintsExtension,
+  ExtendedKeyUsage,
+  ExtendedKeyUsageExtension,
+  GeneralName,
+  KeyUsageFlags,
+  KeyUsagesExtension,
+  SubjectAlternativeNameExtension,
+  X509CertificateGenerator,
+} from "@peculiar/x509";
 
 export interface ServerCertificate {
   certPem: string;
@@ -11,33 +23,29 @@ export interface ServerCertificate {
 }
 
 export async function makeServerCertificate(): Promise<ServerCertificate> {
-  const notBeforeDate = new Date(Date.now() - 30_000);
-  const pems = await generate(
-    [
-      { name: "commonName", value: "localhost" },
-      { name: "organizationName", value: "HashiCorp" },
-    ],
+  const keys = await webcrypto.subtle.generateKey({ name: "ECDSA", namedCurve: "P-256" }, true, ["sign", "verify"]);
+  const notBefore = new Date(Date.now() - 30_000);
+  const usage =
+    KeyUsageFlags.digitalSignature |
+    KeyUsageFlags.keyEncipherment |
+    KeyUsageFlags.keyAgreement |
+    KeyUsageFlags.keyCertSign;
+  const cert = await X509CertificateGenerator.createSelfSigned(
     {
-      keyType: "ec",
-      curve: "P-256",
-      algorithm: "sha256",
-      notBeforeDate,
-      notAfterDate: new Date(notBeforeDate.getTime() + 24 * 3600 * 1000 * 30),
+      name: [{ CN: ["localhost"] }, { O: ["HashiCorp"] }],
+      notBefore,
+      notAfter: new Date(notBefore.getTime() + 24 * 3600 * 1000 * 30),
+      keys,
       extensions: [
-        { name: "basicConstraints", cA: true, critical: true },
-        {
-          name: "keyUsage",
-          digitalSignature: true,
-          keyEncipherment: true,
-          keyAgreement: true,
-          keyCertSign: true,
-          critical: true,
-        },
-        { name: "extKeyUsage", serverAuth: true, clientAuth: true },
-        { name: "subjectAltName", altNames: [{ type: 2, value: "localhost" }] },
+        new BasicConstraintsExtension(true, undefined, true),
+        new KeyUsagesExtension(usage, true),
+        new ExtendedKeyUsageExtension([ExtendedKeyUsage.serverAuth, ExtendedKeyUsage.clientAuth]),
+        new SubjectAlternativeNameExtension([new GeneralName("dns", "localhost")]),
       ],
     },
+    webcrypto,
   );
-  const der = Buffer.from(pems.cert.replace(/-----[A-Z ]+-----/g, "").replace(/\s+/g, ""), "base64");
-  return { certPem: pems.cert, keyPem: pems.private, handshakeDer: der.toString("base64").replace(/=+$/, "") };
+  const keyPem = String(KeyObject.from(keys.privateKey).export({ type: "pkcs8", format: "pem" }));
+  const der = Buffer.from(cert.rawData);
+  return { certPem: cert.toString("pem"), keyPem, handshakeDer: der.toString("base64").replace(/=+$/, "") };
 }
