@@ -2,25 +2,20 @@
 // wraps it, sets no key identifiers and signs with the CA's key only when it is of the new key's type). Only
 // what a TLS client checks: v3, the CA's subject as issuer, validity, the key, and the extensions of a CA
 // (pathlen 0, signs certificates only) or a server (signature and key encipherment, serverAuth, the names).
-// The polyfill first: the library's registry (tsyringe) refuses to load without Reflect metadata.
-import "reflect-metadata";
 import { createPrivateKey, createPublicKey, type KeyObject, webcrypto } from "node:crypto";
 import { isIPv4, isIPv6 } from "node:net";
-import {
-  AuthorityKeyIdentifierExtension,
-  BasicConstraintsExtension,
-  ExtendedKeyUsage,
-  ExtendedKeyUsageExtension,
-  type Extension,
-  GeneralName,
-  KeyUsageFlags,
-  KeyUsagesExtension,
-  Name,
-  SubjectAlternativeNameExtension,
-  SubjectKeyIdentifierExtension,
-  X509Certificate,
-  X509CertificateGenerator,
-} from "@peculiar/x509";
+import type { Extension, GeneralName, Name } from "@peculiar/x509";
+
+type X509 = typeof import("@peculiar/x509");
+let loaded: Promise<X509> | undefined;
+/**
+ * The library, on the first certificate: its require costs a job ~300 ms that most runs (nothing to issue)
+ * need not pay. The polyfill first: its registry (tsyringe) refuses to load without Reflect metadata.
+ */
+const library = (): Promise<X509> => {
+  loaded ??= import("reflect-metadata").then(() => import("@peculiar/x509"));
+  return loaded;
+};
 
 /** An IP literal's bytes (4 or 16), for an iPAddress name. */
 export function ipBytes(ip: string): Buffer {
@@ -43,10 +38,10 @@ export function ipBytes(ip: string): Buffer {
  * An IP literal as the library reads one right: dotted, or eight hex groups. Its own parser takes the tail of
  * "::ffff:192.0.2.7" for two hex groups and names another address, so the bytes come from ipBytes.
  */
-function ipName(ip: string): GeneralName {
+function ipName(x509: X509, ip: string): GeneralName {
   const bytes = ipBytes(ip);
   const text = bytes.length === 4 ? [...bytes].join(".") : (bytes.toString("hex").match(/.{4}/g) ?? []).join(":");
-  return new GeneralName("ip", text);
+  return new x509.GeneralName("ip", text);
 }
 
 const crypto = webcrypto;
@@ -71,7 +66,7 @@ async function signingKey(pem: string): Promise<webcrypto.CryptoKey> {
 }
 
 const spki = (key: KeyObject) => key.export({ type: "spki", format: "der" });
-const commonName = (cn: string) => new Name([{ CN: [{ utf8String: cn }] }]);
+const commonName = (x509: X509, cn: string) => new x509.Name([{ CN: [{ utf8String: cn }] }]);
 
 async function issue(o: {
   subject: Name;
@@ -82,6 +77,7 @@ async function issue(o: {
   notAfter: Date;
   extensions: Extension[];
 }): Promise<string> {
+  const { X509CertificateGenerator } = await library();
   const cert = await X509CertificateGenerator.create(
     { ...o, publicKey: spki(o.publicKey), signingKey: await signingKey(o.caKey) },
     crypto,
@@ -96,8 +92,9 @@ export async function issueCaCertificate(o: {
   notBefore: Date;
   notAfter: Date;
 }): Promise<string> {
+  const x509 = await library();
   const publicKey = createPublicKey(createPrivateKey(o.key));
-  const name = commonName(o.commonName);
+  const name = commonName(x509, o.commonName);
   return issue({
     subject: name,
     issuer: name,
@@ -106,10 +103,10 @@ export async function issueCaCertificate(o: {
     notBefore: o.notBefore,
     notAfter: o.notAfter,
     extensions: [
-      new BasicConstraintsExtension(true, 0, true),
-      new KeyUsagesExtension(KeyUsageFlags.keyCertSign | KeyUsageFlags.cRLSign, true),
-      await SubjectKeyIdentifierExtension.create(spki(publicKey), false, crypto),
-      await AuthorityKeyIdentifierExtension.create(spki(publicKey), false, crypto),
+      new x509.BasicConstraintsExtension(true, 0, true),
+      new x509.KeyUsagesExtension(x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign, true),
+      await x509.SubjectKeyIdentifierExtension.create(spki(publicKey), false, crypto),
+      await x509.AuthorityKeyIdentifierExtension.create(spki(publicKey), false, crypto),
     ],
   });
 }
@@ -123,26 +120,27 @@ export async function issueServerCertificate(o: {
   notBefore: Date;
   notAfter: Date;
 }): Promise<string> {
-  const ca = new X509Certificate(o.caCert);
+  const x509 = await library();
+  const ca = new x509.X509Certificate(o.caCert);
   // The CA's own identifier when it states one: a client matches the two, not the way either was computed.
-  const caId = ca.getExtension(SubjectKeyIdentifierExtension)?.keyId;
-  const alt = o.names.map((n) => (isIPv4(n) || isIPv6(n) ? ipName(n) : new GeneralName("dns", n)));
+  const caId = ca.getExtension(x509.SubjectKeyIdentifierExtension)?.keyId;
+  const alt = o.names.map((n) => (isIPv4(n) || isIPv6(n) ? ipName(x509, n) : new x509.GeneralName("dns", n)));
   return issue({
-    subject: commonName(o.names[0] ?? "postgres"),
+    subject: commonName(x509, o.names[0] ?? "postgres"),
     issuer: ca.subjectName,
     publicKey: o.publicKey,
     caKey: o.caKey,
     notBefore: o.notBefore,
     notAfter: o.notAfter,
     extensions: [
-      new BasicConstraintsExtension(false, undefined, true),
-      new KeyUsagesExtension(KeyUsageFlags.digitalSignature | KeyUsageFlags.keyEncipherment, true),
-      new ExtendedKeyUsageExtension([ExtendedKeyUsage.serverAuth]),
-      new SubjectAlternativeNameExtension(alt),
-      await SubjectKeyIdentifierExtension.create(spki(o.publicKey), false, crypto),
+      new x509.BasicConstraintsExtension(false, undefined, true),
+      new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature | x509.KeyUsageFlags.keyEncipherment, true),
+      new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.serverAuth]),
+      new x509.SubjectAlternativeNameExtension(alt),
+      await x509.SubjectKeyIdentifierExtension.create(spki(o.publicKey), false, crypto),
       caId
-        ? new AuthorityKeyIdentifierExtension(caId)
-        : await AuthorityKeyIdentifierExtension.create(ca.publicKey, false, crypto),
+        ? new x509.AuthorityKeyIdentifierExtension(caId)
+        : await x509.AuthorityKeyIdentifierExtension.create(ca.publicKey, false, crypto),
     ],
   });
 }
