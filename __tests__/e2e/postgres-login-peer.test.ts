@@ -3,6 +3,7 @@
 // server is down; the server comes back on ::1 only; the next run must fail naming that user's process,
 // and the squatter (which asks for a cleartext password, as the finding's did) must record no password.
 // Then the normal run logs in with SCRAM-SHA-256, and with TCP forwarding off the check is skipped, saying so.
+// Passwords SASLprep changes (U+00A0, U+2168) are stored as PostgreSQL has them: libpq logs in with them too.
 import type { Sandbox } from "../../sandbox/index";
 import { describeE2E, expectSucceeded, root, runInstaller, sandboxPerSuite, withoutFrames } from "./support/e2e";
 import { FACTS } from "./support/release";
@@ -150,6 +151,27 @@ describeE2E("install-postgres: the login check proves its peer before sending an
         ),
       ]);
       await root(sb, "rm /etc/ssh/sshd_config.d/10-no-forwarding.conf && systemctl reload ssh");
+    },
+    T,
+  );
+
+  it(
+    "passwords with U+00A0 and U+2168: stored as PostgreSQL's SASLprep has it, libpq and the check log in with SCRAM",
+    async () => {
+      // U+00A0 alone: one form (a space), the secret made in the job; with U+2168 (NFKC: "IX") the server hashes.
+      for (const password of ["vm\u00a0install-7", "vm\u00a0install\u2168-7"]) {
+        const run = () => runInstaller(sb, "install-postgres", event, { secretEnv: { db_password: password } });
+        const set = await run();
+        expectSucceeded(set);
+        expect(set.result.verified).toMatchObject({ user: "shop_app", auth: "scram-sha-256" });
+        const again = await run();
+        expectSucceeded(again);
+        expect(again.result.changes).toEqual([]);
+        // libpq's own SASLprep and SCRAM, as an application would log in.
+        const sql = "psql -h 127.0.0.1 -U shop_app -d shop -Atc 'select current_user'";
+        const libpq = await root(sb, `PGPASSWORD='${password}' ${sql}`);
+        expect(libpq.trim()).toBe("shop_app");
+      }
     },
     T,
   );

@@ -9,7 +9,7 @@ import { POSTMASTER_PID as PM, ssLine } from "./support/listener-look";
 
 const PW = "Sw0rdfish: quotes ' \" and spaces";
 const WHO = JSON.stringify({ user: "app_user", database: "myapp", server_version: "15.10" });
-const login = { user: "app_user", database: "myapp", password: PW, timeoutMs: 5000 };
+const login = { user: "app_user", database: "myapp", prepared: PW, timeoutMs: 5000 };
 
 /** Runs the client against a fake in `mode`; what it returned or threw, and every byte it wrote. */
 async function against(mode: FakeMode, serverPassword = PW, tls: WireLogin["tls"] = "off") {

@@ -23,7 +23,8 @@ export class ServerRefused extends Error {
 export interface WireLogin {
   user: string;
   database: string;
-  password: string;
+  /** The password as PostgreSQL's SASLprep leaves it (saslprep.ts postgresSaslprep). */
+  prepared: string;
   /**
    * "prefer": an SSLRequest first, TLS when the server has it (libpq's sslmode=prefer, a round trip and a
    * handshake); "off": no TLS, for a loopback peer whose rules do not ask for it.
@@ -189,7 +190,7 @@ export async function scramLogin(stream: Duplex, t: WireLogin): Promise<WireAnsw
       current = secure;
       inbox = new Inbox(secure);
     }
-    const scram = new ScramClient(t.password);
+    const scram = new ScramClient(t.prepared);
     const first = Buffer.from(scram.first(), "utf8");
     const initial = message("p", cstring(SCRAM_MECHANISM), int32(first.length), first);
     current.write(Buffer.concat([startupMessage(t.user, t.database), initial]));

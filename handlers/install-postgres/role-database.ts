@@ -4,7 +4,8 @@
 import { type RoleDbDecision, refuseSuperuser, requireSafePaths, requireSsl } from "./decisions";
 import { DROPIN_NAME, type ServerState } from "./pg";
 import type { Run } from "./run";
-import { isAscii, scramSecret } from "./scram";
+import { postgresSaslprep } from "./saslprep";
+import { scramSecret } from "./scram";
 import { psql, psqlJson } from "./server";
 import { applySql, inspectSql } from "./sql";
 
@@ -49,13 +50,15 @@ export function roleDatabaseSql(run: Run, plan: RoleDbDecision): string {
 }
 
 /**
- * What ALTER ROLE ... PASSWORD is given: the SCRAM-SHA-256 secret made here for an ASCII password
- * (registered as a secret), the password itself otherwise, which the server hashes (see scram.ts isAscii).
+ * What ALTER ROLE ... PASSWORD is given: the SCRAM-SHA-256 secret made here (registered as a secret) where what
+ * PostgreSQL's SASLprep makes of the password is certain (saslprep.ts), else the password itself, which the
+ * server prepares and hashes.
  */
 function passwordValue(run: Run): string {
   const pw = run.event.db_password;
-  if (!isAscii(pw)) return pw;
-  const secret = scramSecret(pw);
+  const prepared = postgresSaslprep(pw);
+  if (prepared.length !== 1) return pw;
+  const secret = scramSecret(prepared[0]);
   run.secrets.add(secret, "db_password_scram");
   return secret;
 }

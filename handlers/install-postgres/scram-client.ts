@@ -4,7 +4,7 @@
 // offers it, is not what proves the peer here; the listener look and the server signature are.
 
 import * as crypto from "node:crypto";
-import { hmacSha256, MAX_SCRAM_ITERATIONS, prepareApproximately, scramKeys } from "./scram";
+import { hmacSha256, MAX_SCRAM_ITERATIONS, scramKeys } from "./scram";
 
 export const SCRAM_MECHANISM = "SCRAM-SHA-256";
 
@@ -27,7 +27,8 @@ export class ScramClient {
   private expectedSignature?: Buffer;
 
   constructor(
-    private readonly password: string,
+    /** The password as PostgreSQL's SASLprep leaves it (saslprep.ts): the string both sides hash. */
+    private readonly prepared: string,
     private readonly nonce = crypto.randomBytes(18).toString("base64"),
     /** SCRAM's user name: PostgreSQL takes the role from the startup message (libpq sends ""). */
     saslName = "",
@@ -63,11 +64,7 @@ export class ScramClient {
         `the server asked for ${JSON.stringify(iterText.slice(0, 12))} iterations, not 1 to ${MAX_SCRAM_ITERATIONS}`,
       );
 
-    const { clientKey, storedKey, serverKey } = scramKeys(
-      prepareApproximately(this.password),
-      Buffer.from(saltText, "base64"),
-      iterations,
-    );
+    const { clientKey, storedKey, serverKey } = scramKeys(this.prepared, Buffer.from(saltText, "base64"), iterations);
     const withoutProof = `c=${Buffer.from(GS2_HEADER).toString("base64")},r=${nonce}`;
     const authMessage = `${this.clientFirstBare},${serverFirst},${withoutProof}`;
     const clientSignature = hmacSha256(storedKey, authMessage);

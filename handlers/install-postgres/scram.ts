@@ -5,6 +5,7 @@
 //   SCRAM-SHA-256$<iterations>:<base64 salt>$<base64 StoredKey>:<base64 ServerKey>        (RFC 5802/7677)
 
 import * as crypto from "node:crypto";
+import { postgresSaslprep } from "./saslprep";
 
 /** PostgreSQL's default (scram_iterations in 16+, fixed before): what the secrets made here use. */
 const SCRAM_ITERATIONS = 4096;
@@ -40,34 +41,6 @@ export interface ScramSecret {
   serverKey: Buffer;
 }
 
-/**
- * True when every character is 7-bit ASCII: then SASLprep leaves the password exactly as it is.
- * PostgreSQL runs the password through SASLprep before hashing, but copies a pure-ASCII one verbatim
- * (its SASLprep code: pg_is_ascii, then a plain copy), so for ASCII passwords, quotes, backslashes, spaces and all,
- * the secret computed here is exactly the server's. For other characters the full SASLprep needs Unicode
- * 3.2 tables this job does not carry: the server hashes those (role-database.ts passwordValue), and
- * `prepareApproximately` only notices that the stored secret already matches (a false "differs" costs
- * one needless update, nothing more).
- */
-export function isAscii(password: string): boolean {
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: the whole 7-bit range is the point, controls included.
-  return /^[\x00-\x7f]*$/.test(password);
-}
-
-// RFC 3454 C.1.2 (non-ASCII space characters -> U+0020) and B.1 (commonly mapped to nothing).
-const NON_ASCII_SPACE = /[\u00a0\u1680\u2000-\u200b\u202f\u205f\u3000]/g;
-// biome-ignore lint/suspicious/noMisleadingCharacterClass: RFC 3454 B.1 lists these combining code points one by one.
-const MAPPED_TO_NOTHING = /[\u00ad\u034f\u1806\u180b-\u180d\u200c\u200d\u2060\ufe00-\ufe0f\ufeff]/g;
-
-/**
- * SASLprep's mapping and NFKC steps, without its prohibition and bidi checks (those make PostgreSQL
- * fall back to the raw password). Exact for ASCII and for ordinary text in any script.
- */
-export function prepareApproximately(password: string): string {
-  if (isAscii(password)) return password;
-  return password.replace(NON_ASCII_SPACE, " ").replace(MAPPED_TO_NOTHING, "").normalize("NFKC");
-}
-
 export function hmacSha256(key: Buffer, text: string): Buffer {
   return crypto.createHmac("sha256", key).update(text, "utf8").digest();
 }
@@ -88,7 +61,7 @@ export function scramKeys(
 }
 const keys = scramKeys;
 
-/** The secret PostgreSQL would store for `password` (already SASLprep'd when not ASCII). */
+/** The secret PostgreSQL would store for a password it SASLprep'd into `prepared` (saslprep.ts). */
 export function scramSecret(
   prepared: string,
   salt: Buffer = crypto.randomBytes(SCRAM_SALT_BYTES),
@@ -191,12 +164,16 @@ export function storedPasswordState(
   if (stored?.startsWith("SCRAM-SHA-256$")) {
     const scram = readScramSecret(stored, maxIterations).secret;
     if (!scram) return "different";
-    const { storedKey, serverKey } = keys(prepareApproximately(password), scram.salt, scram.iterations);
-    const same =
-      storedKey.length === scram.storedKey.length &&
-      crypto.timingSafeEqual(storedKey, scram.storedKey) &&
-      serverKey.length === scram.serverKey.length &&
-      crypto.timingSafeEqual(serverKey, scram.serverKey);
+    // Where PostgreSQL's SASLprep is one of two strings (saslprep.ts), the server stored one of them.
+    const same = postgresSaslprep(password).some((prepared) => {
+      const { storedKey, serverKey } = keys(prepared, scram.salt, scram.iterations);
+      return (
+        storedKey.length === scram.storedKey.length &&
+        crypto.timingSafeEqual(storedKey, scram.storedKey) &&
+        serverKey.length === scram.serverKey.length &&
+        crypto.timingSafeEqual(serverKey, scram.serverKey)
+      );
+    });
     return same ? "same" : "different";
   }
   if (stored && /^md5[0-9a-f]{32}$/.test(stored)) {

@@ -8,6 +8,7 @@ import { lookAtListener, proveListener } from "./listener";
 import { shortServerVersion, verifyHost } from "./pg";
 import { ServerRefused, scramLogin, type WireAnswer, type WireLogin } from "./pg-wire";
 import type { Run } from "./run";
+import { postgresSaslprep } from "./saslprep";
 import type { ListenerSeen } from "./server-look";
 
 export interface LoginProof {
@@ -49,14 +50,16 @@ export async function verifyLogin(
         async () => proveListener(await lookAtListener(remote, port, unit), target),
         "verify_listener",
       );
-  const attempt = (tls: WireLogin["tls"]) => async () =>
-    scramLogin(await tunnel(host, port, { timeoutMs: 30_000 }), {
-      user,
-      database: db,
-      password: event.db_password,
-      tls,
-      timeoutMs: 60_000,
-    });
+  const attempt = (tls: WireLogin["tls"]) => () =>
+    loginPrepared(event.db_password, async (prepared) =>
+      scramLogin(await tunnel(host, port, { timeoutMs: 30_000 }), {
+        user,
+        database: db,
+        prepared,
+        tls,
+        timeoutMs: 60_000,
+      }),
+    );
   let answer: WireAnswer;
   try {
     answer = await progress.step(
@@ -78,6 +81,20 @@ export async function verifyLogin(
   if (answer.sessionUser !== user)
     throw new Error(`the TCP login check ran as ${JSON.stringify(answer.sessionUser)}, not ${user}`);
   return { host, serverVersion: shortServerVersion(answer.serverVersion) };
+}
+
+/**
+ * `login` with the password as PostgreSQL's SASLprep leaves it; where that is one of two strings (saslprep.ts),
+ * with the other after the server refused the first.
+ */
+async function loginPrepared(password: string, login: (prepared: string) => Promise<WireAnswer>): Promise<WireAnswer> {
+  const [likely, other] = postgresSaslprep(password);
+  try {
+    return await login(likely);
+  } catch (err) {
+    if (other === undefined || !(err instanceof ServerRefused) || err.sqlstate !== "28P01") throw err;
+    return login(other);
+  }
 }
 
 const isLoopback = (host: string) => host === "::1" || host.startsWith("127.");
