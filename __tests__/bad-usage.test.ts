@@ -36,8 +36,8 @@ function run(script: string, args: string[]): Promise<Ran> {
   });
 }
 
-/** [command, script, bad arguments, what its usage says]. */
-const BAD: [string, string, string[], string][] = [
+/** [command, script, bad arguments, what its usage says, and where given how it names the flag or argument]. */
+const BAD: [string, string, string[], string, string?][] = [
   ["check", "bin/check.ts", ["--no-such-flag"], "usage: npm run check"],
   ["check", "bin/check.ts", ["--junit"], "usage: npm run check"],
   ["status", "bin/status.ts", ["--no-such-flag"], "usage: npm run status"],
@@ -67,6 +67,24 @@ const BAD: [string, string, string[], string][] = [
   ["test:times", "bin/test-report.ts", ["a", "b"], "usage: npm run test:times"],
   ["bench:synth", "bench/synth.ts", ["2"], "usage: node -r ./bin/ts-register.js bench/synth.ts"],
   ["bench:synth", "bench/synth.ts", ["5", "extra"], "usage: node -r ./bin/ts-register.js bench/synth.ts"],
+  // Every command's options go through its parseArgs table: an unknown flag, a flag missing its value (or given
+  // one it takes none of) is named.
+  ["check", "bin/check.ts", ["--junit"], "usage: npm run check", "check: --junit needs a value (FILE)"],
+  ["status", "bin/status.ts", ["--junit"], "usage: npm run status", "status: --junit needs a value (FILE)"],
+  ["status", "bin/status.ts", ["--jsn"], "usage: npm run status", "status: unknown option --jsn"],
+  ["faults", "bin/faults.ts", ["--print=yes"], "usage: npm run faults", "faults: --print takes no value"],
+  ["docs", "bin/docs.ts", ["--check=yes"], "usage: npm run docs", "docs: --check takes no value"],
+  ["invoke", "bin/invoke.ts", ["--event"], "usage: npm run invoke", "--event"],
+  ["sandbox", "sandbox/cli.ts", ["up", "--user-data"], "usage: npm run sandbox", "up: --user-data needs a value"],
+  ["sandbox", "sandbox/cli.ts", ["image", "--bogus"], "usage: npm run sandbox", "image: unknown option --bogus"],
+  ["sandbox", "sandbox/cli.ts", ["down", "--bogus"], "usage: npm run sandbox", "down: unknown option --bogus"],
+  ["twin", "twin/install.ts", ["install", "--bogus"], "usage: npm run twin", "twin: unknown option --bogus"],
+  ["twin", "twin/install.ts", ["install", "--dir"], "usage: npm run twin", "twin: --dir needs a value (DIR)"],
+  ["providers", "providers/generate.ts", ["a", "b"], "usage: npm run providers", "providers: unexpected b"],
+  ["demo", "demo/demo.ts", ["--bogus"], "usage: npm run demo", "demo: unknown option --bogus"],
+  ["bench:report", "bench/report.ts", ["--check=yes"], "usage: npm run bench:report", "--check takes no value"],
+  ["test:times", "bin/test-report.ts", ["--bogus"], "usage: npm run test:times", "unknown option --bogus"],
+  ["bench:synth", "bench/synth.ts", ["--bogus"], "usage: node -r ./bin/ts-register.js", "unknown option --bogus"],
 ];
 
 /** [command, script, arguments asking for help, what its usage says]. */
@@ -98,6 +116,7 @@ describe("bad usage: exit 64, the usage on stderr, nothing on stdout", () => {
       const r = (await bad)[i];
       expect({ code: r.code, stdout: r.stdout }).toEqual({ code: EXIT.usage, stdout: "" });
       expect(r.stderr).toContain(BAD[i][3]);
+      expect(r.stderr).toContain(BAD[i][4] ?? "");
       expect(r.stderr).not.toContain("internal error");
     },
     60_000,

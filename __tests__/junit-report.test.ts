@@ -7,12 +7,15 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { parseConfig } from "../construct/config/parse";
 import type { DriftRow } from "../operator/check/run-checks";
+import { BadUsage } from "../operator/exit-codes";
 import { renderJunit, writeReportFile, xmlText } from "../operator/reports/junit";
-import { parseReportArgs } from "../operator/reports/report-args";
+import { parseReportArgs, reportUsage } from "../operator/reports/report-args";
 import { driftCases, reportSecrets, statusCases } from "../operator/reports/report-cases";
 import type { StatusRow } from "../operator/status/status-rows";
 import { context, tempDir } from "./support/synth";
 import { HOSTILE, NOT_ONE_PRINTABLE_LINE } from "./support/vm-says";
+
+const DASH = 'one starting with "-" goes as --junit=VALUE';
 
 const XSD = path.join(__dirname, "fixtures", "junit", "jenkins-junit.xsd");
 const WHEN = "2026-12-04T02:00:00.000Z";
@@ -221,15 +224,15 @@ describe("the report file", () => {
 });
 
 describe("check and status arguments", () => {
-  const usage = (command: string) => `usage: npm run ${command} [-- [--json] [--junit FILE]]`;
   test("--junit FILE and --junit=FILE, with --json or without; a missing path or an unknown argument is said", () => {
-    expect(parseReportArgs([], "check")).toEqual({ json: false });
-    expect(parseReportArgs(["--junit", "r.xml", "--json"], "check")).toEqual({ json: true, junit: "r.xml" });
-    expect(parseReportArgs(["--junit=out/r.xml"], "status")).toEqual({ json: false, junit: "out/r.xml" });
-    expect(parseReportArgs(["--junit"], "check")).toEqual({
-      error: `--junit needs the report's path, e.g. --junit report.xml; ${usage("check")}`,
-    });
-    expect(parseReportArgs(["--junit", "--json"], "status")).toHaveProperty("error");
-    expect(parseReportArgs(["--xml"], "status")).toEqual({ error: `unknown argument --xml; ${usage("status")}` });
+    expect(reportUsage("check")).toBe("usage: npm run check [-- [--json] [--junit FILE]]");
+    expect(parseReportArgs([])).toEqual({ json: false });
+    expect(parseReportArgs(["--junit", "r.xml", "--json"])).toEqual({ json: true, junit: "r.xml" });
+    expect(parseReportArgs(["--junit=out/r.xml"])).toEqual({ json: false, junit: "out/r.xml" });
+    expect(() => parseReportArgs(["--junit"])).toThrow(new BadUsage(`--junit needs a value (FILE); ${DASH}`));
+    expect(() => parseReportArgs(["--junit", "--json"])).toThrow(new BadUsage(`--junit needs a value (FILE); ${DASH}`));
+    expect(() => parseReportArgs(["--json=yes"])).toThrow(new BadUsage("--json takes no value"));
+    expect(() => parseReportArgs(["--xml"])).toThrow(new BadUsage("unknown option --xml"));
+    expect(() => parseReportArgs(["report.xml"])).toThrow(new BadUsage("unexpected report.xml"));
   });
 });

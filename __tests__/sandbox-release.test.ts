@@ -10,9 +10,9 @@ import {
   DEFAULT_RELEASE,
   parseRelease,
   RELEASE_ENV,
+  releaseOption,
   resolveRelease,
   SUPPORTED_RELEASES,
-  takeReleaseOption,
 } from "../sandbox/release";
 
 const ROOT = path.resolve(__dirname, "..");
@@ -46,27 +46,16 @@ describe("release names", () => {
     expect(() => resolveRelease("buster", {})).toThrow(`unknown sandbox release "buster"; ${SUPPORTED}`);
   });
 
-  test("--release NAME and --release=NAME are taken out of the arguments; missing, repeated or unknown values are refused", () => {
-    expect(takeReleaseOption(["demo", "--json"])).toEqual({ release: undefined, rest: ["demo", "--json"] });
-    expect(takeReleaseOption(["demo", "--release", "trixie", "--json"])).toEqual({
-      release: "trixie",
-      rest: ["demo", "--json"],
-    });
-    expect(takeReleaseOption(["--release=bookworm", "--rebuild"])).toEqual({
-      release: "bookworm",
-      rest: ["--rebuild"],
-    });
-    expect(() => takeReleaseOption(["--release"])).toThrow(`--release needs a release name; ${SUPPORTED}`);
-    expect(() => takeReleaseOption(["--release", "--json"])).toThrow(`--release needs a release name; ${SUPPORTED}`);
-    expect(() => takeReleaseOption(["--release", "trixie", "--release=bookworm"])).toThrow("--release given twice");
-    expect(() => takeReleaseOption(["--release=sid"])).toThrow(
-      `--release: unknown sandbox release "sid"; ${SUPPORTED}`,
-    );
+  test("--release as parseArgs gives it: none is the default, one is checked, a second one is refused", () => {
+    expect(releaseOption(undefined)).toBe(resolveRelease());
+    expect(releaseOption(["trixie"])).toBe("trixie");
+    expect(() => releaseOption(["trixie", "bookworm"])).toThrow("--release given twice");
+    expect(() => releaseOption(["sid"])).toThrow(`--release: unknown sandbox release "sid"; ${SUPPORTED}`);
   });
 
   test.each([
     [["up", "--release", "sid"], 'sandbox: --release: unknown sandbox release "sid"'],
-    [["image", "--release"], "sandbox: --release needs a release name"],
+    [["image", "--release"], "sandbox: image: --release needs a value (R)"],
   ])("the CLI refuses `%s` with exit 64 before touching anything, listing the releases", (args, said) => {
     const r = spawnSync(process.execPath, ["-r", "./bin/ts-register.js", "sandbox/cli.ts", ...args], {
       cwd: ROOT,
@@ -75,7 +64,8 @@ describe("release names", () => {
     });
     expect({ status: r.status, stdout: r.stdout }).toEqual({ status: 64, stdout: "" });
     expect(r.stderr).toContain(said);
-    expect(r.stderr).toContain(SUPPORTED);
+    // The usage below the message lists them.
+    expect(r.stderr).toContain("releases (R): bookworm (Debian 12), trixie (Debian 13)");
     expect(r.stderr).toContain("up [name] [--json] [--release R]");
   });
 

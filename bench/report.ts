@@ -5,7 +5,8 @@
 //   npm run bench:report -- --check exit 1 when docs/benchmarks.md's tables are not what the results files give
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { EXIT } from "../operator/exit-codes";
+import { optionsSynopsis, parseOptions } from "../operator/command-options";
+import { type CommandSpec, EXIT, runCommand } from "../operator/exit-codes";
 import { type BenchResult, targetText } from "./results";
 import { isWanResult, renderWanTable } from "./wan-figures";
 
@@ -166,30 +167,26 @@ export function renderWan(results: BenchResult[]): string {
   return renderWanTable(results.find(isWanResult));
 }
 
-const USAGE = "usage: npm run bench:report [-- --check]";
+const OPTIONS = { check: { type: "boolean" } } as const;
+const USAGE = `usage: npm run bench:report [-- ${optionsSynopsis(OPTIONS)}]`;
+const COMMAND: CommandSpec = {
+  name: "bench:report",
+  usage: USAGE,
+  helpText: `${USAGE}\n  rewrites docs/benchmarks.md's tables from bench/results/*.json; --check: only compare`,
+};
 
-if (require.main === module) {
-  const args = process.argv.slice(2);
-  if (args.includes("--help") || args.includes("-h")) {
-    process.stdout.write(
-      `${USAGE}\n  rewrites docs/benchmarks.md's tables from bench/results/*.json; --check: only compare\n`,
-    );
-    process.exit(EXIT.ok);
-  }
-  if (args.some((a) => a !== "--check")) {
-    process.stderr.write(`bench:report: unexpected ${args.filter((a) => a !== "--check").join(" ")}\n${USAGE}\n`);
-    process.exit(EXIT.usage);
-  }
+function main(argv: string[]): number {
+  const check = parseOptions(OPTIONS, argv).values.check === true;
   const readme = fs.readFileSync(BENCHMARKS_PAGE, "utf8");
   const results = loadResults();
   const table = renderTable(results);
   const wan = renderWan(results);
-  if (process.argv.includes("--check")) {
+  if (check) {
     if (currentTable(readme) !== table || currentTable(readme, WAN_MARKERS) !== wan) {
       process.stderr.write(
         "bench:report: docs/benchmarks.md's tables differ from bench/results/*.json; run `npm run bench:report`\n",
       );
-      process.exit(1);
+      return EXIT.error;
     }
     process.stdout.write("bench:report: docs/benchmarks.md's tables match bench/results/*.json\n");
   } else {
@@ -198,4 +195,7 @@ if (require.main === module) {
     const what = next === readme ? "docs/benchmarks.md already up to date" : "docs/benchmarks.md's tables rewritten";
     process.stdout.write(`bench:report: ${what} from ${results.length} results files\n`);
   }
+  return EXIT.ok;
 }
+
+if (require.main === module) runCommand(COMMAND, process.argv.slice(2), main);

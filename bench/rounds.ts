@@ -3,29 +3,35 @@
 // (two sides: A B, B A, A B, ...; three: A B C, B C A, C A B, ...), so a warmer mirror cache, a busier
 // machine or whatever drifts during the run hits every side alike. Every round's figure is kept.
 
+import { parseOptions } from "../operator/command-options";
 import { EXIT } from "../operator/exit-codes";
+
+const OPTIONS = { help: { type: "boolean", short: "h" } } as const;
 
 /** Fewer rounds than this give a median that one slow mirror response can move: refused. */
 const MIN_ROUNDS = 5;
 
 /** Rounds from argv[2] (default MIN_ROUNDS); --help: the usage on stdout, exit 0; anything else: on stderr, exit 64. */
 export function roundsArg(script: string, argv: string[] = process.argv): number {
-  const given = argv[2];
+  const usage =
+    `usage: node -r ./bin/ts-register.js bench/${script} [rounds]\n` +
+    `  rounds: a whole number >= ${MIN_ROUNDS} (default ${MIN_ROUNDS}); the side that runs first rotates every round`;
+  let parsed: ReturnType<typeof parseOptions<typeof OPTIONS>>;
+  try {
+    parsed = parseOptions(OPTIONS, argv.slice(2), 1);
+  } catch (err) {
+    process.stderr.write(`${usage}\n  ${(err as Error).message}\n`);
+    process.exit(EXIT.usage);
+  }
+  if (parsed.values.help) {
+    process.stdout.write(`${usage}\n`);
+    process.exit(EXIT.ok);
+  }
+  const given = parsed.positionals[0];
   const n = Number(given ?? MIN_ROUNDS);
-  const help = given === "--help" || given === "-h";
-  if (help || !Number.isInteger(n) || n < MIN_ROUNDS || argv.length > 3) {
-    const usage =
-      `usage: node -r ./bin/ts-register.js bench/${script} [rounds]\n` +
-      `  rounds: a whole number >= ${MIN_ROUNDS} (default ${MIN_ROUNDS}); the side that runs first rotates every round`;
-    if (help) process.stdout.write(`${usage}\n`);
-    else
-      process.stderr.write(
-        `${usage}\n  got ${argv
-          .slice(2)
-          .map((a) => JSON.stringify(a))
-          .join(" ")}\n`,
-      );
-    process.exit(help ? EXIT.ok : EXIT.usage);
+  if (!Number.isInteger(n) || n < MIN_ROUNDS) {
+    process.stderr.write(`${usage}\n  got ${JSON.stringify(given)}\n`);
+    process.exit(EXIT.usage);
   }
   return n;
 }

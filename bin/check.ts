@@ -9,19 +9,18 @@ import { checkTargets } from "../operator/check/check-targets";
 import { renderDriftTable } from "../operator/check/drift-table";
 import { exitCode, runChecks } from "../operator/check/run-checks";
 import { settingsChanged } from "../operator/check/settings-changed";
-import { BadUsage, type CommandSpec, EXIT, runCommand } from "../operator/exit-codes";
+import { type CommandSpec, EXIT, runCommand } from "../operator/exit-codes";
 import { renderJunit, writeReportFile } from "../operator/reports/junit";
-import { parseReportArgs } from "../operator/reports/report-args";
+import { parseReportArgs, reportUsage } from "../operator/reports/report-args";
 import { driftCases, reportSecrets } from "../operator/reports/report-cases";
 import { readDeployed, readShownState } from "../operator/status/deployed-status";
 import { projectFolder } from "../operator/terraform-cli";
 
 const say = (line: string) => process.stderr.write(`check: ${line}\n`);
-const COMMAND: CommandSpec = { name: "check", usage: "usage: npm run check [-- [--json] [--junit FILE]]" };
+const COMMAND: CommandSpec = { name: "check", usage: reportUsage("check") };
 
 async function main(argv: string[], projectDir = projectFolder("check")): Promise<number> {
-  const args = parseReportArgs(argv, "check");
-  if ("error" in args) throw new BadUsage(args.error);
+  const args = parseReportArgs(argv);
   let targets: ReturnType<typeof checkTargets>;
   let logDir: string;
   let config: VmInstallConfig;

@@ -5,12 +5,14 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { PROJECT_ROOT } from "../construct/entry-points";
-import { BadUsage, type CommandSpec, EXIT, runCommand } from "../operator/exit-codes";
+import { optionsSynopsis, parseOptions } from "../operator/command-options";
+import { type CommandSpec, EXIT, runCommand } from "../operator/exit-codes";
 import { docPages, newPage, withSections } from "../operator/reference/doc-sections";
 import { cdktfJsonSchema } from "../operator/reference/settings-reference";
 
 export const SCHEMA_FILE = "vm-install.schema.json";
-const COMMAND: CommandSpec = { name: "docs", usage: "usage: npm run docs [-- --check]" };
+const OPTIONS = { check: { type: "boolean" } } as const;
+const COMMAND: CommandSpec = { name: "docs", usage: `usage: npm run docs [-- ${optionsSynopsis(OPTIONS)}]` };
 
 /** `text`, the page `page` (relative to the project), with its generated sections put in. */
 export function withReference(page: string, text: string): string {
@@ -22,9 +24,7 @@ export function schemaText(): string {
 }
 
 function main(argv: string[]): number {
-  const unknown = argv.filter((a) => a !== "--check");
-  if (unknown.length) throw new BadUsage(`unexpected ${unknown.join(" ")}`);
-  const check = argv.includes("--check");
+  const check = parseOptions(OPTIONS, argv).values.check === true;
   const files: [string, (old: string) => string][] = [
     ...docPages().map((page): [string, (old: string) => string] => [
       path.join(PROJECT_ROOT, page),

@@ -8,12 +8,14 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { PROJECT_ROOT } from "../construct/entry-points";
-import { BadUsage, type CommandSpec, EXIT, runCommand } from "../operator/exit-codes";
+import { optionsSynopsis, parseOptions } from "../operator/command-options";
+import { type CommandSpec, EXIT, runCommand } from "../operator/exit-codes";
 
 const BEGIN = "<!-- faults:matrix (npm run faults) -->";
 const END = "<!-- /faults:matrix -->";
 const RECORDS = path.join(PROJECT_ROOT, ".cache", "faults.json");
-const COMMAND: CommandSpec = { name: "faults", usage: "usage: npm run faults [-- --print]" };
+const OPTIONS = { print: { type: "boolean" } } as const;
+const COMMAND: CommandSpec = { name: "faults", usage: `usage: npm run faults [-- ${optionsSynopsis(OPTIONS)}]` };
 
 interface FaultRecord {
   case: string;
@@ -82,9 +84,7 @@ export function matrix(records: FaultRecord[], meta: { commit: string; date: str
 }
 
 function main(argv: string[]): number {
-  const unknown = argv.filter((a) => a !== "--print");
-  if (unknown.length) throw new BadUsage(`unexpected ${unknown.join(" ")}`);
-  const printOnly = argv.includes("--print");
+  const printOnly = parseOptions(OPTIONS, argv).values.print === true;
   let status: number = EXIT.ok;
   if (!printOnly) {
     fs.mkdirSync(path.dirname(RECORDS), { recursive: true });

@@ -3,9 +3,9 @@
 // progress is kept (operator/status). --junit FILE also writes the rows as a JUnit report for CI (operator/reports).
 // Run it in the project folder. Exit code: attention when an installer failed, is partial or has not run.
 import * as path from "node:path";
-import { BadUsage, type CommandSpec, EXIT, runCommand } from "../operator/exit-codes";
+import { type CommandSpec, EXIT, runCommand } from "../operator/exit-codes";
 import { renderJunit, writeReportFile } from "../operator/reports/junit";
-import { parseReportArgs } from "../operator/reports/report-args";
+import { parseReportArgs, reportUsage } from "../operator/reports/report-args";
 import { reportSecrets, statusCases } from "../operator/reports/report-cases";
 import { readStatus } from "../operator/status/deployed-status";
 import type { StatusRow } from "../operator/status/status-rows";
@@ -13,7 +13,7 @@ import { renderStatusTable } from "../operator/status/status-table";
 import { projectFolder, readProject } from "../operator/terraform-cli";
 
 const say = (line: string) => process.stderr.write(`status: ${line}\n`);
-const COMMAND: CommandSpec = { name: "status", usage: "usage: npm run status [-- [--json] [--junit FILE]]" };
+const COMMAND: CommandSpec = { name: "status", usage: reportUsage("status") };
 
 /** Writes the JUnit report; false (having said why) when it cannot. */
 function writeJunit(file: string, rows: StatusRow[], projectDir: string): boolean {
@@ -32,8 +32,7 @@ function writeJunit(file: string, rows: StatusRow[], projectDir: string): boolea
 }
 
 function main(argv: string[], projectDir = projectFolder("status")): number {
-  const args = parseReportArgs(argv, "status");
-  if ("error" in args) throw new BadUsage(args.error);
+  const args = parseReportArgs(argv);
   let rows: StatusRow[];
   try {
     rows = readStatus(projectDir, say);

@@ -6,8 +6,11 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { PROJECT_ROOT } from "../construct/entry-points";
+import { parseOptions } from "../operator/command-options";
 import { BadUsage, type CommandSpec, EXIT, runCommand } from "../operator/exit-codes";
 
+/** --summary is bin/test's; a suite's name, --summary and --durations go one at a time. */
+const OPTIONS = { summary: { type: "boolean" }, durations: { type: "boolean" } } as const;
 const COMMAND: CommandSpec = {
   name: "test:times",
   usage: "usage: npm run test:times [-- <part of a suite's path> | --durations]   (bin/test runs it with --summary)",
@@ -141,9 +144,10 @@ function readReports(dir = REPORT_DIR): JestReport[] {
 }
 
 function main(argv: string[]): number {
+  const { values, positionals } = parseOptions(OPTIONS, argv, 1);
   if (argv.length > 1) throw new BadUsage(`unexpected ${argv.slice(1).join(" ")}`);
   const reports = readReports();
-  if (argv[0] === "--summary") {
+  if (values.summary) {
     if (reports.length === 0) {
       process.stdout.write("0 passed, 1 failed\n");
       return EXIT.error;
@@ -156,12 +160,12 @@ function main(argv: string[]): number {
     process.stderr.write(`test:times: no reports under ${relative(REPORT_DIR)}: run npm test first\n`);
     return EXIT.error;
   }
-  if (argv[0] === "--durations") {
+  if (values.durations) {
     fs.writeFileSync(DURATIONS_FILE, `${JSON.stringify(suiteDurations(reports), null, 2)}\n`);
     process.stdout.write(`test:times: wrote ${relative(DURATIONS_FILE)}\n`);
     return EXIT.ok;
   }
-  process.stdout.write(`${suiteBreakdown(reports, argv[0]).join("\n")}\n`);
+  process.stdout.write(`${suiteBreakdown(reports, positionals[0]).join("\n")}\n`);
   return EXIT.ok;
 }
 

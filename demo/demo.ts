@@ -7,7 +7,8 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { PROJECT_ROOT } from "../construct/entry-points";
-import { EXIT } from "../operator/exit-codes";
+import { optionsSynopsis, parseOptions } from "../operator/command-options";
+import { BadUsage, type CommandSpec, EXIT, runCommand } from "../operator/exit-codes";
 import { readStatus } from "../operator/status/deployed-status";
 import { renderStatusTable } from "../operator/status/status-table";
 import {
@@ -133,26 +134,21 @@ async function down(): Promise<number> {
   return code;
 }
 
-if (require.main === module) {
-  const args = process.argv.slice(2);
-  const usage = "usage: npm run demo [-- up|down] [--twin]";
-  if (args.includes("--help") || args.includes("-h")) {
-    process.stdout.write(`${usage}\n`);
-    process.exit(EXIT.ok);
-  }
-  const twin = args.includes("--twin");
-  const rest = args.filter((a) => a !== "--twin");
-  const command = rest[0] ?? "up";
+const OPTIONS = { twin: { type: "boolean" } } as const;
+const COMMAND: CommandSpec = { name: "demo", usage: `usage: npm run demo [-- up|down] ${optionsSynopsis(OPTIONS)}` };
+
+async function main(argv: string[]): Promise<number> {
+  const { values, positionals } = parseOptions(OPTIONS, argv, 1);
+  const command = positionals[0] ?? "up";
+  const twin = values.twin === true;
   const run = command === "up" ? (twin ? twinUp : up) : command === "down" ? (twin ? twinDown : down) : undefined;
-  if (!run || rest.length > 1) {
-    say(`unknown arguments ${JSON.stringify(rest.join(" "))}; ${usage}`);
-    process.exit(EXIT.usage);
+  if (!run) throw new BadUsage(`unknown command ${JSON.stringify(command)}`);
+  try {
+    return await run();
+  } catch (err) {
+    say(`failed: ${(err as Error).message}`);
+    return EXIT.error;
   }
-  run().then(
-    (code) => process.exit(code),
-    (err) => {
-      say(`failed: ${(err as Error).message}`);
-      process.exit(1);
-    },
-  );
 }
+
+if (require.main === module) runCommand(COMMAND, process.argv.slice(2), main, { exit: true });

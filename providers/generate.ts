@@ -8,7 +8,8 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { generateProviderBindingsFromSchema } from "@cdktf/provider-generator";
-import { EXIT } from "../operator/exit-codes";
+import { parseOptions } from "../operator/command-options";
+import { BadUsage, type CommandSpec, EXIT, runCommand } from "../operator/exit-codes";
 
 const SCHEMAS_DIR = path.join(__dirname, "schemas");
 export const GENERATED_DIR = path.join(__dirname, "generated");
@@ -38,28 +39,28 @@ export async function generateBindings(outDir: string): Promise<string[]> {
   }
 }
 
-const USAGE = "usage: npm run providers [-- <outDir>]";
+const COMMAND: CommandSpec = {
+  name: "providers",
+  usage: "usage: npm run providers [-- <outDir>]",
+  helpText:
+    "usage: npm run providers [-- <outDir>]\n" +
+    "  regenerates the bindings from providers/schemas/ into outDir (default providers/generated/)",
+};
 
-if (require.main === module) {
-  const args = process.argv.slice(2);
-  if (args.includes("--help") || args.includes("-h")) {
-    process.stdout.write(
-      `${USAGE}\n  regenerates the bindings from providers/schemas/ into outDir (default providers/generated/)\n`,
-    );
-    process.exit(EXIT.ok);
+async function main(argv: string[]): Promise<number> {
+  const [given] = parseOptions({}, argv, 1).positionals;
+  // outDir is emptied first: an option mistaken for it (after "--") must not be.
+  if (given?.startsWith("-")) throw new BadUsage(`unexpected ${given}`);
+  const outDir = path.resolve(given ?? GENERATED_DIR);
+  try {
+    const names = await generateBindings(outDir);
+    console.log(`providers: generated ${names.join(", ")} into ${path.relative(process.cwd(), outDir) || "."}`);
+    return EXIT.ok;
+  } catch (err) {
+    console.error(`providers: generation failed: ${err instanceof Error ? err.message : err}`);
+    return EXIT.error;
   }
-  // outDir is emptied first: an option mistaken for it must not be.
-  if (args.length > 1 || args[0]?.startsWith("-")) {
-    process.stderr.write(`providers: unexpected ${args.join(" ")}\n${USAGE}\n`);
-    process.exit(EXIT.usage);
-  }
-  const outDir = path.resolve(args[0] ?? GENERATED_DIR);
-  generateBindings(outDir).then(
-    (names) =>
-      console.log(`providers: generated ${names.join(", ")} into ${path.relative(process.cwd(), outDir) || "."}`),
-    (err) => {
-      console.error(`providers: generation failed: ${err instanceof Error ? err.message : err}`);
-      process.exit(1);
-    },
-  );
 }
+
+// At once: the generator's module leaves work behind that would print after a usage error.
+if (require.main === module) runCommand(COMMAND, process.argv.slice(2), main, { exit: true });

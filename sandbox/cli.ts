@@ -2,6 +2,7 @@
 // hand. Progress goes to stderr, so `up --json` prints exactly one JSON line on stdout.
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { type CommandOptions, optionsSynopsis, parseOptions } from "../operator/command-options";
 import { BadUsage, type CommandSpec, EXIT, runCommand } from "../operator/exit-codes";
 import { streamLog } from "../shared/progress-line";
 import { loginUserCloudConfig, multipartUserData, userDataKind } from "./cloud-init";
@@ -15,18 +16,27 @@ import {
   stopSandbox,
 } from "./index";
 
-import { DEFAULT_RELEASE, RELEASE_ENV, RELEASES, resolveRelease, takeReleaseOption } from "./release";
+import { DEFAULT_RELEASE, RELEASE_ENV, RELEASES, releaseOption } from "./release";
 import { runDirOf } from "./state";
 
+const UP = {
+  json: { type: "boolean" },
+  release: { type: "string", multiple: true, arg: "R" },
+  "user-data": { type: "string", arg: "FILE" },
+  user: { type: "string", arg: "NAME" },
+} as const;
+const DOWN = { all: { type: "boolean" } } as const;
+const IMAGE = { rebuild: { type: "boolean" }, release: { type: "string", multiple: true, arg: "R" } } as const;
+
 const USAGE = `usage: npm run sandbox -- [command] [options]
-  up [name] [--json] [--release R] [--user-data FILE [--user NAME]]
+  up [name] ${optionsSynopsis(UP)}
                                      boot a sandbox VM (default command); it keeps running after this exits.
                                      --user-data: boot it with cloud-init, as a cloud would: NAME (default
                                      ubuntu) with the sandbox's key, then FILE (#cloud-config, #! or MIME multipart)
   down <name> | --all                remove one sandbox, or with --all every sandbox on this machine (the tests'
                                      and other people's too)
   list                               show sandboxes: name, status, address, release
-  image [--rebuild] [--release R]    build (or rebuild) the cached base image of a release
+  image ${optionsSynopsis(IMAGE).padEnd(28)} build (or rebuild) the cached base image of a release
 releases (R): ${Object.entries(RELEASES)
   .map(([r, v]) => `${r} (Debian ${v})`)
   .join(", ")}; default ${DEFAULT_RELEASE}, or $${RELEASE_ENV} when set`;
@@ -46,14 +56,13 @@ function requireSupport(): void {
   }
 }
 
-/** Takes `--flag VALUE` out of args. */
-function option(args: string[], flag: string): string | undefined {
-  const i = args.indexOf(flag);
-  if (i < 0) return undefined;
-  const v = args[i + 1];
-  if (v === undefined || v.startsWith("--")) throw new BadUsage(`up: ${flag} needs a value`);
-  args.splice(i, 2);
-  return v;
+/** `command`'s options and at most `positionals` arguments, parsed with its table; BadUsage names the command. */
+function parsed<const T extends CommandOptions>(command: string, options: T, args: string[], positionals: number) {
+  try {
+    return parseOptions(options, args, positionals);
+  } catch (e) {
+    throw new BadUsage(`${command}: ${(e as Error).message}`);
+  }
 }
 
 /** `--user-data FILE`: the platform's part (the login user with the sandbox's key), then the file's. */
@@ -73,30 +82,26 @@ function cloudInitOf(file: string | undefined, user: string): CloudInitOptions |
 }
 
 /** `--release` of up and image, else $VM_INSTALL_SANDBOX_RELEASE, else bookworm; a bad name is a usage error. */
-function releaseArg(args: string[]): { release: ReturnType<typeof resolveRelease>; rest: string[] } {
+function releaseArg(values: readonly string[] | undefined): ReturnType<typeof releaseOption> {
   try {
-    const { release, rest } = takeReleaseOption(args);
-    return { release: release ?? resolveRelease(), rest };
+    return releaseOption(values);
   } catch (e) {
     throw new BadUsage((e as Error).message);
   }
 }
 
 async function up(argv: string[]): Promise<void> {
-  const { release, rest: args } = releaseArg(argv);
-  const userData = option(args, "--user-data");
-  const user = option(args, "--user");
+  const { values, positionals } = parsed("up", UP, argv, 1);
+  const release = releaseArg(values.release);
+  const userData = values["user-data"];
+  const user = values.user;
   if (user && !userData) {
     throw new BadUsage("up: --user goes with --user-data (without it the login user is the image's ubuntu)");
   }
   const cloudInit = cloudInitOf(userData, user ?? "ubuntu");
-  const json = args.includes("--json");
-  const rest = args.filter((a) => a !== "--json");
-  const unknown = rest.filter((a) => a.startsWith("-"));
-  if (unknown.length || rest.length > 1)
-    throw new BadUsage(`up: unexpected ${[...unknown, ...rest.slice(1)].join(" ")}`);
+  const json = values.json === true;
   requireSupport();
-  const name = rest[0] ?? newSandboxName();
+  const name = positionals[0] ?? newSandboxName();
   // ^C during the boot leaves nothing half-made; once `up` has returned, only `down` removes it.
   const abort = (sig: NodeJS.Signals) => {
     err(`sandbox: ${sig} while starting ${name}: removing it`);
@@ -132,10 +137,9 @@ async function up(argv: string[]): Promise<void> {
 }
 
 async function down(args: string[]): Promise<void> {
-  const all = args.includes("--all");
-  const named = args.filter((a) => a !== "--all");
-  if (named.length > 1 || named.some((a) => a.startsWith("-")) || (all && named.length > 0))
-    throw new BadUsage(`down: expected one name or --all, got ${args.join(" ")}`);
+  const { values, positionals: named } = parsed("down", DOWN, args, 1);
+  const all = values.all === true;
+  if (all && named.length > 0) throw new BadUsage(`down: expected one name or --all, got ${args.join(" ")}`);
   // Every sandbox on the machine is more than a forgotten name should remove: the tests' and other people's.
   if (!all && named.length === 0)
     throw new BadUsage(
@@ -161,7 +165,7 @@ async function down(args: string[]): Promise<void> {
 }
 
 function list(args: string[]): void {
-  if (args.length) throw new BadUsage(`list: unexpected ${args.join(" ")}`);
+  parsed("list", {}, args, 0);
   const all = listSandboxes();
   if (!all.length) {
     err("sandbox: none running");
@@ -188,9 +192,9 @@ function list(args: string[]): void {
 }
 
 async function image(argv: string[]): Promise<void> {
-  const { release, rest: args } = releaseArg(argv);
-  const rebuild = args.includes("--rebuild");
-  if (args.some((a) => a !== "--rebuild")) throw new BadUsage(`image: unexpected ${args.join(" ")}`);
+  const { values } = parsed("image", IMAGE, argv, 0);
+  const release = releaseArg(values.release);
+  const rebuild = values.rebuild === true;
   requireSupport();
   const t = Date.now();
   const img = await ensureBaseRootfs(progress, { rebuild, release });

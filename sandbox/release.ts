@@ -32,24 +32,9 @@ export function releaseSuites(release: Release): string[] {
   return [release, `${release}-updates`, `${release}-security`];
 }
 
-/** Takes `--release NAME` (or `--release=NAME`) out of a command line: the release, checked, and the rest. */
-export function takeReleaseOption(args: string[]): { release?: Release; rest: string[] } {
-  const rest: string[] = [];
-  let release: Release | undefined;
-  for (let i = 0; i < args.length; i++) {
-    const a = args[i];
-    let value: string | undefined;
-    if (a === "--release") {
-      value = args[++i];
-      if (value === undefined || value.startsWith("-"))
-        throw new Error(`--release needs a release name; supported: ${describeSupported()}`);
-    } else if (a.startsWith("--release=")) value = a.slice("--release=".length);
-    else {
-      rest.push(a);
-      continue;
-    }
-    if (release !== undefined) throw new Error("--release given twice");
-    release = parseRelease(value, "--release");
-  }
-  return { release, rest };
+/** The release of `--release` given as parseArgs gives it (every value), else resolveRelease's; at most one. */
+export function releaseOption(values: readonly string[] | undefined): Release {
+  if (values === undefined || values.length === 0) return resolveRelease();
+  if (values.length > 1) throw new Error("--release given twice");
+  return parseRelease(values[0], "--release");
 }

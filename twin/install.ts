@@ -8,6 +8,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { ENTRY_POINTS, PROJECT_ROOT } from "../construct/entry-points";
+import { optionsSynopsis, parseOptions } from "../operator/command-options";
 import { BadUsage, type CommandSpec, EXIT, runCommand } from "../operator/exit-codes";
 import { quote } from "../shared/shell-quote";
 import { twinDeployEnv } from "./deploy-env";
@@ -81,17 +82,15 @@ export function installTwin(dir = DEFAULT_TWIN_DIR): TwinInstallation {
   return { cliConfig, mirror, providers };
 }
 
-const COMMAND: CommandSpec = { name: "twin", usage: "usage: npm run twin -- install [--dir DIR]" };
+const OPTIONS = { dir: { type: "string", arg: "DIR" } } as const;
+const COMMAND: CommandSpec = { name: "twin", usage: `usage: npm run twin -- install ${optionsSynopsis(OPTIONS)}` };
 
 /** `install [--dir DIR]`: the folder to install into (undefined: the default); BadUsage for anything else. */
 function parseTwinArgs(args: readonly string[]): { dir?: string } {
-  const [command, ...rest] = args;
+  const { values, positionals } = parseOptions(OPTIONS, args, 1);
+  const [command] = positionals;
   if (command !== "install") throw new BadUsage(command ? `unknown command ${command}` : "which command? install");
-  if (rest.length === 0) return {};
-  if (rest[0] !== "--dir") throw new BadUsage(`unexpected ${rest.join(" ")}`);
-  if (!rest[1] || rest[1].startsWith("-")) throw new BadUsage("--dir needs the folder to install into");
-  if (rest.length > 2) throw new BadUsage(`unexpected ${rest.slice(2).join(" ")}`);
-  return { dir: path.resolve(rest[1]) };
+  return values.dir === undefined ? {} : { dir: path.resolve(values.dir) };
 }
 
 function main(args: string[]): number {

@@ -1,23 +1,24 @@
 // The arguments `npm run check` and `npm run status` share: --json (rows as JSON on stdout instead of the
 // table) and --junit FILE (the rows also written as a JUnit report, for CI; the console output stays).
+import { optionsSynopsis, parseOptions } from "../command-options";
+
+const REPORT_OPTIONS = {
+  json: { type: "boolean" },
+  junit: { type: "string", arg: "FILE" },
+} as const;
+
 export interface ReportArgs {
   json: boolean;
   junit?: string;
 }
 
-/** The arguments, or what is wrong with them in words that end with the usage line. */
-export function parseReportArgs(argv: readonly string[], command: string): ReportArgs | { error: string } {
-  const usage = `usage: npm run ${command} [-- [--json] [--junit FILE]]`;
-  const args: ReportArgs = { json: false };
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i];
-    if (arg === "--json") args.json = true;
-    else if (arg === "--junit" || arg.startsWith("--junit=")) {
-      const file = arg === "--junit" ? argv[++i] : arg.slice("--junit=".length);
-      const missing = !file || file.startsWith("--");
-      if (missing) return { error: `--junit needs the report's path, e.g. --junit report.xml; ${usage}` };
-      args.junit = file;
-    } else return { error: `unknown argument ${arg}; ${usage}` };
-  }
-  return args;
+/** The usage line of `npm run <command>`. */
+export function reportUsage(command: string): string {
+  return `usage: npm run ${command} [-- ${optionsSynopsis(REPORT_OPTIONS)}]`;
+}
+
+/** The arguments; BadUsage naming the flag for an unknown one or --junit without its path. */
+export function parseReportArgs(argv: readonly string[]): ReportArgs {
+  const { values } = parseOptions(REPORT_OPTIONS, argv);
+  return { json: values.json === true, ...(values.junit === undefined ? {} : { junit: values.junit }) };
 }
