@@ -19,13 +19,14 @@ function prepared(text: string): string | undefined {
 
 /**
  * SASLprep's first step for one character, by the library: " " for a non-ASCII space (RFC 3454 C.1.2), "" for a
- * character mapped to nothing (B.1), the character otherwise. Alone, only a B.1 character comes back empty and
- * only a C.1.2 one as " " (the test checks every code point: no other one's NFKC is a space).
+ * character mapped to nothing (B.1), the character otherwise. Asked with an "a" after it (the library throws on
+ * an empty result): NFKC never drops a character and no character composes with a following "a", so only B.1
+ * comes back as "a" and only C.1.2 as " a" (the test checks every code point: no other one's NFKC is a space).
  */
 function mapped(ch: string): string {
   if (ASCII.test(ch)) return ch;
-  const out = prepared(ch);
-  return out === "" || out === " " ? out : ch;
+  const out = prepared(`${ch}a`);
+  return out === "a" ? "" : out === " a" ? " " : ch;
 }
 
 /**
