@@ -31,12 +31,12 @@ function mapped(ch: string): string {
 
 /**
  * What PostgreSQL may hash for `password`: one string when that is certain, else the two it could be, the
- * likelier first. Certain for ASCII, for a password mapped to nothing at all (refused: hashed as it is), and
- * whenever the mapped password is already NFKC: both sides then check the same string against the same tables.
- * Where NFKC changes it (compatibility characters such as U+2168 or U+FB01, or decomposed accents), PostgreSQL
- * checks the string before NFKC and the library after, and the two verdicts differ for U+0340/U+0341, for
- * characters Unicode 3.2 did not have that decompose into ones it had, and for right-to-left text whose first or
- * last character NFKC changes; the result is then the normalized string or the password as it is.
+ * library's verdict first. Certain for ASCII, for a password mapped to nothing at all (refused: hashed as it
+ * is), and whenever the mapped password is already NFKC: both sides then check the same string against the
+ * same tables. Where NFKC changes it (compatibility characters such as U+2168 or U+FB01, or decomposed accents),
+ * PostgreSQL checks the string before NFKC and the library after, and the verdicts can differ (U+0340/U+0341,
+ * characters Unicode 3.2 lacked that decompose into ones it had, right-to-left text whose first or last
+ * character NFKC changes): PostgreSQL's is then the normalized string or the password as it is, and both come.
  */
 export function postgresSaslprep(password: string): readonly [string] | readonly [string, string] {
   if (ASCII.test(password)) return [password];

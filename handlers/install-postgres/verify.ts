@@ -87,7 +87,10 @@ export async function verifyLogin(
  * `login` with the password as PostgreSQL's SASLprep leaves it; where that is one of two strings (saslprep.ts),
  * with the other after the server refused the first.
  */
-async function loginPrepared(password: string, login: (prepared: string) => Promise<WireAnswer>): Promise<WireAnswer> {
+export async function loginPrepared(
+  password: string,
+  login: (prepared: string) => Promise<WireAnswer>,
+): Promise<WireAnswer> {
   const [likely, other] = postgresSaslprep(password);
   try {
     return await login(likely);
