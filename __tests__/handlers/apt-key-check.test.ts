@@ -20,6 +20,7 @@ import {
   smuggled,
   split,
 } from "./support/pgp-fixtures";
+import { renameOf, writtenBytes } from "./support/remote-writes";
 import { ScriptedRemote } from "./support/scripted-remote";
 
 const SPEC = {
@@ -30,7 +31,11 @@ const SPEC = {
   components: ["stable"],
 };
 const fetchStep = (key: Buffer) => ({ match: "curl -fsSL", sudo: false, stdout: fetched(key) });
-const writeStep = { match: 'cat > "$t"', sudo: true, stdout: "changed:wrote /etc/apt/keyrings/docker.gpg (new key)\n" };
+const writeStep = {
+  match: renameOf("/etc/apt/keyrings/docker.gpg"),
+  sudo: true,
+  stdout: "changed:wrote /etc/apt/keyrings/docker.gpg (new key)\n",
+};
 
 /** Runs ensureAptRepository against a VM that serves `key`; the error (if any) and every command sent. */
 async function attempt(key: Buffer, fingerprints: string[]) {
@@ -39,16 +44,23 @@ async function attempt(key: Buffer, fingerprints: string[]) {
     () => undefined,
     (e) => e,
   );
-  return { error, calls: remote.calls, writes: remote.calls.filter((c) => c.opts.sudo) };
+  const writes = remote.calls.filter((c) => c.opts.sudo);
+  // The keyring is the first part of the write's stdin (the source line follows it).
+  return {
+    error,
+    calls: remote.calls,
+    writes,
+    keyrings: writes.map((c) => writtenBytes(c.command, c.opts.stdin ?? "")[0].bytes),
+  };
 }
 
 describe("apt-repository: the key is checked before it is trusted", () => {
   it("the expected key (armoured or binary) is written as the binary keyring gpg itself exports for it", async () => {
     for (const file of ["alpha.asc", "alpha.gpg"]) {
-      const { error, writes } = await attempt(pgpKey(file), [ALPHA_FPR]);
+      const { error, writes, keyrings } = await attempt(pgpKey(file), [ALPHA_FPR]);
       expect(error).toBeUndefined();
       expect(writes).toHaveLength(1);
-      expect(Buffer.from(writes[0].opts.stdin as Buffer).equals(pgpKey("alpha.gpg"))).toBe(true);
+      expect(keyrings[0].equals(pgpKey("alpha.gpg"))).toBe(true);
     }
   });
 
@@ -82,9 +94,9 @@ describe("apt-repository: the key is checked before it is trusted", () => {
     async () => {
       const binary = Buffer.concat([pgpKey("alpha.gpg"), pgpKey("beta.gpg")]);
       for (const served of [binary, armour("PGP PUBLIC KEY BLOCK", binary)]) {
-        const { error, writes } = await attempt(served, [BETA_FPR, ALPHA_FPR]);
+        const { error, keyrings } = await attempt(served, [BETA_FPR, ALPHA_FPR]);
         expect(error).toBeUndefined();
-        expect(Buffer.from(writes[0].opts.stdin as Buffer).equals(binary)).toBe(true);
+        expect(keyrings[0].equals(binary)).toBe(true);
       }
       const { error, writes } = await attempt(Buffer.concat([pgpKey("alpha.asc"), pgpKey("beta.asc")]), [
         BETA_FPR,
@@ -148,17 +160,17 @@ describe("apt-repository: what is written is rebuilt from the checked packets", 
   ];
 
   it.each(accepted)("%s: the keyring gpg exports for the key, byte for byte", async (_what, served) => {
-    const { error, writes } = await attempt(served, [ALPHA_FPR]);
+    const { error, keyrings } = await attempt(served, [ALPHA_FPR]);
     expect(error).toBeUndefined();
-    expect(Buffer.from(writes[0].opts.stdin as Buffer).equals(pgpKey("alpha.gpg"))).toBe(true);
+    expect(keyrings[0].equals(pgpKey("alpha.gpg"))).toBe(true);
   });
 
   it("gpg reads the written keyring as the expected key and its subkey, nothing else", async () => {
-    const { writes } = await attempt(pgpKey("alpha.asc"), [ALPHA_FPR]);
+    const { keyrings } = await attempt(pgpKey("alpha.asc"), [ALPHA_FPR]);
     const home = fs.mkdtempSync(path.join(os.tmpdir(), "vmi-gpg-"));
     try {
       const file = path.join(home, "docker.gpg");
-      fs.writeFileSync(file, writes[0].opts.stdin as Buffer);
+      fs.writeFileSync(file, keyrings[0]);
       const colons = execFileSync("gpg", ["--homedir", home, "--batch", "--with-colons", "--show-keys", file], {
         encoding: "utf8",
       });

@@ -21,6 +21,7 @@ import { type EventOf, setting } from "../../shared/settings";
 import { integer } from "../../shared/validate";
 import { DEBIAN_12 } from "./support/fixtures";
 import { answerLook } from "./support/look-answers";
+import { renameOf } from "./support/remote-writes";
 import { TEST_ENV } from "./support/run-scripted";
 import { ScriptedRemote } from "./support/scripted-remote";
 
@@ -72,9 +73,10 @@ class ProxyVm implements Connection {
       this.log.push(`look: ${APT_PROXY_FILE} (the boot look)`);
       return ok(answerLook(command, { os_release: DEBIAN_12, apt_proxy: file }));
     }
-    this.log.push(`${opts.mutates ? "change" : "look"}${opts.sudo ? " (sudo)" : ""}: ${command.slice(0, 60)}`);
-    if (command.includes(`mv -f '${APT_PROXY_FILE}.tmp'`) || command.includes(`mv -f ${APT_PROXY_FILE}.tmp`))
-      this.file = String(opts.stdin);
+    const write = command.includes(renameOf(APT_PROXY_FILE));
+    const what = write ? `write ${APT_PROXY_FILE}` : command.slice(0, 60);
+    this.log.push(`${opts.mutates ? "change" : "look"}${opts.sudo ? " (sudo)" : ""}: ${what}`);
+    if (write) this.file = String(opts.stdin);
     else if (command.startsWith("rm -f ")) this.file = undefined;
     else if (command === "raise") this.level++;
     return ok(command === "get" ? String(this.level) : "");
@@ -141,7 +143,7 @@ describe("the proxy file, a change every installer plans first", () => {
     expect(vm.file).toContain(`Acquire::http::Proxy "${URL_}";\nAcquire::https::Proxy "${URL_}";\n`);
     // Written first, as root, the content on stdin; the file looked at once though the plan was made three times.
     const changes = vm.log.filter((l) => l.startsWith("change"));
-    expect(changes[0]).toMatch(/^change \(sudo\): cat > /);
+    expect(changes[0]).toBe(`change (sudo): write ${APT_PROXY_FILE}`);
     expect(vm.log.filter((l) => l.startsWith("look") && l.includes("90vm-install-proxy"))).toHaveLength(1);
     // The installer's report sees only its own changes.
     expect(run.summary).toBe("level 2, 2 raise(s)");

@@ -8,6 +8,7 @@ import {
 } from "../../handlers/common/stale-repositories";
 import { sourcesFacts } from "./support/look-answers";
 import { ALPHA_FPR, DOCKER_FPR, pgpKey } from "./support/pgp-fixtures";
+import { renameOf, writtenFiles } from "./support/remote-writes";
 import { ScriptedRemote } from "./support/scripted-remote";
 
 /** Docker's real release key (armoured, as download.docker.com serves it). */
@@ -68,36 +69,48 @@ describe("apt-repository: ensureAptRepository", () => {
         },
       }),
       {
-        match: 'cat > "$t"',
+        match: renameOf("/etc/apt/keyrings/docker.gpg"),
         sudo: true,
         stdout:
           "changed:created /etc/apt/keyrings\nchanged:wrote /etc/apt/keyrings/docker.gpg (new key)\n" +
           "created:/etc/apt/keyrings/docker.gpg\nchanged:wrote /etc/apt/sources.list.d/docker.list (new source)\n" +
           "created:/etc/apt/sources.list.d/docker.list\n",
         check: (c, opts) => {
-          expect(c).toContain("install -m 0755 -d /etc/apt/keyrings");
-          expect(c).toContain(
-            'install -m 0644 "$t" /etc/apt/keyrings/docker.gpg.tmp && mv -f /etc/apt/keyrings/docker.gpg.tmp ' +
-              "/etc/apt/keyrings/docker.gpg",
+          expect(c).toContain("mkdir -m 0755 /etc/apt/keyrings");
+          // Both files written by remote-file.ts, 0644, left alone when they already are what is wanted.
+          expect(c.match(/m=0644; /g)).toHaveLength(2);
+          expect(c).toContain(renameOf("/etc/apt/sources.list.d/docker.list"));
+          expect(c).toContain(`changed:made /etc/apt/keyrings/docker.gpg root'\\''s and 0644 (apt reads it as _apt)`);
+          const [key, source] = writtenFiles(c, opts.stdin ?? "");
+          expect([key.path, source.path]).toEqual([
+            "/etc/apt/keyrings/docker.gpg",
+            "/etc/apt/sources.list.d/docker.list",
+          ]);
+          expect(source.content).toBe(
+            "deb [arch=amd64 signed-by=/etc/apt/keyrings/docker.gpg] https://download.docker.com/linux/ubuntu " +
+              "jammy stable\n",
           );
-          expect(c).toContain(
-            "'deb [arch=amd64 signed-by=/etc/apt/keyrings/docker.gpg] https://download.docker.com/linux/ubuntu " +
-              "jammy stable'",
-          );
-          expect(c).toContain("> /etc/apt/sources.list.d/docker.list.tmp");
-          expect(c).toContain("chmod a+r /etc/apt/keyrings/docker.gpg");
           // A VM set up by an earlier version has the served armour as docker.asc: said as a replacement, not a new key.
           expect(c).toContain(
             "elif [ -e /etc/apt/keyrings/docker.asc ]; then why='replaces /etc/apt/keyrings/docker.asc'; else " +
               'why="new key"; fi',
           );
           // Only a file written where there was none is marked as vm-install's own (state absent removes it).
-          expect(c).toContain(`if [ "$why" = "new key" ]; then echo created:/etc/apt/keyrings/docker.gpg; fi`);
           expect(c).toContain(
-            `if [ "$why" = "new source" ]; then echo created:/etc/apt/sources.list.d/docker.list; fi`,
+            `if [ -n "$w" ] && [ "$why" = "new key" ]; then echo created:/etc/apt/keyrings/docker.gpg; fi`,
           );
-          // Not the served armour: the binary keyring rebuilt from its packets.
-          expect(Buffer.from(opts.stdin as Buffer).equals(dearmor(ARMORED))).toBe(true);
+          expect(c).toContain(
+            'new) echo "changed:wrote /etc/apt/sources.list.d/docker.list (new source)"; ' +
+              "echo created:/etc/apt/sources.list.d/docker.list;;",
+          );
+          // Not the served armour: the binary keyring rebuilt from its packets, then the source line.
+          const keyring = dearmor(ARMORED);
+          expect(
+            Buffer.from(opts.stdin as Buffer)
+              .subarray(0, keyring.length)
+              .equals(keyring),
+          ).toBe(true);
+          expect(Buffer.byteLength(opts.stdin ?? "")).toBe(keyring.length + Buffer.byteLength(source.content));
         },
       },
     ]);
@@ -124,7 +137,7 @@ describe("apt-repository: ensureAptRepository", () => {
   it("changes nothing when key and line are already there (the compare prints nothing)", async () => {
     const remote = new ScriptedRemote([
       fetch(`arm64\n${b64(ARMORED)}`),
-      { match: 'cat > "$t"', sudo: true, stdout: "" },
+      { match: renameOf("/etc/apt/keyrings/docker.gpg"), sudo: true, stdout: "" },
     ]);
     const out = await ensureAptRepository(remote, DOCKER);
     expect(out.changed).toBe(false);

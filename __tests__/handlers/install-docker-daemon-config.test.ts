@@ -20,6 +20,7 @@ import { beforeWrite, CURSOR } from "./support/docker-journal";
 import { dockerLook } from "./support/docker-look";
 import { DEBIAN_12 } from "./support/fixtures";
 import { grantsRead } from "./support/grants-steps";
+import { renameOf } from "./support/remote-writes";
 import { runScripted } from "./support/run-scripted";
 import type { Step } from "./support/scripted-remote";
 
@@ -283,7 +284,7 @@ describe("install-docker with daemon.json (scripted double)", () => {
       noGrants,
       beforeWrite(`${admin}\n`),
       {
-        match: `t=$(mktemp ${DAEMON_JSON}.XXXXXX)`,
+        match: renameOf(DAEMON_JSON),
         sudo: true,
         check: (_c, opts) => {
           expect(opts.mutates).toBe(true);
@@ -322,7 +323,7 @@ describe("install-docker with daemon.json (scripted double)", () => {
       os,
       look(ROTATED),
       beforeWrite(`${ROTATED}\n`),
-      { match: `t=$(mktemp ${DAEMON_JSON}.XXXXXX)`, sudo: true },
+      { match: renameOf(DAEMON_JSON), sudo: true },
       { match: /systemctl restart docker\.service$/, sudo: true, code: 1, stderr: "Job for docker.service failed." },
       {
         match: `journalctl -u docker.service --after-cursor='${CURSOR}'`,
@@ -332,7 +333,7 @@ describe("install-docker with daemon.json (scripted double)", () => {
           "the following directives don't match any configuration option: no-such-option\n",
       },
       {
-        match: `t=$(mktemp ${DAEMON_JSON}.XXXXXX)`,
+        match: renameOf(DAEMON_JSON),
         sudo: true,
         // Byte for byte what was there (the trailing newline too), not a re-serialisation.
         check: (_c, opts) => expect(opts.stdin).toBe(`${ROTATED}\n`),
@@ -367,7 +368,7 @@ describe("install-docker with daemon.json (scripted double)", () => {
       },
     },
     {
-      match: `t=$(mktemp ${DAEMON_JSON}.XXXXXX)`,
+      match: renameOf(DAEMON_JSON),
       sudo: true,
       check: (_c, opts) => expect(JSON.parse(String(opts.stdin))).toMatchObject(setAsFile(set)),
     },
@@ -430,7 +431,7 @@ describe("install-docker with daemon.json (scripted double)", () => {
     const { error, remote } = await run({ ...event, registry_mirrors: [MIRROR] }, [
       ...reloadSteps({ running: state(null), journal: REFUSED }),
       {
-        match: `t=$(mktemp ${DAEMON_JSON}.XXXXXX)`,
+        match: renameOf(DAEMON_JSON),
         sudo: true,
         check: (_c, o) => expect(o.stdin).toBe(`${ROTATED}\n`),
       },
@@ -448,7 +449,7 @@ describe("install-docker with daemon.json (scripted double)", () => {
     const dump = `Dec 05 02:10:00 vm dockerd[812]: time="x" level=info msg="Reloaded configuration: {${"x".repeat(5000)}}"\n`;
     const { error, remote } = await run({ ...event, registry_mirrors: [MIRROR] }, [
       ...reloadSteps({ running: state(null), journal: dump }),
-      { match: `t=$(mktemp ${DAEMON_JSON}.XXXXXX)`, sudo: true },
+      { match: renameOf(DAEMON_JSON), sudo: true },
       info,
     ]);
     expect(remote.done).toBe(true);

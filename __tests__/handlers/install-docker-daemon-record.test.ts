@@ -9,6 +9,7 @@ import { beforeWrite } from "./support/docker-journal";
 import { dockerLook } from "./support/docker-look";
 import { DEBIAN_12 } from "./support/fixtures";
 import { grantsRead } from "./support/grants-steps";
+import { renameOf } from "./support/remote-writes";
 import { runScripted } from "./support/run-scripted";
 import type { Step } from "./support/scripted-remote";
 
@@ -115,7 +116,7 @@ describe("install-docker takes back the daemon.json keys it wrote (scripted doub
       grants,
       beforeWrite(`${JSON.stringify(NOW)}`),
       {
-        match: `t=$(mktemp ${DAEMON_JSON}.XXXXXX)`,
+        match: renameOf(DAEMON_JSON),
         sudo: true,
         check: (_c, o) => expect(JSON.parse(String(o.stdin))).toEqual({ ...ROTATED, "userland-proxy": false }),
       },

@@ -10,6 +10,7 @@ import { beforeWrite } from "./support/docker-journal";
 import { dockerLook } from "./support/docker-look";
 import { DEBIAN_12 } from "./support/fixtures";
 import { GRANTS, grantsRead, grantsText, grantsWrite } from "./support/grants-steps";
+import { renameOf } from "./support/remote-writes";
 import { runScripted } from "./support/run-scripted";
 import type { Step } from "./support/scripted-remote";
 
@@ -181,7 +182,7 @@ describe("install-docker puts back the admin's values it replaced (scripted doub
   const ADMIN = { "log-driver": "json-file", "log-opts": ADMIN_OPTS, dns: ["192.0.2.53"] };
   const MINE = { ...ADMIN, "log-opts": OPTS, dns: ["10.0.0.53"] };
   const writes = (check: (v: unknown) => void): Step => ({
-    match: `t=$(mktemp ${DAEMON_JSON}.XXXXXX)`,
+    match: renameOf(DAEMON_JSON),
     sudo: true,
     check: (_c, o) => check(JSON.parse(String(o.stdin))),
   });

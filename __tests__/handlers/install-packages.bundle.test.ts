@@ -12,9 +12,10 @@ import { BOOT_LOOK } from "../../handlers/common/boot-look";
 import { DPKG_HEALTH_LOOK } from "../../handlers/common/dpkg-health";
 import { PACKAGES_PROBE } from "../../handlers/common/ensure-packages";
 import { LOCK_TABLE_LOOK } from "../../handlers/common/lock-holders";
-import { INVENTORY_LOOK } from "../../handlers/common/package-inventory";
+import { INVENTORY_LOOK, PACKAGES_FILE } from "../../handlers/common/package-inventory";
 import { DEBIAN_12, dpkgLine, policyBlock } from "./support/fixtures";
 import { answerFollowed, answerLook, answerWithTransaction, probesOf } from "./support/look-answers";
+import { renameOf } from "./support/remote-writes";
 import { type ExecReply, startServer, type TestServer } from "./support/ssh-server";
 import { testKey } from "./support/test-keys";
 import { unwrapLine } from "./support/wire";
@@ -87,7 +88,7 @@ class FakeVm {
     }
     if (sudo && cmd === INVENTORY_LOOK.script)
       return { stdout: answerLook(cmd, { "inventory.packages": this.inventory ?? { code: 3 } }) };
-    if (sudo && cmd.startsWith("umask 077 && mkdir -p /var/lib/vm-install") && cmd.includes("packages.json")) {
+    if (sudo && cmd.includes(renameOf(PACKAGES_FILE))) {
       this.inventory = stdin?.toString();
       return {};
     }

@@ -105,7 +105,7 @@ describe("install-postgres: Ubuntu 22.04, PostgreSQL 14 from the distribution", 
     // (issue 30): 6 execs, 19 before (the double records nothing, so no inventory is written).
     expect(remote.sent).toHaveLength(6);
     const joined = remote.sent.find((c) => c.startsWith("{ head -c "));
-    expect(joined).toMatch(/psql [^\n]* >\/dev\/null \|\| exit \$\(\(100 \+ \$\?\)\); \} && \{ t=\$\(mktemp /);
+    expect(joined).toMatch(/psql [^\n]* >\/dev\/null \|\| exit \$\(\(100 \+ \$\?\)\); \} && \{ m=0644; /);
     expect(remote.sent.filter((c) => c.includes("printf '%s ' settled; "))).toHaveLength(1);
     expect(remote.implicit).toEqual([]);
     expect(remote.sent.filter((c) => c.startsWith("dpkg-query"))).toEqual([]);

@@ -22,6 +22,7 @@ import {
   run,
   WHO,
 } from "./support/postgres-steps";
+import { renameOf, writtenFiles } from "./support/remote-writes";
 import type { Step } from "./support/scripted-remote";
 
 /** The real PGDG key: the default repo_key_fingerprint accepts it. */
@@ -42,13 +43,19 @@ function pgdgSteps(codename: string, major: string, version: string): Step[] {
       stdout: `amd64\n${ARMOURED.toString("base64")}`,
     },
     {
-      match: `printf '%s\\n' '${line}'`,
+      match: renameOf("/etc/apt/sources.list.d/pgdg.list"),
       sudo: true,
       stdout:
         "changed:wrote /etc/apt/keyrings/pgdg.gpg (new key)\nchanged:wrote /etc/apt/sources.list.d/pgdg.list " +
         "(new source)\n",
-      // The binary keyring rebuilt from the checked packets, not the served armour.
-      check: (_c, o) => expect(Buffer.from(o.stdin as Buffer).equals(dearmor(ARMOURED))).toBe(true),
+      // The binary keyring rebuilt from the checked packets, not the served armour; then the source line.
+      check: (c, o) => {
+        const [, source] = writtenFiles(c, o.stdin ?? "");
+        expect(
+          Buffer.from(o.stdin as Buffer).equals(Buffer.concat([dearmor(ARMOURED), Buffer.from(`${line}\n`)])),
+        ).toBe(true);
+        expect(source).toEqual({ path: "/etc/apt/sources.list.d/pgdg.list", content: `${line}\n` });
+      },
     },
     {
       match: "for f in /etc/apt/sources.list ",
@@ -163,8 +170,9 @@ describe("install-postgres: Ubuntu 22.04, another major from PGDG", () => {
         { match: "command -v curl", stdout: "/usr/bin/curl\n" },
         { match: "http://mirror.example.org/pg/ACCC4CF8.asc", stdout: `amd64\n${both.toString("base64")}` },
         {
-          match: "http://mirror.example.org/pg jammy-pgdg main",
+          match: renameOf("/etc/apt/sources.list.d/pgdg.list"),
           sudo: true,
+          check: (_c, o) => expect(String(o.stdin)).toMatch(/http:\/\/mirror\.example\.org\/pg jammy-pgdg main\n$/),
           stdout: "changed:wrote /etc/apt/keyrings/pgdg.gpg (new key)\n",
         },
         { match: "for f in /etc/apt/sources.list ", sudo: true, facts: sourcesFacts([]) },

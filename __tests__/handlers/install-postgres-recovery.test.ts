@@ -18,6 +18,7 @@ import type { Run } from "../../handlers/install-postgres/run";
 import { clusterServiceCommand } from "../../handlers/install-postgres/server";
 import { SecretScrubber } from "../../shared/secrets";
 import { answerLookWith } from "./support/look-answers";
+import { renameOf } from "./support/remote-writes";
 import { ScriptedRemote, type Step } from "./support/scripted-remote";
 
 const CLUSTER: Cluster = {
@@ -78,7 +79,7 @@ describe("install-postgres: a listen_addresses the server cannot bind", () => {
           stderr: "Job for postgresql@15-main.service failed.\n",
         },
         failureStep({ log: LOG }, "tail -n 40 /var/log/postgresql/postgresql-15-main.log"),
-        { match: `cat > "$t"`, check: (_c, o) => expect([o.user, o.stdin]).toEqual(["postgres", previous]) },
+        { match: renameOf(DROPIN), check: (_c, o) => expect([o.user, o.stdin]).toEqual(["postgres", previous]) },
         { match: "(systemctl start postgresql@15-main & p=$!", sudo: true },
       ]);
       const err = await restartOrRollBack(run, CLUSTER, DROPIN, "192.0.2.77", {
@@ -149,7 +150,7 @@ describe("install-postgres: a listen_addresses the server cannot bind", () => {
       [
         { match: "(systemctl start postgresql@15-main &", sudo: true, code: 1, stderr: "Job failed.\n" },
         failureStep({ dropIn: "listen_addresses = '192.0.2.77'\n", log: LOG }),
-        { match: `cat > "$t"`, check: (_c, o) => expect(o.stdin).toContain("listen_addresses = 'localhost'") },
+        { match: renameOf(DROPIN), check: (_c, o) => expect(o.stdin).toContain("listen_addresses = 'localhost'") },
         { match: "(systemctl start postgresql@15-main &", sudo: true },
         { match: /^systemctl is-active postgresql@15-main$/, stdout: "active\n" },
       ],
@@ -171,7 +172,7 @@ describe("install-postgres: a listen_addresses the server cannot bind", () => {
         { match: "(systemctl start postgresql@15-main &", sudo: true, code: 1, stderr: "Job failed.\n" },
         failureStep({ dropIn: text, log: LOG }),
         {
-          match: `cat > "$t"`,
+          match: renameOf(DROPIN),
           check: (_c, o) => expect(o.stdin).toBe(text.replace("'192.0.2.77'", "'localhost'")),
         },
         { match: "(systemctl start postgresql@15-main &", sudo: true },

@@ -7,6 +7,7 @@ import { generateCa } from "../../construct/postgres-ca";
 import { storedPasswordState } from "../../handlers/install-postgres/scram";
 import { newCluster, pgJob, remoteTlsEvent } from "./support/postgres-jobs";
 import { PostgresVm, TLS_KEY } from "./support/postgres-vm";
+import { renameOf, writtenFiles } from "./support/remote-writes";
 
 const PW = "correct horse 42";
 
@@ -23,18 +24,16 @@ test("the password and the TLS key leave the job only as they should", async () 
   expect(vm.channels.map((ch) => ch.proofAccepted)).toEqual([true]);
   expect(vm.channels[0].received().toString("latin1")).not.toContain(PW);
 
-  // The key: one write, as postgres, private before a byte is written, moved onto its path with -T.
+  // The key: one write (remote-file.ts), as postgres, 0600 given (not kept), moved onto its path with -T.
   const keyWrites = vm.commands.filter((c) => c.stdin.includes("PRIVATE KEY"));
   expect(keyWrites).toHaveLength(1);
   expect(keyWrites[0]).toMatchObject({ user: "postgres" });
-  expect(keyWrites[0].command).toMatch(
-    new RegExp(
-      `^umask 077; t=\\$\\(mktemp '?${TLS_KEY}\\.XXXXXX'?\\) .*cat > "\\$t" && chmod 0600 "\\$t" && mv -fT "\\$t" '?${TLS_KEY}'? `,
-    ),
-  );
+  expect(keyWrites[0].command).toMatch(/^\{ m=0600; /);
+  expect(keyWrites[0].command).toContain(renameOf(TLS_KEY));
   // Every other write of the cluster's files is postgres' too, never root's.
-  for (const c of vm.commands.filter((c) => /mktemp '?\/etc\/postgresql/.test(c.command))) {
-    expect(c.user).toBe("postgres");
-    expect(c.command).toContain('mv -fT "$t"');
-  }
+  const clusterWrites = vm.commands.filter((c) =>
+    writtenFiles(c.command, c.stdin).some((f) => f.path.startsWith("/etc/postgresql/")),
+  );
+  expect(clusterWrites.length).toBeGreaterThan(1);
+  for (const c of clusterWrites) expect(c.user).toBe("postgres");
 });

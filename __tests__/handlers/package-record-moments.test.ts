@@ -4,10 +4,12 @@
 // dpkg's hooks when apt-get is given them, so it stands for the VM whatever way the job records.
 import { type Connection, ExecRemote, type RunOptions, type RunResult } from "../../handlers/common/exec";
 import { runHandler } from "../../handlers/common/handler-kit";
+import { PACKAGES_FILE } from "../../handlers/common/package-inventory";
 import { handler } from "../../handlers/install-packages/handler";
 import { SecretScrubber } from "../../shared/secrets";
 import { DEBIAN_12, dpkgLine, policyBlock } from "./support/fixtures";
 import { answerFollowed, answerLook, answerWithTransaction, probeNames } from "./support/look-answers";
+import { renameOf } from "./support/remote-writes";
 import { TEST_ENV } from "./support/run-scripted";
 
 const MOMENTS = [
@@ -95,7 +97,7 @@ class SharedVm implements Connection {
           .join(""),
       };
     if (opts.sudo && command.includes("apt-get") && command.includes(" install ")) return this.install(command);
-    if (opts.sudo && command.includes('mv -f "$t" /var/lib/vm-install/packages.json')) {
+    if (opts.sudo && command.includes(renameOf(PACKAGES_FILE))) {
       this.inventory = String(opts.stdin);
       return {};
     }

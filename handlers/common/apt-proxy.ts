@@ -7,6 +7,7 @@ import { quote } from "../../shared/shell-quote";
 import type { CommonEvent } from "./handler-input";
 import type { Applied, ApplyOutcome, Change, InstallerModel, ModelRun } from "./installer-model";
 import type { InstallerReport } from "./installer-result";
+import { writeRemoteFile } from "./remote-file";
 import { type RootFact, rootFact } from "./vm-facts";
 
 /** Read after the distribution's own files (apt reads apt.conf.d in order), so this proxy wins over theirs. */
@@ -66,14 +67,9 @@ function planAptProxy(current: string | undefined, url: string | undefined): Cha
       kind: APT_PROXY_KIND,
       what: [`wrote ${APT_PROXY_FILE} (apt through ${url})`],
       why: current === undefined ? `no ${APT_PROXY_FILE}` : `${APT_PROXY_FILE} differs from aptProxy ${url}`,
-      // Through a temporary name and mv: an apt starting meanwhile reads the old file or the new, never half.
+      // Renamed into place (remote-file.ts): an apt starting meanwhile reads the old file or the new, never half.
       apply: async ({ remote }) =>
-        void (await remote.run(`cat > ${f}.tmp && chmod 0644 ${f}.tmp && mv -f ${f}.tmp ${f}`, {
-          sudo: true,
-          stdin: wanted,
-          mutates: true,
-          label: `writing ${APT_PROXY_FILE}`,
-        })),
+        void (await writeRemoteFile(remote, { path: APT_PROXY_FILE, content: wanted, writer: "root", mode: "0644" })),
     },
   ];
 }

@@ -8,6 +8,7 @@ import { keyFetchProxy } from "./apt-proxy";
 import type { Remote } from "./exec";
 import { binaryKeyring, OpenPgpError, readCertificates } from "./openpgp";
 import { type Progress, stepIf } from "./progress";
+import { type RemoteFile, writeFragment } from "./remote-file";
 
 //   const repo = await ensureAptRepository(remote, {
 //     name: "docker",                  // /etc/apt/keyrings/docker.gpg + sources.list.d/docker.list
@@ -300,8 +301,10 @@ function unreadable(spec: AptRepositorySpec, what: string, err: OpenPgpError, hi
 }
 
 /**
- * Compares on the VM and replaces only what differs; each replacement prints one "changed:" line, which
- * is returned. New files go in through a temporary name + mv, so apt never reads half a file.
+ * Compares on the VM and replaces only what differs (remote-file.ts's unlessSame, as root into root's
+ * /etc/apt directories); each replacement prints one "changed:" line, which is returned. Key and source line
+ * are the two parts of stdin, in that order; each goes in through a temporary name + mv, so apt never reads
+ * half a file.
  */
 async function writeKeyAndSource(
   remote: Remote,
@@ -311,31 +314,28 @@ async function writeKeyAndSource(
   line: string,
 ): Promise<{ changes: string[]; created: string[] }> {
   const k = quote(keyring);
-  const s = quote(sourceFile);
+  const source = `${line}\n`;
+  const file = (path: string, content: string | Buffer): RemoteFile =>
+    ({ path, content, writer: "root", mode: "0644", unlessSame: true }) as const;
   // Said apart from "new key": a key this run wrote new is removed again when the repository then
   // fails, a migrated one is not.
   const [old] = supersededKeyrings(keyring);
   const script = [
-    "set -e",
-    `if [ ! -d ${KEYRINGS_DIR} ]; then install -m 0755 -d ${KEYRINGS_DIR}; echo "changed:created ${KEYRINGS_DIR}"; fi`,
-    `t=$(mktemp); trap 'rm -f "$t"' EXIT; cat > "$t"`,
-    `if ! cmp -s "$t" ${k}; then`,
-    `  if [ -e ${k} ]; then why="key differed"; ` +
+    `if [ -d ${KEYRINGS_DIR} ]; then :; else echo "changed:created ${KEYRINGS_DIR}"; fi`,
+    `if [ -e ${k} ]; then why="key differed"; ` +
       `${old ? `elif [ -e ${quote(old)} ]; then why=${quote(`replaces ${old}`)}; ` : ""}else why="new key"; fi`,
-    `  install -m 0644 "$t" ${k}.tmp && mv -f ${k}.tmp ${k}; echo "changed:wrote ${keyring} ($why)"`,
-    `  if [ "$why" = "new key" ]; then echo ${quote(`created:${keyring}`)}; fi`,
-    `elif [ -z "$(find ${k} -perm -0444)" ]; then chmod a+r ${k}; echo "changed:made ${keyring} readable by all ` +
-      `(apt reads it as _apt)"; fi`,
-    `if ! printf '%s\\n' ${quote(line)} | cmp -s - ${s}; then`,
-    `  if [ -e ${s} ]; then why="line differed"; else why="new source"; fi`,
-    `  printf '%s\\n' ${quote(line)} > ${s}.tmp && chmod 0644 ${s}.tmp && mv -f ${s}.tmp ${s}; echo "changed:wrote ` +
-      `${sourceFile} ($why)"`,
-    `  if [ "$why" = "new source" ]; then echo ${quote(`created:${sourceFile}`)}; fi`,
-    "fi",
+    writeFragment({ ...file(keyring, key), dir: { mode: "0755" } }),
+    `case $w in new | content) echo "changed:wrote ${keyring} ($why)";; ` +
+      `mode) echo ${quote(`changed:made ${keyring} root's and 0644 (apt reads it as _apt)`)};; esac`,
+    `if [ -n "$w" ] && [ "$why" = "new key" ]; then echo ${quote(`created:${keyring}`)}; fi`,
+    writeFragment(file(sourceFile, source)),
+    `case $w in new) echo "changed:wrote ${sourceFile} (new source)"; echo ${quote(`created:${sourceFile}`)};; ` +
+      `content) echo "changed:wrote ${sourceFile} (line differed)";; ` +
+      `mode) echo "changed:wrote ${sourceFile} (mode differed)";; esac`,
   ].join("\n");
   const result = await remote.run(script, {
     sudo: true,
-    stdin: key,
+    stdin: Buffer.concat([key, Buffer.from(source)]),
     label: `writing ${keyring} and ${sourceFile}`,
     timeoutMs: 60_000,
     mutates: true,

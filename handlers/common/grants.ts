@@ -4,6 +4,7 @@
 // dies in between leaves a grant unrecorded (kept forever, the safe side).
 
 import type { Remote } from "./exec";
+import { type RemoteFile, writeRemoteFile } from "./remote-file";
 import { defineLook, type RootFact, rootFact } from "./vm-facts";
 
 export const GRANTS_DIR = "/var/lib/vm-install";
@@ -82,22 +83,16 @@ export function withSection(inventory: Inventory, installer: string, section: un
 }
 
 /**
- * Writes the inventory atomically: directory 0700 and file 0600, both root's; the content goes on
+ * Writes the inventory (remote-file.ts): directory 0700 and file 0600, both root's; the content goes on
  * stdin (it names users and networks, nothing secret, but nothing user-given is put on a command line).
  */
 export async function writeGrants(remote: Remote, inventory: Inventory): Promise<void> {
-  await remote.run(
-    `umask 077 && mkdir -p ${GRANTS_DIR} && chown root:root ${GRANTS_DIR} && chmod 0700 ${GRANTS_DIR} && ` +
-      `t=$(mktemp ${GRANTS_DIR}/.grants.json.XXXXXX) && { cat > "$t" && chmod 0600 "$t" && mv -f "$t" ` +
-      `${GRANTS_FILE} || { rm -f "$t"; exit 1; }; }`,
-    {
-      sudo: true,
-      stdin: `${JSON.stringify(inventory, null, 2)}\n`,
-      label: `writing ${GRANTS_FILE}`,
-      timeoutMs: 30_000,
-      mutates: true,
-    },
-  );
+  await writeRemoteFile(remote, inventoryFile(GRANTS_FILE, `${JSON.stringify(inventory, null, 2)}\n`));
+}
+
+/** One of vm-install's root-only records in GRANTS_DIR (grants, packages): 0600 in a 0700 directory. */
+export function inventoryFile(path: string, content: string): RemoteFile {
+  return { path, content, writer: "root", mode: "0600", dir: { mode: "0700", exact: true } };
 }
 
 /** Same members, in any order. */

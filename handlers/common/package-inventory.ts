@@ -7,7 +7,8 @@
 import type { Apt } from "./apt";
 import { DPKG_TIME, type TransactionRecord } from "./apt-transaction";
 import type { Remote } from "./exec";
-import { GRANTS_DIR } from "./grants";
+import { GRANTS_DIR, inventoryFile } from "./grants";
+import { writeRemoteFile } from "./remote-file";
 import { defineLook, type RootFact, rootFact } from "./vm-facts";
 
 export const PACKAGES_FILE = `${GRANTS_DIR}/packages.json`;
@@ -116,18 +117,8 @@ async function writePackageInventory(remote: Remote, inventory: PackageInventory
       .filter(([, r]) => RECORD_LISTS.some((list) => r[list].length > 0))
       .map(([k, r]) => [k, withTimesOfItsPackages(r)]),
   );
-  await remote.run(
-    `umask 077 && mkdir -p ${GRANTS_DIR} && chown root:root ${GRANTS_DIR} && chmod 0700 ${GRANTS_DIR} && ` +
-      `t=$(mktemp ${GRANTS_DIR}/.packages.json.XXXXXX) && { cat > "$t" && chmod 0600 "$t" && mv -f "$t" ` +
-      `${PACKAGES_FILE} || { rm -f "$t"; exit 1; }; }`,
-    {
-      sudo: true,
-      stdin: `${JSON.stringify({ version: 1, about: ABOUT, installers }, null, 2)}\n`,
-      label: `writing ${PACKAGES_FILE}`,
-      timeoutMs: 30_000,
-      mutates: true,
-    },
-  );
+  const content = `${JSON.stringify({ version: 1, about: ABOUT, installers }, null, 2)}\n`;
+  await writeRemoteFile(remote, inventoryFile(PACKAGES_FILE, content));
 }
 
 /** Reads, changes `installer`'s record with `edit`, writes back (jobs on one VM run one after another). */

@@ -6,6 +6,7 @@ import { quote } from "../../shared/shell-quote";
 import { KEYRINGS_DIR, SOURCES_DIR, supersededKeyrings } from "./apt-repository";
 import type { Remote } from "./exec";
 import { type Progress, stepIf } from "./progress";
+import { writeFragment } from "./remote-file";
 import { defineLook, type RootFact, rootFact } from "./vm-facts";
 
 export interface StaleRepositoryOptions {
@@ -219,7 +220,8 @@ export async function removeStaleRepositories(
       const actions = removalActions(plan, fingerprints);
       if (actions.length === 0) return { changed: false, changes: [] };
       const removal = { sudo: true, label: "removing stale apt sources and keys", timeoutMs: 60_000, mutates: true };
-      const result = await remote.run(["set -e", ...actions].join("\n"), removal);
+      const stdin = plan.rewrite.map((r) => r.text).join("");
+      const result = await remote.run(["set -e", ...actions].join("\n"), { ...removal, stdin });
       const changes = result.stdout
         .split("\n")
         .filter((l) => l.startsWith("changed:"))
@@ -274,13 +276,10 @@ function removalActions(plan: StalePlan, fingerprints: string[]): string[] {
   const actions: string[] = [];
   const said = (what: string) => `echo ${quote(`changed:${what}`)}`;
   for (const path of plan.remove) actions.push(`rm -f ${quote(path)} && ${said(`removed ${path}`)}`);
+  // Each rewritten file is the next part of stdin, in this order (removeStaleRepositories joins them).
   for (const { path, text } of plan.rewrite) {
-    const b64 = Buffer.from(text, "utf8").toString("base64");
-    const tmp = quote(`${path}.tmp`);
-    actions.push(
-      `printf '%s' ${quote(b64)} | base64 -d > ${tmp} && chmod 0644 ${tmp} && mv -f ${tmp} ${quote(path)} && ` +
-        said(`removed this repository's entries from ${path}`),
-    );
+    const f = { path, content: text, writer: "root", mode: "0644" } as const;
+    actions.push(`${writeFragment(f)} && ${said(`removed this repository's entries from ${path}`)}`);
   }
   for (const k of plan.keyrings) {
     // A keyring a package ships (dpkg -S knows it) is that package's business, not ours.

@@ -8,6 +8,7 @@ import type { Remote } from "../common/exec";
 import { runLong } from "../common/exec";
 import type { Change } from "../common/installer-model";
 import type { Progress } from "../common/progress";
+import { writeRemoteFile } from "../common/remote-file";
 import { defineLook, type RootFact, rootFact } from "../common/vm-facts";
 import {
   badFileError,
@@ -24,23 +25,20 @@ import type { DockerEvent } from "./package-work";
 
 import { daemonAnswers } from "./verify";
 
-/** Replaces daemon.json as root, atomically, keeping its mode (0644 when new); null removes it. */
+/**
+ * Replaces daemon.json as root (remote-file.ts; /etc/docker is root's, created 0755 when missing), keeping
+ * root's mode for it (0644 when new: dockerd runs as root, docker info shows it to the group); null removes it.
+ */
 export async function writeDaemonJson(remote: Remote, text: string | null): Promise<void> {
-  const f = quote(DAEMON_JSON);
-  const cmd =
-    text === null
-      ? `rm -f ${f}`
-      : `mkdir -p /etc/docker && t=$(mktemp ${quote(`${DAEMON_JSON}.XXXXXX`)}) || exit 1; ` +
-        `if [ -e ${f} ]; then chmod --reference=${f} "$t"; else chmod 0644 "$t"; fi && ` +
-        `cat > "$t" && mv -f "$t" ${f} || { rm -f "$t"; exit 1; }`;
-  await remote.run(cmd, {
-    sudo: true,
-    ...(text === null ? {} : { stdin: text }),
-    label: `${text === null ? "removing" : "writing"} ${DAEMON_JSON}`,
-    timeoutMs: 30_000,
-    mutates: true,
-  });
+  if (text !== null) {
+    await writeRemoteFile(remote, { path: DAEMON_JSON, content: text, writer: "root", mode: { keep: "0644" }, dir });
+    return;
+  }
+  const opts = { sudo: true, label: `removing ${DAEMON_JSON}`, timeoutMs: 30_000, mutates: true };
+  await remote.run(`rm -f ${quote(DAEMON_JSON)}`, opts);
 }
+
+const dir = { mode: "0755" };
 
 /** dockerd's own lines in docker.service's journal (syslog prefixes cut off). */
 export function dockerdLines(journal: string): string[] {

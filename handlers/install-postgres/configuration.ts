@@ -4,6 +4,7 @@
 
 import { quote } from "../../shared/shell-quote";
 import { runLong } from "../common/exec";
+import { writeFragment } from "../common/remote-file";
 import { defineLook, type Facts } from "../common/vm-facts";
 import type { PostgresEvent } from "./decisions";
 import { listenerLook } from "./listener";
@@ -23,7 +24,7 @@ import {
 } from "./pg";
 import { restartOrRollBack } from "./recovery";
 import type { Run } from "./run";
-import { psqlJson, writeFile } from "./server";
+import { clusterFile, psqlJson, writeFile } from "./server";
 import { type ListenerSeen, psqlProbeCommand } from "./server-look";
 import { CONFIG_CHECK_SQL, type ConfigCheck, SETTLED_SQL, type Settled } from "./sql";
 import { joinedFailure, type SqlFirst, sqlFromStdin } from "./sql-first";
@@ -143,18 +144,9 @@ export interface FileWrite {
   mode: string;
 }
 
-/**
- * writeFile's atomic replace (server.ts), its content the next bytes of stdin: head -c reads no more than
- * it is asked for, and the size is checked, so a short or long read fails instead of writing a cut file.
- */
+/** writeFile's replace (server.ts) as a fragment of the joined exec, its content the next bytes of its stdin. */
 export function writeFromStdin(f: FileWrite): string {
-  const p = quote(f.path);
-  const n = Buffer.byteLength(f.content);
-  return (
-    `{ t=$(mktemp ${quote(`${f.path}.XXXXXX`)}) || exit 1; ` +
-    `if [ -e ${p} ]; then chmod --reference=${p} "$t"; else chmod ${f.mode} "$t"; fi && ` +
-    `head -c ${n} > "$t" && [ "$(wc -c < "$t")" -eq ${n} ] && mv -fT "$t" ${p} || { rm -f "$t"; exit 1; }; }`
-  );
+  return writeFragment(clusterFile(f.path, f.content, f.mode));
 }
 
 /** The server's own reading of the files; a broken pg_hba.conf is put back before failing. */

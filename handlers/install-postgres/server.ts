@@ -5,6 +5,7 @@ import { quote } from "../../shared/shell-quote";
 import type { Apt } from "../common/apt";
 import { type EnsureOutcome, ensurePackages, packagesProbe, wantedOf } from "../common/ensure-packages";
 import { type Remote, runLong } from "../common/exec";
+import { type RemoteFile, writeRemoteFile } from "../common/remote-file";
 import { SYSTEMD_LOOK_PROBE } from "../common/systemd";
 import { defineLook, type Fact, type Facts, type Probe, type RootFact, rootFact } from "../common/vm-facts";
 import { checkedListenNames, nameCheckFrom, nameProbes } from "./addresses";
@@ -209,17 +210,16 @@ function installationSeen(facts: Facts<ReturnType<typeof installationLook>["prob
 }
 
 /**
- * Replaces a file as postgres, atomically (temporary file in the same directory + mv -T, which replaces a
- * link at `path` rather than moving into the directory it names), keeping its mode.
+ * A file of the cluster's (pg_hba.conf, the conf.d drop-in) written as postgres, in its own directory, keeping
+ * the mode of the file postgres has there (newMode when there is none): remote-file.ts.
  */
+export function clusterFile(path: string, content: string, newMode: string): RemoteFile {
+  return { path, content, writer: { user: "postgres" }, mode: { keep: newMode } };
+}
+
+/** Replaces a file of the cluster's as postgres (clusterFile), in one exec. */
 export async function writeFile(remote: Remote, path: string, content: string, newMode: string): Promise<void> {
-  const f = quote(path);
-  await remote.run(
-    `t=$(mktemp ${quote(`${path}.XXXXXX`)}) || exit 1; ` +
-      `if [ -e ${f} ]; then chmod --reference=${f} "$t"; else chmod ${newMode} "$t"; fi && ` +
-      `cat > "$t" && mv -fT "$t" ${f} || { rm -f "$t"; exit 1; }`,
-    { user: "postgres", stdin: content, label: `writing ${path}`, timeoutMs: 30_000, mutates: true },
-  );
+  await writeRemoteFile(remote, clusterFile(path, content, newMode));
 }
 
 /**

@@ -7,6 +7,7 @@ import { isIPv6 } from "node:net";
 import { quote } from "../../shared/shell-quote";
 import type { Remote } from "../common/exec";
 import { runLong } from "../common/exec";
+import { writeRemoteFile } from "../common/remote-file";
 import { defineLook } from "../common/vm-facts";
 import type { Cluster } from "./pg";
 import { clusterUnit, normalizeListen } from "./pg";
@@ -142,17 +143,11 @@ export async function issueCertificate(event: TlsEvent, names: string[]): Promis
 }
 
 /**
- * Writes `path` as postgres from stdin, atomically, with `mode` from the start (umask 077 until chmod). As
- * postgres, never root: a link in the cluster's directory (postgres' own) leads only where postgres may
- * write; `mv -T` replaces a link at `path` instead of moving the file into the directory it names.
+ * Writes `path` as postgres (remote-file.ts), `mode` given, not kept: the key is 0600 whatever was there. As
+ * postgres, never root: a link in the cluster's directory (postgres' own) leads only where postgres may write.
  */
 async function writePrivate(remote: Remote, path: string, content: string, mode: string): Promise<void> {
-  const p = quote(path);
-  await remote.run(
-    `umask 077; t=$(mktemp ${quote(`${path}.XXXXXX`)}) || exit 1; ` +
-      `cat > "$t" && chmod ${mode} "$t" && mv -fT "$t" ${p} || { rm -f "$t"; exit 1; }`,
-    { user: "postgres", stdin: content, label: `writing ${path}`, timeoutMs: 30_000, mutates: true },
-  );
+  await writeRemoteFile(remote, { path, content, writer: { user: "postgres" }, mode });
 }
 
 /** The "tls" change: key and certificate, the drop-in, a reload, and the server's word that it took them. */

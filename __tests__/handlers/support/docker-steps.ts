@@ -7,6 +7,7 @@ import { inspectOut, type VmState } from "./docker-look";
 import { policyBlock, UBUNTU_2204 } from "./fixtures";
 import { sourcesFacts } from "./look-answers";
 import { pgpKey } from "./pgp-fixtures";
+import { renameOf, writtenFiles } from "./remote-writes";
 import { runScripted } from "./run-scripted";
 import type { Step } from "./scripted-remote";
 
@@ -43,15 +44,18 @@ export const keyFetch = (distro: string, base = "https://download.docker.com/lin
   stdout: `amd64\n${Buffer.from(ARMORED).toString("base64")}`,
 });
 export const keyWrite = (line: string, changed = true): Step => ({
-  match: 'cat > "$t"',
+  match: renameOf("/etc/apt/keyrings/docker.gpg"),
   sudo: true,
   stdout: changed
     ? "changed:wrote /etc/apt/keyrings/docker.gpg (new key)\nchanged:wrote /etc/apt/sources.list.d/docker.list (new " +
       "source)\n"
     : "",
-  check: (c) => {
-    expect(c).toContain(`printf '%s\\n' '${line}' > /etc/apt/sources.list.d/docker.list.tmp`);
-    expect(c).toContain("/etc/apt/keyrings/docker.gpg");
+  check: (c, o) => {
+    // The key, then the source line: the two parts of stdin (apt-repository.ts writeKeyAndSource).
+    expect(writtenFiles(c, o.stdin ?? "")[1]).toEqual({
+      path: "/etc/apt/sources.list.d/docker.list",
+      content: `${line}\n`,
+    });
   },
 });
 export const staleLook = (files: { path: string; text: string }[] = []): Step => ({

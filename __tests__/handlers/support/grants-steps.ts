@@ -1,6 +1,7 @@
 // The scripted steps of the inventory of grants (handlers/common/grants.ts), shared by the installers'
 // handler tests: one read, one atomic write of the root-only file.
 import type { Answer } from "./look-answers";
+import { renameOf } from "./remote-writes";
 import type { Step } from "./scripted-remote";
 
 export const GRANTS = "/var/lib/vm-install/grants.json";
@@ -18,11 +19,12 @@ export const grantsText = (inventory?: object | string): Answer =>
 
 /** The inventory written (atomically, 0600 in a 0700 directory); `expectWritten` sees the parsed JSON. */
 export const grantsWrite = (expectWritten: (written: Record<string, unknown>) => void): Step => ({
-  match: "t=$(mktemp /var/lib/vm-install/.grants.json.XXXXXX)",
+  match: renameOf(GRANTS),
   sudo: true,
   check: (c, o) => {
+    expect(c).toContain("mkdir -m 0700 /var/lib/vm-install");
     expect(c).toContain("chmod 0700 /var/lib/vm-install");
-    expect(c).toContain(`chmod 0600 "$t" && mv -f "$t" ${GRANTS}`);
+    expect(c).toContain("m=0600;");
     expectWritten(JSON.parse(String(o.stdin)));
   },
 });

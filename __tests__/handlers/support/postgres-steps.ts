@@ -13,6 +13,7 @@ import { grantsRead } from "./grants-steps";
 import { listenerStep } from "./listener-look";
 import { listingAnswer } from "./postgres-listing";
 import { PW } from "./postgres-password";
+import { renameOf } from "./remote-writes";
 import { runScripted } from "./run-scripted";
 import type { Step } from "./scripted-remote";
 
@@ -132,7 +133,7 @@ const CHECKED = { listen: [{ file: DROPIN, line: 2, setting: "*", error: null }]
  * from its bytes of stdin (its content checked), then the server's check, answering `over`.
  */
 export const configStep = (files: [string, ((content: string) => void)?][], over: object = {}): Step => ({
-  match: /^\{ (t=\$\(mktemp |export PGCLIENTENCODING=UTF8 LC_MESSAGES=C; echo )/,
+  match: /^\{ (m=|export PGCLIENTENCODING=UTF8 LC_MESSAGES=C; echo )/,
   sudo: false,
   stdout: `${JSON.stringify({ ...CHECKED, ...over })}\n`,
   check: (c, o) => {
@@ -168,7 +169,7 @@ export const settledStep = (listen: string, pending: string[], login: Step): Ste
   tunnel: login.tunnel,
 });
 export const writeStep = (path: string, check?: (stdin: string) => void): Step => ({
-  match: `t=$(mktemp ${path}.XXXXXX)`,
+  match: renameOf(path),
   sudo: false,
   check: (_c, o) => {
     expect(o.user).toBe("postgres");

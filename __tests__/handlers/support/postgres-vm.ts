@@ -8,7 +8,7 @@ import type { Duplex } from "node:stream";
 import { BOOT_LOOK } from "../../../handlers/common/boot-look";
 import { DPKG_HEALTH_LOOK } from "../../../handlers/common/dpkg-health";
 import { type Connection, ExecRemote, type RunOptions, type RunResult } from "../../../handlers/common/exec";
-import { GRANTS_LOOK } from "../../../handlers/common/grants";
+import { GRANTS_FILE, GRANTS_LOOK } from "../../../handlers/common/grants";
 import { LOCK_TABLE_LOOK } from "../../../handlers/common/lock-holders";
 import { configWriteOf } from "./config-write";
 import { type FakePostgres, fakePostgres } from "./fake-postgres";
@@ -17,6 +17,7 @@ import { grantsText } from "./grants-steps";
 import { POSTMASTER_PID, ssLine } from "./listener-look";
 import { answerLook, answerLookWith, isLook, sqlFirstParts } from "./look-answers";
 import { type Listing, listingProbe } from "./postgres-listing";
+import { renameOf, writtenFiles } from "./remote-writes";
 
 export const PG_CONF_DIR = "/etc/postgresql/14/main";
 export const PG_HBA = `${PG_CONF_DIR}/pg_hba.conf`;
@@ -213,7 +214,7 @@ export class PostgresVm implements Connection {
     if (command === DPKG_HEALTH_LOOK.script || command === LOCK_TABLE_LOOK.script)
       return { stdout: answerLook(command) };
     if (command === GRANTS_LOOK.script) return { stdout: answerLook(command, { grants: grantsText(s.inventory) }) };
-    if (command.includes("mktemp /var/lib/vm-install/.grants.json")) {
+    if (command.includes(renameOf(GRANTS_FILE))) {
       s.inventory = JSON.parse(stdin);
       return {};
     }
@@ -234,9 +235,9 @@ export class PostgresVm implements Connection {
       for (const f of config.files) s.files[f.path] = f.content;
       return config.sql ? this.psql(config.sql) : {};
     }
-    const written = /^(?:umask 077; )?t=\$\(mktemp '?([^' ]+)\.XXXXXX'?\)/.exec(command);
+    const [written] = writtenFiles(command, stdin);
     if (written) {
-      s.files[written[1]] = stdin;
+      s.files[written.path] = written.content;
       return {};
     }
     if (command.includes("systemctl restart")) {

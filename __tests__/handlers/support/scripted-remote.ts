@@ -15,6 +15,7 @@ import { INVENTORY_LOOK, PACKAGES_FILE } from "../../../handlers/common/package-
 import { SecretScrubber } from "../../../shared/secrets";
 import { type FakeMode, type FakePostgres, fakePostgres } from "./fake-postgres";
 import { type Answer, answerLook, followedParts, probesOf, sqlFirstParts } from "./look-answers";
+import { renameOf } from "./remote-writes";
 
 /** What a TCP channel opened after a step reaches: a fake PostgreSQL server, or sshd's refusal. */
 export type TunnelAnswer = { password: string; mode?: FakeMode; who?: string } | { refused: "forwarding" | "connect" };
@@ -128,7 +129,7 @@ export class ScriptedRemote implements Connection {
       const file = this.packageInventory;
       return quiet(answerLook(command, { "inventory.packages": file ? file : { code: 3 } }));
     }
-    if (!matches && opts.sudo && command.includes(`mv -f "$t" ${PACKAGES_FILE}`)) {
+    if (!matches && opts.sudo && command.includes(renameOf(PACKAGES_FILE))) {
       this.packageInventory = String(opts.stdin);
       return quiet("");
     }
