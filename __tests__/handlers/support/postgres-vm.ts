@@ -249,7 +249,10 @@ export class PostgresVm implements Connection {
       for (const p of command.slice(9).split(" ")) delete s.files[p.replace(/^'|'$/g, "")];
       return {};
     }
-    if (command.startsWith("cat /")) return { stdout: s.files[command.slice(4).replace(/^'|'$/g, "")] ?? "" };
+    if (command.startsWith("cat /")) {
+      const text = s.files[command.slice(4).replace(/^'|'$/g, "")];
+      return text === undefined ? { code: 1 } : { stdout: text };
+    }
     if (command.includes("systemctl start")) {
       s.active = true;
       return {};

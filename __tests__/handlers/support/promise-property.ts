@@ -1,0 +1,56 @@
+// The promise every installer keeps (issue 34), checked on one generated state: a check leaves the VM as it
+// was, its would_change is the following run's changes, and a check after that run finds nothing to do. A
+// broken promise fails with the case's seed and the story of its state, so one env var replays it.
+
+type Result = Record<string, unknown>;
+
+export interface PromiseCase {
+  seed: number;
+  /** How the state came about and what is run on it, one line each. */
+  story: string[];
+  /** A copy of the double's state (compared before and after the check). */
+  state: () => unknown;
+  /** The double's record of commands marked as changes (emptied before the check). */
+  mutating: string[];
+  /** One job on the double: a check or a run of the case's event. */
+  job: (check: boolean) => Promise<object>;
+  /** The check says it could not look past a first change: the run's changes begin with its would_change. */
+  blind?: (check: Result) => boolean;
+}
+
+/** Check, run, check: throws, naming the seed, the story and what differs, where the promise breaks. */
+export async function holdsThePromise(c: PromiseCase): Promise<{ check: Result; run: Result }> {
+  const fail = (what: string, detail: object) => {
+    throw new Error(
+      `the promise breaks (PROPERTY_SEED=${c.seed} PROPERTY_CASES=1): ${what}\n` +
+        `${c.story.map((l) => `  ${l}`).join("\n")}\n${JSON.stringify(detail, null, 2)}`,
+    );
+  };
+  const settle = (p: Promise<object>) =>
+    p.then((r) => r as Result).catch((err: Error) => ({ error: err.message }) as Result);
+  const before = JSON.stringify(c.state());
+  c.mutating.length = 0;
+  const check = await settle(c.job(true));
+  if (check.error) fail("the check failed", check);
+  if (c.mutating.length || JSON.stringify(c.state()) !== before)
+    fail("the check changed the VM", { mutating: c.mutating, before: JSON.parse(before), after: c.state() });
+  if (check.changed !== false || (check.changes as unknown[]).length) fail("the check says it changed", check);
+  const run = await settle(c.job(false));
+  if (run.error) fail("the run failed where the check did not", { would_change: check.would_change, run });
+  const foreseen = check.would_change as string[];
+  const done = run.changes as string[];
+  const blind = c.blind?.(check) ?? false;
+  const same = blind
+    ? JSON.stringify(done.slice(0, foreseen.length)) === JSON.stringify(foreseen)
+    : JSON.stringify(done) === JSON.stringify(foreseen);
+  if (!same)
+    fail(blind ? "the run does not begin with what the check foresaw" : "the run's changes are not the check's", {
+      would_change: foreseen,
+      changes: done,
+      check_warnings: check.warnings,
+    });
+  const again = await settle(c.job(true));
+  if (again.error || (again.would_change as unknown[]).length)
+    fail("a check after the run finds more to do", { changes: done, again });
+  return { check, run };
+}
