@@ -3,8 +3,9 @@
 // run finds nothing. One case's seed replays it: PROPERTY_SEED=<seed> PROPERTY_CASES=1.
 import { generateCa } from "../../construct/postgres-ca";
 import { Draw, propertySeeds } from "../support/seeded-random";
-import { pgJob } from "./support/postgres-jobs";
+import { newCluster, pgJob } from "./support/postgres-jobs";
 import { type Cas, drawState } from "./support/postgres-states";
+import { PostgresVm } from "./support/postgres-vm";
 import { holdsThePromise } from "./support/promise-property";
 
 const KINDS = [
@@ -21,7 +22,17 @@ const KINDS = [
   /server certificate/,
   /vm-install's server certificate removed/,
   /^cluster 14\/main started/,
+  /^parameter \S+ .* -> .* reload\)$/,
+  /^parameter \S+ .* -> .* restart\)$/,
+  /^parameter \S+ .* removed from /,
+  /^parameter \S+ .* applied \(it was waiting for a restart\)$/,
 ];
+
+/**
+ * A known break of the promise: what is in effect for a parameter taken out of the drop-in is read after the
+ * reload (apply.ts restartOrReload, issue 32), so a run says one line more than the check (the last case).
+ */
+const TAKEN_BACK = /^parameter \S+: vm-install's .* taken back; .* in effect$/;
 
 const { seed, seeds } = propertySeeds(3401, 300);
 let cas: Cas;
@@ -43,6 +54,7 @@ describe(`install-postgres: check's would_change is the next run's changes (PROP
         mutating: vm.mutating,
         job: (check) => pgJob(vm, check ? { ...event, check: true } : event),
         // A stopped cluster hides the rest: the check says it looks no further, the run starts it and goes on.
+        outcomeOnly: TAKEN_BACK,
         blind: (check) => (check.warnings as string[]).some((w) => / is inactive, so the role, the database/.test(w)),
       });
       foreseen.push(...(check.would_change as string[]));
@@ -51,4 +63,15 @@ describe(`install-postgres: check's would_change is the next run's changes (PROP
     const missed = KINDS.filter((kind) => !foreseen.some((line) => kind.test(line)));
     if (seeds.length >= 100) expect(missed).toEqual([]);
   }, 300_000);
+
+  // Fails while the gap is there (TAKEN_BACK): when it passes, drop `.failing` and the allowance above.
+  it.failing("a parameter taken out of the drop-in: the check foresees the run's every line", async () => {
+    const event = { db_name: "myapp", db_user: "app_user", db_password: "correct horse 42", parameters: {} };
+    const vm = new PostgresVm(newCluster());
+    await pgJob(vm, { ...event, parameters: { work_mem: "64MB" } });
+    const check = await pgJob(vm, { ...event, check: true });
+    const run = await pgJob(vm, event);
+    expect(run.changes).toContainEqual(expect.stringMatching(TAKEN_BACK));
+    expect(run.changes).toEqual(check.would_change);
+  });
 });

@@ -3,6 +3,7 @@
 // directories with blanks or controls in their names, the legacy PGDG keyring, resolver answers and the
 // VM's own addresses. Probes are told apart by their commands; each answers as its tool would.
 import { answerLookWith, type ProbeAnswer } from "./look-answers";
+import type { PgVmState } from "./postgres-vm";
 
 export interface Listing {
   /** dpkg-query's lines. */
@@ -69,3 +70,27 @@ export const listingAnswer = (script: string, l: Listing): string =>
     if (!a) throw new Error(`postgres-listing: a probe of the installation look this double does not know: ${c}`);
     return a;
   });
+
+const PKG = "postgresql-14\tinstall ok installed\t14.11-0ubuntu0.22.04.1\n";
+const CLUSTER =
+  "14  main    5432 online postgres /var/lib/postgresql/14/main /var/log/postgresql/postgresql-14-main.log\n";
+
+/**
+ * What the installation look reads on the stateful double's VM (postgres-vm.ts): 14/main, and a line for each other cluster directory as
+ * pg_lsclusters prints its name, line breaks and all (postgresql-common 248 skips a name with an inner line
+ * break, by its untaint pattern; the look must not depend on that, nor on any field staying one line).
+ */
+export function listingOf(s: PgVmState): Listing {
+  const others = (s.clusterDirs ?? []).map(
+    (n) => `14  ${n} 5433 down postgres /var/lib/postgresql/14/other /var/log/postgresql/postgresql-14-other.log\n`,
+  );
+  return {
+    packages: PKG,
+    clusters: CLUSTER + others.join(""),
+    units: { "postgresql@14-main": s.active ? "active" : "inactive" },
+    hidden: (s.clusterDirs ?? []).filter((n) => /[\s\p{Cc}]/u.test(n)).length,
+    legacyKeyring: s.legacyPgdgKeyring,
+    resolved: s.hosts,
+    own: "2: eth0    inet 10.0.0.5/24 brd 10.0.0.255 scope global eth0\n",
+  };
+}

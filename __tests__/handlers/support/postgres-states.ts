@@ -17,12 +17,22 @@ import {
   TLS_DROPIN,
   TLS_KEY,
 } from "./postgres-vm";
+import { readDropIn } from "./postgres-vm-settings";
 
 const USERS = ["app_user", "other_user"];
 const DATABASES = ["myapp", "otherdb"];
 const PASSWORDS = ["correct horse 42", "battery staple 7"];
 const LISTEN = ["localhost", "*", "10.0.0.5", "localhost,10.0.0.5"];
 const CIDRS = ["10.0.0.0/8", "192.168.1.0/24", "172.16.0.0/12"];
+const DROP_IN = "/etc/postgresql/14/main/conf.d/90-vm-install.conf";
+/** Values of `parameters`, by name: reloadable ones and postmaster ones (postgres-vm-settings.ts). */
+const PARAMETERS: Record<string, (string | number)[]> = {
+  work_mem: ["16MB", "64MB"],
+  statement_timeout: [0, "30s"],
+  log_min_duration_statement: [250, 1000],
+  shared_buffers: ["256MB"],
+  max_connections: [150, 200],
+};
 const STOCK_HBA = [
   "local   all             postgres                                peer\n",
   "host    all             all             127.0.0.1/32            scram-sha-256\n",
@@ -47,6 +57,7 @@ function drawEvent(d: Draw, cas: Cas): Record<string, unknown> {
     allow_remote: listen !== "localhost" && d.chance(0.7),
     remote_ssl: d.chance(0.7),
     allowed_cidrs: d.subset(CIDRS, 0.5, 1),
+    parameters: Object.fromEntries(d.subset(Object.keys(PARAMETERS), 0.25).map((n) => [n, d.pick(PARAMETERS[n])])),
     tls,
     ...(tls === "stack-ca"
       ? { tls_ca_cert: cas.ca.cert, tls_ca_key: cas.ca.key, tls_names: d.subset(["db.example.test"], 0.5) }
@@ -79,6 +90,17 @@ const postgresSection = (s: PgVmState) => {
   s.inventory.postgres ??= { hba: {}, roles: {} };
   return s.inventory.postgres as { hba: Record<string, string[]>; roles: Record<string, string[]> };
 };
+
+/** A line of the drop-in (when there is one) set to a value not drawn for events, and maybe read by a reload. */
+function setParameter(s: PgVmState, d: Draw, reload: boolean): string | undefined {
+  const text = s.files[DROP_IN];
+  if (text === undefined) return undefined;
+  const name = d.pick(Object.keys(PARAMETERS));
+  const line = `${name} = '${name === "work_mem" ? "8MB" : "512"}'`;
+  s.files[DROP_IN] = `${text.replace(new RegExp(`^${name} = .*\n`, "m"), "")}${line}\n`;
+  if (reload) readDropIn(s, s.files[DROP_IN], false);
+  return line;
+}
 
 /** An edit of one of the state's own databases or roles (not postgres'), drawn; undefined when there is none. */
 const onDatabase =
@@ -174,10 +196,17 @@ const EDITS: Record<string, Edit> = {
     return "";
   },
   "listen_addresses set by hand in the drop-in, not restarted": (s, d) => {
-    const dropIn = "/etc/postgresql/14/main/conf.d/90-vm-install.conf";
     const listen = d.pick(LISTEN);
-    s.files[dropIn] = `# vm-install\nlisten_addresses = '${listen}'\n`;
+    s.files[DROP_IN] = `# vm-install\nlisten_addresses = '${listen}'\n`;
     return listen;
+  },
+  "a parameter set by hand in the drop-in, not reloaded": (s, d) => setParameter(s, d, false),
+  "a parameter set by hand in the drop-in and reloaded": (s, d) => setParameter(s, d, true),
+  "the last run stopped before its restart (postmaster parameters wait for one)": (s) => {
+    const waiting = Object.keys(s.params?.live ?? {}).filter((n) => n === "shared_buffers" || n === "max_connections");
+    if (!s.params || !waiting.length) return undefined;
+    for (const n of waiting) delete s.params.live[n];
+    return waiting.join(", ");
   },
   "a TLS file removed": (s, d) => {
     const present = [TLS_DROPIN, TLS_CERT, TLS_KEY].filter((f) => s.files[f] !== undefined);

@@ -16,7 +16,8 @@ import { UBUNTU_2204 } from "./fixtures";
 import { grantsText } from "./grants-steps";
 import { POSTMASTER_PID, ssLine } from "./listener-look";
 import { answerLook, answerLookWith, isLook, sqlFirstParts } from "./look-answers";
-import { type Listing, listingProbe } from "./postgres-listing";
+import { listingOf, listingProbe } from "./postgres-listing";
+import { type PgParams, parameterFacts, pendingRestart, readDropIn, sslFileSettings } from "./postgres-vm-settings";
 import { renameOf, writtenFiles } from "./remote-writes";
 
 export const PG_CONF_DIR = "/etc/postgresql/14/main";
@@ -52,14 +53,12 @@ export interface PgVmState {
   legacyPgdgKeyring?: boolean;
   /** What the VM's resolver answers for a name (getent ahosts); its own address is 10.0.0.5. */
   hosts?: Record<string, string[]>;
+  /** The drop-in's parameters as the server read and runs them (postgres-vm-settings.ts); undefined: none. */
+  params?: PgParams;
 }
 
 /** How the first look's server looks (server-look.ts serverLooksProbe) begin. */
 const SERVER_LOOKS = "timeout -k 2 20 sudo -n sh -c ";
-const PKG = "postgresql-14\tinstall ok installed\t14.11-0ubuntu0.22.04.1\n";
-const CLUSTER =
-  "14  main    5432 online postgres /var/lib/postgresql/14/main /var/log/postgresql/postgresql-14-main.log\n";
-
 /** A psql variable as sql.ts setVars writes it (values here hold no quote or backslash). */
 function psqlVar(sql: string, name: string): string | undefined {
   return new RegExp(`^\\\\set ${name} '([^']*)'$`, "m").exec(sql)?.[1];
@@ -138,7 +137,7 @@ export class PostgresVm implements Connection {
    */
   private probe(command: string): { stdout: string; code: number } {
     if (command.startsWith(SERVER_LOOKS)) return this.serverLooks(command);
-    const listed = listingProbe(command, this.listing());
+    const listed = listingProbe(command, listingOf(this.state));
     if (listed) return listed;
     // The server look's (server-look.ts) and the listener look's probes.
     if (/^ss -Hltnp "sport = :(5432|\$VMI_PORT)"/.test(command)) {
@@ -169,27 +168,6 @@ export class PostgresVm implements Connection {
     if (exists) return { stdout: "", code: f[path(exists[1])] === undefined ? 1 : 0 };
     if (/\bhostname\b/.test(command)) return { stdout: `${this.hostnames.join("\n")}\n`, code: 0 };
     throw new Error(`PostgresVm: a probe this double does not know: ${command}`);
-  }
-
-  /**
-   * What the installation look reads here: 14/main, and a line for each other cluster directory as
-   * pg_lsclusters prints its name, line breaks and all (postgresql-common 248 skips a name with an inner line
-   * break, by its untaint pattern; the look must not depend on that, nor on any field staying one line).
-   */
-  listing(): Listing {
-    const s = this.state;
-    const others = (s.clusterDirs ?? []).map(
-      (n) => `14  ${n} 5433 down postgres /var/lib/postgresql/14/other /var/log/postgresql/postgresql-14-other.log\n`,
-    );
-    return {
-      packages: PKG,
-      clusters: CLUSTER + others.join(""),
-      units: { "postgresql@14-main": s.active ? "active" : "inactive" },
-      hidden: (s.clusterDirs ?? []).filter((n) => /[\s\p{Cc}]/u.test(n)).length,
-      legacyKeyring: s.legacyPgdgKeyring,
-      resolved: s.hosts,
-      own: "2: eth0    inet 10.0.0.5/24 brd 10.0.0.255 scope global eth0\n",
-    };
   }
 
   /** The addresses the running server listens on: listen_addresses as applied, names through `hosts`. */
@@ -242,9 +220,16 @@ export class PostgresVm implements Connection {
     }
     if (command.includes("systemctl restart")) {
       s.listen = /listen_addresses = '([^']*)'/.exec(s.files[PG_DROPIN] ?? "")?.[1] ?? "localhost";
+      readDropIn(s, s.files[PG_DROPIN], true);
       return {};
     }
-    if (command.startsWith("systemctl reload")) return {};
+    if (command.startsWith("systemctl reload")) {
+      readDropIn(s, s.files[PG_DROPIN], false);
+      return {};
+    }
+    // parameters-server.ts judgeValues: the postmaster parses the values (the double's are all good).
+    if (/^cd \/ && '?\/usr\/lib\/postgresql\/14\/bin\/postgres'? -D .* -C data_directory /.test(command))
+      return { stdout: "/var/lib/postgresql/14/main\n" };
     if (command.startsWith("rm -f -- ")) {
       for (const p of command.slice(9).split(" ")) delete s.files[p.replace(/^'|'$/g, "")];
       return {};
@@ -255,6 +240,7 @@ export class PostgresVm implements Connection {
     }
     if (command.includes("systemctl start")) {
       s.active = true;
+      readDropIn(s, s.files[PG_DROPIN], true);
       return {};
     }
     if (command.startsWith("systemctl is-active")) return { stdout: s.active ? "active\n" : "inactive\n" };
@@ -281,8 +267,11 @@ export class PostgresVm implements Connection {
       const fromDropIn = { file: PG_DROPIN, line: 2, setting: listen, error: null };
       return { stdout: `${JSON.stringify({ listen: [fromDropIn], config_errors: [], hba_errors: [] })}\n` };
     }
+    if (sql.includes("'known'")) return { stdout: `${JSON.stringify(parameterFacts(sql, s.params, PG_DROPIN))}\n` };
     if (sql.includes("'pending_restart'") && !sql.includes("'hba_text'"))
-      return { stdout: `${JSON.stringify({ listen_addresses: s.listen, pending_restart: [] })}\n` };
+      return {
+        stdout: `${JSON.stringify({ listen_addresses: s.listen, pending_restart: pendingRestart(s.params) })}\n`,
+      };
     if (sql.includes("NOLOGIN")) {
       for (const r of JSON.parse(psqlVar(sql, "revoke") ?? "[]") as string[]) {
         const role = s.roles[r];
@@ -305,19 +294,13 @@ export class PostgresVm implements Connection {
 
   /** pg_file_settings' ssl lines (Debian's postgresql.conf, then the drop-in) and the built-in defaults. */
   private fileSettings(): object {
-    const conf = `${PG_CONF_DIR}/postgresql.conf`;
-    const lines = [
-      { name: "ssl", setting: "on", file: conf },
-      { name: "ssl_cert_file", setting: SNAKEOIL, file: conf },
-      { name: "ssl_key_file", setting: SNAKEOIL_KEY, file: conf },
-    ];
-    if (this.state.files[TLS_DROPIN] !== undefined)
-      lines.push(
-        { name: "ssl", setting: "on", file: TLS_DROPIN },
-        { name: "ssl_cert_file", setting: TLS_CERT, file: TLS_DROPIN },
-        { name: "ssl_key_file", setting: TLS_KEY, file: TLS_DROPIN },
-      );
-    return { lines, defaults: { ssl: "off", ssl_cert_file: "server.crt", ssl_key_file: "server.key" } };
+    const tls = { dropIn: TLS_DROPIN, cert: TLS_CERT, key: TLS_KEY };
+    const snakeoil = { cert: SNAKEOIL, key: SNAKEOIL_KEY };
+    return sslFileSettings(
+      `${PG_CONF_DIR}/postgresql.conf`,
+      snakeoil,
+      this.state.files[TLS_DROPIN] !== undefined ? tls : undefined,
+    );
   }
 
   /** The inspection query's answer (sql.ts inspectSql). */
@@ -343,7 +326,7 @@ export class PostgresVm implements Connection {
       hba_file: PG_HBA,
       config_file: `${PG_CONF_DIR}/postgresql.conf`,
       listen_addresses: s.listen,
-      pending_restart: [],
+      pending_restart: pendingRestart(s.params),
       role: role ? { login: role.login, superuser: role.superuser, secret: role.secret } : null,
       database: s.databases[psqlVar(sql, "db_name") ?? ""] ?? null,
       hba_text: s.files[PG_HBA] ?? "",
