@@ -21,6 +21,14 @@ export const LISTS_AGE_SCRIPT =
   `$t"; ` +
   `else echo "$now none"; fi`;
 
+/**
+ * Whether apt-get update is due with `cacheValidSec` (undefined: always) for lists `age` seconds old (undefined:
+ * none): Apt.update's rule, and a check's when it foresees what the lists a run installs from offer.
+ */
+export function updateDue(age: number | undefined, cacheValidSec?: number): boolean {
+  return cacheValidSec === undefined || age === undefined || age >= cacheValidSec;
+}
+
 /** LISTS_AGE_SCRIPT's answer in seconds; undefined when there are no lists. */
 export function listsAge(stdout: string): number | undefined {
   const m = /^([0-9]+) ([0-9]+|none)\s*$/.exec(stdout.trim());

@@ -24,6 +24,7 @@ import {
   LISTS_AGE_SCRIPT,
   listsAge,
   UPDATE_COMMAND,
+  updateDue,
 } from "./apt-update";
 import type { DpkgHealth } from "./dpkg-health";
 import { repairDpkg } from "./dpkg-repair-run";
@@ -158,7 +159,7 @@ export class Apt {
     }
     if (opts.cacheValidSec !== undefined) {
       const age = await this.listsAgeSec();
-      if (age !== undefined && age < opts.cacheValidSec) {
+      if (!updateDue(age, opts.cacheValidSec)) {
         return {
           ran: false,
           reason: `package lists are ${age}s old, younger than cache_valid_sec ${opts.cacheValidSec}`,

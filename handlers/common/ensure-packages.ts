@@ -3,6 +3,7 @@ import { parsePackageSpec } from "../../shared/names";
 import type { Apt, AptUpdateOutcome } from "./apt";
 import { aptFailureReason, candidateProblem, dpkgQueryAnswer, dpkgQueryCommand, type PackageState } from "./apt-output";
 import type { SeenFacts } from "./apt-transaction";
+import { updateDue } from "./apt-update";
 import { CommandError } from "./exec";
 import { stepIf } from "./progress";
 import type { Fact, Probe } from "./vm-facts";
@@ -173,12 +174,22 @@ export async function installNeeded(
 }
 
 /**
- * A preview: what a run would install, and (in `failed`, for warnings) what the VM's current lists cannot
- * offer; a run refreshes the lists first, so those may still install. `apt` is the look-only one (a
- * check's): its update only looks at dpkg's health, so a repair due is foreseen.
+ * A preview: what a run would install, and (in `failed`) what the VM's current lists cannot offer, which a
+ * run that refreshes them first may still install. `exact`: the options of a run that does not refresh them
+ * (refreshesLists), so installs from these very lists: `failed` is then what it fails, in its words. `apt`
+ * is the look-only one (a check's): its update only looks at dpkg's health, so a repair due is foreseen.
  */
-export async function predictInstall(apt: Apt, needed: Wanted[], outcome: EnsureOutcome): Promise<EnsureOutcome> {
+export async function predictInstall(
+  apt: Apt,
+  needed: Wanted[],
+  outcome: EnsureOutcome,
+  exact?: EnsureOptions,
+): Promise<EnsureOutcome> {
   outcome.update = await apt.update(); // the look-only Apt: dpkg's health looked at, nothing run
+  if (exact) {
+    outcome.wouldInstall = (await installableOf(apt, needed, exact, outcome)).map((w) => w.spec);
+    return outcome;
+  }
   const offers = await stepper(apt)("apt-cache policy (the lists as they are)", "candidates", () =>
     apt.candidates(needed.map((w) => w.name)),
   );
@@ -202,6 +213,14 @@ function alreadyThere(w: Wanted, state: PackageState, outcome: EnsureOutcome): b
     outcome.versions[w.name] = state.version ?? "";
   }
   return ok;
+}
+
+/**
+ * Whether a run with `opts` refreshes the lists before installing (one look at their age when cacheValidSec
+ * is set): when not, what they offer now is what it installs from.
+ */
+export async function refreshesLists(apt: Apt, opts: EnsureOptions): Promise<boolean> {
+  return opts.update && (opts.cacheValidSec === undefined || updateDue(await apt.listsAgeSec(), opts.cacheValidSec));
 }
 
 /** Fresh package lists, unless asked not to or they are fresh enough; `needed`'s candidates read with them. */

@@ -13,6 +13,7 @@ import {
   PACKAGES_PROBE,
   packagesProbe,
   predictInstall,
+  refreshesLists,
   stillNeeded,
   type Wanted,
   wantedOf,
@@ -58,6 +59,13 @@ function summaryOf(outcome: EnsureOutcome, total: number): string {
   return `nothing to do: all ${plural(total, "package is", "packages are")} already installed`;
 }
 
+/** The job fails when every package asked for failed, naming each reason. */
+function noneInstalled(failed: { name: string; reason: string }[], total: number): void {
+  if (failed.length < total) return;
+  const reasons = failed.map((f) => `  - ${f.name}: ${f.reason}`).join("\n");
+  throw new Error(`none of the ${plural(total, "package", "packages")} could be installed:\n${reasons}`);
+}
+
 /** The one change: apt-get update (as the event allows), install, and dpkg's word on each package. */
 function installChange(state: PackagesState, event: PackagesEvent): Change<PackagesEvent, InstallOutcome> {
   const names = state.needed.map((w) => w.name);
@@ -68,18 +76,23 @@ function installChange(state: PackagesState, event: PackagesEvent): Change<Packa
     async apply({ apt }) {
       const opts = { update: event.update, cacheValidSec: event.cache_valid_sec };
       const done = await installNeeded(apt, state, opts, structuredClone(state.seen));
-      const total = state.wanted.length;
-      if (done.failed.length === total) {
-        const reasons = done.failed.map((f) => `  - ${f.name}: ${f.reason}`).join("\n");
-        throw new Error(`none of the ${plural(total, "package", "packages")} could be installed:\n${reasons}`);
-      }
+      noneInstalled(done.failed, state.wanted.length);
       return { what: installedLine(done.installed), done };
     },
-    // What the lists as they are cannot offer is only foreseen: a run refreshes them first.
+    // A run that refreshes the lists first may install what they offer not now: only foreseen, as a warning.
+    // One that does not installs from these very lists: what they cannot offer fails, as in the run.
     async preview({ apt }) {
-      const foreseen = await predictInstall(apt, state.needed, emptyOutcome());
+      const opts = { update: event.update, cacheValidSec: event.cache_valid_sec };
+      const refreshes = await refreshesLists(apt, opts);
+      const foreseen = await predictInstall(apt, state.needed, emptyOutcome(), refreshes ? undefined : opts);
+      if (refreshes)
+        return {
+          notes: foreseen.failed.map((f) => ({ line: `${f.name} may fail to install: ${f.reason}`, warning: true })),
+        };
+      noneInstalled(foreseen.failed, state.wanted.length);
       return {
-        notes: foreseen.failed.map((f) => ({ line: `${f.name} may fail to install: ${f.reason}`, warning: true })),
+        what: installedLine(foreseen.wouldInstall.map((spec) => spec.split("=")[0])),
+        notes: foreseen.failed.map((f) => ({ line: `${f.name} would not be installed: ${f.reason}`, warning: true })),
       };
     },
   };

@@ -1,12 +1,10 @@
 // install-postgres run against the stateful double (postgres-vm.ts) the way the TLS suites drive it: a fresh
 // cluster, one job, and check -> run -> check (the check foresees exactly what the run does, then nothing).
 import type { StackCa } from "../../../construct/postgres-ca";
-import { runHandler } from "../../../handlers/common/handler-kit";
 import { handler } from "../../../handlers/install-postgres/handler";
 import type { TlsEvent } from "../../../handlers/install-postgres/tls";
-import { SecretScrubber } from "../../../shared/secrets";
 import { PG_HBA, type PgVmState, PostgresVm } from "./postgres-vm";
-import { TEST_ENV } from "./run-scripted";
+import { jobOn } from "./run-scripted";
 
 /** A cluster as apt leaves it: local only, running, the postgres role and database. */
 export const newCluster = (): PgVmState => ({
@@ -18,13 +16,7 @@ export const newCluster = (): PgVmState => ({
 });
 
 /** One install-postgres job on `vm`. */
-export const pgJob = (vm: PostgresVm, event: object) =>
-  runHandler(handler, event, {
-    env: TEST_ENV,
-    connect: async () => vm,
-    write: () => {},
-    secrets: new SecretScrubber(),
-  });
+export const pgJob = (vm: PostgresVm, event: object) => jobOn(handler, vm, event);
 
 /** A VM where install-postgres already ran once with `event`. */
 export async function installedVm(event: object): Promise<PostgresVm> {

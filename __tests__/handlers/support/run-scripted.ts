@@ -1,4 +1,6 @@
 // Runs an installer through the real handler kit with a scripted double in place of the SSH connection.
+
+import type { Connection } from "../../../handlers/common/exec";
 import { type HandlerSpec, type InstallerDeps, runHandler } from "../../../handlers/common/handler-kit";
 import type { InstallerReport } from "../../../handlers/common/installer-result";
 import { SecretScrubber } from "../../../shared/secrets";
@@ -40,3 +42,16 @@ export async function runScripted<S extends Settings, R extends InstallerReport>
   );
   return { ...outcome, remote, lines, connects };
 }
+
+/** One job of `handler` on a stateful double (postgres-vm.ts, apt-vm.ts): its result, or what it threw. */
+export const jobOn = <S extends Settings, R extends InstallerReport>(
+  handler: HandlerSpec<S, R>,
+  vm: Connection,
+  event: object,
+) =>
+  runHandler(handler, event, {
+    env: TEST_ENV,
+    connect: async () => vm,
+    write: () => {},
+    secrets: new SecretScrubber(),
+  });
