@@ -27,10 +27,12 @@ describe(`install-packages: check's would_change is the next run's changes (PROP
       held[outcome.held] = (held[outcome.held] ?? 0) + 1;
       if ((outcome.check.warnings as string[] | undefined)?.some((w) => w.includes("would not be installed")))
         held.partly = (held.partly ?? 0) + 1;
+      if ((outcome.check.would_change as string[] | undefined)?.some((l) => l.startsWith("repaired dpkg ")))
+        held.repaired = (held.repaired ?? 0) + 1;
     }
     // Every way of holding is reached, so the equality is not only of empty lists or of blind checks.
     if (seeds.length >= 100)
-      for (const way of ["failed alike", "nothing to do", "foreseen", "partly", "blind"])
+      for (const way of ["failed alike", "nothing to do", "foreseen", "partly", "repaired", "blind"])
         expect([way, held[way] ?? 0]).not.toEqual([way, 0]);
   }, 300_000);
 });

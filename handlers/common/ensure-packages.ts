@@ -185,11 +185,14 @@ export async function predictInstall(
   outcome: EnsureOutcome,
   exact?: EnsureOptions,
 ): Promise<EnsureOutcome> {
-  outcome.update = await apt.update(); // the look-only Apt: dpkg's health looked at, nothing run
   if (exact) {
-    outcome.wouldInstall = (await installableOf(apt, needed, exact, outcome)).map((w) => w.spec);
+    const installable = await installableOf(apt, needed, exact, outcome);
+    // Such a run looks at dpkg's health (and repairs it) only with its first apt work: the install, if any.
+    if (installable.length) await apt.ensureDpkgHealthy();
+    outcome.wouldInstall = installable.map((w) => w.spec);
     return outcome;
   }
+  outcome.update = await apt.update(); // the look-only Apt: dpkg's health looked at, nothing run
   const offers = await stepper(apt)("apt-cache policy (the lists as they are)", "candidates", () =>
     apt.candidates(needed.map((w) => w.name)),
   );

@@ -59,7 +59,14 @@ export async function drawState(d: Draw) {
     listsAgeSec: d.pick([30, 7200, 864_000]),
   };
   for (const n of Object.keys(MIRROR)) if (d.chance(0.3)) state.installed[n] = d.pick(MIRROR[n]);
-  const story = [`lists ${lists} (${state.listsAgeSec}s old), installed ${JSON.stringify(state.installed)}`];
+  // An interrupted dpkg: a package left configuring (one of those installed, or one being installed).
+  if (d.chance(0.15)) {
+    const n = d.pick(Object.keys(MIRROR));
+    state.unsettled = { [n]: { status: d.pick(["unpacked", "half-configured"]), version: d.pick(MIRROR[n]) } };
+    delete state.installed[n];
+  }
+  const left = state.unsettled ? `, dpkg left ${JSON.stringify(state.unsettled)}` : "";
+  const story = [`lists ${lists} (${state.listsAgeSec}s old), installed ${JSON.stringify(state.installed)}${left}`];
   const vm = new AptVm(state);
   let event: Record<string, unknown> | undefined;
   for (let runs = d.int(0, 2); runs > 0; runs--) {

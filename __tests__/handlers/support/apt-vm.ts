@@ -23,9 +23,13 @@ export interface AptVmState {
   listsAgeSec: number;
   /** /var/lib/vm-install/packages.json; undefined: no file. */
   inventory?: string;
+  /** Packages an interrupted dpkg left configuring: name -> status (unpacked, half-configured) and version. */
+  unsettled?: Record<string, { status: string; version: string }>;
 }
 
 const NOW = 1_800_000_000;
+/** The commands of dpkg's health look's probes. */
+const HEALTH = new Set<string>(DPKG_HEALTH_LOOK.probes.map((p) => p.command));
 
 export class AptVm implements Connection {
   readonly target = "admin@192.0.2.10:22";
@@ -53,14 +57,19 @@ export class AptVm implements Connection {
     // An install and the look at its transaction (one exec); apt-get update and the look after it.
     const followed =
       answerWithTransaction(cmd, (part) => this.answer(part, sudo, "")) ??
-      answerFollowed(cmd, (c) => (/^apt-(cache|get update) /.test(c) ? this.answer(c, sudo, "") : undefined));
+      answerFollowed(cmd, (c) =>
+        /^apt-(cache|get update) /.test(c) || HEALTH.has(c) ? this.answer(c, sudo, "") : undefined,
+      );
     if (followed) return followed;
     if (cmd.startsWith(BOOT_LOOK.script)) {
       const own = cmd.slice(BOOT_LOOK.script.length + 1);
       const boot = answerLook(BOOT_LOOK.script, { os_release: DEBIAN_12 });
       return { stdout: boot + (own ? answerLookWith(own, (c) => this.probe(c)) : "") };
     }
-    if (cmd === DPKG_HEALTH_LOOK.script || cmd === LOCK_TABLE_LOOK.script) return { stdout: answerLook(cmd) };
+    if (cmd === LOCK_TABLE_LOOK.script) return { stdout: answerLook(cmd) };
+    if (cmd === DPKG_HEALTH_LOOK.script) return { stdout: answerLookWith(cmd, (c) => this.probe(c)) };
+    if (sudo && cmd.startsWith(`${TRANSACTION_PROLOGUE} && {\n`) && cmd.includes(" --configure -a\n"))
+      return this.repair();
     if (sudo && cmd.startsWith(TRANSACTION_LOOK.script)) return { stdout: answerLookWith(cmd, (c) => this.probe(c)) };
     if (sudo && cmd === INVENTORY_LOOK.script) return { stdout: answerLookWith(cmd, (c) => this.probe(c)) };
     if (sudo && cmd.startsWith("umask 077 && mkdir -p /var/lib/vm-install") && cmd.includes(PACKAGES_FILE)) {
@@ -80,10 +89,14 @@ export class AptVm implements Connection {
   /** A read-only command, alone or as a look's probe. */
   private probe(cmd: string): { stdout: string; code: number } {
     const s = this.state;
+    if (HEALTH.has(cmd)) return this.health(cmd);
     const query = /^dpkg-query -W -f='[^']*' (.*)$/.exec(cmd);
     if (query) {
       const names = query[1].trim().split(/\s+/);
-      const lines = names.map((n) => (n in s.installed ? dpkgLine(n, s.installed[n]) : "")).join("");
+      const left = (n: string) => s.unsettled?.[n];
+      const line = (n: string) =>
+        left(n) ? dpkgLine(n, left(n)?.version, `install ok ${left(n)?.status}`) : dpkgLine(n, s.installed[n]);
+      const lines = names.map((n) => (n in s.installed || left(n) ? line(n) : "")).join("");
       return { stdout: lines, code: names.every((n) => n in s.installed) ? 0 : 1 };
     }
     const policy = /^apt-cache policy (.*)$/.exec(cmd);
@@ -106,6 +119,24 @@ export class AptVm implements Connection {
       return text === undefined ? { stdout: "", code: 3 } : { stdout: text, code: 0 };
     }
     throw new Error(`AptVm: a command this double does not know: ${cmd}`);
+  }
+
+  /** dpkg's health look's probes: what an interrupted dpkg left, as the status file's awk prints it. */
+  private health(cmd: string): { stdout: string; code: number } {
+    if (cmd !== DPKG_HEALTH_LOOK.probes[2].command) return { stdout: "", code: cmd.startsWith("pgrep") ? 1 : 0 };
+    const left = Object.entries(this.state.unsettled ?? {});
+    return { stdout: left.map(([n, p]) => `${n}\tamd64\tinstall ok ${p.status}\t${p.version}\n`).join(""), code: 0 };
+  }
+
+  /** The dpkg repair's script (dpkg-repair.ts): dpkg --configure -a finishes every package left configuring. */
+  private repair(): Reply {
+    const s = this.state;
+    const left = Object.entries(s.unsettled ?? {});
+    const before = [...Object.keys(s.installed), ...left.map(([n]) => n)].map((n) => `ii \t${n}\n`).join("");
+    for (const [n, p] of left) s.installed[n] = p.version;
+    delete s.unsettled;
+    this.transaction = { "before.packages": before, status: left.map(([n]) => `status: ${n}: installed\n`).join("") };
+    return { stdout: left.map(([n, p]) => `Setting up ${n} (${p.version}) ...\n`).join("") };
   }
 
   /**
