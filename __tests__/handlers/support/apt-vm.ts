@@ -11,6 +11,7 @@ import { LOCK_TABLE_LOOK } from "../../../handlers/common/lock-holders";
 import { INVENTORY_LOOK, PACKAGES_FILE } from "../../../handlers/common/package-inventory";
 import { DEBIAN_12, dpkgLine, policyBlock } from "./fixtures";
 import { answerFollowed, answerLook, answerLookWith, answerWithTransaction, type Reply } from "./look-answers";
+import { renameOf, writtenFiles } from "./remote-writes";
 
 export interface AptVmState {
   /** dpkg's installed packages: name -> version. */
@@ -72,8 +73,8 @@ export class AptVm implements Connection {
       return this.repair();
     if (sudo && cmd.startsWith(TRANSACTION_LOOK.script)) return { stdout: answerLookWith(cmd, (c) => this.probe(c)) };
     if (sudo && cmd === INVENTORY_LOOK.script) return { stdout: answerLookWith(cmd, (c) => this.probe(c)) };
-    if (sudo && cmd.startsWith("umask 077 && mkdir -p /var/lib/vm-install") && cmd.includes(PACKAGES_FILE)) {
-      this.state.inventory = stdin;
+    if (sudo && cmd.includes(renameOf(PACKAGES_FILE))) {
+      this.state.inventory = writtenFiles(cmd, stdin).find((f) => f.path === PACKAGES_FILE)?.content;
       return {};
     }
     if (sudo && /^apt-get update -q && mkdir -p \/var\/lib\/apt\/periodic && touch /.test(cmd)) {
