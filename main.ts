@@ -1,20 +1,20 @@
 // cdktf app: cdktf.json context -> validated config -> the project prepared for Terraform
-// (construct/synth-preparation.ts) -> VmInstallStack, written as JSON or, for `cdktf synth --hcl`, as HCL
-// (construct/stack-files.ts).
+// (lib/construct/synth-preparation.ts) -> VmInstallStack, written as JSON or, for `cdktf synth --hcl`, as HCL
+// (lib/construct/stack-files.ts).
 import * as path from "node:path";
-import { App } from "./construct/cdktf";
-import { CONTEXT_KEY, parseConfig } from "./construct/config/parse";
-import { warnCheckpoint } from "./construct/risky-settings";
-import { VmInstallStack } from "./construct/stack";
-import { finishStackFiles } from "./construct/stack-files";
-import { prepareForTerraform } from "./construct/synth-preparation";
-import { ValidationError } from "./shared/validate";
+import { App } from "./lib/construct/cdktf";
+import { CONTEXT_KEY, parseConfig } from "./lib/construct/config/parse";
+import { warnCheckpoint } from "./lib/construct/risky-settings";
+import { VmInstallStack } from "./lib/construct/stack";
+import { finishStackFiles } from "./lib/construct/stack-files";
+import { prepareForTerraform } from "./lib/construct/synth-preparation";
+import { ValidationError } from "./lib/shared/validate";
 
 // What the app writes can hold secrets (host keys, the stack CA, secret triggers): owner-only, as
 // bin/cdktf's umask makes it, when cdktf is run directly too.
 process.umask(0o077);
 
-// cdktf's own HCL rendering is replaced (construct/json-config-as-hcl.ts): the app always synthesizes JSON.
+// cdktf's own HCL rendering is replaced (lib/construct/json-config-as-hcl.ts): the app always synthesizes JSON.
 const hcl = process.env.SYNTH_HCL_OUTPUT === "true";
 delete process.env.SYNTH_HCL_OUTPUT;
 

@@ -4,11 +4,11 @@
 // runs through the job runner against an in-process SSH server, check mode included with no code for it.
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { bundleHandler } from "../construct/bundling/bundle";
-import { parseConfig } from "../construct/config/parse";
-import { type CatalogEntry, INSTALLERS } from "../construct/installers/catalog";
 import { BOOT_LOOK } from "../handlers/common/boot-look";
-import { runJob } from "../operator/runner/run-job";
+import { bundleHandler } from "../lib/construct/bundling/bundle";
+import { parseConfig } from "../lib/construct/config/parse";
+import { type CatalogEntry, INSTALLERS } from "../lib/construct/installers/catalog";
+import { runJob } from "../lib/jobs/run-job";
 import { helloDefinition } from "./fixtures/installers/install-hello/definition";
 import { answerLook } from "./handlers/support/look-answers";
 import { startServer } from "./handlers/support/ssh-server";

@@ -6,8 +6,8 @@
 import { execFileSync, spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { ENTRY_POINTS, PROJECT_ROOT } from "../construct/entry-points";
-import { writeCdktfProject } from "../demo/project";
+import { writeCdktfProject } from "../dev/demo/project";
+import { ENTRY_POINTS, PROJECT_ROOT } from "../lib/entry-points";
 import { tempDir, testKeyPair } from "./support/synth";
 
 test("one line in the apply's error and in status; the installer after it says why it did not run", () => {

@@ -5,8 +5,8 @@ import { spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { ENTRY_POINTS, PROJECT_ROOT } from "../construct/entry-points";
-import { EXIT } from "../operator/exit-codes";
+import { ENTRY_POINTS, PROJECT_ROOT } from "../lib/entry-points";
+import { EXIT } from "../lib/operator/exit-codes";
 
 interface Ran {
   code: number | null;
@@ -50,23 +50,23 @@ const BAD: [string, string, string[], string, string?][] = [
   ["docs", "bin/docs.ts", ["--no-such-flag"], "usage: npm run docs"],
   ["invoke", "bin/invoke.ts", ["--no-such-flag"], "usage: npm run invoke"],
   ["invoke", "bin/invoke.ts", [], "usage: npm run invoke"],
-  ["sandbox", "sandbox/cli.ts", ["up", "--no-such-flag"], "usage: npm run sandbox"],
-  ["sandbox", "sandbox/cli.ts", ["list", "extra"], "usage: npm run sandbox"],
+  ["sandbox", "dev/sandbox/cli.ts", ["up", "--no-such-flag"], "usage: npm run sandbox"],
+  ["sandbox", "dev/sandbox/cli.ts", ["list", "extra"], "usage: npm run sandbox"],
   // Not every sandbox on the machine for a forgotten name.
-  ["sandbox", "sandbox/cli.ts", ["down"], "pass --all for every one"],
-  ["sandbox", "sandbox/cli.ts", ["down", "--all", "demo"], "usage: npm run sandbox"],
+  ["sandbox", "dev/sandbox/cli.ts", ["down"], "pass --all for every one"],
+  ["sandbox", "dev/sandbox/cli.ts", ["down", "--all", "demo"], "usage: npm run sandbox"],
   // No terminal to approve on (stdin is not one here): said before anything runs, not Terraform's EOF.
   ["rerun", "bin/rerun.ts", ["web"], "pass the approval in advance, as in `npm run rerun -- web -auto-approve`"],
   ["trust", "bin/trust.ts", ["web"], "as in `npm run trust -- web SHA256:<fingerprint> -auto-approve`"],
   ["providers", "providers/generate.ts", ["--no-such-flag"], "usage: npm run providers"],
-  ["demo", "demo/demo.ts", ["sideways"], "usage: npm run demo"],
-  ["bench:report", "bench/report.ts", ["--no-such-flag"], "usage: npm run bench:report"],
-  ["twin", "twin/install.ts", [], "usage: npm run twin -- install"],
-  ["twin", "twin/install.ts", ["install", "--dir"], "usage: npm run twin -- install"],
-  ["twin", "twin/install.ts", ["install", "extra"], "usage: npm run twin -- install"],
+  ["demo", "dev/demo/demo.ts", ["sideways"], "usage: npm run demo"],
+  ["bench:report", "dev/bench/report.ts", ["--no-such-flag"], "usage: npm run bench:report"],
+  ["twin", "dev/twin/install.ts", [], "usage: npm run twin -- install"],
+  ["twin", "dev/twin/install.ts", ["install", "--dir"], "usage: npm run twin -- install"],
+  ["twin", "dev/twin/install.ts", ["install", "extra"], "usage: npm run twin -- install"],
   ["test:times", "bin/test-report.ts", ["a", "b"], "usage: npm run test:times"],
-  ["bench:synth", "bench/synth.ts", ["2"], "usage: node -r ./bin/ts-register.js bench/synth.ts"],
-  ["bench:synth", "bench/synth.ts", ["5", "extra"], "usage: node -r ./bin/ts-register.js bench/synth.ts"],
+  ["bench:synth", "dev/bench/synth.ts", ["2"], "usage: node -r ./bin/ts-register.js dev/bench/synth.ts"],
+  ["bench:synth", "dev/bench/synth.ts", ["5", "extra"], "usage: node -r ./bin/ts-register.js dev/bench/synth.ts"],
   // Every command's options go through its parseArgs table: an unknown flag, a flag missing its value (or given
   // one it takes none of) is named.
   ["check", "bin/check.ts", ["--junit"], "usage: npm run check", "check: --junit needs a value (FILE)"],
@@ -75,16 +75,16 @@ const BAD: [string, string, string[], string, string?][] = [
   ["faults", "bin/faults.ts", ["--print=yes"], "usage: npm run faults", "faults: --print takes no value"],
   ["docs", "bin/docs.ts", ["--check=yes"], "usage: npm run docs", "docs: --check takes no value"],
   ["invoke", "bin/invoke.ts", ["--event"], "usage: npm run invoke", "--event"],
-  ["sandbox", "sandbox/cli.ts", ["up", "--user-data"], "usage: npm run sandbox", "up: --user-data needs a value"],
-  ["sandbox", "sandbox/cli.ts", ["image", "--bogus"], "usage: npm run sandbox", "image: unknown option --bogus"],
-  ["sandbox", "sandbox/cli.ts", ["down", "--bogus"], "usage: npm run sandbox", "down: unknown option --bogus"],
-  ["twin", "twin/install.ts", ["install", "--bogus"], "usage: npm run twin", "twin: unknown option --bogus"],
-  ["twin", "twin/install.ts", ["install", "--dir"], "usage: npm run twin", "twin: --dir needs a value (DIR)"],
+  ["sandbox", "dev/sandbox/cli.ts", ["up", "--user-data"], "usage: npm run sandbox", "up: --user-data needs a value"],
+  ["sandbox", "dev/sandbox/cli.ts", ["image", "--bogus"], "usage: npm run sandbox", "image: unknown option --bogus"],
+  ["sandbox", "dev/sandbox/cli.ts", ["down", "--bogus"], "usage: npm run sandbox", "down: unknown option --bogus"],
+  ["twin", "dev/twin/install.ts", ["install", "--bogus"], "usage: npm run twin", "twin: unknown option --bogus"],
+  ["twin", "dev/twin/install.ts", ["install", "--dir"], "usage: npm run twin", "twin: --dir needs a value (DIR)"],
   ["providers", "providers/generate.ts", ["a", "b"], "usage: npm run providers", "providers: unexpected b"],
-  ["demo", "demo/demo.ts", ["--bogus"], "usage: npm run demo", "demo: unknown option --bogus"],
-  ["bench:report", "bench/report.ts", ["--check=yes"], "usage: npm run bench:report", "--check takes no value"],
+  ["demo", "dev/demo/demo.ts", ["--bogus"], "usage: npm run demo", "demo: unknown option --bogus"],
+  ["bench:report", "dev/bench/report.ts", ["--check=yes"], "usage: npm run bench:report", "--check takes no value"],
   ["test:times", "bin/test-report.ts", ["--bogus"], "usage: npm run test:times", "unknown option --bogus"],
-  ["bench:synth", "bench/synth.ts", ["--bogus"], "usage: node -r ./bin/ts-register.js", "unknown option --bogus"],
+  ["bench:synth", "dev/bench/synth.ts", ["--bogus"], "usage: node -r ./bin/ts-register.js", "unknown option --bogus"],
 ];
 
 /** [command, script, arguments asking for help, what its usage says]. */
@@ -96,13 +96,13 @@ const HELP: [string, string, string[], string][] = [
   ["faults", "bin/faults.ts", ["--help"], "usage: npm run faults"],
   ["docs", "bin/docs.ts", ["--help"], "usage: npm run docs"],
   ["invoke", "bin/invoke.ts", ["--help"], `Exit code: 0 Succeeded, 1 Failed, ${EXIT.usage} bad usage.`],
-  ["sandbox", "sandbox/cli.ts", ["--help"], "usage: npm run sandbox"],
-  ["twin", "twin/install.ts", ["--help"], "usage: npm run twin -- install"],
+  ["sandbox", "dev/sandbox/cli.ts", ["--help"], "usage: npm run sandbox"],
+  ["twin", "dev/twin/install.ts", ["--help"], "usage: npm run twin -- install"],
   ["test:times", "bin/test-report.ts", ["--help"], "usage: npm run test:times"],
-  ["bench:synth", "bench/synth.ts", ["--help"], "usage: node -r ./bin/ts-register.js bench/synth.ts"],
+  ["bench:synth", "dev/bench/synth.ts", ["--help"], "usage: node -r ./bin/ts-register.js dev/bench/synth.ts"],
   ["providers", "providers/generate.ts", ["--help"], "usage: npm run providers"],
-  ["demo", "demo/demo.ts", ["--help"], "usage: npm run demo"],
-  ["bench:report", "bench/report.ts", ["-h"], "usage: npm run bench:report"],
+  ["demo", "dev/demo/demo.ts", ["--help"], "usage: npm run demo"],
+  ["bench:report", "dev/bench/report.ts", ["-h"], "usage: npm run bench:report"],
 ];
 
 // All at once: each is a Node start and a transpile, and none waits on another.

@@ -5,8 +5,8 @@
 import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { PROJECT_ROOT } from "../construct/entry-points";
-import { EXIT } from "../operator/exit-codes";
+import { PROJECT_ROOT } from "../lib/entry-points";
+import { EXIT } from "../lib/operator/exit-codes";
 import { tempDir } from "./support/synth";
 
 /** A project whose deploy needs a secret (the password), with none set. */

@@ -6,7 +6,7 @@ import { execFileSync, spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { PROJECT_ROOT } from "../construct/entry-points";
+import { PROJECT_ROOT } from "../lib/entry-points";
 
 const BASH = execFileSync("sh", ["-c", "command -v bash"], { encoding: "utf8" }).trim();
 const SETUP_HINT =

@@ -1,10 +1,10 @@
-// The fast-install bench's scripts (bench/raw-sequences.ts, bench/fast-install.ts) and how it merges its
-// rotated groups (bench/rounds.ts): the fsync modes change exactly the install line, the overlap fetches
+// The fast-install bench's scripts (dev/bench/raw-sequences.ts, dev/bench/fast-install.ts) and how it merges its
+// rotated groups (dev/bench/rounds.ts): the fsync modes change exactly the install line, the overlap fetches
 // the next installer's .debs without apt's locks, and merged groups keep every round. No VM here.
 import { execFileSync } from "node:child_process";
-import { ADOPT_AT, fastScript, fsyncSides } from "../bench/fast-install";
-import { rawPackages, rawPostgres, rawTwoInstalls } from "../bench/raw-sequences";
-import { mergeOutcomes, type RoundsOutcome, stats } from "../bench/rounds";
+import { ADOPT_AT, fastScript, fsyncSides } from "../dev/bench/fast-install";
+import { rawPackages, rawPostgres, rawTwoInstalls } from "../dev/bench/raw-sequences";
+import { mergeOutcomes, type RoundsOutcome, stats } from "../dev/bench/rounds";
 
 const sb = { hostAddress: "10.200.9.1" };
 const installLine = (s: string) => s.split("\n").filter((l) => l.includes("apt-get install"));

@@ -1,6 +1,6 @@
-// The fleet bench's figures (bench/fleet-figures.ts): waves as rollout.waves splits the VMs, each VM's job
+// The fleet bench's figures (dev/bench/fleet-figures.ts): waves as rollout.waves splits the VMs, each VM's job
 // time from the deploy output, and the waves' floor and allowance issue 20 sets. No VM here.
-import { applySpan, jobSpans, waveGroups, wavesAllowedAddedMs, wavesFloor } from "../bench/fleet-figures";
+import { applySpan, jobSpans, waveGroups, wavesAllowedAddedMs, wavesFloor } from "../dev/bench/fleet-figures";
 
 const names = ["vm1", "vm2", "vm3", "vm4", "vm5", "vm6", "vm7", "vm8"];
 

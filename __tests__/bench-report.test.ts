@@ -1,4 +1,4 @@
-// docs/benchmarks.md's tables are generated from the committed results files (bench/results/*.json) by
+// docs/benchmarks.md's tables are generated from the committed results files (dev/bench/results/*.json) by
 // `npm run bench:report`; this fails when someone edits one without the other. Files only: no benchmark
 // runs here.
 import * as fs from "node:fs";
@@ -10,18 +10,18 @@ import {
   renderTable,
   renderWan,
   WAN_MARKERS,
-} from "../bench/report";
-import { rotation, runRounds } from "../bench/rounds";
+} from "../dev/bench/report";
+import { rotation, runRounds } from "../dev/bench/rounds";
 
 describe("the benchmark tables of docs/benchmarks.md", () => {
   const page = fs.readFileSync(BENCHMARKS_PAGE, "utf8");
   const results = loadResults();
 
-  it("is exactly what `npm run bench:report` makes of bench/results/*.json", () => {
+  it("is exactly what `npm run bench:report` makes of dev/bench/results/*.json", () => {
     expect(currentTable(page)).toBe(renderTable(results));
   });
 
-  it("has the round-trip table (bench:wan) exactly as `npm run bench:report` makes it of bench/results/wan.json", () => {
+  it("has the round-trip table (bench:wan) exactly as `npm run bench:report` makes it of dev/bench/results/wan.json", () => {
     expect(currentTable(page, WAN_MARKERS)).toBe(renderWan(results));
   });
 

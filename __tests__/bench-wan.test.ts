@@ -2,8 +2,8 @@
 // serialized chunk by chunk) against a local TCP server, and the round trips derived from the runs.
 import { randomBytes } from "node:crypto";
 import * as net from "node:net";
-import { startDelayProxy } from "../bench/delay-proxy";
-import type { RoundRecord, RoundsOutcome } from "../bench/rounds";
+import { startDelayProxy } from "../dev/bench/delay-proxy";
+import type { RoundRecord, RoundsOutcome } from "../dev/bench/rounds";
 import {
   CASES,
   renderWanTable,
@@ -12,7 +12,7 @@ import {
   sideKey,
   targetMet,
   type WanResult,
-} from "../bench/wan-figures";
+} from "../dev/bench/wan-figures";
 
 /** A server that hands each accepted socket to the test, and a client connected to it through a proxy. */
 async function rig(rttMs: number) {

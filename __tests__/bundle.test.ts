@@ -1,9 +1,9 @@
 import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { bundleHandler, esbuildRunCount } from "../construct/bundling/bundle";
-import { PROJECT_ROOT } from "../construct/entry-points";
-import { INSTALLERS } from "../construct/installers/catalog";
+import { bundleHandler, esbuildRunCount } from "../lib/construct/bundling/bundle";
+import { INSTALLERS } from "../lib/construct/installers/catalog";
+import { PROJECT_ROOT } from "../lib/entry-points";
 import { ENCRYPTED_KEY_PASSPHRASE, testKey } from "./handlers/support/test-keys";
 import { context, synth, tempDir } from "./support/synth";
 
@@ -137,7 +137,7 @@ describe("bundling once", () => {
   test("a synth of several VMs runs esbuild once per handler and writes one asset per handler", () => {
     // A fresh module registry: this file's earlier tests have already bundled in this one.
     jest.isolateModules(() => {
-      const bundling = require("../construct/bundling/bundle") as typeof import("../construct/bundling/bundle");
+      const bundling = require("../lib/construct/bundling/bundle") as typeof import("../lib/construct/bundling/bundle");
       const { synth: isolatedSynth } = require("./support/synth") as typeof import("./support/synth");
       const { tf, stackDir } = isolatedSynth(context(allInstallers));
       const jobs = Object.values<any>(tf.resource.sless_job);
@@ -181,7 +181,8 @@ describe("bundling once", () => {
     const { handlers, cacheDir, write } = probeHandler();
     const first = bundleHandler({ handler: "probe", handlersDir: handlers, cacheDir });
     // A fresh module registry stands for the next process: nothing memoised in memory.
-    const fresh = () => require("../construct/bundling/bundle") as typeof import("../construct/bundling/bundle");
+    const fresh = () =>
+      require("../lib/construct/bundling/bundle") as typeof import("../lib/construct/bundling/bundle");
     jest.isolateModules(() => {
       const next = fresh();
       expect(next.bundleHandler({ handler: "probe", handlersDir: handlers, cacheDir })).toEqual(first);
@@ -233,7 +234,7 @@ describe("ssh2 stand-ins", () => {
       'import { Server } from "ssh2";\nexport async function install() { return typeof Server; }\n',
     );
     expect(() => bundleHandler({ handler: "server", handlersDir: handlers, cacheDir: tempDir("bundles") })).toThrow(
-      /No matching export .*"Server".*construct\/bundling\/stubs\/ssh2-index\.js/,
+      /No matching export .*"Server".*lib\/construct\/bundling\/stubs\/ssh2-index\.js/,
     );
   });
 
@@ -260,7 +261,7 @@ describe("ssh2 stand-ins", () => {
     expect(result.client).toBe("function");
     expect(result.parsed).toMatch(/Unsupported key format/);
     expect(result.keygen).toMatch(
-      /ssh2 utils\.generateKeyPairSync is not in the handler bundle: construct\/bundling\/stubs\/ssh2-index\.js/,
+      /ssh2 utils\.generateKeyPairSync is not in the handler bundle: lib\/construct\/bundling\/stubs\/ssh2-index\.js/,
     );
     expect(result.sftp).toMatch(/SFTP is left out of handler bundles/);
     expect(result.encrypted).toMatch(/passphrase-protected SSH key is left out of handler bundles/);

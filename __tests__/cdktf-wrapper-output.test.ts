@@ -6,7 +6,7 @@ import { execFileSync, spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { PROJECT_ROOT } from "../construct/entry-points";
+import { PROJECT_ROOT } from "../lib/entry-points";
 
 const HAS_SCRIPT = spawnSync("sh", ["-c", "command -v script"]).status === 0;
 const withPty = HAS_SCRIPT ? test : test.skip;
@@ -20,7 +20,7 @@ beforeAll(() => {
   const root = path.join(tmp, "checkout");
   fs.mkdirSync(path.join(root, "node_modules", ".bin"), { recursive: true });
   fs.cpSync(path.join(PROJECT_ROOT, "bin"), path.join(root, "bin"), { recursive: true });
-  for (const entry of ["construct", "operator", "shared", "handlers", "package.json"])
+  for (const entry of ["lib", "handlers", "package.json"])
     fs.symlinkSync(path.join(PROJECT_ROOT, entry), path.join(root, entry));
   for (const entry of fs.readdirSync(path.join(PROJECT_ROOT, "node_modules"))) {
     if (entry !== ".bin")

@@ -1,8 +1,8 @@
 // npm run check's closing line names the command that puts drift back: a rerun of each drifting VM's first
 // drifting installer (a plain deploy reruns nothing when no setting changed), and a deploy for an edit to
 // cdktf.json not deployed yet; never "raise runId" (issue 33 item 4).
-import { renderDriftTable } from "../operator/check/drift-table";
-import type { DriftRow, DriftState } from "../operator/check/run-checks";
+import { renderDriftTable } from "../lib/operator/check/drift-table";
+import type { DriftRow, DriftState } from "../lib/operator/check/run-checks";
 
 const row = (vm: string, installer: string, state: DriftState): DriftRow => ({
   vm,

@@ -1,12 +1,12 @@
 // npm run check tells drift a plain deploy puts back (the installer's settings changed in cdktf.json since
 // the last deploy, so its job reruns) from drift only a rerun does (nothing changed, a deploy reruns nothing),
 // by the event each job was deployed with, as the state keeps it (issue 33 item 4).
-import { parseConfig } from "../construct/config/parse";
-import { INSTALLERS } from "../construct/installers/catalog";
-import { installerEvent } from "../construct/installers/installer-event";
-import { renderDriftTable } from "../operator/check/drift-table";
-import type { DriftRow } from "../operator/check/run-checks";
-import { settingsChanged } from "../operator/check/settings-changed";
+import { parseConfig } from "../lib/construct/config/parse";
+import { INSTALLERS } from "../lib/construct/installers/catalog";
+import { installerEvent } from "../lib/construct/installers/installer-event";
+import { renderDriftTable } from "../lib/operator/check/drift-table";
+import type { DriftRow } from "../lib/operator/check/run-checks";
+import { settingsChanged } from "../lib/operator/check/settings-changed";
 import { synth } from "./support/synth";
 
 /** What `terraform show -json` gives for a deployed stack: its resources' values as synthesized (rendered). */

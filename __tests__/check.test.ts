@@ -3,14 +3,14 @@
 // whole command against a deployed sandbox is in the deploy e2e.
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { parseConfig } from "../construct/config/parse";
-import { type CatalogEntry, INSTALLERS } from "../construct/installers/catalog";
 import { BOOT_LOOK } from "../handlers/common/boot-look";
 import { DPKG_HEALTH_LOOK } from "../handlers/common/dpkg-health";
-import { checkTargets } from "../operator/check/check-targets";
-import { renderDriftTable } from "../operator/check/drift-table";
-import { type DriftRow, exitCode, rowFromMessage, runChecks } from "../operator/check/run-checks";
-import { projectFolder } from "../operator/terraform-cli";
+import { parseConfig } from "../lib/construct/config/parse";
+import { type CatalogEntry, INSTALLERS } from "../lib/construct/installers/catalog";
+import { checkTargets } from "../lib/operator/check/check-targets";
+import { renderDriftTable } from "../lib/operator/check/drift-table";
+import { type DriftRow, exitCode, rowFromMessage, runChecks } from "../lib/operator/check/run-checks";
+import { projectFolder } from "../lib/operator/terraform-cli";
 import { helloDefinition } from "./fixtures/installers/install-hello/definition";
 import { answerLook, probeNames } from "./handlers/support/look-answers";
 import { startServer } from "./handlers/support/ssh-server";

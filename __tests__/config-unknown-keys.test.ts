@@ -1,7 +1,7 @@
 // An unknown key in cdktf.json names the allowed key it most likely meant, at every level of the
 // configuration and in a job's event (the same validator), and names none when nothing is close.
-import { configSchema } from "../construct/config/parse";
-import { editDistance, nearestName } from "../shared/nearest-name";
+import { configSchema } from "../lib/construct/config/parse";
+import { editDistance, nearestName } from "../lib/shared/nearest-name";
 import { configProblems, context } from "./support/synth";
 
 /** Every object of the configuration's schema with its allowed keys, by a path like "vms[].installers.postgres". */

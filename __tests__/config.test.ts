@@ -1,4 +1,4 @@
-import { parseConfig } from "../construct/config/parse";
+import { parseConfig } from "../lib/construct/config/parse";
 import { configProblems, context } from "./support/synth";
 
 describe("configuration defaults", () => {

@@ -7,12 +7,12 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { utils } from "ssh2";
 import { TrustRefused, trustTarget } from "../bin/trust";
-import { App } from "../construct/cdktf";
-import { checkCloudInit } from "../construct/config/cloud-init";
-import { parseConfig } from "../construct/config/parse";
-import { generateHostKey, hostKeyFile, readHostKeyFile, writeHostKeys } from "../construct/delivered-host-keys";
-import { resultsFolder } from "../construct/jobs/secret-trigger";
-import { VmInstallStack } from "../construct/stack";
+import { App } from "../lib/construct/cdktf";
+import { checkCloudInit } from "../lib/construct/config/cloud-init";
+import { parseConfig } from "../lib/construct/config/parse";
+import { generateHostKey, hostKeyFile, readHostKeyFile, writeHostKeys } from "../lib/construct/delivered-host-keys";
+import { resultsFolder } from "../lib/construct/jobs/secret-trigger";
+import { VmInstallStack } from "../lib/construct/stack";
 import { context, filesUnder, type TfJson, tempDir, testKeyPair, withTestKeys } from "./support/synth";
 
 const pin = `SHA256:${"A".repeat(43)}`;

@@ -3,7 +3,7 @@
 // deploy of all three installers, a job refused by its host key pin, a plan stopped by a precondition.
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { DeploySummary, describeJobResult } from "../demo/deploy-summary";
+import { DeploySummary, describeJobResult } from "../dev/demo/deploy-summary";
 
 function recorded(name: string): string[] {
   return fs.readFileSync(path.join(__dirname, "fixtures", "cdktf", name), "utf8").split("\n");

@@ -3,8 +3,8 @@
 // from the README's index, and the quickstart's two cdktf.json files accepted by synth's own check.
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { parseConfig } from "../construct/config/parse";
-import { PROJECT_ROOT } from "../construct/entry-points";
+import { parseConfig } from "../lib/construct/config/parse";
+import { PROJECT_ROOT } from "../lib/entry-points";
 import { anchorsOf, brokenLinks, fileReader, githubSlug, reachable, relativeLinks } from "./support/markdown-links";
 import { quickstartCommand, quickstartFiles, readme } from "./support/quickstart";
 

@@ -3,9 +3,9 @@
 // newcomer reads first is the folder as it is.
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { PROJECT_ROOT } from "../construct/entry-points";
+import { PROJECT_ROOT } from "../lib/entry-points";
 
-const FOLDERS = ["handlers/common", "shared"];
+const FOLDERS = ["handlers/common", "lib/shared"];
 
 /** The files each row of the README's file table names (its first cell's `name.ts`), with what it says of them. */
 function listedFiles(readme: string): Array<{ files: string[]; says: string }> {

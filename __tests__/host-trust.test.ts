@@ -3,7 +3,7 @@
 // recorded key (or the pin, which replaces both). What Terraform then does with it is proven end to end in
 // __tests__/e2e/host-trust.test.ts.
 import { acceptedKey, parseTrustArgs, type TrustDeps, TrustRefused, trustTarget } from "../bin/trust";
-import { parseConfig } from "../construct/config/parse";
+import { parseConfig } from "../lib/construct/config/parse";
 import { context, synth } from "./support/synth";
 
 const pin = `SHA256:${"A".repeat(43)}`;

@@ -5,9 +5,9 @@
 import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { CONTEXT_KEY } from "../construct/config/parse";
-import { PROJECT_ROOT } from "../construct/entry-points";
-import { installerJobId, resultOutputName } from "../construct/resource-names";
+import { CONTEXT_KEY } from "../lib/construct/config/parse";
+import { installerJobId, resultOutputName } from "../lib/construct/resource-names";
+import { PROJECT_ROOT } from "../lib/entry-points";
 import { context, tempDir } from "./support/synth";
 
 const XSD = path.join(__dirname, "fixtures", "junit", "jenkins-junit.xsd");

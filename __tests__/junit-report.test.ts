@@ -1,17 +1,17 @@
-// The JUnit reports of npm run check / npm run status (operator/reports): valid against the schema Jenkins and
+// The JUnit reports of npm run check / npm run status (lib/operator/reports): valid against the schema Jenkins and
 // GitLab read (validated by xmllint, which bin/setup installs: under CI=true a missing xmllint fails here),
 // one case per VM x installer with the outcome the exit code implies, text escaped, secrets never written,
 // the file written whole with mode 0644.
 import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { parseConfig } from "../construct/config/parse";
-import type { DriftRow } from "../operator/check/run-checks";
-import { BadUsage } from "../operator/exit-codes";
-import { renderJunit, writeReportFile, xmlText } from "../operator/reports/junit";
-import { parseReportArgs, reportUsage } from "../operator/reports/report-args";
-import { driftCases, reportSecrets, statusCases } from "../operator/reports/report-cases";
-import type { StatusRow } from "../operator/status/status-rows";
+import { parseConfig } from "../lib/construct/config/parse";
+import type { DriftRow } from "../lib/operator/check/run-checks";
+import { BadUsage } from "../lib/operator/exit-codes";
+import { renderJunit, writeReportFile, xmlText } from "../lib/operator/reports/junit";
+import { parseReportArgs, reportUsage } from "../lib/operator/reports/report-args";
+import { driftCases, reportSecrets, statusCases } from "../lib/operator/reports/report-cases";
+import type { StatusRow } from "../lib/operator/status/status-rows";
 import { context, tempDir } from "./support/synth";
 import { HOSTILE, NOT_ONE_PRINTABLE_LINE } from "./support/vm-says";
 

@@ -3,7 +3,7 @@
 import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { PROJECT_ROOT } from "../construct/entry-points";
+import { PROJECT_ROOT } from "../lib/entry-points";
 import { context, synth, tempDir, testKeyPair } from "./support/synth";
 
 /** The synth's validation problems for one VM given these settings (none: []). */

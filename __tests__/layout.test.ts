@@ -1,28 +1,17 @@
-// The layout docs/architecture.md promises: the construct library (what main.ts reaches) imports no
-// operator tool, test rig or script; no module imports itself through others (a cycle makes load order
-// decide what a file sees); the project's own programs are named in one place; and the Architecture
-// listing names every folder, so a newcomer's map of the tree is the tree.
+// The layout docs/architecture.md promises: the directions of DIRECTIONS (synth code imports no operator tool,
+// product code no rig, rigs no test); no module imports itself through others (a cycle makes load order decide
+// what a file sees); the project's own programs are named in one place; the top level is the design card's; and
+// the Architecture listing names every folder, so a newcomer's map of the tree is the tree.
 import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import * as ts from "typescript";
-import { ENTRY_POINTS, PROJECT_ROOT } from "../construct/entry-points";
+import { ENTRY_POINTS, PROJECT_ROOT } from "../lib/entry-points";
 
 const tracked = execFileSync("git", ["ls-files", "-z"], { cwd: PROJECT_ROOT, encoding: "utf8" })
   .split("\0")
   .filter((f) => f !== "" && fs.existsSync(path.join(PROJECT_ROOT, f)));
-const SOURCE_ROOTS = [
-  "main.ts",
-  "construct",
-  "handlers",
-  "shared",
-  "operator",
-  "bin",
-  "sandbox",
-  "twin",
-  "demo",
-  "bench",
-];
+const SOURCE_ROOTS = ["main.ts", "lib", "handlers", "providers", "bin", "dev"];
 const sources = tracked.filter(
   (f) => /\.(ts|js)$/.test(f) && SOURCE_ROOTS.some((r) => f === r || f.startsWith(`${r}/`)) && !/generated/.test(f),
 );
@@ -44,6 +33,47 @@ function resolve(base: string): string | undefined {
 }
 
 const graph = new Map(sources.map((f) => [f, importsOf(f)]));
+
+/** Who may not import whom: files under any of `from` import nothing under any of `never`. */
+const DIRECTIONS: { rule: string; from: string[]; never: string[] }[] = [
+  {
+    rule: "the construct library (synth) uses no day-two tool, script, rig or test",
+    from: ["main.ts", "lib/construct/"],
+    never: ["lib/operator/", "bin/", "dev/", "__tests__/"],
+  },
+  {
+    rule: "the job runner, which the local target starts at deploy, uses no day-two tool",
+    from: ["lib/jobs/"],
+    never: ["lib/operator/", "bin/", "dev/", "__tests__/"],
+  },
+  {
+    rule: "the settings both sides declare stand alone: the handlers bundle them",
+    from: ["lib/shared/"],
+    never: ["lib/construct/", "lib/jobs/", "lib/operator/", "lib/entry-points.ts", "bin/", "dev/", "__tests__/"],
+  },
+  {
+    rule: "a handler is bundled alone: of lib/ it may use only the shared settings",
+    from: ["handlers/"],
+    never: ["lib/construct/", "lib/jobs/", "lib/operator/", "lib/entry-points.ts", "bin/", "dev/", "__tests__/"],
+  },
+  {
+    rule: "product code never imports a test rig or a test",
+    from: ["main.ts", "lib/", "handlers/", "providers/", "bin/"],
+    never: ["dev/", "__tests__/"],
+  },
+  { rule: "the rigs never import a test", from: ["dev/"], never: ["__tests__/"] },
+];
+
+const under = (file: string, prefixes: string[]) => prefixes.some((p) => file === p || file.startsWith(p));
+
+/** Each import that breaks a direction: "rule: from -> to". */
+function directionBreaks(): string[] {
+  return DIRECTIONS.flatMap(({ rule, from, never }) =>
+    [...graph]
+      .filter(([file]) => under(file, from))
+      .flatMap(([file, imports]) => imports.filter((to) => under(to, never)).map((to) => `${rule}: ${file} -> ${to}`)),
+  );
+}
 
 /** Every cycle's smallest witness: a path from a file back to itself, found by depth-first search. */
 function cycles(): string[] {
@@ -78,8 +108,8 @@ function closure(start: string): Set<string> {
 
 describe("layout", () => {
   it("reads the imports it checks (a resolver that found none would pass everything)", () => {
-    expect(graph.get("main.ts")).toEqual(expect.arrayContaining(["construct/stack.ts"]));
-    expect(graph.get("bin/invoke.ts")).toEqual(expect.arrayContaining(["construct/jobs/invoke-args.ts"]));
+    expect(graph.get("main.ts")).toEqual(expect.arrayContaining(["lib/construct/stack.ts"]));
+    expect(graph.get("bin/invoke.ts")).toEqual(expect.arrayContaining(["lib/jobs/invoke-args.ts"]));
     expect(closure("main.ts").size).toBeGreaterThan(30);
   });
 
@@ -88,30 +118,74 @@ describe("layout", () => {
   });
 
   it("finds a cycle when there is one (the checker itself)", () => {
-    graph.set("construct/a.ts", ["construct/b.ts"]);
-    graph.set("construct/b.ts", ["construct/a.ts"]);
-    sources.push("construct/a.ts", "construct/b.ts");
+    graph.set("lib/construct/a.ts", ["lib/construct/b.ts"]);
+    graph.set("lib/construct/b.ts", ["lib/construct/a.ts"]);
+    sources.push("lib/construct/a.ts", "lib/construct/b.ts");
     try {
-      expect(cycles()).toContain("construct/a.ts -> construct/b.ts -> construct/a.ts");
+      expect(cycles()).toContain("lib/construct/a.ts -> lib/construct/b.ts -> lib/construct/a.ts");
     } finally {
-      graph.delete("construct/a.ts");
-      graph.delete("construct/b.ts");
-      sources.splice(sources.indexOf("construct/a.ts"), 2);
+      graph.delete("lib/construct/a.ts");
+      graph.delete("lib/construct/b.ts");
+      sources.splice(sources.indexOf("lib/construct/a.ts"), 2);
     }
   });
 
   it("keeps the construct library (all main.ts reaches) free of the operator tools, scripts and test rigs", () => {
-    const outside = [...closure("main.ts")].filter((f) =>
-      ["operator/", "bin/", "sandbox/", "twin/", "bench/", "demo/", "__tests__/"].some((p) => f.startsWith(p)),
-    );
+    const outside = [...closure("main.ts")].filter((f) => under(f, ["lib/operator/", "bin/", "dev/", "__tests__/"]));
     expect(outside).toEqual([]);
   });
 
-  it("names the project's own programs only in construct/entry-points.ts, and each one exists", () => {
+  it("keeps every direction the architecture names", () => {
+    expect(directionBreaks()).toEqual([]);
+  });
+
+  it("finds an import against a direction when there is one (the checker itself)", () => {
+    const planted: [string, string][] = [
+      ["lib/construct/stack.ts", "lib/operator/exit-codes.ts"],
+      ["handlers/common/exec.ts", "lib/construct/cdktf.ts"],
+      ["lib/operator/exit-codes.ts", "dev/sandbox/index.ts"],
+      ["dev/bench/support.ts", "__tests__/support/synth.ts"],
+    ];
+    for (const [from] of planted) expect(graph.get(from)).toBeDefined();
+    const saved = planted.map(([from]) => [from, graph.get(from) as string[]] as const);
+    try {
+      for (const [from, to] of planted) graph.set(from, [...(graph.get(from) ?? []), to]);
+      const breaks = directionBreaks();
+      for (const [from, to] of planted) expect(breaks.some((b) => b.endsWith(`: ${from} -> ${to}`))).toBe(true);
+    } finally {
+      for (const [from, imports] of saved) graph.set(from, imports);
+    }
+  });
+
+  it("has the design card's top level, plus bin/, docs/ and the rigs' dev/", () => {
+    const top = [...new Set(tracked.map((f) => f.split("/")[0]))].filter((f) => !f.startsWith(".")).sort();
+    expect(top).toEqual(
+      [
+        "README.md",
+        "__tests__",
+        "bin",
+        "biome.jsonc",
+        "cdktf.json",
+        "dev",
+        "docs",
+        "handlers",
+        "jest.config.js",
+        "lib",
+        "main.ts",
+        "package-lock.json",
+        "package.json",
+        "providers",
+        "tsconfig.json",
+        "vm-install.schema.json",
+      ].sort(),
+    );
+  });
+
+  it("names the project's own programs only in lib/entry-points.ts, and each one exists", () => {
     for (const file of Object.values(ENTRY_POINTS)) expect(fs.existsSync(file)).toBe(true);
     const names = Object.values(ENTRY_POINTS).map((f) => path.basename(f));
     const spelled = sources
-      .filter((f) => f !== "construct/entry-points.ts" && !f.startsWith("bin/"))
+      .filter((f) => f !== "lib/entry-points.ts" && !f.startsWith("bin/"))
       .flatMap((f) => {
         const text = fs.readFileSync(path.join(PROJECT_ROOT, f), "utf8");
         // A path put together from pieces: path.join(..., "bin", "cdktf") or a literal "bin/invoke.ts".
@@ -166,7 +240,7 @@ describe("layout", () => {
     // A file of the repository, from the citing file's folder; or a path in code (a Terraform file() relative
     // to the synthesized stack): fine.
     expect(pathsOutside("__tests__/e2e/trixie/x.test.ts", "// follows it (../support/release.ts).\n")).toEqual([]);
-    expect(pathsOutside("construct/bundling/stubs/x.js", " * see SSH2_REPLACEMENTS in ../bundle.ts\n")).toEqual([]);
+    expect(pathsOutside("lib/construct/bundling/stubs/x.js", " * see SSH2_REPLACEMENTS in ../bundle.ts\n")).toEqual([]);
     expect(pathsOutside("__tests__/x.test.ts", 'const t = `file("../../../k.pub")`;\n')).toEqual([]);
   });
 });

@@ -5,19 +5,19 @@ import { execFileSync, spawnSync } from "node:child_process";
 import { createHash, scryptSync } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { App } from "../construct/cdktf";
-import { parseConfig } from "../construct/config/parse";
-import { PROJECT_ROOT } from "../construct/entry-points";
-import { invokeProgram, parseInvokeArgs } from "../construct/jobs/invoke-args";
-import { RESULT_STATE_DEFAULTS, resultAsTfstate, writeResultFile } from "../construct/jobs/job-result-file";
+import { writeCdktfProject } from "../dev/demo/project";
+import { App } from "../lib/construct/cdktf";
+import { parseConfig } from "../lib/construct/config/parse";
 import {
   secretTrigger,
   secretTriggerJobs,
   secretTriggerSalt,
   writeSecretTriggers,
-} from "../construct/jobs/secret-trigger";
-import { VmInstallStack } from "../construct/stack";
-import { writeCdktfProject } from "../demo/project";
+} from "../lib/construct/jobs/secret-trigger";
+import { VmInstallStack } from "../lib/construct/stack";
+import { PROJECT_ROOT } from "../lib/entry-points";
+import { invokeProgram, parseInvokeArgs } from "../lib/jobs/invoke-args";
+import { RESULT_STATE_DEFAULTS, resultAsTfstate, writeResultFile } from "../lib/jobs/job-result-file";
 import { shellWords } from "./runner/fixtures";
 import { filesUnder, synth, synthApp, type TfJson, tempDir, testKeyPair, withTestKeys } from "./support/synth";
 

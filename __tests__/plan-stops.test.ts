@@ -2,11 +2,11 @@
 // names nothing of the configuration is refused at init ("Invalid precondition expression"), so its message
 // would never be seen. Each stop: init passes, the plan fails with the stop's own message.
 import * as path from "node:path";
-import { App } from "../construct/cdktf";
-import { parseConfig } from "../construct/config/parse";
-import { VmInstallStack, type VmInstallStackProps } from "../construct/stack";
-import { prepareForTerraform } from "../construct/synth-preparation";
-import { terraformIn } from "../operator/terraform-cli";
+import { App } from "../lib/construct/cdktf";
+import { parseConfig } from "../lib/construct/config/parse";
+import { VmInstallStack, type VmInstallStackProps } from "../lib/construct/stack";
+import { prepareForTerraform } from "../lib/construct/synth-preparation";
+import { terraformIn } from "../lib/operator/terraform-cli";
 import { tempDir, withTestKeys } from "./support/synth";
 
 const PW = "long enough pw";

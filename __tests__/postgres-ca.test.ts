@@ -4,17 +4,17 @@
 import { X509Certificate } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { App } from "../construct/cdktf";
-import { parseConfig } from "../construct/config/parse";
-import { resultsFolder } from "../construct/jobs/secret-trigger";
+import { App } from "../lib/construct/cdktf";
+import { parseConfig } from "../lib/construct/config/parse";
+import { resultsFolder } from "../lib/construct/jobs/secret-trigger";
 import {
   caFile,
   knownCertificateNames,
   readCaFile,
   sharedCertificateNames,
   writeStackCa,
-} from "../construct/postgres-ca";
-import { VmInstallStack } from "../construct/stack";
+} from "../lib/construct/postgres-ca";
+import { VmInstallStack } from "../lib/construct/stack";
 import { filesUnder, tempDir, withTestKeys } from "./support/synth";
 
 const postgres = (over: Record<string, unknown> = {}) => ({

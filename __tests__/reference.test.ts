@@ -6,11 +6,11 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import Ajv2020 from "ajv/dist/2020";
 import { SCHEMA_FILE, schemaText, withReference } from "../bin/docs";
-import { parseConfig } from "../construct/config/parse";
-import { PROJECT_ROOT } from "../construct/entry-points";
-import { INSTALLERS } from "../construct/installers/catalog";
 import { VM_LOOKS } from "../handlers/vm-looks";
-import { docPages, installerPage } from "../operator/reference/doc-sections";
+import { parseConfig } from "../lib/construct/config/parse";
+import { INSTALLERS } from "../lib/construct/installers/catalog";
+import { PROJECT_ROOT } from "../lib/entry-points";
+import { docPages, installerPage } from "../lib/operator/reference/doc-sections";
 import { context } from "./support/synth";
 
 const read = (file: string) => fs.readFileSync(path.join(PROJECT_ROOT, file), "utf8");

@@ -1,7 +1,7 @@
 // npm run rerun's command line and the jobs it replaces: one VM's, or one installer's; never another VM's.
 
 import { parseRerunArgs, RerunRefused, rerunTargets } from "../bin/rerun";
-import { parseConfig } from "../construct/config/parse";
+import { parseConfig } from "../lib/construct/config/parse";
 
 const vms = [
   {

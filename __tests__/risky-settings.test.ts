@@ -1,10 +1,10 @@
 // An installer's own synth warnings come from its definition's `warnings` hook, under its key path, and
-// only while it is enabled: construct/risky-settings.ts names no installer.
-import { parseConfig } from "../construct/config/parse";
-import { type CatalogEntry, INSTALLERS } from "../construct/installers/catalog";
-import { riskySettings } from "../construct/risky-settings";
-import { setting } from "../shared/settings";
-import { boolean } from "../shared/validate";
+// only while it is enabled: lib/construct/risky-settings.ts names no installer.
+import { parseConfig } from "../lib/construct/config/parse";
+import { type CatalogEntry, INSTALLERS } from "../lib/construct/installers/catalog";
+import { riskySettings } from "../lib/construct/risky-settings";
+import { setting } from "../lib/shared/settings";
+import { boolean } from "../lib/shared/validate";
 import { context } from "./support/synth";
 
 const fixture: CatalogEntry = {

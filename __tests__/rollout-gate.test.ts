@@ -4,12 +4,12 @@
 import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { App, LocalBackend, TerraformStack } from "../construct/cdktf";
-import { parseConfig } from "../construct/config/parse";
-import { planRollout } from "../construct/config/rollout";
-import type { InstallerJob } from "../construct/jobs/job-spec";
-import { type GatedVm, rolloutGate } from "../construct/jobs/rollout-gate";
-import { TerraformData } from "../construct/jobs/terraform-data";
+import { App, LocalBackend, TerraformStack } from "../lib/construct/cdktf";
+import { parseConfig } from "../lib/construct/config/parse";
+import { planRollout } from "../lib/construct/config/rollout";
+import type { InstallerJob } from "../lib/construct/jobs/job-spec";
+import { type GatedVm, rolloutGate } from "../lib/construct/jobs/rollout-gate";
+import { TerraformData } from "../lib/construct/jobs/terraform-data";
 import { context, synth, type TfJson, tempDir } from "./support/synth";
 import { HOSTILE, NOT_ONE_PRINTABLE_LINE } from "./support/vm-says";
 
@@ -102,7 +102,7 @@ describe("a rollout in waves, as synthesized", () => {
   test("synth prints a line per wave", () => {
     const config = parseConfig(context({ jobTarget: "local", rollout: { waves: [1, 2] }, vms: hosts(3) }));
     const app = new App({ outdir: tempDir("waves") });
-    const { VmInstallStack } = require("../construct/stack");
+    const { VmInstallStack } = require("../lib/construct/stack");
     const stack = new VmInstallStack(app, "s", { config });
     const infos = stack.node.metadata.filter((m: { type: string }) => m.type === "@cdktf/info").map((m: any) => m.data);
     expect(infos).toEqual([

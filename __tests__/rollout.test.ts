@@ -1,7 +1,7 @@
 // The rollout setting and its wave plan: sizes as counts and percentages (rounded up), budgets (rounded
 // down) per wave and overall, per-VM wave numbers, per-VM run ids, and bad input named by its key.
-import { parseConfig } from "../construct/config/parse";
-import { describeRollout, planRollout, type RolloutConfig } from "../construct/config/rollout";
+import { parseConfig } from "../lib/construct/config/parse";
+import { describeRollout, planRollout, type RolloutConfig } from "../lib/construct/config/rollout";
 import { configProblems, context } from "./support/synth";
 
 const fleet = (n: number, waves?: number[]) =>

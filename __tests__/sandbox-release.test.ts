@@ -4,8 +4,8 @@ import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { imageAptConfig } from "../sandbox/hostapt";
-import { imagePaths } from "../sandbox/image";
+import { imageAptConfig } from "../dev/sandbox/hostapt";
+import { imagePaths } from "../dev/sandbox/image";
 import {
   DEFAULT_RELEASE,
   parseRelease,
@@ -13,7 +13,7 @@ import {
   releaseOption,
   resolveRelease,
   SUPPORTED_RELEASES,
-} from "../sandbox/release";
+} from "../dev/sandbox/release";
 
 const ROOT = path.resolve(__dirname, "..");
 const SUPPORTED = "supported: bookworm (Debian 12), trixie (Debian 13)";
@@ -57,7 +57,7 @@ describe("release names", () => {
     [["up", "--release", "sid"], 'sandbox: --release: unknown sandbox release "sid"'],
     [["image", "--release"], "sandbox: image: --release needs a value (R)"],
   ])("the CLI refuses `%s` with exit 64 before touching anything, listing the releases", (args, said) => {
-    const r = spawnSync(process.execPath, ["-r", "./bin/ts-register.js", "sandbox/cli.ts", ...args], {
+    const r = spawnSync(process.execPath, ["-r", "./bin/ts-register.js", "dev/sandbox/cli.ts", ...args], {
       cwd: ROOT,
       encoding: "utf8",
       timeout: 60_000,
@@ -70,7 +70,7 @@ describe("release names", () => {
   });
 
   test("a bad VM_INSTALL_SANDBOX_RELEASE fails the CLI's up the same way", () => {
-    const r = spawnSync(process.execPath, ["-r", "./bin/ts-register.js", "sandbox/cli.ts", "up"], {
+    const r = spawnSync(process.execPath, ["-r", "./bin/ts-register.js", "dev/sandbox/cli.ts", "up"], {
       cwd: ROOT,
       encoding: "utf8",
       timeout: 60_000,

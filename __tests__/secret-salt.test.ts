@@ -5,9 +5,9 @@
 import { execFileSync, spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { ENTRY_POINTS } from "../construct/entry-points";
-import { deploymentSalt, saltInState } from "../construct/jobs/secret-salt";
-import { writeCdktfProject } from "../demo/project";
+import { writeCdktfProject } from "../dev/demo/project";
+import { deploymentSalt, saltInState } from "../lib/construct/jobs/secret-salt";
+import { ENTRY_POINTS } from "../lib/entry-points";
 import { tempDir, testKeyPair } from "./support/synth";
 
 const PASSWORD = "the same password, long";

@@ -5,21 +5,21 @@
 
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { configSchema, parseConfig } from "../construct/config/parse";
-import { STACK_RULES, stackSettings } from "../construct/config/stack-settings";
-import { PROJECT_ROOT } from "../construct/entry-points";
-import { INSTALLERS } from "../construct/installers/catalog";
 import { type HandlerSpec, runHandler } from "../handlers/common/handler-kit";
 import type { InstallerReport } from "../handlers/common/installer-result";
 import { handler as dockerHandler } from "../handlers/install-docker/handler";
 import { handler as packagesHandler } from "../handlers/install-packages/handler";
 import { handler as postgresHandler } from "../handlers/install-postgres/handler";
-import { keyPaths } from "../operator/reference/configuration-reference";
-import { cdktfJsonSchema } from "../operator/reference/settings-reference";
-import { SecretScrubber } from "../shared/secrets";
-import type { Setting, Settings } from "../shared/settings";
-import { SSH_RETRY_SETTINGS } from "../shared/ssh-retry";
-import type { JsonSchema } from "../shared/validate";
+import { configSchema, parseConfig } from "../lib/construct/config/parse";
+import { STACK_RULES, stackSettings } from "../lib/construct/config/stack-settings";
+import { INSTALLERS } from "../lib/construct/installers/catalog";
+import { PROJECT_ROOT } from "../lib/entry-points";
+import { keyPaths } from "../lib/operator/reference/configuration-reference";
+import { cdktfJsonSchema } from "../lib/operator/reference/settings-reference";
+import { SecretScrubber } from "../lib/shared/secrets";
+import type { Setting, Settings } from "../lib/shared/settings";
+import { SSH_RETRY_SETTINGS } from "../lib/shared/ssh-retry";
+import type { JsonSchema } from "../lib/shared/validate";
 import { TEST_ENV } from "./handlers/support/run-scripted";
 import { context } from "./support/synth";
 

@@ -3,10 +3,10 @@
 // destroy-time step that would remove it is not run for a resource that left the configuration). Seen
 // following the README's quickstart: status said "install-docker has not run ...; npm run deploy runs it"
 // and exited 2.
-import { parseConfig } from "../construct/config/parse";
-import { INSTALLERS } from "../construct/installers/catalog";
-import { hostKeyIds, installerJobId, jobName, resultOutputName } from "../construct/resource-names";
-import { statusRows } from "../operator/status/status-rows";
+import { parseConfig } from "../lib/construct/config/parse";
+import { INSTALLERS } from "../lib/construct/installers/catalog";
+import { hostKeyIds, installerJobId, jobName, resultOutputName } from "../lib/construct/resource-names";
+import { statusRows } from "../lib/operator/status/status-rows";
 
 const KEY = `SHA256:${"a".repeat(43)}`;
 const at = "2026-12-05T10:00:00.000Z";

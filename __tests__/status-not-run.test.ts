@@ -1,8 +1,8 @@
 // npm run status says why an installer did not run from what happened: an installer before it on the VM
 // failed, the VM was replaced (its host key changed), or the last deploy stopped before it; never "the VM
 // was replaced" for a VM that was not (issue 33 item 4).
-import { parseConfig } from "../construct/config/parse";
-import { statusRows } from "../operator/status/status-rows";
+import { parseConfig } from "../lib/construct/config/parse";
+import { statusRows } from "../lib/operator/status/status-rows";
 
 const KEY_THEN = `SHA256:${"a".repeat(43)}`;
 const KEY_NOW = `SHA256:${"b".repeat(43)}`;

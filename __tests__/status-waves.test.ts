@@ -1,9 +1,9 @@
 // npm run status for a rollout in waves: rows wave by wave, and the VMs of waves a stopped rollout never
 // started marked "not reached" (a VM of a reached wave that has no result is "not run", as before).
-import { parseConfig } from "../construct/config/parse";
-import { INSTALLERS } from "../construct/installers/catalog";
-import { statusRows } from "../operator/status/status-rows";
-import { renderStatusTable } from "../operator/status/status-table";
+import { parseConfig } from "../lib/construct/config/parse";
+import { INSTALLERS } from "../lib/construct/installers/catalog";
+import { statusRows } from "../lib/operator/status/status-rows";
+import { renderStatusTable } from "../lib/operator/status/status-table";
 
 const packages = INSTALLERS.filter((d) => d.key === "packages");
 const ok = JSON.stringify({ status: "ok", changed: true, summary: "installed 1 package (jq)" });

@@ -1,8 +1,8 @@
 // npm run status's rows and table, from plain outputs (the deployed-state side is in the deploy e2e).
-import { parseConfig } from "../construct/config/parse";
-import { INSTALLERS } from "../construct/installers/catalog";
-import { statusRow, statusRows } from "../operator/status/status-rows";
-import { renderStatusTable } from "../operator/status/status-table";
+import { parseConfig } from "../lib/construct/config/parse";
+import { INSTALLERS } from "../lib/construct/installers/catalog";
+import { statusRow, statusRows } from "../lib/operator/status/status-rows";
+import { renderStatusTable } from "../lib/operator/status/status-table";
 import { HOSTILE, hostileResult, NOT_ONE_PRINTABLE_LINE, OWN_COLOURS, stringsIn } from "./support/vm-says";
 
 const packages = INSTALLERS.find((d) => d.key === "packages")!;

@@ -1,11 +1,11 @@
-// `cdktf synth --hcl` (main.ts through construct/stack-files.ts): HCL that Terraform accepts and that means
+// `cdktf synth --hcl` (main.ts through lib/construct/stack-files.ts): HCL that Terraform accepts and that means
 // what the JSON means (the configuration Terraform reads from each, compared through `terraform show -json`
 // of a plan), and no stack file of the other kind left behind for a later run to trip over. Terraform is
 // real; only its built-in terraform_data is used, so the local target's stack runs offline.
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { configAsHcl } from "../construct/json-config-as-hcl";
-import { terraformIn } from "../operator/terraform-cli";
+import { configAsHcl } from "../lib/construct/json-config-as-hcl";
+import { terraformIn } from "../lib/operator/terraform-cli";
 import { context, synthApp, tempDir } from "./support/synth";
 
 const PIN = `SHA256:${"C".repeat(43)}`;

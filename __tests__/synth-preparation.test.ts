@@ -1,15 +1,15 @@
-// What the app prepares at synth for Terraform (construct/synth-preparation.ts), so that cdktf run directly
+// What the app prepares at synth for Terraform (lib/construct/synth-preparation.ts), so that cdktf run directly
 // is as safe as bin/cdktf: owner-only state and plan files before Terraform writes them, secret triggers
 // from the values cdktf withholds from the app (read from cdktf's own environment), and a plan that stops,
 // naming the command to run, when they cannot be read.
 import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { cdktfCaller } from "../construct/cdktf-caller-environment";
-import { parseConfig } from "../construct/config/parse";
-import { PROJECT_ROOT } from "../construct/entry-points";
-import { resultsFolder, secretTriggerFile } from "../construct/jobs/secret-trigger";
-import { localStateFile, PREPARED_ENV, prepareForTerraform } from "../construct/synth-preparation";
+import { cdktfCaller } from "../lib/construct/cdktf-caller-environment";
+import { parseConfig } from "../lib/construct/config/parse";
+import { resultsFolder, secretTriggerFile } from "../lib/construct/jobs/secret-trigger";
+import { localStateFile, PREPARED_ENV, prepareForTerraform } from "../lib/construct/synth-preparation";
+import { PROJECT_ROOT } from "../lib/entry-points";
 import { context, synth, synthApp, tempDir } from "./support/synth";
 
 const LOCAL = context({
@@ -106,7 +106,7 @@ describe("secret triggers", () => {
 
 test("under cdktf: the TF_VAR_ values of the process that started the app's shell, not the shell's", () => {
   // As cdktf runs an app: its own environment minus TF_VAR_, plus CDKTF_OUTDIR, through /bin/sh -c.
-  const read = `require(${JSON.stringify(path.join(PROJECT_ROOT, "construct", "cdktf-caller-environment.ts"))})`;
+  const read = `require(${JSON.stringify(path.join(PROJECT_ROOT, "lib", "construct", "cdktf-caller-environment.ts"))})`;
   const app = `node -r ${path.join(PROJECT_ROOT, "bin", "ts-register.js")} -e 'const m = ${read}; console.log(JSON.stringify(m.variablesOf(m.cdktfCaller())))'`;
   const cdktf =
     "const { execSync } = require('node:child_process');" +

@@ -1,11 +1,11 @@
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { App } from "../construct/cdktf";
-import { parseConfig } from "../construct/config/parse";
-import { PROJECT_ROOT } from "../construct/entry-points";
-import { localStateSecretsWarning, secretsInState } from "../construct/risky-settings";
-import { VmInstallStack } from "../construct/stack";
+import { App } from "../lib/construct/cdktf";
+import { parseConfig } from "../lib/construct/config/parse";
+import { localStateSecretsWarning, secretsInState } from "../lib/construct/risky-settings";
+import { VmInstallStack } from "../lib/construct/stack";
+import { PROJECT_ROOT } from "../lib/entry-points";
 import { context, filesUnder, synth, synthApp, type TfJson, tempDir, testKeyPair } from "./support/synth";
 
 /** A key file given relative to the project, as a user writes one (it must exist: synth checks it). */

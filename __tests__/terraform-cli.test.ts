@@ -3,7 +3,7 @@
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { terraformIn } from "../operator/terraform-cli";
+import { terraformIn } from "../lib/operator/terraform-cli";
 
 test("terraformIn under umask 000: the state and its .backup Terraform writes are 0600", () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "vmi-tfcli-"));

@@ -6,9 +6,9 @@ import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { CONTEXT_KEY, parseConfig } from "../construct/config/parse";
-import { PROJECT_ROOT } from "../construct/entry-points";
-import { parallelismHeld, withTerraformParallelism } from "../construct/terraform-parallelism";
+import { CONTEXT_KEY, parseConfig } from "../lib/construct/config/parse";
+import { parallelismHeld, withTerraformParallelism } from "../lib/construct/terraform-parallelism";
+import { PROJECT_ROOT } from "../lib/entry-points";
 import { context, synth } from "./support/synth";
 
 const VMS = [{ name: "web-1", kind: "existing", address: "192.0.2.1" }];
@@ -53,7 +53,7 @@ describe("bin/cdktf passes the setting on", () => {
     fs.mkdirSync(path.join(root, "node_modules", ".bin"), { recursive: true });
     fs.cpSync(path.join(PROJECT_ROOT, "bin"), path.join(root, "bin"), { recursive: true });
     const link = (entry: string) => fs.symlinkSync(path.join(PROJECT_ROOT, entry), path.join(root, entry));
-    for (const entry of ["construct", "operator", "shared", "handlers", "package.json"]) link(entry);
+    for (const entry of ["lib", "handlers", "package.json"]) link(entry);
     for (const entry of fs.readdirSync(path.join(PROJECT_ROOT, "node_modules"))) {
       if (entry !== ".bin") link(path.join("node_modules", entry));
     }
@@ -130,7 +130,7 @@ describe("a plain cdktf run: does its Terraform hold the setting (checked at syn
 
   test("cdktf's command line as the app reads it from /proc: the app's shell is skipped, cdktf's own args found", () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "vm-install-fake-cdktf-"));
-    const read = `require(${JSON.stringify(path.join(PROJECT_ROOT, "construct", "cdktf-caller-environment.ts"))})`;
+    const read = `require(${JSON.stringify(path.join(PROJECT_ROOT, "lib", "construct", "cdktf-caller-environment.ts"))})`;
     const app = `node -r ${path.join(PROJECT_ROOT, "bin", "ts-register.js")} -e 'console.log(JSON.stringify(${read}.cdktfCaller().args))'`;
     const fake = path.join(dir, "cdktf");
     fs.writeFileSync(

@@ -9,7 +9,7 @@ import {
   suiteDurations,
   summaryLine,
 } from "../bin/test-report";
-import { PROJECT_ROOT } from "../construct/entry-points";
+import { PROJECT_ROOT } from "../lib/entry-points";
 
 const suite = (name: string, seconds: number, cases: [string, string, number][]) => ({
   name: path.join(PROJECT_ROOT, name),

@@ -1,7 +1,7 @@
 // bin/cdktf stops a deploy or destroy whose secret variable is unset, naming it: Terraform would prompt
 // for it, and piped cdktf waits for ever (seen: a destroy without TF_VAR_pg_password hung 10 minutes).
-import { parseConfig } from "../construct/config/parse";
-import { unsetSecretsMessage, unsetSecretVariables } from "../construct/installers/unset-secrets";
+import { parseConfig } from "../lib/construct/config/parse";
+import { unsetSecretsMessage, unsetSecretVariables } from "../lib/construct/installers/unset-secrets";
 
 const config = parseConfig({
   jobTarget: "local",

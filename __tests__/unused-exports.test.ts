@@ -1,5 +1,5 @@
 // Every export is imported by another file (issue 34): one nothing imports is dead code, or an internal that
-// looks like API. Tests use __tests__/ and the rigs they drive (sandbox/, twin/, demo/), product code only where
+// looks like API. Tests use __tests__/ and the rigs they drive (dev/sandbox/, dev/twin/, dev/demo/), product code only where
 // its own file uses it too: what only tests reach runs nowhere; a re-export only tests import is a detour. A type
 // a used export's declaration names is used, transitively: a caller names what it passes or gets back (a props
 // type). The checker finds those, not declaration emit, which inlines a private type without error. bin/ is no
@@ -7,7 +7,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import * as ts from "typescript";
-import { PROJECT_ROOT } from "../construct/entry-points";
+import { PROJECT_ROOT } from "../lib/entry-points";
 import { type ExportUse, exportUses, ownProgram, publicTypes } from "./support/export-uses";
 
 interface Allowed {
@@ -21,7 +21,7 @@ const ALLOWED: readonly Allowed[] = [
   {
     file: "handlers/*/handler.ts",
     symbol: "install",
-    why: "the job's entry point: operator/runner/bootstrap.js calls the bundled handler.js's install",
+    why: "the job's entry point: lib/jobs/bootstrap.js calls the bundled handler.js's install",
   },
   {
     file: "__tests__/fixtures/installers/install-hello/handler.ts",
@@ -34,20 +34,20 @@ const ALLOWED: readonly Allowed[] = [
     why: "docs/adding-an-installer.md tells every handler.ts to export it, and this fixture follows those steps",
   },
   {
-    file: "construct/bundling/bundle.ts",
+    file: "lib/construct/bundling/bundle.ts",
     symbol: "esbuildRunCount",
     why: "the only way bundle.test.ts can see that a synth reuses a handler's bundle instead of building it again",
   },
   {
-    file: "sandbox/index.ts",
+    file: "dev/sandbox/index.ts",
     symbol: "pruneSandboxes",
-    why: "sandbox/README.md offers it to the code that starts sandboxes, to remove their leftovers",
+    why: "dev/sandbox/README.md offers it to the code that starts sandboxes, to remove their leftovers",
   },
 ];
 
 const TESTS = "__tests__/";
 /** Folders whose users are tests: the test rigs, and the demo whose deploy the end-to-end tests share. */
-const RIGS = ["sandbox/", "twin/", "demo/"];
+const RIGS = ["dev/sandbox/", "dev/twin/", "dev/demo/"];
 const GENERATED = /(^|\/)generated\//;
 
 /** What to do about an export, or undefined while it is used. */
@@ -64,7 +64,7 @@ function advice(u: ExportUse): string | undefined {
 const glob = (pattern: string) => new RegExp(`^${pattern.replace(/[.]/g, "\\.").replace(/\*/g, "[^/]+")}$`);
 const allowedBy = (u: ExportUse) => ALLOWED.find((a) => a.symbol === u.symbol && glob(a.file).test(u.file));
 
-/** The files tsconfig.json type-checks, and twin/, which `npm run twin` runs though tsconfig does not name it. */
+/** The files tsconfig.json type-checks, and dev/twin/, which `npm run twin` runs though tsconfig does not name it. */
 function projectProgram(): ts.Program {
   const config = ts.getParsedCommandLineOfConfigFile(
     path.join(PROJECT_ROOT, "tsconfig.json"),
@@ -78,9 +78,9 @@ function projectProgram(): ts.Program {
   );
   if (!config) throw new Error("tsconfig.json could not be read");
   const twin = fs
-    .readdirSync(path.join(PROJECT_ROOT, "twin"), { recursive: true, encoding: "utf8" })
+    .readdirSync(path.join(PROJECT_ROOT, "dev", "twin"), { recursive: true, encoding: "utf8" })
     .filter((f) => f.endsWith(".ts"))
-    .map((f) => path.join(PROJECT_ROOT, "twin", f));
+    .map((f) => path.join(PROJECT_ROOT, "dev", "twin", f));
   return ownProgram([...config.fileNames, ...twin], config.options);
 }
 
@@ -125,7 +125,7 @@ beforeAll(() => {
 
 describe("unused exports", () => {
   it("reads the uses it checks (a resolver that found none would flag everything, or nothing)", () => {
-    const root = uses.find(({ u }) => u.file === "construct/entry-points.ts" && u.symbol === "PROJECT_ROOT");
+    const root = uses.find(({ u }) => u.file === "lib/entry-points.ts" && u.symbol === "PROJECT_ROOT");
     expect(root?.u.users.length).toBeGreaterThan(20);
     expect(uses.filter(({ u }) => u.file.startsWith("handlers/")).length).toBeGreaterThan(200);
   });
@@ -231,8 +231,8 @@ describe("unused exports", () => {
     expect(use("handlers/x.ts", true, ["__tests__/x.test.ts"])).toBeUndefined();
     expect(use("handlers/x.ts", false, ["__tests__/x.test.ts"])).toMatch(/^only tests use it/);
     expect(use("handlers/x.ts", true, ["__tests__/x.test.ts"], true)).toMatch(/^only tests import this re-export/);
-    expect(use("sandbox/x.ts", false, ["__tests__/e2e/x.test.ts"])).toBeUndefined();
+    expect(use("dev/sandbox/x.ts", false, ["__tests__/e2e/x.test.ts"])).toBeUndefined();
     expect(use("__tests__/support/x.ts", false, ["__tests__/x.test.ts"])).toBeUndefined();
-    expect(use("handlers/x.ts", false, ["construct/y.ts"])).toBeUndefined();
+    expect(use("handlers/x.ts", false, ["lib/construct/y.ts"])).toBeUndefined();
   });
 });

@@ -5,16 +5,16 @@
 // NUL-ended records for bin/cdktf (PrepareRecord). A configuration that does not parse is left to synth to
 // report, with every other problem; cdktf's arguments then go as given.
 import * as fs from "node:fs";
-import { CONTEXT_KEY, parseConfig } from "../construct/config/parse";
-import { writeHostKeys } from "../construct/delivered-host-keys";
-import { unsetSecretsMessage, unsetSecretVariables } from "../construct/installers/unset-secrets";
-import { writeSecretTriggers } from "../construct/jobs/secret-trigger";
-import { writeStackCa } from "../construct/postgres-ca";
-import { withTerraformParallelism } from "../construct/terraform-parallelism";
+import { CONTEXT_KEY, parseConfig } from "../lib/construct/config/parse";
+import { writeHostKeys } from "../lib/construct/delivered-host-keys";
+import { unsetSecretsMessage, unsetSecretVariables } from "../lib/construct/installers/unset-secrets";
+import { writeSecretTriggers } from "../lib/construct/jobs/secret-trigger";
+import { writeStackCa } from "../lib/construct/postgres-ca";
+import { withTerraformParallelism } from "../lib/construct/terraform-parallelism";
 
 /**
  * One record: its kind, then its fields, each ended by NUL. "out" <cdktf's output folder>; "arg" <one of
- * cdktf's arguments, with the project's settings that belong there (operator/terraform-parallelism.ts)>;
+ * cdktf's arguments, with the project's settings that belong there (lib/construct/terraform-parallelism.ts)>;
  * "ok" last, so that bin/cdktf tells a finished run from one that failed half-way.
  */
 type PrepareRecord = ["out", string] | ["arg", string] | ["ok"];

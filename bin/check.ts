@@ -1,20 +1,20 @@
 // npm run check [-- --json] [--junit FILE]: runs every enabled installer of every deployed VM in check mode from this
-// machine (operator/check) and prints what a deploy would change on each: the drift table. Nothing on any VM
+// machine (lib/operator/check) and prints what a deploy would change on each: the drift table. Nothing on any VM
 // changes. The address and the host key the jobs require come from the deployed state, the user, port,
 // key file and the installers' settings from cdktf.json, secrets from their TF_VAR_ variables.
 // --junit FILE also writes the rows as a JUnit report; exit code: nothing would change, or drift (docs/exit-codes.md).
 import * as path from "node:path";
-import type { VmInstallConfig } from "../construct/config/types";
-import { checkTargets } from "../operator/check/check-targets";
-import { renderDriftTable } from "../operator/check/drift-table";
-import { exitCode, runChecks } from "../operator/check/run-checks";
-import { settingsChanged } from "../operator/check/settings-changed";
-import { type CommandSpec, EXIT, runCommand } from "../operator/exit-codes";
-import { renderJunit, writeReportFile } from "../operator/reports/junit";
-import { parseReportArgs, reportUsage } from "../operator/reports/report-args";
-import { driftCases, reportSecrets } from "../operator/reports/report-cases";
-import { readDeployed, readShownState } from "../operator/status/deployed-status";
-import { projectFolder } from "../operator/terraform-cli";
+import type { VmInstallConfig } from "../lib/construct/config/types";
+import { checkTargets } from "../lib/operator/check/check-targets";
+import { renderDriftTable } from "../lib/operator/check/drift-table";
+import { exitCode, runChecks } from "../lib/operator/check/run-checks";
+import { settingsChanged } from "../lib/operator/check/settings-changed";
+import { type CommandSpec, EXIT, runCommand } from "../lib/operator/exit-codes";
+import { renderJunit, writeReportFile } from "../lib/operator/reports/junit";
+import { parseReportArgs, reportUsage } from "../lib/operator/reports/report-args";
+import { driftCases, reportSecrets } from "../lib/operator/reports/report-cases";
+import { readDeployed, readShownState } from "../lib/operator/status/deployed-status";
+import { projectFolder } from "../lib/operator/terraform-cli";
 
 const say = (line: string) => process.stderr.write(`check: ${line}\n`);
 const COMMAND: CommandSpec = { name: "check", usage: reportUsage("check") };

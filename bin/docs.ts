@@ -1,14 +1,14 @@
-// `npm run docs`: writes what is generated from the declarations (operator/reference): the tables of the
+// `npm run docs`: writes what is generated from the declarations (lib/operator/reference): the tables of the
 // docs/ pages (between generated:* markers; an installer's page is started when missing) and
 // vm-install.schema.json, the JSON Schema cdktf.json points its editor at. `--check` writes nothing and fails
 // (error) on a difference.
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { PROJECT_ROOT } from "../construct/entry-points";
-import { optionsSynopsis, parseOptions } from "../operator/command-options";
-import { type CommandSpec, EXIT, runCommand } from "../operator/exit-codes";
-import { docPages, newPage, withSections } from "../operator/reference/doc-sections";
-import { cdktfJsonSchema } from "../operator/reference/settings-reference";
+import { PROJECT_ROOT } from "../lib/entry-points";
+import { optionsSynopsis, parseOptions } from "../lib/operator/command-options";
+import { type CommandSpec, EXIT, runCommand } from "../lib/operator/exit-codes";
+import { docPages, newPage, withSections } from "../lib/operator/reference/doc-sections";
+import { cdktfJsonSchema } from "../lib/operator/reference/settings-reference";
 
 export const SCHEMA_FILE = "vm-install.schema.json";
 const OPTIONS = { check: { type: "boolean" } } as const;

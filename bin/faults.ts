@@ -7,9 +7,9 @@ import { execFileSync, spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { PROJECT_ROOT } from "../construct/entry-points";
-import { optionsSynopsis, parseOptions } from "../operator/command-options";
-import { type CommandSpec, EXIT, runCommand } from "../operator/exit-codes";
+import { PROJECT_ROOT } from "../lib/entry-points";
+import { optionsSynopsis, parseOptions } from "../lib/operator/command-options";
+import { type CommandSpec, EXIT, runCommand } from "../lib/operator/exit-codes";
 
 const BEGIN = "<!-- faults:matrix (npm run faults) -->";
 const END = "<!-- /faults:matrix -->";

@@ -1,25 +1,22 @@
 // `npm run invoke -- <installer> ...`: runs one installer job locally, bundled exactly as the stack bundles
-// it and run exactly as the platform runs it (operator/runner), against whatever VM the SSH_* variables name.
+// it and run exactly as the platform runs it (lib/jobs), against whatever VM the SSH_* variables name.
 // Progress goes to stdout as it comes; the last stdout line is the job's outcome as one JSON object, so
 // scripts read one line and people read the rest. The options, their parsing and the result files are the
-// protocol the local job target shares with this CLI: construct/jobs/invoke-args.ts and job-result-file.ts.
+// protocol the local job target shares with this CLI: lib/jobs/invoke-args.ts and job-result-file.ts.
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { bundleHandler } from "../construct/bundling/bundle";
-import { type InvokeArgs, parseInvokeArgs, USAGE, USAGE_HINT, UsageError } from "../construct/jobs/invoke-args";
-import { resultAsTfstate, writeResultFile } from "../construct/jobs/job-result-file";
-import { BadUsage, type CommandSpec, EXIT, runCommand } from "../operator/exit-codes";
-import { type Invocation, resolveInvocation } from "../operator/runner/invocation";
-import { JobLog } from "../operator/runner/job-log";
-import { takeJobSlot } from "../operator/runner/job-slots";
-import { type JobResult, runJob } from "../operator/runner/run-job";
+import { bundleHandler } from "../lib/construct/bundling/bundle";
+import { type Invocation, resolveInvocation } from "../lib/jobs/invocation";
+import { type InvokeArgs, parseInvokeArgs, USAGE, USAGE_HINT, UsageError } from "../lib/jobs/invoke-args";
+import { JobLog } from "../lib/jobs/job-log";
+import { resultAsTfstate, writeResultFile } from "../lib/jobs/job-result-file";
+import { takeJobSlot } from "../lib/jobs/job-slots";
+import { type JobResult, runJob } from "../lib/jobs/run-job";
+import { BadUsage, type CommandSpec, EXIT, runCommand } from "../lib/operator/exit-codes";
 
-// invoke-args.ts's USAGE still ends with the old "2 bad usage" line; it is being moved (construct/jobs/), so the
-// codes are put right here, from the one table, until that line goes.
-const HELP = USAGE.replace(
-  /^Exit code: .*$/m,
-  `Exit code: ${EXIT.ok} Succeeded, ${EXIT.error} Failed, ${EXIT.usage} bad usage.`,
-);
+// The exit codes are the operator tools' convention (lib/operator/exit-codes.ts), which the job protocol in lib/jobs
+// does not import: the CLI adds them to the protocol's usage.
+const HELP = `${USAGE}\nExit code: ${EXIT.ok} Succeeded, ${EXIT.error} Failed, ${EXIT.usage} bad usage.`;
 // Help only as the first argument: parseInvokeArgs finds -h/--help anywhere else, where it is not an option's value.
 const COMMAND: CommandSpec = { name: "invoke", usage: USAGE_HINT, help: "first", helpText: HELP };
 

@@ -3,12 +3,12 @@
 // apply with -replace= of exactly those jobs, so the next deploy has nothing left to do. To make a rerun part
 // of the configuration instead, raise vms[].runId or vms[].runIds (docs/rollout.md).
 // Run it in the project folder, with the environment a deploy has. Exit code: terraform's (docs/exit-codes.md).
-import type { VmInstallConfig } from "../construct/config/types";
-import { INSTALLERS } from "../construct/installers/catalog";
-import { installerJobId } from "../construct/resource-names";
-import { BadUsage, type CommandSpec, EXIT, runCommand } from "../operator/exit-codes";
-import { approvalRefusal } from "../operator/terraform-approval";
-import { projectFolder, readProject, synthAndApply } from "../operator/terraform-cli";
+import type { VmInstallConfig } from "../lib/construct/config/types";
+import { INSTALLERS } from "../lib/construct/installers/catalog";
+import { installerJobId } from "../lib/construct/resource-names";
+import { BadUsage, type CommandSpec, EXIT, runCommand } from "../lib/operator/exit-codes";
+import { approvalRefusal } from "../lib/operator/terraform-approval";
+import { projectFolder, readProject, synthAndApply } from "../lib/operator/terraform-cli";
 
 const say = (line: string) => process.stderr.write(`rerun: ${line}\n`);
 const USAGE = "usage: npm run rerun -- <vm name> [installer, e.g. install-packages] [terraform apply options]";

@@ -1,16 +1,17 @@
 // npm run status [-- --json] [--junit FILE]: one row per VM x installer of the deployed stack: status,
 // changed, duration, last run, the host key seen, the summary line, and (local target) where the last run's
-// progress is kept (operator/status). --junit FILE also writes the rows as a JUnit report for CI (operator/reports).
+// progress is kept (lib/operator/status). --junit FILE also writes the rows as a JUnit report for CI
+// (lib/operator/reports).
 // Run it in the project folder. Exit code: attention when an installer failed, is partial or has not run.
 import * as path from "node:path";
-import { type CommandSpec, EXIT, runCommand } from "../operator/exit-codes";
-import { renderJunit, writeReportFile } from "../operator/reports/junit";
-import { parseReportArgs, reportUsage } from "../operator/reports/report-args";
-import { reportSecrets, statusCases } from "../operator/reports/report-cases";
-import { readStatus } from "../operator/status/deployed-status";
-import type { StatusRow } from "../operator/status/status-rows";
-import { renderStatusTable } from "../operator/status/status-table";
-import { projectFolder, readProject } from "../operator/terraform-cli";
+import { type CommandSpec, EXIT, runCommand } from "../lib/operator/exit-codes";
+import { renderJunit, writeReportFile } from "../lib/operator/reports/junit";
+import { parseReportArgs, reportUsage } from "../lib/operator/reports/report-args";
+import { reportSecrets, statusCases } from "../lib/operator/reports/report-cases";
+import { readStatus } from "../lib/operator/status/deployed-status";
+import type { StatusRow } from "../lib/operator/status/status-rows";
+import { renderStatusTable } from "../lib/operator/status/status-table";
+import { projectFolder, readProject } from "../lib/operator/terraform-cli";
 
 const say = (line: string) => process.stderr.write(`status: ${line}\n`);
 const COMMAND: CommandSpec = { name: "status", usage: reportUsage("status") };

@@ -5,9 +5,9 @@
 // last run's reports, so where the time goes is one command away.
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { PROJECT_ROOT } from "../construct/entry-points";
-import { parseOptions } from "../operator/command-options";
-import { BadUsage, type CommandSpec, EXIT, runCommand } from "../operator/exit-codes";
+import { PROJECT_ROOT } from "../lib/entry-points";
+import { parseOptions } from "../lib/operator/command-options";
+import { BadUsage, type CommandSpec, EXIT, runCommand } from "../lib/operator/exit-codes";
 
 /** --summary is bin/test's; a suite's name, --summary and --durations go one at a time. */
 const OPTIONS = { summary: { type: "boolean" }, durations: { type: "boolean" } } as const;

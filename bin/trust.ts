@@ -5,17 +5,17 @@
 // require it: nothing (key, password) is sent to anything else. Run it in the cdktf project folder with the
 // environment a deploy has (TF_VAR_... secrets). Exit codes: docs/exit-codes.md.
 import * as readline from "node:readline/promises";
-import type { VmConfig, VmInstallConfig } from "../construct/config/types";
-import { sshEvent } from "../construct/installers/installer-event";
-import { ACCEPTED_HOST_KEYS_VARIABLE, addressOutputName, hostKeyIds } from "../construct/resource-names";
 import type { HostTarget } from "../handlers/common/connection-env";
 import { type ConnectOptions, type HostKeyProbe, probeHostKey } from "../handlers/common/ssh";
 import { resolveSshRetry } from "../handlers/common/ssh-retry-policy";
-import { BadUsage, type CommandSpec, EXIT, runCommand } from "../operator/exit-codes";
-import { readDeployed } from "../operator/status/deployed-status";
-import { approvalRefusal } from "../operator/terraform-approval";
-import { projectFolder, readProject, synthAndApply } from "../operator/terraform-cli";
-import { HOST_KEY_SHA256 } from "../shared/names";
+import type { VmConfig, VmInstallConfig } from "../lib/construct/config/types";
+import { sshEvent } from "../lib/construct/installers/installer-event";
+import { ACCEPTED_HOST_KEYS_VARIABLE, addressOutputName, hostKeyIds } from "../lib/construct/resource-names";
+import { BadUsage, type CommandSpec, EXIT, runCommand } from "../lib/operator/exit-codes";
+import { readDeployed } from "../lib/operator/status/deployed-status";
+import { approvalRefusal } from "../lib/operator/terraform-approval";
+import { projectFolder, readProject, synthAndApply } from "../lib/operator/terraform-cli";
+import { HOST_KEY_SHA256 } from "../lib/shared/names";
 
 const say = (line: string) => process.stderr.write(`trust: ${line}\n`);
 const USAGE = "usage: npm run trust -- <vm name> [SHA256:<fingerprint>] [terraform apply options, e.g. -auto-approve]";

@@ -1,4 +1,4 @@
-// Every look the installers make at the VM, for the docs' audit table (operator/reference/vm-facts-reference.ts:
+// Every look the installers make at the VM, for the docs' audit table (lib/operator/reference/vm-facts-reference.ts:
 // docs/vm-facts.md) and the test that every defineLook is listed here. A look
 // built at run time (Docker's per user, the stale sources' per keyring) is listed with a placeholder.
 // An installer adds its looks with one line: ...looksOf("install-x", LOOK_A, LOOK_B).

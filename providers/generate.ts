@@ -8,8 +8,8 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { generateProviderBindingsFromSchema } from "@cdktf/provider-generator";
-import { parseOptions } from "../operator/command-options";
-import { BadUsage, type CommandSpec, EXIT, runCommand } from "../operator/exit-codes";
+import { parseOptions } from "../lib/operator/command-options";
+import { BadUsage, type CommandSpec, EXIT, runCommand } from "../lib/operator/exit-codes";
 
 const SCHEMAS_DIR = path.join(__dirname, "schemas");
 export const GENERATED_DIR = path.join(__dirname, "generated");

@@ -1,7 +1,7 @@
 // End-to-end: `cdktf destroy` with vms[].onDestroy "uninstall" takes back what the deploy installed (an
 // existing host, the local target), on a sandbox of its own; absent.test.ts has each installer's absent.
-import { existingHost, runCdktf, writeCdktfProject } from "../../demo/project";
-import type { Sandbox } from "../../sandbox/index";
+import { existingHost, runCdktf, writeCdktfProject } from "../../dev/demo/project";
+import type { Sandbox } from "../../dev/sandbox/index";
 import { tempDir } from "../support/synth";
 import { expectAuditClean, expectNowhere, expectPackagesBack, expectRan, T, vmState } from "./support/absent-e2e";
 import { describeE2E, sandboxPerSuite } from "./support/e2e";

@@ -3,7 +3,7 @@
 // the VM's package list, apt sources and keys, groups and users before; install; a check of absent
 // (would_change says the removals, nothing moves); absent; the same VM as before; `dpkg --audit` empty;
 // a rerun with nothing to do. The cdktf destroy cases are in absent-on-destroy.test.ts.
-import type { Sandbox } from "../../sandbox/index";
+import type { Sandbox } from "../../dev/sandbox/index";
 import { startFakeDockerRepo } from "./fixtures/docker-repo";
 import { absentThrice, expectAuditClean, noWork, T, vmState } from "./support/absent-e2e";
 import { describeE2E, expectSucceeded, root, runInstaller, sandboxPerSuite } from "./support/e2e";

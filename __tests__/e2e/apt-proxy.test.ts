@@ -4,9 +4,9 @@
 // the proxy (its log shows the VM's requests), check mode foresees the proxy file, and removing the
 // setting removes the file. The cases run in order on the one VM: each builds on the state the last left.
 
-import { readHostAptSources } from "../../sandbox/hostapt";
-import type { Sandbox } from "../../sandbox/index";
-import { startSandbox } from "../../sandbox/index";
+import { readHostAptSources } from "../../dev/sandbox/hostapt";
+import type { Sandbox } from "../../dev/sandbox/index";
+import { startSandbox } from "../../dev/sandbox/index";
 import { type AptCacher, startAptCacher } from "./support/apt-cacher";
 import { describeE2E, expectSucceeded, root, runInstaller } from "./support/e2e";
 import { FACTS } from "./support/release";

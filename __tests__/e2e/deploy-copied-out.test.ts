@@ -3,8 +3,8 @@
 import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { runCdktf, writeCdktfProject } from "../../demo/project";
-import type { Sandbox } from "../../sandbox/index";
+import { runCdktf, writeCdktfProject } from "../../dev/demo/project";
+import type { Sandbox } from "../../dev/sandbox/index";
 import { tempDir } from "../support/synth";
 import { env, host } from "./support/deploy";
 import { describeE2E, dpkgStatus, sandboxPerSuite } from "./support/e2e";

@@ -1,7 +1,7 @@
 // `cdktf deploy` end to end, an installer that fails: the deploy fails with the handler's own message, and
 // once fixed the next deploy succeeds and leaves nothing to do.
-import { runCdktf } from "../../demo/project";
-import type { Sandbox } from "../../sandbox/index";
+import { runCdktf } from "../../dev/demo/project";
+import type { Sandbox } from "../../dev/sandbox/index";
 import { tempDir } from "../support/synth";
 import { deploy, env, host, jobsRun } from "./support/deploy";
 import { describeE2E, sandboxPerSuite } from "./support/e2e";

@@ -1,7 +1,7 @@
 // `cdktf deploy` end to end, two VMs in one stack: each VM's jobs in order, different VMs' jobs in
 // parallel, a change on one VM reruns only its jobs.
-import { runCdktf } from "../../demo/project";
-import type { Sandbox } from "../../sandbox/index";
+import { runCdktf } from "../../dev/demo/project";
+import type { Sandbox } from "../../dev/sandbox/index";
 import { tempDir } from "../support/synth";
 import { deploy, env, host, indexOf, jobsRun } from "./support/deploy";
 import { bootFrom, describeE2E, dpkgStatus } from "./support/e2e";

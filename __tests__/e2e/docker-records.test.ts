@@ -2,7 +2,7 @@
 // it replaced) stays true, on one sandbox VM (Debian's docker.io, channel "distro", verify "daemon"): a
 // record the admin's hand edits left is forgotten and never acted on later, taking a setting back puts
 // the admin's value back, and a reload's outcome is read from dockerd's running state (issue 32).
-import type { Sandbox } from "../../sandbox/index";
+import type { Sandbox } from "../../dev/sandbox/index";
 import { describeE2E, expectSucceeded, root, runInstaller, sandboxPerSuite } from "./support/e2e";
 
 const T = 900_000;

@@ -2,7 +2,7 @@
 // (issue 32 build item 1), on one sandbox VM: the admin left jq unpacked without its libraries (dpkg -i of
 // its .deb alone); an install-packages job repairs dpkg first, its apt-get -f install bringing the libraries.
 // Those are recorded, jq (the admin's) is not; state absent keeps the libraries while the admin's jq needs them.
-import type { Sandbox } from "../../sandbox/index";
+import type { Sandbox } from "../../dev/sandbox/index";
 import { T, vmState } from "./support/absent-e2e";
 import { describeE2E, expectSucceeded, root, runInstaller, sandboxPerSuite } from "./support/e2e";
 

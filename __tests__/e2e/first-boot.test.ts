@@ -6,7 +6,7 @@
 // The event's lock settings are small, so the old bounded wait would give up within seconds in both.
 // Then real cloud-init (NoCloud): a first boot that upgrades packages after sshd answers is waited for,
 // and one whose user-data fails fails the job with cloud-init's error, not apt's.
-import { loginUserCloudConfig, multipartUserData, type Sandbox, startSandbox } from "../../sandbox/index";
+import { loginUserCloudConfig, multipartUserData, type Sandbox, startSandbox } from "../../dev/sandbox/index";
 import {
   describeE2E,
   dpkgStatus,

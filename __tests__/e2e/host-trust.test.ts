@@ -7,9 +7,9 @@
 // installers run against it.
 import { spawnSync } from "node:child_process";
 import * as path from "node:path";
-import { PROJECT_ROOT } from "../../construct/entry-points";
-import { type CdktfRun, readOutputs, runCdktf, writeCdktfProject } from "../../demo/project";
-import type { Sandbox } from "../../sandbox/index";
+import { type CdktfRun, readOutputs, runCdktf, writeCdktfProject } from "../../dev/demo/project";
+import type { Sandbox } from "../../dev/sandbox/index";
+import { PROJECT_ROOT } from "../../lib/entry-points";
 import { tempDir } from "../support/synth";
 import { describeE2E, jobEnv, runInstaller, sandboxPerSuite } from "./support/e2e";
 import { postgresByJob } from "./support/snapshots";

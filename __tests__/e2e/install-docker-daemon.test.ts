@@ -4,7 +4,7 @@
 // way to a registry (a pull without the mirror fails), so verify "hello-world" passing proves the path.
 // The cases run in order on the one VM: install + log rotation, a check and a reload for the mirror,
 // a rollback of a file dockerd refuses, a mirror that does not answer, the mirror taken back.
-import type { Sandbox } from "../../sandbox/index";
+import type { Sandbox } from "../../dev/sandbox/index";
 import { busyboxIsStatic, freePort, type HelloRegistry, startHelloRegistry } from "./fixtures/hello-registry";
 import { describeE2E, expectSucceeded, root, runInstaller, sandboxPerSuite, vmFingerprint } from "./support/e2e";
 

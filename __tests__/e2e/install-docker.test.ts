@@ -14,8 +14,9 @@
 //                     hidden beside it (another armour block): apt must never get to trust it, so no
 //                     package of that repository runs its maintainer script.
 // Under CI=true a missing prerequisite fails the suite (describeE2E).
+
+import type { Sandbox } from "../../dev/sandbox/index";
 import { DOCKER_KEY_FINGERPRINT } from "../../handlers/install-docker/definition";
-import type { Sandbox } from "../../sandbox/index";
 import { armour, pgpKey } from "../handlers/support/pgp-fixtures";
 import { FAKE_COMPOSE_VERSION, FAKE_DOCKER_VERSION } from "./fixtures/docker-repo";
 import {

@@ -8,8 +8,8 @@
 // missing prerequisite fails the suite (describeE2E).
 import { spawn } from "node:child_process";
 import * as path from "node:path";
-import type { Sandbox } from "../../sandbox/index";
-import { DEFAULT_RELEASE } from "../../sandbox/release";
+import type { Sandbox } from "../../dev/sandbox/index";
+import { DEFAULT_RELEASE } from "../../dev/sandbox/release";
 import {
   describeE2E,
   dpkgStatus,

@@ -1,7 +1,7 @@
 // End-to-end: install-postgres against values read from the VM and hand edits on it, on a sandbox of its
 // own (install-postgres.test.ts has the install's own life; the two run side by side).
 import * as net from "node:net";
-import type { Sandbox } from "../../sandbox/index";
+import type { Sandbox } from "../../dev/sandbox/index";
 import { describeE2E, expectSucceeded, root, runInstaller, sandboxPerSuite, vmFingerprint } from "./support/e2e";
 import { asPostgres, CLUSTER, expectNoSecretsOut, hostPsql, PG, PW1, T, until } from "./support/postgres-e2e";
 import { postgresByJob } from "./support/snapshots";

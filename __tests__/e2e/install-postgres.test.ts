@@ -8,8 +8,8 @@
 // Host prerequisite: psql (Debian's postgresql-client, 15 here). Under CI=true a sandbox that cannot run
 // fails the suite (describeE2E); elsewhere it is skipped with the reason.
 import { execFileSync } from "node:child_process";
+import { type Sandbox, startSandbox } from "../../dev/sandbox/index";
 import { PGDG_KEY_FINGERPRINT } from "../../handlers/install-postgres/definition";
-import { type Sandbox, startSandbox } from "../../sandbox/index";
 import { armour, pgpKey } from "../handlers/support/pgp-fixtures";
 import { startFakeDockerRepo } from "./fixtures/docker-repo";
 import {

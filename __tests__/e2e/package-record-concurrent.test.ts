@@ -4,7 +4,7 @@
 // (their units) while the job says it waits for them. After each, the inventory holds only the job's own
 // packages and state absent takes exactly those: the VM is as before plus the other's package. Last, the
 // job's own dpkg killed mid-unpack: what that failed transaction left is recorded too.
-import type { Sandbox } from "../../sandbox/index";
+import type { Sandbox } from "../../dev/sandbox/index";
 import { T, vmState } from "./support/absent-e2e";
 import { describeE2E, expectSucceeded, root, runInstaller, sandboxPerSuite } from "./support/e2e";
 import { armStrike, waitForProcess } from "./support/faults";

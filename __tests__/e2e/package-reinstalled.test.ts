@@ -3,7 +3,7 @@
 // (absent takes jq and its libraries, the VM as before); root reinstalls it with apt-get install --reinstall
 // (no removal in dpkg's log: still vm-install's, taken the same); root purges and installs it again (absent
 // keeps jq, names it and forgets it, and keeps the libraries jq needs).
-import type { Sandbox } from "../../sandbox/index";
+import type { Sandbox } from "../../dev/sandbox/index";
 import { T, vmState } from "./support/absent-e2e";
 import { describeE2E, expectSucceeded, root, runInstaller, sandboxPerSuite } from "./support/e2e";
 

@@ -5,11 +5,11 @@
 import { execFile } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { resultsFolder } from "../../construct/jobs/secret-trigger";
-import { caFile, readCaFile } from "../../construct/postgres-ca";
-import { readOutputs, writeCdktfProject } from "../../demo/project";
-import { terraformIn } from "../../operator/terraform-cli";
-import type { Sandbox } from "../../sandbox/index";
+import { readOutputs, writeCdktfProject } from "../../dev/demo/project";
+import type { Sandbox } from "../../dev/sandbox/index";
+import { resultsFolder } from "../../lib/construct/jobs/secret-trigger";
+import { caFile, readCaFile } from "../../lib/construct/postgres-ca";
+import { terraformIn } from "../../lib/operator/terraform-cli";
 import { filesUnder, tempDir } from "../support/synth";
 import { host, jobsRun } from "./support/deploy";
 import { describeE2E, sandboxPerSuite } from "./support/e2e";

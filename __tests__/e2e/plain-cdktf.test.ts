@@ -1,12 +1,12 @@
 // The cdktf CLI run directly (node_modules/.bin/cdktf, as `npx cdktf` runs it), not through bin/cdktf: a
 // deploy of the local-target shape to a sandbox, a password rotation, an unset password and a destroy, under
 // a person's umask 022, and a parallelism setting held without bin/cdktf's flag. What bin/cdktf does around
-// cdktf the app now does at synth (construct/synth-preparation.ts): the state and plan files owner-only
+// cdktf the app now does at synth (lib/construct/synth-preparation.ts): the state and plan files owner-only
 // before Terraform writes them, the secret trigger from the TF_VAR_ values cdktf withholds from the app.
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { writeCdktfProject } from "../../demo/project";
-import type { Sandbox } from "../../sandbox/index";
+import { writeCdktfProject } from "../../dev/demo/project";
+import type { Sandbox } from "../../dev/sandbox/index";
 import { tempDir } from "../support/synth";
 import { host, jobsRun } from "./support/deploy";
 import { describeE2E, sandboxPerSuite } from "./support/e2e";

@@ -3,7 +3,7 @@
 // which value is in effect, from pg_settings; a pg_hba.conf line the admin copied verbatim, vm-install's
 // marker included, stays when vm-install takes back its own line (a narrower run, then state absent), named
 // in warnings, and shop_app still logs in over the copy with psql on the VM.
-import type { Sandbox } from "../../sandbox/index";
+import type { Sandbox } from "../../dev/sandbox/index";
 import { describeE2E, expectSucceeded, root, runInstaller, sandboxPerSuite } from "./support/e2e";
 import { CLUSTER, CONF, remoteEvent, T } from "./support/postgres-e2e";
 import { postgresByJob } from "./support/snapshots";

@@ -4,7 +4,7 @@
 // and the squatter (which asks for a cleartext password, as the finding's did) must record no password.
 // Then the normal run logs in with SCRAM-SHA-256, and with TCP forwarding off the check is skipped, saying so.
 // Passwords SASLprep changes (U+00A0, U+2168) are stored as PostgreSQL has them: libpq logs in with them too.
-import type { Sandbox } from "../../sandbox/index";
+import type { Sandbox } from "../../dev/sandbox/index";
 import { describeE2E, expectSucceeded, root, runInstaller, sandboxPerSuite, withoutFrames } from "./support/e2e";
 import { FACTS } from "./support/release";
 import { postgresByJob } from "./support/snapshots";

@@ -3,7 +3,7 @@
 // a postmaster one with it, a value the server's parser refuses changes nothing, one that stops the
 // server on restart is rolled back with its log lines, an unknown name names the nearest, a rerun has
 // nothing to do and a name removed from the settings leaves the drop-in; then `extensions`. Read on the VM.
-import type { Sandbox } from "../../sandbox/index";
+import type { Sandbox } from "../../dev/sandbox/index";
 import { describeE2E, expectSucceeded, root, runInstaller, sandboxPerSuite, withoutFrames } from "./support/e2e";
 import { FACTS } from "./support/release";
 import { postgresByJob } from "./support/snapshots";

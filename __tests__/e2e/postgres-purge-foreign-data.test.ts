@@ -3,7 +3,7 @@
 // postgresql.conf names the admin's /srv/admin-data, and links another admin directory into the major's
 // own; state absent with purgeData removes the major's directories, keeps both admin directories and
 // names the foreign data directory in data_kept.
-import type { Sandbox } from "../../sandbox/index";
+import type { Sandbox } from "../../dev/sandbox/index";
 import { describeE2E, expectSucceeded, root, runInstaller, sandboxPerSuite } from "./support/e2e";
 import { T } from "./support/postgres-e2e";
 import { postgresByJob } from "./support/snapshots";

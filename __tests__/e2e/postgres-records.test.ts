@@ -2,7 +2,7 @@
 // one sandbox VM and one PostgreSQL reused by every case, in order (issue 32): a record the admin only removed
 // is granted and recorded again; one the admin removed and made again by hand is theirs, kept by a narrower
 // run and by state absent, the role named in warnings; after absent the VM is pristine plus the admin's doing.
-import type { Sandbox } from "../../sandbox/index";
+import type { Sandbox } from "../../dev/sandbox/index";
 import { absentThrice, expectPackagesBack, noWork, vmState } from "./support/absent-e2e";
 import { describeE2E, expectSucceeded, root, runInstaller, sandboxPerSuite } from "./support/e2e";
 import { CLUSTER, CONF, remoteEvent, T } from "./support/postgres-e2e";

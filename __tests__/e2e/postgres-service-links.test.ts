@@ -4,7 +4,7 @@
 // pg_hba.conf a link to a root-only file carrying vm-install's line (absent writes the file back without it,
 // as postgres): root's words reach neither the job's message nor a file postgres can read. The log swapped for
 // such a link after a restart that held: the bind check after the restart reads it as postgres too.
-import type { Sandbox } from "../../sandbox/index";
+import type { Sandbox } from "../../dev/sandbox/index";
 import { describeE2E, expectSucceeded, root, runInstaller, sandboxPerSuite, withoutFrames } from "./support/e2e";
 import { remoteEvent } from "./support/postgres-e2e";
 import { FACTS } from "./support/release";

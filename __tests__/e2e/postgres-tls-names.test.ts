@@ -4,9 +4,9 @@
 // address and tlsNames; a stack-CA certificate naming another VM (as an earlier version issued one) is
 // replaced too. The names are read from outside the job: the host's openssl on the file's bytes.
 import { execFileSync } from "node:child_process";
-import { generateCa, type StackCa } from "../../construct/postgres-ca";
+import type { Sandbox } from "../../dev/sandbox/index";
 import { issueCertificate } from "../../handlers/install-postgres/tls-remote";
-import type { Sandbox } from "../../sandbox/index";
+import { generateCa, type StackCa } from "../../lib/construct/postgres-ca";
 import { describeE2E, expectSucceeded, root, runInstaller, sandboxPerSuite } from "./support/e2e";
 import { FACTS } from "./support/release";
 

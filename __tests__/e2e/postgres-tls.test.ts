@@ -9,10 +9,10 @@ import { generateKeyPairSync, X509Certificate } from "node:crypto";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { generateCa, type StackCa } from "../../construct/postgres-ca";
+import { type Sandbox, startSandbox } from "../../dev/sandbox/index";
 import { issueCertificate } from "../../handlers/install-postgres/tls-remote";
 import { issueServerCertificate } from "../../handlers/install-postgres/x509-issue";
-import { type Sandbox, startSandbox } from "../../sandbox/index";
+import { generateCa, type StackCa } from "../../lib/construct/postgres-ca";
 import { describeE2E, expectSucceeded, root, runInstaller, watchProcesses } from "./support/e2e";
 import { FACTS } from "./support/release";
 

@@ -6,8 +6,8 @@
 // wider are tightened and named.
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { type CdktfRun, existingHost, runCdktf, writeCdktfProject } from "../../demo/project";
-import type { Sandbox } from "../../sandbox/index";
+import { type CdktfRun, existingHost, runCdktf, writeCdktfProject } from "../../dev/demo/project";
+import type { Sandbox } from "../../dev/sandbox/index";
 import { tempDir } from "../support/synth";
 import { describeE2E, sandboxPerSuite } from "./support/e2e";
 import { postgresByJob } from "./support/snapshots";

@@ -4,8 +4,8 @@
 import { spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { PROJECT_ROOT } from "../../construct/entry-points";
-import type { Sandbox } from "../../sandbox/index";
+import type { Sandbox } from "../../dev/sandbox/index";
+import { PROJECT_ROOT } from "../../lib/entry-points";
 import { forHost, quickstartCommand, quickstartFiles } from "../support/quickstart";
 import { tempDir } from "../support/synth";
 import { describeE2E, sandboxPerSuite } from "./support/e2e";

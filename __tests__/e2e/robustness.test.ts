@@ -9,7 +9,7 @@ import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import * as http from "node:http";
 import * as net from "node:net";
-import type { Sandbox } from "../../sandbox/index";
+import type { Sandbox } from "../../dev/sandbox/index";
 import {
   describeE2E,
   dpkgStatus,

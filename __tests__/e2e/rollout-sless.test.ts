@@ -3,10 +3,10 @@
 // failure is listed and the rollout goes on; over the budget the gate stops it.
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { type CdktfRun, existingHost, runCdktf, writeCdktfProject } from "../../demo/project";
-import { type Sandbox, startSandbox } from "../../sandbox/index";
-import { TWIN_CDKTF_FLAGS, twinDeployEnv } from "../../twin/deploy-env";
-import { installTwin } from "../../twin/install";
+import { type CdktfRun, existingHost, runCdktf, writeCdktfProject } from "../../dev/demo/project";
+import { type Sandbox, startSandbox } from "../../dev/sandbox/index";
+import { TWIN_CDKTF_FLAGS, twinDeployEnv } from "../../dev/twin/deploy-env";
+import { installTwin } from "../../dev/twin/install";
 import { tempDir } from "../support/synth";
 import { describeE2E, dpkgStatus } from "./support/e2e";
 

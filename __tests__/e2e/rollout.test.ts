@@ -6,10 +6,10 @@ import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { parseRerunArgs, rerunTargets } from "../../bin/rerun";
-import { parseConfig } from "../../construct/config/parse";
-import { PROJECT_ROOT } from "../../construct/entry-points";
-import { type CdktfRun, existingHost, readOutputs, runCdktf, writeCdktfProject } from "../../demo/project";
-import { type Sandbox, startSandbox } from "../../sandbox/index";
+import { type CdktfRun, existingHost, readOutputs, runCdktf, writeCdktfProject } from "../../dev/demo/project";
+import { type Sandbox, startSandbox } from "../../dev/sandbox/index";
+import { parseConfig } from "../../lib/construct/config/parse";
+import { PROJECT_ROOT } from "../../lib/entry-points";
 import { tempDir } from "../support/synth";
 import { describeE2E, dpkgStatus, root } from "./support/e2e";
 

@@ -14,7 +14,7 @@ import {
   sshRun,
   startSandbox,
   stopSandbox,
-} from "../../sandbox/index";
+} from "../../dev/sandbox/index";
 import { tempDir } from "../support/synth";
 import { describeE2E, root } from "./support/e2e";
 
@@ -167,7 +167,7 @@ describeE2E("sandbox up --user-data FILE", () => {
     new Promise<{ code: number; stdout: string; stderr: string }>((resolve) =>
       execFile(
         process.execPath,
-        ["-r", "./bin/ts-register.js", "sandbox/cli.ts", ...args],
+        ["-r", "./bin/ts-register.js", "dev/sandbox/cli.ts", ...args],
         { cwd: path.resolve(__dirname, "../..") },
         (err, stdout, stderr) =>
           resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),

@@ -6,7 +6,7 @@
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { buildLogPath, buildTarball } from "../../sandbox/image";
+import { buildLogPath, buildTarball } from "../../dev/sandbox/image";
 import { describeE2E } from "./support/e2e";
 
 let tmp: string;

@@ -1,4 +1,4 @@
-// End-to-end: sandbox snapshots (sandbox/snapshot.ts). A sandbox's state kept after a clean poweroff boots
+// End-to-end: sandbox snapshots (dev/sandbox/snapshot.ts). A sandbox's state kept after a clean poweroff boots
 // other sandboxes: each sees the snapshot's files and services, has an identity of its own (address, host
 // key, machine-id), and what one writes no other sees; the snapshot outlives them. ensureSnapshot makes a
 // state once however many ask at the same time. Directories of the lower layers rename as on a disk.
@@ -14,7 +14,7 @@ import {
   type Snapshot,
   sshRun,
   startSandbox,
-} from "../../sandbox/index";
+} from "../../dev/sandbox/index";
 import { describeE2E, root } from "./support/e2e";
 
 const T = 300_000;

@@ -8,7 +8,7 @@ import { type ExecFileOptions, execFile } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { sandboxCgroups } from "../../sandbox/cgroups";
+import { sandboxCgroups } from "../../dev/sandbox/cgroups";
 import {
   checkSandboxSupport,
   ensureBaseImage,
@@ -17,7 +17,7 @@ import {
   type Sandbox,
   sandboxSupportProblems,
   startSandbox,
-} from "../../sandbox/index";
+} from "../../dev/sandbox/index";
 
 const ROOT = path.resolve(__dirname, "../..");
 const CI = /^(1|true|yes)$/i.test(process.env.CI ?? "");
@@ -307,7 +307,7 @@ suite("sandbox VM (systemd-nspawn target over real SSH)", () => {
       // Keys are per sandbox: a's key does not open b.
       const cross = await ssh({ ...b, privateKeyPath: a.privateKeyPath }, b.knownHostsPath, "true");
       expect(cross.stderr).toMatch(/Permission denied/);
-      // Each in cgroups of its own (sandbox/cgroups.ts): the same unit runs in both, and is stopped and started
+      // Each in cgroups of its own (dev/sandbox/cgroups.ts): the same unit runs in both, and is stopped and started
       // again in one while the other's runs. Sharing one cgroup, the stop could not see the unit's cgroup
       // empty (the other's process was in it) and the start was refused.
       const unit = "vmi-cgroup-probe";
@@ -335,7 +335,7 @@ suite("sandbox VM (systemd-nspawn target over real SSH)", () => {
   test("CLI: `up --json` prints one JSON line, the sandbox outlives the CLI, `down` removes every trace", async () => {
     const name = `e2e-cli-${process.pid}`;
     const cli = (...args: string[]) =>
-      exec(process.execPath, ["-r", "./bin/ts-register.js", "sandbox/cli.ts", ...args], { cwd: ROOT });
+      exec(process.execPath, ["-r", "./bin/ts-register.js", "dev/sandbox/cli.ts", ...args], { cwd: ROOT });
     let t = Date.now();
     const up = await cli("up", name, "--json");
     timings.cliUpMs = Date.now() - t;

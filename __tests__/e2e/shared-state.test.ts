@@ -9,10 +9,10 @@
 import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { PROJECT_ROOT } from "../../construct/entry-points";
-import { existingHost, runCdktf, writeCdktfProject } from "../../demo/project";
-import { jobLogs } from "../../operator/runner/job-log";
-import type { Sandbox } from "../../sandbox/index";
+import { existingHost, runCdktf, writeCdktfProject } from "../../dev/demo/project";
+import type { Sandbox } from "../../dev/sandbox/index";
+import { PROJECT_ROOT } from "../../lib/entry-points";
+import { jobLogs } from "../../lib/jobs/job-log";
 import { tempDir } from "../support/synth";
 import { describeE2E, dpkgStatus, runInstaller, sandboxPerSuite } from "./support/e2e";
 import { holdDpkgLock } from "./support/faults";

@@ -1,13 +1,13 @@
 // nubes_vc_vm_v3's first boot in the twin, through real Terraform: the VM boots with cloud-init, whose
-// user-data is what the twin assumes Nubes composes (twin/nubes/vm-user-data.ts): the platform's part
+// user-data is what the twin assumes Nubes composes (dev/twin/nubes/vm-user-data.ts): the platform's part
 // makes user_login with user_public_key, the resource's cloud_init is applied after it. A cloud_init
 // cloud-init would not take fails the plan; a changed one replaces the VM.
 import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import * as path from "node:path";
-import { getSandbox, listSandboxes, sshRun, stopSandbox } from "../../sandbox/index";
-import { removeVapp } from "../../twin/nubes/records";
-import { sandboxNameOf } from "../../twin/nubes/vm-settings";
+import { getSandbox, listSandboxes, sshRun, stopSandbox } from "../../dev/sandbox/index";
+import { removeVapp } from "../../dev/twin/nubes/records";
+import { sandboxNameOf } from "../../dev/twin/nubes/vm-settings";
 import { REQUIRED_PROVIDERS, TwinTerraform } from "../twin/terraform";
 import { describeE2E, root } from "./support/e2e";
 

@@ -6,9 +6,9 @@ import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import * as net from "node:net";
 import * as path from "node:path";
-import { getSandbox, listSandboxes, stopSandbox } from "../../sandbox/index";
-import { removeVapp } from "../../twin/nubes/records";
-import { sandboxNameOf } from "../../twin/nubes/vm-settings";
+import { getSandbox, listSandboxes, stopSandbox } from "../../dev/sandbox/index";
+import { removeVapp } from "../../dev/twin/nubes/records";
+import { sandboxNameOf } from "../../dev/twin/nubes/vm-settings";
 import { REQUIRED_PROVIDERS, TwinTerraform } from "../twin/terraform";
 import { describeE2E } from "./support/e2e";
 

@@ -1,4 +1,4 @@
-// A VM behind a proxy (handlers/common/apt-proxy.ts, shared/apt-proxy.ts): the URL rule over the class of
+// A VM behind a proxy (handlers/common/apt-proxy.ts, lib/shared/apt-proxy.ts): the URL rule over the class of
 // inputs, the proxy file as a planned change every installer gets from the kit (first, foreseen by a
 // check, written only when it differs, removed with the setting), the key fetch taking apt's proxy, and
 // apt-get update's unreachable-mirror lines.
@@ -14,11 +14,11 @@ import type { Connection, RunOptions, RunResult } from "../../handlers/common/ex
 import { defineHandler, runHandler } from "../../handlers/common/handler-kit";
 import type { InstallerModel } from "../../handlers/common/installer-model";
 import type { InstallerReport } from "../../handlers/common/installer-result";
-import { aptProxyProblem } from "../../shared/apt-proxy";
-import { defineInstallerDefinition } from "../../shared/installer-definition";
-import { SecretScrubber } from "../../shared/secrets";
-import { type EventOf, setting } from "../../shared/settings";
-import { integer } from "../../shared/validate";
+import { aptProxyProblem } from "../../lib/shared/apt-proxy";
+import { defineInstallerDefinition } from "../../lib/shared/installer-definition";
+import { SecretScrubber } from "../../lib/shared/secrets";
+import { type EventOf, setting } from "../../lib/shared/settings";
+import { integer } from "../../lib/shared/validate";
 import { DEBIAN_12 } from "./support/fixtures";
 import { answerLook } from "./support/look-answers";
 import { renameOf } from "./support/remote-writes";

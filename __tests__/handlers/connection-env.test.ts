@@ -1,5 +1,5 @@
 import { normalizeKeyText, readConnectionEnv } from "../../handlers/common/connection-env";
-import { ValidationError } from "../../shared/validate";
+import { ValidationError } from "../../lib/shared/validate";
 
 const KEY =
   "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ\n-----END OPENSSH PRIVATE " +

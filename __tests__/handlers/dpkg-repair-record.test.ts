@@ -11,7 +11,7 @@ import {
 import { DPKG_HEALTH_LOOK } from "../../handlers/common/dpkg-health";
 import { repairScript } from "../../handlers/common/dpkg-repair";
 import { recordInstalls } from "../../handlers/common/package-inventory";
-import { quote } from "../../shared/shell-quote";
+import { quote } from "../../lib/shared/shell-quote";
 import { probeOutput } from "./support/dpkg-probe";
 import { ScriptedRemote } from "./support/scripted-remote";
 

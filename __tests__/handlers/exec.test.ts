@@ -10,7 +10,7 @@ import {
   tail,
   wrapCommand,
 } from "../../handlers/common/exec";
-import { SecretScrubber } from "../../shared/secrets";
+import { SecretScrubber } from "../../lib/shared/secrets";
 
 /** A RawExec that records the line sent and answers with `result`. */
 function recorder(result: Partial<RawExecResult> | Error) {

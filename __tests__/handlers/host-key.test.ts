@@ -4,7 +4,7 @@ import * as net from "node:net";
 import { probeHostKey } from "../../handlers/common/ssh";
 import { SshConnectError } from "../../handlers/common/ssh-connect-error";
 import { run } from "../../handlers/host-key/handler";
-import { SecretScrubber } from "../../shared/secrets";
+import { SecretScrubber } from "../../lib/shared/secrets";
 import { freePort, startServer, type TestServer } from "./support/ssh-server";
 import { testKey } from "./support/test-keys";
 

@@ -15,7 +15,7 @@ import { dockerdLines } from "../../handlers/install-docker/daemon-config-apply"
 import { dockerdError } from "../../handlers/install-docker/daemon-running";
 import { handler } from "../../handlers/install-docker/handler";
 import { mirrorProblems, parseMirrors, probeCommand } from "../../handlers/install-docker/mirror-probe";
-import { validate } from "../../shared/validate";
+import { validate } from "../../lib/shared/validate";
 import { beforeWrite, CURSOR } from "./support/docker-journal";
 import { dockerLook } from "./support/docker-look";
 import { DEBIAN_12 } from "./support/fixtures";

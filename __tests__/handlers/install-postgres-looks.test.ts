@@ -12,7 +12,7 @@ import { handler } from "../../handlers/install-postgres/handler";
 import { POSTGRES_LOOKS } from "../../handlers/install-postgres/looks";
 import { legacyPgdgLine } from "../../handlers/install-postgres/pgdg";
 import type { Run } from "../../handlers/install-postgres/run";
-import { SecretScrubber } from "../../shared/secrets";
+import { SecretScrubber } from "../../lib/shared/secrets";
 import { rng } from "../support/seeded-random";
 import { installedVm, newCluster, pgJob } from "./support/postgres-jobs";
 import { PostgresVm } from "./support/postgres-vm";

@@ -19,7 +19,7 @@ import {
 } from "../../handlers/install-postgres/parameters";
 import { serverWords } from "../../handlers/install-postgres/parameters-server";
 import { dropInContent } from "../../handlers/install-postgres/pg";
-import { pgExtensions, pgParameters } from "../../shared/pg-parameters";
+import { pgExtensions, pgParameters } from "../../lib/shared/pg-parameters";
 
 const DROPIN = "/etc/postgresql/15/main/conf.d/90-vm-install.conf";
 

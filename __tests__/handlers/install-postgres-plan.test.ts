@@ -12,7 +12,7 @@ import { handler } from "../../handlers/install-postgres/handler";
 import { planPostgres } from "../../handlers/install-postgres/plan";
 import { scramSecret } from "../../handlers/install-postgres/scram";
 import { inspect } from "../../handlers/install-postgres/state";
-import { SecretScrubber } from "../../shared/secrets";
+import { SecretScrubber } from "../../lib/shared/secrets";
 import { UBUNTU_2204 } from "./support/fixtures";
 import { PG_HBA, type PgVmState, PostgresVm } from "./support/postgres-vm";
 import { TEST_ENV } from "./support/run-scripted";

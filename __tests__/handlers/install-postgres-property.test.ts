@@ -1,7 +1,7 @@
 // The promise over generated states (issue 34): on a state drawn from a seed (earlier runs, hand edits) a
 // check changes nothing on the VM, its would_change is the following run's changes, and a check after that
 // run finds nothing. One case's seed replays it: PROPERTY_SEED=<seed> PROPERTY_CASES=1.
-import { generateCa } from "../../construct/postgres-ca";
+import { generateCa } from "../../lib/construct/postgres-ca";
 import { Draw, propertySeeds } from "../support/seeded-random";
 import { newCluster, pgJob } from "./support/postgres-jobs";
 import { type Cas, drawState } from "./support/postgres-states";

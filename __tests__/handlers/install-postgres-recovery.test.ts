@@ -16,7 +16,7 @@ import {
 } from "../../handlers/install-postgres/recovery";
 import type { Run } from "../../handlers/install-postgres/run";
 import { clusterServiceCommand } from "../../handlers/install-postgres/server";
-import { SecretScrubber } from "../../shared/secrets";
+import { SecretScrubber } from "../../lib/shared/secrets";
 import { answerLookWith } from "./support/look-answers";
 import { renameOf } from "./support/remote-writes";
 import { ScriptedRemote, type Step } from "./support/scripted-remote";

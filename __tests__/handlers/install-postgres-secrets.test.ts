@@ -3,8 +3,9 @@
 // verifier for ALTER ROLE; the login check proves it on an SSH channel, to a server that proves itself in
 // turn), and the server's TLS key is written only as postgres, 0600 from creation, replacing a link at its
 // path rather than following it into a directory.
-import { generateCa } from "../../construct/postgres-ca";
+
 import { storedPasswordState } from "../../handlers/install-postgres/scram";
+import { generateCa } from "../../lib/construct/postgres-ca";
 import { newCluster, pgJob, remoteTlsEvent } from "./support/postgres-jobs";
 import { PostgresVm, TLS_KEY } from "./support/postgres-vm";
 import { renameOf, writtenFiles } from "./support/remote-writes";

@@ -3,9 +3,9 @@
 // user writes (forged "--- host" sections, other names, NULs, frame look-alikes) and a hostile `hostname`, the
 // certificate the job issues names exactly the stack's names, and what inspect reads is each file's own bytes.
 import { X509Certificate } from "node:crypto";
-import { generateCa, type StackCa } from "../../construct/postgres-ca";
 import { certificateNames, type TlsEvent, type TlsSeen } from "../../handlers/install-postgres/tls";
 import { issueCertificate, readTls } from "../../handlers/install-postgres/tls-remote";
+import { generateCa, type StackCa } from "../../lib/construct/postgres-ca";
 import { rng } from "../support/seeded-random";
 import { newCluster, pgJob, remoteTlsEvent, tlsEventFrom } from "./support/postgres-jobs";
 import { PG_CONF_DIR, PostgresVm, TLS_CERT, TLS_DROPIN, TLS_KEY } from "./support/postgres-vm";

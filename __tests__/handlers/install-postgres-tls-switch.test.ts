@@ -4,12 +4,12 @@
 // key locked by a passphrase, an unreadable or expired certificate, one without a tlsNames name) and what
 // only warns (without the VM's address, not yet valid, near expiry).
 import { generateKeyPairSync, X509Certificate } from "node:crypto";
-import { generateCa, type StackCa } from "../../construct/postgres-ca";
 import { decideTls, type TlsEvent, tlsDropInContent, tlsFiles } from "../../handlers/install-postgres/tls";
 import { decideDebianTls, sslFallback } from "../../handlers/install-postgres/tls-debian";
 import { givenPairProblems, refuseTlsSettings } from "../../handlers/install-postgres/tls-problems";
 import { issueCertificate } from "../../handlers/install-postgres/tls-remote";
 import { issueServerCertificate } from "../../handlers/install-postgres/x509-issue";
+import { generateCa, type StackCa } from "../../lib/construct/postgres-ca";
 import { checkThenRun, newCluster, pgJob, remoteTlsEvent, tlsEventFrom } from "./support/postgres-jobs";
 import { PostgresVm, SNAKEOIL, TLS_CERT, TLS_DROPIN, TLS_KEY } from "./support/postgres-vm";
 

@@ -17,7 +17,6 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { BasicConstraintsExtension, KeyUsageFlags, KeyUsagesExtension, X509CertificateGenerator } from "@peculiar/x509";
-import { generateCa, type StackCa } from "../../construct/postgres-ca";
 import { requireSsl } from "../../handlers/install-postgres/decisions";
 import {
   covers,
@@ -29,6 +28,7 @@ import {
 } from "../../handlers/install-postgres/tls";
 import { issueCertificate, probeAddress, targetAddress } from "../../handlers/install-postgres/tls-remote";
 import { ipBytes } from "../../handlers/install-postgres/x509-issue";
+import { generateCa, type StackCa } from "../../lib/construct/postgres-ca";
 import { checkThenRun, newCluster, pgJob, remoteTlsEvent, tlsEventFrom } from "./support/postgres-jobs";
 import { PostgresVm, TLS_CERT, TLS_DROPIN, TLS_KEY } from "./support/postgres-vm";
 

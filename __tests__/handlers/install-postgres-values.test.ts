@@ -13,7 +13,6 @@ jest.mock("node:crypto", () => {
   return { ...real, pbkdf2Sync: jest.fn(real.pbkdf2Sync) };
 });
 
-import { parseConfig } from "../../construct/config/parse";
 import { rootFact } from "../../handlers/common/vm-facts";
 import { canonicalIp, listenNameProblems, nameCheckFrom, nameProbes } from "../../handlers/install-postgres/addresses";
 import { planRoles } from "../../handlers/install-postgres/grants";
@@ -34,7 +33,8 @@ import {
 } from "../../handlers/install-postgres/scram";
 import { INSTALLATION_LOOK, installationLook } from "../../handlers/install-postgres/server";
 import { applySql, inspectSql, revokeLoginSql } from "../../handlers/install-postgres/sql";
-import { isCidr, isHostAddress, isIpv6, listenAddresses } from "../../shared/names";
+import { parseConfig } from "../../lib/construct/config/parse";
+import { isCidr, isHostAddress, isIpv6, listenAddresses } from "../../lib/shared/names";
 import { context } from "../support/synth";
 import { UBUNTU_2204 } from "./support/fixtures";
 import { grantsRead, grantsWrite } from "./support/grants-steps";

@@ -6,10 +6,10 @@ import type { Connection, RunOptions, RunResult } from "../../handlers/common/ex
 import { defineHandler, runHandler } from "../../handlers/common/handler-kit";
 import { type Change, type InstallerModel, MAX_REPLANS } from "../../handlers/common/installer-model";
 import type { InstallerReport } from "../../handlers/common/installer-result";
-import { defineInstallerDefinition } from "../../shared/installer-definition";
-import { SecretScrubber } from "../../shared/secrets";
-import { type EventOf, setting } from "../../shared/settings";
-import { integer } from "../../shared/validate";
+import { defineInstallerDefinition } from "../../lib/shared/installer-definition";
+import { SecretScrubber } from "../../lib/shared/secrets";
+import { type EventOf, setting } from "../../lib/shared/settings";
+import { integer } from "../../lib/shared/validate";
 import { DEBIAN_12 } from "./support/fixtures";
 import { answerLook } from "./support/look-answers";
 import { TEST_ENV } from "./support/run-scripted";

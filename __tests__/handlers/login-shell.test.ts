@@ -9,7 +9,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { commandLine, ExecRemote, type RawExec } from "../../handlers/common/exec";
-import { SecretScrubber } from "../../shared/secrets";
+import { SecretScrubber } from "../../lib/shared/secrets";
 
 /** Commands of every shape the installers send, the awkward ones above all. */
 const COMMANDS = [

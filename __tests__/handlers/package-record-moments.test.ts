@@ -6,7 +6,7 @@ import { type Connection, ExecRemote, type RunOptions, type RunResult } from "..
 import { runHandler } from "../../handlers/common/handler-kit";
 import { PACKAGES_FILE } from "../../handlers/common/package-inventory";
 import { handler } from "../../handlers/install-packages/handler";
-import { SecretScrubber } from "../../shared/secrets";
+import { SecretScrubber } from "../../lib/shared/secrets";
 import { DEBIAN_12, dpkgLine, policyBlock } from "./support/fixtures";
 import { answerFollowed, answerLook, answerWithTransaction, probeNames } from "./support/look-answers";
 import { renameOf } from "./support/remote-writes";

@@ -6,9 +6,9 @@
 // one line (a line break shows as ⏎); only the error message keeps its lines.
 import { defineHandler, runHandler } from "../../handlers/common/handler-kit";
 import { Progress } from "../../handlers/common/progress";
-import { defineInstallerDefinition } from "../../shared/installer-definition";
-import { printable } from "../../shared/printable-text";
-import { SecretScrubber } from "../../shared/secrets";
+import { defineInstallerDefinition } from "../../lib/shared/installer-definition";
+import { printable } from "../../lib/shared/printable-text";
+import { SecretScrubber } from "../../lib/shared/secrets";
 import { HOSTILE, NOT_ONE_PRINTABLE_LINE, stringsIn } from "../support/vm-says";
 import { TEST_ENV } from "./support/run-scripted";
 import { ScriptedRemote } from "./support/scripted-remote";

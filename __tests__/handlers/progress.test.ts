@@ -1,5 +1,5 @@
 import { formatDuration, Progress } from "../../handlers/common/progress";
-import { SecretScrubber } from "../../shared/secrets";
+import { SecretScrubber } from "../../lib/shared/secrets";
 
 describe("Progress", () => {
   it("prints tagged start and end lines with the duration and records the timing", async () => {

@@ -4,7 +4,7 @@ import { readConnectionEnv } from "../../handlers/common/connection-env";
 import { connect } from "../../handlers/common/ssh";
 import { parsePrivateKey } from "../../handlers/common/ssh-keys";
 import { DEFAULT_SSH_RETRY } from "../../handlers/common/ssh-retry-policy";
-import { SecretScrubber } from "../../shared/secrets";
+import { SecretScrubber } from "../../lib/shared/secrets";
 import { startServer, type TestServer } from "./support/ssh-server";
 import { testKey } from "./support/test-keys";
 

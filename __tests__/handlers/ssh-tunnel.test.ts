@@ -8,7 +8,7 @@ import { type Connection, type RunResult, TunnelRefused } from "../../handlers/c
 import { ResilientConnection } from "../../handlers/common/resilient-connection";
 import { connect } from "../../handlers/common/ssh";
 import type { SshSession } from "../../handlers/common/ssh-session";
-import { SecretScrubber } from "../../shared/secrets";
+import { SecretScrubber } from "../../lib/shared/secrets";
 import { startServer, type TestServer } from "./support/ssh-server";
 import { testKey } from "./support/test-keys";
 

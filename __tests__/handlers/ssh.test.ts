@@ -13,7 +13,7 @@ import { SshConnectError } from "../../handlers/common/ssh-connect-error";
 import { fingerprintSha256, keyBlobType, parsePrivateKey, SshKeyError } from "../../handlers/common/ssh-keys";
 import { DEFAULT_SSH_RETRY, resolveSshRetry, retryWaitMs } from "../../handlers/common/ssh-retry-policy";
 import type { SshSession } from "../../handlers/common/ssh-session";
-import { SecretScrubber } from "../../shared/secrets";
+import { SecretScrubber } from "../../lib/shared/secrets";
 import { freePort, startServer, type TestServer } from "./support/ssh-server";
 import { ENCRYPTED_KEY_PASSPHRASE, TEST_KEY_NAMES, testKey } from "./support/test-keys";
 

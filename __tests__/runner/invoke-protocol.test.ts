@@ -4,6 +4,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { Readable } from "node:stream";
+import { resolveInvocation } from "../../lib/jobs/invocation";
 import {
   type InvokeArgs,
   invokeArgv,
@@ -13,9 +14,8 @@ import {
   parseInvokeArgs,
   USAGE,
   UsageError,
-} from "../../construct/jobs/invoke-args";
-import { RESULT_STATE_DEFAULTS, resultAsTfstate } from "../../construct/jobs/job-result-file";
-import { resolveInvocation } from "../../operator/runner/invocation";
+} from "../../lib/jobs/invoke-args";
+import { RESULT_STATE_DEFAULTS, resultAsTfstate } from "../../lib/jobs/job-result-file";
 import { cleanupFixtures, shellWords, tempDir } from "./fixtures";
 
 afterAll(cleanupFixtures);
@@ -154,8 +154,7 @@ describe("usage text", () => {
   -h, --help            this text
 
 The job gets only these variables from the environment: VM_IP, SSH_USER, SSH_KEY, SSH_KEY_SETTING, SSH_PORT, SSH_HOST_KEY_SHA256, SSH_HOST_KEY_SOURCE.
-Progress is printed to stdout; the last stdout line is {"phase": "Succeeded"|"Failed", "message": ...}.
-Exit code: 0 Succeeded, 1 Failed, 2 bad usage.`);
+Progress is printed to stdout; the last stdout line is {"phase": "Succeeded"|"Failed", "message": ...}.`);
   });
 
   test("every option it lists is one the parser accepts", () => {

@@ -4,8 +4,8 @@
 import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { PROJECT_ROOT } from "../../construct/entry-points";
-import { JOB_ENV_VARS } from "../../construct/jobs/invoke-args";
+import { PROJECT_ROOT } from "../../lib/entry-points";
+import { JOB_ENV_VARS } from "../../lib/jobs/invoke-args";
 import { cleanupFixtures, jobDir, tempDir } from "./fixtures";
 
 afterAll(cleanupFixtures);

@@ -1,9 +1,9 @@
-// The stack's parallelism held by the local jobs themselves (operator/runner/job-slots.ts): at most N hold a
+// The stack's parallelism held by the local jobs themselves (lib/jobs/job-slots.ts): at most N hold a
 // slot at once, the next waits until one is given back, and a slot whose runner died is taken over.
 import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { takeJobSlot } from "../../operator/runner/job-slots";
+import { takeJobSlot } from "../../lib/jobs/job-slots";
 import { tempDir } from "../support/synth";
 
 const state = <T>(p: Promise<T>) =>

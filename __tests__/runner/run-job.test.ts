@@ -1,9 +1,9 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { bundleHandler } from "../../construct/bundling/bundle";
-import { PROJECT_ROOT } from "../../construct/entry-points";
-import { parseEntrypoint } from "../../construct/jobs/job-contract";
-import { makeScrubber, type RunJobOptions, runJob } from "../../operator/runner/run-job";
+import { bundleHandler } from "../../lib/construct/bundling/bundle";
+import { PROJECT_ROOT } from "../../lib/entry-points";
+import { parseEntrypoint } from "../../lib/jobs/job-contract";
+import { makeScrubber, type RunJobOptions, runJob } from "../../lib/jobs/run-job";
 import { cleanupFixtures, jobDir, processGone, tempDir, waitFor } from "./fixtures";
 
 afterAll(cleanupFixtures);

@@ -1,8 +1,8 @@
-// A sandbox boot that runs out of its default time is booted once more, saying why (sandbox/index.ts): one of
+// A sandbox boot that runs out of its default time is booted once more, saying why (dev/sandbox/index.ts): one of
 // six sandboxes booted together in CI never allowed logins. Only that failure, only once, and never when the
 // caller set its own budget (a test of the budget itself).
-import { bootingOnceMore, type StartOptions } from "../../sandbox/index";
-import { NOT_READY } from "../../sandbox/ready";
+import { bootingOnceMore, type StartOptions } from "../../dev/sandbox/index";
+import { NOT_READY } from "../../dev/sandbox/ready";
 
 const notReady = () =>
   Object.assign(new Error("sandbox sb-1: not ready after 90 s, still waiting for logins"), { name: NOT_READY });

@@ -1,9 +1,9 @@
 // debootstrap's output as counts, read from a real build's log (fixtures/debootstrap/bookworm-minbase.log:
-// the 794 lines a build of sandbox/image.ts printed, kept beside the image as sandbox-base-<hash>.build.log).
+// the 794 lines a build of dev/sandbox/image.ts printed, kept beside the image as sandbox-base-<hash>.build.log).
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { DebootstrapProgress, describeCounts, stageGroup } from "../../sandbox/debootstrap-progress";
-import { progressFor, streamLog } from "../../shared/progress-line";
+import { DebootstrapProgress, describeCounts, stageGroup } from "../../dev/sandbox/debootstrap-progress";
+import { progressFor, streamLog } from "../../lib/shared/progress-line";
 
 const RECORDED = fs
   .readFileSync(path.join(__dirname, "..", "fixtures", "debootstrap", "bookworm-minbase.log"), "utf8")

@@ -1,9 +1,9 @@
 // A snapshot's layer is what the VM wrote: removing its identity files must never follow a symlink the VM
-// made out of the layer (sandbox/snapshot.ts scrubIdentity).
+// made out of the layer (dev/sandbox/snapshot.ts scrubIdentity).
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { scrubIdentity } from "../../sandbox/snapshot";
+import { scrubIdentity } from "../../dev/sandbox/snapshot";
 
 describe("scrubIdentity", () => {
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "vm-install-scrub-"));

@@ -1,9 +1,9 @@
-// The one reducer for text from a VM (shared/printable-text.ts), over seeded random strings of everything a
+// The one reducer for text from a VM (lib/shared/printable-text.ts), over seeded random strings of everything a
 // VM can print: whatever goes in, printableLine gives one line with nothing a terminal acts on, the same
 // line when given again, and never more text than it was given; text with nothing to reduce comes out as
 // it went in. A table of such cells has a line per row.
-import { renderTable } from "../../operator/text-table";
-import { LINE_BREAK_MARK, printable, printableLine } from "../../shared/printable-text";
+import { renderTable } from "../../lib/operator/text-table";
+import { LINE_BREAK_MARK, printable, printableLine } from "../../lib/shared/printable-text";
 import { rng } from "../support/seeded-random";
 import { NOT_ONE_PRINTABLE_LINE } from "../support/vm-says";
 

@@ -1,5 +1,5 @@
 // The progress line: rewritten in place on a terminal, a handful of plain lines anywhere else.
-import { ERASE_LINE, progressFor, progressLineOnly, streamLog } from "../../shared/progress-line";
+import { ERASE_LINE, progressFor, progressLineOnly, streamLog } from "../../lib/shared/progress-line";
 
 /** A stream that records what was written; a terminal of `columns` when `tty`. */
 function recorder(tty: boolean, columns = 80) {

@@ -1,4 +1,4 @@
-import { SecretScrubber } from "../../shared/secrets";
+import { SecretScrubber } from "../../lib/shared/secrets";
 
 const KEY = [
   "-----BEGIN OPENSSH PRIVATE KEY-----",

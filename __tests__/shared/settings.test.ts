@@ -8,8 +8,8 @@ import {
   ruleProblems,
   type SettingsRule,
   setting,
-} from "../../shared/settings";
-import { boolean, integer, object, string, ValidationError, validate } from "../../shared/validate";
+} from "../../lib/shared/settings";
+import { boolean, integer, object, string, ValidationError, validate } from "../../lib/shared/validate";
 
 const ITEM_RULES: readonly SettingsRule[] = [
   { doc: "big needs size", check: (item) => (item.big && item.size === undefined ? ["size: required when big"] : []) },

@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { command, quote } from "../../shared/shell-quote";
+import { command, quote } from "../../lib/shared/shell-quote";
 
 /** What /bin/sh makes of `line`: its arguments, one per line. */
 function shellWords(line: string): string[] {

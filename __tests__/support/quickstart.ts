@@ -2,7 +2,7 @@
 // so the tests check (and the e2e suite deploys) exactly what a newcomer copies.
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { PROJECT_ROOT } from "../../construct/entry-points";
+import { PROJECT_ROOT } from "../../lib/entry-points";
 
 /** The marker comment right before the existing-host cdktf.json. */
 const EXISTING_HOST_MARKER = "<!-- quickstart:existing-host";

@@ -5,13 +5,13 @@ import * as crypto from "node:crypto";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { App } from "../../construct/cdktf";
-import { parseConfig } from "../../construct/config/parse";
-import { PROJECT_ROOT } from "../../construct/entry-points";
-import type { CatalogEntry } from "../../construct/installers/catalog";
-import { VmInstallStack, type VmInstallStackProps } from "../../construct/stack";
 import { openSshEd25519, sshString } from "../../handlers/common/ssh-keys";
-import { ValidationError } from "../../shared/validate";
+import { App } from "../../lib/construct/cdktf";
+import { parseConfig } from "../../lib/construct/config/parse";
+import type { CatalogEntry } from "../../lib/construct/installers/catalog";
+import { VmInstallStack, type VmInstallStackProps } from "../../lib/construct/stack";
+import { PROJECT_ROOT } from "../../lib/entry-points";
+import { ValidationError } from "../../lib/shared/validate";
 
 export type TfJson = Record<string, any>;
 

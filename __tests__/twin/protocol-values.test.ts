@@ -1,11 +1,11 @@
 // The twin's protocol pieces without Terraform: cty's msgpack with unknowns, the shared planning rules,
 // and the handshake refusing a process Terraform did not start.
 
-import { decodeValue, encodeValue, UNKNOWN } from "../../twin/protocol/cty-value";
-import { planChange } from "../../twin/protocol/planning";
-import { handshakeProblem, MAGIC_COOKIE_KEY, MAGIC_COOKIE_VALUE } from "../../twin/protocol/plugin-server";
-import type { ResourceImplementation } from "../../twin/protocol/resource";
-import { loadProviderSchema } from "../../twin/protocol/schema";
+import { decodeValue, encodeValue, UNKNOWN } from "../../dev/twin/protocol/cty-value";
+import { planChange } from "../../dev/twin/protocol/planning";
+import { handshakeProblem, MAGIC_COOKIE_KEY, MAGIC_COOKIE_VALUE } from "../../dev/twin/protocol/plugin-server";
+import type { ResourceImplementation } from "../../dev/twin/protocol/resource";
+import { loadProviderSchema } from "../../dev/twin/protocol/schema";
 
 describe("cty values in msgpack", () => {
   test("an unknown is cty's extension 0 (fixext1), and comes back as UNKNOWN", () => {

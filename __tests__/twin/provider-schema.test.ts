@@ -1,7 +1,7 @@
 // The twin speaks Terraform's plugin protocol (handshake, mTLS, gRPC, msgpack) well enough for real
 // Terraform to install it from the filesystem mirror and read its schemas, and those schemas are the
 // files the stack's bindings are generated from, attribute for attribute.
-import { loadProviderSchema } from "../../twin/protocol/schema";
+import { loadProviderSchema } from "../../dev/twin/protocol/schema";
 import { REQUIRED_PROVIDERS, TwinTerraform } from "./terraform";
 
 describe("the twin providers through real Terraform", () => {
@@ -53,9 +53,13 @@ describe("the twin providers through real Terraform", () => {
   test("npm run twin -- install: one command writes the mirror and the CLI configuration, and prints the line to export", () => {
     const { spawnSync } = require("node:child_process");
     const dir = `${tf.dir}/by-cli`;
-    const r = spawnSync(process.execPath, ["-r", "./bin/ts-register.js", "twin/install.ts", "install", "--dir", dir], {
-      encoding: "utf8",
-    });
+    const r = spawnSync(
+      process.execPath,
+      ["-r", "./bin/ts-register.js", "dev/twin/install.ts", "install", "--dir", dir],
+      {
+        encoding: "utf8",
+      },
+    );
     expect(r.status).toBe(0);
     expect(r.stdout).toBe(
       `export TF_CLI_CONFIG_FILE=${dir}/terraformrc CDKTF_DISABLE_PLUGIN_CACHE_ENV=true TF_PLUGIN_CACHE_DIR=\n`,

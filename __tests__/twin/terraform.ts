@@ -2,7 +2,7 @@
 import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { installTwin, type TwinInstallation } from "../../twin/install";
+import { installTwin, type TwinInstallation } from "../../dev/twin/install";
 import { tempDir } from "../support/synth";
 
 export interface TfRun {

@@ -1,8 +1,8 @@
 // `npm run demo -- --twin` deploys the production shape: the defaults a real deploy uses (kind nubes,
 // jobTarget sless), one VM, every installer; its synth has the resources a real deploy has.
 
-import { parseConfig } from "../../construct/config/parse";
-import { twinDemoContext } from "../../demo/twin-demo";
+import { twinDemoContext } from "../../dev/demo/twin-demo";
+import { parseConfig } from "../../lib/construct/config/parse";
 import { synth } from "../support/synth";
 
 describe("the twin demo's configuration", () => {

@@ -3,10 +3,10 @@
 // with Python's email parser (the one cloud-init walks user-data with); and the plan-time check that
 // cloud_init is user-data cloud-init takes.
 import { spawnSync } from "node:child_process";
-import { multipartUserData } from "../../sandbox/cloud-init";
-import { vmProblems } from "../../twin/nubes/vm-settings";
-import { cloudInitProblems, userDataProblem, vmUserData } from "../../twin/nubes/vm-user-data";
-import { UNKNOWN } from "../../twin/protocol/cty-value";
+import { multipartUserData } from "../../dev/sandbox/cloud-init";
+import { vmProblems } from "../../dev/twin/nubes/vm-settings";
+import { cloudInitProblems, userDataProblem, vmUserData } from "../../dev/twin/nubes/vm-user-data";
+import { UNKNOWN } from "../../dev/twin/protocol/cty-value";
 
 const KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl me@host";
 const VM = {

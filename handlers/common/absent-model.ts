@@ -2,7 +2,7 @@
 // model, chosen by the event, so check mode, the convergence guard and the result shape are the kit's
 // for both. The generic absent model takes back what package-inventory.ts recorded (removal.ts); an
 // installer with grants of its own puts its changes before those (install-docker/absent.ts).
-import type { InstallerState } from "../../shared/removal-settings";
+import type { InstallerState } from "../../lib/shared/removal-settings";
 import {
   type ApplyOutcome,
   appliedWords,

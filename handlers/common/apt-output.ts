@@ -1,6 +1,6 @@
 // What apt and dpkg print, parsed: package states, candidates, lock holders, failure reasons. Pure, so
 // the tests feed them real tool output.
-import { quote } from "../../shared/shell-quote";
+import { quote } from "../../lib/shared/shell-quote";
 import { tail } from "./exec";
 import type { LockHolder } from "./lock-holders";
 

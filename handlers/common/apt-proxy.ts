@@ -3,7 +3,7 @@
 // steps in their systemd units included, and so does the key fetch (apt-repository.ts asks apt-config).
 // Written only when it differs, removed when the setting is gone: only this one file, which vm-install owns.
 
-import { quote } from "../../shared/shell-quote";
+import { quote } from "../../lib/shared/shell-quote";
 import type { CommonEvent } from "./handler-input";
 import type { Applied, ApplyOutcome, Change, InstallerModel, ModelRun } from "./installer-model";
 import type { InstallerReport } from "./installer-result";
@@ -14,7 +14,7 @@ import { type RootFact, rootFact } from "./vm-facts";
 export const APT_PROXY_FILE = "/etc/apt/apt.conf.d/90vm-install-proxy";
 const APT_PROXY_KIND = "apt-proxy";
 
-/** The file's whole content for `url` (already checked by shared/apt-proxy.ts: no quotes, no credentials). */
+/** The file's whole content for `url` (already checked by lib/shared/apt-proxy.ts: no quotes, no credentials). */
 export function aptProxyContent(url: string): string {
   return [
     "// Written by vm-install from the VM's aptProxy setting; it removes this file when the setting goes.",

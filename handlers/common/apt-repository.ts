@@ -2,8 +2,8 @@
 // look first, change only what differs, say what changed. The key is trusted only once checked here
 // (openpgp.ts), and what is written is a keyring rebuilt from the checked packets, not the served file.
 
-import { KEY_FINGERPRINT, REPO_URL } from "../../shared/names";
-import { quote } from "../../shared/shell-quote";
+import { KEY_FINGERPRINT, REPO_URL } from "../../lib/shared/names";
+import { quote } from "../../lib/shared/shell-quote";
 import { keyFetchProxy } from "./apt-proxy";
 import type { Remote } from "./exec";
 import { binaryKeyring, OpenPgpError, readCertificates } from "./openpgp";

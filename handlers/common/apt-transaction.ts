@@ -4,7 +4,7 @@
 // package root, unattended-upgrades or cloud-init installs at any moment of a job is never taken for ours.
 // Root-only directory, reset when an install step starts (a rerun attaching to a running step reads it).
 
-import { quote } from "../../shared/shell-quote";
+import { quote } from "../../lib/shared/shell-quote";
 import { commandFailed, type Remote, type RunOptions, type RunResult, runLong } from "./exec";
 import {
   defineLook,

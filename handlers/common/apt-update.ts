@@ -3,7 +3,7 @@
 // exec of its own, one round trip after another. dpkg's health read there stands for the look before the
 // first apt work only when nobody held a lock as it was read: otherwise Apt looks again, as before.
 
-import { command } from "../../shared/shell-quote";
+import { command } from "../../lib/shared/shell-quote";
 import { type Candidate, parseAptCachePolicy, unreachableFetches } from "./apt-output";
 import { DPKG_HEALTH_LOOK, type DpkgHealth, dpkgHealthFrom } from "./dpkg-health";
 import { LOCK_TABLE_LOOK, lockTableFrom } from "./lock-holders";

@@ -3,10 +3,10 @@
 // on top: the first boot's hold as long as the job may take, any other a bounded number of times.
 // The kit gives every installer a ready `apt`; ensure-packages.ts is the per-package whole.
 
-import { APT_LOCK_SETTINGS, type AptEventSettings } from "../../shared/apt-lock-settings";
-import { eventFields } from "../../shared/settings";
-import { command } from "../../shared/shell-quote";
-import { object, type Validator } from "../../shared/validate";
+import { APT_LOCK_SETTINGS, type AptEventSettings } from "../../lib/shared/apt-lock-settings";
+import { eventFields } from "../../lib/shared/settings";
+import { command } from "../../lib/shared/shell-quote";
+import { object, type Validator } from "../../lib/shared/validate";
 import { type LockWaitContext, waitForFirstBootLocks, withLock } from "./apt-lock";
 import {
   type Candidate,
@@ -39,7 +39,7 @@ type InstallOptions = { allowDowngrades?: boolean; also?: readonly Probe[] };
 type Installed = RunResult & { seen?: SeenFacts };
 
 // ---------------------------------------------------------------------------------------------------
-// Settings: the event's optional `apt` object (declared in shared/apt-lock-settings.ts).
+// Settings: the event's optional `apt` object (declared in lib/shared/apt-lock-settings.ts).
 
 export interface AptSettings {
   lockTimeoutSec: number;

@@ -2,9 +2,15 @@
 // carries what to do there. Read and checked before any socket opens, with every problem named by its
 // variable. SSH_KEY is never echoed in an error, not even a prefix of it.
 
-import { JOB_ENV_VARS } from "../../shared/job-env";
-import { HOST_KEY_SHA256, HOST_KEY_SOURCES, type HostKeySource, isHostAddress, UNIX_USER } from "../../shared/names";
-import { ValidationError } from "../../shared/validate";
+import { JOB_ENV_VARS } from "../../lib/shared/job-env";
+import {
+  HOST_KEY_SHA256,
+  HOST_KEY_SOURCES,
+  type HostKeySource,
+  isHostAddress,
+  UNIX_USER,
+} from "../../lib/shared/names";
+import { ValidationError } from "../../lib/shared/validate";
 
 export interface ConnectionEnv {
   /** VM_IP: an IPv4/IPv6 address or a DNS name. */

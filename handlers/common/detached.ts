@@ -3,7 +3,7 @@
 // command that starts a step follows it, and after a lost connection the handler follows it again.
 
 import { createHash } from "node:crypto";
-import { quote } from "../../shared/shell-quote";
+import { quote } from "../../lib/shared/shell-quote";
 import { CommandError } from "./exec";
 
 // Each step's files on the VM:

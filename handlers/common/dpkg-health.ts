@@ -2,7 +2,7 @@
 // left (unapplied journal entries, packages in in-between states, maintainer scripts still running, the
 // .debs in apt's cache), and its parser. What to do about it is dpkg-repair.ts's.
 
-import { quote } from "../../shared/shell-quote";
+import { quote } from "../../lib/shared/shell-quote";
 import { defineLook, type Fact } from "./vm-facts";
 
 export const ARCHIVES = "/var/cache/apt/archives";

@@ -2,7 +2,7 @@
 // in-between states, and every later apt-get stops on it. The decisions here are pure (plan, script,
 // words); apt.ts runs them.
 
-import { quote } from "../../shared/shell-quote";
+import { quote } from "../../lib/shared/shell-quote";
 import { TRANSACTION_DPKG_OPTIONS, TRANSACTION_OPTIONS } from "./apt-transaction";
 import { compareDebianVersions } from "./debian-version";
 import {

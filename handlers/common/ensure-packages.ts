@@ -1,5 +1,5 @@
 // The Ansible-apt whole: make sure these packages are installed, reporting per package.
-import { parsePackageSpec } from "../../shared/names";
+import { parsePackageSpec } from "../../lib/shared/names";
 import type { Apt, AptUpdateOutcome } from "./apt";
 import { aptFailureReason, candidateProblem, dpkgQueryAnswer, dpkgQueryCommand, type PackageState } from "./apt-output";
 import type { SeenFacts } from "./apt-transaction";

@@ -3,9 +3,9 @@
 // passes on, data on stdin, no exit status is a failure, secrets scrubbed) live in one place.
 
 import type { Duplex } from "node:stream";
-import { UNIX_USER } from "../../shared/names";
-import { secrets as defaultSecrets, type SecretScrubber } from "../../shared/secrets";
-import { quote } from "../../shared/shell-quote";
+import { UNIX_USER } from "../../lib/shared/names";
+import { secrets as defaultSecrets, type SecretScrubber } from "../../lib/shared/secrets";
+import { quote } from "../../lib/shared/shell-quote";
 import { formatDuration } from "./progress";
 
 // The rules, in full:

@@ -2,19 +2,27 @@
 // installer takes) and the env carrying the connection. Both are checked before anything touches the
 // network, and every problem of both is reported at once.
 
-import type { AptEventSettings } from "../../shared/apt-lock-settings";
-import { aptProxyUrl } from "../../shared/apt-proxy";
-import type { InstallerDefinition } from "../../shared/installer-definition";
-import { type EventOf, eventFields, type Settings } from "../../shared/settings";
-import type { SshEventSettings } from "../../shared/ssh-retry";
-import { boolean, type FieldsOf, integer, object, optional, ValidationError, validate } from "../../shared/validate";
+import type { AptEventSettings } from "../../lib/shared/apt-lock-settings";
+import { aptProxyUrl } from "../../lib/shared/apt-proxy";
+import type { InstallerDefinition } from "../../lib/shared/installer-definition";
+import { type EventOf, eventFields, type Settings } from "../../lib/shared/settings";
+import type { SshEventSettings } from "../../lib/shared/ssh-retry";
+import {
+  boolean,
+  type FieldsOf,
+  integer,
+  object,
+  optional,
+  ValidationError,
+  validate,
+} from "../../lib/shared/validate";
 import { aptEventSettings } from "./apt";
 import { type ConnectionEnv, readConnectionEnv } from "./connection-env";
 import { sshEventSettings } from "./ssh-retry-policy";
 
 /** The event keys every installer accepts besides its own. */
 export interface CommonEvent {
-  /** SSH retry policy (shared/ssh-retry.ts). */
+  /** SSH retry policy (lib/shared/ssh-retry.ts). */
   ssh?: SshEventSettings;
   /** How apt-get waits for the dpkg lock and for an install (common/apt.ts). */
   apt?: AptEventSettings;

@@ -5,11 +5,11 @@
 // Any error leaves as one Error naming the installer and the phase, scrubbed of secrets and printable:
 // text from the VM reaches the operator's terminal and Terraform's logs, never its escape sequences.
 
-import type { InstallerDefinition } from "../../shared/installer-definition";
-import { printable } from "../../shared/printable-text";
-import { secrets as defaultSecrets, type SecretScrubber } from "../../shared/secrets";
-import type { EventOf, Settings } from "../../shared/settings";
-import { ValidationError } from "../../shared/validate";
+import type { InstallerDefinition } from "../../lib/shared/installer-definition";
+import { printable } from "../../lib/shared/printable-text";
+import { secrets as defaultSecrets, type SecretScrubber } from "../../lib/shared/secrets";
+import type { EventOf, Settings } from "../../lib/shared/settings";
+import { ValidationError } from "../../lib/shared/validate";
 import { Apt, resolveAptSettings } from "./apt";
 import { withAptProxy } from "./apt-proxy";
 import { type BootFacts, lookAtBoot } from "./boot-look";

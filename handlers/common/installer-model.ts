@@ -4,7 +4,7 @@
 // same code stopped before the first apply, so a check's would_change is the next run's changes by
 // construction (the words of the same Change objects, or their preview where only applying can know).
 
-import type { SecretScrubber } from "../../shared/secrets";
+import type { SecretScrubber } from "../../lib/shared/secrets";
 import type { Apt } from "./apt";
 import { checkSummary } from "./check-mode";
 import type { Remote } from "./exec";

@@ -1,9 +1,9 @@
 // The one result shape every installer reports, whatever it installs: the stack's outputs, `npm run
 // status` and `npm run check` read these keys without knowing the installer. Text in it comes from the
 // VM, and every field of it is one line (a name, a version, a summary, one change or warning each), so
-// every string leaves as one printable line (shared/printable-text.ts).
+// every string leaves as one printable line (lib/shared/printable-text.ts).
 
-import { printableLine } from "../../shared/printable-text";
+import { printableLine } from "../../lib/shared/printable-text";
 import { checkSummary } from "./check-mode";
 import type { Connection } from "./exec";
 import type { OsInfo } from "./os-release";

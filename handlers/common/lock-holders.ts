@@ -3,7 +3,7 @@
 // which only root can choose; a command name alone never does, since any user can name a process
 // "unattended-upgrade". Only where the cgroup names no unit (no systemd) does the process ancestry
 // decide: the holder or an ancestor is cloud-init, apt.systemd.daily or unattended-upgrade.
-import { quote } from "../../shared/shell-quote";
+import { quote } from "../../lib/shared/shell-quote";
 import type { Remote } from "./exec";
 import { defineLook, type Fact } from "./vm-facts";
 

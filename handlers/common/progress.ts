@@ -1,10 +1,10 @@
 // Progress lines on stdout while a job runs, so the platform's log shows where a slow or stuck job is
 // (apt waiting for a lock, a big download) long before the result or the error arrives. Every line
-// goes through the secret scrubber, then `printableLine` (shared/printable-text.ts): a line break in text
+// goes through the secret scrubber, then `printableLine` (lib/shared/printable-text.ts): a line break in text
 // from the VM cannot make a progress line of its own. Steps also record how long they took (`timings_ms`).
 
-import { printableLine } from "../../shared/printable-text";
-import { secrets as defaultSecrets, type SecretScrubber } from "../../shared/secrets";
+import { printableLine } from "../../lib/shared/printable-text";
+import { secrets as defaultSecrets, type SecretScrubber } from "../../lib/shared/secrets";
 
 export interface ProgressOptions {
   /** Where lines go. @default process.stdout */

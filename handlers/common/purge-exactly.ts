@@ -1,6 +1,6 @@
 // `apt-get purge` (or remove) of exactly the packages a removal decided on (removal.ts): apt's simulation must
 // agree that nothing else goes, dpkg must show them gone and `dpkg --audit` must be empty afterwards.
-import { command } from "../../shared/shell-quote";
+import { command } from "../../lib/shared/shell-quote";
 import type { Apt } from "./apt";
 import { runLong, tail } from "./exec";
 

@@ -3,8 +3,8 @@
 // writing through it. Root writes only into directories root alone can change; a system user writes only
 // where it may write anyway, so a link it finds there leads nowhere it could not go itself.
 
-import { UNIX_USER } from "../../shared/names";
-import { quote } from "../../shared/shell-quote";
+import { UNIX_USER } from "../../lib/shared/names";
+import { quote } from "../../lib/shared/shell-quote";
 import type { Remote, RunOptions, RunResult } from "./exec";
 
 /** Who writes (and so owns) the file: root through sudo, or a named system user ("postgres") through sudo -u. */

@@ -4,7 +4,7 @@
 // Pre-Depends, through Provides; an alternative a staying package satisfies needs none of ours), so nothing
 // outside the record is removed or broken; apt-get autoremove is never run (it would take packages others
 // orphaned). One dpkg's log shows removed and installed again since is someone else's (dpkg-log.ts): kept.
-import { command, quote } from "../../shared/shell-quote";
+import { command, quote } from "../../lib/shared/shell-quote";
 import { DPKG_LOG_PROBE, type DpkgLogLine, provenanceOf } from "./dpkg-log";
 import type { Change, InstallerContext } from "./installer-model";
 import {

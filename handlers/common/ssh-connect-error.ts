@@ -1,7 +1,7 @@
 // What a failed SSH attempt means, in words a person can act on: retryable (the VM still booting, a
 // network blip) or not (authentication, a host key that is not the expected one, an unknown host name).
 
-import type { HostKeySource } from "../../shared/names";
+import type { HostKeySource } from "../../lib/shared/names";
 import type { HostTarget } from "./connection-env";
 import { formatDuration } from "./progress";
 import type { PrivateKey } from "./ssh-keys";

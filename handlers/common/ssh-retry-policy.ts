@@ -1,9 +1,9 @@
-// How connect retries, resolved from the event's `ssh` key (declared once in shared/ssh-retry.ts):
+// How connect retries, resolved from the event's `ssh` key (declared once in lib/shared/ssh-retry.ts):
 // what can heal is tried again with doubling waits, inside a total time budget.
 
-import { eventFields } from "../../shared/settings";
-import { SSH_RETRY_SETTINGS, type SshEventSettings } from "../../shared/ssh-retry";
-import { object, type Validator } from "../../shared/validate";
+import { eventFields } from "../../lib/shared/settings";
+import { SSH_RETRY_SETTINGS, type SshEventSettings } from "../../lib/shared/ssh-retry";
+import { object, type Validator } from "../../lib/shared/validate";
 
 /** The resolved form used by `connect`. */
 export interface SshRetry {
@@ -23,7 +23,7 @@ export const DEFAULT_SSH_RETRY: SshRetry = {
 /** A single wait never exceeds this, however many attempts are asked for. */
 const MAX_RETRY_WAIT_SEC = 60;
 
-/** Validator for the event's `ssh` key (shared/ssh-retry.ts declares it); defaults filled in. */
+/** Validator for the event's `ssh` key (lib/shared/ssh-retry.ts declares it); defaults filled in. */
 export const sshEventSettings: Validator<SshEventSettings> = object(eventFields(SSH_RETRY_SETTINGS));
 
 /** The event's `ssh` key as `connect` takes it; what it leaves out gets the declared default. */

@@ -2,7 +2,7 @@
 // rejects every command still running (it would otherwise wait forever for an exit status).
 import type { Duplex } from "node:stream";
 import type { Client, ClientChannel } from "ssh2";
-import type { SecretScrubber } from "../../shared/secrets";
+import type { SecretScrubber } from "../../lib/shared/secrets";
 import {
   ExecRemote,
   type RawExec,

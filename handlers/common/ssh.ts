@@ -3,7 +3,7 @@
 // a dead link fails in about 20 s. Keys and fingerprints: ssh-keys.ts; the session: ssh-session.ts.
 
 import { Client, type ConnectConfig } from "ssh2";
-import { secrets as defaultSecrets, type SecretScrubber } from "../../shared/secrets";
+import { secrets as defaultSecrets, type SecretScrubber } from "../../lib/shared/secrets";
 import type { ConnectionEnv, HostTarget } from "./connection-env";
 import { formatDuration, type Progress } from "./progress";
 import { classify, type HostKeySeen, reachHint, SshConnectError } from "./ssh-connect-error";

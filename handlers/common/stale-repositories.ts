@@ -1,8 +1,8 @@
 // Older set-ups of the same repository (other source files, legacy keyrings, keys in apt-key's
 // trusted.gpg) found and removed, so apt sees exactly one source and one key for it. Only entries
 // whose URI matches are touched; a file holding other entries keeps them.
-import { REPO_URL } from "../../shared/names";
-import { quote } from "../../shared/shell-quote";
+import { REPO_URL } from "../../lib/shared/names";
+import { quote } from "../../lib/shared/shell-quote";
 import { KEYRINGS_DIR, SOURCES_DIR, supersededKeyrings } from "./apt-repository";
 import type { Remote } from "./exec";
 import { type Progress, stepIf } from "./progress";

@@ -5,7 +5,7 @@
 // take only RootFact or the stack's settings; a fact a service user or any user can write informs messages
 // and warnings only. vm-facts.test.ts holds the framing to random bytes.
 
-import { quote } from "../../shared/shell-quote";
+import { quote } from "../../lib/shared/shell-quote";
 
 /** Who on the VM can change what a probe reads. */
 export type Writer =

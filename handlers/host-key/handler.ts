@@ -5,8 +5,8 @@
 // then requires that key. It runs in the kit's frame: the same progress lines, scrubbing, error wording
 // and result keys as an installer (installer-result.ts), but no session, so no os.
 
-import type { SecretScrubber } from "../../shared/secrets";
-import { object, optional, validate } from "../../shared/validate";
+import type { SecretScrubber } from "../../lib/shared/secrets";
+import { object, optional, validate } from "../../lib/shared/validate";
 import type { HostTarget } from "../common/connection-env";
 import { readHostEnv } from "../common/connection-env";
 import { eventObject } from "../common/handler-input";

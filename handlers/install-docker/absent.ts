@@ -3,7 +3,7 @@
 // its installs brought, the docker group they created once no one else is in it, and the apt source and
 // keyring it wrote (recorded by package-work.ts), then the daemon.json keys it wrote (daemon-absent.ts).
 // Members it did not add, and Docker that was there before vm-install, are never touched.
-import { command } from "../../shared/shell-quote";
+import { command } from "../../lib/shared/shell-quote";
 import { type AbsentExtra, absentModel } from "../common/absent-model";
 import { GRANTS_FILE, type Inventory, readGrants, stringList, withSection, writeGrants } from "../common/grants";
 import type { Change } from "../common/installer-model";

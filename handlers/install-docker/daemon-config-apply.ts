@@ -3,7 +3,7 @@
 // back on it; the job fails with dockerd's own lines from its journal, as install-postgres does for
 // a listen_addresses the server refuses.
 
-import { quote } from "../../shared/shell-quote";
+import { quote } from "../../lib/shared/shell-quote";
 import type { Remote } from "../common/exec";
 import { runLong } from "../common/exec";
 import type { Change } from "../common/installer-model";

@@ -2,7 +2,7 @@
 // the file must become (merged with every key the settings do not own) and whether dockerd must be
 // restarted or only reloaded for it. The writing, the restart and the rollback are in daemon-config-apply.ts.
 
-import { type JsonSchema, type Validator, withSchema } from "../../shared/validate";
+import { type JsonSchema, type Validator, withSchema } from "../../lib/shared/validate";
 import { type DaemonRecord, NO_RECORD, nextRecord, takenBack } from "./daemon-record";
 import { isObject, sameJson } from "./json-value";
 

@@ -3,8 +3,8 @@
 // a label `note=level=error` once read as a refusal. The journal gives only the words of an error, reduced
 // (printable, each line capped, no configuration dump). The poll waits for the state to move, bounded.
 
-import { printableLine } from "../../shared/printable-text";
-import { quote } from "../../shared/shell-quote";
+import { printableLine } from "../../lib/shared/printable-text";
+import { quote } from "../../lib/shared/shell-quote";
 import { tail } from "../common/exec";
 import { defineLook } from "../common/vm-facts";
 import { DAEMON_JSON, type OBSERVED_RELOAD_KEYS } from "./daemon-config";

@@ -1,9 +1,9 @@
 // install-docker as both sides see it: its cdktf.json settings, their event keys, defaults and rules.
-import { APT_LIST_SETTINGS, defineInstallerDefinition } from "../../shared/installer-definition";
-import { keyFingerprints, repoUrl, unixUser } from "../../shared/names";
-import { ABSENT_RESULT, REMOVAL_SETTINGS } from "../../shared/removal-settings";
-import { setting } from "../../shared/settings";
-import { boolean, integer, list, oneOf, string } from "../../shared/validate";
+import { APT_LIST_SETTINGS, defineInstallerDefinition } from "../../lib/shared/installer-definition";
+import { keyFingerprints, repoUrl, unixUser } from "../../lib/shared/names";
+import { ABSENT_RESULT, REMOVAL_SETTINGS } from "../../lib/shared/removal-settings";
+import { setting } from "../../lib/shared/settings";
+import { boolean, integer, list, oneOf, string } from "../../lib/shared/validate";
 import { DAEMON_JSON, daemonConfigRule, MIRROR_URL } from "./daemon-config";
 
 /** Docker's upstream repository base; also what stale-entry clean-up recognises when repoUrl is a mirror. */

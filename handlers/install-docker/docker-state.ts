@@ -1,7 +1,7 @@
 // Docker as the VM has it: one read-only command that probes everything at once, its parser, and what
 // the event asks for that the state lacks. Pure apart from inspectDocker, so tests feed real output.
 
-import { quote } from "../../shared/shell-quote";
+import { quote } from "../../lib/shared/shell-quote";
 import { type PackageState, parseDpkgQuery } from "../common/apt-output";
 import { legacyKeyring } from "../common/apt-repository";
 import type { Remote } from "../common/exec";

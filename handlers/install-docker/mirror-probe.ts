@@ -1,7 +1,7 @@
 // When hello-world fails with registry mirrors set: which mirror does not answer. dockerd falls back to
 // Docker Hub after a mirror fails and reports only Hub's error, so the mirrors are asked here, from the VM.
 
-import { quote } from "../../shared/shell-quote";
+import { quote } from "../../lib/shared/shell-quote";
 import type { Remote } from "../common/exec";
 
 /** The mirrors the running daemon uses (docker info), whoever set them. */

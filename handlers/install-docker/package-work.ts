@@ -1,8 +1,8 @@
 // Installing Docker's packages, by channel: Docker's own repository ("official", as Docker's docs
 // "Install using the apt repository" do it) or the distribution's docker.io ("distro").
 
-import type { EventOf } from "../../shared/settings";
-import { quote } from "../../shared/shell-quote";
+import type { EventOf } from "../../lib/shared/settings";
+import { quote } from "../../lib/shared/shell-quote";
 import type { Apt, AptUpdateOutcome } from "../common/apt";
 import { aptFailureReason } from "../common/apt-output";
 import { ensureAptRepository } from "../common/apt-repository";

@@ -1,7 +1,7 @@
 // The daemon's unit and the docker group: put right whatever channel installed Docker, and on a rerun
 // that found the packages already there.
 
-import { command } from "../../shared/shell-quote";
+import { command } from "../../lib/shared/shell-quote";
 import { CommandError, type Remote, runLong, tail } from "../common/exec";
 import { GRANTS_FILE, type Inventory, sameSet, withSection, writeGrants } from "../common/grants";
 import type { Progress } from "../common/progress";

@@ -1,8 +1,8 @@
 // install-packages as both sides see it: its cdktf.json settings, their event keys, defaults and rules.
-import { APT_LIST_SETTINGS, defineInstallerDefinition } from "../../shared/installer-definition";
-import { packageList } from "../../shared/names";
-import { ABSENT_RESULT, REMOVAL_SETTINGS } from "../../shared/removal-settings";
-import { type EventOf, setting } from "../../shared/settings";
+import { APT_LIST_SETTINGS, defineInstallerDefinition } from "../../lib/shared/installer-definition";
+import { packageList } from "../../lib/shared/names";
+import { ABSENT_RESULT, REMOVAL_SETTINGS } from "../../lib/shared/removal-settings";
+import { type EventOf, setting } from "../../lib/shared/settings";
 
 export const packagesDefinition = defineInstallerDefinition({
   key: "packages",

@@ -4,7 +4,7 @@
 // clusters). With purgeData: the packages are purged, then the data and configuration directories of the
 // clusters of a major vm-install installed, and the users and groups the packages created.
 
-import { quote } from "../../shared/shell-quote";
+import { quote } from "../../lib/shared/shell-quote";
 import { type AbsentExtra, absentModel } from "../common/absent-model";
 import type { Remote } from "../common/exec";
 import { GRANTS_FILE, type Inventory, readGrants, withSection, writeGrants } from "../common/grants";

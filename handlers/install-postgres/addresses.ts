@@ -3,10 +3,10 @@
 // loopback literal) must resolve there, and only to addresses of the VM itself. The server could not
 // listen on any other address anyway, and the login check would hand the password to whatever host the
 // name points at. The login then goes to the address the check found, never to the name again (a DNS
-// answer that changes in between cannot redirect it). The rule for the text itself is shared/names.ts'.
+// answer that changes in between cannot redirect it). The rule for the text itself is lib/shared/names.ts'.
 
-import { isIpv4, isIpv6 } from "../../shared/names";
-import { quote } from "../../shared/shell-quote";
+import { isIpv4, isIpv6 } from "../../lib/shared/names";
+import { quote } from "../../lib/shared/shell-quote";
 import type { Fact, Probe } from "../common/vm-facts";
 
 /** What the VM answered: each name's addresses (getent ahosts) and the VM's own (ip -o addr, or hostname -I). */

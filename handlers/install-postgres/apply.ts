@@ -2,7 +2,7 @@
 // where install-postgres changes anything. Each returns what it found out by doing it (a version, the
 // package inventory it had to look at anyway) so the run does not look twice.
 
-import { command } from "../../shared/shell-quote";
+import { command } from "../../lib/shared/shell-quote";
 import type { SeenFacts } from "../common/apt-transaction";
 import { GRANTS_FILE, type Inventory, withSection, writeGrants } from "../common/grants";
 import type { ApplyOutcome } from "../common/installer-model";

@@ -3,7 +3,7 @@
 // command is server.ts inspectInstallation; what a refused line means for the run is decisions.ts
 // chooseCluster.
 
-import { isPgClusterName, isSafeAbsolutePath, PG_CLUSTER_VERSION, UNIX_USER } from "../../shared/names";
+import { isPgClusterName, isSafeAbsolutePath, PG_CLUSTER_VERSION, UNIX_USER } from "../../lib/shared/names";
 
 /** A cluster as `pg_lsclusters -h` lists it. */
 export interface Cluster {
@@ -48,7 +48,7 @@ function isClusterLog(logFile: string): boolean {
  * `pg_lsclusters -h`: Ver Cluster Port Status Owner Data-directory Log-file, blank-separated. Every value
  * here comes from the VM, and cluster names from directories the postgres user owns (/etc/postgresql/<major>/
  * <name>): a database superuser can rename one to `x$(...)`, to a name with blanks or with a newline (which
- * then forges lines of its own). So each field is checked against its own rule (shared/names.ts: a name as
+ * then forges lines of its own). So each field is checked against its own rule (lib/shared/names.ts: a name as
  * pg_createcluster accepts it, a version, a port 1-65535, absolute paths of plain characters) and a line
  * that fails any of them is refused, never used; a line that does not read as the seven columns at all is
  * refused without a version, as nothing in it can be told apart.

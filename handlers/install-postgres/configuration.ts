@@ -2,7 +2,7 @@
 // planned from the server's state, written only where they differ and checked by the server itself before
 // it is restarted or reloaded; then the restart or reload, and a look at what the server runs with.
 
-import { quote } from "../../shared/shell-quote";
+import { quote } from "../../lib/shared/shell-quote";
 import { runLong } from "../common/exec";
 import { writeFragment } from "../common/remote-file";
 import { defineLook, type Facts } from "../common/vm-facts";

@@ -1,9 +1,9 @@
 // What a run decides from what it found: which major, which role/database changes, which password forms
 // to scrub. Pure, so the tests drive them directly.
 
-import { isSafeAbsolutePath } from "../../shared/names";
-import type { SecretScrubber } from "../../shared/secrets";
-import type { EventOf } from "../../shared/settings";
+import { isSafeAbsolutePath } from "../../lib/shared/names";
+import type { SecretScrubber } from "../../lib/shared/secrets";
+import type { EventOf } from "../../lib/shared/settings";
 import type { OsInfo } from "../common/os-release";
 import type { postgresDefinition } from "./definition";
 import {

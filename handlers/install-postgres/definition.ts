@@ -1,5 +1,5 @@
 // install-postgres as both sides see it: its cdktf.json settings, their event keys, defaults and rules.
-import { APT_LIST_SETTINGS, defineInstallerDefinition } from "../../shared/installer-definition";
+import { APT_LIST_SETTINGS, defineInstallerDefinition } from "../../lib/shared/installer-definition";
 import {
   cidr,
   keyFingerprints,
@@ -8,11 +8,11 @@ import {
   pgMajor,
   pgRoleName,
   repoUrl,
-} from "../../shared/names";
-import { pgExtensions, pgParameters } from "../../shared/pg-parameters";
-import { ABSENT_RESULT, REMOVAL_SETTINGS } from "../../shared/removal-settings";
-import { setting } from "../../shared/settings";
-import { boolean, list, string, type Validator, withSchema } from "../../shared/validate";
+} from "../../lib/shared/names";
+import { pgExtensions, pgParameters } from "../../lib/shared/pg-parameters";
+import { ABSENT_RESULT, REMOVAL_SETTINGS } from "../../lib/shared/removal-settings";
+import { setting } from "../../lib/shared/settings";
+import { boolean, list, string, type Validator, withSchema } from "../../lib/shared/validate";
 import { TLS_SETTINGS, tlsConfigProblems, tlsSecretVariables, tlsStackCaFields } from "./tls-settings";
 
 export const DEFAULT_PGDG_URL = "https://apt.postgresql.org/pub/repos/apt";

@@ -2,7 +2,7 @@
 // per file, and the roles it created or gave LOGIN, per cluster. A role that had LOGIN before the first
 // run, or a line the admin wrote, is never listed, so a later run never takes it away.
 
-import { pgRoleName } from "../../shared/names";
+import { pgRoleName } from "../../lib/shared/names";
 import { GRANTS_FILE, type Inventory, stringList } from "../common/grants";
 import type { RecordedRole } from "./pg";
 import type { Run } from "./run";

@@ -4,7 +4,7 @@
 // systemd knows it (the unit's MainPID, which systemd takes from the pid file only for a process in the
 // unit's own cgroup). Names a process gives itself (ps) only word the error.
 
-import { quote } from "../../shared/shell-quote";
+import { quote } from "../../lib/shared/shell-quote";
 import type { Remote } from "../common/exec";
 import { defineLook, type Fact } from "../common/vm-facts";
 

@@ -3,7 +3,7 @@
 // a running server: it reads the configuration and exits before touching the data directory), so units,
 // ranges, enums and check hooks are judged exactly as at the next start. Nothing here writes.
 
-import { quote } from "../../shared/shell-quote";
+import { quote } from "../../lib/shared/shell-quote";
 import {
   changedNames,
   namesToRead,

@@ -3,7 +3,7 @@
 // Pure: what the drop-in holds, what the server runs with (parameters-server.ts reads it) -> the lines of
 // what changes and whether the postmaster must restart for it.
 
-import { type PgParameterValue, parameterOwner } from "../../shared/pg-parameters";
+import { type PgParameterValue, parameterOwner } from "../../lib/shared/pg-parameters";
 import { dropInContent } from "./pg";
 
 /** One setting as the server runs it: pg_settings' context, its live value (with units), a restart waiting. */

@@ -2,7 +2,7 @@
 // is clusters.ts) and planners that turn "what is there" + "what is wanted" into the few changes needed.
 // No I/O here, so the unit tests feed it real tool output and check the decisions directly.
 
-import { isIpv4, isIpv6 } from "../../shared/names";
+import { isIpv4, isIpv6 } from "../../lib/shared/names";
 import type { OsInfo } from "../common/os-release";
 
 // ---------------------------------------------------------------------------------------------------

@@ -5,7 +5,7 @@
 // because of our drop-in (left by an older version, or by hand) is started with the wanted value instead,
 // so a rerun with a good value needs no manual step.
 
-import { quote } from "../../shared/shell-quote";
+import { quote } from "../../lib/shared/shell-quote";
 import { type Remote, runLong, tail } from "../common/exec";
 import {
   defineLook,

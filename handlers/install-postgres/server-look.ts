@@ -4,7 +4,7 @@
 // `sudo -n` once per running cluster (serverLooksProbe); where that gave no answer for the chosen cluster it
 // is one exec of its own. A psql that fails here is run again on its own, so its error reads as before.
 
-import { quote } from "../../shared/shell-quote";
+import { quote } from "../../lib/shared/shell-quote";
 import { GRANTS_LOOK, grantsFrom, type Inventory } from "../common/grants";
 import { defineLook, type Fact, LookCorrupted, rootFact, withEnv } from "../common/vm-facts";
 import { type ListenerFacts, listenerProbes } from "./listener";

@@ -1,7 +1,7 @@
 // Talking to the VM about PostgreSQL: psql as the superuser (SQL on stdin), the package/cluster
 // inventory, atomic file writes as postgres, packages and the cluster's unit.
 
-import { quote } from "../../shared/shell-quote";
+import { quote } from "../../lib/shared/shell-quote";
 import type { Apt } from "../common/apt";
 import { type EnsureOutcome, ensurePackages, packagesProbe, wantedOf } from "../common/ensure-packages";
 import { type Remote, runLong } from "../common/exec";

@@ -2,7 +2,7 @@
 // see the same thing: a plan (plan.ts) is made from this and nothing else. Read-only (the kit's look-only
 // remote); a part a change has just read (the package inventory after an install) is not read again.
 
-import { listenHostNames } from "../../shared/names";
+import { listenHostNames } from "../../lib/shared/names";
 import type { Inventory } from "../common/grants";
 import type { Applied, ApplyOutcome, InspectContext } from "../common/installer-model";
 import type { OsInfo } from "../common/os-release";

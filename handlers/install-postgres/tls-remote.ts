@@ -4,7 +4,7 @@
 // (ssl_cert_file and ssl_key_file are read on reload) and the handshake that proves what the server presents.
 import { generateKeyPairSync, X509Certificate } from "node:crypto";
 import { isIPv6 } from "node:net";
-import { quote } from "../../shared/shell-quote";
+import { quote } from "../../lib/shared/shell-quote";
 import type { Remote } from "../common/exec";
 import { runLong } from "../common/exec";
 import { writeRemoteFile } from "../common/remote-file";

@@ -1,9 +1,9 @@
 // install-postgres' TLS settings, declared apart so the server certificate's part of the definition reads
 // as one: where the certificate comes from (the stack's CA or the user), which names it covers, when it is
 // renewed. The CA key and a given key are secrets: never quoted by a rule, scrubbed from every message.
-import { hostAddress } from "../../shared/names";
-import { setting } from "../../shared/settings";
-import { integer, list, oneOf, string, type Validator, withSchema } from "../../shared/validate";
+import { hostAddress } from "../../lib/shared/names";
+import { setting } from "../../lib/shared/settings";
+import { integer, list, oneOf, string, type Validator, withSchema } from "../../lib/shared/validate";
 
 const TLS_MODES = ["debian", "stack-ca", "given"] as const;
 

@@ -1,7 +1,7 @@
 // The fault matrix (issue 10), interruptions: the network cut, sshd restarted, the job killed, the dpkg
 // lock held, the time budget spent, each in the middle of an install on a sandbox of its own, each ending
 // with an assertion on the VM itself (packages, `dpkg --audit` empty, locks free, nothing left running).
-import type { Sandbox } from "../../../sandbox/index";
+import type { Sandbox } from "../../../dev/sandbox/index";
 import { describeE2E, expectSucceeded, type InstallerRun, perTest, root, runInstaller } from "../support/e2e";
 import { completesOrRerunCompletes, expectFailed, matrixCase, PACKAGES, T, UNPACKING } from "../support/fault-cases";
 import { cutNetworkFor, holdDpkgLock, vmProblems, waitForProcess } from "../support/faults";

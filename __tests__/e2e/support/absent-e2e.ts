@@ -1,8 +1,8 @@
 // What the state-absent end-to-end suites share: the VM's state as absent must give it back, absent run as a
 // check, for real and again, and the checks on what is left.
 import * as fs from "node:fs";
-import type { CdktfRun } from "../../../demo/project";
-import type { Sandbox } from "../../../sandbox/index";
+import type { CdktfRun } from "../../../dev/demo/project";
+import type { Sandbox } from "../../../dev/sandbox/index";
 import { filesUnder } from "../../support/synth";
 import { expectSucceeded, type InstallerRun, root, runInstaller, vmFingerprint } from "./e2e";
 

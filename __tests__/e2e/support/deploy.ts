@@ -1,8 +1,8 @@
 // What the `cdktf deploy` end-to-end suites share: a deploy of a written cdktf.json through the real CLI,
 // the jobs a run (re)created, and where a line is in its output.
 import * as path from "node:path";
-import { SECRET_SALT_ID } from "../../../construct/jobs/secret-salt";
-import { type CdktfRun, existingHost, readOutputs, runCdktf, writeCdktfProject } from "../../../demo/project";
+import { type CdktfRun, existingHost, readOutputs, runCdktf, writeCdktfProject } from "../../../dev/demo/project";
+import { SECRET_SALT_ID } from "../../../lib/construct/jobs/secret-salt";
 
 export const PASSWORD = `pw with 'single' "double" $dollar \\back spaces`;
 export const env = { TF_VAR_pg_password: PASSWORD };

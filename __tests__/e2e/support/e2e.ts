@@ -1,9 +1,7 @@
 // Shared by the end-to-end suites: gating on the sandbox's prerequisites, running an installer exactly as
 // a job runs (bundled by the stack's bundler, started by the job runner), and checking the target over a
 // separate SSH session.
-import { bundleHandler } from "../../../construct/bundling/bundle";
-import { resolveInvocation } from "../../../operator/runner/invocation";
-import { runJob } from "../../../operator/runner/run-job";
+
 import {
   jobEnvFor,
   type Sandbox,
@@ -11,8 +9,11 @@ import {
   sandboxSupportProblems,
   sshRun,
   startSandbox,
-} from "../../../sandbox/index";
-import { DEFAULT_RELEASE } from "../../../sandbox/release";
+} from "../../../dev/sandbox/index";
+import { DEFAULT_RELEASE } from "../../../dev/sandbox/release";
+import { bundleHandler } from "../../../lib/construct/bundling/bundle";
+import { resolveInvocation } from "../../../lib/jobs/invocation";
+import { runJob } from "../../../lib/jobs/run-job";
 import { type FakeDockerRepo, type FakeDockerRepoOptions, startFakeDockerRepo } from "../fixtures/docker-repo";
 import { FACTS, RELEASE, RELEASE_LABEL } from "./release";
 

@@ -9,7 +9,7 @@ import { randomBytes } from "node:crypto";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import type { Sandbox } from "../../../sandbox/index";
+import type { Sandbox } from "../../../dev/sandbox/index";
 
 function run(cmd: string, args: string[], input?: string): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {

@@ -3,8 +3,8 @@
 import { spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { PROJECT_ROOT } from "../../../construct/entry-points";
-import type { CdktfRun } from "../../../demo/project";
+import type { CdktfRun } from "../../../dev/demo/project";
+import { PROJECT_ROOT } from "../../../lib/entry-points";
 
 const CDKTF = path.join(PROJECT_ROOT, "node_modules", ".bin", "cdktf");
 

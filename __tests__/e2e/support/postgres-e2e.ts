@@ -1,7 +1,7 @@
 // What the install-postgres end-to-end suites share: the release's cluster, passwords whose quoting shows,
 // the host's own psql against the sandbox, the target's logs, SQL as postgres on the target.
 import { execFile } from "node:child_process";
-import type { Sandbox } from "../../../sandbox/index";
+import type { Sandbox } from "../../../dev/sandbox/index";
 import type { InstallerRun } from "./e2e";
 import { FACTS } from "./release";
 

@@ -2,7 +2,7 @@
 // bookworm; the files under __tests__/e2e/trixie/ set it to trixie), and what the tests expect of that
 // release's own packages. The facts are measured on the release, written down here independently of the
 // handlers' tables, so a suite checks the installers against the release rather than against themselves.
-import { RELEASES, type Release, resolveRelease } from "../../../sandbox/index";
+import { RELEASES, type Release, resolveRelease } from "../../../dev/sandbox/index";
 
 export interface ReleaseFacts {
   /** VERSION_ID of /etc/os-release. */

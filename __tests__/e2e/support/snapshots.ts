@@ -1,10 +1,10 @@
-// States several cases reach the same way, made once per test run (sandbox/snapshot.ts) and booted from: a
+// States several cases reach the same way, made once per test run (dev/sandbox/snapshot.ts) and booted from: a
 // case that only needs to start from such a state boots in seconds instead of installing for a minute. The
 // state is made exactly as the cases made it themselves; each case still gets a VM of its own.
 import { randomBytes } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { ensureSnapshot, type Snapshot } from "../../../sandbox/index";
+import { ensureSnapshot, type Snapshot } from "../../../dev/sandbox/index";
 import { expectSucceeded, root, runInstaller } from "./e2e";
 import { RELEASE } from "./release";
 

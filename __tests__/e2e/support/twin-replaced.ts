@@ -6,14 +6,14 @@ import { execFile, execFileSync, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { PROJECT_ROOT } from "../../../construct/entry-points";
-import { runCdktf, writeCdktfProject } from "../../../demo/project";
-import type { StatusRow } from "../../../operator/status/status-rows";
-import { getSandbox, listSandboxes, stopSandbox } from "../../../sandbox/index";
-import { TWIN_CDKTF_FLAGS, twinDeployEnv } from "../../../twin/deploy-env";
-import { installTwin } from "../../../twin/install";
-import { removeVapp } from "../../../twin/nubes/records";
-import { sandboxNameOf } from "../../../twin/nubes/vm-settings";
+import { runCdktf, writeCdktfProject } from "../../../dev/demo/project";
+import { getSandbox, listSandboxes, stopSandbox } from "../../../dev/sandbox/index";
+import { TWIN_CDKTF_FLAGS, twinDeployEnv } from "../../../dev/twin/deploy-env";
+import { installTwin } from "../../../dev/twin/install";
+import { removeVapp } from "../../../dev/twin/nubes/records";
+import { sandboxNameOf } from "../../../dev/twin/nubes/vm-settings";
+import { PROJECT_ROOT } from "../../../lib/entry-points";
+import type { StatusRow } from "../../../lib/operator/status/status-rows";
 import { tempDir } from "../../support/synth";
 import { describeE2E, dpkgStatus } from "./e2e";
 import { type TcpForwarder, tcpForwarder } from "./tcp-forwarder";
@@ -49,7 +49,7 @@ export type ReplaceCause = "image" | "replace" | "deleted";
 // state_out_flat and with a fixed address alike, for either job target (one file each). One stack holds
 // both kinds of address, so each cause is one deploy; install-packages of one small package is the
 // installer that proves it. Every cause reaches the jobs the same way, whatever their target: the VM's id
-// becomes unknown, which replaces vm_generation (construct/vm-installation.ts), named in each job's
+// becomes unknown, which replaces vm_generation (lib/construct/vm-installation.ts), named in each job's
 // replace_triggered_by. So each cause is proven once, and each target with at least one cause (issue 31).
 export function describeReplacedVm(jobTarget: "sless" | "local", causes: ReplaceCause[]): void {
   describeE2E(`a replaced nubes VM is learned and installed anew (${jobTarget} target)`, () => {

@@ -1,8 +1,9 @@
 // install-postgres run against the stateful double (postgres-vm.ts) the way the TLS suites drive it: a fresh
 // cluster, one job, and check -> run -> check (the check foresees exactly what the run does, then nothing).
-import type { StackCa } from "../../../construct/postgres-ca";
+
 import { handler } from "../../../handlers/install-postgres/handler";
 import type { TlsEvent } from "../../../handlers/install-postgres/tls";
+import type { StackCa } from "../../../lib/construct/postgres-ca";
 import { PG_HBA, type PgVmState, PostgresVm } from "./postgres-vm";
 import { jobOn } from "./run-scripted";
 

@@ -2,9 +2,10 @@
 // for the property test of the promise: a history of earlier runs with drawn settings, then hand edits of
 // what the runs left (roles, database, pg_hba.conf lines, the inventory, listen_addresses, TLS files).
 // Every choice comes from one Draw, so a seed names its state and event.
-import type { StackCa } from "../../../construct/postgres-ca";
+
 import { HBA_MARKER } from "../../../handlers/install-postgres/pg";
 import { scramSecret } from "../../../handlers/install-postgres/scram";
+import type { StackCa } from "../../../lib/construct/postgres-ca";
 import type { Draw } from "../../support/seeded-random";
 import { pgJob } from "./postgres-jobs";
 import {

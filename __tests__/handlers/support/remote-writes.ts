@@ -1,6 +1,6 @@
 // Remote writes (handlers/common/remote-file.ts) read back for the doubles: the files a command writes, in order,
 // each from its byte count of stdin, and the text a step matches a write of one path by.
-import { quote } from "../../../shared/shell-quote";
+import { quote } from "../../../lib/shared/shell-quote";
 
 /** What a step matches a write of `path` by: the rename every remote write ends with. */
 export const renameOf = (path: string) => `mv -fT "$t" ${quote(path)}`;

@@ -3,8 +3,8 @@
 import type { Connection } from "../../../handlers/common/exec";
 import { type HandlerSpec, type InstallerDeps, runHandler } from "../../../handlers/common/handler-kit";
 import type { InstallerReport } from "../../../handlers/common/installer-result";
-import { SecretScrubber } from "../../../shared/secrets";
-import type { Settings } from "../../../shared/settings";
+import { SecretScrubber } from "../../../lib/shared/secrets";
+import type { Settings } from "../../../lib/shared/settings";
 import { ScriptedRemote, type Step } from "./scripted-remote";
 
 export const TEST_KEY =

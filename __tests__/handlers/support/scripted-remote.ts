@@ -12,7 +12,7 @@ import { ExecRemote, type RunOptions, type RunResult, TunnelRefused } from "../.
 import { GRANTS_LOOK } from "../../../handlers/common/grants";
 import { LOCK_TABLE_LOOK } from "../../../handlers/common/lock-holders";
 import { INVENTORY_LOOK, PACKAGES_FILE } from "../../../handlers/common/package-inventory";
-import { SecretScrubber } from "../../../shared/secrets";
+import { SecretScrubber } from "../../../lib/shared/secrets";
 import { type FakeMode, type FakePostgres, fakePostgres } from "./fake-postgres";
 import { type Answer, answerLook, followedParts, probesOf, sqlFirstParts } from "./look-answers";
 import { renameOf } from "./remote-writes";
