@@ -124,6 +124,8 @@ describe("install-docker: already installed", () => {
         },
         { match: /^systemctl restart docker\.service$/, sudo: true },
         info(),
+        // The look after the restart: daemon.json is planned on a daemon that answers.
+        look(state),
       ]);
       expect(error).toBeUndefined();
       expect(remote.done).toBe(true);

@@ -282,6 +282,7 @@ describe("install-docker with daemon.json (scripted double)", () => {
       os,
       look(admin),
       noGrants,
+      info,
       beforeWrite(`${admin}\n`),
       {
         match: renameOf(DAEMON_JSON),
@@ -322,6 +323,7 @@ describe("install-docker with daemon.json (scripted double)", () => {
     const { error, remote } = await run({ ...event, daemon_config: { "no-such-option": true } }, [
       os,
       look(ROTATED),
+      info,
       beforeWrite(`${ROTATED}\n`),
       { match: renameOf(DAEMON_JSON), sudo: true },
       { match: /systemctl restart docker\.service$/, sudo: true, code: 1, stderr: "Job for docker.service failed." },
@@ -358,6 +360,7 @@ describe("install-docker with daemon.json (scripted double)", () => {
   ): Step[] => [
     os,
     look(ROTATED),
+    info,
     {
       match: "journalctl -u docker.service -n 1 -o export --no-pager",
       sudo: true,

@@ -114,6 +114,7 @@ describe("install-docker takes back the daemon.json keys it wrote (scripted doub
       os,
       look(NOW),
       grants,
+      info,
       beforeWrite(`${JSON.stringify(NOW)}`),
       {
         match: renameOf(DAEMON_JSON),

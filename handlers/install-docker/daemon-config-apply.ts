@@ -236,16 +236,20 @@ export async function daemonFileOf(remote: Remote, docker: DockerState, progress
   return file;
 }
 
-/** daemon.json merged with the settings, as a planned change; dockerd restarted or reloaded for it. */
+/**
+ * daemon.json merged with the settings, as a planned change; dockerd restarted or reloaded for it. `restarts`:
+ * the restart starts a stopped docker.service too, so what is planned after it plans on a running unit.
+ */
 export function daemonConfigChange(
   file: DaemonFile,
   daemonActive: boolean,
   event: DockerEvent,
   recorded: DaemonRecord = NO_RECORD,
-): Change<DockerEvent> | undefined {
+): (Change<DockerEvent> & { readonly restarts: boolean }) | undefined {
   const plan = planDaemonConfig(file, event, daemonActive, recorded);
   if (!plan) return undefined;
   return {
+    restarts: plan.restart,
     kind: "daemon-config",
     what: plan.lines,
     why: `${plan.changed.join(", ")} in ${DAEMON_JSON} differ from the settings`,

@@ -1,8 +1,8 @@
 // install-docker in the kit's model. Inspect: one look at Docker (docker-state.ts), the inventory read and
 // re-checked against it (record-check.ts), the group step decided, the daemon asked when no package work is
 // due. Plan: the package work by channel (it replans: packages start and create things; a check previews it),
-// records the VM left forgotten, daemon.json, the service, the group, a restart of a daemon that does not
-// answer. Verify (a run only): the daemon answers, and hello-world unless `verify: "daemon"`.
+// records the VM left forgotten, a restart of a daemon that does not answer, daemon.json, the service, the
+// group. Verify (a run only): the daemon answers, and hello-world unless `verify: "daemon"`.
 
 import { GRANTS_FILE, readGrants } from "../common/grants";
 import type { Change, InstallerModel, ModelRun } from "../common/installer-model";
@@ -169,33 +169,39 @@ function groupChange(step: GroupStep, installsEngine: boolean): DockerChange {
   };
 }
 
-/** A check cannot know whether Docker passes after the restart: its line stops before saying so. */
+/**
+ * The restart of a daemon that does not answer, before daemon.json: a reload needs a daemon that answers, and
+ * the look after it plans daemon.json on a dockerd that does (the check plans on the same).
+ */
 function restartChange(failure: string): DockerChange {
   return {
     kind: "restart",
-    what: [restartLine(failure, false)],
+    what: [restartLine(failure)],
     why: failure,
+    replan: true,
     async apply({ remote, progress }) {
-      const answer = await restartDocker(remote, failure, progress);
-      return { what: [restartLine(failure, true)], answer };
+      return { answer: await restartDocker(remote, failure, progress) };
     },
   };
 }
 
-/** Pure: package work, records forgotten, daemon.json (each replans), the service, the group, a restart. */
+/** Pure: package work, records forgotten, a restart (each replans), daemon.json (replans), the service, the group. */
 function planDocker(seen: DockerSeen, event: DockerEvent): DockerChange[] {
   const changes: DockerChange[] = [];
   if (needsPackages(seen.needs)) changes.push(packagesChange(seen, event));
   const forget = forgetChange(seen.records);
   if (forget) changes.push(forget);
-  const active = seen.docker.active === "active";
-  const config = daemonConfigChange(seen.daemonFile, active, event, seen.daemonRecord);
-  if (config) changes.push(config);
-  const service = planService(seen.docker);
-  if (service.cmds.length) changes.push(serviceChange(seen, service.changes));
-  if (!groupStepIsEmpty(seen.group))
-    changes.push(groupChange(seen.group, needsPackages(seen.needs) && installsEngine(event, seen.docker)));
   if (seen.daemon?.failure && seen.needs.length === 0) changes.push(restartChange(seen.daemon.failure));
+  // An engine's maintainer scripts unmask, enable and start docker.service: what follows the package work
+  // is planned on that unit, as the run's replan after it finds it (the check's words are the run's).
+  const engine = needsPackages(seen.needs) && installsEngine(event, seen.docker);
+  const unit = engine ? { active: "active", enabled: "enabled" } : seen.docker;
+  const config = daemonConfigChange(seen.daemonFile, unit.active === "active", event, seen.daemonRecord);
+  if (config) changes.push(config);
+  // A restart for daemon.json starts a stopped unit: the run's replan after it finds docker.service active.
+  const service = planService(config?.restarts ? { ...unit, active: "active" } : unit);
+  if (service.cmds.length) changes.push(serviceChange(seen, service.changes));
+  if (!groupStepIsEmpty(seen.group)) changes.push(groupChange(seen.group, engine));
   return changes;
 }
 
@@ -292,9 +298,10 @@ function report(run: DockerRun): Omit<InstallDockerReport, "changes"> {
   };
 }
 
-/** The verification's words; without one (a check verifies nothing), what the look's `docker info` said. */
+/** The verification's words; without one, what the look's `docker info` said (after changes: not verified). */
 function verifyDetail(run: DockerRun): string {
   if (run.verified) return run.verified.detail;
+  if (run.applied.length) return "not verified: the verification did not run after the changes";
   const { docker, daemon } = run.before;
   const answer = daemon?.answer;
   const skipped = run.event.verify === "hello-world" ? " (hello-world runs in a real run only)" : "";
@@ -308,12 +315,13 @@ function summaryOf(run: DockerRun, work: PackageWork | undefined, group: { added
     const lines = run.applied.flatMap((a) => a.outcome?.what ?? a.change.what);
     return `Docker ${after.cli} already installed; ${lines.length ? lines.join("; ") : "nothing changed"}`;
   }
-  // Nothing applied though Docker needed work: a check, whose summary the kit words from would_change.
-  if (!run.verified) return after.cli ? `Docker ${after.cli} is installed` : "Docker is not installed";
+  // Nothing applied though Docker needed work (a check: the kit words its summary from would_change): the
+  // VM as the look saw it. Whether a verify ran says nothing of that.
+  if (run.applied.length === 0) return after.cli ? `Docker ${after.cli} is installed` : "Docker is not installed";
   const compose = composeReport(after);
   const source = work?.repository ? work.repository.uri : "the distribution";
   return (
-    `Docker ${after.cli} (server ${run.verified.server}) ` +
+    `Docker ${after.cli}${run.verified ? ` (server ${run.verified.server})` : ""} ` +
     `${work ? `installed from ${source}` : "was installed; its service was not running and now is"}` +
     (compose.compose ? `, compose ${compose.compose_version}` : "") +
     (group.added.length ? `; added ${group.added.join(", ")} to group docker` : "") +

@@ -54,7 +54,7 @@ export class AptVm implements Connection {
 
   async close(): Promise<void> {}
 
-  private answer(cmd: string, sudo: boolean, stdin: string): Reply {
+  protected answer(cmd: string, sudo: boolean, stdin: string): Reply {
     // An install and the look at its transaction (one exec); apt-get update and the look after it.
     const followed =
       answerWithTransaction(cmd, (part) => this.answer(part, sudo, "")) ??
@@ -88,7 +88,7 @@ export class AptVm implements Connection {
   }
 
   /** A read-only command, alone or as a look's probe. */
-  private probe(cmd: string): { stdout: string; code: number } {
+  protected probe(cmd: string): { stdout: string; code: number } {
     const s = this.state;
     if (HEALTH.has(cmd)) return this.health(cmd);
     const query = /^dpkg-query -W -f='[^']*' (.*)$/.exec(cmd);

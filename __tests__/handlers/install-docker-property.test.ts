@@ -1,0 +1,95 @@
+// The promise over generated states (issue 34): on a docker state drawn from a seed (packages of either
+// channel, earlier runs, hand edits to sources, keyrings, daemon.json, the group, the service) a check changes
+// nothing on the VM, its would_change is the following run's changes, and a check after that run finds
+// nothing. PROPERTY_SEED=<seed> PROPERTY_CASES=1 replays one case.
+import { Draw, propertySeeds } from "../support/seeded-random";
+import { dockerJob, drawState, refreshed } from "./support/docker-states";
+import { DISTRO, DockerVm, type DockerVmState } from "./support/docker-vm";
+import { holdsThePromise } from "./support/promise-property";
+
+/**
+ * A known break (package-preview.ts): a check does not fetch Docker's key, so it says one line for the
+ * repository ("... if not already as wanted ...") where the run says what it wrote or removed, or nothing.
+ */
+const REPOSITORY_PREVIEW = /^Docker's apt repository .* \(if not already as wanted: a check does not fetch the key/;
+const REPOSITORY_OUTCOME =
+  /^(created \/etc\/apt\/keyrings|wrote \/etc\/apt\/(keyrings|sources\.list\.d)\/docker\.|removed \/etc\/apt\/|removed \/usr\/share\/keyrings\/|removed this repository's entries from )/;
+
+const PACKAGE_WORK = /^(installed |Docker's apt repository )/;
+
+const { seed, seeds } = propertySeeds(3403, 300);
+
+describe(`install-docker: check's would_change is the next run's changes (PROPERTY_SEED=${seed})`, () => {
+  it(`holds over ${seeds.length} generated states`, async () => {
+    const held: Record<string, number> = {};
+    for (const caseSeed of seeds) {
+      const { vm, story, event } = await drawState(new Draw(caseSeed));
+      const outcome = await holdsThePromise({
+        seed: caseSeed,
+        story,
+        state: () => structuredClone(vm.state),
+        mutating: vm.mutating,
+        job: (check) => dockerJob(vm, check ? { ...event, check: true } : event),
+        outcomeOnly: REPOSITORY_OUTCOME,
+        previewOnly: REPOSITORY_PREVIEW,
+        // Lists a run refreshes may offer what they do not now (Docker's repository once its source is
+        // written): no check of package work can know. The double's state says when, not the check's words.
+        blind: (check) =>
+          (check.would_change as string[]).some((l) => PACKAGE_WORK.test(l)) &&
+          JSON.stringify(vm.state.lists) !== JSON.stringify(refreshed(vm, event))
+            ? "none"
+            : undefined,
+      });
+      held[outcome.held] = (held[outcome.held] ?? 0) + 1;
+    }
+    if (seeds.length >= 100)
+      for (const way of ["failed alike", "nothing to do", "foreseen", "blind"])
+        expect([way, held[way] ?? 0]).not.toEqual([way, 0]);
+  }, 300_000);
+});
+
+describe("install-docker: cases the property found (each failed on the code before its fix)", () => {
+  const fresh = (over: Partial<DockerVmState> = {}) =>
+    new DockerVm({
+      installed: { "ca-certificates": DISTRO["ca-certificates"][0], curl: DISTRO.curl[0] },
+      mirror: structuredClone(DISTRO),
+      lists: structuredClone(DISTRO),
+      listsAgeSec: 60,
+      files: { "/etc/apt/sources.list": "deb http://deb.debian.org/debian bookworm main\n" },
+      keyringsDir: { exists: true },
+      service: { active: "inactive", enabled: "" },
+      users: ["ubuntu"],
+      ...over,
+    });
+  const checkThenRun = async (vm: DockerVm, event: object) => {
+    const check = await dockerJob(vm, { ...event, check: true });
+    const run = await dockerJob(vm, event);
+    return { foreseen: check.would_change, done: run.changes };
+  };
+
+  it("an engine's install starts docker.service: daemon.json and the service are planned on it", async () => {
+    const { foreseen, done } = await checkThenRun(fresh(), { channel: "distro", compose: false, verify: "daemon" });
+    expect(done).toContain("restarted docker.service (log-driver, log-opts)");
+    expect(done).toEqual(foreseen);
+  });
+
+  it("a dockerd that does not answer is restarted before daemon.json is applied (by a reload)", async () => {
+    const vm = fresh();
+    await dockerJob(vm, { channel: "distro", compose: false, verify: "daemon" });
+    vm.state.stuck = true;
+    const { foreseen, done } = await checkThenRun(vm, {
+      channel: "distro",
+      compose: false,
+      verify: "daemon",
+      registry_mirrors: ["https://mirror.gcr.io"],
+    });
+    expect(done[0]).toMatch(/^restarted docker\.service: the installed Docker failed its verification/);
+    expect(done).toEqual(foreseen);
+  });
+
+  // Fails while the gap is there (REPOSITORY_PREVIEW): when it passes, drop `.failing` and the allowance above.
+  it.failing("official from nothing: the check names the repository's files as the run writes them", async () => {
+    const { foreseen, done } = await checkThenRun(fresh(), { channel: "official", verify: "daemon" });
+    expect(done).toEqual(foreseen);
+  });
+});
