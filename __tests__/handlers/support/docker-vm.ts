@@ -101,7 +101,7 @@ export class DockerVm extends AptVm {
     const removal = /^apt-get remove -y -q -o DPkg::Lock::Timeout=\d+ (.*)$/.exec(cmd);
     if (sudo && removal) return this.remove(removal[1].split(" "));
     if (sudo && /^(getent group docker|usermod|gpasswd)/.test(cmd)) return this.groupStep(cmd);
-    if (sudo && /^systemctl (unmask|enable|start) docker\.service/.test(cmd)) return this.serviceStep(cmd);
+    if (sudo && /^systemctl (unmask|enable|start) (--now )?docker\.service/.test(cmd)) return this.serviceStep(cmd);
     if (sudo && /systemctl restart docker\.service$/.test(cmd)) {
       s.service.active = "active";
       s.stuck = false;
