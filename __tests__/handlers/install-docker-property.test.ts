@@ -5,7 +5,7 @@
 import { Draw, propertySeeds } from "../support/seeded-random";
 import { dockerJob, drawState, refreshed } from "./support/docker-states";
 import { DISTRO, DockerVm, type DockerVmState } from "./support/docker-vm";
-import { holdsThePromise } from "./support/promise-property";
+import { doubleCase, holdsOverSeeds } from "./support/promise-property";
 
 /**
  * A known break (package-preview.ts): a check does not fetch Docker's key, so it says one line for the
@@ -21,15 +21,11 @@ const { seed, seeds } = propertySeeds(3403, 300);
 
 describe(`install-docker: check's would_change is the next run's changes (PROPERTY_SEED=${seed})`, () => {
   it(`holds over ${seeds.length} generated states`, async () => {
-    const held: Record<string, number> = {};
-    for (const caseSeed of seeds) {
-      const { vm, story, event } = await drawState(new Draw(caseSeed));
-      const outcome = await holdsThePromise({
-        seed: caseSeed,
-        story,
-        state: () => structuredClone(vm.state),
-        mutating: vm.mutating,
-        job: (check) => dockerJob(vm, check ? { ...event, check: true } : event),
+    const held = await holdsOverSeeds(seeds, async (caseSeed) => {
+      const drawn = await drawState(new Draw(caseSeed));
+      const { vm, event } = drawn;
+      return {
+        ...doubleCase(caseSeed, drawn, (check) => dockerJob(vm, check ? { ...event, check: true } : event)),
         outcomeOnly: REPOSITORY_OUTCOME,
         previewOnly: REPOSITORY_PREVIEW,
         // Lists a run refreshes may offer what they do not now (Docker's repository once its source is
@@ -39,9 +35,8 @@ describe(`install-docker: check's would_change is the next run's changes (PROPER
           JSON.stringify(vm.state.lists) !== JSON.stringify(refreshed(vm, event))
             ? "none"
             : undefined,
-      });
-      held[outcome.held] = (held[outcome.held] ?? 0) + 1;
-    }
+      };
+    });
     if (seeds.length >= 100)
       for (const way of ["failed alike", "nothing to do", "foreseen", "blind"])
         expect([way, held[way] ?? 0]).not.toEqual([way, 0]);
@@ -85,6 +80,36 @@ describe("install-docker: cases the property found (each failed on the code befo
     });
     expect(done[0]).toMatch(/^restarted docker\.service: the installed Docker failed its verification/);
     expect(done).toEqual(foreseen);
+  });
+
+  it("a dockerd that does not answer is restarted before package work that leaves the engine (seed 77)", async () => {
+    const vm = fresh();
+    await dockerJob(vm, { channel: "distro", compose: false, verify: "daemon" });
+    vm.state.stuck = true;
+    const { foreseen, done } = await checkThenRun(vm, {
+      channel: "distro",
+      compose: true,
+      verify: "daemon",
+      registry_mirrors: ["https://mirror.gcr.io"],
+    });
+    expect(done[0]).toMatch(/^restarted docker\.service: the installed Docker failed its verification/);
+    expect(done[1]).toMatch(/^installed docker-compose/);
+    expect(done).toEqual(foreseen);
+  });
+
+  it("a masked docker.service is unmasked and started before daemon.json's restart (seed 3724846344)", async () => {
+    const vm = fresh();
+    await dockerJob(vm, { channel: "distro", compose: false, verify: "daemon" });
+    vm.state.service = { active: "inactive", enabled: "masked" };
+    const { foreseen, done } = await checkThenRun(vm, {
+      channel: "distro",
+      compose: false,
+      verify: "daemon",
+      log_max_size: "50m",
+    });
+    expect(done.slice(0, 3)).toEqual(["unmasked docker.service", "enabled docker.service", "started docker.service"]);
+    expect(done).toEqual(foreseen);
+    expect(vm.state.service).toEqual({ active: "active", enabled: "enabled" });
   });
 
   // Fails while the gap is there (REPOSITORY_PREVIEW): when it passes, drop `.failing` and the allowance above.

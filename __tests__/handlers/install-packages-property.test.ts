@@ -5,31 +5,33 @@
 import { Draw, propertySeeds } from "../support/seeded-random";
 import { aptJob, drawState, refreshes } from "./support/apt-states";
 import { AptVm } from "./support/apt-vm";
-import { holdsThePromise } from "./support/promise-property";
+import { doubleCase, holdsOverSeeds } from "./support/promise-property";
 
 const { seed, seeds } = propertySeeds(3402, 300);
 
 describe(`install-packages: check's would_change is the next run's changes (PROPERTY_SEED=${seed})`, () => {
   it(`holds over ${seeds.length} generated states`, async () => {
-    const held: Record<string, number> = {};
-    for (const caseSeed of seeds) {
-      const { vm, story, event } = await drawState(new Draw(caseSeed));
-      const outcome = await holdsThePromise({
-        seed: caseSeed,
-        story,
-        state: () => structuredClone(vm.state),
-        mutating: vm.mutating,
-        job: (check) => aptJob(vm, check ? { ...event, check: true } : event),
-        // Lists a run refreshes first may offer what they do not now: no check can know (the double's state
-        // says when, not the check's words). A run that does not refresh them installs from what the check reads.
-        blind: () => (refreshes(event, vm.state) ? "none" : undefined),
-      });
-      held[outcome.held] = (held[outcome.held] ?? 0) + 1;
-      if ((outcome.check.warnings as string[] | undefined)?.some((w) => w.includes("would not be installed")))
-        held.partly = (held.partly ?? 0) + 1;
-      if ((outcome.check.would_change as string[] | undefined)?.some((l) => l.startsWith("repaired dpkg ")))
-        held.repaired = (held.repaired ?? 0) + 1;
-    }
+    const held = await holdsOverSeeds(
+      seeds,
+      async (caseSeed) => {
+        const drawn = await drawState(new Draw(caseSeed));
+        const { vm, event } = drawn;
+        return {
+          ...doubleCase(caseSeed, drawn, (check) => aptJob(vm, check ? { ...event, check: true } : event)),
+          // Lists a run refreshes first may offer what they do not now: no check can know (the double's state
+          // says when, not the check's words). A run that does not refresh them installs from what the check reads.
+          blind: () => (refreshes(event, vm.state) ? "none" : undefined),
+        };
+      },
+      ({ check }) => [
+        ...((check.warnings as string[] | undefined)?.some((w) => w.includes("would not be installed"))
+          ? ["partly"]
+          : []),
+        ...((check.would_change as string[] | undefined)?.some((l) => l.startsWith("repaired dpkg "))
+          ? ["repaired"]
+          : []),
+      ],
+    );
     // Every way of holding is reached, so the equality is not only of empty lists or of blind checks.
     if (seeds.length >= 100)
       for (const way of ["failed alike", "nothing to do", "foreseen", "partly", "repaired", "blind"])

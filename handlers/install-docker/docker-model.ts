@@ -170,8 +170,9 @@ function groupChange(step: GroupStep, installsEngine: boolean): DockerChange {
 }
 
 /**
- * The restart of a daemon that does not answer, before daemon.json: a reload needs a daemon that answers, and
- * the look after it plans daemon.json on a dockerd that does (the check plans on the same).
+ * The restart of a daemon that does not answer, first: package work that leaves the engine as it is does not
+ * wake it, a reload for daemon.json needs a daemon that answers, and the look after the restart plans the rest
+ * on a dockerd that does (the check plans on the same).
  */
 function restartChange(failure: string): DockerChange {
   return {
@@ -185,22 +186,28 @@ function restartChange(failure: string): DockerChange {
   };
 }
 
-/** Pure: package work, records forgotten, a restart (each replans), daemon.json (replans), the service, the group. */
+/** Pure: a restart, package work, records forgotten (each replans), daemon.json (replans), the service, the group. */
 function planDocker(seen: DockerSeen, event: DockerEvent): DockerChange[] {
   const changes: DockerChange[] = [];
+  if (seen.daemon?.failure) changes.push(restartChange(seen.daemon.failure));
   if (needsPackages(seen.needs)) changes.push(packagesChange(seen, event));
   const forget = forgetChange(seen.records);
   if (forget) changes.push(forget);
-  if (seen.daemon?.failure && seen.needs.length === 0) changes.push(restartChange(seen.daemon.failure));
   // An engine's maintainer scripts unmask, enable and start docker.service: what follows the package work
   // is planned on that unit, as the run's replan after it finds it (the check's words are the run's).
   const engine = needsPackages(seen.needs) && installsEngine(event, seen.docker);
-  const unit = engine ? { active: "active", enabled: "enabled" } : seen.docker;
+  let unit = engine ? { active: "active", enabled: "enabled" } : seen.docker;
+  // systemd refuses to restart or reload a masked unit: unmasked (and started) first, daemon.json follows on it.
+  const masked = unit.enabled === "masked";
+  if (masked) {
+    changes.push(serviceChange(seen, planService(unit).changes));
+    unit = { active: "active", enabled: "enabled" };
+  }
   const config = daemonConfigChange(seen.daemonFile, unit.active === "active", event, seen.daemonRecord);
   if (config) changes.push(config);
   // A restart for daemon.json starts a stopped unit: the run's replan after it finds docker.service active.
   const service = planService(config?.restarts ? { ...unit, active: "active" } : unit);
-  if (service.cmds.length) changes.push(serviceChange(seen, service.changes));
+  if (!masked && service.cmds.length) changes.push(serviceChange(seen, service.changes));
   if (!groupStepIsEmpty(seen.group)) changes.push(groupChange(seen.group, engine));
   return changes;
 }
@@ -212,13 +219,19 @@ export const dockerModel: InstallerModel<
   DockerOutcome,
   DaemonAnswer | undefined
 > = {
-  async inspect({ event, remote, progress, user, round }) {
+  async inspect({ event, remote, progress, user, round, previous }) {
     const users = event.users ?? [user];
-    const label = round === 0 ? "checking Docker on the VM" : "checking Docker after installing";
+    const installed = previous?.applied.some((a) => a.change.kind === "packages") ?? false;
+    const label =
+      round === 0
+        ? "checking Docker on the VM"
+        : installed
+          ? "checking Docker after installing"
+          : "checking Docker again";
     const docker = await progress.step(label, () => inspectDocker(remote, users), "check");
     // systemd is asked in the same look: no change was made before this refusal.
     if (round === 0) requireSystemdFrom(docker.systemd, "Docker");
-    if (round > 0) requireInstalled(docker, event);
+    if (installed) requireInstalled(docker, event);
     requireUsers(docker, users);
     const needs = dockerNeeds(docker, event);
     if (round === 0) sayWhatIsToDo(docker, needs, event, progress);
@@ -228,8 +241,9 @@ export const dockerModel: InstallerModel<
     const records = checkRecords(inventory, docker, users, daemonFile);
     const group = planGroupStep(docker, users, records.inventory);
     const seen: DockerSeen = { docker, users, needs, daemonFile, records, daemonRecord: records.daemon, group };
-    // With package work due, the verification after it asks the daemon; so does it after any replan.
-    if (round === 0 && !needsPackages(needs))
+    // Package work that installs an engine starts a new daemon, which the verification after it asks; any other
+    // leaves the daemon as it is, so it is asked now (the same in a check): a silent one is restarted first.
+    if (round === 0 && (!needsPackages(needs) || !installsEngine(event, docker)))
       seen.daemon = await progress.step("docker info", () => lookAtDaemon(remote, docker), "verify");
     return seen;
   },

@@ -102,6 +102,8 @@ export class DockerVm extends AptVm {
     if (sudo && removal) return this.remove(removal[1].split(" "));
     if (sudo && /^(getent group docker|usermod|gpasswd)/.test(cmd)) return this.groupStep(cmd);
     if (sudo && /^systemctl (unmask|enable|start) (--now )?docker\.service/.test(cmd)) return this.serviceStep(cmd);
+    if (sudo && /systemctl (restart|reload) docker\.service$/.test(cmd) && s.service.enabled === "masked")
+      return { stderr: "Failed to restart docker.service: Unit docker.service is masked.\n", code: 1 };
     if (sudo && /systemctl restart docker\.service$/.test(cmd)) {
       s.service.active = "active";
       s.stuck = false;

@@ -26,10 +26,37 @@ export interface PromiseCase {
   previewOnly?: RegExp;
 }
 
-/** Check, run, check: throws, naming the seed, the story and what differs, where the promise breaks. */
 /** How a case held: both failed alike; the check foresaw exactly (nothing, or changes); or it said it could not. */
 export type Held = "failed alike" | "nothing to do" | "foreseen" | "blind";
 
+/**
+ * holdsThePromise on the case drawn from each seed; how many held each way, plus the ways `tally` names for a
+ * case (what else the test wants reached), so a test can require every way and not pass on empty plans alone.
+ */
+export async function holdsOverSeeds(
+  seeds: readonly number[],
+  drawCase: (seed: number) => Promise<PromiseCase>,
+  tally: (outcome: { check: Result; run: Result }) => string[] = () => [],
+): Promise<Record<string, number>> {
+  const held: Record<string, number> = {};
+  for (const seed of seeds) {
+    const outcome = await holdsThePromise(await drawCase(seed));
+    for (const way of [outcome.held, ...tally(outcome)]) held[way] = (held[way] ?? 0) + 1;
+  }
+  return held;
+}
+
+/** The case of a stateful double drawn from `seed`: its state copied to compare before and after the check. */
+export function doubleCase(
+  seed: number,
+  drawn: { vm: { state: unknown; mutating: string[] }; story: string[] },
+  job: PromiseCase["job"],
+): PromiseCase {
+  const { vm, story } = drawn;
+  return { seed, story, state: () => structuredClone(vm.state), mutating: vm.mutating, job };
+}
+
+/** Check, run, check: throws, naming the seed, the story and what differs, where the promise breaks. */
 export async function holdsThePromise(c: PromiseCase): Promise<{ check: Result; run: Result; held: Held }> {
   const fail = (what: string, detail: object) => {
     throw new Error(
