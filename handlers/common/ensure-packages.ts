@@ -34,7 +34,7 @@ export interface EnsureOutcome {
   changed: boolean;
   /** apt-get update: whether it ran and why. */
   update: AptUpdateOutcome;
-  /** previewInstall only: the specs a run would install (in the order asked). */
+  /** Previews only (approximatePreview, exactPreview): the specs a run would install (in the order asked). */
   wouldInstall: string[];
   /** The answers to `also` after the last install, when it was read (EnsureOptions.also). */
   seen?: SeenFacts;
@@ -151,7 +151,7 @@ export async function previewInstall(apt: Apt, specs: string[], early?: Fact): P
   const wanted = wantedOf(specs);
   const outcome = emptyOutcome();
   const needed = stillNeeded(apt, wanted, await lookAtPackages(apt, wanted, early), outcome);
-  return needed.length ? predictInstall(apt, needed, outcome) : outcome;
+  return needed.length ? approximatePreview(apt, needed, outcome) : outcome;
 }
 
 /** Update, candidates, install, verify: the part of ensurePackages that changes the VM. */
@@ -174,24 +174,11 @@ export async function installNeeded(
 }
 
 /**
- * A preview: what a run would install, and (in `failed`) what the VM's current lists cannot offer, which a
- * run that refreshes them first may still install. `exact`: the options of a run that does not refresh them
- * (refreshesLists), so installs from these very lists: `failed` is then what it fails, in its words. `apt`
- * is the look-only one (a check's): its update only looks at dpkg's health, so a repair due is foreseen.
+ * A preview of a run that refreshes the lists first (refreshesLists): what it would install, and (in `failed`)
+ * what the VM's lists as they are cannot offer, which that run may still install once they are fresh. `apt` is
+ * the look-only one (a check's): its update only looks at dpkg's health, so a repair due is foreseen.
  */
-export async function predictInstall(
-  apt: Apt,
-  needed: Wanted[],
-  outcome: EnsureOutcome,
-  exact?: EnsureOptions,
-): Promise<EnsureOutcome> {
-  if (exact) {
-    const installable = await installableOf(apt, needed, exact, outcome);
-    // Such a run looks at dpkg's health (and repairs it) only with its first apt work: the install, if any.
-    if (installable.length) await apt.ensureDpkgHealthy();
-    outcome.wouldInstall = installable.map((w) => w.spec);
-    return outcome;
-  }
+export async function approximatePreview(apt: Apt, needed: Wanted[], outcome: EnsureOutcome): Promise<EnsureOutcome> {
   outcome.update = await apt.update(); // the look-only Apt: dpkg's health looked at, nothing run
   const offers = await stepper(apt)("apt-cache policy (the lists as they are)", "candidates", () =>
     apt.candidates(needed.map((w) => w.name)),
@@ -205,6 +192,18 @@ export async function predictInstall(
       });
   }
   outcome.wouldInstall = needed.map((w) => w.spec);
+  return outcome;
+}
+
+/**
+ * A preview of a run with `opts` that does not refresh the lists (refreshesLists), so installs from these very
+ * lists: `failed` is what it fails, in its words, and `wouldInstall` the rest. `apt` is the look-only one.
+ */
+export async function exactPreview(apt: Apt, needed: Wanted[], outcome: EnsureOutcome, opts: EnsureOptions) {
+  const installable = await installableOf(apt, needed, opts, outcome);
+  // Such a run looks at dpkg's health (and repairs it) only with its first apt work: the install, if any.
+  if (installable.length) await apt.ensureDpkgHealthy();
+  outcome.wouldInstall = installable.map((w) => w.spec);
   return outcome;
 }
 

@@ -6,13 +6,14 @@
 import { type AbsentReport, absentModel, presentOrAbsent } from "../common/absent-model";
 import type { PackageState } from "../common/apt-output";
 import {
+  approximatePreview,
   type EnsureOutcome,
   emptyOutcome,
+  exactPreview,
   installNeeded,
   lookAtPackages,
   PACKAGES_PROBE,
   packagesProbe,
-  predictInstall,
   refreshesLists,
   stillNeeded,
   type Wanted,
@@ -83,12 +84,13 @@ function installChange(state: PackagesState, event: PackagesEvent): Change<Packa
     // One that does not installs from these very lists: what they cannot offer fails, as in the run.
     async preview({ apt }) {
       const opts = { update: event.update, cacheValidSec: event.cache_valid_sec };
-      const refreshes = await refreshesLists(apt, opts);
-      const foreseen = await predictInstall(apt, state.needed, emptyOutcome(), refreshes ? undefined : opts);
-      if (refreshes)
+      if (await refreshesLists(apt, opts)) {
+        const foreseen = await approximatePreview(apt, state.needed, emptyOutcome());
         return {
           notes: foreseen.failed.map((f) => ({ line: `${f.name} may fail to install: ${f.reason}`, warning: true })),
         };
+      }
+      const foreseen = await exactPreview(apt, state.needed, emptyOutcome(), opts);
       noneInstalled(foreseen.failed, state.wanted.length);
       return {
         what: installedLine(foreseen.wouldInstall.map((spec) => spec.split("=")[0])),
