@@ -10,6 +10,7 @@ import { Progress } from "../../handlers/common/progress";
 import { postgresDefinition } from "../../handlers/install-postgres/definition";
 import { handler } from "../../handlers/install-postgres/handler";
 import { planPostgres } from "../../handlers/install-postgres/plan";
+import { asKitPlan } from "../../handlers/install-postgres/plan-preview";
 import { scramSecret } from "../../handlers/install-postgres/scram";
 import { inspect } from "../../handlers/install-postgres/state";
 import { SecretScrubber } from "../../lib/shared/secrets";
@@ -135,6 +136,29 @@ describe("install-postgres: a check's would_change is the following run's change
     expect(run.changes).toEqual(["cluster 14/main started (was inactive)", "database myapp created (owner app_user)"]);
     expect(run.warnings).toEqual([]);
     expect((await job(vm, { ...EVENT, check: true })).would_change).toEqual([]);
+  });
+
+  it("a line foreseen past a change is said by that change's preview, not by the first change's", async () => {
+    const vm = new PostgresVm(newCluster());
+    await job(vm, EVENT);
+    delete vm.state.databases.myapp;
+    // listen_addresses back to localhost: a restart, after which a run warns that remote clients cannot connect.
+    const { event } = validateInput(postgresDefinition, { ...EVENT, listen_addresses: "localhost" }, TEST_ENV);
+    const ctx = {
+      event,
+      remote: vm,
+      os: osFromRelease(UBUNTU_2204),
+      progress: new Progress("install-postgres", { write: () => {} }),
+      secrets: new SecretScrubber(),
+    } as unknown as Parameters<typeof inspect>[0];
+    const { changes } = asKitPlan(planPostgres(await inspect({ ...ctx, round: 0 }), event));
+    const said = await Promise.all(
+      changes.map(async (c) => [c.kind, ((await c.preview?.(ctx))?.notes ?? []).map((n) => n.line)]),
+    );
+    expect(said).toEqual([
+      ["role-database", []],
+      ["restart", [expect.stringMatching(/^allow_remote is true but listen_addresses 'localhost' accepts local/)]],
+    ]);
   });
 
   it("a round that rebuilt the served PGDG key file and started the cluster: no second rebuild planned", async () => {

@@ -1,7 +1,7 @@
 // One change install-postgres' plan calls for, and a line it says: the types plan.ts and the files that
 // plan parts of it (plan-access.ts, plan-joins.ts) share, apart so that none of them imports plan.ts.
 
-import type { Change } from "../common/installer-model";
+import type { Change, Note } from "../common/installer-model";
 import type { PostgresOutcome } from "./apply";
 import type { PostgresEvent } from "./decisions";
 import type { Run } from "./run";
@@ -33,14 +33,15 @@ export interface PostgresChange extends Change<PostgresEvent, PostgresOutcome> {
     sql?(run: Run): SqlFirst;
     after?(run: Run, first: SqlFirst): Promise<PostgresOutcome | undefined>;
   };
+  /**
+   * Lines only a check says, beside this change (plan-preview.ts): predictions past it, or what could not be
+   * seen before it is made. A run looks again after it and says what it then finds instead.
+   */
+  readonly foreseen?: readonly Note[];
 }
 
-/**
- * A line the plan says in the progress (and, for a warning, in the result). `foreseen`: a prediction past a
- * change not yet applied, said only by a check (its preview): a run looks again after that change instead.
- */
+/** A line the plan says in the progress (and, for a warning, in the result), a check and a run alike. */
 export interface Said {
   line: string;
   warning?: boolean;
-  foreseen?: boolean;
 }

@@ -1,6 +1,6 @@
 // What a check foresees of install-postgres' plan (installer-model.ts preview): what apt would say of the
-// packages it installs, read through the look-only Apt, and the plan's foreseen lines (predictions past a
-// change not yet applied), which a run never says since it looks again after that change.
+// packages it installs, read through the look-only Apt, and each change's foreseen lines (predictions past
+// it), which a run never says since it looks again after that change.
 
 import type { Apt } from "../common/apt";
 import { previewInstall } from "../common/ensure-packages";
@@ -55,8 +55,8 @@ export interface KitPostgresPlan extends Plan<PostgresEvent, PostgresOutcome> {
 }
 
 /**
- * The plan's lines as notes, said by a run and a check alike, except the foreseen ones: those go into the
- * first change's preview, after its own notes, so only a check says them.
+ * The plan's lines as notes, said by a run and a check alike; each change's foreseen lines go into its own
+ * preview, after the preview's notes, so only a check says them, beside that change and in the plan's order.
  */
 export function asKitPlan(plan: {
   changes: PostgresChange[];
@@ -64,15 +64,12 @@ export function asKitPlan(plan: {
   facts: ServerFacts;
   login?: KitPostgresPlan["login"];
 }): KitPostgresPlan {
-  const note = ({ line, warning }: Said): Note => ({ line, ...(warning ? { warning } : {}) });
-  const foreseen = plan.said.filter((s) => s.foreseen).map(note);
-  const [first, ...rest] = plan.changes;
-  const notes = plan.said.filter((s) => !s.foreseen || !first).map(note);
-  const changes = first && foreseen.length ? [withNotes(first, foreseen), ...rest] : plan.changes;
+  const notes = plan.said.map(({ line, warning }): Note => ({ line, ...(warning ? { warning } : {}) }));
+  const changes = plan.changes.map((c) => (c.foreseen?.length ? withNotes(c, c.foreseen) : c));
   return { changes, notes, facts: plan.facts, ...(plan.login ? { login: plan.login } : {}) };
 }
 
-function withNotes(change: PostgresChange, notes: Note[]): PostgresChange {
+function withNotes(change: PostgresChange, notes: readonly Note[]): PostgresChange {
   const own = change.preview;
   return {
     ...change,

@@ -5,6 +5,7 @@
 // defaults for a new cluster) or say what it could not see: those lines are foreseen (plan-preview.ts).
 
 import { emptyInventory } from "../common/grants";
+import type { Note } from "../common/installer-model";
 import * as apply from "./apply";
 import { type ConfigPlan, planConfiguration, unappliedWarnings } from "./configuration";
 import {
@@ -59,14 +60,16 @@ export function planPostgres(state: PostgresState, event: PostgresEvent): Postgr
   const said: Said[] = chosen.warnings.map((line) => ({ line, warning: true }));
   const { cluster } = chosen;
   if (!cluster) {
+    const next = predictNewCluster(event, major, "already installed", installation.clusters);
     changes.push({
       kind: "cluster-create",
       what: [clusterCreatedLine(major)],
       why: "the package creates main unless createcluster.conf says otherwise, or it was dropped since",
       replan: true,
       apply: (run) => apply.createCluster(run, major),
+      foreseen: next.past,
     });
-    return joined({ changes, said }, predictNewCluster(event, major, "already installed", installation.clusters));
+    return joined({ changes, said }, next);
   }
   const name = `${cluster.major}/${cluster.name}`;
   const unit = clusterUnit(cluster);
@@ -95,23 +98,23 @@ function planStart(
 ): PostgresPlan {
   const name = `${cluster.major}/${cluster.name}`;
   const unit = clusterUnit(cluster);
+  const blind: Note = {
+    line:
+      `${unit} is ${was}, so the role, the database and the configuration files could not be inspected ` +
+      "(psql needs a running server): what a real run would change there is not listed. " +
+      "Run the job (it starts the cluster first), or start the cluster and check again",
+    warning: true,
+  };
   const start: PostgresChange = {
     kind: "cluster-start",
     what: [clusterStartedLine(name, was)],
     why: `${unit} is ${was}`,
     replan: true,
     apply: (run) => apply.startCluster(run, cluster, state.installation, was),
-  };
-  const blind: Said = {
-    line:
-      `${unit} is ${was}, so the role, the database and the configuration files could not be inspected ` +
-      "(psql needs a running server): what a real run would change there is not listed. " +
-      "Run the job (it starts the cluster first), or start the cluster and check again",
-    warning: true,
-    foreseen: true,
+    foreseen: [blind],
   };
   const listen = normalizeListen(event.listen_addresses);
-  return { changes: [start], said: [blind], facts: facts(major, "already installed", name, cluster.port, listen) };
+  return { changes: [start], said: [], facts: facts(major, "already installed", name, cluster.port, listen) };
 }
 
 function facts(
@@ -132,7 +135,8 @@ function joined(first: Pick<PostgresPlan, "changes" | "said">, then: PostgresPla
 function planServerPackage(state: PostgresState, event: PostgresEvent, major: string): PostgresPlan {
   const { os } = state;
   const { own, name } = serverSource(os, major);
-  const said: Said[] = [];
+  // The package creates the cluster "main" (postgresql-common's default), so no change creates one.
+  const next = predictNewCluster(event, major, own ? "distribution" : "pgdg", state.installation.clusters);
   const install: PostgresChange = {
     kind: "server-package",
     what: [...(own ? [] : [pgdgSetupLine(event, os)]), installedLine(major)],
@@ -141,10 +145,9 @@ function planServerPackage(state: PostgresState, event: PostgresEvent, major: st
     apply: (run) =>
       apply.installServer(run, major, newClusterOf(major, state.installation.clusters), state.serverPackage),
     preview: (run) => previewServerPackage(run.apt, own, name, major, state.serverPackage),
+    foreseen: next.past,
   };
-  // The package creates the cluster "main" (postgresql-common's default), so no change creates one.
-  const from = own ? "distribution" : "pgdg";
-  return joined({ changes: [install], said }, predictNewCluster(event, major, from, state.installation.clusters));
+  return joined({ changes: [install], said: [] }, next);
 }
 
 /** A cluster as Debian's packaging creates it. Its stock pg_hba.conf lines are not needed: ours are appended. */
@@ -164,29 +167,32 @@ function newClusterState(major: string): ServerState {
   };
 }
 
-/** What a run does to the cluster `major`/main once it exists; `clusters`: the others, whose ports it will not take. */
+/**
+ * What a run does to the cluster `major`/main once it exists; `clusters`: the others, whose ports it will not
+ * take. `past`: what the plan would say of it, foreseen beside the change that makes the cluster.
+ */
 function predictNewCluster(
   event: PostgresEvent,
   major: string,
   installedFrom: ServerFacts["installedFrom"],
   clusters: Cluster[],
-): PostgresPlan {
+): PostgresPlan & { past: Note[] } {
   const cluster = newClusterOf(major, clusters);
   const { port } = cluster;
   const server: RunningServer = { state: newClusterState(major), inventory: emptyInventory() };
   const running = planRunning(event, cluster, server, { predicted: true });
-  const said: Said[] = [
+  const past: Note[] = [
     {
       line:
         `no cluster ${major}/main yet: ` +
         "what follows is predicted for a new one with Debian's defaults, not inspected",
-      foreseen: true,
     },
-    ...running.said.map((s) => ({ ...s, foreseen: true })),
+    ...running.said,
   ];
   return {
     changes: running.changes,
-    said,
+    said: [],
+    past,
     facts: facts(major, installedFrom, `${major}/main`, port, running.config.listen),
   };
 }
@@ -203,7 +209,6 @@ function planRunning(
 ): { changes: PostgresChange[]; said: Said[]; config: ConfigPlan } {
   const { state, recorded } = server;
   const name = `${cluster.major}/${cluster.name}`;
-  const unit = clusterUnit(cluster);
   const port = cluster.port;
   const access = planAccess(event, port, name, server);
   const changes = [...access.changes];
@@ -212,18 +217,14 @@ function planRunning(
   const extensions = planExtensions(event.extensions ?? [], cluster.major, server.extensions, recordedExt);
   const ext = extensionChanges(extensions, event.db_name, port);
   for (const line of ext.warnings) said.push({ line, warning: true });
-  const { config, params, restart, ...cfg } = planConfigChanges(event, cluster, server);
+  const { config, params, ...cfg } = planConfigChanges(event, cluster, server);
   for (const line of params.warnings) said.push({ line, warning: true });
-  for (const line of config.hbaCopies) said.push({ line, warning: true, foreseen: true });
   const tls = planTls(event, cluster, state, server.tls);
   said.push(...tls.said);
   const names = extensions.packages.map((p) => p.name);
   const packages = ext.packages.map((c) => ({ ...c, preview: (run: Run) => previewPackages(run.apt, names) }));
   changes.push(...packages, ...cfg.changes, ...tls.changes, ...ext.create);
-  // A restart for listen_addresses applies whatever else waits for one; a run says what it sees after it.
-  const pending = restart ? [] : state.pending_restart.filter((n) => !params.restart.includes(n.toLowerCase()));
-  for (const line of unappliedWarnings(event, unit, pending, config.listen))
-    said.push({ line, warning: true, foreseen: restart || config.hbaChanged });
+  said.push(...cfg.said);
   const granted = updatedSection(recorded, state.hba_file, config.owned, name, access.record);
   const next = withExtensionRecord(granted, `${name}:${event.db_name}`, extensions.record);
   if (!opts.predicted && sectionChanged(recorded, next)) {
@@ -249,6 +250,7 @@ function planConfigChanges(event: PostgresEvent, cluster: Cluster, server: Runni
     planConfiguration(event, state, recorded ? (recorded.hba[state.hba_file] ?? []) : undefined),
     params,
   );
+  const warn = (line: string): Note => ({ line, warning: true });
   if (configurationChanges(config)) {
     changes.push({
       kind: "configuration",
@@ -257,9 +259,15 @@ function planConfigChanges(event: PostgresEvent, cluster: Cluster, server: Runni
       why: "listen_addresses, parameters or pg_hba.conf differ from the settings",
       apply: (run) => apply.configurationFiles(run, state, port, config),
       joined: { after: (run, first) => apply.configurationFiles(run, state, port, config, first) },
+      // A run says these as it writes pg_hba.conf (configurationFiles' warnings).
+      foreseen: config.hbaCopies.map(warn),
     });
   }
   const restart = restartNeeded(config);
+  // A restart for listen_addresses applies whatever else waits for one; a run says what it sees after it.
+  const pending = restart ? [] : state.pending_restart.filter((n) => !params.restart.includes(n.toLowerCase()));
+  const unapplied = unappliedWarnings(event, clusterUnit(cluster), pending, config.listen).map(warn);
+  const past = restart || config.hbaChanged;
   if (restart || config.hbaChanged || params.reload.length) {
     changes.push({
       kind: restart ? "restart" : "reload",
@@ -269,7 +277,8 @@ function planConfigChanges(event: PostgresEvent, cluster: Cluster, server: Runni
           "read only when the postmaster starts"
         : "pg_hba.conf and reloadable parameters are read on reload",
       apply: (run) => apply.restartOrReload(run, cluster, state, config),
+      ...(past ? { foreseen: unapplied } : {}),
     });
   }
-  return { changes, config, params, restart };
+  return { changes, config, params, said: past ? [] : unapplied };
 }
