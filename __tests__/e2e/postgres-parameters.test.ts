@@ -115,8 +115,12 @@ describeE2E("install-postgres parameters on a sandbox VM", () => {
       expect(await sql("SHOW max_connections")).toBe("150");
 
       // Removed from the settings: out of the drop-in, back to the default (a restart for max_connections).
+      // A check foresees what is then in effect from pg_file_settings and pg_settings, in the run's words.
+      const foresee = await job(event({}, { check: true }));
+      expectSucceeded(foresee);
       const removed = await job(event({}));
       expectSucceeded(removed);
+      expect(removed.result.changes).toEqual(foresee.result.would_change);
       expect(removed.result.changes).toEqual([
         `parameter max_connections '150' removed from ${DROPIN} (no longer in the settings; ` +
           "the server's other files or its default apply, restart)",

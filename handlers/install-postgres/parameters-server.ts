@@ -4,28 +4,36 @@
 // ranges, enums and check hooks are judged exactly as at the next start. Nothing here writes.
 
 import { quote } from "../../lib/shared/shell-quote";
+import { takenBackLine } from "./parameter-fallback";
 import {
   changedNames,
   namesToRead,
-  type ParameterFact,
   type ParameterFacts,
   plainValue,
   readOnlyNames,
+  type TakenBack,
   unknownNames,
 } from "./parameters";
 import { type Cluster, clusterUnit, type ServerState } from "./pg";
 import type { Run } from "./run";
 import { psqlJson } from "./server";
 
-/** pg_settings for `names` (lowercase), and every name when one of them is unknown; names sent as JSON data. */
+/**
+ * pg_settings for `names` (lowercase) with their lines in the configuration files as they are now (what a
+ * reload reads), and every name when one of them is unknown; names sent as JSON data.
+ */
 function parameterFactsSql(names: string[]): string {
   const literal = `'${JSON.stringify(names).replace(/'/g, "''")}'`;
   return `WITH wanted AS (SELECT json_array_elements_text(${literal}::json) AS n)
 SELECT json_build_object(
-  'known', coalesce((SELECT json_object_agg(lower(name), json_build_object('name', name,
-                       'value', current_setting(name), 'context', context, 'pending_restart', pending_restart,
-                       'sourcefile', sourcefile, 'source', source))
-                     FROM pg_settings WHERE lower(name) IN (SELECT n FROM wanted)), '{}'::json),
+  'known', coalesce((SELECT json_object_agg(lower(s.name), json_build_object('name', s.name,
+                       'value', current_setting(s.name), 'context', context, 'pending_restart', pending_restart,
+                       'sourcefile', sourcefile, 'source', source, 'vartype', vartype, 'unit', unit,
+                       'enumvals', enumvals, 'min_val', min_val, 'max_val', max_val, 'boot_val', boot_val,
+                       'lines', (SELECT coalesce(json_agg(json_build_object('setting', f.setting, 'file', f.sourcefile)
+                                                          ORDER BY f.seqno), '[]'::json)
+                                 FROM pg_file_settings f WHERE lower(f.name) = lower(s.name))))
+                     FROM pg_settings s WHERE lower(s.name) IN (SELECT n FROM wanted)), '{}'::json),
   'all', CASE WHEN EXISTS (SELECT FROM wanted WHERE n NOT IN (SELECT lower(name) FROM pg_settings))
               THEN (SELECT json_agg(lower(name) ORDER BY name) FROM pg_settings) END
 );
@@ -99,21 +107,16 @@ async function judgeValues(run: Run, cluster: Cluster, state: ServerState, names
   );
 }
 
-/** A parameter vm-install took back, in `changes`' words: what it was, and the value in effect now and whence. */
-export function takenBackLine(name: string, ours: string, now: ParameterFact | undefined): string {
-  const where = now?.sourcefile ? ` from ${now.sourcefile}` : ` (${now?.source ?? "default"})`;
-  return `parameter ${name}: vm-install's ${ours} taken back; ${now ? `'${now.value}'${where}` : "no value"} in effect`;
-}
-
 /** Reads of pg_settings while new sessions still show the drop-in's value (the reload not yet read). */
 const RELOAD_READS = 50;
 
 /**
- * After the reload or restart that applied the drop-in without `removed` (name -> its text there): pg_settings'
- * word on each. A reload reaches new sessions once the postmaster has read the files again, so the read is
- * repeated (briefly) while one still comes from the drop-in.
+ * After the reload or restart that applied the drop-in without `removed`: pg_settings' word on each, in the
+ * words a check foresaw it (parameter-fallback.ts), or the check's own words where it could not be sure (the
+ * value read then is said in the progress). A reload reaches new sessions once the postmaster has read
+ * the files again, so the read is repeated (briefly) while one still comes from the drop-in.
  */
-export async function takenBack(run: Run, cluster: Cluster, dropIn: string, removed: Record<string, string>) {
+export async function takenBack(run: Run, cluster: Cluster, dropIn: string, removed: Record<string, TakenBack>) {
   const names = Object.keys(removed).sort();
   for (let read = 1; names.length; read++) {
     const facts = await psqlJson<ParameterFacts>(
@@ -122,9 +125,17 @@ export async function takenBack(run: Run, cluster: Cluster, dropIn: string, remo
       parameterFactsSql(names),
       "psql (reading the parameters taken back)",
     );
-    if (read >= RELOAD_READS || !names.some((n) => facts.known[n]?.sourcefile === dropIn))
-      return names.map((n) => takenBackLine(n, removed[n], facts.known[n]));
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    if (read < RELOAD_READS && names.some((n) => facts.known[n]?.sourcefile === dropIn)) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      continue;
+    }
+    return names.map((n) => {
+      const { text, foreseen } = removed[n];
+      const now = facts.known[n];
+      if (!foreseen || !("unsure" in foreseen)) return takenBackLine(n, text, now);
+      run.progress.info(`${takenBackLine(n, text, now)} (as read after the reload or restart)`);
+      return takenBackLine(n, text, foreseen);
+    });
   }
   return [];
 }

@@ -4,18 +4,13 @@
 // what changes and whether the postmaster must restart for it.
 
 import { type PgParameterValue, parameterOwner } from "../../lib/shared/pg-parameters";
+import { type InEffect, inEffectWithout, type SettingSeen, takenBackLine } from "./parameter-fallback";
 import { dropInContent } from "./pg";
 
 /** One setting as the server runs it: pg_settings' context, its live value (with units), a restart waiting. */
-export interface ParameterFact {
+export interface ParameterFact extends SettingSeen {
   name: string;
-  value: string;
   context: string;
-  pending_restart: boolean;
-  /** The file the running value comes from (null: a default, or not from a file). */
-  sourcefile?: string | null;
-  /** pg_settings' source ("default", "configuration file", "user", ...). */
-  source?: string;
 }
 
 /** What the server says of the names the settings and the drop-in mention (parameters-server.ts). */
@@ -39,8 +34,14 @@ export interface ParameterPlan {
   lines: string[];
   /** Parameters as wanted in the drop-in but taken by the server from a file read after it. */
   warnings: string[];
-  /** Names taken out of the drop-in, with the text they had there (parameters-server.ts takenBack). */
-  removed: Record<string, string>;
+  /** Names taken out of the drop-in (parameters-server.ts takenBack). */
+  removed: Record<string, TakenBack>;
+}
+
+/** A name taken out of the drop-in: the text it had there, and what is foreseen in effect without it. */
+export interface TakenBack {
+  text: string;
+  foreseen: InEffect;
 }
 
 /** The text postgres reads a value from: booleans on/off, numbers as written. */
@@ -138,13 +139,22 @@ export function planParameters(
   for (const [name, text] of current) {
     if (name in wanted) continue;
     plan.changed = true;
-    plan.removed[name] = text;
+    plan.removed[name] = { text, foreseen: inEffectWithout(name, facts?.known[name], dropIn) };
     plan.lines.push(
       `parameter ${name} ${text} removed from ${dropIn} (no longer in the settings; ` +
         `the server's other files or its default apply, ${how(name)})`,
     );
   }
   return plan;
+}
+
+/** What the restart or reload says of each name taken back, foreseen (a run says what it reads then). */
+export function takenBackLines(params: ParameterPlan | undefined): string[] {
+  const removed = params?.removed ?? {};
+  // In the order the run reads them (parameters-server.ts takenBack).
+  return Object.keys(removed)
+    .sort()
+    .map((name) => takenBackLine(name, removed[name].text, removed[name].foreseen));
 }
 
 /** What of the configuration plan (configuration.ts ConfigPlan) the parameters touch. */

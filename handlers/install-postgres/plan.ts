@@ -22,7 +22,7 @@ import { extensionChanges } from "./extension-changes";
 import { planExtensions, withPreload } from "./extensions";
 import { recordedExtensions, withExtensionRecord } from "./extensions-server";
 import { sectionChanged, updatedSection } from "./grants";
-import { configurationChanges, planParameters, restartNeeded, withParameters } from "./parameters";
+import { configurationChanges, planParameters, restartNeeded, takenBackLines, withParameters } from "./parameters";
 import { type Cluster, clusterUnit, dropInPath, normalizeListen, type ServerState, shortServerVersion } from "./pg";
 import { legacyPgdgLine, pgdgSetupLine } from "./pgdg";
 import { planAccess } from "./plan-access";
@@ -271,7 +271,8 @@ function planConfigChanges(event: PostgresEvent, cluster: Cluster, server: Runni
   if (restart || config.hbaChanged || params.reload.length) {
     changes.push({
       kind: restart ? "restart" : "reload",
-      what: [],
+      // What is in effect for a name taken back: foreseen here, read by the run once applied.
+      what: takenBackLines(config.parameters),
       why: restart
         ? `${[...(config.listenChanged ? ["listen_addresses"] : []), ...params.restart].join(", ")} ` +
           "read only when the postmaster starts"

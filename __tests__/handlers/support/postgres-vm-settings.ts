@@ -1,16 +1,49 @@
 // The settings side of the stateful double (postgres-vm.ts): a few pg_settings parameters of each context,
 // the values the server runs with and those its last reading of the files (a reload or a restart) holds, so
-// a postmaster parameter read at a reload waits for a restart as PostgreSQL's does; and pg_file_settings'
-// ssl lines. Parameters come from vm-install's drop-in alone (postgresql.conf sets none of these here).
+// a postmaster parameter read at a reload waits for a restart as PostgreSQL's does; pg_file_settings' lines
+// (Debian's postgresql.conf, then vm-install's drop-in) and the ssl ones. Values are shown as SHOW prints
+// them, from a table of PostgreSQL 14's own words for the texts the states write (not from the handler's code).
 
-/** pg_settings' rows the double knows: context and built-in default, as PostgreSQL 14 has them. */
-const PARAMETERS: Record<string, { context: string; value: string }> = {
-  work_mem: { context: "user", value: "4MB" },
-  statement_timeout: { context: "user", value: "0" },
-  log_min_duration_statement: { context: "superuser", value: "-1" },
-  shared_buffers: { context: "postmaster", value: "128MB" },
-  max_connections: { context: "postmaster", value: "100" },
+/** pg_settings' rows the double knows, as PostgreSQL 14 has them; `conf`: Debian's postgresql.conf line. */
+const PARAMETERS: Record<
+  string,
+  { context: string; unit: string | null; boot_val: string; min_val: string; max_val: string; conf?: string }
+> = {
+  work_mem: { context: "user", unit: "kB", boot_val: "4096", min_val: "64", max_val: "2147483647" },
+  statement_timeout: { context: "user", unit: "ms", boot_val: "0", min_val: "0", max_val: "2147483647" },
+  log_min_duration_statement: {
+    context: "superuser",
+    unit: "ms",
+    boot_val: "-1",
+    min_val: "-1",
+    max_val: "2147483647",
+  },
+  shared_buffers: {
+    context: "postmaster",
+    unit: "8kB",
+    boot_val: "16384",
+    min_val: "16",
+    max_val: "1073741823",
+    conf: "128MB",
+  },
+  max_connections: {
+    context: "postmaster",
+    unit: null,
+    boot_val: "100",
+    min_val: "1",
+    max_val: "262143",
+    conf: "100",
+  },
 };
+
+/** SHOW's words (PostgreSQL 14) for the texts a state or an event sets, where they differ from the text. */
+const SHOWN: Record<string, Record<string, string>> = {
+  work_mem: { "4096": "4MB" },
+  statement_timeout: { "512": "512ms" },
+  log_min_duration_statement: { "250": "250ms", "1000": "1s", "512": "512ms" },
+  shared_buffers: { "512": "4MB", "16384": "128MB" },
+};
+const shown = (name: string, text: string) => SHOWN[name]?.[text] ?? text;
 
 /** Parameter values by name: `read` at the last reload or restart, `live` what the server runs with. */
 export interface PgParams {
@@ -46,20 +79,35 @@ export function pendingRestart(params: PgParams | undefined): string[] {
     .sort();
 }
 
-/** parameters-server.ts parameterFactsSql's answer, for the names the query carries as JSON data. */
-export function parameterFacts(sql: string, params: PgParams | undefined, dropIn: string): object {
+/**
+ * parameters-server.ts parameterFactsSql's answer, for the names the query carries as JSON data: the value
+ * running (the drop-in's as last read, else postgresql.conf's, else the default) and the files' lines now.
+ */
+export function parameterFacts(
+  sql: string,
+  params: PgParams | undefined,
+  files: { dropIn: string; conf: string; dropInText?: string },
+): object {
   const literal = /'(\[.*?\])'::json/.exec(sql)?.[1];
   if (!literal) throw new Error(`PostgresVm: pg_settings SQL without its names:\n${sql}`);
   const names = JSON.parse(literal.replace(/''/g, "'")) as string[];
   const pending = pendingRestart(params);
+  const inDropIn = fileParams(files.dropInText);
   const known = Object.fromEntries(
     names
       .filter((n) => PARAMETERS[n])
       .map((n) => {
+        const { context, unit, boot_val, min_val, max_val, conf } = PARAMETERS[n];
         const live = params?.live[n];
-        const fact = { name: n, value: live ?? PARAMETERS[n].value, context: PARAMETERS[n].context };
-        const source = live === undefined ? { sourcefile: null, source: "default" } : { sourcefile: dropIn };
-        return [n, { ...fact, pending_restart: pending.includes(n), source: "configuration file", ...source }];
+        const text = live ?? conf ?? boot_val;
+        const from = live !== undefined ? files.dropIn : conf !== undefined ? files.conf : null;
+        const lines = [
+          ...(conf === undefined ? [] : [{ setting: conf, file: files.conf }]),
+          ...(n in inDropIn ? [{ setting: inDropIn[n], file: files.dropIn }] : []),
+        ];
+        const fact = { name: n, value: shown(n, text), context, pending_restart: pending.includes(n) };
+        const type = { vartype: "integer", unit, enumvals: null, min_val, max_val, boot_val, lines };
+        return [n, { ...fact, sourcefile: from, source: from ? "configuration file" : "default", ...type }];
       }),
   );
   return { known, all: names.every((n) => PARAMETERS[n]) ? null : Object.keys(PARAMETERS).sort() };

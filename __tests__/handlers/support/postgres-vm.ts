@@ -267,7 +267,10 @@ export class PostgresVm implements Connection {
       const fromDropIn = { file: PG_DROPIN, line: 2, setting: listen, error: null };
       return { stdout: `${JSON.stringify({ listen: [fromDropIn], config_errors: [], hba_errors: [] })}\n` };
     }
-    if (sql.includes("'known'")) return { stdout: `${JSON.stringify(parameterFacts(sql, s.params, PG_DROPIN))}\n` };
+    if (sql.includes("'known'")) {
+      const files = { dropIn: PG_DROPIN, conf: `${PG_CONF_DIR}/postgresql.conf`, dropInText: s.files[PG_DROPIN] };
+      return { stdout: `${JSON.stringify(parameterFacts(sql, s.params, files))}\n` };
+    }
     if (sql.includes("'pending_restart'") && !sql.includes("'hba_text'"))
       return {
         stdout: `${JSON.stringify({ listen_addresses: s.listen, pending_restart: pendingRestart(s.params) })}\n`,
