@@ -189,7 +189,7 @@ export async function restartOrReload(
   const { warnings, listener } = restartNeeded(plan)
     ? await restartForListen(run, cluster, state, plan)
     : await reloadForHba(run, cluster, plan);
-  // What is in effect for a parameter taken back is known only now: more than the plan's words say.
+  // What is in effect for a parameter taken back, read now: the words a check foresaw (parameter-fallback.ts).
   const takenBackLines = await takenBack(run, cluster, dropInPath(state.config_file), plan.parameters?.removed ?? {});
   return takenBackLines.length ? { warnings, listener, what: takenBackLines } : { warnings, listener };
 }
