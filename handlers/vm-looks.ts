@@ -2,6 +2,8 @@
 // docs/vm-facts.md) and the test that every defineLook is listed here. A look
 // built at run time (Docker's per user, the stale sources' per keyring) is listed with a placeholder.
 // An installer adds its looks with one line: ...looksOf("install-x", LOOK_A, LOOK_B).
+
+import { sourcesLook } from "./common/apt-sources-look";
 import { afterTransactionLook, TRANSACTION_LOOK } from "./common/apt-transaction";
 import { afterUpdateLook } from "./common/apt-update";
 import { BOOT_LOOK } from "./common/boot-look";
@@ -12,7 +14,6 @@ import { GRANTS_LOOK } from "./common/grants";
 import { LOCK_TABLE_LOOK } from "./common/lock-holders";
 import { INVENTORY_LOOK, INVENTORY_PROBE } from "./common/package-inventory";
 import { REMOVAL_LOOK } from "./common/removal";
-import { sourcesLook } from "./common/stale-repositories";
 import type { Probe } from "./common/vm-facts";
 import { DAEMON_FILE_LOOK, DAEMON_RELOAD_WRITE_LOOK, DAEMON_WRITE_LOOK } from "./install-docker/daemon-config-apply";
 import { reloadLook } from "./install-docker/daemon-running";

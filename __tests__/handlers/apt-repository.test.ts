@@ -1,4 +1,5 @@
-import { ensureAptRepository, keyFormat, sourceLine, supersededKeyrings } from "../../handlers/common/apt-repository";
+import { keyFormat } from "../../handlers/common/apt-key";
+import { ensureAptRepository, sourceLine, supersededKeyrings } from "../../handlers/common/apt-repository";
 import { dearmor } from "../../handlers/common/openpgp-armour";
 import {
   normalizeUri,

@@ -7,15 +7,7 @@ import { dockerJob, drawState, refreshed } from "./support/docker-states";
 import { DISTRO, DockerVm, type DockerVmState } from "./support/docker-vm";
 import { doubleCase, holdsOverSeeds } from "./support/promise-property";
 
-/**
- * A known break (package-preview.ts): a check does not fetch Docker's key, so it says one line for the
- * repository ("... if not already as wanted ...") where the run says what it wrote or removed, or nothing.
- */
-const REPOSITORY_PREVIEW = /^Docker's apt repository .* \(if not already as wanted: a check does not fetch the key/;
-const REPOSITORY_OUTCOME =
-  /^(created \/etc\/apt\/keyrings|wrote \/etc\/apt\/(keyrings|sources\.list\.d)\/docker\.|removed \/etc\/apt\/|removed \/usr\/share\/keyrings\/|removed this repository's entries from )/;
-
-const PACKAGE_WORK = /^(installed |Docker's apt repository )/;
+const PACKAGE_WORK = /^installed /;
 
 const { seed, seeds } = propertySeeds(3403, 300);
 
@@ -26,8 +18,6 @@ describe(`install-docker: check's would_change is the next run's changes (PROPER
       const { vm, event } = drawn;
       return {
         ...doubleCase(caseSeed, drawn, (check) => dockerJob(vm, check ? { ...event, check: true } : event)),
-        outcomeOnly: REPOSITORY_OUTCOME,
-        previewOnly: REPOSITORY_PREVIEW,
         // Lists a run refreshes may offer what they do not now (Docker's repository once its source is
         // written): no check of package work can know. The double's state says when, not the check's words.
         blind: (check) =>
@@ -112,8 +102,7 @@ describe("install-docker: cases the property found (each failed on the code befo
     expect(vm.state.service).toEqual({ active: "active", enabled: "enabled" });
   });
 
-  // Fails while the gap is there (REPOSITORY_PREVIEW): when it passes, drop `.failing` and the allowance above.
-  it.failing("official from nothing: the check names the repository's files as the run writes them", async () => {
+  it("official from nothing: the check names the repository's files as the run writes them", async () => {
     const { foreseen, done } = await checkThenRun(fresh(), { channel: "official", verify: "daemon" });
     expect(done).toEqual(foreseen);
   });

@@ -6,7 +6,7 @@ import { spawn, spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { type RemoteFile, writeFragment, writeRemoteFile } from "../../handlers/common/remote-file";
+import { compareFragment, type RemoteFile, writeFragment, writeRemoteFile } from "../../handlers/common/remote-file";
 import { ScriptedRemote } from "./support/scripted-remote";
 
 const me = { user: os.userInfo().username };
@@ -144,6 +144,36 @@ describe.each(["sh", "bash"])("the fragment, run by %s", (shell) => {
     expect(w()).toBe("w=content\n");
     expect(fs.readdirSync(dir)).toEqual(["f"]);
   });
+
+  it("compareFragment says what unlessSame's write would, in every state, and writes nothing (a check's)", () => {
+    const f = { ...file("f", "same\n", "0644"), unlessSame: true };
+    const second = { ...file("g", "second\n", "0644"), unlessSame: true };
+    const states: Record<string, () => void> = {
+      absent: () => {},
+      same: () => fs.writeFileSync(f.path, "same\n", { mode: 0o644 }),
+      mode: () => fs.writeFileSync(f.path, "same\n", { mode: 0o600 }),
+      link: () => fs.symlinkSync(path.join(dir, "nowhere"), f.path),
+      directory: () => fs.mkdirSync(f.path),
+    };
+    const listing = () => fs.readdirSync(dir).map((n) => `${n} ${fs.lstatSync(path.join(dir, n)).mode}`);
+    // A longer other content: cmp stops at its first byte, the rest of its bytes must still leave stdin.
+    for (const [state, arrange] of Object.entries(states))
+      for (const content of ["same\n", "a longer other text\n"]) {
+        fs.rmSync(dir, { recursive: true });
+        fs.mkdirSync(dir);
+        arrange();
+        const before = listing();
+        const spec = { ...f, content };
+        const script = [spec, second].map((s) => `${compareFragment(s)} && printf '%s,' "$w"`).join(" && ");
+        const foreseen = run(shell, script, content + second.content).stdout;
+        expect(listing()).toEqual(before);
+        const written = run(shell, `${writeFragment(spec)} && echo "$w"`, content);
+        const said = state === "directory" ? "content" : written.stdout.trim();
+        expect([state, content, foreseen]).toEqual([state, content, `${said},new,`]);
+      }
+    const unknown = (s: RemoteFile) => run(shell, `${compareFragment({ ...s, content: undefined })} && echo "$w"`, "");
+    expect([unknown(f).stdout, unknown(second).stdout]).toEqual(["unknown\n", "new\n"]);
+  });
 });
 
 describe("the temporary file", () => {
@@ -209,6 +239,10 @@ describe("root's writes: only into directories root alone can change", () => {
     expect(r.stderr).toContain(`refusing to write ${path.join(dir, "f")} as root`);
     expect(r.stderr).toMatch(/\/tmp \(drwxrwxrwt root\)/);
     expect(fs.readdirSync(dir)).toEqual([]);
+    // A check's compare refuses alike, in the same words.
+    const spec = { ...root(path.join(dir, "f")), unlessSame: true };
+    const compared = run("sh", compareFragment(spec), spec.content);
+    expect([compared.code, compared.stderr]).toEqual([1, r.stderr]);
   });
 
   describe("in a root-only scratch directory", () => {

@@ -3,12 +3,12 @@
 // (a decision loosened to take any Fact). And at run time each decision refuses such a fact all the same,
 // for facts widened past the types (a look built at run time) or code in plain JavaScript.
 import { proxyFileFrom } from "../../handlers/common/apt-proxy";
+import { sourcesListingFrom } from "../../handlers/common/apt-sources-look";
 import { transactionFrom } from "../../handlers/common/apt-transaction";
 import { grantsFrom } from "../../handlers/common/grants";
 import { osFromFact } from "../../handlers/common/os-release";
 import { inventoryFrom } from "../../handlers/common/package-inventory";
 import { removalFrom } from "../../handlers/common/removal";
-import { sourcesListingFrom } from "../../handlers/common/stale-repositories";
 import { requireSystemdFrom } from "../../handlers/common/systemd";
 import { type Fact, type RootFact, rootFact, type Writer } from "../../handlers/common/vm-facts";
 import { daemonJsonIn } from "../../handlers/install-docker/docker-state";

@@ -4,11 +4,10 @@
 
 import { KEY_FINGERPRINT, REPO_URL } from "../../lib/shared/names";
 import { quote } from "../../lib/shared/shell-quote";
-import { keyFetchProxy } from "./apt-proxy";
+import { ARCH, fetchKey, type RepositoryKey, vmArchitecture } from "./apt-key";
 import type { Remote } from "./exec";
-import { binaryKeyring, OpenPgpError, readCertificates } from "./openpgp";
 import { type Progress, stepIf } from "./progress";
-import { type RemoteFile, writeFragment } from "./remote-file";
+import { compareFragment, type RemoteFile, writeFragment } from "./remote-file";
 
 //   const repo = await ensureAptRepository(remote, {
 //     name: "docker",                  // /etc/apt/keyrings/docker.gpg + sources.list.d/docker.list
@@ -51,26 +50,16 @@ import { type RemoteFile, writeFragment } from "./remote-file";
 const REPO_NAME = /^[a-z0-9][a-z0-9_.-]{0,63}$/;
 /** Suites ("jammy", "bookworm-pgdg") and components ("stable", "main"). */
 const SUITE = /^[a-z0-9][a-z0-9_.-]{0,63}$/;
-/** dpkg architecture names ("amd64", "arm64", "armhf", "ppc64el", "s390x", "i386"). */
-const ARCH = /^[a-z0-9][a-z0-9-]{0,31}$/;
 
 export const KEYRINGS_DIR = "/etc/apt/keyrings";
 export const SOURCES_DIR = "/etc/apt/sources.list.d";
 
-export interface AptRepositorySpec {
-  /** File stem: /etc/apt/keyrings/<name>.gpg and /etc/apt/sources.list.d/<name>.list. */
-  name: string;
-  /** Where the repository's signing key is published (http/https). */
-  keyUrl: string;
+export interface AptRepositorySpec extends RepositoryKey {
   /** The repository's base URI, e.g. https://download.docker.com/linux/ubuntu (no trailing slash needed). */
   uri: string;
   /** The suite, usually the release codename ("jammy", "bookworm"). */
   suite: string;
   components: string[];
-  /** The primary keys (40 hex digits, upper case) the keyring must hold: all of them and no other. */
-  fingerprints: string[];
-  /** How the user changes the key URL and the fingerprints, for the mismatch message (setting names). */
-  settings?: { keyUrl: string; fingerprints: string };
   /** @default [the VM's own architecture, `dpkg --print-architecture`] */
   architectures?: string[];
 }
@@ -129,53 +118,62 @@ function checkSpec(spec: AptRepositorySpec): void {
 }
 
 /**
- * "asc" for what was served as ASCII armour (a line starting "-----BEGIN PGP" anywhere: whether it is a
- * key file and nothing else is readCertificates's to say), "gpg" for a binary key, undefined for anything
- * else (an HTML error page, say). It names what was served; what is written is always a binary keyring.
- */
-export function keyFormat(key: Buffer): "asc" | "gpg" | undefined {
-  if (/(^|\n)-----BEGIN PGP/.test(key.toString("latin1"))) return "asc";
-  const first = key[0];
-  if (first === undefined || (first & 0x80) === 0) return undefined;
-  // A binary key starts with a public-key packet (tag 6), or a marker packet (tag 10) that readers skip.
-  const tag = first & 0x40 ? first & 0x3f : (first >> 2) & 0x0f;
-  return tag === 6 || tag === 10 ? "gpg" : undefined;
-}
-
-/** A short, printable description of what came back instead of a key (an HTML error page, say). */
-function describeNonKey(key: Buffer): string {
-  if (key.length === 0) return "an empty response";
-  const text = key
-    .subarray(0, 60)
-    .toString("latin1")
-    .replace(/[^\x20-\x7e]+/g, " ")
-    .trim();
-  return `${key.length} bytes starting ${JSON.stringify(text)}`;
-}
-
-/**
  * Makes sure the VM has `spec`'s signing key in /etc/apt/keyrings and a signed-by source line for it.
  * Two commands when nothing differs (fetch + compare), and the compare command is also the one that
  * writes, so files are only replaced when their bytes differ. Throws with what to check when the key
  * cannot be fetched or is not a key.
  */
-export async function ensureAptRepository(
+export function ensureAptRepository(
   remote: Remote,
   spec: AptRepositorySpec,
   progress?: Progress,
+): Promise<AptRepositoryOutcome> {
+  return keyAndSource(remote, spec, progress, { write: true });
+}
+
+/** How a check knows the key: fetched and checked as a run does, or not yet (`why`: curl comes with the run). */
+export type KeyInCheck = { fetch: true } | { fetch: false; why: string };
+
+/**
+ * A check's ensureAptRepository: the same fetch, key check and compare (the run's decision script without its
+ * writes), so its `changes` are the run's lines; nothing is written. A key not fetched leaves one line for the
+ * keyring when one is there (whether its bytes are the key's is not known); every other line is the run's.
+ */
+export function foreseeAptRepository(
+  remote: Remote,
+  spec: AptRepositorySpec,
+  key: KeyInCheck,
+  progress?: Progress,
+): Promise<AptRepositoryOutcome> {
+  return keyAndSource(remote, spec, progress, { write: false, key });
+}
+
+type How = { write: true } | { write: false; key: KeyInCheck };
+
+async function keyAndSource(
+  remote: Remote,
+  spec: AptRepositorySpec,
+  progress: Progress | undefined,
+  how: How,
 ): Promise<AptRepositoryOutcome> {
   checkSpec(spec);
   return stepIf(
     progress,
     `apt repository ${spec.name}: ${trimSlash(spec.uri)} ${spec.suite}`,
     async () => {
-      const { vmArch, keyringBytes } = await fetchKey(remote, spec);
+      const fetch = how.write || how.key.fetch;
+      const { vmArch, keyringBytes } = fetch
+        ? await fetchKey(remote, spec)
+        : { vmArch: spec.architectures ? "" : await vmArchitecture(remote), keyringBytes: undefined };
       const architectures = spec.architectures ?? [vmArch];
       const keyring = `${KEYRINGS_DIR}/${spec.name}.gpg`;
       const sourceFile = `${SOURCES_DIR}/${spec.name}.list`;
       const line = sourceLine(spec, architectures, keyring);
-      const { changes, created } = await writeKeyAndSource(remote, keyringBytes, keyring, sourceFile, line);
-      for (const change of changes) progress?.info(change);
+      const files = { key: keyringBytes, keyring, sourceFile, line };
+      const notFetched = `${keyring} compared with the key from ${spec.keyUrl} and rewritten if it differs`;
+      const unknown = !how.write && !how.key.fetch ? `${notFetched} (${how.key.why})` : undefined;
+      const { changes, created } = await keyAndSourceExec(remote, files, how.write, unknown);
+      for (const change of changes) progress?.info(how.write ? change : `a run would say: ${change}`);
       if (changes.length === 0) progress?.info(`${sourceFile} and ${keyring} are up to date`);
       return {
         changed: changes.length > 0,
@@ -208,137 +206,48 @@ export function supersededKeyrings(keyring: string): string[] {
 }
 
 /**
- * The VM's architecture and the keyring rebuilt from the key as the VM sees it (it, not this job, must
- * reach the URL). base64 so a binary key survives the text channel; curl's own message on failure.
- */
-async function fetchKey(remote: Remote, spec: AptRepositorySpec): Promise<{ vmArch: string; keyringBytes: Buffer }> {
-  const fetched = await remote.run(
-    `dpkg --print-architecture && ${keyFetchProxy(spec.keyUrl)}t=$(mktemp) && trap 'rm -f "$t"' EXIT && ` +
-      `curl -fsSL --proto '=http,https' --retry 3 --connect-timeout 20 --max-time 120 -o "$t" ${quote(spec.keyUrl)} ` +
-      `&& base64 -w0 "$t"`,
-    { check: false, label: `fetching ${spec.keyUrl}`, timeoutMs: 180_000 },
-  );
-  if (fetched.code !== 0) {
-    const why =
-      fetched.code === 127 || /curl: (command )?not found/.test(fetched.stderr)
-        ? "curl is not installed on the VM (install curl and ca-certificates first)"
-        : fetched.stderr.trim().split("\n").slice(-2).join("; ") || `exit ${fetched.code}`;
-    throw new Error(
-      `could not fetch the signing key of apt repository ${spec.name} from ${spec.keyUrl} on the VM: ${why}. ` +
-        `Check the repository URL (a mirror must serve the key at that path) and that the VM reaches it (proxy, ` +
-        `firewall, DNS).`,
-    );
-  }
-  const [archLine = "", b64 = ""] = fetched.stdout.split("\n");
-  const vmArch = archLine.trim();
-  if (!ARCH.test(vmArch))
-    throw new Error(
-      `dpkg --print-architecture on the VM printed ${JSON.stringify(vmArch.slice(0, 40))}, not an architecture`,
-    );
-  const key = Buffer.from(b64.trim(), "base64");
-  if (!keyFormat(key)) {
-    throw new Error(
-      `${spec.keyUrl} did not return an OpenPGP public key but ${describeNonKey(key)}: check the repository URL ` +
-        `(it must serve the key the repository is signed with at that path)`,
-    );
-  }
-  return { vmArch, keyringBytes: verifyKey(spec, key) };
-}
-
-/**
- * The binary keyring rebuilt from `key`'s packets, or an Error unless the file holds exactly
- * `spec.fingerprints` as its primary keys and nothing unaccounted for (subkeys belong to their primary).
- * Called before anything is written, hence "nothing was written" in every message.
- */
-function verifyKey(spec: AptRepositorySpec, key: Buffer): Buffer {
-  const what = `the key at ${spec.keyUrl} for apt repository ${spec.name}`;
-  const hint = spec.settings
-    ? `point ${spec.settings.keyUrl} at the repository's own key, or set ${spec.settings.fingerprints} when a ` +
-      `mirror signs with a key of its own`
-    : "point the key URL at the repository's own key, or give the fingerprint of the key a mirror signs with";
-  let certificates: ReturnType<typeof readCertificates>;
-  try {
-    certificates = readCertificates(key);
-  } catch (err) {
-    if (!(err instanceof OpenPgpError)) throw err;
-    throw new Error(unreadable(spec, what, err, hint));
-  }
-  const seen = certificates.map((c) => c.fingerprint);
-  const unexpected = seen.filter((f) => !spec.fingerprints.includes(f));
-  const missing = spec.fingerprints.filter((f) => !seen.includes(f));
-  if (unexpected.length === 0 && missing.length === 0) return binaryKeyring(certificates);
-  const detail = [
-    unexpected.length ? `not expected: ${unexpected.join(", ")}` : "",
-    missing.length ? `missing: ${missing.join(", ")}` : "",
-  ]
-    .filter(Boolean)
-    .join("; ");
-  throw new Error(
-    `${what} is not the expected key: expected ${spec.fingerprints.join(", ")}, served ${seen.join(", ")} ` +
-      `(${detail}); ` +
-      `nothing was written to the VM (no key, no source). To fix: ${hint}.`,
-  );
-}
-
-/**
- * The message for a key file that cannot be fully read; keys found in it that were not expected come
- * first, by fingerprint.
- */
-function unreadable(spec: AptRepositorySpec, what: string, err: OpenPgpError, hint: string): string {
-  const hidden = err.hiddenKeys.filter((f) => !spec.fingerprints.includes(f));
-  if (hidden.length === 0) {
-    return (
-      `${what} is not a readable OpenPGP public key (${err.message}); expected ` +
-      `${spec.fingerprints.join(", ")}; nothing was written to the VM (no key, no source). Check the URL: ${hint}.`
-    );
-  }
-  return (
-    `${what} holds more than the expected key ${spec.fingerprints.join(", ")}: besides it, key ${hidden.join(", ")} ` +
-    `(not expected), which apt would have trusted too; ` +
-    `refused: ${err.message}. Nothing was written to the VM (no key, no source). Check who serves ${spec.keyUrl} ` +
-    `(over http:// anyone on the path can alter it): ${hint}.`
-  );
-}
-
-/**
  * Compares on the VM and replaces only what differs (remote-file.ts's unlessSame, as root into root's
  * /etc/apt directories); each replacement prints one "changed:" line, which is returned. Key and source line
  * are the two parts of stdin, in that order; each goes in through a temporary name + mv, so apt never reads
- * half a file.
+ * half a file. Without `write` (a check) the same script decides with compareFragment and writes nothing; a
+ * key not fetched (a check's) is compared with nothing: the `unknown` line stands for it when a keyring is there.
  */
-async function writeKeyAndSource(
+async function keyAndSourceExec(
   remote: Remote,
-  key: Buffer,
-  keyring: string,
-  sourceFile: string,
-  line: string,
+  files: { key?: Buffer; keyring: string; sourceFile: string; line: string },
+  write: boolean,
+  unknown?: string,
 ): Promise<{ changes: string[]; created: string[] }> {
+  const { key, keyring, sourceFile, line } = files;
   const k = quote(keyring);
   const source = `${line}\n`;
   const file = (path: string, content: string | Buffer): RemoteFile =>
     ({ path, content, writer: "root", mode: "0644", unlessSame: true }) as const;
+  const decide = (spec: RemoteFile) => (write ? writeFragment(spec) : compareFragment(spec));
   // Said apart from "new key": a key this run wrote new is removed again when the repository then
   // fails, a migrated one is not.
   const [old] = supersededKeyrings(keyring);
+  const keyFile = { ...file(keyring, key ?? ""), dir: { mode: "0755" } };
   const script = [
     `if [ -d ${KEYRINGS_DIR} ]; then :; else echo "changed:created ${KEYRINGS_DIR}"; fi`,
     `if [ -e ${k} ]; then why="key differed"; ` +
       `${old ? `elif [ -e ${quote(old)} ]; then why=${quote(`replaces ${old}`)}; ` : ""}else why="new key"; fi`,
-    writeFragment({ ...file(keyring, key), dir: { mode: "0755" } }),
+    key ? decide(keyFile) : compareFragment({ ...keyFile, content: undefined }),
     `case $w in new | content) echo "changed:wrote ${keyring} ($why)";; ` +
-      `mode) echo ${quote(`changed:made ${keyring} root's and 0644 (apt reads it as _apt)`)};; esac`,
+      `mode) echo ${quote(`changed:made ${keyring} root's and 0644 (apt reads it as _apt)`)};; ` +
+      `${unknown ? `unknown) echo ${quote(`changed:${unknown}`)};; ` : ""}esac`,
     `if [ -n "$w" ] && [ "$why" = "new key" ]; then echo ${quote(`created:${keyring}`)}; fi`,
-    writeFragment(file(sourceFile, source)),
+    decide(file(sourceFile, source)),
     `case $w in new) echo "changed:wrote ${sourceFile} (new source)"; echo ${quote(`created:${sourceFile}`)};; ` +
       `content) echo "changed:wrote ${sourceFile} (line differed)";; ` +
       `mode) echo "changed:wrote ${sourceFile} (mode differed)";; esac`,
   ].join("\n");
   const result = await remote.run(script, {
     sudo: true,
-    stdin: Buffer.concat([key, Buffer.from(source)]),
-    label: `writing ${keyring} and ${sourceFile}`,
+    stdin: Buffer.concat([key ?? Buffer.alloc(0), Buffer.from(source)]),
+    label: `${write ? "writing" : "comparing"} ${keyring} and ${sourceFile}`,
     timeoutMs: 60_000,
-    mutates: true,
+    mutates: write,
   });
   const marked = (mark: string) =>
     result.stdout

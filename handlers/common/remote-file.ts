@@ -97,27 +97,7 @@ export function writeFragment(spec: RemoteFile): string {
   const dir = spec.path.slice(0, cut) || "/";
   const name = spec.path.slice(cut + 1);
   const n = Buffer.byteLength(spec.content);
-  const steps: string[] = [];
-  if (spec.writer === "root") {
-    // Who owns each directory written into: root (grants, daemon.json, apt's files); postgres' cluster
-    // directories are written by postgres itself, never by root.
-    const line = ancestry(dir);
-    steps.push(rootOnlyGuard(spec.path));
-    if (spec.dir) {
-      const d = quote(dir);
-      steps.push(`g ${line.slice(0, -1).join(" ")}`, `{ [ -d ${d} ] || mkdir -m ${spec.dir.mode} ${d} || exit 1; }`);
-    }
-    steps.push(`g ${(spec.dir ? line.slice(-1) : line).join(" ")}`);
-    if (spec.dir?.exact) steps.push(`{ chmod ${spec.dir.mode} ${quote(dir)} || exit 1; }`);
-  }
-  if (typeof spec.mode === "string") steps.push(`m=${spec.mode}`);
-  else {
-    // stat, not chmod --reference, which follows a link; only the writer's own plain file says what to keep.
-    steps.push(
-      `m=${spec.mode.keep}; s=$(stat -c %F.%u.%a ${p} 2>/dev/null) || s=; case $s in ` +
-        `"regular file.$(id -u)".[0-7][0-7][0-7] | "regular empty file.$(id -u)".[0-7][0-7][0-7]) m=\${s##*.};; esac`,
-    );
-  }
+  const steps = [...guardSteps(spec, dir, true), modeStep(spec)];
   const fill = [
     `head -c ${n} > "$t"`,
     `[ "$(wc -c < "$t")" -eq ${n} ]`,
@@ -136,14 +116,73 @@ export function writeFragment(spec: RemoteFile): string {
   return `{ ${steps.join("; ")}; }`;
 }
 
-/** unlessSame's rename: `$w` says what differed; a file that already is the wanted one stays untouched. */
-function sameOrRename(p: string): string {
+/**
+ * Root's directory checks (and the directory created when `create`), as shell steps: every directory from / down
+ * is root's alone. Without `create` a missing directory is left for the write to make and not checked.
+ */
+function guardSteps(spec: RemoteFile, dir: string, create: boolean): string[] {
+  if (spec.writer !== "root") return [];
+  // Who owns each directory written into: root (grants, daemon.json, apt's files); postgres' cluster
+  // directories are written by postgres itself, never by root.
+  const line = ancestry(dir);
+  const d = quote(dir);
+  const steps = [rootOnlyGuard(spec.path)];
+  if (spec.dir) {
+    steps.push(`g ${line.slice(0, -1).join(" ")}`);
+    if (!create) return [...steps, `if [ -d ${d} ]; then g ${d}; fi`];
+    steps.push(`{ [ -d ${d} ] || mkdir -m ${spec.dir.mode} ${d} || exit 1; }`);
+  }
+  steps.push(`g ${(spec.dir ? line.slice(-1) : line).join(" ")}`);
+  if (create && spec.dir?.exact) steps.push(`{ chmod ${spec.dir.mode} ${d} || exit 1; }`);
+  return steps;
+}
+
+/** `$m`, the mode the file is to have. */
+function modeStep(spec: RemoteFile): string {
+  if (typeof spec.mode === "string") return `m=${spec.mode}`;
+  // stat, not chmod --reference, which follows a link; only the writer's own plain file says what to keep.
+  return (
+    `m=${spec.mode.keep}; s=$(stat -c %F.%u.%a ${quote(spec.path)} 2>/dev/null) || s=; case $s in ` +
+    `"regular file.$(id -u)".[0-7][0-7][0-7] | "regular empty file.$(id -u)".[0-7][0-7][0-7]) m=\${s##*.};; esac`
+  );
+}
+
+/**
+ * unlessSame's decision, `$w`: what differs between the wanted bytes (`wanted`, a cmp operand) and the file
+ * at `p`, by its type, bytes, owner and mode (`$m`). A link or anything but a regular file is "content".
+ */
+function sameAs(p: string, wanted: string): string {
   return (
     `case "$(stat -c %F.%u.%a ${p} 2>/dev/null)" in "") w=new;; ` +
-    `"regular file."* | "regular empty file."*) if cmp -s "$t" ${p}; then ` +
+    `"regular file."* | "regular empty file."*) if cmp -s ${wanted} ${p}; then ` +
     `case "$(stat -c %u.%a ${p})" in "$(id -u).\${m#0}") w=;; *) w=mode;; esac; else w=content; fi;; ` +
-    `*) w=content;; esac && if [ -n "$w" ]; then mv -fT "$t" ${p}; else rm -f "$t"; fi`
+    `*) w=content;; esac`
   );
+}
+
+/** unlessSame's rename: `$w` says what differed; a file that already is the wanted one stays untouched. */
+function sameOrRename(p: string): string {
+  return `${sameAs(p, '"$t"')} && if [ -n "$w" ]; then mv -fT "$t" ${p}; else rm -f "$t"; fi`;
+}
+
+/**
+ * writeFragment's decision alone, for a check: `$w` as an unlessSame write would set it, the same directory
+ * checks (refused alike), the spec's bytes read from stdin (all of them, so fragments share stdin in order)
+ * and compared, nothing written. Without content (not known yet): "new" where there is no file, else "unknown".
+ */
+export function compareFragment(spec: Omit<RemoteFile, "content"> & { content?: RemoteFile["content"] }): string {
+  const { content } = spec;
+  const p = quote(spec.path);
+  const dir = spec.path.slice(0, spec.path.lastIndexOf("/")) || "/";
+  checkSpec({ ...spec, content: content ?? "" });
+  if (!spec.unlessSame) throw new Error(`remote file ${JSON.stringify(spec.path)}: compared only unlessSame`);
+  const guards = guardSteps({ ...spec, content: "" }, dir, false);
+  if (content === undefined)
+    return `{ ${[...guards, `if [ -e ${p} ] || [ -L ${p} ]; then w=unknown; else w=new; fi`].join("; ")}; }`;
+  const n = Buffer.byteLength(content);
+  // cmp stops at the first difference: cat takes the rest of the file's bytes off stdin.
+  const compare = `w=$(head -c ${n} | { ${sameAs(p, "-")}; cat > /dev/null; printf %s "$w"; })`;
+  return `{ ${[...guards, modeStep({ ...spec, content }), compare].join("; ")}; }`;
 }
 
 /** Writes `spec` on the VM in one exec of its own (a change: check mode refuses it). */

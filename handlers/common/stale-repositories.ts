@@ -1,13 +1,14 @@
 // Older set-ups of the same repository (other source files, legacy keyrings, keys in apt-key's
 // trusted.gpg) found and removed, so apt sees exactly one source and one key for it. Only entries
-// whose URI matches are touched; a file holding other entries keeps them.
+// whose URI matches are touched; a file holding other entries keeps them. A check plans the same and says
+// the removal's lines without acting.
 import { REPO_URL } from "../../lib/shared/names";
 import { quote } from "../../lib/shared/shell-quote";
 import { KEYRINGS_DIR, SOURCES_DIR, supersededKeyrings } from "./apt-repository";
+import { removable, type SourceFile, sourcesListingFrom, sourcesLook } from "./apt-sources-look";
 import type { Remote } from "./exec";
 import { type Progress, stepIf } from "./progress";
 import { writeFragment } from "./remote-file";
-import { defineLook, type RootFact, rootFact } from "./vm-facts";
 
 export interface StaleRepositoryOptions {
   /** The repository's URIs (the scheme is ignored: an old http:// entry is the same repository). */
@@ -27,12 +28,6 @@ export interface StaleRepositoryOutcome {
   changed: boolean;
   /** One line per change ("removed /etc/apt/sources.list.d/docker-ce.list", ...). */
   changes: string[];
-}
-
-/** A source file as read from the VM. */
-export interface SourceFile {
-  path: string;
-  text: string;
 }
 
 /** What to do about the stale entries, worked out from the files (pure, for the tests). */
@@ -164,37 +159,73 @@ function planOneLineFile(file: SourceFile, ctx: FilePlanning): void {
   else ctx.plan.rewrite.push({ path: file.path, text: out.join("\n").replace(/\n*$/, "\n") });
 }
 
-/** Lines of "base64(a) base64(b)" (or one field): what the sources and keyrings probes print per item. */
-function encodedLines(text: string): string[][] {
-  return text
-    .split("\n")
-    .filter(Boolean)
-    .map((l) => l.split(" ").map((f) => Buffer.from(f, "base64").toString("utf8")));
-}
-
-/** The look's answers (root's: what is removed comes from them) as source files, keyrings, trusted keys. */
-export function sourcesListingFrom(facts: { sources: RootFact; keyrings: RootFact; trusted: RootFact }): {
-  files: SourceFile[];
-  trusted: string[];
-  keyrings: string[];
-} {
-  const decision = "the removal of stale apt sources";
-  const files = encodedLines(rootFact(facts.sources, decision).text).map(([path, text = ""]) => ({ path, text }));
-  const keyrings = encodedLines(rootFact(facts.keyrings, decision).text).map(([k]) => k);
-  const trusted = [...rootFact(facts.trusted, decision).text.matchAll(/^fpr:+([0-9A-F]{16,}):/gm)].map((m) => m[1]);
-  return { files, trusted, keyrings };
-}
-
 /**
  * Takes away what older set-ups of the same repository left: other source files for the same URIs
  * (docker-ce.list, a deb822 docker.sources, a line in /etc/apt/sources.list), the keyrings only they
  * used (e.g. /usr/share/keyrings/docker-archive-keyring.gpg; a keyring a dpkg package owns stays), and
  * the repository's key in apt-key's /etc/apt/trusted.gpg. One command to look, one to act when needed.
  */
-export async function removeStaleRepositories(
+export function removeStaleRepositories(
   remote: Remote,
   opts: StaleRepositoryOptions,
   progress?: Progress,
+): Promise<StaleRepositoryOutcome> {
+  return staleStep(remote, opts, progress, async ({ plan, removals }) => {
+    if (removals.length === 0) return [];
+    const removal = { sudo: true, label: "removing stale apt sources and keys", timeoutMs: 60_000, mutates: true };
+    const stdin = plan.rewrite.map((r) => r.text).join("");
+    const script = removals.map((r) => guarded(r, `${r.command} && ${said(r.line)}`));
+    const result = await remote.run(["set -e", ...script].join("\n"), { ...removal, stdin });
+    return changedLines(result.stdout);
+  });
+}
+
+/**
+ * A check's removeStaleRepositories: the same look and plan, on the sources as the run finds them after
+ * ensureAptRepository (`written`: its source file as it writes it), and the removal's lines without its
+ * actions. A keyring the look did not already answer for (one a stale entry names, outside the legacy ones) is
+ * asked with the removal's own condition, in one read-only exec.
+ */
+export function foreseeStaleRepositories(
+  remote: Remote,
+  opts: StaleRepositoryOptions,
+  written: SourceFile[],
+  progress?: Progress,
+): Promise<StaleRepositoryOutcome> {
+  return staleStep(
+    remote,
+    opts,
+    progress,
+    async ({ removals, legacy, present }) => {
+      const asked = removals.filter((r) => r.keyring !== undefined && !legacy.includes(r.keyring));
+      const there = asked.length
+        ? changedLines(
+            (
+              await remote.run(asked.map((r) => guarded(r, said(r.line))).join("\n"), {
+                sudo: true,
+                label: "looking at the keyrings stale entries name",
+                timeoutMs: 60_000,
+              })
+            ).stdout,
+          )
+        : [];
+      return removals
+        .filter((r) =>
+          r.keyring === undefined ? true : asked.includes(r) ? there.includes(r.line) : present.includes(r.keyring),
+        )
+        .map((r) => r.line);
+    },
+    written,
+  );
+}
+
+/** The look and the plan, a run's and a check's alike; `act` turns the removals into the lines said. */
+async function staleStep(
+  remote: Remote,
+  opts: StaleRepositoryOptions,
+  progress: Progress | undefined,
+  act: (found: { plan: StalePlan; removals: Removal[]; legacy: string[]; present: string[] }) => Promise<string[]>,
+  written: SourceFile[] = [],
 ): Promise<StaleRepositoryOutcome> {
   for (const u of opts.uris)
     if (!REPO_URL.test(u))
@@ -210,22 +241,19 @@ export async function removeStaleRepositories(
       const look = sourcesLook(legacy, (opts.trustedFingerprints ?? []).length > 0);
       const found = await remote.run(look.script, { sudo: true, label: "reading apt sources", timeoutMs: 60_000 });
       const facts = look.parse(found.stdout);
-      const { files, trusted, keyrings } = sourcesListingFrom({
+      const listing = sourcesListingFrom({
         sources: facts.get("apt.sources"),
         keyrings: facts.get("apt.keyrings"),
         trusted: facts.get("apt.trusted"),
       });
-      const plan = planStaleRemoval(files, { ...opts, keyrings });
-      const fingerprints = (opts.trustedFingerprints ?? []).filter((f) => trusted.includes(f));
-      const actions = removalActions(plan, fingerprints);
-      if (actions.length === 0) return { changed: false, changes: [] };
-      const removal = { sudo: true, label: "removing stale apt sources and keys", timeoutMs: 60_000, mutates: true };
-      const stdin = plan.rewrite.map((r) => r.text).join("");
-      const result = await remote.run(["set -e", ...actions].join("\n"), { ...removal, stdin });
-      const changes = result.stdout
-        .split("\n")
-        .filter((l) => l.startsWith("changed:"))
-        .map((l) => l.slice("changed:".length));
+      // The sources as the run finds them: what ensureAptRepository wrote in place of what was there.
+      const files = [
+        ...listing.files.map((f) => written.find((w) => w.path === f.path) ?? f),
+        ...written.filter((w) => !listing.files.some((f) => f.path === w.path)),
+      ];
+      const plan = planStaleRemoval(files, { ...opts, keyrings: listing.keyrings });
+      const fingerprints = (opts.trustedFingerprints ?? []).filter((f) => listing.trusted.includes(f));
+      const changes = await act({ plan, removals: removals(plan, fingerprints), legacy, present: listing.keyrings });
       for (const change of changes) progress?.info(change);
       return { changed: changes.length > 0, changes };
     },
@@ -233,67 +261,40 @@ export async function removeStaleRepositories(
   );
 }
 
-const b64 = (word: string) => `"$(printf %s ${word} | base64 -w0)"`;
-
-/** The one read-only look (as root): every source file, the legacy keyrings no package owns, apt-key's keys. */
-export function sourcesLook(legacy: string[], withTrusted: boolean) {
-  const sources = `/etc/apt/sources.list ${SOURCES_DIR}/*.list ${SOURCES_DIR}/*.sources`;
-  // Legacy keyrings that exist and no package owns (dpkg -S reads every file list: only for files there).
-  const keyrings = legacy.map(
-    (k) => `if [ -e ${quote(k)} ] && ! dpkg -S ${quote(k)} >/dev/null 2>&1; then echo ${b64(quote(k))}; fi`,
-  );
-  return defineLook("the look at apt's sources", [
-    {
-      name: "apt.sources",
-      command:
-        `for f in ${sources}; do [ -f "$f" ] || continue; ` +
-        `printf '%s %s\\n' ${b64('"$f"')} "$(base64 -w0 < "$f")"; done; true`,
-      writer: "root",
-      use: "older source lines for the same repository: disabled, or their file removed",
-    },
-    {
-      name: "apt.keyrings",
-      command: [...keyrings, "true"].join("; "),
-      writer: "root",
-      use: "keyrings only those older lines used, no package owns: removed",
-    },
-    {
-      name: "apt.trusted",
-      // apt-key's keyring: read with a throwaway gpg home so nothing is created for root.
-      command: withTrusted
-        ? `[ -s /etc/apt/trusted.gpg ] && command -v gpg >/dev/null || exit 3; h=$(mktemp -d); ` +
-          `gpg --homedir "$h" --no-default-keyring --keyring /etc/apt/trusted.gpg --with-colons --list-keys; ` +
-          `rm -rf "$h"`
-        : "exit 3",
-      writer: "root",
-      use: "the repository's key in apt-key's trusted.gpg: deleted",
-    },
-  ] as const);
+function changedLines(stdout: string): string[] {
+  return stdout
+    .split("\n")
+    .filter((l) => l.startsWith("changed:"))
+    .map((l) => l.slice("changed:".length));
 }
 
-/** The removal as shell lines, each echoing "changed:<what it did>" for the result. */
-function removalActions(plan: StalePlan, fingerprints: string[]): string[] {
-  const actions: string[] = [];
-  const said = (what: string) => `echo ${quote(`changed:${what}`)}`;
-  for (const path of plan.remove) actions.push(`rm -f ${quote(path)} && ${said(`removed ${path}`)}`);
+/** One removal: its command, the line it says, and for a keyring the file (removed only if removable). */
+interface Removal {
+  command: string;
+  line: string;
+  keyring?: string;
+}
+
+const said = (what: string) => `echo ${quote(`changed:${what}`)}`;
+/** `then` under the removal's condition, for a keyring. */
+const guarded = (r: Removal, then: string) => (r.keyring ? `if ${removable(r.keyring)}; then ${then}; fi` : then);
+
+/** The removals, in the order the script makes them. */
+function removals(plan: StalePlan, fingerprints: string[]): Removal[] {
+  const out: Removal[] = plan.remove.map((path) => ({ command: `rm -f ${quote(path)}`, line: `removed ${path}` }));
   // Each rewritten file is the next part of stdin, in this order (removeStaleRepositories joins them).
   for (const { path, text } of plan.rewrite) {
     const f = { path, content: text, writer: "root", mode: "0644" } as const;
-    actions.push(`${writeFragment(f)} && ${said(`removed this repository's entries from ${path}`)}`);
+    out.push({ command: writeFragment(f), line: `removed this repository's entries from ${path}` });
   }
-  for (const k of plan.keyrings) {
-    // A keyring a package ships (dpkg -S knows it) is that package's business, not ours.
-    actions.push(
-      `if [ -e ${quote(k)} ] && ! dpkg -S ${quote(k)} >/dev/null 2>&1; then rm -f ${quote(k)} && ` +
-        `${said(`removed ${k}`)}; fi`,
-    );
-  }
+  for (const k of plan.keyrings) out.push({ command: `rm -f ${quote(k)}`, line: `removed ${k}`, keyring: k });
   if (fingerprints.length) {
-    actions.push(
-      `h=$(mktemp -d) && gpg --homedir "$h" --batch --yes --no-default-keyring --keyring /etc/apt/trusted.gpg ` +
-        `--delete-keys ${fingerprints.join(" ")} && rm -rf "$h" && ` +
-        said(`removed key ${fingerprints.join(", ")} from /etc/apt/trusted.gpg (apt-key)`),
-    );
+    out.push({
+      command:
+        `h=$(mktemp -d) && gpg --homedir "$h" --batch --yes --no-default-keyring --keyring /etc/apt/trusted.gpg ` +
+        `--delete-keys ${fingerprints.join(" ")} && rm -rf "$h"`,
+      line: `removed key ${fingerprints.join(", ")} from /etc/apt/trusted.gpg (apt-key)`,
+    });
   }
-  return actions;
+  return out;
 }

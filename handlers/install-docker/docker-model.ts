@@ -13,6 +13,7 @@ import type { DaemonFile } from "./daemon-config";
 import { daemonConfigChange, daemonFileOf } from "./daemon-config-apply";
 import type { DaemonRecord } from "./daemon-record";
 import type { DockerChannel, DockerVerify } from "./definition";
+import type { DockerRepository } from "./docker-repository";
 import {
   type ComposeReport,
   composeReport,
@@ -26,13 +27,7 @@ import {
 } from "./docker-state";
 import { installsEngine } from "./package-choice";
 import { previewPackages } from "./package-preview";
-import {
-  type DockerEvent,
-  type DockerRepository,
-  installDistro,
-  installOfficial,
-  type PackageWork,
-} from "./package-work";
+import { type DockerEvent, installDistro, installOfficial, type PackageWork } from "./package-work";
 import { checkRecords, forgetChange, type RecordCheck } from "./record-check";
 import {
   applyGroupStep,

@@ -1,13 +1,13 @@
 // A check's preview of Docker's package work (the packages change in docker-model.ts): package-choice.ts's
-// decisions over the lists as they are, since a check refreshes nothing. Docker's repository is not fetched
-// (its key and files are not compared), and a package those lists do not offer is foreseen with a warning.
+// decisions over the lists as they are, since a check refreshes nothing. Docker's repository is foreseen as
+// the run sets it up (docker-repository.ts); a package those lists do not offer is foreseen with a warning.
 
 import type { Apt } from "../common/apt";
-import { SOURCES_DIR } from "../common/apt-repository";
 import type { Note, Preview } from "../common/installer-model";
 import type { OsInfo } from "../common/os-release";
 import type { Progress } from "../common/progress";
 import { DISTRO_COMPOSE_CHOICES } from "./docker-packages";
+import { foreseeRepository } from "./docker-repository";
 import { type DockerState, installed } from "./docker-state";
 import { distroNeeds, officialChoice, officialWanted, pickDistroCompose } from "./package-choice";
 import { conflictingInstalled, type DockerEvent, missingPrerequisites } from "./package-work";
@@ -61,8 +61,8 @@ async function previewDistro({ event, apt, progress }: PreviewContext, state: Do
 }
 
 /**
- * As installOfficial goes: prerequisites, the repository, the conflicting packages, Docker's. The
- * repository is one honest line: its key is not fetched, so whether its files differ is not known.
+ * As installOfficial goes: prerequisites, the repository (its key fetched and its files compared as the run
+ * does, once curl is there), the conflicting packages, Docker's.
  */
 async function previewOfficial({ event, apt, os, progress }: PreviewContext, state: DockerState): Promise<Preview> {
   const base = `${event.repo_url.replace(/\/+$/, "")}/${os.family}`;
@@ -71,9 +71,7 @@ async function previewOfficial({ event, apt, os, progress }: PreviewContext, sta
   const prereq = missingPrerequisites(state);
   if (prereq.length) what.push(`installed ${prereq.join(" ")}`);
   what.push(
-    `Docker's apt repository ${base} ${os.codename} stable configured in ${SOURCES_DIR}/docker.list with its key ` +
-      `from ${base}/gpg ` +
-      "(if not already as wanted: a check does not fetch the key; older entries for the same repository are removed)",
+    ...(await foreseeRepository(apt, os, { base, fingerprints: event.repo_key_fingerprint }, prereq, progress)),
   );
   const wanted = officialWanted(event);
   const offers = await progress.step(LISTS_AS_THEY_ARE, () => apt.candidates(wanted), "candidates");

@@ -5,33 +5,16 @@ import type { EventOf } from "../../lib/shared/settings";
 import { quote } from "../../lib/shared/shell-quote";
 import type { Apt, AptUpdateOutcome } from "../common/apt";
 import { aptFailureReason } from "../common/apt-output";
-import { ensureAptRepository } from "../common/apt-repository";
 import { CommandError } from "../common/exec";
 import type { OsInfo } from "../common/os-release";
-import { updateRecord, withAdded } from "../common/package-inventory";
 import type { Progress } from "../common/progress";
-import { removeStaleRepositories } from "../common/stale-repositories";
-import { DOCKER_UPSTREAM, type dockerDefinition } from "./definition";
-import {
-  CONFLICTING_PACKAGES,
-  DISTRO_COMPOSE_CHOICES,
-  DOCKER_KEY_FINGERPRINT,
-  LEGACY_DOCKER_KEYRINGS,
-  PREREQUISITES,
-} from "./docker-packages";
+import type { dockerDefinition } from "./definition";
+import { CONFLICTING_PACKAGES, DISTRO_COMPOSE_CHOICES, PREREQUISITES } from "./docker-packages";
+import { configureRepository, type DockerRepository } from "./docker-repository";
 import { type DockerState, installed } from "./docker-state";
 import { distroNeeds, officialChoice, officialWanted, pickDistroCompose } from "./package-choice";
 
 export type DockerEvent = EventOf<typeof dockerDefinition.settings>;
-
-/** Docker's repository as configured (official channel). */
-export interface DockerRepository {
-  uri: string;
-  suite: string;
-  line: string;
-  keyring: string;
-  source_file: string;
-}
 
 /** What installing the packages did. */
 export interface PackageWork {
@@ -82,13 +65,10 @@ export async function installOfficial(
   // without this release must leave an installed docker.io running as it was.
   await installPrerequisites(apt, event, state, progress, out);
   const written = out.changes.length;
-  const { changed: force, architectures } = await configureRepository(
-    apt,
-    os,
-    { base, fingerprints: event.repo_key_fingerprint },
-    progress,
-    out,
-  );
+  const configured = await configureRepository(apt, os, { base, fingerprints: event.repo_key_fingerprint }, progress);
+  const { changed: force, architectures } = configured;
+  out.changes.push(...configured.changes);
+  out.repository = configured.repository;
   const repo = { os, base, architectures };
   let toInstall: string[];
   try {
@@ -184,52 +164,6 @@ async function removeConflicting(apt: Apt, state: DockerState, progress: Progres
   }
 }
 
-/** Docker's key and source in place, older ones away: whether any apt source changed, and for which architectures. */
-async function configureRepository(
-  apt: Apt,
-  os: OsInfo,
-  repository: { base: string; fingerprints: string[] },
-  progress: Progress,
-  out: PackageWork,
-): Promise<{ changed: boolean; architectures: string[] }> {
-  const { base, fingerprints } = repository;
-  // The new source first, then the old ones away: a key that cannot be fetched leaves the VM as it was,
-  // and the clean-up knows exactly which file and keyring are the ones to keep.
-  const repo = await ensureAptRepository(
-    apt.remote,
-    {
-      name: "docker",
-      keyUrl: `${base}/gpg`,
-      uri: base,
-      suite: os.codename,
-      components: ["stable"],
-      fingerprints,
-      settings: { keyUrl: "repo_url", fingerprints: "repo_key_fingerprint" },
-    },
-    progress,
-  );
-  const stale = await removeStaleRepositories(
-    apt.remote,
-    {
-      uris: [...new Set([base, `${DOCKER_UPSTREAM}/${os.family}`])],
-      keep: { sources: [repo.sourceFile], keyrings: [repo.keyring] },
-      keyrings: LEGACY_DOCKER_KEYRINGS,
-      trustedFingerprints: [...new Set([DOCKER_KEY_FINGERPRINT, ...fingerprints])],
-    },
-    progress,
-  );
-  out.changes.push(...repo.changes, ...stale.changes);
-  await recordWrittenFiles(apt.remote, repo);
-  out.repository = {
-    uri: repo.uri,
-    suite: os.codename,
-    line: repo.line,
-    keyring: repo.keyring,
-    source_file: repo.sourceFile,
-  };
-  return { changed: repo.changed || stale.changed, architectures: repo.architectures };
-}
-
 /** Docker's packages its repository offers and the VM lacks; an optional one it lacks is skipped with a warning. */
 async function officialPackagesToInstall(
   apt: Apt,
@@ -296,9 +230,4 @@ export async function installDistro(
   await progress.step(`apt-get install ${toInstall.join(" ")}`, () => apt.install(toInstall), "apt_install");
   out.changes.push(`installed ${toInstall.join(" ")}`);
   return out;
-}
-
-/** The source and keyring this run wrote new are vm-install's: recorded, so state absent removes them. */
-async function recordWrittenFiles(remote: Apt["remote"], repo: { created: string[] }) {
-  if (repo.created.length) await updateRecord(remote, "docker", (record) => withAdded(record, { files: repo.created }));
 }

@@ -24,26 +24,50 @@ export function keyFetch(curl: boolean): Reply {
   return { stdout: `amd64\n${SERVED_KEY.toString("base64")}` };
 }
 
-/** writeKeyAndSource's script: each file replaced only when its bytes differ, one "changed:" line each. */
-export function writeKeyAndSource(files: Files, keyringsDir: { exists: boolean }, cmd: string, stdin: Buffer): Reply {
-  const [key, source] = writtenBytes(cmd, stdin);
+/** What a check's compare (remote-file.ts compareFragment) reads from stdin: each file's bytes, in order. */
+function comparedBytes(command: string, stdin: Buffer): { path: string; bytes: Buffer }[] {
+  let at = 0;
+  return [...command.matchAll(/head -c (\d+) \| \{ case "\$\(stat -c %F\.%u\.%a ('[^']*'|\S+) /g)].map((m) => {
+    const bytes = stdin.subarray(at, at + Number(m[1]));
+    at += bytes.length;
+    return { path: unq(m[2]), bytes };
+  });
+}
+
+/**
+ * apt-repository.ts' key and source script: each file replaced only when its bytes differ, one "changed:" line
+ * each; a check's (`write` false) decides alike and writes nothing, a keyring there with no key to compare with
+ * says the script's own line for it.
+ */
+export function keyAndSource(
+  files: Files,
+  keyringsDir: { exists: boolean },
+  cmd: string,
+  stdin: Buffer,
+  write: boolean,
+): Reply {
+  const parts = write ? writtenBytes(cmd, stdin) : comparedBytes(cmd, stdin);
+  const key = parts.find((p) => p.path === KEYRING)?.bytes.toString("latin1");
+  const source = parts.find((p) => p.path === DOCKER_LIST)?.bytes.toString("latin1") ?? "";
   const out: string[] = [];
   if (!keyringsDir.exists) out.push("changed:created /etc/apt/keyrings");
-  keyringsDir.exists = true;
   const why =
     files[KEYRING] !== undefined
       ? "key differed"
       : files[OLD_KEYRING] !== undefined
         ? `replaces ${OLD_KEYRING}`
         : "new key";
-  const keyWas = files[KEYRING];
-  files[KEYRING] = key.bytes.toString("latin1");
-  if (keyWas !== files[KEYRING]) out.push(`changed:wrote ${KEYRING} (${why})`);
-  if (keyWas !== files[KEYRING] && why === "new key") out.push(`created:${KEYRING}`);
+  if (key === undefined && files[KEYRING] !== undefined) out.push(unq(/unknown\) echo ('[^']*')/.exec(cmd)![1]));
+  else if (files[KEYRING] !== key) out.push(`changed:wrote ${KEYRING} (${why})`);
+  if (files[KEYRING] !== key && why === "new key") out.push(`created:${KEYRING}`);
   const sourceWas = files[DOCKER_LIST];
-  files[DOCKER_LIST] = source.bytes.toString("latin1");
   if (sourceWas === undefined) out.push(`changed:wrote ${DOCKER_LIST} (new source)`, `created:${DOCKER_LIST}`);
-  else if (sourceWas !== files[DOCKER_LIST]) out.push(`changed:wrote ${DOCKER_LIST} (line differed)`);
+  else if (sourceWas !== source) out.push(`changed:wrote ${DOCKER_LIST} (line differed)`);
+  if (write && key !== undefined) {
+    keyringsDir.exists = true;
+    files[KEYRING] = key;
+    files[DOCKER_LIST] = source;
+  }
   return { stdout: out.map((l) => `${l}\n`).join("") };
 }
 

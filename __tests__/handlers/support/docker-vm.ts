@@ -12,15 +12,14 @@ import { DAEMON_JSON } from "../../../handlers/install-docker/daemon-config";
 import { AptVm, type AptVmState } from "./apt-vm";
 import { CURSOR } from "./docker-journal";
 import {
-  DOCKER_LIST,
   type Files,
   fileProbe,
+  keyAndSource,
   keyFetch,
   removeFiles,
   removeStale,
   sourcesProbe,
   writeFiles,
-  writeKeyAndSource,
 } from "./docker-vm-files";
 import { answerLookWith, isLook, type ProbeAnswer, type Reply } from "./look-answers";
 
@@ -93,8 +92,10 @@ export class DockerVm extends AptVm {
     if (isLook(cmd) && !cmd.startsWith(BOOT_LOOK.script) && cmd !== LOCK_TABLE_LOOK.script)
       return { stdout: answerLookWith(cmd, (c) => this.probe(c)) };
     if (cmd.startsWith("dpkg --print-architecture && ")) return keyFetch(this.has("curl"));
-    if (sudo && cmd.includes(`mv -fT "$t" ${DOCKER_LIST}`) && cmd.includes("/etc/apt/keyrings/docker.gpg"))
-      return writeKeyAndSource(s.files, s.keyringsDir, cmd, this.stdin);
+    if (cmd === "dpkg --print-architecture") return { stdout: "amd64\n" };
+    const keyAndSourceScript = cmd.startsWith('if [ -d /etc/apt/keyrings ]; then :; else echo "changed:created ');
+    if (sudo && keyAndSourceScript)
+      return keyAndSource(s.files, s.keyringsDir, cmd, this.stdin, cmd.includes("mv -fT"));
     if (sudo && cmd.startsWith("set -e\n")) return removeStale(s.files, cmd, this.stdin);
     const files = sudo && (writeFiles(s.files, cmd, this.stdin) ?? removeFiles(s.files, cmd));
     if (files) return files;
