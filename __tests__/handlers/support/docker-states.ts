@@ -1,7 +1,8 @@
 // Generated starting states of install-docker's stateful double (docker-vm.ts) and the events run on it, for
 // the property test of the promise: nothing installed, Docker's or the distribution's packages, earlier runs
 // (their key, source, daemon.json and grants), then hand edits: a stale source, a wrong or legacy keyring,
-// daemon.json the admin's, members gone or added by hand, the service stopped or masked, dockerd stuck.
+// daemon.json the admin's, members gone or added by hand, the service stopped or masked, dockerd stuck, Docker
+// sources of older docs or of their own.
 // Every choice comes from one Draw, so a seed names its state and event.
 import { GRANTS_FILE } from "../../../handlers/common/grants";
 import { DAEMON_JSON } from "../../../handlers/install-docker/daemon-config";
@@ -16,6 +17,7 @@ export const dockerJob = (vm: DockerVm, event: object) => jobOn(handler, vm, eve
 
 const USERS = ["ubuntu", "deploy", "ops"];
 const STALE_KEYRING = "/usr/share/keyrings/docker-archive-keyring.gpg";
+const OWN_KEYRING = "/etc/apt/trusted.gpg.d/docker-mirror.gpg";
 const OLD_LINE = `deb [arch=amd64 signed-by=${STALE_KEYRING}] https://download.docker.com/linux/debian bookworm stable\n`;
 const ADMIN_DAEMON = [
   { "log-driver": "journald" },
@@ -92,6 +94,14 @@ function handEdits(d: Draw, vm: DockerVm, story: string[]): void {
   }
   edit(0.2, "the lists then stale or gone", () => {
     s.lists = d.chance() ? undefined : structuredClone(DISTRO);
+  });
+  edit(0.08, "docker.list as Docker's older docs wrote it, signed by the archive keyring", () => {
+    s.files[DOCKER_LIST] = OLD_LINE;
+    s.files[STALE_KEYRING] = "an old key";
+  });
+  edit(0.08, "a docker source signed by a keyring of its own (outside the legacy ones)", () => {
+    s.files["/etc/apt/sources.list.d/docker-mirror.list"] = OLD_LINE.replace(STALE_KEYRING, OWN_KEYRING);
+    if (d.chance()) s.files[OWN_KEYRING] = "a key of its own";
   });
 }
 

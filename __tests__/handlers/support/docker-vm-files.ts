@@ -57,9 +57,11 @@ export function keyAndSource(
       : files[OLD_KEYRING] !== undefined
         ? `replaces ${OLD_KEYRING}`
         : "new key";
+  // No key (a check's, before curl is there): "new" without a keyring, the script's own line with one.
+  const differs = key === undefined ? files[KEYRING] === undefined : files[KEYRING] !== key;
   if (key === undefined && files[KEYRING] !== undefined) out.push(unq(/unknown\) echo ('[^']*')/.exec(cmd)![1]));
-  else if (files[KEYRING] !== key) out.push(`changed:wrote ${KEYRING} (${why})`);
-  if (files[KEYRING] !== key && why === "new key") out.push(`created:${KEYRING}`);
+  else if (differs) out.push(`changed:wrote ${KEYRING} (${why})`);
+  if (differs && why === "new key") out.push(`created:${KEYRING}`);
   const sourceWas = files[DOCKER_LIST];
   if (sourceWas === undefined) out.push(`changed:wrote ${DOCKER_LIST} (new source)`, `created:${DOCKER_LIST}`);
   else if (sourceWas !== source) out.push(`changed:wrote ${DOCKER_LIST} (line differed)`);
@@ -87,20 +89,30 @@ export function sourcesProbe(files: Files, cmd: string): ProbeAnswer | undefined
   return undefined;
 }
 
-/** The stale entries' removal (stale-repositories.ts removalActions): files removed or rewritten, keyrings removed. */
+/** The stale entries' removal (stale-repositories.ts removals): files removed or rewritten, keyrings removed, in order. */
 export function removeStale(files: Files, cmd: string, stdin: Buffer): Reply {
   const out: string[] = [];
-  for (const { path, bytes } of writtenBytes(cmd, stdin)) {
-    files[path] = bytes.toString("latin1");
-    out.push(`changed:removed this repository's entries from ${path}`);
-  }
-  for (const m of cmd.matchAll(/(then )?rm -f (\S+) && echo ('[^']*'|\S+)/g)) {
-    const path = unq(m[2]);
-    if (m[1] && files[path] === undefined) continue;
-    delete files[path];
+  const rewritten = writtenBytes(cmd, stdin);
+  for (const line of cmd.split("\n")) {
+    if (line.includes("head -c ")) {
+      const { path, bytes } = rewritten.shift()!;
+      files[path] = bytes.toString("latin1");
+      out.push(`changed:removed this repository's entries from ${path}`);
+    }
+    const m = /^(if .*; then )?rm -f (\S+) && echo ('[^']*'|\S+)/.exec(line);
+    if (!m || (m[1] && files[unq(m[2])] === undefined)) continue;
+    delete files[unq(m[2])];
     out.push(unq(m[3]));
   }
   return { stdout: out.map((l) => `${l}\n`).join("") };
+}
+
+/** A check's question about keyrings stale entries name (stale-repositories.ts): the removal's condition, its line. */
+export function staleKeyringsAsked(files: Files, cmd: string): Reply | undefined {
+  if (!cmd.startsWith("if [ -e ")) return undefined;
+  const asked = [...cmd.matchAll(/if \[ -e (\S+) \][^\n]*?; then echo ('[^']*'|\S+); fi/g)];
+  const there = asked.filter((m) => files[unq(m[1])] !== undefined).map((m) => unq(m[2]));
+  return { stdout: there.map((l) => `${l}\n`).join("") };
 }
 
 /** A file written as remote-file.ts writes it (not the package inventory: apt-vm.ts keeps that). */

@@ -19,6 +19,7 @@ import {
   removeFiles,
   removeStale,
   sourcesProbe,
+  staleKeyringsAsked,
   writeFiles,
 } from "./docker-vm-files";
 import { answerLookWith, isLook, type ProbeAnswer, type Reply } from "./look-answers";
@@ -97,7 +98,8 @@ export class DockerVm extends AptVm {
     if (sudo && keyAndSourceScript)
       return keyAndSource(s.files, s.keyringsDir, cmd, this.stdin, cmd.includes("mv -fT"));
     if (sudo && cmd.startsWith("set -e\n")) return removeStale(s.files, cmd, this.stdin);
-    const files = sudo && (writeFiles(s.files, cmd, this.stdin) ?? removeFiles(s.files, cmd));
+    const files =
+      sudo && (writeFiles(s.files, cmd, this.stdin) ?? removeFiles(s.files, cmd) ?? staleKeyringsAsked(s.files, cmd));
     if (files) return files;
     const removal = /^apt-get remove -y -q -o DPkg::Lock::Timeout=\d+ (.*)$/.exec(cmd);
     if (sudo && removal) return this.remove(removal[1].split(" "));

@@ -20,6 +20,8 @@ export interface PromiseCase {
    * Asked right after each check, before anything runs.
    */
   blind?: (check: Result) => "prefix" | "none" | undefined;
+  /** Lines a check foresees exactly even where it is blind to the rest (the work before what it cannot see). */
+  seenThroughBlind?: RegExp;
   /** Lines only a run says, a known break of the promise its test names: left out of the comparison. */
   outcomeOnly?: RegExp;
   /** Lines only a check says where a run says `outcomeOnly`'s (the same known break): left out likewise. */
@@ -85,6 +87,12 @@ export async function holdsThePromise(c: PromiseCase): Promise<{ check: Result; 
   if (run.error) fail("the run failed where the check did not", { would_change: check.would_change, run });
   const foreseen = (check.would_change as string[]).filter((line) => !c.previewOnly?.test(line));
   const done = (run.changes as string[]).filter((line) => !c.outcomeOnly?.test(line));
+  const through = (lines: string[]) => lines.filter((line) => c.seenThroughBlind?.test(line));
+  if (blind === "none" && JSON.stringify(through(done)) !== JSON.stringify(through(foreseen)))
+    fail("the run's changes the check sees even when blind are not the check's", {
+      would_change: through(foreseen),
+      changes: through(done),
+    });
   const same =
     blind === "none" ||
     JSON.stringify(blind === "prefix" ? done.slice(0, foreseen.length) : done) === JSON.stringify(foreseen);
