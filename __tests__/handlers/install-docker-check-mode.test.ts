@@ -1,8 +1,21 @@
 // install-docker with check: true foresees in a real run's words and changes nothing: no apt-get (the lists
-// as they are, with a warning when they may be stale), no service, group or file change, no key fetched, no
-// container run. From Docker in place, a stopped service with group changes, a daemon that does not answer,
+// as they are, with a warning when they may be stale), no service, group or file change (Docker's key fetched
+// and compared, never written), no container run. From Docker in place, a stopped service with group changes, a daemon that does not answer,
 // and the distro and official channels from docker.io or nothing.
-import { info, look, OFFICIAL_ALL, officialOffer, os, policy, run, running } from "./support/docker-steps";
+import {
+  info,
+  keyCompare,
+  keyFetch,
+  look,
+  OFFICIAL_ALL,
+  officialLine,
+  officialOffer,
+  os,
+  policy,
+  run,
+  running,
+  staleLook,
+} from "./support/docker-steps";
 import { DEBIAN_12, policyBlock } from "./support/fixtures";
 import { grantsRead } from "./support/grants-steps";
 
@@ -15,7 +28,8 @@ describe("install-docker: check mode (check: true) foresees, changes nothing", (
     expect(remote.calls.filter((c) => c.opts.mutates).map((c) => c.command)).toEqual([]);
     const changing = new RegExp(
       /apt-get|systemctl (start|restart|enable|unmask)|usermod|gpasswd|groupadd|mktemp \/var\/lib\/vm-install|/.source +
-        /cat > "\$t"|docker run|rm -f/.source,
+        // The key fetch's curl writes its own temporary file and removes it: no other removal.
+        /cat > "\$t"|head -c \d+ > |mv -fT|docker run|rm -f (?!"\$t"' EXIT)/.source,
     );
     expect(remote.calls.map((c) => c.command).filter((c) => changing.test(c))).toEqual([]);
   };
@@ -150,8 +164,8 @@ describe("install-docker: check mode (check: true) foresees, changes nothing", (
   );
 
   it(
-    "official channel over docker.io: removal and install foreseen, the repository named; no apt source written, " +
-      "no key fetched",
+    "official channel over docker.io: the repository's files, the removal and the install foreseen in the run's " +
+      "lines; the key fetched and compared, nothing written",
     async () => {
       const dockerIo = {
         cli: "20.10.24+dfsg1",
@@ -164,25 +178,29 @@ describe("install-docker: check mode (check: true) foresees, changes nothing", (
       const { result, remote, error } = await run({ check: true, compose: false }, [
         os(DEBIAN_12),
         look(dockerIo),
+        keyFetch("debian"),
+        keyCompare(officialLine("bookworm", "https://download.docker.com/linux/debian")),
+        staleLook(),
         policy("docker-ce docker-ce-cli containerd.io docker-buildx-plugin", ""),
       ]);
       expect(error).toBeUndefined();
       expect(remote.done).toBe(true);
       expectNothingChanged(remote);
-      // The look itself asks whether the legacy docker.asc exists (`test -e`); nothing else goes near apt's files.
-      const touching = remote.calls.filter((c) =>
-        /curl -f|\/etc\/apt\/sources\.list\.d|\/etc\/apt\/keyrings/.test(c.command),
-      );
-      expect(touching.map((c) => c.command.match(/test -e [^\s)]+|curl -f|\/etc\/apt\/\S+/g))).toEqual([
-        ["test -e /etc/apt/keyrings/docker.asc"],
+      // The boot look (apt's proxy file) and Docker's (docker.asc), the key fetch (the login user's), the compare
+      // and the look at older sources (root's): none of them a change.
+      const touching = remote.calls.filter((c) => /curl -f|\/etc\/apt\//.test(c.command));
+      expect(touching.map((c) => [c.opts.label, !!c.opts.sudo, !!c.opts.mutates])).toEqual([
+        ["reading /etc/os-release, cloud-init's state and the apt proxy file", false, false],
+        ["checking Docker on the VM", false, false],
+        ["fetching https://download.docker.com/linux/debian/gpg", false, false],
+        ["comparing /etc/apt/keyrings/docker.gpg and /etc/apt/sources.list.d/docker.list", true, false],
+        ["reading apt sources", true, false],
       ]);
       expect(result).toMatchObject({
         changed: false,
         would_change: [
-          "Docker's apt repository https://download.docker.com/linux/debian bookworm stable configured in " +
-            "/etc/apt/sources.list.d/docker.list with its key from " +
-            "https://download.docker.com/linux/debian/gpg (if not already as wanted: a check does not fetch the key; " +
-            "older entries for the same repository are removed)",
+          "wrote /etc/apt/keyrings/docker.gpg (new key)",
+          "wrote /etc/apt/sources.list.d/docker.list (new source)",
           "removed docker.io containerd runc",
           "installed docker-ce docker-ce-cli containerd.io docker-buildx-plugin",
         ],
@@ -198,22 +216,24 @@ describe("install-docker: check mode (check: true) foresees, changes nothing", (
   );
 
   it(
-    "official channel from nothing: the prerequisites first; with the repository in the lists, what it lacks is " +
-      "skipped as a real run does",
+    "official channel from nothing: the prerequisites first; the key not fetched without curl, the new files " +
+      "foreseen all the same; with the repository in the lists, what it lacks is skipped as a real run does",
     async () => {
       const withoutBuildx = officialOffer().replace(/docker-buildx-plugin:[\s\S]*?(?=docker-compose-plugin:)/, "");
       const { result, remote, error } = await run({ check: true, users: [] }, [
         os(),
         look({ curl: false, packages: { curl: "" } }),
+        { match: "dpkg --print-architecture", sudo: false, stdout: "amd64\n" },
+        keyCompare(officialLine()),
+        staleLook(),
         policy(OFFICIAL_ALL, withoutBuildx),
       ]);
       expectNothingChanged(remote);
       expect(error).toBeUndefined();
       expect(result!.would_change).toEqual([
         "installed curl",
-        expect.stringMatching(
-          /^Docker's apt repository https:\/\/download\.docker\.com\/linux\/ubuntu jammy stable configured/,
-        ),
+        "wrote /etc/apt/keyrings/docker.gpg (new key)",
+        "wrote /etc/apt/sources.list.d/docker.list (new source)",
         "installed docker-ce docker-ce-cli containerd.io docker-compose-plugin",
       ]);
       expect(result!.warnings).toEqual([

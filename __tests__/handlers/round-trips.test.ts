@@ -6,6 +6,7 @@ import { REMOVAL_LOOK } from "../../handlers/common/removal";
 import { handler as docker } from "../../handlers/install-docker/handler";
 import { handler as packages } from "../../handlers/install-packages/handler";
 import { dockerLook } from "./support/docker-look";
+import { keyCompare, keyFetch, look, officialLine, staleLook } from "./support/docker-steps";
 import { DEBIAN_12, dpkgLine, policyBlock } from "./support/fixtures";
 import { runScripted } from "./support/run-scripted";
 import type { Step } from "./support/scripted-remote";
@@ -82,5 +83,27 @@ describe("a first install's SSH execs", () => {
     expect(remote.sent[2]).toContain(TRANSACTION_LOOK.script);
     expect(remote.implicit).toEqual([]);
     expect(remote.lockLooks).toBe(0);
+  });
+});
+
+describe("a check's SSH execs", () => {
+  // A check of Docker's repository fetches and checks the key, compares key and source and looks at older
+  // sources, as the run does (issue 34): three execs more than when it only named the repository (5 before).
+  it("install-docker official from nothing, curl there: boot look, Docker's look, grants, dpkg's health, the key fetch, the compare, the sources' look, the policy: 8 execs (5 before)", async () => {
+    const { result, remote, error } = await runScripted(docker, { check: true, compose: false, users: [] }, [
+      os,
+      look({}),
+      keyFetch("debian"),
+      keyCompare(officialLine("bookworm", "https://download.docker.com/linux/debian")),
+      staleLook(),
+      { match: "apt-cache policy docker-ce docker-ce-cli containerd.io docker-buildx-plugin", sudo: false },
+    ]);
+    expect(error).toBeUndefined();
+    expect(result?.would_change?.slice(0, 2)).toEqual([
+      "wrote /etc/apt/keyrings/docker.gpg (new key)",
+      "wrote /etc/apt/sources.list.d/docker.list (new source)",
+    ]);
+    expect(remote.done).toBe(true);
+    expect(remote.sent).toHaveLength(8);
   });
 });

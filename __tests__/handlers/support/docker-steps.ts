@@ -58,6 +58,22 @@ export const keyWrite = (line: string, changed = true): Step => ({
     });
   },
 });
+/** A check's compare of key and source: the write's decision script, nothing renamed, not marked a change. */
+export const keyCompare = (line: string, said: string[] = ["new key", "new source"]): Step => ({
+  match: 'if [ -d /etc/apt/keyrings ]; then :; else echo "changed:created /etc/apt/keyrings"; fi',
+  sudo: true,
+  stdout: said
+    .map((why) =>
+      why === "new source"
+        ? "changed:wrote /etc/apt/sources.list.d/docker.list (new source)\n"
+        : `changed:wrote /etc/apt/keyrings/docker.gpg (${why})\n`,
+    )
+    .join(""),
+  check: (c, o) => {
+    expect([o.mutates, /mv -fT|mktemp/.test(c)]).toEqual([false, false]);
+    expect(String(o.stdin).endsWith(`${line}\n`)).toBe(true);
+  },
+});
 export const staleLook = (files: { path: string; text: string }[] = []): Step => ({
   match: "for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list",
   sudo: true,
