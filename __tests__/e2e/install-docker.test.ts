@@ -190,13 +190,18 @@ describeE2E("install-docker on sandbox VMs, through the bundle and the job runne
         `echo 'deb [arch=amd64] ${repo.url}/debian ${RELEASE} stable' > /etc/apt/sources.list.d/docker-ce.list`,
       );
 
-      const run = await runInstaller(sb, "install-docker", {
-        repo_url: repo.url,
-        repo_key_fingerprint: repo.fingerprint,
-        verify: "daemon",
-      });
+      // A check first: the key fetched and checked, key and source compared on the VM as root, nothing written.
+      const event = { repo_url: repo.url, repo_key_fingerprint: repo.fingerprint, verify: "daemon" };
+      const unchecked = await vmFingerprint(sb);
+      const check = await runInstaller(sb, "install-docker", { ...event, check: true });
+      expectSucceeded(check);
+      expect(await vmFingerprint(sb)).toEqual(unchecked);
+
+      const run = await runInstaller(sb, "install-docker", event);
       expectSucceeded(run);
       const r = run.result;
+      // The repository's lines are the run's (the packages after them come from lists the run refreshes).
+      expect(check.result.would_change.slice(0, 3)).toEqual(r.changes.slice(0, 3));
       const line = `deb [arch=amd64 signed-by=/etc/apt/keyrings/docker.gpg] ${repo.url}/debian ${RELEASE} stable`;
       expect(r).toMatchObject({
         status: "ok",
