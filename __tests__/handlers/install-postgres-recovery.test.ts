@@ -208,11 +208,10 @@ case "$1" in
 esac
 `;
 
-  function runWith(state: string, command: string): Promise<{ code: number; stderr: string; ms: number; log: string }> {
+  function runWith(state: string, command: string): Promise<{ code: number; stderr: string; log: string }> {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "vmi-systemctl-"));
     fs.writeFileSync(path.join(dir, "systemctl"), FAKE, { mode: 0o755 });
     fs.writeFileSync(path.join(dir, "state"), state);
-    const started = Date.now();
     return new Promise((resolve) => {
       execFile(
         "/bin/sh",
@@ -224,7 +223,6 @@ esac
           resolve({
             code: err ? Number((err as { code?: number }).code ?? 1) : 0,
             stderr,
-            ms: Date.now() - started,
             log,
           });
         },
@@ -239,8 +237,9 @@ esac
       const r = await runWith("activating", clusterServiceCommand("restart", "postgresql@15-main"));
       expect(r.code).toBe(3);
       expect(r.stderr).toContain("postgresql@15-main: the server did not come up");
+      // The end came from the command's own watch (exit 3, the unit stopped), not from execFile's 30 s
+      // timeout: no wall-clock bound here, which a loaded machine would break.
       expect(r.log).toBe("restart\nstop\n");
-      expect(r.ms).toBeLessThan(10_000);
     },
   );
 });
