@@ -120,7 +120,7 @@ describeE2E("install-postgres on a sandbox VM, through the bundle and the job ru
       });
       expect(r.pg_version).toMatch(new RegExp(`^${PG}\\.\\d+$`));
       expect(r.changes).toEqual([
-        expect.stringMatching(new RegExp(`^installed postgresql-${PG} ${PG}\\.\\d+`)),
+        `installed postgresql-${PG}`,
         "role shop_app created (LOGIN, password set)",
         "database shop created (owner shop_app)",
         `listen_addresses 'localhost' -> '*' (${CONF}/conf.d/90-vm-install.conf)`,
@@ -325,9 +325,6 @@ describeE2E("install-postgres on a sandbox VM, through the bundle and the job ru
 
         const check = await runInstaller(sb, "install-postgres", { ...ev, check: true }, { secrets: [PW1] });
         expectSucceeded(check);
-        expect(check.result.would_change).toEqual([
-          `PGDG repository: /etc/apt/keyrings/pgdg.asc, the key file an earlier version wrote as served (apt trusts every key in it), rebuilt from the verified key of ${repo.url}/debian`,
-        ]);
         expect(await root(sb, "ls -A /etc/apt/keyrings")).toBe("pgdg.asc\n");
 
         const { value: run } = await job(ev);
@@ -337,6 +334,8 @@ describeE2E("install-postgres on a sandbox VM, through the bundle and the job ru
           "PGDG repository: wrote /etc/apt/sources.list.d/pgdg.list (line differed)",
           "PGDG repository: removed /etc/apt/keyrings/pgdg.asc",
         ]);
+        // The check before foresaw exactly that: the key fetched and compared, nothing written.
+        expect(check.result.would_change).toEqual(run.result.changes);
         expect(await root(sb, "ls -A /etc/apt/keyrings")).toBe("pgdg.gpg\n");
         // Only PGDG's key is left for apt to trust (gpg on the VM reads the keyring as apt's gpgv would).
         const keys = await root(

@@ -5,6 +5,8 @@
 import { scramSecret } from "../../handlers/install-postgres/scram";
 import { DEBIAN_12 } from "./support/fixtures";
 import { grantsRead } from "./support/grants-steps";
+import { sourcesFacts } from "./support/look-answers";
+import { fetched, pgpKey } from "./support/pgp-fixtures";
 import { expectNoPasswordOnCommandLines } from "./support/postgres-password";
 import {
   BASE,
@@ -29,15 +31,18 @@ describe("install-postgres: check mode (check: true) looks, reports would_change
 
   /**
    * Nothing the check sent could change the VM: no command marked as a change, no apt-get, service,
-   * cluster or file command (the login check's pgpass in /dev/shm, unlinked at once, aside), no changing SQL.
+   * cluster or file command as root (the login check's pgpass in /dev/shm, unlinked at once, aside; the key
+   * fetch's temporary file is the login user's own), no changing SQL.
    */
   function expectLookedOnly(calls: Call[]) {
     expect(calls.length).toBeGreaterThan(0);
     expect(calls.filter((c) => c.opts.mutates).map((c) => c.command)).toEqual([]);
     expect(
       calls
-        .filter((c) =>
-          /apt-get|systemctl (start|restart|reload|stop)|pg_createcluster|mktemp (?!-d[ )])|rm -f /.test(c.command),
+        .filter(
+          (c) =>
+            /apt-get|systemctl (start|restart|reload|stop)|pg_createcluster/.test(c.command) ||
+            (c.opts.sudo && /mktemp (?!-d[ )])|rm -f /.test(c.command)),
         )
         .map((c) => c.command),
     ).toEqual([]);
@@ -214,19 +219,38 @@ describe("install-postgres: check mode (check: true) looks, reports would_change
     },
   );
 
-  it("another major (PGDG): the repository line and the package, with nothing fetched or written", async () => {
+  it("another major (PGDG): the repository's lines as a run's (key fetched and compared, nothing written), the package", async () => {
+    const line =
+      "deb [arch=amd64 signed-by=/etc/apt/keyrings/pgdg.gpg] https://apt.postgresql.org/pub/repos/apt bookworm-pgdg main";
     const { result, error, remote } = await run({ ...BASE, pg_version: "16", check: true }, [
       osStep(DEBIAN_12),
       inspectStep(),
+      { match: "command -v curl || true", sudo: false, stdout: "/usr/bin/curl\n" },
+      {
+        match: '-o "$t" https://www.postgresql.org/media/keys/ACCC4CF8.asc',
+        sudo: false,
+        stdout: fetched(pgpKey("pgdg.asc")),
+      },
+      {
+        match: 'if [ -d /etc/apt/keyrings ]; then :; else echo "changed:created /etc/apt/keyrings"; fi',
+        sudo: true,
+        stdout:
+          "changed:wrote /etc/apt/keyrings/pgdg.gpg (new key)\ncreated:/etc/apt/keyrings/pgdg.gpg\n" +
+          "changed:wrote /etc/apt/sources.list.d/pgdg.list (new source)\ncreated:/etc/apt/sources.list.d/pgdg.list\n",
+        check: (c, o) => {
+          expect([o.mutates, /mv -fT|mktemp/.test(c)]).toEqual([false, false]);
+          expect(String(o.stdin).endsWith(`${line}\n`)).toBe(true);
+        },
+      },
+      { match: "for f in /etc/apt/sources.list ", sudo: true, facts: sourcesFacts([]) },
     ]);
     expect(error).toBeUndefined();
     expect(remote.done).toBe(true);
     expectLookedOnly(remote.calls);
-    expect(remote.calls.some((c) => /curl/.test(c.command))).toBe(false);
+    // What a run on this VM says (install-postgres-pgdg.test.ts firstFromPgdg), line for line.
     expect(result!.would_change).toEqual([
-      "PGDG repository: https://apt.postgresql.org/pub/repos/apt bookworm-pgdg main set up where it differs " +
-        "(its key from https://www.postgresql.org/media/keys/ACCC4CF8.asc, checked against repo_key_fingerprint; " +
-        "a check neither fetches the key nor reads the files it would write)",
+      "PGDG repository: wrote /etc/apt/keyrings/pgdg.gpg (new key)",
+      "PGDG repository: wrote /etc/apt/sources.list.d/pgdg.list (new source)",
       "installed postgresql-16",
       "role app_user created (LOGIN, password set)",
       "database myapp created (owner app_user)",

@@ -10,10 +10,11 @@ import type { RootFact } from "../../handlers/common/vm-facts";
 import { rebuildPgdgKeyring } from "../../handlers/install-postgres/apply";
 import { handler } from "../../handlers/install-postgres/handler";
 import { POSTGRES_LOOKS } from "../../handlers/install-postgres/looks";
-import { legacyPgdgLine } from "../../handlers/install-postgres/pgdg";
+import { LEGACY_PGDG_KEYRING } from "../../handlers/install-postgres/pgdg";
 import type { Run } from "../../handlers/install-postgres/run";
 import { SecretScrubber } from "../../lib/shared/secrets";
 import { rng } from "../support/seeded-random";
+import { pgpKey } from "./support/pgp-fixtures";
 import { installedVm, newCluster, pgJob } from "./support/postgres-jobs";
 import { PostgresVm } from "./support/postgres-vm";
 import { TEST_ENV } from "./support/run-scripted";
@@ -64,11 +65,23 @@ describe("install-postgres: the installation look", () => {
     }
   });
 
-  it("the keyring that is there is found: a check plans PGDG set up again, and nothing else", async () => {
+  it("the keyring that is there is found: a check foresees PGDG set up again in the run's lines, and nothing else", async () => {
     const vm = await installedVm(EVENT);
-    vm.state.legacyPgdgKeyring = true;
+    // What an earlier version left: the served key file, and a source that names it.
+    vm.state.files[LEGACY_PGDG_KEYRING] = pgpKey("pgdg.asc").toString("latin1");
+    vm.state.files["/etc/apt/sources.list.d/pgdg.list"] =
+      `deb [signed-by=${LEGACY_PGDG_KEYRING}] https://apt.postgresql.org/pub/repos/apt jammy-pgdg main\n`;
+    const before = vm.mutating.length;
     const check = await pgJob(vm, { ...EVENT, check: true });
-    expect(check.would_change).toEqual([legacyPgdgLine("https://apt.postgresql.org/pub/repos/apt")]);
+    expect(vm.mutating.slice(before)).toEqual([]);
+    const run = await pgJob(vm, EVENT);
+    expect(check.would_change).toEqual([
+      `PGDG repository: wrote /etc/apt/keyrings/pgdg.gpg (replaces ${LEGACY_PGDG_KEYRING})`,
+      "PGDG repository: wrote /etc/apt/sources.list.d/pgdg.list (line differed)",
+      `PGDG repository: removed ${LEGACY_PGDG_KEYRING}`,
+    ]);
+    expect(run.changes).toEqual(check.would_change);
+    expect((await pgJob(vm, { ...EVENT, check: true })).would_change).toEqual([]);
   });
 });
 

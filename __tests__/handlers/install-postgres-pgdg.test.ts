@@ -90,7 +90,7 @@ async function firstFromPgdg(os: Step, codename: string, major: string, server: 
   expect(result!.changes).toEqual([
     "PGDG repository: wrote /etc/apt/keyrings/pgdg.gpg (new key)",
     "PGDG repository: wrote /etc/apt/sources.list.d/pgdg.list (new source)",
-    `installed postgresql-${major} ${version}`,
+    `installed postgresql-${major}`,
     "role app_user created (LOGIN, password set)",
     "database myapp created (owner app_user)",
   ]);

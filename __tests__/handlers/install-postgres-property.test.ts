@@ -30,9 +30,11 @@ const KINDS = [
   /^parameter \S+ .* removed from /,
   /^parameter \S+ .* applied \(it was waiting for a restart\)$/,
   TAKEN_BACK,
+  /^PGDG repository: wrote \/etc\/apt\/keyrings\/pgdg\.gpg \(replaces /,
+  /^PGDG repository: removed this repository's entries from \/etc\/apt\/sources\.list$/,
 ];
 
-const { seed, seeds } = propertySeeds(3401, 300);
+const { seed, seeds } = propertySeeds(3405, 300);
 let cas: Cas;
 beforeAll(async () => {
   const [ca, other, snakeoil] = await Promise.all([generateCa("ca"), generateCa("other"), generateCa("snakeoil")]);

@@ -13,7 +13,7 @@ import { type PostgresGrants, revokeRoles } from "./grants";
 import { restartNeeded } from "./parameters";
 import { takenBack } from "./parameters-server";
 import { type Cluster, clusterUnit, dropInPath, type ServerState } from "./pg";
-import { ensurePgdgRepository, LEGACY_PGDG_KEYRING, pgdgKeyUrl } from "./pgdg";
+import { ensurePgdgRepository, LEGACY_PGDG_KEYRING, pgdgLines, pgdgSettings } from "./pgdg";
 import { startFixingDropIn } from "./recovery";
 import type { ServerFacts } from "./report";
 import { roleAndDatabase as applyRoleAndDatabase } from "./role-database";
@@ -80,7 +80,7 @@ export async function installServer(
     );
   }
   return {
-    what: [...pgdg, installedLine(major, pkg.version)],
+    what: [...pgdg, installedLine(major)],
     installation: after,
     installedFrom: own ? "distribution" : "pgdg",
     ...(installed.seen ? { server: { cluster: predicted, answer: installed.seen } } : {}),
@@ -100,11 +100,7 @@ export async function rebuildPgdgKeyring(run: Run, found: RootFact): Promise<Pos
 /** PGDG's key and source in place; the lines of what that changed. */
 async function ensurePgdg(run: Run, policy: { update: boolean; cacheValidSec?: number }): Promise<string[]> {
   const { event, remote, os, progress } = run;
-  const settings = {
-    repoUrl: event.repo_url,
-    keyUrl: pgdgKeyUrl(event.repo_url, event.repo_key_url),
-    fingerprints: event.repo_key_fingerprint,
-  };
+  const settings = pgdgSettings(event);
   const ensureCurl = async () =>
     void (await installPackages(run.apt, ["curl", "ca-certificates"], "curl for the PGDG key", policy));
   const repo = await progress.step(
@@ -112,7 +108,7 @@ async function ensurePgdg(run: Run, policy: { update: boolean; cacheValidSec?: n
     () => ensurePgdgRepository(remote, os, settings, { progress, ensureCurl }),
     "pgdg",
   );
-  return repo.changes.map((c) => `PGDG repository: ${c}`);
+  return pgdgLines(repo.changes);
 }
 
 /** `major`/main created; the inventory looked at again to find it. */

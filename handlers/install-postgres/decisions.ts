@@ -149,9 +149,9 @@ export function refuseSuperuser(event: Pick<PostgresEvent, "db_user">, state: Pi
   );
 }
 
-// The result's lines for the server's phases, shared by a real run and a check (which knows no version).
-export const installedLine = (major: string, version?: string): string =>
-  `installed postgresql-${major}${version ? ` ${version}` : ""}`;
+// The result's lines for the server's phases, shared by a real run and a check. No version: the one apt picks
+// is known only once the lists are refreshed, so a check could not say it (the result's pg_version has it).
+export const installedLine = (major: string): string => `installed postgresql-${major}`;
 export const clusterCreatedLine = (major: string): string => `cluster ${major}/main created`;
 export const clusterStartedLine = (cluster: string, was: string): string => `cluster ${cluster} started (was ${was})`;
 

@@ -7,9 +7,11 @@ import { previewInstall } from "../common/ensure-packages";
 import type { Note, Plan, Preview } from "../common/installer-model";
 import type { Fact } from "../common/vm-facts";
 import type { PostgresOutcome } from "./apply";
-import type { PostgresEvent } from "./decisions";
+import { installedLine, type PostgresEvent } from "./decisions";
+import { foreseePgdgRepository, pgdgLines, pgdgSettings } from "./pgdg";
 import type { PostgresChange, Said } from "./plan-change";
 import type { ServerFacts } from "./report";
+import type { Run } from "./run";
 
 const mayFail = (f: { name: string; reason: string }): Note => ({
   line: `${f.name} may fail to install: ${f.reason}`,
@@ -21,20 +23,28 @@ export async function previewPackages(apt: Apt, names: string[]): Promise<Previe
   return { notes: (await previewInstall(apt, names)).failed.map(mayFail) };
 }
 
+/** PGDG set up as a run sets it up (pgdg.ts), in the run's lines; nothing written. */
+export async function previewPgdg(run: Run): Promise<string[]> {
+  return pgdgLines(await foreseePgdgRepository(run.remote, run.os, pgdgSettings(run.event), run.progress));
+}
+
 /**
- * The server package: PGDG's packages are not in the lists before its source is added, so they are not
- * looked for (the update still looks at dpkg's health: a repair is foreseen). `early`: the first look's word.
+ * The server package. From PGDG: the repository's lines as a run's, then the install; PGDG's packages are not in
+ * the lists before its source is added, so they are not looked for (the update still looks at dpkg's health: a
+ * repair is foreseen). `early`: the first look's word.
  */
 export async function previewServerPackage(
-  apt: Apt,
+  run: Run,
   own: boolean,
   name: string,
   major: string,
   early?: Fact,
 ): Promise<Preview> {
+  const { apt } = run;
   if (!own) {
+    const what = [...(await previewPgdg(run)), installedLine(major)];
     await apt.update();
-    return {};
+    return { what };
   }
   const outlook = await previewInstall(apt, [name], early);
   const notes = outlook.failed.map((f) => mayFail({ ...f, name }));

@@ -28,7 +28,7 @@ import { legacyPgdgLine, pgdgSetupLine } from "./pgdg";
 import { planAccess } from "./plan-access";
 import type { PostgresChange, Said } from "./plan-change";
 import { joinAdjacent } from "./plan-joins";
-import { previewPackages, previewServerPackage } from "./plan-preview";
+import { previewPackages, previewPgdg, previewServerPackage } from "./plan-preview";
 import type { ServerFacts } from "./report";
 import type { Run } from "./run";
 import type { PostgresState, RunningServer } from "./state";
@@ -55,6 +55,7 @@ export function planPostgres(state: PostgresState, event: PostgresEvent): Postgr
       what: [legacyPgdgLine(event.repo_url)],
       why: "apt trusts every key in the served file an earlier version kept: rebuilt now, not when PGDG is next needed",
       apply: (run) => apply.rebuildPgdgKeyring(run, legacy),
+      preview: async (run) => ({ what: await previewPgdg(run) }),
     });
   const chosen = chooseCluster(installation, major);
   const said: Said[] = chosen.warnings.map((line) => ({ line, warning: true }));
@@ -144,7 +145,7 @@ function planServerPackage(state: PostgresState, event: PostgresEvent, major: st
     replan: true,
     apply: (run) =>
       apply.installServer(run, major, newClusterOf(major, state.installation.clusters), state.serverPackage),
-    preview: (run) => previewServerPackage(run.apt, own, name, major, state.serverPackage),
+    preview: (run) => previewServerPackage(run, own, name, major, state.serverPackage),
     foreseen: next.past,
   };
   return joined({ changes: [install], said: [] }, next);

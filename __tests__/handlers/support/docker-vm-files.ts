@@ -1,16 +1,33 @@
 // What install-docker writes and removes under /etc/apt (Docker's key and source, stale entries) and
 // elsewhere (daemon.json, grants.json), answered on the stateful docker double (docker-vm.ts) from its
 // files: the key fetch, the compare-and-write of key and source, the stale sources' look and their removal.
+// The repository's answers serve PGDG's on the postgres double (postgres-vm.ts) too.
 import { PACKAGES_FILE } from "../../../handlers/common/package-inventory";
 import type { ProbeAnswer, Reply } from "./look-answers";
 import { pgpKey } from "./pgp-fixtures";
 import { renameOf, writtenBytes } from "./remote-writes";
 
-/** Docker's real release key, as its site serves it: the default repo_key_fingerprint accepts it. */
-const SERVED_KEY = pgpKey("docker-release.asc");
-export const KEYRING = "/etc/apt/keyrings/docker.gpg";
-export const DOCKER_LIST = "/etc/apt/sources.list.d/docker.list";
-const OLD_KEYRING = "/etc/apt/keyrings/docker.asc";
+/** A repository's files as apt-repository.ts writes them for `name`, and the key its site serves. */
+export interface RepositoryFiles {
+  keyring: string;
+  list: string;
+  /** What earlier versions wrote (the served file), which a new keyring replaces. */
+  oldKeyring: string;
+  served: Buffer;
+}
+
+const repositoryFiles = (name: string, served: Buffer): RepositoryFiles => ({
+  keyring: `/etc/apt/keyrings/${name}.gpg`,
+  list: `/etc/apt/sources.list.d/${name}.list`,
+  oldKeyring: `/etc/apt/keyrings/${name}.asc`,
+  served,
+});
+/** Docker's repository; its real release key, as its site serves it: the default repo_key_fingerprint accepts it. */
+const DOCKER_REPOSITORY = repositoryFiles("docker", pgpKey("docker-release.asc"));
+/** PGDG's repository, with PGDG's real key. */
+export const PGDG_REPOSITORY = repositoryFiles("pgdg", pgpKey("pgdg.asc"));
+export const KEYRING = DOCKER_REPOSITORY.keyring;
+export const DOCKER_LIST = DOCKER_REPOSITORY.list;
 
 /** The files the double keeps: path -> bytes as latin1 (a keyring is binary), so the state clones as JSON. */
 export type Files = Record<string, string>;
@@ -19,9 +36,9 @@ const b64 = (s: string) => Buffer.from(s, "latin1").toString("base64");
 const unq = (w: string) => w.replace(/^'|'$/g, "");
 
 /** The key fetch (apt-repository.ts fetchKey): the VM's architecture and the served key, when curl is there. */
-export function keyFetch(curl: boolean): Reply {
+export function keyFetch(curl: boolean, repo = DOCKER_REPOSITORY): Reply {
   if (!curl) return { code: 127, stderr: "sh: 1: curl: not found\n" };
-  return { stdout: `amd64\n${SERVED_KEY.toString("base64")}` };
+  return { stdout: `amd64\n${repo.served.toString("base64")}` };
 }
 
 /** What a check's compare (remote-file.ts compareFragment) reads from stdin: each file's bytes, in order. */
@@ -45,32 +62,47 @@ export function keyAndSource(
   cmd: string,
   stdin: Buffer,
   write: boolean,
+  repo = DOCKER_REPOSITORY,
 ): Reply {
+  const { keyring, list, oldKeyring } = repo;
   const parts = write ? writtenBytes(cmd, stdin) : comparedBytes(cmd, stdin);
-  const key = parts.find((p) => p.path === KEYRING)?.bytes.toString("latin1");
-  const source = parts.find((p) => p.path === DOCKER_LIST)?.bytes.toString("latin1") ?? "";
+  const key = parts.find((p) => p.path === keyring)?.bytes.toString("latin1");
+  const source = parts.find((p) => p.path === list)?.bytes.toString("latin1") ?? "";
   const out: string[] = [];
   if (!keyringsDir.exists) out.push("changed:created /etc/apt/keyrings");
   const why =
-    files[KEYRING] !== undefined
+    files[keyring] !== undefined
       ? "key differed"
-      : files[OLD_KEYRING] !== undefined
-        ? `replaces ${OLD_KEYRING}`
+      : files[oldKeyring] !== undefined
+        ? `replaces ${oldKeyring}`
         : "new key";
   // No key (a check's, before curl is there): "new" without a keyring, the script's own line with one.
-  const differs = key === undefined ? files[KEYRING] === undefined : files[KEYRING] !== key;
-  if (key === undefined && files[KEYRING] !== undefined) out.push(unq(/unknown\) echo ('[^']*')/.exec(cmd)![1]));
-  else if (differs) out.push(`changed:wrote ${KEYRING} (${why})`);
-  if (differs && why === "new key") out.push(`created:${KEYRING}`);
-  const sourceWas = files[DOCKER_LIST];
-  if (sourceWas === undefined) out.push(`changed:wrote ${DOCKER_LIST} (new source)`, `created:${DOCKER_LIST}`);
-  else if (sourceWas !== source) out.push(`changed:wrote ${DOCKER_LIST} (line differed)`);
+  const differs = key === undefined ? files[keyring] === undefined : files[keyring] !== key;
+  if (key === undefined && files[keyring] !== undefined) out.push(unq(/unknown\) echo ('[^']*')/.exec(cmd)![1]));
+  else if (differs) out.push(`changed:wrote ${keyring} (${why})`);
+  if (differs && why === "new key") out.push(`created:${keyring}`);
+  const sourceWas = files[list];
+  if (sourceWas === undefined) out.push(`changed:wrote ${list} (new source)`, `created:${list}`);
+  else if (sourceWas !== source) out.push(`changed:wrote ${list} (line differed)`);
   if (write && key !== undefined) {
     keyringsDir.exists = true;
-    files[KEYRING] = key;
-    files[DOCKER_LIST] = source;
+    files[keyring] = key;
+    files[list] = source;
   }
   return { stdout: out.map((l) => `${l}\n`).join("") };
+}
+
+/**
+ * A repository's commands on a VM with curl whose /etc/apt/keyrings exists (the postgres double's PGDG): curl
+ * looked for, the key fetch, key and source compared or written, stale entries asked about or removed.
+ */
+export function repositoryReply(files: Files, repo: RepositoryFiles, cmd: string, stdin: Buffer): Reply | undefined {
+  if (cmd === "command -v curl || true") return { stdout: "/usr/bin/curl\n" };
+  if (cmd.startsWith("dpkg --print-architecture && ")) return keyFetch(true, repo);
+  if (cmd.startsWith('if [ -d /etc/apt/keyrings ]; then :; else echo "changed:created '))
+    return keyAndSource(files, { exists: true }, cmd, stdin, cmd.includes("mv -fT"), repo);
+  if (cmd.startsWith("set -e\n")) return removeStale(files, cmd, stdin);
+  return staleKeyringsAsked(files, cmd);
 }
 
 /** stale-repositories.ts' look's probes: the source files, the legacy keyrings there, apt-key's keyring (none). */

@@ -89,7 +89,7 @@ export function listingOf(s: PgVmState): Listing {
     clusters: CLUSTER + others.join(""),
     units: { "postgresql@14-main": s.active ? "active" : "inactive" },
     hidden: (s.clusterDirs ?? []).filter((n) => /[\s\p{Cc}]/u.test(n)).length,
-    legacyKeyring: s.legacyPgdgKeyring,
+    legacyKeyring: s.legacyPgdgKeyring || s.files["/etc/apt/keyrings/pgdg.asc"] !== undefined,
     resolved: s.hosts,
     own: "2: eth0    inet 10.0.0.5/24 brd 10.0.0.255 scope global eth0\n",
   };

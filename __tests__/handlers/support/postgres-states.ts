@@ -1,12 +1,15 @@
 // Generated starting states of install-postgres' stateful double (postgres-vm.ts) and the events run on them,
 // for the property test of the promise: a history of earlier runs with drawn settings, then hand edits of
-// what the runs left (roles, database, pg_hba.conf lines, the inventory, listen_addresses, TLS files).
+// what the runs left (roles, database, pg_hba.conf lines, the inventory, listen_addresses, TLS files, PGDG as
+// an earlier version set it up).
 // Every choice comes from one Draw, so a seed names its state and event.
 
 import { HBA_MARKER } from "../../../handlers/install-postgres/pg";
+import { LEGACY_PGDG_KEYRING } from "../../../handlers/install-postgres/pgdg";
 import { scramSecret } from "../../../handlers/install-postgres/scram";
 import type { StackCa } from "../../../lib/construct/postgres-ca";
 import type { Draw } from "../../support/seeded-random";
+import { pgpKey } from "./pgp-fixtures";
 import { pgJob } from "./postgres-jobs";
 import {
   PG_HBA,
@@ -26,6 +29,7 @@ const PASSWORDS = ["correct horse 42", "battery staple 7"];
 const LISTEN = ["localhost", "*", "10.0.0.5", "localhost,10.0.0.5"];
 const CIDRS = ["10.0.0.0/8", "192.168.1.0/24", "172.16.0.0/12"];
 const DROP_IN = "/etc/postgresql/14/main/conf.d/90-vm-install.conf";
+const PGDG = "https://apt.postgresql.org/pub/repos/apt";
 /** Values of `parameters`, by name: reloadable ones and postmaster ones (postgres-vm-settings.ts). */
 const PARAMETERS: Record<string, (string | number)[]> = {
   work_mem: ["16MB", "64MB"],
@@ -219,6 +223,13 @@ const EDITS: Record<string, Edit> = {
   "cluster stopped": (s) => {
     s.active = false;
     return "";
+  },
+  "PGDG as an earlier version left it (the served key file, a source naming it)": (s, d) => {
+    s.files[LEGACY_PGDG_KEYRING] = pgpKey("pgdg.asc").toString("latin1");
+    s.files["/etc/apt/sources.list.d/pgdg.list"] = `deb [signed-by=${LEGACY_PGDG_KEYRING}] ${PGDG} jammy-pgdg main\n`;
+    if (!d.chance(0.3)) return "";
+    s.files["/etc/apt/sources.list"] = `deb http://archive.ubuntu.com/ubuntu jammy main\ndeb ${PGDG} jammy-pgdg main\n`;
+    return "and a line in sources.list";
   },
   "the certificate replaced by another CA's": (s, _d, cas) => {
     if (s.files[TLS_CERT] === undefined) return undefined;

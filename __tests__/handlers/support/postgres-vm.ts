@@ -11,11 +11,12 @@ import { type Connection, ExecRemote, type RunOptions, type RunResult } from "..
 import { GRANTS_FILE, GRANTS_LOOK } from "../../../handlers/common/grants";
 import { LOCK_TABLE_LOOK } from "../../../handlers/common/lock-holders";
 import { configWriteOf } from "./config-write";
+import { PGDG_REPOSITORY, repositoryReply, sourcesProbe } from "./docker-vm-files";
 import { type FakePostgres, fakePostgres } from "./fake-postgres";
 import { UBUNTU_2204 } from "./fixtures";
 import { grantsText } from "./grants-steps";
 import { POSTMASTER_PID, ssLine } from "./listener-look";
-import { answerLook, answerLookWith, isLook, sqlFirstParts } from "./look-answers";
+import { answerLook, answerLookWith, isLook, type Reply, sqlFirstParts } from "./look-answers";
 import { listingOf, listingProbe } from "./postgres-listing";
 import { type PgParams, parameterFacts, pendingRestart, readDropIn, sslFileSettings } from "./postgres-vm-settings";
 import { renameOf, writtenFiles } from "./remote-writes";
@@ -49,7 +50,7 @@ export interface PgVmState {
   inventory?: Record<string, unknown>;
   /** Cluster directories beside 14/main (/etc/postgresql/14/<name>/postgresql.conf): postgres may make any. */
   clusterDirs?: string[];
-  /** /etc/apt/keyrings/pgdg.asc, the key file an earlier version wrote, is there. */
+  /** /etc/apt/keyrings/pgdg.asc, the key file an earlier version wrote, is there (so is it when it is in `files`). */
   legacyPgdgKeyring?: boolean;
   /** What the VM's resolver answers for a name (getent ahosts); its own address is 10.0.0.5. */
   hosts?: Record<string, string[]>;
@@ -84,7 +85,10 @@ export class PostgresVm implements Connection {
   async run(command: string, opts: RunOptions = {}): Promise<RunResult> {
     if (opts.mutates) this.mutating.push(opts.label ?? command);
     this.commands.push({ command, user: opts.user, sudo: opts.sudo, stdin: String(opts.stdin ?? "") });
-    const answer = this.answer(command, String(opts.stdin ?? ""));
+    const bytes = Buffer.isBuffer(opts.stdin) ? opts.stdin : Buffer.from(String(opts.stdin ?? ""));
+    const answer: Reply =
+      repositoryReply(this.state.files, PGDG_REPOSITORY, command, bytes) ??
+      this.answer(command, String(opts.stdin ?? ""));
     const exec = new ExecRemote(
       async () => ({ code: answer.code ?? 0, stdout: Buffer.from(answer.stdout ?? ""), stderr: Buffer.from("") }),
       { target: this.target, user: "ubuntu" },
@@ -137,6 +141,8 @@ export class PostgresVm implements Connection {
    */
   private probe(command: string): { stdout: string; code: number } {
     if (command.startsWith(SERVER_LOOKS)) return this.serverLooks(command);
+    const sources = sourcesProbe(this.state.files, command);
+    if (sources) return sources;
     const listed = listingProbe(command, listingOf(this.state));
     if (listed) return listed;
     // The server look's (server-look.ts) and the listener look's probes.
