@@ -11,6 +11,7 @@ const seen: ListenerSeen = {
   listeners: fact("listeners"),
   mainPid: fact("main_pid"),
   holders: fact("holders"),
+  parents: fact("parents"),
 };
 const applied = (kind: string, outcome?: object) =>
   ({ change: { kind, what: [], why: "", apply: async () => undefined }, outcome }) as never;

@@ -132,8 +132,8 @@ describe("the login check's wire client: SCRAM-SHA-256 only, the server proven",
 describe("the login check's listener decision (ss as root, the unit's MainPID)", () => {
   const squat = (address: string, pid = 4321, comm = "python3") => ssLine(address, pid, comm);
   const both = [ssLine("127.0.0.1"), ssLine("::1")];
-  const judge = (lines: string[], host: string, main = String(PM)) =>
-    judgeListeners(lines.join("\n"), main, host, 5432);
+  const judge = (lines: string[], host: string, main = String(PM), parents = `${PM} 1\n`) =>
+    judgeListeners(lines.join("\n"), main, host, 5432, parents);
 
   it("the postmaster alone on the address, or on a wildcard covering it: proven", () => {
     expect(judge(both, "127.0.0.1")).toEqual({ ok: true, pid: PM });
@@ -167,6 +167,35 @@ describe("the login check's listener decision (ss as root, the unit's MainPID)",
   it("a process name that forges the postmaster's pid cannot hide its own", () => {
     const forged = `LISTEN 0 5 127.0.0.1:5432 0.0.0.0:* users:(("a\\",pid=${PM},fd=",pid=4321,fd=3))`;
     expect(judge([forged, ssLine("::1")], "127.0.0.1")).toEqual({ ok: false, why: "other", holders: [4321] });
+  });
+
+  // CI saw it on Debian 13: a backend or worker the postmaster had just forked still held its socket.
+  describe("the postmaster's socket shared with a process it just forked (until the child closes it)", () => {
+    const shared = (child: number, comm = "postgres") =>
+      `LISTEN 0 244 127.0.0.1:5432 0.0.0.0:* users:(("postgres",pid=${PM},fd=6),("${comm}",pid=${child},fd=6))`;
+
+    it("its child by the kernel's word, or gone since: proven", () => {
+      expect(judge([shared(6309)], "127.0.0.1", String(PM), `${PM} 1\n6309 ${PM}\n`)).toEqual({ ok: true, pid: PM });
+      expect(judge([shared(6309)], "127.0.0.1", String(PM), `${PM} 1\n6309 \n`)).toEqual({ ok: true, pid: PM });
+    });
+
+    it("not its child, or not asked about: refused, naming it", () => {
+      const other = { ok: false, why: "other", holders: [6309] };
+      expect(judge([shared(6309, "python3")], "127.0.0.1", String(PM), `${PM} 1\n6309 1\n`)).toEqual(other);
+      expect(judge([shared(6309)], "127.0.0.1", String(PM), `${PM} 1\n`)).toEqual(other);
+      expect(judge([shared(6309)], "127.0.0.1", String(PM), "")).toEqual(other);
+    });
+
+    it("a child on a socket of its own, or a name forging the postmaster's pid on another's: refused", () => {
+      const own = ssLine("127.0.0.1", 6309);
+      expect(judge([own, ssLine("::1")], "127.0.0.1", String(PM), `6309 ${PM}\n`)).toMatchObject({ why: "other" });
+      const forged = `LISTEN 0 5 127.0.0.1:5432 0.0.0.0:* users:(("a\\",pid=${PM},fd=",pid=4321,fd=3))`;
+      expect(judge([forged], "127.0.0.1", String(PM), `${PM} 1\n4321 1\n`)).toEqual({
+        ok: false,
+        why: "other",
+        holders: [4321],
+      });
+    });
   });
 
   it("what cannot be proven is refused: no pid, unreadable lines, no main process, nobody listening", () => {

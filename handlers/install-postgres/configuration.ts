@@ -7,7 +7,7 @@ import { runLong } from "../common/exec";
 import { writeFragment } from "../common/remote-file";
 import { defineLook, type Facts } from "../common/vm-facts";
 import type { PostgresEvent } from "./decisions";
-import { listenerLook } from "./listener";
+import { listenerFacts, listenerLook } from "./listener";
 import type { ParameterPlan } from "./parameters";
 import type { Cluster, ServerState } from "./pg";
 import {
@@ -284,9 +284,7 @@ async function settled(
   const listener = {
     port: cluster.port,
     unit,
-    listeners: facts.get("listeners"),
-    mainPid: facts.get("main_pid"),
-    holders: facts.get("holders"),
+    ...listenerFacts((name) => facts.get(name)),
   };
   return { warnings: unappliedWarnings(run.event, unit, now.pending_restart, listen), listener };
 }

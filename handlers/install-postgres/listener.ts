@@ -2,7 +2,9 @@
 // bind a port PostgreSQL lost during a restart (or held it before the first install), so before anything
 // is sent the kernel's listening sockets (ss as root) must all belong to the cluster's postmaster, as
 // systemd knows it (the unit's MainPID, which systemd takes from the pid file only for a process in the
-// unit's own cgroup). Names a process gives itself (ps) only word the error.
+// unit's own cgroup). A process the postmaster just forked (a backend, an autovacuum worker) shares its
+// socket until it closes it; such a pid passes on the kernel's word that its parent is MainPID (or that it
+// has exited since). Names a process gives itself (ps) only word the error.
 
 import { quote } from "../../lib/shared/shell-quote";
 import type { Remote } from "../common/exec";
@@ -19,6 +21,7 @@ export function listenerLook(port: number, unit: string) {
  */
 export function listenerProbes(port: string, unit: string) {
   const sockets = `ss -Hltnp "sport = :${port}"`;
+  const pids = `$(${sockets} | grep -o 'pid=[0-9]*' | cut -d= -f2 | sort -un)`;
   return [
     { name: "listeners", command: sockets, writer: "root", use: "which processes hold the port (kernel sockets)" },
     {
@@ -29,13 +32,24 @@ export function listenerProbes(port: string, unit: string) {
     },
     {
       name: "holders",
-      command:
-        `for p in $(${sockets} | grep -o 'pid=[0-9]*' | cut -d= -f2 | sort -un); do ` +
-        `ps -o pid=,user:32=,args= -p "$p"; done`,
+      command: `for p in ${pids}; do ps -o pid=,user:32=,args= -p "$p"; done`,
       writer: "anyone",
       use: "names the holders in the error (user and command)",
     },
+    {
+      name: "parents",
+      command: `for p in ${pids}; do echo "$p $(ps -o ppid= -p "$p")"; done`,
+      writer: "root",
+      use: "each holder's parent pid (kernel), none once it has exited: the postmaster's children share its socket",
+    },
   ] as const;
+}
+
+type ListenerProbeName = ReturnType<typeof listenerProbes>[number]["name"];
+
+/** The listener look's answers out of any look that ran listenerProbes. */
+export function listenerFacts(get: (name: ListenerProbeName) => Fact): ListenerFacts {
+  return { listeners: get("listeners"), mainPid: get("main_pid"), holders: get("holders"), parents: get("parents") };
 }
 
 /** One listening socket as ss shows it: local address (no brackets, no %interface) and the pids it names. */
@@ -87,16 +101,43 @@ export type ListenerVerdict =
   | { ok: true; pid: number }
   | { ok: false; why: "unreadable" | "no-server" | "nobody" | "other"; holders: number[] };
 
+const GONE = -1;
+
+/** The parents probe's lines (`pid ppid`, or `pid` alone once it has exited): pid -> parent, GONE when gone. */
+function parentsOf(text: string): Map<number, number> {
+  const out = new Map<number, number>();
+  for (const line of text.split("\n")) {
+    const m = /^([0-9]+)(?: +([0-9]+))?$/.exec(line.trim());
+    if (m) out.set(Number(m[1]), m[2] === undefined ? GONE : Number(m[2]));
+  }
+  return out;
+}
+
 /**
- * The decision, pure: every socket that can take a connection to host:port is the postmaster's alone
- * (MainPID), and there is at least one. Else nothing is sent, and `holders` are the other pids.
+ * The decision, pure: every socket that can take a connection to host:port is the postmaster's (MainPID),
+ * and there is at least one. Another pid on a socket the postmaster holds too passes when the kernel says
+ * its parent is MainPID or it has exited (`parentsText`, the parents probe); a name can forge a `pid=` on a
+ * line, never a real holder's parent. Else nothing is sent, and `holders` are the other pids.
  */
-export function judgeListeners(ssText: string, mainPidText: string, host: string, port: number): ListenerVerdict {
+export function judgeListeners(
+  ssText: string,
+  mainPidText: string,
+  host: string,
+  port: number,
+  parentsText = "",
+): ListenerVerdict {
   const sockets = parseListeners(ssText);
   if (!sockets) return { ok: false, why: "unreadable", holders: [] };
   const main = /^[1-9][0-9]{0,9}$/.test(mainPidText.trim()) ? Number(mainPidText.trim()) : 0;
+  const parents = parentsOf(parentsText);
+  const forked = (p: number) => parents.get(p) === main || parents.get(p) === GONE;
   const reaching = sockets.filter((s) => reaches(s, host, port));
-  const others = [...new Set(reaching.flatMap((s) => (s.pids.length ? s.pids : [0])).filter((p) => p !== main))];
+  const strangers = (s: Socket) => {
+    const others = s.pids.filter((p) => p !== main);
+    if (!s.pids.length) return [0];
+    return s.pids.includes(main) ? others.filter((p) => !forked(p)) : others;
+  };
+  const others = [...new Set(reaching.flatMap(strangers))];
   if (!main) return { ok: false, why: "no-server", holders: others.filter((p) => p !== 0) };
   if (others.length) return { ok: false, why: "other", holders: others.filter((p) => p !== 0) };
   if (!reaching.length) return { ok: false, why: "nobody", holders: [] };
@@ -113,11 +154,12 @@ function holderNames(text: string): Map<number, string> {
   return names;
 }
 
-/** The listener look's three answers (listenerLook), however they were read. */
+/** The listener look's answers (listenerLook), however they were read. */
 export interface ListenerFacts {
   listeners: Fact;
   mainPid: Fact;
   holders: Fact;
+  parents: Fact;
 }
 
 /** Looks (as root) at who holds host:port: the listener look on its own. */
@@ -130,7 +172,7 @@ export async function lookAtListener(remote: Remote, port: number, unit: string)
     timeoutMs: 60_000,
   });
   const facts = look.parse(r.stdout);
-  return { listeners: facts.get("listeners"), mainPid: facts.get("main_pid"), holders: facts.get("holders") };
+  return listenerFacts((name) => facts.get(name));
 }
 
 /** Throws, before anything is sent, unless the postmaster of `unit` alone holds host:port; its pid. */
@@ -142,7 +184,7 @@ export function proveListener(facts: ListenerFacts, t: { host: string; port: num
       `the login check could not list who listens on ${where} (ss exit ${listeners.code}: is iproute2 installed?); ` +
         "the password was not sent",
     );
-  const verdict = judgeListeners(listeners.text, facts.mainPid.text, t.host, t.port);
+  const verdict = judgeListeners(listeners.text, facts.mainPid.text, t.host, t.port, facts.parents.text);
   if (verdict.ok) return verdict.pid;
   const main = facts.mainPid.text.trim() || "none";
   const nothingSent = "nothing was sent to it (the role's password and any proof of it stay in the job)";

@@ -7,7 +7,7 @@
 import { quote } from "../../lib/shared/shell-quote";
 import { GRANTS_LOOK, grantsFrom, type Inventory } from "../common/grants";
 import { defineLook, type Fact, LookCorrupted, rootFact, withEnv } from "../common/vm-facts";
-import { type ListenerFacts, listenerProbes } from "./listener";
+import { type ListenerFacts, listenerFacts, listenerProbes } from "./listener";
 import { type Cluster, clusterUnit, DROPIN_NAME, parsePsqlJson, type ServerState } from "./pg";
 import { checkedState, readServerState, STATE_LABEL } from "./role-database";
 import type { Run } from "./run";
@@ -143,9 +143,7 @@ export async function serverSeenFrom(
   const listener = {
     port: cluster.port,
     unit: clusterUnit(cluster),
-    listeners: get("listeners"),
-    mainPid: get("main_pid"),
-    holders: get("holders"),
+    ...listenerFacts(get),
   };
   return { inventory, state, listener };
 }

@@ -17,12 +17,19 @@ export function ssLine(address: string, pid = POSTMASTER_PID, comm = "postgres",
 }
 
 /**
- * The look's step: `ss` (lines, default the postmaster on host), MainPID (default the postmaster) and ps's
- * names; `tunnel` says what the TCP channel opened after it answers.
+ * The look's step: `ss` (lines, default the postmaster on host), MainPID (default the postmaster), ps's
+ * names and the holders' parents; `tunnel` says what the TCP channel opened after it answers.
  */
 export function listenerStep(
   host: string,
-  opts: { ss?: string[]; mainPid?: string; holders?: string; tunnel?: TunnelAnswer; port?: number } = {},
+  opts: {
+    ss?: string[];
+    mainPid?: string;
+    holders?: string;
+    parents?: string;
+    tunnel?: TunnelAnswer;
+    port?: number;
+  } = {},
 ): Step {
   const port = opts.port ?? 5432;
   const ss = opts.ss ?? [ssLine(host, POSTMASTER_PID, "postgres", port)];
@@ -32,7 +39,8 @@ export function listenerStep(
     stdout:
       frame("listeners", ss.map((l) => `${l}\n`).join("")) +
       frame("main_pid", `${opts.mainPid ?? POSTMASTER_PID}`) +
-      frame("holders", opts.holders ?? `  ${POSTMASTER_PID} postgres /usr/lib/postgresql/14/bin/postgres -D ...\n`),
+      frame("holders", opts.holders ?? `  ${POSTMASTER_PID} postgres /usr/lib/postgresql/14/bin/postgres -D ...\n`) +
+      frame("parents", opts.parents ?? `${POSTMASTER_PID}       1\n`),
     tunnel: opts.tunnel,
   };
 }
