@@ -133,8 +133,8 @@ export function judgeListeners(
   const forked = (p: number) => parents.get(p) === main || parents.get(p) === GONE;
   const reaching = sockets.filter((s) => reaches(s, host, port));
   const strangers = (s: Socket) => {
+    if (!s.pids.length) return [0]; // a socket no process owns
     const others = s.pids.filter((p) => p !== main);
-    if (!s.pids.length) return [0];
     return s.pids.includes(main) ? others.filter((p) => !forked(p)) : others;
   };
   const others = [...new Set(reaching.flatMap(strangers))];
