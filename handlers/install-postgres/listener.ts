@@ -1,10 +1,8 @@
-// Who listens on the address the login check is about to send a secret proof to: any user on the VM can
-// bind a port PostgreSQL lost during a restart (or held it before the first install), so before anything
-// is sent the kernel's listening sockets (ss as root) must all belong to the cluster's postmaster, as
-// systemd knows it (the unit's MainPID, which systemd takes from the pid file only for a process in the
-// unit's own cgroup). A process the postmaster just forked (a backend, an autovacuum worker) shares its
-// socket until it closes it; such a pid passes on the kernel's word that its parent is MainPID (or that it
-// has exited since). Names a process gives itself (ps) only word the error.
+// Who listens on the address the login check is about to send a secret proof to: any user on the VM can bind
+// a port PostgreSQL lost during a restart (or held before the first install), so before anything is sent the
+// kernel's listening sockets (ss as root) must belong to the cluster's postmaster as systemd knows it (MainPID,
+// taken from the pid file only for a process in the unit's cgroup), or to a child it just forked (a backend
+// holds the socket until it closes it) on the kernel's word. Names a process gives itself only word the error.
 
 import { quote } from "../../lib/shared/shell-quote";
 import type { Remote } from "../common/exec";
