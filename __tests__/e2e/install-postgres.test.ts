@@ -11,6 +11,7 @@ import { execFileSync } from "node:child_process";
 import { type Sandbox, startSandbox } from "../../dev/sandbox/index";
 import { PGDG_KEY_FINGERPRINT } from "../../handlers/install-postgres/definition";
 import { armour, pgpKey } from "../handlers/support/pgp-fixtures";
+import { waitFor } from "../runner/fixtures";
 import { startFakeDockerRepo } from "./fixtures/docker-repo";
 import {
   describeE2E,
@@ -83,9 +84,17 @@ describeE2E("install-postgres on a sandbox VM, through the bundle and the job ru
   test(
     "control: the process watch sees a secret planted in a command line and in an environment",
     async () => {
-      const { hits, polls } = await watchProcesses(sb, ["Pg9tok"], async () => {
-        const planted = sb.rootSpawn("sh -c 'sleep 1.5' Pg9tok-args & env PLANTED=Pg9tok-env sleep 1.5; wait");
+      // The planted processes live until the watch has polled more than 3 times with both in sight (the
+      // watch's own progress, not a timer: a loaded machine polls slower), then go.
+      const stop = "/run/pg9tok-stop";
+      const { hits, polls } = await watchProcesses(sb, ["Pg9tok"], async (watch) => {
+        const wait = `while [ ! -e ${stop} ]; do sleep 0.1; done`;
+        const planted = sb.rootSpawn(`sh -c '${wait}' Pg9tok-args & env PLANTED=Pg9tok-env sh -c '${wait}'; wait`);
+        const seen = () => ["Pg9tok-args", "PLANTED=Pg9tok-env"].every((n) => watch.hits().some((l) => l.includes(n)));
+        await waitFor(() => watch.polls() > 3 && seen(), 60_000);
+        await root(sb, `touch ${stop}`);
         await planted.done;
+        await root(sb, `rm -f ${stop}`);
       });
       expect(polls).toBeGreaterThan(3);
       expect(hits.some((l) => l.includes("Pg9tok-args"))).toBe(true);

@@ -228,11 +228,17 @@ export async function dpkgStatus(sb: Sandbox, names: string[]): Promise<Record<s
 /** Lines of the target's process list and process environments that mention any needle. */
 const PS = "ps -e -ww -o args; cat /proc/[0-9]*/environ 2>/dev/null | tr '\\0' '\\n'";
 
+/** What the watch has seen so far, for a `fn` that goes on only once the watch has seen something. */
+export interface ProcessWatch {
+  polls(): number;
+  hits(): string[];
+}
+
 /** Runs `fn` while polling the target's processes every ~100 ms; returns its value, the hits and the poll count. */
 export async function watchProcesses<T>(
   sb: Sandbox,
   needles: string[],
-  fn: () => Promise<T>,
+  fn: (watch: ProcessWatch) => Promise<T>,
 ): Promise<{ value: T; hits: string[]; polls: number }> {
   let stop = false;
   let polls = 0;
@@ -248,7 +254,7 @@ export async function watchProcesses<T>(
     }
   })();
   try {
-    return { value: await fn(), hits: [...hits], polls };
+    return { value: await fn({ polls: () => polls, hits: () => [...hits] }), hits: [...hits], polls };
   } finally {
     stop = true;
     await loop;
